@@ -1,0 +1,618 @@
+/* minitir/ir.h: the tensor IR (types, nodes, context, construction,
+ * traversal, structural equality).
+ *
+ * Every node lives in the arena of one tir_ctx and is immutable once built;
+ * a node is freed only when its context is destroyed (tir_ctx_destroy).  All
+ * pointers returned by this API are owned by the context unless a function
+ * says otherwise.  Node kinds come from minitir/nodes.def.
+ *
+ * Errors: functions that can fail on user input return a tir_status and
+ * leave a message in the context (tir_ctx_error).  Node constructors are
+ * total for well-typed input; ill-typed construction is a caller bug and
+ * trips an assertion.  Parsers and builders that take user input check
+ * types first and return TIR_ERR_TYPE instead.
+ */
+#ifndef MINITIR_IR_H
+#define MINITIR_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TIR_API __attribute__((visibility("default")))
+#define TIR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TIR_API
+#define TIR_PRINTF(f, a)
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum tir_status {
+#define TIR_STATUS(E, S) TIR_##E,
+#include "minitir/status.def"
+    TIR_STATUS_COUNT
+} tir_status;
+
+/* The fixed one-line meaning of a status ("out-of-bounds access"). */
+TIR_API const char *tir_status_str(tir_status s);
+/* The enum's name without prefix ("ERR_OUT_OF_BOUNDS"). */
+TIR_API const char *tir_status_name(tir_status s);
+
+/* ----------------------------------------------------------------- context */
+
+typedef struct tir_ctx tir_ctx;
+
+/* Creates a context.  Returns NULL only when memory is exhausted. */
+TIR_API tir_ctx *tir_ctx_create(void);
+/* Frees the context and every node, string and error in it.  NULL is fine. */
+TIR_API void tir_ctx_destroy(tir_ctx *ctx);
+
+/* The last error recorded in ctx: its code (TIR_OK if none) and message
+ * ("" if none).  The message is owned by ctx and valid until the next
+ * error is recorded or the error is cleared. */
+TIR_API tir_status tir_ctx_error_code(const tir_ctx *ctx);
+TIR_API const char *tir_ctx_error(const tir_ctx *ctx);
+TIR_API void tir_ctx_clear_error(tir_ctx *ctx);
+/* Records an error and returns code, so `return tir_ctx_fail(...)` works. */
+TIR_API tir_status tir_ctx_fail(tir_ctx *ctx, tir_status code, const char *fmt, ...)
+    TIR_PRINTF(3, 4);
+
+/* Arena allocation in ctx: zeroed, 16-byte aligned, freed with the ctx. */
+TIR_API void *tir_ctx_alloc(tir_ctx *ctx, size_t size);
+/* Interns a string: equal strings give the same pointer. */
+TIR_API const char *tir_intern(tir_ctx *ctx, const char *s);
+TIR_API const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n);
+/* printf into the arena (not interned). */
+TIR_API const char *tir_ctx_sprintf(tir_ctx *ctx, const char *fmt, ...) TIR_PRINTF(2, 3);
+
+/* ------------------------------------------------------------------- types */
+
+typedef enum tir_type_code {
+    TIR_TYPE_BOOL,   /* bits 1 */
+    TIR_TYPE_INT,    /* bits 8, 32, 64 */
+    TIR_TYPE_UINT,   /* bits 8 */
+    TIR_TYPE_FLOAT,  /* bits 16, 32, 64 */
+    TIR_TYPE_BFLOAT, /* bits 16 */
+    TIR_TYPE_HANDLE, /* an opaque pointer (buffer data) */
+    TIR_TYPE_VOID,
+} tir_type_code;
+
+/* A scalar or vector type: lanes > 1 means a vector of `lanes` scalars. */
+typedef struct tir_dtype {
+    uint8_t code; /* tir_type_code */
+    uint8_t bits;
+    uint16_t lanes;
+} tir_dtype;
+
+#define TIR_DT(c, b, l) ((tir_dtype){(uint8_t)(c), (uint8_t)(b), (uint16_t)(l)})
+#define TIR_BOOL TIR_DT(TIR_TYPE_BOOL, 1, 1)
+#define TIR_I8 TIR_DT(TIR_TYPE_INT, 8, 1)
+#define TIR_I32 TIR_DT(TIR_TYPE_INT, 32, 1)
+#define TIR_I64 TIR_DT(TIR_TYPE_INT, 64, 1)
+#define TIR_U8 TIR_DT(TIR_TYPE_UINT, 8, 1)
+#define TIR_F16 TIR_DT(TIR_TYPE_FLOAT, 16, 1)
+#define TIR_BF16 TIR_DT(TIR_TYPE_BFLOAT, 16, 1)
+#define TIR_F32 TIR_DT(TIR_TYPE_FLOAT, 32, 1)
+#define TIR_F64 TIR_DT(TIR_TYPE_FLOAT, 64, 1)
+#define TIR_HANDLE TIR_DT(TIR_TYPE_HANDLE, 64, 1)
+#define TIR_VOID TIR_DT(TIR_TYPE_VOID, 0, 1)
+
+TIR_API bool tir_dtype_eq(tir_dtype a, tir_dtype b);
+TIR_API tir_dtype tir_dtype_with_lanes(tir_dtype t, int lanes);
+TIR_API tir_dtype tir_dtype_element(tir_dtype t); /* lanes = 1 */
+TIR_API bool tir_dtype_is_int(tir_dtype t);       /* int or uint */
+TIR_API bool tir_dtype_is_float(tir_dtype t);     /* float or bfloat */
+TIR_API bool tir_dtype_is_bool(tir_dtype t);
+/* Bytes of one value (all lanes); bool counts as one byte. */
+TIR_API size_t tir_dtype_bytes(tir_dtype t);
+/* "float32", "int32", "bool", "float32x4", ...  Writes at most n bytes of
+ * buf (NUL included) and returns buf. */
+TIR_API const char *tir_dtype_str(tir_dtype t, char *buf, size_t n);
+/* Parses the names tir_dtype_str writes; returns false if unknown. */
+TIR_API bool tir_dtype_parse(const char *s, size_t len, tir_dtype *out);
+
+/* ------------------------------------------------------------------- nodes */
+
+typedef enum tir_kind {
+#define TIR_EXPR(K, S, N) TIR_KIND_##K,
+#define TIR_STMT(K, S, N) TIR_KIND_##K,
+#define TIR_OTHER(K, S, N) TIR_KIND_##K,
+#include "minitir/nodes.def"
+    TIR_KIND_COUNT
+} tir_kind;
+
+TIR_API const char *tir_kind_name(tir_kind k); /* "Add", "For", ... */
+TIR_API bool tir_kind_is_expr(tir_kind k);
+TIR_API bool tir_kind_is_stmt(tir_kind k);
+TIR_API bool tir_kind_is_binop(tir_kind k);   /* ADD .. OR */
+TIR_API bool tir_kind_is_compare(tir_kind k); /* EQ .. GE */
+
+/* Common header of every node. */
+typedef struct tir_node {
+    uint16_t kind; /* tir_kind */
+} tir_node;
+
+/* Common header of every expression. */
+typedef struct tir_expr {
+    uint16_t kind;
+    tir_dtype dtype;
+} tir_expr;
+
+/* Common header of every statement. */
+typedef struct tir_stmt {
+    uint16_t kind;
+} tir_stmt;
+
+typedef struct tir_buffer tir_buffer;
+typedef struct tir_var tir_var;
+
+typedef struct tir_int_imm {
+    tir_expr base; /* int, uint or bool dtype */
+    int64_t value;
+} tir_int_imm;
+
+typedef struct tir_float_imm {
+    tir_expr base;
+    double value;
+} tir_float_imm;
+
+/* A variable.  Identity is the pointer; `id` is unique within a context
+ * and only used for stable ordering.  Names need not be unique. */
+struct tir_var {
+    tir_expr base;
+    const char *name; /* interned */
+    uint32_t id;
+};
+
+/* ADD .. OR.  Comparisons and And/Or give bool (with the operand lanes). */
+typedef struct tir_binop {
+    tir_expr base;
+    const tir_expr *a, *b;
+} tir_binop;
+
+typedef struct tir_not {
+    tir_expr base;
+    const tir_expr *a;
+} tir_not;
+
+typedef struct tir_select {
+    tir_expr base;
+    const tir_expr *cond, *t, *f;
+} tir_select;
+
+typedef struct tir_cast {
+    tir_expr base; /* the target dtype */
+    const tir_expr *value;
+} tir_cast;
+
+/* buffer[indices].  A vector load has a Ramp as its last index and the
+ * dtype of the buffer with that many lanes. */
+typedef struct tir_buffer_load {
+    tir_expr base;
+    const tir_buffer *buffer;
+    int nidx;
+    const tir_expr *const *indices;
+} tir_buffer_load;
+
+/* base + [0, 1, ..., lanes-1] * stride */
+typedef struct tir_ramp {
+    tir_expr base;
+    const tir_expr *start, *stride;
+    int lanes;
+} tir_ramp;
+
+typedef struct tir_broadcast {
+    tir_expr base;
+    const tir_expr *value;
+    int lanes;
+} tir_broadcast;
+
+typedef enum tir_intrin {
+#define TIR_INTRIN(E, S, N) TIR_INTRIN_##E,
+#include "minitir/intrinsics.def"
+    TIR_INTRIN_COUNT
+} tir_intrin;
+
+TIR_API const char *tir_intrin_name(tir_intrin op);
+TIR_API int tir_intrin_nargs(tir_intrin op); /* < 0: variadic */
+/* Looks an intrinsic up by name; returns TIR_INTRIN_COUNT if unknown. */
+TIR_API tir_intrin tir_intrin_lookup(const char *name, size_t len);
+
+typedef struct tir_call {
+    tir_expr base;
+    tir_intrin op;
+    int nargs;
+    const tir_expr *const *args;
+} tir_call;
+
+/* let var = value in body */
+typedef struct tir_let {
+    tir_expr base;
+    const tir_var *var;
+    const tir_expr *value, *body;
+} tir_let;
+
+/* An annotation value: key -> int, string or int array.  Annotation lists
+ * are kept sorted by key (constructors sort them), so equality and printing
+ * do not depend on insertion order. */
+typedef enum tir_annot_kind { TIR_ANNOT_INT, TIR_ANNOT_STR, TIR_ANNOT_INTS } tir_annot_kind;
+typedef struct tir_annot {
+    const char *key; /* interned */
+    tir_annot_kind kind;
+    int64_t i;
+    const char *s;       /* interned, for TIR_ANNOT_STR */
+    int nints;           /* for TIR_ANNOT_INTS */
+    const int64_t *ints; /* for TIR_ANNOT_INTS */
+} tir_annot;
+
+typedef struct tir_range {
+    const tir_expr *min, *extent;
+} tir_range;
+
+typedef enum tir_for_kind {
+    TIR_FOR_SERIAL,
+    TIR_FOR_PARALLEL,
+    TIR_FOR_VECTORIZED,
+    TIR_FOR_UNROLLED,
+    TIR_FOR_THREAD_BINDING, /* thread_tag names the axis */
+} tir_for_kind;
+
+TIR_API const char *tir_for_kind_name(tir_for_kind k); /* "serial", ... */
+
+typedef struct tir_for {
+    tir_stmt base;
+    const tir_var *var;
+    const tir_expr *min, *extent;
+    tir_for_kind kind;
+    const char *thread_tag; /* interned "blockIdx.x", "threadIdx.y", ... or NULL */
+    int nannots;
+    const tir_annot *annots;
+    const tir_stmt *body;
+} tir_for;
+
+typedef enum tir_iter_kind {
+    TIR_ITER_SPATIAL, /* data parallel */
+    TIR_ITER_REDUCE,
+} tir_iter_kind;
+
+/* A block's iteration variable: its domain and kind. */
+typedef struct tir_iter_var {
+    const tir_var *var;
+    tir_range dom;
+    tir_iter_kind kind;
+} tir_iter_var;
+
+/* buffer[min0 : min0+extent0, ...] */
+typedef struct tir_buffer_region {
+    const tir_buffer *buffer;
+    int ndim;
+    const tir_range *ranges;
+} tir_buffer_region;
+
+/* A block: the unit of computation that schedules move around.  Iter vars
+ * are bound by the enclosing BlockRealize.  `init` (may be NULL) runs
+ * before the first reduction step; `allocs` are buffers local to the
+ * block. */
+typedef struct tir_block {
+    tir_stmt base;
+    const char *name; /* interned */
+    int niters;
+    const tir_iter_var *iters;
+    int nreads;
+    const tir_buffer_region *reads;
+    int nwrites;
+    const tir_buffer_region *writes;
+    const tir_stmt *init; /* may be NULL */
+    const tir_stmt *body;
+    int nallocs;
+    const tir_buffer *const *allocs;
+    int nannots;
+    const tir_annot *annots;
+} tir_block;
+
+/* Binds a block's iter vars to values and guards it by a predicate. */
+typedef struct tir_block_realize {
+    tir_stmt base;
+    int nvalues; /* == block->niters */
+    const tir_expr *const *values;
+    const tir_expr *predicate; /* bool */
+    const tir_block *block;
+} tir_block_realize;
+
+/* buffer[indices] = value (a Ramp last index for vector stores) */
+typedef struct tir_buffer_store {
+    tir_stmt base;
+    const tir_buffer *buffer;
+    const tir_expr *value;
+    int nidx;
+    const tir_expr *const *indices;
+} tir_buffer_store;
+
+typedef struct tir_seq {
+    tir_stmt base;
+    int n;
+    const tir_stmt *const *stmts;
+} tir_seq;
+
+typedef struct tir_if {
+    tir_stmt base;
+    const tir_expr *cond;
+    const tir_stmt *then_s;
+    const tir_stmt *else_s; /* may be NULL */
+} tir_if;
+
+/* Allocates `buffer` (its scope says where) for the duration of body. */
+typedef struct tir_allocate {
+    tir_stmt base;
+    const tir_buffer *buffer;
+    const tir_stmt *body;
+} tir_allocate;
+
+typedef struct tir_evaluate {
+    tir_stmt base;
+    const tir_expr *value;
+} tir_evaluate;
+
+typedef enum tir_scope {
+    TIR_SCOPE_GLOBAL,
+    TIR_SCOPE_SHARED,
+    TIR_SCOPE_LOCAL,
+} tir_scope;
+
+TIR_API const char *tir_scope_name(tir_scope s); /* "global", ... */
+TIR_API bool tir_scope_parse(const char *s, size_t len, tir_scope *out);
+
+/* A multi-dimensional buffer.  Identity is the pointer.  strides == NULL
+ * means compact row-major; elem_offset is in elements. */
+struct tir_buffer {
+    tir_node base;
+    const char *name; /* interned */
+    uint32_t id;
+    tir_dtype dtype; /* element type (lanes == 1) */
+    int ndim;
+    const tir_expr *const *shape;
+    const tir_expr *const *strides; /* NULL or ndim entries */
+    const tir_expr *elem_offset;    /* int32 */
+    tir_scope scope;
+    int align; /* bytes */
+};
+
+/* A function: params are variables; buffer_map[i] is the buffer bound to
+ * params[i], or NULL for a scalar parameter.  body is normally a
+ * BlockRealize of the root block. */
+typedef struct tir_prim_func {
+    tir_node base;
+    const char *name;
+    int nparams;
+    const tir_var *const *params;
+    const tir_buffer *const *buffer_map;
+    const tir_stmt *body;
+    int nattrs;
+    const tir_annot *attrs;
+} tir_prim_func;
+
+/* Checked downcasts: NULL when the kind does not match (or n is NULL). */
+#define TIR_DECL_AS(S, COND)                                                   \
+    static inline const S *tir_as_##S(const void *n) {                         \
+        return (n && (COND)) ? (const S *)n : NULL;                            \
+    }
+#define TIR_K(n) ((tir_kind)((const tir_node *)(n))->kind)
+TIR_DECL_AS(tir_int_imm, TIR_K(n) == TIR_KIND_INT_IMM)
+TIR_DECL_AS(tir_float_imm, TIR_K(n) == TIR_KIND_FLOAT_IMM)
+TIR_DECL_AS(tir_var, TIR_K(n) == TIR_KIND_VAR)
+TIR_DECL_AS(tir_binop, tir_kind_is_binop(TIR_K(n)))
+TIR_DECL_AS(tir_not, TIR_K(n) == TIR_KIND_NOT)
+TIR_DECL_AS(tir_select, TIR_K(n) == TIR_KIND_SELECT)
+TIR_DECL_AS(tir_cast, TIR_K(n) == TIR_KIND_CAST)
+TIR_DECL_AS(tir_buffer_load, TIR_K(n) == TIR_KIND_BUFFER_LOAD)
+TIR_DECL_AS(tir_ramp, TIR_K(n) == TIR_KIND_RAMP)
+TIR_DECL_AS(tir_broadcast, TIR_K(n) == TIR_KIND_BROADCAST)
+TIR_DECL_AS(tir_call, TIR_K(n) == TIR_KIND_CALL)
+TIR_DECL_AS(tir_let, TIR_K(n) == TIR_KIND_LET)
+TIR_DECL_AS(tir_for, TIR_K(n) == TIR_KIND_FOR)
+TIR_DECL_AS(tir_block_realize, TIR_K(n) == TIR_KIND_BLOCK_REALIZE)
+TIR_DECL_AS(tir_block, TIR_K(n) == TIR_KIND_BLOCK)
+TIR_DECL_AS(tir_buffer_store, TIR_K(n) == TIR_KIND_BUFFER_STORE)
+TIR_DECL_AS(tir_seq, TIR_K(n) == TIR_KIND_SEQ)
+TIR_DECL_AS(tir_if, TIR_K(n) == TIR_KIND_IF)
+TIR_DECL_AS(tir_allocate, TIR_K(n) == TIR_KIND_ALLOCATE)
+TIR_DECL_AS(tir_evaluate, TIR_K(n) == TIR_KIND_EVALUATE)
+TIR_DECL_AS(tir_buffer, TIR_K(n) == TIR_KIND_BUFFER)
+TIR_DECL_AS(tir_prim_func, TIR_K(n) == TIR_KIND_PRIM_FUNC)
+#undef TIR_K
+
+/* Constant value of an IntImm, or false if e is not one. */
+TIR_API bool tir_expr_const_int(const tir_expr *e, int64_t *out);
+
+/* ------------------------------------------------------------ construction
+ *
+ * Arrays passed in are copied into the arena.  Constructors assert on
+ * ill-typed input (operand dtypes that differ, a non-bool condition, ...).
+ */
+
+TIR_API const tir_expr *tir_int(tir_ctx *ctx, tir_dtype t, int64_t v);
+TIR_API const tir_expr *tir_i32(tir_ctx *ctx, int64_t v);
+TIR_API const tir_expr *tir_bool(tir_ctx *ctx, bool v);
+TIR_API const tir_expr *tir_float(tir_ctx *ctx, tir_dtype t, double v);
+TIR_API const tir_expr *tir_f32(tir_ctx *ctx, double v);
+/* A fresh variable (name may be NULL: "v"). */
+TIR_API const tir_var *tir_var_new(tir_ctx *ctx, const char *name, tir_dtype t);
+/* kind must satisfy tir_kind_is_binop. */
+TIR_API const tir_expr *tir_binop_new(tir_ctx *ctx, tir_kind kind, const tir_expr *a,
+                                      const tir_expr *b);
+TIR_API const tir_expr *tir_add(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_sub(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_mul(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_floordiv(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_floormod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_min(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_max(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_lt(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_and(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_not_new(tir_ctx *ctx, const tir_expr *a);
+TIR_API const tir_expr *tir_select_new(tir_ctx *ctx, const tir_expr *cond, const tir_expr *t,
+                                       const tir_expr *f);
+TIR_API const tir_expr *tir_cast_new(tir_ctx *ctx, tir_dtype t, const tir_expr *v);
+/* dtype: the buffer's element type, widened to the lanes of a Ramp index. */
+TIR_API const tir_expr *tir_load(tir_ctx *ctx, const tir_buffer *buf, int nidx,
+                                 const tir_expr *const *indices);
+TIR_API const tir_expr *tir_ramp_new(tir_ctx *ctx, const tir_expr *start,
+                                     const tir_expr *stride, int lanes);
+TIR_API const tir_expr *tir_broadcast_new(tir_ctx *ctx, const tir_expr *v, int lanes);
+/* dtype: for math intrinsics the dtype of args[0]. */
+TIR_API const tir_expr *tir_call_new(tir_ctx *ctx, tir_dtype t, tir_intrin op, int nargs,
+                                     const tir_expr *const *args);
+TIR_API const tir_expr *tir_let_new(tir_ctx *ctx, const tir_var *v, const tir_expr *value,
+                                    const tir_expr *body);
+
+/* Copies and sorts annots by key.  Duplicate keys assert. */
+TIR_API const tir_annot *tir_annots_copy(tir_ctx *ctx, int n, const tir_annot *annots);
+TIR_API const tir_annot *tir_annots_find(int n, const tir_annot *annots, const char *key);
+
+TIR_API const tir_stmt *tir_for_new(tir_ctx *ctx, const tir_var *v, const tir_expr *min,
+                                    const tir_expr *extent, tir_for_kind kind,
+                                    const char *thread_tag, int nannots,
+                                    const tir_annot *annots, const tir_stmt *body);
+TIR_API const tir_stmt *tir_store(tir_ctx *ctx, const tir_buffer *buf, const tir_expr *value,
+                                  int nidx, const tir_expr *const *indices);
+/* Flattens nested SeqStmts and drops NULL entries; one statement is
+ * returned as is; zero statements give Evaluate(0). */
+TIR_API const tir_stmt *tir_seq_new(tir_ctx *ctx, int n, const tir_stmt *const *stmts);
+TIR_API const tir_stmt *tir_if_new(tir_ctx *ctx, const tir_expr *cond, const tir_stmt *then_s,
+                                   const tir_stmt *else_s);
+TIR_API const tir_stmt *tir_allocate_new(tir_ctx *ctx, const tir_buffer *buf,
+                                         const tir_stmt *body);
+TIR_API const tir_stmt *tir_evaluate_new(tir_ctx *ctx, const tir_expr *value);
+
+/* Everything a block holds; used to build and to rebuild blocks. */
+typedef struct tir_block_desc {
+    const char *name;
+    int niters;
+    const tir_iter_var *iters;
+    int nreads;
+    const tir_buffer_region *reads;
+    int nwrites;
+    const tir_buffer_region *writes;
+    const tir_stmt *init;
+    const tir_stmt *body;
+    int nallocs;
+    const tir_buffer *const *allocs;
+    int nannots;
+    const tir_annot *annots;
+} tir_block_desc;
+
+TIR_API const tir_block *tir_block_new(tir_ctx *ctx, const tir_block_desc *d);
+/* Fills d from an existing block (arrays alias the block's, read-only). */
+TIR_API void tir_block_describe(const tir_block *b, tir_block_desc *d);
+/* predicate NULL means true. */
+TIR_API const tir_stmt *tir_block_realize_new(tir_ctx *ctx, int nvalues,
+                                              const tir_expr *const *values,
+                                              const tir_expr *predicate,
+                                              const tir_block *block);
+/* Copies ranges into the arena. */
+TIR_API tir_buffer_region tir_region_new(tir_ctx *ctx, const tir_buffer *buf, int ndim,
+                                         const tir_range *ranges);
+/* The region covering the whole buffer. */
+TIR_API tir_buffer_region tir_region_full(tir_ctx *ctx, const tir_buffer *buf);
+
+typedef struct tir_buffer_desc {
+    const char *name;
+    tir_dtype dtype;
+    int ndim;
+    const tir_expr *const *shape;
+    const tir_expr *const *strides; /* NULL: row-major */
+    const tir_expr *elem_offset;    /* NULL: 0 */
+    tir_scope scope;
+    int align; /* 0: the element size */
+} tir_buffer_desc;
+
+TIR_API const tir_buffer *tir_buffer_new(tir_ctx *ctx, const tir_buffer_desc *d);
+/* Shortcut: constant shape, row-major, global scope. */
+TIR_API const tir_buffer *tir_buffer_simple(tir_ctx *ctx, const char *name, tir_dtype t,
+                                            int ndim, const int64_t *shape, tir_scope scope);
+TIR_API void tir_buffer_describe(const tir_buffer *b, tir_buffer_desc *d);
+/* Number of elements when the shape is constant; -1 otherwise. */
+TIR_API int64_t tir_buffer_const_size(const tir_buffer *b);
+
+TIR_API const tir_prim_func *tir_prim_func_new(tir_ctx *ctx, const char *name, int nparams,
+                                               const tir_var *const *params,
+                                               const tir_buffer *const *buffer_map,
+                                               const tir_stmt *body, int nattrs,
+                                               const tir_annot *attrs);
+
+/* --------------------------------------------------------------- traversal */
+
+/* Pre-order visit.  pre() is called on every node reached (expressions,
+ * statements, Block nodes, buffers at each use, the Var at each use and at
+ * each definition); when it returns false the node's children are skipped.
+ * post() (may be NULL) is called after the children.  Buffer shapes are not
+ * entered. */
+typedef struct tir_visitor tir_visitor;
+struct tir_visitor {
+    bool (*pre)(tir_visitor *v, const tir_node *n);
+    void (*post)(tir_visitor *v, const tir_node *n);
+    void *user;
+};
+TIR_API void tir_visit(tir_visitor *v, const void *node);
+
+/* Mutator: on[kind] (may be NULL) replaces the default rewrite of nodes of
+ * that kind; it may call tir_mutate_default to rewrite the children first.
+ * The default rebuilds a node only when a child changed, so untouched
+ * subtrees are shared.  Defining occurrences of variables (loop vars, iter
+ * vars, let vars) are not passed to the mutator; buffers at each use are
+ * (so a BUFFER entry can substitute buffers), while their shapes are not
+ * entered. */
+typedef struct tir_mutator tir_mutator;
+typedef const tir_node *(*tir_mutate_fn)(tir_mutator *m, const tir_node *n);
+struct tir_mutator {
+    tir_ctx *ctx;
+    tir_mutate_fn on[TIR_KIND_COUNT];
+    void *user;
+};
+TIR_API const tir_node *tir_mutate(tir_mutator *m, const void *node);
+TIR_API const tir_node *tir_mutate_default(tir_mutator *m, const void *node);
+static inline const tir_expr *tir_mutate_expr(tir_mutator *m, const tir_expr *e) {
+    return (const tir_expr *)tir_mutate(m, e);
+}
+static inline const tir_stmt *tir_mutate_stmt(tir_mutator *m, const tir_stmt *s) {
+    return (const tir_stmt *)tir_mutate(m, s);
+}
+
+/* Replaces free uses of vars[i] by values[i] in node (expr, stmt, or func
+ * body).  Values must have the dtype of their variable. */
+TIR_API const tir_node *tir_substitute(tir_ctx *ctx, const void *node, int n,
+                                       const tir_var *const *vars,
+                                       const tir_expr *const *values);
+/* Replaces every use of buffer old_bufs[i] by new_bufs[i] (loads, stores,
+ * regions, allocations). */
+TIR_API const tir_node *tir_replace_buffers(tir_ctx *ctx, const void *node, int n,
+                                            const tir_buffer *const *old_bufs,
+                                            const tir_buffer *const *new_bufs);
+/* True if var occurs in node. */
+TIR_API bool tir_uses_var(const void *node, const tir_var *var);
+
+/* ------------------------------------------------------ structural equality
+ *
+ * Two nodes are structurally equal when they have the same shape and
+ * values, with variables and buffers compared up to a consistent renaming
+ * (a bijection built as they are first met, definitions and free uses
+ * alike).  Names are ignored for variables and buffers, but not for blocks
+ * and functions.
+ */
+TIR_API bool tir_struct_equal(const void *a, const void *b);
+/* Like tir_struct_equal; on a mismatch writes the first difference (a path
+ * from the root and both sides) into buf. */
+TIR_API bool tir_struct_equal_explain(const void *a, const void *b, char *buf, size_t n);
+/* A hash consistent with tir_struct_equal. */
+TIR_API uint64_t tir_struct_hash(const void *node);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

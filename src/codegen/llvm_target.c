@@ -1,0 +1,53 @@
+/* llvm_target.c: initialising LLVM's NVPTX target and checking GPU arches.
+ *
+ * LLVM is initialised once per process; the initialisers are idempotent but
+ * not documented as thread-safe, so a once-flag guards them.
+ */
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "ir_internal.h"
+#include "minitir/codegen.h"
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void llvm_init(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+void cg_llvm_init(void) { pthread_once(&llvm_once, llvm_init); }
+
+const char *tir_llvm_version(void) {
+    static char buf[32];
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    snprintf(buf, sizeof buf, "%u.%u.%u", major, minor, patch);
+    return buf;
+}
+
+tir_status tir_codegen_check_arch(tir_ctx *ctx, const char *arch) {
+    if (!arch) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: no GPU arch given");
+    cg_llvm_init();
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple("nvptx64-nvidia-cuda", &target, &err)) {
+        tir_status s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED, "codegen: LLVM has no NVPTX target: %s",
+                                    err ? err : "?");
+        LLVMDisposeMessage(err);
+        return s;
+    }
+    /* LLVM 19 knows sm_20 .. sm_90a; we generate for Ampere and later. */
+    static const char *const ok[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(arch, ok[i]) == 0) return TIR_OK;
+    return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                        "codegen: unsupported GPU arch '%s' (supported: sm_80, sm_86, sm_87, "
+                        "sm_89, sm_90, sm_90a)",
+                        arch);
+}

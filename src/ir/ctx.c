@@ -1,0 +1,257 @@
+/* ctx.c: the context that owns all IR memory.
+ *
+ * Memory is a chain of large chunks (an arena): nodes are never freed one
+ * by one, which is what makes sharing subtrees between old and new IR free
+ * of ownership questions.  Strings are interned in a hash set so names can
+ * be compared by pointer.  The context also holds the last error message.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "ir_internal.h"
+
+#define CHUNK_SIZE (256 * 1024)
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+} chunk;
+
+struct tir_ctx {
+    chunk *chunks;
+    const char **interned; /* open addressing */
+    size_t nintern, capintern;
+    tir_status err_code;
+    char *err_msg; /* heap */
+    uint32_t next_id;
+};
+
+/* Shared with node.c for fresh variable and buffer ids. */
+uint32_t ir_ctx_next_id(tir_ctx *ctx) { return ++ctx->next_id; }
+
+_Noreturn void ir_assert_fail(const char *what, const char *file, int line) {
+    fprintf(stderr, "minitir internal error: %s:%d: assertion '%s' failed\n", file, line,
+            what);
+    fflush(stderr);
+    abort();
+}
+
+static const char *const status_text[] = {
+#define TIR_STATUS(E, S) S,
+#include "minitir/status.def"
+};
+static const char *const status_name[] = {
+#define TIR_STATUS(E, S) #E,
+#include "minitir/status.def"
+};
+
+const char *tir_status_str(tir_status s) {
+    return (unsigned)s < TIR_STATUS_COUNT ? status_text[s] : "unknown status";
+}
+const char *tir_status_name(tir_status s) {
+    return (unsigned)s < TIR_STATUS_COUNT ? status_name[s] : "UNKNOWN";
+}
+
+tir_ctx *tir_ctx_create(void) {
+    tir_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;
+    ctx->capintern = 1024;
+    ctx->interned = calloc(ctx->capintern, sizeof *ctx->interned);
+    if (!ctx->interned) {
+        free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+void tir_ctx_destroy(tir_ctx *ctx) {
+    if (!ctx) return;
+    chunk *c = ctx->chunks;
+    while (c) {
+        chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(ctx->interned);
+    free(ctx->err_msg);
+    free(ctx);
+}
+
+void *tir_ctx_alloc(tir_ctx *ctx, size_t size) {
+    size = (size + 15) & ~(size_t)15;
+    if (size == 0) size = 16;
+    chunk *c = ctx->chunks;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
+        chunk *nc = malloc(sizeof(chunk) + cap);
+        TIR_ASSERT(nc && "out of memory");
+        nc->used = 0;
+        nc->cap = cap;
+        if (c && cap != CHUNK_SIZE) {
+            /* A big one-off block goes behind the current chunk so the
+               current chunk's free space stays usable. */
+            nc->next = c->next;
+            c->next = nc;
+        } else {
+            nc->next = c;
+            ctx->chunks = nc;
+        }
+        c = nc;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void *ir_copy_array(tir_ctx *ctx, const void *src, size_t elem, int n) {
+    if (n <= 0) return NULL;
+    void *p = tir_ctx_alloc(ctx, elem * (size_t)n);
+    memcpy(p, src, elem * (size_t)n);
+    return p;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static void intern_grow(tir_ctx *ctx) {
+    size_t cap = ctx->capintern * 2;
+    const char **t = calloc(cap, sizeof *t);
+    TIR_ASSERT(t && "out of memory");
+    for (size_t i = 0; i < ctx->capintern; i++) {
+        const char *s = ctx->interned[i];
+        if (!s) continue;
+        size_t j = hash_bytes(s, strlen(s)) & (cap - 1);
+        while (t[j]) j = (j + 1) & (cap - 1);
+        t[j] = s;
+    }
+    free(ctx->interned);
+    ctx->interned = t;
+    ctx->capintern = cap;
+}
+
+const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n) {
+    if (2 * (ctx->nintern + 1) > ctx->capintern) intern_grow(ctx);
+    size_t j = hash_bytes(s, n) & (ctx->capintern - 1);
+    while (ctx->interned[j]) {
+        const char *t = ctx->interned[j];
+        if (strncmp(t, s, n) == 0 && t[n] == '\0') return t;
+        j = (j + 1) & (ctx->capintern - 1);
+    }
+    char *copy = tir_ctx_alloc(ctx, n + 1);
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    ctx->interned[j] = copy;
+    ctx->nintern++;
+    return copy;
+}
+
+const char *tir_intern(tir_ctx *ctx, const char *s) { return tir_intern_n(ctx, s, strlen(s)); }
+
+const char *tir_ctx_sprintf(tir_ctx *ctx, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = tir_ctx_alloc(ctx, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+tir_status tir_ctx_error_code(const tir_ctx *ctx) { return ctx->err_code; }
+const char *tir_ctx_error(const tir_ctx *ctx) { return ctx->err_msg ? ctx->err_msg : ""; }
+
+void tir_ctx_clear_error(tir_ctx *ctx) {
+    free(ctx->err_msg);
+    ctx->err_msg = NULL;
+    ctx->err_code = TIR_OK;
+}
+
+tir_status tir_ctx_fail(tir_ctx *ctx, tir_status code, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = malloc((size_t)n + 1);
+    if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    free(ctx->err_msg);
+    ctx->err_msg = msg;
+    ctx->err_code = code;
+    return code;
+}
+
+/* ----------------------------------------------------------- string buffer */
+
+void ir_sb_init(ir_strbuf *sb) { memset(sb, 0, sizeof *sb); }
+void ir_sb_free(ir_strbuf *sb) {
+    free(sb->data);
+    ir_sb_init(sb);
+}
+
+static void sb_reserve(ir_strbuf *sb, size_t extra) {
+    if (sb->len + extra + 1 <= sb->cap) return;
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap < sb->len + extra + 1) cap *= 2;
+    char *d = realloc(sb->data, cap);
+    TIR_ASSERT(d && "out of memory");
+    sb->data = d;
+    sb->cap = cap;
+}
+
+void ir_sb_putc(ir_strbuf *sb, char c) {
+    sb_reserve(sb, 1);
+    sb->data[sb->len++] = c;
+    sb->data[sb->len] = '\0';
+}
+
+void ir_sb_puts(ir_strbuf *sb, const char *s) {
+    size_t n = strlen(s);
+    sb_reserve(sb, n);
+    memcpy(sb->data + sb->len, s, n + 1);
+    sb->len += n;
+}
+
+void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    sb_reserve(sb, (size_t)n);
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    sb->len += (size_t)n;
+}
+
+const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx) {
+    char *p = tir_ctx_alloc(ctx, sb->len + 1);
+    if (sb->len) memcpy(p, sb->data, sb->len);
+    p[sb->len] = '\0';
+    ir_sb_free(sb);
+    return p;
+}
+
+void ir_vec_push(ir_vec *v, const void *p) {
+    if (v->n == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 8;
+        const void **items = realloc(v->items, sizeof(*items) * (size_t)cap);
+        TIR_ASSERT(items && "out of memory");
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->n++] = p;
+}
+
+void ir_vec_free(ir_vec *v) {
+    free(v->items);
+    v->items = NULL;
+    v->n = v->cap = 0;
+}

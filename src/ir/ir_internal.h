@@ -1,0 +1,59 @@
+/* ir_internal.h: helpers shared by the files of src/ir and by later layers
+ * (schedule, lower, codegen) that build on the IR.  Not installed.
+ */
+#ifndef MINITIR_IR_INTERNAL_H
+#define MINITIR_IR_INTERNAL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "minitir/ir.h"
+
+/* Compiler bugs, not user errors: print where and abort. */
+#define TIR_ASSERT(c)                                                                     \
+    do {                                                                                  \
+        if (!(c)) ir_assert_fail(#c, __FILE__, __LINE__);                                 \
+    } while (0)
+#define TIR_UNREACHABLE() ir_assert_fail("unreachable", __FILE__, __LINE__)
+
+_Noreturn void ir_assert_fail(const char *what, const char *file, int line);
+
+/* Return early when a call fails. */
+#define TIR_TRY(x)                                                                        \
+    do {                                                                                  \
+        tir_status tir_try_s_ = (x);                                                      \
+        if (tir_try_s_ != TIR_OK) return tir_try_s_;                                      \
+    } while (0)
+
+/* Allocate n elements of T in the ctx arena. */
+#define IR_NEW(ctx, T) ((T *)tir_ctx_alloc((ctx), sizeof(T)))
+#define IR_NEWN(ctx, T, n) ((T *)tir_ctx_alloc((ctx), sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
+
+/* A fresh id for variables and buffers (unique within ctx). */
+uint32_t ir_ctx_next_id(tir_ctx *ctx);
+
+/* Copies an array of n pointers into the arena (NULL if n == 0). */
+void *ir_copy_array(tir_ctx *ctx, const void *src, size_t elem, int n);
+
+/* A growable string buffer on the heap (for printers and messages). */
+typedef struct ir_strbuf {
+    char *data;
+    size_t len, cap;
+} ir_strbuf;
+void ir_sb_init(ir_strbuf *sb);
+void ir_sb_free(ir_strbuf *sb);
+void ir_sb_putc(ir_strbuf *sb, char c);
+void ir_sb_puts(ir_strbuf *sb, const char *s);
+void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) TIR_PRINTF(2, 3);
+/* Moves the contents into the ctx arena and frees the heap buffer. */
+const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx);
+
+/* A growable array of pointers on the heap. */
+typedef struct ir_vec {
+    const void **items;
+    int n, cap;
+} ir_vec;
+void ir_vec_push(ir_vec *v, const void *p);
+void ir_vec_free(ir_vec *v);
+
+#endif
