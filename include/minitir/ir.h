@@ -612,6 +612,169 @@ TIR_API bool tir_struct_equal_explain(const void *a, const void *b, char *buf, s
 /* A hash consistent with tir_struct_equal. */
 TIR_API uint64_t tir_struct_hash(const void *node);
 
+/* Checks that f is well formed: every variable used is defined (a
+ * parameter, an enclosing loop / let / block iter var, or a buffer shape
+ * variable of a parameter), every buffer used is a parameter or allocated
+ * by an enclosing block or Allocate, block bindings match their iter vars
+ * and dtypes, reduce iters appear only in blocks with an init or a
+ * reduction update, indices match buffer ranks.  Returns TIR_OK or
+ * TIR_ERR_VERIFY with a message naming the offending node and showing the
+ * IR around it. */
+TIR_API tir_status tir_verify(tir_ctx *ctx, const tir_prim_func *f);
+
+/* ---------------------------------------------------------------- printing
+ *
+ * TVMScript-style text (T.prim_func, T.grid, T.block, T.axis.remap,
+ * T.reads, T.writes, T.init, ...).  tir_parse_func reads the same text:
+ * parse(print(f)) is structurally equal to f and print(parse(t)) == t for
+ * printed text.
+ */
+
+/* Prints an expression, statement, buffer or function.  The string is owned
+ * by ctx. */
+TIR_API const char *tir_print(tir_ctx *ctx, const void *node);
+/* Like tir_print, but each line holding one of the `marks` nodes (loops,
+ * blocks, statements) is followed by a line of carets under it, as used by
+ * error messages. */
+TIR_API const char *tir_print_marked(tir_ctx *ctx, const void *node, int nmarks,
+                                     const void *const *marks);
+
+/* Parses one T.prim_func from text (len bytes, need not be NUL-terminated).
+ * On failure returns TIR_ERR_PARSE (or TIR_ERR_TYPE for ill-typed text),
+ * sets *out to NULL and leaves "line:col: message" in ctx. */
+TIR_API tir_status tir_parse_func(tir_ctx *ctx, const char *text, size_t len,
+                                  const tir_prim_func **out);
+
+/* -------------------------------------------------------------- arithmetic
+ *
+ * An analyzer knows integer ranges of variables and uses them to simplify
+ * expressions and prove facts, e.g. i*32 + j < 1024 given 0 <= i < 32 and
+ * 0 <= j < 32.  The canonical form of an integer expression is a sum of
+ * terms with constant coefficients, in a deterministic order.
+ */
+typedef struct tir_analyzer tir_analyzer;
+
+/* Inclusive bounds; INT64_MIN / INT64_MAX mean unbounded. */
+typedef struct tir_int_bound {
+    int64_t min, max;
+} tir_int_bound;
+
+/* Creates an analyzer that allocates new nodes in ctx.  Free it with
+ * tir_analyzer_free (NULL is fine). */
+TIR_API tir_analyzer *tir_analyzer_new(tir_ctx *ctx);
+TIR_API void tir_analyzer_free(tir_analyzer *a);
+/* Declares min <= v < min + extent.  Rebinding a variable replaces its
+ * range. */
+TIR_API void tir_analyzer_bind(tir_analyzer *a, const tir_var *v, const tir_expr *min,
+                               const tir_expr *extent);
+TIR_API void tir_analyzer_bind_const(tir_analyzer *a, const tir_var *v, int64_t min,
+                                     int64_t extent);
+/* Forgets v's range. */
+TIR_API void tir_analyzer_unbind(tir_analyzer *a, const tir_var *v);
+/* Simplifies e (any dtype; only integer and boolean arithmetic is
+ * rewritten beyond constant folding).  Returns e itself when nothing
+ * changes. */
+TIR_API const tir_expr *tir_analyzer_simplify(tir_analyzer *a, const tir_expr *e);
+/* True only when cond (bool) is proven true for every value of the bound
+ * variables.  False means "not proven". */
+TIR_API bool tir_analyzer_can_prove(tir_analyzer *a, const tir_expr *cond);
+/* Constant bounds of an integer expression. */
+TIR_API tir_int_bound tir_analyzer_const_bound(tir_analyzer *a, const tir_expr *e);
+/* Simplifies every expression in a statement, binding loop and block iter
+ * variables to their ranges on the way down. */
+TIR_API const tir_stmt *tir_analyzer_simplify_stmt(tir_analyzer *a, const tir_stmt *s);
+/* Shortcut: simplify with no known ranges. */
+TIR_API const tir_expr *tir_simplify(tir_ctx *ctx, const tir_expr *e);
+
+/* ----------------------------------------------------- reference interpreter
+ *
+ * Runs a function with TIR's sequential semantics (thread-bound, parallel,
+ * vectorized and unrolled loops run as ordinary loops) on host arrays.
+ * Buffer arguments are dense arrays in the buffer's layout (row-major
+ * unless strides say otherwise) of its dtype; float16/bfloat16 elements are
+ * their 16-bit patterns.  Out-of-bounds accesses and reads of elements
+ * never written are errors (TIR_ERR_OUT_OF_BOUNDS / TIR_ERR_UNINIT_READ)
+ * whose message names the buffer, the indices and shows the statement.
+ */
+typedef struct tir_arg {
+    void *data;     /* buffer parameters */
+    int64_t scalar; /* scalar parameters */
+} tir_arg;
+
+typedef struct tir_interp_opts {
+    /* Bit i set: parameter i's buffer starts uninitialised (an output), so
+     * reading an element before writing it is an error. */
+    uint64_t uninit_params;
+} tir_interp_opts;
+
+/* args has f->nparams entries.  opts may be NULL (all parameters
+ * initialised). */
+TIR_API tir_status tir_interp_run(tir_ctx *ctx, const tir_prim_func *f, int nargs,
+                                  const tir_arg *args, const tir_interp_opts *opts);
+
+/* ------------------------------------------------------ tensor expressions
+ *
+ * A small TE layer: placeholders and computes (elementwise or reductions)
+ * turned into a prim_func with one block per stage, like TVM's
+ * te.create_prim_func.  Tensors live in the ctx.
+ */
+typedef struct tir_te_tensor tir_te_tensor;
+
+typedef enum tir_te_reducer { TIR_TE_SUM, TIR_TE_MAX, TIR_TE_MIN } tir_te_reducer;
+
+/* Builds the value of one output element from the spatial axes (and, for
+ * reductions, the reduce axes). */
+typedef const tir_expr *(*tir_te_fcompute)(tir_ctx *ctx, const tir_var *const *axes,
+                                           const tir_var *const *raxes, void *user);
+
+TIR_API tir_te_tensor *tir_te_placeholder(tir_ctx *ctx, const char *name, tir_dtype t,
+                                          int ndim, const int64_t *shape);
+/* An elementwise stage: out[axes] = f(axes).  dtype comes from the body. */
+TIR_API tir_te_tensor *tir_te_compute(tir_ctx *ctx, const char *name, int ndim,
+                                      const int64_t *shape, tir_te_fcompute f, void *user);
+/* A reduction stage: out[axes] = reduce over raxes of f(axes, raxes). */
+TIR_API tir_te_tensor *tir_te_reduce(tir_ctx *ctx, const char *name, int ndim,
+                                     const int64_t *shape, tir_te_reducer r, int nraxes,
+                                     const int64_t *rextents, tir_te_fcompute f, void *user);
+TIR_API const tir_buffer *tir_te_buffer(const tir_te_tensor *t);
+/* t[indices...] as an expression. */
+TIR_API const tir_expr *tir_te_at(tir_ctx *ctx, const tir_te_tensor *t, int nidx,
+                                  const tir_expr *const *indices);
+/* Builds a function whose parameters are `args` in order (inputs and
+ * outputs); stages not in args become buffers allocated in the root block.
+ * Returns NULL and records an error if a stage depends on a tensor that is
+ * neither an argument nor computed. */
+TIR_API const tir_prim_func *tir_te_create_prim_func(tir_ctx *ctx, const char *name, int nargs,
+                                                     tir_te_tensor *const *args);
+
+/* Ready definitions.  Shapes are any positive integers.  Block names are
+ * the stage names given in brackets; the last parameters are the outputs.
+ *   matmul:            C[M,N] = sum_k A[M,K] B[K,N]                  [C]
+ *   matmul_nt:         C[M,N] = sum_k A[M,K] B[N,K]                  [C]
+ *   matmul_bias:       C = A·B; D[i,j] = C[i,j] + bias[j]            [C, D]
+ *   matmul_bias_relu:  C = A·B; D[i,j] = max(C[i,j] + bias[j], 0)    [C, D]
+ *   batch_matmul:      C[b,M,N] = sum_k A[b,M,K] B[b,K,N]            [C]
+ *   conv2d_nchw:       pad, then conv: Out[n,o,y,x] = sum_{c,ry,rx}
+ *                      Pad[n,c,y*s+ry,x*s+rx] W[o,c,ry,rx]           [pad, conv]
+ *   elementwise_chain: B = A*2; C = B+1; D = max(C, 0)...           [B, C, D]
+ * Return NULL with an error (TIR_ERR_SHAPE) for non-positive shapes. */
+TIR_API const tir_prim_func *tir_def_matmul(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
+                                            tir_dtype t);
+TIR_API const tir_prim_func *tir_def_matmul_nt(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
+                                               tir_dtype t);
+TIR_API const tir_prim_func *tir_def_matmul_bias(tir_ctx *ctx, int64_t M, int64_t N,
+                                                 int64_t K, tir_dtype t);
+TIR_API const tir_prim_func *tir_def_matmul_bias_relu(tir_ctx *ctx, int64_t M, int64_t N,
+                                                      int64_t K, tir_dtype t);
+TIR_API const tir_prim_func *tir_def_batch_matmul(tir_ctx *ctx, int64_t batch, int64_t M,
+                                                  int64_t N, int64_t K, tir_dtype t);
+TIR_API const tir_prim_func *tir_def_conv2d_nchw(tir_ctx *ctx, int64_t n, int64_t c,
+                                                 int64_t h, int64_t w, int64_t o, int64_t kh,
+                                                 int64_t kw, int64_t stride, int64_t pad,
+                                                 tir_dtype t);
+TIR_API const tir_prim_func *tir_def_elementwise_chain(tir_ctx *ctx, int64_t M, int64_t N,
+                                                       tir_dtype t);
+
 #ifdef __cplusplus
 }
 #endif
