@@ -683,6 +683,20 @@ TIR_API tir_int_bound tir_analyzer_const_bound(tir_analyzer *a, const tir_expr *
 /* Simplifies every expression in a statement, binding loop and block iter
  * variables to their ranges on the way down. */
 TIR_API const tir_stmt *tir_analyzer_simplify_stmt(tir_analyzer *a, const tir_stmt *s);
+/* The symbolic range covered by integer expression e when vars[0..nvars)
+ * range over their bound domains, other variables kept symbolic: on
+ * success out->min is the smallest value and out->extent the number of
+ * values of [min, min + extent) (e.g. relaxing i*32 + j over j in [0, 32)
+ * gives min i*32, extent 32).  Exact for affine expressions, a superset
+ * otherwise.  Returns false when the range is unbounded (a relaxed
+ * variable without a binding, a division by something of unknown sign). */
+TIR_API bool tir_analyzer_relax(tir_analyzer *a, const tir_expr *e, int nvars,
+                                const tir_var *const *vars, tir_range *out);
+/* tir_analyzer_relax of each index (a buffer region); out has nidx
+ * entries.  False if any dimension is unbounded. */
+TIR_API bool tir_analyzer_relax_region(tir_analyzer *a, int nidx,
+                                       const tir_expr *const *indices, int nvars,
+                                       const tir_var *const *vars, tir_range *out);
 /* Shortcut: simplify with no known ranges. */
 TIR_API const tir_expr *tir_simplify(tir_ctx *ctx, const tir_expr *e);
 
