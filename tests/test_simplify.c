@@ -268,6 +268,11 @@ static void build_rows(void) {
     ROW(k, I(5));
     ROW(ADD(MUL(k, I(2)), i), ADD(i, I(10)));
     ROW(AND(LT(i, I(32)), LT(x, y)), LT(x, y));
+    ROW(LE(MIN(i, j), i), TRUE_);
+    ROW(LT(MAX(i, j), j), FALSE_);
+    ROW(MIN(MIN(i, j), i), MIN(i, j));
+    ROW(CAST(TIR_I64, ij), ADD(MUL(CAST(TIR_I64, i), I64(32)), CAST(TIR_I64, j)));
+    ROW(CAST(TIR_I64, ADD(x, I(1))), CAST(TIR_I64, ADD(x, I(1))));
 
     cur_ranges = R_SYM;
     ROW(LT(i, n), TRUE_);
@@ -371,7 +376,7 @@ static const tir_expr *gen_int(rng *r, int depth) {
         return V(rv[rnd_in(r, 0, NV - 1)]);
     }
     const tir_expr *p = gen_int(r, depth - 1);
-    switch (rnd_in(r, 0, 12)) {
+    switch (rnd_in(r, 0, 13)) {
     case 0:
     case 1: return ADD(p, gen_int(r, depth - 1));
     case 2: return SUB(p, gen_int(r, depth - 1));
@@ -384,6 +389,11 @@ static const tir_expr *gen_int(rng *r, int depth) {
     case 9: return MIN(p, gen_int(r, depth - 1));
     case 10: return MAX(p, gen_int(r, depth - 1));
     case 11: return SEL(gen_bool(r, depth - 1), p, gen_int(r, depth - 1));
+    case 12: {
+        /* through int64 and back */
+        const tir_expr *w = ADD(CAST(TIR_I64, p), CAST(TIR_I64, gen_int(r, depth - 1)));
+        return CAST(TIR_I32, MUL(w, tir_int(C, TIR_I64, rnd_in(r, -3, 3))));
+    }
     default: {
         /* floordiv/floormod patterns that split and fuse produce */
         int c = rnd_in(r, 2, 8);
@@ -409,6 +419,8 @@ static int64_t eval(const tir_expr *e, const int64_t *vals, bool *ok) {
         return 0;
     }
     if (e->kind == TIR_KIND_NOT) return !eval(((const tir_not *)e)->a, vals, ok);
+    /* values stay far inside int32, so integer casts keep them */
+    if (e->kind == TIR_KIND_CAST) return eval(((const tir_cast *)e)->value, vals, ok);
     if (e->kind == TIR_KIND_SELECT) {
         const tir_select *s = (const tir_select *)e;
         return eval(s->cond, vals, ok) ? eval(s->t, vals, ok) : eval(s->f, vals, ok);

@@ -602,10 +602,43 @@ static lsum canon_diff(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
     return s;
 }
 
-/* Bound of a canonical sum; when variables have symbolic ranges, also
- * relaxes them (i < n given i in [0, n)). */
+static bool has_minmax(lsum s) {
+    for (int i = 0; i < s.n; i++)
+        if (s.t[i].atom->kind == TIR_KIND_MIN || s.t[i].atom->kind == TIR_KIND_MAX) return true;
+    return false;
+}
+
+/* An end of s's bound (upper or lower) that also tries replacing a min or
+ * max term by one of its operands where that moves the term the right way:
+ * min(a, b) <= a, so c*min(a, b) with c > 0 is at most c*a. */
+static int64_t sum_end(tir_analyzer *a, lsum s, bool upper, int depth) {
+    tir_int_bound b0 = sum_bound(a, s);
+    int64_t best = upper ? b0.max : b0.min;
+    if (depth == 0) return best;
+    for (int t = 0; t < s.n; t++) {
+        const tir_expr *at = s.t[t].atom;
+        int64_t c = s.t[t].coef;
+        bool is_min = at->kind == TIR_KIND_MIN;
+        if (!is_min && at->kind != TIR_KIND_MAX) continue;
+        if ((is_min == (c > 0)) != upper) continue;
+        const tir_binop *mb = (const tir_binop *)at;
+        for (int side = 0; side < 2; side++) {
+            lsum r = sum_add(a, sum_without(a, s, t, -1), linear(a, side ? mb->b : mb->a), c);
+            int64_t e = sum_end(a, r, upper, depth - 1);
+            if (upper ? e < best : e > best) best = e;
+        }
+    }
+    return best;
+}
+
+/* Bound of a canonical sum, helped by min/max operands and, when variables
+ * have symbolic ranges, by relaxing them (i < n given i in [0, n)). */
 static tir_int_bound sum_bound_strong(tir_analyzer *a, lsum s, bool want_lo, bool want_hi) {
     tir_int_bound b = sum_bound(a, s);
+    if (has_minmax(s)) {
+        if (want_hi) b.max = sum_end(a, s, true, 3);
+        if (want_lo) b.min = sum_end(a, s, false, 3);
+    }
     if (a->nsymbolic == 0 || a->sym_depth > 0 || s.n == 0) return b;
     const tir_expr *e = sum_to_expr(a, s);
     a->sym_depth++;
@@ -1091,6 +1124,32 @@ static const tir_expr *simp_select(tir_analyzer *a, const tir_select *s) {
 
 /* ---- casts, lets, vectors ---- */
 
+/* cast(t, v) for a canonical sum v as a sum of casts; NULL when a partial
+ * sum might leave v's dtype (then the narrow arithmetic wraps, and the
+ * cast must stay outside). */
+static const tir_expr *cast_sum(tir_analyzer *a, tir_dtype t, const tir_expr *v) {
+    lsum s = canon(a, v);
+    /* a lone atom (a product) has nothing to distribute over */
+    if (s.n == 1 && s.k == 0 && s.t[0].coef == 1) return NULL;
+    tir_int_bound full = ar_dtype_bound(v->dtype);
+    int64_t neg = s.k < 0 ? s.k : 0, pos = s.k > 0 ? s.k : 0;
+    for (int i = 0; i < s.n; i++) {
+        tir_int_bound b = ar_bound(a, s.t[i].atom);
+        int64_t c = s.t[i].coef;
+        int64_t lo = c > 0 ? ar_sat_mul(b.min, c) : ar_sat_mul(b.max, c);
+        int64_t hi = c > 0 ? ar_sat_mul(b.max, c) : ar_sat_mul(b.min, c);
+        if (lo < 0) neg = ar_sat_add(neg, lo, false);
+        if (hi > 0) pos = ar_sat_add(pos, hi, true);
+        if (neg < full.min || pos > full.max) return NULL;
+    }
+    lsum r = sum_const(t, s.k);
+    for (int i = 0; i < s.n; i++) {
+        const tir_expr *ca = ar_simplify(a, tir_cast_new(a->ctx, t, s.t[i].atom));
+        r = sum_add(a, r, linear(a, ca), s.t[i].coef);
+    }
+    return sum_to_expr(a, r);
+}
+
 static const tir_expr *simp_cast(tir_analyzer *a, const tir_cast *c) {
     tir_dtype t = c->base.dtype;
     const tir_expr *v = ar_simplify(a, c->value);
@@ -1102,6 +1161,14 @@ static const tir_expr *simp_cast(tir_analyzer *a, const tir_cast *c) {
         return tir_broadcast_new(
             a->ctx, ar_simplify(a, tir_cast_new(a->ctx, tir_dtype_element(t), bc->value)),
             bc->lanes);
+    /* a widening cast of a sum that cannot overflow distributes over it,
+     * so that int64(i*32 + 31) - int64(i*32) is 31 */
+    if (t.code == TIR_TYPE_INT && t.lanes == 1 && is_int_scalar(v->dtype) &&
+        t.bits > v->dtype.bits &&
+        (v->kind == TIR_KIND_ADD || v->kind == TIR_KIND_SUB || v->kind == TIR_KIND_MUL)) {
+        const tir_expr *r = cast_sum(a, t, v);
+        if (r) return r;
+    }
     /* cast(T, cast(U, x)) -> x when x has type T and U holds every T value */
     const tir_cast *inner = tir_as_tir_cast(v);
     if (inner && tir_dtype_eq(inner->value->dtype, t) && t.code == TIR_TYPE_INT &&

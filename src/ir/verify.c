@@ -261,7 +261,7 @@ static void check_stmt(vstate *s, const tir_stmt *st) {
             const tir_var *v = b->iters[i].var;
             if (!tir_dtype_eq(r->values[i]->dtype, v->base.dtype)) {
                 char x[32], y[32];
-                vfail(s, "block \"%s\": iter var '%s' is %s but is bound to a %s value",
+                vfail(s, "block \"%s\": iter var '%s' is %s but is bound to a value of type %s",
                       b->name, v->name, tir_dtype_str(v->base.dtype, x, sizeof x),
                       tir_dtype_str(r->values[i]->dtype, y, sizeof y));
                 return;
