@@ -338,8 +338,10 @@ static void test_relax_sound(void **st) {
             /* substitute i, then check every j */
             const tir_var *iv_var = VAR(i);
             const tir_expr *ival = I(iv);
-            const tir_expr *lo = tir_simplify(C, (const tir_expr *)tir_substitute(C, out.min, 1, &iv_var, &ival));
-            const tir_expr *ext = tir_simplify(C, (const tir_expr *)tir_substitute(C, out.extent, 1, &iv_var, &ival));
+            const tir_expr *lo =
+                tir_simplify(C, (const tir_expr *)tir_substitute(C, out.min, 1, &iv_var, &ival));
+            const tir_expr *ext =
+                tir_simplify(C, (const tir_expr *)tir_substitute(C, out.extent, 1, &iv_var, &ival));
             int64_t l, e;
             assert_true(tir_expr_const_int(lo, &l));
             assert_true(tir_expr_const_int(ext, &e));
@@ -396,7 +398,8 @@ static void test_simplify_stmt(void **st) {
     const tir_buffer *B = tir_buffer_simple(C, "B", TIR_F32, 2, shape, TIR_SCOPE_GLOBAL);
     const tir_var *fi = tir_var_new(C, "f", TIR_I32);
     const tir_expr *f = V(fi);
-    /* for f in [0, 1024): for u in [0, 1): if f < 1024: B[f // 32, f % 32] = A[(f // 32) * 32 + f % 32 + u] */
+    /* for f in [0, 1000 + 24): for u in [0, 1): if f < 1024:
+     *     B[f // 32, f % 32] = A[(f // 32) * 32 + f % 32 + u] */
     const tir_var *ui = tir_var_new(C, "u", TIR_I32);
     const tir_expr *fidx[2] = {FDIV(f, I(32)), FMOD(f, I(32))};
     const tir_expr *aidx = ADD(ADD(MUL(FDIV(f, I(32)), I(32)), FMOD(f, I(32))), V(ui));

@@ -145,6 +145,7 @@ static void bind_set(tir_analyzer *a, const ar_bind *nb) {
     *b = *nb;
     if (b->active && b->symbolic) a->nsymbolic++;
     a->gen++;
+    a->sym_gen++;
 }
 
 ar_bind ar_bind_save(const tir_analyzer *a, const tir_var *v) {
@@ -362,6 +363,7 @@ void tir_analyzer_free(tir_analyzer *a) {
     free(a->binds);
     free(a->simp_memo.ents);
     free(a->bound_memo.ents);
+    free(a->sym_memo.ents);
     ar_chunk *c = a->scratch;
     while (c) {
         ar_chunk *n = c->next;
@@ -375,6 +377,10 @@ void tir_analyzer_bind(tir_analyzer *a, const tir_var *v, const tir_expr *min,
                        const tir_expr *extent) {
     TIR_ASSERT(a && v && min && extent);
     TIR_ASSERT(tir_dtype_is_int(min->dtype) && tir_dtype_is_int(extent->dtype));
+    /* ranges are kept in the variable's dtype so they combine with it */
+    tir_dtype t = v->base.dtype;
+    if (!tir_dtype_eq(min->dtype, t)) min = tir_cast_new(a->ctx, t, min);
+    if (!tir_dtype_eq(extent->dtype, t)) extent = tir_cast_new(a->ctx, t, extent);
     ar_enter(a);
     tir_int_bound bm = bound_of(a, min), be = bound_of(a, extent);
     ar_bind nb = {.var = v, .min = min, .extent = extent, .active = true};

@@ -52,6 +52,11 @@ struct tir_analyzer {
     int nsymbolic; /* active symbolic bindings */
     uint32_t gen;
     ar_memo simp_memo, bound_memo;
+    /* results found inside a symbolic proof (where nested proofs are off)
+     * are kept apart, valid for that one proof: sym_gen changes with every
+     * proof and every binding */
+    ar_memo sym_memo;
+    uint32_t sym_gen;
     ar_chunk *scratch, *scratch_cur;
     int depth;     /* nesting of public calls; scratch is rewound at 0 */
     int sym_depth; /* > 0 while a symbolic proof runs (no nesting) */

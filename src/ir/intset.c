@@ -130,8 +130,9 @@ static iv iv_mul(relaxer *r, const tir_expr *e, iv x, iv y) {
     }
     if (!y.point) return fallback(r, e);
     tir_int_bound b = ar_bound(r->a, y.lo);
-    if (b.min >= 0) return (iv){bin(r, TIR_KIND_MUL, x.lo, y.lo), bin(r, TIR_KIND_MUL, x.hi, y.lo), false};
-    if (b.max <= 0) return (iv){bin(r, TIR_KIND_MUL, x.hi, y.lo), bin(r, TIR_KIND_MUL, x.lo, y.lo), false};
+    const tir_expr *lo = bin(r, TIR_KIND_MUL, x.lo, y.lo), *hi = bin(r, TIR_KIND_MUL, x.hi, y.lo);
+    if (b.min >= 0) return (iv){lo, hi, false};
+    if (b.max <= 0) return (iv){hi, lo, false}; /* a negative factor swaps the ends */
     return fallback(r, e);
 }
 
@@ -199,12 +200,15 @@ static iv iv_of(relaxer *r, const tir_expr *e) {
         case TIR_KIND_FLOORDIV: return iv_div(r, b, x, y);
         case TIR_KIND_MOD:
         case TIR_KIND_FLOORMOD: return iv_mod(r, b, x, y);
-        case TIR_KIND_MIN:
-            return (iv){bin(r, k, x.lo, y.lo), x.hi && y.hi ? bin(r, k, x.hi, y.hi) : x.hi ? x.hi : y.hi,
-                        false};
-        default:
-            return (iv){x.lo && y.lo ? bin(r, k, x.lo, y.lo) : x.lo ? x.lo : y.lo, bin(r, k, x.hi, y.hi),
-                        false};
+        case TIR_KIND_MIN: {
+            /* an unbounded end of one side leaves the other side's */
+            const tir_expr *hi = x.hi && y.hi ? bin(r, k, x.hi, y.hi) : x.hi ? x.hi : y.hi;
+            return (iv){bin(r, k, x.lo, y.lo), hi, false};
+        }
+        default: {
+            const tir_expr *lo = x.lo && y.lo ? bin(r, k, x.lo, y.lo) : x.lo ? x.lo : y.lo;
+            return (iv){lo, bin(r, k, x.hi, y.hi), false};
+        }
         }
     }
     case TIR_KIND_SELECT: {

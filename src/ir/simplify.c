@@ -329,7 +329,10 @@ static lsum sum_without(tir_analyzer *a, lsum s, int i, int j) {
     return r;
 }
 
+/* A common divisor (the greatest, except that INT64_MIN gives 1, whose
+ * gcd may not fit): callers only need some common divisor. */
 static int64_t gcd64(int64_t x, int64_t y) {
+    if (x == INT64_MIN || y == INT64_MIN) return 1;
     uint64_t p = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, q = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
     while (q) {
         uint64_t t = p % q;
@@ -445,7 +448,8 @@ static lsum sum_product(tir_analyzer *a, lsum x, lsum y) {
     const tir_expr *fs[CAP];
     int n = 0;
     const tir_expr *prod;
-    if (collect_factors(fx, fs, &n, CAP, &coef, dt) && collect_factors(fy, fs, &n, CAP, &coef, dt)) {
+    if (collect_factors(fx, fs, &n, CAP, &coef, dt) &&
+        collect_factors(fy, fs, &n, CAP, &coef, dt)) {
         if (n == 0) return sum_const(dt, coef);
         qsort(fs, (size_t)n, sizeof *fs, cmp_expr_ptr);
         prod = fs[0];
@@ -642,6 +646,7 @@ static tir_int_bound sum_bound_strong(tir_analyzer *a, lsum s, bool want_lo, boo
     if (a->nsymbolic == 0 || a->sym_depth > 0 || s.n == 0) return b;
     const tir_expr *e = sum_to_expr(a, s);
     a->sym_depth++;
+    a->sym_gen++;
     if (want_hi) {
         const tir_expr *hi = ar_symbolic_bound(a, e, true);
         if (hi) {
@@ -831,27 +836,6 @@ static int cmp_minmax_operand(const void *p, const void *q) {
     return ar_expr_cmp(x, y);
 }
 
-static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b);
-
-static const tir_expr *simp_minmax(tir_analyzer *a, const tir_binop *b) {
-    tir_kind k = (tir_kind)b->base.kind;
-    tir_dtype dt = b->base.dtype;
-    if (is_int_scalar(dt)) return simp_int_minmax(a, b);
-    const tir_expr *x = ar_simplify(a, b->a), *y = ar_simplify(a, b->b);
-    const tir_expr *f = fold_binop(a, k, x, y);
-    if (f) return f;
-    {
-        if (tir_as_tir_broadcast(x) && tir_as_tir_broadcast(y))
-            return tir_broadcast_new(
-                a->ctx,
-                ar_simplify(a, mk_bin(a, k, ((const tir_broadcast *)x)->value,
-                                      ((const tir_broadcast *)y)->value)),
-                dt.lanes);
-        if (tir_dtype_is_int(dt) && ar_expr_eq(x, y)) return x;
-        return rebuild_bin(a, b, x, y);
-    }
-}
-
 static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
     tir_kind k = (tir_kind)b->base.kind;
     bool is_min = k == TIR_KIND_MIN;
@@ -911,7 +895,8 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
          * (max(max(y, 3) + 3, y + 3) -> max(y, 3) + 3): simplify again */
         const tir_expr *r = NULL;
         for (int i = 0; i < n; i++) {
-            const tir_expr *o = sum_to_expr(a, sum_add(a, linear(a, ops[i]), sum_const(dt, off), -1));
+            lsum without = sum_add(a, linear(a, ops[i]), sum_const(dt, off), -1);
+            const tir_expr *o = sum_to_expr(a, without);
             r = r ? mk_bin(a, k, r, o) : o;
         }
         return sum_to_expr(a, sum_add(a, linear(a, ar_simplify(a, r)), sum_const(dt, off), 1));
@@ -921,6 +906,23 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
     for (int i = 1; i < n; i++) r = mk_bin(a, k, r, ops[i]);
     return r;
 }
+
+static const tir_expr *simp_minmax(tir_analyzer *a, const tir_binop *b) {
+    tir_kind k = (tir_kind)b->base.kind;
+    tir_dtype dt = b->base.dtype;
+    if (is_int_scalar(dt)) return simp_int_minmax(a, b);
+    const tir_expr *x = ar_simplify(a, b->a), *y = ar_simplify(a, b->b);
+    const tir_expr *f = fold_binop(a, k, x, y);
+    if (f) return f;
+    if (tir_as_tir_broadcast(x) && tir_as_tir_broadcast(y))
+        return tir_broadcast_new(a->ctx,
+                                 ar_simplify(a, mk_bin(a, k, ((const tir_broadcast *)x)->value,
+                                                       ((const tir_broadcast *)y)->value)),
+                                 dt.lanes);
+    if (tir_dtype_is_int(dt) && ar_expr_eq(x, y)) return x;
+    return rebuild_bin(a, b, x, y);
+}
+
 
 /* ---- comparisons ---- */
 
@@ -974,6 +976,8 @@ static const tir_expr *simp_int_compare(tir_analyzer *a, tir_kind k, const tir_e
         r.k = ar_floordiv(d.k, g); /* g*s + k < 0  <=>  s + floor(k/g) < 0 */
         d = r;
     }
+    for (int t = 0; t < d.n; t++)
+        if (!negatable(dt, d.t[t].coef) || !negatable(dt, d.k)) return mk_bin(a, k, x, y);
     lsum p = sum_pick(a, d, true, false), nn = sum_pick(a, d, false, true);
     if (k != TIR_KIND_LT && p.n == 0) {
         lsum t = p;
@@ -1335,9 +1339,16 @@ static const tir_expr *simp_impl(tir_analyzer *a, const tir_expr *e) {
 const tir_expr *ar_simplify(tir_analyzer *a, const tir_expr *e) {
     ar_memo_ent *m;
     if (ar_memo_get(&a->simp_memo, a->gen, e, &m)) return m->expr;
+    /* inside a symbolic proof nested proofs are off, so results there can
+     * be weaker: they go to their own table, or answers would depend on
+     * the order of queries */
+    bool sym = a->sym_depth > 0;
+    ar_memo *memo = sym ? &a->sym_memo : &a->simp_memo;
+    uint32_t gen = sym ? a->sym_gen : a->gen;
+    if (sym && ar_memo_get(memo, gen, e, &m)) return m->expr;
     const tir_expr *r = simp_impl(a, e);
     if (r != e && ar_expr_eq(r, e)) r = e;
-    ar_memo_put(&a->simp_memo, a->gen, e)->expr = r;
-    if (r != e) ar_memo_put(&a->simp_memo, a->gen, r)->expr = r;
+    ar_memo_put(memo, gen, e)->expr = r;
+    if (r != e) ar_memo_put(memo, gen, r)->expr = r;
     return r;
 }

@@ -38,7 +38,8 @@ static void vfail(vstate *s, const char *fmt, ...) {
     if (s->loops.n) {
         ir_sb_puts(&sb, s->loops.n == 1 ? ", under loop " : ", under loops ");
         for (int i = 0; i < s->loops.n; i++)
-            ir_sb_printf(&sb, "%s%s", i ? ", " : "", ((const tir_for *)s->loops.items[i])->var->name);
+            ir_sb_printf(&sb, "%s%s", i ? ", " : "",
+                         ((const tir_for *)s->loops.items[i])->var->name);
     }
     ir_sb_putc(&sb, ')');
     tir_ctx_fail(s->ctx, TIR_ERR_VERIFY, "%s", sb.data);
