@@ -10,6 +10,7 @@
 #ifndef ARITH_TEST_UTIL_H
 #define ARITH_TEST_UTIL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,79 +46,77 @@ static tir_ctx *C;
 
 /* ---- a small printer, only for failure messages ---- */
 
-static void show_rec(const tir_expr *e, char *buf, size_t n, size_t *len);
+typedef struct sbuf {
+    char *p;
+    size_t n, len;
+} sbuf;
 
-static void put(char *buf, size_t n, size_t *len, const char *fmt, const char *s, long long v) {
-    if (*len >= n) return;
-    int w = s ? snprintf(buf + *len, n - *len, fmt, s) : snprintf(buf + *len, n - *len, fmt, v);
-    if (w > 0) *len += (size_t)w;
+static void app(sbuf *b, const char *fmt, ...) {
+    if (b->len >= b->n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(b->p + b->len, b->n - b->len, fmt, ap);
+    va_end(ap);
+    if (w > 0) b->len += (size_t)w;
 }
 
-static void show_rec(const tir_expr *e, char *buf, size_t n, size_t *len) {
-    static const char *const ops[] = {"+", "-", "*", "/", "%", "//", "%%", "min", "max", "==",
-                                      "!=", "<", "<=", ">", ">=", "&&", "||"};
-    if (!e) {
-        put(buf, n, len, "%s", "NULL", 0);
-        return;
-    }
+static void show_rec(sbuf *b, const tir_expr *e) {
+    static const char *const ops[] = {"+",   "-",   "*",  "/",  "%",  "//", "%",  "min", "max",
+                                      "==",  "!=",  "<",  "<=", ">",  ">=", "&&", "||"};
     const tir_int_imm *i = tir_as_tir_int_imm(e);
     const tir_float_imm *f = tir_as_tir_float_imm(e);
     const tir_var *v = tir_as_tir_var(e);
-    const tir_binop *b = tir_as_tir_binop(e);
-    if (i) {
-        if (tir_dtype_is_bool(e->dtype)) put(buf, n, len, "%s", i->value ? "T" : "F", 0);
-        else put(buf, n, len, "%lld", NULL, (long long)i->value);
+    const tir_binop *bo = tir_as_tir_binop(e);
+    char t[32];
+    if (!e) {
+        app(b, "NULL");
+    } else if (i) {
+        if (tir_dtype_is_bool(e->dtype)) app(b, "%s", i->value ? "T" : "F");
+        else app(b, "%lld", (long long)i->value);
     } else if (f) {
-        char t[64];
-        snprintf(t, sizeof t, "%.17gf", f->value);
-        put(buf, n, len, "%s", t, 0);
+        app(b, "%.17gf", f->value);
     } else if (v) {
-        put(buf, n, len, "%s", v->name, 0);
-    } else if (b) {
-        int k = e->kind - TIR_KIND_ADD;
-        if (e->kind == TIR_KIND_MIN || e->kind == TIR_KIND_MAX) {
-            put(buf, n, len, "%s(", ops[k], 0);
-            show_rec(b->a, buf, n, len);
-            put(buf, n, len, "%s", ", ", 0);
-            show_rec(b->b, buf, n, len);
-            put(buf, n, len, "%s", ")", 0);
-        } else {
-            put(buf, n, len, "%s", "(", 0);
-            show_rec(b->a, buf, n, len);
-            put(buf, n, len, " %s ", e->kind == TIR_KIND_FLOORMOD ? "%" : ops[k], 0);
-            show_rec(b->b, buf, n, len);
-            put(buf, n, len, "%s", ")", 0);
-        }
+        app(b, "%s", v->name);
+    } else if (bo && (e->kind == TIR_KIND_MIN || e->kind == TIR_KIND_MAX)) {
+        app(b, "%s(", ops[e->kind - TIR_KIND_ADD]);
+        show_rec(b, bo->a);
+        app(b, ", ");
+        show_rec(b, bo->b);
+        app(b, ")");
+    } else if (bo) {
+        app(b, "(");
+        show_rec(b, bo->a);
+        app(b, " %s ", ops[e->kind - TIR_KIND_ADD]);
+        show_rec(b, bo->b);
+        app(b, ")");
     } else if (e->kind == TIR_KIND_NOT) {
-        put(buf, n, len, "%s", "!", 0);
-        show_rec(((const tir_not *)e)->a, buf, n, len);
+        app(b, "!");
+        show_rec(b, ((const tir_not *)e)->a);
     } else if (e->kind == TIR_KIND_SELECT) {
         const tir_select *s = (const tir_select *)e;
-        put(buf, n, len, "%s", "select(", 0);
-        show_rec(s->cond, buf, n, len);
-        put(buf, n, len, "%s", ", ", 0);
-        show_rec(s->t, buf, n, len);
-        put(buf, n, len, "%s", ", ", 0);
-        show_rec(s->f, buf, n, len);
-        put(buf, n, len, "%s", ")", 0);
+        app(b, "select(");
+        show_rec(b, s->cond);
+        app(b, ", ");
+        show_rec(b, s->t);
+        app(b, ", ");
+        show_rec(b, s->f);
+        app(b, ")");
     } else if (e->kind == TIR_KIND_CAST) {
-        char t[32];
-        put(buf, n, len, "%s(", tir_dtype_str(e->dtype, t, sizeof t), 0);
-        show_rec(((const tir_cast *)e)->value, buf, n, len);
-        put(buf, n, len, "%s", ")", 0);
+        app(b, "%s(", tir_dtype_str(e->dtype, t, sizeof t));
+        show_rec(b, ((const tir_cast *)e)->value);
+        app(b, ")");
     } else {
-        put(buf, n, len, "<%s>", tir_kind_name((tir_kind)e->kind), 0);
+        app(b, "<%s>", tir_kind_name((tir_kind)e->kind));
     }
 }
 
 static const char *show(const tir_expr *e) {
     static char bufs[4][1024];
     static int next;
-    char *buf = bufs[next++ & 3];
-    size_t len = 0;
-    buf[0] = '\0';
-    show_rec(e, buf, 1024, &len);
-    return buf;
+    sbuf b = {bufs[next++ & 3], sizeof bufs[0], 0};
+    b.p[0] = '\0';
+    show_rec(&b, e);
+    return b.p;
 }
 
 /* ---- strict comparison ---- */

@@ -468,8 +468,86 @@ static int64_t eval(const tir_expr *e, const int64_t *vals, bool *ok) {
     return res;
 }
 
-static void random_point(rng *r, int64_t *vals) {
+/* Ranges of the random test: constant ones, or (symbolic) r2 in [r0, r0 + 6). */
+static void bind_ranges(tir_analyzer *a, bool symbolic) {
+    for (int q = 0; q < NV; q++) tir_analyzer_bind_const(a, rv[q], rv_min[q], rv_ext[q]);
+    if (symbolic) tir_analyzer_bind(a, rv[2], V(rv[0]), I(6));
+}
+
+static void random_point(rng *r, bool symbolic, int64_t *vals) {
     for (int q = 0; q < NV; q++) vals[q] = rv_min[q] + rnd_in(r, 0, (int)rv_ext[q] - 1);
+    if (symbolic) vals[2] = vals[0] + rnd_in(r, 0, 5);
+}
+
+typedef struct stats {
+    int checked, changed, proofs, relaxed, failures;
+} stats;
+
+static void report(stats *st, const int64_t *vals, const char *what, const tir_expr *e,
+                   const tir_expr *s) {
+    if (st->failures++ >= 10) return;
+    print_message("%s at r0=%lld r1=%lld r2=%lld:\n  e = %s\n  got %s\n", what,
+                  (long long)vals[0], (long long)vals[1], (long long)vals[2], show(e), show(s));
+}
+
+/* Simplifies, bounds, proves and relaxes random expressions, then checks
+ * all of it against evaluation at random points. */
+static void random_round(rng *r, bool symbolic, int iters, stats *st) {
+    /* a2 has the same ranges but its own memo: simplify(s) must be s */
+    tir_analyzer *a = tir_analyzer_new(C), *a2 = tir_analyzer_new(C);
+    bind_ranges(a, symbolic);
+    bind_ranges(a2, symbolic);
+    for (int iter = 0; iter < iters; iter++) {
+        const tir_expr *e = gen_int(r, rnd_in(r, 1, 5));
+        const tir_expr *s = tir_analyzer_simplify(a, e);
+        st->changed += s != e;
+        char msg[2048];
+        if (!same_expr(tir_analyzer_simplify(a2, s), s, msg, sizeof msg) && st->failures++ < 10)
+            print_message("not idempotent: %s\n  %s\n", show(e), msg);
+        tir_int_bound bd = tir_analyzer_const_bound(a, e);
+        /* a random fact: is the expression below a constant or a variable? */
+        const tir_expr *rhs = rnd_in(r, 0, 3) ? I(rnd_in(r, -20, 40)) : V(rv[rnd_in(r, 0, NV - 1)]);
+        const tir_expr *fact = LT(e, rhs);
+        bool proven = tir_analyzer_can_prove(a, fact);
+        st->proofs += proven;
+        /* relax over r1, r2 or both */
+        int pick = rnd_in(r, 0, 2);
+        const tir_var *rel[2] = {rv[pick == 1 ? 2 : 1], rv[2]};
+        tir_range rr;
+        bool relaxed = tir_analyzer_relax(a, e, pick == 2 ? 2 : 1, rel, &rr);
+        st->relaxed += relaxed;
+        for (int p = 0; p < 24; p++) {
+            int64_t vals[NV];
+            random_point(r, symbolic, vals);
+            bool ok = true, ok2 = true;
+            int64_t v1 = eval(e, vals, &ok);
+            if (!ok) continue;
+            int64_t v2 = eval(s, vals, &ok2);
+            st->checked++;
+            if (!ok2 || v1 != v2) {
+                report(st, vals, "simplify", e, s);
+                break;
+            }
+            if (v1 < bd.min || v1 > bd.max) {
+                report(st, vals, "const_bound", e, e);
+                break;
+            }
+            if (proven && !eval(fact, vals, &ok)) {
+                report(st, vals, "can_prove", fact, tir_analyzer_simplify(a, fact));
+                break;
+            }
+            if (relaxed) {
+                bool okr = true;
+                int64_t lo = eval(rr.min, vals, &okr), n = eval(rr.extent, vals, &okr);
+                if (okr && (v1 < lo || v1 >= lo + n)) {
+                    report(st, vals, "relax", e, SUB(rr.min, rr.extent));
+                    break;
+                }
+            }
+        }
+    }
+    tir_analyzer_free(a);
+    tir_analyzer_free(a2);
 }
 
 static void test_random_soundness(void **st) {
@@ -480,54 +558,20 @@ static void test_random_soundness(void **st) {
         snprintf(name, sizeof name, "r%d", q);
         rv[q] = tir_var_new(C, name, TIR_I32);
     }
-    /* a2 has the same ranges but its own memo: simplify(s) must be s */
-    tir_analyzer *a = tir_analyzer_new(C), *a2 = tir_analyzer_new(C);
-    for (int q = 0; q < NV; q++) {
-        tir_analyzer_bind_const(a, rv[q], rv_min[q], rv_ext[q]);
-        tir_analyzer_bind_const(a2, rv[q], rv_min[q], rv_ext[q]);
-    }
     clock_t t0 = clock();
-    int checked = 0, proofs = 0, failures = 0, changed = 0;
-    for (int iter = 0; iter < 6000; iter++) {
-        const tir_expr *e = gen_int(&r, rnd_in(&r, 1, 5));
-        const tir_expr *s = tir_analyzer_simplify(a, e);
-        changed += s != e;
-        char msg[2048];
-        if (!same_expr(tir_analyzer_simplify(a2, s), s, msg, sizeof msg) && failures++ < 10)
-            print_message("not idempotent: %s\n  %s\n", show(e), msg);
-        tir_int_bound bd = tir_analyzer_const_bound(a, e);
-        /* a random fact: is the expression below a random constant? */
-        const tir_expr *fact = LT(e, I(rnd_in(&r, -20, 40)));
-        bool proven = tir_analyzer_can_prove(a, fact);
-        proofs += proven;
-        for (int p = 0; p < 24; p++) {
-            int64_t vals[NV];
-            random_point(&r, vals);
-            bool ok1 = true, ok2 = true;
-            int64_t v1 = eval(e, vals, &ok1);
-            if (!ok1) continue;
-            int64_t v2 = eval(s, vals, &ok2);
-            checked++;
-            if (!ok2 || v1 != v2 || v1 < bd.min || v1 > bd.max ||
-                (proven && !eval(fact, vals, &ok1))) {
-                if (failures++ < 10)
-                    print_message("unsound at r0=%lld r1=%lld r2=%lld:\n  e = %s = %lld\n  s = "
-                                  "%s = %lld (ok %d)\n  bound [%lld, %lld] proven %d\n",
-                                  (long long)vals[0], (long long)vals[1], (long long)vals[2],
-                                  show(e), (long long)v1, show(s), (long long)v2, ok2,
-                                  (long long)bd.min, (long long)bd.max, proven);
-                break;
-            }
-        }
-    }
+    stats cs = {0}, ss = {0};
+    random_round(&r, false, 5000, &cs);
+    random_round(&r, true, 3000, &ss);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    tir_analyzer_free(a);
-    tir_analyzer_free(a2);
-    print_message("# %d evaluations, %d of 6000 expressions changed, %d facts proven, %.2f s\n",
-                  checked, changed, proofs, secs);
-    assert_int_equal(failures, 0);
-    assert_true(checked > 50000);
-    assert_true(changed > 2000 && proofs > 1000);
+    print_message("# constant ranges: %d evaluations, %d of 5000 changed, %d proven, %d relaxed\n",
+                  cs.checked, cs.changed, cs.proofs, cs.relaxed);
+    print_message("# symbolic ranges: %d evaluations, %d of 3000 changed, %d proven, %d relaxed\n",
+                  ss.checked, ss.changed, ss.proofs, ss.relaxed);
+    print_message("# %.2f s\n", secs);
+    assert_int_equal(cs.failures + ss.failures, 0);
+    assert_true(cs.checked > 50000 && ss.checked > 30000);
+    assert_true(cs.changed > 2000 && cs.proofs > 1000 && cs.relaxed > 2000);
+    assert_true(ss.changed > 1000 && ss.proofs > 500 && ss.relaxed > 1000);
     assert_true(secs < 5.0);
 }
 
