@@ -683,7 +683,8 @@ TIR_API const tir_expr *tir_analyzer_simplify(tir_analyzer *a, const tir_expr *e
 /* True only when cond (bool) is proven true for every value of the bound
  * variables.  False means "not proven". */
 TIR_API bool tir_analyzer_can_prove(tir_analyzer *a, const tir_expr *cond);
-/* Constant bounds of an integer expression. */
+/* Constant bounds of an integer expression (never wider than its dtype's
+ * range, so an unknown int32 gives [INT32_MIN, INT32_MAX]). */
 TIR_API tir_int_bound tir_analyzer_const_bound(tir_analyzer *a, const tir_expr *e);
 /* Simplifies every expression in a statement, binding loop and block iter
  * variables to their ranges on the way down.  An IfThenElse whose
