@@ -904,17 +904,56 @@ static void test_loop_kinds_and_predicate(void **st) {
                     NULL, s);
     s = tir_for_new(ctx, bx, tir_i32(ctx, 0), tir_i32(ctx, 3), TIR_FOR_THREAD_BINDING, "blockIdx.x", 0,
                     NULL, s);
-    const tir_var *p = tir_var_new(ctx, "p", TIR_I32);
-    const tir_stmt *par = tir_for_new(ctx, p, tir_i32(ctx, 0), tir_i32(ctx, 2), TIR_FOR_PARALLEL, NULL, 0,
-                                      NULL, tir_evaluate_new(ctx, tir_i32(ctx, 0)));
+    /* for p in parallel(2): for v in vectorized(5): E[p * 5 + v] = p * 5 + v */
+    const tir_buffer *E = buf1(ctx, "E", TIR_I32, 10);
+    const tir_var *p = tir_var_new(ctx, "p", TIR_I32), *vv = tir_var_new(ctx, "v", TIR_I32);
+    const tir_expr *pe = tir_add(ctx, tir_mul(ctx, &p->base, tir_i32(ctx, 5)), &vv->base);
+    const tir_stmt *vec = tir_for_new(ctx, vv, tir_i32(ctx, 0), tir_i32(ctx, 5), TIR_FOR_VECTORIZED,
+                                      NULL, 0, NULL, st1(ctx, E, pe, pe));
+    const tir_stmt *par =
+        tir_for_new(ctx, p, tir_i32(ctx, 0), tir_i32(ctx, 2), TIR_FOR_PARALLEL, NULL, 0, NULL, vec);
     const tir_stmt *ss[2] = {par, s};
-    const tir_buffer *bufs[2] = {A, B};
-    const tir_prim_func *f = mkfunc(ctx, 2, bufs, tir_seq_new(ctx, 2, ss), 0, NULL);
-    int32_t a[10], b[10];
+    const tir_buffer *bufs[3] = {A, B, E};
+    const tir_prim_func *f = mkfunc(ctx, 3, bufs, tir_seq_new(ctx, 2, ss), 0, NULL);
+    int32_t a[10], b[10], ev[10];
     for (int k = 0; k < 10; k++) a[k] = k - 3;
-    tir_arg args[2] = {{a, 0}, {b, 0}};
-    run_ok(ctx, f, 2, args, 1u << 1);
+    tir_arg args[3] = {{a, 0}, {b, 0}, {ev, 0}};
+    run_ok(ctx, f, 3, args, 6);
     for (int k = 0; k < 10; k++) assert_int_equal(b[k], (k - 3) * 3);
+    for (int k = 0; k < 10; k++) assert_int_equal(ev[k], k);
+}
+
+/* A binding outside its iter var's domain is an error even when every
+ * access stays in bounds (a split without its predicate); the predicate
+ * makes the same nest fine. */
+static void test_iter_domain(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_buffer *B = buf1(ctx, "B", TIR_I32, 8);
+    for (int guarded = 0; guarded < 2; guarded++) {
+        const tir_var *i = tir_var_new(ctx, "i", TIR_I32), *vi = tir_var_new(ctx, "vi", TIR_I32);
+        tir_iter_var it = {vi, {tir_i32(ctx, 0), tir_i32(ctx, 3)}, TIR_ITER_SPATIAL};
+        tir_block_desc d = {0};
+        d.name = "S";
+        d.niters = 1;
+        d.iters = &it;
+        d.body = st1(ctx, B, &vi->base, &vi->base);
+        const tir_expr *v = &i->base;
+        const tir_expr *pred = guarded ? tir_lt(ctx, v, tir_i32(ctx, 3)) : NULL;
+        const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_SERIAL, NULL,
+                                        0, NULL, tir_block_realize_new(ctx, 1, &v, pred, tir_block_new(ctx, &d)));
+        const tir_buffer *bufs[1] = {B};
+        const tir_prim_func *f = mkfunc(ctx, 1, bufs, s, 0, NULL);
+        int32_t b[8] = {0};
+        tir_arg args[1] = {{b, 0}};
+        if (guarded) {
+            run_ok(ctx, f, 1, args, 0);
+            assert_int_equal(b[2], 2);
+            assert_int_equal(b[3], 0);
+        } else {
+            const char *m[] = {"in block \"S\"", "iter var vi is bound to 3", "domain [0, 3)", NULL};
+            expect_error(ctx, tir_interp_run(ctx, f, 1, args, NULL), TIR_ERR_EVAL, m);
+        }
+    }
 }
 
 /* cp_async copies at once through address_of tokens; syncthreads and the
@@ -1084,6 +1123,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_kinds_and_predicate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_iter_domain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cp_async, setup, teardown),
         cmocka_unit_test_setup_teardown(test_internal_api, setup, teardown),
     };

@@ -22,7 +22,13 @@
  *    lane: the untaken side of a Select is never evaluated, so the padding
  *    stage's guarded load (TVM writes T.if_then_else) reads no element out
  *    of bounds.
- *  - A block's init runs when every reduce iter var equals its domain min.
+ *  - A block's iter vars take their bound values; the predicate guards the
+ *    block; a binding outside its iter var's domain (when the predicate
+ *    holds) is TIR_ERR_EVAL, since it means ill-formed IR even where no
+ *    access leaves its buffer.  The init runs when every reduce iter var
+ *    equals its domain min.
+ *  - Scalar parameters take tir_arg.scalar converted to their dtype (a
+ *    float parameter gets the integer's value).
  *  - Buffer accesses check every index against its dimension's extent and
  *    the element against the "written" bytes of its storage; parameters
  *    start written unless opts->uninit_params says otherwise, allocations
@@ -377,9 +383,9 @@ tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) {
     TIR_ASSERT(msg && "out of memory");
     vsnprintf(msg, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
+    if (e->cur_block) ir_sb_printf(&sb, "in block \"%s\": ", e->cur_block->name);
     ir_sb_puts(&sb, msg);
     free(msg);
-    if (e->cur_block) ir_sb_printf(&sb, " in block \"%s\"", e->cur_block->name);
     if (e->cur_stmt) {
         ir_sb_puts(&sb, "\n  at: ");
         put_stmt(&sb, e->cur_stmt);
@@ -733,22 +739,33 @@ static void cblock(comp *c, const tir_block *b, int nvalues, const tir_expr *con
         out->predicate = cscalar(c, pred, true, "a block predicate");
     int *slots = CNEWN(c, int, b->niters), *olds = calloc((size_t)b->niters + 1, sizeof(int));
     TIR_ASSERT(olds && "out of memory");
-    int nred = 0;
-    for (int i = 0; i < b->niters; i++) nred += b->iters[i].kind == TIR_ITER_REDUCE;
-    int *rslots = CNEWN(c, int, nred);
-    const ir_cexpr **rmins = CNEWN(c, const ir_cexpr *, nred);
-    nred = 0;
+    bool *reduce = CNEWN(c, bool, b->niters);
+    const ir_cexpr **mins = CNEWN(c, const ir_cexpr *, b->niters);
+    const ir_cexpr **exts = CNEWN(c, const ir_cexpr *, b->niters);
     for (int i = 0; i < b->niters; i++) {
-        if (b->iters[i].kind == TIR_ITER_REDUCE)
-            rmins[nred] = cscalar(c, b->iters[i].dom.min, false, "an iter var's domain min");
+        /* Domains are in the block's outer scope: compile them before any
+         * iter var of this block is defined. */
+        mins[i] = cscalar(c, b->iters[i].dom.min, false, "an iter var's domain min");
+        exts[i] = cscalar(c, b->iters[i].dom.extent, false, "an iter var's domain extent");
+        reduce[i] = b->iters[i].kind == TIR_ITER_REDUCE;
+    }
+    for (int i = 0; i < b->niters; i++) {
         olds[i] = var_define(c, b->iters[i].var);
         slots[i] = var_lookup(c, b->iters[i].var);
-        if (b->iters[i].kind == TIR_ITER_REDUCE) rslots[nred++] = slots[i];
     }
     out->iter_slots = slots;
-    out->nreduce = nred;
-    out->reduce_slots = rslots;
-    out->reduce_mins = rmins;
+    out->iter_reduce = reduce;
+    out->dom_mins = mins;
+    out->dom_extents = exts;
+    bool all_const = true;
+    int64_t *lo = CNEWN(c, int64_t, b->niters), *ext = CNEWN(c, int64_t, b->niters);
+    for (int i = 0; i < b->niters; i++)
+        all_const &= tir_expr_const_int(b->iters[i].dom.min, &lo[i]) &&
+                     tir_expr_const_int(b->iters[i].dom.extent, &ext[i]);
+    if (all_const) {
+        out->dom_lo = lo;
+        out->dom_ext = ext;
+    }
     ir_cbuf *allocs = CNEWN(c, ir_cbuf, b->nallocs);
     for (int i = 0; i < b->nallocs; i++) cbuf(c, b->allocs[i], &allocs[i]);
     out->nallocs = b->nallocs;
@@ -1663,19 +1680,34 @@ static tir_status exec_block(ir_env *e, const ir_cstmt *s) {
     if (e->status) return e->status;
     const tir_block *saved = e->cur_block;
     e->cur_block = b->block;
-    tir_status st = TIR_OK;
+    /* A binding outside its domain is ill-formed IR (a split without its
+     * predicate, say) even when no access goes out of bounds.  The init
+     * runs when every reduce iter is at its domain min. */
+    bool first = true;
+    for (int i = 0; i < b->niters; i++) {
+        int64_t v = e->vars[b->iter_slots[i]].i, lo, ext;
+        if (b->dom_lo) {
+            lo = b->dom_lo[i];
+            ext = b->dom_ext[i];
+        } else {
+            lo = ir_eval(e, b->dom_mins[i]).i;
+            ext = ir_eval(e, b->dom_extents[i]).i;
+            if (e->status) break;
+        }
+        if (v < lo || v - lo >= ext) {
+            ir_env_fail(e, TIR_ERR_EVAL, "iter var %s is bound to %lld, outside its domain [%lld, %lld)",
+                        b->block->iters[i].var->name, (long long)v, (long long)lo,
+                        (long long)(lo + ext));
+            break;
+        }
+        if (b->iter_reduce[i] && v != lo) first = false;
+    }
+    tir_status st = e->status;
     int nalloc = 0;
-    for (; nalloc < b->nallocs && st == TIR_OK; nalloc++) {
-        st = alloc_buf(e, &b->allocs[nalloc]);
-        if (st != TIR_OK) break;
-    }
-    if (st == TIR_OK && b->init) {
-        bool first = true;
-        for (int r = 0; r < b->nreduce && first; r++)
-            first = e->vars[b->reduce_slots[r]].i == ir_eval(e, b->reduce_mins[r]).i;
-        st = e->status;
-        if (st == TIR_OK && first) st = ir_exec_stmt(e, b->init);
-    }
+    while (st == TIR_OK && nalloc < b->nallocs &&
+           (st = alloc_buf(e, &b->allocs[nalloc])) == TIR_OK)
+        nalloc++;
+    if (st == TIR_OK && b->init && first) st = ir_exec_stmt(e, b->init);
     if (st == TIR_OK) st = ir_exec_stmt(e, b->body);
     while (nalloc > 0) release_own(e, b->allocs[--nalloc].slot);
     e->cur_block = saved;

@@ -142,9 +142,10 @@ typedef struct ir_cblock {
     const int *iter_slots;
     const ir_cexpr *const *values;
     const ir_cexpr *predicate; /* NULL: true */
-    int nreduce;               /* reduce iters: slot and domain min */
-    const int *reduce_slots;
-    const ir_cexpr *const *reduce_mins;
+    const bool *iter_reduce;   /* [niters] */
+    const ir_cexpr *const *dom_mins;    /* [niters] */
+    const ir_cexpr *const *dom_extents; /* [niters] */
+    const int64_t *dom_lo, *dom_ext;    /* the same when all constant, else NULL */
     int nallocs;
     const ir_cbuf *allocs;
     const ir_cstmt *init; /* NULL if none */
