@@ -1158,6 +1158,16 @@ static ir_val load_at(ir_env *e, const ir_mbuf *m, const int64_t *idx, bool addr
     return read_elem(m, off);
 }
 
+/* Evaluates vector x for the lanes in mask and returns lane 0 (address_of
+ * a vector load needs only that; a vector Evaluate drops the value). */
+static __attribute__((noinline)) int64_t first_lane(ir_env *e, const ir_cexpr *x,
+                                                    uint64_t mask) {
+    ir_val t[IR_MAX_LANES];
+    t[0].i = 0;
+    eval_v(e, x, t, mask);
+    return t[0].i;
+}
+
 static ir_val load_s(ir_env *e, const ir_cexpr *x) {
     ir_val zero = {0};
     ir_mbuf *m = need_buf(e, x->u.ld.buf, ((const tir_buffer_load *)x->src)->buffer);
@@ -1166,9 +1176,7 @@ static ir_val load_s(ir_env *e, const ir_cexpr *x) {
     for (int d = 0; d < x->u.ld.nidx; d++) {
         const ir_cexpr *ix = x->u.ld.idx[d];
         if (ix->lanes > 1) { /* address_of a vector load: its first element */
-            ir_val t[IR_MAX_LANES];
-            eval_v(e, ix, t, 1);
-            idx[d] = t[0].i;
+            idx[d] = first_lane(e, ix, 1);
         } else {
             idx[d] = ix->kind == TIR_KIND_VAR ? e->vars[ix->u.slot].i : ir_eval(e, ix).i;
         }
@@ -1520,13 +1528,83 @@ static void eval_lanes(ir_env *e, const ir_cexpr *x, ir_val *out, int lanes, uin
     }
 }
 
+/* The vector cases with big temporaries live in functions of their own,
+ * so that eval_v's frame (one per level of a vector expression) stays
+ * small: environments may run on small coroutine stacks. */
+static void eval_v(ir_env *e, const ir_cexpr *x, ir_val *out, uint64_t mask);
+
+static __attribute__((noinline)) void load_v(ir_env *e, const ir_cexpr *x, ir_val *out,
+                                             uint64_t mask) {
+    ir_mbuf *m = need_buf(e, x->u.ld.buf, ((const tir_buffer_load *)x->src)->buffer);
+    if (!m) return;
+    int nd = x->u.ld.nidx, n = x->lanes;
+    ir_val idx[IR_MAX_DIMS][IR_MAX_LANES];
+    for (int d = 0; d < nd; d++) eval_lanes(e, x->u.ld.idx[d], idx[d], n, mask);
+    if (e->status) return;
+    for (int l = 0; l < n; l++) {
+        if (!(mask >> l & 1)) continue;
+        int64_t ix[IR_MAX_DIMS];
+        for (int d = 0; d < nd; d++) ix[d] = idx[d][l].i;
+        out[l] = load_at(e, m, ix, false);
+        if (e->status) return;
+    }
+}
+
+static __attribute__((noinline)) void call_v(ir_env *e, const ir_cexpr *x, ir_val *out,
+                                             uint64_t mask) {
+    int na = x->u.call.nargs, n = x->lanes;
+    if (x->u.call.op > TIR_INTRIN_SIGMOID || na > 3) {
+        ir_env_fail(e, TIR_ERR_UNSUPPORTED, "interpreter: vector %s",
+                    tir_intrin_name(x->u.call.op));
+        return;
+    }
+    ir_val args[3][IR_MAX_LANES];
+    for (int i = 0; i < na; i++) eval_lanes(e, x->u.call.args[i], args[i], n, mask);
+    if (e->status) return;
+    for (int l = 0; l < n; l++) {
+        if (!(mask >> l & 1)) continue;
+        ir_val al[3];
+        for (int i = 0; i < na; i++) al[i] = args[i][l];
+        out[l] = math(x->u.call.args[0]->tc, x->u.call.op, al);
+    }
+}
+
+/* Select, And, Or: the second operand(s) only for the lanes that need them. */
+static __attribute__((noinline)) void lazy_v(ir_env *e, const ir_cexpr *x, ir_val *out,
+                                             uint64_t mask) {
+    int n = x->lanes;
+    ir_val c[IR_MAX_LANES];
+    if (x->kind == TIR_KIND_SELECT) {
+        if (x->a->lanes == 1) {
+            eval_v(e, ir_eval(e, x->a).i ? x->b : x->c, out, mask);
+            return;
+        }
+        eval_v(e, x->a, c, mask);
+        uint64_t mt = 0;
+        for (int l = 0; l < n; l++)
+            if ((mask >> l & 1) && c[l].i) mt |= 1ull << l;
+        eval_v(e, x->b, out, mask & mt);
+        eval_v(e, x->c, out, mask & ~mt);
+        return;
+    }
+    bool is_and = x->kind == TIR_KIND_AND;
+    eval_v(e, x->a, c, mask);
+    uint64_t need = 0;
+    for (int l = 0; l < n; l++)
+        if ((mask >> l & 1) && (is_and == (c[l].i != 0))) need |= 1ull << l;
+    for (int l = 0; l < n; l++)
+        if (mask >> l & 1) out[l].i = c[l].i != 0;
+    eval_v(e, x->b, out, need);
+    for (int l = 0; l < n; l++)
+        if (need >> l & 1) out[l].i = out[l].i != 0;
+}
+
 /* Evaluates vector x into out[0..lanes) for the lanes set in mask; the
  * other lanes are left as they are and nothing is evaluated for them. */
 static void eval_v(ir_env *e, const ir_cexpr *x, ir_val *out, uint64_t mask) {
     int n = x->lanes;
     mask &= lane_mask(n);
     if (!mask || e->status) return;
-    ir_val a[IR_MAX_LANES], b[IR_MAX_LANES];
     tir_kind k = (tir_kind)x->kind;
     switch (k) {
     case TIR_KIND_VAR:
@@ -1547,75 +1625,20 @@ static void eval_v(ir_env *e, const ir_cexpr *x, ir_val *out, uint64_t mask) {
         return;
     }
     case TIR_KIND_AND:
-    case TIR_KIND_OR: {
-        eval_v(e, x->a, a, mask);
-        uint64_t need = 0;
-        for (int l = 0; l < n; l++)
-            if ((mask >> l & 1) && ((k == TIR_KIND_AND) == (a[l].i != 0))) need |= 1ull << l;
-        eval_v(e, x->b, b, need);
-        for (int l = 0; l < n; l++)
-            if (mask >> l & 1) out[l].i = (need >> l & 1) ? b[l].i != 0 : a[l].i != 0;
-        return;
-    }
+    case TIR_KIND_OR:
+    case TIR_KIND_SELECT: lazy_v(e, x, out, mask); return;
     case TIR_KIND_NOT:
-        eval_v(e, x->a, a, mask);
+        eval_v(e, x->a, out, mask);
         for (int l = 0; l < n; l++)
-            if (mask >> l & 1) out[l].i = !a[l].i;
+            if (mask >> l & 1) out[l].i = !out[l].i;
         return;
-    case TIR_KIND_SELECT: {
-        if (x->a->lanes == 1) {
-            ir_val c = ir_eval(e, x->a);
-            eval_v(e, c.i ? x->b : x->c, out, mask);
-            return;
-        }
-        ir_val c[IR_MAX_LANES];
-        eval_v(e, x->a, c, mask);
-        uint64_t mt = 0;
-        for (int l = 0; l < n; l++)
-            if (c[l].i) mt |= 1ull << l;
-        eval_v(e, x->b, out, mask & mt);
-        eval_v(e, x->c, out, mask & ~mt);
-        return;
-    }
     case TIR_KIND_CAST:
-        eval_v(e, x->a, a, mask);
+        eval_v(e, x->a, out, mask);
         for (int l = 0; l < n; l++)
-            if (mask >> l & 1) out[l] = cast(x->otc, x->tc, a[l]);
+            if (mask >> l & 1) out[l] = cast(x->otc, x->tc, out[l]);
         return;
-    case TIR_KIND_BUFFER_LOAD: {
-        ir_mbuf *m = need_buf(e, x->u.ld.buf, ((const tir_buffer_load *)x->src)->buffer);
-        if (!m) return;
-        int nd = x->u.ld.nidx;
-        ir_val idx[IR_MAX_DIMS][IR_MAX_LANES];
-        for (int d = 0; d < nd; d++) eval_lanes(e, x->u.ld.idx[d], idx[d], n, mask);
-        if (e->status) return;
-        for (int l = 0; l < n; l++) {
-            if (!(mask >> l & 1)) continue;
-            int64_t ix[IR_MAX_DIMS];
-            for (int d = 0; d < nd; d++) ix[d] = idx[d][l].i;
-            out[l] = load_at(e, m, ix, false);
-            if (e->status) return;
-        }
-        return;
-    }
-    case TIR_KIND_CALL: {
-        int na = x->u.call.nargs;
-        if (x->u.call.op > TIR_INTRIN_SIGMOID || na > 3) {
-            ir_env_fail(e, TIR_ERR_UNSUPPORTED, "interpreter: vector %s",
-                        tir_intrin_name(x->u.call.op));
-            return;
-        }
-        ir_val args[3][IR_MAX_LANES];
-        for (int i = 0; i < na; i++) eval_lanes(e, x->u.call.args[i], args[i], n, mask);
-        if (e->status) return;
-        for (int l = 0; l < n; l++) {
-            if (!(mask >> l & 1)) continue;
-            ir_val al[3];
-            for (int i = 0; i < na; i++) al[i] = args[i][l];
-            out[l] = math(x->u.call.args[0]->tc, x->u.call.op, al);
-        }
-        return;
-    }
+    case TIR_KIND_BUFFER_LOAD: load_v(e, x, out, mask); return;
+    case TIR_KIND_CALL: call_v(e, x, out, mask); return;
     case TIR_KIND_LET:
         if (x->a->lanes == 1)
             e->vars[x->u.slot] = ir_eval(e, x->a);
@@ -1623,40 +1646,26 @@ static void eval_v(ir_env *e, const ir_cexpr *x, ir_val *out, uint64_t mask) {
             eval_v(e, x->a, &e->vars[x->u.slot], ~0ull);
         eval_v(e, x->b, out, mask);
         return;
-    default:
+    default: {
         if (!tir_kind_is_binop(k)) TIR_UNREACHABLE();
-        eval_v(e, x->a, a, mask);
+        ir_val b[IR_MAX_LANES];
+        eval_v(e, x->a, out, mask);
         eval_v(e, x->b, b, mask);
         if (e->status) return;
         for (int l = 0; l < n; l++) {
             if (!(mask >> l & 1)) continue;
-            out[l] = binop(e, x, a[l], b[l]);
+            out[l] = binop(e, x, out[l], b[l]);
             if (e->status) return;
         }
         return;
+    }
     }
 }
 
 /* ============================================================= execution */
 
-static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
-    ir_mbuf *m = need_buf(e, s->u.store.buf, ((const tir_buffer_store *)s->src)->buffer);
-    if (!m) return e->status;
+static __attribute__((noinline)) tir_status store_v(ir_env *e, const ir_cstmt *s, ir_mbuf *m) {
     int nd = s->u.store.nidx, n = s->u.store.value->lanes;
-    if (n == 1) {
-        int64_t idx[IR_MAX_DIMS];
-        for (int d = 0; d < nd; d++) {
-            const ir_cexpr *ix = s->u.store.idx[d];
-            idx[d] = ix->kind == TIR_KIND_VAR ? e->vars[ix->u.slot].i : ir_eval(e, ix).i;
-        }
-        ir_val v = ir_eval(e, s->u.store.value);
-        if (e->status) return e->status;
-        int64_t off = elem_offset(e, m, idx, true);
-        if (off < 0) return e->status;
-        write_elem(m, off, v);
-        if (m->written) m->written[off] = 1;
-        return TIR_OK;
-    }
     uint64_t mask = lane_mask(n);
     ir_val idx[IR_MAX_DIMS][IR_MAX_LANES], v[IR_MAX_LANES];
     for (int d = 0; d < nd; d++) eval_lanes(e, s->u.store.idx[d], idx[d], n, mask);
@@ -1670,6 +1679,24 @@ static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
         write_elem(m, off, v[l]);
         if (m->written) m->written[off] = 1;
     }
+    return TIR_OK;
+}
+
+static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
+    ir_mbuf *m = need_buf(e, s->u.store.buf, ((const tir_buffer_store *)s->src)->buffer);
+    if (!m) return e->status;
+    if (s->u.store.value->lanes > 1) return store_v(e, s, m);
+    int64_t idx[IR_MAX_DIMS];
+    for (int d = 0; d < s->u.store.nidx; d++) {
+        const ir_cexpr *ix = s->u.store.idx[d];
+        idx[d] = ix->kind == TIR_KIND_VAR ? e->vars[ix->u.slot].i : ir_eval(e, ix).i;
+    }
+    ir_val v = ir_eval(e, s->u.store.value);
+    if (e->status) return e->status;
+    int64_t off = elem_offset(e, m, idx, true);
+    if (off < 0) return e->status;
+    write_elem(m, off, v);
+    if (m->written) m->written[off] = 1;
     return TIR_OK;
 }
 
@@ -1752,12 +1779,10 @@ tir_status ir_exec_stmt(ir_env *e, const ir_cstmt *s) {
         return st;
     }
     case TIR_KIND_EVALUATE:
-        if (s->u.eval->lanes == 1) {
+        if (s->u.eval->lanes == 1)
             ir_eval(e, s->u.eval);
-        } else {
-            ir_val tmp[IR_MAX_LANES];
-            eval_v(e, s->u.eval, tmp, ~0ull);
-        }
+        else
+            first_lane(e, s->u.eval, ~0ull);
         return e->status;
     default: TIR_UNREACHABLE();
     }
