@@ -366,10 +366,10 @@ static bool collect_loads(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-/* One region per distinct buffer loaded in e, in order of first use;
- * `skip` (the accumulator) is left out. */
-static int read_regions(tir_ctx *ctx, const tir_expr *e, const tir_buffer *skip,
-                        tir_buffer_region **out) {
+/* One region per distinct buffer loaded in e, in order of first use.  e is
+ * the stage's value, so a reduction's accumulator (loaded only by the
+ * update built around it) is not among them. */
+static int read_regions(tir_ctx *ctx, const tir_expr *e, tir_buffer_region **out) {
     load_collector lc = {{0}};
     tir_visitor v = {collect_loads, NULL, &lc};
     tir_visit(&v, e);
@@ -378,7 +378,7 @@ static int read_regions(tir_ctx *ctx, const tir_expr *e, const tir_buffer *skip,
     for (int i = 0; i < lc.loads.n; i++) {
         const tir_buffer_load *ld = lc.loads.items[i];
         const tir_buffer *buf = ld->buffer;
-        bool seen = buf == skip;
+        bool seen = false;
         for (int r = 0; r < nregs && !seen; r++) seen = regs[r].buffer == buf;
         if (seen) continue;
         tir_range *rs = IR_NEWN(ctx, tir_range, ld->nidx);
@@ -499,7 +499,7 @@ static const tir_stmt *build_stage(tir_ctx *ctx, const tir_te_tensor *t) {
         (const tir_expr *)tir_substitute(ctx, t->value, nall, t->axes, ivals);
 
     tir_buffer_region *reads;
-    int nreads = read_regions(ctx, value, t->is_reduce ? t->buf : NULL, &reads);
+    int nreads = read_regions(ctx, value, &reads);
     tir_range *wr = IR_NEWN(ctx, tir_range, t->ndim);
     for (int d = 0; d < t->ndim; d++) {
         wr[d].min = ivals[d];
