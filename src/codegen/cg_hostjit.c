@@ -16,6 +16,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <string.h>
 
+#include "cg_hostjit.h"
 #include "cg_internal.h"
 
 struct cg_jit {

@@ -42,14 +42,6 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
                           bool host, int64_t *shared_bytes);
 
-/* Test-only (cg_hostjit.c, linked into tests, not into libminitir): compiles
- * f for the host with LLVM's JIT.  cg_jit_call's args[i] points to the
- * data of buffer parameter i, or to the value of scalar parameter i. */
-typedef struct cg_jit cg_jit;
-tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codegen_opts *opts,
-                          cg_jit **out);
-void cg_jit_call(cg_jit *j, void **args);
-void cg_jit_free(cg_jit *j);
 
 /* The helper function computing a math intrinsic (exp, log, tanh, pow,
  * sigmoid) on float (f64 false) or double (f64 true) in mod, created on

@@ -11,9 +11,11 @@
  *     with s = f/(2+f), f = m-1, evaluated as in fdlibm to keep f exact;
  *   tanh(x) = an odd Taylor polynomial for |x| < 1/2, else
  *     sign(x) (1 - 2/(exp(2|x|)+1));
- *   sigmoid(x) = 1/(1+exp(-x));
- *   pow(x, y) = exp(y log|x|) with the sign and special cases of C99; float
- *     pow is computed in double, which makes it nearly correctly rounded.
+ *   sigmoid(x) = 1/(1+exp(-x)), or exp(x)/(1+exp(x)) for x < 0;
+ *   pow(x, y) = exp(y log|x|) with the sign and special cases of C99,
+ *     computed in double with log|x| in double-double (hi + lo), so that the
+ *     error of log is not magnified by y; float pow is then nearly correctly
+ *     rounded.
  * Measured accuracy is in docs/lowered-ir.md (tests/test_codegen_math.c runs
  * these same functions on the host).
  *
@@ -106,10 +108,10 @@ static LLVMValueRef build_exp(mb *m, LLVMValueRef x) {
     return sel(m, isnan, x, res);
 }
 
-static LLVMValueRef build_log(mb *m, LLVMValueRef x) {
+/* x = 2^k m with m in [sqrt(1/2), sqrt(2)): sets *f = m - 1 (exact) and
+ * *dk = k as a float. */
+static void log_reduce(mb *m, LLVMValueRef x, LLVMValueRef *f, LLVMValueRef *dk) {
     int mbits = m->f64 ? 52 : 23, bias = m->f64 ? 1023 : 127;
-    double hi = m->f64 ? 6.93147180369123816490e-01 : 6.9313812256e-01;
-    double lo = m->f64 ? 1.90821492927058770002e-10 : 9.0580006145e-06;
     double tiny = m->f64 ? 0x1p-1022 : 0x1p-126;
     /* Scale subnormals into the normal range. */
     LLVMValueRef sub = fcmp(m, LLVMRealOLT, x, K(m, tiny));
@@ -127,23 +129,77 @@ static LLVMValueRef build_log(mb *m, LLVMValueRef x) {
     LLVMValueRef big = fcmp(m, LLVMRealOGT, mv, K(m, 1.41421356237309504880));
     mv = sel(m, big, mfmul(m, mv, K(m, 0.5)), mv);
     e = sel(m, big, LLVMBuildAdd(m->b, e, KI(m, 1), ""), e);
-    LLVMValueRef f = mfsub(m, mv, K(m, 1.0)); /* exact: mv in [0.7, 1.42] */
+    *f = mfsub(m, mv, K(m, 1.0)); /* exact: mv in [0.7, 1.42] */
+    *dk = LLVMBuildSIToFP(m->b, e, m->ft, "");
+}
+
+/* s R(s^2) with R(z) = 2z/3 + 2z^2/5 + ... (the odd terms of 2 atanh(s)
+ * beyond 2s), |s| <= 0.172. */
+static LLVMValueRef atanh_tail(mb *m, LLVMValueRef s) {
+    double c[12];
+    int n = m->f64 ? 11 : 4;
+    for (int i = 0; i < n; i++) c[i] = 2.0 / (2 * i + 3);
+    LLVMValueRef z = mfmul(m, s, s);
+    return mfmul(m, mfmul(m, s, z), horner(m, z, c, n));
+}
+
+/* log's results at 0, negative, infinite and NaN x. */
+static LLVMValueRef log_specials(mb *m, LLVMValueRef x, LLVMValueRef res) {
+    res = sel(m, fcmp(m, LLVMRealOEQ, x, K(m, INFINITY)), x, res);
+    res = sel(m, fcmp(m, LLVMRealOEQ, x, K(m, 0.0)), K(m, -INFINITY), res);
+    res = sel(m, fcmp(m, LLVMRealOLT, x, K(m, 0.0)), K(m, NAN), res);
+    return sel(m, fcmp(m, LLVMRealUNO, x, x), x, res);
+}
+
+static LLVMValueRef build_log(mb *m, LLVMValueRef x) {
+    double hi = m->f64 ? 6.93147180369123816490e-01 : 6.9313812256e-01;
+    double lo = m->f64 ? 1.90821492927058770002e-10 : 9.0580006145e-06;
+    LLVMValueRef f, dk;
+    log_reduce(m, x, &f, &dk);
+    /* fdlibm's evaluation: log(1+f) = f - (hfsq - s (hfsq + R)) keeps the
+     * exact f as the leading term. */
     LLVMValueRef s = LLVMBuildFDiv(m->b, f, mfadd(m, K(m, 2.0), f), "");
     LLVMValueRef z = mfmul(m, s, s);
-    /* R(z) = 2z/3 + 2z^2/5 + ..., |s| <= 0.172 */
     double c[12];
     int n = m->f64 ? 11 : 4;
     for (int i = 0; i < n; i++) c[i] = 2.0 / (2 * i + 3);
     LLVMValueRef R = mfmul(m, z, horner(m, z, c, n));
     LLVMValueRef hfsq = mfmul(m, K(m, 0.5), mfmul(m, f, f));
-    LLVMValueRef dk = LLVMBuildSIToFP(m->b, e, m->ft, "");
     LLVMValueRef t = fma3(m, s, mfadd(m, hfsq, R), mfmul(m, dk, K(m, lo)));
     t = mfsub(m, mfsub(m, hfsq, t), f); /* -(log(m) + dk*lo) */
     LLVMValueRef res = fma3(m, dk, K(m, hi), LLVMBuildFNeg(m->b, t, ""));
-    res = sel(m, fcmp(m, LLVMRealOEQ, x, K(m, INFINITY)), x, res);
-    res = sel(m, fcmp(m, LLVMRealOEQ, x, K(m, 0.0)), K(m, -INFINITY), res);
-    res = sel(m, fcmp(m, LLVMRealOLT, x, K(m, 0.0)), K(m, NAN), res);
-    return sel(m, fcmp(m, LLVMRealUNO, x, x), x, res);
+    return log_specials(m, x, res);
+}
+
+/* log(x) of a double x >= 0 as an unevaluated sum hi + lo, accurate to
+ * about 2^-58 relative (for pow, where y log x magnifies the error).
+ * log(1+f) = 2s + s R(s^2) with s = f/(2+f) carried as s_hi + s_lo. */
+static void log_dd(mb *d, LLVMValueRef x, LLVMValueRef *hi, LLVMValueRef *lo) {
+    static const double ln2_hi = 6.93147180369123816490e-01; /* 21 trailing zero bits */
+    static const double ln2_lo = 1.90821492927058770002e-10;
+    LLVMValueRef f, dk;
+    log_reduce(d, x, &f, &dk);
+    /* u = 2 + f exactly as u_hi + u_lo (|f| < 2). */
+    LLVMValueRef u_hi = mfadd(d, K(d, 2.0), f);
+    LLVMValueRef u_lo = mfadd(d, mfsub(d, K(d, 2.0), u_hi), f);
+    LLVMValueRef s_hi = LLVMBuildFDiv(d->b, f, u_hi, "");
+    /* The remainder of a correctly rounded division is exact under fma. */
+    LLVMValueRef r = fma3(d, LLVMBuildFNeg(d->b, s_hi, ""), u_hi, f);
+    r = fma3(d, LLVMBuildFNeg(d->b, s_hi, ""), u_lo, r);
+    LLVMValueRef s_lo = LLVMBuildFDiv(d->b, r, u_hi, "");
+    LLVMValueRef p = atanh_tail(d, s_hi);
+    /* hi + err = dk ln2_hi + 2 s_hi exactly (TwoSum); dk ln2_hi is exact. */
+    LLVMValueRef a = mfmul(d, dk, K(d, ln2_hi)), b = mfmul(d, K(d, 2.0), s_hi);
+    LLVMValueRef sum = mfadd(d, a, b);
+    LLVMValueRef bb = mfsub(d, sum, a);
+    LLVMValueRef err = mfadd(d, mfsub(d, a, mfsub(d, sum, bb)), mfsub(d, b, bb));
+    LLVMValueRef rest = mfadd(d, mfadd(d, err, mfmul(d, K(d, 2.0), s_lo)),
+                              fma3(d, dk, K(d, ln2_lo), p));
+    /* Renormalise (Fast2Sum: |sum| >= |rest|). */
+    LLVMValueRef h = mfadd(d, sum, rest);
+    *lo = mfsub(d, rest, mfsub(d, h, sum));
+    *hi = log_specials(d, x, h);
+    *lo = sel(d, fcmp(d, LLVMRealOEQ, *hi, h), *lo, K(d, 0.0));
 }
 
 static LLVMValueRef build_tanh(mb *m, LLVMValueRef x) {
@@ -167,28 +223,44 @@ static LLVMValueRef build_tanh(mb *m, LLVMValueRef x) {
     LLVMValueRef two_ax = mfmul(m, K(m, 2.0), ax);
     LLVMValueRef e = call(m, exp, &two_ax, 1);
     LLVMValueRef big = mfsub(m, K(m, 1.0), LLVMBuildFDiv(m->b, K(m, 2.0), mfadd(m, e, K(m, 1.0)), ""));
-    LLVMValueRef args[2] = {big, x};
-    big = cg_call_intrinsic(m->mod, m->b, "llvm.copysign", &m->ft, 1, args, 2);
-    return sel(m, fcmp(m, LLVMRealOLT, ax, K(m, 0.5)), small, big);
+    /* tanh is odd: the sign of x, also for tanh(-0) = -0. */
+    LLVMValueRef args[2] = {sel(m, fcmp(m, LLVMRealOLT, ax, K(m, 0.5)), small, big), x};
+    return cg_call_intrinsic(m->mod, m->b, "llvm.copysign", &m->ft, 1, args, 2);
 }
 
 static LLVMValueRef build_sigmoid(mb *m, LLVMValueRef x) {
+    /* e = exp(-|x|) never overflows; for x < 0, e/(1+e) keeps the tiny
+     * results that 1/(1+exp(-x)) would lose to an overflow. */
     LLVMValueRef exp = cg_math_fn(m->mod, TIR_INTRIN_EXP, m->f64);
-    LLVMValueRef nx = LLVMBuildFNeg(m->b, x, "");
-    LLVMValueRef e = call(m, exp, &nx, 1);
-    return LLVMBuildFDiv(m->b, K(m, 1.0), mfadd(m, K(m, 1.0), e), "");
+    LLVMValueRef nax = LLVMBuildFNeg(m->b, intr1(m, "llvm.fabs", x), "");
+    LLVMValueRef e = call(m, exp, &nax, 1);
+    LLVMValueRef num = sel(m, fcmp(m, LLVMRealOLT, x, K(m, 0.0)), e, K(m, 1.0));
+    return LLVMBuildFDiv(m->b, num, mfadd(m, K(m, 1.0), e), "");
 }
 
 static LLVMValueRef build_pow(mb *m, LLVMValueRef x, LLVMValueRef y) {
-    LLVMContextRef lc = m->lc;
-    LLVMTypeRef dt = LLVMDoubleTypeInContext(lc);
+    /* The magnitude in double: exp(t_hi + t_lo) with t = y log|x| carried
+     * in double-double, exp(t_hi) (1 + t_lo) ~ exp(t_hi + t_lo). */
+    mb d = *m;
+    d.f64 = true;
+    d.ft = LLVMDoubleTypeInContext(m->lc);
+    d.it = LLVMInt64TypeInContext(m->lc);
     LLVMValueRef ax = intr1(m, "llvm.fabs", x);
-    LLVMValueRef axd = m->f64 ? ax : LLVMBuildFPExt(m->b, ax, dt, "");
-    LLVMValueRef yd = m->f64 ? y : LLVMBuildFPExt(m->b, y, dt, "");
-    LLVMValueRef l = call(m, cg_math_fn(m->mod, TIR_INTRIN_LOG, true), &axd, 1);
-    LLVMValueRef t = LLVMBuildFMul(m->b, yd, l, "");
-    LLVMValueRef r = call(m, cg_math_fn(m->mod, TIR_INTRIN_EXP, true), &t, 1);
+    LLVMValueRef axd = m->f64 ? ax : LLVMBuildFPExt(m->b, ax, d.ft, "");
+    LLVMValueRef yd = m->f64 ? y : LLVMBuildFPExt(m->b, y, d.ft, "");
+    LLVMValueRef l_hi, l_lo;
+    log_dd(&d, axd, &l_hi, &l_lo);
+    LLVMValueRef t_hi = mfmul(&d, yd, l_hi);
+    LLVMValueRef t_lo = mfadd(&d, fma3(&d, yd, l_hi, LLVMBuildFNeg(m->b, t_hi, "")),
+                              mfmul(&d, yd, l_lo));
+    LLVMValueRef e = call(&d, cg_math_fn(m->mod, TIR_INTRIN_EXP, true), &t_hi, 1);
+    /* No correction when exp overflowed or t is inf/NaN (t_lo is then NaN). */
+    LLVMValueRef finite =
+        LLVMBuildAnd(m->b, fcmp(&d, LLVMRealOLT, intr1(&d, "llvm.fabs", e), K(&d, INFINITY)),
+                     fcmp(&d, LLVMRealOLT, intr1(&d, "llvm.fabs", t_hi), K(&d, INFINITY)), "");
+    LLVMValueRef r = sel(&d, finite, fma3(&d, e, t_lo, e), e);
     if (!m->f64) r = LLVMBuildFPTrunc(m->b, r, m->ft, "");
+    /* Sign and special cases of C99. */
     LLVMValueRef fy = intr1(m, "llvm.floor", y);
     LLVMValueRef yint = fcmp(m, LLVMRealOEQ, fy, y);
     LLVMValueRef yh = mfmul(m, y, K(m, 0.5));
