@@ -10,8 +10,8 @@
 
 /* --------------------------------------------------------------- helpers */
 
-static const tir_buffer *gbuf_e(tir_ctx *ctx, const char *name, tir_dtype t,
-                                const tir_expr *extent, int align) {
+static const tir_buffer *gbuf_e(tir_ctx *ctx, const char *name, tir_dtype t, const tir_expr *extent,
+                                int align) {
     tir_buffer_desc d = {name, t, 1, &extent, NULL, NULL, TIR_SCOPE_GLOBAL, align};
     return tir_buffer_new(ctx, &d);
 }
@@ -33,8 +33,7 @@ static const tir_expr *muli(tir_ctx *ctx, const tir_expr *a, int64_t c) {
 static const tir_expr *ld(tir_ctx *ctx, const tir_buffer *b, const tir_expr *i) {
     return tir_load(ctx, b, 1, &i);
 }
-static const tir_stmt *st(tir_ctx *ctx, const tir_buffer *b, const tir_expr *i,
-                          const tir_expr *v) {
+static const tir_stmt *st(tir_ctx *ctx, const tir_buffer *b, const tir_expr *i, const tir_expr *v) {
     return tir_store(ctx, b, v, 1, &i);
 }
 static const tir_stmt *loop(tir_ctx *ctx, const tir_var *v, int64_t ext, tir_for_kind k,
@@ -52,8 +51,8 @@ static const tir_var *iv(tir_ctx *ctx, const char *name) { return tir_var_new(ct
 
 /* A function over the buffers bufs[0..nb) then the scalars sc[0..ns). */
 static const tir_prim_func *func(tir_ctx *ctx, const char *name, int nb,
-                                 const tir_buffer *const *bufs, int ns,
-                                 const tir_var *const *sc, const tir_stmt *body) {
+                                 const tir_buffer *const *bufs, int ns, const tir_var *const *sc,
+                                 const tir_stmt *body) {
     const tir_var *params[16];
     const tir_buffer *map[16];
     for (int i = 0; i < nb; i++) {
@@ -96,8 +95,8 @@ const tir_prim_func *ck_vector_add_sym(tir_ctx *ctx) {
     const tir_stmt *body = tir_if_new(
         ctx, tir_lt(ctx, i, V(n)), st(ctx, C, i, tir_add(ctx, ld(ctx, A, i), ld(ctx, B, i))), NULL);
     const tir_expr *nblocks = tir_floordiv(ctx, add(ctx, V(n), I(ctx, 255)), I(ctx, 256));
-    const tir_stmt *launch = bind(ctx, bx, nblocks, "blockIdx.x",
-                                  bind(ctx, tx, I(ctx, 256), "threadIdx.x", body));
+    const tir_stmt *launch =
+        bind(ctx, bx, nblocks, "blockIdx.x", bind(ctx, tx, I(ctx, 256), "threadIdx.x", body));
     const tir_buffer *bufs[] = {A, B, C};
     return func(ctx, "vector_add_sym", 3, bufs, 1, &n, launch);
 }
@@ -162,9 +161,9 @@ const tir_prim_func *ck_matmul_tiled(tir_ctx *ctx, int64_t M, int64_t N, int64_t
     const tir_expr *ai = add(ctx, muli(ctx, V(i1), 4), V(j1));
     const tir_expr *a_sh = add(ctx, muli(ctx, add(ctx, muli(ctx, V(ty), 4), V(i1)), 16), V(kk));
     const tir_expr *b_sh = add(ctx, muli(ctx, V(kk), 64), add(ctx, muli(ctx, V(tx), 4), V(j1)));
-    const tir_stmt *upd = st(ctx, acc, ai,
-                             tir_add(ctx, ld(ctx, acc, ai),
-                                     tir_mul(ctx, ld(ctx, As, a_sh), ld(ctx, Bs, b_sh))));
+    const tir_stmt *upd =
+        st(ctx, acc, ai,
+           tir_add(ctx, ld(ctx, acc, ai), tir_mul(ctx, ld(ctx, As, a_sh), ld(ctx, Bs, b_sh))));
     const tir_stmt *compute =
         loop(ctx, kk, 16, TIR_FOR_UNROLLED,
              loop(ctx, i1, 4, TIR_FOR_UNROLLED, loop(ctx, j1, 4, TIR_FOR_UNROLLED, upd)));
@@ -177,11 +176,10 @@ const tir_prim_func *ck_matmul_tiled(tir_ctx *ctx, int64_t M, int64_t N, int64_t
     const tir_var *i2 = iv(ctx, "i2"), *j2 = iv(ctx, "j2");
     const tir_expr *crow = add(ctx, add(ctx, muli(ctx, V(by), 64), muli(ctx, V(ty), 4)), V(i2));
     const tir_expr *ccol = add(ctx, add(ctx, muli(ctx, V(bx), 64), muli(ctx, V(tx), 4)), V(j2));
-    const tir_stmt *out =
-        loop(ctx, i2, 4, TIR_FOR_UNROLLED,
-             loop(ctx, j2, 4, TIR_FOR_UNROLLED,
-                  st(ctx, C, add(ctx, muli(ctx, crow, N), ccol),
-                     ld(ctx, acc, add(ctx, muli(ctx, V(i2), 4), V(j2))))));
+    const tir_stmt *out = loop(ctx, i2, 4, TIR_FOR_UNROLLED,
+                               loop(ctx, j2, 4, TIR_FOR_UNROLLED,
+                                    st(ctx, C, add(ctx, muli(ctx, crow, N), ccol),
+                                       ld(ctx, acc, add(ctx, muli(ctx, V(i2), 4), V(j2))))));
 
     const tir_stmt *all[] = {init, kloop, out};
     const tir_stmt *s = tir_allocate_new(
@@ -217,13 +215,14 @@ const tir_prim_func *ck_cp_async(tir_ctx *ctx, int64_t n, int bytes) {
     /* copy c of this thread: 4*tx + c*per */
     const tir_expr *off = add(ctx, muli(ctx, V(tx), 4), muli(ctx, V(c), per));
     const tir_expr *args[3] = {
-        tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, (const tir_expr *[]){ld(ctx, S, off)}),
+        tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                     (const tir_expr *[]){ld(ctx, S, off)}),
         tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
                      (const tir_expr *[]){ld(ctx, A, add(ctx, muli(ctx, V(bx), 1024), off))}),
         I(ctx, bytes)};
-    const tir_stmt *copy = loop(ctx, c, 4 / per, TIR_FOR_UNROLLED,
-                                tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID,
-                                                                   TIR_INTRIN_CP_ASYNC, 3, args)));
+    const tir_stmt *copy =
+        loop(ctx, c, 4 / per, TIR_FOR_UNROLLED,
+             tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 3, args)));
     const tir_expr *zero = I(ctx, 0);
     const tir_expr *rd = add(ctx, muli(ctx, tir_sub(ctx, I(ctx, 255), V(tx)), 4), V(j));
     const tir_expr *wr = add(ctx, add(ctx, muli(ctx, V(bx), 1024), muli(ctx, V(tx), 4)), V(j));
@@ -254,7 +253,8 @@ const tir_prim_func *ck_half(tir_ctx *ctx, int64_t n) {
         st(ctx, F, i, tir_add(ctx, tir_cast_new(ctx, TIR_F32, x), tir_cast_new(ctx, TIR_F32, z))),
     };
     const tir_buffer *bufs[] = {X, Z, Y, W, F};
-    return func(ctx, "half_ops", 5, bufs, 0, NULL, grid1d(ctx, bx, tx, n / 256, 256, seq(ctx, 3, body)));
+    return func(ctx, "half_ops", 5, bufs, 0, NULL,
+                grid1d(ctx, bx, tx, n / 256, 256, seq(ctx, 3, body)));
 }
 
 const tir_prim_func *ck_floor(tir_ctx *ctx, int64_t n) {
@@ -266,12 +266,16 @@ const tir_prim_func *ck_floor(tir_ctx *ctx, int64_t n) {
     const tir_expr *i = add(ctx, muli(ctx, V(bx), 256), V(tx));
     const tir_expr *a = ld(ctx, A, i), *d = ld(ctx, D, i);
     const tir_stmt *body[] = {
-        st(ctx, o[0], i, tir_floordiv(ctx, a, d)),         st(ctx, o[1], i, tir_floormod(ctx, a, d)),
-        st(ctx, o[2], i, tir_floordiv(ctx, a, I(ctx, 8))), st(ctx, o[3], i, tir_floormod(ctx, a, I(ctx, 8))),
-        st(ctx, o[4], i, tir_floordiv(ctx, a, I(ctx, 7))), st(ctx, o[5], i, tir_floormod(ctx, a, I(ctx, 7))),
+        st(ctx, o[0], i, tir_floordiv(ctx, a, d)),
+        st(ctx, o[1], i, tir_floormod(ctx, a, d)),
+        st(ctx, o[2], i, tir_floordiv(ctx, a, I(ctx, 8))),
+        st(ctx, o[3], i, tir_floormod(ctx, a, I(ctx, 8))),
+        st(ctx, o[4], i, tir_floordiv(ctx, a, I(ctx, 7))),
+        st(ctx, o[5], i, tir_floormod(ctx, a, I(ctx, 7))),
     };
     const tir_buffer *bufs[] = {A, D, o[0], o[1], o[2], o[3], o[4], o[5]};
-    return func(ctx, "floor_ops", 8, bufs, 0, NULL, grid1d(ctx, bx, tx, n / 256, 256, seq(ctx, 6, body)));
+    return func(ctx, "floor_ops", 8, bufs, 0, NULL,
+                grid1d(ctx, bx, tx, n / 256, 256, seq(ctx, 6, body)));
 }
 
 const tir_prim_func *ck_math(tir_ctx *ctx, int64_t n, tir_dtype t) {
@@ -286,7 +290,8 @@ const tir_prim_func *ck_math(tir_ctx *ctx, int64_t n, tir_dtype t) {
     const tir_expr *args[2] = {ld(ctx, X, i), ld(ctx, Y, i)};
     const tir_stmt *body[6];
     for (int k = 0; k < 6; k++)
-        body[k] = st(ctx, o[k], i, tir_call_new(ctx, t, ops[k], ops[k] == TIR_INTRIN_POW ? 2 : 1, args));
+        body[k] =
+            st(ctx, o[k], i, tir_call_new(ctx, t, ops[k], ops[k] == TIR_INTRIN_POW ? 2 : 1, args));
     const tir_buffer *bufs[] = {X, Y, o[0], o[1], o[2], o[3], o[4], o[5]};
     return func(ctx, t.bits == 64 ? "math_f64" : "math_f32", 8, bufs, 0, NULL,
                 grid1d(ctx, bx, tx, n / 256, 256, seq(ctx, 6, body)));
@@ -295,8 +300,12 @@ const tir_prim_func *ck_math(tir_ctx *ctx, int64_t n, tir_dtype t) {
 /* ---------------------------------------------------------- fixed sizes */
 
 static const tir_prim_func *e_vector_add(tir_ctx *c) { return ck_vector_add(c, 1 << 20); }
-static const tir_prim_func *e_matmul_naive(tir_ctx *c) { return ck_matmul_naive(c, 1024, 1024, 1024); }
-static const tir_prim_func *e_matmul_tiled(tir_ctx *c) { return ck_matmul_tiled(c, 1024, 1024, 1024); }
+static const tir_prim_func *e_matmul_naive(tir_ctx *c) {
+    return ck_matmul_naive(c, 1024, 1024, 1024);
+}
+static const tir_prim_func *e_matmul_tiled(tir_ctx *c) {
+    return ck_matmul_tiled(c, 1024, 1024, 1024);
+}
 static const tir_prim_func *e_vec4(tir_ctx *c) { return ck_vec4_scale(c, 1 << 20, 0, 64); }
 static const tir_prim_func *e_vec4_mis(tir_ctx *c) { return ck_vec4_scale(c, 1 << 20, 1, 64); }
 static const tir_prim_func *e_cp16(tir_ctx *c) { return ck_cp_async(c, 1 << 20, 16); }
@@ -321,8 +330,9 @@ const ck_entry ck_entries[] = {
      "C = A B, row-major float32 1024x1024 matrices, 64x64 tiles, shared memory, 4x4 per "
      "thread; grid (16, 16), block (16, 16).",
      e_matmul_tiled},
-    {"vec4_scale", "B[i] = 2 A[i] with float4 accesses; float32 A, B of 1048576 elements; grid "
-                   "1024, block 256.",
+    {"vec4_scale",
+     "B[i] = 2 A[i] with float4 accesses; float32 A, B of 1048576 elements; grid "
+     "1024, block 256.",
      e_vec4},
     {"vec4_scale_misaligned",
      "B[i] = 2 A[i] for 1 <= i <= 1048576 (float4 ramps starting at 4t+1, so scalar accesses); "

@@ -50,7 +50,8 @@ static bool assemble(const tir_module *m, ptxas_info *info) {
     int rc = pclose(p);
     unlink(path);
     if (rc != 0) {
-        printf("# ptxas failed on %s (%s):\n%s\n# PTX:\n%s\n", m->kernel_name, m->arch, out, m->ptx);
+        printf("# ptxas failed on %s (%s):\n%s\n# PTX:\n%s\n", m->kernel_name, m->arch, out,
+               m->ptx);
         fail_msg("ptxas rejected the PTX of %s", m->kernel_name);
     }
     memset(info, 0, sizeof *info);
@@ -101,13 +102,15 @@ static int count(const char *s, const char *what) {
     return n;
 }
 
-#define assert_has(m, s)                                                                        \
-    do {                                                                                        \
-        if (!strstr((m)->ptx, (s))) fail_msg("PTX of %s lacks \"%s\":\n%s", (m)->kernel_name, (s), (m)->ptx); \
+#define assert_has(m, s)                                                                           \
+    do {                                                                                           \
+        if (!strstr((m)->ptx, (s)))                                                                \
+            fail_msg("PTX of %s lacks \"%s\":\n%s", (m)->kernel_name, (s), (m)->ptx);              \
     } while (0)
-#define assert_lacks(m, s)                                                                      \
-    do {                                                                                        \
-        if (strstr((m)->ptx, (s))) fail_msg("PTX of %s has \"%s\":\n%s", (m)->kernel_name, (s), (m)->ptx); \
+#define assert_lacks(m, s)                                                                         \
+    do {                                                                                           \
+        if (strstr((m)->ptx, (s)))                                                                 \
+            fail_msg("PTX of %s has \"%s\":\n%s", (m)->kernel_name, (s), (m)->ptx);                \
     } while (0)
 
 /* ---------------------------------------------------------------- kernels */
@@ -325,8 +328,8 @@ static const tir_prim_func *pragma_loop(tir_ctx *ctx, int64_t step) {
     const tir_expr *i = &k->base;
     const tir_expr *v = tir_add(ctx, tir_load(ctx, A, 1, &i), tir_f32(ctx, 1.0));
     tir_annot an = {.key = "pragma_unroll_max_step", .kind = TIR_ANNOT_INT, .i = step};
-    const tir_stmt *s = tir_for_new(ctx, k, tir_i32(ctx, 0), &n->base, TIR_FOR_SERIAL, NULL, 1,
-                                    &an, tir_store(ctx, A, v, 1, &i));
+    const tir_stmt *s = tir_for_new(ctx, k, tir_i32(ctx, 0), &n->base, TIR_FOR_SERIAL, NULL, 1, &an,
+                                    tir_store(ctx, A, v, 1, &i));
     const tir_var *params[2] = {tir_var_new(ctx, "A", TIR_HANDLE), n};
     const tir_buffer *map[2] = {A, NULL};
     return tir_prim_func_new(ctx, "pragma_loop", 2, params, map, s, 0, NULL);
@@ -407,11 +410,11 @@ static void test_errors(void **st) {
     const tir_stmt *store = tir_store(ctx, A, tir_f32(ctx, 1.0), 1, &ie);
 
     /* A vectorized loop left over. */
-    const tir_stmt *vl =
-        tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_VECTORIZED, NULL, 0, NULL, store);
+    const tir_stmt *vl = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_VECTORIZED,
+                                     NULL, 0, NULL, store);
     expect_error(ctx, one_buf_func(ctx, A, vl), NULL, TIR_ERR_UNSUPPORTED, "vectorized", "'vi'");
-    const tir_stmt *pl =
-        tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_PARALLEL, NULL, 0, NULL, store);
+    const tir_stmt *pl = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_PARALLEL,
+                                     NULL, 0, NULL, store);
     expect_error(ctx, one_buf_func(ctx, A, pl), NULL, TIR_ERR_UNSUPPORTED, "parallel", "'vi'");
 
     /* A block left in the body. */
@@ -468,24 +471,24 @@ static void test_errors(void **st) {
         tir_for_new(ctx, t2, tir_i32(ctx, 0), tir_i32(ctx, 32), TIR_FOR_THREAD_BINDING,
                     "threadIdx.x", 0, NULL, tir_evaluate_new(ctx, z)));
     expect_error(ctx, one_buf_func(ctx, A, big), NULL, TIR_ERR_UNSUPPORTED, "2048 threads", NULL);
-    const tir_stmt *badtag = tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 64),
-                                         TIR_FOR_THREAD_BINDING, "vthread", 0, NULL,
-                                         tir_evaluate_new(ctx, z));
+    const tir_stmt *badtag =
+        tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 64), TIR_FOR_THREAD_BINDING, "vthread", 0,
+                    NULL, tir_evaluate_new(ctx, z));
     expect_error(ctx, one_buf_func(ctx, A, badtag), NULL, TIR_ERR_UNSUPPORTED, "vthread", NULL);
 
     /* Too much static shared memory. */
     int64_t big_n = 16384; /* 64 KiB of float */
     const tir_buffer *S = tir_buffer_simple(ctx, "Sbig", TIR_F32, 1, &big_n, TIR_SCOPE_SHARED);
-    const tir_stmt *sa =
-        tir_allocate_new(ctx, S, tir_store(ctx, S, tir_f32(ctx, 0), 1, &z));
+    const tir_stmt *sa = tir_allocate_new(ctx, S, tir_store(ctx, S, tir_f32(ctx, 0), 1, &z));
     expect_error(ctx, one_buf_func(ctx, A, sa), NULL, TIR_ERR_UNSUPPORTED, "65536 bytes", "shared");
 
     /* cp_async with a size it cannot copy, and a void intrinsic inside an expression. */
     const tir_buffer *S2 = tir_buffer_simple(ctx, "S2", TIR_F32, 1, &n, TIR_SCOPE_SHARED);
-    const tir_expr *cargs[3] = {
-        tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, (const tir_expr *[]){tir_load(ctx, S2, 1, &z)}),
-        tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, (const tir_expr *[]){tir_load(ctx, A, 1, &z)}),
-        tir_i32(ctx, 12)};
+    const tir_expr *cargs[3] = {tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                             (const tir_expr *[]){tir_load(ctx, S2, 1, &z)}),
+                                tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                             (const tir_expr *[]){tir_load(ctx, A, 1, &z)}),
+                                tir_i32(ctx, 12)};
     const tir_stmt *cp = tir_allocate_new(
         ctx, S2, tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 3, cargs)));
     expect_error(ctx, one_buf_func(ctx, A, cp), NULL, TIR_ERR_UNSUPPORTED, "cp_async", "16");
@@ -496,7 +499,8 @@ static void test_errors(void **st) {
 
     /* A non-float math call. */
     const tir_expr *ex = tir_call_new(ctx, TIR_I32, TIR_INTRIN_EXP, 1, &z);
-    expect_error(ctx, one_buf_func(ctx, A, tir_store(ctx, A, tir_cast_new(ctx, TIR_F32, ex), 1, &z)),
+    expect_error(ctx,
+                 one_buf_func(ctx, A, tir_store(ctx, A, tir_cast_new(ctx, TIR_F32, ex), 1, &z)),
                  NULL, TIR_ERR_UNSUPPORTED, "exp", "float");
     tir_ctx_destroy(ctx);
 }

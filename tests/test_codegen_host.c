@@ -275,13 +275,13 @@ static void test_misc(void **st) {
     const tir_expr *v8 =
         tir_cast_new(ctx, TIR_I8, tir_mul(ctx, tir_cast_new(ctx, TIR_I32, x), tir_i32(ctx, 37)));
     /* U8[i] = uint8(i * 7 + 200) */
-    const tir_expr *vu =
-        tir_cast_new(ctx, TIR_U8, tir_add(ctx, tir_mul(ctx, ie, tir_i32(ctx, 7)), tir_i32(ctx, 200)));
+    const tir_expr *vu = tir_cast_new(
+        ctx, TIR_U8, tir_add(ctx, tir_mul(ctx, ie, tir_i32(ctx, 7)), tir_i32(ctx, 200)));
     /* BL[i] = bool(x) && !(i < 10) || i == 3 */
-    const tir_expr *vb = tir_binop_new(
-        ctx, TIR_KIND_OR,
-        tir_and(ctx, tir_cast_new(ctx, TIR_BOOL, x), tir_not_new(ctx, tir_lt(ctx, ie, tir_i32(ctx, 10)))),
-        tir_binop_new(ctx, TIR_KIND_EQ, ie, tir_i32(ctx, 3)));
+    const tir_expr *vb = tir_binop_new(ctx, TIR_KIND_OR,
+                                       tir_and(ctx, tir_cast_new(ctx, TIR_BOOL, x),
+                                               tir_not_new(ctx, tir_lt(ctx, ie, tir_i32(ctx, 10)))),
+                                       tir_binop_new(ctx, TIR_KIND_EQ, ie, tir_i32(ctx, 3)));
     /* G[4i : 4i+4] = X[ramp(4*((i*5)%n), 1... as a stride-2 gather ramp(2i, 2, 4)] +
      *   broadcast(let lv = x * 2 in lv + float(U8-ish)) */
     const tir_expr *gidx = tir_ramp_new(ctx, tir_mul(ctx, ie, tir_i32(ctx, 2)), tir_i32(ctx, 2), 4);
@@ -295,8 +295,8 @@ static void test_misc(void **st) {
         tir_store(ctx, U8, vu, 1, &ie),   tir_store(ctx, BL, vb, 1, &ie),
         tir_store(ctx, G, gval, 1, &gst),
     };
-    const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, n), TIR_FOR_SERIAL,
-                                    NULL, 0, NULL, tir_seq_new(ctx, 5, body));
+    const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, n), TIR_FOR_SERIAL, NULL,
+                                    0, NULL, tir_seq_new(ctx, 5, body));
     const tir_buffer *bufs[] = {X, I8, I32, U8, BL, G};
     const tir_var *params[6];
     for (int k = 0; k < 6; k++) params[k] = tir_var_new(ctx, bufs[k]->name, TIR_HANDLE);
@@ -321,7 +321,8 @@ static void test_misc(void **st) {
         assert_int_equal(i8[k], (int8_t)(uint8_t)(uint32_t)(t * 37));
         assert_int_equal(u8[k], (uint8_t)(k * 7 + 200));
         assert_int_equal(bl[k], ((xk != 0.0f) && !(k < 10)) || k == 3);
-        for (int l = 0; l < 4; l++) assert_true(gv[4 * k + l] == xv[2 * k + 2 * l] + (xk * 2 + 0.5f));
+        for (int l = 0; l < 4; l++)
+            assert_true(gv[4 * k + l] == xv[2 * k + 2 * l] + (xk * 2 + 0.5f));
     }
     assert_int_equal(bl[7], 0); /* NaN is true but i < 10 */
     cg_jit_free(j);
@@ -335,7 +336,8 @@ static void test_select_lazy(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
     long pg = sysconf(_SC_PAGESIZE);
-    char *mem = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *mem =
+        mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(mem != MAP_FAILED);
     assert_int_equal(mprotect(mem + pg, (size_t)pg, PROT_NONE), 0);
     float *A = (float *)(mem + pg) - 16;
@@ -345,12 +347,13 @@ static void test_select_lazy(void **st) {
     const tir_buffer *Ob = tir_buffer_simple(ctx, "O", TIR_F32, 1, &n64, TIR_SCOPE_GLOBAL);
     const tir_var *i = tir_var_new(ctx, "i", TIR_I32);
     const tir_expr *ie = &i->base;
-    const tir_expr *v = tir_select_new(ctx, tir_lt(ctx, ie, tir_i32(ctx, 16)), tir_load(ctx, Ab, 1, &ie),
-                                       tir_f32(ctx, -1.0));
+    const tir_expr *v = tir_select_new(ctx, tir_lt(ctx, ie, tir_i32(ctx, 16)),
+                                       tir_load(ctx, Ab, 1, &ie), tir_f32(ctx, -1.0));
     const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 64), TIR_FOR_SERIAL, NULL,
                                     0, NULL, tir_store(ctx, Ob, v, 1, &ie));
     const tir_buffer *bufs[] = {Ab, Ob};
-    const tir_var *params[] = {tir_var_new(ctx, "A", TIR_HANDLE), tir_var_new(ctx, "O", TIR_HANDLE)};
+    const tir_var *params[] = {tir_var_new(ctx, "A", TIR_HANDLE),
+                               tir_var_new(ctx, "O", TIR_HANDLE)};
     cg_jit *j = jit(ctx, tir_prim_func_new(ctx, "lazy", 2, params, bufs, s, 0, NULL), true);
     float *O = buf(4 * 64);
     void *args[] = {A, O};
@@ -403,12 +406,12 @@ typedef void (*fill_fn)(int i, double *x, double *y);
 /* x spread over the interesting range of each function, y for pow. */
 static void fill_wide(int i, double *x, double *y) {
     switch (i % 6) {
-    case 0: *x = uniform(-110, 90); break;                /* exp range */
+    case 0: *x = uniform(-110, 90); break;                               /* exp range */
     case 1: *x = ldexp(uniform(0.5, 1), (int)uniform(-149, 128)); break; /* positive, all scales */
     case 2: *x = uniform(-1, 1); break;
     case 3: *x = uniform(-20, 20); break;
-    case 4: *x = uniform(0.9, 1.1); break;                /* log near 1 */
-    default: *x = uniform(-0.6, 0.6); break;              /* tanh switch point */
+    case 4: *x = uniform(0.9, 1.1); break;   /* log near 1 */
+    default: *x = uniform(-0.6, 0.6); break; /* tanh switch point */
     }
     *y = uniform(-8, 8);
 }
@@ -445,11 +448,14 @@ static void run_math(tir_ctx *ctx, cg_jit *j, bool f64, int n, fill_fn fill, dou
     for (int i = 0; i < n; i++) {
         if (f64) {
             long double x = ((double *)X)[i], y = ((double *)Y)[i];
-            long double ref[MN] = {expl(x), logl(x), tanhl(x), 1.0L / (1.0L + expl(-x)), powl(x, y), sqrtl(x)};
+            long double ref[MN] = {expl(x),    logl(x), tanhl(x), 1.0L / (1.0L + expl(-x)),
+                                   powl(x, y), sqrtl(x)};
             for (int k = 0; k < MN; k++) {
                 double u = ulps64(((double *)o[k])[i], ref[k]);
                 if (u > maxu[k]) maxu[k] = u;
-                if (u > 1e6) printf("# %s(%.17g, %.17g) = %.17g, want %.17Lg\n", mnames[k], (double)x, (double)y, ((double *)o[k])[i], ref[k]);
+                if (u > 1e6)
+                    printf("# %s(%.17g, %.17g) = %.17g, want %.17Lg\n", mnames[k], (double)x,
+                           (double)y, ((double *)o[k])[i], ref[k]);
             }
         } else {
             double x = ((float *)X)[i], y = ((float *)Y)[i];
@@ -457,7 +463,9 @@ static void run_math(tir_ctx *ctx, cg_jit *j, bool f64, int n, fill_fn fill, dou
             for (int k = 0; k < MN; k++) {
                 double u = ulps32(((float *)o[k])[i], ref[k]);
                 if (u > maxu[k]) maxu[k] = u;
-                if (u > 1e6) printf("# %s(%.9g, %.9g) = %.9g, want %.9g\n", mnames[k], x, y, ((float *)o[k])[i], ref[k]);
+                if (u > 1e6)
+                    printf("# %s(%.9g, %.9g) = %.9g, want %.9g\n", mnames[k], x, y,
+                           ((float *)o[k])[i], ref[k]);
             }
         }
     }
@@ -474,7 +482,8 @@ static void check_math(bool f64) {
     run_math(ctx, j, f64, n, fill_wide, maxu);
     run_math(ctx, j, f64, n, fill_pow, maxp);
     maxu[MPOW] = maxp[MPOW] > maxu[MPOW] ? maxp[MPOW] : maxu[MPOW];
-    for (int k = 0; k < MN; k++) printf("# %s %s: max error %.3f ulp\n", mnames[k], f64 ? "float64" : "float32", maxu[k]);
+    for (int k = 0; k < MN; k++)
+        printf("# %s %s: max error %.3f ulp\n", mnames[k], f64 ? "float64" : "float32", maxu[k]);
     /* The bounds of docs/lowered-ir.md. */
     assert_true(maxu[MEXP] <= 1.0);
     assert_true(maxu[MLOG] <= 1.0);
@@ -485,10 +494,10 @@ static void check_math(bool f64) {
     cg_jit_free(j);
 
     /* Special values, compared with C99. */
-    double sx[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0.5, -2.0, 2.0, -8.0, 1e-300,
-                   5e-324, 1e-40, 88.72, -103.9, 709.7, -745.0, 1e300, 3.0};
-    double sy[] = {0.0, 3.0, -3.0, 0.5, INFINITY, -INFINITY, NAN, 2.0, 3.0, -2.0, 1.0 / 3.0,
-                   -1.0, 0.5, 2.0, 1.0, -2.0, 0.5, 3.0, -0.0, 1e10};
+    double sx[] = {0.0,  -0.0,   1.0,    -1.0,  INFINITY, -INFINITY, NAN,   0.5,    -2.0,  2.0,
+                   -8.0, 1e-300, 5e-324, 1e-40, 88.72,    -103.9,    709.7, -745.0, 1e300, 3.0};
+    double sy[] = {0.0,       3.0,  -3.0, 0.5, INFINITY, -INFINITY, NAN, 2.0, 3.0,  -2.0,
+                   1.0 / 3.0, -1.0, 0.5,  2.0, 1.0,      -2.0,      0.5, 3.0, -0.0, 1e10};
     int ns = (int)(sizeof sx / sizeof sx[0]);
     j = jit(ctx, ck_math(ctx, 256, f64 ? TIR_F64 : TIR_F32), true);
     size_t es = f64 ? 8 : 4;
@@ -546,13 +555,15 @@ static void test_math_half_vector(void **st) {
     const tir_buffer *X = tir_buffer_simple(ctx, "X", TIR_F16, 1, &n, TIR_SCOPE_GLOBAL);
     const tir_buffer *E = tir_buffer_simple(ctx, "E", TIR_F16, 1, &n, TIR_SCOPE_GLOBAL);
     const tir_var *i = tir_var_new(ctx, "i", TIR_I32);
-    const tir_expr *r = tir_ramp_new(ctx, tir_mul(ctx, &i->base, tir_i32(ctx, 4)), tir_i32(ctx, 1), 4);
+    const tir_expr *r =
+        tir_ramp_new(ctx, tir_mul(ctx, &i->base, tir_i32(ctx, 4)), tir_i32(ctx, 1), 4);
     const tir_expr *x = tir_load(ctx, X, 1, &r);
     const tir_expr *e = tir_call_new(ctx, x->dtype, TIR_INTRIN_EXP, 1, &x);
     const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, n / 4), TIR_FOR_SERIAL,
                                     NULL, 0, NULL, tir_store(ctx, E, e, 1, &r));
     const tir_buffer *bufs[] = {X, E};
-    const tir_var *params[] = {tir_var_new(ctx, "X", TIR_HANDLE), tir_var_new(ctx, "E", TIR_HANDLE)};
+    const tir_var *params[] = {tir_var_new(ctx, "X", TIR_HANDLE),
+                               tir_var_new(ctx, "E", TIR_HANDLE)};
     cg_jit *j = jit(ctx, tir_prim_func_new(ctx, "hexp", 2, params, bufs, s, 0, NULL), true);
     uint16_t *xv = buf(2 * n), *ev = buf(2 * n);
     for (int k = 0; k < n; k++) xv[k] = (uint16_t)k;
@@ -581,11 +592,16 @@ static void test_math_half_vector(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vector_add),   cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_vec4),         cmocka_unit_test(test_half),
-        cmocka_unit_test(test_floor),        cmocka_unit_test(test_misc),
-        cmocka_unit_test(test_select_lazy),  cmocka_unit_test(test_refuses_cooperation),
-        cmocka_unit_test(test_math_f32),     cmocka_unit_test(test_math_f64),
+        cmocka_unit_test(test_vector_add),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_vec4),
+        cmocka_unit_test(test_half),
+        cmocka_unit_test(test_floor),
+        cmocka_unit_test(test_misc),
+        cmocka_unit_test(test_select_lazy),
+        cmocka_unit_test(test_refuses_cooperation),
+        cmocka_unit_test(test_math_f32),
+        cmocka_unit_test(test_math_f64),
         cmocka_unit_test(test_math_half_vector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,8 +24,8 @@ typedef struct chk {
     tir_ctx *ctx;
     const tir_prim_func *f;
     cg_info *info;
-    ir_vec vars; /* defined variables in scope */
-    ir_vec bufs; /* buffers in scope */
+    ir_vec vars;          /* defined variables in scope */
+    ir_vec bufs;          /* buffers in scope */
     unsigned active_axes; /* bit i: inside a loop bound to axis i */
 } chk;
 
@@ -123,19 +123,21 @@ static tir_status chk_dim_expr(chk *c, const tir_expr *e, const char *tag) {
     }
     case TIR_KIND_CAST: return chk_dim_expr(c, tir_as_tir_cast(e)->value, tag);
     default:
-        return unsupported(c, "codegen: the extent of %s contains a %s node (allowed: constants, "
-                              "scalar parameters and integer arithmetic)",
+        return unsupported(c,
+                           "codegen: the extent of %s contains a %s node (allowed: constants, "
+                           "scalar parameters and integer arithmetic)",
                            tag, tir_kind_name((tir_kind)e->kind));
     }
 }
 
 static tir_status chk_expr(chk *c, const tir_expr *e, bool top_of_evaluate);
 
-static tir_status chk_buffer_use(chk *c, const tir_buffer *b, int nidx,
-                                 const tir_expr *const *idx, const char *what) {
+static tir_status chk_buffer_use(chk *c, const tir_buffer *b, int nidx, const tir_expr *const *idx,
+                                 const char *what) {
     if (!in_vec(&c->bufs, b))
-        return unsupported(c, "codegen: %s of buffer '%s', which is neither a parameter nor "
-                              "allocated by an enclosing Allocate",
+        return unsupported(c,
+                           "codegen: %s of buffer '%s', which is neither a parameter nor "
+                           "allocated by an enclosing Allocate",
                            what, b->name);
     if (nidx != 1)
         return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED,
@@ -143,8 +145,7 @@ static tir_status chk_buffer_use(chk *c, const tir_buffer *b, int nidx,
                             "flattened to one index)",
                             what, b->name, nidx);
     if (!tir_dtype_is_int(idx[0]->dtype))
-        return unsupported(c, "codegen: %s of buffer '%s' has a non-integer index", what,
-                           b->name);
+        return unsupported(c, "codegen: %s of buffer '%s' has a non-integer index", what, b->name);
     return chk_expr(c, idx[0], false);
 }
 
@@ -165,9 +166,9 @@ static bool is_float_math(tir_intrin op) {
 /* address_of(load) whose buffer has the given scope; returns the load. */
 static tir_status chk_address_of(chk *c, const tir_expr *e, tir_scope scope, const char *which) {
     const tir_call *a = tir_as_tir_call(e);
-    const tir_buffer_load *ld =
-        a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
-                                                             : NULL;
+    const tir_buffer_load *ld = a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1
+                                    ? tir_as_tir_buffer_load(a->args[0])
+                                    : NULL;
     if (!ld)
         return unsupported(c, "codegen: cp_async: the %s must be address_of(BufferLoad)", which);
     if (ld->buffer->scope != scope)
@@ -176,8 +177,9 @@ static tir_status chk_address_of(chk *c, const tir_expr *e, tir_scope scope, con
                             ld->buffer->name, tir_scope_name(ld->buffer->scope),
                             tir_scope_name(scope));
     if (ld->base.dtype.lanes != 1)
-        return unsupported(c, "codegen: cp_async: the %s address_of(%s[...]) must have a scalar "
-                              "index",
+        return unsupported(c,
+                           "codegen: cp_async: the %s address_of(%s[...]) must have a scalar "
+                           "index",
                            which, ld->buffer->name);
     return chk_buffer_use(c, ld->buffer, ld->nidx, ld->indices, "cp_async");
 }
@@ -190,8 +192,9 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
         for (int i = 0; i < call->nargs; i++) {
             if (!tir_dtype_is_float(call->args[i]->dtype) ||
                 !tir_dtype_eq(call->args[i]->dtype, call->base.dtype))
-                return unsupported(c, "codegen: %s needs float arguments of its result type "
-                                      "(got %s)",
+                return unsupported(c,
+                                   "codegen: %s needs float arguments of its result type "
+                                   "(got %s)",
                                    name, dstr(c->ctx, call->args[i]->dtype));
             TIR_TRY(chk_expr(c, call->args[i], false));
         }
@@ -203,20 +206,19 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
     case TIR_INTRIN_CP_ASYNC_COMMIT:
     case TIR_INTRIN_CP_ASYNC_WAIT:
         if (!top_of_evaluate)
-            return unsupported(c, "codegen: %s() is a statement: it may only appear directly "
-                                  "under Evaluate",
+            return unsupported(c,
+                               "codegen: %s() is a statement: it may only appear directly "
+                               "under Evaluate",
                                name);
         break;
     case TIR_INTRIN_ADDRESS_OF:
         return unsupported(c, "codegen: address_of is only supported as an argument of "
                               "cp_async");
-    default:
-        return unsupported(c, "codegen: intrinsic %s is not supported", name);
+    default: return unsupported(c, "codegen: intrinsic %s is not supported", name);
     }
     if (call->op == TIR_INTRIN_CP_ASYNC) {
         int64_t bytes;
-        if (!tir_expr_const_int(call->args[2], &bytes) ||
-            (bytes != 4 && bytes != 8 && bytes != 16))
+        if (!tir_expr_const_int(call->args[2], &bytes) || (bytes != 4 && bytes != 8 && bytes != 16))
             return unsupported(c, "codegen: cp_async: the size must be the constant 4, 8 or "
                                   "16");
         TIR_TRY(chk_address_of(c, call->args[0], TIR_SCOPE_SHARED, "destination"));
@@ -235,20 +237,22 @@ static tir_status chk_expr(chk *c, const tir_expr *e, bool top_of_evaluate) {
     tir_dtype el = tir_dtype_element(e->dtype);
     bool void_call = k == TIR_KIND_CALL && el.code == TIR_TYPE_VOID;
     if (!void_call && el.code == TIR_TYPE_VOID)
-        return unsupported(c, "codegen: %s of type void: void intrinsics (syncthreads, "
-                              "cp_async, ...) may only appear directly under Evaluate",
+        return unsupported(c,
+                           "codegen: %s of type void: void intrinsics (syncthreads, "
+                           "cp_async, ...) may only appear directly under Evaluate",
                            tir_kind_name(k));
     if (!void_call && !dtype_ok(el))
-        return unsupported(c, "codegen: %s of type %s is not supported",
-                           tir_kind_name(k), dstr(c->ctx, e->dtype));
+        return unsupported(c, "codegen: %s of type %s is not supported", tir_kind_name(k),
+                           dstr(c->ctx, e->dtype));
     switch (k) {
     case TIR_KIND_INT_IMM:
     case TIR_KIND_FLOAT_IMM: return TIR_OK;
     case TIR_KIND_VAR: {
         const tir_var *v = tir_as_tir_var(e);
         if (!in_vec(&c->vars, v))
-            return unsupported(c, "codegen: variable '%s' is used but not defined (not a scalar "
-                                  "parameter, enclosing loop or Let)",
+            return unsupported(c,
+                               "codegen: variable '%s' is used but not defined (not a scalar "
+                               "parameter, enclosing loop or Let)",
                                v->name);
         return TIR_OK;
     }
@@ -316,12 +320,14 @@ static tir_status chk_thread_loop(chk *c, const tir_for *f) {
     const char *tag = f->thread_tag;
     int axis = cg_tag_axis(tag);
     if (axis < 0)
-        return unsupported(c, "codegen: For loop over '%s' is bound to unknown thread tag '%s' "
-                              "(want blockIdx.x|y|z or threadIdx.x|y|z)",
+        return unsupported(c,
+                           "codegen: For loop over '%s' is bound to unknown thread tag '%s' "
+                           "(want blockIdx.x|y|z or threadIdx.x|y|z)",
                            f->var->name, tag ? tag : "?");
     if (c->active_axes & (1u << axis))
-        return unsupported(c, "codegen: For loop over '%s' is bound to %s inside a loop bound "
-                              "to the same axis",
+        return unsupported(c,
+                           "codegen: For loop over '%s' is bound to %s inside a loop bound "
+                           "to the same axis",
                            f->var->name, tag);
     int64_t v;
     if (!tir_expr_const_int(f->min, &v) || v != 0)
@@ -329,8 +335,9 @@ static tir_status chk_thread_loop(chk *c, const tir_for *f) {
                            tag);
     if (axis >= 3) {
         if (!tir_expr_const_int(f->extent, &v) || v <= 0)
-            return unsupported(c, "codegen: For loop over '%s' (%s) needs a positive constant "
-                                  "extent (block sizes are static)",
+            return unsupported(c,
+                               "codegen: For loop over '%s' (%s) needs a positive constant "
+                               "extent (block sizes are static)",
                                f->var->name, tag);
     } else {
         TIR_TRY(chk_dim_expr(c, f->extent, tag));
@@ -340,8 +347,9 @@ static tir_status chk_thread_loop(chk *c, const tir_for *f) {
     }
     const tir_expr **dim = &c->info->dims[axis];
     if (*dim && !cg_expr_same(*dim, f->extent))
-        return unsupported(c, "codegen: For loop over '%s' binds %s with an extent different "
-                              "from another loop bound to it",
+        return unsupported(c,
+                           "codegen: For loop over '%s' binds %s with an extent different "
+                           "from another loop bound to it",
                            f->var->name, tag);
     *dim = f->extent;
     ir_vec_push(&c->vars, f->var);
@@ -356,12 +364,14 @@ static tir_status chk_for(chk *c, const tir_for *f) {
     switch (f->kind) {
     case TIR_FOR_THREAD_BINDING: return chk_thread_loop(c, f);
     case TIR_FOR_VECTORIZED:
-        return unsupported(c, "codegen: For loop over '%s' is vectorized; vectorized loops must "
-                              "be lowered to Ramp/Broadcast before codegen",
+        return unsupported(c,
+                           "codegen: For loop over '%s' is vectorized; vectorized loops must "
+                           "be lowered to Ramp/Broadcast before codegen",
                            f->var->name);
     case TIR_FOR_PARALLEL:
-        return unsupported(c, "codegen: For loop over '%s' is parallel; bind it to threads "
-                              "instead",
+        return unsupported(c,
+                           "codegen: For loop over '%s' is parallel; bind it to threads "
+                           "instead",
                            f->var->name);
     case TIR_FOR_SERIAL:
     case TIR_FOR_UNROLLED: break;
@@ -370,8 +380,9 @@ static tir_status chk_for(chk *c, const tir_for *f) {
         return unsupported(c, "codegen: For loop over '%s' has a vector variable", f->var->name);
     const tir_annot *a = tir_annots_find(f->nannots, f->annots, "pragma_unroll_max_step");
     if (a && a->kind != TIR_ANNOT_INT)
-        return unsupported(c, "codegen: For loop over '%s': pragma_unroll_max_step must be an "
-                              "int",
+        return unsupported(c,
+                           "codegen: For loop over '%s': pragma_unroll_max_step must be an "
+                           "int",
                            f->var->name);
     TIR_TRY(chk_expr(c, f->min, false));
     TIR_TRY(chk_expr(c, f->extent, false));
@@ -383,29 +394,32 @@ static tir_status chk_for(chk *c, const tir_for *f) {
 
 static tir_status chk_alloc_buffer(chk *c, const tir_buffer *b) {
     if (b->scope == TIR_SCOPE_GLOBAL)
-        return unsupported(c, "codegen: Allocate of buffer '%s' in global scope is not supported "
-                              "(only shared and local)",
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s' in global scope is not supported "
+                           "(only shared and local)",
                            b->name);
     if (b->ndim != 1)
-        return unsupported(c, "codegen: Allocate of buffer '%s': buffers must be flattened to "
-                              "one dimension",
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s': buffers must be flattened to "
+                           "one dimension",
                            b->name);
     if (tir_buffer_const_size(b) <= 0)
-        return unsupported(c, "codegen: Allocate of buffer '%s' needs a positive constant "
-                              "size",
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s' needs a positive constant "
+                           "size",
                            b->name);
     int64_t v;
     if (!tir_expr_const_int(b->elem_offset, &v) || v != 0)
-        return unsupported(c, "codegen: Allocate of buffer '%s' must have elem_offset 0",
-                           b->name);
+        return unsupported(c, "codegen: Allocate of buffer '%s' must have elem_offset 0", b->name);
     if (b->strides && (!tir_expr_const_int(b->strides[0], &v) || v != 1))
         return unsupported(c, "codegen: Allocate of buffer '%s' must be contiguous", b->name);
     if (!dtype_ok(b->dtype))
         return unsupported(c, "codegen: Allocate of buffer '%s' of type %s is not supported",
                            b->name, dstr(c->ctx, b->dtype));
     if (b->align <= 0 || (b->align & (b->align - 1)) || b->align > 4096)
-        return unsupported(c, "codegen: Allocate of buffer '%s' has an alignment that is not a "
-                              "power of two up to 4096",
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s' has an alignment that is not a "
+                           "power of two up to 4096",
                            b->name);
     return TIR_OK;
 }
@@ -448,12 +462,14 @@ static tir_status chk_stmt(chk *c, const tir_stmt *s) {
     }
     case TIR_KIND_EVALUATE: return chk_expr(c, tir_as_tir_evaluate(s)->value, true);
     case TIR_KIND_BLOCK_REALIZE:
-        return unsupported(c, "codegen: BlockRealize of block '%s' is left in the body; lower "
-                              "blocks before codegen",
+        return unsupported(c,
+                           "codegen: BlockRealize of block '%s' is left in the body; lower "
+                           "blocks before codegen",
                            tir_as_tir_block_realize(s)->block->name);
     case TIR_KIND_BLOCK:
-        return unsupported(c, "codegen: Block '%s' is left in the body; lower blocks before "
-                              "codegen",
+        return unsupported(c,
+                           "codegen: Block '%s' is left in the body; lower blocks before "
+                           "codegen",
                            tir_as_tir_block(s)->name);
     default: TIR_UNREACHABLE();
     }
@@ -467,9 +483,10 @@ static tir_status chk_params(chk *c) {
     for (int i = 0; i < f->nparams; i++) {
         const tir_var *v = f->params[i];
         if (f->buffer_map[i]) continue;
-        if (v->base.dtype.lanes != 1 || !dtype_ok(v->base.dtype) || tir_dtype_is_bool(v->base.dtype))
-            return unsupported(c, "codegen: scalar parameter '%s' has unsupported type %s",
-                               v->name, dstr(c->ctx, v->base.dtype));
+        if (v->base.dtype.lanes != 1 || !dtype_ok(v->base.dtype) ||
+            tir_dtype_is_bool(v->base.dtype))
+            return unsupported(c, "codegen: scalar parameter '%s' has unsupported type %s", v->name,
+                               dstr(c->ctx, v->base.dtype));
         ir_vec_push(&c->vars, v);
     }
     for (int i = 0; i < f->nparams; i++) {
@@ -477,11 +494,11 @@ static tir_status chk_params(chk *c) {
         if (!b) continue;
         for (int j = 0; j < i; j++)
             if (f->buffer_map[j] == b)
-                return unsupported(c, "codegen: buffer '%s' is bound to two parameters",
-                                   b->name);
+                return unsupported(c, "codegen: buffer '%s' is bound to two parameters", b->name);
         if (b->scope != TIR_SCOPE_GLOBAL)
-            return unsupported(c, "codegen: buffer parameter '%s' must have global scope (has "
-                                  "%s)",
+            return unsupported(c,
+                               "codegen: buffer parameter '%s' must have global scope (has "
+                               "%s)",
                                b->name, tir_scope_name(b->scope));
         if (b->ndim != 1)
             return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED,
@@ -492,15 +509,17 @@ static tir_status chk_params(chk *c) {
         if (b->strides && (!tir_expr_const_int(b->strides[0], &v) || v != 1))
             return unsupported(c, "codegen: buffer parameter '%s' must be contiguous", b->name);
         if (!dtype_ok(b->dtype))
-            return unsupported(c, "codegen: buffer parameter '%s' has unsupported type %s",
-                               b->name, dstr(c->ctx, b->dtype));
+            return unsupported(c, "codegen: buffer parameter '%s' has unsupported type %s", b->name,
+                               dstr(c->ctx, b->dtype));
         if (b->align <= 0 || (b->align & (b->align - 1)) || b->align > 4096)
-            return unsupported(c, "codegen: buffer parameter '%s' has an alignment that is not "
-                                  "a power of two up to 4096",
+            return unsupported(c,
+                               "codegen: buffer parameter '%s' has an alignment that is not "
+                               "a power of two up to 4096",
                                b->name);
         if (!tir_dtype_is_int(b->elem_offset->dtype))
-            return unsupported(c, "codegen: buffer parameter '%s' has a non-integer "
-                                  "elem_offset",
+            return unsupported(c,
+                               "codegen: buffer parameter '%s' has a non-integer "
+                               "elem_offset",
                                b->name);
         TIR_TRY(chk_expr(c, b->elem_offset, false));
         ir_vec_push(&c->bufs, b);

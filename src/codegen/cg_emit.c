@@ -30,9 +30,9 @@ typedef struct cg_var {
 
 typedef struct cg_buf {
     const tir_buffer *buf;
-    LLVMValueRef ptr;  /* the data pointer (param, shared global or alloca) */
-    LLVMTypeRef elem;  /* element type in memory */
-    unsigned align;    /* bytes the data pointer is aligned to */
+    LLVMValueRef ptr; /* the data pointer (param, shared global or alloca) */
+    LLVMTypeRef elem; /* element type in memory */
+    unsigned align;   /* bytes the data pointer is aligned to */
 } cg_buf;
 
 typedef struct cg {
@@ -107,14 +107,15 @@ static LLVMValueRef const_of(cg *g, LLVMTypeRef t, int64_t iv, double fv) {
         free(elts);
         return v;
     }
-    if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind) return LLVMConstInt(t, (unsigned long long)iv, 1);
+    if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind)
+        return LLVMConstInt(t, (unsigned long long)iv, 1);
     return LLVMConstReal(t, fv);
 }
 
 static LLVMValueRef splat(cg *g, LLVMValueRef v, int lanes) {
     LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);
-    LLVMValueRef ins = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), v,
-                                              LLVMConstInt(g->t_i32, 0, 0), "");
+    LLVMValueRef ins =
+        LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), v, LLVMConstInt(g->t_i32, 0, 0), "");
     LLVMValueRef mask = LLVMConstNull(LLVMVectorType(g->t_i32, (unsigned)lanes));
     return LLVMBuildShuffleVector(g->b, ins, LLVMGetPoison(vt), mask, "");
 }
@@ -310,7 +311,8 @@ static LLVMValueRef floor_divmod(cg *g, tir_dtype t, const tir_expr *be, LLVMVal
         return is_signed(t) ? LLVMBuildAShr(g->b, a, const_of(g, lt, sh, 0), "")
                             : LLVMBuildLShr(g->b, a, const_of(g, lt, sh, 0), "");
     }
-    if (!is_signed(t)) return want_mod ? LLVMBuildURem(g->b, a, b, "") : LLVMBuildUDiv(g->b, a, b, "");
+    if (!is_signed(t))
+        return want_mod ? LLVMBuildURem(g->b, a, b, "") : LLVMBuildUDiv(g->b, a, b, "");
     LLVMValueRef q = LLVMBuildSDiv(g->b, a, b, "");
     LLVMValueRef r = LLVMBuildSRem(g->b, a, b, "");
     LLVMValueRef zero = const_of(g, lt, 0, 0);
@@ -357,26 +359,29 @@ static LLVMValueRef binop(cg *g, const tir_binop *e) {
     bool fp = is_fp(t), s = is_signed(t);
     switch (k) {
     case TIR_KIND_ADD:
-        return fp ? contract(g, LLVMBuildFAdd(g->b, a, b, ""))
-                  : s ? LLVMBuildNSWAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
+        return fp  ? contract(g, LLVMBuildFAdd(g->b, a, b, ""))
+               : s ? LLVMBuildNSWAdd(g->b, a, b, "")
+                   : LLVMBuildAdd(g->b, a, b, "");
     case TIR_KIND_SUB:
-        return fp ? contract(g, LLVMBuildFSub(g->b, a, b, ""))
-                  : s ? LLVMBuildNSWSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
+        return fp  ? contract(g, LLVMBuildFSub(g->b, a, b, ""))
+               : s ? LLVMBuildNSWSub(g->b, a, b, "")
+                   : LLVMBuildSub(g->b, a, b, "");
     case TIR_KIND_MUL:
-        return fp ? contract(g, LLVMBuildFMul(g->b, a, b, ""))
-                  : s ? LLVMBuildNSWMul(g->b, a, b, "") : LLVMBuildMul(g->b, a, b, "");
+        return fp  ? contract(g, LLVMBuildFMul(g->b, a, b, ""))
+               : s ? LLVMBuildNSWMul(g->b, a, b, "")
+                   : LLVMBuildMul(g->b, a, b, "");
     case TIR_KIND_DIV:
-        return fp ? LLVMBuildFDiv(g->b, a, b, "")
-                  : s ? LLVMBuildSDiv(g->b, a, b, "") : LLVMBuildUDiv(g->b, a, b, "");
+        return fp  ? LLVMBuildFDiv(g->b, a, b, "")
+               : s ? LLVMBuildSDiv(g->b, a, b, "")
+                   : LLVMBuildUDiv(g->b, a, b, "");
     case TIR_KIND_MOD:
-        return fp ? LLVMBuildFRem(g->b, a, b, "")
-                  : s ? LLVMBuildSRem(g->b, a, b, "") : LLVMBuildURem(g->b, a, b, "");
+        return fp  ? LLVMBuildFRem(g->b, a, b, "")
+               : s ? LLVMBuildSRem(g->b, a, b, "")
+                   : LLVMBuildURem(g->b, a, b, "");
     case TIR_KIND_FLOORDIV: return floor_divmod(g, t, e->b, a, b, false);
     case TIR_KIND_FLOORMOD: return floor_divmod(g, t, e->b, a, b, true);
-    case TIR_KIND_MIN:
-        return LLVMBuildSelect(g->b, compare(g, TIR_KIND_LT, t, a, b), a, b, "");
-    case TIR_KIND_MAX:
-        return LLVMBuildSelect(g->b, compare(g, TIR_KIND_GT, t, a, b), a, b, "");
+    case TIR_KIND_MIN: return LLVMBuildSelect(g->b, compare(g, TIR_KIND_LT, t, a, b), a, b, "");
+    case TIR_KIND_MAX: return LLVMBuildSelect(g->b, compare(g, TIR_KIND_GT, t, a, b), a, b, "");
     case TIR_KIND_EQ:
     case TIR_KIND_NE:
     case TIR_KIND_LT:
@@ -405,7 +410,8 @@ static LLVMValueRef cast(cg *g, tir_dtype to, tir_dtype from, LLVMValueRef v) {
         return is_signed(from) ? LLVMBuildSExt(g->b, v, lt, "") : LLVMBuildZExt(g->b, v, lt, "");
     }
     if (tir_dtype_is_int(from))
-        return is_signed(from) ? LLVMBuildSIToFP(g->b, v, lt, "") : LLVMBuildUIToFP(g->b, v, lt, "");
+        return is_signed(from) ? LLVMBuildSIToFP(g->b, v, lt, "")
+                               : LLVMBuildUIToFP(g->b, v, lt, "");
     if (tir_dtype_is_int(to))
         return is_signed(to) ? LLVMBuildFPToSI(g->b, v, lt, "") : LLVMBuildFPToUI(g->b, v, lt, "");
     /* float <-> float; half <-> bfloat have the same size and go via float. */
@@ -620,9 +626,8 @@ static LLVMValueRef math_call(cg *g, const tir_call *c) {
     for (int j = 0; j < t.lanes; j++) {
         LLVMValueRef lane = LLVMConstInt(g->t_i32, (unsigned)j, 0), x[3];
         for (int i = 0; i < c->nargs; i++) x[i] = LLVMBuildExtractElement(g->b, a[i], lane, "");
-        v = LLVMBuildInsertElement(g->b, v,
-                                   math_scalar(g, c->op, tir_dtype_element(t), x, c->nargs), lane,
-                                   "");
+        v = LLVMBuildInsertElement(
+            g->b, v, math_scalar(g, c->op, tir_dtype_element(t), x, c->nargs), lane, "");
     }
     return v;
 }
@@ -656,8 +661,7 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
         return cg_call_intrinsic(g->mod, g->b, name, NULL, 0, p, 2);
     }
     case TIR_INTRIN_CP_ASYNC_COMMIT:
-        return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL,
-                                 0);
+        return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
     case TIR_INTRIN_CP_ASYNC_WAIT: {
         int64_t n = 0;
         tir_expr_const_int(c->args[0], &n);
@@ -778,7 +782,8 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     LLVMValueRef extv = expr(g, f->extent);
     if (!extv) return tir_ctx_error_code(g->ctx);
     bool sg = is_signed(vt);
-    LLVMValueRef end = sg ? LLVMBuildNSWAdd(g->b, minv, extv, "") : LLVMBuildAdd(g->b, minv, extv, "");
+    LLVMValueRef end =
+        sg ? LLVMBuildNSWAdd(g->b, minv, extv, "") : LLVMBuildAdd(g->b, minv, extv, "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef hdr = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.hdr");
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.body");
@@ -825,7 +830,8 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
         LLVMTypeRef at = LLVMArrayType2(et, (uint64_t)n);
         unsigned align = b->align > 16 ? (unsigned)b->align : 16;
         char name[128];
-        snprintf(name, sizeof name, "%s_%s", b->name, b->scope == TIR_SCOPE_SHARED ? "shared" : "local");
+        snprintf(name, sizeof name, "%s_%s", b->name,
+                 b->scope == TIR_SCOPE_SHARED ? "shared" : "local");
         sanitize(name);
         LLVMValueRef p;
         if (b->scope == TIR_SCOPE_SHARED && !g->host) {
@@ -895,9 +901,9 @@ static void add_attr(cg *g, LLVMValueRef fn, unsigned idx, const char *name, uin
 }
 
 static void annotate(cg *g, const char *key, int64_t v) {
-    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(g->fn),
-                              LLVMMDStringInContext2(g->lc, key, strlen(key)),
-                              LLVMValueAsMetadata(LLVMConstInt(g->t_i32, (unsigned long long)v, 0))};
+    LLVMMetadataRef ops[3] = {
+        LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->lc, key, strlen(key)),
+        LLVMValueAsMetadata(LLVMConstInt(g->t_i32, (unsigned long long)v, 0))};
     LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations",
                                 LLVMMetadataAsValue(g->lc, LLVMMDNodeInContext2(g->lc, ops, 3)));
 }

@@ -77,8 +77,8 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
     LLVMErrorRef e = LLVMOrcCreateLLJIT(&jit, NULL);
     if (e) return llvm_err(ctx, "cannot create the JIT", e);
     LLVMOrcDefinitionGeneratorRef gen;
-    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
-        &gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit),
+                                                             NULL, NULL);
     if (e) {
         LLVMOrcDisposeLLJIT(jit);
         return llvm_err(ctx, "cannot search the process", e);

@@ -42,7 +42,6 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
                           bool host, int64_t *shared_bytes);
 
-
 /* The helper function computing a math intrinsic (exp, log, tanh, pow,
  * sigmoid) on float (f64 false) or double (f64 true) in mod, created on
  * first use.  It is internal and always-inline; it uses only target-neutral

@@ -36,9 +36,7 @@ typedef struct mb {
 } mb;
 
 static LLVMValueRef K(mb *m, double v) { return LLVMConstReal(m->ft, v); }
-static LLVMValueRef KI(mb *m, long long v) {
-    return LLVMConstInt(m->it, (unsigned long long)v, 1);
-}
+static LLVMValueRef KI(mb *m, long long v) { return LLVMConstInt(m->it, (unsigned long long)v, 1); }
 static LLVMValueRef mfmul(mb *m, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildFMul(m->b, a, b, "");
 }
@@ -118,13 +116,13 @@ static void log_reduce(mb *m, LLVMValueRef x, LLVMValueRef *f, LLVMValueRef *dk)
     LLVMValueRef xs = sel(m, sub, mfmul(m, x, K(m, m->f64 ? 0x1p52 : 0x1p23)), x);
     LLVMValueRef eadj = sel(m, sub, KI(m, -mbits), KI(m, 0));
     LLVMValueRef bits = LLVMBuildBitCast(m->b, xs, m->it, "");
-    LLVMValueRef e = LLVMBuildSub(m->b, LLVMBuildLShr(m->b, bits, KI(m, mbits), ""),
-                                  KI(m, bias), "");
+    LLVMValueRef e =
+        LLVMBuildSub(m->b, LLVMBuildLShr(m->b, bits, KI(m, mbits), ""), KI(m, bias), "");
     e = LLVMBuildAdd(m->b, e, eadj, "");
     long long mant_mask = m->f64 ? 0xfffffffffffffLL : 0x7fffffLL;
     long long one_bits = m->f64 ? 0x3ff0000000000000LL : 0x3f800000LL;
-    LLVMValueRef mm = LLVMBuildOr(m->b, LLVMBuildAnd(m->b, bits, KI(m, mant_mask), ""),
-                                  KI(m, one_bits), "");
+    LLVMValueRef mm =
+        LLVMBuildOr(m->b, LLVMBuildAnd(m->b, bits, KI(m, mant_mask), ""), KI(m, one_bits), "");
     LLVMValueRef mv = LLVMBuildBitCast(m->b, mm, m->ft, "");
     LLVMValueRef big = fcmp(m, LLVMRealOGT, mv, K(m, 1.41421356237309504880));
     mv = sel(m, big, mfmul(m, mv, K(m, 0.5)), mv);
@@ -193,8 +191,8 @@ static void log_dd(mb *d, LLVMValueRef x, LLVMValueRef *hi, LLVMValueRef *lo) {
     LLVMValueRef sum = mfadd(d, a, b);
     LLVMValueRef bb = mfsub(d, sum, a);
     LLVMValueRef err = mfadd(d, mfsub(d, a, mfsub(d, sum, bb)), mfsub(d, b, bb));
-    LLVMValueRef rest = mfadd(d, mfadd(d, err, mfmul(d, K(d, 2.0), s_lo)),
-                              fma3(d, dk, K(d, ln2_lo), p));
+    LLVMValueRef rest =
+        mfadd(d, mfadd(d, err, mfmul(d, K(d, 2.0), s_lo)), fma3(d, dk, K(d, ln2_lo), p));
     /* Renormalise (Fast2Sum: |sum| >= |rest|). */
     LLVMValueRef h = mfadd(d, sum, rest);
     *lo = mfsub(d, rest, mfsub(d, h, sum));
@@ -222,7 +220,8 @@ static LLVMValueRef build_tanh(mb *m, LLVMValueRef x) {
     LLVMValueRef exp = cg_math_fn(m->mod, TIR_INTRIN_EXP, m->f64);
     LLVMValueRef two_ax = mfmul(m, K(m, 2.0), ax);
     LLVMValueRef e = call(m, exp, &two_ax, 1);
-    LLVMValueRef big = mfsub(m, K(m, 1.0), LLVMBuildFDiv(m->b, K(m, 2.0), mfadd(m, e, K(m, 1.0)), ""));
+    LLVMValueRef big =
+        mfsub(m, K(m, 1.0), LLVMBuildFDiv(m->b, K(m, 2.0), mfadd(m, e, K(m, 1.0)), ""));
     /* tanh is odd: the sign of x, also for tanh(-0) = -0. */
     LLVMValueRef args[2] = {sel(m, fcmp(m, LLVMRealOLT, ax, K(m, 0.5)), small, big), x};
     return cg_call_intrinsic(m->mod, m->b, "llvm.copysign", &m->ft, 1, args, 2);
@@ -251,8 +250,8 @@ static LLVMValueRef build_pow(mb *m, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef l_hi, l_lo;
     log_dd(&d, axd, &l_hi, &l_lo);
     LLVMValueRef t_hi = mfmul(&d, yd, l_hi);
-    LLVMValueRef t_lo = mfadd(&d, fma3(&d, yd, l_hi, LLVMBuildFNeg(m->b, t_hi, "")),
-                              mfmul(&d, yd, l_lo));
+    LLVMValueRef t_lo =
+        mfadd(&d, fma3(&d, yd, l_hi, LLVMBuildFNeg(m->b, t_hi, "")), mfmul(&d, yd, l_lo));
     LLVMValueRef e = call(&d, cg_math_fn(m->mod, TIR_INTRIN_EXP, true), &t_hi, 1);
     /* No correction when exp overflowed or t is inf/NaN (t_lo is then NaN). */
     LLVMValueRef finite =
@@ -266,21 +265,19 @@ static LLVMValueRef build_pow(mb *m, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef yh = mfmul(m, y, K(m, 0.5));
     LLVMValueRef yodd =
         LLVMBuildAnd(m->b, yint, fcmp(m, LLVMRealUNE, intr1(m, "llvm.floor", yh), yh), "");
-    LLVMValueRef neg = LLVMBuildICmp(m->b, LLVMIntSLT, LLVMBuildBitCast(m->b, x, m->it, ""),
-                                     KI(m, 0), "");
+    LLVMValueRef neg =
+        LLVMBuildICmp(m->b, LLVMIntSLT, LLVMBuildBitCast(m->b, x, m->it, ""), KI(m, 0), "");
     r = sel(m, LLVMBuildAnd(m->b, neg, yodd, ""), LLVMBuildFNeg(m->b, r, ""), r);
-    LLVMValueRef nan_case =
-        LLVMBuildAnd(m->b, fcmp(m, LLVMRealOLT, x, K(m, 0.0)),
-                     LLVMBuildAnd(m->b, LLVMBuildNot(m->b, yint, ""),
-                                  fcmp(m, LLVMRealONE, x, K(m, -INFINITY)), ""),
-                     "");
+    LLVMValueRef nan_case = LLVMBuildAnd(m->b, fcmp(m, LLVMRealOLT, x, K(m, 0.0)),
+                                         LLVMBuildAnd(m->b, LLVMBuildNot(m->b, yint, ""),
+                                                      fcmp(m, LLVMRealONE, x, K(m, -INFINITY)), ""),
+                                         "");
     r = sel(m, nan_case, K(m, NAN), r);
     LLVMValueRef one = LLVMBuildOr(m->b, fcmp(m, LLVMRealOEQ, y, K(m, 0.0)),
                                    fcmp(m, LLVMRealOEQ, x, K(m, 1.0)), "");
-    LLVMValueRef pm1_inf = LLVMBuildAnd(m->b, fcmp(m, LLVMRealOEQ, ax, K(m, 1.0)),
-                                        fcmp(m, LLVMRealOEQ, intr1(m, "llvm.fabs", y),
-                                             K(m, INFINITY)),
-                                        "");
+    LLVMValueRef pm1_inf =
+        LLVMBuildAnd(m->b, fcmp(m, LLVMRealOEQ, ax, K(m, 1.0)),
+                     fcmp(m, LLVMRealOEQ, intr1(m, "llvm.fabs", y), K(m, INFINITY)), "");
     one = LLVMBuildOr(m->b, one, pm1_inf, "");
     return sel(m, one, K(m, 1.0), r);
 }
@@ -315,7 +312,8 @@ LLVMValueRef cg_math_fn(LLVMModuleRef mod, tir_intrin op, bool f64) {
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
         unsigned k = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
         TIR_ASSERT(k);
-        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m.lc, k, 0));
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(m.lc, k, 0));
     }
     m.b = LLVMCreateBuilderInContext(m.lc);
     LLVMPositionBuilderAtEnd(m.b, LLVMAppendBasicBlockInContext(m.lc, fn, "entry"));

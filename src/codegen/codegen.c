@@ -53,8 +53,8 @@ static const char *entry_name(tir_ctx *ctx, const char *name) {
     if (n == 0 || (name[0] >= '0' && name[0] <= '9')) *p++ = '_';
     for (size_t i = 0; i < n; i++) {
         char c = name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_';
+        bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         *p++ = ok ? c : '_';
     }
     *p = 0;
@@ -86,11 +86,12 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     LLVMTargetRef target;
     char *err = NULL;
     if (LLVMGetTargetFromTriple(nvptx_triple, &target, &err)) {
-        tir_status s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: %s", err ? err : "no NVPTX target");
+        tir_status s =
+            tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: %s", err ? err : "no NVPTX target");
         LLVMDisposeMessage(err);
         return s;
     }
-    const char *features = o->features ? o->features
+    const char *features = o->features                      ? o->features
                            : strcmp(o->arch, "sm_90a") == 0 ? "+ptx80"
                                                             : "+ptx78";
     LLVMCodeGenOptLevel lvl = o->opt_level == 0   ? LLVMCodeGenLevelNone
@@ -99,8 +100,11 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
                                                   : LLVMCodeGenLevelAggressive;
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, o->arch, features, lvl,
                                                       LLVMRelocDefault, LLVMCodeModelDefault);
-    if (!tm) return tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM could not create a target "
-                                                    "machine for %s (%s)", o->arch, features);
+    if (!tm)
+        return tir_ctx_fail(ctx, TIR_ERR_LLVM,
+                            "codegen: LLVM could not create a target "
+                            "machine for %s (%s)",
+                            o->arch, features);
     LLVMContextRef lc = LLVMContextCreate();
     diag_state diag = {0};
     LLVMContextSetDiagnosticHandler(lc, diag_handler, &diag);
@@ -169,7 +173,8 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
                        const tir_module **out) {
     double t0 = now_ms();
     if (!ctx) return TIR_ERR_INVALID_ARG;
-    if (!out || !kernel) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: no kernel or no output");
+    if (!out || !kernel)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: no kernel or no output");
     *out = NULL;
     tir_codegen_opts o;
     if (opts)
@@ -242,7 +247,8 @@ static bool eval_dim(dim_eval *d, const tir_expr *e, int64_t *out) {
         if (!eval_dim(d, tir_as_tir_cast(e)->value, &v)) return false;
         tir_dtype t = e->dtype;
         *out = t.bits == 64 ? v
-               : t.bits == 32 ? (t.code == TIR_TYPE_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v)
+               : t.bits == 32
+                   ? (t.code == TIR_TYPE_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v)
                : t.code == TIR_TYPE_UINT ? (int64_t)(uint8_t)v
                                          : (int64_t)(int8_t)v;
         return true;
@@ -289,8 +295,8 @@ static bool eval_dim(dim_eval *d, const tir_expr *e, int64_t *out) {
     return true;
 }
 
-tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs,
-                                  const tir_arg *args, int64_t grid[3], int64_t block[3]) {
+tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, const tir_arg *args,
+                                  int64_t grid[3], int64_t block[3]) {
     if (!ctx) return TIR_ERR_INVALID_ARG;
     if (!m || !grid || !block || (nargs > 0 && !args))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims: missing argument");
@@ -302,10 +308,9 @@ tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs,
             return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
                                 m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], d.why);
         if (*out <= 0)
-            return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
-                                "launch dims of '%s': %s.%c is %lld (must be positive)",
-                                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3],
-                                (long long)*out);
+            return tir_ctx_fail(
+                ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c is %lld (must be positive)",
+                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], (long long)*out);
     }
     return TIR_OK;
 }
