@@ -203,6 +203,15 @@ static void test_matmul_naive(void **st) {
     assert_lacks(m2, "fma.rn.f32");
     assert_has(m2, "mul.rn.f32");
     assert_has(m2, "add.rn.f32");
+    /* Without optimisation the code is poor but valid. */
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.opt_level = 0;
+    const tir_module *m0 = NULL;
+    assert_int_equal(tir_codegen(ctx, ck_matmul_tiled(ctx, 64, 64, 16), &o, &m0), TIR_OK);
+    ptxas_info pi;
+    assemble(m0, &pi);
+    assert_true(strstr(m0->ptx, "bar.sync") != NULL);
     tir_ctx_destroy(ctx);
 }
 

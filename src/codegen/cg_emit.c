@@ -428,8 +428,16 @@ static bool may_trap(const tir_expr *e) {
     case TIR_KIND_INT_IMM:
     case TIR_KIND_FLOAT_IMM:
     case TIR_KIND_VAR: return false;
-    case TIR_KIND_BUFFER_LOAD:
-    case TIR_KIND_CALL: return true;
+    case TIR_KIND_BUFFER_LOAD: return true;
+    case TIR_KIND_CALL: {
+        /* Math intrinsics are pure and total; the GPU intrinsics are not
+         * values at all. */
+        const tir_call *c = tir_as_tir_call(e);
+        if (c->op == TIR_INTRIN_ADDRESS_OF || c->base.dtype.code == TIR_TYPE_VOID) return true;
+        for (int i = 0; i < c->nargs; i++)
+            if (may_trap(c->args[i])) return true;
+        return false;
+    }
     case TIR_KIND_NOT: return may_trap(tir_as_tir_not(e)->a);
     case TIR_KIND_CAST: return may_trap(tir_as_tir_cast(e)->value);
     case TIR_KIND_SELECT: {
