@@ -1197,7 +1197,9 @@ static const tir_stmt *parse_stmt_list(parser *P) {
         GV_PUSH(P, &v, const tir_stmt *, s);
         if (rest) break;
     }
-    if (v.n == 0) return PERR(P, cur(P), "expected a statement, got %s", tok_desc(P, cur(P)));
+    if (v.n == 0)
+        return PERR(P, cur(P), "expected a statement, got %s",
+                    cur(P)->kind == TK_DEDENT ? "the end of the block" : tok_desc(P, cur(P)));
     return tir_seq_new(P->ctx, v.n, v.items);
 }
 
@@ -1378,7 +1380,8 @@ static bool parse_axis(parser *P, block_state *bs, int nlhs, const ir_token *kin
         const char *kinds = expect_string(P, "the iterator kinds (\"SSR\")");
         if (!kinds || !expect(P, TK_COMMA) || !expect(P, TK_LBRACK)) return false;
         if ((int)strlen(kinds) != nlhs)
-            return PERR(P, st, "%d iterator kinds for %d variables", (int)strlen(kinds), nlhs), false;
+            return PERR(P, st, "%d iterator kinds for %d variable%s", (int)strlen(kinds), nlhs,
+                        nlhs == 1 ? "" : "s"), false;
         for (int k = 0; k < nlhs; k++) {
             if (kinds[k] != 'S' && kinds[k] != 'R')
                 return PERR(P, st, "iterator kinds are 'S' (spatial) or 'R' (reduce), got '%c'", kinds[k]), false;

@@ -867,11 +867,7 @@ static void print_stmt(printer *p, const tir_stmt *s, bool tail) {
         newline(p);
         return;
     }
-    case TIR_KIND_SEQ: {
-        if (p->nmarks && is_marked(p, s)) add_span(p, p->out.len + 4 * (size_t)p->indent, SIZE_MAX);
-        print_stmts(p, s);
-        return;
-    }
+    case TIR_KIND_SEQ: print_stmts(p, s); return;
     case TIR_KIND_IF: {
         const tir_if *f = (const void *)s;
         begin_line(p);
@@ -937,6 +933,8 @@ static void print_stmt(printer *p, const tir_stmt *s, bool tail) {
 
 static void print_stmts(printer *p, const tir_stmt *s) {
     const tir_seq *q = tir_as_tir_seq(s);
+    /* A sequence has no line of its own: mark its first one. */
+    if (q && p->nmarks && is_marked(p, s)) add_span(p, p->out.len + 4 * (size_t)p->indent, SIZE_MAX);
     if (!q) {
         print_stmt(p, s, true);
         return;
