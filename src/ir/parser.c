@@ -61,7 +61,9 @@
  * unless the decorator says implicit_root=False; an undefined name in a
  * buffer parameter's shape defines an int32 variable there (T.var("int64",
  * "n") defines one of another type); every definition (loop, iterator,
- * let, buffer) creates a fresh object, scoped to its suite.
+ * buffer) creates a fresh object, scoped to its suite, except that all
+ * T.Let of one name and type share one variable (Lets are pure, and IR that
+ * shares a Let node prints it twice).
  */
 #include <stdarg.h>
 #include <math.h>
@@ -102,6 +104,7 @@ typedef struct parser {
     int nparam_names;
     char dbuf[4][32];
     int dnext;
+    gvec lets; /* every T.Let variable so far */
 } parser;
 
 static void *gv_push(parser *P, gvec *v, size_t elem) {
@@ -589,6 +592,20 @@ static const tir_expr *parse_t_call(parser *P) {
         if (!value || !expect(P, TK_COMMA)) return NULL;
         scope sc = scope_open(P);
         const tir_var *v = define_var(P, vt, value->dtype);
+        if (v) {
+            /* One variable per Let name and type: a Let printed twice
+             * because the IR shares it (a DAG) reads back as one. */
+            const char *name = v->name;
+            const tir_var *prev = NULL;
+            for (int k = 0; k < P->lets.n && !prev; k++) {
+                const tir_var *w = ((const tir_var **)P->lets.items)[k];
+                if (w->name == name && tir_dtype_eq(w->base.dtype, value->dtype)) prev = w;
+            }
+            if (prev)
+                P->syms[P->nsyms - 1].var = v = prev;
+            else
+                GV_PUSH(P, &P->lets, const tir_var *, v);
+        }
         const tir_expr *body = v ? parse_expr(P) : NULL;
         scope_close(P, sc);
         if (!body || !expect(P, TK_RPAREN)) return NULL;
@@ -1754,9 +1771,7 @@ static const tir_prim_func *parse_func(parser *P) {
                 implicit_root = tok_is(P, v, "True");
                 advance(P);
             } else if (tok_is(P, k, "name")) {
-                const ir_token *v = cur(P);
                 if (!(fname = expect_string(P, "the function name"))) return NULL;
-                if (!*fname) return PERR(P, v, "empty function name");
             } else {
                 return PERR(P, k, "unknown T.prim_func argument '%.*s'", (int)k->len, P->src + k->pos);
             }

@@ -119,7 +119,13 @@ void ir_text_format_double(double v, char *buf, size_t n) {
     snprintf(buf, n, "%.17g", v);
 }
 
-bool ir_text_expr_same(const tir_expr *a, const tir_expr *b) {
+/* Variables bound by enclosing Lets on both sides, paired. */
+typedef struct let_pairs {
+    const tir_var *a, *b;
+    const struct let_pairs *up;
+} let_pairs;
+
+static bool same(const tir_expr *a, const tir_expr *b, const let_pairs *lp) {
     if (a == b) return true;
     if (!a || !b || a->kind != b->kind || !tir_dtype_eq(a->dtype, b->dtype)) return false;
     switch ((tir_kind)a->kind) {
@@ -128,54 +134,61 @@ bool ir_text_expr_same(const tir_expr *a, const tir_expr *b) {
         double x = ((const tir_float_imm *)a)->value, y = ((const tir_float_imm *)b)->value;
         return memcmp(&x, &y, sizeof x) == 0;
     }
-    case TIR_KIND_VAR: return false; /* a != b */
+    case TIR_KIND_VAR:
+        for (; lp; lp = lp->up)
+            if (lp->a == (const tir_var *)a || lp->b == (const tir_var *)b)
+                return lp->a == (const tir_var *)a && lp->b == (const tir_var *)b;
+        return false; /* distinct free variables */
     case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: case TIR_KIND_DIV:
     case TIR_KIND_MOD: case TIR_KIND_FLOORDIV: case TIR_KIND_FLOORMOD: case TIR_KIND_MIN:
     case TIR_KIND_MAX: case TIR_KIND_EQ: case TIR_KIND_NE: case TIR_KIND_LT:
     case TIR_KIND_LE: case TIR_KIND_GT: case TIR_KIND_GE: case TIR_KIND_AND:
     case TIR_KIND_OR: {
         const tir_binop *x = (const void *)a, *y = (const void *)b;
-        return ir_text_expr_same(x->a, y->a) && ir_text_expr_same(x->b, y->b);
+        return same(x->a, y->a, lp) && same(x->b, y->b, lp);
     }
-    case TIR_KIND_NOT: return ir_text_expr_same(((const tir_not *)a)->a, ((const tir_not *)b)->a);
+    case TIR_KIND_NOT: return same(((const tir_not *)a)->a, ((const tir_not *)b)->a, lp);
     case TIR_KIND_SELECT: {
         const tir_select *x = (const void *)a, *y = (const void *)b;
-        return ir_text_expr_same(x->cond, y->cond) && ir_text_expr_same(x->t, y->t) &&
-               ir_text_expr_same(x->f, y->f);
+        return same(x->cond, y->cond, lp) && same(x->t, y->t, lp) && same(x->f, y->f, lp);
     }
-    case TIR_KIND_CAST:
-        return ir_text_expr_same(((const tir_cast *)a)->value, ((const tir_cast *)b)->value);
+    case TIR_KIND_CAST: return same(((const tir_cast *)a)->value, ((const tir_cast *)b)->value, lp);
     case TIR_KIND_BUFFER_LOAD: {
         const tir_buffer_load *x = (const void *)a, *y = (const void *)b;
         if (x->buffer != y->buffer || x->nidx != y->nidx) return false;
         for (int i = 0; i < x->nidx; i++)
-            if (!ir_text_expr_same(x->indices[i], y->indices[i])) return false;
+            if (!same(x->indices[i], y->indices[i], lp)) return false;
         return true;
     }
     case TIR_KIND_RAMP: {
         const tir_ramp *x = (const void *)a, *y = (const void *)b;
-        return x->lanes == y->lanes && ir_text_expr_same(x->start, y->start) &&
-               ir_text_expr_same(x->stride, y->stride);
+        return x->lanes == y->lanes && same(x->start, y->start, lp) && same(x->stride, y->stride, lp);
     }
     case TIR_KIND_BROADCAST: {
         const tir_broadcast *x = (const void *)a, *y = (const void *)b;
-        return x->lanes == y->lanes && ir_text_expr_same(x->value, y->value);
+        return x->lanes == y->lanes && same(x->value, y->value, lp);
     }
     case TIR_KIND_CALL: {
         const tir_call *x = (const void *)a, *y = (const void *)b;
         if (x->op != y->op || x->nargs != y->nargs) return false;
         for (int i = 0; i < x->nargs; i++)
-            if (!ir_text_expr_same(x->args[i], y->args[i])) return false;
+            if (!same(x->args[i], y->args[i], lp)) return false;
         return true;
     }
     case TIR_KIND_LET: {
+        /* The text defines a fresh variable per T.Let, so Lets are equal up
+         * to renaming their own variable. */
         const tir_let *x = (const void *)a, *y = (const void *)b;
-        return x->var == y->var && ir_text_expr_same(x->value, y->value) &&
-               ir_text_expr_same(x->body, y->body);
+        if (!tir_dtype_eq(x->var->base.dtype, y->var->base.dtype) || !same(x->value, y->value, lp))
+            return false;
+        let_pairs in = {x->var, y->var, lp};
+        return same(x->body, y->body, &in);
     }
     default: return false;
     }
 }
+
+bool ir_text_expr_same(const tir_expr *a, const tir_expr *b) { return same(a, b, NULL); }
 
 tir_dtype ir_text_call_dtype(tir_intrin op, int nargs, const tir_expr *const *args) {
     switch (op) {

@@ -79,8 +79,9 @@ bool ir_text_is_ident(const char *s);
  * bit-exactly with strtod. */
 void ir_text_format_double(double v, char *buf, size_t n);
 
-/* Deep equality of expressions where variables and buffers must be the
- * same objects (not up to renaming, unlike tir_struct_equal).  The printer
+/* Deep equality of expressions where free variables and buffers must be
+ * the same objects (not up to renaming, unlike tir_struct_equal); only
+ * the variables of Lets inside may differ, consistently.  The printer
  * and parser use it to recognise "stop = start + extent" and loop domains
  * that a block iterator reuses. */
 bool ir_text_expr_same(const tir_expr *a, const tir_expr *b);
