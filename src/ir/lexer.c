@@ -61,13 +61,11 @@ static int hexval(int c) {
 
 /* Handles the indentation of a new logical line at L->i.  Blank and
  * comment-only lines produce nothing. */
-static tir_status lex_indent(lexer *L, bool *blank) {
+static tir_status lex_indent(lexer *L) {
     size_t p = L->i;
     while (p < L->n && L->s[p] == ' ') p++;
-    *blank = false;
     if (p < L->n && L->s[p] == '\t') return lex_fail(L, p, "tab character in indentation (use spaces)");
     if (p >= L->n || L->s[p] == '\n' || L->s[p] == '#' || L->s[p] == '\r') {
-        *blank = true;
         L->i = p;
         return TIR_OK;
     }
@@ -163,11 +161,9 @@ static tir_status lex_all(lexer *L) {
     L->nindent = 1;
     while (L->i < L->n || at_line_start) {
         if (at_line_start && L->depth == 0) {
-            bool blank;
-            TIR_TRY(lex_indent(L, &blank));
+            TIR_TRY(lex_indent(L));
             at_line_start = false;
             if (L->i >= L->n) break;
-            (void)blank;
         }
         if (L->i >= L->n) break;
         size_t p = L->i;

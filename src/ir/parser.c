@@ -19,7 +19,10 @@
  *   param     := NAME ':' 'T.Buffer' '(' bufargs ')' | NAME ':' 'T.' DTYPE
  *   bufargs   := shape ',' STRING [',' STRING] (',' KEY '=' value)*
  *                shape: '(' [expr (',' expr)* [',']] ')' | '[' ... ']' | expr
- *                keys: strides=shape, elem_offset=expr, scope=STRING, align=INT
+ *                keys: strides=shape, elem_offset=expr, scope=STRING, align=INT;
+ *                the second STRING (a scope) only for T.allocate.  In a buffer
+ *                parameter, 'T.var' '(' STRING ',' STRING ')' defines a shape
+ *                variable of a given dtype and name.
  *   stmt      := 'for' NAME (',' NAME)* 'in' loop ':' suite
  *              | 'if' expr ':' suite [('else' ':' suite) | ('elif' ...)]
  *              | 'with' 'T.block' '(' STRING ')' ':' block_suite
@@ -36,8 +39,8 @@
  *              | 'T.grid' '(' extent (',' extent)* ')' | 'range' '(' [start ','] stop ')'
  *   block_suite := NEWLINE INDENT header* stmt* DEDENT, header being
  *                NAME (',' NAME)* '=' 'T.axis.remap' '(' STRING ',' '[' NAME (',' NAME)* ']' ')'
- *              | NAME '=' ('T.axis.spatial' | 'T.axis.reduce') '(' dom ',' expr ')'
- *                   dom: extent | '(' start ',' stop ')'
+ *              | NAME '=' ('T.axis.spatial' | 'T.axis.reduce' | 'T.axis.S' | 'T.axis.R')
+ *                   '(' dom ',' expr ')'   dom: extent | '(' start ',' stop ')'
  *              | 'T.where' '(' expr ')' | 'T.reads' '(' regions ')' | 'T.writes' '(' regions ')'
  *              | 'T.block_attr' '(' dict ')' | NAME '=' 'T.alloc_buffer' '(' bufargs ')'
  *              | 'with' 'T.init' '(' ')' ':' suite
@@ -1222,9 +1225,9 @@ static const tir_stmt *parse_stmt_list(parser *P) {
 
 /* Positional args and keyword args of a loop call: T.serial(a[, b], k=v). */
 static const tir_stmt *parse_for(parser *P) {
-    const ir_token *for_tok = cur(P);
     advance(P);
-    const ir_token *targets[64];
+    /* Arena arrays, not stack ones: this frame recurses through the body. */
+    const ir_token **targets = IR_NEWN(P->ctx, const ir_token *, 64);
     int ntargets = 0;
     for (;;) {
         const ir_token *t = cur(P);
@@ -1281,7 +1284,7 @@ static const tir_stmt *parse_for(parser *P) {
     }
     if (!expect(P, TK_RPAREN)) return NULL;
     const tir_expr *const *args = pos.items;
-    tir_range rg[64];
+    tir_range *rg = IR_NEWN(P->ctx, tir_range, ntargets);
     int nloops = 1;
     if (grid) {
         if (pos.n != ntargets)
@@ -1310,7 +1313,7 @@ static const tir_stmt *parse_for(parser *P) {
         }
     }
     scope sc = scope_open(P);
-    const tir_var *vars[64];
+    const tir_var **vars = IR_NEWN(P->ctx, const tir_var *, nloops);
     for (int k = 0; k < nloops; k++) {
         if (!(vars[k] = define_var(P, targets[k], rg[k].extent->dtype))) return NULL;
         sym *s = &P->syms[P->nsyms - 1];
@@ -1321,7 +1324,6 @@ static const tir_stmt *parse_for(parser *P) {
     const tir_stmt *body = parse_stmt_list(P);
     scope_close(P, sc);
     if (!body || !suite_close(P)) return NULL;
-    (void)for_tok;
     for (int k = nloops - 1; k >= 0; k--)
         body = tir_for_new(P->ctx, vars[k], rg[k].min, rg[k].extent, kind, grid ? NULL : thread,
                            grid ? 0 : annots.n, annots.items, body);
@@ -1543,7 +1545,6 @@ static bool parse_block_header(parser *P, block_state *bs, bool *done) {
 }
 
 static const tir_stmt *parse_block(parser *P) {
-    const ir_token *t = cur(P);
     P->i += 4; /* with T . block */
     if (!expect(P, TK_LPAREN)) return NULL;
     const char *name = expect_string(P, "the block name");
@@ -1586,7 +1587,6 @@ static const tir_stmt *parse_block(parser *P) {
     d.allocs = bs.allocs.items;
     d.nannots = bs.annots.n;
     d.annots = bs.annots.items;
-    (void)t;
     const tir_block *b = tir_block_new(P->ctx, &d);
     return tir_block_realize_new(P->ctx, bs.values.n, bs.values.items, bs.predicate, b);
 }
@@ -1661,9 +1661,10 @@ static const tir_stmt *parse_stmt_inner(parser *P, bool *rest_taken) {
             *rest_taken = true;
             return tir_allocate_new(P->ctx, b, body);
         }
-        if (tok_is(P, rhs, "alloc_buffer") || is_axis_name(P, rhs))
+        bool axis = is_axis_name(P, rhs) && tok_is(P, peek(P, 2 * nlhs + 2), "axis");
+        if (tok_is(P, rhs, "alloc_buffer") || axis)
             return PERR(P, t, "T.%s is only allowed at the start of a block, before its body",
-                        tok_is(P, rhs, "alloc_buffer") ? "alloc_buffer" : "axis");
+                        axis ? "axis" : "alloc_buffer");
     }
     if (t->kind == TK_NAME && peek(P, 1)->kind == TK_LBRACK) {
         const ir_token *bt;
@@ -1849,11 +1850,9 @@ static const tir_prim_func *parse_func(parser *P) {
     if (!suite_open(P)) return NULL;
     gvec attrs = {0};
     while (at_t(P, "func_attr")) {
-        const ir_token *t = cur(P);
         P->i += 3;
         if (!expect(P, TK_LPAREN) || !parse_dict(P, &attrs) || !expect(P, TK_RPAREN)) return NULL;
         if (!end_of_line(P)) return NULL;
-        (void)t;
     }
     const tir_stmt *body = parse_stmt_list(P);
     if (!body || !suite_close(P)) return NULL;
