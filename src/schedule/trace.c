@@ -411,7 +411,7 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
     memset(pi, 0, sizeof *pi);
     pi->line = lx->tline;
     /* Outputs. */
-    const char *first = NULL;
+    const char *first = NULL, *first_tok = NULL;
     bool list_out = false;
     if (is_punct(lx, '[')) {
         TIR_TRY(parse_list(lx, true, &pi->nout_names, &pi->out_names, NULL));
@@ -419,6 +419,7 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
         list_out = true;
     } else if (lx->kind == T_IDENT) {
         first = lx->sval;
+        first_tok = lx->tok;
         next(lx);
         if (is_punct(lx, '=')) {
             next(lx);
@@ -430,14 +431,21 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
     } else {
         return lex_fail(lx, "expected an instruction%s", "");
     }
+    int name_line = lx->tline, name_col = lx->tcol;
     if (!first) {
         if (lx->kind != T_IDENT) return lex_fail(lx, "expected an instruction name%s", "");
         first = lx->sval;
         next(lx);
+    } else {
+        name_col = 1 + (int)(first_tok - lx->line_start);
     }
     int k = 0;
     while (k < SCH_INST_COUNT && strcmp(sch_inst_table[k].name, first) != 0) k++;
-    if (k == SCH_INST_COUNT) return lex_fail(lx, "unknown instruction \"%s\"", first);
+    if (k == SCH_INST_COUNT) {
+        lx->tline = name_line;
+        lx->tcol = name_col;
+        return lex_fail(lx, "unknown instruction \"%s\"", first);
+    }
     pi->kind = (sch_inst_kind)k;
     sch_sig sig;
     sch_sig_parse(pi->kind, &sig);
