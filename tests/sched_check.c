@@ -15,6 +15,14 @@
 
 #include "sched_check.h"
 
+/* cmocka's print_error truncates long messages; the IR in ours matters. */
+#define FAIL_LONG(...)                                                                     \
+    do {                                                                                  \
+        fprintf(stderr, __VA_ARGS__);                                                     \
+        fputc('\n', stderr);                                                              \
+        fail();                                                                           \
+    } while (0)
+
 uint64_t sched_rand(uint64_t *state) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -116,7 +124,7 @@ bool sched_fail_ok(tir_schedule *s, sched_snap *snap, tir_status got, tir_status
 }
 
 void sched_fail_msg_(const char *call, const char *msg, const char *file, int line) {
-    print_error("%s failed:\n%s\n", call, msg);
+    fprintf(stderr, "%s:%d: %s failed:\n%s\n", file, line, call, msg);
     _fail(file, line);
 }
 
@@ -124,7 +132,7 @@ void sched_expect_fail_(tir_schedule *s, sched_snap *snap, tir_status got, tir_s
                         const char *prim, const char *call, const char *file, int line) {
     char why[8192];
     if (!sched_fail_ok(s, snap, got, want, prim, why, sizeof why)) {
-        print_error("%s: %s\n", call, why);
+        fprintf(stderr, "%s:%d: %s: %s\n", file, line, call, why);
         _fail(file, line);
     }
 }
@@ -170,7 +178,7 @@ bool sched_roundtrip_ok(tir_schedule *s, char *why, size_t n) {
 
 void sched_check_roundtrip(tir_schedule *s) {
     char why[16384];
-    if (!sched_roundtrip_ok(s, why, sizeof why)) fail_msg("trace roundtrip: %s", why);
+    if (!sched_roundtrip_ok(s, why, sizeof why)) FAIL_LONG("trace roundtrip: %s", why);
 }
 
 /* ----------------------------------------------------------- equivalence */
@@ -280,13 +288,13 @@ bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *
 void sched_check_equiv(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *f1,
                        uint64_t seed) {
     char why[16384];
-    if (!sched_equiv_ok(ctx, f0, f1, seed, why, sizeof why)) fail_msg("equivalence: %s", why);
+    if (!sched_equiv_ok(ctx, f0, f1, seed, why, sizeof why)) FAIL_LONG("equivalence: %s", why);
 }
 
 void sched_check_all(tir_schedule *s) {
     tir_ctx *ctx = tir_sched_ctx(s);
     if (tir_verify(ctx, tir_sched_func(s)) != TIR_OK)
-        fail_msg("the scheduled function is ill formed: %s", tir_ctx_error(ctx));
+        FAIL_LONG("the scheduled function is ill formed: %s", tir_ctx_error(ctx));
     sched_check_roundtrip(s);
     sched_check_equiv(ctx, tir_sched_orig_func(s), tir_sched_func(s), 1);
     sched_check_equiv(ctx, tir_sched_orig_func(s), tir_sched_func(s), 12345);
@@ -296,22 +304,22 @@ void sched_expect_text(tir_schedule *s, const char *golden) {
     tir_ctx *ctx = tir_sched_ctx(s);
     const char *got = tir_print(ctx, tir_sched_func(s));
     if (strcmp(got, golden) != 0)
-        fail_msg("printed function differs:\n--- got\n%s--- want\n%s", got, golden);
+        FAIL_LONG("printed function differs:\n--- got\n%s--- want\n%s", got, golden);
     /* The golden, parsed independently, is structurally the function. */
     const tir_prim_func *g = NULL;
     if (tir_parse_func(ctx, golden, strlen(golden), &g) != TIR_OK)
-        fail_msg("the golden text does not parse: %s", tir_ctx_error(ctx));
+        FAIL_LONG("the golden text does not parse: %s", tir_ctx_error(ctx));
     char diff[1024];
     if (!tir_struct_equal_explain(g, tir_sched_func(s), diff, sizeof diff))
-        fail_msg("the parsed golden differs structurally: %s", diff);
+        FAIL_LONG("the parsed golden differs structurally: %s", diff);
 }
 
 /* ---------------------------------------------------------- conveniences */
 
 tir_schedule *sched_new(tir_ctx *ctx, const tir_prim_func *f) {
-    if (!f) fail_msg("no function: %s", tir_ctx_error(ctx));
+    if (!f) FAIL_LONG("no function: %s", tir_ctx_error(ctx));
     tir_schedule *s = NULL;
-    if (tir_sched_create(ctx, f, &s) != TIR_OK) fail_msg("create: %s", tir_ctx_error(ctx));
+    if (tir_sched_create(ctx, f, &s) != TIR_OK) FAIL_LONG("create: %s", tir_ctx_error(ctx));
     return s;
 }
 

@@ -91,7 +91,8 @@ void sched_expect_text(tir_schedule *s, const char *golden);
 
 /* Test conveniences (fail the test on error). */
 tir_schedule *sched_new(tir_ctx *ctx, const tir_prim_func *f);
-/* The loops above block `name` into out (at most 16); returns how many. */
+/* The loops above block `name` into out, which must hold 16; returns how
+ * many. */
 int sched_loops(tir_schedule *s, const char *name, tir_loop_rv *out);
 tir_block_rv sched_block(tir_schedule *s, const char *name);
 const tir_for *sched_for(tir_schedule *s, tir_loop_rv l);

@@ -21,12 +21,26 @@ static int teardown(void **st) {
     return 0;
 }
 
-static const char annotate_after[] = "";
+static const char annotate_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((4, 4), \"float32\"), B: T.Buffer((4, 4), \"float32\"), C: T.Buffer((4, 4), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i in T.serial(4, annotations={\"note\": \"outer\"}):\n"
+    "        for j in T.serial(4, annotations={\"pragma_auto_unroll_max_step\": 16}):\n"
+    "            for k in T.serial(4, annotations={\"software_pipeline_order\": [0, 1, 2, 3], \"software_pipeline_stage\": [0, 0, 1, 2]}):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                    T.reads(A[vi, vk], B[vk, vj])\n"
+    "                    T.writes(C[vi, vj])\n"
+    "                    T.block_attr({\"dims\": [-1, 7], \"double_buffer_scope\": 0, \"scope\": \"local\"})\n"
+    "                    with T.init():\n"
+    "                        C[vi, vj] = T.float32(0)\n"
+    "                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
 
 static void test_annotate(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 4, 4, 4, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     tir_block_rv c = sched_block(s, "C");
     SCHED_OK(s, tir_sched_annotate_loop_ints(s, l[2], "software_pipeline_stage", 4,
@@ -70,7 +84,7 @@ static void test_annotate(void **st) {
 static void test_annotate_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 4, 4, 4, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     tir_block_rv c = sched_block(s, "C");
     /* 1: the key is an identifier */

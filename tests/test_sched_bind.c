@@ -21,12 +21,25 @@ static int teardown(void **st) {
     return 0;
 }
 
-static const char step1_after[] = "";
+static const char step1_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i in T.thread_binding(0, 8, thread=\"blockIdx.x\"):\n"
+    "        for j in T.thread_binding(0, 6, thread=\"threadIdx.x\"):\n"
+    "            for k in T.serial(4):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                    T.reads(A[vi, vk], B[vk, vj])\n"
+    "                    T.writes(C[vi, vj])\n"
+    "                    with T.init():\n"
+    "                        C[vi, vj] = T.float32(0)\n"
+    "                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
 
 static void test_bind_step1(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.x"));
@@ -42,7 +55,7 @@ static void test_bind_step1(void **st) {
 static void test_bind_tiles(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_batch_matmul(ctx, 3, 13, 11, 5, TIR_F32));
-    tir_loop_rv l[4], i[2], j[2];
+    tir_loop_rv l[16], i[2], j[2];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, i));
     SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 4}, j));
@@ -72,7 +85,7 @@ static void test_bind_tiles(void **st) {
 static void test_bind_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     /* 1: a known axis */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_THREAD_AXIS, "bind", tir_sched_bind(s, l[0], "threadIdx.w"));

@@ -98,7 +98,7 @@ static void test_queries(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_FOUND, "get_block",
                       tir_sched_get_block(s, "nope", &c));
     assert_non_null(strstr(tir_ctx_error(ctx), "no block is named \"nope\""));
-    assert_int_equal(tir_sched_num_handles(s), 9);
+    assert_int_equal(tir_sched_num_handles(s), 7);
     assert_string_equal(tir_sched_trace_text(s),
                         "b0 = get_block(\"C\")\n"
                         "b1 = get_block(\"root\")\n"

@@ -20,12 +20,26 @@ static int teardown(void **st) {
     return 0;
 }
 
-static const char parallel_after[] = "";
+static const char parallel_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((5, 3), \"float32\"), B: T.Buffer((3, 7), \"float32\"), C: T.Buffer((5, 7), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i_j_fused in T.parallel(35):\n"
+    "        for k in T.serial(3):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.spatial(5, i_j_fused // 7)\n"
+    "                vj = T.axis.spatial(7, i_j_fused % 7)\n"
+    "                vk = T.axis.remap(\"R\", [k])\n"
+    "                T.reads(A[vi, vk], B[vk, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C[vi, vj] = T.float32(0)\n"
+    "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
 
 static void test_parallel(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 5, 7, 3, TIR_F32));
-    tir_loop_rv l[3], f;
+    tir_loop_rv l[16], f;
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_fuse(s, 2, l, &f));
     SCHED_OK(s, tir_sched_parallel(s, f));
@@ -46,7 +60,7 @@ static void test_parallel(void **st) {
 static void test_parallel_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 5, 7, 3, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     /* 6: no reduction loop */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REDUCTION_LOOP, "parallel", tir_sched_parallel(s, l[2]));

@@ -32,12 +32,23 @@ static void expect_order(tir_schedule *s, tir_loop_rv top, int n, const tir_loop
     }
 }
 
-static const char reorder_after[] = "";
+static const char reorder_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((5, 7), \"float32\"), B: T.Buffer((7, 6), \"float32\"), C: T.Buffer((5, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for k, j, i in T.grid(7, 6, 5):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
 
 static void test_reorder_partial(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 5, 6, 7, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     /* k, i: the slots of i and k swap; j stays in the middle. */
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[2], l[0]}));
@@ -56,7 +67,7 @@ static void test_reorder_partial(void **st) {
 static void test_reorder_tiles(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 45, 37, 41, TIR_F32));
-    tir_loop_rv l[3], i2[2], j2[2], k2[2], i3[2], j3[2];
+    tir_loop_rv l[16], i2[2], j2[2], k2[2], i3[2], j3[2];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 16}, i2));
     SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 16}, j2));
@@ -73,7 +84,7 @@ static void test_reorder_tiles(void **st) {
 static void test_reorder_odd_shapes(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 2, 6, 5, 3, 3, 3, 1, 1, TIR_F32));
-    tir_loop_rv l[8];
+    tir_loop_rv l[16];
     int n = sched_loops(s, "conv", l);
     assert_int_equal(n, 7);
     /* reduction loops outermost, spatial innermost, reversed */
@@ -91,7 +102,7 @@ static void test_reorder_odd_shapes(void **st) {
 static void test_reorder_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 5, TIR_F32));
-    tir_loop_rv b[2], c[2];
+    tir_loop_rv b[16], c[16];
     sched_loops(s, "B", b);
     sched_loops(s, "C", c);
     /* 1: two loops at least */
@@ -105,7 +116,7 @@ static void test_reorder_preconditions(void **st) {
     tir_sched_destroy(s);
     /* 4: a single branch */
     s = sched_new(ctx, tf_branching(ctx));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "B", l), 3);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CHAIN_BRANCHES, "reorder",
                       tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[2], l[0]}));
@@ -141,6 +152,23 @@ static void test_reorder_preconditions(void **st) {
     sched_loops(s, "B", l);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "reorder",
                       tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[1], l[0]}));
+    tir_sched_destroy(s);
+    /* 9: no loop feeding both spatial and reduce iterators.  Swapping the
+       parts of fused (j, k) would visit k = 1 before k = 0 for j = 1. */
+    s = sched_new(ctx, tir_def_matmul(ctx, 3, 2, 3, TIR_F32));
+    tir_loop_rv jk, p[2];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &jk));
+    SCHED_OK(s, tir_sched_split(s, jk, 2, (const int64_t[]){0, 2}, p));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
+                      tir_sched_reorder(s, 2, (const tir_loop_rv[]){p[1], p[0]}));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
+                      tir_sched_reorder(s, 2, (const tir_loop_rv[]){p[0], l[0]}));
+    /* the pure loop i may still move, as long as the mixed ones stay */
+    tir_loop_rv ii[2];
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 2}, ii));
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){ii[1], ii[0]}));
+    sched_check_all(s);
     tir_sched_destroy(s);
 }
 

@@ -21,12 +21,26 @@ static int teardown(void **st) {
     return 0;
 }
 
-static const char unroll_after[] = "";
+static const char unroll_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((3, 7), \"float32\"), B: T.Buffer((7, 5), \"float32\"), C: T.Buffer((3, 5), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k_0 in T.grid(3, 5, 2):\n"
+    "        for k_1 in T.unroll(4):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                vk = T.axis.reduce(7, k_0 * 4 + k_1)\n"
+    "                T.where(k_0 * 4 + k_1 < 7)\n"
+    "                T.reads(A[vi, vk], B[vk, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C[vi, vj] = T.float32(0)\n"
+    "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
 
 static void test_unroll(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 3, 5, 7, TIR_F32));
-    tir_loop_rv l[3], p[2];
+    tir_loop_rv l[16], p[2];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 4}, p));
     SCHED_OK(s, tir_sched_unroll(s, p[1]));
@@ -49,7 +63,7 @@ static void test_unroll(void **st) {
 static void test_unroll_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 3, 5, 7, TIR_F32));
-    tir_loop_rv l[3];
+    tir_loop_rv l[16];
     sched_loops(s, "C", l);
     /* 1: serial (bound, already unrolled) */
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));

@@ -166,7 +166,13 @@ TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv
  *      one child, a loop (TIR_ERR_SCHED_CHAIN_BRANCHES);
  *   5. no loop of the path has a min or extent using another path loop's
  *      variable (TIR_ERR_SCHED_DEPENDENT_DOMAIN);
- *   6.-8. the blocks under the outermost loop satisfy W1-W3. */
+ *   6.-8. the blocks under the outermost loop satisfy W1-W3;
+ *   9. no given loop feeds both a spatial and a reduce iterator of one
+ *      block (such a loop comes from fusing the two kinds; reordering its
+ *      parts would let an instance other than the reduction's first run
+ *      first, skipping the init) (TIR_ERR_SCHED_MIXED_LOOP).  Loops not
+ *      given keep their relative order, so moving other loops around
+ *      them is fine. */
 TIR_API tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop_rv *loops);
 
 /* Binds a loop to a GPU thread axis: "blockIdx.x/y/z", "threadIdx.x/y/z"
@@ -212,8 +218,8 @@ TIR_API tir_status tir_sched_unroll(tir_schedule *s, tir_loop_rv loop);
  * that key), e.g. "software_pipeline_stage" = [0, 0, 1, 2] or
  * "pragma_auto_unroll_max_step" = 16.
  * Preconditions:
- *   1. key is a non-empty identifier ([A-Za-z_][A-Za-z0-9_.]*) and n >= 0
- *      for array values (TIR_ERR_SCHED_BAD_ANNOTATION). */
+ *   1. key is a non-empty identifier ([A-Za-z_][A-Za-z0-9_.]*)
+ *      (TIR_ERR_SCHED_BAD_ANNOTATION). */
 TIR_API tir_status tir_sched_annotate_loop_int(tir_schedule *s, tir_loop_rv loop,
                                                const char *key, int64_t value);
 TIR_API tir_status tir_sched_annotate_loop_str(tir_schedule *s, tir_loop_rv loop,

@@ -89,6 +89,32 @@ tir_status sch_prim_reorder(sch_call *c) {
     const tir_var **vars = IR_NEWN(ctx, const tir_var *, m);
     for (int k = 0; k < m; k++) vars[k] = chain[k]->var;
     TIR_TRY(sch_check_blocks_under(c, rvs[top], &chain[0]->base, m, vars));
+    /* 9 */
+    ir_vec rs = {0};
+    sch_collect_child_realizes(&chain[0]->base, &rs);
+    tir_status mixed = TIR_OK;
+    for (int i = 0; i < n && mixed == TIR_OK; i++) {
+        const tir_var *lv = sch_sref_for(s, sr[i])->var;
+        for (int b = 0; b < rs.n && mixed == TIR_OK; b++) {
+            const tir_block_realize *r = rs.items[b];
+            bool spatial = false, reduce = false;
+            for (int k = 0; k < r->nvalues; k++) {
+                if (!tir_uses_var(r->values[k], lv)) continue;
+                if (r->block->iters[k].kind == TIR_ITER_REDUCE)
+                    reduce = true;
+                else
+                    spatial = true;
+            }
+            if (spatial && reduce)
+                mixed = sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rvs[i], s->srefs[sr[i]].stmt,
+                                 "loop %s feeds both spatial and reduce iterators of block "
+                                 "\"%s\"; moving it could run another instance of the "
+                                 "reduction before its first",
+                                 lv->name, r->block->name);
+        }
+    }
+    ir_vec_free(&rs);
+    TIR_TRY(mixed);
 
     /* The chain slots of the given loops, top to bottom, refilled in the
        given order. */
