@@ -10,7 +10,7 @@
  *   - the final function is well formed, computes exactly what the
  *     unscheduled one does in the interpreter, and its trace replays.
  * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
- * 2000, split over the four definitions), MINITIR_FUZZ_SEED the seed.
+ * 5000 over the four definitions: seconds), MINITIR_FUZZ_SEED the seed.
  * A failure prints the seed, the case and the trace to reproduce it.
  */
 #include <setjmp.h>
@@ -23,7 +23,7 @@
 
 #include "sched_check.h"
 
-static long g_cases = 2000;
+static long g_cases = 5000;
 static uint64_t g_seed = 20250101;
 
 static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {

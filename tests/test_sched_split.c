@@ -156,6 +156,28 @@ static void test_split_overshoot(void **st) {
     tir_sched_destroy(s);
 }
 
+/* Statements outside blocks are guarded by an if instead of a predicate;
+ * loop variables used inside a block body are substituted there too. */
+static void test_split_opaque(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tf_opaque_stmt(ctx));
+    tir_loop_rv l[16], p[2];
+    sched_loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, p));
+    const tir_seq *q = tir_as_tir_seq(sched_for(s, p[1])->body);
+    assert_non_null(q);
+    assert_int_equal(q->n, 2);
+    assert_non_null(tir_as_tir_if(q->stmts[0]));
+    assert_non_null(tir_as_tir_block_realize(q->stmts[1]));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tf_opaque_in_block(ctx));
+    sched_loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, 0}, p));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 static void test_split_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
@@ -231,6 +253,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_split_non_divisible, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_reduction_infer_middle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_overshoot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_opaque, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_odd_shapes, setup, teardown),
     };
