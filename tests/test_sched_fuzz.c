@@ -67,6 +67,13 @@ static void check_call(fuzz_case *fc, sched_snap *snap, tir_status st, const cha
         return;
     }
     fc->failed_calls++;
+    if (st == TIR_ERR_VERIFY || strstr(tir_ctx_error(fc->ctx), "internal error")) {
+        snprintf(fc->why, sizeof fc->why, "%s produced ill-formed IR: %s", prim,
+                 tir_ctx_error(fc->ctx));
+        sched_snap_free(snap);
+        fc->bad = true;
+        return;
+    }
     if (!sched_fail_ok(fc->s, snap, st, st, prim, fc->why, sizeof fc->why)) fc->bad = true;
 }
 

@@ -153,6 +153,10 @@ const tir_prim_func *sch_replace(sch_call *c, int n, const tir_stmt *const *olds
 /* The statement in the tree for sref i: the For, or the BlockRealize. */
 const tir_stmt *sch_sref_stmt(const tir_schedule *s, int i);
 
+/* A block name not used in the current function: base, or base_1,
+ * base_2, ...  Primitives that create blocks must name them with it. */
+const char *sch_unique_block_name(const tir_schedule *s, const char *base);
+
 /* Declare outputs / retired blocks. */
 void sch_out_loop(sch_call *c, const tir_var *var);
 void sch_out_block(sch_call *c, const char *name);

@@ -209,6 +209,27 @@ const char *sch_rv_desc(const tir_schedule *s, uint32_t id) {
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* A block name used twice in the current function, or NULL. */
+static const char *duplicate_block_name(const tir_schedule *s) {
+    for (int i = 0; i < s->nsrefs; i++) {
+        const tir_block *b = tir_as_tir_block(s->srefs[i].stmt);
+        if (!b) continue;
+        for (int j = 0; j < i; j++) {
+            const tir_block *o = tir_as_tir_block(s->srefs[j].stmt);
+            if (o && strcmp(o->name, b->name) == 0) return b->name;
+        }
+    }
+    return NULL;
+}
+
+const char *sch_unique_block_name(const tir_schedule *s, const char *base) {
+    if (sch_find_block(s, base) < 0) return tir_intern(s->ctx, base);
+    for (int k = 1;; k++) {
+        const char *n = tir_ctx_sprintf(s->ctx, "%s_%d", base, k);
+        if (sch_find_block(s, n) < 0) return tir_intern(s->ctx, n);
+    }
+}
+
 tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out) {
     if (!out) return ctx ? tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_sched_create: out is NULL")
                          : TIR_ERR_INVALID_ARG;
@@ -224,21 +245,20 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
     s->ctx = ctx;
     s->orig = s->func = f;
     rebuild_srefs(s);
-    for (int i = 0; i < s->nsrefs; i++) {
-        const tir_block *b = tir_as_tir_block(s->srefs[i].stmt);
-        if (!b) continue;
-        for (int j = 0; j < i; j++) {
-            const tir_block *o = tir_as_tir_block(s->srefs[j].stmt);
-            if (o && strcmp(o->name, b->name) == 0) {
-                const void *marks[2] = {o, b};
-                const char *ir = tir_print_marked(ctx, f, 2, marks);
-                tir_sched_destroy(s);
-                return tir_ctx_fail(ctx, TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME,
-                                    "tir_sched_create: two blocks are named \"%s\"; a schedule "
-                                    "names blocks by name, so names must be unique\n%s",
-                                    b->name, ir);
-            }
+    const char *dup = duplicate_block_name(s);
+    if (dup) {
+        const void *marks[2];
+        int nm = 0;
+        for (int i = 0; i < s->nsrefs && nm < 2; i++) {
+            const tir_block *b = tir_as_tir_block(s->srefs[i].stmt);
+            if (b && b->name == dup) marks[nm++] = b;
         }
+        const char *ir = tir_print_marked(ctx, f, nm, marks);
+        tir_sched_destroy(s);
+        return tir_ctx_fail(ctx, TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME,
+                            "tir_sched_create: two blocks are named \"%s\"; a schedule names "
+                            "blocks by name, so names must be unique\n%s",
+                            dup, ir);
     }
     *out = s;
     return TIR_OK;
@@ -401,8 +421,19 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
 
     /* Commit. */
     if (c.func && c.func != s->func) {
+        const tir_prim_func *old = s->func;
         s->func = c.func;
         rebuild_srefs(s);
+        /* Handles name blocks by name: a primitive that duplicates one has
+           a bug (it should have used sch_unique_block_name). */
+        const char *dup = duplicate_block_name(s);
+        if (dup) {
+            s->func = old;
+            rebuild_srefs(s);
+            return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME,
+                                "%s: internal error: the result has two blocks named \"%s\"",
+                                c.prim, dup);
+        }
     }
     for (int i = 0; i < s->nentries; i++) {
         sch_entry *e = &s->entries[i];
