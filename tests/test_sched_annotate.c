@@ -21,6 +21,19 @@ static int teardown(void **st) {
     return 0;
 }
 
+static const char annotate_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((4, 4), \"float32\"), B: T.Buffer((4, 4), \"float32\"), C: T.Buffer((4, 4), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(4, 4, 4):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
 static const char annotate_after[] =
     "@T.prim_func\n"
     "def matmul(A: T.Buffer((4, 4), \"float32\"), B: T.Buffer((4, 4), \"float32\"), C: T.Buffer((4, 4), \"float32\")):\n"
@@ -40,6 +53,7 @@ static const char annotate_after[] =
 static void test_annotate(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 4, 4, 4, TIR_F32));
+    sched_expect_text(s, annotate_before);
     tir_loop_rv l[16];
     sched_loops(s, "C", l);
     tir_block_rv c = sched_block(s, "C");

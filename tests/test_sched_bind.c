@@ -21,6 +21,19 @@ static int teardown(void **st) {
     return 0;
 }
 
+static const char step1_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(8, 6, 4):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
 static const char step1_after[] =
     "@T.prim_func\n"
     "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
@@ -39,6 +52,7 @@ static const char step1_after[] =
 static void test_bind_step1(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
+    sched_expect_text(s, step1_before);
     tir_loop_rv l[16];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));

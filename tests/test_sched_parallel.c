@@ -20,6 +20,19 @@ static int teardown(void **st) {
     return 0;
 }
 
+static const char parallel_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((5, 3), \"float32\"), B: T.Buffer((3, 7), \"float32\"), C: T.Buffer((5, 7), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(5, 7, 3):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
 static const char parallel_after[] =
     "@T.prim_func\n"
     "def matmul(A: T.Buffer((5, 3), \"float32\"), B: T.Buffer((3, 7), \"float32\"), C: T.Buffer((5, 7), \"float32\")):\n"
@@ -39,6 +52,7 @@ static const char parallel_after[] =
 static void test_parallel(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 5, 7, 3, TIR_F32));
+    sched_expect_text(s, parallel_before);
     tir_loop_rv l[16], f;
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_fuse(s, 2, l, &f));

@@ -32,6 +32,19 @@ static void expect_order(tir_schedule *s, tir_loop_rv top, int n, const tir_loop
     }
 }
 
+static const char reorder_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((5, 7), \"float32\"), B: T.Buffer((7, 6), \"float32\"), C: T.Buffer((5, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(5, 6, 7):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
 static const char reorder_after[] =
     "@T.prim_func\n"
     "def matmul(A: T.Buffer((5, 7), \"float32\"), B: T.Buffer((7, 6), \"float32\"), C: T.Buffer((5, 6), \"float32\")):\n"
@@ -48,6 +61,7 @@ static const char reorder_after[] =
 static void test_reorder_partial(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 5, 6, 7, TIR_F32));
+    sched_expect_text(s, reorder_before);
     tir_loop_rv l[16];
     sched_loops(s, "C", l);
     /* k, i: the slots of i and k swap; j stays in the middle. */

@@ -176,6 +176,12 @@ static void test_split_opaque(void **st) {
     SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, 0}, p));
     sched_check_all(s);
     tir_sched_destroy(s);
+    /* An inner loop whose extent uses the split variable. */
+    s = sched_new(ctx, tf_triangular(ctx));
+    sched_loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 3}, p));
+    sched_check_all(s);
+    tir_sched_destroy(s);
 }
 
 static void test_split_preconditions(void **st) {

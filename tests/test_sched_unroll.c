@@ -21,6 +21,19 @@ static int teardown(void **st) {
     return 0;
 }
 
+static const char unroll_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((3, 7), \"float32\"), B: T.Buffer((7, 5), \"float32\"), C: T.Buffer((3, 5), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(3, 5, 7):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
 static const char unroll_after[] =
     "@T.prim_func\n"
     "def matmul(A: T.Buffer((3, 7), \"float32\"), B: T.Buffer((7, 5), \"float32\"), C: T.Buffer((3, 5), \"float32\")):\n"
@@ -40,6 +53,7 @@ static const char unroll_after[] =
 static void test_unroll(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 3, 5, 7, TIR_F32));
+    sched_expect_text(s, unroll_before);
     tir_loop_rv l[16], p[2];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 4}, p));

@@ -21,6 +21,32 @@ static int teardown(void **st) {
     return 0;
 }
 
+static const char vectorize_before[] =
+    "@T.prim_func\n"
+    "def elementwise_chain(A: T.Buffer((3, 8), \"float32\"), D: T.Buffer((3, 8), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"elementwise_chain\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((3, 8), \"float32\")\n"
+    "        C = T.alloc_buffer((3, 8), \"float32\")\n"
+    "        for i, j in T.grid(3, 8):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(A[vi, vj])\n"
+    "                T.writes(B[vi, vj])\n"
+    "                B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "        for i_1, j_1 in T.grid(3, 8):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi_1, vj_1 = T.axis.remap(\"SS\", [i_1, j_1])\n"
+    "                T.reads(B[vi_1, vj_1])\n"
+    "                T.writes(C[vi_1, vj_1])\n"
+    "                C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)\n"
+    "        for i_2, j_2 in T.grid(3, 8):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi_2, vj_2 = T.axis.remap(\"SS\", [i_2, j_2])\n"
+    "                T.reads(C[vi_2, vj_2])\n"
+    "                T.writes(D[vi_2, vj_2])\n"
+    "                D[vi_2, vj_2] = T.max(C[vi_2, vj_2], T.float32(0))\n";
+
 static const char vectorize_after[] =
     "@T.prim_func\n"
     "def elementwise_chain(A: T.Buffer((3, 8), \"float32\"), D: T.Buffer((3, 8), \"float32\")):\n"
@@ -51,6 +77,7 @@ static const char vectorize_after[] =
 static void test_vectorize(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 3, 8, TIR_F32));
+    sched_expect_text(s, vectorize_before);
     tir_loop_rv l[16], p[2];
     sched_loops(s, "B", l);
     SCHED_OK(s, tir_sched_vectorize(s, l[1]));
