@@ -190,10 +190,11 @@ static void test_invalid_handles(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll", tir_sched_unroll(s, zero));
     assert_non_null(strstr(tir_ctx_error(ctx), "zero-initialised"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
-                      tir_sched_unroll(s, (tir_loop_rv){77}));
+                      tir_sched_unroll(s, (tir_loop_rv){77, c.sched}));
+    assert_non_null(strstr(tir_ctx_error(ctx), "does not exist in this schedule"));
     /* A block handle passed as a loop. */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
-                      tir_sched_unroll(s, (tir_loop_rv){c.id}));
+                      tir_sched_unroll(s, (tir_loop_rv){c.id, c.sched}));
     assert_non_null(strstr(tir_ctx_error(ctx), "handle b0, block \"C\" is not a loop handle"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "get_block", tir_sched_get_block(s, NULL, &c));
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "split",
@@ -203,6 +204,21 @@ static void test_invalid_handles(void **st) {
     SCHED_OK(s, tir_sched_get_loops(s, c, &l, &n));
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "split", tir_sched_split(s, l[0], 2, NULL, &zero));
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "reorder", tir_sched_reorder(s, -1, l));
+    /* A handle of another schedule of the same function, with an id that
+       exists here too, is refused. */
+    tir_schedule *t = sched(ctx, tir_sched_orig_func(s));
+    tir_block_rv tc;
+    SCHED_OK(t, tir_sched_get_block(t, "C", &tc));
+    const tir_loop_rv *tl;
+    SCHED_OK(t, tir_sched_get_loops(t, tc, &tl, &n));
+    assert_int_equal(tl[1].id, l[1].id); /* the same id, another schedule */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll", tir_sched_unroll(s, tl[1]));
+    assert_non_null(strstr(tir_ctx_error(ctx), "made by another schedule"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "fuse",
+                      tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[0], tl[2]}, &zero));
+    const tir_for *f;
+    assert_int_equal(tir_sched_get_for(s, tl[1], &f), TIR_ERR_SCHED_INVALID_HANDLE);
+    tir_sched_destroy(t);
     assert_int_equal(tir_sched_handle_info(s, 99, NULL, NULL, NULL), TIR_ERR_SCHED_INVALID_HANDLE);
     assert_int_equal(tir_sched_handle_info(s, 0, NULL, NULL, NULL), TIR_ERR_SCHED_INVALID_HANDLE);
     tir_sched_destroy(s);

@@ -115,8 +115,8 @@ static void annotate_random(fuzz_case *fc, bool block, uint32_t id) {
     uint64_t *r = fc->r;
     const char *key = keys[rnd(r, 0, 3)];
     int64_t ints[4] = {rnd(r, 0, 2), rnd(r, 0, 2), rnd(r, 0, 2), rnd(r, 0, 2)};
-    tir_loop_rv l = {id};
-    tir_block_rv b = {id};
+    tir_loop_rv l = {id, fc->blocks[0].sched};
+    tir_block_rv b = {id, fc->blocks[0].sched};
     switch (rnd(r, 0, 3)) {
     case 0:
         if (block)
@@ -221,12 +221,13 @@ static void invalid_step(fuzz_case *fc) {
         if (k == 'l' && !st && !live) live = id;
         if (k == 'b' && !blk) blk = id;
     }
-    tir_loop_rv l = {live};
+    uint32_t tag = fc->blocks[0].sched;
+    tir_loop_rv l = {live, tag};
     switch (rnd(r, 0, 9)) {
     case 0:
         if (stale)
             INVALID(TIR_ERR_SCHED_STALE_HANDLE, "split",
-                    tir_sched_split(s, (tir_loop_rv){stale}, 2, (const int64_t[]){0, 2},
+                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2, (const int64_t[]){0, 2},
                                     (tir_loop_rv[2]){{0}}));
         break;
     case 1:
@@ -236,11 +237,11 @@ static void invalid_step(fuzz_case *fc) {
     case 2:
         if (blk)
             INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
-                    tir_sched_unroll(s, (tir_loop_rv){blk}));
+                    tir_sched_unroll(s, (tir_loop_rv){blk, tag}));
         break;
     case 3:
         INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "parallel",
-                tir_sched_parallel(s, (tir_loop_rv){(uint32_t)nh + 5}));
+                tir_sched_parallel(s, (tir_loop_rv){(uint32_t)nh + 5, tag}));
         break;
     case 4:
         if (live)

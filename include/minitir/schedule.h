@@ -37,12 +37,16 @@ extern "C" {
 typedef struct tir_schedule tir_schedule;
 
 /* Handles index the schedule's handle table (id 1 is the first handle,
- * printed b0 or l0); id 0 is never valid. */
+ * printed b0 or l0; id 0 is never valid) and carry the serial number of
+ * the schedule that made them, so a handle passed to another schedule is
+ * refused rather than taken for that schedule's handle of the same id. */
 typedef struct tir_block_rv {
     uint32_t id;
+    uint32_t sched;
 } tir_block_rv;
 typedef struct tir_loop_rv {
     uint32_t id;
+    uint32_t sched;
 } tir_loop_rv;
 
 /* Split factor to infer: ceildiv(extent, product of the others). */

@@ -106,46 +106,46 @@ tir_status sch_prim_unannotate_block(sch_call *c) {
 tir_status tir_sched_annotate_loop_int(tir_schedule *s, tir_loop_rv loop, const char *key,
                                        int64_t value) {
     CHECK_S("annotate_loop_int");
-    sch_arg args[3] = {{.rv = loop.id}, {.s = key}, {.i = value}};
+    sch_arg args[3] = {SCH_RV(loop), {.s = key}, {.i = value}};
     return sch_run(s, SCH_INST_annotate_loop_int, args, NULL, NULL);
 }
 tir_status tir_sched_annotate_loop_str(tir_schedule *s, tir_loop_rv loop, const char *key,
                                        const char *value) {
     CHECK_S("annotate_loop_str");
-    sch_arg args[3] = {{.rv = loop.id}, {.s = key}, {.s = value}};
+    sch_arg args[3] = {SCH_RV(loop), {.s = key}, {.s = value}};
     return sch_run(s, SCH_INST_annotate_loop_str, args, NULL, NULL);
 }
 tir_status tir_sched_annotate_loop_ints(tir_schedule *s, tir_loop_rv loop, const char *key,
                                         int n, const int64_t *values) {
     CHECK_S("annotate_loop_ints");
-    sch_arg args[3] = {{.rv = loop.id}, {.s = key}, {.n = n, .ints = values}};
+    sch_arg args[3] = {SCH_RV(loop), {.s = key}, {.n = n, .ints = values}};
     return sch_run(s, SCH_INST_annotate_loop_ints, args, NULL, NULL);
 }
 tir_status tir_sched_annotate_block_int(tir_schedule *s, tir_block_rv block, const char *key,
                                         int64_t value) {
     CHECK_S("annotate_block_int");
-    sch_arg args[3] = {{.rv = block.id}, {.s = key}, {.i = value}};
+    sch_arg args[3] = {SCH_RV(block), {.s = key}, {.i = value}};
     return sch_run(s, SCH_INST_annotate_block_int, args, NULL, NULL);
 }
 tir_status tir_sched_annotate_block_str(tir_schedule *s, tir_block_rv block, const char *key,
                                         const char *value) {
     CHECK_S("annotate_block_str");
-    sch_arg args[3] = {{.rv = block.id}, {.s = key}, {.s = value}};
+    sch_arg args[3] = {SCH_RV(block), {.s = key}, {.s = value}};
     return sch_run(s, SCH_INST_annotate_block_str, args, NULL, NULL);
 }
 tir_status tir_sched_annotate_block_ints(tir_schedule *s, tir_block_rv block, const char *key,
                                          int n, const int64_t *values) {
     CHECK_S("annotate_block_ints");
-    sch_arg args[3] = {{.rv = block.id}, {.s = key}, {.n = n, .ints = values}};
+    sch_arg args[3] = {SCH_RV(block), {.s = key}, {.n = n, .ints = values}};
     return sch_run(s, SCH_INST_annotate_block_ints, args, NULL, NULL);
 }
 tir_status tir_sched_unannotate_loop(tir_schedule *s, tir_loop_rv loop, const char *key) {
     CHECK_S("unannotate_loop");
-    sch_arg args[2] = {{.rv = loop.id}, {.s = key}};
+    sch_arg args[2] = {SCH_RV(loop), {.s = key}};
     return sch_run(s, SCH_INST_unannotate_loop, args, NULL, NULL);
 }
 tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv block, const char *key) {
     CHECK_S("unannotate_block");
-    sch_arg args[2] = {{.rv = block.id}, {.s = key}};
+    sch_arg args[2] = {SCH_RV(block), {.s = key}};
     return sch_run(s, SCH_INST_unannotate_block, args, NULL, NULL);
 }

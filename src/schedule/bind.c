@@ -70,6 +70,6 @@ tir_status sch_prim_bind(sch_call *c) {
 
 tir_status tir_sched_bind(tir_schedule *s, tir_loop_rv loop, const char *thread_axis) {
     if (!s) return sch_bad_arg(s, "bind", "schedule is NULL");
-    sch_arg args[2] = {{.rv = loop.id}, {.s = thread_axis}};
+    sch_arg args[2] = {SCH_RV(loop), {.s = thread_axis}};
     return sch_run(s, SCH_INST_bind, args, NULL, NULL);
 }

@@ -104,11 +104,9 @@ tir_status sch_prim_fuse(sch_call *c) {
 tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv *loops,
                           tir_loop_rv *out) {
     if (!s || !out) return sch_bad_arg(s, "fuse", "out is NULL");
-    uint32_t *ids_in = IR_NEWN(s->ctx, uint32_t, nloops);
-    for (int i = 0; i < nloops && loops; i++) ids_in[i] = loops[i].id;
-    sch_arg args[1] = {{.n = nloops, .rvs = loops ? ids_in : NULL}};
+    sch_arg args[1] = {sch_rv_list(s, nloops, loops)};
     const uint32_t *ids;
     TIR_TRY(sch_run(s, SCH_INST_fuse, args, &ids, NULL));
-    out->id = ids[0];
+    *out = sch_loop_rv(s, ids[0]);
     return TIR_OK;
 }

@@ -17,6 +17,6 @@ tir_status sch_prim_parallel(sch_call *c) {
 
 tir_status tir_sched_parallel(tir_schedule *s, tir_loop_rv loop) {
     if (!s) return sch_bad_arg(s, "parallel", "schedule is NULL");
-    sch_arg args[1] = {{.rv = loop.id}};
+    sch_arg args[1] = {SCH_RV(loop)};
     return sch_run(s, SCH_INST_parallel, args, NULL, NULL);
 }

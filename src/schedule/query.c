@@ -100,54 +100,66 @@ tir_status tir_sched_get_block(tir_schedule *s, const char *name, tir_block_rv *
     sch_arg args[1] = {{.s = name}};
     const uint32_t *ids;
     TIR_TRY(sch_run(s, SCH_INST_get_block, args, &ids, NULL));
-    out->id = ids[0];
+    *out = sch_block_rv(s, ids[0]);
     return TIR_OK;
 }
 
-/* Block- or loop-list queries share their shape. */
-static tir_status list_query(tir_schedule *s, sch_inst_kind k, uint32_t rv, const void **out,
-                             int *n, size_t elem) {
-    if (!s || !out || !n) return sch_bad_arg(s, sch_inst_table[k].name, "out or n is NULL");
-    sch_arg args[1] = {{.rv = rv}};
+/* Block- or loop-list queries share their shape; the handles come back
+ * in an arena array. */
+static tir_status list_query(tir_schedule *s, sch_inst_kind k, sch_arg arg,
+                             const tir_loop_rv **loops, const tir_block_rv **blocks, int *n) {
+    if (!s || !(loops || blocks) || !n)
+        return sch_bad_arg(s, sch_inst_table[k].name, "out or n is NULL");
+    sch_arg args[1] = {arg};
     const uint32_t *ids;
     int nids;
     TIR_TRY(sch_run(s, k, args, &ids, &nids));
-    /* tir_loop_rv and tir_block_rv are both one uint32_t. */
-    TIR_ASSERT(elem == sizeof(uint32_t));
-    *out = ids;
+    if (loops) {
+        tir_loop_rv *o = IR_NEWN(s->ctx, tir_loop_rv, nids);
+        for (int i = 0; i < nids; i++) o[i] = sch_loop_rv(s, ids[i]);
+        *loops = o;
+    } else {
+        tir_block_rv *o = IR_NEWN(s->ctx, tir_block_rv, nids);
+        for (int i = 0; i < nids; i++) o[i] = sch_block_rv(s, ids[i]);
+        *blocks = o;
+    }
     *n = nids;
     return TIR_OK;
 }
 
 tir_status tir_sched_get_loops(tir_schedule *s, tir_block_rv block, const tir_loop_rv **out,
                                int *n) {
-    return list_query(s, SCH_INST_get_loops, block.id, (const void **)out, n, sizeof **out);
+    if (!out) return sch_bad_arg(s, "get_loops", "out is NULL");
+    return list_query(s, SCH_INST_get_loops, SCH_RV(block), out, NULL, n);
 }
 tir_status tir_sched_get_child_blocks(tir_schedule *s, tir_block_rv block,
                                       const tir_block_rv **out, int *n) {
-    return list_query(s, SCH_INST_get_child_blocks, block.id, (const void **)out, n,
-                      sizeof **out);
+    if (!out) return sch_bad_arg(s, "get_child_blocks", "out is NULL");
+    return list_query(s, SCH_INST_get_child_blocks, SCH_RV(block), NULL, out, n);
 }
 tir_status tir_sched_get_loop_child_blocks(tir_schedule *s, tir_loop_rv loop,
                                            const tir_block_rv **out, int *n) {
-    return list_query(s, SCH_INST_get_loop_child_blocks, loop.id, (const void **)out, n,
-                      sizeof **out);
+    if (!out) return sch_bad_arg(s, "get_loop_child_blocks", "out is NULL");
+    return list_query(s, SCH_INST_get_loop_child_blocks, SCH_RV(loop), NULL, out, n);
 }
 tir_status tir_sched_get_producers(tir_schedule *s, tir_block_rv block,
                                    const tir_block_rv **out, int *n) {
-    return list_query(s, SCH_INST_get_producers, block.id, (const void **)out, n,
-                      sizeof **out);
+    if (!out) return sch_bad_arg(s, "get_producers", "out is NULL");
+    return list_query(s, SCH_INST_get_producers, SCH_RV(block), NULL, out, n);
 }
 tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
                                    const tir_block_rv **out, int *n) {
-    return list_query(s, SCH_INST_get_consumers, block.id, (const void **)out, n,
-                      sizeof **out);
+    if (!out) return sch_bad_arg(s, "get_consumers", "out is NULL");
+    return list_query(s, SCH_INST_get_consumers, SCH_RV(block), NULL, out, n);
 }
 
 /* Untraced lookups: they reuse the handle checks of a traced call without
  * running one. */
 tir_status tir_sched_get_for(tir_schedule *s, tir_loop_rv loop, const tir_for **out) {
     if (!s || !out) return sch_bad_arg(s, "get_for", "out is NULL");
+    if (loop.id != 0 && loop.sched != s->serial)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                            "get_for: the handle was made by another schedule");
     char kind;
     bool stale;
     const tir_node *n;
@@ -164,6 +176,9 @@ tir_status tir_sched_get_for(tir_schedule *s, tir_loop_rv loop, const tir_for **
 
 tir_status tir_sched_get_block_node(tir_schedule *s, tir_block_rv block, const tir_block **out) {
     if (!s || !out) return sch_bad_arg(s, "get_block_node", "out is NULL");
+    if (block.id != 0 && block.sched != s->serial)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                            "get_block_node: the handle was made by another schedule");
     char kind;
     bool stale;
     const tir_node *n;

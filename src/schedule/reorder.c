@@ -137,8 +137,6 @@ tir_status sch_prim_reorder(sch_call *c) {
 
 tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop_rv *loops) {
     if (!s) return sch_bad_arg(s, "reorder", "schedule is NULL");
-    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, nloops);
-    for (int i = 0; i < nloops && loops; i++) ids[i] = loops[i].id;
-    sch_arg args[1] = {{.n = nloops, .rvs = loops ? ids : NULL}};
+    sch_arg args[1] = {sch_rv_list(s, nloops, loops)};
     return sch_run(s, SCH_INST_reorder, args, NULL, NULL);
 }

@@ -34,6 +34,8 @@ typedef enum sch_inst_kind {
 /* One argument of an instruction (inputs then attrs, signature order). */
 typedef struct sch_arg {
     uint32_t rv;         /* b, l */
+    uint32_t tag;        /* b, l: the handle's schedule serial */
+    const uint32_t *tags; /* L */
     int64_t i;           /* i */
     const char *s;       /* s */
     int n;               /* L, I: number of entries */
@@ -68,6 +70,7 @@ typedef struct sch_sref {
 
 struct tir_schedule {
     tir_ctx *ctx;
+    uint32_t serial; /* stamped into every handle it makes */
     const tir_prim_func *orig, *func;
     sch_entry *entries; /* heap; handle id i is entries[i-1] */
     int nentries, capentries;
@@ -126,6 +129,12 @@ void sch_sig_parse(sch_inst_kind k, sch_sig *out);
  * handles (arena), *nouts their count. */
 tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
                    const uint32_t **outs, int *nouts);
+/* Packing handles into arguments and ids back into handles (wrappers). */
+#define SCH_RV(h) ((sch_arg){.rv = (h).id, .tag = (h).sched})
+sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops);
+tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id);
+tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id);
+
 /* A TIR_ERR_INVALID_ARG failure of a public wrapper (s may be NULL). */
 tir_status sch_bad_arg(tir_schedule *s, const char *prim, const char *what);
 

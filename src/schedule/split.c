@@ -116,10 +116,10 @@ tir_status sch_prim_split(sch_call *c) {
 tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfactors,
                            const int64_t *factors, tir_loop_rv *out) {
     if (!s || !out) return sch_bad_arg(s, "split", "out is NULL");
-    sch_arg args[2] = {{.rv = loop.id}, {.n = nfactors, .ints = factors}};
+    sch_arg args[2] = {SCH_RV(loop), {.n = nfactors, .ints = factors}};
     const uint32_t *ids;
     int n;
     TIR_TRY(sch_run(s, SCH_INST_split, args, &ids, &n));
-    for (int i = 0; i < n; i++) out[i].id = ids[i];
+    for (int i = 0; i < n; i++) out[i] = sch_loop_rv(s, ids[i]);
     return TIR_OK;
 }

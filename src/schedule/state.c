@@ -6,9 +6,12 @@
  * succeeded and the new function verified, which is what makes every
  * failure leave the function, the handles and the trace untouched.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "sched_internal.h"
+
+static atomic_uint next_serial = 1;
 
 const sch_inst_info sch_inst_table[SCH_INST_COUNT] = {
 #define SCH_INST(name, sig) {#name, sig, sch_prim_##name},
@@ -243,6 +246,7 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
     tir_schedule *s = calloc(1, sizeof *s);
     if (!s) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_sched_create: out of memory");
     s->ctx = ctx;
+    s->serial = atomic_fetch_add(&next_serial, 1);
     s->orig = s->func = f;
     rebuild_srefs(s);
     const char *dup = duplicate_block_name(s);
@@ -305,8 +309,34 @@ tir_status sch_bad_arg(tir_schedule *s, const char *prim, const char *what) {
     return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG, "%s: %s", prim, what);
 }
 
-/* Checks one handle argument: id in range, right kind, live. */
-static tir_status check_handle(tir_schedule *s, const char *prim, char want, uint32_t id) {
+sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
+    sch_arg a = {.n = n};
+    if (!loops || n <= 0) return a;
+    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
+    for (int i = 0; i < n; i++) {
+        ids[i] = loops[i].id;
+        tags[i] = loops[i].sched;
+    }
+    a.rvs = ids;
+    a.tags = tags;
+    return a;
+}
+
+tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id) {
+    return (tir_loop_rv){id, s->serial};
+}
+
+tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id) {
+    return (tir_block_rv){id, s->serial};
+}
+
+/* Checks one handle argument: made here, id in range, right kind, live. */
+static tir_status check_handle(tir_schedule *s, const char *prim, char want, uint32_t id,
+                               uint32_t tag) {
+    if (id != 0 && tag != s->serial)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                            "%s: %s handle #%u was made by another schedule", prim,
+                            want == 'l' ? "loop" : "block", id);
     if (id < 1 || (int)id > s->nentries || s->entries[id - 1].kind != want) {
         const char *what = want == 'l' ? "loop" : "block";
         if (id < 1 || (int)id > s->nentries)
@@ -337,11 +367,12 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
         const sch_arg *a = &args[i];
         switch (sig.in[i]) {
         case 'b':
-        case 'l': TIR_TRY(check_handle(s, prim, sig.in[i], a->rv)); break;
+        case 'l': TIR_TRY(check_handle(s, prim, sig.in[i], a->rv, a->tag)); break;
         case 'L':
             if (a->n < 0 || (a->n > 0 && !a->rvs))
                 return sch_bad_arg(s, prim, "the loop list is NULL or has a negative length");
-            for (int j = 0; j < a->n; j++) TIR_TRY(check_handle(s, prim, 'l', a->rvs[j]));
+            for (int j = 0; j < a->n; j++)
+                TIR_TRY(check_handle(s, prim, 'l', a->rvs[j], a->tags ? a->tags[j] : 0));
             break;
         default: TIR_UNREACHABLE();
         }
@@ -376,6 +407,8 @@ static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int na
         if (t == 'L') copy[i].rvs = ir_copy_array(ctx, args[i].rvs, sizeof(uint32_t), args[i].n);
         if (t == 'I') copy[i].ints = ir_copy_array(ctx, args[i].ints, sizeof(int64_t), args[i].n);
         if (t != 'L') copy[i].rvs = NULL;
+        copy[i].tags = NULL;
+        copy[i].tag = 0;
         if (t != 'I') copy[i].ints = NULL;
         if (t != 'L' && t != 'I') copy[i].n = 0;
     }

@@ -536,16 +536,21 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
     for (int i = 0; i < sig.nin; i++) {
         sch_arg *a = &pi->args[i];
         if (sig.in[i] == 'L') {
-            uint32_t *ids = IR_NEWN(ctx, uint32_t, a->n);
+            uint32_t *ids = IR_NEWN(ctx, uint32_t, a->n), *tags = IR_NEWN(ctx, uint32_t, a->n);
+            for (int j = 0; j < a->n; j++) tags[j] = s->serial;
+            a->tags = tags;
             for (int j = 0; j < a->n; j++)
                 if (!env_get(env, pi->list_names[i][j], &ids[j]))
                     return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE, "trace line %d: %s: unknown handle %s",
                                         pi->line, sch_inst_table[pi->kind].name,
                                         pi->list_names[i][j]);
             a->rvs = ids;
-        } else if (!env_get(env, pi->in_names[i], &a->rv)) {
-            return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE, "trace line %d: %s: unknown handle %s",
-                                pi->line, sch_inst_table[pi->kind].name, pi->in_names[i]);
+        } else {
+            a->tag = s->serial;
+            if (!env_get(env, pi->in_names[i], &a->rv))
+                return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,
+                                    "trace line %d: %s: unknown handle %s", pi->line,
+                                    sch_inst_table[pi->kind].name, pi->in_names[i]);
         }
     }
     if (sig.out == 'L') {

@@ -16,6 +16,6 @@ tir_status sch_prim_unroll(sch_call *c) {
 
 tir_status tir_sched_unroll(tir_schedule *s, tir_loop_rv loop) {
     if (!s) return sch_bad_arg(s, "unroll", "schedule is NULL");
-    sch_arg args[1] = {{.rv = loop.id}};
+    sch_arg args[1] = {SCH_RV(loop)};
     return sch_run(s, SCH_INST_unroll, args, NULL, NULL);
 }
