@@ -223,7 +223,13 @@ static void invalid_step(fuzz_case *fc) {
     }
     uint32_t tag = fc->blocks[0].sched;
     tir_loop_rv l = {live, tag};
-    switch (rnd(r, 0, 9)) {
+    switch (rnd(r, 0, 10)) {
+    case 10:
+        /* a live id, stamped by another schedule */
+        if (live)
+            INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
+                    tir_sched_unroll(s, (tir_loop_rv){live, tag + 1}));
+        break;
     case 0:
         if (stale)
             INVALID(TIR_ERR_SCHED_STALE_HANDLE, "split",
