@@ -1,0 +1,273 @@
+/* minitir/schedule.h: schedules, the user-facing way to rewrite a
+ * prim_func (TVM TensorIR's tir.Schedule, in C).
+ *
+ * A schedule holds the current function and rewrites it one primitive at
+ * a time.  Users name blocks and loops through handles (tir_block_rv,
+ * tir_loop_rv) returned by queries and primitives.  A handle follows its
+ * node across rewrites: a loop handle names a loop variable, a block
+ * handle a block name (block names are unique in a schedule).  When a
+ * primitive removes the node a handle names (split and fuse remove their
+ * loops), the handle becomes stale and every later use fails with
+ * TIR_ERR_SCHED_STALE_HANDLE, naming the instruction that removed it.
+ *
+ * Every call either succeeds completely or changes nothing: on failure the
+ * function, every handle and the trace are exactly as before, and the ctx
+ * holds a message "primitive: rule (handle)" followed by the IR with the
+ * offending loop or block marked.  Each primitive's numbered preconditions
+ * below map one to one onto the status codes it returns.
+ *
+ * Every successful query and primitive is recorded in the trace.  A trace
+ * prints as C code calling this API (tir_sched_trace_c) and as text
+ * (tir_sched_trace_text) that tir_sched_replay parses and applies: replaying
+ * on a fresh schedule of the same function gives a structurally equal
+ * function and the same trace text.
+ *
+ * Handles print in traces as b<N> / l<N>, N counting every handle created
+ * by the schedule from 0.  A zero-initialised handle is invalid.
+ */
+#ifndef MINITIR_SCHEDULE_H
+#define MINITIR_SCHEDULE_H
+
+#include "minitir/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tir_schedule tir_schedule;
+
+/* Handles index the schedule's handle table (id 1 is the first handle,
+ * printed b0 or l0; id 0 is never valid) and carry the serial number of
+ * the schedule that made them, so a handle passed to another schedule is
+ * refused rather than taken for that schedule's handle of the same id. */
+typedef struct tir_block_rv {
+    uint32_t id;
+    uint32_t sched;
+} tir_block_rv;
+typedef struct tir_loop_rv {
+    uint32_t id;
+    uint32_t sched;
+} tir_loop_rv;
+
+/* Split factor to infer: ceildiv(extent, product of the others). */
+#define TIR_SPLIT_INFER 0
+
+/* ------------------------------------------------------------- lifecycle */
+
+/* Creates a schedule of f.  Fails with TIR_ERR_VERIFY if f is ill formed
+ * and TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME if two blocks share a name.  The
+ * schedule allocates IR in ctx, which must outlive it. */
+TIR_API tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out);
+TIR_API void tir_sched_destroy(tir_schedule *s); /* NULL is fine */
+TIR_API tir_ctx *tir_sched_ctx(const tir_schedule *s);
+/* The current function (print it with tir_print for TVMScript text). */
+TIR_API const tir_prim_func *tir_sched_func(const tir_schedule *s);
+/* The function the schedule was created from. */
+TIR_API const tir_prim_func *tir_sched_orig_func(const tir_schedule *s);
+
+/* ------------------------------------------------------------- inspection
+ * Not recorded in the trace. */
+
+/* Number of handles created so far (ids 1..n). */
+TIR_API int tir_sched_num_handles(const tir_schedule *s);
+/* State of handle `id`: its kind ('b' or 'l'), whether it is stale, and
+ * the node it names now (the For or the Block; NULL when stale).  Returns
+ * TIR_ERR_SCHED_INVALID_HANDLE for an unknown id. */
+TIR_API tir_status tir_sched_handle_info(const tir_schedule *s, uint32_t id, char *kind,
+                                         bool *stale, const tir_node **node);
+/* The node a handle names now, or an error for a stale / invalid handle. */
+TIR_API tir_status tir_sched_get_for(tir_schedule *s, tir_loop_rv loop, const tir_for **out);
+TIR_API tir_status tir_sched_get_block_node(tir_schedule *s, tir_block_rv block,
+                                            const tir_block **out);
+
+/* ---------------------------------------------------------------- queries
+ * Output arrays are owned by the ctx. */
+
+/* 1. a block with that name exists (TIR_ERR_SCHED_BLOCK_NOT_FOUND). */
+TIR_API tir_status tir_sched_get_block(tir_schedule *s, const char *name, tir_block_rv *out);
+/* The loops above a block up to its enclosing block, outermost first. */
+TIR_API tir_status tir_sched_get_loops(tir_schedule *s, tir_block_rv block,
+                                       const tir_loop_rv **out, int *n);
+/* The blocks directly below a block (not inside those), in program order. */
+TIR_API tir_status tir_sched_get_child_blocks(tir_schedule *s, tir_block_rv block,
+                                              const tir_block_rv **out, int *n);
+/* The blocks directly below a loop, in program order. */
+TIR_API tir_status tir_sched_get_loop_child_blocks(tir_schedule *s, tir_loop_rv loop,
+                                                   const tir_block_rv **out, int *n);
+/* Blocks of the same scope that write a buffer `block` reads and come
+ * before it (producers), or read a buffer it writes and come after it
+ * (consumers), in program order. */
+TIR_API tir_status tir_sched_get_producers(tir_schedule *s, tir_block_rv block,
+                                           const tir_block_rv **out, int *n);
+TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
+                                           const tir_block_rv **out, int *n);
+
+/* ------------------------------------------------------------- primitives
+ *
+ * Every primitive first checks its handles (TIR_ERR_SCHED_INVALID_HANDLE,
+ * TIR_ERR_SCHED_STALE_HANDLE) and pointer arguments (TIR_ERR_INVALID_ARG),
+ * then the numbered preconditions in order.  Rewritten block bindings are
+ * simplified with the analyzer, knowing every enclosing loop's range.
+ *
+ * Several primitives need the blocks under a loop to be "well formed"
+ * (TVM's complete/reduction blocks with affine bindings), checked as:
+ *   W1. no statement other than loops, sequences and block realizes lies
+ *       between the loop and those blocks, and the loop variable is used
+ *       only in their bindings and predicates (TIR_ERR_SCHED_OPAQUE_USE);
+ *   W2. each binding is quasi-affine in the loop variables: sums of
+ *       variables times constants, floordiv/floormod by positive constants
+ *       (TIR_ERR_SCHED_NON_AFFINE_BINDING);
+ *   W3. each block is complete (only spatial iters, no init, reads no
+ *       buffer it writes) or a reduction (reduce iters do not index its
+ *       written regions) (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE).  Dominance
+ *       (the only writer of its buffers) is not checked.
+ */
+
+/* Splits a loop into nfactors nested loops (outermost first), returned in
+ * out[0..nfactors-1], named <var>_0, <var>_1, ...  The loop variable
+ * becomes ((v0*f1 + v1)*f2 + v2)...  When the factors' product is not
+ * provably the extent (1000 split by 32), `substituted < extent` is added
+ * to the predicate of the block realizes directly below (statements
+ * outside blocks are wrapped in an if), so non-divisible extents work.
+ * Preconditions:
+ *   1. the loop is serial and not thread-bound (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   2. the loop has no annotations (TIR_ERR_SCHED_LOOP_ANNOTATED);
+ *   3. the loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
+ *   4. nfactors >= 2 (TIR_ERR_SCHED_FACTOR_COUNT);
+ *   5. at most one factor is TIR_SPLIT_INFER (TIR_ERR_SCHED_MULTIPLE_INFER);
+ *   6. no factor is negative (TIR_ERR_SCHED_NONPOSITIVE_FACTOR);
+ *   7. without an inferred factor, the product is provably >= the extent
+ *      (TIR_ERR_SCHED_FACTOR_MISMATCH). */
+TIR_API tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfactors,
+                                   const int64_t *factors, tir_loop_rv *out);
+
+/* Fuses directly nested loops (outermost first) into one loop named
+ * <v1>_<v2>_..._fused whose extent is the product; each old variable is
+ * recovered with floordiv/floormod.
+ * Preconditions:
+ *   1. nloops >= 2 (TIR_ERR_SCHED_LOOP_COUNT);
+ *   2. no loop is given twice (TIR_ERR_SCHED_DUPLICATE_LOOP);
+ *   3. each loop is the whole body of the previous one
+ *      (TIR_ERR_SCHED_NOT_CONSECUTIVE);
+ *   4. every loop is serial and not thread-bound (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   5. no loop has annotations (TIR_ERR_SCHED_LOOP_ANNOTATED);
+ *   6. every loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
+ *   7. no loop's extent uses another fused loop's variable
+ *      (TIR_ERR_SCHED_DEPENDENT_DOMAIN);
+ *   8. the loop variables have one dtype (TIR_ERR_TYPE). */
+TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv *loops,
+                                  tir_loop_rv *out);
+
+/* Reorders loops of one nest: the positions the given loops occupy are
+ * refilled in the given order (outermost first); other loops of the chain
+ * stay where they are.  Loop handles stay valid.
+ * Preconditions:
+ *   1. nloops >= 2 (TIR_ERR_SCHED_LOOP_COUNT);
+ *   2. no loop is given twice (TIR_ERR_SCHED_DUPLICATE_LOOP);
+ *   3. the loops lie on one path of nested loops with no block between
+ *      them (TIR_ERR_SCHED_NOT_NESTED);
+ *   4. every loop of that path except the innermost given one has exactly
+ *      one child, a loop (TIR_ERR_SCHED_CHAIN_BRANCHES);
+ *   5. no loop of the path has a min or extent using another path loop's
+ *      variable (TIR_ERR_SCHED_DEPENDENT_DOMAIN);
+ *   6.-8. the blocks under the outermost loop satisfy W1-W3;
+ *   9. no given loop feeds both a spatial and a reduce iterator of one
+ *      block (such a loop comes from fusing the two kinds; reordering its
+ *      parts would let an instance other than the reduction's first run
+ *      first, skipping the init) (TIR_ERR_SCHED_MIXED_LOOP).  Loops not
+ *      given keep their relative order, so moving other loops around
+ *      them is fine. */
+TIR_API tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop_rv *loops);
+
+/* Binds a loop to a GPU thread axis: "blockIdx.x/y/z", "threadIdx.x/y/z"
+ * or "vthread.x/y/z" (the interpreter runs bound loops as ordinary loops;
+ * vthread support in lowering is up to that layer).
+ * Preconditions:
+ *   1. the axis is one of those names (TIR_ERR_SCHED_BAD_THREAD_AXIS);
+ *   2. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   3. the loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
+ *   4. no enclosing or enclosed loop is bound to the same axis
+ *      (TIR_ERR_SCHED_AXIS_REBOUND);
+ *   5.-7. the blocks under the loop satisfy W1-W3;
+ *   8. the loop variable appears only in bindings of spatial iterators,
+ *      never of reduce iterators, threadIdx included (strict: no
+ *      cross-thread reductions) (TIR_ERR_SCHED_REDUCTION_LOOP). */
+TIR_API tir_status tir_sched_bind(tir_schedule *s, tir_loop_rv loop, const char *thread_axis);
+
+/* Marks a loop vectorized.
+ * Preconditions:
+ *   1. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   2. the loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
+ *   3. the extent is a constant (TIR_ERR_SCHED_NON_CONST_EXTENT);
+ *   4.-6. the blocks under the loop satisfy W1-W3;
+ *   7. the loop variable appears only in bindings of spatial iterators
+ *      (TIR_ERR_SCHED_REDUCTION_LOOP). */
+TIR_API tir_status tir_sched_vectorize(tir_schedule *s, tir_loop_rv loop);
+
+/* Marks a loop parallel (CPU threads).
+ * Preconditions:
+ *   1. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   2. the loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
+ *   3.-5. the blocks under the loop satisfy W1-W3;
+ *   6. the loop variable appears only in bindings of spatial iterators
+ *      (TIR_ERR_SCHED_REDUCTION_LOOP). */
+TIR_API tir_status tir_sched_parallel(tir_schedule *s, tir_loop_rv loop);
+
+/* Marks a loop unrolled.  Unrolling never changes results.
+ * Preconditions:
+ *   1. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL). */
+TIR_API tir_status tir_sched_unroll(tir_schedule *s, tir_loop_rv loop);
+
+/* Sets annotation `key` on a loop or block (replacing a previous value of
+ * that key), e.g. "software_pipeline_stage" = [0, 0, 1, 2] or
+ * "pragma_auto_unroll_max_step" = 16.
+ * Preconditions:
+ *   1. key is a non-empty identifier ([A-Za-z_][A-Za-z0-9_.]*)
+ *      (TIR_ERR_SCHED_BAD_ANNOTATION). */
+TIR_API tir_status tir_sched_annotate_loop_int(tir_schedule *s, tir_loop_rv loop,
+                                               const char *key, int64_t value);
+TIR_API tir_status tir_sched_annotate_loop_str(tir_schedule *s, tir_loop_rv loop,
+                                               const char *key, const char *value);
+TIR_API tir_status tir_sched_annotate_loop_ints(tir_schedule *s, tir_loop_rv loop,
+                                                const char *key, int n, const int64_t *values);
+TIR_API tir_status tir_sched_annotate_block_int(tir_schedule *s, tir_block_rv block,
+                                                const char *key, int64_t value);
+TIR_API tir_status tir_sched_annotate_block_str(tir_schedule *s, tir_block_rv block,
+                                                const char *key, const char *value);
+TIR_API tir_status tir_sched_annotate_block_ints(tir_schedule *s, tir_block_rv block,
+                                                 const char *key, int n,
+                                                 const int64_t *values);
+/* Removes annotation `key`.
+ * Preconditions:
+ *   1. the loop or block has an annotation `key` (TIR_ERR_SCHED_NO_ANNOTATION). */
+TIR_API tir_status tir_sched_unannotate_loop(tir_schedule *s, tir_loop_rv loop,
+                                             const char *key);
+TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv block,
+                                              const char *key);
+
+/* ----------------------------------------------------------------- traces */
+
+/* Number of recorded instructions. */
+TIR_API int tir_sched_trace_len(const tir_schedule *s);
+/* The trace as text, one instruction a line, e.g.
+ *     b0 = get_block("C")
+ *     [l1, l2, l3] = get_loops(b0)
+ *     [l4, l5] = split(l1, [0, 32])
+ *     bind(l4, "blockIdx.x")
+ * Owned by the ctx. */
+TIR_API const char *tir_sched_trace_text(const tir_schedule *s);
+/* The trace as a C function `tir_status <fn_name>(tir_schedule *sch)` that
+ * makes the same calls; it needs only "minitir/schedule.h".  Owned by the
+ * ctx. */
+TIR_API const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name);
+/* Parses a text trace and applies it to s.  Names in the text are local to
+ * it (outputs bind names, inputs must be bound earlier).  All or nothing:
+ * on a parse error (TIR_ERR_PARSE, "line:col: ..."), a count mismatch
+ * (TIR_ERR_SCHED_TRACE) or a failing instruction (its own code, the
+ * message prefixed by the line) s is left as it was. */
+TIR_API tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,142 @@
+/* reorder.c: reorder the loops of one nest (TVM's Reorder).
+ *
+ * The given loops lie on one chain of directly nested loops; the slots
+ * they occupy in that chain are refilled in the order given, and loops of
+ * the chain that were not given stay in their slots.  Loop nodes are
+ * rebuilt with their own variables, so every loop handle stays valid.
+ */
+#include "sched_internal.h"
+
+static int depth_of(const tir_schedule *s, int i) {
+    int d = 0;
+    for (int p = s->srefs[i].parent; p >= 0; p = s->srefs[p].parent) d++;
+    return d;
+}
+
+tir_status sch_prim_reorder(sch_call *c) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    int n = c->args[0].n;
+    const uint32_t *rvs = c->args[0].rvs;
+
+    if (n < 2)
+        return sch_fail(c, TIR_ERR_SCHED_LOOP_COUNT, n == 1 ? rvs[0] : 0, NULL,
+                        "reorder needs at least two loops, got %d", n);
+    int *sr = IR_NEWN(ctx, int, n);
+    for (int i = 0; i < n; i++) sr[i] = sch_loop_sref(c, rvs[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (sr[i] == sr[j])
+                return sch_fail(c, TIR_ERR_SCHED_DUPLICATE_LOOP, rvs[i], s->srefs[sr[i]].stmt,
+                                "loop %s is given twice (positions %d and %d)",
+                                sch_sref_for(s, sr[i])->var->name, j, i);
+
+    /* 3: one path, no block in between. */
+    int bottom = 0, top = 0;
+    for (int i = 1; i < n; i++) {
+        if (depth_of(s, sr[i]) > depth_of(s, sr[bottom])) bottom = i;
+        if (depth_of(s, sr[i]) < depth_of(s, sr[top])) top = i;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == bottom) continue;
+        if (!sch_is_ancestor(s, sr[i], sr[bottom])) {
+            const void *marks[2] = {s->srefs[sr[i]].stmt, s->srefs[sr[bottom]].stmt};
+            return sch_fail_marks(c, TIR_ERR_SCHED_NOT_NESTED, rvs[i], 2, marks,
+                                  "loop %s does not enclose loop %s; the loops must lie on "
+                                  "one path of nested loops",
+                                  sch_sref_for(s, sr[i])->var->name,
+                                  sch_sref_for(s, sr[bottom])->var->name);
+        }
+    }
+    int m = 0;
+    for (int p = sr[bottom];; p = s->srefs[p].parent) {
+        if (!sch_sref_for(s, p)) {
+            const void *marks[2] = {s->srefs[p].stmt, s->srefs[sr[top]].stmt};
+            return sch_fail_marks(c, TIR_ERR_SCHED_NOT_NESTED, rvs[top], 2, marks,
+                                  "block \"%s\" lies between the loops; loops of different "
+                                  "blocks cannot be reordered",
+                                  sch_sref_block(s, p)->name);
+        }
+        m++;
+        if (p == sr[top]) break;
+    }
+    const tir_for **chain = IR_NEWN(ctx, const tir_for *, m);
+    {
+        int k = m;
+        for (int p = sr[bottom];; p = s->srefs[p].parent) {
+            chain[--k] = sch_sref_for(s, p);
+            if (p == sr[top]) break;
+        }
+    }
+    /* 4: a single branch. */
+    for (int k = 0; k + 1 < m; k++)
+        if (chain[k]->body != &chain[k + 1]->base) {
+            const void *marks[1] = {chain[k]};
+            return sch_fail_marks(c, TIR_ERR_SCHED_CHAIN_BRANCHES, rvs[top], 1, marks,
+                                  "loop %s has more than one child (or something other than "
+                                  "loop %s) between it and the next loop of the chain",
+                                  chain[k]->var->name, chain[k + 1]->var->name);
+        }
+    /* 5: independent domains. */
+    for (int k = 0; k < m; k++)
+        for (int j = 0; j < m; j++)
+            if (j != k && (tir_uses_var(chain[k]->min, chain[j]->var) ||
+                           tir_uses_var(chain[k]->extent, chain[j]->var)))
+                return sch_fail(c, TIR_ERR_SCHED_DEPENDENT_DOMAIN, rvs[top], chain[k],
+                                "the range of loop %s uses %s, another loop of the chain",
+                                chain[k]->var->name, chain[j]->var->name);
+    /* 6-8 */
+    const tir_var **vars = IR_NEWN(ctx, const tir_var *, m);
+    for (int k = 0; k < m; k++) vars[k] = chain[k]->var;
+    TIR_TRY(sch_check_blocks_under(c, rvs[top], &chain[0]->base, m, vars));
+    /* 9 */
+    ir_vec rs = {0};
+    sch_collect_child_realizes(&chain[0]->base, &rs);
+    tir_status mixed = TIR_OK;
+    for (int i = 0; i < n && mixed == TIR_OK; i++) {
+        const tir_var *lv = sch_sref_for(s, sr[i])->var;
+        for (int b = 0; b < rs.n && mixed == TIR_OK; b++) {
+            const tir_block_realize *r = rs.items[b];
+            bool spatial = false, reduce = false;
+            for (int k = 0; k < r->nvalues; k++) {
+                if (!tir_uses_var(r->values[k], lv)) continue;
+                if (r->block->iters[k].kind == TIR_ITER_REDUCE)
+                    reduce = true;
+                else
+                    spatial = true;
+            }
+            if (spatial && reduce)
+                mixed = sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rvs[i], s->srefs[sr[i]].stmt,
+                                 "loop %s feeds both spatial and reduce iterators of block "
+                                 "\"%s\"; moving it could run another instance of the "
+                                 "reduction before its first",
+                                 lv->name, r->block->name);
+        }
+    }
+    ir_vec_free(&rs);
+    TIR_TRY(mixed);
+
+    /* The chain slots of the given loops, top to bottom, refilled in the
+       given order. */
+    const tir_for **order = IR_NEWN(ctx, const tir_for *, m);
+    for (int k = 0; k < m; k++) order[k] = chain[k];
+    int next = 0;
+    for (int k = 0; k < m; k++)
+        for (int i = 0; i < n; i++)
+            if (sch_sref_for(s, sr[i]) == chain[k]) order[k] = sch_sref_for(s, sr[next++]);
+    const tir_stmt *body = chain[m - 1]->body;
+    for (int k = m - 1; k >= 0; k--) {
+        const tir_for *f = order[k];
+        body = tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,
+                           f->annots, body);
+    }
+    const tir_stmt *o[1] = {&chain[0]->base}, *nw[1] = {body};
+    c->func = sch_replace(c, 1, o, nw);
+    return TIR_OK;
+}
+
+tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop_rv *loops) {
+    if (!s) return sch_bad_arg(s, "reorder", "schedule is NULL");
+    sch_arg args[1] = {sch_rv_list(s, nloops, loops)};
+    return sch_run(s, SCH_INST_reorder, args, NULL, NULL);
+}

@@ -1,0 +1,258 @@
+/* sched_internal.h: the schedule's state and the helpers every primitive
+ * uses.  Not installed.
+ *
+ * How a primitive is written (see split.c for a full example):
+ *   - add a line to instructions.def: SCH_INST(name, "signature");
+ *   - write `tir_status sch_prim_<name>(sch_call *c)` in its own file.  It
+ *     reads c->sch (never writes it), resolves handles with sch_loop_sref /
+ *     sch_block_sref (already checked valid and live by sch_run), checks
+ *     its numbered preconditions in order, failing with sch_fail(), builds
+ *     the new function (sch_replace) into c->func, and declares its output
+ *     handles (sch_out_loops / sch_out_blocks) and any block it removed
+ *     while keeping the name (sch_retire_block);
+ *   - write the public wrapper tir_sched_<name>() that packs its arguments
+ *     into sch_arg[] in signature order and calls sch_run().
+ * sch_run() then verifies the new function and commits it, updates the
+ * handle table (handles whose loop variable or block disappeared become
+ * stale), creates the output handles and records the instruction.
+ * Because primitives only read the schedule, a failure changes nothing.
+ */
+#ifndef MINITIR_SCHED_INTERNAL_H
+#define MINITIR_SCHED_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "ir_internal.h"
+#include "minitir/schedule.h"
+
+typedef enum sch_inst_kind {
+#define SCH_INST(name, sig) SCH_INST_##name,
+#include "instructions.def"
+    SCH_INST_COUNT
+} sch_inst_kind;
+
+/* One argument of an instruction (inputs then attrs, signature order). */
+typedef struct sch_arg {
+    uint32_t rv;         /* b, l */
+    uint32_t tag;        /* b, l: the handle's schedule serial */
+    const uint32_t *tags; /* L */
+    int64_t i;           /* i */
+    const char *s;       /* s */
+    int n;               /* L, I: number of entries */
+    const uint32_t *rvs; /* L */
+    const int64_t *ints; /* I */
+} sch_arg;
+
+/* One handle-table entry.  Identity: a loop variable or a block name. */
+typedef struct sch_entry {
+    char kind; /* 'b' or 'l' */
+    const tir_var *loop_var;
+    const char *block_name; /* interned */
+    int retired_by;         /* -1: live; else the trace index that removed it */
+} sch_entry;
+
+/* A recorded instruction. */
+typedef struct sch_inst {
+    sch_inst_kind kind;
+    int nargs;
+    sch_arg *args; /* arena */
+    int nouts;
+    uint32_t *outs; /* arena */
+} sch_inst;
+
+/* The loop/block tree of the current function (TVM's sref tree): one
+ * entry per For and per Block, in pre-order. */
+typedef struct sch_sref {
+    const tir_stmt *stmt;                /* a tir_for or a tir_block */
+    const tir_block_realize *realize;    /* blocks: the realize around it */
+    int parent;                          /* index, -1 for the root block */
+} sch_sref;
+
+struct tir_schedule {
+    tir_ctx *ctx;
+    uint32_t serial; /* stamped into every handle it makes */
+    const tir_prim_func *orig, *func;
+    sch_entry *entries; /* heap; handle id i is entries[i-1] */
+    int nentries, capentries;
+    sch_inst *trace; /* heap */
+    int ntrace, captrace;
+    sch_sref *srefs; /* heap, rebuilt on every commit */
+    int nsrefs, capsrefs;
+};
+
+/* An output handle a primitive declares: a loop variable or block name. */
+typedef struct sch_out {
+    char kind;
+    const void *key;
+} sch_out;
+
+/* One primitive call in progress. */
+typedef struct sch_call {
+    const tir_schedule *sch;
+    tir_ctx *ctx;
+    sch_inst_kind kind;
+    const char *prim; /* the instruction's name */
+    const sch_arg *args;
+    int nargs;
+    /* results */
+    const tir_prim_func *func; /* the new function; NULL: unchanged */
+    sch_out *outs;             /* arena */
+    int nouts, capouts;
+    const char **retired; /* arena */
+    int nretired, capretired;
+} sch_call;
+
+typedef tir_status (*sch_prim_fn)(sch_call *c);
+
+typedef struct sch_inst_info {
+    const char *name;
+    const char *sig; /* "inputs:attrs:outputs" */
+    sch_prim_fn impl;
+} sch_inst_info;
+
+#define SCH_INST(name, sig) tir_status sch_prim_##name(sch_call *c);
+#include "instructions.def"
+
+extern const sch_inst_info sch_inst_table[SCH_INST_COUNT];
+
+/* The signature's three fields. */
+typedef struct sch_sig {
+    char in[8], attr[8], out;
+    int nin, nattr;
+} sch_sig;
+void sch_sig_parse(sch_inst_kind k, sch_sig *out);
+
+/* ---------------------------------------------------------------- state.c */
+
+/* Runs one instruction: checks handles and pointers, calls the primitive,
+ * commits on success.  *outs (may be NULL) receives the ids of the output
+ * handles (arena), *nouts their count. */
+tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
+                   const uint32_t **outs, int *nouts);
+/* Packing handles into arguments and ids back into handles (wrappers). */
+#define SCH_RV(h) ((sch_arg){.rv = (h).id, .tag = (h).sched})
+sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops);
+tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id);
+tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id);
+
+/* A TIR_ERR_INVALID_ARG failure of a public wrapper (s may be NULL). */
+tir_status sch_bad_arg(tir_schedule *s, const char *prim, const char *what);
+
+/* Sref lookup: index or -1. */
+int sch_find_loop(const tir_schedule *s, const tir_var *var);
+int sch_find_block(const tir_schedule *s, const char *name);
+/* The sref of a live handle (sch_run checked it). */
+int sch_loop_sref(const sch_call *c, uint32_t id);
+int sch_block_sref(const sch_call *c, uint32_t id);
+static inline const tir_for *sch_sref_for(const tir_schedule *s, int i) {
+    return tir_as_tir_for(s->srefs[i].stmt);
+}
+static inline const tir_block *sch_sref_block(const tir_schedule *s, int i) {
+    return tir_as_tir_block(s->srefs[i].stmt);
+}
+/* The nearest enclosing block sref of sref i (-1 for the root). */
+int sch_scope_of(const tir_schedule *s, int i);
+/* True if sref a is a strict ancestor of sref b. */
+bool sch_is_ancestor(const tir_schedule *s, int a, int b);
+
+/* The function with each olds[i] statement replaced by news[i] (a For or
+ * a BlockRealize, or any statement of the current function). */
+const tir_prim_func *sch_replace(sch_call *c, int n, const tir_stmt *const *olds,
+                                 const tir_stmt *const *news);
+/* The statement in the tree for sref i: the For, or the BlockRealize. */
+const tir_stmt *sch_sref_stmt(const tir_schedule *s, int i);
+
+/* A block name not used in the current function: base, or base_1,
+ * base_2, ...  Primitives that create blocks must name them with it. */
+const char *sch_unique_block_name(const tir_schedule *s, const char *base);
+
+/* Declare outputs / retired blocks. */
+void sch_out_loop(sch_call *c, const tir_var *var);
+void sch_out_block(sch_call *c, const char *name);
+void sch_retire_block(sch_call *c, const char *name);
+
+/* Trace name of a handle ("l3") and a description ("l3, loop i_0"). */
+const char *sch_rv_name(const tir_schedule *s, uint32_t id);
+const char *sch_rv_desc(const tir_schedule *s, uint32_t id);
+
+/* ---------------------------------------------------------------- trace.c */
+
+/* Instruction i of the trace in text form (no newline). */
+const char *sch_inst_text(const tir_schedule *s, int i);
+
+/* Snapshot of everything a call may change (for all-or-nothing replay). */
+typedef struct sch_snapshot {
+    const tir_prim_func *func;
+    sch_entry *entries; /* heap copy */
+    int nentries, ntrace;
+} sch_snapshot;
+void sch_snapshot_take(const tir_schedule *s, sch_snapshot *snap);
+void sch_snapshot_restore(tir_schedule *s, sch_snapshot *snap); /* frees snap */
+void sch_snapshot_free(sch_snapshot *snap);
+
+/* ---------------------------------------------------------------- error.c */
+
+/* Fails the call with "prim: rule (handle)" and the IR with `marks`
+ * marked.  rv may be 0 (no handle).  Returns code. */
+tir_status sch_fail(sch_call *c, tir_status code, uint32_t rv, const void *mark,
+                    const char *fmt, ...) TIR_PRINTF(5, 6);
+tir_status sch_fail_marks(sch_call *c, tir_status code, uint32_t rv, int nmarks,
+                          const void *const *marks, const char *fmt, ...) TIR_PRINTF(6, 7);
+tir_status sch_failv(tir_ctx *ctx, const tir_schedule *s, tir_status code, const char *prim,
+                     uint32_t rv, int nmarks, const void *const *marks, const char *fmt,
+                     va_list ap);
+
+/* ------------------------------------------------------------- analysis.c */
+
+/* Binds every enclosing loop's (and enclosing block's iter vars') range
+ * of sref i, i itself included when it is a loop. */
+void sch_bind_ancestors(const tir_schedule *s, tir_analyzer *a, int i);
+
+/* Rewrites statement st (below a loop being transformed): replaces vars by
+ * values everywhere; simplifies the binding values and predicates of block
+ * realizes reached without entering a block, binding nested loops' ranges
+ * on the way down; and when guard is non-NULL, ANDs it into those
+ * predicates and wraps any other leaf statement in `if guard`. */
+const tir_stmt *sch_rewrite_under(tir_ctx *ctx, tir_analyzer *a, const tir_stmt *st, int n,
+                                  const tir_var *const *vars, const tir_expr *const *values,
+                                  const tir_expr *guard);
+
+/* The block realizes directly below a statement (not inside blocks), in
+ * program order (heap vector). */
+void sch_collect_child_realizes(const tir_stmt *st, ir_vec *out);
+
+/* Well-formedness W1-W3 (see schedule.h) of the blocks under `st`, for
+ * loop variables vars.  rv is the handle named in errors. */
+tir_status sch_check_blocks_under(sch_call *c, uint32_t rv, const tir_stmt *st, int nvars,
+                                  const tir_var *const *vars);
+/* The loop variable feeds only spatial iters (TIR_ERR_SCHED_REDUCTION_LOOP). */
+tir_status sch_check_spatial_only(sch_call *c, uint32_t rv, const tir_for *loop);
+
+/* W1-W3 under the loop, then sch_check_spatial_only: the common
+ * preconditions of bind, vectorize and parallel. */
+tir_status sch_check_parallelizable(sch_call *c, uint32_t rv, const tir_for *loop);
+/* TIR_ERR_SCHED_LOOP_NOT_SERIAL unless the loop is serial; `what` is the
+ * participle for the message ("bound", "vectorized"). */
+tir_status sch_check_serial(sch_call *c, uint32_t rv, const tir_for *loop, const char *what);
+/* TIR_ERR_SCHED_LOOP_MIN_NONZERO unless the loop starts at 0. */
+tir_status sch_check_min_zero(sch_call *c, uint32_t rv, const tir_for *loop);
+/* The function with the loop's kind (and thread tag) changed. */
+const tir_prim_func *sch_replace_loop_kind(sch_call *c, const tir_for *loop, tir_for_kind kind,
+                                           const char *tag);
+
+/* Quasi-affine check of W2. */
+bool sch_is_quasi_affine(const tir_expr *e);
+
+/* Block classes of W3. */
+typedef enum { SCH_BLOCK_COMPLETE, SCH_BLOCK_REDUCTION, SCH_BLOCK_OTHER } sch_block_class;
+sch_block_class sch_classify_block(const tir_block *b);
+
+/* True when e is the constant c. */
+bool sch_is_const(const tir_expr *e, int64_t c);
+
+/* Rebuilds a loop with another kind / tag / annotations / body. */
+const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
+                             const char *tag, int nannots, const tir_annot *annots,
+                             const tir_stmt *body);
+
+#endif

@@ -1,0 +1,532 @@
+/* state.c: the schedule object, its handle table and sref tree, and
+ * sch_run, the one path every traced call takes.
+ *
+ * Primitives only read the schedule and describe their result in a
+ * sch_call; sch_run alone writes the schedule, after the primitive has
+ * succeeded and the new function verified, which is what makes every
+ * failure leave the function, the handles and the trace untouched.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+static atomic_uint next_serial = 1;
+
+const sch_inst_info sch_inst_table[SCH_INST_COUNT] = {
+#define SCH_INST(name, sig) {#name, sig, sch_prim_##name},
+#include "instructions.def"
+};
+
+void sch_sig_parse(sch_inst_kind k, sch_sig *out) {
+    memset(out, 0, sizeof *out);
+    const char *p = sch_inst_table[k].sig;
+    while (*p != ':') out->in[out->nin++] = *p++;
+    p++;
+    while (*p != ':') out->attr[out->nattr++] = *p++;
+    p++;
+    out->out = *p;
+}
+
+/* ------------------------------------------------------------- sref tree */
+
+static void sref_push(tir_schedule *s, const tir_stmt *st, const tir_block_realize *br,
+                      int parent) {
+    if (s->nsrefs == s->capsrefs) {
+        s->capsrefs = s->capsrefs ? 2 * s->capsrefs : 64;
+        s->srefs = realloc(s->srefs, sizeof *s->srefs * (size_t)s->capsrefs);
+        TIR_ASSERT(s->srefs);
+    }
+    s->srefs[s->nsrefs++] = (sch_sref){st, br, parent};
+}
+
+static void build_srefs(tir_schedule *s, const tir_stmt *st, int parent) {
+    if (!st) return;
+    switch ((tir_kind)st->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)st;
+        sref_push(s, st, NULL, parent);
+        build_srefs(s, f->body, s->nsrefs - 1);
+        break;
+    }
+    case TIR_KIND_BLOCK_REALIZE: {
+        const tir_block_realize *r = (const tir_block_realize *)st;
+        sref_push(s, &r->block->base, r, parent);
+        int me = s->nsrefs - 1;
+        build_srefs(s, r->block->init, me);
+        build_srefs(s, r->block->body, me);
+        break;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)st;
+        for (int i = 0; i < q->n; i++) build_srefs(s, q->stmts[i], parent);
+        break;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *x = (const tir_if *)st;
+        build_srefs(s, x->then_s, parent);
+        build_srefs(s, x->else_s, parent);
+        break;
+    }
+    case TIR_KIND_ALLOCATE: build_srefs(s, ((const tir_allocate *)st)->body, parent); break;
+    default: break;
+    }
+}
+
+static void rebuild_srefs(tir_schedule *s) {
+    s->nsrefs = 0;
+    build_srefs(s, s->func->body, -1);
+}
+
+int sch_find_loop(const tir_schedule *s, const tir_var *var) {
+    for (int i = 0; i < s->nsrefs; i++) {
+        const tir_for *f = tir_as_tir_for(s->srefs[i].stmt);
+        if (f && f->var == var) return i;
+    }
+    return -1;
+}
+
+int sch_find_block(const tir_schedule *s, const char *name) {
+    for (int i = 0; i < s->nsrefs; i++) {
+        const tir_block *b = tir_as_tir_block(s->srefs[i].stmt);
+        if (b && strcmp(b->name, name) == 0) return i;
+    }
+    return -1;
+}
+
+int sch_loop_sref(const sch_call *c, uint32_t id) {
+    const tir_schedule *s = c->sch;
+    TIR_ASSERT(id >= 1 && (int)id <= s->nentries);
+    const sch_entry *e = &s->entries[id - 1];
+    TIR_ASSERT(e->kind == 'l' && e->retired_by < 0);
+    int i = sch_find_loop(s, e->loop_var);
+    TIR_ASSERT(i >= 0);
+    return i;
+}
+
+int sch_block_sref(const sch_call *c, uint32_t id) {
+    const tir_schedule *s = c->sch;
+    TIR_ASSERT(id >= 1 && (int)id <= s->nentries);
+    const sch_entry *e = &s->entries[id - 1];
+    TIR_ASSERT(e->kind == 'b' && e->retired_by < 0);
+    int i = sch_find_block(s, e->block_name);
+    TIR_ASSERT(i >= 0);
+    return i;
+}
+
+int sch_scope_of(const tir_schedule *s, int i) {
+    for (int p = s->srefs[i].parent; p >= 0; p = s->srefs[p].parent)
+        if (s->srefs[p].stmt->kind == TIR_KIND_BLOCK) return p;
+    return -1;
+}
+
+bool sch_is_ancestor(const tir_schedule *s, int a, int b) {
+    for (int p = s->srefs[b].parent; p >= 0; p = s->srefs[p].parent)
+        if (p == a) return true;
+    return false;
+}
+
+const tir_stmt *sch_sref_stmt(const tir_schedule *s, int i) {
+    return s->srefs[i].realize ? &s->srefs[i].realize->base : s->srefs[i].stmt;
+}
+
+/* ------------------------------------------------------------- replacing */
+
+typedef struct {
+    int n;
+    const tir_stmt *const *olds;
+    const tir_stmt *const *news;
+    int hits;
+} replace_map;
+
+static const tir_node *replace_stmt(tir_mutator *m, const tir_node *n) {
+    replace_map *r = m->user;
+    for (int i = 0; i < r->n; i++)
+        if ((const tir_node *)r->olds[i] == n) {
+            r->hits++;
+            return (const tir_node *)r->news[i];
+        }
+    return tir_mutate_default(m, n);
+}
+
+static const tir_node *keep_node(tir_mutator *m, const tir_node *n) {
+    (void)m;
+    return n;
+}
+
+const tir_prim_func *sch_replace(sch_call *c, int n, const tir_stmt *const *olds,
+                                 const tir_stmt *const *news) {
+    replace_map r = {n, olds, news, 0};
+    tir_mutator m = {.ctx = c->ctx, .user = &r};
+    for (int k = 0; k < TIR_KIND_COUNT; k++) {
+        if (tir_kind_is_stmt((tir_kind)k))
+            m.on[k] = replace_stmt;
+        else if (tir_kind_is_expr((tir_kind)k))
+            m.on[k] = keep_node; /* statements never hide inside expressions */
+    }
+    const tir_node *f = tir_mutate(&m, c->sch->func);
+    TIR_ASSERT(r.hits == n);
+    return (const tir_prim_func *)f;
+}
+
+/* --------------------------------------------------------------- outputs */
+
+static void *grow(tir_ctx *ctx, void *old, int n, int *cap, size_t elem) {
+    if (n < *cap) return old;
+    int nc = *cap ? 2 * *cap : 8;
+    void *p = tir_ctx_alloc(ctx, elem * (size_t)nc);
+    if (n) memcpy(p, old, elem * (size_t)n);
+    *cap = nc;
+    return p;
+}
+
+void sch_out_loop(sch_call *c, const tir_var *var) {
+    c->outs = grow(c->ctx, c->outs, c->nouts, &c->capouts, sizeof *c->outs);
+    c->outs[c->nouts++] = (sch_out){'l', var};
+}
+
+void sch_out_block(sch_call *c, const char *name) {
+    c->outs = grow(c->ctx, c->outs, c->nouts, &c->capouts, sizeof *c->outs);
+    c->outs[c->nouts++] = (sch_out){'b', tir_intern(c->ctx, name)};
+}
+
+void sch_retire_block(sch_call *c, const char *name) {
+    c->retired = grow(c->ctx, (void *)c->retired, c->nretired, &c->capretired, sizeof(char *));
+    c->retired[c->nretired++] = tir_intern(c->ctx, name);
+}
+
+/* ----------------------------------------------------------------- names */
+
+const char *sch_rv_name(const tir_schedule *s, uint32_t id) {
+    if (id < 1 || (int)id > s->nentries) return tir_ctx_sprintf(s->ctx, "<invalid #%u>", id);
+    return tir_ctx_sprintf(s->ctx, "%c%u", s->entries[id - 1].kind, id - 1);
+}
+
+const char *sch_rv_desc(const tir_schedule *s, uint32_t id) {
+    if (id < 1 || (int)id > s->nentries) return sch_rv_name(s, id);
+    const sch_entry *e = &s->entries[id - 1];
+    if (e->kind == 'l')
+        return tir_ctx_sprintf(s->ctx, "%s, loop %s", sch_rv_name(s, id), e->loop_var->name);
+    return tir_ctx_sprintf(s->ctx, "%s, block \"%s\"", sch_rv_name(s, id), e->block_name);
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+/* A block name used twice in the current function, or NULL. */
+static const char *duplicate_block_name(const tir_schedule *s) {
+    for (int i = 0; i < s->nsrefs; i++) {
+        const tir_block *b = tir_as_tir_block(s->srefs[i].stmt);
+        if (!b) continue;
+        for (int j = 0; j < i; j++) {
+            const tir_block *o = tir_as_tir_block(s->srefs[j].stmt);
+            if (o && strcmp(o->name, b->name) == 0) return b->name;
+        }
+    }
+    return NULL;
+}
+
+const char *sch_unique_block_name(const tir_schedule *s, const char *base) {
+    if (sch_find_block(s, base) < 0) return tir_intern(s->ctx, base);
+    for (int k = 1;; k++) {
+        const char *n = tir_ctx_sprintf(s->ctx, "%s_%d", base, k);
+        if (sch_find_block(s, n) < 0) return tir_intern(s->ctx, n);
+    }
+}
+
+tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out) {
+    if (!out) return ctx ? tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_sched_create: out is NULL")
+                         : TIR_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!f) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_sched_create: function is NULL");
+    TIR_TRY(tir_verify(ctx, f));
+    if (!tir_as_tir_block_realize(f->body))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tir_sched_create: the body of %s is not a root block", f->name);
+    tir_schedule *s = calloc(1, sizeof *s);
+    if (!s) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_sched_create: out of memory");
+    s->ctx = ctx;
+    s->serial = atomic_fetch_add(&next_serial, 1);
+    s->orig = s->func = f;
+    rebuild_srefs(s);
+    const char *dup = duplicate_block_name(s);
+    if (dup) {
+        const void *marks[2];
+        int nm = 0;
+        for (int i = 0; i < s->nsrefs && nm < 2; i++) {
+            const tir_block *b = tir_as_tir_block(s->srefs[i].stmt);
+            if (b && b->name == dup) marks[nm++] = b;
+        }
+        const char *ir = tir_print_marked(ctx, f, nm, marks);
+        tir_sched_destroy(s);
+        return tir_ctx_fail(ctx, TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME,
+                            "tir_sched_create: two blocks are named \"%s\"; a schedule names "
+                            "blocks by name, so names must be unique\n%s",
+                            dup, ir);
+    }
+    *out = s;
+    return TIR_OK;
+}
+
+void tir_sched_destroy(tir_schedule *s) {
+    if (!s) return;
+    free(s->entries);
+    free(s->trace);
+    free(s->srefs);
+    free(s);
+}
+
+tir_ctx *tir_sched_ctx(const tir_schedule *s) { return s ? s->ctx : NULL; }
+const tir_prim_func *tir_sched_func(const tir_schedule *s) { return s ? s->func : NULL; }
+const tir_prim_func *tir_sched_orig_func(const tir_schedule *s) { return s ? s->orig : NULL; }
+int tir_sched_num_handles(const tir_schedule *s) { return s ? s->nentries : 0; }
+int tir_sched_trace_len(const tir_schedule *s) { return s ? s->ntrace : 0; }
+
+tir_status tir_sched_handle_info(const tir_schedule *s, uint32_t id, char *kind, bool *stale,
+                                 const tir_node **node) {
+    if (!s) return TIR_ERR_INVALID_ARG;
+    if (id < 1 || (int)id > s->nentries)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                            "tir_sched_handle_info: no handle #%u (the schedule has %d)", id,
+                            s->nentries);
+    const sch_entry *e = &s->entries[id - 1];
+    const tir_node *n = NULL;
+    if (e->retired_by < 0) {
+        int i = e->kind == 'l' ? sch_find_loop(s, e->loop_var) : sch_find_block(s, e->block_name);
+        TIR_ASSERT(i >= 0);
+        n = (const tir_node *)s->srefs[i].stmt;
+    }
+    if (kind) *kind = e->kind;
+    if (stale) *stale = e->retired_by >= 0;
+    if (node) *node = n;
+    return TIR_OK;
+}
+
+/* ------------------------------------------------------------ run/commit */
+
+tir_status sch_bad_arg(tir_schedule *s, const char *prim, const char *what) {
+    if (!s) return TIR_ERR_INVALID_ARG;
+    return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG, "%s: %s", prim, what);
+}
+
+sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
+    sch_arg a = {.n = n};
+    if (!loops || n <= 0) return a;
+    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
+    for (int i = 0; i < n; i++) {
+        ids[i] = loops[i].id;
+        tags[i] = loops[i].sched;
+    }
+    a.rvs = ids;
+    a.tags = tags;
+    return a;
+}
+
+tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id) {
+    return (tir_loop_rv){id, s->serial};
+}
+
+tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id) {
+    return (tir_block_rv){id, s->serial};
+}
+
+/* Checks one handle argument: made here, id in range, right kind, live. */
+static tir_status check_handle(tir_schedule *s, const char *prim, char want, uint32_t id,
+                               uint32_t tag) {
+    if (id != 0 && tag != s->serial)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                            "%s: %s handle #%u was made by another schedule", prim,
+                            want == 'l' ? "loop" : "block", id);
+    if (id < 1 || (int)id > s->nentries || s->entries[id - 1].kind != want) {
+        const char *what = want == 'l' ? "loop" : "block";
+        if (id < 1 || (int)id > s->nentries)
+            return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                                "%s: %s handle #%u does not exist in this schedule (it has %d "
+                                "handles; a zero-initialised handle is never valid)",
+                                prim, what, id, s->nentries);
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
+                            "%s: handle %s is not a %s handle", prim, sch_rv_desc(s, id), what);
+    }
+    const sch_entry *e = &s->entries[id - 1];
+    if (e->retired_by >= 0) {
+        return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_STALE_HANDLE,
+                            "%s: handle %s is stale: its %s was replaced by instruction #%d "
+                            "`%s` and may not be used again\n%s",
+                            prim, sch_rv_desc(s, id), e->kind == 'l' ? "loop" : "block",
+                            e->retired_by, sch_inst_text(s, e->retired_by),
+                            tir_print(s->ctx, s->func));
+    }
+    return TIR_OK;
+}
+
+static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *args) {
+    sch_sig sig;
+    sch_sig_parse(k, &sig);
+    const char *prim = sch_inst_table[k].name;
+    for (int i = 0; i < sig.nin; i++) {
+        const sch_arg *a = &args[i];
+        switch (sig.in[i]) {
+        case 'b':
+        case 'l': TIR_TRY(check_handle(s, prim, sig.in[i], a->rv, a->tag)); break;
+        case 'L':
+            if (a->n < 0 || (a->n > 0 && !a->rvs))
+                return sch_bad_arg(s, prim, "the loop list is NULL or has a negative length");
+            for (int j = 0; j < a->n; j++)
+                TIR_TRY(check_handle(s, prim, 'l', a->rvs[j], a->tags ? a->tags[j] : 0));
+            break;
+        default: TIR_UNREACHABLE();
+        }
+    }
+    for (int i = 0; i < sig.nattr; i++) {
+        const sch_arg *a = &args[sig.nin + i];
+        switch (sig.attr[i]) {
+        case 'i': break;
+        case 's':
+            if (!a->s) return sch_bad_arg(s, prim, "a string argument is NULL");
+            break;
+        case 'I':
+            if (a->n < 0 || (a->n > 0 && !a->ints))
+                return sch_bad_arg(s, prim, "the integer list is NULL or has a negative length");
+            break;
+        default: TIR_UNREACHABLE();
+        }
+    }
+    return TIR_OK;
+}
+
+static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int nargs,
+                   const uint32_t *outs, int nouts) {
+    tir_ctx *ctx = s->ctx;
+    sch_sig sig;
+    sch_sig_parse(k, &sig);
+    sch_arg *copy = IR_NEWN(ctx, sch_arg, nargs);
+    for (int i = 0; i < nargs; i++) {
+        char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
+        copy[i] = args[i];
+        if (t == 's') copy[i].s = tir_intern(ctx, args[i].s);
+        if (t == 'L') copy[i].rvs = ir_copy_array(ctx, args[i].rvs, sizeof(uint32_t), args[i].n);
+        if (t == 'I') copy[i].ints = ir_copy_array(ctx, args[i].ints, sizeof(int64_t), args[i].n);
+        if (t != 'L') copy[i].rvs = NULL;
+        copy[i].tags = NULL;
+        copy[i].tag = 0;
+        if (t != 'I') copy[i].ints = NULL;
+        if (t != 'L' && t != 'I') copy[i].n = 0;
+    }
+    if (s->ntrace == s->captrace) {
+        s->captrace = s->captrace ? 2 * s->captrace : 16;
+        s->trace = realloc(s->trace, sizeof *s->trace * (size_t)s->captrace);
+        TIR_ASSERT(s->trace);
+    }
+    s->trace[s->ntrace++] = (sch_inst){k, nargs, copy, nouts,
+                                       ir_copy_array(ctx, outs, sizeof(uint32_t), nouts)};
+}
+
+static uint32_t add_entry(tir_schedule *s, sch_entry e) {
+    if (s->nentries == s->capentries) {
+        s->capentries = s->capentries ? 2 * s->capentries : 32;
+        s->entries = realloc(s->entries, sizeof *s->entries * (size_t)s->capentries);
+        TIR_ASSERT(s->entries);
+    }
+    s->entries[s->nentries++] = e;
+    return (uint32_t)s->nentries;
+}
+
+tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
+                   const uint32_t **outs, int *nouts) {
+    TIR_ASSERT(s && (unsigned)k < SCH_INST_COUNT);
+    TIR_TRY(check_args(s, k, args));
+    sch_sig sig;
+    sch_sig_parse(k, &sig);
+    sch_call c = {.sch = s, .ctx = s->ctx, .kind = k, .prim = sch_inst_table[k].name,
+                  .args = args, .nargs = sig.nin + sig.nattr};
+    TIR_TRY(sch_inst_table[k].impl(&c));
+
+    if (c.func && c.func != s->func) {
+        /* A primitive that builds ill-formed IR has a bug; refusing the
+           result keeps the schedule usable and says where it went wrong. */
+        tir_status v = tir_verify(s->ctx, c.func);
+        if (v != TIR_OK) {
+            const char *msg = tir_ctx_sprintf(s->ctx, "%s", tir_ctx_error(s->ctx));
+            return tir_ctx_fail(s->ctx, v, "%s: internal error: the result is ill formed: %s",
+                                c.prim, msg);
+        }
+    }
+
+    /* Commit. */
+    if (c.func && c.func != s->func) {
+        const tir_prim_func *old = s->func;
+        s->func = c.func;
+        rebuild_srefs(s);
+        /* Handles name blocks by name: a primitive that duplicates one has
+           a bug (it should have used sch_unique_block_name). */
+        const char *dup = duplicate_block_name(s);
+        if (dup) {
+            s->func = old;
+            rebuild_srefs(s);
+            return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME,
+                                "%s: internal error: the result has two blocks named \"%s\"",
+                                c.prim, dup);
+        }
+    }
+    for (int i = 0; i < s->nentries; i++) {
+        sch_entry *e = &s->entries[i];
+        if (e->retired_by >= 0) continue;
+        bool gone;
+        if (e->kind == 'l') {
+            gone = sch_find_loop(s, e->loop_var) < 0;
+        } else {
+            gone = sch_find_block(s, e->block_name) < 0;
+            for (int j = 0; j < c.nretired; j++)
+                if (c.retired[j] == e->block_name) gone = true;
+        }
+        if (gone) e->retired_by = s->ntrace;
+    }
+    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, c.nouts);
+    for (int i = 0; i < c.nouts; i++) {
+        sch_entry e = {c.outs[i].kind, NULL, NULL, -1};
+        if (e.kind == 'l') {
+            e.loop_var = c.outs[i].key;
+            TIR_ASSERT(sch_find_loop(s, e.loop_var) >= 0);
+        } else {
+            e.block_name = c.outs[i].key;
+            TIR_ASSERT(sch_find_block(s, e.block_name) >= 0);
+        }
+        ids[i] = add_entry(s, e);
+    }
+    record(s, k, args, c.nargs, ids, c.nouts);
+    if (outs) *outs = ids;
+    if (nouts) *nouts = c.nouts;
+    return TIR_OK;
+}
+
+/* ------------------------------------------------------------- snapshots */
+
+void sch_snapshot_take(const tir_schedule *s, sch_snapshot *snap) {
+    snap->func = s->func;
+    snap->nentries = s->nentries;
+    snap->ntrace = s->ntrace;
+    snap->entries = NULL;
+    if (s->nentries) {
+        snap->entries = malloc(sizeof *snap->entries * (size_t)s->nentries);
+        TIR_ASSERT(snap->entries);
+        memcpy(snap->entries, s->entries, sizeof *snap->entries * (size_t)s->nentries);
+    }
+}
+
+void sch_snapshot_restore(tir_schedule *s, sch_snapshot *snap) {
+    TIR_ASSERT(s->nentries >= snap->nentries && s->ntrace >= snap->ntrace);
+    if (snap->nentries)
+        memcpy(s->entries, snap->entries, sizeof *snap->entries * (size_t)snap->nentries);
+    s->nentries = snap->nentries;
+    s->ntrace = snap->ntrace;
+    if (s->func != snap->func) {
+        s->func = snap->func;
+        rebuild_srefs(s);
+    }
+    sch_snapshot_free(snap);
+}
+
+void sch_snapshot_free(sch_snapshot *snap) {
+    free(snap->entries);
+    snap->entries = NULL;
+}

@@ -1,0 +1,620 @@
+/* trace.c: printing traces as text and as C, parsing text traces, and
+ * replaying them.
+ *
+ * All four are driven by the signatures in instructions.def, so a new
+ * primitive gets them for free.  Handle names are b<N> / l<N> with N the
+ * handle's creation index; since every handle comes from a traced call,
+ * replaying a trace on a fresh schedule recreates the same numbering and
+ * therefore prints the same text.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+/* ------------------------------------------------------------- printing */
+
+static void put_string(ir_strbuf *sb, const char *s) {
+    ir_sb_putc(sb, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': ir_sb_puts(sb, "\\\""); break;
+        case '\\': ir_sb_puts(sb, "\\\\"); break;
+        case '\n': ir_sb_puts(sb, "\\n"); break;
+        case '\t': ir_sb_puts(sb, "\\t"); break;
+        default:
+            if (*p < 0x20 || *p >= 0x7f)
+                ir_sb_printf(sb, "\\%03o", *p);
+            else
+                ir_sb_putc(sb, (char)*p);
+        }
+    }
+    ir_sb_putc(sb, '"');
+}
+
+static void put_int(ir_strbuf *sb, int64_t v, bool c) {
+    if (c && v == INT64_MIN)
+        ir_sb_puts(sb, "INT64_MIN");
+    else if (c && (v > INT32_MAX || v < INT32_MIN))
+        ir_sb_printf(sb, "INT64_C(%lld)", (long long)v);
+    else
+        ir_sb_printf(sb, "%lld", (long long)v);
+}
+
+static void put_rv(ir_strbuf *sb, const tir_schedule *s, uint32_t id) {
+    ir_sb_puts(sb, sch_rv_name(s, id));
+}
+
+/* The arguments of in, comma separated, in text (c = false) or C form. */
+static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, bool c) {
+    sch_sig sig;
+    sch_sig_parse(in->kind, &sig);
+    for (int i = 0; i < in->nargs; i++) {
+        const sch_arg *a = &in->args[i];
+        char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
+        if (i > 0 || c) ir_sb_puts(sb, ", ");
+        switch (t) {
+        case 'b':
+        case 'l': put_rv(sb, s, a->rv); break;
+        case 'i': put_int(sb, a->i, c); break;
+        case 's': put_string(sb, a->s); break;
+        case 'L':
+        case 'I':
+            if (c && a->n == 0) {
+                ir_sb_puts(sb, "0, NULL");
+                break;
+            }
+            if (c)
+                ir_sb_printf(sb, "%d, (const %s[]){", a->n, t == 'L' ? "tir_loop_rv" : "int64_t");
+            else
+                ir_sb_putc(sb, '[');
+            for (int j = 0; j < a->n; j++) {
+                if (j) ir_sb_puts(sb, ", ");
+                if (t == 'L')
+                    put_rv(sb, s, a->rvs[j]);
+                else
+                    put_int(sb, a->ints[j], c);
+            }
+            ir_sb_putc(sb, c ? '}' : ']');
+            break;
+        default: TIR_UNREACHABLE();
+        }
+    }
+}
+
+static void put_inst_text(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in) {
+    sch_sig sig;
+    sch_sig_parse(in->kind, &sig);
+    if (sig.out == 'b' || sig.out == 'l') {
+        put_rv(sb, s, in->outs[0]);
+        ir_sb_puts(sb, " = ");
+    } else if (sig.out) {
+        ir_sb_putc(sb, '[');
+        for (int i = 0; i < in->nouts; i++) {
+            if (i) ir_sb_puts(sb, ", ");
+            put_rv(sb, s, in->outs[i]);
+        }
+        ir_sb_puts(sb, "] = ");
+    }
+    ir_sb_printf(sb, "%s(", sch_inst_table[in->kind].name);
+    put_args(sb, s, in, false);
+    ir_sb_putc(sb, ')');
+}
+
+const char *tir_sched_trace_text(const tir_schedule *s) {
+    if (!s) return "";
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    for (int i = 0; i < s->ntrace; i++) {
+        put_inst_text(&sb, s, &s->trace[i]);
+        ir_sb_putc(&sb, '\n');
+    }
+    if (!sb.data) return "";
+    return ir_sb_finish(&sb, s->ctx);
+}
+
+const char *sch_inst_text(const tir_schedule *s, int i) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    put_inst_text(&sb, s, &s->trace[i]);
+    return ir_sb_finish(&sb, s->ctx);
+}
+
+const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
+    if (!s) return "";
+    if (!fn_name) fn_name = "apply_schedule";
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_puts(&sb, "/* Schedule trace printed by minitir (tir_sched_trace_c). */\n"
+                    "#include \"minitir/schedule.h\"\n\n");
+    ir_sb_printf(&sb, "tir_status %s(tir_schedule *sch) {\n", fn_name);
+    ir_sb_puts(&sb, "    tir_status st = TIR_OK;\n");
+    /* Declare every handle the trace creates. */
+    for (char kind = 'b'; kind; kind = kind == 'b' ? 'l' : 0) {
+        int col = 0;
+        for (int i = 0; i < s->ntrace; i++)
+            for (int j = 0; j < s->trace[i].nouts; j++) {
+                uint32_t id = s->trace[i].outs[j];
+                if (s->entries[id - 1].kind != kind) continue;
+                if (col == 0)
+                    ir_sb_printf(&sb, "    %s ", kind == 'b' ? "tir_block_rv" : "tir_loop_rv");
+                else
+                    ir_sb_puts(&sb, ", ");
+                put_rv(&sb, s, id);
+                if (++col == 8) {
+                    ir_sb_puts(&sb, ";\n");
+                    col = 0;
+                }
+            }
+        if (col) ir_sb_puts(&sb, ";\n");
+    }
+    for (int i = 0; i < s->ntrace; i++) {
+        const sch_inst *in = &s->trace[i];
+        sch_sig sig;
+        sch_sig_parse(in->kind, &sig);
+        const char *name = sch_inst_table[in->kind].name;
+        /* The text form as a comment; a "*" "/" inside a string would end it. */
+        ir_sb_puts(&sb, "    /* ");
+        for (const char *t = sch_inst_text(s, i); *t; t++) {
+            ir_sb_putc(&sb, *t);
+            if (t[0] == '*' && t[1] == '/') ir_sb_putc(&sb, ' ');
+        }
+        ir_sb_puts(&sb, " */\n");
+        switch (sig.out) {
+        case 0:
+        case 'b':
+        case 'l':
+            ir_sb_printf(&sb, "    if ((st = tir_sched_%s(sch", name);
+            put_args(&sb, s, in, true);
+            if (sig.out) {
+                ir_sb_puts(&sb, ", &");
+                put_rv(&sb, s, in->outs[0]);
+            }
+            ir_sb_puts(&sb, ")) != TIR_OK) return st;\n");
+            break;
+        case 'L':
+            ir_sb_printf(&sb, "    {\n        tir_loop_rv o[%d];\n", in->nouts);
+            ir_sb_printf(&sb, "        if ((st = tir_sched_%s(sch", name);
+            put_args(&sb, s, in, true);
+            ir_sb_puts(&sb, ", o)) != TIR_OK) return st;\n");
+            for (int j = 0; j < in->nouts; j++) {
+                ir_sb_puts(&sb, "        ");
+                put_rv(&sb, s, in->outs[j]);
+                ir_sb_printf(&sb, " = o[%d];\n", j);
+            }
+            ir_sb_puts(&sb, "    }\n");
+            break;
+        case 'M':
+        case 'N':
+            ir_sb_printf(&sb, "    {\n        const %s *o;\n        int n;\n",
+                         sig.out == 'M' ? "tir_loop_rv" : "tir_block_rv");
+            ir_sb_printf(&sb, "        if ((st = tir_sched_%s(sch", name);
+            put_args(&sb, s, in, true);
+            ir_sb_puts(&sb, ", &o, &n)) != TIR_OK) return st;\n");
+            ir_sb_printf(&sb, "        if (n != %d) return TIR_ERR_SCHED_TRACE;\n", in->nouts);
+            for (int j = 0; j < in->nouts; j++) {
+                ir_sb_puts(&sb, "        ");
+                put_rv(&sb, s, in->outs[j]);
+                ir_sb_printf(&sb, " = o[%d];\n", j);
+            }
+            if (in->nouts == 0) ir_sb_puts(&sb, "        (void)o;\n");
+            ir_sb_puts(&sb, "    }\n");
+            break;
+        default: TIR_UNREACHABLE();
+        }
+    }
+    /* Handles the trace creates but never uses would warn. */
+    for (int i = 0; i < s->ntrace; i++)
+        for (int j = 0; j < s->trace[i].nouts; j++) {
+            ir_sb_puts(&sb, "    (void)");
+            put_rv(&sb, s, s->trace[i].outs[j]);
+            ir_sb_puts(&sb, ";\n");
+        }
+    ir_sb_puts(&sb, "    return st;\n}\n");
+    return ir_sb_finish(&sb, s->ctx);
+}
+
+/* -------------------------------------------------------------- parsing */
+
+typedef enum { T_EOF, T_NL, T_IDENT, T_INT, T_STR, T_PUNCT } tok_kind;
+
+typedef struct {
+    tir_ctx *ctx;
+    const char *p, *end, *line_start;
+    int line;
+    /* current token */
+    tok_kind kind;
+    const char *tok;
+    size_t toklen;
+    int tline, tcol;
+    int64_t ival;
+    const char *sval; /* interned, T_IDENT / T_STR */
+    char punct;
+    tir_status err;
+} lexer;
+
+static tir_status lex_fail(lexer *lx, const char *fmt, const char *arg) {
+    if (lx->err) return lx->err;
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, arg);
+    lx->err = tir_ctx_fail(lx->ctx, TIR_ERR_PARSE, "%d:%d: %s", lx->tline, lx->tcol, msg);
+    return lx->err;
+}
+
+static void next(lexer *lx) {
+    /* Skip blanks and comments, but not newlines. */
+    for (;;) {
+        while (lx->p < lx->end && (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\r')) lx->p++;
+        if (lx->p < lx->end && *lx->p == '#')
+            while (lx->p < lx->end && *lx->p != '\n') lx->p++;
+        else
+            break;
+    }
+    lx->tline = lx->line;
+    lx->tcol = (int)(lx->p - lx->line_start) + 1;
+    lx->tok = lx->p;
+    if (lx->p >= lx->end) {
+        lx->kind = T_EOF;
+        return;
+    }
+    char ch = *lx->p;
+    if (ch == '\n') {
+        lx->p++;
+        lx->line++;
+        lx->line_start = lx->p;
+        lx->kind = T_NL;
+        return;
+    }
+    if (isalpha((unsigned char)ch) || ch == '_') {
+        while (lx->p < lx->end && (isalnum((unsigned char)*lx->p) || *lx->p == '_')) lx->p++;
+        lx->kind = T_IDENT;
+        lx->sval = tir_intern_n(lx->ctx, lx->tok, (size_t)(lx->p - lx->tok));
+        return;
+    }
+    if (isdigit((unsigned char)ch) || (ch == '-' && lx->p + 1 < lx->end &&
+                                       isdigit((unsigned char)lx->p[1]))) {
+        bool neg = ch == '-';
+        if (neg) lx->p++;
+        uint64_t v = 0;
+        bool overflow = false;
+        while (lx->p < lx->end && isdigit((unsigned char)*lx->p)) {
+            unsigned d = (unsigned)(*lx->p++ - '0');
+            if (v > (UINT64_MAX - d) / 10) overflow = true;
+            v = v * 10 + d;
+        }
+        if (overflow || v > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) {
+            lex_fail(lx, "integer out of range%s", "");
+            lx->kind = T_EOF;
+            return;
+        }
+        lx->ival = neg ? (int64_t)(0 - v) : (int64_t)v;
+        lx->kind = T_INT;
+        return;
+    }
+    if (ch == '"') {
+        lx->p++;
+        ir_strbuf sb;
+        ir_sb_init(&sb);
+        for (;;) {
+            if (lx->p >= lx->end || *lx->p == '\n') {
+                ir_sb_free(&sb);
+                lex_fail(lx, "unterminated string%s", "");
+                lx->kind = T_EOF;
+                return;
+            }
+            char d = *lx->p++;
+            if (d == '"') break;
+            if (d != '\\') {
+                ir_sb_putc(&sb, d);
+                continue;
+            }
+            if (lx->p >= lx->end) continue;
+            char e = *lx->p++;
+            if (e == 'n')
+                ir_sb_putc(&sb, '\n');
+            else if (e == 't')
+                ir_sb_putc(&sb, '\t');
+            else if (e >= '0' && e <= '7') {
+                int v = e - '0';
+                for (int k = 0; k < 2 && lx->p < lx->end && *lx->p >= '0' && *lx->p <= '7'; k++)
+                    v = v * 8 + (*lx->p++ - '0');
+                ir_sb_putc(&sb, (char)v);
+            } else
+                ir_sb_putc(&sb, e);
+        }
+        ir_sb_putc(&sb, '\0');
+        lx->sval = tir_intern(lx->ctx, sb.data);
+        ir_sb_free(&sb);
+        lx->kind = T_STR;
+        return;
+    }
+    if (strchr("[](),=", ch)) {
+        lx->p++;
+        lx->kind = T_PUNCT;
+        lx->punct = ch;
+        return;
+    }
+    char bad[2] = {ch, 0};
+    lex_fail(lx, "unexpected character '%s'", bad);
+    lx->kind = T_EOF;
+}
+
+static bool is_punct(const lexer *lx, char c) { return lx->kind == T_PUNCT && lx->punct == c; }
+
+static tir_status expect(lexer *lx, char c) {
+    if (!is_punct(lx, c)) {
+        char want[2] = {c, 0};
+        return lex_fail(lx, "expected '%s'", want);
+    }
+    next(lx);
+    return TIR_OK;
+}
+
+/* A parsed instruction: names instead of handle ids. */
+typedef struct {
+    sch_inst_kind kind;
+    int line;
+    sch_arg args[8];
+    const char *in_names[8];       /* b, l */
+    const char **list_names[8];    /* L */
+    int nout_names;
+    const char **out_names;
+} parsed_inst;
+
+/* Parses a bracketed list of identifiers (names) or integers (ints). */
+static tir_status parse_list(lexer *lx, bool names, int *n, const char ***names_out,
+                             int64_t **ints_out) {
+    TIR_TRY(expect(lx, '['));
+    ir_vec v = {0};
+    int64_t *ints = NULL;
+    int cnt = 0, cap = 0;
+    while (!is_punct(lx, ']')) {
+        if (cnt > 0 && expect(lx, ',') != TIR_OK) break;
+        if (names) {
+            if (lx->kind != T_IDENT) {
+                lex_fail(lx, "expected a handle name%s", "");
+                break;
+            }
+            ir_vec_push(&v, lx->sval);
+        } else {
+            if (lx->kind != T_INT) {
+                lex_fail(lx, "expected an integer%s", "");
+                break;
+            }
+            if (cnt == cap) {
+                cap = cap ? 2 * cap : 8;
+                int64_t *ni = IR_NEWN(lx->ctx, int64_t, cap);
+                if (cnt) memcpy(ni, ints, sizeof *ints * (size_t)cnt);
+                ints = ni;
+            }
+            ints[cnt] = lx->ival;
+        }
+        cnt++;
+        next(lx);
+    }
+    if (lx->err) {
+        ir_vec_free(&v);
+        return lx->err;
+    }
+    next(lx); /* ']' */
+    *n = cnt;
+    if (names) {
+        *names_out = ir_copy_array(lx->ctx, v.items, sizeof(char *), v.n);
+        ir_vec_free(&v);
+    } else {
+        *ints_out = ints;
+    }
+    return TIR_OK;
+}
+
+static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
+    memset(pi, 0, sizeof *pi);
+    pi->line = lx->tline;
+    /* Outputs. */
+    const char *first = NULL, *first_tok = NULL;
+    bool list_out = false;
+    if (is_punct(lx, '[')) {
+        TIR_TRY(parse_list(lx, true, &pi->nout_names, &pi->out_names, NULL));
+        TIR_TRY(expect(lx, '='));
+        list_out = true;
+    } else if (lx->kind == T_IDENT) {
+        first = lx->sval;
+        first_tok = lx->tok;
+        next(lx);
+        if (is_punct(lx, '=')) {
+            next(lx);
+            pi->nout_names = 1;
+            pi->out_names = IR_NEWN(lx->ctx, const char *, 1);
+            pi->out_names[0] = first;
+            first = NULL;
+        }
+    } else {
+        return lex_fail(lx, "expected an instruction%s", "");
+    }
+    int name_line = lx->tline, name_col = lx->tcol;
+    if (!first) {
+        if (lx->kind != T_IDENT) return lex_fail(lx, "expected an instruction name%s", "");
+        first = lx->sval;
+        next(lx);
+    } else {
+        name_col = 1 + (int)(first_tok - lx->line_start);
+    }
+    int k = 0;
+    while (k < SCH_INST_COUNT && strcmp(sch_inst_table[k].name, first) != 0) k++;
+    if (k == SCH_INST_COUNT) {
+        lx->tline = name_line;
+        lx->tcol = name_col;
+        return lex_fail(lx, "unknown instruction \"%s\"", first);
+    }
+    pi->kind = (sch_inst_kind)k;
+    sch_sig sig;
+    sch_sig_parse(pi->kind, &sig);
+    bool want_list = sig.out == 'L' || sig.out == 'M' || sig.out == 'N';
+    if (sig.out == 0 && (pi->nout_names || list_out))
+        return lex_fail(lx, "%s has no outputs", first);
+    if ((sig.out == 'b' || sig.out == 'l') && (list_out || pi->nout_names != 1))
+        return lex_fail(lx, "%s has one output: write `x = ...`", first);
+    if (want_list && !list_out)
+        return lex_fail(lx, "%s has a list of outputs: write `[x, y] = ...`", first);
+    TIR_TRY(expect(lx, '('));
+    int nargs = sig.nin + sig.nattr;
+    for (int i = 0; i < nargs; i++) {
+        if (i > 0) TIR_TRY(expect(lx, ','));
+        char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
+        sch_arg *a = &pi->args[i];
+        switch (t) {
+        case 'b':
+        case 'l':
+            if (lx->kind != T_IDENT) return lex_fail(lx, "expected a handle name%s", "");
+            pi->in_names[i] = lx->sval;
+            next(lx);
+            break;
+        case 'L': TIR_TRY(parse_list(lx, true, &a->n, &pi->list_names[i], NULL)); break;
+        case 'I': {
+            int64_t *ints = NULL;
+            TIR_TRY(parse_list(lx, false, &a->n, NULL, &ints));
+            a->ints = ints;
+            break;
+        }
+        case 'i':
+            if (lx->kind != T_INT) return lex_fail(lx, "expected an integer%s", "");
+            a->i = lx->ival;
+            next(lx);
+            break;
+        case 's':
+            if (lx->kind != T_STR) return lex_fail(lx, "expected a string%s", "");
+            a->s = lx->sval;
+            next(lx);
+            break;
+        default: TIR_UNREACHABLE();
+        }
+    }
+    TIR_TRY(expect(lx, ')'));
+    if (lx->kind != T_NL && lx->kind != T_EOF)
+        return lex_fail(lx, "expected the end of the line%s", "");
+    return TIR_OK;
+}
+
+/* ---------------------------------------------------------------- replay */
+
+typedef struct {
+    const char **names; /* interned */
+    uint32_t *ids;
+    int n, cap;
+} name_env;
+
+static void env_bind(name_env *e, const char *name, uint32_t id) {
+    for (int i = 0; i < e->n; i++)
+        if (e->names[i] == name) {
+            e->ids[i] = id;
+            return;
+        }
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 32;
+        e->names = realloc(e->names, sizeof *e->names * (size_t)e->cap);
+        e->ids = realloc(e->ids, sizeof *e->ids * (size_t)e->cap);
+        TIR_ASSERT(e->names && e->ids);
+    }
+    e->names[e->n] = name;
+    e->ids[e->n++] = id;
+}
+
+static bool env_get(const name_env *e, const char *name, uint32_t *id) {
+    for (int i = 0; i < e->n; i++)
+        if (e->names[i] == name) {
+            *id = e->ids[i];
+            return true;
+        }
+    return false;
+}
+
+/* Applies one parsed instruction. */
+static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
+    tir_ctx *ctx = s->ctx;
+    sch_sig sig;
+    sch_sig_parse(pi->kind, &sig);
+    for (int i = 0; i < sig.nin; i++) {
+        sch_arg *a = &pi->args[i];
+        if (sig.in[i] == 'L') {
+            uint32_t *ids = IR_NEWN(ctx, uint32_t, a->n), *tags = IR_NEWN(ctx, uint32_t, a->n);
+            for (int j = 0; j < a->n; j++) tags[j] = s->serial;
+            a->tags = tags;
+            for (int j = 0; j < a->n; j++)
+                if (!env_get(env, pi->list_names[i][j], &ids[j]))
+                    return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE, "trace line %d: %s: unknown handle %s",
+                                        pi->line, sch_inst_table[pi->kind].name,
+                                        pi->list_names[i][j]);
+            a->rvs = ids;
+        } else {
+            a->tag = s->serial;
+            if (!env_get(env, pi->in_names[i], &a->rv))
+                return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,
+                                    "trace line %d: %s: unknown handle %s", pi->line,
+                                    sch_inst_table[pi->kind].name, pi->in_names[i]);
+        }
+    }
+    if (sig.out == 'L') {
+        /* Outputs as many as the first list argument has entries. */
+        int want = -1;
+        for (int i = 0; i < sig.nin + sig.nattr && want < 0; i++) {
+            char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
+            if (t == 'L' || t == 'I') want = pi->args[i].n;
+        }
+        if (want != pi->nout_names)
+            return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,
+                                "trace line %d: %s makes %d handles but the line names %d",
+                                pi->line, sch_inst_table[pi->kind].name, want, pi->nout_names);
+    }
+    const uint32_t *outs;
+    int nouts;
+    tir_status st = sch_run(s, pi->kind, pi->args, &outs, &nouts);
+    if (st != TIR_OK) {
+        const char *msg = tir_ctx_sprintf(ctx, "%s", tir_ctx_error(ctx));
+        return tir_ctx_fail(ctx, st, "trace line %d: %s", pi->line, msg);
+    }
+    if (nouts != pi->nout_names)
+        return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,
+                            "trace line %d: %s made %d handles but the line names %d",
+                            pi->line, sch_inst_table[pi->kind].name, nouts, pi->nout_names);
+    for (int j = 0; j < nouts; j++) env_bind(env, pi->out_names[j], outs[j]);
+    return TIR_OK;
+}
+
+tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len) {
+    if (!s || !text) return sch_bad_arg(s, "replay", "text is NULL");
+    lexer lx = {.ctx = s->ctx, .p = text, .end = text + len, .line_start = text, .line = 1};
+    /* Parse everything first: a syntax error then changes nothing. */
+    parsed_inst *insts = NULL;
+    int n = 0, cap = 0;
+    next(&lx);
+    while (lx.kind != T_EOF && !lx.err) {
+        if (lx.kind == T_NL) {
+            next(&lx);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            insts = realloc(insts, sizeof *insts * (size_t)cap);
+            TIR_ASSERT(insts);
+        }
+        if (parse_inst(&lx, &insts[n]) != TIR_OK) break;
+        n++;
+    }
+    if (lx.err) {
+        free(insts);
+        return lx.err;
+    }
+    sch_snapshot snap;
+    sch_snapshot_take(s, &snap);
+    name_env env = {0};
+    tir_status st = TIR_OK;
+    for (int i = 0; i < n && st == TIR_OK; i++) st = apply(s, &env, &insts[i]);
+    if (st != TIR_OK)
+        sch_snapshot_restore(s, &snap);
+    else
+        sch_snapshot_free(&snap);
+    free(env.names);
+    free(env.ids);
+    free(insts);
+    return st;
+}

@@ -1,0 +1,101 @@
+/* sched_recipes.c: schedules covering every instruction kind, every
+ * argument type (handles, handle lists, ints, strings with escapes, int
+ * lists, empty lists) and every output shape, for the C trace test. */
+#include "sched_recipes.h"
+
+#define TRY(x)                                                                            \
+    do {                                                                                  \
+        tir_status st_ = (x);                                                             \
+        if (st_ != TIR_OK) return st_;                                                    \
+    } while (0)
+
+static const tir_prim_func *matmul(tir_ctx *ctx) { return tir_def_matmul(ctx, 70, 50, 40, TIR_F32); }
+static const tir_prim_func *chain(tir_ctx *ctx) { return tir_def_elementwise_chain(ctx, 13, 7, TIR_F32); }
+static const tir_prim_func *conv(tir_ctx *ctx) {
+    return tir_def_conv2d_nchw(ctx, 1, 3, 9, 9, 4, 3, 3, 1, 1, TIR_F32);
+}
+
+/* The seed blog's Step 2 tiling at an odd size. */
+static tir_status step2(tir_schedule *s) {
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv i = l[0], j = l[1], k = l[2], i2[2], j2[2], k2[2], i3[2], j3[2];
+    TRY(tir_sched_split(s, i, 2, (const int64_t[]){0, 32}, i2));
+    TRY(tir_sched_split(s, j, 2, (const int64_t[]){0, 32}, j2));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){0, 32}, k2));
+    TRY(tir_sched_split(s, i2[1], 2, (const int64_t[]){4, 0}, i3));
+    TRY(tir_sched_split(s, j2[1], 2, (const int64_t[]){8, 0}, j3));
+    TRY(tir_sched_reorder(s, 8, (const tir_loop_rv[]){i2[0], j2[0], i3[0], j3[0], k2[0], i3[1],
+                                                      j3[1], k2[1]}));
+    TRY(tir_sched_bind(s, i2[0], "blockIdx.x"));
+    TRY(tir_sched_bind(s, j2[0], "blockIdx.y"));
+    TRY(tir_sched_bind(s, i3[0], "threadIdx.x"));
+    TRY(tir_sched_bind(s, j3[0], "threadIdx.y"));
+    TRY(tir_sched_annotate_loop_ints(s, k2[0], "software_pipeline_stage", 3,
+                                     (const int64_t[]){0, 0, 1}));
+    TRY(tir_sched_annotate_loop_int(s, k2[1], "pragma_auto_unroll_max_step", 16));
+    TRY(tir_sched_unroll(s, k2[1]));
+    return TIR_OK;
+}
+
+static tir_status chain_sched(tir_schedule *s) {
+    tir_block_rv root, b;
+    const tir_block_rv *kids, *prod, *cons;
+    int nk, np, nc;
+    TRY(tir_sched_get_block(s, "root", &root));
+    TRY(tir_sched_get_child_blocks(s, root, &kids, &nk));
+    TRY(tir_sched_get_block(s, "B", &b));
+    TRY(tir_sched_get_producers(s, b, &prod, &np)); /* none: an empty list */
+    TRY(tir_sched_get_consumers(s, b, &cons, &nc));
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_loops(s, cons[0], &l, &n));
+    tir_loop_rv f, parts[3];
+    TRY(tir_sched_fuse(s, 2, l, &f));
+    TRY(tir_sched_split(s, f, 3, (const int64_t[]){0, 4, 2}, parts));
+    TRY(tir_sched_parallel(s, parts[0]));
+    TRY(tir_sched_vectorize(s, parts[2]));
+    TRY(tir_sched_annotate_block_str(s, b, "note", "a \"quoted\" \\ value\nwith */ inside"));
+    TRY(tir_sched_annotate_block_int(s, kids[nk - 1], "priority", -9000000000LL));
+    TRY(tir_sched_annotate_block_ints(s, kids[0], "empty", 0, NULL));
+    TRY(tir_sched_annotate_loop_str(s, parts[1], "tag", ""));
+    TRY(tir_sched_unannotate_block(s, kids[0], "empty"));
+    const tir_block_rv *under;
+    int nu;
+    TRY(tir_sched_get_loop_child_blocks(s, parts[0], &under, &nu));
+    TRY(tir_sched_annotate_block_int(s, under[0], "under", nu));
+    return TIR_OK;
+}
+
+static tir_status conv_sched(tir_schedule *s) {
+    tir_block_rv c;
+    const tir_block_rv *prod;
+    int np;
+    TRY(tir_sched_get_block(s, "conv", &c));
+    TRY(tir_sched_get_producers(s, c, &prod, &np));
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    /* n, o, y, x, c, ry, rx */
+    TRY(tir_sched_reorder(s, 3, (const tir_loop_rv[]){l[3], l[1], l[2]}));
+    TRY(tir_sched_parallel(s, l[1]));
+    TRY(tir_sched_unroll(s, l[6]));
+    TRY(tir_sched_annotate_loop_int(s, l[4], "k", 1));
+    TRY(tir_sched_unannotate_loop(s, l[4], "k"));
+    const tir_loop_rv *pl;
+    int npl;
+    TRY(tir_sched_get_loops(s, prod[0], &pl, &npl));
+    tir_loop_rv f;
+    TRY(tir_sched_fuse(s, npl, pl, &f));
+    return TIR_OK;
+}
+
+const sched_recipe sched_recipes[] = {
+    {"matmul_step2", matmul, step2},
+    {"chain", chain, chain_sched},
+    {"conv", conv, conv_sched},
+};
+const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

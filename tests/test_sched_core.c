@@ -1,0 +1,422 @@
+/* Tests of the schedule core: creation, queries, handles (following nodes,
+ * going stale, invalid ids), the trace in text and C form, and replay
+ * (including its errors, which must change nothing). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sched_check.h"
+#include "sched_testfuncs.h"
+
+static int setup(void **st) {
+    *st = tir_ctx_create();
+    return *st ? 0 : -1;
+}
+static int teardown(void **st) {
+    tir_ctx_destroy(*st);
+    return 0;
+}
+
+static tir_schedule *sched(tir_ctx *ctx, const tir_prim_func *f) {
+    assert_non_null(f);
+    tir_schedule *s = NULL;
+    if (tir_sched_create(ctx, f, &s) != TIR_OK) fail_msg("create: %s", tir_ctx_error(ctx));
+    return s;
+}
+
+static const tir_for *loop_of(tir_schedule *s, tir_loop_rv l) {
+    const tir_for *f = NULL;
+    SCHED_OK(s, tir_sched_get_for(s, l, &f));
+    return f;
+}
+
+static int64_t extent_of(tir_schedule *s, tir_loop_rv l) {
+    int64_t e = -1;
+    assert_true(tir_expr_const_int(loop_of(s, l)->extent, &e));
+    return e;
+}
+
+static void test_create(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = (tir_schedule *)1;
+    assert_int_equal(tir_sched_create(ctx, NULL, &s), TIR_ERR_INVALID_ARG);
+    assert_null(s);
+    assert_int_equal(tir_sched_create(ctx, tf_duplicate_names(ctx), &s),
+                     TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME);
+    assert_null(s);
+    assert_non_null(strstr(tir_ctx_error(ctx), "two blocks are named \"B\""));
+    assert_non_null(strstr(tir_ctx_error(ctx), "^"));
+    tir_sched_destroy(NULL);
+
+    const tir_prim_func *f = tir_def_matmul(ctx, 5, 6, 7, TIR_F32);
+    s = sched(ctx, f);
+    assert_ptr_equal(tir_sched_func(s), f);
+    assert_ptr_equal(tir_sched_orig_func(s), f);
+    assert_ptr_equal(tir_sched_ctx(s), ctx);
+    assert_int_equal(tir_sched_num_handles(s), 0);
+    assert_int_equal(tir_sched_trace_len(s), 0);
+    assert_string_equal(tir_sched_trace_text(s), "");
+    /* Printing the current function gives TVMScript. */
+    assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)), "T.prim_func"));
+    tir_sched_destroy(s);
+}
+
+static void test_queries(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 5, 6, 7, TIR_F32));
+    tir_block_rv c, root;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    SCHED_OK(s, tir_sched_get_block(s, "root", &root));
+    const tir_block *cb;
+    SCHED_OK(s, tir_sched_get_block_node(s, c, &cb));
+    assert_string_equal(cb->name, "C");
+    const tir_loop_rv *l;
+    int n;
+    SCHED_OK(s, tir_sched_get_loops(s, c, &l, &n));
+    assert_int_equal(n, 3);
+    assert_int_equal(extent_of(s, l[0]), 5);
+    assert_int_equal(extent_of(s, l[1]), 6);
+    assert_int_equal(extent_of(s, l[2]), 7);
+    /* Nested directly: i contains j contains k. */
+    assert_ptr_equal(loop_of(s, l[0])->body, &loop_of(s, l[1])->base);
+    assert_ptr_equal(loop_of(s, l[1])->body, &loop_of(s, l[2])->base);
+    const tir_loop_rv *rl;
+    SCHED_OK(s, tir_sched_get_loops(s, root, &rl, &n));
+    assert_int_equal(n, 0);
+    const tir_block_rv *kids;
+    SCHED_OK(s, tir_sched_get_child_blocks(s, root, &kids, &n));
+    assert_int_equal(n, 1);
+    SCHED_OK(s, tir_sched_get_block_node(s, kids[0], &cb));
+    assert_string_equal(cb->name, "C");
+    SCHED_OK(s, tir_sched_get_loop_child_blocks(s, l[2], &kids, &n));
+    assert_int_equal(n, 1);
+    SCHED_OK(s, tir_sched_get_child_blocks(s, c, &kids, &n));
+    assert_int_equal(n, 0);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_FOUND, "get_block",
+                      tir_sched_get_block(s, "nope", &c));
+    assert_non_null(strstr(tir_ctx_error(ctx), "no block is named \"nope\""));
+    assert_int_equal(tir_sched_num_handles(s), 7);
+    assert_string_equal(tir_sched_trace_text(s),
+                        "b0 = get_block(\"C\")\n"
+                        "b1 = get_block(\"root\")\n"
+                        "[l2, l3, l4] = get_loops(b0)\n"
+                        "[] = get_loops(b1)\n"
+                        "[b5] = get_child_blocks(b1)\n"
+                        "[b6] = get_loop_child_blocks(l4)\n"
+                        "[] = get_child_blocks(b0)\n");
+    sched_check_roundtrip(s);
+    tir_sched_destroy(s);
+
+    /* Producers and consumers along B -> C -> D. */
+    s = sched(ctx, tir_def_elementwise_chain(ctx, 3, 5, TIR_F32));
+    const char *names[3] = {"B", "C", "D"};
+    tir_block_rv b[3];
+    for (int i = 0; i < 3; i++) SCHED_OK(s, tir_sched_get_block(s, names[i], &b[i]));
+    const tir_block_rv *p;
+    SCHED_OK(s, tir_sched_get_producers(s, b[0], &p, &n));
+    assert_int_equal(n, 0);
+    SCHED_OK(s, tir_sched_get_producers(s, b[1], &p, &n));
+    assert_int_equal(n, 1);
+    SCHED_OK(s, tir_sched_get_block_node(s, p[0], &cb));
+    assert_string_equal(cb->name, "B");
+    SCHED_OK(s, tir_sched_get_consumers(s, b[1], &p, &n));
+    assert_int_equal(n, 1);
+    SCHED_OK(s, tir_sched_get_block_node(s, p[0], &cb));
+    assert_string_equal(cb->name, "D");
+    SCHED_OK(s, tir_sched_get_consumers(s, b[2], &p, &n));
+    assert_int_equal(n, 0);
+    sched_check_roundtrip(s);
+    tir_sched_destroy(s);
+}
+
+static void test_handles_follow_and_go_stale(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 8, 8, 8, TIR_F32));
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    SCHED_OK(s, tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv i = l[0], j = l[1], k = l[2];
+    const tir_var *jv = loop_of(s, j)->var;
+    /* reorder rebuilds the loops but keeps their variables: handles follow. */
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){k, j}));
+    assert_ptr_equal(loop_of(s, j)->var, jv);
+    assert_ptr_equal(loop_of(s, i)->body, &loop_of(s, k)->base);
+    /* annotate rebuilds the block: its handle follows. */
+    SCHED_OK(s, tir_sched_annotate_block_int(s, c, "x", 1));
+    const tir_block *cb;
+    SCHED_OK(s, tir_sched_get_block_node(s, c, &cb));
+    assert_int_equal(cb->nannots, 1);
+    /* split removes the loop: its handle goes stale, for good. */
+    tir_loop_rv parts[2];
+    SCHED_OK(s, tir_sched_split(s, j, 2, (const int64_t[]){2, 4}, parts));
+    char kind;
+    bool stale;
+    const tir_node *node;
+    SCHED_OK(s, tir_sched_handle_info(s, j.id, &kind, &stale, &node));
+    assert_int_equal(kind, 'l');
+    assert_true(stale);
+    assert_null(node);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "vectorize", tir_sched_vectorize(s, j));
+    assert_non_null(strstr(tir_ctx_error(ctx), "handle l2, loop"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "`[l4, l5] = split(l2, [2, 4])`"));
+    const tir_for *f;
+    assert_int_equal(tir_sched_get_for(s, j, &f), TIR_ERR_SCHED_STALE_HANDLE);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "fuse",
+                      tir_sched_fuse(s, 2, (const tir_loop_rv[]){k, j}, &parts[0]));
+    /* The other handles are live and name the right nodes. */
+    SCHED_OK(s, tir_sched_handle_info(s, parts[0].id, &kind, &stale, &node));
+    assert_false(stale);
+    assert_int_equal(node->kind, TIR_KIND_FOR);
+    assert_int_equal(extent_of(s, parts[0]), 2);
+    assert_int_equal(extent_of(s, parts[1]), 4);
+    SCHED_OK(s, tir_sched_handle_info(s, c.id, &kind, &stale, &node));
+    assert_int_equal(kind, 'b');
+    assert_false(stale);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_invalid_handles(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 4, 4, 4, TIR_F32));
+    tir_block_rv c;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    tir_loop_rv zero = {0};
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll", tir_sched_unroll(s, zero));
+    assert_non_null(strstr(tir_ctx_error(ctx), "zero-initialised"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
+                      tir_sched_unroll(s, (tir_loop_rv){77, c.sched}));
+    assert_non_null(strstr(tir_ctx_error(ctx), "does not exist in this schedule"));
+    /* A block handle passed as a loop. */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
+                      tir_sched_unroll(s, (tir_loop_rv){c.id, c.sched}));
+    assert_non_null(strstr(tir_ctx_error(ctx), "handle b0, block \"C\" is not a loop handle"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "get_block", tir_sched_get_block(s, NULL, &c));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "split",
+                      tir_sched_split(s, zero, 2, (const int64_t[]){1, 1}, NULL));
+    const tir_loop_rv *l;
+    int n;
+    SCHED_OK(s, tir_sched_get_loops(s, c, &l, &n));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "split", tir_sched_split(s, l[0], 2, NULL, &zero));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "reorder", tir_sched_reorder(s, -1, l));
+    /* A handle of another schedule of the same function, with an id that
+       exists here too, is refused. */
+    tir_schedule *t = sched(ctx, tir_sched_orig_func(s));
+    tir_block_rv tc;
+    SCHED_OK(t, tir_sched_get_block(t, "C", &tc));
+    const tir_loop_rv *tl;
+    SCHED_OK(t, tir_sched_get_loops(t, tc, &tl, &n));
+    assert_int_equal(tl[1].id, l[1].id); /* the same id, another schedule */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "unroll", tir_sched_unroll(s, tl[1]));
+    assert_non_null(strstr(tir_ctx_error(ctx), "made by another schedule"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "fuse",
+                      tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[0], tl[2]}, &zero));
+    const tir_for *f;
+    assert_int_equal(tir_sched_get_for(s, tl[1], &f), TIR_ERR_SCHED_INVALID_HANDLE);
+    tir_sched_destroy(t);
+    assert_int_equal(tir_sched_handle_info(s, 99, NULL, NULL, NULL), TIR_ERR_SCHED_INVALID_HANDLE);
+    assert_int_equal(tir_sched_handle_info(s, 0, NULL, NULL, NULL), TIR_ERR_SCHED_INVALID_HANDLE);
+    tir_sched_destroy(s);
+}
+
+/* A schedule touching every argument kind, for the trace printers. */
+static tir_schedule *small_schedule(tir_ctx *ctx) {
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    SCHED_OK(s, tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv i = l[0], j = l[1], k = l[2], ii[2], f;
+    SCHED_OK(s, tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, ii));
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){ii[1], j}, &f));
+    SCHED_OK(s, tir_sched_bind(s, ii[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_annotate_loop_ints(s, k, "software_pipeline_stage", 2,
+                                             (const int64_t[]){0, -1}));
+    SCHED_OK(s, tir_sched_annotate_block_str(s, c, "note", "say \"hi\"\n"));
+    return s;
+}
+
+static const char small_trace[] = "b0 = get_block(\"C\")\n"
+                                  "[l1, l2, l3] = get_loops(b0)\n"
+                                  "[l4, l5] = split(l1, [0, 4])\n"
+                                  "l6 = fuse([l5, l2])\n"
+                                  "bind(l4, \"blockIdx.x\")\n"
+                                  "annotate_loop_ints(l3, \"software_pipeline_stage\", [0, -1])\n"
+                                  "annotate_block_str(b0, \"note\", \"say \\\"hi\\\"\\n\")\n";
+
+static void test_trace_text(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = small_schedule(ctx);
+    assert_string_equal(tir_sched_trace_text(s), small_trace);
+    assert_int_equal(tir_sched_trace_len(s), 7);
+    sched_check_all(s);
+    /* Replay onto a schedule that already has handles of its own: names in
+       the text are local to it. */
+    tir_schedule *t = sched(ctx, tir_sched_orig_func(s));
+    tir_block_rv c;
+    SCHED_OK(t, tir_sched_get_block(t, "C", &c));
+    SCHED_OK(t, tir_sched_replay(t, small_trace, strlen(small_trace)));
+    assert_true(tir_struct_equal(tir_sched_func(t), tir_sched_func(s)));
+    assert_int_equal(tir_sched_trace_len(t), 8);
+    tir_sched_destroy(t);
+    tir_sched_destroy(s);
+}
+
+static void test_trace_c(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = small_schedule(ctx);
+    const char *want =
+        "/* Schedule trace printed by minitir (tir_sched_trace_c). */\n"
+        "#include \"minitir/schedule.h\"\n"
+        "\n"
+        "tir_status apply(tir_schedule *sch) {\n"
+        "    tir_status st = TIR_OK;\n"
+        "    tir_block_rv b0;\n"
+        "    tir_loop_rv l1, l2, l3, l4, l5, l6;\n"
+        "    /* b0 = get_block(\"C\") */\n"
+        "    if ((st = tir_sched_get_block(sch, \"C\", &b0)) != TIR_OK) return st;\n"
+        "    /* [l1, l2, l3] = get_loops(b0) */\n"
+        "    {\n"
+        "        const tir_loop_rv *o;\n"
+        "        int n;\n"
+        "        if ((st = tir_sched_get_loops(sch, b0, &o, &n)) != TIR_OK) return st;\n"
+        "        if (n != 3) return TIR_ERR_SCHED_TRACE;\n"
+        "        l1 = o[0];\n"
+        "        l2 = o[1];\n"
+        "        l3 = o[2];\n"
+        "    }\n"
+        "    /* [l4, l5] = split(l1, [0, 4]) */\n"
+        "    {\n"
+        "        tir_loop_rv o[2];\n"
+        "        if ((st = tir_sched_split(sch, l1, 2, (const int64_t[]){0, 4}, o)) != TIR_OK) "
+        "return st;\n"
+        "        l4 = o[0];\n"
+        "        l5 = o[1];\n"
+        "    }\n"
+        "    /* l6 = fuse([l5, l2]) */\n"
+        "    if ((st = tir_sched_fuse(sch, 2, (const tir_loop_rv[]){l5, l2}, &l6)) != TIR_OK) "
+        "return st;\n"
+        "    /* bind(l4, \"blockIdx.x\") */\n"
+        "    if ((st = tir_sched_bind(sch, l4, \"blockIdx.x\")) != TIR_OK) return st;\n"
+        "    /* annotate_loop_ints(l3, \"software_pipeline_stage\", [0, -1]) */\n"
+        "    if ((st = tir_sched_annotate_loop_ints(sch, l3, \"software_pipeline_stage\", 2, "
+        "(const int64_t[]){0, -1})) != TIR_OK) return st;\n"
+        "    /* annotate_block_str(b0, \"note\", \"say \\\"hi\\\"\\n\") */\n"
+        "    if ((st = tir_sched_annotate_block_str(sch, b0, \"note\", \"say \\\"hi\\\"\\n\")) "
+        "!= TIR_OK) return st;\n"
+        "    (void)b0;\n"
+        "    (void)l1;\n"
+        "    (void)l2;\n"
+        "    (void)l3;\n"
+        "    (void)l4;\n"
+        "    (void)l5;\n"
+        "    (void)l6;\n"
+        "    return st;\n"
+        "}\n";
+    assert_string_equal(tir_sched_trace_c(s, "apply"), want);
+    tir_sched_destroy(s);
+}
+
+/* Replays `text` on s and expects failure `want` with `needle` in the
+ * message, leaving s unchanged. */
+static void replay_fails(tir_schedule *s, const char *text, tir_status want, const char *needle) {
+    sched_snap snap;
+    sched_snap_take(s, &snap);
+    tir_status got = tir_sched_replay(s, text, strlen(text));
+    const char *msg = tir_ctx_error(tir_sched_ctx(s));
+    if (got != want)
+        fail_msg("replay of <<%s>> returned %s, expected %s: %s", text, tir_status_name(got),
+                 tir_status_name(want), msg);
+    if (!strstr(msg, needle)) fail_msg("message lacks \"%s\": %s", needle, msg);
+    char why[4096];
+    if (!sched_snap_same(s, &snap, why, sizeof why)) fail_msg("replay changed s: %s", why);
+}
+
+static void test_replay_errors(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
+    tir_block_rv c;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    replay_fails(s, "b0 = get_blok(\"C\")\n", TIR_ERR_PARSE, "1:6: unknown instruction \"get_blok\"");
+    replay_fails(s, "b0 = get_block(\"C\"\n", TIR_ERR_PARSE, "1:19: expected ')'");
+    replay_fails(s, "\n  b0 = get_block(\"C)\n", TIR_ERR_PARSE, "2:18: unterminated string");
+    replay_fails(s, "b0 = get_block(C)\n", TIR_ERR_PARSE, "expected a string");
+    replay_fails(s, "b0 = get_block(\"C\") x\n", TIR_ERR_PARSE, "expected the end of the line");
+    replay_fails(s, "get_block(\"C\")\n", TIR_ERR_PARSE, "get_block has one output");
+    replay_fails(s, "b0 = get_loops(b0)\n", TIR_ERR_PARSE, "list of outputs");
+    replay_fails(s, "x = bind(l0, \"threadIdx.x\")\n", TIR_ERR_PARSE, "bind has no outputs");
+    replay_fails(s, "b0 = get_block(\"C\") $\n", TIR_ERR_PARSE, "unexpected character '$'");
+    replay_fails(s, "[l1] = split(l0, [99999999999999999999])\n", TIR_ERR_PARSE, "out of range");
+    replay_fails(s, "[l1, l2] = get_loops(b0)\n", TIR_ERR_SCHED_TRACE, "unknown handle b0");
+    /* The first three lines succeed, then a count mismatch: all undone. */
+    replay_fails(s,
+                 "# a comment\n"
+                 "b0 = get_block(\"C\")\n\n"
+                 "[l1, l2, l3] = get_loops(b0)  # trailing comment\n"
+                 "unroll(l3)\n"
+                 "[l4, l5] = get_loops(b0)\n",
+                 TIR_ERR_SCHED_TRACE, "trace line 6: get_loops made 3 handles but the line names 2");
+    replay_fails(s,
+                 "b0 = get_block(\"C\")\n"
+                 "[l1, l2, l3] = get_loops(b0)\n"
+                 "[l4] = split(l1, [0, 4])\n",
+                 TIR_ERR_SCHED_TRACE, "split makes 2 handles but the line names 1");
+    /* A failing primitive reports its own code, prefixed by the line. */
+    replay_fails(s,
+                 "b0 = get_block(\"C\")\n"
+                 "[l1, l2, l3] = get_loops(b0)\n"
+                 "unroll(l1)\n"
+                 "[l4, l5] = split(l1, [0, 4])\n",
+                 TIR_ERR_SCHED_LOOP_NOT_SERIAL, "trace line 4: split: only serial loops");
+    replay_fails(s, "unroll(b0)\n", TIR_ERR_SCHED_TRACE, "unknown handle b0");
+    replay_fails(s, "b0 = get_block(\"C\")\nunroll(b0)\n", TIR_ERR_SCHED_INVALID_HANDLE,
+                 "not a loop handle");
+    assert_int_equal(tir_sched_replay(s, NULL, 0), TIR_ERR_INVALID_ARG);
+    /* An empty trace is fine and changes nothing. */
+    SCHED_OK(s, tir_sched_replay(s, "\n# nothing\n", 11));
+    assert_int_equal(tir_sched_trace_len(s), 1);
+    tir_sched_destroy(s);
+}
+
+static void test_error_message_shape(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    SCHED_OK(s, tir_sched_get_loops(s, c, &l, &n));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){3, 5}, (tir_loop_rv[2]){{0}}));
+    const char *msg = tir_ctx_error(ctx);
+    /* "split: <rule> (l1, loop <name>)\n<IR with a caret line under the loop>" */
+    const char *head = "split: the factors' product 15 does not cover the extent 16 of ";
+    assert_true(strncmp(msg, head, strlen(head)) == 0);
+    const char *nl = strchr(msg, '\n');
+    assert_non_null(nl);
+    const char *h = strstr(msg, "(l1, loop ");
+    assert_true(h && h < nl);
+    assert_non_null(strstr(nl, "T.prim_func"));
+    assert_non_null(strstr(nl, "^"));
+    tir_sched_destroy(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_c, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_message_shape, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,370 @@
+/* test_sched_fuzz.c: seeded random schedules over the ready definitions
+ * (matmul, batched matmul, conv2d, elementwise chain) at odd shapes.
+ *
+ * Each case builds a definition at random small shapes, applies a random
+ * sequence of primitives, most of them plausible and some deliberately
+ * invalid (stale, zero or wrong-kind handles, duplicate loops, bad factors,
+ * axes and keys), and checks:
+ *   - every failing call fails cleanly: an error code, a message naming
+ *     the primitive, and the function, handles and trace unchanged;
+ *   - the final function is well formed, computes exactly what the
+ *     unscheduled one does in the interpreter, and its trace replays.
+ * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
+ * 5000 over the four definitions: seconds), MINITIR_FUZZ_SEED the seed.
+ * A failure prints the seed, the case and the trace to reproduce it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sched_check.h"
+
+static long g_cases = 5000;
+static uint64_t g_seed = 20250101;
+
+static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {
+    return lo + (int64_t)(sched_rand(r) % (uint64_t)(hi - lo + 1));
+}
+
+typedef const tir_prim_func *(*make_fn)(tir_ctx *ctx, uint64_t *r);
+
+static const tir_prim_func *make_matmul(tir_ctx *ctx, uint64_t *r) {
+    return tir_def_matmul(ctx, rnd(r, 1, 13), rnd(r, 1, 13), rnd(r, 1, 13), TIR_F32);
+}
+static const tir_prim_func *make_bmm(tir_ctx *ctx, uint64_t *r) {
+    return tir_def_batch_matmul(ctx, rnd(r, 1, 3), rnd(r, 1, 9), rnd(r, 1, 9), rnd(r, 1, 9),
+                                TIR_F32);
+}
+static const tir_prim_func *make_conv(tir_ctx *ctx, uint64_t *r) {
+    int64_t pad = rnd(r, 0, 1), h = rnd(r, 3, 7), w = rnd(r, 3, 7);
+    return tir_def_conv2d_nchw(ctx, rnd(r, 1, 2), rnd(r, 1, 3), h, w, rnd(r, 1, 3),
+                               rnd(r, 1, 3), rnd(r, 1, 3), rnd(r, 1, 2), pad, TIR_F32);
+}
+static const tir_prim_func *make_chain(tir_ctx *ctx, uint64_t *r) {
+    return tir_def_elementwise_chain(ctx, rnd(r, 1, 17), rnd(r, 1, 17), TIR_F32);
+}
+
+typedef struct {
+    tir_ctx *ctx;
+    tir_schedule *s;
+    uint64_t *r;
+    int nblocks;
+    tir_block_rv blocks[16];
+    char why[16384];
+    bool bad;
+    int calls, failed_calls, invalid_calls;
+} fuzz_case;
+
+/* A call that may fail: when it does, it must fail cleanly. */
+static void check_call(fuzz_case *fc, sched_snap *snap, tir_status st, const char *prim) {
+    fc->calls++;
+    if (st == TIR_OK) {
+        sched_snap_free(snap);
+        return;
+    }
+    fc->failed_calls++;
+    if (st == TIR_ERR_VERIFY || strstr(tir_ctx_error(fc->ctx), "internal error")) {
+        snprintf(fc->why, sizeof fc->why, "%s produced ill-formed IR: %s", prim,
+                 tir_ctx_error(fc->ctx));
+        sched_snap_free(snap);
+        fc->bad = true;
+        return;
+    }
+    if (!sched_fail_ok(fc->s, snap, st, st, prim, fc->why, sizeof fc->why)) fc->bad = true;
+}
+
+/* A call that must fail with `want` (or any error when want is TIR_OK). */
+static void check_invalid(fuzz_case *fc, sched_snap *snap, tir_status st, tir_status want,
+                          const char *prim) {
+    fc->invalid_calls++;
+    if (st == TIR_OK) {
+        snprintf(fc->why, sizeof fc->why, "invalid %s call succeeded", prim);
+        sched_snap_free(snap);
+        fc->bad = true;
+        return;
+    }
+    if (!sched_fail_ok(fc->s, snap, st, want == TIR_OK ? st : want, prim, fc->why,
+                       sizeof fc->why))
+        fc->bad = true;
+}
+
+#define CALL(prim, expr)                                                                  \
+    do {                                                                                  \
+        sched_snap snap_;                                                                 \
+        sched_snap_take(fc->s, &snap_);                                                   \
+        check_call(fc, &snap_, (expr), prim);                                             \
+    } while (0)
+#define INVALID(want, prim, expr)                                                         \
+    do {                                                                                  \
+        sched_snap snap_;                                                                 \
+        sched_snap_take(fc->s, &snap_);                                                   \
+        check_invalid(fc, &snap_, (expr), want, prim);                                    \
+    } while (0)
+
+static const char *const axes[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                   "threadIdx.x", "threadIdx.y", "threadIdx.z",
+                                   "vthread.x",   "vthread.y",   "vthread.z"};
+static const char *const keys[] = {"software_pipeline_stage", "software_pipeline_order",
+                                   "pragma_auto_unroll_max_step", "note"};
+
+static void annotate_random(fuzz_case *fc, bool block, uint32_t id) {
+    uint64_t *r = fc->r;
+    const char *key = keys[rnd(r, 0, 3)];
+    int64_t ints[4] = {rnd(r, 0, 2), rnd(r, 0, 2), rnd(r, 0, 2), rnd(r, 0, 2)};
+    tir_loop_rv l = {id, fc->blocks[0].sched};
+    tir_block_rv b = {id, fc->blocks[0].sched};
+    switch (rnd(r, 0, 3)) {
+    case 0:
+        if (block)
+            CALL("annotate_block_int", tir_sched_annotate_block_int(fc->s, b, key, ints[0]));
+        else
+            CALL("annotate_loop_int", tir_sched_annotate_loop_int(fc->s, l, key, ints[0]));
+        break;
+    case 1:
+        if (block)
+            CALL("annotate_block_str", tir_sched_annotate_block_str(fc->s, b, key, "x\"y"));
+        else
+            CALL("annotate_loop_str", tir_sched_annotate_loop_str(fc->s, l, key, "v"));
+        break;
+    case 2: {
+        int n = (int)rnd(r, 0, 4);
+        if (block)
+            CALL("annotate_block_ints", tir_sched_annotate_block_ints(fc->s, b, key, n, ints));
+        else
+            CALL("annotate_loop_ints", tir_sched_annotate_loop_ints(fc->s, l, key, n, ints));
+        break;
+    }
+    default:
+        if (block)
+            CALL("unannotate_block", tir_sched_unannotate_block(fc->s, b, key));
+        else
+            CALL("unannotate_loop", tir_sched_unannotate_loop(fc->s, l, key));
+    }
+}
+
+/* One plausible primitive on a random block's loops. */
+static void random_step(fuzz_case *fc) {
+    uint64_t *r = fc->r;
+    tir_block_rv b = fc->blocks[rnd(r, 0, fc->nblocks - 1)];
+    const tir_loop_rv *ls;
+    int n;
+    if (tir_sched_get_loops(fc->s, b, &ls, &n) != TIR_OK) {
+        snprintf(fc->why, sizeof fc->why, "get_loops failed: %s", tir_ctx_error(fc->ctx));
+        fc->bad = true;
+        return;
+    }
+    if (n == 0) return;
+    tir_loop_rv l = ls[rnd(r, 0, n - 1)];
+    switch (rnd(r, 0, 8)) {
+    case 0:
+    case 1: {
+        int nf = (int)rnd(r, 2, 3);
+        int64_t f[3];
+        for (int i = 0; i < nf; i++) f[i] = rnd(r, 1, 6);
+        if (rnd(r, 0, 9) < 7) f[rnd(r, 0, nf - 1)] = TIR_SPLIT_INFER;
+        tir_loop_rv out[3];
+        CALL("split", tir_sched_split(fc->s, l, nf, f, out));
+        break;
+    }
+    case 2: {
+        if (n < 2) break;
+        int len = (int)rnd(r, 2, n < 3 ? n : 3);
+        int start = (int)rnd(r, 0, n - len);
+        tir_loop_rv out;
+        CALL("fuse", tir_sched_fuse(fc->s, len, ls + start, &out));
+        break;
+    }
+    case 3: {
+        if (n < 2) break;
+        int k = (int)rnd(r, 2, n < 4 ? n : 4);
+        int idx[16];
+        for (int i = 0; i < n; i++) idx[i] = i;
+        for (int i = 0; i < n; i++) { /* shuffle, then take k */
+            int j = (int)rnd(r, i, n - 1), t = idx[i];
+            idx[i] = idx[j];
+            idx[j] = t;
+        }
+        tir_loop_rv sel[4];
+        for (int i = 0; i < k; i++) sel[i] = ls[idx[i]];
+        CALL("reorder", tir_sched_reorder(fc->s, k, sel));
+        break;
+    }
+    case 4: CALL("bind", tir_sched_bind(fc->s, l, axes[rnd(r, 0, 8)])); break;
+    case 5: CALL("vectorize", tir_sched_vectorize(fc->s, l)); break;
+    case 6: CALL("parallel", tir_sched_parallel(fc->s, l)); break;
+    case 7: CALL("unroll", tir_sched_unroll(fc->s, l)); break;
+    default:
+        if (rnd(r, 0, 1))
+            annotate_random(fc, false, l.id);
+        else
+            annotate_random(fc, true, b.id);
+    }
+}
+
+/* One call that must fail. */
+static void invalid_step(fuzz_case *fc) {
+    uint64_t *r = fc->r;
+    tir_schedule *s = fc->s;
+    int nh = tir_sched_num_handles(s);
+    /* Some live loop, some stale loop, some block. */
+    uint32_t live = 0, stale = 0, blk = 0;
+    for (int tries = 0; tries < 40; tries++) {
+        uint32_t id = (uint32_t)rnd(r, 1, nh);
+        char k;
+        bool st;
+        tir_sched_handle_info(s, id, &k, &st, NULL);
+        if (k == 'l' && st && !stale) stale = id;
+        if (k == 'l' && !st && !live) live = id;
+        if (k == 'b' && !blk) blk = id;
+    }
+    uint32_t tag = fc->blocks[0].sched;
+    tir_loop_rv l = {live, tag};
+    switch (rnd(r, 0, 10)) {
+    case 10:
+        /* a live id, stamped by another schedule */
+        if (live)
+            INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
+                    tir_sched_unroll(s, (tir_loop_rv){live, tag + 1}));
+        break;
+    case 0:
+        if (stale)
+            INVALID(TIR_ERR_SCHED_STALE_HANDLE, "split",
+                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2, (const int64_t[]){0, 2},
+                                    (tir_loop_rv[2]){{0}}));
+        break;
+    case 1:
+        INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "vectorize",
+                tir_sched_vectorize(s, (tir_loop_rv){0}));
+        break;
+    case 2:
+        if (blk)
+            INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "unroll",
+                    tir_sched_unroll(s, (tir_loop_rv){blk, tag}));
+        break;
+    case 3:
+        INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "parallel",
+                tir_sched_parallel(s, (tir_loop_rv){(uint32_t)nh + 5, tag}));
+        break;
+    case 4:
+        if (live)
+            INVALID(TIR_OK, "split",
+                    tir_sched_split(s, l, 3, (const int64_t[]){0, 0, 2}, (tir_loop_rv[3]){{0}}));
+        break;
+    case 5:
+        if (live)
+            INVALID(TIR_ERR_SCHED_DUPLICATE_LOOP, "fuse",
+                    tir_sched_fuse(s, 2, (const tir_loop_rv[]){l, l}, &(tir_loop_rv){0}));
+        break;
+    case 6:
+        if (live)
+            INVALID(TIR_ERR_SCHED_DUPLICATE_LOOP, "reorder",
+                    tir_sched_reorder(s, 2, (const tir_loop_rv[]){l, l}));
+        break;
+    case 7:
+        if (live) INVALID(TIR_ERR_SCHED_BAD_THREAD_AXIS, "bind", tir_sched_bind(s, l, "threadIdx.w"));
+        break;
+    case 8:
+        if (live)
+            INVALID(TIR_ERR_SCHED_BAD_ANNOTATION, "annotate_loop_int",
+                    tir_sched_annotate_loop_int(s, l, "1bad key", 3));
+        break;
+    default:
+        INVALID(TIR_ERR_SCHED_BLOCK_NOT_FOUND, "get_block",
+                tir_sched_get_block(s, "no_such_block", &(tir_block_rv){0}));
+    }
+}
+
+static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed) {
+    int nbad = 0;
+    long calls = 0, failed = 0, invalid = 0;
+    for (long ci = 0; ci < ncases; ci++) {
+        uint64_t r = seed * 1000003u + (uint64_t)ci;
+        tir_ctx *ctx = tir_ctx_create();
+        fuzz_case fc = {.ctx = ctx, .r = &r};
+        const tir_prim_func *f = make(ctx, &r);
+        if (!f || tir_sched_create(ctx, f, &fc.s) != TIR_OK) {
+            snprintf(fc.why, sizeof fc.why, "cannot schedule the definition: %s", tir_ctx_error(ctx));
+            fc.bad = true;
+        }
+        tir_block_rv root;
+        const tir_block_rv *kids;
+        if (!fc.bad && (tir_sched_get_block(fc.s, "root", &root) != TIR_OK ||
+                        tir_sched_get_child_blocks(fc.s, root, &kids, &fc.nblocks) != TIR_OK ||
+                        fc.nblocks < 1 || fc.nblocks > 16)) {
+            snprintf(fc.why, sizeof fc.why, "cannot list blocks: %s", tir_ctx_error(ctx));
+            fc.bad = true;
+        } else if (!fc.bad) {
+            memcpy(fc.blocks, kids, sizeof *kids * (size_t)fc.nblocks);
+        }
+        int steps = (int)rnd(&r, 1, 10);
+        for (int st = 0; st < steps && !fc.bad; st++) {
+            if (rnd(&r, 0, 4) == 0)
+                invalid_step(&fc);
+            else
+                random_step(&fc);
+        }
+        if (!fc.bad && tir_verify(ctx, tir_sched_func(fc.s)) != TIR_OK) {
+            snprintf(fc.why, sizeof fc.why, "ill-formed result: %s", tir_ctx_error(ctx));
+            fc.bad = true;
+        }
+        if (!fc.bad && !sched_equiv_ok(ctx, tir_sched_orig_func(fc.s), tir_sched_func(fc.s),
+                                       r, fc.why, sizeof fc.why))
+            fc.bad = true;
+        if (!fc.bad && !sched_roundtrip_ok(fc.s, fc.why, sizeof fc.why)) fc.bad = true;
+        if (fc.bad) {
+            if (++nbad <= 3)
+                fprintf(stderr,
+                        "# FUZZ FAILURE %s: MINITIR_FUZZ_SEED=%llu case %ld\n# %s\n# trace:\n%s\n",
+                        name, (unsigned long long)seed, ci, fc.why,
+                        fc.s ? tir_sched_trace_text(fc.s) : "");
+        }
+        calls += fc.calls;
+        failed += fc.failed_calls;
+        invalid += fc.invalid_calls;
+        tir_sched_destroy(fc.s);
+        tir_ctx_destroy(ctx);
+    }
+    printf("# %s: %ld cases, %ld calls (%ld refused), %ld invalid calls, %d failures\n", name,
+           ncases, calls, failed, invalid, nbad);
+    if (nbad) fail_msg("%d of %ld %s cases failed (see above)", nbad, ncases, name);
+    /* The run must exercise both outcomes, or it tests little. */
+    assert_true(calls > failed);
+    assert_true(failed > 0 || ncases < 50);
+    assert_true(invalid > 0 || ncases < 50);
+}
+
+static void test_fuzz_matmul(void **st) {
+    (void)st;
+    run_cases(make_matmul, "matmul", g_cases / 4, g_seed);
+}
+static void test_fuzz_batch_matmul(void **st) {
+    (void)st;
+    run_cases(make_bmm, "batch_matmul", g_cases / 4, g_seed + 1);
+}
+static void test_fuzz_conv2d(void **st) {
+    (void)st;
+    run_cases(make_conv, "conv2d", g_cases / 4, g_seed + 2);
+}
+static void test_fuzz_chain(void **st) {
+    (void)st;
+    run_cases(make_chain, "elementwise_chain", g_cases - 3 * (g_cases / 4), g_seed + 3);
+}
+
+int main(int argc, char **argv) {
+    const char *e = getenv("MINITIR_FUZZ_CASES");
+    if (argc > 1) e = argv[1];
+    if (e && atol(e) > 0) g_cases = atol(e);
+    const char *sd = getenv("MINITIR_FUZZ_SEED");
+    if (sd) g_seed = strtoull(sd, NULL, 10);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fuzz_matmul),
+        cmocka_unit_test(test_fuzz_batch_matmul),
+        cmocka_unit_test(test_fuzz_conv2d),
+        cmocka_unit_test(test_fuzz_chain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,267 @@
+/* Tests of split: exact and non-divisible splits (with the bounds
+ * predicate), inferred factors in any position, reduction loops; golden
+ * text before and after, structural equality with the parsed golden, trace
+ * roundtrip, interpreter equivalence at odd shapes; one negative test per
+ * precondition, each checking that nothing changed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sched_check.h"
+#include "sched_testfuncs.h"
+
+static int setup(void **st) {
+    *st = tir_ctx_create();
+    return *st ? 0 : -1;
+}
+static int teardown(void **st) {
+    tir_ctx_destroy(*st);
+    return 0;
+}
+
+static const tir_block_realize *realize_of(tir_schedule *s, tir_loop_rv innermost) {
+    const tir_block_realize *r = tir_as_tir_block_realize(sched_for(s, innermost)->body);
+    assert_non_null(r);
+    return r;
+}
+
+static const char matmul_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(8, 6, 4):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+static const char split_exact_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i_0, i_1, j, k in T.grid(2, 4, 6, 4):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(8, i_0 * 4 + i_1)\n"
+    "            vj, vk = T.axis.remap(\"SR\", [j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
+static void test_split_exact(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
+    sched_expect_text(s, matmul_before);
+    tir_loop_rv l[16], parts[2];
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    const char *iname = sched_for(s, l[0])->var->name;
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, parts));
+    assert_int_equal(sched_extent(s, parts[0]), 2);
+    assert_int_equal(sched_extent(s, parts[1]), 4);
+    char want[64];
+    snprintf(want, sizeof want, "%s_0", iname);
+    assert_string_equal(sched_for(s, parts[0])->var->name, want);
+    snprintf(want, sizeof want, "%s_1", iname);
+    assert_string_equal(sched_for(s, parts[1])->var->name, want);
+    /* Exact: no predicate. */
+    assert_true(tir_expr_const_int(realize_of(s, l[2])->predicate, NULL));
+    sched_expect_text(s, split_exact_after);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static const char split_1000_after[] =
+    "@T.prim_func\n"
+    "def elementwise_chain(A: T.Buffer((1000, 1), \"float32\"), D: T.Buffer((1000, 1), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"elementwise_chain\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((1000, 1), \"float32\")\n"
+    "        C = T.alloc_buffer((1000, 1), \"float32\")\n"
+    "        for i_0, i_1, j in T.grid(32, 32, 1):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(1000, i_0 * 32 + i_1)\n"
+    "                vj = T.axis.remap(\"S\", [j])\n"
+    "                T.where(i_0 * 32 + i_1 < 1000)\n"
+    "                T.reads(A[vi, vj])\n"
+    "                T.writes(B[vi, vj])\n"
+    "                B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "        for i, j_1 in T.grid(1000, 1):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi_1, vj_1 = T.axis.remap(\"SS\", [i, j_1])\n"
+    "                T.reads(B[vi_1, vj_1])\n"
+    "                T.writes(C[vi_1, vj_1])\n"
+    "                C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)\n"
+    "        for i_2, j_2 in T.grid(1000, 1):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi_2, vj_2 = T.axis.remap(\"SS\", [i_2, j_2])\n"
+    "                T.reads(C[vi_2, vj_2])\n"
+    "                T.writes(D[vi_2, vj_2])\n"
+    "                D[vi_2, vj_2] = T.max(C[vi_2, vj_2], T.float32(0))\n";
+
+/* 1000 split by 32: 32 x 32 = 1024 iterations, the last 24 masked. */
+static void test_split_non_divisible(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 1000, 1, TIR_F32));
+    tir_loop_rv l[16], parts[2];
+    assert_int_equal(sched_loops(s, "B", l), 2);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, parts));
+    assert_int_equal(sched_extent(s, parts[0]), 32);
+    assert_int_equal(sched_extent(s, parts[1]), 32);
+    const tir_block_realize *r = realize_of(s, l[1]);
+    assert_false(tir_expr_const_int(r->predicate, NULL));
+    assert_true(tir_uses_var(r->predicate, sched_for(s, parts[0])->var));
+    sched_expect_text(s, split_1000_after);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* Three factors with the middle inferred on a reduction loop of odd
+ * extent: 23 -> 2 x 3 x 4 = 24, masked. */
+static void test_split_reduction_infer_middle(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 37, 29, 23, TIR_F32));
+    tir_loop_rv l[16], parts[3];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_split(s, l[2], 3, (const int64_t[]){2, TIR_SPLIT_INFER, 4}, parts));
+    assert_int_equal(sched_extent(s, parts[0]), 2);
+    assert_int_equal(sched_extent(s, parts[1]), 3);
+    assert_int_equal(sched_extent(s, parts[2]), 4);
+    assert_false(tir_expr_const_int(realize_of(s, parts[2])->predicate, NULL));
+    /* Splitting again below keeps working (the predicate is carried). */
+    tir_loop_rv again[2];
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){5, 8}, again));
+    assert_int_equal(sched_extent(s, again[0]), 5);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* A factor larger than the extent, and explicit factors whose product
+ * overshoots. */
+static void test_split_overshoot(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 7, 3, TIR_F32));
+    tir_loop_rv l[16], parts[2], p2[2];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, parts));
+    assert_int_equal(sched_extent(s, parts[0]), 1);
+    assert_int_equal(sched_extent(s, parts[1]), 32);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, 3}, p2));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* Statements outside blocks are guarded by an if instead of a predicate;
+ * loop variables used inside a block body are substituted there too. */
+static void test_split_opaque(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tf_opaque_stmt(ctx));
+    tir_loop_rv l[16], p[2];
+    sched_loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, p));
+    const tir_seq *q = tir_as_tir_seq(sched_for(s, p[1])->body);
+    assert_non_null(q);
+    assert_int_equal(q->n, 2);
+    assert_non_null(tir_as_tir_if(q->stmts[0]));
+    assert_non_null(tir_as_tir_block_realize(q->stmts[1]));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tf_opaque_in_block(ctx));
+    sched_loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, 0}, p));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* An inner loop whose extent uses the split variable. */
+    s = sched_new(ctx, tf_triangular(ctx));
+    sched_loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 3}, p));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_split_preconditions(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
+    tir_loop_rv l[16], out[3];
+    sched_loops(s, "C", l);
+    /* 1: serial */
+    SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_NOT_SERIAL, "split",
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "thread_binding blockIdx.x") ||
+                    strstr(tir_ctx_error(ctx), "blockIdx.x"));
+    /* 2: no annotations */
+    SCHED_OK(s, tir_sched_annotate_loop_int(s, l[1], "hint", 1));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_ANNOTATED, "split",
+                      tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, out));
+    /* 4: at least two factors */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split",
+                      tir_sched_split(s, l[2], 1, (const int64_t[]){10}, out));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split", tir_sched_split(s, l[2], 0, NULL, out));
+    /* 5: one inferred factor at most */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_INFER, "split",
+                      tir_sched_split(s, l[2], 3, (const int64_t[]){0, 2, 0}, out));
+    /* 6: no negative factor */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "split",
+                      tir_sched_split(s, l[2], 2, (const int64_t[]){-2, 0}, out));
+    /* 7: the product covers the extent */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[2], 2, (const int64_t[]){3, 3}, out));
+    /* a split loop's handle is stale */
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){5, 2}, out));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "split",
+                      tir_sched_split(s, l[2], 2, (const int64_t[]){5, 2}, out));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+
+    /* 3: starts at 0 */
+    s = sched_new(ctx, tf_offset_loops(ctx));
+    sched_loops(s, "B", l);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_MIN_NONZERO, "split",
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){0, 2}, out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "starts at 2"));
+    tir_sched_destroy(s);
+}
+
+/* Splits of every loop at odd shapes, compared in the interpreter. */
+static void test_split_odd_shapes(void **st) {
+    tir_ctx *ctx = *st;
+    const int64_t f[][3] = {{0, 2, 0}, {3, 0, 0}, {0, 5, 0}, {2, 0, 2}, {0, 7, 0}};
+    for (int c = 0; c < 5; c++) {
+        tir_schedule *s = sched_new(ctx, tir_def_batch_matmul(ctx, 3, 7, 5, 9, TIR_F32));
+        tir_loop_rv l[16], out[3];
+        assert_int_equal(sched_loops(s, "C", l), 4);
+        int nf = c == 3 ? 3 : 2;
+        for (int i = 0; i < 4; i++) SCHED_OK(s, tir_sched_split(s, l[i], nf, f[c], out));
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+    tir_schedule *s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 3, 7, 5, 2, 3, 3, 2, 1, TIR_F32));
+    tir_loop_rv l[16], out[2];
+    int n = sched_loops(s, "conv", l);
+    for (int i = 0; i < n; i++)
+        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){0, 2}, out));
+    n = sched_loops(s, "pad", l);
+    for (int i = 0; i < n; i++)
+        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){2, 0}, out));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_split_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_non_divisible, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_reduction_infer_middle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_overshoot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_opaque, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_odd_shapes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
