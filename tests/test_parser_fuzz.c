@@ -647,7 +647,7 @@ static const tir_prim_func *gen_func(tir_ctx *ctx) {
 
 static void test_random_ir(void **st) {
     (void)st;
-    long iters = 1500;
+    long iters = 1000;
     const char *env = getenv("MINITIR_FUZZ_ITERS");
     if (env) iters = atol(env) / 20;
     tir_ctx *ctx = NULL;
@@ -682,7 +682,7 @@ static void test_seeds(void **st) {
 
 static void test_mutants(void **st) {
     (void)st;
-    long iters = 30000;
+    long iters = 20000;
     const char *env = getenv("MINITIR_FUZZ_ITERS");
     if (env) iters = atol(env);
     n_ok = n_err = 0;

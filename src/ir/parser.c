@@ -396,7 +396,7 @@ static bool float_literal(parser *P, double *out) {
     }
     char buf[420];
     snprintf(buf, sizeof buf, "%s%.*s", neg ? "-" : "", (int)t->len, P->src + t->pos);
-    *out = strtod(buf, NULL);
+    *out = ir_text_strtod(buf);
     advance(P);
     return true;
 }

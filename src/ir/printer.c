@@ -14,6 +14,7 @@
  * expressions, ends) in the output, and afterwards inserts a caret line
  * under every line holding one.
  */
+#include <locale.h>
 #include <math.h>
 #include <string.h>
 
@@ -110,13 +111,39 @@ static void ns_add(name_set *s, const char *k) {
 
 /* ------------------------------------------------------- shared with parser */
 
+/* printf and strtod follow LC_NUMERIC; the text always uses '.', so a
+ * program that set a locale with a decimal comma gets the C locale for the
+ * duration of the call. */
+static locale_t numeric_c_begin(locale_t *old) {
+    const char *dp = localeconv()->decimal_point;
+    if (dp && dp[0] == '.' && dp[1] == '\0') return (locale_t)0;
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (c) *old = uselocale(c);
+    return c;
+}
+static void numeric_c_end(locale_t c, locale_t old) {
+    if (!c) return;
+    uselocale(old);
+    freelocale(c);
+}
+
+double ir_text_strtod(const char *s) {
+    locale_t old = (locale_t)0, c = numeric_c_begin(&old);
+    double v = strtod(s, NULL);
+    numeric_c_end(c, old);
+    return v;
+}
+
 void ir_text_format_double(double v, char *buf, size_t n) {
-    for (int prec = 1; prec <= 17; prec++) {
+    locale_t old = (locale_t)0, c = numeric_c_begin(&old);
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
         double back = strtod(buf, NULL);
-        if (memcmp(&back, &v, sizeof v) == 0) return;
+        if (memcmp(&back, &v, sizeof v) == 0) break;
     }
-    snprintf(buf, n, "%.17g", v);
+    if (prec > 17) snprintf(buf, n, "%.17g", v);
+    numeric_c_end(c, old);
 }
 
 /* Variables bound by enclosing Lets on both sides, paired. */

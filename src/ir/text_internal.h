@@ -78,6 +78,8 @@ bool ir_text_is_ident(const char *s);
 /* Writes the shortest decimal spelling of a finite double that reads back
  * bit-exactly with strtod. */
 void ir_text_format_double(double v, char *buf, size_t n);
+/* strtod in the C locale (the inverse of ir_text_format_double). */
+double ir_text_strtod(const char *s);
 
 /* Deep equality of expressions where free variables and buffers must be
  * the same objects (not up to renaming, unlike tir_struct_equal); only
