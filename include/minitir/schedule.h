@@ -265,11 +265,11 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  * then shrinks the copy to the tile a loop needs; the cache buffer keeps
  * the full shape (lowering compacts it to the region used).
  * Preconditions:
- *   1. 0 <= read_index < the block's number of reads
+ *   1. the block is not the root block, and every consumer given lies in
+ *      its scope (checked after 2-3) (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. 0 <= read_index < the block's number of reads
  *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
- *   2. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
- *   3. the block is not the root block, and every consumer given lies in
- *      its scope (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   3. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
  *   4. every consumer reads the buffer and does not write it
  *      (TIR_ERR_SCHED_NOT_CONSUMER);
  *   5. at most one block of the scope writes the buffer
@@ -287,11 +287,11 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  * the original buffer, except the nconsumers blocks given, which read the
  * cache.
  * Preconditions:
- *   1. 0 <= write_index < the block's number of writes
+ *   1. the block is not the root block, and every consumer given lies in
+ *      its scope (checked after 2-3) (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. 0 <= write_index < the block's number of writes
  *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
- *   2. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
- *   3. the block is not the root block, and every consumer given lies in
- *      its scope (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   3. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
  *   4. every consumer given reads the buffer and does not write it
  *      (TIR_ERR_SCHED_NOT_CONSUMER);
  *   5. no other block of the scope writes the buffer

@@ -23,6 +23,10 @@ tir_status sch_prim_cache_write(sch_call *c) {
     int bi = sch_block_sref(c, rv);
     const tir_block *b = sch_sref_block(s, bi);
 
+    int sc = sch_scope_of(s, bi);
+    if (sc < 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, b,
+                        "the root block has no scope to hold a cache");
     if (index < 0 || index >= b->nwrites)
         return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
                         "write index %lld is out of range: block \"%s\" writes %d buffers",
@@ -32,10 +36,6 @@ tir_status sch_prim_cache_write(sch_call *c) {
     if (!sch_parse_scope(scope_name, &scope))
         return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, rv, b,
                         "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
-    int sc = sch_scope_of(s, bi);
-    if (sc < 0)
-        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, b,
-                        "the root block has no scope to hold a cache");
     int *cons = NULL, ncons = 0;
     if (c->args[3].n > 0)
         TIR_TRY(sch_cache_consumers(c, rv, bi, sc, &c->args[3], buf, false, &cons, &ncons));
