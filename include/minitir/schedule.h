@@ -355,10 +355,13 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *   6. it has at least one producer (TIR_ERR_SCHED_NO_PRODUCER);
  *   7. it reads each produced buffer at distinct spatial iterators, one
  *      element each (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
- *   8. under the loop, no consumer of the block comes in the same or an
+ *   8. the producers' predicates only keep their bindings inside their
+ *      iterators' domains (each conjunct is `binding < end`), so they mask
+ *      no point of the region (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *   9. under the loop, no consumer of the block comes in the same or an
  *      earlier statement than its last producer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+ *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 

@@ -23,6 +23,30 @@ static bool feeds(const tir_block *o, const tir_block *b) {
     return false;
 }
 
+/* True when every conjunct of r's predicate is a bound `binding < end` of
+ * one of its iterators: then it masks only points outside the block's
+ * domain, and the region relaxed without it is exactly what is produced
+ * inside the domain.  A split of a split part leaves conjuncts such as
+ * j_1_0 * 2 + j_1_1 < 2, which mask points inside the domain. */
+static bool bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
+                        const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (b && e->kind == TIR_KIND_AND) return bounds_only(ctx, a, r, b->a) && bounds_only(ctx, a, r, b->b);
+    int64_t v;
+    if (tir_expr_const_int(e, &v)) return v != 0;
+    if (!b || e->kind != TIR_KIND_LT) return false;
+    for (int k = 0; k < r->nvalues; k++) {
+        const tir_iter_var *it = &r->block->iters[k];
+        const tir_expr *d1 = tir_sub(ctx, b->a, r->values[k]);
+        const tir_expr *d2 = tir_sub(ctx, b->b,
+                                     tir_add(ctx, it->dom.min, it->dom.extent));
+        if (sch_is_const(tir_analyzer_simplify(a, d1), 0) &&
+            sch_is_const(tir_analyzer_simplify(a, d2), 0))
+            return true;
+    }
+    return false;
+}
+
 tir_status sch_prim_reverse_compute_at(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -86,7 +110,23 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                             "iterators' ranges",
                             b->name, b->reads[r].buffer->name);
     }
-    /* 8: position at the end, before any consumer of the block. */
+    /* 8: producers' predicates only bound their domains. */
+    {
+        tir_analyzer *pa = tir_analyzer_new(ctx);
+        for (int k = 0; k < na; k++) {
+            const tir_block *o = sch_sref_block(s, all[k]);
+            if (all[k] == bi || !feeds(o, b)) continue;
+            if (!bounds_only(ctx, pa, s->srefs[all[k]].realize, s->srefs[all[k]].realize->predicate)) {
+                tir_analyzer_free(pa);
+                return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, o,
+                                "the predicate of producer \"%s\" masks points inside its "
+                                "domain, so the region it writes under loop %s is not known",
+                                o->name, loop->var->name);
+            }
+        }
+        tir_analyzer_free(pa);
+    }
+    /* 9: position at the end, before any consumer of the block. */
     int nch = sch_num_children(loop->body), pos = nch, last_prod = -1;
     for (int k = 0; k < na; k++) {
         const tir_block *o = sch_sref_block(s, all[k]);
@@ -100,7 +140,7 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                         "under loop %s a consumer of \"%s\" comes before its last producer, "
                         "so there is no place for it",
                         loop->var->name, b->name);
-    /* 9: the region, intersected over the produced buffers it reads. */
+    /* 10: the region, intersected over the produced buffers it reads. */
     tir_analyzer *a = tir_analyzer_new(ctx);
     sch_bound *rng = IR_NEWN(ctx, sch_bound, b->niters);
     bool ok = true;
