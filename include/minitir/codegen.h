@@ -21,6 +21,76 @@ TIR_API const char *tir_llvm_version(void);
  * message listing what is supported. */
 TIR_API tir_status tir_codegen_check_arch(tir_ctx *ctx, const char *arch);
 
+/* ------------------------------------------------------------------ codegen
+ *
+ * tir_codegen turns a lowered kernel (the form described in
+ * docs/lowered-ir.md: a prim_func of flattened buffers, thread-binding loops
+ * for the launch dimensions, Allocate for shared/local arrays) into PTX.
+ */
+
+typedef struct tir_codegen_opts {
+    const char *arch;     /* "sm_80", "sm_90" (default), ... see check_arch */
+    const char *features; /* LLVM NVPTX features; NULL: "+ptx78" ("+ptx80" for sm_90a) */
+    bool fma_contract;    /* let a*b+c on floats fuse into fma (default true) */
+    int opt_level;        /* 0..3 (default 3): pipeline default<On> */
+    bool dump_llvm;       /* print LLVM IR before/after optimisation to stderr;
+                           * also enabled by the environment TIR_DUMP=llvm */
+} tir_codegen_opts;
+
+/* Fills o with the defaults. */
+TIR_API void tir_codegen_opts_init(tir_codegen_opts *o);
+
+typedef enum tir_param_kind { TIR_PARAM_BUFFER, TIR_PARAM_SCALAR } tir_param_kind;
+
+/* One kernel parameter, in the order of the prim_func's params (and of the
+ * PTX entry's parameters: buffers are 64-bit global pointers, scalars are
+ * passed by value in their dtype). */
+typedef struct tir_kernel_param {
+    const char *name;         /* the buffer's name, or the scalar var's name */
+    tir_param_kind kind;
+    tir_dtype dtype;          /* buffers: element type; scalars: value type */
+    const tir_var *var;       /* the prim_func parameter */
+    const tir_buffer *buffer; /* buffers only */
+    bool read_only;           /* a buffer the kernel never writes */
+} tir_kernel_param;
+
+/* One launch dimension: an expression of the scalar parameters. */
+typedef struct tir_launch_dim {
+    const tir_expr *extent; /* IntImm 1 for an axis the kernel does not use */
+    bool is_const;
+    int64_t value; /* the constant when is_const */
+} tir_launch_dim;
+
+/* A compiled kernel.  Everything is owned by the ctx. */
+typedef struct tir_module {
+    const char *kernel_name; /* the .entry name */
+    const char *arch;        /* "sm_90" */
+    const char *ptx;         /* NUL-terminated PTX text */
+    size_t ptx_len;
+    const char *llvm_ir; /* the optimised LLVM IR (for debugging) */
+    int nparams;
+    const tir_kernel_param *params;
+    tir_launch_dim grid[3];  /* blockIdx.x, y, z */
+    tir_launch_dim block[3]; /* threadIdx.x, y, z (always constant) */
+    int64_t shared_bytes;    /* static shared memory */
+    double compile_ms;       /* wall time of tir_codegen */
+} tir_module;
+
+/* Compiles kernel to PTX.  opts may be NULL (defaults).  On success sets
+ * *out.  Errors: TIR_ERR_UNSUPPORTED for constructs outside the lowered form
+ * (the message names the node) or an unsupported arch, TIR_ERR_LLVM when
+ * LLVM rejects the module (with LLVM's message), TIR_ERR_INVALID_ARG. */
+TIR_API tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel,
+                               const tir_codegen_opts *opts, const tir_module **out);
+
+/* Evaluates the grid and block sizes for the given arguments (args as for
+ * tir_interp_run: args[i].scalar for scalar params; buffer entries are
+ * ignored).  Fails with TIR_ERR_INVALID_ARG when a size is not positive or
+ * not computable (division by zero, nargs too small). */
+TIR_API tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs,
+                                          const tir_arg *args, int64_t grid[3],
+                                          int64_t block[3]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -617,9 +617,10 @@ TIR_API uint64_t tir_struct_hash(const void *node);
  * variable of a parameter), every buffer used is a parameter or allocated
  * by an enclosing block or Allocate, block bindings match their iter vars
  * and dtypes, reduce iters appear only in blocks with an init or a
- * reduction update, indices match buffer ranks.  Returns TIR_OK or
- * TIR_ERR_VERIFY with a message naming the offending node and showing the
- * IR around it. */
+ * reduction update, indices match buffer ranks; no variable is defined
+ * again inside its own scope.  Returns TIR_OK or TIR_ERR_VERIFY with a
+ * message naming the offending variable, buffer or block and where it is
+ * (function, innermost block, enclosing loops). */
 TIR_API tir_status tir_verify(tir_ctx *ctx, const tir_prim_func *f);
 
 /* ---------------------------------------------------------------- printing
@@ -650,7 +651,11 @@ TIR_API tir_status tir_parse_func(tir_ctx *ctx, const char *text, size_t len,
  * An analyzer knows integer ranges of variables and uses them to simplify
  * expressions and prove facts, e.g. i*32 + j < 1024 given 0 <= i < 32 and
  * 0 <= j < 32.  The canonical form of an integer expression is a sum of
- * terms with constant coefficients, in a deterministic order.
+ * terms with constant coefficients, in a deterministic order.  Constant
+ * folding follows each dtype (integers wrap, floats round to their
+ * precision, division by zero is never folded); rules that reason with
+ * ranges assume, like TVM's arith module, that integer index arithmetic
+ * does not overflow.
  */
 typedef struct tir_analyzer tir_analyzer;
 
@@ -678,11 +683,28 @@ TIR_API const tir_expr *tir_analyzer_simplify(tir_analyzer *a, const tir_expr *e
 /* True only when cond (bool) is proven true for every value of the bound
  * variables.  False means "not proven". */
 TIR_API bool tir_analyzer_can_prove(tir_analyzer *a, const tir_expr *cond);
-/* Constant bounds of an integer expression. */
+/* Constant bounds of an integer expression (never wider than its dtype's
+ * range, so an unknown int32 gives [INT32_MIN, INT32_MAX]). */
 TIR_API tir_int_bound tir_analyzer_const_bound(tir_analyzer *a, const tir_expr *e);
 /* Simplifies every expression in a statement, binding loop and block iter
- * variables to their ranges on the way down. */
+ * variables to their ranges on the way down.  An IfThenElse whose
+ * condition becomes constant is replaced by the branch that runs (kept
+ * when it is false and has no else). */
 TIR_API const tir_stmt *tir_analyzer_simplify_stmt(tir_analyzer *a, const tir_stmt *s);
+/* The symbolic range covered by integer expression e when vars[0..nvars)
+ * range over their bound domains, other variables kept symbolic: on
+ * success out->min is the smallest value and out->extent the number of
+ * values of [min, min + extent) (e.g. relaxing i*32 + j over j in [0, 32)
+ * gives min i*32, extent 32).  Exact for affine expressions, a superset
+ * otherwise.  Returns false when the range is unbounded (a relaxed
+ * variable without a binding, a division by something of unknown sign). */
+TIR_API bool tir_analyzer_relax(tir_analyzer *a, const tir_expr *e, int nvars,
+                                const tir_var *const *vars, tir_range *out);
+/* tir_analyzer_relax of each index (a buffer region); out has nidx
+ * entries.  False if any dimension is unbounded. */
+TIR_API bool tir_analyzer_relax_region(tir_analyzer *a, int nidx,
+                                       const tir_expr *const *indices, int nvars,
+                                       const tir_var *const *vars, tir_range *out);
 /* Shortcut: simplify with no known ranges. */
 TIR_API const tir_expr *tir_simplify(tir_ctx *ctx, const tir_expr *e);
 

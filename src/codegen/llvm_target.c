@@ -4,17 +4,28 @@
  * not documented as thread-safe, so a once-flag guards them.
  */
 #include <llvm-c/Core.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <pthread.h>
 #include <string.h>
 
-#include "ir_internal.h"
-#include "minitir/codegen.h"
+#include "cg_internal.h"
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 
+/* LLVM calls this on errors it cannot recover from (a backend failing to
+ * select an instruction), then exits.  tir_codegen checks kernels so that
+ * this should not happen; when it does, say whose bug it is. */
+static void llvm_fatal(const char *reason) {
+    fprintf(stderr,
+            "minitir: fatal LLVM error during codegen (a minitir bug, please report "
+            "it with TIR_DUMP=llvm output): %s\n",
+            reason);
+}
+
 static void llvm_init(void) {
+    LLVMInstallFatalErrorHandler(llvm_fatal);
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
@@ -37,8 +48,8 @@ tir_status tir_codegen_check_arch(tir_ctx *ctx, const char *arch) {
     LLVMTargetRef target;
     char *err = NULL;
     if (LLVMGetTargetFromTriple("nvptx64-nvidia-cuda", &target, &err)) {
-        tir_status s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED, "codegen: LLVM has no NVPTX target: %s",
-                                    err ? err : "?");
+        tir_status s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                                    "codegen: LLVM has no NVPTX target: %s", err ? err : "?");
         LLVMDisposeMessage(err);
         return s;
     }

@@ -1,0 +1,548 @@
+/* cg_check.c: checking a kernel against the lowered form before codegen.
+ *
+ * Everything outside docs/lowered-ir.md is reported here, before any LLVM
+ * object exists, so that emission can treat a surprise as a compiler bug and
+ * so that a user error never reaches LLVM (whose own failures abort).  The
+ * walk also collects the launch dimensions and which parameters are written.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+static const char *const axis_tags[CG_NAXES] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                                "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+
+int cg_tag_axis(const char *tag) {
+    if (!tag) return -1;
+    for (int i = 0; i < CG_NAXES; i++)
+        if (strcmp(tag, axis_tags[i]) == 0) return i;
+    return -1;
+}
+
+typedef struct chk {
+    tir_ctx *ctx;
+    const tir_prim_func *f;
+    cg_info *info;
+    ir_vec vars;          /* defined variables in scope */
+    ir_vec bufs;          /* buffers in scope */
+    unsigned active_axes; /* bit i: inside a loop bound to axis i */
+} chk;
+
+static bool in_vec(const ir_vec *v, const void *p) {
+    for (int i = v->n - 1; i >= 0; i--)
+        if (v->items[i] == p) return true;
+    return false;
+}
+
+static tir_status unsupported(chk *c, const char *fmt, ...) TIR_PRINTF(2, 3);
+static tir_status unsupported(chk *c, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED, "%s", buf);
+}
+
+static const char *dstr(tir_ctx *ctx, tir_dtype t) {
+    char buf[32];
+    return tir_intern(ctx, tir_dtype_str(t, buf, sizeof buf));
+}
+
+/* Scalar dtypes codegen has LLVM types for. */
+static bool dtype_ok(tir_dtype t) {
+    switch ((tir_type_code)t.code) {
+    case TIR_TYPE_BOOL: return t.bits == 1;
+    case TIR_TYPE_INT: return t.bits == 8 || t.bits == 32 || t.bits == 64;
+    case TIR_TYPE_UINT: return t.bits == 8;
+    case TIR_TYPE_FLOAT: return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TIR_TYPE_BFLOAT: return t.bits == 16;
+    case TIR_TYPE_HANDLE:
+    case TIR_TYPE_VOID: return false;
+    }
+    return false;
+}
+
+static bool param_index_of(const tir_prim_func *f, const tir_buffer *b, int *idx) {
+    for (int i = 0; i < f->nparams; i++)
+        if (f->buffer_map[i] == b) {
+            *idx = i;
+            return true;
+        }
+    return false;
+}
+
+/* ------------------------------------------------------------ expressions */
+
+bool cg_expr_same(const tir_expr *a, const tir_expr *b) {
+    if (a == b) return true;
+    if (!a || !b || a->kind != b->kind || !tir_dtype_eq(a->dtype, b->dtype)) return false;
+    switch ((tir_kind)a->kind) {
+    case TIR_KIND_INT_IMM: return tir_as_tir_int_imm(a)->value == tir_as_tir_int_imm(b)->value;
+    case TIR_KIND_VAR: return false; /* different pointers */
+    case TIR_KIND_CAST: return cg_expr_same(tir_as_tir_cast(a)->value, tir_as_tir_cast(b)->value);
+    default:
+        if (tir_kind_is_binop((tir_kind)a->kind)) {
+            const tir_binop *x = tir_as_tir_binop(a), *y = tir_as_tir_binop(b);
+            return cg_expr_same(x->a, y->a) && cg_expr_same(x->b, y->b);
+        }
+        return false;
+    }
+}
+
+/* Grid extents are evaluated by the runtime (tir_module_launch_dims), so
+ * they use only scalar parameters and the kinds it evaluates. */
+static tir_status chk_dim_expr(chk *c, const tir_expr *e, const char *tag) {
+    if (!tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
+        return unsupported(c, "codegen: the extent of %s is not a scalar integer (%s)", tag,
+                           dstr(c->ctx, e->dtype));
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: return TIR_OK;
+    case TIR_KIND_VAR: {
+        const tir_var *v = tir_as_tir_var(e);
+        for (int i = 0; i < c->f->nparams; i++)
+            if (c->f->params[i] == v && !c->f->buffer_map[i]) return TIR_OK;
+        return unsupported(c,
+                           "codegen: the extent of %s uses variable '%s', which is not a scalar "
+                           "parameter",
+                           tag, v->name);
+    }
+    case TIR_KIND_ADD:
+    case TIR_KIND_SUB:
+    case TIR_KIND_MUL:
+    case TIR_KIND_DIV:
+    case TIR_KIND_MOD:
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD:
+    case TIR_KIND_MIN:
+    case TIR_KIND_MAX: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        TIR_TRY(chk_dim_expr(c, b->a, tag));
+        return chk_dim_expr(c, b->b, tag);
+    }
+    case TIR_KIND_CAST: return chk_dim_expr(c, tir_as_tir_cast(e)->value, tag);
+    default:
+        return unsupported(c,
+                           "codegen: the extent of %s contains a %s node (allowed: constants, "
+                           "scalar parameters and integer arithmetic)",
+                           tag, tir_kind_name((tir_kind)e->kind));
+    }
+}
+
+static tir_status chk_expr(chk *c, const tir_expr *e, bool top_of_evaluate);
+
+static tir_status chk_buffer_use(chk *c, const tir_buffer *b, int nidx, const tir_expr *const *idx,
+                                 const char *what) {
+    if (!in_vec(&c->bufs, b))
+        return unsupported(c,
+                           "codegen: %s of buffer '%s', which is neither a parameter nor "
+                           "allocated by an enclosing Allocate",
+                           what, b->name);
+    if (nidx != 1)
+        return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED,
+                            "codegen: %s of buffer '%s' has %d indices (buffers must be "
+                            "flattened to one index)",
+                            what, b->name, nidx);
+    if (!tir_dtype_is_int(idx[0]->dtype))
+        return unsupported(c, "codegen: %s of buffer '%s' has a non-integer index", what, b->name);
+    return chk_expr(c, idx[0], false);
+}
+
+static bool is_float_math(tir_intrin op) {
+    switch (op) {
+    case TIR_INTRIN_EXP:
+    case TIR_INTRIN_LOG:
+    case TIR_INTRIN_TANH:
+    case TIR_INTRIN_SQRT:
+    case TIR_INTRIN_FABS:
+    case TIR_INTRIN_FMA:
+    case TIR_INTRIN_POW:
+    case TIR_INTRIN_SIGMOID: return true;
+    default: return false;
+    }
+}
+
+/* address_of(load) whose buffer has the given scope; returns the load. */
+static tir_status chk_address_of(chk *c, const tir_expr *e, tir_scope scope, const char *which) {
+    const tir_call *a = tir_as_tir_call(e);
+    const tir_buffer_load *ld = a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1
+                                    ? tir_as_tir_buffer_load(a->args[0])
+                                    : NULL;
+    if (!ld)
+        return unsupported(c, "codegen: cp_async: the %s must be address_of(BufferLoad)", which);
+    if (ld->buffer->scope != scope)
+        return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED,
+                            "codegen: cp_async: the %s buffer '%s' has scope %s (want %s)", which,
+                            ld->buffer->name, tir_scope_name(ld->buffer->scope),
+                            tir_scope_name(scope));
+    if (ld->base.dtype.lanes != 1)
+        return unsupported(c,
+                           "codegen: cp_async: the %s address_of(%s[...]) must have a scalar "
+                           "index",
+                           which, ld->buffer->name);
+    return chk_buffer_use(c, ld->buffer, ld->nidx, ld->indices, "cp_async");
+}
+
+static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
+    const char *name = tir_intrin_name(call->op);
+    if (tir_intrin_nargs(call->op) >= 0 && call->nargs != tir_intrin_nargs(call->op))
+        return unsupported(c, "codegen: call of %s with a wrong number of arguments", name);
+    if (is_float_math(call->op)) {
+        for (int i = 0; i < call->nargs; i++) {
+            if (!tir_dtype_is_float(call->args[i]->dtype) ||
+                !tir_dtype_eq(call->args[i]->dtype, call->base.dtype))
+                return unsupported(c,
+                                   "codegen: %s needs float arguments of its result type "
+                                   "(got %s)",
+                                   name, dstr(c->ctx, call->args[i]->dtype));
+            TIR_TRY(chk_expr(c, call->args[i], false));
+        }
+        return TIR_OK;
+    }
+    switch (call->op) {
+    case TIR_INTRIN_SYNCTHREADS:
+    case TIR_INTRIN_CP_ASYNC:
+    case TIR_INTRIN_CP_ASYNC_COMMIT:
+    case TIR_INTRIN_CP_ASYNC_WAIT:
+        if (!top_of_evaluate)
+            return unsupported(c,
+                               "codegen: %s() is a statement: it may only appear directly "
+                               "under Evaluate",
+                               name);
+        break;
+    case TIR_INTRIN_ADDRESS_OF:
+        return unsupported(c, "codegen: address_of is only supported as an argument of "
+                              "cp_async");
+    default: return unsupported(c, "codegen: intrinsic %s is not supported", name);
+    }
+    if (call->op == TIR_INTRIN_CP_ASYNC) {
+        int64_t bytes;
+        if (!tir_expr_const_int(call->args[2], &bytes) || (bytes != 4 && bytes != 8 && bytes != 16))
+            return unsupported(c, "codegen: cp_async: the size must be the constant 4, 8 or "
+                                  "16");
+        TIR_TRY(chk_address_of(c, call->args[0], TIR_SCOPE_SHARED, "destination"));
+        return chk_address_of(c, call->args[1], TIR_SCOPE_GLOBAL, "source");
+    }
+    if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) {
+        int64_t n;
+        if (!tir_expr_const_int(call->args[0], &n) || n < 0 || n > 1000)
+            return unsupported(c, "codegen: cp_async_wait needs a constant count >= 0");
+    }
+    return TIR_OK;
+}
+
+static tir_status chk_expr(chk *c, const tir_expr *e, bool top_of_evaluate) {
+    tir_kind k = (tir_kind)e->kind;
+    tir_dtype el = tir_dtype_element(e->dtype);
+    bool void_call = k == TIR_KIND_CALL && el.code == TIR_TYPE_VOID;
+    if (!void_call && el.code == TIR_TYPE_VOID)
+        return unsupported(c,
+                           "codegen: %s of type void: void intrinsics (syncthreads, "
+                           "cp_async, ...) may only appear directly under Evaluate",
+                           tir_kind_name(k));
+    if (!void_call && !dtype_ok(el))
+        return unsupported(c, "codegen: %s of type %s is not supported", tir_kind_name(k),
+                           dstr(c->ctx, e->dtype));
+    switch (k) {
+    case TIR_KIND_INT_IMM:
+    case TIR_KIND_FLOAT_IMM: return TIR_OK;
+    case TIR_KIND_VAR: {
+        const tir_var *v = tir_as_tir_var(e);
+        if (!in_vec(&c->vars, v))
+            return unsupported(c,
+                               "codegen: variable '%s' is used but not defined (not a scalar "
+                               "parameter, enclosing loop or Let)",
+                               v->name);
+        return TIR_OK;
+    }
+    case TIR_KIND_ADD:
+    case TIR_KIND_SUB:
+    case TIR_KIND_MUL:
+    case TIR_KIND_DIV:
+    case TIR_KIND_MOD:
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD:
+    case TIR_KIND_MIN:
+    case TIR_KIND_MAX:
+    case TIR_KIND_EQ:
+    case TIR_KIND_NE:
+    case TIR_KIND_LT:
+    case TIR_KIND_LE:
+    case TIR_KIND_GT:
+    case TIR_KIND_GE:
+    case TIR_KIND_AND:
+    case TIR_KIND_OR: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        if (tir_dtype_is_bool(b->a->dtype) && k != TIR_KIND_AND && k != TIR_KIND_OR &&
+            k != TIR_KIND_EQ && k != TIR_KIND_NE)
+            return unsupported(c, "codegen: %s on bool operands is not supported",
+                               tir_kind_name(k));
+        TIR_TRY(chk_expr(c, b->a, false));
+        return chk_expr(c, b->b, false);
+    }
+    case TIR_KIND_NOT: return chk_expr(c, tir_as_tir_not(e)->a, false);
+    case TIR_KIND_SELECT: {
+        const tir_select *s = tir_as_tir_select(e);
+        TIR_TRY(chk_expr(c, s->cond, false));
+        TIR_TRY(chk_expr(c, s->t, false));
+        return chk_expr(c, s->f, false);
+    }
+    case TIR_KIND_CAST: return chk_expr(c, tir_as_tir_cast(e)->value, false);
+    case TIR_KIND_BUFFER_LOAD: {
+        const tir_buffer_load *l = tir_as_tir_buffer_load(e);
+        return chk_buffer_use(c, l->buffer, l->nidx, l->indices, "load");
+    }
+    case TIR_KIND_RAMP: {
+        const tir_ramp *r = tir_as_tir_ramp(e);
+        TIR_TRY(chk_expr(c, r->start, false));
+        return chk_expr(c, r->stride, false);
+    }
+    case TIR_KIND_BROADCAST: return chk_expr(c, tir_as_tir_broadcast(e)->value, false);
+    case TIR_KIND_CALL: return chk_call(c, tir_as_tir_call(e), top_of_evaluate);
+    case TIR_KIND_LET: {
+        const tir_let *l = tir_as_tir_let(e);
+        TIR_TRY(chk_expr(c, l->value, false));
+        ir_vec_push(&c->vars, l->var);
+        tir_status s = chk_expr(c, l->body, false);
+        c->vars.n--;
+        return s;
+    }
+    default: TIR_UNREACHABLE();
+    }
+}
+
+/* ------------------------------------------------------------- statements */
+
+static tir_status chk_stmt(chk *c, const tir_stmt *s);
+
+static tir_status chk_thread_loop(chk *c, const tir_for *f) {
+    const char *tag = f->thread_tag;
+    int axis = cg_tag_axis(tag);
+    if (axis < 0)
+        return unsupported(c,
+                           "codegen: For loop over '%s' is bound to unknown thread tag '%s' "
+                           "(want blockIdx.x|y|z or threadIdx.x|y|z)",
+                           f->var->name, tag ? tag : "?");
+    if (c->active_axes & (1u << axis))
+        return unsupported(c,
+                           "codegen: For loop over '%s' is bound to %s inside a loop bound "
+                           "to the same axis",
+                           f->var->name, tag);
+    int64_t v;
+    if (!tir_expr_const_int(f->min, &v) || v != 0)
+        return unsupported(c, "codegen: For loop over '%s' (%s) must start at 0", f->var->name,
+                           tag);
+    if (axis >= 3) {
+        if (!tir_expr_const_int(f->extent, &v) || v <= 0)
+            return unsupported(c,
+                               "codegen: For loop over '%s' (%s) needs a positive constant "
+                               "extent (block sizes are static)",
+                               f->var->name, tag);
+    } else {
+        TIR_TRY(chk_dim_expr(c, f->extent, tag));
+        if (tir_expr_const_int(f->extent, &v) && v <= 0)
+            return unsupported(c, "codegen: For loop over '%s' (%s) has a non-positive extent",
+                               f->var->name, tag);
+    }
+    const tir_expr **dim = &c->info->dims[axis];
+    if (*dim && !cg_expr_same(*dim, f->extent))
+        return unsupported(c,
+                           "codegen: For loop over '%s' binds %s with an extent different "
+                           "from another loop bound to it",
+                           f->var->name, tag);
+    *dim = f->extent;
+    ir_vec_push(&c->vars, f->var);
+    c->active_axes |= 1u << axis;
+    tir_status st = chk_stmt(c, f->body);
+    c->active_axes &= ~(1u << axis);
+    c->vars.n--;
+    return st;
+}
+
+static tir_status chk_for(chk *c, const tir_for *f) {
+    switch (f->kind) {
+    case TIR_FOR_THREAD_BINDING: return chk_thread_loop(c, f);
+    case TIR_FOR_VECTORIZED:
+        return unsupported(c,
+                           "codegen: For loop over '%s' is vectorized; vectorized loops must "
+                           "be lowered to Ramp/Broadcast before codegen",
+                           f->var->name);
+    case TIR_FOR_PARALLEL:
+        return unsupported(c,
+                           "codegen: For loop over '%s' is parallel; bind it to threads "
+                           "instead",
+                           f->var->name);
+    case TIR_FOR_SERIAL:
+    case TIR_FOR_UNROLLED: break;
+    }
+    if (f->var->base.dtype.lanes != 1)
+        return unsupported(c, "codegen: For loop over '%s' has a vector variable", f->var->name);
+    const tir_annot *a = tir_annots_find(f->nannots, f->annots, "pragma_unroll_max_step");
+    if (a && a->kind != TIR_ANNOT_INT)
+        return unsupported(c,
+                           "codegen: For loop over '%s': pragma_unroll_max_step must be an "
+                           "int",
+                           f->var->name);
+    TIR_TRY(chk_expr(c, f->min, false));
+    TIR_TRY(chk_expr(c, f->extent, false));
+    ir_vec_push(&c->vars, f->var);
+    tir_status st = chk_stmt(c, f->body);
+    c->vars.n--;
+    return st;
+}
+
+static tir_status chk_alloc_buffer(chk *c, const tir_buffer *b) {
+    if (b->scope == TIR_SCOPE_GLOBAL)
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s' in global scope is not supported "
+                           "(only shared and local)",
+                           b->name);
+    if (b->ndim != 1)
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s': buffers must be flattened to "
+                           "one dimension",
+                           b->name);
+    if (tir_buffer_const_size(b) <= 0)
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s' needs a positive constant "
+                           "size",
+                           b->name);
+    int64_t v;
+    if (!tir_expr_const_int(b->elem_offset, &v) || v != 0)
+        return unsupported(c, "codegen: Allocate of buffer '%s' must have elem_offset 0", b->name);
+    if (b->strides && (!tir_expr_const_int(b->strides[0], &v) || v != 1))
+        return unsupported(c, "codegen: Allocate of buffer '%s' must be contiguous", b->name);
+    if (!dtype_ok(b->dtype))
+        return unsupported(c, "codegen: Allocate of buffer '%s' of type %s is not supported",
+                           b->name, dstr(c->ctx, b->dtype));
+    if (b->align <= 0 || (b->align & (b->align - 1)) || b->align > 4096)
+        return unsupported(c,
+                           "codegen: Allocate of buffer '%s' has an alignment that is not a "
+                           "power of two up to 4096",
+                           b->name);
+    return TIR_OK;
+}
+
+static tir_status chk_stmt(chk *c, const tir_stmt *s) {
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: return chk_for(c, tir_as_tir_for(s));
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++) TIR_TRY(chk_stmt(c, q->stmts[i]));
+        return TIR_OK;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *f = tir_as_tir_if(s);
+        if (!tir_dtype_eq(f->cond->dtype, TIR_BOOL))
+            return unsupported(c, "codegen: IfThenElse needs a scalar bool condition");
+        TIR_TRY(chk_expr(c, f->cond, false));
+        TIR_TRY(chk_stmt(c, f->then_s));
+        return f->else_s ? chk_stmt(c, f->else_s) : TIR_OK;
+    }
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *st = tir_as_tir_buffer_store(s);
+        TIR_TRY(chk_buffer_use(c, st->buffer, st->nidx, st->indices, "store"));
+        TIR_TRY(chk_expr(c, st->value, false));
+        int pi;
+        if (param_index_of(c->f, st->buffer, &pi)) c->info->written[pi] = true;
+        return TIR_OK;
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *a = tir_as_tir_allocate(s);
+        TIR_TRY(chk_alloc_buffer(c, a->buffer));
+        int pi;
+        if (param_index_of(c->f, a->buffer, &pi))
+            return unsupported(c, "codegen: Allocate of buffer '%s', which is a parameter",
+                               a->buffer->name);
+        ir_vec_push(&c->bufs, a->buffer);
+        tir_status st = chk_stmt(c, a->body);
+        c->bufs.n--;
+        return st;
+    }
+    case TIR_KIND_EVALUATE: return chk_expr(c, tir_as_tir_evaluate(s)->value, true);
+    case TIR_KIND_BLOCK_REALIZE:
+        return unsupported(c,
+                           "codegen: BlockRealize of block '%s' is left in the body; lower "
+                           "blocks before codegen",
+                           tir_as_tir_block_realize(s)->block->name);
+    case TIR_KIND_BLOCK:
+        return unsupported(c,
+                           "codegen: Block '%s' is left in the body; lower blocks before "
+                           "codegen",
+                           tir_as_tir_block(s)->name);
+    default: TIR_UNREACHABLE();
+    }
+}
+
+/* ------------------------------------------------------------- parameters */
+
+static tir_status chk_params(chk *c) {
+    const tir_prim_func *f = c->f;
+    /* Scalars first: buffer offsets may use any of them. */
+    for (int i = 0; i < f->nparams; i++) {
+        const tir_var *v = f->params[i];
+        if (f->buffer_map[i]) continue;
+        if (v->base.dtype.lanes != 1 || !dtype_ok(v->base.dtype) ||
+            tir_dtype_is_bool(v->base.dtype))
+            return unsupported(c, "codegen: scalar parameter '%s' has unsupported type %s", v->name,
+                               dstr(c->ctx, v->base.dtype));
+        ir_vec_push(&c->vars, v);
+    }
+    for (int i = 0; i < f->nparams; i++) {
+        const tir_buffer *b = f->buffer_map[i];
+        if (!b) continue;
+        for (int j = 0; j < i; j++)
+            if (f->buffer_map[j] == b)
+                return unsupported(c, "codegen: buffer '%s' is bound to two parameters", b->name);
+        if (b->scope != TIR_SCOPE_GLOBAL)
+            return unsupported(c,
+                               "codegen: buffer parameter '%s' must have global scope (has "
+                               "%s)",
+                               b->name, tir_scope_name(b->scope));
+        if (b->ndim != 1)
+            return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED,
+                                "codegen: buffer parameter '%s' has %d dimensions (must be "
+                                "flattened to one)",
+                                b->name, b->ndim);
+        int64_t v;
+        if (b->strides && (!tir_expr_const_int(b->strides[0], &v) || v != 1))
+            return unsupported(c, "codegen: buffer parameter '%s' must be contiguous", b->name);
+        if (!dtype_ok(b->dtype))
+            return unsupported(c, "codegen: buffer parameter '%s' has unsupported type %s", b->name,
+                               dstr(c->ctx, b->dtype));
+        if (b->align <= 0 || (b->align & (b->align - 1)) || b->align > 4096)
+            return unsupported(c,
+                               "codegen: buffer parameter '%s' has an alignment that is not "
+                               "a power of two up to 4096",
+                               b->name);
+        if (!tir_dtype_is_int(b->elem_offset->dtype))
+            return unsupported(c,
+                               "codegen: buffer parameter '%s' has a non-integer "
+                               "elem_offset",
+                               b->name);
+        TIR_TRY(chk_expr(c, b->elem_offset, false));
+        ir_vec_push(&c->bufs, b);
+    }
+    return TIR_OK;
+}
+
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, cg_info *info) {
+    memset(info, 0, sizeof *info);
+    info->written = IR_NEWN(ctx, bool, f->nparams);
+    chk c = {.ctx = ctx, .f = f, .info = info};
+    tir_status s = chk_params(&c);
+    if (s == TIR_OK) s = chk_stmt(&c, f->body);
+    if (s == TIR_OK) {
+        int64_t threads = 1, v;
+        for (int i = 3; i < CG_NAXES; i++)
+            if (info->dims[i] && tir_expr_const_int(info->dims[i], &v)) threads *= v;
+        if (threads > 1024)
+            s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                             "codegen: kernel '%s' uses %lld threads per block (at most 1024)",
+                             f->name, (long long)threads);
+    }
+    ir_vec_free(&c.vars);
+    ir_vec_free(&c.bufs);
+    return s;
+}

@@ -1,0 +1,987 @@
+/* cg_emit.c: emitting the LLVM IR of a lowered kernel.
+ *
+ * The kernel has been checked (cg_check.c), so anything unexpected here is
+ * a compiler bug.  Expressions become SSA values; loops become the usual
+ * header/body/latch blocks with a phi, which LLVM's O3 pipeline then rotates,
+ * unrolls and strength-reduces.  Loops marked unrolled are unrolled here, so
+ * that local arrays indexed by their variables always end up in registers
+ * rather than depending on LLVM's unroll heuristics.
+ *
+ * Vector accesses need an alignment LLVM can trust: it comes from the
+ * buffer's alignment and a small modular analysis of the index expression
+ * (index = coeff * k + base for some integer k), see docs/lowered-ir.md.
+ */
+#include <llvm-c/DebugInfo.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* value == base (mod coeff); coeff 0: the value is exactly base. */
+typedef struct cg_mod {
+    int64_t coeff, base;
+} cg_mod;
+
+typedef struct cg_var {
+    const tir_var *var;
+    LLVMValueRef val;
+    cg_mod mod;
+} cg_var;
+
+typedef struct cg_buf {
+    const tir_buffer *buf;
+    LLVMValueRef ptr; /* the data pointer (param, shared global or alloca) */
+    LLVMTypeRef elem; /* element type in memory */
+    unsigned align;   /* bytes the data pointer is aligned to */
+} cg_buf;
+
+typedef struct cg {
+    tir_ctx *ctx;
+    const tir_prim_func *f;
+    const tir_codegen_opts *opts;
+    LLVMContextRef lc;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMBuilderRef ab; /* at the end of the entry block, for allocas */
+    LLVMValueRef fn;
+    cg_var *vars;
+    int nvars, capvars;
+    cg_buf *bufs;
+    int nbufs, capbufs;
+    int64_t shared_bytes;
+    bool host;
+    unsigned global_as; /* address space of buffer parameters */
+    bool failed;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
+} cg;
+
+static LLVMValueRef fail(cg *g, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
+static LLVMValueRef fail(cg *g, tir_status code, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    tir_ctx_fail(g->ctx, code, "%s", buf);
+    g->failed = true;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ types */
+
+static LLVMTypeRef scalar_ty(cg *g, tir_dtype t) {
+    switch ((tir_type_code)t.code) {
+    case TIR_TYPE_BOOL: return g->t_i1;
+    case TIR_TYPE_INT:
+    case TIR_TYPE_UINT: return LLVMIntTypeInContext(g->lc, t.bits);
+    case TIR_TYPE_FLOAT: return t.bits == 16 ? g->t_f16 : t.bits == 32 ? g->t_f32 : g->t_f64;
+    case TIR_TYPE_BFLOAT: return g->t_bf16;
+    case TIR_TYPE_HANDLE: return LLVMPointerTypeInContext(g->lc, 0);
+    case TIR_TYPE_VOID: return g->t_void;
+    }
+    TIR_UNREACHABLE();
+}
+
+static LLVMTypeRef ty(cg *g, tir_dtype t) {
+    LLVMTypeRef s = scalar_ty(g, t);
+    return t.lanes > 1 ? LLVMVectorType(s, t.lanes) : s;
+}
+
+/* Bools are bytes in memory. */
+static LLVMTypeRef mem_ty(cg *g, tir_dtype elem) {
+    return tir_dtype_is_bool(elem) ? g->t_i8 : scalar_ty(g, elem);
+}
+
+static bool is_signed(tir_dtype t) { return t.code == TIR_TYPE_INT; }
+static bool is_fp(tir_dtype t) { return tir_dtype_is_float(t); }
+
+/* An integer or float constant of type t (splat for vectors). */
+static LLVMValueRef const_of(cg *g, LLVMTypeRef t, int64_t iv, double fv) {
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+        unsigned n = LLVMGetVectorSize(t);
+        LLVMValueRef s = const_of(g, LLVMGetElementType(t), iv, fv);
+        LLVMValueRef *elts = malloc(sizeof *elts * n);
+        TIR_ASSERT(elts);
+        for (unsigned i = 0; i < n; i++) elts[i] = s;
+        LLVMValueRef v = LLVMConstVector(elts, n);
+        free(elts);
+        return v;
+    }
+    if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind)
+        return LLVMConstInt(t, (unsigned long long)iv, 1);
+    return LLVMConstReal(t, fv);
+}
+
+static LLVMValueRef splat(cg *g, LLVMValueRef v, int lanes) {
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);
+    LLVMValueRef ins =
+        LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), v, LLVMConstInt(g->t_i32, 0, 0), "");
+    LLVMValueRef mask = LLVMConstNull(LLVMVectorType(g->t_i32, (unsigned)lanes));
+    return LLVMBuildShuffleVector(g->b, ins, LLVMGetPoison(vt), mask, "");
+}
+
+/* ------------------------------------------------------------ bookkeeping */
+
+static void push_var(cg *g, const tir_var *v, LLVMValueRef val, cg_mod m) {
+    if (g->nvars == g->capvars) {
+        g->capvars = g->capvars ? 2 * g->capvars : 32;
+        g->vars = realloc(g->vars, sizeof *g->vars * (size_t)g->capvars);
+        TIR_ASSERT(g->vars);
+    }
+    g->vars[g->nvars++] = (cg_var){v, val, m};
+}
+
+static const cg_var *find_var(cg *g, const tir_var *v) {
+    for (int i = g->nvars - 1; i >= 0; i--)
+        if (g->vars[i].var == v) return &g->vars[i];
+    return NULL;
+}
+
+static cg_buf *find_buf(cg *g, const tir_buffer *b) {
+    for (int i = 0; i < g->nbufs; i++)
+        if (g->bufs[i].buf == b) return &g->bufs[i];
+    return NULL;
+}
+
+static cg_buf *add_buf(cg *g, const tir_buffer *b, LLVMValueRef ptr, unsigned align) {
+    if (g->nbufs == g->capbufs) {
+        g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
+        g->bufs = realloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
+        TIR_ASSERT(g->bufs);
+    }
+    g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align};
+    return &g->bufs[g->nbufs++];
+}
+
+LLVMValueRef cg_call_intrinsic(LLVMModuleRef mod, LLVMBuilderRef b, const char *name,
+                               LLVMTypeRef *over, int nover, LLVMValueRef *args, int nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    TIR_ASSERT(id != 0);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(mod, id, over, (size_t)nover);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(LLVMGetModuleContext(mod), id, over, (size_t)nover);
+    return LLVMBuildCall2(b, fty, fn, args, (unsigned)nargs, "");
+}
+
+/* ------------------------------------------------------- modular analysis */
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int64_t floordiv64(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a % b < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * b; }
+
+static const cg_mod MOD_ANY = {1, 0};
+
+static cg_mod mod_norm(int64_t coeff, int64_t base) {
+    if (coeff < 0) coeff = -coeff;
+    if (coeff > 0) base = floormod64(base, coeff);
+    return (cg_mod){coeff, base};
+}
+
+/* The set {c1*k + b1} united with {c2*k + b2}. */
+static cg_mod mod_union(cg_mod x, cg_mod y) {
+    int64_t d;
+    if (__builtin_sub_overflow(x.base, y.base, &d)) return MOD_ANY;
+    return mod_norm(gcd64(gcd64(x.coeff, y.coeff), d), x.base);
+}
+
+static cg_mod mod_of(cg *g, const tir_expr *e) {
+    if (!tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1) return MOD_ANY;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: return (cg_mod){0, tir_as_tir_int_imm(e)->value};
+    case TIR_KIND_VAR: {
+        const cg_var *v = find_var(g, tir_as_tir_var(e));
+        return v ? v->mod : MOD_ANY;
+    }
+    case TIR_KIND_ADD:
+    case TIR_KIND_SUB: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        cg_mod x = mod_of(g, b->a), y = mod_of(g, b->b);
+        int64_t s;
+        bool ovf = e->kind == TIR_KIND_ADD ? __builtin_add_overflow(x.base, y.base, &s)
+                                           : __builtin_sub_overflow(x.base, y.base, &s);
+        return ovf ? MOD_ANY : mod_norm(gcd64(x.coeff, y.coeff), s);
+    }
+    case TIR_KIND_MUL: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        cg_mod x = mod_of(g, b->a), y = mod_of(g, b->b);
+        int64_t p, c1, c2, c3;
+        if (__builtin_mul_overflow(x.base, y.base, &p) ||
+            __builtin_mul_overflow(x.coeff, y.coeff, &c1) ||
+            __builtin_mul_overflow(x.coeff, y.base, &c2) ||
+            __builtin_mul_overflow(y.coeff, x.base, &c3))
+            return MOD_ANY;
+        return mod_norm(gcd64(c1, gcd64(c2, c3)), p);
+    }
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        int64_t k;
+        if (!tir_expr_const_int(b->b, &k) || k <= 0) return MOD_ANY;
+        cg_mod x = mod_of(g, b->a);
+        if (e->kind == TIR_KIND_FLOORDIV)
+            return x.coeff % k == 0 ? mod_norm(x.coeff / k, floordiv64(x.base, k)) : MOD_ANY;
+        if (x.coeff % k == 0) return (cg_mod){0, floormod64(x.base, k)};
+        int64_t d = gcd64(x.coeff, k);
+        return mod_norm(d, x.base);
+    }
+    case TIR_KIND_MIN:
+    case TIR_KIND_MAX: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        return mod_union(mod_of(g, b->a), mod_of(g, b->b));
+    }
+    case TIR_KIND_SELECT: {
+        const tir_select *s = tir_as_tir_select(e);
+        return mod_union(mod_of(g, s->t), mod_of(g, s->f));
+    }
+    case TIR_KIND_CAST: {
+        const tir_cast *c = tir_as_tir_cast(e);
+        /* Only widening keeps the value. */
+        if (tir_dtype_is_int(c->value->dtype) && c->value->dtype.bits <= e->dtype.bits &&
+            (c->value->dtype.code == e->dtype.code || c->value->dtype.bits < e->dtype.bits))
+            return mod_of(g, c->value);
+        return MOD_ANY;
+    }
+    default: return MOD_ANY;
+    }
+}
+
+/* The alignment in bytes of element `index` (+ elem_offset) of cb. */
+static unsigned access_align(cg *g, const cg_buf *cb, const tir_expr *index) {
+    unsigned elem = (unsigned)tir_dtype_bytes(cb->buf->dtype);
+    cg_mod m = mod_of(g, index), o = mod_of(g, cb->buf->elem_offset);
+    int64_t s;
+    if (__builtin_add_overflow(m.base, o.base, &s)) return elem < cb->align ? elem : cb->align;
+    int64_t v = gcd64(gcd64(m.coeff, o.coeff), s);
+    uint64_t pow2 = v == 0 ? 4096 : ((uint64_t)v & (~(uint64_t)v + 1));
+    if (pow2 > 4096) pow2 = 4096;
+    uint64_t a = pow2 * elem;
+    return a < cb->align ? (unsigned)a : cb->align;
+}
+
+/* The alignment of any element of cb. */
+static unsigned elem_align(const cg_buf *cb) {
+    unsigned elem = (unsigned)tir_dtype_bytes(cb->buf->dtype);
+    return elem < cb->align ? elem : cb->align;
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static LLVMValueRef expr(cg *g, const tir_expr *e);
+
+static LLVMValueRef contract(cg *g, LLVMValueRef v) {
+    if (g->opts->fma_contract && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+        LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
+    return v;
+}
+
+/* The constant value of an int expression or of a Broadcast of one. */
+static bool const_int_of(const tir_expr *e, int64_t *v) {
+    const tir_broadcast *b = tir_as_tir_broadcast(e);
+    return tir_expr_const_int(b ? b->value : e, v);
+}
+
+static LLVMValueRef floor_divmod(cg *g, tir_dtype t, const tir_expr *be, LLVMValueRef a,
+                                 LLVMValueRef b, bool want_mod) {
+    LLVMTypeRef lt = LLVMTypeOf(a);
+    if (is_fp(t)) {
+        LLVMValueRef q = LLVMBuildFDiv(g->b, a, b, "");
+        LLVMValueRef fq = cg_call_intrinsic(g->mod, g->b, "llvm.floor", &lt, 1, &q, 1);
+        if (!want_mod) return fq;
+        return LLVMBuildFSub(g->b, a, LLVMBuildFMul(g->b, fq, b, ""), "");
+    }
+    int64_t k;
+    if (const_int_of(be, &k) && k > 0 && (k & (k - 1)) == 0) {
+        /* An arithmetic shift is floor division by 2^n, and masking the low
+         * bits is the (non-negative) floor remainder. */
+        int sh = __builtin_ctzll((unsigned long long)k);
+        if (want_mod) return LLVMBuildAnd(g->b, a, const_of(g, lt, k - 1, 0), "");
+        return is_signed(t) ? LLVMBuildAShr(g->b, a, const_of(g, lt, sh, 0), "")
+                            : LLVMBuildLShr(g->b, a, const_of(g, lt, sh, 0), "");
+    }
+    if (!is_signed(t))
+        return want_mod ? LLVMBuildURem(g->b, a, b, "") : LLVMBuildUDiv(g->b, a, b, "");
+    LLVMValueRef q = LLVMBuildSDiv(g->b, a, b, "");
+    LLVMValueRef r = LLVMBuildSRem(g->b, a, b, "");
+    LLVMValueRef zero = const_of(g, lt, 0, 0);
+    /* Truncation rounds toward zero: adjust when the remainder is non-zero
+     * and its sign differs from the divisor's. */
+    LLVMValueRef fix;
+    if (const_int_of(be, &k) && k > 0)
+        fix = LLVMBuildICmp(g->b, LLVMIntSLT, r, zero, "");
+    else
+        fix = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntNE, r, zero, ""),
+                           LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, ""),
+                           "");
+    if (want_mod) return LLVMBuildSelect(g->b, fix, LLVMBuildAdd(g->b, r, b, ""), r, "");
+    return LLVMBuildSelect(g->b, fix, LLVMBuildSub(g->b, q, const_of(g, lt, 1, 0), ""), q, "");
+}
+
+static LLVMValueRef compare(cg *g, tir_kind k, tir_dtype t, LLVMValueRef a, LLVMValueRef b) {
+    if (is_fp(t)) {
+        LLVMRealPredicate p = k == TIR_KIND_EQ   ? LLVMRealOEQ
+                              : k == TIR_KIND_NE ? LLVMRealUNE
+                              : k == TIR_KIND_LT ? LLVMRealOLT
+                              : k == TIR_KIND_LE ? LLVMRealOLE
+                              : k == TIR_KIND_GT ? LLVMRealOGT
+                                                 : LLVMRealOGE;
+        return LLVMBuildFCmp(g->b, p, a, b, "");
+    }
+    bool s = is_signed(t);
+    LLVMIntPredicate p = k == TIR_KIND_EQ   ? LLVMIntEQ
+                         : k == TIR_KIND_NE ? LLVMIntNE
+                         : k == TIR_KIND_LT ? (s ? LLVMIntSLT : LLVMIntULT)
+                         : k == TIR_KIND_LE ? (s ? LLVMIntSLE : LLVMIntULE)
+                         : k == TIR_KIND_GT ? (s ? LLVMIntSGT : LLVMIntUGT)
+                                            : (s ? LLVMIntSGE : LLVMIntUGE);
+    return LLVMBuildICmp(g->b, p, a, b, "");
+}
+
+static LLVMValueRef binop(cg *g, const tir_binop *e) {
+    tir_kind k = (tir_kind)e->base.kind;
+    tir_dtype t = e->a->dtype;
+    LLVMValueRef a = expr(g, e->a);
+    if (!a) return NULL;
+    LLVMValueRef b = expr(g, e->b);
+    if (!b) return NULL;
+    bool fp = is_fp(t), s = is_signed(t);
+    switch (k) {
+    case TIR_KIND_ADD:
+        return fp  ? contract(g, LLVMBuildFAdd(g->b, a, b, ""))
+               : s ? LLVMBuildNSWAdd(g->b, a, b, "")
+                   : LLVMBuildAdd(g->b, a, b, "");
+    case TIR_KIND_SUB:
+        return fp  ? contract(g, LLVMBuildFSub(g->b, a, b, ""))
+               : s ? LLVMBuildNSWSub(g->b, a, b, "")
+                   : LLVMBuildSub(g->b, a, b, "");
+    case TIR_KIND_MUL:
+        return fp  ? contract(g, LLVMBuildFMul(g->b, a, b, ""))
+               : s ? LLVMBuildNSWMul(g->b, a, b, "")
+                   : LLVMBuildMul(g->b, a, b, "");
+    case TIR_KIND_DIV:
+        return fp  ? LLVMBuildFDiv(g->b, a, b, "")
+               : s ? LLVMBuildSDiv(g->b, a, b, "")
+                   : LLVMBuildUDiv(g->b, a, b, "");
+    case TIR_KIND_MOD:
+        return fp  ? LLVMBuildFRem(g->b, a, b, "")
+               : s ? LLVMBuildSRem(g->b, a, b, "")
+                   : LLVMBuildURem(g->b, a, b, "");
+    case TIR_KIND_FLOORDIV: return floor_divmod(g, t, e->b, a, b, false);
+    case TIR_KIND_FLOORMOD: return floor_divmod(g, t, e->b, a, b, true);
+    case TIR_KIND_MIN: return LLVMBuildSelect(g->b, compare(g, TIR_KIND_LT, t, a, b), a, b, "");
+    case TIR_KIND_MAX: return LLVMBuildSelect(g->b, compare(g, TIR_KIND_GT, t, a, b), a, b, "");
+    case TIR_KIND_EQ:
+    case TIR_KIND_NE:
+    case TIR_KIND_LT:
+    case TIR_KIND_LE:
+    case TIR_KIND_GT:
+    case TIR_KIND_GE: return compare(g, k, t, a, b);
+    case TIR_KIND_AND: return LLVMBuildAnd(g->b, a, b, "");
+    case TIR_KIND_OR: return LLVMBuildOr(g->b, a, b, "");
+    default: TIR_UNREACHABLE();
+    }
+}
+
+static LLVMValueRef cast(cg *g, tir_dtype to, tir_dtype from, LLVMValueRef v) {
+    if (tir_dtype_eq(to, from)) return v;
+    LLVMTypeRef lt = ty(g, to);
+    if (tir_dtype_is_bool(to)) {
+        LLVMTypeRef ft = LLVMTypeOf(v);
+        return is_fp(from) ? LLVMBuildFCmp(g->b, LLVMRealUNE, v, const_of(g, ft, 0, 0.0), "")
+                           : LLVMBuildICmp(g->b, LLVMIntNE, v, const_of(g, ft, 0, 0.0), "");
+    }
+    if (tir_dtype_is_bool(from))
+        return is_fp(to) ? LLVMBuildUIToFP(g->b, v, lt, "") : LLVMBuildZExt(g->b, v, lt, "");
+    if (tir_dtype_is_int(from) && tir_dtype_is_int(to)) {
+        if (to.bits < from.bits) return LLVMBuildTrunc(g->b, v, lt, "");
+        if (to.bits == from.bits) return v;
+        return is_signed(from) ? LLVMBuildSExt(g->b, v, lt, "") : LLVMBuildZExt(g->b, v, lt, "");
+    }
+    if (tir_dtype_is_int(from))
+        return is_signed(from) ? LLVMBuildSIToFP(g->b, v, lt, "")
+                               : LLVMBuildUIToFP(g->b, v, lt, "");
+    if (tir_dtype_is_int(to))
+        return is_signed(to) ? LLVMBuildFPToSI(g->b, v, lt, "") : LLVMBuildFPToUI(g->b, v, lt, "");
+    /* float <-> float; half <-> bfloat have the same size and go via float. */
+    if (to.bits > from.bits) return LLVMBuildFPExt(g->b, v, lt, "");
+    if (to.bits < from.bits) return LLVMBuildFPTrunc(g->b, v, lt, "");
+    tir_dtype f32 = tir_dtype_with_lanes(TIR_F32, to.lanes);
+    return LLVMBuildFPTrunc(g->b, LLVMBuildFPExt(g->b, v, ty(g, f32), ""), lt, "");
+}
+
+/* True when evaluating e may fault or be undefined, so that a Select must
+ * not evaluate it unless chosen. */
+static bool may_trap(const tir_expr *e) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM:
+    case TIR_KIND_FLOAT_IMM:
+    case TIR_KIND_VAR: return false;
+    case TIR_KIND_BUFFER_LOAD: return true;
+    case TIR_KIND_CALL: {
+        /* Math intrinsics are pure and total; the GPU intrinsics are not
+         * values at all. */
+        const tir_call *c = tir_as_tir_call(e);
+        if (c->op == TIR_INTRIN_ADDRESS_OF || c->base.dtype.code == TIR_TYPE_VOID) return true;
+        for (int i = 0; i < c->nargs; i++)
+            if (may_trap(c->args[i])) return true;
+        return false;
+    }
+    case TIR_KIND_NOT: return may_trap(tir_as_tir_not(e)->a);
+    case TIR_KIND_CAST: return may_trap(tir_as_tir_cast(e)->value);
+    case TIR_KIND_SELECT: {
+        const tir_select *s = tir_as_tir_select(e);
+        return may_trap(s->cond) || may_trap(s->t) || may_trap(s->f);
+    }
+    case TIR_KIND_RAMP: {
+        const tir_ramp *r = tir_as_tir_ramp(e);
+        return may_trap(r->start) || may_trap(r->stride);
+    }
+    case TIR_KIND_BROADCAST: return may_trap(tir_as_tir_broadcast(e)->value);
+    case TIR_KIND_LET: {
+        const tir_let *l = tir_as_tir_let(e);
+        return may_trap(l->value) || may_trap(l->body);
+    }
+    default: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        TIR_ASSERT(b);
+        tir_kind k = (tir_kind)e->kind;
+        int64_t d;
+        if ((k == TIR_KIND_DIV || k == TIR_KIND_MOD || k == TIR_KIND_FLOORDIV ||
+             k == TIR_KIND_FLOORMOD) &&
+            tir_dtype_is_int(e->dtype) && !(const_int_of(b->b, &d) && d != 0 && d != -1))
+            return true;
+        return may_trap(b->a) || may_trap(b->b);
+    }
+    }
+}
+
+static LLVMValueRef select_expr(cg *g, const tir_select *s) {
+    if (s->cond->dtype.lanes == 1 && (may_trap(s->t) || may_trap(s->f))) {
+        LLVMValueRef c = expr(g, s->cond);
+        if (!c) return NULL;
+        LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sel.t");
+        LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sel.f");
+        LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sel.end");
+        LLVMBuildCondBr(g->b, c, bt, bf);
+        LLVMPositionBuilderAtEnd(g->b, bt);
+        LLVMValueRef vt = expr(g, s->t);
+        if (!vt) return NULL;
+        LLVMBasicBlockRef et = LLVMGetInsertBlock(g->b);
+        LLVMBuildBr(g->b, bm);
+        LLVMPositionBuilderAtEnd(g->b, bf);
+        LLVMValueRef vf = expr(g, s->f);
+        if (!vf) return NULL;
+        LLVMBasicBlockRef ef = LLVMGetInsertBlock(g->b);
+        LLVMBuildBr(g->b, bm);
+        LLVMPositionBuilderAtEnd(g->b, bm);
+        LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(vt), "");
+        LLVMValueRef vals[2] = {vt, vf};
+        LLVMBasicBlockRef bbs[2] = {et, ef};
+        LLVMAddIncoming(phi, vals, bbs, 2);
+        return phi;
+    }
+    LLVMValueRef c = expr(g, s->cond), t = c ? expr(g, s->t) : NULL, f = t ? expr(g, s->f) : NULL;
+    return f ? LLVMBuildSelect(g->b, c, t, f, "") : NULL;
+}
+
+static LLVMValueRef ramp_value(cg *g, const tir_ramp *r) {
+    LLVMValueRef base = expr(g, r->start), stride = base ? expr(g, r->stride) : NULL;
+    if (!stride) return NULL;
+    LLVMTypeRef st = LLVMTypeOf(base);
+    LLVMValueRef *steps = malloc(sizeof *steps * (size_t)r->lanes);
+    TIR_ASSERT(steps);
+    bool fp = is_fp(r->start->dtype);
+    for (int i = 0; i < r->lanes; i++) steps[i] = const_of(g, st, i, (double)i);
+    LLVMValueRef sv = LLVMConstVector(steps, (unsigned)r->lanes);
+    free(steps);
+    LLVMValueRef bs = splat(g, base, r->lanes), ss = splat(g, stride, r->lanes);
+    if (fp) return LLVMBuildFAdd(g->b, bs, LLVMBuildFMul(g->b, ss, sv, ""), "");
+    bool s = is_signed(r->start->dtype);
+    LLVMValueRef m = s ? LLVMBuildNSWMul(g->b, ss, sv, "") : LLVMBuildMul(g->b, ss, sv, "");
+    return s ? LLVMBuildNSWAdd(g->b, bs, m, "") : LLVMBuildAdd(g->b, bs, m, "");
+}
+
+/* The pointer to element idx (a scalar value of index type) of cb,
+ * elem_offset included. */
+static LLVMValueRef elem_ptr(cg *g, const cg_buf *cb, LLVMValueRef idx) {
+    int64_t off;
+    if (!(tir_expr_const_int(cb->buf->elem_offset, &off) && off == 0)) {
+        LLVMValueRef o = expr(g, cb->buf->elem_offset);
+        if (!o) return NULL;
+        LLVMTypeRef it = LLVMTypeOf(idx), ot = LLVMTypeOf(o);
+        unsigned ib = LLVMGetIntTypeWidth(it), ob = LLVMGetIntTypeWidth(ot);
+        if (ob < ib) o = LLVMBuildSExt(g->b, o, it, "");
+        if (ob > ib) idx = LLVMBuildSExt(g->b, idx, ot, "");
+        idx = LLVMBuildNSWAdd(g->b, idx, o, "");
+    }
+    return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+}
+
+static const tir_ramp *dense_ramp(const tir_expr *idx, const tir_buffer *b) {
+    const tir_ramp *r = tir_as_tir_ramp(idx);
+    int64_t stride;
+    if (!r || !tir_expr_const_int(r->stride, &stride) || stride != 1) return NULL;
+    if ((size_t)r->lanes * tir_dtype_bytes(b->dtype) > 16) return NULL;
+    return r;
+}
+
+static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
+    cg_buf *cb = find_buf(g, l->buffer);
+    TIR_ASSERT(cb);
+    const tir_expr *idx = l->indices[0];
+    int lanes = l->base.dtype.lanes;
+    bool is_bool = tir_dtype_is_bool(l->buffer->dtype);
+    LLVMValueRef v;
+    const tir_ramp *r = dense_ramp(idx, l->buffer);
+    if (lanes == 1 || r) {
+        const tir_expr *start = r ? r->start : idx;
+        LLVMValueRef i = expr(g, start);
+        LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
+        if (!p) return NULL;
+        LLVMTypeRef lt = lanes == 1 ? cb->elem : LLVMVectorType(cb->elem, (unsigned)lanes);
+        v = LLVMBuildLoad2(g->b, lt, p, "");
+        LLVMSetAlignment(v, access_align(g, cb, start));
+    } else {
+        LLVMValueRef iv = expr(g, idx);
+        if (!iv) return NULL;
+        v = LLVMGetPoison(LLVMVectorType(cb->elem, (unsigned)lanes));
+        unsigned align = elem_align(cb);
+        for (int j = 0; j < lanes; j++) {
+            LLVMValueRef lane = LLVMConstInt(g->t_i32, (unsigned)j, 0);
+            LLVMValueRef p = elem_ptr(g, cb, LLVMBuildExtractElement(g->b, iv, lane, ""));
+            if (!p) return NULL;
+            LLVMValueRef x = LLVMBuildLoad2(g->b, cb->elem, p, "");
+            LLVMSetAlignment(x, align);
+            v = LLVMBuildInsertElement(g->b, v, x, lane, "");
+        }
+    }
+    return is_bool ? LLVMBuildTrunc(g->b, v, ty(g, l->base.dtype), "") : v;
+}
+
+static tir_status store_stmt(cg *g, const tir_buffer_store *s) {
+    cg_buf *cb = find_buf(g, s->buffer);
+    TIR_ASSERT(cb);
+    const tir_expr *idx = s->indices[0];
+    int lanes = s->value->dtype.lanes;
+    LLVMValueRef v = expr(g, s->value);
+    if (!v) return tir_ctx_error_code(g->ctx);
+    if (tir_dtype_is_bool(s->buffer->dtype))
+        v = LLVMBuildZExt(g->b, v, lanes > 1 ? LLVMVectorType(g->t_i8, (unsigned)lanes) : g->t_i8,
+                          "");
+    const tir_ramp *r = dense_ramp(idx, s->buffer);
+    if (lanes == 1 || r) {
+        const tir_expr *start = r ? r->start : idx;
+        LLVMValueRef i = expr(g, start);
+        LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
+        if (!p) return tir_ctx_error_code(g->ctx);
+        LLVMValueRef st = LLVMBuildStore(g->b, v, p);
+        LLVMSetAlignment(st, access_align(g, cb, start));
+        return TIR_OK;
+    }
+    LLVMValueRef iv = expr(g, idx);
+    if (!iv) return tir_ctx_error_code(g->ctx);
+    unsigned align = elem_align(cb);
+    for (int j = 0; j < lanes; j++) {
+        LLVMValueRef lane = LLVMConstInt(g->t_i32, (unsigned)j, 0);
+        LLVMValueRef p = elem_ptr(g, cb, LLVMBuildExtractElement(g->b, iv, lane, ""));
+        if (!p) return tir_ctx_error_code(g->ctx);
+        LLVMValueRef st = LLVMBuildStore(g->b, LLVMBuildExtractElement(g->b, v, lane, ""), p);
+        LLVMSetAlignment(st, align);
+    }
+    return TIR_OK;
+}
+
+/* One lane of a math intrinsic on scalar float type t. */
+static LLVMValueRef math_scalar(cg *g, tir_intrin op, tir_dtype t, LLVMValueRef *a, int n) {
+    LLVMTypeRef lt = scalar_ty(g, t);
+    if (op == TIR_INTRIN_FABS) return cg_call_intrinsic(g->mod, g->b, "llvm.fabs", &lt, 1, a, 1);
+    if (op == TIR_INTRIN_FMA) return cg_call_intrinsic(g->mod, g->b, "llvm.fma", &lt, 1, a, 3);
+    /* Half types compute in float: exact for sqrt (float has more than
+     * twice their precision) and within the float error otherwise. */
+    bool narrow = t.bits == 16;
+    LLVMValueRef x[2];
+    for (int i = 0; i < n; i++) x[i] = narrow ? LLVMBuildFPExt(g->b, a[i], g->t_f32, "") : a[i];
+    LLVMTypeRef ct = narrow ? g->t_f32 : lt;
+    LLVMValueRef r;
+    if (op == TIR_INTRIN_SQRT) {
+        r = cg_call_intrinsic(g->mod, g->b, "llvm.sqrt", &ct, 1, x, 1);
+    } else {
+        LLVMValueRef fn = cg_math_fn(g->mod, op, t.bits == 64);
+        r = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, x, (unsigned)n, "");
+    }
+    return narrow ? LLVMBuildFPTrunc(g->b, r, lt, "") : r;
+}
+
+static LLVMValueRef math_call(cg *g, const tir_call *c) {
+    LLVMValueRef a[3];
+    for (int i = 0; i < c->nargs; i++)
+        if (!(a[i] = expr(g, c->args[i]))) return NULL;
+    tir_dtype t = c->base.dtype;
+    if (t.lanes == 1) return math_scalar(g, c->op, t, a, c->nargs);
+    LLVMValueRef v = LLVMGetPoison(ty(g, t));
+    for (int j = 0; j < t.lanes; j++) {
+        LLVMValueRef lane = LLVMConstInt(g->t_i32, (unsigned)j, 0), x[3];
+        for (int i = 0; i < c->nargs; i++) x[i] = LLVMBuildExtractElement(g->b, a[i], lane, "");
+        v = LLVMBuildInsertElement(
+            g->b, v, math_scalar(g, c->op, tir_dtype_element(t), x, c->nargs), lane, "");
+    }
+    return v;
+}
+
+/* The address of address_of(load)'s element. */
+static LLVMValueRef address_of(cg *g, const tir_expr *e) {
+    const tir_buffer_load *l = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0]);
+    cg_buf *cb = find_buf(g, l->buffer);
+    TIR_ASSERT(cb);
+    LLVMValueRef i = expr(g, l->indices[0]);
+    return i ? elem_ptr(g, cb, i) : NULL;
+}
+
+static LLVMValueRef call_expr(cg *g, const tir_call *c) {
+    if (g->host && (c->op == TIR_INTRIN_SYNCTHREADS || c->op == TIR_INTRIN_CP_ASYNC ||
+                    c->op == TIR_INTRIN_CP_ASYNC_COMMIT || c->op == TIR_INTRIN_CP_ASYNC_WAIT))
+        return fail(g, TIR_ERR_UNSUPPORTED, "codegen: %s cannot run on the host",
+                    tir_intrin_name(c->op));
+    switch (c->op) {
+    case TIR_INTRIN_SYNCTHREADS:
+        return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+    case TIR_INTRIN_CP_ASYNC: {
+        int64_t bytes = 0;
+        tir_expr_const_int(c->args[2], &bytes);
+        LLVMValueRef p[2] = {address_of(g, c->args[0]), NULL};
+        if (!p[0] || !(p[1] = address_of(g, c->args[1]))) return NULL;
+        /* .cg (L2 only) exists only for 16-byte copies. */
+        const char *name = bytes == 16  ? "llvm.nvvm.cp.async.cg.shared.global.16"
+                           : bytes == 8 ? "llvm.nvvm.cp.async.ca.shared.global.8"
+                                        : "llvm.nvvm.cp.async.ca.shared.global.4";
+        return cg_call_intrinsic(g->mod, g->b, name, NULL, 0, p, 2);
+    }
+    case TIR_INTRIN_CP_ASYNC_COMMIT:
+        return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
+    case TIR_INTRIN_CP_ASYNC_WAIT: {
+        int64_t n = 0;
+        tir_expr_const_int(c->args[0], &n);
+        LLVMValueRef a = LLVMConstInt(g->t_i32, (unsigned long long)n, 0);
+        return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.cp.async.wait.group", NULL, 0, &a, 1);
+    }
+    case TIR_INTRIN_ADDRESS_OF: return address_of(g, &c->base);
+    default: return math_call(g, c);
+    }
+}
+
+static LLVMValueRef expr(cg *g, const tir_expr *e) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: {
+        int64_t v = tir_as_tir_int_imm(e)->value;
+        if (tir_dtype_is_bool(e->dtype)) v &= 1;
+        return LLVMConstInt(ty(g, e->dtype), (unsigned long long)v, 1);
+    }
+    case TIR_KIND_FLOAT_IMM: return LLVMConstReal(ty(g, e->dtype), tir_as_tir_float_imm(e)->value);
+    case TIR_KIND_VAR: {
+        const cg_var *v = find_var(g, tir_as_tir_var(e));
+        if (!v)
+            return fail(g, TIR_ERR_UNSUPPORTED, "codegen: variable '%s' is not defined",
+                        tir_as_tir_var(e)->name);
+        return v->val;
+    }
+    case TIR_KIND_NOT: {
+        LLVMValueRef a = expr(g, tir_as_tir_not(e)->a);
+        return a ? LLVMBuildNot(g->b, a, "") : NULL;
+    }
+    case TIR_KIND_SELECT: return select_expr(g, tir_as_tir_select(e));
+    case TIR_KIND_CAST: {
+        const tir_cast *c = tir_as_tir_cast(e);
+        LLVMValueRef v = expr(g, c->value);
+        return v ? cast(g, e->dtype, c->value->dtype, v) : NULL;
+    }
+    case TIR_KIND_BUFFER_LOAD: return load_expr(g, tir_as_tir_buffer_load(e));
+    case TIR_KIND_RAMP: return ramp_value(g, tir_as_tir_ramp(e));
+    case TIR_KIND_BROADCAST: {
+        const tir_broadcast *b = tir_as_tir_broadcast(e);
+        LLVMValueRef v = expr(g, b->value);
+        return v ? splat(g, v, b->lanes) : NULL;
+    }
+    case TIR_KIND_CALL: return call_expr(g, tir_as_tir_call(e));
+    case TIR_KIND_LET: {
+        const tir_let *l = tir_as_tir_let(e);
+        LLVMValueRef v = expr(g, l->value);
+        if (!v) return NULL;
+        push_var(g, l->var, v, mod_of(g, l->value));
+        LLVMValueRef r = expr(g, l->body);
+        g->nvars--;
+        return r;
+    }
+    default:
+        if (tir_kind_is_binop((tir_kind)e->kind)) return binop(g, tir_as_tir_binop(e));
+        TIR_UNREACHABLE();
+    }
+}
+
+/* ------------------------------------------------------------- statements */
+
+static tir_status stmt(cg *g, const tir_stmt *s);
+
+static void set_loop_md(cg *g, LLVMValueRef br, const char *key, int count) {
+    LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(g->lc, key, strlen(key)), NULL};
+    if (count >= 0) ops[1] = LLVMValueAsMetadata(LLVMConstInt(g->t_i32, (unsigned)count, 0));
+    LLVMMetadataRef prop = LLVMMDNodeInContext2(g->lc, ops, count >= 0 ? 2 : 1);
+    /* A loop ID refers to itself; replacing the placeholder makes it
+     * distinct, as LLVM requires. */
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(g->lc, NULL, 0);
+    LLVMMetadataRef lops[2] = {tmp, prop};
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(g->lc, lops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, loop);
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9),
+                    LLVMMetadataAsValue(g->lc, loop));
+}
+
+static tir_status serial_loop(cg *g, const tir_for *f);
+
+static tir_status thread_loop(cg *g, const tir_for *f) {
+    if (g->host) return serial_loop(g, f);
+    static const char *const sreg[CG_NAXES] = {
+        "llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+        "llvm.nvvm.read.ptx.sreg.ctaid.z", "llvm.nvvm.read.ptx.sreg.tid.x",
+        "llvm.nvvm.read.ptx.sreg.tid.y",   "llvm.nvvm.read.ptx.sreg.tid.z"};
+    int axis = cg_tag_axis(f->thread_tag);
+    TIR_ASSERT(axis >= 0);
+    LLVMValueRef v = cg_call_intrinsic(g->mod, g->b, sreg[axis], NULL, 0, NULL, 0);
+    tir_dtype vt = f->var->base.dtype;
+    if (vt.bits > 32) v = LLVMBuildZExt(g->b, v, ty(g, vt), "");
+    if (vt.bits < 32) v = LLVMBuildTrunc(g->b, v, ty(g, vt), "");
+    push_var(g, f->var, v, MOD_ANY);
+    tir_status s = stmt(g, f->body);
+    g->nvars--;
+    return s;
+}
+
+static tir_status serial_loop(cg *g, const tir_for *f) {
+    const tir_annot *an = tir_annots_find(f->nannots, f->annots, "pragma_unroll_max_step");
+    int64_t ext, mn;
+    bool cext = tir_expr_const_int(f->extent, &ext), cmin = tir_expr_const_int(f->min, &mn);
+    LLVMValueRef minv = expr(g, f->min);
+    if (!minv) return tir_ctx_error_code(g->ctx);
+    tir_dtype vt = f->var->base.dtype;
+    if (f->kind == TIR_FOR_UNROLLED && !an && cext && ext <= 1024) {
+        cg_mod mm = mod_of(g, f->min);
+        for (int64_t k = 0; k < ext; k++) {
+            LLVMValueRef kv = LLVMConstInt(ty(g, vt), (unsigned long long)k, 1);
+            LLVMValueRef v = cmin ? LLVMConstInt(ty(g, vt), (unsigned long long)(mn + k), 1)
+                                  : LLVMBuildNSWAdd(g->b, minv, kv, "");
+            push_var(g, f->var, v, mod_norm(mm.coeff, mm.base + k));
+            tir_status s = stmt(g, f->body);
+            g->nvars--;
+            TIR_TRY(s);
+        }
+        return TIR_OK;
+    }
+    LLVMValueRef extv = expr(g, f->extent);
+    if (!extv) return tir_ctx_error_code(g->ctx);
+    bool sg = is_signed(vt);
+    LLVMValueRef end =
+        sg ? LLVMBuildNSWAdd(g->b, minv, extv, "") : LLVMBuildAdd(g->b, minv, extv, "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef hdr = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.hdr");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.body");
+    LLVMBasicBlockRef latch = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.latch");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.end");
+    LLVMBuildBr(g->b, hdr);
+    LLVMPositionBuilderAtEnd(g->b, hdr);
+    LLVMValueRef i = LLVMBuildPhi(g->b, ty(g, vt), f->var->name);
+    LLVMValueRef cond = LLVMBuildICmp(g->b, sg ? LLVMIntSLT : LLVMIntULT, i, end, "");
+    LLVMBuildCondBr(g->b, cond, body, exit);
+    LLVMPositionBuilderAtEnd(g->b, body);
+    push_var(g, f->var, i, MOD_ANY);
+    tir_status s = stmt(g, f->body);
+    g->nvars--;
+    TIR_TRY(s);
+    LLVMBuildBr(g->b, latch);
+    LLVMPositionBuilderAtEnd(g->b, latch);
+    LLVMValueRef one = LLVMConstInt(ty(g, vt), 1, 0);
+    LLVMValueRef next = sg ? LLVMBuildNSWAdd(g->b, i, one, "") : LLVMBuildAdd(g->b, i, one, "");
+    LLVMValueRef back = LLVMBuildBr(g->b, hdr);
+    LLVMValueRef vals[2] = {minv, next};
+    LLVMBasicBlockRef bbs[2] = {pre, latch};
+    LLVMAddIncoming(i, vals, bbs, 2);
+    if (an)
+        set_loop_md(g, back, an->i > 1 ? "llvm.loop.unroll.count" : "llvm.loop.unroll.disable",
+                    an->i > 1 ? (int)(an->i > 1024 ? 1024 : an->i) : -1);
+    else if (f->kind == TIR_FOR_UNROLLED)
+        set_loop_md(g, back, "llvm.loop.unroll.full", -1);
+    LLVMPositionBuilderAtEnd(g->b, exit);
+    return TIR_OK;
+}
+
+static void sanitize(char *s) {
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+            *s = '_';
+}
+
+static tir_status allocate(cg *g, const tir_allocate *a) {
+    const tir_buffer *b = a->buffer;
+    if (!find_buf(g, b)) {
+        int64_t n = tir_buffer_const_size(b);
+        LLVMTypeRef et = mem_ty(g, b->dtype);
+        LLVMTypeRef at = LLVMArrayType2(et, (uint64_t)n);
+        unsigned align = b->align > 16 ? (unsigned)b->align : 16;
+        char name[128];
+        snprintf(name, sizeof name, "%s_%s", b->name,
+                 b->scope == TIR_SCOPE_SHARED ? "shared" : "local");
+        sanitize(name);
+        LLVMValueRef p;
+        if (b->scope == TIR_SCOPE_SHARED && !g->host) {
+            p = LLVMAddGlobalInAddressSpace(g->mod, at, name, 3);
+            LLVMSetInitializer(p, LLVMGetUndef(at));
+            LLVMSetLinkage(p, LLVMInternalLinkage);
+            LLVMSetAlignment(p, align);
+            int64_t bytes = n * (int64_t)tir_dtype_bytes(b->dtype);
+            g->shared_bytes = (g->shared_bytes + align - 1) / align * align + bytes;
+        } else {
+            p = LLVMBuildAlloca(g->ab, at, name);
+            LLVMSetAlignment(p, align);
+        }
+        add_buf(g, b, p, align);
+    }
+    return stmt(g, a->body);
+}
+
+static tir_status stmt(cg *g, const tir_stmt *s) {
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = tir_as_tir_for(s);
+        return f->kind == TIR_FOR_THREAD_BINDING ? thread_loop(g, f) : serial_loop(g, f);
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++) TIR_TRY(stmt(g, q->stmts[i]));
+        return TIR_OK;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *f = tir_as_tir_if(s);
+        LLVMValueRef c = expr(g, f->cond);
+        if (!c) return tir_ctx_error_code(g->ctx);
+        LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(g->lc, g->fn, "if.then");
+        LLVMBasicBlockRef be =
+            f->else_s ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "if.else") : NULL;
+        LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(g->lc, g->fn, "if.end");
+        LLVMBuildCondBr(g->b, c, bt, be ? be : bm);
+        LLVMPositionBuilderAtEnd(g->b, bt);
+        TIR_TRY(stmt(g, f->then_s));
+        LLVMBuildBr(g->b, bm);
+        if (be) {
+            LLVMPositionBuilderAtEnd(g->b, be);
+            TIR_TRY(stmt(g, f->else_s));
+            LLVMBuildBr(g->b, bm);
+        }
+        LLVMPositionBuilderAtEnd(g->b, bm);
+        return TIR_OK;
+    }
+    case TIR_KIND_BUFFER_STORE: return store_stmt(g, tir_as_tir_buffer_store(s));
+    case TIR_KIND_ALLOCATE: return allocate(g, tir_as_tir_allocate(s));
+    case TIR_KIND_EVALUATE: {
+        const tir_call *c = tir_as_tir_call(tir_as_tir_evaluate(s)->value);
+        if (c && !call_expr(g, c)) return tir_ctx_error_code(g->ctx);
+        return TIR_OK;
+    }
+    default: TIR_UNREACHABLE();
+    }
+}
+
+/* ----------------------------------------------------------------- kernel */
+
+static void add_attr(cg *g, LLVMValueRef fn, unsigned idx, const char *name, uint64_t val) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    TIR_ASSERT(kind != 0);
+    LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(g->lc, kind, val));
+}
+
+static void annotate(cg *g, const char *key, int64_t v) {
+    LLVMMetadataRef ops[3] = {
+        LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->lc, key, strlen(key)),
+        LLVMValueAsMetadata(LLVMConstInt(g->t_i32, (unsigned long long)v, 0))};
+    LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations",
+                                LLVMMetadataAsValue(g->lc, LLVMMDNodeInContext2(g->lc, ops, 3)));
+}
+
+tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
+                          const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
+                          bool host, int64_t *shared_bytes) {
+    cg g = {.ctx = ctx, .f = f, .opts = opts, .mod = mod, .host = host, .global_as = host ? 0 : 1};
+    g.lc = LLVMGetModuleContext(mod);
+    g.t_void = LLVMVoidTypeInContext(g.lc);
+    g.t_i1 = LLVMInt1TypeInContext(g.lc);
+    g.t_i8 = LLVMInt8TypeInContext(g.lc);
+    g.t_i32 = LLVMInt32TypeInContext(g.lc);
+    g.t_i64 = LLVMInt64TypeInContext(g.lc);
+    g.t_f16 = LLVMHalfTypeInContext(g.lc);
+    g.t_bf16 = LLVMBFloatTypeInContext(g.lc);
+    g.t_f32 = LLVMFloatTypeInContext(g.lc);
+    g.t_f64 = LLVMDoubleTypeInContext(g.lc);
+
+    int np = f->nparams;
+    LLVMTypeRef *pt = malloc(sizeof *pt * (size_t)(np ? np : 1));
+    TIR_ASSERT(pt);
+    for (int i = 0; i < np; i++)
+        pt[i] = f->buffer_map[i] ? LLVMPointerTypeInContext(g.lc, g.global_as)
+                                 : scalar_ty(&g, f->params[i]->base.dtype);
+    LLVMTypeRef fty = LLVMFunctionType(g.t_void, pt, (unsigned)np, 0);
+    free(pt);
+    g.fn = LLVMAddFunction(mod, name, fty);
+    if (!host) LLVMSetFunctionCallConv(g.fn, 71 /* PTX_Kernel */);
+    add_attr(&g, g.fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef p = LLVMGetParam(g.fn, (unsigned)i);
+        const tir_buffer *b = f->buffer_map[i];
+        const char *pn = b ? b->name : f->params[i]->name;
+        LLVMSetValueName2(p, pn, strlen(pn));
+        if (!b) continue;
+        add_attr(&g, g.fn, (unsigned)i + 1, "noalias", 0);
+        add_attr(&g, g.fn, (unsigned)i + 1, "nocapture", 0);
+        add_attr(&g, g.fn, (unsigned)i + 1, "align", (uint64_t)b->align);
+        if (!info->written[i]) add_attr(&g, g.fn, (unsigned)i + 1, "readonly", 0);
+    }
+    for (int i = 0; i < 3 && !host; i++) {
+        static const char *const keys[3] = {"maxntidx", "maxntidy", "maxntidz"};
+        int64_t v = 1;
+        if (info->dims[3 + i]) tir_expr_const_int(info->dims[3 + i], &v);
+        annotate(&g, keys[i], v);
+    }
+
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g.lc, g.fn, "entry");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g.lc, g.fn, "body");
+    g.ab = LLVMCreateBuilderInContext(g.lc);
+    g.b = LLVMCreateBuilderInContext(g.lc);
+    LLVMPositionBuilderAtEnd(g.ab, entry);
+    LLVMPositionBuilderAtEnd(g.b, body);
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef p = LLVMGetParam(g.fn, (unsigned)i);
+        if (f->buffer_map[i])
+            add_buf(&g, f->buffer_map[i], p, (unsigned)f->buffer_map[i]->align);
+        else
+            push_var(&g, f->params[i], p, MOD_ANY);
+    }
+    tir_status s = stmt(&g, f->body);
+    if (s == TIR_OK) {
+        LLVMBuildRetVoid(g.b);
+        LLVMBuildBr(g.ab, body);
+        *shared_bytes += g.shared_bytes;
+    }
+    LLVMDisposeBuilder(g.b);
+    LLVMDisposeBuilder(g.ab);
+    free(g.vars);
+    free(g.bufs);
+    return s;
+}

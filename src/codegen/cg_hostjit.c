@@ -1,0 +1,144 @@
+/* cg_hostjit.c: running lowered kernels on the host, for tests only.
+ *
+ * PTX cannot run here, but the IR codegen emits can: compiled in host mode
+ * (cg_emit_kernel's `host`) and JIT-compiled with LLVM's ORC for the host
+ * CPU, a kernel without thread cooperation computes the same values as on
+ * the GPU (the arithmetic, casts, floor division and math expansions are
+ * target-independent IR).  The tests use it to check semantics and the
+ * accuracy of the math functions.  This file is linked into test programs
+ * only, together with LLVM's ORC and native target libraries.
+ */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <string.h>
+
+#include "cg_hostjit.h"
+#include "cg_internal.h"
+
+struct cg_jit {
+    LLVMOrcLLJITRef jit;
+    void (*fn)(void **);
+};
+
+static tir_status llvm_err(tir_ctx *ctx, const char *what, LLVMErrorRef e) {
+    char *m = LLVMGetErrorMessage(e);
+    tir_status s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "host jit: %s: %s", what, m);
+    LLVMDisposeErrorMessage(m);
+    return s;
+}
+
+/* void wrapper(void **args): loads scalars through args[i], passes buffer
+ * pointers as they are, and calls the kernel. */
+static void build_wrapper(LLVMModuleRef mod, LLVMValueRef kernel, const tir_prim_func *f) {
+    LLVMContextRef lc = LLVMGetModuleContext(mod);
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(lc, 0);
+    LLVMValueRef w = LLVMAddFunction(mod, "tir_jit_wrapper",
+                                     LLVMFunctionType(LLVMVoidTypeInContext(lc), &ptr, 1, 0));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(lc);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(lc, w, "entry"));
+    LLVMTypeRef kty = LLVMGlobalGetValueType(kernel);
+    int n = f->nparams;
+    LLVMValueRef *args = malloc(sizeof *args * (size_t)(n ? n : 1));
+    LLVMTypeRef *pts = malloc(sizeof *pts * (size_t)(n ? n : 1));
+    TIR_ASSERT(args && pts);
+    LLVMGetParamTypes(kty, pts);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(lc), (unsigned long long)i, 0);
+        LLVMValueRef slot = LLVMBuildGEP2(b, ptr, LLVMGetParam(w, 0), &idx, 1, "");
+        LLVMValueRef p = LLVMBuildLoad2(b, ptr, slot, "");
+        args[i] = f->buffer_map[i] ? p : LLVMBuildLoad2(b, pts[i], p, "");
+    }
+    LLVMBuildCall2(b, kty, kernel, args, (unsigned)n, "");
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    free(args);
+    free(pts);
+}
+
+tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codegen_opts *opts,
+                          cg_jit **out) {
+    *out = NULL;
+    tir_codegen_opts o;
+    if (opts)
+        o = *opts;
+    else
+        tir_codegen_opts_init(&o);
+    cg_info info;
+    TIR_TRY(cg_check(ctx, f, &info));
+    cg_llvm_init();
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+
+    LLVMOrcLLJITRef jit;
+    LLVMErrorRef e = LLVMOrcCreateLLJIT(&jit, NULL);
+    if (e) return llvm_err(ctx, "cannot create the JIT", e);
+    LLVMOrcDefinitionGeneratorRef gen;
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit),
+                                                             NULL, NULL);
+    if (e) {
+        LLVMOrcDisposeLLJIT(jit);
+        return llvm_err(ctx, "cannot search the process", e);
+    }
+    LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+
+    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+    LLVMContextRef lc = LLVMOrcThreadSafeContextGetContext(tsc);
+    LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("hostjit", lc);
+    LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
+    LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
+    int64_t shared = 0;
+    tir_status s = cg_emit_kernel(ctx, f, &info, &o, mod, "tir_jit_kernel", true, &shared);
+    char *err = NULL;
+    if (s == TIR_OK) {
+        build_wrapper(mod, LLVMGetNamedFunction(mod, "tir_jit_kernel"), f);
+        if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err))
+            s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "host jit: invalid module: %s", err);
+        LLVMDisposeMessage(err);
+    }
+    if (s == TIR_OK) {
+        char passes[32];
+        snprintf(passes, sizeof passes, "default<O%d>", o.opt_level);
+        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+        e = LLVMRunPasses(mod, passes, NULL, po);
+        LLVMDisposePassBuilderOptions(po);
+        if (e) s = llvm_err(ctx, "optimisation failed", e);
+    }
+    if (s != TIR_OK) {
+        LLVMDisposeModule(mod);
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        LLVMOrcDisposeLLJIT(jit);
+        return s;
+    }
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    e = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm);
+    if (e) {
+        LLVMOrcDisposeThreadSafeModule(tsm);
+        LLVMOrcDisposeLLJIT(jit);
+        return llvm_err(ctx, "cannot add the module", e);
+    }
+    LLVMOrcExecutorAddress addr = 0;
+    e = LLVMOrcLLJITLookup(jit, &addr, "tir_jit_wrapper");
+    if (e) {
+        LLVMOrcDisposeLLJIT(jit);
+        return llvm_err(ctx, "cannot compile", e);
+    }
+    cg_jit *j = calloc(1, sizeof *j);
+    TIR_ASSERT(j);
+    j->jit = jit;
+    j->fn = (void (*)(void **))(uintptr_t)addr;
+    *out = j;
+    return TIR_OK;
+}
+
+void cg_jit_call(cg_jit *j, void **args) { j->fn(args); }
+
+void cg_jit_free(cg_jit *j) {
+    if (!j) return;
+    LLVMOrcDisposeLLJIT(j->jit);
+    free(j);
+}

@@ -1,0 +1,56 @@
+/* cg_internal.h: what the files of src/codegen share.  Only src/codegen
+ * includes LLVM headers; this header is not installed.
+ */
+#ifndef MINITIR_CG_INTERNAL_H
+#define MINITIR_CG_INTERNAL_H
+
+#include <llvm-c/Core.h>
+
+#include "ir_internal.h"
+#include "minitir/codegen.h"
+
+/* Initialises LLVM's NVPTX target once per process (llvm_target.c). */
+void cg_llvm_init(void);
+
+/* Launch axes: blockIdx.x..z are 0..2, threadIdx.x..z are 3..5. */
+enum { CG_NAXES = 6 };
+/* The axis index of a thread tag, or -1 when tag is not one. */
+int cg_tag_axis(const char *tag);
+
+/* What checking a kernel against the lowered form finds out. */
+typedef struct cg_info {
+    const tir_expr *dims[CG_NAXES]; /* launch extents; NULL: axis unused */
+    bool *written;                  /* per param: the kernel stores to it (arena) */
+} cg_info;
+
+/* Checks f against docs/lowered-ir.md.  TIR_ERR_UNSUPPORTED (naming the
+ * node) when it does not conform. */
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, cg_info *info);
+
+/* True when a and b are the same expression with the same variables
+ * (no renaming, unlike tir_struct_equal). */
+bool cg_expr_same(const tir_expr *a, const tir_expr *b);
+
+/* Emits the kernel function `name` for f into mod.  Adds the static shared
+ * memory it allocates to *shared_bytes.
+ *
+ * host: emit a plain C-callable function for the host instead (tests run
+ * kernels this way): thread-binding loops become serial loops, pointers
+ * are generic, shared arrays are stack arrays, and kernels that need
+ * threads to cooperate (syncthreads, cp_async) are refused. */
+tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
+                          const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
+                          bool host, int64_t *shared_bytes);
+
+/* The helper function computing a math intrinsic (exp, log, tanh, pow,
+ * sigmoid) on float (f64 false) or double (f64 true) in mod, created on
+ * first use.  It is internal and always-inline; it uses only target-neutral
+ * LLVM intrinsics (fma, rint, floor, fabs), so it also runs on the host. */
+LLVMValueRef cg_math_fn(LLVMModuleRef mod, tir_intrin op, bool f64);
+
+/* Calls an LLVM intrinsic by name (non-overloaded, or overloaded on the
+ * types in `over`). */
+LLVMValueRef cg_call_intrinsic(LLVMModuleRef mod, LLVMBuilderRef b, const char *name,
+                               LLVMTypeRef *over, int nover, LLVMValueRef *args, int nargs);
+
+#endif

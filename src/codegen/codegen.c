@@ -1,0 +1,316 @@
+/* codegen.c: tir_codegen, from a lowered kernel to PTX.
+ *
+ * Order of work: check the kernel against the lowered form (no LLVM yet),
+ * emit LLVM IR into a fresh LLVMContext (one per call, so concurrent calls
+ * on different ctxs do not share LLVM state), verify it, run the O3
+ * pipeline, and let the NVPTX backend print PTX into memory.  LLVM reports
+ * some backend errors through the context's diagnostic handler, whose
+ * default exits the process; ours records the first error instead.
+ */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cg_internal.h"
+
+static const char *const nvptx_triple = "nvptx64-nvidia-cuda";
+
+void tir_codegen_opts_init(tir_codegen_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->arch = "sm_90";
+    o->fma_contract = true;
+    o->opt_level = 3;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct diag_state {
+    char *msg; /* first error, heap */
+} diag_state;
+
+static void diag_handler(LLVMDiagnosticInfoRef di, void *user) {
+    diag_state *d = user;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || d->msg) return;
+    char *s = LLVMGetDiagInfoDescription(di);
+    d->msg = strdup(s ? s : "?");
+    LLVMDisposeMessage(s);
+}
+
+/* A kernel name PTX accepts. */
+static const char *entry_name(tir_ctx *ctx, const char *name) {
+    size_t n = strlen(name);
+    char *s = tir_ctx_alloc(ctx, n + 2);
+    char *p = s;
+    if (n == 0 || (name[0] >= '0' && name[0] <= '9')) *p++ = '_';
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        *p++ = ok ? c : '_';
+    }
+    *p = 0;
+    return s;
+}
+
+static bool dump_wanted(const tir_codegen_opts *o) {
+    if (o->dump_llvm) return true;
+    const char *e = getenv("TIR_DUMP");
+    return e && strstr(e, "llvm");
+}
+
+static void dump_module(LLVMModuleRef mod, const char *what, const char *name) {
+    char *s = LLVMPrintModuleToString(mod);
+    fprintf(stderr, "=== minitir: LLVM IR of %s %s ===\n%s", name, what, s);
+    LLVMDisposeMessage(s);
+}
+
+static const char *arena_copy(tir_ctx *ctx, const char *s, size_t n) {
+    char *d = tir_ctx_alloc(ctx, n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* The LLVM half of tir_codegen: everything made here is freed here. */
+static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
+                           const tir_codegen_opts *o, const char *name, tir_module *m) {
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(nvptx_triple, &target, &err)) {
+        tir_status s =
+            tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: %s", err ? err : "no NVPTX target");
+        LLVMDisposeMessage(err);
+        return s;
+    }
+    const char *features = o->features                      ? o->features
+                           : strcmp(o->arch, "sm_90a") == 0 ? "+ptx80"
+                                                            : "+ptx78";
+    LLVMCodeGenOptLevel lvl = o->opt_level == 0   ? LLVMCodeGenLevelNone
+                              : o->opt_level == 1 ? LLVMCodeGenLevelLess
+                              : o->opt_level == 2 ? LLVMCodeGenLevelDefault
+                                                  : LLVMCodeGenLevelAggressive;
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, o->arch, features, lvl,
+                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm)
+        return tir_ctx_fail(ctx, TIR_ERR_LLVM,
+                            "codegen: LLVM could not create a target "
+                            "machine for %s (%s)",
+                            o->arch, features);
+    LLVMContextRef lc = LLVMContextCreate();
+    diag_state diag = {0};
+    LLVMContextSetDiagnosticHandler(lc, diag_handler, &diag);
+    LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(name, lc);
+    LLVMSetTarget(mod, nvptx_triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    LLVMSetDataLayout(mod, dl);
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+
+    bool dump = dump_wanted(o);
+    tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &m->shared_bytes);
+    if (s == TIR_OK && m->shared_bytes > 48 * 1024)
+        s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                         "codegen: kernel '%s' allocates %lld bytes of shared memory (static "
+                         "shared memory is limited to 49152 bytes)",
+                         kernel->name, (long long)m->shared_bytes);
+    if (s == TIR_OK && dump) dump_module(mod, "before optimisation", name);
+    if (s == TIR_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
+        s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM rejects the module of '%s': %s",
+                         kernel->name, err ? err : "?");
+    }
+    LLVMDisposeMessage(err);
+    err = NULL;
+    if (s == TIR_OK) {
+        char passes[32];
+        snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
+        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
+        LLVMDisposePassBuilderOptions(po);
+        if (e) {
+            char *msg = LLVMGetErrorMessage(e);
+            s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM optimisation of '%s' failed: %s",
+                             kernel->name, msg);
+            LLVMDisposeErrorMessage(msg);
+        }
+    }
+    if (s == TIR_OK) {
+        if (dump) dump_module(mod, "after optimisation", name);
+        char *ir = LLVMPrintModuleToString(mod);
+        m->llvm_ir = arena_copy(ctx, ir, strlen(ir));
+        LLVMDisposeMessage(ir);
+        LLVMMemoryBufferRef buf = NULL;
+        if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+            s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: PTX emission of '%s' failed: %s",
+                             kernel->name, err ? err : "?");
+            LLVMDisposeMessage(err);
+        } else {
+            m->ptx_len = LLVMGetBufferSize(buf);
+            m->ptx = arena_copy(ctx, LLVMGetBufferStart(buf), m->ptx_len);
+            LLVMDisposeMemoryBuffer(buf);
+        }
+    }
+    if (s == TIR_OK && diag.msg)
+        s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM error in '%s': %s", kernel->name,
+                         diag.msg);
+    free(diag.msg);
+    LLVMDisposeModule(mod);
+    LLVMContextDispose(lc);
+    LLVMDisposeTargetMachine(tm);
+    return s;
+}
+
+tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *opts,
+                       const tir_module **out) {
+    double t0 = now_ms();
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!out || !kernel)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: no kernel or no output");
+    *out = NULL;
+    tir_codegen_opts o;
+    if (opts)
+        o = *opts;
+    else
+        tir_codegen_opts_init(&o);
+    if (!o.arch) o.arch = "sm_90";
+    TIR_TRY(tir_codegen_check_arch(ctx, o.arch));
+    if (o.opt_level < 0 || o.opt_level > 3)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: opt_level %d is not in 0..3",
+                            o.opt_level);
+    cg_info info;
+    TIR_TRY(cg_check(ctx, kernel, &info));
+    cg_llvm_init();
+
+    tir_module *m = IR_NEW(ctx, tir_module);
+    m->kernel_name = entry_name(ctx, kernel->name);
+    m->arch = tir_intern(ctx, o.arch);
+    TIR_TRY(run_llvm(ctx, kernel, &info, &o, m->kernel_name, m));
+
+    tir_kernel_param *ps = IR_NEWN(ctx, tir_kernel_param, kernel->nparams);
+    for (int i = 0; i < kernel->nparams; i++) {
+        const tir_buffer *b = kernel->buffer_map[i];
+        ps[i].var = kernel->params[i];
+        ps[i].buffer = b;
+        ps[i].kind = b ? TIR_PARAM_BUFFER : TIR_PARAM_SCALAR;
+        ps[i].name = b ? b->name : kernel->params[i]->name;
+        ps[i].dtype = b ? b->dtype : kernel->params[i]->base.dtype;
+        ps[i].read_only = b && !info.written[i];
+    }
+    m->nparams = kernel->nparams;
+    m->params = ps;
+    for (int i = 0; i < CG_NAXES; i++) {
+        tir_launch_dim *d = i < 3 ? &m->grid[i] : &m->block[i - 3];
+        d->extent = info.dims[i] ? info.dims[i] : tir_i32(ctx, 1);
+        d->is_const = tir_expr_const_int(d->extent, &d->value);
+        if (!d->is_const) d->value = 0;
+    }
+    m->compile_ms = now_ms() - t0;
+    *out = m;
+    return TIR_OK;
+}
+
+/* ---------------------------------------------------------- launch sizes */
+
+typedef struct dim_eval {
+    const tir_module *m;
+    int nargs;
+    const tir_arg *args;
+    const char *why;
+} dim_eval;
+
+static bool eval_dim(dim_eval *d, const tir_expr *e, int64_t *out) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: *out = tir_as_tir_int_imm(e)->value; return true;
+    case TIR_KIND_VAR:
+        for (int i = 0; i < d->m->nparams; i++)
+            if (d->m->params[i].var == tir_as_tir_var(e)) {
+                if (i >= d->nargs) {
+                    d->why = "too few arguments";
+                    return false;
+                }
+                *out = d->args[i].scalar;
+                return true;
+            }
+        d->why = "a variable that is not a parameter";
+        return false;
+    case TIR_KIND_CAST: {
+        int64_t v;
+        if (!eval_dim(d, tir_as_tir_cast(e)->value, &v)) return false;
+        tir_dtype t = e->dtype;
+        *out = t.bits == 64 ? v
+               : t.bits == 32
+                   ? (t.code == TIR_TYPE_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v)
+               : t.code == TIR_TYPE_UINT ? (int64_t)(uint8_t)v
+                                         : (int64_t)(int8_t)v;
+        return true;
+    }
+    default: break;
+    }
+    const tir_binop *b = tir_as_tir_binop(e);
+    int64_t x, y;
+    if (!b) {
+        d->why = "an expression that is not integer arithmetic";
+        return false;
+    }
+    if (!eval_dim(d, b->a, &x) || !eval_dim(d, b->b, &y)) return false;
+    bool ovf = false;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_ADD: ovf = __builtin_add_overflow(x, y, out); break;
+    case TIR_KIND_SUB: ovf = __builtin_sub_overflow(x, y, out); break;
+    case TIR_KIND_MUL: ovf = __builtin_mul_overflow(x, y, out); break;
+    case TIR_KIND_MIN: *out = x < y ? x : y; break;
+    case TIR_KIND_MAX: *out = x > y ? x : y; break;
+    case TIR_KIND_DIV:
+    case TIR_KIND_MOD:
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD: {
+        if (y == 0 || (x == INT64_MIN && y == -1)) {
+            d->why = "a division by zero or an overflow";
+            return false;
+        }
+        int64_t q = x / y, r = x % y;
+        bool floor = e->kind == TIR_KIND_FLOORDIV || e->kind == TIR_KIND_FLOORMOD;
+        if (floor && r != 0 && ((r < 0) != (y < 0))) {
+            q -= 1;
+            r += y;
+        }
+        *out = (e->kind == TIR_KIND_DIV || e->kind == TIR_KIND_FLOORDIV) ? q : r;
+        break;
+    }
+    default: d->why = "an expression that is not integer arithmetic"; return false;
+    }
+    if (ovf) {
+        d->why = "an overflow";
+        return false;
+    }
+    return true;
+}
+
+tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, const tir_arg *args,
+                                  int64_t grid[3], int64_t block[3]) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!m || !grid || !block || (nargs > 0 && !args))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims: missing argument");
+    dim_eval d = {m, nargs, args, NULL};
+    for (int i = 0; i < 6; i++) {
+        const tir_launch_dim *ld = i < 3 ? &m->grid[i] : &m->block[i - 3];
+        int64_t *out = i < 3 ? &grid[i] : &block[i - 3];
+        if (!eval_dim(&d, ld->extent, out))
+            return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
+                                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], d.why);
+        if (*out <= 0)
+            return tir_ctx_fail(
+                ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c is %lld (must be positive)",
+                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], (long long)*out);
+    }
+    return TIR_OK;
+}

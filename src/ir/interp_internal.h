@@ -1,0 +1,261 @@
+/* interp_internal.h: the reference interpreter's compiled form and
+ * evaluator, shared with later executors (the SIMT simulator).  Not
+ * installed.
+ *
+ * Running a function has two phases:
+ *
+ *   1. ir_prog_compile turns a prim_func into an ir_prog: a tree of
+ *      ir_cstmt / ir_cexpr nodes in which every variable definition has a
+ *      slot (an index into an environment's `vars`) and every distinct
+ *      buffer has a buffer slot (an index into `bufs`).  Type dispatch is
+ *      decided here (each node carries its type class), so evaluation does
+ *      no lookups and no allocation per access.  The prog is immutable and
+ *      may be shared by any number of environments.
+ *
+ *   2. An ir_env is one thread of execution: its own variable values, its
+ *      own buffer table, the first error it hit, and hooks.  ir_exec runs
+ *      the whole body (or ir_exec_stmt one compiled statement) in it.
+ *
+ * Memory is pluggable: a buffer slot points at an ir_mbuf (data pointer,
+ * per-element "written" bytes, evaluated shape and strides).  The
+ * interpreter fills the parameter slots itself (ir_env_bind_params); a
+ * simulator that wants global memory shared between thread environments
+ * binds one set of ir_mbufs into every env with ir_env_set_buf.  Storage
+ * for Allocate statements and block alloc_buffers comes from
+ * hooks->alloc / hooks->release when given (a SIMT simulator returns the
+ * same shared-scope storage to all threads of a thread block), else from
+ * malloc, fresh and unwritten at each entry.
+ *
+ * GPU intrinsics go to hooks->intrin first; without a hook (or when it
+ * declines) syncthreads and cp_async_commit / cp_async_wait are no-ops,
+ * cp_async copies at once, and address_of gives a pointer into the
+ * buffer's storage that cp_async resolves back to its buffer.
+ *
+ * Thread-bound loops: by default every For runs as an ordinary loop.  With
+ * env->simt set, a THREAD_BINDING loop over blockIdx.* / threadIdx.* does
+ * not iterate: its variable takes env->thread_idx[axis] (+ min) and the
+ * body runs once, or not at all when that index is outside the extent.
+ * vthread loops always iterate.
+ *
+ * Errors: evaluation records the first error in env->status (with the
+ * message in env->ctx) and yields zeros from then on; statements check the
+ * status after each expression and stop, so nothing is stored after an
+ * error.  Nothing in the evaluator keeps global or per-node state: all of
+ * it is in the env and on the C stack, so environments can run on
+ * separate stacks (coroutines) and interleave at barriers.
+ */
+#ifndef MINITIR_INTERP_INTERNAL_H
+#define MINITIR_INTERP_INTERNAL_H
+
+#include "ir_internal.h"
+
+#define IR_MAX_LANES 64 /* masks are uint64_t */
+#define IR_MAX_DIMS 16
+
+/* One scalar value: `i` for bool / int / uint (bool as 0/1, unsigned
+ * zero-extended, signed sign-extended, always wrapped to the width), `f`
+ * for float32, float16 and bfloat16 (the latter two hold values exactly
+ * representable in the 16-bit type), `d` for float64, `p` for handles. */
+typedef union ir_val {
+    int64_t i;
+    float f;
+    double d;
+    void *p;
+} ir_val;
+
+/* Type classes: the dtypes the interpreter computes in. */
+typedef enum ir_tc {
+    IR_TC_BOOL,
+    IR_TC_I8,
+    IR_TC_I32,
+    IR_TC_I64,
+    IR_TC_U8,
+    IR_TC_F16,
+    IR_TC_BF16,
+    IR_TC_F32,
+    IR_TC_F64,
+    IR_TC_HANDLE,
+    IR_TC_VOID,
+} ir_tc;
+
+/* Thread axes for env->thread_idx. */
+enum { IR_BLOCK_X, IR_BLOCK_Y, IR_BLOCK_Z, IR_THREAD_X, IR_THREAD_Y, IR_THREAD_Z, IR_NAXES };
+
+/* The storage of one buffer as seen by one env.  elem_offset, shape and
+ * strides are evaluated when the buffer is bound (parameters) or allocated
+ * (Allocate, block alloc_buffers); strides are in elements. */
+typedef struct ir_mbuf {
+    const tir_buffer *buffer;
+    unsigned char *data;
+    uint8_t *written; /* one byte per storage element; NULL: all written */
+    int64_t size;     /* storage elements: data holds size * elem_bytes bytes */
+    int elem_bytes;
+    ir_tc tc;
+    int ndim;
+    int64_t elem_offset;
+    int64_t shape[IR_MAX_DIMS];
+    int64_t strides[IR_MAX_DIMS];
+    void *owner; /* for whoever allocated data (hooks->release) */
+} ir_mbuf;
+
+typedef struct ir_cexpr ir_cexpr;
+typedef struct ir_cstmt ir_cstmt;
+
+/* A compiled expression.  kind is the tir_kind of src except for the
+ * address_of argument, which compiles as a BUFFER_LOAD with `addr` set. */
+struct ir_cexpr {
+    uint16_t kind;
+    uint8_t tc;  /* result type class */
+    uint8_t otc; /* operand type class (binops, compares, casts) */
+    uint16_t lanes;
+    const tir_expr *src;
+    const ir_cexpr *a, *b, *c;
+    union {
+        ir_val k;  /* INT_IMM, FLOAT_IMM */
+        int slot;  /* VAR (first of `lanes` slots), LET (its variable) */
+        struct {
+            int buf;
+            int nidx;
+            const ir_cexpr *const *idx;
+            bool addr; /* address_of: yield the element's address */
+        } ld;
+        struct {
+            tir_intrin op;
+            int nargs;
+            const ir_cexpr *const *args;
+        } call;
+    } u;
+};
+
+/* A buffer declaration: how to set up its ir_mbuf. */
+typedef struct ir_cbuf {
+    int slot;
+    const tir_buffer *buffer;
+    const ir_cexpr *elem_offset;
+    const ir_cexpr *const *shape;
+    const ir_cexpr *const *strides; /* NULL: row-major */
+} ir_cbuf;
+
+typedef struct ir_cblock {
+    const tir_block *block;
+    int niters;
+    const int *iter_slots;
+    const ir_cexpr *const *values;
+    const ir_cexpr *predicate; /* NULL: true */
+    const bool *iter_reduce;   /* [niters] */
+    const ir_cexpr *const *dom_mins;    /* [niters] */
+    const ir_cexpr *const *dom_extents; /* [niters] */
+    const int64_t *dom_lo, *dom_ext;    /* the same when all constant, else NULL */
+    int nallocs;
+    const ir_cbuf *allocs;
+    const ir_cstmt *init; /* NULL if none */
+    const ir_cstmt *body;
+} ir_cblock;
+
+/* A compiled statement; kind is the tir_kind of src. */
+struct ir_cstmt {
+    uint16_t kind;
+    const tir_stmt *src;
+    union {
+        struct {
+            int slot;
+            const ir_cexpr *min, *extent;
+            int axis; /* IR_BLOCK_X.. for blockIdx / threadIdx, else -1 */
+            const ir_cstmt *body;
+        } loop;
+        struct {
+            int n;
+            const ir_cstmt *const *stmts;
+        } seq;
+        struct {
+            int buf;
+            int nidx;
+            const ir_cexpr *const *idx;
+            const ir_cexpr *value;
+        } store;
+        struct {
+            const ir_cexpr *cond;
+            const ir_cstmt *then_s, *else_s;
+        } ifs;
+        struct {
+            ir_cbuf buf;
+            const ir_cstmt *body;
+        } alloc;
+        const ir_cexpr *eval;
+        ir_cblock block; /* BLOCK_REALIZE, and a bare BLOCK (no iters) */
+    } u;
+};
+
+typedef struct ir_prog {
+    const tir_prim_func *func;
+    int nslots; /* variable slots */
+    int nbufs;  /* buffer slots */
+    const ir_cbuf *params; /* [func->nparams]; slot -1 for scalars */
+    const int *param_slots; /* [func->nparams] variable slot of each param */
+    const ir_cstmt *body;
+    void *arena; /* private */
+} ir_prog;
+
+typedef struct ir_env ir_env;
+
+typedef struct ir_hooks {
+    /* Provide storage for m (buffer, shape, strides, size, elem_bytes are
+     * filled in): set m->data, m->written (all zero) and m->owner.  Return
+     * TIR_OK or an error recorded in env->ctx. */
+    tir_status (*alloc)(ir_env *env, ir_mbuf *m);
+    void (*release)(ir_env *env, ir_mbuf *m);
+    /* Called for every GPU intrinsic (syncthreads, address_of excluded,
+     * cp_async*) with evaluated args; return true when handled (result
+     * set), false for the default behaviour. */
+    bool (*intrin)(ir_env *env, const ir_cexpr *call, const ir_val *args, ir_val *result);
+} ir_hooks;
+
+struct ir_env {
+    const ir_prog *prog;
+    tir_ctx *ctx;
+    ir_val *vars;  /* [prog->nslots] */
+    ir_mbuf **bufs; /* [prog->nbufs]: NULL while not allocated */
+    ir_mbuf *own;   /* [prog->nbufs]: storage for the mbufs this env sets up */
+    tir_status status;
+    const tir_block *cur_block; /* for messages */
+    const tir_stmt *cur_stmt;
+    const ir_hooks *hooks; /* may be NULL */
+    void *user;
+    bool simt;
+    int64_t thread_idx[IR_NAXES];
+};
+
+/* Compiles f.  Errors (unbound variables, unsupported dtypes, more than
+ * IR_MAX_LANES lanes) return a status with the message in ctx. */
+tir_status ir_prog_compile(tir_ctx *ctx, const tir_prim_func *f, ir_prog **out);
+void ir_prog_free(ir_prog *p);
+
+/* A zeroed env for p (no buffers bound); NULL when out of memory. */
+ir_env *ir_env_new(const ir_prog *p, tir_ctx *ctx, const ir_hooks *hooks, void *user);
+/* Releases buffers this env allocated and still holds, then the env. */
+void ir_env_free(ir_env *e);
+/* Sets scalar parameters and binds buffer parameters to args[i].data in
+ * env-owned ir_mbufs (parameter i starts unwritten when bit i of uninit is
+ * set).  nargs must equal the parameter count. */
+tir_status ir_env_bind_params(ir_env *e, int nargs, const tir_arg *args, uint64_t uninit);
+/* Points buffer slot `slot` at m (owned by the caller), e.g. another env's
+ * parameter mbuf. */
+void ir_env_set_buf(ir_env *e, int slot, ir_mbuf *m);
+
+/* Runs the function body / one compiled statement. */
+tir_status ir_exec(ir_env *e);
+tir_status ir_exec_stmt(ir_env *e, const ir_cstmt *s);
+/* Evaluates a scalar (lanes == 1) expression. */
+ir_val ir_eval(ir_env *e, const ir_cexpr *x);
+
+/* Records an error in e (only the first one sticks) naming the current
+ * block and statement. */
+tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
+
+/* float16 / bfloat16 bit patterns <-> values, rounding to nearest even. */
+uint16_t ir_f16_from_double(double x);
+uint16_t ir_bf16_from_double(double x);
+float ir_f16_to_float(uint16_t h);
+float ir_bf16_to_float(uint16_t h);
+
+#endif

@@ -1,0 +1,528 @@
+/* Tests of tir_codegen: lowered kernels built by hand (cg_kernels.c) must
+ * give PTX with the expected instructions, which ptxas (when installed)
+ * must accept for sm_80 and sm_90; constructs outside the lowered form must
+ * give clear errors.  Register and spill counts go to the test log.
+ * The values the kernels compute are checked on the host in
+ * test_codegen_host.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cg_kernels.h"
+#include "minitir/codegen.h"
+
+static const char *ptxas_path(void) {
+    const char *p = getenv("TIR_PTXAS");
+    if (!p) p = "/usr/local/cuda/bin/ptxas";
+    return access(p, X_OK) == 0 ? p : NULL;
+}
+
+typedef struct ptxas_info {
+    int regs, spill_stores, spill_loads;
+} ptxas_info;
+
+/* Assembles m's PTX for its arch with ptxas -v; fails the test when ptxas
+ * rejects it.  Returns false when there is no ptxas. */
+static bool assemble(const tir_module *m, ptxas_info *info) {
+    const char *ptxas = ptxas_path();
+    if (!ptxas) {
+        printf("# ptxas not found: %s not assembled\n", m->kernel_name);
+        return false;
+    }
+    char path[] = "/tmp/tir_cg_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, m->ptx, m->ptx_len), (ssize_t)m->ptx_len);
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, m->arch, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char out[8192];
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int rc = pclose(p);
+    unlink(path);
+    if (rc != 0) {
+        printf("# ptxas failed on %s (%s):\n%s\n# PTX:\n%s\n", m->kernel_name, m->arch, out,
+               m->ptx);
+        fail_msg("ptxas rejected the PTX of %s", m->kernel_name);
+    }
+    memset(info, 0, sizeof *info);
+    const char *s = strstr(out, "Used ");
+    assert_non_null(s);
+    info->regs = atoi(s + 5);
+    s = strstr(out, "bytes spill stores");
+    if (s) {
+        while (s > out && s[-1] == ' ') s--;
+        while (s > out && s[-1] >= '0' && s[-1] <= '9') s--;
+        info->spill_stores = atoi(s);
+    }
+    s = strstr(out, "spill stores, ");
+    if (s) info->spill_loads = atoi(s + 14);
+    printf("# ptxas %s %s: %d registers, %d bytes spill stores, %d bytes spill loads, %lld bytes "
+           "smem, codegen %.1f ms\n",
+           m->kernel_name, m->arch, info->regs, info->spill_stores, info->spill_loads,
+           (long long)m->shared_bytes, m->compile_ms);
+    return true;
+}
+
+static const tir_module *compile_arch(tir_ctx *ctx, const tir_prim_func *f, const char *arch,
+                                      bool contract) {
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = arch;
+    o.fma_contract = contract;
+    const tir_module *m = NULL;
+    tir_status s = tir_codegen(ctx, f, &o, &m);
+    if (s != TIR_OK) fail_msg("codegen of %s failed: %s", f->name, tir_ctx_error(ctx));
+    assert_non_null(m);
+    assert_string_equal(m->arch, arch);
+    return m;
+}
+
+/* Compiles f for sm_80 and sm_90, assembles both, returns the sm_90 one. */
+static const tir_module *compile(tir_ctx *ctx, const tir_prim_func *f) {
+    ptxas_info pi;
+    assemble(compile_arch(ctx, f, "sm_80", true), &pi);
+    const tir_module *m = compile_arch(ctx, f, "sm_90", true);
+    assemble(m, &pi);
+    return m;
+}
+
+static int count(const char *s, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+#define assert_has(m, s)                                                                           \
+    do {                                                                                           \
+        if (!strstr((m)->ptx, (s)))                                                                \
+            fail_msg("PTX of %s lacks \"%s\":\n%s", (m)->kernel_name, (s), (m)->ptx);              \
+    } while (0)
+#define assert_lacks(m, s)                                                                         \
+    do {                                                                                           \
+        if (strstr((m)->ptx, (s)))                                                                 \
+            fail_msg("PTX of %s has \"%s\":\n%s", (m)->kernel_name, (s), (m)->ptx);                \
+    } while (0)
+
+/* ---------------------------------------------------------------- kernels */
+
+static void test_vector_add(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m = compile(ctx, ck_vector_add(ctx, 1 << 20));
+    assert_string_equal(m->kernel_name, "vector_add");
+    assert_has(m, ".visible .entry vector_add(");
+    assert_has(m, "%ctaid.x");
+    assert_has(m, "%tid.x");
+    assert_has(m, ".maxntid 256, 1, 1");
+    /* A and B are never written: read-only cache loads. */
+    assert_has(m, "ld.global.nc.f32");
+    assert_has(m, "st.global.f32");
+    assert_has(m, "add.rn.f32");
+    assert_true(m->grid[0].is_const && m->grid[0].value == 4096);
+    assert_true(m->block[0].is_const && m->block[0].value == 256);
+    for (int i = 1; i < 3; i++) {
+        assert_true(m->grid[i].is_const && m->grid[i].value == 1);
+        assert_true(m->block[i].is_const && m->block[i].value == 1);
+    }
+    assert_int_equal(m->shared_bytes, 0);
+    assert_true(m->compile_ms > 0);
+    assert_int_equal(m->nparams, 3);
+    static const char *const names[3] = {"A", "B", "C"};
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(m->params[i].name, names[i]);
+        assert_int_equal(m->params[i].kind, TIR_PARAM_BUFFER);
+        assert_true(tir_dtype_eq(m->params[i].dtype, TIR_F32));
+        assert_int_equal(m->params[i].read_only, i < 2);
+    }
+    assert_non_null(strstr(m->llvm_ir, "define ptx_kernel void @vector_add"));
+    assert_int_equal(strlen(m->ptx), m->ptx_len);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_symbolic_grid(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m = compile(ctx, ck_vector_add_sym(ctx));
+    assert_int_equal(m->nparams, 4);
+    assert_int_equal(m->params[3].kind, TIR_PARAM_SCALAR);
+    assert_string_equal(m->params[3].name, "n");
+    assert_true(tir_dtype_eq(m->params[3].dtype, TIR_I32));
+    assert_has(m, ".param .u32 vector_add_sym_param_3");
+    assert_has(m, "setp."); /* the i < n guard */
+    assert_false(m->grid[0].is_const);
+    assert_true(m->block[0].is_const && m->block[0].value == 256);
+
+    tir_arg args[4] = {{0}};
+    int64_t grid[3], block[3];
+    args[3].scalar = 1000;
+    assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_OK);
+    assert_int_equal(grid[0], 4);
+    assert_int_equal(grid[1], 1);
+    assert_int_equal(grid[2], 1);
+    assert_int_equal(block[0], 256);
+    assert_int_equal(block[1], 1);
+    args[3].scalar = 1024;
+    assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_OK);
+    assert_int_equal(grid[0], 4);
+    args[3].scalar = 1025;
+    assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_OK);
+    assert_int_equal(grid[0], 5);
+    args[3].scalar = 0; /* no blocks: an error, not a launch */
+    assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "grid.x"));
+    assert_int_equal(tir_module_launch_dims(ctx, m, 3, args, grid, block), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "too few arguments"));
+    tir_ctx_destroy(ctx);
+}
+
+static void test_matmul_naive(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = ck_matmul_naive(ctx, 256, 256, 256);
+    const tir_module *m = compile(ctx, f);
+    assert_has(m, "%tid.y");
+    assert_has(m, "%ctaid.y");
+    assert_has(m, ".maxntid 16, 16, 1");
+    assert_true(m->grid[0].value == 16 && m->grid[1].value == 16);
+    assert_true(m->block[0].value == 16 && m->block[1].value == 16);
+    /* Contraction fuses a*b+acc; the one-element accumulator is a register. */
+    assert_has(m, "fma.rn.f32");
+    assert_lacks(m, ".local");
+    /* Without contraction: separately rounded multiply and add. */
+    const tir_module *m2 = compile_arch(ctx, f, "sm_90", false);
+    assert_lacks(m2, "fma.rn.f32");
+    assert_has(m2, "mul.rn.f32");
+    assert_has(m2, "add.rn.f32");
+    /* Without optimisation the code is poor but valid. */
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.opt_level = 0;
+    const tir_module *m0 = NULL;
+    assert_int_equal(tir_codegen(ctx, ck_matmul_tiled(ctx, 64, 64, 16), &o, &m0), TIR_OK);
+    ptxas_info pi;
+    assemble(m0, &pi);
+    assert_true(strstr(m0->ptx, "bar.sync") != NULL);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_matmul_tiled(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = ck_matmul_tiled(ctx, 1024, 512, 256);
+    const tir_module *m = compile(ctx, f);
+    assert_has(m, "bar.sync");
+    assert_has(m, ".shared .align 16 .b8 As_shared[4096]");
+    assert_has(m, ".shared .align 16 .b8 Bs_shared[4096]");
+    assert_has(m, "ld.shared");
+    assert_has(m, "st.shared");
+    assert_int_equal(m->shared_bytes, 8192);
+    /* The 4x4 accumulator lives in registers: no local memory at all. */
+    assert_lacks(m, ".local");
+    assert_lacks(m, "ld.local");
+    assert_lacks(m, "st.local");
+    assert_true(count(m->ptx, "fma.rn.f32") >= 16 * 16);
+    assert_true(m->grid[0].value == 8 && m->grid[1].value == 16);
+    assert_true(m->block[0].value == 16 && m->block[1].value == 16);
+    ptxas_info pi;
+    if (assemble(m, &pi)) {
+        assert_int_equal(pi.spill_stores, 0);
+        assert_int_equal(pi.spill_loads, 0);
+        assert_true(pi.regs > 16 && pi.regs <= 255);
+    }
+    tir_ctx_destroy(ctx);
+}
+
+static void test_vec4(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m = compile(ctx, ck_vec4_scale(ctx, 1 << 20, 0, 64));
+    assert_has(m, "ld.global.nc.v4.f32");
+    assert_has(m, "st.global.v4.f32");
+    assert_int_equal(count(m->ptx, "ld.global"), 1);
+    /* Start 4t+1 is not 16-byte aligned: scalar accesses. */
+    m = compile(ctx, ck_vec4_scale(ctx, 1 << 20, 1, 64));
+    assert_lacks(m, ".v4.");
+    assert_lacks(m, ".v2.");
+    assert_int_equal(count(m->ptx, "ld.global.nc.f32"), 4);
+    assert_int_equal(count(m->ptx, "st.global.f32"), 4);
+    /* Buffers only 8-byte aligned: the best is two v2 accesses. */
+    m = compile(ctx, ck_vec4_scale(ctx, 1 << 20, 0, 8));
+    assert_lacks(m, ".v4.");
+    assert_int_equal(count(m->ptx, "ld.global.nc.v2.f32"), 2);
+    assert_int_equal(count(m->ptx, "st.global.v2.f32"), 2);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_cp_async(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m = compile(ctx, ck_cp_async(ctx, 1 << 20, 16));
+    assert_has(m, "cp.async.cg.shared.global");
+    assert_int_equal(count(m->ptx, "cp.async.cg.shared.global"), 1);
+    assert_has(m, ", 16;");
+    assert_has(m, "cp.async.commit_group");
+    assert_has(m, "cp.async.wait_group 0");
+    assert_has(m, "bar.sync");
+    assert_has(m, ".shared .align 16 .b8 S_shared[4096]");
+    assert_int_equal(m->shared_bytes, 4096);
+    m = compile(ctx, ck_cp_async(ctx, 1 << 20, 4));
+    assert_int_equal(count(m->ptx, "cp.async.ca.shared.global"), 4);
+    assert_has(m, ", 4;");
+    m = compile(ctx, ck_cp_async(ctx, 1 << 20, 8));
+    assert_int_equal(count(m->ptx, "cp.async.ca.shared.global"), 2);
+    assert_has(m, ", 8;");
+    tir_ctx_destroy(ctx);
+}
+
+static void test_half(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = ck_half(ctx, 1 << 12);
+    const tir_module *m = compile(ctx, f); /* sm_90: native bf16 arithmetic */
+    assert_has(m, "fma.rn.f16");
+    assert_has(m, "fma.rn.bf16");
+    assert_has(m, "ld.global.nc.u16");
+    assert_has(m, "cvt.f32.f16");
+    assert_has(m, "cvt.f32.bf16");
+    assert_true(tir_dtype_eq(m->params[1].dtype, TIR_BF16));
+    const tir_module *m80 = compile_arch(ctx, f, "sm_80", true);
+    assert_non_null(strstr(m80->ptx, "fma.rn.f16"));
+    assert_non_null(strstr(m80->ptx, ".target sm_80"));
+    tir_ctx_destroy(ctx);
+}
+
+static void test_floor(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m = compile(ctx, ck_floor(ctx, 1 << 10));
+    /* The general divisor needs a division; by 8 it is a shift and a mask. */
+    assert_has(m, "div.s32");
+    assert_has(m, "shr.s32");
+    assert_has(m, "and.b32");
+    tir_ctx_destroy(ctx);
+}
+
+static void test_math(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m = compile(ctx, ck_math(ctx, 1 << 10, TIR_F32));
+    /* Exact building blocks only: no approximate instructions, no calls. */
+    assert_lacks(m, ".approx");
+    assert_lacks(m, "call");
+    assert_has(m, "sqrt.rn.f32");
+    assert_has(m, "cvt.rni.f32.f32"); /* rint in exp */
+    assert_has(m, "f64");             /* pow via double */
+    m = compile(ctx, ck_math(ctx, 1 << 10, TIR_F64));
+    assert_lacks(m, ".approx");
+    assert_has(m, "sqrt.rn.f64");
+    tir_ctx_destroy(ctx);
+}
+
+/* A serial loop with a symbolic trip count and pragma_unroll_max_step. */
+static const tir_prim_func *pragma_loop(tir_ctx *ctx, int64_t step) {
+    const tir_var *n = tir_var_new(ctx, "n", TIR_I32), *k = tir_var_new(ctx, "k", TIR_I32);
+    const tir_expr *sh = &n->base;
+    tir_buffer_desc d = {"A", TIR_F32, 1, &sh, NULL, NULL, TIR_SCOPE_GLOBAL, 64};
+    const tir_buffer *A = tir_buffer_new(ctx, &d);
+    const tir_expr *i = &k->base;
+    const tir_expr *v = tir_add(ctx, tir_load(ctx, A, 1, &i), tir_f32(ctx, 1.0));
+    tir_annot an = {.key = "pragma_unroll_max_step", .kind = TIR_ANNOT_INT, .i = step};
+    const tir_stmt *s = tir_for_new(ctx, k, tir_i32(ctx, 0), &n->base, TIR_FOR_SERIAL, NULL, 1, &an,
+                                    tir_store(ctx, A, v, 1, &i));
+    const tir_var *params[2] = {tir_var_new(ctx, "A", TIR_HANDLE), n};
+    const tir_buffer *map[2] = {A, NULL};
+    return tir_prim_func_new(ctx, "pragma_loop", 2, params, map, s, 0, NULL);
+}
+
+static void test_unroll_pragma(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *m1 = compile(ctx, pragma_loop(ctx, 1));
+    const tir_module *m4 = compile(ctx, pragma_loop(ctx, 4));
+    /* Not unrolled: one store; unrolled by 4 (LLVM then merges the four
+     * accesses into one v4 where the alignment allows): a second store for
+     * the remainder loop. */
+    assert_int_equal(count(m1->ptx, "st.global"), 1);
+    assert_true(count(m4->ptx, "st.global") >= 2);
+    assert_non_null(strstr(m1->llvm_ir, "llvm.loop.unroll.disable"));
+    tir_ctx_destroy(ctx);
+}
+
+static void test_dump_llvm(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    dup2(fileno(tmp), 2);
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.dump_llvm = true;
+    const tir_module *m = NULL;
+    tir_status s = tir_codegen(ctx, ck_vector_add(ctx, 1024), &o, &m);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(s, TIR_OK);
+    long len = ftell(tmp);
+    rewind(tmp);
+    char *buf = calloc(1, (size_t)len + 1);
+    assert_int_equal(fread(buf, 1, (size_t)len, tmp), (size_t)len);
+    fclose(tmp);
+    assert_non_null(strstr(buf, "vector_add before optimisation"));
+    assert_non_null(strstr(buf, "vector_add after optimisation"));
+    assert_non_null(strstr(buf, "llvm.nvvm.read.ptx.sreg.tid.x"));
+    free(buf);
+    tir_ctx_destroy(ctx);
+}
+
+/* ----------------------------------------------------------------- errors */
+
+static void expect_error(tir_ctx *ctx, const tir_prim_func *f, const tir_codegen_opts *o,
+                         tir_status code, const char *needle1, const char *needle2) {
+    const tir_module *m = (const tir_module *)1;
+    tir_status s = tir_codegen(ctx, f, o, &m);
+    if (s != code)
+        fail_msg("expected %s, got %s: %s", tir_status_name(code), tir_status_name(s),
+                 tir_ctx_error(ctx));
+    assert_null(m);
+    const char *msg = tir_ctx_error(ctx);
+    printf("# expected error: %s\n", msg);
+    if (needle1 && !strstr(msg, needle1)) fail_msg("message lacks \"%s\": %s", needle1, msg);
+    if (needle2 && !strstr(msg, needle2)) fail_msg("message lacks \"%s\": %s", needle2, msg);
+}
+
+/* for i in threadIdx.x(32): body */
+static const tir_prim_func *one_buf_func(tir_ctx *ctx, const tir_buffer *A, const tir_stmt *body) {
+    const tir_var *p = tir_var_new(ctx, "A", TIR_HANDLE);
+    return tir_prim_func_new(ctx, "bad", 1, &p, &A, body, 0, NULL);
+}
+
+static void test_errors(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    int64_t n = 1024;
+    const tir_buffer *A = tir_buffer_simple(ctx, "A", TIR_F32, 1, &n, TIR_SCOPE_GLOBAL);
+    const tir_var *i = tir_var_new(ctx, "vi", TIR_I32), *t = tir_var_new(ctx, "t", TIR_I32);
+    const tir_expr *ie = &i->base;
+    const tir_stmt *store = tir_store(ctx, A, tir_f32(ctx, 1.0), 1, &ie);
+
+    /* A vectorized loop left over. */
+    const tir_stmt *vl = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_VECTORIZED,
+                                     NULL, 0, NULL, store);
+    expect_error(ctx, one_buf_func(ctx, A, vl), NULL, TIR_ERR_UNSUPPORTED, "vectorized", "'vi'");
+    const tir_stmt *pl = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_PARALLEL,
+                                     NULL, 0, NULL, store);
+    expect_error(ctx, one_buf_func(ctx, A, pl), NULL, TIR_ERR_UNSUPPORTED, "parallel", "'vi'");
+
+    /* A block left in the body. */
+    tir_block_desc bd = {0};
+    bd.name = "C_block";
+    bd.body = tir_evaluate_new(ctx, tir_i32(ctx, 0));
+    const tir_stmt *br = tir_block_realize_new(ctx, 0, NULL, NULL, tir_block_new(ctx, &bd));
+    expect_error(ctx, one_buf_func(ctx, A, br), NULL, TIR_ERR_UNSUPPORTED, "Block", "C_block");
+
+    /* Unsupported arch. */
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = "sm_70";
+    const tir_prim_func *good = ck_vector_add(ctx, 1024);
+    expect_error(ctx, good, &o, TIR_ERR_UNSUPPORTED, "sm_70", "sm_80");
+    tir_codegen_opts_init(&o);
+    o.opt_level = 7;
+    expect_error(ctx, good, &o, TIR_ERR_INVALID_ARG, "opt_level", NULL);
+    const tir_module *m;
+    assert_int_equal(tir_codegen(ctx, NULL, NULL, &m), TIR_ERR_INVALID_ARG);
+
+    /* Undefined variable; buffer neither parameter nor allocated. */
+    expect_error(ctx, one_buf_func(ctx, A, store), NULL, TIR_ERR_UNSUPPORTED, "'vi'",
+                 "not defined");
+    const tir_buffer *L = tir_buffer_simple(ctx, "Lbuf", TIR_F32, 1, &n, TIR_SCOPE_LOCAL);
+    const tir_expr *z = tir_i32(ctx, 0);
+    expect_error(ctx, one_buf_func(ctx, A, tir_store(ctx, L, tir_f32(ctx, 0), 1, &z)), NULL,
+                 TIR_ERR_UNSUPPORTED, "Lbuf", "neither a parameter");
+
+    /* A multi-dimensional parameter. */
+    int64_t sh2[2] = {32, 32};
+    const tir_buffer *A2 = tir_buffer_simple(ctx, "A2", TIR_F32, 2, sh2, TIR_SCOPE_GLOBAL);
+    expect_error(ctx, one_buf_func(ctx, A2, tir_evaluate_new(ctx, z)), NULL, TIR_ERR_UNSUPPORTED,
+                 "A2", "flattened");
+
+    /* Thread binding: non-constant block size, mismatched extents, too many threads, bad tag. */
+    const tir_var *nv = tir_var_new(ctx, "nn", TIR_I32);
+    const tir_stmt *tl = tir_for_new(ctx, t, tir_i32(ctx, 0), &nv->base, TIR_FOR_THREAD_BINDING,
+                                     "threadIdx.x", 0, NULL, tir_evaluate_new(ctx, z));
+    const tir_var *params[2] = {tir_var_new(ctx, "A", TIR_HANDLE), nv};
+    const tir_buffer *map[2] = {A, NULL};
+    expect_error(ctx, tir_prim_func_new(ctx, "bad", 2, params, map, tl, 0, NULL), NULL,
+                 TIR_ERR_UNSUPPORTED, "threadIdx.x", "constant");
+    const tir_var *t2 = tir_var_new(ctx, "t2", TIR_I32);
+    const tir_stmt *two[2] = {
+        tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 64), TIR_FOR_THREAD_BINDING,
+                    "threadIdx.x", 0, NULL, tir_evaluate_new(ctx, z)),
+        tir_for_new(ctx, t2, tir_i32(ctx, 0), tir_i32(ctx, 128), TIR_FOR_THREAD_BINDING,
+                    "threadIdx.x", 0, NULL, tir_evaluate_new(ctx, z))};
+    expect_error(ctx, one_buf_func(ctx, A, tir_seq_new(ctx, 2, two)), NULL, TIR_ERR_UNSUPPORTED,
+                 "'t2'", "different");
+    const tir_stmt *big = tir_for_new(
+        ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 64), TIR_FOR_THREAD_BINDING, "threadIdx.y", 0, NULL,
+        tir_for_new(ctx, t2, tir_i32(ctx, 0), tir_i32(ctx, 32), TIR_FOR_THREAD_BINDING,
+                    "threadIdx.x", 0, NULL, tir_evaluate_new(ctx, z)));
+    expect_error(ctx, one_buf_func(ctx, A, big), NULL, TIR_ERR_UNSUPPORTED, "2048 threads", NULL);
+    const tir_stmt *badtag =
+        tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 64), TIR_FOR_THREAD_BINDING, "vthread", 0,
+                    NULL, tir_evaluate_new(ctx, z));
+    expect_error(ctx, one_buf_func(ctx, A, badtag), NULL, TIR_ERR_UNSUPPORTED, "vthread", NULL);
+
+    /* Too much static shared memory. */
+    int64_t big_n = 16384; /* 64 KiB of float */
+    const tir_buffer *S = tir_buffer_simple(ctx, "Sbig", TIR_F32, 1, &big_n, TIR_SCOPE_SHARED);
+    const tir_stmt *sa = tir_allocate_new(ctx, S, tir_store(ctx, S, tir_f32(ctx, 0), 1, &z));
+    expect_error(ctx, one_buf_func(ctx, A, sa), NULL, TIR_ERR_UNSUPPORTED, "65536 bytes", "shared");
+
+    /* cp_async with a size it cannot copy, and a void intrinsic inside an expression. */
+    const tir_buffer *S2 = tir_buffer_simple(ctx, "S2", TIR_F32, 1, &n, TIR_SCOPE_SHARED);
+    const tir_expr *cargs[3] = {tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                             (const tir_expr *[]){tir_load(ctx, S2, 1, &z)}),
+                                tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                             (const tir_expr *[]){tir_load(ctx, A, 1, &z)}),
+                                tir_i32(ctx, 12)};
+    const tir_stmt *cp = tir_allocate_new(
+        ctx, S2, tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 3, cargs)));
+    expect_error(ctx, one_buf_func(ctx, A, cp), NULL, TIR_ERR_UNSUPPORTED, "cp_async", "16");
+    const tir_expr *sync = tir_call_new(ctx, TIR_VOID, TIR_INTRIN_SYNCTHREADS, 0, NULL);
+    const tir_var *lv = tir_var_new(ctx, "lv", TIR_I32);
+    expect_error(ctx, one_buf_func(ctx, A, tir_evaluate_new(ctx, tir_let_new(ctx, lv, z, sync))),
+                 NULL, TIR_ERR_UNSUPPORTED, "void", "Evaluate");
+
+    /* A non-float math call. */
+    const tir_expr *ex = tir_call_new(ctx, TIR_I32, TIR_INTRIN_EXP, 1, &z);
+    expect_error(ctx,
+                 one_buf_func(ctx, A, tir_store(ctx, A, tir_cast_new(ctx, TIR_F32, ex), 1, &z)),
+                 NULL, TIR_ERR_UNSUPPORTED, "exp", "float");
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    if (!ptxas_path()) printf("# ptxas not found: PTX is checked as text only\n");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vector_add),   cmocka_unit_test(test_symbolic_grid),
+        cmocka_unit_test(test_matmul_naive), cmocka_unit_test(test_matmul_tiled),
+        cmocka_unit_test(test_vec4),         cmocka_unit_test(test_cp_async),
+        cmocka_unit_test(test_half),         cmocka_unit_test(test_floor),
+        cmocka_unit_test(test_math),         cmocka_unit_test(test_unroll_pragma),
+        cmocka_unit_test(test_dump_llvm),    cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
