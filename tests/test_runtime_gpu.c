@@ -49,13 +49,27 @@ static bool row(bool ok, const char *what, const char *fmt, ...) {
     return ok;
 }
 
+/* Prints text as TAP comment lines ("# " before each line). */
+static void comment(const char *title, const char *text) {
+    printf("# %s\n", title);
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        printf("#   %.*s\n", n, text);
+        text += n + (nl != NULL);
+    }
+}
+
 /* Asserts s == want; on a mismatch prints the context's message first. */
 #define EXPECT(s, want)                                                                   \
     do {                                                                                  \
         tir_status s_ = (s);                                                              \
-        if (s_ != (want))                                                                 \
-            printf("# %s:%d: got %s, wanted %s: %s\n", __FILE__, __LINE__,               \
-                   tir_status_name(s_), tir_status_name(want), tir_ctx_error(ctx));       \
+        if (s_ != (want)) {                                                               \
+            char where_[160];                                                             \
+            snprintf(where_, sizeof where_, "%s:%d: got %s, wanted %s:", __FILE__,        \
+                     __LINE__, tir_status_name(s_), tir_status_name(want));               \
+            comment(where_, tir_ctx_error(ctx));                                          \
+        }                                                                                 \
         assert_int_equal(s_, (want));                                                     \
     } while (0)
 
@@ -162,7 +176,7 @@ static void test_vadd(void **st) {
     (void)st;
     tir_rt_module *m;
     EXPECT(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m), TIR_OK);
-    printf("# JIT info log:\n#   %.300s\n", tir_rt_module_info_log(m));
+    comment("JIT info log:", tir_rt_module_info_log(m));
     tir_rt_kernel *k, *k2;
     EXPECT(tir_rt_kernel_get(ctx, m, "vadd", &k), TIR_OK);
     EXPECT(tir_rt_kernel_get(ctx, m, "vadd", &k2), TIR_OK);
@@ -286,7 +300,7 @@ static void test_bad_ptx(void **st) {
               strstr(msg, "CUDA_ERROR_INVALID_PTX") && log &&
               strlen(log) > strlen("JIT error log:\n") && !strstr(log, "(empty)");
     row(ok, "bad PTX", "%s", ok ? "TIR_ERR_CUDA, CUDA_ERROR_INVALID_PTX + JIT log" : msg);
-    printf("# bad PTX message:\n#   %s\n", msg);
+    comment("bad PTX message:", msg);
     assert_true(ok);
     /* the device is still fine */
     EXPECT(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m), TIR_OK);
@@ -324,7 +338,7 @@ static void gemm_case(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
     tir_status s = tir_rt_check(ctx, what, TIR_F32, C, ref, M, N, tol, &st);
     row(s == TIR_OK, what, "rel err %.2e (tol %.0e), max abs %.2e", st.rel_err, tol,
         st.max_abs_err);
-    if (s != TIR_OK) printf("# %s\n", tir_ctx_error(ctx));
+    if (s != TIR_OK) comment("mismatch:", tir_ctx_error(ctx));
     EXPECT(s, TIR_OK);
 
     /* the GPU float64 reference agrees with the host one */
@@ -340,7 +354,7 @@ static void gemm_case(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
                  layout == TIR_RT_B_NK ? "[N,K]" : "[K,N]");
         s = tir_rt_check(ctx, what, TIR_F64, r2, ref, M, N, 1e-12, &st);
         row(s == TIR_OK, what, "rel err %.2e vs host f64 (tol 1e-12)", st.rel_err);
-        if (s != TIR_OK) printf("# %s\n", tir_ctx_error(ctx));
+        if (s != TIR_OK) comment("mismatch:", tir_ctx_error(ctx));
         EXPECT(s, TIR_OK);
         EXPECT(tir_rt_free(ctx, dev, dR), TIR_OK);
         free(r2);
@@ -586,7 +600,7 @@ int main(void) {
     if (s == TIR_OK)
         printf("# cuBLAS %d.%d.%d\n", version / 10000, version / 100 % 100, version % 100);
     else
-        printf("# cuBLAS not available, its tests are left out: %s\n", tir_ctx_error(ctx));
+        comment("cuBLAS not available, its tests are left out:", tir_ctx_error(ctx));
 
     struct CMUnitTest all[] = {
         cmocka_unit_test(test_props),

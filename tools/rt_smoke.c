@@ -3,7 +3,7 @@
  *   rt_smoke [ordinal [N]]
  *
  * Opens the device and prints its properties, runs the vector-add PTX
- * kernel (checked, and timed as bandwidth), then each cuBLAS GEMM kind at
+ * kernel on 16 N^2 floats (checked, and timed as bandwidth), then each cuBLAS GEMM kind at
  * N x N x N (default 1024) checked against the GPU float64 reference
  * kernel and timed three ways (warm L2, L2 flushed before each sample, and
  * 20 back-to-back calls per sample), and the bias+ReLU epilogue on the
@@ -89,11 +89,11 @@ static tir_status vadd_launch(tir_ctx *c, void *user, int set) {
     return tir_rt_launch(c, j->k, grid, block, 0, 4, args);
 }
 
-static void run_vadd(void) {
-    printf("\nvector add, 16M floats\n");
+static void run_vadd(unsigned n) {
+    printf("\nvector add, %u floats\n", n);
     tir_rt_module *m;
     CHECK(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m));
-    vadd_job j = {.n = 1u << 24};
+    vadd_job j = {.n = n};
     CHECK(tir_rt_kernel_get(ctx, m, "vadd", &j.k));
     size_t bytes = (size_t)j.n * 4;
     float *a = xmalloc(bytes), *b = xmalloc(bytes), *c = xmalloc(bytes);
@@ -189,7 +189,7 @@ static void run_gemm(tir_rt_blas *blas, tir_rt_gemm_kind kind, int64_t n, bool e
     CHECK(tir_rt_bench(ctx, dev, gemm_launch, &g, &b2b, &r[2]));
     const char *label[] = {"warm L2", "L2 flushed", "20 back-to-back"};
     for (int i = 0; i < 3; i++)
-        printf("  %-16s median %.4f ms (%.1f TFLOP/s)  min %.4f ms (%.1f TFLOP/s)  [%d runs]\n",
+        printf("  %-16s median %.4f ms (%.2f TFLOP/s)  min %.4f ms (%.2f TFLOP/s)  [%d runs]\n",
                label[i], r[i].median_ms, tir_rt_gemm_tflops(n, n, n, r[i].median_ms),
                r[i].min_ms, tir_rt_gemm_tflops(n, n, n, r[i].min_ms), r[i].runs);
 
@@ -243,7 +243,8 @@ int main(int argc, char **argv) {
     }
     CHECK(s);
     print_props();
-    run_vadd();
+    /* 16M floats for N = 1024 */
+    run_vadd((unsigned)(16 * n * n < ((int64_t)1 << 26) ? 16 * n * n : (int64_t)1 << 26));
     int version = 0;
     tir_rt_blas *blas = NULL;
     s = tir_rt_blas_probe(ctx, &version);

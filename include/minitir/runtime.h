@@ -174,7 +174,8 @@ typedef struct tir_rt_kernel_info {
     int max_dynamic_smem;  /* current dynamic shared memory limit, bytes */
     int ptx_version;       /* 78 for PTX 7.8 */
     int binary_version;    /* 90 for sm_90 */
-    int nparams;           /* kernel parameters, -1 if the driver cannot say */
+    int nparams;           /* kernel parameters; -1 if the driver cannot say
+                              (or the kernel has none): then unchecked */
 } tir_rt_kernel_info;
 
 /* Reads the kernel's attributes.  Errors: TIR_ERR_CUDA. */

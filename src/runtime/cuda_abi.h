@@ -150,7 +150,7 @@ typedef rt_CUresult (*rt_PFN_cuFuncGetAttribute)(int *value, rt_CUfunction_attri
                                                  rt_CUfunction fn);
 typedef rt_CUresult (*rt_PFN_cuFuncSetAttribute)(rt_CUfunction fn, rt_CUfunction_attribute attr,
                                                  int value);
-/* CUDA 12.4+; optional (parameter checks are skipped without it). */
+/* CUDA 12.4+; optional (argument checks are skipped without it). */
 typedef rt_CUresult (*rt_PFN_cuFuncGetParamInfo)(rt_CUfunction fn, size_t index,
                                                  size_t *offset, size_t *size);
 typedef rt_CUresult (*rt_PFN_cuLaunchKernel)(rt_CUfunction fn, unsigned int gx, unsigned int gy,

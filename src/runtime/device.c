@@ -335,7 +335,8 @@ void tir_rt_module_unload(tir_rt_module *mod) {
 }
 
 /* Counts the kernel's parameters and their sizes with cuFuncGetParamInfo
- * (CUDA 12.4+).  Leaves nparams at -1 when the driver cannot tell. */
+ * (CUDA 12.4+), which answers CUDA_ERROR_INVALID_VALUE past the last one.
+ * Leaves nparams at -1 when the driver cannot tell. */
 static tir_status read_params(tir_ctx *ctx, tir_rt_kernel *k) {
     const rt_driver *cu = k->mod->dev->cu;
     k->nparams = -1;
@@ -348,12 +349,13 @@ static tir_status read_params(tir_ctx *ctx, tir_rt_kernel *k) {
         if (r == RT_CUDA_ERROR_INVALID_VALUE) break; /* past the last one */
         if (r != RT_CUDA_SUCCESS) return TIR_OK;     /* cannot tell */
     }
-    if (n > TIR_RT_MAX_ARGS) return TIR_OK;
-    if (n > 0) {
-        k->param_sizes = malloc(sizeof(size_t) * (size_t)n);
-        if (!k->param_sizes) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "cuda: out of host memory");
-        memcpy(k->param_sizes, sizes, sizeof(size_t) * (size_t)n);
-    }
+    /* No parameter at all looks the same as a driver that cannot answer
+       for this function; leave such kernels unchecked rather than refuse
+       every argument. */
+    if (n == 0 || n > TIR_RT_MAX_ARGS) return TIR_OK;
+    k->param_sizes = malloc(sizeof(size_t) * (size_t)n);
+    if (!k->param_sizes) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "cuda: out of host memory");
+    memcpy(k->param_sizes, sizes, sizeof(size_t) * (size_t)n);
     k->nparams = n;
     return TIR_OK;
 }
