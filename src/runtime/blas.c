@@ -207,10 +207,7 @@ tir_status tir_rt_blas_gemm(tir_ctx *ctx, tir_rt_blas *blas, tir_rt_gemm_kind ki
                             int64_t N, int64_t K, tir_rt_ptr A, tir_rt_ptr B,
                             tir_rt_b_layout layout, tir_rt_ptr C) {
     if (!blas) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: no handle");
-    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
-                            "cublas: gemm sizes M=%lld N=%lld K=%lld must be in 1..%d",
-                            (long long)M, (long long)N, (long long)K, INT32_MAX);
+    TIR_TRY(rt_check_dims(ctx, "cublas: gemm", M, N, K));
     if (layout != TIR_RT_B_KN && layout != TIR_RT_B_NK)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: unknown B layout %d", (int)layout);
     rt_cudaDataType in_type;

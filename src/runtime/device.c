@@ -167,6 +167,14 @@ tir_status rt_check_range(tir_ctx *ctx, const tir_rt_device *dev, tir_rt_ptr p, 
                         (unsigned long long)p);
 }
 
+tir_status rt_check_dims(tir_ctx *ctx, const char *what, int64_t M, int64_t N, int64_t K) {
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "%s: sizes M=%lld N=%lld K=%lld must be in 1..%d", what,
+                            (long long)M, (long long)N, (long long)K, INT32_MAX);
+    return TIR_OK;
+}
+
 tir_status tir_rt_alloc(tir_ctx *ctx, tir_rt_device *dev, size_t bytes, tir_rt_ptr *out) {
     *out = 0;
     if (bytes == 0)
@@ -282,8 +290,8 @@ tir_status tir_rt_module_load_ptx(tir_ctx *ctx, tir_rt_device *dev, const char *
     /* Sizes and flags travel in the pointer-sized value slots. */
     void *vals[] = {err_log, (void *)(uintptr_t)(JIT_LOG_BYTES - 1), info_log,
                     (void *)(uintptr_t)(JIT_LOG_BYTES - 1), (void *)(uintptr_t)1};
-    rt_CUresult r = dev->cu->ModuleLoadDataEx(&m->mod, ptx, (unsigned)(sizeof opts / sizeof opts[0]),
-                                              opts, vals);
+    unsigned nopts = (unsigned)(sizeof opts / sizeof opts[0]);
+    rt_CUresult r = dev->cu->ModuleLoadDataEx(&m->mod, ptx, nopts, opts, vals);
     err_log[JIT_LOG_BYTES - 1] = info_log[JIT_LOG_BYTES - 1] = '\0';
     trim_log(err_log);
     trim_log(info_log);

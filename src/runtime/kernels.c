@@ -189,19 +189,12 @@ tir_status rt_builtin_kernel(tir_ctx *ctx, tir_rt_device *dev, const char *name,
     return tir_rt_kernel_get(ctx, dev->builtin, name, out);
 }
 
-static tir_status check_dims(tir_ctx *ctx, const char *what, int64_t M, int64_t N, int64_t K) {
-    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
-                            "%s: sizes M=%lld N=%lld K=%lld must be in 1..%d", what,
-                            (long long)M, (long long)N, (long long)K, INT32_MAX);
-    return TIR_OK;
-}
-
 tir_status tir_rt_bias_epilogue(tir_ctx *ctx, tir_rt_device *dev, int64_t M, int64_t N,
                                 tir_rt_ptr C, tir_rt_ptr bias, tir_rt_ptr D,
                                 const tir_rt_epilogue *epi) {
-    if (!dev || !epi) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "bias_epilogue: no device or epilogue");
-    TIR_TRY(check_dims(ctx, "bias_epilogue", M, N, 1));
+    if (!dev || !epi)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "bias_epilogue: no device or epilogue");
+    TIR_TRY(rt_check_dims(ctx, "bias_epilogue", M, N, 1));
     float lo = -INFINITY, hi = INFINITY;
     switch (epi->kind) {
     case TIR_RT_EPI_BIAS:
@@ -242,7 +235,7 @@ tir_status tir_rt_gemm_ref_device(tir_ctx *ctx, tir_rt_device *dev, tir_dtype in
                                   int64_t N, int64_t K, tir_rt_ptr A, tir_rt_ptr B,
                                   tir_rt_b_layout layout, tir_rt_ptr C64) {
     if (!dev) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "gemm_ref_device: no device");
-    TIR_TRY(check_dims(ctx, "gemm_ref_device", M, N, K));
+    TIR_TRY(rt_check_dims(ctx, "gemm_ref_device", M, N, K));
     int code;
     if (tir_dtype_eq(in, TIR_F32)) code = 0;
     else if (tir_dtype_eq(in, TIR_F16)) code = 1;

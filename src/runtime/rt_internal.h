@@ -147,6 +147,10 @@ struct tir_rt_blas {
 tir_status rt_check_range(tir_ctx *ctx, const tir_rt_device *dev, tir_rt_ptr p, size_t bytes,
                           const char *what);
 
+/* TIR_ERR_INVALID_ARG unless 1 <= M, N, K <= INT32_MAX (what cuBLAS and
+ * the built-in kernels index with). */
+tir_status rt_check_dims(tir_ctx *ctx, const char *what, int64_t M, int64_t N, int64_t K);
+
 /* Makes dev's context current (cheap when it already is). */
 tir_status rt_bind(tir_ctx *ctx, tir_rt_device *dev);
 

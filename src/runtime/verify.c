@@ -187,8 +187,8 @@ tir_status tir_rt_check(tir_ctx *ctx, const char *what, tir_dtype t, const void 
                             "verify %s: %lld of %lld elements are NaN or infinite (first at "
                             "[%lld, %lld]: got %g, expected %.9g): never written, or overflowed",
                             what, (long long)st.nonfinite, (long long)(rows * cols),
-                            (long long)(i / cols), (long long)(i % cols), load_f64(t, out, (size_t)i),
-                            ref[i]);
+                            (long long)(i / cols), (long long)(i % cols),
+                            load_f64(t, out, (size_t)i), ref[i]);
     }
     if (!(st.rel_err <= tol)) {
         int64_t i = st.max_abs_index;
