@@ -31,6 +31,7 @@
 #ifndef MINITIR_RUNTIME_H
 #define MINITIR_RUNTIME_H
 
+#include "minitir/codegen.h"
 #include "minitir/ir.h"
 
 #ifdef __cplusplus
@@ -480,6 +481,26 @@ TIR_API tir_status tir_rt_bench(tir_ctx *ctx, tir_rt_device *dev, tir_rt_bench_f
 
 /* 2 M N K / time, in TFLOP/s. */
 TIR_API double tir_rt_gemm_tflops(int64_t M, int64_t N, int64_t K, double ms);
+
+/* ------------------------------------------------- compiled minitir modules */
+
+/* A tir_module (from tir_codegen / tir_build) loaded on a device. */
+typedef struct tir_rt_program tir_rt_program;
+
+/* Loads m's PTX on dev and looks its kernel up.  Free with
+ * tir_rt_program_unload before closing dev.  Errors: TIR_ERR_CUDA (with the
+ * JIT log), TIR_ERR_INVALID_ARG. */
+TIR_API tir_status tir_rt_program_load(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
+                                       tir_rt_program **out);
+TIR_API void tir_rt_program_unload(tir_rt_program *p);
+TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
+/* Launches the kernel: args has one entry per module parameter, in order
+ * (buffers as TIR_RT_ARG_PTR, scalars as TIR_RT_ARG_I32 or I64).  The grid
+ * is evaluated from the scalar arguments.  Returns without waiting.
+ * Errors: TIR_ERR_INVALID_ARG (count or kinds do not match the
+ * parameters, a non-positive grid), TIR_ERR_CUDA. */
+TIR_API tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
+                                         const tir_rt_arg *args);
 
 #ifdef __cplusplus
 }
