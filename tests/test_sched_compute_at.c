@@ -384,7 +384,22 @@ static void test_reverse_compute_at_preconditions(void **st) {
                                                    false));
     }
     tir_sched_destroy(s);
-    /* 8 */
+    /* 8: a split of a split part masks points inside C's domain */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 11, 14, TIR_F32));
+    {
+        tir_loop_rv p3[3], p2[2];
+        SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 1), 3, (const int64_t[]){5, 2, 4}, p3));
+        SCHED_OK(s, tir_sched_split(s, p3[1], 2, (const int64_t[]){4, 2}, p2));
+        tir_block_rv d = sched_block(s, "D");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PREDICATED_PRODUCER, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, d, p2[0], false));
+        /* at any loop: the mask would leave the region unwritten */
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PREDICATED_PRODUCER, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, d, p3[0], false));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
+    /* 9 */
     s = sched_new(ctx, pa_parse(ctx, pa_misordered));
     {
         tir_block_rv h29 = sched_block(s, "C");
