@@ -126,7 +126,9 @@ static void cooperative_fetch(tir_schedule *s, tir_block_rv cache, int vec) {
 
 /* Step 3: A and B tiles cached in shared memory at k_outer.  compute_at
  * relaxes the region over the thread loops (the buffers are shared), so
- * each cache block computes the thread block's whole 32 x 32 tile. */
+ * each cache block computes the thread block's whole 32 x 32 tile.  The
+ * cache buffers keep the full N x N shape in the IR, as in TVM; lowering
+ * compacts each to the 32 x 32 region one thread block touches. */
 static tir_schedule *step3_into(const tir_prim_func *f, tiles *t, int vec) {
     tir_schedule *s = step2_into(f, t);
     tir_block_rv a_sh, b_sh;
