@@ -158,4 +158,21 @@ static const char pa_misordered[] =
     "                    B[vi, vj] = A[vi, vj]\n"
     PA_ELEM("C", "i1", "j2", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)");
 
+/* Regions that cannot be bounded: with a scalar n of unknown sign, C reads
+ * B[vi, vj // n]; block E is bound at vj = j // n and feeds F. */
+static const char pa_unbounded[] =
+    PA_HDR("unbounded", "A: " PA_BUF ", C: " PA_BUF ", F: " PA_BUF ", n: T.int32")
+    "        B = T.alloc_buffer((6, 5), \"float32\")\n"
+    "        E = T.alloc_buffer((6, 5), \"float32\")\n"
+    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj]")
+    PA_ELEM("C", "i1", "j1", "B[vi, vj // n]", "C[vi, vj]", "C[vi, vj] = B[vi, vj // n]")
+    "        for i2, j2 in T.grid(6, 5):\n"
+    "            with T.block(\"E\"):\n"
+    "                vi = T.axis.spatial(6, i2)\n"
+    "                vj = T.axis.spatial(5, j2 // n)\n"
+    "                T.reads(A[vi, vj])\n"
+    "                T.writes(E[vi, vj])\n"
+    "                E[vi, vj] = A[vi, vj]\n"
+    PA_ELEM("F", "i3", "j3", "E[vi, vj]", "F[vi, vj]", "F[vi, vj] = E[vi, vj]");
+
 #endif

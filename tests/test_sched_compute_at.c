@@ -251,6 +251,15 @@ static void test_compute_at_preconditions(void **st) {
                       tir_sched_compute_at(s, h13, h14, false));
     }
     tir_sched_destroy(s);
+    /* 9 */
+    s = sched_new(ctx, pa_parse(ctx, pa_unbounded));
+    {
+        tir_block_rv b = sched_block(s, "B");
+        tir_loop_rv i = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_UNBOUNDED, "compute_at",
+                          tir_sched_compute_at(s, b, i, false));
+    }
+    tir_sched_destroy(s);
     /* 8: under loop i, C's consumer D comes before C's producer B */
     s = sched_new(ctx, pa_parse(ctx, pa_misordered));
     {
@@ -407,6 +416,15 @@ static void test_reverse_compute_at_preconditions(void **st) {
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h29, h30,
                                                    false));
+    }
+    tir_sched_destroy(s);
+    /* 10 */
+    s = sched_new(ctx, pa_parse(ctx, pa_unbounded));
+    {
+        tir_block_rv f = sched_block(s, "F");
+        tir_loop_rv i = pa_loop(s, "E", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_UNBOUNDED, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, f, i, false));
     }
     tir_sched_destroy(s);
     /* 7 */
