@@ -175,4 +175,24 @@ static const char pa_unbounded[] =
     "                E[vi, vj] = A[vi, vj]\n"
     PA_ELEM("F", "i3", "j3", "E[vi, vj]", "F[vi, vj]", "F[vi, vj] = E[vi, vj]");
 
+/* B = A * 2 at the root; block "outer" (one per row) holds block C = B + 1
+ * in its own scope; D = B * 3 at the root. */
+static const char pa_nested[] =
+    PA_HDR("nested", "A: " PA_BUF ", C: " PA_BUF ", D: " PA_BUF)
+    "        B = T.alloc_buffer((6, 5), \"float32\")\n"
+    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    "        for i1 in T.serial(6):\n"
+    "            with T.block(\"outer\"):\n"
+    "                vo = T.axis.spatial(6, i1)\n"
+    "                T.reads(B[vo, 0:5])\n"
+    "                T.writes(C[vo, 0:5])\n"
+    "                for j1 in T.serial(5):\n"
+    "                    with T.block(\"C\"):\n"
+    "                        vi = T.axis.spatial(6, vo)\n"
+    "                        vj = T.axis.spatial(5, j1)\n"
+    "                        T.reads(B[vi, vj])\n"
+    "                        T.writes(C[vi, vj])\n"
+    "                        C[vi, vj] = B[vi, vj] + T.float32(1)\n"
+    PA_ELEM("D", "i2", "j2", "B[vi, vj]", "D[vi, vj]", "D[vi, vj] = B[vi, vj] * T.float32(3)");
+
 #endif

@@ -185,6 +185,17 @@ static void test_cache_read_preconditions(void **st) {
     (void)d;
     sched_check_all(s);
     tir_sched_destroy(s);
+    /* 1: a consumer in another scope (inside block "outer") */
+    s = sched_new(ctx, pa_parse(ctx, pa_nested));
+    {
+        tir_block_rv dd = sched_block(s, "D"), cc = sched_block(s, "C");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_read",
+                          tir_sched_cache_read(s, dd, 0, "shared", 1, &cc, &x));
+        /* the default consumers are those of D's scope: D and "outer" */
+        SCHED_OK(s, tir_sched_cache_read(s, dd, 0, "shared", 0, NULL, &x));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
     /* 5 */
     s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
     {

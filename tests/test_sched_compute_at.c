@@ -216,6 +216,22 @@ static void test_compute_at_preconditions(void **st) {
     }
     sched_check_all(s);
     tir_sched_destroy(s);
+    /* 1: a loop inside block "outer" is in another scope */
+    s = sched_new(ctx, pa_parse(ctx, pa_nested));
+    {
+        tir_block_rv bb = sched_block(s, "B"), dd = sched_block(s, "D");
+        tir_loop_rv j1 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "compute_at",
+                          tir_sched_compute_at(s, bb, j1, false));
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, dd, j1, false));
+        /* at the root level, B's consumers are "outer" and D */
+        tir_loop_rv i1 = pa_loop(s, "outer", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CONSUMER_OUTSIDE, "compute_at",
+                          tir_sched_compute_at(s, bb, i1, false));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
     /* 3 */
     s = sched_new(ctx, pa_parse(ctx, pa_incomplete));
     {
