@@ -163,8 +163,19 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
     tir_loop_rv target = {0, b.sched};
     const tir_loop_rv *ls;
     int n;
+    int kind = (int)rnd(r, 0, 7);
+    /* Mostly aim compute_at at a consumer's loop and reverse_compute_at
+       at a producer's, so that they often succeed. */
+    const tir_block_rv *rel;
+    int nrel;
+    if ((kind == 2 || kind == 3) && rnd(r, 0, 2) &&
+        tir_sched_get_consumers(s, b, &rel, &nrel) == TIR_OK && nrel > 0)
+        other = rel[rnd(r, 0, nrel - 1)];
+    if (kind == 4 && rnd(r, 0, 2) && tir_sched_get_producers(s, b, &rel, &nrel) == TIR_OK &&
+        nrel > 0)
+        other = rel[rnd(r, 0, nrel - 1)];
     if (tir_sched_get_loops(s, other, &ls, &n) == TIR_OK && n > 0) target = ls[rnd(r, 0, n - 1)];
-    switch (rnd(r, 0, 7)) {
+    switch (kind) {
     case 0: {
         tir_status st;
         CALL("cache_read", st = tir_sched_cache_read(s, b, (int)rnd(r, 0, 2), scope, ncons,
