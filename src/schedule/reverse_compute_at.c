@@ -6,8 +6,9 @@
  * region its producers write during one iteration of the loop, relaxed
  * over the loops inside it only (never over thread-bound loops above it:
  * in sequential order, one thread's copy would read what later threads
- * have not produced yet).  Placed under a thread loop, the copy-back of a local
- * accumulator (cache_write) runs once per thread after its reduction.
+ * have not produced yet).  Placed under a thread loop, the copy-back of a
+ * local accumulator (cache_write) runs once per thread after its
+ * reduction.
  */
 #include "sched_internal.h"
 
@@ -31,7 +32,8 @@ static bool feeds(const tir_block *o, const tir_block *b) {
 static bool bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
                         const tir_expr *e) {
     const tir_binop *b = tir_as_tir_binop(e);
-    if (b && e->kind == TIR_KIND_AND) return bounds_only(ctx, a, r, b->a) && bounds_only(ctx, a, r, b->b);
+    if (b && e->kind == TIR_KIND_AND)
+        return bounds_only(ctx, a, r, b->a) && bounds_only(ctx, a, r, b->b);
     int64_t v;
     if (tir_expr_const_int(e, &v)) return v != 0;
     if (!b || e->kind != TIR_KIND_LT) return false;
@@ -116,7 +118,8 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
         for (int k = 0; k < na; k++) {
             const tir_block *o = sch_sref_block(s, all[k]);
             if (all[k] == bi || !feeds(o, b)) continue;
-            if (!bounds_only(ctx, pa, s->srefs[all[k]].realize, s->srefs[all[k]].realize->predicate)) {
+            const tir_block_realize *pr = s->srefs[all[k]].realize;
+            if (!bounds_only(ctx, pa, pr, pr->predicate)) {
                 tir_analyzer_free(pa);
                 return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, o,
                                 "the predicate of producer \"%s\" masks points inside its "
