@@ -195,4 +195,14 @@ static const char pa_nested[] =
     "                        C[vi, vj] = B[vi, vj] + T.float32(1)\n"
     PA_ELEM("D", "i2", "j2", "B[vi, vj]", "D[vi, vj]", "D[vi, vj] = B[vi, vj] * T.float32(3)");
 
+/* B1: B = A * 2; P: E = B + 1; B2: B = A + 3 (rewrites B); C = E * 2. */
+static const char pa_rewritten[] =
+    PA_HDR("rewritten", "A: " PA_BUF ", C: " PA_BUF)
+    "        B = T.alloc_buffer((6, 5), \"float32\")\n"
+    "        E = T.alloc_buffer((6, 5), \"float32\")\n"
+    PA_ELEM("B1", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    PA_ELEM("P", "i1", "j1", "B[vi, vj]", "E[vi, vj]", "E[vi, vj] = B[vi, vj] + T.float32(1)")
+    PA_ELEM("B2", "i2", "j2", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(3)")
+    PA_ELEM("C", "i3", "j3", "E[vi, vj]", "C[vi, vj]", "C[vi, vj] = E[vi, vj] * T.float32(2)");
+
 #endif

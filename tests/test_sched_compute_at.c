@@ -276,6 +276,15 @@ static void test_compute_at_preconditions(void **st) {
                           tir_sched_compute_at(s, b, i, false));
     }
     tir_sched_destroy(s);
+    /* 8: B2 rewrites P's input B between P and C's loop */
+    s = sched_new(ctx, pa_parse(ctx, pa_rewritten));
+    {
+        tir_block_rv pb = sched_block(s, "P");
+        tir_loop_rv i = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_at",
+                          tir_sched_compute_at(s, pb, i, false));
+    }
+    tir_sched_destroy(s);
     /* 8: under loop i, C's consumer D comes before C's producer B */
     s = sched_new(ctx, pa_parse(ctx, pa_misordered));
     {

@@ -328,8 +328,9 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *   6. every consumer of the block lies under the loop
  *      (TIR_ERR_SCHED_CONSUMER_OUTSIDE);
  *   7. it has at least one consumer (TIR_ERR_SCHED_NO_CONSUMER);
- *   8. under the loop, no producer of the block comes in the same or a
- *      later statement than its first consumer
+ *   8. no block outside the loop that comes after the block writes
+ *      what it reads, and under the loop no producer of the block comes
+ *      in the same or a later statement than its first consumer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
  *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,

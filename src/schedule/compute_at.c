@@ -125,6 +125,22 @@ tir_status sch_prim_compute_at(sch_call *c) {
             if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer) && ch > last_prod)
                 last_prod = ch;
     }
+    /* Writers of its inputs outside the loop must already precede it
+       (srefs are in program order): moving it past one would change what
+       it reads. */
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] <= bi || sch_is_ancestor(s, li, all[k])) continue;
+        for (int r = 0; r < b->nreads; r++)
+            if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer)) {
+                const void *marks[2] = {b, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, 2, marks,
+                                      "block \"%s\" writes %s, which \"%s\" reads, between "
+                                      "its place and loop %s",
+                                      o->name, b->reads[r].buffer->name, b->name,
+                                      loop->var->name);
+            }
+    }
     if (last_prod >= pos)
         return sch_fail(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, loop,
                         "under loop %s a producer of \"%s\" comes after its first consumer, "
