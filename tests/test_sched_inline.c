@@ -137,6 +137,14 @@ static void test_compute_inline_preconditions(void **st) {
                       tir_sched_compute_inline(s, h5));
     }
     tir_sched_destroy(s);
+    /* 7: B2 rewrites P's input after P */
+    s = sched_new(ctx, pa_parse(ctx, pa_rewritten));
+    {
+        tir_block_rv pb = sched_block(s, "P");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_inline",
+                          tir_sched_compute_inline(s, pb));
+    }
+    tir_sched_destroy(s);
     /* 6 */
     s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
     {

@@ -378,7 +378,9 @@ TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv bl
  *   4. the store's indices are its iterators, each once, all of them
  *      (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
  *   5. the buffer is not a function parameter (TIR_ERR_SCHED_OUTPUT_BUFFER);
- *   6. no other block writes it (TIR_ERR_SCHED_MULTIPLE_WRITERS). */
+ *   6. no other block writes it (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   7. no block after it writes a buffer it reads
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
 TIR_API tir_status tir_sched_compute_inline(tir_schedule *s, tir_block_rv block);
 
 /* Inlines a consumer Q: Y[g(v...)] = f(X[v...], ...) into the producer P:

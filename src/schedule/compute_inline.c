@@ -13,7 +13,7 @@ static const tir_buffer_store *single_store(const tir_block *b) {
     return tir_as_tir_buffer_store(b->body);
 }
 
-/* Preconditions 1-6 shared with nothing else; fills *st. */
+/* Preconditions 1-7; fills *st. */
 static tir_status check(sch_call *c, uint32_t rv, int bi, const tir_buffer_store **st) {
     const tir_schedule *s = c->sch;
     const tir_block *b = sch_sref_block(s, bi);
@@ -55,6 +55,19 @@ static tir_status check(sch_call *c, uint32_t rv, int bi, const tir_buffer_store
                                   "%s is also written by block \"%s\"", x->buffer->name,
                                   o->name);
         }
+    }
+    /* Inlined, f reads its inputs where the consumers are: no block may
+       write them after the block (srefs are in program order). */
+    for (int i = bi + 1; i < s->nsrefs; i++) {
+        const tir_block *o = sch_sref_block(s, i);
+        for (int r = 0; o && r < b->nreads; r++)
+            if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer)) {
+                const void *marks[2] = {b, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
+                                      "block \"%s\" writes %s, which \"%s\" reads, after it; "
+                                      "the inlined value would read the new contents",
+                                      o->name, b->reads[r].buffer->name, b->name);
+            }
     }
     *st = x;
     return TIR_OK;
