@@ -9,10 +9,10 @@
  */
 #include "sched_internal.h"
 
-/* Preconditions 3-4 for the consumers of cache_read and cache_write:
- * fills *cons with block srefs (the given ones, or every reader of buf in
- * the scope other than `self` when exclude_self).  Shared with
- * cache_write.c. */
+/* The consumer preconditions of cache_read and cache_write (same scope;
+ * reads buf and does not write it): fills *cons with block srefs, the
+ * given ones, or without a list every reader of buf in the scope (the
+ * block itself included when default_all).  Shared with cache_write.c. */
 tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
                                const sch_arg *list, const tir_buffer *buf, bool default_all,
                                int **cons, int *ncons);
@@ -61,7 +61,6 @@ tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
             v[n++] = all[k];
         }
     }
-    (void)rv;
     *cons = v;
     *ncons = n;
     return TIR_OK;

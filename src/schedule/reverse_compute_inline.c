@@ -14,7 +14,6 @@ typedef struct {
     int n;
     const tir_var **qvars;
     const tir_expr **pvals;
-    bool bad; /* a load of X with other indices */
 } rinline_env;
 
 static const tir_node *on_load(tir_mutator *m, const tir_node *n) {
@@ -155,7 +154,7 @@ tir_status sch_prim_reverse_compute_inline(sch_call *c) {
 
     /* Q's iterator qit[d] becomes P's store index d. */
     rinline_env env = {x, pst->value, q->niters, IR_NEWN(ctx, const tir_var *, q->niters),
-                       IR_NEWN(ctx, const tir_expr *, q->niters), false};
+                       IR_NEWN(ctx, const tir_expr *, q->niters)};
     for (int d = 0; d < x->ndim; d++) {
         env.qvars[d] = q->iters[qit[d]].var;
         env.pvals[d] = pst->indices[d];
