@@ -115,10 +115,11 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
     bool local = flags & LK_LOCAL_ACC, vec = flags & LK_VEC_FETCH;
     const char *acc = local ? "C_local" : "C";
     put(&t, 0, "@T.prim_func");
+    const char *al = (flags & LK_ALIGN16) ? ", align=16" : "";
     put(&t, 0,
-        "def matmul(A: T.Buffer((%lld, %lld), \"float32\"), B: T.Buffer((%lld, %lld), "
-        "\"float32\"), C: T.Buffer((%lld, %lld), \"float32\")):",
-        m, k, k, n, m, n);
+        "def matmul(A: T.Buffer((%lld, %lld), \"float32\"%s), B: T.Buffer((%lld, %lld), "
+        "\"float32\"%s), C: T.Buffer((%lld, %lld), \"float32\"%s)):",
+        m, k, al, k, n, al, m, n, al);
     put(&t, 1, "T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})");
     put(&t, 1, "with T.block(\"root\"):");
     put(&t, 2, "A_shared = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"shared\")", m, k);

@@ -23,6 +23,7 @@ enum {
     LK_PIPELINE = 4,    /* k_0: software_pipeline_stage [0, 0, 1], order [0, 1, 2] */
     LK_ASYNC = 8,       /* with LK_PIPELINE: software_pipeline_async_stages [0] */
     LK_UNROLL = 16,     /* k_1 unrolled */
+    LK_ALIGN16 = 32,    /* A, B, C declared 16-byte aligned (cudaMalloc gives 256) */
 };
 /* The scheduled text (owned by ctx). */
 const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
