@@ -85,6 +85,7 @@ static void expect_error(tir_ctx *ctx, tir_status got, tir_status want, const ch
                 tir_ctx_error(ctx));
     assert_int_equal(got, want);
     const char *msg = tir_ctx_error(ctx);
+    if (!msg) msg = ""; /* never NULL; tells GCC 12 with UBSan so */
     if (getenv("MINITIR_TEST_VERBOSE")) printf("# --- %s:\n%s\n", tir_status_name(got), msg);
     for (int i = 0; subs && subs[i]; i++) {
         if (!strstr(msg, subs[i])) fprintf(stderr, "missing \"%s\" in:\n%s\n", subs[i], msg);

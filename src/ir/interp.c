@@ -374,6 +374,9 @@ tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) {
     if (e->status != TIR_OK) return e->status;
     ir_strbuf sb;
     ir_sb_init(&sb);
+    /* GCC 12 with -fsanitize=undefined warns "null format string" below
+     * (-Wformat-truncation) unless it knows fmt is not NULL. */
+    if (!fmt) fmt = "";
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
