@@ -16,7 +16,37 @@ extern "C" {
 
 /* ---------------------------------------------------------------- lowering */
 
-/* (declarations added by the lowering passes) */
+/* Target limits and switches of the lowering pipeline (src/lower/pipeline.c
+ * lists the passes; docs/lowering.md describes each). */
+typedef struct tir_lower_opts {
+    int max_threads_per_block;  /* product of threadIdx extents (1024) */
+    int max_thread_extent[3];   /* threadIdx.x, y, z (1024, 1024, 64) */
+    int64_t max_shared_bytes;   /* static shared memory per block (48 KiB) */
+    int64_t max_local_bytes;    /* local arrays per thread (16 KiB) */
+    /* Stop after the pass of this name (NULL: run all), for tests and
+     * debugging; the result is then not a finished kernel. */
+    const char *stop_after;
+} tir_lower_opts;
+
+/* Fills o with the defaults: the limits of sm_90. */
+TIR_API void tir_lower_opts_init(tir_lower_opts *o);
+
+/* Lowers a scheduled function to a kernel in the form of
+ * docs/lowered-ir.md.  opts may be NULL (defaults).  On success sets
+ * *kernel.  User errors (a schedule that cannot run on a GPU: work outside
+ * thread bindings, inconsistent or too many threads, shared memory over the
+ * limit, bad pipeline annotations, ...) return TIR_ERR_LOWER with a message
+ * naming the loop, block or buffer and showing the marked IR.
+ *
+ * The environment variable TIR_DUMP=<pass>[,<pass>...] (or "all") prints
+ * the IR after each named pass to stderr. */
+TIR_API tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled,
+                             const tir_lower_opts *opts, const tir_prim_func **kernel);
+
+/* The passes in pipeline order: their number and names ("gpu_check",
+ * "lower_init", ...). */
+TIR_API int tir_lower_num_passes(void);
+TIR_API const char *tir_lower_pass_name(int i);
 
 /* ----------------------------------------------------------- SIMT simulator */
 
