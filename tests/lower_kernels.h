@@ -30,4 +30,10 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
 /* Parses lk_shared_text; NULL (error in ctx) on failure. */
 const tir_prim_func *lk_shared(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
 
+/* The same Steps 3-6 built with the schedule primitives (cache_read,
+ * compute_at, fuse/split/bind, vectorize, cache_write,
+ * reverse_compute_at, pipeline annotations, unroll); flags as above
+ * (LK_ALIGN16 is not available: parameters keep tir_def_matmul's). */
+const tir_prim_func *lk_shared_sched(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
+
 #endif

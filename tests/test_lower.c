@@ -577,6 +577,35 @@ static void test_step5_async(void **state) {
     sim_ok(k3, 100, 72, 40);
 }
 
+/* Steps 3-6 built with the real primitives (prims-a's cache_read /
+ * compute_at / cache_write / reverse_compute_at), lowered, simulated and
+ * compiled. */
+static void test_steps_with_primitives(void **state) {
+    static const int variants[] = {
+        0,
+        LK_LOCAL_ACC | LK_VEC_FETCH,
+        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE,
+        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_UNROLL,
+    };
+    static const int64_t sizes[][3] = {{64, 64, 128}, {100, 72, 40}};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        for (size_t z = 0; z < 2; z++) {
+            int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
+            const tir_prim_func *f = lk_shared_sched(ctx, M, N, K, variants[v]);
+            if (!f) fail_msg("schedule (flags %d): %s", variants[v], tir_ctx_error(ctx));
+            const tir_prim_func *k = lower(f);
+            counts c = count(k);
+            assert_int_equal(c.blocks, 0);
+            assert_true(c.syncs >= 2);
+            if ((variants[v] & LK_VEC_FETCH) && !(variants[v] & LK_ASYNC) && z == 0)
+                assert_true(c.ramps >= 4);
+            if (variants[v] & LK_ASYNC) assert_true(c.cp_async4 > 0 && c.waits == 2);
+            const tir_module *m = compile(k);
+            assert_int_equal(m->shared_bytes, (variants[v] & LK_PIPELINE) ? 16384 : 8192);
+            sim_ok(k, M, N, K);
+        }
+}
+
 static void test_pipeline_errors(void **state) {
     const char *t = lk_shared_text(ctx, 64, 64, 64, LK_PIPELINE);
     char buf[16384];
@@ -647,6 +676,7 @@ int main(void) {
         cmocka_unit_test(test_barrier_removed_is_a_race),
         cmocka_unit_test(test_step5_pipeline),
         cmocka_unit_test(test_step5_async),
+        cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_pipeline_errors),
         cmocka_unit_test(test_pass_list_and_dump),
     };
