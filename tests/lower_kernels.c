@@ -192,6 +192,10 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
     put(&t, 2, "B_shared = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"shared\")", k, n);
     if (local)
         put(&t, 2, "C_local = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"local\")", m, n);
+    if (flags & LK_REG_PIPE) {
+        put(&t, 2, "A_local = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"local\")", m, k);
+        put(&t, 2, "B_local = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"local\")", k, n);
+    }
     put(&t, 2, "for i_0 in T.thread_binding(0, %lld, thread=\"blockIdx.x\"):", ib);
     put(&t, 3, "for j_0 in T.thread_binding(0, %lld, thread=\"blockIdx.y\"):", jb);
     put(&t, 4, "for i_1_0 in T.thread_binding(0, 4, thread=\"threadIdx.x\"):");
@@ -213,7 +217,30 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
     }
     fetch(&t, 7, "A_shared", "A", "i_0 * 32", "k_0 * 32", M, K, vec);
     fetch(&t, 7, "B_shared", "B", "k_0 * 32", "j_0 * 32", K, N, vec);
-    if (flags & LK_UNROLL) {
+    bool reg = flags & LK_REG_PIPE;
+    const char *ra = reg ? "A_local" : "A_shared", *rb = reg ? "B_local" : "B_shared";
+    if (reg) {
+        put(&t, 7,
+            "for k_1 in T.serial(32, annotations={\"software_pipeline_order\": [0, 1, 2], "
+            "\"software_pipeline_stage\": [0, 0, 1]}):");
+        put(&t, 8, "for ax0 in T.serial(8):");
+        put(&t, 9, "with T.block(\"A_local\"):");
+        put(&t, 10, "v0_3 = T.axis.spatial(%lld, i_0 * 32 + i_1_0 * 8 + ax0)", m);
+        put(&t, 10, "v1_3 = T.axis.spatial(%lld, k_0 * 32 + k_1)", k);
+        put(&t, 10, "T.where(i_0 * 32 + i_1_0 * 8 + ax0 < %lld and k_0 * 32 + k_1 < %lld)", m, k);
+        put(&t, 10, "T.reads(A_shared[v0_3, v1_3])");
+        put(&t, 10, "T.writes(A_local[v0_3, v1_3])");
+        put(&t, 10, "A_local[v0_3, v1_3] = A_shared[v0_3, v1_3]");
+        put(&t, 8, "for ax1 in T.serial(4):");
+        put(&t, 9, "with T.block(\"B_local\"):");
+        put(&t, 10, "v0_4 = T.axis.spatial(%lld, k_0 * 32 + k_1)", k);
+        put(&t, 10, "v1_4 = T.axis.spatial(%lld, j_0 * 32 + j_1_0 * 4 + ax1)", n);
+        put(&t, 10, "T.where(k_0 * 32 + k_1 < %lld and j_0 * 32 + j_1_0 * 4 + ax1 < %lld)", k, n);
+        put(&t, 10, "T.reads(B_shared[v0_4, v1_4])");
+        put(&t, 10, "T.writes(B_local[v0_4, v1_4])");
+        put(&t, 10, "B_local[v0_4, v1_4] = B_shared[v0_4, v1_4]");
+        put(&t, 8, "for i_1_1, j_1_1 in T.grid(8, 4):");
+    } else if (flags & LK_UNROLL) {
         put(&t, 7, "for i_1_1, j_1_1 in T.grid(8, 4):");
         put(&t, 8, "for k_1 in T.unroll(32):");
     } else {
@@ -229,11 +256,11 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
         "T.where(i_0 * 32 + i_1_0 * 8 + i_1_1 < %lld and j_0 * 32 + j_1_0 * 4 + j_1_1 < %lld "
         "and k_0 * 32 + k_1 < %lld)",
         m, n, k);
-    put(&t, d + 1, "T.reads(A_shared[vi, vk], B_shared[vk, vj])");
+    put(&t, d + 1, "T.reads(%s[vi, vk], %s[vk, vj])", ra, rb);
     put(&t, d + 1, "T.writes(%s[vi, vj])", acc);
     put(&t, d + 1, "with T.init():");
     put(&t, d + 2, "%s[vi, vj] = T.float32(0)", acc);
-    put(&t, d + 1, "%s[vi, vj] = %s[vi, vj] + A_shared[vi, vk] * B_shared[vk, vj]", acc, acc);
+    put(&t, d + 1, "%s[vi, vj] = %s[vi, vj] + %s[vi, vk] * %s[vk, vj]", acc, acc, ra, rb);
     if (local) {
         put(&t, 6, "for ax0, ax1 in T.grid(8, 4):");
         put(&t, 7, "with T.block(\"C_local\"):");

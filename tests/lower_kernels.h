@@ -24,6 +24,9 @@ enum {
     LK_ASYNC = 8,       /* with LK_PIPELINE: software_pipeline_async_stages [0] */
     LK_UNROLL = 16,     /* k_1 unrolled */
     LK_ALIGN16 = 32,    /* A, B, C declared 16-byte aligned (cudaMalloc gives 256) */
+    LK_REG_PIPE = 64,   /* k_1 outside the 8x4 tile, A/B register caches (A_local,
+                         * B_local) fetched per k_1 and pipelined [0, 0, 1]
+                         * (double-buffered register fetch); text only */
 };
 /* The scheduled text (owned by ctx). */
 const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);

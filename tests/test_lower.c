@@ -606,6 +606,22 @@ static void test_steps_with_primitives(void **state) {
         }
 }
 
+static void test_register_double_buffer(void **state) {
+    /* A_local (8) and B_local (4) fetched from shared per k_1 and pipelined
+     * [0, 0, 1]: two versions each, the next k_1's registers load while
+     * the current ones are used */
+    const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_REG_PIPE));
+    const char *text = tir_print(ctx, k);
+    assert_non_null(strstr(text, "A_local = T.allocate((16,), \"float32\", scope=\"local\")"));
+    assert_non_null(strstr(text, "T.allocate((8,), \"float32\", scope=\"local\") as B_local"));
+    assert_int_equal(count(k).syncs, 2); /* register traffic needs no barrier */
+    compile(k);
+    sim_ok(k, 64, 64, 64);
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_REG_PIPE));
+    compile(k2);
+    sim_ok(k2, 100, 72, 40);
+}
+
 static void test_pipeline_errors(void **state) {
     const char *t = lk_shared_text(ctx, 64, 64, 64, LK_PIPELINE);
     char buf[16384];
@@ -677,6 +693,7 @@ int main(void) {
         cmocka_unit_test(test_step5_pipeline),
         cmocka_unit_test(test_step5_async),
         cmocka_unit_test(test_steps_with_primitives),
+        cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),
         cmocka_unit_test(test_pass_list_and_dump),
     };
