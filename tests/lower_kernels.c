@@ -1,16 +1,17 @@
 /* lower_kernels.c: see lower_kernels.h. */
 #include "lower_kernels.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "minitir/schedule.h"
 #include "ir_internal.h"
+#include "minitir/schedule.h"
 
-#define TRY(x)                                                                            \
-    do {                                                                                  \
-        if ((x) != TIR_OK) goto fail;                                                     \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((x) != TIR_OK) goto fail;                                                              \
     } while (0)
 
 const tir_prim_func *lk_step1(tir_ctx *ctx, int64_t M, int64_t N, int64_t K) {
@@ -49,8 +50,8 @@ const tir_prim_func *lk_step2(tir_ctx *ctx, int64_t M, int64_t N, int64_t K) {
     TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, kb));
     TRY(tir_sched_split(s, ib[1], 2, (const int64_t[]){4, TIR_SPLIT_INFER}, it));
     TRY(tir_sched_split(s, jb[1], 2, (const int64_t[]){8, TIR_SPLIT_INFER}, jt));
-    TRY(tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], it[0], jt[0], kb[0], it[1],
-                                                      jt[1], kb[1]}));
+    TRY(tir_sched_reorder(
+        s, 8, (const tir_loop_rv[]){ib[0], jb[0], it[0], jt[0], kb[0], it[1], jt[1], kb[1]}));
     TRY(tir_sched_bind(s, ib[0], "blockIdx.x"));
     TRY(tir_sched_bind(s, jb[0], "blockIdx.y"));
     TRY(tir_sched_bind(s, it[0], "threadIdx.x"));
@@ -94,8 +95,8 @@ const tir_prim_func *lk_shared_sched(tir_ctx *ctx, int64_t M, int64_t N, int64_t
     TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, kb));
     TRY(tir_sched_split(s, ib[1], 2, (const int64_t[]){4, TIR_SPLIT_INFER}, it));
     TRY(tir_sched_split(s, jb[1], 2, (const int64_t[]){8, TIR_SPLIT_INFER}, jt));
-    TRY(tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], it[0], jt[0], kb[0], it[1],
-                                                      jt[1], kb[1]}));
+    TRY(tir_sched_reorder(
+        s, 8, (const tir_loop_rv[]){ib[0], jb[0], it[0], jt[0], kb[0], it[1], jt[1], kb[1]}));
     TRY(tir_sched_bind(s, ib[0], "blockIdx.x"));
     TRY(tir_sched_bind(s, jb[0], "blockIdx.y"));
     TRY(tir_sched_bind(s, it[0], "threadIdx.x"));
@@ -132,7 +133,6 @@ typedef struct tb {
 } tb;
 
 static void put(tb *t, int indent, const char *fmt, ...) TIR_PRINTF(3, 4);
-#include <stdarg.h>
 static void put(tb *t, int indent, const char *fmt, ...) {
     char line[1024];
     va_list ap;
@@ -154,8 +154,8 @@ static void put(tb *t, int indent, const char *fmt, ...) {
 /* The cooperative fetch of one 32x32 tile of `src` into `dst` by the 32
  * threads (threadIdx.y 8 x threadIdx.x 4), at indentation d.  r0/c0: the
  * tile origin expressions, R/C: the source extents. */
-static void fetch(tb *t, int d, const char *dst, const char *src, const char *r0,
-                  const char *c0, int64_t R, int64_t C, bool vec) {
+static void fetch(tb *t, int d, const char *dst, const char *src, const char *r0, const char *c0,
+                  int64_t R, int64_t C, bool vec) {
     const char *F = vec ? "ax0_ax1_fused_0 * 128 + ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2 * 4 + "
                           "ax0_ax1_fused_3"
                         : "ax0_ax1_fused_0 * 32 + ax0_ax1_fused_1 * 4 + ax0_ax1_fused_2";
@@ -167,8 +167,8 @@ static void fetch(tb *t, int d, const char *dst, const char *src, const char *r0
     put(t, b, "with T.block(\"%s\"):", dst);
     put(t, b + 1, "v0 = T.axis.spatial(%lld, %s + (%s) // 32)", (long long)R, r0, F);
     put(t, b + 1, "v1 = T.axis.spatial(%lld, %s + (%s) %% 32)", (long long)C, c0, F);
-    put(t, b + 1, "T.where(%s + (%s) // 32 < %lld and %s + (%s) %% 32 < %lld)", r0, F,
-        (long long)R, c0, F, (long long)C);
+    put(t, b + 1, "T.where(%s + (%s) // 32 < %lld and %s + (%s) %% 32 < %lld)", r0, F, (long long)R,
+        c0, F, (long long)C);
     put(t, b + 1, "T.reads(%s[v0, v1])", src);
     put(t, b + 1, "T.writes(%s[v0, v1])", dst);
     put(t, b + 1, "%s[v0, v1] = %s[v0, v1]", dst, src);
@@ -267,8 +267,8 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
         put(&t, 8, "v0 = T.axis.spatial(%lld, i_0 * 32 + i_1_0 * 8 + ax0)", m);
         put(&t, 8, "v1 = T.axis.spatial(%lld, j_0 * 32 + j_1_0 * 4 + ax1)", n);
         put(&t, 8,
-            "T.where(i_0 * 32 + i_1_0 * 8 + ax0 < %lld and j_0 * 32 + j_1_0 * 4 + ax1 < %lld)",
-            m, n);
+            "T.where(i_0 * 32 + i_1_0 * 8 + ax0 < %lld and j_0 * 32 + j_1_0 * 4 + ax1 < %lld)", m,
+            n);
         put(&t, 8, "T.reads(C_local[v0, v1])");
         put(&t, 8, "T.writes(C[v0, v1])");
         put(&t, 8, "C[v0, v1] = C_local[v0, v1]");

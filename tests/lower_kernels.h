@@ -18,15 +18,15 @@ const tir_prim_func *lk_step2(tir_ctx *ctx, int64_t M, int64_t N, int64_t K);
 
 /* Steps 3-6 on top of Step 2's loops.  Flags: */
 enum {
-    LK_LOCAL_ACC = 1,   /* C accumulated in a local C_local, written back per thread */
-    LK_VEC_FETCH = 2,   /* cooperative fetch with a vectorized loop of 4 */
-    LK_PIPELINE = 4,    /* k_0: software_pipeline_stage [0, 0, 1], order [0, 1, 2] */
-    LK_ASYNC = 8,       /* with LK_PIPELINE: software_pipeline_async_stages [0] */
-    LK_UNROLL = 16,     /* k_1 unrolled */
-    LK_ALIGN16 = 32,    /* A, B, C declared 16-byte aligned (cudaMalloc gives 256) */
-    LK_REG_PIPE = 64,   /* k_1 outside the 8x4 tile, A/B register caches (A_local,
-                         * B_local) fetched per k_1 and pipelined [0, 0, 1]
-                         * (double-buffered register fetch); text only */
+    LK_LOCAL_ACC = 1, /* C accumulated in a local C_local, written back per thread */
+    LK_VEC_FETCH = 2, /* cooperative fetch with a vectorized loop of 4 */
+    LK_PIPELINE = 4,  /* k_0: software_pipeline_stage [0, 0, 1], order [0, 1, 2] */
+    LK_ASYNC = 8,     /* with LK_PIPELINE: software_pipeline_async_stages [0] */
+    LK_UNROLL = 16,   /* k_1 unrolled */
+    LK_ALIGN16 = 32,  /* A, B, C declared 16-byte aligned (cudaMalloc gives 256) */
+    LK_REG_PIPE = 64, /* k_1 outside the 8x4 tile, A/B register caches (A_local,
+                       * B_local) fetched per k_1 and pipelined [0, 0, 1]
+                       * (double-buffered register fetch); text only */
 };
 /* The scheduled text (owned by ctx). */
 const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);

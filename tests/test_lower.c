@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+/* cmocka needs the headers above first */
 #include <cmocka.h>
 
 #include "lower_kernels.h"
@@ -30,10 +31,10 @@ static int teardown(void **state) {
     return 0;
 }
 
-#define OK(x)                                                                             \
-    do {                                                                                  \
-        tir_status s_ = (x);                                                              \
-        if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                     \
+#define OK(x)                                                                                      \
+    do {                                                                                           \
+        tir_status s_ = (x);                                                                       \
+        if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                              \
     } while (0)
 
 static const tir_prim_func *lower(const tir_prim_func *f) {
@@ -73,7 +74,8 @@ static const tir_module *compile(const tir_prim_func *k) {
 /* Runs f (matmul of M x K by K x N) in the interpreter on small-integer
  * data (exact in float32 in any order); returns C (heap). */
 static float *run_matmul(const tir_prim_func *f, int64_t M, int64_t N, int64_t K) {
-    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *a = malloc(sizeof(float) * (size_t)(M * K)),
+          *b = malloc(sizeof(float) * (size_t)(K * N));
     float *c = malloc(sizeof(float) * (size_t)(M * N));
     assert_non_null(a);
     assert_non_null(b);
@@ -113,7 +115,8 @@ static bool sim_check_uninit = true;
 
 static tir_status sim_matmul(const tir_prim_func *kernel, int64_t M, int64_t N, int64_t K,
                              tir_sim_report *rep) {
-    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *a = malloc(sizeof(float) * (size_t)(M * K)),
+          *b = malloc(sizeof(float) * (size_t)(K * N));
     float *c = malloc(sizeof(float) * (size_t)(M * N));
     assert_non_null(a);
     assert_non_null(b);
@@ -381,8 +384,8 @@ static const tir_prim_func *remove_sync(const tir_prim_func *k, int n) {
     m.on[TIR_KIND_EVALUATE] = rm_eval;
     const tir_stmt *body = tir_mutate_stmt(&m, k->body);
     assert_true(r.seen > n);
-    return tir_prim_func_new(ctx, k->name, k->nparams, k->params, k->buffer_map, body,
-                             k->nattrs, k->attrs);
+    return tir_prim_func_new(ctx, k->name, k->nparams, k->params, k->buffer_map, body, k->nattrs,
+                             k->attrs);
 }
 
 static void test_barrier_removed_is_a_race(void **state) {
@@ -449,7 +452,8 @@ static void test_auto_unroll_pragma(void **state) {
     /* re-indent is not needed: replace the grid by nested loops at one level */
     snprintf(buf + pre, sizeof buf - pre,
              "for k_0, i_1_1 in T.grid(2, 8):\n"
-             "                        for j_1_1 in T.serial(4, annotations={\"pragma_auto_unroll_max_step\": 32}):\n"
+             "                        for j_1_1 in T.serial(4, "
+             "annotations={\"pragma_auto_unroll_max_step\": 32}):\n"
              "                            for k_1 in T.serial(32):\n"
              "%s",
              p + strlen(from) + 1);
@@ -564,8 +568,8 @@ static void test_step5_async(void **state) {
     assert_non_null(strstr(m->ptx, "cp.async.wait_group 1"));
     sim_ok(k, 64, 64, 128);
     /* parameters only 4-byte aligned: one 4-byte copy per element */
-    const tir_prim_func *k2 = lower(
-        lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));
+    const tir_prim_func *k2 =
+        lower(lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));
     assert_int_equal(count(k2).cp_async16, 0);
     assert_int_equal(count(k2).cp_async4, 16);
     compile(k2);

@@ -66,8 +66,7 @@ static const char *names(tir_ctx *ctx, const ir_vec *v) {
     return ir_sb_finish(&sb, ctx);
 }
 
-tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in,
-                              const tir_prim_func **out) {
+tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     ck c = {.st = st, .f = in};
     tir_visitor v = {.pre = pre, .user = &c};
     tir_visit(&v, in->body);

@@ -76,8 +76,9 @@ static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *
         if (tir_struct_equal(u->min, r[d].min) && tir_struct_equal(u->extent, r[d].extent))
             continue;
         const tir_expr *lo = tir_analyzer_simplify(c->an, tir_min(ctx, u->min, r[d].min));
-        const tir_expr *hi = tir_analyzer_simplify(
-            c->an, tir_max(ctx, tir_add(ctx, u->min, u->extent), tir_add(ctx, r[d].min, r[d].extent)));
+        const tir_expr *hi =
+            tir_analyzer_simplify(c->an, tir_max(ctx, tir_add(ctx, u->min, u->extent),
+                                                 tir_add(ctx, r[d].min, r[d].extent)));
         *u = (tir_range){lo, tir_analyzer_simplify(c->an, tir_sub(ctx, hi, lo))};
     }
 }
@@ -180,8 +181,8 @@ static void make_buffer(cs *c, entry *e) {
             for (int i = 0; i < c->st->naligns; i++) {
                 const lower_dim_align *al = &c->st->aligns[i];
                 if (al->buffer != b || al->axis != d) continue;
-                stride += ((al->offset - stride % al->factor) % al->factor + al->factor) %
-                          al->factor;
+                stride +=
+                    ((al->offset - stride % al->factor) % al->factor + al->factor) % al->factor;
             }
             strides[d] = tir_i32(ctx, stride);
         }
@@ -256,8 +257,7 @@ static const tir_node *hoist_for(tir_mutator *m, const tir_node *n) {
     h->in_thread++;
     const tir_stmt *s = (const tir_stmt *)tir_mutate_default(m, n);
     h->in_thread--;
-    for (int i = h->bufs.n - 1; i >= first; i--)
-        s = tir_allocate_new(m->ctx, h->bufs.items[i], s);
+    for (int i = h->bufs.n - 1; i >= first; i--) s = tir_allocate_new(m->ctx, h->bufs.items[i], s);
     h->bufs.n = first;
     return (const tir_node *)s;
 }

@@ -25,8 +25,8 @@ static const tir_buffer *flat_buffer(fl *c, const tir_buffer *b) {
     tir_ctx *ctx = c->st->ctx;
     const tir_buffer *nb = b;
     if (b->ndim != 1 || (b->strides && !tir_struct_equal(b->strides[0], tir_i32(ctx, 1)))) {
-        const tir_expr *size = b->ndim == 0 ? tir_i32(ctx, 1)
-                                            : tir_mul(ctx, stride_of(ctx, b, 0), b->shape[0]);
+        const tir_expr *size =
+            b->ndim == 0 ? tir_i32(ctx, 1) : tir_mul(ctx, stride_of(ctx, b, 0), b->shape[0]);
         size = tir_simplify(ctx, size);
         tir_buffer_desc d;
         tir_buffer_describe(b, &d);
@@ -48,8 +48,8 @@ static const tir_expr *flat_index(tir_ctx *ctx, const tir_buffer *b, int nidx,
         const tir_expr *st = stride_of(ctx, b, d);
         if (!tir_dtype_eq(st->dtype, idx[d]->dtype)) st = tir_cast_new(ctx, idx[d]->dtype, st);
         int64_t one;
-        const tir_expr *t = tir_expr_const_int(st, &one) && one == 1 ? idx[d]
-                                                                     : tir_mul(ctx, idx[d], st);
+        const tir_expr *t =
+            tir_expr_const_int(st, &one) && one == 1 ? idx[d] : tir_mul(ctx, idx[d], st);
         if (sum && !tir_dtype_eq(sum->dtype, t->dtype)) t = tir_cast_new(ctx, sum->dtype, t);
         sum = sum ? tir_add(ctx, sum, t) : t;
     }
@@ -92,7 +92,7 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
         bm[i] = in->buffer_map[i] ? flat_buffer(&c, in->buffer_map[i]) : NULL;
     ir_vec_free(&c.olds);
     ir_vec_free(&c.news);
-    *out = tir_prim_func_new(ctx, in->name, in->nparams, in->params, bm, body, in->nattrs,
-                             in->attrs);
+    *out =
+        tir_prim_func_new(ctx, in->name, in->nparams, in->params, bm, body, in->nattrs, in->attrs);
     return TIR_OK;
 }

@@ -49,8 +49,7 @@ static tir_status check_for(gc *c, const tir_for *f) {
     int64_t v;
     if (!tir_expr_const_int(f->min, &v) || v != 0)
         return lower_fail_marked(st, c->f, 1, (const void *[]){f},
-                                 "gpu_check: thread-bound loop '%s' must start at 0",
-                                 f->var->name);
+                                 "gpu_check: thread-bound loop '%s' must start at 0", f->var->name);
     bool is_thread = t >= 3;
     if (is_thread) {
         if (!tir_expr_const_int(f->extent, &v) || v <= 0)

@@ -37,13 +37,13 @@ static tir_status record_align(lower_state *st, const tir_block *b, const tir_st
     for (int i = 0; i < a->nints; i += 4) {
         int64_t wi = a->ints[i], axis = a->ints[i + 1], factor = a->ints[i + 2],
                 off = a->ints[i + 3];
-        if (wi < 0 || wi >= b->nwrites || axis < 0 ||
-            axis >= b->writes[wi].buffer->ndim || factor <= 0 || off < 0 || off >= factor)
+        if (wi < 0 || wi >= b->nwrites || axis < 0 || axis >= b->writes[wi].buffer->ndim ||
+            factor <= 0 || off < 0 || off >= factor)
             return lower_fail_marked(st, st->scheduled, 1, (const void *[]){where},
                                      "lower_blocks: block '%s': buffer_dim_align entry "
                                      "[%lld, %lld, %lld, %lld] is out of range",
-                                     b->name, (long long)wi, (long long)axis,
-                                     (long long)factor, (long long)off);
+                                     b->name, (long long)wi, (long long)axis, (long long)factor,
+                                     (long long)off);
         add_align(st, b->writes[wi].buffer, (int)axis, factor, off);
     }
     return TIR_OK;

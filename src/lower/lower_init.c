@@ -14,8 +14,8 @@ static const tir_node *on_block(tir_mutator *m, const tir_node *n) {
     for (int i = 0; i < b->niters; i++) {
         const tir_iter_var *iv = &b->iters[i];
         if (iv->kind != TIR_ITER_REDUCE) continue;
-        const tir_expr *eq = tir_binop_new(ctx, TIR_KIND_EQ, (const tir_expr *)iv->var,
-                                           iv->dom.min);
+        const tir_expr *eq =
+            tir_binop_new(ctx, TIR_KIND_EQ, (const tir_expr *)iv->var, iv->dom.min);
         cond = cond ? tir_and(ctx, cond, eq) : eq;
     }
     const tir_stmt *init = cond ? tir_if_new(ctx, cond, b->init, NULL) : b->init;
@@ -26,8 +26,7 @@ static const tir_node *on_block(tir_mutator *m, const tir_node *n) {
     return (const tir_node *)tir_block_new(ctx, &d);
 }
 
-tir_status lower_init_block(lower_state *st, const tir_prim_func *in,
-                            const tir_prim_func **out) {
+tir_status lower_init_block(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     tir_mutator m = {.ctx = st->ctx};
     m.on[TIR_KIND_BLOCK] = on_block;
     *out = lower_with_body(st->ctx, in, tir_mutate_stmt(&m, in->body));

@@ -4,11 +4,10 @@
 
 #include "lower_internal.h"
 
-const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f,
-                                     const tir_stmt *body) {
+const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body) {
     if (body == f->body) return f;
-    return tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, body,
-                             f->nattrs, f->attrs);
+    return tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, body, f->nattrs,
+                             f->attrs);
 }
 
 bool lower_is_thread_loop(const tir_for *f) {

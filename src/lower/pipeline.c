@@ -29,7 +29,9 @@ static const struct {
 };
 enum { NPASSES = sizeof lower_passes / sizeof lower_passes[0] };
 
-int tir_lower_num_passes(void) { return NPASSES; }
+int tir_lower_num_passes(void) {
+    return NPASSES;
+}
 
 const char *tir_lower_pass_name(int i) {
     return i >= 0 && i < NPASSES ? lower_passes[i].name : NULL;

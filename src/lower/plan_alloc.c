@@ -29,8 +29,7 @@ static bool uses_buf(const void *node, const tir_buffer *b) {
 
 static bool is_container(const tir_stmt *s) {
     tir_kind k = (tir_kind)s->kind;
-    return k == TIR_KIND_FOR || k == TIR_KIND_SEQ || k == TIR_KIND_IF ||
-           k == TIR_KIND_ALLOCATE;
+    return k == TIR_KIND_FOR || k == TIR_KIND_SEQ || k == TIR_KIND_IF || k == TIR_KIND_ALLOCATE;
 }
 
 /* Allocates buf around the deepest part of s (which uses buf) holding all
@@ -40,8 +39,8 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_buffer *
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
         if (uses_buf(f->min, buf) || uses_buf(f->extent, buf)) break;
-        const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, buf)
-                                                      : tir_allocate_new(ctx, buf, f->body);
+        const tir_stmt *body =
+            is_container(f->body) ? place(ctx, f->body, buf) : tir_allocate_new(ctx, buf, f->body);
         return tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,
                            f->annots, body);
     }
@@ -87,8 +86,7 @@ static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
     return tir_mutate(m, a->body);
 }
 
-tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in,
-                            const tir_prim_func **out) {
+tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     strip s = {{0}};
     tir_mutator m = {.ctx = st->ctx, .user = &s};
     m.on[TIR_KIND_ALLOCATE] = on_alloc;

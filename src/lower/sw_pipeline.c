@@ -135,8 +135,9 @@ static const tir_node *ver_store(tir_mutator *m, const tir_node *n) {
 
 static bool multiple_of(pl *p, const tir_expr *e, int64_t k) {
     tir_ctx *ctx = p->st->ctx;
-    const tir_expr *c = tir_binop_new(ctx, TIR_KIND_EQ, tir_floormod(ctx, e, tir_int(ctx, e->dtype, k)),
-                                      tir_int(ctx, e->dtype, 0));
+    const tir_expr *c =
+        tir_binop_new(ctx, TIR_KIND_EQ, tir_floormod(ctx, e, tir_int(ctx, e->dtype, k)),
+                      tir_int(ctx, e->dtype, 0));
     return tir_analyzer_can_prove(p->an, c);
 }
 
@@ -190,8 +191,8 @@ typedef struct comp {
 } comp;
 
 static tir_status fail(pl *p, const tir_for *f, const char *msg) {
-    return lower_fail_marked(p->st, p->f, 1, (const void *[]){f},
-                             "sw_pipeline: loop '%s': %s", f->var->name, msg);
+    return lower_fail_marked(p->st, p->f, 1, (const void *[]){f}, "sw_pipeline: loop '%s': %s",
+                             f->var->name, msg);
 }
 
 static const tir_annot *ints(const tir_for *f, const char *key) {
@@ -217,8 +218,7 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
             for (int j = 0; j < n && !reads; j++)
                 if (c[j].stage == as && c[j].async)
                     for (int b = 0; b < c[j].acc.writes.n; b++)
-                        if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i)
-                            reads = true;
+                        if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i) reads = true;
             if (!reads) continue;
             waited[a] = true;
             /* the producer iteration needed: k_i = t - s_i, produced at time
@@ -264,7 +264,8 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
 
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
-    const tir_annot *sa = ints(f, "software_pipeline_stage"), *oa = ints(f, "software_pipeline_order");
+    const tir_annot *sa = ints(f, "software_pipeline_stage"),
+                    *oa = ints(f, "software_pipeline_order");
     const tir_annot *aa = tir_annots_find(f->nannots, f->annots, "software_pipeline_async_stages");
     if (!sa) {
         p->status = fail(p, f, "software_pipeline_stage must be a list of ints");
@@ -291,7 +292,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
             p->st, p->f, 1, (const void *[]){f},
             "sw_pipeline: loop '%s' has %d components but software_pipeline_stage has %d "
             "entries%s",
-            f->var->name, n, sa->nints, oa && oa->nints != n ? " (or the order a different count)" : "");
+            f->var->name, n, sa->nints,
+            oa && oa->nints != n ? " (or the order a different count)" : "");
         return NULL;
     }
     comp c[MAXC];
@@ -376,9 +378,11 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         int na = 0;
         tir_annot *annots = IR_NEWN(ctx, tir_annot, f->nannots);
         for (int i = 0; i < f->nannots; i++)
-            if (strncmp(f->annots[i].key, "software_pipeline_", 18) != 0) annots[na++] = f->annots[i];
-        ir_vec_push(&out, tir_for_new(ctx, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo),
-                                      TIR_FOR_SERIAL, NULL, na, annots, lb));
+            if (strncmp(f->annots[i].key, "software_pipeline_", 18) != 0)
+                annots[na++] = f->annots[i];
+        ir_vec_push(&out,
+                    tir_for_new(ctx, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo),
+                                TIR_FOR_SERIAL, NULL, na, annots, lb));
         for (int64_t t = body_hi; t < t_end; t++)
             emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     }

@@ -37,7 +37,7 @@ typedef struct summ {
 
 typedef struct ts {
     lower_state *st;
-    ir_vec async_dsts; /* shared buffers written by cp_async anywhere */
+    ir_vec async_dsts;       /* shared buffers written by cp_async anywhere */
     const tir_var *tvars[8]; /* enclosing threadIdx loop vars */
     int ntvars;
     int nbarriers;
@@ -90,7 +90,8 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
         const tir_call *call = (const tir_call *)n;
         if (call->op == TIR_INTRIN_CP_ASYNC_WAIT && c->async_dsts) {
             /* the copies land here: a write of every element of each target */
-            for (int i = 0; i < c->async_dsts->n; i++) add_access(c, c->async_dsts->items[i], true, NULL);
+            for (int i = 0; i < c->async_dsts->n; i++)
+                add_access(c, c->async_dsts->items[i], true, NULL);
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
@@ -198,8 +199,8 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
             r->tail.n = 0;
         }
         return b == f->body ? s
-                            : tir_for_new(ctx, f->var, f->min, f->extent, f->kind,
-                                          f->thread_tag, f->nannots, f->annots, b);
+                            : tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag,
+                                          f->nannots, f->annots, b);
     }
     case TIR_KIND_IF: {
         const tir_if *i = (const tir_if *)s;
@@ -248,8 +249,7 @@ static bool dst_pre(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in,
-                             const tir_prim_func **out) {
+tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     ts t = {.st = st};
     tir_visitor dv = {.pre = dst_pre, .user = &t};
     tir_visit(&dv, in->body);

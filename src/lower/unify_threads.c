@@ -24,8 +24,8 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
         if (strcmp(u->outer[i]->thread_tag, f->thread_tag) == 0) {
             TIR_ASSERT(tir_struct_equal(u->outer[i]->extent, f->extent));
             const tir_expr *v = (const tir_expr *)u->outer[i]->var;
-            const tir_stmt *body = (const tir_stmt *)tir_substitute(m->ctx, f->body, 1,
-                                                                    &f->var, &v);
+            const tir_stmt *body =
+                (const tir_stmt *)tir_substitute(m->ctx, f->body, 1, &f->var, &v);
             return tir_mutate(m, body);
         }
     TIR_ASSERT(u->n < MAXDEPTH);

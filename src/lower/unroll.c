@@ -66,8 +66,8 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     for (int i = 0; i < r->nannots; i++)
         if (!is_unroll_pragma(r->annots[i].key)) annots[na++] = r->annots[i];
     if (kind == r->kind && na == r->nannots) return (const tir_node *)r;
-    return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, kind, r->thread_tag,
-                                         na, annots, r->body);
+    return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, kind, r->thread_tag, na,
+                                         annots, r->body);
 }
 
 tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {

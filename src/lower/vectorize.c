@@ -151,8 +151,7 @@ static const tir_expr *vec(vloop *l, const tir_expr *e) {
     if (!tir_uses_var(e, l->v)) return e;
     tir_kind k = (tir_kind)e->kind;
     if (k == TIR_KIND_VAR) return tir_ramp_new(ctx, l->min, tir_int(ctx, e->dtype, 1), l->lanes);
-    if (tir_kind_is_binop(k) && !tir_kind_is_compare(k) && k != TIR_KIND_AND &&
-        k != TIR_KIND_OR) {
+    if (tir_kind_is_binop(k) && !tir_kind_is_compare(k) && k != TIR_KIND_AND && k != TIR_KIND_OR) {
         const tir_binop *b = (const tir_binop *)e;
         if (k == TIR_KIND_FLOORDIV || k == TIR_KIND_FLOORMOD || k == TIR_KIND_DIV ||
             k == TIR_KIND_MOD) {
@@ -176,8 +175,7 @@ static const tir_expr *vec(vloop *l, const tir_expr *e) {
         if (!step_of(l, idx, &c)) return NULL;
         const tir_expr *base = tir_analyzer_simplify(l->z->an, at(l, idx, l->min));
         if (c == 0) return tir_load(ctx, ld->buffer, 1, &base);
-        const tir_expr *r =
-            tir_ramp_new(ctx, base, tir_int(ctx, base->dtype, c), l->lanes);
+        const tir_expr *r = tir_ramp_new(ctx, base, tir_int(ctx, base->dtype, c), l->lanes);
         return tir_load(ctx, ld->buffer, 1, &r);
     }
     return NULL;
@@ -225,8 +223,8 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
         tir_analyzer_bind(z->an, f->var, f->min, f->extent);
         if (s) return (const tir_node *)s;
     }
-    return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, TIR_FOR_SERIAL,
-                                         NULL, r->nannots, r->annots, r->body);
+    return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, TIR_FOR_SERIAL, NULL,
+                                         r->nannots, r->annots, r->body);
 }
 
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
