@@ -326,7 +326,16 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int i = 0; i < n; i++)
         for (int w = 0; w < c[i].acc.writes.n; w++) {
             const tir_buffer *b = c[i].acc.writes.items[w];
-            if (b->scope == TIR_SCOPE_GLOBAL || find_pbuf(p, b) || p->nbufs == MAXB) continue;
+            if (b->scope == TIR_SCOPE_GLOBAL || find_pbuf(p, b)) continue;
+            if (p->nbufs == MAXB) {
+                for (int j = 0; j < n; j++) {
+                    ir_vec_free(&c[j].acc.reads);
+                    ir_vec_free(&c[j].acc.writes);
+                }
+                ir_vec_free(&allocs);
+                p->status = fail(p, f, "too many buffers written in the pipeline (at most 32)");
+                return NULL;
+            }
             /* only the Allocate may be outside the loop */
             if (uses(p->f->body, b) - uses(f->body, b) > 1) continue;
             int64_t def = INT64_MAX, use = -1;
