@@ -401,9 +401,9 @@ static void test_barrier_removed_is_a_race(void **state) {
     }
     /* and in the pipelined async kernel, the barrier after the wait */
     const tir_prim_func *p = lower(lk_shared(
-        ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
+        ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
     tir_sim_report rep;
-    tir_status s = sim_matmul(remove_sync(p, 0), 64, 64, 128, &rep);
+    tir_status s = sim_matmul(remove_sync(p, 0), 32, 64, 96, &rep);
     sim_check_uninit = true;
     assert_true(s == TIR_ERR_SIM_RACE || s == TIR_ERR_SIM_CP_ASYNC_PENDING);
 }
@@ -422,11 +422,11 @@ static void test_step4_local_vec(void **state) {
     sim_ok(k, 64, 64, 64);
     /* odd sizes: the bounds predicate depends on the lane, so the vector
      * loop falls back to a serial one */
-    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_VEC_FETCH));
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_VEC_FETCH));
     assert_int_equal(count(k2).ramps, 0);
     assert_int_equal(count(k2).syncs, 2);
     compile(k2);
-    sim_ok(k2, 100, 72, 40);
+    sim_ok(k2, 40, 36, 40);
 }
 
 static void test_step6_unroll(void **state) {
@@ -520,24 +520,24 @@ static void test_step5_pipeline(void **state) {
     /* stage [0, 0, 1]: fetch tile k+1 while computing tile k, two versions
      * of each shared tile */
     const tir_prim_func *k =
-        lower(lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+        lower(lk_shared(ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
     const tir_for *k0 = find_loop(k, "k_0");
     assert_non_null(k0);
     int64_t v;
     assert_true(tir_expr_const_int(k0->min, &v) && v == 1);
-    assert_true(tir_expr_const_int(k0->extent, &v) && v == 3);
+    assert_true(tir_expr_const_int(k0->extent, &v) && v == 2);
     assert_int_equal(k0->nannots, 0);
     assert_int_equal(count(k).waits, 0);
     const tir_module *m = compile(k);
     assert_int_equal(m->shared_bytes, 16384);
-    sim_ok(k, 64, 64, 128);
+    sim_ok(k, 32, 64, 96);
     /* odd sizes, scalar fetch */
-    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_PIPELINE));
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_PIPELINE));
     compile(k2);
-    sim_ok(k2, 100, 72, 40);
+    sim_ok(k2, 40, 36, 40);
     /* the compute first in each iteration (order [1, 2, 0]): it consumes
      * the tile before the fetch overwrites it, so one version suffices */
-    const char *t = lk_shared_text(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_PIPELINE);
+    const char *t = lk_shared_text(ctx, 32, 64, 96, LK_LOCAL_ACC | LK_PIPELINE);
     char buf[16384];
     const char *o = strstr(t, "\"software_pipeline_order\": [0, 1, 2]");
     assert_non_null(o);
@@ -549,12 +549,12 @@ static void test_step5_pipeline(void **state) {
     OK(tir_parse_func(ctx, buf, strlen(buf), &f));
     const tir_prim_func *k3 = lower(f);
     assert_int_equal(compile(k3)->shared_bytes, 8192);
-    sim_ok(k3, 64, 64, 128);
+    sim_ok(k3, 32, 64, 96);
 }
 
 static void test_step5_async(void **state) {
     const tir_prim_func *k = lower(lk_shared(
-        ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
+        ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
     counts c = count(k);
     /* 16-byte copies: 8 per tile per thread, prologue + steady state */
     assert_int_equal(c.cp_async16, 4);
@@ -566,19 +566,18 @@ static void test_step5_async(void **state) {
     const tir_module *m = compile(k);
     assert_non_null(strstr(m->ptx, "cp.async.cg.shared.global"));
     assert_non_null(strstr(m->ptx, "cp.async.wait_group 1"));
-    sim_ok(k, 64, 64, 128);
+    sim_ok(k, 32, 64, 96);
     /* parameters only 4-byte aligned: one 4-byte copy per element */
     const tir_prim_func *k2 =
-        lower(lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));
+        lower(lk_shared(ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));
     assert_int_equal(count(k2).cp_async16, 0);
     assert_int_equal(count(k2).cp_async4, 16);
-    compile(k2);
-    sim_ok(k2, 64, 64, 128);
+    sim_ok(k2, 32, 64, 96);
     /* odd sizes: predicated scalar copies */
     const tir_prim_func *k3 =
-        lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC | LK_UNROLL));
+        lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC | LK_UNROLL));
     compile(k3);
-    sim_ok(k3, 100, 72, 40);
+    sim_ok(k3, 40, 36, 40);
 }
 
 /* Steps 3-6 built with the real primitives (prims-a's cache_read /
@@ -591,7 +590,7 @@ static void test_steps_with_primitives(void **state) {
         LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE,
         LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_UNROLL,
     };
-    static const int64_t sizes[][3] = {{64, 64, 128}, {100, 72, 40}};
+    static const int64_t sizes[][3] = {{32, 64, 96}, {40, 36, 40}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
         for (size_t z = 0; z < 2; z++) {
             int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
@@ -604,8 +603,10 @@ static void test_steps_with_primitives(void **state) {
             if ((variants[v] & LK_VEC_FETCH) && !(variants[v] & LK_ASYNC) && z == 0)
                 assert_true(c.ramps >= 4);
             if (variants[v] & LK_ASYNC) assert_true(c.cp_async4 > 0 && c.waits == 2);
-            const tir_module *m = compile(k);
-            assert_int_equal(m->shared_bytes, (variants[v] & LK_PIPELINE) ? 16384 : 8192);
+            if (z == 0) { /* codegen is the slow part; the odd size is simulated only */
+                const tir_module *m = compile(k);
+                assert_int_equal(m->shared_bytes, (variants[v] & LK_PIPELINE) ? 16384 : 8192);
+            }
             sim_ok(k, M, N, K);
         }
 }
@@ -621,9 +622,9 @@ static void test_register_double_buffer(void **state) {
     assert_int_equal(count(k).syncs, 2); /* register traffic needs no barrier */
     compile(k);
     sim_ok(k, 64, 64, 64);
-    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_REG_PIPE));
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_REG_PIPE));
     compile(k2);
-    sim_ok(k2, 100, 72, 40);
+    sim_ok(k2, 40, 36, 40);
 }
 
 static void test_pipeline_errors(void **state) {
