@@ -487,6 +487,21 @@ static void test_auto_unroll_pragma(void **state) {
     assert_int_equal(find_loop(k, "k_1")->kind, TIR_FOR_UNROLLED);
     assert_int_equal(find_loop(k, "j_1_1")->nannots, 0);
     check_against_unscheduled(k, 64, 64, 64);
+    /* with 16, k_1 (32 steps, innermost) is unrolled partially by 16 */
+    char *p16 = strstr(out, "max_step\": 32");
+    assert_non_null(p16);
+    memcpy(p16 + strlen("max_step\": "), "16", 2);
+    OK(tir_parse_func(ctx, out, o, &f));
+    k = lower(f);
+    const tir_for *k1 = find_loop(k, "k_1");
+    assert_int_equal(k1->kind, TIR_FOR_SERIAL);
+    const tir_annot *a = tir_annots_find(k1->nannots, k1->annots, "pragma_unroll_max_step");
+    assert_non_null(a);
+    assert_int_equal(a->i, 16);
+    assert_int_equal(find_loop(k, "j_1_1")->nannots, 0);
+    const tir_module *m = compile(k);
+    assert_non_null(m);
+    check_against_unscheduled(k, 64, 64, 64);
 }
 
 static void test_storage_align(void **state) {

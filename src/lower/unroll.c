@@ -44,6 +44,18 @@ static int64_t steps(const tir_stmt *s) {
     }
 }
 
+static bool loop_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_FOR) *(bool *)v->user = true;
+    return !*(bool *)v->user;
+}
+
+static bool has_loop(const tir_stmt *s) {
+    bool found = false;
+    tir_visitor v = {.pre = loop_pre, .user = &found};
+    tir_visit(&v, s);
+    return found;
+}
+
 static bool is_unroll_pragma(const char *k) {
     return strcmp(k, "pragma_auto_unroll_max_step") == 0 ||
            strcmp(k, "pragma_unroll_explicit") == 0;
@@ -62,10 +74,16 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     if (kind == TIR_FOR_SERIAL && limit > 0 && steps((const tir_stmt *)r) <= limit)
         kind = TIR_FOR_UNROLLED;
     int na = 0;
-    tir_annot *annots = IR_NEWN(m->ctx, tir_annot, r->nannots);
+    tir_annot *annots = IR_NEWN(m->ctx, tir_annot, r->nannots + 1);
     for (int i = 0; i < r->nannots; i++)
         if (!is_unroll_pragma(r->annots[i].key)) annots[na++] = r->annots[i];
+    if (kind == TIR_FOR_SERIAL && limit > 1 && !has_loop(r->body) &&
+        !tir_annots_find(na, annots, "pragma_unroll_max_step"))
+        annots[na++] = (tir_annot){.key = tir_intern(m->ctx, "pragma_unroll_max_step"),
+                                   .kind = TIR_ANNOT_INT,
+                                   .i = limit};
     if (kind == r->kind && na == r->nannots) return (const tir_node *)r;
+    annots = (tir_annot *)tir_annots_copy(m->ctx, na, annots);
     return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, kind, r->thread_tag, na,
                                          annots, r->body);
 }
