@@ -541,9 +541,9 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
             a->tags = tags;
             for (int j = 0; j < a->n; j++)
                 if (!env_get(env, pi->list_names[i][j], &ids[j]))
-                    return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE, "trace line %d: %s: unknown handle %s",
-                                        pi->line, sch_inst_table[pi->kind].name,
-                                        pi->list_names[i][j]);
+                    return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,
+                                        "trace line %d: %s: unknown handle %s", pi->line,
+                                        sch_inst_table[pi->kind].name, pi->list_names[i][j]);
             a->rvs = ids;
         } else {
             a->tag = s->serial;
