@@ -125,6 +125,26 @@ static void test_decompose_split(void **st) {
     }
 }
 
+/* Found by the fuzzer: a split guard ties a loop above the decomposition
+ * point (j_1_0) to one below it (j_1_1) that feeds no iterator; the init
+ * must keep that guard, or it runs again at j_1_0 = 1 after the update
+ * and zeroes C. */
+static void test_decompose_guard_across(void **st) {
+    tir_ctx *ctx = *st;
+    static const char trace[] = "b0 = get_block(\"C\")\n"
+                                "[l1, l2, l3] = get_loops(b0)\n"
+                                "[l4, l5] = split(l2, [3, 0])\n"
+                                "[l6, l7] = split(l5, [4, 5])\n"
+                                "[l8, l9, l10] = split(l4, [2, 6, 6])\n"
+                                "b11 = decompose_reduction(b0, l7)\n";
+    for (int k = 1; k <= 9; k += 8) {
+        tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 7, 1, k, TIR_F32));
+        SCHED_OK(s, tir_sched_replay(s, trace, strlen(trace)));
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+}
+
 /* Bound loops are copied with their binding; batched matmul and conv2d. */
 static void test_decompose_bound_and_others(void **st) {
     tir_ctx *ctx = *st;
@@ -266,6 +286,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_decompose_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_split, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decompose_guard_across, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_bound_and_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_preconditions, setup, teardown),
     };

@@ -252,9 +252,10 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  * iterator and loop variables) placed right before `loop`, in a copy of
  * the loops from `loop` down to the block that feed its spatial iterators
  * (same kinds and thread tags, no annotations); the block keeps only its
- * update.  Predicate conjuncts over the copied loops are kept on the init
- * block, those over the other loops (the reduction's own split guards)
- * are dropped.  Returns the init block's handle in *out.
+ * update.  The init block keeps the predicate's conjuncts (copying the
+ * loops they use) except those that use only loops below `loop` that the
+ * init does not copy (the reduction's own split guards), which are
+ * dropped.  Returns the init block's handle in *out.
  * Preconditions:
  *   1. the block has an init and a reduce iterator, and reduce iterators do
  *      not index what it writes (TIR_ERR_SCHED_NOT_REDUCTION);

@@ -4,9 +4,9 @@
  * The init block gets a copy of the loops, from the given loop down, that
  * feed the reduction's spatial iterators, with fresh loop and iterator
  * variables (a variable is defined once in a function).  Predicate
- * conjuncts over the copied loops (split guards of spatial loops) go with
- * it; those over the reduction-only loops are dropped: they restrict which
- * reduction steps run, not which elements exist.  A copied loop that also
+ * conjuncts go with it (copying the loops they use), except those over
+ * nothing but reduction-only loops below the decomposition point: they
+ * restrict which reduction steps run, not which elements exist.  A copied loop that also
  * feeds a reduce iterator (fused spatial and reduce loops) just repeats
  * the same init store, which is harmless.
  */
@@ -54,6 +54,37 @@ static tir_buffer_region *load_regions(tir_ctx *ctx, const void *node, int *n) {
     *n = l.loads.n;
     ir_vec_free(&l.loads);
     return r;
+}
+
+/* Whether a predicate conjunct guards the init too: unless every variable
+ * in it is a path loop the init does not copy (a guard of the reduction's
+ * own split loops), it may tie a loop above to the copied ones (a guard
+ * j_1_0 * 5 + j_1_1 < 1 across the decomposition loop) and must go with
+ * the init, or the init would run again where no update follows. */
+typedef struct {
+    tir_visitor v;
+    int np;
+    const tir_var *const *pv;
+    const bool *rep;
+    bool needed;
+} conj_state;
+
+static bool conj_pre(tir_visitor *v, const tir_node *n) {
+    conj_state *c = (conj_state *)v;
+    const tir_var *x = tir_as_tir_var(n);
+    if (x) {
+        bool dropped = false;
+        for (int k = 0; k < c->np; k++)
+            if (c->pv[k] == x) dropped = !c->rep[k];
+        if (!dropped) c->needed = true;
+    }
+    return !c->needed;
+}
+
+static bool needs_init(const tir_expr *e, int np, const tir_var *const *pv, const bool *rep) {
+    conj_state c = {{conj_pre, NULL, NULL}, np, pv, rep, false};
+    tir_visit(&c.v, e);
+    return c.needed;
 }
 
 typedef struct {
@@ -148,9 +179,7 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
     for (bool changed = true; changed;) {
         changed = false;
         for (int j = 0; j < conj.n; j++) {
-            bool any = false;
-            for (int k = 0; k < np; k++) any |= rep[k] && tir_uses_var(conj.items[j], pv[k]);
-            if (!any) continue;
+            if (!needs_init(conj.items[j], np, pv, rep)) continue;
             for (int k = 0; k < np; k++)
                 if (!rep[k] && tir_uses_var(conj.items[j], pv[k])) rep[k] = changed = true;
         }
@@ -176,13 +205,7 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
     int nloopmap = nmap;
     const tir_expr *pred = NULL;
     for (int j = 0; j < conj.n; j++) {
-        bool path_var = false, kept = false;
-        for (int k = 0; k < np; k++)
-            if (tir_uses_var(conj.items[j], pv[k])) {
-                path_var = true;
-                kept |= rep[k];
-            }
-        if (path_var && !kept) continue;
+        if (!needs_init(conj.items[j], np, pv, rep)) continue;
         const tir_expr *e = (const tir_expr *)tir_substitute(ctx, conj.items[j], nloopmap, ov, nv);
         pred = pred ? tir_and(ctx, pred, e) : e;
     }
