@@ -413,7 +413,7 @@ static void test_fre_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_REDUCTION, "fuse_reduction_epilogue",
                       tir_sched_fuse_reduction_epilogue(s, d, c));
     /* 2: the second is a later consumer */
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "fuse_reduction_epilogue",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER, "fuse_reduction_epilogue",
                       tir_sched_fuse_reduction_epilogue(s, c, c));
     /* after decomposing, C has no init: 1 again */
     tir_loop_rv l[16];
@@ -430,7 +430,7 @@ static void test_fre_preconditions(void **st) {
     /* 2: the padding block of a conv2d comes before the conv and does not
        read its result */
     s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 2, 5, 5, 2, 3, 3, 1, 1, TIR_F32));
-    expect_fail(s, TIR_ERR_SCHED_NOT_CONSUMER, "conv", "pad");
+    expect_fail(s, TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER, "conv", "pad");
     tir_sched_destroy(s);
     /* 3: temp loaded twice */
     s = sched_new(ctx, build(ctx, 3, 4, 5, EPI_SQUARE, TIR_TE_SUM, false));

@@ -106,7 +106,7 @@ static void test_set_scope_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BUFFER_INDEX, "set_scope",
                       tir_sched_set_scope(s, b, -1, "shared"));
     /* 2: the scope name */
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_SCOPE, "set_scope",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_UNKNOWN_SCOPE, "set_scope",
                       tir_sched_set_scope(s, b, 0, "warp"));
     assert_non_null(strstr(tir_ctx_error(tir_sched_ctx(s)), "\"warp\""));
     /* 3: a parameter keeps its scope */

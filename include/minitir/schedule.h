@@ -295,7 +295,7 @@ TIR_API tir_status tir_sched_storage_align(tir_schedule *s, tir_block_rv block,
  * Preconditions:
  *   1. 0 <= buffer_index < the block's number of written buffers
  *      (TIR_ERR_SCHED_BUFFER_INDEX);
- *   2. the scope is one of those names (TIR_ERR_SCHED_BAD_SCOPE);
+ *   2. the scope is one of those names (TIR_ERR_SCHED_UNKNOWN_SCOPE);
  *   3. the buffer is allocated by a block, not a function parameter
  *      (TIR_ERR_SCHED_NOT_ALLOCATED). */
 TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
@@ -357,7 +357,7 @@ TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop
  *      or min(temp, f) with f not reading temp, its init temp = value
  *      (TIR_ERR_SCHED_NOT_REDUCTION);
  *   2. the epilogue is a later block of the same scope whose reads
- *      include temp (TIR_ERR_SCHED_NOT_CONSUMER);
+ *      include temp (TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER);
  *   3. the epilogue is complete (spatial iterators only, no init, reads no
  *      buffer it writes), has a true predicate and a single store whose
  *      value loads temp exactly once (TIR_ERR_SCHED_EPILOGUE_PATTERN);

@@ -318,7 +318,7 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
     for (int i = 0; i < E->nreads; i++) reads_temp |= E->reads[i].buffer == temp;
     if (ei == ri || sch_scope_of(s, ei) != sch_scope_of(s, ri) || ei < ri || !reads_temp) {
         const void *marks[2] = {R, E};
-        return sch_fail_marks(c, TIR_ERR_SCHED_NOT_CONSUMER, erv, 2, marks,
+        return sch_fail_marks(c, TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER, erv, 2, marks,
                               "block \"%s\" is not a later block of the same scope reading %s, "
                               "the buffer block \"%s\" reduces into",
                               E->name, temp->name, R->name);

@@ -31,7 +31,7 @@ tir_status sch_prim_set_scope(sch_call *c) {
                         (long long)idx, b->name, b->nwrites, b->nwrites == 1 ? "" : "s");
     tir_scope sc;
     if (!tir_scope_parse(scope, strlen(scope), &sc))
-        return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, rv, b,
+        return sch_fail(c, TIR_ERR_SCHED_UNKNOWN_SCOPE, rv, b,
                         "unknown scope \"%s\" (use \"global\", \"shared\" or \"local\")", scope);
     const tir_buffer *buf = b->writes[idx].buffer;
     if (is_param(s->func, buf))
