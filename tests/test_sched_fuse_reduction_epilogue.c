@@ -3,7 +3,8 @@
  * transposed store) gives, in the interpreter on random inputs at odd
  * shapes, exactly the values of the unfused program (never TVM's
  * per-iteration non-linearity); a second reader of the reduction keeps
- * its values; max and min reductions keep their own init; golden text
+ * its values; max and min reductions keep their own init; TVM's
+ * per-step clip is shown to differ in the interpreter; golden text
  * before and after, trace roundtrip, one negative test per precondition,
  * each checking that nothing changed. */
 #include <setjmp.h>
@@ -342,6 +343,60 @@ static void test_fre_then_decompose(void **st) {
     tir_sched_destroy(s);
 }
 
+/* The checks above have teeth: TVM's fused clip (the clip applied on
+ * every reduction step, init clip(bias)) differs from the unfused program
+ * in the interpreter. */
+static const char clip_unfused[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((3, 9), \"float32\"), bias: T.Buffer((3,), \"float32\"), D: T.Buffer((3,), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        C = T.alloc_buffer((3,), \"float32\")\n"
+    "        for i, k in T.grid(3, 9):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(C[vi])\n"
+    "                with T.init():\n"
+    "                    C[vi] = T.float32(0)\n"
+    "                C[vi] = C[vi] + A[vi, vk] * T.float32(3)\n"
+    "        for i in T.serial(3):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(C[vi], bias[vi])\n"
+    "                T.writes(D[vi])\n"
+    "                D[vi] = T.min(T.max(C[vi] + bias[vi], T.float32(-4)), T.float32(5))\n";
+static const char clip_tvm[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((3, 9), \"float32\"), bias: T.Buffer((3,), \"float32\"), D: T.Buffer((3,), \"float32\")):\n"
+    "    for i, k in T.grid(3, 9):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(bias[vi], A[vi, vk])\n"
+    "            T.writes(D[vi])\n"
+    "            with T.init():\n"
+    "                D[vi] = T.min(T.max(bias[vi], T.float32(-4)), T.float32(5))\n"
+    "            D[vi] = T.min(T.max(D[vi] + A[vi, vk] * T.float32(3), T.float32(-4)), T.float32(5))\n";
+
+static const tir_prim_func *parse(tir_ctx *ctx, const char *text);
+
+static void test_fre_per_step_differs(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = parse(ctx, clip_unfused);
+    char why[16384];
+    /* steps of -9..9: clipping each partial sum loses what later steps undo */
+    const tir_prim_func *tvm = parse(ctx, clip_tvm);
+    int differ = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        if (sched_equiv_ok(ctx, f, tvm, seed, why, sizeof why)) continue;
+        if (!strstr(why, "outputs differ")) fail_msg("%s", why);
+        differ++;
+    }
+    assert_true(differ >= 4);
+    tir_schedule *s = fuse(ctx, f, "C", "D");
+    assert_true(sched_equiv_ok(ctx, f, tir_sched_func(s), 2, why, sizeof why));
+    tir_sched_destroy(s);
+}
+
 /* ---------------------------------------------------------- negatives */
 
 static const char intervening[] =
@@ -464,6 +519,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_fre_two_consumers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_max_min, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_then_decompose, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fre_per_step_differs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_preconditions, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

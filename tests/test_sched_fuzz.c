@@ -1,5 +1,7 @@
 /* test_sched_fuzz.c: seeded random schedules over the ready definitions
- * (matmul, batched matmul, conv2d, elementwise chain) at odd shapes.
+ * (matmul, batched matmul, conv2d, elementwise chain, and matmul with a
+ * bias or bias+ReLU epilogue) at odd shapes, over every primitive,
+ * part B's (decompose_reduction .. fuse_reduction_epilogue) included.
  *
  * Each case builds a definition at random small shapes, applies a random
  * sequence of primitives, most of them plausible and some deliberately
