@@ -117,7 +117,8 @@ static int fuse_one(enum epi e, int64_t M, int64_t N, int64_t K) {
     printf("==== %s: trace as C\n%s\n", epi_name[e], tir_sched_trace_c(s, "fuse_epilogue"));
 
     size_t mn = (size_t)(M * N);
-    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *a = malloc(sizeof(float) * (size_t)(M * K));
+    float *b = malloc(sizeof(float) * (size_t)(K * N));
     float *bias = malloc(sizeof(float) * (size_t)N);
     float *d0 = malloc(sizeof(float) * mn), *d1 = malloc(sizeof(float) * mn);
     run(f, M, N, K, a, b, bias, d0);

@@ -404,7 +404,8 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
         if (!o || sch_is_ancestor(s, ri, j)) continue;
         const char *bad = NULL;
         for (int w = 0; w < o->nwrites && !bad; w++) {
-            if (o->writes[w].buffer == temp || o->writes[w].buffer == D) bad = o->writes[w].buffer->name;
+            const tir_buffer *wb = o->writes[w].buffer;
+            if (wb == temp || wb == D) bad = wb->name;
             for (int k = 0; k < E->nreads && !bad; k++)
                 if (E->reads[k].buffer == o->writes[w].buffer) bad = o->writes[w].buffer->name;
         }
