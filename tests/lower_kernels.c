@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "minitir/schedule.h"
+#include "ir_internal.h"
 
 #define TRY(x)                                                                            \
     do {                                                                                  \
@@ -54,6 +55,71 @@ const tir_prim_func *lk_step2(tir_ctx *ctx, int64_t M, int64_t N, int64_t K) {
     TRY(tir_sched_bind(s, jb[0], "blockIdx.y"));
     TRY(tir_sched_bind(s, it[0], "threadIdx.x"));
     TRY(tir_sched_bind(s, jt[0], "threadIdx.y"));
+    r = tir_sched_func(s);
+fail:
+    tir_sched_destroy(s);
+    return r;
+}
+
+static tir_status coop_fetch(tir_schedule *s, tir_block_rv cache, bool vec) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_loop_rv fused, parts[4];
+    TIR_TRY(tir_sched_get_loops(s, cache, &loops, &n));
+    TIR_TRY(tir_sched_fuse(s, 2, loops + n - 2, &fused));
+    if (vec) {
+        TIR_TRY(tir_sched_split(s, fused, 4, (const int64_t[]){TIR_SPLIT_INFER, 8, 4, 4}, parts));
+        TIR_TRY(tir_sched_vectorize(s, parts[3]));
+    } else {
+        TIR_TRY(tir_sched_split(s, fused, 3, (const int64_t[]){TIR_SPLIT_INFER, 8, 4}, parts));
+    }
+    TIR_TRY(tir_sched_bind(s, parts[1], "threadIdx.y"));
+    return tir_sched_bind(s, parts[2], "threadIdx.x");
+}
+
+const tir_prim_func *lk_shared_sched(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags) {
+    const tir_prim_func *f = tir_def_matmul(ctx, M, N, K, TIR_F32), *r = NULL;
+    tir_schedule *s = NULL;
+    tir_block_rv c, a_sh, b_sh, c_local;
+    const tir_loop_rv *loops;
+    int n;
+    if (!f) return NULL;
+    TRY(tir_sched_create(ctx, f, &s));
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &loops, &n));
+    tir_loop_rv i = loops[0], j = loops[1], k = loops[2];
+    tir_loop_rv ib[2], jb[2], kb[2], it[2], jt[2];
+    TRY(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, ib));
+    TRY(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, jb));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, kb));
+    TRY(tir_sched_split(s, ib[1], 2, (const int64_t[]){4, TIR_SPLIT_INFER}, it));
+    TRY(tir_sched_split(s, jb[1], 2, (const int64_t[]){8, TIR_SPLIT_INFER}, jt));
+    TRY(tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], it[0], jt[0], kb[0], it[1],
+                                                      jt[1], kb[1]}));
+    TRY(tir_sched_bind(s, ib[0], "blockIdx.x"));
+    TRY(tir_sched_bind(s, jb[0], "blockIdx.y"));
+    TRY(tir_sched_bind(s, it[0], "threadIdx.x"));
+    TRY(tir_sched_bind(s, jt[0], "threadIdx.y"));
+    TRY(tir_sched_cache_read(s, c, 0, "shared", 0, NULL, &a_sh));
+    TRY(tir_sched_cache_read(s, c, 1, "shared", 0, NULL, &b_sh));
+    TRY(tir_sched_compute_at(s, a_sh, kb[0], false));
+    TRY(tir_sched_compute_at(s, b_sh, kb[0], false));
+    TRY(coop_fetch(s, a_sh, flags & LK_VEC_FETCH));
+    TRY(coop_fetch(s, b_sh, flags & LK_VEC_FETCH));
+    if (flags & LK_LOCAL_ACC) {
+        TRY(tir_sched_cache_write(s, c, 0, "local", 0, NULL, &c_local));
+        TRY(tir_sched_reverse_compute_at(s, c_local, jt[0], false));
+    }
+    if (flags & LK_PIPELINE) {
+        TRY(tir_sched_annotate_loop_ints(s, kb[0], "software_pipeline_stage", 3,
+                                         (const int64_t[]){0, 0, 1}));
+        TRY(tir_sched_annotate_loop_ints(s, kb[0], "software_pipeline_order", 3,
+                                         (const int64_t[]){0, 1, 2}));
+        if (flags & LK_ASYNC)
+            TRY(tir_sched_annotate_loop_ints(s, kb[0], "software_pipeline_async_stages", 1,
+                                             (const int64_t[]){0}));
+    }
+    if (flags & LK_UNROLL) TRY(tir_sched_unroll(s, kb[1]));
     r = tir_sched_func(s);
 fail:
     tir_sched_destroy(s);
@@ -115,10 +181,11 @@ const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
     bool local = flags & LK_LOCAL_ACC, vec = flags & LK_VEC_FETCH;
     const char *acc = local ? "C_local" : "C";
     put(&t, 0, "@T.prim_func");
+    const char *al = (flags & LK_ALIGN16) ? ", align=16" : "";
     put(&t, 0,
-        "def matmul(A: T.Buffer((%lld, %lld), \"float32\"), B: T.Buffer((%lld, %lld), "
-        "\"float32\"), C: T.Buffer((%lld, %lld), \"float32\")):",
-        m, k, k, n, m, n);
+        "def matmul(A: T.Buffer((%lld, %lld), \"float32\"%s), B: T.Buffer((%lld, %lld), "
+        "\"float32\"%s), C: T.Buffer((%lld, %lld), \"float32\"%s)):",
+        m, k, al, k, n, al, m, n, al);
     put(&t, 1, "T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})");
     put(&t, 1, "with T.block(\"root\"):");
     put(&t, 2, "A_shared = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"shared\")", m, k);

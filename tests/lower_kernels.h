@@ -23,10 +23,17 @@ enum {
     LK_PIPELINE = 4,    /* k_0: software_pipeline_stage [0, 0, 1], order [0, 1, 2] */
     LK_ASYNC = 8,       /* with LK_PIPELINE: software_pipeline_async_stages [0] */
     LK_UNROLL = 16,     /* k_1 unrolled */
+    LK_ALIGN16 = 32,    /* A, B, C declared 16-byte aligned (cudaMalloc gives 256) */
 };
 /* The scheduled text (owned by ctx). */
 const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
 /* Parses lk_shared_text; NULL (error in ctx) on failure. */
 const tir_prim_func *lk_shared(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
+
+/* The same Steps 3-6 built with the schedule primitives (cache_read,
+ * compute_at, fuse/split/bind, vectorize, cache_write,
+ * reverse_compute_at, pipeline annotations, unroll); flags as above
+ * (LK_ALIGN16 is not available: parameters keep tir_def_matmul's). */
+const tir_prim_func *lk_shared_sched(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
 
 #endif

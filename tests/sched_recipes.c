@@ -9,8 +9,12 @@
         if (st_ != TIR_OK) return st_;                                                    \
     } while (0)
 
-static const tir_prim_func *matmul(tir_ctx *ctx) { return tir_def_matmul(ctx, 70, 50, 40, TIR_F32); }
-static const tir_prim_func *chain(tir_ctx *ctx) { return tir_def_elementwise_chain(ctx, 13, 7, TIR_F32); }
+static const tir_prim_func *matmul(tir_ctx *ctx) {
+    return tir_def_matmul(ctx, 70, 50, 40, TIR_F32);
+}
+static const tir_prim_func *chain(tir_ctx *ctx) {
+    return tir_def_elementwise_chain(ctx, 13, 7, TIR_F32);
+}
 static const tir_prim_func *conv(tir_ctx *ctx) {
     return tir_def_conv2d_nchw(ctx, 1, 3, 9, 9, 4, 3, 3, 1, 1, TIR_F32);
 }

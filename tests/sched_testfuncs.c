@@ -147,7 +147,8 @@ const tir_prim_func *tf_triangular(tir_ctx *ctx) {
 
 const tir_prim_func *tf_branching(tir_ctx *ctx) {
     int64_t sh3[3] = {4, 5, 6}, sh2[2] = {4, 5};
-    const tir_buffer *A = buf(ctx, "A", 3, sh3), *B = buf(ctx, "B", 3, sh3), *C = buf(ctx, "C", 2, sh2);
+    const tir_buffer *A = buf(ctx, "A", 3, sh3), *B = buf(ctx, "B", 3, sh3);
+    const tir_buffer *C = buf(ctx, "C", 2, sh2);
     const tir_var *i = tir_var_new(ctx, "i", TIR_I32), *j = tir_var_new(ctx, "j", TIR_I32),
                   *k = tir_var_new(ctx, "k", TIR_I32);
     const tir_var *bv[3] = {tir_var_new(ctx, "vi", TIR_I32), tir_var_new(ctx, "vj", TIR_I32),

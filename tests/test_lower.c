@@ -102,18 +102,67 @@ static void check_against_unscheduled(const tir_prim_func *kernel, int64_t M, in
     assert_int_equal(bad, 0);
 }
 
+typedef struct counts counts;
+static counts count(const void *node);
+
+/* Runs a lowered kernel in the SIMT simulator (races, barriers, pending
+ * cp_async and uninitialised shared/local reads are errors) and compares C
+ * with the unscheduled function's.  Sequential interpretation would be
+ * wrong for cooperative shared-memory kernels. */
+static bool sim_check_uninit = true;
+
+static tir_status sim_matmul(const tir_prim_func *kernel, int64_t M, int64_t N, int64_t K,
+                             tir_sim_report *rep) {
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *c = malloc(sizeof(float) * (size_t)(M * N));
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    for (int64_t x = 0; x < M * K; x++) a[x] = (float)((x * 7 + 3) % 9) - 4;
+    for (int64_t x = 0; x < K * N; x++) b[x] = (float)((x * 5 + 1) % 7) - 3;
+    tir_arg args[3] = {{.data = a}, {.data = b}, {.data = c}};
+    tir_sim_opts o = {.uninit_params = 1u << 2, .check_uninit = sim_check_uninit};
+    tir_status s = tir_sim_run(ctx, kernel, 3, args, &o, rep);
+    free(a);
+    free(b);
+    if (s == TIR_OK) {
+        float *want = run_matmul(tir_def_matmul(ctx, M, N, K, TIR_F32), M, N, K);
+        int bad = memcmp(want, c, sizeof(float) * (size_t)(M * N));
+        free(want);
+        free(c);
+        assert_int_equal(bad, 0);
+        return s;
+    }
+    free(c);
+    return s;
+}
+
+static void sim_ok(const tir_prim_func *kernel, int64_t M, int64_t N, int64_t K) {
+    tir_sim_report rep;
+    tir_status s = sim_matmul(kernel, M, N, K, &rep);
+    if (s != TIR_OK) fail_msg("simulator: %s\n%s", tir_ctx_error(ctx), tir_print(ctx, kernel));
+}
+
 /* ---- counting things in the lowered kernel */
 
-typedef struct counts {
-    int syncs, ramps, allocs, blocks, thread_loops, unrolled;
-} counts;
+struct counts {
+    int syncs, ramps, allocs, blocks, thread_loops, unrolled, cp_async16, cp_async4, waits;
+};
 
 static bool count_pre(tir_visitor *v, const tir_node *n) {
     counts *c = v->user;
     switch ((tir_kind)n->kind) {
-    case TIR_KIND_CALL:
-        if (((const tir_call *)n)->op == TIR_INTRIN_SYNCTHREADS) c->syncs++;
+    case TIR_KIND_CALL: {
+        const tir_call *call = (const tir_call *)n;
+        int64_t bytes = 0;
+        if (call->op == TIR_INTRIN_SYNCTHREADS) c->syncs++;
+        if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) c->waits++;
+        if (call->op == TIR_INTRIN_CP_ASYNC && tir_expr_const_int(call->args[2], &bytes)) {
+            if (bytes == 16) c->cp_async16++;
+            if (bytes == 4) c->cp_async4++;
+        }
         break;
+    }
     case TIR_KIND_RAMP: c->ramps++; break;
     case TIR_KIND_ALLOCATE: c->allocs++; break;
     case TIR_KIND_BLOCK: c->blocks++; break;
@@ -311,6 +360,49 @@ static void test_step3_shared(void **state) {
     const tir_module *m = compile(k);
     assert_int_equal(m->shared_bytes, 8192);
     assert_non_null(strstr(m->ptx, "bar.sync"));
+    sim_ok(k, 100, 72, 40);
+    sim_ok(lower(lk_shared(ctx, 64, 64, 64, 0)), 64, 64, 64);
+}
+
+/* Removes the n-th syncthreads (pre-order) of a kernel. */
+typedef struct rmsync {
+    int n, seen;
+} rmsync;
+static const tir_node *rm_eval(tir_mutator *m, const tir_node *n) {
+    rmsync *r = m->user;
+    const tir_call *c = tir_as_tir_call(((const tir_evaluate *)n)->value);
+    if (c && c->op == TIR_INTRIN_SYNCTHREADS && r->seen++ == r->n)
+        return (const tir_node *)tir_evaluate_new(m->ctx, tir_i32(m->ctx, 0));
+    return n;
+}
+static const tir_prim_func *remove_sync(const tir_prim_func *k, int n) {
+    rmsync r = {n, 0};
+    tir_mutator m = {.ctx = ctx, .user = &r};
+    m.on[TIR_KIND_EVALUATE] = rm_eval;
+    const tir_stmt *body = tir_mutate_stmt(&m, k->body);
+    assert_true(r.seen > n);
+    return tir_prim_func_new(ctx, k->name, k->nparams, k->params, k->buffer_map, body,
+                             k->nattrs, k->attrs);
+}
+
+static void test_barrier_removed_is_a_race(void **state) {
+    /* each of the two barriers of Step 3 is needed: without the first the
+     * compute reads tiles being written (RAW), without the second the next
+     * tile overwrites what others still read (WAR) */
+    const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, 0));
+    sim_check_uninit = false; /* else the first early read is reported as uninitialised */
+    for (int i = 0; i < 2; i++) {
+        tir_sim_report rep;
+        assert_int_equal(sim_matmul(remove_sync(k, i), 64, 64, 64, &rep), TIR_ERR_SIM_RACE);
+        assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
+    }
+    /* and in the pipelined async kernel, the barrier after the wait */
+    const tir_prim_func *p = lower(lk_shared(
+        ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
+    tir_sim_report rep;
+    tir_status s = sim_matmul(remove_sync(p, 0), 64, 64, 128, &rep);
+    sim_check_uninit = true;
+    assert_true(s == TIR_ERR_SIM_RACE || s == TIR_ERR_SIM_CP_ASYNC_PENDING);
 }
 
 static void test_step4_local_vec(void **state) {
@@ -324,12 +416,14 @@ static void test_step4_local_vec(void **state) {
     assert_null(strstr(text, "vectorized"));
     const tir_module *m = compile(k);
     assert_non_null(strstr(m->ptx, "st.shared.v4.f32"));
+    sim_ok(k, 64, 64, 64);
     /* odd sizes: the bounds predicate depends on the lane, so the vector
      * loop falls back to a serial one */
     const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_VEC_FETCH));
     assert_int_equal(count(k2).ramps, 0);
     assert_int_equal(count(k2).syncs, 2);
     compile(k2);
+    sim_ok(k2, 100, 72, 40);
 }
 
 static void test_step6_unroll(void **state) {
@@ -338,6 +432,7 @@ static void test_step6_unroll(void **state) {
     assert_non_null(k1);
     assert_int_equal(k1->kind, TIR_FOR_UNROLLED);
     compile(k);
+    sim_ok(k, 64, 64, 64);
 }
 
 static void test_auto_unroll_pragma(void **state) {
@@ -414,6 +509,116 @@ static void test_storage_align(void **state) {
     assert_non_null(strstr(lt, "B_shared = T.allocate((1024,)"));
     assert_non_null(strstr(lt, "A_shared[i_1_0 * 264 + i_1_1 * 33 + k_1]"));
     compile(k);
+    sim_ok(k, 64, 64, 64);
+}
+
+static void test_step5_pipeline(void **state) {
+    /* stage [0, 0, 1]: fetch tile k+1 while computing tile k, two versions
+     * of each shared tile */
+    const tir_prim_func *k =
+        lower(lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+    const tir_for *k0 = find_loop(k, "k_0");
+    assert_non_null(k0);
+    int64_t v;
+    assert_true(tir_expr_const_int(k0->min, &v) && v == 1);
+    assert_true(tir_expr_const_int(k0->extent, &v) && v == 3);
+    assert_int_equal(k0->nannots, 0);
+    assert_int_equal(count(k).waits, 0);
+    const tir_module *m = compile(k);
+    assert_int_equal(m->shared_bytes, 16384);
+    sim_ok(k, 64, 64, 128);
+    /* odd sizes, scalar fetch */
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_PIPELINE));
+    compile(k2);
+    sim_ok(k2, 100, 72, 40);
+    /* the compute first in each iteration (order [1, 2, 0]): it consumes
+     * the tile before the fetch overwrites it, so one version suffices */
+    const char *t = lk_shared_text(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_PIPELINE);
+    char buf[16384];
+    const char *o = strstr(t, "\"software_pipeline_order\": [0, 1, 2]");
+    assert_non_null(o);
+    size_t pre = (size_t)(o - t);
+    memcpy(buf, t, pre);
+    snprintf(buf + pre, sizeof buf - pre, "\"software_pipeline_order\": [1, 2, 0]%s",
+             o + strlen("\"software_pipeline_order\": [0, 1, 2]"));
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, buf, strlen(buf), &f));
+    const tir_prim_func *k3 = lower(f);
+    assert_int_equal(compile(k3)->shared_bytes, 8192);
+    sim_ok(k3, 64, 64, 128);
+}
+
+static void test_step5_async(void **state) {
+    const tir_prim_func *k = lower(lk_shared(
+        ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
+    counts c = count(k);
+    /* 16-byte copies: 8 per tile per thread, prologue + steady state */
+    assert_int_equal(c.cp_async16, 4);
+    assert_int_equal(c.cp_async4, 0);
+    assert_int_equal(c.waits, 2); /* wait(1) in the loop, wait(0) before the last tile */
+    const char *text = tir_print(ctx, k);
+    assert_non_null(strstr(text, "T.cp_async_wait(1)\n"));
+    assert_non_null(strstr(text, "T.cp_async_wait(0)\n"));
+    const tir_module *m = compile(k);
+    assert_non_null(strstr(m->ptx, "cp.async.cg.shared.global"));
+    assert_non_null(strstr(m->ptx, "cp.async.wait_group 1"));
+    sim_ok(k, 64, 64, 128);
+    /* parameters only 4-byte aligned: one 4-byte copy per element */
+    const tir_prim_func *k2 = lower(
+        lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));
+    assert_int_equal(count(k2).cp_async16, 0);
+    assert_int_equal(count(k2).cp_async4, 16);
+    compile(k2);
+    sim_ok(k2, 64, 64, 128);
+    /* odd sizes: predicated scalar copies */
+    const tir_prim_func *k3 =
+        lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC | LK_UNROLL));
+    compile(k3);
+    sim_ok(k3, 100, 72, 40);
+}
+
+/* Steps 3-6 built with the real primitives (prims-a's cache_read /
+ * compute_at / cache_write / reverse_compute_at), lowered, simulated and
+ * compiled. */
+static void test_steps_with_primitives(void **state) {
+    static const int variants[] = {
+        0,
+        LK_LOCAL_ACC | LK_VEC_FETCH,
+        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE,
+        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_UNROLL,
+    };
+    static const int64_t sizes[][3] = {{64, 64, 128}, {100, 72, 40}};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+        for (size_t z = 0; z < 2; z++) {
+            int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
+            const tir_prim_func *f = lk_shared_sched(ctx, M, N, K, variants[v]);
+            if (!f) fail_msg("schedule (flags %d): %s", variants[v], tir_ctx_error(ctx));
+            const tir_prim_func *k = lower(f);
+            counts c = count(k);
+            assert_int_equal(c.blocks, 0);
+            assert_true(c.syncs >= 2);
+            if ((variants[v] & LK_VEC_FETCH) && !(variants[v] & LK_ASYNC) && z == 0)
+                assert_true(c.ramps >= 4);
+            if (variants[v] & LK_ASYNC) assert_true(c.cp_async4 > 0 && c.waits == 2);
+            const tir_module *m = compile(k);
+            assert_int_equal(m->shared_bytes, (variants[v] & LK_PIPELINE) ? 16384 : 8192);
+            sim_ok(k, M, N, K);
+        }
+}
+
+static void test_pipeline_errors(void **state) {
+    const char *t = lk_shared_text(ctx, 64, 64, 64, LK_PIPELINE);
+    char buf[16384];
+    const char *o = strstr(t, "\"software_pipeline_stage\": [0, 0, 1]");
+    assert_non_null(o);
+    size_t pre = (size_t)(o - t);
+    memcpy(buf, t, pre);
+    snprintf(buf + pre, sizeof buf - pre, "\"software_pipeline_stage\": [0, 1]%s",
+             o + strlen("\"software_pipeline_stage\": [0, 0, 1]"));
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, buf, strlen(buf), &f));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "loop 'k_0' has 3 components"));
 }
 
 static void test_pass_list_and_dump(void **state) {
@@ -468,6 +673,11 @@ int main(void) {
         cmocka_unit_test(test_step6_unroll),
         cmocka_unit_test(test_auto_unroll_pragma),
         cmocka_unit_test(test_storage_align),
+        cmocka_unit_test(test_barrier_removed_is_a_race),
+        cmocka_unit_test(test_step5_pipeline),
+        cmocka_unit_test(test_step5_async),
+        cmocka_unit_test(test_steps_with_primitives),
+        cmocka_unit_test(test_pipeline_errors),
         cmocka_unit_test(test_pass_list_and_dump),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

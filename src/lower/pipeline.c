@@ -19,9 +19,9 @@ static const struct {
     {"unify_threads", lower_unify_threads}, /* nested loops of one thread tag */
     {"plan_alloc", lower_plan_alloc},       /* Allocate at the accesses' LCA */
     {"compact_alloc", lower_compact_alloc}, /* shrink to the region used */
-    {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */
     {"flatten", lower_flatten},             /* 1-D buffers */
     {"vectorize", lower_vectorize},         /* Ramp/Broadcast accesses */
+    {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */
     {"unroll", lower_unroll},               /* unroll pragmas */
     {"thread_sync", lower_thread_sync},     /* syncthreads */
     {"simplify", lower_simplify},           /* arithmetic and dead branches */

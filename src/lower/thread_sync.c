@@ -15,7 +15,10 @@
  * needs none across iterations either.  Barriers are never put under a
  * condition or into a loop whose bounds depend on threadIdx (not every
  * thread would reach them); such statements count as one access set.
- * Writes of cp_async count as writes to shared memory where they are issued.
+ * A cp_async counts as a write where it is issued (it must not overwrite
+ * what others still read) and again, of every element of every cp_async
+ * target, at each cp_async_wait (where the data lands: readers in other
+ * threads need a barrier after the wait).
  */
 #include <string.h>
 
@@ -34,6 +37,7 @@ typedef struct summ {
 
 typedef struct ts {
     lower_state *st;
+    ir_vec async_dsts; /* shared buffers written by cp_async anywhere */
     const tir_var *tvars[8]; /* enclosing threadIdx loop vars */
     int ntvars;
     int nbarriers;
@@ -56,7 +60,7 @@ static bool conflict(const ir_vec *x, const ir_vec *y) {
         for (int j = 0; j < y->n; j++) {
             const acc *a = x->items[i], *b = y->items[j];
             if (a->buf != b->buf || a->write == b->write) continue;
-            if (!tir_struct_equal(a->idx, b->idx)) return true;
+            if (!a->idx || !b->idx || !tir_struct_equal(a->idx, b->idx)) return true;
         }
     return false;
 }
@@ -64,6 +68,7 @@ static bool conflict(const ir_vec *x, const ir_vec *y) {
 typedef struct coll {
     tir_ctx *ctx;
     ir_vec *out;
+    const ir_vec *async_dsts;
 } coll;
 
 static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr *idx) {
@@ -83,6 +88,11 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
         add_access(c, s->buffer, true, s->indices[0]);
     } else if (n->kind == TIR_KIND_CALL) {
         const tir_call *call = (const tir_call *)n;
+        if (call->op == TIR_INTRIN_CP_ASYNC_WAIT && c->async_dsts) {
+            /* the copies land here: a write of every element of each target */
+            for (int i = 0; i < c->async_dsts->n; i++) add_access(c, c->async_dsts->items[i], true, NULL);
+            return false;
+        }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
             const tir_call *dst = tir_as_tir_call(call->args[0]);
             const tir_buffer_load *l = dst ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
@@ -97,7 +107,7 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
 
 /* Every shared access in s, as one set. */
 static void leaf(ts *t, const tir_stmt *s, summ *r) {
-    coll c = {t->st->ctx, &r->head};
+    coll c = {t->st->ctx, &r->head, &t->async_dsts};
     tir_visitor v = {.pre = coll_pre, .user = &c};
     tir_visit(&v, s);
     add_all(&r->tail, &r->head);
@@ -224,12 +234,29 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
     }
 }
 
+static bool dst_pre(tir_visitor *v, const tir_node *n) {
+    ts *t = v->user;
+    const tir_call *c = tir_as_tir_call(n);
+    if (c && c->op == TIR_INTRIN_CP_ASYNC) {
+        const tir_call *d = tir_as_tir_call(c->args[0]);
+        const tir_buffer_load *l = d ? tir_as_tir_buffer_load(d->args[0]) : NULL;
+        TIR_ASSERT(l);
+        for (int i = 0; i < t->async_dsts.n; i++)
+            if (t->async_dsts.items[i] == l->buffer) return true;
+        ir_vec_push(&t->async_dsts, l->buffer);
+    }
+    return true;
+}
+
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in,
                              const tir_prim_func **out) {
     ts t = {.st = st};
+    tir_visitor dv = {.pre = dst_pre, .user = &t};
+    tir_visit(&dv, in->body);
     summ r = {{0}, {0}, false};
     const tir_stmt *body = process(&t, in->body, &r);
     summ_free(&r);
+    ir_vec_free(&t.async_dsts);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs into gpu-pack/ (git-ignored): the GPU
+# machine has no LLVM and no cmocka, so we carry the built library
+# (stripped), the GPU test and tool executables, and libcmocka.  Executables
+# find the library through their $ORIGIN/.. run path.
+# Usage: scripts/gpu_pack.sh [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+b=${1:-build}
+rm -rf gpu-pack && mkdir -p gpu-pack/tests gpu-pack/tools gpu-pack/examples gpu-pack/bench
+cp -L "$b/libminitir.so.0" gpu-pack/ && strip --strip-unneeded gpu-pack/libminitir.so.0
+cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" gpu-pack/libcmocka.so.0
+for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/tests/; done
+for t in rt_smoke cg_dump tirc; do [ -x "$b/tools/$t" ] && cp "$b/tools/$t" gpu-pack/tools/; done
+for t in "$b"/examples/*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/examples/; done
+for t in "$b"/bench/*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/bench/; done
+du -sh gpu-pack

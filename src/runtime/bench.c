@@ -1,0 +1,137 @@
+/* bench.c: timing GPU work with CUDA events.
+ *
+ * The sampling logic (warm-up, samples of `inner` calls, input-set
+ * rotation, cache flushes, statistics) is written against a small clock
+ * interface, so tests can drive it with a fake clock; tir_rt_bench plugs in
+ * a clock made of CUDA events.  All samples are queued before the first
+ * wait so that, as long as fn queues enough work, the GPU runs them back to
+ * back instead of idling while the host reads each result.  The median is
+ * the headline figure: one late sample (a clock change, another process)
+ * moves the mean but not the median.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+#define MAX_RUNS 100000
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void rt_bench_stats(double *ms, int n, int inner, tir_rt_bench_result *res) {
+    memset(res, 0, sizeof *res);
+    res->runs = n;
+    res->inner = inner;
+    if (n <= 0) return;
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += ms[i];
+    double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    res->median_ms = med / inner;
+    res->min_ms = ms[0] / inner;
+    res->max_ms = ms[n - 1] / inner;
+    res->mean_ms = sum / n / inner;
+}
+
+tir_status rt_bench_run(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_fn fn,
+                        void *user, const tir_rt_bench_opts *opts, tir_rt_bench_result *res) {
+    memset(res, 0, sizeof *res);
+    tir_rt_bench_opts o = opts ? *opts : TIR_RT_BENCH_DEFAULTS;
+    if (!fn) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "bench: no function to time");
+    if (o.warmup < 0 || o.runs < 20 || o.runs > MAX_RUNS || o.inner < 1 || o.nsets < 1)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "bench: need warmup >= 0, 20 <= runs <= %d, inner >= 1, nsets >= 1 "
+                            "(got %d, %d, %d, %d); fewer than 20 samples make a median one "
+                            "can't trust",
+                            MAX_RUNS, o.warmup, o.runs, o.inner, o.nsets);
+    double *ms = malloc(sizeof *ms * (size_t)o.runs);
+    if (!ms) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "bench: out of host memory");
+    tir_status s = clock->prepare(clock->self, ctx, o.runs);
+    long call = 0;
+    for (int w = 0; s == TIR_OK && w < o.warmup; w++) s = fn(ctx, user, (int)(call++ % o.nsets));
+    for (int i = 0; s == TIR_OK && i < o.runs; i++) {
+        if (o.flush_l2) s = clock->flush(clock->self, ctx);
+        if (s == TIR_OK) s = clock->mark(clock->self, ctx, i, 0);
+        for (int j = 0; s == TIR_OK && j < o.inner; j++)
+            s = fn(ctx, user, (int)(call++ % o.nsets));
+        if (s == TIR_OK) s = clock->mark(clock->self, ctx, i, 1);
+    }
+    for (int i = 0; s == TIR_OK && i < o.runs; i++) s = clock->elapsed(clock->self, ctx, i, &ms[i]);
+    if (s == TIR_OK) rt_bench_stats(ms, o.runs, o.inner, res);
+    clock->release(clock->self);
+    free(ms);
+    return s;
+}
+
+/* ------------------------------------------------------- the event clock */
+
+typedef struct event_clock {
+    tir_rt_device *dev;
+    tir_rt_event **ev; /* start, end of each sample */
+    int n;
+    uint8_t flush_value;
+} event_clock;
+
+static tir_status ev_prepare(void *self, tir_ctx *ctx, int nsamples) {
+    event_clock *c = self;
+    c->ev = calloc((size_t)nsamples * 2, sizeof *c->ev);
+    if (!c->ev) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "bench: out of host memory");
+    c->n = nsamples * 2;
+    for (int i = 0; i < c->n; i++) TIR_TRY(tir_rt_event_create(ctx, c->dev, &c->ev[i]));
+    return TIR_OK;
+}
+
+static tir_status ev_flush(void *self, tir_ctx *ctx) {
+    event_clock *c = self;
+    tir_rt_device *dev = c->dev;
+    if (!dev->flush_buf) {
+        /* Twice the L2, so none of what the last sample touched survives
+           whatever the replacement policy; 64 MiB if the driver does not
+           say. */
+        size_t bytes = dev->props.l2_bytes > 0 ? 2 * (size_t)dev->props.l2_bytes : 64u << 20;
+        TIR_TRY(tir_rt_alloc(ctx, dev, bytes, &dev->flush_buf));
+        dev->flush_bytes = bytes;
+    }
+    c->flush_value ^= 0x5a;
+    return tir_rt_memset8(ctx, dev, dev->flush_buf, c->flush_value, dev->flush_bytes);
+}
+
+static tir_status ev_mark(void *self, tir_ctx *ctx, int sample, int end) {
+    event_clock *c = self;
+    return tir_rt_event_record(ctx, c->ev[2 * sample + end]);
+}
+
+static tir_status ev_elapsed(void *self, tir_ctx *ctx, int sample, double *ms) {
+    event_clock *c = self;
+    float t = 0;
+    TIR_TRY(tir_rt_event_elapsed_ms(ctx, c->ev[2 * sample], c->ev[2 * sample + 1], &t));
+    *ms = t;
+    return TIR_OK;
+}
+
+static void ev_release(void *self) {
+    event_clock *c = self;
+    if (c->ev)
+        for (int i = 0; i < c->n; i++) tir_rt_event_destroy(c->ev[i]);
+    free(c->ev);
+    c->ev = NULL;
+}
+
+tir_status tir_rt_bench(tir_ctx *ctx, tir_rt_device *dev, tir_rt_bench_fn fn, void *user,
+                        const tir_rt_bench_opts *opts, tir_rt_bench_result *res) {
+    if (!dev) {
+        memset(res, 0, sizeof *res);
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "bench: no device");
+    }
+    event_clock c = {dev, NULL, 0, 0};
+    rt_bench_clock clock = {&c, ev_prepare, ev_flush, ev_mark, ev_elapsed, ev_release};
+    return rt_bench_run(ctx, &clock, fn, user, opts, res);
+}
+
+double tir_rt_gemm_tflops(int64_t M, int64_t N, int64_t K, double ms) {
+    if (!(ms > 0)) return 0;
+    return 2.0 * (double)M * (double)N * (double)K / (ms * 1e9);
+}

@@ -1,0 +1,606 @@
+/* fake_cuda.c: a stand-in for libcuda.so.1 and libcublas.so.13, built as a
+ * shared module so the GPU tests can run on machines without a GPU
+ * (MINITIR_CUDA_LIB and MINITIR_CUBLAS_LIB point at it).
+ *
+ * What it is for: exercising everything the runtime does on the host -
+ * loading, bookkeeping, range and launch checks, argument marshalling,
+ * error paths, the row-major-to-column-major GEMM mapping, cleanup (under
+ * the sanitizers, a device buffer the runtime forgets to free is a leak of
+ * this library's malloc).  What it is not: a GPU.  "Device" memory is host
+ * memory, and instead of running PTX it runs C versions of the few kernels
+ * the tests load, reading their arguments the way the PTX declares them
+ * (it parses each .entry's parameter list, so a marshalling mistake shows).
+ * cuBLAS GEMMs are computed by a plain column-major reference, exactly as
+ * BLAS defines them, so a wrong transpose or leading dimension fails.
+ *
+ * Only the test suite uses this file; it follows the driver's documented
+ * behaviour for the calls the runtime makes and nothing more.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef unsigned int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+    OK = 0,
+    INVALID_VALUE = 1,
+    OUT_OF_MEMORY = 2,
+    NO_DEVICE = 100,
+    INVALID_PTX = 218,
+    INVALID_HANDLE = 400,
+    NOT_FOUND = 500,
+    ILLEGAL_ADDRESS = 700,
+};
+
+/* ---------------------------------------------------------------- state */
+
+static double now_ms; /* fake GPU clock: every operation takes a little */
+static size_t used_bytes;
+static const size_t total_bytes = (size_t)1 << 30;
+static int ctx_refs;
+static int dummy_ctx;
+
+#define MAX_ALLOCS 4096
+static struct {
+    void *p;
+    size_t n;
+} allocs[MAX_ALLOCS];
+
+static int find_alloc(CUdeviceptr p) {
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        if (allocs[i].p && (CUdeviceptr)(uintptr_t)allocs[i].p == p) return i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const struct {
+    CUresult r;
+    const char *name, *text;
+} errs[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+};
+
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+        if (errs[i].r == r) {
+            *s = errs[i].name;
+            return OK;
+        }
+    *s = NULL;
+    return INVALID_VALUE;
+}
+
+EXPORT CUresult cuGetErrorString(CUresult r, const char **s) {
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+        if (errs[i].r == r) {
+            *s = errs[i].text;
+            return OK;
+        }
+    *s = NULL;
+    return INVALID_VALUE;
+}
+
+/* ---------------------------------------------------------------- device */
+
+EXPORT CUresult cuInit(unsigned flags) {
+    (void)flags;
+    return getenv("FAKE_CUDA_NO_DEVICE") ? NO_DEVICE : OK;
+}
+EXPORT CUresult cuDriverGetVersion(int *v) {
+    *v = 13000;
+    return OK;
+}
+EXPORT CUresult cuDeviceGetCount(int *n) {
+    *n = 1;
+    return OK;
+}
+EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+    if (ordinal != 0) return 101;
+    *d = 0;
+    return OK;
+}
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+    (void)d;
+    snprintf(name, (size_t)len, "Fake GPU (host emulation)");
+    return OK;
+}
+
+#define OPTIN_SMEM (227 * 1024)
+
+EXPORT CUresult cuDeviceGetAttribute(int *v, unsigned attr, CUdevice d) {
+    (void)d;
+    switch (attr) {
+    case 1: *v = 1024; break;                 /* threads per block */
+    case 2: case 3: *v = 1024; break;         /* block x, y */
+    case 4: *v = 64; break;                   /* block z */
+    case 5: *v = 2147483647; break;           /* grid x */
+    case 6: case 7: *v = 65535; break;        /* grid y, z */
+    case 8: *v = 48 * 1024; break;            /* smem per block */
+    case 10: *v = 32; break;                  /* warp */
+    case 12: *v = 65536; break;               /* regs per block */
+    case 13: *v = 1980000; break;             /* clock kHz */
+    case 16: *v = 4; break;                   /* SMs */
+    case 36: *v = 2619000; break;             /* memory clock */
+    case 37: *v = 5120; break;                /* bus width */
+    case 38: *v = 1 << 20; break;             /* L2: 1 MiB keeps the flush buffer small */
+    case 39: *v = 2048; break;                /* threads per SM */
+    case 75: *v = 9; break;
+    case 76: *v = 0; break;
+    case 81: *v = 228 * 1024; break;          /* smem per SM */
+    case 82: *v = 65536; break;               /* regs per SM */
+    case 97: *v = OPTIN_SMEM; break;          /* opt-in smem per block */
+    default: return INVALID_VALUE;
+    }
+    return OK;
+}
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
+    (void)d;
+    *b = total_bytes;
+    return OK;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d) {
+    (void)d;
+    ctx_refs++;
+    *ctx = &dummy_ctx;
+    return OK;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+    (void)d;
+    if (ctx_refs == 0) return INVALID_VALUE;
+    ctx_refs--;
+    return OK;
+}
+EXPORT CUresult cuCtxSetCurrent(void *ctx) { return ctx == &dummy_ctx ? OK : INVALID_VALUE; }
+EXPORT CUresult cuCtxSynchronize(void) { return OK; }
+
+/* ---------------------------------------------------------------- memory */
+
+EXPORT CUresult cuMemGetInfo_v2(size_t *f, size_t *t) {
+    *f = total_bytes - used_bytes;
+    *t = total_bytes;
+    return OK;
+}
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    if (n == 0) return INVALID_VALUE;
+    if (n > total_bytes - used_bytes) return OUT_OF_MEMORY;
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        if (allocs[i].p) continue;
+        void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+        if (!m) return OUT_OF_MEMORY;
+        allocs[i].p = m;
+        allocs[i].n = n;
+        used_bytes += n;
+        *p = (CUdeviceptr)(uintptr_t)m;
+        return OK;
+    }
+    return OUT_OF_MEMORY;
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+    int i = find_alloc(p);
+    if (i < 0) return INVALID_VALUE;
+    used_bytes -= allocs[i].n;
+    free(allocs[i].p);
+    allocs[i].p = NULL;
+    return OK;
+}
+#define DEV(p) ((void *)(uintptr_t)(p))
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) {
+    memset(DEV(p), v, n);
+    now_ms += 0.001;
+    return OK;
+}
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n) {
+    uint32_t *q = DEV(p);
+    for (size_t i = 0; i < n; i++) q[i] = v;
+    return OK;
+}
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    memcpy(DEV(d), s, n);
+    return OK;
+}
+EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    memcpy(d, DEV(s), n);
+    return OK;
+}
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    memmove(DEV(d), DEV(s), n);
+    return OK;
+}
+
+/* --------------------------------------------------------------- modules */
+
+#define MAX_PARAMS 32
+typedef struct fentry {
+    char name[64];
+    int nparams;
+    size_t psize[MAX_PARAMS];
+    int max_dyn;
+} fentry;
+
+typedef struct fmodule {
+    int nentries;
+    fentry entries[8];
+} fmodule;
+
+/* Reads each ".entry name(.param .TYPE p, ...)" of the PTX. */
+static int parse_ptx(const char *ptx, fmodule *m) {
+    const char *s = ptx;
+    while ((s = strstr(s, ".entry ")) && m->nentries < 8) {
+        fentry *e = &m->entries[m->nentries++];
+        memset(e, 0, sizeof *e);
+        e->max_dyn = 48 * 1024;
+        s += 7;
+        size_t n = 0;
+        while (*s && *s != '(' && !isspace((unsigned char)*s) && n < sizeof e->name - 1)
+            e->name[n++] = *s++;
+        const char *end = strchr(s, ')');
+        if (!end) return -1;
+        const char *p = s;
+        while ((p = strstr(p, ".param")) && p < end) {
+            p += 6;
+            while (isspace((unsigned char)*p)) p++;
+            if (*p != '.' || e->nparams == MAX_PARAMS) return -1;
+            p += 2; /* ".u", ".f", ".s", ".b" */
+            e->psize[e->nparams++] = (size_t)atoi(p) / 8;
+        }
+        s = end;
+    }
+    return m->nentries ? 0 : -1;
+}
+
+static int live_modules, live_events, live_handles;
+
+EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopt, unsigned *opt,
+                                   void **val) {
+    char *err = NULL, *info = NULL;
+    size_t nerr = 0, ninfo = 0;
+    for (unsigned i = 0; i < nopt; i++) {
+        if (opt[i] == 5) err = val[i];
+        if (opt[i] == 6) nerr = (size_t)(uintptr_t)val[i];
+        if (opt[i] == 3) info = val[i];
+        if (opt[i] == 4) ninfo = (size_t)(uintptr_t)val[i];
+    }
+    const char *ptx = image;
+    fmodule *m = calloc(1, sizeof *m);
+    if (!m) return OUT_OF_MEMORY;
+    if (strstr(ptx, "%r99") || parse_ptx(ptx, m) != 0) {
+        if (err && nerr) snprintf(err, nerr, "ptxas application ptx input, line 8; error   : "
+                                             "Unknown symbol '%%r99'\nptxas fatal   : Ptx "
+                                             "assembly aborted due to errors\n");
+        free(m);
+        return INVALID_PTX;
+    }
+    if (info && ninfo) {
+        size_t used = 0;
+        info[0] = '\0';
+        for (int i = 0; i < m->nentries && used < ninfo; i++)
+            used += (size_t)snprintf(info + used, ninfo - used,
+                                     "ptxas info    : Function properties for %s\n"
+                                     "ptxas info    : Used 10 registers\n",
+                                     m->entries[i].name);
+    }
+    live_modules++;
+    *mod = m;
+    return OK;
+}
+EXPORT CUresult cuModuleUnload(void *mod) {
+    if (!mod) return INVALID_HANDLE;
+    free(mod);
+    live_modules--;
+    return OK;
+}
+EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+    fmodule *m = mod;
+    for (int i = 0; i < m->nentries; i++)
+        if (strcmp(m->entries[i].name, name) == 0) {
+            *fn = &m->entries[i];
+            return OK;
+        }
+    return NOT_FOUND;
+}
+EXPORT CUresult cuFuncGetAttribute(int *v, unsigned attr, void *fn) {
+    fentry *e = fn;
+    switch (attr) {
+    case 0: *v = 1024; break;
+    case 1: *v = 0; break;
+    case 2: *v = 0; break;
+    case 3: *v = 0; break;
+    case 4: *v = 10; break;
+    case 5: *v = 78; break;
+    case 6: *v = 90; break;
+    case 8: *v = e->max_dyn; break;
+    default: return INVALID_VALUE;
+    }
+    return OK;
+}
+EXPORT CUresult cuFuncSetAttribute(void *fn, unsigned attr, int v) {
+    fentry *e = fn;
+    if (attr != 8 || v < 0 || v > OPTIN_SMEM) return INVALID_VALUE;
+    e->max_dyn = v;
+    return OK;
+}
+EXPORT CUresult cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size) {
+    fentry *e = fn;
+    if (i >= (size_t)e->nparams) return INVALID_VALUE;
+    size_t o = 0; /* each parameter aligned to its size */
+    for (size_t j = 0; j <= i; j++) {
+        o = (o + e->psize[j] - 1) / e->psize[j] * e->psize[j];
+        if (j < i) o += e->psize[j];
+    }
+    *off = o;
+    *size = e->psize[i];
+    return OK;
+}
+
+/* ----------------------------------------------------- kernel emulation */
+
+typedef struct launch {
+    unsigned grid[3], block[3], dyn;
+    void **params;
+    const fentry *e;
+} launch;
+
+/* Argument i as the PTX declares it. */
+static uint64_t arg_u(const launch *l, int i) {
+    uint64_t v = 0;
+    memcpy(&v, l->params[i], l->e->psize[i]);
+    return v;
+}
+static float arg_f32(const launch *l, int i) {
+    float v;
+    memcpy(&v, l->params[i], 4);
+    return v;
+}
+
+static float h2f(uint16_t h, int bf) {
+    uint32_t x;
+    float f;
+    if (bf) {
+        x = (uint32_t)h << 16;
+        memcpy(&f, &x, 4);
+        return f;
+    }
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023;
+    if (e == 0) {
+        f = (float)m * 0x1p-24f;
+        return sign ? -f : f;
+    }
+    x = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static CUresult run_vadd(const launch *l) {
+    const float *a = DEV(arg_u(l, 0)), *b = DEV(arg_u(l, 1));
+    float *c = DEV(arg_u(l, 2));
+    uint32_t n = (uint32_t)arg_u(l, 3);
+    uint64_t threads = (uint64_t)l->grid[0] * l->block[0];
+    for (uint64_t i = 0; i < threads && i < n; i++) c[i] = a[i] + b[i];
+    return OK;
+}
+
+static CUresult run_smem_reverse(const launch *l) {
+    const float *in = DEV(arg_u(l, 0));
+    float *out = DEV(arg_u(l, 1));
+    uint32_t words = (uint32_t)arg_u(l, 2), nt = l->block[0];
+    if ((uint64_t)words * 4 > l->dyn || words < nt) return ILLEGAL_ADDRESS;
+    float *smem = malloc(l->dyn);
+    if (!smem) return OUT_OF_MEMORY;
+    for (uint32_t t = 0; t < nt; t++) smem[words - 1 - t] = in[t];
+    for (uint32_t t = 0; t < nt; t++) out[t] = smem[words - 1 - (nt - 1 - t)];
+    free(smem);
+    return OK;
+}
+
+static CUresult run_bias_epilogue(const launch *l) {
+    const float *c = DEV(arg_u(l, 0)), *bias = DEV(arg_u(l, 1));
+    float *d = DEV(arg_u(l, 2));
+    uint64_t total = arg_u(l, 3);
+    uint32_t n = (uint32_t)arg_u(l, 4);
+    float lo = arg_f32(l, 5), hi = arg_f32(l, 6);
+    if (n == 0) return ILLEGAL_ADDRESS;
+    for (uint64_t i = 0; i < total; i++) {
+        float x = c[i] + bias[i % n];
+        if (!isnan(x)) {
+            if (x < lo) x = lo;
+            if (x > hi) x = hi;
+        }
+        d[i] = x;
+    }
+    return OK;
+}
+
+static CUresult run_gemm_ref(const launch *l) {
+    const void *A = DEV(arg_u(l, 0)), *B = DEV(arg_u(l, 1));
+    double *C = DEV(arg_u(l, 2));
+    uint32_t M = (uint32_t)arg_u(l, 3), N = (uint32_t)arg_u(l, 4), K = (uint32_t)arg_u(l, 5);
+    uint32_t nk = (uint32_t)arg_u(l, 6), dt = (uint32_t)arg_u(l, 7);
+    /* Only the elements the launch covers get written. */
+    uint64_t rows = (uint64_t)l->grid[1] * l->block[1], cols = (uint64_t)l->grid[0] * l->block[0];
+    for (uint64_t i = 0; i < M && i < rows; i++)
+        for (uint64_t j = 0; j < N && j < cols; j++) {
+            double acc = 0;
+            for (uint64_t k = 0; k < K; k++) {
+                uint64_t ia = i * K + k, ib = nk ? j * K + k : k * N + j;
+                double a, b;
+                if (dt == 0) {
+                    a = ((const float *)A)[ia];
+                    b = ((const float *)B)[ib];
+                } else {
+                    a = h2f(((const uint16_t *)A)[ia], dt == 2);
+                    b = h2f(((const uint16_t *)B)[ib], dt == 2);
+                }
+                acc = fma(a, b, acc);
+            }
+            C[i * N + j] = acc;
+        }
+    return OK;
+}
+
+EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned shmem, void *stream,
+                               void **params, void **extra) {
+    (void)stream;
+    (void)extra;
+    const fentry *e = fn;
+    if ((int)shmem > e->max_dyn || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
+    if (e->nparams && !params) return INVALID_VALUE;
+    launch l = {{gx, gy, gz}, {bx, by, bz}, shmem, params, e};
+    now_ms += 0.05;
+    if (strcmp(e->name, "vadd") == 0) return run_vadd(&l);
+    if (strcmp(e->name, "smem_reverse") == 0) return run_smem_reverse(&l);
+    if (strcmp(e->name, "tir_rt_bias_epilogue") == 0) return run_bias_epilogue(&l);
+    if (strcmp(e->name, "tir_rt_gemm_ref_f64") == 0) return run_gemm_ref(&l);
+    return OK; /* an unknown kernel does nothing */
+}
+
+/* ---------------------------------------------------------------- events */
+
+typedef struct fevent {
+    double t;
+    int recorded;
+} fevent;
+
+EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
+    (void)flags;
+    fevent *e = calloc(1, sizeof *e);
+    if (!e) return OUT_OF_MEMORY;
+    live_events++;
+    *ev = e;
+    return OK;
+}
+EXPORT CUresult cuEventDestroy_v2(void *ev) {
+    if (!ev) return INVALID_HANDLE;
+    free(ev);
+    live_events--;
+    return OK;
+}
+EXPORT CUresult cuEventRecord(void *ev, void *stream) {
+    (void)stream;
+    fevent *e = ev;
+    e->t = now_ms;
+    e->recorded = 1;
+    return OK;
+}
+EXPORT CUresult cuEventSynchronize(void *ev) { return ev ? OK : INVALID_HANDLE; }
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+    fevent *s = a, *e = b;
+    if (!s->recorded || !e->recorded) return INVALID_HANDLE;
+    *ms = (float)(e->t - s->t);
+    return OK;
+}
+
+/* ---------------------------------------------------------------- cuBLAS */
+
+EXPORT unsigned cublasGetProperty(unsigned type, int *v) {
+    *v = type == 0 ? 13 : 0;
+    return 0;
+}
+EXPORT const char *cublasGetStatusName(unsigned st) {
+    return st == 0 ? "CUBLAS_STATUS_SUCCESS" : st == 7 ? "CUBLAS_STATUS_INVALID_VALUE"
+                                                       : "CUBLAS_STATUS_?";
+}
+EXPORT const char *cublasGetStatusString(unsigned st) {
+    return st == 0 ? "success" : "an invalid value was used as an argument";
+}
+
+typedef struct fhandle {
+    unsigned math;
+} fhandle;
+
+EXPORT unsigned cublasCreate_v2(void **h) {
+    fhandle *f = calloc(1, sizeof *f);
+    if (!f) return 3;
+    f->math = 99; /* not set yet */
+    live_handles++;
+    *h = f;
+    return 0;
+}
+EXPORT unsigned cublasDestroy_v2(void *h) {
+    free(h);
+    live_handles--;
+    return 0;
+}
+EXPORT unsigned cublasSetStream_v2(void *h, void *s) {
+    (void)h;
+    return s == NULL ? 0 : 7;
+}
+EXPORT unsigned cublasSetMathMode(void *h, unsigned mode) {
+    ((fhandle *)h)->math = mode;
+    return 0;
+}
+
+/* BLAS: C(m x n) = alpha op(A) op(B) + beta C, column-major. */
+static unsigned gemm(const fhandle *h, unsigned ta, unsigned tb, int m, int n, int k,
+                     float alpha, const void *A, int atype, int lda, const void *B, int btype,
+                     int ldb, float beta, float *C, int ldc) {
+    if (h->math != 0) return 7; /* the runtime must set default math */
+    if (m < 0 || n < 0 || k < 0 || ta > 1 || tb > 1) return 7;
+    if (lda < (ta ? k : m) || ldb < (tb ? n : k) || ldc < m) return 7;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double acc = 0;
+            for (int p = 0; p < k; p++) {
+                size_t ia = ta ? (size_t)i * lda + p : (size_t)p * lda + i;
+                size_t ib = tb ? (size_t)p * ldb + j : (size_t)j * ldb + p;
+                double a = atype == 0 ? ((const float *)A)[ia]
+                                      : h2f(((const uint16_t *)A)[ia], atype == 14);
+                double b = btype == 0 ? ((const float *)B)[ib]
+                                      : h2f(((const uint16_t *)B)[ib], btype == 14);
+                acc += a * b;
+            }
+            float *c = &C[(size_t)j * ldc + i];
+            *c = (float)(alpha * acc + (beta != 0 ? beta * *c : 0));
+        }
+    now_ms += 0.1;
+    return 0;
+}
+
+EXPORT unsigned cublasSgemm_v2(void *h, unsigned ta, unsigned tb, int m, int n, int k,
+                               const float *alpha, const float *A, int lda, const float *B,
+                               int ldb, const float *beta, float *C, int ldc) {
+    return gemm(h, ta, tb, m, n, k, *alpha, A, 0, lda, B, 0, ldb, *beta, C, ldc);
+}
+
+EXPORT unsigned cublasGemmEx(void *h, unsigned ta, unsigned tb, int m, int n, int k,
+                             const void *alpha, const void *A, unsigned atype, int lda,
+                             const void *B, unsigned btype, int ldb, const void *beta, void *C,
+                             unsigned ctype, int ldc, unsigned compute, int algo) {
+    (void)algo;
+    if (atype != btype || ctype != 0 || (atype != 0 && atype != 2 && atype != 14)) return 7;
+    if (compute != 68 && compute != 69 && compute != 77) return 7;
+    if (compute == 77 && atype != 0) return 7; /* TF32 is for float32 inputs */
+    return gemm(h, ta, tb, m, n, k, *(const float *)alpha, A, (int)atype, lda, B, (int)btype,
+                ldb, *(const float *)beta, C, ldc);
+}
+
+/* Whatever the runtime left alive when the process ends fails the test
+   (device memory would also show as a leak under LeakSanitizer). */
+__attribute__((destructor)) static void report(void) {
+    int allocs_left = 0;
+    for (int i = 0; i < MAX_ALLOCS; i++) allocs_left += allocs[i].p != NULL;
+    if (allocs_left || live_modules || live_events || live_handles || ctx_refs) {
+        fprintf(stderr,
+                "fake_cuda: left alive at exit: %d allocations, %d modules, %d events, "
+                "%d cuBLAS handles, %d context references\n",
+                allocs_left, live_modules, live_events, live_handles, ctx_refs);
+        _exit(3);
+    }
+}
