@@ -1,8 +1,8 @@
 /* test_sim_lowered.c: the SIMT simulator on kernels produced by the
  * lowering pipeline (tir_lower) from the seed blog's matmul schedules
- * (tests/lower_kernels.c, Steps 1-4 and 6, at 64^3 and at sizes that are
- * not multiples of the tiles; Step 5's software pipeline is
- * not lowered yet).  Each kernel must run in the simulator without a race,
+ * (tests/lower_kernels.c: Steps 1-6, including the software pipeline with
+ * and without cp.async, at sizes that are and are not multiples of the
+ * tiles).  Each kernel must run in the simulator without a race,
  * barrier or memory error and give C bit for bit equal to the reference
  * interpreter running the unscheduled matmul; the shared-memory kernels
  * with a barrier removed must be reported as races.
@@ -126,6 +126,77 @@ static void test_shared_steps(void **state) {
         }
 }
 
+static const tir_node *drop_wait(tir_mutator *mu, const tir_node *n);
+
+/* Step 5: the software pipeline (double-buffered shared tiles), with
+ * plain copies and with cp.async (16-byte copies need the 16-byte
+ * aligned parameters of LK_ALIGN16), and Steps 3-6 built with the
+ * schedule primitives instead of text. */
+static void test_pipelined_steps(void **state) {
+    (void)state;
+    static const int flags[4] = {
+        LK_LOCAL_ACC | LK_PIPELINE,
+        LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC,
+        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16,
+        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_UNROLL,
+    };
+    static const int64_t sizes[2][3] = {{64, 64, 128}, {48, 40, 72}};
+    for (int s = 0; s < 2; s++)
+        for (int f = 0; f < 4; f++) {
+            if ((flags[f] & LK_ALIGN16) && s == 1) continue; /* rows not 16-byte aligned */
+            tir_ctx *ctx = tir_ctx_create();
+            int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            mats m = make_mats(ctx, M, N, K);
+            const tir_prim_func *k = lower(ctx, lk_shared(ctx, M, N, K, flags[f]));
+            tir_sim_report rep;
+            check_ok(ctx, k, &m, &rep);
+            assert_true(rep.coroutines);
+            /* two versions of each 32x32 tile */
+            assert_int_equal(rep.shared_bytes, 2 * 8192);
+            if (flags[f] & LK_ASYNC)
+                assert_true(rep.cp_async_copies > 0);
+            else
+                assert_int_equal(rep.cp_async_copies, 0);
+            if (flags[f] & LK_ASYNC) {
+                /* every cp_async_wait removed: a tile is read in flight */
+                const tir_prim_func *broken = k;
+                tir_status st;
+                int n = 0;
+                for (;;) {
+                    int w = 0;
+                    tir_mutator mu;
+                    memset(&mu, 0, sizeof mu);
+                    mu.ctx = ctx;
+                    mu.user = &w;
+                    mu.on[TIR_KIND_EVALUATE] = drop_wait;
+                    const tir_stmt *body = tir_mutate_stmt(&mu, broken->body);
+                    if (body == broken->body) break;
+                    broken = tir_prim_func_new(ctx, k->name, k->nparams, k->params,
+                                               k->buffer_map, body, k->nattrs, k->attrs);
+                    n++;
+                }
+                assert_true(n > 0);
+                st = simulate(ctx, broken, &m, NULL);
+                assert_int_equal(st, TIR_ERR_SIM_CP_ASYNC_PENDING);
+                assert_non_null(strstr(tir_ctx_error(ctx), "that has not completed"));
+            }
+            free_mats(&m);
+            tir_ctx_destroy(ctx);
+        }
+    /* the same steps from the schedule primitives */
+    static const int sflags[3] = {LK_LOCAL_ACC, LK_LOCAL_ACC | LK_VEC_FETCH | LK_UNROLL,
+                                  LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC};
+    for (int f = 0; f < 3; f++) {
+        tir_ctx *ctx = tir_ctx_create();
+        mats m = make_mats(ctx, 64, 64, 64);
+        tir_sim_report rep;
+        check_ok(ctx, lower(ctx, lk_shared_sched(ctx, 64, 64, 64, sflags[f])), &m, &rep);
+        assert_true(rep.barriers > 0);
+        free_mats(&m);
+        tir_ctx_destroy(ctx);
+    }
+}
+
 /* Either barrier of the lowered Step 3 removed: a race (or, for the first
  * one, a read of a tile element nobody fetched yet). */
 static const tir_node *drop_sync(tir_mutator *mu, const tir_node *n) {
@@ -133,6 +204,17 @@ static const tir_node *drop_sync(tir_mutator *mu, const tir_node *n) {
     const tir_call *c = tir_as_tir_call(((const tir_evaluate *)n)->value);
     if (c && c->op == TIR_INTRIN_SYNCTHREADS && *which >= 0 && (*which)-- == 0)
         return (const tir_node *)tir_evaluate_new(mu->ctx, tir_i32(mu->ctx, 0));
+    return n;
+}
+
+/* Removes the first cp_async_wait met (user: a counter, 0 before). */
+static const tir_node *drop_wait(tir_mutator *mu, const tir_node *n) {
+    int *done = mu->user;
+    const tir_call *c = tir_as_tir_call(((const tir_evaluate *)n)->value);
+    if (c && c->op == TIR_INTRIN_CP_ASYNC_WAIT && !*done) {
+        *done = 1;
+        return (const tir_node *)tir_evaluate_new(mu->ctx, tir_i32(mu->ctx, 0));
+    }
     return n;
 }
 
@@ -172,6 +254,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step1_step2),
         cmocka_unit_test(test_shared_steps),
+        cmocka_unit_test(test_pipelined_steps),
         cmocka_unit_test(test_shared_step_missing_barrier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
