@@ -182,7 +182,7 @@ static void test_matmul_naive(void **state) {
     matmul_ref(a, b, r, M, N, K);
     tir_arg args[3] = {{a, 0}, {b, 0}, {c, 0}};
     tir_sim_report rep;
-    tir_sim_opts opts = {.uninit_params = 4, .check_uninit = true};
+    tir_sim_opts opts = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
     assert_int_equal(tir_sim_run(ctx, ck_matmul_naive(ctx, M, N, K), 3, args, &opts, &rep),
                      TIR_OK);
     assert_memory_equal(c, r, sizeof(float) * M * N);
@@ -242,7 +242,7 @@ static void run_tiled(tir_ctx *ctx, int M, int N, int K, double *secs, tir_sim_r
     const tir_prim_func *ref = tir_def_matmul(ctx, M, N, K, TIR_F32);
     assert_int_equal(tir_interp_run(ctx, ref, 3, rargs, NULL), TIR_OK);
     const tir_prim_func *f = ck_matmul_tiled(ctx, M, N, K);
-    tir_sim_opts opts = {.uninit_params = 4, .check_uninit = true};
+    tir_sim_opts opts = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
     double t0 = now();
     tir_status st = tir_sim_run(ctx, f, 3, args, &opts, rep);
     *secs = now() - t0;
@@ -377,6 +377,66 @@ static void test_raw_waw(void **state) {
                         "this thread writes it, and threadIdx (0, 0, 0) wrote it", NULL};
     expect_error(ctx, tir_sim_run(ctx, parse(ctx, waw_text), 1, args, NULL, NULL),
                  TIR_ERR_SIM_RACE, s2);
+    tir_ctx_destroy(ctx);
+}
+
+/* Global memory (check_global_races): a reduction over threads into one
+ * element, and two blocks writing the same outputs. */
+static const char *global_sum_text =
+    "@T.prim_func\n"
+    "def gsum(A: T.Buffer((32,), \"float32\"), C: T.Buffer((1,), \"float32\")):\n"
+    "    for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "        C[0] = C[0] + A[tx]\n";
+static const char *global_blocks_text =
+    "@T.prim_func\n"
+    "def gblocks(A: T.Buffer((64,), \"float32\"), C: T.Buffer((32,), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "            C[tx] = A[bx * 32 + tx]\n";
+/* Ordered by a barrier inside one block: fine. */
+static const char *global_sync_text =
+    "@T.prim_func\n"
+    "def gsync(A: T.Buffer((32,), \"float32\"), C: T.Buffer((32,), \"float32\")):\n"
+    "    for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "        C[tx] = A[tx]\n"
+    "        T.syncthreads()\n"
+    "        C[31 - tx] = C[31 - tx] * T.float32(2)\n";
+
+static void test_global_races(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    float a[64], c[32];
+    fill(a, 64, 19);
+    memset(c, 0, sizeof c);
+    tir_arg args[2] = {{a, 0}, {c, 0}};
+    tir_sim_opts opts = {.check_global_races = true};
+    /* Off by default: the lost updates go unnoticed (threads run in turn). */
+    assert_int_equal(tir_sim_run(ctx, parse(ctx, global_sum_text), 2, args, NULL, NULL), TIR_OK);
+    const char *s1[] = {"blockIdx (0, 0, 0), threadIdx (1, 0, 0): global-memory race on global "
+                        "C[0]: this thread reads it, and blockIdx (0, 0, 0), threadIdx (0, 0, 0) "
+                        "wrote it in the same barrier interval",
+                        NULL};
+    expect_error(ctx, tir_sim_run(ctx, parse(ctx, global_sum_text), 2, args, &opts, NULL),
+                 TIR_ERR_SIM_RACE, s1);
+    const char *s2[] = {"blockIdx (1, 0, 0), threadIdx (0, 0, 0): global-memory race on global "
+                        "C[0]: this thread writes it, and blockIdx (0, 0, 0), threadIdx (0, 0, 0) "
+                        "wrote it (threads of different blocks are never ordered)",
+                        NULL};
+    expect_error(ctx, tir_sim_run(ctx, parse(ctx, global_blocks_text), 2, args, &opts, NULL),
+                 TIR_ERR_SIM_RACE, s2);
+    assert_int_equal(tir_sim_run(ctx, parse(ctx, global_sync_text), 2, args, &opts, NULL),
+                     TIR_OK);
+    for (int i = 0; i < 32; i++) assert_true(c[i] == a[i] * 2.0f);
+    /* Without the barrier: write after write (thread 15 wrote C[16] in its
+     * second statement); write after read is not tracked globally. */
+    const char *s3[] = {"threadIdx (16, 0, 0): global-memory race on global C[16]: this thread "
+                        "writes it, and blockIdx (0, 0, 0), threadIdx (15, 0, 0) wrote it",
+                        NULL};
+    expect_error(ctx,
+                 tir_sim_run(ctx, drop_intrin(ctx, parse(ctx, global_sync_text),
+                                              TIR_INTRIN_SYNCTHREADS, 0),
+                             2, args, &opts, NULL),
+                 TIR_ERR_SIM_RACE, s3);
     tir_ctx_destroy(ctx);
 }
 
@@ -660,6 +720,7 @@ int main(void) {
         cmocka_unit_test(test_tiled_missing_barrier),
         cmocka_unit_test(test_shift_race),
         cmocka_unit_test(test_raw_waw),
+        cmocka_unit_test(test_global_races),
         cmocka_unit_test(test_divergent_barrier),
         cmocka_unit_test(test_out_of_bounds),
         cmocka_unit_test(test_uninit),

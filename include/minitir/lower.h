@@ -69,7 +69,9 @@ TIR_API const char *tir_lower_pass_name(int i);
  *                              buffer;
  *   TIR_ERR_SIM_RACE           two threads of a block access one shared
  *                              element in the same barrier interval and at
- *                              least one access is a write;
+ *                              least one access is a write (and, with
+ *                              check_global_races, conflicting global
+ *                              accesses);
  *   TIR_ERR_SIM_BARRIER        a syncthreads not reached by all threads of
  *                              the block (threads waiting at different
  *                              syncthreads, or finished while others wait);
@@ -91,6 +93,11 @@ typedef struct tir_sim_opts {
     bool check_uninit;
     /* Skip shared-memory race detection (faster). */
     bool no_race_check;
+    /* Also report global-memory races: a load or store of an element that
+     * another thread wrote, where that thread is in another block or wrote
+     * in the same barrier interval (write-after-read is not tracked in
+     * global memory). */
+    bool check_global_races;
 } tir_sim_opts;
 
 typedef struct tir_sim_report {
