@@ -1065,7 +1065,7 @@ static void test_internal_api(void **st) {
     assert_int_equal(p->nbufs, 3);
     simt_user u;
     memset(&u, 0, sizeof u);
-    ir_hooks hooks = {hook_alloc, hook_release, hook_intrin};
+    ir_hooks hooks = {hook_alloc, hook_release, hook_intrin, NULL};
     int32_t a[4] = {10, 20, 30, 40}, b[4] = {0, 0, 0, 0};
     tir_arg args[2] = {{a, 0}, {b, 0}};
     ir_env *env[4];

@@ -83,6 +83,12 @@ typedef struct tir_module {
 TIR_API tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel,
                                const tir_codegen_opts *opts, const tir_module **out);
 
+/* Lowers a scheduled function with the default lowering options
+ * (tir_lower, minitir/lower.h) and compiles the kernel (tir_codegen).
+ * Errors are those of either step. */
+TIR_API tir_status tir_build(tir_ctx *ctx, const tir_prim_func *scheduled,
+                             const tir_codegen_opts *opts, const tir_module **out);
+
 /* Evaluates the grid and block sizes for the given arguments (args as for
  * tir_interp_run: args[i].scalar for scalar params; buffer entries are
  * ignored).  Fails with TIR_ERR_INVALID_ARG when a size is not positive or

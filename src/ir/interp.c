@@ -374,6 +374,9 @@ tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) {
     if (e->status != TIR_OK) return e->status;
     ir_strbuf sb;
     ir_sb_init(&sb);
+    /* GCC 12 with -fsanitize=undefined warns "null format string" below
+     * (-Wformat-truncation) unless it knows fmt is not NULL. */
+    if (!fmt) fmt = "";
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
@@ -1150,6 +1153,10 @@ static ir_val load_at(ir_env *e, const ir_mbuf *m, const int64_t *idx, bool addr
         v.p = m->data + off * m->elem_bytes;
         return v;
     }
+    if (m->watch && e->hooks && e->hooks->access) {
+        e->hooks->access(e, (ir_mbuf *)m, off, false);
+        if (e->status) return v;
+    }
     if (m->written && !m->written[off]) {
         fail_access(e, TIR_ERR_UNINIT_READ, false, m, m->ndim, idx,
                     "the element was never written");
@@ -1676,6 +1683,10 @@ static __attribute__((noinline)) tir_status store_v(ir_env *e, const ir_cstmt *s
         for (int d = 0; d < nd; d++) ix[d] = idx[d][l].i;
         int64_t off = elem_offset(e, m, ix, true);
         if (off < 0) return e->status;
+        if (m->watch && e->hooks && e->hooks->access) {
+            e->hooks->access(e, m, off, true);
+            if (e->status) return e->status;
+        }
         write_elem(m, off, v[l]);
         if (m->written) m->written[off] = 1;
     }
@@ -1695,6 +1706,10 @@ static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
     if (e->status) return e->status;
     int64_t off = elem_offset(e, m, idx, true);
     if (off < 0) return e->status;
+    if (m->watch && e->hooks && e->hooks->access) {
+        e->hooks->access(e, m, off, true);
+        if (e->status) return e->status;
+    }
     write_elem(m, off, v);
     if (m->written) m->written[off] = 1;
     return TIR_OK;

@@ -96,6 +96,7 @@ typedef struct ir_mbuf {
     int64_t shape[IR_MAX_DIMS];
     int64_t strides[IR_MAX_DIMS];
     void *owner; /* for whoever allocated data (hooks->release) */
+    bool watch;  /* every element access goes to hooks->access */
 } ir_mbuf;
 
 typedef struct ir_cexpr ir_cexpr;
@@ -208,6 +209,11 @@ typedef struct ir_hooks {
      * cp_async*) with evaluated args; return true when handled (result
      * set), false for the default behaviour. */
     bool (*intrin)(ir_env *env, const ir_cexpr *call, const ir_val *args, ir_val *result);
+    /* Called for every load and store of an element of a buffer whose
+     * mbuf has `watch` set (a simulator's race and cp_async checks), after
+     * the bounds check and before the "written" check; off is the storage
+     * offset.  Reports errors with ir_env_fail. */
+    void (*access)(ir_env *env, ir_mbuf *m, int64_t off, bool store);
 } ir_hooks;
 
 struct ir_env {

@@ -1,0 +1,287 @@
+/* compact_alloc.c: each shared/local buffer shrinks to the region its
+ * accesses really touch, and its indices are rebased to that region (TVM:
+ * CompactBufferAllocation).  The region of an access is relaxed over the
+ * loops between the Allocate and the access; for shared buffers also over
+ * every threadIdx loop (the threads of a block share one copy, so a
+ * cooperative fetch covers the union of all threads' parts), never over
+ * blockIdx loops; local buffers are per thread, so thread loops are never
+ * relaxed.  A dimension keeps its full extent when the relaxed extent has
+ * no constant bound below it.  storage_align requests recorded by
+ * lower_blocks turn into padded strides here.  Finally shared Allocates
+ * move out of the threadIdx loops to the thread-block level, where the
+ * lowered form says they live (one array per block).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+typedef struct entry {
+    const tir_buffer *buf;
+    int depth;         /* loops enclosing the Allocate */
+    bool seen, bad;    /* accessed at all / a region was unbounded */
+    tir_range *region; /* union of accessed ranges, buf->ndim */
+    const tir_buffer *nbuf;
+    const tir_expr **mins; /* rebase offsets per dim (NULL: unchanged) */
+} entry;
+
+typedef struct cs {
+    lower_state *st;
+    tir_analyzer *an;
+    ir_vec entries; /* entry* (heap) */
+    const tir_for *loops[64];
+    int nloops;
+} cs;
+
+static entry *find_entry(cs *c, const tir_buffer *b) {
+    for (int i = 0; i < c->entries.n; i++) {
+        entry *e = (entry *)c->entries.items[i];
+        if (e->buf == b) return e;
+    }
+    return NULL;
+}
+
+static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *idx) {
+    entry *e = find_entry(c, b);
+    if (!e || e->bad) return;
+    tir_ctx *ctx = c->st->ctx;
+    const tir_var *vars[64];
+    int nv = 0;
+    for (int i = 0; i < c->nloops; i++) {
+        const tir_for *f = c->loops[i];
+        if (lower_is_block_loop(f)) continue;
+        bool thread = f->kind == TIR_FOR_THREAD_BINDING;
+        bool inside = i >= e->depth;
+        if (b->scope == TIR_SCOPE_LOCAL ? (inside && !thread) : (inside || thread))
+            vars[nv++] = f->var;
+    }
+    tir_range r[16];
+    TIR_ASSERT(nidx <= 16 && nidx == b->ndim);
+    for (int d = 0; d < nidx; d++)
+        if (idx[d]->dtype.lanes > 1) {
+            e->bad = true;
+            return;
+        }
+    if (!tir_analyzer_relax_region(c->an, nidx, idx, nv, vars, r)) {
+        e->bad = true;
+        return;
+    }
+    if (!e->seen) {
+        e->seen = true;
+        memcpy(e->region, r, sizeof(tir_range) * (size_t)nidx);
+        return;
+    }
+    for (int d = 0; d < nidx; d++) {
+        tir_range *u = &e->region[d];
+        if (tir_struct_equal(u->min, r[d].min) && tir_struct_equal(u->extent, r[d].extent))
+            continue;
+        const tir_expr *lo = tir_analyzer_simplify(c->an, tir_min(ctx, u->min, r[d].min));
+        const tir_expr *hi = tir_analyzer_simplify(
+            c->an, tir_max(ctx, tir_add(ctx, u->min, u->extent), tir_add(ctx, r[d].min, r[d].extent)));
+        *u = (tir_range){lo, tir_analyzer_simplify(c->an, tir_sub(ctx, hi, lo))};
+    }
+}
+
+static bool load_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *l = (const tir_buffer_load *)n;
+        record(v->user, l->buffer, l->nidx, l->indices);
+    }
+    return true;
+}
+
+static void walk_expr(cs *c, const tir_expr *e) {
+    if (!e) return;
+    tir_visitor v = {.pre = load_pre, .user = c};
+    tir_visit(&v, e);
+}
+
+static void walk(cs *c, const tir_stmt *s) {
+    if (!s) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)s;
+        walk_expr(c, f->min);
+        walk_expr(c, f->extent);
+        tir_analyzer_bind(c->an, f->var, f->min, f->extent);
+        TIR_ASSERT(c->nloops < 64);
+        c->loops[c->nloops++] = f;
+        walk(c, f->body);
+        c->nloops--;
+        break;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) walk(c, q->stmts[i]);
+        break;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        walk_expr(c, i->cond);
+        walk(c, i->then_s);
+        walk(c, i->else_s);
+        break;
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *a = (const tir_allocate *)s;
+        if (a->buffer->scope != TIR_SCOPE_GLOBAL && !find_entry(c, a->buffer)) {
+            entry *e = calloc(1, sizeof *e);
+            TIR_ASSERT(e);
+            e->buf = a->buffer;
+            e->depth = c->nloops;
+            e->region = IR_NEWN(c->st->ctx, tir_range, a->buffer->ndim);
+            ir_vec_push(&c->entries, e);
+        }
+        walk(c, a->body);
+        break;
+    }
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *st = (const tir_buffer_store *)s;
+        record(c, st->buffer, st->nidx, st->indices);
+        for (int i = 0; i < st->nidx; i++) walk_expr(c, st->indices[i]);
+        walk_expr(c, st->value);
+        break;
+    }
+    case TIR_KIND_EVALUATE: walk_expr(c, ((const tir_evaluate *)s)->value); break;
+    default: break;
+    }
+}
+
+/* The new buffer of e: compacted shape, padded strides. */
+static void make_buffer(cs *c, entry *e) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_buffer *b = e->buf;
+    int nd = b->ndim;
+    const tir_expr **shape = IR_NEWN(ctx, const tir_expr *, nd);
+    bool changed = false;
+    e->mins = IR_NEWN(ctx, const tir_expr *, nd);
+    for (int d = 0; d < nd; d++) {
+        shape[d] = b->shape[d];
+        e->mins[d] = NULL;
+        int64_t full;
+        if (!e->seen || e->bad || !tir_expr_const_int(b->shape[d], &full)) continue;
+        tir_int_bound eb = tir_analyzer_const_bound(c->an, e->region[d].extent);
+        if (eb.max >= full || eb.max <= 0) continue;
+        shape[d] = tir_int(ctx, b->shape[d]->dtype, eb.max);
+        e->mins[d] = e->region[d].min;
+        changed = true;
+    }
+    const tir_expr **strides = NULL;
+    for (int i = 0; i < c->st->naligns && !strides; i++)
+        if (c->st->aligns[i].buffer == b) strides = IR_NEWN(ctx, const tir_expr *, nd);
+    if (strides) {
+        int64_t stride = 1;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (d < nd - 1) {
+                int64_t ext;
+                TIR_ASSERT(tir_expr_const_int(shape[d + 1], &ext));
+                stride *= ext;
+            }
+            for (int i = 0; i < c->st->naligns; i++) {
+                const lower_dim_align *al = &c->st->aligns[i];
+                if (al->buffer != b || al->axis != d) continue;
+                stride += ((al->offset - stride % al->factor) % al->factor + al->factor) %
+                          al->factor;
+            }
+            strides[d] = tir_i32(ctx, stride);
+        }
+        changed = true;
+    }
+    if (!changed) {
+        e->nbuf = b;
+        return;
+    }
+    tir_buffer_desc desc;
+    tir_buffer_describe(b, &desc);
+    desc.shape = shape;
+    desc.strides = strides;
+    e->nbuf = tir_buffer_new(ctx, &desc);
+}
+
+static const tir_expr *const *rebase(cs *c, entry *e, int nidx, const tir_expr *const *idx) {
+    const tir_expr **n = IR_NEWN(c->st->ctx, const tir_expr *, nidx);
+    for (int d = 0; d < nidx; d++)
+        n[d] = e->mins[d] ? tir_analyzer_simplify(c->an, tir_sub(c->st->ctx, idx[d], e->mins[d]))
+                          : idx[d];
+    return n;
+}
+
+static const tir_node *on_load(tir_mutator *m, const tir_node *n) {
+    cs *c = m->user;
+    const tir_buffer_load *l = (const tir_buffer_load *)tir_mutate_default(m, n);
+    entry *e = find_entry(c, l->buffer);
+    if (!e || e->nbuf == e->buf) return (const tir_node *)l;
+    return (const tir_node *)tir_load(m->ctx, e->nbuf, l->nidx, rebase(c, e, l->nidx, l->indices));
+}
+
+static const tir_node *on_store(tir_mutator *m, const tir_node *n) {
+    cs *c = m->user;
+    const tir_buffer_store *s = (const tir_buffer_store *)tir_mutate_default(m, n);
+    entry *e = find_entry(c, s->buffer);
+    if (!e || e->nbuf == e->buf) return (const tir_node *)s;
+    return (const tir_node *)tir_store(m->ctx, e->nbuf, s->value, s->nidx,
+                                       rebase(c, e, s->nidx, s->indices));
+}
+
+static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
+    cs *c = m->user;
+    const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
+    entry *e = find_entry(c, a->buffer);
+    if (!e || e->nbuf == e->buf) return (const tir_node *)a;
+    return (const tir_node *)tir_allocate_new(m->ctx, e->nbuf, a->body);
+}
+
+/* ---- shared Allocates to the thread-block level */
+
+typedef struct hoist {
+    ir_vec bufs;
+    int in_thread;
+} hoist;
+
+static const tir_node *hoist_alloc(tir_mutator *m, const tir_node *n) {
+    hoist *h = m->user;
+    const tir_allocate *a = (const tir_allocate *)n;
+    if (h->in_thread && a->buffer->scope == TIR_SCOPE_SHARED) {
+        ir_vec_push(&h->bufs, a->buffer);
+        return tir_mutate(m, a->body);
+    }
+    return tir_mutate_default(m, n);
+}
+
+static const tir_node *hoist_for(tir_mutator *m, const tir_node *n) {
+    hoist *h = m->user;
+    const tir_for *f = (const tir_for *)n;
+    if (!lower_is_thread_loop(f) || h->in_thread) return tir_mutate_default(m, n);
+    int first = h->bufs.n;
+    h->in_thread++;
+    const tir_stmt *s = (const tir_stmt *)tir_mutate_default(m, n);
+    h->in_thread--;
+    for (int i = h->bufs.n - 1; i >= first; i--)
+        s = tir_allocate_new(m->ctx, h->bufs.items[i], s);
+    h->bufs.n = first;
+    return (const tir_node *)s;
+}
+
+tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
+                               const tir_prim_func **out) {
+    cs c = {.st = st, .an = tir_analyzer_new(st->ctx)};
+    walk(&c, in->body);
+    for (int i = 0; i < c.entries.n; i++) make_buffer(&c, (entry *)c.entries.items[i]);
+    tir_mutator m = {.ctx = st->ctx, .user = &c};
+    m.on[TIR_KIND_BUFFER_LOAD] = on_load;
+    m.on[TIR_KIND_BUFFER_STORE] = on_store;
+    m.on[TIR_KIND_ALLOCATE] = on_alloc;
+    const tir_stmt *body = tir_mutate_stmt(&m, in->body);
+    for (int i = 0; i < c.entries.n; i++) free((void *)c.entries.items[i]);
+    ir_vec_free(&c.entries);
+    tir_analyzer_free(c.an);
+
+    hoist h = {{0}, 0};
+    tir_mutator hm = {.ctx = st->ctx, .user = &h};
+    hm.on[TIR_KIND_ALLOCATE] = hoist_alloc;
+    hm.on[TIR_KIND_FOR] = hoist_for;
+    body = tir_mutate_stmt(&hm, body);
+    ir_vec_free(&h.bufs);
+    *out = lower_with_body(st->ctx, in, body);
+    return TIR_OK;
+}

@@ -1,0 +1,167 @@
+/* gpu_check.c: can this schedule run on a GPU at all?  (TVM: VerifyGPUCode,
+ * checked here on the scheduled form so that messages can name the loops
+ * and blocks the user wrote.)  Every store must run under a blockIdx and a
+ * threadIdx binding, each thread axis has one constant extent in the
+ * kernel, threads per block stay within the target limits, parallel and
+ * vthread loops are refused, and blocks allocate only buffers of constant
+ * shape in shared or local scope.  The shared/local size limits are checked
+ * on the compacted buffers by check_kernel.
+ */
+#include <string.h>
+
+#include "lower_internal.h"
+
+enum { NTAGS = 6 };
+static const char *const tags[NTAGS] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+
+typedef struct gc {
+    lower_state *st;
+    const tir_prim_func *f;
+    const tir_for *first[NTAGS]; /* first loop seen per tag */
+    int nblock, nthread;         /* enclosing blockIdx / threadIdx loops */
+    const tir_block *block;      /* innermost enclosing block */
+    const tir_stmt *block_stmt;  /* its BlockRealize */
+} gc;
+
+static int tag_index(const char *t) {
+    for (int i = 0; i < NTAGS; i++)
+        if (t && strcmp(t, tags[i]) == 0) return i;
+    return -1;
+}
+
+static tir_status check(gc *c, const tir_stmt *s);
+
+static tir_status check_for(gc *c, const tir_for *f) {
+    lower_state *st = c->st;
+    if (f->kind == TIR_FOR_PARALLEL)
+        return lower_fail_marked(st, c->f, 1, (const void *[]){f},
+                                 "gpu_check: loop '%s' is parallel; on a GPU bind it to "
+                                 "blockIdx/threadIdx instead",
+                                 f->var->name);
+    if (f->kind != TIR_FOR_THREAD_BINDING) return check(c, f->body);
+    int t = tag_index(f->thread_tag);
+    if (t < 0)
+        return lower_fail_marked(st, c->f, 1, (const void *[]){f},
+                                 "gpu_check: loop '%s' is bound to '%s', which this target "
+                                 "does not support (only blockIdx.x/y/z, threadIdx.x/y/z)",
+                                 f->var->name, f->thread_tag ? f->thread_tag : "?");
+    int64_t v;
+    if (!tir_expr_const_int(f->min, &v) || v != 0)
+        return lower_fail_marked(st, c->f, 1, (const void *[]){f},
+                                 "gpu_check: thread-bound loop '%s' must start at 0",
+                                 f->var->name);
+    bool is_thread = t >= 3;
+    if (is_thread) {
+        if (!tir_expr_const_int(f->extent, &v) || v <= 0)
+            return lower_fail_marked(st, c->f, 1, (const void *[]){f},
+                                     "gpu_check: loop '%s' bound to %s needs a constant "
+                                     "positive extent",
+                                     f->var->name, f->thread_tag);
+        if (v > st->opts.max_thread_extent[t - 3])
+            return lower_fail_marked(st, c->f, 1, (const void *[]){f},
+                                     "gpu_check: loop '%s' bound to %s has extent %lld, "
+                                     "more than the limit %d of that axis",
+                                     f->var->name, f->thread_tag, (long long)v,
+                                     st->opts.max_thread_extent[t - 3]);
+    }
+    if (c->first[t] && !tir_struct_equal(c->first[t]->extent, f->extent))
+        return lower_fail_marked(
+            st, c->f, 2, (const void *[]){c->first[t], f},
+            "gpu_check: %s is bound with two different extents (%s in loop '%s', %s in loop "
+            "'%s'); one kernel has one launch size per axis",
+            f->thread_tag, tir_print(st->ctx, c->first[t]->extent), c->first[t]->var->name,
+            tir_print(st->ctx, f->extent), f->var->name);
+    if (!c->first[t]) c->first[t] = f;
+    if (is_thread)
+        c->nthread++;
+    else
+        c->nblock++;
+    tir_status s = check(c, f->body);
+    if (is_thread)
+        c->nthread--;
+    else
+        c->nblock--;
+    return s;
+}
+
+static tir_status check(gc *c, const tir_stmt *s) {
+    if (!s) return TIR_OK;
+    lower_state *st = c->st;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: return check_for(c, (const tir_for *)s);
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) TIR_TRY(check(c, q->stmts[i]));
+        return TIR_OK;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        TIR_TRY(check(c, i->then_s));
+        return check(c, i->else_s);
+    }
+    case TIR_KIND_ALLOCATE: return check(c, ((const tir_allocate *)s)->body);
+    case TIR_KIND_BLOCK_REALIZE: {
+        const tir_block_realize *r = (const tir_block_realize *)s;
+        const tir_block *b = r->block;
+        for (int i = 0; i < b->nallocs; i++) {
+            const tir_buffer *buf = b->allocs[i];
+            if (tir_buffer_const_size(buf) < 0)
+                return lower_fail_marked(st, c->f, 1, (const void *[]){s},
+                                         "gpu_check: buffer '%s' allocated in block '%s' has "
+                                         "a symbolic shape; GPU kernels need static sizes",
+                                         buf->name, b->name);
+            if (buf->scope == TIR_SCOPE_GLOBAL)
+                return lower_fail_marked(st, c->f, 1, (const void *[]){s},
+                                         "gpu_check: buffer '%s' allocated in block '%s' is "
+                                         "global; kernels cannot allocate global memory (make "
+                                         "it shared or local, e.g. with cache_read/"
+                                         "cache_write, or inline it)",
+                                         buf->name, b->name);
+        }
+        const tir_block *ob = c->block;
+        const tir_stmt *os = c->block_stmt;
+        c->block = b;
+        c->block_stmt = s;
+        tir_status r2 = check(c, b->init);
+        if (r2 == TIR_OK) r2 = check(c, b->body);
+        c->block = ob;
+        c->block_stmt = os;
+        return r2;
+    }
+    case TIR_KIND_BUFFER_STORE:
+        if (c->nblock == 0 || c->nthread == 0) {
+            const void *mark = c->block_stmt ? (const void *)c->block_stmt : (const void *)s;
+            return lower_fail_marked(
+                st, c->f, 1, (const void *[]){mark},
+                "gpu_check: block '%s' runs outside %s loops: all work of a GPU kernel must be "
+                "under blockIdx and threadIdx bindings (bind its loops with tir_sched_bind)",
+                c->block ? c->block->name : "?",
+                c->nblock == 0 ? "blockIdx-bound" : "threadIdx-bound");
+        }
+        return TIR_OK;
+    default: return TIR_OK;
+    }
+}
+
+tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
+    gc c = {.st = st, .f = in};
+    TIR_TRY(check(&c, in->body));
+    int64_t threads = 1;
+    for (int t = 3; t < NTAGS; t++) {
+        int64_t v;
+        if (c.first[t] && tir_expr_const_int(c.first[t]->extent, &v)) threads *= v;
+    }
+    if (threads > st->opts.max_threads_per_block) {
+        const void *marks[3];
+        int n = 0;
+        for (int t = 3; t < NTAGS; t++)
+            if (c.first[t]) marks[n++] = c.first[t];
+        return lower_fail_marked(st, in, n, marks,
+                                 "gpu_check: %lld threads per block, more than the limit %d "
+                                 "(the product of the threadIdx extents)",
+                                 (long long)threads, st->opts.max_threads_per_block);
+    }
+    *out = in;
+    return TIR_OK;
+}

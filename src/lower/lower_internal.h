@@ -1,0 +1,65 @@
+/* lower_internal.h: what the lowering passes share: the pass signature, the
+ * state threaded through the pipeline, and small IR helpers.  Not installed.
+ */
+#ifndef MINITIR_LOWER_INTERNAL_H
+#define MINITIR_LOWER_INTERNAL_H
+
+#include "ir_internal.h"
+#include "minitir/lower.h"
+
+/* A storage_align request recorded by lower_blocks from a block's
+ * "buffer_dim_align" annotation, applied when compact_alloc sets strides. */
+typedef struct lower_dim_align {
+    const tir_buffer *buffer;
+    int axis;
+    int64_t factor, offset;
+} lower_dim_align;
+
+typedef struct lower_state {
+    tir_ctx *ctx;
+    tir_lower_opts opts;
+    const tir_prim_func *scheduled; /* the input, for error messages */
+    lower_dim_align *aligns;        /* heap, naligns entries */
+    int naligns, aligns_cap;
+} lower_state;
+
+typedef tir_status (*lower_pass_fn)(lower_state *st, const tir_prim_func *in,
+                                    const tir_prim_func **out);
+
+/* The passes, in pipeline order (src/lower/pipeline.c). */
+tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_init_block(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in,
+                               const tir_prim_func **out);
+tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
+                               const tir_prim_func **out);
+tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in,
+                              const tir_prim_func **out);
+
+/* f with another body (and the same parameters and attributes). */
+const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body);
+/* True for thread-binding loops whose tag starts with "threadIdx" /
+ * "blockIdx". */
+bool lower_is_thread_loop(const tir_for *f);
+bool lower_is_block_loop(const tir_for *f);
+/* Records an error with the marked IR of `where` (a function or statement)
+ * under the message. */
+tir_status lower_fail_marked(lower_state *st, const void *where, int nmarks,
+                             const void *const *marks, const char *fmt, ...) TIR_PRINTF(5, 6);
+/* A Seq of two (either may be NULL). */
+const tir_stmt *lower_seq2(tir_ctx *ctx, const tir_stmt *a, const tir_stmt *b);
+/* Evaluate(call) of a void GPU intrinsic. */
+const tir_stmt *lower_intrin_stmt(tir_ctx *ctx, tir_intrin op, int nargs,
+                                  const tir_expr *const *args);
+/* True when e mentions a threadIdx variable of the loops in `thread_vars`. */
+bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
+
+#endif

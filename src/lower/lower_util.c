@@ -1,0 +1,51 @@
+/* lower_util.c: small helpers shared by the lowering passes. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f,
+                                     const tir_stmt *body) {
+    if (body == f->body) return f;
+    return tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, body,
+                             f->nattrs, f->attrs);
+}
+
+bool lower_is_thread_loop(const tir_for *f) {
+    return f && f->kind == TIR_FOR_THREAD_BINDING && f->thread_tag &&
+           strncmp(f->thread_tag, "threadIdx", 9) == 0;
+}
+
+bool lower_is_block_loop(const tir_for *f) {
+    return f && f->kind == TIR_FOR_THREAD_BINDING && f->thread_tag &&
+           strncmp(f->thread_tag, "blockIdx", 8) == 0;
+}
+
+tir_status lower_fail_marked(lower_state *st, const void *where, int nmarks,
+                             const void *const *marks, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *text = tir_print_marked(st->ctx, where, nmarks, marks);
+    return tir_ctx_fail(st->ctx, TIR_ERR_LOWER, "%s\n%s", msg, text);
+}
+
+const tir_stmt *lower_seq2(tir_ctx *ctx, const tir_stmt *a, const tir_stmt *b) {
+    if (!a) return b;
+    if (!b) return a;
+    const tir_stmt *v[2] = {a, b};
+    return tir_seq_new(ctx, 2, v);
+}
+
+const tir_stmt *lower_intrin_stmt(tir_ctx *ctx, tir_intrin op, int nargs,
+                                  const tir_expr *const *args) {
+    return tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, op, nargs, args));
+}
+
+bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars) {
+    for (int i = 0; i < nvars; i++)
+        if (tir_uses_var(node, vars[i])) return true;
+    return false;
+}

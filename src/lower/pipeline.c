@@ -1,0 +1,90 @@
+/* pipeline.c: the lowering pipeline, from a scheduled function to a kernel
+ * in the form of docs/lowered-ir.md.  lower_passes[] below is the one list
+ * of passes and their order; docs/lowering.md explains each.  TIR_DUMP
+ * names passes whose output is printed to stderr.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+static const struct {
+    const char *name;
+    lower_pass_fn fn;
+} lower_passes[] = {
+    {"gpu_check", lower_gpu_check},         /* legality: thread bindings, limits */
+    {"lower_init", lower_init_block},       /* block init -> if (reduce vars at min) */
+    {"lower_blocks", lower_blocks},         /* blocks -> plain statements */
+    {"unify_threads", lower_unify_threads}, /* nested loops of one thread tag */
+    {"plan_alloc", lower_plan_alloc},       /* Allocate at the accesses' LCA */
+    {"compact_alloc", lower_compact_alloc}, /* shrink to the region used */
+    {"flatten", lower_flatten},             /* 1-D buffers */
+    {"vectorize", lower_vectorize},         /* Ramp/Broadcast accesses */
+    {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */
+    {"unroll", lower_unroll},               /* unroll pragmas */
+    {"thread_sync", lower_thread_sync},     /* syncthreads */
+    {"simplify", lower_simplify},           /* arithmetic and dead branches */
+    {"check_kernel", lower_check_kernel},   /* the lowered form, memory limits */
+};
+enum { NPASSES = sizeof lower_passes / sizeof lower_passes[0] };
+
+int tir_lower_num_passes(void) { return NPASSES; }
+
+const char *tir_lower_pass_name(int i) {
+    return i >= 0 && i < NPASSES ? lower_passes[i].name : NULL;
+}
+
+void tir_lower_opts_init(tir_lower_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->max_threads_per_block = 1024;
+    o->max_thread_extent[0] = 1024;
+    o->max_thread_extent[1] = 1024;
+    o->max_thread_extent[2] = 64;
+    o->max_shared_bytes = 48 * 1024;
+    o->max_local_bytes = 16 * 1024;
+}
+
+/* True when the comma-separated list `dump` names pass `name` or "all". */
+static bool dump_wanted(const char *dump, const char *name) {
+    if (!dump) return false;
+    size_t n = strlen(name);
+    for (const char *p = dump; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if ((len == n && strncmp(p, name, n) == 0) || (len == 3 && strncmp(p, "all", 3) == 0))
+            return true;
+        if (!e) break;
+        p = e + 1;
+    }
+    return false;
+}
+
+tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_lower_opts *opts,
+                     const tir_prim_func **kernel) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!scheduled || !kernel)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_lower: NULL function or result");
+    *kernel = NULL;
+    lower_state st = {.ctx = ctx, .scheduled = scheduled};
+    if (opts)
+        st.opts = *opts;
+    else
+        tir_lower_opts_init(&st.opts);
+    const char *dump = getenv("TIR_DUMP");
+    const tir_prim_func *f = scheduled;
+    tir_status s = TIR_OK;
+    for (int i = 0; i < NPASSES; i++) {
+        const tir_prim_func *next = NULL;
+        s = lower_passes[i].fn(&st, f, &next);
+        if (s != TIR_OK) break;
+        TIR_ASSERT(next);
+        f = next;
+        if (dump_wanted(dump, lower_passes[i].name))
+            fprintf(stderr, "---- IR after %s\n%s\n", lower_passes[i].name, tir_print(ctx, f));
+        if (st.opts.stop_after && strcmp(st.opts.stop_after, lower_passes[i].name) == 0) break;
+    }
+    free(st.aligns);
+    if (s == TIR_OK) *kernel = f;
+    return s;
+}

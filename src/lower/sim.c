@@ -1,0 +1,914 @@
+/* sim.c: the CPU SIMT simulator for lowered kernels (tir_sim_run).
+ *
+ * It reuses the reference interpreter's compiled program and evaluator
+ * (src/ir/interp_internal.h): one ir_env per thread of a block, in SIMT
+ * mode so that thread-binding loops take the thread's indices.  Memory is
+ * wired through the env hooks: global buffers are the master env's
+ * parameter mbufs, bound into every thread env; shared buffers come from a
+ * per-block table (every thread of the block gets the same storage);
+ * local buffers are fresh per thread.
+ *
+ * Execution model: every thread of a block is a coroutine (ucontext, one
+ * small mmap'd stack per thread with a guard page) that runs until its
+ * next syncthreads.  The scheduler resumes the threads of a block in
+ * linear-id order; when none is runnable, either all wait at the same
+ * syncthreads (the barrier opens: a new barrier interval begins) or the
+ * block has a barrier error.  Interleaving only at barriers is exactly the
+ * freedom the GPU's memory model leaves between barriers, so anything that
+ * depends on a finer interleaving is a race, which the shadow memory
+ * catches instead of hiding.  Kernels without syncthreads skip the
+ * coroutines and run each thread straight through on the caller's stack.
+ *
+ * Race detection: every shared element has a shadow record with the last
+ * writer (thread, barrier interval, statement) and a summary of the
+ * readers in the current interval (first reader, and one other reader if
+ * any).  A read of an element written by another thread in the same
+ * interval, or a write of an element read or written by another thread in
+ * the same interval, is a race.  Intervals are numbered by one counter
+ * that runs over the whole simulation, so nothing needs resetting.
+ *
+ * cp_async: a copy is queued in the issuing thread (the source is read at
+ * issue, the destination is poisoned and marked pending); cp_async_commit
+ * closes a group and cp_async_wait(n) completes the oldest groups until at
+ * most n are pending, writing the data as a store of the issuing thread.
+ * Any access to a pending element is reported.
+ *
+ * Under AddressSanitizer the stack switches are announced with
+ * __sanitizer_start/finish_switch_fiber, and stacks are unpoisoned before
+ * reuse, since threads abandoned after an error leave poisoned frames.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "interp_internal.h"
+#include "minitir/lower.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIM_ASAN 1
+#endif
+#endif
+#ifndef SIM_ASAN
+#define SIM_ASAN 0
+#endif
+#if SIM_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+/* Interpreter frames are small (its vector temporaries are in noinline
+ * helpers of about 9 KiB), but an error message prints the kernel on the
+ * failing thread's stack; sanitizers grow every frame. */
+#if SIM_ASAN
+#define SIM_STACK (1024 * 1024)
+#else
+#define SIM_STACK (256 * 1024)
+#endif
+
+#define SIM_MAX_THREADS 1024
+#define SIM_MAX_SHARED (48 * 1024)
+
+/* ================================================================ state */
+
+typedef struct sh_shadow {
+    const tir_stmt *wstmt, *rstmt, *rstmt2, *pstmt;
+    uint32_t wepoch, repoch;
+    int32_t wtid, rtid, rtid2; /* rtid2: a second reader, -1 if none */
+    int32_t ptid;              /* issuer of a pending cp_async */
+    uint8_t pending;
+} sh_shadow;
+
+/* One shared buffer of the current block. */
+typedef struct sh_buf {
+    const tir_buffer *buffer;
+    unsigned char *data;
+    uint8_t *written; /* NULL unless check_uninit */
+    sh_shadow *shadow;
+    int64_t size;
+} sh_buf;
+
+typedef struct cp_entry {
+    ir_mbuf *dst;
+    int64_t doff; /* bytes */
+    int bytes;
+    int64_t group;
+    const tir_stmt *stmt;
+    unsigned char data[16];
+} cp_entry;
+
+enum { TH_READY, TH_BARRIER, TH_DONE };
+
+typedef struct sim sim;
+
+typedef struct sim_thread {
+    sim *s;
+    ir_env *env;
+    int32_t tid;
+    int state;
+    tir_status status;
+    const ir_cexpr *barrier;
+    const tir_stmt *barrier_stmt;
+    ucontext_t uc;
+    unsigned char *map; /* guard page + stack */
+    cp_entry *cp;
+    int ncp, capcp;
+    int64_t committed; /* groups committed so far */
+#if SIM_ASAN
+    void *fake;
+#endif
+} sim_thread;
+
+struct sim {
+    tir_ctx *ctx;
+    const ir_prog *prog;
+    tir_sim_opts opts;
+    ir_env *master;
+    int64_t grid[3], block[3];
+    int nthreads;
+    sim_thread *th;
+    int64_t bidx[3];
+    uint32_t epoch;
+    sh_buf *sh;
+    int nsh, capsh;
+    int64_t shared_bytes;
+    bool fibers;
+    ucontext_t sched;
+    size_t page;
+#if SIM_ASAN
+    const void *sched_bottom;
+    size_t sched_size;
+#endif
+    tir_sim_report rep;
+};
+
+/* ============================================================= messages */
+
+static void tid_xyz(const sim *s, int32_t tid, int64_t out[3]) {
+    out[0] = tid % s->block[0];
+    out[1] = (tid / s->block[0]) % s->block[1];
+    out[2] = tid / (s->block[0] * s->block[1]);
+}
+
+static void put_tid(ir_strbuf *sb, const sim *s, int32_t tid) {
+    int64_t t[3];
+    tid_xyz(s, tid, t);
+    ir_sb_printf(sb, "threadIdx (%lld, %lld, %lld)", (long long)t[0], (long long)t[1],
+                 (long long)t[2]);
+}
+
+static void put_elem(ir_strbuf *sb, const ir_mbuf *m, int64_t off) {
+    ir_sb_printf(sb, "%s %s[%lld]", tir_scope_name(m->buffer->scope), m->buffer->name,
+                 (long long)(off - m->elem_offset));
+}
+
+/* Records an error of thread e whose message shows the kernel with the
+ * statements `marks` marked (the current one first). */
+static void sim_fail(ir_env *e, tir_status code, int nmarks, const tir_stmt *const *marks,
+                     ir_strbuf *msg) {
+    if (e->status != TIR_OK) {
+        ir_sb_free(msg);
+        return;
+    }
+    const void *m[4];
+    int n = 0;
+    for (int i = 0; i < nmarks && n < 4; i++)
+        if (marks[i]) m[n++] = marks[i];
+    ir_sb_printf(msg, "\n%s", tir_print_marked(e->ctx, e->prog->func, n, m));
+    tir_ctx_fail(e->ctx, code, "%s", msg->data);
+    ir_sb_free(msg);
+    e->status = code;
+}
+
+static void put_stmt_line(ir_strbuf *sb, tir_ctx *ctx, const char *what, const tir_stmt *st) {
+    if (!st) return;
+    const char *p = tir_print(ctx, st);
+    size_t n = strcspn(p, "\n");
+    ir_sb_printf(sb, "\n  %s: %.*s", what, (int)n, p);
+}
+
+/* ============================================================== memory */
+
+static sh_buf *shared_of(sim *s, const tir_buffer *b) {
+    for (int i = 0; i < s->nsh; i++)
+        if (s->sh[i].buffer == b) return &s->sh[i];
+    return NULL;
+}
+
+static void free_shared(sim *s) {
+    for (int i = 0; i < s->nsh; i++) {
+        free(s->sh[i].data);
+        free(s->sh[i].written);
+        free(s->sh[i].shadow);
+    }
+    s->nsh = 0;
+    s->shared_bytes = 0;
+}
+
+static tir_status sim_alloc(ir_env *e, ir_mbuf *m) {
+    sim_thread *t = e->user;
+    sim *s = t->s;
+    size_t n = (size_t)(m->size ? m->size : 1), bytes = n * (size_t)m->elem_bytes;
+    if (m->buffer->scope == TIR_SCOPE_SHARED) {
+        sh_buf *b = shared_of(s, m->buffer);
+        if (!b) {
+            int64_t al = m->buffer->align > 16 ? m->buffer->align : 16;
+            int64_t total = (s->shared_bytes + al - 1) / al * al + (int64_t)bytes;
+            if (total > SIM_MAX_SHARED)
+                return ir_env_fail(e, TIR_ERR_SIM_LAUNCH,
+                                   "shared buffer %s takes the block's shared memory to %lld "
+                                   "bytes (at most %d)",
+                                   m->buffer->name, (long long)total, SIM_MAX_SHARED);
+            if (s->nsh == s->capsh) {
+                int cap = s->capsh ? 2 * s->capsh : 8;
+                sh_buf *nb = realloc(s->sh, (size_t)cap * sizeof *nb);
+                if (!nb) return ir_env_fail(e, TIR_ERR_NOMEM, "simulator: out of memory");
+                s->sh = nb;
+                s->capsh = cap;
+            }
+            b = &s->sh[s->nsh];
+            memset(b, 0, sizeof *b);
+            b->buffer = m->buffer;
+            b->size = (int64_t)n;
+            b->data = malloc(bytes);
+            b->shadow = calloc(n, sizeof *b->shadow);
+            if (s->opts.check_uninit) b->written = calloc(n, 1);
+            if (!b->data || !b->shadow || (s->opts.check_uninit && !b->written)) {
+                free(b->data);
+                free(b->shadow);
+                free(b->written);
+                return ir_env_fail(e, TIR_ERR_NOMEM, "simulator: out of memory");
+            }
+            memset(b->data, 0xff, bytes); /* stale data reads as NaN / -1 */
+            s->nsh++;
+            s->shared_bytes = total;
+            if (total > s->rep.shared_bytes) s->rep.shared_bytes = total;
+        }
+        if (b->size != (int64_t)n)
+            return ir_env_fail(e, TIR_ERR_EVAL, "shared buffer %s allocated with two sizes",
+                               m->buffer->name);
+        m->data = b->data;
+        m->written = b->written;
+        m->owner = b;
+        m->watch = true;
+        return TIR_OK;
+    }
+    m->data = malloc(bytes);
+    m->written = s->opts.check_uninit ? calloc(n, 1) : NULL;
+    m->owner = NULL;
+    if (!m->data || (s->opts.check_uninit && !m->written)) {
+        free(m->data);
+        free(m->written);
+        m->data = NULL;
+        m->written = NULL;
+        return ir_env_fail(e, TIR_ERR_NOMEM, "simulator: cannot allocate %s",
+                           m->buffer->name);
+    }
+    memset(m->data, 0xff, bytes);
+    return TIR_OK;
+}
+
+static void sim_release(ir_env *e, ir_mbuf *m) {
+    (void)e;
+    if (m->buffer->scope == TIR_SCOPE_SHARED) return; /* lives until the block ends */
+    free(m->data);
+    free(m->written);
+}
+
+/* ========================================================= race checks */
+
+static void race(ir_env *e, const ir_mbuf *m, int64_t off, const char *mine, int32_t other,
+                 const char *theirs, const tir_stmt *ostmt) {
+    sim_thread *t = e->user;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_puts(&sb, "shared-memory race on ");
+    put_elem(&sb, m, off);
+    ir_sb_printf(&sb, ": this thread %s it, and ", mine);
+    put_tid(&sb, t->s, other);
+    ir_sb_printf(&sb, " %s it in the same barrier interval (no syncthreads between)", theirs);
+    put_stmt_line(&sb, e->ctx, "this thread", e->cur_stmt);
+    put_stmt_line(&sb, e->ctx, "other thread", ostmt);
+    const tir_stmt *marks[2] = {e->cur_stmt, ostmt};
+    sim_fail(e, TIR_ERR_SIM_RACE, 2, marks, &sb);
+}
+
+static void pending_access(ir_env *e, const ir_mbuf *m, int64_t off, bool store,
+                           const sh_shadow *w) {
+    sim_thread *t = e->user;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_printf(&sb, "%s of ", store ? "store" : "load");
+    put_elem(&sb, m, off);
+    ir_sb_puts(&sb, ", the destination of a cp_async by ");
+    if (w->ptid == t->tid)
+        ir_sb_puts(&sb, "this thread");
+    else
+        put_tid(&sb, t->s, w->ptid);
+    ir_sb_puts(&sb, " that has not completed (no cp_async_wait covering it yet)");
+    put_stmt_line(&sb, e->ctx, "access", e->cur_stmt);
+    put_stmt_line(&sb, e->ctx, "cp_async", w->pstmt);
+    const tir_stmt *marks[2] = {e->cur_stmt, w->pstmt};
+    sim_fail(e, TIR_ERR_SIM_CP_ASYNC_PENDING, 2, marks, &sb);
+}
+
+/* The shadow update of one access of element off by thread t. */
+static void shadow_access(ir_env *e, const ir_mbuf *m, sh_shadow *w, int64_t off, bool store,
+                          const tir_stmt *stmt) {
+    sim_thread *t = e->user;
+    sim *s = t->s;
+    if (s->opts.no_race_check) return;
+    uint32_t ep = s->epoch;
+    int32_t me = t->tid;
+    if (store) {
+        if (w->wepoch == ep && w->wtid != me) {
+            race(e, m, off, "writes", w->wtid, "wrote", w->wstmt);
+            return;
+        }
+        if (w->repoch == ep && (w->rtid != me || w->rtid2 >= 0)) {
+            bool first = w->rtid != me;
+            race(e, m, off, "writes", first ? w->rtid : w->rtid2, "read",
+                 first ? w->rstmt : w->rstmt2);
+            return;
+        }
+        w->wepoch = ep;
+        w->wtid = me;
+        w->wstmt = stmt;
+    } else {
+        if (w->wepoch == ep && w->wtid != me) {
+            race(e, m, off, "reads", w->wtid, "wrote", w->wstmt);
+            return;
+        }
+        if (w->repoch != ep) {
+            w->repoch = ep;
+            w->rtid = me;
+            w->rstmt = stmt;
+            w->rtid2 = -1;
+        } else if (w->rtid != me && w->rtid2 < 0) {
+            w->rtid2 = me;
+            w->rstmt2 = stmt;
+        }
+    }
+}
+
+static void sim_access(ir_env *e, ir_mbuf *m, int64_t off, bool store) {
+    sh_buf *b = m->owner;
+    sh_shadow *w = &b->shadow[off];
+    if (w->pending) {
+        pending_access(e, m, off, store, w);
+        return;
+    }
+    shadow_access(e, m, w, off, store, e->cur_stmt);
+}
+
+/* ============================================================ cp_async */
+
+static ir_mbuf *resolve(ir_env *e, const void *p, int64_t *byte_off) {
+    const unsigned char *q = p;
+    for (int i = 0; i < e->prog->nbufs; i++) {
+        ir_mbuf *m = e->bufs[i];
+        if (m && m->data && q >= m->data && q < m->data + m->size * m->elem_bytes) {
+            *byte_off = q - m->data;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+static void cp_issue(ir_env *e, const ir_val *args) {
+    sim_thread *t = e->user;
+    int64_t bytes = args[2].i, doff = 0, soff = 0;
+    ir_mbuf *dst = resolve(e, args[0].p, &doff), *src = resolve(e, args[1].p, &soff);
+    if (!dst || !src) {
+        ir_env_fail(e, TIR_ERR_EVAL, "cp_async: the %s address is not inside any buffer",
+                    dst ? "source" : "destination");
+        return;
+    }
+    if (dst->buffer->scope != TIR_SCOPE_SHARED || src->buffer->scope != TIR_SCOPE_GLOBAL) {
+        ir_env_fail(e, TIR_ERR_EVAL,
+                    "cp_async from %s (%s) to %s (%s): must copy from global to shared",
+                    src->buffer->name, tir_scope_name(src->buffer->scope), dst->buffer->name,
+                    tir_scope_name(dst->buffer->scope));
+        return;
+    }
+    if ((bytes != 4 && bytes != 8 && bytes != 16) || bytes % dst->elem_bytes ||
+        bytes % src->elem_bytes) {
+        ir_env_fail(e, TIR_ERR_EVAL, "cp_async of %lld bytes between %s and %s elements",
+                    (long long)bytes, src->buffer->name, dst->buffer->name);
+        return;
+    }
+    if (doff % bytes || soff % bytes || (uintptr_t)args[0].p % (uintptr_t)bytes ||
+        (uintptr_t)args[1].p % (uintptr_t)bytes) {
+        ir_env_fail(e, TIR_ERR_EVAL,
+                    "cp_async of %lld bytes from %s (byte %lld) to %s (byte %lld) is misaligned",
+                    (long long)bytes, src->buffer->name, (long long)soff, dst->buffer->name,
+                    (long long)doff);
+        return;
+    }
+    if (doff + bytes > dst->size * dst->elem_bytes || soff + bytes > src->size * src->elem_bytes) {
+        ir_env_fail(e, TIR_ERR_OUT_OF_BOUNDS,
+                    "cp_async of %lld bytes from %s (byte %lld) to %s (byte %lld) runs past "
+                    "the end of a buffer",
+                    (long long)bytes, src->buffer->name, (long long)soff, dst->buffer->name,
+                    (long long)doff);
+        return;
+    }
+    if (src->written)
+        for (int64_t i = soff / src->elem_bytes; i < (soff + bytes) / src->elem_bytes; i++)
+            if (!src->written[i]) {
+                ir_env_fail(e, TIR_ERR_UNINIT_READ,
+                            "cp_async reads element %lld of %s, which was never written",
+                            (long long)(i - src->elem_offset), src->buffer->name);
+                return;
+            }
+    sh_buf *b = dst->owner;
+    int64_t first = doff / dst->elem_bytes, n = bytes / dst->elem_bytes;
+    for (int64_t i = first; i < first + n; i++)
+        if (b->shadow[i].pending) {
+            pending_access(e, dst, i, true, &b->shadow[i]);
+            return;
+        }
+    if (t->ncp == t->capcp) {
+        int cap = t->capcp ? 2 * t->capcp : 16;
+        cp_entry *nc = realloc(t->cp, (size_t)cap * sizeof *nc);
+        if (!nc) {
+            ir_env_fail(e, TIR_ERR_NOMEM, "simulator: out of memory");
+            return;
+        }
+        t->cp = nc;
+        t->capcp = cap;
+    }
+    cp_entry *c = &t->cp[t->ncp++];
+    c->dst = dst;
+    c->doff = doff;
+    c->bytes = (int)bytes;
+    c->group = t->committed;
+    c->stmt = e->cur_stmt;
+    memcpy(c->data, src->data + soff, (size_t)bytes);
+    memset(dst->data + doff, 0xff, (size_t)bytes);
+    for (int64_t i = first; i < first + n; i++) {
+        b->shadow[i].pending = 1;
+        b->shadow[i].ptid = t->tid;
+        b->shadow[i].pstmt = e->cur_stmt;
+    }
+}
+
+/* Completes the copies of groups < upto, oldest first. */
+static void cp_complete(ir_env *e, int64_t upto) {
+    sim_thread *t = e->user;
+    int keep = 0;
+    for (int i = 0; i < t->ncp; i++) {
+        cp_entry *c = &t->cp[i];
+        if (c->group >= upto || e->status) {
+            t->cp[keep++] = *c;
+            continue;
+        }
+        sh_buf *b = c->dst->owner;
+        int64_t first = c->doff / c->dst->elem_bytes, n = c->bytes / c->dst->elem_bytes;
+        for (int64_t k = first; k < first + n && !e->status; k++) {
+            b->shadow[k].pending = 0;
+            shadow_access(e, c->dst, &b->shadow[k], k, true, c->stmt);
+        }
+        memcpy(c->dst->data + c->doff, c->data, (size_t)c->bytes);
+        if (c->dst->written) memset(c->dst->written + first, 1, (size_t)n);
+        t->s->rep.cp_async_copies++;
+    }
+    t->ncp = keep;
+}
+
+/* ========================================================= coroutines */
+
+static void to_scheduler(sim_thread *t) {
+    sim *s = t->s;
+#if SIM_ASAN
+    __sanitizer_start_switch_fiber(&t->fake, s->sched_bottom, s->sched_size);
+#endif
+    swapcontext(&t->uc, &s->sched);
+#if SIM_ASAN
+    __sanitizer_finish_switch_fiber(t->fake, &s->sched_bottom, &s->sched_size);
+#endif
+}
+
+static void thread_main(unsigned lo, unsigned hi) {
+    sim_thread *t = (sim_thread *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+    sim *s = t->s;
+#if SIM_ASAN
+    __sanitizer_finish_switch_fiber(NULL, &s->sched_bottom, &s->sched_size);
+#endif
+    t->status = ir_exec(t->env);
+    t->state = TH_DONE;
+#if SIM_ASAN
+    __sanitizer_start_switch_fiber(NULL, s->sched_bottom, s->sched_size);
+#endif
+    /* Never resumed: the stack is reset by the next makecontext. */
+    setcontext(&s->sched);
+}
+
+static void resume(sim *s, sim_thread *t) {
+#if SIM_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, t->map + s->page, SIM_STACK);
+#endif
+    swapcontext(&s->sched, &t->uc);
+#if SIM_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+static bool sim_intrin(ir_env *e, const ir_cexpr *call, const ir_val *args, ir_val *result) {
+    sim_thread *t = e->user;
+    (void)result;
+    switch (call->u.call.op) {
+    case TIR_INTRIN_SYNCTHREADS:
+        if (!t->s->fibers) return true; /* a single-thread block */
+        t->state = TH_BARRIER;
+        t->barrier = call;
+        t->barrier_stmt = e->cur_stmt;
+        to_scheduler(t);
+        return true;
+    case TIR_INTRIN_CP_ASYNC: cp_issue(e, args); return true;
+    case TIR_INTRIN_CP_ASYNC_COMMIT: t->committed++; return true;
+    case TIR_INTRIN_CP_ASYNC_WAIT:
+        if (args[0].i < 0) {
+            ir_env_fail(e, TIR_ERR_EVAL, "cp_async_wait(%lld)", (long long)args[0].i);
+            return true;
+        }
+        cp_complete(e, t->committed - args[0].i);
+        return true;
+    default: return false;
+    }
+}
+
+static const ir_hooks sim_hooks = {sim_alloc, sim_release, sim_intrin, sim_access};
+
+/* ======================================================= launch dims */
+
+typedef struct dim_check {
+    const tir_prim_func *f;
+    const tir_var *bad;
+} dim_check;
+
+static bool dim_pre(tir_visitor *v, const tir_node *n) {
+    dim_check *d = v->user;
+    const tir_var *x = tir_as_tir_var(n);
+    if (x && !d->bad) {
+        bool ok = false;
+        for (int i = 0; i < d->f->nparams; i++)
+            if (d->f->params[i] == x && !d->f->buffer_map[i]) ok = true;
+        if (!ok) d->bad = x;
+    }
+    return true;
+}
+
+static tir_status find_dims(sim *s, const ir_cstmt *c, bool *seen, bool *active) {
+    if (!c) return TIR_OK;
+    switch ((tir_kind)c->kind) {
+    case TIR_KIND_FOR: {
+        int ax = c->u.loop.axis;
+        if (ax < 0) return find_dims(s, c->u.loop.body, seen, active);
+        const tir_for *f = (const tir_for *)c->src;
+        const char *tag = f->thread_tag;
+        int64_t mn, ext;
+        if (!tir_expr_const_int(f->min, &mn) || mn != 0)
+            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                "the %s loop over %s does not start at the constant 0", tag,
+                                f->var->name);
+        if (active[ax])
+            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                "a %s loop (over %s) is nested in another %s loop", tag,
+                                f->var->name, tag);
+        if (ax >= IR_THREAD_X) {
+            if (!tir_expr_const_int(f->extent, &ext))
+                return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                    "the extent of the %s loop over %s is not a constant", tag,
+                                    f->var->name);
+        } else {
+            dim_check d = {s->prog->func, NULL};
+            tir_visitor v = {dim_pre, NULL, &d};
+            tir_visit(&v, f->extent);
+            if (d.bad)
+                return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                    "the extent of the %s loop over %s uses %s, which is not a "
+                                    "scalar parameter",
+                                    tag, f->var->name, d.bad->name);
+            ext = ir_eval(s->master, c->u.loop.extent).i;
+            if (s->master->status) return s->master->status;
+        }
+        if (ext <= 0)
+            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                "the %s loop over %s has extent %lld (must be positive)", tag,
+                                f->var->name, (long long)ext);
+        int64_t *slot = ax < 3 ? &s->grid[ax] : &s->block[ax - 3];
+        if (seen[ax] && *slot != ext)
+            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                "%s loops with different extents (%lld and %lld)", tag,
+                                (long long)*slot, (long long)ext);
+        seen[ax] = true;
+        *slot = ext;
+        active[ax] = true;
+        tir_status st = find_dims(s, c->u.loop.body, seen, active);
+        active[ax] = false;
+        return st;
+    }
+    case TIR_KIND_SEQ:
+        for (int i = 0; i < c->u.seq.n; i++) TIR_TRY(find_dims(s, c->u.seq.stmts[i], seen, active));
+        return TIR_OK;
+    case TIR_KIND_IF:
+        TIR_TRY(find_dims(s, c->u.ifs.then_s, seen, active));
+        return find_dims(s, c->u.ifs.else_s, seen, active);
+    case TIR_KIND_ALLOCATE: return find_dims(s, c->u.alloc.body, seen, active);
+    case TIR_KIND_BLOCK_REALIZE:
+    case TIR_KIND_BLOCK:
+        TIR_TRY(find_dims(s, c->u.block.init, seen, active));
+        return find_dims(s, c->u.block.body, seen, active);
+    default: return TIR_OK;
+    }
+}
+
+static bool has_sync_expr(const ir_cexpr *x) {
+    if (!x) return false;
+    if (x->kind == TIR_KIND_CALL) {
+        if (x->u.call.op == TIR_INTRIN_SYNCTHREADS) return true;
+        for (int i = 0; i < x->u.call.nargs; i++)
+            if (has_sync_expr(x->u.call.args[i])) return true;
+    }
+    return false;
+}
+
+static bool has_sync(const ir_cstmt *c) {
+    if (!c) return false;
+    switch ((tir_kind)c->kind) {
+    case TIR_KIND_FOR: return has_sync(c->u.loop.body);
+    case TIR_KIND_SEQ:
+        for (int i = 0; i < c->u.seq.n; i++)
+            if (has_sync(c->u.seq.stmts[i])) return true;
+        return false;
+    case TIR_KIND_IF: return has_sync(c->u.ifs.then_s) || has_sync(c->u.ifs.else_s);
+    case TIR_KIND_ALLOCATE: return has_sync(c->u.alloc.body);
+    case TIR_KIND_BLOCK_REALIZE:
+    case TIR_KIND_BLOCK: return has_sync(c->u.block.init) || has_sync(c->u.block.body);
+    case TIR_KIND_EVALUATE: return has_sync_expr(c->u.eval);
+    default: return false;
+    }
+}
+
+/* Compiles f and binds the arguments in a master env; computes the launch
+ * dimensions. */
+static tir_status sim_setup(sim *s, const tir_prim_func *f, int nargs, const tir_arg *args) {
+    if (!f) return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG, "simulator: no kernel");
+    if (nargs != f->nparams)
+        return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG,
+                            "kernel '%s' takes %d arguments, %d given", f->name, f->nparams,
+                            nargs);
+    ir_prog *p;
+    TIR_TRY(ir_prog_compile(s->ctx, f, &p));
+    s->prog = p;
+    s->master = ir_env_new(p, s->ctx, NULL, NULL);
+    if (!s->master) return tir_ctx_fail(s->ctx, TIR_ERR_NOMEM, "simulator: out of memory");
+    TIR_TRY(ir_env_bind_params(s->master, nargs, args, s->opts.uninit_params));
+    for (int i = 0; i < 3; i++) s->grid[i] = s->block[i] = 1;
+    bool seen[IR_NAXES] = {0}, active[IR_NAXES] = {0};
+    TIR_TRY(find_dims(s, p->body, seen, active));
+    int64_t nt = s->block[0] * s->block[1] * s->block[2];
+    if (nt > SIM_MAX_THREADS)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                            "kernel '%s': %lld threads per block (at most %d)", f->name,
+                            (long long)nt, SIM_MAX_THREADS);
+    s->nthreads = (int)nt;
+    return TIR_OK;
+}
+
+static void sim_teardown(sim *s) {
+    if (s->th) {
+        for (int i = 0; i < s->nthreads; i++) {
+            sim_thread *t = &s->th[i];
+            ir_env_free(t->env);
+            free(t->cp);
+            if (t->map) {
+#if SIM_ASAN
+                ASAN_UNPOISON_MEMORY_REGION(t->map + s->page, SIM_STACK);
+#endif
+                munmap(t->map, s->page + SIM_STACK);
+            }
+        }
+        free(s->th);
+    }
+    free_shared(s);
+    free(s->sh);
+    ir_env_free(s->master);
+    if (s->prog) ir_prog_free((ir_prog *)s->prog);
+}
+
+static tir_status make_threads(sim *s) {
+    s->th = calloc((size_t)s->nthreads, sizeof *s->th);
+    if (!s->th) return tir_ctx_fail(s->ctx, TIR_ERR_NOMEM, "simulator: out of memory");
+    const ir_prog *p = s->prog;
+    for (int i = 0; i < s->nthreads; i++) {
+        sim_thread *t = &s->th[i];
+        t->s = s;
+        t->tid = i;
+        t->env = ir_env_new(p, s->ctx, &sim_hooks, t);
+        if (!t->env) return tir_ctx_fail(s->ctx, TIR_ERR_NOMEM, "simulator: out of memory");
+        t->env->simt = true;
+        for (int k = 0; k < p->func->nparams; k++) {
+            if (p->func->buffer_map[k])
+                ir_env_set_buf(t->env, p->params[k].slot, s->master->bufs[p->params[k].slot]);
+            else
+                t->env->vars[p->param_slots[k]] = s->master->vars[p->param_slots[k]];
+        }
+        if (s->fibers) {
+            void *m = mmap(NULL, s->page + SIM_STACK, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (m == MAP_FAILED)
+                return tir_ctx_fail(s->ctx, TIR_ERR_NOMEM, "simulator: cannot map a stack");
+            t->map = m;
+            mprotect(m, s->page, PROT_NONE); /* overflow faults instead of corrupting */
+        }
+    }
+    return TIR_OK;
+}
+
+/* ========================================================== scheduling */
+
+/* Moves thread t's error (already in ctx) to a message naming the thread. */
+static tir_status thread_error(sim *s, sim_thread *t, tir_status st) {
+    int64_t tx[3];
+    tid_xyz(s, t->tid, tx);
+    s->rep.has_thread = true;
+    for (int i = 0; i < 3; i++) {
+        s->rep.block_idx[i] = s->bidx[i];
+        s->rep.thread_idx[i] = tx[i];
+    }
+    const char *old = tir_ctx_error(s->ctx);
+    char *copy = malloc(strlen(old) + 1);
+    if (!copy) return st;
+    strcpy(copy, old);
+    tir_ctx_fail(s->ctx, st, "blockIdx (%lld, %lld, %lld), threadIdx (%lld, %lld, %lld): %s",
+                 (long long)s->bidx[0], (long long)s->bidx[1], (long long)s->bidx[2],
+                 (long long)tx[0], (long long)tx[1], (long long)tx[2], copy);
+    free(copy);
+    return st;
+}
+
+static void start_thread(sim *s, sim_thread *t) {
+    for (int a = 0; a < 3; a++) t->env->thread_idx[a] = s->bidx[a];
+    int64_t tx[3];
+    tid_xyz(s, t->tid, tx);
+    for (int a = 0; a < 3; a++) t->env->thread_idx[IR_THREAD_X + a] = tx[a];
+    t->state = TH_READY;
+    t->status = TIR_OK;
+    t->ncp = 0;
+    t->committed = 0;
+    if (!s->fibers) return;
+#if SIM_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(t->map + s->page, SIM_STACK);
+#endif
+    getcontext(&t->uc);
+    t->uc.uc_stack.ss_sp = t->map + s->page;
+    t->uc.uc_stack.ss_size = SIM_STACK;
+    t->uc.uc_link = NULL;
+    uintptr_t p = (uintptr_t)t;
+    makecontext(&t->uc, (void (*)(void))thread_main, 2, (unsigned)(p & 0xffffffffu),
+                (unsigned)(p >> 32));
+}
+
+/* A barrier that cannot open: some threads wait at `w` while others
+ * finished or wait elsewhere. */
+static tir_status barrier_error(sim *s, sim_thread *w, sim_thread *other) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_printf(&sb, "blockIdx (%lld, %lld, %lld): syncthreads not reached by all threads: ",
+                 (long long)s->bidx[0], (long long)s->bidx[1], (long long)s->bidx[2]);
+    put_tid(&sb, s, w->tid);
+    if (other->state == TH_DONE) {
+        int ndone = 0, nwait = 0;
+        for (int i = 0; i < s->nthreads; i++) {
+            if (s->th[i].state == TH_DONE) ndone++;
+            else nwait++;
+        }
+        ir_sb_puts(&sb, " waits at the barrier below, but ");
+        put_tid(&sb, s, other->tid);
+        ir_sb_printf(&sb, " finished without reaching it (%d threads wait, %d finished)", nwait,
+                     ndone);
+    } else {
+        ir_sb_puts(&sb, " and ");
+        put_tid(&sb, s, other->tid);
+        ir_sb_puts(&sb, " wait at different syncthreads (divergent barrier)");
+        put_stmt_line(&sb, s->ctx, "first", w->barrier_stmt);
+        put_stmt_line(&sb, s->ctx, "second", other->barrier_stmt);
+    }
+    const void *marks[2] = {w->barrier_stmt, other->state == TH_DONE ? NULL : other->barrier_stmt};
+    ir_sb_printf(&sb, "\n%s", tir_print_marked(s->ctx, s->prog->func, marks[1] ? 2 : 1, marks));
+    s->rep.has_thread = true;
+    int64_t tx[3];
+    tid_xyz(s, other->tid, tx);
+    for (int i = 0; i < 3; i++) {
+        s->rep.block_idx[i] = s->bidx[i];
+        s->rep.thread_idx[i] = tx[i];
+    }
+    tir_status st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_BARRIER, "%s", sb.data);
+    ir_sb_free(&sb);
+    return st;
+}
+
+static tir_status run_block(sim *s) {
+    s->epoch++;
+    for (int i = 0; i < s->nthreads; i++) start_thread(s, &s->th[i]);
+    s->rep.blocks_run++;
+    if (!s->fibers) {
+        for (int i = 0; i < s->nthreads; i++) {
+            sim_thread *t = &s->th[i];
+            s->rep.threads_run++;
+            tir_status st = ir_exec(t->env);
+            t->state = TH_DONE;
+            if (st != TIR_OK) return thread_error(s, t, st);
+        }
+        free_shared(s);
+        return TIR_OK;
+    }
+    s->rep.threads_run += s->nthreads;
+    for (;;) {
+        for (int i = 0; i < s->nthreads; i++) {
+            sim_thread *t = &s->th[i];
+            if (t->state != TH_READY) continue;
+            resume(s, t);
+            if (t->state == TH_DONE && t->status != TIR_OK) return thread_error(s, t, t->status);
+        }
+        sim_thread *w = NULL, *done = NULL, *other = NULL;
+        for (int i = 0; i < s->nthreads; i++) {
+            sim_thread *t = &s->th[i];
+            if (t->state == TH_DONE) {
+                if (!done) done = t;
+            } else if (!w) {
+                w = t;
+            } else if (!other && t->barrier != w->barrier) {
+                other = t;
+            }
+        }
+        if (!w) break;
+        if (done) return barrier_error(s, w, done);
+        if (other) return barrier_error(s, w, other);
+        s->epoch++;
+        s->rep.barriers++;
+        for (int i = 0; i < s->nthreads; i++) s->th[i].state = TH_READY;
+    }
+    free_shared(s);
+    return TIR_OK;
+}
+
+/* ========================================================== public API */
+
+tir_status tir_sim_launch_dims(tir_ctx *ctx, const tir_prim_func *kernel, int nargs,
+                               const tir_arg *args, int64_t grid[3], int64_t block[3]) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!grid || !block) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims: no output");
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    tir_status st = sim_setup(&s, kernel, nargs, args);
+    if (st == TIR_OK)
+        for (int i = 0; i < 3; i++) {
+            grid[i] = s.grid[i];
+            block[i] = s.block[i];
+        }
+    sim_teardown(&s);
+    return st;
+}
+
+tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int nargs, const tir_arg *args,
+                       const tir_sim_opts *opts, tir_sim_report *report) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    sim *s = calloc(1, sizeof *s);
+    if (!s) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "simulator: out of memory");
+    s->ctx = ctx;
+    if (opts) s->opts = *opts;
+    long pg = sysconf(_SC_PAGESIZE);
+    s->page = pg > 0 ? (size_t)pg : 4096;
+    tir_status st = sim_setup(s, kernel, nargs, args);
+    if (st == TIR_OK) {
+        for (int i = 0; i < 3; i++) {
+            s->rep.grid[i] = s->grid[i];
+            s->rep.block[i] = s->block[i];
+        }
+        s->fibers = s->nthreads > 1 && has_sync(s->prog->body);
+        s->rep.coroutines = s->fibers;
+        st = make_threads(s);
+    }
+    for (int64_t z = 0; st == TIR_OK && z < s->grid[2]; z++)
+        for (int64_t y = 0; st == TIR_OK && y < s->grid[1]; y++)
+            for (int64_t x = 0; st == TIR_OK && x < s->grid[0]; x++) {
+                s->bidx[0] = x;
+                s->bidx[1] = y;
+                s->bidx[2] = z;
+                st = run_block(s);
+            }
+    if (report) *report = s->rep;
+    sim_teardown(s);
+    free(s);
+    return st;
+}

@@ -1,0 +1,446 @@
+/* sw_pipeline.c: software pipelining of loops annotated with
+ * "software_pipeline_stage" / "software_pipeline_order" and optionally
+ * "software_pipeline_async_stages" (TVM: InjectSoftwarePipeline +
+ * InjectPTXAsyncCopy).  It runs after flatten and vectorize, so it sees
+ * flat buffers and vector copies.
+ *
+ * The components are the statements of the loop body (Allocate wrappers
+ * looked through).  Component i runs in stage s_i; with S the largest
+ * stage, "time" t runs over [min, min + extent + S) and at time t component
+ * i executes iteration k = t - s_i when that is a real iteration, the
+ * components of one time step emitted in `order`.  The times [min + S,
+ * min + extent) form the steady-state loop, where every component is
+ * valid; the S times before are the prologue and the S after the epilogue,
+ * emitted statically (constant min and extent are required).
+ *
+ * A shared/local buffer used only inside the loop gets one version per
+ * stage between its first writer and its last reader (a flat buffer of V
+ * times the size, version floormod(k - min, V) for iteration k); two
+ * versions drop to one unless some writer precedes a reader both in order
+ * and in stage (otherwise the reader consumes the data before it is
+ * overwritten), as in TVM.
+ *
+ * Async stages: their global->shared copies become cp_async (16/8/4 bytes
+ * for vector copies whose element offsets are proven multiples of the
+ * width on both sides and whose buffers are aligned that much, else one
+ * 4-byte copy per element; other element sizes stay synchronous), followed
+ * by one cp_async_commit per time step after the stage's last component.
+ * Before the first component that reads what an async stage wrote, a
+ * cp_async_wait(n) lets through the n groups committed after the one it
+ * needs.  thread_sync then adds the barriers (it counts cp_async as a
+ * shared write where it is issued).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+enum { MAXC = 32, MAXB = 32 };
+
+typedef struct pbuf {
+    const tir_buffer *buf, *nbuf;
+    int versions;
+    int64_t size;
+} pbuf;
+
+typedef struct pl {
+    lower_state *st;
+    const tir_prim_func *f;
+    tir_status status;
+    tir_analyzer *an;
+    pbuf bufs[MAXB];
+    int nbufs;
+    /* per expansion */
+    const tir_expr *version_k; /* iteration of the component being emitted */
+    int64_t min;
+} pl;
+
+/* ---- buffer use counting */
+
+typedef struct cnt {
+    const tir_buffer *buf;
+    int n;
+} cnt;
+
+static bool cnt_pre(tir_visitor *v, const tir_node *n) {
+    cnt *c = v->user;
+    if (n == (const tir_node *)c->buf) c->n++;
+    return true;
+}
+
+static int uses(const void *node, const tir_buffer *b) {
+    cnt c = {b, 0};
+    tir_visitor v = {.pre = cnt_pre, .user = &c};
+    tir_visit(&v, node);
+    return c.n;
+}
+
+typedef struct rw {
+    ir_vec reads, writes; /* buffers */
+} rw;
+
+static bool rw_pre(tir_visitor *v, const tir_node *n) {
+    rw *r = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD)
+        ir_vec_push(&r->reads, ((const tir_buffer_load *)n)->buffer);
+    else if (n->kind == TIR_KIND_BUFFER_STORE)
+        ir_vec_push(&r->writes, ((const tir_buffer_store *)n)->buffer);
+    return true;
+}
+
+static bool has(const ir_vec *v, const tir_buffer *b) {
+    for (int i = 0; i < v->n; i++)
+        if (v->items[i] == b) return true;
+    return false;
+}
+
+/* ---- versioned accesses */
+
+static pbuf *find_pbuf(pl *p, const tir_buffer *b) {
+    for (int i = 0; i < p->nbufs; i++)
+        if (p->bufs[i].buf == b) return &p->bufs[i];
+    return NULL;
+}
+
+static const tir_expr *versioned(pl *p, pbuf *b, const tir_expr *idx) {
+    tir_ctx *ctx = p->st->ctx;
+    const tir_expr *ver = tir_floormod(ctx, tir_sub(ctx, p->version_k, tir_i32(ctx, p->min)),
+                                       tir_i32(ctx, b->versions));
+    const tir_expr *off = tir_analyzer_simplify(p->an, tir_mul(ctx, ver, tir_i32(ctx, b->size)));
+    const tir_ramp *r = tir_as_tir_ramp(idx);
+    if (r) return tir_ramp_new(ctx, tir_add(ctx, r->start, off), r->stride, r->lanes);
+    if (idx->dtype.lanes > 1) off = tir_broadcast_new(ctx, off, idx->dtype.lanes);
+    return tir_add(ctx, idx, off);
+}
+
+static const tir_node *ver_load(tir_mutator *m, const tir_node *n) {
+    pl *p = m->user;
+    const tir_buffer_load *l = (const tir_buffer_load *)tir_mutate_default(m, n);
+    pbuf *b = find_pbuf(p, l->buffer);
+    if (!b || b->versions == 1) return (const tir_node *)l;
+    const tir_expr *i = versioned(p, b, l->indices[0]);
+    return (const tir_node *)tir_load(m->ctx, b->nbuf, 1, &i);
+}
+
+static const tir_node *ver_store(tir_mutator *m, const tir_node *n) {
+    pl *p = m->user;
+    const tir_buffer_store *s = (const tir_buffer_store *)tir_mutate_default(m, n);
+    pbuf *b = find_pbuf(p, s->buffer);
+    if (!b || b->versions == 1) return (const tir_node *)s;
+    const tir_expr *i = versioned(p, b, s->indices[0]);
+    return (const tir_node *)tir_store(m->ctx, b->nbuf, s->value, 1, &i);
+}
+
+/* ---- async copies */
+
+static bool multiple_of(pl *p, const tir_expr *e, int64_t k) {
+    tir_ctx *ctx = p->st->ctx;
+    const tir_expr *c = tir_binop_new(ctx, TIR_KIND_EQ, tir_floormod(ctx, e, tir_int(ctx, e->dtype, k)),
+                                      tir_int(ctx, e->dtype, 0));
+    return tir_analyzer_can_prove(p->an, c);
+}
+
+static const tir_stmt *cp(tir_ctx *ctx, const tir_buffer *dst, const tir_expr *di,
+                          const tir_buffer *src, const tir_expr *si, int64_t bytes) {
+    const tir_expr *d = tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                     (const tir_expr *const[]){tir_load(ctx, dst, 1, &di)});
+    const tir_expr *s = tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                     (const tir_expr *const[]){tir_load(ctx, src, 1, &si)});
+    return lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC, 3,
+                             (const tir_expr *const[]){d, s, tir_i32(ctx, bytes)});
+}
+
+static const tir_node *async_store(tir_mutator *m, const tir_node *n) {
+    pl *p = m->user;
+    tir_ctx *ctx = m->ctx;
+    const tir_buffer_store *s = (const tir_buffer_store *)n;
+    const tir_buffer_load *l = tir_as_tir_buffer_load(s->value);
+    if (s->buffer->scope != TIR_SCOPE_SHARED || !l || l->buffer->scope != TIR_SCOPE_GLOBAL)
+        return n;
+    int64_t eb = (int64_t)tir_dtype_bytes(s->buffer->dtype);
+    const tir_ramp *dr = tir_as_tir_ramp(s->indices[0]), *sr = tir_as_tir_ramp(l->indices[0]);
+    int lanes = s->value->dtype.lanes;
+    if (lanes == 1) {
+        if (eb != 4 && eb != 8 && eb != 16) return n;
+        return (const tir_node *)cp(ctx, s->buffer, s->indices[0], l->buffer, l->indices[0], eb);
+    }
+    int64_t ds, ss;
+    if (!dr || !sr || !tir_expr_const_int(dr->stride, &ds) || !tir_expr_const_int(sr->stride, &ss))
+        return n;
+    int64_t bytes = eb * lanes;
+    if (ds == 1 && ss == 1 && (bytes == 4 || bytes == 8 || bytes == 16) &&
+        l->buffer->align >= bytes && multiple_of(p, dr->start, lanes) &&
+        multiple_of(p, tir_add(ctx, sr->start, l->buffer->elem_offset), lanes))
+        return (const tir_node *)cp(ctx, s->buffer, dr->start, l->buffer, sr->start, bytes);
+    if (eb != 4 && eb != 8 && eb != 16) return n;
+    const tir_stmt **v = IR_NEWN(ctx, const tir_stmt *, lanes);
+    for (int i = 0; i < lanes; i++)
+        v[i] = cp(ctx, s->buffer, tir_add(ctx, dr->start, tir_i32(ctx, ds * i)), l->buffer,
+                  tir_add(ctx, sr->start, tir_i32(ctx, ss * i)), eb);
+    return (const tir_node *)tir_seq_new(ctx, lanes, v);
+}
+
+/* ---- expansion */
+
+typedef struct comp {
+    const tir_stmt *s;
+    int64_t stage, order;
+    rw acc;
+    bool async;
+} comp;
+
+static tir_status fail(pl *p, const tir_for *f, const char *msg) {
+    return lower_fail_marked(p->st, p->f, 1, (const void *[]){f},
+                             "sw_pipeline: loop '%s': %s", f->var->name, msg);
+}
+
+static const tir_annot *ints(const tir_for *f, const char *key) {
+    const tir_annot *a = tir_annots_find(f->nannots, f->annots, key);
+    return a && a->kind == TIR_ANNOT_INTS ? a : NULL;
+}
+
+/* Emits the components valid at time t (t_const when t is NULL). */
+static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
+                      const tir_expr *t, int64_t t_const, int64_t min, int64_t extent,
+                      const int64_t *async, int nasync, ir_vec *out) {
+    tir_ctx *ctx = p->st->ctx;
+    bool waited[MAXC] = {false};
+    for (int oi = 0; oi < n; oi++) {
+        int i = by_order[oi];
+        int64_t k_const = t_const - c[i].stage;
+        if (!t && (k_const < min || k_const >= min + extent)) continue;
+        /* a wait before the first reader of each async stage's buffers */
+        for (int a = 0; a < nasync; a++) {
+            if (waited[a]) continue;
+            int64_t as = async[a];
+            bool reads = false;
+            for (int j = 0; j < n && !reads; j++)
+                if (c[j].stage == as && c[j].async)
+                    for (int b = 0; b < c[j].acc.writes.n; b++)
+                        if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i)
+                            reads = true;
+            if (!reads) continue;
+            waited[a] = true;
+            /* the producer iteration needed: k_i = t - s_i, produced at time
+             * k_i + as; groups committed after it, up to now */
+            int64_t needed_time = (t ? 0 : k_const) + as;
+            /* the producer's position relative to this component */
+            int prod_pos = -1;
+            for (int oj = 0; oj < n; oj++)
+                if (c[by_order[oj]].stage == as && c[by_order[oj]].async) prod_pos = oj;
+            int64_t last_time = prod_pos < oi ? 0 : -1; /* relative to t */
+            int64_t pending;
+            if (t) {
+                pending = last_time - (-(c[i].stage - as));
+            } else {
+                int64_t last = t_const + last_time;
+                /* last time step with an issued group of this stage */
+                int64_t last_valid = min + extent - 1 + as;
+                if (last > last_valid) last = last_valid;
+                pending = last - needed_time;
+            }
+            if (pending < 0) pending = 0;
+            ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_WAIT, 1,
+                                               (const tir_expr *const[]){tir_i32(ctx, pending)}));
+        }
+        const tir_expr *k = t ? tir_sub(ctx, t, tir_i32(ctx, c[i].stage)) : tir_i32(ctx, k_const);
+        k = tir_analyzer_simplify(p->an, k);
+        const tir_stmt *s = (const tir_stmt *)tir_substitute(ctx, c[i].s, 1, &f->var, &k);
+        p->version_k = k;
+        tir_mutator m = {.ctx = ctx, .user = p};
+        m.on[TIR_KIND_BUFFER_LOAD] = ver_load;
+        m.on[TIR_KIND_BUFFER_STORE] = ver_store;
+        s = tir_mutate_stmt(&m, s);
+        ir_vec_push(out, s);
+        /* commit after the last component of an async stage */
+        if (c[i].async) {
+            bool last = true;
+            for (int oj = oi + 1; oj < n; oj++)
+                if (c[by_order[oj]].stage == c[i].stage) last = false;
+            if (last) ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+        }
+    }
+}
+
+static const tir_stmt *expand(pl *p, const tir_for *f) {
+    tir_ctx *ctx = p->st->ctx;
+    const tir_annot *sa = ints(f, "software_pipeline_stage"), *oa = ints(f, "software_pipeline_order");
+    const tir_annot *aa = tir_annots_find(f->nannots, f->annots, "software_pipeline_async_stages");
+    if (!sa) {
+        p->status = fail(p, f, "software_pipeline_stage must be a list of ints");
+        return NULL;
+    }
+    int64_t min, extent;
+    if (f->kind != TIR_FOR_SERIAL || !tir_expr_const_int(f->min, &min) ||
+        !tir_expr_const_int(f->extent, &extent) || extent <= 0) {
+        p->status = fail(p, f, "a pipelined loop must be serial with a constant min and extent");
+        return NULL;
+    }
+    /* components, through Allocate wrappers */
+    const tir_stmt *body = f->body;
+    ir_vec allocs = {0};
+    while (body->kind == TIR_KIND_ALLOCATE) {
+        ir_vec_push(&allocs, body);
+        body = ((const tir_allocate *)body)->body;
+    }
+    const tir_seq *q = tir_as_tir_seq(body);
+    int n = q ? q->n : 1;
+    if (n > MAXC || sa->nints != n || (oa && oa->nints != n)) {
+        ir_vec_free(&allocs);
+        p->status = lower_fail_marked(
+            p->st, p->f, 1, (const void *[]){f},
+            "sw_pipeline: loop '%s' has %d components but software_pipeline_stage has %d "
+            "entries%s",
+            f->var->name, n, sa->nints, oa && oa->nints != n ? " (or the order a different count)" : "");
+        return NULL;
+    }
+    comp c[MAXC];
+    int by_order[MAXC];
+    int64_t maxs = 0;
+    for (int i = 0; i < n; i++) by_order[i] = -1;
+    for (int i = 0; i < n; i++) {
+        c[i] = (comp){q ? q->stmts[i] : body, sa->ints[i], oa ? oa->ints[i] : i, {{0}, {0}}, false};
+        if (c[i].stage < 0 || c[i].order < 0 || c[i].order >= n || by_order[c[i].order] >= 0) {
+            for (int j = 0; j <= i; j++) {
+                ir_vec_free(&c[j].acc.reads);
+                ir_vec_free(&c[j].acc.writes);
+            }
+            ir_vec_free(&allocs);
+            p->status = fail(p, f, "stages must be >= 0 and the order a permutation of 0..n-1");
+            return NULL;
+        }
+        by_order[c[i].order] = i;
+        if (c[i].stage > maxs) maxs = c[i].stage;
+        tir_visitor v = {.pre = rw_pre, .user = &c[i].acc};
+        tir_visit(&v, c[i].s);
+    }
+    int nasync = aa && aa->kind == TIR_ANNOT_INTS ? aa->nints : 0;
+    const int64_t *async = nasync ? aa->ints : NULL;
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < nasync; a++)
+            if (c[i].stage == async[a]) c[i].async = true;
+    /* versions of the buffers used only inside the loop */
+    p->nbufs = 0;
+    for (int i = 0; i < n; i++)
+        for (int w = 0; w < c[i].acc.writes.n; w++) {
+            const tir_buffer *b = c[i].acc.writes.items[w];
+            if (b->scope == TIR_SCOPE_GLOBAL || find_pbuf(p, b) || p->nbufs == MAXB) continue;
+            /* only the Allocate may be outside the loop */
+            if (uses(p->f->body, b) - uses(f->body, b) > 1) continue;
+            int64_t def = INT64_MAX, use = -1;
+            bool need = false;
+            for (int j = 0; j < n; j++) {
+                if (has(&c[j].acc.writes, b) && c[j].stage < def) def = c[j].stage;
+                if (has(&c[j].acc.reads, b) && c[j].stage > use) use = c[j].stage;
+            }
+            for (int wj = 0; wj < n; wj++)
+                for (int rj = 0; rj < n; rj++)
+                    if (has(&c[wj].acc.writes, b) && has(&c[rj].acc.reads, b) &&
+                        c[wj].order < c[rj].order && c[wj].stage < c[rj].stage)
+                        need = true;
+            int v = use < def ? 1 : (int)(use - def + 1);
+            if (v == 2 && !need) v = 1;
+            if (v < 1) v = 1;
+            pbuf *pb = &p->bufs[p->nbufs++];
+            pb->buf = b;
+            pb->versions = v;
+            pb->size = tir_buffer_const_size(b);
+            pb->nbuf = b;
+            if (v > 1) {
+                tir_buffer_desc d;
+                tir_buffer_describe(b, &d);
+                d.shape = (const tir_expr *const[]){tir_i32(ctx, pb->size * v)};
+                pb->nbuf = tir_buffer_new(ctx, &d);
+            }
+        }
+    /* async copies */
+    for (int i = 0; i < n; i++)
+        if (c[i].async) {
+            tir_mutator m = {.ctx = ctx, .user = p};
+            m.on[TIR_KIND_BUFFER_STORE] = async_store;
+            c[i].s = tir_mutate_stmt(&m, c[i].s);
+        }
+    /* emit */
+    ir_vec out = {0};
+    int64_t t_end = min + extent + maxs;
+    int64_t body_lo = min + maxs, body_hi = min + extent; /* steady state [lo, hi) */
+    for (int64_t t = min; t < (body_hi > body_lo ? body_lo : t_end); t++)
+        emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
+    if (body_hi > body_lo) {
+        const tir_var *tv = tir_var_new(ctx, f->var->name, f->var->base.dtype);
+        tir_analyzer_bind(p->an, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo));
+        ir_vec bv = {0};
+        emit_time(p, f, c, n, by_order, (const tir_expr *)tv, 0, min, extent, async, nasync, &bv);
+        const tir_stmt *lb = tir_seq_new(ctx, bv.n, (const tir_stmt *const *)bv.items);
+        ir_vec_free(&bv);
+        int na = 0;
+        tir_annot *annots = IR_NEWN(ctx, tir_annot, f->nannots);
+        for (int i = 0; i < f->nannots; i++)
+            if (strncmp(f->annots[i].key, "software_pipeline_", 18) != 0) annots[na++] = f->annots[i];
+        ir_vec_push(&out, tir_for_new(ctx, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo),
+                                      TIR_FOR_SERIAL, NULL, na, annots, lb));
+        for (int64_t t = body_hi; t < t_end; t++)
+            emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
+    }
+    const tir_stmt *res = tir_seq_new(ctx, out.n, (const tir_stmt *const *)out.items);
+    ir_vec_free(&out);
+    for (int i = allocs.n - 1; i >= 0; i--) {
+        const tir_allocate *a = allocs.items[i];
+        pbuf *pb = find_pbuf(p, a->buffer);
+        res = tir_allocate_new(ctx, pb ? pb->nbuf : a->buffer, res);
+    }
+    ir_vec_free(&allocs);
+    for (int i = 0; i < n; i++) {
+        ir_vec_free(&c[i].acc.reads);
+        ir_vec_free(&c[i].acc.writes);
+    }
+    return res;
+}
+
+typedef struct walk {
+    pl *p;
+    pbuf all[MAXB * 4];
+    int nall;
+} walk;
+
+static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
+    walk *w = m->user;
+    pl *p = w->p;
+    const tir_for *f = (const tir_for *)n;
+    tir_analyzer_bind(p->an, f->var, f->min, f->extent);
+    const tir_for *r = (const tir_for *)tir_mutate_default(m, n);
+    if (p->status != TIR_OK || !tir_annots_find(r->nannots, r->annots, "software_pipeline_stage"))
+        return (const tir_node *)r;
+    p->min = 0;
+    tir_expr_const_int(r->min, &p->min);
+    const tir_stmt *s = expand(p, r);
+    if (!s) return (const tir_node *)r;
+    for (int i = 0; i < p->nbufs && w->nall < MAXB * 4; i++) w->all[w->nall++] = p->bufs[i];
+    return (const tir_node *)s;
+}
+
+static const tir_node *on_alloc_all(tir_mutator *m, const tir_node *n) {
+    walk *w = m->user;
+    const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
+    for (int i = 0; i < w->nall; i++)
+        if (w->all[i].buf == a->buffer && w->all[i].nbuf != a->buffer)
+            return (const tir_node *)tir_allocate_new(m->ctx, w->all[i].nbuf, a->body);
+    return (const tir_node *)a;
+}
+
+tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
+    pl p = {.st = st, .f = in, .an = tir_analyzer_new(st->ctx)};
+    walk w = {.p = &p};
+    tir_mutator m = {.ctx = st->ctx, .user = &w};
+    m.on[TIR_KIND_FOR] = on_for;
+    const tir_stmt *body = tir_mutate_stmt(&m, in->body);
+    tir_analyzer_free(p.an);
+    if (p.status != TIR_OK) return p.status;
+    if (w.nall) {
+        tir_mutator am = {.ctx = st->ctx, .user = &w};
+        am.on[TIR_KIND_ALLOCATE] = on_alloc_all;
+        body = tir_mutate_stmt(&am, body);
+    }
+    *out = lower_with_body(st->ctx, in, body);
+    return TIR_OK;
+}

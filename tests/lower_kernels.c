@@ -1,0 +1,193 @@
+/* lower_kernels.c: see lower_kernels.h. */
+#include "lower_kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minitir/schedule.h"
+
+#define TRY(x)                                                                            \
+    do {                                                                                  \
+        if ((x) != TIR_OK) goto fail;                                                     \
+    } while (0)
+
+const tir_prim_func *lk_step1(tir_ctx *ctx, int64_t M, int64_t N, int64_t K) {
+    const tir_prim_func *f = tir_def_matmul(ctx, M, N, K, TIR_F32), *r = NULL;
+    tir_schedule *s = NULL;
+    tir_block_rv c;
+    const tir_loop_rv *loops;
+    int n;
+    if (!f) return NULL;
+    TRY(tir_sched_create(ctx, f, &s));
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &loops, &n));
+    tir_loop_rv i = loops[0], j = loops[1];
+    TRY(tir_sched_bind(s, i, "blockIdx.x"));
+    TRY(tir_sched_bind(s, j, "threadIdx.x"));
+    r = tir_sched_func(s);
+fail:
+    tir_sched_destroy(s);
+    return r;
+}
+
+const tir_prim_func *lk_step2(tir_ctx *ctx, int64_t M, int64_t N, int64_t K) {
+    const tir_prim_func *f = tir_def_matmul(ctx, M, N, K, TIR_F32), *r = NULL;
+    tir_schedule *s = NULL;
+    tir_block_rv c;
+    const tir_loop_rv *loops;
+    int n;
+    if (!f) return NULL;
+    TRY(tir_sched_create(ctx, f, &s));
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &loops, &n));
+    tir_loop_rv i = loops[0], j = loops[1], k = loops[2];
+    tir_loop_rv ib[2], jb[2], kb[2], it[2], jt[2];
+    TRY(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, ib));
+    TRY(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, jb));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, kb));
+    TRY(tir_sched_split(s, ib[1], 2, (const int64_t[]){4, TIR_SPLIT_INFER}, it));
+    TRY(tir_sched_split(s, jb[1], 2, (const int64_t[]){8, TIR_SPLIT_INFER}, jt));
+    TRY(tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], it[0], jt[0], kb[0], it[1],
+                                                      jt[1], kb[1]}));
+    TRY(tir_sched_bind(s, ib[0], "blockIdx.x"));
+    TRY(tir_sched_bind(s, jb[0], "blockIdx.y"));
+    TRY(tir_sched_bind(s, it[0], "threadIdx.x"));
+    TRY(tir_sched_bind(s, jt[0], "threadIdx.y"));
+    r = tir_sched_func(s);
+fail:
+    tir_sched_destroy(s);
+    return r;
+}
+
+typedef struct tb {
+    char *buf;
+    size_t len, cap;
+} tb;
+
+static void put(tb *t, int indent, const char *fmt, ...) TIR_PRINTF(3, 4);
+#include <stdarg.h>
+static void put(tb *t, int indent, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t need = t->len + (size_t)indent * 4 + strlen(line) + 2;
+    if (need > t->cap) {
+        t->cap = need * 2;
+        t->buf = realloc(t->buf, t->cap);
+    }
+    for (int i = 0; i < indent * 4; i++) t->buf[t->len++] = ' ';
+    memcpy(t->buf + t->len, line, strlen(line));
+    t->len += strlen(line);
+    t->buf[t->len++] = '\n';
+    t->buf[t->len] = 0;
+}
+
+/* The cooperative fetch of one 32x32 tile of `src` into `dst` by the 32
+ * threads (threadIdx.y 8 x threadIdx.x 4), at indentation d.  r0/c0: the
+ * tile origin expressions, R/C: the source extents. */
+static void fetch(tb *t, int d, const char *dst, const char *src, const char *r0,
+                  const char *c0, int64_t R, int64_t C, bool vec) {
+    const char *F = vec ? "ax0_ax1_fused_0 * 128 + ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2 * 4 + "
+                          "ax0_ax1_fused_3"
+                        : "ax0_ax1_fused_0 * 32 + ax0_ax1_fused_1 * 4 + ax0_ax1_fused_2";
+    put(t, d, "for ax0_ax1_fused_0 in T.serial(%d):", vec ? 8 : 32);
+    put(t, d + 1, "for ax0_ax1_fused_1 in T.thread_binding(0, 8, thread=\"threadIdx.y\"):");
+    put(t, d + 2, "for ax0_ax1_fused_2 in T.thread_binding(0, 4, thread=\"threadIdx.x\"):");
+    if (vec) put(t, d + 3, "for ax0_ax1_fused_3 in T.vectorized(4):");
+    int b = d + (vec ? 4 : 3);
+    put(t, b, "with T.block(\"%s\"):", dst);
+    put(t, b + 1, "v0 = T.axis.spatial(%lld, %s + (%s) // 32)", (long long)R, r0, F);
+    put(t, b + 1, "v1 = T.axis.spatial(%lld, %s + (%s) %% 32)", (long long)C, c0, F);
+    put(t, b + 1, "T.where(%s + (%s) // 32 < %lld and %s + (%s) %% 32 < %lld)", r0, F,
+        (long long)R, c0, F, (long long)C);
+    put(t, b + 1, "T.reads(%s[v0, v1])", src);
+    put(t, b + 1, "T.writes(%s[v0, v1])", dst);
+    put(t, b + 1, "%s[v0, v1] = %s[v0, v1]", dst, src);
+}
+
+const char *lk_shared_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags) {
+    tb t = {0};
+    long long m = M, n = N, k = K;
+    long long ib = (M + 31) / 32, jb = (N + 31) / 32, kb = (K + 31) / 32;
+    bool local = flags & LK_LOCAL_ACC, vec = flags & LK_VEC_FETCH;
+    const char *acc = local ? "C_local" : "C";
+    put(&t, 0, "@T.prim_func");
+    const char *al = (flags & LK_ALIGN16) ? ", align=16" : "";
+    put(&t, 0,
+        "def matmul(A: T.Buffer((%lld, %lld), \"float32\"%s), B: T.Buffer((%lld, %lld), "
+        "\"float32\"%s), C: T.Buffer((%lld, %lld), \"float32\"%s)):",
+        m, k, al, k, n, al, m, n, al);
+    put(&t, 1, "T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})");
+    put(&t, 1, "with T.block(\"root\"):");
+    put(&t, 2, "A_shared = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"shared\")", m, k);
+    put(&t, 2, "B_shared = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"shared\")", k, n);
+    if (local)
+        put(&t, 2, "C_local = T.alloc_buffer((%lld, %lld), \"float32\", scope=\"local\")", m, n);
+    put(&t, 2, "for i_0 in T.thread_binding(0, %lld, thread=\"blockIdx.x\"):", ib);
+    put(&t, 3, "for j_0 in T.thread_binding(0, %lld, thread=\"blockIdx.y\"):", jb);
+    put(&t, 4, "for i_1_0 in T.thread_binding(0, 4, thread=\"threadIdx.x\"):");
+    put(&t, 5, "for j_1_0 in T.thread_binding(0, 8, thread=\"threadIdx.y\"):");
+    if (flags & LK_PIPELINE) {
+        char annots[256];
+        snprintf(annots, sizeof annots,
+                 "\"software_pipeline_order\": [0, 1, 2], \"software_pipeline_stage\": [0, 0, "
+                 "1]%s",
+                 (flags & LK_ASYNC) ? ", \"software_pipeline_async_stages\": [0]" : "");
+        /* keys sorted, as the printer writes them */
+        if (flags & LK_ASYNC)
+            snprintf(annots, sizeof annots,
+                     "\"software_pipeline_async_stages\": [0], \"software_pipeline_order\": "
+                     "[0, 1, 2], \"software_pipeline_stage\": [0, 0, 1]");
+        put(&t, 6, "for k_0 in T.serial(%lld, annotations={%s}):", kb, annots);
+    } else {
+        put(&t, 6, "for k_0 in T.serial(%lld):", kb);
+    }
+    fetch(&t, 7, "A_shared", "A", "i_0 * 32", "k_0 * 32", M, K, vec);
+    fetch(&t, 7, "B_shared", "B", "k_0 * 32", "j_0 * 32", K, N, vec);
+    if (flags & LK_UNROLL) {
+        put(&t, 7, "for i_1_1, j_1_1 in T.grid(8, 4):");
+        put(&t, 8, "for k_1 in T.unroll(32):");
+    } else {
+        put(&t, 7, "for i_1_1, j_1_1 in T.grid(8, 4):");
+        put(&t, 8, "for k_1 in T.serial(32):");
+    }
+    int d = 9;
+    put(&t, d, "with T.block(\"C\"):");
+    put(&t, d + 1, "vi = T.axis.spatial(%lld, i_0 * 32 + i_1_0 * 8 + i_1_1)", m);
+    put(&t, d + 1, "vj = T.axis.spatial(%lld, j_0 * 32 + j_1_0 * 4 + j_1_1)", n);
+    put(&t, d + 1, "vk = T.axis.reduce(%lld, k_0 * 32 + k_1)", k);
+    put(&t, d + 1,
+        "T.where(i_0 * 32 + i_1_0 * 8 + i_1_1 < %lld and j_0 * 32 + j_1_0 * 4 + j_1_1 < %lld "
+        "and k_0 * 32 + k_1 < %lld)",
+        m, n, k);
+    put(&t, d + 1, "T.reads(A_shared[vi, vk], B_shared[vk, vj])");
+    put(&t, d + 1, "T.writes(%s[vi, vj])", acc);
+    put(&t, d + 1, "with T.init():");
+    put(&t, d + 2, "%s[vi, vj] = T.float32(0)", acc);
+    put(&t, d + 1, "%s[vi, vj] = %s[vi, vj] + A_shared[vi, vk] * B_shared[vk, vj]", acc, acc);
+    if (local) {
+        put(&t, 6, "for ax0, ax1 in T.grid(8, 4):");
+        put(&t, 7, "with T.block(\"C_local\"):");
+        put(&t, 8, "v0 = T.axis.spatial(%lld, i_0 * 32 + i_1_0 * 8 + ax0)", m);
+        put(&t, 8, "v1 = T.axis.spatial(%lld, j_0 * 32 + j_1_0 * 4 + ax1)", n);
+        put(&t, 8,
+            "T.where(i_0 * 32 + i_1_0 * 8 + ax0 < %lld and j_0 * 32 + j_1_0 * 4 + ax1 < %lld)",
+            m, n);
+        put(&t, 8, "T.reads(C_local[v0, v1])");
+        put(&t, 8, "T.writes(C[v0, v1])");
+        put(&t, 8, "C[v0, v1] = C_local[v0, v1]");
+    }
+    const char *r = tir_intern(ctx, t.buf);
+    free(t.buf);
+    return r;
+}
+
+const tir_prim_func *lk_shared(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags) {
+    const char *text = lk_shared_text(ctx, M, N, K, flags);
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) return NULL;
+    return f;
+}

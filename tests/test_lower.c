@@ -1,0 +1,654 @@
+/* Tests of the lowering pipeline (tir_lower, tir_build) on the seed blog's
+ * matmul schedules: Steps 1-2 built with the schedule API at odd sizes
+ * (bounds predicates), run in the reference interpreter against the
+ * unscheduled function, compiled and (with ptxas) assembled for sm_90;
+ * Steps 3-6 (shared memory, local accumulator, vectorized fetch, unroll)
+ * parsed from text and checked structurally (barriers, allocation sizes
+ * and places, vector accesses) and in PTX.  Errors name loops and buffers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lower_kernels.h"
+#include "minitir/codegen.h"
+#include "minitir/lower.h"
+
+static tir_ctx *ctx;
+
+static int setup(void **state) {
+    ctx = tir_ctx_create();
+    return ctx ? 0 : -1;
+}
+static int teardown(void **state) {
+    tir_ctx_destroy(ctx);
+    return 0;
+}
+
+#define OK(x)                                                                             \
+    do {                                                                                  \
+        tir_status s_ = (x);                                                              \
+        if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                     \
+    } while (0)
+
+static const tir_prim_func *lower(const tir_prim_func *f) {
+    assert_non_null(f);
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, f, NULL, &k));
+    return k;
+}
+
+/* Assembles the PTX with ptxas when it is installed. */
+static void assemble(const tir_module *m) {
+    const char *ptxas = getenv("TIR_PTXAS");
+    if (!ptxas) ptxas = "/usr/local/cuda/bin/ptxas";
+    if (access(ptxas, X_OK) != 0) {
+        printf("# ptxas not found: %s not assembled\n", m->kernel_name);
+        return;
+    }
+    char path[] = "/tmp/tir_lower_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, m->ptx, m->ptx_len), (ssize_t)m->ptx_len);
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -arch=%s -o /dev/null %s 2>&1", ptxas, m->arch, path);
+    int rc = system(cmd);
+    unlink(path);
+    if (rc != 0) fail_msg("ptxas rejected the PTX of %s:\n%s", m->kernel_name, m->ptx);
+}
+
+static const tir_module *compile(const tir_prim_func *k) {
+    const tir_module *m = NULL;
+    OK(tir_codegen(ctx, k, NULL, &m));
+    assemble(m);
+    return m;
+}
+
+/* Runs f (matmul of M x K by K x N) in the interpreter on small-integer
+ * data (exact in float32 in any order); returns C (heap). */
+static float *run_matmul(const tir_prim_func *f, int64_t M, int64_t N, int64_t K) {
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *c = malloc(sizeof(float) * (size_t)(M * N));
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    for (int64_t x = 0; x < M * K; x++) a[x] = (float)((x * 7 + 3) % 9) - 4;
+    for (int64_t x = 0; x < K * N; x++) b[x] = (float)((x * 5 + 1) % 7) - 3;
+    tir_arg args[3] = {{.data = a}, {.data = b}, {.data = c}};
+    tir_interp_opts o = {.uninit_params = 1u << 2};
+    tir_status s = tir_interp_run(ctx, f, 3, args, &o);
+    free(a);
+    free(b);
+    if (s != TIR_OK) {
+        free(c);
+        fail_msg("interpreter: %s", tir_ctx_error(ctx));
+    }
+    return c;
+}
+
+static void check_against_unscheduled(const tir_prim_func *kernel, int64_t M, int64_t N,
+                                      int64_t K) {
+    float *want = run_matmul(tir_def_matmul(ctx, M, N, K, TIR_F32), M, N, K);
+    float *got = run_matmul(kernel, M, N, K);
+    int bad = memcmp(want, got, sizeof(float) * (size_t)(M * N));
+    free(want);
+    free(got);
+    assert_int_equal(bad, 0);
+}
+
+typedef struct counts counts;
+static counts count(const void *node);
+
+/* Runs a lowered kernel in the SIMT simulator (races, barriers, pending
+ * cp_async and uninitialised shared/local reads are errors) and compares C
+ * with the unscheduled function's.  Sequential interpretation would be
+ * wrong for cooperative shared-memory kernels. */
+static bool sim_check_uninit = true;
+
+static tir_status sim_matmul(const tir_prim_func *kernel, int64_t M, int64_t N, int64_t K,
+                             tir_sim_report *rep) {
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *c = malloc(sizeof(float) * (size_t)(M * N));
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    for (int64_t x = 0; x < M * K; x++) a[x] = (float)((x * 7 + 3) % 9) - 4;
+    for (int64_t x = 0; x < K * N; x++) b[x] = (float)((x * 5 + 1) % 7) - 3;
+    tir_arg args[3] = {{.data = a}, {.data = b}, {.data = c}};
+    tir_sim_opts o = {.uninit_params = 1u << 2, .check_uninit = sim_check_uninit};
+    tir_status s = tir_sim_run(ctx, kernel, 3, args, &o, rep);
+    free(a);
+    free(b);
+    if (s == TIR_OK) {
+        float *want = run_matmul(tir_def_matmul(ctx, M, N, K, TIR_F32), M, N, K);
+        int bad = memcmp(want, c, sizeof(float) * (size_t)(M * N));
+        free(want);
+        free(c);
+        assert_int_equal(bad, 0);
+        return s;
+    }
+    free(c);
+    return s;
+}
+
+static void sim_ok(const tir_prim_func *kernel, int64_t M, int64_t N, int64_t K) {
+    tir_sim_report rep;
+    tir_status s = sim_matmul(kernel, M, N, K, &rep);
+    if (s != TIR_OK) fail_msg("simulator: %s\n%s", tir_ctx_error(ctx), tir_print(ctx, kernel));
+}
+
+/* ---- counting things in the lowered kernel */
+
+struct counts {
+    int syncs, ramps, allocs, blocks, thread_loops, unrolled, cp_async16, cp_async4, waits;
+};
+
+static bool count_pre(tir_visitor *v, const tir_node *n) {
+    counts *c = v->user;
+    switch ((tir_kind)n->kind) {
+    case TIR_KIND_CALL: {
+        const tir_call *call = (const tir_call *)n;
+        int64_t bytes = 0;
+        if (call->op == TIR_INTRIN_SYNCTHREADS) c->syncs++;
+        if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) c->waits++;
+        if (call->op == TIR_INTRIN_CP_ASYNC && tir_expr_const_int(call->args[2], &bytes)) {
+            if (bytes == 16) c->cp_async16++;
+            if (bytes == 4) c->cp_async4++;
+        }
+        break;
+    }
+    case TIR_KIND_RAMP: c->ramps++; break;
+    case TIR_KIND_ALLOCATE: c->allocs++; break;
+    case TIR_KIND_BLOCK: c->blocks++; break;
+    case TIR_KIND_FOR:
+        if (((const tir_for *)n)->kind == TIR_FOR_THREAD_BINDING) c->thread_loops++;
+        if (((const tir_for *)n)->kind == TIR_FOR_UNROLLED) c->unrolled++;
+        break;
+    default: break;
+    }
+    return true;
+}
+
+static counts count(const void *node) {
+    counts c = {0};
+    tir_visitor v = {.pre = count_pre, .user = &c};
+    tir_visit(&v, node);
+    return c;
+}
+
+/* The first loop of that variable name (pre-order), or NULL. */
+typedef struct findloop {
+    const char *name;
+    const tir_for *found;
+} findloop;
+static bool find_pre(tir_visitor *v, const tir_node *n) {
+    findloop *f = v->user;
+    if (f->found) return false;
+    const tir_for *l = tir_as_tir_for(n);
+    if (l && strcmp(l->var->name, f->name) == 0) f->found = l;
+    return !f->found;
+}
+static const tir_for *find_loop(const void *root, const char *name) {
+    findloop f = {name, NULL};
+    tir_visitor v = {.pre = find_pre, .user = &f};
+    tir_visit(&v, root);
+    return f.found;
+}
+
+static bool lower_is_threadidx_for(const tir_stmt *s) {
+    const tir_for *f = tir_as_tir_for(s);
+    return f && f->thread_tag && strncmp(f->thread_tag, "threadIdx", 9) == 0;
+}
+
+/* ---------------------------------------------------------------- Step 1-2 */
+
+static void test_step1(void **state) {
+    const tir_prim_func *k = lower(lk_step1(ctx, 100, 72, 40));
+    counts c = count(k);
+    assert_int_equal(c.blocks, 0);
+    assert_int_equal(c.syncs, 0);
+    assert_int_equal(c.thread_loops, 2);
+    for (int i = 0; i < k->nparams; i++) assert_int_equal(k->buffer_map[i]->ndim, 1);
+    check_against_unscheduled(k, 100, 72, 40);
+    const tir_module *m = compile(k);
+    assert_int_equal(m->grid[0].value, 100);
+    assert_int_equal(m->block[0].value, 72);
+    assert_int_equal(m->shared_bytes, 0);
+}
+
+static void test_step2(void **state) {
+    const tir_prim_func *k = lower(lk_step2(ctx, 100, 72, 40));
+    counts c = count(k);
+    assert_int_equal(c.blocks, 0);
+    assert_int_equal(c.syncs, 0);
+    check_against_unscheduled(k, 100, 72, 40);
+    /* the bounds predicate of the non-divisible shape stays */
+    assert_non_null(strstr(tir_print(ctx, k), "< 100"));
+    const tir_module *m = compile(k);
+    assert_int_equal(m->grid[0].value, 4);
+    assert_int_equal(m->grid[1].value, 3);
+    assert_int_equal(m->block[0].value, 4);
+    assert_int_equal(m->block[1].value, 8);
+    /* divisible: every predicate is proven and disappears */
+    const tir_prim_func *k2 = lower(lk_step2(ctx, 64, 64, 64));
+    assert_null(strstr(tir_print(ctx, k2), "if i_0"));
+    check_against_unscheduled(k2, 64, 64, 64);
+}
+
+static const char *golden_step1 =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((6,), \"float32\"), B: T.Buffer((6,), \"float32\"), C: "
+    "T.Buffer((4,), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for j in T.thread_binding(0, 2, thread=\"threadIdx.x\"):\n"
+    "            for k in T.serial(3):\n"
+    "                if k == 0:\n"
+    "                    C[i * 2 + j] = T.float32(0)\n"
+    "                C[i * 2 + j] = C[i * 2 + j] + A[i * 3 + k] * B[j + k * 2]\n";
+
+static void test_golden(void **state) {
+    const tir_prim_func *k = lower(lk_step1(ctx, 2, 2, 3));
+    assert_string_equal(tir_print(ctx, k), golden_step1);
+    /* and it reads back */
+    const tir_prim_func *p = NULL;
+    OK(tir_parse_func(ctx, golden_step1, strlen(golden_step1), &p));
+    assert_true(tir_struct_equal(p, k));
+}
+
+static void test_build(void **state) {
+    const tir_module *m = NULL;
+    OK(tir_build(ctx, lk_step2(ctx, 64, 48, 40), NULL, &m));
+    assert_non_null(strstr(m->ptx, ".entry matmul"));
+    assemble(m);
+    assert_int_equal(tir_build(ctx, tir_def_matmul(ctx, 8, 8, 8, TIR_F32), NULL, &m),
+                     TIR_ERR_LOWER);
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static void test_error_unbound(void **state) {
+    const tir_prim_func *k = NULL;
+    assert_int_equal(tir_lower(ctx, tir_def_matmul(ctx, 8, 8, 8, TIR_F32), NULL, &k),
+                     TIR_ERR_LOWER);
+    assert_null(k);
+    const char *e = tir_ctx_error(ctx);
+    assert_non_null(strstr(e, "block 'C'"));
+    assert_non_null(strstr(e, "blockIdx"));
+    assert_non_null(strstr(e, "^^^"));
+}
+
+static void test_error_threads(void **state) {
+    const tir_prim_func *k = NULL;
+    assert_int_equal(tir_lower(ctx, lk_step1(ctx, 4, 2048, 4), NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "extent 2048"));
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.max_threads_per_block = 16;
+    assert_int_equal(tir_lower(ctx, lk_step2(ctx, 64, 64, 64), &o, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "32 threads per block"));
+}
+
+static const char *two_extents =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((64,), \"float32\")):\n"
+    "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "            with T.block(\"X\"):\n"
+    "                vi = T.axis.spatial(64, b * 32 + t)\n"
+    "                T.reads()\n"
+    "                T.writes(A[vi])\n"
+    "                A[vi] = T.float32(1)\n"
+    "        for t2 in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+    "            with T.block(\"Y\"):\n"
+    "                vi = T.axis.spatial(64, b * 32 + t2)\n"
+    "                T.reads()\n"
+    "                T.writes(A[vi])\n"
+    "                A[vi] = T.float32(2)\n";
+
+static void test_error_extents(void **state) {
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, two_extents, strlen(two_extents), &f));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    const char *e = tir_ctx_error(ctx);
+    assert_non_null(strstr(e, "threadIdx.x is bound with two different extents"));
+    assert_non_null(strstr(e, "'t2'"));
+}
+
+static void test_error_shared_limit(void **state) {
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.max_shared_bytes = 6000;
+    const tir_prim_func *k = NULL;
+    assert_int_equal(tir_lower(ctx, lk_shared(ctx, 64, 64, 64, 0), &o, &k), TIR_ERR_LOWER);
+    const char *e = tir_ctx_error(ctx);
+    assert_non_null(strstr(e, "8192 bytes of shared memory"));
+    assert_non_null(strstr(e, "A_shared (4096 bytes)"));
+}
+
+/* ------------------------------------------------------------- Steps 3-6 */
+
+static void test_step3_shared(void **state) {
+    const tir_prim_func *k = lower(lk_shared(ctx, 100, 72, 40, 0));
+    counts c = count(k);
+    assert_int_equal(c.blocks, 0);
+    /* one barrier after the copies, one after the compute, both in the k loop */
+    assert_int_equal(c.syncs, 2);
+    const tir_for *k0 = find_loop(k, "k_0");
+    assert_non_null(k0);
+    assert_int_equal(count(k0).syncs, 2);
+    const tir_seq *body = tir_as_tir_seq(k0->body);
+    assert_non_null(body);
+    assert_int_equal(body->n, 5);
+    assert_int_equal(count(body->stmts[2]).syncs, 1);
+    assert_int_equal(count(body->stmts[4]).syncs, 1);
+    /* shared tiles compacted to 32 x 32 and allocated outside the thread loops */
+    const tir_for *by = find_loop(k, "j_0");
+    const tir_allocate *a1 = tir_as_tir_allocate(by->body);
+    assert_non_null(a1);
+    const tir_allocate *a2 = tir_as_tir_allocate(a1->body);
+    assert_non_null(a2);
+    assert_int_equal(tir_buffer_const_size(a1->buffer), 1024);
+    assert_int_equal(tir_buffer_const_size(a2->buffer), 1024);
+    assert_true(lower_is_threadidx_for(a2->body));
+    const tir_module *m = compile(k);
+    assert_int_equal(m->shared_bytes, 8192);
+    assert_non_null(strstr(m->ptx, "bar.sync"));
+    sim_ok(k, 100, 72, 40);
+    sim_ok(lower(lk_shared(ctx, 64, 64, 64, 0)), 64, 64, 64);
+}
+
+/* Removes the n-th syncthreads (pre-order) of a kernel. */
+typedef struct rmsync {
+    int n, seen;
+} rmsync;
+static const tir_node *rm_eval(tir_mutator *m, const tir_node *n) {
+    rmsync *r = m->user;
+    const tir_call *c = tir_as_tir_call(((const tir_evaluate *)n)->value);
+    if (c && c->op == TIR_INTRIN_SYNCTHREADS && r->seen++ == r->n)
+        return (const tir_node *)tir_evaluate_new(m->ctx, tir_i32(m->ctx, 0));
+    return n;
+}
+static const tir_prim_func *remove_sync(const tir_prim_func *k, int n) {
+    rmsync r = {n, 0};
+    tir_mutator m = {.ctx = ctx, .user = &r};
+    m.on[TIR_KIND_EVALUATE] = rm_eval;
+    const tir_stmt *body = tir_mutate_stmt(&m, k->body);
+    assert_true(r.seen > n);
+    return tir_prim_func_new(ctx, k->name, k->nparams, k->params, k->buffer_map, body,
+                             k->nattrs, k->attrs);
+}
+
+static void test_barrier_removed_is_a_race(void **state) {
+    /* each of the two barriers of Step 3 is needed: without the first the
+     * compute reads tiles being written (RAW), without the second the next
+     * tile overwrites what others still read (WAR) */
+    const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, 0));
+    sim_check_uninit = false; /* else the first early read is reported as uninitialised */
+    for (int i = 0; i < 2; i++) {
+        tir_sim_report rep;
+        assert_int_equal(sim_matmul(remove_sync(k, i), 64, 64, 64, &rep), TIR_ERR_SIM_RACE);
+        assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
+    }
+    /* and in the pipelined async kernel, the barrier after the wait */
+    const tir_prim_func *p = lower(lk_shared(
+        ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
+    tir_sim_report rep;
+    tir_status s = sim_matmul(remove_sync(p, 0), 64, 64, 128, &rep);
+    sim_check_uninit = true;
+    assert_true(s == TIR_ERR_SIM_RACE || s == TIR_ERR_SIM_CP_ASYNC_PENDING);
+}
+
+static void test_step4_local_vec(void **state) {
+    const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
+    counts c = count(k);
+    assert_int_equal(c.syncs, 2);
+    /* 2 fetches: one vector load and one vector store each */
+    assert_int_equal(c.ramps, 4);
+    const char *text = tir_print(ctx, k);
+    assert_non_null(strstr(text, "C_local = T.allocate((32,), \"float32\", scope=\"local\")"));
+    assert_null(strstr(text, "vectorized"));
+    const tir_module *m = compile(k);
+    assert_non_null(strstr(m->ptx, "st.shared.v4.f32"));
+    sim_ok(k, 64, 64, 64);
+    /* odd sizes: the bounds predicate depends on the lane, so the vector
+     * loop falls back to a serial one */
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_VEC_FETCH));
+    assert_int_equal(count(k2).ramps, 0);
+    assert_int_equal(count(k2).syncs, 2);
+    compile(k2);
+    sim_ok(k2, 100, 72, 40);
+}
+
+static void test_step6_unroll(void **state) {
+    const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_UNROLL));
+    const tir_for *k1 = find_loop(k, "k_1");
+    assert_non_null(k1);
+    assert_int_equal(k1->kind, TIR_FOR_UNROLLED);
+    compile(k);
+    sim_ok(k, 64, 64, 64);
+}
+
+static void test_auto_unroll_pragma(void **state) {
+    /* Step 2 with pragma_auto_unroll_max_step = 32 on the j_1_1 loop: the
+     * k_1 loop inside it (32 steps) unrolls, j_1_1 itself (4 x 32) does not */
+    const char *text = tir_print(ctx, lk_step2(ctx, 64, 64, 64));
+    const char *from = "for k_0, i_1_1, j_1_1, k_1 in T.grid(2, 8, 4, 32):";
+    const char *p = strstr(text, from);
+    assert_non_null(p);
+    char buf[8192];
+    size_t pre = (size_t)(p - text);
+    assert_true(strlen(text) + 512 < sizeof buf);
+    memcpy(buf, text, pre);
+    /* re-indent is not needed: replace the grid by nested loops at one level */
+    snprintf(buf + pre, sizeof buf - pre,
+             "for k_0, i_1_1 in T.grid(2, 8):\n"
+             "                        for j_1_1 in T.serial(4, annotations={\"pragma_auto_unroll_max_step\": 32}):\n"
+             "                            for k_1 in T.serial(32):\n"
+             "%s",
+             p + strlen(from) + 1);
+    /* the block below the grid was indented for one loop line: indent it by
+     * two more levels */
+    char out[12000];
+    size_t o = 0;
+    const char *q = buf;
+    const char *blk = strstr(buf, "with T.block(\"C\")");
+    assert_non_null(blk);
+    const char *line0 = blk;
+    while (line0 > buf && line0[-1] != '\n') line0--;
+    memcpy(out, buf, (size_t)(line0 - buf));
+    o = (size_t)(line0 - buf);
+    for (q = line0; *q;) {
+        const char *e = strchr(q, '\n');
+        size_t len = e ? (size_t)(e - q + 1) : strlen(q);
+        if (len > 1) {
+            memcpy(out + o, "        ", 8);
+            o += 8;
+        }
+        memcpy(out + o, q, len);
+        o += len;
+        q += len;
+    }
+    out[o] = 0;
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, out, o, &f));
+    const tir_prim_func *k = lower(f);
+    assert_int_equal(find_loop(k, "j_1_1")->kind, TIR_FOR_SERIAL);
+    assert_int_equal(find_loop(k, "k_1")->kind, TIR_FOR_UNROLLED);
+    assert_int_equal(find_loop(k, "j_1_1")->nannots, 0);
+    check_against_unscheduled(k, 64, 64, 64);
+}
+
+static void test_storage_align(void **state) {
+    /* storage_align(A_shared, axis 0, factor 32, offset 1): rows of 33 */
+    const char *text = lk_shared_text(ctx, 64, 64, 64, 0);
+    const char *w = "T.writes(A_shared[v0, v1])\n";
+    const char *p = strstr(text, w);
+    assert_non_null(p);
+    const char *ls = p;
+    while (ls > text && ls[-1] != '\n') ls--;
+    int indent = (int)(p - ls);
+    char buf[16384];
+    size_t pre = (size_t)(p - text) + strlen(w);
+    memcpy(buf, text, pre);
+    int n = snprintf(buf + pre, sizeof buf - pre,
+                     "%*sT.block_attr({\"buffer_dim_align\": [0, 0, 32, 1]})\n%s", indent, "",
+                     text + pre);
+    assert_true(n > 0 && (size_t)n < sizeof buf - pre);
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, buf, strlen(buf), &f));
+    const tir_prim_func *k = lower(f);
+    const char *lt = tir_print(ctx, k);
+    assert_non_null(strstr(lt, "A_shared = T.allocate((1056,)"));
+    assert_non_null(strstr(lt, "B_shared = T.allocate((1024,)"));
+    assert_non_null(strstr(lt, "A_shared[i_1_0 * 264 + i_1_1 * 33 + k_1]"));
+    compile(k);
+    sim_ok(k, 64, 64, 64);
+}
+
+static void test_step5_pipeline(void **state) {
+    /* stage [0, 0, 1]: fetch tile k+1 while computing tile k, two versions
+     * of each shared tile */
+    const tir_prim_func *k =
+        lower(lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+    const tir_for *k0 = find_loop(k, "k_0");
+    assert_non_null(k0);
+    int64_t v;
+    assert_true(tir_expr_const_int(k0->min, &v) && v == 1);
+    assert_true(tir_expr_const_int(k0->extent, &v) && v == 3);
+    assert_int_equal(k0->nannots, 0);
+    assert_int_equal(count(k).waits, 0);
+    const tir_module *m = compile(k);
+    assert_int_equal(m->shared_bytes, 16384);
+    sim_ok(k, 64, 64, 128);
+    /* odd sizes, scalar fetch */
+    const tir_prim_func *k2 = lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_PIPELINE));
+    compile(k2);
+    sim_ok(k2, 100, 72, 40);
+    /* the compute first in each iteration (order [1, 2, 0]): it consumes
+     * the tile before the fetch overwrites it, so one version suffices */
+    const char *t = lk_shared_text(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_PIPELINE);
+    char buf[16384];
+    const char *o = strstr(t, "\"software_pipeline_order\": [0, 1, 2]");
+    assert_non_null(o);
+    size_t pre = (size_t)(o - t);
+    memcpy(buf, t, pre);
+    snprintf(buf + pre, sizeof buf - pre, "\"software_pipeline_order\": [1, 2, 0]%s",
+             o + strlen("\"software_pipeline_order\": [0, 1, 2]"));
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, buf, strlen(buf), &f));
+    const tir_prim_func *k3 = lower(f);
+    assert_int_equal(compile(k3)->shared_bytes, 8192);
+    sim_ok(k3, 64, 64, 128);
+}
+
+static void test_step5_async(void **state) {
+    const tir_prim_func *k = lower(lk_shared(
+        ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
+    counts c = count(k);
+    /* 16-byte copies: 8 per tile per thread, prologue + steady state */
+    assert_int_equal(c.cp_async16, 4);
+    assert_int_equal(c.cp_async4, 0);
+    assert_int_equal(c.waits, 2); /* wait(1) in the loop, wait(0) before the last tile */
+    const char *text = tir_print(ctx, k);
+    assert_non_null(strstr(text, "T.cp_async_wait(1)\n"));
+    assert_non_null(strstr(text, "T.cp_async_wait(0)\n"));
+    const tir_module *m = compile(k);
+    assert_non_null(strstr(m->ptx, "cp.async.cg.shared.global"));
+    assert_non_null(strstr(m->ptx, "cp.async.wait_group 1"));
+    sim_ok(k, 64, 64, 128);
+    /* parameters only 4-byte aligned: one 4-byte copy per element */
+    const tir_prim_func *k2 = lower(
+        lk_shared(ctx, 64, 64, 128, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));
+    assert_int_equal(count(k2).cp_async16, 0);
+    assert_int_equal(count(k2).cp_async4, 16);
+    compile(k2);
+    sim_ok(k2, 64, 64, 128);
+    /* odd sizes: predicated scalar copies */
+    const tir_prim_func *k3 =
+        lower(lk_shared(ctx, 100, 72, 40, LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC | LK_UNROLL));
+    compile(k3);
+    sim_ok(k3, 100, 72, 40);
+}
+
+static void test_pipeline_errors(void **state) {
+    const char *t = lk_shared_text(ctx, 64, 64, 64, LK_PIPELINE);
+    char buf[16384];
+    const char *o = strstr(t, "\"software_pipeline_stage\": [0, 0, 1]");
+    assert_non_null(o);
+    size_t pre = (size_t)(o - t);
+    memcpy(buf, t, pre);
+    snprintf(buf + pre, sizeof buf - pre, "\"software_pipeline_stage\": [0, 1]%s",
+             o + strlen("\"software_pipeline_stage\": [0, 0, 1]"));
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, buf, strlen(buf), &f));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "loop 'k_0' has 3 components"));
+}
+
+static void test_pass_list_and_dump(void **state) {
+    int n = tir_lower_num_passes();
+    assert_true(n >= 12);
+    assert_string_equal(tir_lower_pass_name(0), "gpu_check");
+    assert_null(tir_lower_pass_name(n));
+    /* stop_after gives the intermediate form */
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = "lower_blocks";
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, lk_step1(ctx, 4, 4, 4), &o, &k));
+    assert_int_equal(count(k).blocks, 0);
+    assert_int_equal(k->buffer_map[0]->ndim, 2); /* not flattened yet */
+    /* TIR_DUMP prints the named passes */
+    char path[] = "/tmp/tir_lower_dump_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    setenv("TIR_DUMP", "flatten,thread_sync", 1);
+    OK(tir_lower(ctx, lk_step1(ctx, 4, 4, 4), NULL, &k));
+    unsetenv("TIR_DUMP");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char out[8192] = {0};
+    lseek(fd, 0, SEEK_SET);
+    ssize_t r = read(fd, out, sizeof out - 1);
+    close(fd);
+    unlink(path);
+    assert_true(r > 0);
+    assert_non_null(strstr(out, "---- IR after flatten"));
+    assert_non_null(strstr(out, "---- IR after thread_sync"));
+    assert_null(strstr(out, "---- IR after gpu_check"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step1),
+        cmocka_unit_test(test_step2),
+        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_build),
+        cmocka_unit_test(test_error_unbound),
+        cmocka_unit_test(test_error_threads),
+        cmocka_unit_test(test_error_extents),
+        cmocka_unit_test(test_error_shared_limit),
+        cmocka_unit_test(test_step3_shared),
+        cmocka_unit_test(test_step4_local_vec),
+        cmocka_unit_test(test_step6_unroll),
+        cmocka_unit_test(test_auto_unroll_pragma),
+        cmocka_unit_test(test_storage_align),
+        cmocka_unit_test(test_barrier_removed_is_a_race),
+        cmocka_unit_test(test_step5_pipeline),
+        cmocka_unit_test(test_step5_async),
+        cmocka_unit_test(test_pipeline_errors),
+        cmocka_unit_test(test_pass_list_and_dump),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
