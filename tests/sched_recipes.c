@@ -97,9 +97,37 @@ static tir_status conv_sched(tir_schedule *s) {
     return TIR_OK;
 }
 
+/* part B: fuse_reduction_epilogue, decompose_reduction, storage_align,
+ * set_scope, software_pipeline (three int lists, one empty). */
+static const tir_prim_func *bias_relu(tir_ctx *ctx) {
+    return tir_def_matmul_bias_relu(ctx, 37, 29, 23, TIR_F32);
+}
+
+static tir_status partb_sched(tir_schedule *s) {
+    tir_block_rv c, d, init;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_block(s, "D", &d));
+    TRY(tir_sched_fuse_reduction_epilogue(s, c, d));
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv j = l[1], k = l[2], k2[2];
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){0, 8}, k2));
+    TRY(tir_sched_decompose_reduction(s, c, k2[0], &init));
+    TRY(tir_sched_storage_align(s, c, 0, 0, 32, 1));
+    TRY(tir_sched_set_scope(s, c, 0, "local"));
+    TRY(tir_sched_software_pipeline(s, k2[0], 1, (const int64_t[]){0}, 1, (const int64_t[]){0},
+                                    0, NULL));
+    TRY(tir_sched_software_pipeline(s, j, 2, (const int64_t[]){0, 1}, 2,
+                                    (const int64_t[]){0, 1}, 1, (const int64_t[]){1}));
+    return TIR_OK;
+}
+/* end part B */
+
 const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
     {"conv", conv, conv_sched},
+    {"partb", bias_relu, partb_sched}, /* part B */
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

@@ -48,6 +48,15 @@ static const tir_prim_func *make_chain(tir_ctx *ctx, uint64_t *r) {
     return tir_def_elementwise_chain(ctx, rnd(r, 1, 17), rnd(r, 1, 17), TIR_F32);
 }
 
+/* part B: a matmul with a bias (and ReLU) epilogue, for
+ * fuse_reduction_epilogue */
+static const tir_prim_func *make_bias(tir_ctx *ctx, uint64_t *r) {
+    int64_t M = rnd(r, 1, 11), N = rnd(r, 1, 11), K = rnd(r, 1, 11);
+    return rnd(r, 0, 1) ? tir_def_matmul_bias(ctx, M, N, K, TIR_F32)
+                        : tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32);
+}
+/* end part B */
+
 typedef struct {
     tir_ctx *ctx;
     tir_schedule *s;
@@ -200,6 +209,52 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
     }
 }
 /* end prims-a */
+/* part B: decompose_reduction, storage_align, set_scope,
+ * software_pipeline, fuse_reduction_epilogue with plausible and wrong
+ * arguments. */
+static const char *const scopes[] = {"global", "shared", "local", "warp"};
+
+static void partb_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
+    uint64_t *r = fc->r;
+    tir_loop_rv l = ls[rnd(r, 0, n - 1)];
+    switch (rnd(r, 0, 4)) {
+    case 0: {
+        tir_block_rv out;
+        CALL("decompose_reduction", tir_sched_decompose_reduction(fc->s, b, l, &out));
+        break;
+    }
+    case 1: {
+        int64_t f = rnd(r, 0, 9);
+        CALL("storage_align", tir_sched_storage_align(fc->s, b, rnd(r, 0, 1), rnd(r, -1, 4), f,
+                                                      rnd(r, 0, f)));
+        break;
+    }
+    case 2:
+        CALL("set_scope", tir_sched_set_scope(fc->s, b, rnd(r, 0, 1), scopes[rnd(r, 0, 3)]));
+        break;
+    case 3: {
+        int64_t st[4], ord[4] = {0, 1, 2, 3}, as[2];
+        int k = (int)rnd(r, 1, 3), na = (int)rnd(r, 0, 2);
+        for (int i = 0; i < k; i++) st[i] = rnd(r, 0, 2);
+        for (int i = k - 1; i > 0; i--) { /* a permutation, mostly */
+            int j = (int)rnd(r, 0, i);
+            int64_t t = ord[i];
+            ord[i] = ord[j];
+            ord[j] = t;
+        }
+        if (rnd(r, 0, 9) == 0) ord[0] = ord[k - 1];
+        for (int i = 0; i < na; i++) as[i] = rnd(r, 0, 2);
+        CALL("software_pipeline",
+             tir_sched_software_pipeline(fc->s, l, k, st, k, ord, na, as));
+        break;
+    }
+    default: {
+        tir_block_rv e = fc->blocks[rnd(r, 0, fc->nblocks - 1)];
+        CALL("fuse_reduction_epilogue", tir_sched_fuse_reduction_epilogue(fc->s, b, e));
+    }
+    }
+}
+/* end part B */
 
 /* One plausible primitive on a random block's loops. */
 static void random_step(fuzz_case *fc) {
@@ -208,7 +263,7 @@ static void random_step(fuzz_case *fc) {
     const tir_loop_rv *ls;
     int n;
     tir_status gl = tir_sched_get_loops(fc->s, b, &ls, &n);
-    if (gl == TIR_ERR_SCHED_STALE_HANDLE) return; /* an inlined block */
+    if (gl == TIR_ERR_SCHED_STALE_HANDLE) return; /* inlined or fused away */
     if (gl != TIR_OK) {
         snprintf(fc->why, sizeof fc->why, "get_loops failed: %s", tir_ctx_error(fc->ctx));
         fc->bad = true;
@@ -221,6 +276,10 @@ static void random_step(fuzz_case *fc) {
     }
     /* end prims-a */
     if (n == 0) return;
+    if (rnd(r, 0, 4) == 0) { /* part B */
+        partb_step(fc, b, ls, n);
+        return;
+    }
     tir_loop_rv l = ls[rnd(r, 0, n - 1)];
     switch (rnd(r, 0, 8)) {
     case 0:
@@ -412,6 +471,10 @@ static void test_fuzz_conv2d(void **st) {
     (void)st;
     run_cases(make_conv, "conv2d", g_cases / 4, g_seed + 2);
 }
+static void test_fuzz_matmul_bias(void **st) { /* part B */
+    (void)st;
+    run_cases(make_bias, "matmul_bias", g_cases / 8, g_seed + 4);
+}
 static void test_fuzz_chain(void **st) {
     (void)st;
     run_cases(make_chain, "elementwise_chain", g_cases - 3 * (g_cases / 4), g_seed + 3);
@@ -428,6 +491,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fuzz_batch_matmul),
         cmocka_unit_test(test_fuzz_conv2d),
         cmocka_unit_test(test_fuzz_chain),
+        cmocka_unit_test(test_fuzz_matmul_bias), /* part B */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

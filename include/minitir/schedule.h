@@ -402,6 +402,131 @@ TIR_API tir_status tir_sched_compute_inline(tir_schedule *s, tir_block_rv block)
  *      (TIR_ERR_SCHED_DOMAIN_MISMATCH). */
 TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_rv block);
 /* end prims-a */
+/* ---------------------------------------------- part B: reductions, buffers,
+ * pipelining, epilogue fusion (decompose_reduction .. fuse_reduction_epilogue) */
+
+/* Moves a reduction block's init into a new block "<name>_init" (fresh
+ * iterator and loop variables) placed right before `loop`, in a copy of
+ * the loops from `loop` down to the block that feed its spatial iterators
+ * (same kinds and thread tags, no annotations); the block keeps only its
+ * update.  The init block keeps the predicate's conjuncts (copying the
+ * loops they use) except those that use only loops below `loop` that the
+ * init does not copy (the reduction's own split guards), which are
+ * dropped.  Returns the init block's handle in *out.
+ * Preconditions:
+ *   1. the block has an init and a reduce iterator, and reduce iterators do
+ *      not index what it writes (TIR_ERR_SCHED_NOT_REDUCTION);
+ *   2. the loop encloses the block, with no other block in between
+ *      (TIR_ERR_SCHED_NOT_ANCESTOR);
+ *   3. every loop feeding a reduce iterator of the block is the loop or
+ *      lies inside it, so the init runs before the whole reduction
+ *      (TIR_ERR_SCHED_LOOP_HEIGHT);
+ *   4.-6. the blocks under the loop satisfy W1-W3. */
+TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
+                                                 tir_loop_rv loop, tir_block_rv *out);
+
+/* Pads the strides of the buffer the block writes at `buffer_index` so
+ * that stride[axis] % factor == offset (e.g. factor 32, offset 1 for
+ * shared-memory rows without bank conflicts), TVM's storage_align.  The
+ * request is recorded like TVM's, as the block annotation
+ * "buffer_dim_align": a flat int list of [buffer_index, axis, factor,
+ * offset] quadruples (a later request for the same buffer and axis
+ * replaces the earlier one), and applied by giving the allocated buffer
+ * explicit strides computed from all of that block's requests for it,
+ * innermost axis first: stride[n-1] = 1 unless aligned, stride[d] =
+ * stride[d+1] * shape[d+1], raised to the next value = offset mod factor
+ * on aligned axes.  Lowering flattens with these strides (docs/lowered-ir.md).
+ * Preconditions:
+ *   1. 0 <= buffer_index < the block's number of written buffers
+ *      (TIR_ERR_SCHED_BUFFER_INDEX);
+ *   2. the buffer is allocated by a block, not a function parameter
+ *      (TIR_ERR_SCHED_NOT_ALLOCATED);
+ *   3. 0 <= axis < the buffer's rank (TIR_ERR_SCHED_BAD_AXIS);
+ *   4. factor > 0 and 0 <= offset < factor (TIR_ERR_SCHED_BAD_ALIGNMENT). */
+TIR_API tir_status tir_sched_storage_align(tir_schedule *s, tir_block_rv block,
+                                           int64_t buffer_index, int64_t axis, int64_t factor,
+                                           int64_t offset);
+
+/* Sets the storage scope ("global", "shared" or "local") of the buffer the
+ * block writes at `buffer_index`, everywhere it is used.
+ * Preconditions:
+ *   1. 0 <= buffer_index < the block's number of written buffers
+ *      (TIR_ERR_SCHED_BUFFER_INDEX);
+ *   2. the scope is one of those names (TIR_ERR_SCHED_BAD_SCOPE);
+ *   3. the buffer is allocated by a block, not a function parameter
+ *      (TIR_ERR_SCHED_NOT_ALLOCATED). */
+TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
+                                       int64_t buffer_index, const char *scope);
+
+/* Marks a loop for software pipelining (TVM's software_pipeline_stage /
+ * _order / _async_stages annotations; lowering expands it).  The pipeline's
+ * components are the loop body's direct children: the statements of the
+ * body when it is a sequence, the body itself otherwise, looking through
+ * a block realize of a block without iterators (a wrapper).  Component i
+ * runs in stage stages[i] and is emitted at position orders[i]; stages in
+ * async_stages run asynchronously (cp.async).  Sets the loop annotations
+ * "software_pipeline_stage", "software_pipeline_order" and, when nasync >
+ * 0, "software_pipeline_async_stages" (removing an older one otherwise).
+ * Preconditions:
+ *   1. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   2. nstages and norders equal the number of components
+ *      (TIR_ERR_SCHED_PIPELINE_COUNT);
+ *   3. every stage is >= 0 (TIR_ERR_SCHED_PIPELINE_STAGE);
+ *   4. orders is a permutation of 0..n-1 (TIR_ERR_SCHED_PIPELINE_ORDER);
+ *   5. async stages are distinct and each is the stage of some component
+ *      (TIR_ERR_SCHED_PIPELINE_ASYNC);
+ *   6. a component that reads a buffer an earlier component writes is in
+ *      the same or a later stage (otherwise it would read the previous
+ *      iteration's data) (TIR_ERR_SCHED_PIPELINE_DEPENDENCE). */
+TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop, int nstages,
+                                               const int64_t *stages, int norders,
+                                               const int64_t *orders, int nasync,
+                                               const int64_t *async_stages);
+
+/* Fuses an elementwise epilogue D[...] = g(temp[...], ...) into the
+ * reduction that produces temp, exactly: the result computes the same
+ * values as before (in exact arithmetic; float sums are reassociated as
+ * with any reduction schedule), unlike TVM's FuseReductionEpilogue, which
+ * applies non-linear epilogues on every reduction step.
+ *
+ * g is split at temp's load into an additive part c and the rest h:
+ * g = h(temp + c), where c is the sum of the terms added to temp directly
+ * (bias loads, constants) and h everything above (max, min, casts,
+ * scaling).  For a sum reduction, c moves into the init (init' = init + c,
+ * e.g. 0 -> bias[j]); for max and min reductions nothing moves (adding
+ * after a max does not commute with it) and c stays in h.  Then:
+ *   - h is the identity (D = temp + bias): the reduction writes D directly
+ *     and the epilogue block is removed;
+ *   - otherwise (ReLU, clip, scaling, ...): the reduction accumulates
+ *     temp + c and the epilogue block stays, now D = h(temp), applied
+ *     once per element after the reduction is complete.  It is an ordinary
+ *     elementwise consumer, so it can later be moved into the thread tile
+ *     (reverse_compute_at) with temp in local scope.  With nothing to move
+ *     (clip without bias, temp * 2 + C), the call succeeds and changes
+ *     nothing.
+ * When another block also reads temp, or temp is a function parameter,
+ * temp keeps its values: the reduction then writes both temp and the
+ * accumulator (D, or a new buffer "<temp>_acc" read by the epilogue),
+ * repeating the reduction's update for each.
+ * Preconditions:
+ *   1. the reduction block writes exactly one buffer, has an init and
+ *      a reduce iterator, and its update is temp = temp + f, max(temp, f)
+ *      or min(temp, f) with f not reading temp, its init temp = value
+ *      (TIR_ERR_SCHED_NOT_REDUCTION);
+ *   2. the epilogue is a later block of the same scope whose reads
+ *      include temp (TIR_ERR_SCHED_NOT_CONSUMER);
+ *   3. the epilogue is complete (spatial iterators only, no init, reads no
+ *      buffer it writes), has a true predicate and a single store whose
+ *      value loads temp exactly once (TIR_ERR_SCHED_EPILOGUE_PATTERN);
+ *   4. the epilogue's iterators index temp's load one each, covering the
+ *      reduction's spatial domain, and the reduction writes temp at its
+ *      spatial iterators, one per dimension (TIR_ERR_SCHED_INDEX_MAP);
+ *   5. no block between the two writes temp or a buffer the epilogue
+ *      reads, or touches D (TIR_ERR_SCHED_INTERVENING_ACCESS). */
+TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
+                                                     tir_block_rv reduction_block,
+                                                     tir_block_rv epilogue_block);
+/* end part B */
 
 /* ----------------------------------------------------------------- traces */
 

@@ -1,0 +1,582 @@
+/* fuse_reduction_epilogue.c: fuse an elementwise epilogue into the
+ * reduction that feeds it, exactly (the idea of TVM's
+ * FuseReductionEpilogue, without its semantic changes).
+ *
+ * The epilogue's value g is split at the reduction buffer's load into the
+ * additive chain around it, temp + c, and the rest h: g = h(temp + c).
+ * Only c may enter the reduction, through its init (for a sum, (i0 + c) +
+ * sum f = (i0 + sum f) + c); h is never put inside the reduction, since
+ * applying max/min/scaling on every step changes the result (TVM's
+ * clip([6, -2]) to [-5, 5] gives 5 then 3 instead of 4).  When h is the
+ * identity the reduction writes D directly and the epilogue disappears;
+ * otherwise the epilogue stays as D = h(acc), run once per element after
+ * the reduction, where acc is temp itself or, when temp must keep its
+ * values for another reader, a new buffer the reduction also accumulates.
+ * A max or min reduction moves nothing into the init.
+ */
+#include <string.h>
+
+#include "sched_internal.h"
+
+typedef enum { RED_SUM, RED_MAX, RED_MIN } red_kind;
+
+/* ------------------------------------------------------------- helpers */
+
+typedef struct {
+    tir_visitor v;
+    const tir_buffer *buf;
+    int loads;
+    const tir_buffer_load *load;
+    bool any;
+} buf_use;
+
+static bool buf_use_pre(tir_visitor *v, const tir_node *n) {
+    buf_use *u = (buf_use *)v;
+    const tir_buffer_load *ld = tir_as_tir_buffer_load(n);
+    if (ld && ld->buffer == u->buf) {
+        u->loads++;
+        u->load = ld;
+    }
+    if (n == (const tir_node *)u->buf) u->any = true;
+    return true;
+}
+
+static buf_use scan_buffer(const void *node, const tir_buffer *buf) {
+    buf_use u = {{buf_use_pre, NULL, NULL}, buf, 0, NULL, false};
+    if (node) tir_visit(&u.v, node);
+    return u;
+}
+
+/* Replaces one node (by identity) inside an expression or statement. */
+typedef struct {
+    const void *old, *nw;
+} swap_map;
+
+static const tir_node *swap_fn(tir_mutator *m, const tir_node *n) {
+    const swap_map *w = m->user;
+    if (n == w->old) return w->nw;
+    return tir_mutate_default(m, n);
+}
+
+static const tir_expr *swap_expr(tir_ctx *ctx, const tir_expr *e, const void *old,
+                                 const void *nw) {
+    swap_map w = {old, nw};
+    tir_mutator m = {.ctx = ctx, .user = &w};
+    for (int k = 0; k < TIR_KIND_COUNT; k++)
+        if (tir_kind_is_expr((tir_kind)k)) m.on[k] = swap_fn;
+    return tir_mutate_expr(&m, e);
+}
+
+static bool is_zero(const tir_expr *e) {
+    const tir_float_imm *f = tir_as_tir_float_imm(e);
+    if (f) return f->value == 0.0;
+    return sch_is_const(e, 0);
+}
+
+/* Point regions of the loads in e, one per distinct access. */
+typedef struct {
+    tir_visitor v;
+    ir_vec loads;
+} loads_state;
+
+static bool loads_pre(tir_visitor *v, const tir_node *n) {
+    loads_state *l = (loads_state *)v;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        for (int i = 0; i < l->loads.n; i++)
+            if (tir_struct_equal(l->loads.items[i], n)) return true;
+        ir_vec_push(&l->loads, n);
+    }
+    return true;
+}
+
+static bool region_eq(const tir_buffer_region *a, const tir_buffer_region *b) {
+    if (a->buffer != b->buffer || a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (!tir_struct_equal(a->ranges[d].min, b->ranges[d].min) ||
+            !tir_struct_equal(a->ranges[d].extent, b->ranges[d].extent))
+            return false;
+    return true;
+}
+
+/* Appends r to the list unless an equal region is there. */
+static void add_region(tir_buffer_region *list, int *n, tir_buffer_region r) {
+    for (int i = 0; i < *n; i++)
+        if (region_eq(&list[i], &r)) return;
+    list[(*n)++] = r;
+}
+
+static int count_loads(const void *node) {
+    loads_state l = {{loads_pre, NULL, NULL}, {0}};
+    if (node) tir_visit(&l.v, node);
+    int n = l.loads.n;
+    ir_vec_free(&l.loads);
+    return n;
+}
+
+static void add_load_regions(tir_ctx *ctx, const void *node, tir_buffer_region *list, int *n) {
+    loads_state l = {{loads_pre, NULL, NULL}, {0}};
+    if (node) tir_visit(&l.v, node);
+    for (int i = 0; i < l.loads.n; i++) {
+        const tir_buffer_load *ld = l.loads.items[i];
+        tir_range *rg = IR_NEWN(ctx, tir_range, ld->nidx);
+        for (int d = 0; d < ld->nidx; d++)
+            rg[d] = (tir_range){ld->indices[d], tir_int(ctx, ld->indices[d]->dtype, 1)};
+        add_region(list, n, tir_region_new(ctx, ld->buffer, ld->nidx, rg));
+    }
+    ir_vec_free(&l.loads);
+}
+
+static tir_buffer_region subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
+                                      const tir_var *const *vars,
+                                      const tir_expr *const *vals) {
+    tir_range *rg = IR_NEWN(ctx, tir_range, r->ndim);
+    for (int d = 0; d < r->ndim; d++)
+        rg[d] = (tir_range){(const tir_expr *)tir_substitute(ctx, r->ranges[d].min, n, vars, vals),
+                            (const tir_expr *)tir_substitute(ctx, r->ranges[d].extent, n, vars,
+                                                             vals)};
+    return tir_region_new(ctx, r->buffer, r->ndim, rg);
+}
+
+/* The path from e down to target (arena array, e first); false if absent. */
+static bool find_path(const tir_expr *e, const tir_expr *target, const tir_expr **path, int *n,
+                      int cap) {
+    if (*n >= cap) return false;
+    path[(*n)++] = e;
+    if (e == target) return true;
+    const tir_expr *kids[3] = {0};
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (b) {
+        kids[0] = b->a;
+        kids[1] = b->b;
+    } else if (tir_as_tir_cast(e)) {
+        kids[0] = tir_as_tir_cast(e)->value;
+    } else if (tir_as_tir_select(e)) {
+        kids[0] = tir_as_tir_select(e)->cond;
+        kids[1] = tir_as_tir_select(e)->t;
+        kids[2] = tir_as_tir_select(e)->f;
+    } else if (tir_as_tir_not(e)) {
+        kids[0] = tir_as_tir_not(e)->a;
+    } else if (tir_as_tir_call(e)) {
+        const tir_call *c = tir_as_tir_call(e);
+        for (int i = 0; i < c->nargs; i++)
+            if (find_path(c->args[i], target, path, n, cap)) return true;
+    } else if (tir_as_tir_let(e)) {
+        kids[0] = tir_as_tir_let(e)->value;
+        kids[1] = tir_as_tir_let(e)->body;
+    }
+    for (int i = 0; i < 3 && kids[i]; i++)
+        if (find_path(kids[i], target, path, n, cap)) return true;
+    (*n)--;
+    return false;
+}
+
+static bool contains_pre(tir_visitor *v, const tir_node *n) {
+    buf_use *u = (buf_use *)v;
+    if (n == (const tir_node *)u->load) u->any = true;
+    return !u->any;
+}
+
+/* True when target occurs in e. */
+static bool contains(const tir_expr *e, const tir_expr *target) {
+    buf_use u = {{contains_pre, NULL, NULL}, NULL, 0, (const tir_buffer_load *)target, false};
+    tir_visit(&u.v, e);
+    return u.any;
+}
+
+static const tir_expr *zero(tir_ctx *ctx, tir_dtype t) {
+    return tir_dtype_is_float(t) ? tir_float(ctx, t, 0) : tir_int(ctx, t, 0);
+}
+
+/* u without the temp load: the additive part c of u = temp + c (u is a
+ * chain of Add, and Sub with the load on the left); NULL when u is the
+ * load itself. */
+static const tir_expr *rest(tir_ctx *ctx, const tir_expr *u, const tir_expr *load) {
+    if (u == load) return NULL;
+    const tir_binop *b = tir_as_tir_binop(u);
+    bool in_a = contains(b->a, load);
+    if (u->kind == TIR_KIND_ADD) {
+        const tir_expr *r = rest(ctx, in_a ? b->a : b->b, load);
+        const tir_expr *other = in_a ? b->b : b->a;
+        return r ? tir_add(ctx, r, other) : other;
+    }
+    const tir_expr *r = rest(ctx, b->a, load);
+    return tir_sub(ctx, r ? r : zero(ctx, u->dtype), b->b);
+}
+
+/* ------------------------------------------------------------ rewriting */
+
+typedef struct {
+    const tir_stmt *r_old, *r_new;  /* the reduction's realize */
+    const tir_stmt *e_old, *e_new;  /* the epilogue's realize (e_new NULL: drop) */
+    const tir_stmt *drop;           /* statement to remove from its sequence */
+    const tir_block *alloc_blk;     /* block whose allocations change */
+    const tir_buffer *drop_alloc;   /* ... losing this one */
+    const tir_buffer *add_alloc;    /* ... gaining this one */
+    int hits;
+} fuse_env;
+
+static const tir_node *keep(tir_mutator *m, const tir_node *n) {
+    (void)m;
+    return n;
+}
+
+static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
+    fuse_env *e = m->user;
+    if (n == (const tir_node *)e->r_old) {
+        e->hits++;
+        return (const tir_node *)e->r_new;
+    }
+    if (n == (const tir_node *)e->e_old && e->e_new) {
+        e->hits++;
+        return (const tir_node *)e->e_new;
+    }
+    const tir_block_realize *r = (const tir_block_realize *)tir_mutate_default(m, n);
+    if (((const tir_block_realize *)n)->block != e->alloc_blk) return (const tir_node *)r;
+    tir_block_desc d;
+    tir_block_describe(r->block, &d);
+    const tir_buffer **al = IR_NEWN(m->ctx, const tir_buffer *, d.nallocs + 1);
+    int k = 0;
+    for (int i = 0; i < d.nallocs; i++)
+        if (d.allocs[i] != e->drop_alloc) al[k++] = d.allocs[i];
+    if (e->add_alloc) al[k++] = e->add_alloc;
+    d.nallocs = k;
+    d.allocs = al;
+    return (const tir_node *)tir_block_realize_new(m->ctx, r->nvalues, r->values, r->predicate,
+                                                   tir_block_new(m->ctx, &d));
+}
+
+static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
+    fuse_env *e = m->user;
+    const tir_seq *q = (const tir_seq *)n;
+    const tir_stmt **out = IR_NEWN(m->ctx, const tir_stmt *, q->n);
+    int k = 0;
+    bool changed = false;
+    for (int i = 0; i < q->n; i++) {
+        if (q->stmts[i] == e->drop) {
+            e->hits++;
+            changed = true;
+            continue;
+        }
+        out[k] = tir_mutate_stmt(m, q->stmts[i]);
+        changed |= out[k] != q->stmts[i];
+        k++;
+    }
+    return changed ? (const tir_node *)tir_seq_new(m->ctx, k, out) : n;
+}
+
+/* --------------------------------------------------------------- the primitive */
+
+tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    uint32_t rrv = c->args[0].rv, erv = c->args[1].rv;
+    int ri = sch_block_sref(c, rrv), ei = sch_block_sref(c, erv);
+    const tir_block *R = sch_sref_block(s, ri), *E = sch_sref_block(s, ei);
+    const tir_block_realize *Rr = s->srefs[ri].realize, *Er = s->srefs[ei].realize;
+
+    /* 1: the reduction */
+    const tir_buffer *temp = R->nwrites == 1 ? R->writes[0].buffer : NULL;
+    const tir_buffer_store *ist = tir_as_tir_buffer_store(R->init);
+    const tir_buffer_store *ust = tir_as_tir_buffer_store(R->body);
+    red_kind rk = RED_SUM;
+    const tir_expr *f = NULL, *uload = NULL;
+    bool ok = temp && ist && ust && sch_classify_block(R) == SCH_BLOCK_REDUCTION &&
+              ist->buffer == temp && ust->buffer == temp && ist->nidx == ust->nidx;
+    for (int d = 0; ok && d < ist->nidx; d++)
+        ok = tir_struct_equal(ist->indices[d], ust->indices[d]);
+    if (ok) {
+        const tir_binop *b = tir_as_tir_binop(ust->value);
+        ok = b && (b->base.kind == TIR_KIND_ADD || b->base.kind == TIR_KIND_MAX ||
+                   b->base.kind == TIR_KIND_MIN);
+        if (ok) {
+            rk = b->base.kind == TIR_KIND_ADD ? RED_SUM
+                 : b->base.kind == TIR_KIND_MAX ? RED_MAX
+                                                 : RED_MIN;
+            for (int side = 0; side < 2 && !f; side++) {
+                const tir_expr *acc = side ? b->b : b->a, *other = side ? b->a : b->b;
+                const tir_buffer_load *ld = tir_as_tir_buffer_load(acc);
+                if (!ld || ld->buffer != temp || ld->nidx != ust->nidx) continue;
+                bool same = true;
+                for (int d = 0; d < ld->nidx; d++)
+                    same &= tir_struct_equal(ld->indices[d], ust->indices[d]);
+                if (same && !scan_buffer(other, temp).any) {
+                    f = other;
+                    uload = acc;
+                }
+            }
+            ok = f != NULL;
+        }
+        ok = ok && !scan_buffer(ist->value, temp).any;
+    }
+    if (!ok)
+        return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, rrv, R,
+                        "block \"%s\" is not a reduction of the form init: temp[...] = value, "
+                        "update: temp[...] = temp[...] + f (or max / min) writing one buffer",
+                        R->name);
+    /* 2: a later consumer in the same scope */
+    bool reads_temp = false;
+    for (int i = 0; i < E->nreads; i++) reads_temp |= E->reads[i].buffer == temp;
+    if (ei == ri || sch_scope_of(s, ei) != sch_scope_of(s, ri) || ei < ri || !reads_temp) {
+        const void *marks[2] = {R, E};
+        return sch_fail_marks(c, TIR_ERR_SCHED_NOT_CONSUMER, erv, 2, marks,
+                              "block \"%s\" is not a later block of the same scope reading %s, "
+                              "the buffer block \"%s\" reduces into",
+                              E->name, temp->name, R->name);
+    }
+    /* 3: the epilogue's form */
+    const tir_buffer_store *est = tir_as_tir_buffer_store(E->body);
+    buf_use eu = scan_buffer(est ? (const void *)est->value : NULL, temp);
+    const char *why = NULL;
+    if (sch_classify_block(E) != SCH_BLOCK_COMPLETE)
+        why = "is not complete (spatial iterators only, no init, reads no buffer it writes)";
+    else if (!sch_is_const(Er->predicate, 1))
+        why = "has a predicate";
+    else if (!est || E->nwrites != 1 || E->writes[0].buffer != est->buffer)
+        why = "is not a single store to the one buffer it writes";
+    else if (est->buffer == temp)
+        why = "writes the reduction's buffer";
+    else if (eu.loads != 1 || scan_buffer(est, temp).loads != 1)
+        why = "does not load the reduction's buffer exactly once";
+    else {
+        for (int p = s->srefs[ei].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent)
+            if (tir_uses_var(E, sch_sref_for(s, p)->var)) why = "uses a loop variable directly";
+    }
+    /* The statement that holds E alone must sit in a sequence. */
+    const tir_stmt *drop = &Er->base;
+    int p = s->srefs[ei].parent;
+    while (p >= 0 && sch_sref_for(s, p) && sch_sref_for(s, p)->body == drop) {
+        drop = &sch_sref_for(s, p)->base;
+        p = s->srefs[p].parent;
+    }
+    if (!why) {
+        const tir_stmt *holder = sch_sref_for(s, p) ? sch_sref_for(s, p)->body
+                                                     : sch_sref_block(s, p)->body;
+        const tir_seq *q = tir_as_tir_seq(holder);
+        bool in = false;
+        for (int i = 0; q && i < q->n; i++) in |= q->stmts[i] == drop;
+        if (!in) why = "is not an element of a statement sequence (an if or allocation holds it)";
+    }
+    if (why)
+        return sch_fail(c, TIR_ERR_SCHED_EPILOGUE_PATTERN, erv, E, "epilogue block \"%s\" %s",
+                        E->name, why);
+    const tir_buffer *D = est->buffer;
+    const tir_buffer_load *tl = eu.load;
+
+    /* 4: index correspondence */
+    int nd = temp->ndim;
+    int nspatial = 0;
+    for (int i = 0; i < R->niters; i++) nspatial += R->iters[i].kind == TIR_ITER_SPATIAL;
+    const tir_var **ev = IR_NEWN(ctx, const tir_var *, nd);
+    const tir_expr **rvv = IR_NEWN(ctx, const tir_expr *, nd);
+    why = NULL;
+    if (E->niters != nd || nspatial != nd) why = "the iterator counts differ from temp's rank";
+    for (int d = 0; d < nd && !why; d++) {
+        const tir_var *a = tir_as_tir_var(tl->indices[d]);
+        const tir_var *b = tir_as_tir_var(ust->indices[d]);
+        int ea = -1, rb = -1;
+        for (int i = 0; i < E->niters; i++)
+            if (a && E->iters[i].var == a) ea = i;
+        for (int i = 0; i < R->niters; i++)
+            if (b && R->iters[i].var == b && R->iters[i].kind == TIR_ITER_SPATIAL) rb = i;
+        for (int e = 0; e < d && ea >= 0 && rb >= 0; e++)
+            if (ev[e] == a || rvv[e] == &b->base) ea = -1;
+        if (ea < 0 || rb < 0) {
+            why = "an index of temp is not a distinct iterator";
+            break;
+        }
+        if (!tir_struct_equal(E->iters[ea].dom.min, R->iters[rb].dom.min) ||
+            !tir_struct_equal(E->iters[ea].dom.extent, R->iters[rb].dom.extent)) {
+            why = "an epilogue iterator's domain differs from the reduction's";
+            break;
+        }
+        ev[d] = a;
+        rvv[d] = &b->base;
+    }
+    if (why) {
+        const void *marks[2] = {R, E};
+        return sch_fail_marks(c, TIR_ERR_SCHED_INDEX_MAP, erv, 2, marks,
+                              "blocks \"%s\" and \"%s\" do not map one to one through %s: %s",
+                              R->name, E->name, temp->name, why);
+    }
+    /* 5: nothing in between touches the buffers involved */
+    for (int j = ri + 1; j < ei; j++) {
+        const tir_block *o = sch_sref_block(s, j);
+        if (!o || sch_is_ancestor(s, ri, j)) continue;
+        const char *bad = NULL;
+        for (int w = 0; w < o->nwrites && !bad; w++) {
+            if (o->writes[w].buffer == temp || o->writes[w].buffer == D) bad = o->writes[w].buffer->name;
+            for (int k = 0; k < E->nreads && !bad; k++)
+                if (E->reads[k].buffer == o->writes[w].buffer) bad = o->writes[w].buffer->name;
+        }
+        for (int k = 0; k < o->nreads && !bad; k++)
+            if (o->reads[k].buffer == D) bad = D->name;
+        if (bad) {
+            const void *marks[3] = {R, o, E};
+            return sch_fail_marks(c, TIR_ERR_SCHED_INTERVENING_ACCESS, erv, 3, marks,
+                                  "block \"%s\", between \"%s\" and \"%s\", accesses %s",
+                                  o->name, R->name, E->name, bad);
+        }
+    }
+    if (scan_buffer(R, D).any) {
+        const void *marks[2] = {R, E};
+        return sch_fail_marks(c, TIR_ERR_SCHED_INTERVENING_ACCESS, erv, 2, marks,
+                              "block \"%s\" itself accesses %s, which the epilogue writes",
+                              R->name, D->name);
+    }
+
+    /* Does temp have to keep its values? */
+    bool keep_temp = false;
+    for (int i = 0; i < s->func->nparams; i++) keep_temp |= s->func->buffer_map[i] == temp;
+    for (int j = 0; j < s->nsrefs && !keep_temp; j++) {
+        const tir_block *o = sch_sref_block(s, j);
+        if (!o || o == R || o == E) continue;
+        for (int k = 0; k < o->nreads; k++) keep_temp |= o->reads[k].buffer == temp;
+        for (int k = 0; k < o->nwrites; k++) keep_temp |= o->writes[k].buffer == temp;
+    }
+    const tir_block *alloc_blk = NULL;
+    for (int j = 0; j < s->nsrefs && !alloc_blk; j++) {
+        const tir_block *o = sch_sref_block(s, j);
+        for (int k = 0; o && k < o->nallocs; k++)
+            if (o->allocs[k] == temp) alloc_blk = o;
+    }
+    if (!alloc_blk) keep_temp = true;
+
+    /* g = h(u), u = temp + c */
+    const tir_expr *g = est->value;
+    const tir_expr *load = &tl->base;
+    enum { CAP = 4096 };
+    const tir_expr **path = IR_NEWN(ctx, const tir_expr *, CAP);
+    int np = 0;
+    if (!find_path(g, load, path, &np, CAP))
+        return sch_fail(c, TIR_ERR_SCHED_EPILOGUE_PATTERN, erv, E,
+                        "epilogue block \"%s\" is too deep to analyse", E->name);
+    int k = np - 2;
+    if (rk == RED_SUM)
+        while (k >= 0 && (path[k]->kind == TIR_KIND_ADD ||
+                          (path[k]->kind == TIR_KIND_SUB &&
+                           ((const tir_binop *)path[k])->a == path[k + 1])))
+            k--;
+    else
+        k = np - 2;
+    const tir_expr *u = path[k + 1];
+    const tir_expr *cpart = rest(ctx, u, load);
+    bool identity = u == g;
+    if (!identity && !cpart) return TIR_OK; /* nothing moves: unchanged, still traced */
+
+    /* E's iterators -> R's spatial iterators */
+    const tir_expr *cR = cpart ? (const tir_expr *)tir_substitute(ctx, cpart, nd, ev, rvv) : NULL;
+    const tir_expr *init_val = ist->value;
+    if (cR) init_val = is_zero(init_val) ? cR : tir_add(ctx, init_val, cR);
+
+    /* The accumulator X and its indices in R's coordinates. */
+    const tir_buffer *X;
+    const tir_expr *const *xidx;
+    tir_buffer_region xreg;
+    const tir_buffer *acc_new = NULL;
+    if (identity) {
+        X = D;
+        const tir_expr **ix = IR_NEWN(ctx, const tir_expr *, est->nidx);
+        for (int d = 0; d < est->nidx; d++)
+            ix[d] = (const tir_expr *)tir_substitute(ctx, est->indices[d], nd, ev, rvv);
+        xidx = ix;
+        xreg = subst_region(ctx, &E->writes[0], nd, ev, rvv);
+    } else {
+        if (keep_temp) {
+            tir_buffer_desc bd;
+            tir_buffer_describe(temp, &bd);
+            bd.name = tir_ctx_sprintf(ctx, "%s_acc", temp->name);
+            acc_new = tir_buffer_new(ctx, &bd);
+            X = acc_new;
+        } else {
+            X = temp;
+        }
+        xidx = ust->indices;
+        xreg = R->writes[0];
+        xreg.buffer = X;
+    }
+    int nx = identity ? est->nidx : ust->nidx;
+    const tir_expr *xload = tir_load(ctx, X, nx, xidx);
+    const tir_stmt *x_init = tir_store(ctx, X, init_val, nx, xidx);
+    const tir_stmt *x_upd =
+        tir_store(ctx, X, swap_expr(ctx, ust->value, uload, xload), nx, xidx);
+
+    /* The new reduction block. */
+    tir_block_desc rd;
+    tir_block_describe(R, &rd);
+    bool dual = keep_temp && X != temp;
+    if (dual) {
+        const tir_stmt *i2[2] = {R->init, x_init}, *u2[2] = {R->body, x_upd};
+        rd.init = tir_seq_new(ctx, 2, i2);
+        rd.body = tir_seq_new(ctx, 2, u2);
+        tir_buffer_region *w = IR_NEWN(ctx, tir_buffer_region, 2);
+        w[0] = R->writes[0];
+        w[1] = xreg;
+        rd.writes = w;
+        rd.nwrites = 2;
+    } else {
+        rd.init = x_init;
+        rd.body = x_upd;
+        rd.writes = &xreg;
+        rd.nwrites = 1;
+    }
+    int cap = R->nreads + count_loads(cR) + 2, nr = 0;
+    tir_buffer_region *reads = IR_NEWN(ctx, tir_buffer_region, cap);
+    add_load_regions(ctx, cR, reads, &nr);
+    for (int i = 0; i < R->nreads; i++) {
+        if (R->reads[i].buffer == temp && X != temp) {
+            if (dual) add_region(reads, &nr, R->reads[i]);
+            add_region(reads, &nr, xreg);
+        } else {
+            add_region(reads, &nr, R->reads[i]);
+        }
+    }
+    rd.reads = reads;
+    rd.nreads = nr;
+    fuse_env env = {.r_old = &Rr->base,
+                    .r_new = tir_block_realize_new(ctx, Rr->nvalues, Rr->values, Rr->predicate,
+                                                   tir_block_new(ctx, &rd))};
+    int want_hits = 1;
+    if (identity) {
+        env.drop = drop;
+        want_hits++;
+        if (!keep_temp) {
+            env.alloc_blk = alloc_blk;
+            env.drop_alloc = temp;
+        }
+    } else {
+        /* E' = D = h(X[E's indices]) */
+        const tir_expr *xe = tir_load(ctx, X, tl->nidx, tl->indices);
+        const tir_expr *hv = swap_expr(ctx, g, u, xe);
+        tir_block_desc ed;
+        tir_block_describe(E, &ed);
+        ed.body = tir_store(ctx, D, hv, est->nidx, est->indices);
+        int ecap = count_loads(hv), ne = 0;
+        tir_buffer_region *er = IR_NEWN(ctx, tir_buffer_region, ecap);
+        add_load_regions(ctx, hv, er, &ne);
+        ed.reads = er;
+        ed.nreads = ne;
+        env.e_old = &Er->base;
+        env.e_new = tir_block_realize_new(ctx, Er->nvalues, Er->values, Er->predicate,
+                                          tir_block_new(ctx, &ed));
+        want_hits++;
+        if (acc_new) {
+            env.alloc_blk = sch_sref_block(s, sch_scope_of(s, ri));
+            env.add_alloc = acc_new;
+        }
+    }
+    tir_mutator m = {.ctx = ctx, .user = &env};
+    for (int kk = 0; kk < TIR_KIND_COUNT; kk++)
+        if (tir_kind_is_expr((tir_kind)kk)) m.on[kk] = keep;
+    m.on[TIR_KIND_BLOCK_REALIZE] = on_realize;
+    m.on[TIR_KIND_SEQ] = on_seq;
+    c->func = (const tir_prim_func *)tir_mutate(&m, s->func);
+    TIR_ASSERT(env.hits == want_hits);
+    return TIR_OK;
+}
+
+tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s, tir_block_rv reduction_block,
+                                             tir_block_rv epilogue_block) {
+    if (!s) return sch_bad_arg(s, "fuse_reduction_epilogue", "schedule is NULL");
+    sch_arg args[2] = {SCH_RV(reduction_block), SCH_RV(epilogue_block)};
+    return sch_run(s, SCH_INST_fuse_reduction_epilogue, args, NULL, NULL);
+}
