@@ -578,7 +578,11 @@ static void dprob_free(tir_ctx *ctx, gpu *g, dprob *p) {
 
 /* What one timed call runs. */
 typedef enum variant { V_OURS, V_UNFUSED, V_CUBLAS } variant;
-static const char *const variant_name[] = {"minitir", "minitir+epilogue", "cublas"};
+static const char *const variant_names[2][3] = {{"minitir", "", "cublas"},
+                                                {"fused", "unfused+epilogue", "cublas+epilogue"}};
+/* Set once from the example: the fused example's kernels have their own
+ * names. */
+static const char *const *variant_name = variant_names[0];
 
 static tir_rt_epilogue rt_epi(int e) {
     tir_rt_epilogue r = {TIR_RT_EPI_BIAS, 0, 0};
@@ -712,6 +716,7 @@ static int gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int st
         c.prog = prog;
         /* Poison the output, run once on set 0, verify. */
         RT(tir_rt_memset8(ctx, g->dev, p->out, 0xFF, (size_t)(p->M * p->N) * 4));
+        RT(tir_rt_memset8(ctx, g->dev, p->tmp, 0xFF, (size_t)(p->M * p->N) * 4));
         RT(one_call(ctx, &c, 0));
         RT(tir_rt_sync(ctx, g->dev));
         char what[96];
@@ -1011,7 +1016,7 @@ static int cmd_bench(tir_ctx *ctx, const opts *o) {
             }
             /* The reference row itself. */
             row cr = {M, N, K, 0, is_fused(o) ? e : -1, V_CUBLAS, cub.median_ms, NAN,
-                      cub.median_ms, NAN, 0, 0, "ok"};
+                      cub.median_ms, NAN, 0, NAN, "ok"};
             cr.gflops = cr.cublas_gflops = 2.0 * (double)(M * N) * (double)K / cub.median_ms / 1e6;
             rows[nrows++] = cr;
             print_row(o, &cr);
@@ -1073,6 +1078,7 @@ int main(int argc, char **argv) {
         return usage_error("--csv, --json and --plot belong to `tirc bench`");
     if (o.out && strcmp(o.cmd, "ptx")) return usage_error("-o belongs to `tirc ptx`");
     if (o.epi >= 0 && !is_fused(&o)) return usage_error("--epilogue belongs to the fused example");
+    if (is_fused(&o)) variant_name = variant_names[1];
     tir_ctx *ctx = tir_ctx_create();
     if (!ctx) {
         fprintf(stderr, "tirc: out of memory\n");
