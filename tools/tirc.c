@@ -898,7 +898,8 @@ static bool write_tables(const opts *o, const row *rows, int n) {
 }
 
 /* The chart: GFLOPS per size, one line per step and one for cuBLAS (for
- * fused: the fused kernels of the first epilogue measured). */
+ * fused: the fused kernels of the first epilogue measured).  Kernels that
+ * failed verification are left out (nan). */
 static bool write_plot(const opts *o, const row *rows, int n) {
     char dat[1024], gp[1024];
     size_t len = strlen(o->plot);
@@ -912,14 +913,15 @@ static bool write_plot(const opts *o, const row *rows, int n) {
     int first_epi = n > 0 ? rows[0].epi : -1;
     fprintf(f, "# size");
     for (int s = o->step_lo; s <= o->step_hi; s++) fprintf(f, " step%d", s);
-    fprintf(f, " cublas   (GFLOPS; NaN: not built)\n");
+    fprintf(f, " cublas   (GFLOPS; nan: not built or not verified)\n");
     for (int i = 0; i < n;) {
         int j = i;
         double cub = NAN, g[SEED_NSTEPS + 1];
         for (int s = 0; s <= SEED_NSTEPS; s++) g[s] = NAN;
         while (j < n && rows[j].M == rows[i].M && rows[j].N == rows[i].N && rows[j].K == rows[i].K) {
             if (rows[j].v == V_OURS && rows[j].epi == first_epi) {
-                g[rows[j].step] = rows[j].gflops;
+                /* Only verified kernels are drawn. */
+                g[rows[j].step] = !strcmp(rows[j].status, "ok") ? rows[j].gflops : NAN;
                 cub = rows[j].cublas_gflops;
             }
             j++;
