@@ -193,6 +193,14 @@ static void fake_gpu(void **state) {
     snprintf(p, sizeof p, "%s/t.dat", dir);
     slurp(p, buf, sizeof buf);
     assert_non_null(strstr(buf, "\"20x17x9\""));
+    /* Step 1 cannot launch 1100 threads per block: n/a, not a failure. */
+    assert_int_equal(tirc_run(env, "bench matmul --sizes 8x1100x8 --steps 1 --runs 20 --csv n.csv"), 0);
+    assert_non_null(strstr(err, "more than the limit 1024"));
+    assert_null(strstr(err, "@T.prim_func"));
+    snprintf(p, sizeof p, "%s/n.csv", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, ",1,minitir,nan,nan,"));
+    assert_non_null(strstr(buf, ",n/a\n"));
 }
 
 int main(int argc, char **argv) {

@@ -702,9 +702,11 @@ static int gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int st
         tir_status st = f ? compile(ctx, o, f, v == V_OURS && fused, step, &m, &r.compile_ms)
                           : TIR_ERR_INVALID_ARG;
         if (st != TIR_OK) {
-            fprintf(stderr, "tirc: %s step %d %s at %lldx%lldx%lld: %s\n", o->example, step,
-                    variant_name[v], (long long)p->M, (long long)p->N, (long long)p->K,
-                    tir_ctx_error(ctx));
+            /* In a table, the first line of the message (no IR dump). */
+            const char *msg = tir_ctx_error(ctx), *nl = strchr(msg, '\n');
+            int len = bench && nl ? (int)(nl - msg) : (int)strlen(msg);
+            fprintf(stderr, "tirc: %s step %d %s at %lldx%lldx%lld: %.*s\n", o->example, step,
+                    variant_name[v], (long long)p->M, (long long)p->N, (long long)p->K, len, msg);
             r.status = "n/a";
             rows[(*nrows)++] = r;
             if (!bench || st != TIR_ERR_LOWER) rc = rc ? rc : EXIT_COMPILE;
