@@ -765,14 +765,14 @@ static void print_row(const opts *o, const row *r) {
     snprintf(sz, sizeof sz, "%lldx%lldx%lld", (long long)r->M, (long long)r->N, (long long)r->K);
     if (r->epi >= 0) snprintf(epi, sizeof epi, "%s", seed_epi_name((seed_epi)r->epi));
     (void)o;
-    printf("%-16s %-10s %4d  %-17s %10.1f %10.1f %7.3f %10.2e %10.1f  %s\n", sz, epi, r->step,
-           variant_name[r->v], r->gflops, r->cublas_gflops,
+    printf("%-16s %-10s %4d  %-17s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f  %s\n", sz, epi,
+           r->step, variant_name[r->v], r->ms, r->gflops, r->cublas_gflops,
            r->gflops / r->cublas_gflops, r->rel_err, r->compile_ms, r->status);
 }
 
 static void print_header(void) {
-    printf("%-16s %-10s %4s  %-17s %10s %10s %7s %10s %10s  %s\n", "size", "epilogue", "step",
-           "kernel", "GFLOPS", "cuBLAS", "ratio", "rel_err", "compile_ms", "status");
+    printf("%-16s %-10s %4s  %-17s %9s %10s %10s %7s %10s %10s  %s\n", "size", "epilogue",
+           "step", "kernel", "ms", "GFLOPS", "cuBLAS", "ratio", "rel_err", "compile_ms", "status");
 }
 
 /* ------------------------------------------------------------ run, bench */
