@@ -1,0 +1,225 @@
+/* test_tirc_cli.c: the tirc command as a script sees it: exit codes
+ * (0 ok, 1 verification failure, 2 usage error, 3 no GPU where one is
+ * required, 4 compile error), --help texts, `tirc show`, `tirc ptx -o`,
+ * `tirc run --sim` at small odd sizes, and the GPU paths of `run` and
+ * `bench` (poisoned outputs, CSV/JSON, the gnuplot fallback) on the
+ * stand-in CUDA driver, which cannot run generated kernels: so there the
+ * untouched NaN output must be reported as a verification failure.
+ *
+ * usage: test_tirc_cli <path to tirc> <path to the fake CUDA library>
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static const char *tirc, *fake;
+static char dir[256];
+static char out[1 << 20], err[1 << 16];
+
+static void slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = 0;
+    if (f) fclose(f);
+}
+
+/* Runs `env tirc args` in the temp dir; returns the exit status, stdout in
+ * out, stderr in err. */
+static int tirc_run(const char *env, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && env %s '%s' %s >'%s/out' 2>'%s/err'", dir,
+             env ? env : "", tirc, args, dir, dir);
+    int st = system(cmd);
+    char p[512];
+    snprintf(p, sizeof p, "%s/out", dir);
+    slurp(p, out, sizeof out);
+    snprintf(p, sizeof p, "%s/err", dir);
+    slurp(p, err, sizeof err);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
+    return n;
+}
+
+static void usage_errors(void **state) {
+    (void)state;
+    static const char *const bad[] = {
+        "",                                  /* no command */
+        "bogus matmul",                      /* unknown command */
+        "run",                               /* no example */
+        "run conv",                          /* unknown example */
+        "run matmul --step 9",               /* no such step */
+        "run matmul --step 3-1",             /* empty range */
+        "run matmul --size 0",               /* bad size */
+        "run matmul --size 10x20",           /* two dimensions */
+        "run matmul --sizes 10",             /* bench option */
+        "ptx matmul --steps 1-3",            /* ptx takes one step */
+        "ptx matmul --arch sm_5",            /* unknown arch */
+        "run matmul --sim --gpu",            /* contradictory */
+        "run matmul --epilogue clip",        /* epilogue of fused only */
+        "run fused --epilogue gelu",         /* unknown epilogue */
+        "bench matmul --plot chart.jpg",     /* png or svg */
+        "show matmul --frobnicate",          /* unknown option */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = tirc_run(NULL, bad[i]);
+        if (rc != 2) fail_msg("`tirc %s` exited %d, expected 2 (stderr: %s)", bad[i], rc, err);
+        assert_true(strlen(err) + strlen(out) > 0);
+    }
+    assert_int_equal(tirc_run(NULL, "run conv"), 2);
+    assert_non_null(strstr(err, "use matmul or fused"));
+}
+
+static void help(void **state) {
+    (void)state;
+    assert_int_equal(tirc_run(NULL, "--help"), 0);
+    assert_non_null(strstr(out, "Exit status: 0 ok, 1 verification failure"));
+    static const char *const cmds[] = {"show", "ptx", "run", "bench"};
+    for (int i = 0; i < 4; i++) {
+        char a[64], want[64];
+        snprintf(a, sizeof a, "%s --help", cmds[i]);
+        snprintf(want, sizeof want, "usage: tirc %s <example>", cmds[i]);
+        assert_int_equal(tirc_run(NULL, a), 0);
+        assert_non_null(strstr(out, want));
+        assert_non_null(strstr(out, "3 no GPU where one is required"));
+    }
+    assert_int_equal(tirc_run(NULL, "help bench"), 0);
+    assert_non_null(strstr(out, "--plot"));
+}
+
+static void show(void **state) {
+    (void)state;
+    assert_int_equal(tirc_run(NULL, "show matmul --step 2 --trace --size 40"), 0);
+    assert_non_null(strstr(out, "==== Step 2: tiling and reordering"));
+    assert_non_null(strstr(out, "thread=\"blockIdx.y\""));
+    assert_non_null(strstr(out, "tir_status seed_step2(tir_schedule *sch)"));
+    assert_non_null(strstr(out, "tir_sched_reorder(sch, 8,"));
+    assert_null(strstr(out, "==== Step 3"));
+    /* All steps, each primitive: Step 3 caches A and B in shared memory. */
+    assert_int_equal(tirc_run(NULL, "show matmul --each --size 40"), 0);
+    assert_int_equal(count(out, "==== Step "), 2 * 6);
+    assert_non_null(strstr(out, "---- after tir_sched_cache_read(s, t->c, ia, \"shared\""));
+    assert_non_null(strstr(out, "scope=\"shared\""));
+    assert_int_equal(tirc_run(NULL, "show fused --epilogue clip --step 4 --size 40"), 0);
+    assert_non_null(strstr(out, "T.float32(-4)"));
+    assert_non_null(strstr(out, "scope=\"local\""));
+}
+
+static void ptx(void **state) {
+    (void)state;
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 50x40x30 --step 4 -o k.ptx"), 0);
+    char p[512], *buf = malloc(1 << 20);
+    snprintf(p, sizeof p, "%s/k.ptx", dir);
+    slurp(p, buf, 1 << 20);
+    assert_non_null(strstr(buf, ".target sm_90"));
+    assert_non_null(strstr(buf, ".entry matmul("));
+    assert_non_null(strstr(buf, "bar.sync"));
+    assert_non_null(strstr(err, "PTX written to k.ptx"));
+    free(buf);
+    /* Default step 6 to stdout, another arch. */
+    assert_int_equal(tirc_run(NULL, "ptx fused --size 33 --arch sm_80"), 0);
+    assert_non_null(strstr(out, ".target sm_80"));
+    assert_non_null(strstr(out, ".entry matmul_bias_relu("));
+    /* Step 1 has one thread per column: 2000 columns cannot launch. */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 1 --size 2000"), 4);
+    assert_non_null(strstr(err, "cannot compile matmul step 1"));
+}
+
+static void run_sim(void **state) {
+    (void)state;
+    assert_int_equal(tirc_run(NULL, "run matmul --sim --size 21x13x9"), 0);
+    assert_int_equal(count(out, "  ok  "), 6);
+    assert_int_equal(count(out, "FAIL"), 0);
+    assert_int_equal(tirc_run(NULL, "run fused --sim --size 19x35x33 --steps 3-4 --seed 5"), 0);
+    assert_int_equal(count(out, "  ok  "), 3 * 2);
+    assert_non_null(strstr(out, "fused bias+relu step 4"));
+    /* Without a driver, `run` falls back to the simulator and says so. */
+    assert_int_equal(tirc_run("MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1",
+                              "run matmul --size 9 --step 2"),
+                     0);
+    assert_non_null(strstr(err, "checking in the SIMT simulator instead"));
+    assert_int_equal(count(out, "  ok  "), 1);
+}
+
+static void no_gpu(void **state) {
+    (void)state;
+    const char *env = "MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1";
+    assert_int_equal(tirc_run(env, "run matmul --gpu --size 9"), 3);
+    assert_non_null(strstr(err, "--sim"));
+    assert_int_equal(tirc_run(env, "bench matmul --sizes 16"), 3);
+    assert_non_null(strstr(err, "no CUDA GPU"));
+}
+
+/* The stand-in driver runs no generated kernel: the poisoned output stays
+ * NaN, which must fail verification (exit 1) while cuBLAS works. */
+static void fake_gpu(void **state) {
+    (void)state;
+    char env[1024];
+    snprintf(env, sizeof env, "MINITIR_CUDA_LIB='%s' MINITIR_CUBLAS_LIB='%s'", fake, fake);
+    assert_int_equal(tirc_run(env, "run matmul --gpu --size 20x17x9 --step 2"), 1);
+    assert_non_null(strstr(err, "NaN or infinite"));
+    assert_non_null(strstr(out, "FAIL"));
+    /* bench: tables, and the chart's data and script without gnuplot. */
+    char benv[1200];
+    snprintf(benv, sizeof benv, "%s PATH=/nonexistent", env);
+    assert_int_equal(tirc_run(benv, "bench matmul --sizes 16,20x17x9 --steps 1-2 --runs 20 "
+                                    "--csv t.csv --json t.json --plot t.svg"),
+                     1);
+    assert_non_null(strstr(err, "gnuplot is not installed"));
+    assert_non_null(strstr(err, "[4/4"));
+    char p[512], buf[8192];
+    snprintf(p, sizeof p, "%s/t.csv", dir);
+    slurp(p, buf, sizeof buf);
+    assert_int_equal(count(buf, "\n"), 1 + 2 * 3); /* header, cuBLAS + 2 steps per size */
+    assert_non_null(strstr(buf, "matmul,,20,17,9,2,minitir,"));
+    snprintf(p, sizeof p, "%s/t.json", dir);
+    slurp(p, buf, sizeof buf);
+    assert_int_equal(count(buf, "\"kernel\": \"cublas\""), 2);
+    snprintf(p, sizeof p, "%s/t.gp", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, "set terminal svg"));
+    snprintf(p, sizeof p, "%s/t.dat", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, "\"20x17x9\""));
+    /* Step 1 cannot launch 1100 threads per block: n/a, not a failure. */
+    assert_int_equal(tirc_run(env, "bench matmul --sizes 8x1100x8 --steps 1 --runs 20 --csv n.csv"), 0);
+    assert_non_null(strstr(err, "more than the limit 1024"));
+    assert_null(strstr(err, "@T.prim_func"));
+    snprintf(p, sizeof p, "%s/n.csv", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, ",1,minitir,nan,nan,"));
+    assert_non_null(strstr(buf, ",n/a\n"));
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_tirc_cli <tirc> <fake cuda library>\n");
+        return 2;
+    }
+    tirc = argv[1];
+    fake = argv[2];
+    snprintf(dir, sizeof dir, "/tmp/tirc_cli_XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(usage_errors), cmocka_unit_test(help),    cmocka_unit_test(show),
+        cmocka_unit_test(ptx),          cmocka_unit_test(run_sim), cmocka_unit_test(no_gpu),
+        cmocka_unit_test(fake_gpu),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) rc = rc ? rc : 1;
+    return rc;
+}
