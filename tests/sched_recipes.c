@@ -97,6 +97,41 @@ static tir_status conv_sched(tir_schedule *s) {
     return TIR_OK;
 }
 
+/* prims-a: the seed's Steps 3-4 on top of Step 2 (block lists, caches,
+ * compute_at at both ends), and the inlines on the chain. */
+static tir_status step4(tir_schedule *s) {
+    TRY(step2(s));
+    tir_block_rv c, a_sh, b_sh, c_loc;
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv j_thread = l[3], k_outer = l[4];
+    TRY(tir_sched_cache_read(s, c, 0, "shared", 1, (const tir_block_rv[]){c}, &a_sh));
+    TRY(tir_sched_cache_read(s, c, 1, "shared", 0, NULL, &b_sh));
+    TRY(tir_sched_compute_at(s, a_sh, k_outer, false));
+    TRY(tir_sched_compute_at(s, b_sh, k_outer, true));
+    TRY(tir_sched_cache_write(s, c, 0, "local", 0, NULL, &c_loc));
+    TRY(tir_sched_reverse_compute_at(s, c_loc, j_thread, false));
+    return TIR_OK;
+}
+
+static tir_status chain_inline(tir_schedule *s) {
+    tir_block_rv b, d;
+    TRY(tir_sched_get_block(s, "B", &b));
+    TRY(tir_sched_get_block(s, "D", &d));
+    TRY(tir_sched_compute_inline(s, b));
+    TRY(tir_sched_reverse_compute_inline(s, d));
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv parts[2];
+    TRY(tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, parts));
+    return TIR_OK;
+}
+/* end prims-a */
 /* part B: fuse_reduction_epilogue, decompose_reduction, storage_align,
  * set_scope, software_pipeline (three int lists, one empty). */
 static const tir_prim_func *bias_relu(tir_ctx *ctx) {
@@ -128,6 +163,9 @@ const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
     {"conv", conv, conv_sched},
+    /* prims-a */
+    {"matmul_step4", matmul, step4},
+    {"chain_inline", chain, chain_inline},
     {"partb", bias_relu, partb_sched}, /* part B */
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

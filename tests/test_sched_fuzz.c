@@ -157,6 +157,71 @@ static void annotate_random(fuzz_case *fc, bool block, uint32_t id) {
     }
 }
 
+/* prims-a: cache_read, cache_write, compute_at, reverse_compute_at,
+ * compute_inline, reverse_compute_inline on block b, with random indices,
+ * scopes, consumer lists and target loops (of any block); new cache
+ * blocks join the pool. */
+static void add_block(fuzz_case *fc, tir_block_rv b) {
+    if (fc->nblocks < 16) fc->blocks[fc->nblocks++] = b;
+}
+
+static void block_step(fuzz_case *fc, tir_block_rv b) {
+    uint64_t *r = fc->r;
+    tir_schedule *s = fc->s;
+    tir_block_rv other = fc->blocks[rnd(r, 0, fc->nblocks - 1)], out;
+    const char *scope = rnd(r, 0, 1) ? "shared" : "local";
+    int ncons = (int)rnd(r, 0, 1);
+    tir_loop_rv target = {0, b.sched};
+    const tir_loop_rv *ls;
+    int n;
+    int kind = (int)rnd(r, 0, 7);
+    /* Mostly aim compute_at at a consumer's loop and reverse_compute_at
+       at a producer's, so that they often succeed. */
+    const tir_block_rv *rel;
+    int nrel;
+    if ((kind == 2 || kind == 3) && rnd(r, 0, 2) &&
+        tir_sched_get_consumers(s, b, &rel, &nrel) == TIR_OK && nrel > 0)
+        other = rel[rnd(r, 0, nrel - 1)];
+    if (kind == 4 && rnd(r, 0, 2) && tir_sched_get_producers(s, b, &rel, &nrel) == TIR_OK &&
+        nrel > 0)
+        other = rel[rnd(r, 0, nrel - 1)];
+    if (tir_sched_get_loops(s, other, &ls, &n) == TIR_OK && n > 0) target = ls[rnd(r, 0, n - 1)];
+    switch (kind) {
+    case 0: {
+        tir_status st;
+        CALL("cache_read", st = tir_sched_cache_read(s, b, (int)rnd(r, 0, 2), scope, ncons,
+                                                      &other, &out));
+        if (st == TIR_OK) add_block(fc, out);
+        break;
+    }
+    case 1: {
+        tir_status st;
+        CALL("cache_write", st = tir_sched_cache_write(s, b, (int)rnd(r, 0, 1), scope, ncons,
+                                                        &other, &out));
+        if (st == TIR_OK) add_block(fc, out);
+        break;
+    }
+    case 2:
+    case 3:
+        if (target.id)
+            CALL("compute_at", tir_sched_compute_at(s, b, target, rnd(r, 0, 1)));
+        break;
+    case 4:
+        if (target.id)
+            CALL("reverse_compute_at", tir_sched_reverse_compute_at(s, b, target, rnd(r, 0, 1)));
+        break;
+    case 5: CALL("compute_inline", tir_sched_compute_inline(s, b)); break;
+    case 6: CALL("reverse_compute_inline", tir_sched_reverse_compute_inline(s, b)); break;
+    default:
+        if (rnd(r, 0, 1))
+            INVALID(TIR_ERR_SCHED_BAD_SCOPE, "cache_read",
+                    tir_sched_cache_read(s, b, 0, "global", 0, NULL, &out));
+        else
+            INVALID(TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_write",
+                    tir_sched_cache_write(s, b, 7, "local", 0, NULL, &out));
+    }
+}
+/* end prims-a */
 /* part B: decompose_reduction, storage_align, set_scope,
  * software_pipeline, fuse_reduction_epilogue with plausible and wrong
  * arguments. */
@@ -211,12 +276,18 @@ static void random_step(fuzz_case *fc) {
     const tir_loop_rv *ls;
     int n;
     tir_status gl = tir_sched_get_loops(fc->s, b, &ls, &n);
-    if (gl == TIR_ERR_SCHED_STALE_HANDLE) return; /* fused away (part B) */
+    if (gl == TIR_ERR_SCHED_STALE_HANDLE) return; /* inlined or fused away */
     if (gl != TIR_OK) {
         snprintf(fc->why, sizeof fc->why, "get_loops failed: %s", tir_ctx_error(fc->ctx));
         fc->bad = true;
         return;
     }
+    /* prims-a */
+    if (rnd(r, 0, 3) == 0) {
+        block_step(fc, b);
+        return;
+    }
+    /* end prims-a */
     if (n == 0) return;
     if (rnd(r, 0, 4) == 0) { /* part B */
         partb_step(fc, b, ls, n);

@@ -186,7 +186,11 @@ TIR_API tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop
  *   1. the axis is one of those names (TIR_ERR_SCHED_BAD_THREAD_AXIS);
  *   2. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
  *   3. the loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
- *   4. no enclosing or enclosed loop is bound to the same axis
+ *   4. no enclosing or enclosed loop is bound to the same axis, unless
+ *      the two provably have the same extent and nothing in the inner
+ *      one uses the outer one's variable: the inner loop then stands for
+ *      the same thread index, and every outer instance does the same work
+ *      (a cooperative fetch under the compute's thread loops)
  *      (TIR_ERR_SCHED_AXIS_REBOUND);
  *   5.-7. the blocks under the loop satisfy W1-W3;
  *   8. the loop variable appears only in bindings of spatial iterators,
@@ -245,6 +249,162 @@ TIR_API tir_status tir_sched_unannotate_loop(tir_schedule *s, tir_loop_rv loop,
 TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv block,
                                               const char *key);
 
+/* ------------------------------------------- block primitives (prims-a)
+ *
+ * These create, move and remove blocks.  "The scope" of a block is its
+ * nearest enclosing block; producers and consumers are blocks of that
+ * scope that write a buffer a block reads, or read one it writes.
+ */
+
+/* Reads buffer reads[read_index] of `block` through a cache: a new block
+ * (returned in *out, named <buffer>_<scope>) copies the whole buffer into
+ * a new buffer <buffer>_<scope> of that scope, allocated in the scope
+ * block, and placed in the scope right after the buffer's writer (first,
+ * for an input).  The consumers (all readers of the buffer in the scope,
+ * or only the nconsumers blocks given) then read the cache.  compute_at
+ * then shrinks the copy to the tile a loop needs; the cache buffer keeps
+ * the full shape (lowering compacts it to the region used).
+ * Preconditions:
+ *   1. the block is not the root block, and every consumer given lies in
+ *      its scope (checked after 2-3) (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. 0 <= read_index < the block's number of reads
+ *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
+ *   3. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
+ *   4. every consumer reads the buffer and does not write it
+ *      (TIR_ERR_SCHED_NOT_CONSUMER);
+ *   5. at most one block of the scope writes the buffer
+ *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   6. every consumer lies in a later statement of the scope than the
+ *      writer (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
+                                        const char *scope, int nconsumers,
+                                        const tir_block_rv *consumers, tir_block_rv *out);
+
+/* Makes `block` write buffer writes[write_index]'s values into a new
+ * buffer <buffer>_<scope> of that scope (allocated in the scope block)
+ * and adds a block (returned in *out, named <buffer>_<scope>) right after
+ * it in the scope that copies the whole cache back.  Readers keep reading
+ * the original buffer, except the nconsumers blocks given, which read the
+ * cache.
+ * Preconditions:
+ *   1. the block is not the root block, and every consumer given lies in
+ *      its scope (checked after 2-3) (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. 0 <= write_index < the block's number of writes
+ *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
+ *   3. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
+ *   4. every consumer given reads the buffer and does not write it
+ *      (TIR_ERR_SCHED_NOT_CONSUMER);
+ *   5. no other block of the scope writes the buffer
+ *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   6. every other reader of the buffer in the scope lies in a later
+ *      statement of the scope (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
+                                         const char *scope, int nconsumers,
+                                         const tir_block_rv *consumers, tir_block_rv *out);
+
+/* Moves a producer block under `loop`, before the first statement of the
+ * loop's body that holds one of its consumers.  Its old loops (those left
+ * empty) are removed; new loops ax0, ax1, ... (one per iterator, in
+ * iterator order; unit loops dropped unless preserve_unit_loops) run it
+ * over the region its consumers read during one iteration of the loop:
+ * their read regions with every loop between the loop and them relaxed,
+ * and also the thread-bound loops above `loop` that share the written
+ * buffer (threadIdx/vthread for "shared", every thread-bound loop for
+ * "global", none for "local"), so a shared copy computes the whole
+ * thread block's tile, ready to be split and bound to threads for a
+ * cooperative fetch.  Reduce iterators run over their whole domain.  Where
+ * the region exceeds the block's domain (non-divisible tiles), the realize
+ * gets a bounds predicate.  The block's old predicate is dropped (it can
+ * only have masked iterations outside the domain, as split makes).
+ * Preconditions:
+ *   1. the loop and the block are in the same scope
+ *      (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. the loop does not enclose the block (TIR_ERR_SCHED_LOOP_IS_ANCESTOR);
+ *   3. the block is complete or a reduction (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE);
+ *   4. it writes one buffer, indexed by distinct spatial iterators, one
+ *      element each (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
+ *   5. no other block of the scope writes that buffer
+ *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   6. every consumer of the block lies under the loop
+ *      (TIR_ERR_SCHED_CONSUMER_OUTSIDE);
+ *   7. it has at least one consumer (TIR_ERR_SCHED_NO_CONSUMER);
+ *   8. no block outside the loop that comes after the block writes
+ *      what it reads, and under the loop no producer of the block comes
+ *      in the same or a later statement than its first consumer
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
+                                        bool preserve_unit_loops);
+
+/* Moves a consumer block under `loop`, at the end of the loop's body
+ * (before any statement holding a consumer of it), with new loops as in
+ * compute_at running it over the region its producers write during one
+ * iteration of the loop (relaxed over the loops inside it; never over
+ * thread-bound loops above it, since one thread's instance would read
+ * what later threads have not produced yet).  Iterators the produced
+ * buffers do not index run over their whole domain; with several produced
+ * buffers the regions are intersected.
+ * Preconditions:
+ *   1. the loop and the block are in the same scope
+ *      (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. the loop does not enclose the block (TIR_ERR_SCHED_LOOP_IS_ANCESTOR);
+ *   3. the block is complete or a reduction (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE);
+ *   4. no other block of the scope writes what it writes
+ *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   5. every producer of the block lies under the loop
+ *      (TIR_ERR_SCHED_PRODUCER_OUTSIDE);
+ *   6. it has at least one producer (TIR_ERR_SCHED_NO_PRODUCER);
+ *   7. it reads each produced buffer at distinct spatial iterators, one
+ *      element each (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
+ *   8. the producers' predicates only keep their bindings inside their
+ *      iterators' domains (each conjunct is `binding < end`), so they mask
+ *      no point of the region (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *   9. under the loop, no consumer of the block comes in the same or an
+ *      earlier statement than its last producer
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
+                                                tir_loop_rv loop, bool preserve_unit_loops);
+
+/* Inlines a block X[v...] = f(v...) into every load of X (which becomes
+ * f(indices)); readers' regions read f's inputs instead; the block, the
+ * loops it leaves empty and X's allocation disappear (its handle becomes
+ * stale).
+ * Preconditions:
+ *   1. the block is not the root block (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. it is complete (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE);
+ *   3. its body is one store to the one buffer it writes, and it
+ *      allocates nothing (TIR_ERR_SCHED_NOT_SINGLE_STORE);
+ *   4. the store's indices are its iterators, each once, all of them
+ *      (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
+ *   5. the buffer is not a function parameter (TIR_ERR_SCHED_OUTPUT_BUFFER);
+ *   6. no other block writes it (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   7. no block after it writes a buffer it reads
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+TIR_API tir_status tir_sched_compute_inline(tir_schedule *s, tir_block_rv block);
+
+/* Inlines a consumer Q: Y[g(v...)] = f(X[v...], ...) into the producer P:
+ * X[u...] = e(u...) of X, which becomes Y[g(u...)] = f(e(u...), ...) and
+ * keeps its name, loops and bindings; Q, the loops it leaves empty and X's
+ * allocation disappear (Q's handle becomes stale).
+ * Preconditions:
+ *   1. Q is not the root block (TIR_ERR_SCHED_DIFFERENT_SCOPE);
+ *   2. Q is complete (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE);
+ *   3. Q's body is one store to the one buffer it writes, and Q allocates
+ *      nothing (TIR_ERR_SCHED_NOT_SINGLE_STORE);
+ *   4. exactly one block of the scope (P) writes what Q reads, one buffer X
+ *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
+ *   5. there is such a block (TIR_ERR_SCHED_NO_PRODUCER);
+ *   6. P is complete, its body one store to X, and it allocates nothing
+ *      (TIR_ERR_SCHED_NOT_SINGLE_STORE);
+ *   7. P stores X and Q loads it at their iterators, each once, all of
+ *      them, Q always at the same indices (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
+ *   8. X is not a function parameter (TIR_ERR_SCHED_OUTPUT_BUFFER);
+ *   9. no block other than P and Q reads X (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *  10. Q's iterators run over exactly X's shape
+ *      (TIR_ERR_SCHED_DOMAIN_MISMATCH). */
+TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_rv block);
+/* end prims-a */
 /* ---------------------------------------------- part B: reductions, buffers,
  * pipelining, epilogue fusion (decompose_reduction .. fuse_reduction_epilogue) */
 

@@ -35,11 +35,11 @@ typedef enum sch_inst_kind {
 typedef struct sch_arg {
     uint32_t rv;         /* b, l */
     uint32_t tag;        /* b, l: the handle's schedule serial */
-    const uint32_t *tags; /* L */
+    const uint32_t *tags; /* L, B */
     int64_t i;           /* i */
     const char *s;       /* s */
-    int n;               /* L, I: number of entries */
-    const uint32_t *rvs; /* L */
+    int n;               /* L, B, I: number of entries */
+    const uint32_t *rvs; /* L, B */
     const int64_t *ints; /* I */
 } sch_arg;
 
@@ -132,6 +132,7 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
 /* Packing handles into arguments and ids back into handles (wrappers). */
 #define SCH_RV(h) ((sch_arg){.rv = (h).id, .tag = (h).sched})
 sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops);
+sch_arg sch_block_rv_list(tir_schedule *s, int n, const tir_block_rv *blocks);
 tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id);
 tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id);
 
@@ -254,5 +255,76 @@ bool sch_is_const(const tir_expr *e, int64_t c);
 const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
                              const char *tag, int nannots, const tir_annot *annots,
                              const tir_stmt *body);
+
+/* ------------------------------------------------- blockops.c (prims-a) */
+
+bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf);
+/* The block srefs whose scope is block sref `scope`, in program order
+ * (arena array); returns the count. */
+int sch_scope_blocks(const tir_schedule *s, int scope, int **out);
+/* The ancestor of sref i (or i) whose parent is `scope`. */
+int sch_top_sref(const tir_schedule *s, int i, int scope);
+/* Children of a body: the statements of a Seq, or the body itself. */
+int sch_num_children(const tir_stmt *body);
+const tir_stmt *sch_child_at(const tir_stmt *body, int i);
+int sch_child_index(const tir_stmt *body, const tir_stmt *st);
+/* Index of the child of loop/block sref `parent`'s body that holds sref i
+ * (-1 if i is not below parent). */
+int sch_child_holding(const tir_schedule *s, int parent, int i);
+/* The highest sref that removing block sref bi removes: bi, or the
+ * outermost loop of the chain of loops that hold nothing else. */
+int sch_removable_root(const tir_schedule *s, int bi);
+
+/* One rewrite of the current function: statements olds[i] become news[i]
+ * (NULL removes them; loops and sequences left empty go too); inserts[i]
+ * go before (after[i] false) or after the (rewritten) anchors[i]; the
+ * block `scope` loses drop_alloc and gains add_alloc (either may be NULL). */
+typedef struct sch_edit_spec {
+    tir_ctx *ctx;
+    int nrepl;
+    const tir_stmt *const *olds;
+    const tir_stmt *const *news;
+    int nins;
+    const tir_stmt *const *anchors;
+    const tir_stmt *const *inserts;
+    const bool *after;
+    const tir_block *scope;
+    const tir_buffer *add_alloc, *drop_alloc;
+} sch_edit_spec;
+const tir_prim_func *sch_edit(sch_call *c, const sch_edit_spec *e);
+
+/* [lo, hi) of one dimension; lo NULL: not constrained. */
+typedef struct sch_bound {
+    const tir_expr *lo, *hi;
+} sch_bound;
+/* Unions into acc[0..reg->ndim) the part of region `reg` of block sref bi
+ * (in its iterators) touched while the loops between bi and loop sref
+ * `loop` run, also relaxing the thread-bound loops above `loop` (inside
+ * block sref scope_sref) that share a buffer of scope buf_scope: all of
+ * them for global, threadIdx/vthread for shared, none for local.  The
+ * analyzer must know the ranges of every loop above bi.  False when
+ * unbounded. */
+bool sch_relax_access(const tir_schedule *s, tir_analyzer *a, int bi, int loop, int scope_sref,
+                      const tir_buffer_region *reg, tir_scope buf_scope, sch_bound *acc);
+/* A region indexed by distinct spatial iterators of b, extent 1 each:
+ * returns -1 and fills dim_of_iter[k] (-1: iterator k not used); else the
+ * first offending dimension. */
+int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_of_iter);
+/* Loops (named ax0, ax1, ...) running block b over rng[k] for each
+ * iterator k (its whole domain when rng[k].lo is NULL), placed under loop
+ * sref `loop`; the realize's predicate keeps the bindings inside the
+ * domains where that is not provable.  Unit loops are dropped unless
+ * preserve_unit_loops. */
+const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const sch_bound *rng,
+                                bool preserve_unit_loops);
+/* A loop nest copying all of src into dst, block `name`. */
+const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
+                              const tir_buffer *dst);
+/* A compact buffer like b, named <b>_<scope>, in that scope. */
+const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope scope);
+/* "shared" or "local". */
+bool sch_parse_scope(const char *name, tir_scope *out);
+bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
+/* end prims-a */
 
 #endif

@@ -322,6 +322,19 @@ sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
     return a;
 }
 
+sch_arg sch_block_rv_list(tir_schedule *s, int n, const tir_block_rv *blocks) {
+    sch_arg a = {.n = n};
+    if (!blocks || n <= 0) return a;
+    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
+    for (int i = 0; i < n; i++) {
+        ids[i] = blocks[i].id;
+        tags[i] = blocks[i].sched;
+    }
+    a.rvs = ids;
+    a.tags = tags;
+    return a;
+}
+
 tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id) {
     return (tir_loop_rv){id, s->serial};
 }
@@ -359,6 +372,17 @@ static tir_status check_handle(tir_schedule *s, const char *prim, char want, uin
     return TIR_OK;
 }
 
+/* A list of loop ('L') or block ('B') handles. */
+static tir_status check_handle_list(tir_schedule *s, const char *prim, char t, const sch_arg *a) {
+    if (a->n < 0 || (a->n > 0 && !a->rvs))
+        return sch_bad_arg(s, prim,
+                           t == 'L' ? "the loop list is NULL or has a negative length"
+                                    : "the block list is NULL or has a negative length");
+    for (int j = 0; j < a->n; j++)
+        TIR_TRY(check_handle(s, prim, t == 'L' ? 'l' : 'b', a->rvs[j], a->tags ? a->tags[j] : 0));
+    return TIR_OK;
+}
+
 static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *args) {
     sch_sig sig;
     sch_sig_parse(k, &sig);
@@ -369,11 +393,7 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
         case 'b':
         case 'l': TIR_TRY(check_handle(s, prim, sig.in[i], a->rv, a->tag)); break;
         case 'L':
-            if (a->n < 0 || (a->n > 0 && !a->rvs))
-                return sch_bad_arg(s, prim, "the loop list is NULL or has a negative length");
-            for (int j = 0; j < a->n; j++)
-                TIR_TRY(check_handle(s, prim, 'l', a->rvs[j], a->tags ? a->tags[j] : 0));
-            break;
+        case 'B': TIR_TRY(check_handle_list(s, prim, sig.in[i], a)); break;
         default: TIR_UNREACHABLE();
         }
     }
@@ -381,6 +401,7 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
         const sch_arg *a = &args[sig.nin + i];
         switch (sig.attr[i]) {
         case 'i': break;
+        case 'B': TIR_TRY(check_handle_list(s, prim, 'B', a)); break;
         case 's':
             if (!a->s) return sch_bad_arg(s, prim, "a string argument is NULL");
             break;
@@ -404,13 +425,14 @@ static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int na
         char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
         copy[i] = args[i];
         if (t == 's') copy[i].s = tir_intern(ctx, args[i].s);
-        if (t == 'L') copy[i].rvs = ir_copy_array(ctx, args[i].rvs, sizeof(uint32_t), args[i].n);
+        bool list = t == 'L' || t == 'B';
+        if (list) copy[i].rvs = ir_copy_array(ctx, args[i].rvs, sizeof(uint32_t), args[i].n);
         if (t == 'I') copy[i].ints = ir_copy_array(ctx, args[i].ints, sizeof(int64_t), args[i].n);
-        if (t != 'L') copy[i].rvs = NULL;
+        if (!list) copy[i].rvs = NULL;
         copy[i].tags = NULL;
         copy[i].tag = 0;
         if (t != 'I') copy[i].ints = NULL;
-        if (t != 'L' && t != 'I') copy[i].n = 0;
+        if (!list && t != 'I') copy[i].n = 0;
     }
     if (s->ntrace == s->captrace) {
         s->captrace = s->captrace ? 2 * s->captrace : 16;

@@ -59,18 +59,20 @@ static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, b
         case 'i': put_int(sb, a->i, c); break;
         case 's': put_string(sb, a->s); break;
         case 'L':
+        case 'B':
         case 'I':
             if (c && a->n == 0) {
                 ir_sb_puts(sb, "0, NULL");
                 break;
             }
             if (c)
-                ir_sb_printf(sb, "%d, (const %s[]){", a->n, t == 'L' ? "tir_loop_rv" : "int64_t");
+                ir_sb_printf(sb, "%d, (const %s[]){", a->n,
+                             t == 'L' ? "tir_loop_rv" : t == 'B' ? "tir_block_rv" : "int64_t");
             else
                 ir_sb_putc(sb, '[');
             for (int j = 0; j < a->n; j++) {
                 if (j) ir_sb_puts(sb, ", ");
-                if (t == 'L')
+                if (t != 'I')
                     put_rv(sb, s, a->rvs[j]);
                 else
                     put_int(sb, a->ints[j], c);
@@ -469,7 +471,8 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
             pi->in_names[i] = lx->sval;
             next(lx);
             break;
-        case 'L': TIR_TRY(parse_list(lx, true, &a->n, &pi->list_names[i], NULL)); break;
+        case 'L':
+        case 'B': TIR_TRY(parse_list(lx, true, &a->n, &pi->list_names[i], NULL)); break;
         case 'I': {
             int64_t *ints = NULL;
             TIR_TRY(parse_list(lx, false, &a->n, NULL, &ints));
@@ -533,9 +536,11 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
     tir_ctx *ctx = s->ctx;
     sch_sig sig;
     sch_sig_parse(pi->kind, &sig);
-    for (int i = 0; i < sig.nin; i++) {
+    for (int i = 0; i < sig.nin + sig.nattr; i++) {
         sch_arg *a = &pi->args[i];
-        if (sig.in[i] == 'L') {
+        char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
+        if (t != 'b' && t != 'l' && t != 'L' && t != 'B') continue;
+        if (t == 'L' || t == 'B') {
             uint32_t *ids = IR_NEWN(ctx, uint32_t, a->n), *tags = IR_NEWN(ctx, uint32_t, a->n);
             for (int j = 0; j < a->n; j++) tags[j] = s->serial;
             a->tags = tags;

@@ -1,0 +1,347 @@
+/* blockops.c: helpers of the primitives that create, move and remove
+ * blocks (cache_read/write, compute_at, reverse_compute_at, the inlines).
+ *
+ * Those primitives reason about the blocks of one scope (the blocks whose
+ * nearest enclosing block is the same) and about the scope's top-level
+ * statements, which is where TVM's stage pipeline lives: a buffer's writer
+ * must come before its readers.  The one editing pass (sch_edit) removes a
+ * statement (and the loops it leaves empty), replaces statements, inserts
+ * statements next to anchors and changes a scope block's allocations, all
+ * at once, so a primitive builds its result from the current function in
+ * a single rewrite.
+ */
+#include <string.h>
+
+#include "sched_internal.h"
+
+bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf) {
+    for (int i = 0; i < n; i++)
+        if (rs[i].buffer == buf) return true;
+    return false;
+}
+
+int sch_scope_blocks(const tir_schedule *s, int scope, int **out) {
+    int n = 0;
+    for (int i = 0; i < s->nsrefs; i++)
+        if (sch_sref_block(s, i) && i != scope && sch_scope_of(s, i) == scope) n++;
+    int *v = IR_NEWN(s->ctx, int, n);
+    n = 0;
+    for (int i = 0; i < s->nsrefs; i++)
+        if (sch_sref_block(s, i) && i != scope && sch_scope_of(s, i) == scope) v[n++] = i;
+    *out = v;
+    return n;
+}
+
+int sch_top_sref(const tir_schedule *s, int i, int scope) {
+    while (s->srefs[i].parent != scope) i = s->srefs[i].parent;
+    return i;
+}
+
+int sch_child_index(const tir_stmt *body, const tir_stmt *st) {
+    const tir_seq *q = tir_as_tir_seq(body);
+    if (!q) return body == st ? 0 : -1;
+    for (int i = 0; i < q->n; i++)
+        if (q->stmts[i] == st) return i;
+    return -1;
+}
+
+int sch_num_children(const tir_stmt *body) {
+    const tir_seq *q = tir_as_tir_seq(body);
+    return q ? q->n : 1;
+}
+
+const tir_stmt *sch_child_at(const tir_stmt *body, int i) {
+    const tir_seq *q = tir_as_tir_seq(body);
+    return q ? q->stmts[i] : body;
+}
+
+int sch_child_holding(const tir_schedule *s, int loop_or_scope, int i) {
+    while (s->srefs[i].parent != loop_or_scope) {
+        i = s->srefs[i].parent;
+        if (i < 0) return -1;
+    }
+    const tir_stmt *body = sch_sref_for(s, loop_or_scope)
+                               ? sch_sref_for(s, loop_or_scope)->body
+                               : sch_sref_block(s, loop_or_scope)->body;
+    return sch_child_index(body, sch_sref_stmt(s, i));
+}
+
+int sch_removable_root(const tir_schedule *s, int bi) {
+    int top = bi;
+    for (int p = s->srefs[bi].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent) {
+        /* The loop's body must be exactly the statement we would remove. */
+        if (sch_sref_for(s, p)->body != sch_sref_stmt(s, top)) break;
+        top = p;
+    }
+    return top;
+}
+
+/* ------------------------------------------------------------- editing */
+
+static const tir_stmt *edit(const sch_edit_spec *e, const tir_stmt *st);
+
+static const tir_block *edit_block(const sch_edit_spec *e, const tir_block *b) {
+    const tir_stmt *init = b->init ? edit(e, b->init) : NULL;
+    const tir_stmt *body = edit(e, b->body);
+    if (!body) body = tir_evaluate_new(e->ctx, tir_i32(e->ctx, 0));
+    bool scope = b == e->scope;
+    if (init == b->init && body == b->body && !scope) return b;
+    tir_block_desc d;
+    tir_block_describe(b, &d);
+    d.init = init;
+    d.body = body;
+    if (scope) {
+        const tir_buffer **allocs = IR_NEWN(e->ctx, const tir_buffer *, b->nallocs + 1);
+        int n = 0;
+        for (int i = 0; i < b->nallocs; i++)
+            if (b->allocs[i] != e->drop_alloc) allocs[n++] = b->allocs[i];
+        if (e->add_alloc) allocs[n++] = e->add_alloc;
+        d.nallocs = n;
+        d.allocs = allocs;
+    }
+    return tir_block_new(e->ctx, &d);
+}
+
+static const tir_stmt *edit(const sch_edit_spec *e, const tir_stmt *st) {
+    tir_ctx *ctx = e->ctx;
+    const tir_stmt *out = st;
+    for (int i = 0; i < e->nrepl; i++)
+        if (e->olds[i] == st) {
+            out = e->news[i];
+            goto inserts;
+        }
+    switch ((tir_kind)st->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)st;
+        const tir_stmt *body = edit(e, f->body);
+        if (!body) return NULL;
+        if (body != f->body)
+            out = tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag,
+                              f->nannots, f->annots, body);
+        break;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)st;
+        const tir_stmt **v = IR_NEWN(ctx, const tir_stmt *, q->n);
+        bool changed = false;
+        int n = 0;
+        for (int i = 0; i < q->n; i++) {
+            const tir_stmt *x = edit(e, q->stmts[i]);
+            changed |= x != q->stmts[i];
+            if (x) v[n++] = x;
+        }
+        if (n == 0) return NULL;
+        if (changed) out = tir_seq_new(ctx, n, v);
+        break;
+    }
+    case TIR_KIND_BLOCK_REALIZE: {
+        const tir_block_realize *r = (const tir_block_realize *)st;
+        const tir_block *b = edit_block(e, r->block);
+        if (b != r->block)
+            out = tir_block_realize_new(ctx, r->nvalues, r->values, r->predicate, b);
+        break;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *x = (const tir_if *)st;
+        const tir_stmt *t = edit(e, x->then_s);
+        const tir_stmt *f = x->else_s ? edit(e, x->else_s) : NULL;
+        if (!t && !f) return NULL;
+        if (!t) t = tir_evaluate_new(ctx, tir_i32(ctx, 0));
+        if (t != x->then_s || f != x->else_s) out = tir_if_new(ctx, x->cond, t, f);
+        break;
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *x = (const tir_allocate *)st;
+        const tir_stmt *body = edit(e, x->body);
+        if (!body) body = tir_evaluate_new(ctx, tir_i32(ctx, 0));
+        if (body != x->body) out = tir_allocate_new(ctx, x->buffer, body);
+        break;
+    }
+    default: break;
+    }
+inserts:
+    for (int i = 0; i < e->nins; i++)
+        if (e->anchors[i] == st) {
+            const tir_stmt *two[2] = {e->after[i] ? out : e->inserts[i],
+                                      e->after[i] ? e->inserts[i] : out};
+            out = tir_seq_new(ctx, 2, two);
+        }
+    return out;
+}
+
+const tir_prim_func *sch_edit(sch_call *c, const sch_edit_spec *e) {
+    const tir_prim_func *f = c->sch->func;
+    const tir_stmt *body = edit(e, f->body);
+    TIR_ASSERT(body);
+    if (body == f->body) return f;
+    return tir_prim_func_new(c->ctx, f->name, f->nparams, f->params, f->buffer_map, body,
+                             f->nattrs, f->attrs);
+}
+
+/* -------------------------------------------------------------- regions */
+
+/* Loops strictly between sref `from` (exclusive) and sref `top`. */
+static int loops_between(const tir_schedule *s, int from, int top, const tir_var **out) {
+    int n = 0;
+    for (int p = s->srefs[from].parent; p >= 0 && p != top; p = s->srefs[p].parent)
+        if (sch_sref_for(s, p)) out[n++] = sch_sref_for(s, p)->var;
+    return n;
+}
+
+static bool thread_relaxed(const tir_for *f, tir_scope scope) {
+    if (f->kind != TIR_FOR_THREAD_BINDING || !f->thread_tag) return false;
+    if (scope == TIR_SCOPE_LOCAL) return false;
+    if (scope == TIR_SCOPE_SHARED)
+        return strncmp(f->thread_tag, "threadIdx.", 10) == 0 ||
+               strncmp(f->thread_tag, "vthread.", 8) == 0;
+    return true;
+}
+
+bool sch_relax_access(const tir_schedule *s, tir_analyzer *a, int bi, int loop, int scope_sref,
+                      const tir_buffer_region *reg, tir_scope buf_scope, sch_bound *acc) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block_realize *r = s->srefs[bi].realize;
+    const tir_block *b = r->block;
+    const tir_var **vars = IR_NEWN(ctx, const tir_var *, s->nsrefs + 1);
+    int nv = loops_between(s, bi, loop, vars);
+    for (int p = loop; p >= 0 && p != scope_sref; p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (f && p != loop && thread_relaxed(f, buf_scope)) vars[nv++] = f->var;
+    }
+    const tir_var **iv = IR_NEWN(ctx, const tir_var *, b->niters);
+    for (int k = 0; k < b->niters; k++) iv[k] = b->iters[k].var;
+    for (int d = 0; d < reg->ndim; d++) {
+        const tir_expr *mn = (const tir_expr *)tir_substitute(ctx, reg->ranges[d].min,
+                                                              b->niters, iv, r->values);
+        const tir_expr *ex = (const tir_expr *)tir_substitute(ctx, reg->ranges[d].extent,
+                                                              b->niters, iv, r->values);
+        const tir_expr *last = tir_sub(ctx, tir_add(ctx, mn, ex), tir_int(ctx, mn->dtype, 1));
+        tir_range lo, hi;
+        if (!tir_analyzer_relax(a, mn, nv, vars, &lo) ||
+            !tir_analyzer_relax(a, last, nv, vars, &hi))
+            return false;
+        const tir_expr *l = lo.min, *h = tir_add(ctx, hi.min, hi.extent);
+        if (acc[d].lo) {
+            l = tir_min(ctx, acc[d].lo, l);
+            h = tir_max(ctx, acc[d].hi, h);
+        }
+        acc[d].lo = tir_analyzer_simplify(a, l);
+        acc[d].hi = tir_analyzer_simplify(a, h);
+    }
+    return true;
+}
+
+int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_of_iter) {
+    for (int k = 0; k < b->niters; k++) dim_of_iter[k] = -1;
+    for (int d = 0; d < reg->ndim; d++) {
+        if (!sch_is_const(reg->ranges[d].extent, 1)) return d;
+        const tir_var *v = tir_as_tir_var(reg->ranges[d].min);
+        int k = 0;
+        while (k < b->niters && b->iters[k].var != v) k++;
+        if (k == b->niters || b->iters[k].kind != TIR_ITER_SPATIAL || dim_of_iter[k] >= 0)
+            return d;
+        dim_of_iter[k] = d;
+    }
+    return -1;
+}
+
+const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const sch_bound *rng,
+                                bool preserve_unit_loops) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    tir_analyzer *a = tir_analyzer_new(ctx);
+    sch_bind_ancestors(s, a, loop);
+    int n = b->niters;
+    const tir_var **lv = IR_NEWN(ctx, const tir_var *, n);
+    const tir_expr **ext = IR_NEWN(ctx, const tir_expr *, n);
+    const tir_expr **vals = IR_NEWN(ctx, const tir_expr *, n);
+    const tir_expr *pred = NULL;
+    int nl = 0;
+    for (int k = 0; k < n; k++) {
+        const tir_iter_var *it = &b->iters[k];
+        tir_dtype dt = it->var->base.dtype;
+        const tir_expr *lo = rng[k].lo ? rng[k].lo : it->dom.min;
+        const tir_expr *e = rng[k].lo ? tir_analyzer_simplify(a, tir_sub(ctx, rng[k].hi, lo))
+                                      : it->dom.extent;
+        lv[k] = NULL;
+        if (!preserve_unit_loops && sch_is_const(e, 1)) {
+            vals[k] = lo;
+        } else {
+            lv[k] = tir_var_new(ctx, tir_ctx_sprintf(ctx, "ax%d", nl++), dt);
+            ext[k] = e;
+            tir_analyzer_bind(a, lv[k], tir_int(ctx, dt, 0), e);
+            vals[k] = tir_analyzer_simplify(a, tir_add(ctx, lo, &lv[k]->base));
+        }
+        if (!rng[k].lo) continue;
+        const tir_expr *ge = tir_binop_new(ctx, TIR_KIND_GE, vals[k], it->dom.min);
+        const tir_expr *lt = tir_lt(ctx, vals[k], tir_add(ctx, it->dom.min, it->dom.extent));
+        if (!tir_analyzer_can_prove(a, ge)) pred = pred ? tir_and(ctx, pred, ge) : ge;
+        if (!tir_analyzer_can_prove(a, lt)) pred = pred ? tir_and(ctx, pred, lt) : lt;
+    }
+    if (pred) pred = tir_analyzer_simplify(a, pred);
+    tir_analyzer_free(a);
+    const tir_stmt *body = tir_block_realize_new(ctx, n, vals, pred, b);
+    for (int k = n - 1; k >= 0; k--)
+        if (lv[k])
+            body = tir_for_new(ctx, lv[k], tir_int(ctx, lv[k]->base.dtype, 0), ext[k],
+                               TIR_FOR_SERIAL, NULL, 0, NULL, body);
+    return body;
+}
+
+const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
+                              const tir_buffer *dst) {
+    int nd = src->ndim;
+    const tir_var **lv = IR_NEWN(ctx, const tir_var *, nd);
+    tir_iter_var *iters = IR_NEWN(ctx, tir_iter_var, nd);
+    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, nd);
+    const tir_expr **vals = IR_NEWN(ctx, const tir_expr *, nd);
+    tir_range *pt = IR_NEWN(ctx, tir_range, nd);
+    for (int d = 0; d < nd; d++) {
+        tir_dtype dt = src->shape[d]->dtype;
+        lv[d] = tir_var_new(ctx, tir_ctx_sprintf(ctx, "ax%d", d), dt);
+        const tir_var *v = tir_var_new(ctx, tir_ctx_sprintf(ctx, "v%d", d), dt);
+        iters[d] = (tir_iter_var){v, {tir_int(ctx, dt, 0), src->shape[d]}, TIR_ITER_SPATIAL};
+        idx[d] = &v->base;
+        vals[d] = &lv[d]->base;
+        pt[d] = (tir_range){&v->base, tir_int(ctx, dt, 1)};
+    }
+    tir_buffer_region rd = tir_region_new(ctx, src, nd, pt);
+    tir_buffer_region wr = tir_region_new(ctx, dst, nd, pt);
+    tir_block_desc d = {0};
+    d.name = name;
+    d.niters = nd;
+    d.iters = iters;
+    d.nreads = 1;
+    d.reads = &rd;
+    d.nwrites = 1;
+    d.writes = &wr;
+    d.body = tir_store(ctx, dst, tir_load(ctx, src, nd, idx), nd, idx);
+    const tir_stmt *body = tir_block_realize_new(ctx, nd, vals, NULL, tir_block_new(ctx, &d));
+    for (int k = nd - 1; k >= 0; k--)
+        body = tir_for_new(ctx, lv[k], tir_int(ctx, lv[k]->base.dtype, 0), src->shape[k],
+                           TIR_FOR_SERIAL, NULL, 0, NULL, body);
+    return body;
+}
+
+const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope scope) {
+    tir_buffer_desc d;
+    tir_buffer_describe(b, &d);
+    d.name = tir_ctx_sprintf(ctx, "%s_%s", b->name, tir_scope_name(scope));
+    d.scope = scope;
+    d.strides = NULL;
+    d.elem_offset = NULL;
+    return tir_buffer_new(ctx, &d);
+}
+
+bool sch_parse_scope(const char *name, tir_scope *out) {
+    if (strcmp(name, "shared") == 0) *out = TIR_SCOPE_SHARED;
+    else if (strcmp(name, "local") == 0) *out = TIR_SCOPE_LOCAL;
+    else return false;
+    return true;
+}
+
+bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b) {
+    for (int i = 0; i < f->nparams; i++)
+        if (f->buffer_map[i] == b) return true;
+    return false;
+}

@@ -1,0 +1,154 @@
+/* cache_read.c: read a buffer through a cache in shared or local memory
+ * (TVM's CacheRead).
+ *
+ * A new block copies the whole buffer into a new buffer of the scope,
+ * allocated in the scope block, right after the buffer's writer (or first
+ * in the scope for an input); the chosen consumers then read the copy.
+ * The copy covers the whole buffer so the result is correct wherever it
+ * stands; compute_at then shrinks it to the tile a loop needs.
+ */
+#include "sched_internal.h"
+
+/* The consumer preconditions of cache_read and cache_write (same scope;
+ * reads buf and does not write it): fills *cons with block srefs, the
+ * given ones, or without a list every reader of buf in the scope (the
+ * block itself included when default_all).  Shared with cache_write.c. */
+tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
+                               const sch_arg *list, const tir_buffer *buf, bool default_all,
+                               int **cons, int *ncons);
+
+tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
+                               const sch_arg *list, const tir_buffer *buf, bool default_all,
+                               int **cons, int *ncons) {
+    const tir_schedule *s = c->sch;
+    int n = 0;
+    int *v;
+    if (list->n > 0) {
+        v = IR_NEWN(c->ctx, int, list->n);
+        for (int j = 0; j < list->n; j++) {
+            int ci = sch_block_sref(c, list->rvs[j]);
+            const tir_block *cb = sch_sref_block(s, ci);
+            if (sch_scope_of(s, ci) != scope) {
+                const void *marks[2] = {cb, sch_sref_block(s, bi)};
+                return sch_fail_marks(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, list->rvs[j], 2, marks,
+                                      "consumer block \"%s\" must lie in the scope of block "
+                                      "\"%s\"",
+                                      cb->name, sch_sref_block(s, bi)->name);
+            }
+            if (!sch_region_has(cb->nreads, cb->reads, buf) ||
+                sch_region_has(cb->nwrites, cb->writes, buf))
+                return sch_fail(c, TIR_ERR_SCHED_NOT_CONSUMER, list->rvs[j], cb,
+                                "block \"%s\" is not a consumer of %s: it must read it and not "
+                                "write it",
+                                cb->name, buf->name);
+            for (int k = 0; k < n; k++)
+                if (v[k] == ci) ci = -1;
+            if (ci >= 0) v[n++] = ci;
+        }
+    } else {
+        int *all;
+        int na = sch_scope_blocks(s, scope, &all);
+        v = IR_NEWN(c->ctx, int, na);
+        for (int k = 0; k < na; k++) {
+            const tir_block *cb = sch_sref_block(s, all[k]);
+            if (!sch_region_has(cb->nreads, cb->reads, buf)) continue;
+            if (all[k] == bi && !default_all) continue;
+            if (sch_region_has(cb->nwrites, cb->writes, buf))
+                return sch_fail(c, TIR_ERR_SCHED_NOT_CONSUMER, rv, cb,
+                                "block \"%s\" reads %s but also writes it, so it cannot read "
+                                "a cache of it",
+                                cb->name, buf->name);
+            v[n++] = all[k];
+        }
+    }
+    *cons = v;
+    *ncons = n;
+    return TIR_OK;
+}
+
+tir_status sch_prim_cache_read(sch_call *c) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    uint32_t rv = c->args[0].rv;
+    int64_t index = c->args[1].i;
+    const char *scope_name = c->args[2].s;
+    int bi = sch_block_sref(c, rv);
+    const tir_block *b = sch_sref_block(s, bi);
+
+    int sc = sch_scope_of(s, bi);
+    if (sc < 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, b,
+                        "the root block has no scope to hold a cache");
+    if (index < 0 || index >= b->nreads)
+        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
+                        "read index %lld is out of range: block \"%s\" reads %d buffers",
+                        (long long)index, b->name, b->nreads);
+    const tir_buffer *buf = b->reads[index].buffer;
+    tir_scope scope;
+    if (!sch_parse_scope(scope_name, &scope))
+        return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, rv, b,
+                        "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
+    int *cons, ncons;
+    TIR_TRY(sch_cache_consumers(c, rv, bi, sc, &c->args[3], buf, true, &cons, &ncons));
+    /* 5-6: one writer, before every consumer. */
+    int *all;
+    int na = sch_scope_blocks(s, sc, &all), writer = -1;
+    for (int k = 0; k < na; k++) {
+        const tir_block *wb = sch_sref_block(s, all[k]);
+        if (!sch_region_has(wb->nwrites, wb->writes, buf)) continue;
+        if (writer >= 0) {
+            const void *marks[2] = {sch_sref_block(s, writer), wb};
+            return sch_fail_marks(c, TIR_ERR_SCHED_MULTIPLE_WRITERS, rv, 2, marks,
+                                  "%s is written by blocks \"%s\" and \"%s\"; cache_read "
+                                  "needs at most one writer",
+                                  buf->name, sch_sref_block(s, writer)->name, wb->name);
+        }
+        writer = all[k];
+    }
+    const tir_block *scope_b = sch_sref_block(s, sc);
+    int wpos = writer >= 0 ? sch_child_holding(s, sc, writer) : -1;
+    for (int k = 0; k < ncons; k++)
+        if (sch_child_holding(s, sc, cons[k]) <= wpos) {
+            const void *marks[2] = {sch_sref_block(s, writer), sch_sref_block(s, cons[k])};
+            return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
+                                  "consumer \"%s\" does not come after the writer \"%s\" of %s "
+                                  "in the scope, so there is no place for the cache between "
+                                  "them",
+                                  sch_sref_block(s, cons[k])->name,
+                                  sch_sref_block(s, writer)->name, buf->name);
+        }
+
+    const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
+    const char *name = sch_unique_block_name(s, cache->name);
+    const tir_stmt *nest = sch_copy_nest(ctx, name, buf, cache);
+    const tir_stmt **olds = IR_NEWN(ctx, const tir_stmt *, ncons);
+    const tir_stmt **news = IR_NEWN(ctx, const tir_stmt *, ncons);
+    for (int k = 0; k < ncons; k++) {
+        const tir_block_realize *r = s->srefs[cons[k]].realize;
+        const tir_block *nb =
+            (const tir_block *)tir_replace_buffers(ctx, r->block, 1, &buf, &cache);
+        olds[k] = &r->base;
+        news[k] = tir_block_realize_new(ctx, r->nvalues, r->values, r->predicate, nb);
+    }
+    bool after = wpos >= 0;
+    const tir_stmt *anchor = sch_child_at(scope_b->body, after ? wpos : 0);
+    sch_edit_spec e = {.ctx = ctx, .nrepl = ncons, .olds = olds, .news = news, .nins = 1,
+                       .anchors = &anchor, .inserts = &nest, .after = &after,
+                       .scope = scope_b, .add_alloc = cache};
+    c->func = sch_edit(c, &e);
+    sch_out_block(c, name);
+    return TIR_OK;
+}
+
+tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
+                                const char *scope, int nconsumers,
+                                const tir_block_rv *consumers, tir_block_rv *out) {
+    if (!s || !out) return sch_bad_arg(s, "cache_read", "out is NULL");
+    sch_arg args[4] = {SCH_RV(block), {.i = read_index}, {.s = scope},
+                       sch_block_rv_list(s, nconsumers, consumers)};
+    const uint32_t *ids;
+    int n;
+    TIR_TRY(sch_run(s, SCH_INST_cache_read, args, &ids, &n));
+    *out = sch_block_rv(s, ids[0]);
+    return TIR_OK;
+}

@@ -1,0 +1,104 @@
+/* cache_write.c: compute a buffer into a cache in shared or local memory
+ * and copy it back (TVM's CacheWrite).
+ *
+ * The block then writes a new buffer of the scope (allocated in the scope
+ * block) and a new block, placed right after it in the scope, copies the
+ * whole cache back to the original buffer.  Other readers keep reading
+ * the original unless listed as consumers.  The typical use is a register
+ * accumulator: cache_write(C, 0, "local"), then reverse_compute_at of the
+ * copy-back block under the thread loop.
+ */
+#include "sched_internal.h"
+
+tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
+                               const sch_arg *list, const tir_buffer *buf, bool default_all,
+                               int **cons, int *ncons);
+
+tir_status sch_prim_cache_write(sch_call *c) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    uint32_t rv = c->args[0].rv;
+    int64_t index = c->args[1].i;
+    const char *scope_name = c->args[2].s;
+    int bi = sch_block_sref(c, rv);
+    const tir_block *b = sch_sref_block(s, bi);
+
+    int sc = sch_scope_of(s, bi);
+    if (sc < 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, b,
+                        "the root block has no scope to hold a cache");
+    if (index < 0 || index >= b->nwrites)
+        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
+                        "write index %lld is out of range: block \"%s\" writes %d buffers",
+                        (long long)index, b->name, b->nwrites);
+    const tir_buffer *buf = b->writes[index].buffer;
+    tir_scope scope;
+    if (!sch_parse_scope(scope_name, &scope))
+        return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, rv, b,
+                        "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
+    int *cons = NULL, ncons = 0;
+    if (c->args[3].n > 0)
+        TIR_TRY(sch_cache_consumers(c, rv, bi, sc, &c->args[3], buf, false, &cons, &ncons));
+    /* 5: the only writer. */
+    int *all;
+    int na = sch_scope_blocks(s, sc, &all);
+    for (int k = 0; k < na; k++) {
+        const tir_block *wb = sch_sref_block(s, all[k]);
+        if (all[k] != bi && sch_region_has(wb->nwrites, wb->writes, buf)) {
+            const void *marks[2] = {b, wb};
+            return sch_fail_marks(c, TIR_ERR_SCHED_MULTIPLE_WRITERS, rv, 2, marks,
+                                  "%s is also written by block \"%s\"; cache_write needs "
+                                  "exactly one writer",
+                                  buf->name, wb->name);
+        }
+    }
+    /* 6: every reader comes in a later statement of the scope. */
+    int wpos = sch_child_holding(s, sc, bi);
+    for (int k = 0; k < na; k++) {
+        const tir_block *rb = sch_sref_block(s, all[k]);
+        if (all[k] == bi || !sch_region_has(rb->nreads, rb->reads, buf)) continue;
+        if (sch_child_holding(s, sc, all[k]) <= wpos) {
+            const void *marks[2] = {b, rb};
+            return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
+                                  "block \"%s\" reads %s in the same statement of the scope "
+                                  "as its writer (or before it), so the copy back cannot go "
+                                  "between them",
+                                  rb->name, buf->name);
+        }
+    }
+
+    const tir_block *scope_b = sch_sref_block(s, sc);
+    const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
+    const char *name = sch_unique_block_name(s, cache->name);
+    const tir_stmt *nest = sch_copy_nest(ctx, name, cache, buf);
+    const tir_stmt **olds = IR_NEWN(ctx, const tir_stmt *, ncons + 1);
+    const tir_stmt **news = IR_NEWN(ctx, const tir_stmt *, ncons + 1);
+    for (int k = 0; k <= ncons; k++) {
+        const tir_block_realize *r = s->srefs[k < ncons ? cons[k] : bi].realize;
+        const tir_block *nb =
+            (const tir_block *)tir_replace_buffers(ctx, r->block, 1, &buf, &cache);
+        olds[k] = &r->base;
+        news[k] = tir_block_realize_new(ctx, r->nvalues, r->values, r->predicate, nb);
+    }
+    bool after = true;
+    const tir_stmt *anchor = sch_child_at(scope_b->body, wpos);
+    sch_edit_spec e = {.ctx = ctx, .nrepl = ncons + 1, .olds = olds, .news = news, .nins = 1,
+                       .anchors = &anchor, .inserts = &nest, .after = &after,
+                       .scope = scope_b, .add_alloc = cache};
+    c->func = sch_edit(c, &e);
+    sch_out_block(c, name);
+    return TIR_OK;
+}
+
+tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
+                                 const char *scope, int nconsumers,
+                                 const tir_block_rv *consumers, tir_block_rv *out) {
+    if (!s || !out) return sch_bad_arg(s, "cache_write", "out is NULL");
+    sch_arg args[4] = {SCH_RV(block), {.i = write_index}, {.s = scope},
+                       sch_block_rv_list(s, nconsumers, consumers)};
+    const uint32_t *ids;
+    int n;
+    TIR_TRY(sch_run(s, SCH_INST_cache_write, args, &ids, &n));
+    *out = sch_block_rv(s, ids[0]);
+    return TIR_OK;
+}

@@ -1,0 +1,180 @@
+/* compute_at.c: move a producer block under a loop of its consumers (TVM's
+ * ComputeAt).
+ *
+ * The block leaves its loops (loops left empty go with it) and gets new
+ * loops under the target loop, covering the region its consumers read
+ * during one iteration of that loop: the read regions with the loops
+ * between the loop and each consumer relaxed.  Loops above the target
+ * that are bound to threads sharing the written buffer are relaxed as
+ * well, so a shared-memory copy computes the whole thread block's tile
+ * (ready to be split and bound for a cooperative fetch) instead of one
+ * thread's part.  Where that region pokes out of the block's domain
+ * (non-divisible tiles), the realize gets a bounds predicate.
+ */
+#include "sched_internal.h"
+
+/* Preconditions 1-2 of both compute_at and reverse_compute_at. */
+tir_status sch_check_target_loop(sch_call *c, uint32_t brv, uint32_t lrv, int bi, int li,
+                                 int *scope);
+/* The edit moving block sref bi to new statement `moved`, inserted before
+ * child `pos` of loop li's body (after the last child when pos is the
+ * number of children). */
+const tir_prim_func *sch_move_block(sch_call *c, int bi, int li, int pos,
+                                    const tir_stmt *moved);
+
+tir_status sch_check_target_loop(sch_call *c, uint32_t brv, uint32_t lrv, int bi, int li,
+                                 int *scope) {
+    const tir_schedule *s = c->sch;
+    const tir_block *b = sch_sref_block(s, bi);
+    const tir_for *loop = sch_sref_for(s, li);
+    int sc = sch_scope_of(s, bi);
+    if (sc < 0 || sch_scope_of(s, li) != sc) {
+        const void *marks[2] = {b, loop};
+        return sch_fail_marks(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, lrv, 2, marks,
+                              "loop %s and block \"%s\" are not in the same scope (the same "
+                              "enclosing block)",
+                              loop->var->name, b->name);
+    }
+    if (sch_is_ancestor(s, li, bi)) {
+        const void *marks[2] = {loop, b};
+        return sch_fail_marks(c, TIR_ERR_SCHED_LOOP_IS_ANCESTOR, brv, 2, marks,
+                              "loop %s already encloses block \"%s\"", loop->var->name,
+                              b->name);
+    }
+    *scope = sc;
+    return TIR_OK;
+}
+
+const tir_prim_func *sch_move_block(sch_call *c, int bi, int li, int pos,
+                                    const tir_stmt *moved) {
+    const tir_schedule *s = c->sch;
+    const tir_for *loop = sch_sref_for(s, li);
+    int nch = sch_num_children(loop->body);
+    const tir_stmt *olds[1] = {sch_sref_stmt(s, sch_removable_root(s, bi))};
+    const tir_stmt *news[1] = {NULL};
+    bool after = pos >= nch;
+    const tir_stmt *anchor = sch_child_at(loop->body, after ? nch - 1 : pos);
+    sch_edit_spec e = {.ctx = c->ctx, .nrepl = 1, .olds = olds, .news = news, .nins = 1,
+                       .anchors = &anchor, .inserts = &moved, .after = &after};
+    return sch_edit(c, &e);
+}
+
+tir_status sch_prim_compute_at(sch_call *c) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    uint32_t brv = c->args[0].rv, lrv = c->args[1].rv;
+    bool preserve = c->args[2].i != 0;
+    int bi = sch_block_sref(c, brv), li = sch_loop_sref(c, lrv);
+    const tir_block *b = sch_sref_block(s, bi);
+    const tir_for *loop = sch_sref_for(s, li);
+    int sc;
+    TIR_TRY(sch_check_target_loop(c, brv, lrv, bi, li, &sc));
+    /* 3 */
+    if (sch_classify_block(b) == SCH_BLOCK_OTHER)
+        return sch_fail(c, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, brv, b,
+                        "block \"%s\" is neither complete nor a reduction, so recomputing "
+                        "part of it could change what it writes",
+                        b->name);
+    /* 4 */
+    int *dim_of = IR_NEWN(ctx, int, b->niters);
+    if (b->nwrites != 1 || sch_trivial_dim(b, &b->writes[0], dim_of) >= 0)
+        return sch_fail(c, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, brv, b,
+                        "block \"%s\" must write one buffer indexed by distinct spatial "
+                        "iterators (one element each), so that the region its consumers "
+                        "need gives the iterators' ranges",
+                        b->name);
+    const tir_buffer *buf = b->writes[0].buffer;
+    /* 5-6: consumers, all under the loop; 4b: the only writer. */
+    int *all;
+    int na = sch_scope_blocks(s, sc, &all), nunder = 0;
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] == bi) continue;
+        if (sch_region_has(o->nwrites, o->writes, buf)) {
+            const void *marks[2] = {b, o};
+            return sch_fail_marks(c, TIR_ERR_SCHED_MULTIPLE_WRITERS, brv, 2, marks,
+                                  "%s is also written by block \"%s\"", buf->name, o->name);
+        }
+    }
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] == bi || !sch_region_has(o->nreads, o->reads, buf)) continue;
+        if (!sch_is_ancestor(s, li, all[k])) {
+            const void *marks[2] = {loop, o};
+            return sch_fail_marks(c, TIR_ERR_SCHED_CONSUMER_OUTSIDE, brv, 2, marks,
+                                  "consumer \"%s\" of \"%s\" lies outside loop %s, and would "
+                                  "miss what is no longer computed",
+                                  o->name, b->name, loop->var->name);
+        }
+        nunder++;
+    }
+    if (nunder == 0)
+        return sch_fail(c, TIR_ERR_SCHED_NO_CONSUMER, brv, b,
+                        "block \"%s\" has no consumer in its scope (under loop %s), so there "
+                        "is no region to compute there",
+                        b->name, loop->var->name);
+    /* 7: position before the first child holding a consumer, after every
+       child holding a producer. */
+    int nch = sch_num_children(loop->body), pos = nch, last_prod = -1;
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (!sch_is_ancestor(s, li, all[k])) continue;
+        int ch = sch_child_holding(s, li, all[k]);
+        if (sch_region_has(o->nreads, o->reads, buf) && ch < pos) pos = ch;
+        for (int r = 0; r < b->nreads; r++)
+            if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer) && ch > last_prod)
+                last_prod = ch;
+    }
+    /* Writers of its inputs outside the loop must already precede it
+       (srefs are in program order): moving it past one would change what
+       it reads. */
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] <= bi || sch_is_ancestor(s, li, all[k])) continue;
+        for (int r = 0; r < b->nreads; r++)
+            if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer)) {
+                const void *marks[2] = {b, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, 2, marks,
+                                      "block \"%s\" writes %s, which \"%s\" reads, between "
+                                      "its place and loop %s",
+                                      o->name, b->reads[r].buffer->name, b->name,
+                                      loop->var->name);
+            }
+    }
+    if (last_prod >= pos)
+        return sch_fail(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, loop,
+                        "under loop %s a producer of \"%s\" comes after its first consumer, "
+                        "so there is no place for it",
+                        loop->var->name, b->name);
+    /* 8: the region. */
+    tir_analyzer *a = tir_analyzer_new(ctx);
+    sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim);
+    bool ok = true;
+    for (int k = 0; k < na && ok; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] == bi || !sch_is_ancestor(s, li, all[k])) continue;
+        sch_bind_ancestors(s, a, s->srefs[all[k]].parent);
+        for (int r = 0; r < o->nreads && ok; r++)
+            if (o->reads[r].buffer == buf)
+                ok = sch_relax_access(s, a, all[k], li, sc, &o->reads[r], buf->scope, acc);
+    }
+    tir_analyzer_free(a);
+    if (!ok)
+        return sch_fail(c, TIR_ERR_SCHED_REGION_UNBOUNDED, brv, loop,
+                        "the region of %s that the consumers read under loop %s cannot be "
+                        "bounded",
+                        buf->name, loop->var->name);
+    sch_bound *rng = IR_NEWN(ctx, sch_bound, b->niters);
+    for (int k = 0; k < b->niters; k++)
+        if (dim_of[k] >= 0) rng[k] = acc[dim_of[k]];
+    const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
+    c->func = sch_move_block(c, bi, li, pos, moved);
+    return TIR_OK;
+}
+
+tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
+                                bool preserve_unit_loops) {
+    if (!s) return sch_bad_arg(s, "compute_at", "schedule is NULL");
+    sch_arg args[3] = {SCH_RV(block), SCH_RV(loop), {.i = preserve_unit_loops ? 1 : 0}};
+    return sch_run(s, SCH_INST_compute_at, args, NULL, NULL);
+}

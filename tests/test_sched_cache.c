@@ -1,0 +1,335 @@
+/* Tests of cache_read and cache_write: golden text before and after,
+ * structural equality with the parsed golden, trace roundtrip and
+ * interpreter equivalence at odd shapes; consumer lists; one negative
+ * test per precondition, each checking that nothing changed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sched_prims_a_util.h"
+
+static int setup(void **st) {
+    *st = tir_ctx_create();
+    return *st ? 0 : -1;
+}
+static int teardown(void **st) {
+    tir_ctx_destroy(*st);
+    return 0;
+}
+
+static const char matmul_before[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for i, j, k in T.grid(8, 6, 4):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+static const char cache_read_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        A_shared = T.alloc_buffer((8, 4), \"float32\", scope=\"shared\")\n"
+    "        B_local = T.alloc_buffer((4, 6), \"float32\", scope=\"local\")\n"
+    "        for ax0, ax1 in T.grid(4, 6):\n"
+    "            with T.block(\"B_local\"):\n"
+    "                v0, v1 = T.axis.remap(\"SS\", [ax0, ax1])\n"
+    "                T.reads(B[v0, v1])\n"
+    "                T.writes(B_local[v0, v1])\n"
+    "                B_local[v0, v1] = B[v0, v1]\n"
+    "        for ax0_1, ax1_1 in T.grid(8, 4):\n"
+    "            with T.block(\"A_shared\"):\n"
+    "                v0_1, v1_1 = T.axis.remap(\"SS\", [ax0_1, ax1_1])\n"
+    "                T.reads(A[v0_1, v1_1])\n"
+    "                T.writes(A_shared[v0_1, v1_1])\n"
+    "                A_shared[v0_1, v1_1] = A[v0_1, v1_1]\n"
+    "        for i, j, k in T.grid(8, 6, 4):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                T.reads(A_shared[vi, vk], B_local[vk, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C[vi, vj] = T.float32(0)\n"
+    "                C[vi, vj] = C[vi, vj] + A_shared[vi, vk] * B_local[vk, vj]\n";
+
+static void test_cache_read_matmul(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
+    pa_expect_text(s, matmul_before, "matmul_before");
+    tir_block_rv c = sched_block(s, "C"), a_sh, b_loc;
+    SCHED_OK(s, tir_sched_cache_read(s, c, 0, "shared", 0, NULL, &a_sh));
+    SCHED_OK(s, tir_sched_cache_read(s, c, 1, "local", 0, NULL, &b_loc));
+    const tir_block *nb;
+    SCHED_OK(s, tir_sched_get_block_node(s, a_sh, &nb));
+    assert_string_equal(nb->name, "A_shared");
+    assert_int_equal(nb->writes[0].buffer->scope, TIR_SCOPE_SHARED);
+    SCHED_OK(s, tir_sched_get_block_node(s, b_loc, &nb));
+    assert_string_equal(nb->name, "B_local");
+    assert_int_equal(nb->writes[0].buffer->scope, TIR_SCOPE_LOCAL);
+    SCHED_OK(s, tir_sched_get_block_node(s, c, &nb));
+    assert_string_equal(nb->reads[0].buffer->name, "A_shared");
+    assert_string_equal(nb->reads[1].buffer->name, "B_local");
+    pa_expect_text(s, cache_read_after, "cache_read_after");
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static const char cache_read_consumers_after[] =
+    "@T.prim_func\n"
+    "def two_readers(A: T.Buffer((6, 5), \"float32\"), C: T.Buffer((6, 5), \"float32\"), D: T.Buffer((6, 5), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((6, 5), \"float32\")\n"
+    "        B_shared = T.alloc_buffer((6, 5), \"float32\", scope=\"shared\")\n"
+    "        for i, j in T.grid(6, 5):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(A[vi, vj])\n"
+    "                T.writes(B[vi, vj])\n"
+    "                B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "        for ax0, ax1 in T.grid(6, 5):\n"
+    "            with T.block(\"B_shared\"):\n"
+    "                v0, v1 = T.axis.remap(\"SS\", [ax0, ax1])\n"
+    "                T.reads(B[v0, v1])\n"
+    "                T.writes(B_shared[v0, v1])\n"
+    "                B_shared[v0, v1] = B[v0, v1]\n"
+    "        for i1, j1 in T.grid(6, 5):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi_1, vj_1 = T.axis.remap(\"SS\", [i1, j1])\n"
+    "                T.reads(B_shared[vi_1, vj_1])\n"
+    "                T.writes(C[vi_1, vj_1])\n"
+    "                C[vi_1, vj_1] = B_shared[vi_1, vj_1] + T.float32(1)\n"
+    "        for i2, j2 in T.grid(6, 5):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi_2, vj_2 = T.axis.remap(\"SS\", [i2, j2])\n"
+    "                T.reads(B[vi_2, vj_2], A[vi_2, vj_2])\n"
+    "                T.writes(D[vi_2, vj_2])\n"
+    "                D[vi_2, vj_2] = B[vi_2, vj_2] * A[vi_2, vj_2]\n";
+
+/* Only the consumers given switch; an intermediate's cache goes right
+ * after its writer. */
+static void test_cache_read_consumers(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), d = sched_block(s, "D"), x;
+    SCHED_OK(s, tir_sched_cache_read(s, d, 0, "shared", 1, &c, &x));
+    const tir_block *nb;
+    SCHED_OK(s, tir_sched_get_block_node(s, c, &nb));
+    assert_string_equal(nb->reads[0].buffer->name, "B_shared");
+    SCHED_OK(s, tir_sched_get_block_node(s, d, &nb));
+    assert_string_equal(nb->reads[0].buffer->name, "B");
+    const tir_block_rv *kids;
+    int n;
+    SCHED_OK(s, tir_sched_get_child_blocks(s, sched_block(s, "root"), &kids, &n));
+    assert_int_equal(n, 4);
+    SCHED_OK(s, tir_sched_get_block_node(s, kids[0], &nb));
+    assert_string_equal(nb->name, "B");
+    SCHED_OK(s, tir_sched_get_block_node(s, kids[1], &nb));
+    assert_string_equal(nb->name, "B_shared");
+    (void)b;
+    (void)x;
+    pa_expect_text(s, cache_read_consumers_after, "cache_read_consumers_after");
+    sched_check_all(s);
+    /* A second cache of the same buffer gets a fresh name. */
+    tir_block_rv y;
+    SCHED_OK(s, tir_sched_cache_read(s, d, 0, "shared", 0, NULL, &y));
+    SCHED_OK(s, tir_sched_get_block_node(s, y, &nb));
+    assert_string_equal(nb->name, "B_shared_1");
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_cache_read_odd_shapes(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_batch_matmul(ctx, 3, 7, 5, 9, TIR_F32));
+    tir_block_rv c = sched_block(s, "C"), x;
+    SCHED_OK(s, tir_sched_cache_read(s, c, 1, "shared", 0, NULL, &x));
+    SCHED_OK(s, tir_sched_cache_read(s, c, 0, "local", 0, NULL, &x));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 3, 7, 5, 2, 3, 3, 2, 1, TIR_F32));
+    tir_block_rv conv = sched_block(s, "conv"), pad = sched_block(s, "pad");
+    SCHED_OK(s, tir_sched_cache_read(s, conv, 0, "shared", 0, NULL, &x));
+    SCHED_OK(s, tir_sched_cache_read(s, pad, 0, "local", 0, NULL, &x));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_cache_read_preconditions(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), d = sched_block(s, "D"), x;
+    /* 1 */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_read",
+                      tir_sched_cache_read(s, c, 1, "shared", 0, NULL, &x));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_read",
+                      tir_sched_cache_read(s, c, -1, "shared", 0, NULL, &x));
+    /* 2 */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_SCOPE, "cache_read",
+                      tir_sched_cache_read(s, c, 0, "texture", 0, NULL, &x));
+    assert_non_null(strstr(tir_ctx_error(ctx), "\"texture\""));
+    /* 3: the root block has no scope */
+    tir_block_rv root = sched_block(s, "root");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_read",
+                      tir_sched_cache_read(s, root, 0, "shared", 0, NULL, &x));
+    /* 4: B does not read B */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "cache_read",
+                      tir_sched_cache_read(s, c, 0, "shared", 1, &b, &x));
+    (void)d;
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 1: a consumer in another scope (inside block "outer") */
+    s = sched_new(ctx, pa_parse(ctx, pa_nested));
+    {
+        tir_block_rv dd = sched_block(s, "D"), cc = sched_block(s, "C");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_read",
+                          tir_sched_cache_read(s, dd, 0, "shared", 1, &cc, &x));
+        /* the default consumers are those of D's scope: D and "outer" */
+        SCHED_OK(s, tir_sched_cache_read(s, dd, 0, "shared", 0, NULL, &x));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
+    /* 5 */
+    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    {
+        tir_block_rv h1 = sched_block(s, "C");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "cache_read",
+                      tir_sched_cache_read(s, h1, 0, "shared", 0, NULL, &x));
+    }
+    tir_sched_destroy(s);
+    /* 6: writer and reader in one statement */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 5, 3, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), pa_loop(s, "C", 0), false));
+    {
+        tir_block_rv h2 = sched_block(s, "C");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_read",
+                      tir_sched_cache_read(s, h2, 0, "shared", 0, NULL, &x));
+    }
+    /* handles: a loop handle in the consumer list is refused */
+    tir_block_rv wrong = {pa_loop(s, "C", 0).id, pa_loop(s, "C", 0).sched};
+    {
+        tir_block_rv h3 = sched_block(s, "D");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "cache_read",
+                      tir_sched_cache_read(s, h3, 0, "shared", 1, &wrong, &x));
+    }
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static const char cache_write_after[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        C_local = T.alloc_buffer((8, 6), \"float32\", scope=\"local\")\n"
+    "        for i, j, k in T.grid(8, 6, 4):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                T.reads(A[vi, vk], B[vk, vj])\n"
+    "                T.writes(C_local[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C_local[vi, vj] = T.float32(0)\n"
+    "                C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]\n"
+    "        for ax0, ax1 in T.grid(8, 6):\n"
+    "            with T.block(\"C_local\"):\n"
+    "                v0, v1 = T.axis.remap(\"SS\", [ax0, ax1])\n"
+    "                T.reads(C_local[v0, v1])\n"
+    "                T.writes(C[v0, v1])\n"
+    "                C[v0, v1] = C_local[v0, v1]\n";
+
+static void test_cache_write_matmul(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
+    tir_block_rv c = sched_block(s, "C"), cl;
+    SCHED_OK(s, tir_sched_cache_write(s, c, 0, "local", 0, NULL, &cl));
+    const tir_block *nb;
+    SCHED_OK(s, tir_sched_get_block_node(s, cl, &nb));
+    assert_string_equal(nb->name, "C_local");
+    assert_string_equal(nb->writes[0].buffer->name, "C");
+    SCHED_OK(s, tir_sched_get_block_node(s, c, &nb));
+    assert_string_equal(nb->writes[0].buffer->name, "C_local");
+    pa_expect_text(s, cache_write_after, "cache_write_after");
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_cache_write_consumers(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), d = sched_block(s, "D"), x;
+    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "shared", 1, &d, &x));
+    const tir_block *nb;
+    SCHED_OK(s, tir_sched_get_block_node(s, c, &nb));
+    assert_string_equal(nb->reads[0].buffer->name, "B");
+    SCHED_OK(s, tir_sched_get_block_node(s, d, &nb));
+    assert_string_equal(nb->reads[0].buffer->name, "B_shared");
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* odd shapes */
+    s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 3, 7, 5, 2, 3, 3, 2, 1, TIR_F32));
+    SCHED_OK(s, tir_sched_cache_write(s, sched_block(s, "pad"), 0, "shared", 0, NULL, &x));
+    SCHED_OK(s, tir_sched_cache_write(s, sched_block(s, "conv"), 0, "local", 0, NULL, &x));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_cache_write_preconditions(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), x;
+    /* 1 */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_write",
+                      tir_sched_cache_write(s, b, 1, "local", 0, NULL, &x));
+    /* 2 */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_SCOPE, "cache_write",
+                      tir_sched_cache_write(s, b, 0, "global", 0, NULL, &x));
+    /* 3 */
+    {
+        tir_block_rv h4 = sched_block(s, "root");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_write",
+                      tir_sched_cache_write(s, h4, 0, "local", 0, NULL, &x));
+    }
+    /* 4: C writes C, reads no C */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "cache_write",
+                      tir_sched_cache_write(s, c, 0, "local", 1, &b, &x));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 5 */
+    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    {
+        tir_block_rv h5 = sched_block(s, "B1");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "cache_write",
+                      tir_sched_cache_write(s, h5, 0, "local", 0, NULL, &x));
+    }
+    tir_sched_destroy(s);
+    /* 6 */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 5, 3, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), pa_loop(s, "C", 1), true));
+    {
+        tir_block_rv h6 = sched_block(s, "B");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_write",
+                      tir_sched_cache_write(s, h6, 0, "local", 0, NULL, &x));
+    }
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cache_read_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_read_consumers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_read_odd_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_read_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_write_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_write_consumers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_write_preconditions, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

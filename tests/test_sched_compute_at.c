@@ -1,0 +1,479 @@
+/* Tests of compute_at and reverse_compute_at: golden text, regions
+ * relaxed over the loops inside the target and (for shared buffers) over
+ * thread loops above it, bounds predicates for non-divisible tiles, unit
+ * loops kept or dropped, reduction blocks moved, trace roundtrip and
+ * interpreter equivalence at odd shapes; one negative test per
+ * precondition, each checking that nothing changed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sched_prims_a_util.h"
+
+static int setup(void **st) {
+    *st = tir_ctx_create();
+    return *st ? 0 : -1;
+}
+static int teardown(void **st) {
+    tir_ctx_destroy(*st);
+    return 0;
+}
+
+static const char compute_at_row_after[] =
+    "@T.prim_func\n"
+    "def elementwise_chain(A: T.Buffer((7, 5), \"float32\"), D: T.Buffer((7, 5), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"elementwise_chain\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((7, 5), \"float32\")\n"
+    "        C = T.alloc_buffer((7, 5), \"float32\")\n"
+    "        for i in T.serial(7):\n"
+    "            for ax0 in T.serial(5):\n"
+    "                with T.block(\"B\"):\n"
+    "                    vi, vj = T.axis.remap(\"SS\", [i, ax0])\n"
+    "                    T.reads(A[vi, vj])\n"
+    "                    T.writes(B[vi, vj])\n"
+    "                    B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "            for j in T.serial(5):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi_1, vj_1 = T.axis.remap(\"SS\", [i, j])\n"
+    "                    T.reads(B[vi_1, vj_1])\n"
+    "                    T.writes(C[vi_1, vj_1])\n"
+    "                    C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)\n"
+    "        for i_1, j_1 in T.grid(7, 5):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi_2, vj_2 = T.axis.remap(\"SS\", [i_1, j_1])\n"
+    "                T.reads(C[vi_2, vj_2])\n"
+    "                T.writes(D[vi_2, vj_2])\n"
+    "                D[vi_2, vj_2] = T.max(C[vi_2, vj_2], T.float32(0))\n";
+
+/* B computed one row at a time under C's i loop. */
+static void test_compute_at_row(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 7, 5, TIR_F32));
+    tir_block_rv b = sched_block(s, "B");
+    tir_loop_rv old = pa_loop(s, "B", 0);
+    SCHED_OK(s, tir_sched_compute_at(s, b, pa_loop(s, "C", 0), false));
+    tir_loop_rv l[16];
+    assert_int_equal(sched_loops(s, "B", l), 2);
+    assert_int_equal(sched_extent(s, l[1]), 5);
+    assert_string_equal(sched_for(s, l[1])->var->name, "ax0");
+    /* B's old loops are gone */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "unroll", tir_sched_unroll(s, old));
+    pa_expect_text(s, compute_at_row_after, "compute_at_row_after");
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static const char compute_at_tile_after[] =
+    "@T.prim_func\n"
+    "def elementwise_chain(A: T.Buffer((10, 3), \"float32\"), D: T.Buffer((10, 3), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"elementwise_chain\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((10, 3), \"float32\")\n"
+    "        C = T.alloc_buffer((10, 3), \"float32\")\n"
+    "        for i_0 in T.serial(3):\n"
+    "            for ax0, ax1 in T.grid(4, 3):\n"
+    "                with T.block(\"B\"):\n"
+    "                    vi = T.axis.spatial(10, i_0 * 4 + ax0)\n"
+    "                    vj = T.axis.remap(\"S\", [ax1])\n"
+    "                    T.where(i_0 * 4 + ax0 < 10)\n"
+    "                    T.reads(A[vi, vj])\n"
+    "                    T.writes(B[vi, vj])\n"
+    "                    B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "            for i_1, j in T.grid(4, 3):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi_1 = T.axis.spatial(10, i_0 * 4 + i_1)\n"
+    "                    vj_1 = T.axis.remap(\"S\", [j])\n"
+    "                    T.where(i_0 * 4 + i_1 < 10)\n"
+    "                    T.reads(B[vi_1, vj_1])\n"
+    "                    T.writes(C[vi_1, vj_1])\n"
+    "                    C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)\n"
+    "        for i, j_1 in T.grid(10, 3):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi_2, vj_2 = T.axis.remap(\"SS\", [i, j_1])\n"
+    "                T.reads(C[vi_2, vj_2])\n"
+    "                T.writes(D[vi_2, vj_2])\n"
+    "                D[vi_2, vj_2] = T.max(C[vi_2, vj_2], T.float32(0))\n";
+
+/* A tile of 4 rows of 10: the last tile exceeds the buffer and gets a
+ * bounds predicate; unit loops kept or dropped. */
+static void test_compute_at_tile_predicate(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 10, 3, TIR_F32));
+    tir_loop_rv p[2];
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), p[0], false));
+    tir_loop_rv l[16];
+    assert_int_equal(sched_loops(s, "B", l), 3);
+    assert_int_equal(sched_extent(s, l[1]), 4);
+    const tir_block_realize *r = tir_as_tir_block_realize(sched_for(s, l[2])->body);
+    assert_non_null(r);
+    assert_false(tir_expr_const_int(r->predicate, NULL));
+    pa_expect_text(s, compute_at_tile_after, "compute_at_tile_after");
+    sched_check_all(s);
+    /* one element per instance: no loops unless preserved */
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 1), false));
+    assert_int_equal(sched_loops(s, "C", l), 2);
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), pa_loop(s, "C", 1), true));
+    assert_int_equal(sched_loops(s, "B", l), 4);
+    assert_int_equal(sched_extent(s, l[2]), 1);
+    assert_int_equal(sched_extent(s, l[3]), 1);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* The seed's Step 3 shape at an odd size: the shared copy covers the
+ * thread block's tile (relaxed over threadIdx loops); a local copy covers
+ * one thread's part. */
+static void test_compute_at_thread_relax(void **st) {
+    tir_ctx *ctx = *st;
+    for (int shared = 0; shared < 2; shared++) {
+        tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 37, 29, 23, TIR_F32));
+        tir_block_rv c = sched_block(s, "C"), a;
+        tir_loop_rv l[16], ib[3], jb[2], kb[2];
+        sched_loops(s, "C", l);
+        SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){0, 4, 4}, ib));
+        SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 8}, jb));
+        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, kb));
+        SCHED_OK(s, tir_sched_reorder(s, 6, (const tir_loop_rv[]){ib[0], jb[0], ib[1], kb[0],
+                                                                 ib[2], jb[1]}));
+        SCHED_OK(s, tir_sched_bind(s, ib[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ib[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_cache_read(s, c, 0, shared ? "shared" : "local", 0, NULL, &a));
+        SCHED_OK(s, tir_sched_compute_at(s, a, kb[0], false));
+        const char *name = shared ? "A_shared" : "A_local";
+        assert_int_equal(sched_loops(s, name, l), 6);
+        /* rows: 16 for the block (4 threads x 4) or 4 for one thread */
+        assert_int_equal(sched_extent(s, l[4]), shared ? 16 : 4);
+        assert_int_equal(sched_extent(s, l[5]), 8);
+        if (shared) {
+            /* cooperative fetch: bound to the compute's threadIdx.x */
+            tir_loop_rv f, parts[2];
+            SCHED_OK(s, tir_sched_fuse(s, 2, l + 4, &f));
+            SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){0, 4}, parts));
+            SCHED_OK(s, tir_sched_bind(s, parts[1], "threadIdx.x"));
+            SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_AXIS_REBOUND, "bind",
+                              tir_sched_bind(s, parts[0], "threadIdx.x"));
+        }
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+}
+
+/* A reduction moved under its consumer's loop, and conv's padding under
+ * the conv loops, at odd shapes. */
+static void test_compute_at_reduction_and_conv(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_bias_relu(ctx, 7, 5, 3, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 0), false));
+    tir_loop_rv l[16];
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    assert_int_equal(sched_extent(s, l[2]), 3); /* the whole k domain */
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 3, 7, 5, 2, 3, 3, 2, 1, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), pa_loop(s, "conv", 2), false));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 2, 2, 6, 7, 3, 3, 2, 1, 1, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), pa_loop(s, "conv", 1), true));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_compute_at_preconditions(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_block_rv b = sched_block(s, "B");
+    /* 1: the root block is in no scope */
+    {
+        tir_block_rv h1 = sched_block(s, "root");
+        tir_loop_rv h2 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "compute_at",
+                      tir_sched_compute_at(s, h1, h2, false));
+    }
+    /* 2 */
+    {
+        tir_loop_rv h3 = pa_loop(s, "B", 1);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_IS_ANCESTOR, "compute_at",
+                      tir_sched_compute_at(s, b, h3, false));
+    }
+    /* 6: D also reads B */
+    {
+        tir_loop_rv h4 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CONSUMER_OUTSIDE, "compute_at",
+                      tir_sched_compute_at(s, b, h4, false));
+    }
+    /* 7: D has no consumer */
+    {
+        tir_block_rv h5 = sched_block(s, "D");
+        tir_loop_rv h6 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NO_CONSUMER, "compute_at",
+                      tir_sched_compute_at(s, h5, h6, false));
+    }
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 1: a loop inside block "outer" is in another scope */
+    s = sched_new(ctx, pa_parse(ctx, pa_nested));
+    {
+        tir_block_rv bb = sched_block(s, "B"), dd = sched_block(s, "D");
+        tir_loop_rv j1 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "compute_at",
+                          tir_sched_compute_at(s, bb, j1, false));
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, dd, j1, false));
+        /* at the root level, B's consumers are "outer" and D */
+        tir_loop_rv i1 = pa_loop(s, "outer", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CONSUMER_OUTSIDE, "compute_at",
+                          tir_sched_compute_at(s, bb, i1, false));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
+    /* 3 */
+    s = sched_new(ctx, pa_parse(ctx, pa_incomplete));
+    {
+        tir_block_rv h7 = sched_block(s, "B");
+        tir_loop_rv h8 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "compute_at",
+                      tir_sched_compute_at(s, h7, h8, false));
+    }
+    tir_sched_destroy(s);
+    /* 4 */
+    s = sched_new(ctx, pa_parse(ctx, pa_shifted));
+    {
+        tir_block_rv h9 = sched_block(s, "B");
+        tir_loop_rv h10 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "compute_at",
+                      tir_sched_compute_at(s, h9, h10, false));
+    }
+    tir_sched_destroy(s);
+    s = sched_new(ctx, pa_parse(ctx, pa_two_stores));
+    {
+        tir_block_rv h11 = sched_block(s, "B");
+        tir_loop_rv h12 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "compute_at",
+                      tir_sched_compute_at(s, h11, h12, false));
+    }
+    tir_sched_destroy(s);
+    /* 5 */
+    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    {
+        tir_block_rv h13 = sched_block(s, "B2");
+        tir_loop_rv h14 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "compute_at",
+                      tir_sched_compute_at(s, h13, h14, false));
+    }
+    tir_sched_destroy(s);
+    /* 9 */
+    s = sched_new(ctx, pa_parse(ctx, pa_unbounded));
+    {
+        tir_block_rv b = sched_block(s, "B");
+        tir_loop_rv i = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_UNBOUNDED, "compute_at",
+                          tir_sched_compute_at(s, b, i, false));
+    }
+    tir_sched_destroy(s);
+    /* 8: B2 rewrites P's input B between P and C's loop */
+    s = sched_new(ctx, pa_parse(ctx, pa_rewritten));
+    {
+        tir_block_rv pb = sched_block(s, "P");
+        tir_loop_rv i = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_at",
+                          tir_sched_compute_at(s, pb, i, false));
+    }
+    tir_sched_destroy(s);
+    /* 8: under loop i, C's consumer D comes before C's producer B */
+    s = sched_new(ctx, pa_parse(ctx, pa_misordered));
+    {
+        tir_block_rv h15 = sched_block(s, "C");
+        tir_loop_rv h16 = pa_loop(s, "D", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_at",
+                      tir_sched_compute_at(s, h15, h16, false));
+    }
+    tir_sched_destroy(s);
+}
+
+static const char reverse_row_after[] =
+    "@T.prim_func\n"
+    "def elementwise_chain(A: T.Buffer((7, 5), \"float32\"), D: T.Buffer((7, 5), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"elementwise_chain\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((7, 5), \"float32\")\n"
+    "        C = T.alloc_buffer((7, 5), \"float32\")\n"
+    "        for i in T.serial(7):\n"
+    "            for j in T.serial(5):\n"
+    "                with T.block(\"B\"):\n"
+    "                    vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                    T.reads(A[vi, vj])\n"
+    "                    T.writes(B[vi, vj])\n"
+    "                    B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "            for ax0 in T.serial(5):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi_1, vj_1 = T.axis.remap(\"SS\", [i, ax0])\n"
+    "                    T.reads(B[vi_1, vj_1])\n"
+    "                    T.writes(C[vi_1, vj_1])\n"
+    "                    C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)\n"
+    "        for i_1, j_1 in T.grid(7, 5):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi_2, vj_2 = T.axis.remap(\"SS\", [i_1, j_1])\n"
+    "                T.reads(C[vi_2, vj_2])\n"
+    "                T.writes(D[vi_2, vj_2])\n"
+    "                D[vi_2, vj_2] = T.max(C[vi_2, vj_2], T.float32(0))\n";
+
+static void test_reverse_compute_at_row(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 7, 5, TIR_F32));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), pa_loop(s, "B", 0), false));
+    tir_loop_rv l[16];
+    assert_int_equal(sched_loops(s, "C", l), 2);
+    assert_int_equal(sched_extent(s, l[1]), 5);
+    pa_expect_text(s, reverse_row_after, "reverse_row_after");
+    sched_check_all(s);
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), pa_loop(s, "C", 1), true));
+    assert_int_equal(sched_loops(s, "D", l), 4);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* The seed's Step 4: a local accumulator written back per thread. */
+static void test_reverse_compute_at_accumulator(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 37, 29, 23, TIR_F32));
+    tir_block_rv c = sched_block(s, "C"), cl;
+    tir_loop_rv l[16], ib[3], jb[3], kb[2];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){0, 4, 4}, ib));
+    SCHED_OK(s, tir_sched_split(s, l[1], 3, (const int64_t[]){0, 2, 4}, jb));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, kb));
+    SCHED_OK(s, tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], ib[1], jb[1], kb[0],
+                                                             ib[2], jb[2], kb[1]}));
+    SCHED_OK(s, tir_sched_bind(s, ib[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, jb[1], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_cache_write(s, c, 0, "local", 0, NULL, &cl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, cl, jb[1], false));
+    assert_int_equal(sched_loops(s, "C_local", l), 6);
+    assert_int_equal(sched_extent(s, l[4]), 4);
+    assert_int_equal(sched_extent(s, l[5]), 4);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+static void test_reverse_compute_at_preconditions(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 3, TIR_F32));
+    /* 1 */
+    {
+        tir_block_rv h17 = sched_block(s, "root");
+        tir_loop_rv h18 = pa_loop(s, "B", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h17, h18,
+                                                   false));
+    }
+    /* 2 */
+    {
+        tir_block_rv h19 = sched_block(s, "C");
+        tir_loop_rv h20 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_IS_ANCESTOR, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h19, h20,
+                                                   false));
+    }
+    /* 5: D's producer C is not under B's loop */
+    {
+        tir_block_rv h21 = sched_block(s, "D");
+        tir_loop_rv h22 = pa_loop(s, "B", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PRODUCER_OUTSIDE, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h21, h22,
+                                                   false));
+    }
+    /* 6: B reads only the input A */
+    {
+        tir_block_rv h23 = sched_block(s, "B");
+        tir_loop_rv h24 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NO_PRODUCER, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h23, h24,
+                                                   false));
+    }
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 3 */
+    s = sched_new(ctx, pa_parse(ctx, pa_incomplete));
+    {
+        tir_block_rv h25 = sched_block(s, "B");
+        tir_loop_rv h26 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h25, h26,
+                                                   false));
+    }
+    tir_sched_destroy(s);
+    /* 4 */
+    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    {
+        tir_block_rv h27 = sched_block(s, "B2");
+        tir_loop_rv h28 = pa_loop(s, "C", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h27, h28,
+                                                   false));
+    }
+    tir_sched_destroy(s);
+    /* 8: a split of a split part masks points inside C's domain */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 11, 14, TIR_F32));
+    {
+        tir_loop_rv p3[3], p2[2];
+        SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 1), 3, (const int64_t[]){5, 2, 4}, p3));
+        SCHED_OK(s, tir_sched_split(s, p3[1], 2, (const int64_t[]){4, 2}, p2));
+        tir_block_rv d = sched_block(s, "D");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PREDICATED_PRODUCER, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, d, p2[0], false));
+        /* at any loop: the mask would leave the region unwritten */
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PREDICATED_PRODUCER, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, d, p3[0], false));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
+    /* 9 */
+    s = sched_new(ctx, pa_parse(ctx, pa_misordered));
+    {
+        tir_block_rv h29 = sched_block(s, "C");
+        tir_loop_rv h30 = pa_loop(s, "D", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h29, h30,
+                                                   false));
+    }
+    tir_sched_destroy(s);
+    /* 10 */
+    s = sched_new(ctx, pa_parse(ctx, pa_unbounded));
+    {
+        tir_block_rv f = sched_block(s, "F");
+        tir_loop_rv i = pa_loop(s, "E", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_UNBOUNDED, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, f, i, false));
+    }
+    tir_sched_destroy(s);
+    /* 7 */
+    s = sched_new(ctx, pa_parse(ctx, pa_two_loads));
+    {
+        tir_block_rv h31 = sched_block(s, "C");
+        tir_loop_rv h32 = pa_loop(s, "B", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, h31, h32,
+                                                   false));
+    }
+    tir_sched_destroy(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_compute_at_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_tile_predicate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_thread_relax, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_reduction_and_conv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_accumulator, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_preconditions, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
