@@ -343,6 +343,32 @@ static void test_fre_then_decompose(void **st) {
     tir_sched_destroy(s);
 }
 
+/* The design goal: the remaining epilogue is an ordinary consumer, so
+ * it moves into the thread tile (reverse_compute_at) and the accumulator
+ * becomes a local buffer, as a GEMM kernel wants. */
+static void test_fre_then_thread_tile(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = fuse(ctx, tir_def_matmul_bias_relu(ctx, 13, 11, 9, TIR_F32), "C", "D");
+    tir_block_rv c = sched_block(s, "C"), d = sched_block(s, "D");
+    tir_loop_rv l[16], pi[2], pj[2];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, pi));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, pj));
+    SCHED_OK(s, tir_sched_reorder(s, 3, (const tir_loop_rv[]){pi[0], pj[0], pi[1]}));
+    SCHED_OK(s, tir_sched_bind(s, pi[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, pj[0], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, d, pj[0], false));
+    SCHED_OK(s, tir_sched_set_scope(s, c, 0, "local"));
+    tir_block_rv init;
+    SCHED_OK(s, tir_sched_decompose_reduction(s, c, pi[1], &init));
+    /* D now lies under the thread loop, after the reduction */
+    tir_loop_rv dl[16];
+    assert_true(sched_loops(s, "D", dl) >= 2);
+    assert_ptr_equal(sched_for(s, dl[1])->var, sched_for(s, pj[0])->var);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 /* The checks above have teeth: TVM's fused clip (the clip applied on
  * every reduction step, init clip(bias)) differs from the unfused program
  * in the interpreter. */
@@ -519,6 +545,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_fre_two_consumers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_max_min, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_then_decompose, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fre_then_thread_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_per_step_differs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_preconditions, setup, teardown),
     };

@@ -101,16 +101,16 @@ static void test_set_scope_preconditions(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 4, TIR_F32));
     tir_block_rv b = sched_block(s, "B"), d = sched_block(s, "D");
     /* 1: the buffer index */
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BUFFER_INDEX, "set_scope",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "set_scope",
                       tir_sched_set_scope(s, b, 1, "shared"));
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BUFFER_INDEX, "set_scope",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "set_scope",
                       tir_sched_set_scope(s, b, -1, "shared"));
     /* 2: the scope name */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_UNKNOWN_SCOPE, "set_scope",
                       tir_sched_set_scope(s, b, 0, "warp"));
     assert_non_null(strstr(tir_ctx_error(tir_sched_ctx(s)), "\"warp\""));
     /* 3: a parameter keeps its scope */
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_ALLOCATED, "set_scope",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, "set_scope",
                       tir_sched_set_scope(s, d, 0, "shared"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "set_scope", tir_sched_set_scope(s, b, 0, NULL));
     tir_sched_destroy(s);

@@ -126,10 +126,10 @@ static void test_storage_align_preconditions(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 4, TIR_F32));
     tir_block_rv b = sched_block(s, "B"), d = sched_block(s, "D");
     /* 1: the buffer index */
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BUFFER_INDEX, "storage_align",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "storage_align",
                       tir_sched_storage_align(s, b, 1, 0, 8, 1));
     /* 2: an allocated buffer, not a parameter */
-    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_ALLOCATED, "storage_align",
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, "storage_align",
                       tir_sched_storage_align(s, d, 0, 0, 8, 1));
     /* 3: the axis */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_AXIS, "storage_align",

@@ -441,9 +441,9 @@ TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv b
  * on aligned axes.  Lowering flattens with these strides (docs/lowered-ir.md).
  * Preconditions:
  *   1. 0 <= buffer_index < the block's number of written buffers
- *      (TIR_ERR_SCHED_BUFFER_INDEX);
+ *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
  *   2. the buffer is allocated by a block, not a function parameter
- *      (TIR_ERR_SCHED_NOT_ALLOCATED);
+ *      (TIR_ERR_SCHED_OUTPUT_BUFFER);
  *   3. 0 <= axis < the buffer's rank (TIR_ERR_SCHED_BAD_AXIS);
  *   4. factor > 0 and 0 <= offset < factor (TIR_ERR_SCHED_BAD_ALIGNMENT). */
 TIR_API tir_status tir_sched_storage_align(tir_schedule *s, tir_block_rv block,
@@ -454,10 +454,10 @@ TIR_API tir_status tir_sched_storage_align(tir_schedule *s, tir_block_rv block,
  * block writes at `buffer_index`, everywhere it is used.
  * Preconditions:
  *   1. 0 <= buffer_index < the block's number of written buffers
- *      (TIR_ERR_SCHED_BUFFER_INDEX);
+ *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
  *   2. the scope is one of those names (TIR_ERR_SCHED_UNKNOWN_SCOPE);
  *   3. the buffer is allocated by a block, not a function parameter
- *      (TIR_ERR_SCHED_NOT_ALLOCATED). */
+ *      (TIR_ERR_SCHED_OUTPUT_BUFFER). */
 TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
                                        int64_t buffer_index, const char *scope);
 

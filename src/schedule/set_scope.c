@@ -26,7 +26,7 @@ tir_status sch_prim_set_scope(sch_call *c) {
     const char *scope = c->args[2].s;
 
     if (idx < 0 || idx >= b->nwrites)
-        return sch_fail(c, TIR_ERR_SCHED_BUFFER_INDEX, rv, b,
+        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
                         "buffer index %lld is out of range: block \"%s\" writes %d buffer%s",
                         (long long)idx, b->name, b->nwrites, b->nwrites == 1 ? "" : "s");
     tir_scope sc;
@@ -35,7 +35,7 @@ tir_status sch_prim_set_scope(sch_call *c) {
                         "unknown scope \"%s\" (use \"global\", \"shared\" or \"local\")", scope);
     const tir_buffer *buf = b->writes[idx].buffer;
     if (is_param(s->func, buf))
-        return sch_fail(c, TIR_ERR_SCHED_NOT_ALLOCATED, rv, b,
+        return sch_fail(c, TIR_ERR_SCHED_OUTPUT_BUFFER, rv, b,
                         "buffer %s is a parameter of %s; only buffers allocated by a block can "
                         "change scope",
                         buf->name, s->func->name);

@@ -33,12 +33,12 @@ tir_status sch_prim_storage_align(sch_call *c) {
             offset = c->args[4].i;
 
     if (idx < 0 || idx >= b->nwrites)
-        return sch_fail(c, TIR_ERR_SCHED_BUFFER_INDEX, rv, b,
+        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
                         "buffer index %lld is out of range: block \"%s\" writes %d buffer%s",
                         (long long)idx, b->name, b->nwrites, b->nwrites == 1 ? "" : "s");
     const tir_buffer *buf = b->writes[idx].buffer;
     if (is_param(s->func, buf))
-        return sch_fail(c, TIR_ERR_SCHED_NOT_ALLOCATED, rv, b,
+        return sch_fail(c, TIR_ERR_SCHED_OUTPUT_BUFFER, rv, b,
                         "buffer %s is a parameter of %s, whose layout the caller fixes; only "
                         "buffers allocated by a block can be aligned",
                         buf->name, s->func->name);
