@@ -62,12 +62,12 @@ static const tir_expr *epilogue(tir_ctx *ctx, const tir_var *const *ax, const ti
                                 void *user) {
     (void)rx;
     prog *p = user;
-    const tir_expr *ij[2] = {&ax[0]->base, &ax[1]->base};
-    const tir_expr *j[1] = {&ax[1]->base};
-    if (p->e == EPI_COLUMN) {
+    if (p->e == EPI_COLUMN) { /* a 1-D stage: ax[1] does not exist */
         const tir_expr *i1[2] = {&ax[0]->base, tir_i32(ctx, 1)};
         return tir_te_at(ctx, p->T, 2, i1);
     }
+    const tir_expr *ij[2] = {&ax[0]->base, &ax[1]->base};
+    const tir_expr *j[1] = {&ax[1]->base};
     if (p->e == EPI_TRANSPOSE) {
         const tir_expr *ji[2] = {&ax[1]->base, &ax[0]->base};
         const tir_expr *b[1] = {&ax[0]->base};
