@@ -221,8 +221,8 @@ static void test_matmul_tiled(void **st) {
     const tir_prim_func *f = ck_matmul_tiled(ctx, 1024, 512, 256);
     const tir_module *m = compile(ctx, f);
     assert_has(m, "bar.sync");
-    assert_has(m, ".shared .align 16 .b8 As_shared[4096]");
-    assert_has(m, ".shared .align 16 .b8 Bs_shared[4096]");
+    assert_has(m, ".shared .align 64 .b8 As_shared[4096]");
+    assert_has(m, ".shared .align 64 .b8 Bs_shared[4096]");
     assert_has(m, "ld.shared");
     assert_has(m, "st.shared");
     assert_int_equal(m->shared_bytes, 8192);
@@ -273,7 +273,7 @@ static void test_cp_async(void **st) {
     assert_has(m, "cp.async.commit_group");
     assert_has(m, "cp.async.wait_group 0");
     assert_has(m, "bar.sync");
-    assert_has(m, ".shared .align 16 .b8 S_shared[4096]");
+    assert_has(m, ".shared .align 64 .b8 S_shared[4096]");
     assert_int_equal(m->shared_bytes, 4096);
     m = compile(ctx, ck_cp_async(ctx, 1 << 20, 4));
     assert_int_equal(count(m->ptx, "cp.async.ca.shared.global"), 4);

@@ -149,7 +149,7 @@ static const char *const golden_names =
 
 static const char *const golden_layouts =
     "@T.prim_func\n"
-    "def layouts(A: T.Buffer((n, 16), \"float32\", strides=(32, 1), elem_offset=off, align=64), B: T.Buffer((T.var(\"int64\", \"m\"),), \"uint8\", elem_offset=T.int64(8), scope=\"local\"), C: T.Buffer((n, k), \"int32\"), k: T.int32):\n"
+    "def layouts(A: T.Buffer((n, 16), \"float32\", strides=(32, 1), elem_offset=off, align=128), B: T.Buffer((T.var(\"int64\", \"m\"),), \"uint8\", elem_offset=T.int64(8), scope=\"local\"), C: T.Buffer((n, k), \"int32\"), k: T.int32):\n"
     "    for t, i, j in T.grid(k // 2, n, m):\n"
     "        C[i, T.Cast(\"int32\", j)] = T.Cast(\"int32\", B[j])\n";
 

@@ -372,7 +372,7 @@ const tir_prim_func *ts_layouts(tir_ctx *ctx) {
     const tir_var *off = tir_var_new(ctx, "off", TIR_I32), *k = tir_var_new(ctx, "k", TIR_I32);
     const tir_expr *shA[2] = {X(n), I(ctx, 16)};
     const tir_expr *stA[2] = {I(ctx, 32), I(ctx, 1)};
-    tir_buffer_desc da = {"A", TIR_F32, 2, shA, stA, X(off), TIR_SCOPE_GLOBAL, 64};
+    tir_buffer_desc da = {"A", TIR_F32, 2, shA, stA, X(off), TIR_SCOPE_GLOBAL, 128};
     const tir_buffer *A = tir_buffer_new(ctx, &da);
     const tir_expr *shB[1] = {X(m)};
     tir_buffer_desc db = {"B", TIR_U8, 1, shB, NULL, tir_int(ctx, TIR_I64, 8), TIR_SCOPE_LOCAL, 0};

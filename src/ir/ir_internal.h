@@ -29,6 +29,14 @@ _Noreturn void ir_assert_fail(const char *what, const char *file, int line);
 #define IR_NEW(ctx, T) ((T *)tir_ctx_alloc((ctx), sizeof(T)))
 #define IR_NEWN(ctx, T, n) ((T *)tir_ctx_alloc((ctx), sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
 
+/* The alignment a buffer gets when none is given: 64 bytes (like TVM's
+ * kAllocAlignment), so that 16-byte vector accesses and cp.async copies can
+ * be proven aligned; cudaMalloc and the runtime's allocations give 256. */
+static inline int ir_default_align(tir_dtype t) {
+    int e = (int)tir_dtype_bytes(t);
+    return e > 64 ? e : 64;
+}
+
 /* A fresh id for variables and buffers (unique within ctx). */
 uint32_t ir_ctx_next_id(tir_ctx *ctx);
 

@@ -428,7 +428,7 @@ const tir_buffer *tir_buffer_new(tir_ctx *ctx, const tir_buffer_desc *d) {
     b->strides = d->strides ? ir_copy_array(ctx, d->strides, sizeof *d->strides, d->ndim) : NULL;
     b->elem_offset = d->elem_offset ? d->elem_offset : tir_i32(ctx, 0);
     b->scope = d->scope;
-    b->align = d->align ? d->align : (int)tir_dtype_bytes(d->dtype);
+    b->align = d->align ? d->align : ir_default_align(d->dtype);
     return b;
 }
 

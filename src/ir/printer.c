@@ -693,7 +693,7 @@ static void print_buffer_args(printer *p, const tir_buffer *b) {
         put(p, ", scope=");
         put_string(p, tir_scope_name(b->scope));
     }
-    if ((size_t)b->align != tir_dtype_bytes(b->dtype)) ir_sb_printf(&p->out, ", align=%d", b->align);
+    if (b->align != ir_default_align(b->dtype)) ir_sb_printf(&p->out, ", align=%d", b->align);
 }
 
 /* -------------------------------------------------------------- statements */
