@@ -9,13 +9,32 @@
  */
 #include "sched_internal.h"
 
-/* The consumer preconditions of cache_read and cache_write (same scope;
- * reads buf and does not write it): fills *cons with block srefs, the
- * given ones, or without a list every reader of buf in the scope (the
- * block itself included when default_all).  Shared with cache_write.c. */
-tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
-                               const sch_arg *list, const tir_buffer *buf, bool default_all,
-                               int **cons, int *ncons);
+/* The argument preconditions cache_read and cache_write share (1-3): the
+ * block lies in a scope, the index names one of its reads (writes), and
+ * the storage scope is known.  Shared with cache_write.c. */
+tir_status sch_cache_args(sch_call *c, bool is_read, sch_cache_target *t) {
+    const tir_schedule *s = c->sch;
+    int64_t index = c->args[1].i;
+    const char *scope_name = c->args[2].s;
+    t->rv = c->args[0].rv;
+    t->bi = sch_block_sref(c, t->rv);
+    t->b = sch_sref_block(s, t->bi);
+    t->sc = sch_scope_of(s, t->bi);
+    if (t->sc < 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, t->rv, t->b,
+                        "the root block has no scope to hold a cache");
+    int n = is_read ? t->b->nreads : t->b->nwrites;
+    if (index < 0 || index >= n)
+        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, t->rv, t->b,
+                        "%s index %lld is out of range: block \"%s\" %s %d buffers",
+                        is_read ? "read" : "write", (long long)index, t->b->name,
+                        is_read ? "reads" : "writes", n);
+    t->buf = is_read ? t->b->reads[index].buffer : t->b->writes[index].buffer;
+    if (!sch_parse_scope(scope_name, &t->scope))
+        return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, t->rv, t->b,
+                        "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
+    return TIR_OK;
+}
 
 tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
                                const sch_arg *list, const tir_buffer *buf, bool default_all,
@@ -69,25 +88,12 @@ tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
 tir_status sch_prim_cache_read(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
-    uint32_t rv = c->args[0].rv;
-    int64_t index = c->args[1].i;
-    const char *scope_name = c->args[2].s;
-    int bi = sch_block_sref(c, rv);
-    const tir_block *b = sch_sref_block(s, bi);
-
-    int sc = sch_scope_of(s, bi);
-    if (sc < 0)
-        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, b,
-                        "the root block has no scope to hold a cache");
-    if (index < 0 || index >= b->nreads)
-        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
-                        "read index %lld is out of range: block \"%s\" reads %d buffers",
-                        (long long)index, b->name, b->nreads);
-    const tir_buffer *buf = b->reads[index].buffer;
-    tir_scope scope;
-    if (!sch_parse_scope(scope_name, &scope))
-        return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, rv, b,
-                        "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
+    sch_cache_target t;
+    TIR_TRY(sch_cache_args(c, true, &t));
+    uint32_t rv = t.rv;
+    int bi = t.bi, sc = t.sc;
+    const tir_buffer *buf = t.buf;
+    tir_scope scope = t.scope;
     int *cons, ncons;
     TIR_TRY(sch_cache_consumers(c, rv, bi, sc, &c->args[3], buf, true, &cons, &ncons));
     /* 5-6: one writer, before every consumer. */

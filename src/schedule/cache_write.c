@@ -10,32 +10,16 @@
  */
 #include "sched_internal.h"
 
-tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
-                               const sch_arg *list, const tir_buffer *buf, bool default_all,
-                               int **cons, int *ncons);
-
 tir_status sch_prim_cache_write(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
-    uint32_t rv = c->args[0].rv;
-    int64_t index = c->args[1].i;
-    const char *scope_name = c->args[2].s;
-    int bi = sch_block_sref(c, rv);
-    const tir_block *b = sch_sref_block(s, bi);
-
-    int sc = sch_scope_of(s, bi);
-    if (sc < 0)
-        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, b,
-                        "the root block has no scope to hold a cache");
-    if (index < 0 || index >= b->nwrites)
-        return sch_fail(c, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, rv, b,
-                        "write index %lld is out of range: block \"%s\" writes %d buffers",
-                        (long long)index, b->name, b->nwrites);
-    const tir_buffer *buf = b->writes[index].buffer;
-    tir_scope scope;
-    if (!sch_parse_scope(scope_name, &scope))
-        return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, rv, b,
-                        "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
+    sch_cache_target t;
+    TIR_TRY(sch_cache_args(c, false, &t));
+    uint32_t rv = t.rv;
+    int bi = t.bi, sc = t.sc;
+    const tir_block *b = t.b;
+    const tir_buffer *buf = t.buf;
+    tir_scope scope = t.scope;
     int *cons = NULL, ncons = 0;
     if (c->args[3].n > 0)
         TIR_TRY(sch_cache_consumers(c, rv, bi, sc, &c->args[3], buf, false, &cons, &ncons));

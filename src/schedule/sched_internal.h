@@ -327,4 +327,18 @@ bool sch_parse_scope(const char *name, tir_scope *out);
 bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
 /* end prims-a */
 
+/* cache_read.c: what cache_read and cache_write share. */
+typedef struct sch_cache_target {
+    uint32_t rv;           /* the block handle */
+    int bi;                /* its sref */
+    const tir_block *b;
+    int sc;                /* the sref of its scope block */
+    const tir_buffer *buf; /* the buffer read (written) at the index */
+    tir_scope scope;       /* the cache's storage scope */
+} sch_cache_target;
+tir_status sch_cache_args(sch_call *c, bool is_read, sch_cache_target *t);
+tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
+                               const sch_arg *list, const tir_buffer *buf, bool default_all,
+                               int **cons, int *ncons);
+
 #endif
