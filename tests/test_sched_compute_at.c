@@ -104,7 +104,7 @@ static void test_compute_at_tile_predicate(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 10, 3, TIR_F32));
     tir_loop_rv p[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), p[0], false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "B", l), 3);
@@ -135,9 +135,9 @@ static void test_compute_at_thread_relax(void **st) {
         tir_block_rv c = sched_block(s, "C"), a;
         tir_loop_rv l[16], ib[3], jb[2], kb[2];
         sched_loops(s, "C", l);
-        SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){0, 4, 4}, ib));
-        SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 8}, jb));
-        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, kb));
+        SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, 4, 4}, ib));
+        SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, jb));
+        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, kb));
         SCHED_OK(s, tir_sched_reorder(s, 6, (const tir_loop_rv[]){ib[0], jb[0], ib[1], kb[0],
                                                                  ib[2], jb[1]}));
         SCHED_OK(s, tir_sched_bind(s, ib[0], "blockIdx.x"));
@@ -153,7 +153,7 @@ static void test_compute_at_thread_relax(void **st) {
             /* cooperative fetch: bound to the compute's threadIdx.x */
             tir_loop_rv f, parts[2];
             SCHED_OK(s, tir_sched_fuse(s, 2, l + 4, &f));
-            SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){0, 4}, parts));
+            SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, parts));
             SCHED_OK(s, tir_sched_bind(s, parts[1], "threadIdx.x"));
             SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_AXIS_REBOUND, "bind",
                               tir_sched_bind(s, parts[0], "threadIdx.x"));
@@ -345,9 +345,9 @@ static void test_reverse_compute_at_accumulator(void **st) {
     tir_block_rv c = sched_block(s, "C"), cl;
     tir_loop_rv l[16], ib[3], jb[3], kb[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){0, 4, 4}, ib));
-    SCHED_OK(s, tir_sched_split(s, l[1], 3, (const int64_t[]){0, 2, 4}, jb));
-    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, kb));
+    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, 4, 4}, ib));
+    SCHED_OK(s, tir_sched_split(s, l[1], 3, (const int64_t[]){TIR_SPLIT_INFER, 2, 4}, jb));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, kb));
     SCHED_OK(s, tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], ib[1], jb[1], kb[0],
                                                              ib[2], jb[2], kb[1]}));
     SCHED_OK(s, tir_sched_bind(s, ib[1], "threadIdx.x"));

@@ -244,7 +244,7 @@ static tir_schedule *small_schedule(tir_ctx *ctx) {
 
 static const char small_trace[] = "b0 = get_block(\"C\")\n"
                                   "[l1, l2, l3] = get_loops(b0)\n"
-                                  "[l4, l5] = split(l1, [0, 4])\n"
+                                  "[l4, l5] = split(l1, [None, 4])\n"
                                   "l6 = fuse([l5, l2])\n"
                                   "bind(l4, \"blockIdx.x\")\n"
                                   "annotate_loop_ints(l3, \"software_pipeline_stage\", [0, -1])\n"
@@ -291,11 +291,11 @@ static void test_trace_c(void **st) {
         "        l2 = o[1];\n"
         "        l3 = o[2];\n"
         "    }\n"
-        "    /* [l4, l5] = split(l1, [0, 4]) */\n"
+        "    /* [l4, l5] = split(l1, [None, 4]) */\n"
         "    {\n"
         "        tir_loop_rv o[2];\n"
-        "        if ((st = tir_sched_split(sch, l1, 2, (const int64_t[]){0, 4}, o)) != TIR_OK) "
-        "return st;\n"
+        "        if ((st = tir_sched_split(sch, l1, 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, o)) "
+        "!= TIR_OK) return st;\n"
         "        l4 = o[0];\n"
         "        l5 = o[1];\n"
         "    }\n"
@@ -365,14 +365,14 @@ static void test_replay_errors(void **st) {
     replay_fails(s,
                  "b0 = get_block(\"C\")\n"
                  "[l1, l2, l3] = get_loops(b0)\n"
-                 "[l4] = split(l1, [0, 4])\n",
+                 "[l4] = split(l1, [None, 4])\n",
                  TIR_ERR_SCHED_TRACE, "split makes 2 handles but the line names 1");
     /* A failing primitive reports its own code, prefixed by the line. */
     replay_fails(s,
                  "b0 = get_block(\"C\")\n"
                  "[l1, l2, l3] = get_loops(b0)\n"
                  "unroll(l1)\n"
-                 "[l4, l5] = split(l1, [0, 4])\n",
+                 "[l4, l5] = split(l1, [None, 4])\n",
                  TIR_ERR_SCHED_LOOP_NOT_SERIAL, "trace line 4: split: only serial loops");
     replay_fails(s, "unroll(b0)\n", TIR_ERR_SCHED_TRACE, "unknown handle b0");
     replay_fails(s, "b0 = get_block(\"C\")\nunroll(b0)\n", TIR_ERR_SCHED_INVALID_HANDLE,

@@ -263,7 +263,7 @@ static void partb_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int
     }
     default: {
         tir_block_rv e = fc->blocks[rnd(r, 0, fc->nblocks - 1)];
-        CALL("fuse_reduction_epilogue", tir_sched_fuse_reduction_epilogue(fc->s, b, e));
+        CALL("fuse_reduction_epilogue", tir_sched_fuse_reduction_epilogue(fc->s, b, e, NULL));
     }
     }
 }
@@ -368,7 +368,7 @@ static void invalid_step(fuzz_case *fc) {
     case 0:
         if (stale)
             INVALID(TIR_ERR_SCHED_STALE_HANDLE, "split",
-                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2, (const int64_t[]){0, 2},
+                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2, (const int64_t[]){TIR_SPLIT_INFER, 2},
                                     (tir_loop_rv[2]){{0}}));
         break;
     case 1:
@@ -387,7 +387,7 @@ static void invalid_step(fuzz_case *fc) {
     case 4:
         if (live)
             INVALID(TIR_OK, "split",
-                    tir_sched_split(s, l, 3, (const int64_t[]){0, 0, 2}, (tir_loop_rv[3]){{0}}));
+                    tir_sched_split(s, l, 3, (const int64_t[]){TIR_SPLIT_INFER, TIR_SPLIT_INFER, 2}, (tir_loop_rv[3]){{0}}));
         break;
     case 5:
         if (live)

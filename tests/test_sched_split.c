@@ -163,7 +163,7 @@ static void test_split_opaque(void **st) {
     tir_schedule *s = sched_new(ctx, tf_opaque_stmt(ctx));
     tir_loop_rv l[16], p[2];
     sched_loops(s, "B", l);
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     const tir_seq *q = tir_as_tir_seq(sched_for(s, p[1])->body);
     assert_non_null(q);
     assert_int_equal(q->n, 2);
@@ -173,13 +173,13 @@ static void test_split_opaque(void **st) {
     tir_sched_destroy(s);
     s = sched_new(ctx, tf_opaque_in_block(ctx));
     sched_loops(s, "B", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, 0}, p));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, TIR_SPLIT_INFER}, p));
     sched_check_all(s);
     tir_sched_destroy(s);
     /* An inner loop whose extent uses the split variable. */
     s = sched_new(ctx, tf_triangular(ctx));
     sched_loops(s, "B", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 3}, p));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 3}, p));
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -192,23 +192,23 @@ static void test_split_preconditions(void **st) {
     /* 1: serial */
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_NOT_SERIAL, "split",
-                      tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, out));
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, out));
     assert_non_null(strstr(tir_ctx_error(ctx), "thread_binding blockIdx.x") ||
                     strstr(tir_ctx_error(ctx), "blockIdx.x"));
     /* 2: no annotations */
     SCHED_OK(s, tir_sched_annotate_loop_int(s, l[1], "hint", 1));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_ANNOTATED, "split",
-                      tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, out));
+                      tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, out));
     /* 4: at least two factors */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split",
                       tir_sched_split(s, l[2], 1, (const int64_t[]){10}, out));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split", tir_sched_split(s, l[2], 0, NULL, out));
     /* 5: one inferred factor at most */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_INFER, "split",
-                      tir_sched_split(s, l[2], 3, (const int64_t[]){0, 2, 0}, out));
+                      tir_sched_split(s, l[2], 3, (const int64_t[]){TIR_SPLIT_INFER, 2, TIR_SPLIT_INFER}, out));
     /* 6: no negative factor */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "split",
-                      tir_sched_split(s, l[2], 2, (const int64_t[]){-2, 0}, out));
+                      tir_sched_split(s, l[2], 2, (const int64_t[]){-2, TIR_SPLIT_INFER}, out));
     /* 7: the product covers the extent */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
                       tir_sched_split(s, l[2], 2, (const int64_t[]){3, 3}, out));
@@ -223,7 +223,7 @@ static void test_split_preconditions(void **st) {
     s = sched_new(ctx, tf_offset_loops(ctx));
     sched_loops(s, "B", l);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_MIN_NONZERO, "split",
-                      tir_sched_split(s, l[0], 2, (const int64_t[]){0, 2}, out));
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
     assert_non_null(strstr(tir_ctx_error(ctx), "starts at 2"));
     tir_sched_destroy(s);
 }
@@ -231,7 +231,8 @@ static void test_split_preconditions(void **st) {
 /* Splits of every loop at odd shapes, compared in the interpreter. */
 static void test_split_odd_shapes(void **st) {
     tir_ctx *ctx = *st;
-    const int64_t f[][3] = {{0, 2, 0}, {3, 0, 0}, {0, 5, 0}, {2, 0, 2}, {0, 7, 0}};
+    enum { I = TIR_SPLIT_INFER }; /* unused third entries too */
+    const int64_t f[][3] = {{I, 2, I}, {3, I, I}, {I, 5, I}, {2, I, 2}, {I, 7, I}};
     for (int c = 0; c < 5; c++) {
         tir_schedule *s = sched_new(ctx, tir_def_batch_matmul(ctx, 3, 7, 5, 9, TIR_F32));
         tir_loop_rv l[16], out[3];
@@ -245,10 +246,10 @@ static void test_split_odd_shapes(void **st) {
     tir_loop_rv l[16], out[2];
     int n = sched_loops(s, "conv", l);
     for (int i = 0; i < n; i++)
-        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){0, 2}, out));
+        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
     n = sched_loops(s, "pad", l);
     for (int i = 0; i < n; i++)
-        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){2, 0}, out));
+        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, out));
     sched_check_all(s);
     tir_sched_destroy(s);
 }

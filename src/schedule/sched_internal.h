@@ -38,9 +38,9 @@ typedef struct sch_arg {
     const uint32_t *tags; /* L, B */
     int64_t i;           /* i */
     const char *s;       /* s */
-    int n;               /* L, B, I: number of entries */
+    int n;               /* L, B, I, F: number of entries */
     const uint32_t *rvs; /* L, B */
-    const int64_t *ints; /* I */
+    const int64_t *ints; /* I, F */
 } sch_arg;
 
 /* One handle-table entry.  Identity: a loop variable or a block name. */
@@ -96,6 +96,9 @@ typedef struct sch_call {
     int nargs;
     /* results */
     const tir_prim_func *func; /* the new function; NULL: unchanged */
+    /* A primitive of output kind 'c' found nothing to do: sch_run then
+       commits and records nothing. */
+    bool unchanged;
     sch_out *outs;             /* arena */
     int nouts, capouts;
     const char **retired; /* arena */
@@ -121,6 +124,8 @@ typedef struct sch_sig {
     int nin, nattr;
 } sch_sig;
 void sch_sig_parse(sch_inst_kind k, sch_sig *out);
+/* An int64 list argument: 'I', or 'F' (split factors). */
+static inline bool sch_sig_is_ints(char t) { return t == 'I' || t == 'F'; }
 
 /* ---------------------------------------------------------------- state.c */
 
@@ -129,6 +134,9 @@ void sch_sig_parse(sch_inst_kind k, sch_sig *out);
  * handles (arena), *nouts their count. */
 tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
                    const uint32_t **outs, int *nouts);
+/* sch_run for an instruction of output kind 'c': *changed (may be NULL)
+ * tells whether it changed the schedule (only then is it traced). */
+tir_status sch_run_flag(tir_schedule *s, sch_inst_kind k, const sch_arg *args, bool *changed);
 /* Packing handles into arguments and ids back into handles (wrappers). */
 #define SCH_RV(h) ((sch_arg){.rv = (h).id, .tag = (h).sched})
 sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops);
