@@ -137,11 +137,41 @@ static const tir_prim_func *build(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
     return f;
 }
 
-static tir_schedule *fuse(tir_ctx *ctx, const tir_prim_func *f, const char *r, const char *e) {
+/* Fuses block e into r and checks *changed against want: a change is
+ * traced (as one text line and as a C call passing NULL for the flag); no
+ * change leaves the function, the handles and the trace exactly as they
+ * were. */
+static tir_schedule *fuse_expect(tir_ctx *ctx, const tir_prim_func *f, const char *r,
+                                 const char *e, bool want) {
     tir_schedule *s = sched_new(ctx, f);
-    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, r), sched_block(s, e), NULL));
+    tir_block_rv rb = sched_block(s, r), eb = sched_block(s, e);
+    sched_snap snap;
+    sched_snap_take(s, &snap);
+    int len = tir_sched_trace_len(s), nh = tir_sched_num_handles(s);
+    bool changed = !want;
+    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, rb, eb, &changed));
+    assert_int_equal(changed, want);
+    assert_int_equal(tir_sched_num_handles(s), nh);
+    if (want) {
+        sched_snap_free(&snap);
+        assert_ptr_not_equal(tir_sched_func(s), f);
+        assert_int_equal(tir_sched_trace_len(s), len + 1);
+        const char *text = tir_sched_trace_text(s);
+        assert_non_null(strstr(text, "\nfuse_reduction_epilogue(b0, b1)\n"));
+        assert_non_null(
+            strstr(tir_sched_trace_c(s, "f"), "tir_sched_fuse_reduction_epilogue(sch, b0, b1, NULL)"));
+    } else {
+        char why[4096];
+        if (!sched_snap_same(s, &snap, why, sizeof why)) fail_msg("unchanged call changed: %s", why);
+        assert_ptr_equal(tir_sched_func(s), f);
+        assert_int_equal(tir_sched_trace_len(s), len);
+    }
     sched_check_all(s);
     return s;
+}
+
+static tir_schedule *fuse(tir_ctx *ctx, const tir_prim_func *f, const char *r, const char *e) {
+    return fuse_expect(ctx, f, r, e, true);
 }
 
 static int block_count(tir_schedule *s) {
@@ -264,7 +294,8 @@ static void test_fre_epilogues(void **st) {
                             EPI_ARBITRARY, EPI_CLIP_NOBIAS, EPI_COPY, EPI_TRANSPOSE};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         const tir_prim_func *f = build(ctx, 7, 5, 9, all[i], TIR_TE_SUM, false);
-        tir_schedule *s = fuse(ctx, f, "temp", "D");
+        bool moves = all[i] != EPI_SCALE && all[i] != EPI_CLIP_NOBIAS;
+        tir_schedule *s = fuse_expect(ctx, f, "temp", "D", moves);
         const tir_block *r = node(s, "temp");
         switch (all[i]) {
         case EPI_BIAS:
@@ -326,7 +357,7 @@ static void test_fre_max_min(void **st) {
     tir_sched_destroy(s);
     /* an additive epilogue after a min: nothing may move, unchanged */
     f = build(ctx, 6, 5, 7, EPI_BIAS_RELU, TIR_TE_MIN, false);
-    s = fuse(ctx, f, "temp", "D");
+    s = fuse_expect(ctx, f, "temp", "D", false);
     assert_ptr_equal(tir_sched_func(s), f);
     tir_sched_destroy(s);
 }
@@ -482,8 +513,10 @@ static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
 /* The blocks' handles are made before the call, which must change nothing. */
 static void expect_fail(tir_schedule *s, tir_status want, const char *r, const char *e) {
     tir_block_rv rb = sched_block(s, r), eb = sched_block(s, e);
+    bool changed = true; /* a failure clears it */
     SCHED_EXPECT_FAIL(s, want, "fuse_reduction_epilogue",
-                      tir_sched_fuse_reduction_epilogue(s, rb, eb, NULL));
+                      tir_sched_fuse_reduction_epilogue(s, rb, eb, &changed));
+    assert_false(changed);
 }
 
 static void test_fre_preconditions(void **st) {
