@@ -104,7 +104,8 @@ static void test_compute_at_tile_predicate(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 10, 3, TIR_F32));
     tir_loop_rv p[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
+    SCHED_OK(s,
+             tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), p[0], false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "B", l), 3);

@@ -266,7 +266,8 @@ static void test_same_handle(void **st) {
     tir_loop_rv zero = {0};
     assert_false(tir_sched_same_loop(s, zero, zero));
     assert_false(tir_sched_same_loop(s, (tir_loop_rv){999, a[0].sched}, a[0]));
-    assert_false(tir_sched_same_loop(s, (tir_loop_rv){c.id, c.sched}, (tir_loop_rv){c.id, c.sched}));
+    tir_loop_rv c_as_loop = {c.id, c.sched};
+    assert_false(tir_sched_same_loop(s, c_as_loop, c_as_loop));
     assert_false(tir_sched_same_block(s, (tir_block_rv){a[0].id, a[0].sched}, c));
     assert_false(tir_sched_same_block(s, (tir_block_rv){0}, (tir_block_rv){0}));
     assert_false(tir_sched_same_loop(NULL, a[0], a[0]));

@@ -158,11 +158,12 @@ static tir_schedule *fuse_expect(tir_ctx *ctx, const tir_prim_func *f, const cha
         assert_int_equal(tir_sched_trace_len(s), len + 1);
         const char *text = tir_sched_trace_text(s);
         assert_non_null(strstr(text, "\nfuse_reduction_epilogue(b0, b1)\n"));
-        assert_non_null(
-            strstr(tir_sched_trace_c(s, "f"), "tir_sched_fuse_reduction_epilogue(sch, b0, b1, NULL)"));
+        assert_non_null(strstr(tir_sched_trace_c(s, "f"),
+                               "tir_sched_fuse_reduction_epilogue(sch, b0, b1, NULL)"));
     } else {
         char why[4096];
-        if (!sched_snap_same(s, &snap, why, sizeof why)) fail_msg("unchanged call changed: %s", why);
+        if (!sched_snap_same(s, &snap, why, sizeof why))
+            fail_msg("an unchanged call changed s: %s", why);
         assert_ptr_equal(tir_sched_func(s), f);
         assert_int_equal(tir_sched_trace_len(s), len);
     }
@@ -244,7 +245,8 @@ static void test_fre_bias(void **st) {
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, out));
     SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
-    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D"), NULL));
+    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D"),
+                                                  NULL));
     sched_check_all(s);
     tir_sched_destroy(s);
 }

@@ -433,8 +433,8 @@ static void invalid_step(fuzz_case *fc) {
     case 0:
         if (stale)
             INVALID(TIR_ERR_SCHED_STALE_HANDLE, "split",
-                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2, (const int64_t[]){TIR_SPLIT_INFER, 2},
-                                    (tir_loop_rv[2]){{0}}));
+                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2,
+                                    (const int64_t[]){TIR_SPLIT_INFER, 2}, (tir_loop_rv[2]){{0}}));
         break;
     case 1:
         INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "vectorize",
@@ -452,7 +452,8 @@ static void invalid_step(fuzz_case *fc) {
     case 4:
         if (live)
             INVALID(TIR_OK, "split",
-                    tir_sched_split(s, l, 3, (const int64_t[]){TIR_SPLIT_INFER, TIR_SPLIT_INFER, 2}, (tir_loop_rv[3]){{0}}));
+                    tir_sched_split(s, l, 3, (const int64_t[]){TIR_SPLIT_INFER, TIR_SPLIT_INFER, 2},
+                                    (tir_loop_rv[3]){{0}}));
         break;
     case 5:
         if (live)
