@@ -172,18 +172,16 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
         }
         ir_sb_puts(&sb, " */\n");
         switch (sig.out) {
-        case 'c':
-            /* Only calls that changed something are traced. */
-            ir_sb_printf(&sb, "    if ((st = tir_sched_%s(sch", name);
-            put_args(&sb, s, in, true);
-            ir_sb_puts(&sb, ", NULL)) != TIR_OK) return st;\n");
-            break;
         case 0:
         case 'b':
         case 'l':
+        case 'c':
             ir_sb_printf(&sb, "    if ((st = tir_sched_%s(sch", name);
             put_args(&sb, s, in, true);
-            if (sig.out) {
+            if (sig.out == 'c') {
+                /* Only calls that changed something are traced. */
+                ir_sb_puts(&sb, ", NULL");
+            } else if (sig.out) {
                 ir_sb_puts(&sb, ", &");
                 put_rv(&sb, s, in->outs[0]);
             }
