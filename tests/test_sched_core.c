@@ -1,6 +1,7 @@
 /* Tests of the schedule core: creation, queries, handles (following nodes,
- * going stale, invalid ids), the trace in text and C form, and replay
- * (including its errors, which must change nothing). */
+ * going stale, invalid ids, compared with same_loop / same_block), the
+ * trace in text and C form, and replay (including its errors, which must
+ * change nothing). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
