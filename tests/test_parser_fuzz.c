@@ -565,7 +565,7 @@ static const tir_stmt *gen_stmt(gen *g, int depth) {
         const tir_expr *min = below(2) ? tir_int(g->ctx, t, 0) : gen_expr(g, t, depth + 2);
         const tir_expr *ext = gen_expr(g, t, depth + 2);
         tir_for_kind k = below(2) ? TIR_FOR_SERIAL : (tir_for_kind)below(5);
-        static const char *const tags[] = {"blockIdx.x", "threadIdx.y", "vthread", "t a\"g"};
+        static const char *const tags[] = {"blockIdx.x", "threadIdx.y", "vthread.x", "vthread.z"}; /* the parser reads no other */
         int na = 0;
         tir_annot *an = below(3) ? NULL : gen_annots(g, &na);
         g->vars[g->nvars++] = v;
