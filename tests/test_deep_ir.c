@@ -326,9 +326,9 @@ static void test_long_names(void **st) {
     text t = {0};
     enum { LEN = 100000 };
     char *name = malloc(LEN + 1);
-    for (int i = 0; i < LEN; i++) name[i] = (char)('a' + i % 26);
     const int lens[] = {255, 256, LEN};
     for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < lens[k]; i++) name[i] = (char)('a' + i % 26);
         name[lens[k]] = '\0';
         t.n = 0;
         add(&t, "@T.prim_func\ndef f(%s: T.Buffer((4,), \"float32\")):\n", name);
