@@ -17,6 +17,7 @@ static const struct {
     {"lower_init", lower_init_block},       /* block init -> if (reduce vars at min) */
     {"lower_blocks", lower_blocks},         /* blocks -> plain statements */
     {"unify_threads", lower_unify_threads}, /* nested loops of one thread tag */
+    {"local_check", lower_local_check},     /* local buffers: reader thread = writer */
     {"plan_alloc", lower_plan_alloc},       /* Allocate at the accesses' LCA */
     {"compact_alloc", lower_compact_alloc}, /* shrink to the region used */
     {"flatten", lower_flatten},             /* 1-D buffers */
