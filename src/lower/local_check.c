@@ -13,8 +13,9 @@
  *     (the copy is replicated along t), or
  *   - t can be read back from the element the same way for every writer
  *     and reader: some fixed integer function X of the indices (one index,
- *     the row-major flat index, or i_d * w + i_{d+1} for a floormod(., w)
- *     in i_{d+1}, the form of a fused-and-split fetch) is, in every access,
+ *     the row-major flat index, or i_d * w + floormod(i_{d+1}, w) for a
+ *     floormod(., w) in i_{d+1}: a fused-and-split copy's
+ *     floordiv(F, w), tile_origin + floormod(F, w) gives back F) is, in every access,
  *     c * t + low + high with the same c > 0, low in [0, c) and high a
  *     multiple of c * n; then t = floormod(floordiv(X, c), n) is a function
  *     of the element, the same for writer and reader.
@@ -149,7 +150,7 @@ static void walk(lc *c, const tir_stmt *s) {
 /* ---- reading a thread variable back from an element */
 
 /* A function of the indices: index d (w == 0, d >= 0), the row-major flat
- * index (d < 0), or idx[d] * w + idx[d + 1] (w > 0). */
+ * index (d < 0), or idx[d] * w + floormod(idx[d + 1], w) (w > 0). */
 typedef struct cand {
     int d;
     int64_t w;
@@ -227,8 +228,8 @@ static const tir_expr *cand_expr(tir_ctx *ctx, tir_analyzer *an, const access *a
     if (k.d >= 0 && k.w == 0) {
         x = a->idx[k.d];
     } else if (k.d >= 0) {
-        x = tir_add(ctx, tir_mul(ctx, a->idx[k.d], tir_int(ctx, a->idx[k.d]->dtype, k.w)),
-                    a->idx[k.d + 1]);
+        const tir_expr *w = tir_int(ctx, a->idx[k.d]->dtype, k.w);
+        x = tir_add(ctx, tir_mul(ctx, a->idx[k.d], w), tir_floormod(ctx, a->idx[k.d + 1], w));
     } else {
         x = a->idx[0];
         for (int d = 1; d < a->nidx; d++) {
@@ -264,8 +265,8 @@ static bool mod_pre(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-/* Every index, the flat index, and idx[d - 1] * w + idx[d] for each
- * floormod(., w) in some access's idx[d]. */
+/* Every index, the flat index, and idx[d - 1] * w + floormod(idx[d], w)
+ * for each floormod(., w) in some access's idx[d]. */
 static void find_cands(const ir_vec *accs, cands *cs) {
     const access *a0 = accs->items[0];
     cs->n = 0;
