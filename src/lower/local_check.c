@@ -354,10 +354,14 @@ static bool idx_uses(const access *a, const tir_var *v) {
     return false;
 }
 
-/* A condition or loop bound around writer w that mentions t, or NULL. */
-static const tir_expr *guard_on(const access *w, const tir_var *t) {
+/* A condition or loop bound around writer w that mentions t, or NULL.
+ * Conditions that always hold (bounds predicates of a divisible shape) do
+ * not count. */
+static const tir_expr *guard_on(tir_analyzer *an, const access *w, const tir_var *t) {
+    bind_loops(an, w);
     for (int i = 0; i < w->nconds; i++)
-        if (tir_uses_var(w->conds[i], t)) return w->conds[i];
+        if (tir_uses_var(w->conds[i], t) && !tir_analyzer_can_prove(an, w->conds[i]))
+            return w->conds[i];
     for (int i = 0; i < w->nloops; i++) {
         const tir_for *f = w->loops[i];
         if (tir_uses_var(f->min, t)) return f->min;
@@ -382,7 +386,7 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
     if (w0 < 0) { /* replicated along t: every writer must run in every thread */
         for (int i = 0; i < accs->n; i++) {
             const access *a = accs->items[i];
-            const tir_expr *g = a->write ? guard_on(a, t->var) : NULL;
+            const tir_expr *g = a->write ? guard_on(an, a, t->var) : NULL;
             if (g) return fail_guard(c, a, g, t);
         }
         return TIR_OK;
