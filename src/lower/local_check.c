@@ -9,16 +9,16 @@
  * For each thread variable t (blockIdx and threadIdx alike) of extent n and
  * each local buffer, one of two things must hold:
  *   - no writer's index mentions t and no writer runs under a condition or
- *     loop bound that mentions t: every thread writes the same elements
- *     (the copy is replicated along t), or
+ *     loop bound that mentions t and may be false: every thread writes the
+ *     same elements (the copy is replicated along t), or
  *   - t can be read back from the element the same way for every writer
  *     and reader: some fixed integer function X of the indices (one index,
  *     the row-major flat index, or i_d * w + floormod(i_{d+1}, w) for a
- *     floormod(., w) in i_{d+1}: a fused-and-split copy's
- *     floordiv(F, w), tile_origin + floormod(F, w) gives back F) is, in every access,
- *     c * t + low + high with the same c > 0, low in [0, c) and high a
- *     multiple of c * n; then t = floormod(floordiv(X, c), n) is a function
- *     of the element, the same for writer and reader.
+ *     floormod(., w) in i_{d+1}, which turns a fused-and-split copy's
+ *     [o + floordiv(F, w), p + floormod(F, w)] back into an affine F) is,
+ *     in every access, c * t + low + high with the same c > 0, low in
+ *     [0, c) and high a multiple of c * n; then t = floormod(floordiv(X,
+ *     c), n) is a function of the element, the same for writer and reader.
  * Either way the element a thread reads was written by the reading thread.
  * Anything else is TIR_ERR_LOWER naming the buffer, the two accesses and
  * their thread mappings (a per-thread array cannot carry values between
