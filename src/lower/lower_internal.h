@@ -31,6 +31,7 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
 tir_status lower_init_block(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);

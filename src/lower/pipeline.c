@@ -17,6 +17,7 @@ static const struct {
     {"lower_init", lower_init_block},       /* block init -> if (reduce vars at min) */
     {"lower_blocks", lower_blocks},         /* blocks -> plain statements */
     {"unify_threads", lower_unify_threads}, /* nested loops of one thread tag */
+    {"local_check", lower_local_check},     /* local buffers: reader thread = writer */
     {"plan_alloc", lower_plan_alloc},       /* Allocate at the accesses' LCA */
     {"compact_alloc", lower_compact_alloc}, /* shrink to the region used */
     {"flatten", lower_flatten},             /* 1-D buffers */
@@ -62,6 +63,17 @@ static bool dump_wanted(const char *dump, const char *name) {
     return false;
 }
 
+/* Every pass must leave a well-formed function.  One that does not is a
+ * lowering bug, but the user's process must not die of it: the status says
+ * which pass broke the function and shows it. */
+static tir_status verify_pass(tir_ctx *ctx, const char *pass, const tir_prim_func *f) {
+    if (tir_verify(ctx, f) == TIR_OK) return TIR_OK;
+    return tir_ctx_fail(ctx, TIR_ERR_LOWER,
+                        "internal error in pass %s (a minitir bug): its result fails "
+                        "tir_verify: %s\n%s",
+                        pass, tir_ctx_error(ctx), tir_print(ctx, f));
+}
+
 tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_lower_opts *opts,
                      const tir_prim_func **kernel) {
     if (!ctx) return TIR_ERR_INVALID_ARG;
@@ -73,15 +85,20 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
         st.opts = *opts;
     else
         tir_lower_opts_init(&st.opts);
+    tir_status s = tir_verify(ctx, scheduled);
+    if (s != TIR_OK)
+        return tir_ctx_fail(ctx, s, "tir_lower: the scheduled function is not well formed: %s",
+                            tir_ctx_error(ctx));
     const char *dump = getenv("TIR_DUMP");
     const tir_prim_func *f = scheduled;
-    tir_status s = TIR_OK;
     for (int i = 0; i < NPASSES; i++) {
         const tir_prim_func *next = NULL;
         s = lower_passes[i].fn(&st, f, &next);
         if (s != TIR_OK) break;
         TIR_ASSERT(next);
         f = next;
+        s = verify_pass(ctx, lower_passes[i].name, f);
+        if (s != TIR_OK) break;
         if (dump_wanted(dump, lower_passes[i].name))
             fprintf(stderr, "---- IR after %s\n%s\n", lower_passes[i].name, tir_print(ctx, f));
         if (st.opts.stop_after && strcmp(st.opts.stop_after, lower_passes[i].name) == 0) break;
