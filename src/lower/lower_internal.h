@@ -4,7 +4,7 @@
 #ifndef MINITIR_LOWER_INTERNAL_H
 #define MINITIR_LOWER_INTERNAL_H
 
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/lower.h"
 
 /* A storage_align request recorded by lower_blocks from a block's

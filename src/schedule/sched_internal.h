@@ -22,7 +22,7 @@
 
 #include <stdarg.h>
 
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/schedule.h"
 
 typedef enum sch_inst_kind {
