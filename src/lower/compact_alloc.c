@@ -54,8 +54,8 @@ static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *
         if (b->scope == TIR_SCOPE_LOCAL ? (inside && !thread) : (inside || thread))
             vars[nv++] = f->var;
     }
-    tir_range r[16];
-    TIR_ASSERT(nidx <= 16 && nidx == b->ndim);
+    tir_range *r = IR_NEWN(ctx, tir_range, nidx); /* any rank: user input */
+    TIR_ASSERT(nidx == b->ndim);
     for (int d = 0; d < nidx; d++)
         if (idx[d]->dtype.lanes > 1) {
             e->bad = true;

@@ -31,7 +31,7 @@
 
 #include "lower_internal.h"
 
-enum { MAXTHREADS = 8, MAXLOOPS = 64, MAXCONDS = 64, MAXTERMS = 64, MAXCANDS = 24 };
+enum { MAXTHREADS = 8, MAXTERMS = 64, MAXCANDS = 24 };
 
 typedef struct access {
     const tir_stmt *stmt; /* the statement holding the access (marked in errors) */
@@ -51,10 +51,8 @@ typedef struct lc {
     ir_vec accesses; /* access* (ctx arena) */
     const tir_for *threads[MAXTHREADS]; /* one loop per thread variable */
     int nthreads;
-    const tir_for *loops[MAXLOOPS];
-    int nloops;
-    const tir_expr *conds[MAXCONDS];
-    int nconds;
+    ir_vec loops; /* enclosing loops, outermost first (any depth: user input) */
+    ir_vec conds; /* enclosing conditions */
     const tir_stmt *cur; /* statement being walked */
 } lc;
 
@@ -72,11 +70,11 @@ static void record(lc *c, const tir_buffer *b, bool write, int nidx,
     tir_ctx *ctx = c->st->ctx;
     access *a = IR_NEWN(ctx, access, 1);
     *a = (access){.stmt = c->cur, .buf = b, .write = write, .nidx = nidx, .idx = idx,
-                  .nloops = c->nloops, .nconds = c->nconds};
-    a->loops = IR_NEWN(ctx, const tir_for *, c->nloops);
-    memcpy(a->loops, c->loops, sizeof(const tir_for *) * (size_t)c->nloops);
-    a->conds = IR_NEWN(ctx, const tir_expr *, c->nconds);
-    memcpy(a->conds, c->conds, sizeof(const tir_expr *) * (size_t)c->nconds);
+                  .nloops = c->loops.n, .nconds = c->conds.n};
+    a->loops = IR_NEWN(ctx, const tir_for *, c->loops.n);
+    memcpy(a->loops, c->loops.items, sizeof(const tir_for *) * (size_t)c->loops.n);
+    a->conds = IR_NEWN(ctx, const tir_expr *, c->conds.n);
+    memcpy(a->conds, c->conds.items, sizeof(const tir_expr *) * (size_t)c->conds.n);
     ir_vec_push(&c->accesses, a);
 }
 
@@ -108,10 +106,9 @@ static void walk(lc *c, const tir_stmt *s) {
             TIR_ASSERT(seen || c->nthreads < MAXTHREADS);
             if (!seen) c->threads[c->nthreads++] = f;
         }
-        TIR_ASSERT(c->nloops < MAXLOOPS);
-        c->loops[c->nloops++] = f;
+        ir_vec_push(&c->loops, f);
         walk(c, f->body);
-        c->nloops--;
+        c->loops.n--;
         break;
     }
     case TIR_KIND_SEQ: {
@@ -122,11 +119,10 @@ static void walk(lc *c, const tir_stmt *s) {
     case TIR_KIND_IF: {
         const tir_if *i = (const tir_if *)s;
         walk_expr(c, i->cond);
-        TIR_ASSERT(c->nconds < MAXCONDS);
-        c->conds[c->nconds++] = i->cond; /* the else branch depends on it as much */
+        ir_vec_push(&c->conds, i->cond); /* the else branch depends on it as much */
         walk(c, i->then_s);
         walk(c, i->else_s);
-        c->nconds--;
+        c->conds.n--;
         break;
     }
     case TIR_KIND_ALLOCATE: {
@@ -439,6 +435,8 @@ tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir
     tir_analyzer_free(an);
     ir_vec_free(&c.locals);
     ir_vec_free(&c.accesses);
+    ir_vec_free(&c.loops);
+    ir_vec_free(&c.conds);
     if (s == TIR_OK) *out = in;
     return s;
 }
