@@ -408,6 +408,28 @@ static void test_barrier_removed_is_a_race(void **state) {
     assert_true(s == TIR_ERR_SIM_RACE || s == TIR_ERR_SIM_CP_ASYNC_PENDING);
 }
 
+/* One element per thread: 8x8 threads fetch 8x8 tiles of A and B, so the
+ * fetch loop has extent 1 and each thread's store index (`i_1 * 8 + j_1`)
+ * equals the compute's read (`i_1 * 8 + k_1`) up to renaming j_1 -> k_1.
+ * thread_sync took them for the same element and emitted no barrier; the
+ * barriers must not depend on the fetch loop's extent (k tile 16: two
+ * elements per thread, same two barriers). */
+static void test_one_element_per_thread_fetch(void **state) {
+    static const int64_t sizes[2][3] = {{64, 64, 64}, {44, 52, 40}};
+    for (int s = 0; s < 2; s++)
+        for (int64_t kt = 8; kt <= 16; kt += 8) {
+            int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            const tir_prim_func *k = lower(lk_one_per_thread(ctx, M, N, K, kt));
+            assert_int_equal(count(k).syncs, 2);
+            const tir_for *k0 = find_loop(k, "k_0");
+            assert_non_null(k0);
+            assert_int_equal(count(k0).syncs, 2);
+            const tir_module *m = compile(k);
+            assert_non_null(strstr(m->ptx, "bar.sync"));
+            sim_ok(k, M, N, K);
+        }
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -713,6 +735,7 @@ int main(void) {
         cmocka_unit_test(test_barrier_removed_is_a_race),
         cmocka_unit_test(test_step5_pipeline),
         cmocka_unit_test(test_step5_async),
+        cmocka_unit_test(test_one_element_per_thread_fetch),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

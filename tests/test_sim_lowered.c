@@ -126,6 +126,28 @@ static void test_shared_steps(void **state) {
         }
 }
 
+/* One element of each tile per thread (8x8 threads, 8x8 tiles, k tile 8:
+ * the cooperative fetch loop has extent 1), and two (k tile 16): the same
+ * two barriers per k step, no race, C as the interpreter's. */
+static void test_one_element_per_thread(void **state) {
+    (void)state;
+    static const int64_t sizes[2][3] = {{64, 64, 64}, {44, 52, 40}};
+    for (int s = 0; s < 2; s++)
+        for (int64_t kt = 8; kt <= 16; kt += 8) {
+            tir_ctx *ctx = tir_ctx_create();
+            int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            mats m = make_mats(ctx, M, N, K);
+            const tir_prim_func *k = lower(ctx, lk_one_per_thread(ctx, M, N, K, kt));
+            tir_sim_report rep;
+            check_ok(ctx, k, &m, &rep);
+            assert_int_equal(rep.block[0] * rep.block[1], 64);
+            assert_int_equal(rep.blocks_run, ((M + 7) / 8) * ((N + 7) / 8));
+            assert_int_equal(rep.barriers, rep.blocks_run * 2 * ((K + kt - 1) / kt));
+            free_mats(&m);
+            tir_ctx_destroy(ctx);
+        }
+}
+
 static const tir_node *drop_wait(tir_mutator *mu, const tir_node *n);
 
 /* Step 5: the software pipeline (double-buffered shared tiles), with
@@ -254,6 +276,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step1_step2),
         cmocka_unit_test(test_shared_steps),
+        cmocka_unit_test(test_one_element_per_thread),
         cmocka_unit_test(test_pipelined_steps),
         cmocka_unit_test(test_shared_step_missing_barrier),
     };
