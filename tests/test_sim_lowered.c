@@ -256,6 +256,11 @@ static void test_shared_step_missing_barrier(void **state) {
         assert_int_equal(w, -1);
         const tir_prim_func *broken = tir_prim_func_new(ctx, k->name, k->nparams, k->params,
                                                         k->buffer_map, body, k->nattrs, k->attrs);
+        /* the static check of tir_lower refuses it too, naming the buffer */
+        assert_int_equal(tir_lower_check_races(ctx, k), TIR_OK);
+        assert_int_equal(tir_lower_check_races(ctx, broken), TIR_ERR_LOWER);
+        assert_non_null(strstr(tir_ctx_error(ctx), "race_check: shared buffer "));
+        assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
         tir_sim_report rep;
         tir_status st = simulate(ctx, broken, &m, &rep);
         assert_int_equal(st, which == 0 ? TIR_ERR_UNINIT_READ : TIR_ERR_SIM_RACE);
