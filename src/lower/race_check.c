@@ -32,7 +32,9 @@
 
 #include "lower_internal.h"
 
-enum { RC_MAX_LOOPS = 32, RC_MAX_CONDS = 16, RC_MAX_VARS = 24, RC_MAX_POINTS = 1 << 22 };
+enum { RC_MAX_LOOPS = 32, RC_MAX_CONDS = 16, RC_MAX_VARS = 24 };
+/* points enumerated per access: at most, and with conditions */
+enum { RC_MAX_POINTS = 1 << 22, RC_COND_POINTS = 1 << 14 };
 enum { OWN_NONE = -2, OWN_MANY = -1 };
 
 typedef struct rloop {
@@ -80,8 +82,11 @@ typedef struct rc {
 
 typedef struct env {
     const tir_var *vars[RC_MAX_VARS];
-    int64_t val[RC_MAX_VARS];
+    int64_t val[RC_MAX_VARS], lo[RC_MAX_VARS], hi[RC_MAX_VARS];
+    int dim[RC_MAX_VARS];     /* threadIdx axis or -1 */
+    bool capped[RC_MAX_VARS]; /* one period only (see period) */
     int n;
+    int64_t points; /* product of the ranges, times the lanes */
     int64_t lane;
 } env;
 
@@ -166,28 +171,88 @@ static const rloop *loop_of(const racc *a, const void *v) {
     return NULL;
 }
 
-/* Adds the variables of e to en (ranges in ls); false, en unchanged, when
- * one has no constant range in a's context or there are too many. */
-static bool add_vars(const racc *a, const tir_expr *e, env *en, const rloop **ls) {
+/* The period in v of e's value when every occurrence of v sits under a
+ * floormod by a constant c reached through +, -, * and casts only (such a
+ * value repeats when v grows by c: the version index floormod(k, 2) of a
+ * pipeline); 1 when v does not occur; -1 otherwise. */
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_VAR: return (const tir_var *)e != v ? 1 : mod > 0 ? mod : -1;
+    case TIR_KIND_INT_IMM: return 1;
+    case TIR_KIND_CAST: return period(((const tir_cast *)e)->value, v, mod);
+    case TIR_KIND_FLOORMOD: case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: {
+        const tir_binop *b = (const tir_binop *)e;
+        int64_t c = 0;
+        if (e->kind == TIR_KIND_FLOORMOD)
+            mod = tir_expr_const_int(b->b, &c) && c > 0 && c <= RC_MAX_POINTS ? c : 0;
+        int64_t x = period(b->a, v, mod), y = period(b->b, v, mod);
+        if (x < 0 || y < 0) return -1;
+        int64_t l = x / gcd64(x, y) * y;
+        return l <= RC_MAX_POINTS ? l : -1;
+    }
+    default: {
+        ir_vec vars = {0};
+        tir_visitor vv = {.pre = var_pre, .user = &vars};
+        tir_visit(&vv, e);
+        bool uses = false;
+        for (int i = 0; i < vars.n; i++) uses |= vars.items[i] == v;
+        ir_vec_free(&vars);
+        if (!uses) return 1;
+        if (e->kind == TIR_KIND_RAMP || e->kind == TIR_KIND_BROADCAST) {
+            /* lanes: only the start and the stride hold v */
+            const tir_expr *a = e->kind == TIR_KIND_RAMP ? ((const tir_ramp *)e)->start
+                                                         : ((const tir_broadcast *)e)->value;
+            const tir_expr *b = e->kind == TIR_KIND_RAMP ? ((const tir_ramp *)e)->stride : NULL;
+            int64_t x = period(a, v, 0), y = b ? period(b, v, 0) : 1;
+            return x < 0 || y < 0 ? -1 : x / gcd64(x, y) * y;
+        }
+        return -1;
+    }
+    }
+}
+
+/* Adds the variables of e to en with their ranges; false, en unchanged,
+ * when one has no constant range in a's context, there are too many, or
+ * the points would exceed `budget`.  idx: e is the index, whose periodic
+ * variables (see period) need only one period. */
+static bool add_vars(const racc *a, const tir_expr *e, bool idx, int64_t budget, env *en) {
     ir_vec vars = {0};
     tir_visitor vv = {.pre = var_pre, .user = &vars};
     tir_visit(&vv, e);
-    int n = en->n;
+    env t = *en;
     bool ok = true;
     for (int i = 0; ok && i < vars.n; i++) {
-        bool have = false;
-        for (int j = 0; j < n; j++) have |= en->vars[j] == vars.items[i];
-        if (have) continue;
-        const rloop *l = loop_of(a, vars.items[i]);
-        ok = l && l->lo <= l->hi && n < RC_MAX_VARS;
-        if (ok) {
-            ls[n] = l;
-            en->vars[n] = l->var;
-            en->val[n++] = l->lo;
+        int j = 0;
+        while (j < t.n && t.vars[j] != vars.items[i]) j++;
+        if (j < t.n) {
+            ok = !t.capped[j]; /* a condition on it would need every value */
+            continue;
         }
+        const rloop *l = loop_of(a, vars.items[i]);
+        ok = l && l->lo <= l->hi && t.n < RC_MAX_VARS;
+        if (!ok) break;
+        int64_t hi = l->hi, p = idx && l->dim < 0 ? period(e, l->var, 0) : -1;
+        t.capped[t.n] = p > 0 && l->lo + p - 1 < hi;
+        if (t.capped[t.n]) hi = l->lo + p - 1;
+        t.vars[t.n] = l->var;
+        t.lo[t.n] = t.val[t.n] = l->lo;
+        t.hi[t.n] = hi;
+        t.dim[t.n] = l->dim;
+        t.points *= hi - l->lo + 1;
+        ok = t.points <= budget;
+        t.n++;
     }
     ir_vec_free(&vars);
-    if (ok) en->n = n;
+    if (ok) *en = t;
     return ok;
 }
 
@@ -201,24 +266,25 @@ static bool conds_hold(const racc *a, const int *keep, int nk, const env *en) {
     return true;
 }
 
-/* Enumerates a's index over the ranges of its variables and of those of
- * its conditions (a condition over a variable without a constant range is
- * left out: more points, still sound); false when it cannot. */
+/* Enumerates a's index over the ranges of its variables, restricted by
+ * those of its conditions that stay within RC_COND_POINTS points (the
+ * others are left out: more points, still sound); false when it cannot. */
 static bool fill_owner(const rc *c, const racc *a, int *own, int64_t size) {
-    env en = {.n = 0};
-    const rloop *ls[RC_MAX_VARS];
-    if (!add_vars(a, a->idx, &en, ls)) return false;
-    int keep[RC_MAX_CONDS], nk = 0;
-    for (int i = 0; i < a->nconds; i++)
-        if (add_vars(a, a->conds[i], &en, ls)) keep[nk++] = i;
     int lanes = a->idx->dtype.lanes > 1 ? a->idx->dtype.lanes : 1;
-    int64_t points = lanes;
+    env en = {.n = 0, .points = lanes};
+    if (!add_vars(a, a->idx, true, RC_MAX_POINTS, &en)) return false;
+    /* first the conditions over the index's variables (free), then others */
+    int keep[RC_MAX_CONDS], nk = 0;
+    bool kept[RC_MAX_CONDS] = {false};
+    int64_t free_points = en.points;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < a->nconds; i++)
+            if (!kept[i] &&
+                add_vars(a, a->conds[i], false, pass ? RC_COND_POINTS : free_points, &en))
+                kept[i] = true, keep[nk++] = i;
     bool dim_used[3] = {false, false, false};
-    for (int i = 0; i < en.n; i++) {
-        if (ls[i]->dim >= 0) dim_used[ls[i]->dim] = true;
-        points *= ls[i]->hi - ls[i]->lo + 1;
-        if (points > RC_MAX_POINTS) return false;
-    }
+    for (int i = 0; i < en.n; i++)
+        if (en.dim[i] >= 0) dim_used[en.dim[i]] = true;
     /* a thread axis the index ignores: every element has several owners */
     bool shared = false;
     for (int d = 0; d < 3; d++) shared |= !dim_used[d] && c->text[d] > 1;
@@ -226,12 +292,13 @@ static bool fill_owner(const rc *c, const racc *a, int *own, int64_t size) {
     for (;;) {
         int64_t tid = 0;
         for (int i = 0; i < en.n; i++)
-            if (ls[i]->dim >= 0) {
+            if (en.dim[i] >= 0) {
                 int64_t mul = 1;
-                for (int d = 0; d < ls[i]->dim; d++) mul *= c->text[d];
+                for (int d = 0; d < en.dim[i]; d++) mul *= c->text[d];
                 tid += en.val[i] * mul;
             }
-        for (en.lane = 0; en.lane < lanes && conds_hold(a, keep, nk, &en); en.lane++) {
+        bool hold = conds_hold(a, keep, nk, &en); /* scalar: the same for every lane */
+        for (en.lane = 0; hold && en.lane < lanes; en.lane++) {
             int64_t el = eval(a->idx, &en, &ok);
             if (!ok) return false;
             for (int64_t k = el; k < el + a->span; k++) {
@@ -241,8 +308,8 @@ static bool fill_owner(const rc *c, const racc *a, int *own, int64_t size) {
             }
         }
         int i = 0; /* next point, odometer order */
-        while (i < en.n && ++en.val[i] > ls[i]->hi) {
-            en.val[i] = ls[i]->lo;
+        while (i < en.n && ++en.val[i] > en.hi[i]) {
+            en.val[i] = en.lo[i];
             i++;
         }
         if (i == en.n) return true;
@@ -383,6 +450,17 @@ static void leaf(rc *c, const tir_stmt *s, summ *r) {
 
 static void walk(rc *c, const tir_stmt *s, summ *r);
 
+/* More than RC_MAX_CONDS: the inner ones are left out (fewer known, sound). */
+static void push_conjuncts(rc *c, const tir_expr *e) {
+    if (e->kind == TIR_KIND_AND) {
+        push_conjuncts(c, ((const tir_binop *)e)->a);
+        push_conjuncts(c, ((const tir_binop *)e)->b);
+    } else if (c->nconds < RC_MAX_CONDS) {
+        c->conds[c->nconds] = e;
+        c->neg[c->nconds++] = false;
+    }
+}
+
 static void walk_seq(rc *c, const tir_seq *q, summ *r) {
     ir_vec pending = {0};
     r->through = true;
@@ -433,13 +511,17 @@ static void walk(rc *c, const tir_stmt *s, summ *r) {
         leafc l = {c, &r->head};
         tir_visitor v = {.pre = leaf_pre, .user = &l};
         tir_visit(&v, i->cond);
-        /* more than RC_MAX_CONDS deep: the inner ones are left out (sound) */
-        bool push = c->nconds < RC_MAX_CONDS;
-        if (push) c->conds[c->nconds++] = i->cond;
+        /* the then branch knows each conjunct, the else branch the negation */
+        int n0 = c->nconds;
+        push_conjuncts(c, i->cond);
         walk(c, i->then_s, &a);
-        if (push) c->neg[c->nconds - 1] = true;
+        c->nconds = n0;
+        if (c->nconds < RC_MAX_CONDS) {
+            c->conds[c->nconds] = i->cond;
+            c->neg[c->nconds++] = true;
+        }
         if (i->else_s) walk(c, i->else_s, &b);
-        if (push) c->neg[--c->nconds] = false;
+        c->nconds = n0;
         pairs(c, &r->head, &a.head);
         pairs(c, &r->head, &b.head);
         add_all(&r->head, &a.head);
