@@ -38,7 +38,9 @@ TIR_API void tir_lower_opts_init(tir_lower_opts *o);
  * *kernel.  User errors (a schedule that cannot run on a GPU: work outside
  * thread bindings, inconsistent or too many threads, shared memory over the
  * limit, bad pipeline annotations, ...) return TIR_ERR_LOWER with a message
- * naming the loop, block or buffer and showing the marked IR.
+ * naming the loop, block or buffer and showing the marked IR.  The last
+ * pass checks that the kernel has no shared-memory race (see
+ * tir_lower_check_races); a kernel it refuses is a barrier placement bug.
  *
  * The environment variable TIR_DUMP=<pass>[,<pass>...] (or "all") prints
  * the IR after each named pass to stderr. */
