@@ -499,40 +499,46 @@ static void walk_for(rc *c, const tir_for *f, summ *r) {
     if (!tir_expr_const_int(f->extent, &ext) || ext < 1) r->through = true; /* maybe none */
 }
 
+/* The condition's loads, then either branch. */
+static void walk_if(rc *c, const tir_if *i, summ *r) {
+    summ a = {{0}, {0}, false}, b = {{0}, {0}, true};
+    ir_vec cv = {0};
+    c->cur = (const tir_stmt *)i;
+    leafc l = {c, &cv};
+    tir_visitor v = {.pre = leaf_pre, .user = &l};
+    tir_visit(&v, i->cond);
+    pairs(c, &cv, &cv);
+    /* the then branch knows each conjunct, the else branch the negation */
+    int n0 = c->nconds;
+    push_conjuncts(c, i->cond);
+    walk(c, i->then_s, &a);
+    c->nconds = n0;
+    if (c->nconds < RC_MAX_CONDS) {
+        c->conds[c->nconds] = i->cond;
+        c->neg[c->nconds++] = true;
+    }
+    if (i->else_s) walk(c, i->else_s, &b);
+    c->nconds = n0;
+    pairs(c, &cv, &a.head);
+    pairs(c, &cv, &b.head);
+    add_all(&r->head, &cv);
+    add_all(&r->head, &a.head);
+    add_all(&r->head, &b.head);
+    r->through = a.through || b.through;
+    if (r->through) add_all(&r->tail, &cv);
+    add_all(&r->tail, &a.tail);
+    add_all(&r->tail, &b.tail);
+    ir_vec_free(&cv);
+    summ_free(&a);
+    summ_free(&b);
+}
+
 static void walk(rc *c, const tir_stmt *s, summ *r) {
     switch ((tir_kind)s->kind) {
     case TIR_KIND_SEQ: walk_seq(c, (const tir_seq *)s, r); return;
     case TIR_KIND_ALLOCATE: walk(c, ((const tir_allocate *)s)->body, r); return;
     case TIR_KIND_FOR: walk_for(c, (const tir_for *)s, r); return;
-    case TIR_KIND_IF: {
-        const tir_if *i = (const tir_if *)s;
-        summ a = {{0}, {0}, false}, b = {{0}, {0}, true};
-        c->cur = s;
-        leafc l = {c, &r->head};
-        tir_visitor v = {.pre = leaf_pre, .user = &l};
-        tir_visit(&v, i->cond);
-        /* the then branch knows each conjunct, the else branch the negation */
-        int n0 = c->nconds;
-        push_conjuncts(c, i->cond);
-        walk(c, i->then_s, &a);
-        c->nconds = n0;
-        if (c->nconds < RC_MAX_CONDS) {
-            c->conds[c->nconds] = i->cond;
-            c->neg[c->nconds++] = true;
-        }
-        if (i->else_s) walk(c, i->else_s, &b);
-        c->nconds = n0;
-        pairs(c, &r->head, &a.head);
-        pairs(c, &r->head, &b.head);
-        add_all(&r->head, &a.head);
-        add_all(&r->head, &b.head);
-        add_all(&r->tail, &a.tail);
-        add_all(&r->tail, &b.tail);
-        r->through = a.through || b.through;
-        summ_free(&a);
-        summ_free(&b);
-        return;
-    }
+    case TIR_KIND_IF: walk_if(c, (const tir_if *)s, r); return;
     default:
         if (is_sync(s)) {
             r->through = false;
