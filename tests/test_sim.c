@@ -710,6 +710,8 @@ static void test_static_race_check(void **state) {
     assert_int_equal(tir_lower_check_races(ctx, parse(ctx, guarded_text)), TIR_OK);
     for (int k = 4; k <= 16; k *= 2)
         assert_int_equal(tir_lower_check_races(ctx, ck_cp_async(ctx, 2048, k)), TIR_OK);
+    assert_int_equal(tir_lower_check_races(ctx, NULL), TIR_ERR_INVALID_ARG);
+    assert_int_equal(tir_lower_check_races(NULL, shift), TIR_ERR_INVALID_ARG);
     expect_static_race(ctx, drop_intrin(ctx, shift, TIR_INTRIN_SYNCTHREADS, 0),
                        (const char *[]){"S[tx] = A[tx] (write)",
                                         "B[tx] = S[(tx + 1) % 64] (read)", NULL});

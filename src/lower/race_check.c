@@ -22,8 +22,10 @@
  * loop variables other than threadIdx are free on both sides, so different
  * iterations are covered); each element gets its owner thread, or "many".
  * An index the evaluator cannot handle (a variable without a constant
- * range, a Let, more than RC_MAX_POINTS points) owns nothing: it conflicts
- * with every access by another thread.  The check is sound and may reject a
+ * range, a Let or a load, more than RC_MAX_POINTS points), a buffer that
+ * is not flat or has no constant size up to RC_MAX_ELEMS, conflict with
+ * every access by another thread.  A threadIdx loop without a constant
+ * extent is refused (gpu_check rules it out before).  The check is sound and may reject a
  * race-free kernel whose ownership needs values of outer loops (e.g. two
  * pipeline versions in one interval); docs/lowering.md has the limits.
  */
@@ -36,6 +38,8 @@ enum { RC_MAX_LOOPS = 32, RC_MAX_CONDS = 16, RC_MAX_VARS = 24 };
 /* points enumerated per access: at most, and with conditions */
 enum { RC_MAX_POINTS = 1 << 22, RC_COND_POINTS = 1 << 14 };
 enum { OWN_NONE = -2, OWN_MANY = -1 };
+/* larger buffers or thread blocks are not analysed (conflict) */
+enum { RC_MAX_ELEMS = 1 << 20, RC_MAX_THREADS = 1 << 16 };
 
 typedef struct rloop {
     const tir_var *var;
@@ -54,7 +58,7 @@ typedef struct racc {
     const tir_expr *conds[RC_MAX_CONDS]; /* enclosing conditions, all hold */
     bool neg[RC_MAX_CONDS];              /* ... or, in an else, do not */
     int nconds;
-    int *owner; /* per element: thread id, OWN_NONE or OWN_MANY; lazily */
+    int64_t *owner; /* per element: thread id, OWN_NONE or OWN_MANY; lazily */
 } racc;
 
 typedef struct summ {
@@ -76,6 +80,7 @@ typedef struct rc {
     bool collect;    /* first walk: only the cp_async issues */
     const racc *bad[2];
     const tir_stmt *cur;
+    const tir_for *odd_thread; /* a threadIdx loop not understood */
 } rc;
 
 /* ---------------------------------------------------------- index values */
@@ -269,7 +274,7 @@ static bool conds_hold(const racc *a, const int *keep, int nk, const env *en) {
 /* Enumerates a's index over the ranges of its variables, restricted by
  * those of its conditions that stay within RC_COND_POINTS points (the
  * others are left out: more points, still sound); false when it cannot. */
-static bool fill_owner(const rc *c, const racc *a, int *own, int64_t size) {
+static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size) {
     int lanes = a->idx->dtype.lanes > 1 ? a->idx->dtype.lanes : 1;
     env en = {.n = 0, .points = lanes};
     if (!add_vars(a, a->idx, true, RC_MAX_POINTS, &en)) return false;
@@ -303,8 +308,8 @@ static bool fill_owner(const rc *c, const racc *a, int *own, int64_t size) {
             if (!ok) return false;
             for (int64_t k = el; k < el + a->span; k++) {
                 if (k < 0 || k >= size) continue;
-                int *o = &own[k];
-                *o = shared || (*o != OWN_NONE && *o != tid) ? OWN_MANY : (int)tid;
+                int64_t *o = &own[k];
+                *o = shared || (*o != OWN_NONE && *o != tid) ? OWN_MANY : tid;
             }
         }
         int i = 0; /* next point, odometer order */
@@ -316,11 +321,12 @@ static bool fill_owner(const rc *c, const racc *a, int *own, int64_t size) {
     }
 }
 
-static const int *owner(const rc *c, racc *a) {
+/* NULL when the buffer has no constant size below RC_MAX_ELEMS. */
+static const int64_t *owner(const rc *c, racc *a) {
     if (a->owner) return a->owner;
     int64_t size = tir_buffer_const_size(a->buf);
-    TIR_ASSERT(size >= 0);
-    a->owner = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    if (size < 0 || size > RC_MAX_ELEMS) return NULL;
+    a->owner = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
     TIR_ASSERT(a->owner);
     for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_NONE;
     if (!a->idx || !fill_owner(c, a, a->owner, size))
@@ -331,7 +337,8 @@ static const int *owner(const rc *c, racc *a) {
 /* May a and b touch one element from two different threads? */
 static bool collide(const rc *c, racc *a, racc *b) {
     if (a->buf != b->buf || (!a->write && !b->write)) return false;
-    const int *x = owner(c, a), *y = owner(c, b);
+    const int64_t *x = owner(c, a), *y = owner(c, b);
+    if (!x || !y) return true;
     int64_t size = tir_buffer_const_size(a->buf);
     for (int64_t i = 0; i < size; i++) {
         if (x[i] == OWN_NONE || y[i] == OWN_NONE) continue;
@@ -366,8 +373,10 @@ typedef struct leafc {
     ir_vec *out;
 } leafc;
 
+/* A buffer that is not flat (not a lowered kernel): any element (idx NULL). */
 static void add_acc(leafc *l, const tir_buffer *b, bool write, const tir_expr *idx) {
-    if (b->scope == TIR_SCOPE_SHARED) ir_vec_push(l->out, new_acc(l->c, b, write, idx));
+    if (b->scope != TIR_SCOPE_SHARED) return;
+    ir_vec_push(l->out, new_acc(l->c, b, write, b->ndim == 1 ? idx : NULL));
 }
 
 static bool leaf_pre(tir_visitor *v, const tir_node *n) {
@@ -478,20 +487,28 @@ static void walk_seq(rc *c, const tir_seq *q, summ *r) {
     ir_vec_free(&pending);
 }
 
+/* Loops deeper than RC_MAX_LOOPS are not pushed: their variables have no
+ * known range (sound).  A thread axis with no constant extent of at most
+ * RC_MAX_THREADS is recorded in c->odd_thread (the kernel is refused). */
 static void walk_for(rc *c, const tir_for *f, summ *r) {
-    TIR_ASSERT(c->nstack < RC_MAX_LOOPS);
     tir_analyzer_bind(c->an, f->var, f->min, f->extent);
     tir_int_bound b = tir_analyzer_const_bound(c->an, (const tir_expr *)f->var);
     bool bounded = b.min > INT32_MIN && b.max < INT32_MAX;
-    rloop *l = &c->stack[c->nstack++];
-    *l = (rloop){f->var, bounded ? b.min : 1, bounded ? b.max : 0, -1};
-    if (lower_is_thread_loop(f)) {
-        l->dim = f->thread_tag[strlen(f->thread_tag) - 1] - 'x';
-        TIR_ASSERT(l->dim >= 0 && l->dim < 3);
-        c->text[l->dim] = bounded ? b.max - b.min + 1 : INT32_MAX;
+    bool push = c->nstack < RC_MAX_LOOPS;
+    if (push) {
+        rloop *l = &c->stack[c->nstack++];
+        *l = (rloop){f->var, bounded ? b.min : 1, bounded ? b.max : 0, -1};
+        if (lower_is_thread_loop(f)) {
+            const char *tag = f->thread_tag;
+            int dim = strlen(tag) == 11 ? tag[10] - 'x' : -1;
+            if (dim < 0 || dim > 2 || !bounded || b.max - b.min + 1 > RC_MAX_THREADS)
+                c->odd_thread = f;
+            else
+                c->text[dim] = b.max - b.min + 1, l->dim = dim;
+        }
     }
     walk(c, f->body, r);
-    c->nstack--;
+    if (push) c->nstack--;
     int64_t ext = 0;
     bool once = tir_expr_const_int(f->extent, &ext) && ext <= 1;
     if (f->kind != TIR_FOR_THREAD_BINDING && !once)
@@ -571,7 +588,12 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     walk(&c, in->body, &r2);
     summ_free(&r2);
     tir_status s = TIR_OK;
-    if (c.bad[0]) {
+    if (c.odd_thread)
+        s = lower_fail_marked(st, in, 1, (const void *const[]){c.odd_thread},
+                              "race_check: thread loop %s (%s) has no constant extent of at "
+                              "most %d",
+                              c.odd_thread->var->name, c.odd_thread->thread_tag, RC_MAX_THREADS);
+    else if (c.bad[0]) {
         const racc *a = c.bad[0], *b = c.bad[1];
         const void *marks[2] = {a->stmt, b->stmt};
         s = lower_fail_marked(
