@@ -95,7 +95,8 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
 
 tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kernel) {
     if (!ctx) return TIR_ERR_INVALID_ARG;
-    if (!kernel) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_lower_check_races: NULL kernel");
+    if (!kernel)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_lower_check_races: NULL kernel");
     lower_state st = {.ctx = ctx};
     tir_lower_opts_init(&st.opts);
     const tir_prim_func *out = NULL;

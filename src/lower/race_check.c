@@ -81,6 +81,7 @@ typedef struct rc {
     const racc *bad[2];
     const tir_stmt *cur;
     const tir_for *odd_thread; /* a threadIdx loop not understood */
+    const tir_call *odd_copy;  /* a cp_async without a shared destination */
 } rc;
 
 /* ---------------------------------------------------------- index values */
@@ -359,7 +360,8 @@ static void check_pair(rc *c, racc *a, racc *b) {
 static racc *new_acc(rc *c, const tir_buffer *b, bool write, const tir_expr *idx) {
     racc *a = calloc(1, sizeof *a);
     TIR_ASSERT(a);
-    *a = (racc){.buf = b, .write = write, .idx = idx, .span = 1, .stmt = c->cur, .nloops = c->nstack};
+    *a = (racc){.buf = b, .write = write, .idx = idx, .span = 1, .stmt = c->cur,
+                .nloops = c->nstack};
     memcpy(a->loops, c->stack, sizeof(rloop) * (size_t)c->nstack);
     a->nconds = c->nconds;
     memcpy(a->conds, c->conds, sizeof a->conds[0] * (size_t)c->nconds);
@@ -406,8 +408,12 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
             const tir_call *dst = tir_as_tir_call(call->args[0]);
-            const tir_buffer_load *ld = dst ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
-            TIR_ASSERT(ld);
+            const tir_buffer_load *ld =
+                dst && dst->nargs == 1 ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
+            if (!ld || call->nargs != 3) {
+                l->c->odd_copy = call; /* not the lowered form: refused */
+                return false;
+            }
             int n0 = l->out->n;
             add_acc(l, ld->buffer, true, ld->indices[0]);
             int64_t bytes = 0;
@@ -593,6 +599,11 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
                               "race_check: thread loop %s (%s) has no constant extent of at "
                               "most %d",
                               c.odd_thread->var->name, c.odd_thread->thread_tag, RC_MAX_THREADS);
+    else if (c.odd_copy)
+        s = tir_ctx_fail(st->ctx, TIR_ERR_LOWER,
+                         "race_check: %s is not a cp_async of the lowered form "
+                         "(address_of a shared element, a source, a byte count)",
+                         tir_print(st->ctx, c.odd_copy));
     else if (c.bad[0]) {
         const racc *a = c.bad[0], *b = c.bad[1];
         const void *marks[2] = {a->stmt, b->stmt};
