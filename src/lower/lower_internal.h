@@ -41,6 +41,7 @@ tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 
 /* f with another body (and the same parameters and attributes). */
 const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body);

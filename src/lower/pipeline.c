@@ -27,6 +27,7 @@ static const struct {
     {"thread_sync", lower_thread_sync},     /* syncthreads */
     {"simplify", lower_simplify},           /* arithmetic and dead branches */
     {"check_kernel", lower_check_kernel},   /* the lowered form, memory limits */
+    {"race_check", lower_race_check},       /* no shared race between barriers */
 };
 enum { NPASSES = sizeof lower_passes / sizeof lower_passes[0] };
 
@@ -93,6 +94,7 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
     const tir_prim_func *f = scheduled;
     for (int i = 0; i < NPASSES; i++) {
         const tir_prim_func *next = NULL;
+        if (st.opts.no_race_check && lower_passes[i].fn == lower_race_check) continue;
         s = lower_passes[i].fn(&st, f, &next);
         if (s != TIR_OK) break;
         TIR_ASSERT(next);
@@ -106,4 +108,14 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
     free(st.aligns);
     if (s == TIR_OK) *kernel = f;
     return s;
+}
+
+tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kernel) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!kernel)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_lower_check_races: NULL kernel");
+    lower_state st = {.ctx = ctx};
+    tir_lower_opts_init(&st.opts);
+    const tir_prim_func *out = NULL;
+    return lower_race_check(&st, kernel, &out);
 }
