@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "lower_internal.h"
-#include "text_internal.h"
+#include "ir/text_internal.h"
 
 typedef struct acc {
     const tir_buffer *buf;
