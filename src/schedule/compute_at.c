@@ -9,7 +9,9 @@
  * well, so a shared-memory copy computes the whole thread block's tile
  * (ready to be split and bound for a cooperative fetch) instead of one
  * thread's part.  Where that region pokes out of the block's domain
- * (non-divisible tiles), the realize gets a bounds predicate.
+ * (non-divisible tiles), the realize gets a bounds predicate; each
+ * consumer must then provably read only inside the domain, and the buffer
+ * must not be a parameter, whose caller reads all of it.
  */
 #include "sched_internal.h"
 

@@ -8,7 +8,9 @@
  * in sequential order, one thread's copy would read what later threads
  * have not produced yet).  Placed under a thread loop, the copy-back of a
  * local accumulator (cache_write) runs once per thread after its
- * reduction.
+ * reduction.  A bounding box is not enough for a reader: the placement
+ * is accepted only when the producers provably write all of it during
+ * the iteration (region_cover.c).
  */
 #include "sched_internal.h"
 
