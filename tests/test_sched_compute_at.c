@@ -624,6 +624,44 @@ static void test_compute_at_not_covered(void **st) {
     tir_sched_destroy(s);
 }
 
+/* A fused j-k loop is a box too (vj = f // 9, vk = f % 9 are its digits):
+ * under i, C runs whole rows with complete reductions. */
+static void test_reverse_compute_at_fused_digits(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_bias(ctx, 4, 10, 9, TIR_F32));
+    tir_loop_rv l[16], f;
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &f));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), l[0], false));
+    assert_int_equal(sched_loops(s, "D", l), 2);
+    assert_int_equal(sched_extent(s, l[1]), 10);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* Under the fused loop itself one C instance runs: a partial sum. */
+    s = sched_new(ctx, tir_def_matmul_bias(ctx, 4, 10, 9, TIR_F32));
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &f));
+    tir_block_rv d = sched_block(s, "D");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, d, f, false));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* Padding reads its input under a select, at a declared region reaching
+ * one element outside; the copy's domain spans the shape, so it covers
+ * every load that runs. */
+static void test_compute_at_padding(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 2, 3, 5, 7, 2, 2, 2, 1, 1,
+                                                         TIR_F32));
+    tir_block_rv sh;
+    SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "pad"), 0, "shared", 0, NULL, &sh));
+    SCHED_OK(s, tir_sched_compute_at(s, sh, pa_loop(s, "pad", 1), false));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_compute_at_row, setup, teardown),
@@ -637,6 +675,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_strided, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_fuzz_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_at_not_covered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_fused_digits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_padding, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

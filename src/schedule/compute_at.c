@@ -65,9 +65,11 @@ const tir_prim_func *sch_move_block(sch_call *c, int bi, int li, int pos,
  * reads during one iteration of loop sref li stays inside the domain of
  * the producer b (dim_of: b's iterator per dimension), where the
  * regenerated producer writes all of the relaxed region (outside it, the
- * bounds predicate masks the writes).  What it reads is inside both its
- * relaxed region and its access over its own iterators' domains (a block
- * runs only instances inside its domain), so either bound will do. */
+ * bounds predicate masks the writes).  What it reads is inside its
+ * relaxed region, its access over its own iterators' domains (a block runs
+ * only instances inside its domain) and the buffer's shape (a declared
+ * region may reach outside where a select guards the load, as padding
+ * does), so any of the three bounds will do. */
 static bool read_inside(const tir_schedule *s, int sc, int li, int ci,
                         const tir_buffer_region *rd, const tir_block *b, const int *dim_of) {
     tir_ctx *ctx = s->ctx;
@@ -94,9 +96,11 @@ static bool read_inside(const tir_schedule *s, int sc, int li, int ci,
         ok = tir_analyzer_relax(a, mn, o->niters, iv, &lo) &&
              tir_analyzer_relax(a, last, o->niters, iv, &hi);
         ok = ok && (sch_prove_le(ctx, a, pd->min, rel[d].lo) ||
-                    sch_prove_le(ctx, a, pd->min, lo.min));
+                    sch_prove_le(ctx, a, pd->min, lo.min) ||
+                    sch_prove_le(ctx, a, pd->min, tir_int(ctx, pd->min->dtype, 0)));
         ok = ok && (sch_prove_le(ctx, a, rel[d].hi, pend) ||
-                    sch_prove_le(ctx, a, tir_add(ctx, hi.min, hi.extent), pend));
+                    sch_prove_le(ctx, a, tir_add(ctx, hi.min, hi.extent), pend) ||
+                    sch_prove_le(ctx, a, buf->shape[d], pend));
     }
     tir_analyzer_free(a);
     return ok;

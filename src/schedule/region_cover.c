@@ -10,7 +10,9 @@
  * the instances a block runs during one iteration are taken as exact only
  * when the proof below goes through, and the placement is refused
  * otherwise: each binding is affine in the loops inside the target loop
- * (no floordiv/floormod of them, as fuse leaves), each such loop feeds one
+ * (a fused loop f may appear only as the digits floordiv(f, c) and
+ * floormod(f, c) of one divisor c of its extent; any other floordiv or
+ * floormod of them, as fuse then split leaves, fails), each feeds one
  * iterator only, and per iterator the coefficients and constant extents
  * form a dense mixed radix (1, e1, e1*e2, ...), so the iterator runs over
  * one interval with no hole.  With a predicate that only bounds bindings
@@ -78,37 +80,96 @@ bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize
     return false;
 }
 
-/* One iterator's binding = rest + sum coef[i] * loops[i]->var: checks
- * that the coefficients form a dense mixed radix and sets *box.
- * owner[i] records which iterator uses loop i (a loop feeding two
- * iterators runs a diagonal, not a box). */
-static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, int nv, const tir_for *const *loops,
+/* The loops inside the target loop, as variables with a min and a
+ * constant extent (-1: not constant).  A fused loop f of extent E that the
+ * bindings use only as floordiv(f, c) and floormod(f, c), c dividing E,
+ * is replaced by two digit variables of extents E / c and c: fuse then
+ * leaves a box too. */
+typedef struct inner_loops {
+    int n;
+    const tir_var **vars;
+    const tir_expr **mins;
+    int64_t *exts;
+    int64_t *digit;        /* per original loop: c, 0 none, -1 not splittable */
+    const tir_var **q, **r; /* its digit variables */
+} inner_loops;
+
+static int inner_index(const inner_loops *in, const tir_expr *e) {
+    for (int i = 0; i < in->n; i++)
+        if (&in->vars[i]->base == e) return i;
+    return -1;
+}
+
+/* e with floordiv(f, c) / floormod(f, c) of inner loops replaced by their
+ * digits (NULL: two divisors for one loop, or one not dividing it). */
+static const tir_expr *split_digits(tir_ctx *ctx, inner_loops *in, const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (!b) return e;
+    int64_t c;
+    int i = inner_index(in, b->a);
+    if ((e->kind == TIR_KIND_FLOORDIV || e->kind == TIR_KIND_FLOORMOD) && i >= 0 &&
+        tir_expr_const_int(b->b, &c) && c > 0) {
+        if (in->digit[i] == 0) {
+            if (in->exts[i] < 0 || in->exts[i] % c != 0 || !sch_is_const(in->mins[i], 0))
+                return NULL;
+            in->digit[i] = c;
+            in->q[i] = tir_var_new(ctx, "q", e->dtype);
+            in->r[i] = tir_var_new(ctx, "r", e->dtype);
+        }
+        if (in->digit[i] != c) return NULL;
+        return &(e->kind == TIR_KIND_FLOORDIV ? in->q[i] : in->r[i])->base;
+    }
+    const tir_expr *x = split_digits(ctx, in, b->a), *y = split_digits(ctx, in, b->b);
+    if (!x || !y) return NULL;
+    return x == b->a && y == b->b ? e : tir_binop_new(ctx, (tir_kind)e->kind, x, y);
+}
+
+/* Appends the digit variables of the split loops, which must not be used
+ * whole any more (values[0..nv)). */
+static bool add_digits(tir_ctx *ctx, inner_loops *in, int nv, const tir_expr *const *values) {
+    int n0 = in->n;
+    for (int i = 0; i < n0; i++) {
+        if (in->digit[i] <= 0) continue;
+        for (int k = 0; k < nv; k++)
+            if (tir_uses_var(values[k], in->vars[i])) return false;
+        const tir_expr *zero = tir_int(ctx, in->q[i]->base.dtype, 0);
+        in->vars[in->n] = in->q[i];
+        in->mins[in->n] = zero;
+        in->exts[in->n++] = in->exts[i] / in->digit[i];
+        in->vars[in->n] = in->r[i];
+        in->mins[in->n] = zero;
+        in->exts[in->n++] = in->digit[i];
+    }
+    return true;
+}
+
+/* One iterator's binding = rest + sum coef[i] * in->vars[i]: checks that
+ * the coefficients form a dense mixed radix and sets *box.  owner[i]
+ * records which iterator uses variable i (one feeding two iterators runs
+ * a diagonal, not a box). */
+static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, const inner_loops *in,
                   const int64_t *coef, int *owner, const tir_expr *rest, sch_bound *box) {
-    int64_t *ext = IR_NEWN(ctx, int64_t, nv + 1);
+    int nv = in->n, left = 0;
     bool *done = IR_NEWN(ctx, bool, nv + 1);
-    int left = 0;
     for (int i = 0; i < nv; i++) {
         if (coef[i] == 0) continue;
-        if (coef[i] < 0 || owner[i] >= 0 || !tir_expr_const_int(loops[i]->extent, &ext[i]) ||
-            ext[i] < 1)
-            return false;
+        if (coef[i] < 0 || owner[i] >= 0 || in->exts[i] < 1) return false;
         owner[i] = k;
         left++;
-        /* The loop runs min .. min + ext - 1: fold min into the rest. */
-        rest = tir_add(ctx, rest, tir_mul(ctx, loops[i]->min,
-                                          tir_int(ctx, rest->dtype, coef[i])));
+        /* The variable runs min .. min + ext - 1: fold min into the rest. */
+        rest = tir_add(ctx, rest, tir_mul(ctx, in->mins[i], tir_int(ctx, rest->dtype, coef[i])));
     }
     int64_t want = 1;
     while (left > 0) {
         int pick = -1;
         for (int i = 0; i < nv; i++) {
             if (coef[i] != want || owner[i] != k || done[i]) continue;
-            if (pick >= 0) return false; /* two loops, one stride: overlap */
+            if (pick >= 0) return false; /* two variables, one stride: overlap */
             pick = i;
         }
-        if (pick < 0 || ext[pick] > COEF_LIMIT / want) return false; /* a hole */
+        if (pick < 0 || in->exts[pick] > COEF_LIMIT / want) return false; /* a hole */
         done[pick] = true;
-        want *= ext[pick];
+        want *= in->exts[pick];
         left--;
     }
     box->lo = tir_analyzer_simplify(a, rest);
@@ -116,28 +177,46 @@ static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, int nv, const tir_for *c
     return true;
 }
 
+static void collect_inner(const tir_schedule *s, int bi, int loop, inner_loops *in) {
+    tir_ctx *ctx = s->ctx;
+    int cap = 3 * s->nsrefs + 1;
+    in->vars = IR_NEWN(ctx, const tir_var *, cap);
+    in->mins = IR_NEWN(ctx, const tir_expr *, cap);
+    in->exts = IR_NEWN(ctx, int64_t, cap);
+    in->digit = IR_NEWN(ctx, int64_t, cap);
+    in->q = IR_NEWN(ctx, const tir_var *, cap);
+    in->r = IR_NEWN(ctx, const tir_var *, cap);
+    in->n = 0;
+    for (int p = s->srefs[bi].parent; p >= 0 && p != loop; p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (!f) continue;
+        in->vars[in->n] = f->var;
+        in->mins[in->n] = f->min;
+        if (!tir_expr_const_int(f->extent, &in->exts[in->n])) in->exts[in->n] = -1;
+        in->n++;
+    }
+}
+
 bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box) {
     tir_ctx *ctx = s->ctx;
     const tir_block_realize *r = s->srefs[bi].realize;
     if (!sch_pred_bounds_only(ctx, a, r, r->predicate)) return false;
-    const tir_var **vars = IR_NEWN(ctx, const tir_var *, s->nsrefs + 1);
-    const tir_for **loops = IR_NEWN(ctx, const tir_for *, s->nsrefs + 1);
-    int nv = 0;
-    for (int p = s->srefs[bi].parent; p >= 0 && p != loop; p = s->srefs[p].parent)
-        if (sch_sref_for(s, p)) {
-            loops[nv] = sch_sref_for(s, p);
-            vars[nv] = loops[nv]->var;
-            nv++;
-        }
-    int *owner = IR_NEWN(ctx, int, nv + 1);
-    for (int i = 0; i < nv; i++) owner[i] = -1;
+    inner_loops in;
+    collect_inner(s, bi, loop, &in);
+    const tir_expr **vals = IR_NEWN(ctx, const tir_expr *, r->nvalues + 1);
     for (int k = 0; k < r->nvalues; k++) {
-        int64_t *coef = IR_NEWN(ctx, int64_t, nv + 1);
-        const tir_expr *v = tir_analyzer_simplify(a, r->values[k]);
+        vals[k] = split_digits(ctx, &in, tir_analyzer_simplify(a, r->values[k]));
+        if (!vals[k]) return false;
+    }
+    if (!add_digits(ctx, &in, r->nvalues, vals)) return false;
+    int *owner = IR_NEWN(ctx, int, in.n + 1);
+    for (int i = 0; i < in.n; i++) owner[i] = -1;
+    for (int k = 0; k < r->nvalues; k++) {
+        int64_t *coef = IR_NEWN(ctx, int64_t, in.n + 1);
         const tir_expr *rest = NULL;
-        if (!linear(ctx, v, nv, vars, 1, coef, &rest)) return false;
-        if (!rest) rest = tir_int(ctx, v->dtype, 0);
-        if (!dense(ctx, a, k, nv, loops, coef, owner, rest, &box[k])) return false;
+        if (!linear(ctx, vals[k], in.n, in.vars, 1, coef, &rest)) return false;
+        if (!rest) rest = tir_int(ctx, vals[k]->dtype, 0);
+        if (!dense(ctx, a, k, &in, coef, owner, rest, &box[k])) return false;
     }
     return true;
 }
