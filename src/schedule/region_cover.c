@@ -48,15 +48,16 @@ static bool linear(tir_ctx *ctx, const tir_expr *e, int nv, const tir_var *const
     case TIR_KIND_SUB:
         return linear(ctx, b->a, nv, vars, scale, coef, rest) &&
                linear(ctx, b->b, nv, vars, -scale, coef, rest);
-    case TIR_KIND_MUL:
-        if (tir_expr_const_int(b->b, &c) || tir_expr_const_int(b->a, &c)) {
-            if (c > COEF_LIMIT || c < -COEF_LIMIT || scale > COEF_LIMIT ||
-                scale < -COEF_LIMIT)
-                return false;
-            return linear(ctx, tir_expr_const_int(b->b, &c) ? b->a : b->b, nv, vars,
-                          scale * c, coef, rest);
+    case TIR_KIND_MUL: {
+        const tir_expr *x = b->a;
+        if (!tir_expr_const_int(b->b, &c)) {
+            if (!tir_expr_const_int(b->a, &c)) return false;
+            x = b->b;
         }
-        return false;
+        int64_t ac = c < 0 ? -c : c, as = scale < 0 ? -scale : scale;
+        if (ac > COEF_LIMIT || (ac != 0 && as > COEF_LIMIT / ac)) return false;
+        return linear(ctx, x, nv, vars, scale * c, coef, rest);
+    }
     default: return false;
     }
 }
