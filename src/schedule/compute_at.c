@@ -223,7 +223,8 @@ tir_status sch_prim_compute_at(sch_call *c) {
         const tir_block *o = sch_sref_block(s, all[k]);
         if (all[k] == bi || !sch_is_ancestor(s, li, all[k])) continue;
         for (int r = 0; r < o->nreads; r++)
-            if (o->reads[r].buffer == buf && !read_inside(s, sc, li, all[k], &o->reads[r], b, dim_of)) {
+            if (o->reads[r].buffer == buf &&
+                !read_inside(s, sc, li, all[k], &o->reads[r], b, dim_of)) {
                 const void *marks[2] = {loop, o};
                 return sch_fail_marks(c, TIR_ERR_SCHED_REGION_NOT_COVERED, brv, 2, marks,
                                       "cannot prove that consumer \"%s\" reads, under loop "
