@@ -345,7 +345,13 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      what it reads, and under the loop no producer of the block comes
  *      in the same or a later statement than its first consumer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+ *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *  10. the buffer is not a function parameter (the caller reads all of it,
+ *      the moved block would write only what the consumers read), and
+ *      each consumer provably reads under the loop only elements inside
+ *      the block's domain (by its relaxed region, its iterators' domains,
+ *      or that domain spanning the buffer's shape), all of which the moved
+ *      block writes there (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -375,7 +381,21 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *   9. under the loop, no consumer of the block comes in the same or an
  *      earlier statement than its last producer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+ *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *  11. it is provable that every producer writes, during one iteration of
+ *      the loop, all the elements the block then reads (TVM's region
+ *      cover): each producer writes the buffer at its own iterators; the
+ *      instances it runs there form a box, each binding being affine in
+ *      the loops inside the loop (a fused loop may appear only as
+ *      floordiv(f, c) and floormod(f, c), c dividing its extent), each of
+ *      those loops feeding one iterator, with strides forming a dense
+ *      mixed radix (1, e1, e1*e2, ...), so no strided or partial set (as
+ *      reorder, or fuse then split, make); its
+ *      other iterators (reduce ones included) run over their whole domain,
+ *      so what it writes is final; that box is the block's new range for
+ *      each iterator reading it; and the block's domain lies inside the
+ *      producer's, so every instance of the block still runs once
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 

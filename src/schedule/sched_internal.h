@@ -335,6 +335,24 @@ bool sch_parse_scope(const char *name, tir_scope *out);
 bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
 /* end prims-a */
 
+/* region_cover.c: what compute_at and reverse_compute_at prove. */
+/* True when every conjunct of realize r's predicate e is a bound
+ * `binding < end` of one of its iterators: then it masks only points
+ * outside the block's domain.  (A split of a split part leaves conjuncts
+ * such as j_1_0 * 2 + j_1_1 < 2, which mask points inside it.) */
+bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
+                          const tir_expr *e);
+/* When provable, the instances of block sref bi run during one iteration
+ * of loop sref `loop` are exactly the box box[k] = [lo, hi) per iterator
+ * (intersected with the block's domain): its predicate only bounds the
+ * bindings, and each binding is affine in the loops between, each of them
+ * feeding one iterator, with a dense mixed radix of strides.  The
+ * analyzer must know the ranges of the loops above `loop` (and it).
+ * False: not proven. */
+bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box);
+/* True when x <= y is proven (false for NULL or mixed dtypes). */
+bool sch_prove_le(tir_ctx *ctx, tir_analyzer *a, const tir_expr *x, const tir_expr *y);
+
 /* cache_read.c: what cache_read and cache_write share. */
 typedef struct sch_cache_target {
     uint32_t rv;           /* the block handle */
