@@ -482,7 +482,7 @@ static void test_reverse_compute_at_strided(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
     tir_loop_rv j[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){0, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[1], j[0]}));
     tir_block_rv c = sched_block(s, "C");
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
@@ -498,7 +498,7 @@ static void test_reverse_compute_at_strided(void **st) {
     /* Under i, strides 1 (j_1, 4) and 4 (j_0, 3) make a dense 12 that the
        bounds predicate cuts to the row of 11. */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){0, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[1], j[0]}));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), pa_loop(s, "B", 0), false));
     assert_int_equal(sched_loops(s, "C", l), 2);
@@ -507,7 +507,7 @@ static void test_reverse_compute_at_strided(void **st) {
     /* Without the reorder, j_0 covers a dense tile of 4 (the last one
        partly, under the bounds predicate). */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){0, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), j[0], false));
     assert_int_equal(sched_loops(s, "C", l), 3);
     assert_int_equal(sched_extent(s, l[2]), 4);
@@ -550,7 +550,7 @@ static void test_reverse_compute_at_fuzz_cases(void **st) {
                  "[l4, l5] = get_loops(b2)\n"
                  "reorder([l5, l4])\n"
                  "[l6, l7] = get_loops(b1)\n"
-                 "[l8, l9] = split(l7, [0, 4])\n"
+                 "[l8, l9] = split(l7, [None, 4])\n"
                  "reverse_compute_inline(b2)\n"
                  "reorder([l9, l8])\n",
                  "D", "B", 1, "C");
@@ -562,10 +562,10 @@ static void test_reverse_compute_at_fuzz_cases(void **st) {
                  "[b1, b2, b3] = get_child_blocks(b0)\n"
                  "[l4, l5] = get_loops(b1)\n"
                  "l6 = fuse([l4, l5])\n"
-                 "[l7, l8, l9] = split(l6, [2, 2, 0])\n"
+                 "[l7, l8, l9] = split(l6, [2, 2, None])\n"
                  "[l10, l11] = get_loops(b3)\n"
                  "bind(l10, \"blockIdx.z\")\n"
-                 "[l12, l13] = split(l9, [0, 3])\n"
+                 "[l12, l13] = split(l9, [None, 3])\n"
                  "unroll(l11)\n"
                  "b14 = cache_read(b3, 0, \"shared\", [])\n",
                  "C", "B", 2, "B");
@@ -577,7 +577,7 @@ static void test_reverse_compute_at_fuzz_cases(void **st) {
                  "annotate_block_ints(b2, \"pragma_auto_unroll_max_step\", [0, 0, 0])\n"
                  "[l3, l4, l5] = get_loops(b1)\n"
                  "l6 = fuse([l3, l4, l5])\n"
-                 "[l7, l8] = split(l6, [3, 0])\n",
+                 "[l7, l8] = split(l6, [3, None])\n",
                  "D", "C", 0, "C");
 }
 
