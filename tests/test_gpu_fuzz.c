@@ -440,6 +440,9 @@ static void schedule_chain(gpu_case *gc) {
         bind_elementwise(gc, b, chance(r, 50));
         bind_elementwise(gc, c, chance(r, 50));
         bind_elementwise(gc, d, chance(r, 50));
+        /* intermediates in registers across nests */
+        if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, "local"));
+        if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
         return;
     }
     tir_block_rv anchor = mode <= 2 ? b : d;
@@ -484,9 +487,11 @@ static void schedule_chain(gpu_case *gc) {
                     chance(r, 60))
                     (void)TRY("set_scope", tir_sched_set_scope(gc->s, prod[i], 0,
                                                          scope_names[rnd(r, 0, 1)]));
-            } else if (how < 9) { /* in the block tile, shared, cooperative */
+            } else if (how < 9) { /* in the block tile: shared, cooperative, or local */
+                const char *scope = chance(r, 70) ? "shared" : "local";
                 if (TRY("compute_at", tir_sched_compute_at(gc->s, prod[i], t6[1], false)) &&
-                    TRY("set_scope", tir_sched_set_scope(gc->s, prod[i], 0, "shared"))) {
+                    TRY("set_scope", tir_sched_set_scope(gc->s, prod[i], 0, scope)) &&
+                    scope[0] == 's') {
                     coop_fetch(gc, prod[i], depth_of(gc, prod[i], t6[1]), th);
                     if (!gc->bad) maybe_align(gc, prod[i], 2);
                 }
