@@ -587,7 +587,9 @@ static void on_abort(int sig) {
     gpu_case *gc = g_current;
     fprintf(stderr, "# GPU FUZZ ABORT: MINITIR_FUZZ_SEED=%llu case %ld (%s)\n",
             (unsigned long long)g_cur_seed, g_cur_case, gc ? gc->def : "?");
-    if (gc && gc->s) fprintf(stderr, "%s\n", tir_sched_trace_c(gc->s, "gpu_fuzz_case"));
+    if (gc && gc->s)
+        fprintf(stderr, "# trace:\n%s\n# as C:\n%s\n", tir_sched_trace_text(gc->s),
+                tir_sched_trace_c(gc->s, "gpu_fuzz_case"));
     signal(sig, SIG_DFL);
     raise(sig);
 }
