@@ -40,10 +40,43 @@
 #include "minitir/runtime.h"
 #include "sched_check.h"
 
-/* The CI slice: a seed that passes on the current code (see the report
- * in the commit message; known open bugs fail other seeds). */
-static long g_cases = 400;
-static uint64_t g_seed = 1;
+/* The CI slice: seed 1, 1500 cases (about 15 s under ASan). */
+#define CI_SEED 1
+static long g_cases = 1500;
+static uint64_t g_seed = CI_SEED;
+
+/* Cases of the CI slice that fail on open bugs, by cause (found by this
+ * fuzzer; each reproduces with MINITIR_FUZZ_SEED=1 and the case number).
+ * They are reported but do not fail the slice; a listed case that passes
+ * is reported too, so the list can shrink as the fixes land.  With
+ * MINITIR_GPU_FUZZ_STRICT set, or any other seed, nothing is excused.
+ *   missing syncthreads after a cooperative fetch with an extent-1 loop:
+ *     90 93 164 268 311 408 449 607 623 624 679 692 773 805 832 908 917
+ *     936 975 1070 1137 1199 1216 1225 1242 1320 1321 1340 1344 1345
+ *   local accumulator written under one thread mapping and read under
+ *   another (write-back at an outer thread loop):
+ *     75 89 169 600 626 835 980 1178 1221 1323 1349 1411
+ *   local accumulator allocated inside the k loop that carries it
+ *   (write-back under k_outer or deeper):
+ *     84 91 236 258 278 369 478 482 528 538 601 639 659 684 801 845 913
+ *     1124 1185 1231 1248 1260 1309 1335 1455 1467 1487
+ *   software_pipeline double-buffering that accumulator: 1062 1138
+ *   software_pipeline order emitting a consumer before its producer in
+ *   one stage: 72 203 738 */
+static const long known_bad[] = {
+    72,   75,   84,   89,   90,   91,   93,   164,  169,  203,  236,  258,  268,  278,  311,
+    369,  408,  449,  478,  482,  528,  538,  600,  601,  607,  623,  624,  626,  639,  659,
+    679,  684,  692,  738,  773,  801,  805,  832,  835,  845,  908,  913,  917,  936,  975,
+    980,  1062, 1070, 1124, 1137, 1138, 1178, 1185, 1199, 1216, 1221, 1225, 1231, 1242, 1248,
+    1260, 1309, 1320, 1321, 1323, 1335, 1340, 1344, 1345, 1349, 1411, 1455, 1467, 1487,
+};
+
+static bool known(uint64_t seed, long ci) {
+    if (seed != CI_SEED || getenv("MINITIR_GPU_FUZZ_STRICT")) return false;
+    for (size_t i = 0; i < sizeof known_bad / sizeof *known_bad; i++)
+        if (known_bad[i] == ci) return true;
+    return false;
+}
 
 static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {
     return lo + (int64_t)(sched_rand(r) % (uint64_t)(hi - lo + 1));
@@ -576,6 +609,7 @@ static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_pri
 
 typedef struct totals {
     long cases, calls, refused, lowered, lower_refused, redundant_races, failures;
+    long known, known_fixed; /* of the known-bug list */
 } totals;
 
 /* For the abort handler: the case in progress. */
@@ -677,7 +711,14 @@ static void one_case(uint64_t seed, long ci, totals *t) {
         }
     }
     if (gc.bad) dump_case(&gc, seed, ci, stage);
-    if (gc.bad && ++t->failures <= 5) {
+    if (known(seed, ci)) {
+        if (gc.bad) {
+            t->known++;
+        } else {
+            t->known_fixed++;
+            printf("# case %ld of the known-bug list now passes: remove it from known_bad\n", ci);
+        }
+    } else if (gc.bad && ++t->failures <= 5) {
         report(&gc, seed, ci, stage);
     } else if (gc.bad) { /* one line each after the first few */
         const char *nl = strchr(gc.why, '\n');
@@ -704,6 +745,9 @@ static void test_gpu_fuzz(void **state) {
            "tir_lower, %d failures\n",
            (unsigned long long)g_seed, t.cases, t.calls, t.refused, t.lowered,
            t.redundant_races, t.lower_refused, (int)t.failures);
+    if (t.known || t.known_fixed)
+        printf("# %ld cases failed on known open bugs (known_bad), %ld listed cases passed\n",
+               t.known, t.known_fixed);
     if (t.failures) fail_msg("%ld of %ld GPU fuzz cases failed (see above)", t.failures, t.cases);
     /* The run must reach the simulator, or it tests little. */
     assert_true(t.lowered > 0);
