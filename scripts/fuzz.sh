@@ -4,7 +4,8 @@
 # and the parser fuzz test (tests/test_parser_fuzz.c), each for a third of
 # the given time, in rounds of a fixed number of cases with seeds seed,
 # seed+1, ...  Prints the seed, cases, time and result of each round and of
-# each fuzzer, and exits non-zero when any round failed (its output, with
+# each fuzzer (MINITIR_FUZZ_VERBOSE=1: of every round; otherwise of the
+# failed ones), and exits non-zero when any round failed (its output, with
 # the seed and case to reproduce, is kept in build/fuzz-logs/).
 #
 #   scripts/fuzz.sh [minutes] [seed]
@@ -43,7 +44,8 @@ run() {
         local log=$logs/$name-$s.log t0=$SECONDS
         if env MINITIR_FUZZ_SEED="$s" MINITIR_FUZZ_ITERS="$round" "$var=$round" "$exe" \
             >"$log" 2>&1; then
-            echo "  $name seed $s: $round cases, $((SECONDS - t0)) s, ok"
+            [ -n "${MINITIR_FUZZ_VERBOSE:-}" ] &&
+                echo "  $name seed $s: $round cases, $((SECONDS - t0)) s, ok"
             rm -f "$log"
         else
             echo "  $name seed $s: $round cases, $((SECONDS - t0)) s, FAILED (see $log)"
