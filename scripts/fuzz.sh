@@ -62,7 +62,8 @@ run() {
 }
 
 echo "fuzz.sh: $minutes min, first seed $seed, build $build"
-run sched_fuzz "$build/tests/test_sched_fuzz" "${MINITIR_FUZZ_ROUND_SCHED:-20000}" MINITIR_FUZZ_CASES
-run gpu_fuzz "$build/tests/test_gpu_fuzz" "${MINITIR_FUZZ_ROUND_GPU:-5000}" MINITIR_GPU_FUZZ_CASES
-run parser_fuzz "$build/tests/test_parser_fuzz" "${MINITIR_FUZZ_ROUND_PARSER:-20000}" MINITIR_FUZZ_CASES
+t=$build/tests
+run sched_fuzz "$t/test_sched_fuzz" "${MINITIR_FUZZ_ROUND_SCHED:-20000}" MINITIR_FUZZ_CASES
+run gpu_fuzz "$t/test_gpu_fuzz" "${MINITIR_FUZZ_ROUND_GPU:-5000}" MINITIR_GPU_FUZZ_CASES
+run parser_fuzz "$t/test_parser_fuzz" "${MINITIR_FUZZ_ROUND_PARSER:-20000}" MINITIR_FUZZ_CASES
 exit $status

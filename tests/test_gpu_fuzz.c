@@ -288,7 +288,8 @@ static void maybe_pipeline(gpu_case *gc, tir_loop_rv l) {
         ord[j] = t;
     }
     int nasync = chance(r, 50) ? 1 : 0;
-    (void)TRY("software_pipeline", tir_sched_software_pipeline(gc->s, l, n, st, n, ord, nasync, as));
+    (void)TRY("software_pipeline",
+              tir_sched_software_pipeline(gc->s, l, n, st, n, ord, nasync, as));
 }
 
 /* -------------------------------------------------- matmul-like schedules */
@@ -456,8 +457,8 @@ static void bind_elementwise(gpu_case *gc, tir_block_rv b, bool withy) {
         if (!TRY("split", tir_sched_split(gc->s, ls[1], 2,
                                           (const int64_t[]){TIR_SPLIT_INFER, rnd(r, 1, 4)}, jp)))
             return;
-        if (!TRY("reorder", tir_sched_reorder(gc->s, 3, (const tir_loop_rv[]){ip[0], ip[1], jp[1]})))
-            return;
+        const tir_loop_rv ord[3] = {ip[0], ip[1], jp[1]};
+        if (!TRY("reorder", tir_sched_reorder(gc->s, 3, ord))) return;
         (void)TRY("bind", tir_sched_bind(gc->s, jp[1], "threadIdx.y"));
     }
 }
