@@ -464,95 +464,124 @@ static void bind_elementwise(gpu_case *gc, tir_block_rv b, bool withy) {
     }
 }
 
-/* D tiled over blocks and threads: ib jb it jt ie je (the element loops
- * innermost); B and C at a loop of D's (thread tile: local or global,
- * block tile: shared with a cooperative fetch), or inlined, or each in its
- * own nest; sometimes A cached in shared; sometimes B first and C, D
- * after it (reverse_compute_at). */
-static void schedule_chain(gpu_case *gc) {
+static const char *const scope_names[3] = {"global", "local", "shared"};
+
+/* Each block in its own nest, the intermediates sometimes in registers
+ * across the nests. */
+static void chain_nests(gpu_case *gc, tir_block_rv b, tir_block_rv c, tir_block_rv d) {
     uint64_t *r = gc->r;
     sched_snap snap_tmp_;
-    tir_block_rv b, c, d, ash;
-    if (!TRY("get_block", tir_sched_get_block(gc->s, "B", &b)) ||
-        !TRY("get_block", tir_sched_get_block(gc->s, "C", &c)) ||
-        !TRY("get_block", tir_sched_get_block(gc->s, "D", &d)))
-        return;
-    int mode = (int)rnd(r, 0, 9);
-    if (mode == 0) { /* three nests */
-        bind_elementwise(gc, b, chance(r, 50));
-        bind_elementwise(gc, c, chance(r, 50));
-        bind_elementwise(gc, d, chance(r, 50));
-        /* intermediates in registers across nests */
-        if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, "local"));
-        if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
-        return;
-    }
-    tir_block_rv anchor = mode <= 2 ? b : d;
+    bind_elementwise(gc, b, chance(r, 50));
+    bind_elementwise(gc, c, chance(r, 50));
+    bind_elementwise(gc, d, chance(r, 50));
+    if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, "local"));
+    if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
+}
+
+/* The anchor's loops as ib jb it jt ie je in t6, bound; false on failure. */
+static bool chain_tile(gpu_case *gc, tir_block_rv anchor, tir_loop_rv *t6, threads *th) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
     tir_loop_rv ls[16], ip[3], jp[3];
-    if (loops_of(gc, anchor, ls) != 2) return;
+    if (loops_of(gc, anchor, ls) != 2) return false;
     int64_t ti = rnd(r, 1, 4), tj = rnd(r, 1, 4);
     if (!TRY("split", tir_sched_split(gc->s, ls[0], 3,
                                       (const int64_t[]){TIR_SPLIT_INFER, ti, rnd(r, 1, 3)}, ip)) ||
         !TRY("split", tir_sched_split(gc->s, ls[1], 3,
                                       (const int64_t[]){TIR_SPLIT_INFER, tj, rnd(r, 1, 3)}, jp)))
-        return;
-    tir_loop_rv t6[6] = {ip[0], jp[0], ip[1], jp[1], ip[2], jp[2]};
-    if (!TRY("reorder", tir_sched_reorder(gc->s, 6, t6)) ||
-        !TRY("bind", tir_sched_bind(gc->s, ip[0], "blockIdx.x")) ||
-        !TRY("bind", tir_sched_bind(gc->s, jp[0], "blockIdx.y")) ||
-        !TRY("bind", tir_sched_bind(gc->s, ip[1], "threadIdx.x")) ||
-        !TRY("bind", tir_sched_bind(gc->s, jp[1], "threadIdx.y")))
-        return;
-    threads th = {ti, tj};
-    static const char *const scope_names[3] = {"global", "local", "shared"};
-    if (mode <= 2) { /* B anchors; C and D follow it */
-        tir_block_rv follow[2] = {c, d};
-        for (int i = 0; i < 2 && !gc->bad; i++) {
-            int at = chance(r, 80) ? 3 : (int)rnd(r, 1, 5);
-            (void)TRY("reverse_compute_at",
-                tir_sched_reverse_compute_at(gc->s, follow[i], t6[at], chance(r, 20)));
+        return false;
+    const tir_loop_rv order[6] = {ip[0], jp[0], ip[1], jp[1], ip[2], jp[2]};
+    memcpy(t6, order, sizeof order);
+    *th = (threads){ti, tj};
+    return TRY("reorder", tir_sched_reorder(gc->s, 6, t6)) &&
+           TRY("bind", tir_sched_bind(gc->s, ip[0], "blockIdx.x")) &&
+           TRY("bind", tir_sched_bind(gc->s, jp[0], "blockIdx.y")) &&
+           TRY("bind", tir_sched_bind(gc->s, ip[1], "threadIdx.x")) &&
+           TRY("bind", tir_sched_bind(gc->s, jp[1], "threadIdx.y"));
+}
+
+/* B anchors; C and D follow it (reverse_compute_at), B and C sometimes in
+ * registers. */
+static void chain_follow(gpu_case *gc, tir_block_rv b, tir_block_rv c, tir_block_rv d,
+                         const tir_loop_rv *t6) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv follow[2] = {c, d};
+    for (int i = 0; i < 2 && !gc->bad; i++) {
+        int at = chance(r, 80) ? 3 : (int)rnd(r, 1, 5);
+        (void)TRY("reverse_compute_at",
+                  tir_sched_reverse_compute_at(gc->s, follow[i], t6[at], chance(r, 20)));
+    }
+    if (!gc->bad && chance(r, 50))
+        (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, scope_names[rnd(r, 0, 1)]));
+    if (!gc->bad && chance(r, 30))
+        (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, scope_names[rnd(r, 0, 1)]));
+}
+
+/* D anchors; producer p is inlined, put in the thread tile (local or
+ * global), in the block tile (shared with a cooperative fetch, or local),
+ * or left in its own nest. */
+static void chain_producer(gpu_case *gc, tir_block_rv p, const tir_loop_rv *t6, threads th) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    int how = (int)rnd(r, 0, 9);
+    if (how < 2) {
+        (void)TRY("compute_inline", tir_sched_compute_inline(gc->s, p));
+    } else if (how < 7) {
+        int at = chance(r, 80) ? 3 : (int)rnd(r, 4, 5);
+        if (TRY("compute_at", tir_sched_compute_at(gc->s, p, t6[at], chance(r, 20))) &&
+            chance(r, 60))
+            (void)TRY("set_scope",
+                      tir_sched_set_scope(gc->s, p, 0, scope_names[rnd(r, 0, 1)]));
+    } else if (how < 9) {
+        const char *scope = chance(r, 70) ? "shared" : "local";
+        if (TRY("compute_at", tir_sched_compute_at(gc->s, p, t6[1], false)) &&
+            TRY("set_scope", tir_sched_set_scope(gc->s, p, 0, scope)) && scope[0] == 's') {
+            coop_fetch(gc, p, depth_of(gc, p, t6[1]), th);
+            if (!gc->bad) maybe_align(gc, p, 2);
         }
-        if (!gc->bad && chance(r, 50))
-            (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, scope_names[rnd(r, 0, 1)]));
-        if (!gc->bad && chance(r, 30))
-            (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, scope_names[rnd(r, 0, 1)]));
     } else {
-        tir_block_rv prod[2] = {c, b};
-        for (int i = 0; i < 2 && !gc->bad; i++) {
-            int how = (int)rnd(r, 0, 9);
-            if (how < 2) {
-                (void)TRY("compute_inline", tir_sched_compute_inline(gc->s, prod[i]));
-            } else if (how < 7) { /* in the thread tile */
-                int at = chance(r, 80) ? 3 : (int)rnd(r, 4, 5);
-                if (TRY("compute_at",
-                        tir_sched_compute_at(gc->s, prod[i], t6[at], chance(r, 20))) &&
-                    chance(r, 60))
-                    (void)TRY("set_scope", tir_sched_set_scope(gc->s, prod[i], 0,
-                                                         scope_names[rnd(r, 0, 1)]));
-            } else if (how < 9) { /* in the block tile: shared, cooperative, or local */
-                const char *scope = chance(r, 70) ? "shared" : "local";
-                if (TRY("compute_at", tir_sched_compute_at(gc->s, prod[i], t6[1], false)) &&
-                    TRY("set_scope", tir_sched_set_scope(gc->s, prod[i], 0, scope)) &&
-                    scope[0] == 's') {
-                    coop_fetch(gc, prod[i], depth_of(gc, prod[i], t6[1]), th);
-                    if (!gc->bad) maybe_align(gc, prod[i], 2);
-                }
-            } else {
-                bind_elementwise(gc, prod[i], chance(r, 50));
-            }
-        }
+        bind_elementwise(gc, p, chance(r, 50));
     }
-    if (gc->bad) return;
-    /* A cached in shared at the block tile of its consumer. */
-    if (chance(r, 25)) {
-        tir_block_rv cons = b;
-        tir_loop_rv bl[16];
-        int nb = loops_of(gc, cons, bl);
-        if (nb >= 2 && TRY("cache_read", tir_sched_cache_read(gc->s, cons, 0, "shared", 0, NULL,
-                                                               &ash)) &&
-            TRY("compute_at", tir_sched_compute_at(gc->s, ash, bl[1], false)))
-            coop_fetch(gc, ash, depth_of(gc, ash, bl[1]), th);
+}
+
+/* A cached in shared at the block tile of B, fetched cooperatively. */
+static void chain_cache_input(gpu_case *gc, tir_block_rv b, threads th) {
+    sched_snap snap_tmp_;
+    tir_block_rv ash;
+    tir_loop_rv bl[16];
+    int nb = loops_of(gc, b, bl);
+    if (nb >= 2 && TRY("cache_read", tir_sched_cache_read(gc->s, b, 0, "shared", 0, NULL, &ash)) &&
+        TRY("compute_at", tir_sched_compute_at(gc->s, ash, bl[1], false)))
+        coop_fetch(gc, ash, depth_of(gc, ash, bl[1]), th);
+}
+
+/* The elementwise chain: three nests; or B tiled over blocks and threads
+ * with C and D after it; or D tiled with its producers placed in it (see
+ * chain_producer); sometimes A cached in shared; vectorize, unroll. */
+static void schedule_chain(gpu_case *gc) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv b, c, d;
+    if (!TRY("get_block", tir_sched_get_block(gc->s, "B", &b)) ||
+        !TRY("get_block", tir_sched_get_block(gc->s, "C", &c)) ||
+        !TRY("get_block", tir_sched_get_block(gc->s, "D", &d)))
+        return;
+    int mode = (int)rnd(r, 0, 9);
+    if (mode == 0) {
+        chain_nests(gc, b, c, d);
+        return;
     }
+    tir_loop_rv t6[6];
+    threads th;
+    if (!chain_tile(gc, mode <= 2 ? b : d, t6, &th)) return;
+    if (mode <= 2) {
+        chain_follow(gc, b, c, d, t6);
+    } else {
+        chain_producer(gc, c, t6, th);
+        if (!gc->bad) chain_producer(gc, b, t6, th);
+    }
+    if (!gc->bad && chance(r, 25)) chain_cache_input(gc, b, th);
     if (gc->bad) return;
     if (chance(r, 25)) (void)TRY("vectorize", tir_sched_vectorize(gc->s, t6[5]));
     if (!gc->bad && chance(r, 25)) (void)TRY("unroll", tir_sched_unroll(gc->s, t6[4]));
