@@ -689,6 +689,79 @@ static void dump_case(gpu_case *gc, uint64_t seed, long ci, const char *stage) {
     fclose(fp);
 }
 
+/* The case's definition at random small shapes; its call in gc->def. */
+static const tir_prim_func *make_def(gpu_case *gc, int kind) {
+    uint64_t *r = gc->r;
+    tir_ctx *ctx = gc->ctx;
+    int64_t M = dim(r, 13), N = dim(r, 13), K = dim(r, 11), B = rnd(r, 1, 2);
+    const char *name = kind < 4 ? "matmul" : kind < 6 ? "matmul_bias" : "batch_matmul";
+    if (kind >= 7) {
+        M = dim(r, 17), N = dim(r, 17);
+        snprintf(gc->def, sizeof gc->def, "tir_def_elementwise_chain(ctx, %lld, %lld, TIR_F32)",
+                 (long long)M, (long long)N);
+        return tir_def_elementwise_chain(ctx, M, N, TIR_F32);
+    }
+    if (kind == 6) {
+        snprintf(gc->def, sizeof gc->def,
+                 "tir_def_batch_matmul(ctx, %lld, %lld, %lld, %lld, TIR_F32)", (long long)B,
+                 (long long)M, (long long)N, (long long)K);
+        return tir_def_batch_matmul(ctx, B, M, N, K, TIR_F32);
+    }
+    bool relu = kind >= 4 && rnd(r, 0, 1);
+    snprintf(gc->def, sizeof gc->def, "tir_def_%s%s(ctx, %lld, %lld, %lld, TIR_F32)", name,
+             relu ? "_relu" : "", (long long)M, (long long)N, (long long)K);
+    return kind < 4 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
+           : relu   ? tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32)
+                    : tir_def_matmul_bias(ctx, M, N, K, TIR_F32);
+}
+
+/* Lowers the scheduled function: a clean refusal, or a kernel checked in
+ * the simulator against the interpreter on f.  Returns the failing stage
+ * for the report. */
+static const char *lower_and_check(gpu_case *gc, const tir_prim_func *f, uint64_t seed,
+                                   totals *t) {
+    const tir_prim_func *k = NULL;
+    tir_status st = tir_lower(gc->ctx, tir_sched_func(gc->s), NULL, &k);
+    const char *msg = tir_ctx_error(gc->ctx);
+    if (st == TIR_OK && k) {
+        t->lowered++;
+        run_and_compare(gc, f, k, seed);
+        t->redundant_races += gc->expected_race;
+        return "simulation";
+    }
+    if (st == TIR_OK || st == TIR_ERR_VERIFY || !msg || !*msg || strstr(msg, "internal error")) {
+        snprintf(gc->why, sizeof gc->why, "tir_lower refused uncleanly: %s: %s",
+                 tir_status_name(st), msg ? msg : "(no message)");
+        gc->bad = true;
+    } else {
+        t->lower_refused++;
+    }
+    return "lowering";
+}
+
+/* Counts the case; reports a failure (in full for the first few). */
+static void account(gpu_case *gc, uint64_t seed, long ci, const char *stage, totals *t) {
+    if (gc->bad) dump_case(gc, seed, ci, stage);
+    if (known(seed, ci)) {
+        if (gc->bad) {
+            t->known++;
+        } else {
+            t->known_fixed++;
+            printf("# case %ld of the known-bug list now passes: remove it from known_bad\n", ci);
+        }
+    } else if (gc->bad && ++t->failures <= 5) {
+        report(gc, seed, ci, stage);
+    } else if (gc->bad) {
+        const char *nl = strchr(gc->why, '\n');
+        fprintf(stderr, "# GPU FUZZ FAILURE (%s): MINITIR_FUZZ_SEED=%llu case %ld: %s: %.*s\n",
+                stage, (unsigned long long)seed, ci, gc->def,
+                nl ? (int)(nl - gc->why) : (int)strlen(gc->why), gc->why);
+    }
+    t->cases++;
+    t->calls += gc->calls;
+    t->refused += gc->refused;
+}
+
 static void one_case(uint64_t seed, long ci, totals *t) {
     uint64_t r = seed * 1000003u + (uint64_t)ci;
     tir_ctx *ctx = tir_ctx_create();
@@ -696,30 +769,8 @@ static void one_case(uint64_t seed, long ci, totals *t) {
     g_current = &gc;
     g_cur_seed = seed;
     g_cur_case = ci;
-    const tir_prim_func *f;
     int kind = (int)rnd(&r, 0, 9);
-    int64_t M = dim(&r, 13), N = dim(&r, 13), K = dim(&r, 11), B = rnd(&r, 1, 2);
-    if (kind < 4) {
-        f = tir_def_matmul(ctx, M, N, K, TIR_F32);
-        snprintf(gc.def, sizeof gc.def, "tir_def_matmul(ctx, %lld, %lld, %lld, TIR_F32)",
-                 (long long)M, (long long)N, (long long)K);
-    } else if (kind < 6) {
-        bool relu = rnd(&r, 0, 1);
-        f = relu ? tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32)
-                 : tir_def_matmul_bias(ctx, M, N, K, TIR_F32);
-        snprintf(gc.def, sizeof gc.def, "tir_def_matmul_bias%s(ctx, %lld, %lld, %lld, TIR_F32)",
-                 relu ? "_relu" : "", (long long)M, (long long)N, (long long)K);
-    } else if (kind < 7) {
-        f = tir_def_batch_matmul(ctx, B, M, N, K, TIR_F32);
-        snprintf(gc.def, sizeof gc.def,
-                 "tir_def_batch_matmul(ctx, %lld, %lld, %lld, %lld, TIR_F32)", (long long)B,
-                 (long long)M, (long long)N, (long long)K);
-    } else {
-        M = dim(&r, 17), N = dim(&r, 17);
-        f = tir_def_elementwise_chain(ctx, M, N, TIR_F32);
-        snprintf(gc.def, sizeof gc.def, "tir_def_elementwise_chain(ctx, %lld, %lld, TIR_F32)",
-                 (long long)M, (long long)N);
-    }
+    const tir_prim_func *f = make_def(&gc, kind);
     if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {
         snprintf(gc.why, sizeof gc.why, "cannot schedule the definition: %s", tir_ctx_error(ctx));
         gc.bad = true;
@@ -728,45 +779,8 @@ static void one_case(uint64_t seed, long ci, totals *t) {
         if (kind < 7) schedule_reduction(&gc, kind == 6, kind >= 4 && kind < 6);
         else schedule_chain(&gc);
     }
-    const char *stage = "primitive";
-    if (!gc.bad) {
-        const tir_prim_func *k = NULL;
-        tir_status st = tir_lower(ctx, tir_sched_func(gc.s), NULL, &k);
-        const char *msg = tir_ctx_error(ctx);
-        if (st == TIR_OK && k) {
-            t->lowered++;
-            stage = "simulation";
-            run_and_compare(&gc, f, k, r);
-            t->redundant_races += gc.expected_race;
-        } else if (st == TIR_OK || st == TIR_ERR_VERIFY || !msg || !*msg ||
-                   strstr(msg, "internal error")) {
-            stage = "lowering";
-            snprintf(gc.why, sizeof gc.why, "tir_lower refused uncleanly: %s: %s",
-                     tir_status_name(st), msg ? msg : "(no message)");
-            gc.bad = true;
-        } else {
-            t->lower_refused++;
-        }
-    }
-    if (gc.bad) dump_case(&gc, seed, ci, stage);
-    if (known(seed, ci)) {
-        if (gc.bad) {
-            t->known++;
-        } else {
-            t->known_fixed++;
-            printf("# case %ld of the known-bug list now passes: remove it from known_bad\n", ci);
-        }
-    } else if (gc.bad && ++t->failures <= 5) {
-        report(&gc, seed, ci, stage);
-    } else if (gc.bad) { /* one line each after the first few */
-        const char *nl = strchr(gc.why, '\n');
-        fprintf(stderr, "# GPU FUZZ FAILURE (%s): MINITIR_FUZZ_SEED=%llu case %ld: %s: %.*s\n",
-                stage, (unsigned long long)seed, ci, gc.def,
-                nl ? (int)(nl - gc.why) : (int)strlen(gc.why), gc.why);
-    }
-    t->cases++;
-    t->calls += gc.calls;
-    t->refused += gc.refused;
+    const char *stage = gc.bad ? "primitive" : lower_and_check(&gc, f, r, t);
+    account(&gc, seed, ci, stage, t);
     g_current = NULL;
     tir_sched_destroy(gc.s);
     tir_ctx_destroy(ctx);
