@@ -375,10 +375,63 @@ static void shared_operand(gpu_case *gc, tir_block_rv c, const char *name, const
 
 static void bind_elementwise(gpu_case *gc, tir_block_rv b, bool withy);
 
+/* Step 1: i to blocks, j to threads (an epilogue in its own nest). */
+static void reduction_step1(gpu_case *gc, tir_block_rv c, tir_block_rv d, bool batch,
+                            bool has_epi) {
+    sched_snap snap_tmp_;
+    tir_loop_rv ls[16];
+    int n = loops_of(gc, c, ls), o = batch ? 1 : 0;
+    if (n < 3 || !TRY("bind", tir_sched_bind(gc->s, ls[o], "blockIdx.x"))) return;
+    (void)TRY("bind", tir_sched_bind(gc->s, ls[o + 1], "threadIdx.x"));
+    if (batch) (void)TRY("bind", tir_sched_bind(gc->s, ls[0], "blockIdx.y"));
+    if (has_epi) bind_elementwise(gc, d, false);
+}
+
+/* Sometimes a local accumulator (cache_write) written back at the thread
+ * tile jt, or at an odd loop.  Returns 1 when there is one, 0 when not,
+ * -1 when cache_write refused (the case stops there). */
+static int local_accumulator(gpu_case *gc, tir_block_rv c, const tir_loop_rv *t8) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv acc;
+    if (!chance(r, 50)) return 0;
+    if (!TRY("cache_write", tir_sched_cache_write(gc->s, c, 0, "local", 0, NULL, &acc))) return -1;
+    int at = chance(r, 80) ? 3 : (int)rnd(r, 2, 7);
+    if (TRY("reverse_compute_at",
+            tir_sched_reverse_compute_at(gc->s, acc, t8[at], chance(r, 20))) &&
+        chance(r, 30)) {
+        tir_loop_rv ls[16];
+        int n = loops_of(gc, acc, ls);
+        if (n > 0) {
+            if (chance(r, 50)) (void)TRY("vectorize", tir_sched_vectorize(gc->s, ls[n - 1]));
+            else (void)TRY("unroll", tir_sched_unroll(gc->s, ls[n - 1]));
+        }
+    }
+    return 1;
+}
+
+/* The epilogue D that fuse_reduction_epilogue kept: in the thread tile
+ * (C then mostly in registers, as seed_fused does), or in a second nest. */
+static void place_epilogue(gpu_case *gc, tir_block_rv c, tir_block_rv d, const tir_loop_rv *t8,
+                           bool local_acc) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    if (!chance(r, 75)) {
+        bind_elementwise(gc, d, chance(r, 50));
+        return;
+    }
+    int at = chance(r, 85) ? 3 : (int)rnd(r, 0, 3);
+    if (TRY("reverse_compute_at", tir_sched_reverse_compute_at(gc->s, d, t8[at], chance(r, 20))) &&
+        !local_acc && chance(r, 70))
+        (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
+}
+
+/* A matmul-like reduction: sometimes the epilogue fused first, then Step 1
+ * or Steps 2-6 with random tiles and variations. */
 static void schedule_reduction(gpu_case *gc, bool batch, bool has_epi) {
     uint64_t *r = gc->r;
     sched_snap snap_tmp_;
-    tir_block_rv c, d, acc;
+    tir_block_rv c, d = {0};
     if (!TRY("get_block", tir_sched_get_block(gc->s, "C", &c))) return;
     if (has_epi && chance(r, 60)) {
         if (!TRY("get_block", tir_sched_get_block(gc->s, "D", &d))) return;
@@ -388,13 +441,8 @@ static void schedule_reduction(gpu_case *gc, bool batch, bool has_epi) {
     }
     tir_loop_rv t8[8], bl = {0};
     threads th;
-    if (chance(r, 5)) { /* Step 1: i to blocks, j to threads */
-        tir_loop_rv ls[16];
-        int n = loops_of(gc, c, ls), o = batch ? 1 : 0;
-        if (n < 3 || !TRY("bind", tir_sched_bind(gc->s, ls[o], "blockIdx.x"))) return;
-        (void)TRY("bind", tir_sched_bind(gc->s, ls[o + 1], "threadIdx.x"));
-        if (batch) (void)TRY("bind", tir_sched_bind(gc->s, ls[0], "blockIdx.y"));
-        if (has_epi) bind_elementwise(gc, d, false);
+    if (chance(r, 5)) {
+        reduction_step1(gc, c, d, batch, has_epi);
         return;
     }
     if (!tile_reduction(gc, c, batch, t8, &bl, &th)) return;
@@ -404,34 +452,9 @@ static void schedule_reduction(gpu_case *gc, bool batch, bool has_epi) {
         if (chance(r, 85)) shared_operand(gc, c, "B", t8, rank, th);
     }
     if (gc->bad) return;
-    bool local_acc = chance(r, 50);
-    if (local_acc) {
-        if (!TRY("cache_write", tir_sched_cache_write(gc->s, c, 0, "local", 0, NULL, &acc)))
-            return;
-        int at = chance(r, 80) ? 3 : (int)rnd(r, 2, 7); /* jt, or odd */
-        if (TRY("reverse_compute_at", tir_sched_reverse_compute_at(gc->s, acc, t8[at],
-                                                                    chance(r, 20))) &&
-            chance(r, 30)) {
-            tir_loop_rv ls[16];
-            int n = loops_of(gc, acc, ls);
-            if (n > 0) {
-                if (chance(r, 50)) (void)TRY("vectorize", tir_sched_vectorize(gc->s, ls[n - 1]));
-                else (void)TRY("unroll", tir_sched_unroll(gc->s, ls[n - 1]));
-            }
-        }
-    }
-    if (gc->bad) return;
-    if (has_epi) {
-        if (chance(r, 75)) {
-            int at = chance(r, 85) ? 3 : (int)rnd(r, 0, 3);
-            if (TRY("reverse_compute_at",
-                    tir_sched_reverse_compute_at(gc->s, d, t8[at], chance(r, 20))) &&
-                !local_acc && chance(r, 70))
-                (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
-        } else {
-            bind_elementwise(gc, d, chance(r, 50)); /* a second nest */
-        }
-    }
+    int local_acc = local_accumulator(gc, c, t8);
+    if (local_acc < 0 || gc->bad) return;
+    if (has_epi) place_epilogue(gc, c, d, t8, local_acc);
     if (gc->bad) return;
     if (chance(r, 35)) maybe_pipeline(gc, t8[4]);
     if (chance(r, 30)) (void)TRY("unroll", tir_sched_unroll(gc->s, t8[7]));
