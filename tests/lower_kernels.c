@@ -127,6 +127,43 @@ fail:
     return r;
 }
 
+const tir_prim_func *lk_one_per_thread(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
+                                       int64_t ktile) {
+    const tir_prim_func *f = tir_def_matmul(ctx, M, N, K, TIR_F32), *r = NULL;
+    tir_schedule *s = NULL;
+    tir_block_rv c, sh[2];
+    const tir_loop_rv *loops;
+    int n;
+    if (!f) return NULL;
+    TRY(tir_sched_create(ctx, f, &s));
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &loops, &n));
+    tir_loop_rv i = loops[0], j = loops[1], k = loops[2];
+    tir_loop_rv ib[2], jb[2], kb[2];
+    TRY(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, ib));
+    TRY(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, jb));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, ktile}, kb));
+    TRY(tir_sched_reorder(s, 6, (const tir_loop_rv[]){ib[0], jb[0], ib[1], jb[1], kb[0], kb[1]}));
+    TRY(tir_sched_bind(s, ib[0], "blockIdx.y"));
+    TRY(tir_sched_bind(s, jb[0], "blockIdx.x"));
+    TRY(tir_sched_bind(s, ib[1], "threadIdx.y"));
+    TRY(tir_sched_bind(s, jb[1], "threadIdx.x"));
+    for (int b = 0; b < 2; b++) {
+        tir_loop_rv fused, parts[3];
+        TRY(tir_sched_cache_read(s, c, b, "shared", 0, NULL, &sh[b]));
+        TRY(tir_sched_compute_at(s, sh[b], kb[0], false));
+        TRY(tir_sched_get_loops(s, sh[b], &loops, &n));
+        TRY(tir_sched_fuse(s, 2, loops + n - 2, &fused));
+        TRY(tir_sched_split(s, fused, 3, (const int64_t[]){TIR_SPLIT_INFER, 8, 8}, parts));
+        TRY(tir_sched_bind(s, parts[1], "threadIdx.y"));
+        TRY(tir_sched_bind(s, parts[2], "threadIdx.x"));
+    }
+    r = tir_sched_func(s);
+fail:
+    tir_sched_destroy(s);
+    return r;
+}
+
 typedef struct tb {
     char *buf;
     size_t len, cap;

@@ -39,4 +39,13 @@ const tir_prim_func *lk_shared(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, in
  * (LK_ALIGN16 is not available: parameters keep tir_def_matmul's). */
 const tir_prim_func *lk_shared_sched(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
 
+/* A tiled matmul with one output element per thread: 8x8 block tiles on
+ * 8x8 threads (i -> threadIdx.y, j -> threadIdx.x), k split by ktile, A
+ * and B cached in shared memory at k_outer and fetched cooperatively with
+ * the fused fetch loop split [_, 8, 8] bound to threadIdx.y/x.  With
+ * ktile 8 every thread copies one element of each tile (the serial fetch
+ * loop has extent 1); with ktile 16, two. */
+const tir_prim_func *lk_one_per_thread(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
+                                       int64_t ktile);
+
 #endif

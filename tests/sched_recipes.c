@@ -27,11 +27,11 @@ static tir_status step2(tir_schedule *s) {
     TRY(tir_sched_get_block(s, "C", &c));
     TRY(tir_sched_get_loops(s, c, &l, &n));
     tir_loop_rv i = l[0], j = l[1], k = l[2], i2[2], j2[2], k2[2], i3[2], j3[2];
-    TRY(tir_sched_split(s, i, 2, (const int64_t[]){0, 32}, i2));
-    TRY(tir_sched_split(s, j, 2, (const int64_t[]){0, 32}, j2));
-    TRY(tir_sched_split(s, k, 2, (const int64_t[]){0, 32}, k2));
-    TRY(tir_sched_split(s, i2[1], 2, (const int64_t[]){4, 0}, i3));
-    TRY(tir_sched_split(s, j2[1], 2, (const int64_t[]){8, 0}, j3));
+    TRY(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, i2));
+    TRY(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, j2));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, k2));
+    TRY(tir_sched_split(s, i2[1], 2, (const int64_t[]){4, TIR_SPLIT_INFER}, i3));
+    TRY(tir_sched_split(s, j2[1], 2, (const int64_t[]){8, TIR_SPLIT_INFER}, j3));
     TRY(tir_sched_reorder(s, 8, (const tir_loop_rv[]){i2[0], j2[0], i3[0], j3[0], k2[0], i3[1],
                                                       j3[1], k2[1]}));
     TRY(tir_sched_bind(s, i2[0], "blockIdx.x"));
@@ -59,7 +59,7 @@ static tir_status chain_sched(tir_schedule *s) {
     TRY(tir_sched_get_loops(s, cons[0], &l, &n));
     tir_loop_rv f, parts[3];
     TRY(tir_sched_fuse(s, 2, l, &f));
-    TRY(tir_sched_split(s, f, 3, (const int64_t[]){0, 4, 2}, parts));
+    TRY(tir_sched_split(s, f, 3, (const int64_t[]){TIR_SPLIT_INFER, 4, 2}, parts));
     TRY(tir_sched_parallel(s, parts[0]));
     TRY(tir_sched_vectorize(s, parts[2]));
     TRY(tir_sched_annotate_block_str(s, b, "note", "a \"quoted\" \\ value\nwith */ inside"));
@@ -128,7 +128,7 @@ static tir_status chain_inline(tir_schedule *s) {
     TRY(tir_sched_get_block(s, "C", &c));
     TRY(tir_sched_get_loops(s, c, &l, &n));
     tir_loop_rv parts[2];
-    TRY(tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, parts));
+    TRY(tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, parts));
     return TIR_OK;
 }
 /* end prims-a */
@@ -142,12 +142,12 @@ static tir_status partb_sched(tir_schedule *s) {
     tir_block_rv c, d, init;
     TRY(tir_sched_get_block(s, "C", &c));
     TRY(tir_sched_get_block(s, "D", &d));
-    TRY(tir_sched_fuse_reduction_epilogue(s, c, d));
+    TRY(tir_sched_fuse_reduction_epilogue(s, c, d, NULL));
     const tir_loop_rv *l;
     int n;
     TRY(tir_sched_get_loops(s, c, &l, &n));
     tir_loop_rv j = l[1], k = l[2], k2[2];
-    TRY(tir_sched_split(s, k, 2, (const int64_t[]){0, 8}, k2));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, k2));
     TRY(tir_sched_decompose_reduction(s, c, k2[0], &init));
     TRY(tir_sched_storage_align(s, c, 0, 0, 32, 1));
     TRY(tir_sched_set_scope(s, c, 0, "local"));

@@ -408,6 +408,71 @@ static void test_barrier_removed_is_a_race(void **state) {
     assert_true(s == TIR_ERR_SIM_RACE || s == TIR_ERR_SIM_CP_ASYNC_PENDING);
 }
 
+/* The static race check that ends tir_lower passes the kernels as lowered
+ * and refuses each of them with any one barrier removed (Step 3, the
+ * one-element-per-thread fetch, the synchronous and the cp.async
+ * pipelines), naming the shared buffer. */
+static void test_race_check_missing_barrier(void **state) {
+    const tir_prim_func *ks[] = {
+        lower(lk_shared(ctx, 64, 64, 64, 0)),
+        lower(lk_one_per_thread(ctx, 64, 64, 64, 8)),
+        lower(lk_shared(ctx, 48, 40, 72, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE)),
+        lower(lk_shared(ctx, 32, 64, 96,
+                        LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16)),
+    };
+    for (int i = 0; i < 4; i++) {
+        OK(tir_lower_check_races(ctx, ks[i]));
+        int n = count(ks[i]).syncs;
+        assert_true(n >= 2);
+        for (int j = 0; j < n; j++) {
+            const tir_prim_func *broken = remove_sync(ks[i], j);
+            if (tir_lower_check_races(ctx, broken) != TIR_ERR_LOWER)
+                fail_msg("kernel %d without barrier %d passes", i, j);
+            assert_non_null(strstr(tir_ctx_error(ctx), "race_check: shared buffer "));
+            assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
+        }
+    }
+    /* K = 40: the pipeline's steady-state loop runs once, so the barrier
+     * at the end of its body guards no back edge; without it the kernel is
+     * race-free, and the check (which only follows loops that may iterate
+     * again) agrees with the simulator */
+    const tir_prim_func *once =
+        lower(lk_shared(ctx, 48, 40, 40, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+    const tir_prim_func *once_less = remove_sync(once, 1);
+    OK(tir_lower_check_races(ctx, once_less));
+    sim_ok(once_less, 48, 40, 40);
+    assert_int_equal(tir_lower_check_races(ctx, remove_sync(once, 0)), TIR_ERR_LOWER);
+    /* the check can be switched off (then the kernel is as before) */
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.no_race_check = true;
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, lk_shared(ctx, 64, 64, 64, 0), &o, &k));
+    assert_true(tir_struct_equal(k->body, ks[0]->body));
+}
+
+/* One element per thread: 8x8 threads fetch 8x8 tiles of A and B, so the
+ * fetch loop has extent 1 and each thread's store index (`i_1 * 8 + j_1`)
+ * equals the compute's read (`i_1 * 8 + k_1`) up to renaming j_1 -> k_1.
+ * thread_sync took them for the same element and emitted no barrier; the
+ * barriers must not depend on the fetch loop's extent (k tile 16: two
+ * elements per thread, same two barriers). */
+static void test_one_element_per_thread_fetch(void **state) {
+    static const int64_t sizes[2][3] = {{64, 64, 64}, {44, 52, 40}};
+    for (int s = 0; s < 2; s++)
+        for (int64_t kt = 8; kt <= 16; kt += 8) {
+            int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            const tir_prim_func *k = lower(lk_one_per_thread(ctx, M, N, K, kt));
+            assert_int_equal(count(k).syncs, 2);
+            const tir_for *k0 = find_loop(k, "k_0");
+            assert_non_null(k0);
+            assert_int_equal(count(k0).syncs, 2);
+            const tir_module *m = compile(k);
+            assert_non_null(strstr(m->ptx, "bar.sync"));
+            sim_ok(k, M, N, K);
+        }
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -713,6 +778,8 @@ int main(void) {
         cmocka_unit_test(test_barrier_removed_is_a_race),
         cmocka_unit_test(test_step5_pipeline),
         cmocka_unit_test(test_step5_async),
+        cmocka_unit_test(test_one_element_per_thread_fetch),
+        cmocka_unit_test(test_race_check_missing_barrier),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

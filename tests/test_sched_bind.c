@@ -71,8 +71,8 @@ static void test_bind_tiles(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_batch_matmul(ctx, 3, 13, 11, 5, TIR_F32));
     tir_loop_rv l[16], i[2], j[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, i));
-    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, i));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[0], i[1]}));
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.z"));
     SCHED_OK(s, tir_sched_bind(s, i[0], "blockIdx.y"));

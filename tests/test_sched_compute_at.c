@@ -104,7 +104,8 @@ static void test_compute_at_tile_predicate(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 10, 3, TIR_F32));
     tir_loop_rv p[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s,
+             tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), p[0], false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "B", l), 3);
@@ -135,9 +136,9 @@ static void test_compute_at_thread_relax(void **st) {
         tir_block_rv c = sched_block(s, "C"), a;
         tir_loop_rv l[16], ib[3], jb[2], kb[2];
         sched_loops(s, "C", l);
-        SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){0, 4, 4}, ib));
-        SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 8}, jb));
-        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, kb));
+        SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, 4, 4}, ib));
+        SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, jb));
+        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, kb));
         SCHED_OK(s, tir_sched_reorder(s, 6, (const tir_loop_rv[]){ib[0], jb[0], ib[1], kb[0],
                                                                  ib[2], jb[1]}));
         SCHED_OK(s, tir_sched_bind(s, ib[0], "blockIdx.x"));
@@ -153,7 +154,7 @@ static void test_compute_at_thread_relax(void **st) {
             /* cooperative fetch: bound to the compute's threadIdx.x */
             tir_loop_rv f, parts[2];
             SCHED_OK(s, tir_sched_fuse(s, 2, l + 4, &f));
-            SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){0, 4}, parts));
+            SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, parts));
             SCHED_OK(s, tir_sched_bind(s, parts[1], "threadIdx.x"));
             SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_AXIS_REBOUND, "bind",
                               tir_sched_bind(s, parts[0], "threadIdx.x"));
@@ -345,14 +346,17 @@ static void test_reverse_compute_at_accumulator(void **st) {
     tir_block_rv c = sched_block(s, "C"), cl;
     tir_loop_rv l[16], ib[3], jb[3], kb[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){0, 4, 4}, ib));
-    SCHED_OK(s, tir_sched_split(s, l[1], 3, (const int64_t[]){0, 2, 4}, jb));
-    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, kb));
+    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, 4, 4}, ib));
+    SCHED_OK(s, tir_sched_split(s, l[1], 3, (const int64_t[]){TIR_SPLIT_INFER, 2, 4}, jb));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, kb));
     SCHED_OK(s, tir_sched_reorder(s, 8, (const tir_loop_rv[]){ib[0], jb[0], ib[1], jb[1], kb[0],
                                                              ib[2], jb[2], kb[1]}));
     SCHED_OK(s, tir_sched_bind(s, ib[1], "threadIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, jb[1], "threadIdx.y"));
     SCHED_OK(s, tir_sched_cache_write(s, c, 0, "local", 0, NULL, &cl));
+    /* 11: under k_outer the sums are partial */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, cl, kb[0], false));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, cl, jb[1], false));
     assert_int_equal(sched_loops(s, "C_local", l), 6);
     assert_int_equal(sched_extent(s, l[4]), 4);
@@ -464,6 +468,204 @@ static void test_reverse_compute_at_preconditions(void **st) {
     tir_sched_destroy(s);
 }
 
+/* The last failure's message names each of `names`. */
+static void expect_names(tir_ctx *ctx, int n, const char *const *names) {
+    const char *msg = tir_ctx_error(ctx);
+    for (int i = 0; i < n; i++)
+        if (!strstr(msg, names[i])) fail_msg("no \"%s\" in the message:\n%s", names[i], msg);
+}
+
+/* The issue's case: after split(B.j, [_, 4]) and reorder(j_1, j_0), B
+ * writes columns j_1, j_1 + 4, j_1 + 8 under j_1, not their bounding
+ * interval, which C would read. */
+static void test_reverse_compute_at_strided(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
+    tir_loop_rv j[2];
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[1], j[0]}));
+    tir_block_rv c = sched_block(s, "C");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, c, j[1], true));
+    expect_names(ctx, 4, (const char *const[]){"\"B\"", "\"C\"", " B ", "j_1"});
+    sched_check_all(s);
+    /* One element under j_0. */
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, c, j[0], false));
+    tir_loop_rv l[16];
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* Under i, strides 1 (j_1, 4) and 4 (j_0, 3) make a dense 12 that the
+       bounds predicate cuts to the row of 11. */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[1], j[0]}));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), pa_loop(s, "B", 0), false));
+    assert_int_equal(sched_loops(s, "C", l), 2);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* Without the reorder, j_0 covers a dense tile of 4 (the last one
+       partly, under the bounds predicate). */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
+    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), j[0], false));
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    assert_int_equal(sched_extent(s, l[2]), 4);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* Replays `prefix` (a trace), then expects reverse_compute_at(block, loop
+ * `li` of block `lblk`) to be refused for not covering, s unchanged and
+ * still computing what the definition does. */
+static void refuse_after(tir_ctx *ctx, const tir_prim_func *f, const char *prefix,
+                         const char *blk, const char *lblk, int li, const char *buf) {
+    tir_schedule *s = sched_new(ctx, f);
+    SCHED_OK(s, tir_sched_replay(s, prefix, strlen(prefix)));
+    sched_check_all(s);
+    tir_loop_rv loop = pa_loop(s, lblk, li);
+    tir_block_rv b = sched_block(s, blk);
+    const char *lname = sched_for(s, loop)->var->name;
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, b, loop, false));
+    char q[3][64];
+    snprintf(q[0], sizeof q[0], "\"%s\"", blk);
+    snprintf(q[1], sizeof q[1], "\"%s\"", lblk);
+    snprintf(q[2], sizeof q[2], "%s", lname);
+    expect_names(ctx, 4, (const char *const[]){q[0], q[1], q[2], buf});
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* The schedule fuzzer's findings: elementwise_chain cases 5093 and 5744
+ * of MINITIR_FUZZ_SEED=9127364501 (100000 cases), matmul_bias case 2167
+ * of MINITIR_FUZZ_SEED=9127365501 (20000 cases). */
+static void test_reverse_compute_at_fuzz_cases(void **st) {
+    tir_ctx *ctx = *st;
+    /* case 5093: the issue's case, reached through reverse_compute_inline
+       (C into B) and a reorder of B's split column loop. */
+    refuse_after(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32),
+                 "b0 = get_block(\"root\")\n"
+                 "[b1, b2, b3] = get_child_blocks(b0)\n"
+                 "[l4, l5] = get_loops(b2)\n"
+                 "reorder([l5, l4])\n"
+                 "[l6, l7] = get_loops(b1)\n"
+                 "[l8, l9] = split(l7, [None, 4])\n"
+                 "reverse_compute_inline(b2)\n"
+                 "reorder([l9, l8])\n",
+                 "D", "B", 1, "C");
+    /* case 5744: a fused i-j loop split in three, its last part in two;
+       under i_j_fused_2_0, B writes 3 consecutive elements of the fused
+       order, which floordiv/floormod spread over two rows. */
+    refuse_after(ctx, tir_def_elementwise_chain(ctx, 12, 2, TIR_F32),
+                 "b0 = get_block(\"root\")\n"
+                 "[b1, b2, b3] = get_child_blocks(b0)\n"
+                 "[l4, l5] = get_loops(b1)\n"
+                 "l6 = fuse([l4, l5])\n"
+                 "[l7, l8, l9] = split(l6, [2, 2, None])\n"
+                 "[l10, l11] = get_loops(b3)\n"
+                 "bind(l10, \"blockIdx.z\")\n"
+                 "[l12, l13] = split(l9, [None, 3])\n"
+                 "unroll(l11)\n"
+                 "b14 = cache_read(b3, 0, \"shared\", [])\n",
+                 "C", "B", 2, "B");
+    /* case 2167: i, j and k fused and split by 3; under the outer part the
+       reduction runs partial rows of C. */
+    refuse_after(ctx, tir_def_matmul_bias_relu(ctx, 2, 3, 10, TIR_F32),
+                 "b0 = get_block(\"root\")\n"
+                 "[b1, b2] = get_child_blocks(b0)\n"
+                 "annotate_block_ints(b2, \"pragma_auto_unroll_max_step\", [0, 0, 0])\n"
+                 "[l3, l4, l5] = get_loops(b1)\n"
+                 "l6 = fuse([l3, l4, l5])\n"
+                 "[l7, l8] = split(l6, [3, None])\n",
+                 "D", "C", 0, "C");
+}
+
+/* compute_at 10: B is a parameter that C reads only the first 3 rows of;
+ * moved under C's loop, B would leave the caller rows 3-5 unwritten. */
+static const char param_partial[] =
+    PA_HDR("param_partial", "A: " PA_BUF ", B: " PA_BUF ", C: T.Buffer((3, 5), \"float32\")")
+    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    "        for i1, j1 in T.grid(3, 5):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
+    "                T.reads(B[vi, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                C[vi, vj] = B[vi, vj] * T.float32(2)\n";
+
+/* compute_at 10: C reads B one row down, masked by its predicate on the
+ * last row; relaxed, the read reaches row 6, outside B's domain, which
+ * cannot be proven unread. */
+static const char masked_shift[] =
+    PA_HDR("masked_shift", "A: " PA_BUF ", C: " PA_BUF)
+    "        B = T.alloc_buffer((7, 5), \"float32\")\n"
+    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    "        for i1, j1 in T.grid(6, 5):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
+    "                T.where(i1 < 5)\n"
+    "                T.reads(B[vi + 1, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                C[vi, vj] = B[vi + 1, vj] * T.float32(2)\n";
+
+static void test_compute_at_not_covered(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, pa_parse(ctx, param_partial));
+    tir_block_rv b = sched_block(s, "B");
+    tir_loop_rv i1 = pa_loop(s, "C", 0);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
+                      tir_sched_compute_at(s, b, i1, false));
+    expect_names(ctx, 3, (const char *const[]){"\"B\"", "parameter", "i1"});
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, pa_parse(ctx, masked_shift));
+    b = sched_block(s, "B");
+    i1 = pa_loop(s, "C", 0);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
+                      tir_sched_compute_at(s, b, i1, false));
+    expect_names(ctx, 4, (const char *const[]){"\"B\"", "\"C\"", " B ", "i1"});
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* A fused j-k loop is a box too (vj = f // 9, vk = f % 9 are its digits):
+ * under i, C runs whole rows with complete reductions. */
+static void test_reverse_compute_at_fused_digits(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_bias(ctx, 4, 10, 9, TIR_F32));
+    tir_loop_rv l[16], f;
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &f));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), l[0], false));
+    assert_int_equal(sched_loops(s, "D", l), 2);
+    assert_int_equal(sched_extent(s, l[1]), 10);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* Under the fused loop itself one C instance runs: a partial sum. */
+    s = sched_new(ctx, tir_def_matmul_bias(ctx, 4, 10, 9, TIR_F32));
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &f));
+    tir_block_rv d = sched_block(s, "D");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, d, f, false));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* Padding reads its input under a select, at a declared region reaching
+ * one element outside; the copy's domain spans the shape, so it covers
+ * every load that runs. */
+static void test_compute_at_padding(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 2, 3, 5, 7, 2, 2, 2, 1, 1,
+                                                         TIR_F32));
+    tir_block_rv sh;
+    SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "pad"), 0, "shared", 0, NULL, &sh));
+    SCHED_OK(s, tir_sched_compute_at(s, sh, pa_loop(s, "pad", 1), false));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_compute_at_row, setup, teardown),
@@ -474,6 +676,11 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_accumulator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_strided, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_fuzz_cases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_not_covered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_fused_digits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_padding, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Tests of the schedule core: creation, queries, handles (following nodes,
- * going stale, invalid ids), the trace in text and C form, and replay
- * (including its errors, which must change nothing). */
+ * going stale, invalid ids, compared with same_loop / same_block), the
+ * trace in text and C form, and replay (including its errors, which must
+ * change nothing). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -224,6 +225,74 @@ static void test_invalid_handles(void **st) {
     tir_sched_destroy(s);
 }
 
+/* tir_sched_same_loop / same_block compare what handles name, across
+ * queries and rewrites; stale, invalid, wrong-kind and foreign handles
+ * are never the same as anything (not even themselves). */
+static void test_same_handle(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
+    tir_block_rv c, c2, root;
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c));
+    SCHED_OK(s, tir_sched_get_block(s, "C", &c2));
+    SCHED_OK(s, tir_sched_get_block(s, "root", &root));
+    const tir_loop_rv *a, *b;
+    int na, nb;
+    SCHED_OK(s, tir_sched_get_loops(s, c, &a, &na));
+    SCHED_OK(s, tir_sched_get_loops(s, c2, &b, &nb));
+    assert_int_equal(na, 3);
+    assert_int_equal(nb, 3);
+    for (int x = 0; x < 3; x++)
+        for (int y = 0; y < 3; y++) {
+            assert_true(a[x].id != b[y].id); /* ids differ, so == cannot tell */
+            assert_int_equal(tir_sched_same_loop(s, a[x], b[y]), x == y);
+        }
+    assert_true(tir_sched_same_block(s, c, c2));
+    assert_true(tir_sched_same_block(s, c, c));
+    assert_false(tir_sched_same_block(s, c, root));
+    /* handles follow their loops through a reorder */
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){a[2], a[0]}));
+    const tir_loop_rv *r;
+    SCHED_OK(s, tir_sched_get_loops(s, c, &r, &na)); /* k, j, i */
+    assert_true(tir_sched_same_loop(s, r[0], b[2]));
+    assert_true(tir_sched_same_loop(s, r[2], a[0]));
+    assert_false(tir_sched_same_loop(s, r[0], a[0]));
+    /* a split loop's handles are stale: never the same, even as themselves */
+    tir_loop_rv parts[2];
+    SCHED_OK(s, tir_sched_split(s, a[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, parts));
+    assert_false(tir_sched_same_loop(s, a[1], b[1]));
+    assert_false(tir_sched_same_loop(s, a[1], a[1]));
+    assert_true(tir_sched_same_loop(s, parts[0], parts[0]));
+    assert_false(tir_sched_same_loop(s, parts[0], parts[1]));
+    /* zero, out-of-range and wrong-kind handles */
+    tir_loop_rv zero = {0};
+    assert_false(tir_sched_same_loop(s, zero, zero));
+    assert_false(tir_sched_same_loop(s, (tir_loop_rv){999, a[0].sched}, a[0]));
+    tir_loop_rv c_as_loop = {c.id, c.sched};
+    assert_false(tir_sched_same_loop(s, c_as_loop, c_as_loop));
+    assert_false(tir_sched_same_block(s, (tir_block_rv){a[0].id, a[0].sched}, c));
+    assert_false(tir_sched_same_block(s, (tir_block_rv){0}, (tir_block_rv){0}));
+    assert_false(tir_sched_same_loop(NULL, a[0], a[0]));
+    assert_false(tir_sched_same_block(NULL, c, c));
+    /* another schedule's handles, even with ids that exist here */
+    tir_schedule *t = sched(ctx, tir_sched_orig_func(s));
+    tir_block_rv tc;
+    SCHED_OK(t, tir_sched_get_block(t, "C", &tc));
+    assert_int_equal(tc.id, c.id);
+    assert_false(tir_sched_same_block(s, c, tc));
+    assert_false(tir_sched_same_block(t, c, tc));
+    assert_true(tir_sched_same_block(t, tc, tc));
+    tir_sched_destroy(t);
+    /* neither query is traced or changes anything */
+    sched_snap snap;
+    sched_snap_take(s, &snap);
+    (void)tir_sched_same_loop(s, r[0], r[1]);
+    (void)tir_sched_same_block(s, c, c2);
+    char why[4096];
+    if (!sched_snap_same(s, &snap, why, sizeof why)) fail_msg("same_* changed s: %s", why);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 /* A schedule touching every argument kind, for the trace printers. */
 static tir_schedule *small_schedule(tir_ctx *ctx) {
     tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
@@ -244,7 +313,7 @@ static tir_schedule *small_schedule(tir_ctx *ctx) {
 
 static const char small_trace[] = "b0 = get_block(\"C\")\n"
                                   "[l1, l2, l3] = get_loops(b0)\n"
-                                  "[l4, l5] = split(l1, [0, 4])\n"
+                                  "[l4, l5] = split(l1, [None, 4])\n"
                                   "l6 = fuse([l5, l2])\n"
                                   "bind(l4, \"blockIdx.x\")\n"
                                   "annotate_loop_ints(l3, \"software_pipeline_stage\", [0, -1])\n"
@@ -291,11 +360,11 @@ static void test_trace_c(void **st) {
         "        l2 = o[1];\n"
         "        l3 = o[2];\n"
         "    }\n"
-        "    /* [l4, l5] = split(l1, [0, 4]) */\n"
+        "    /* [l4, l5] = split(l1, [None, 4]) */\n"
         "    {\n"
         "        tir_loop_rv o[2];\n"
-        "        if ((st = tir_sched_split(sch, l1, 2, (const int64_t[]){0, 4}, o)) != TIR_OK) "
-        "return st;\n"
+        "        if ((st = tir_sched_split(sch, l1, 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, o)) "
+        "!= TIR_OK) return st;\n"
         "        l4 = o[0];\n"
         "        l5 = o[1];\n"
         "    }\n"
@@ -365,14 +434,14 @@ static void test_replay_errors(void **st) {
     replay_fails(s,
                  "b0 = get_block(\"C\")\n"
                  "[l1, l2, l3] = get_loops(b0)\n"
-                 "[l4] = split(l1, [0, 4])\n",
+                 "[l4] = split(l1, [None, 4])\n",
                  TIR_ERR_SCHED_TRACE, "split makes 2 handles but the line names 1");
     /* A failing primitive reports its own code, prefixed by the line. */
     replay_fails(s,
                  "b0 = get_block(\"C\")\n"
                  "[l1, l2, l3] = get_loops(b0)\n"
                  "unroll(l1)\n"
-                 "[l4, l5] = split(l1, [0, 4])\n",
+                 "[l4, l5] = split(l1, [None, 4])\n",
                  TIR_ERR_SCHED_LOOP_NOT_SERIAL, "trace line 4: split: only serial loops");
     replay_fails(s, "unroll(b0)\n", TIR_ERR_SCHED_TRACE, "unknown handle b0");
     replay_fails(s, "b0 = get_block(\"C\")\nunroll(b0)\n", TIR_ERR_SCHED_INVALID_HANDLE,
@@ -413,6 +482,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_c, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_errors, setup, teardown),

@@ -106,8 +106,8 @@ static void test_decompose_split(void **st) {
         tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 37, 29, 23, TIR_F32));
         tir_loop_rv l[16], pi[2], pk[2];
         sched_loops(s, "C", l);
-        SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 8}, pi));
-        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 4}, pk));
+        SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, pi));
+        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, pk));
         /* i_0, i_1, j, k_0, k_1 */
         assert_int_equal(sched_loops(s, "C", l), 5);
         if (at == 4) SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[3], l[2]}));
@@ -133,7 +133,7 @@ static void test_decompose_guard_across(void **st) {
     tir_ctx *ctx = *st;
     static const char trace[] = "b0 = get_block(\"C\")\n"
                                 "[l1, l2, l3] = get_loops(b0)\n"
-                                "[l4, l5] = split(l2, [3, 0])\n"
+                                "[l4, l5] = split(l2, [3, None])\n"
                                 "[l6, l7] = split(l5, [4, 5])\n"
                                 "[l8, l9, l10] = split(l4, [2, 6, 6])\n"
                                 "b11 = decompose_reduction(b0, l7)\n";
@@ -151,7 +151,7 @@ static void test_decompose_bound_and_others(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 9, 14, 5, TIR_F32));
     tir_loop_rv l[16], pj[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, pj));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, pj));
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, pj[1], "threadIdx.x"));
     sched_loops(s, "C", l);

@@ -120,11 +120,11 @@ static void test_fuse_after_split(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 13, 7, TIR_F32));
     tir_loop_rv l[16], p[2], f, q[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){p[1], l[1]}, &f));
     assert_int_equal(sched_extent(s, f), 28);
     /* and split the fused loop again, non-divisibly */
-    SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){0, 3}, q));
+    SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 3}, q));
     sched_check_all(s);
     tir_sched_destroy(s);
 }

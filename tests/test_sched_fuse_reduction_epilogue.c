@@ -137,11 +137,42 @@ static const tir_prim_func *build(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
     return f;
 }
 
-static tir_schedule *fuse(tir_ctx *ctx, const tir_prim_func *f, const char *r, const char *e) {
+/* Fuses block e into r and checks *changed against want: a change is
+ * traced (as one text line and as a C call passing NULL for the flag); no
+ * change leaves the function, the handles and the trace exactly as they
+ * were. */
+static tir_schedule *fuse_expect(tir_ctx *ctx, const tir_prim_func *f, const char *r,
+                                 const char *e, bool want) {
     tir_schedule *s = sched_new(ctx, f);
-    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, r), sched_block(s, e)));
+    tir_block_rv rb = sched_block(s, r), eb = sched_block(s, e);
+    sched_snap snap;
+    sched_snap_take(s, &snap);
+    int len = tir_sched_trace_len(s), nh = tir_sched_num_handles(s);
+    bool changed = !want;
+    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, rb, eb, &changed));
+    assert_int_equal(changed, want);
+    assert_int_equal(tir_sched_num_handles(s), nh);
+    if (want) {
+        sched_snap_free(&snap);
+        assert_ptr_not_equal(tir_sched_func(s), f);
+        assert_int_equal(tir_sched_trace_len(s), len + 1);
+        const char *text = tir_sched_trace_text(s);
+        assert_non_null(strstr(text, "\nfuse_reduction_epilogue(b0, b1)\n"));
+        assert_non_null(strstr(tir_sched_trace_c(s, "f"),
+                               "tir_sched_fuse_reduction_epilogue(sch, b0, b1, NULL)"));
+    } else {
+        char why[4096];
+        if (!sched_snap_same(s, &snap, why, sizeof why))
+            fail_msg("an unchanged call changed s: %s", why);
+        assert_ptr_equal(tir_sched_func(s), f);
+        assert_int_equal(tir_sched_trace_len(s), len);
+    }
     sched_check_all(s);
     return s;
+}
+
+static tir_schedule *fuse(tir_ctx *ctx, const tir_prim_func *f, const char *r, const char *e) {
+    return fuse_expect(ctx, f, r, e, true);
 }
 
 static int block_count(tir_schedule *s) {
@@ -200,21 +231,22 @@ static void test_fre_bias(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_matmul_bias(ctx, 5, 3, 7, TIR_F32));
     sched_expect_text(s, bias_before);
     tir_block_rv c = sched_block(s, "C"), d = sched_block(s, "D");
-    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, c, d));
+    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, c, d, NULL));
     sched_expect_text(s, bias_after);
     sched_check_all(s);
     /* the epilogue's handle is stale, the reduction's is live */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "fuse_reduction_epilogue",
-                      tir_sched_fuse_reduction_epilogue(s, c, d));
+                      tir_sched_fuse_reduction_epilogue(s, c, d, NULL));
     assert_int_equal(block_count(s), 1);
     tir_sched_destroy(s);
     /* odd shapes, after splitting the reduction's loops */
     s = sched_new(ctx, tir_def_matmul_bias(ctx, 13, 11, 9, TIR_F32));
     tir_loop_rv l[16], out[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, out));
-    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 2}, out));
-    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D")));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, out));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
+    SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D"),
+                                                  NULL));
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -264,7 +296,8 @@ static void test_fre_epilogues(void **st) {
                             EPI_ARBITRARY, EPI_CLIP_NOBIAS, EPI_COPY, EPI_TRANSPOSE};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         const tir_prim_func *f = build(ctx, 7, 5, 9, all[i], TIR_TE_SUM, false);
-        tir_schedule *s = fuse(ctx, f, "temp", "D");
+        bool moves = all[i] != EPI_SCALE && all[i] != EPI_CLIP_NOBIAS;
+        tir_schedule *s = fuse_expect(ctx, f, "temp", "D", moves);
         const tir_block *r = node(s, "temp");
         switch (all[i]) {
         case EPI_BIAS:
@@ -326,7 +359,7 @@ static void test_fre_max_min(void **st) {
     tir_sched_destroy(s);
     /* an additive epilogue after a min: nothing may move, unchanged */
     f = build(ctx, 6, 5, 7, EPI_BIAS_RELU, TIR_TE_MIN, false);
-    s = fuse(ctx, f, "temp", "D");
+    s = fuse_expect(ctx, f, "temp", "D", false);
     assert_ptr_equal(tir_sched_func(s), f);
     tir_sched_destroy(s);
 }
@@ -352,8 +385,8 @@ static void test_fre_then_thread_tile(void **st) {
     tir_block_rv c = sched_block(s, "C"), d = sched_block(s, "D");
     tir_loop_rv l[16], pi[2], pj[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, pi));
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, pj));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, pi));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, pj));
     SCHED_OK(s, tir_sched_reorder(s, 3, (const tir_loop_rv[]){pi[0], pj[0], pi[1]}));
     SCHED_OK(s, tir_sched_bind(s, pi[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, pj[0], "threadIdx.x"));
@@ -482,8 +515,10 @@ static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
 /* The blocks' handles are made before the call, which must change nothing. */
 static void expect_fail(tir_schedule *s, tir_status want, const char *r, const char *e) {
     tir_block_rv rb = sched_block(s, r), eb = sched_block(s, e);
+    bool changed = true; /* a failure clears it */
     SCHED_EXPECT_FAIL(s, want, "fuse_reduction_epilogue",
-                      tir_sched_fuse_reduction_epilogue(s, rb, eb));
+                      tir_sched_fuse_reduction_epilogue(s, rb, eb, &changed));
+    assert_false(changed);
 }
 
 static void test_fre_preconditions(void **st) {
@@ -492,17 +527,17 @@ static void test_fre_preconditions(void **st) {
     tir_block_rv c = sched_block(s, "C"), d = sched_block(s, "D");
     /* 1: the first block is a reduction */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_REDUCTION, "fuse_reduction_epilogue",
-                      tir_sched_fuse_reduction_epilogue(s, d, c));
+                      tir_sched_fuse_reduction_epilogue(s, d, c, NULL));
     /* 2: the second is a later consumer */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER, "fuse_reduction_epilogue",
-                      tir_sched_fuse_reduction_epilogue(s, c, c));
+                      tir_sched_fuse_reduction_epilogue(s, c, c, NULL));
     /* after decomposing, C has no init: 1 again */
     tir_loop_rv l[16];
     sched_loops(s, "C", l);
     tir_block_rv init;
     SCHED_OK(s, tir_sched_decompose_reduction(s, c, l[0], &init));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_REDUCTION, "fuse_reduction_epilogue",
-                      tir_sched_fuse_reduction_epilogue(s, c, d));
+                      tir_sched_fuse_reduction_epilogue(s, c, d, NULL));
     tir_sched_destroy(s);
     /* 1: a product is not a supported reduction */
     s = sched_new(ctx, parse(ctx, not_a_sum));
@@ -522,7 +557,7 @@ static void test_fre_preconditions(void **st) {
     s = sched_new(ctx, build(ctx, 3, 5, 5, EPI_BIAS_RELU, TIR_TE_SUM, false));
     sched_loops(s, "D", l);
     tir_loop_rv out[2];
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 2}, out));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
     expect_fail(s, TIR_ERR_SCHED_EPILOGUE_PATTERN, "temp", "D");
     assert_non_null(strstr(tir_ctx_error(ctx), "predicate"));
     tir_sched_destroy(s);

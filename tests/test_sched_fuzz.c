@@ -5,10 +5,13 @@
  *
  * Each case builds a definition at random small shapes, applies a random
  * sequence of primitives, most of them plausible and some deliberately
- * invalid (stale, zero or wrong-kind handles, duplicate loops, bad factors,
- * axes and keys), and checks:
+ * invalid (stale, zero or wrong-kind handles, duplicate loops, bad factors
+ * (0 included, which once meant "infer"), axes and keys), and checks:
  *   - every failing call fails cleanly: an error code, a message naming
  *     the primitive, and the function, handles and trace unchanged;
+ *   - handles from two get_loops calls compare equal with
+ *     tir_sched_same_loop exactly when they name the same loop, and stale
+ *     handles never do;
  *   - the final function is well formed, computes exactly what the
  *     unscheduled one does in the interpreter, and its trace replays.
  * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
@@ -67,7 +70,7 @@ typedef struct {
     tir_block_rv blocks[16];
     char why[16384];
     bool bad;
-    int calls, failed_calls, invalid_calls;
+    int calls, failed_calls, invalid_calls, same_checks, zero_factors;
 } fuzz_case;
 
 /* A call that may fail: when it does, it must fail cleanly. */
@@ -263,11 +266,50 @@ static void partb_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int
     }
     default: {
         tir_block_rv e = fc->blocks[rnd(r, 0, fc->nblocks - 1)];
-        CALL("fuse_reduction_epilogue", tir_sched_fuse_reduction_epilogue(fc->s, b, e));
+        const tir_prim_func *f0 = tir_sched_func(fc->s);
+        int len = tir_sched_trace_len(fc->s);
+        bool changed = false;
+        tir_status st;
+        CALL("fuse_reduction_epilogue",
+             st = tir_sched_fuse_reduction_epilogue(fc->s, b, e, &changed));
+        /* Only a change is traced; no change leaves the function as is. */
+        if (st == TIR_OK && (changed ? tir_sched_trace_len(fc->s) != len + 1
+                                     : tir_sched_trace_len(fc->s) != len ||
+                                           tir_sched_func(fc->s) != f0)) {
+            snprintf(fc->why, sizeof fc->why,
+                     "fuse_reduction_epilogue: changed is %d, but the trace grew by %d and "
+                     "the function is %s",
+                     changed, tir_sched_trace_len(fc->s) - len,
+                     tir_sched_func(fc->s) == f0 ? "the same" : "new");
+            fc->bad = true;
+        }
     }
     }
 }
 /* end part B */
+
+/* A second get_loops of b names the same loops as ls, under new ids. */
+static void check_same_loops(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
+    const tir_loop_rv *again;
+    int m;
+    if (tir_sched_get_loops(fc->s, b, &again, &m) != TIR_OK || m != n) {
+        snprintf(fc->why, sizeof fc->why, "a second get_loops differs: %s",
+                 tir_ctx_error(fc->ctx));
+        fc->bad = true;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            fc->same_checks++;
+            if (tir_sched_same_loop(fc->s, ls[i], again[j]) != (i == j)) {
+                snprintf(fc->why, sizeof fc->why,
+                         "same_loop(l%u, l%u) is %d, expected %d (loops %d and %d)",
+                         ls[i].id - 1, again[j].id - 1, !(i == j), i == j, i, j);
+                fc->bad = true;
+                return;
+            }
+        }
+}
 
 /* One plausible primitive on a random block's loops. */
 static void random_step(fuzz_case *fc) {
@@ -282,6 +324,8 @@ static void random_step(fuzz_case *fc) {
         fc->bad = true;
         return;
     }
+    if (rnd(r, 0, 3) == 0) check_same_loops(fc, b, ls, n);
+    if (fc->bad) return;
     /* prims-a */
     if (rnd(r, 0, 3) == 0) {
         block_step(fc, b);
@@ -358,7 +402,28 @@ static void invalid_step(fuzz_case *fc) {
     }
     uint32_t tag = fc->blocks[0].sched;
     tir_loop_rv l = {live, tag};
-    switch (rnd(r, 0, 10)) {
+    if (stale && tir_sched_same_loop(s, (tir_loop_rv){stale, tag}, (tir_loop_rv){stale, tag})) {
+        snprintf(fc->why, sizeof fc->why, "same_loop says stale l%u is itself", stale - 1);
+        fc->bad = true;
+        return;
+    }
+    switch (rnd(r, 0, 11)) {
+    case 11:
+        /* 0 once meant "infer"; it is refused as a factor, after the
+           loop's own preconditions (serial, unannotated, from 0). */
+        if (live) {
+            const tir_for *lf = NULL;
+            int64_t min = -1;
+            bool plain = tir_sched_get_for(s, l, &lf) == TIR_OK && lf->kind == TIR_FOR_SERIAL &&
+                         lf->nannots == 0 && tir_expr_const_int(lf->min, &min) && min == 0;
+            int64_t f[3] = {rnd(r, 1, 4), TIR_SPLIT_INFER, rnd(r, 1, 4)};
+            int nf = (int)rnd(r, 2, 3);
+            f[rnd(r, 0, nf - 1)] = 0;
+            fc->zero_factors++;
+            INVALID(plain ? TIR_ERR_SCHED_NONPOSITIVE_FACTOR : TIR_OK, "split",
+                    tir_sched_split(s, l, nf, f, (tir_loop_rv[3]){{0}}));
+        }
+        break;
     case 10:
         /* a live id, stamped by another schedule */
         if (live)
@@ -368,8 +433,8 @@ static void invalid_step(fuzz_case *fc) {
     case 0:
         if (stale)
             INVALID(TIR_ERR_SCHED_STALE_HANDLE, "split",
-                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2, (const int64_t[]){0, 2},
-                                    (tir_loop_rv[2]){{0}}));
+                    tir_sched_split(s, (tir_loop_rv){stale, tag}, 2,
+                                    (const int64_t[]){TIR_SPLIT_INFER, 2}, (tir_loop_rv[2]){{0}}));
         break;
     case 1:
         INVALID(TIR_ERR_SCHED_INVALID_HANDLE, "vectorize",
@@ -387,7 +452,8 @@ static void invalid_step(fuzz_case *fc) {
     case 4:
         if (live)
             INVALID(TIR_OK, "split",
-                    tir_sched_split(s, l, 3, (const int64_t[]){0, 0, 2}, (tir_loop_rv[3]){{0}}));
+                    tir_sched_split(s, l, 3, (const int64_t[]){TIR_SPLIT_INFER, TIR_SPLIT_INFER, 2},
+                                    (tir_loop_rv[3]){{0}}));
         break;
     case 5:
         if (live)
@@ -415,7 +481,7 @@ static void invalid_step(fuzz_case *fc) {
 
 static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed) {
     int nbad = 0;
-    long calls = 0, failed = 0, invalid = 0;
+    long calls = 0, failed = 0, invalid = 0, same = 0, zeros = 0;
     for (long ci = 0; ci < ncases; ci++) {
         uint64_t r = seed * 1000003u + (uint64_t)ci;
         tir_ctx *ctx = tir_ctx_create();
@@ -460,16 +526,20 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
         calls += fc.calls;
         failed += fc.failed_calls;
         invalid += fc.invalid_calls;
+        same += fc.same_checks;
+        zeros += fc.zero_factors;
         tir_sched_destroy(fc.s);
         tir_ctx_destroy(ctx);
     }
-    printf("# %s: %ld cases, %ld calls (%ld refused), %ld invalid calls, %d failures\n", name,
-           ncases, calls, failed, invalid, nbad);
+    printf("# %s: %ld cases, %ld calls (%ld refused), %ld invalid calls (%ld with a 0 factor), "
+           "%ld same_loop checks, %d failures\n",
+           name, ncases, calls, failed, invalid, zeros, same, nbad);
     if (nbad) fail_msg("%d of %ld %s cases failed (see above)", nbad, ncases, name);
     /* The run must exercise both outcomes, or it tests little. */
     assert_true(calls > failed);
     assert_true(failed > 0 || ncases < 50);
     assert_true(invalid > 0 || ncases < 50);
+    assert_true((zeros > 0 && same > 0) || ncases < 50);
 }
 
 static void test_fuzz_matmul(void **st) {

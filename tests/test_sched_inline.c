@@ -92,7 +92,8 @@ static void test_compute_inline_odd_shapes(void **st) {
     /* after a split and a compute_at */
     s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
     tir_loop_rv p[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 0), 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s,
+             tir_sched_split(s, pa_loop(s, "B", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_compute_inline(s, sched_block(s, "B")));
     sched_check_all(s);
     tir_sched_destroy(s);
@@ -192,7 +193,8 @@ static void test_reverse_compute_inline_chain(void **st) {
     /* a consumer that also reads an input, after the producer was split */
     s = sched_new(ctx, pa_parse(ctx, pa_two_producers));
     tir_loop_rv p[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "E", 1), 2, (const int64_t[]){2, 0}, p));
+    SCHED_OK(s,
+             tir_sched_split(s, pa_loop(s, "E", 1), 2, (const int64_t[]){2, TIR_SPLIT_INFER}, p));
     SCHED_OK(s, tir_sched_compute_inline(s, sched_block(s, "B")));
     SCHED_OK(s, tir_sched_reverse_compute_inline(s, sched_block(s, "D")));
     sched_check_all(s);

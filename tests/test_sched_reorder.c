@@ -83,11 +83,11 @@ static void test_reorder_tiles(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 45, 37, 41, TIR_F32));
     tir_loop_rv l[16], i2[2], j2[2], k2[2], i3[2], j3[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 16}, i2));
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 16}, j2));
-    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 8}, k2));
-    SCHED_OK(s, tir_sched_split(s, i2[1], 2, (const int64_t[]){4, 0}, i3));
-    SCHED_OK(s, tir_sched_split(s, j2[1], 2, (const int64_t[]){2, 0}, j3));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, i2));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, j2));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, k2));
+    SCHED_OK(s, tir_sched_split(s, i2[1], 2, (const int64_t[]){4, TIR_SPLIT_INFER}, i3));
+    SCHED_OK(s, tir_sched_split(s, j2[1], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, j3));
     const tir_loop_rv order[8] = {i2[0], j2[0], i3[0], j3[0], k2[0], i3[1], j3[1], k2[1]};
     SCHED_OK(s, tir_sched_reorder(s, 8, order));
     expect_order(s, i2[0], 8, order);
@@ -173,14 +173,14 @@ static void test_reorder_preconditions(void **st) {
     tir_loop_rv jk, p[2];
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &jk));
-    SCHED_OK(s, tir_sched_split(s, jk, 2, (const int64_t[]){0, 2}, p));
+    SCHED_OK(s, tir_sched_split(s, jk, 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, p));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
                       tir_sched_reorder(s, 2, (const tir_loop_rv[]){p[1], p[0]}));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
                       tir_sched_reorder(s, 2, (const tir_loop_rv[]){p[0], l[0]}));
     /* the pure loop i may still move, as long as the mixed ones stay */
     tir_loop_rv ii[2];
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 2}, ii));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, ii));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){ii[1], ii[0]}));
     sched_check_all(s);
     tir_sched_destroy(s);

@@ -163,7 +163,7 @@ static void test_split_opaque(void **st) {
     tir_schedule *s = sched_new(ctx, tf_opaque_stmt(ctx));
     tir_loop_rv l[16], p[2];
     sched_loops(s, "B", l);
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     const tir_seq *q = tir_as_tir_seq(sched_for(s, p[1])->body);
     assert_non_null(q);
     assert_int_equal(q->n, 2);
@@ -173,13 +173,13 @@ static void test_split_opaque(void **st) {
     tir_sched_destroy(s);
     s = sched_new(ctx, tf_opaque_in_block(ctx));
     sched_loops(s, "B", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, 0}, p));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){3, TIR_SPLIT_INFER}, p));
     sched_check_all(s);
     tir_sched_destroy(s);
     /* An inner loop whose extent uses the split variable. */
     s = sched_new(ctx, tf_triangular(ctx));
     sched_loops(s, "B", l);
-    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){0, 3}, p));
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 3}, p));
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -192,23 +192,25 @@ static void test_split_preconditions(void **st) {
     /* 1: serial */
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_NOT_SERIAL, "split",
-                      tir_sched_split(s, l[0], 2, (const int64_t[]){0, 4}, out));
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, out));
     assert_non_null(strstr(tir_ctx_error(ctx), "thread_binding blockIdx.x") ||
                     strstr(tir_ctx_error(ctx), "blockIdx.x"));
     /* 2: no annotations */
     SCHED_OK(s, tir_sched_annotate_loop_int(s, l[1], "hint", 1));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_ANNOTATED, "split",
-                      tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, out));
+                      tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, out));
     /* 4: at least two factors */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split",
                       tir_sched_split(s, l[2], 1, (const int64_t[]){10}, out));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split", tir_sched_split(s, l[2], 0, NULL, out));
     /* 5: one inferred factor at most */
+    enum { I = TIR_SPLIT_INFER };
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_INFER, "split",
-                      tir_sched_split(s, l[2], 3, (const int64_t[]){0, 2, 0}, out));
-    /* 6: no negative factor */
+                      tir_sched_split(s, l[2], 3, (const int64_t[]){I, 2, I}, out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "factors 0 and 2"));
+    /* 6: no negative factor (more in test_split_nonpositive) */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "split",
-                      tir_sched_split(s, l[2], 2, (const int64_t[]){-2, 0}, out));
+                      tir_sched_split(s, l[2], 2, (const int64_t[]){-2, I}, out));
     /* 7: the product covers the extent */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
                       tir_sched_split(s, l[2], 2, (const int64_t[]){3, 3}, out));
@@ -223,15 +225,101 @@ static void test_split_preconditions(void **st) {
     s = sched_new(ctx, tf_offset_loops(ctx));
     sched_loops(s, "B", l);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_MIN_NONZERO, "split",
-                      tir_sched_split(s, l[0], 2, (const int64_t[]){0, 2}, out));
+                      tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
     assert_non_null(strstr(tir_ctx_error(ctx), "starts at 2"));
+    tir_sched_destroy(s);
+}
+
+/* Precondition 6: 0 (once the infer marker) and every negative value
+ * other than TIR_SPLIT_INFER are refused in every position, naming the
+ * loop and the factor, and change nothing; the marker itself infers. */
+static void test_split_nonpositive(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
+    tir_loop_rv l[16], out[3];
+    sched_loops(s, "C", l);
+    enum { I = TIR_SPLIT_INFER };
+    const int64_t bad[] = {0, -2, -5, INT64_MIN};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+        for (int pos = 0; pos < 3; pos++) {
+            int64_t f[3] = {2, I, 3};
+            f[pos] = bad[b];
+            SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "split",
+                              tir_sched_split(s, l[1], 3, f, out));
+            const char *msg = tir_ctx_error(ctx);
+            char want[128];
+            snprintf(want, sizeof want, "factor %d of the split of j is %lld: ", pos,
+                     (long long)bad[b]);
+            assert_non_null(strstr(msg, want));
+            assert_non_null(strstr(msg, "split factor must be positive (or TIR_SPLIT_INFER)"));
+            assert_true((strstr(msg, "0 does not mean infer") != NULL) == (bad[b] == 0));
+            assert_non_null(strstr(msg, "(l2, loop j)"));
+        }
+    /* the status text says the same */
+    assert_string_equal(tir_status_str(TIR_ERR_SCHED_NONPOSITIVE_FACTOR),
+                        "split factor must be positive (or TIR_SPLIT_INFER)");
+    /* the literal value of the marker is the marker */
+    assert_int_equal(TIR_SPLIT_INFER, -1);
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){-1, 5}, out));
+    assert_int_equal(sched_extent(s, out[0]), 3);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* Text traces write the marker None and read it back; C traces write
+ * TIR_SPLIT_INFER; an old trace's 0 is refused with its line number. */
+static void test_split_trace_marker(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = tir_def_matmul(ctx, 16, 12, 10, TIR_F32);
+    tir_schedule *s = sched_new(ctx, f);
+    tir_loop_rv l[16], out[3];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){2, TIR_SPLIT_INFER, 4}, out));
+    SCHED_OK(s, tir_sched_annotate_loop_ints(s, l[2], "k", 2, (const int64_t[]){-1, 0}));
+    const char *text = tir_sched_trace_text(s);
+    assert_non_null(strstr(text, "split(l1, [2, None, 4])"));
+    assert_non_null(strstr(text, "annotate_loop_ints(l3, \"k\", [-1, 0])")); /* not a factor list */
+    assert_non_null(strstr(tir_sched_trace_c(s, "f"), "(const int64_t[]){2, TIR_SPLIT_INFER, 4}"));
+    sched_check_all(s); /* replays the text and compares */
+
+    static const char head[] = "b0 = get_block(\"C\")\n[l1, l2, l3] = get_loops(b0)\n";
+    char buf[512];
+    /* -1 is the marker's value, and prints back as None */
+    tir_schedule *t = sched_new(ctx, f);
+    snprintf(buf, sizeof buf, "%s[l4, l5] = split(l2, [-1, 5])\n", head);
+    SCHED_OK(t, tir_sched_replay(t, buf, strlen(buf)));
+    assert_non_null(strstr(tir_sched_trace_text(t), "split(l2, [None, 5])"));
+    sched_check_all(t);
+    tir_sched_destroy(t);
+    /* an old trace's 0, then 0 elsewhere, None twice, None outside a factor
+       list: all refused, nothing changed */
+    t = sched_new(ctx, f);
+    snprintf(buf, sizeof buf, "%s[l4, l5] = split(l1, [0, 4])\n", head);
+    SCHED_EXPECT_FAIL(t, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "trace line 3",
+                      tir_sched_replay(t, buf, strlen(buf)));
+    assert_non_null(strstr(tir_ctx_error(ctx), "split factor must be positive"));
+    snprintf(buf, sizeof buf, "%s[l4, l5, l6] = split(l1, [None, 0, 4])\n", head);
+    SCHED_EXPECT_FAIL(t, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "trace line 3",
+                      tir_sched_replay(t, buf, strlen(buf)));
+    snprintf(buf, sizeof buf, "%s[l4, l5] = split(l1, [None, None])\n", head);
+    SCHED_EXPECT_FAIL(t, TIR_ERR_SCHED_MULTIPLE_INFER, "trace line 3",
+                      tir_sched_replay(t, buf, strlen(buf)));
+    snprintf(buf, sizeof buf, "%sannotate_loop_ints(l1, \"k\", [None])\n", head);
+    assert_int_equal(tir_sched_replay(t, buf, strlen(buf)), TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "3:30: expected an integer"));
+    snprintf(buf, sizeof buf, "%s[l4, l5] = split(l1, [Nope, 4])\n", head);
+    assert_int_equal(tir_sched_replay(t, buf, strlen(buf)), TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "expected an integer or None"));
+    assert_int_equal(tir_sched_trace_len(t), 0);
+    tir_sched_destroy(t);
     tir_sched_destroy(s);
 }
 
 /* Splits of every loop at odd shapes, compared in the interpreter. */
 static void test_split_odd_shapes(void **st) {
     tir_ctx *ctx = *st;
-    const int64_t f[][3] = {{0, 2, 0}, {3, 0, 0}, {0, 5, 0}, {2, 0, 2}, {0, 7, 0}};
+    enum { I = TIR_SPLIT_INFER }; /* unused third entries too */
+    const int64_t f[][3] = {{I, 2, I}, {3, I, I}, {I, 5, I}, {2, I, 2}, {I, 7, I}};
     for (int c = 0; c < 5; c++) {
         tir_schedule *s = sched_new(ctx, tir_def_batch_matmul(ctx, 3, 7, 5, 9, TIR_F32));
         tir_loop_rv l[16], out[3];
@@ -245,10 +333,10 @@ static void test_split_odd_shapes(void **st) {
     tir_loop_rv l[16], out[2];
     int n = sched_loops(s, "conv", l);
     for (int i = 0; i < n; i++)
-        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){0, 2}, out));
+        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, out));
     n = sched_loops(s, "pad", l);
     for (int i = 0; i < n; i++)
-        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){2, 0}, out));
+        SCHED_OK(s, tir_sched_split(s, l[i], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, out));
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -261,6 +349,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_split_overshoot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_opaque, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_nonpositive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_trace_marker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_split_odd_shapes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,7 +56,7 @@ static void test_unroll(void **st) {
     sched_expect_text(s, unroll_before);
     tir_loop_rv l[16], p[2];
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){0, 4}, p));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_unroll(s, p[1]));
     assert_int_equal(sched_for(s, p[1])->kind, TIR_FOR_UNROLLED);
     sched_expect_text(s, unroll_after);

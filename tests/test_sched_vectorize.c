@@ -86,7 +86,7 @@ static void test_vectorize(void **st) {
     sched_check_all(s);
     /* after a non-divisible split; a spatial loop of a reduction block */
     sched_loops(s, "C", l);
-    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){0, 3}, p));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 3}, p));
     SCHED_OK(s, tir_sched_vectorize(s, p[1]));
     sched_check_all(s);
     tir_sched_destroy(s);

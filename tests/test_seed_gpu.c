@@ -1,4 +1,4 @@
-/* test_seed_gpu.c: every seed schedule (examples/seed.c, Steps 1-6) and
+/* test_seed_gpu.c: every seed schedule (examples/seed/seed.c, Steps 1-6) and
  * every fused epilogue (bias, bias+ReLU, clip through
  * fuse_reduction_epilogue) compiled to PTX and run on the GPU at several
  * sizes, including ones that are not multiples of the 32x32x32 tiles.

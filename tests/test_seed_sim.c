@@ -1,4 +1,4 @@
-/* test_seed_sim.c: every seed schedule (examples/seed.c, Steps 1-6) and
+/* test_seed_sim.c: every seed schedule (examples/seed/seed.c, Steps 1-6) and
  * every fused epilogue schedule (bias, bias+ReLU, clip) lowered with
  * tir_lower and run in the SIMT simulator at small sizes that are not
  * multiples of the tiles, against the reference interpreter running the

@@ -126,6 +126,28 @@ static void test_shared_steps(void **state) {
         }
 }
 
+/* One element of each tile per thread (8x8 threads, 8x8 tiles, k tile 8:
+ * the cooperative fetch loop has extent 1), and two (k tile 16): the same
+ * two barriers per k step, no race, C as the interpreter's. */
+static void test_one_element_per_thread(void **state) {
+    (void)state;
+    static const int64_t sizes[2][3] = {{64, 64, 64}, {44, 52, 40}};
+    for (int s = 0; s < 2; s++)
+        for (int64_t kt = 8; kt <= 16; kt += 8) {
+            tir_ctx *ctx = tir_ctx_create();
+            int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            mats m = make_mats(ctx, M, N, K);
+            const tir_prim_func *k = lower(ctx, lk_one_per_thread(ctx, M, N, K, kt));
+            tir_sim_report rep;
+            check_ok(ctx, k, &m, &rep);
+            assert_int_equal(rep.block[0] * rep.block[1], 64);
+            assert_int_equal(rep.blocks_run, ((M + 7) / 8) * ((N + 7) / 8));
+            assert_int_equal(rep.barriers, rep.blocks_run * 2 * ((K + kt - 1) / kt));
+            free_mats(&m);
+            tir_ctx_destroy(ctx);
+        }
+}
+
 static const tir_node *drop_wait(tir_mutator *mu, const tir_node *n);
 
 /* Step 5: the software pipeline (double-buffered shared tiles), with
@@ -234,6 +256,11 @@ static void test_shared_step_missing_barrier(void **state) {
         assert_int_equal(w, -1);
         const tir_prim_func *broken = tir_prim_func_new(ctx, k->name, k->nparams, k->params,
                                                         k->buffer_map, body, k->nattrs, k->attrs);
+        /* the static check of tir_lower refuses it too, naming the buffer */
+        assert_int_equal(tir_lower_check_races(ctx, k), TIR_OK);
+        assert_int_equal(tir_lower_check_races(ctx, broken), TIR_ERR_LOWER);
+        assert_non_null(strstr(tir_ctx_error(ctx), "race_check: shared buffer "));
+        assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
         tir_sim_report rep;
         tir_status st = simulate(ctx, broken, &m, &rep);
         assert_int_equal(st, which == 0 ? TIR_ERR_UNINIT_READ : TIR_ERR_SIM_RACE);
@@ -254,6 +281,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step1_step2),
         cmocka_unit_test(test_shared_steps),
+        cmocka_unit_test(test_one_element_per_thread),
         cmocka_unit_test(test_pipelined_steps),
         cmocka_unit_test(test_shared_step_missing_barrier),
     };

@@ -471,6 +471,21 @@ TIR_API const tir_expr *tir_call_new(tir_ctx *ctx, tir_dtype t, tir_intrin op, i
 TIR_API const tir_expr *tir_let_new(tir_ctx *ctx, const tir_var *v, const tir_expr *value,
                                     const tir_expr *body);
 
+/* Expression depth.  The walkers over the IR (printer, tir_struct_equal,
+ * tir_struct_hash, visitor, mutator, simplifier, interpreter, verifier,
+ * lowering passes, codegen) recurse on the C stack, a few frames per
+ * level.  They are tested (tests/test_deep_ir.c, under ASan with an 8 MB
+ * stack) on expressions TIR_MAX_EXPR_DEPTH deep inside statements nested
+ * as deep as the parser allows, and work to several times that.  The
+ * parser refuses deeper expressions (a chain a + b + c + ... is one level
+ * per operator); trees built with the constructors should stay within it
+ * too: far deeper ones can exhaust the stack. */
+#define TIR_MAX_EXPR_DEPTH 1000
+/* The depth of e (a leaf is 1, NULL is 0), or limit + 1 when it is deeper
+ * than limit.  Uses no recursion and stops at the first path longer than
+ * limit, so it is safe on any tree. */
+TIR_API int tir_expr_depth(const tir_expr *e, int limit);
+
 /* Copies and sorts annots by key.  Duplicate keys assert. */
 TIR_API const tir_annot *tir_annots_copy(tir_ctx *ctx, int n, const tir_annot *annots);
 TIR_API const tir_annot *tir_annots_find(int n, const tir_annot *annots, const char *key);

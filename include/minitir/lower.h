@@ -26,6 +26,8 @@ typedef struct tir_lower_opts {
     /* Stop after the pass of this name (NULL: run all), for tests and
      * debugging; the result is then not a finished kernel. */
     const char *stop_after;
+    /* Skip the static shared-memory race check (the last pass). */
+    bool no_race_check;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of sm_90. */
@@ -36,12 +38,22 @@ TIR_API void tir_lower_opts_init(tir_lower_opts *o);
  * *kernel.  User errors (a schedule that cannot run on a GPU: work outside
  * thread bindings, inconsistent or too many threads, shared memory over the
  * limit, bad pipeline annotations, ...) return TIR_ERR_LOWER with a message
- * naming the loop, block or buffer and showing the marked IR.
+ * naming the loop, block or buffer and showing the marked IR.  The last
+ * pass checks that the kernel has no shared-memory race (see
+ * tir_lower_check_races); a kernel it refuses is a barrier placement bug.
  *
  * The environment variable TIR_DUMP=<pass>[,<pass>...] (or "all") prints
  * the IR after each named pass to stderr. */
 TIR_API tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled,
                              const tir_lower_opts *opts, const tir_prim_func **kernel);
+
+/* The static shared-memory race check that ends tir_lower, on a lowered
+ * kernel (e.g. one edited after lowering): TIR_ERR_LOWER when two accesses
+ * to one shared buffer, one a write, may touch one element from different
+ * threads with no syncthreads between them on some path (loop back edges
+ * included); the message names the buffer and both statements.  Sound,
+ * conservative: see docs/lowering.md (race_check). */
+TIR_API tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kernel);
 
 /* The passes in pipeline order: their number and names ("gpu_check",
  * "lower_init", ...). */

@@ -49,8 +49,12 @@ typedef struct tir_loop_rv {
     uint32_t sched;
 } tir_loop_rv;
 
-/* Split factor to infer: ceildiv(extent, product of the others). */
-#define TIR_SPLIT_INFER 0
+/* Split factor to infer: ceildiv(extent, product of the others).  It is a
+ * value no real factor can be, so a factor of 0 given by mistake is
+ * refused (TIR_ERR_SCHED_NONPOSITIVE_FACTOR) rather than taken for
+ * "infer".  Text traces write it `None` (TVM's spelling); C traces write
+ * TIR_SPLIT_INFER. */
+#define TIR_SPLIT_INFER (-1)
 
 /* ------------------------------------------------------------- lifecycle */
 
@@ -79,6 +83,13 @@ TIR_API tir_status tir_sched_handle_info(const tir_schedule *s, uint32_t id, cha
 TIR_API tir_status tir_sched_get_for(tir_schedule *s, tir_loop_rv loop, const tir_for **out);
 TIR_API tir_status tir_sched_get_block_node(tir_schedule *s, tir_block_rv block,
                                             const tir_block **out);
+/* Whether two handles name the same loop (block) now.  Each query hands
+ * out new handles, so two get_loops calls give different ids for one
+ * loop; these compare what the handles name instead of their ids.  False
+ * when either handle is invalid, of the other kind, stale, or made by
+ * another schedule (never an error, and s may be NULL). */
+TIR_API bool tir_sched_same_loop(const tir_schedule *s, tir_loop_rv a, tir_loop_rv b);
+TIR_API bool tir_sched_same_block(const tir_schedule *s, tir_block_rv a, tir_block_rv b);
 
 /* ---------------------------------------------------------------- queries
  * Output arrays are owned by the ctx. */
@@ -135,7 +146,9 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *   3. the loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
  *   4. nfactors >= 2 (TIR_ERR_SCHED_FACTOR_COUNT);
  *   5. at most one factor is TIR_SPLIT_INFER (TIR_ERR_SCHED_MULTIPLE_INFER);
- *   6. no factor is negative (TIR_ERR_SCHED_NONPOSITIVE_FACTOR);
+ *   6. every other factor is positive: 0 and negative values other than
+ *      TIR_SPLIT_INFER are refused (0 no longer means "infer")
+ *      (TIR_ERR_SCHED_NONPOSITIVE_FACTOR);
  *   7. without an inferred factor, the product is provably >= the extent
  *      (TIR_ERR_SCHED_FACTOR_MISMATCH). */
 TIR_API tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfactors,
@@ -332,7 +345,13 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      what it reads, and under the loop no producer of the block comes
  *      in the same or a later statement than its first consumer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+ *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *  10. the buffer is not a function parameter (the caller reads all of it,
+ *      the moved block would write only what the consumers read), and
+ *      each consumer provably reads under the loop only elements inside
+ *      the block's domain (by its relaxed region, its iterators' domains,
+ *      or that domain spanning the buffer's shape), all of which the moved
+ *      block writes there (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -362,7 +381,21 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *   9. under the loop, no consumer of the block comes in the same or an
  *      earlier statement than its last producer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+ *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *  11. it is provable that every producer writes, during one iteration of
+ *      the loop, all the elements the block then reads (TVM's region
+ *      cover): each producer writes the buffer at its own iterators; the
+ *      instances it runs there form a box, each binding being affine in
+ *      the loops inside the loop (a fused loop may appear only as
+ *      floordiv(f, c) and floormod(f, c), c dividing its extent), each of
+ *      those loops feeding one iterator, with strides forming a dense
+ *      mixed radix (1, e1, e1*e2, ...), so no strided or partial set (as
+ *      reorder, or fuse then split, make); its
+ *      other iterators (reduce ones included) run over their whole domain,
+ *      so what it writes is final; that box is the block's new range for
+ *      each iterator reading it; and the block's domain lies inside the
+ *      producer's, so every instance of the block still runs once
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 
@@ -504,9 +537,13 @@ TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop
  *     temp + c and the epilogue block stays, now D = h(temp), applied
  *     once per element after the reduction is complete.  It is an ordinary
  *     elementwise consumer, so it can later be moved into the thread tile
- *     (reverse_compute_at) with temp in local scope.  With nothing to move
- *     (clip without bias, temp * 2 + C), the call succeeds and changes
- *     nothing.
+ *     (reverse_compute_at) with temp in local scope.
+ * With nothing to move (clip without bias, temp * 2 + C, any non-identity
+ * epilogue of a max or min reduction), the call succeeds and changes
+ * nothing: the function, the handles and the trace stay exactly as they
+ * were (the call is not traced).  *changed (changed may be NULL) is set
+ * to true when the call rewrote the function, false otherwise (also on
+ * failure).
  * When another block also reads temp, or temp is a function parameter,
  * temp keeps its values: the reduction then writes both temp and the
  * accumulator (D, or a new buffer "<temp>_acc" read by the epilogue),
@@ -528,7 +565,8 @@ TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop
  *      reads, or touches D (TIR_ERR_SCHED_INTERVENING_ACCESS). */
 TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
                                                      tir_block_rv reduction_block,
-                                                     tir_block_rv epilogue_block);
+                                                     tir_block_rv epilogue_block,
+                                                     bool *changed);
 /* end part B */
 
 /* ----------------------------------------------------------------- traces */
@@ -538,9 +576,9 @@ TIR_API int tir_sched_trace_len(const tir_schedule *s);
 /* The trace as text, one instruction a line, e.g.
  *     b0 = get_block("C")
  *     [l1, l2, l3] = get_loops(b0)
- *     [l4, l5] = split(l1, [0, 32])
+ *     [l4, l5] = split(l1, [None, 32])
  *     bind(l4, "blockIdx.x")
- * Owned by the ctx. */
+ * TIR_SPLIT_INFER is written None.  Owned by the ctx. */
 TIR_API const char *tir_sched_trace_text(const tir_schedule *s);
 /* The trace as a C function `tir_status <fn_name>(tir_schedule *sch)` that
  * makes the same calls; it needs only "minitir/schedule.h".  Owned by the
@@ -550,7 +588,9 @@ TIR_API const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name
  * it (outputs bind names, inputs must be bound earlier).  All or nothing:
  * on a parse error (TIR_ERR_PARSE, "line:col: ..."), a count mismatch
  * (TIR_ERR_SCHED_TRACE) or a failing instruction (its own code, the
- * message prefixed by the line) s is left as it was. */
+ * message prefixed by the line) s is left as it was.  A split factor of 0,
+ * as traces printed while TIR_SPLIT_INFER was 0 wrote it, is refused
+ * (TIR_ERR_SCHED_NONPOSITIVE_FACTOR), not read as None. */
 TIR_API tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len);
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/codegen.h"
 
 /* Initialises LLVM's NVPTX target once per process (llvm_target.c). */

@@ -13,7 +13,7 @@
 
 static bool shapes_ok(tir_ctx *ctx, const char *what, int n, const int64_t *v) {
     for (int i = 0; i < n; i++)
-        if (v[i] <= 0 || v[i] > INT32_MAX) {
+        if (!ir_extent_ok(v[i])) {
             tir_ctx_fail(ctx, TIR_ERR_SHAPE, "%s: dimension %d is %lld; it must be in [1, 2^31)",
                          what, i, (long long)v[i]);
             return false;

@@ -37,6 +37,18 @@ static inline int ir_default_align(tir_dtype t) {
     return e > 64 ? e : 64;
 }
 
+/* A constant buffer (or TE) extent must be in [1, 2^31): the one rule of
+ * tir_def_*, the TE layer and the parser. */
+static inline bool ir_extent_ok(int64_t v) { return v > 0 && v <= INT32_MAX; }
+
+/* The thread axes a loop may be bound to: tir_sched_bind accepts these and
+ * the parser reads no other thread tag. */
+#define IR_NTHREAD_AXES 9
+extern const char *const ir_thread_axes[IR_NTHREAD_AXES];
+#define IR_THREAD_AXES_HINT "use blockIdx.x/y/z, threadIdx.x/y/z or vthread.x/y/z"
+/* The entry of ir_thread_axes equal to s, or NULL. */
+const char *ir_thread_axis_find(const char *s);
+
 /* A fresh id for variables and buffers (unique within ctx). */
 uint32_t ir_ctx_next_id(tir_ctx *ctx);
 

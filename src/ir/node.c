@@ -4,6 +4,7 @@
  * with assertions: a mistyped node is a bug in the caller, and user-facing
  * entry points (parser, TE builder, schedule primitives) validate first.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir_internal.h"
@@ -37,6 +38,16 @@ static const struct {
 #define TIR_INTRIN(E, S, N) {S, N},
 #include "minitir/intrinsics.def"
 };
+
+const char *const ir_thread_axes[IR_NTHREAD_AXES] = {
+    "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+    "threadIdx.z", "vthread.x", "vthread.y", "vthread.z"};
+
+const char *ir_thread_axis_find(const char *s) {
+    for (int i = 0; i < IR_NTHREAD_AXES; i++)
+        if (strcmp(ir_thread_axes[i], s) == 0) return ir_thread_axes[i];
+    return NULL;
+}
 
 const char *tir_intrin_name(tir_intrin op) {
     return (unsigned)op < TIR_INTRIN_COUNT ? intrin_info[op].name : "?";
@@ -220,6 +231,76 @@ const tir_expr *tir_let_new(tir_ctx *ctx, const tir_var *v, const tir_expr *valu
     n->value = value;
     n->body = body;
     return &n->base;
+}
+
+/* ---------------------------------------------------------- expression depth */
+
+/* Child i of an expression (operands in order), NULL past the last. */
+static const tir_expr *expr_child(const tir_expr *e, int i) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_NOT: return i == 0 ? ((const tir_not *)e)->a : NULL;
+    case TIR_KIND_SELECT: {
+        const tir_select *s = (const void *)e;
+        return i == 0 ? s->cond : i == 1 ? s->t : i == 2 ? s->f : NULL;
+    }
+    case TIR_KIND_CAST: return i == 0 ? ((const tir_cast *)e)->value : NULL;
+    case TIR_KIND_BUFFER_LOAD: {
+        const tir_buffer_load *l = (const void *)e;
+        return i < l->nidx ? l->indices[i] : NULL;
+    }
+    case TIR_KIND_RAMP: {
+        const tir_ramp *r = (const void *)e;
+        return i == 0 ? r->start : i == 1 ? r->stride : NULL;
+    }
+    case TIR_KIND_BROADCAST: return i == 0 ? ((const tir_broadcast *)e)->value : NULL;
+    case TIR_KIND_CALL: {
+        const tir_call *c = (const void *)e;
+        return i < c->nargs ? c->args[i] : NULL;
+    }
+    case TIR_KIND_LET: {
+        const tir_let *l = (const void *)e;
+        return i == 0 ? l->value : i == 1 ? l->body : NULL;
+    }
+    default:
+        if (!tir_kind_is_binop((tir_kind)e->kind)) return NULL;
+        return i == 0 ? ((const tir_binop *)e)->a : i == 1 ? ((const tir_binop *)e)->b : NULL;
+    }
+}
+
+/* An explicit-stack walk (the point is to measure trees too deep for the
+ * recursive walkers): the stack holds the current path, so it never grows
+ * past limit + 1 frames, and the walk stops at the first path that long. */
+int tir_expr_depth(const tir_expr *e, int limit) {
+    if (!e) return 0;
+    if (limit < 1) return 1;
+    typedef struct frame {
+        const tir_expr *e;
+        int next;
+    } frame;
+    frame small[64];
+    frame *st = small;
+    int cap = 64, n = 0, best = 0;
+    st[n++] = (frame){e, 0};
+    while (n > 0) {
+        if (n > best && (best = n) > limit) break;
+        frame *f = &st[n - 1];
+        const tir_expr *c = expr_child(f->e, f->next++);
+        if (!c) {
+            n--;
+            continue;
+        }
+        if (n == cap) {
+            cap *= 2;
+            frame *grown = malloc(sizeof *grown * (size_t)cap);
+            TIR_ASSERT(grown);
+            memcpy(grown, st, sizeof *st * (size_t)n);
+            if (st != small) free(st);
+            st = grown;
+        }
+        st[n++] = (frame){c, 0};
+    }
+    if (st != small) free(st);
+    return best;
 }
 
 /* -------------------------------------------------------------- statements */

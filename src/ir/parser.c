@@ -101,6 +101,7 @@ typedef struct parser {
     int nsyms, capsyms;
     int scope_base; /* first symbol of the innermost scope */
     int depth;
+    int expr_nest; /* parse_expr calls in progress */
     bool failed;
     bool in_signature;
     const char *const *param_names; /* interned, while reading the signature */
@@ -839,14 +840,26 @@ static const tir_expr *parse_and(parser *P) {
     return a;
 }
 
+/* The operator loops above build chains like a + b + c + ... as deep
+ * left-leaning trees without recursing, so enter() alone does not bound
+ * the depth of what the parser builds; the outermost expression's tree is
+ * measured once it is complete (one walk per expression, without
+ * recursion) against TIR_MAX_EXPR_DEPTH, the depth every later walker is
+ * tested to. */
 static const tir_expr *parse_expr(parser *P) {
     if (!enter(P)) return NULL;
+    const ir_token *start = cur(P);
+    P->expr_nest++;
     const tir_expr *a = parse_and(P);
     while (a && tok_is(P, cur(P), "or")) {
         const ir_token *t = cur(P);
         advance(P);
         a = mk_binop(P, t, TIR_KIND_OR, a, parse_and(P));
     }
+    P->expr_nest--;
+    if (a && P->expr_nest == 0 && tir_expr_depth(a, TIR_MAX_EXPR_DEPTH) > TIR_MAX_EXPR_DEPTH)
+        a = PERR(P, start, "expression nested too deeply (more than %d levels; each operator of a chain like a + b + c is one)",
+                 TIR_MAX_EXPR_DEPTH);
     leave(P);
     return a;
 }
@@ -1093,7 +1106,15 @@ static const tir_buffer *parse_buffer_args(parser *P, const char *name, bool pos
     memset(&d, 0, sizeof d);
     d.name = name;
     gvec shape = {0}, strides = {0};
-    if (!parse_shape(P, &shape, "shape dimensions") || !expect(P, TK_COMMA)) return NULL;
+    const ir_token *shape_tok = cur(P);
+    if (!parse_shape(P, &shape, "shape dimensions")) return NULL;
+    for (int k = 0; k < shape.n; k++) {
+        int64_t v;
+        if (tir_expr_const_int(((const tir_expr **)shape.items)[k], &v) && !ir_extent_ok(v))
+            return PERR(P, shape_tok, "dimension %d of '%s' is %lld; it must be in [1, 2^31)", k,
+                        name, (long long)v);
+    }
+    if (!expect(P, TK_COMMA)) return NULL;
     const ir_token *dt_tok = cur(P);
     const char *ds = expect_string(P, "the buffer's dtype");
     if (!ds) return NULL;
@@ -1269,6 +1290,8 @@ static const tir_stmt *parse_for(parser *P) {
                 const ir_token *st = cur(P);
                 if (!(thread = expect_string(P, "a thread tag"))) return NULL;
                 if (!*thread) return PERR(P, st, "empty thread tag");
+                if (!ir_thread_axis_find(thread))
+                    return PERR(P, st, "unknown thread tag \"%s\"; " IR_THREAD_AXES_HINT, thread);
             } else {
                 return PERR(P, k, "unexpected argument '%.*s'", (int)k->len, P->src + k->pos);
             }

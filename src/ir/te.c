@@ -133,7 +133,7 @@ static tir_status check_shape(tir_ctx *ctx, const char *what, const char *name, 
     if (ndim > 0 && !shape)
         return tir_ctx_fail(ctx, TIR_ERR_SHAPE, "%s '%s': no shape", what, name);
     for (int i = 0; i < ndim; i++)
-        if (shape[i] <= 0 || shape[i] > INT32_MAX)
+        if (!ir_extent_ok(shape[i]))
             return tir_ctx_fail(ctx, TIR_ERR_SHAPE,
                                 "%s '%s': extent %lld of axis %d is not in [1, 2^31)", what, name,
                                 (long long)shape[i], i);

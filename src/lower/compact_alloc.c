@@ -29,8 +29,7 @@ typedef struct cs {
     lower_state *st;
     tir_analyzer *an;
     ir_vec entries; /* entry* (heap) */
-    const tir_for *loops[64];
-    int nloops;
+    ir_vec loops; /* tir_for*, outermost first: text nests loops ~200 deep */
 } cs;
 
 static entry *find_entry(cs *c, const tir_buffer *b) {
@@ -45,18 +44,18 @@ static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *
     entry *e = find_entry(c, b);
     if (!e || e->bad) return;
     tir_ctx *ctx = c->st->ctx;
-    const tir_var *vars[64];
+    const tir_var **vars = IR_NEWN(ctx, const tir_var *, c->loops.n);
     int nv = 0;
-    for (int i = 0; i < c->nloops; i++) {
-        const tir_for *f = c->loops[i];
+    for (int i = 0; i < c->loops.n; i++) {
+        const tir_for *f = c->loops.items[i];
         if (lower_is_block_loop(f)) continue;
         bool thread = f->kind == TIR_FOR_THREAD_BINDING;
         bool inside = i >= e->depth;
         if (b->scope == TIR_SCOPE_LOCAL ? (inside && !thread) : (inside || thread))
             vars[nv++] = f->var;
     }
-    tir_range r[16];
-    TIR_ASSERT(nidx <= 16 && nidx == b->ndim);
+    tir_range *r = IR_NEWN(ctx, tir_range, nidx); /* any rank: user input */
+    TIR_ASSERT(nidx == b->ndim);
     for (int d = 0; d < nidx; d++)
         if (idx[d]->dtype.lanes > 1) {
             e->bad = true;
@@ -105,10 +104,9 @@ static void walk(cs *c, const tir_stmt *s) {
         walk_expr(c, f->min);
         walk_expr(c, f->extent);
         tir_analyzer_bind(c->an, f->var, f->min, f->extent);
-        TIR_ASSERT(c->nloops < 64);
-        c->loops[c->nloops++] = f;
+        ir_vec_push(&c->loops, f);
         walk(c, f->body);
-        c->nloops--;
+        c->loops.n--;
         break;
     }
     case TIR_KIND_SEQ: {
@@ -129,7 +127,7 @@ static void walk(cs *c, const tir_stmt *s) {
             entry *e = calloc(1, sizeof *e);
             TIR_ASSERT(e);
             e->buf = a->buffer;
-            e->depth = c->nloops;
+            e->depth = c->loops.n;
             e->region = IR_NEWN(c->st->ctx, tir_range, a->buffer->ndim);
             ir_vec_push(&c->entries, e);
         }
@@ -274,6 +272,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     for (int i = 0; i < c.entries.n; i++) free((void *)c.entries.items[i]);
     ir_vec_free(&c.entries);
+    ir_vec_free(&c.loops);
     tir_analyzer_free(c.an);
 
     hoist h = {{0}, 0};

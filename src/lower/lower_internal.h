@@ -4,7 +4,7 @@
 #ifndef MINITIR_LOWER_INTERNAL_H
 #define MINITIR_LOWER_INTERNAL_H
 
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/lower.h"
 
 /* A storage_align request recorded by lower_blocks from a block's
@@ -31,6 +31,7 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
 tir_status lower_init_block(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
@@ -40,6 +41,7 @@ tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 
 /* f with another body (and the same parameters and attributes). */
 const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body);

@@ -17,6 +17,7 @@ static const struct {
     {"lower_init", lower_init_block},       /* block init -> if (reduce vars at min) */
     {"lower_blocks", lower_blocks},         /* blocks -> plain statements */
     {"unify_threads", lower_unify_threads}, /* nested loops of one thread tag */
+    {"local_check", lower_local_check},     /* local buffers: reader thread = writer */
     {"plan_alloc", lower_plan_alloc},       /* Allocate at the accesses' LCA */
     {"compact_alloc", lower_compact_alloc}, /* shrink to the region used */
     {"flatten", lower_flatten},             /* 1-D buffers */
@@ -26,6 +27,7 @@ static const struct {
     {"thread_sync", lower_thread_sync},     /* syncthreads */
     {"simplify", lower_simplify},           /* arithmetic and dead branches */
     {"check_kernel", lower_check_kernel},   /* the lowered form, memory limits */
+    {"race_check", lower_race_check},       /* no shared race between barriers */
 };
 enum { NPASSES = sizeof lower_passes / sizeof lower_passes[0] };
 
@@ -62,6 +64,17 @@ static bool dump_wanted(const char *dump, const char *name) {
     return false;
 }
 
+/* Every pass must leave a well-formed function.  One that does not is a
+ * lowering bug, but the user's process must not die of it: the status says
+ * which pass broke the function and shows it. */
+static tir_status verify_pass(tir_ctx *ctx, const char *pass, const tir_prim_func *f) {
+    if (tir_verify(ctx, f) == TIR_OK) return TIR_OK;
+    return tir_ctx_fail(ctx, TIR_ERR_LOWER,
+                        "internal error in pass %s (a minitir bug): its result fails "
+                        "tir_verify: %s\n%s",
+                        pass, tir_ctx_error(ctx), tir_print(ctx, f));
+}
+
 tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_lower_opts *opts,
                      const tir_prim_func **kernel) {
     if (!ctx) return TIR_ERR_INVALID_ARG;
@@ -73,15 +86,21 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
         st.opts = *opts;
     else
         tir_lower_opts_init(&st.opts);
+    tir_status s = tir_verify(ctx, scheduled);
+    if (s != TIR_OK)
+        return tir_ctx_fail(ctx, s, "tir_lower: the scheduled function is not well formed: %s",
+                            tir_ctx_error(ctx));
     const char *dump = getenv("TIR_DUMP");
     const tir_prim_func *f = scheduled;
-    tir_status s = TIR_OK;
     for (int i = 0; i < NPASSES; i++) {
         const tir_prim_func *next = NULL;
+        if (st.opts.no_race_check && lower_passes[i].fn == lower_race_check) continue;
         s = lower_passes[i].fn(&st, f, &next);
         if (s != TIR_OK) break;
         TIR_ASSERT(next);
         f = next;
+        s = verify_pass(ctx, lower_passes[i].name, f);
+        if (s != TIR_OK) break;
         if (dump_wanted(dump, lower_passes[i].name))
             fprintf(stderr, "---- IR after %s\n%s\n", lower_passes[i].name, tir_print(ctx, f));
         if (st.opts.stop_after && strcmp(st.opts.stop_after, lower_passes[i].name) == 0) break;
@@ -89,4 +108,14 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
     free(st.aligns);
     if (s == TIR_OK) *kernel = f;
     return s;
+}
+
+tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kernel) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!kernel)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_lower_check_races: NULL kernel");
+    lower_state st = {.ctx = ctx};
+    tir_lower_opts_init(&st.opts);
+    const tir_prim_func *out = NULL;
+    return lower_race_check(&st, kernel, &out);
 }

@@ -49,7 +49,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "interp_internal.h"
+#include "ir/interp_internal.h"
 #include "minitir/lower.h"
 
 #if defined(__SANITIZE_ADDRESS__)

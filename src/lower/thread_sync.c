@@ -3,7 +3,11 @@
  * Threads of a block see each other's shared-memory writes only across a
  * syncthreads.  Two accesses to one shared buffer conflict when one writes,
  * the other reads and their (flat) indices are not the same expression (the
- * same expression is the same element of the same thread).  Each statement
+ * same expression is the same element of the same thread).  "The same"
+ * means the same variables, not equal up to renaming as tir_struct_equal
+ * has it: `i*8 + j` written and `i*8 + k` read are different elements (a
+ * cooperative fetch of one element per thread against the compute's reads
+ * looked alike that way, and lost both barriers).  Each statement
  * is summarised by the accesses before its first barrier (head), those
  * after its last one (tail) and whether it always executes a barrier.  In a
  * sequence a barrier goes before a statement whose head conflicts with what
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "lower_internal.h"
+#include "ir/text_internal.h"
 
 typedef struct acc {
     const tir_buffer *buf;
@@ -60,7 +65,7 @@ static bool conflict(const ir_vec *x, const ir_vec *y) {
         for (int j = 0; j < y->n; j++) {
             const acc *a = x->items[i], *b = y->items[j];
             if (a->buf != b->buf || a->write == b->write) continue;
-            if (!a->idx || !b->idx || !tir_struct_equal(a->idx, b->idx)) return true;
+            if (!a->idx || !b->idx || !ir_text_expr_same(a->idx, b->idx)) return true;
         }
     return false;
 }

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/runtime.h"
 
 struct tir_rt_program {

@@ -6,7 +6,7 @@
 #define MINITIR_RT_INTERNAL_H
 
 #include "cuda_abi.h"
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/runtime.h"
 
 /* ------------------------------------------------------------------ driver */

@@ -10,10 +10,6 @@
 
 #include "sched_internal.h"
 
-static const char *const axes[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                   "threadIdx.x", "threadIdx.y", "threadIdx.z",
-                                   "vthread.x",   "vthread.y",   "vthread.z"};
-
 /* An inner loop bound to the axis of an outer one stands for the same
  * hardware thread index.  That matches the sequential meaning when the
  * extents agree and nothing inside the inner loop depends on the outer
@@ -53,14 +49,11 @@ tir_status sch_prim_bind(sch_call *c) {
     int li = sch_loop_sref(c, rv);
     const tir_for *loop = sch_sref_for(s, li);
 
-    const char *tag = NULL;
-    for (size_t i = 0; i < sizeof axes / sizeof *axes; i++)
-        if (strcmp(axes[i], axis) == 0) tag = tir_intern(c->ctx, axes[i]);
+    const char *tag = ir_thread_axis_find(axis);
     if (!tag)
         return sch_fail(c, TIR_ERR_SCHED_BAD_THREAD_AXIS, rv, loop,
-                        "unknown thread axis \"%s\"; use blockIdx.x/y/z, threadIdx.x/y/z or "
-                        "vthread.x/y/z",
-                        axis);
+                        "unknown thread axis \"%s\"; " IR_THREAD_AXES_HINT, axis);
+    tag = tir_intern(c->ctx, tag);
     TIR_TRY(sch_check_serial(c, rv, loop, "bound"));
     TIR_TRY(sch_check_min_zero(c, rv, loop));
     tir_analyzer *a = tir_analyzer_new(c->ctx);

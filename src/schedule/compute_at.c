@@ -9,7 +9,9 @@
  * well, so a shared-memory copy computes the whole thread block's tile
  * (ready to be split and bound for a cooperative fetch) instead of one
  * thread's part.  Where that region pokes out of the block's domain
- * (non-divisible tiles), the realize gets a bounds predicate.
+ * (non-divisible tiles), the realize gets a bounds predicate; each
+ * consumer must then provably read only inside the domain, and the buffer
+ * must not be a parameter, whose caller reads all of it.
  */
 #include "sched_internal.h"
 
@@ -57,6 +59,51 @@ const tir_prim_func *sch_move_block(sch_call *c, int bi, int li, int pos,
     sch_edit_spec e = {.ctx = c->ctx, .nrepl = 1, .olds = olds, .news = news, .nins = 1,
                        .anchors = &anchor, .inserts = &moved, .after = &after};
     return sch_edit(c, &e);
+}
+
+/* Precondition 10 for one read `rd` of buf by consumer sref ci: what it
+ * reads during one iteration of loop sref li stays inside the domain of
+ * the producer b (dim_of: b's iterator per dimension), where the
+ * regenerated producer writes all of the relaxed region (outside it, the
+ * bounds predicate masks the writes).  What it reads is inside its
+ * relaxed region, its access over its own iterators' domains (a block runs
+ * only instances inside its domain) and the buffer's shape (a declared
+ * region may reach outside where a select guards the load, as padding
+ * does), so any of the three bounds will do. */
+static bool read_inside(const tir_schedule *s, int sc, int li, int ci,
+                        const tir_buffer_region *rd, const tir_block *b, const int *dim_of) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *o = sch_sref_block(s, ci);
+    const tir_buffer *buf = rd->buffer;
+    sch_bound *rel = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
+    tir_analyzer *a = tir_analyzer_new(ctx);
+    sch_bind_ancestors(s, a, s->srefs[ci].parent);
+    bool ok = sch_relax_access(s, a, ci, li, sc, rd, buf->scope, rel);
+    const tir_var **iv = IR_NEWN(ctx, const tir_var *, o->niters + 1);
+    for (int k = 0; k < o->niters; k++) {
+        iv[k] = o->iters[k].var;
+        tir_analyzer_bind(a, iv[k], o->iters[k].dom.min, o->iters[k].dom.extent);
+    }
+    for (int k = 0; k < b->niters && ok; k++) {
+        int d = dim_of[k];
+        if (d < 0) continue;
+        const tir_expr *mn = rd->ranges[d].min;
+        const tir_expr *last = tir_sub(ctx, tir_add(ctx, mn, rd->ranges[d].extent),
+                                       tir_int(ctx, mn->dtype, 1));
+        tir_range lo, hi;
+        const tir_range *pd = &b->iters[k].dom;
+        const tir_expr *pend = tir_add(ctx, pd->min, pd->extent);
+        ok = tir_analyzer_relax(a, mn, o->niters, iv, &lo) &&
+             tir_analyzer_relax(a, last, o->niters, iv, &hi);
+        ok = ok && (sch_prove_le(ctx, a, pd->min, rel[d].lo) ||
+                    sch_prove_le(ctx, a, pd->min, lo.min) ||
+                    sch_prove_le(ctx, a, pd->min, tir_int(ctx, pd->min->dtype, 0)));
+        ok = ok && (sch_prove_le(ctx, a, rel[d].hi, pend) ||
+                    sch_prove_le(ctx, a, tir_add(ctx, hi.min, hi.extent), pend) ||
+                    sch_prove_le(ctx, a, buf->shape[d], pend));
+    }
+    tir_analyzer_free(a);
+    return ok;
 }
 
 tir_status sch_prim_compute_at(sch_call *c) {
@@ -164,6 +211,28 @@ tir_status sch_prim_compute_at(sch_call *c) {
                         "the region of %s that the consumers read under loop %s cannot be "
                         "bounded",
                         buf->name, loop->var->name);
+    /* 10: the caller reads all of a parameter, and each consumer reads
+       only what the regenerated block writes. */
+    if (sch_is_param_buffer(s->func, buf))
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, brv, b,
+                        "block \"%s\" writes %s, a function parameter: the caller reads all "
+                        "of it, but under loop %s only what the consumers read would be "
+                        "written",
+                        b->name, buf->name, loop->var->name);
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] == bi || !sch_is_ancestor(s, li, all[k])) continue;
+        for (int r = 0; r < o->nreads; r++)
+            if (o->reads[r].buffer == buf &&
+                !read_inside(s, sc, li, all[k], &o->reads[r], b, dim_of)) {
+                const void *marks[2] = {loop, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_REGION_NOT_COVERED, brv, 2, marks,
+                                      "cannot prove that consumer \"%s\" reads, under loop "
+                                      "%s, only elements of %s inside the domain of block "
+                                      "\"%s\", which is all its copy there writes",
+                                      o->name, loop->var->name, buf->name, b->name);
+            }
+    }
     sch_bound *rng = IR_NEWN(ctx, sch_bound, b->niters);
     for (int k = 0; k < b->niters; k++)
         if (dim_of[k] >= 0) rng[k] = acc[dim_of[k]];

@@ -462,7 +462,10 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
     const tir_expr *u = path[k + 1];
     const tir_expr *cpart = rest(ctx, u, load);
     bool identity = u == g;
-    if (!identity && !cpart) return TIR_OK; /* nothing moves: unchanged, still traced */
+    if (!identity && !cpart) { /* nothing moves: not traced, and the caller is told */
+        c->unchanged = true;
+        return TIR_OK;
+    }
 
     /* E's iterators -> R's spatial iterators */
     const tir_expr *cR = cpart ? (const tir_expr *)tir_substitute(ctx, cpart, nd, ev, rvv) : NULL;
@@ -576,8 +579,8 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
 }
 
 tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s, tir_block_rv reduction_block,
-                                             tir_block_rv epilogue_block) {
+                                             tir_block_rv epilogue_block, bool *changed) {
     if (!s) return sch_bad_arg(s, "fuse_reduction_epilogue", "schedule is NULL");
     sch_arg args[2] = {SCH_RV(reduction_block), SCH_RV(epilogue_block)};
-    return sch_run(s, SCH_INST_fuse_reduction_epilogue, args, NULL, NULL);
+    return sch_run_flag(s, SCH_INST_fuse_reduction_epilogue, args, changed);
 }

@@ -1,6 +1,6 @@
 /* query.c: the traced queries that hand out handles: get_block,
  * get_loops, get_child_blocks (of a block or a loop), get_producers and
- * get_consumers, plus the untraced node lookups.
+ * get_consumers, plus the untraced node lookups and handle comparisons.
  *
  * Queries change no IR, but they create handles, so they are recorded in
  * the trace like primitives: replaying a trace must recreate every handle
@@ -192,4 +192,24 @@ tir_status tir_sched_get_block_node(tir_schedule *s, tir_block_rv block, const t
                             "get_block_node: handle %s is stale", sch_rv_desc(s, block.id));
     *out = (const tir_block *)n;
     return TIR_OK;
+}
+
+/* The live entry a handle of kind `kind` names, or NULL. */
+static const sch_entry *live_entry(const tir_schedule *s, char kind, uint32_t id, uint32_t tag) {
+    if (!s || tag != s->serial || id < 1 || (int)id > s->nentries) return NULL;
+    const sch_entry *e = &s->entries[id - 1];
+    return e->kind == kind && e->retired_by < 0 ? e : NULL;
+}
+
+/* A loop handle names a loop variable and a block handle a block name
+   (see sch_entry), so equal keys mean the same node now. */
+bool tir_sched_same_loop(const tir_schedule *s, tir_loop_rv a, tir_loop_rv b) {
+    const sch_entry *x = live_entry(s, 'l', a.id, a.sched), *y = live_entry(s, 'l', b.id, b.sched);
+    return x && y && x->loop_var == y->loop_var;
+}
+
+bool tir_sched_same_block(const tir_schedule *s, tir_block_rv a, tir_block_rv b) {
+    const sch_entry *x = live_entry(s, 'b', a.id, a.sched),
+                    *y = live_entry(s, 'b', b.id, b.sched);
+    return x && y && strcmp(x->block_name, y->block_name) == 0;
 }

@@ -8,7 +8,9 @@
  * in sequential order, one thread's copy would read what later threads
  * have not produced yet).  Placed under a thread loop, the copy-back of a
  * local accumulator (cache_write) runs once per thread after its
- * reduction.
+ * reduction.  A bounding box is not enough for a reader: the placement
+ * is accepted only when the producers provably write all of it during
+ * the iteration (region_cover.c).
  */
 #include "sched_internal.h"
 
@@ -24,29 +26,73 @@ static bool feeds(const tir_block *o, const tir_block *b) {
     return false;
 }
 
-/* True when every conjunct of r's predicate is a bound `binding < end` of
- * one of its iterators: then it masks only points outside the block's
- * domain, and the region relaxed without it is exactly what is produced
- * inside the domain.  A split of a split part leaves conjuncts such as
- * j_1_0 * 2 + j_1_1 < 2, which mask points inside the domain. */
-static bool bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
-                        const tir_expr *e) {
-    const tir_binop *b = tir_as_tir_binop(e);
-    if (b && e->kind == TIR_KIND_AND)
-        return bounds_only(ctx, a, r, b->a) && bounds_only(ctx, a, r, b->b);
-    int64_t v;
-    if (tir_expr_const_int(e, &v)) return v != 0;
-    if (!b || e->kind != TIR_KIND_LT) return false;
-    for (int k = 0; k < r->nvalues; k++) {
-        const tir_iter_var *it = &r->block->iters[k];
-        const tir_expr *d1 = tir_sub(ctx, b->a, r->values[k]);
-        const tir_expr *d2 = tir_sub(ctx, b->b,
-                                     tir_add(ctx, it->dom.min, it->dom.extent));
-        if (sch_is_const(tir_analyzer_simplify(a, d1), 0) &&
-            sch_is_const(tir_analyzer_simplify(a, d2), 0))
-            return true;
+/* True when writer sref wi writes, during one iteration of loop sref li,
+ * exactly the elements the consumer b (placed over rng) reads at its
+ * trivial access with iterator k on dimension dim_of[k]: the writer runs
+ * a box of instances (sch_exec_box), writes buf at its own iterators,
+ * runs every other iterator (reduce ones included) over its whole domain
+ * so the elements are final, and the box is b's new range per iterator.
+ * With b's domain inside the writer's, every instance of b still runs,
+ * once (the writer's boxes over the iterations are disjoint and cover its
+ * domain). */
+static bool writer_covers(const tir_schedule *s, tir_analyzer *a, int wi, int li,
+                          const tir_block *b, const int *dim_of, const sch_bound *rng,
+                          const tir_buffer *buf) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *o = sch_sref_block(s, wi);
+    int w = 0;
+    while (o->writes[w].buffer != buf) w++;
+    int *pdim = IR_NEWN(ctx, int, o->niters + 1);
+    sch_bound *box = IR_NEWN(ctx, sch_bound, o->niters + 1);
+    if (sch_trivial_dim(o, &o->writes[w], pdim) >= 0 || !sch_exec_box(s, a, wi, li, box))
+        return false;
+    for (int k = 0; k < o->niters; k++) {
+        const tir_range *d = &o->iters[k].dom;
+        if (pdim[k] < 0 && !(sch_prove_le(ctx, a, box[k].lo, d->min) &&
+                             sch_prove_le(ctx, a, tir_add(ctx, d->min, d->extent), box[k].hi)))
+            return false;
     }
-    return false;
+    for (int kc = 0; kc < b->niters; kc++) {
+        if (dim_of[kc] < 0) continue;
+        int k = 0;
+        while (pdim[k] != dim_of[kc]) k++;
+        const tir_range *cd = &b->iters[kc].dom, *pd = &o->iters[k].dom;
+        if (!rng[kc].lo || !sch_prove_le(ctx, a, pd->min, cd->min) ||
+            !sch_prove_le(ctx, a, tir_add(ctx, cd->min, cd->extent),
+                          tir_add(ctx, pd->min, pd->extent)) ||
+            !sch_prove_le(ctx, a, rng[kc].lo, box[k].lo) ||
+            !sch_prove_le(ctx, a, box[k].lo, rng[kc].lo) ||
+            !sch_prove_le(ctx, a, rng[kc].hi, box[k].hi) ||
+            !sch_prove_le(ctx, a, box[k].hi, rng[kc].hi))
+            return false;
+    }
+    return true;
+}
+
+/* Precondition 11: every writer of every produced buffer b reads covers
+ * what b reads there (writer_covers); the first one that does not, or -1. */
+static int uncovered_writer(const tir_schedule *s, int li, int *all, int na, int bi,
+                            const sch_bound *rng, int *bad_read) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *b = sch_sref_block(s, bi);
+    int *dim_of = IR_NEWN(ctx, int, b->niters + 1);
+    tir_analyzer *a = tir_analyzer_new(ctx);
+    sch_bind_ancestors(s, a, li);
+    int bad = -1;
+    for (int r = 0; r < b->nreads && bad < 0; r++) {
+        const tir_buffer *buf = b->reads[r].buffer;
+        for (int k = 0; k < na && bad < 0; k++) {
+            const tir_block *o = sch_sref_block(s, all[k]);
+            if (all[k] == bi || !sch_region_has(o->nwrites, o->writes, buf)) continue;
+            sch_trivial_dim(b, &b->reads[r], dim_of);
+            if (!writer_covers(s, a, all[k], li, b, dim_of, rng, buf)) {
+                bad = all[k];
+                *bad_read = r;
+            }
+        }
+    }
+    tir_analyzer_free(a);
+    return bad;
 }
 
 tir_status sch_prim_reverse_compute_at(sch_call *c) {
@@ -119,7 +165,7 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
             const tir_block *o = sch_sref_block(s, all[k]);
             if (all[k] == bi || !feeds(o, b)) continue;
             const tir_block_realize *pr = s->srefs[all[k]].realize;
-            if (!bounds_only(ctx, pa, pr, pr->predicate)) {
+            if (!sch_pred_bounds_only(ctx, pa, pr, pr->predicate)) {
                 tir_analyzer_free(pa);
                 return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, o,
                                 "the predicate of producer \"%s\" masks points inside its "
@@ -183,6 +229,21 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                         "the region the producers of \"%s\" write under loop %s cannot be "
                         "bounded",
                         b->name, loop->var->name);
+    /* 11 */
+    int bad_read = 0, bad = uncovered_writer(s, li, all, na, bi, rng, &bad_read);
+    if (bad >= 0) {
+        const tir_block *o = sch_sref_block(s, bad);
+        const void *marks[2] = {loop, o};
+        return sch_fail_marks(c, TIR_ERR_SCHED_REGION_NOT_COVERED, brv, 2, marks,
+                              "cannot prove that producer \"%s\" writes, during one "
+                              "iteration of loop %s, all of %s that block \"%s\" would read "
+                              "there: its bindings must be affine in the loops inside %s "
+                              "with a dense stride pattern (no strided or partial writes), "
+                              "its other iterators must run in full, and the domain of "
+                              "\"%s\" must lie inside its own",
+                              o->name, loop->var->name, b->reads[bad_read].buffer->name,
+                              b->name, loop->var->name, b->name);
+    }
     const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
     c->func = sch_move_block(c, bi, li, pos, moved);
     return TIR_OK;

@@ -22,7 +22,7 @@
 
 #include <stdarg.h>
 
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 #include "minitir/schedule.h"
 
 typedef enum sch_inst_kind {
@@ -38,9 +38,9 @@ typedef struct sch_arg {
     const uint32_t *tags; /* L, B */
     int64_t i;           /* i */
     const char *s;       /* s */
-    int n;               /* L, B, I: number of entries */
+    int n;               /* L, B, I, F: number of entries */
     const uint32_t *rvs; /* L, B */
-    const int64_t *ints; /* I */
+    const int64_t *ints; /* I, F */
 } sch_arg;
 
 /* One handle-table entry.  Identity: a loop variable or a block name. */
@@ -96,6 +96,9 @@ typedef struct sch_call {
     int nargs;
     /* results */
     const tir_prim_func *func; /* the new function; NULL: unchanged */
+    /* A primitive of output kind 'c' found nothing to do: sch_run then
+       commits and records nothing. */
+    bool unchanged;
     sch_out *outs;             /* arena */
     int nouts, capouts;
     const char **retired; /* arena */
@@ -121,6 +124,8 @@ typedef struct sch_sig {
     int nin, nattr;
 } sch_sig;
 void sch_sig_parse(sch_inst_kind k, sch_sig *out);
+/* An int64 list argument: 'I', or 'F' (split factors). */
+static inline bool sch_sig_is_ints(char t) { return t == 'I' || t == 'F'; }
 
 /* ---------------------------------------------------------------- state.c */
 
@@ -129,6 +134,9 @@ void sch_sig_parse(sch_inst_kind k, sch_sig *out);
  * handles (arena), *nouts their count. */
 tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
                    const uint32_t **outs, int *nouts);
+/* sch_run for an instruction of output kind 'c': *changed (may be NULL)
+ * tells whether it changed the schedule (only then is it traced). */
+tir_status sch_run_flag(tir_schedule *s, sch_inst_kind k, const sch_arg *args, bool *changed);
 /* Packing handles into arguments and ids back into handles (wrappers). */
 #define SCH_RV(h) ((sch_arg){.rv = (h).id, .tag = (h).sched})
 sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops);
@@ -326,6 +334,24 @@ const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope 
 bool sch_parse_scope(const char *name, tir_scope *out);
 bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
 /* end prims-a */
+
+/* region_cover.c: what compute_at and reverse_compute_at prove. */
+/* True when every conjunct of realize r's predicate e is a bound
+ * `binding < end` of one of its iterators: then it masks only points
+ * outside the block's domain.  (A split of a split part leaves conjuncts
+ * such as j_1_0 * 2 + j_1_1 < 2, which mask points inside it.) */
+bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
+                          const tir_expr *e);
+/* When provable, the instances of block sref bi run during one iteration
+ * of loop sref `loop` are exactly the box box[k] = [lo, hi) per iterator
+ * (intersected with the block's domain): its predicate only bounds the
+ * bindings, and each binding is affine in the loops between, each of them
+ * feeding one iterator, with a dense mixed radix of strides.  The
+ * analyzer must know the ranges of the loops above `loop` (and it).
+ * False: not proven. */
+bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box);
+/* True when x <= y is proven (false for NULL or mixed dtypes). */
+bool sch_prove_le(tir_ctx *ctx, tir_analyzer *a, const tir_expr *x, const tir_expr *y);
 
 /* cache_read.c: what cache_read and cache_write share. */
 typedef struct sch_cache_target {

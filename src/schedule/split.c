@@ -40,15 +40,19 @@ tir_status sch_prim_split(sch_call *c) {
         if (factors[i] != TIR_SPLIT_INFER) continue;
         if (infer >= 0)
             return sch_fail(c, TIR_ERR_SCHED_MULTIPLE_INFER, rv, loop,
-                            "at most one factor may be inferred (0), but factors %d and %d are",
-                            infer, i);
+                            "at most one factor of the split of %s may be TIR_SPLIT_INFER, "
+                            "but factors %d and %d are",
+                            loop->var->name, infer, i);
         infer = i;
     }
+    /* 0 meant "infer" once; saying so helps a caller written for that. */
     for (int i = 0; i < nf; i++)
-        if (factors[i] < 0)
+        if (i != infer && factors[i] <= 0)
             return sch_fail(c, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, rv, loop,
-                            "factor %d is %lld; factors must be positive (or 0 to infer)", i,
-                            (long long)factors[i]);
+                            "factor %d of the split of %s is %lld: a split factor must be "
+                            "positive (or TIR_SPLIT_INFER)%s",
+                            i, loop->var->name, (long long)factors[i],
+                            factors[i] == 0 ? "; 0 does not mean infer" : "");
 
     tir_dtype dt = loop->var->base.dtype;
     int64_t prod = 1;

@@ -406,6 +406,7 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
             if (!a->s) return sch_bad_arg(s, prim, "a string argument is NULL");
             break;
         case 'I':
+        case 'F':
             if (a->n < 0 || (a->n > 0 && !a->ints))
                 return sch_bad_arg(s, prim, "the integer list is NULL or has a negative length");
             break;
@@ -427,12 +428,13 @@ static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int na
         if (t == 's') copy[i].s = tir_intern(ctx, args[i].s);
         bool list = t == 'L' || t == 'B';
         if (list) copy[i].rvs = ir_copy_array(ctx, args[i].rvs, sizeof(uint32_t), args[i].n);
-        if (t == 'I') copy[i].ints = ir_copy_array(ctx, args[i].ints, sizeof(int64_t), args[i].n);
+        bool ints = sch_sig_is_ints(t);
+        if (ints) copy[i].ints = ir_copy_array(ctx, args[i].ints, sizeof(int64_t), args[i].n);
         if (!list) copy[i].rvs = NULL;
         copy[i].tags = NULL;
         copy[i].tag = 0;
-        if (t != 'I') copy[i].ints = NULL;
-        if (!list && t != 'I') copy[i].n = 0;
+        if (!ints) copy[i].ints = NULL;
+        if (!list && !ints) copy[i].n = 0;
     }
     if (s->ntrace == s->captrace) {
         s->captrace = s->captrace ? 2 * s->captrace : 16;
@@ -462,6 +464,13 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
     sch_call c = {.sch = s, .ctx = s->ctx, .kind = k, .prim = sch_inst_table[k].name,
                   .args = args, .nargs = sig.nin + sig.nattr};
     TIR_TRY(sch_inst_table[k].impl(&c));
+    if (c.unchanged) {
+        /* Nothing to do: the schedule, trace included, stays as it was. */
+        TIR_ASSERT(sig.out == 'c' && !c.func && c.nouts == 0 && c.nretired == 0);
+        if (outs) *outs = NULL;
+        if (nouts) *nouts = 0;
+        return TIR_OK;
+    }
 
     if (c.func && c.func != s->func) {
         /* A primitive that builds ill-formed IR has a bug; refusing the
@@ -518,6 +527,15 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
     record(s, k, args, c.nargs, ids, c.nouts);
     if (outs) *outs = ids;
     if (nouts) *nouts = c.nouts;
+    return TIR_OK;
+}
+
+tir_status sch_run_flag(tir_schedule *s, sch_inst_kind k, const sch_arg *args, bool *changed) {
+    if (changed) *changed = false;
+    int before = s->ntrace;
+    TIR_TRY(sch_run(s, k, args, NULL, NULL));
+    /* sch_run records exactly the calls that changed something. */
+    if (changed) *changed = s->ntrace > before;
     return TIR_OK;
 }
 

@@ -6,6 +6,12 @@
  * handle's creation index; since every handle comes from a traced call,
  * replaying a trace on a fresh schedule recreates the same numbering and
  * therefore prints the same text.
+ *
+ * Split factor lists write TIR_SPLIT_INFER as `None` (TIR_SPLIT_INFER in
+ * C).  Traces printed before the marker became -1 wrote it as 0; such a
+ * line is now refused by split (TIR_ERR_SCHED_NONPOSITIVE_FACTOR, with
+ * its line number) rather than silently reinterpreted: replace the 0 by
+ * None.
  */
 #include <ctype.h>
 #include <string.h>
@@ -61,6 +67,7 @@ static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, b
         case 'L':
         case 'B':
         case 'I':
+        case 'F':
             if (c && a->n == 0) {
                 ir_sb_puts(sb, "0, NULL");
                 break;
@@ -72,8 +79,10 @@ static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, b
                 ir_sb_putc(sb, '[');
             for (int j = 0; j < a->n; j++) {
                 if (j) ir_sb_puts(sb, ", ");
-                if (t != 'I')
+                if (!sch_sig_is_ints(t))
                     put_rv(sb, s, a->rvs[j]);
+                else if (t == 'F' && a->ints[j] == TIR_SPLIT_INFER)
+                    ir_sb_puts(sb, c ? "TIR_SPLIT_INFER" : "None");
                 else
                     put_int(sb, a->ints[j], c);
             }
@@ -90,7 +99,7 @@ static void put_inst_text(ir_strbuf *sb, const tir_schedule *s, const sch_inst *
     if (sig.out == 'b' || sig.out == 'l') {
         put_rv(sb, s, in->outs[0]);
         ir_sb_puts(sb, " = ");
-    } else if (sig.out) {
+    } else if (sig.out && sig.out != 'c') {
         ir_sb_putc(sb, '[');
         for (int i = 0; i < in->nouts; i++) {
             if (i) ir_sb_puts(sb, ", ");
@@ -166,9 +175,13 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
         case 0:
         case 'b':
         case 'l':
+        case 'c':
             ir_sb_printf(&sb, "    if ((st = tir_sched_%s(sch", name);
             put_args(&sb, s, in, true);
-            if (sig.out) {
+            if (sig.out == 'c') {
+                /* Only calls that changed something are traced. */
+                ir_sb_puts(&sb, ", NULL");
+            } else if (sig.out) {
                 ir_sb_puts(&sb, ", &");
                 put_rv(&sb, s, in->outs[0]);
             }
@@ -363,9 +376,10 @@ typedef struct {
     const char **out_names;
 } parsed_inst;
 
-/* Parses a bracketed list of identifiers (names) or integers (ints). */
-static tir_status parse_list(lexer *lx, bool names, int *n, const char ***names_out,
-                             int64_t **ints_out) {
+/* Parses a bracketed list of identifiers (names) or integers (ints);
+ * with factors, `None` stands for TIR_SPLIT_INFER. */
+static tir_status parse_list(lexer *lx, bool names, bool factors, int *n,
+                             const char ***names_out, int64_t **ints_out) {
     TIR_TRY(expect(lx, '['));
     ir_vec v = {0};
     int64_t *ints = NULL;
@@ -379,8 +393,10 @@ static tir_status parse_list(lexer *lx, bool names, int *n, const char ***names_
             }
             ir_vec_push(&v, lx->sval);
         } else {
-            if (lx->kind != T_INT) {
-                lex_fail(lx, "expected an integer%s", "");
+            bool none = factors && lx->kind == T_IDENT && strcmp(lx->sval, "None") == 0;
+            if (lx->kind != T_INT && !none) {
+                lex_fail(lx, factors ? "expected an integer or None%s" : "expected an integer%s",
+                         "");
                 break;
             }
             if (cnt == cap) {
@@ -389,7 +405,7 @@ static tir_status parse_list(lexer *lx, bool names, int *n, const char ***names_
                 if (cnt) memcpy(ni, ints, sizeof *ints * (size_t)cnt);
                 ints = ni;
             }
-            ints[cnt] = lx->ival;
+            ints[cnt] = none ? TIR_SPLIT_INFER : lx->ival;
         }
         cnt++;
         next(lx);
@@ -416,7 +432,7 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
     const char *first = NULL, *first_tok = NULL;
     bool list_out = false;
     if (is_punct(lx, '[')) {
-        TIR_TRY(parse_list(lx, true, &pi->nout_names, &pi->out_names, NULL));
+        TIR_TRY(parse_list(lx, true, false, &pi->nout_names, &pi->out_names, NULL));
         TIR_TRY(expect(lx, '='));
         list_out = true;
     } else if (lx->kind == T_IDENT) {
@@ -452,7 +468,7 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
     sch_sig sig;
     sch_sig_parse(pi->kind, &sig);
     bool want_list = sig.out == 'L' || sig.out == 'M' || sig.out == 'N';
-    if (sig.out == 0 && (pi->nout_names || list_out))
+    if ((sig.out == 0 || sig.out == 'c') && (pi->nout_names || list_out))
         return lex_fail(lx, "%s has no outputs", first);
     if ((sig.out == 'b' || sig.out == 'l') && (list_out || pi->nout_names != 1))
         return lex_fail(lx, "%s has one output: write `x = ...`", first);
@@ -472,10 +488,11 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
             next(lx);
             break;
         case 'L':
-        case 'B': TIR_TRY(parse_list(lx, true, &a->n, &pi->list_names[i], NULL)); break;
-        case 'I': {
+        case 'B': TIR_TRY(parse_list(lx, true, false, &a->n, &pi->list_names[i], NULL)); break;
+        case 'I':
+        case 'F': {
             int64_t *ints = NULL;
-            TIR_TRY(parse_list(lx, false, &a->n, NULL, &ints));
+            TIR_TRY(parse_list(lx, false, t == 'F', &a->n, NULL, &ints));
             a->ints = ints;
             break;
         }
@@ -563,7 +580,7 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
         int want = -1;
         for (int i = 0; i < sig.nin + sig.nattr && want < 0; i++) {
             char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
-            if (t == 'L' || t == 'I') want = pi->args[i].n;
+            if (t == 'L' || sch_sig_is_ints(t)) want = pi->args[i].n;
         }
         if (want != pi->nout_names)
             return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,

@@ -261,7 +261,7 @@ tir_status seed_fused(tir_schedule *s, int step, seed_hook hook, void *user) {
     tir_block_rv c, d;
     CALL(s, hook, user, tir_sched_get_block(s, "C", &c));
     CALL(s, hook, user, tir_sched_get_block(s, "D", &d));
-    CALL(s, hook, user, tir_sched_fuse_reduction_epilogue(s, c, d));
+    CALL(s, hook, user, tir_sched_fuse_reduction_epilogue(s, c, d, NULL));
     /* Bias: the reduction now writes D and the epilogue block is gone. */
     bool has_epi = tir_sched_get_block(s, "D", &d) == TIR_OK;
     tiles t;

@@ -1,0 +1,442 @@
+/* local_check.c: a local buffer has one copy per thread, so lowering it is
+ * only right when every element a thread reads was written by that same
+ * thread.  The scheduled function guarantees that some writer wrote each
+ * element read (in its sequential meaning); this pass proves that the
+ * writer ran in the reading thread.  It runs after unify_threads, where
+ * each thread tag has one variable in the whole kernel, so the writer's and
+ * the reader's indices speak of the same hardware indices.
+ *
+ * For each thread variable t (blockIdx and threadIdx alike) of extent n and
+ * each local buffer, one of two things must hold:
+ *   - no writer's index mentions t and no writer runs under a condition or
+ *     loop bound that mentions t and may be false: every thread writes the
+ *     same elements (the copy is replicated along t), or
+ *   - t can be read back from the element the same way for every writer
+ *     and reader: some fixed integer function X of the indices (one index,
+ *     the row-major flat index, or i_d * w + floormod(i_{d+1}, w) for a
+ *     floormod(., w) in i_{d+1}, which turns a fused-and-split copy's
+ *     [o + floordiv(F, w), p + floormod(F, w)] back into an affine F) is,
+ *     in every access, c * t + low + high with the same c > 0, low in
+ *     [0, c) and high a multiple of c * n; then t = floormod(floordiv(X,
+ *     c), n) is a function of the element, the same for writer and reader.
+ * Either way the element a thread reads was written by the reading thread.
+ * Anything else is TIR_ERR_LOWER naming the buffer, the two accesses and
+ * their thread mappings (a per-thread array cannot carry values between
+ * threads; without this check the kernel reads garbage).  Conditions in
+ * writers that mention a replicated t are refused even when the readers
+ * have the same condition (conservative).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+enum { MAXTHREADS = 8, MAXTERMS = 64, MAXCANDS = 24 };
+
+typedef struct access {
+    const tir_stmt *stmt; /* the statement holding the access (marked in errors) */
+    const tir_buffer *buf;
+    bool write;
+    int nidx;
+    const tir_expr *const *idx;
+    int nloops, nconds;
+    const tir_for **loops;  /* enclosing loops, outermost first */
+    const tir_expr **conds; /* enclosing conditions */
+} access;
+
+typedef struct lc {
+    lower_state *st;
+    const tir_prim_func *f;
+    ir_vec locals;   /* local buffers allocated in the kernel */
+    ir_vec accesses; /* access* (ctx arena) */
+    const tir_for *threads[MAXTHREADS]; /* one loop per thread variable */
+    int nthreads;
+    ir_vec loops; /* enclosing loops, outermost first (any depth: user input) */
+    ir_vec conds; /* enclosing conditions */
+    const tir_stmt *cur; /* statement being walked */
+} lc;
+
+/* ---- collecting the accesses */
+
+static bool is_local(const lc *c, const tir_buffer *b) {
+    for (int i = 0; i < c->locals.n; i++)
+        if (c->locals.items[i] == b) return true;
+    return false;
+}
+
+static void record(lc *c, const tir_buffer *b, bool write, int nidx,
+                   const tir_expr *const *idx) {
+    if (!is_local(c, b)) return;
+    tir_ctx *ctx = c->st->ctx;
+    access *a = IR_NEWN(ctx, access, 1);
+    *a = (access){.stmt = c->cur, .buf = b, .write = write, .nidx = nidx, .idx = idx,
+                  .nloops = c->loops.n, .nconds = c->conds.n};
+    a->loops = IR_NEWN(ctx, const tir_for *, c->loops.n);
+    memcpy(a->loops, c->loops.items, sizeof(const tir_for *) * (size_t)c->loops.n);
+    a->conds = IR_NEWN(ctx, const tir_expr *, c->conds.n);
+    memcpy(a->conds, c->conds.items, sizeof(const tir_expr *) * (size_t)c->conds.n);
+    ir_vec_push(&c->accesses, a);
+}
+
+static bool load_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *l = (const tir_buffer_load *)n;
+        record(v->user, l->buffer, false, l->nidx, l->indices);
+    }
+    return true;
+}
+
+static void walk_expr(lc *c, const tir_expr *e) {
+    if (!e) return;
+    tir_visitor v = {.pre = load_pre, .user = c};
+    tir_visit(&v, e);
+}
+
+static void walk(lc *c, const tir_stmt *s) {
+    if (!s) return;
+    c->cur = s;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)s;
+        walk_expr(c, f->min);
+        walk_expr(c, f->extent);
+        if (f->kind == TIR_FOR_THREAD_BINDING) {
+            bool seen = false;
+            for (int i = 0; i < c->nthreads; i++) seen |= c->threads[i]->var == f->var;
+            TIR_ASSERT(seen || c->nthreads < MAXTHREADS);
+            if (!seen) c->threads[c->nthreads++] = f;
+        }
+        ir_vec_push(&c->loops, f);
+        walk(c, f->body);
+        c->loops.n--;
+        break;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) walk(c, q->stmts[i]);
+        break;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        walk_expr(c, i->cond);
+        ir_vec_push(&c->conds, i->cond); /* the else branch depends on it as much */
+        walk(c, i->then_s);
+        walk(c, i->else_s);
+        c->conds.n--;
+        break;
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *a = (const tir_allocate *)s;
+        if (a->buffer->scope == TIR_SCOPE_LOCAL) ir_vec_push(&c->locals, a->buffer);
+        walk(c, a->body);
+        break;
+    }
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *st = (const tir_buffer_store *)s;
+        record(c, st->buffer, true, st->nidx, st->indices);
+        for (int i = 0; i < st->nidx; i++) walk_expr(c, st->indices[i]);
+        walk_expr(c, st->value);
+        break;
+    }
+    case TIR_KIND_EVALUATE: walk_expr(c, ((const tir_evaluate *)s)->value); break;
+    default: TIR_ASSERT(!"block left before local_check"); break;
+    }
+}
+
+/* ---- reading a thread variable back from an element */
+
+/* A function of the indices: index d (w == 0, d >= 0), the row-major flat
+ * index (d < 0), or idx[d] * w + floormod(idx[d + 1], w) (w > 0). */
+typedef struct cand {
+    int d;
+    int64_t w;
+} cand;
+
+typedef struct term {
+    int64_t coef;
+    const tir_expr *atom; /* NULL: a constant */
+} term;
+
+/* e as a sum of coef * atom; false when there are too many terms. */
+static bool split_terms(const tir_expr *e, int64_t sign, term *out, int *n) {
+    int64_t k;
+    if (tir_expr_const_int(e, &k)) {
+        if (*n >= MAXTERMS) return false;
+        out[(*n)++] = (term){sign * k, NULL};
+        return true;
+    }
+    const tir_binop *b = (const tir_binop *)e;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_ADD: return split_terms(b->a, sign, out, n) && split_terms(b->b, sign, out, n);
+    case TIR_KIND_SUB: return split_terms(b->a, sign, out, n) && split_terms(b->b, -sign, out, n);
+    case TIR_KIND_MUL:
+        if (tir_expr_const_int(b->b, &k)) return split_terms(b->a, sign * k, out, n);
+        if (tir_expr_const_int(b->a, &k)) return split_terms(b->b, sign * k, out, n);
+        break;
+    default: break;
+    }
+    if (*n >= MAXTERMS) return false;
+    out[(*n)++] = (term){sign, e};
+    return true;
+}
+
+static int64_t floormod64(int64_t x, int64_t m) {
+    int64_t r = x % m;
+    return r < 0 ? r + m : r;
+}
+
+/* c > 0 when X = c * t + low + high with low in [0, c) and high a multiple
+ * of c * extent(t) (then t = floormod(floordiv(X, c), extent)); 0 when X
+ * does not mention t; -1 otherwise. */
+static int64_t decode(tir_ctx *ctx, tir_analyzer *an, const tir_expr *X, const tir_for *t) {
+    if (!tir_uses_var(X, t->var)) return 0;
+    term terms[MAXTERMS];
+    int n = 0;
+    if (!split_terms(X, 1, terms, &n)) return -1;
+    int64_t ct = 0;
+    for (int i = 0; i < n; i++) {
+        if (terms[i].atom == (const tir_expr *)t->var)
+            ct += terms[i].coef;
+        else if (terms[i].atom && tir_uses_var(terms[i].atom, t->var))
+            return -1;
+    }
+    if (ct <= 0) return -1;
+    int64_t ext, period = 0;
+    if (tir_expr_const_int(t->extent, &ext) && ext > 0) period = ct * ext;
+    const tir_expr *low = tir_int(ctx, X->dtype, 0);
+    int64_t lowc = 0;
+    for (int i = 0; i < n; i++) {
+        const term *m = &terms[i];
+        if (m->atom == (const tir_expr *)t->var || (period && m->coef % period == 0)) continue;
+        if (!m->atom)
+            lowc += period ? floormod64(m->coef, period) : m->coef;
+        else
+            low = tir_add(ctx, low, tir_mul(ctx, m->atom, tir_int(ctx, X->dtype, m->coef)));
+    }
+    tir_int_bound bd =
+        tir_analyzer_const_bound(an, tir_add(ctx, low, tir_int(ctx, X->dtype, lowc)));
+    return bd.min >= 0 && bd.max < ct ? ct : -1;
+}
+
+/* X of candidate k for access a, simplified (NULL: k does not apply). */
+static const tir_expr *cand_expr(tir_ctx *ctx, tir_analyzer *an, const access *a, cand k) {
+    const tir_expr *x;
+    if (k.d >= 0 && k.w == 0) {
+        x = a->idx[k.d];
+    } else if (k.d >= 0) {
+        const tir_expr *w = tir_int(ctx, a->idx[k.d]->dtype, k.w);
+        x = tir_add(ctx, tir_mul(ctx, a->idx[k.d], w), tir_floormod(ctx, a->idx[k.d + 1], w));
+    } else {
+        x = a->idx[0];
+        for (int d = 1; d < a->nidx; d++) {
+            int64_t ext;
+            if (!tir_expr_const_int(a->buf->shape[d], &ext)) return NULL;
+            x = tir_add(ctx, tir_mul(ctx, x, tir_int(ctx, x->dtype, ext)), a->idx[d]);
+        }
+    }
+    return tir_analyzer_simplify(an, x);
+}
+
+typedef struct cands {
+    cand k[MAXCANDS];
+    int n;
+} cands;
+
+static void add_cand(cands *cs, int d, int64_t w) {
+    for (int i = 0; i < cs->n; i++)
+        if (cs->k[i].d == d && cs->k[i].w == w) return;
+    if (cs->n < MAXCANDS) cs->k[cs->n++] = (cand){d, w};
+}
+
+typedef struct modfind {
+    cands *cs;
+    int d;
+} modfind;
+
+static bool mod_pre(tir_visitor *v, const tir_node *n) {
+    modfind *m = v->user;
+    int64_t w;
+    if (n->kind == TIR_KIND_FLOORMOD && tir_expr_const_int(((const tir_binop *)n)->b, &w) && w > 1)
+        add_cand(m->cs, m->d - 1, w);
+    return true;
+}
+
+/* Every index, the flat index, and idx[d - 1] * w + floormod(idx[d], w)
+ * for each floormod(., w) in some access's idx[d]. */
+static void find_cands(const ir_vec *accs, cands *cs) {
+    const access *a0 = accs->items[0];
+    cs->n = 0;
+    for (int d = 0; d < a0->nidx; d++) add_cand(cs, d, 0);
+    if (a0->nidx > 1) add_cand(cs, -1, 0);
+    for (int i = 0; i < accs->n; i++) {
+        const access *a = accs->items[i];
+        for (int d = 1; d < a->nidx; d++) {
+            modfind m = {cs, d};
+            tir_visitor v = {.pre = mod_pre, .user = &m};
+            tir_visit(&v, a->idx[d]);
+        }
+    }
+}
+
+static void bind_loops(tir_analyzer *an, const access *a) {
+    for (int i = 0; i < a->nloops; i++)
+        tir_analyzer_bind(an, a->loops[i]->var, a->loops[i]->min, a->loops[i]->extent);
+}
+
+/* code[i * cs->n + k]: decode of thread t from candidate k in access i. */
+static int64_t *decode_all(lc *c, tir_analyzer *an, const ir_vec *accs, const cands *cs,
+                           const tir_for *t) {
+    int64_t *code = calloc((size_t)(accs->n * cs->n), sizeof *code);
+    TIR_ASSERT(code);
+    for (int i = 0; i < accs->n; i++) {
+        const access *a = accs->items[i];
+        bind_loops(an, a);
+        for (int k = 0; k < cs->n; k++) {
+            const tir_expr *x = cand_expr(c->st->ctx, an, a, cs->k[k]);
+            code[i * cs->n + k] = x ? decode(c->st->ctx, an, x, t) : -1;
+        }
+    }
+    return code;
+}
+
+/* ---- messages */
+
+/* "A_local[i, j] (blockIdx.x = i_0, threadIdx.x = tx)" */
+static const char *describe(lc *c, const access *a) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_printf(&sb, "%s[", a->buf->name);
+    for (int d = 0; d < a->nidx; d++)
+        ir_sb_printf(&sb, "%s%s", d ? ", " : "", tir_print(c->st->ctx, a->idx[d]));
+    ir_sb_printf(&sb, "] under ");
+    int n = 0;
+    for (int i = 0; i < a->nloops; i++) {
+        const tir_for *f = a->loops[i];
+        if (f->kind != TIR_FOR_THREAD_BINDING) continue;
+        ir_sb_printf(&sb, "%s%s = %s", n++ ? ", " : "", f->thread_tag, f->var->name);
+    }
+    if (!n) ir_sb_printf(&sb, "no thread loop");
+    return ir_sb_finish(&sb, c->st->ctx);
+}
+
+static tir_status fail_mapping(lc *c, const access *w, const access *r, const tir_for *t) {
+    const char *how = r->write ? "also written" : "read";
+    return lower_fail_marked(
+        c->st, c->f, 2, (const void *[]){w->stmt, r->stmt},
+        "local_check: buffer '%s' is local (one copy per thread) but is written and %s under "
+        "different thread mappings: written as %s, %s as %s; %s ('%s') cannot be told from "
+        "the element the same way in both, so a thread would read elements another thread "
+        "wrote.  Map threads onto the buffer the same way in both stages (the same loop "
+        "order before fuse/split/bind) or make the buffer shared",
+        w->buf->name, how, describe(c, w), how, describe(c, r), t->thread_tag, t->var->name);
+}
+
+static tir_status fail_guard(lc *c, const access *w, const tir_expr *guard, const tir_for *t) {
+    return lower_fail_marked(
+        c->st, c->f, 1, (const void *[]){w->stmt},
+        "local_check: buffer '%s' is local (one copy per thread); it is written as %s only "
+        "where '%s', which depends on %s ('%s') while the element does not, so threads "
+        "for which it is false would read elements they never wrote.  Bind the writer's "
+        "loops so that %s picks its elements, or make the buffer shared",
+        w->buf->name, describe(c, w), tir_print(c->st->ctx, guard), t->thread_tag,
+        t->var->name, t->thread_tag);
+}
+
+/* ---- the proof, per buffer and thread variable */
+
+static bool idx_uses(const access *a, const tir_var *v) {
+    for (int d = 0; d < a->nidx; d++)
+        if (tir_uses_var(a->idx[d], v)) return true;
+    return false;
+}
+
+/* A condition or loop bound around writer w that mentions t, or NULL.
+ * Conditions that always hold (bounds predicates of a divisible shape) do
+ * not count. */
+static const tir_expr *guard_on(tir_analyzer *an, const access *w, const tir_var *t) {
+    bind_loops(an, w);
+    for (int i = 0; i < w->nconds; i++)
+        if (tir_uses_var(w->conds[i], t) && !tir_analyzer_can_prove(an, w->conds[i]))
+            return w->conds[i];
+    for (int i = 0; i < w->nloops; i++) {
+        const tir_for *f = w->loops[i];
+        if (tir_uses_var(f->min, t)) return f->min;
+        if (tir_uses_var(f->extent, t)) return f->extent;
+    }
+    return NULL;
+}
+
+/* True when candidate k reads t back the same way in accesses i and j. */
+static bool agree(const int64_t *code, int ncand, int i, int j, int k) {
+    return code[i * ncand + k] > 0 && code[i * ncand + k] == code[j * ncand + k];
+}
+
+static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_for *t) {
+    int64_t ext;
+    if (tir_expr_const_int(t->extent, &ext) && ext == 1) return TIR_OK; /* one thread */
+    int w0 = -1;
+    for (int i = 0; i < accs->n && w0 < 0; i++) {
+        const access *a = accs->items[i];
+        if (a->write && idx_uses(a, t->var)) w0 = i;
+    }
+    if (w0 < 0) { /* replicated along t: every writer must run in every thread */
+        for (int i = 0; i < accs->n; i++) {
+            const access *a = accs->items[i];
+            const tir_expr *g = a->write ? guard_on(an, a, t->var) : NULL;
+            if (g) return fail_guard(c, a, g, t);
+        }
+        return TIR_OK;
+    }
+    cands cs;
+    find_cands(accs, &cs);
+    int64_t *code = decode_all(c, an, accs, &cs, t);
+    int bad = -1; /* an access that agrees with w0 under no candidate */
+    bool ok = false;
+    for (int k = 0; k < cs.n && !ok; k++) {
+        ok = code[w0 * cs.n + k] > 0;
+        for (int i = 0; i < accs->n && ok; i++) ok = agree(code, cs.n, w0, i, k);
+    }
+    for (int i = 0; i < accs->n && !ok && bad < 0; i++) {
+        bool any = false;
+        for (int k = 0; k < cs.n; k++) any |= agree(code, cs.n, w0, i, k);
+        if (!any && i != w0) bad = i;
+    }
+    free(code);
+    if (ok) return TIR_OK;
+    if (bad < 0) /* w0 itself, or only no single candidate for all: name a reader */
+        for (int i = 0; i < accs->n && bad < 0; i++)
+            if (i != w0 && !((const access *)accs->items[i])->write) bad = i;
+    if (bad < 0) bad = w0;
+    return fail_mapping(c, accs->items[w0], accs->items[bad], t);
+}
+
+static tir_status check_buffer(lc *c, tir_analyzer *an, const tir_buffer *b) {
+    ir_vec accs = {0};
+    bool written = false;
+    for (int i = 0; i < c->accesses.n; i++) {
+        const access *a = c->accesses.items[i];
+        if (a->buf != b) continue;
+        ir_vec_push(&accs, a);
+        written |= a->write;
+    }
+    tir_status s = TIR_OK;
+    for (int t = 0; t < c->nthreads && s == TIR_OK && written; t++)
+        s = check_thread(c, an, &accs, c->threads[t]);
+    ir_vec_free(&accs);
+    return s;
+}
+
+tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
+    lc c = {.st = st, .f = in};
+    walk(&c, in->body);
+    tir_analyzer *an = tir_analyzer_new(st->ctx);
+    tir_status s = TIR_OK;
+    for (int i = 0; i < c.locals.n && s == TIR_OK; i++) s = check_buffer(&c, an, c.locals.items[i]);
+    tir_analyzer_free(an);
+    ir_vec_free(&c.locals);
+    ir_vec_free(&c.accesses);
+    ir_vec_free(&c.loops);
+    ir_vec_free(&c.conds);
+    if (s == TIR_OK) *out = in;
+    return s;
+}

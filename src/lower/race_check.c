@@ -1,0 +1,628 @@
+/* race_check.c: the static shared-memory race check, the last pass of
+ * tir_lower (also tir_lower_check_races on any lowered kernel).
+ *
+ * thread_sync places barriers by a syntactic rule; this pass checks the
+ * result independently, so a kernel it lets through has no shared-memory
+ * race the simulator could find.  Two steps:
+ *
+ * Paths.  Each statement is summarised, as in thread_sync, by the shared
+ * accesses reachable from its entry without a barrier (head), those from
+ * which its exit is reachable without one (tail) and whether a path
+ * through it has no barrier at all (through).  Accesses of one statement
+ * pair with each other; in a sequence the pending tail pairs with the next
+ * head; a serial loop that may iterate more than once pairs its body's
+ * tail with its head (the back edge).  Every write also pairs with itself
+ * (other threads run the same store in the same interval).  A cp_async is
+ * a write where it is issued and again, with the same index, at every
+ * cp_async_wait (where its data lands).
+ *
+ * Elements.  A pair conflicts when both touch one buffer, one writes, and
+ * some element is touched by two different threads.  Each access's index
+ * is evaluated at every point of the ranges of the variables it uses (all
+ * loop variables other than threadIdx are free on both sides, so different
+ * iterations are covered); each element gets its owner thread, or "many".
+ * An index the evaluator cannot handle (a variable without a constant
+ * range, a Let or a load, more than RC_MAX_POINTS points), a buffer that
+ * is not flat or has no constant size up to RC_MAX_ELEMS, conflict with
+ * every access by another thread.  A threadIdx loop without a constant
+ * extent is refused (gpu_check rules it out before).  The check is sound and may reject a
+ * race-free kernel whose ownership needs values of outer loops (e.g. two
+ * pipeline versions in one interval); docs/lowering.md has the limits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+enum { RC_MAX_LOOPS = 32, RC_MAX_CONDS = 16, RC_MAX_VARS = 24 };
+/* points enumerated per access: at most, and with conditions */
+enum { RC_MAX_POINTS = 1 << 22, RC_COND_POINTS = 1 << 14 };
+enum { OWN_NONE = -2, OWN_MANY = -1 };
+/* larger buffers or thread blocks are not analysed (conflict) */
+enum { RC_MAX_ELEMS = 1 << 20, RC_MAX_THREADS = 1 << 16 };
+
+typedef struct rloop {
+    const tir_var *var;
+    int64_t lo, hi; /* inclusive; lo > hi: no constant range */
+    int dim;        /* 0..2 for threadIdx.x/y/z, else -1 */
+} rloop;
+
+typedef struct racc {
+    const tir_buffer *buf;
+    bool write;
+    const tir_expr *idx;   /* flat index (Ramp for vector accesses) */
+    int64_t span;          /* elements from each index value: a cp_async's width */
+    const tir_stmt *stmt;  /* for the message */
+    rloop loops[RC_MAX_LOOPS];
+    int nloops;
+    const tir_expr *conds[RC_MAX_CONDS]; /* enclosing conditions, all hold */
+    bool neg[RC_MAX_CONDS];              /* ... or, in an else, do not */
+    int nconds;
+    int64_t *owner; /* per element: thread id, OWN_NONE or OWN_MANY; lazily */
+} racc;
+
+typedef struct summ {
+    ir_vec head, tail; /* racc* */
+    bool through;
+} summ;
+
+typedef struct rc {
+    lower_state *st;
+    tir_analyzer *an;
+    rloop stack[RC_MAX_LOOPS];
+    int nstack;
+    const tir_expr *conds[RC_MAX_CONDS];
+    bool neg[RC_MAX_CONDS];
+    int nconds;
+    int64_t text[3]; /* threadIdx extents */
+    ir_vec all;      /* every racc, freed at the end */
+    ir_vec async;    /* cp_async issues, copied at each wait */
+    bool collect;    /* first walk: only the cp_async issues */
+    const racc *bad[2];
+    const tir_stmt *cur;
+    const tir_for *odd_thread; /* a threadIdx loop not understood */
+    const tir_call *odd_copy;  /* a cp_async without a shared destination */
+} rc;
+
+/* ---------------------------------------------------------- index values */
+
+typedef struct env {
+    const tir_var *vars[RC_MAX_VARS];
+    int64_t val[RC_MAX_VARS], lo[RC_MAX_VARS], hi[RC_MAX_VARS];
+    int dim[RC_MAX_VARS];     /* threadIdx axis or -1 */
+    bool capped[RC_MAX_VARS]; /* one period only (see period) */
+    int n;
+    int64_t points; /* product of the ranges, times the lanes */
+    int64_t lane;
+} env;
+
+static int64_t fdiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* The value of integer expression e; *ok cleared for what is not handled. */
+static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
+    if (!*ok) return 0;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: return ((const tir_int_imm *)e)->value;
+    case TIR_KIND_VAR:
+        for (int i = 0; i < en->n; i++)
+            if (en->vars[i] == (const tir_var *)e) return en->val[i];
+        *ok = false;
+        return 0;
+    case TIR_KIND_CAST: return eval(((const tir_cast *)e)->value, en, ok);
+    case TIR_KIND_BROADCAST: return eval(((const tir_broadcast *)e)->value, en, ok);
+    case TIR_KIND_RAMP: {
+        const tir_ramp *r = (const tir_ramp *)e;
+        return eval(r->start, en, ok) + en->lane * eval(r->stride, en, ok);
+    }
+    case TIR_KIND_NOT: return !eval(((const tir_not *)e)->a, en, ok);
+    case TIR_KIND_EQ: case TIR_KIND_NE: case TIR_KIND_LT: case TIR_KIND_LE: case TIR_KIND_GT:
+    case TIR_KIND_GE: case TIR_KIND_AND: case TIR_KIND_OR: {
+        const tir_binop *b = (const tir_binop *)e;
+        int64_t x = eval(b->a, en, ok), y = eval(b->b, en, ok);
+        switch ((tir_kind)e->kind) {
+        case TIR_KIND_EQ: return x == y;
+        case TIR_KIND_NE: return x != y;
+        case TIR_KIND_LT: return x < y;
+        case TIR_KIND_LE: return x <= y;
+        case TIR_KIND_GT: return x > y;
+        case TIR_KIND_GE: return x >= y;
+        case TIR_KIND_AND: return x && y;
+        default: return x || y;
+        }
+    }
+    case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: case TIR_KIND_DIV:
+    case TIR_KIND_MOD: case TIR_KIND_FLOORDIV: case TIR_KIND_FLOORMOD: case TIR_KIND_MIN:
+    case TIR_KIND_MAX: {
+        const tir_binop *b = (const tir_binop *)e;
+        int64_t x = eval(b->a, en, ok), y = eval(b->b, en, ok);
+        bool div = e->kind == TIR_KIND_DIV || e->kind == TIR_KIND_MOD ||
+                   e->kind == TIR_KIND_FLOORDIV || e->kind == TIR_KIND_FLOORMOD;
+        if (!*ok || (div && y == 0)) {
+            *ok = false;
+            return 0;
+        }
+        switch ((tir_kind)e->kind) {
+        case TIR_KIND_ADD: return x + y;
+        case TIR_KIND_SUB: return x - y;
+        case TIR_KIND_MUL: return x * y;
+        case TIR_KIND_DIV: return x / y;
+        case TIR_KIND_MOD: return x % y;
+        case TIR_KIND_FLOORDIV: return fdiv(x, y);
+        case TIR_KIND_FLOORMOD: return x - fdiv(x, y) * y;
+        case TIR_KIND_MIN: return x < y ? x : y;
+        default: return x > y ? x : y;
+        }
+    }
+    default: *ok = false; return 0;
+    }
+}
+
+static bool var_pre(tir_visitor *v, const tir_node *n) {
+    ir_vec *vars = v->user;
+    if (n->kind == TIR_KIND_VAR) {
+        for (int i = 0; i < vars->n; i++)
+            if (vars->items[i] == n) return true;
+        ir_vec_push(vars, n);
+    }
+    return true;
+}
+
+/* The loop of a's context defining v, or NULL. */
+static const rloop *loop_of(const racc *a, const void *v) {
+    for (int i = a->nloops - 1; i >= 0; i--)
+        if (a->loops[i].var == v) return &a->loops[i];
+    return NULL;
+}
+
+/* The period in v of e's value when every occurrence of v sits under a
+ * floormod by a constant c reached through +, -, * and casts only (such a
+ * value repeats when v grows by c: the version index floormod(k, 2) of a
+ * pipeline); 1 when v does not occur; -1 otherwise. */
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_VAR: return (const tir_var *)e != v ? 1 : mod > 0 ? mod : -1;
+    case TIR_KIND_INT_IMM: return 1;
+    case TIR_KIND_CAST: return period(((const tir_cast *)e)->value, v, mod);
+    case TIR_KIND_FLOORMOD: case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: {
+        const tir_binop *b = (const tir_binop *)e;
+        int64_t c = 0;
+        if (e->kind == TIR_KIND_FLOORMOD)
+            mod = tir_expr_const_int(b->b, &c) && c > 0 && c <= RC_MAX_POINTS ? c : 0;
+        int64_t x = period(b->a, v, mod), y = period(b->b, v, mod);
+        if (x < 0 || y < 0) return -1;
+        int64_t l = x / gcd64(x, y) * y;
+        return l <= RC_MAX_POINTS ? l : -1;
+    }
+    default: {
+        ir_vec vars = {0};
+        tir_visitor vv = {.pre = var_pre, .user = &vars};
+        tir_visit(&vv, e);
+        bool uses = false;
+        for (int i = 0; i < vars.n; i++) uses |= vars.items[i] == v;
+        ir_vec_free(&vars);
+        if (!uses) return 1;
+        if (e->kind == TIR_KIND_RAMP || e->kind == TIR_KIND_BROADCAST) {
+            /* lanes: only the start and the stride hold v */
+            const tir_expr *a = e->kind == TIR_KIND_RAMP ? ((const tir_ramp *)e)->start
+                                                         : ((const tir_broadcast *)e)->value;
+            const tir_expr *b = e->kind == TIR_KIND_RAMP ? ((const tir_ramp *)e)->stride : NULL;
+            int64_t x = period(a, v, 0), y = b ? period(b, v, 0) : 1;
+            return x < 0 || y < 0 ? -1 : x / gcd64(x, y) * y;
+        }
+        return -1;
+    }
+    }
+}
+
+/* Adds the variables of e to en with their ranges; false, en unchanged,
+ * when one has no constant range in a's context, there are too many, or
+ * the points would exceed `budget`.  idx: e is the index, whose periodic
+ * variables (see period) need only one period. */
+static bool add_vars(const racc *a, const tir_expr *e, bool idx, int64_t budget, env *en) {
+    ir_vec vars = {0};
+    tir_visitor vv = {.pre = var_pre, .user = &vars};
+    tir_visit(&vv, e);
+    env t = *en;
+    bool ok = true;
+    for (int i = 0; ok && i < vars.n; i++) {
+        int j = 0;
+        while (j < t.n && t.vars[j] != vars.items[i]) j++;
+        if (j < t.n) {
+            ok = !t.capped[j]; /* a condition on it would need every value */
+            continue;
+        }
+        const rloop *l = loop_of(a, vars.items[i]);
+        ok = l && l->lo <= l->hi && t.n < RC_MAX_VARS;
+        if (!ok) break;
+        int64_t hi = l->hi, p = idx && l->dim < 0 ? period(e, l->var, 0) : -1;
+        t.capped[t.n] = p > 0 && l->lo + p - 1 < hi;
+        if (t.capped[t.n]) hi = l->lo + p - 1;
+        t.vars[t.n] = l->var;
+        t.lo[t.n] = t.val[t.n] = l->lo;
+        t.hi[t.n] = hi;
+        t.dim[t.n] = l->dim;
+        t.points *= hi - l->lo + 1;
+        ok = t.points <= budget;
+        t.n++;
+    }
+    ir_vec_free(&vars);
+    if (ok) *en = t;
+    return ok;
+}
+
+/* Do a's enclosing conditions (those kept, the first nk) hold at en? */
+static bool conds_hold(const racc *a, const int *keep, int nk, const env *en) {
+    for (int i = 0; i < nk; i++) {
+        bool ok = true;
+        bool v = eval(a->conds[keep[i]], en, &ok) != 0;
+        if (ok && v == a->neg[keep[i]]) return false; /* unknown: may hold */
+    }
+    return true;
+}
+
+/* Enumerates a's index over the ranges of its variables, restricted by
+ * those of its conditions that stay within RC_COND_POINTS points (the
+ * others are left out: more points, still sound); false when it cannot. */
+static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size) {
+    int lanes = a->idx->dtype.lanes > 1 ? a->idx->dtype.lanes : 1;
+    env en = {.n = 0, .points = lanes};
+    if (!add_vars(a, a->idx, true, RC_MAX_POINTS, &en)) return false;
+    /* first the conditions over the index's variables (free), then others */
+    int keep[RC_MAX_CONDS], nk = 0;
+    bool kept[RC_MAX_CONDS] = {false};
+    int64_t free_points = en.points;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < a->nconds; i++)
+            if (!kept[i] &&
+                add_vars(a, a->conds[i], false, pass ? RC_COND_POINTS : free_points, &en))
+                kept[i] = true, keep[nk++] = i;
+    bool dim_used[3] = {false, false, false};
+    for (int i = 0; i < en.n; i++)
+        if (en.dim[i] >= 0) dim_used[en.dim[i]] = true;
+    /* a thread axis the index ignores: every element has several owners */
+    bool shared = false;
+    for (int d = 0; d < 3; d++) shared |= !dim_used[d] && c->text[d] > 1;
+    bool ok = true;
+    for (;;) {
+        int64_t tid = 0;
+        for (int i = 0; i < en.n; i++)
+            if (en.dim[i] >= 0) {
+                int64_t mul = 1;
+                for (int d = 0; d < en.dim[i]; d++) mul *= c->text[d];
+                tid += en.val[i] * mul;
+            }
+        bool hold = conds_hold(a, keep, nk, &en); /* scalar: the same for every lane */
+        for (en.lane = 0; hold && en.lane < lanes; en.lane++) {
+            int64_t el = eval(a->idx, &en, &ok);
+            if (!ok) return false;
+            for (int64_t k = el; k < el + a->span; k++) {
+                if (k < 0 || k >= size) continue;
+                int64_t *o = &own[k];
+                *o = shared || (*o != OWN_NONE && *o != tid) ? OWN_MANY : tid;
+            }
+        }
+        int i = 0; /* next point, odometer order */
+        while (i < en.n && ++en.val[i] > en.hi[i]) {
+            en.val[i] = en.lo[i];
+            i++;
+        }
+        if (i == en.n) return true;
+    }
+}
+
+/* NULL when the buffer has no constant size below RC_MAX_ELEMS. */
+static const int64_t *owner(const rc *c, racc *a) {
+    if (a->owner) return a->owner;
+    int64_t size = tir_buffer_const_size(a->buf);
+    if (size < 0 || size > RC_MAX_ELEMS) return NULL;
+    a->owner = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
+    TIR_ASSERT(a->owner);
+    for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_NONE;
+    if (!a->idx || !fill_owner(c, a, a->owner, size))
+        for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_MANY; /* anything, anyone */
+    return a->owner;
+}
+
+/* May a and b touch one element from two different threads? */
+static bool collide(const rc *c, racc *a, racc *b) {
+    if (a->buf != b->buf || (!a->write && !b->write)) return false;
+    const int64_t *x = owner(c, a), *y = owner(c, b);
+    if (!x || !y) return true;
+    int64_t size = tir_buffer_const_size(a->buf);
+    for (int64_t i = 0; i < size; i++) {
+        if (x[i] == OWN_NONE || y[i] == OWN_NONE) continue;
+        if (x[i] == OWN_MANY || y[i] == OWN_MANY || x[i] != y[i]) return true;
+    }
+    return false;
+}
+
+static void check_pair(rc *c, racc *a, racc *b) {
+    if (!c->bad[0] && !c->collect && collide(c, a, b)) {
+        c->bad[0] = a;
+        c->bad[1] = b;
+    }
+}
+
+/* ------------------------------------------------------------------ paths */
+
+static racc *new_acc(rc *c, const tir_buffer *b, bool write, const tir_expr *idx) {
+    racc *a = calloc(1, sizeof *a);
+    TIR_ASSERT(a);
+    *a = (racc){.buf = b, .write = write, .idx = idx, .span = 1, .stmt = c->cur,
+                .nloops = c->nstack};
+    memcpy(a->loops, c->stack, sizeof(rloop) * (size_t)c->nstack);
+    a->nconds = c->nconds;
+    memcpy(a->conds, c->conds, sizeof a->conds[0] * (size_t)c->nconds);
+    memcpy(a->neg, c->neg, sizeof a->neg[0] * (size_t)c->nconds);
+    ir_vec_push(&c->all, a);
+    return a;
+}
+
+typedef struct leafc {
+    rc *c;
+    ir_vec *out;
+} leafc;
+
+/* A buffer that is not flat (not a lowered kernel): any element (idx NULL). */
+static void add_acc(leafc *l, const tir_buffer *b, bool write, const tir_expr *idx) {
+    if (b->scope != TIR_SCOPE_SHARED) return;
+    ir_vec_push(l->out, new_acc(l->c, b, write, b->ndim == 1 ? idx : NULL));
+}
+
+static bool leaf_pre(tir_visitor *v, const tir_node *n) {
+    leafc *l = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *ld = (const tir_buffer_load *)n;
+        add_acc(l, ld->buffer, false, ld->indices[0]);
+    } else if (n->kind == TIR_KIND_BUFFER_STORE) {
+        const tir_buffer_store *s = (const tir_buffer_store *)n;
+        add_acc(l, s->buffer, true, s->indices[0]);
+    } else if (n->kind == TIR_KIND_CALL) {
+        const tir_call *call = (const tir_call *)n;
+        if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) {
+            /* the copies land: each issue again, as a write by its thread */
+            for (int i = 0; i < l->c->async.n; i++) {
+                const racc *is = l->c->async.items[i];
+                racc *a = new_acc(l->c, is->buf, true, is->idx);
+                a->span = is->span;
+                memcpy(a->loops, is->loops, sizeof(rloop) * (size_t)is->nloops);
+                a->nloops = is->nloops;
+                memcpy(a->conds, is->conds, sizeof a->conds[0] * (size_t)is->nconds);
+                memcpy(a->neg, is->neg, sizeof a->neg[0] * (size_t)is->nconds);
+                a->nconds = is->nconds;
+                ir_vec_push(l->out, a);
+            }
+            return false;
+        }
+        if (call->op == TIR_INTRIN_CP_ASYNC) {
+            const tir_call *dst = tir_as_tir_call(call->args[0]);
+            const tir_buffer_load *ld =
+                dst && dst->nargs == 1 ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
+            if (!ld || call->nargs != 3) {
+                l->c->odd_copy = call; /* not the lowered form: refused */
+                return false;
+            }
+            int n0 = l->out->n;
+            add_acc(l, ld->buffer, true, ld->indices[0]);
+            int64_t bytes = 0;
+            if (l->out->n > n0) {
+                racc *a = (racc *)l->out->items[n0];
+                /* bytes of a scalar destination: that many elements from it */
+                if (tir_expr_const_int(call->args[2], &bytes) && ld->indices[0]->dtype.lanes <= 1)
+                    a->span = bytes / tir_dtype_bytes(ld->buffer->dtype);
+                if (a->span < 1) a->span = 1;
+                if (l->c->collect) ir_vec_push(&l->c->async, a);
+            }
+            tir_visit(v, call->args[1]);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void pairs(rc *c, const ir_vec *x, const ir_vec *y) {
+    for (int i = 0; i < x->n; i++)
+        for (int j = 0; j < y->n; j++) check_pair(c, (racc *)x->items[i], (racc *)y->items[j]);
+}
+
+static void add_all(ir_vec *v, const ir_vec *w) {
+    for (int i = 0; i < w->n; i++) ir_vec_push(v, w->items[i]);
+}
+
+static void summ_free(summ *r) {
+    ir_vec_free(&r->head);
+    ir_vec_free(&r->tail);
+}
+
+static bool is_sync(const tir_stmt *s) {
+    const tir_evaluate *e = tir_as_tir_evaluate(s);
+    const tir_call *call = e ? tir_as_tir_call(e->value) : NULL;
+    return call && call->op == TIR_INTRIN_SYNCTHREADS;
+}
+
+/* Every access of s pairs with every other (and each write with itself). */
+static void leaf(rc *c, const tir_stmt *s, summ *r) {
+    c->cur = s;
+    leafc l = {c, &r->head};
+    tir_visitor v = {.pre = leaf_pre, .user = &l};
+    tir_visit(&v, s);
+    pairs(c, &r->head, &r->head);
+    add_all(&r->tail, &r->head);
+    r->through = true;
+}
+
+static void walk(rc *c, const tir_stmt *s, summ *r);
+
+/* More than RC_MAX_CONDS: the inner ones are left out (fewer known, sound). */
+static void push_conjuncts(rc *c, const tir_expr *e) {
+    if (e->kind == TIR_KIND_AND) {
+        push_conjuncts(c, ((const tir_binop *)e)->a);
+        push_conjuncts(c, ((const tir_binop *)e)->b);
+    } else if (c->nconds < RC_MAX_CONDS) {
+        c->conds[c->nconds] = e;
+        c->neg[c->nconds++] = false;
+    }
+}
+
+static void walk_seq(rc *c, const tir_seq *q, summ *r) {
+    ir_vec pending = {0};
+    r->through = true;
+    for (int i = 0; i < q->n; i++) {
+        summ cr = {{0}, {0}, false};
+        walk(c, q->stmts[i], &cr);
+        pairs(c, &pending, &cr.head);
+        if (r->through) add_all(&r->head, &cr.head);
+        r->through = r->through && cr.through;
+        if (!cr.through) pending.n = 0;
+        add_all(&pending, &cr.tail);
+        summ_free(&cr);
+    }
+    add_all(&r->tail, &pending);
+    ir_vec_free(&pending);
+}
+
+/* Loops deeper than RC_MAX_LOOPS are not pushed: their variables have no
+ * known range (sound).  A thread axis with no constant extent of at most
+ * RC_MAX_THREADS is recorded in c->odd_thread (the kernel is refused). */
+static void walk_for(rc *c, const tir_for *f, summ *r) {
+    tir_analyzer_bind(c->an, f->var, f->min, f->extent);
+    tir_int_bound b = tir_analyzer_const_bound(c->an, (const tir_expr *)f->var);
+    bool bounded = b.min > INT32_MIN && b.max < INT32_MAX;
+    bool push = c->nstack < RC_MAX_LOOPS;
+    if (push) {
+        rloop *l = &c->stack[c->nstack++];
+        *l = (rloop){f->var, bounded ? b.min : 1, bounded ? b.max : 0, -1};
+        if (lower_is_thread_loop(f)) {
+            const char *tag = f->thread_tag;
+            int dim = strlen(tag) == 11 ? tag[10] - 'x' : -1;
+            if (dim < 0 || dim > 2 || !bounded || b.max - b.min + 1 > RC_MAX_THREADS)
+                c->odd_thread = f;
+            else
+                c->text[dim] = b.max - b.min + 1, l->dim = dim;
+        }
+    }
+    walk(c, f->body, r);
+    if (push) c->nstack--;
+    int64_t ext = 0;
+    bool once = tir_expr_const_int(f->extent, &ext) && ext <= 1;
+    if (f->kind != TIR_FOR_THREAD_BINDING && !once)
+        pairs(c, &r->tail, &r->head); /* the next iteration after this one */
+    if (!tir_expr_const_int(f->extent, &ext) || ext < 1) r->through = true; /* maybe none */
+}
+
+/* The condition's loads, then either branch. */
+static void walk_if(rc *c, const tir_if *i, summ *r) {
+    summ a = {{0}, {0}, false}, b = {{0}, {0}, true};
+    ir_vec cv = {0};
+    c->cur = (const tir_stmt *)i;
+    leafc l = {c, &cv};
+    tir_visitor v = {.pre = leaf_pre, .user = &l};
+    tir_visit(&v, i->cond);
+    pairs(c, &cv, &cv);
+    /* the then branch knows each conjunct, the else branch the negation */
+    int n0 = c->nconds;
+    push_conjuncts(c, i->cond);
+    walk(c, i->then_s, &a);
+    c->nconds = n0;
+    if (c->nconds < RC_MAX_CONDS) {
+        c->conds[c->nconds] = i->cond;
+        c->neg[c->nconds++] = true;
+    }
+    if (i->else_s) walk(c, i->else_s, &b);
+    c->nconds = n0;
+    pairs(c, &cv, &a.head);
+    pairs(c, &cv, &b.head);
+    add_all(&r->head, &cv);
+    add_all(&r->head, &a.head);
+    add_all(&r->head, &b.head);
+    r->through = a.through || b.through;
+    if (r->through) add_all(&r->tail, &cv);
+    add_all(&r->tail, &a.tail);
+    add_all(&r->tail, &b.tail);
+    ir_vec_free(&cv);
+    summ_free(&a);
+    summ_free(&b);
+}
+
+static void walk(rc *c, const tir_stmt *s, summ *r) {
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_SEQ: walk_seq(c, (const tir_seq *)s, r); return;
+    case TIR_KIND_ALLOCATE: walk(c, ((const tir_allocate *)s)->body, r); return;
+    case TIR_KIND_FOR: walk_for(c, (const tir_for *)s, r); return;
+    case TIR_KIND_IF: walk_if(c, (const tir_if *)s, r); return;
+    default:
+        if (is_sync(s)) {
+            r->through = false;
+            return;
+        }
+        leaf(c, s, r);
+        return;
+    }
+}
+
+/* The first line of s's text ("..." when there are more). */
+static const char *stmt_text(tir_ctx *ctx, const tir_stmt *s) {
+    const char *t = tir_print(ctx, s);
+    size_t n = strcspn(t, "\n");
+    bool more = t[n] && t[n + 1];
+    char *r = tir_ctx_alloc(ctx, n + 5);
+    memcpy(r, t, n);
+    strcpy(r + n, more ? " ..." : "");
+    return r;
+}
+
+tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
+    rc c = {.st = st, .an = tir_analyzer_new(st->ctx), .text = {1, 1, 1}, .collect = true};
+    summ r = {{0}, {0}, false};
+    walk(&c, in->body, &r); /* the cp_async issues, for the waits */
+    summ_free(&r);
+    c.collect = false;
+    c.nstack = 0;
+    summ r2 = {{0}, {0}, false};
+    walk(&c, in->body, &r2);
+    summ_free(&r2);
+    tir_status s = TIR_OK;
+    if (c.odd_thread)
+        s = lower_fail_marked(st, in, 1, (const void *const[]){c.odd_thread},
+                              "race_check: thread loop %s (%s) has no constant extent of at "
+                              "most %d",
+                              c.odd_thread->var->name, c.odd_thread->thread_tag, RC_MAX_THREADS);
+    else if (c.odd_copy)
+        s = tir_ctx_fail(st->ctx, TIR_ERR_LOWER,
+                         "race_check: %s is not a cp_async of the lowered form "
+                         "(address_of a shared element, a source, a byte count)",
+                         tir_print(st->ctx, c.odd_copy));
+    else if (c.bad[0]) {
+        const racc *a = c.bad[0], *b = c.bad[1];
+        const void *marks[2] = {a->stmt, b->stmt};
+        s = lower_fail_marked(
+            st, in, a->stmt == b->stmt ? 1 : 2, marks,
+            "race_check: shared buffer %s: %s (%s) and %s (%s) may touch one element from "
+            "different threads with no syncthreads between them",
+            a->buf->name, stmt_text(st->ctx, a->stmt), a->write ? "write" : "read",
+            a->stmt == b->stmt ? "itself" : stmt_text(st->ctx, b->stmt),
+            b->write ? "write" : "read");
+    }
+    for (int i = 0; i < c.all.n; i++) {
+        racc *a = (racc *)c.all.items[i];
+        free(a->owner);
+        free(a);
+    }
+    ir_vec_free(&c.all);
+    ir_vec_free(&c.async);
+    tir_analyzer_free(c.an);
+    if (s == TIR_OK) *out = in;
+    return s;
+}

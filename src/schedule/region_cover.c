@@ -1,0 +1,228 @@
+/* region_cover.c: proofs that what a block writes during one iteration of
+ * a loop covers what another block reads there (TVM's region-cover
+ * check of compute_at / reverse_compute_at).
+ *
+ * Relaxing a region over loops gives its bounding box, which is all that
+ * is needed to place a block that reads (compute_at recomputes the box)
+ * but not to place one after blocks that write: a producer whose inner
+ * loops step by 4 writes columns j, j+4, j+8 under a loop, and a consumer
+ * placed over their bounding interval reads columns never written.  So
+ * the instances a block runs during one iteration are taken as exact only
+ * when the proof below goes through, and the placement is refused
+ * otherwise: each binding is affine in the loops inside the target loop
+ * (a fused loop f may appear only as the digits floordiv(f, c) and
+ * floormod(f, c) of one divisor c of its extent; any other floordiv or
+ * floormod of them, as fuse then split leaves, fails), each feeds one
+ * iterator only, and per iterator the coefficients and constant extents
+ * form a dense mixed radix (1, e1, e1*e2, ...), so the iterator runs over
+ * one interval with no hole.  With a predicate that only bounds bindings
+ * to their domains, the instances run are then that box intersected with
+ * the block's domain (schedules run every instance of a block once).
+ */
+#include "sched_internal.h"
+
+/* Coefficients are the products of loop extents; past this, refuse. */
+#define COEF_LIMIT ((int64_t)1 << 40)
+
+/* Adds scale * e to the linear form over vars (coef[], *rest).  False
+ * when e is not affine in vars. */
+static bool linear(tir_ctx *ctx, const tir_expr *e, int nv, const tir_var *const *vars,
+                   int64_t scale, int64_t *coef, const tir_expr **rest) {
+    bool uses = false;
+    for (int i = 0; i < nv && !uses; i++) uses = tir_uses_var(e, vars[i]);
+    if (!uses) {
+        const tir_expr *t = scale == 1 ? e : tir_mul(ctx, e, tir_int(ctx, e->dtype, scale));
+        *rest = *rest ? tir_add(ctx, *rest, t) : t;
+        return true;
+    }
+    const tir_binop *b = tir_as_tir_binop(e);
+    int64_t c;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_VAR:
+        for (int i = 0; i < nv; i++)
+            if (&vars[i]->base == e) coef[i] += scale;
+        return true;
+    case TIR_KIND_ADD:
+        return linear(ctx, b->a, nv, vars, scale, coef, rest) &&
+               linear(ctx, b->b, nv, vars, scale, coef, rest);
+    case TIR_KIND_SUB:
+        return linear(ctx, b->a, nv, vars, scale, coef, rest) &&
+               linear(ctx, b->b, nv, vars, -scale, coef, rest);
+    case TIR_KIND_MUL: {
+        const tir_expr *x = b->a;
+        if (!tir_expr_const_int(b->b, &c)) {
+            if (!tir_expr_const_int(b->a, &c)) return false;
+            x = b->b;
+        }
+        int64_t ac = c < 0 ? -c : c, as = scale < 0 ? -scale : scale;
+        if (ac > COEF_LIMIT || (ac != 0 && as > COEF_LIMIT / ac)) return false;
+        return linear(ctx, x, nv, vars, scale * c, coef, rest);
+    }
+    default: return false;
+    }
+}
+
+bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
+                          const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (b && e->kind == TIR_KIND_AND)
+        return sch_pred_bounds_only(ctx, a, r, b->a) && sch_pred_bounds_only(ctx, a, r, b->b);
+    int64_t v;
+    if (tir_expr_const_int(e, &v)) return v != 0;
+    if (!b || e->kind != TIR_KIND_LT) return false;
+    for (int k = 0; k < r->nvalues; k++) {
+        const tir_iter_var *it = &r->block->iters[k];
+        const tir_expr *d1 = tir_sub(ctx, b->a, r->values[k]);
+        const tir_expr *d2 = tir_sub(ctx, b->b, tir_add(ctx, it->dom.min, it->dom.extent));
+        if (sch_is_const(tir_analyzer_simplify(a, d1), 0) &&
+            sch_is_const(tir_analyzer_simplify(a, d2), 0))
+            return true;
+    }
+    return false;
+}
+
+/* The loops inside the target loop, as variables with a min and a
+ * constant extent (-1: not constant).  A fused loop f of extent E that the
+ * bindings use only as floordiv(f, c) and floormod(f, c), c dividing E,
+ * is replaced by two digit variables of extents E / c and c: fuse then
+ * leaves a box too. */
+typedef struct inner_loops {
+    int n;
+    const tir_var **vars;
+    const tir_expr **mins;
+    int64_t *exts;
+    int64_t *digit;        /* per original loop: c, 0 none, -1 not splittable */
+    const tir_var **q, **r; /* its digit variables */
+} inner_loops;
+
+static int inner_index(const inner_loops *in, const tir_expr *e) {
+    for (int i = 0; i < in->n; i++)
+        if (&in->vars[i]->base == e) return i;
+    return -1;
+}
+
+/* e with floordiv(f, c) / floormod(f, c) of inner loops replaced by their
+ * digits (NULL: two divisors for one loop, or one not dividing it). */
+static const tir_expr *split_digits(tir_ctx *ctx, inner_loops *in, const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (!b) return e;
+    int64_t c;
+    int i = inner_index(in, b->a);
+    if ((e->kind == TIR_KIND_FLOORDIV || e->kind == TIR_KIND_FLOORMOD) && i >= 0 &&
+        tir_expr_const_int(b->b, &c) && c > 0) {
+        if (in->digit[i] == 0) {
+            if (in->exts[i] < 0 || in->exts[i] % c != 0 || !sch_is_const(in->mins[i], 0))
+                return NULL;
+            in->digit[i] = c;
+            in->q[i] = tir_var_new(ctx, "q", e->dtype);
+            in->r[i] = tir_var_new(ctx, "r", e->dtype);
+        }
+        if (in->digit[i] != c) return NULL;
+        return &(e->kind == TIR_KIND_FLOORDIV ? in->q[i] : in->r[i])->base;
+    }
+    const tir_expr *x = split_digits(ctx, in, b->a), *y = split_digits(ctx, in, b->b);
+    if (!x || !y) return NULL;
+    return x == b->a && y == b->b ? e : tir_binop_new(ctx, (tir_kind)e->kind, x, y);
+}
+
+/* Appends the digit variables of the split loops, which must not be used
+ * whole any more (values[0..nv)). */
+static bool add_digits(tir_ctx *ctx, inner_loops *in, int nv, const tir_expr *const *values) {
+    int n0 = in->n;
+    for (int i = 0; i < n0; i++) {
+        if (in->digit[i] <= 0) continue;
+        for (int k = 0; k < nv; k++)
+            if (tir_uses_var(values[k], in->vars[i])) return false;
+        const tir_expr *zero = tir_int(ctx, in->q[i]->base.dtype, 0);
+        in->vars[in->n] = in->q[i];
+        in->mins[in->n] = zero;
+        in->exts[in->n++] = in->exts[i] / in->digit[i];
+        in->vars[in->n] = in->r[i];
+        in->mins[in->n] = zero;
+        in->exts[in->n++] = in->digit[i];
+    }
+    return true;
+}
+
+/* One iterator's binding = rest + sum coef[i] * in->vars[i]: checks that
+ * the coefficients form a dense mixed radix and sets *box.  owner[i]
+ * records which iterator uses variable i (one feeding two iterators runs
+ * a diagonal, not a box). */
+static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, const inner_loops *in,
+                  const int64_t *coef, int *owner, const tir_expr *rest, sch_bound *box) {
+    int nv = in->n, left = 0;
+    bool *done = IR_NEWN(ctx, bool, nv + 1);
+    for (int i = 0; i < nv; i++) {
+        if (coef[i] == 0) continue;
+        if (coef[i] < 0 || owner[i] >= 0 || in->exts[i] < 1) return false;
+        owner[i] = k;
+        left++;
+        /* The variable runs min .. min + ext - 1: fold min into the rest. */
+        rest = tir_add(ctx, rest, tir_mul(ctx, in->mins[i], tir_int(ctx, rest->dtype, coef[i])));
+    }
+    int64_t want = 1;
+    while (left > 0) {
+        int pick = -1;
+        for (int i = 0; i < nv; i++) {
+            if (coef[i] != want || owner[i] != k || done[i]) continue;
+            if (pick >= 0) return false; /* two variables, one stride: overlap */
+            pick = i;
+        }
+        if (pick < 0 || in->exts[pick] > COEF_LIMIT / want) return false; /* a hole */
+        done[pick] = true;
+        want *= in->exts[pick];
+        left--;
+    }
+    box->lo = tir_analyzer_simplify(a, rest);
+    box->hi = tir_analyzer_simplify(a, tir_add(ctx, rest, tir_int(ctx, rest->dtype, want)));
+    return true;
+}
+
+static void collect_inner(const tir_schedule *s, int bi, int loop, inner_loops *in) {
+    tir_ctx *ctx = s->ctx;
+    int cap = 3 * s->nsrefs + 1;
+    in->vars = IR_NEWN(ctx, const tir_var *, cap);
+    in->mins = IR_NEWN(ctx, const tir_expr *, cap);
+    in->exts = IR_NEWN(ctx, int64_t, cap);
+    in->digit = IR_NEWN(ctx, int64_t, cap);
+    in->q = IR_NEWN(ctx, const tir_var *, cap);
+    in->r = IR_NEWN(ctx, const tir_var *, cap);
+    in->n = 0;
+    for (int p = s->srefs[bi].parent; p >= 0 && p != loop; p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (!f) continue;
+        in->vars[in->n] = f->var;
+        in->mins[in->n] = f->min;
+        if (!tir_expr_const_int(f->extent, &in->exts[in->n])) in->exts[in->n] = -1;
+        in->n++;
+    }
+}
+
+bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block_realize *r = s->srefs[bi].realize;
+    if (!sch_pred_bounds_only(ctx, a, r, r->predicate)) return false;
+    inner_loops in;
+    collect_inner(s, bi, loop, &in);
+    const tir_expr **vals = IR_NEWN(ctx, const tir_expr *, r->nvalues + 1);
+    for (int k = 0; k < r->nvalues; k++) {
+        vals[k] = split_digits(ctx, &in, tir_analyzer_simplify(a, r->values[k]));
+        if (!vals[k]) return false;
+    }
+    if (!add_digits(ctx, &in, r->nvalues, vals)) return false;
+    int *owner = IR_NEWN(ctx, int, in.n + 1);
+    for (int i = 0; i < in.n; i++) owner[i] = -1;
+    for (int k = 0; k < r->nvalues; k++) {
+        int64_t *coef = IR_NEWN(ctx, int64_t, in.n + 1);
+        const tir_expr *rest = NULL;
+        if (!linear(ctx, vals[k], in.n, in.vars, 1, coef, &rest)) return false;
+        if (!rest) rest = tir_int(ctx, vals[k]->dtype, 0);
+        if (!dense(ctx, a, k, &in, coef, owner, rest, &box[k])) return false;
+    }
+    return true;
+}
+
+bool sch_prove_le(tir_ctx *ctx, tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
+    if (!x || !y || !tir_dtype_eq(x->dtype, y->dtype)) return false;
+    return tir_analyzer_can_prove(a, tir_binop_new(ctx, TIR_KIND_LE, x, y));
+}

@@ -1,0 +1,243 @@
+/* args.c: tirc's command line: the options of every command into an opts
+ * (parse_args), usage errors and the help texts.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tirc.h"
+
+static const char *const exit_help =
+    "Exit status: 0 ok, 1 verification failure (wrong result, NaN), 2 usage error,\n"
+    "3 no GPU where one is required, 4 compile error (schedule, lowering, codegen),\n"
+    "5 other runtime (CUDA, cuBLAS) error.\n";
+
+static const char *const examples_help =
+    "Examples:\n"
+    "  matmul   C[M,N] = A[M,K] B[K,N] in float32, the seed's Steps 1-6\n"
+    "  fused    D = epilogue(A B + bias[j]) with the epilogue fused into the\n"
+    "           reduction (fuse_reduction_epilogue) and then Steps 1-6;\n"
+    "           --epilogue bias|bias+relu|clip|all (default all)\n";
+
+int tirc_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tirc: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(try `tirc --help` or `tirc <command> --help`)\n");
+    return EXIT_USAGE;
+}
+
+static bool parse_i64(const char *s, int64_t *v) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < 1 || x > 65536) return false;
+    *v = x;
+    return true;
+}
+
+/* "N" (square) or "MxNxK". */
+static bool parse_size(const char *s, int64_t out[3]) {
+    char buf[64];
+    if (strlen(s) >= sizeof buf) return false;
+    strcpy(buf, s);
+    char *p[3] = {buf, NULL, NULL};
+    int n = 1;
+    for (char *c = buf; *c; c++)
+        if (*c == 'x' || *c == 'X') {
+            if (n == 3) return false;
+            *c = 0;
+            p[n++] = c + 1;
+        }
+    if (n == 2) return false;
+    for (int i = 0; i < n; i++)
+        if (!parse_i64(p[i], &out[i])) return false;
+    if (n == 1) out[1] = out[2] = out[0];
+    return true;
+}
+
+static bool parse_steps(const char *s, int *lo, int *hi) {
+    int a, b;
+    char extra;
+    if (sscanf(s, "%d-%d%c", &a, &b, &extra) == 2) {
+    } else if (sscanf(s, "%d%c", &a, &extra) == 1) {
+        b = a;
+    } else {
+        return false;
+    }
+    if (a < 1 || b > SEED_NSTEPS || a > b) return false;
+    *lo = a, *hi = b;
+    return true;
+}
+
+/* Takes the value of option argv[*i]. */
+static const char *value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+int tirc_parse_args(int argc, char **argv, opts *o) {
+    memset(o, 0, sizeof *o);
+    o->epi = -1;
+    o->arch = "sm_90";
+    o->runs = 30;
+    o->warmup = 5;
+    o->step_lo = 1, o->step_hi = SEED_NSTEPS;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            o->help = true;
+        } else if (a[0] != '-') {
+            if (!o->cmd)
+                o->cmd = a;
+            else if (!o->example)
+                o->example = a;
+            else
+                return tirc_usage_error("unexpected argument '%s'", a);
+        } else if (!strcmp(a, "--trace")) {
+            o->trace = true;
+        } else if (!strcmp(a, "--each")) {
+            o->each = true;
+        } else if (!strcmp(a, "--sim")) {
+            o->sim = true;
+        } else if (!strcmp(a, "--gpu")) {
+            o->gpu = true;
+        } else if (!strcmp(a, "--step") || !strcmp(a, "--steps")) {
+            if (!(v = value(argc, argv, &i)) || !parse_steps(v, &o->step_lo, &o->step_hi))
+                return tirc_usage_error("%s wants a step 1..%d or a range like 1-%d", a,
+                                        SEED_NSTEPS, SEED_NSTEPS);
+            o->step_given = true;
+        } else if (!strcmp(a, "--size")) {
+            int64_t s[3];
+            if (!(v = value(argc, argv, &i)) || !parse_size(v, s))
+                return tirc_usage_error(
+                    "--size wants N or MxNxK (each 1..65536), e.g. 1000x520x333");
+            o->M = s[0], o->N = s[1], o->K = s[2];
+            o->size_given = true;
+        } else if (!strcmp(a, "--sizes")) {
+            if (!(v = value(argc, argv, &i)))
+                return tirc_usage_error(
+                    "--sizes wants a comma-separated list, e.g. 256,512,1000x520x333");
+            char buf[1024];
+            snprintf(buf, sizeof buf, "%s", v);
+            o->nsizes = 0;
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                if (o->nsizes == 64) return tirc_usage_error("--sizes: at most 64 sizes");
+                if (!parse_size(t, o->sizes[o->nsizes]))
+                    return tirc_usage_error("--sizes: '%s' is not N or MxNxK", t);
+                o->nsizes++;
+            }
+            if (o->nsizes == 0) return tirc_usage_error("--sizes: empty list");
+        } else if (!strcmp(a, "--epilogue")) {
+            if (!(v = value(argc, argv, &i))) return tirc_usage_error("--epilogue wants a name");
+            if (!strcmp(v, "all"))
+                o->epi = -1;
+            else if ((o->epi = seed_epi_parse(v)) < 0)
+                return tirc_usage_error("unknown epilogue '%s': use bias, bias+relu, clip or all",
+                                        v);
+        } else if (!strcmp(a, "--arch")) {
+            if (!(o->arch = value(argc, argv, &i)))
+                return tirc_usage_error("--arch wants e.g. sm_90");
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!(o->out = value(argc, argv, &i))) return tirc_usage_error("-o wants a file name");
+        } else if (!strcmp(a, "--csv")) {
+            if (!(o->csv = value(argc, argv, &i)))
+                return tirc_usage_error("--csv wants a file name");
+        } else if (!strcmp(a, "--json")) {
+            if (!(o->json = value(argc, argv, &i)))
+                return tirc_usage_error("--json wants a file name");
+        } else if (!strcmp(a, "--plot")) {
+            if (!(o->plot = value(argc, argv, &i)))
+                return tirc_usage_error("--plot wants a file name");
+            size_t n = strlen(o->plot);
+            if (n < 5 || (strcmp(o->plot + n - 4, ".png") && strcmp(o->plot + n - 4, ".svg")))
+                return tirc_usage_error("--plot wants a .png or .svg file name");
+        } else if (!strcmp(a, "--runs")) {
+            int64_t r;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &r) || r < 20)
+                return tirc_usage_error("--runs wants a count >= 20");
+            o->runs = (int)r;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(v = value(argc, argv, &i))) return tirc_usage_error("--seed wants a number");
+            o->seed = strtoull(v, NULL, 0);
+            o->seed_given = true;
+        } else {
+            return tirc_usage_error("unknown option '%s'", a);
+        }
+    }
+    return EXIT_OK;
+}
+
+int tirc_help(const char *cmd) {
+    if (!cmd) {
+        printf("usage: tirc <command> <example> [options]\n\n"
+               "Schedules the seed matmul examples with minitir and shows, compiles, runs\n"
+               "and benchmarks them.\n\n"
+               "Commands:\n"
+               "  show    the IR after each schedule step (and the trace as C)\n"
+               "  ptx     the PTX of one step\n"
+               "  run     run and verify on the GPU against cuBLAS, or in the SIMT\n"
+               "          simulator against the interpreter (--sim; default without GPU)\n"
+               "  bench   the Step 7 table: our GFLOPS against cuBLAS per size and step\n"
+               "  help    this text; `tirc <command> --help` for a command's options\n\n"
+               "%s\n%s",
+               examples_help, exit_help);
+    } else if (!strcmp(cmd, "show")) {
+        printf("usage: tirc show <example> [--step N|A-B] [--size MxNxK] [--trace] [--each]\n"
+               "                           [--epilogue E]\n\n"
+               "Prints the unscheduled IR, then the IR after each seed step (all steps, or\n"
+               "those of --step).  --trace adds each step's schedule trace as a C function,\n"
+               "--each the IR after every schedule primitive.  Default size 1024.\n\n"
+               "%s\n%s",
+               examples_help, exit_help);
+    } else if (!strcmp(cmd, "ptx")) {
+        printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
+               "                          [--epilogue E]\n\n"
+               "Schedules one step (default 6), lowers it and writes its PTX to the file\n"
+               "(default standard output); launch shape and compile time go to stderr.\n"
+               "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
+               "%s\n%s",
+               examples_help, exit_help);
+    } else if (!strcmp(cmd, "run")) {
+        printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
+               "                          [--epilogue E] [--seed S] [--arch sm_90]\n\n"
+               "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
+               "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
+               "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"
+               "separate epilogue kernel) by relative Frobenius error, tolerance 1e-5 for\n"
+               "float32 (growing with sqrt(K) beyond K = 8192); any NaN fails.  fused also\n"
+               "runs the unfused form (our matmul kernel + the epilogue kernel).\n"
+               "--sim lowers the schedule and runs it in the SIMT simulator against the\n"
+               "reference interpreter on the unscheduled program (races, barriers and\n"
+               "out-of-bounds accesses are errors); it is the default where no GPU exists.\n"
+               "--gpu requires a GPU (exit 3 without).  Default size 1024 on the GPU,\n"
+               "67x45x39 in the simulator.  Sizes need not be multiples of the tiles.\n\n"
+               "%s\n%s",
+               examples_help, exit_help);
+    } else if (!strcmp(cmd, "bench")) {
+        printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
+               "                            [--json file] [--plot file.png|svg] [--runs R]\n"
+               "                            [--epilogue E] [--arch sm_90]\n\n"
+               "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
+               "process), their ratio, the relative error against cuBLAS and the compile time\n"
+               "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"
+               "CUDA events after 5 warm-up runs; input sets rotate so that the inputs of\n"
+               "consecutive runs are not in L2 (or L2 is flushed when one set is too big).\n"
+               "fused: per epilogue, the fused kernel, the unfused form (our matmul + the\n"
+               "epilogue kernel) and cuBLAS + the epilogue kernel.  Default sizes\n"
+               "256,512,1000,1024,2048,4096.  A step that cannot be built at a size (Step 1\n"
+               "has one thread per column: N <= 1024) shows n/a and does not fail the run.\n"
+               "--plot draws the steps against cuBLAS per size with gnuplot; without gnuplot\n"
+               "it writes the data (.dat) and the script (.gp) next to the file and says so.\n"
+               "Needs a GPU (exit 3 without).  Progress goes to stderr.\n\n"
+               "%s\n%s",
+               examples_help, exit_help);
+    } else {
+        return tirc_usage_error("unknown command '%s'", cmd);
+    }
+    return EXIT_OK;
+}

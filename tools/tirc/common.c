@@ -1,0 +1,64 @@
+/* common.c: what every tirc command does with an example: define its
+ * program, schedule it with the seed library and compile it to PTX.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "tirc.h"
+
+double tirc_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+bool tirc_is_fused(const opts *o) { return !strcmp(o->example, "fused"); }
+
+/* The program of an example: the matmul, or the fused GEMM of epilogue e. */
+const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, int64_t N,
+                                 int64_t K) {
+    return tirc_is_fused(o) ? seed_def_fused(ctx, (seed_epi)e, M, N, K)
+                            : tir_def_matmul(ctx, M, N, K, TIR_F32);
+}
+
+typedef struct hook_state {
+    tir_ctx *ctx;
+} hook_state;
+
+static void print_each(void *user, tir_schedule *s, const char *call) {
+    hook_state *h = user;
+    printf("---- after %s\n%s\n", call, tir_print(h->ctx, tir_sched_func(s)));
+}
+
+/* Schedules program f for step (fused: through seed_fused; unfused
+ * matmul of a fused example: seed_schedule of the plain matmul). */
+tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step, bool each,
+                         tir_schedule **out) {
+    hook_state h = {ctx};
+    tir_status st = tir_sched_create(ctx, f, out);
+    if (st != TIR_OK) return st;
+    st = fused ? seed_fused(*out, step, each ? print_each : NULL, &h)
+               : seed_schedule(*out, step, each ? print_each : NULL, &h);
+    if (st != TIR_OK) {
+        tir_sched_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* Schedules and compiles; *ms is the schedule -> PTX wall time. */
+tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
+                        const tir_module **m, double *ms) {
+    double t0 = tirc_now_ms();
+    tir_schedule *s;
+    tir_status st = tirc_schedule(ctx, f, fused, step, false, &s);
+    if (st != TIR_OK) return st;
+    tir_codegen_opts cg;
+    tir_codegen_opts_init(&cg);
+    cg.arch = o->arch;
+    st = tir_build(ctx, tir_sched_func(s), &cg, m);
+    tir_sched_destroy(s);
+    if (ms) *ms = tirc_now_ms() - t0;
+    return st;
+}

@@ -1,0 +1,71 @@
+/* main.c: the minitir command line, `tirc <command> <example> [options]`.
+ * It schedules the seed examples (the seed library, examples/seed/),
+ * shows their IR and traces, writes their PTX, runs and verifies them on
+ * the GPU against cuBLAS or in the SIMT simulator against the reference
+ * interpreter, and benchmarks them against cuBLAS (the seed's Step 7
+ * table), using only the public API.  This file checks which options go
+ * with which command and dispatches to the command's file (tirc.h).
+ *
+ * Exit codes (also in `tirc --help`): 0 ok, 1 verification failure,
+ * 2 usage error, 3 no GPU where one is required, 4 compile error
+ * (schedule, lowering or codegen), 5 other runtime (CUDA) error.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tirc.h"
+
+/* The example, which options go with which command, and the defaults that
+ * depend on the command.  Returns EXIT_OK or (after the message)
+ * EXIT_USAGE. */
+static int check_options(opts *o) {
+    if (!o->example) return tirc_usage_error("%s needs an example: matmul or fused", o->cmd);
+    if (strcmp(o->example, "matmul") && strcmp(o->example, "fused"))
+        return tirc_usage_error("unknown example '%s': use matmul or fused", o->example);
+    if (!o->size_given) o->M = o->N = o->K = 1024;
+    if (!strcmp(o->cmd, "ptx") && !o->step_given) o->step_lo = o->step_hi = SEED_NSTEPS;
+    if (o->sim && o->gpu) return tirc_usage_error("--sim and --gpu exclude each other");
+    if ((o->sim || o->gpu) && strcmp(o->cmd, "run"))
+        return tirc_usage_error("--sim and --gpu belong to `tirc run`");
+    if (o->nsizes && strcmp(o->cmd, "bench"))
+        return tirc_usage_error("--sizes belongs to `tirc bench`");
+    if ((o->csv || o->json || o->plot) && strcmp(o->cmd, "bench"))
+        return tirc_usage_error("--csv, --json and --plot belong to `tirc bench`");
+    if (o->out && strcmp(o->cmd, "ptx")) return tirc_usage_error("-o belongs to `tirc ptx`");
+    if (o->epi >= 0 && !tirc_is_fused(o))
+        return tirc_usage_error("--epilogue belongs to the fused example");
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+    opts o;
+    int rc = tirc_parse_args(argc, argv, &o);
+    if (rc != EXIT_OK) return rc;
+    if (!o.cmd || !strcmp(o.cmd, "help")) {
+        if (!o.cmd && !o.help) {
+            tirc_help(NULL);
+            return EXIT_USAGE;
+        }
+        return tirc_help(o.cmd && o.example ? o.example : NULL);
+    }
+    bool known = !strcmp(o.cmd, "show") || !strcmp(o.cmd, "ptx") || !strcmp(o.cmd, "run") ||
+                 !strcmp(o.cmd, "bench");
+    if (!known) return tirc_usage_error("unknown command '%s': use show, ptx, run or bench", o.cmd);
+    if (o.help) return tirc_help(o.cmd);
+    if ((rc = check_options(&o)) != EXIT_OK) return rc;
+    tir_ctx *ctx = tir_ctx_create();
+    if (!ctx) {
+        fprintf(stderr, "tirc: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    if (!strcmp(o.cmd, "show"))
+        rc = tirc_cmd_show(ctx, &o);
+    else if (!strcmp(o.cmd, "ptx"))
+        rc = tirc_cmd_ptx(ctx, &o);
+    else if (!strcmp(o.cmd, "run"))
+        rc = tirc_cmd_run(ctx, &o);
+    else
+        rc = tirc_cmd_bench(ctx, &o);
+    tir_ctx_destroy(ctx);
+    return rc;
+}

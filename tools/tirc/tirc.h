@@ -1,0 +1,140 @@
+/* tirc.h: what the files of the tirc command share.  tirc schedules the
+ * seed examples (the seed library, examples/seed/) and shows, compiles,
+ * runs and benchmarks them through the public API only.  One file per
+ * command (show.c, ptx.c, run.c, bench.c), and beside them the argument
+ * parsing and help (args.c), scheduling and compiling (common.c), the GPU
+ * problem, launch and verification that run and bench share (gpu.c) and
+ * the result table with its CSV, JSON and gnuplot writers (output.c).
+ * Everything a command needs travels in its arguments: no mutable globals.
+ *
+ * Exit codes (also in `tirc --help`): 0 ok, 1 verification failure,
+ * 2 usage error, 3 no GPU where one is required, 4 compile error
+ * (schedule, lowering or codegen), 5 other runtime (CUDA) error.
+ */
+#ifndef MINITIR_TOOLS_TIRC_H
+#define MINITIR_TOOLS_TIRC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "minitir/codegen.h"
+#include "minitir/ir.h"
+#include "minitir/lower.h"
+#include "minitir/runtime.h"
+#include "minitir/schedule.h"
+#include "seed.h"
+
+enum {
+    EXIT_OK = 0,
+    EXIT_VERIFY = 1,
+    EXIT_USAGE = 2,
+    EXIT_NO_GPU = 3,
+    EXIT_COMPILE = 4,
+    EXIT_RUNTIME = 5
+};
+
+/* ------------------------------------------------------------ args.c */
+
+/* The command line, as parsed. */
+typedef struct opts {
+    const char *cmd, *example;
+    int step_lo, step_hi; /* --step N or --steps A-B */
+    bool step_given;
+    int64_t M, N, K; /* --size */
+    bool size_given;
+    int64_t sizes[64][3]; /* --sizes */
+    int nsizes;
+    int epi; /* -1: all */
+    const char *arch, *out, *csv, *json, *plot;
+    bool trace, each, sim, gpu, help;
+    int runs, warmup;
+    uint64_t seed;
+    bool seed_given;
+} opts;
+
+/* Prints "tirc: <message>" and the help hint; returns EXIT_USAGE. */
+int tirc_usage_error(const char *fmt, ...) TIR_PRINTF(1, 2);
+/* Parses argv into *o; returns EXIT_OK or (after the message) EXIT_USAGE. */
+int tirc_parse_args(int argc, char **argv, opts *o);
+/* Prints the help of cmd (NULL: the overview). */
+int tirc_help(const char *cmd);
+
+/* ----------------------------------------------------------- common.c */
+
+double tirc_now_ms(void);
+bool tirc_is_fused(const opts *o);
+/* The program of an example: the matmul, or the fused GEMM of epilogue e. */
+const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, int64_t N,
+                                 int64_t K);
+/* Schedules program f for step (fused: through seed_fused; else
+ * seed_schedule); each: prints the IR after every primitive. */
+tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step, bool each,
+                         tir_schedule **out);
+/* Schedules and compiles; *ms is the schedule -> PTX wall time. */
+tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
+                        const tir_module **m, double *ms);
+
+/* ------------------------------------------------------------- gpu.c */
+
+typedef struct gpu {
+    tir_rt_device *dev;
+    tir_rt_blas *blas;
+    const tir_rt_props *props;
+} gpu;
+
+/* One problem on the device, with nsets copies of the inputs. */
+enum { MAX_SETS = 16 };
+typedef struct dprob {
+    int64_t M, N, K;
+    int nsets;
+    tir_rt_ptr a[MAX_SETS], b[MAX_SETS], bias, out, ref, tmp;
+} dprob;
+
+/* What one timed call runs. */
+typedef enum variant { V_OURS, V_UNFUSED, V_CUBLAS } variant;
+
+/* One result row. */
+typedef struct row {
+    int64_t M, N, K;
+    int step, epi;
+    variant v;
+    double ms, gflops, cublas_ms, cublas_gflops, rel_err, compile_ms;
+    const char *status; /* "ok", "FAIL", "n/a" */
+} row;
+
+/* The name of variant v's kernel in the tables: the fused example's
+ * kernels have their own names. */
+const char *tirc_kernel_name(const opts *o, variant v);
+
+/* Opens the GPU.  Returns EXIT_OK, EXIT_NO_GPU (no driver or device; the
+ * message printed only when required) or EXIT_RUNTIME. */
+int tirc_gpu_open(tir_ctx *ctx, gpu *g, bool required);
+tir_status tirc_dprob_make(tir_ctx *ctx, gpu *g, dprob *p, int64_t M, int64_t N, int64_t K,
+                           int nsets, uint64_t seed);
+void tirc_dprob_free(tir_ctx *ctx, gpu *g, dprob *p);
+/* Runs (and with bench, times) one step of one epilogue at one size:
+ * appends rows.  Returns an exit code. */
+int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step, bool bench,
+                  const tir_rt_bench_result *cub, row *rows, int *nrows);
+/* The reference of set 0 into p->ref; with bench, cuBLAS's time. */
+tir_status tirc_reference(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, bool bench,
+                          tir_rt_bench_result *res);
+
+/* ---------------------------------------------------------- output.c */
+
+/* The table on standard output. */
+void tirc_print_header(void);
+void tirc_print_row(const opts *o, const row *r);
+/* --csv and --json; false (after the message) if a file cannot be written. */
+bool tirc_write_tables(const opts *o, const row *rows, int n);
+/* --plot: the data, the gnuplot script and, where gnuplot exists, the chart. */
+bool tirc_write_plot(const opts *o, const row *rows, int n);
+
+/* -------------------------------------------------------- the commands */
+
+int tirc_cmd_show(tir_ctx *ctx, const opts *o);
+int tirc_cmd_ptx(tir_ctx *ctx, const opts *o);
+int tirc_cmd_run(tir_ctx *ctx, const opts *o);
+int tirc_cmd_bench(tir_ctx *ctx, const opts *o);
+
+#endif
