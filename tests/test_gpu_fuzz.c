@@ -28,7 +28,8 @@
  * kernel, and the schedule as a text trace and as C (the first five in
  * full, the rest one line each).  MINITIR_GPU_FUZZ_NO_C=1 leaves out the
  * C, MINITIR_GPU_FUZZ_DUMP=dir writes each failure to a file,
- * MINITIR_GPU_FUZZ_STRICT=1 excuses nothing (see known_bad below).  scripts/fuzz.sh runs it long with fresh seeds.
+ * MINITIR_GPU_FUZZ_STRICT=1 excuses nothing (see known_bad below).
+ * scripts/fuzz.sh runs it long with fresh seeds.
  */
 #include <setjmp.h>
 #include <signal.h>
