@@ -265,6 +265,51 @@ static void test_case(void **state) {
     run_case(*state);
 }
 
+/* A hand-written Allocate may carry "dim_align" itself (the text form
+ * allows it): compact_alloc applies it to the compacted shape, and refuses
+ * a malformed one with a message naming the buffer. */
+static const char *hand_aligned(const char *align) {
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def f(A: T.Buffer((4, 8), \"float32\")):\n"
+             "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "        for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+             "            X = T.allocate((4, 8), \"float32\", scope=\"local\", "
+             "annotations={\"dim_align\": %s})\n"
+             "            for i in T.serial(4):\n"
+             "                X[i, t] = A[i, t]\n"
+             "            for i in T.serial(4):\n"
+             "                A[i, t] = X[i, t] + T.float32(1)\n",
+             align);
+    return text;
+}
+
+static void test_hand_written_dim_align(void **state) {
+    (void)state;
+    const tir_prim_func *f = NULL;
+    const char *text = hand_aligned("[0, 16, 3]");
+    OK(tir_parse_func(ctx, text, strlen(text), &f));
+    /* X compacts to (4, 1); row stride 1 is raised to 3 (mod 16) */
+    const char *ir = ir_after(f, "compact_alloc");
+    if (!strstr(ir, "X = T.allocate((4, 1), \"float32\", strides=(3, 1), scope=\"local\")\n"))
+        fail_msg("no padded X in\n%s", ir);
+    assert_null(strstr(ir, "dim_align"));
+    assert_non_null(strstr(ir_after(f, "plan_alloc"), "annotations={\"dim_align\": [0, 16, 3]}"));
+
+    const char *bad[] = {"[2, 16, 3]", "[0, 0, 0]", "[0, 16, 16]", "[0, 16, -1]", "[0, 16]",
+                         "\"x\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        text = hand_aligned(bad[i]);
+        OK(tir_parse_func(ctx, text, strlen(text), &f));
+        const tir_prim_func *k = NULL;
+        tir_status s = tir_lower(ctx, f, NULL, &k);
+        if (s != TIR_ERR_LOWER || !strstr(tir_ctx_error(ctx), "compact_alloc: the Allocate of 'X'"))
+            fail_msg("dim_align %s: got %s: %s", bad[i], tir_status_name(s), tir_ctx_error(ctx));
+        assert_null(k);
+    }
+}
+
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
@@ -278,9 +323,10 @@ static void test_every_pass_has_a_case(void **state) {
 }
 
 int main(void) {
-    struct CMUnitTest tests[NCASES + 1] = {cmocka_unit_test(test_every_pass_has_a_case)};
+    struct CMUnitTest tests[NCASES + 2] = {cmocka_unit_test(test_every_pass_has_a_case),
+                                           cmocka_unit_test(test_hand_written_dim_align)};
     for (int i = 0; i < NCASES; i++)
-        tests[i + 1] = (struct CMUnitTest){.name = cases[i].golden,
+        tests[i + 2] = (struct CMUnitTest){.name = cases[i].golden,
                                            .test_func = test_case,
                                            .initial_state = (void *)&cases[i]};
     return cmocka_run_group_tests(tests, setup, teardown);
