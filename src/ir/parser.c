@@ -21,9 +21,8 @@
  *                shape: '(' [expr (',' expr)* [',']] ')' | '[' ... ']' | expr
  *                keys: strides=shape, elem_offset=expr, scope=STRING, align=INT;
  *                the second STRING (a scope) and annotations=dict only for
- *                T.allocate.  In a buffer
- *                parameter, 'T.var' '(' STRING ',' STRING ')' defines a shape
- *                variable of a given dtype and name.
+ *                T.allocate.  In a buffer parameter, 'T.var' '(' STRING ','
+ *                STRING ')' defines a shape variable of a given dtype and name.
  *   stmt      := 'for' NAME (',' NAME)* 'in' loop ':' suite
  *              | 'if' expr ':' suite [('else' ':' suite) | ('elif' ...)]
  *              | 'with' 'T.block' '(' STRING ')' ':' block_suite
