@@ -267,7 +267,8 @@ static void test_case(void **state) {
 
 /* A hand-written Allocate may carry "dim_align" itself (the text form
  * allows it): compact_alloc applies it to the compacted shape, and refuses
- * a malformed one with a message naming the buffer. */
+ * a malformed one with a message naming the buffer.  Other annotations
+ * stay on the Allocate through every pass. */
 static const char *hand_aligned(const char *align) {
     static char text[1024];
     snprintf(text, sizeof text,
@@ -276,7 +277,7 @@ static const char *hand_aligned(const char *align) {
              "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
              "        for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
              "            X = T.allocate((4, 8), \"float32\", scope=\"local\", "
-             "annotations={\"dim_align\": %s})\n"
+             "annotations={\"dim_align\": %s, \"keep\": 7})\n"
              "            for i in T.serial(4):\n"
              "                X[i, t] = A[i, t]\n"
              "            for i in T.serial(4):\n"
@@ -292,10 +293,15 @@ static void test_hand_written_dim_align(void **state) {
     OK(tir_parse_func(ctx, text, strlen(text), &f));
     /* X compacts to (4, 1); row stride 1 is raised to 3 (mod 16) */
     const char *ir = ir_after(f, "compact_alloc");
-    if (!strstr(ir, "X = T.allocate((4, 1), \"float32\", strides=(3, 1), scope=\"local\")\n"))
+    if (!strstr(ir, "X = T.allocate((4, 1), \"float32\", strides=(3, 1), scope=\"local\", "
+                    "annotations={\"keep\": 7})\n"))
         fail_msg("no padded X in\n%s", ir);
     assert_null(strstr(ir, "dim_align"));
-    assert_non_null(strstr(ir_after(f, "plan_alloc"), "annotations={\"dim_align\": [0, 16, 3]}"));
+    assert_non_null(strstr(ir_after(f, "plan_alloc"),
+                           "annotations={\"dim_align\": [0, 16, 3], \"keep\": 7}"));
+    ir = ir_after(f, "race_check"); /* 4 rows of stride 3 */
+    if (!strstr(ir, "X = T.allocate((12,), \"float32\", scope=\"local\", annotations={\"keep\": 7})\n"))
+        fail_msg("the kernel lost X's annotation:\n%s", ir);
 
     const char *bad[] = {"[2, 16, 3]", "[0, 0, 0]", "[0, 16, 16]", "[0, 16, -1]", "[0, 16]",
                          "\"x\""};
