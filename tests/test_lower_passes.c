@@ -300,7 +300,8 @@ static void test_hand_written_dim_align(void **state) {
     assert_non_null(strstr(ir_after(f, "plan_alloc"),
                            "annotations={\"dim_align\": [0, 16, 3], \"keep\": 7}"));
     ir = ir_after(f, "race_check"); /* 4 rows of stride 3 */
-    if (!strstr(ir, "X = T.allocate((12,), \"float32\", scope=\"local\", annotations={\"keep\": 7})\n"))
+    if (!strstr(ir, "X = T.allocate((12,), \"float32\", scope=\"local\", "
+                    "annotations={\"keep\": 7})\n"))
         fail_msg("the kernel lost X's annotation:\n%s", ir);
 
     const char *bad[] = {"[2, 16, 3]", "[0, 0, 0]", "[0, 16, 16]", "[0, 16, -1]", "[0, 16]",

@@ -442,9 +442,11 @@ static void test_allocate_annotations(void **st) {
         "@T.prim_func\n"
         "def f(A: T.Buffer((4,), \"int32\")):\n"
         "    for t in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
-        "        with T.allocate((2, 4), \"int32\", scope=\"local\", annotations={\"x\": 1}) as Y:\n"
+        "        with T.allocate((2, 4), \"int32\", scope=\"local\", "
+        "annotations={\"x\": 1}) as Y:\n"
         "            Y[0, t] = t\n"
-        "        X = T.allocate((2, 4), \"int32\", scope=\"local\", annotations={\"dim_align\": [0, 8, 1]})\n"
+        "        X = T.allocate((2, 4), \"int32\", scope=\"local\", "
+        "annotations={\"dim_align\": [0, 8, 1]})\n"
         "        X[0, t] = t\n"
         "        A[t] = X[0, t]\n";
     const tir_prim_func *f = parse_ok(ctx, text);
@@ -469,9 +471,11 @@ static void test_allocate_annotations(void **st) {
         tir_allocate_annotated(ctx, x->buffer, x->nannots, x->annots, x->body), x));
     assert_int_not_equal(tir_struct_hash(bare), tir_struct_hash(x));
 
-    const char *param = "@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\", annotations={\"x\": 1})):\n"
-                        "    A[0] = 1\n";
-    parse_bad(ctx, param, strlen(param), TIR_ERR_PARSE, "2:34: unknown buffer argument 'annotations'");
+    const char *param =
+        "@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\", annotations={\"x\": 1})):\n"
+        "    A[0] = 1\n";
+    parse_bad(ctx, param, strlen(param), TIR_ERR_PARSE,
+              "2:34: unknown buffer argument 'annotations'");
     const char *twice = "@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\")):\n"
                         "    X = T.allocate((4,), \"int32\", annotations={}, annotations={})\n"
                         "    A[0] = X[0]\n";

@@ -40,8 +40,8 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
         if (uses_buf(f->min, buf) || uses_buf(f->extent, buf)) break;
-        const tir_stmt *body =
-            is_container(f->body) ? place(ctx, f->body, al) : lower_alloc_like(ctx, al, buf, f->body);
+        const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, al)
+                                                     : lower_alloc_like(ctx, al, buf, f->body);
         return tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,
                            f->annots, body);
     }
