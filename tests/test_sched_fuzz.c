@@ -230,7 +230,7 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
 }
 /* end prims-a */
 /* transform_layout: a random permutation, split (by a factor that may
- * not divide: padding, allowed or not), fusion of two dimensions or
+ * not divide: padding, refused), fusion of two dimensions or
  * rotation swizzle of the buffer block b reads or writes at a random
  * index (mostly a cache), sometimes a map of the wrong arity or one that
  * is not injective. */
@@ -256,10 +256,21 @@ static void layout_step(fuzz_case *fc, tir_block_rv b) {
     uint64_t *r = fc->r;
     const tir_block *blk;
     if (tir_sched_get_block_node(fc->s, b, &blk) != TIR_OK) return;
-    bool is_write = rnd(r, 0, 1);
-    int nbuf = is_write ? blk->nwrites : blk->nreads;
-    if (nbuf == 0) return;
-    int idx = (int)rnd(r, 0, nbuf - 1);
+    /* mostly a buffer the function allocates (parameters are refused) */
+    const tir_prim_func *f = tir_sched_func(fc->s);
+    int cand[32], ncand = 0;
+    for (int i = 0; i < blk->nreads + blk->nwrites && ncand < 32; i++) {
+        const tir_buffer *x = i < blk->nreads ? blk->reads[i].buffer
+                                              : blk->writes[i - blk->nreads].buffer;
+        bool param = false;
+        for (int p = 0; p < f->nparams; p++) param |= f->buffer_map[p] == x;
+        if (!param) cand[ncand++] = i;
+    }
+    int pick = ncand && rnd(r, 0, 3) ? cand[rnd(r, 0, ncand - 1)]
+                                     : (int)rnd(r, 0, blk->nreads + blk->nwrites - 1);
+    if (pick < 0) return; /* no buffers at all */
+    bool is_write = pick >= blk->nreads;
+    int idx = is_write ? pick - blk->nreads : pick;
     const tir_buffer *buf = is_write ? blk->writes[idx].buffer : blk->reads[idx].buffer;
     int n = buf->ndim, perm[8];
     int64_t ext[8];
@@ -297,20 +308,19 @@ static void layout_step(fuzz_case *fc, tir_block_rv b) {
             append(map, sizeof map, "%sv%d", sep, d);
     }
     append(map, sizeof map, ",)");
-    bool pad = rnd(r, 0, 1);
     tir_status st;
     g_layout_calls++;
     if (kind == 5) { /* one variable too many */
         map_head(map, sizeof map, n + 1);
         append(map, sizeof map, "v0,)");
         INVALID(TIR_OK, "transform_layout",
-                st = tir_sched_transform_layout(fc->s, b, idx, is_write, map, pad));
+                st = tir_sched_transform_layout(fc->s, b, idx, is_write, map));
     } else if (kind == 4 && n >= 2 && ext[perm[n - 1]] > 1) {
         INVALID(TIR_OK, "transform_layout",
-                st = tir_sched_transform_layout(fc->s, b, idx, is_write, map, pad));
+                st = tir_sched_transform_layout(fc->s, b, idx, is_write, map));
     } else {
         CALL("transform_layout",
-             st = tir_sched_transform_layout(fc->s, b, idx, is_write, map, pad));
+             st = tir_sched_transform_layout(fc->s, b, idx, is_write, map));
     }
     if (st == TIR_OK) g_layout_ok++;
 }

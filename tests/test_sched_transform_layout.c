@@ -1,5 +1,5 @@
 /* Tests of transform_layout: the k-major shared A tile of a plain matmul
- * (golden text), reshapes, padded splits and rotation swizzles on cache
+ * (golden text), reshapes, splits and rotation swizzles on cache
  * buffers at odd shapes (interpreter equivalence and trace round trip
  * after each), regions that are not points, a Step-3 matmul with
  * transformed shared tiles lowered and run in the SIMT simulator (race and
@@ -74,7 +74,7 @@ static void test_kmajor_golden(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 5, 3, 7, TIR_F32));
     tir_block_rv a_sh = kmajor_setup(s);
-    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k, i)", false));
+    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k, i)"));
     const tir_buffer *b = written(s, a_sh);
     assert_int_equal(b->ndim, 2);
     assert_int_equal(dim(b, 0), 7);
@@ -92,29 +92,29 @@ static tir_schedule *cached(tir_ctx *ctx, tir_block_rv *a_sh) {
     return s;
 }
 
-/* Reshapes, rotation swizzles and padded splits of the 5 x 7 A tile, each
+/* Reshapes, rotation swizzles and splits of the 5 x 7 A tile, each
  * on a fresh schedule (interpreter equivalence, trace round trip), then
  * composed on one. */
 static void test_maps(void **st) {
     tir_ctx *ctx = *st;
     static const struct {
         const char *map;
-        bool pad;
         int ndim;
         int64_t shape[3];
     } cases[] = {
-        {"lambda i, k: (i * 7 + k,)", false, 1, {35}},
-        {"lambda i, k: i * 7 + k", false, 1, {35}},
-        {"lambda i, k: [k, i]", false, 2, {7, 5}},
-        {"lambda i, k: (i, (k + i) % 7)", false, 2, {5, 7}},
-        {"lambda i, k: (k // 2, i, k % 2)", true, 3, {4, 5, 2}},
-        {"lambda i, k: (k % 4, i, k // 4)", true, 3, {4, 5, 2}},
-        {"lambda i, k: (i, T.min(k, 6) + 1)", true, 2, {5, 8}},
+        {"lambda i, k: (i * 7 + k,)", 1, {35}},
+        {"lambda i, k: i * 7 + k", 1, {35}},
+        {"lambda i, k: [k, i]", 2, {7, 5}},
+        {"lambda i, k: (i, (k + i) % 7)", 2, {5, 7}},
+        {"lambda i, k: (k, (i + k * 2) % 5)", 2, {7, 5}},
+        {"lambda i, k: ((i * 7 + k) // 5, (i * 7 + k) % 5)", 2, {7, 5}},
+        {"lambda i, k: (T.max(k, 0), T.min(i, 4) - 0)", 2, {7, 5}},
+        {"lambda i, k: (k // 7, i, k % 7)", 3, {1, 5, 7}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         tir_block_rv a_sh;
         tir_schedule *s = cached(ctx, &a_sh);
-        SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, cases[c].map, cases[c].pad));
+        SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, cases[c].map));
         const tir_buffer *b = written(s, a_sh);
         assert_int_equal(b->ndim, cases[c].ndim);
         for (int d = 0; d < b->ndim; d++) assert_int_equal(dim(b, d), cases[c].shape[d]);
@@ -125,15 +125,14 @@ static void test_maps(void **st) {
     tir_block_rv a_sh;
     tir_schedule *s = cached(ctx, &a_sh);
     tir_block_rv c = sched_block(s, "C");
-    SCHED_OK(s, tir_sched_transform_layout(s, c, 0, false, "lambda i, k: (k, i)", false));
-    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda k, i: (k // 3, i, k % 3)",
-                                           true));
+    SCHED_OK(s, tir_sched_transform_layout(s, c, 0, false, "lambda i, k: (k, i)"));
+    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda k, i: (i, k // 7, k % 7)"));
     SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true,
-                                           "lambda a, b, c: (a * 5 + b, (c + b) % 3)", false));
+                                           "lambda a, b, c: ((c + a) % 7, a * 1 + b)"));
     const tir_buffer *b = written(s, a_sh);
     assert_int_equal(b->ndim, 2);
-    assert_int_equal(dim(b, 0), 15);
-    assert_int_equal(dim(b, 1), 3);
+    assert_int_equal(dim(b, 0), 7);
+    assert_int_equal(dim(b, 1), 5);
     sched_check_all(s);
     /* the cache can still be aligned; compute_at, which needs the cache
        written at its iterators, must come before such a map */
@@ -146,7 +145,7 @@ static void test_maps(void **st) {
     tir_sched_destroy(s);
     /* a permutation keeps it at its iterators: compute_at after it */
     s = cached(ctx, &a_sh);
-    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k, i)", false));
+    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k, i)"));
     assert_int_equal(sched_loops(s, "C", loops), 3);
     SCHED_OK(s, tir_sched_compute_at(s, a_sh, loops[2], false));
     sched_check_all(s);
@@ -181,8 +180,7 @@ static void test_region(void **st) {
     assert_int_equal(tir_parse_func(ctx, rowsum_text, strlen(rowsum_text), &f), TIR_OK);
     tir_schedule *s = sched_new(ctx, f);
     tir_block_rv b = sched_block(s, "B");
-    SCHED_OK(s, tir_sched_transform_layout(s, b, 0, false, "lambda i, j: (j // 4, i, j % 4)",
-                                           false));
+    SCHED_OK(s, tir_sched_transform_layout(s, b, 0, false, "lambda i, j: (j // 4, i, j % 4)"));
     const tir_block *blk = NULL;
     SCHED_OK(s, tir_sched_get_block_node(s, b, &blk));
     assert_int_equal(blk->reads[0].ndim, 3);
@@ -209,12 +207,12 @@ static void test_preconditions(void **st) {
     tir_block_rv c = sched_block(s, "C");
     const char *t = "lambda i, k: (k, i)";
     /* 1. index */
-    FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, tir_sched_transform_layout(s, a_sh, 1, true, t, 0));
-    FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, tir_sched_transform_layout(s, a_sh, 1, false, t, 0));
-    FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, tir_sched_transform_layout(s, c, -1, false, t, 0));
+    FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, tir_sched_transform_layout(s, a_sh, 1, true, t));
+    FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, tir_sched_transform_layout(s, a_sh, 1, false, t));
+    FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, tir_sched_transform_layout(s, c, -1, false, t));
     /* 2. parameters: C written by C, A read by the cache block */
-    FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, tir_sched_transform_layout(s, c, 0, true, t, 0));
-    FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, tir_sched_transform_layout(s, a_sh, 0, false, t, 0));
+    FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, tir_sched_transform_layout(s, c, 0, true, t));
+    FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, tir_sched_transform_layout(s, a_sh, 0, false, t));
     /* 3. the map */
     static const char *const bad[] = {
         "", "lambda", "lambda i k: (i, k)", "lambda i, k: (x, k)", "lambda i, k: (i, k",
@@ -223,57 +221,57 @@ static void test_preconditions(void **st) {
         "lambda i, k: (T.truncdiv(i, 2), k)", "lambda i, k: (T.int64(i), k)", "i, k: (i, k)",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        FAIL(s, TIR_ERR_SCHED_BAD_INDEX_MAP, tir_sched_transform_layout(s, a_sh, 0, true, bad[i], 1));
+        FAIL(s, TIR_ERR_SCHED_BAD_INDEX_MAP, tir_sched_transform_layout(s, a_sh, 0, true, bad[i]));
     /* 4. arity */
-    FAIL(s, TIR_ERR_SCHED_MAP_ARITY, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i: (i,)", 1));
+    FAIL(s, TIR_ERR_SCHED_MAP_ARITY, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i: (i,)"));
     FAIL(s, TIR_ERR_SCHED_MAP_ARITY,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k, l: (i, k, l)", 1));
-    FAIL(s, TIR_ERR_SCHED_MAP_ARITY, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: ()", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k, l: (i, k, l)"));
+    FAIL(s, TIR_ERR_SCHED_MAP_ARITY, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: ()"));
     /* 6. limits: negative, division by zero, overflow */
     FAIL(s, TIR_ERR_SCHED_LAYOUT_LIMIT,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i - 1, k)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i - 1, k)"));
     FAIL(s, TIR_ERR_SCHED_LAYOUT_LIMIT,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i // (k - k), k)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i // (k - k), k)"));
     FAIL(s, TIR_ERR_SCHED_LAYOUT_LIMIT,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i * 1000000 * 1000000, k)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i * 1000000 * 1000000, k)"));
     FAIL(s, TIR_ERR_SCHED_LAYOUT_LIMIT,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i * 100000, k * 100000)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i * 100000, k * 100000)"));
     /* 7. not injective */
     FAIL(s, TIR_ERR_SCHED_MAP_NOT_INJECTIVE,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i, i)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i, i)"));
     FAIL(s, TIR_ERR_SCHED_MAP_NOT_INJECTIVE,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k % 2, i)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k % 2, i)"));
     FAIL(s, TIR_ERR_SCHED_MAP_NOT_INJECTIVE,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i + k,)", 1));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i + k,)"));
     FAIL(s, TIR_ERR_SCHED_MAP_NOT_INJECTIVE,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i, T.min(k, 5))", 1));
-    /* 8. padding not asked for */
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i, T.min(k, 5))"));
+    /* 8. padding */
     FAIL(s, TIR_ERR_SCHED_LAYOUT_PADDING,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k // 2, i, k % 2)", 0));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k // 2, i, k % 2)"));
     FAIL(s, TIR_ERR_SCHED_LAYOUT_PADDING,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i, k * 2)", 0));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (i, k * 2)"));
     /* 5. strides (after storage_align) */
     SCHED_OK(s, tir_sched_storage_align(s, a_sh, 0, 0, 32, 1));
-    FAIL(s, TIR_ERR_SCHED_LAYOUT_BUFFER, tir_sched_transform_layout(s, a_sh, 0, true, t, 0));
+    FAIL(s, TIR_ERR_SCHED_LAYOUT_BUFFER, tir_sched_transform_layout(s, a_sh, 0, true, t));
     /* NULL arguments */
-    assert_int_equal(tir_sched_transform_layout(NULL, a_sh, 0, true, t, 0), TIR_ERR_INVALID_ARG);
-    FAIL(s, TIR_ERR_INVALID_ARG, tir_sched_transform_layout(s, a_sh, 0, true, NULL, 0));
+    assert_int_equal(tir_sched_transform_layout(NULL, a_sh, 0, true, t), TIR_ERR_INVALID_ARG);
+    FAIL(s, TIR_ERR_INVALID_ARG, tir_sched_transform_layout(s, a_sh, 0, true, NULL));
     tir_sched_destroy(s);
 
     /* 6. a domain too large to enumerate; a permutation needs no proof */
     s = sched_new(ctx, tir_def_matmul(ctx, 4096, 2, 2048, TIR_F32));
     SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "C"), 0, "shared", 0, NULL, &a_sh));
     FAIL(s, TIR_ERR_SCHED_LAYOUT_LIMIT,
-         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k + 0, i)", 0));
-    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k, i)", 0));
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k + 0, i)"));
+    SCHED_OK(s, tir_sched_transform_layout(s, a_sh, 0, true, "lambda i, k: (k, i)"));
     assert_int_equal(dim(written(s, a_sh), 0), 2048);
     sched_check_roundtrip(s);
     tir_sched_destroy(s);
 }
 
 /* Step 3 of the seed (shared A and B tiles at k_outer, cooperative
- * fetch), A_shared made k-major and B_shared swizzled (padded where 8 does
- * not divide N), lowered and run in the simulator with race and
+ * fetch), A_shared made k-major or flat, B_shared transposed or split,
+ * lowered and run in the simulator with race and
  * uninitialised-read checks against the interpreter on the plain matmul. */
 static void sim_step3(int64_t M, int64_t N, int64_t K, int step, const char *amap,
                       const char *bmap) {
@@ -281,8 +279,8 @@ static void sim_step3(int64_t M, int64_t N, int64_t K, int step, const char *ama
     const tir_prim_func *f = tir_def_matmul(ctx, M, N, K, TIR_F32);
     tir_schedule *s = sched_new(ctx, f);
     SCHED_OK(s, seed_schedule(s, step, NULL, NULL));
-    SCHED_OK(s, tir_sched_transform_layout(s, sched_block(s, "A_shared"), 0, true, amap, true));
-    SCHED_OK(s, tir_sched_transform_layout(s, sched_block(s, "B_shared"), 0, true, bmap, true));
+    SCHED_OK(s, tir_sched_transform_layout(s, sched_block(s, "A_shared"), 0, true, amap));
+    SCHED_OK(s, tir_sched_transform_layout(s, sched_block(s, "B_shared"), 0, true, bmap));
     sched_check_all(s);
     const tir_prim_func *kernel;
     SCHED_OK(s, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
@@ -316,16 +314,26 @@ static void sim_step3(int64_t M, int64_t N, int64_t K, int step, const char *ama
     tir_ctx_destroy(ctx);
 }
 
+/* The smallest divisor > 1 of n (n itself when prime). */
+static int64_t divisor(int64_t n) {
+    for (int64_t d = 2; d < n; d++)
+        if (n % d == 0) return d;
+    return n;
+}
+
 static void test_sim(void **st) {
     (void)st;
-    static const int64_t sizes[][3] = {{37, 45, 29}, {33, 31, 40}, {5, 7, 3}};
-    for (int i = 0; i < 3; i++) {
+    static const int64_t sizes[][3] = {{37, 45, 29}, {33, 31, 40}, {5, 7, 3}, {34, 9, 6}};
+    char split[128], fuse[128];
+    for (int i = 0; i < 4; i++) {
         const int64_t *z = sizes[i];
-        sim_step3(z[0], z[1], z[2], 3, "lambda i, k: (k, i)",
-                  "lambda k, j: (k, (j + k) % 8 + j // 8 * 8)");
-        sim_step3(z[0], z[1], z[2], 4, "lambda i, k: (k // 4, i, k % 4)",
-                  "lambda k, j: (j, k)");
-        sim_step3(z[0], z[1], z[2], 5, "lambda i, k: (k, i)", "lambda k, j: (k * 64 + j,)");
+        int64_t d = divisor(z[2]);
+        snprintf(split, sizeof split, "lambda k, j: (k // %lld, j, k %% %lld)", (long long)d,
+                 (long long)d);
+        snprintf(fuse, sizeof fuse, "lambda i, k: (i * %lld + k,)", (long long)z[2]);
+        sim_step3(z[0], z[1], z[2], 3, "lambda i, k: (k, i)", "lambda k, j: (j, k)");
+        sim_step3(z[0], z[1], z[2], 4, fuse, split);
+        sim_step3(z[0], z[1], z[2], 5, "lambda i, k: (k, i)", split);
     }
 }
 

@@ -580,15 +580,16 @@ TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
  * indices as expressions over them, with the operators + - * // %
  * (floor division and modulo), min and max and integer literals, e.g.
  *     "lambda i, k: (k, i)"                   k-major tile
- *     "lambda i: (i // 8, i % 8)"             reshape (pads if 8 does not
- *                                             divide the extent)
+ *     "lambda i: (i // 8, i % 8)"             reshape (8 must divide the
+ *                                             extent)
  *     "lambda i, j: (i, (j + i) % 8 + j // 8 * 8)"   rotation swizzle
- * The IR has no xor, so XOR swizzles are written as such rotations.  When
- * the image does not fill its box (a split that does not divide), the
- * holes are never accessed; that padding must be asked for with
- * allow_padding.  Function parameters are refused (their layout is the
- * caller's), so the function's signature never changes.  The trace
- * records the map text as given.
+ * The IR has no xor, so XOR swizzles are written as such rotations.  The
+ * image must fill its box: no padding (a split that does not divide),
+ * because nothing writes the holes while cache_read and cache_write copy
+ * whole buffers (TVM's pad_value, filling them, is not supported).
+ * Function parameters are refused (their layout is the caller's), so the
+ * function's signature never changes.  The trace records the map text as
+ * given.
  * Preconditions:
  *   1. 0 <= buffer_index < the block's number of read (written) buffers
  *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
@@ -607,11 +608,10 @@ TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
  *      and the image's box at most 2^26 (TIR_ERR_SCHED_LAYOUT_LIMIT);
  *   7. the map is injective on the domain, checked at every point
  *      (TIR_ERR_SCHED_MAP_NOT_INJECTIVE);
- *   8. the image fills its box, unless allow_padding
- *      (TIR_ERR_SCHED_LAYOUT_PADDING). */
+ *   8. the image fills its box (TIR_ERR_SCHED_LAYOUT_PADDING). */
 TIR_API tir_status tir_sched_transform_layout(tir_schedule *s, tir_block_rv block,
                                               int64_t buffer_index, bool is_write,
-                                              const char *index_map, bool allow_padding);
+                                              const char *index_map);
 
 /* ----------------------------------------------------------------- traces */
 

@@ -11,9 +11,12 @@
  * evaluating it at every point of the (constant, bounded) domain and
  * marking a bitmap of the image's bounding box; a pure permutation of the
  * variables needs no enumeration.  The same walk gives the box, which is
- * the new shape; the box having more elements than the domain (padding)
- * is accepted only when asked for.  Parameters are refused: their layout
- * is the caller's.
+ * the new shape, which the image must fill: padding (a box with holes) is
+ * refused, because the holes are never written, and cache_read and
+ * cache_write copy whole buffers, so a later cache of the buffer would
+ * read them (TVM fills them with a pad_value; that would need a fill
+ * block, a second writer).  Parameters are refused: their layout is the
+ * caller's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -336,8 +339,8 @@ static tir_status lay_map(sch_call *c, const tir_block *b, const tir_buffer *buf
     return TIR_OK;
 }
 
-/* Preconditions 6-8: the image, injective, dense unless padding is
- * allowed.  Fills im->hi (the new shape). */
+/* Preconditions 6-8: the image, injective, filling its box.  Fills im->hi
+ * (the new shape). */
 static tir_status lay_prove(sch_call *c, const tir_block *b, const tir_buffer *buf,
                             const ir_index_map *m, const int64_t *ext, lay_image *im) {
     uint32_t rv = c->args[0].rv;
@@ -370,10 +373,10 @@ static tir_status lay_prove(sch_call *c, const tir_block *b, const tir_buffer *b
                         "index map \"%s\" sends elements %s and %s of buffer %s to one place",
                         text, lay_point_str(c->ctx, n, im->at2),
                         lay_point_str(c->ctx, n, im->at), buf->name);
-    if (im->box != im->npoints && !c->args[4].i)
+    if (im->box != im->npoints)
         return sch_fail(c, TIR_ERR_SCHED_LAYOUT_PADDING, rv, b,
                         "index map \"%s\" maps the %lld elements of buffer %s into a box of "
-                        "%lld; pass allow_padding to accept the padding",
+                        "%lld: padding would leave elements that are never written",
                         text, (long long)im->npoints, buf->name, (long long)im->box);
     return TIR_OK;
 }
@@ -411,10 +414,9 @@ tir_status sch_prim_transform_layout(sch_call *c) {
 }
 
 tir_status tir_sched_transform_layout(tir_schedule *s, tir_block_rv block, int64_t buffer_index,
-                                      bool is_write, const char *index_map, bool allow_padding) {
+                                      bool is_write, const char *index_map) {
     if (!s) return sch_bad_arg(s, "transform_layout", "schedule is NULL");
     if (!index_map) return sch_bad_arg(s, "transform_layout", "index_map is NULL");
-    sch_arg args[5] = {SCH_RV(block), {.i = buffer_index}, {.i = is_write}, {.s = index_map},
-                       {.i = allow_padding}};
+    sch_arg args[4] = {SCH_RV(block), {.i = buffer_index}, {.i = is_write}, {.s = index_map}};
     return sch_run(s, SCH_INST_transform_layout, args, NULL, NULL);
 }
