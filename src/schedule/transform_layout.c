@@ -301,13 +301,18 @@ static tir_status lay_buffer(sch_call *c, const tir_block *b, const tir_buffer *
     return TIR_OK;
 }
 
+/* The map's variables' dtype: the shape's (int32 for a rank-0 buffer). */
+static tir_dtype lay_index_dtype(const tir_buffer *buf) {
+    return buf->ndim ? buf->shape[0]->dtype : TIR_I32;
+}
+
 /* Preconditions 3-5: the map parses, fits the buffer, which is dense and
  * of constant shape (ext receives it). */
 static tir_status lay_map(sch_call *c, const tir_block *b, const tir_buffer *buf,
                           ir_index_map *m, int64_t *ext) {
     uint32_t rv = c->args[0].rv;
     const char *text = c->args[3].s;
-    tir_dtype dt = buf->ndim ? buf->shape[0]->dtype : TIR_I32;
+    tir_dtype dt = lay_index_dtype(buf);
     if (ir_parse_index_map(c->ctx, text, strlen(text), dt, m) != TIR_OK) {
         const char *why = tir_intern(c->ctx, tir_ctx_error(c->ctx));
         return sch_fail(c, TIR_ERR_SCHED_BAD_INDEX_MAP, rv, b, "index map \"%s\" of buffer %s: %s",
@@ -396,7 +401,7 @@ tir_status sch_prim_transform_layout(sch_call *c) {
                     .at2 = IR_NEWN(ctx, int64_t, m.nvars + 1)};
     if ((st = lay_prove(c, b, buf, &m, ext, &im)) != TIR_OK) return st;
 
-    tir_dtype dt = buf->shape[0]->dtype;
+    tir_dtype dt = lay_index_dtype(buf);
     const tir_expr **shape = IR_NEWN(ctx, const tir_expr *, m.nouts);
     for (int k = 0; k < m.nouts; k++) shape[k] = tir_int(ctx, dt, im.hi[k]);
     tir_buffer_desc d;
