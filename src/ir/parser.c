@@ -1933,3 +1933,92 @@ tir_status tir_parse_func(tir_ctx *ctx, const char *text, size_t len, const tir_
     *out = f;
     return TIR_OK;
 }
+
+/* ------------------------------------------------------------- index maps */
+
+/* The index of the token closing the bracket at token `open`. */
+static int matching_close(const parser *P, int open) {
+    int depth = 0;
+    for (int k = open; k < P->ntoks; k++) {
+        ir_tok_kind t = P->toks[k].kind;
+        if (t == TK_LPAREN || t == TK_LBRACK) depth++;
+        if ((t == TK_RPAREN || t == TK_RBRACK) && --depth == 0) return k;
+    }
+    return -1;
+}
+
+static bool at_end(const parser *P) {
+    const ir_token *t = cur(P);
+    return t->kind == TK_EOF || (t->kind == TK_NEWLINE && peek(P, 1)->kind == TK_EOF);
+}
+
+/* lambda-form body: the outputs as a tuple, a list, or bare commas. */
+static bool parse_index_map_body(parser *P, gvec *outs) {
+    const ir_token *t = cur(P);
+    if (t->kind == TK_LPAREN || t->kind == TK_LBRACK) {
+        int close = matching_close(P, P->i);
+        bool whole = close > 0 && (P->toks[close + 1].kind == TK_EOF ||
+                                   (P->toks[close + 1].kind == TK_NEWLINE &&
+                                    P->toks[close + 2].kind == TK_EOF));
+        if (whole) {
+            advance(P);
+            return parse_expr_list(P, t->kind == TK_LPAREN ? TK_RPAREN : TK_RBRACK, outs);
+        }
+    }
+    while (!at_end(P)) {
+        const tir_expr *e = parse_expr(P);
+        if (!e) return false;
+        GV_PUSH(P, outs, const tir_expr *, e);
+        if (!accept(P, TK_COMMA)) break;
+    }
+    return true;
+}
+
+static bool parse_index_map(parser *P, tir_dtype dt, gvec *vars, gvec *outs) {
+    if (!expect_kw(P, "lambda")) return false;
+    while (cur(P)->kind == TK_NAME) {
+        const tir_var *v = define_var(P, cur(P), dt);
+        if (!v) return false;
+        advance(P);
+        GV_PUSH(P, vars, const tir_var *, v);
+        if (!accept(P, TK_COMMA)) break;
+    }
+    if (!expect(P, TK_COLON) || !parse_index_map_body(P, outs)) return false;
+    for (int k = 0; k < outs->n; k++) {
+        const tir_expr *e = ((const tir_expr **)outs->items)[k];
+        if (!tir_dtype_eq(e->dtype, dt))
+        {
+            TERR(P, cur(P), "output %d of the index map is %s, not %s", k, dstr(P, e->dtype),
+                 dstr(P, dt));
+            return false;
+        }
+    }
+    accept(P, TK_NEWLINE);
+    if (cur(P)->kind == TK_EOF) return true;
+    PERR(P, cur(P), "expected the end of the index map, got %s", tok_desc(P, cur(P)));
+    return false;
+}
+
+tir_status ir_parse_index_map(tir_ctx *ctx, const char *text, size_t len, tir_dtype dt,
+                              ir_index_map *out) {
+    memset(out, 0, sizeof *out);
+    parser P;
+    memset(&P, 0, sizeof P);
+    P.ctx = ctx;
+    P.src = text ? text : "";
+    tir_status s = ir_lex(ctx, P.src, text ? len : 0, &P.toks, &P.ntoks);
+    if (s != TIR_OK) return s;
+    gvec vars = {0}, outs = {0};
+    bool ok = parse_index_map(&P, dt, &vars, &outs);
+    free(P.toks);
+    free(P.syms);
+    if (!ok) {
+        TIR_ASSERT(P.failed);
+        return tir_ctx_error_code(ctx);
+    }
+    out->nvars = vars.n;
+    out->vars = vars.items;
+    out->nouts = outs.n;
+    out->outs = outs.items;
+    return TIR_OK;
+}
