@@ -31,7 +31,8 @@
  * it (pairs from different iterations meet at the loop's back edge, where
  * its variable is free on both sides), so when the free comparison finds a
  * conflict it is tried again with one enclosing loop variable k fixed to
- * each of its values (one period when neither side's conditions use k):
+ * each of its values (one period when neither side's conditions use k,
+ * or when there are too many, those conditions then left out):
  * the two versions floormod(k, 2) and floormod(k + 1, 2) of a pipeline in
  * one interval are then told apart.  A cp_async landing at a wait keeps its
  * issue's index, whose k is an earlier iteration's: never fixed.  The check
@@ -288,7 +289,7 @@ static bool conds_hold(const racc *a, const int *keep, int nk, const env *en) {
  * those of its conditions that stay within RC_COND_POINTS points (the
  * others are left out: more points, still sound); false when it cannot. */
 static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size,
-                       const rloop *fix, int64_t val) {
+                       const rloop *fix, int64_t val, bool drop_fix_conds) {
     int lanes = a->idx->dtype.lanes > 1 ? a->idx->dtype.lanes : 1;
     env en = {.n = 0, .points = lanes};
     if (fix) { /* one value only (see "Same iteration") */
@@ -305,7 +306,7 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size,
     int64_t free_points = en.points;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < a->nconds; i++)
-            if (!kept[i] &&
+            if (!kept[i] && !(drop_fix_conds && tir_uses_var(a->conds[i], fix->var)) &&
                 add_vars(a, a->conds[i], false, pass ? RC_COND_POINTS : free_points, &en))
                 kept[i] = true, keep[nk++] = i;
     bool dim_used[3] = {false, false, false};
@@ -350,7 +351,7 @@ static const int64_t *owner(const rc *c, racc *a) {
     a->owner = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
     TIR_ASSERT(a->owner);
     for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_NONE;
-    if (!a->idx || !fill_owner(c, a, a->owner, size, NULL, 0))
+    if (!a->idx || !fill_owner(c, a, a->owner, size, NULL, 0, false))
         for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_MANY; /* anything, anyone */
     return a->owner;
 }
@@ -370,12 +371,17 @@ static bool conds_use(const racc *a, const tir_var *v) {
 }
 
 /* The values of l to try for a and b: all, or one period of both indices
- * when no condition uses l's variable; 0 when too many. */
-static int64_t fixed_values(const rloop *l, const racc *a, const racc *b) {
+ * when no condition uses l's variable or (*drop: those conditions left
+ * out, more elements, still sound) when all would be too many; 0 when
+ * too many. */
+static int64_t fixed_values(const rloop *l, const racc *a, const racc *b, bool *drop) {
     int64_t n = l->hi - l->lo + 1;
     int64_t pa = period(a->idx, l->var, 0), pb = period(b->idx, l->var, 0);
-    if (pa > 0 && pb > 0 && !conds_use(a, l->var) && !conds_use(b, l->var)) {
+    bool conds = conds_use(a, l->var) || conds_use(b, l->var);
+    *drop = false;
+    if (pa > 0 && pb > 0 && (!conds || n > RC_MAX_FIXED)) {
         int64_t p = pa / gcd64(pa, pb) * pb;
+        *drop = conds && p < n;
         if (p < n) n = p;
     }
     return n <= RC_MAX_FIXED ? n : 0;
@@ -385,15 +391,16 @@ static int64_t fixed_values(const rloop *l, const racc *a, const racc *b) {
  * threads for every value of its variable? */
 static bool apart_fixed(const rc *c, const racc *a, const racc *b, const rloop *l,
                         int64_t size) {
-    int64_t n = fixed_values(l, a, b);
+    bool drop;
+    int64_t n = fixed_values(l, a, b, &drop);
     if (n == 0 || n * size > RC_FIXED_ELEMS) return false;
     int64_t *x = malloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
     TIR_ASSERT(x);
     bool apart = true;
     for (int64_t v = l->lo; apart && v < l->lo + n; v++) {
         for (int64_t i = 0; i < 2 * size; i++) x[i] = OWN_NONE;
-        apart = fill_owner(c, a, x, size, l, v) && fill_owner(c, b, y, size, l, v) &&
-                !owners_meet(x, y, size);
+        apart = fill_owner(c, a, x, size, l, v, drop) &&
+                fill_owner(c, b, y, size, l, v, drop) && !owners_meet(x, y, size);
     }
     free(x);
     return apart;
