@@ -27,7 +27,9 @@
  * by one cp_async_commit per time step after the stage's last component.
  * Before the first component that reads what an async stage wrote, a
  * cp_async_wait(n) lets through the n groups committed after the one it
- * needs.  thread_sync then adds the barriers (it counts cp_async as a
+ * needs; when that reader is in the async stage itself (it needs the copies
+ * of this time step), the copies issued so far are committed first and it
+ * waits for all (n = 0).  thread_sync then adds the barriers (it counts cp_async as a
  * shared write where it is issued).
  */
 #include <stdlib.h>
@@ -206,6 +208,8 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                       const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
     bool waited[MAXC] = {false};
+    /* copies of async stage a issued in this time step and not committed */
+    bool open[MAXC] = {false};
     for (int oi = 0; oi < n; oi++) {
         int i = by_order[oi];
         int64_t k_const = t_const - c[i].stage;
@@ -221,6 +225,13 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                         if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i) reads = true;
             if (!reads) continue;
             waited[a] = true;
+            /* a consumer in the async stage itself needs this time step's
+             * copies: commit them first (a wait does not cover copies
+             * not yet committed), then wait for everything */
+            if (c[i].stage == as && open[a]) {
+                ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+                open[a] = false;
+            }
             /* the producer iteration needed: k_i = t - s_i, produced at time
              * k_i + as; groups committed after it, up to now */
             int64_t needed_time = (t ? 0 : k_const) + as;
@@ -239,7 +250,7 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                 if (last > last_valid) last = last_valid;
                 pending = last - needed_time;
             }
-            if (pending < 0) pending = 0;
+            if (pending < 0 || c[i].stage == as) pending = 0;
             ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_WAIT, 1,
                                                (const tir_expr *const[]){tir_i32(ctx, pending)}));
         }
@@ -254,10 +265,14 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         ir_vec_push(out, s);
         /* commit after the last component of an async stage */
         if (c[i].async) {
+            int a = 0;
+            while (async[a] != c[i].stage) a++;
+            open[a] = true;
             bool last = true;
             for (int oj = oi + 1; oj < n; oj++)
                 if (c[by_order[oj]].stage == c[i].stage) last = false;
             if (last) ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+            if (last) open[a] = false;
         }
     }
 }
