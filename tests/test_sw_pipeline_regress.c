@@ -11,6 +11,7 @@
  *       cp_async_wait before the stage's cp_async_commit, so the compute read
  *       a pending cp.async destination; it now commits before that wait.
  *
+ * tir_lower refuses such orders when written as plain annotations.
  * Each accepted schedule is lowered (with its static race check) and run in
  * the simulator with race and uninitialised-read checks; its output must
  * equal the interpreter's on the unscheduled matmul, bit for bit.
@@ -102,6 +103,29 @@ static void test_order_within_stage(void **st) {
     tir_sched_destroy(s);
 }
 
+/* The same order written as plain annotations (bypassing the primitive's
+ * preconditions): tir_lower refuses it, naming the loop and the buffer;
+ * and a compute one stage before its fetch likewise. */
+static void test_lower_refuses_hand_annotations(void **st) {
+    tir_ctx *ctx = *st;
+    static const int64_t stages[2][2] = {{0, 0}, {1, 0}}, orders[2][2] = {{1, 0}, {0, 1}};
+    static const char *why[2] = {"component 1 (stage 0, order 0) reads B_shared",
+                                 "component 1 (stage 0, order 1) reads B_shared"};
+    for (int v = 0; v < 2; v++) {
+        tir_loop_rv l7;
+        tir_schedule *s = prefix(ctx, &l7);
+        SCHED_OK(s, tir_sched_annotate_loop_ints(s, l7, "software_pipeline_stage", 2,
+                                                 stages[v]));
+        SCHED_OK(s, tir_sched_annotate_loop_ints(s, l7, "software_pipeline_order", 2,
+                                                 orders[v]));
+        const tir_prim_func *k = NULL;
+        assert_int_equal(tir_lower(ctx, tir_sched_func(s), NULL, &k), TIR_ERR_LOWER);
+        const char *msg = tir_ctx_error(ctx);
+        if (!strstr(msg, why[v]) || !strstr(msg, "loop 'k_0'")) fail_msg("message: %s", msg);
+        tir_sched_destroy(s);
+    }
+}
+
 /* N2: an async stage that also holds the consumer of its copies; and the
  * usual form, the consumer one stage later, for comparison. */
 static void test_async_stage_with_consumer(void **st) {
@@ -123,6 +147,7 @@ static void test_async_stage_with_consumer(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_order_within_stage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lower_refuses_hand_annotations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_stage_with_consumer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

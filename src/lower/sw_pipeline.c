@@ -277,6 +277,32 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
     }
 }
 
+/* Whether the stages and order respect the dependences (as TVM's
+ * ValidatePipelineBody; schedules get it from software_pipeline's
+ * preconditions 6-7, this catches annotations written by hand): a
+ * component reading what an earlier one writes runs in a later stage, or
+ * in the same stage later in the order.  Sets p->status otherwise. */
+static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < j; i++) {
+            if (c[i].stage < c[j].stage || (c[i].stage == c[j].stage && c[i].order < c[j].order))
+                continue;
+            for (int b = 0; b < c[j].acc.reads.n; b++) {
+                const tir_buffer *buf = c[j].acc.reads.items[b];
+                if (!has(&c[i].acc.writes, buf)) continue;
+                p->status = lower_fail_marked(
+                    p->st, p->f, 1, (const void *[]){f},
+                    "sw_pipeline: loop '%s': component %d (stage %lld, order %lld) reads %s, "
+                    "which component %d (stage %lld, order %lld) writes: it must come in a "
+                    "later stage, or later in the order of the same stage",
+                    f->var->name, j, (long long)c[j].stage, (long long)c[j].order, buf->name,
+                    i, (long long)c[i].stage, (long long)c[i].order);
+                return false;
+            }
+        }
+    return true;
+}
+
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
     const tir_annot *sa = ints(f, "software_pipeline_stage"),
@@ -330,6 +356,14 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         if (c[i].stage > maxs) maxs = c[i].stage;
         tir_visitor v = {.pre = rw_pre, .user = &c[i].acc};
         tir_visit(&v, c[i].s);
+    }
+    if (!deps_ok(p, f, c, n)) {
+        for (int j = 0; j < n; j++) {
+            ir_vec_free(&c[j].acc.reads);
+            ir_vec_free(&c[j].acc.writes);
+        }
+        ir_vec_free(&allocs);
+        return NULL;
     }
     int nasync = aa && aa->kind == TIR_ANNOT_INTS ? aa->nints : 0;
     const int64_t *async = nasync ? aa->ints : NULL;
