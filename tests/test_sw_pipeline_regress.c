@@ -10,6 +10,9 @@
  *   N2: stages [0, 0], order [0, 1], async stages [0]: sw_pipeline emitted
  *       cp_async_wait before the stage's cp_async_commit, so the compute read
  *       a pending cp.async destination; it now commits before that wait.
+ *   N2b: one async component holding both the fetch and the compute (found
+ *       by the fuzzer while testing N2's fix): its copies now stay
+ *       synchronous.
  *
  * tir_lower refuses such orders when written as plain annotations.
  * Each accepted schedule is lowered (with its static race check) and run in
@@ -38,8 +41,10 @@ static int teardown(void **st) {
     return 0;
 }
 
-/* The fuzzer's prefix; returns the schedule, *l7 the pipelined loop. */
-static tir_schedule *prefix(tir_ctx *ctx, tir_loop_rv *l7) {
+/* The fuzzer's prefix, the fetch computed at l7 (at_j: at the loop j
+ * below it, so that l7's body is one component holding fetch and compute);
+ * returns the schedule, *l7 the pipelined loop. */
+static tir_schedule *prefix_at(tir_ctx *ctx, bool at_j, tir_loop_rv *l7) {
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 4, 3, 4, TIR_F32));
     tir_block_rv b0 = sched_block(s, "C"), b12;
     tir_loop_rv l[16], i2[2], k2[2], f;
@@ -50,13 +55,17 @@ static tir_schedule *prefix(tir_ctx *ctx, tir_loop_rv *l7) {
     SCHED_OK(s, tir_sched_bind(s, i2[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, i2[1], "threadIdx.x"));
     SCHED_OK(s, tir_sched_cache_read(s, b0, 1, "shared", 0, NULL, &b12));
-    SCHED_OK(s, tir_sched_compute_at(s, b12, k2[0], false));
-    assert_int_equal(sched_loops(s, "B_shared", l), 5);
-    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[3], l[4]}, &f));
+    SCHED_OK(s, tir_sched_compute_at(s, b12, at_j ? l[1] : k2[0], at_j));
+    int nl = sched_loops(s, "B_shared", l);
+    assert_int_equal(nl, at_j ? 6 : 5);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[nl - 2], l[nl - 1]}, &f));
     SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, l));
     SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.x"));
     *l7 = k2[0];
     return s;
+}
+static tir_schedule *prefix(tir_ctx *ctx, tir_loop_rv *l7) {
+    return prefix_at(ctx, false, l7);
 }
 
 /* Lowers the schedule, simulates it with all checks on small-integer
@@ -144,11 +153,26 @@ static void test_async_stage_with_consumer(void **st) {
     }
 }
 
+/* One async component that fetches and reads the fetch itself (GPU fuzz
+ * seed 4051977 case 6634): no wait can come between, so its copies stay
+ * synchronous. */
+static void test_async_component_reads_own_copy(void **st) {
+    tir_ctx *ctx = *st;
+    tir_loop_rv l7;
+    tir_schedule *s = prefix_at(ctx, true, &l7);
+    const int64_t zero[1] = {0};
+    SCHED_OK(s, tir_sched_software_pipeline(s, l7, 1, zero, 1, zero, 1, zero));
+    sched_check_all(s);
+    assert_int_equal(lower_and_simulate(ctx, s), 0);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_order_within_stage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_refuses_hand_annotations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_stage_with_consumer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_component_reads_own_copy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,8 @@
  * Async stages: their global->shared copies become cp_async (16/8/4 bytes
  * for vector copies whose element offsets are proven multiples of the
  * width on both sides and whose buffers are aligned that much, else one
- * 4-byte copy per element; other element sizes stay synchronous), followed
+ * 4-byte copy per element; other element sizes stay synchronous, and so do
+ * copies into a buffer the component itself reads), followed
  * by one cp_async_commit per time step after the stage's last component.
  * Before the first component that reads what an async stage wrote, a
  * cp_async_wait(n) lets through the n groups committed after the one it
@@ -54,6 +55,7 @@ typedef struct pl {
     int nbufs;
     /* per expansion */
     const tir_expr *version_k; /* iteration of the component being emitted */
+    const ir_vec *self_reads;  /* buffers the component made async reads */
     int64_t min;
 } pl;
 
@@ -160,6 +162,8 @@ static const tir_node *async_store(tir_mutator *m, const tir_node *n) {
     const tir_buffer_load *l = tir_as_tir_buffer_load(s->value);
     if (s->buffer->scope != TIR_SCOPE_SHARED || !l || l->buffer->scope != TIR_SCOPE_GLOBAL)
         return n;
+    /* the component reads the copy itself: no wait could come between */
+    if (has(p->self_reads, s->buffer)) return n;
     int64_t eb = (int64_t)tir_dtype_bytes(s->buffer->dtype);
     const tir_ramp *dr = tir_as_tir_ramp(s->indices[0]), *sr = tir_as_tir_ramp(l->indices[0]);
     int lanes = s->value->dtype.lanes;
@@ -418,6 +422,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         if (c[i].async) {
             tir_mutator m = {.ctx = ctx, .user = p};
             m.on[TIR_KIND_BUFFER_STORE] = async_store;
+            p->self_reads = &c[i].acc.reads;
             c[i].s = tir_mutate_stmt(&m, c[i].s);
         }
     /* emit */
