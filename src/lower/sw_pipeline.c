@@ -30,8 +30,8 @@
  * cp_async_wait(n) lets through the n groups committed after the one it
  * needs; when that reader is in the async stage itself (it needs the copies
  * of this time step), the copies issued so far are committed first and it
- * waits for all (n = 0).  thread_sync then adds the barriers (it counts cp_async as a
- * shared write where it is issued).
+ * waits for all (n = 0).  thread_sync then adds the barriers (it counts
+ * cp_async as a shared write where it is issued).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +55,7 @@ typedef struct pl {
     int nbufs;
     /* per expansion */
     const tir_expr *version_k; /* iteration of the component being emitted */
-    const ir_vec *self_reads;  /* buffers the component made async reads */
+    const ir_vec *self_reads;  /* reads of the component made async */
     int64_t min;
 } pl;
 
@@ -275,8 +275,10 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
             bool last = true;
             for (int oj = oi + 1; oj < n; oj++)
                 if (c[by_order[oj]].stage == c[i].stage) last = false;
-            if (last) ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
-            if (last) open[a] = false;
+            if (last) {
+                ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+                open[a] = false;
+            }
         }
     }
 }
