@@ -19,14 +19,8 @@
 
 #define CHUNK_SIZE (256 * 1024)
 
-typedef struct chunk {
-    struct chunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} chunk;
-
 struct tir_ctx {
-    chunk *chunks;
+    ir_arena mem;
     const char **interned; /* open addressing */
     size_t nintern, capintern;
     tir_status err_code;
@@ -63,6 +57,7 @@ const char *tir_status_name(tir_status s) {
 tir_ctx *tir_ctx_create(void) {
     tir_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
+    ctx->mem.chunk_size = CHUNK_SIZE;
     ctx->capintern = 1024;
     ctx->interned = calloc(ctx->capintern, sizeof *ctx->interned);
     if (!ctx->interned) {
@@ -74,43 +69,13 @@ tir_ctx *tir_ctx_create(void) {
 
 void tir_ctx_destroy(tir_ctx *ctx) {
     if (!ctx) return;
-    chunk *c = ctx->chunks;
-    while (c) {
-        chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    ir_arena_free(&ctx->mem);
     free(ctx->interned);
     free(ctx->err_msg);
     free(ctx);
 }
 
-void *tir_ctx_alloc(tir_ctx *ctx, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (size == 0) size = 16;
-    chunk *c = ctx->chunks;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
-        chunk *nc = malloc(sizeof(chunk) + cap);
-        TIR_ASSERT(nc && "out of memory");
-        nc->used = 0;
-        nc->cap = cap;
-        if (c && cap != CHUNK_SIZE) {
-            /* A big one-off block goes behind the current chunk so the
-               current chunk's free space stays usable. */
-            nc->next = c->next;
-            c->next = nc;
-        } else {
-            nc->next = c;
-            ctx->chunks = nc;
-        }
-        c = nc;
-    }
-    void *p = c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
+void *tir_ctx_alloc(tir_ctx *ctx, size_t size) { return ir_arena_alloc(&ctx->mem, size); }
 
 void *ir_copy_array(tir_ctx *ctx, const void *src, size_t elem, int n) {
     if (n <= 0) return NULL;

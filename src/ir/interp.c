@@ -45,95 +45,6 @@
  * block printed with the failing statement marked. */
 #pragma weak tir_print_marked
 
-/* ================================================================ arena */
-
-typedef struct pchunk {
-    struct pchunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} pchunk;
-
-static void *pa_alloc(pchunk **head, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (size == 0) size = 16;
-    pchunk *c = *head;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > 16384 ? size : 65536;
-        pchunk *nc = malloc(sizeof *nc + cap);
-        TIR_ASSERT(nc && "out of memory");
-        nc->used = 0;
-        nc->cap = cap;
-        nc->next = c;
-        *head = nc;
-        c = nc;
-    }
-    void *p = c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
-
-static void pa_free(pchunk *c) {
-    while (c) {
-        pchunk *n = c->next;
-        free(c);
-        c = n;
-    }
-}
-
-/* ================================================== float16 / bfloat16 */
-
-/* Rounds x to a binary format with mbits stored mantissa bits and ebits
- * exponent bits (IEEE layout), to nearest even, and returns its bits. */
-static uint16_t round_small(double x, int mbits, int ebits) {
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    uint32_t sign = (uint32_t)(b >> 63) << (mbits + ebits);
-    int bias = (1 << (ebits - 1)) - 1, emax = (1 << ebits) - 1;
-    int e = (int)((b >> 52) & 0x7ff);
-    uint64_t m = b & ((1ull << 52) - 1);
-    uint32_t inf = (uint32_t)emax << mbits;
-    if (e == 0x7ff) return (uint16_t)(sign | inf | (m ? 1u << (mbits - 1) : 0));
-    if (e == 0) return (uint16_t)sign; /* double subnormals are far below */
-    int ue = e - 1023;
-    if (ue + bias >= emax) return (uint16_t)(sign | inf);
-    uint64_t full = m | (1ull << 52);
-    bool normal = ue >= 1 - bias;
-    int shift = 52 - mbits + (normal ? 0 : 1 - bias - ue);
-    if (shift >= 64) return (uint16_t)sign;
-    uint64_t q = full >> shift, rem = full & ((1ull << shift) - 1), half = 1ull << (shift - 1);
-    if (rem > half || (rem == half && (q & 1))) q++;
-    uint32_t r = normal ? ((uint32_t)(ue + bias) << mbits) + (uint32_t)(q - (1ull << mbits))
-                        : (uint32_t)q;
-    if (r > inf) r = inf;
-    return (uint16_t)(sign | r);
-}
-
-uint16_t ir_f16_from_double(double x) { return round_small(x, 10, 5); }
-uint16_t ir_bf16_from_double(double x) { return round_small(x, 7, 8); }
-
-float ir_f16_to_float(uint16_t h) {
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    if (e == 0) {
-        float v = ldexpf((float)m, -24);
-        return s ? -v : v;
-    }
-    if (e == 31)
-        bits = s | 0x7f800000u | (m << 13);
-    else
-        bits = s | ((e - 15 + 127) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-float ir_bf16_to_float(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static inline float round_f(ir_tc tc, float x) {
     if (tc == IR_TC_F16) return ir_f16_to_float(ir_f16_from_double(x));
     if (tc == IR_TC_BF16) return ir_bf16_to_float(ir_bf16_from_double(x));
@@ -429,7 +340,7 @@ static void fail_access(ir_env *e, tir_status code, bool store, const ir_mbuf *m
 
 typedef struct comp {
     tir_ctx *ctx;
-    pchunk **arena;
+    ir_arena *arena;
     tir_status st;
     /* var -> current slot (-1: out of scope), open addressing */
     const tir_var **vkeys;
@@ -442,20 +353,13 @@ typedef struct comp {
     int bcap, bn;
 } comp;
 
-#define CNEW(c, T) ((T *)pa_alloc((c)->arena, sizeof(T)))
-#define CNEWN(c, T, n) ((T *)pa_alloc((c)->arena, sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
-
-static size_t ptr_hash(const void *p, int cap) {
-    uint64_t h = (uint64_t)(uintptr_t)p;
-    h ^= h >> 17;
-    h *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20) & (size_t)(cap - 1);
-}
+#define CNEW(c, T) ((T *)ir_arena_alloc((c)->arena, sizeof(T)))
+#define CNEWN(c, T, n) ((T *)ir_arena_alloc((c)->arena, sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
 
 /* Finds the table index of key in a pointer-keyed table (or the empty
  * entry where it goes). */
 static int table_find(const void **keys, int cap, const void *key) {
-    size_t i = ptr_hash(key, cap);
+    size_t i = ir_ptr_hash(key) & (size_t)(cap - 1);
     while (keys[i] && keys[i] != key) i = (i + 1) & (size_t)(cap - 1);
     return (int)i;
 }
@@ -856,11 +760,11 @@ static const ir_cstmt *cstmt(comp *c, const tir_stmt *s) {
 tir_status ir_prog_compile(tir_ctx *ctx, const tir_prim_func *f, ir_prog **out) {
     *out = NULL;
     if (!f) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "interpreter: no function");
-    pchunk *arena = NULL;
+    ir_arena arena = {.chunk_size = 65536};
     comp c = {0};
     c.ctx = ctx;
     c.arena = &arena;
-    ir_prog *p = pa_alloc(&arena, sizeof *p);
+    ir_prog *p = ir_arena_alloc(&arena, sizeof *p);
     p->func = f;
     int *pslots = CNEWN(&c, int, f->nparams);
     ir_cbuf *params = CNEWN(&c, ir_cbuf, f->nparams);
@@ -881,21 +785,23 @@ tir_status ir_prog_compile(tir_ctx *ctx, const tir_prim_func *f, ir_prog **out) 
     p->body = cstmt(&c, f->body);
     p->nslots = c.nslots;
     p->nbufs = c.bn;
-    p->arena = arena;
     free(c.vkeys);
     free(c.vslots);
     free(c.bkeys);
     free(c.bslots);
     if (c.st != TIR_OK) {
-        pa_free(arena);
+        ir_arena_free(&arena);
         return c.st;
     }
+    p->arena = arena;
     *out = p;
     return TIR_OK;
 }
 
 void ir_prog_free(ir_prog *p) {
-    if (p) pa_free(p->arena);
+    if (!p) return;
+    ir_arena arena = p->arena; /* p lives in it */
+    ir_arena_free(&arena);
 }
 
 /* ================================================================= memory */
