@@ -20,6 +20,16 @@ bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf) {
     return false;
 }
 
+tir_buffer_region sch_subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
+                                   const tir_var *const *vars, const tir_expr *const *vals) {
+    tir_range *rg = IR_NEWN(ctx, tir_range, r->ndim);
+    for (int d = 0; d < r->ndim; d++)
+        rg[d] = (tir_range){
+            (const tir_expr *)tir_substitute(ctx, r->ranges[d].min, n, vars, vals),
+            (const tir_expr *)tir_substitute(ctx, r->ranges[d].extent, n, vars, vals)};
+    return tir_region_new(ctx, r->buffer, r->ndim, rg);
+}
+
 int sch_scope_blocks(const tir_schedule *s, int scope, int **out) {
     int n = 0;
     for (int i = 0; i < s->nsrefs; i++)

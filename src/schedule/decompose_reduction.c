@@ -237,16 +237,8 @@ static const tir_stmt *init_block(sch_call *c, const dr_plan *P, dr_map *mp,
     int nimap = mp->n - mp->nloop;
     const tir_stmt *ibody = (const tir_stmt *)tir_substitute(ctx, b->init, nimap, iov, inv);
     tir_buffer_region *writes = IR_NEWN(ctx, tir_buffer_region, b->nwrites);
-    for (int w = 0; w < b->nwrites; w++) {
-        tir_range *rg = IR_NEWN(ctx, tir_range, b->writes[w].ndim);
-        for (int d = 0; d < b->writes[w].ndim; d++) {
-            const tir_range *o = &b->writes[w].ranges[d];
-            rg[d] = (tir_range){(const tir_expr *)tir_substitute(ctx, o->min, nimap, iov, inv),
-                                (const tir_expr *)tir_substitute(ctx, o->extent, nimap, iov,
-                                                                 inv)};
-        }
-        writes[w] = tir_region_new(ctx, b->writes[w].buffer, b->writes[w].ndim, rg);
-    }
+    for (int w = 0; w < b->nwrites; w++)
+        writes[w] = sch_subst_region(ctx, &b->writes[w], nimap, iov, inv);
     int nreads;
     tir_buffer_region *reads = load_regions(ctx, ibody, &nreads);
     char base[512];

@@ -126,17 +126,6 @@ static void add_load_regions(tir_ctx *ctx, const void *node, tir_buffer_region *
     ir_vec_free(&l.loads);
 }
 
-static tir_buffer_region subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
-                                      const tir_var *const *vars,
-                                      const tir_expr *const *vals) {
-    tir_range *rg = IR_NEWN(ctx, tir_range, r->ndim);
-    for (int d = 0; d < r->ndim; d++)
-        rg[d] = (tir_range){(const tir_expr *)tir_substitute(ctx, r->ranges[d].min, n, vars, vals),
-                            (const tir_expr *)tir_substitute(ctx, r->ranges[d].extent, n, vars,
-                                                             vals)};
-    return tir_region_new(ctx, r->buffer, r->ndim, rg);
-}
-
 /* The path from e down to target (arena array, e first); false if absent. */
 static bool find_path(const tir_expr *e, const tir_expr *target, const tir_expr **path, int *n,
                       int cap) {
@@ -519,7 +508,7 @@ static fre_acc choose_acc(tir_ctx *ctx, const fre_plan *P, bool identity) {
             ix[d] = (const tir_expr *)tir_substitute(ctx, est->indices[d], P->nd, P->ev, P->rvv);
         a.xidx = ix;
         a.nx = est->nidx;
-        a.xreg = subst_region(ctx, &P->E->writes[0], P->nd, P->ev, P->rvv);
+        a.xreg = sch_subst_region(ctx, &P->E->writes[0], P->nd, P->ev, P->rvv);
         return a;
     }
     if (P->keep_temp) {

@@ -267,6 +267,9 @@ const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
 /* ------------------------------------------------- blockops.c (prims-a) */
 
 bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf);
+/* r with vars[i] replaced by vals[i] in its ranges. */
+tir_buffer_region sch_subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
+                                   const tir_var *const *vars, const tir_expr *const *vals);
 /* The block srefs whose scope is block sref `scope`, in program order
  * (arena array); returns the count. */
 int sch_scope_blocks(const tir_schedule *s, int scope, int **out);
