@@ -67,7 +67,7 @@ typedef struct {
     int *qit;            /* index d of the X load is q's iterator qit[d] */
 } rci_plan;
 
-/* 1-2: the consumer is a single complete store. */
+/* 2-3: the consumer is a single complete store. */
 static tir_status check_consumer(sch_call *c, uint32_t rv, rci_plan *P) {
     const tir_block *q = P->q;
     if (sch_classify_block(q) != SCH_BLOCK_COMPLETE)
@@ -84,7 +84,7 @@ static tir_status check_consumer(sch_call *c, uint32_t rv, rci_plan *P) {
     return TIR_OK;
 }
 
-/* 3: exactly one produced buffer, one producer in scope sc. */
+/* 4-5: exactly one produced buffer, one producer in scope sc. */
 static tir_status find_producer(sch_call *c, uint32_t rv, int sc, rci_plan *P) {
     const tir_schedule *s = c->sch;
     const tir_block *q = P->q;
@@ -113,7 +113,7 @@ static tir_status find_producer(sch_call *c, uint32_t rv, int sc, rci_plan *P) {
     return TIR_OK;
 }
 
-/* 4-5: the producer too is a single complete store, and both access X
+/* 6-7: the producer too is a single complete store, and both access X
  * trivially. */
 static tir_status check_producer(sch_call *c, uint32_t rv, rci_plan *P) {
     const tir_block *p = P->p, *q = P->q;
@@ -142,7 +142,7 @@ static tir_status check_producer(sch_call *c, uint32_t rv, rci_plan *P) {
     return TIR_OK;
 }
 
-/* 6-8: X is internal, read by q alone, and q runs over exactly its shape. */
+/* 8-10: X is internal, read by q alone, and q runs over exactly its shape. */
 static tir_status check_buffer(sch_call *c, uint32_t rv, const rci_plan *P) {
     const tir_schedule *s = c->sch;
     const tir_block *q = P->q;
@@ -172,7 +172,7 @@ static tir_status check_buffer(sch_call *c, uint32_t rv, const rci_plan *P) {
     return TIR_OK;
 }
 
-/* Preconditions 1 to 8 (see schedule.h); fills P. */
+/* Preconditions 1 to 10 (see schedule.h); fills P. */
 static tir_status rci_check(sch_call *c, rci_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t rv = c->args[0].rv;
