@@ -24,38 +24,6 @@ static void conjuncts(const tir_expr *e, ir_vec *out) {
     if (!sch_is_const(e, 1)) ir_vec_push(out, e);
 }
 
-/* Point regions of the loads in a statement, one per distinct access. */
-typedef struct {
-    tir_visitor v;
-    ir_vec loads;
-} loads_state;
-
-static bool loads_pre(tir_visitor *v, const tir_node *n) {
-    loads_state *l = (loads_state *)v;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
-        for (int i = 0; i < l->loads.n; i++)
-            if (tir_struct_equal(l->loads.items[i], n)) return true;
-        ir_vec_push(&l->loads, n);
-    }
-    return true;
-}
-
-static tir_buffer_region *load_regions(tir_ctx *ctx, const void *node, int *n) {
-    loads_state l = {{loads_pre, NULL, NULL}, {0}};
-    tir_visit(&l.v, node);
-    tir_buffer_region *r = IR_NEWN(ctx, tir_buffer_region, l.loads.n);
-    for (int i = 0; i < l.loads.n; i++) {
-        const tir_buffer_load *ld = l.loads.items[i];
-        tir_range *rg = IR_NEWN(ctx, tir_range, ld->nidx);
-        for (int d = 0; d < ld->nidx; d++)
-            rg[d] = (tir_range){ld->indices[d], tir_int(ctx, ld->indices[d]->dtype, 1)};
-        r[i] = tir_region_new(ctx, ld->buffer, ld->nidx, rg);
-    }
-    *n = l.loads.n;
-    ir_vec_free(&l.loads);
-    return r;
-}
-
 /* Whether a predicate conjunct guards the init too: unless every variable
  * in it is a path loop the init does not copy (a guard of the reduction's
  * own split loops), it may tie a loop above to the copied ones (a guard
@@ -240,7 +208,7 @@ static const tir_stmt *init_block(sch_call *c, const dr_plan *P, dr_map *mp,
     for (int w = 0; w < b->nwrites; w++)
         writes[w] = sch_subst_region(ctx, &b->writes[w], nimap, iov, inv);
     int nreads;
-    tir_buffer_region *reads = load_regions(ctx, ibody, &nreads);
+    tir_buffer_region *reads = sch_load_regions(ctx, ibody, &nreads);
     char base[512];
     snprintf(base, sizeof base, "%s_init", b->name);
     *iname = sch_unique_block_name(c->sch, base);

@@ -73,22 +73,6 @@ static bool is_zero(const tir_expr *e) {
     return sch_is_const(e, 0);
 }
 
-/* Point regions of the loads in e, one per distinct access. */
-typedef struct {
-    tir_visitor v;
-    ir_vec loads;
-} loads_state;
-
-static bool loads_pre(tir_visitor *v, const tir_node *n) {
-    loads_state *l = (loads_state *)v;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
-        for (int i = 0; i < l->loads.n; i++)
-            if (tir_struct_equal(l->loads.items[i], n)) return true;
-        ir_vec_push(&l->loads, n);
-    }
-    return true;
-}
-
 static bool region_eq(const tir_buffer_region *a, const tir_buffer_region *b) {
     if (a->buffer != b->buffer || a->ndim != b->ndim) return false;
     for (int d = 0; d < a->ndim; d++)
@@ -103,27 +87,6 @@ static void add_region(tir_buffer_region *list, int *n, tir_buffer_region r) {
     for (int i = 0; i < *n; i++)
         if (region_eq(&list[i], &r)) return;
     list[(*n)++] = r;
-}
-
-static int count_loads(const void *node) {
-    loads_state l = {{loads_pre, NULL, NULL}, {0}};
-    if (node) tir_visit(&l.v, node);
-    int n = l.loads.n;
-    ir_vec_free(&l.loads);
-    return n;
-}
-
-static void add_load_regions(tir_ctx *ctx, const void *node, tir_buffer_region *list, int *n) {
-    loads_state l = {{loads_pre, NULL, NULL}, {0}};
-    if (node) tir_visit(&l.v, node);
-    for (int i = 0; i < l.loads.n; i++) {
-        const tir_buffer_load *ld = l.loads.items[i];
-        tir_range *rg = IR_NEWN(ctx, tir_range, ld->nidx);
-        for (int d = 0; d < ld->nidx; d++)
-            rg[d] = (tir_range){ld->indices[d], tir_int(ctx, ld->indices[d]->dtype, 1)};
-        add_region(list, n, tir_region_new(ctx, ld->buffer, ld->nidx, rg));
-    }
-    ir_vec_free(&l.loads);
 }
 
 /* The path from e down to target (arena array, e first); false if absent. */
@@ -555,9 +518,10 @@ static const tir_stmt *new_reduction(tir_ctx *ctx, const fre_plan *P, const fre_
         rd.writes = &a->xreg;
         rd.nwrites = 1;
     }
-    int cap = R->nreads + count_loads(cR) + 2, nr = 0;
-    tir_buffer_region *reads = IR_NEWN(ctx, tir_buffer_region, cap);
-    add_load_regions(ctx, cR, reads, &nr);
+    int nc, nr = 0;
+    const tir_buffer_region *creads = sch_load_regions(ctx, cR, &nc);
+    tir_buffer_region *reads = IR_NEWN(ctx, tir_buffer_region, R->nreads + nc + 2);
+    for (int i = 0; i < nc; i++) add_region(reads, &nr, creads[i]);
     for (int i = 0; i < R->nreads; i++) {
         if (R->reads[i].buffer == P->temp && a->X != P->temp) {
             if (dual) add_region(reads, &nr, R->reads[i]);
@@ -580,11 +544,7 @@ static const tir_stmt *new_epilogue(tir_ctx *ctx, const fre_plan *P, const fre_a
     tir_block_desc ed;
     tir_block_describe(P->E, &ed);
     ed.body = tir_store(ctx, P->D, hv, P->est->nidx, P->est->indices);
-    int ecap = count_loads(hv), ne = 0;
-    tir_buffer_region *er = IR_NEWN(ctx, tir_buffer_region, ecap);
-    add_load_regions(ctx, hv, er, &ne);
-    ed.reads = er;
-    ed.nreads = ne;
+    ed.reads = sch_load_regions(ctx, hv, &ed.nreads);
     return tir_block_realize_new(ctx, P->Er->nvalues, P->Er->values, P->Er->predicate,
                                  tir_block_new(ctx, &ed));
 }

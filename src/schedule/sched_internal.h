@@ -267,6 +267,9 @@ const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
 /* ------------------------------------------------- blockops.c (prims-a) */
 
 bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf);
+/* The point regions of the distinct loads in node (may be NULL), an arena
+ * array of *n. */
+tir_buffer_region *sch_load_regions(tir_ctx *ctx, const void *node, int *n);
 /* r with vars[i] replaced by vals[i] in its ranges. */
 tir_buffer_region sch_subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
                                    const tir_var *const *vars, const tir_expr *const *vals);
