@@ -125,15 +125,13 @@ const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n) {
 const char *tir_intern(tir_ctx *ctx, const char *s) { return tir_intern_n(ctx, s, strlen(s)); }
 
 const char *tir_ctx_sprintf(tir_ctx *ctx, const char *fmt, ...) {
-    va_list ap, ap2;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    ir_sb_vprintf(&sb, fmt, ap);
     va_end(ap);
-    char *p = tir_ctx_alloc(ctx, (size_t)n + 1);
-    vsnprintf(p, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
-    return p;
+    return ir_sb_finish(&sb, ctx);
 }
 
 tir_status tir_ctx_error_code(const tir_ctx *ctx) { return ctx->err_code; }
@@ -146,16 +144,14 @@ void tir_ctx_clear_error(tir_ctx *ctx) {
 }
 
 tir_status tir_ctx_fail(tir_ctx *ctx, tir_status code, const char *fmt, ...) {
-    va_list ap, ap2;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    ir_sb_vprintf(&sb, fmt, ap);
     va_end(ap);
-    char *msg = malloc((size_t)n + 1);
-    if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
     free(ctx->err_msg);
-    ctx->err_msg = msg;
+    ctx->err_msg = sb.data; /* the heap buffer changes hands */
     ctx->err_code = code;
     return code;
 }
@@ -191,16 +187,22 @@ void ir_sb_puts(ir_strbuf *sb, const char *s) {
     sb->len += n;
 }
 
-void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) {
-    va_list ap, ap2;
-    va_start(ap, fmt);
+void ir_sb_vprintf(ir_strbuf *sb, const char *fmt, va_list ap) {
+    va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
+    TIR_ASSERT(n >= 0);
     sb_reserve(sb, (size_t)n);
     vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     sb->len += (size_t)n;
+}
+
+void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ir_sb_vprintf(sb, fmt, ap);
+    va_end(ap);
 }
 
 const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx) {

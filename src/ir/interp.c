@@ -288,18 +288,11 @@ tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) {
     /* GCC 12 with -fsanitize=undefined warns "null format string" below
      * (-Wformat-truncation) unless it knows fmt is not NULL. */
     if (!fmt) fmt = "";
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *msg = malloc((size_t)n + 1);
-    TIR_ASSERT(msg && "out of memory");
-    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
     if (e->cur_block) ir_sb_printf(&sb, "in block \"%s\": ", e->cur_block->name);
-    ir_sb_puts(&sb, msg);
-    free(msg);
+    va_list ap;
+    va_start(ap, fmt);
+    ir_sb_vprintf(&sb, fmt, ap);
+    va_end(ap);
     if (e->cur_stmt) {
         ir_sb_puts(&sb, "\n  at: ");
         put_stmt(&sb, e->cur_stmt);

@@ -4,6 +4,7 @@
 #ifndef MINITIR_IR_INTERNAL_H
 #define MINITIR_IR_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ void ir_sb_free(ir_strbuf *sb);
 void ir_sb_putc(ir_strbuf *sb, char c);
 void ir_sb_puts(ir_strbuf *sb, const char *s);
 void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) TIR_PRINTF(2, 3);
+void ir_sb_vprintf(ir_strbuf *sb, const char *fmt, va_list ap);
 /* Moves the contents into the ctx arena and frees the heap buffer. */
 const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx);
 
