@@ -153,6 +153,9 @@ int sch_find_block(const tir_schedule *s, const char *name);
 /* The sref of a live handle (sch_run checked it). */
 int sch_loop_sref(const sch_call *c, uint32_t id);
 int sch_block_sref(const sch_call *c, uint32_t id);
+/* The srefs of the loop list in c->args[0] of primitive prim: at least
+ * two loops, none twice (else the status of the failure). */
+tir_status sch_loop_list(sch_call *c, const char *prim, int **srefs);
 static inline const tir_for *sch_sref_for(const tir_schedule *s, int i) {
     return tir_as_tir_for(s->srefs[i].stmt);
 }
