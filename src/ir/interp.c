@@ -335,82 +335,40 @@ typedef struct comp {
     tir_ctx *ctx;
     ir_arena *arena;
     tir_status st;
-    /* var -> current slot (-1: out of scope), open addressing */
-    const tir_var **vkeys;
-    int *vslots;
-    int vcap, vn;
+    /* var -> current slot + 1 (NULL: out of scope); buffer -> slot + 1 */
+    ir_ptr_map vars, bufs;
     int nslots;
-    /* buffer -> slot */
-    const tir_buffer **bkeys;
-    int *bslots;
-    int bcap, bn;
+    int bn; /* buffer slots */
 } comp;
 
 #define CNEW(c, T) ((T *)ir_arena_alloc((c)->arena, sizeof(T)))
 #define CNEWN(c, T, n) ((T *)ir_arena_alloc((c)->arena, sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
 
-/* Finds the table index of key in a pointer-keyed table (or the empty
- * entry where it goes). */
-static int table_find(const void **keys, int cap, const void *key) {
-    size_t i = ir_ptr_hash(key) & (size_t)(cap - 1);
-    while (keys[i] && keys[i] != key) i = (i + 1) & (size_t)(cap - 1);
-    return (int)i;
+/* Slots live in the maps as slot + 1, so a missing key reads as -1. */
+static int slot_get(const ir_ptr_map *m, const void *k) {
+    return (int)(intptr_t)ir_ptr_map_get(m, k) - 1;
+}
+static void slot_put(ir_ptr_map *m, const void *k, int slot) {
+    ir_ptr_map_put(m, k, (void *)(intptr_t)(slot + 1));
 }
 
-static void table_grow(const void ***keys, int **vals, int *cap) {
-    int ncap = *cap ? *cap * 2 : 64;
-    const void **nk = calloc((size_t)ncap, sizeof *nk);
-    int *nv = calloc((size_t)ncap, sizeof *nv);
-    TIR_ASSERT(nk && nv && "out of memory");
-    for (int i = 0; i < *cap; i++) {
-        if (!(*keys)[i]) continue;
-        int j = table_find(nk, ncap, (*keys)[i]);
-        nk[j] = (*keys)[i];
-        nv[j] = (*vals)[i];
-    }
-    free(*keys);
-    free(*vals);
-    *keys = nk;
-    *vals = nv;
-    *cap = ncap;
-}
-
-static int var_lookup(comp *c, const tir_var *v) {
-    if (!c->vcap) return -1;
-    int i = table_find((const void **)c->vkeys, c->vcap, v);
-    return c->vkeys[i] ? c->vslots[i] : -1;
-}
+static int var_lookup(comp *c, const tir_var *v) { return slot_get(&c->vars, v); }
 
 /* Gives v a fresh slot (lanes of them) and returns the previous binding,
  * to be restored with var_undefine when its scope ends. */
 static int var_define(comp *c, const tir_var *v) {
-    if (2 * (c->vn + 1) > c->vcap) table_grow((const void ***)&c->vkeys, &c->vslots, &c->vcap);
-    int i = table_find((const void **)c->vkeys, c->vcap, v);
-    int old = -1;
-    if (c->vkeys[i])
-        old = c->vslots[i];
-    else {
-        c->vkeys[i] = v;
-        c->vn++;
-    }
-    c->vslots[i] = c->nslots;
+    int old = slot_get(&c->vars, v);
+    slot_put(&c->vars, v, c->nslots);
     c->nslots += v->base.dtype.lanes;
     return old;
 }
 
-static void var_undefine(comp *c, const tir_var *v, int old) {
-    int i = table_find((const void **)c->vkeys, c->vcap, v);
-    c->vslots[i] = old;
-}
+static void var_undefine(comp *c, const tir_var *v, int old) { slot_put(&c->vars, v, old); }
 
 static int buf_slot(comp *c, const tir_buffer *b) {
-    if (2 * (c->bn + 1) > c->bcap) table_grow((const void ***)&c->bkeys, &c->bslots, &c->bcap);
-    int i = table_find((const void **)c->bkeys, c->bcap, b);
-    if (!c->bkeys[i]) {
-        c->bkeys[i] = b;
-        c->bslots[i] = c->bn++;
-    }
-    return c->bslots[i];
+    int i = slot_get(&c->bufs, b);
+    if (i < 0) slot_put(&c->bufs, b, i = c->bn++);
+    return i;
 }
 
 static tir_status cfail(comp *c, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
@@ -778,10 +736,8 @@ tir_status ir_prog_compile(tir_ctx *ctx, const tir_prim_func *f, ir_prog **out) 
     p->body = cstmt(&c, f->body);
     p->nslots = c.nslots;
     p->nbufs = c.bn;
-    free(c.vkeys);
-    free(c.vslots);
-    free(c.bkeys);
-    free(c.bslots);
+    ir_ptr_map_free(&c.vars);
+    ir_ptr_map_free(&c.bufs);
     if (c.st != TIR_OK) {
         ir_arena_free(&arena);
         return c.st;
