@@ -84,12 +84,6 @@ void *ir_copy_array(tir_ctx *ctx, const void *src, size_t elem, int n) {
     return p;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static void intern_grow(tir_ctx *ctx) {
     size_t cap = ctx->capintern * 2;
     const char **t = calloc(cap, sizeof *t);
@@ -97,7 +91,7 @@ static void intern_grow(tir_ctx *ctx) {
     for (size_t i = 0; i < ctx->capintern; i++) {
         const char *s = ctx->interned[i];
         if (!s) continue;
-        size_t j = hash_bytes(s, strlen(s)) & (cap - 1);
+        size_t j = ir_str_hash(s, strlen(s)) & (cap - 1);
         while (t[j]) j = (j + 1) & (cap - 1);
         t[j] = s;
     }
@@ -108,7 +102,7 @@ static void intern_grow(tir_ctx *ctx) {
 
 const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n) {
     if (2 * (ctx->nintern + 1) > ctx->capintern) intern_grow(ctx);
-    size_t j = hash_bytes(s, n) & (ctx->capintern - 1);
+    size_t j = ir_str_hash(s, n) & (ctx->capintern - 1);
     while (ctx->interned[j]) {
         const char *t = ctx->interned[j];
         if (strncmp(t, s, n) == 0 && t[n] == '\0') return t;

@@ -297,9 +297,7 @@ static void mix(hash_state *s, uint64_t x) {
 }
 
 static void mix_str(hash_state *s, const char *str) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *str; str++) h = (h ^ (unsigned char)*str) * 1099511628211ull;
-    mix(s, h);
+    mix(s, ir_str_hash(str, strlen(str)));
 }
 
 static void mix_id(hash_state *s, const void *p) {

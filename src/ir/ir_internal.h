@@ -105,6 +105,13 @@ static inline size_t ir_ptr_hash(const void *p) {
     return (size_t)x;
 }
 
+/* An FNV-1a style hash of n bytes of s (string sets, structural hashes). */
+static inline uint64_t ir_str_hash(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
 /* Pointer -> pointer on the heap, open addressing; keys are non-NULL and
  * a missing key reads as NULL.  Zero-initialise to start. */
 typedef struct ir_ptr_map {

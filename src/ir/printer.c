@@ -28,15 +28,9 @@ typedef struct name_set {
     size_t n, cap;
 } name_set;
 
-static size_t str_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (size_t)h;
-}
-
 static bool ns_has(const name_set *s, const char *k) {
     if (!s->cap) return false;
-    size_t i = str_hash(k) & (s->cap - 1);
+    size_t i = (size_t)ir_str_hash(k, strlen(k)) & (s->cap - 1);
     while (s->items[i]) {
         if (strcmp(s->items[i], k) == 0) return true;
         i = (i + 1) & (s->cap - 1);
@@ -55,7 +49,7 @@ static void ns_add(name_set *s, const char *k) {
         free(s->items);
         *s = ns;
     }
-    size_t i = str_hash(k) & (s->cap - 1);
+    size_t i = (size_t)ir_str_hash(k, strlen(k)) & (s->cap - 1);
     while (s->items[i]) {
         if (strcmp(s->items[i], k) == 0) return;
         i = (i + 1) & (s->cap - 1);
