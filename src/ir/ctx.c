@@ -118,12 +118,18 @@ const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n) {
 
 const char *tir_intern(tir_ctx *ctx, const char *s) { return tir_intern_n(ctx, s, strlen(s)); }
 
-const char *tir_ctx_sprintf(tir_ctx *ctx, const char *fmt, ...) {
+/* The formatted text in a fresh string buffer. */
+static ir_strbuf sb_format(const char *fmt, va_list ap) {
     ir_strbuf sb;
     ir_sb_init(&sb);
+    ir_sb_vprintf(&sb, fmt, ap);
+    return sb;
+}
+
+const char *tir_ctx_sprintf(tir_ctx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    ir_sb_vprintf(&sb, fmt, ap);
+    ir_strbuf sb = sb_format(fmt, ap);
     va_end(ap);
     return ir_sb_finish(&sb, ctx);
 }
@@ -138,11 +144,9 @@ void tir_ctx_clear_error(tir_ctx *ctx) {
 }
 
 tir_status tir_ctx_fail(tir_ctx *ctx, tir_status code, const char *fmt, ...) {
-    ir_strbuf sb;
-    ir_sb_init(&sb);
     va_list ap;
     va_start(ap, fmt);
-    ir_sb_vprintf(&sb, fmt, ap);
+    ir_strbuf sb = sb_format(fmt, ap);
     va_end(ap);
     free(ctx->err_msg);
     ctx->err_msg = sb.data; /* the heap buffer changes hands */
