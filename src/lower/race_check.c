@@ -194,15 +194,6 @@ static const rloop *loop_of(const racc *a, const void *v) {
  * floormod by a constant c reached through +, -, * and casts only (such a
  * value repeats when v grows by c: the version index floormod(k, 2) of a
  * pipeline); 1 when v does not occur; -1 otherwise. */
-static int64_t gcd64(int64_t a, int64_t b) {
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
     switch ((tir_kind)e->kind) {
     case TIR_KIND_VAR: return (const tir_var *)e != v ? 1 : mod > 0 ? mod : -1;
@@ -215,7 +206,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
             mod = tir_expr_const_int(b->b, &c) && c > 0 && c <= RC_MAX_POINTS ? c : 0;
         int64_t x = period(b->a, v, mod), y = period(b->b, v, mod);
         if (x < 0 || y < 0) return -1;
-        int64_t l = x / gcd64(x, y) * y;
+        int64_t l = x / ir_gcd64(x, y) * y;
         return l <= RC_MAX_POINTS ? l : -1;
     }
     default: {
@@ -232,7 +223,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
                                                          : ((const tir_broadcast *)e)->value;
             const tir_expr *b = e->kind == TIR_KIND_RAMP ? ((const tir_ramp *)e)->stride : NULL;
             int64_t x = period(a, v, 0), y = b ? period(b, v, 0) : 1;
-            return x < 0 || y < 0 ? -1 : x / gcd64(x, y) * y;
+            return x < 0 || y < 0 ? -1 : x / ir_gcd64(x, y) * y;
         }
         return -1;
     }
