@@ -371,7 +371,7 @@ static int64_t fixed_values(const rloop *l, const racc *a, const racc *b, bool *
     bool conds = conds_use(a, l->var) || conds_use(b, l->var);
     *drop = false;
     if (pa > 0 && pb > 0 && (!conds || n > RC_MAX_FIXED)) {
-        int64_t p = pa / gcd64(pa, pb) * pb;
+        int64_t p = pa / ir_gcd64(pa, pb) * pb;
         *drop = conds && p < n;
         if (p < n) n = p;
     }
