@@ -8,7 +8,8 @@
  * nothing but reduction-only loops below the decomposition point: they
  * restrict which reduction steps run, not which elements exist.  A copied loop that also
  * feeds a reduce iterator (fused spatial and reduce loops) just repeats
- * the same init store, which is harmless.
+ * the same init store, which is harmless.  Repeated update instances are
+ * not: the loops from the given one down must run each instance once.
  */
 #include <string.h>
 
@@ -166,6 +167,23 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
     const tir_var **pv = IR_NEWN(ctx, const tir_var *, np);
     for (int k = 0; k < np; k++) pv[k] = path[k]->var;
     TIR_TRY(sch_check_blocks_under(c, lrv, &loop->base, np, pv));
+    /* 7: with the init out of the block, an instance run twice would
+       accumulate twice (compute_at recomputes a block over overlapping
+       regions in successive iterations of the loops above it). */
+    {
+        tir_analyzer *a = tir_analyzer_new(ctx);
+        sch_bind_ancestors(s, a, s->srefs[li].parent);
+        bool once = sch_runs_once(s, a, bi, s->srefs[li].parent);
+        tir_analyzer_free(a);
+        if (!once)
+            return sch_fail(c, TIR_ERR_SCHED_REPEATED_INSTANCES, lrv, loop,
+                            "cannot prove that loop %s and the loops inside it run each "
+                            "instance of block \"%s\" once (each loop of extent above 1 "
+                            "must feed one iterator, with the dense strides split and fuse "
+                            "make): a repeated instance would accumulate twice without its "
+                            "init",
+                            loop->var->name, b->name);
+    }
 
     /* Which path loops the init needs: those of spatial bindings, closed
        over predicate conjuncts and loop ranges that mention them. */

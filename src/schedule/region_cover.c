@@ -198,6 +198,32 @@ static void collect_inner(const tir_schedule *s, int bi, int loop, inner_loops *
     }
 }
 
+/* True when a conjunct x < y of predicate e lets inner loop i run only at
+ * its min: x is affine in the inner loops with coefficients >= 0, that
+ * of i positive, and x >= y once i is past its min (a split guard such as
+ * j_1_0 * 5 + j_1_1 < 1, whose binding the simplifier dropped as the
+ * iterator's domain is one point, runs j_1_1 = 0 only). */
+static bool pinned(tir_ctx *ctx, tir_analyzer *a, const inner_loops *in, int i,
+                   const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (!b) return false;
+    if (e->kind == TIR_KIND_AND)
+        return pinned(ctx, a, in, i, b->a) || pinned(ctx, a, in, i, b->b);
+    if (e->kind != TIR_KIND_LT) return false;
+    int64_t *coef = IR_NEWN(ctx, int64_t, in->n + 1);
+    const tir_expr *rest = NULL;
+    if (!linear(ctx, b->a, in->n, in->vars, 1, coef, &rest) || coef[i] <= 0) return false;
+    if (!rest) rest = tir_int(ctx, b->a->dtype, 0);
+    for (int j = 0; j < in->n; j++) {
+        if (coef[j] < 0) return false;
+        const tir_expr *m = j == i ? tir_add(ctx, in->mins[j], tir_int(ctx, rest->dtype, 1))
+                                   : in->mins[j];
+        if (coef[j] > 0)
+            rest = tir_add(ctx, rest, tir_mul(ctx, m, tir_int(ctx, rest->dtype, coef[j])));
+    }
+    return sch_prove_le(ctx, a, b->b, tir_analyzer_simplify(a, rest));
+}
+
 /* The box of instances the bindings of block sref bi run over the loops
  * inside `loop` (predicate ignored).  *all_fed (when not NULL): every one
  * of those loops of extent above 1 feeds an iterator, so that with the
@@ -227,7 +253,8 @@ static bool binding_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop
     if (all_fed) {
         *all_fed = true;
         for (int i = 0; i < in.n; i++)
-            if (owner[i] < 0 && !(i < n0 && in.digit[i] > 0) && in.exts[i] != 1)
+            if (owner[i] < 0 && !(i < n0 && in.digit[i] > 0) && in.exts[i] != 1 &&
+                !pinned(ctx, a, &in, i, r->predicate))
                 *all_fed = false;
     }
     return true;
