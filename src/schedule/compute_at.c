@@ -11,7 +11,11 @@
  * thread's part.  Where that region pokes out of the block's domain
  * (non-divisible tiles), the realize gets a bounds predicate; each
  * consumer must then provably read only inside the domain, and the buffer
- * must not be a parameter, whose caller reads all of it.
+ * must not be a parameter, whose caller reads all of it.  What the moved
+ * block reads must be there when it runs: a producer sharing a loop with
+ * its new place must write all of it earlier in the same iteration of
+ * the innermost shared loop (a thread loop counts: relaxed over one, a
+ * block reads what other threads' producers write later).
  */
 #include "sched_internal.h"
 

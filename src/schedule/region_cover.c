@@ -18,6 +18,10 @@
  * one interval with no hole.  With a predicate that only bounds bindings
  * to their domains, the instances run are then that box intersected with
  * the block's domain (schedules run every instance of a block once).
+ * The same proof serves compute_at's check that the producers of what a
+ * moved block reads have written it (sch_writer_box), and, with every loop
+ * of extent above 1 feeding an iterator, decompose_reduction's that no
+ * update instance runs twice once the init is out (sch_runs_once).
  */
 #include "sched_internal.h"
 
