@@ -666,6 +666,62 @@ static void test_compute_at_padding(void **st) {
     tir_sched_destroy(s);
 }
 
+/* compute_at 11, the schedule fuzzer's elementwise_chain case 2064
+ * (MINITIR_FUZZ_SEED=3, 20000 cases): B is computed one row per
+ * threadIdx.z iteration i, D copies row i back, and C, moved under D's j,
+ * would be relaxed over the thread loop (C is global) and read every row
+ * of B while only row i is written. */
+static const char thread_chain[] = "b0 = get_block(\"root\")\n"
+                                   "[b1, b2, b3] = get_child_blocks(b0)\n"
+                                   "[l4, l5] = get_loops(b2)\n"
+                                   "bind(l4, \"threadIdx.z\")\n"
+                                   "compute_at(b1, l4, 0)\n"
+                                   "reverse_compute_at(b3, l4, 0)\n";
+
+static void test_compute_at_unwritten_producer(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
+    SCHED_OK(s, tir_sched_replay(s, thread_chain, strlen(thread_chain)));
+    sched_check_all(s);
+    tir_block_rv c = sched_block(s, "C");
+    tir_loop_rv dj = pa_loop(s, "D", 1);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
+                      tir_sched_compute_at(s, c, dj, false));
+    expect_names(ctx, 4, (const char *const[]){"\"B\"", "\"C\"", " B ", "ax0"});
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* Without the thread binding C is not relaxed over i: it reads B[i, j],
+       which B has written during that iteration of i. */
+    s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
+    tir_loop_rv i = pa_loop(s, "C", 0);
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), i, false));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), i, false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 1), false));
+    assert_int_equal(sched_loops(s, "C", (tir_loop_rv[16]){0}), 2); /* i, D's ax0 */
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* reverse_compute_at's moved block needs no further check: all its
+ * producers lie under the loop, where precondition 11 proves they write
+ * what it reads during the same iteration, and it is never relaxed over
+ * thread loops.  Under threadIdx.z, C and D each read row i, which B (and
+ * C) wrote in that iteration. */
+static void test_reverse_compute_at_thread_producer(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
+    tir_loop_rv i = pa_loop(s, "B", 0);
+    SCHED_OK(s, tir_sched_bind(s, i, "threadIdx.z"));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), i, false));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), i, false));
+    tir_loop_rv l[16];
+    assert_int_equal(sched_loops(s, "D", l), 2);
+    assert_true(tir_sched_same_loop(s, l[0], i));
+    assert_int_equal(sched_extent(s, l[1]), 16);
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_compute_at_row, setup, teardown),
@@ -681,6 +737,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_compute_at_not_covered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_fused_digits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_at_padding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_unwritten_producer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_thread_producer, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,6 +282,63 @@ static void test_decompose_preconditions(void **st) {
     tir_sched_destroy(s);
 }
 
+/* 7: r feeds no iterator, so each instance of C runs twice; with the
+ * init inside, the second run recomputes the same sum. */
+static const char repeated_red[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    for r, i, j, k in T.grid(2, 8, 6, 4):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
+static void test_decompose_repeated(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, parse(ctx, repeated_red));
+    tir_loop_rv lc[16];
+    sched_loops(s, "C", lc);
+    tir_block_rv c = sched_block(s, "C"), out;
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REPEATED_INSTANCES, "decompose_reduction",
+                      tir_sched_decompose_reduction(s, c, lc[0], &out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "\"C\""));
+    /* below r, each iteration of r re-inits before its updates */
+    SCHED_OK(s, tir_sched_decompose_reduction(s, c, lc[1], &out));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
+/* The schedule fuzzer's matmul_bias case 20585 (MINITIR_FUZZ_SEED=
+ * 7319002468, 200000 cases): D's i split [6, 1, 5], i_2 split [5, 5,
+ * None], C computed at i_2_0.  C's region there ignores D's predicate, so
+ * (i_0, i_2_0) = (0, 1) and (1, 0) both recompute rows 5-9 of C: harmless
+ * with the init in the block, a double sum with the init before i_0. */
+static void test_decompose_after_overlapping_compute_at(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_bias_relu(ctx, 10, 4, 11, TIR_F32));
+    tir_loop_rv ld[16], i[3], i2[3], lc[16];
+    sched_loops(s, "D", ld);
+    SCHED_OK(s, tir_sched_split(s, ld[0], 3, (const int64_t[]){6, 1, 5}, i));
+    SCHED_OK(s, tir_sched_split(s, i[2], 3, (const int64_t[]){5, 5, TIR_SPLIT_INFER}, i2));
+    tir_block_rv c = sched_block(s, "C"), out;
+    SCHED_OK(s, tir_sched_compute_at(s, c, i2[0], false));
+    sched_check_all(s);
+    int n = sched_loops(s, "C", lc);
+    assert_int_equal(n, 6); /* i_0, i_1, i_2_0, ax0, ax1, ax2 */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REPEATED_INSTANCES, "decompose_reduction",
+                      tir_sched_decompose_reduction(s, c, lc[0], &out));
+    sched_check_all(s);
+    /* under i_0 (i_1 is a unit loop), i_2_0 and ax0 run rows
+       i_2_0 * 5 + ax0 once each: the init re-runs per iteration of i_0 */
+    SCHED_OK(s, tir_sched_decompose_reduction(s, c, lc[2], &out));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_decompose_golden, setup, teardown),
@@ -289,6 +346,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_decompose_guard_across, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_bound_and_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decompose_repeated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decompose_after_overlapping_compute_at, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,7 +351,21 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      each consumer provably reads under the loop only elements inside
  *      the block's domain (by its relaxed region, its iterators' domains,
  *      or that domain spanning the buffer's shape), all of which the moved
- *      block writes there (TIR_ERR_SCHED_REGION_NOT_COVERED). */
+ *      block writes there (TIR_ERR_SCHED_REGION_NOT_COVERED);
+ *  11. every other writer, in the scope, of a buffer the block reads has
+ *      written what the moved block reads before it runs: either it lies
+ *      in a loop nest sharing no loop with the loop (it finishes first),
+ *      or, for the innermost loop it shares with the loop, it comes in an
+ *      earlier statement of that loop's body (or lies under the loop
+ *      itself) and during one iteration of that loop it writes (as
+ *      proven in reverse_compute_at 11: its own iterators, a dense box,
+ *      other iterators in full) every element the moved block reads
+ *      during that iteration, the moved block's region relaxed over the
+ *      loops from the loop up to that one.  A thread-bound loop counts as
+ *      a loop: a global or shared block relaxed over one reads what other
+ *      threads' producers write only in later iterations
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED).  Producers reading only
+ *      parameters, as shared-memory copies do, have nothing to check. */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -457,7 +471,16 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  *   3. every loop feeding a reduce iterator of the block is the loop or
  *      lies inside it, so the init runs before the whole reduction
  *      (TIR_ERR_SCHED_LOOP_HEIGHT);
- *   4.-6. the blocks under the loop satisfy W1-W3. */
+ *   4.-6. the blocks under the loop satisfy W1-W3;
+ *   7. the loop and the loops inside it provably run each instance of the
+ *      block once (with the init moved out, a repeated update instance
+ *      would accumulate twice; compute_at recomputes a block over
+ *      overlapping regions in successive iterations of the loops above
+ *      its target): the bindings are affine in those loops with a dense
+ *      mixed radix of strides, as in reverse_compute_at 11 (the predicate,
+ *      which only drops instances, aside), and each of the loops of extent
+ *      above 1 feeds an iterator or is held at its first value by a
+ *      predicate conjunct (TIR_ERR_SCHED_REPEATED_INSTANCES). */
 TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
                                                  tir_loop_rv loop, tir_block_rv *out);
 

@@ -11,7 +11,11 @@
  * thread's part.  Where that region pokes out of the block's domain
  * (non-divisible tiles), the realize gets a bounds predicate; each
  * consumer must then provably read only inside the domain, and the buffer
- * must not be a parameter, whose caller reads all of it.
+ * must not be a parameter, whose caller reads all of it.  What the moved
+ * block reads must be there when it runs: a producer sharing a loop with
+ * its new place must write all of it earlier in the same iteration of
+ * the innermost shared loop (a thread loop counts: relaxed over one, a
+ * block reads what other threads' producers write later).
  */
 #include "sched_internal.h"
 
@@ -104,6 +108,102 @@ static bool read_inside(const tir_schedule *s, int sc, int li, int ci,
     }
     tir_analyzer_free(a);
     return ok;
+}
+
+/* The innermost loop from li up (li included, inside scope sref sc) that
+ * also encloses sref wi, or -1. */
+static int common_loop(const tir_schedule *s, int sc, int li, int wi) {
+    for (int p = li; p >= 0 && p != sc; p = s->srefs[p].parent)
+        if (sch_sref_for(s, p) && sch_is_ancestor(s, p, wi)) return p;
+    return -1;
+}
+
+/* The extremes of what b, moved under loop sref li over rng, reads of
+ * dimension d of rd during one iteration of loop sref top: b's iterators
+ * run over rng inside their domains, then li and the loops between it and
+ * top (top excluded) over theirs.  The analyzer knows the loops above li. */
+static bool moved_read(const tir_schedule *s, tir_analyzer *a, int li, int top,
+                       const tir_block *b, const sch_bound *rng, const tir_range *rd,
+                       const tir_expr **lo, const tir_expr **end) {
+    tir_ctx *ctx = s->ctx;
+    const tir_var **iv = IR_NEWN(ctx, const tir_var *, b->niters + 1);
+    for (int k = 0; k < b->niters; k++) {
+        const tir_range *dom = &b->iters[k].dom;
+        const tir_expr *mn = dom->min, *hi = tir_add(ctx, dom->min, dom->extent);
+        if (rng[k].lo) {
+            mn = tir_max(ctx, mn, rng[k].lo);
+            hi = tir_min(ctx, hi, rng[k].hi);
+        }
+        iv[k] = b->iters[k].var;
+        tir_analyzer_bind(a, iv[k], tir_analyzer_simplify(a, mn),
+                          tir_analyzer_simplify(a, tir_sub(ctx, hi, mn)));
+    }
+    const tir_var **lv = IR_NEWN(ctx, const tir_var *, s->nsrefs + 1);
+    int nl = 0;
+    for (int p = li; p != top; p = s->srefs[p].parent)
+        if (sch_sref_for(s, p)) lv[nl++] = sch_sref_for(s, p)->var;
+    const tir_expr *one = tir_int(ctx, rd->min->dtype, 1);
+    const tir_expr *last = tir_sub(ctx, tir_add(ctx, rd->min, rd->extent), one);
+    tir_range l1, h1, l2, h2;
+    if (!tir_analyzer_relax(a, rd->min, b->niters, iv, &l1) ||
+        !tir_analyzer_relax(a, last, b->niters, iv, &h1) ||
+        !tir_analyzer_relax(a, l1.min, nl, lv, &l2) ||
+        !tir_analyzer_relax(a, tir_sub(ctx, tir_add(ctx, h1.min, h1.extent), one), nl, lv, &h2))
+        return false;
+    *lo = l2.min;
+    *end = tir_add(ctx, h2.min, h2.extent);
+    return true;
+}
+
+/* Precondition 11 for writer sref wi of what b reads at rd, b moved under
+ * loop sref li over rng: the writer runs in a loop nest before li's
+ * (no common loop), or during one iteration of the innermost loop it
+ * shares with li it writes, before b, final values of all that b reads
+ * there.  Sequentially, a thread-bound loop is a loop like any other: b's
+ * region relaxed over one holds what other threads' writers produce only
+ * in later iterations. */
+static bool written_before(const tir_schedule *s, int sc, int li, int wi, const tir_block *b,
+                           const sch_bound *rng, const tir_buffer_region *rd) {
+    tir_ctx *ctx = s->ctx;
+    int top = common_loop(s, sc, li, wi);
+    if (top < 0) return true;
+    if (top != li && sch_child_holding(s, top, wi) >= sch_child_holding(s, top, li))
+        return false;
+    const tir_block *o = sch_sref_block(s, wi);
+    int *pdim = IR_NEWN(ctx, int, o->niters + 1);
+    sch_bound *box = IR_NEWN(ctx, sch_bound, o->niters + 1);
+    tir_analyzer *a = tir_analyzer_new(ctx);
+    sch_bind_ancestors(s, a, li);
+    bool ok = sch_writer_box(s, a, wi, top, rd->buffer, pdim, box);
+    for (int k = 0; k < o->niters && ok; k++) {
+        if (pdim[k] < 0) continue;
+        const tir_range *pd = &o->iters[k].dom;
+        const tir_expr *lo, *end;
+        ok = moved_read(s, a, li, top, b, rng, &rd->ranges[pdim[k]], &lo, &end) &&
+             sch_prove_le(ctx, a, box[k].lo, lo) && sch_prove_le(ctx, a, pd->min, lo) &&
+             sch_prove_le(ctx, a, end, box[k].hi) &&
+             sch_prove_le(ctx, a, end, tir_add(ctx, pd->min, pd->extent));
+    }
+    tir_analyzer_free(a);
+    return ok;
+}
+
+/* The first writer sref of what b reads (b moved under li over rng) that
+ * written_before cannot prove, or -1; *bad_read: which read. */
+static int unready_writer(const tir_schedule *s, int sc, int li, int bi, const int *all, int na,
+                          const sch_bound *rng, int *bad_read) {
+    const tir_block *b = sch_sref_block(s, bi);
+    for (int r = 0; r < b->nreads; r++)
+        for (int k = 0; k < na; k++) {
+            const tir_block *o = sch_sref_block(s, all[k]);
+            if (all[k] == bi || !sch_region_has(o->nwrites, o->writes, b->reads[r].buffer))
+                continue;
+            if (!written_before(s, sc, li, all[k], b, rng, &b->reads[r])) {
+                *bad_read = r;
+                return all[k];
+            }
+        }
+    return -1;
 }
 
 tir_status sch_prim_compute_at(sch_call *c) {
@@ -236,6 +336,19 @@ tir_status sch_prim_compute_at(sch_call *c) {
     sch_bound *rng = IR_NEWN(ctx, sch_bound, b->niters);
     for (int k = 0; k < b->niters; k++)
         if (dim_of[k] >= 0) rng[k] = acc[dim_of[k]];
+    /* 11 */
+    int bad_read = 0, bad = unready_writer(s, sc, li, bi, all, na, rng, &bad_read);
+    if (bad >= 0) {
+        const tir_block *o = sch_sref_block(s, bad);
+        const void *marks[2] = {b, o};
+        return sch_fail_marks(c, TIR_ERR_SCHED_REGION_NOT_COVERED, brv, 2, marks,
+                              "cannot prove that producer \"%s\" has written all of %s that "
+                              "block \"%s\" would read under loop %s: they share a loop, "
+                              "and during one iteration of the innermost one the producer "
+                              "must write (as a box, in full) every element read there",
+                              o->name, b->reads[bad_read].buffer->name, b->name,
+                              loop->var->name);
+    }
     const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
     c->func = sch_move_block(c, bi, li, pos, moved);
     return TIR_OK;

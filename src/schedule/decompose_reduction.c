@@ -8,7 +8,8 @@
  * nothing but reduction-only loops below the decomposition point: they
  * restrict which reduction steps run, not which elements exist.  A copied loop that also
  * feeds a reduce iterator (fused spatial and reduce loops) just repeats
- * the same init store, which is harmless.
+ * the same init store, which is harmless.  Repeated update instances are
+ * not: the loops from the given one down must run each instance once.
  */
 #include <string.h>
 
@@ -114,7 +115,7 @@ static void loop_path(tir_ctx *ctx, const tir_schedule *s, int li, int bi, dr_pl
     for (k = 0; k < np; k++) P->pv[k] = P->path[k]->var;
 }
 
-/* Preconditions 1 to 6 (see schedule.h); fills P. */
+/* Preconditions 1 to 7 (see schedule.h); fills P. */
 static tir_status dr_check(sch_call *c, dr_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t brv = c->args[0].rv, lrv = c->args[1].rv;
@@ -144,7 +145,23 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
                                 "above %s; the init would run again on each of its iterations",
                                 f->var->name, b->iters[k].var->name, b->name, loop->var->name);
     }
-    return sch_check_blocks_under(c, lrv, &loop->base, P->np, P->pv);
+    TIR_TRY(sch_check_blocks_under(c, lrv, &loop->base, P->np, P->pv));
+    /* 7: with the init out of the block, an instance run twice would
+       accumulate twice (compute_at recomputes a block over overlapping
+       regions in successive iterations of the loops above it). */
+    tir_analyzer *a = tir_analyzer_new(c->ctx);
+    sch_bind_ancestors(s, a, s->srefs[li].parent);
+    bool once = sch_runs_once(s, a, bi, s->srefs[li].parent);
+    tir_analyzer_free(a);
+    if (!once)
+        return sch_fail(c, TIR_ERR_SCHED_REPEATED_INSTANCES, lrv, loop,
+                        "cannot prove that loop %s and the loops inside it run each "
+                        "instance of block \"%s\" once (each loop of extent above 1 "
+                        "must feed one iterator, with the dense strides split and fuse "
+                        "make): a repeated instance would accumulate twice without its "
+                        "init",
+                        loop->var->name, b->name);
+    return TIR_OK;
 }
 
 /* Which path loops the init needs: those of spatial bindings, closed over

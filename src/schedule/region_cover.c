@@ -18,6 +18,10 @@
  * one interval with no hole.  With a predicate that only bounds bindings
  * to their domains, the instances run are then that box intersected with
  * the block's domain (schedules run every instance of a block once).
+ * The same proof serves compute_at's check that the producers of what a
+ * moved block reads have written it (sch_writer_box), and, with every loop
+ * of extent above 1 feeding an iterator, decompose_reduction's that no
+ * update instance runs twice once the init is out (sch_runs_once).
  */
 #include "sched_internal.h"
 
@@ -198,12 +202,43 @@ static void collect_inner(const tir_schedule *s, int bi, int loop, inner_loops *
     }
 }
 
-bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box) {
+/* True when a conjunct x < y of predicate e lets inner loop i run only at
+ * its min: x is affine in the inner loops with coefficients >= 0, that
+ * of i positive, and x >= y once i is past its min (a split guard such as
+ * j_1_0 * 5 + j_1_1 < 1, whose binding the simplifier dropped as the
+ * iterator's domain is one point, runs j_1_1 = 0 only). */
+static bool pinned(tir_ctx *ctx, tir_analyzer *a, const inner_loops *in, int i,
+                   const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (!b) return false;
+    if (e->kind == TIR_KIND_AND)
+        return pinned(ctx, a, in, i, b->a) || pinned(ctx, a, in, i, b->b);
+    if (e->kind != TIR_KIND_LT) return false;
+    int64_t *coef = IR_NEWN(ctx, int64_t, in->n + 1);
+    const tir_expr *rest = NULL;
+    if (!linear(ctx, b->a, in->n, in->vars, 1, coef, &rest) || coef[i] <= 0) return false;
+    if (!rest) rest = tir_int(ctx, b->a->dtype, 0);
+    for (int j = 0; j < in->n; j++) {
+        if (coef[j] < 0) return false;
+        const tir_expr *m = j == i ? tir_add(ctx, in->mins[j], tir_int(ctx, rest->dtype, 1))
+                                   : in->mins[j];
+        if (coef[j] > 0)
+            rest = tir_add(ctx, rest, tir_mul(ctx, m, tir_int(ctx, rest->dtype, coef[j])));
+    }
+    return sch_prove_le(ctx, a, b->b, tir_analyzer_simplify(a, rest));
+}
+
+/* The box of instances the bindings of block sref bi run over the loops
+ * inside `loop` (predicate ignored).  *all_fed (when not NULL): every one
+ * of those loops of extent above 1 feeds an iterator, so that with the
+ * dense radix no instance runs twice. */
+static bool binding_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box,
+                        bool *all_fed) {
     tir_ctx *ctx = s->ctx;
     const tir_block_realize *r = s->srefs[bi].realize;
-    if (!sch_pred_bounds_only(ctx, a, r, r->predicate)) return false;
     inner_loops in;
     collect_inner(s, bi, loop, &in);
+    int n0 = in.n;
     const tir_expr **vals = IR_NEWN(ctx, const tir_expr *, r->nvalues + 1);
     for (int k = 0; k < r->nvalues; k++) {
         vals[k] = split_digits(ctx, &in, tir_analyzer_simplify(a, r->values[k]));
@@ -218,6 +253,43 @@ bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_
         if (!linear(ctx, vals[k], in.n, in.vars, 1, coef, &rest)) return false;
         if (!rest) rest = tir_int(ctx, vals[k]->dtype, 0);
         if (!dense(ctx, a, k, &in, coef, owner, rest, &box[k])) return false;
+    }
+    if (all_fed) {
+        *all_fed = true;
+        for (int i = 0; i < in.n; i++)
+            if (owner[i] < 0 && !(i < n0 && in.digit[i] > 0) && in.exts[i] != 1 &&
+                !pinned(ctx, a, &in, i, r->predicate))
+                *all_fed = false;
+    }
+    return true;
+}
+
+bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box) {
+    const tir_block_realize *r = s->srefs[bi].realize;
+    if (!sch_pred_bounds_only(s->ctx, a, r, r->predicate)) return false;
+    return binding_box(s, a, bi, loop, box, NULL);
+}
+
+bool sch_runs_once(const tir_schedule *s, tir_analyzer *a, int bi, int loop) {
+    const tir_block_realize *r = s->srefs[bi].realize;
+    sch_bound *box = IR_NEWN(s->ctx, sch_bound, r->nvalues + 1);
+    bool all_fed = false;
+    return binding_box(s, a, bi, loop, box, &all_fed) && all_fed;
+}
+
+bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
+                    const tir_buffer *buf, int *pdim, sch_bound *box) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *o = sch_sref_block(s, wi);
+    int w = 0;
+    while (o->writes[w].buffer != buf) w++;
+    if (sch_trivial_dim(o, &o->writes[w], pdim) >= 0 || !sch_exec_box(s, a, wi, loop, box))
+        return false;
+    for (int k = 0; k < o->niters; k++) {
+        const tir_range *d = &o->iters[k].dom;
+        if (pdim[k] < 0 && !(sch_prove_le(ctx, a, box[k].lo, d->min) &&
+                             sch_prove_le(ctx, a, tir_add(ctx, d->min, d->extent), box[k].hi)))
+            return false;
     }
     return true;
 }

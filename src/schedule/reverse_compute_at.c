@@ -40,18 +40,9 @@ static bool writer_covers(const tir_schedule *s, tir_analyzer *a, int wi, int li
                           const tir_buffer *buf) {
     tir_ctx *ctx = s->ctx;
     const tir_block *o = sch_sref_block(s, wi);
-    int w = 0;
-    while (o->writes[w].buffer != buf) w++;
     int *pdim = IR_NEWN(ctx, int, o->niters + 1);
     sch_bound *box = IR_NEWN(ctx, sch_bound, o->niters + 1);
-    if (sch_trivial_dim(o, &o->writes[w], pdim) >= 0 || !sch_exec_box(s, a, wi, li, box))
-        return false;
-    for (int k = 0; k < o->niters; k++) {
-        const tir_range *d = &o->iters[k].dom;
-        if (pdim[k] < 0 && !(sch_prove_le(ctx, a, box[k].lo, d->min) &&
-                             sch_prove_le(ctx, a, tir_add(ctx, d->min, d->extent), box[k].hi)))
-            return false;
-    }
+    if (!sch_writer_box(s, a, wi, li, buf, pdim, box)) return false;
     for (int kc = 0; kc < b->niters; kc++) {
         if (dim_of[kc] < 0) continue;
         int k = 0;

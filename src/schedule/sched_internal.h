@@ -359,6 +359,20 @@ bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize
  * analyzer must know the ranges of the loops above `loop` (and it).
  * False: not proven. */
 bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_bound *box);
+/* When provable, block sref wi writes buf at its own iterators (pdim[k]:
+ * the dimension iterator k indexes, -1 none) and, during one iteration of
+ * loop sref `loop`, final values of the elements box[k] (intersected with
+ * its domain) on those dimensions: sch_exec_box holds and every other
+ * iterator (reduce ones included) runs over its whole domain.  pdim and
+ * box hold one entry per iterator of the block. */
+bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
+                    const tir_buffer *buf, int *pdim, sch_bound *box);
+/* True when provably the loops inside sref `loop` (a loop, or the scope
+ * block for all of them) run no instance of block sref bi twice: the
+ * bindings form a dense box as in sch_exec_box (the predicate, which only
+ * drops instances, aside) and every loop of extent above 1 feeds an
+ * iterator. */
+bool sch_runs_once(const tir_schedule *s, tir_analyzer *a, int bi, int loop);
 /* True when x <= y is proven (false for NULL or mixed dtypes). */
 bool sch_prove_le(tir_ctx *ctx, tir_analyzer *a, const tir_expr *x, const tir_expr *y);
 
