@@ -304,8 +304,9 @@ static void test_hand_written_dim_align(void **state) {
                     "annotations={\"keep\": 7})\n"))
         fail_msg("the kernel lost X's annotation:\n%s", ir);
 
+    /* ... and factors whose padded strides overflow int32 (or int64) */
     const char *bad[] = {"[2, 16, 3]", "[0, 0, 0]", "[0, 16, 16]", "[0, 16, -1]", "[0, 16]",
-                         "\"x\""};
+                         "\"x\"", "[0, 4294967296, 4294967295]", "[0, 9223372036854775807, 5]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         text = hand_aligned(bad[i]);
         OK(tir_parse_func(ctx, text, strlen(text), &f));

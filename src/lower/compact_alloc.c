@@ -259,6 +259,21 @@ static bool bad_align(const tir_allocate *a, const tir_annot *al) {
         if (al->ints[i] < 0 || al->ints[i] >= a->buffer->ndim || al->ints[i + 1] <= 0 ||
             al->ints[i + 2] < 0 || al->ints[i + 2] >= al->ints[i + 1])
             return true;
+    /* make_buffer pads strides from constant inner extents and stores them
+       as int32: with the uncompacted shape (an upper bound of the compacted
+       one) every padded stride must be computable and fit. */
+    const tir_buffer *b = a->buffer;
+    int64_t stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        int64_t ext;
+        if (d < b->ndim - 1 && (!tir_expr_const_int(b->shape[d + 1], &ext) ||
+                                __builtin_mul_overflow(stride, ext, &stride)))
+            return true;
+        for (int i = 0; i < al->nints; i += 3)
+            if (al->ints[i] == d && __builtin_add_overflow(stride, al->ints[i + 1], &stride))
+                return true;
+        if (stride > INT32_MAX) return true;
+    }
     return false;
 }
 
@@ -272,7 +287,8 @@ static bool check_align_pre(tir_visitor *v, const tir_node *n) {
                                       "compact_alloc: the Allocate of '%s': annotation "
                                       "\"" LOWER_DIM_ALIGN "\" must be groups of 3 ints [axis, "
                                       "factor, offset] with 0 <= axis < %d, factor > 0 and "
-                                      "0 <= offset < factor",
+                                      "0 <= offset < factor, over constant inner extents, "
+                                      "and the padded strides must fit in int32",
                                       a->buffer->name, a->buffer->ndim);
     return k->status == TIR_OK;
 }
