@@ -21,6 +21,7 @@
 
 #include "cg_kernels.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1

@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "ir/interp_internal.h"
-#include "minitir/lower.h"
+#include "minitir/sim.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SIM_ASAN 1
