@@ -44,6 +44,8 @@ PUBLIC = {
     "status.def": "ir",
     "nodes.def": "ir",
     "intrinsics.def": "ir",
+    "target.h": "ir",
+    "thread_axes.def": "ir",
     "schedule.h": "schedule",
     "lower.h": "lower",
     "sim.h": "sim",

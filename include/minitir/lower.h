@@ -9,6 +9,7 @@
 #define MINITIR_LOWER_H
 
 #include "minitir/ir.h"
+#include "minitir/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,7 +18,8 @@ extern "C" {
 /* ---------------------------------------------------------------- lowering */
 
 /* Target limits and switches of the lowering pipeline (src/lower/pipeline.c
- * lists the passes; docs/lowering.md describes each). */
+ * lists the passes; docs/lowering.md describes each).  The limits are
+ * copied from a tir_target_limits (minitir/target.h). */
 typedef struct tir_lower_opts {
     int max_threads_per_block;  /* product of threadIdx extents (1024) */
     int max_thread_extent[3];   /* threadIdx.x, y, z (1024, 1024, 64) */
@@ -30,8 +32,12 @@ typedef struct tir_lower_opts {
     bool no_race_check;
 } tir_lower_opts;
 
-/* Fills o with the defaults: the limits of sm_90. */
+/* Fills o with the defaults: the limits of the default target (sm_90,
+ * tir_target_default). */
 TIR_API void tir_lower_opts_init(tir_lower_opts *o);
+/* Fills o with the defaults and the limits lim (a target's, or a real
+ * device's from tir_rt_device_limits). */
+TIR_API void tir_lower_opts_init_target(tir_lower_opts *o, const tir_target_limits *lim);
 
 /* Lowers a scheduled function to a kernel in the form of
  * docs/lowered-ir.md.  opts may be NULL (defaults).  On success sets

@@ -10,16 +10,6 @@
 
 #include "cg_internal.h"
 
-static const char *const axis_tags[CG_NAXES] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                                "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-
-int cg_tag_axis(const char *tag) {
-    if (!tag) return -1;
-    for (int i = 0; i < CG_NAXES; i++)
-        if (strcmp(tag, axis_tags[i]) == 0) return i;
-    return -1;
-}
-
 typedef struct chk {
     tir_ctx *ctx;
     const tir_prim_func *f;
@@ -318,7 +308,7 @@ static tir_status chk_stmt(chk *c, const tir_stmt *s);
 
 static tir_status chk_thread_loop(chk *c, const tir_for *f) {
     const char *tag = f->thread_tag;
-    int axis = cg_tag_axis(tag);
+    int axis = tir_launch_axis(tag);
     if (axis < 0)
         return unsupported(c,
                            "codegen: For loop over '%s' is bound to unknown thread tag '%s' "
@@ -333,7 +323,7 @@ static tir_status chk_thread_loop(chk *c, const tir_for *f) {
     if (!tir_expr_const_int(f->min, &v) || v != 0)
         return unsupported(c, "codegen: For loop over '%s' (%s) must start at 0", f->var->name,
                            tag);
-    if (axis >= 3) {
+    if (tir_thread_axis_kind(axis) == TIR_AXIS_KIND_THREAD) {
         if (!tir_expr_const_int(f->extent, &v) || v <= 0)
             return unsupported(c,
                                "codegen: For loop over '%s' (%s) needs a positive constant "
@@ -527,7 +517,8 @@ static tir_status chk_params(chk *c) {
     return TIR_OK;
 }
 
-tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, cg_info *info) {
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
+                    cg_info *info) {
     memset(info, 0, sizeof *info);
     info->written = IR_NEWN(ctx, bool, f->nparams);
     chk c = {.ctx = ctx, .f = f, .info = info};
@@ -535,12 +526,12 @@ tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, cg_info *info) {
     if (s == TIR_OK) s = chk_stmt(&c, f->body);
     if (s == TIR_OK) {
         int64_t threads = 1, v;
-        for (int i = 3; i < CG_NAXES; i++)
+        for (int i = TIR_AXIS_THREAD_X; i < CG_NAXES; i++)
             if (info->dims[i] && tir_expr_const_int(info->dims[i], &v)) threads *= v;
-        if (threads > 1024)
+        if (threads > lim->max_threads_per_block)
             s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
-                             "codegen: kernel '%s' uses %lld threads per block (at most 1024)",
-                             f->name, (long long)threads);
+                             "codegen: kernel '%s' uses %lld threads per block (at most %d)",
+                             f->name, (long long)threads, lim->max_threads_per_block);
     }
     ir_vec_free(&c.vars);
     ir_vec_free(&c.bufs);

@@ -82,7 +82,8 @@ static const char *arena_copy(tir_ctx *ctx, const char *s, size_t n) {
 
 /* The LLVM half of tir_codegen: everything made here is freed here. */
 static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
-                           const tir_codegen_opts *o, const char *name, tir_module *m) {
+                           const tir_codegen_opts *o, const tir_target *t, const char *name,
+                           tir_module *m) {
     LLVMTargetRef target;
     char *err = NULL;
     if (LLVMGetTargetFromTriple(nvptx_triple, &target, &err)) {
@@ -91,9 +92,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
         LLVMDisposeMessage(err);
         return s;
     }
-    const char *features = o->features                      ? o->features
-                           : strcmp(o->arch, "sm_90a") == 0 ? "+ptx80"
-                                                            : "+ptx78";
+    const char *features = o->features ? o->features : t->ptx_features;
     LLVMCodeGenOptLevel lvl = o->opt_level == 0   ? LLVMCodeGenLevelNone
                               : o->opt_level == 1 ? LLVMCodeGenLevelLess
                               : o->opt_level == 2 ? LLVMCodeGenLevelDefault
@@ -118,11 +117,12 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
 
     bool dump = dump_wanted(o);
     tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &m->shared_bytes);
-    if (s == TIR_OK && m->shared_bytes > 48 * 1024)
+    if (s == TIR_OK && m->shared_bytes > t->limits.max_shared_static)
         s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
                          "codegen: kernel '%s' allocates %lld bytes of shared memory (static "
-                         "shared memory is limited to 49152 bytes)",
-                         kernel->name, (long long)m->shared_bytes);
+                         "shared memory is limited to %lld bytes)",
+                         kernel->name, (long long)m->shared_bytes,
+                         (long long)t->limits.max_shared_static);
     if (s == TIR_OK && dump) dump_module(mod, "before optimisation", name);
     if (s == TIR_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
         s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM rejects the module of '%s': %s",
@@ -187,13 +187,15 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: opt_level %d is not in 0..3",
                             o.opt_level);
     cg_info info;
-    TIR_TRY(cg_check(ctx, kernel, &info));
+    const tir_target *target = tir_target_find(o.arch);
+    TIR_ASSERT(target); /* tir_codegen_check_arch accepted it */
+    TIR_TRY(cg_check(ctx, kernel, &target->limits, &info));
     cg_llvm_init();
 
     tir_module *m = IR_NEW(ctx, tir_module);
     m->kernel_name = entry_name(ctx, kernel->name);
     m->arch = tir_intern(ctx, o.arch);
-    TIR_TRY(run_llvm(ctx, kernel, &info, &o, m->kernel_name, m));
+    TIR_TRY(run_llvm(ctx, kernel, &info, &o, target, m->kernel_name, m));
 
     tir_kernel_param *ps = IR_NEWN(ctx, tir_kernel_param, kernel->nparams);
     for (int i = 0; i < kernel->nparams; i++) {

@@ -45,8 +45,8 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
 
 /* f with another body (and the same parameters and attributes). */
 const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body);
-/* True for thread-binding loops whose tag starts with "threadIdx" /
- * "blockIdx". */
+/* True for thread-binding loops over a threadIdx / blockIdx axis
+ * (minitir/thread_axes.def). */
 bool lower_is_thread_loop(const tir_for *f);
 bool lower_is_block_loop(const tir_for *f);
 /* Records an error with the marked IR of `where` (a function or statement)

@@ -78,8 +78,9 @@
 #define SIM_STACK (128 * 1024)
 #endif
 
-#define SIM_MAX_THREADS 1024
-#define SIM_MAX_SHARED (48 * 1024)
+/* The launch and shared-memory limits: opts.limits, else the default
+ * target's (minitir/target.h). */
+#define SIM_LIMITS(s) ((s)->opts.limits ? (s)->opts.limits : &tir_target_default()->limits)
 
 /* ================================================================ state */
 
@@ -241,11 +242,12 @@ static tir_status sim_alloc(ir_env *e, ir_mbuf *m) {
         if (!b) {
             int64_t al = m->buffer->align > 16 ? m->buffer->align : 16;
             int64_t total = (s->shared_bytes + al - 1) / al * al + (int64_t)bytes;
-            if (total > SIM_MAX_SHARED)
+            int64_t max_shared = SIM_LIMITS(s)->max_shared_static;
+            if (total > max_shared)
                 return ir_env_fail(e, TIR_ERR_SIM_LAUNCH,
                                    "shared buffer %s takes the block's shared memory to %lld "
-                                   "bytes (at most %d)",
-                                   m->buffer->name, (long long)total, SIM_MAX_SHARED);
+                                   "bytes (at most %lld)",
+                                   m->buffer->name, (long long)total, (long long)max_shared);
             if (s->nsh == s->capsh) {
                 int cap = s->capsh ? 2 * s->capsh : 8;
                 sh_buf *nb = realloc(s->sh, (size_t)cap * sizeof *nb);
@@ -765,10 +767,11 @@ static tir_status sim_setup(sim *s, const tir_prim_func *f, int nargs, const tir
     bool seen[IR_NAXES] = {0}, active[IR_NAXES] = {0};
     TIR_TRY(find_dims(s, p->body, seen, active));
     int64_t nt = s->block[0] * s->block[1] * s->block[2];
-    if (nt > SIM_MAX_THREADS)
+    int max_threads = SIM_LIMITS(s)->max_threads_per_block;
+    if (nt > max_threads)
         return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
                             "kernel '%s': %lld threads per block (at most %d)", f->name,
-                            (long long)nt, SIM_MAX_THREADS);
+                            (long long)nt, max_threads);
     s->nthreads = (int)nt;
     return TIR_OK;
 }
