@@ -66,6 +66,42 @@ TIR_API tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kern
 TIR_API int tir_lower_num_passes(void);
 TIR_API const char *tir_lower_pass_name(int i);
 
+/* ------------------------------------------------------------ launch sizes */
+
+/* The launch sizes of a lowered kernel: the extent of each launch axis
+ * (blockIdx.x..z, then threadIdx.x..z, minitir/target.h), and the first
+ * loop bound to it.  NULL: the axis is unused (size 1). */
+typedef struct tir_launch {
+    const tir_expr *extent[TIR_NLAUNCH_AXES];
+    const tir_for *loop[TIR_NLAUNCH_AXES];
+} tir_launch;
+
+/* The one check of a lowered kernel's thread-binding loops, used by
+ * lowering (check_kernel), codegen, the simulator and, through the
+ * module's launch sizes, the runtime.  Fills *out, or returns
+ * TIR_ERR_UNSUPPORTED with a message naming the loop when
+ *   1. a loop is bound to a tag that is not a launch axis (vthread, or
+ *      unknown);
+ *   2. a loop is nested in a loop bound to the same axis;
+ *   3. a bound loop does not start at the constant 0;
+ *   4. a threadIdx extent is not a positive constant, or is over the
+ *      limit of its axis (lim->max_block_dim);
+ *   5. a blockIdx extent is not a scalar integer expression of constants,
+ *      scalar parameters and integer arithmetic (+ - * / % floordiv
+ *      floormod min max, casts), or is a constant below 1;
+ *   6. two loops bound to one axis have different extents;
+ *   7. the threads per block (product of the threadIdx extents) are over
+ *      lim->max_threads_per_block.
+ * lim may be NULL (the default target's limits). */
+TIR_API tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
+                                    const tir_target_limits *lim, tir_launch *out);
+
+/* Evaluates a launch extent accepted by tir_launch_check, with vars[i]
+ * (a scalar parameter) set to values[i].  False, with *why set to the
+ * reason, on a variable not in vars, a division by zero or an overflow. */
+TIR_API bool tir_launch_eval_extent(const tir_expr *e, int nvars, const tir_var *const *vars,
+                                    const int64_t *values, int64_t *out, const char **why);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 
 #include "ir/ir_internal.h"
 #include "minitir/codegen.h"
+#include "minitir/lower.h"
 
 /* Initialises LLVM's NVPTX target once per process (llvm_target.c). */
 void cg_llvm_init(void);
@@ -27,9 +28,6 @@ typedef struct cg_info {
 tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
                     cg_info *info);
 
-/* True when a and b are the same expression with the same variables
- * (no renaming, unlike tir_struct_equal). */
-bool cg_expr_same(const tir_expr *a, const tir_expr *b);
 
 /* Emits the kernel function `name` for f into mod.  Adds the static shared
  * memory it allocates to *shared_bytes.

@@ -222,79 +222,24 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
 
 /* ---------------------------------------------------------- launch sizes */
 
-typedef struct dim_eval {
-    const tir_module *m;
-    int nargs;
-    const tir_arg *args;
-    const char *why;
-} dim_eval;
-
-static bool eval_dim(dim_eval *d, const tir_expr *e, int64_t *out) {
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM: *out = tir_as_tir_int_imm(e)->value; return true;
-    case TIR_KIND_VAR:
-        for (int i = 0; i < d->m->nparams; i++)
-            if (d->m->params[i].var == tir_as_tir_var(e)) {
-                if (i >= d->nargs) {
-                    d->why = "too few arguments";
-                    return false;
-                }
-                *out = d->args[i].scalar;
-                return true;
-            }
-        d->why = "a variable that is not a parameter";
-        return false;
-    case TIR_KIND_CAST: {
-        int64_t v;
-        if (!eval_dim(d, tir_as_tir_cast(e)->value, &v)) return false;
-        tir_dtype t = e->dtype;
-        *out = t.bits == 64 ? v
-               : t.bits == 32
-                   ? (t.code == TIR_TYPE_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v)
-               : t.code == TIR_TYPE_UINT ? (int64_t)(uint8_t)v
-                                         : (int64_t)(int8_t)v;
-        return true;
-    }
-    default: break;
-    }
-    const tir_binop *b = tir_as_tir_binop(e);
-    int64_t x, y;
-    if (!b) {
-        d->why = "an expression that is not integer arithmetic";
-        return false;
-    }
-    if (!eval_dim(d, b->a, &x) || !eval_dim(d, b->b, &y)) return false;
-    bool ovf = false;
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_ADD: ovf = __builtin_add_overflow(x, y, out); break;
-    case TIR_KIND_SUB: ovf = __builtin_sub_overflow(x, y, out); break;
-    case TIR_KIND_MUL: ovf = __builtin_mul_overflow(x, y, out); break;
-    case TIR_KIND_MIN: *out = x < y ? x : y; break;
-    case TIR_KIND_MAX: *out = x > y ? x : y; break;
-    case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD: {
-        if (y == 0 || (x == INT64_MIN && y == -1)) {
-            d->why = "a division by zero or an overflow";
-            return false;
-        }
-        int64_t q = x / y, r = x % y;
-        bool floor = e->kind == TIR_KIND_FLOORDIV || e->kind == TIR_KIND_FLOORMOD;
-        if (floor && r != 0 && ((r < 0) != (y < 0))) {
-            q -= 1;
-            r += y;
-        }
-        *out = (e->kind == TIR_KIND_DIV || e->kind == TIR_KIND_FLOORDIV) ? q : r;
-        break;
-    }
-    default: d->why = "an expression that is not integer arithmetic"; return false;
-    }
-    if (ovf) {
-        d->why = "an overflow";
-        return false;
-    }
-    return true;
+/* The module's launch extents, evaluated by lowering's launch evaluator
+ * (tir_launch_eval_extent) with the scalar arguments. */
+static tir_status eval_one(tir_ctx *ctx, const tir_module *m, int i, int n, const tir_var **vars,
+                           const int64_t *values, int64_t *out) {
+    const tir_launch_dim *ld = i < 3 ? &m->grid[i] : &m->block[i - 3];
+    const char *why = NULL;
+    for (int k = n; k < m->nparams && !why; k++)
+        if (m->params[k].var && tir_uses_var(ld->extent, m->params[k].var))
+            why = "too few arguments";
+    if (why || !tir_launch_eval_extent(ld->extent, n, vars, values, out, &why))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
+                            m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], why);
+    if (*out <= 0)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "launch dims of '%s': %s.%c is %lld (must be positive)",
+                            m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3],
+                            (long long)*out);
+    return TIR_OK;
 }
 
 tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, const tir_arg *args,
@@ -302,17 +247,19 @@ tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, 
     if (!ctx) return TIR_ERR_INVALID_ARG;
     if (!m || !grid || !block || (nargs > 0 && !args))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims: missing argument");
-    dim_eval d = {m, nargs, args, NULL};
-    for (int i = 0; i < 6; i++) {
-        const tir_launch_dim *ld = i < 3 ? &m->grid[i] : &m->block[i - 3];
-        int64_t *out = i < 3 ? &grid[i] : &block[i - 3];
-        if (!eval_dim(&d, ld->extent, out))
-            return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
-                                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], d.why);
-        if (*out <= 0)
-            return tir_ctx_fail(
-                ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c is %lld (must be positive)",
-                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], (long long)*out);
+    /* Parameters past nargs are left out: using one is "too few arguments". */
+    int n = nargs < m->nparams ? nargs : m->nparams;
+    const tir_var **vars = calloc((size_t)(n > 0 ? n : 1), sizeof *vars);
+    int64_t *values = calloc((size_t)(n > 0 ? n : 1), sizeof *values);
+    tir_status s = vars && values ? TIR_OK
+                                  : tir_ctx_fail(ctx, TIR_ERR_NOMEM, "launch dims: out of memory");
+    for (int i = 0; s == TIR_OK && i < n; i++) {
+        vars[i] = m->params[i].var;
+        values[i] = args[i].scalar;
     }
-    return TIR_OK;
+    for (int i = 0; s == TIR_OK && i < TIR_NLAUNCH_AXES; i++)
+        s = eval_one(ctx, m, i, n, vars, values, i < 3 ? &grid[i] : &block[i - 3]);
+    free(vars);
+    free(values);
+    return s;
 }

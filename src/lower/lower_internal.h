@@ -43,6 +43,9 @@ tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_pr
 tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 
+/* The target limits of lowering's options (those not in the options are
+ * the default target's). */
+void lower_opts_limits(const tir_lower_opts *o, tir_target_limits *out);
 /* f with another body (and the same parameters and attributes). */
 const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body);
 /* True for thread-binding loops over a threadIdx / blockIdx axis

@@ -47,6 +47,14 @@ void tir_lower_opts_init_target(tir_lower_opts *o, const tir_target_limits *lim)
     o->max_local_bytes = lim->max_local_bytes;
 }
 
+void lower_opts_limits(const tir_lower_opts *o, tir_target_limits *out) {
+    *out = tir_target_default()->limits;
+    out->max_threads_per_block = o->max_threads_per_block;
+    for (int d = 0; d < 3; d++) out->max_block_dim[d] = o->max_thread_extent[d];
+    out->max_shared_static = o->max_shared_bytes;
+    out->max_local_bytes = o->max_local_bytes;
+}
+
 void tir_lower_opts_init(tir_lower_opts *o) {
     tir_lower_opts_init_target(o, &tir_target_default()->limits);
 }
