@@ -72,9 +72,11 @@ static void record(lc *c, const tir_buffer *b, bool write, int nidx,
     *a = (access){.stmt = c->cur, .buf = b, .write = write, .nidx = nidx, .idx = idx,
                   .nloops = c->loops.n, .nconds = c->conds.n};
     a->loops = IR_NEWN(ctx, const tir_for *, c->loops.n);
-    memcpy(a->loops, c->loops.items, sizeof(const tir_for *) * (size_t)c->loops.n);
+    if (c->loops.n) /* items is NULL while the stack is empty */
+        memcpy(a->loops, c->loops.items, sizeof(const tir_for *) * (size_t)c->loops.n);
     a->conds = IR_NEWN(ctx, const tir_expr *, c->conds.n);
-    memcpy(a->conds, c->conds.items, sizeof(const tir_expr *) * (size_t)c->conds.n);
+    if (c->conds.n)
+        memcpy(a->conds, c->conds.items, sizeof(const tir_expr *) * (size_t)c->conds.n);
     ir_vec_push(&c->accesses, a);
 }
 

@@ -1,0 +1,793 @@
+/* test_gpu_fuzz.c: seeded random GPU schedules, lowered and run in the
+ * SIMT simulator against the interpreter on the unscheduled function.
+ *
+ * Each case builds tir_def_matmul, tir_def_matmul_bias(_relu),
+ * tir_def_batch_matmul or tir_def_elementwise_chain at small random odd
+ * shapes and applies a random member of the seed's family of GPU schedules
+ * (examples/seed.c, Steps 1-6) with random variations: block and thread
+ * tiles (non-dividing ones included), binds to blockIdx/threadIdx, shared
+ * caches at a k loop with a random cooperative fetch (fused, split, bound,
+ * sometimes vectorized, extent-1 loops included, sometimes with thread
+ * extents that do not match the compute's), local caches (cache_read to
+ * local, cache_write local + reverse_compute_at), storage_align, unroll,
+ * vectorize, software pipelines (plain and async), fused epilogues, and
+ * some deliberately odd loop orders and placements.  It checks:
+ *   - every failing primitive fails cleanly (sched_fail_ok: an error code,
+ *     a message naming the primitive, the schedule unchanged);
+ *   - tir_lower either refuses with a clean status and a message, or
+ *     gives a kernel that runs in the simulator with no race, barrier,
+ *     out-of-bounds or uninitialised-read report (shared, local and the
+ *     output parameter, which starts poisoned) and whose output equals,
+ *     bit for bit, the interpreter's on the unscheduled function (the
+ *     inputs are small integers, so every summation order is exact).
+ * An abort inside the library (an assertion) prints the case before the
+ * process dies.
+ * MINITIR_GPU_FUZZ_CASES=N (or MINITIR_FUZZ_CASES, or argv[1]) sets the
+ * number of cases, MINITIR_FUZZ_SEED the seed (CI: seed 1, 1500 cases).  A
+ * failure prints the seed, the case, the definition, the reason with the
+ * kernel, and the schedule as a text trace and as C (the first five in
+ * full, the rest one line each).  MINITIR_GPU_FUZZ_NO_C=1 leaves out the
+ * C, MINITIR_GPU_FUZZ_DUMP=dir writes each failure to a file,
+ * MINITIR_GPU_FUZZ_STRICT=1 excuses nothing (see known_bad below).
+ * scripts/fuzz.sh runs it long with fresh seeds.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "minitir/lower.h"
+#include "minitir/runtime.h"
+#include "sched_check.h"
+
+/* The CI slice: seed 1, 1500 cases (about 15 s under ASan). */
+#define CI_SEED 1
+static long g_cases = 1500;
+static uint64_t g_seed = CI_SEED;
+
+/* Cases of the CI slice that fail on open bugs (found by this fuzzer;
+ * each reproduces with MINITIR_FUZZ_SEED=1 and the case number):
+ *   software_pipeline accepts an order that emits a consumer before its
+ *   producer in one stage: 72 738
+ * (The fuzzer's first run also failed 72 other cases of the slice, on the
+ * bugs fixed by the region-cover, barriers and local-threads branches.)
+ * They are reported but do not fail the slice; a listed case that passes
+ * is reported too, so the list can shrink as the fixes land.  With
+ * MINITIR_GPU_FUZZ_STRICT set, or any other seed, nothing is excused. */
+static const long known_bad[] = {72, 738};
+
+static bool known(uint64_t seed, long ci) {
+    if (seed != CI_SEED || getenv("MINITIR_GPU_FUZZ_STRICT")) return false;
+    for (size_t i = 0; i < sizeof known_bad / sizeof *known_bad; i++)
+        if (known_bad[i] == ci) return true;
+    return false;
+}
+
+static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {
+    return lo + (int64_t)(sched_rand(r) % (uint64_t)(hi - lo + 1));
+}
+static bool chance(uint64_t *r, int percent) { return rnd(r, 0, 99) < percent; }
+
+/* A small dimension, mostly odd. */
+static int64_t dim(uint64_t *r, int64_t hi) {
+    int64_t d = rnd(r, 1, hi);
+    return (d % 2 == 0 && chance(r, 60)) ? d - 1 : d;
+}
+
+typedef struct gpu_case {
+    tir_ctx *ctx;
+    tir_schedule *s;
+    uint64_t *r;
+    char def[96];  /* the definition and its shape, for the report */
+    char why[16384];
+    bool bad;
+    int calls, refused;
+} gpu_case;
+
+/* --------------------------------------------------------------- checks */
+
+/* A call that may fail; when it does, it must fail cleanly.  Returns
+ * whether it succeeded. */
+static bool check_call(gpu_case *gc, sched_snap *snap, tir_status st, const char *prim) {
+    gc->calls++;
+    if (st == TIR_OK) {
+        sched_snap_free(snap);
+        return true;
+    }
+    gc->refused++;
+    if (st == TIR_ERR_VERIFY || strstr(tir_ctx_error(gc->ctx), "internal error")) {
+        snprintf(gc->why, sizeof gc->why, "%s produced ill-formed IR: %s", prim,
+                 tir_ctx_error(gc->ctx));
+        sched_snap_free(snap);
+        gc->bad = true;
+    } else if (!sched_fail_ok(gc->s, snap, st, st, prim, gc->why, sizeof gc->why)) {
+        gc->bad = true;
+    }
+    return false;
+}
+
+/* Evaluates to whether the call succeeded (and the case is still good). */
+#define TRY(prim, expr)                                                                   \
+    (!gc->bad && try_(gc, prim, &snap_tmp_, (sched_snap_take(gc->s, &snap_tmp_), (expr))))
+static bool try_(gpu_case *gc, const char *prim, sched_snap *snap, tir_status st) {
+    return check_call(gc, snap, st, prim) && !gc->bad;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* The index among block b's reads of the buffer whose name starts with
+ * `prefix` (A, B, A_shared, ...); -1 if none. */
+static int read_index(gpu_case *gc, tir_block_rv b, const char *prefix) {
+    const tir_block *blk;
+    if (tir_sched_get_block_node(gc->s, b, &blk) != TIR_OK) return -1;
+    size_t n = strlen(prefix);
+    for (int i = 0; i < blk->nreads; i++) {
+        const char *name = blk->reads[i].buffer->name;
+        if (!strncmp(name, prefix, n) && (name[n] == 0 || name[n] == '_')) return i;
+    }
+    return -1;
+}
+
+/* Copies block b's loops into out (at most 16); returns how many, or -1. */
+static int loops_of(gpu_case *gc, tir_block_rv b, tir_loop_rv *out) {
+    const tir_loop_rv *ls;
+    int n;
+    if (tir_sched_get_loops(gc->s, b, &ls, &n) != TIR_OK || n > 16) return -1;
+    memcpy(out, ls, sizeof *ls * (size_t)n);
+    return n;
+}
+
+/* 1 + the position of loop l among block b's loops (get_loops makes new
+ * handles, so compare the loops themselves); -1 if l is not above b. */
+static int depth_of(gpu_case *gc, tir_block_rv b, tir_loop_rv l) {
+    tir_loop_rv ls[16];
+    const tir_for *want, *f;
+    int n = loops_of(gc, b, ls);
+    if (tir_sched_get_for(gc->s, l, &want) != TIR_OK) return -1;
+    for (int i = 0; i < n; i++)
+        if (tir_sched_get_for(gc->s, ls[i], &f) == TIR_OK && f == want) return i + 1;
+    return -1;
+}
+
+/* The thread tile of a compute nest: extents bound to threadIdx.x/y. */
+typedef struct threads {
+    int64_t tx, ty;
+} threads;
+
+/* Cooperative fetch of a cache block whose own loops are the last `own`
+ * of its nest: fused, split over the compute's threads (sometimes
+ * vectorized, sometimes mismatched or in an odd order), bound. */
+static void coop_fetch(gpu_case *gc, tir_block_rv cache, int outer, threads t) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_loop_rv ls[16], fused, parts[4];
+    int n = loops_of(gc, cache, ls);
+    if (outer < 0 || n <= outer) {
+        /* nothing to split: a scalar fetch executed by every thread */
+        return;
+    }
+    int own = n - outer;
+    if (own >= 2 && chance(r, 85)) {
+        if (!TRY("fuse", tir_sched_fuse(gc->s, own, ls + outer, &fused))) return;
+    } else {
+        fused = ls[n - 1];
+    }
+    int64_t ty = t.ty, tx = t.tx;
+    if (chance(r, 8)) { /* deliberately mismatched thread extents */
+        ty = rnd(r, 1, 4);
+        tx = rnd(r, 1, 4);
+    }
+    int variant = (int)rnd(r, 0, 9);
+    if (variant < 3) { /* vectorized */
+        int64_t vec = chance(r, 70) ? 2 : rnd(r, 3, 4);
+        if (!TRY("split", tir_sched_split(gc->s, fused, 4,
+                                          (const int64_t[]){TIR_SPLIT_INFER, ty, tx, vec},
+                                          parts)))
+            return;
+        if (!TRY("vectorize", tir_sched_vectorize(gc->s, parts[3]))) return;
+    } else if (variant < 4) { /* threads outermost, serial loop inside */
+        if (!TRY("split", tir_sched_split(gc->s, fused, 3,
+                                          (const int64_t[]){ty, tx, TIR_SPLIT_INFER}, parts)))
+            return;
+        parts[2] = parts[1];
+        parts[1] = parts[0];
+    } else {
+        if (!TRY("split", tir_sched_split(gc->s, fused, 3,
+                                          (const int64_t[]){TIR_SPLIT_INFER, ty, tx}, parts)))
+            return;
+    }
+    if (!TRY("bind", tir_sched_bind(gc->s, parts[1], "threadIdx.y"))) return;
+    if (!TRY("bind", tir_sched_bind(gc->s, parts[2], "threadIdx.x"))) return;
+    if (variant == 3 && chance(r, 30)) {
+        tir_loop_rv l2[16];
+        int n2 = loops_of(gc, cache, l2);
+        if (n2 > 0) (void)TRY("unroll", tir_sched_unroll(gc->s, l2[n2 - 1]));
+    }
+}
+
+/* storage_align on a cache block's buffer, at a random axis. */
+static void maybe_align(gpu_case *gc, tir_block_rv cache, int rank) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    if (!chance(r, 30)) return;
+    /* drawn in this order so that every compiler makes the same cases */
+    int64_t f = rnd(r, 1, 8);
+    int64_t offset = rnd(r, 0, f - 1), axis = rnd(r, 0, rank - 1);
+    (void)TRY("storage_align", tir_sched_storage_align(gc->s, cache, 0, axis, f, offset));
+}
+
+/* Number of pipeline components of loop l (its body's statements). */
+static int components(gpu_case *gc, tir_loop_rv l) {
+    const tir_for *f;
+    if (tir_sched_get_for(gc->s, l, &f) != TIR_OK) return 0;
+    const tir_seq *seq = tir_as_tir_seq(f->body);
+    return seq ? seq->n : 1;
+}
+
+static void maybe_pipeline(gpu_case *gc, tir_loop_rv l) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    int n = components(gc, l);
+    if (n < 1 || n > 8) return;
+    int64_t st[8], ord[8], as[1] = {0};
+    for (int i = 0; i < n; i++) {
+        st[i] = i == n - 1 ? 1 : 0;
+        ord[i] = i;
+    }
+    if (chance(r, 15))
+        for (int i = 0; i < n; i++) st[i] = rnd(r, 0, 2);
+    if (chance(r, 15) && n > 1) { /* an odd order */
+        int i = (int)rnd(r, 0, n - 1), j = (int)rnd(r, 0, n - 1);
+        int64_t t = ord[i];
+        ord[i] = ord[j];
+        ord[j] = t;
+    }
+    int nasync = chance(r, 50) ? 1 : 0;
+    (void)TRY("software_pipeline",
+              tir_sched_software_pipeline(gc->s, l, n, st, n, ord, nasync, as));
+}
+
+/* -------------------------------------------------- matmul-like schedules */
+
+/* Tiles block c (loops [b,] i, j, k) as the seed's Step 2 with random
+ * tiles: ib jb it jt ko ie je ki, binds, and returns the loops (in the
+ * order the names give, whatever the actual order) in t8[8]; batch: the
+ * b loop in *bl. */
+static bool tile_reduction(gpu_case *gc, tir_block_rv c, bool batch, tir_loop_rv *t8,
+                           tir_loop_rv *bl, threads *th) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_loop_rv ls[16], ib[3], jb[3], kb[2];
+    int n = loops_of(gc, c, ls);
+    int o = batch ? 1 : 0;
+    if (n != 3 + o) {
+        snprintf(gc->why, sizeof gc->why, "%d loops above C", n);
+        gc->bad = true;
+        return false;
+    }
+    if (batch) *bl = ls[0];
+    int64_t ti = rnd(r, 1, 4), ei = rnd(r, 1, 3), tj = rnd(r, 1, 4), ej = rnd(r, 1, 3);
+    int64_t ki = rnd(r, 1, 4);
+    if (!TRY("split", tir_sched_split(gc->s, ls[o], 3,
+                                      (const int64_t[]){TIR_SPLIT_INFER, ti, ei}, ib)))
+        return false;
+    if (!TRY("split", tir_sched_split(gc->s, ls[o + 1], 3,
+                                      (const int64_t[]){TIR_SPLIT_INFER, tj, ej}, jb)))
+        return false;
+    int64_t kf[2] = {TIR_SPLIT_INFER, ki};
+    if (chance(r, 15)) kf[0] = ki, kf[1] = TIR_SPLIT_INFER;
+    if (!TRY("split", tir_sched_split(gc->s, ls[o + 2], 2, kf, kb))) return false;
+    tir_loop_rv ord[8] = {ib[0], jb[0], ib[1], jb[1], kb[0], ib[2], jb[2], kb[1]};
+    memcpy(t8, ord, sizeof ord);
+    if (chance(r, 15)) { /* odd: k_inner outside the element loops */
+        ord[5] = kb[1];
+        ord[6] = ib[2];
+        ord[7] = jb[2];
+    }
+    if (!TRY("reorder", tir_sched_reorder(gc->s, 8, ord))) return false;
+    bool swap = chance(r, 30);
+    th->tx = swap ? tj : ti;
+    th->ty = swap ? ti : tj;
+    if (!TRY("bind", tir_sched_bind(gc->s, ib[0], "blockIdx.x"))) return false;
+    if (!TRY("bind", tir_sched_bind(gc->s, jb[0], "blockIdx.y"))) return false;
+    if (batch && !TRY("bind", tir_sched_bind(gc->s, *bl, "blockIdx.z"))) return false;
+    if (!TRY("bind", tir_sched_bind(gc->s, ib[1], swap ? "threadIdx.y" : "threadIdx.x")))
+        return false;
+    return TRY("bind", tir_sched_bind(gc->s, jb[1], swap ? "threadIdx.x" : "threadIdx.y"));
+}
+
+/* Shared cache of operand `name` at k_outer (sometimes elsewhere), with a
+ * cooperative fetch, sometimes aligned, sometimes a local copy. */
+static void shared_operand(gpu_case *gc, tir_block_rv c, const char *name, const tir_loop_rv *t8,
+                           int rank, threads th) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv sh, lc;
+    int idx = read_index(gc, c, name);
+    if (idx < 0) return;
+    if (!TRY("cache_read", tir_sched_cache_read(gc->s, c, idx, "shared", 0, NULL, &sh))) return;
+    int at = 4; /* ko */
+    if (chance(r, 10)) at = (int)rnd(r, 0, 7); /* odd placements */
+    if (!TRY("compute_at", tir_sched_compute_at(gc->s, sh, t8[at], chance(r, 20)))) return;
+    /* the loops above the cache's own: those of the nest down to t8[at] */
+    coop_fetch(gc, sh, depth_of(gc, sh, t8[at]), th);
+    if (gc->bad) return;
+    maybe_align(gc, sh, rank);
+    if (gc->bad || !chance(r, 25)) return;
+    /* A register copy of the shared tile. */
+    char shname[32];
+    snprintf(shname, sizeof shname, "%s_shared", name);
+    int li = read_index(gc, c, shname);
+    if (li < 0) return;
+    if (!TRY("cache_read", tir_sched_cache_read(gc->s, c, li, "local", 0, NULL, &lc))) return;
+    int lat = chance(r, 60) ? 7 : (int)rnd(r, 4, 6);
+    (void)TRY("compute_at", tir_sched_compute_at(gc->s, lc, t8[lat], chance(r, 20)));
+}
+
+static void bind_elementwise(gpu_case *gc, tir_block_rv b, bool withy);
+
+/* Step 1: i to blocks, j to threads (an epilogue in its own nest). */
+static void reduction_step1(gpu_case *gc, tir_block_rv c, tir_block_rv d, bool batch,
+                            bool has_epi) {
+    sched_snap snap_tmp_;
+    tir_loop_rv ls[16];
+    int n = loops_of(gc, c, ls), o = batch ? 1 : 0;
+    if (n < 3 || !TRY("bind", tir_sched_bind(gc->s, ls[o], "blockIdx.x"))) return;
+    (void)TRY("bind", tir_sched_bind(gc->s, ls[o + 1], "threadIdx.x"));
+    if (batch) (void)TRY("bind", tir_sched_bind(gc->s, ls[0], "blockIdx.y"));
+    if (has_epi) bind_elementwise(gc, d, false);
+}
+
+/* Sometimes a local accumulator (cache_write) written back at the thread
+ * tile jt, or at an odd loop.  Returns 1 when there is one, 0 when not,
+ * -1 when cache_write refused (the case stops there). */
+static int local_accumulator(gpu_case *gc, tir_block_rv c, const tir_loop_rv *t8) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv acc;
+    if (!chance(r, 50)) return 0;
+    if (!TRY("cache_write", tir_sched_cache_write(gc->s, c, 0, "local", 0, NULL, &acc))) return -1;
+    int at = chance(r, 80) ? 3 : (int)rnd(r, 2, 7);
+    if (TRY("reverse_compute_at",
+            tir_sched_reverse_compute_at(gc->s, acc, t8[at], chance(r, 20))) &&
+        chance(r, 30)) {
+        tir_loop_rv ls[16];
+        int n = loops_of(gc, acc, ls);
+        if (n > 0) {
+            if (chance(r, 50)) (void)TRY("vectorize", tir_sched_vectorize(gc->s, ls[n - 1]));
+            else (void)TRY("unroll", tir_sched_unroll(gc->s, ls[n - 1]));
+        }
+    }
+    return 1;
+}
+
+/* The epilogue D that fuse_reduction_epilogue kept: in the thread tile
+ * (C then mostly in registers, as seed_fused does), or in a second nest. */
+static void place_epilogue(gpu_case *gc, tir_block_rv c, tir_block_rv d, const tir_loop_rv *t8,
+                           bool local_acc) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    if (!chance(r, 75)) {
+        bind_elementwise(gc, d, chance(r, 50));
+        return;
+    }
+    int at = chance(r, 85) ? 3 : (int)rnd(r, 0, 3);
+    if (TRY("reverse_compute_at", tir_sched_reverse_compute_at(gc->s, d, t8[at], chance(r, 20))) &&
+        !local_acc && chance(r, 70))
+        (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
+}
+
+/* A matmul-like reduction: sometimes the epilogue fused first, then Step 1
+ * or Steps 2-6 with random tiles and variations. */
+static void schedule_reduction(gpu_case *gc, bool batch, bool has_epi) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv c, d = {0};
+    if (!TRY("get_block", tir_sched_get_block(gc->s, "C", &c))) return;
+    if (has_epi && chance(r, 60)) {
+        if (!TRY("get_block", tir_sched_get_block(gc->s, "D", &d))) return;
+        if (!TRY("fuse_reduction_epilogue", tir_sched_fuse_reduction_epilogue(gc->s, c, d, NULL)))
+            return;
+        has_epi = tir_sched_get_block(gc->s, "D", &d) == TIR_OK;
+    }
+    tir_loop_rv t8[8], bl = {0};
+    threads th;
+    if (chance(r, 5)) {
+        reduction_step1(gc, c, d, batch, has_epi);
+        return;
+    }
+    if (!tile_reduction(gc, c, batch, t8, &bl, &th)) return;
+    int rank = batch ? 3 : 2;
+    if (chance(r, 65)) {
+        if (chance(r, 85)) shared_operand(gc, c, "A", t8, rank, th);
+        if (chance(r, 85)) shared_operand(gc, c, "B", t8, rank, th);
+    }
+    if (gc->bad) return;
+    int local_acc = local_accumulator(gc, c, t8);
+    if (local_acc < 0 || gc->bad) return;
+    if (has_epi) place_epilogue(gc, c, d, t8, local_acc);
+    if (gc->bad) return;
+    if (chance(r, 35)) maybe_pipeline(gc, t8[4]);
+    if (chance(r, 30)) (void)TRY("unroll", tir_sched_unroll(gc->s, t8[7]));
+    if (chance(r, 10)) (void)TRY("unroll", tir_sched_unroll(gc->s, t8[5]));
+    if (chance(r, 8)) (void)TRY("vectorize", tir_sched_vectorize(gc->s, t8[6]));
+}
+
+/* -------------------------------------------------- elementwise schedules */
+
+/* Binds block b's two loops: i split over blockIdx.x/threadIdx.x (and j
+ * over threadIdx.y when withy; else j stays a serial loop). */
+static void bind_elementwise(gpu_case *gc, tir_block_rv b, bool withy) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_loop_rv ls[16], ip[2], jp[2];
+    int n = loops_of(gc, b, ls);
+    if (n != 2) return;
+    if (!TRY("split", tir_sched_split(gc->s, ls[0], 2,
+                                      (const int64_t[]){TIR_SPLIT_INFER, rnd(r, 1, 5)}, ip)))
+        return;
+    if (!TRY("bind", tir_sched_bind(gc->s, ip[0], "blockIdx.x"))) return;
+    if (!TRY("bind", tir_sched_bind(gc->s, ip[1], "threadIdx.x"))) return;
+    if (withy) {
+        if (!TRY("split", tir_sched_split(gc->s, ls[1], 2,
+                                          (const int64_t[]){TIR_SPLIT_INFER, rnd(r, 1, 4)}, jp)))
+            return;
+        const tir_loop_rv ord[3] = {ip[0], ip[1], jp[1]};
+        if (!TRY("reorder", tir_sched_reorder(gc->s, 3, ord))) return;
+        (void)TRY("bind", tir_sched_bind(gc->s, jp[1], "threadIdx.y"));
+    }
+}
+
+static const char *const scope_names[3] = {"global", "local", "shared"};
+
+/* Each block in its own nest, the intermediates sometimes in registers
+ * across the nests. */
+static void chain_nests(gpu_case *gc, tir_block_rv b, tir_block_rv c, tir_block_rv d) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    bind_elementwise(gc, b, chance(r, 50));
+    bind_elementwise(gc, c, chance(r, 50));
+    bind_elementwise(gc, d, chance(r, 50));
+    if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, "local"));
+    if (chance(r, 30)) (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, "local"));
+}
+
+/* The anchor's loops as ib jb it jt ie je in t6, bound; false on failure. */
+static bool chain_tile(gpu_case *gc, tir_block_rv anchor, tir_loop_rv *t6, threads *th) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_loop_rv ls[16], ip[3], jp[3];
+    if (loops_of(gc, anchor, ls) != 2) return false;
+    int64_t ti = rnd(r, 1, 4), tj = rnd(r, 1, 4);
+    if (!TRY("split", tir_sched_split(gc->s, ls[0], 3,
+                                      (const int64_t[]){TIR_SPLIT_INFER, ti, rnd(r, 1, 3)}, ip)) ||
+        !TRY("split", tir_sched_split(gc->s, ls[1], 3,
+                                      (const int64_t[]){TIR_SPLIT_INFER, tj, rnd(r, 1, 3)}, jp)))
+        return false;
+    const tir_loop_rv order[6] = {ip[0], jp[0], ip[1], jp[1], ip[2], jp[2]};
+    memcpy(t6, order, sizeof order);
+    *th = (threads){ti, tj};
+    return TRY("reorder", tir_sched_reorder(gc->s, 6, t6)) &&
+           TRY("bind", tir_sched_bind(gc->s, ip[0], "blockIdx.x")) &&
+           TRY("bind", tir_sched_bind(gc->s, jp[0], "blockIdx.y")) &&
+           TRY("bind", tir_sched_bind(gc->s, ip[1], "threadIdx.x")) &&
+           TRY("bind", tir_sched_bind(gc->s, jp[1], "threadIdx.y"));
+}
+
+/* B anchors; C and D follow it (reverse_compute_at), B and C sometimes in
+ * registers. */
+static void chain_follow(gpu_case *gc, tir_block_rv b, tir_block_rv c, tir_block_rv d,
+                         const tir_loop_rv *t6) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv follow[2] = {c, d};
+    for (int i = 0; i < 2 && !gc->bad; i++) {
+        int at = chance(r, 80) ? 3 : (int)rnd(r, 1, 5);
+        (void)TRY("reverse_compute_at",
+                  tir_sched_reverse_compute_at(gc->s, follow[i], t6[at], chance(r, 20)));
+    }
+    if (!gc->bad && chance(r, 50))
+        (void)TRY("set_scope", tir_sched_set_scope(gc->s, b, 0, scope_names[rnd(r, 0, 1)]));
+    if (!gc->bad && chance(r, 30))
+        (void)TRY("set_scope", tir_sched_set_scope(gc->s, c, 0, scope_names[rnd(r, 0, 1)]));
+}
+
+/* D anchors; producer p is inlined, put in the thread tile (local or
+ * global), in the block tile (shared with a cooperative fetch, or local),
+ * or left in its own nest. */
+static void chain_producer(gpu_case *gc, tir_block_rv p, const tir_loop_rv *t6, threads th) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    int how = (int)rnd(r, 0, 9);
+    if (how < 2) {
+        (void)TRY("compute_inline", tir_sched_compute_inline(gc->s, p));
+    } else if (how < 7) {
+        int at = chance(r, 80) ? 3 : (int)rnd(r, 4, 5);
+        if (TRY("compute_at", tir_sched_compute_at(gc->s, p, t6[at], chance(r, 20))) &&
+            chance(r, 60))
+            (void)TRY("set_scope",
+                      tir_sched_set_scope(gc->s, p, 0, scope_names[rnd(r, 0, 1)]));
+    } else if (how < 9) {
+        const char *scope = chance(r, 70) ? "shared" : "local";
+        if (TRY("compute_at", tir_sched_compute_at(gc->s, p, t6[1], false)) &&
+            TRY("set_scope", tir_sched_set_scope(gc->s, p, 0, scope)) && scope[0] == 's') {
+            coop_fetch(gc, p, depth_of(gc, p, t6[1]), th);
+            if (!gc->bad) maybe_align(gc, p, 2);
+        }
+    } else {
+        bind_elementwise(gc, p, chance(r, 50));
+    }
+}
+
+/* A cached in shared at the block tile of B, fetched cooperatively. */
+static void chain_cache_input(gpu_case *gc, tir_block_rv b, threads th) {
+    sched_snap snap_tmp_;
+    tir_block_rv ash;
+    tir_loop_rv bl[16];
+    int nb = loops_of(gc, b, bl);
+    if (nb >= 2 && TRY("cache_read", tir_sched_cache_read(gc->s, b, 0, "shared", 0, NULL, &ash)) &&
+        TRY("compute_at", tir_sched_compute_at(gc->s, ash, bl[1], false)))
+        coop_fetch(gc, ash, depth_of(gc, ash, bl[1]), th);
+}
+
+/* The elementwise chain: three nests; or B tiled over blocks and threads
+ * with C and D after it; or D tiled with its producers placed in it (see
+ * chain_producer); sometimes A cached in shared; vectorize, unroll. */
+static void schedule_chain(gpu_case *gc) {
+    uint64_t *r = gc->r;
+    sched_snap snap_tmp_;
+    tir_block_rv b, c, d;
+    if (!TRY("get_block", tir_sched_get_block(gc->s, "B", &b)) ||
+        !TRY("get_block", tir_sched_get_block(gc->s, "C", &c)) ||
+        !TRY("get_block", tir_sched_get_block(gc->s, "D", &d)))
+        return;
+    int mode = (int)rnd(r, 0, 9);
+    if (mode == 0) {
+        chain_nests(gc, b, c, d);
+        return;
+    }
+    tir_loop_rv t6[6];
+    threads th;
+    if (!chain_tile(gc, mode <= 2 ? b : d, t6, &th)) return;
+    if (mode <= 2) {
+        chain_follow(gc, b, c, d, t6);
+    } else {
+        chain_producer(gc, c, t6, th);
+        if (!gc->bad) chain_producer(gc, b, t6, th);
+    }
+    if (!gc->bad && chance(r, 25)) chain_cache_input(gc, b, th);
+    if (gc->bad) return;
+    if (chance(r, 25)) (void)TRY("vectorize", tir_sched_vectorize(gc->s, t6[5]));
+    if (!gc->bad && chance(r, 25)) (void)TRY("unroll", tir_sched_unroll(gc->s, t6[4]));
+}
+
+/* ------------------------------------------------------------ the cases */
+
+/* Runs f0 in the interpreter and the kernel in the simulator on the same
+ * small-integer inputs; the last parameter is the output. */
+static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
+                            uint64_t seed) {
+    int np = f0->nparams;
+    tir_arg ref[8], sim[8];
+    size_t bytes[8] = {0};
+    uint64_t rng = seed;
+    if (np > 8) {
+        snprintf(gc->why, sizeof gc->why, "%d parameters", np);
+        gc->bad = true;
+        return;
+    }
+    for (int i = 0; i < np; i++) {
+        const tir_buffer *b = f0->buffer_map[i];
+        int64_t count = tir_buffer_const_size(b);
+        bytes[i] = (size_t)count * sizeof(float);
+        ref[i] = (tir_arg){malloc(bytes[i]), 0};
+        sim[i] = (tir_arg){malloc(bytes[i]), 0};
+        for (int64_t e = 0; e < count; e++)
+            ((float *)ref[i].data)[e] = (float)((int)(sched_rand(&rng) % 7) - 3);
+        memcpy(sim[i].data, ref[i].data, bytes[i]);
+    }
+    uint64_t out = 1ull << (np - 1);
+    tir_rt_poison(sim[np - 1].data, bytes[np - 1]);
+    tir_interp_opts io = {.uninit_params = out};
+    tir_sim_opts so = {.uninit_params = out, .check_uninit = true, .check_global_races = true};
+    tir_sim_report rep;
+    tir_status st;
+    if ((st = tir_interp_run(gc->ctx, f0, np, ref, &io)) != TIR_OK) {
+        snprintf(gc->why, sizeof gc->why, "the interpreter fails on the definition: %s",
+                 tir_ctx_error(gc->ctx));
+        gc->bad = true;
+    } else if ((st = tir_sim_run(gc->ctx, k, np, sim, &so, &rep)) != TIR_OK) {
+        snprintf(gc->why, sizeof gc->why, "simulator: %s: %s\nkernel:\n%s", tir_status_name(st),
+                 tir_ctx_error(gc->ctx), tir_print(gc->ctx, k));
+        gc->bad = true;
+    } else if (memcmp(ref[np - 1].data, sim[np - 1].data, bytes[np - 1])) {
+        const float *a = ref[np - 1].data, *b = sim[np - 1].data;
+        size_t e = 0;
+        while (!memcmp(&a[e], &b[e], sizeof *a)) e++;
+        snprintf(gc->why, sizeof gc->why,
+                 "output mismatch at flat element %zu: interpreter %g, simulator %g\nkernel:\n%s",
+                 e, (double)a[e], (double)b[e], tir_print(gc->ctx, k));
+        gc->bad = true;
+    }
+    for (int i = 0; i < np; i++) {
+        free(ref[i].data);
+        free(sim[i].data);
+    }
+}
+
+typedef struct totals {
+    long cases, calls, refused, lowered, lower_refused, failures;
+    long known, known_fixed; /* of the known-bug list */
+} totals;
+
+/* For the abort handler: the case in progress. */
+static gpu_case *volatile g_current;
+static volatile uint64_t g_cur_seed;
+static volatile long g_cur_case;
+
+static void on_abort(int sig) {
+    gpu_case *gc = g_current;
+    fprintf(stderr, "# GPU FUZZ ABORT: MINITIR_FUZZ_SEED=%llu case %ld (%s)\n",
+            (unsigned long long)g_cur_seed, g_cur_case, gc ? gc->def : "?");
+    if (gc && gc->s)
+        fprintf(stderr, "# trace:\n%s\n# as C:\n%s\n", tir_sched_trace_text(gc->s),
+                tir_sched_trace_c(gc->s, "gpu_fuzz_case"));
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void report(gpu_case *gc, uint64_t seed, long ci, const char *stage) {
+    fprintf(stderr, "# GPU FUZZ FAILURE (%s): MINITIR_FUZZ_SEED=%llu case %ld: %s\n# %.*s\n",
+            stage, (unsigned long long)seed, ci, gc->def, 6000, gc->why);
+    if (!gc->s) return;
+    fprintf(stderr, "# trace:\n%s\n", tir_sched_trace_text(gc->s));
+    if (!getenv("MINITIR_GPU_FUZZ_NO_C"))
+        fprintf(stderr, "# as C:\n%s\n", tir_sched_trace_c(gc->s, "gpu_fuzz_case"));
+}
+
+/* MINITIR_GPU_FUZZ_DUMP=dir: every failure also goes to
+ * dir/<seed>-<case>.txt (reason and text trace), for sorting by cause. */
+static void dump_case(gpu_case *gc, uint64_t seed, long ci, const char *stage) {
+    const char *dir = getenv("MINITIR_GPU_FUZZ_DUMP");
+    if (!dir) return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%llu-%ld.txt", dir, (unsigned long long)seed, ci);
+    FILE *fp = fopen(path, "w");
+    if (!fp) return;
+    fprintf(fp, "# %s: %s\n# %s\n# trace:\n%s\n", stage, gc->def, gc->why,
+            gc->s ? tir_sched_trace_text(gc->s) : "");
+    fclose(fp);
+}
+
+/* The case's definition at random small shapes; its call in gc->def. */
+static const tir_prim_func *make_def(gpu_case *gc, int kind) {
+    uint64_t *r = gc->r;
+    tir_ctx *ctx = gc->ctx;
+    int64_t M = dim(r, 13), N = dim(r, 13), K = dim(r, 11), B = rnd(r, 1, 2);
+    const char *name = kind < 4 ? "matmul" : kind < 6 ? "matmul_bias" : "batch_matmul";
+    if (kind >= 7) {
+        M = dim(r, 17), N = dim(r, 17);
+        snprintf(gc->def, sizeof gc->def, "tir_def_elementwise_chain(ctx, %lld, %lld, TIR_F32)",
+                 (long long)M, (long long)N);
+        return tir_def_elementwise_chain(ctx, M, N, TIR_F32);
+    }
+    if (kind == 6) {
+        snprintf(gc->def, sizeof gc->def,
+                 "tir_def_batch_matmul(ctx, %lld, %lld, %lld, %lld, TIR_F32)", (long long)B,
+                 (long long)M, (long long)N, (long long)K);
+        return tir_def_batch_matmul(ctx, B, M, N, K, TIR_F32);
+    }
+    bool relu = kind >= 4 && rnd(r, 0, 1);
+    snprintf(gc->def, sizeof gc->def, "tir_def_%s%s(ctx, %lld, %lld, %lld, TIR_F32)", name,
+             relu ? "_relu" : "", (long long)M, (long long)N, (long long)K);
+    return kind < 4 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
+           : relu   ? tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32)
+                    : tir_def_matmul_bias(ctx, M, N, K, TIR_F32);
+}
+
+/* Lowers the scheduled function: a clean refusal, or a kernel checked in
+ * the simulator against the interpreter on f.  Returns the failing stage
+ * for the report. */
+static const char *lower_and_check(gpu_case *gc, const tir_prim_func *f, uint64_t seed,
+                                   totals *t) {
+    const tir_prim_func *k = NULL;
+    tir_status st = tir_lower(gc->ctx, tir_sched_func(gc->s), NULL, &k);
+    const char *msg = tir_ctx_error(gc->ctx);
+    if (st == TIR_OK && k) {
+        t->lowered++;
+        run_and_compare(gc, f, k, seed);
+        return "simulation";
+    }
+    if (st == TIR_OK || st == TIR_ERR_VERIFY || !msg || !*msg || strstr(msg, "internal error")) {
+        snprintf(gc->why, sizeof gc->why, "tir_lower refused uncleanly: %s: %s",
+                 tir_status_name(st), msg ? msg : "(no message)");
+        gc->bad = true;
+    } else {
+        t->lower_refused++;
+    }
+    return "lowering";
+}
+
+/* Counts the case; reports a failure (in full for the first few). */
+static void account(gpu_case *gc, uint64_t seed, long ci, const char *stage, totals *t) {
+    if (gc->bad) dump_case(gc, seed, ci, stage);
+    if (known(seed, ci)) {
+        if (gc->bad) {
+            t->known++;
+        } else {
+            t->known_fixed++;
+            printf("# case %ld of the known-bug list now passes: remove it from known_bad\n", ci);
+        }
+    } else if (gc->bad && ++t->failures <= 5) {
+        report(gc, seed, ci, stage);
+    } else if (gc->bad) {
+        const char *nl = strchr(gc->why, '\n');
+        fprintf(stderr, "# GPU FUZZ FAILURE (%s): MINITIR_FUZZ_SEED=%llu case %ld: %s: %.*s\n",
+                stage, (unsigned long long)seed, ci, gc->def,
+                nl ? (int)(nl - gc->why) : (int)strlen(gc->why), gc->why);
+    }
+    t->cases++;
+    t->calls += gc->calls;
+    t->refused += gc->refused;
+}
+
+static void one_case(uint64_t seed, long ci, totals *t) {
+    uint64_t r = seed * 1000003u + (uint64_t)ci;
+    tir_ctx *ctx = tir_ctx_create();
+    gpu_case gc = {.ctx = ctx, .r = &r};
+    g_current = &gc;
+    g_cur_seed = seed;
+    g_cur_case = ci;
+    int kind = (int)rnd(&r, 0, 9);
+    const tir_prim_func *f = make_def(&gc, kind);
+    if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {
+        snprintf(gc.why, sizeof gc.why, "cannot schedule the definition: %s", tir_ctx_error(ctx));
+        gc.bad = true;
+    }
+    if (!gc.bad) {
+        if (kind < 7) schedule_reduction(&gc, kind == 6, kind >= 4 && kind < 6);
+        else schedule_chain(&gc);
+    }
+    const char *stage = gc.bad ? "primitive" : lower_and_check(&gc, f, r, t);
+    account(&gc, seed, ci, stage, t);
+    g_current = NULL;
+    tir_sched_destroy(gc.s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_gpu_fuzz(void **state) {
+    (void)state;
+    totals t = {0};
+    signal(SIGABRT, on_abort);
+    for (long ci = 0; ci < g_cases; ci++) one_case(g_seed, ci, &t);
+    signal(SIGABRT, SIG_DFL);
+    printf("# gpu_fuzz seed %llu: %ld cases, %ld primitive calls (%ld refused), %ld lowered "
+           "and simulated, %ld refused by tir_lower, %d failures\n",
+           (unsigned long long)g_seed, t.cases, t.calls, t.refused, t.lowered, t.lower_refused,
+           (int)t.failures);
+    if (t.known || t.known_fixed)
+        printf("# %ld cases failed on known open bugs (known_bad), %ld listed cases passed\n",
+               t.known, t.known_fixed);
+    if (t.failures) fail_msg("%ld of %ld GPU fuzz cases failed (see above)", t.failures, t.cases);
+    /* The run must reach the simulator, or it tests little. */
+    assert_true(t.lowered > 0);
+    assert_true(t.lowered > t.cases / 4 || t.cases < 50);
+}
+
+int main(int argc, char **argv) {
+    const char *e = getenv("MINITIR_GPU_FUZZ_CASES");
+    if (!e) e = getenv("MINITIR_FUZZ_CASES");
+    if (argc > 1) e = argv[1];
+    if (e && atol(e) > 0) g_cases = atol(e);
+    const char *sd = getenv("MINITIR_FUZZ_SEED");
+    if (sd) g_seed = strtoull(sd, NULL, 10);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_fuzz),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
