@@ -10,7 +10,6 @@
  * is.  Block extents are constants; grid extents may use scalar
  * parameters, evaluated per launch from the arguments.
  */
-#include <stdarg.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -21,17 +20,11 @@ typedef struct lc {
     const tir_target_limits *lim;
     tir_launch *out;
     unsigned active; /* bit i: inside a loop bound to launch axis i */
+    tir_status status; /* the first error */
 } lc;
 
-static tir_status bad(lc *c, const char *fmt, ...) TIR_PRINTF(2, 3);
-static tir_status bad(lc *c, const char *fmt, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED, "%s", buf);
-}
+/* Every refusal is TIR_ERR_UNSUPPORTED (callers re-label it). */
+#define bad(c, ...) tir_ctx_fail((c)->ctx, TIR_ERR_UNSUPPORTED, __VA_ARGS__)
 
 static bool is_scalar_param(const tir_prim_func *f, const tir_var *v) {
     for (int i = 0; i < f->nparams; i++)
@@ -57,37 +50,32 @@ static bool same_expr(const tir_expr *a, const tir_expr *b) {
     }
 }
 
+/* Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max: the integer
+ * arithmetic of grid extents (consecutive in minitir/nodes.def). */
+static bool int_arith(tir_kind k) { return k >= TIR_KIND_ADD && k <= TIR_KIND_MAX; }
+
 /* Grid extents are evaluated per launch (tir_launch_eval_extent), so they
  * use only scalar parameters and the kinds it evaluates. */
 static tir_status grid_expr(lc *c, const tir_expr *e, const char *tag) {
+    tir_kind k = (tir_kind)e->kind;
     if (!tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
         return bad(c, "the extent of %s is not a scalar integer", tag);
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM: return TIR_OK;
-    case TIR_KIND_VAR:
+    if (k == TIR_KIND_INT_IMM) return TIR_OK;
+    if (k == TIR_KIND_CAST) return grid_expr(c, tir_as_tir_cast(e)->value, tag);
+    if (k == TIR_KIND_VAR) {
         if (is_scalar_param(c->f, tir_as_tir_var(e))) return TIR_OK;
         return bad(c, "the extent of %s uses variable '%s', which is not a scalar parameter", tag,
                    tir_as_tir_var(e)->name);
-    case TIR_KIND_ADD:
-    case TIR_KIND_SUB:
-    case TIR_KIND_MUL:
-    case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD:
-    case TIR_KIND_MIN:
-    case TIR_KIND_MAX: {
+    }
+    if (int_arith(k)) {
         const tir_binop *b = tir_as_tir_binop(e);
         TIR_TRY(grid_expr(c, b->a, tag));
         return grid_expr(c, b->b, tag);
     }
-    case TIR_KIND_CAST: return grid_expr(c, tir_as_tir_cast(e)->value, tag);
-    default:
-        return bad(c,
-                   "the extent of %s contains a %s node (allowed: constants, scalar parameters "
-                   "and integer arithmetic)",
-                   tag, tir_kind_name((tir_kind)e->kind));
-    }
+    return bad(c,
+               "the extent of %s contains a %s node (allowed: constants, scalar parameters and "
+               "integer arithmetic)",
+               tag, tir_kind_name(k));
 }
 
 /* The extent of one loop bound to launch axis `axis`. */
@@ -129,10 +117,8 @@ static tir_status axis_extent(lc *c, const tir_for *f, int axis) {
     return TIR_OK;
 }
 
-static tir_status walk(lc *c, const tir_stmt *s);
-
-static tir_status walk_for(lc *c, const tir_for *f) {
-    if (f->kind != TIR_FOR_THREAD_BINDING) return walk(c, f->body);
+/* Checks a loop bound to a thread axis and marks its axis active. */
+static tir_status enter_loop(lc *c, const tir_for *f) {
     int axis = tir_launch_axis(f->thread_tag);
     if (axis < 0)
         return bad(c,
@@ -145,38 +131,28 @@ static tir_status walk_for(lc *c, const tir_for *f) {
                    f->var->name, f->thread_tag, f->thread_tag, f->thread_tag);
     TIR_TRY(axis_extent(c, f, axis));
     c->active |= 1u << axis;
-    tir_status st = walk(c, f->body);
-    c->active &= ~(1u << axis);
-    return st;
+    return TIR_OK;
 }
 
-static tir_status walk(lc *c, const tir_stmt *s) {
-    if (!s) return TIR_OK;
-    switch ((tir_kind)s->kind) {
-    case TIR_KIND_FOR: return walk_for(c, tir_as_tir_for(s));
-    case TIR_KIND_SEQ: {
-        const tir_seq *q = tir_as_tir_seq(s);
-        for (int i = 0; i < q->n; i++) TIR_TRY(walk(c, q->stmts[i]));
-        return TIR_OK;
-    }
-    case TIR_KIND_IF: {
-        const tir_if *i = tir_as_tir_if(s);
-        TIR_TRY(walk(c, i->then_s));
-        return walk(c, i->else_s);
-    }
-    case TIR_KIND_ALLOCATE: return walk(c, tir_as_tir_allocate(s)->body);
-    case TIR_KIND_BLOCK_REALIZE: {
-        const tir_block *b = tir_as_tir_block_realize(s)->block;
-        TIR_TRY(walk(c, b->init));
-        return walk(c, b->body);
-    }
-    case TIR_KIND_BLOCK: {
-        const tir_block *b = tir_as_tir_block(s);
-        TIR_TRY(walk(c, b->init));
-        return walk(c, b->body);
-    }
-    default: return TIR_OK;
-    }
+static const tir_for *bound_loop(const tir_node *n) {
+    const tir_for *f = n->kind == TIR_KIND_FOR ? (const tir_for *)n : NULL;
+    return f && f->kind == TIR_FOR_THREAD_BINDING ? f : NULL;
+}
+
+/* The statements (expressions hold no loops), stopping at the first error. */
+static bool launch_pre(tir_visitor *v, const tir_node *n) {
+    lc *c = v->user;
+    if (c->status != TIR_OK || tir_kind_is_expr((tir_kind)n->kind)) return false;
+    const tir_for *f = bound_loop(n);
+    if (f) c->status = enter_loop(c, f);
+    return c->status == TIR_OK;
+}
+
+static void launch_post(tir_visitor *v, const tir_node *n) {
+    lc *c = v->user;
+    const tir_for *f = bound_loop(n);
+    int axis = f ? tir_launch_axis(f->thread_tag) : -1;
+    if (axis >= 0 && c->status == TIR_OK) c->active &= ~(1u << axis);
 }
 
 tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
@@ -185,8 +161,10 @@ tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
     if (!kernel || !out)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch check: no kernel or no output");
     memset(out, 0, sizeof *out);
-    lc c = {ctx, kernel, lim ? lim : &tir_target_default()->limits, out, 0};
-    TIR_TRY(walk(&c, kernel->body));
+    lc c = {ctx, kernel, lim ? lim : &tir_target_default()->limits, out, 0, TIR_OK};
+    tir_visitor vis = {launch_pre, launch_post, &c};
+    tir_visit(&vis, kernel->body);
+    if (c.status != TIR_OK) return c.status;
     int64_t threads = 1, v;
     for (int i = TIR_AXIS_THREAD_X; i < TIR_NLAUNCH_AXES; i++)
         if (out->extent[i] && tir_expr_const_int(out->extent[i], &v)) threads *= v;
