@@ -159,6 +159,20 @@ static tir_status partb_sched(tir_schedule *s) {
 }
 /* end part B */
 
+/* transform_layout: Step 4 with a k-major A tile (through the consumer's
+ * read index), a rotated B tile, and a reshaped accumulator. */
+static tir_status layout_sched(tir_schedule *s) {
+    TRY(step4(s));
+    tir_block_rv c, b_sh, c_loc;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_block(s, "B_shared", &b_sh));
+    TRY(tir_sched_get_block(s, "C_local", &c_loc));
+    TRY(tir_sched_transform_layout(s, c, 0, false, "lambda i, k: (k, i)"));
+    TRY(tir_sched_transform_layout(s, b_sh, 0, true, "lambda k, j: (k, (j + k) % 50)"));
+    TRY(tir_sched_transform_layout(s, c_loc, 0, false, "lambda i, j: [i * 50 + j]"));
+    return TIR_OK;
+}
+
 const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
@@ -167,5 +181,6 @@ const sched_recipe sched_recipes[] = {
     {"matmul_step4", matmul, step4},
     {"chain_inline", chain, chain_inline},
     {"partb", bias_relu, partb_sched}, /* part B */
+    {"layout", matmul, layout_sched},
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

@@ -433,6 +433,55 @@ static void test_input_edges(void **st) {
 }
 
 /* Type errors are caught before the asserting constructors run. */
+/* T.allocate takes annotations= (lowering carries storage_align on the
+ * Allocate that way); they are on the node, printed back, and part of
+ * structural equality.  Buffer parameters take none. */
+static void test_allocate_annotations(void **st) {
+    tir_ctx *ctx = *st;
+    const char *text =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((4,), \"int32\")):\n"
+        "    for t in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "        with T.allocate((2, 4), \"int32\", scope=\"local\", "
+        "annotations={\"x\": 1}) as Y:\n"
+        "            Y[0, t] = t\n"
+        "        X = T.allocate((2, 4), \"int32\", scope=\"local\", "
+        "annotations={\"dim_align\": [0, 8, 1]})\n"
+        "        X[0, t] = t\n"
+        "        A[t] = X[0, t]\n";
+    const tir_prim_func *f = parse_ok(ctx, text);
+    assert_string_equal(tir_print(ctx, f), text);
+    expect_roundtrip(ctx, f);
+    const tir_seq *q = tir_as_tir_seq(tir_as_tir_for(f->body)->body);
+    assert_non_null(q);
+    const tir_allocate *y = tir_as_tir_allocate(q->stmts[0]), *x = tir_as_tir_allocate(q->stmts[1]);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(y->nannots, 1);
+    assert_int_equal(y->annots[0].i, 1);
+    const tir_annot *al = tir_annots_find(x->nannots, x->annots, "dim_align");
+    assert_non_null(al);
+    assert_int_equal(al->kind, TIR_ANNOT_INTS);
+    assert_int_equal(al->nints, 3);
+    assert_int_equal(al->ints[1], 8);
+    /* the same without the annotations is another function */
+    const tir_stmt *bare = tir_allocate_new(ctx, x->buffer, x->body);
+    assert_false(tir_struct_equal(bare, x));
+    assert_true(tir_struct_equal(
+        tir_allocate_annotated(ctx, x->buffer, x->nannots, x->annots, x->body), x));
+    assert_int_not_equal(tir_struct_hash(bare), tir_struct_hash(x));
+
+    const char *param =
+        "@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\", annotations={\"x\": 1})):\n"
+        "    A[0] = 1\n";
+    parse_bad(ctx, param, strlen(param), TIR_ERR_PARSE,
+              "2:34: unknown buffer argument 'annotations'");
+    const char *twice = "@T.prim_func\ndef f(A: T.Buffer((4,), \"int32\")):\n"
+                        "    X = T.allocate((4,), \"int32\", annotations={}, annotations={})\n"
+                        "    A[0] = X[0]\n";
+    parse_bad(ctx, twice, strlen(twice), TIR_ERR_PARSE, "3:51: argument 'annotations' given twice");
+}
+
 static void test_type_errors(void **st) {
     tir_ctx *ctx = *st;
     struct {
@@ -471,6 +520,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parsed_structure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_allocate_annotations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_text_add_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_text_variants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_range_inverse, setup, teardown),

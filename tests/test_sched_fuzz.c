@@ -168,6 +168,8 @@ static void add_block(fuzz_case *fc, tir_block_rv b) {
     if (fc->nblocks < 16) fc->blocks[fc->nblocks++] = b;
 }
 
+static void layout_step(fuzz_case *fc, tir_block_rv b);
+
 static void block_step(fuzz_case *fc, tir_block_rv b) {
     uint64_t *r = fc->r;
     tir_schedule *s = fc->s;
@@ -177,7 +179,7 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
     tir_loop_rv target = {0, b.sched};
     const tir_loop_rv *ls;
     int n;
-    int kind = (int)rnd(r, 0, 7);
+    int kind = (int)rnd(r, 0, 9);
     /* Mostly aim compute_at at a consumer's loop and reverse_compute_at
        at a producer's, so that they often succeed. */
     const tir_block_rv *rel;
@@ -215,6 +217,8 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
         break;
     case 5: CALL("compute_inline", tir_sched_compute_inline(s, b)); break;
     case 6: CALL("reverse_compute_inline", tir_sched_reverse_compute_inline(s, b)); break;
+    case 7:
+    case 8: layout_step(fc, b); break;
     default:
         if (rnd(r, 0, 1))
             INVALID(TIR_ERR_SCHED_BAD_SCOPE, "cache_read",
@@ -225,6 +229,102 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
     }
 }
 /* end prims-a */
+/* transform_layout: a random permutation, split (by a factor that may
+ * not divide: padding, refused), fusion of two dimensions or
+ * rotation swizzle of the buffer block b reads or writes at a random
+ * index (mostly a cache), sometimes a map of the wrong arity or one that
+ * is not injective. */
+static long g_layout_calls, g_layout_ok;
+
+static void append(char *buf, size_t n, const char *fmt, ...) TIR_PRINTF(3, 4);
+static void append(char *buf, size_t n, const char *fmt, ...) {
+    size_t len = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+/* "lambda v0, v1, ...: (" for nvars variables. */
+static void map_head(char *buf, size_t n, int nvars) {
+    snprintf(buf, n, "lambda ");
+    for (int d = 0; d < nvars; d++) append(buf, n, "%sv%d", d ? ", " : "", d);
+    append(buf, n, ": (");
+}
+
+static void layout_step(fuzz_case *fc, tir_block_rv b) {
+    uint64_t *r = fc->r;
+    const tir_block *blk;
+    if (tir_sched_get_block_node(fc->s, b, &blk) != TIR_OK) return;
+    /* mostly a buffer the function allocates (parameters are refused) */
+    const tir_prim_func *f = tir_sched_func(fc->s);
+    int cand[32], ncand = 0;
+    for (int i = 0; i < blk->nreads + blk->nwrites && ncand < 32; i++) {
+        const tir_buffer *x = i < blk->nreads ? blk->reads[i].buffer
+                                              : blk->writes[i - blk->nreads].buffer;
+        bool param = false;
+        for (int p = 0; p < f->nparams; p++) param |= f->buffer_map[p] == x;
+        if (!param) cand[ncand++] = i;
+    }
+    int pick = ncand && rnd(r, 0, 3) ? cand[rnd(r, 0, ncand - 1)]
+                                     : (int)rnd(r, 0, blk->nreads + blk->nwrites - 1);
+    if (pick < 0) return; /* no buffers at all */
+    bool is_write = pick >= blk->nreads;
+    int idx = is_write ? pick - blk->nreads : pick;
+    const tir_buffer *buf = is_write ? blk->writes[idx].buffer : blk->reads[idx].buffer;
+    int n = buf->ndim, perm[8];
+    int64_t ext[8];
+    if (n < 1 || n > 6) return;
+    for (int d = 0; d < n; d++) {
+        perm[d] = d;
+        if (!tir_expr_const_int(buf->shape[d], &ext[d])) ext[d] = 1;
+    }
+    for (int d = n - 1; d > 0; d--) {
+        int j = (int)rnd(r, 0, d), t = perm[d];
+        perm[d] = perm[j];
+        perm[j] = t;
+    }
+    char map[512];
+    map_head(map, sizeof map, n);
+    int kind = (int)rnd(r, 0, 5), a = (int)rnd(r, 0, n - 1);
+    int64_t c = rnd(r, 1, 4);
+    for (int k = 0; k < n; k++) {
+        int d = perm[k];
+        const char *sep = k ? ", " : "";
+        if (kind == 1 && d == a)
+            append(map, sizeof map, "%sv%d // %lld, v%d %% %lld", sep, d, (long long)c, d,
+                   (long long)c);
+        else if (kind == 2 && d == a && n >= 2 && a + 1 < n)
+            append(map, sizeof map, "%sv%d * %lld + v%d", sep, d, (long long)ext[d + 1], d + 1);
+        else if (kind == 2 && d == a + 1 && a + 1 < n)
+            continue;
+        else if (kind == 3 && d == a)
+            append(map, sizeof map, "%s(v%d + v%d) %% %lld + v%d // %lld * %lld", sep, d,
+                   perm[0], (long long)c, d, (long long)c, (long long)c);
+        else if (kind == 4 && k == n - 1) /* drops a variable: not injective unless
+                                              its extent is 1 */
+            append(map, sizeof map, "%sv%d", sep, perm[0]);
+        else
+            append(map, sizeof map, "%sv%d", sep, d);
+    }
+    append(map, sizeof map, ",)");
+    tir_status st;
+    g_layout_calls++;
+    if (kind == 5) { /* one variable too many */
+        map_head(map, sizeof map, n + 1);
+        append(map, sizeof map, "v0,)");
+        INVALID(TIR_OK, "transform_layout",
+                st = tir_sched_transform_layout(fc->s, b, idx, is_write, map));
+    } else if (kind == 4 && n >= 2 && ext[perm[n - 1]] > 1) {
+        INVALID(TIR_OK, "transform_layout",
+                st = tir_sched_transform_layout(fc->s, b, idx, is_write, map));
+    } else {
+        CALL("transform_layout",
+             st = tir_sched_transform_layout(fc->s, b, idx, is_write, map));
+    }
+    if (st == TIR_OK) g_layout_ok++;
+}
+
 /* part B: decompose_reduction, storage_align, set_scope,
  * software_pipeline, fuse_reduction_epilogue with plausible and wrong
  * arguments. */
@@ -563,6 +663,13 @@ static void test_fuzz_chain(void **st) {
     run_cases(make_chain, "elementwise_chain", g_cases - 3 * (g_cases / 4), g_seed + 3);
 }
 
+/* After the others: transform_layout was called and sometimes succeeded. */
+static void test_layout_counts(void **st) {
+    (void)st;
+    printf("# transform_layout: %ld calls, %ld succeeded\n", g_layout_calls, g_layout_ok);
+    assert_true((g_layout_ok > 0 && g_layout_ok < g_layout_calls) || g_cases < 50);
+}
+
 int main(int argc, char **argv) {
     const char *e = getenv("MINITIR_FUZZ_CASES");
     if (argc > 1) e = argv[1];
@@ -575,6 +682,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fuzz_conv2d),
         cmocka_unit_test(test_fuzz_chain),
         cmocka_unit_test(test_fuzz_matmul_bias), /* part B */
+        cmocka_unit_test(test_layout_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -349,11 +349,15 @@ typedef struct tir_if {
     const tir_stmt *else_s; /* may be NULL */
 } tir_if;
 
-/* Allocates `buffer` (its scope says where) for the duration of body. */
+/* Allocates `buffer` (its scope says where) for the duration of body.
+ * Annotations carry layout requests that lowering applies later (e.g.
+ * "dim_align", docs/lowering.md), so that a dump shows them. */
 typedef struct tir_allocate {
     tir_stmt base;
     const tir_buffer *buffer;
     const tir_stmt *body;
+    int nannots;
+    const tir_annot *annots;
 } tir_allocate;
 
 typedef struct tir_evaluate {
@@ -505,6 +509,9 @@ TIR_API const tir_stmt *tir_if_new(tir_ctx *ctx, const tir_expr *cond, const tir
                                    const tir_stmt *else_s);
 TIR_API const tir_stmt *tir_allocate_new(tir_ctx *ctx, const tir_buffer *buf,
                                          const tir_stmt *body);
+/* An Allocate with annotations (copied and sorted by key). */
+TIR_API const tir_stmt *tir_allocate_annotated(tir_ctx *ctx, const tir_buffer *buf, int nannots,
+                                               const tir_annot *annots, const tir_stmt *body);
 TIR_API const tir_stmt *tir_evaluate_new(tir_ctx *ctx, const tir_expr *value);
 
 /* Everything a block holds; used to build and to rebuild blocks. */

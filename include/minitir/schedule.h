@@ -569,6 +569,50 @@ TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
                                                      bool *changed);
 /* end part B */
 
+/* Changes the layout of the buffer the block reads (is_write false) or
+ * writes (is_write true) at `buffer_index` through an index map, TVM's
+ * transform_layout: the buffer's new shape is the bounding box [0, hi) of
+ * the map's image of its domain, and every access to it in the function
+ * (loads, stores, block read and write regions, its allocation) goes
+ * through the map; a region's image is exact for a point and its bounding
+ * box otherwise.  The map is text, "lambda i, j: (j, i)": one variable
+ * per dimension of the buffer (of the shape's index type) and the new
+ * indices as expressions over them, with the operators + - * // %
+ * (floor division and modulo), min and max and integer literals, e.g.
+ *     "lambda i, k: (k, i)"                   k-major tile
+ *     "lambda i: (i // 8, i % 8)"             reshape (8 must divide the
+ *                                             extent)
+ *     "lambda i, j: (i, (j + i) % 8 + j // 8 * 8)"   rotation swizzle
+ * The IR has no xor, so XOR swizzles are written as such rotations.  The
+ * image must fill its box: no padding (a split that does not divide),
+ * because nothing writes the holes while cache_read and cache_write copy
+ * whole buffers (TVM's pad_value, filling them, is not supported).
+ * Function parameters are refused (their layout is the caller's), so the
+ * function's signature never changes.  The trace records the map text as
+ * given.
+ * Preconditions:
+ *   1. 0 <= buffer_index < the block's number of read (written) buffers
+ *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
+ *   2. the buffer is allocated by a block, not a function parameter
+ *      (TIR_ERR_SCHED_OUTPUT_BUFFER);
+ *   3. the map parses and each output is built from integer literals,
+ *      its variables and the operators above (TIR_ERR_SCHED_BAD_INDEX_MAP);
+ *   4. the map has one variable per dimension of the buffer and at least
+ *      one output (TIR_ERR_SCHED_MAP_ARITY);
+ *   5. the buffer has a positive constant shape and no explicit strides
+ *      or element offset (apply storage_align afterwards)
+ *      (TIR_ERR_SCHED_LAYOUT_BUFFER);
+ *   6. at every point of the domain the map evaluates without overflow
+ *      (int32) or division by zero to non-negative indices, and, unless it
+ *      only permutes the variables, the domain has at most 2^22 elements
+ *      and the image's box at most 2^26 (TIR_ERR_SCHED_LAYOUT_LIMIT);
+ *   7. the map is injective on the domain, checked at every point
+ *      (TIR_ERR_SCHED_MAP_NOT_INJECTIVE);
+ *   8. the image fills its box (TIR_ERR_SCHED_LAYOUT_PADDING). */
+TIR_API tir_status tir_sched_transform_layout(tir_schedule *s, tir_block_rv block,
+                                              int64_t buffer_index, bool is_write,
+                                              const char *index_map);
+
 /* ----------------------------------------------------------------- traces */
 
 /* Number of recorded instructions. */

@@ -299,7 +299,8 @@ static bool eq_node(eq_state *s, const void *va, const void *vb) {
     }
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *x = va, *y = vb;
-        return eq_child(s, "buffer", x->buffer, y->buffer) && eq_child(s, "body", x->body, y->body);
+        return eq_annots(s, x->nannots, x->annots, y->nannots, y->annots) &&
+               eq_child(s, "buffer", x->buffer, y->buffer) && eq_child(s, "body", x->body, y->body);
     }
     case TIR_KIND_EVALUATE:
         return eq_child(s, "value", ((const tir_evaluate *)a)->value,
@@ -414,6 +415,11 @@ static bool hash_pre(tir_visitor *v, const tir_node *n) {
         mix_str(s, b->name);
         for (int i = 0; i < b->niters; i++) mix(s, b->iters[i].kind);
         mix_annots(s, b->nannots, b->annots);
+        break;
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *a = (const tir_allocate *)n;
+        mix_annots(s, a->nannots, a->annots);
         break;
     }
     case TIR_KIND_PRIM_FUNC: mix_str(s, ((const tir_prim_func *)n)->name); break;

@@ -365,7 +365,7 @@ const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
         const tir_buffer *b = mutate_buffer(m, a->buffer);
         const tir_stmt *body = MS(a->body);
         if (b == a->buffer && body == a->body) return n;
-        return (const tir_node *)tir_allocate_new(ctx, b, body);
+        return (const tir_node *)tir_allocate_annotated(ctx, b, a->nannots, a->annots, body);
     }
     case TIR_KIND_EVALUATE: {
         const tir_evaluate *e = node;

@@ -407,10 +407,17 @@ const tir_stmt *tir_if_new(tir_ctx *ctx, const tir_expr *cond, const tir_stmt *t
 }
 
 const tir_stmt *tir_allocate_new(tir_ctx *ctx, const tir_buffer *buf, const tir_stmt *body) {
-    TIR_ASSERT(buf && body);
+    return tir_allocate_annotated(ctx, buf, 0, NULL, body);
+}
+
+const tir_stmt *tir_allocate_annotated(tir_ctx *ctx, const tir_buffer *buf, int nannots,
+                                       const tir_annot *annots, const tir_stmt *body) {
+    TIR_ASSERT(buf && body && nannots >= 0 && (annots || nannots == 0));
     tir_allocate *n = NEW_STMT(tir_allocate, ALLOCATE);
     n->buffer = buf;
     n->body = body;
+    n->nannots = nannots;
+    n->annots = tir_annots_copy(ctx, nannots, annots);
     return &n->base;
 }
 

@@ -20,9 +20,9 @@
  *   bufargs   := shape ',' STRING [',' STRING] (',' KEY '=' value)*
  *                shape: '(' [expr (',' expr)* [',']] ')' | '[' ... ']' | expr
  *                keys: strides=shape, elem_offset=expr, scope=STRING, align=INT;
- *                the second STRING (a scope) only for T.allocate.  In a buffer
- *                parameter, 'T.var' '(' STRING ',' STRING ')' defines a shape
- *                variable of a given dtype and name.
+ *                the second STRING (a scope) and annotations=dict only for
+ *                T.allocate.  In a buffer parameter, 'T.var' '(' STRING ','
+ *                STRING ')' defines a shape variable of a given dtype and name.
  *   stmt      := 'for' NAME (',' NAME)* 'in' loop ':' suite
  *              | 'if' expr ':' suite [('else' ':' suite) | ('elif' ...)]
  *              | 'with' 'T.block' '(' STRING ')' ':' block_suite
@@ -1100,8 +1100,11 @@ check:
     return true;
 }
 
-/* bufargs (see the grammar) up to and including ')'; name is the buffer's. */
-static const tir_buffer *parse_buffer_args(parser *P, const char *name, bool positional_scope) {
+/* bufargs (see the grammar) up to and including ')'; name is the buffer's.
+ * alloc_annots is non-NULL for T.allocate, which alone takes a positional
+ * scope and annotations= (appended there). */
+static const tir_buffer *parse_buffer_args(parser *P, const char *name, gvec *alloc_annots) {
+    bool positional_scope = alloc_annots != NULL;
     tir_buffer_desc d;
     memset(&d, 0, sizeof d);
     d.name = name;
@@ -1122,7 +1125,8 @@ static const tir_buffer *parse_buffer_args(parser *P, const char *name, bool pos
     if (d.dtype.lanes != 1)
         return TERR(P, dt_tok, "buffer elements must be scalars, got \"%s\"", ds);
     if (d.dtype.code == TIR_TYPE_VOID) return TERR(P, dt_tok, "buffer elements cannot be void");
-    bool have_strides = false, have_scope = false, have_off = false, have_align = false;
+    bool have_strides = false, have_scope = false, have_off = false, have_align = false,
+         have_annots = false;
     while (accept(P, TK_COMMA)) {
         const ir_token *k = cur(P);
         if (k->kind == TK_RPAREN) break;
@@ -1143,6 +1147,7 @@ static const tir_buffer *parse_buffer_args(parser *P, const char *name, bool pos
         else if (tok_is(P, k, "scope")) seen = &have_scope;
         else if (tok_is(P, k, "elem_offset")) seen = &have_off;
         else if (tok_is(P, k, "align")) seen = &have_align;
+        else if (alloc_annots && tok_is(P, k, "annotations")) seen = &have_annots;
         else return PERR(P, k, "unknown buffer argument '%.*s'", (int)k->len, P->src + k->pos);
         if (*seen) return PERR(P, k, "argument '%.*s' given twice", (int)k->len, P->src + k->pos);
         *seen = true;
@@ -1156,6 +1161,8 @@ static const tir_buffer *parse_buffer_args(parser *P, const char *name, bool pos
             if (!sc) return NULL;
             if (!tir_scope_parse(sc, strlen(sc), &d.scope))
                 return PERR(P, st, "unknown storage scope \"%s\"", sc);
+        } else if (seen == &have_annots) {
+            if (!parse_dict(P, alloc_annots)) return NULL;
         } else if (seen == &have_off) {
             const ir_token *st = cur(P);
             const tir_expr *e = parse_expr(P);
@@ -1518,7 +1525,7 @@ static bool parse_block_header(parser *P, block_state *bs, bool *done) {
         const char *name = tok_name(P, t);
         P->i += 5;
         if (!expect(P, TK_LPAREN)) return false;
-        const tir_buffer *b = parse_buffer_args(P, name, false);
+        const tir_buffer *b = parse_buffer_args(P, name, NULL);
         if (!b) return false;
         sym *s = sym_define(P, t, name);
         if (!s) return false;
@@ -1635,7 +1642,8 @@ static const tir_stmt *parse_with(parser *P) {
         int after = P->i + 1;
         P->i = args_at;
         const char *name = tok_name(P, nt);
-        const tir_buffer *b = parse_buffer_args(P, name, true);
+        gvec annots = {0};
+        const tir_buffer *b = parse_buffer_args(P, name, &annots);
         if (!b) return NULL;
         if (P->i != after - 2) return PERR(P, cur(P), "expected 'as' after T.allocate(...)");
         P->i = after;
@@ -1648,7 +1656,7 @@ static const tir_stmt *parse_with(parser *P) {
         const tir_stmt *body = parse_stmt_list(P);
         scope_close(P, sc);
         if (!body || !suite_close(P)) return NULL;
-        return tir_allocate_new(P->ctx, b, body);
+        return tir_allocate_annotated(P->ctx, b, annots.n, annots.items, body);
     }
     if (a && tok_is(P, a, "init"))
         return PERR(P, t, "with T.init() must come right after a block's declarations");
@@ -1671,7 +1679,8 @@ static const tir_stmt *parse_stmt_inner(parser *P, bool *rest_taken) {
             const char *name = tok_name(P, t);
             P->i += 5;
             if (!expect(P, TK_LPAREN)) return NULL;
-            const tir_buffer *b = parse_buffer_args(P, name, true);
+            gvec annots = {0};
+            const tir_buffer *b = parse_buffer_args(P, name, &annots);
             if (!b || !end_of_line(P)) return NULL;
             sym *s = sym_define(P, t, name);
             if (!s) return NULL;
@@ -1682,7 +1691,7 @@ static const tir_stmt *parse_stmt_inner(parser *P, bool *rest_taken) {
             const tir_stmt *body = parse_stmt_list(P);
             if (!body) return NULL;
             *rest_taken = true;
-            return tir_allocate_new(P->ctx, b, body);
+            return tir_allocate_annotated(P->ctx, b, annots.n, annots.items, body);
         }
         bool axis = is_axis_name(P, rhs) && tok_is(P, peek(P, 2 * nlhs + 2), "axis");
         if (tok_is(P, rhs, "alloc_buffer") || axis)
@@ -1857,7 +1866,7 @@ static const tir_prim_func *parse_func(parser *P) {
         if (pis[k].buf_at < 0) continue;
         P->i = pis[k].buf_at + 1;
         const char *pname = tok_name(P, pis[k].name);
-        const tir_buffer *b = parse_buffer_args(P, pname, false);
+        const tir_buffer *b = parse_buffer_args(P, pname, NULL);
         if (!b) return NULL;
         sym *s = sym_define(P, pis[k].name, pname);
         if (!s) return NULL;
@@ -1922,5 +1931,94 @@ tir_status tir_parse_func(tir_ctx *ctx, const char *text, size_t len, const tir_
         return tir_ctx_error_code(ctx);
     }
     *out = f;
+    return TIR_OK;
+}
+
+/* ------------------------------------------------------------- index maps */
+
+/* The index of the token closing the bracket at token `open`. */
+static int matching_close(const parser *P, int open) {
+    int depth = 0;
+    for (int k = open; k < P->ntoks; k++) {
+        ir_tok_kind t = P->toks[k].kind;
+        if (t == TK_LPAREN || t == TK_LBRACK) depth++;
+        if ((t == TK_RPAREN || t == TK_RBRACK) && --depth == 0) return k;
+    }
+    return -1;
+}
+
+static bool at_end(const parser *P) {
+    const ir_token *t = cur(P);
+    return t->kind == TK_EOF || (t->kind == TK_NEWLINE && peek(P, 1)->kind == TK_EOF);
+}
+
+/* lambda-form body: the outputs as a tuple, a list, or bare commas. */
+static bool parse_index_map_body(parser *P, gvec *outs) {
+    const ir_token *t = cur(P);
+    if (t->kind == TK_LPAREN || t->kind == TK_LBRACK) {
+        int close = matching_close(P, P->i);
+        bool whole = close > 0 && (P->toks[close + 1].kind == TK_EOF ||
+                                   (P->toks[close + 1].kind == TK_NEWLINE &&
+                                    P->toks[close + 2].kind == TK_EOF));
+        if (whole) {
+            advance(P);
+            return parse_expr_list(P, t->kind == TK_LPAREN ? TK_RPAREN : TK_RBRACK, outs);
+        }
+    }
+    while (!at_end(P)) {
+        const tir_expr *e = parse_expr(P);
+        if (!e) return false;
+        GV_PUSH(P, outs, const tir_expr *, e);
+        if (!accept(P, TK_COMMA)) break;
+    }
+    return true;
+}
+
+static bool parse_index_map(parser *P, tir_dtype dt, gvec *vars, gvec *outs) {
+    if (!expect_kw(P, "lambda")) return false;
+    while (cur(P)->kind == TK_NAME) {
+        const tir_var *v = define_var(P, cur(P), dt);
+        if (!v) return false;
+        advance(P);
+        GV_PUSH(P, vars, const tir_var *, v);
+        if (!accept(P, TK_COMMA)) break;
+    }
+    if (!expect(P, TK_COLON) || !parse_index_map_body(P, outs)) return false;
+    for (int k = 0; k < outs->n; k++) {
+        const tir_expr *e = ((const tir_expr **)outs->items)[k];
+        if (!tir_dtype_eq(e->dtype, dt))
+        {
+            TERR(P, cur(P), "output %d of the index map is %s, not %s", k, dstr(P, e->dtype),
+                 dstr(P, dt));
+            return false;
+        }
+    }
+    accept(P, TK_NEWLINE);
+    if (cur(P)->kind == TK_EOF) return true;
+    PERR(P, cur(P), "expected the end of the index map, got %s", tok_desc(P, cur(P)));
+    return false;
+}
+
+tir_status ir_parse_index_map(tir_ctx *ctx, const char *text, size_t len, tir_dtype dt,
+                              ir_index_map *out) {
+    memset(out, 0, sizeof *out);
+    parser P;
+    memset(&P, 0, sizeof P);
+    P.ctx = ctx;
+    P.src = text ? text : "";
+    tir_status s = ir_lex(ctx, P.src, text ? len : 0, &P.toks, &P.ntoks);
+    if (s != TIR_OK) return s;
+    gvec vars = {0}, outs = {0};
+    bool ok = parse_index_map(&P, dt, &vars, &outs);
+    free(P.toks);
+    free(P.syms);
+    if (!ok) {
+        TIR_ASSERT(P.failed);
+        return tir_ctx_error_code(ctx);
+    }
+    out->nvars = vars.n;
+    out->vars = vars.items;
+    out->nouts = outs.n;
+    out->outs = outs.items;
     return TIR_OK;
 }

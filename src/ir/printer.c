@@ -696,6 +696,15 @@ static void print_buffer_args(printer *p, const tir_buffer *b) {
     if (b->align != ir_default_align(b->dtype)) ir_sb_printf(&p->out, ", align=%d", b->align);
 }
 
+/* T.allocate's arguments: the buffer's, then its annotations if any. */
+static void print_alloc_args(printer *p, const tir_allocate *a) {
+    print_buffer_args(p, a->buffer);
+    if (a->nannots) {
+        put(p, ", annotations=");
+        print_annots(p, a->nannots, a->annots);
+    }
+}
+
 /* -------------------------------------------------------------- statements */
 
 static void print_stmts(printer *p, const tir_stmt *s);
@@ -934,13 +943,13 @@ static void print_stmt(printer *p, const tir_stmt *s, bool tail) {
         if (tail) {
             put(p, buf_name(p, a->buffer));
             put(p, " = T.allocate(");
-            print_buffer_args(p, a->buffer);
+            print_alloc_args(p, a);
             putc_(p, ')');
             newline(p);
             print_stmts(p, a->body);
         } else {
             put(p, "with T.allocate(");
-            print_buffer_args(p, a->buffer);
+            print_alloc_args(p, a);
             put(p, ") as ");
             put(p, buf_name(p, a->buffer));
             putc_(p, ':');

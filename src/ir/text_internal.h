@@ -96,4 +96,18 @@ tir_dtype ir_text_call_dtype(tir_intrin op, int nargs, const tir_expr *const *ar
 /* True if v is a value of the integer (or bool) type t. */
 bool ir_text_int_fits(tir_dtype t, int64_t v);
 
+/* An index map "lambda i, j: (j, i)": variables of one integer dtype and
+ * output expressions over them (the tuple's parentheses, or brackets, are
+ * optional).  Arena arrays. */
+typedef struct ir_index_map {
+    int nvars, nouts;
+    const tir_var *const *vars;
+    const tir_expr *const *outs;
+} ir_index_map;
+/* Parses an index map whose variables have dtype dt; every output must
+ * have that dtype too.  TIR_ERR_PARSE / TIR_ERR_TYPE with "line:col:
+ * message" in ctx on failure. */
+tir_status ir_parse_index_map(tir_ctx *ctx, const char *text, size_t len, tir_dtype dt,
+                              ir_index_map *out);
+
 #endif

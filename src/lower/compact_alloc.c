@@ -6,8 +6,9 @@
  * cooperative fetch covers the union of all threads' parts), never over
  * blockIdx loops; local buffers are per thread, so thread loops are never
  * relaxed.  A dimension keeps its full extent when the relaxed extent has
- * no constant bound below it.  storage_align requests recorded by
- * lower_blocks turn into padded strides here.  Finally shared Allocates
+ * no constant bound below it.  The LOWER_DIM_ALIGN annotation lower_blocks
+ * put on an Allocate (storage_align) turns into padded strides here and is
+ * dropped, the strides now saying it.  Finally shared Allocates
  * move out of the threadIdx loops to the thread-block level, where the
  * lowered form says they live (one array per block).
  */
@@ -21,6 +22,7 @@ typedef struct entry {
     int depth;         /* loops enclosing the Allocate */
     bool seen, bad;    /* accessed at all / a region was unbounded */
     tir_range *region; /* union of accessed ranges, buf->ndim */
+    const tir_annot *align; /* LOWER_DIM_ALIGN of its Allocate, or NULL */
     const tir_buffer *nbuf;
     const tir_expr **mins; /* rebase offsets per dim (NULL: unchanged) */
 } entry;
@@ -128,6 +130,7 @@ static void walk(cs *c, const tir_stmt *s) {
             TIR_ASSERT(e);
             e->buf = a->buffer;
             e->depth = c->loops.n;
+            e->align = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN);
             e->region = IR_NEWN(c->st->ctx, tir_range, a->buffer->ndim);
             ir_vec_push(&c->entries, e);
         }
@@ -166,9 +169,9 @@ static void make_buffer(cs *c, entry *e) {
         changed = true;
     }
     const tir_expr **strides = NULL;
-    for (int i = 0; i < c->st->naligns && !strides; i++)
-        if (c->st->aligns[i].buffer == b) strides = IR_NEWN(ctx, const tir_expr *, nd);
-    if (strides) {
+    if (e->align) {
+        const tir_annot *al = e->align;
+        strides = IR_NEWN(ctx, const tir_expr *, nd);
         int64_t stride = 1;
         for (int d = nd - 1; d >= 0; d--) {
             if (d < nd - 1) {
@@ -176,11 +179,10 @@ static void make_buffer(cs *c, entry *e) {
                 TIR_ASSERT(tir_expr_const_int(shape[d + 1], &ext));
                 stride *= ext;
             }
-            for (int i = 0; i < c->st->naligns; i++) {
-                const lower_dim_align *al = &c->st->aligns[i];
-                if (al->buffer != b || al->axis != d) continue;
-                stride +=
-                    ((al->offset - stride % al->factor) % al->factor + al->factor) % al->factor;
+            for (int i = 0; i < al->nints; i += 3) {
+                int64_t factor = al->ints[i + 1], offset = al->ints[i + 2];
+                if (al->ints[i] != d) continue;
+                stride += ((offset - stride % factor) % factor + factor) % factor;
             }
             strides[d] = tir_i32(ctx, stride);
         }
@@ -222,18 +224,63 @@ static const tir_node *on_store(tir_mutator *m, const tir_node *n) {
                                        rebase(c, e, s->nidx, s->indices));
 }
 
+/* a's annotations without LOWER_DIM_ALIGN (into *n). */
+static const tir_annot *without_align(tir_ctx *ctx, const tir_allocate *a, int *n) {
+    tir_annot *v = IR_NEWN(ctx, tir_annot, a->nannots);
+    *n = 0;
+    for (int i = 0; i < a->nannots; i++)
+        if (strcmp(a->annots[i].key, LOWER_DIM_ALIGN) != 0) v[(*n)++] = a->annots[i];
+    return v;
+}
+
 static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
     cs *c = m->user;
     const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
     entry *e = find_entry(c, a->buffer);
-    if (!e || e->nbuf == e->buf) return (const tir_node *)a;
-    return (const tir_node *)tir_allocate_new(m->ctx, e->nbuf, a->body);
+    const tir_buffer *nb = e ? e->nbuf : a->buffer;
+    bool aligned = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN) != NULL;
+    if (nb == a->buffer && !aligned) return (const tir_node *)a;
+    int nannots;
+    const tir_annot *annots = without_align(m->ctx, a, &nannots);
+    return (const tir_node *)tir_allocate_annotated(m->ctx, nb, nannots, annots, a->body);
+}
+
+/* Every LOWER_DIM_ALIGN is [axis, factor, offset] triples in range: one
+ * written by hand in the text form reaches here unchecked. */
+typedef struct align_check {
+    lower_state *st;
+    const tir_prim_func *f;
+    tir_status status;
+} align_check;
+
+static bool bad_align(const tir_allocate *a, const tir_annot *al) {
+    if (al->kind != TIR_ANNOT_INTS || al->nints % 3 != 0) return true;
+    for (int i = 0; i < al->nints; i += 3)
+        if (al->ints[i] < 0 || al->ints[i] >= a->buffer->ndim || al->ints[i + 1] <= 0 ||
+            al->ints[i + 2] < 0 || al->ints[i + 2] >= al->ints[i + 1])
+            return true;
+    return false;
+}
+
+static bool check_align_pre(tir_visitor *v, const tir_node *n) {
+    align_check *k = v->user;
+    if (k->status != TIR_OK) return false;
+    const tir_allocate *a = tir_as_tir_allocate(n);
+    const tir_annot *al = a ? tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN) : NULL;
+    if (al && bad_align(a, al))
+        k->status = lower_fail_marked(k->st, k->f, 1, (const void *[]){a},
+                                      "compact_alloc: the Allocate of '%s': annotation "
+                                      "\"" LOWER_DIM_ALIGN "\" must be groups of 3 ints [axis, "
+                                      "factor, offset] with 0 <= axis < %d, factor > 0 and "
+                                      "0 <= offset < factor",
+                                      a->buffer->name, a->buffer->ndim);
+    return k->status == TIR_OK;
 }
 
 /* ---- shared Allocates to the thread-block level */
 
 typedef struct hoist {
-    ir_vec bufs;
+    ir_vec allocs; /* tir_allocate* taken out of the thread loops */
     int in_thread;
 } hoist;
 
@@ -241,7 +288,7 @@ static const tir_node *hoist_alloc(tir_mutator *m, const tir_node *n) {
     hoist *h = m->user;
     const tir_allocate *a = (const tir_allocate *)n;
     if (h->in_thread && a->buffer->scope == TIR_SCOPE_SHARED) {
-        ir_vec_push(&h->bufs, a->buffer);
+        ir_vec_push(&h->allocs, a);
         return tir_mutate(m, a->body);
     }
     return tir_mutate_default(m, n);
@@ -251,17 +298,24 @@ static const tir_node *hoist_for(tir_mutator *m, const tir_node *n) {
     hoist *h = m->user;
     const tir_for *f = (const tir_for *)n;
     if (!lower_is_thread_loop(f) || h->in_thread) return tir_mutate_default(m, n);
-    int first = h->bufs.n;
+    int first = h->allocs.n;
     h->in_thread++;
     const tir_stmt *s = (const tir_stmt *)tir_mutate_default(m, n);
     h->in_thread--;
-    for (int i = h->bufs.n - 1; i >= first; i--) s = tir_allocate_new(m->ctx, h->bufs.items[i], s);
-    h->bufs.n = first;
+    for (int i = h->allocs.n - 1; i >= first; i--) {
+        const tir_allocate *a = h->allocs.items[i];
+        s = lower_alloc_like(m->ctx, a, a->buffer, s);
+    }
+    h->allocs.n = first;
     return (const tir_node *)s;
 }
 
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
                                const tir_prim_func **out) {
+    align_check k = {st, in, TIR_OK};
+    tir_visitor v = {.pre = check_align_pre, .user = &k};
+    tir_visit(&v, in->body);
+    if (k.status != TIR_OK) return k.status;
     cs c = {.st = st, .an = tir_analyzer_new(st->ctx)};
     walk(&c, in->body);
     for (int i = 0; i < c.entries.n; i++) make_buffer(&c, (entry *)c.entries.items[i]);
@@ -280,7 +334,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     hm.on[TIR_KIND_ALLOCATE] = hoist_alloc;
     hm.on[TIR_KIND_FOR] = hoist_for;
     body = tir_mutate_stmt(&hm, body);
-    ir_vec_free(&h.bufs);
+    ir_vec_free(&h.allocs);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

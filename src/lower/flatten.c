@@ -76,7 +76,7 @@ static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
     const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
     const tir_buffer *nb = flat_buffer(m->user, a->buffer);
     if (nb == a->buffer) return (const tir_node *)a;
-    return (const tir_node *)tir_allocate_new(m->ctx, nb, a->body);
+    return (const tir_node *)lower_alloc_like(m->ctx, a, nb, a->body);
 }
 
 tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {

@@ -2,31 +2,29 @@
  * + LowerOpaqueBlock).  Iter vars are replaced by their bindings, a
  * non-trivial predicate becomes an IfThenElse, and the block's
  * alloc_buffers become Allocate statements around its body (plan_alloc
- * moves them later).  A "buffer_dim_align" annotation (storage_align,
- * groups of [write_index, axis, factor, offset]) is recorded in the state
- * for compact_alloc, which computes the padded strides.
+ * moves them later).  A block's "buffer_dim_align" annotation (storage_align,
+ * groups of [write_index, axis, factor, offset]) moves to the Allocate of
+ * the buffer it names, as LOWER_DIM_ALIGN [axis, factor, offset] triples,
+ * for compact_alloc, which computes the padded strides.  The requests are
+ * gathered over the whole function first, since the writing block need not
+ * be the allocating one.
  */
-#include <stdlib.h>
-
 #include "lower_internal.h"
+
+/* One storage_align request, arena-allocated. */
+typedef struct align_req {
+    const tir_buffer *buffer;
+    int64_t axis, factor, offset;
+} align_req;
 
 typedef struct lb {
     lower_state *st;
     tir_status status;
+    ir_vec reqs; /* align_req*, in the order the blocks come */
 } lb;
 
-static void add_align(lower_state *st, const tir_buffer *b, int axis, int64_t factor,
-                      int64_t offset) {
-    if (st->naligns == st->aligns_cap) {
-        st->aligns_cap = st->aligns_cap ? st->aligns_cap * 2 : 8;
-        lower_dim_align *n = realloc(st->aligns, sizeof *n * (size_t)st->aligns_cap);
-        TIR_ASSERT(n);
-        st->aligns = n;
-    }
-    st->aligns[st->naligns++] = (lower_dim_align){b, axis, factor, offset};
-}
-
-static tir_status record_align(lower_state *st, const tir_block *b, const tir_stmt *where) {
+static tir_status record_align(lb *c, const tir_block *b, const tir_stmt *where) {
+    lower_state *st = c->st;
     const tir_annot *a = tir_annots_find(b->nannots, b->annots, "buffer_dim_align");
     if (!a) return TIR_OK;
     if (a->kind != TIR_ANNOT_INTS || a->nints % 4 != 0)
@@ -44,9 +42,38 @@ static tir_status record_align(lower_state *st, const tir_block *b, const tir_st
                                      "[%lld, %lld, %lld, %lld] is out of range",
                                      b->name, (long long)wi, (long long)axis, (long long)factor,
                                      (long long)off);
-        add_align(st, b->writes[wi].buffer, (int)axis, factor, off);
+        align_req *r = IR_NEW(st->ctx, align_req);
+        *r = (align_req){b->writes[wi].buffer, axis, factor, off};
+        ir_vec_push(&c->reqs, r);
     }
     return TIR_OK;
+}
+
+static bool gather_pre(tir_visitor *v, const tir_node *n) {
+    lb *c = v->user;
+    if (c->status != TIR_OK) return false;
+    if (n->kind == TIR_KIND_BLOCK_REALIZE)
+        c->status = record_align(c, ((const tir_block_realize *)n)->block, (const tir_stmt *)n);
+    return c->status == TIR_OK;
+}
+
+/* An Allocate of buf around body, annotated with buf's align requests. */
+static const tir_stmt *allocate(lb *c, const tir_buffer *buf, const tir_stmt *body) {
+    tir_ctx *ctx = c->st->ctx;
+    int n = 0;
+    for (int i = 0; i < c->reqs.n; i++) n += ((const align_req *)c->reqs.items[i])->buffer == buf;
+    if (n == 0) return tir_allocate_new(ctx, buf, body);
+    int64_t *ints = IR_NEWN(ctx, int64_t, 3 * n);
+    int k = 0;
+    for (int i = 0; i < c->reqs.n; i++) {
+        const align_req *r = c->reqs.items[i];
+        if (r->buffer != buf) continue;
+        ints[k++] = r->axis;
+        ints[k++] = r->factor;
+        ints[k++] = r->offset;
+    }
+    tir_annot an = {.key = LOWER_DIM_ALIGN, .kind = TIR_ANNOT_INTS, .nints = k, .ints = ints};
+    return tir_allocate_annotated(ctx, buf, 1, &an, body);
 }
 
 static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
@@ -54,7 +81,6 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
     tir_ctx *ctx = m->ctx;
     const tir_block_realize *r = (const tir_block_realize *)n;
     const tir_block *b = r->block;
-    if (c->status == TIR_OK) c->status = record_align(c->st, b, (const tir_stmt *)n);
     TIR_ASSERT(!b->init); /* lower_init ran before */
     const tir_stmt *body = tir_mutate_stmt(m, b->body);
     if (b->niters > 0) {
@@ -62,7 +88,7 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
         for (int i = 0; i < b->niters; i++) vars[i] = b->iters[i].var;
         body = (const tir_stmt *)tir_substitute(ctx, body, b->niters, vars, r->values);
     }
-    for (int i = b->nallocs - 1; i >= 0; i--) body = tir_allocate_new(ctx, b->allocs[i], body);
+    for (int i = b->nallocs - 1; i >= 0; i--) body = allocate(c, b->allocs[i], body);
     int64_t pv;
     if (r->predicate && !(tir_expr_const_int(r->predicate, &pv) && pv))
         body = tir_if_new(ctx, r->predicate, body, NULL);
@@ -71,10 +97,16 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
 
 tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     lb c = {.st = st};
+    tir_visitor v = {.pre = gather_pre, .user = &c};
+    tir_visit(&v, in->body);
+    if (c.status != TIR_OK) {
+        ir_vec_free(&c.reqs);
+        return c.status;
+    }
     tir_mutator m = {.ctx = st->ctx, .user = &c};
     m.on[TIR_KIND_BLOCK_REALIZE] = on_realize;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
-    if (c.status != TIR_OK) return c.status;
+    ir_vec_free(&c.reqs);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

@@ -7,20 +7,17 @@
 #include "ir/ir_internal.h"
 #include "minitir/lower.h"
 
-/* A storage_align request recorded by lower_blocks from a block's
- * "buffer_dim_align" annotation, applied when compact_alloc sets strides. */
-typedef struct lower_dim_align {
-    const tir_buffer *buffer;
-    int axis;
-    int64_t factor, offset;
-} lower_dim_align;
+/* The Allocate annotation that carries storage_align requests from
+ * lower_blocks (which reads the blocks' "buffer_dim_align") to
+ * compact_alloc (which pads the strides and drops it): flat
+ * [axis, factor, offset] triples, applied in order.  Being in the IR, a
+ * dump between the two passes shows it. */
+#define LOWER_DIM_ALIGN "dim_align"
 
 typedef struct lower_state {
     tir_ctx *ctx;
     tir_lower_opts opts;
     const tir_prim_func *scheduled; /* the input, for error messages */
-    lower_dim_align *aligns;        /* heap, naligns entries */
-    int naligns, aligns_cap;
 } lower_state;
 
 typedef tir_status (*lower_pass_fn)(lower_state *st, const tir_prim_func *in,
@@ -56,6 +53,10 @@ bool lower_is_block_loop(const tir_for *f);
  * under the message. */
 tir_status lower_fail_marked(lower_state *st, const void *where, int nmarks,
                              const void *const *marks, const char *fmt, ...) TIR_PRINTF(5, 6);
+/* An Allocate of buf around body with a's annotations (a moved or
+ * rebuilt Allocate keeps what it carries). */
+const tir_stmt *lower_alloc_like(tir_ctx *ctx, const tir_allocate *a, const tir_buffer *buf,
+                                 const tir_stmt *body);
 /* A Seq of two (either may be NULL). */
 const tir_stmt *lower_seq2(tir_ctx *ctx, const tir_stmt *a, const tir_stmt *b);
 /* Evaluate(call) of a void GPU intrinsic. */

@@ -31,6 +31,11 @@ tir_status lower_fail_marked(lower_state *st, const void *where, int nmarks,
     return tir_ctx_fail(st->ctx, TIR_ERR_LOWER, "%s\n%s", msg, text);
 }
 
+const tir_stmt *lower_alloc_like(tir_ctx *ctx, const tir_allocate *a, const tir_buffer *buf,
+                                 const tir_stmt *body) {
+    return tir_allocate_annotated(ctx, buf, a->nannots, a->annots, body);
+}
+
 const tir_stmt *lower_seq2(tir_ctx *ctx, const tir_stmt *a, const tir_stmt *b) {
     if (!a) return b;
     if (!b) return a;

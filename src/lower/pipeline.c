@@ -115,7 +115,6 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
             fprintf(stderr, "---- IR after %s\n%s\n", lower_passes[i].name, tir_print(ctx, f));
         if (st.opts.stop_after && strcmp(st.opts.stop_after, lower_passes[i].name) == 0) break;
     }
-    free(st.aligns);
     if (s == TIR_OK) *kernel = f;
     return s;
 }

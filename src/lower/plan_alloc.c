@@ -32,15 +32,16 @@ static bool is_container(const tir_stmt *s) {
     return k == TIR_KIND_FOR || k == TIR_KIND_SEQ || k == TIR_KIND_IF || k == TIR_KIND_ALLOCATE;
 }
 
-/* Allocates buf around the deepest part of s (which uses buf) holding all
- * its accesses. */
-static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_buffer *buf) {
+/* Allocates al's buffer (with al's annotations) around the deepest part of
+ * s (which uses the buffer) holding all its accesses. */
+static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate *al) {
+    const tir_buffer *buf = al->buffer;
     switch ((tir_kind)s->kind) {
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
         if (uses_buf(f->min, buf) || uses_buf(f->extent, buf)) break;
-        const tir_stmt *body =
-            is_container(f->body) ? place(ctx, f->body, buf) : tir_allocate_new(ctx, buf, f->body);
+        const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, al)
+                                                     : lower_alloc_like(ctx, al, buf, f->body);
         return tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,
                            f->annots, body);
     }
@@ -52,8 +53,8 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_buffer *
         if (users != 1) break;
         const tir_stmt **v = IR_NEWN(ctx, const tir_stmt *, q->n);
         for (int i = 0; i < q->n; i++) v[i] = q->stmts[i];
-        v[which] = is_container(v[which]) ? place(ctx, v[which], buf)
-                                          : tir_allocate_new(ctx, buf, v[which]);
+        v[which] = is_container(v[which]) ? place(ctx, v[which], al)
+                                          : lower_alloc_like(ctx, al, buf, v[which]);
         return tir_seq_new(ctx, q->n, v);
     }
     case TIR_KIND_IF: {
@@ -62,27 +63,27 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_buffer *
         bool t = uses_buf(i->then_s, buf), e = uses_buf(i->else_s, buf);
         if (t && e) break;
         const tir_stmt *br = t ? i->then_s : i->else_s;
-        br = is_container(br) ? place(ctx, br, buf) : tir_allocate_new(ctx, buf, br);
+        br = is_container(br) ? place(ctx, br, al) : lower_alloc_like(ctx, al, buf, br);
         return tir_if_new(ctx, i->cond, t ? br : i->then_s, t ? i->else_s : br);
     }
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
-        return tir_allocate_new(ctx, a->buffer, place(ctx, a->body, buf));
+        return lower_alloc_like(ctx, a, a->buffer, place(ctx, a->body, al));
     }
     default: break;
     }
-    return tir_allocate_new(ctx, buf, s);
+    return lower_alloc_like(ctx, al, buf, s);
 }
 
 typedef struct strip {
-    ir_vec bufs;
+    ir_vec allocs; /* tir_allocate*, outermost first */
 } strip;
 
 static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
     strip *s = m->user;
     const tir_allocate *a = (const tir_allocate *)n;
     if (a->buffer->scope == TIR_SCOPE_GLOBAL) return tir_mutate_default(m, n);
-    ir_vec_push(&s->bufs, a->buffer);
+    ir_vec_push(&s->allocs, a);
     return tir_mutate(m, a->body);
 }
 
@@ -93,11 +94,11 @@ tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     /* Innermost first, so that outer buffers end up outside inner ones at
      * the same point, as they were. */
-    for (int i = s.bufs.n - 1; i >= 0; i--) {
-        const tir_buffer *b = s.bufs.items[i];
-        if (uses_buf(body, b)) body = place(st->ctx, body, b);
+    for (int i = s.allocs.n - 1; i >= 0; i--) {
+        const tir_allocate *a = s.allocs.items[i];
+        if (uses_buf(body, a->buffer)) body = place(st->ctx, body, a);
     }
-    ir_vec_free(&s.bufs);
+    ir_vec_free(&s.allocs);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

@@ -400,7 +400,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int i = allocs.n - 1; i >= 0; i--) {
         const tir_allocate *a = allocs.items[i];
         pbuf *pb = find_pbuf(p, a->buffer);
-        res = tir_allocate_new(ctx, pb ? pb->nbuf : a->buffer, res);
+        res = lower_alloc_like(ctx, a, pb ? pb->nbuf : a->buffer, res);
     }
     ir_vec_free(&allocs);
     for (int i = 0; i < n; i++) {
@@ -437,7 +437,7 @@ static const tir_node *on_alloc_all(tir_mutator *m, const tir_node *n) {
     const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
     for (int i = 0; i < w->nall; i++)
         if (w->all[i].buf == a->buffer && w->all[i].nbuf != a->buffer)
-            return (const tir_node *)tir_allocate_new(m->ctx, w->all[i].nbuf, a->body);
+            return (const tir_node *)lower_alloc_like(m->ctx, a, w->all[i].nbuf, a->body);
     return (const tir_node *)a;
 }
 

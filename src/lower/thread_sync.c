@@ -177,7 +177,7 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
         const tir_stmt *b = process(t, a->body, r);
-        return b == a->body ? s : tir_allocate_new(ctx, a->buffer, b);
+        return b == a->body ? s : lower_alloc_like(ctx, a, a->buffer, b);
     }
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;

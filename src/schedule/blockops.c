@@ -154,7 +154,8 @@ static const tir_stmt *edit(const sch_edit_spec *e, const tir_stmt *st) {
         const tir_allocate *x = (const tir_allocate *)st;
         const tir_stmt *body = edit(e, x->body);
         if (!body) body = tir_evaluate_new(ctx, tir_i32(ctx, 0));
-        if (body != x->body) out = tir_allocate_new(ctx, x->buffer, body);
+        if (body != x->body)
+            out = tir_allocate_annotated(ctx, x->buffer, x->nannots, x->annots, body);
         break;
     }
     default: break;

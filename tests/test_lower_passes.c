@@ -1,0 +1,340 @@
+/* Per-pass tests of the lowering pipeline.  Each case lowers a small
+ * scheduled function with tir_lower_opts.stop_after set to one pass and
+ * compares the printed IR, exactly, with a golden file
+ * tests/data/lower/<case>.tir.  A pass that transforms must visibly change
+ * its case's IR (the text after the previous pass differs); a checking
+ * pass must leave it as it was.  Every pass of tir_lower_pass_name has a
+ * case, and every golden parses back to the same function (the printer
+ * and parser round-trip the lowered forms, Allocate annotations included).
+ *
+ * After an intended change of a pass's output, regenerate the goldens and
+ * review the diff:
+ *     MINITIR_UPDATE_GOLDENS=1 meson test -C build lower_passes
+ *     git diff tests/data/lower
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka needs the headers above first */
+#include <cmocka.h>
+
+#include "lower_kernels.h"
+#include "minitir/lower.h"
+#include "minitir/schedule.h"
+
+static tir_ctx *ctx;
+
+static int setup(void **state) {
+    (void)state;
+    ctx = tir_ctx_create();
+    return ctx ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    tir_ctx_destroy(ctx);
+    return 0;
+}
+
+#define OK(x)                                                                                      \
+    do {                                                                                           \
+        tir_status s_ = (x);                                                                       \
+        if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                              \
+    } while (0)
+
+/* ------------------------------------------------------------------ inputs */
+
+/* Step 1 (i -> blockIdx.x, j -> threadIdx.x): a reduction block with init. */
+static const tir_prim_func *in_step1(void) {
+    return lk_step1(ctx, 16, 16, 16);
+}
+
+/* Steps 3-6 as text; flags are lower_kernels.h's LK_*. */
+static const tir_prim_func *in_shared(int flags) {
+    const tir_prim_func *f = lk_shared(ctx, 32, 32, 32, flags);
+    if (!f) fail_msg("lk_shared: %s", tir_ctx_error(ctx));
+    return f;
+}
+static const tir_prim_func *in_shared_plain(void) {
+    return in_shared(0);
+}
+static const tir_prim_func *in_shared_local(void) {
+    return in_shared(LK_LOCAL_ACC);
+}
+static const tir_prim_func *in_shared_vec(void) {
+    return in_shared(LK_LOCAL_ACC | LK_VEC_FETCH | LK_ALIGN16);
+}
+static const tir_prim_func *in_shared_pipeline(void) {
+    return in_shared(LK_LOCAL_ACC | LK_PIPELINE);
+}
+
+/* Step 2 with "pragma_auto_unroll_max_step" = 32 on the innermost loop
+ * (k_1, 32 steps), which the unroll pass turns into an unrolled loop. */
+static const tir_prim_func *in_unroll_pragma(void) {
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, lk_step2(ctx, 32, 32, 32), &s));
+    tir_block_rv c;
+    const tir_loop_rv *loops;
+    int n;
+    OK(tir_sched_get_block(s, "C", &c));
+    OK(tir_sched_get_loops(s, c, &loops, &n));
+    OK(tir_sched_annotate_loop_int(s, loops[n - 1], "pragma_auto_unroll_max_step", 32));
+    const tir_prim_func *f = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return f;
+}
+
+/* Step 3 built with the primitives at 64^3, A_shared's rows padded by
+ * storage_align(axis 0, factor 32, offset 1): the request travels from the
+ * block annotation to the Allocate (lower_blocks) and into the strides
+ * (compact_alloc). */
+static const tir_prim_func *in_aligned(void) {
+    const tir_prim_func *f = lk_shared_sched(ctx, 64, 64, 64, 0);
+    if (!f) fail_msg("lk_shared_sched: %s", tir_ctx_error(ctx));
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, f, &s));
+    tir_block_rv a;
+    OK(tir_sched_get_block(s, "A_shared", &a));
+    OK(tir_sched_storage_align(s, a, 0, 0, 32, 1));
+    f = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return f;
+}
+
+/* ------------------------------------------------------------------- cases */
+
+typedef struct pass_case {
+    const char *golden;                /* tests/data/lower/<golden>.tir */
+    const char *pass;                  /* stop_after */
+    bool changes;                      /* false: a check, the IR stays as it was */
+    const tir_prim_func *(*input)(void);
+} pass_case;
+
+static const pass_case cases[] = {
+    {"gpu_check", "gpu_check", false, in_step1},
+    {"lower_init", "lower_init", true, in_step1},
+    {"lower_blocks", "lower_blocks", true, in_step1},
+    {"lower_blocks_dim_align", "lower_blocks", true, in_aligned},
+    {"unify_threads", "unify_threads", true, in_shared_plain},
+    {"local_check", "local_check", false, in_shared_local},
+    {"plan_alloc", "plan_alloc", true, in_shared_local},
+    {"compact_alloc", "compact_alloc", true, in_shared_local},
+    {"compact_alloc_dim_align", "compact_alloc", true, in_aligned},
+    {"flatten", "flatten", true, in_shared_plain},
+    {"vectorize", "vectorize", true, in_shared_vec},
+    {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline},
+    {"unroll", "unroll", true, in_unroll_pragma},
+    {"thread_sync", "thread_sync", true, in_shared_plain},
+    {"simplify", "simplify", true, in_shared_plain},
+    {"check_kernel", "check_kernel", false, in_shared_plain},
+    {"race_check", "race_check", false, in_shared_plain},
+};
+enum { NCASES = sizeof cases / sizeof cases[0] };
+
+/* ----------------------------------------------------------------- goldens */
+
+static char *golden_path(const char *name) {
+    const char *dir = getenv("MINITIR_TEST_DATA");
+    if (!dir) fail_msg("MINITIR_TEST_DATA is not set (run the test through meson test)");
+    size_t n = strlen(dir) + strlen(name) + 16;
+    char *p = malloc(n);
+    assert_non_null(p);
+    snprintf(p, n, "%s/lower/%s.tir", dir, name);
+    return p;
+}
+
+/* The whole file, NUL-terminated (heap), or NULL when it cannot be read. */
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 + 1 > cap) {
+            cap = (len + 4096 + 1) * 2;
+            char *nb = realloc(buf, cap);
+            assert_non_null(nb);
+            buf = nb;
+        }
+        got = fread(buf + len, 1, 4096, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = '\0';
+    return buf;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) fail_msg("cannot write golden %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Prints the first line where expected and actual differ. */
+static void print_first_diff(const char *expected, const char *actual) {
+    int line = 1;
+    const char *e = expected, *a = actual;
+    for (;;) {
+        const char *ee = strchr(e, '\n'), *ae = strchr(a, '\n');
+        size_t el = ee ? (size_t)(ee - e) : strlen(e), al = ae ? (size_t)(ae - a) : strlen(a);
+        if (el != al || memcmp(e, a, el) != 0 || !ee != !ae) {
+            print_error("first difference at line %d:\n  expected: %.*s\n  actual:   %.*s\n", line,
+                        (int)el, e, (int)al, a);
+            return;
+        }
+        if (!ee) return;
+        e = ee + 1, a = ae + 1, line++;
+    }
+}
+
+/* actual must equal the golden <name>.tir, or, with
+ * MINITIR_UPDATE_GOLDENS=1, becomes it. */
+static void check_golden(const char *name, const char *actual) {
+    char *path = golden_path(name);
+    const char *update = getenv("MINITIR_UPDATE_GOLDENS");
+    if (update && strcmp(update, "1") == 0) {
+        write_text(path, actual);
+        fprintf(stderr, "updated %s\n", path);
+        free(path);
+        return;
+    }
+    char *expected = read_text(path);
+    if (!expected) {
+        free(path);
+        fail_msg("golden %s/lower/%s.tir is missing; create it with MINITIR_UPDATE_GOLDENS=1",
+                 getenv("MINITIR_TEST_DATA"), name);
+    }
+    bool same = strcmp(expected, actual) == 0;
+    if (!same) {
+        print_error("IR after the pass differs from golden %s\n", path);
+        print_first_diff(expected, actual);
+        print_error("actual IR:\n%s\nIf the change is intended: MINITIR_UPDATE_GOLDENS=1 meson "
+                    "test -C build lower_passes, then review git diff tests/data/lower\n",
+                    actual);
+    }
+    free(expected);
+    free(path);
+    if (!same) fail_msg("golden %s does not match", name);
+}
+
+/* ------------------------------------------------------------------- tests */
+
+static int pass_index(const char *pass) {
+    for (int i = 0; i < tir_lower_num_passes(); i++)
+        if (strcmp(tir_lower_pass_name(i), pass) == 0) return i;
+    return -1;
+}
+
+/* The IR after `pass` (NULL: the input itself). */
+static const char *ir_after(const tir_prim_func *in, const char *pass) {
+    if (!pass) return tir_print(ctx, in);
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = pass;
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, in, &o, &k));
+    return tir_print(ctx, k);
+}
+
+static void run_case(const pass_case *c) {
+    int i = pass_index(c->pass);
+    if (i < 0) fail_msg("case %s: no pass named %s", c->golden, c->pass);
+    const tir_prim_func *in = c->input();
+    const char *before = ir_after(in, i > 0 ? tir_lower_pass_name(i - 1) : NULL);
+    const char *after = ir_after(in, c->pass);
+    if (c->changes && strcmp(before, after) == 0)
+        fail_msg("case %s: pass %s leaves its input unchanged; pick an input it rewrites",
+                 c->golden, c->pass);
+    if (!c->changes && strcmp(before, after) != 0)
+        fail_msg("case %s: checking pass %s changed the IR:\nbefore:\n%s\nafter:\n%s", c->golden,
+                 c->pass, before, after);
+    check_golden(c->golden, after);
+    /* The golden text is a function the parser reads back unchanged. */
+    const tir_prim_func *back = NULL;
+    OK(tir_parse_func(ctx, after, strlen(after), &back));
+    assert_string_equal(tir_print(ctx, back), after);
+}
+
+/* One cmocka test per case, named after its golden; the case comes in
+ * as the initial state. */
+static void test_case(void **state) {
+    run_case(*state);
+}
+
+/* A hand-written Allocate may carry "dim_align" itself (the text form
+ * allows it): compact_alloc applies it to the compacted shape, and refuses
+ * a malformed one with a message naming the buffer.  Other annotations
+ * stay on the Allocate through every pass. */
+static const char *hand_aligned(const char *align) {
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def f(A: T.Buffer((4, 8), \"float32\")):\n"
+             "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "        for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+             "            X = T.allocate((4, 8), \"float32\", scope=\"local\", "
+             "annotations={\"dim_align\": %s, \"keep\": 7})\n"
+             "            for i in T.serial(4):\n"
+             "                X[i, t] = A[i, t]\n"
+             "            for i in T.serial(4):\n"
+             "                A[i, t] = X[i, t] + T.float32(1)\n",
+             align);
+    return text;
+}
+
+static void test_hand_written_dim_align(void **state) {
+    (void)state;
+    const tir_prim_func *f = NULL;
+    const char *text = hand_aligned("[0, 16, 3]");
+    OK(tir_parse_func(ctx, text, strlen(text), &f));
+    /* X compacts to (4, 1); row stride 1 is raised to 3 (mod 16) */
+    const char *ir = ir_after(f, "compact_alloc");
+    if (!strstr(ir, "X = T.allocate((4, 1), \"float32\", strides=(3, 1), scope=\"local\", "
+                    "annotations={\"keep\": 7})\n"))
+        fail_msg("no padded X in\n%s", ir);
+    assert_null(strstr(ir, "dim_align"));
+    assert_non_null(strstr(ir_after(f, "plan_alloc"),
+                           "annotations={\"dim_align\": [0, 16, 3], \"keep\": 7}"));
+    ir = ir_after(f, "race_check"); /* 4 rows of stride 3 */
+    if (!strstr(ir, "X = T.allocate((12,), \"float32\", scope=\"local\", "
+                    "annotations={\"keep\": 7})\n"))
+        fail_msg("the kernel lost X's annotation:\n%s", ir);
+
+    const char *bad[] = {"[2, 16, 3]", "[0, 0, 0]", "[0, 16, 16]", "[0, 16, -1]", "[0, 16]",
+                         "\"x\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        text = hand_aligned(bad[i]);
+        OK(tir_parse_func(ctx, text, strlen(text), &f));
+        const tir_prim_func *k = NULL;
+        tir_status s = tir_lower(ctx, f, NULL, &k);
+        if (s != TIR_ERR_LOWER || !strstr(tir_ctx_error(ctx), "compact_alloc: the Allocate of 'X'"))
+            fail_msg("dim_align %s: got %s: %s", bad[i], tir_status_name(s), tir_ctx_error(ctx));
+        assert_null(k);
+    }
+}
+
+/* Adding a pass without a case here fails. */
+static void test_every_pass_has_a_case(void **state) {
+    (void)state;
+    assert_int_equal(NCASES, 17);
+    for (int p = 0; p < tir_lower_num_passes(); p++) {
+        bool found = false;
+        for (int i = 0; i < NCASES && !found; i++)
+            found = strcmp(cases[i].pass, tir_lower_pass_name(p)) == 0;
+        if (!found) fail_msg("pass %s has no golden case", tir_lower_pass_name(p));
+    }
+}
+
+int main(void) {
+    struct CMUnitTest tests[NCASES + 2] = {cmocka_unit_test(test_every_pass_has_a_case),
+                                           cmocka_unit_test(test_hand_written_dim_align)};
+    for (int i = 0; i < NCASES; i++)
+        tests[i + 2] = (struct CMUnitTest){.name = cases[i].golden,
+                                           .test_func = test_case,
+                                           .initial_state = (void *)&cases[i]};
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
