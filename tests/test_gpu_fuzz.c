@@ -27,8 +27,7 @@
  * failure prints the seed, the case, the definition, the reason with the
  * kernel, and the schedule as a text trace and as C (the first five in
  * full, the rest one line each).  MINITIR_GPU_FUZZ_NO_C=1 leaves out the
- * C, MINITIR_GPU_FUZZ_DUMP=dir writes each failure to a file,
- * MINITIR_GPU_FUZZ_STRICT=1 excuses nothing (see known_bad below).
+ * C, MINITIR_GPU_FUZZ_DUMP=dir writes each failure to a file.
  * scripts/fuzz.sh runs it long with fresh seeds.
  */
 #include <setjmp.h>
@@ -50,24 +49,6 @@
 #define CI_SEED 1
 static long g_cases = 1500;
 static uint64_t g_seed = CI_SEED;
-
-/* Cases of the CI slice that fail on open bugs (found by this fuzzer;
- * each reproduces with MINITIR_FUZZ_SEED=1 and the case number):
- *   software_pipeline accepts an order that emits a consumer before its
- *   producer in one stage: 72 738
- * (The fuzzer's first run also failed 72 other cases of the slice, on the
- * bugs fixed by the region-cover, barriers and local-threads branches.)
- * They are reported but do not fail the slice; a listed case that passes
- * is reported too, so the list can shrink as the fixes land.  With
- * MINITIR_GPU_FUZZ_STRICT set, or any other seed, nothing is excused. */
-static const long known_bad[] = {72, 738};
-
-static bool known(uint64_t seed, long ci) {
-    if (seed != CI_SEED || getenv("MINITIR_GPU_FUZZ_STRICT")) return false;
-    for (size_t i = 0; i < sizeof known_bad / sizeof *known_bad; i++)
-        if (known_bad[i] == ci) return true;
-    return false;
-}
 
 static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {
     return lo + (int64_t)(sched_rand(r) % (uint64_t)(hi - lo + 1));
@@ -623,7 +604,6 @@ static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_pri
 
 typedef struct totals {
     long cases, calls, refused, lowered, lower_refused, failures;
-    long known, known_fixed; /* of the known-bug list */
 } totals;
 
 /* For the abort handler: the case in progress. */
@@ -717,14 +697,7 @@ static const char *lower_and_check(gpu_case *gc, const tir_prim_func *f, uint64_
 /* Counts the case; reports a failure (in full for the first few). */
 static void account(gpu_case *gc, uint64_t seed, long ci, const char *stage, totals *t) {
     if (gc->bad) dump_case(gc, seed, ci, stage);
-    if (known(seed, ci)) {
-        if (gc->bad) {
-            t->known++;
-        } else {
-            t->known_fixed++;
-            printf("# case %ld of the known-bug list now passes: remove it from known_bad\n", ci);
-        }
-    } else if (gc->bad && ++t->failures <= 5) {
+    if (gc->bad && ++t->failures <= 5) {
         report(gc, seed, ci, stage);
     } else if (gc->bad) {
         const char *nl = strchr(gc->why, '\n');
@@ -771,9 +744,6 @@ static void test_gpu_fuzz(void **state) {
            "and simulated, %ld refused by tir_lower, %d failures\n",
            (unsigned long long)g_seed, t.cases, t.calls, t.refused, t.lowered, t.lower_refused,
            (int)t.failures);
-    if (t.known || t.known_fixed)
-        printf("# %ld cases failed on known open bugs (known_bad), %ld listed cases passed\n",
-               t.known, t.known_fixed);
     if (t.failures) fail_msg("%ld of %ld GPU fuzz cases failed (see above)", t.failures, t.cases);
     /* The run must reach the simulator, or it tests little. */
     assert_true(t.lowered > 0);

@@ -186,6 +186,13 @@ static counts count(const void *node) {
     return c;
 }
 
+/* How often pat occurs in text. */
+static int occurrences(const char *text, const char *pat) {
+    int n = 0;
+    for (const char *p = strstr(text, pat); p; p = strstr(p + 1, pat)) n++;
+    return n;
+}
+
 /* The first loop of that variable name (pre-order), or NULL. */
 typedef struct findloop {
     const char *name;
@@ -400,6 +407,16 @@ static void test_barrier_removed_is_a_race(void **state) {
         assert_int_equal(sim_matmul(remove_sync(k, i), 64, 64, 64, &rep), TIR_ERR_SIM_RACE);
         assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
     }
+    /* the synchronous pipeline's two barriers (after the prologue, at the
+     * end of the k loop's body: one per k tile): each is needed */
+    const tir_prim_func *sp =
+        lower(lk_shared(ctx, 32, 64, 160, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+    assert_int_equal(count(sp).syncs, 2);
+    for (int i = 0; i < 2; i++) {
+        tir_sim_report rep;
+        assert_int_equal(sim_matmul(remove_sync(sp, i), 32, 64, 160, &rep), TIR_ERR_SIM_RACE);
+        assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
+    }
     /* and in the pipelined async kernel, the barrier after the wait */
     const tir_prim_func *p = lower(lk_shared(
         ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC | LK_ALIGN16));
@@ -433,16 +450,26 @@ static void test_race_check_missing_barrier(void **state) {
             assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
         }
     }
-    /* K = 40: the pipeline's steady-state loop runs once, so the barrier
-     * at the end of its body guards no back edge; without it the kernel is
-     * race-free, and the check (which only follows loops that may iterate
-     * again) agrees with the simulator */
+    /* K = 40: the pipeline's steady-state loop runs once, so no barrier
+     * guards its back edge: it has none, one barrier follows the prologue
+     * and one precedes the epilogue, each needed */
     const tir_prim_func *once =
         lower(lk_shared(ctx, 48, 40, 40, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
-    const tir_prim_func *once_less = remove_sync(once, 1);
-    OK(tir_lower_check_races(ctx, once_less));
-    sim_ok(once_less, 48, 40, 40);
-    assert_int_equal(tir_lower_check_races(ctx, remove_sync(once, 0)), TIR_ERR_LOWER);
+    const tir_for *l = find_loop(once, "k_0");
+    assert_non_null(l);
+    assert_int_equal(count(l).syncs, 0);
+    assert_int_equal(count(once).syncs, 2);
+    sim_ok(once, 48, 40, 40);
+    for (int j = 0; j < 2; j++)
+        assert_int_equal(tir_lower_check_races(ctx, remove_sync(once, j)), TIR_ERR_LOWER);
+    /* a loop that may run again: its back edge is checked (the barrier at
+     * the end of the body, removed, leaves the next fetch racing with the
+     * compute) */
+    const tir_prim_func *twice =
+        lower(lk_shared(ctx, 48, 40, 72, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+    assert_int_equal(count(find_loop(twice, "k_0")).syncs, 1);
+    assert_int_equal(tir_lower_check_races(ctx, remove_sync(twice, 1)), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "_shared"));
     /* the check can be switched off (then the kernel is as before) */
     tir_lower_opts o;
     tir_lower_opts_init(&o);
@@ -612,6 +639,28 @@ static void test_step5_pipeline(void **state) {
     const tir_module *m = compile(k);
     assert_int_equal(m->shared_bytes, 16384);
     sim_ok(k, 32, 64, 96);
+    /* one barrier per k tile: the fetch writes version k%2 while the
+     * compute reads (k+1)%2 (disjoint in one iteration), then one barrier
+     * ends the body; one more after the prologue's fetch */
+    for (int64_t K = 96; K <= 256; K += 160) {
+        const tir_prim_func *kk =
+            lower(lk_shared(ctx, 32, 64, K, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+        const tir_for *l = find_loop(kk, "k_0");
+        assert_non_null(l);
+        assert_int_equal(count(kk).syncs, 2);
+        assert_int_equal(count(l).syncs, 1);
+        const tir_seq *body = tir_as_tir_seq(l->body);
+        assert_non_null(body);
+        assert_int_equal(count(body->stmts[body->n - 1]).syncs, 1);
+        assert_int_equal(count(body->stmts[body->n - 1]).ramps, 0); /* the barrier alone */
+        assert_int_equal(occurrences(compile(kk)->ptx, "bar.sync"), 2);
+    }
+    /* odd sizes and 282 k tiles: the fetch's bounds conditions use k_0, too
+     * many values for race_check to try each, so it tries one period
+     * without them; removing the loop's barrier is still refused */
+    const tir_prim_func *kl = lower(lk_shared(ctx, 40, 36, 9000, LK_LOCAL_ACC | LK_PIPELINE));
+    assert_int_equal(count(find_loop(kl, "k_0")).syncs, 1);
+    assert_int_equal(tir_lower_check_races(ctx, remove_sync(kl, 1)), TIR_ERR_LOWER);
     /* odd sizes, scalar fetch */
     const tir_prim_func *k2 = lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_PIPELINE));
     compile(k2);
@@ -648,6 +697,14 @@ static void test_step5_async(void **state) {
     assert_non_null(strstr(m->ptx, "cp.async.cg.shared.global"));
     assert_non_null(strstr(m->ptx, "cp.async.wait_group 1"));
     sim_ok(k, 32, 64, 96);
+    /* still two barriers per k tile: the copies are issued before the
+     * compute of the previous tile, into the version that compute read in
+     * the iteration before (one barrier ends the body), and land at the wait
+     * in the version the compute reads next (one barrier after the wait) */
+    const tir_for *k0 = find_loop(k, "k_0");
+    assert_non_null(k0);
+    assert_int_equal(count(k0).syncs, 2);
+    assert_int_equal(count(k).syncs, 3); /* and one after the last wait */
     /* parameters 64-byte aligned by default: whole 16-byte copies */
     const tir_prim_func *k2 =
         lower(lk_shared(ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE | LK_ASYNC));

@@ -3,7 +3,8 @@
  * components), on a loop with one component, through an iterator-less
  * wrapper block; golden text, trace roundtrip, interpreter equivalence
  * (annotations do not change the meaning); one negative test per
- * precondition, each checking that nothing changed. */
+ * precondition, each checking that nothing changed.  The GPU-path
+ * regressions (lowered and simulated) are in test_sw_pipeline_regress.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,6 +110,10 @@ static void test_pipeline(void **st) {
     assert_int_equal(o->ints[0], 2);
     assert_int_equal(annot(s, l[0], "software_pipeline_stage")->ints[2], 2);
     sched_check_all(s);
+    /* one stage, the copies swapped: each still precedes the compute */
+    SCHED_OK(s, tir_sched_software_pipeline(s, l[0], 3, (const int64_t[]){0, 0, 0}, 3,
+                                            (const int64_t[]){1, 0, 2}, 0, NULL));
+    sched_check_all(s);
     tir_sched_destroy(s);
 
     /* one component: the block itself */
@@ -169,6 +174,16 @@ static void test_pipeline_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PIPELINE_DEPENDENCE, "software_pipeline",
                       tir_sched_software_pipeline(s, l[0], 3, (const int64_t[]){1, 0, 0}, 3,
                                                   ord3, 0, NULL));
+    assert_non_null(strstr(tir_ctx_error(ctx), "reads AS"));
+    /* 7: nor, in the same stage, be ordered before a copy it reads; the two
+     * independent copies may swap */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PIPELINE_ORDER_DEPENDENCE, "software_pipeline",
+                      tir_sched_software_pipeline(s, l[0], 3, (const int64_t[]){0, 0, 0}, 3,
+                                                  (const int64_t[]){0, 2, 1}, 0, NULL));
+    assert_non_null(strstr(tir_ctx_error(ctx), "reads BS"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PIPELINE_ORDER_DEPENDENCE, "software_pipeline",
+                      tir_sched_software_pipeline(s, l[0], 3, (const int64_t[]){1, 1, 1}, 3,
+                                                  (const int64_t[]){2, 0, 1}, 0, NULL));
     assert_non_null(strstr(tir_ctx_error(ctx), "reads AS"));
     /* pointer arguments */
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "software_pipeline",

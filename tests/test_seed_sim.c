@@ -29,6 +29,8 @@
         if (st_ != TIR_OK) fail_msg("%s: %s", #call, tir_ctx_error(ctx));                 \
     } while (0)
 
+static int64_t last_barriers; /* barrier releases of sim_one's last run */
+
 /* e < 0: the matmul.  Returns the relative error. */
 static double sim_one(int e, int step, int64_t M, int64_t N, int64_t K) {
     tir_ctx *ctx = tir_ctx_create();
@@ -60,6 +62,7 @@ static double sim_one(int e, int step, int64_t M, int64_t N, int64_t K) {
     tir_sim_opts so = {.uninit_params = 1ull << (nargs - 1), .check_uninit = true};
     tir_sim_report rep;
     OK(ctx, tir_sim_run(ctx, kernel, nargs, args, &so, &rep));
+    last_barriers = rep.barriers;
     if (step == 1) {
         assert_int_equal(rep.grid[0], M);
         assert_int_equal(rep.block[0], N);
@@ -95,6 +98,23 @@ static void matmul_steps(void **state) {
     }
 }
 
+/* Steps 5 and 6 (the double-buffered pipeline) at odd sizes with several
+ * k tiles, so that the steady-state loop runs more than once: right
+ * results with race and uninitialised-read checks, and one barrier per k
+ * tile in every block (the prologue's, then one per steady-state
+ * iteration). */
+static void pipeline_one_barrier_per_tile(void **state) {
+    (void)state;
+    static const int64_t sizes[][3] = {{37, 45, 131}, {65, 33, 97}, {33, 70, 200}};
+    for (int step = 5; step <= 6; step++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            int64_t M = sizes[i][0], N = sizes[i][1], K = sizes[i][2];
+            assert_true(sim_one(-1, step, M, N, K) <= 1e-5);
+            int64_t blocks = ((M + 31) / 32) * ((N + 31) / 32), tiles = (K + 31) / 32;
+            assert_int_equal(last_barriers, blocks * tiles);
+        }
+}
+
 static void fused_epilogues(void **state) {
     (void)state;
     for (int e = 0; e < SEED_NEPI; e++)
@@ -119,6 +139,7 @@ static void bad_step(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_steps),
+        cmocka_unit_test(pipeline_one_barrier_per_tile),
         cmocka_unit_test(fused_epilogues),
         cmocka_unit_test(bad_step),
     };

@@ -22,6 +22,7 @@
 #include "cg_kernels.h"
 #include "minitir/lower.h"
 #include "minitir/sim.h"
+#include "now_ms.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -92,12 +93,6 @@ static void expect_error(tir_ctx *ctx, tir_status got, tir_status want, const ch
         if (!strstr(msg, subs[i])) fprintf(stderr, "missing \"%s\" in:\n%s\n", subs[i], msg);
         assert_non_null(strstr(msg, subs[i]));
     }
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* --------------------------------------------------------- correctness */
@@ -244,9 +239,9 @@ static void run_tiled(tir_ctx *ctx, int M, int N, int K, double *secs, tir_sim_r
     assert_int_equal(tir_interp_run(ctx, ref, 3, rargs, NULL), TIR_OK);
     const tir_prim_func *f = ck_matmul_tiled(ctx, M, N, K);
     tir_sim_opts opts = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
-    double t0 = now();
+    double t0 = mt_now_ms();
     tir_status st = tir_sim_run(ctx, f, 3, args, &opts, rep);
-    *secs = now() - t0;
+    *secs = (mt_now_ms() - t0) / 1e3;
     if (st != TIR_OK) fprintf(stderr, "%s\n", tir_ctx_error(ctx));
     assert_int_equal(st, TIR_OK);
     assert_memory_equal(c, r, sizeof(float) * M * N);

@@ -513,7 +513,10 @@ TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
  *      (TIR_ERR_SCHED_PIPELINE_ASYNC);
  *   6. a component that reads a buffer an earlier component writes is in
  *      the same or a later stage (otherwise it would read the previous
- *      iteration's data) (TIR_ERR_SCHED_PIPELINE_DEPENDENCE). */
+ *      iteration's data) (TIR_ERR_SCHED_PIPELINE_DEPENDENCE);
+ *   7. a component that reads a buffer an earlier component of the same
+ *      stage writes comes later in the order (otherwise it would read data
+ *      not yet written) (TIR_ERR_SCHED_PIPELINE_ORDER_DEPENDENCE). */
 TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop, int nstages,
                                                const int64_t *stages, int norders,
                                                const int64_t *orders, int nasync,

@@ -164,17 +164,6 @@ LLVMValueRef cg_call_intrinsic(LLVMModuleRef mod, LLVMBuilderRef b, const char *
 
 /* ------------------------------------------------------- modular analysis */
 
-static int64_t gcd64(int64_t a, int64_t b) {
-    if (a < 0) a = -a;
-    if (b < 0) b = -b;
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static int64_t floordiv64(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && ((a % b < 0) != (b < 0))) ? q - 1 : q;
@@ -194,7 +183,7 @@ static cg_mod mod_norm(int64_t coeff, int64_t base) {
 static cg_mod mod_union(cg_mod x, cg_mod y) {
     int64_t d;
     if (__builtin_sub_overflow(x.base, y.base, &d)) return MOD_ANY;
-    return mod_norm(gcd64(gcd64(x.coeff, y.coeff), d), x.base);
+    return mod_norm(ir_gcd64(ir_gcd64(x.coeff, y.coeff), d), x.base);
 }
 
 static cg_mod mod_of(cg *g, const tir_expr *e) {
@@ -212,7 +201,7 @@ static cg_mod mod_of(cg *g, const tir_expr *e) {
         int64_t s;
         bool ovf = e->kind == TIR_KIND_ADD ? __builtin_add_overflow(x.base, y.base, &s)
                                            : __builtin_sub_overflow(x.base, y.base, &s);
-        return ovf ? MOD_ANY : mod_norm(gcd64(x.coeff, y.coeff), s);
+        return ovf ? MOD_ANY : mod_norm(ir_gcd64(x.coeff, y.coeff), s);
     }
     case TIR_KIND_MUL: {
         const tir_binop *b = tir_as_tir_binop(e);
@@ -223,7 +212,7 @@ static cg_mod mod_of(cg *g, const tir_expr *e) {
             __builtin_mul_overflow(x.coeff, y.base, &c2) ||
             __builtin_mul_overflow(y.coeff, x.base, &c3))
             return MOD_ANY;
-        return mod_norm(gcd64(c1, gcd64(c2, c3)), p);
+        return mod_norm(ir_gcd64(c1, ir_gcd64(c2, c3)), p);
     }
     case TIR_KIND_FLOORDIV:
     case TIR_KIND_FLOORMOD: {
@@ -234,7 +223,7 @@ static cg_mod mod_of(cg *g, const tir_expr *e) {
         if (e->kind == TIR_KIND_FLOORDIV)
             return x.coeff % k == 0 ? mod_norm(x.coeff / k, floordiv64(x.base, k)) : MOD_ANY;
         if (x.coeff % k == 0) return (cg_mod){0, floormod64(x.base, k)};
-        int64_t d = gcd64(x.coeff, k);
+        int64_t d = ir_gcd64(x.coeff, k);
         return mod_norm(d, x.base);
     }
     case TIR_KIND_MIN:
@@ -264,7 +253,7 @@ static unsigned access_align(cg *g, const cg_buf *cb, const tir_expr *index) {
     cg_mod m = mod_of(g, index), o = mod_of(g, cb->buf->elem_offset);
     int64_t s;
     if (__builtin_add_overflow(m.base, o.base, &s)) return elem < cb->align ? elem : cb->align;
-    int64_t v = gcd64(gcd64(m.coeff, o.coeff), s);
+    int64_t v = ir_gcd64(ir_gcd64(m.coeff, o.coeff), s);
     uint64_t pow2 = v == 0 ? 4096 : ((uint64_t)v & (~(uint64_t)v + 1));
     if (pow2 > 4096) pow2 = 4096;
     uint64_t a = pow2 * elem;

@@ -14,7 +14,6 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cg_internal.h"
 
@@ -25,12 +24,6 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
     o->arch = "sm_90";
     o->fma_contract = true;
     o->opt_level = 3;
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 typedef struct diag_state {
@@ -62,9 +55,7 @@ static const char *entry_name(tir_ctx *ctx, const char *name) {
 }
 
 static bool dump_wanted(const tir_codegen_opts *o) {
-    if (o->dump_llvm) return true;
-    const char *e = getenv("TIR_DUMP");
-    return e && strstr(e, "llvm");
+    return o->dump_llvm || ir_dump_wanted("llvm", false);
 }
 
 static void dump_module(LLVMModuleRef mod, const char *what, const char *name) {
@@ -171,7 +162,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
 
 tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *opts,
                        const tir_module **out) {
-    double t0 = now_ms();
+    double t0 = ir_now_ms();
     if (!ctx) return TIR_ERR_INVALID_ARG;
     if (!out || !kernel)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: no kernel or no output");
@@ -215,7 +206,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         d->is_const = tir_expr_const_int(d->extent, &d->value);
         if (!d->is_const) d->value = 0;
     }
-    m->compile_ms = now_ms() - t0;
+    m->compile_ms = ir_now_ms() - t0;
     *out = m;
     return TIR_OK;
 }

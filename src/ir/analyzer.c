@@ -14,50 +14,21 @@
 
 #define SCRATCH_CHUNK (64 * 1024)
 
-void *ar_scratch(tir_analyzer *a, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (size == 0) size = 16;
-    ar_chunk *c = a->scratch_cur;
-    while (c && c->cap - c->used < size) c = c->next;
-    if (!c) {
-        size_t cap = size > SCRATCH_CHUNK ? size : SCRATCH_CHUNK;
-        c = malloc(sizeof(ar_chunk) + cap);
-        TIR_ASSERT(c && "out of memory");
-        c->cap = cap;
-        c->used = 0;
-        c->next = NULL;
-        ar_chunk **tail = &a->scratch;
-        while (*tail) tail = &(*tail)->next;
-        *tail = c;
-    }
-    a->scratch_cur = c;
-    void *p = c->data + c->used;
-    c->used += size;
-    return p;
-}
+void *ar_scratch(tir_analyzer *a, size_t size) { return ir_arena_alloc(&a->scratch, size); }
 
 void ar_enter(tir_analyzer *a) { a->depth++; }
 
 void ar_leave(tir_analyzer *a) {
     TIR_ASSERT(a->depth > 0);
     if (--a->depth) return;
-    for (ar_chunk *c = a->scratch; c; c = c->next) c->used = 0;
-    a->scratch_cur = a->scratch;
+    ir_arena_rewind(&a->scratch);
 }
 
 /* ---------------------------------------------------------------- memo tables */
 
-static size_t ptr_hash(const void *p) {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
 bool ar_memo_get(const ar_memo *m, uint32_t gen, const void *key, ar_memo_ent **out) {
     if (!m->cap) return false;
-    size_t i = ptr_hash(key) & (m->cap - 1);
+    size_t i = ir_ptr_hash(key) & (m->cap - 1);
     while (m->ents[i].key) {
         if (m->ents[i].key == key) {
             if (m->ents[i].gen != gen) return false;
@@ -81,7 +52,7 @@ static void memo_rehash(ar_memo *m, uint32_t gen) {
     for (size_t i = 0; i < m->cap; i++) {
         const ar_memo_ent *e = &m->ents[i];
         if (!e->key || e->gen != gen) continue;
-        size_t j = ptr_hash(e->key) & (cap - 1);
+        size_t j = ir_ptr_hash(e->key) & (cap - 1);
         while (ents[j].key) j = (j + 1) & (cap - 1);
         ents[j] = *e;
     }
@@ -93,7 +64,7 @@ static void memo_rehash(ar_memo *m, uint32_t gen) {
 
 ar_memo_ent *ar_memo_put(ar_memo *m, uint32_t gen, const void *key) {
     if (2 * (m->used + 1) > m->cap) memo_rehash(m, gen);
-    size_t i = ptr_hash(key) & (m->cap - 1);
+    size_t i = ir_ptr_hash(key) & (m->cap - 1);
     while (m->ents[i].key && m->ents[i].key != key) i = (i + 1) & (m->cap - 1);
     if (!m->ents[i].key) m->used++;
     m->ents[i].key = key;
@@ -116,7 +87,7 @@ static ar_bind *bind_slot(tir_analyzer *a, const tir_var *v, bool create) {
         TIR_ASSERT(nb && "out of memory");
         for (size_t i = 0; i < a->bind_cap; i++) {
             if (!a->binds[i].var) continue;
-            size_t j = ptr_hash(a->binds[i].var) & (cap - 1);
+            size_t j = ir_ptr_hash(a->binds[i].var) & (cap - 1);
             while (nb[j].var) j = (j + 1) & (cap - 1);
             nb[j] = a->binds[i];
         }
@@ -124,7 +95,7 @@ static ar_bind *bind_slot(tir_analyzer *a, const tir_var *v, bool create) {
         a->binds = nb;
         a->bind_cap = cap;
     }
-    size_t i = ptr_hash(v) & (a->bind_cap - 1);
+    size_t i = ir_ptr_hash(v) & (a->bind_cap - 1);
     while (a->binds[i].var && a->binds[i].var != v) i = (i + 1) & (a->bind_cap - 1);
     if (!a->binds[i].var) {
         if (!create) return NULL;
@@ -354,6 +325,7 @@ tir_analyzer *tir_analyzer_new(tir_ctx *ctx) {
     tir_analyzer *a = calloc(1, sizeof *a);
     if (!a) return NULL;
     a->ctx = ctx;
+    a->scratch.chunk_size = SCRATCH_CHUNK;
     a->gen = 1;
     return a;
 }
@@ -364,12 +336,7 @@ void tir_analyzer_free(tir_analyzer *a) {
     free(a->simp_memo.ents);
     free(a->bound_memo.ents);
     free(a->sym_memo.ents);
-    ar_chunk *c = a->scratch;
-    while (c) {
-        ar_chunk *n = c->next;
-        free(c);
-        c = n;
-    }
+    ir_arena_free(&a->scratch);
     free(a);
 }
 

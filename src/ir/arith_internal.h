@@ -39,12 +39,6 @@ typedef struct ar_memo {
     size_t cap, used;
 } ar_memo;
 
-typedef struct ar_chunk {
-    struct ar_chunk *next;
-    size_t cap, used;
-    _Alignas(16) unsigned char data[];
-} ar_chunk;
-
 struct tir_analyzer {
     tir_ctx *ctx;
     ar_bind *binds; /* open addressing by var pointer */
@@ -57,7 +51,7 @@ struct tir_analyzer {
      * proof and every binding */
     ar_memo sym_memo;
     uint32_t sym_gen;
-    ar_chunk *scratch, *scratch_cur;
+    ir_arena scratch;
     int depth;     /* nesting of public calls; scratch is rewound at 0 */
     int sym_depth; /* > 0 while a symbolic proof runs (no nesting) */
 };

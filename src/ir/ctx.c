@@ -19,14 +19,8 @@
 
 #define CHUNK_SIZE (256 * 1024)
 
-typedef struct chunk {
-    struct chunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} chunk;
-
 struct tir_ctx {
-    chunk *chunks;
+    ir_arena mem;
     const char **interned; /* open addressing */
     size_t nintern, capintern;
     tir_status err_code;
@@ -63,6 +57,7 @@ const char *tir_status_name(tir_status s) {
 tir_ctx *tir_ctx_create(void) {
     tir_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
+    ctx->mem.chunk_size = CHUNK_SIZE;
     ctx->capintern = 1024;
     ctx->interned = calloc(ctx->capintern, sizeof *ctx->interned);
     if (!ctx->interned) {
@@ -74,55 +69,19 @@ tir_ctx *tir_ctx_create(void) {
 
 void tir_ctx_destroy(tir_ctx *ctx) {
     if (!ctx) return;
-    chunk *c = ctx->chunks;
-    while (c) {
-        chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    ir_arena_free(&ctx->mem);
     free(ctx->interned);
     free(ctx->err_msg);
     free(ctx);
 }
 
-void *tir_ctx_alloc(tir_ctx *ctx, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (size == 0) size = 16;
-    chunk *c = ctx->chunks;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
-        chunk *nc = malloc(sizeof(chunk) + cap);
-        TIR_ASSERT(nc && "out of memory");
-        nc->used = 0;
-        nc->cap = cap;
-        if (c && cap != CHUNK_SIZE) {
-            /* A big one-off block goes behind the current chunk so the
-               current chunk's free space stays usable. */
-            nc->next = c->next;
-            c->next = nc;
-        } else {
-            nc->next = c;
-            ctx->chunks = nc;
-        }
-        c = nc;
-    }
-    void *p = c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
+void *tir_ctx_alloc(tir_ctx *ctx, size_t size) { return ir_arena_alloc(&ctx->mem, size); }
 
 void *ir_copy_array(tir_ctx *ctx, const void *src, size_t elem, int n) {
     if (n <= 0) return NULL;
     void *p = tir_ctx_alloc(ctx, elem * (size_t)n);
     memcpy(p, src, elem * (size_t)n);
     return p;
-}
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
 }
 
 static void intern_grow(tir_ctx *ctx) {
@@ -132,7 +91,7 @@ static void intern_grow(tir_ctx *ctx) {
     for (size_t i = 0; i < ctx->capintern; i++) {
         const char *s = ctx->interned[i];
         if (!s) continue;
-        size_t j = hash_bytes(s, strlen(s)) & (cap - 1);
+        size_t j = ir_str_hash(s, strlen(s)) & (cap - 1);
         while (t[j]) j = (j + 1) & (cap - 1);
         t[j] = s;
     }
@@ -143,7 +102,7 @@ static void intern_grow(tir_ctx *ctx) {
 
 const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n) {
     if (2 * (ctx->nintern + 1) > ctx->capintern) intern_grow(ctx);
-    size_t j = hash_bytes(s, n) & (ctx->capintern - 1);
+    size_t j = ir_str_hash(s, n) & (ctx->capintern - 1);
     while (ctx->interned[j]) {
         const char *t = ctx->interned[j];
         if (strncmp(t, s, n) == 0 && t[n] == '\0') return t;
@@ -159,16 +118,20 @@ const char *tir_intern_n(tir_ctx *ctx, const char *s, size_t n) {
 
 const char *tir_intern(tir_ctx *ctx, const char *s) { return tir_intern_n(ctx, s, strlen(s)); }
 
+/* The formatted text in a fresh string buffer. */
+static ir_strbuf sb_format(const char *fmt, va_list ap) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_vprintf(&sb, fmt, ap);
+    return sb;
+}
+
 const char *tir_ctx_sprintf(tir_ctx *ctx, const char *fmt, ...) {
-    va_list ap, ap2;
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    ir_strbuf sb = sb_format(fmt, ap);
     va_end(ap);
-    char *p = tir_ctx_alloc(ctx, (size_t)n + 1);
-    vsnprintf(p, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
-    return p;
+    return ir_sb_finish(&sb, ctx);
 }
 
 tir_status tir_ctx_error_code(const tir_ctx *ctx) { return ctx->err_code; }
@@ -181,16 +144,12 @@ void tir_ctx_clear_error(tir_ctx *ctx) {
 }
 
 tir_status tir_ctx_fail(tir_ctx *ctx, tir_status code, const char *fmt, ...) {
-    va_list ap, ap2;
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    ir_strbuf sb = sb_format(fmt, ap);
     va_end(ap);
-    char *msg = malloc((size_t)n + 1);
-    if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
     free(ctx->err_msg);
-    ctx->err_msg = msg;
+    ctx->err_msg = sb.data; /* the heap buffer changes hands */
     ctx->err_code = code;
     return code;
 }
@@ -226,16 +185,22 @@ void ir_sb_puts(ir_strbuf *sb, const char *s) {
     sb->len += n;
 }
 
-void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) {
-    va_list ap, ap2;
-    va_start(ap, fmt);
+void ir_sb_vprintf(ir_strbuf *sb, const char *fmt, va_list ap) {
+    va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
+    TIR_ASSERT(n >= 0);
     sb_reserve(sb, (size_t)n);
     vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     sb->len += (size_t)n;
+}
+
+void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ir_sb_vprintf(sb, fmt, ap);
+    va_end(ap);
 }
 
 const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx) {

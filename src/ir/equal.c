@@ -11,64 +11,10 @@
 
 #include "ir_internal.h"
 
-/* ------------------------------------------------------- pointer bijection */
-
-typedef struct pmap {
-    const void **keys, **vals;
-    size_t n, cap;
-} pmap;
-
-static size_t phash(const void *p) {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
-static const void *pmap_get(const pmap *m, const void *k) {
-    if (!m->cap) return NULL;
-    size_t i = phash(k) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (m->keys[i] == k) return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return NULL;
-}
-
-static void pmap_put(pmap *m, const void *k, const void *v);
-static void pmap_grow(pmap *m) {
-    pmap nm = {0};
-    nm.cap = m->cap ? m->cap * 2 : 64;
-    nm.keys = calloc(nm.cap, sizeof(void *));
-    nm.vals = calloc(nm.cap, sizeof(void *));
-    TIR_ASSERT(nm.keys && nm.vals);
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i]) pmap_put(&nm, m->keys[i], m->vals[i]);
-    free(m->keys);
-    free(m->vals);
-    *m = nm;
-}
-
-static void pmap_put(pmap *m, const void *k, const void *v) {
-    if (2 * (m->n + 1) > m->cap) pmap_grow(m);
-    size_t i = phash(k) & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) m->n++;
-    m->keys[i] = k;
-    m->vals[i] = v;
-}
-
-static void pmap_free(pmap *m) {
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
 /* ----------------------------------------------------------------- equality */
 
 typedef struct eq_state {
-    pmap a2b, b2a;
+    ir_ptr_map a2b, b2a;
     /* explanation */
     char *buf;
     size_t bufn;
@@ -120,10 +66,10 @@ static bool eq_dtype(eq_state *s, tir_dtype a, tir_dtype b, const void *na, cons
 
 /* Pairs two definitions (or first free uses). */
 static bool eq_bind(eq_state *s, const void *a, const void *b) {
-    const void *pa = pmap_get(&s->a2b, a), *pb = pmap_get(&s->b2a, b);
+    const void *pa = ir_ptr_map_get(&s->a2b, a), *pb = ir_ptr_map_get(&s->b2a, b);
     if (!pa && !pb) {
-        pmap_put(&s->a2b, a, b);
-        pmap_put(&s->b2a, b, a);
+        ir_ptr_map_put(&s->a2b, a, (void *)b);
+        ir_ptr_map_put(&s->b2a, b, (void *)a);
         return true;
     }
     return (pa == b && pb == a) || fail(s, "variable or buffer paired differently", a, b);
@@ -160,9 +106,9 @@ static bool eq_exprs(eq_state *s, const char *label, int na, const tir_expr *con
 }
 
 static bool eq_buffer(eq_state *s, const tir_buffer *a, const tir_buffer *b) {
-    const void *pa = pmap_get(&s->a2b, a);
+    const void *pa = ir_ptr_map_get(&s->a2b, a);
     if (pa) return pa == b || fail(s, "buffer paired differently", a, b);
-    if (pmap_get(&s->b2a, b)) return fail(s, "buffer paired differently", a, b);
+    if (ir_ptr_map_get(&s->b2a, b)) return fail(s, "buffer paired differently", a, b);
     if (!tir_dtype_eq(a->dtype, b->dtype) || a->ndim != b->ndim || a->scope != b->scope ||
         a->align != b->align || (!a->strides) != (!b->strides))
         return fail(s, "buffer declaration differs", a, b);
@@ -329,8 +275,8 @@ bool tir_struct_equal_explain(const void *a, const void *b, char *buf, size_t n)
     s.bufn = n;
     if (buf && n) buf[0] = '\0';
     bool r = eq_node(&s, a, b);
-    pmap_free(&s.a2b);
-    pmap_free(&s.b2a);
+    ir_ptr_map_free(&s.a2b);
+    ir_ptr_map_free(&s.b2a);
     return r;
 }
 
@@ -343,7 +289,7 @@ bool tir_struct_equal(const void *a, const void *b) {
 typedef struct hash_state {
     tir_visitor v;
     uint64_t h;
-    pmap ids;
+    ir_ptr_map ids;
     uint64_t next;
 } hash_state;
 
@@ -352,16 +298,14 @@ static void mix(hash_state *s, uint64_t x) {
 }
 
 static void mix_str(hash_state *s, const char *str) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *str; str++) h = (h ^ (unsigned char)*str) * 1099511628211ull;
-    mix(s, h);
+    mix(s, ir_str_hash(str, strlen(str)));
 }
 
 static void mix_id(hash_state *s, const void *p) {
-    const void *id = pmap_get(&s->ids, p);
+    const void *id = ir_ptr_map_get(&s->ids, p);
     if (!id) {
         id = (const void *)(uintptr_t)++s->next;
-        pmap_put(&s->ids, p, id);
+        ir_ptr_map_put(&s->ids, p, (void *)id);
     }
     mix(s, (uint64_t)(uintptr_t)id);
 }
@@ -434,6 +378,6 @@ uint64_t tir_struct_hash(const void *node) {
     s.v.pre = hash_pre;
     s.h = 0x12345;
     tir_visit(&s.v, node);
-    pmap_free(&s.ids);
+    ir_ptr_map_free(&s.ids);
     return s.h;
 }

@@ -155,16 +155,22 @@ const tir_node *tir_mutate(tir_mutator *m, const void *node) {
 #define MX(e) tir_mutate_expr(m, (e))
 #define MS(s) tir_mutate_stmt(m, (s))
 
+/* Copy on write: the arena copy of orig (n elements of elem bytes) made the
+ * first time an element changes; copy once made. */
+static void *cow_array(tir_ctx *ctx, void *copy, const void *orig, size_t elem, int n) {
+    if (copy) return copy;
+    copy = tir_ctx_alloc(ctx, elem * (size_t)(n > 0 ? n : 1));
+    memcpy(copy, orig, elem * (size_t)n);
+    return copy;
+}
+
 /* Mutates an array of expressions; returns NULL if nothing changed, else a
  * fresh arena array. */
 static const tir_expr **mutate_exprs(tir_mutator *m, int n, const tir_expr *const *in) {
     const tir_expr **out = NULL;
     for (int i = 0; i < n; i++) {
         const tir_expr *e = MX(in[i]);
-        if (e != in[i] && !out) {
-            out = IR_NEWN(m->ctx, const tir_expr *, n);
-            memcpy(out, in, sizeof(*in) * (size_t)i);
-        }
+        if (e != in[i]) out = cow_array(m->ctx, out, in, sizeof *out, n);
         if (out) out[i] = e;
     }
     return out;
@@ -185,16 +191,11 @@ static bool mutate_regions(tir_mutator *m, int n, const tir_buffer_region *in,
         tir_range *rs = NULL;
         for (int d = 0; d < in[i].ndim; d++) {
             const tir_expr *mn = MX(in[i].ranges[d].min), *ex = MX(in[i].ranges[d].extent);
-            if ((mn != in[i].ranges[d].min || ex != in[i].ranges[d].extent) && !rs) {
-                rs = IR_NEWN(m->ctx, tir_range, in[i].ndim);
-                memcpy(rs, in[i].ranges, sizeof(tir_range) * (size_t)d);
-            }
+            if (mn != in[i].ranges[d].min || ex != in[i].ranges[d].extent)
+                rs = cow_array(m->ctx, rs, in[i].ranges, sizeof *rs, in[i].ndim);
             if (rs) rs[d] = (tir_range){mn, ex};
         }
-        if ((b != in[i].buffer || rs) && !res) {
-            res = IR_NEWN(m->ctx, tir_buffer_region, n);
-            memcpy(res, in, sizeof(*in) * (size_t)i);
-        }
+        if (b != in[i].buffer || rs) res = cow_array(m->ctx, res, in, sizeof *res, n);
         if (res) {
             res[i].buffer = b;
             res[i].ndim = in[i].ndim;
@@ -205,9 +206,11 @@ static bool mutate_regions(tir_mutator *m, int n, const tir_buffer_region *in,
     return res != NULL;
 }
 
-const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
+/* The default rebuilds a node from its mutated children and returns the
+ * node itself when none changed (so unchanged subtrees stay shared). */
+static const tir_node *mutate_expr_node(tir_mutator *m, const tir_node *n) {
     tir_ctx *ctx = m->ctx;
-    const tir_node *n = node;
+    const void *node = n;
     switch ((tir_kind)n->kind) {
     case TIR_KIND_INT_IMM:
     case TIR_KIND_FLOAT_IMM:
@@ -269,6 +272,73 @@ const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
         if (v == l->value && b == l->body) return n;
         return (const tir_node *)tir_let_new(ctx, l->var, v, b);
     }
+    default: return NULL; /* not an expression */
+    }
+}
+
+static const tir_node *mutate_block(tir_mutator *m, const tir_block *b) {
+    tir_ctx *ctx = m->ctx;
+    const tir_node *n = (const tir_node *)b;
+    tir_block_desc d;
+    tir_block_describe(b, &d);
+    bool changed = false;
+    tir_iter_var *iters = NULL;
+    for (int i = 0; i < b->niters; i++) {
+        const tir_expr *mn = MX(b->iters[i].dom.min), *ex = MX(b->iters[i].dom.extent);
+        if (mn != b->iters[i].dom.min || ex != b->iters[i].dom.extent)
+            iters = cow_array(ctx, iters, b->iters, sizeof *iters, b->niters);
+        if (iters) iters[i].dom = (tir_range){mn, ex};
+    }
+    if (iters) {
+        d.iters = iters;
+        changed = true;
+    }
+    const tir_buffer_region *rs;
+    if (mutate_regions(m, b->nreads, b->reads, &rs)) {
+        d.reads = rs;
+        changed = true;
+    }
+    if (mutate_regions(m, b->nwrites, b->writes, &rs)) {
+        d.writes = rs;
+        changed = true;
+    }
+    const tir_buffer **allocs = NULL;
+    for (int i = 0; i < b->nallocs; i++) {
+        const tir_buffer *nb = mutate_buffer(m, b->allocs[i]);
+        if (nb != b->allocs[i])
+            allocs = cow_array(ctx, allocs, b->allocs, sizeof *allocs, b->nallocs);
+        if (allocs) allocs[i] = nb;
+    }
+    if (allocs) {
+        d.allocs = allocs;
+        changed = true;
+    }
+    d.init = b->init ? MS(b->init) : NULL;
+    d.body = MS(b->body);
+    if (d.init != b->init || d.body != b->body) changed = true;
+    return changed ? (const tir_node *)tir_block_new(ctx, &d) : n;
+}
+
+static const tir_node *mutate_func(tir_mutator *m, const tir_prim_func *f) {
+    tir_ctx *ctx = m->ctx;
+    const tir_node *n = (const tir_node *)f;
+    const tir_buffer **bm = NULL;
+    for (int i = 0; i < f->nparams; i++) {
+        const tir_buffer *b = f->buffer_map[i] ? mutate_buffer(m, f->buffer_map[i]) : NULL;
+        if (b != f->buffer_map[i]) bm = cow_array(ctx, bm, f->buffer_map, sizeof *bm, f->nparams);
+        if (bm) bm[i] = b;
+    }
+    const tir_stmt *body = MS(f->body);
+    if (!bm && body == f->body) return n;
+    return (const tir_node *)tir_prim_func_new(ctx, f->name, f->nparams, f->params,
+                                               bm ? bm : f->buffer_map, body, f->nattrs,
+                                               f->attrs);
+}
+
+static const tir_node *mutate_stmt_node(tir_mutator *m, const tir_node *n) {
+    tir_ctx *ctx = m->ctx;
+    const void *node = n;
+    switch ((tir_kind)n->kind) {
     case TIR_KIND_FOR: {
         const tir_for *f = node;
         const tir_expr *mn = MX(f->min), *ex = MX(f->extent);
@@ -287,51 +357,6 @@ const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
         return (const tir_node *)tir_block_realize_new(ctx, r->nvalues, vals ? vals : r->values,
                                                        p, (const tir_block *)b);
     }
-    case TIR_KIND_BLOCK: {
-        const tir_block *b = node;
-        tir_block_desc d;
-        tir_block_describe(b, &d);
-        bool changed = false;
-        tir_iter_var *iters = NULL;
-        for (int i = 0; i < b->niters; i++) {
-            const tir_expr *mn = MX(b->iters[i].dom.min), *ex = MX(b->iters[i].dom.extent);
-            if ((mn != b->iters[i].dom.min || ex != b->iters[i].dom.extent) && !iters) {
-                iters = IR_NEWN(ctx, tir_iter_var, b->niters);
-                memcpy(iters, b->iters, sizeof(*iters) * (size_t)b->niters);
-            }
-            if (iters) iters[i].dom = (tir_range){mn, ex};
-        }
-        if (iters) {
-            d.iters = iters;
-            changed = true;
-        }
-        const tir_buffer_region *rs;
-        if (mutate_regions(m, b->nreads, b->reads, &rs)) {
-            d.reads = rs;
-            changed = true;
-        }
-        if (mutate_regions(m, b->nwrites, b->writes, &rs)) {
-            d.writes = rs;
-            changed = true;
-        }
-        const tir_buffer **allocs = NULL;
-        for (int i = 0; i < b->nallocs; i++) {
-            const tir_buffer *nb = mutate_buffer(m, b->allocs[i]);
-            if (nb != b->allocs[i] && !allocs) {
-                allocs = IR_NEWN(ctx, const tir_buffer *, b->nallocs);
-                memcpy(allocs, b->allocs, sizeof(*allocs) * (size_t)b->nallocs);
-            }
-            if (allocs) allocs[i] = nb;
-        }
-        if (allocs) {
-            d.allocs = allocs;
-            changed = true;
-        }
-        d.init = b->init ? MS(b->init) : NULL;
-        d.body = MS(b->body);
-        if (d.init != b->init || d.body != b->body) changed = true;
-        return changed ? (const tir_node *)tir_block_new(ctx, &d) : n;
-    }
     case TIR_KIND_BUFFER_STORE: {
         const tir_buffer_store *s = node;
         const tir_buffer *b = mutate_buffer(m, s->buffer);
@@ -345,10 +370,7 @@ const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
         const tir_stmt **out = NULL;
         for (int i = 0; i < q->n; i++) {
             const tir_stmt *s = MS(q->stmts[i]);
-            if (s != q->stmts[i] && !out) {
-                out = IR_NEWN(ctx, const tir_stmt *, q->n);
-                memcpy(out, q->stmts, sizeof(*out) * (size_t)i);
-            }
+            if (s != q->stmts[i]) out = cow_array(ctx, out, q->stmts, sizeof *out, q->n);
             if (out) out[i] = s;
         }
         return out ? (const tir_node *)tir_seq_new(ctx, q->n, out) : n;
@@ -372,26 +394,16 @@ const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
         const tir_expr *v = MX(e->value);
         return v == e->value ? n : (const tir_node *)tir_evaluate_new(ctx, v);
     }
-    case TIR_KIND_PRIM_FUNC: {
-        const tir_prim_func *f = node;
-        const tir_buffer **bm = NULL;
-        for (int i = 0; i < f->nparams; i++) {
-            const tir_buffer *b = f->buffer_map[i] ? mutate_buffer(m, f->buffer_map[i]) : NULL;
-            if (b != f->buffer_map[i] && !bm) {
-                bm = IR_NEWN(ctx, const tir_buffer *, f->nparams);
-                memcpy(bm, f->buffer_map, sizeof(*bm) * (size_t)f->nparams);
-            }
-            if (bm) bm[i] = b;
-        }
-        const tir_stmt *body = MS(f->body);
-        if (!bm && body == f->body) return n;
-        return (const tir_node *)tir_prim_func_new(ctx, f->name, f->nparams, f->params,
-                                                   bm ? bm : f->buffer_map, body, f->nattrs,
-                                                   f->attrs);
-    }
-    case TIR_KIND_COUNT: break;
+    case TIR_KIND_BLOCK: return mutate_block(m, node);
+    case TIR_KIND_PRIM_FUNC: return mutate_func(m, node);
+    default: break;
     }
     TIR_UNREACHABLE();
+}
+
+const tir_node *tir_mutate_default(tir_mutator *m, const void *node) {
+    const tir_node *r = mutate_expr_node(m, node);
+    return r ? r : mutate_stmt_node(m, node);
 }
 
 /* ------------------------------------------------------------ substitution */

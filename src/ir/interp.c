@@ -45,95 +45,6 @@
  * block printed with the failing statement marked. */
 #pragma weak tir_print_marked
 
-/* ================================================================ arena */
-
-typedef struct pchunk {
-    struct pchunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} pchunk;
-
-static void *pa_alloc(pchunk **head, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (size == 0) size = 16;
-    pchunk *c = *head;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > 16384 ? size : 65536;
-        pchunk *nc = malloc(sizeof *nc + cap);
-        TIR_ASSERT(nc && "out of memory");
-        nc->used = 0;
-        nc->cap = cap;
-        nc->next = c;
-        *head = nc;
-        c = nc;
-    }
-    void *p = c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
-
-static void pa_free(pchunk *c) {
-    while (c) {
-        pchunk *n = c->next;
-        free(c);
-        c = n;
-    }
-}
-
-/* ================================================== float16 / bfloat16 */
-
-/* Rounds x to a binary format with mbits stored mantissa bits and ebits
- * exponent bits (IEEE layout), to nearest even, and returns its bits. */
-static uint16_t round_small(double x, int mbits, int ebits) {
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    uint32_t sign = (uint32_t)(b >> 63) << (mbits + ebits);
-    int bias = (1 << (ebits - 1)) - 1, emax = (1 << ebits) - 1;
-    int e = (int)((b >> 52) & 0x7ff);
-    uint64_t m = b & ((1ull << 52) - 1);
-    uint32_t inf = (uint32_t)emax << mbits;
-    if (e == 0x7ff) return (uint16_t)(sign | inf | (m ? 1u << (mbits - 1) : 0));
-    if (e == 0) return (uint16_t)sign; /* double subnormals are far below */
-    int ue = e - 1023;
-    if (ue + bias >= emax) return (uint16_t)(sign | inf);
-    uint64_t full = m | (1ull << 52);
-    bool normal = ue >= 1 - bias;
-    int shift = 52 - mbits + (normal ? 0 : 1 - bias - ue);
-    if (shift >= 64) return (uint16_t)sign;
-    uint64_t q = full >> shift, rem = full & ((1ull << shift) - 1), half = 1ull << (shift - 1);
-    if (rem > half || (rem == half && (q & 1))) q++;
-    uint32_t r = normal ? ((uint32_t)(ue + bias) << mbits) + (uint32_t)(q - (1ull << mbits))
-                        : (uint32_t)q;
-    if (r > inf) r = inf;
-    return (uint16_t)(sign | r);
-}
-
-uint16_t ir_f16_from_double(double x) { return round_small(x, 10, 5); }
-uint16_t ir_bf16_from_double(double x) { return round_small(x, 7, 8); }
-
-float ir_f16_to_float(uint16_t h) {
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    if (e == 0) {
-        float v = ldexpf((float)m, -24);
-        return s ? -v : v;
-    }
-    if (e == 31)
-        bits = s | 0x7f800000u | (m << 13);
-    else
-        bits = s | ((e - 15 + 127) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-float ir_bf16_to_float(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static inline float round_f(ir_tc tc, float x) {
     if (tc == IR_TC_F16) return ir_f16_to_float(ir_f16_from_double(x));
     if (tc == IR_TC_BF16) return ir_bf16_to_float(ir_bf16_from_double(x));
@@ -377,18 +288,11 @@ tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) {
     /* GCC 12 with -fsanitize=undefined warns "null format string" below
      * (-Wformat-truncation) unless it knows fmt is not NULL. */
     if (!fmt) fmt = "";
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *msg = malloc((size_t)n + 1);
-    TIR_ASSERT(msg && "out of memory");
-    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
     if (e->cur_block) ir_sb_printf(&sb, "in block \"%s\": ", e->cur_block->name);
-    ir_sb_puts(&sb, msg);
-    free(msg);
+    va_list ap;
+    va_start(ap, fmt);
+    ir_sb_vprintf(&sb, fmt, ap);
+    va_end(ap);
     if (e->cur_stmt) {
         ir_sb_puts(&sb, "\n  at: ");
         put_stmt(&sb, e->cur_stmt);
@@ -429,91 +333,42 @@ static void fail_access(ir_env *e, tir_status code, bool store, const ir_mbuf *m
 
 typedef struct comp {
     tir_ctx *ctx;
-    pchunk **arena;
+    ir_arena *arena;
     tir_status st;
-    /* var -> current slot (-1: out of scope), open addressing */
-    const tir_var **vkeys;
-    int *vslots;
-    int vcap, vn;
+    /* var -> current slot + 1 (NULL: out of scope); buffer -> slot + 1 */
+    ir_ptr_map vars, bufs;
     int nslots;
-    /* buffer -> slot */
-    const tir_buffer **bkeys;
-    int *bslots;
-    int bcap, bn;
+    int bn; /* buffer slots */
 } comp;
 
-#define CNEW(c, T) ((T *)pa_alloc((c)->arena, sizeof(T)))
-#define CNEWN(c, T, n) ((T *)pa_alloc((c)->arena, sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
+#define CNEW(c, T) ((T *)ir_arena_alloc((c)->arena, sizeof(T)))
+#define CNEWN(c, T, n) ((T *)ir_arena_alloc((c)->arena, sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
 
-static size_t ptr_hash(const void *p, int cap) {
-    uint64_t h = (uint64_t)(uintptr_t)p;
-    h ^= h >> 17;
-    h *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20) & (size_t)(cap - 1);
+/* Slots live in the maps as slot + 1, so a missing key reads as -1. */
+static int slot_get(const ir_ptr_map *m, const void *k) {
+    return (int)(intptr_t)ir_ptr_map_get(m, k) - 1;
+}
+static void slot_put(ir_ptr_map *m, const void *k, int slot) {
+    ir_ptr_map_put(m, k, (void *)(intptr_t)(slot + 1));
 }
 
-/* Finds the table index of key in a pointer-keyed table (or the empty
- * entry where it goes). */
-static int table_find(const void **keys, int cap, const void *key) {
-    size_t i = ptr_hash(key, cap);
-    while (keys[i] && keys[i] != key) i = (i + 1) & (size_t)(cap - 1);
-    return (int)i;
-}
-
-static void table_grow(const void ***keys, int **vals, int *cap) {
-    int ncap = *cap ? *cap * 2 : 64;
-    const void **nk = calloc((size_t)ncap, sizeof *nk);
-    int *nv = calloc((size_t)ncap, sizeof *nv);
-    TIR_ASSERT(nk && nv && "out of memory");
-    for (int i = 0; i < *cap; i++) {
-        if (!(*keys)[i]) continue;
-        int j = table_find(nk, ncap, (*keys)[i]);
-        nk[j] = (*keys)[i];
-        nv[j] = (*vals)[i];
-    }
-    free(*keys);
-    free(*vals);
-    *keys = nk;
-    *vals = nv;
-    *cap = ncap;
-}
-
-static int var_lookup(comp *c, const tir_var *v) {
-    if (!c->vcap) return -1;
-    int i = table_find((const void **)c->vkeys, c->vcap, v);
-    return c->vkeys[i] ? c->vslots[i] : -1;
-}
+static int var_lookup(comp *c, const tir_var *v) { return slot_get(&c->vars, v); }
 
 /* Gives v a fresh slot (lanes of them) and returns the previous binding,
  * to be restored with var_undefine when its scope ends. */
 static int var_define(comp *c, const tir_var *v) {
-    if (2 * (c->vn + 1) > c->vcap) table_grow((const void ***)&c->vkeys, &c->vslots, &c->vcap);
-    int i = table_find((const void **)c->vkeys, c->vcap, v);
-    int old = -1;
-    if (c->vkeys[i])
-        old = c->vslots[i];
-    else {
-        c->vkeys[i] = v;
-        c->vn++;
-    }
-    c->vslots[i] = c->nslots;
+    int old = slot_get(&c->vars, v);
+    slot_put(&c->vars, v, c->nslots);
     c->nslots += v->base.dtype.lanes;
     return old;
 }
 
-static void var_undefine(comp *c, const tir_var *v, int old) {
-    int i = table_find((const void **)c->vkeys, c->vcap, v);
-    c->vslots[i] = old;
-}
+static void var_undefine(comp *c, const tir_var *v, int old) { slot_put(&c->vars, v, old); }
 
 static int buf_slot(comp *c, const tir_buffer *b) {
-    if (2 * (c->bn + 1) > c->bcap) table_grow((const void ***)&c->bkeys, &c->bslots, &c->bcap);
-    int i = table_find((const void **)c->bkeys, c->bcap, b);
-    if (!c->bkeys[i]) {
-        c->bkeys[i] = b;
-        c->bslots[i] = c->bn++;
-    }
-    return c->bslots[i];
+    int i = slot_get(&c->bufs, b);
+    if (i < 0) slot_put(&c->bufs, b, i = c->bn++);
+    return i;
 }
 
 static tir_status cfail(comp *c, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
@@ -847,11 +702,11 @@ static const ir_cstmt *cstmt(comp *c, const tir_stmt *s) {
 tir_status ir_prog_compile(tir_ctx *ctx, const tir_prim_func *f, ir_prog **out) {
     *out = NULL;
     if (!f) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "interpreter: no function");
-    pchunk *arena = NULL;
+    ir_arena arena = {.chunk_size = 65536};
     comp c = {0};
     c.ctx = ctx;
     c.arena = &arena;
-    ir_prog *p = pa_alloc(&arena, sizeof *p);
+    ir_prog *p = ir_arena_alloc(&arena, sizeof *p);
     p->func = f;
     int *pslots = CNEWN(&c, int, f->nparams);
     ir_cbuf *params = CNEWN(&c, ir_cbuf, f->nparams);
@@ -872,21 +727,21 @@ tir_status ir_prog_compile(tir_ctx *ctx, const tir_prim_func *f, ir_prog **out) 
     p->body = cstmt(&c, f->body);
     p->nslots = c.nslots;
     p->nbufs = c.bn;
-    p->arena = arena;
-    free(c.vkeys);
-    free(c.vslots);
-    free(c.bkeys);
-    free(c.bslots);
+    ir_ptr_map_free(&c.vars);
+    ir_ptr_map_free(&c.bufs);
     if (c.st != TIR_OK) {
-        pa_free(arena);
+        ir_arena_free(&arena);
         return c.st;
     }
+    p->arena = arena;
     *out = p;
     return TIR_OK;
 }
 
 void ir_prog_free(ir_prog *p) {
-    if (p) pa_free(p->arena);
+    if (!p) return;
+    ir_arena arena = p->arena; /* p lives in it */
+    ir_arena_free(&arena);
 }
 
 /* ================================================================= memory */

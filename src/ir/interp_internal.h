@@ -198,7 +198,7 @@ typedef struct ir_prog {
     const ir_cbuf *params; /* [func->nparams]; slot -1 for scalars */
     const int *param_slots; /* [func->nparams] variable slot of each param */
     const ir_cstmt *body;
-    void *arena; /* private */
+    ir_arena arena; /* private: holds the program itself */
 } ir_prog;
 
 typedef struct ir_env ir_env;
@@ -261,11 +261,5 @@ ir_val ir_eval(ir_env *e, const ir_cexpr *x);
 /* Records an error in e (only the first one sticks) naming the current
  * block and statement. */
 tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
-
-/* float16 / bfloat16 bit patterns <-> values, rounding to nearest even. */
-uint16_t ir_f16_from_double(double x);
-uint16_t ir_bf16_from_double(double x);
-float ir_f16_to_float(uint16_t h);
-float ir_bf16_to_float(uint16_t h);
 
 #endif

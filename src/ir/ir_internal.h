@@ -4,6 +4,8 @@
 #ifndef MINITIR_IR_INTERNAL_H
 #define MINITIR_IR_INTERNAL_H
 
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -65,6 +67,7 @@ void ir_sb_free(ir_strbuf *sb);
 void ir_sb_putc(ir_strbuf *sb, char c);
 void ir_sb_puts(ir_strbuf *sb, const char *s);
 void ir_sb_printf(ir_strbuf *sb, const char *fmt, ...) TIR_PRINTF(2, 3);
+void ir_sb_vprintf(ir_strbuf *sb, const char *fmt, va_list ap);
 /* Moves the contents into the ctx arena and frees the heap buffer. */
 const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx);
 
@@ -75,5 +78,68 @@ typedef struct ir_vec {
 } ir_vec;
 void ir_vec_push(ir_vec *v, const void *p);
 void ir_vec_free(ir_vec *v);
+
+/* ---- util.c: helpers written once for every layer ---- */
+
+/* A chunked arena: zeroed, 16-byte aligned allocations that live until
+ * ir_arena_free (or, for reuse, ir_arena_rewind).  Start one as
+ * (ir_arena){.chunk_size = N}.  Out of memory is fatal, as everywhere in
+ * the IR layer. */
+typedef struct ir_arena_chunk ir_arena_chunk;
+typedef struct ir_arena {
+    ir_arena_chunk *head, *cur, *tail;
+    size_t chunk_size;
+} ir_arena;
+void *ir_arena_alloc(ir_arena *a, size_t size);
+/* Keeps the chunks but forgets what they hold. */
+void ir_arena_rewind(ir_arena *a);
+void ir_arena_free(ir_arena *a);
+
+/* A pointer hash (murmur3's finaliser): mixes the low bits that
+ * alignment leaves at zero. */
+static inline size_t ir_ptr_hash(const void *p) {
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+/* An FNV-1a style hash of n bytes of s (string sets, structural hashes). */
+static inline uint64_t ir_str_hash(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Pointer -> pointer on the heap, open addressing; keys are non-NULL and
+ * a missing key reads as NULL.  Zero-initialise to start. */
+typedef struct ir_ptr_map {
+    const void **keys;
+    void **vals;
+    size_t n, cap;
+} ir_ptr_map;
+void *ir_ptr_map_get(const ir_ptr_map *m, const void *k);
+void ir_ptr_map_put(ir_ptr_map *m, const void *k, void *v);
+void ir_ptr_map_free(ir_ptr_map *m);
+
+/* A common divisor of x and y, >= 0: the greatest, except that INT64_MIN
+ * gives 1 (its gcd may not fit); callers only need some common divisor. */
+int64_t ir_gcd64(int64_t x, int64_t y);
+
+/* Milliseconds of a monotonic clock. */
+double ir_now_ms(void);
+/* Whether the comma-separated list (may be NULL) holds name exactly. */
+bool ir_list_has(const char *list, const char *name);
+/* Whether the environment's TIR_DUMP selects what (a pass name, "llvm"),
+ * or, when all_counts, is "all". */
+bool ir_dump_wanted(const char *what, bool all_counts);
+
+/* float16 / bfloat16 bits, rounded to nearest even from a double (which
+ * holds any float exactly), and back. */
+uint16_t ir_f16_from_double(double x);
+uint16_t ir_bf16_from_double(double x);
+float ir_f16_to_float(uint16_t h);
+float ir_bf16_to_float(uint16_t h);
 
 #endif

@@ -22,66 +22,15 @@
 
 /* ----------------------------------------------------------- small tables */
 
-/* Pointer -> name (heap string), open addressing. */
-typedef struct name_map {
-    const void **keys;
-    char **vals;
-    size_t n, cap;
-} name_map;
-
-static size_t ptr_hash(const void *p) {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
-static char *nm_get(const name_map *m, const void *k) {
-    if (!m->cap) return NULL;
-    size_t i = ptr_hash(k) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (m->keys[i] == k) return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return NULL;
-}
-
-static void nm_put(name_map *m, const void *k, char *v) {
-    if (2 * (m->n + 1) > m->cap) {
-        name_map nm = {0};
-        nm.cap = m->cap ? m->cap * 2 : 64;
-        nm.keys = calloc(nm.cap, sizeof *nm.keys);
-        nm.vals = calloc(nm.cap, sizeof *nm.vals);
-        TIR_ASSERT(nm.keys && nm.vals && "out of memory");
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i]) nm_put(&nm, m->keys[i], m->vals[i]);
-        free(m->keys);
-        free(m->vals);
-        *m = nm;
-    }
-    size_t i = ptr_hash(k) & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) m->n++;
-    m->keys[i] = k;
-    m->vals[i] = v;
-}
-
 /* Set of names in use (the strings are owned by the name map). */
 typedef struct name_set {
     const char **items;
     size_t n, cap;
 } name_set;
 
-static size_t str_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (size_t)h;
-}
-
 static bool ns_has(const name_set *s, const char *k) {
     if (!s->cap) return false;
-    size_t i = str_hash(k) & (s->cap - 1);
+    size_t i = (size_t)ir_str_hash(k, strlen(k)) & (s->cap - 1);
     while (s->items[i]) {
         if (strcmp(s->items[i], k) == 0) return true;
         i = (i + 1) & (s->cap - 1);
@@ -100,7 +49,7 @@ static void ns_add(name_set *s, const char *k) {
         free(s->items);
         *s = ns;
     }
-    size_t i = str_hash(k) & (s->cap - 1);
+    size_t i = (size_t)ir_str_hash(k, strlen(k)) & (s->cap - 1);
     while (s->items[i]) {
         if (strcmp(s->items[i], k) == 0) return;
         i = (i + 1) & (s->cap - 1);
@@ -255,7 +204,7 @@ typedef struct printer {
     tir_ctx *ctx;
     ir_strbuf out;
     int indent;
-    name_map names;
+    ir_ptr_map names; /* object -> its name (heap string) */
     name_set used;
     ir_vec loops; /* enclosing tir_for, innermost last */
     int nmarks;
@@ -303,7 +252,7 @@ static void mark_line(printer *p, const void *n) {
 /* A name for a variable or buffer: its own name made into an identifier,
  * with a suffix when another object already uses it. */
 static const char *name_of(printer *p, const void *obj, const char *want) {
-    char *have = nm_get(&p->names, obj);
+    char *have = ir_ptr_map_get(&p->names, obj);
     if (have) return have;
     char base[208];
     size_t n = 0;
@@ -325,7 +274,7 @@ static const char *name_of(printer *p, const void *obj, const char *want) {
     for (unsigned k = 1; ir_text_reserved(cand, strlen(cand)) || ns_has(&p->used, cand); k++)
         snprintf(cand, n + 24, "%s_%u", base, k);
     ns_add(&p->used, cand);
-    nm_put(&p->names, obj, cand);
+    ir_ptr_map_put(&p->names, obj, cand);
     return cand;
 }
 
@@ -577,7 +526,8 @@ static void print_expr(printer *p, const tir_expr *e) {
     /* A variable first met in a buffer parameter's shape is defined right
      * there; only int32 ones can be written as a bare name. */
     const tir_var *v = tir_as_tir_var(e);
-    if (v && p->in_signature && !nm_get(&p->names, v) && !tir_dtype_eq(v->base.dtype, TIR_I32)) {
+    if (v && p->in_signature && !ir_ptr_map_get(&p->names, v) &&
+        !tir_dtype_eq(v->base.dtype, TIR_I32)) {
         put(p, "T.var(\"");
         put_dtype(p, v->base.dtype);
         put(p, "\", \"");
@@ -1162,8 +1112,7 @@ static const char *print_impl(tir_ctx *ctx, const void *node, int nmarks,
     }
     for (size_t i = 0; i < p.names.cap; i++)
         if (p.names.keys[i]) free(p.names.vals[i]);
-    free(p.names.keys);
-    free(p.names.vals);
+    ir_ptr_map_free(&p.names);
     free(p.used.items);
     ir_vec_free(&p.loops);
     free(p.spans);

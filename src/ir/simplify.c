@@ -329,23 +329,10 @@ static lsum sum_without(tir_analyzer *a, lsum s, int i, int j) {
     return r;
 }
 
-/* A common divisor (the greatest, except that INT64_MIN gives 1, whose
- * gcd may not fit): callers only need some common divisor. */
-static int64_t gcd64(int64_t x, int64_t y) {
-    if (x == INT64_MIN || y == INT64_MIN) return 1;
-    uint64_t p = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, q = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
-    while (q) {
-        uint64_t t = p % q;
-        p = q;
-        q = t;
-    }
-    return p > (uint64_t)INT64_MAX ? 0 : (int64_t)p;
-}
-
 /* gcd of the coefficients (not the constant); 0 for no terms. */
 static int64_t sum_gcd(lsum s) {
     int64_t g = 0;
-    for (int i = 0; i < s.n; i++) g = gcd64(g, s.t[i].coef);
+    for (int i = 0; i < s.n; i++) g = ir_gcd64(g, s.t[i].coef);
     return g;
 }
 
@@ -741,7 +728,7 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
     }
     if (r.n == 0) return sum_to_expr(a, is_div ? q : sum_const(dt, r.k));
     /* r = g*r' + r1 with g = gcd(coefs, c): floordiv(r, c) = floordiv(r'+q1, c/g) */
-    int64_t g = gcd64(sum_gcd(r), c);
+    int64_t g = ir_gcd64(sum_gcd(r), c);
     lsum rr = r;
     int64_t r1 = 0;
     if (g > 1) {

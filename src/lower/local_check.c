@@ -71,12 +71,9 @@ static void record(lc *c, const tir_buffer *b, bool write, int nidx,
     access *a = IR_NEWN(ctx, access, 1);
     *a = (access){.stmt = c->cur, .buf = b, .write = write, .nidx = nidx, .idx = idx,
                   .nloops = c->loops.n, .nconds = c->conds.n};
-    a->loops = IR_NEWN(ctx, const tir_for *, c->loops.n);
-    if (c->loops.n) /* items is NULL while the stack is empty */
-        memcpy(a->loops, c->loops.items, sizeof(const tir_for *) * (size_t)c->loops.n);
-    a->conds = IR_NEWN(ctx, const tir_expr *, c->conds.n);
-    if (c->conds.n)
-        memcpy(a->conds, c->conds.items, sizeof(const tir_expr *) * (size_t)c->conds.n);
+    /* ir_copy_array: an empty list (items NULL) copies to NULL */
+    a->loops = ir_copy_array(ctx, c->loops.items, sizeof(const tir_for *), c->loops.n);
+    a->conds = ir_copy_array(ctx, c->conds.items, sizeof(const tir_expr *), c->conds.n);
     ir_vec_push(&c->accesses, a);
 }
 

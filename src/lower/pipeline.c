@@ -59,21 +59,6 @@ void tir_lower_opts_init(tir_lower_opts *o) {
     tir_lower_opts_init_target(o, &tir_target_default()->limits);
 }
 
-/* True when the comma-separated list `dump` names pass `name` or "all". */
-static bool dump_wanted(const char *dump, const char *name) {
-    if (!dump) return false;
-    size_t n = strlen(name);
-    for (const char *p = dump; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if ((len == n && strncmp(p, name, n) == 0) || (len == 3 && strncmp(p, "all", 3) == 0))
-            return true;
-        if (!e) break;
-        p = e + 1;
-    }
-    return false;
-}
-
 /* Every pass must leave a well-formed function.  One that does not is a
  * lowering bug, but the user's process must not die of it: the status says
  * which pass broke the function and shows it. */
@@ -100,7 +85,6 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
     if (s != TIR_OK)
         return tir_ctx_fail(ctx, s, "tir_lower: the scheduled function is not well formed: %s",
                             tir_ctx_error(ctx));
-    const char *dump = getenv("TIR_DUMP");
     const tir_prim_func *f = scheduled;
     for (int i = 0; i < NPASSES; i++) {
         const tir_prim_func *next = NULL;
@@ -111,7 +95,7 @@ tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled, const tir_low
         f = next;
         s = verify_pass(ctx, lower_passes[i].name, f);
         if (s != TIR_OK) break;
-        if (dump_wanted(dump, lower_passes[i].name))
+        if (ir_dump_wanted(lower_passes[i].name, true))
             fprintf(stderr, "---- IR after %s\n%s\n", lower_passes[i].name, tir_print(ctx, f));
         if (st.opts.stop_after && strcmp(st.opts.stop_after, lower_passes[i].name) == 0) break;
     }

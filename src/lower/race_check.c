@@ -25,9 +25,19 @@
  * range, a Let or a load, more than RC_MAX_POINTS points), a buffer that
  * is not flat or has no constant size up to RC_MAX_ELEMS, conflict with
  * every access by another thread.  A threadIdx loop without a constant
- * extent is refused (gpu_check rules it out before).  The check is sound and may reject a
- * race-free kernel whose ownership needs values of outer loops (e.g. two
- * pipeline versions in one interval); docs/lowering.md has the limits.
+ * extent is refused (gpu_check rules it out before).
+ *
+ * Same iteration.  A pair met inside a serial loop is in one iteration of
+ * it (pairs from different iterations meet at the loop's back edge, where
+ * its variable is free on both sides), so when the free comparison finds a
+ * conflict it is tried again with one enclosing loop variable k fixed to
+ * each of its values (one period when neither side's conditions use k,
+ * or when there are too many, those conditions then left out):
+ * the two versions floormod(k, 2) and floormod(k + 1, 2) of a pipeline in
+ * one interval are then told apart.  A cp_async landing at a wait keeps its
+ * issue's index, whose k is an earlier iteration's: never fixed.  The check
+ * is sound and may reject race-free kernels; docs/lowering.md has the
+ * limits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +50,8 @@ enum { RC_MAX_POINTS = 1 << 22, RC_COND_POINTS = 1 << 14 };
 enum { OWN_NONE = -2, OWN_MANY = -1 };
 /* larger buffers or thread blocks are not analysed (conflict) */
 enum { RC_MAX_ELEMS = 1 << 20, RC_MAX_THREADS = 1 << 16 };
+/* values of a fixed loop variable tried, and their elements in all */
+enum { RC_MAX_FIXED = 256, RC_FIXED_ELEMS = 1 << 24 };
 
 typedef struct rloop {
     const tir_var *var;
@@ -59,6 +71,7 @@ typedef struct racc {
     bool neg[RC_MAX_CONDS];              /* ... or, in an else, do not */
     int nconds;
     int64_t *owner; /* per element: thread id, OWN_NONE or OWN_MANY; lazily */
+    bool landed;    /* a cp_async landing at a wait (its index: the issue's) */
 } racc;
 
 typedef struct summ {
@@ -181,15 +194,6 @@ static const rloop *loop_of(const racc *a, const void *v) {
  * floormod by a constant c reached through +, -, * and casts only (such a
  * value repeats when v grows by c: the version index floormod(k, 2) of a
  * pipeline); 1 when v does not occur; -1 otherwise. */
-static int64_t gcd64(int64_t a, int64_t b) {
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
     switch ((tir_kind)e->kind) {
     case TIR_KIND_VAR: return (const tir_var *)e != v ? 1 : mod > 0 ? mod : -1;
@@ -202,7 +206,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
             mod = tir_expr_const_int(b->b, &c) && c > 0 && c <= RC_MAX_POINTS ? c : 0;
         int64_t x = period(b->a, v, mod), y = period(b->b, v, mod);
         if (x < 0 || y < 0) return -1;
-        int64_t l = x / gcd64(x, y) * y;
+        int64_t l = x / ir_gcd64(x, y) * y;
         return l <= RC_MAX_POINTS ? l : -1;
     }
     default: {
@@ -219,7 +223,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
                                                          : ((const tir_broadcast *)e)->value;
             const tir_expr *b = e->kind == TIR_KIND_RAMP ? ((const tir_ramp *)e)->stride : NULL;
             int64_t x = period(a, v, 0), y = b ? period(b, v, 0) : 1;
-            return x < 0 || y < 0 ? -1 : x / gcd64(x, y) * y;
+            return x < 0 || y < 0 ? -1 : x / ir_gcd64(x, y) * y;
         }
         return -1;
     }
@@ -275,9 +279,17 @@ static bool conds_hold(const racc *a, const int *keep, int nk, const env *en) {
 /* Enumerates a's index over the ranges of its variables, restricted by
  * those of its conditions that stay within RC_COND_POINTS points (the
  * others are left out: more points, still sound); false when it cannot. */
-static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size) {
+static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size,
+                       const rloop *fix, int64_t val, bool drop_fix_conds) {
     int lanes = a->idx->dtype.lanes > 1 ? a->idx->dtype.lanes : 1;
     env en = {.n = 0, .points = lanes};
+    if (fix) { /* one value only (see "Same iteration") */
+        en.vars[0] = fix->var;
+        en.val[0] = en.lo[0] = en.hi[0] = val;
+        en.dim[0] = -1;
+        en.capped[0] = false;
+        en.n = 1;
+    }
     if (!add_vars(a, a->idx, true, RC_MAX_POINTS, &en)) return false;
     /* first the conditions over the index's variables (free), then others */
     int keep[RC_MAX_CONDS], nk = 0;
@@ -285,7 +297,7 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t size) {
     int64_t free_points = en.points;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < a->nconds; i++)
-            if (!kept[i] &&
+            if (!kept[i] && !(drop_fix_conds && tir_uses_var(a->conds[i], fix->var)) &&
                 add_vars(a, a->conds[i], false, pass ? RC_COND_POINTS : free_points, &en))
                 kept[i] = true, keep[nk++] = i;
     bool dim_used[3] = {false, false, false};
@@ -330,22 +342,77 @@ static const int64_t *owner(const rc *c, racc *a) {
     a->owner = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
     TIR_ASSERT(a->owner);
     for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_NONE;
-    if (!a->idx || !fill_owner(c, a, a->owner, size))
+    if (!a->idx || !fill_owner(c, a, a->owner, size, NULL, 0, false))
         for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_MANY; /* anything, anyone */
     return a->owner;
 }
 
-/* May a and b touch one element from two different threads? */
-static bool collide(const rc *c, racc *a, racc *b) {
-    if (a->buf != b->buf || (!a->write && !b->write)) return false;
-    const int64_t *x = owner(c, a), *y = owner(c, b);
-    if (!x || !y) return true;
-    int64_t size = tir_buffer_const_size(a->buf);
+static bool owners_meet(const int64_t *x, const int64_t *y, int64_t size) {
     for (int64_t i = 0; i < size; i++) {
         if (x[i] == OWN_NONE || y[i] == OWN_NONE) continue;
         if (x[i] == OWN_MANY || y[i] == OWN_MANY || x[i] != y[i]) return true;
     }
     return false;
+}
+
+static bool conds_use(const racc *a, const tir_var *v) {
+    for (int i = 0; i < a->nconds; i++)
+        if (tir_uses_var(a->conds[i], v)) return true;
+    return false;
+}
+
+/* The values of l to try for a and b: all, or one period of both indices
+ * when no condition uses l's variable or (*drop: those conditions left
+ * out, more elements, still sound) when all would be too many; 0 when
+ * too many. */
+static int64_t fixed_values(const rloop *l, const racc *a, const racc *b, bool *drop) {
+    int64_t n = l->hi - l->lo + 1;
+    int64_t pa = period(a->idx, l->var, 0), pb = period(b->idx, l->var, 0);
+    bool conds = conds_use(a, l->var) || conds_use(b, l->var);
+    *drop = false;
+    if (pa > 0 && pb > 0 && (!conds || n > RC_MAX_FIXED)) {
+        int64_t p = pa / ir_gcd64(pa, pb) * pb;
+        *drop = conds && p < n;
+        if (p < n) n = p;
+    }
+    return n <= RC_MAX_FIXED ? n : 0;
+}
+
+/* Do a and b, both in one iteration of loop l, touch no element from two
+ * threads for every value of its variable? */
+static bool apart_fixed(const rc *c, const racc *a, const racc *b, const rloop *l,
+                        int64_t size) {
+    bool drop;
+    int64_t n = fixed_values(l, a, b, &drop);
+    if (n == 0 || n * size > RC_FIXED_ELEMS) return false;
+    int64_t *x = malloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
+    TIR_ASSERT(x);
+    bool apart = true;
+    for (int64_t v = l->lo; apart && v < l->lo + n; v++) {
+        for (int64_t i = 0; i < 2 * size; i++) x[i] = OWN_NONE;
+        apart = fill_owner(c, a, x, size, l, v, drop) &&
+                fill_owner(c, b, y, size, l, v, drop) && !owners_meet(x, y, size);
+    }
+    free(x);
+    return apart;
+}
+
+/* May a and b touch one element from two different threads?  First with
+ * every loop variable free, then with one of the enclosing loops fixed. */
+static bool collide(const rc *c, racc *a, racc *b) {
+    if (a->buf != b->buf || (!a->write && !b->write)) return false;
+    const int64_t *x = owner(c, a), *y = owner(c, b);
+    if (!x || !y) return true;
+    int64_t size = tir_buffer_const_size(a->buf);
+    if (!owners_meet(x, y, size)) return false;
+    if (!a->idx || !b->idx || a->landed || b->landed) return true;
+    for (int i = c->nstack - 1; i >= 0; i--) {
+        const rloop *l = &c->stack[i];
+        if (l->dim < 0 && l->lo <= l->hi && tir_uses_var(a->idx, l->var) &&
+            tir_uses_var(b->idx, l->var) && apart_fixed(c, a, b, l, size))
+            return false;
+    }
+    return true;
 }
 
 static void check_pair(rc *c, racc *a, racc *b) {
@@ -402,6 +469,7 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
                 memcpy(a->conds, is->conds, sizeof a->conds[0] * (size_t)is->nconds);
                 memcpy(a->neg, is->neg, sizeof a->neg[0] * (size_t)is->nconds);
                 a->nconds = is->nconds;
+                a->landed = true;
                 ir_vec_push(l->out, a);
             }
             return false;

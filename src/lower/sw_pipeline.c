@@ -23,12 +23,15 @@
  * Async stages: their global->shared copies become cp_async (16/8/4 bytes
  * for vector copies whose element offsets are proven multiples of the
  * width on both sides and whose buffers are aligned that much, else one
- * 4-byte copy per element; other element sizes stay synchronous), followed
+ * 4-byte copy per element; other element sizes stay synchronous, and so do
+ * copies into a buffer the component itself reads), followed
  * by one cp_async_commit per time step after the stage's last component.
  * Before the first component that reads what an async stage wrote, a
  * cp_async_wait(n) lets through the n groups committed after the one it
- * needs.  thread_sync then adds the barriers (it counts cp_async as a
- * shared write where it is issued).
+ * needs; when that reader is in the async stage itself (it needs the copies
+ * of this time step), the copies issued so far are committed first and it
+ * waits for all (n = 0).  thread_sync then adds the barriers (it counts
+ * cp_async as a shared write where it is issued).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,7 @@ typedef struct pl {
     int nbufs;
     /* per expansion */
     const tir_expr *version_k; /* iteration of the component being emitted */
+    const ir_vec *self_reads;  /* reads of the component made async */
     int64_t min;
 } pl;
 
@@ -158,6 +162,8 @@ static const tir_node *async_store(tir_mutator *m, const tir_node *n) {
     const tir_buffer_load *l = tir_as_tir_buffer_load(s->value);
     if (s->buffer->scope != TIR_SCOPE_SHARED || !l || l->buffer->scope != TIR_SCOPE_GLOBAL)
         return n;
+    /* the component reads the copy itself: no wait could come between */
+    if (has(p->self_reads, s->buffer)) return n;
     int64_t eb = (int64_t)tir_dtype_bytes(s->buffer->dtype);
     const tir_ramp *dr = tir_as_tir_ramp(s->indices[0]), *sr = tir_as_tir_ramp(l->indices[0]);
     int lanes = s->value->dtype.lanes;
@@ -206,6 +212,8 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                       const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
     bool waited[MAXC] = {false};
+    /* copies of async stage a issued in this time step and not committed */
+    bool open[MAXC] = {false};
     for (int oi = 0; oi < n; oi++) {
         int i = by_order[oi];
         int64_t k_const = t_const - c[i].stage;
@@ -221,6 +229,13 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                         if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i) reads = true;
             if (!reads) continue;
             waited[a] = true;
+            /* a consumer in the async stage itself needs this time step's
+             * copies: commit them first (a wait does not cover copies
+             * not yet committed), then wait for everything */
+            if (c[i].stage == as && open[a]) {
+                ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+                open[a] = false;
+            }
             /* the producer iteration needed: k_i = t - s_i, produced at time
              * k_i + as; groups committed after it, up to now */
             int64_t needed_time = (t ? 0 : k_const) + as;
@@ -239,7 +254,7 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                 if (last > last_valid) last = last_valid;
                 pending = last - needed_time;
             }
-            if (pending < 0) pending = 0;
+            if (pending < 0 || c[i].stage == as) pending = 0;
             ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_WAIT, 1,
                                                (const tir_expr *const[]){tir_i32(ctx, pending)}));
         }
@@ -254,12 +269,44 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         ir_vec_push(out, s);
         /* commit after the last component of an async stage */
         if (c[i].async) {
+            int a = 0;
+            while (async[a] != c[i].stage) a++;
+            open[a] = true;
             bool last = true;
             for (int oj = oi + 1; oj < n; oj++)
                 if (c[by_order[oj]].stage == c[i].stage) last = false;
-            if (last) ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+            if (last) {
+                ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_COMMIT, 0, NULL));
+                open[a] = false;
+            }
         }
     }
+}
+
+/* Whether the stages and order respect the dependences (as TVM's
+ * ValidatePipelineBody; schedules get it from software_pipeline's
+ * preconditions 6-7, this catches annotations written by hand): a
+ * component reading what an earlier one writes runs in a later stage, or
+ * in the same stage later in the order.  Sets p->status otherwise. */
+static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < j; i++) {
+            if (c[i].stage < c[j].stage || (c[i].stage == c[j].stage && c[i].order < c[j].order))
+                continue;
+            for (int b = 0; b < c[j].acc.reads.n; b++) {
+                const tir_buffer *buf = c[j].acc.reads.items[b];
+                if (!has(&c[i].acc.writes, buf)) continue;
+                p->status = lower_fail_marked(
+                    p->st, p->f, 1, (const void *[]){f},
+                    "sw_pipeline: loop '%s': component %d (stage %lld, order %lld) reads %s, "
+                    "which component %d (stage %lld, order %lld) writes: it must come in a "
+                    "later stage, or later in the order of the same stage",
+                    f->var->name, j, (long long)c[j].stage, (long long)c[j].order, buf->name,
+                    i, (long long)c[i].stage, (long long)c[i].order);
+                return false;
+            }
+        }
+    return true;
 }
 
 static const tir_stmt *expand(pl *p, const tir_for *f) {
@@ -316,6 +363,14 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         tir_visitor v = {.pre = rw_pre, .user = &c[i].acc};
         tir_visit(&v, c[i].s);
     }
+    if (!deps_ok(p, f, c, n)) {
+        for (int j = 0; j < n; j++) {
+            ir_vec_free(&c[j].acc.reads);
+            ir_vec_free(&c[j].acc.writes);
+        }
+        ir_vec_free(&allocs);
+        return NULL;
+    }
     int nasync = aa && aa->kind == TIR_ANNOT_INTS ? aa->nints : 0;
     const int64_t *async = nasync ? aa->ints : NULL;
     for (int i = 0; i < n; i++)
@@ -369,6 +424,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         if (c[i].async) {
             tir_mutator m = {.ctx = ctx, .user = p};
             m.on[TIR_KIND_BUFFER_STORE] = async_store;
+            p->self_reads = &c[i].acc.reads;
             c[i].s = tir_mutate_stmt(&m, c[i].s);
         }
     /* emit */

@@ -23,17 +23,50 @@
  * what others still read) and again, of every element of every cp_async
  * target, at each cp_async_wait (where the data lands: readers in other
  * threads need a barrier after the wait).
+ *
+ * Disjoint elements.  Two accesses whose element ranges (every variable
+ * relaxed over its loop) do not meet never conflict.  Between two barriers
+ * every thread runs the same iteration of each enclosing serial loop, so
+ * the ranges may also be compared with such a loop's variable k fixed: the
+ * versions floormod(k, 2)*S and floormod(k + 1, 2)*S of a multi-buffered
+ * pipeline are then disjoint, and a 2-stage pipeline gets one barrier per
+ * iteration (write the next version, compute the current one, barrier).
+ * That comparison only holds within one iteration, so a loop whose body
+ * has no barrier compares its accesses again with k free (any two
+ * iterations) and gets a barrier at the end of the body when they
+ * conflict; across the back edge of a body with a barrier the next
+ * iteration's head is compared at k + 1.
  */
 #include <string.h>
 
 #include "lower_internal.h"
 #include "ir/text_internal.h"
 
+enum { TS_MAX_LOOPS = 8, TS_MAX_ITERS = 1024 };
+
+/* The elements an index reaches with every variable but k relaxed: the
+ * range [min, min + extent) with min an expression in k. */
+typedef struct krange {
+    const tir_var *k;
+    const tir_expr *min;
+    int64_t extent;
+} krange;
+
 typedef struct acc {
     const tir_buffer *buf;
     bool write;
     const tir_expr *idx;
+    bool bounded; /* every element lies in [lo, hi] */
+    int64_t lo, hi;
+    krange per[TS_MAX_LOOPS]; /* one per enclosing serial loop, where known */
+    int nper;
 } acc;
+
+/* A serial loop being processed, with a constant range [lo, hi]. */
+typedef struct sloop {
+    const tir_var *var;
+    int64_t lo, hi;
+} sloop;
 
 typedef struct summ {
     ir_vec head, tail; /* acc* */
@@ -46,12 +79,17 @@ typedef struct ts {
     const tir_var *tvars[8]; /* enclosing threadIdx loop vars */
     int ntvars;
     int nbarriers;
+    tir_analyzer *an; /* every enclosing loop's range */
+    sloop loops[TS_MAX_LOOPS]; /* enclosing serial loops (see krange) */
+    int nloops;
 } ts;
 
 static void add(ir_vec *v, const acc *a) {
     for (int i = 0; i < v->n; i++) {
         const acc *b = v->items[i];
-        if (b->buf == a->buf && b->write == a->write && b->idx == a->idx) return;
+        if (b->buf == a->buf && b->write == a->write && b->idx == a->idx &&
+            b->bounded == a->bounded && b->lo == a->lo && b->hi == a->hi && b->nper == a->nper)
+            return;
     }
     ir_vec_push(v, a);
 }
@@ -60,32 +98,123 @@ static void add_all(ir_vec *v, const ir_vec *w) {
     for (int i = 0; i < w->n; i++) add(v, w->items[i]);
 }
 
-static bool conflict(const ir_vec *x, const ir_vec *y) {
+static const krange *krange_of(const acc *a, const tir_var *k) {
+    for (int i = 0; i < a->nper; i++)
+        if (a->per[i].k == k) return &a->per[i];
+    return NULL;
+}
+
+/* r's min at k = v, or false when it does not fold to a constant. */
+static bool min_at(ts *t, const krange *r, int64_t v, int64_t *out) {
+    const tir_expr *val = tir_int(t->st->ctx, ((const tir_expr *)r->k)->dtype, v);
+    const tir_node *m = tir_substitute(t->st->ctx, r->min, 1, &r->k, &val);
+    return tir_expr_const_int(tir_simplify(t->st->ctx, (const tir_expr *)m), out);
+}
+
+/* Do a at k and b at k + shift touch no common element, for every k of l
+ * (where k + shift is an iteration too)? */
+static bool disjoint_at(ts *t, const acc *a, const acc *b, const sloop *l, int64_t shift) {
+    const krange *x = krange_of(a, l->var), *y = krange_of(b, l->var);
+    if (!x || !y || l->hi - shift - l->lo >= TS_MAX_ITERS) return false;
+    for (int64_t v = l->lo; v + shift <= l->hi; v++) {
+        int64_t mx, my;
+        if (!min_at(t, x, v, &mx) || !min_at(t, y, v + shift, &my)) return false;
+        if (mx + x->extent > my && my + y->extent > mx) return false;
+    }
+    return true;
+}
+
+/* May x and y (access sets) conflict?  The first nfixed enclosing serial
+ * loops are in the same iteration for both; next, if not NULL, is a loop
+ * whose next iteration y is in (x in the current one). */
+static bool conflict_in(ts *t, const ir_vec *x, const ir_vec *y, int nfixed,
+                        const sloop *next) {
     for (int i = 0; i < x->n; i++)
         for (int j = 0; j < y->n; j++) {
             const acc *a = x->items[i], *b = y->items[j];
             if (a->buf != b->buf || a->write == b->write) continue;
-            if (!a->idx || !b->idx || !ir_text_expr_same(a->idx, b->idx)) return true;
+            if (!a->idx || !b->idx) return true;
+            if (ir_text_expr_same(a->idx, b->idx)) continue;
+            if (a->bounded && b->bounded && (a->hi < b->lo || b->hi < a->lo)) continue;
+            bool apart = next && disjoint_at(t, a, b, next, 1);
+            for (int l = 0; !apart && l < nfixed; l++)
+                apart = disjoint_at(t, a, b, &t->loops[l], 0);
+            if (!apart) return true;
         }
     return false;
 }
 
+/* Within one iteration of every enclosing serial loop. */
+static bool conflict(ts *t, const ir_vec *x, const ir_vec *y) {
+    return conflict_in(t, x, y, t->nloops, NULL);
+}
+
 typedef struct coll {
-    tir_ctx *ctx;
+    ts *t;
     ir_vec *out;
     const ir_vec *async_dsts;
 } coll;
 
+static bool var_pre(tir_visitor *v, const tir_node *n) {
+    ir_vec *vars = v->user;
+    if (n->kind == TIR_KIND_VAR) {
+        for (int i = 0; i < vars->n; i++)
+            if (vars->items[i] == n) return true;
+        ir_vec_push(vars, n);
+    }
+    return true;
+}
+
+/* The elements idx reaches with every variable but k (NULL: all) relaxed
+ * over its range; false when unbounded or not of constant extent. */
+static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out) {
+    const tir_ramp *r = tir_as_tir_ramp(idx);
+    const tir_broadcast *bc = tir_as_tir_broadcast(idx);
+    int64_t stride = 0;
+    if (r && !tir_expr_const_int(r->stride, &stride)) return false;
+    const tir_expr *e = r ? r->start : bc ? bc->value : idx;
+    ir_vec vars = {0};
+    tir_visitor vv = {.pre = var_pre, .user = &vars};
+    tir_visit(&vv, e);
+    int n = 0;
+    for (int i = 0; i < vars.n; i++)
+        if (vars.items[i] != k) vars.items[n++] = vars.items[i];
+    tir_range rg;
+    bool ok = tir_analyzer_relax(t->an, e, n, (const tir_var *const *)vars.items, &rg) &&
+              tir_expr_const_int(rg.extent, &out->extent);
+    ir_vec_free(&vars);
+    if (!ok) return false;
+    int64_t span = r ? (r->lanes - 1) * stride : 0; /* the other lanes */
+    out->k = k;
+    out->min = span < 0 ? tir_add(t->st->ctx, rg.min, tir_int(t->st->ctx, rg.min->dtype, span))
+                        : rg.min;
+    out->extent += span < 0 ? -span : span;
+    return true;
+}
+
 static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr *idx) {
     if (b->scope != TIR_SCOPE_SHARED) return;
-    acc *a = IR_NEW(c->ctx, acc);
-    *a = (acc){b, write, idx};
+    ts *t = c->t;
+    acc *a = IR_NEW(t->st->ctx, acc);
+    *a = (acc){.buf = b, .write = write, .idx = idx};
+    krange all;
+    if (idx && elem_range(t, idx, NULL, &all) && tir_expr_const_int(all.min, &a->lo)) {
+        a->bounded = true;
+        a->hi = a->lo + all.extent - 1;
+    }
+    for (int i = 0; idx && i < t->nloops; i++)
+        if (tir_uses_var(idx, t->loops[i].var) &&
+            elem_range(t, idx, t->loops[i].var, &a->per[a->nper]))
+            a->nper++;
     add(c->out, a);
 }
 
 static bool coll_pre(tir_visitor *v, const tir_node *n) {
     coll *c = v->user;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_for *f = (const tir_for *)n;
+        tir_analyzer_bind(c->t->an, f->var, f->min, f->extent);
+    } else if (n->kind == TIR_KIND_BUFFER_LOAD) {
         const tir_buffer_load *l = (const tir_buffer_load *)n;
         add_access(c, l->buffer, false, l->indices[0]);
     } else if (n->kind == TIR_KIND_BUFFER_STORE) {
@@ -113,7 +242,7 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
 
 /* Every shared access in s, as one set. */
 static void leaf(ts *t, const tir_stmt *s, summ *r) {
-    coll c = {t->st->ctx, &r->head, &t->async_dsts};
+    coll c = {t, &r->head, &t->async_dsts};
     tir_visitor v = {.pre = coll_pre, .user = &c};
     tir_visit(&v, s);
     add_all(&r->tail, &r->head);
@@ -146,7 +275,7 @@ static const tir_stmt *process_seq(ts *t, int n, const tir_stmt *const *stmts, s
     for (int i = 0; i < n; i++) {
         summ cr = {{0}, {0}, false};
         const tir_stmt *ns = process(t, stmts[i], &cr);
-        if (conflict(&cr.head, &pending)) {
+        if (conflict(t, &cr.head, &pending)) {
             ir_vec_push(&out, barrier(t));
             r->barrier = true;
             pending.n = 0;
@@ -167,6 +296,31 @@ static const tir_stmt *process_seq(ts *t, int n, const tir_stmt *const *stmts, s
     return res;
 }
 
+/* The body of serial loop f (its variable fixed while it is processed),
+ * and a barrier at its end when the next iteration would conflict. */
+static const tir_stmt *process_loop_body(ts *t, const tir_for *f, summ *r) {
+    sloop l = {f->var, 1, 0}; /* no constant range: never fixed */
+    int64_t min, ext;
+    if (tir_expr_const_int(f->min, &min) && tir_expr_const_int(f->extent, &ext))
+        l = (sloop){f->var, min, min + ext - 1};
+    bool push = l.lo <= l.hi && t->nloops < TS_MAX_LOOPS;
+    if (push) t->loops[t->nloops++] = l;
+    const tir_stmt *b = process(t, f->body, r);
+    if (push) t->nloops--;
+    bool again = l.lo > l.hi || l.hi > l.lo; /* may run more than once */
+    /* with a barrier: this iteration's tail against the next one's head;
+     * without: any two iterations (k was fixed in the body's rules) */
+    bool need = !again ? false
+                : r->barrier ? conflict_in(t, &r->tail, &r->head, t->nloops, push ? &l : NULL)
+                             : conflict_in(t, &r->head, &r->head, t->nloops, NULL);
+    if (need) {
+        b = lower_seq2(t->st->ctx, b, barrier(t));
+        r->barrier = true;
+        r->tail.n = 0;
+    }
+    return b;
+}
+
 static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
     tir_ctx *ctx = t->st->ctx;
     switch ((tir_kind)s->kind) {
@@ -181,6 +335,7 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
     }
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
+        tir_analyzer_bind(t->an, f->var, f->min, f->extent);
         if (f->kind == TIR_FOR_THREAD_BINDING) {
             bool th = lower_is_thread_loop(f);
             if (th) {
@@ -198,11 +353,7 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
             leaf(t, s, r);
             return s;
         }
-        const tir_stmt *b = process(t, f->body, r);
-        if (r->barrier && conflict(&r->head, &r->tail)) {
-            b = lower_seq2(ctx, b, barrier(t));
-            r->tail.n = 0;
-        }
+        const tir_stmt *b = process_loop_body(t, f, r);
         return b == f->body ? s
                             : tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag,
                                           f->nannots, f->annots, b);
@@ -255,13 +406,14 @@ static bool dst_pre(tir_visitor *v, const tir_node *n) {
 }
 
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    ts t = {.st = st};
+    ts t = {.st = st, .an = tir_analyzer_new(st->ctx)};
     tir_visitor dv = {.pre = dst_pre, .user = &t};
     tir_visit(&dv, in->body);
     summ r = {{0}, {0}, false};
     const tir_stmt *body = process(&t, in->body, &r);
     summ_free(&r);
     ir_vec_free(&t.async_dsts);
+    tir_analyzer_free(t.an);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

@@ -61,17 +61,6 @@ static bool lin(const tir_expr *e, int64_t coef, term *t, int *n) {
     return true;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-    if (a < 0) a = -a;
-    if (b < 0) b = -b;
-    while (b) {
-        int64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 static const tir_expr *sum_terms(tir_ctx *ctx, tir_dtype t, const term *ts, int n, int64_t div) {
     const tir_expr *s = NULL;
     for (int i = 0; i < n; i++) {
@@ -101,7 +90,7 @@ static const tir_node *on_divmod(tir_mutator *m, const tir_node *n) {
             lane[nl++] = ts[i];
         else {
             outer[no++] = ts[i];
-            g = gcd64(g, ts[i].coef);
+            g = ir_gcd64(g, ts[i].coef);
         }
     }
     if (g <= 1 || nl == 0) return (const tir_node *)b;

@@ -44,57 +44,12 @@ float tir_rt_rng_uniform(tir_rt_rng *r) {
 
 /* ------------------------------------------------------------ conversions */
 
-static uint32_t f32_bits(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-static float bits_f32(uint32_t x) {
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
-uint16_t tir_rt_f32_to_f16(float f) {
-    uint32_t x = f32_bits(f);
-    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
-    if (exp == 0xff) /* inf, or NaN kept quiet and non-zero */
-        return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0));
-    int e = (int)exp - 127 + 15;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-    if (e <= 0) {
-        /* A float16 subnormal h * 2^-24, or zero. */
-        if (e < -10) return (uint16_t)sign;
-        uint32_t m = mant | 0x800000u;
-        int shift = 14 - e;
-        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-    /* A carry out of the mantissa bumps the exponent, up to infinity. */
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-}
-
-float tir_rt_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0) {
-        float v = (float)mant * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    if (exp == 31) return bits_f32(sign | 0x7f800000u | (mant << 13));
-    return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-uint16_t tir_rt_f32_to_bf16(float f) {
-    uint32_t x = f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-
-float tir_rt_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+/* The IR layer's rounding, so the interpreter, the runtime and the tests
+ * agree to the bit (a float converts to double exactly). */
+uint16_t tir_rt_f32_to_f16(float f) { return ir_f16_from_double(f); }
+float tir_rt_f16_to_f32(uint16_t h) { return ir_f16_to_float(h); }
+uint16_t tir_rt_f32_to_bf16(float f) { return ir_bf16_from_double(f); }
+float tir_rt_bf16_to_f32(uint16_t h) { return ir_bf16_to_float(h); }
 
 /* ----------------------------------------------------------- fill, poison */
 

@@ -20,6 +20,48 @@ bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf) {
     return false;
 }
 
+tir_buffer_region sch_subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
+                                   const tir_var *const *vars, const tir_expr *const *vals) {
+    tir_range *rg = IR_NEWN(ctx, tir_range, r->ndim);
+    for (int d = 0; d < r->ndim; d++)
+        rg[d] = (tir_range){
+            (const tir_expr *)tir_substitute(ctx, r->ranges[d].min, n, vars, vals),
+            (const tir_expr *)tir_substitute(ctx, r->ranges[d].extent, n, vars, vals)};
+    return tir_region_new(ctx, r->buffer, r->ndim, rg);
+}
+
+/* Distinct buffer loads in a node, in visit order. */
+typedef struct {
+    tir_visitor v;
+    ir_vec loads;
+} loads_state;
+
+static bool loads_pre(tir_visitor *v, const tir_node *n) {
+    loads_state *l = (loads_state *)v;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        for (int i = 0; i < l->loads.n; i++)
+            if (tir_struct_equal(l->loads.items[i], n)) return true;
+        ir_vec_push(&l->loads, n);
+    }
+    return true;
+}
+
+tir_buffer_region *sch_load_regions(tir_ctx *ctx, const void *node, int *n) {
+    loads_state l = {{loads_pre, NULL, NULL}, {0}};
+    if (node) tir_visit(&l.v, node);
+    tir_buffer_region *r = IR_NEWN(ctx, tir_buffer_region, l.loads.n);
+    for (int i = 0; i < l.loads.n; i++) {
+        const tir_buffer_load *ld = l.loads.items[i];
+        tir_range *rg = IR_NEWN(ctx, tir_range, ld->nidx);
+        for (int d = 0; d < ld->nidx; d++)
+            rg[d] = (tir_range){ld->indices[d], tir_int(ctx, ld->indices[d]->dtype, 1)};
+        r[i] = tir_region_new(ctx, ld->buffer, ld->nidx, rg);
+    }
+    *n = l.loads.n;
+    ir_vec_free(&l.loads);
+    return r;
+}
+
 int sch_scope_blocks(const tir_schedule *s, int scope, int **out) {
     int n = 0;
     for (int i = 0; i < s->nsrefs; i++)

@@ -24,38 +24,6 @@ static void conjuncts(const tir_expr *e, ir_vec *out) {
     if (!sch_is_const(e, 1)) ir_vec_push(out, e);
 }
 
-/* Point regions of the loads in a statement, one per distinct access. */
-typedef struct {
-    tir_visitor v;
-    ir_vec loads;
-} loads_state;
-
-static bool loads_pre(tir_visitor *v, const tir_node *n) {
-    loads_state *l = (loads_state *)v;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
-        for (int i = 0; i < l->loads.n; i++)
-            if (tir_struct_equal(l->loads.items[i], n)) return true;
-        ir_vec_push(&l->loads, n);
-    }
-    return true;
-}
-
-static tir_buffer_region *load_regions(tir_ctx *ctx, const void *node, int *n) {
-    loads_state l = {{loads_pre, NULL, NULL}, {0}};
-    tir_visit(&l.v, node);
-    tir_buffer_region *r = IR_NEWN(ctx, tir_buffer_region, l.loads.n);
-    for (int i = 0; i < l.loads.n; i++) {
-        const tir_buffer_load *ld = l.loads.items[i];
-        tir_range *rg = IR_NEWN(ctx, tir_range, ld->nidx);
-        for (int d = 0; d < ld->nidx; d++)
-            rg[d] = (tir_range){ld->indices[d], tir_int(ctx, ld->indices[d]->dtype, 1)};
-        r[i] = tir_region_new(ctx, ld->buffer, ld->nidx, rg);
-    }
-    *n = l.loads.n;
-    ir_vec_free(&l.loads);
-    return r;
-}
-
 /* Whether a predicate conjunct guards the init too: unless every variable
  * in it is a path loop the init does not copy (a guard of the reduction's
  * own split loops), it may tie a loop above to the copied ones (a guard
@@ -121,15 +89,39 @@ static const tir_node *keep(tir_mutator *m, const tir_node *n) {
     return n;
 }
 
-tir_status sch_prim_decompose_reduction(sch_call *c) {
+/* What the precondition checks find, for the rewrite. */
+typedef struct {
+    const tir_block *b;
+    const tir_block_realize *r;
+    const tir_for *loop;
+    int np;              /* loops from `loop` down to the block */
+    const tir_for **path; /* [np], outermost first */
+    const tir_var **pv;   /* [np], their variables */
+} dr_plan;
+
+/* The loops from li down to block sref bi, outermost first. */
+static void loop_path(tir_ctx *ctx, const tir_schedule *s, int li, int bi, dr_plan *P) {
+    int np = 1;
+    for (int p = s->srefs[bi].parent; p != li; p = s->srefs[p].parent) np++;
+    P->np = np;
+    P->path = IR_NEWN(ctx, const tir_for *, np);
+    P->pv = IR_NEWN(ctx, const tir_var *, np);
+    int k = np;
+    for (int p = s->srefs[bi].parent;; p = s->srefs[p].parent) {
+        P->path[--k] = sch_sref_for(s, p);
+        if (p == li) break;
+    }
+    for (k = 0; k < np; k++) P->pv[k] = P->path[k]->var;
+}
+
+/* Preconditions 1 to 6 (see schedule.h); fills P. */
+static tir_status dr_check(sch_call *c, dr_plan *P) {
     const tir_schedule *s = c->sch;
-    tir_ctx *ctx = c->ctx;
     uint32_t brv = c->args[0].rv, lrv = c->args[1].rv;
     int bi = sch_block_sref(c, brv), li = sch_loop_sref(c, lrv);
-    const tir_block *b = sch_sref_block(s, bi);
-    const tir_block_realize *r = s->srefs[bi].realize;
-    const tir_for *loop = sch_sref_for(s, li);
-
+    const tir_block *b = P->b = sch_sref_block(s, bi);
+    const tir_block_realize *r = P->r = s->srefs[bi].realize;
+    const tir_for *loop = P->loop = sch_sref_for(s, li);
     if (!b->init || sch_classify_block(b) != SCH_BLOCK_REDUCTION)
         return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, brv, b,
                         "block \"%s\" is not a reduction with an init (it needs an init, a "
@@ -141,18 +133,7 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
                               "loop %s does not enclose block \"%s\" in the same scope",
                               loop->var->name, b->name);
     }
-    /* The loops from `loop` down to the block, outermost first. */
-    int np = 0;
-    for (int p = s->srefs[bi].parent; p != li; p = s->srefs[p].parent) np++;
-    np++;
-    const tir_for **path = IR_NEWN(ctx, const tir_for *, np);
-    {
-        int k = np;
-        for (int p = s->srefs[bi].parent;; p = s->srefs[p].parent) {
-            path[--k] = sch_sref_for(s, p);
-            if (p == li) break;
-        }
-    }
+    loop_path(c->ctx, s, li, bi, P);
     /* 3: no reduction loop above `loop`. */
     for (int p = s->srefs[li].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent) {
         const tir_for *f = sch_sref_for(s, p);
@@ -163,55 +144,50 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
                                 "above %s; the init would run again on each of its iterations",
                                 f->var->name, b->iters[k].var->name, b->name, loop->var->name);
     }
-    const tir_var **pv = IR_NEWN(ctx, const tir_var *, np);
-    for (int k = 0; k < np; k++) pv[k] = path[k]->var;
-    TIR_TRY(sch_check_blocks_under(c, lrv, &loop->base, np, pv));
+    return sch_check_blocks_under(c, lrv, &loop->base, P->np, P->pv);
+}
 
-    /* Which path loops the init needs: those of spatial bindings, closed
-       over predicate conjuncts and loop ranges that mention them. */
+/* Which path loops the init needs: those of spatial bindings, closed over
+ * predicate conjuncts and loop ranges that mention them. */
+static bool *init_loops(tir_ctx *ctx, const dr_plan *P, const ir_vec *conj) {
+    int np = P->np;
+    const tir_var **pv = P->pv;
     bool *rep = IR_NEWN(ctx, bool, np);
     for (int k = 0; k < np; k++)
-        for (int i = 0; i < r->nvalues; i++)
-            if (b->iters[i].kind != TIR_ITER_REDUCE && tir_uses_var(r->values[i], pv[k]))
+        for (int i = 0; i < P->r->nvalues; i++)
+            if (P->b->iters[i].kind != TIR_ITER_REDUCE && tir_uses_var(P->r->values[i], pv[k]))
                 rep[k] = true;
-    ir_vec conj = {0};
-    conjuncts(r->predicate, &conj);
     for (bool changed = true; changed;) {
         changed = false;
-        for (int j = 0; j < conj.n; j++) {
-            if (!needs_init(conj.items[j], np, pv, rep)) continue;
+        for (int j = 0; j < conj->n; j++) {
+            if (!needs_init(conj->items[j], np, pv, rep)) continue;
             for (int k = 0; k < np; k++)
-                if (!rep[k] && tir_uses_var(conj.items[j], pv[k])) rep[k] = changed = true;
+                if (!rep[k] && tir_uses_var(conj->items[j], pv[k])) rep[k] = changed = true;
         }
         for (int k = 0; k < np; k++) {
             if (!rep[k]) continue;
             for (int j = 0; j < np; j++)
-                if (!rep[j] && (tir_uses_var(path[k]->min, pv[j]) ||
-                                tir_uses_var(path[k]->extent, pv[j])))
+                if (!rep[j] && (tir_uses_var(P->path[k]->min, pv[j]) ||
+                                tir_uses_var(P->path[k]->extent, pv[j])))
                     rep[j] = changed = true;
         }
     }
-    /* Fresh loop variables. */
-    const tir_var **ov = IR_NEWN(ctx, const tir_var *, np + b->niters);
-    const tir_expr **nv = IR_NEWN(ctx, const tir_expr *, np + b->niters);
-    const tir_var **newloop = IR_NEWN(ctx, const tir_var *, np);
-    int nmap = 0;
-    for (int k = 0; k < np; k++)
-        if (rep[k]) {
-            newloop[k] = tir_var_new(ctx, pv[k]->name, pv[k]->base.dtype);
-            ov[nmap] = pv[k];
-            nv[nmap++] = &newloop[k]->base;
-        }
-    int nloopmap = nmap;
-    const tir_expr *pred = NULL;
-    for (int j = 0; j < conj.n; j++) {
-        if (!needs_init(conj.items[j], np, pv, rep)) continue;
-        const tir_expr *e = (const tir_expr *)tir_substitute(ctx, conj.items[j], nloopmap, ov, nv);
-        pred = pred ? tir_and(ctx, pred, e) : e;
-    }
-    ir_vec_free(&conj);
+    return rep;
+}
 
-    /* The init block: spatial iterators only, fresh variables. */
+/* A variable map old -> new, the loops' entries first. */
+typedef struct {
+    const tir_var **ov;
+    const tir_expr **nv;
+    int n, nloop;
+} dr_map;
+
+/* The init block (spatial iterators only, fresh variables) under the
+ * loops it needs, with fresh loop variables; extends map by its iterators. */
+static const tir_stmt *init_block(sch_call *c, const dr_plan *P, dr_map *mp,
+                                  const tir_expr *pred, const char **iname) {
+    tir_ctx *ctx = c->ctx;
+    const tir_block *b = P->b;
     tir_iter_var *iters = IR_NEWN(ctx, tir_iter_var, b->niters);
     const tir_expr **vals = IR_NEWN(ctx, const tir_expr *, b->niters);
     int ni = 0;
@@ -219,44 +195,72 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
         if (b->iters[i].kind == TIR_ITER_REDUCE) continue;
         const tir_var *v = tir_var_new(ctx, b->iters[i].var->name, b->iters[i].var->base.dtype);
         iters[ni] = (tir_iter_var){v, b->iters[i].dom, TIR_ITER_SPATIAL};
-        vals[ni++] = (const tir_expr *)tir_substitute(ctx, r->values[i], nloopmap, ov, nv);
-        ov[nmap] = b->iters[i].var;
-        nv[nmap++] = &v->base;
+        vals[ni++] = (const tir_expr *)tir_substitute(ctx, P->r->values[i], mp->nloop, mp->ov,
+                                                      mp->nv);
+        mp->ov[mp->n] = b->iters[i].var;
+        mp->nv[mp->n++] = &v->base;
     }
-    const tir_var **iov = ov + nloopmap;
-    const tir_expr **inv = nv + nloopmap;
-    int nimap = nmap - nloopmap;
+    const tir_var **iov = mp->ov + mp->nloop;
+    const tir_expr **inv = mp->nv + mp->nloop;
+    int nimap = mp->n - mp->nloop;
     const tir_stmt *ibody = (const tir_stmt *)tir_substitute(ctx, b->init, nimap, iov, inv);
     tir_buffer_region *writes = IR_NEWN(ctx, tir_buffer_region, b->nwrites);
-    for (int w = 0; w < b->nwrites; w++) {
-        tir_range *rg = IR_NEWN(ctx, tir_range, b->writes[w].ndim);
-        for (int d = 0; d < b->writes[w].ndim; d++) {
-            const tir_range *o = &b->writes[w].ranges[d];
-            rg[d] = (tir_range){
-                (const tir_expr *)tir_substitute(ctx, o->min, nimap, iov, inv),
-                (const tir_expr *)tir_substitute(ctx, o->extent, nimap, iov, inv)};
-        }
-        writes[w] = tir_region_new(ctx, b->writes[w].buffer, b->writes[w].ndim, rg);
-    }
+    for (int w = 0; w < b->nwrites; w++)
+        writes[w] = sch_subst_region(ctx, &b->writes[w], nimap, iov, inv);
     int nreads;
-    tir_buffer_region *reads = load_regions(ctx, ibody, &nreads);
+    tir_buffer_region *reads = sch_load_regions(ctx, ibody, &nreads);
     char base[512];
     snprintf(base, sizeof base, "%s_init", b->name);
-    const char *iname = sch_unique_block_name(s, base);
-    tir_block_desc d = {.name = iname, .niters = ni, .iters = iters, .nreads = nreads,
+    *iname = sch_unique_block_name(c->sch, base);
+    tir_block_desc d = {.name = *iname, .niters = ni, .iters = iters, .nreads = nreads,
                         .reads = reads, .nwrites = b->nwrites, .writes = writes,
                         .body = ibody};
-    const tir_stmt *nest = tir_block_realize_new(ctx, ni, vals, pred, tir_block_new(ctx, &d));
+    return tir_block_realize_new(ctx, ni, vals, pred, tir_block_new(ctx, &d));
+}
+
+/* The init nest: fresh copies of the loops it needs around the init block,
+ * predicated by the conjuncts that concern only those loops. */
+static const tir_stmt *init_nest(sch_call *c, const dr_plan *P, const char **iname) {
+    tir_ctx *ctx = c->ctx;
+    int np = P->np, nit = P->b->niters;
+    ir_vec conj = {0};
+    conjuncts(P->r->predicate, &conj);
+    bool *rep = init_loops(ctx, P, &conj);
+    dr_map mp = {IR_NEWN(ctx, const tir_var *, np + nit), IR_NEWN(ctx, const tir_expr *, np + nit),
+                 0, 0};
+    const tir_var **newloop = IR_NEWN(ctx, const tir_var *, np);
+    for (int k = 0; k < np; k++)
+        if (rep[k]) {
+            newloop[k] = tir_var_new(ctx, P->pv[k]->name, P->pv[k]->base.dtype);
+            mp.ov[mp.n] = P->pv[k];
+            mp.nv[mp.n++] = &newloop[k]->base;
+        }
+    mp.nloop = mp.n;
+    const tir_expr *pred = NULL;
+    for (int j = 0; j < conj.n; j++) {
+        if (!needs_init(conj.items[j], np, P->pv, rep)) continue;
+        const tir_expr *e =
+            (const tir_expr *)tir_substitute(ctx, conj.items[j], mp.nloop, mp.ov, mp.nv);
+        pred = pred ? tir_and(ctx, pred, e) : e;
+    }
+    ir_vec_free(&conj);
+    const tir_stmt *nest = init_block(c, P, &mp, pred, iname);
     for (int k = np - 1; k >= 0; k--) {
         if (!rep[k]) continue;
-        const tir_for *f = path[k];
+        const tir_for *f = P->path[k];
         nest = tir_for_new(ctx, newloop[k],
-                           (const tir_expr *)tir_substitute(ctx, f->min, nloopmap, ov, nv),
-                           (const tir_expr *)tir_substitute(ctx, f->extent, nloopmap, ov, nv),
+                           (const tir_expr *)tir_substitute(ctx, f->min, mp.nloop, mp.ov, mp.nv),
+                           (const tir_expr *)tir_substitute(ctx, f->extent, mp.nloop, mp.ov,
+                                                            mp.nv),
                            f->kind, f->thread_tag, 0, NULL, nest);
     }
+    return nest;
+}
 
-    /* The update block: the same block without its init. */
+/* `loop` with the update block: the same block without its init. */
+static const tir_stmt *update_loop(tir_ctx *ctx, const dr_plan *P) {
+    const tir_block *b = P->b;
+    const tir_block_realize *r = P->r;
     tir_block_desc ud;
     tir_block_describe(b, &ud);
     ud.init = NULL;
@@ -276,9 +280,15 @@ tir_status sch_prim_decompose_reduction(sch_call *c) {
     for (int k = 0; k < TIR_KIND_COUNT; k++)
         if (tir_kind_is_expr((tir_kind)k)) m.on[k] = keep;
     m.on[TIR_KIND_BLOCK_REALIZE] = swap_realize;
-    const tir_stmt *nloop = tir_mutate_stmt(&m, &loop->base);
-    const tir_stmt *both[2] = {nest, nloop};
-    const tir_stmt *o[1] = {&loop->base}, *n[1] = {tir_seq_new(ctx, 2, both)};
+    return tir_mutate_stmt(&m, &P->loop->base);
+}
+
+tir_status sch_prim_decompose_reduction(sch_call *c) {
+    dr_plan P = {0};
+    TIR_TRY(dr_check(c, &P));
+    const char *iname = NULL;
+    const tir_stmt *both[2] = {init_nest(c, &P, &iname), update_loop(c->ctx, &P)};
+    const tir_stmt *o[1] = {&P.loop->base}, *n[1] = {tir_seq_new(c->ctx, 2, both)};
     c->func = sch_replace(c, 1, o, n);
     sch_out_block(c, iname);
     return TIR_OK;

@@ -15,17 +15,10 @@ tir_status sch_prim_fuse(sch_call *c) {
     int n = c->args[0].n;
     const uint32_t *rvs = c->args[0].rvs;
 
-    if (n < 2)
-        return sch_fail(c, TIR_ERR_SCHED_LOOP_COUNT, n == 1 ? rvs[0] : 0, NULL,
-                        "fuse needs at least two loops, got %d", n);
+    int *sr;
+    TIR_TRY(sch_loop_list(c, "fuse", &sr));
     const tir_for **loops = IR_NEWN(ctx, const tir_for *, n);
-    for (int i = 0; i < n; i++) loops[i] = sch_sref_for(s, sch_loop_sref(c, rvs[i]));
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < i; j++)
-            if (loops[i] == loops[j])
-                return sch_fail(c, TIR_ERR_SCHED_DUPLICATE_LOOP, rvs[i], loops[i],
-                                "loop %s is given twice (positions %d and %d)",
-                                loops[i]->var->name, j, i);
+    for (int i = 0; i < n; i++) loops[i] = sch_sref_for(s, sr[i]);
     for (int i = 0; i + 1 < n; i++)
         if (loops[i]->body != &loops[i + 1]->base) {
             const void *marks[2] = {loops[i], loops[i + 1]};

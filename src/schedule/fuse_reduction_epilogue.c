@@ -73,22 +73,6 @@ static bool is_zero(const tir_expr *e) {
     return sch_is_const(e, 0);
 }
 
-/* Point regions of the loads in e, one per distinct access. */
-typedef struct {
-    tir_visitor v;
-    ir_vec loads;
-} loads_state;
-
-static bool loads_pre(tir_visitor *v, const tir_node *n) {
-    loads_state *l = (loads_state *)v;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
-        for (int i = 0; i < l->loads.n; i++)
-            if (tir_struct_equal(l->loads.items[i], n)) return true;
-        ir_vec_push(&l->loads, n);
-    }
-    return true;
-}
-
 static bool region_eq(const tir_buffer_region *a, const tir_buffer_region *b) {
     if (a->buffer != b->buffer || a->ndim != b->ndim) return false;
     for (int d = 0; d < a->ndim; d++)
@@ -103,38 +87,6 @@ static void add_region(tir_buffer_region *list, int *n, tir_buffer_region r) {
     for (int i = 0; i < *n; i++)
         if (region_eq(&list[i], &r)) return;
     list[(*n)++] = r;
-}
-
-static int count_loads(const void *node) {
-    loads_state l = {{loads_pre, NULL, NULL}, {0}};
-    if (node) tir_visit(&l.v, node);
-    int n = l.loads.n;
-    ir_vec_free(&l.loads);
-    return n;
-}
-
-static void add_load_regions(tir_ctx *ctx, const void *node, tir_buffer_region *list, int *n) {
-    loads_state l = {{loads_pre, NULL, NULL}, {0}};
-    if (node) tir_visit(&l.v, node);
-    for (int i = 0; i < l.loads.n; i++) {
-        const tir_buffer_load *ld = l.loads.items[i];
-        tir_range *rg = IR_NEWN(ctx, tir_range, ld->nidx);
-        for (int d = 0; d < ld->nidx; d++)
-            rg[d] = (tir_range){ld->indices[d], tir_int(ctx, ld->indices[d]->dtype, 1)};
-        add_region(list, n, tir_region_new(ctx, ld->buffer, ld->nidx, rg));
-    }
-    ir_vec_free(&l.loads);
-}
-
-static tir_buffer_region subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
-                                      const tir_var *const *vars,
-                                      const tir_expr *const *vals) {
-    tir_range *rg = IR_NEWN(ctx, tir_range, r->ndim);
-    for (int d = 0; d < r->ndim; d++)
-        rg[d] = (tir_range){(const tir_expr *)tir_substitute(ctx, r->ranges[d].min, n, vars, vals),
-                            (const tir_expr *)tir_substitute(ctx, r->ranges[d].extent, n, vars,
-                                                             vals)};
-    return tir_region_new(ctx, r->buffer, r->ndim, rg);
 }
 
 /* The path from e down to target (arena array, e first); false if absent. */
@@ -266,151 +218,143 @@ static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
 
 /* --------------------------------------------------------------- the primitive */
 
-tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
-    const tir_schedule *s = c->sch;
-    tir_ctx *ctx = c->ctx;
-    uint32_t rrv = c->args[0].rv, erv = c->args[1].rv;
-    int ri = sch_block_sref(c, rrv), ei = sch_block_sref(c, erv);
-    const tir_block *R = sch_sref_block(s, ri), *E = sch_sref_block(s, ei);
-    const tir_block_realize *Rr = s->srefs[ri].realize, *Er = s->srefs[ei].realize;
+/* What the precondition checks find, for the rewrite. */
+typedef struct {
+    int ri, ei;
+    const tir_block *R, *E;
+    const tir_block_realize *Rr, *Er;
+    const tir_buffer *temp, *D;
+    const tir_buffer_store *ist, *ust, *est; /* R's init and update, E's store */
+    red_kind rk;
+    const tir_expr *uload;     /* the update's load of temp */
+    const tir_buffer_load *tl; /* the epilogue's load of temp */
+    const tir_stmt *drop;      /* the statement that holds E alone */
+    int nd;                    /* temp's rank */
+    const tir_var **ev;        /* E's iterators ... */
+    const tir_expr **rvv;      /* ... and R's spatial iterators they map to */
+    bool keep_temp;            /* temp must keep its values */
+    const tir_block *alloc_blk; /* the block allocating temp, or NULL */
+} fre_plan;
 
-    /* 1: the reduction */
-    const tir_buffer *temp = R->nwrites == 1 ? R->writes[0].buffer : NULL;
-    const tir_buffer_store *ist = tir_as_tir_buffer_store(R->init);
-    const tir_buffer_store *ust = tir_as_tir_buffer_store(R->body);
-    red_kind rk = RED_SUM;
-    const tir_expr *f = NULL, *uload = NULL;
-    bool ok = temp && ist && ust && sch_classify_block(R) == SCH_BLOCK_REDUCTION &&
-              ist->buffer == temp && ust->buffer == temp && ist->nidx == ust->nidx;
+/* The update's value b = op(temp[...], f): the load of temp, or NULL. */
+static const tir_expr *update_load(const fre_plan *P, const tir_binop *b) {
+    for (int side = 0; side < 2; side++) {
+        const tir_expr *acc = side ? b->b : b->a, *other = side ? b->a : b->b;
+        const tir_buffer_load *ld = tir_as_tir_buffer_load(acc);
+        if (!ld || ld->buffer != P->temp || ld->nidx != P->ust->nidx) continue;
+        bool same = true;
+        for (int d = 0; d < ld->nidx; d++)
+            same &= tir_struct_equal(ld->indices[d], P->ust->indices[d]);
+        if (same && !scan_buffer(other, P->temp).any) return acc;
+    }
+    return NULL;
+}
+
+/* 1: the reduction */
+static bool is_reduction(fre_plan *P) {
+    const tir_block *R = P->R;
+    P->temp = R->nwrites == 1 ? R->writes[0].buffer : NULL;
+    P->ist = tir_as_tir_buffer_store(R->init);
+    P->ust = tir_as_tir_buffer_store(R->body);
+    const tir_buffer_store *ist = P->ist, *ust = P->ust;
+    bool ok = P->temp && ist && ust && sch_classify_block(R) == SCH_BLOCK_REDUCTION &&
+              ist->buffer == P->temp && ust->buffer == P->temp && ist->nidx == ust->nidx;
     for (int d = 0; ok && d < ist->nidx; d++)
         ok = tir_struct_equal(ist->indices[d], ust->indices[d]);
-    if (ok) {
-        const tir_binop *b = tir_as_tir_binop(ust->value);
-        ok = b && (b->base.kind == TIR_KIND_ADD || b->base.kind == TIR_KIND_MAX ||
-                   b->base.kind == TIR_KIND_MIN);
-        if (ok) {
-            rk = b->base.kind == TIR_KIND_ADD ? RED_SUM
-                 : b->base.kind == TIR_KIND_MAX ? RED_MAX
-                                                 : RED_MIN;
-            for (int side = 0; side < 2 && !f; side++) {
-                const tir_expr *acc = side ? b->b : b->a, *other = side ? b->a : b->b;
-                const tir_buffer_load *ld = tir_as_tir_buffer_load(acc);
-                if (!ld || ld->buffer != temp || ld->nidx != ust->nidx) continue;
-                bool same = true;
-                for (int d = 0; d < ld->nidx; d++)
-                    same &= tir_struct_equal(ld->indices[d], ust->indices[d]);
-                if (same && !scan_buffer(other, temp).any) {
-                    f = other;
-                    uload = acc;
-                }
-            }
-            ok = f != NULL;
-        }
-        ok = ok && !scan_buffer(ist->value, temp).any;
-    }
-    if (!ok)
-        return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, rrv, R,
-                        "block \"%s\" is not a reduction of the form init: temp[...] = value, "
-                        "update: temp[...] = temp[...] + f (or max / min) writing one buffer",
-                        R->name);
-    /* 2: a later consumer in the same scope */
-    bool reads_temp = false;
-    for (int i = 0; i < E->nreads; i++) reads_temp |= E->reads[i].buffer == temp;
-    if (ei == ri || sch_scope_of(s, ei) != sch_scope_of(s, ri) || ei < ri || !reads_temp) {
-        const void *marks[2] = {R, E};
-        return sch_fail_marks(c, TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER, erv, 2, marks,
-                              "block \"%s\" is not a later block of the same scope reading %s, "
-                              "the buffer block \"%s\" reduces into",
-                              E->name, temp->name, R->name);
-    }
-    /* 3: the epilogue's form */
-    const tir_buffer_store *est = tir_as_tir_buffer_store(E->body);
-    buf_use eu = scan_buffer(est ? (const void *)est->value : NULL, temp);
+    if (!ok) return false;
+    const tir_binop *b = tir_as_tir_binop(ust->value);
+    if (!b || (b->base.kind != TIR_KIND_ADD && b->base.kind != TIR_KIND_MAX &&
+               b->base.kind != TIR_KIND_MIN))
+        return false;
+    P->rk = b->base.kind == TIR_KIND_ADD   ? RED_SUM
+            : b->base.kind == TIR_KIND_MAX ? RED_MAX
+                                           : RED_MIN;
+    P->uload = update_load(P, b);
+    return P->uload && !scan_buffer(ist->value, P->temp).any;
+}
+
+/* Why E's form does not fit (precondition 3), or NULL; sets P->drop. */
+static const char *epilogue_form_error(const tir_schedule *s, fre_plan *P, buf_use eu) {
+    const tir_block *E = P->E;
+    const tir_buffer_store *est = P->est;
     const char *why = NULL;
     if (sch_classify_block(E) != SCH_BLOCK_COMPLETE)
         why = "is not complete (spatial iterators only, no init, reads no buffer it writes)";
-    else if (!sch_is_const(Er->predicate, 1))
+    else if (!sch_is_const(P->Er->predicate, 1))
         why = "has a predicate";
     else if (!est || E->nwrites != 1 || E->writes[0].buffer != est->buffer)
         why = "is not a single store to the one buffer it writes";
-    else if (est->buffer == temp)
+    else if (est->buffer == P->temp)
         why = "writes the reduction's buffer";
-    else if (eu.loads != 1 || scan_buffer(est, temp).loads != 1)
+    else if (eu.loads != 1 || scan_buffer(est, P->temp).loads != 1)
         why = "does not load the reduction's buffer exactly once";
     else {
-        for (int p = s->srefs[ei].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent)
+        for (int p = s->srefs[P->ei].parent; p >= 0 && sch_sref_for(s, p);
+             p = s->srefs[p].parent)
             if (tir_uses_var(E, sch_sref_for(s, p)->var)) why = "uses a loop variable directly";
     }
     /* The statement that holds E alone must sit in a sequence. */
-    const tir_stmt *drop = &Er->base;
-    int p = s->srefs[ei].parent;
-    while (p >= 0 && sch_sref_for(s, p) && sch_sref_for(s, p)->body == drop) {
-        drop = &sch_sref_for(s, p)->base;
+    P->drop = &P->Er->base;
+    int p = s->srefs[P->ei].parent;
+    while (p >= 0 && sch_sref_for(s, p) && sch_sref_for(s, p)->body == P->drop) {
+        P->drop = &sch_sref_for(s, p)->base;
         p = s->srefs[p].parent;
     }
-    if (!why) {
-        const tir_stmt *holder = sch_sref_for(s, p) ? sch_sref_for(s, p)->body
-                                                     : sch_sref_block(s, p)->body;
-        const tir_seq *q = tir_as_tir_seq(holder);
-        bool in = false;
-        for (int i = 0; q && i < q->n; i++) in |= q->stmts[i] == drop;
-        if (!in) why = "is not an element of a statement sequence (an if or allocation holds it)";
-    }
-    if (why)
-        return sch_fail(c, TIR_ERR_SCHED_EPILOGUE_PATTERN, erv, E, "epilogue block \"%s\" %s",
-                        E->name, why);
-    const tir_buffer *D = est->buffer;
-    const tir_buffer_load *tl = eu.load;
+    if (why) return why;
+    const tir_stmt *holder =
+        sch_sref_for(s, p) ? sch_sref_for(s, p)->body : sch_sref_block(s, p)->body;
+    const tir_seq *q = tir_as_tir_seq(holder);
+    bool in = false;
+    for (int i = 0; q && i < q->n; i++) in |= q->stmts[i] == P->drop;
+    return in ? NULL : "is not an element of a statement sequence (an if or allocation holds it)";
+}
 
-    /* 4: index correspondence */
-    int nd = temp->ndim;
+/* Why temp's indices do not map E's iterators one to one onto R's spatial
+ * ones (precondition 4), or NULL; fills P->ev and P->rvv. */
+static const char *index_map_error(tir_ctx *ctx, fre_plan *P) {
+    const tir_block *R = P->R, *E = P->E;
+    int nd = P->nd = P->temp->ndim;
     int nspatial = 0;
     for (int i = 0; i < R->niters; i++) nspatial += R->iters[i].kind == TIR_ITER_SPATIAL;
-    const tir_var **ev = IR_NEWN(ctx, const tir_var *, nd);
-    const tir_expr **rvv = IR_NEWN(ctx, const tir_expr *, nd);
-    why = NULL;
-    if (E->niters != nd || nspatial != nd) why = "the iterator counts differ from temp's rank";
-    for (int d = 0; d < nd && !why; d++) {
-        const tir_var *a = tir_as_tir_var(tl->indices[d]);
-        const tir_var *b = tir_as_tir_var(ust->indices[d]);
+    P->ev = IR_NEWN(ctx, const tir_var *, nd);
+    P->rvv = IR_NEWN(ctx, const tir_expr *, nd);
+    if (E->niters != nd || nspatial != nd) return "the iterator counts differ from temp's rank";
+    for (int d = 0; d < nd; d++) {
+        const tir_var *a = tir_as_tir_var(P->tl->indices[d]);
+        const tir_var *b = tir_as_tir_var(P->ust->indices[d]);
         int ea = -1, rb = -1;
         for (int i = 0; i < E->niters; i++)
             if (a && E->iters[i].var == a) ea = i;
         for (int i = 0; i < R->niters; i++)
             if (b && R->iters[i].var == b && R->iters[i].kind == TIR_ITER_SPATIAL) rb = i;
         for (int e = 0; e < d && ea >= 0 && rb >= 0; e++)
-            if (ev[e] == a || rvv[e] == &b->base) ea = -1;
-        if (ea < 0 || rb < 0) {
-            why = "an index of temp is not a distinct iterator";
-            break;
-        }
+            if (P->ev[e] == a || P->rvv[e] == &b->base) ea = -1;
+        if (ea < 0 || rb < 0) return "an index of temp is not a distinct iterator";
         if (!tir_struct_equal(E->iters[ea].dom.min, R->iters[rb].dom.min) ||
-            !tir_struct_equal(E->iters[ea].dom.extent, R->iters[rb].dom.extent)) {
-            why = "an epilogue iterator's domain differs from the reduction's";
-            break;
-        }
-        ev[d] = a;
-        rvv[d] = &b->base;
+            !tir_struct_equal(E->iters[ea].dom.extent, R->iters[rb].dom.extent))
+            return "an epilogue iterator's domain differs from the reduction's";
+        P->ev[d] = a;
+        P->rvv[d] = &b->base;
     }
-    if (why) {
-        const void *marks[2] = {R, E};
-        return sch_fail_marks(c, TIR_ERR_SCHED_INDEX_MAP, erv, 2, marks,
-                              "blocks \"%s\" and \"%s\" do not map one to one through %s: %s",
-                              R->name, E->name, temp->name, why);
-    }
-    /* 5: nothing in between touches the buffers involved */
-    for (int j = ri + 1; j < ei; j++) {
+    return NULL;
+}
+
+/* 5: nothing in between (nor R itself) touches the buffers involved. */
+static tir_status check_no_intervening(sch_call *c, const fre_plan *P, uint32_t erv) {
+    const tir_schedule *s = c->sch;
+    const tir_block *R = P->R, *E = P->E;
+    for (int j = P->ri + 1; j < P->ei; j++) {
         const tir_block *o = sch_sref_block(s, j);
-        if (!o || sch_is_ancestor(s, ri, j)) continue;
+        if (!o || sch_is_ancestor(s, P->ri, j)) continue;
         const char *bad = NULL;
         for (int w = 0; w < o->nwrites && !bad; w++) {
             const tir_buffer *wb = o->writes[w].buffer;
-            if (wb == temp || wb == D) bad = wb->name;
+            if (wb == P->temp || wb == P->D) bad = wb->name;
             for (int k = 0; k < E->nreads && !bad; k++)
                 if (E->reads[k].buffer == o->writes[w].buffer) bad = o->writes[w].buffer->name;
         }
         for (int k = 0; k < o->nreads && !bad; k++)
-            if (o->reads[k].buffer == D) bad = D->name;
+            if (o->reads[k].buffer == P->D) bad = P->D->name;
         if (bad) {
             const void *marks[3] = {R, o, E};
             return sch_fail_marks(c, TIR_ERR_SCHED_INTERVENING_ACCESS, erv, 3, marks,
@@ -418,154 +362,219 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
                                   o->name, R->name, E->name, bad);
         }
     }
-    if (scan_buffer(R, D).any) {
+    if (scan_buffer(R, P->D).any) {
         const void *marks[2] = {R, E};
         return sch_fail_marks(c, TIR_ERR_SCHED_INTERVENING_ACCESS, erv, 2, marks,
                               "block \"%s\" itself accesses %s, which the epilogue writes",
-                              R->name, D->name);
+                              R->name, P->D->name);
     }
+    return TIR_OK;
+}
 
-    /* Does temp have to keep its values? */
-    bool keep_temp = false;
-    for (int i = 0; i < s->func->nparams; i++) keep_temp |= s->func->buffer_map[i] == temp;
-    for (int j = 0; j < s->nsrefs && !keep_temp; j++) {
-        const tir_block *o = sch_sref_block(s, j);
-        if (!o || o == R || o == E) continue;
-        for (int k = 0; k < o->nreads; k++) keep_temp |= o->reads[k].buffer == temp;
-        for (int k = 0; k < o->nwrites; k++) keep_temp |= o->writes[k].buffer == temp;
+/* Preconditions 1 to 5 (see schedule.h); fills P. */
+static tir_status fre_check(sch_call *c, fre_plan *P) {
+    const tir_schedule *s = c->sch;
+    uint32_t rrv = c->args[0].rv, erv = c->args[1].rv;
+    P->ri = sch_block_sref(c, rrv);
+    P->ei = sch_block_sref(c, erv);
+    const tir_block *R = P->R = sch_sref_block(s, P->ri), *E = P->E = sch_sref_block(s, P->ei);
+    P->Rr = s->srefs[P->ri].realize;
+    P->Er = s->srefs[P->ei].realize;
+    if (!is_reduction(P))
+        return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, rrv, R,
+                        "block \"%s\" is not a reduction of the form init: temp[...] = value, "
+                        "update: temp[...] = temp[...] + f (or max / min) writing one buffer",
+                        R->name);
+    /* 2: a later consumer in the same scope */
+    bool reads_temp = false;
+    for (int i = 0; i < E->nreads; i++) reads_temp |= E->reads[i].buffer == P->temp;
+    if (P->ei == P->ri || sch_scope_of(s, P->ei) != sch_scope_of(s, P->ri) || P->ei < P->ri ||
+        !reads_temp) {
+        const void *marks[2] = {R, E};
+        return sch_fail_marks(c, TIR_ERR_SCHED_EPILOGUE_NOT_CONSUMER, erv, 2, marks,
+                              "block \"%s\" is not a later block of the same scope reading %s, "
+                              "the buffer block \"%s\" reduces into",
+                              E->name, P->temp->name, R->name);
     }
-    const tir_block *alloc_blk = NULL;
-    for (int j = 0; j < s->nsrefs && !alloc_blk; j++) {
+    P->est = tir_as_tir_buffer_store(E->body);
+    buf_use eu = scan_buffer(P->est ? (const void *)P->est->value : NULL, P->temp);
+    const char *why = epilogue_form_error(s, P, eu);
+    if (why)
+        return sch_fail(c, TIR_ERR_SCHED_EPILOGUE_PATTERN, erv, E, "epilogue block \"%s\" %s",
+                        E->name, why);
+    P->D = P->est->buffer;
+    P->tl = eu.load;
+    why = index_map_error(c->ctx, P);
+    if (why) {
+        const void *marks[2] = {R, E};
+        return sch_fail_marks(c, TIR_ERR_SCHED_INDEX_MAP, erv, 2, marks,
+                              "blocks \"%s\" and \"%s\" do not map one to one through %s: %s",
+                              R->name, E->name, P->temp->name, why);
+    }
+    return check_no_intervening(c, P, erv);
+}
+
+/* Does temp have to keep its values (a parameter, another block uses it,
+ * or no block allocates it)? */
+static void find_temp_use(const tir_schedule *s, fre_plan *P) {
+    const tir_buffer *temp = P->temp;
+    bool keep = false;
+    for (int i = 0; i < s->func->nparams; i++) keep |= s->func->buffer_map[i] == temp;
+    for (int j = 0; j < s->nsrefs && !keep; j++) {
+        const tir_block *o = sch_sref_block(s, j);
+        if (!o || o == P->R || o == P->E) continue;
+        for (int k = 0; k < o->nreads; k++) keep |= o->reads[k].buffer == temp;
+        for (int k = 0; k < o->nwrites; k++) keep |= o->writes[k].buffer == temp;
+    }
+    P->alloc_blk = NULL;
+    for (int j = 0; j < s->nsrefs && !P->alloc_blk; j++) {
         const tir_block *o = sch_sref_block(s, j);
         for (int k = 0; o && k < o->nallocs; k++)
-            if (o->allocs[k] == temp) alloc_blk = o;
+            if (o->allocs[k] == temp) P->alloc_blk = o;
     }
-    if (!alloc_blk) keep_temp = true;
+    P->keep_temp = keep || !P->alloc_blk;
+}
 
-    /* g = h(u), u = temp + c */
-    const tir_expr *g = est->value;
-    const tir_expr *load = &tl->base;
+/* The split g = h(u), u = temp + c: sets *u; false when g is too deep. */
+static bool split_epilogue(tir_ctx *ctx, const fre_plan *P, const tir_expr **u) {
+    const tir_expr *g = P->est->value, *load = &P->tl->base;
     enum { CAP = 4096 };
     const tir_expr **path = IR_NEWN(ctx, const tir_expr *, CAP);
     int np = 0;
-    if (!find_path(g, load, path, &np, CAP))
-        return sch_fail(c, TIR_ERR_SCHED_EPILOGUE_PATTERN, erv, E,
-                        "epilogue block \"%s\" is too deep to analyse", E->name);
+    if (!find_path(g, load, path, &np, CAP)) return false;
     int k = np - 2;
-    if (rk == RED_SUM)
+    if (P->rk == RED_SUM)
         while (k >= 0 && (path[k]->kind == TIR_KIND_ADD ||
                           (path[k]->kind == TIR_KIND_SUB &&
                            ((const tir_binop *)path[k])->a == path[k + 1])))
             k--;
-    else
-        k = np - 2;
-    const tir_expr *u = path[k + 1];
-    const tir_expr *cpart = rest(ctx, u, load);
-    bool identity = u == g;
-    if (!identity && !cpart) { /* nothing moves: not traced, and the caller is told */
-        c->unchanged = true;
-        return TIR_OK;
-    }
+    *u = path[k + 1];
+    return true;
+}
 
-    /* E's iterators -> R's spatial iterators */
-    const tir_expr *cR = cpart ? (const tir_expr *)tir_substitute(ctx, cpart, nd, ev, rvv) : NULL;
-    const tir_expr *init_val = ist->value;
-    if (cR) init_val = is_zero(init_val) ? cR : tir_add(ctx, init_val, cR);
-
-    /* The accumulator X and its indices in R's coordinates. */
-    const tir_buffer *X;
+/* The accumulator the new reduction writes: D itself (identity epilogue),
+ * temp, or a new buffer temp_acc. */
+typedef struct {
+    const tir_buffer *X, *acc_new;
     const tir_expr *const *xidx;
+    int nx;
     tir_buffer_region xreg;
-    const tir_buffer *acc_new = NULL;
+} fre_acc;
+
+static fre_acc choose_acc(tir_ctx *ctx, const fre_plan *P, bool identity) {
+    fre_acc a = {0};
     if (identity) {
-        X = D;
+        const tir_buffer_store *est = P->est;
+        a.X = P->D;
         const tir_expr **ix = IR_NEWN(ctx, const tir_expr *, est->nidx);
         for (int d = 0; d < est->nidx; d++)
-            ix[d] = (const tir_expr *)tir_substitute(ctx, est->indices[d], nd, ev, rvv);
-        xidx = ix;
-        xreg = subst_region(ctx, &E->writes[0], nd, ev, rvv);
-    } else {
-        if (keep_temp) {
-            tir_buffer_desc bd;
-            tir_buffer_describe(temp, &bd);
-            bd.name = tir_ctx_sprintf(ctx, "%s_acc", temp->name);
-            acc_new = tir_buffer_new(ctx, &bd);
-            X = acc_new;
-        } else {
-            X = temp;
-        }
-        xidx = ust->indices;
-        xreg = R->writes[0];
-        xreg.buffer = X;
+            ix[d] = (const tir_expr *)tir_substitute(ctx, est->indices[d], P->nd, P->ev, P->rvv);
+        a.xidx = ix;
+        a.nx = est->nidx;
+        a.xreg = sch_subst_region(ctx, &P->E->writes[0], P->nd, P->ev, P->rvv);
+        return a;
     }
-    int nx = identity ? est->nidx : ust->nidx;
-    const tir_expr *xload = tir_load(ctx, X, nx, xidx);
-    const tir_stmt *x_init = tir_store(ctx, X, init_val, nx, xidx);
-    const tir_stmt *x_upd =
-        tir_store(ctx, X, swap_expr(ctx, ust->value, uload, xload), nx, xidx);
+    if (P->keep_temp) {
+        tir_buffer_desc bd;
+        tir_buffer_describe(P->temp, &bd);
+        bd.name = tir_ctx_sprintf(ctx, "%s_acc", P->temp->name);
+        a.acc_new = a.X = tir_buffer_new(ctx, &bd);
+    } else {
+        a.X = P->temp;
+    }
+    a.xidx = P->ust->indices;
+    a.nx = P->ust->nidx;
+    a.xreg = P->R->writes[0];
+    a.xreg.buffer = a.X;
+    return a;
+}
 
-    /* The new reduction block. */
+/* The new reduction block: it accumulates into X from init_val (and into
+ * temp as before when temp keeps its values). */
+static const tir_stmt *new_reduction(tir_ctx *ctx, const fre_plan *P, const fre_acc *a,
+                                     const tir_expr *cR) {
+    const tir_block *R = P->R;
+    const tir_expr *init_val = P->ist->value;
+    if (cR) init_val = is_zero(init_val) ? cR : tir_add(ctx, init_val, cR);
+    const tir_expr *xload = tir_load(ctx, a->X, a->nx, a->xidx);
+    const tir_stmt *x_init = tir_store(ctx, a->X, init_val, a->nx, a->xidx);
+    const tir_stmt *x_upd =
+        tir_store(ctx, a->X, swap_expr(ctx, P->ust->value, P->uload, xload), a->nx, a->xidx);
     tir_block_desc rd;
     tir_block_describe(R, &rd);
-    bool dual = keep_temp && X != temp;
+    bool dual = P->keep_temp && a->X != P->temp;
     if (dual) {
         const tir_stmt *i2[2] = {R->init, x_init}, *u2[2] = {R->body, x_upd};
         rd.init = tir_seq_new(ctx, 2, i2);
         rd.body = tir_seq_new(ctx, 2, u2);
         tir_buffer_region *w = IR_NEWN(ctx, tir_buffer_region, 2);
         w[0] = R->writes[0];
-        w[1] = xreg;
+        w[1] = a->xreg;
         rd.writes = w;
         rd.nwrites = 2;
     } else {
         rd.init = x_init;
         rd.body = x_upd;
-        rd.writes = &xreg;
+        rd.writes = &a->xreg;
         rd.nwrites = 1;
     }
-    int cap = R->nreads + count_loads(cR) + 2, nr = 0;
-    tir_buffer_region *reads = IR_NEWN(ctx, tir_buffer_region, cap);
-    add_load_regions(ctx, cR, reads, &nr);
+    int nc, nr = 0;
+    const tir_buffer_region *creads = sch_load_regions(ctx, cR, &nc);
+    tir_buffer_region *reads = IR_NEWN(ctx, tir_buffer_region, R->nreads + nc + 2);
+    for (int i = 0; i < nc; i++) add_region(reads, &nr, creads[i]);
     for (int i = 0; i < R->nreads; i++) {
-        if (R->reads[i].buffer == temp && X != temp) {
+        if (R->reads[i].buffer == P->temp && a->X != P->temp) {
             if (dual) add_region(reads, &nr, R->reads[i]);
-            add_region(reads, &nr, xreg);
+            add_region(reads, &nr, a->xreg);
         } else {
             add_region(reads, &nr, R->reads[i]);
         }
     }
     rd.reads = reads;
     rd.nreads = nr;
-    fuse_env env = {.r_old = &Rr->base,
-                    .r_new = tir_block_realize_new(ctx, Rr->nvalues, Rr->values, Rr->predicate,
-                                                   tir_block_new(ctx, &rd))};
+    return tir_block_realize_new(ctx, P->Rr->nvalues, P->Rr->values, P->Rr->predicate,
+                                 tir_block_new(ctx, &rd));
+}
+
+/* E' = D = h(X[E's indices]) */
+static const tir_stmt *new_epilogue(tir_ctx *ctx, const fre_plan *P, const fre_acc *a,
+                                    const tir_expr *u) {
+    const tir_expr *xe = tir_load(ctx, a->X, P->tl->nidx, P->tl->indices);
+    const tir_expr *hv = swap_expr(ctx, P->est->value, u, xe);
+    tir_block_desc ed;
+    tir_block_describe(P->E, &ed);
+    ed.body = tir_store(ctx, P->D, hv, P->est->nidx, P->est->indices);
+    ed.reads = sch_load_regions(ctx, hv, &ed.nreads);
+    return tir_block_realize_new(ctx, P->Er->nvalues, P->Er->values, P->Er->predicate,
+                                 tir_block_new(ctx, &ed));
+}
+
+/* The rewrite: swaps in the new blocks and drops or adds allocations. */
+static void fre_rewrite(sch_call *c, const fre_plan *P, const tir_expr *u,
+                        const tir_expr *cpart) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    bool identity = u == P->est->value;
+    /* E's iterators -> R's spatial iterators */
+    const tir_expr *cR =
+        cpart ? (const tir_expr *)tir_substitute(ctx, cpart, P->nd, P->ev, P->rvv) : NULL;
+    fre_acc a = choose_acc(ctx, P, identity);
+    fuse_env env = {.r_old = &P->Rr->base, .r_new = new_reduction(ctx, P, &a, cR)};
     int want_hits = 1;
     if (identity) {
-        env.drop = drop;
+        env.drop = P->drop;
         want_hits++;
-        if (!keep_temp) {
-            env.alloc_blk = alloc_blk;
-            env.drop_alloc = temp;
+        if (!P->keep_temp) {
+            env.alloc_blk = P->alloc_blk;
+            env.drop_alloc = P->temp;
         }
     } else {
-        /* E' = D = h(X[E's indices]) */
-        const tir_expr *xe = tir_load(ctx, X, tl->nidx, tl->indices);
-        const tir_expr *hv = swap_expr(ctx, g, u, xe);
-        tir_block_desc ed;
-        tir_block_describe(E, &ed);
-        ed.body = tir_store(ctx, D, hv, est->nidx, est->indices);
-        int ecap = count_loads(hv), ne = 0;
-        tir_buffer_region *er = IR_NEWN(ctx, tir_buffer_region, ecap);
-        add_load_regions(ctx, hv, er, &ne);
-        ed.reads = er;
-        ed.nreads = ne;
-        env.e_old = &Er->base;
-        env.e_new = tir_block_realize_new(ctx, Er->nvalues, Er->values, Er->predicate,
-                                          tir_block_new(ctx, &ed));
+        env.e_old = &P->Er->base;
+        env.e_new = new_epilogue(ctx, P, &a, u);
         want_hits++;
-        if (acc_new) {
-            env.alloc_blk = sch_sref_block(s, sch_scope_of(s, ri));
-            env.add_alloc = acc_new;
+        if (a.acc_new) {
+            env.alloc_blk = sch_sref_block(s, sch_scope_of(s, P->ri));
+            env.add_alloc = a.acc_new;
         }
     }
     tir_mutator m = {.ctx = ctx, .user = &env};
@@ -575,6 +584,22 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
     m.on[TIR_KIND_SEQ] = on_seq;
     c->func = (const tir_prim_func *)tir_mutate(&m, s->func);
     TIR_ASSERT(env.hits == want_hits);
+}
+
+tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
+    fre_plan P = {0};
+    TIR_TRY(fre_check(c, &P));
+    find_temp_use(c->sch, &P);
+    const tir_expr *u = NULL;
+    if (!split_epilogue(c->ctx, &P, &u))
+        return sch_fail(c, TIR_ERR_SCHED_EPILOGUE_PATTERN, c->args[1].rv, P.E,
+                        "epilogue block \"%s\" is too deep to analyse", P.E->name);
+    const tir_expr *cpart = rest(c->ctx, u, &P.tl->base);
+    if (u != P.est->value && !cpart) { /* nothing moves: not traced, and the caller is told */
+        c->unchanged = true;
+        return TIR_OK;
+    }
+    fre_rewrite(c, &P, u, cpart);
     return TIR_OK;
 }
 

@@ -19,17 +19,8 @@ tir_status sch_prim_reorder(sch_call *c) {
     int n = c->args[0].n;
     const uint32_t *rvs = c->args[0].rvs;
 
-    if (n < 2)
-        return sch_fail(c, TIR_ERR_SCHED_LOOP_COUNT, n == 1 ? rvs[0] : 0, NULL,
-                        "reorder needs at least two loops, got %d", n);
-    int *sr = IR_NEWN(ctx, int, n);
-    for (int i = 0; i < n; i++) sr[i] = sch_loop_sref(c, rvs[i]);
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < i; j++)
-            if (sr[i] == sr[j])
-                return sch_fail(c, TIR_ERR_SCHED_DUPLICATE_LOOP, rvs[i], s->srefs[sr[i]].stmt,
-                                "loop %s is given twice (positions %d and %d)",
-                                sch_sref_for(s, sr[i])->var->name, j, i);
+    int *sr;
+    TIR_TRY(sch_loop_list(c, "reorder", &sr));
 
     /* 3: one path, no block in between. */
     int bottom = 0, top = 0;

@@ -58,53 +58,67 @@ static bool find_pre(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-tir_status sch_prim_reverse_compute_inline(sch_call *c) {
-    const tir_schedule *s = c->sch;
-    tir_ctx *ctx = c->ctx;
-    uint32_t rv = c->args[0].rv;
-    int qi = sch_block_sref(c, rv);
-    const tir_block *q = sch_sref_block(s, qi);
-    int sc = sch_scope_of(s, qi);
-    if (sc < 0)
-        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, q,
-                        "the root block cannot be inlined");
-    /* 1-2: the consumer. */
+/* What the precondition checks find, for the rewrite. */
+typedef struct {
+    int qi, pi;
+    const tir_block *q, *p; /* the consumer and its producer */
+    const tir_buffer_store *qst, *pst;
+    const tir_buffer *x; /* the buffer between them */
+    int *qit;            /* index d of the X load is q's iterator qit[d] */
+} rci_plan;
+
+/* 2-3: the consumer is a single complete store. */
+static tir_status check_consumer(sch_call *c, uint32_t rv, rci_plan *P) {
+    const tir_block *q = P->q;
     if (sch_classify_block(q) != SCH_BLOCK_COMPLETE)
         return sch_fail(c, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, rv, q,
                         "block \"%s\" is not complete (spatial iterators only, no init, "
                         "reads nothing it writes)",
                         q->name);
-    const tir_buffer_store *qst = tir_as_tir_buffer_store(q->body);
-    if (!qst || q->nwrites != 1 || q->writes[0].buffer != qst->buffer || q->nallocs)
+    P->qst = tir_as_tir_buffer_store(q->body);
+    if (!P->qst || q->nwrites != 1 || q->writes[0].buffer != P->qst->buffer || q->nallocs)
         return sch_fail(c, TIR_ERR_SCHED_NOT_SINGLE_STORE, rv, q,
                         "the body of block \"%s\" must be a single store to the one buffer it "
                         "writes",
                         q->name);
-    /* 3: exactly one produced buffer, one producer. */
+    return TIR_OK;
+}
+
+/* 4-5: exactly one produced buffer, one producer in scope sc. */
+static tir_status find_producer(sch_call *c, uint32_t rv, int sc, rci_plan *P) {
+    const tir_schedule *s = c->sch;
+    const tir_block *q = P->q;
     int *all;
-    int na = sch_scope_blocks(s, sc, &all), pi = -1;
-    const tir_buffer *x = NULL;
+    int na = sch_scope_blocks(s, sc, &all);
+    P->pi = -1;
     for (int r = 0; r < q->nreads; r++)
         for (int k = 0; k < na; k++) {
             const tir_block *o = sch_sref_block(s, all[k]);
-            if (all[k] == qi || !sch_region_has(o->nwrites, o->writes, q->reads[r].buffer))
+            if (all[k] == P->qi || !sch_region_has(o->nwrites, o->writes, q->reads[r].buffer))
                 continue;
-            if (pi >= 0 && (x != q->reads[r].buffer || pi != all[k])) {
-                const void *marks[2] = {sch_sref_block(s, pi), o};
+            if (P->pi >= 0 && (P->x != q->reads[r].buffer || P->pi != all[k])) {
+                const void *marks[2] = {sch_sref_block(s, P->pi), o};
                 return sch_fail_marks(c, TIR_ERR_SCHED_MULTIPLE_WRITERS, rv, 2, marks,
                                       "block \"%s\" reads what blocks \"%s\" and \"%s\" write; "
                                       "it needs exactly one producer",
-                                      q->name, sch_sref_block(s, pi)->name, o->name);
+                                      q->name, sch_sref_block(s, P->pi)->name, o->name);
             }
-            pi = all[k];
-            x = q->reads[r].buffer;
+            P->pi = all[k];
+            P->x = q->reads[r].buffer;
         }
-    if (pi < 0)
+    if (P->pi < 0)
         return sch_fail(c, TIR_ERR_SCHED_NO_PRODUCER, rv, q,
                         "block \"%s\" has no producer in its scope to inline into", q->name);
-    const tir_block *p = sch_sref_block(s, pi);
-    /* 4: the producer too is a single complete store. */
-    const tir_buffer_store *pst = tir_as_tir_buffer_store(p->body);
+    P->p = sch_sref_block(s, P->pi);
+    return TIR_OK;
+}
+
+/* 6-7: the producer too is a single complete store, and both access X
+ * trivially. */
+static tir_status check_producer(sch_call *c, uint32_t rv, rci_plan *P) {
+    const tir_block *p = P->p, *q = P->q;
+    const tir_buffer *x = P->x;
+    const tir_buffer_store *pst = P->pst = tir_as_tir_buffer_store(p->body);
     if (sch_classify_block(p) != SCH_BLOCK_COMPLETE || !pst || p->nwrites != 1 ||
         pst->buffer != x || p->nallocs) {
         const void *marks[2] = {p, q};
@@ -113,12 +127,11 @@ tir_status sch_prim_reverse_compute_inline(sch_call *c) {
                               "store to %s",
                               p->name, x->name);
     }
-    /* 5: trivial accesses on both sides. */
     load_finder lf = {{find_pre, NULL, NULL}, x, NULL, false};
     tir_visit(&lf.v, q->body);
-    int *qit = IR_NEWN(ctx, int, x->ndim + q->niters + 1);
-    int *pit = IR_NEWN(ctx, int, x->ndim + p->niters + 1);
-    if (!lf.first || lf.differ || !permutation(q, lf.first->nidx, lf.first->indices, qit) ||
+    P->qit = IR_NEWN(c->ctx, int, x->ndim + q->niters + 1);
+    int *pit = IR_NEWN(c->ctx, int, x->ndim + p->niters + 1);
+    if (!lf.first || lf.differ || !permutation(q, lf.first->nidx, lf.first->indices, P->qit) ||
         !permutation(p, pst->nidx, pst->indices, pit)) {
         const void *marks[2] = {p, q};
         return sch_fail_marks(c, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, rv, 2, marks,
@@ -126,65 +139,78 @@ tir_status sch_prim_reverse_compute_inline(sch_call *c) {
                               "each once, all of them, and always at the same indices",
                               p->name, x->name, q->name);
     }
-    /* 6 */
+    return TIR_OK;
+}
+
+/* 8-10: X is internal, read by q alone, and q runs over exactly its shape. */
+static tir_status check_buffer(sch_call *c, uint32_t rv, const rci_plan *P) {
+    const tir_schedule *s = c->sch;
+    const tir_block *q = P->q;
+    const tir_buffer *x = P->x;
     if (sch_is_param_buffer(s->func, x))
         return sch_fail(c, TIR_ERR_SCHED_OUTPUT_BUFFER, rv, q,
                         "%s is a parameter of the function and must stay written", x->name);
-    /* 7: no other reader of X. */
     for (int i = 0; i < s->nsrefs; i++) {
         const tir_block *o = sch_sref_block(s, i);
-        if (o && i != qi && i != pi && sch_region_has(o->nreads, o->reads, x)) {
+        if (o && i != P->qi && i != P->pi && sch_region_has(o->nreads, o->reads, x)) {
             const void *marks[2] = {q, o};
             return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
                                   "%s is also read by block \"%s\", which would lose it",
                                   x->name, o->name);
         }
     }
-    /* 8: the consumer runs over exactly X's shape. */
     for (int d = 0; d < x->ndim; d++) {
-        const tir_iter_var *it = &q->iters[qit[d]];
+        const tir_iter_var *it = &q->iters[P->qit[d]];
         if (!sch_is_const(it->dom.min, 0) || !tir_struct_equal(it->dom.extent, x->shape[d]))
             return sch_fail(c, TIR_ERR_SCHED_DOMAIN_MISMATCH, rv, q,
                             "iterator %s of \"%s\" runs over [%s, %s + %s), not over the "
                             "extent %s of dimension %d of %s",
-                            it->var->name, q->name, tir_print(ctx, it->dom.min),
-                            tir_print(ctx, it->dom.min), tir_print(ctx, it->dom.extent),
-                            tir_print(ctx, x->shape[d]), d, x->name);
+                            it->var->name, q->name, tir_print(c->ctx, it->dom.min),
+                            tir_print(c->ctx, it->dom.min), tir_print(c->ctx, it->dom.extent),
+                            tir_print(c->ctx, x->shape[d]), d, x->name);
     }
+    return TIR_OK;
+}
 
+/* Preconditions 1 to 10 (see schedule.h); fills P. */
+static tir_status rci_check(sch_call *c, rci_plan *P) {
+    const tir_schedule *s = c->sch;
+    uint32_t rv = c->args[0].rv;
+    P->qi = sch_block_sref(c, rv);
+    P->q = sch_sref_block(s, P->qi);
+    int sc = sch_scope_of(s, P->qi);
+    if (sc < 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, rv, P->q,
+                        "the root block cannot be inlined");
+    TIR_TRY(check_consumer(c, rv, P));
+    TIR_TRY(find_producer(c, rv, sc, P));
+    TIR_TRY(check_producer(c, rv, P));
+    return check_buffer(c, rv, P);
+}
+
+/* The producer block rewritten: it stores q's value, with X's loads
+ * replaced by its own value, at q's indices in its own iterators. */
+static const tir_block *inlined_block(tir_ctx *ctx, const rci_plan *P) {
+    const tir_block *p = P->p, *q = P->q;
+    const tir_buffer *x = P->x;
     /* Q's iterator qit[d] becomes P's store index d. */
-    rinline_env env = {x, pst->value, q->niters, IR_NEWN(ctx, const tir_var *, q->niters),
+    rinline_env env = {x, P->pst->value, q->niters, IR_NEWN(ctx, const tir_var *, q->niters),
                        IR_NEWN(ctx, const tir_expr *, q->niters)};
     for (int d = 0; d < x->ndim; d++) {
-        env.qvars[d] = q->iters[qit[d]].var;
-        env.pvals[d] = pst->indices[d];
+        env.qvars[d] = q->iters[P->qit[d]].var;
+        env.pvals[d] = P->pst->indices[d];
     }
     tir_mutator m = {.ctx = ctx, .user = &env};
     m.on[TIR_KIND_BUFFER_LOAD] = on_load;
-    const tir_stmt *body = tir_mutate_stmt(&m, &qst->base);
+    const tir_stmt *body = tir_mutate_stmt(&m, &P->qst->base);
     body = (const tir_stmt *)tir_substitute(ctx, body, env.n, env.qvars, env.pvals);
     tir_buffer_region *reads = IR_NEWN(ctx, tir_buffer_region, p->nreads + q->nreads);
     int nr = 0;
     for (int r = 0; r < p->nreads; r++) reads[nr++] = p->reads[r];
-    for (int r = 0; r < q->nreads; r++) {
-        if (q->reads[r].buffer == x) continue;
-        tir_range *rg = IR_NEWN(ctx, tir_range, q->reads[r].ndim);
-        for (int d = 0; d < q->reads[r].ndim; d++) {
-            rg[d].min = (const tir_expr *)tir_substitute(ctx, q->reads[r].ranges[d].min, env.n,
-                                                         env.qvars, env.pvals);
-            rg[d].extent = (const tir_expr *)tir_substitute(
-                ctx, q->reads[r].ranges[d].extent, env.n, env.qvars, env.pvals);
-        }
-        reads[nr++] = tir_region_new(ctx, q->reads[r].buffer, q->reads[r].ndim, rg);
-    }
-    tir_range *wg = IR_NEWN(ctx, tir_range, q->writes[0].ndim);
-    for (int d = 0; d < q->writes[0].ndim; d++) {
-        wg[d].min = (const tir_expr *)tir_substitute(ctx, q->writes[0].ranges[d].min, env.n,
-                                                     env.qvars, env.pvals);
-        wg[d].extent = (const tir_expr *)tir_substitute(ctx, q->writes[0].ranges[d].extent,
-                                                        env.n, env.qvars, env.pvals);
-    }
-    tir_buffer_region write = tir_region_new(ctx, q->writes[0].buffer, q->writes[0].ndim, wg);
+    for (int r = 0; r < q->nreads; r++)
+        if (q->reads[r].buffer != x)
+            reads[nr++] = sch_subst_region(ctx, &q->reads[r], env.n, env.qvars, env.pvals);
+    tir_buffer_region write = sch_subst_region(ctx, &q->writes[0], env.n, env.qvars, env.pvals);
     tir_block_desc d;
     tir_block_describe(p, &d);
     d.nreads = nr;
@@ -192,22 +218,28 @@ tir_status sch_prim_reverse_compute_inline(sch_call *c) {
     d.nwrites = 1;
     d.writes = &write;
     d.body = body;
-    const tir_block *nb = tir_block_new(ctx, &d);
-    const tir_block_realize *pr = s->srefs[pi].realize;
+    return tir_block_new(ctx, &d);
+}
 
+tir_status sch_prim_reverse_compute_inline(sch_call *c) {
+    rci_plan P = {0};
+    TIR_TRY(rci_check(c, &P));
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    const tir_block_realize *pr = s->srefs[P.pi].realize;
     const tir_block *owner = NULL;
     for (int i = 0; i < s->nsrefs && !owner; i++) {
         const tir_block *o = sch_sref_block(s, i);
         for (int k = 0; o && k < o->nallocs; k++)
-            if (o->allocs[k] == x) owner = o;
+            if (o->allocs[k] == P.x) owner = o;
     }
-    const tir_stmt *olds[2] = {sch_sref_stmt(s, sch_removable_root(s, qi)), &pr->base};
-    const tir_stmt *news[2] = {
-        NULL, tir_block_realize_new(ctx, pr->nvalues, pr->values, pr->predicate, nb)};
+    const tir_stmt *olds[2] = {sch_sref_stmt(s, sch_removable_root(s, P.qi)), &pr->base};
+    const tir_stmt *news[2] = {NULL, tir_block_realize_new(ctx, pr->nvalues, pr->values,
+                                                           pr->predicate, inlined_block(ctx, &P))};
     sch_edit_spec e = {.ctx = ctx, .nrepl = 2, .olds = olds, .news = news, .scope = owner,
-                       .drop_alloc = x};
+                       .drop_alloc = P.x};
     c->func = sch_edit(c, &e);
-    sch_retire_block(c, q->name);
+    sch_retire_block(c, P.q->name);
     return TIR_OK;
 }
 

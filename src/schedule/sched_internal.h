@@ -153,6 +153,9 @@ int sch_find_block(const tir_schedule *s, const char *name);
 /* The sref of a live handle (sch_run checked it). */
 int sch_loop_sref(const sch_call *c, uint32_t id);
 int sch_block_sref(const sch_call *c, uint32_t id);
+/* The srefs of the loop list in c->args[0] of primitive prim: at least
+ * two loops, none twice (else the status of the failure). */
+tir_status sch_loop_list(sch_call *c, const char *prim, int **srefs);
 static inline const tir_for *sch_sref_for(const tir_schedule *s, int i) {
     return tir_as_tir_for(s->srefs[i].stmt);
 }
@@ -267,6 +270,12 @@ const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
 /* ------------------------------------------------- blockops.c (prims-a) */
 
 bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf);
+/* The point regions of the distinct loads in node (may be NULL), an arena
+ * array of *n. */
+tir_buffer_region *sch_load_regions(tir_ctx *ctx, const void *node, int *n);
+/* r with vars[i] replaced by vals[i] in its ranges. */
+tir_buffer_region sch_subst_region(tir_ctx *ctx, const tir_buffer_region *r, int n,
+                                   const tir_var *const *vars, const tir_expr *const *vals);
 /* The block srefs whose scope is block sref `scope`, in program order
  * (arena array); returns the count. */
 int sch_scope_blocks(const tir_schedule *s, int scope, int **out);

@@ -4,8 +4,9 @@
  *
  * A separate primitive rather than three annotate calls so that the
  * annotations are validated against the loop they describe: one entry per
- * pipeline component, stages that do not make a component read data a
- * later stage has not produced yet, a real permutation as the order.
+ * pipeline component, stages and an order that do not make a component
+ * read data a later stage or a later statement of its own stage has not
+ * produced yet, a real permutation as the order.
  */
 #include <string.h>
 
@@ -59,6 +60,35 @@ static bool vec_has(const ir_vec *v, const void *p) {
     return false;
 }
 
+/* Preconditions 6 and 7 for a component j reading what an earlier
+ * component i writes (TVM's rule for a read-after-write dependence from i to
+ * j: stage(i) < stage(j), or the same stage and order(i) < order(j)).  A
+ * later stage would make j read the previous iteration's data; an earlier
+ * order in the same stage would make it read data not yet written. */
+static tir_status check_dependence(sch_call *c, const tir_stmt **comp, const access_state *acc,
+                                   int i, int j) {
+    uint32_t rv = c->args[0].rv;
+    const int64_t *stages = c->args[1].ints, *orders = c->args[2].ints;
+    if (stages[i] < stages[j] || (stages[i] == stages[j] && orders[i] < orders[j]))
+        return TIR_OK;
+    for (int k = 0; k < acc[j].reads.n; k++) {
+        const tir_buffer *b = acc[j].reads.items[k];
+        if (!vec_has(&acc[i].writes, b)) continue;
+        const void *marks[2] = {comp[i], comp[j]};
+        if (stages[i] > stages[j])
+            return sch_fail_marks(c, TIR_ERR_SCHED_PIPELINE_DEPENDENCE, rv, 2, marks,
+                                  "component %d (stage %lld) reads %s, which component %d "
+                                  "writes in the later stage %lld",
+                                  j, (long long)stages[j], b->name, i, (long long)stages[i]);
+        return sch_fail_marks(c, TIR_ERR_SCHED_PIPELINE_ORDER_DEPENDENCE, rv, 2, marks,
+                              "component %d (stage %lld, order %lld) reads %s, which component "
+                              "%d writes in the same stage but later in the order (%lld)",
+                              j, (long long)stages[j], (long long)orders[j], b->name, i,
+                              (long long)orders[i]);
+    }
+    return TIR_OK;
+}
+
 tir_status sch_prim_software_pipeline(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -100,7 +130,7 @@ tir_status sch_prim_software_pipeline(sch_call *c) {
                             "async stage %lld %s", (long long)async[i],
                             dup ? "is given twice" : "is not the stage of any component");
     }
-    /* 6: a reader is in a stage no earlier than an earlier writer. */
+    /* 6-7: the stages and the order respect the dependences */
     access_state *acc = IR_NEWN(ctx, access_state, n);
     for (int i = 0; i < n; i++) {
         acc[i].v.pre = access_pre;
@@ -108,20 +138,7 @@ tir_status sch_prim_software_pipeline(sch_call *c) {
     }
     tir_status ret = TIR_OK;
     for (int j = 0; j < n && ret == TIR_OK; j++)
-        for (int i = 0; i < j && ret == TIR_OK; i++) {
-            if (stages[i] <= stages[j]) continue;
-            for (int k = 0; k < acc[j].reads.n; k++) {
-                const tir_buffer *b = acc[j].reads.items[k];
-                if (!vec_has(&acc[i].writes, b)) continue;
-                const void *marks[2] = {comp[i], comp[j]};
-                ret = sch_fail_marks(c, TIR_ERR_SCHED_PIPELINE_DEPENDENCE, rv, 2, marks,
-                                     "component %d (stage %lld) reads %s, which component %d "
-                                     "writes in the later stage %lld",
-                                     j, (long long)stages[j], b->name, i,
-                                     (long long)stages[i]);
-                break;
-            }
-        }
+        for (int i = 0; i < j && ret == TIR_OK; i++) ret = check_dependence(c, comp, acc, i, j);
     for (int i = 0; i < n; i++) {
         ir_vec_free(&acc[i].reads);
         ir_vec_free(&acc[i].writes);

@@ -94,24 +94,43 @@ int sch_find_block(const tir_schedule *s, const char *name) {
     return -1;
 }
 
+/* The entry of a live handle of the given kind ('l' or 'b'). */
+static const sch_entry *live_entry(const sch_call *c, uint32_t id, char kind) {
+    TIR_ASSERT(id >= 1 && (int)id <= c->sch->nentries);
+    const sch_entry *e = &c->sch->entries[id - 1];
+    TIR_ASSERT(e->kind == kind && e->retired_by < 0);
+    return e;
+}
+
 int sch_loop_sref(const sch_call *c, uint32_t id) {
-    const tir_schedule *s = c->sch;
-    TIR_ASSERT(id >= 1 && (int)id <= s->nentries);
-    const sch_entry *e = &s->entries[id - 1];
-    TIR_ASSERT(e->kind == 'l' && e->retired_by < 0);
-    int i = sch_find_loop(s, e->loop_var);
+    int i = sch_find_loop(c->sch, live_entry(c, id, 'l')->loop_var);
     TIR_ASSERT(i >= 0);
     return i;
 }
 
 int sch_block_sref(const sch_call *c, uint32_t id) {
-    const tir_schedule *s = c->sch;
-    TIR_ASSERT(id >= 1 && (int)id <= s->nentries);
-    const sch_entry *e = &s->entries[id - 1];
-    TIR_ASSERT(e->kind == 'b' && e->retired_by < 0);
-    int i = sch_find_block(s, e->block_name);
+    int i = sch_find_block(c->sch, live_entry(c, id, 'b')->block_name);
     TIR_ASSERT(i >= 0);
     return i;
+}
+
+tir_status sch_loop_list(sch_call *c, const char *prim, int **srefs) {
+    const tir_schedule *s = c->sch;
+    int n = c->args[0].n;
+    const uint32_t *rvs = c->args[0].rvs;
+    if (n < 2)
+        return sch_fail(c, TIR_ERR_SCHED_LOOP_COUNT, n == 1 ? rvs[0] : 0, NULL,
+                        "%s needs at least two loops, got %d", prim, n);
+    int *sr = IR_NEWN(c->ctx, int, n);
+    for (int i = 0; i < n; i++) sr[i] = sch_loop_sref(c, rvs[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (sr[i] == sr[j])
+                return sch_fail(c, TIR_ERR_SCHED_DUPLICATE_LOOP, rvs[i], s->srefs[sr[i]].stmt,
+                                "loop %s is given twice (positions %d and %d)",
+                                sch_sref_for(s, sr[i])->var->name, j, i);
+    *srefs = sr;
+    return TIR_OK;
 }
 
 int sch_scope_of(const tir_schedule *s, int i) {

@@ -30,7 +30,7 @@ int tirc_cmd_bench(tir_ctx *ctx, const opts *o) {
     fprintf(stderr, "tirc: benchmarking on %s (%s), %d runs per median, input seed %llu\n",
             g.props->name, g.props->arch, o->runs, (unsigned long long)seed);
     tirc_print_header();
-    double t0 = tirc_now_ms();
+    double t0 = mt_now_ms();
     for (int si = 0; si < nsizes && rc != EXIT_RUNTIME; si++) {
         const int64_t *sz = o->nsizes ? o->sizes[si] : defaults[si];
         int64_t M = sz[0], N = sz[1], K = sz[2];
@@ -74,7 +74,7 @@ int tirc_cmd_bench(tir_ctx *ctx, const opts *o) {
             tirc_print_row(o, &cr);
             for (int step = o->step_lo; step <= o->step_hi; step++) {
                 fprintf(stderr, "[%d/%d, %.0f s] %lldx%lldx%lld %s%sstep %d\n", ++done, total,
-                        (tirc_now_ms() - t0) / 1e3, (long long)M, (long long)N, (long long)K,
+                        (mt_now_ms() - t0) / 1e3, (long long)M, (long long)N, (long long)K,
                         tirc_is_fused(o) ? seed_epi_name((seed_epi)e) : "",
                         tirc_is_fused(o) ? " " : "", step);
                 /* The reference is in p.ref for set 0: recompute it, since a

@@ -3,15 +3,8 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "tirc.h"
-
-double tirc_now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 bool tirc_is_fused(const opts *o) { return !strcmp(o->example, "fused"); }
 
@@ -50,7 +43,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
 /* Schedules and compiles; *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
                         const tir_module **m, double *ms) {
-    double t0 = tirc_now_ms();
+    double t0 = mt_now_ms();
     tir_schedule *s;
     tir_status st = tirc_schedule(ctx, f, fused, step, false, &s);
     if (st != TIR_OK) return st;
@@ -59,6 +52,6 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     cg.arch = o->arch;
     st = tir_build(ctx, tir_sched_func(s), &cg, m);
     tir_sched_destroy(s);
-    if (ms) *ms = tirc_now_ms() - t0;
+    if (ms) *ms = mt_now_ms() - t0;
     return st;
 }

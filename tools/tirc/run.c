@@ -65,14 +65,14 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     }
     tir_sim_opts so = {.uninit_params = 1ull << (nargs - 1), .check_uninit = true};
     tir_sim_report rep;
-    double t0 = tirc_now_ms();
+    double t0 = mt_now_ms();
     if (tir_sim_run(ctx, kernel, nargs, args, &so, &rep) != TIR_OK) {
         fprintf(stderr, "tirc: %s step %d: the simulator found an error:\n%s\n", o->example, step,
                 tir_ctx_error(ctx));
         rc = EXIT_VERIFY;
         goto done;
     }
-    double t1 = tirc_now_ms();
+    double t1 = mt_now_ms();
     for (int64_t i = 0; i < M * N; i++) ref[i] = h.want[i];
     char what[96];
     snprintf(what, sizeof what, "%s%s%s step %d", o->example, fused ? " " : "",

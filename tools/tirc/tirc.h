@@ -23,6 +23,7 @@
 #include "minitir/sim.h"
 #include "minitir/runtime.h"
 #include "minitir/schedule.h"
+#include "now_ms.h"
 #include "seed.h"
 
 enum {
@@ -62,7 +63,6 @@ int tirc_help(const char *cmd);
 
 /* ----------------------------------------------------------- common.c */
 
-double tirc_now_ms(void);
 bool tirc_is_fused(const opts *o);
 /* The program of an example: the matmul, or the fused GEMM of epilogue e. */
 const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, int64_t N,
