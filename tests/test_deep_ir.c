@@ -22,6 +22,7 @@
 #include "minitir/codegen.h"
 #include "minitir/ir.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 
 static int setup(void **st) {
     *st = tir_ctx_create();

@@ -41,6 +41,7 @@
 #include <cmocka.h>
 
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "minitir/runtime.h"
 #include "sched_check.h"
 

@@ -19,6 +19,7 @@
 #include "lower_kernels.h"
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 
 static tir_ctx *ctx;
 

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "minitir/schedule.h"
 
 #define OK(ctx, x)                                                                                 \

@@ -24,6 +24,7 @@
 
 #include "lower_kernels.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "minitir/schedule.h"
 #include "seed.h"
 

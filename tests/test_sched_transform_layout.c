@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "minitir/runtime.h"
 #include "sched_check.h"
 #include "seed.h"

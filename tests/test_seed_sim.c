@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "minitir/runtime.h"
 #include "seed.h"
 

@@ -21,6 +21,7 @@
 
 #include "cg_kernels.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "now_ms.h"
 
 #if defined(__SANITIZE_ADDRESS__)

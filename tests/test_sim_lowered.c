@@ -19,6 +19,7 @@
 
 #include "lower_kernels.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 
 static void fill(float *a, int64_t n, unsigned seed) {
     for (int64_t i = 0; i < n; i++) {

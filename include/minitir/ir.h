@@ -59,7 +59,9 @@ TIR_API void tir_ctx_destroy(tir_ctx *ctx);
 TIR_API tir_status tir_ctx_error_code(const tir_ctx *ctx);
 TIR_API const char *tir_ctx_error(const tir_ctx *ctx);
 TIR_API void tir_ctx_clear_error(tir_ctx *ctx);
-/* Records an error and returns code, so `return tir_ctx_fail(...)` works. */
+/* Records an error and returns code, so `return tir_ctx_fail(...)` works.
+ * The arguments may include tir_ctx_error(ctx) (to re-label an error): the
+ * message is formatted before the old one is freed. */
 TIR_API tir_status tir_ctx_fail(tir_ctx *ctx, tir_status code, const char *fmt, ...)
     TIR_PRINTF(3, 4);
 

@@ -1,5 +1,5 @@
-/* minitir/lower.h: from a scheduled function to a flat GPU kernel, and the
- * CPU SIMT simulator that checks such kernels.
+/* minitir/lower.h: from a scheduled function to a flat GPU kernel.  The
+ * CPU SIMT simulator that runs such kernels is in minitir/sim.h.
  *
  * The lowered form is the contract in docs/lowered-ir.md: no blocks, 1-D
  * buffers, launch dimensions as thread-binding loops, shared/local buffers
@@ -9,6 +9,7 @@
 #define MINITIR_LOWER_H
 
 #include "minitir/ir.h"
+#include "minitir/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,7 +18,8 @@ extern "C" {
 /* ---------------------------------------------------------------- lowering */
 
 /* Target limits and switches of the lowering pipeline (src/lower/pipeline.c
- * lists the passes; docs/lowering.md describes each). */
+ * lists the passes; docs/lowering.md describes each).  The limits are
+ * copied from a tir_target_limits (minitir/target.h). */
 typedef struct tir_lower_opts {
     int max_threads_per_block;  /* product of threadIdx extents (1024) */
     int max_thread_extent[3];   /* threadIdx.x, y, z (1024, 1024, 64) */
@@ -30,8 +32,12 @@ typedef struct tir_lower_opts {
     bool no_race_check;
 } tir_lower_opts;
 
-/* Fills o with the defaults: the limits of sm_90. */
+/* Fills o with the defaults: the limits of the default target (sm_90,
+ * tir_target_default). */
 TIR_API void tir_lower_opts_init(tir_lower_opts *o);
+/* Fills o with the defaults and the limits lim (a target's, or a real
+ * device's from tir_rt_device_limits). */
+TIR_API void tir_lower_opts_init_target(tir_lower_opts *o, const tir_target_limits *lim);
 
 /* Lowers a scheduled function to a kernel in the form of
  * docs/lowered-ir.md.  opts may be NULL (defaults).  On success sets
@@ -60,79 +66,41 @@ TIR_API tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kern
 TIR_API int tir_lower_num_passes(void);
 TIR_API const char *tir_lower_pass_name(int i);
 
-/* ----------------------------------------------------------- SIMT simulator */
+/* ------------------------------------------------------------ launch sizes */
 
-/* Runs a lowered kernel (docs/lowered-ir.md) on the host the way a GPU
- * would: every thread block of the grid, every thread of a block, with
- * per-block shared memory, per-thread local memory, syncthreads barriers
- * and asynchronous copies.  Each thread of a block is a coroutine that runs
- * until its next syncthreads; when every thread of the block waits at the
- * same barrier they all go on.  Blocks run one after the other, threads of
- * a block in order of their linear id (x fastest), so runs are
- * deterministic.
- *
- * Grid and block sizes come from the thread-binding loops (blockIdx
- * extents evaluated from the scalar arguments).  Arguments are as for
- * tir_interp_run: buffer parameters are dense host arrays.
- *
- * Detected, with the statement, the thread (blockIdx, threadIdx) and the
- * buffer element in the message:
- *   TIR_ERR_OUT_OF_BOUNDS      an index outside a global, shared or local
- *                              buffer;
- *   TIR_ERR_SIM_RACE           two threads of a block access one shared
- *                              element in the same barrier interval and at
- *                              least one access is a write (and, with
- *                              check_global_races, conflicting global
- *                              accesses);
- *   TIR_ERR_SIM_BARRIER        a syncthreads not reached by all threads of
- *                              the block (threads waiting at different
- *                              syncthreads, or finished while others wait);
- *   TIR_ERR_SIM_CP_ASYNC_PENDING  a load or store of a shared element whose
- *                              cp_async has not completed (no matching
- *                              cp_async_wait yet), or bad cp_async operands
- *                              (TIR_ERR_EVAL, TIR_ERR_OUT_OF_BOUNDS);
- *   TIR_ERR_UNINIT_READ        with check_uninit, a read of a shared or
- *                              local element never written (and of global
- *                              parameters marked in uninit_params);
- *   TIR_ERR_SIM_LAUNCH         launch dimensions that cannot be determined
- *                              or are out of limits.
- * The first error stops the run. */
-typedef struct tir_sim_opts {
-    /* Bit i: parameter i's buffer starts unwritten (as tir_interp_opts). */
-    uint64_t uninit_params;
-    /* Reading a shared or local element never written is an error.  Off:
-     * such reads see the simulator's poison pattern (all bits set). */
-    bool check_uninit;
-    /* Skip shared-memory race detection (faster). */
-    bool no_race_check;
-    /* Also report global-memory races: a load or store of an element that
-     * another thread wrote, where that thread is in another block or wrote
-     * in the same barrier interval (write-after-read is not tracked in
-     * global memory). */
-    bool check_global_races;
-} tir_sim_opts;
+/* The launch sizes of a lowered kernel: the extent of each launch axis
+ * (blockIdx.x..z, then threadIdx.x..z, minitir/target.h), and the first
+ * loop bound to it.  NULL: the axis is unused (size 1). */
+typedef struct tir_launch {
+    const tir_expr *extent[TIR_NLAUNCH_AXES];
+    const tir_for *loop[TIR_NLAUNCH_AXES];
+} tir_launch;
 
-typedef struct tir_sim_report {
-    int64_t grid[3], block[3]; /* launch dimensions (x, y, z) */
-    int64_t blocks_run;        /* thread blocks simulated (complete or not) */
-    int64_t threads_run;
-    int64_t barriers;          /* barrier releases, summed over blocks */
-    int64_t cp_async_copies;   /* completed copies */
-    int64_t shared_bytes;      /* shared memory of one block */
-    bool coroutines;           /* false: no syncthreads, threads ran plainly */
-    /* When the run failed in a thread: which one. */
-    bool has_thread;
-    int64_t block_idx[3], thread_idx[3];
-} tir_sim_report;
+/* The one check of a lowered kernel's thread-binding loops, used by
+ * lowering (check_kernel), codegen, the simulator and, through the
+ * module's launch sizes, the runtime.  Fills *out, or returns
+ * TIR_ERR_UNSUPPORTED with a message naming the loop when
+ *   1. a loop is bound to a tag that is not a launch axis (vthread, or
+ *      unknown);
+ *   2. a loop is nested in a loop bound to the same axis;
+ *   3. a bound loop does not start at the constant 0;
+ *   4. a threadIdx extent is not a positive constant, or is over the
+ *      limit of its axis (lim->max_block_dim);
+ *   5. a blockIdx extent is not a scalar integer expression of constants,
+ *      scalar parameters and integer arithmetic (+ - * / % floordiv
+ *      floormod min max, casts), or is a constant below 1;
+ *   6. two loops bound to one axis have different extents;
+ *   7. the threads per block (product of the threadIdx extents) are over
+ *      lim->max_threads_per_block.
+ * lim may be NULL (the default target's limits). */
+TIR_API tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
+                                    const tir_target_limits *lim, tir_launch *out);
 
-/* Launch dimensions of a lowered kernel for these arguments. */
-TIR_API tir_status tir_sim_launch_dims(tir_ctx *ctx, const tir_prim_func *kernel, int nargs,
-                                       const tir_arg *args, int64_t grid[3], int64_t block[3]);
-
-/* Runs kernel; opts and report may be NULL. */
-TIR_API tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int nargs,
-                               const tir_arg *args, const tir_sim_opts *opts,
-                               tir_sim_report *report);
+/* Evaluates a launch extent accepted by tir_launch_check, with vars[i]
+ * (a scalar parameter) set to values[i].  False, with *why set to the
+ * reason, on a variable not in vars, a division by zero or an overflow. */
+TIR_API bool tir_launch_eval_extent(const tir_expr *e, int nvars, const tir_var *const *vars,
+                                    const int64_t *values, int64_t *out, const char **why);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,7 @@
 
 #include "minitir/codegen.h"
 #include "minitir/ir.h"
+#include "minitir/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,15 @@ TIR_API void tir_rt_close(tir_rt_device *dev);
 
 /* The properties read when the device was opened; owned by dev. */
 TIR_API const tir_rt_props *tir_rt_device_props(const tir_rt_device *dev);
+
+/* The target limits of a device as its driver reports them: the limits of
+ * the target of its arch (tir_target_find, else tir_target_default), with
+ * threads per block, block and grid sizes, static and opt-in shared memory,
+ * registers per block and warp size replaced by the driver's attributes in
+ * p (those that are positive). */
+TIR_API void tir_rt_limits_from_props(const tir_rt_props *p, tir_target_limits *out);
+/* tir_rt_limits_from_props of dev's properties. */
+TIR_API void tir_rt_device_limits(const tir_rt_device *dev, tir_target_limits *out);
 
 /* Makes dev's context current on the calling thread.  Errors: TIR_ERR_CUDA. */
 TIR_API tir_status tir_rt_bind_thread(tir_ctx *ctx, tir_rt_device *dev);

@@ -10,23 +10,12 @@
 
 #include "cg_internal.h"
 
-static const char *const axis_tags[CG_NAXES] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                                "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-
-int cg_tag_axis(const char *tag) {
-    if (!tag) return -1;
-    for (int i = 0; i < CG_NAXES; i++)
-        if (strcmp(tag, axis_tags[i]) == 0) return i;
-    return -1;
-}
-
 typedef struct chk {
     tir_ctx *ctx;
     const tir_prim_func *f;
     cg_info *info;
     ir_vec vars;          /* defined variables in scope */
     ir_vec bufs;          /* buffers in scope */
-    unsigned active_axes; /* bit i: inside a loop bound to axis i */
 } chk;
 
 static bool in_vec(const ir_vec *v, const void *p) {
@@ -74,61 +63,6 @@ static bool param_index_of(const tir_prim_func *f, const tir_buffer *b, int *idx
 }
 
 /* ------------------------------------------------------------ expressions */
-
-bool cg_expr_same(const tir_expr *a, const tir_expr *b) {
-    if (a == b) return true;
-    if (!a || !b || a->kind != b->kind || !tir_dtype_eq(a->dtype, b->dtype)) return false;
-    switch ((tir_kind)a->kind) {
-    case TIR_KIND_INT_IMM: return tir_as_tir_int_imm(a)->value == tir_as_tir_int_imm(b)->value;
-    case TIR_KIND_VAR: return false; /* different pointers */
-    case TIR_KIND_CAST: return cg_expr_same(tir_as_tir_cast(a)->value, tir_as_tir_cast(b)->value);
-    default:
-        if (tir_kind_is_binop((tir_kind)a->kind)) {
-            const tir_binop *x = tir_as_tir_binop(a), *y = tir_as_tir_binop(b);
-            return cg_expr_same(x->a, y->a) && cg_expr_same(x->b, y->b);
-        }
-        return false;
-    }
-}
-
-/* Grid extents are evaluated by the runtime (tir_module_launch_dims), so
- * they use only scalar parameters and the kinds it evaluates. */
-static tir_status chk_dim_expr(chk *c, const tir_expr *e, const char *tag) {
-    if (!tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
-        return unsupported(c, "codegen: the extent of %s is not a scalar integer (%s)", tag,
-                           dstr(c->ctx, e->dtype));
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM: return TIR_OK;
-    case TIR_KIND_VAR: {
-        const tir_var *v = tir_as_tir_var(e);
-        for (int i = 0; i < c->f->nparams; i++)
-            if (c->f->params[i] == v && !c->f->buffer_map[i]) return TIR_OK;
-        return unsupported(c,
-                           "codegen: the extent of %s uses variable '%s', which is not a scalar "
-                           "parameter",
-                           tag, v->name);
-    }
-    case TIR_KIND_ADD:
-    case TIR_KIND_SUB:
-    case TIR_KIND_MUL:
-    case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD:
-    case TIR_KIND_MIN:
-    case TIR_KIND_MAX: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        TIR_TRY(chk_dim_expr(c, b->a, tag));
-        return chk_dim_expr(c, b->b, tag);
-    }
-    case TIR_KIND_CAST: return chk_dim_expr(c, tir_as_tir_cast(e)->value, tag);
-    default:
-        return unsupported(c,
-                           "codegen: the extent of %s contains a %s node (allowed: constants, "
-                           "scalar parameters and integer arithmetic)",
-                           tag, tir_kind_name((tir_kind)e->kind));
-    }
-}
 
 static tir_status chk_expr(chk *c, const tir_expr *e, bool top_of_evaluate);
 
@@ -316,46 +250,11 @@ static tir_status chk_expr(chk *c, const tir_expr *e, bool top_of_evaluate) {
 
 static tir_status chk_stmt(chk *c, const tir_stmt *s);
 
+/* The launch sizes were checked by tir_launch_check (cg_check); here a
+ * bound loop only defines its variable. */
 static tir_status chk_thread_loop(chk *c, const tir_for *f) {
-    const char *tag = f->thread_tag;
-    int axis = cg_tag_axis(tag);
-    if (axis < 0)
-        return unsupported(c,
-                           "codegen: For loop over '%s' is bound to unknown thread tag '%s' "
-                           "(want blockIdx.x|y|z or threadIdx.x|y|z)",
-                           f->var->name, tag ? tag : "?");
-    if (c->active_axes & (1u << axis))
-        return unsupported(c,
-                           "codegen: For loop over '%s' is bound to %s inside a loop bound "
-                           "to the same axis",
-                           f->var->name, tag);
-    int64_t v;
-    if (!tir_expr_const_int(f->min, &v) || v != 0)
-        return unsupported(c, "codegen: For loop over '%s' (%s) must start at 0", f->var->name,
-                           tag);
-    if (axis >= 3) {
-        if (!tir_expr_const_int(f->extent, &v) || v <= 0)
-            return unsupported(c,
-                               "codegen: For loop over '%s' (%s) needs a positive constant "
-                               "extent (block sizes are static)",
-                               f->var->name, tag);
-    } else {
-        TIR_TRY(chk_dim_expr(c, f->extent, tag));
-        if (tir_expr_const_int(f->extent, &v) && v <= 0)
-            return unsupported(c, "codegen: For loop over '%s' (%s) has a non-positive extent",
-                               f->var->name, tag);
-    }
-    const tir_expr **dim = &c->info->dims[axis];
-    if (*dim && !cg_expr_same(*dim, f->extent))
-        return unsupported(c,
-                           "codegen: For loop over '%s' binds %s with an extent different "
-                           "from another loop bound to it",
-                           f->var->name, tag);
-    *dim = f->extent;
     ir_vec_push(&c->vars, f->var);
-    c->active_axes |= 1u << axis;
     tir_status st = chk_stmt(c, f->body);
-    c->active_axes &= ~(1u << axis);
     c->vars.n--;
     return st;
 }
@@ -527,21 +426,25 @@ static tir_status chk_params(chk *c) {
     return TIR_OK;
 }
 
-tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, cg_info *info) {
+/* The launch sizes, by lowering's one launch check (its message under
+ * "codegen: "). */
+static tir_status chk_launch(chk *c, const tir_target_limits *lim) {
+    tir_launch l;
+    tir_status s = tir_launch_check(c->ctx, c->f, lim, &l);
+    /* (tir_ctx_fail formats before it drops the old message) */
+    if (s != TIR_OK) return tir_ctx_fail(c->ctx, s, "codegen: %s", tir_ctx_error(c->ctx));
+    for (int i = 0; i < CG_NAXES; i++) c->info->dims[i] = l.extent[i];
+    return TIR_OK;
+}
+
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
+                    cg_info *info) {
     memset(info, 0, sizeof *info);
     info->written = IR_NEWN(ctx, bool, f->nparams);
     chk c = {.ctx = ctx, .f = f, .info = info};
     tir_status s = chk_params(&c);
+    if (s == TIR_OK) s = chk_launch(&c, lim);
     if (s == TIR_OK) s = chk_stmt(&c, f->body);
-    if (s == TIR_OK) {
-        int64_t threads = 1, v;
-        for (int i = 3; i < CG_NAXES; i++)
-            if (info->dims[i] && tir_expr_const_int(info->dims[i], &v)) threads *= v;
-        if (threads > 1024)
-            s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
-                             "codegen: kernel '%s' uses %lld threads per block (at most 1024)",
-                             f->name, (long long)threads);
-    }
     ir_vec_free(&c.vars);
     ir_vec_free(&c.bufs);
     return s;

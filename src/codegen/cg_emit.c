@@ -740,13 +740,14 @@ static tir_status serial_loop(cg *g, const tir_for *f);
 
 static tir_status thread_loop(cg *g, const tir_for *f) {
     if (g->host) return serial_loop(g, f);
-    static const char *const sreg[CG_NAXES] = {
-        "llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
-        "llvm.nvvm.read.ptx.sreg.ctaid.z", "llvm.nvvm.read.ptx.sreg.tid.x",
-        "llvm.nvvm.read.ptx.sreg.tid.y",   "llvm.nvvm.read.ptx.sreg.tid.z"};
-    int axis = cg_tag_axis(f->thread_tag);
+    int axis = tir_launch_axis(f->thread_tag);
     TIR_ASSERT(axis >= 0);
-    LLVMValueRef v = cg_call_intrinsic(g->mod, g->b, sreg[axis], NULL, 0, NULL, 0);
+    /* ctaid.x for blockIdx.x, tid.x for threadIdx.x, ... */
+    char sreg[48];
+    snprintf(sreg, sizeof sreg, "llvm.nvvm.read.ptx.sreg.%s.%c",
+             tir_thread_axis_kind(axis) == TIR_AXIS_KIND_BLOCK ? "ctaid" : "tid",
+             "xyz"[tir_thread_axis_dim(axis)]);
+    LLVMValueRef v = cg_call_intrinsic(g->mod, g->b, sreg, NULL, 0, NULL, 0);
     tir_dtype vt = f->var->base.dtype;
     if (vt.bits > 32) v = LLVMBuildZExt(g->b, v, ty(g, vt), "");
     if (vt.bits < 32) v = LLVMBuildTrunc(g->b, v, ty(g, vt), "");

@@ -8,14 +8,14 @@
 
 #include "ir/ir_internal.h"
 #include "minitir/codegen.h"
+#include "minitir/lower.h"
 
 /* Initialises LLVM's NVPTX target once per process (llvm_target.c). */
 void cg_llvm_init(void);
 
-/* Launch axes: blockIdx.x..z are 0..2, threadIdx.x..z are 3..5. */
-enum { CG_NAXES = 6 };
-/* The axis index of a thread tag, or -1 when tag is not one. */
-int cg_tag_axis(const char *tag);
+/* Launch axes (minitir/target.h): blockIdx.x..z are 0..2, threadIdx.x..z
+ * are 3..5. */
+enum { CG_NAXES = TIR_NLAUNCH_AXES };
 
 /* What checking a kernel against the lowered form finds out. */
 typedef struct cg_info {
@@ -23,13 +23,11 @@ typedef struct cg_info {
     bool *written;                  /* per param: the kernel stores to it (arena) */
 } cg_info;
 
-/* Checks f against docs/lowered-ir.md.  TIR_ERR_UNSUPPORTED (naming the
- * node) when it does not conform. */
-tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, cg_info *info);
+/* Checks f against docs/lowered-ir.md and the limits of the target.
+ * TIR_ERR_UNSUPPORTED (naming the node) when it does not conform. */
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
+                    cg_info *info);
 
-/* True when a and b are the same expression with the same variables
- * (no renaming, unlike tir_struct_equal). */
-bool cg_expr_same(const tir_expr *a, const tir_expr *b);
 
 /* Emits the kernel function `name` for f into mod.  Adds the static shared
  * memory it allocates to *shared_bytes.

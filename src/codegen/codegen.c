@@ -73,7 +73,8 @@ static const char *arena_copy(tir_ctx *ctx, const char *s, size_t n) {
 
 /* The LLVM half of tir_codegen: everything made here is freed here. */
 static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
-                           const tir_codegen_opts *o, const char *name, tir_module *m) {
+                           const tir_codegen_opts *o, const tir_target *t, const char *name,
+                           tir_module *m) {
     LLVMTargetRef target;
     char *err = NULL;
     if (LLVMGetTargetFromTriple(nvptx_triple, &target, &err)) {
@@ -82,9 +83,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
         LLVMDisposeMessage(err);
         return s;
     }
-    const char *features = o->features                      ? o->features
-                           : strcmp(o->arch, "sm_90a") == 0 ? "+ptx80"
-                                                            : "+ptx78";
+    const char *features = o->features ? o->features : t->ptx_features;
     LLVMCodeGenOptLevel lvl = o->opt_level == 0   ? LLVMCodeGenLevelNone
                               : o->opt_level == 1 ? LLVMCodeGenLevelLess
                               : o->opt_level == 2 ? LLVMCodeGenLevelDefault
@@ -109,11 +108,12 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
 
     bool dump = dump_wanted(o);
     tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &m->shared_bytes);
-    if (s == TIR_OK && m->shared_bytes > 48 * 1024)
+    if (s == TIR_OK && m->shared_bytes > t->limits.max_shared_static)
         s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
                          "codegen: kernel '%s' allocates %lld bytes of shared memory (static "
-                         "shared memory is limited to 49152 bytes)",
-                         kernel->name, (long long)m->shared_bytes);
+                         "shared memory is limited to %lld bytes)",
+                         kernel->name, (long long)m->shared_bytes,
+                         (long long)t->limits.max_shared_static);
     if (s == TIR_OK && dump) dump_module(mod, "before optimisation", name);
     if (s == TIR_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
         s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM rejects the module of '%s': %s",
@@ -178,13 +178,15 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: opt_level %d is not in 0..3",
                             o.opt_level);
     cg_info info;
-    TIR_TRY(cg_check(ctx, kernel, &info));
+    const tir_target *target = tir_target_find(o.arch);
+    TIR_ASSERT(target); /* tir_codegen_check_arch accepted it */
+    TIR_TRY(cg_check(ctx, kernel, &target->limits, &info));
     cg_llvm_init();
 
     tir_module *m = IR_NEW(ctx, tir_module);
     m->kernel_name = entry_name(ctx, kernel->name);
     m->arch = tir_intern(ctx, o.arch);
-    TIR_TRY(run_llvm(ctx, kernel, &info, &o, m->kernel_name, m));
+    TIR_TRY(run_llvm(ctx, kernel, &info, &o, target, m->kernel_name, m));
 
     tir_kernel_param *ps = IR_NEWN(ctx, tir_kernel_param, kernel->nparams);
     for (int i = 0; i < kernel->nparams; i++) {
@@ -211,79 +213,24 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
 
 /* ---------------------------------------------------------- launch sizes */
 
-typedef struct dim_eval {
-    const tir_module *m;
-    int nargs;
-    const tir_arg *args;
-    const char *why;
-} dim_eval;
-
-static bool eval_dim(dim_eval *d, const tir_expr *e, int64_t *out) {
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM: *out = tir_as_tir_int_imm(e)->value; return true;
-    case TIR_KIND_VAR:
-        for (int i = 0; i < d->m->nparams; i++)
-            if (d->m->params[i].var == tir_as_tir_var(e)) {
-                if (i >= d->nargs) {
-                    d->why = "too few arguments";
-                    return false;
-                }
-                *out = d->args[i].scalar;
-                return true;
-            }
-        d->why = "a variable that is not a parameter";
-        return false;
-    case TIR_KIND_CAST: {
-        int64_t v;
-        if (!eval_dim(d, tir_as_tir_cast(e)->value, &v)) return false;
-        tir_dtype t = e->dtype;
-        *out = t.bits == 64 ? v
-               : t.bits == 32
-                   ? (t.code == TIR_TYPE_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v)
-               : t.code == TIR_TYPE_UINT ? (int64_t)(uint8_t)v
-                                         : (int64_t)(int8_t)v;
-        return true;
-    }
-    default: break;
-    }
-    const tir_binop *b = tir_as_tir_binop(e);
-    int64_t x, y;
-    if (!b) {
-        d->why = "an expression that is not integer arithmetic";
-        return false;
-    }
-    if (!eval_dim(d, b->a, &x) || !eval_dim(d, b->b, &y)) return false;
-    bool ovf = false;
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_ADD: ovf = __builtin_add_overflow(x, y, out); break;
-    case TIR_KIND_SUB: ovf = __builtin_sub_overflow(x, y, out); break;
-    case TIR_KIND_MUL: ovf = __builtin_mul_overflow(x, y, out); break;
-    case TIR_KIND_MIN: *out = x < y ? x : y; break;
-    case TIR_KIND_MAX: *out = x > y ? x : y; break;
-    case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD: {
-        if (y == 0 || (x == INT64_MIN && y == -1)) {
-            d->why = "a division by zero or an overflow";
-            return false;
-        }
-        int64_t q = x / y, r = x % y;
-        bool floor = e->kind == TIR_KIND_FLOORDIV || e->kind == TIR_KIND_FLOORMOD;
-        if (floor && r != 0 && ((r < 0) != (y < 0))) {
-            q -= 1;
-            r += y;
-        }
-        *out = (e->kind == TIR_KIND_DIV || e->kind == TIR_KIND_FLOORDIV) ? q : r;
-        break;
-    }
-    default: d->why = "an expression that is not integer arithmetic"; return false;
-    }
-    if (ovf) {
-        d->why = "an overflow";
-        return false;
-    }
-    return true;
+/* The module's launch extents, evaluated by lowering's launch evaluator
+ * (tir_launch_eval_extent) with the scalar arguments. */
+static tir_status eval_one(tir_ctx *ctx, const tir_module *m, int i, int n, const tir_var **vars,
+                           const int64_t *values, int64_t *out) {
+    const tir_launch_dim *ld = i < 3 ? &m->grid[i] : &m->block[i - 3];
+    const char *why = NULL;
+    for (int k = n; k < m->nparams && !why; k++)
+        if (m->params[k].var && tir_uses_var(ld->extent, m->params[k].var))
+            why = "too few arguments";
+    if (why || !tir_launch_eval_extent(ld->extent, n, vars, values, out, &why))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
+                            m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], why);
+    if (*out <= 0)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "launch dims of '%s': %s.%c is %lld (must be positive)",
+                            m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3],
+                            (long long)*out);
+    return TIR_OK;
 }
 
 tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, const tir_arg *args,
@@ -291,17 +238,19 @@ tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, 
     if (!ctx) return TIR_ERR_INVALID_ARG;
     if (!m || !grid || !block || (nargs > 0 && !args))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims: missing argument");
-    dim_eval d = {m, nargs, args, NULL};
-    for (int i = 0; i < 6; i++) {
-        const tir_launch_dim *ld = i < 3 ? &m->grid[i] : &m->block[i - 3];
-        int64_t *out = i < 3 ? &grid[i] : &block[i - 3];
-        if (!eval_dim(&d, ld->extent, out))
-            return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
-                                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], d.why);
-        if (*out <= 0)
-            return tir_ctx_fail(
-                ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c is %lld (must be positive)",
-                m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], (long long)*out);
+    /* Parameters past nargs are left out: using one is "too few arguments". */
+    int n = nargs < m->nparams ? nargs : m->nparams;
+    const tir_var **vars = calloc((size_t)(n > 0 ? n : 1), sizeof *vars);
+    int64_t *values = calloc((size_t)(n > 0 ? n : 1), sizeof *values);
+    tir_status s = vars && values ? TIR_OK
+                                  : tir_ctx_fail(ctx, TIR_ERR_NOMEM, "launch dims: out of memory");
+    for (int i = 0; s == TIR_OK && i < n; i++) {
+        vars[i] = m->params[i].var;
+        values[i] = args[i].scalar;
     }
-    return TIR_OK;
+    for (int i = 0; s == TIR_OK && i < TIR_NLAUNCH_AXES; i++)
+        s = eval_one(ctx, m, i, n, vars, values, i < 3 ? &grid[i] : &block[i - 3]);
+    free(vars);
+    free(values);
+    return s;
 }

@@ -53,12 +53,9 @@ tir_status tir_codegen_check_arch(tir_ctx *ctx, const char *arch) {
         LLVMDisposeMessage(err);
         return s;
     }
-    /* LLVM 19 knows sm_20 .. sm_90a; we generate for Ampere and later. */
-    static const char *const ok[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (strcmp(arch, ok[i]) == 0) return TIR_OK;
-    return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
-                        "codegen: unsupported GPU arch '%s' (supported: sm_80, sm_86, sm_87, "
-                        "sm_89, sm_90, sm_90a)",
-                        arch);
+    /* The arches are minitir/target.h's targets. */
+    if (tir_target_find(arch)) return TIR_OK;
+    char list[256];
+    return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED, "codegen: unsupported GPU arch '%s' (supported: %s)",
+                        arch, tir_target_list(list, sizeof list));
 }

@@ -568,15 +568,6 @@ static void cbuf(comp *c, const tir_buffer *b, ir_cbuf *out) {
     out->elem_offset = cscalar(c, b->elem_offset, false, "an elem_offset");
 }
 
-static int thread_axis(const char *tag) {
-    static const char *const names[IR_NAXES] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                                "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-    if (!tag) return -1;
-    for (int i = 0; i < IR_NAXES; i++)
-        if (strcmp(tag, names[i]) == 0) return i;
-    return -1;
-}
-
 static const ir_cstmt *cstmt(comp *c, const tir_stmt *s);
 
 static void cblock(comp *c, const tir_block *b, int nvalues, const tir_expr *const *values,
@@ -643,7 +634,7 @@ static const ir_cstmt *cstmt(comp *c, const tir_stmt *s) {
         const tir_for *f = (const tir_for *)s;
         x->u.loop.min = cscalar(c, f->min, false, "a loop min");
         x->u.loop.extent = cscalar(c, f->extent, false, "a loop extent");
-        x->u.loop.axis = f->kind == TIR_FOR_THREAD_BINDING ? thread_axis(f->thread_tag) : -1;
+        x->u.loop.axis = f->kind == TIR_FOR_THREAD_BINDING ? tir_launch_axis(f->thread_tag) : -1;
         int old = var_define(c, f->var);
         x->u.loop.slot = var_lookup(c, f->var);
         x->u.loop.body = cstmt(c, f->body);

@@ -78,8 +78,12 @@ typedef enum ir_tc {
     IR_TC_VOID,
 } ir_tc;
 
-/* Thread axes for env->thread_idx. */
-enum { IR_BLOCK_X, IR_BLOCK_Y, IR_BLOCK_Z, IR_THREAD_X, IR_THREAD_Y, IR_THREAD_Z, IR_NAXES };
+/* Thread axes for env->thread_idx: the launch axes of minitir/target.h. */
+enum {
+    IR_BLOCK_X = TIR_AXIS_BLOCK_X,
+    IR_THREAD_X = TIR_AXIS_THREAD_X,
+    IR_NAXES = TIR_NLAUNCH_AXES
+};
 
 /* The storage of one buffer as seen by one env.  elem_offset, shape and
  * strides are evaluated when the buffer is bound (parameters) or allocated

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "minitir/ir.h"
+#include "minitir/target.h"
 
 /* Compiler bugs, not user errors: print where and abort. */
 #define TIR_ASSERT(c)                                                                     \
@@ -43,12 +44,11 @@ static inline int ir_default_align(tir_dtype t) {
  * tir_def_*, the TE layer and the parser. */
 static inline bool ir_extent_ok(int64_t v) { return v > 0 && v <= INT32_MAX; }
 
-/* The thread axes a loop may be bound to: tir_sched_bind accepts these and
- * the parser reads no other thread tag. */
-#define IR_NTHREAD_AXES 9
-extern const char *const ir_thread_axes[IR_NTHREAD_AXES];
+/* The thread axes a loop may be bound to (minitir/thread_axes.def):
+ * tir_sched_bind accepts these and the parser reads no other thread tag.
+ * The hint lists them for messages (keep it in step with the table). */
 #define IR_THREAD_AXES_HINT "use blockIdx.x/y/z, threadIdx.x/y/z or vthread.x/y/z"
-/* The entry of ir_thread_axes equal to s, or NULL. */
+/* The table's tag equal to s (a static string), or NULL. */
 const char *ir_thread_axis_find(const char *s);
 
 /* A fresh id for variables and buffers (unique within ctx). */

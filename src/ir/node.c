@@ -39,14 +39,9 @@ static const struct {
 #include "minitir/intrinsics.def"
 };
 
-const char *const ir_thread_axes[IR_NTHREAD_AXES] = {
-    "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
-    "threadIdx.z", "vthread.x", "vthread.y", "vthread.z"};
-
 const char *ir_thread_axis_find(const char *s) {
-    for (int i = 0; i < IR_NTHREAD_AXES; i++)
-        if (strcmp(ir_thread_axes[i], s) == 0) return ir_thread_axes[i];
-    return NULL;
+    int a = tir_thread_axis_lookup(s);
+    return a < 0 ? NULL : tir_thread_axis_name(a);
 }
 
 const char *tir_intrin_name(tir_intrin op) {

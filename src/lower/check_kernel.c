@@ -3,7 +3,10 @@
  * 1-D buffers, constant-size shared/local allocations) and that shared
  * memory per block and local memory per thread stay within the target
  * limits; a violation of the form is a lowering bug (assertion), an
- * allocation over the limit a user error naming the buffers.
+ * allocation over the limit a user error naming the buffers.  The launch
+ * sizes go through the one launch check every later layer uses
+ * (tir_launch_check, launch.c), so a kernel lowering accepts is one that
+ * codegen and the simulator accept.
  */
 #include <string.h>
 
@@ -66,6 +69,15 @@ static const char *names(tir_ctx *ctx, const ir_vec *v) {
     return ir_sb_finish(&sb, ctx);
 }
 
+static tir_status check_launch(lower_state *st, const tir_prim_func *in) {
+    tir_target_limits lim;
+    lower_opts_limits(&st->opts, &lim);
+    tir_launch l;
+    if (tir_launch_check(st->ctx, in, &lim, &l) == TIR_OK) return TIR_OK;
+    /* (tir_ctx_fail formats before it drops the old message) */
+    return tir_ctx_fail(st->ctx, TIR_ERR_LOWER, "check_kernel: %s", tir_ctx_error(st->ctx));
+}
+
 tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     ck c = {.st = st, .f = in};
     tir_visitor v = {.pre = pre, .user = &c};
@@ -88,6 +100,7 @@ tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const ti
                          names(st->ctx, &c.local));
     ir_vec_free(&c.shared);
     ir_vec_free(&c.local);
+    if (s == TIR_OK) s = check_launch(st, in);
     /* tir_lower verifies every pass's result (variables and buffers defined
      * where they are used), this one's included */
     if (s == TIR_OK) *out = in;

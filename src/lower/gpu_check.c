@@ -7,13 +7,12 @@
  * shape in shared or local scope.  The shared/local size limits are checked
  * on the compacted buffers by check_kernel.
  */
-#include <string.h>
 
 #include "lower_internal.h"
 
-enum { NTAGS = 6 };
-static const char *const tags[NTAGS] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+/* The launch axes of minitir/thread_axes.def: blockIdx x, y, z, then
+ * threadIdx x, y, z. */
+enum { NTAGS = TIR_NLAUNCH_AXES };
 
 typedef struct gc {
     lower_state *st;
@@ -23,12 +22,6 @@ typedef struct gc {
     const tir_block *block;      /* innermost enclosing block */
     const tir_stmt *block_stmt;  /* its BlockRealize */
 } gc;
-
-static int tag_index(const char *t) {
-    for (int i = 0; i < NTAGS; i++)
-        if (t && strcmp(t, tags[i]) == 0) return i;
-    return -1;
-}
 
 static tir_status check(gc *c, const tir_stmt *s);
 
@@ -40,7 +33,7 @@ static tir_status check_for(gc *c, const tir_for *f) {
                                  "blockIdx/threadIdx instead",
                                  f->var->name);
     if (f->kind != TIR_FOR_THREAD_BINDING) return check(c, f->body);
-    int t = tag_index(f->thread_tag);
+    int t = tir_launch_axis(f->thread_tag);
     if (t < 0)
         return lower_fail_marked(st, c->f, 1, (const void *[]){f},
                                  "gpu_check: loop '%s' is bound to '%s', which this target "
@@ -50,19 +43,19 @@ static tir_status check_for(gc *c, const tir_for *f) {
     if (!tir_expr_const_int(f->min, &v) || v != 0)
         return lower_fail_marked(st, c->f, 1, (const void *[]){f},
                                  "gpu_check: thread-bound loop '%s' must start at 0", f->var->name);
-    bool is_thread = t >= 3;
+    bool is_thread = tir_thread_axis_kind(t) == TIR_AXIS_KIND_THREAD;
     if (is_thread) {
         if (!tir_expr_const_int(f->extent, &v) || v <= 0)
             return lower_fail_marked(st, c->f, 1, (const void *[]){f},
                                      "gpu_check: loop '%s' bound to %s needs a constant "
                                      "positive extent",
                                      f->var->name, f->thread_tag);
-        if (v > st->opts.max_thread_extent[t - 3])
+        if (v > st->opts.max_thread_extent[tir_thread_axis_dim(t)])
             return lower_fail_marked(st, c->f, 1, (const void *[]){f},
                                      "gpu_check: loop '%s' bound to %s has extent %lld, "
                                      "more than the limit %d of that axis",
                                      f->var->name, f->thread_tag, (long long)v,
-                                     st->opts.max_thread_extent[t - 3]);
+                                     st->opts.max_thread_extent[tir_thread_axis_dim(t)]);
     }
     if (c->first[t] && !tir_struct_equal(c->first[t]->extent, f->extent))
         return lower_fail_marked(
@@ -147,14 +140,14 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
     gc c = {.st = st, .f = in};
     TIR_TRY(check(&c, in->body));
     int64_t threads = 1;
-    for (int t = 3; t < NTAGS; t++) {
+    for (int t = TIR_AXIS_THREAD_X; t < NTAGS; t++) {
         int64_t v;
         if (c.first[t] && tir_expr_const_int(c.first[t]->extent, &v)) threads *= v;
     }
     if (threads > st->opts.max_threads_per_block) {
         const void *marks[3];
         int n = 0;
-        for (int t = 3; t < NTAGS; t++)
+        for (int t = TIR_AXIS_THREAD_X; t < NTAGS; t++)
             if (c.first[t]) marks[n++] = c.first[t];
         return lower_fail_marked(st, in, n, marks,
                                  "gpu_check: %lld threads per block, more than the limit %d "

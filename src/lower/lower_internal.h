@@ -40,10 +40,13 @@ tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_pr
 tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 
+/* The target limits of lowering's options (those not in the options are
+ * the default target's). */
+void lower_opts_limits(const tir_lower_opts *o, tir_target_limits *out);
 /* f with another body (and the same parameters and attributes). */
 const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const tir_stmt *body);
-/* True for thread-binding loops whose tag starts with "threadIdx" /
- * "blockIdx". */
+/* True for thread-binding loops over a threadIdx / blockIdx axis
+ * (minitir/thread_axes.def). */
 bool lower_is_thread_loop(const tir_for *f);
 bool lower_is_block_loop(const tir_for *f);
 /* Records an error with the marked IR of `where` (a function or statement)

@@ -11,13 +11,13 @@ const tir_prim_func *lower_with_body(tir_ctx *ctx, const tir_prim_func *f, const
 }
 
 bool lower_is_thread_loop(const tir_for *f) {
-    return f && f->kind == TIR_FOR_THREAD_BINDING && f->thread_tag &&
-           strncmp(f->thread_tag, "threadIdx", 9) == 0;
+    return f && f->kind == TIR_FOR_THREAD_BINDING &&
+           tir_thread_axis_kind(tir_thread_axis_lookup(f->thread_tag)) == TIR_AXIS_KIND_THREAD;
 }
 
 bool lower_is_block_loop(const tir_for *f) {
-    return f && f->kind == TIR_FOR_THREAD_BINDING && f->thread_tag &&
-           strncmp(f->thread_tag, "blockIdx", 8) == 0;
+    return f && f->kind == TIR_FOR_THREAD_BINDING &&
+           tir_thread_axis_kind(tir_thread_axis_lookup(f->thread_tag)) == TIR_AXIS_KIND_BLOCK;
 }
 
 tir_status lower_fail_marked(lower_state *st, const void *where, int nmarks,

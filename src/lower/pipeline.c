@@ -39,14 +39,24 @@ const char *tir_lower_pass_name(int i) {
     return i >= 0 && i < NPASSES ? lower_passes[i].name : NULL;
 }
 
-void tir_lower_opts_init(tir_lower_opts *o) {
+void tir_lower_opts_init_target(tir_lower_opts *o, const tir_target_limits *lim) {
     memset(o, 0, sizeof *o);
-    o->max_threads_per_block = 1024;
-    o->max_thread_extent[0] = 1024;
-    o->max_thread_extent[1] = 1024;
-    o->max_thread_extent[2] = 64;
-    o->max_shared_bytes = 48 * 1024;
-    o->max_local_bytes = 16 * 1024;
+    o->max_threads_per_block = lim->max_threads_per_block;
+    for (int d = 0; d < 3; d++) o->max_thread_extent[d] = lim->max_block_dim[d];
+    o->max_shared_bytes = lim->max_shared_static;
+    o->max_local_bytes = lim->max_local_bytes;
+}
+
+void lower_opts_limits(const tir_lower_opts *o, tir_target_limits *out) {
+    *out = tir_target_default()->limits;
+    out->max_threads_per_block = o->max_threads_per_block;
+    for (int d = 0; d < 3; d++) out->max_block_dim[d] = o->max_thread_extent[d];
+    out->max_shared_static = o->max_shared_bytes;
+    out->max_local_bytes = o->max_local_bytes;
+}
+
+void tir_lower_opts_init(tir_lower_opts *o) {
+    tir_lower_opts_init_target(o, &tir_target_default()->limits);
 }
 
 /* Every pass must leave a well-formed function.  One that does not is a

@@ -573,8 +573,7 @@ static void walk_for(rc *c, const tir_for *f, summ *r) {
         rloop *l = &c->stack[c->nstack++];
         *l = (rloop){f->var, bounded ? b.min : 1, bounded ? b.max : 0, -1};
         if (lower_is_thread_loop(f)) {
-            const char *tag = f->thread_tag;
-            int dim = strlen(tag) == 11 ? tag[10] - 'x' : -1;
+            int dim = tir_thread_axis_dim(tir_thread_axis_lookup(f->thread_tag));
             if (dim < 0 || dim > 2 || !bounded || b.max - b.min + 1 > RC_MAX_THREADS)
                 c->odd_thread = f;
             else

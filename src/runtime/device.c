@@ -116,6 +116,27 @@ tir_status tir_rt_open(tir_ctx *ctx, int ordinal, tir_rt_device **out) {
 
 const tir_rt_props *tir_rt_device_props(const tir_rt_device *dev) { return &dev->props; }
 
+/* A driver attribute, where the driver gave one, else the target's value. */
+#define RT_OVERRIDE(dst, v) ((v) > 0 ? (void)((dst) = (v)) : (void)0)
+
+void tir_rt_limits_from_props(const tir_rt_props *p, tir_target_limits *out) {
+    const tir_target *t = tir_target_find(p->arch);
+    *out = (t ? t : tir_target_default())->limits;
+    RT_OVERRIDE(out->max_threads_per_block, p->max_threads_per_block);
+    for (int d = 0; d < 3; d++) {
+        RT_OVERRIDE(out->max_block_dim[d], p->max_block_dim[d]);
+        RT_OVERRIDE(out->max_grid_dim[d], p->max_grid_dim[d]);
+    }
+    RT_OVERRIDE(out->max_shared_static, p->smem_per_block);
+    RT_OVERRIDE(out->max_shared_dynamic, p->smem_per_block_optin);
+    RT_OVERRIDE(out->max_registers_per_block, p->max_regs_per_block);
+    RT_OVERRIDE(out->warp_size, p->warp_size);
+}
+
+void tir_rt_device_limits(const tir_rt_device *dev, tir_target_limits *out) {
+    tir_rt_limits_from_props(&dev->props, out);
+}
+
 tir_status tir_rt_sync(tir_ctx *ctx, tir_rt_device *dev) {
     TIR_TRY(rt_bind(ctx, dev));
     return RT_CU(ctx, dev->cu, CtxSynchronize);

@@ -14,6 +14,7 @@ struct tir_rt_program {
     const tir_module *m;
     tir_rt_module *mod;
     tir_rt_kernel *kernel;
+    tir_target_limits limits; /* of the device it was loaded on */
 };
 
 tir_status tir_rt_program_load(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
@@ -24,6 +25,7 @@ tir_status tir_rt_program_load(tir_ctx *ctx, tir_rt_device *dev, const tir_modul
     tir_rt_program *p = calloc(1, sizeof *p);
     if (!p) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_rt_program_load: out of memory");
     p->m = m;
+    tir_rt_device_limits(dev, &p->limits);
     tir_status s = tir_rt_module_load_ptx(ctx, dev, m->ptx, &p->mod);
     if (s == TIR_OK) s = tir_rt_kernel_get(ctx, p->mod, m->kernel_name, &p->kernel);
     if (s != TIR_OK) {
@@ -71,7 +73,8 @@ tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
     if (s != TIR_OK) return s;
     unsigned g[3], b[3];
     for (int d = 0; d < 3; d++) {
-        if (grid[d] < 1 || grid[d] > 0x7fffffff || block[d] < 1 || block[d] > 1024)
+        if (grid[d] < 1 || grid[d] > p->limits.max_grid_dim[d] || block[d] < 1 ||
+            block[d] > p->limits.max_block_dim[d])
             return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                                 "launch of '%s': launch dimension %d out of range (grid %lld, "
                                 "block %lld)",

@@ -234,9 +234,10 @@ static int loops_between(const tir_schedule *s, int from, int top, const tir_var
 static bool thread_relaxed(const tir_for *f, tir_scope scope) {
     if (f->kind != TIR_FOR_THREAD_BINDING || !f->thread_tag) return false;
     if (scope == TIR_SCOPE_LOCAL) return false;
-    if (scope == TIR_SCOPE_SHARED)
-        return strncmp(f->thread_tag, "threadIdx.", 10) == 0 ||
-               strncmp(f->thread_tag, "vthread.", 8) == 0;
+    if (scope == TIR_SCOPE_SHARED) {
+        int kind = tir_thread_axis_kind(tir_thread_axis_lookup(f->thread_tag));
+        return kind == TIR_AXIS_KIND_THREAD || kind == TIR_AXIS_KIND_VTHREAD;
+    }
     return true;
 }
 

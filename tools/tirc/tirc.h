@@ -20,6 +20,7 @@
 #include "minitir/codegen.h"
 #include "minitir/ir.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
 #include "minitir/runtime.h"
 #include "minitir/schedule.h"
 #include "now_ms.h"

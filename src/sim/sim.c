@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "ir/interp_internal.h"
-#include "minitir/lower.h"
+#include "minitir/sim.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SIM_ASAN 1
@@ -78,8 +78,9 @@
 #define SIM_STACK (128 * 1024)
 #endif
 
-#define SIM_MAX_THREADS 1024
-#define SIM_MAX_SHARED (48 * 1024)
+/* The launch and shared-memory limits: opts.limits, else the default
+ * target's (minitir/target.h). */
+#define SIM_LIMITS(s) ((s)->opts.limits ? (s)->opts.limits : &tir_target_default()->limits)
 
 /* ================================================================ state */
 
@@ -241,11 +242,12 @@ static tir_status sim_alloc(ir_env *e, ir_mbuf *m) {
         if (!b) {
             int64_t al = m->buffer->align > 16 ? m->buffer->align : 16;
             int64_t total = (s->shared_bytes + al - 1) / al * al + (int64_t)bytes;
-            if (total > SIM_MAX_SHARED)
+            int64_t max_shared = SIM_LIMITS(s)->max_shared_static;
+            if (total > max_shared)
                 return ir_env_fail(e, TIR_ERR_SIM_LAUNCH,
                                    "shared buffer %s takes the block's shared memory to %lld "
-                                   "bytes (at most %d)",
-                                   m->buffer->name, (long long)total, SIM_MAX_SHARED);
+                                   "bytes (at most %lld)",
+                                   m->buffer->name, (long long)total, (long long)max_shared);
             if (s->nsh == s->capsh) {
                 int cap = s->capsh ? 2 * s->capsh : 8;
                 sh_buf *nb = realloc(s->sh, (size_t)cap * sizeof *nb);
@@ -628,86 +630,49 @@ static const ir_hooks sim_hooks = {sim_alloc, sim_release, sim_intrin, sim_acces
 
 /* ======================================================= launch dims */
 
-typedef struct dim_check {
-    const tir_prim_func *f;
-    const tir_var *bad;
-} dim_check;
-
-static bool dim_pre(tir_visitor *v, const tir_node *n) {
-    dim_check *d = v->user;
-    const tir_var *x = tir_as_tir_var(n);
-    if (x && !d->bad) {
-        bool ok = false;
-        for (int i = 0; i < d->f->nparams; i++)
-            if (d->f->params[i] == x && !d->f->buffer_map[i]) ok = true;
-        if (!ok) d->bad = x;
-    }
-    return true;
+/* The launch sizes: lower's one launch check (tir_launch_check) with the
+ * simulator's limits, grid extents evaluated with the bound scalar
+ * arguments.  Its errors are launch errors here. */
+static tir_status launch_fail(sim *s) {
+    /* (tir_ctx_fail formats before it drops the old message) */
+    return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH, "%s", tir_ctx_error(s->ctx));
 }
 
-static tir_status find_dims(sim *s, const ir_cstmt *c, bool *seen, bool *active) {
-    if (!c) return TIR_OK;
-    switch ((tir_kind)c->kind) {
-    case TIR_KIND_FOR: {
-        int ax = c->u.loop.axis;
-        if (ax < 0) return find_dims(s, c->u.loop.body, seen, active);
-        const tir_for *f = (const tir_for *)c->src;
-        const char *tag = f->thread_tag;
-        int64_t mn, ext;
-        if (!tir_expr_const_int(f->min, &mn) || mn != 0)
-            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                                "the %s loop over %s does not start at the constant 0", tag,
-                                f->var->name);
-        if (active[ax])
-            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                                "a %s loop (over %s) is nested in another %s loop", tag,
-                                f->var->name, tag);
-        if (ax >= IR_THREAD_X) {
-            if (!tir_expr_const_int(f->extent, &ext))
-                return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                                    "the extent of the %s loop over %s is not a constant", tag,
-                                    f->var->name);
-        } else {
-            dim_check d = {s->prog->func, NULL};
-            tir_visitor v = {dim_pre, NULL, &d};
-            tir_visit(&v, f->extent);
-            if (d.bad)
-                return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                                    "the extent of the %s loop over %s uses %s, which is not a "
-                                    "scalar parameter",
-                                    tag, f->var->name, d.bad->name);
-            ext = ir_eval(s->master, c->u.loop.extent).i;
-            if (s->master->status) return s->master->status;
+static tir_status find_dims(sim *s, const tir_prim_func *f) {
+    tir_launch l;
+    if (tir_launch_check(s->ctx, f, SIM_LIMITS(s), &l) != TIR_OK) return launch_fail(s);
+    const ir_prog *p = s->prog;
+    const tir_var **vars = calloc((size_t)f->nparams + 1, sizeof *vars);
+    int64_t *values = calloc((size_t)f->nparams + 1, sizeof *values);
+    if (!vars || !values) {
+        free(vars);
+        free(values);
+        return tir_ctx_fail(s->ctx, TIR_ERR_NOMEM, "simulator: out of memory");
+    }
+    int n = 0;
+    for (int i = 0; i < f->nparams; i++)
+        if (!f->buffer_map[i]) {
+            vars[n] = f->params[i];
+            values[n++] = s->master->vars[p->param_slots[i]].i;
         }
-        if (ext <= 0)
-            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                                "the %s loop over %s has extent %lld (must be positive)", tag,
-                                f->var->name, (long long)ext);
+    tir_status st = TIR_OK;
+    for (int ax = 0; st == TIR_OK && ax < TIR_NLAUNCH_AXES; ax++) {
         int64_t *slot = ax < 3 ? &s->grid[ax] : &s->block[ax - 3];
-        if (seen[ax] && *slot != ext)
-            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                                "%s loops with different extents (%lld and %lld)", tag,
-                                (long long)*slot, (long long)ext);
-        seen[ax] = true;
-        *slot = ext;
-        active[ax] = true;
-        tir_status st = find_dims(s, c->u.loop.body, seen, active);
-        active[ax] = false;
-        return st;
+        const char *why = NULL;
+        const tir_for *loop = l.loop[ax];
+        if (!loop) continue;
+        if (!tir_launch_eval_extent(l.extent[ax], n, vars, values, slot, &why))
+            st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                              "the extent of the %s loop over %s cannot be evaluated: %s",
+                              loop->thread_tag, loop->var->name, why);
+        else if (*slot <= 0)
+            st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                              "the %s loop over %s has extent %lld (must be positive)",
+                              loop->thread_tag, loop->var->name, (long long)*slot);
     }
-    case TIR_KIND_SEQ:
-        for (int i = 0; i < c->u.seq.n; i++) TIR_TRY(find_dims(s, c->u.seq.stmts[i], seen, active));
-        return TIR_OK;
-    case TIR_KIND_IF:
-        TIR_TRY(find_dims(s, c->u.ifs.then_s, seen, active));
-        return find_dims(s, c->u.ifs.else_s, seen, active);
-    case TIR_KIND_ALLOCATE: return find_dims(s, c->u.alloc.body, seen, active);
-    case TIR_KIND_BLOCK_REALIZE:
-    case TIR_KIND_BLOCK:
-        TIR_TRY(find_dims(s, c->u.block.init, seen, active));
-        return find_dims(s, c->u.block.body, seen, active);
-    default: return TIR_OK;
-    }
+    free(vars);
+    free(values);
+    return st;
 }
 
 static bool has_sync_expr(const ir_cexpr *x) {
@@ -762,14 +727,9 @@ static tir_status sim_setup(sim *s, const tir_prim_func *f, int nargs, const tir
         }
     }
     for (int i = 0; i < 3; i++) s->grid[i] = s->block[i] = 1;
-    bool seen[IR_NAXES] = {0}, active[IR_NAXES] = {0};
-    TIR_TRY(find_dims(s, p->body, seen, active));
-    int64_t nt = s->block[0] * s->block[1] * s->block[2];
-    if (nt > SIM_MAX_THREADS)
-        return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                            "kernel '%s': %lld threads per block (at most %d)", f->name,
-                            (long long)nt, SIM_MAX_THREADS);
-    s->nthreads = (int)nt;
+    TIR_TRY(find_dims(s, f));
+    /* tir_launch_check kept this within the limit */
+    s->nthreads = (int)(s->block[0] * s->block[1] * s->block[2]);
     return TIR_OK;
 }
 

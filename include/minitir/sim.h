@@ -1,0 +1,94 @@
+/* minitir/sim.h: the CPU SIMT simulator, an executor of lowered kernels
+ * (docs/simulator.md).  It is its own layer (src/sim/), over lower: it runs
+ * the kernels tir_lower produces, in the form of docs/lowered-ir.md, and
+ * checks them for races, barrier errors, out-of-bounds and uninitialised
+ * reads that a GPU would not report.
+ */
+#ifndef MINITIR_SIM_H
+#define MINITIR_SIM_H
+
+#include "minitir/lower.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs a lowered kernel (docs/lowered-ir.md) on the host the way a GPU
+ * would: every thread block of the grid, every thread of a block, with
+ * per-block shared memory, per-thread local memory, syncthreads barriers
+ * and asynchronous copies.  Each thread of a block is a coroutine that runs
+ * until its next syncthreads; when every thread of the block waits at the
+ * same barrier they all go on.  Blocks run one after the other, threads of
+ * a block in order of their linear id (x fastest), so runs are
+ * deterministic.
+ *
+ * Grid and block sizes come from the thread-binding loops (blockIdx
+ * extents evaluated from the scalar arguments).  Arguments are as for
+ * tir_interp_run: buffer parameters are dense host arrays.
+ *
+ * Detected, with the statement, the thread (blockIdx, threadIdx) and the
+ * buffer element in the message:
+ *   TIR_ERR_OUT_OF_BOUNDS      an index outside a global, shared or local
+ *                              buffer;
+ *   TIR_ERR_SIM_RACE           two threads of a block access one shared
+ *                              element in the same barrier interval and at
+ *                              least one access is a write (and, with
+ *                              check_global_races, conflicting global
+ *                              accesses);
+ *   TIR_ERR_SIM_BARRIER        a syncthreads not reached by all threads of
+ *                              the block (threads waiting at different
+ *                              syncthreads, or finished while others wait);
+ *   TIR_ERR_SIM_CP_ASYNC_PENDING  a load or store of a shared element whose
+ *                              cp_async has not completed (no matching
+ *                              cp_async_wait yet), or bad cp_async operands
+ *                              (TIR_ERR_EVAL, TIR_ERR_OUT_OF_BOUNDS);
+ *   TIR_ERR_UNINIT_READ        with check_uninit, a read of a shared or
+ *                              local element never written (and of global
+ *                              parameters marked in uninit_params);
+ *   TIR_ERR_SIM_LAUNCH         launch dimensions that cannot be determined
+ *                              or are out of limits.
+ * The first error stops the run. */
+typedef struct tir_sim_opts {
+    /* Bit i: parameter i's buffer starts unwritten (as tir_interp_opts). */
+    uint64_t uninit_params;
+    /* Reading a shared or local element never written is an error.  Off:
+     * such reads see the simulator's poison pattern (all bits set). */
+    bool check_uninit;
+    /* Skip shared-memory race detection (faster). */
+    bool no_race_check;
+    /* Also report global-memory races: a load or store of an element that
+     * another thread wrote, where that thread is in another block or wrote
+     * in the same barrier interval (write-after-read is not tracked in
+     * global memory). */
+    bool check_global_races;
+    /* Threads per block and static shared memory may not pass these
+     * (NULL: the default target's, tir_target_default). */
+    const tir_target_limits *limits;
+} tir_sim_opts;
+
+typedef struct tir_sim_report {
+    int64_t grid[3], block[3]; /* launch dimensions (x, y, z) */
+    int64_t blocks_run;        /* thread blocks simulated (complete or not) */
+    int64_t threads_run;
+    int64_t barriers;          /* barrier releases, summed over blocks */
+    int64_t cp_async_copies;   /* completed copies */
+    int64_t shared_bytes;      /* shared memory of one block */
+    bool coroutines;           /* false: no syncthreads, threads ran plainly */
+    /* When the run failed in a thread: which one. */
+    bool has_thread;
+    int64_t block_idx[3], thread_idx[3];
+} tir_sim_report;
+
+/* Launch dimensions of a lowered kernel for these arguments. */
+TIR_API tir_status tir_sim_launch_dims(tir_ctx *ctx, const tir_prim_func *kernel, int nargs,
+                                       const tir_arg *args, int64_t grid[3], int64_t block[3]);
+
+/* Runs kernel; opts and report may be NULL. */
+TIR_API tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int nargs,
+                               const tir_arg *args, const tir_sim_opts *opts,
+                               tir_sim_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
