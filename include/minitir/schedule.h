@@ -189,7 +189,13 @@ TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv
  *      parts would let an instance other than the reduction's first run
  *      first, skipping the init) (TIR_ERR_SCHED_MIXED_LOOP).  Loops not
  *      given keep their relative order, so moving other loops around
- *      them is fine. */
+ *      them is fine;
+ *  10. in the new order, no loop feeding a reduce iterator of a block
+ *      with an init lies above a loop of extent other than 1 that feeds
+ *      none of that block's iterators (compute_at can leave such a loop:
+ *      it repeats every instance, which is harmless only while each
+ *      repetition runs the whole reduction from its init)
+ *      (TIR_ERR_SCHED_REPEATED_INSTANCES). */
 TIR_API tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop_rv *loops);
 
 /* Binds a loop to a GPU thread axis: "blockIdx.x/y/z", "threadIdx.x/y/z"

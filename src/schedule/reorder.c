@@ -13,6 +13,42 @@ static int depth_of(const tir_schedule *s, int i) {
     return d;
 }
 
+static bool feeds(const tir_block_realize *r, const tir_var *v, bool *reduce) {
+    bool any = false;
+    for (int k = 0; k < r->nvalues; k++)
+        if (tir_uses_var(r->values[k], v)) {
+            any = true;
+            if (r->block->iters[k].kind == TIR_ITER_REDUCE) *reduce = true;
+        }
+    return any;
+}
+
+/* 10: a loop that feeds no iterator of a reduction block r (compute_at
+ * recomputing the block over several iterations of a loop above it leaves
+ * one) repeats every instance.  That is harmless while each repetition runs
+ * the whole reduction from its init, but with a reduce loop above it each
+ * update runs once per repetition and accumulates again. */
+static tir_status check_repeat_above_reduce(sch_call *c, uint32_t rv, const tir_block_realize *r,
+                                            int m, const tir_for *const *order) {
+    if (!r->block->init) return TIR_OK;
+    for (int k = 0; k < m; k++) {
+        bool reduce = false;
+        if (!feeds(r, order[k]->var, &reduce) || !reduce) continue;
+        for (int j = k + 1; j < m; j++) {
+            bool unused = false;
+            if (feeds(r, order[j]->var, &unused) || sch_is_const(order[j]->extent, 1)) continue;
+            const void *marks[2] = {order[k], order[j]};
+            return sch_fail_marks(c, TIR_ERR_SCHED_REPEATED_INSTANCES, rv, 2, marks,
+                                  "loop %s feeds a reduce iterator of block \"%s\" and would "
+                                  "lie above loop %s, which feeds none of its iterators and so "
+                                  "repeats every instance: each update would accumulate once "
+                                  "per repetition",
+                                  order[k]->var->name, r->block->name, order[j]->var->name);
+        }
+    }
+    return TIR_OK;
+}
+
 tir_status sch_prim_reorder(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -104,9 +140,6 @@ tir_status sch_prim_reorder(sch_call *c) {
                                  lv->name, r->block->name);
         }
     }
-    ir_vec_free(&rs);
-    TIR_TRY(mixed);
-
     /* The chain slots of the given loops, top to bottom, refilled in the
        given order. */
     const tir_for **order = IR_NEWN(ctx, const tir_for *, m);
@@ -115,6 +148,11 @@ tir_status sch_prim_reorder(sch_call *c) {
     for (int k = 0; k < m; k++)
         for (int i = 0; i < n; i++)
             if (sch_sref_for(s, sr[i]) == chain[k]) order[k] = sch_sref_for(s, sr[next++]);
+    /* 10 */
+    for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
+        mixed = check_repeat_above_reduce(c, rvs[top], rs.items[b], m, order);
+    ir_vec_free(&rs);
+    TIR_TRY(mixed);
     const tir_stmt *body = chain[m - 1]->body;
     for (int k = m - 1; k >= 0; k--) {
         const tir_for *f = order[k];
