@@ -371,7 +371,14 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      a loop: a global or shared block relaxed over one reads what other
  *      threads' producers write only in later iterations
  *      (TIR_ERR_SCHED_REGION_NOT_COVERED).  Producers reading only
- *      parameters, as shared-memory copies do, have nothing to check. */
+ *      parameters, as shared-memory copies do, have nothing to check;
+ *  12. a reduction with an init, once moved, runs each of its instances
+ *      once: the loops from its scope down to it form a dense box of its
+ *      iterators, every loop of extent above 1 feeding one (a region
+ *      relaxed over a thread loop it does not depend on, or overlapping
+ *      between iterations, would repeat instances; harmless while the init
+ *      runs with each repetition, a double sum after a reorder or
+ *      decompose_reduction) (TIR_ERR_SCHED_REPEATED_INSTANCES). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 

@@ -206,6 +206,23 @@ static int unready_writer(const tir_schedule *s, int sc, int li, int bi, const i
     return -1;
 }
 
+/* Precondition 12: in function f, the loops from block `name`'s scope down
+ * to it run each of its instances once (sch_runs_once), proved on a
+ * schedule state of f. */
+static bool runs_once_in(tir_ctx *ctx, const tir_prim_func *f, const char *name) {
+    tir_schedule *t = NULL;
+    if (tir_sched_create(ctx, f, &t) != TIR_OK) return false;
+    int bi = sch_find_block(t, name);
+    bool once = false;
+    if (bi >= 0) {
+        tir_analyzer *a = tir_analyzer_new(ctx);
+        once = sch_runs_once(t, a, bi, sch_scope_of(t, bi));
+        tir_analyzer_free(a);
+    }
+    tir_sched_destroy(t);
+    return once;
+}
+
 tir_status sch_prim_compute_at(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -350,7 +367,16 @@ tir_status sch_prim_compute_at(sch_call *c) {
                               loop->var->name);
     }
     const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
-    c->func = sch_move_block(c, bi, li, pos, moved);
+    const tir_prim_func *out = sch_move_block(c, bi, li, pos, moved);
+    /* 12 */
+    if (b->init && !runs_once_in(ctx, out, b->name))
+        return sch_fail(c, TIR_ERR_SCHED_REPEATED_INSTANCES, brv, b,
+                        "under loop %s the reduction \"%s\" would run some of its "
+                        "instances more than once (its region is relaxed over loops it "
+                        "does not depend on, or overlaps between iterations); a later "
+                        "reorder or decompose_reduction would then accumulate twice",
+                        loop->var->name, b->name);
+    c->func = out;
     return TIR_OK;
 }
 
