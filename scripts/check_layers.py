@@ -40,6 +40,7 @@ LAYERS = {
 PUBLIC = {
     "ir.h": "ir",
     "status.def": "ir",
+    "annotations.def": "ir",
     "nodes.def": "ir",
     "intrinsics.def": "ir",
     "schedule.h": "schedule",

@@ -251,6 +251,24 @@ typedef struct tir_annot {
     const int64_t *ints; /* for TIR_ANNOT_INTS */
 } tir_annot;
 
+/* The annotation keys the library writes or reads (minitir/annotations.def).
+ * Library code names them by enum; the strings are the text format. */
+typedef enum tir_annot_key {
+#define TIR_ANN(E, S, K) TIR_ANN_##E,
+#include "minitir/annotations.def"
+    TIR_ANN_COUNT
+} tir_annot_key;
+
+/* The prefix shared by the TIR_ANN_SOFTWARE_PIPELINE_* keys: lowering a
+ * pipelined loop drops every annotation that carries it. */
+#define TIR_ANN_PIPELINE_PREFIX "software_pipeline_"
+
+TIR_API const char *tir_annot_key_str(tir_annot_key k);
+/* The kind of value the library's readers of `k` expect. */
+TIR_API tir_annot_kind tir_annot_key_kind(tir_annot_key k);
+/* The key named `s`; TIR_ANN_COUNT if it is not one of the table's. */
+TIR_API tir_annot_key tir_annot_key_lookup(const char *s);
+
 typedef struct tir_range {
     const tir_expr *min, *extent;
 } tir_range;
@@ -493,6 +511,8 @@ TIR_API int tir_expr_depth(const tir_expr *e, int limit);
 /* Copies and sorts annots by key.  Duplicate keys assert. */
 TIR_API const tir_annot *tir_annots_copy(tir_ctx *ctx, int n, const tir_annot *annots);
 TIR_API const tir_annot *tir_annots_find(int n, const tir_annot *annots, const char *key);
+/* tir_annots_find for one of the table's keys. */
+TIR_API const tir_annot *tir_annots_get(int n, const tir_annot *annots, tir_annot_key key);
 
 TIR_API const tir_stmt *tir_for_new(tir_ctx *ctx, const tir_var *v, const tir_expr *min,
                                     const tir_expr *extent, tir_for_kind kind,

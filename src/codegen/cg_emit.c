@@ -757,7 +757,7 @@ static tir_status thread_loop(cg *g, const tir_for *f) {
 }
 
 static tir_status serial_loop(cg *g, const tir_for *f) {
-    const tir_annot *an = tir_annots_find(f->nannots, f->annots, "pragma_unroll_max_step");
+    const tir_annot *an = tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP);
     int64_t ext, mn;
     bool cext = tir_expr_const_int(f->extent, &ext), cmin = tir_expr_const_int(f->min, &mn);
     LLVMValueRef minv = expr(g, f->min);

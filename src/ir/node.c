@@ -337,6 +337,34 @@ const tir_annot *tir_annots_find(int n, const tir_annot *annots, const char *key
     return NULL;
 }
 
+static const struct {
+    const char *str;
+    tir_annot_kind kind;
+} annot_keys[TIR_ANN_COUNT] = {
+#define TIR_ANN(E, S, K) {S, K},
+#include "minitir/annotations.def"
+};
+
+const char *tir_annot_key_str(tir_annot_key k) {
+    TIR_ASSERT((unsigned)k < TIR_ANN_COUNT);
+    return annot_keys[k].str;
+}
+
+tir_annot_kind tir_annot_key_kind(tir_annot_key k) {
+    TIR_ASSERT((unsigned)k < TIR_ANN_COUNT);
+    return annot_keys[k].kind;
+}
+
+tir_annot_key tir_annot_key_lookup(const char *s) {
+    for (int k = 0; k < TIR_ANN_COUNT; k++)
+        if (strcmp(annot_keys[k].str, s) == 0) return (tir_annot_key)k;
+    return TIR_ANN_COUNT;
+}
+
+const tir_annot *tir_annots_get(int n, const tir_annot *annots, tir_annot_key key) {
+    return tir_annots_find(n, annots, tir_annot_key_str(key));
+}
+
 const tir_stmt *tir_for_new(tir_ctx *ctx, const tir_var *v, const tir_expr *min,
                             const tir_expr *extent, tir_for_kind kind, const char *thread_tag,
                             int nannots, const tir_annot *annots, const tir_stmt *body) {
