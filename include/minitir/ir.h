@@ -468,15 +468,29 @@ TIR_API const tir_var *tir_var_new(tir_ctx *ctx, const char *name, tir_dtype t);
 /* kind must satisfy tir_kind_is_binop. */
 TIR_API const tir_expr *tir_binop_new(tir_ctx *ctx, tir_kind kind, const tir_expr *a,
                                       const tir_expr *b);
+/* Binary helpers, one per binary kind (operands of one dtype; comparisons
+ * give bool, and/or take bool).  tir_div and tir_mod are floor division
+ * and modulo, as TVM's defaults for integers (`//`, `%`); tir_truncdiv
+ * and tir_truncmod round toward zero (C's / and %, TIR_KIND_DIV/MOD). */
 TIR_API const tir_expr *tir_add(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_sub(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_mul(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_floordiv(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_floormod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_div(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_mod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_truncdiv(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_truncmod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_min(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_max(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_eq(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_ne(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_lt(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_le(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_gt(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_ge(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_and(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_or(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_not_new(tir_ctx *ctx, const tir_expr *a);
 TIR_API const tir_expr *tir_select_new(tir_ctx *ctx, const tir_expr *cond, const tir_expr *t,
                                        const tir_expr *f);
