@@ -6,6 +6,16 @@
  * pointers returned by this API are owned by the context unless a function
  * says otherwise.  Node kinds come from minitir/nodes.def.
  *
+ * Lifecycle: what the caller owns is made by tir_<obj>_create and released
+ * by tir_<obj>_destroy (NULL is fine); IR nodes are made by tir_<node>_new
+ * (or a helper such as tir_add) in the context's arena and never freed on
+ * their own.
+ *
+ * Out of memory: internal bookkeeping aborts with "minitir: out of memory"
+ * (one allocator, src/ir/alloc.c); memory whose size the user chooses
+ * (interpreter buffers, a whole context or schedule, runtime objects)
+ * fails with TIR_ERR_NOMEM, or NULL from tir_ctx_create.
+ *
  * Errors: functions that can fail on user input return a tir_status and
  * leave a message in the context (tir_ctx_error).  Node constructors are
  * total for well-typed input; ill-typed construction is a caller bug and
@@ -721,9 +731,13 @@ typedef struct tir_int_bound {
 } tir_int_bound;
 
 /* Creates an analyzer that allocates new nodes in ctx.  Free it with
- * tir_analyzer_free (NULL is fine). */
-TIR_API tir_analyzer *tir_analyzer_new(tir_ctx *ctx);
-TIR_API void tir_analyzer_free(tir_analyzer *a);
+ * tir_analyzer_destroy (NULL is fine). */
+TIR_API tir_analyzer *tir_analyzer_create(tir_ctx *ctx);
+TIR_API void tir_analyzer_destroy(tir_analyzer *a);
+/* Deprecated names from before the create/destroy convention; to be
+ * removed once no caller is left. */
+#define tir_analyzer_new tir_analyzer_create
+#define tir_analyzer_free tir_analyzer_destroy
 /* Declares min <= v < min + extent.  Rebinding a variable replaces its
  * range. */
 TIR_API void tir_analyzer_bind(tir_analyzer *a, const tir_var *v, const tir_expr *min,

@@ -321,7 +321,7 @@ tir_int_bound ar_bound(tir_analyzer *a, const tir_expr *e) { return bound_of(a, 
 
 /* --------------------------------------------------------------- public API */
 
-tir_analyzer *tir_analyzer_new(tir_ctx *ctx) {
+tir_analyzer *tir_analyzer_create(tir_ctx *ctx) {
     tir_analyzer *a = calloc(1, sizeof *a);
     if (!a) return NULL;
     a->ctx = ctx;
@@ -330,7 +330,7 @@ tir_analyzer *tir_analyzer_new(tir_ctx *ctx) {
     return a;
 }
 
-void tir_analyzer_free(tir_analyzer *a) {
+void tir_analyzer_destroy(tir_analyzer *a) {
     if (!a) return;
     free(a->binds);
     free(a->simp_memo.ents);
@@ -401,10 +401,10 @@ tir_int_bound tir_analyzer_const_bound(tir_analyzer *a, const tir_expr *e) {
 }
 
 const tir_expr *tir_simplify(tir_ctx *ctx, const tir_expr *e) {
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     TIR_ASSERT(a && "out of memory");
     const tir_expr *r = tir_analyzer_simplify(a, e);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     return r;
 }
 

@@ -289,8 +289,7 @@ int tir_expr_depth(const tir_expr *e, int limit) {
         }
         if (n == cap) {
             cap *= 2;
-            frame *grown = malloc(sizeof *grown * (size_t)cap);
-            TIR_ASSERT(grown);
+            frame *grown = ir_xmalloc(sizeof *grown * (size_t)cap);
             memcpy(grown, st, sizeof *st * (size_t)n);
             if (st != small) free(st);
             st = grown;

@@ -126,8 +126,7 @@ static void walk(cs *c, const tir_stmt *s) {
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
         if (a->buffer->scope != TIR_SCOPE_GLOBAL && !find_entry(c, a->buffer)) {
-            entry *e = calloc(1, sizeof *e);
-            TIR_ASSERT(e);
+            entry *e = ir_xcalloc(1, sizeof *e);
             e->buf = a->buffer;
             e->depth = c->loops.n;
             e->align = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN);
@@ -316,7 +315,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     tir_visitor v = {.pre = check_align_pre, .user = &k};
     tir_visit(&v, in->body);
     if (k.status != TIR_OK) return k.status;
-    cs c = {.st = st, .an = tir_analyzer_new(st->ctx)};
+    cs c = {.st = st, .an = tir_analyzer_create(st->ctx)};
     walk(&c, in->body);
     for (int i = 0; i < c.entries.n; i++) make_buffer(&c, (entry *)c.entries.items[i]);
     tir_mutator m = {.ctx = st->ctx, .user = &c};
@@ -327,7 +326,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     for (int i = 0; i < c.entries.n; i++) free((void *)c.entries.items[i]);
     ir_vec_free(&c.entries);
     ir_vec_free(&c.loops);
-    tir_analyzer_free(c.an);
+    tir_analyzer_destroy(c.an);
 
     hoist h = {{0}, 0};
     tir_mutator hm = {.ctx = st->ctx, .user = &h};

@@ -498,12 +498,12 @@ static const tir_node *on_alloc_all(tir_mutator *m, const tir_node *n) {
 }
 
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    pl p = {.st = st, .f = in, .an = tir_analyzer_new(st->ctx)};
+    pl p = {.st = st, .f = in, .an = tir_analyzer_create(st->ctx)};
     walk w = {.p = &p};
     tir_mutator m = {.ctx = st->ctx, .user = &w};
     m.on[TIR_KIND_FOR] = on_for;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
-    tir_analyzer_free(p.an);
+    tir_analyzer_destroy(p.an);
     if (p.status != TIR_OK) return p.status;
     if (w.nall) {
         tir_mutator am = {.ctx = st->ctx, .user = &w};
