@@ -313,7 +313,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
     const tir_annot *sa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_STAGE),
                     *oa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_ORDER);
-    const tir_annot *aa = tir_annots_get(f->nannots, f->annots, TIR_ANN_SOFTWARE_PIPELINE_ASYNC_STAGES);
+    const tir_annot *aa =
+        tir_annots_get(f->nannots, f->annots, TIR_ANN_SOFTWARE_PIPELINE_ASYNC_STAGES);
     if (!sa) {
         p->status = fail(p, f, "software_pipeline_stage must be a list of ints");
         return NULL;
@@ -443,7 +444,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         int na = 0;
         tir_annot *annots = IR_NEWN(ctx, tir_annot, f->nannots);
         for (int i = 0; i < f->nannots; i++)
-            if (strncmp(f->annots[i].key, TIR_ANN_PIPELINE_PREFIX, strlen(TIR_ANN_PIPELINE_PREFIX)) != 0)
+            if (strncmp(f->annots[i].key, TIR_ANN_PIPELINE_PREFIX,
+                        strlen(TIR_ANN_PIPELINE_PREFIX)) != 0)
                 annots[na++] = f->annots[i];
         ir_vec_push(&out,
                     tir_for_new(ctx, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo),
@@ -478,7 +480,8 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     const tir_for *f = (const tir_for *)n;
     tir_analyzer_bind(p->an, f->var, f->min, f->extent);
     const tir_for *r = (const tir_for *)tir_mutate_default(m, n);
-    if (p->status != TIR_OK || !tir_annots_get(r->nannots, r->annots, TIR_ANN_SOFTWARE_PIPELINE_STAGE))
+    if (p->status != TIR_OK ||
+        !tir_annots_get(r->nannots, r->annots, TIR_ANN_SOFTWARE_PIPELINE_STAGE))
         return (const tir_node *)r;
     p->min = 0;
     tir_expr_const_int(r->min, &p->min);

@@ -79,9 +79,10 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
         if (!is_unroll_pragma(r->annots[i].key)) annots[na++] = r->annots[i];
     if (kind == TIR_FOR_SERIAL && limit > 1 && !has_loop(r->body) &&
         !tir_annots_get(na, annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP))
-        annots[na++] = (tir_annot){.key = tir_intern(m->ctx, tir_annot_key_str(TIR_ANN_PRAGMA_UNROLL_MAX_STEP)),
-                                   .kind = TIR_ANNOT_INT,
-                                   .i = limit};
+        annots[na++] = (tir_annot){
+            .key = tir_intern(m->ctx, tir_annot_key_str(TIR_ANN_PRAGMA_UNROLL_MAX_STEP)),
+            .kind = TIR_ANNOT_INT,
+            .i = limit};
     if (kind == r->kind && na == r->nannots) return (const tir_node *)r;
     annots = (tir_annot *)tir_annots_copy(m->ctx, na, annots);
     return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, kind, r->thread_tag, na,
