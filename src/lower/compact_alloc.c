@@ -129,7 +129,7 @@ static void walk(cs *c, const tir_stmt *s) {
             entry *e = ir_xcalloc(1, sizeof *e);
             e->buf = a->buffer;
             e->depth = c->loops.n;
-            e->align = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN);
+            e->align = tir_annots_get(a->nannots, a->annots, TIR_ANN_DIM_ALIGN);
             e->region = IR_NEWN(c->st->ctx, tir_range, a->buffer->ndim);
             ir_vec_push(&c->entries, e);
         }
@@ -237,7 +237,7 @@ static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
     const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
     entry *e = find_entry(c, a->buffer);
     const tir_buffer *nb = e ? e->nbuf : a->buffer;
-    bool aligned = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN) != NULL;
+    bool aligned = tir_annots_get(a->nannots, a->annots, TIR_ANN_DIM_ALIGN) != NULL;
     if (nb == a->buffer && !aligned) return (const tir_node *)a;
     int nannots;
     const tir_annot *annots = without_align(m->ctx, a, &nannots);
@@ -265,14 +265,14 @@ static bool check_align_pre(tir_visitor *v, const tir_node *n) {
     align_check *k = v->user;
     if (k->status != TIR_OK) return false;
     const tir_allocate *a = tir_as_tir_allocate(n);
-    const tir_annot *al = a ? tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN) : NULL;
+    const tir_annot *al = a ? tir_annots_get(a->nannots, a->annots, TIR_ANN_DIM_ALIGN) : NULL;
     if (al && bad_align(a, al))
         k->status = lower_fail_marked(k->st, k->f, 1, (const void *[]){a},
                                       "compact_alloc: the Allocate of '%s': annotation "
-                                      "\"" LOWER_DIM_ALIGN "\" must be groups of 3 ints [axis, "
+                                      "\"%s\" must be groups of 3 ints [axis, "
                                       "factor, offset] with 0 <= axis < %d, factor > 0 and "
                                       "0 <= offset < factor",
-                                      a->buffer->name, a->buffer->ndim);
+                                      a->buffer->name, LOWER_DIM_ALIGN, a->buffer->ndim);
     return k->status == TIR_OK;
 }
 

@@ -12,7 +12,7 @@
  * compact_alloc (which pads the strides and drops it): flat
  * [axis, factor, offset] triples, applied in order.  Being in the IR, a
  * dump between the two passes shows it. */
-#define LOWER_DIM_ALIGN "dim_align"
+#define LOWER_DIM_ALIGN tir_annot_key_str(TIR_ANN_DIM_ALIGN)
 
 typedef struct lower_state {
     tir_ctx *ctx;
