@@ -684,7 +684,7 @@ static void test_compute_at_unwritten_producer(void **st) {
     SCHED_OK(s, tir_sched_replay(s, thread_chain, strlen(thread_chain)));
     sched_check_all(s);
     tir_block_rv c = sched_block(s, "C");
-    tir_loop_rv dj = pa_loop(s, "D", 1);
+    tir_loop_rv dj = blk_loop(s, "D", 1);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
                       tir_sched_compute_at(s, c, dj, false));
     expect_names(ctx, 4, (const char *const[]){"\"B\"", "\"C\"", " B ", "ax0"});
@@ -693,10 +693,10 @@ static void test_compute_at_unwritten_producer(void **st) {
     /* Without the thread binding C is not relaxed over i: it reads B[i, j],
        which B has written during that iteration of i. */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
-    tir_loop_rv i = pa_loop(s, "C", 0);
+    tir_loop_rv i = blk_loop(s, "C", 0);
     SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), i, false));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), i, false));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 1), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), blk_loop(s, "D", 1), false));
     assert_int_equal(sched_loops(s, "C", (tir_loop_rv[16]){0}), 2); /* i, D's ax0 */
     sched_check_all(s);
     tir_sched_destroy(s);
@@ -710,7 +710,7 @@ static void test_compute_at_unwritten_producer(void **st) {
 static void test_reverse_compute_at_thread_producer(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
-    tir_loop_rv i = pa_loop(s, "B", 0);
+    tir_loop_rv i = blk_loop(s, "B", 0);
     SCHED_OK(s, tir_sched_bind(s, i, "threadIdx.z"));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), i, false));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), i, false));

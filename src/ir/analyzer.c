@@ -47,8 +47,7 @@ static void memo_rehash(ar_memo *m, uint32_t gen) {
         if (m->ents[i].key && m->ents[i].gen == gen) live++;
     size_t cap = 256;
     while (cap < 4 * (live + 1)) cap *= 2;
-    ar_memo_ent *ents = calloc(cap, sizeof *ents);
-    TIR_ASSERT(ents && "out of memory");
+    ar_memo_ent *ents = ir_xcalloc(cap, sizeof *ents);
     for (size_t i = 0; i < m->cap; i++) {
         const ar_memo_ent *e = &m->ents[i];
         if (!e->key || e->gen != gen) continue;
@@ -78,13 +77,11 @@ static ar_bind *bind_slot(tir_analyzer *a, const tir_var *v, bool create) {
     if (!a->bind_cap) {
         if (!create) return NULL;
         a->bind_cap = 64;
-        a->binds = calloc(a->bind_cap, sizeof *a->binds);
-        TIR_ASSERT(a->binds && "out of memory");
+        a->binds = ir_xcalloc(a->bind_cap, sizeof *a->binds);
     }
     if (create && 2 * (a->bind_used + 1) > a->bind_cap) {
         size_t cap = a->bind_cap * 2;
-        ar_bind *nb = calloc(cap, sizeof *nb);
-        TIR_ASSERT(nb && "out of memory");
+        ar_bind *nb = ir_xcalloc(cap, sizeof *nb);
         for (size_t i = 0; i < a->bind_cap; i++) {
             if (!a->binds[i].var) continue;
             size_t j = ir_ptr_hash(a->binds[i].var) & (cap - 1);

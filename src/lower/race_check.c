@@ -384,8 +384,7 @@ static bool apart_fixed(const rc *c, const racc *a, const racc *b, const rloop *
     bool drop;
     int64_t n = fixed_values(l, a, b, &drop);
     if (n == 0 || n * size > RC_FIXED_ELEMS) return false;
-    int64_t *x = malloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
-    TIR_ASSERT(x);
+    int64_t *x = ir_xmalloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
     bool apart = true;
     for (int64_t v = l->lo; apart && v < l->lo + n; v++) {
         for (int64_t i = 0; i < 2 * size; i++) x[i] = OWN_NONE;

@@ -172,7 +172,7 @@ static bool written_before(const tir_schedule *s, int sc, int li, int wi, const 
     const tir_block *o = sch_sref_block(s, wi);
     int *pdim = IR_NEWN(ctx, int, o->niters + 1);
     sch_bound *box = IR_NEWN(ctx, sch_bound, o->niters + 1);
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, li);
     bool ok = sch_writer_box(s, a, wi, top, rd->buffer, pdim, box);
     for (int k = 0; k < o->niters && ok; k++) {
@@ -184,7 +184,7 @@ static bool written_before(const tir_schedule *s, int sc, int li, int wi, const 
              sch_prove_le(ctx, a, end, box[k].hi) &&
              sch_prove_le(ctx, a, end, tir_add(ctx, pd->min, pd->extent));
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     return ok;
 }
 
