@@ -42,6 +42,7 @@ LAYERS = {
 PUBLIC = {
     "ir.h": "ir",
     "status.def": "ir",
+    "annotations.def": "ir",
     "nodes.def": "ir",
     "intrinsics.def": "ir",
     "target.h": "ir",

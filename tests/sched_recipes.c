@@ -97,7 +97,7 @@ static tir_status conv_sched(tir_schedule *s) {
     return TIR_OK;
 }
 
-/* prims-a: the seed's Steps 3-4 on top of Step 2 (block lists, caches,
+/* Block primitives: the seed's Steps 3-4 on top of Step 2 (block lists, caches,
  * compute_at at both ends), and the inlines on the chain. */
 static tir_status step4(tir_schedule *s) {
     TRY(step2(s));
@@ -131,14 +131,15 @@ static tir_status chain_inline(tir_schedule *s) {
     TRY(tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, parts));
     return TIR_OK;
 }
-/* end prims-a */
-/* part B: fuse_reduction_epilogue, decompose_reduction, storage_align,
- * set_scope, software_pipeline (three int lists, one empty). */
+
+/* Fusion, reductions, buffers and pipelining: fuse_reduction_epilogue,
+ * decompose_reduction, storage_align, set_scope, software_pipeline (three
+ * int lists, one empty). */
 static const tir_prim_func *bias_relu(tir_ctx *ctx) {
     return tir_def_matmul_bias_relu(ctx, 37, 29, 23, TIR_F32);
 }
 
-static tir_status partb_sched(tir_schedule *s) {
+static tir_status bias_relu_sched(tir_schedule *s) {
     tir_block_rv c, d, init;
     TRY(tir_sched_get_block(s, "C", &c));
     TRY(tir_sched_get_block(s, "D", &d));
@@ -157,7 +158,6 @@ static tir_status partb_sched(tir_schedule *s) {
                                     (const int64_t[]){0, 1}, 1, (const int64_t[]){1}));
     return TIR_OK;
 }
-/* end part B */
 
 /* transform_layout: Step 4 with a k-major A tile (through the consumer's
  * read index), a rotated B tile, and a reshaped accumulator. */
@@ -177,10 +177,9 @@ const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
     {"conv", conv, conv_sched},
-    /* prims-a */
     {"matmul_step4", matmul, step4},
     {"chain_inline", chain, chain_inline},
-    {"partb", bias_relu, partb_sched}, /* part B */
+    {"bias_relu_fused", bias_relu, bias_relu_sched},
     {"layout", matmul, layout_sched},
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

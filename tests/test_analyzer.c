@@ -44,7 +44,7 @@ static const char *const range_names[] = {
     "i in [0, 8), j in [i*4, i*4 + 4)"};
 
 static tir_analyzer *analyzer_for(int r) {
-    tir_analyzer *a = tir_analyzer_new(C);
+    tir_analyzer *a = tir_analyzer_create(C);
     switch (r) {
     case R_IJ:
         tir_analyzer_bind_const(a, VAR(i), 0, 32);
@@ -165,7 +165,7 @@ static void test_proofs(void **st) {
                 failures++;
             }
         }
-        tir_analyzer_free(a);
+        tir_analyzer_destroy(a);
     }
     assert_int_equal(failures, 0);
 }
@@ -229,7 +229,7 @@ static void test_const_bounds(void **st) {
                 failures++;
             }
         }
-        tir_analyzer_free(a);
+        tir_analyzer_destroy(a);
     }
     assert_int_equal(failures, 0);
 }
@@ -302,7 +302,7 @@ static void test_relax(void **st) {
                 failures++;
             }
         }
-        tir_analyzer_free(a);
+        tir_analyzer_destroy(a);
     }
     assert_int_equal(failures, 0);
 
@@ -318,7 +318,7 @@ static void test_relax(void **st) {
     assert_true(same_expr(out[1].extent, I(32), msg, sizeof msg));
     const tir_expr *bad[2] = {i, MUL(j, x)};
     assert_false(tir_analyzer_relax_region(a, 2, bad, 1, vars, out));
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
 }
 
 /* Soundness of relax on random points: every value lies in the range. */
@@ -357,14 +357,14 @@ static void test_relax_sound(void **st) {
             }
         }
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
 }
 
 /* --------------------------------------------------------------- bindings */
 
 static void test_bind_unbind(void **st) {
     (void)st;
-    tir_analyzer *a = tir_analyzer_new(C);
+    tir_analyzer *a = tir_analyzer_create(C);
     const tir_expr *f = LT(i, I(10));
     assert_false(tir_analyzer_can_prove(a, f));
     tir_analyzer_bind_const(a, VAR(i), 0, 10);
@@ -385,8 +385,8 @@ static void test_bind_unbind(void **st) {
     tir_analyzer_bind(a, VAR(i), I(0), n);
     assert_true(tir_analyzer_can_prove(a, LT(i, I(15))));
     assert_true(tir_analyzer_can_prove(a, LT(i, n)));
-    tir_analyzer_free(a);
-    tir_analyzer_free(NULL);
+    tir_analyzer_destroy(a);
+    tir_analyzer_destroy(NULL);
 }
 
 /* ------------------------------------------------------- statement simplify */
@@ -415,7 +415,7 @@ static void test_simplify_stmt(void **st) {
         C, fi, I(0), I(1024), TIR_FOR_SERIAL, NULL, 0, NULL,
         tir_for_new(C, ui, I(0), I(1), TIR_FOR_SERIAL, NULL, 0, NULL, want_store));
 
-    tir_analyzer *a = tir_analyzer_new(C);
+    tir_analyzer *a = tir_analyzer_create(C);
     const tir_stmt *got = tir_analyzer_simplify_stmt(a, loop);
     char why[512];
     if (!tir_struct_equal_explain(got, want, why, sizeof why)) fail_msg("stmt: %s", why);
@@ -453,7 +453,7 @@ static void test_simplify_stmt(void **st) {
                     tir_block_realize_new(C, 1, &bind, TRUE_, tir_block_new(C, &d2))));
     got = tir_analyzer_simplify_stmt(a, nest);
     if (!tir_struct_equal_explain(got, want2, why, sizeof why)) fail_msg("block: %s", why);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
 }
 
 /* Keep the analyzer cheap enough for schedule primitives that call it a lot. */
@@ -469,7 +469,7 @@ static void test_many_queries(void **st) {
         tir_analyzer_bind_const(a, VAR(j), 0, 32 - q % 3);
     }
     assert_int_equal(proven, want);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
 }
 
 int main(void) {

@@ -71,7 +71,7 @@ static void run_gpu(tir_ctx *ctx, const tir_prim_func *f, void **host, const int
     assert_int_equal(tir_codegen(ctx, f, NULL, &m), TIR_OK);
     *compile_ms = m->compile_ms;
     tir_rt_program *p = NULL;
-    if (tir_rt_program_load(ctx, dev, m, &p) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    if (tir_rt_program_create(ctx, dev, m, &p) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
     tir_rt_arg args[16];
     tir_rt_ptr ptrs[16] = {0};
     for (int i = 0; i < f->nparams; i++) {
@@ -95,7 +95,7 @@ static void run_gpu(tir_ctx *ctx, const tir_prim_func *f, void **host, const int
         assert_int_equal(tir_rt_copy_d2h(ctx, dev, out[i], ptrs[i], bytes), TIR_OK);
         tir_rt_free(ctx, dev, ptrs[i]);
     }
-    tir_rt_program_unload(p);
+    tir_rt_program_destroy(p);
 }
 
 /* Every entry: GPU vs interpreter (or the definition, for shared-memory
@@ -194,7 +194,7 @@ static void test_kernels(void **st) {
 
 int main(void) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_status s = tir_rt_open(ctx, 0, &dev);
+    tir_status s = tir_rt_device_create(ctx, 0, &dev);
     if (s != TIR_OK) {
         printf("1..0 # SKIP no CUDA device (%s)\n", tir_ctx_error(ctx));
         tir_ctx_destroy(ctx);
@@ -202,7 +202,7 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_kernels)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    tir_rt_close(dev);
+    tir_rt_device_destroy(dev);
     tir_ctx_destroy(ctx);
     return rc;
 }

@@ -165,9 +165,9 @@ static void run_walkers(tir_ctx *ctx, const tir_prim_func *f, int terms) {
     assert_true(tir_struct_hash(f) == tir_struct_hash(g));
     /* verifier, visitor-based analyses, simplifier (mutator) */
     assert_int_equal(tir_verify(ctx, f), TIR_OK);
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     assert_non_null(tir_analyzer_simplify_stmt(a, f->body));
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     assert_non_null(tir_simplify(ctx, stored_value(f)));
     /* interpreter */
     int32_t A[NA] = {3, -1, 4, 1, -5, 9, 2, -6}, B[1] = {0}, want = 0;

@@ -718,7 +718,7 @@ static void test_step5_async(void **state) {
     sim_ok(k3, 40, 36, 40);
 }
 
-/* Steps 3-6 built with the real primitives (prims-a's cache_read /
+/* Steps 3-6 built with the real primitives (the block primitives cache_read /
  * compute_at / cache_write / reverse_compute_at), lowered, simulated and
  * compiled. */
 static void test_steps_with_primitives(void **state) {

@@ -109,7 +109,7 @@ static void test_props(void **st) {
     EXPECT(tir_rt_device_count(ctx, &count), TIR_OK);
     assert_true(count >= 1);
     tir_rt_device *none = (tir_rt_device *)1;
-    EXPECT(tir_rt_open(ctx, count, &none), TIR_ERR_NO_DEVICE);
+    EXPECT(tir_rt_device_create(ctx, count, &none), TIR_ERR_NO_DEVICE);
     assert_null(none);
     assert_non_null(strstr(tir_ctx_error(ctx), "no device with ordinal"));
     size_t free_b = 0, total_b = 0;
@@ -175,7 +175,7 @@ static void test_memory(void **st) {
 static void test_vadd(void **st) {
     (void)st;
     tir_rt_module *m;
-    EXPECT(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m), TIR_OK);
+    EXPECT(tir_rt_module_create(ctx, dev, rt_test_ptx, &m), TIR_OK);
     comment("JIT info log:", tir_rt_module_info_log(m));
     tir_rt_kernel *k, *k2;
     EXPECT(tir_rt_kernel_get(ctx, m, "vadd", &k), TIR_OK);
@@ -242,7 +242,7 @@ static void test_vadd(void **st) {
     tir_rt_event_destroy(e0);
     tir_rt_event_destroy(e1);
 
-    tir_rt_module_unload(m);
+    tir_rt_module_destroy(m);
     EXPECT(tir_rt_free(ctx, dev, da), TIR_OK);
     EXPECT(tir_rt_free(ctx, dev, db), TIR_OK);
     EXPECT(tir_rt_free(ctx, dev, dc), TIR_OK);
@@ -256,7 +256,7 @@ static void test_dynamic_smem(void **st) {
     (void)st;
     const tir_rt_props *p = tir_rt_device_props(dev);
     tir_rt_module *m;
-    EXPECT(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m), TIR_OK);
+    EXPECT(tir_rt_module_create(ctx, dev, rt_test_ptx, &m), TIR_OK);
     tir_rt_kernel *k;
     EXPECT(tir_rt_kernel_get(ctx, m, "smem_reverse", &k), TIR_OK);
     const int bytes = 96 * 1024, words = bytes / 4; /* above the 48 KiB default */
@@ -285,7 +285,7 @@ static void test_dynamic_smem(void **st) {
     row(good == 256, "dynamic smem 96 KiB", "%d/256 elements right (opt-in max %d bytes)", good,
         p->smem_per_block_optin);
     assert_int_equal(good, 256);
-    tir_rt_module_unload(m);
+    tir_rt_module_destroy(m);
     EXPECT(tir_rt_free(ctx, dev, din), TIR_OK);
     EXPECT(tir_rt_free(ctx, dev, dout), TIR_OK);
 }
@@ -293,7 +293,7 @@ static void test_dynamic_smem(void **st) {
 static void test_bad_ptx(void **st) {
     (void)st;
     tir_rt_module *m = (tir_rt_module *)1;
-    tir_status s = tir_rt_module_load_ptx(ctx, dev, rt_bad_ptx, &m);
+    tir_status s = tir_rt_module_create(ctx, dev, rt_bad_ptx, &m);
     const char *msg = tir_ctx_error(ctx);
     const char *log = strstr(msg, "JIT error log:\n");
     bool ok = s == TIR_ERR_CUDA && !m && strstr(msg, "cuModuleLoadDataEx") &&
@@ -303,9 +303,9 @@ static void test_bad_ptx(void **st) {
     comment("bad PTX message:", msg);
     assert_true(ok);
     /* the device is still fine */
-    EXPECT(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m), TIR_OK);
-    tir_rt_module_unload(m);
-    EXPECT(tir_rt_module_load_ptx(ctx, dev, "", &m), TIR_ERR_INVALID_ARG);
+    EXPECT(tir_rt_module_create(ctx, dev, rt_test_ptx, &m), TIR_OK);
+    tir_rt_module_destroy(m);
+    EXPECT(tir_rt_module_create(ctx, dev, "", &m), TIR_ERR_INVALID_ARG);
 }
 
 /* --------------------------------------------------------------- cuBLAS */
@@ -523,7 +523,7 @@ static tir_status run_vadd(tir_ctx *c, void *user, int set) {
 static void test_bench(void **st) {
     (void)st;
     tir_rt_module *m;
-    EXPECT(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m), TIR_OK);
+    EXPECT(tir_rt_module_create(ctx, dev, rt_test_ptx, &m), TIR_OK);
     vadd_job j = {.n = 1u << 22};
     EXPECT(tir_rt_kernel_get(ctx, m, "vadd", &j.k), TIR_OK);
     size_t bytes = (size_t)j.n * 4;
@@ -550,26 +550,26 @@ static void test_bench(void **st) {
     assert_true(ok);
     o.runs = 10;
     EXPECT(tir_rt_bench(ctx, dev, run_vadd, &j, &o, &cold), TIR_ERR_INVALID_ARG);
-    tir_rt_module_unload(m);
-    /* the buffers are left for tir_rt_close to free */
+    tir_rt_module_destroy(m);
+    /* the buffers are left for tir_rt_device_destroy to free */
 }
 
 /* A second handle on the same device, closed with things still alive. */
 static void test_close_frees_leftovers(void **st) {
     (void)st;
     tir_rt_device *d2;
-    EXPECT(tir_rt_open(ctx, 0, &d2), TIR_OK);
+    EXPECT(tir_rt_device_create(ctx, 0, &d2), TIR_OK);
     const size_t big = (size_t)64 << 20;
     tir_rt_ptr p;
     EXPECT(tir_rt_alloc(ctx, d2, big, &p), TIR_OK);
     EXPECT(tir_rt_memset8(ctx, d2, p, 0, big), TIR_OK); /* really backed */
     tir_rt_module *m;
-    EXPECT(tir_rt_module_load_ptx(ctx, d2, rt_test_ptx, &m), TIR_OK);
+    EXPECT(tir_rt_module_create(ctx, d2, rt_test_ptx, &m), TIR_OK);
     tir_rt_event *e;
     EXPECT(tir_rt_event_create(ctx, d2, &e), TIR_OK);
     size_t free_before = 0, free_after = 0, total = 0;
     EXPECT(tir_rt_mem_info(ctx, d2, &free_before, &total), TIR_OK);
-    tir_rt_close(d2);
+    tir_rt_device_destroy(d2);
     EXPECT(tir_rt_bind_thread(ctx, dev), TIR_OK);
     EXPECT(tir_rt_mem_info(ctx, dev, &free_after, &total), TIR_OK);
     /* Allow the driver half of it for its own bookkeeping. */
@@ -583,7 +583,7 @@ static void test_close_frees_leftovers(void **st) {
 int main(void) {
     ctx = tir_ctx_create();
     if (!ctx) return 1;
-    tir_status s = tir_rt_open(ctx, 0, &dev);
+    tir_status s = tir_rt_device_create(ctx, 0, &dev);
     if (s == TIR_ERR_NO_DRIVER || s == TIR_ERR_NO_DEVICE) {
         printf("1..0 # SKIP no CUDA device (%s): %s\n", tir_status_name(s), tir_ctx_error(ctx));
         tir_ctx_destroy(ctx);
@@ -596,7 +596,7 @@ int main(void) {
     }
     int version = 0;
     s = tir_rt_blas_probe(ctx, &version);
-    if (s == TIR_OK) s = tir_rt_blas_open(ctx, dev, &blas);
+    if (s == TIR_OK) s = tir_rt_blas_create(ctx, dev, &blas);
     if (s == TIR_OK)
         printf("# cuBLAS %d.%d.%d\n", version / 10000, version / 100 % 100, version % 100);
     else
@@ -634,7 +634,7 @@ int main(void) {
            nrows);
     for (int i = 0; i < nrows; i++)
         printf("# %-4s %-40s %s\n", rows[i].ok ? "ok" : "FAIL", rows[i].what, rows[i].detail);
-    tir_rt_close(dev); /* also frees what failed tests left behind */
+    tir_rt_device_destroy(dev); /* also frees what failed tests left behind */
     tir_ctx_destroy(ctx);
     return failed;
 }

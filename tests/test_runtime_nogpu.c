@@ -36,7 +36,7 @@ static void test_no_driver(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     setenv("MINITIR_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
     tir_rt_device *dev = (tir_rt_device *)1;
-    assert_int_equal(tir_rt_open(ctx, 0, &dev), TIR_ERR_NO_DRIVER);
+    assert_int_equal(tir_rt_device_create(ctx, 0, &dev), TIR_ERR_NO_DRIVER);
     assert_null(dev);
     const char *msg = tir_ctx_error(ctx);
     assert_non_null(strstr(msg, "cannot load the CUDA driver library"));
@@ -47,7 +47,7 @@ static void test_no_driver(void **st) {
     assert_int_equal(n, 0);
     /* A library that is not a driver at all. */
     setenv("MINITIR_CUDA_LIB", "libm.so.6", 1);
-    assert_int_equal(tir_rt_open(ctx, 0, &dev), TIR_ERR_NO_DRIVER);
+    assert_int_equal(tir_rt_device_create(ctx, 0, &dev), TIR_ERR_NO_DRIVER);
     assert_non_null(strstr(tir_ctx_error(ctx), "lacks cuGetErrorName"));
     unsetenv("MINITIR_CUDA_LIB");
     tir_ctx_destroy(ctx);
@@ -59,7 +59,7 @@ static void test_stub_driver(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     setenv("MINITIR_CUDA_LIB", getenv("MINITIR_TEST_CUDA_STUB"), 1);
     tir_rt_device *dev = NULL;
-    assert_int_equal(tir_rt_open(ctx, 0, &dev), TIR_ERR_NO_DRIVER);
+    assert_int_equal(tir_rt_device_create(ctx, 0, &dev), TIR_ERR_NO_DRIVER);
     assert_null(dev);
     assert_non_null(strstr(tir_ctx_error(ctx), "stub library"));
     assert_non_null(strstr(tir_ctx_error(ctx), "CUDA_ERROR_STUB_LIBRARY"));
@@ -77,7 +77,7 @@ static void test_no_cublas(void **st) {
     assert_non_null(strstr(tir_ctx_error(ctx), "cannot load cuBLAS"));
     assert_non_null(strstr(tir_ctx_error(ctx), "/nonexistent/libcublas.so.13"));
     tir_rt_blas *b = (tir_rt_blas *)1;
-    assert_int_equal(tir_rt_blas_open(ctx, NULL, &b), TIR_ERR_INVALID_ARG);
+    assert_int_equal(tir_rt_blas_create(ctx, NULL, &b), TIR_ERR_INVALID_ARG);
     assert_null(b);
     setenv("MINITIR_CUBLAS_LIB", "libm.so.6", 1);
     assert_int_equal(tir_rt_blas_probe(ctx, NULL), TIR_ERR_NO_CUBLAS);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sched_prims_a_util.h"
+#include "sched_block_util.h"
 
 static int setup(void **st) {
     *st = tir_ctx_create();
@@ -63,7 +63,7 @@ static const char cache_read_after[] =
 static void test_cache_read_matmul(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 4, TIR_F32));
-    pa_expect_text(s, matmul_before, "matmul_before");
+    blk_expect_text(s, matmul_before, "matmul_before");
     tir_block_rv c = sched_block(s, "C"), a_sh, b_loc;
     SCHED_OK(s, tir_sched_cache_read(s, c, 0, "shared", 0, NULL, &a_sh));
     SCHED_OK(s, tir_sched_cache_read(s, c, 1, "local", 0, NULL, &b_loc));
@@ -77,7 +77,7 @@ static void test_cache_read_matmul(void **st) {
     SCHED_OK(s, tir_sched_get_block_node(s, c, &nb));
     assert_string_equal(nb->reads[0].buffer->name, "A_shared");
     assert_string_equal(nb->reads[1].buffer->name, "B_local");
-    pa_expect_text(s, cache_read_after, "cache_read_after");
+    blk_expect_text(s, cache_read_after, "cache_read_after");
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -117,7 +117,7 @@ static const char cache_read_consumers_after[] =
  * after its writer. */
 static void test_cache_read_consumers(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), d = sched_block(s, "D"), x;
     SCHED_OK(s, tir_sched_cache_read(s, d, 0, "shared", 1, &c, &x));
     const tir_block *nb;
@@ -135,7 +135,7 @@ static void test_cache_read_consumers(void **st) {
     assert_string_equal(nb->name, "B_shared");
     (void)b;
     (void)x;
-    pa_expect_text(s, cache_read_consumers_after, "cache_read_consumers_after");
+    blk_expect_text(s, cache_read_consumers_after, "cache_read_consumers_after");
     sched_check_all(s);
     /* A second cache of the same buffer gets a fresh name. */
     tir_block_rv y;
@@ -164,7 +164,7 @@ static void test_cache_read_odd_shapes(void **st) {
 
 static void test_cache_read_preconditions(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), d = sched_block(s, "D"), x;
     /* 1 */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_read",
@@ -186,7 +186,7 @@ static void test_cache_read_preconditions(void **st) {
     sched_check_all(s);
     tir_sched_destroy(s);
     /* 1: a consumer in another scope (inside block "outer") */
-    s = sched_new(ctx, pa_parse(ctx, pa_nested));
+    s = sched_new(ctx, blk_parse(ctx, blk_nested));
     {
         tir_block_rv dd = sched_block(s, "D"), cc = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_read",
@@ -197,7 +197,7 @@ static void test_cache_read_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 5 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_writers));
     {
         tir_block_rv h1 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "cache_read",
@@ -206,14 +206,14 @@ static void test_cache_read_preconditions(void **st) {
     tir_sched_destroy(s);
     /* 6: writer and reader in one statement */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 5, 3, TIR_F32));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), pa_loop(s, "C", 0), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), blk_loop(s, "C", 0), false));
     {
         tir_block_rv h2 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_read",
                       tir_sched_cache_read(s, h2, 0, "shared", 0, NULL, &x));
     }
     /* handles: a loop handle in the consumer list is refused */
-    tir_block_rv wrong = {pa_loop(s, "C", 0).id, pa_loop(s, "C", 0).sched};
+    tir_block_rv wrong = {blk_loop(s, "C", 0).id, blk_loop(s, "C", 0).sched};
     {
         tir_block_rv h3 = sched_block(s, "D");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "cache_read",
@@ -255,14 +255,14 @@ static void test_cache_write_matmul(void **st) {
     assert_string_equal(nb->writes[0].buffer->name, "C");
     SCHED_OK(s, tir_sched_get_block_node(s, c, &nb));
     assert_string_equal(nb->writes[0].buffer->name, "C_local");
-    pa_expect_text(s, cache_write_after, "cache_write_after");
+    blk_expect_text(s, cache_write_after, "cache_write_after");
     sched_check_all(s);
     tir_sched_destroy(s);
 }
 
 static void test_cache_write_consumers(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), d = sched_block(s, "D"), x;
     SCHED_OK(s, tir_sched_cache_write(s, b, 0, "shared", 1, &d, &x));
     const tir_block *nb;
@@ -282,7 +282,7 @@ static void test_cache_write_consumers(void **st) {
 
 static void test_cache_write_preconditions(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), x;
     /* 1 */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_write",
@@ -302,7 +302,7 @@ static void test_cache_write_preconditions(void **st) {
     sched_check_all(s);
     tir_sched_destroy(s);
     /* 5 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_writers));
     {
         tir_block_rv h5 = sched_block(s, "B1");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "cache_write",
@@ -311,7 +311,7 @@ static void test_cache_write_preconditions(void **st) {
     tir_sched_destroy(s);
     /* 6 */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 5, 3, TIR_F32));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), pa_loop(s, "C", 1), true));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), blk_loop(s, "C", 1), true));
     {
         tir_block_rv h6 = sched_block(s, "B");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_write",

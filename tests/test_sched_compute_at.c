@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sched_prims_a_util.h"
+#include "sched_block_util.h"
 
 static int setup(void **st) {
     *st = tir_ctx_create();
@@ -54,15 +54,15 @@ static void test_compute_at_row(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 7, 5, TIR_F32));
     tir_block_rv b = sched_block(s, "B");
-    tir_loop_rv old = pa_loop(s, "B", 0);
-    SCHED_OK(s, tir_sched_compute_at(s, b, pa_loop(s, "C", 0), false));
+    tir_loop_rv old = blk_loop(s, "B", 0);
+    SCHED_OK(s, tir_sched_compute_at(s, b, blk_loop(s, "C", 0), false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "B", l), 2);
     assert_int_equal(sched_extent(s, l[1]), 5);
     assert_string_equal(sched_for(s, l[1])->var->name, "ax0");
     /* B's old loops are gone */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "unroll", tir_sched_unroll(s, old));
-    pa_expect_text(s, compute_at_row_after, "compute_at_row_after");
+    blk_expect_text(s, compute_at_row_after, "compute_at_row_after");
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -105,7 +105,7 @@ static void test_compute_at_tile_predicate(void **st) {
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 10, 3, TIR_F32));
     tir_loop_rv p[2];
     SCHED_OK(s,
-             tir_sched_split(s, pa_loop(s, "C", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
+             tir_sched_split(s, blk_loop(s, "C", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), p[0], false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "B", l), 3);
@@ -113,12 +113,12 @@ static void test_compute_at_tile_predicate(void **st) {
     const tir_block_realize *r = tir_as_tir_block_realize(sched_for(s, l[2])->body);
     assert_non_null(r);
     assert_false(tir_expr_const_int(r->predicate, NULL));
-    pa_expect_text(s, compute_at_tile_after, "compute_at_tile_after");
+    blk_expect_text(s, compute_at_tile_after, "compute_at_tile_after");
     sched_check_all(s);
     /* one element per instance: no loops unless preserved */
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 1), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), blk_loop(s, "D", 1), false));
     assert_int_equal(sched_loops(s, "C", l), 2);
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), pa_loop(s, "C", 1), true));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), blk_loop(s, "C", 1), true));
     assert_int_equal(sched_loops(s, "B", l), 4);
     assert_int_equal(sched_extent(s, l[2]), 1);
     assert_int_equal(sched_extent(s, l[3]), 1);
@@ -169,128 +169,128 @@ static void test_compute_at_thread_relax(void **st) {
 static void test_compute_at_reduction_and_conv(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_matmul_bias_relu(ctx, 7, 5, 3, TIR_F32));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 0), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), blk_loop(s, "D", 0), false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "C", l), 3);
     assert_int_equal(sched_extent(s, l[2]), 3); /* the whole k domain */
     sched_check_all(s);
     tir_sched_destroy(s);
     s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 3, 7, 5, 2, 3, 3, 2, 1, TIR_F32));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), pa_loop(s, "conv", 2), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), blk_loop(s, "conv", 2), false));
     sched_check_all(s);
     tir_sched_destroy(s);
     s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 2, 2, 6, 7, 3, 3, 2, 1, 1, TIR_F32));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), pa_loop(s, "conv", 1), true));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), blk_loop(s, "conv", 1), true));
     sched_check_all(s);
     tir_sched_destroy(s);
 }
 
 static void test_compute_at_preconditions(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_block_rv b = sched_block(s, "B");
     /* 1: the root block is in no scope */
     {
         tir_block_rv h1 = sched_block(s, "root");
-        tir_loop_rv h2 = pa_loop(s, "C", 0);
+        tir_loop_rv h2 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "compute_at",
                       tir_sched_compute_at(s, h1, h2, false));
     }
     /* 2 */
     {
-        tir_loop_rv h3 = pa_loop(s, "B", 1);
+        tir_loop_rv h3 = blk_loop(s, "B", 1);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_IS_ANCESTOR, "compute_at",
                       tir_sched_compute_at(s, b, h3, false));
     }
     /* 6: D also reads B */
     {
-        tir_loop_rv h4 = pa_loop(s, "C", 0);
+        tir_loop_rv h4 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CONSUMER_OUTSIDE, "compute_at",
                       tir_sched_compute_at(s, b, h4, false));
     }
     /* 7: D has no consumer */
     {
         tir_block_rv h5 = sched_block(s, "D");
-        tir_loop_rv h6 = pa_loop(s, "C", 0);
+        tir_loop_rv h6 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NO_CONSUMER, "compute_at",
                       tir_sched_compute_at(s, h5, h6, false));
     }
     sched_check_all(s);
     tir_sched_destroy(s);
     /* 1: a loop inside block "outer" is in another scope */
-    s = sched_new(ctx, pa_parse(ctx, pa_nested));
+    s = sched_new(ctx, blk_parse(ctx, blk_nested));
     {
         tir_block_rv bb = sched_block(s, "B"), dd = sched_block(s, "D");
-        tir_loop_rv j1 = pa_loop(s, "C", 0);
+        tir_loop_rv j1 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "compute_at",
                           tir_sched_compute_at(s, bb, j1, false));
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "reverse_compute_at",
                           tir_sched_reverse_compute_at(s, dd, j1, false));
         /* at the root level, B's consumers are "outer" and D */
-        tir_loop_rv i1 = pa_loop(s, "outer", 0);
+        tir_loop_rv i1 = blk_loop(s, "outer", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CONSUMER_OUTSIDE, "compute_at",
                           tir_sched_compute_at(s, bb, i1, false));
         sched_check_all(s);
     }
     tir_sched_destroy(s);
     /* 3 */
-    s = sched_new(ctx, pa_parse(ctx, pa_incomplete));
+    s = sched_new(ctx, blk_parse(ctx, blk_incomplete));
     {
         tir_block_rv h7 = sched_block(s, "B");
-        tir_loop_rv h8 = pa_loop(s, "C", 0);
+        tir_loop_rv h8 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "compute_at",
                       tir_sched_compute_at(s, h7, h8, false));
     }
     tir_sched_destroy(s);
     /* 4 */
-    s = sched_new(ctx, pa_parse(ctx, pa_shifted));
+    s = sched_new(ctx, blk_parse(ctx, blk_shifted));
     {
         tir_block_rv h9 = sched_block(s, "B");
-        tir_loop_rv h10 = pa_loop(s, "C", 0);
+        tir_loop_rv h10 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "compute_at",
                       tir_sched_compute_at(s, h9, h10, false));
     }
     tir_sched_destroy(s);
-    s = sched_new(ctx, pa_parse(ctx, pa_two_stores));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_stores));
     {
         tir_block_rv h11 = sched_block(s, "B");
-        tir_loop_rv h12 = pa_loop(s, "C", 0);
+        tir_loop_rv h12 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "compute_at",
                       tir_sched_compute_at(s, h11, h12, false));
     }
     tir_sched_destroy(s);
     /* 5 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_writers));
     {
         tir_block_rv h13 = sched_block(s, "B2");
-        tir_loop_rv h14 = pa_loop(s, "C", 0);
+        tir_loop_rv h14 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "compute_at",
                       tir_sched_compute_at(s, h13, h14, false));
     }
     tir_sched_destroy(s);
     /* 9 */
-    s = sched_new(ctx, pa_parse(ctx, pa_unbounded));
+    s = sched_new(ctx, blk_parse(ctx, blk_unbounded));
     {
         tir_block_rv b = sched_block(s, "B");
-        tir_loop_rv i = pa_loop(s, "C", 0);
+        tir_loop_rv i = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_UNBOUNDED, "compute_at",
                           tir_sched_compute_at(s, b, i, false));
     }
     tir_sched_destroy(s);
     /* 8: B2 rewrites P's input B between P and C's loop */
-    s = sched_new(ctx, pa_parse(ctx, pa_rewritten));
+    s = sched_new(ctx, blk_parse(ctx, blk_rewritten));
     {
         tir_block_rv pb = sched_block(s, "P");
-        tir_loop_rv i = pa_loop(s, "C", 0);
+        tir_loop_rv i = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_at",
                           tir_sched_compute_at(s, pb, i, false));
     }
     tir_sched_destroy(s);
     /* 8: under loop i, C's consumer D comes before C's producer B */
-    s = sched_new(ctx, pa_parse(ctx, pa_misordered));
+    s = sched_new(ctx, blk_parse(ctx, blk_misordered));
     {
         tir_block_rv h15 = sched_block(s, "C");
-        tir_loop_rv h16 = pa_loop(s, "D", 0);
+        tir_loop_rv h16 = blk_loop(s, "D", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_at",
                       tir_sched_compute_at(s, h15, h16, false));
     }
@@ -327,13 +327,13 @@ static const char reverse_row_after[] =
 static void test_reverse_compute_at_row(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 7, 5, TIR_F32));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), pa_loop(s, "B", 0), false));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), blk_loop(s, "B", 0), false));
     tir_loop_rv l[16];
     assert_int_equal(sched_loops(s, "C", l), 2);
     assert_int_equal(sched_extent(s, l[1]), 5);
-    pa_expect_text(s, reverse_row_after, "reverse_row_after");
+    blk_expect_text(s, reverse_row_after, "reverse_row_after");
     sched_check_all(s);
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), pa_loop(s, "C", 1), true));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), blk_loop(s, "C", 1), true));
     assert_int_equal(sched_loops(s, "D", l), 4);
     sched_check_all(s);
     tir_sched_destroy(s);
@@ -371,7 +371,7 @@ static void test_reverse_compute_at_preconditions(void **st) {
     /* 1 */
     {
         tir_block_rv h17 = sched_block(s, "root");
-        tir_loop_rv h18 = pa_loop(s, "B", 0);
+        tir_loop_rv h18 = blk_loop(s, "B", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h17, h18,
                                                    false));
@@ -379,7 +379,7 @@ static void test_reverse_compute_at_preconditions(void **st) {
     /* 2 */
     {
         tir_block_rv h19 = sched_block(s, "C");
-        tir_loop_rv h20 = pa_loop(s, "C", 0);
+        tir_loop_rv h20 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_IS_ANCESTOR, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h19, h20,
                                                    false));
@@ -387,7 +387,7 @@ static void test_reverse_compute_at_preconditions(void **st) {
     /* 5: D's producer C is not under B's loop */
     {
         tir_block_rv h21 = sched_block(s, "D");
-        tir_loop_rv h22 = pa_loop(s, "B", 0);
+        tir_loop_rv h22 = blk_loop(s, "B", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PRODUCER_OUTSIDE, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h21, h22,
                                                    false));
@@ -395,7 +395,7 @@ static void test_reverse_compute_at_preconditions(void **st) {
     /* 6: B reads only the input A */
     {
         tir_block_rv h23 = sched_block(s, "B");
-        tir_loop_rv h24 = pa_loop(s, "C", 0);
+        tir_loop_rv h24 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NO_PRODUCER, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h23, h24,
                                                    false));
@@ -403,20 +403,20 @@ static void test_reverse_compute_at_preconditions(void **st) {
     sched_check_all(s);
     tir_sched_destroy(s);
     /* 3 */
-    s = sched_new(ctx, pa_parse(ctx, pa_incomplete));
+    s = sched_new(ctx, blk_parse(ctx, blk_incomplete));
     {
         tir_block_rv h25 = sched_block(s, "B");
-        tir_loop_rv h26 = pa_loop(s, "C", 0);
+        tir_loop_rv h26 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h25, h26,
                                                    false));
     }
     tir_sched_destroy(s);
     /* 4 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_writers));
     {
         tir_block_rv h27 = sched_block(s, "B2");
-        tir_loop_rv h28 = pa_loop(s, "C", 0);
+        tir_loop_rv h28 = blk_loop(s, "C", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h27, h28,
                                                    false));
@@ -426,7 +426,7 @@ static void test_reverse_compute_at_preconditions(void **st) {
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 11, 14, TIR_F32));
     {
         tir_loop_rv p3[3], p2[2];
-        SCHED_OK(s, tir_sched_split(s, pa_loop(s, "C", 1), 3, (const int64_t[]){5, 2, 4}, p3));
+        SCHED_OK(s, tir_sched_split(s, blk_loop(s, "C", 1), 3, (const int64_t[]){5, 2, 4}, p3));
         SCHED_OK(s, tir_sched_split(s, p3[1], 2, (const int64_t[]){4, 2}, p2));
         tir_block_rv d = sched_block(s, "D");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PREDICATED_PRODUCER, "reverse_compute_at",
@@ -438,29 +438,29 @@ static void test_reverse_compute_at_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 9 */
-    s = sched_new(ctx, pa_parse(ctx, pa_misordered));
+    s = sched_new(ctx, blk_parse(ctx, blk_misordered));
     {
         tir_block_rv h29 = sched_block(s, "C");
-        tir_loop_rv h30 = pa_loop(s, "D", 0);
+        tir_loop_rv h30 = blk_loop(s, "D", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h29, h30,
                                                    false));
     }
     tir_sched_destroy(s);
     /* 10 */
-    s = sched_new(ctx, pa_parse(ctx, pa_unbounded));
+    s = sched_new(ctx, blk_parse(ctx, blk_unbounded));
     {
         tir_block_rv f = sched_block(s, "F");
-        tir_loop_rv i = pa_loop(s, "E", 0);
+        tir_loop_rv i = blk_loop(s, "E", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_UNBOUNDED, "reverse_compute_at",
                           tir_sched_reverse_compute_at(s, f, i, false));
     }
     tir_sched_destroy(s);
     /* 7 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_loads));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_loads));
     {
         tir_block_rv h31 = sched_block(s, "C");
-        tir_loop_rv h32 = pa_loop(s, "B", 0);
+        tir_loop_rv h32 = blk_loop(s, "B", 0);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "reverse_compute_at",
                       tir_sched_reverse_compute_at(s, h31, h32,
                                                    false));
@@ -482,7 +482,7 @@ static void test_reverse_compute_at_strided(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
     tir_loop_rv j[2];
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, blk_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[1], j[0]}));
     tir_block_rv c = sched_block(s, "C");
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
@@ -498,16 +498,16 @@ static void test_reverse_compute_at_strided(void **st) {
     /* Under i, strides 1 (j_1, 4) and 4 (j_0, 3) make a dense 12 that the
        bounds predicate cuts to the row of 11. */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, blk_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){j[1], j[0]}));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), pa_loop(s, "B", 0), false));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), blk_loop(s, "B", 0), false));
     assert_int_equal(sched_loops(s, "C", l), 2);
     sched_check_all(s);
     tir_sched_destroy(s);
     /* Without the reorder, j_0 covers a dense tile of 4 (the last one
        partly, under the bounds predicate). */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 4, 11, TIR_F32));
-    SCHED_OK(s, tir_sched_split(s, pa_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
+    SCHED_OK(s, tir_sched_split(s, blk_loop(s, "B", 1), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, j));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), j[0], false));
     assert_int_equal(sched_loops(s, "C", l), 3);
     assert_int_equal(sched_extent(s, l[2]), 4);
@@ -523,7 +523,7 @@ static void refuse_after(tir_ctx *ctx, const tir_prim_func *f, const char *prefi
     tir_schedule *s = sched_new(ctx, f);
     SCHED_OK(s, tir_sched_replay(s, prefix, strlen(prefix)));
     sched_check_all(s);
-    tir_loop_rv loop = pa_loop(s, lblk, li);
+    tir_loop_rv loop = blk_loop(s, lblk, li);
     tir_block_rv b = sched_block(s, blk);
     const char *lname = sched_for(s, loop)->var->name;
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
@@ -584,8 +584,8 @@ static void test_reverse_compute_at_fuzz_cases(void **st) {
 /* compute_at 10: B is a parameter that C reads only the first 3 rows of;
  * moved under C's loop, B would leave the caller rows 3-5 unwritten. */
 static const char param_partial[] =
-    PA_HDR("param_partial", "A: " PA_BUF ", B: " PA_BUF ", C: T.Buffer((3, 5), \"float32\")")
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    BLK_HDR("param_partial", "A: " BLK_BUF ", B: " BLK_BUF ", C: T.Buffer((3, 5), \"float32\")")
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
     "        for i1, j1 in T.grid(3, 5):\n"
     "            with T.block(\"C\"):\n"
     "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
@@ -597,9 +597,9 @@ static const char param_partial[] =
  * last row; relaxed, the read reaches row 6, outside B's domain, which
  * cannot be proven unread. */
 static const char masked_shift[] =
-    PA_HDR("masked_shift", "A: " PA_BUF ", C: " PA_BUF)
+    BLK_HDR("masked_shift", "A: " BLK_BUF ", C: " BLK_BUF)
     "        B = T.alloc_buffer((7, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
     "        for i1, j1 in T.grid(6, 5):\n"
     "            with T.block(\"C\"):\n"
     "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
@@ -610,17 +610,17 @@ static const char masked_shift[] =
 
 static void test_compute_at_not_covered(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = sched_new(ctx, pa_parse(ctx, param_partial));
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, param_partial));
     tir_block_rv b = sched_block(s, "B");
-    tir_loop_rv i1 = pa_loop(s, "C", 0);
+    tir_loop_rv i1 = blk_loop(s, "C", 0);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
                       tir_sched_compute_at(s, b, i1, false));
     expect_names(ctx, 3, (const char *const[]){"\"B\"", "parameter", "i1"});
     sched_check_all(s);
     tir_sched_destroy(s);
-    s = sched_new(ctx, pa_parse(ctx, masked_shift));
+    s = sched_new(ctx, blk_parse(ctx, masked_shift));
     b = sched_block(s, "B");
-    i1 = pa_loop(s, "C", 0);
+    i1 = blk_loop(s, "C", 0);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
                       tir_sched_compute_at(s, b, i1, false));
     expect_names(ctx, 4, (const char *const[]){"\"B\"", "\"C\"", " B ", "i1"});
@@ -661,7 +661,7 @@ static void test_compute_at_padding(void **st) {
                                                          TIR_F32));
     tir_block_rv sh;
     SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "pad"), 0, "shared", 0, NULL, &sh));
-    SCHED_OK(s, tir_sched_compute_at(s, sh, pa_loop(s, "pad", 1), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sh, blk_loop(s, "pad", 1), false));
     sched_check_all(s);
     tir_sched_destroy(s);
 }
@@ -684,7 +684,7 @@ static void test_compute_at_unwritten_producer(void **st) {
     SCHED_OK(s, tir_sched_replay(s, thread_chain, strlen(thread_chain)));
     sched_check_all(s);
     tir_block_rv c = sched_block(s, "C");
-    tir_loop_rv dj = pa_loop(s, "D", 1);
+    tir_loop_rv dj = blk_loop(s, "D", 1);
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "compute_at",
                       tir_sched_compute_at(s, c, dj, false));
     expect_names(ctx, 4, (const char *const[]){"\"B\"", "\"C\"", " B ", "ax0"});
@@ -693,10 +693,10 @@ static void test_compute_at_unwritten_producer(void **st) {
     /* Without the thread binding C is not relaxed over i: it reads B[i, j],
        which B has written during that iteration of i. */
     s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
-    tir_loop_rv i = pa_loop(s, "C", 0);
+    tir_loop_rv i = blk_loop(s, "C", 0);
     SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "B"), i, false));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), i, false));
-    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), pa_loop(s, "D", 1), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), blk_loop(s, "D", 1), false));
     assert_int_equal(sched_loops(s, "C", (tir_loop_rv[16]){0}), 2); /* i, D's ax0 */
     sched_check_all(s);
     tir_sched_destroy(s);
@@ -710,7 +710,7 @@ static void test_compute_at_unwritten_producer(void **st) {
 static void test_reverse_compute_at_thread_producer(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 12, 16, TIR_F32));
-    tir_loop_rv i = pa_loop(s, "B", 0);
+    tir_loop_rv i = blk_loop(s, "B", 0);
     SCHED_OK(s, tir_sched_bind(s, i, "threadIdx.z"));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "C"), i, false));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), i, false));

@@ -1,7 +1,8 @@
 /* test_sched_fuzz.c: seeded random schedules over the ready definitions
  * (matmul, batched matmul, conv2d, elementwise chain, and matmul with a
  * bias or bias+ReLU epilogue) at odd shapes, over every primitive,
- * part B's (decompose_reduction .. fuse_reduction_epilogue) included.
+ * the reduction, buffer, pipelining and fusion ones
+ * (decompose_reduction .. fuse_reduction_epilogue) included.
  *
  * Each case builds a definition at random small shapes, applies a random
  * sequence of primitives, most of them plausible and some deliberately
@@ -53,14 +54,13 @@ static const tir_prim_func *make_chain(tir_ctx *ctx, uint64_t *r) {
     return tir_def_elementwise_chain(ctx, rnd(r, 1, 17), rnd(r, 1, 17), TIR_F32);
 }
 
-/* part B: a matmul with a bias (and ReLU) epilogue, for
+/* A matmul with a bias (and ReLU) epilogue, for
  * fuse_reduction_epilogue */
 static const tir_prim_func *make_bias(tir_ctx *ctx, uint64_t *r) {
     int64_t M = rnd(r, 1, 11), N = rnd(r, 1, 11), K = rnd(r, 1, 11);
     return rnd(r, 0, 1) ? tir_def_matmul_bias(ctx, M, N, K, TIR_F32)
                         : tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32);
 }
-/* end part B */
 
 typedef struct {
     tir_ctx *ctx;
@@ -160,7 +160,7 @@ static void annotate_random(fuzz_case *fc, bool block, uint32_t id) {
     }
 }
 
-/* prims-a: cache_read, cache_write, compute_at, reverse_compute_at,
+/* Block primitives: cache_read, cache_write, compute_at, reverse_compute_at,
  * compute_inline, reverse_compute_inline on block b, with random indices,
  * scopes, consumer lists and target loops (of any block); new cache
  * blocks join the pool. */
@@ -228,7 +228,7 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
                     tir_sched_cache_write(s, b, 7, "local", 0, NULL, &out));
     }
 }
-/* end prims-a */
+
 /* transform_layout: a random permutation, split (by a factor that may
  * not divide: padding, refused), fusion of two dimensions or
  * rotation swizzle of the buffer block b reads or writes at a random
@@ -325,12 +325,12 @@ static void layout_step(fuzz_case *fc, tir_block_rv b) {
     if (st == TIR_OK) g_layout_ok++;
 }
 
-/* part B: decompose_reduction, storage_align, set_scope,
- * software_pipeline, fuse_reduction_epilogue with plausible and wrong
- * arguments. */
+/* Reduction, buffer, pipelining and fusion primitives:
+ * decompose_reduction, storage_align, set_scope, software_pipeline,
+ * fuse_reduction_epilogue with plausible and wrong arguments. */
 static const char *const scopes[] = {"global", "shared", "local", "warp"};
 
-static void partb_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
+static void fusion_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
     uint64_t *r = fc->r;
     tir_loop_rv l = ls[rnd(r, 0, n - 1)];
     switch (rnd(r, 0, 4)) {
@@ -386,7 +386,6 @@ static void partb_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int
     }
     }
 }
-/* end part B */
 
 /* A second get_loops of b names the same loops as ls, under new ids. */
 static void check_same_loops(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
@@ -426,15 +425,13 @@ static void random_step(fuzz_case *fc) {
     }
     if (rnd(r, 0, 3) == 0) check_same_loops(fc, b, ls, n);
     if (fc->bad) return;
-    /* prims-a */
     if (rnd(r, 0, 3) == 0) {
         block_step(fc, b);
         return;
     }
-    /* end prims-a */
     if (n == 0) return;
-    if (rnd(r, 0, 4) == 0) { /* part B */
-        partb_step(fc, b, ls, n);
+    if (rnd(r, 0, 4) == 0) {
+        fusion_step(fc, b, ls, n);
         return;
     }
     tir_loop_rv l = ls[rnd(r, 0, n - 1)];
@@ -654,7 +651,7 @@ static void test_fuzz_conv2d(void **st) {
     (void)st;
     run_cases(make_conv, "conv2d", g_cases / 4, g_seed + 2);
 }
-static void test_fuzz_matmul_bias(void **st) { /* part B */
+static void test_fuzz_matmul_bias(void **st) {
     (void)st;
     run_cases(make_bias, "matmul_bias", g_cases / 8, g_seed + 4);
 }
@@ -681,7 +678,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fuzz_batch_matmul),
         cmocka_unit_test(test_fuzz_conv2d),
         cmocka_unit_test(test_fuzz_chain),
-        cmocka_unit_test(test_fuzz_matmul_bias), /* part B */
+        cmocka_unit_test(test_fuzz_matmul_bias),
         cmocka_unit_test(test_layout_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sched_prims_a_util.h"
+#include "sched_block_util.h"
 
 static int setup(void **st) {
     *st = tir_ctx_create();
@@ -67,7 +67,7 @@ static const char inline_after[] =
 static void test_compute_inline_chain(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, tir_def_elementwise_chain(ctx, 7, 5, TIR_F32));
-    pa_expect_text(s, chain_before, "chain_before");
+    blk_expect_text(s, chain_before, "chain_before");
     tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C");
     SCHED_OK(s, tir_sched_compute_inline(s, b));
     const tir_block *nb;
@@ -76,7 +76,7 @@ static void test_compute_inline_chain(void **st) {
     assert_string_equal(nb->reads[0].buffer->name, "A");
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "compute_inline",
                       tir_sched_compute_inline(s, b));
-    pa_expect_text(s, inline_after, "inline_after");
+    blk_expect_text(s, inline_after, "inline_after");
     sched_check_all(s);
     SCHED_OK(s, tir_sched_compute_inline(s, c));
     sched_check_all(s);
@@ -90,10 +90,10 @@ static void test_compute_inline_odd_shapes(void **st) {
     sched_check_all(s);
     tir_sched_destroy(s);
     /* after a split and a compute_at */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_loop_rv p[2];
     SCHED_OK(s,
-             tir_sched_split(s, pa_loop(s, "B", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
+             tir_sched_split(s, blk_loop(s, "B", 0), 2, (const int64_t[]){TIR_SPLIT_INFER, 4}, p));
     SCHED_OK(s, tir_sched_compute_inline(s, sched_block(s, "B")));
     sched_check_all(s);
     tir_sched_destroy(s);
@@ -123,7 +123,7 @@ static void test_compute_inline_preconditions(void **st) {
     sched_check_all(s);
     tir_sched_destroy(s);
     /* 3 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_stores));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_stores));
     {
         tir_block_rv h4 = sched_block(s, "B");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_SINGLE_STORE, "compute_inline",
@@ -131,7 +131,7 @@ static void test_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 4 */
-    s = sched_new(ctx, pa_parse(ctx, pa_shifted));
+    s = sched_new(ctx, blk_parse(ctx, blk_shifted));
     {
         tir_block_rv h5 = sched_block(s, "B");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "compute_inline",
@@ -139,7 +139,7 @@ static void test_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 7: B2 rewrites P's input after P */
-    s = sched_new(ctx, pa_parse(ctx, pa_rewritten));
+    s = sched_new(ctx, blk_parse(ctx, blk_rewritten));
     {
         tir_block_rv pb = sched_block(s, "P");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_inline",
@@ -147,7 +147,7 @@ static void test_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 6 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_writers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_writers));
     {
         tir_block_rv h6 = sched_block(s, "B1");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "compute_inline",
@@ -185,16 +185,16 @@ static void test_reverse_compute_inline_chain(void **st) {
     assert_string_equal(nb->writes[0].buffer->name, "D");
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "reverse_compute_inline",
                       tir_sched_reverse_compute_inline(s, d));
-    pa_expect_text(s, reverse_inline_after, "reverse_inline_after");
+    blk_expect_text(s, reverse_inline_after, "reverse_inline_after");
     sched_check_all(s);
     SCHED_OK(s, tir_sched_reverse_compute_inline(s, c));
     sched_check_all(s);
     tir_sched_destroy(s);
     /* a consumer that also reads an input, after the producer was split */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_producers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_producers));
     tir_loop_rv p[2];
     SCHED_OK(s,
-             tir_sched_split(s, pa_loop(s, "E", 1), 2, (const int64_t[]){2, TIR_SPLIT_INFER}, p));
+             tir_sched_split(s, blk_loop(s, "E", 1), 2, (const int64_t[]){2, TIR_SPLIT_INFER}, p));
     SCHED_OK(s, tir_sched_compute_inline(s, sched_block(s, "B")));
     SCHED_OK(s, tir_sched_reverse_compute_inline(s, sched_block(s, "D")));
     sched_check_all(s);
@@ -227,7 +227,7 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     sched_check_all(s);
     tir_sched_destroy(s);
     /* 3 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_stores));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_stores));
     {
         tir_block_rv h10 = sched_block(s, "B");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_SINGLE_STORE, "reverse_compute_inline",
@@ -235,7 +235,7 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 4 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_producers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_producers));
     {
         tir_block_rv h11 = sched_block(s, "D");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "reverse_compute_inline",
@@ -249,7 +249,7 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 7 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_loads));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_loads));
     {
         tir_block_rv h13 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "reverse_compute_inline",
@@ -257,7 +257,7 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 8 */
-    s = sched_new(ctx, pa_parse(ctx, pa_param_mid));
+    s = sched_new(ctx, blk_parse(ctx, blk_param_mid));
     {
         tir_block_rv h14 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, "reverse_compute_inline",
@@ -265,7 +265,7 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 9 */
-    s = sched_new(ctx, pa_parse(ctx, pa_two_readers));
+    s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     {
         tir_block_rv h15 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_inline",
@@ -273,7 +273,7 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     }
     tir_sched_destroy(s);
     /* 10 */
-    s = sched_new(ctx, pa_parse(ctx, pa_subdomain));
+    s = sched_new(ctx, blk_parse(ctx, blk_subdomain));
     {
         tir_block_rv h16 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DOMAIN_MISMATCH, "reverse_compute_inline",

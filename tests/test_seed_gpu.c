@@ -80,7 +80,7 @@ static double check_one(int e, int step, const int64_t sz[3], uint64_t seed) {
     OK(tir_rt_memset8(ctx, dev, D, 0xFF, nc * 4));
 
     tir_rt_program *p;
-    OK(tir_rt_program_load(ctx, dev, m, &p));
+    OK(tir_rt_program_create(ctx, dev, m, &p));
     tir_rt_arg args[4];
     assert_true(m->nparams == (e < 0 ? 3 : 4));
     for (int i = 0; i < m->nparams; i++) {
@@ -117,7 +117,7 @@ static double check_one(int e, int step, const int64_t sz[3], uint64_t seed) {
     printf("# %-32s rel_err %.2e\n", what, es.rel_err);
     if (st != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
     assert_int_equal(es.nonfinite, 0);
-    tir_rt_program_unload(p);
+    tir_rt_program_destroy(p);
     int64_t ptrs[] = {(int64_t)A, (int64_t)B, (int64_t)bias, (int64_t)D, (int64_t)R, (int64_t)T};
     for (int i = 0; i < 6; i++) OK(tir_rt_free(ctx, dev, (tir_rt_ptr)ptrs[i]));
     free(ha);
@@ -158,16 +158,16 @@ static void fused_clip(void **state) {
 int main(void) {
     ctx = tir_ctx_create();
     if (!ctx) return 1;
-    tir_status s = tir_rt_open(ctx, 0, &dev);
+    tir_status s = tir_rt_device_create(ctx, 0, &dev);
     if (s == TIR_ERR_NO_DRIVER || s == TIR_ERR_NO_DEVICE) {
         printf("1..0 # SKIP no CUDA device (%s): %s\n", tir_status_name(s), tir_ctx_error(ctx));
         tir_ctx_destroy(ctx);
         return 0;
     }
-    if (s == TIR_OK) s = tir_rt_blas_open(ctx, dev, &blas);
+    if (s == TIR_OK) s = tir_rt_blas_create(ctx, dev, &blas);
     if (s != TIR_OK) {
         printf("Bail out! %s\n", tir_ctx_error(ctx));
-        tir_rt_close(dev);
+        tir_rt_device_destroy(dev);
         tir_ctx_destroy(ctx);
         return 1;
     }
@@ -178,7 +178,7 @@ int main(void) {
         cmocka_unit_test(fused_clip),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    tir_rt_close(dev);
+    tir_rt_device_destroy(dev);
     tir_ctx_destroy(ctx);
     return rc;
 }

@@ -63,7 +63,7 @@ static void add_row(const char *text, const tir_expr *in, const tir_expr *want) 
 #define ROW(in, want) add_row(#in, (in), (want))
 
 static tir_analyzer *analyzer_for(int ranges) {
-    tir_analyzer *a = tir_analyzer_new(C);
+    tir_analyzer *a = tir_analyzer_create(C);
     if (ranges == R_IJ) {
         /* i, j in [0, 32), k in [5, 6) */
         tir_analyzer_bind_const(a, tir_as_tir_var(i), 0, 32);
@@ -309,7 +309,7 @@ static void test_table(void **st) {
                 failures++;
             }
         }
-        tir_analyzer_free(a);
+        tir_analyzer_destroy(a);
     }
     assert_int_equal(failures, 0);
 }
@@ -494,7 +494,7 @@ static void report(stats *st, const int64_t *vals, const char *what, const tir_e
  * all of it against evaluation at random points. */
 static void random_round(rng *r, bool symbolic, int iters, stats *st) {
     /* a2 has the same ranges but its own memo: simplify(s) must be s */
-    tir_analyzer *a = tir_analyzer_new(C), *a2 = tir_analyzer_new(C);
+    tir_analyzer *a = tir_analyzer_create(C), *a2 = tir_analyzer_create(C);
     bind_ranges(a, symbolic);
     bind_ranges(a2, symbolic);
     for (int iter = 0; iter < iters; iter++) {
@@ -546,8 +546,8 @@ static void random_round(rng *r, bool symbolic, int iters, stats *st) {
             }
         }
     }
-    tir_analyzer_free(a);
-    tir_analyzer_free(a2);
+    tir_analyzer_destroy(a);
+    tir_analyzer_destroy(a2);
 }
 
 static void test_random_soundness(void **st) {

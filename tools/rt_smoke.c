@@ -92,7 +92,7 @@ static tir_status vadd_launch(tir_ctx *c, void *user, int set) {
 static void run_vadd(unsigned n) {
     printf("\nvector add, %u floats\n", n);
     tir_rt_module *m;
-    CHECK(tir_rt_module_load_ptx(ctx, dev, rt_test_ptx, &m));
+    CHECK(tir_rt_module_create(ctx, dev, rt_test_ptx, &m));
     vadd_job j = {.n = n};
     CHECK(tir_rt_kernel_get(ctx, m, "vadd", &j.k));
     size_t bytes = (size_t)j.n * 4;
@@ -121,7 +121,7 @@ static void run_vadd(unsigned n) {
            3.0 * bytes / (warm.median_ms * 1e6));
     printf("  L2 flushed median %.4f ms  min %.4f ms  %.0f GB/s\n", cold.median_ms, cold.min_ms,
            3.0 * bytes / (cold.median_ms * 1e6));
-    tir_rt_module_unload(m);
+    tir_rt_module_destroy(m);
     CHECK(tir_rt_free(ctx, dev, j.a));
     CHECK(tir_rt_free(ctx, dev, j.b));
     CHECK(tir_rt_free(ctx, dev, j.c));
@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
     }
     ctx = tir_ctx_create();
     if (!ctx) return 1;
-    tir_status s = tir_rt_open(ctx, ordinal, &dev);
+    tir_status s = tir_rt_device_create(ctx, ordinal, &dev);
     if (s == TIR_ERR_NO_DRIVER || s == TIR_ERR_NO_DEVICE) {
         printf("SKIP: no CUDA device (%s): %s\n", tir_status_name(s), tir_ctx_error(ctx));
         tir_ctx_destroy(ctx);
@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
     int version = 0;
     tir_rt_blas *blas = NULL;
     s = tir_rt_blas_probe(ctx, &version);
-    if (s == TIR_OK) s = tir_rt_blas_open(ctx, dev, &blas);
+    if (s == TIR_OK) s = tir_rt_blas_create(ctx, dev, &blas);
     if (s != TIR_OK) {
         printf("\ncuBLAS: not available: %s\n", tir_ctx_error(ctx));
         failures++;
@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
     }
     printf("\n%s: %d check%s failed\n", failures ? "FAILED" : "ALL PASSED", failures,
            failures == 1 ? "" : "s");
-    tir_rt_close(dev);
+    tir_rt_device_destroy(dev);
     tir_ctx_destroy(ctx);
     return failures ? 1 : 0;
 }

@@ -159,10 +159,12 @@ static tir_status step4_acc(tir_schedule *s, tiles *t, seed_hook hook, void *use
  * tile loads while the current one is computed. */
 static tir_status step5(tir_schedule *s, tiles *t, seed_hook hook, void *user) {
     CALL(s, hook, user,
-         tir_sched_annotate_loop_ints(s, t->k_outer, "software_pipeline_stage", 3,
+         tir_sched_annotate_loop_ints(s, t->k_outer,
+                                      tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_STAGE), 3,
                                       (const int64_t[]){0, 0, 1}));
     CALL(s, hook, user,
-         tir_sched_annotate_loop_ints(s, t->k_outer, "software_pipeline_order", 3,
+         tir_sched_annotate_loop_ints(s, t->k_outer,
+                                      tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_ORDER), 3,
                                       (const int64_t[]){0, 1, 2}));
     return TIR_OK;
 }

@@ -6,6 +6,16 @@
  * pointers returned by this API are owned by the context unless a function
  * says otherwise.  Node kinds come from minitir/nodes.def.
  *
+ * Lifecycle: what the caller owns is made by tir_<obj>_create and released
+ * by tir_<obj>_destroy (NULL is fine); IR nodes are made by tir_<node>_new
+ * (or a helper such as tir_add) in the context's arena and never freed on
+ * their own.
+ *
+ * Out of memory: internal bookkeeping aborts with "minitir: out of memory"
+ * (one allocator, src/ir/alloc.c); memory whose size the user chooses
+ * (interpreter buffers, a whole context or schedule, runtime objects)
+ * fails with TIR_ERR_NOMEM, or NULL from tir_ctx_create.
+ *
  * Errors: functions that can fail on user input return a tir_status and
  * leave a message in the context (tir_ctx_error).  Node constructors are
  * total for well-typed input; ill-typed construction is a caller bug and
@@ -253,6 +263,24 @@ typedef struct tir_annot {
     const int64_t *ints; /* for TIR_ANNOT_INTS */
 } tir_annot;
 
+/* The annotation keys the library writes or reads (minitir/annotations.def).
+ * Library code names them by enum; the strings are the text format. */
+typedef enum tir_annot_key {
+#define TIR_ANN(E, S, K) TIR_ANN_##E,
+#include "minitir/annotations.def"
+    TIR_ANN_COUNT
+} tir_annot_key;
+
+/* The prefix shared by the TIR_ANN_SOFTWARE_PIPELINE_* keys: lowering a
+ * pipelined loop drops every annotation that carries it. */
+#define TIR_ANN_PIPELINE_PREFIX "software_pipeline_"
+
+TIR_API const char *tir_annot_key_str(tir_annot_key k);
+/* The kind of value the library's readers of `k` expect. */
+TIR_API tir_annot_kind tir_annot_key_kind(tir_annot_key k);
+/* The key named `s`; TIR_ANN_COUNT if it is not one of the table's. */
+TIR_API tir_annot_key tir_annot_key_lookup(const char *s);
+
 typedef struct tir_range {
     const tir_expr *min, *extent;
 } tir_range;
@@ -452,15 +480,29 @@ TIR_API const tir_var *tir_var_new(tir_ctx *ctx, const char *name, tir_dtype t);
 /* kind must satisfy tir_kind_is_binop. */
 TIR_API const tir_expr *tir_binop_new(tir_ctx *ctx, tir_kind kind, const tir_expr *a,
                                       const tir_expr *b);
+/* Binary helpers, one per binary kind (operands of one dtype; comparisons
+ * give bool, and/or take bool).  tir_div and tir_mod are floor division
+ * and modulo, as TVM's defaults for integers (`//`, `%`); tir_truncdiv
+ * and tir_truncmod round toward zero (C's / and %, TIR_KIND_DIV/MOD). */
 TIR_API const tir_expr *tir_add(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_sub(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_mul(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_floordiv(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_floormod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_div(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_mod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_truncdiv(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_truncmod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_min(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_max(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_eq(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_ne(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_lt(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_le(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_gt(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_ge(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_and(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
+TIR_API const tir_expr *tir_or(tir_ctx *ctx, const tir_expr *a, const tir_expr *b);
 TIR_API const tir_expr *tir_not_new(tir_ctx *ctx, const tir_expr *a);
 TIR_API const tir_expr *tir_select_new(tir_ctx *ctx, const tir_expr *cond, const tir_expr *t,
                                        const tir_expr *f);
@@ -495,6 +537,8 @@ TIR_API int tir_expr_depth(const tir_expr *e, int limit);
 /* Copies and sorts annots by key.  Duplicate keys assert. */
 TIR_API const tir_annot *tir_annots_copy(tir_ctx *ctx, int n, const tir_annot *annots);
 TIR_API const tir_annot *tir_annots_find(int n, const tir_annot *annots, const char *key);
+/* tir_annots_find for one of the table's keys. */
+TIR_API const tir_annot *tir_annots_get(int n, const tir_annot *annots, tir_annot_key key);
 
 TIR_API const tir_stmt *tir_for_new(tir_ctx *ctx, const tir_var *v, const tir_expr *min,
                                     const tir_expr *extent, tir_for_kind kind,
@@ -689,9 +733,13 @@ typedef struct tir_int_bound {
 } tir_int_bound;
 
 /* Creates an analyzer that allocates new nodes in ctx.  Free it with
- * tir_analyzer_free (NULL is fine). */
-TIR_API tir_analyzer *tir_analyzer_new(tir_ctx *ctx);
-TIR_API void tir_analyzer_free(tir_analyzer *a);
+ * tir_analyzer_destroy (NULL is fine). */
+TIR_API tir_analyzer *tir_analyzer_create(tir_ctx *ctx);
+TIR_API void tir_analyzer_destroy(tir_analyzer *a);
+/* Deprecated names from before the create/destroy convention; to be
+ * removed once no caller is left. */
+#define tir_analyzer_new tir_analyzer_create
+#define tir_analyzer_free tir_analyzer_destroy
 /* Declares min <= v < min + extent.  Rebinding a variable replaces its
  * range. */
 TIR_API void tir_analyzer_bind(tir_analyzer *a, const tir_var *v, const tir_expr *min,

@@ -21,7 +21,7 @@
  * they allocated on every error path.
  *
  * Threads and streams: all work goes to the device's legacy default stream,
- * in order.  tir_rt_open makes the device's primary context current on the
+ * in order.  tir_rt_device_create makes the device's primary context current on the
  * calling thread; another thread must call tir_rt_bind_thread first.  One
  * device handle must not be used by two threads at once.
  *
@@ -48,7 +48,7 @@ typedef uint64_t tir_rt_ptr;
 typedef struct tir_rt_props {
     char name[128];            /* "NVIDIA H200" */
     char arch[16];             /* "sm_90", from the compute capability */
-    int ordinal;               /* as passed to tir_rt_open */
+    int ordinal;               /* as passed to tir_rt_device_create */
     int cc_major, cc_minor;    /* compute capability */
     int sm_count;              /* streaming multiprocessors */
     int warp_size;
@@ -76,18 +76,18 @@ TIR_API tir_status tir_rt_device_count(tir_ctx *ctx, int *count);
 
 /* Opens device `ordinal` (0 for the first GPU): loads the driver, cuInit,
  * retains the device's primary context and makes it current on this thread.
- * On success *out is a handle the caller closes with tir_rt_close; on
+ * On success *out is a handle the caller destroys with tir_rt_device_destroy; on
  * failure *out is NULL.  Errors: TIR_ERR_NO_DRIVER (no libcuda.so.1, a
  * library missing entry points, the toolkit's stub), TIR_ERR_NO_DEVICE (no
  * GPU, or ordinal out of range), TIR_ERR_CUDA, TIR_ERR_NOMEM. */
-TIR_API tir_status tir_rt_open(tir_ctx *ctx, int ordinal, tir_rt_device **out);
+TIR_API tir_status tir_rt_device_create(tir_ctx *ctx, int ordinal, tir_rt_device **out);
 
 /* Waits for the device, then frees everything still alive that was made
  * through this handle (allocations, modules and their kernels, events,
  * cuBLAS handles) and releases the primary context.  Errors while closing
  * (a context already broken by a faulting kernel) are ignored: host memory
  * is freed regardless.  NULL is fine. */
-TIR_API void tir_rt_close(tir_rt_device *dev);
+TIR_API void tir_rt_device_destroy(tir_rt_device *dev);
 
 /* The properties read when the device was opened; owned by dev. */
 TIR_API const tir_rt_props *tir_rt_device_props(const tir_rt_device *dev);
@@ -116,7 +116,7 @@ TIR_API tir_status tir_rt_mem_info(tir_ctx *ctx, tir_rt_device *dev, size_t *fre
 /* ------------------------------------------------------------------ memory
  *
  * Device memory is owned by the device handle: tir_rt_free frees one
- * allocation early, tir_rt_close frees the rest.  Copies and memsets check
+ * allocation early, tir_rt_device_destroy frees the rest.  Copies and memsets check
  * that [ptr, ptr + bytes) lies inside one live allocation of dev (an
  * address inside it is fine) and fail with TIR_ERR_INVALID_ARG otherwise,
  * before anything reaches the GPU.
@@ -157,18 +157,18 @@ typedef struct tir_rt_module tir_rt_module;
 typedef struct tir_rt_kernel tir_rt_kernel;
 
 /* JIT-compiles NUL-terminated PTX text for dev and loads it.  The module
- * is owned by dev (tir_rt_module_unload frees it early).  A PTX error gives
+ * is owned by dev (tir_rt_module_destroy frees it early).  A PTX error gives
  * TIR_ERR_CUDA whose message holds the driver's error
  * (CUDA_ERROR_INVALID_PTX, ...) followed by the JIT error log.  Errors:
  * TIR_ERR_INVALID_ARG (NULL or empty text), TIR_ERR_CUDA, TIR_ERR_NOMEM. */
-TIR_API tir_status tir_rt_module_load_ptx(tir_ctx *ctx, tir_rt_device *dev, const char *ptx,
-                                          tir_rt_module **out);
+TIR_API tir_status tir_rt_module_create(tir_ctx *ctx, tir_rt_device *dev, const char *ptx,
+                                        tir_rt_module **out);
 /* The JIT's information log of a successful load (ptxas's register and
  * spill report per kernel); "" if none.  Owned by the module. */
 TIR_API const char *tir_rt_module_info_log(const tir_rt_module *mod);
 /* Unloads the module; its kernel handles become invalid.  Waits for work
  * in flight.  NULL is fine. */
-TIR_API void tir_rt_module_unload(tir_rt_module *mod);
+TIR_API void tir_rt_module_destroy(tir_rt_module *mod);
 
 /* Finds the .entry `name` in mod.  The handle is owned by the module and
  * valid until it is unloaded; asking twice gives the same handle.  Errors:
@@ -312,11 +312,11 @@ typedef enum tir_rt_b_layout {
 TIR_API tir_status tir_rt_blas_probe(tir_ctx *ctx, int *version);
 
 /* Creates a cuBLAS handle on dev's stream.  Owned by dev
- * (tir_rt_blas_close frees it early).  Errors: TIR_ERR_NO_CUBLAS,
+ * (tir_rt_blas_destroy frees it early).  Errors: TIR_ERR_NO_CUBLAS,
  * TIR_ERR_CUDA (cublasCreate failed), TIR_ERR_NOMEM. */
-TIR_API tir_status tir_rt_blas_open(tir_ctx *ctx, tir_rt_device *dev, tir_rt_blas **out);
+TIR_API tir_status tir_rt_blas_create(tir_ctx *ctx, tir_rt_device *dev, tir_rt_blas **out);
 /* NULL is fine. */
-TIR_API void tir_rt_blas_close(tir_rt_blas *blas);
+TIR_API void tir_rt_blas_destroy(tir_rt_blas *blas);
 
 /* Row-major C[M,N] = A[M,K] · B (B laid out as `layout`), dense, no
  * padding, C overwritten.  A and B hold elements of
@@ -498,11 +498,11 @@ TIR_API double tir_rt_gemm_tflops(int64_t M, int64_t N, int64_t K, double ms);
 typedef struct tir_rt_program tir_rt_program;
 
 /* Loads m's PTX on dev and looks its kernel up.  Free with
- * tir_rt_program_unload before closing dev.  Errors: TIR_ERR_CUDA (with the
+ * tir_rt_program_destroy before closing dev.  Errors: TIR_ERR_CUDA (with the
  * JIT log), TIR_ERR_INVALID_ARG. */
-TIR_API tir_status tir_rt_program_load(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
-                                       tir_rt_program **out);
-TIR_API void tir_rt_program_unload(tir_rt_program *p);
+TIR_API tir_status tir_rt_program_create(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
+                                         tir_rt_program **out);
+TIR_API void tir_rt_program_destroy(tir_rt_program *p);
 TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
 /* Launches the kernel: args has one entry per module parameter, in order
  * (buffers as TIR_RT_ARG_PTR, scalars as TIR_RT_ARG_I32 or I64).  The grid
@@ -511,6 +511,18 @@ TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
  * parameters, a non-positive grid), TIR_ERR_CUDA. */
 TIR_API tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
                                          const tir_rt_arg *args);
+
+/* Deprecated names from before the create/destroy convention
+ * (docs/architecture.md, "API conventions"); new code uses the names on the
+ * right.  To be removed once no caller is left. */
+#define tir_rt_open tir_rt_device_create
+#define tir_rt_close tir_rt_device_destroy
+#define tir_rt_blas_open tir_rt_blas_create
+#define tir_rt_blas_close tir_rt_blas_destroy
+#define tir_rt_module_load_ptx tir_rt_module_create
+#define tir_rt_module_unload tir_rt_module_destroy
+#define tir_rt_program_load tir_rt_program_create
+#define tir_rt_program_unload tir_rt_program_destroy
 
 #ifdef __cplusplus
 }

@@ -132,7 +132,14 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *       buffer it writes) or a reduction (reduce iters do not index its
  *       written regions) (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE).  Dominance
  *       (the only writer of its buffers) is not checked.
+ *
+ * The primitives come in families: loops (split .. unroll), annotations,
+ * blocks (cache_read .. reverse_compute_inline, decompose_reduction),
+ * buffers (storage_align, set_scope, and transform_layout after fusion),
+ * pipelining (software_pipeline) and fusion (fuse_reduction_epilogue).
  */
+
+/* ------------------------------------------------------------------ loops */
 
 /* Splits a loop into nfactors nested loops (outermost first), returned in
  * out[0..nfactors-1], named <var>_0, <var>_1, ...  The loop variable
@@ -241,9 +248,14 @@ TIR_API tir_status tir_sched_parallel(tir_schedule *s, tir_loop_rv loop);
  *   1. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL). */
 TIR_API tir_status tir_sched_unroll(tir_schedule *s, tir_loop_rv loop);
 
+/* ------------------------------------------------------------ annotations */
+
 /* Sets annotation `key` on a loop or block (replacing a previous value of
  * that key), e.g. "software_pipeline_stage" = [0, 0, 1, 2] or
- * "pragma_auto_unroll_max_step" = 16.
+ * "pragma_auto_unroll_max_step" = 16.  Any identifier is a valid key (as
+ * in TVM); the keys the library itself reads are those of
+ * minitir/annotations.def (TIR_ANN_*, tir_annot_key_str), others are kept
+ * and ignored.
  * Preconditions:
  *   1. key is a non-empty identifier ([A-Za-z_][A-Za-z0-9_.]*)
  *      (TIR_ERR_SCHED_BAD_ANNOTATION). */
@@ -268,7 +280,7 @@ TIR_API tir_status tir_sched_unannotate_loop(tir_schedule *s, tir_loop_rv loop,
 TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv block,
                                               const char *key);
 
-/* ------------------------------------------- block primitives (prims-a)
+/* ----------------------------------------------------------------- blocks
  *
  * These create, move and remove blocks.  "The scope" of a block is its
  * nearest enclosing block; producers and consumers are blocks of that
@@ -464,9 +476,6 @@ TIR_API tir_status tir_sched_compute_inline(tir_schedule *s, tir_block_rv block)
  *  10. Q's iterators run over exactly X's shape
  *      (TIR_ERR_SCHED_DOMAIN_MISMATCH). */
 TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_rv block);
-/* end prims-a */
-/* ---------------------------------------------- part B: reductions, buffers,
- * pipelining, epilogue fusion (decompose_reduction .. fuse_reduction_epilogue) */
 
 /* Moves a reduction block's init into a new block "<name>_init" (fresh
  * iterator and loop variables) placed right before `loop`, in a copy of
@@ -497,11 +506,13 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
 TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
                                                  tir_loop_rv loop, tir_block_rv *out);
 
+/* ---------------------------------------------------------------- buffers */
+
 /* Pads the strides of the buffer the block writes at `buffer_index` so
  * that stride[axis] % factor == offset (e.g. factor 32, offset 1 for
  * shared-memory rows without bank conflicts), TVM's storage_align.  The
  * request is recorded like TVM's, as the block annotation
- * "buffer_dim_align": a flat int list of [buffer_index, axis, factor,
+ * "buffer_dim_align" (TIR_ANN_BUFFER_DIM_ALIGN): a flat int list of [buffer_index, axis, factor,
  * offset] quadruples (a later request for the same buffer and axis
  * replaces the earlier one), and applied by giving the allocated buffer
  * explicit strides computed from all of that block's requests for it,
@@ -530,6 +541,8 @@ TIR_API tir_status tir_sched_storage_align(tir_schedule *s, tir_block_rv block,
 TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
                                        int64_t buffer_index, const char *scope);
 
+/* ------------------------------------------------------------- pipelining */
+
 /* Marks a loop for software pipelining (TVM's software_pipeline_stage /
  * _order / _async_stages annotations; lowering expands it).  The pipeline's
  * components are the loop body's direct children: the statements of the
@@ -557,6 +570,8 @@ TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop
                                                const int64_t *stages, int norders,
                                                const int64_t *orders, int nasync,
                                                const int64_t *async_stages);
+
+/* ----------------------------------------------------------------- fusion */
 
 /* Fuses an elementwise epilogue D[...] = g(temp[...], ...) into the
  * reduction that produces temp, exactly: the result computes the same
@@ -606,7 +621,8 @@ TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
                                                      tir_block_rv reduction_block,
                                                      tir_block_rv epilogue_block,
                                                      bool *changed);
-/* end part B */
+
+/* ------------------------------------------------------- buffers: layouts */
 
 /* Changes the layout of the buffer the block reads (is_write false) or
  * writes (is_write true) at `buffer_index` through an index map, TVM's

@@ -277,7 +277,7 @@ static tir_status chk_for(chk *c, const tir_for *f) {
     }
     if (f->var->base.dtype.lanes != 1)
         return unsupported(c, "codegen: For loop over '%s' has a vector variable", f->var->name);
-    const tir_annot *a = tir_annots_find(f->nannots, f->annots, "pragma_unroll_max_step");
+    const tir_annot *a = tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP);
     if (a && a->kind != TIR_ANNOT_INT)
         return unsupported(c,
                            "codegen: For loop over '%s': pragma_unroll_max_step must be an "

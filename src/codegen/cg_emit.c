@@ -100,8 +100,7 @@ static LLVMValueRef const_of(cg *g, LLVMTypeRef t, int64_t iv, double fv) {
     if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
         unsigned n = LLVMGetVectorSize(t);
         LLVMValueRef s = const_of(g, LLVMGetElementType(t), iv, fv);
-        LLVMValueRef *elts = malloc(sizeof *elts * n);
-        TIR_ASSERT(elts);
+        LLVMValueRef *elts = ir_xmalloc(sizeof *elts * n);
         for (unsigned i = 0; i < n; i++) elts[i] = s;
         LLVMValueRef v = LLVMConstVector(elts, n);
         free(elts);
@@ -125,8 +124,7 @@ static LLVMValueRef splat(cg *g, LLVMValueRef v, int lanes) {
 static void push_var(cg *g, const tir_var *v, LLVMValueRef val, cg_mod m) {
     if (g->nvars == g->capvars) {
         g->capvars = g->capvars ? 2 * g->capvars : 32;
-        g->vars = realloc(g->vars, sizeof *g->vars * (size_t)g->capvars);
-        TIR_ASSERT(g->vars);
+        g->vars = ir_xrealloc(g->vars, sizeof *g->vars * (size_t)g->capvars);
     }
     g->vars[g->nvars++] = (cg_var){v, val, m};
 }
@@ -146,8 +144,7 @@ static cg_buf *find_buf(cg *g, const tir_buffer *b) {
 static cg_buf *add_buf(cg *g, const tir_buffer *b, LLVMValueRef ptr, unsigned align) {
     if (g->nbufs == g->capbufs) {
         g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
-        g->bufs = realloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
-        TIR_ASSERT(g->bufs);
+        g->bufs = ir_xrealloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
     }
     g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align};
     return &g->bufs[g->nbufs++];
@@ -489,8 +486,7 @@ static LLVMValueRef ramp_value(cg *g, const tir_ramp *r) {
     LLVMValueRef base = expr(g, r->start), stride = base ? expr(g, r->stride) : NULL;
     if (!stride) return NULL;
     LLVMTypeRef st = LLVMTypeOf(base);
-    LLVMValueRef *steps = malloc(sizeof *steps * (size_t)r->lanes);
-    TIR_ASSERT(steps);
+    LLVMValueRef *steps = ir_xmalloc(sizeof *steps * (size_t)r->lanes);
     bool fp = is_fp(r->start->dtype);
     for (int i = 0; i < r->lanes; i++) steps[i] = const_of(g, st, i, (double)i);
     LLVMValueRef sv = LLVMConstVector(steps, (unsigned)r->lanes);
@@ -758,7 +754,7 @@ static tir_status thread_loop(cg *g, const tir_for *f) {
 }
 
 static tir_status serial_loop(cg *g, const tir_for *f) {
-    const tir_annot *an = tir_annots_find(f->nannots, f->annots, "pragma_unroll_max_step");
+    const tir_annot *an = tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP);
     int64_t ext, mn;
     bool cext = tir_expr_const_int(f->extent, &ext), cmin = tir_expr_const_int(f->min, &mn);
     LLVMValueRef minv = expr(g, f->min);
@@ -922,8 +918,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
     g.t_f64 = LLVMDoubleTypeInContext(g.lc);
 
     int np = f->nparams;
-    LLVMTypeRef *pt = malloc(sizeof *pt * (size_t)(np ? np : 1));
-    TIR_ASSERT(pt);
+    LLVMTypeRef *pt = ir_xmalloc(sizeof *pt * (size_t)(np ? np : 1));
     for (int i = 0; i < np; i++)
         pt[i] = f->buffer_map[i] ? LLVMPointerTypeInContext(g.lc, g.global_as)
                                  : scalar_ty(&g, f->params[i]->base.dtype);

@@ -42,9 +42,8 @@ static void build_wrapper(LLVMModuleRef mod, LLVMValueRef kernel, const tir_prim
     LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(lc, w, "entry"));
     LLVMTypeRef kty = LLVMGlobalGetValueType(kernel);
     int n = f->nparams;
-    LLVMValueRef *args = malloc(sizeof *args * (size_t)(n ? n : 1));
-    LLVMTypeRef *pts = malloc(sizeof *pts * (size_t)(n ? n : 1));
-    TIR_ASSERT(args && pts);
+    LLVMValueRef *args = ir_xmalloc(sizeof *args * (size_t)(n ? n : 1));
+    LLVMTypeRef *pts = ir_xmalloc(sizeof *pts * (size_t)(n ? n : 1));
     LLVMGetParamTypes(kty, pts);
     for (int i = 0; i < n; i++) {
         LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(lc), (unsigned long long)i, 0);
@@ -127,8 +126,7 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
         LLVMOrcDisposeLLJIT(jit);
         return llvm_err(ctx, "cannot compile", e);
     }
-    cg_jit *j = calloc(1, sizeof *j);
-    TIR_ASSERT(j);
+    cg_jit *j = ir_xcalloc(1, sizeof *j);
     j->jit = jit;
     j->fn = (void (*)(void **))(uintptr_t)addr;
     *out = j;

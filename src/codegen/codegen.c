@@ -34,7 +34,7 @@ static void diag_handler(LLVMDiagnosticInfoRef di, void *user) {
     diag_state *d = user;
     if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || d->msg) return;
     char *s = LLVMGetDiagInfoDescription(di);
-    d->msg = strdup(s ? s : "?");
+    d->msg = ir_xstrdup(s ? s : "?");
     LLVMDisposeMessage(s);
 }
 

@@ -47,8 +47,7 @@ static void memo_rehash(ar_memo *m, uint32_t gen) {
         if (m->ents[i].key && m->ents[i].gen == gen) live++;
     size_t cap = 256;
     while (cap < 4 * (live + 1)) cap *= 2;
-    ar_memo_ent *ents = calloc(cap, sizeof *ents);
-    TIR_ASSERT(ents && "out of memory");
+    ar_memo_ent *ents = ir_xcalloc(cap, sizeof *ents);
     for (size_t i = 0; i < m->cap; i++) {
         const ar_memo_ent *e = &m->ents[i];
         if (!e->key || e->gen != gen) continue;
@@ -78,13 +77,11 @@ static ar_bind *bind_slot(tir_analyzer *a, const tir_var *v, bool create) {
     if (!a->bind_cap) {
         if (!create) return NULL;
         a->bind_cap = 64;
-        a->binds = calloc(a->bind_cap, sizeof *a->binds);
-        TIR_ASSERT(a->binds && "out of memory");
+        a->binds = ir_xcalloc(a->bind_cap, sizeof *a->binds);
     }
     if (create && 2 * (a->bind_used + 1) > a->bind_cap) {
         size_t cap = a->bind_cap * 2;
-        ar_bind *nb = calloc(cap, sizeof *nb);
-        TIR_ASSERT(nb && "out of memory");
+        ar_bind *nb = ir_xcalloc(cap, sizeof *nb);
         for (size_t i = 0; i < a->bind_cap; i++) {
             if (!a->binds[i].var) continue;
             size_t j = ir_ptr_hash(a->binds[i].var) & (cap - 1);
@@ -321,7 +318,7 @@ tir_int_bound ar_bound(tir_analyzer *a, const tir_expr *e) { return bound_of(a, 
 
 /* --------------------------------------------------------------- public API */
 
-tir_analyzer *tir_analyzer_new(tir_ctx *ctx) {
+tir_analyzer *tir_analyzer_create(tir_ctx *ctx) {
     tir_analyzer *a = calloc(1, sizeof *a);
     if (!a) return NULL;
     a->ctx = ctx;
@@ -330,7 +327,7 @@ tir_analyzer *tir_analyzer_new(tir_ctx *ctx) {
     return a;
 }
 
-void tir_analyzer_free(tir_analyzer *a) {
+void tir_analyzer_destroy(tir_analyzer *a) {
     if (!a) return;
     free(a->binds);
     free(a->simp_memo.ents);
@@ -401,10 +398,10 @@ tir_int_bound tir_analyzer_const_bound(tir_analyzer *a, const tir_expr *e) {
 }
 
 const tir_expr *tir_simplify(tir_ctx *ctx, const tir_expr *e) {
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     TIR_ASSERT(a && "out of memory");
     const tir_expr *r = tir_analyzer_simplify(a, e);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     return r;
 }
 

@@ -86,8 +86,7 @@ void *ir_copy_array(tir_ctx *ctx, const void *src, size_t elem, int n) {
 
 static void intern_grow(tir_ctx *ctx) {
     size_t cap = ctx->capintern * 2;
-    const char **t = calloc(cap, sizeof *t);
-    TIR_ASSERT(t && "out of memory");
+    const char **t = ir_xcalloc(cap, sizeof *t);
     for (size_t i = 0; i < ctx->capintern; i++) {
         const char *s = ctx->interned[i];
         if (!s) continue;
@@ -166,8 +165,7 @@ static void sb_reserve(ir_strbuf *sb, size_t extra) {
     if (sb->len + extra + 1 <= sb->cap) return;
     size_t cap = sb->cap ? sb->cap : 256;
     while (cap < sb->len + extra + 1) cap *= 2;
-    char *d = realloc(sb->data, cap);
-    TIR_ASSERT(d && "out of memory");
+    char *d = ir_xrealloc(sb->data, cap);
     sb->data = d;
     sb->cap = cap;
 }
@@ -214,8 +212,7 @@ const char *ir_sb_finish(ir_strbuf *sb, tir_ctx *ctx) {
 void ir_vec_push(ir_vec *v, const void *p) {
     if (v->n == v->cap) {
         int cap = v->cap ? v->cap * 2 : 8;
-        const void **items = realloc(v->items, sizeof(*items) * (size_t)cap);
-        TIR_ASSERT(items && "out of memory");
+        const void **items = ir_xrealloc(v->items, sizeof(*items) * (size_t)cap);
         v->items = items;
         v->cap = cap;
     }

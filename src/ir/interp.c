@@ -586,8 +586,7 @@ static void cblock(comp *c, const tir_block *b, int nvalues, const tir_expr *con
     int64_t pv;
     if (pred && !(tir_expr_const_int(pred, &pv) && pv))
         out->predicate = cscalar(c, pred, true, "a block predicate");
-    int *slots = CNEWN(c, int, b->niters), *olds = calloc((size_t)b->niters + 1, sizeof(int));
-    TIR_ASSERT(olds && "out of memory");
+    int *slots = CNEWN(c, int, b->niters), *olds = ir_xcalloc((size_t)b->niters + 1, sizeof(int));
     bool *reduce = CNEWN(c, bool, b->niters);
     const ir_cexpr **mins = CNEWN(c, const ir_cexpr *, b->niters);
     const ir_cexpr **exts = CNEWN(c, const ir_cexpr *, b->niters);

@@ -21,6 +21,15 @@
 
 _Noreturn void ir_assert_fail(const char *what, const char *file, int line);
 
+/* Heap allocation for internal bookkeeping (alloc.c): never NULL; out of
+ * memory prints one line and aborts.  Sizes the user chooses use malloc
+ * and return TIR_ERR_NOMEM instead (the policy: docs/architecture.md). */
+_Noreturn void ir_oom(size_t bytes);
+void *ir_xmalloc(size_t size);
+void *ir_xcalloc(size_t n, size_t size);
+void *ir_xrealloc(void *p, size_t size);
+char *ir_xstrdup(const char *s);
+
 /* Return early when a call fails. */
 #define TIR_TRY(x)                                                                        \
     do {                                                                                  \

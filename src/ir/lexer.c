@@ -36,8 +36,7 @@ static tir_status lex_fail(lexer *L, size_t pos, const char *msg) {
 static void push(lexer *L, ir_tok_kind k, size_t pos, size_t len) {
     if (L->ntoks == L->cap) {
         int cap = L->cap ? L->cap * 2 : 256;
-        ir_token *t = realloc(L->toks, sizeof *t * (size_t)cap);
-        TIR_ASSERT(t && "out of memory");
+        ir_token *t = ir_xrealloc(L->toks, sizeof *t * (size_t)cap);
         L->toks = t;
         L->cap = cap;
     }

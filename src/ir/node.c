@@ -112,33 +112,31 @@ const tir_expr *tir_binop_new(tir_ctx *ctx, tir_kind kind, const tir_expr *a,
     n->b = b;
     return &n->base;
 }
-const tir_expr *tir_add(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_ADD, a, b);
-}
-const tir_expr *tir_sub(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_SUB, a, b);
-}
-const tir_expr *tir_mul(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_MUL, a, b);
-}
-const tir_expr *tir_floordiv(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_FLOORDIV, a, b);
-}
-const tir_expr *tir_floormod(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_FLOORMOD, a, b);
-}
-const tir_expr *tir_min(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_MIN, a, b);
-}
-const tir_expr *tir_max(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_MAX, a, b);
-}
-const tir_expr *tir_lt(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_LT, a, b);
-}
-const tir_expr *tir_and(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    return tir_binop_new(ctx, TIR_KIND_AND, a, b);
-}
+/* The binary helpers of ir.h: one tir_binop_new each. */
+#define BINOP_HELPER(NAME, KIND)                                                   \
+    const tir_expr *NAME(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {     \
+        return tir_binop_new(ctx, TIR_KIND_##KIND, a, b);                         \
+    }
+BINOP_HELPER(tir_add, ADD)
+BINOP_HELPER(tir_sub, SUB)
+BINOP_HELPER(tir_mul, MUL)
+BINOP_HELPER(tir_floordiv, FLOORDIV)
+BINOP_HELPER(tir_floormod, FLOORMOD)
+BINOP_HELPER(tir_div, FLOORDIV)
+BINOP_HELPER(tir_mod, FLOORMOD)
+BINOP_HELPER(tir_truncdiv, DIV)
+BINOP_HELPER(tir_truncmod, MOD)
+BINOP_HELPER(tir_min, MIN)
+BINOP_HELPER(tir_max, MAX)
+BINOP_HELPER(tir_eq, EQ)
+BINOP_HELPER(tir_ne, NE)
+BINOP_HELPER(tir_lt, LT)
+BINOP_HELPER(tir_le, LE)
+BINOP_HELPER(tir_gt, GT)
+BINOP_HELPER(tir_ge, GE)
+BINOP_HELPER(tir_and, AND)
+BINOP_HELPER(tir_or, OR)
+#undef BINOP_HELPER
 
 const tir_expr *tir_not_new(tir_ctx *ctx, const tir_expr *a) {
     TIR_ASSERT(a && tir_dtype_is_bool(a->dtype));
@@ -286,8 +284,7 @@ int tir_expr_depth(const tir_expr *e, int limit) {
         }
         if (n == cap) {
             cap *= 2;
-            frame *grown = malloc(sizeof *grown * (size_t)cap);
-            TIR_ASSERT(grown);
+            frame *grown = ir_xmalloc(sizeof *grown * (size_t)cap);
             memcpy(grown, st, sizeof *st * (size_t)n);
             if (st != small) free(st);
             st = grown;
@@ -330,6 +327,34 @@ const tir_annot *tir_annots_find(int n, const tir_annot *annots, const char *key
     for (int i = 0; i < n; i++)
         if (strcmp(annots[i].key, key) == 0) return &annots[i];
     return NULL;
+}
+
+static const struct {
+    const char *str;
+    tir_annot_kind kind;
+} annot_keys[TIR_ANN_COUNT] = {
+#define TIR_ANN(E, S, K) {S, K},
+#include "minitir/annotations.def"
+};
+
+const char *tir_annot_key_str(tir_annot_key k) {
+    TIR_ASSERT((unsigned)k < TIR_ANN_COUNT);
+    return annot_keys[k].str;
+}
+
+tir_annot_kind tir_annot_key_kind(tir_annot_key k) {
+    TIR_ASSERT((unsigned)k < TIR_ANN_COUNT);
+    return annot_keys[k].kind;
+}
+
+tir_annot_key tir_annot_key_lookup(const char *s) {
+    for (int k = 0; k < TIR_ANN_COUNT; k++)
+        if (strcmp(annot_keys[k].str, s) == 0) return (tir_annot_key)k;
+    return TIR_ANN_COUNT;
+}
+
+const tir_annot *tir_annots_get(int n, const tir_annot *annots, tir_annot_key key) {
+    return tir_annots_find(n, annots, tir_annot_key_str(key));
 }
 
 const tir_stmt *tir_for_new(tir_ctx *ctx, const tir_var *v, const tir_expr *min,

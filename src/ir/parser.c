@@ -213,8 +213,7 @@ static const char *tok_name(parser *P, const ir_token *t) {
 
 /* Decodes a string token into an interned string. */
 static const char *tok_string(parser *P, const ir_token *t) {
-    char *tmp = malloc(t->len + 1);
-    TIR_ASSERT(tmp && "out of memory");
+    char *tmp = ir_xmalloc(t->len + 1);
     size_t n = ir_lex_string(P->src, t, tmp);
     const char *s = tir_intern_n(P->ctx, tmp, n);
     free(tmp);
@@ -254,8 +253,7 @@ static sym *sym_define(parser *P, const ir_token *t, const char *name) {
         if (P->syms[k].name == name) return PERR(P, t, "'%s' is already defined", name);
     if (P->nsyms == P->capsyms) {
         int cap = P->capsyms ? P->capsyms * 2 : 64;
-        sym *s = realloc(P->syms, sizeof *s * (size_t)cap);
-        TIR_ASSERT(s && "out of memory");
+        sym *s = ir_xrealloc(P->syms, sizeof *s * (size_t)cap);
         P->syms = s;
         P->capsyms = cap;
     }

@@ -42,8 +42,7 @@ static void ns_add(name_set *s, const char *k) {
     if (2 * (s->n + 1) > s->cap) {
         name_set ns = {0};
         ns.cap = s->cap ? s->cap * 2 : 64;
-        ns.items = calloc(ns.cap, sizeof *ns.items);
-        TIR_ASSERT(ns.items && "out of memory");
+        ns.items = ir_xcalloc(ns.cap, sizeof *ns.items);
         for (size_t i = 0; i < s->cap; i++)
             if (s->items[i]) ns_add(&ns, s->items[i]);
         free(s->items);
@@ -234,8 +233,7 @@ static bool is_marked(const printer *p, const void *n) {
 static void add_span(printer *p, size_t start, size_t end) {
     if (p->nspans == p->capspans) {
         int cap = p->capspans ? p->capspans * 2 : 8;
-        span *s = realloc(p->spans, sizeof *s * (size_t)cap);
-        TIR_ASSERT(s && "out of memory");
+        span *s = ir_xrealloc(p->spans, sizeof *s * (size_t)cap);
         p->spans = s;
         p->capspans = cap;
     }
@@ -268,8 +266,7 @@ static const char *name_of(printer *p, const void *obj, const char *want) {
         base[n++] = ok ? c : '_';
     }
     base[n] = '\0';
-    char *cand = malloc(n + 24);
-    TIR_ASSERT(cand && "out of memory");
+    char *cand = ir_xmalloc(n + 24);
     memcpy(cand, base, n + 1);
     for (unsigned k = 1; ir_text_reserved(cand, strlen(cand)) || ns_has(&p->used, cand); k++)
         snprintf(cand, n + 24, "%s_%u", base, k);

@@ -20,8 +20,7 @@ struct ir_arena_chunk {
 };
 
 static ir_arena_chunk *chunk_new(size_t cap) {
-    ir_arena_chunk *c = malloc(sizeof *c + cap);
-    TIR_ASSERT(c && "out of memory");
+    ir_arena_chunk *c = ir_xmalloc(sizeof *c + cap);
     c->next = NULL;
     c->used = 0;
     c->cap = cap;
@@ -95,9 +94,8 @@ void *ir_ptr_map_get(const ir_ptr_map *m, const void *k) {
 static void ptr_map_grow(ir_ptr_map *m) {
     ir_ptr_map nm = {0};
     nm.cap = m->cap ? m->cap * 2 : 64;
-    nm.keys = calloc(nm.cap, sizeof *nm.keys);
-    nm.vals = calloc(nm.cap, sizeof *nm.vals);
-    TIR_ASSERT(nm.keys && nm.vals && "out of memory");
+    nm.keys = ir_xcalloc(nm.cap, sizeof *nm.keys);
+    nm.vals = ir_xcalloc(nm.cap, sizeof *nm.vals);
     for (size_t i = 0; i < m->cap; i++)
         if (m->keys[i]) ir_ptr_map_put(&nm, m->keys[i], m->vals[i]);
     ir_ptr_map_free(m);

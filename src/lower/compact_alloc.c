@@ -126,11 +126,10 @@ static void walk(cs *c, const tir_stmt *s) {
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
         if (a->buffer->scope != TIR_SCOPE_GLOBAL && !find_entry(c, a->buffer)) {
-            entry *e = calloc(1, sizeof *e);
-            TIR_ASSERT(e);
+            entry *e = ir_xcalloc(1, sizeof *e);
             e->buf = a->buffer;
             e->depth = c->loops.n;
-            e->align = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN);
+            e->align = tir_annots_get(a->nannots, a->annots, TIR_ANN_DIM_ALIGN);
             e->region = IR_NEWN(c->st->ctx, tir_range, a->buffer->ndim);
             ir_vec_push(&c->entries, e);
         }
@@ -238,7 +237,7 @@ static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
     const tir_allocate *a = (const tir_allocate *)tir_mutate_default(m, n);
     entry *e = find_entry(c, a->buffer);
     const tir_buffer *nb = e ? e->nbuf : a->buffer;
-    bool aligned = tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN) != NULL;
+    bool aligned = tir_annots_get(a->nannots, a->annots, TIR_ANN_DIM_ALIGN) != NULL;
     if (nb == a->buffer && !aligned) return (const tir_node *)a;
     int nannots;
     const tir_annot *annots = without_align(m->ctx, a, &nannots);
@@ -281,15 +280,15 @@ static bool check_align_pre(tir_visitor *v, const tir_node *n) {
     align_check *k = v->user;
     if (k->status != TIR_OK) return false;
     const tir_allocate *a = tir_as_tir_allocate(n);
-    const tir_annot *al = a ? tir_annots_find(a->nannots, a->annots, LOWER_DIM_ALIGN) : NULL;
+    const tir_annot *al = a ? tir_annots_get(a->nannots, a->annots, TIR_ANN_DIM_ALIGN) : NULL;
     if (al && bad_align(a, al))
         k->status = lower_fail_marked(k->st, k->f, 1, (const void *[]){a},
                                       "compact_alloc: the Allocate of '%s': annotation "
-                                      "\"" LOWER_DIM_ALIGN "\" must be groups of 3 ints [axis, "
+                                      "\"%s\" must be groups of 3 ints [axis, "
                                       "factor, offset] with 0 <= axis < %d, factor > 0 and "
                                       "0 <= offset < factor, over constant inner extents, "
                                       "and the padded strides must fit in int32",
-                                      a->buffer->name, a->buffer->ndim);
+                                      a->buffer->name, LOWER_DIM_ALIGN, a->buffer->ndim);
     return k->status == TIR_OK;
 }
 
@@ -332,7 +331,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     tir_visitor v = {.pre = check_align_pre, .user = &k};
     tir_visit(&v, in->body);
     if (k.status != TIR_OK) return k.status;
-    cs c = {.st = st, .an = tir_analyzer_new(st->ctx)};
+    cs c = {.st = st, .an = tir_analyzer_create(st->ctx)};
     walk(&c, in->body);
     for (int i = 0; i < c.entries.n; i++) make_buffer(&c, (entry *)c.entries.items[i]);
     tir_mutator m = {.ctx = st->ctx, .user = &c};
@@ -343,7 +342,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     for (int i = 0; i < c.entries.n; i++) free((void *)c.entries.items[i]);
     ir_vec_free(&c.entries);
     ir_vec_free(&c.loops);
-    tir_analyzer_free(c.an);
+    tir_analyzer_destroy(c.an);
 
     hoist h = {{0}, 0};
     tir_mutator hm = {.ctx = st->ctx, .user = &h};

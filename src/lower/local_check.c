@@ -285,8 +285,7 @@ static void bind_loops(tir_analyzer *an, const access *a) {
 /* code[i * cs->n + k]: decode of thread t from candidate k in access i. */
 static int64_t *decode_all(lc *c, tir_analyzer *an, const ir_vec *accs, const cands *cs,
                            const tir_for *t) {
-    int64_t *code = calloc((size_t)(accs->n * cs->n), sizeof *code);
-    TIR_ASSERT(code);
+    int64_t *code = ir_xcalloc((size_t)(accs->n * cs->n), sizeof *code);
     for (int i = 0; i < accs->n; i++) {
         const access *a = accs->items[i];
         bind_loops(an, a);
@@ -428,10 +427,10 @@ static tir_status check_buffer(lc *c, tir_analyzer *an, const tir_buffer *b) {
 tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     lc c = {.st = st, .f = in};
     walk(&c, in->body);
-    tir_analyzer *an = tir_analyzer_new(st->ctx);
+    tir_analyzer *an = tir_analyzer_create(st->ctx);
     tir_status s = TIR_OK;
     for (int i = 0; i < c.locals.n && s == TIR_OK; i++) s = check_buffer(&c, an, c.locals.items[i]);
-    tir_analyzer_free(an);
+    tir_analyzer_destroy(an);
     ir_vec_free(&c.locals);
     ir_vec_free(&c.accesses);
     ir_vec_free(&c.loops);

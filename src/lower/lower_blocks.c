@@ -25,7 +25,7 @@ typedef struct lb {
 
 static tir_status record_align(lb *c, const tir_block *b, const tir_stmt *where) {
     lower_state *st = c->st;
-    const tir_annot *a = tir_annots_find(b->nannots, b->annots, "buffer_dim_align");
+    const tir_annot *a = tir_annots_get(b->nannots, b->annots, TIR_ANN_BUFFER_DIM_ALIGN);
     if (!a) return TIR_OK;
     if (a->kind != TIR_ANNOT_INTS || a->nints % 4 != 0)
         return lower_fail_marked(st, st->scheduled, 1, (const void *[]){where},

@@ -12,7 +12,7 @@
  * compact_alloc (which pads the strides and drops it): flat
  * [axis, factor, offset] triples, applied in order.  Being in the IR, a
  * dump between the two passes shows it. */
-#define LOWER_DIM_ALIGN "dim_align"
+#define LOWER_DIM_ALIGN tir_annot_key_str(TIR_ANN_DIM_ALIGN)
 
 typedef struct lower_state {
     tir_ctx *ctx;
@@ -23,7 +23,8 @@ typedef struct lower_state {
 typedef tir_status (*lower_pass_fn)(lower_state *st, const tir_prim_func *in,
                                     const tir_prim_func **out);
 
-/* The passes, in pipeline order (src/lower/pipeline.c). */
+/* The passes, in pipeline order (lower_passes[] in src/lower/pipeline.c is
+ * the one list; keep this one in its order). */
 tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_init_block(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
@@ -31,9 +32,9 @@ tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in, const t
 tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
-tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);

@@ -339,8 +339,7 @@ static const int64_t *owner(const rc *c, racc *a) {
     if (a->owner) return a->owner;
     int64_t size = tir_buffer_const_size(a->buf);
     if (size < 0 || size > RC_MAX_ELEMS) return NULL;
-    a->owner = malloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
-    TIR_ASSERT(a->owner);
+    a->owner = ir_xmalloc(sizeof(int64_t) * (size_t)(size > 0 ? size : 1));
     for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_NONE;
     if (!a->idx || !fill_owner(c, a, a->owner, size, NULL, 0, false))
         for (int64_t i = 0; i < size; i++) a->owner[i] = OWN_MANY; /* anything, anyone */
@@ -385,8 +384,7 @@ static bool apart_fixed(const rc *c, const racc *a, const racc *b, const rloop *
     bool drop;
     int64_t n = fixed_values(l, a, b, &drop);
     if (n == 0 || n * size > RC_FIXED_ELEMS) return false;
-    int64_t *x = malloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
-    TIR_ASSERT(x);
+    int64_t *x = ir_xmalloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
     bool apart = true;
     for (int64_t v = l->lo; apart && v < l->lo + n; v++) {
         for (int64_t i = 0; i < 2 * size; i++) x[i] = OWN_NONE;
@@ -425,8 +423,7 @@ static void check_pair(rc *c, racc *a, racc *b) {
 /* ------------------------------------------------------------------ paths */
 
 static racc *new_acc(rc *c, const tir_buffer *b, bool write, const tir_expr *idx) {
-    racc *a = calloc(1, sizeof *a);
-    TIR_ASSERT(a);
+    racc *a = ir_xcalloc(1, sizeof *a);
     *a = (racc){.buf = b, .write = write, .idx = idx, .span = 1, .stmt = c->cur,
                 .nloops = c->nstack};
     memcpy(a->loops, c->stack, sizeof(rloop) * (size_t)c->nstack);
@@ -651,7 +648,7 @@ static const char *stmt_text(tir_ctx *ctx, const tir_stmt *s) {
 }
 
 tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    rc c = {.st = st, .an = tir_analyzer_new(st->ctx), .text = {1, 1, 1}, .collect = true};
+    rc c = {.st = st, .an = tir_analyzer_create(st->ctx), .text = {1, 1, 1}, .collect = true};
     summ r = {{0}, {0}, false};
     walk(&c, in->body, &r); /* the cp_async issues, for the waits */
     summ_free(&r);
@@ -689,7 +686,7 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     }
     ir_vec_free(&c.all);
     ir_vec_free(&c.async);
-    tir_analyzer_free(c.an);
+    tir_analyzer_destroy(c.an);
     if (s == TIR_OK) *out = in;
     return s;
 }

@@ -33,9 +33,9 @@ static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
 }
 
 tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    tir_analyzer *a = tir_analyzer_new(st->ctx);
+    tir_analyzer *a = tir_analyzer_create(st->ctx);
     const tir_stmt *body = tir_analyzer_simplify_stmt(a, in->body);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     tir_mutator m = {.ctx = st->ctx};
     m.on[TIR_KIND_IF] = on_if;
     m.on[TIR_KIND_SEQ] = on_seq;

@@ -201,8 +201,8 @@ static tir_status fail(pl *p, const tir_for *f, const char *msg) {
                              f->var->name, msg);
 }
 
-static const tir_annot *ints(const tir_for *f, const char *key) {
-    const tir_annot *a = tir_annots_find(f->nannots, f->annots, key);
+static const tir_annot *ints(const tir_for *f, tir_annot_key key) {
+    const tir_annot *a = tir_annots_get(f->nannots, f->annots, key);
     return a && a->kind == TIR_ANNOT_INTS ? a : NULL;
 }
 
@@ -311,9 +311,10 @@ static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
 
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
-    const tir_annot *sa = ints(f, "software_pipeline_stage"),
-                    *oa = ints(f, "software_pipeline_order");
-    const tir_annot *aa = tir_annots_find(f->nannots, f->annots, "software_pipeline_async_stages");
+    const tir_annot *sa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_STAGE),
+                    *oa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_ORDER);
+    const tir_annot *aa =
+        tir_annots_get(f->nannots, f->annots, TIR_ANN_SOFTWARE_PIPELINE_ASYNC_STAGES);
     if (!sa) {
         p->status = fail(p, f, "software_pipeline_stage must be a list of ints");
         return NULL;
@@ -443,7 +444,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         int na = 0;
         tir_annot *annots = IR_NEWN(ctx, tir_annot, f->nannots);
         for (int i = 0; i < f->nannots; i++)
-            if (strncmp(f->annots[i].key, "software_pipeline_", 18) != 0)
+            if (strncmp(f->annots[i].key, TIR_ANN_PIPELINE_PREFIX,
+                        strlen(TIR_ANN_PIPELINE_PREFIX)) != 0)
                 annots[na++] = f->annots[i];
         ir_vec_push(&out,
                     tir_for_new(ctx, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo),
@@ -478,7 +480,8 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     const tir_for *f = (const tir_for *)n;
     tir_analyzer_bind(p->an, f->var, f->min, f->extent);
     const tir_for *r = (const tir_for *)tir_mutate_default(m, n);
-    if (p->status != TIR_OK || !tir_annots_find(r->nannots, r->annots, "software_pipeline_stage"))
+    if (p->status != TIR_OK ||
+        !tir_annots_get(r->nannots, r->annots, TIR_ANN_SOFTWARE_PIPELINE_STAGE))
         return (const tir_node *)r;
     p->min = 0;
     tir_expr_const_int(r->min, &p->min);
@@ -498,12 +501,12 @@ static const tir_node *on_alloc_all(tir_mutator *m, const tir_node *n) {
 }
 
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    pl p = {.st = st, .f = in, .an = tir_analyzer_new(st->ctx)};
+    pl p = {.st = st, .f = in, .an = tir_analyzer_create(st->ctx)};
     walk w = {.p = &p};
     tir_mutator m = {.ctx = st->ctx, .user = &w};
     m.on[TIR_KIND_FOR] = on_for;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
-    tir_analyzer_free(p.an);
+    tir_analyzer_destroy(p.an);
     if (p.status != TIR_OK) return p.status;
     if (w.nall) {
         tir_mutator am = {.ctx = st->ctx, .user = &w};

@@ -406,14 +406,14 @@ static bool dst_pre(tir_visitor *v, const tir_node *n) {
 }
 
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    ts t = {.st = st, .an = tir_analyzer_new(st->ctx)};
+    ts t = {.st = st, .an = tir_analyzer_create(st->ctx)};
     tir_visitor dv = {.pre = dst_pre, .user = &t};
     tir_visit(&dv, in->body);
     summ r = {{0}, {0}, false};
     const tir_stmt *body = process(&t, in->body, &r);
     summ_free(&r);
     ir_vec_free(&t.async_dsts);
-    tir_analyzer_free(t.an);
+    tir_analyzer_destroy(t.an);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

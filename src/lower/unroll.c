@@ -57,15 +57,15 @@ static bool has_loop(const tir_stmt *s) {
 }
 
 static bool is_unroll_pragma(const char *k) {
-    return strcmp(k, "pragma_auto_unroll_max_step") == 0 ||
-           strcmp(k, "pragma_unroll_explicit") == 0;
+    return strcmp(k, tir_annot_key_str(TIR_ANN_PRAGMA_AUTO_UNROLL_MAX_STEP)) == 0 ||
+           strcmp(k, tir_annot_key_str(TIR_ANN_PRAGMA_UNROLL_EXPLICIT)) == 0;
 }
 
 static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     ur *u = m->user;
     const tir_for *f = (const tir_for *)n;
     int64_t saved = u->max_step;
-    const tir_annot *a = tir_annots_find(f->nannots, f->annots, "pragma_auto_unroll_max_step");
+    const tir_annot *a = tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_AUTO_UNROLL_MAX_STEP);
     if (a && a->kind == TIR_ANNOT_INT) u->max_step = a->i;
     const tir_for *r = (const tir_for *)tir_mutate_default(m, n);
     u->max_step = saved;
@@ -78,10 +78,11 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     for (int i = 0; i < r->nannots; i++)
         if (!is_unroll_pragma(r->annots[i].key)) annots[na++] = r->annots[i];
     if (kind == TIR_FOR_SERIAL && limit > 1 && !has_loop(r->body) &&
-        !tir_annots_find(na, annots, "pragma_unroll_max_step"))
-        annots[na++] = (tir_annot){.key = tir_intern(m->ctx, "pragma_unroll_max_step"),
-                                   .kind = TIR_ANNOT_INT,
-                                   .i = limit};
+        !tir_annots_get(na, annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP))
+        annots[na++] = (tir_annot){
+            .key = tir_intern(m->ctx, tir_annot_key_str(TIR_ANN_PRAGMA_UNROLL_MAX_STEP)),
+            .kind = TIR_ANNOT_INT,
+            .i = limit};
     if (kind == r->kind && na == r->nannots) return (const tir_node *)r;
     annots = (tir_annot *)tir_annots_copy(m->ctx, na, annots);
     return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, kind, r->thread_tag, na,

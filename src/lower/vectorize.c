@@ -217,11 +217,11 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
 }
 
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    vz z = {st, tir_analyzer_new(st->ctx)};
+    vz z = {st, tir_analyzer_create(st->ctx)};
     tir_mutator m = {.ctx = st->ctx, .user = &z};
     m.on[TIR_KIND_FOR] = on_for;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
-    tir_analyzer_free(z.an);
+    tir_analyzer_destroy(z.an);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

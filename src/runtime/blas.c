@@ -134,7 +134,7 @@ tir_status tir_rt_blas_probe(tir_ctx *ctx, int *version) {
     return s;
 }
 
-tir_status tir_rt_blas_open(tir_ctx *ctx, tir_rt_device *dev, tir_rt_blas **out) {
+tir_status tir_rt_blas_create(tir_ctx *ctx, tir_rt_device *dev, tir_rt_blas **out) {
     *out = NULL;
     if (!dev) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: no device");
     const rt_blas_lib *b;
@@ -180,7 +180,7 @@ void rt_blas_destroy(tir_rt_blas *h) {
     free(h);
 }
 
-void tir_rt_blas_close(tir_rt_blas *blas) {
+void tir_rt_blas_destroy(tir_rt_blas *blas) {
     if (blas) rt_blas_destroy(blas);
 }
 

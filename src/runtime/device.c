@@ -81,7 +81,7 @@ static tir_status read_props(tir_ctx *ctx, tir_rt_device *d) {
     return TIR_OK;
 }
 
-tir_status tir_rt_open(tir_ctx *ctx, int ordinal, tir_rt_device **out) {
+tir_status tir_rt_device_create(tir_ctx *ctx, int ordinal, tir_rt_device **out) {
     *out = NULL;
     const rt_driver *cu;
     TIR_TRY(rt_driver_load(ctx, &cu));
@@ -148,14 +148,14 @@ tir_status tir_rt_mem_info(tir_ctx *ctx, tir_rt_device *dev, size_t *free_bytes,
     return RT_CU(ctx, dev->cu, MemGetInfo, free_bytes, total_bytes);
 }
 
-void tir_rt_close(tir_rt_device *dev) {
+void tir_rt_device_destroy(tir_rt_device *dev) {
     if (!dev) return;
     const rt_driver *cu = dev->cu;
     cu->CtxSetCurrent(dev->pctx);
     cu->CtxSynchronize();
     while (dev->blas) rt_blas_destroy(dev->blas);
     while (dev->events) tir_rt_event_destroy(dev->events);
-    while (dev->modules) tir_rt_module_unload(dev->modules);
+    while (dev->modules) tir_rt_module_destroy(dev->modules);
     for (size_t i = 0; i < dev->nallocs; i++) cu->MemFree(dev->allocs[i].ptr);
     free(dev->allocs);
     cu->DevicePrimaryCtxRelease(dev->dev);
@@ -291,8 +291,8 @@ static void trim_log(char *s) {
     while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r')) s[--n] = '\0';
 }
 
-tir_status tir_rt_module_load_ptx(tir_ctx *ctx, tir_rt_device *dev, const char *ptx,
-                                  tir_rt_module **out) {
+tir_status tir_rt_module_create(tir_ctx *ctx, tir_rt_device *dev, const char *ptx,
+                                tir_rt_module **out) {
     *out = NULL;
     if (!ptx || !*ptx) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cuda: empty PTX text");
     TIR_TRY(rt_bind(ctx, dev));
@@ -342,7 +342,7 @@ const char *tir_rt_module_info_log(const tir_rt_module *mod) {
     return mod && mod->info_log ? mod->info_log : "";
 }
 
-void tir_rt_module_unload(tir_rt_module *mod) {
+void tir_rt_module_destroy(tir_rt_module *mod) {
     if (!mod) return;
     tir_rt_device *dev = mod->dev;
     if (dev->builtin == mod) dev->builtin = NULL;

@@ -185,7 +185,7 @@ const char *rt_builtin_ptx(void) { return builtin_ptx; }
 tir_status rt_builtin_kernel(tir_ctx *ctx, tir_rt_device *dev, const char *name,
                              tir_rt_kernel **out) {
     *out = NULL;
-    if (!dev->builtin) TIR_TRY(tir_rt_module_load_ptx(ctx, dev, builtin_ptx, &dev->builtin));
+    if (!dev->builtin) TIR_TRY(tir_rt_module_create(ctx, dev, builtin_ptx, &dev->builtin));
     return tir_rt_kernel_get(ctx, dev->builtin, name, out);
 }
 

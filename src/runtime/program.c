@@ -17,28 +17,28 @@ struct tir_rt_program {
     tir_target_limits limits; /* of the device it was loaded on */
 };
 
-tir_status tir_rt_program_load(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
-                               tir_rt_program **out) {
+tir_status tir_rt_program_create(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
+                                 tir_rt_program **out) {
     *out = NULL;
     if (!dev || !m || !m->ptx)
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_rt_program_load: no device or module");
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_rt_program_create: no device or module");
     tir_rt_program *p = calloc(1, sizeof *p);
-    if (!p) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_rt_program_load: out of memory");
+    if (!p) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_rt_program_create: out of memory");
     p->m = m;
     tir_rt_device_limits(dev, &p->limits);
-    tir_status s = tir_rt_module_load_ptx(ctx, dev, m->ptx, &p->mod);
+    tir_status s = tir_rt_module_create(ctx, dev, m->ptx, &p->mod);
     if (s == TIR_OK) s = tir_rt_kernel_get(ctx, p->mod, m->kernel_name, &p->kernel);
     if (s != TIR_OK) {
-        tir_rt_program_unload(p);
+        tir_rt_program_destroy(p);
         return s;
     }
     *out = p;
     return TIR_OK;
 }
 
-void tir_rt_program_unload(tir_rt_program *p) {
+void tir_rt_program_destroy(tir_rt_program *p) {
     if (!p) return;
-    if (p->mod) tir_rt_module_unload(p->mod);
+    if (p->mod) tir_rt_module_destroy(p->mod);
     free(p);
 }
 

@@ -154,7 +154,7 @@ tir_status rt_check_dims(tir_ctx *ctx, const char *what, int64_t M, int64_t N, i
 /* Makes dev's context current (cheap when it already is). */
 tir_status rt_bind(tir_ctx *ctx, tir_rt_device *dev);
 
-/* Destroys a cuBLAS handle and unlinks it (blas.c); used by tir_rt_close. */
+/* Destroys a cuBLAS handle and unlinks it (blas.c); used by tir_rt_device_destroy. */
 void rt_blas_destroy(tir_rt_blas *b);
 
 /* One of kernels.c's built-in kernels, loading their module on first use. */

@@ -56,12 +56,12 @@ tir_status sch_prim_bind(sch_call *c) {
     tag = tir_intern(c->ctx, tag);
     TIR_TRY(sch_check_serial(c, rv, loop, "bound"));
     TIR_TRY(sch_check_min_zero(c, rv, loop));
-    tir_analyzer *a = tir_analyzer_new(c->ctx);
+    tir_analyzer *a = tir_analyzer_create(c->ctx);
     sch_bind_ancestors(s, a, li);
     for (int p = s->srefs[li].parent; p >= 0; p = s->srefs[p].parent) {
         const tir_for *f = sch_sref_for(s, p);
         if (f && f->thread_tag == tag && !same_thread(c->ctx, a, f, loop)) {
-            tir_analyzer_free(a);
+            tir_analyzer_destroy(a);
             const void *marks[2] = {f, loop};
             return sch_fail_marks(c, TIR_ERR_SCHED_AXIS_REBOUND, rv, 2, marks,
                                   "enclosing loop %s is already bound to %s", f->var->name,
@@ -70,7 +70,7 @@ tir_status sch_prim_bind(sch_call *c) {
     }
     find_tag ft = {{find_tag_pre, NULL, NULL}, tag, NULL, a, loop, c->ctx};
     tir_visit(&ft.v, loop->body);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     if (ft.found) {
         const void *marks[2] = {loop, ft.found};
         return sch_fail_marks(c, TIR_ERR_SCHED_AXIS_REBOUND, rv, 2, marks,

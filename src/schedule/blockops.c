@@ -293,7 +293,7 @@ const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const
                                 bool preserve_unit_loops) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, loop);
     int n = b->niters;
     const tir_var **lv = IR_NEWN(ctx, const tir_var *, n);
@@ -323,7 +323,7 @@ const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const
         if (!tir_analyzer_can_prove(a, lt)) pred = pred ? tir_and(ctx, pred, lt) : lt;
     }
     if (pred) pred = tir_analyzer_simplify(a, pred);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     const tir_stmt *body = tir_block_realize_new(ctx, n, vals, pred, b);
     for (int k = n - 1; k >= 0; k--)
         if (lv[k])

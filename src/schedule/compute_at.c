@@ -80,7 +80,7 @@ static bool read_inside(const tir_schedule *s, int sc, int li, int ci,
     const tir_block *o = sch_sref_block(s, ci);
     const tir_buffer *buf = rd->buffer;
     sch_bound *rel = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, s->srefs[ci].parent);
     bool ok = sch_relax_access(s, a, ci, li, sc, rd, buf->scope, rel);
     const tir_var **iv = IR_NEWN(ctx, const tir_var *, o->niters + 1);
@@ -106,7 +106,7 @@ static bool read_inside(const tir_schedule *s, int sc, int li, int ci,
                     sch_prove_le(ctx, a, tir_add(ctx, hi.min, hi.extent), pend) ||
                     sch_prove_le(ctx, a, buf->shape[d], pend));
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     return ok;
 }
 
@@ -172,7 +172,7 @@ static bool written_before(const tir_schedule *s, int sc, int li, int wi, const 
     const tir_block *o = sch_sref_block(s, wi);
     int *pdim = IR_NEWN(ctx, int, o->niters + 1);
     sch_bound *box = IR_NEWN(ctx, sch_bound, o->niters + 1);
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, li);
     bool ok = sch_writer_box(s, a, wi, top, rd->buffer, pdim, box);
     for (int k = 0; k < o->niters && ok; k++) {
@@ -184,7 +184,7 @@ static bool written_before(const tir_schedule *s, int sc, int li, int wi, const 
              sch_prove_le(ctx, a, end, box[k].hi) &&
              sch_prove_le(ctx, a, end, tir_add(ctx, pd->min, pd->extent));
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     return ok;
 }
 
@@ -215,9 +215,9 @@ static bool runs_once_in(tir_ctx *ctx, const tir_prim_func *f, const char *name)
     int bi = sch_find_block(t, name);
     bool once = false;
     if (bi >= 0) {
-        tir_analyzer *a = tir_analyzer_new(ctx);
+        tir_analyzer *a = tir_analyzer_create(ctx);
         once = sch_runs_once(t, a, bi, sch_scope_of(t, bi));
-        tir_analyzer_free(a);
+        tir_analyzer_destroy(a);
     }
     tir_sched_destroy(t);
     return once;
@@ -311,7 +311,7 @@ tir_status sch_prim_compute_at(sch_call *c) {
                         "so there is no place for it",
                         loop->var->name, b->name);
     /* 8: the region. */
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim);
     bool ok = true;
     for (int k = 0; k < na && ok; k++) {
@@ -322,7 +322,7 @@ tir_status sch_prim_compute_at(sch_call *c) {
             if (o->reads[r].buffer == buf)
                 ok = sch_relax_access(s, a, all[k], li, sc, &o->reads[r], buf->scope, acc);
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     if (!ok)
         return sch_fail(c, TIR_ERR_SCHED_REGION_UNBOUNDED, brv, loop,
                         "the region of %s that the consumers read under loop %s cannot be "

@@ -149,10 +149,10 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
     /* 7: with the init out of the block, an instance run twice would
        accumulate twice (compute_at recomputes a block over overlapping
        regions in successive iterations of the loops above it). */
-    tir_analyzer *a = tir_analyzer_new(c->ctx);
+    tir_analyzer *a = tir_analyzer_create(c->ctx);
     sch_bind_ancestors(s, a, s->srefs[li].parent);
     bool once = sch_runs_once(s, a, bi, s->srefs[li].parent);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     if (!once)
         return sch_fail(c, TIR_ERR_SCHED_REPEATED_INSTANCES, lrv, loop,
                         "cannot prove that loop %s and the loops inside it run each "

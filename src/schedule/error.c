@@ -21,8 +21,7 @@ tir_status sch_failv(tir_ctx *ctx, const tir_schedule *s, tir_status code, const
     if (len >= 0 && (size_t)len < sizeof small) {
         ir_sb_puts(&sb, small);
     } else if (len >= 0) {
-        char *big = malloc((size_t)len + 1);
-        TIR_ASSERT(big);
+        char *big = ir_xmalloc((size_t)len + 1);
         vsnprintf(big, (size_t)len + 1, fmt, ap);
         ir_sb_puts(&sb, big);
         free(big);

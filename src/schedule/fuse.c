@@ -59,7 +59,7 @@ tir_status sch_prim_fuse(sch_call *c) {
                             tir_dtype_str(loops[i]->var->base.dtype, b, sizeof b));
         }
 
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     int outer = sch_loop_sref(c, rvs[0]);
     sch_bind_ancestors(s, a, s->srefs[outer].parent);
     ir_strbuf name;
@@ -86,7 +86,7 @@ tir_status sch_prim_fuse(sch_call *c) {
         inner = inner ? tir_mul(ctx, loops[i]->extent, inner) : loops[i]->extent;
     }
     const tir_stmt *body = sch_rewrite_under(ctx, a, loops[n - 1]->body, n, olds, vals, NULL);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     body = tir_for_new(ctx, fv, tir_int(ctx, dt, 0), total, TIR_FOR_SERIAL, NULL, 0, NULL, body);
     const tir_stmt *o[1] = {&loops[0]->base}, *nw[1] = {body};
     c->func = sch_replace(c, 1, o, nw);

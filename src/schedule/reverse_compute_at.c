@@ -67,7 +67,7 @@ static int uncovered_writer(const tir_schedule *s, int li, int *all, int na, int
     tir_ctx *ctx = s->ctx;
     const tir_block *b = sch_sref_block(s, bi);
     int *dim_of = IR_NEWN(ctx, int, b->niters + 1);
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, li);
     int bad = -1;
     for (int r = 0; r < b->nreads && bad < 0; r++) {
@@ -82,7 +82,7 @@ static int uncovered_writer(const tir_schedule *s, int li, int *all, int na, int
             }
         }
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     return bad;
 }
 
@@ -151,20 +151,20 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
     }
     /* 8: producers' predicates only bound their domains. */
     {
-        tir_analyzer *pa = tir_analyzer_new(ctx);
+        tir_analyzer *pa = tir_analyzer_create(ctx);
         for (int k = 0; k < na; k++) {
             const tir_block *o = sch_sref_block(s, all[k]);
             if (all[k] == bi || !feeds(o, b)) continue;
             const tir_block_realize *pr = s->srefs[all[k]].realize;
             if (!sch_pred_bounds_only(ctx, pa, pr, pr->predicate)) {
-                tir_analyzer_free(pa);
+                tir_analyzer_destroy(pa);
                 return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, o,
                                 "the predicate of producer \"%s\" masks points inside its "
                                 "domain, so the region it writes under loop %s is not known",
                                 o->name, loop->var->name);
             }
         }
-        tir_analyzer_free(pa);
+        tir_analyzer_destroy(pa);
     }
     /* 9: position at the end, before any consumer of the block. */
     int nch = sch_num_children(loop->body), pos = nch, last_prod = -1;
@@ -181,7 +181,7 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                         "so there is no place for it",
                         loop->var->name, b->name);
     /* 10: the region, intersected over the produced buffers it reads. */
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bound *rng = IR_NEWN(ctx, sch_bound, b->niters);
     bool ok = true;
     for (int r = 0; r < b->nreads && ok; r++) {
@@ -214,7 +214,7 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
             rng[k] = x;
         }
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     if (!ok)
         return sch_fail(c, TIR_ERR_SCHED_REGION_UNBOUNDED, brv, loop,
                         "the region the producers of \"%s\" write under loop %s cannot be "

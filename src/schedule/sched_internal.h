@@ -267,7 +267,7 @@ const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
                              const char *tag, int nannots, const tir_annot *annots,
                              const tir_stmt *body);
 
-/* ------------------------------------------------- blockops.c (prims-a) */
+/* ---------------------------------- blockops.c (the block primitives) */
 
 bool sch_region_has(int n, const tir_buffer_region *rs, const tir_buffer *buf);
 /* The point regions of the distinct loads in node (may be NULL), an arena
@@ -342,7 +342,6 @@ const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope 
 /* "shared" or "local". */
 bool sch_parse_scope(const char *name, tir_scope *out);
 bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
-/* end prims-a */
 
 /* region_cover.c: what compute_at and reverse_compute_at prove. */
 /* True when every conjunct of realize r's predicate e is a bound

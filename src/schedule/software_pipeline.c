@@ -12,9 +12,9 @@
 
 #include "sched_internal.h"
 
-#define K_STAGE "software_pipeline_stage"
-#define K_ORDER "software_pipeline_order"
-#define K_ASYNC "software_pipeline_async_stages"
+#define K_STAGE tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_STAGE)
+#define K_ORDER tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_ORDER)
+#define K_ASYNC tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_ASYNC_STAGES)
 
 /* The pipeline components of a loop body (arena array). */
 static const tir_stmt **components(tir_ctx *ctx, const tir_stmt *body, int *n) {

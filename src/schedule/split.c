@@ -64,7 +64,7 @@ tir_status sch_prim_split(sch_call *c) {
         prod *= factors[i];
     }
 
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, s->srefs[li].parent);
     const tir_expr *extent = loop->extent;
     const tir_expr **ext = IR_NEWN(ctx, const tir_expr *, nf);
@@ -81,7 +81,7 @@ tir_status sch_prim_split(sch_call *c) {
     } else {
         const tir_expr *cover = tir_binop_new(ctx, TIR_KIND_GE, tir_int(ctx, dt, prod), extent);
         if (!tir_analyzer_can_prove(a, cover)) {
-            tir_analyzer_free(a);
+            tir_analyzer_destroy(a);
             return sch_fail(c, TIR_ERR_SCHED_FACTOR_MISMATCH, rv, loop,
                             "the factors' product %lld does not cover the extent %s of %s",
                             (long long)prod, tir_print(ctx, extent), loop->var->name);
@@ -107,7 +107,7 @@ tir_status sch_prim_split(sch_call *c) {
     const tir_var *old[1] = {loop->var};
     const tir_expr *val[1] = {value};
     const tir_stmt *body = sch_rewrite_under(ctx, a, loop->body, 1, old, val, guard);
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     for (int i = nf - 1; i >= 0; i--)
         body = tir_for_new(ctx, vars[i], tir_int(ctx, dt, 0), ext[i], TIR_FOR_SERIAL, NULL, 0,
                            NULL, body);

@@ -34,8 +34,7 @@ static void sref_push(tir_schedule *s, const tir_stmt *st, const tir_block_reali
                       int parent) {
     if (s->nsrefs == s->capsrefs) {
         s->capsrefs = s->capsrefs ? 2 * s->capsrefs : 64;
-        s->srefs = realloc(s->srefs, sizeof *s->srefs * (size_t)s->capsrefs);
-        TIR_ASSERT(s->srefs);
+        s->srefs = ir_xrealloc(s->srefs, sizeof *s->srefs * (size_t)s->capsrefs);
     }
     s->srefs[s->nsrefs++] = (sch_sref){st, br, parent};
 }
@@ -457,8 +456,7 @@ static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int na
     }
     if (s->ntrace == s->captrace) {
         s->captrace = s->captrace ? 2 * s->captrace : 16;
-        s->trace = realloc(s->trace, sizeof *s->trace * (size_t)s->captrace);
-        TIR_ASSERT(s->trace);
+        s->trace = ir_xrealloc(s->trace, sizeof *s->trace * (size_t)s->captrace);
     }
     s->trace[s->ntrace++] = (sch_inst){k, nargs, copy, nouts,
                                        ir_copy_array(ctx, outs, sizeof(uint32_t), nouts)};
@@ -467,8 +465,7 @@ static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int na
 static uint32_t add_entry(tir_schedule *s, sch_entry e) {
     if (s->nentries == s->capentries) {
         s->capentries = s->capentries ? 2 * s->capentries : 32;
-        s->entries = realloc(s->entries, sizeof *s->entries * (size_t)s->capentries);
-        TIR_ASSERT(s->entries);
+        s->entries = ir_xrealloc(s->entries, sizeof *s->entries * (size_t)s->capentries);
     }
     s->entries[s->nentries++] = e;
     return (uint32_t)s->nentries;
@@ -566,8 +563,7 @@ void sch_snapshot_take(const tir_schedule *s, sch_snapshot *snap) {
     snap->ntrace = s->ntrace;
     snap->entries = NULL;
     if (s->nentries) {
-        snap->entries = malloc(sizeof *snap->entries * (size_t)s->nentries);
-        TIR_ASSERT(snap->entries);
+        snap->entries = ir_xmalloc(sizeof *snap->entries * (size_t)s->nentries);
         memcpy(snap->entries, s->entries, sizeof *snap->entries * (size_t)s->nentries);
     }
 }

@@ -15,7 +15,7 @@
 
 #include "sched_internal.h"
 
-#define KEY "buffer_dim_align"
+#define KEY tir_annot_key_str(TIR_ANN_BUFFER_DIM_ALIGN)
 
 static bool is_param(const tir_prim_func *f, const tir_buffer *b) {
     for (int i = 0; i < f->nparams; i++)
@@ -54,7 +54,7 @@ tir_status sch_prim_storage_align(sch_call *c) {
 
     /* The block's requests, this one replacing an older one for the same
        buffer and axis. */
-    const tir_annot *old = tir_annots_find(b->nannots, b->annots, KEY);
+    const tir_annot *old = tir_annots_get(b->nannots, b->annots, TIR_ANN_BUFFER_DIM_ALIGN);
     int nold = old && old->kind == TIR_ANNOT_INTS ? old->nints / 4 : 0;
     int64_t *q = IR_NEWN(ctx, int64_t, 4 * (nold + 1));
     int nq = 0;

@@ -531,9 +531,8 @@ static void env_bind(name_env *e, const char *name, uint32_t id) {
         }
     if (e->n == e->cap) {
         e->cap = e->cap ? 2 * e->cap : 32;
-        e->names = realloc(e->names, sizeof *e->names * (size_t)e->cap);
-        e->ids = realloc(e->ids, sizeof *e->ids * (size_t)e->cap);
-        TIR_ASSERT(e->names && e->ids);
+        e->names = ir_xrealloc(e->names, sizeof *e->names * (size_t)e->cap);
+        e->ids = ir_xrealloc(e->ids, sizeof *e->ids * (size_t)e->cap);
     }
     e->names[e->n] = name;
     e->ids[e->n++] = id;
@@ -616,8 +615,7 @@ tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len) {
         }
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
-            insts = realloc(insts, sizeof *insts * (size_t)cap);
-            TIR_ASSERT(insts);
+            insts = ir_xrealloc(insts, sizeof *insts * (size_t)cap);
         }
         if (parse_inst(&lx, &insts[n]) != TIR_OK) break;
         n++;

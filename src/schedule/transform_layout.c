@@ -145,8 +145,7 @@ static bool lay_bounds(const ir_index_map *m, const int64_t *ext, lay_image *im)
 /* Pass 2: marks each image point; false at the first collision, with the
  * two points that collide in at and at2. */
 static bool lay_mark(const ir_index_map *m, const int64_t *ext, lay_image *im) {
-    uint8_t *bits = calloc((size_t)(im->box / 8 + 1), 1);
-    TIR_ASSERT(bits && "out of memory");
+    uint8_t *bits = ir_xcalloc((size_t)(im->box / 8 + 1), 1);
     int64_t *pt = im->at;
     memset(pt, 0, sizeof *pt * (size_t)m->nvars);
     bool ok = true;
@@ -211,7 +210,7 @@ static tir_buffer_region lay_region(tir_ctx *ctx, const lay_rw *r, const tir_buf
     const tir_expr **at = IR_NEWN(ctx, const tir_expr *, n);
     const tir_var **fresh = IR_NEWN(ctx, const tir_var *, n);
     int nfresh = 0;
-    tir_analyzer *a = tir_analyzer_new(ctx);
+    tir_analyzer *a = tir_analyzer_create(ctx);
     for (int d = 0; d < n; d++) {
         const tir_range *rg = &reg->ranges[d];
         if (sch_is_const(rg->extent, 1)) {
@@ -232,7 +231,7 @@ static tir_buffer_region lay_region(tir_ctx *ctx, const lay_rw *r, const tir_buf
         else
             ok = tir_analyzer_relax(a, outs[k], nfresh, fresh, &rs[k]);
     }
-    tir_analyzer_free(a);
+    tir_analyzer_destroy(a);
     if (!ok) return tir_region_full(ctx, r->nb);
     return tir_region_new(ctx, r->nb, no, rs);
 }

@@ -24,7 +24,7 @@ int tirc_cmd_bench(tir_ctx *ctx, const opts *o) {
     row *rows = calloc((size_t)total * 3 + 1, sizeof *rows);
     int nrows = 0;
     if (!rows) {
-        tir_rt_close(g.dev);
+        tir_rt_device_destroy(g.dev);
         return EXIT_RUNTIME;
     }
     fprintf(stderr, "tirc: benchmarking on %s (%s), %d runs per median, input seed %llu\n",
@@ -96,6 +96,6 @@ int tirc_cmd_bench(tir_ctx *ctx, const opts *o) {
     if (!tirc_write_tables(o, rows, nrows) && rc == EXIT_OK) rc = EXIT_USAGE;
     if (o->plot && !tirc_write_plot(o, rows, nrows) && rc == EXIT_OK) rc = EXIT_USAGE;
     free(rows);
-    tir_rt_close(g.dev);
+    tir_rt_device_destroy(g.dev);
     return rc;
 }

@@ -22,7 +22,7 @@ const char *tirc_kernel_name(const opts *o, variant v) {
  * message printed only when required) or EXIT_RUNTIME. */
 int tirc_gpu_open(tir_ctx *ctx, gpu *g, bool required) {
     memset(g, 0, sizeof *g);
-    tir_status st = tir_rt_open(ctx, 0, &g->dev);
+    tir_status st = tir_rt_device_create(ctx, 0, &g->dev);
     if (st == TIR_ERR_NO_DRIVER || st == TIR_ERR_NO_DEVICE) {
         if (required)
             fprintf(stderr,
@@ -31,13 +31,13 @@ int tirc_gpu_open(tir_ctx *ctx, gpu *g, bool required) {
                     tir_ctx_error(ctx));
         return EXIT_NO_GPU;
     }
-    if (st == TIR_OK) st = tir_rt_blas_open(ctx, g->dev, &g->blas);
+    if (st == TIR_OK) st = tir_rt_blas_create(ctx, g->dev, &g->blas);
     if (st != TIR_OK) {
         fprintf(stderr, "tirc: %s\n", tir_ctx_error(ctx));
         if (st == TIR_ERR_NO_CUBLAS)
             fprintf(stderr, "(cuBLAS is needed as the reference: install the CUDA toolkit's "
                             "libcublas, or set MINITIR_CUBLAS_LIB to its path)\n");
-        tir_rt_close(g->dev);
+        tir_rt_device_destroy(g->dev);
         g->dev = NULL;
         return EXIT_RUNTIME;
     }
@@ -210,7 +210,7 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
         }
         tir_rt_program *prog = NULL;
         bench_call c = {g, p, v, fused ? e : -1, NULL, m};
-        RT(tir_rt_program_load(ctx, g->dev, m, &prog));
+        RT(tir_rt_program_create(ctx, g->dev, m, &prog));
         c.prog = prog;
         /* Poison the output, run once on set 0, verify. */
         RT(tir_rt_memset8(ctx, g->dev, p->out, 0xFF, (size_t)(p->M * p->N) * 4));
@@ -232,12 +232,12 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
             r.ms = br.median_ms;
             r.gflops = 2.0 * (double)(p->M * p->N) * (double)p->K / br.median_ms / 1e6;
         }
-        tir_rt_program_unload(prog);
+        tir_rt_program_destroy(prog);
         rows[(*nrows)++] = r;
         continue;
     rt_fail:
         fprintf(stderr, "tirc: %s step %d: %s\n", o->example, step, tir_ctx_error(ctx));
-        tir_rt_program_unload(prog);
+        tir_rt_program_destroy(prog);
         r.status = "FAIL";
         rows[(*nrows)++] = r;
         return EXIT_RUNTIME;

@@ -137,7 +137,7 @@ int tirc_cmd_run(tir_ctx *ctx, const opts *o) {
             fprintf(stderr, "tirc: running on %s (%s), input seed %llu\n", g.props->name,
                     g.props->arch, (unsigned long long)seed);
             r = cmd_run_gpu(ctx, o, &g, seed);
-            tir_rt_close(g.dev);
+            tir_rt_device_destroy(g.dev);
             return r;
         }
         if (r != EXIT_NO_GPU || o->gpu) return r;

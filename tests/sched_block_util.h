@@ -1,8 +1,8 @@
-/* sched_prims_a_util.h: small helpers of the tests of cache_read,
+/* sched_block_util.h: small helpers of the tests of cache_read,
  * cache_write, compute_at, reverse_compute_at and the inlines: parsing a
  * hand-written function, and golden text checks. */
-#ifndef MINITIR_TESTS_SCHED_PRIMS_A_UTIL_H
-#define MINITIR_TESTS_SCHED_PRIMS_A_UTIL_H
+#ifndef MINITIR_TESTS_SCHED_BLOCK_UTIL_H
+#define MINITIR_TESTS_SCHED_BLOCK_UTIL_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include "sched_check.h"
 
-static inline const tir_prim_func *pa_parse(tir_ctx *ctx, const char *text) {
+static inline const tir_prim_func *blk_parse(tir_ctx *ctx, const char *text) {
     const tir_prim_func *f = NULL;
     if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) {
         fprintf(stderr, "parse: %s\n", tir_ctx_error(ctx));
@@ -21,7 +21,7 @@ static inline const tir_prim_func *pa_parse(tir_ctx *ctx, const char *text) {
 
 /* sched_expect_text; with MINITIR_DUMP_GOLDEN=dir set, writes the text to
  * dir/<name>.txt instead (to refresh goldens after a deliberate change). */
-static inline void pa_expect_text(tir_schedule *s, const char *golden, const char *name) {
+static inline void blk_expect_text(tir_schedule *s, const char *golden, const char *name) {
     const char *dir = getenv("MINITIR_DUMP_GOLDEN");
     if (dir) {
         char path[512];
@@ -37,7 +37,7 @@ static inline void pa_expect_text(tir_schedule *s, const char *golden, const cha
 }
 
 /* A loop of block `name` by position. */
-static inline tir_loop_rv pa_loop(tir_schedule *s, const char *name, int i) {
+static inline tir_loop_rv blk_loop(tir_schedule *s, const char *name, int i) {
     tir_loop_rv l[16];
     int n = sched_loops(s, name, l);
     if (i < 0) i += n;
@@ -46,9 +46,9 @@ static inline tir_loop_rv pa_loop(tir_schedule *s, const char *name, int i) {
 
 /* Hand-written functions with the shapes the ready definitions lack.
  * Element blocks over 6 x 5 float32 unless noted. */
-#define PA_HDR(name, params) "@T.prim_func\ndef " name "(" params "):\n    with T.block(\"root\"):\n"
-#define PA_BUF "T.Buffer((6, 5), \"float32\")"
-#define PA_ELEM(blk, i, j, reads, writes, body)                                          \
+#define BLK_HDR(name, params) "@T.prim_func\ndef " name "(" params "):\n    with T.block(\"root\"):\n"
+#define BLK_BUF "T.Buffer((6, 5), \"float32\")"
+#define BLK_ELEM(blk, i, j, reads, writes, body)                                          \
     "        for " i ", " j " in T.grid(6, 5):\n"                                      \
     "            with T.block(\"" blk "\"):\n"                                          \
     "                vi, vj = T.axis.remap(\"SS\", [" i ", " j "])\n"                   \
@@ -57,32 +57,32 @@ static inline tir_loop_rv pa_loop(tir_schedule *s, const char *name, int i) {
     "                " body "\n"
 
 /* B = A * 2, read by C = B + 1 and by D = B * A. */
-static const char pa_two_readers[] =
-    PA_HDR("two_readers", "A: " PA_BUF ", C: " PA_BUF ", D: " PA_BUF)
+static const char blk_two_readers[] =
+    BLK_HDR("two_readers", "A: " BLK_BUF ", C: " BLK_BUF ", D: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
-    PA_ELEM("C", "i1", "j1", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)")
-    PA_ELEM("D", "i2", "j2", "B[vi, vj], A[vi, vj]", "D[vi, vj]",
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)")
+    BLK_ELEM("D", "i2", "j2", "B[vi, vj], A[vi, vj]", "D[vi, vj]",
             "D[vi, vj] = B[vi, vj] * A[vi, vj]");
 
 /* B written by B1 and then by B2; C = B + 1. */
-static const char pa_two_writers[] =
-    PA_HDR("two_writers", "A: " PA_BUF ", C: " PA_BUF)
+static const char blk_two_writers[] =
+    BLK_HDR("two_writers", "A: " BLK_BUF ", C: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B1", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
-    PA_ELEM("B2", "i1", "j1", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(3)")
-    PA_ELEM("C", "i2", "j2", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)");
+    BLK_ELEM("B1", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("B2", "i1", "j1", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(3)")
+    BLK_ELEM("C", "i2", "j2", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)");
 
 /* B[vi + 1, vj] = A[vi, vj] (B is 7 x 5); C reads B[vi + 1, vj]. */
-static const char pa_shifted[] =
-    PA_HDR("shifted", "A: " PA_BUF ", C: " PA_BUF)
+static const char blk_shifted[] =
+    BLK_HDR("shifted", "A: " BLK_BUF ", C: " BLK_BUF)
     "        B = T.alloc_buffer((7, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi + 1, vj]", "B[vi + 1, vj] = A[vi, vj]")
-    PA_ELEM("C", "i1", "j1", "B[vi + 1, vj]", "C[vi, vj]", "C[vi, vj] = B[vi + 1, vj] * T.float32(2)");
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi + 1, vj]", "B[vi + 1, vj] = A[vi, vj]")
+    BLK_ELEM("C", "i1", "j1", "B[vi + 1, vj]", "C[vi, vj]", "C[vi, vj] = B[vi + 1, vj] * T.float32(2)");
 
 /* Block B stores B and E; C = B + E. */
-static const char pa_two_stores[] =
-    PA_HDR("two_stores", "A: " PA_BUF ", C: " PA_BUF)
+static const char blk_two_stores[] =
+    BLK_HDR("two_stores", "A: " BLK_BUF ", C: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
     "        E = T.alloc_buffer((6, 5), \"float32\")\n"
     "        for i, j in T.grid(6, 5):\n"
@@ -92,44 +92,44 @@ static const char pa_two_stores[] =
     "                T.writes(B[vi, vj], E[vi, vj])\n"
     "                B[vi, vj] = A[vi, vj]\n"
     "                E[vi, vj] = A[vi, vj] + T.float32(1)\n"
-    PA_ELEM("C", "i1", "j1", "B[vi, vj], E[vi, vj]", "C[vi, vj]",
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj], E[vi, vj]", "C[vi, vj]",
             "C[vi, vj] = B[vi, vj] + E[vi, vj]");
 
 /* B (a parameter) = B + A: not complete; C = B * 2. */
-static const char pa_incomplete[] =
-    PA_HDR("incomplete", "A: " PA_BUF ", B: " PA_BUF ", C: " PA_BUF)
-    PA_ELEM("B", "i", "j", "B[vi, vj], A[vi, vj]", "B[vi, vj]", "B[vi, vj] = B[vi, vj] + A[vi, vj]")
-    PA_ELEM("C", "i1", "j1", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] * T.float32(2)");
+static const char blk_incomplete[] =
+    BLK_HDR("incomplete", "A: " BLK_BUF ", B: " BLK_BUF ", C: " BLK_BUF)
+    BLK_ELEM("B", "i", "j", "B[vi, vj], A[vi, vj]", "B[vi, vj]", "B[vi, vj] = B[vi, vj] + A[vi, vj]")
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] * T.float32(2)");
 
 /* B is a parameter: B = A + 1; C = B * 2. */
-static const char pa_param_mid[] =
-    PA_HDR("param_mid", "A: " PA_BUF ", B: " PA_BUF ", C: " PA_BUF)
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
-    PA_ELEM("C", "i1", "j1", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] * T.float32(2)");
+static const char blk_param_mid[] =
+    BLK_HDR("param_mid", "A: " BLK_BUF ", B: " BLK_BUF ", C: " BLK_BUF)
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] * T.float32(2)");
 
 /* B = A + 1; C reads B at two places (B[vi, vj] + B[vi, 0]). */
-static const char pa_two_loads[] =
-    PA_HDR("two_loads", "A: " PA_BUF ", C: " PA_BUF)
+static const char blk_two_loads[] =
+    BLK_HDR("two_loads", "A: " BLK_BUF ", C: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
-    PA_ELEM("C", "i1", "j1", "B[vi, vj], B[vi, 0]", "C[vi, vj]",
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj], B[vi, 0]", "C[vi, vj]",
             "C[vi, vj] = B[vi, vj] + B[vi, 0]");
 
 /* B = A + 1, E = A * 3, D = B + E. */
-static const char pa_two_producers[] =
-    PA_HDR("two_producers", "A: " PA_BUF ", D: " PA_BUF)
+static const char blk_two_producers[] =
+    BLK_HDR("two_producers", "A: " BLK_BUF ", D: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
     "        E = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
-    PA_ELEM("E", "i1", "j1", "A[vi, vj]", "E[vi, vj]", "E[vi, vj] = A[vi, vj] * T.float32(3)")
-    PA_ELEM("D", "i2", "j2", "B[vi, vj], E[vi, vj]", "D[vi, vj]",
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    BLK_ELEM("E", "i1", "j1", "A[vi, vj]", "E[vi, vj]", "E[vi, vj] = A[vi, vj] * T.float32(3)")
+    BLK_ELEM("D", "i2", "j2", "B[vi, vj], E[vi, vj]", "D[vi, vj]",
             "D[vi, vj] = B[vi, vj] + E[vi, vj]");
 
 /* B = A + 1 over 6 x 5; C (3 x 5) = B over the first 3 rows only. */
-static const char pa_subdomain[] =
-    PA_HDR("subdomain", "A: " PA_BUF ", C: T.Buffer((3, 5), \"float32\")")
+static const char blk_subdomain[] =
+    BLK_HDR("subdomain", "A: " BLK_BUF ", C: T.Buffer((3, 5), \"float32\")")
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(1)")
     "        for i1, j1 in T.grid(3, 5):\n"
     "            with T.block(\"C\"):\n"
     "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
@@ -139,8 +139,8 @@ static const char pa_subdomain[] =
 
 /* Under one loop i: block D (reads C) before block B (writes B); C = B + 1
  * after the loop.  Ill-ordered on purpose (D reads C before C exists). */
-static const char pa_misordered[] =
-    PA_HDR("misordered", "A: " PA_BUF ", D: " PA_BUF)
+static const char blk_misordered[] =
+    BLK_HDR("misordered", "A: " BLK_BUF ", D: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
     "        C = T.alloc_buffer((6, 5), \"float32\")\n"
     "        for i in T.serial(6):\n"
@@ -156,16 +156,16 @@ static const char pa_misordered[] =
     "                    T.reads(A[vi, vj])\n"
     "                    T.writes(B[vi, vj])\n"
     "                    B[vi, vj] = A[vi, vj]\n"
-    PA_ELEM("C", "i1", "j2", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)");
+    BLK_ELEM("C", "i1", "j2", "B[vi, vj]", "C[vi, vj]", "C[vi, vj] = B[vi, vj] + T.float32(1)");
 
 /* Regions that cannot be bounded: with a scalar n of unknown sign, C reads
  * B[vi, vj // n]; block E is bound at vj = j // n and feeds F. */
-static const char pa_unbounded[] =
-    PA_HDR("unbounded", "A: " PA_BUF ", C: " PA_BUF ", F: " PA_BUF ", n: T.int32")
+static const char blk_unbounded[] =
+    BLK_HDR("unbounded", "A: " BLK_BUF ", C: " BLK_BUF ", F: " BLK_BUF ", n: T.int32")
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
     "        E = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj]")
-    PA_ELEM("C", "i1", "j1", "B[vi, vj // n]", "C[vi, vj]", "C[vi, vj] = B[vi, vj // n]")
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj]")
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj // n]", "C[vi, vj]", "C[vi, vj] = B[vi, vj // n]")
     "        for i2, j2 in T.grid(6, 5):\n"
     "            with T.block(\"E\"):\n"
     "                vi = T.axis.spatial(6, i2)\n"
@@ -173,14 +173,14 @@ static const char pa_unbounded[] =
     "                T.reads(A[vi, vj])\n"
     "                T.writes(E[vi, vj])\n"
     "                E[vi, vj] = A[vi, vj]\n"
-    PA_ELEM("F", "i3", "j3", "E[vi, vj]", "F[vi, vj]", "F[vi, vj] = E[vi, vj]");
+    BLK_ELEM("F", "i3", "j3", "E[vi, vj]", "F[vi, vj]", "F[vi, vj] = E[vi, vj]");
 
 /* B = A * 2 at the root; block "outer" (one per row) holds block C = B + 1
  * in its own scope; D = B * 3 at the root. */
-static const char pa_nested[] =
-    PA_HDR("nested", "A: " PA_BUF ", C: " PA_BUF ", D: " PA_BUF)
+static const char blk_nested[] =
+    BLK_HDR("nested", "A: " BLK_BUF ", C: " BLK_BUF ", D: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
     "        for i1 in T.serial(6):\n"
     "            with T.block(\"outer\"):\n"
     "                vo = T.axis.spatial(6, i1)\n"
@@ -193,16 +193,16 @@ static const char pa_nested[] =
     "                        T.reads(B[vi, vj])\n"
     "                        T.writes(C[vi, vj])\n"
     "                        C[vi, vj] = B[vi, vj] + T.float32(1)\n"
-    PA_ELEM("D", "i2", "j2", "B[vi, vj]", "D[vi, vj]", "D[vi, vj] = B[vi, vj] * T.float32(3)");
+    BLK_ELEM("D", "i2", "j2", "B[vi, vj]", "D[vi, vj]", "D[vi, vj] = B[vi, vj] * T.float32(3)");
 
 /* B1: B = A * 2; P: E = B + 1; B2: B = A + 3 (rewrites B); C = E * 2. */
-static const char pa_rewritten[] =
-    PA_HDR("rewritten", "A: " PA_BUF ", C: " PA_BUF)
+static const char blk_rewritten[] =
+    BLK_HDR("rewritten", "A: " BLK_BUF ", C: " BLK_BUF)
     "        B = T.alloc_buffer((6, 5), \"float32\")\n"
     "        E = T.alloc_buffer((6, 5), \"float32\")\n"
-    PA_ELEM("B1", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
-    PA_ELEM("P", "i1", "j1", "B[vi, vj]", "E[vi, vj]", "E[vi, vj] = B[vi, vj] + T.float32(1)")
-    PA_ELEM("B2", "i2", "j2", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(3)")
-    PA_ELEM("C", "i3", "j3", "E[vi, vj]", "C[vi, vj]", "C[vi, vj] = E[vi, vj] * T.float32(2)");
+    BLK_ELEM("B1", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("P", "i1", "j1", "B[vi, vj]", "E[vi, vj]", "E[vi, vj] = B[vi, vj] + T.float32(1)")
+    BLK_ELEM("B2", "i2", "j2", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] + T.float32(3)")
+    BLK_ELEM("C", "i3", "j3", "E[vi, vj]", "C[vi, vj]", "C[vi, vj] = E[vi, vj] * T.float32(2)");
 
 #endif
