@@ -736,10 +736,6 @@ typedef struct tir_int_bound {
  * tir_analyzer_destroy (NULL is fine). */
 TIR_API tir_analyzer *tir_analyzer_create(tir_ctx *ctx);
 TIR_API void tir_analyzer_destroy(tir_analyzer *a);
-/* Deprecated names from before the create/destroy convention; to be
- * removed once no caller is left. */
-#define tir_analyzer_new tir_analyzer_create
-#define tir_analyzer_free tir_analyzer_destroy
 /* Declares min <= v < min + extent.  Rebinding a variable replaces its
  * range. */
 TIR_API void tir_analyzer_bind(tir_analyzer *a, const tir_var *v, const tir_expr *min,

@@ -512,18 +512,6 @@ TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
 TIR_API tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
                                          const tir_rt_arg *args);
 
-/* Deprecated names from before the create/destroy convention
- * (docs/architecture.md, "API conventions"); new code uses the names on the
- * right.  To be removed once no caller is left. */
-#define tir_rt_open tir_rt_device_create
-#define tir_rt_close tir_rt_device_destroy
-#define tir_rt_blas_open tir_rt_blas_create
-#define tir_rt_blas_close tir_rt_blas_destroy
-#define tir_rt_module_load_ptx tir_rt_module_create
-#define tir_rt_module_unload tir_rt_module_destroy
-#define tir_rt_program_load tir_rt_program_create
-#define tir_rt_program_unload tir_rt_program_destroy
-
 #ifdef __cplusplus
 }
 #endif
