@@ -7,10 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 b=${1:-build}
-rm -rf gpu-pack && mkdir -p gpu-pack/tests gpu-pack/tools gpu-pack/examples gpu-pack/bench
+rm -rf gpu-pack && mkdir -p gpu-pack/tests gpu-pack/tools gpu-pack/examples gpu-pack/bench gpu-pack/fuzz
 cp -L "$b/libminitir.so.0" gpu-pack/ && strip --strip-unneeded gpu-pack/libminitir.so.0
 cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" gpu-pack/libcmocka.so.0
 for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/tests/; done
+# The CPU fuzzers too: the GPU machine's many cores run long fuzzing
+# campaigns in minutes (scripts/fuzz_parallel.sh).
+for t in test_sched_fuzz test_gpu_fuzz test_parser_fuzz; do
+    [ -x "$b/tests/$t" ] && cp "$b/tests/$t" gpu-pack/fuzz/
+done
 for t in rt_smoke cg_dump tirc; do [ -x "$b/tools/$t" ] && cp "$b/tools/$t" gpu-pack/tools/; done
 for t in "$b"/examples/*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/examples/; done
 for t in "$b"/bench/*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/bench/; done
