@@ -19,7 +19,7 @@
  */
 #include "sched_internal.h"
 
-/* Preconditions 1-2 of both compute_at and reverse_compute_at. */
+/* Preconditions 1-3 of both compute_at and reverse_compute_at. */
 tir_status sch_check_target_loop(sch_call *c, uint32_t brv, uint32_t lrv, int bi, int li,
                                  int *scope);
 /* The edit moving block sref bi to new statement `moved`, inserted before
@@ -47,6 +47,11 @@ tir_status sch_check_target_loop(sch_call *c, uint32_t brv, uint32_t lrv, int bi
                               "loop %s already encloses block \"%s\"", loop->var->name,
                               b->name);
     }
+    if (sch_classify_block(b) == SCH_BLOCK_OTHER)
+        return sch_fail(c, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, brv, b,
+                        "block \"%s\" is neither complete nor a reduction, so recomputing "
+                        "part of it could change what it writes",
+                        b->name);
     *scope = sc;
     return TIR_OK;
 }
@@ -233,12 +238,6 @@ tir_status sch_prim_compute_at(sch_call *c) {
     const tir_for *loop = sch_sref_for(s, li);
     int sc;
     TIR_TRY(sch_check_target_loop(c, brv, lrv, bi, li, &sc));
-    /* 3 */
-    if (sch_classify_block(b) == SCH_BLOCK_OTHER)
-        return sch_fail(c, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, brv, b,
-                        "block \"%s\" is neither complete nor a reduction, so recomputing "
-                        "part of it could change what it writes",
-                        b->name);
     /* 4 */
     int *dim_of = IR_NEWN(ctx, int, b->niters);
     if (b->nwrites != 1 || sch_trivial_dim(b, &b->writes[0], dim_of) >= 0)

@@ -96,12 +96,6 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
     const tir_for *loop = sch_sref_for(s, li);
     int sc;
     TIR_TRY(sch_check_target_loop(c, brv, lrv, bi, li, &sc));
-    /* 3 */
-    if (sch_classify_block(b) == SCH_BLOCK_OTHER)
-        return sch_fail(c, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, brv, b,
-                        "block \"%s\" is neither complete nor a reduction, so recomputing "
-                        "part of it could change what it writes",
-                        b->name);
     /* 4: the only writer of what it writes. */
     int *all;
     int na = sch_scope_blocks(s, sc, &all);
