@@ -45,6 +45,12 @@ static void test_thread_axes(void **state) {
         assert_int_equal(strncmp(name, prefix, strlen(prefix)), 0);
         /* launch axes come first: grid, then block */
         bool launch = kind != TIR_AXIS_KIND_VTHREAD;
+        /* the message lists name every tag once, the launch list only
+           launch axes */
+        char spaced[64];
+        snprintf(spaced, sizeof spaced, " %s", name);
+        assert_non_null(strstr(tir_thread_axis_tags(false), spaced));
+        assert_true((strstr(tir_thread_axis_tags(true), spaced) != NULL) == launch);
         assert_int_equal(tir_launch_axis(name), launch ? a : -1);
         if (launch) {
             assert_int_equal(a, nlaunch);

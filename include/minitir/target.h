@@ -47,6 +47,9 @@ TIR_API int tir_thread_axis_dim(int axis);
 /* The launch axis (0..TIR_NLAUNCH_AXES-1) of a tag, or -1 when the tag is
  * not a blockIdx or threadIdx axis. */
 TIR_API int tir_launch_axis(const char *tag);
+/* The table's tags, each after a space (" blockIdx.x blockIdx.y ..."), for
+ * messages: all of them, or only the launch axes. */
+TIR_API const char *tir_thread_axis_tags(bool launch_only);
 
 /* ---------------------------------------------------------------- limits */
 

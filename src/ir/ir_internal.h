@@ -56,7 +56,6 @@ static inline bool ir_extent_ok(int64_t v) { return v > 0 && v <= INT32_MAX; }
 /* The thread axes a loop may be bound to (minitir/thread_axes.def):
  * tir_sched_bind accepts these and the parser reads no other thread tag.
  * The hint lists them for messages (keep it in step with the table). */
-#define IR_THREAD_AXES_HINT "use blockIdx.x/y/z, threadIdx.x/y/z or vthread.x/y/z"
 /* The table's tag equal to s (a static string), or NULL. */
 const char *ir_thread_axis_find(const char *s);
 

@@ -1296,7 +1296,8 @@ static const tir_stmt *parse_for(parser *P) {
                 if (!(thread = expect_string(P, "a thread tag"))) return NULL;
                 if (!*thread) return PERR(P, st, "empty thread tag");
                 if (!ir_thread_axis_find(thread))
-                    return PERR(P, st, "unknown thread tag \"%s\"; " IR_THREAD_AXES_HINT, thread);
+                    return PERR(P, st, "unknown thread tag \"%s\"; use one of%s", thread,
+                                tir_thread_axis_tags(false));
             } else {
                 return PERR(P, k, "unexpected argument '%.*s'", (int)k->len, P->src + k->pos);
             }

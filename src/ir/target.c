@@ -18,6 +18,25 @@ static const struct {
 #undef TIR_THREAD_AXIS
 };
 
+/* The tags, each after a space, for messages: all, and the launch axes. */
+static const char all_tags[] =
+#define TIR_THREAD_AXIS(E, NAME, KIND, DIM) " " NAME
+#include "minitir/thread_axes.def"
+#undef TIR_THREAD_AXIS
+    ;
+#define TAG_BLOCK(n) " " n
+#define TAG_THREAD(n) " " n
+#define TAG_VTHREAD(n)
+static const char launch_tags[] =
+#define TIR_THREAD_AXIS(E, NAME, KIND, DIM) TAG_##KIND(NAME)
+#include "minitir/thread_axes.def"
+#undef TIR_THREAD_AXIS
+    ;
+
+const char *tir_thread_axis_tags(bool launch_only) {
+    return launch_only ? launch_tags : all_tags;
+}
+
 int tir_thread_axis_lookup(const char *tag) {
     if (!tag) return -1;
     for (int i = 0; i < TIR_THREAD_AXIS_COUNT; i++)

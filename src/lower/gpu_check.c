@@ -37,8 +37,9 @@ static tir_status check_for(gc *c, const tir_for *f) {
     if (t < 0)
         return lower_fail_marked(st, c->f, 1, (const void *[]){f},
                                  "gpu_check: loop '%s' is bound to '%s', which this target "
-                                 "does not support (only blockIdx.x/y/z, threadIdx.x/y/z)",
-                                 f->var->name, f->thread_tag ? f->thread_tag : "?");
+                                 "does not support (only%s)",
+                                 f->var->name, f->thread_tag ? f->thread_tag : "?",
+                                 tir_thread_axis_tags(true));
     int64_t v;
     if (!tir_expr_const_int(f->min, &v) || v != 0)
         return lower_fail_marked(st, c->f, 1, (const void *[]){f},

@@ -122,9 +122,8 @@ static tir_status enter_loop(lc *c, const tir_for *f) {
     int axis = tir_launch_axis(f->thread_tag);
     if (axis < 0)
         return bad(c,
-                   "loop '%s' is bound to unknown thread tag '%s' (want blockIdx.x|y|z or "
-                   "threadIdx.x|y|z)",
-                   f->var->name, f->thread_tag ? f->thread_tag : "?");
+                   "loop '%s' is bound to unknown thread tag '%s' (want one of%s)",
+                   f->var->name, f->thread_tag ? f->thread_tag : "?", tir_thread_axis_tags(true));
     if (c->active & (1u << axis))
         return bad(c, "loop '%s' is bound to %s inside a loop bound to the same axis (a %s loop "
                       "nested in another %s loop)",

@@ -52,7 +52,8 @@ tir_status sch_prim_bind(sch_call *c) {
     const char *tag = ir_thread_axis_find(axis);
     if (!tag)
         return sch_fail(c, TIR_ERR_SCHED_BAD_THREAD_AXIS, rv, loop,
-                        "unknown thread axis \"%s\"; " IR_THREAD_AXES_HINT, axis);
+                        "unknown thread axis \"%s\"; use one of%s", axis,
+                        tir_thread_axis_tags(false));
     tag = tir_intern(c->ctx, tag);
     TIR_TRY(sch_check_serial(c, rv, loop, "bound"));
     TIR_TRY(sch_check_min_zero(c, rv, loop));
