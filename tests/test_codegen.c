@@ -558,27 +558,49 @@ static void test_occupancy(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     /* without controls: .maxntid is the block shape, nothing else */
     tir_schedule *s = occ_sched(ctx, 0, 0, 0);
-    const tir_module *m = compile(ctx, occ_kernel(ctx, s));
+    const tir_module *m = compile_arch(ctx, occ_kernel(ctx, s), "sm_90", true);
     assert_has(m, ".maxntid 128, 1, 1");
     assert_lacks(m, ".minnctapersm");
     assert_lacks(m, ".maxnreg");
+    ptxas_info pi;
+    bool have_ptxas = assemble(m, &pi);
+    if (have_ptxas) assert_true(pi.regs > 24); /* so that the cap below shows */
     tir_sched_destroy(s);
 
-    s = occ_sched(ctx, 256, 2, 32);
+    s = occ_sched(ctx, 256, 2, 24);
     assert_non_null(strstr(tir_sched_trace_text(s), "launch_bounds_min_blocks_per_sm"));
     const tir_prim_func *k = occ_kernel(ctx, s);
     const tir_annot *a = tir_annots_find(k->nattrs, k->attrs, "max_registers");
     assert_non_null(a);
-    assert_int_equal(a->i, 32);
+    assert_int_equal(a->i, 24);
     const char *archs[] = {"sm_80", "sm_90"};
     for (int i = 0; i < 2; i++) {
         m = compile_arch(ctx, k, archs[i], true);
         assert_has(m, ".maxntid 256, 1, 1");
         assert_has(m, ".minnctapersm 2");
-        assert_has(m, ".maxnreg 32");
-        ptxas_info pi;
-        if (assemble(m, &pi)) assert_true(pi.regs <= 32); /* ptxas honours .maxnreg */
+        assert_has(m, ".maxnreg 24");
+        if (assemble(m, &pi)) assert_true(pi.regs <= 24); /* ptxas honours .maxnreg */
     }
+    /* the controls may also be function attrs; a root annotation wins */
+    const tir_prim_func *f = tir_sched_func(s);
+    tir_annot attrs[2] = {
+        {.key = "max_registers", .kind = TIR_ANNOT_INT, .i = 100},
+        {.key = "launch_bounds_max_threads", .kind = TIR_ANNOT_INT, .i = 512}};
+    f = tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, f->body, 2, attrs);
+    const tir_prim_func *k2 = NULL;
+    assert_int_equal(tir_lower(ctx, f, NULL, &k2), TIR_OK);
+    m = compile_arch(ctx, k2, "sm_90", true);
+    assert_has(m, ".maxnreg 24");
+    assert_has(m, ".maxntid 256, 1, 1");
+    tir_sched_destroy(s);
+    s = occ_sched(ctx, 0, 0, 0);
+    f = tir_sched_func(s);
+    f = tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, f->body, 2, attrs);
+    assert_int_equal(tir_lower(ctx, f, NULL, &k2), TIR_OK);
+    m = compile_arch(ctx, k2, "sm_90", true);
+    assert_has(m, ".maxnreg 100");
+    assert_has(m, ".maxntid 512, 1, 1");
+    if (have_ptxas) assemble(m, &pi);
     tir_sched_destroy(s);
     tir_ctx_destroy(ctx);
 }
