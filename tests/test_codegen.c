@@ -2,6 +2,10 @@
  * give PTX with the expected instructions, which ptxas (when installed)
  * must accept for sm_80 and sm_90; constructs outside the lowered form must
  * give clear errors.  Register and spill counts go to the test log.
+ * Occupancy controls (root-block annotations launch_bounds_max_threads,
+ * launch_bounds_min_blocks_per_sm, max_registers) on a scheduled matmul
+ * must reach the PTX as .maxntid / .minnctapersm / .maxnreg, survive the
+ * trace round trip, and bad values must be refused by codegen.
  * The values the kernels compute are checked on the host in
  * test_codegen_host.c.
  */
@@ -16,6 +20,8 @@
 
 #include "cg_kernels.h"
 #include "minitir/codegen.h"
+#include "minitir/lower.h"
+#include "sched_check.h"
 
 static const char *ptxas_path(void) {
     const char *p = getenv("TIR_PTXAS");
@@ -514,6 +520,133 @@ static void test_errors(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* ------------------------------------------------------------- occupancy */
+
+/* A 64x64x16 matmul with (i, j) fused and split over 32 blocks of 128
+ * threads, its root block annotated with the occupancy controls given
+ * (0: not annotated).  The trace must round trip. */
+static tir_schedule *occ_sched(tir_ctx *ctx, int64_t max_threads, int64_t min_blocks,
+                               int64_t max_regs) {
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 64, 64, 16, TIR_F32));
+    tir_loop_rv l[16], f, t[2];
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    SCHED_OK(s, tir_sched_fuse(s, 2, l, &f));
+    SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 128}, t));
+    SCHED_OK(s, tir_sched_bind(s, t[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, t[1], "threadIdx.x"));
+    tir_block_rv root = sched_block(s, "root");
+    if (max_threads)
+        SCHED_OK(s, tir_sched_annotate_block_int(s, root, "launch_bounds_max_threads",
+                                                 max_threads));
+    if (min_blocks)
+        SCHED_OK(s, tir_sched_annotate_block_int(s, root, "launch_bounds_min_blocks_per_sm",
+                                                 min_blocks));
+    if (max_regs) SCHED_OK(s, tir_sched_annotate_block_int(s, root, "max_registers", max_regs));
+    sched_check_roundtrip(s);
+    return s;
+}
+
+static const tir_prim_func *occ_kernel(tir_ctx *ctx, tir_schedule *s) {
+    const tir_prim_func *k = NULL;
+    if (tir_lower(ctx, tir_sched_func(s), NULL, &k) != TIR_OK)
+        fail_msg("lowering failed: %s", tir_ctx_error(ctx));
+    return k;
+}
+
+static void test_occupancy(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    /* without controls: .maxntid is the block shape, nothing else */
+    tir_schedule *s = occ_sched(ctx, 0, 0, 0);
+    const tir_module *m = compile_arch(ctx, occ_kernel(ctx, s), "sm_90", true);
+    assert_has(m, ".maxntid 128, 1, 1");
+    assert_lacks(m, ".minnctapersm");
+    assert_lacks(m, ".maxnreg");
+    ptxas_info pi;
+    bool have_ptxas = assemble(m, &pi);
+    if (have_ptxas) assert_true(pi.regs > 24); /* so that the cap below shows */
+    tir_sched_destroy(s);
+
+    s = occ_sched(ctx, 256, 2, 24);
+    assert_non_null(strstr(tir_sched_trace_text(s), "launch_bounds_min_blocks_per_sm"));
+    const tir_prim_func *k = occ_kernel(ctx, s);
+    const tir_annot *a = tir_annots_find(k->nattrs, k->attrs, "max_registers");
+    assert_non_null(a);
+    assert_int_equal(a->i, 24);
+    const char *archs[] = {"sm_80", "sm_90"};
+    for (int i = 0; i < 2; i++) {
+        m = compile_arch(ctx, k, archs[i], true);
+        assert_has(m, ".maxntid 256, 1, 1");
+        assert_has(m, ".minnctapersm 2");
+        assert_has(m, ".maxnreg 24");
+        if (assemble(m, &pi)) assert_true(pi.regs <= 24); /* ptxas honours .maxnreg */
+    }
+    /* the controls may also be function attrs; a root annotation wins */
+    const tir_prim_func *f = tir_sched_func(s);
+    tir_annot attrs[2] = {
+        {.key = "max_registers", .kind = TIR_ANNOT_INT, .i = 100},
+        {.key = "launch_bounds_max_threads", .kind = TIR_ANNOT_INT, .i = 512}};
+    f = tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, f->body, 2, attrs);
+    const tir_prim_func *k2 = NULL;
+    assert_int_equal(tir_lower(ctx, f, NULL, &k2), TIR_OK);
+    m = compile_arch(ctx, k2, "sm_90", true);
+    assert_has(m, ".maxnreg 24");
+    assert_has(m, ".maxntid 256, 1, 1");
+    tir_sched_destroy(s);
+    s = occ_sched(ctx, 0, 0, 0);
+    f = tir_sched_func(s);
+    f = tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, f->body, 2, attrs);
+    assert_int_equal(tir_lower(ctx, f, NULL, &k2), TIR_OK);
+    m = compile_arch(ctx, k2, "sm_90", true);
+    assert_has(m, ".maxnreg 100");
+    assert_has(m, ".maxntid 512, 1, 1");
+    if (have_ptxas) assemble(m, &pi);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* Codegen of the kernel of occ_sched(...) for arch fails with
+ * TIR_ERR_UNSUPPORTED and a message holding `what`. */
+static void occ_refused(tir_ctx *ctx, tir_schedule *s, const char *arch, const char *what) {
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = arch;
+    const tir_module *m = NULL;
+    assert_int_equal(tir_codegen(ctx, occ_kernel(ctx, s), &o, &m), TIR_ERR_UNSUPPORTED);
+    assert_null(m);
+    if (!strstr(tir_ctx_error(ctx), what))
+        fail_msg("message lacks \"%s\": %s", what, tir_ctx_error(ctx));
+    assert_non_null(strstr(tir_ctx_error(ctx), "matmul"));
+    tir_sched_destroy(s);
+}
+
+static void test_occupancy_errors(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    occ_refused(ctx, occ_sched(ctx, 64, 0, 0), "sm_90",
+                "launch_bounds_max_threads = 64 is below the 128 threads");
+    occ_refused(ctx, occ_sched(ctx, 2048, 0, 0), "sm_90",
+                "launch_bounds_max_threads = 2048 is not in 1..1024");
+    occ_refused(ctx, occ_sched(ctx, -1, 0, 0), "sm_90",
+                "launch_bounds_max_threads = -1 is not in 1..1024");
+    occ_refused(ctx, occ_sched(ctx, 0, 33, 0), "sm_90",
+                "launch_bounds_min_blocks_per_sm = 33 is not in 1..32");
+    occ_refused(ctx, occ_sched(ctx, 0, 17, 0), "sm_86",
+                "launch_bounds_min_blocks_per_sm = 17 is not in 1..16");
+    occ_refused(ctx, occ_sched(ctx, 0, -2, 0), "sm_90",
+                "launch_bounds_min_blocks_per_sm = -2 is not in 1..32");
+    occ_refused(ctx, occ_sched(ctx, 0, 0, 256), "sm_90", "max_registers = 256 is not in 1..255");
+    occ_refused(ctx, occ_sched(ctx, 0, 0, -5), "sm_90", "max_registers = -5 is not in 1..255");
+    tir_schedule *s = occ_sched(ctx, 0, 0, 0);
+    SCHED_OK(s, tir_sched_annotate_block_str(s, sched_block(s, "root"), "max_registers", "64"));
+    occ_refused(ctx, s, "sm_90", "max_registers must be an int");
+    /* the limits are the arch's: 17 blocks per SM are fine on sm_90 */
+    s = occ_sched(ctx, 128, 17, 255);
+    assert_has(compile(ctx, occ_kernel(ctx, s)), ".minnctapersm 17");
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     if (!ptxas_path()) printf("# ptxas not found: PTX is checked as text only\n");
     const struct CMUnitTest tests[] = {
@@ -523,6 +656,7 @@ int main(void) {
         cmocka_unit_test(test_half),         cmocka_unit_test(test_floor),
         cmocka_unit_test(test_math),         cmocka_unit_test(test_unroll_pragma),
         cmocka_unit_test(test_dump_llvm),    cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_occupancy),    cmocka_unit_test(test_occupancy_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

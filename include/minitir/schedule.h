@@ -255,7 +255,10 @@ TIR_API tir_status tir_sched_unroll(tir_schedule *s, tir_loop_rv loop);
  * "pragma_auto_unroll_max_step" = 16.  Any identifier is a valid key (as
  * in TVM); the keys the library itself reads are those of
  * minitir/annotations.def (TIR_ANN_*, tir_annot_key_str), others are kept
- * and ignored.
+ * and ignored.  The occupancy controls "launch_bounds_max_threads",
+ * "launch_bounds_min_blocks_per_sm" and "max_registers" go on the root
+ * block (get_block("root")); codegen checks their values against the
+ * kernel and the target (docs/lowering.md, "Occupancy controls").
  * Preconditions:
  *   1. key is a non-empty identifier ([A-Za-z_][A-Za-z0-9_.]*)
  *      (TIR_ERR_SCHED_BAD_ANNOTATION). */

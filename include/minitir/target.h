@@ -63,6 +63,7 @@ typedef struct tir_target_limits {
     int64_t max_local_bytes;     /* local arrays per thread that lowering allows */
     int max_registers_per_thread;
     int max_registers_per_block;
+    int max_blocks_per_sm;       /* resident thread blocks per multiprocessor */
     int max_vector_bytes;        /* widest single load or store */
     int warp_size;
 } tir_target_limits;

@@ -444,6 +444,7 @@ tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limit
     chk c = {.ctx = ctx, .f = f, .info = info};
     tir_status s = chk_params(&c);
     if (s == TIR_OK) s = chk_launch(&c, lim);
+    if (s == TIR_OK) s = cg_check_occupancy(ctx, f, lim, info);
     if (s == TIR_OK) s = chk_stmt(&c, f->body);
     ir_vec_free(&c.vars);
     ir_vec_free(&c.bufs);

@@ -902,6 +902,24 @@ static void annotate(cg *g, const char *key, int64_t v) {
                                 LLVMMetadataAsValue(g->lc, LLVMMDNodeInContext2(g->lc, ops, 3)));
 }
 
+/* The kernel's .maxntid is its block shape, or with launch_bounds_max_threads
+ * N (checked >= the threads it has) N,1,1 as CUDA's __launch_bounds__(N)
+ * gives; .minnctapersm and .maxnreg where asked for (cg_occupancy.c).
+ * LLVM 19's NVPTX backend reads all of them from nvvm.annotations. */
+static void occupancy(cg *g, const cg_info *info) {
+    static const char *const keys[3] = {"maxntidx", "maxntidy", "maxntidz"};
+    for (int i = 0; i < 3; i++) {
+        int64_t v = 1;
+        if (info->max_threads)
+            v = i == 0 ? info->max_threads : 1;
+        else if (info->dims[3 + i])
+            tir_expr_const_int(info->dims[3 + i], &v);
+        annotate(g, keys[i], v);
+    }
+    if (info->min_blocks) annotate(g, "minctasm", info->min_blocks);
+    if (info->max_regs) annotate(g, "maxnreg", info->max_regs);
+}
+
 tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
                           bool host, int64_t *shared_bytes) {
@@ -938,12 +956,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
         add_attr(&g, g.fn, (unsigned)i + 1, "align", (uint64_t)b->align);
         if (!info->written[i]) add_attr(&g, g.fn, (unsigned)i + 1, "readonly", 0);
     }
-    for (int i = 0; i < 3 && !host; i++) {
-        static const char *const keys[3] = {"maxntidx", "maxntidy", "maxntidz"};
-        int64_t v = 1;
-        if (info->dims[3 + i]) tir_expr_const_int(info->dims[3 + i], &v);
-        annotate(&g, keys[i], v);
-    }
+    if (!host) occupancy(&g, info);
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g.lc, g.fn, "entry");
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g.lc, g.fn, "body");

@@ -21,6 +21,8 @@ enum { CG_NAXES = TIR_NLAUNCH_AXES };
 typedef struct cg_info {
     const tir_expr *dims[CG_NAXES]; /* launch extents; NULL: axis unused */
     bool *written;                  /* per param: the kernel stores to it (arena) */
+    /* occupancy controls (cg_occupancy.c); 0: not requested */
+    int64_t max_threads, min_blocks, max_regs;
 } cg_info;
 
 /* Checks f against docs/lowered-ir.md and the limits of the target.
@@ -28,6 +30,16 @@ typedef struct cg_info {
 tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
                     cg_info *info);
 
+/* Checks f's occupancy attrs (launch_bounds_max_threads,
+ * launch_bounds_min_blocks_per_sm, max_registers) against its launch
+ * (info->dims, filled) and lim, and records them in info.
+ * TIR_ERR_UNSUPPORTED naming the kernel and the attr when one is not an
+ * int, not positive, past the target's limit, or (max threads) below the
+ * kernel's threads per block. */
+tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
+                              cg_info *info);
+/* The product of the threadIdx extents of info->dims. */
+int64_t cg_threads_per_block(const cg_info *info);
 
 /* Emits the kernel function `name` for f into mod.  Adds the static shared
  * memory it allocates to *shared_bytes.

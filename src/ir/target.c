@@ -60,28 +60,30 @@ int tir_launch_axis(const char *tag) {
 }
 
 /* Every arch since Ampere shares the launch shape and the register file;
- * they differ in the shared memory a block may opt in to (CUDA C
- * Programming Guide, "Technical Specifications per Compute Capability").
+ * they differ in the shared memory a block may opt in to and in the
+ * thread blocks a multiprocessor holds (CUDA C Programming Guide,
+ * "Technical Specifications per Compute Capability").
  * The 16 KiB of local arrays per thread is lowering's budget, far below
  * the hardware's 512 KiB: local arrays past it spill and are slow. */
-#define AMPERE_PLUS(SMEM_DYNAMIC)                                              \
+#define AMPERE_PLUS(SMEM_DYNAMIC, BLOCKS)                                      \
     {                                                                          \
         .max_threads_per_block = 1024, .max_block_dim = {1024, 1024, 64},      \
         .max_grid_dim = {2147483647, 65535, 65535},                            \
         .max_shared_static = 48 * 1024, .max_shared_dynamic = (SMEM_DYNAMIC),  \
         .max_local_bytes = 16 * 1024, .max_registers_per_thread = 255,         \
-        .max_registers_per_block = 65536, .max_vector_bytes = 16, .warp_size = 32, \
+        .max_registers_per_block = 65536, .max_blocks_per_sm = (BLOCKS),       \
+        .max_vector_bytes = 16, .warp_size = 32,                               \
     }
 
 /* LLVM 19's NVPTX knows sm_20 .. sm_90a; minitir generates for Ampere and
  * later.  sm_90a (Hopper's arch-specific features) needs PTX 8.0. */
 static const tir_target targets[] = {
-    {"sm_80", "+ptx78", AMPERE_PLUS(163 * 1024)},
-    {"sm_86", "+ptx78", AMPERE_PLUS(99 * 1024)},
-    {"sm_87", "+ptx78", AMPERE_PLUS(163 * 1024)},
-    {"sm_89", "+ptx78", AMPERE_PLUS(99 * 1024)},
-    {"sm_90", "+ptx78", AMPERE_PLUS(227 * 1024)},
-    {"sm_90a", "+ptx80", AMPERE_PLUS(227 * 1024)},
+    {"sm_80", "+ptx78", AMPERE_PLUS(163 * 1024, 32)},
+    {"sm_86", "+ptx78", AMPERE_PLUS(99 * 1024, 16)},
+    {"sm_87", "+ptx78", AMPERE_PLUS(163 * 1024, 16)},
+    {"sm_89", "+ptx78", AMPERE_PLUS(99 * 1024, 24)},
+    {"sm_90", "+ptx78", AMPERE_PLUS(227 * 1024, 32)},
+    {"sm_90a", "+ptx80", AMPERE_PLUS(227 * 1024, 32)},
 };
 enum { NTARGETS = sizeof targets / sizeof targets[0], DEFAULT_TARGET = 4 };
 

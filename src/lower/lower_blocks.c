@@ -7,8 +7,14 @@
  * the buffer it names, as LOWER_DIM_ALIGN [axis, factor, offset] triples,
  * for compact_alloc, which computes the padded strides.  The requests are
  * gathered over the whole function first, since the writing block need not
- * be the allocating one.
+ * be the allocating one.  The root block's occupancy annotations
+ * (launch_bounds_max_threads, launch_bounds_min_blocks_per_sm,
+ * max_registers) describe the whole kernel, so they move to the function's
+ * attrs, where codegen reads them; a root annotation replaces a function
+ * attr of the same key.
  */
+#include <string.h>
+
 #include "lower_internal.h"
 
 /* One storage_align request, arena-allocated. */
@@ -95,6 +101,33 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
     return (const tir_node *)body;
 }
 
+static const tir_annot_key occupancy_keys[] = {TIR_ANN_LAUNCH_BOUNDS_MAX_THREADS,
+                                               TIR_ANN_LAUNCH_BOUNDS_MIN_BLOCKS_PER_SM,
+                                               TIR_ANN_MAX_REGISTERS};
+enum { NOCC = sizeof occupancy_keys / sizeof occupancy_keys[0] };
+
+/* f with the root block's occupancy annotations among its attrs. */
+static const tir_prim_func *root_attrs(tir_ctx *ctx, const tir_prim_func *f,
+                                       const tir_block *root) {
+    tir_annot *attrs = IR_NEWN(ctx, tir_annot, f->nattrs + NOCC);
+    int n = 0;
+    for (int i = 0; i < f->nattrs; i++) {
+        const tir_annot *r = tir_annots_find(root->nannots, root->annots, f->attrs[i].key);
+        bool occ = false;
+        for (int k = 0; k < NOCC; k++)
+            occ |= r && strcmp(f->attrs[i].key, tir_annot_key_str(occupancy_keys[k])) == 0;
+        if (!occ) attrs[n++] = f->attrs[i];
+    }
+    int n0 = n;
+    for (int k = 0; k < NOCC; k++) {
+        const tir_annot *a = tir_annots_get(root->nannots, root->annots, occupancy_keys[k]);
+        if (a) attrs[n++] = *a;
+    }
+    if (n == n0) return f; /* the root has none */
+    return tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, f->body, n,
+                             attrs);
+}
+
 tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     lb c = {.st = st};
     tir_visitor v = {.pre = gather_pre, .user = &c};
@@ -103,6 +136,8 @@ tir_status lower_blocks(lower_state *st, const tir_prim_func *in, const tir_prim
         ir_vec_free(&c.reqs);
         return c.status;
     }
+    const tir_block_realize *root = tir_as_tir_block_realize(in->body);
+    if (root) in = root_attrs(st->ctx, in, root->block);
     tir_mutator m = {.ctx = st->ctx, .user = &c};
     m.on[TIR_KIND_BLOCK_REALIZE] = on_realize;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
