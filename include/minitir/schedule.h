@@ -306,7 +306,12 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *   5. at most one block of the scope writes the buffer
  *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
  *   6. every consumer lies in a later statement of the scope than the
- *      writer (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+ *      writer (TIR_ERR_SCHED_NOT_STAGE_PIPELINE).  An input's cache goes
+ *      first in the scope, so the order of cache_read and compute_at is
+ *      free for inputs; a writer and consumer that compute_at or
+ *      reverse_compute_at put in one statement leave the whole-buffer copy
+ *      no place, and the message names the call to make the cache before
+ *      (the cache block then moves with compute_at like any other). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);
