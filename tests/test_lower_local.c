@@ -390,6 +390,46 @@ static void test_malformed_input(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* ---- a fused i-j loop split by a factor not dividing M*N (an L2 swizzle
+ * of rows): the accumulator is local, and reverse_compute_at puts its
+ * write-back under the thread loop despite the split's predicate
+ * `f_0 * 64 + f_1 < M * N`, which only masks points past the last row. */
+static const tir_prim_func *swizzled(tir_ctx *ctx, int64_t M, int64_t N, int64_t K) {
+    tir_schedule *s = NULL;
+    const tir_prim_func *r = NULL;
+    tir_block_rv c, cl;
+    const tir_loop_rv *l;
+    int n;
+    tir_loop_rv fused, p[2];
+    if (tir_sched_create(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), &s) ||
+        tir_sched_get_block(s, "C", &c) ||
+        tir_sched_cache_write(s, c, 0, "local", 0, NULL, &cl) ||
+        tir_sched_get_loops(s, c, &l, &n) || tir_sched_fuse(s, 2, l, &fused) ||
+        tir_sched_split(s, fused, 2, (const int64_t[]){TIR_SPLIT_INFER, 64}, p) ||
+        tir_sched_bind(s, p[0], "blockIdx.x") || tir_sched_bind(s, p[1], "threadIdx.x") ||
+        tir_sched_reverse_compute_at(s, cl, p[1], false))
+        goto out;
+    r = tir_sched_func(s);
+out:
+    if (!r) fprintf(stderr, "swizzled: %s\n", tir_ctx_error(ctx));
+    tir_sched_destroy(s);
+    return r;
+}
+
+static void test_fused_split_write_back(void **state) {
+    (void)state;
+    static const int64_t sizes[2][3] = {{13, 11, 7}, {5, 27, 3}};
+    for (int t = 0; t < 2; t++) {
+        tir_ctx *ctx = tir_ctx_create();
+        int64_t M = sizes[t][0], N = sizes[t][1], K = sizes[t][2];
+        assert_int_not_equal((M * N) % 64, 0);
+        const tir_prim_func *k = lower_ok(ctx, swizzled(ctx, M, N, K));
+        sim_matches(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), k,
+                    (const int64_t[]){M * K, K * N, M * N});
+        tir_ctx_destroy(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_staged_fetch_same_order),
@@ -399,6 +439,7 @@ int main(void) {
         cmocka_unit_test(test_block_mapping),
         cmocka_unit_test(test_writer_guarded_by_thread),
         cmocka_unit_test(test_malformed_input),
+        cmocka_unit_test(test_fused_split_write_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,6 +162,11 @@ static void test_cache_read_odd_shapes(void **st) {
     tir_sched_destroy(s);
 }
 
+static void expect_in_msg(tir_ctx *ctx, const char *want) {
+    const char *msg = tir_ctx_error(ctx);
+    if (!strstr(msg, want)) fail_msg("no \"%s\" in the message:\n%s", want, msg);
+}
+
 static void test_cache_read_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
@@ -211,6 +216,8 @@ static void test_cache_read_preconditions(void **st) {
         tir_block_rv h2 = sched_block(s, "C");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_read",
                       tir_sched_cache_read(s, h2, 0, "shared", 0, NULL, &x));
+        expect_in_msg(ctx, "create the cache (cache_read of B for \"C\") before compute_at of "
+                           "\"B\"");
     }
     /* handles: a loop handle in the consumer list is refused */
     tir_block_rv wrong = {blk_loop(s, "C", 0).id, blk_loop(s, "C", 0).sched};
@@ -321,12 +328,47 @@ static void test_cache_write_preconditions(void **st) {
     tir_sched_destroy(s);
 }
 
+/* cache_read after compute_at: an input's cache goes first in the scope
+ * whatever was moved; an intermediate's writer and consumer under one
+ * loop leave a whole-buffer cache no place, and the message says which
+ * call to make first.  Following it works. */
+static void test_cache_read_after_compute_at(void **st) {
+    tir_ctx *ctx = *st;
+    tir_block_rv x, d;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_bias(ctx, 5, 7, 3, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), blk_loop(s, "D", 0), false));
+    SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "C"), 0, "shared", 0, NULL, &x));
+    sched_check_all(s);
+    d = sched_block(s, "D");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_read",
+                      tir_sched_cache_read(s, d, 0, "local", 0, NULL, &x));
+    expect_in_msg(ctx, "create the cache (cache_read of C for \"D\") before compute_at of "
+                       "\"C\"");
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tir_def_matmul_bias(ctx, 5, 7, 3, TIR_F32));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), blk_loop(s, "C", 0),
+                                             false));
+    d = sched_block(s, "D");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_read",
+                      tir_sched_cache_read(s, d, 0, "local", 0, NULL, &x));
+    expect_in_msg(ctx, "before reverse_compute_at of \"D\"");
+    tir_sched_destroy(s);
+    /* The advice: the cache first, then both moves. */
+    s = sched_new(ctx, tir_def_matmul_bias(ctx, 5, 7, 3, TIR_F32));
+    SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "D"), 0, "local", 0, NULL, &x));
+    SCHED_OK(s, tir_sched_compute_at(s, x, blk_loop(s, "D", 0), false));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), blk_loop(s, "C_local", 0), false));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cache_read_matmul, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_read_consumers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_read_odd_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_read_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_read_after_compute_at, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_write_matmul, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_write_consumers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_write_preconditions, setup, teardown),

@@ -722,7 +722,86 @@ static void test_reverse_compute_at_thread_producer(void **st) {
     tir_sched_destroy(s);
 }
 
+/* A fused i-j loop split by a factor not dividing M*N leaves the
+ * predicate f_0 * c + f_1 < 35 on C, with vi = (f_0 * c + f_1) // 7: it
+ * holds exactly when vi < 5, so it only bounds vi (precondition 8).  Under
+ * the inner loop C writes one element; under the outer one a box only
+ * when 7 divides c (precondition 11 refuses 8 without the predicate's
+ * help: the rows there are partial). */
+static tir_schedule *fused_split(tir_ctx *ctx, int64_t fac, bool cache, tir_block_rv *blk,
+                                 tir_loop_rv *p) {
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_bias(ctx, 5, 7, 3, TIR_F32));
+    tir_loop_rv l[16], f;
+    *blk = sched_block(s, "D");
+    if (cache)
+        SCHED_OK(s, tir_sched_cache_write(s, sched_block(s, "C"), 0, "local", 0, NULL, blk));
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[0], l[1]}, &f));
+    SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, fac}, p));
+    return s;
+}
+
+static void test_reverse_compute_at_fused_split_predicate(void **st) {
+    tir_ctx *ctx = *st;
+    tir_block_rv b;
+    tir_loop_rv p[2], l[16];
+    for (int cache = 0; cache < 2; cache++) {
+        const char *name = cache ? "C_local" : "D";
+        /* Under the inner loop: one element, predicate accepted. */
+        tir_schedule *s = fused_split(ctx, 8, cache, &b, p);
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, b, p[1], false));
+        assert_int_equal(sched_loops(s, name, l), 2);
+        sched_check_all(s);
+        tir_sched_destroy(s);
+        /* Under the outer loop with c = 14: two whole rows. */
+        s = fused_split(ctx, 14, cache, &b, p);
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, b, p[0], false));
+        assert_int_equal(sched_loops(s, name, l), 3);
+        assert_int_equal(sched_extent(s, l[1]), 2);
+        sched_check_all(s);
+        tir_sched_destroy(s);
+        /* Under the outer loop with c = 8: partial rows, still refused. */
+        s = fused_split(ctx, 8, cache, &b, p);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, b, p[0], false));
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+}
+
+/* Precondition 8 with a fused bound that does not match: the predicate
+ * f < 28 keeps vi = f // 7 below 4, masking row 4 of C's domain. */
+static const char fused_masked[] =
+    BLK_HDR("fused_masked", "A: T.Buffer((5, 7), \"float32\"), C: T.Buffer((5, 7), \"float32\")")
+    "        B = T.alloc_buffer((5, 7), \"float32\")\n"
+    "        for f in T.serial(35):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(5, f // 7)\n"
+    "                vj = T.axis.spatial(7, f % 7)\n"
+    "                T.where(f < 28)\n"
+    "                T.reads(A[vi, vj])\n"
+    "                T.writes(B[vi, vj])\n"
+    "                B[vi, vj] = A[vi, vj] + T.float32(1)\n"
+    "        for i1, j1 in T.grid(5, 7):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
+    "                T.reads(B[vi, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                C[vi, vj] = B[vi, vj] * T.float32(2)\n";
+
+static void test_reverse_compute_at_fused_mask_refused(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, fused_masked));
+    tir_block_rv c = sched_block(s, "C");
+    tir_loop_rv f = blk_loop(s, "B", 0);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PREDICATED_PRODUCER, "reverse_compute_at",
+                      tir_sched_reverse_compute_at(s, c, f, false));
+    expect_names(ctx, 2, (const char *const[]){"\"B\"", " f"});
+    tir_sched_destroy(s);
+}
+
 int main(void) {
+
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_compute_at_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_at_tile_predicate, setup, teardown),
@@ -737,6 +816,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_compute_at_not_covered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_fused_digits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_at_padding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_fused_split_predicate, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_fused_mask_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_compute_at_unwritten_producer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_thread_producer, setup,
                                         teardown),

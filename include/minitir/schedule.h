@@ -309,7 +309,12 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *   5. at most one block of the scope writes the buffer
  *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
  *   6. every consumer lies in a later statement of the scope than the
- *      writer (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+ *      writer (TIR_ERR_SCHED_NOT_STAGE_PIPELINE).  An input's cache goes
+ *      first in the scope, so the order of cache_read and compute_at is
+ *      free for inputs; a writer and consumer that compute_at or
+ *      reverse_compute_at put in one statement leave the whole-buffer copy
+ *      no place, and the message names the call to make the cache before
+ *      (the cache block then moves with compute_at like any other). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);
@@ -418,8 +423,10 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *   7. it reads each produced buffer at distinct spatial iterators, one
  *      element each (TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS);
  *   8. the producers' predicates only keep their bindings inside their
- *      iterators' domains (each conjunct is `binding < end`), so they mask
- *      no point of the region (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *      iterators' domains (each conjunct is `binding < end`, or `f < d *
+ *      end` for a binding floordiv(f, d), as a fused loop split by a
+ *      factor not dividing its extent leaves), so they mask no point of
+ *      the region (TIR_ERR_SCHED_PREDICATED_PRODUCER);
  *   9. under the loop, no consumer of the block comes in the same or an
  *      earlier statement than its last producer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);

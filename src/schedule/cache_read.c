@@ -7,6 +7,8 @@
  * The copy covers the whole buffer so the result is correct wherever it
  * stands; compute_at then shrinks it to the tile a loop needs.
  */
+#include <string.h>
+
 #include "sched_internal.h"
 
 /* The argument preconditions cache_read and cache_write share (1-3): the
@@ -85,6 +87,49 @@ tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
     return TIR_OK;
 }
 
+/* The last compute_at or reverse_compute_at in the trace that moved
+ * block w or block r (NULL: none). */
+static const sch_inst *last_move(const tir_schedule *s, const tir_block *w,
+                                 const tir_block *r, const tir_block **moved) {
+    for (int t = s->ntrace - 1; t >= 0; t--) {
+        const sch_inst *in = &s->trace[t];
+        if (in->kind != SCH_INST_compute_at && in->kind != SCH_INST_reverse_compute_at)
+            continue;
+        const char *name = s->entries[in->args[0].rv - 1].block_name;
+        if (name && (!strcmp(name, w->name) || !strcmp(name, r->name))) {
+            *moved = !strcmp(name, w->name) ? w : r;
+            return in;
+        }
+    }
+    return NULL;
+}
+
+/* 6: consumer ci does not come after writer wi in the scope.  The cache
+ * copies the whole buffer, so it can only stand between whole statements;
+ * when compute_at or reverse_compute_at put both under one loop, the way
+ * out is to create the cache first (compute_at then moves it along). */
+static tir_status no_place(sch_call *c, uint32_t rv, int wi, int ci, const tir_buffer *buf) {
+    const tir_schedule *s = c->sch;
+    const tir_block *w = sch_sref_block(s, wi), *r = sch_sref_block(s, ci);
+    const void *marks[2] = {w, r};
+    const tir_block *moved = NULL;
+    const sch_inst *in = last_move(s, w, r, &moved);
+    const char *what =
+        in && in->kind == SCH_INST_compute_at ? "compute_at" : "reverse_compute_at";
+    if (in)
+        return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
+                              "the writer \"%s\" of %s and its consumer \"%s\" lie in one "
+                              "statement of the scope since %s of \"%s\", so there is no place "
+                              "for a whole-buffer cache between them: create the cache "
+                              "(cache_read of %s for \"%s\") before %s of \"%s\"",
+                              w->name, buf->name, r->name, what, moved->name, buf->name,
+                              r->name, what, moved->name);
+    return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
+                          "consumer \"%s\" does not come after the writer \"%s\" of %s "
+                          "in the scope, so there is no place for the cache between them",
+                          r->name, w->name, buf->name);
+}
+
 tir_status sch_prim_cache_read(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -114,15 +159,8 @@ tir_status sch_prim_cache_read(sch_call *c) {
     const tir_block *scope_b = sch_sref_block(s, sc);
     int wpos = writer >= 0 ? sch_child_holding(s, sc, writer) : -1;
     for (int k = 0; k < ncons; k++)
-        if (sch_child_holding(s, sc, cons[k]) <= wpos) {
-            const void *marks[2] = {sch_sref_block(s, writer), sch_sref_block(s, cons[k])};
-            return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
-                                  "consumer \"%s\" does not come after the writer \"%s\" of %s "
-                                  "in the scope, so there is no place for the cache between "
-                                  "them",
-                                  sch_sref_block(s, cons[k])->name,
-                                  sch_sref_block(s, writer)->name, buf->name);
-        }
+        if (sch_child_holding(s, sc, cons[k]) <= wpos)
+            return no_place(c, rv, writer, cons[k], buf);
 
     const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
     const char *name = sch_unique_block_name(s, cache->name);

@@ -66,6 +66,26 @@ static bool linear(tir_ctx *ctx, const tir_expr *e, int nv, const tir_var *const
     }
 }
 
+/* True when `f < end` holds exactly when binding v < dom's end, for every
+ * value of the loops: v is f itself and end dom's end, or (a fused loop
+ * split by a factor not dividing its extent: f = f_0 * c + f_1 < M * N,
+ * v = f // N) v is floordiv(f, d) and end is d times dom's end, d > 0,
+ * since floordiv(f, d) < e if and only if f < e * d for every integer f. */
+static bool bounds_fused(tir_ctx *ctx, tir_analyzer *a, const tir_expr *v,
+                         const tir_range *dom, const tir_expr *f, const tir_expr *end) {
+    const tir_expr *dend = tir_analyzer_simplify(a, tir_add(ctx, dom->min, dom->extent));
+    const tir_expr *fend = tir_analyzer_simplify(a, end);
+    int64_t de, fe, d = 1;
+    if (tir_expr_const_int(dend, &de) && tir_expr_const_int(fend, &fe)) {
+        if (fe != de && (de <= 0 || fe % de != 0 || fe / de <= 0)) return false;
+        d = fe == de ? 1 : fe / de;
+    } else if (!sch_is_const(tir_analyzer_simplify(a, tir_sub(ctx, fend, dend)), 0)) {
+        return false;
+    }
+    const tir_expr *fd = d == 1 ? f : tir_floordiv(ctx, f, tir_int(ctx, f->dtype, d));
+    return sch_is_const(tir_analyzer_simplify(a, tir_sub(ctx, fd, v)), 0);
+}
+
 bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
                           const tir_expr *e) {
     const tir_binop *b = tir_as_tir_binop(e);
@@ -74,14 +94,9 @@ bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize
     int64_t v;
     if (tir_expr_const_int(e, &v)) return v != 0;
     if (!b || e->kind != TIR_KIND_LT) return false;
-    for (int k = 0; k < r->nvalues; k++) {
-        const tir_iter_var *it = &r->block->iters[k];
-        const tir_expr *d1 = tir_sub(ctx, b->a, r->values[k]);
-        const tir_expr *d2 = tir_sub(ctx, b->b, tir_add(ctx, it->dom.min, it->dom.extent));
-        if (sch_is_const(tir_analyzer_simplify(a, d1), 0) &&
-            sch_is_const(tir_analyzer_simplify(a, d2), 0))
+    for (int k = 0; k < r->nvalues; k++)
+        if (bounds_fused(ctx, a, r->values[k], &r->block->iters[k].dom, b->a, b->b))
             return true;
-    }
     return false;
 }
 

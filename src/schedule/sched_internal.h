@@ -345,7 +345,8 @@ bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
 
 /* region_cover.c: what compute_at and reverse_compute_at prove. */
 /* True when every conjunct of realize r's predicate e is a bound
- * `binding < end` of one of its iterators: then it masks only points
+ * `binding < end` of one of its iterators (or the equivalent `f < d *
+ * end` for a binding floordiv(f, d), d > 0): then it masks only points
  * outside the block's domain.  (A split of a split part leaves conjuncts
  * such as j_1_0 * 2 + j_1_1 < 2, which mask points inside it.) */
 bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
