@@ -48,6 +48,12 @@ const tir_stmt *lower_intrin_stmt(tir_ctx *ctx, tir_intrin op, int nargs,
     return tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, op, nargs, args));
 }
 
+bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op) {
+    const tir_evaluate *e = tir_as_tir_evaluate(s);
+    const tir_call *c = e ? tir_as_tir_call(e->value) : NULL;
+    return c && c->op == op;
+}
+
 bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars) {
     for (int i = 0; i < nvars; i++)
         if (tir_uses_var(node, vars[i])) return true;

@@ -511,12 +511,6 @@ static void summ_free(summ *r) {
     ir_vec_free(&r->tail);
 }
 
-static bool is_sync(const tir_stmt *s) {
-    const tir_evaluate *e = tir_as_tir_evaluate(s);
-    const tir_call *call = e ? tir_as_tir_call(e->value) : NULL;
-    return call && call->op == TIR_INTRIN_SYNCTHREADS;
-}
-
 /* Every access of s pairs with every other (and each write with itself). */
 static void leaf(rc *c, const tir_stmt *s, summ *r) {
     c->cur = s;
@@ -627,7 +621,7 @@ static void walk(rc *c, const tir_stmt *s, summ *r) {
     case TIR_KIND_FOR: walk_for(c, (const tir_for *)s, r); return;
     case TIR_KIND_IF: walk_if(c, (const tir_if *)s, r); return;
     default:
-        if (is_sync(s)) {
+        if (lower_is_intrin_stmt(s, TIR_INTRIN_SYNCTHREADS)) {
             r->through = false;
             return;
         }

@@ -254,12 +254,6 @@ static void summ_free(summ *r) {
     ir_vec_free(&r->tail);
 }
 
-static bool is_sync(const tir_stmt *s) {
-    const tir_evaluate *e = tir_as_tir_evaluate(s);
-    const tir_call *c = e ? tir_as_tir_call(e->value) : NULL;
-    return c && c->op == TIR_INTRIN_SYNCTHREADS;
-}
-
 static const tir_stmt *barrier(ts *t) {
     t->nbarriers++;
     return lower_intrin_stmt(t->st->ctx, TIR_INTRIN_SYNCTHREADS, 0, NULL);
@@ -382,7 +376,7 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
         return tir_if_new(ctx, i->cond, ts_, es);
     }
     default:
-        if (is_sync(s)) {
+        if (lower_is_intrin_stmt(s, TIR_INTRIN_SYNCTHREADS)) {
             r->barrier = true;
             return s;
         }
