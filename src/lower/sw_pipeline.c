@@ -322,6 +322,59 @@ static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
     return true;
 }
 
+/* The versions of the buffers written in the pipeline and used only inside
+ * the loop (p->bufs): one per stage between the first writer and the last
+ * reader, two dropping to one unless a writer precedes a reader in order
+ * but not in stage.  False (p->status set) past MAXB buffers. */
+static bool plan_versions(pl *p, const tir_for *f, comp *c, int n) {
+    tir_ctx *ctx = p->st->ctx;
+    p->nbufs = 0;
+    for (int i = 0; i < n; i++)
+        for (int w = 0; w < c[i].acc.writes.n; w++) {
+            const tir_buffer *b = c[i].acc.writes.items[w];
+            if (b->scope == TIR_SCOPE_GLOBAL || find_pbuf(p, b)) continue;
+            if (p->nbufs == MAXB) {
+                p->status = fail(p, f, "too many buffers written in the pipeline (at most 32)");
+                return false;
+            }
+            /* only the Allocate may be outside the loop */
+            if (uses(p->f->body, b) - uses(f->body, b) > 1) continue;
+            int64_t def = INT64_MAX, use = -1;
+            bool need = false;
+            for (int j = 0; j < n; j++) {
+                if (has(&c[j].acc.writes, b) && c[j].stage < def) def = c[j].stage;
+                if (has(&c[j].acc.reads, b) && c[j].stage > use) use = c[j].stage;
+            }
+            for (int wj = 0; wj < n; wj++)
+                for (int rj = 0; rj < n; rj++)
+                    if (has(&c[wj].acc.writes, b) && has(&c[rj].acc.reads, b) &&
+                        c[wj].order < c[rj].order && c[wj].stage < c[rj].stage)
+                        need = true;
+            int v = use < def ? 1 : (int)(use - def + 1);
+            if (v == 2 && !need) v = 1;
+            if (v < 1) v = 1;
+            pbuf *pb = &p->bufs[p->nbufs++];
+            pb->buf = b;
+            pb->versions = v;
+            pb->size = version_stride(b);
+            pb->nbuf = b;
+            if (v > 1) {
+                tir_buffer_desc d;
+                tir_buffer_describe(b, &d);
+                d.shape = (const tir_expr *const[]){tir_i32(ctx, pb->size * v)};
+                pb->nbuf = tir_buffer_new(ctx, &d);
+            }
+        }
+    return true;
+}
+
+static void free_comps(comp *c, int n) {
+    for (int j = 0; j < n; j++) {
+        ir_vec_free(&c[j].acc.reads);
+        ir_vec_free(&c[j].acc.writes);
+    }
+}
+
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
     const tir_annot *sa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_STAGE),
@@ -364,10 +417,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int i = 0; i < n; i++) {
         c[i] = (comp){q ? q->stmts[i] : body, sa->ints[i], oa ? oa->ints[i] : i, {{0}, {0}}, false};
         if (c[i].stage < 0 || c[i].order < 0 || c[i].order >= n || by_order[c[i].order] >= 0) {
-            for (int j = 0; j <= i; j++) {
-                ir_vec_free(&c[j].acc.reads);
-                ir_vec_free(&c[j].acc.writes);
-            }
+            free_comps(c, i + 1);
             ir_vec_free(&allocs);
             p->status = fail(p, f, "stages must be >= 0 and the order a permutation of 0..n-1");
             return NULL;
@@ -378,10 +428,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         tir_visit(&v, c[i].s);
     }
     if (!deps_ok(p, f, c, n)) {
-        for (int j = 0; j < n; j++) {
-            ir_vec_free(&c[j].acc.reads);
-            ir_vec_free(&c[j].acc.writes);
-        }
+        free_comps(c, n);
         ir_vec_free(&allocs);
         return NULL;
     }
@@ -390,49 +437,11 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int i = 0; i < n; i++)
         for (int a = 0; a < nasync; a++)
             if (c[i].stage == async[a]) c[i].async = true;
-    /* versions of the buffers used only inside the loop */
-    p->nbufs = 0;
-    for (int i = 0; i < n; i++)
-        for (int w = 0; w < c[i].acc.writes.n; w++) {
-            const tir_buffer *b = c[i].acc.writes.items[w];
-            if (b->scope == TIR_SCOPE_GLOBAL || find_pbuf(p, b)) continue;
-            if (p->nbufs == MAXB) {
-                for (int j = 0; j < n; j++) {
-                    ir_vec_free(&c[j].acc.reads);
-                    ir_vec_free(&c[j].acc.writes);
-                }
-                ir_vec_free(&allocs);
-                p->status = fail(p, f, "too many buffers written in the pipeline (at most 32)");
-                return NULL;
-            }
-            /* only the Allocate may be outside the loop */
-            if (uses(p->f->body, b) - uses(f->body, b) > 1) continue;
-            int64_t def = INT64_MAX, use = -1;
-            bool need = false;
-            for (int j = 0; j < n; j++) {
-                if (has(&c[j].acc.writes, b) && c[j].stage < def) def = c[j].stage;
-                if (has(&c[j].acc.reads, b) && c[j].stage > use) use = c[j].stage;
-            }
-            for (int wj = 0; wj < n; wj++)
-                for (int rj = 0; rj < n; rj++)
-                    if (has(&c[wj].acc.writes, b) && has(&c[rj].acc.reads, b) &&
-                        c[wj].order < c[rj].order && c[wj].stage < c[rj].stage)
-                        need = true;
-            int v = use < def ? 1 : (int)(use - def + 1);
-            if (v == 2 && !need) v = 1;
-            if (v < 1) v = 1;
-            pbuf *pb = &p->bufs[p->nbufs++];
-            pb->buf = b;
-            pb->versions = v;
-            pb->size = version_stride(b);
-            pb->nbuf = b;
-            if (v > 1) {
-                tir_buffer_desc d;
-                tir_buffer_describe(b, &d);
-                d.shape = (const tir_expr *const[]){tir_i32(ctx, pb->size * v)};
-                pb->nbuf = tir_buffer_new(ctx, &d);
-            }
-        }
+    if (!plan_versions(p, f, c, n)) {
+        free_comps(c, n);
+        ir_vec_free(&allocs);
+        return NULL;
+    }
     /* async copies */
     for (int i = 0; i < n; i++)
         if (c[i].async) {
@@ -474,10 +483,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         res = lower_alloc_like(ctx, a, pb ? pb->nbuf : a->buffer, res);
     }
     ir_vec_free(&allocs);
-    for (int i = 0; i < n; i++) {
-        ir_vec_free(&c[i].acc.reads);
-        ir_vec_free(&c[i].acc.writes);
-    }
+    free_comps(c, n);
     return res;
 }
 
