@@ -1233,8 +1233,7 @@ static ir_val math(int tc, tir_intrin op, const ir_val *a) {
     return r;
 }
 
-/* Finds the buffer whose storage holds address p. */
-static ir_mbuf *resolve_addr(ir_env *e, const void *p, int64_t *byte_off) {
+ir_mbuf *ir_resolve_addr(ir_env *e, const void *p, int64_t *byte_off) {
     const unsigned char *q = p;
     for (int i = 0; i < e->prog->nbufs; i++) {
         ir_mbuf *m = e->bufs[i];
@@ -1248,7 +1247,8 @@ static ir_mbuf *resolve_addr(ir_env *e, const void *p, int64_t *byte_off) {
 
 static void cp_async(ir_env *e, const ir_val *args) {
     int64_t bytes = args[2].i, doff, soff;
-    ir_mbuf *dst = resolve_addr(e, args[0].p, &doff), *src = resolve_addr(e, args[1].p, &soff);
+    ir_mbuf *dst = ir_resolve_addr(e, args[0].p, &doff);
+    ir_mbuf *src = ir_resolve_addr(e, args[1].p, &soff);
     if (!dst || !src) {
         ir_env_fail(e, TIR_ERR_EVAL, "cp_async: the %s address is not inside any buffer",
                     dst ? "source" : "destination");

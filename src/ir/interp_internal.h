@@ -261,5 +261,9 @@ ir_val ir_eval(ir_env *e, const ir_cexpr *x);
 /* Records an error in e (only the first one sticks) naming the current
  * block and statement. */
 tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
+/* The buffer whose storage holds address p (*byte_off: p's offset in it),
+ * or NULL: how cp.async finds its operands in the interpreter and the
+ * simulator. */
+ir_mbuf *ir_resolve_addr(ir_env *e, const void *p, int64_t *byte_off);
 
 #endif

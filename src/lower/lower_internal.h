@@ -63,6 +63,8 @@ const tir_stmt *lower_seq2(tir_ctx *ctx, const tir_stmt *a, const tir_stmt *b);
 /* Evaluate(call) of a void GPU intrinsic. */
 const tir_stmt *lower_intrin_stmt(tir_ctx *ctx, tir_intrin op, int nargs,
                                   const tir_expr *const *args);
+/* Appends to vars each distinct variable node mentions (first-seen order). */
+void lower_collect_vars(const void *node, ir_vec *vars);
 /* True when s is Evaluate(call) of intrinsic op (e.g. a syncthreads). */
 bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op);
 /* True when e mentions a threadIdx variable of the loops in `thread_vars`. */

@@ -48,6 +48,21 @@ const tir_stmt *lower_intrin_stmt(tir_ctx *ctx, tir_intrin op, int nargs,
     return tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, op, nargs, args));
 }
 
+static bool var_pre(tir_visitor *v, const tir_node *n) {
+    ir_vec *vars = v->user;
+    if (n->kind == TIR_KIND_VAR) {
+        for (int i = 0; i < vars->n; i++)
+            if (vars->items[i] == n) return true;
+        ir_vec_push(vars, n);
+    }
+    return true;
+}
+
+void lower_collect_vars(const void *node, ir_vec *vars) {
+    tir_visitor v = {.pre = var_pre, .user = vars};
+    tir_visit(&v, node);
+}
+
 bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op) {
     const tir_evaluate *e = tir_as_tir_evaluate(s);
     const tir_call *c = e ? tir_as_tir_call(e->value) : NULL;

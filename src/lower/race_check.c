@@ -173,16 +173,6 @@ static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
     }
 }
 
-static bool var_pre(tir_visitor *v, const tir_node *n) {
-    ir_vec *vars = v->user;
-    if (n->kind == TIR_KIND_VAR) {
-        for (int i = 0; i < vars->n; i++)
-            if (vars->items[i] == n) return true;
-        ir_vec_push(vars, n);
-    }
-    return true;
-}
-
 /* The loop of a's context defining v, or NULL. */
 static const rloop *loop_of(const racc *a, const void *v) {
     for (int i = a->nloops - 1; i >= 0; i--)
@@ -211,8 +201,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
     }
     default: {
         ir_vec vars = {0};
-        tir_visitor vv = {.pre = var_pre, .user = &vars};
-        tir_visit(&vv, e);
+        lower_collect_vars(e, &vars);
         bool uses = false;
         for (int i = 0; i < vars.n; i++) uses |= vars.items[i] == v;
         ir_vec_free(&vars);
@@ -236,8 +225,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
  * variables (see period) need only one period. */
 static bool add_vars(const racc *a, const tir_expr *e, bool idx, int64_t budget, env *en) {
     ir_vec vars = {0};
-    tir_visitor vv = {.pre = var_pre, .user = &vars};
-    tir_visit(&vv, e);
+    lower_collect_vars(e, &vars);
     env t = *en;
     bool ok = true;
     for (int i = 0; ok && i < vars.n; i++) {

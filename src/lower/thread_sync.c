@@ -155,16 +155,6 @@ typedef struct coll {
     const ir_vec *async_dsts;
 } coll;
 
-static bool var_pre(tir_visitor *v, const tir_node *n) {
-    ir_vec *vars = v->user;
-    if (n->kind == TIR_KIND_VAR) {
-        for (int i = 0; i < vars->n; i++)
-            if (vars->items[i] == n) return true;
-        ir_vec_push(vars, n);
-    }
-    return true;
-}
-
 /* The elements idx reaches with every variable but k (NULL: all) relaxed
  * over its range; false when unbounded or not of constant extent. */
 static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out) {
@@ -174,8 +164,7 @@ static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out
     if (r && !tir_expr_const_int(r->stride, &stride)) return false;
     const tir_expr *e = r ? r->start : bc ? bc->value : idx;
     ir_vec vars = {0};
-    tir_visitor vv = {.pre = var_pre, .user = &vars};
-    tir_visit(&vv, e);
+    lower_collect_vars(e, &vars);
     int n = 0;
     for (int i = 0; i < vars.n; i++)
         if (vars.items[i] != k) vars.items[n++] = vars.items[i];

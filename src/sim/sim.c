@@ -450,22 +450,11 @@ static void sim_access(ir_env *e, ir_mbuf *m, int64_t off, bool store) {
 
 /* ============================================================ cp_async */
 
-static ir_mbuf *resolve(ir_env *e, const void *p, int64_t *byte_off) {
-    const unsigned char *q = p;
-    for (int i = 0; i < e->prog->nbufs; i++) {
-        ir_mbuf *m = e->bufs[i];
-        if (m && m->data && q >= m->data && q < m->data + m->size * m->elem_bytes) {
-            *byte_off = q - m->data;
-            return m;
-        }
-    }
-    return NULL;
-}
-
 static void cp_issue(ir_env *e, const ir_val *args) {
     sim_thread *t = e->user;
     int64_t bytes = args[2].i, doff = 0, soff = 0;
-    ir_mbuf *dst = resolve(e, args[0].p, &doff), *src = resolve(e, args[1].p, &soff);
+    ir_mbuf *dst = ir_resolve_addr(e, args[0].p, &doff);
+    ir_mbuf *src = ir_resolve_addr(e, args[1].p, &soff);
     if (!dst || !src) {
         ir_env_fail(e, TIR_ERR_EVAL, "cp_async: the %s address is not inside any buffer",
                     dst ? "source" : "destination");
