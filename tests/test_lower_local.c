@@ -430,6 +430,69 @@ static void test_fused_split_write_back(void **state) {
     }
 }
 
+/* ---- a thread index cut into warp and lane digits
+ *
+ * One threadIdx.x t of 256 = (a, b, c, d) with t = ((a * 4 + b) * 8 + c) *
+ * 4 + d, as in sgemm.c's 2 x 4 warps of 8 x 4 lanes: rows from a and c,
+ * columns from b and d, so no one function of the element gives t back
+ * whole; local_check reads it back digit by digit.  <wi>/<wj> index the
+ * writer, <ri>/<rj> the reader; <cond> guards the writer. */
+static const tir_prim_func *digits_text(tir_ctx *ctx, const char *wi, const char *wj,
+                                        const char *ri, const char *rj, const char *cond) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def digits(A: T.Buffer((16, 16), \"float32\"), D: T.Buffer((16, 16), "
+             "\"float32\")):\n"
+             "    T.func_attr({\"global_symbol\": \"digits\", \"tir.noalias\": 1})\n"
+             "    with T.block(\"root\"):\n"
+             "        B = T.alloc_buffer((16, 16), \"float32\", scope=\"local\")\n"
+             "        for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "          for t in T.thread_binding(0, 256, thread=\"threadIdx.x\"):\n"
+             "            with T.block(\"B\"):\n"
+             "                vi = T.axis.spatial(16, %s)\n"
+             "                vj = T.axis.spatial(16, %s)\n"
+             "                T.where(%s)\n"
+             "                T.reads(A[vi, vj])\n"
+             "                T.writes(B[vi, vj])\n"
+             "                B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+             "        for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "          for t in T.thread_binding(0, 256, thread=\"threadIdx.x\"):\n"
+             "            with T.block(\"D\"):\n"
+             "                vi = T.axis.spatial(16, %s)\n"
+             "                vj = T.axis.spatial(16, %s)\n"
+             "                T.reads(B[vi, vj])\n"
+             "                T.writes(D[vi, vj])\n"
+             "                D[vi, vj] = B[vi, vj] + T.float32(1)\n",
+             wi, wj, cond, ri, rj);
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    return f;
+}
+
+#define ROWS "t // 128 * 8 + t // 4 % 8"
+#define COLS "t // 32 % 4 * 4 + t % 4"
+
+static void test_warp_lane_digits(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    /* The same digits both ways: accepted, and right in the simulator. */
+    const tir_prim_func *f = digits_text(ctx, ROWS, COLS, ROWS, COLS, "True");
+    sim_matches(ctx, f, lower_ok(ctx, f), (const int64_t[]){256, 256});
+    /* The reader's columns take b and d the other way round. */
+    refused(ctx, digits_text(ctx, ROWS, COLS, ROWS, "t // 32 % 4 + t % 4 * 4", "True"),
+            (const char *[]){"buffer 'B' is local", "threadIdx.x", NULL});
+    /* A row digit dropped by the reader (c // 2): another thread's row. */
+    refused(ctx, digits_text(ctx, ROWS, COLS, "t // 128 * 8 + t // 8 % 4 * 2", COLS, "True"),
+            (const char *[]){"buffer 'B' is local", NULL});
+    /* A guard on a replicated digit: the writer's rows do not use b and d
+     * (columns are one per b, d pair here but the reader reads column 0 in
+     * every thread), and threads with b > 0 skip the write. */
+    refused(ctx, digits_text(ctx, ROWS, "0", ROWS, "0", "t // 32 % 4 < 1"),
+            (const char *[]){"buffer 'B' is local", NULL});
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_staged_fetch_same_order),
@@ -440,6 +503,7 @@ int main(void) {
         cmocka_unit_test(test_writer_guarded_by_thread),
         cmocka_unit_test(test_malformed_input),
         cmocka_unit_test(test_fused_split_write_back),
+        cmocka_unit_test(test_warp_lane_digits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

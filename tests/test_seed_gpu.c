@@ -138,7 +138,7 @@ static void seed_steps(void **state) {
 
 static void fused(int e) {
     for (int si = 0; si < NSIZES; si++)
-        for (int step = 1; step <= SEED_NSTEPS; step++)
+        for (int step = 1; step <= SEED_NFUSED_STEPS; step++)
             assert_true(check_one(e, step, sizes[si], 200 + (uint64_t)step) <= 1e-5);
 }
 

@@ -66,6 +66,10 @@ static double sim_one(int e, int step, int64_t M, int64_t N, int64_t K) {
     if (step == 1) {
         assert_int_equal(rep.grid[0], M);
         assert_int_equal(rep.block[0], N);
+    } else if (step >= 7) { /* sgemm.c: j tiles on blockIdx.x, 256 threads */
+        assert_int_equal(rep.grid[0], (N + 127) / 128);
+        assert_int_equal(rep.grid[1], (M + 127) / 128);
+        assert_int_equal(rep.block[0], 256);
     } else {
         assert_int_equal(rep.grid[0], (M + 31) / 32);
         assert_int_equal(rep.grid[1], (N + 31) / 32);
@@ -118,7 +122,7 @@ static void pipeline_one_barrier_per_tile(void **state) {
 static void fused_epilogues(void **state) {
     (void)state;
     for (int e = 0; e < SEED_NEPI; e++)
-        for (int step = 1; step <= SEED_NSTEPS; step++)
+        for (int step = 1; step <= SEED_NFUSED_STEPS; step++)
             assert_true(sim_one(e, step, 35, 33, 37) <= 1e-5);
 }
 
@@ -128,7 +132,7 @@ static void bad_step(void **state) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s;
     OK(ctx, tir_sched_create(ctx, tir_def_matmul(ctx, 8, 8, 8, TIR_F32), &s));
-    assert_int_equal(seed_schedule(s, 7, NULL, NULL), TIR_ERR_INVALID_ARG);
+    assert_int_equal(seed_schedule(s, 9, NULL, NULL), TIR_ERR_INVALID_ARG);
     assert_non_null(strstr(tir_ctx_error(ctx), "0..6"));
     assert_int_equal(seed_epi_parse("relu"), SEED_EPI_RELU);
     assert_int_equal(seed_epi_parse("gelu"), -1);

@@ -109,7 +109,7 @@ static void show(void **state) {
     assert_null(strstr(out, "==== Step 3"));
     /* All steps, each primitive: Step 3 caches A and B in shared memory. */
     assert_int_equal(tirc_run(NULL, "show matmul --each --size 40"), 0);
-    assert_int_equal(count(out, "==== Step "), 2 * 6);
+    assert_int_equal(count(out, "==== Step "), 2 * 8);
     assert_non_null(strstr(out, "---- after tir_sched_cache_read(s, t->c, ia, \"shared\""));
     assert_non_null(strstr(out, "scope=\"shared\""));
     assert_int_equal(tirc_run(NULL, "show fused --epilogue clip --step 4 --size 40"), 0);
@@ -140,7 +140,7 @@ static void ptx(void **state) {
 static void run_sim(void **state) {
     (void)state;
     assert_int_equal(tirc_run(NULL, "run matmul --sim --size 21x13x9"), 0);
-    assert_int_equal(count(out, "  ok  "), 6);
+    assert_int_equal(count(out, "  ok  "), 8);
     assert_int_equal(count(out, "FAIL"), 0);
     assert_int_equal(tirc_run(NULL, "run fused --sim --size 19x35x33 --steps 3-4 --seed 5"), 0);
     assert_int_equal(count(out, "  ok  "), 3 * 2);

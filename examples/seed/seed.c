@@ -7,6 +7,8 @@
  */
 #include "seed.h"
 
+#include "sgemm.h"
+
 #include <string.h>
 
 #define CALL(s, hook, user, call)                                                         \
@@ -23,7 +25,9 @@ const char *seed_step_title(int step) {
                                     "Step 3: shared memory",
                                     "Step 4: local accumulator and vectorized fetch",
                                     "Step 5: software pipeline annotation",
-                                    "Step 6: unroll k_inner"};
+                                    "Step 6: unroll k_inner",
+                                    "Step 7: 128x128x8 tiles, k-major A, float4",
+                                    "Step 8: register staging pipeline"};
     return step >= 0 && step <= SEED_NSTEPS ? t[step] : "";
 }
 
@@ -173,9 +177,11 @@ static tir_status step5(tir_schedule *s, tiles *t, seed_hook hook, void *user) {
 static tir_status steps(tir_schedule *s, tiles *t, int step, bool acc, seed_hook hook,
                         void *user) {
     tir_status st = TIR_OK;
-    if (step < 0 || step > SEED_NSTEPS)
+    if (step < 0 || step > 6)
         return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
-                            "seed step %d does not exist: use 0..%d", step, SEED_NSTEPS);
+                            "seed step %d does not exist here: use 0..6 (Steps 7 and 8 are "
+                            "sgemm_schedule's, for the plain matmul)",
+                            step);
     CALL(s, hook, user, tir_sched_get_block(s, "C", &t->c));
     if (step == 1) return step1(s, t, hook, user);
     if (step >= 2) st = step2(s, t, hook, user);
@@ -187,6 +193,11 @@ static tir_status steps(tir_schedule *s, tiles *t, int step, bool acc, seed_hook
 }
 
 tir_status seed_schedule(tir_schedule *s, int step, seed_hook hook, void *user) {
+    if (step == 7 || step == 8) {
+        sgemm_config cfg = sgemm_default_config();
+        cfg.staging = step == 8;
+        return sgemm_schedule(s, &cfg, hook, user);
+    }
     tiles t;
     return steps(s, &t, step, true, hook, user);
 }

@@ -13,6 +13,11 @@
  *   Step 5: software pipeline annotation on k_outer (fetch stage 0,
  *           compute stage 1).
  *   Step 6: k_inner unrolled.
+ *   Step 7: the cuBLAS-class tiling of ../sgemm.h: 128x128x8 block tiles,
+ *           8 warps of 8x4 threads, 8x8 outputs per thread, A's shared
+ *           tile k-major (transform_layout), float4 accesses.
+ *   Step 8: Step 7 with register staging (sgemm_default_config): the next
+ *           k tile is loaded into registers while this one is computed.
  * Step 0 is the unscheduled function (not runnable on a GPU).
  */
 #ifndef MINITIR_EXAMPLES_SEED_H
@@ -25,9 +30,12 @@
 extern "C" {
 #endif
 
-enum { SEED_NSTEPS = 6 };
+enum {
+    SEED_NSTEPS = 8,      /* Steps 1-8 of the plain matmul */
+    SEED_NFUSED_STEPS = 6 /* Steps 1-6 of the fused GEMMs (seed_fused) */
+};
 
-/* Title of step 1..6 ("Step 3: shared memory"); "" otherwise. */
+/* Title of step 1..8 ("Step 3: shared memory"); "" otherwise. */
 const char *seed_step_title(int step);
 
 /* Called after every schedule primitive a recipe applies, with the call as

@@ -187,26 +187,26 @@ static int64_t floormod64(int64_t x, int64_t m) {
 /* c > 0 when X = c * t + low + high with low in [0, c) and high a multiple
  * of c * extent(t) (then t = floormod(floordiv(X, c), extent)); 0 when X
  * does not mention t; -1 otherwise. */
-static int64_t decode(tir_ctx *ctx, tir_analyzer *an, const tir_expr *X, const tir_for *t) {
-    if (!tir_uses_var(X, t->var)) return 0;
+static int64_t decode(tir_ctx *ctx, tir_analyzer *an, const tir_expr *X, const tir_var *tv,
+                      int64_t ext) {
+    if (!tir_uses_var(X, tv)) return 0;
     term terms[MAXTERMS];
     int n = 0;
     if (!split_terms(X, 1, terms, &n)) return -1;
     int64_t ct = 0;
     for (int i = 0; i < n; i++) {
-        if (terms[i].atom == (const tir_expr *)t->var)
+        if (terms[i].atom == (const tir_expr *)tv)
             ct += terms[i].coef;
-        else if (terms[i].atom && tir_uses_var(terms[i].atom, t->var))
+        else if (terms[i].atom && tir_uses_var(terms[i].atom, tv))
             return -1;
     }
     if (ct <= 0) return -1;
-    int64_t ext, period = 0;
-    if (tir_expr_const_int(t->extent, &ext) && ext > 0) period = ct * ext;
+    int64_t period = ext > 0 ? ct * ext : 0;
     const tir_expr *low = tir_int(ctx, X->dtype, 0);
     int64_t lowc = 0;
     for (int i = 0; i < n; i++) {
         const term *m = &terms[i];
-        if (m->atom == (const tir_expr *)t->var || (period && m->coef % period == 0)) continue;
+        if (m->atom == (const tir_expr *)tv || (period && m->coef % period == 0)) continue;
         if (!m->atom)
             lowc += period ? floormod64(m->coef, period) : m->coef;
         else
@@ -284,14 +284,14 @@ static void bind_loops(tir_analyzer *an, const access *a) {
 
 /* code[i * cs->n + k]: decode of thread t from candidate k in access i. */
 static int64_t *decode_all(lc *c, tir_analyzer *an, const ir_vec *accs, const cands *cs,
-                           const tir_for *t) {
+                           const tir_var *tv, int64_t ext) {
     int64_t *code = ir_xcalloc((size_t)(accs->n * cs->n), sizeof *code);
     for (int i = 0; i < accs->n; i++) {
         const access *a = accs->items[i];
         bind_loops(an, a);
         for (int k = 0; k < cs->n; k++) {
             const tir_expr *x = cand_expr(c->st->ctx, an, a, cs->k[k]);
-            code[i * cs->n + k] = x ? decode(c->st->ctx, an, x, t) : -1;
+            code[i * cs->n + k] = x ? decode(c->st->ctx, an, x, tv, ext) : -1;
         }
     }
     return code;
@@ -364,9 +364,181 @@ static const tir_expr *guard_on(tir_analyzer *an, const access *w, const tir_var
     return NULL;
 }
 
+/* True when a loop around a has a bound that mentions t. */
+static bool bound_on(const access *a, const tir_var *t) {
+    for (int i = 0; i < a->nloops; i++)
+        if (tir_uses_var(a->loops[i]->min, t) || tir_uses_var(a->loops[i]->extent, t)) return true;
+    return false;
+}
+
 /* True when candidate k reads t back the same way in accesses i and j. */
 static bool agree(const int64_t *code, int ncand, int i, int j, int k) {
     return code[i * ncand + k] > 0 && code[i * ncand + k] == code[j * ncand + k];
+}
+
+static int64_t const_extent(const tir_for *t) {
+    int64_t ext;
+    return tir_expr_const_int(t->extent, &ext) && ext > 0 ? ext : 0;
+}
+
+/* True when some candidate function reads tv (of extent ext, 0: unknown)
+ * back the same way from every access; otherwise *bad is an access that
+ * agrees with writer w0 under no candidate (or a reader, or w0). */
+static bool readable(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_var *tv,
+                     int64_t ext, int w0, int *bad) {
+    cands cs;
+    find_cands(accs, &cs);
+    int64_t *code = decode_all(c, an, accs, &cs, tv, ext);
+    bool ok = false;
+    for (int k = 0; k < cs.n && !ok; k++) {
+        ok = code[w0 * cs.n + k] > 0;
+        for (int i = 0; i < accs->n && ok; i++) ok = agree(code, cs.n, w0, i, k);
+    }
+    *bad = -1;
+    for (int i = 0; i < accs->n && !ok && *bad < 0; i++) {
+        bool any = false;
+        for (int k = 0; k < cs.n; k++) any |= agree(code, cs.n, w0, i, k);
+        if (!any && i != w0) *bad = i;
+    }
+    free(code);
+    if (ok) return true;
+    if (*bad < 0) /* w0 itself, or only no single candidate for all: name a reader */
+        for (int i = 0; i < accs->n && *bad < 0; i++)
+            if (i != w0 && !((const access *)accs->items[i])->write) *bad = i;
+    if (*bad < 0) *bad = w0;
+    return false;
+}
+
+/* ---- thread variables read back digit by digit
+ *
+ * A fused thread index t = ((a * 4 + b) * 8 + c) * 4 + d bound to warps
+ * and lanes is often split again across the buffer's dimensions (rows
+ * from a and c, columns from b and d), so no one function of the element
+ * reads t back whole.  Then t is cut into the mixed-radix digits its
+ * floordiv / floormod uses name (breakpoints 4, 32, 128 above), each
+ * access rewritten over the digits, and each digit must be read back
+ * like a thread variable of its own; t is then a function of the
+ * element too.  A digit that no writer's index mentions is replicated:
+ * its writers must run in every thread, as for a whole t. */
+
+typedef struct radix {
+    const tir_var *t;
+    int64_t ext;
+    int64_t b[MAXCANDS]; /* breakpoints in (1, ext) */
+    int n;
+    bool full;
+} radix;
+
+static void add_break(radix *r, int64_t b) {
+    if (b <= 1 || b >= r->ext) return;
+    for (int i = 0; i < r->n; i++)
+        if (r->b[i] == b) return;
+    if (r->n < MAXCANDS)
+        r->b[r->n++] = b;
+    else
+        r->full = true;
+}
+
+static bool radix_pre(tir_visitor *v, const tir_node *n) {
+    radix *r = v->user;
+    const tir_binop *b = (const tir_binop *)n;
+    int64_t k, s;
+    if ((n->kind != TIR_KIND_FLOORDIV && n->kind != TIR_KIND_FLOORMOD) ||
+        !tir_expr_const_int(b->b, &k) || k <= 0)
+        return true;
+    if (b->a == &r->t->base) {
+        add_break(r, k);
+    } else if (n->kind == TIR_KIND_FLOORMOD && b->a->kind == TIR_KIND_FLOORDIV) {
+        const tir_binop *d = (const tir_binop *)b->a;
+        if (d->a == &r->t->base && tir_expr_const_int(d->b, &s) && s > 0) add_break(r, s * k);
+    }
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The breakpoints of t in the accesses, sorted, each dividing the next
+ * and the extent; false when there are none or they do not chain. */
+static bool find_radix(const ir_vec *accs, radix *r) {
+    for (int i = 0; i < accs->n; i++) {
+        const access *a = accs->items[i];
+        for (int d = 0; d < a->nidx; d++) {
+            tir_visitor v = {.pre = radix_pre, .user = r};
+            tir_visit(&v, a->idx[d]);
+        }
+    }
+    if (r->full || r->n == 0) return false;
+    qsort(r->b, (size_t)r->n, sizeof *r->b, cmp_i64);
+    int64_t prev = 1;
+    for (int i = 0; i < r->n; prev = r->b[i++])
+        if (r->b[i] % prev) return false;
+    return r->ext % prev == 0;
+}
+
+/* The accesses with t replaced by sum(digit[k] * base[k]), simplified
+ * with the digits bound (so t // 4 % 8 becomes one digit). */
+static ir_vec rewrite_accesses(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_var *t,
+                               int nd,
+                               const tir_var *const *digit, const int64_t *base) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_expr *value = tir_int(ctx, t->base.dtype, 0);
+    for (int k = 0; k < nd; k++)
+        value = tir_add(ctx, value, tir_mul(ctx, &digit[k]->base, tir_int(ctx, t->base.dtype, base[k])));
+    ir_vec out = {0};
+    for (int i = 0; i < accs->n; i++) {
+        const access *a = accs->items[i];
+        access *b = IR_NEW(ctx, access);
+        *b = *a;
+        const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, a->nidx);
+        for (int d = 0; d < a->nidx; d++)
+            idx[d] = tir_analyzer_simplify(
+                an, (const tir_expr *)tir_substitute(ctx, a->idx[d], 1, &t, &value));
+        b->idx = idx;
+        const tir_expr **conds = IR_NEWN(ctx, const tir_expr *, a->nconds);
+        for (int j = 0; j < a->nconds; j++)
+            conds[j] = tir_analyzer_simplify(
+                an, (const tir_expr *)tir_substitute(ctx, a->conds[j], 1, &t, &value));
+        b->conds = conds;
+        ir_vec_push(&out, b);
+    }
+    return out;
+}
+
+static bool digits_readable(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_for *t) {
+    radix r = {.t = t->var, .ext = const_extent(t)};
+    if (r.ext <= 1 || !find_radix(accs, &r)) return false;
+    int nd = r.n + 1;
+    int64_t base[MAXCANDS + 1], radix_of[MAXCANDS + 1];
+    const tir_var *digit[MAXCANDS + 1];
+    for (int k = 0; k < nd; k++) {
+        base[k] = k ? r.b[k - 1] : 1;
+        radix_of[k] = (k < r.n ? r.b[k] : r.ext) / base[k];
+        digit[k] = tir_var_new(c->st->ctx, t->var->name, t->var->base.dtype);
+        tir_analyzer_bind_const(an, digit[k], 0, radix_of[k]);
+    }
+    ir_vec subs = rewrite_accesses(c, an, accs, t->var, nd, digit, base);
+    bool ok = true;
+    for (int k = 0; k < nd && ok; k++) {
+        int w0 = -1, bad;
+        for (int i = 0; i < subs.n && w0 < 0; i++) {
+            const access *a = subs.items[i];
+            if (a->write && idx_uses(a, digit[k])) w0 = i;
+        }
+        if (w0 < 0) { /* replicated along this digit: no writer guarded on it */
+            for (int i = 0; i < subs.n && ok; i++) {
+                const access *a = subs.items[i];
+                ok = !a->write || (!guard_on(an, a, digit[k]) && !bound_on(a, t->var));
+            }
+        } else {
+            ok = readable(c, an, &subs, digit[k], radix_of[k], w0, &bad);
+        }
+    }
+    for (int k = 0; k < nd; k++) tir_analyzer_unbind(an, digit[k]);
+    ir_vec_free(&subs);
+    return ok;
 }
 
 static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_for *t) {
@@ -385,26 +557,10 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
         }
         return TIR_OK;
     }
-    cands cs;
-    find_cands(accs, &cs);
-    int64_t *code = decode_all(c, an, accs, &cs, t);
-    int bad = -1; /* an access that agrees with w0 under no candidate */
-    bool ok = false;
-    for (int k = 0; k < cs.n && !ok; k++) {
-        ok = code[w0 * cs.n + k] > 0;
-        for (int i = 0; i < accs->n && ok; i++) ok = agree(code, cs.n, w0, i, k);
-    }
-    for (int i = 0; i < accs->n && !ok && bad < 0; i++) {
-        bool any = false;
-        for (int k = 0; k < cs.n; k++) any |= agree(code, cs.n, w0, i, k);
-        if (!any && i != w0) bad = i;
-    }
-    free(code);
-    if (ok) return TIR_OK;
-    if (bad < 0) /* w0 itself, or only no single candidate for all: name a reader */
-        for (int i = 0; i < accs->n && bad < 0; i++)
-            if (i != w0 && !((const access *)accs->items[i])->write) bad = i;
-    if (bad < 0) bad = w0;
+    int bad = -1;
+    if (readable(c, an, accs, t->var, const_extent(t), w0, &bad) ||
+        digits_readable(c, an, accs, t))
+        return TIR_OK;
     return fail_mapping(c, accs->items[w0], accs->items[bad], t);
 }
 

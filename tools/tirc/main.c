@@ -23,7 +23,13 @@ static int check_options(opts *o) {
     if (strcmp(o->example, "matmul") && strcmp(o->example, "fused"))
         return tirc_usage_error("unknown example '%s': use matmul or fused", o->example);
     if (!o->size_given) o->M = o->N = o->K = 1024;
-    if (!strcmp(o->cmd, "ptx") && !o->step_given) o->step_lo = o->step_hi = SEED_NSTEPS;
+    int last = tirc_is_fused(o) ? SEED_NFUSED_STEPS : SEED_NSTEPS;
+    if (!o->step_given) o->step_hi = last;
+    if (!strcmp(o->cmd, "ptx") && !o->step_given) o->step_lo = o->step_hi = last;
+    if (o->step_hi > last)
+        return tirc_usage_error("the fused example has Steps 1-%d (Steps 7 and 8 are the plain "
+                                "matmul's)",
+                                last);
     if (o->sim && o->gpu) return tirc_usage_error("--sim and --gpu exclude each other");
     if ((o->sim || o->gpu) && strcmp(o->cmd, "run"))
         return tirc_usage_error("--sim and --gpu belong to `tirc run`");

@@ -1,0 +1,46 @@
+/* sgemm.h: "Step 8", a cuBLAS-class fp32 matmul schedule written on the
+ * plain tir_def_matmul definition with the public API only (sgemm.c).
+ *
+ * Per thread block a BM x BN tile of C, the k loop in tiles of BK; the
+ * block's threads are warps_m x warps_n warps, each warp a grid of
+ * threads_m x threads_n threads, each thread a TM x TN tile of C in
+ * registers.  A's shared tile is stored k-major (transform_layout), so the
+ * inner loop reads TM and TN consecutive floats of the two tiles (float4
+ * shared loads); global loads are float4 where the proof allows; the next
+ * k tile is loaded into registers while the current one is computed and
+ * stored to shared memory after it (register staging: a software pipeline
+ * with the global loads in stage 0, the compute in stage 1).
+ */
+#ifndef MINITIR_EXAMPLES_SGEMM_H
+#define MINITIR_EXAMPLES_SGEMM_H
+
+#include "minitir/schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sgemm_config {
+    int warps_m, warps_n;     /* warps per block along i and j (2 x 4) */
+    int threads_m, threads_n; /* threads per warp along i and j (8 x 4) */
+    int tm, tn;               /* outputs per thread along i and j (8 x 8) */
+    int bk;                   /* k tile (8) */
+    int vec;                  /* global and shared access width (4) */
+    bool staging;             /* register staging pipeline (true) */
+    int pad;                  /* floats of padding after each shared row (4) */
+} sgemm_config;
+
+/* The configuration above: 128 x 128 x 8, 256 threads, 8 x 8 per thread. */
+sgemm_config sgemm_default_config(void);
+
+/* Schedules tir_def_matmul (block "C", any M, N, K) with cfg.  On error
+ * returns the status; the message is in the schedule's ctx.  hook (may be
+ * NULL) is called after each primitive with the call as written. */
+tir_status sgemm_schedule(tir_schedule *s, const sgemm_config *cfg,
+                          void (*hook)(void *user, tir_schedule *s, const char *call),
+                          void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
