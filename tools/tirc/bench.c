@@ -68,7 +68,9 @@ int tirc_cmd_bench(tir_ctx *ctx, const opts *o) {
                       NAN,
                       0,
                       NAN,
-                      "ok"};
+                      "ok",
+                      -1,
+                      -1};
             cr.gflops = cr.cublas_gflops = 2.0 * (double)(M * N) * (double)K / cub.median_ms / 1e6;
             rows[nrows++] = cr;
             tirc_print_row(o, &cr);

@@ -188,7 +188,7 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
     for (int vi = 0; vi < nv; vi++) {
         variant v = vi == 0 ? V_OURS : V_UNFUSED;
         row r = {p->M, p->N, p->K, step, fused ? e : -1, v, NAN, NAN, cub ? cub->median_ms : NAN,
-                 NAN,  NAN,  NAN,  "ok"};
+                 NAN,  NAN,  NAN,  "ok", -1, -1};
         r.cublas_gflops =
             cub ? 2.0 * (double)(p->M * p->N) * (double)p->K / cub->median_ms / 1e6 : NAN;
         const tir_prim_func *f = v == V_OURS ? tirc_define(ctx, o, e, p->M, p->N, p->K)
@@ -212,6 +212,9 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
         bench_call c = {g, p, v, fused ? e : -1, NULL, m};
         RT(tir_rt_program_create(ctx, g->dev, m, &prog));
         c.prog = prog;
+        tir_rt_kernel_info ki;
+        if (tir_rt_kernel_info_get(ctx, tir_rt_program_kernel(prog), &ki) == TIR_OK)
+            r.regs = ki.num_regs, r.lmem = ki.local_bytes;
         /* Poison the output, run once on set 0, verify. */
         RT(tir_rt_memset8(ctx, g->dev, p->out, 0xFF, (size_t)(p->M * p->N) * 4));
         RT(tir_rt_memset8(ctx, g->dev, p->tmp, 0xFF, (size_t)(p->M * p->N) * 4));

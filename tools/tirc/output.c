@@ -13,14 +13,15 @@ void tirc_print_row(const opts *o, const row *r) {
     char sz[48], epi[16] = "";
     snprintf(sz, sizeof sz, "%lldx%lldx%lld", (long long)r->M, (long long)r->N, (long long)r->K);
     if (r->epi >= 0) snprintf(epi, sizeof epi, "%s", seed_epi_name((seed_epi)r->epi));
-    printf("%-16s %-10s %4d  %-17s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f  %s\n", sz, epi, r->step,
-           tirc_kernel_name(o, r->v), r->ms, r->gflops, r->cublas_gflops,
-           r->gflops / r->cublas_gflops, r->rel_err, r->compile_ms, r->status);
+    printf("%-16s %-10s %4d  %-17s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f %4d %5d  %s\n", sz,
+           epi, r->step, tirc_kernel_name(o, r->v), r->ms, r->gflops, r->cublas_gflops,
+           r->gflops / r->cublas_gflops, r->rel_err, r->compile_ms, r->regs, r->lmem, r->status);
 }
 
 void tirc_print_header(void) {
-    printf("%-16s %-10s %4s  %-17s %9s %10s %10s %7s %10s %10s  %s\n", "size", "epilogue", "step",
-           "kernel", "ms", "GFLOPS", "cuBLAS", "ratio", "rel_err", "compile_ms", "status");
+    printf("%-16s %-10s %4s  %-17s %9s %10s %10s %7s %10s %10s %4s %5s  %s\n", "size", "epilogue",
+           "step", "kernel", "ms", "GFLOPS", "cuBLAS", "ratio", "rel_err", "compile_ms", "regs",
+           "lmem", "status");
 }
 
 static void json_num(FILE *f, const char *k, double v, bool comma) {
@@ -39,14 +40,14 @@ bool tirc_write_tables(const opts *o, const row *rows, int n) {
             return false;
         }
         fprintf(f, "example,epilogue,M,N,K,step,kernel,ms,gflops,cublas_ms,cublas_gflops,ratio,"
-                   "rel_err,compile_ms,status\n");
+                   "rel_err,compile_ms,regs,lmem,status\n");
         for (int i = 0; i < n; i++) {
             const row *r = &rows[i];
-            fprintf(f, "%s,%s,%lld,%lld,%lld,%d,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.3e,%.3f,%s\n",
+            fprintf(f, "%s,%s,%lld,%lld,%lld,%d,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.3e,%.3f,%d,%d,%s\n",
                     o->example, r->epi >= 0 ? seed_epi_name((seed_epi)r->epi) : "", (long long)r->M,
                     (long long)r->N, (long long)r->K, r->step, tirc_kernel_name(o, r->v), r->ms,
                     r->gflops, r->cublas_ms, r->cublas_gflops, r->gflops / r->cublas_gflops,
-                    r->rel_err, r->compile_ms, r->status);
+                    r->rel_err, r->compile_ms, r->regs, r->lmem, r->status);
         }
         ok = fclose(f) == 0 && ok;
         fprintf(stderr, "tirc: wrote %s\n", o->csv);
@@ -72,6 +73,8 @@ bool tirc_write_tables(const opts *o, const row *rows, int n) {
             json_num(f, "ratio", r->gflops / r->cublas_gflops, true);
             json_num(f, "rel_err", r->rel_err, true);
             json_num(f, "compile_ms", r->compile_ms, true);
+            json_num(f, "regs", r->regs >= 0 ? r->regs : NAN, true);
+            json_num(f, "lmem", r->lmem >= 0 ? r->lmem : NAN, true);
             fprintf(f, "\"status\": \"%s\"}%s\n", r->status, i + 1 < n ? "," : "");
         }
         fprintf(f, "]\n");

@@ -101,6 +101,8 @@ typedef struct row {
     variant v;
     double ms, gflops, cublas_ms, cublas_gflops, rel_err, compile_ms;
     const char *status; /* "ok", "FAIL", "n/a" */
+    int regs, lmem;     /* registers and local memory bytes per thread
+                           (spills and stack, from the driver); -1: unknown */
 } row;
 
 /* The name of variant v's kernel in the tables: the fused example's
