@@ -12,7 +12,8 @@
  *     for k1 in BK:                      stage 1: the compute, unrolled
  *       A_frag <- A_shared[k1, TM rows]  float4 shared loads
  *       B_frag <- B_shared[k1, TN cols]
- *       C_local[TM, TN] += A_frag x B_frag
+ *       C_local[TM, TN] += A_frag x B_frag   (zeroed before k0:
+ *                                            decompose_reduction)
  *   C[...] <- C_local                    float4 stores
  *
  * The pipeline orders the compute of tile k before the shared stores of
@@ -178,5 +179,9 @@ tir_status sgemm_schedule(tir_schedule *s, const sgemm_config *cfg, hook_fn hook
     if ((st = caches(s, cfg, c, "A", true, k0, k1, hook, user)) != TIR_OK) return st;
     if ((st = caches(s, cfg, c, "B", false, k0, k1, hook, user)) != TIR_OK) return st;
     CALL(tir_sched_unroll(s, k1));
+    /* The accumulator's zero-init before the k loop, not a select per
+     * k step. */
+    tir_block_rv init;
+    CALL(tir_sched_decompose_reduction(s, c, k0, &init));
     return cfg->staging ? pipeline(s, k0, hook, user) : TIR_OK;
 }

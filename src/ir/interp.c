@@ -1295,6 +1295,7 @@ static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     tir_intrin op = x->u.call.op;
     switch (op) {
     case TIR_INTRIN_ADDRESS_OF: return args[0];
+    case TIR_INTRIN_DOMAIN_GUARD: return args[0];
     case TIR_INTRIN_SYNCTHREADS:
     case TIR_INTRIN_CP_ASYNC:
     case TIR_INTRIN_CP_ASYNC_COMMIT:

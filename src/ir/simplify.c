@@ -712,6 +712,33 @@ static lsum floormod_rest(tir_analyzer *a, lsum r, int64_t c) {
     return sum_atom(a, mk_bin(a, TIR_KIND_FLOORMOD, sum_to_expr(a, r), mk_int(a, dt, c)), 1);
 }
 
+/* r = g*big + small with g = gcd(c, the largest coefficient), big the
+ * terms g divides and small the others and the constant, when 0 <= small
+ * < g: then floordiv(r, c) = floordiv(big, c/g) and floormod(r, c) =
+ * g*floormod(big, c/g) + small (small never carries into big's digits).
+ * E.g. floordiv(t*4 + f, 8) = floordiv(t, 2) for f in [0, 4), which puts
+ * the per-thread copies of a fused-and-split fetch back at constant
+ * indices.  NULL when this does not apply. */
+static const tir_expr *divmod_low(tir_analyzer *a, bool is_div, lsum q, lsum r, int64_t c) {
+    int64_t big = 0;
+    for (int i = 0; i < r.n; i++)
+        if (llabs(r.t[i].coef) > llabs(big)) big = r.t[i].coef;
+    int64_t g = ir_gcd64(llabs(big), c);
+    if (g <= 1 || g == c) return NULL;
+    lsum hi = {r.dt, 0, ar_scratch(a, sizeof(term) * (size_t)r.n), 0};
+    lsum lo = {r.dt, 0, ar_scratch(a, sizeof(term) * (size_t)r.n), r.k};
+    for (int i = 0; i < r.n; i++) {
+        if (r.t[i].coef % g == 0)
+            hi.t[hi.n++] = (term){r.t[i].atom, r.t[i].coef / g};
+        else
+            lo.t[lo.n++] = r.t[i];
+    }
+    tir_int_bound b = sum_bound(a, lo);
+    if (!ar_bound_finite(b) || b.min < 0 || b.max >= g) return NULL;
+    if (is_div) return sum_to_expr(a, sum_add(a, q, floordiv_rest(a, hi, c / g), 1));
+    return sum_to_expr(a, sum_add(a, sum_scale(a, floormod_rest(a, hi, c / g), g), lo, 1));
+}
+
 /* floordiv / floormod of an int scalar by a positive constant c. */
 static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr *x, int64_t c) {
     tir_dtype dt = x->dtype;
@@ -727,6 +754,8 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
             r.t[r.n++] = s.t[i];
     }
     if (r.n == 0) return sum_to_expr(a, is_div ? q : sum_const(dt, r.k));
+    const tir_expr *lo = divmod_low(a, is_div, q, r, c);
+    if (lo) return lo;
     /* r = g*r' + r1 with g = gcd(coefs, c): floordiv(r, c) = floordiv(r'+q1, c/g) */
     int64_t g = ir_gcd64(sum_gcd(r), c);
     lsum rr = r;

@@ -25,6 +25,7 @@ typedef struct entry {
     const tir_annot *align; /* LOWER_DIM_ALIGN of its Allocate, or NULL */
     const tir_buffer *nbuf;
     const tir_expr **mins; /* rebase offsets per dim (NULL: unchanged) */
+    bool covered;          /* every access in bounds for all loop values */
 } entry;
 
 typedef struct cs {
@@ -156,13 +157,23 @@ static void make_buffer(cs *c, entry *e) {
     const tir_expr **shape = IR_NEWN(ctx, const tir_expr *, nd);
     bool changed = false;
     e->mins = IR_NEWN(ctx, const tir_expr *, nd);
+    e->covered = e->seen && !e->bad;
     for (int d = 0; d < nd; d++) {
         shape[d] = b->shape[d];
         e->mins[d] = NULL;
         int64_t full;
-        if (!e->seen || e->bad || !tir_expr_const_int(b->shape[d], &full)) continue;
+        if (!e->seen || e->bad || !tir_expr_const_int(b->shape[d], &full)) {
+            e->covered = false;
+            continue;
+        }
         tir_int_bound eb = tir_analyzer_const_bound(c->an, e->region[d].extent);
-        if (eb.max >= full || eb.max <= 0) continue;
+        if (eb.max >= full || eb.max <= 0) {
+            tir_int_bound lo = tir_analyzer_const_bound(c->an, e->region[d].min);
+            tir_int_bound hi = tir_analyzer_const_bound(
+                c->an, tir_add(c->st->ctx, e->region[d].min, e->region[d].extent));
+            e->covered &= lo.min >= 0 && hi.max <= full;
+            continue;
+        }
         shape[d] = tir_int(ctx, b->shape[d]->dtype, eb.max);
         e->mins[d] = e->region[d].min;
         changed = true;
@@ -333,7 +344,13 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     if (k.status != TIR_OK) return k.status;
     cs c = {.st = st, .an = tir_analyzer_create(st->ctx)};
     walk(&c, in->body);
-    for (int i = 0; i < c.entries.n; i++) make_buffer(&c, (entry *)c.entries.items[i]);
+    st->covered = IR_NEWN(st->ctx, const tir_buffer *, c.entries.n);
+    st->ncovered = 0;
+    for (int i = 0; i < c.entries.n; i++) {
+        entry *e = (entry *)c.entries.items[i];
+        make_buffer(&c, e);
+        if (e->covered) st->covered[st->ncovered++] = e->nbuf;
+    }
     tir_mutator m = {.ctx = st->ctx, .user = &c};
     m.on[TIR_KIND_BUFFER_LOAD] = on_load;
     m.on[TIR_KIND_BUFFER_STORE] = on_store;

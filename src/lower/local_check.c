@@ -353,9 +353,10 @@ static bool idx_uses(const access *a, const tir_var *v) {
  * not count. */
 static const tir_expr *guard_on(tir_analyzer *an, const access *w, const tir_var *t) {
     bind_loops(an, w);
-    for (int i = 0; i < w->nconds; i++)
-        if (tir_uses_var(w->conds[i], t) && !tir_analyzer_can_prove(an, w->conds[i]))
-            return w->conds[i];
+    for (int i = 0; i < w->nconds; i++) {
+        const tir_expr *c = lower_unmark_guard(w->conds[i]);
+        if (tir_uses_var(c, t) && !tir_analyzer_can_prove(an, c)) return c;
+    }
     for (int i = 0; i < w->nloops; i++) {
         const tir_for *f = w->loops[i];
         if (tir_uses_var(f->min, t)) return f->min;

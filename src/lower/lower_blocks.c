@@ -97,7 +97,7 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
     for (int i = b->nallocs - 1; i >= 0; i--) body = allocate(c, b->allocs[i], body);
     int64_t pv;
     if (r->predicate && !(tir_expr_const_int(r->predicate, &pv) && pv))
-        body = tir_if_new(ctx, r->predicate, body, NULL);
+        body = lower_guard_predicate(ctx, r, body);
     return (const tir_node *)body;
 }
 

@@ -18,6 +18,11 @@ typedef struct lower_state {
     tir_ctx *ctx;
     tir_lower_opts opts;
     const tir_prim_func *scheduled; /* the input, for error messages */
+    /* Set by compact_alloc: the allocated buffers that hold every access
+     * for every value of the loops around it, whatever ifs guard it (their
+     * regions are relaxed over the loops only); relax_guards relies on it. */
+    const tir_buffer **covered;
+    int ncovered;
 } lower_state;
 
 typedef tir_status (*lower_pass_fn)(lower_state *st, const tir_prim_func *in,
@@ -32,6 +37,13 @@ tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in, const t
 tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_relax_guards(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+/* A realize's predicate around its lowered body, ragged-tile guards marked
+ * for relax_guards (relax_guards.c). */
+/* c without its domain_guard marker (the condition it stands for). */
+const tir_expr *lower_unmark_guard(const tir_expr *c);
+const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
+                                      const tir_stmt *body);
 tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);

@@ -8,7 +8,10 @@
  * are affine within the vector; codegen then emits one 128-bit access when
  * it proves the alignment of a stride-1 ramp (docs/lowered-ir.md, 4).  Any
  * other body (several statements, a condition on v, a call, a non-constant
- * step) falls back to a serial loop with the same meaning.
+ * step) falls back to an unrolled loop with the same meaning: unrolled, so
+ * that a per-thread array indexed by v keeps constant indices and stays in
+ * registers (a serial loop would index it at run time, which puts it in
+ * local memory).
  */
 #include "lower_internal.h"
 
@@ -212,7 +215,7 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
         tir_analyzer_bind(z->an, f->var, f->min, f->extent);
         if (s) return (const tir_node *)s;
     }
-    return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, TIR_FOR_SERIAL, NULL,
+    return (const tir_node *)tir_for_new(m->ctx, r->var, r->min, r->extent, TIR_FOR_UNROLLED, NULL,
                                          r->nannots, r->annots, r->body);
 }
 

@@ -1,0 +1,429 @@
+/* relax_guards.c: ragged tiles without a predicate on every instruction.
+ *
+ * A split that does not divide its loop guards the blocks below it with
+ * `binding(v) < extent(v)`.  Kept as written, that test runs around every
+ * FMA of a matmul's thread tile and every element of a vectorized copy.
+ * Two rewrites take it off where it provably changes nothing the program
+ * can observe (Triton's masked loads with zero fill, computing the full
+ * tile and masking only the store):
+ *
+ *   relax      a block that reads and writes only local and shared
+ *              buffers runs unguarded;
+ *   zero fill  a block that copies a global buffer into a shared or local
+ *              one writes 0 where the guard is false
+ *              (if g: S[..] = G[..] else: S[..] = 0).
+ *
+ * Both apply to a conjunct `e < E` of the predicate only when e is the
+ * binding of a spatial iterator v of domain [0, E) and every store of the
+ * block indexes some dimension of extent E with v itself: where the guard
+ * is false the block writes outside the buffer's logical shape, elements
+ * no unguarded access of the program ever touches, so whatever lands there
+ * (garbage, zeros) stays there.  The reduction guard (k past K) is never
+ * dropped by `relax`; zero fill makes the shared tiles 0 past K, and
+ * unrolled k loops fold that guard to constants.
+ *
+ * lower_blocks calls lower_guard_predicate to mark such conjuncts with the
+ * domain_guard(cond, kind) intrinsic; this pass, after compact_alloc
+ * (where every allocation has its final shape), checks that each marked
+ * statement's accesses to shared and local buffers stay inside the
+ * allocations for every value of the enclosing loops, and that what a
+ * relaxed block reads was written unguarded (or zero-filled) everywhere,
+ * then drops the guard, adds the zero-filling else, or keeps the plain
+ * `if` (unmarked) when a check fails.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+enum { GUARD_RELAX = 0, GUARD_ZERO_FILL = 1 };
+
+/* ---- marking, in lower_blocks */
+
+typedef struct scan {
+    bool global_load, global_store, other;
+    int nstores;
+    const tir_buffer_store *store;
+} scan;
+
+static bool scan_expr_pre(tir_visitor *v, const tir_node *n) {
+    scan *s = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD &&
+        ((const tir_buffer_load *)n)->buffer->scope == TIR_SCOPE_GLOBAL)
+        s->global_load = true;
+    if (n->kind == TIR_KIND_CALL) s->other = true;
+    return true;
+}
+
+static bool scan_stmt_pre(tir_visitor *v, const tir_node *n) {
+    scan *s = v->user;
+    if (n->kind == TIR_KIND_BUFFER_STORE) {
+        const tir_buffer_store *st = (const tir_buffer_store *)n;
+        s->nstores++;
+        s->store = st;
+        if (st->buffer->scope == TIR_SCOPE_GLOBAL) s->global_store = true;
+    } else if (n->kind == TIR_KIND_EVALUATE || n->kind == TIR_KIND_ALLOCATE ||
+               n->kind == TIR_KIND_BLOCK_REALIZE) {
+        s->other = true;
+    }
+    return scan_expr_pre(v, n);
+}
+
+/* True when every store in body indexes some dimension of constant
+ * extent E with the variable v itself. */
+typedef struct outside {
+    const tir_var *v;
+    int64_t E;
+    bool ok;
+} outside;
+
+static bool outside_pre(tir_visitor *vis, const tir_node *n) {
+    outside *o = vis->user;
+    if (n->kind != TIR_KIND_BUFFER_STORE) return true;
+    const tir_buffer_store *st = (const tir_buffer_store *)n;
+    bool hit = false;
+    for (int d = 0; d < st->nidx && !hit; d++) {
+        int64_t ext;
+        hit = st->indices[d] == &o->v->base && tir_expr_const_int(st->buffer->shape[d], &ext) &&
+              ext == o->E;
+    }
+    o->ok &= hit;
+    return true;
+}
+
+/* The spatial iterator of b whose binding is e and domain [0, E), or -1. */
+static int guarded_iter(tir_analyzer *an, const tir_block_realize *r, const tir_expr *e,
+                        int64_t E) {
+    const tir_block *b = r->block;
+    for (int i = 0; i < b->niters; i++) {
+        int64_t lo, ext;
+        const tir_iter_var *it = &b->iters[i];
+        if (it->kind != TIR_ITER_SPATIAL || !tir_expr_const_int(it->dom.min, &lo) || lo != 0 ||
+            !tir_expr_const_int(it->dom.extent, &ext) || ext != E)
+            continue;
+        if (tir_struct_equal(tir_analyzer_simplify(an, r->values[i]), tir_analyzer_simplify(an, e)))
+            return i;
+    }
+    return -1;
+}
+
+static bool conj_relaxable(tir_analyzer *an, const tir_block_realize *r, const tir_expr *c) {
+    int64_t E;
+    if (c->kind != TIR_KIND_LT) return false;
+    const tir_binop *lt = (const tir_binop *)c;
+    if (!tir_expr_const_int(lt->b, &E)) return false;
+    int i = guarded_iter(an, r, lt->a, E);
+    if (i < 0) return false;
+    outside o = {r->block->iters[i].var, E, true};
+    tir_visitor v = {.pre = outside_pre, .user = &o};
+    tir_visit(&v, r->block->body);
+    return o.ok;
+}
+
+static void split_and(const tir_expr *e, ir_vec *out) {
+    if (e->kind == TIR_KIND_AND) {
+        split_and(((const tir_binop *)e)->a, out);
+        split_and(((const tir_binop *)e)->b, out);
+    } else {
+        ir_vec_push(out, e);
+    }
+}
+
+static const tir_expr *and_all(tir_ctx *ctx, const ir_vec *v) {
+    const tir_expr *r = NULL;
+    for (int i = 0; i < v->n; i++) r = r ? tir_and(ctx, r, v->items[i]) : v->items[i];
+    return r;
+}
+
+/* The kind of rewrite b's body allows, or -1. */
+static int body_kind(const tir_block *b) {
+    scan s = {0};
+    tir_visitor v = {.pre = scan_stmt_pre, .user = &s};
+    tir_visit(&v, b->body);
+    if (s.other || s.nstores == 0) return -1;
+    if (!s.global_load && !s.global_store) return GUARD_RELAX;
+    if (s.global_load && s.nstores == 1 && !s.global_store &&
+        (const tir_stmt *)s.store == b->body)
+        return GUARD_ZERO_FILL;
+    return -1;
+}
+
+const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
+                                      const tir_stmt *body) {
+    int kind = body_kind(r->block);
+    if (kind < 0) return tir_if_new(ctx, r->predicate, body, NULL);
+    ir_vec conj = {0}, keep = {0}, relax = {0};
+    split_and(r->predicate, &conj);
+    tir_analyzer *an = tir_analyzer_create(ctx);
+    for (int i = 0; i < conj.n; i++)
+        ir_vec_push(conj_relaxable(an, r, conj.items[i]) ? &relax : &keep, conj.items[i]);
+    tir_analyzer_destroy(an);
+    const tir_stmt *s = body;
+    if (relax.n) {
+        const tir_expr *args[2] = {and_all(ctx, &relax), tir_i32(ctx, kind)};
+        s = tir_if_new(ctx, tir_call_new(ctx, TIR_BOOL, TIR_INTRIN_DOMAIN_GUARD, 2, args), s,
+                       NULL);
+    }
+    if (keep.n) s = tir_if_new(ctx, and_all(ctx, &keep), s, NULL);
+    ir_vec_free(&conj);
+    ir_vec_free(&keep);
+    ir_vec_free(&relax);
+    return s;
+}
+
+const tir_expr *lower_unmark_guard(const tir_expr *c) {
+    const tir_call *k = (const tir_call *)c;
+    return c->kind == TIR_KIND_CALL && k->op == TIR_INTRIN_DOMAIN_GUARD ? k->args[0] : c;
+}
+
+/* ---- the pass */
+
+typedef struct guard {
+    const tir_if *node;
+    int kind;
+    bool safe;
+    bool always; /* the guard provably holds: drop it whatever the kind */
+} guard;
+
+typedef struct rg {
+    lower_state *st;
+    tir_analyzer *an;
+    ir_vec guards; /* guard* (heap) */
+    bool inb;      /* in_bounds result */
+} rg;
+
+static bool marked(const tir_if *i, const tir_expr **cond, int *kind) {
+    const tir_call *c = (const tir_call *)i->cond;
+    int64_t k;
+    if (i->cond->kind != TIR_KIND_CALL || c->op != TIR_INTRIN_DOMAIN_GUARD) return false;
+    TIR_ASSERT(c->nargs == 2 && tir_expr_const_int(c->args[1], &k));
+    *cond = c->args[0];
+    *kind = (int)k;
+    return true;
+}
+
+static guard *find_guard(rg *c, const tir_if *i) {
+    for (int k = 0; k < c->guards.n; k++) {
+        guard *g = (guard *)c->guards.items[k];
+        if (g->node == i) return g;
+    }
+    return NULL;
+}
+
+/* Every index of an access to a non-global buffer within its shape. */
+static void check_access(rg *c, const tir_buffer *b, int nidx, const tir_expr *const *idx) {
+    if (b->scope == TIR_SCOPE_GLOBAL) return;
+    for (int i = 0; i < c->st->ncovered; i++)
+        if (c->st->covered[i] == b) return; /* compact_alloc's region holds it */
+    for (int d = 0; d < nidx && c->inb; d++) {
+        int64_t ext;
+        tir_int_bound bd = tir_analyzer_const_bound(c->an, idx[d]);
+        c->inb = idx[d]->dtype.lanes == 1 && tir_expr_const_int(b->shape[d], &ext) &&
+                 bd.min >= 0 && bd.max < ext;
+    }
+}
+
+static bool inb_expr_pre(tir_visitor *v, const tir_node *n) {
+    rg *c = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *l = (const tir_buffer_load *)n;
+        check_access(c, l->buffer, l->nidx, l->indices);
+    }
+    return c->inb;
+}
+
+/* Walks s checking every shared/local access, the loops inside bound. */
+static void in_bounds(rg *c, const tir_stmt *s) {
+    if (!s || !c->inb) return;
+    tir_visitor v = {.pre = inb_expr_pre, .user = c};
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)s;
+        tir_analyzer_bind(c->an, f->var, f->min, f->extent);
+        in_bounds(c, f->body);
+        break;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) in_bounds(c, q->stmts[i]);
+        break;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        tir_visit(&v, i->cond);
+        in_bounds(c, i->then_s);
+        in_bounds(c, i->else_s);
+        break;
+    }
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *st = (const tir_buffer_store *)s;
+        check_access(c, st->buffer, st->nidx, st->indices);
+        tir_visit(&v, s);
+        break;
+    }
+    default: c->inb = false; break;
+    }
+}
+
+/* Pass 1: every marked guard, safe when its accesses stay in bounds. */
+static void collect(rg *c, const tir_stmt *s) {
+    if (!s) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)s;
+        tir_analyzer_bind(c->an, f->var, f->min, f->extent);
+        collect(c, f->body);
+        break;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) collect(c, q->stmts[i]);
+        break;
+    }
+    case TIR_KIND_ALLOCATE: collect(c, ((const tir_allocate *)s)->body); break;
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        const tir_expr *cond;
+        int kind;
+        if (marked(i, &cond, &kind)) {
+            guard *g = ir_xcalloc(1, sizeof *g);
+            c->inb = true;
+            in_bounds(c, i->then_s);
+            *g = (guard){i, kind, c->inb && !i->else_s, tir_analyzer_can_prove(c->an, cond)};
+            ir_vec_push(&c->guards, g);
+        }
+        collect(c, i->then_s);
+        collect(c, i->else_s);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---- pass 2: what a relaxed block reads must be written unguarded */
+
+typedef struct wstore {
+    const tir_buffer *buf;
+    const guard *owner; /* the safe guard whose block holds the store, or NULL */
+    bool guarded;       /* under an if that stays */
+} wstore;
+
+typedef struct ws {
+    rg *c;
+    ir_vec stores; /* wstore* (heap) */
+} ws;
+
+static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
+    if (!s) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: stores(w, ((const tir_for *)s)->body, owner, guarded); break;
+    case TIR_KIND_ALLOCATE: stores(w, ((const tir_allocate *)s)->body, owner, guarded); break;
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) stores(w, q->stmts[i], owner, guarded);
+        break;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        guard *g = find_guard(w->c, i);
+        if (g && g->safe) {
+            stores(w, i->then_s, g, guarded);
+        } else {
+            /* ifs inside a relaxed block run for its extra instances too */
+            bool inner = owner != NULL;
+            stores(w, i->then_s, owner, guarded || !inner);
+            stores(w, i->else_s, owner, guarded || !inner);
+        }
+        break;
+    }
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *st = (const tir_buffer_store *)s;
+        if (st->buffer->scope == TIR_SCOPE_GLOBAL) break;
+        wstore *x = ir_xcalloc(1, sizeof *x);
+        *x = (wstore){st->buffer, owner, guarded};
+        ir_vec_push(&w->stores, x);
+        break;
+    }
+    default: break;
+    }
+}
+
+typedef struct readck {
+    const ws *w;
+    const guard *g;
+    bool ok;
+} readck;
+
+static bool read_pre(tir_visitor *v, const tir_node *n) {
+    readck *r = v->user;
+    if (n->kind != TIR_KIND_BUFFER_LOAD) return r->ok;
+    const tir_buffer *b = ((const tir_buffer_load *)n)->buffer;
+    for (int i = 0; i < r->w->stores.n && r->ok; i++) {
+        const wstore *x = r->w->stores.items[i];
+        if (x->buf == b && x->owner != r->g && x->guarded) r->ok = false;
+    }
+    return r->ok;
+}
+
+/* Marks unsafe each relaxed guard that reads a buffer some store leaves
+ * unwritten past the guard, until nothing changes. */
+static void settle(rg *c, const tir_stmt *body) {
+    for (bool changed = true; changed;) {
+        changed = false;
+        ws w = {c, {0}};
+        stores(&w, body, NULL, false);
+        for (int k = 0; k < c->guards.n; k++) {
+            guard *g = (guard *)c->guards.items[k];
+            if (!g->safe || g->kind != GUARD_RELAX) continue;
+            readck r = {&w, g, true};
+            tir_visitor v = {.pre = read_pre, .user = &r};
+            tir_visit(&v, g->node->then_s);
+            if (!r.ok) g->safe = false, changed = true;
+        }
+        for (int i = 0; i < w.stores.n; i++) free((void *)w.stores.items[i]);
+        ir_vec_free(&w.stores);
+    }
+}
+
+/* ---- pass 3: the rewrite */
+
+static const tir_node *on_if(tir_mutator *m, const tir_node *n) {
+    rg *c = m->user;
+    const tir_if *i = (const tir_if *)n;
+    const tir_expr *cond;
+    int kind;
+    if (!marked(i, &cond, &kind)) return tir_mutate_default(m, n);
+    const guard *g = find_guard(c, i);
+    TIR_ASSERT(g);
+    const tir_stmt *then_s = tir_mutate_stmt(m, i->then_s);
+    if (g->always) return (const tir_node *)then_s;
+    if (!g->safe) return (const tir_node *)tir_if_new(m->ctx, cond, then_s, NULL);
+    if (kind == GUARD_RELAX) return (const tir_node *)then_s;
+    const tir_buffer_store *st = (const tir_buffer_store *)then_s;
+    tir_dtype t = st->value->dtype;
+    const tir_expr *zero = t.code == TIR_TYPE_FLOAT ? tir_float(m->ctx, t, 0) : tir_int(m->ctx, t, 0);
+    const tir_stmt *fill = tir_store(m->ctx, st->buffer, zero, st->nidx, st->indices);
+    return (const tir_node *)tir_if_new(m->ctx, cond, then_s, fill);
+}
+
+tir_status lower_relax_guards(lower_state *st, const tir_prim_func *in,
+                              const tir_prim_func **out) {
+    rg c = {.st = st, .an = tir_analyzer_create(st->ctx)};
+    collect(&c, in->body);
+    for (int k = 0; k < c.guards.n; k++) {
+        guard *g = (guard *)c.guards.items[k];
+        if (g->kind == GUARD_ZERO_FILL && g->node->then_s->kind != TIR_KIND_BUFFER_STORE)
+            g->safe = false;
+    }
+    settle(&c, in->body);
+    tir_mutator m = {.ctx = st->ctx, .user = &c};
+    m.on[TIR_KIND_IF] = on_if;
+    const tir_stmt *body = tir_mutate_stmt(&m, in->body);
+    for (int k = 0; k < c.guards.n; k++) free((void *)c.guards.items[k]);
+    ir_vec_free(&c.guards);
+    tir_analyzer_destroy(c.an);
+    *out = body == in->body ? in
+                            : tir_prim_func_new(st->ctx, in->name, in->nparams, in->params,
+                                                in->buffer_map, body, in->nattrs, in->attrs);
+    return TIR_OK;
+}
