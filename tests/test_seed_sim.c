@@ -22,12 +22,11 @@
 
 #include <cmocka.h>
 
-#include <unistd.h>
-
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "minitir/sim.h"
 #include "minitir/runtime.h"
+#include "ptxas_check.h"
 #include "seed.h"
 
 #define OK(ctx, call)                                                                     \
@@ -178,27 +177,6 @@ static int count(const char *s, const char *what) {
     return n;
 }
 
-/* ptxas -arch=<arch> on the PTX when it is installed: false when absent. */
-static bool ptxas_accepts(const tir_module *m) {
-    const char *ptxas = getenv("TIR_PTXAS");
-    if (!ptxas) ptxas = "/usr/local/cuda/bin/ptxas";
-    if (access(ptxas, X_OK) != 0) {
-        printf("# ptxas not found: %s not assembled\n", m->kernel_name);
-        return false;
-    }
-    char path[] = "/tmp/tir_dyn_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, m->ptx, m->ptx_len), (ssize_t)m->ptx_len);
-    close(fd);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -arch=%s -o /dev/null %s 2>&1", ptxas, m->arch, path);
-    int rc = system(cmd);
-    unlink(path);
-    if (rc != 0) fail_msg("ptxas rejected the PTX of %s for %s", m->kernel_name, m->arch);
-    return true;
-}
-
 /* The 64 KiB kernel in PTX: one extern dynamic array, no static shared
  * array, tir_module.dyn_shared_bytes 65536, float4 shared loads (the
  * alignment survived), and ptxas accepts it for sm_90 and sm_80. */
@@ -219,7 +197,7 @@ static void big_tiles_ptx(void **state) {
         assert_int_equal(count(m->ptx, ".shared .align"), 1);
         assert_non_null(strstr(m->ptx, ".extern .shared .align 64 .b8 minitir_dyn_shared[];"));
         assert_non_null(strstr(m->ptx, "ld.shared.v4.f32"));
-        ptxas_accepts(m);
+        ptxas_check(m);
     }
     /* 128x128x64 double-buffered is 128 KiB: within sm_90's 227 KiB, past
      * sm_86's 99 KiB, so lowering for sm_86 refuses it */
@@ -245,6 +223,22 @@ static void big_tiles_over_limit(void **state) {
     assert_non_null(strstr(e, "limit 232448"));
     assert_non_null(strstr(e, "A_shared"));
     assert_non_null(strstr(e, "B_shared"));
+    /* the simulator checks the opt-in maximum of the limits it is given:
+     * the 64 KiB kernel under a 60000-byte one stops at its second tile */
+    const tir_prim_func *k = lower_tiles(ctx, &big_tiles, 5, NULL);
+    assert_non_null(k);
+    tir_target_limits lim = tir_target_default()->limits;
+    lim.max_shared_dynamic = 60000;
+    float *a = calloc(1000 * 1000, 4), *b = calloc(1000 * 1000, 4), *c = calloc(1000 * 1000, 4);
+    tir_arg args[3] = {{a, 0}, {b, 0}, {c, 0}};
+    tir_sim_opts so = {.limits = &lim};
+    tir_sim_report rep;
+    assert_int_equal(tir_sim_run(ctx, k, 3, args, &so, &rep), TIR_ERR_SIM_LAUNCH);
+    assert_non_null(strstr(tir_ctx_error(ctx), "_shared takes the block's shared memory"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "(at most 60000)"));
+    free(a);
+    free(b);
+    free(c);
     /* bad tiles are a user error */
     tir_schedule *s;
     OK(ctx, tir_sched_create(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32), &s));
