@@ -491,11 +491,21 @@ static void test_errors(void **st) {
                     NULL, tir_evaluate_new(ctx, z));
     expect_error(ctx, one_buf_func(ctx, A, badtag), NULL, TIR_ERR_UNSUPPORTED, "vthread", NULL);
 
-    /* Too much static shared memory. */
-    int64_t big_n = 16384; /* 64 KiB of float */
+    /* More shared memory than the arch's opt-in maximum (227 KiB on sm_90,
+     * 99 KiB on sm_86): the message names the buffers. */
+    int64_t big_n = 60000; /* 240000 bytes of float */
     const tir_buffer *S = tir_buffer_simple(ctx, "Sbig", TIR_F32, 1, &big_n, TIR_SCOPE_SHARED);
     const tir_stmt *sa = tir_allocate_new(ctx, S, tir_store(ctx, S, tir_f32(ctx, 0), 1, &z));
-    expect_error(ctx, one_buf_func(ctx, A, sa), NULL, TIR_ERR_UNSUPPORTED, "65536 bytes", "shared");
+    expect_error(ctx, one_buf_func(ctx, A, sa), NULL, TIR_ERR_UNSUPPORTED, "240000 bytes",
+                 "Sbig (240000 bytes)");
+    int64_t mid_n = 30000; /* 120000 bytes: fits sm_90, not sm_86 */
+    const tir_buffer *Sm = tir_buffer_simple(ctx, "Smid", TIR_F32, 1, &mid_n, TIR_SCOPE_SHARED);
+    const tir_stmt *sm = tir_allocate_new(ctx, Sm, tir_store(ctx, Sm, tir_f32(ctx, 0), 1, &z));
+    tir_codegen_opts o86;
+    tir_codegen_opts_init(&o86);
+    o86.arch = "sm_86";
+    expect_error(ctx, one_buf_func(ctx, A, sm), &o86, TIR_ERR_UNSUPPORTED, "sm_86's opt-in",
+                 "Smid (120000 bytes)");
 
     /* cp_async with a size it cannot copy, and a void intrinsic inside an expression. */
     const tir_buffer *S2 = tir_buffer_simple(ctx, "S2", TIR_F32, 1, &n, TIR_SCOPE_SHARED);
@@ -551,6 +561,63 @@ static const tir_prim_func *occ_kernel(tir_ctx *ctx, tir_schedule *s) {
     if (tir_lower(ctx, tir_sched_func(s), NULL, &k) != TIR_OK)
         fail_msg("lowering failed: %s", tir_ctx_error(ctx));
     return k;
+}
+
+/* Shared memory past the static 48 KiB goes to one dynamic (extern)
+ * array; below it stays static unless dynamic_shared asks. */
+static const tir_module *compile_dyn(tir_ctx *ctx, const tir_prim_func *f) {
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.dynamic_shared = true;
+    const tir_module *m = NULL;
+    if (tir_codegen(ctx, f, &o, &m) != TIR_OK)
+        fail_msg("codegen of %s failed: %s", f->name, tir_ctx_error(ctx));
+    ptxas_info pi;
+    assemble(m, &pi);
+    return m;
+}
+
+static void test_dynamic_shared(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    /* 64 KiB: one S[t * 512] = 0 per thread of 32 */
+    int64_t n = 1024, big_n = 16384;
+    const tir_buffer *A = tir_buffer_simple(ctx, "A", TIR_F32, 1, &n, TIR_SCOPE_GLOBAL);
+    const tir_buffer *S = tir_buffer_simple(ctx, "Sbig", TIR_F32, 1, &big_n, TIR_SCOPE_SHARED);
+    const tir_var *t = tir_var_new(ctx, "t", TIR_I32);
+    const tir_expr *idx = tir_mul(ctx, &t->base, tir_i32(ctx, 512));
+    const tir_stmt *body = tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 32),
+                                       TIR_FOR_THREAD_BINDING, "threadIdx.x", 0, NULL,
+                                       tir_store(ctx, S, tir_f32(ctx, 0), 1, &idx));
+    const tir_var *p = tir_var_new(ctx, "A", TIR_HANDLE);
+    const tir_prim_func *f =
+        tir_prim_func_new(ctx, "big", 1, &p, &A, tir_allocate_new(ctx, S, body), 0, NULL);
+    const tir_module *m = compile(ctx, f);
+    assert_int_equal(m->dyn_shared_bytes, 65536);
+    assert_int_equal(m->shared_bytes, 0);
+    /* aligned as the buffer (tir_buffer_simple: 64 bytes) */
+    assert_has(m, ".extern .shared .align 64 .b8 minitir_dyn_shared[]");
+    assert_lacks(m, "Sbig");
+    assert_has(m, "st.shared.u32");
+    /* forced dynamic: the tiled matmul's two 64-byte aligned tiles in one
+     * 64-byte aligned array */
+    m = compile_dyn(ctx, ck_matmul_tiled(ctx, 1024, 512, 256));
+    assert_int_equal(m->dyn_shared_bytes, 8192);
+    assert_int_equal(m->shared_bytes, 0);
+    assert_has(m, ".extern .shared .align 64 .b8 minitir_dyn_shared[]");
+    assert_lacks(m, "As_shared");
+    /* LLVM still knows the tiles' alignment: float4 shared loads */
+    assert_has(m, "ld.shared.v4.f32");
+    /* 16-byte cp.async into the dynamic array keeps its 16-byte form */
+    m = compile_dyn(ctx, ck_cp_async(ctx, 1 << 20, 16));
+    assert_int_equal(m->dyn_shared_bytes, 4096);
+    assert_int_equal(count(m->ptx, "cp.async.cg.shared.global"), 1);
+    assert_has(m, ", 16;");
+    /* no shared memory: nothing dynamic even when asked */
+    m = compile_dyn(ctx, ck_vector_add(ctx, 1 << 12));
+    assert_int_equal(m->dyn_shared_bytes + m->shared_bytes, 0);
+    assert_lacks(m, ".shared");
+    tir_ctx_destroy(ctx);
 }
 
 static void test_occupancy(void **st) {
@@ -657,6 +724,7 @@ int main(void) {
         cmocka_unit_test(test_math),         cmocka_unit_test(test_unroll_pragma),
         cmocka_unit_test(test_dump_llvm),    cmocka_unit_test(test_errors),
         cmocka_unit_test(test_occupancy),    cmocka_unit_test(test_occupancy_errors),
+        cmocka_unit_test(test_dynamic_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "minitir/sim.h"
+#include "ptxas_check.h"
 
 static tir_ctx *ctx;
 
@@ -46,24 +47,7 @@ static const tir_prim_func *lower(const tir_prim_func *f) {
 }
 
 /* Assembles the PTX with ptxas when it is installed. */
-static void assemble(const tir_module *m) {
-    const char *ptxas = getenv("TIR_PTXAS");
-    if (!ptxas) ptxas = "/usr/local/cuda/bin/ptxas";
-    if (access(ptxas, X_OK) != 0) {
-        printf("# ptxas not found: %s not assembled\n", m->kernel_name);
-        return;
-    }
-    char path[] = "/tmp/tir_lower_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, m->ptx, m->ptx_len), (ssize_t)m->ptx_len);
-    close(fd);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -arch=%s -o /dev/null %s 2>&1", ptxas, m->arch, path);
-    int rc = system(cmd);
-    unlink(path);
-    if (rc != 0) fail_msg("ptxas rejected the PTX of %s:\n%s", m->kernel_name, m->ptx);
-}
+static void assemble(const tir_module *m) { ptxas_check(m); }
 
 static const tir_module *compile(const tir_prim_func *k) {
     const tir_module *m = NULL;

@@ -2,7 +2,8 @@
  * kernels (vector add, >48 KiB dynamic shared memory, a PTX error with its
  * JIT log), events, cuBLAS SGEMM and GemmEx (fp16, bf16, tf32) against the
  * float64 host reference for both B layouts, the GPU float64 reference,
- * the bias epilogue kernel and the benchmark helper.
+ * the bias epilogue kernel and the benchmark helper; a generated kernel
+ * with 64 KiB of dynamic shared memory through tir_rt_program.
  *
  * Without a driver or a GPU it prints "1..0 # SKIP ..." and passes; without
  * cuBLAS it runs the rest and says which tests it left out.  Every check
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "minitir/codegen.h"
 #include "minitir/runtime.h"
 #include "rt_test_kernels.h"
 
@@ -288,6 +290,66 @@ static void test_dynamic_smem(void **st) {
     tir_rt_module_destroy(m);
     EXPECT(tir_rt_free(ctx, dev, din), TIR_OK);
     EXPECT(tir_rt_free(ctx, dev, dout), TIR_OK);
+}
+
+/* A generated kernel with 64 KiB of shared memory (past the static
+ * 48 KiB, so codegen puts it in dynamic shared memory): B is A reversed
+ * through shared memory.  tir_rt_program must opt the kernel in and
+ * launch with the module's dyn_shared_bytes (the stand-in driver checks
+ * the launch's dynamic bytes as the real one does). */
+static const char *dyn_reverse_tir =
+    "@T.prim_func\n"
+    "def dyn_reverse(A: T.Buffer((16384,), \"float32\"), B: T.Buffer((16384,), \"float32\")):\n"
+    "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "        S = T.allocate((16384,), \"float32\", scope=\"shared\")\n"
+    "        for t in T.thread_binding(0, 256, thread=\"threadIdx.x\"):\n"
+    "            for k in T.serial(64):\n"
+    "                S[k * 256 + t] = A[k * 256 + t]\n"
+    "            T.syncthreads()\n"
+    "            for k2 in T.serial(64):\n"
+    "                B[k2 * 256 + t] = S[16383 - (k2 * 256 + t)]\n";
+
+static void test_program_dyn_smem(void **st) {
+    (void)st;
+    const tir_prim_func *f;
+    EXPECT(tir_parse_func(ctx, dyn_reverse_tir, strlen(dyn_reverse_tir), &f), TIR_OK);
+    const tir_module *m;
+    EXPECT(tir_codegen(ctx, f, NULL, &m), TIR_OK);
+    assert_int_equal(m->dyn_shared_bytes, 65536);
+    enum { N = 16384 };
+    float *in = xmalloc(N * 4), *out = xmalloc(N * 4);
+    tir_rt_fill_random(ctx, TIR_F32, in, N, 7);
+    tir_rt_ptr din, dout;
+    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &din), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &dout), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, din, in, N * 4), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, dout, 0xff, N * 4), TIR_OK);
+    tir_rt_program *p;
+    EXPECT(tir_rt_program_create(ctx, dev, m, &p), TIR_OK);
+    tir_rt_kernel_info info;
+    EXPECT(tir_rt_kernel_info_get(ctx, tir_rt_program_kernel(p), &info), TIR_OK);
+    assert_int_equal(info.max_dynamic_smem, 65536);
+    tir_rt_arg args[] = {tir_rt_arg_ptr(din), tir_rt_arg_ptr(dout)};
+    EXPECT(tir_rt_program_launch(ctx, p, 2, args), TIR_OK);
+    EXPECT(tir_rt_copy_d2h(ctx, dev, out, dout, N * 4), TIR_OK);
+    int good = 0;
+    for (int i = 0; i < N; i++) good += out[i] == in[N - 1 - i];
+    row(good == N, "program, 64 KiB dynamic smem", "%d/%d elements right, static %d bytes",
+        good, N, info.static_smem);
+    assert_int_equal(good, N);
+    tir_rt_program_destroy(p);
+    /* past the device's opt-in maximum: a clear error before any launch */
+    tir_module big = *m;
+    big.dyn_shared_bytes = tir_rt_device_props(dev)->smem_per_block_optin + 16;
+    p = (tir_rt_program *)1;
+    EXPECT(tir_rt_program_create(ctx, dev, &big, &p), TIR_ERR_INVALID_ARG);
+    assert_null(p);
+    assert_non_null(strstr(tir_ctx_error(ctx), "'dyn_reverse'"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "opt-in maximum"));
+    EXPECT(tir_rt_free(ctx, dev, din), TIR_OK);
+    EXPECT(tir_rt_free(ctx, dev, dout), TIR_OK);
+    free(in);
+    free(out);
 }
 
 static void test_bad_ptx(void **st) {
@@ -607,6 +669,7 @@ int main(void) {
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_vadd),
         cmocka_unit_test(test_dynamic_smem),
+        cmocka_unit_test(test_program_dyn_smem),
         cmocka_unit_test(test_bad_ptx),
         cmocka_unit_test(test_sgemm),
         cmocka_unit_test(test_gemm_ex),

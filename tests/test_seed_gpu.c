@@ -7,6 +7,8 @@
  * fused programs, by the runtime's separate epilogue kernel, by relative
  * Frobenius error within the float32 GEMM tolerance.  The epilogue kernel
  * itself is checked against the host epilogue reference once per size.
+ * The matmul also runs with 128x128x32 tiles, whose double buffer (64 KiB)
+ * lives in dynamic shared memory past the static 48 KiB.
  *
  * Without a CUDA driver or GPU it prints "1..0 # SKIP no CUDA device".
  */
@@ -45,9 +47,12 @@ static tir_rt_epilogue rt_epi(int e) {
     return r;
 }
 
-/* Builds, runs and verifies one program (e < 0: the matmul) at one size;
- * returns the relative error. */
-static double check_one(int e, int step, const int64_t sz[3], uint64_t seed) {
+/* Builds, runs and verifies one program (e < 0: the matmul, with `tiles`,
+ * NULL: the seed's) at one size; returns the relative error.  With
+ * dyn_smem >= 0 the module must have exactly that much dynamic shared
+ * memory. */
+static double check_tiles(int e, int step, const seed_tiles *tiles, int64_t dyn_smem,
+                          const int64_t sz[3], uint64_t seed) {
     int64_t M = sz[0], N = sz[1], K = sz[2];
     size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
     const tir_prim_func *f = e < 0 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
@@ -55,10 +60,11 @@ static double check_one(int e, int step, const int64_t sz[3], uint64_t seed) {
     assert_non_null(f);
     tir_schedule *s;
     OK(tir_sched_create(ctx, f, &s));
-    OK(e < 0 ? seed_schedule(s, step, NULL, NULL) : seed_fused(s, step, NULL, NULL));
+    OK(e < 0 ? seed_schedule_tiles(s, step, tiles, NULL, NULL) : seed_fused(s, step, NULL, NULL));
     const tir_module *m;
     OK(tir_build(ctx, tir_sched_func(s), NULL, &m));
     tir_sched_destroy(s);
+    if (dyn_smem >= 0) assert_int_equal(m->dyn_shared_bytes, dyn_smem);
 
     float *ha = malloc(na * 4), *hb = malloc(nb * 4), *hbias = malloc((size_t)N * 4);
     float *out = malloc(nc * 4), *ref = malloc(nc * 4);
@@ -129,6 +135,24 @@ static double check_one(int e, int step, const int64_t sz[3], uint64_t seed) {
     return es.rel_err;
 }
 
+static double check_one(int e, int step, const int64_t sz[3], uint64_t seed) {
+    return check_tiles(e, step, NULL, -1, sz, seed);
+}
+
+/* 128x128x32 block tiles, 8x8 per thread (256 threads): Steps 5 and 6
+ * double-buffer 2 x (16 + 16) KiB of A and B tiles, past the static
+ * 48 KiB, so the kernel runs with 64 KiB of dynamic shared memory that
+ * tir_rt_program opts in to. */
+static void big_tiles_dynamic_smem(void **state) {
+    (void)state;
+    const seed_tiles big = {.bm = 128, .bn = 128, .bk = 32, .tm = 8, .tn = 8};
+    static const int64_t bsizes[][3] = {{1024, 1024, 1024}, {257, 129, 67}, {1000, 520, 333}};
+    for (int si = 0; si < 3; si++)
+        for (int step = 5; step <= SEED_NFUSED_STEPS; step++)
+            assert_true(check_tiles(-1, step, &big, 65536, bsizes[si], 300 + (uint64_t)step) <=
+                        1e-5);
+}
+
 static void seed_steps(void **state) {
     (void)state;
     for (int si = 0; si < NSIZES; si++)
@@ -173,6 +197,7 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(seed_steps),
+        cmocka_unit_test(big_tiles_dynamic_smem),
         cmocka_unit_test(fused_bias),
         cmocka_unit_test(fused_relu),
         cmocka_unit_test(fused_clip),

@@ -72,6 +72,9 @@ static void usage_errors(void **state) {
         "run fused --epilogue gelu",         /* unknown epilogue */
         "bench matmul --plot chart.jpg",     /* png or svg */
         "show matmul --frobnicate",          /* unknown option */
+        "ptx matmul --tile 64x64",           /* two tile sizes */
+        "ptx matmul --tile 64x64x32x8",      /* four */
+        "ptx fused --tile 64x64x32",         /* tiles of the matmul only */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -135,6 +138,15 @@ static void ptx(void **state) {
     /* Step 1 has one thread per column: 2000 columns cannot launch. */
     assert_int_equal(tirc_run(NULL, "ptx matmul --step 1 --size 2000"), 4);
     assert_non_null(strstr(err, "cannot compile matmul step 1"));
+    /* 128x128x32 tiles double-buffered: 64 KiB of dynamic shared memory */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 300 --step 6 --tile 128x128x32x8x8"), 0);
+    assert_non_null(strstr(out, ".extern .shared .align 64 .b8 minitir_dyn_shared[]"));
+    assert_non_null(strstr(err, "block 16x16x1, 65536 bytes shared (dynamic)"));
+    /* 128x128x64: 128 KiB, past sm_86's opt-in 99 KiB */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 300 --step 5 --tile 128x128x64x8x8 "
+                                    "--arch sm_86"),
+                     4);
+    assert_non_null(strstr(err, "sm_86's opt-in maximum"));
 }
 
 static void run_sim(void **state) {
@@ -145,6 +157,11 @@ static void run_sim(void **state) {
     assert_int_equal(tirc_run(NULL, "run fused --sim --size 19x35x33 --steps 3-4 --seed 5"), 0);
     assert_int_equal(count(out, "  ok  "), 3 * 2);
     assert_non_null(strstr(out, "fused bias+relu step 4"));
+    assert_int_equal(tirc_run(NULL, "run matmul --sim --size 130x129x40 --steps 5-6 "
+                                    "--tile 128x128x32x8x8"),
+                     0);
+    assert_int_equal(count(out, "  ok  "), 2);
+    assert_non_null(strstr(out, "block 16x16x1"));
     /* Without a driver, `run` falls back to the simulator and says so. */
     assert_int_equal(tirc_run("MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1",
                               "run matmul --size 9 --step 2"),
@@ -171,6 +188,13 @@ static void fake_gpu(void **state) {
     assert_int_equal(tirc_run(env, "run matmul --gpu --size 20x17x9 --step 2"), 1);
     assert_non_null(strstr(err, "NaN or infinite"));
     assert_non_null(strstr(out, "FAIL"));
+    /* 64 KiB of dynamic shared memory: the program opts the kernel in and
+     * launches it (the stand-in refuses a launch past the kernel's limit:
+     * that would be a runtime error, exit 5, not the NaN failure) */
+    assert_int_equal(tirc_run(env, "run matmul --gpu --size 200 --step 5 "
+                                   "--tile 128x128x32x8x8"),
+                     1);
+    assert_non_null(strstr(err, "NaN or infinite"));
     /* bench: tables, and the chart's data and script without gnuplot. */
     char benv[1200];
     snprintf(benv, sizeof benv, "%s PATH=/nonexistent", env);

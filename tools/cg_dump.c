@@ -74,6 +74,7 @@ static int dump(tir_ctx *ctx, const ck_entry *e, const tir_codegen_opts *o, cons
     dim(f, "grid", m->grid);
     dim(f, "block", m->block);
     fprintf(f, "shared_bytes %lld\n", (long long)m->shared_bytes);
+    fprintf(f, "dyn_shared_bytes %lld\n", (long long)m->dyn_shared_bytes);
     fclose(f);
     printf("%s/%s.ptx (%.1f ms)\n", dir, e->name, m->compile_ms);
     return 0;

@@ -31,10 +31,18 @@ const char *seed_step_title(int step) {
     return step >= 0 && step <= SEED_NSTEPS ? t[step] : "";
 }
 
-enum { BM = 32, BN = 32, BK = 32, TM = 8, TN = 4, THREADS_X = BM / TM, THREADS_Y = BN / TN };
+const seed_tiles seed_tiles_default = {.bm = 32, .bn = 32, .bk = 32, .tm = 8, .tn = 4};
+
+/* The tile sizes under the names the calls print with (the hook gets the
+ * call as written). */
+#define TILE_NAMES(sz)                                                                  \
+    const int64_t BM = (sz)->bm, BN = (sz)->bn, BK = (sz)->bk, THREADS_X = BM / (sz)->tm, \
+                  THREADS_Y = BN / (sz)->tn;                                            \
+    (void)BM, (void)BN, (void)BK, (void)THREADS_X, (void)THREADS_Y
 
 /* The handles later steps build on. */
 typedef struct tiles {
+    seed_tiles sz;
     tir_block_rv c;
     tir_loop_rv i_block, j_block, i_thread, j_thread, k_outer, i_elem, j_elem, k_inner;
     tir_loop_rv thread; /* the innermost thread-bound loop */
@@ -60,6 +68,7 @@ static tir_status step2(tir_schedule *s, tiles *t, seed_hook hook, void *user) {
     CALL(s, hook, user, tir_sched_get_loops(s, t->c, &loops, &n));
     tir_loop_rv i = loops[0], j = loops[1], k = loops[2];
     tir_loop_rv ib[2], jb[2], kb[2], it[2], jt[2];
+    TILE_NAMES(&t->sz);
     CALL(s, hook, user, tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, BM}, ib));
     CALL(s, hook, user, tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, BN}, jb));
     CALL(s, hook, user, tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, BK}, kb));
@@ -89,8 +98,9 @@ static tir_status step2(tir_schedule *s, tiles *t, seed_hook hook, void *user) {
  * to threadIdx.y and threadIdx.x have exactly the compute's extents (8 and
  * 4), so each of the 32 threads copies 1024 / 32 = 32 elements; with
  * vec > 1 the innermost part is a vectorized run of vec elements. */
-static tir_status cooperative_fetch(tir_schedule *s, tir_block_rv cache, int vec, seed_hook hook,
-                                    void *user) {
+static tir_status cooperative_fetch(tir_schedule *s, const tiles *t, tir_block_rv cache, int vec,
+                                    seed_hook hook, void *user) {
+    TILE_NAMES(&t->sz);
     const tir_loop_rv *loops;
     int n;
     CALL(s, hook, user, tir_sched_get_loops(s, cache, &loops, &n));
@@ -141,8 +151,8 @@ static tir_status step3(tir_schedule *s, tiles *t, int vec, seed_hook hook, void
     CALL(s, hook, user, tir_sched_cache_read(s, t->c, ib, "shared", 0, NULL, &b_sh));
     CALL(s, hook, user, tir_sched_compute_at(s, a_sh, t->k_outer, false));
     CALL(s, hook, user, tir_sched_compute_at(s, b_sh, t->k_outer, false));
-    st = cooperative_fetch(s, a_sh, vec, hook, user);
-    return st != TIR_OK ? st : cooperative_fetch(s, b_sh, vec, hook, user);
+    st = cooperative_fetch(s, t, a_sh, vec, hook, user);
+    return st != TIR_OK ? st : cooperative_fetch(s, t, b_sh, vec, hook, user);
 }
 
 /* Step 4's accumulator.  The seed's Korean post puts the copy-back at
@@ -193,12 +203,25 @@ static tir_status steps(tir_schedule *s, tiles *t, int step, bool acc, seed_hook
 }
 
 tir_status seed_schedule(tir_schedule *s, int step, seed_hook hook, void *user) {
-    if (step == 7 || step == 8) {
+    return seed_schedule_tiles(s, step, NULL, hook, user);
+}
+
+tir_status seed_schedule_tiles(tir_schedule *s, int step, const seed_tiles *sz, seed_hook hook,
+                               void *user) {
+    if (step == 7 || step == 8) { /* sgemm.c's own tiles */
         sgemm_config cfg = sgemm_default_config();
         cfg.staging = step == 8;
         return sgemm_schedule(s, &cfg, hook, user);
     }
-    tiles t;
+    tiles t = {.sz = sz ? *sz : seed_tiles_default};
+    tir_ctx *ctx = tir_sched_ctx(s);
+    const seed_tiles *z = &t.sz;
+    if (z->bm <= 0 || z->bn <= 0 || z->bk <= 0 || z->tm <= 0 || z->tn <= 0 || z->bm % z->tm ||
+        z->bn % z->tn)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "seed tiles %dx%dx%d with thread tile %dx%d: sizes must be "
+                            "positive and the thread tile must divide the block tile",
+                            z->bm, z->bn, z->bk, z->tm, z->tn);
     return steps(s, &t, step, true, hook, user);
 }
 
@@ -277,7 +300,7 @@ tir_status seed_fused(tir_schedule *s, int step, seed_hook hook, void *user) {
     CALL(s, hook, user, tir_sched_fuse_reduction_epilogue(s, c, d, NULL));
     /* Bias: the reduction now writes D and the epilogue block is gone. */
     bool has_epi = tir_sched_get_block(s, "D", &d) == TIR_OK;
-    tiles t;
+    tiles t = {.sz = seed_tiles_default};
     tir_status st = steps(s, &t, step, !has_epi, hook, user);
     if (st != TIR_OK || !has_epi || step == 0) return st;
     /* The surviving epilogue D = h(C) runs in each thread right after its

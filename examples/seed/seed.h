@@ -47,6 +47,23 @@ typedef void (*seed_hook)(void *user, tir_schedule *s, const char *call);
  * status; the message is in the ctx. */
 tir_status seed_schedule(tir_schedule *s, int step, seed_hook hook, void *user);
 
+/* The tiles of the schedules: a bm x bn block tile (bm along i, bound to
+ * blockIdx.x), k tiles of bk, and a tm x tn tile per thread, so
+ * (bm / tm) x (bn / tn) threads.  The seed's are 32x32x32 and 8x4
+ * (seed_tiles_default).  Larger tiles need more shared memory: Step 5's
+ * double buffer holds 2 (bm + bn) bk floats, 64 KiB for 128x128x32, which
+ * codegen places in dynamic shared memory (past 48 KiB). */
+typedef struct seed_tiles {
+    int bm, bn, bk, tm, tn;
+} seed_tiles;
+extern const seed_tiles seed_tiles_default;
+
+/* seed_schedule with other tiles (NULL: seed_tiles_default).
+ * TIR_ERR_INVALID_ARG when a size is not positive or the thread tile does
+ * not divide the block tile. */
+tir_status seed_schedule_tiles(tir_schedule *s, int step, const seed_tiles *tiles, seed_hook hook,
+                               void *user);
+
 /* The fused GEMM epilogues: D = epi(A·B + bias[j]). */
 typedef enum seed_epi { SEED_EPI_BIAS, SEED_EPI_RELU, SEED_EPI_CLIP, SEED_NEPI } seed_epi;
 #define SEED_CLIP_LO (-4.0f)

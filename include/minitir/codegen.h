@@ -35,6 +35,9 @@ typedef struct tir_codegen_opts {
     int opt_level;        /* 0..3 (default 3): pipeline default<On> */
     bool dump_llvm;       /* print LLVM IR before/after optimisation to stderr;
                            * also enabled by the environment TIR_DUMP=llvm */
+    bool dynamic_shared;  /* place shared buffers in dynamic shared memory even
+                           * when they fit the 48 KiB of static shared memory
+                           * (default false: only past it) */
 } tir_codegen_opts;
 
 /* Fills o with the defaults. */
@@ -72,13 +75,21 @@ typedef struct tir_module {
     const tir_kernel_param *params;
     tir_launch_dim grid[3];  /* blockIdx.x, y, z */
     tir_launch_dim block[3]; /* threadIdx.x, y, z (always constant) */
-    int64_t shared_bytes;    /* static shared memory */
+    int64_t shared_bytes;    /* static shared memory, bytes */
+    /* Dynamic shared memory, bytes: a launch must request exactly this many
+     * (after raising the kernel's limit past 48 KiB; tir_rt_program does
+     * both).  Shared buffers are either all static (up to the target's
+     * 48 KiB) or all in one dynamic array (past it, up to the target's
+     * opt-in maximum, or with tir_codegen_opts.dynamic_shared); one of the
+     * two counts is 0. */
+    int64_t dyn_shared_bytes;
     double compile_ms;       /* wall time of tir_codegen */
 } tir_module;
 
 /* Compiles kernel to PTX.  opts may be NULL (defaults).  On success sets
  * *out.  Errors: TIR_ERR_UNSUPPORTED for constructs outside the lowered form
- * (the message names the node) or an unsupported arch, TIR_ERR_LLVM when
+ * (the message names the node), an unsupported arch, or shared memory past
+ * the arch's opt-in maximum (the message names the buffers), TIR_ERR_LLVM when
  * LLVM rejects the module (with LLVM's message), TIR_ERR_INVALID_ARG. */
 TIR_API tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel,
                                const tir_codegen_opts *opts, const tir_module **out);

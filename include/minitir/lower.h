@@ -23,7 +23,10 @@ extern "C" {
 typedef struct tir_lower_opts {
     int max_threads_per_block;  /* product of threadIdx extents (1024) */
     int max_thread_extent[3];   /* threadIdx.x, y, z (1024, 1024, 64) */
-    int64_t max_shared_bytes;   /* static shared memory per block (48 KiB) */
+    /* Shared memory per block: the target's opt-in maximum
+     * (max_shared_dynamic, 227 KiB on sm_90).  Codegen places a kernel
+     * over max_shared_static (48 KiB) in dynamic shared memory. */
+    int64_t max_shared_bytes;
     int64_t max_local_bytes;    /* local arrays per thread (16 KiB) */
     /* Stop after the pass of this name (NULL: run all), for tests and
      * debugging; the result is then not a finished kernel. */

@@ -497,16 +497,21 @@ TIR_API double tir_rt_gemm_tflops(int64_t M, int64_t N, int64_t K, double ms);
 /* A tir_module (from tir_codegen / tir_build) loaded on a device. */
 typedef struct tir_rt_program tir_rt_program;
 
-/* Loads m's PTX on dev and looks its kernel up.  Free with
+/* Loads m's PTX on dev and looks its kernel up; a module with dynamic
+ * shared memory (m->dyn_shared_bytes > 0) has the kernel's limit raised to
+ * it (tir_rt_kernel_set_max_dynamic_smem).  Free with
  * tir_rt_program_destroy before closing dev.  Errors: TIR_ERR_CUDA (with the
- * JIT log), TIR_ERR_INVALID_ARG. */
+ * JIT log), TIR_ERR_INVALID_ARG (also: the module's shared memory is more
+ * than the device's opt-in maximum; the message names the kernel and both
+ * sizes). */
 TIR_API tir_status tir_rt_program_create(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
                                          tir_rt_program **out);
 TIR_API void tir_rt_program_destroy(tir_rt_program *p);
 TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
 /* Launches the kernel: args has one entry per module parameter, in order
  * (buffers as TIR_RT_ARG_PTR, scalars as TIR_RT_ARG_I32 or I64).  The grid
- * is evaluated from the scalar arguments.  Returns without waiting.
+ * is evaluated from the scalar arguments; the launch requests the module's
+ * dyn_shared_bytes of dynamic shared memory.  Returns without waiting.
  * Errors: TIR_ERR_INVALID_ARG (count or kinds do not match the
  * parameters, a non-positive grid), TIR_ERR_CUDA. */
 TIR_API tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,

@@ -61,8 +61,9 @@ typedef struct tir_sim_opts {
      * in the same barrier interval (write-after-read is not tracked in
      * global memory). */
     bool check_global_races;
-    /* Threads per block and static shared memory may not pass these
-     * (NULL: the default target's, tir_target_default). */
+    /* Threads per block and shared memory (up to the opt-in maximum,
+     * max_shared_dynamic, as codegen places it) may not pass these (NULL:
+     * the default target's, tir_target_default). */
     const tir_target_limits *limits;
 } tir_sim_opts;
 

@@ -16,6 +16,7 @@ typedef struct chk {
     cg_info *info;
     ir_vec vars;          /* defined variables in scope */
     ir_vec bufs;          /* buffers in scope */
+    ir_vec shared;        /* distinct shared buffers, in first-Allocate order */
 } chk;
 
 static bool in_vec(const ir_vec *v, const void *p) {
@@ -354,6 +355,8 @@ static tir_status chk_stmt(chk *c, const tir_stmt *s) {
         if (param_index_of(c->f, a->buffer, &pi))
             return unsupported(c, "codegen: Allocate of buffer '%s', which is a parameter",
                                a->buffer->name);
+        if (a->buffer->scope == TIR_SCOPE_SHARED && !in_vec(&c->shared, a->buffer))
+            ir_vec_push(&c->shared, a->buffer);
         ir_vec_push(&c->bufs, a->buffer);
         tir_status st = chk_stmt(c, a->body);
         c->bufs.n--;
@@ -437,6 +440,26 @@ static tir_status chk_launch(chk *c, const tir_target_limits *lim) {
     return TIR_OK;
 }
 
+/* The shared-memory layout emission will use (cg_emit.c allocate): each
+ * buffer at the next multiple of max(16, its align), so 16-byte cp.async
+ * and float4 accesses stay aligned in the static and the dynamic layout. */
+static void shared_layout(chk *c) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    int64_t t = 0, maxal = 16;
+    for (int i = 0; i < c->shared.n; i++) {
+        const tir_buffer *b = c->shared.items[i];
+        int64_t bytes = tir_buffer_const_size(b) * (int64_t)tir_dtype_bytes(b->dtype);
+        int64_t al = b->align > 16 ? b->align : 16;
+        if (al > maxal) maxal = al;
+        t = (t + al - 1) / al * al + bytes;
+        ir_sb_printf(&sb, "%s%s (%lld bytes)", i ? ", " : "", b->name, (long long)bytes);
+    }
+    c->info->shared_bytes = t;
+    c->info->shared_align = maxal;
+    c->info->shared_names = ir_sb_finish(&sb, c->ctx);
+}
+
 tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
                     cg_info *info) {
     memset(info, 0, sizeof *info);
@@ -446,7 +469,9 @@ tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limit
     if (s == TIR_OK) s = chk_launch(&c, lim);
     if (s == TIR_OK) s = cg_check_occupancy(ctx, f, lim, info);
     if (s == TIR_OK) s = chk_stmt(&c, f->body);
+    if (s == TIR_OK) shared_layout(&c);
     ir_vec_free(&c.vars);
     ir_vec_free(&c.bufs);
+    ir_vec_free(&c.shared);
     return s;
 }

@@ -49,6 +49,11 @@ typedef struct cg {
     cg_buf *bufs;
     int nbufs, capbufs;
     int64_t shared_bytes;
+    /* dynamic shared memory (cg_info.dyn_shared): one extern array, made
+     * at the first shared Allocate, aligned to dyn_align */
+    bool dyn_shared;
+    int64_t dyn_align;
+    LLVMValueRef dyn_base;
     bool host;
     unsigned global_as; /* address space of buffer parameters */
     bool failed;
@@ -816,6 +821,31 @@ static void sanitize(char *s) {
             *s = '_';
 }
 
+/* Static shared memory: a global of the buffer's own in address space 3. */
+static LLVMValueRef static_shared(cg *g, LLVMTypeRef at, const char *name, unsigned align) {
+    LLVMValueRef p = LLVMAddGlobalInAddressSpace(g->mod, at, name, 3);
+    LLVMSetInitializer(p, LLVMGetUndef(at));
+    LLVMSetLinkage(p, LLVMInternalLinkage);
+    LLVMSetAlignment(p, align);
+    return p;
+}
+
+/* Dynamic shared memory: the buffer at byte `offset` of the one extern
+ * array (PTX `.extern .shared .align A .b8 minitir_dyn_shared[]`), whose
+ * size the launch gives.  The array is aligned to the largest buffer
+ * alignment and every offset is a multiple of the buffer's, so the
+ * alignment LLVM is told for each access holds as with static arrays. */
+static LLVMValueRef dynamic_shared(cg *g, int64_t offset) {
+    if (!g->dyn_base) {
+        LLVMTypeRef at = LLVMArrayType2(g->t_i8, 0);
+        g->dyn_base = LLVMAddGlobalInAddressSpace(g->mod, at, "minitir_dyn_shared", 3);
+        LLVMSetLinkage(g->dyn_base, LLVMExternalLinkage);
+        LLVMSetAlignment(g->dyn_base, (unsigned)g->dyn_align);
+    }
+    LLVMValueRef off = LLVMConstInt(g->t_i64, (unsigned long long)offset, 0);
+    return LLVMConstInBoundsGEP2(g->t_i8, g->dyn_base, &off, 1);
+}
+
 static tir_status allocate(cg *g, const tir_allocate *a) {
     const tir_buffer *b = a->buffer;
     if (!find_buf(g, b)) {
@@ -829,12 +859,10 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
         sanitize(name);
         LLVMValueRef p;
         if (b->scope == TIR_SCOPE_SHARED && !g->host) {
-            p = LLVMAddGlobalInAddressSpace(g->mod, at, name, 3);
-            LLVMSetInitializer(p, LLVMGetUndef(at));
-            LLVMSetLinkage(p, LLVMInternalLinkage);
-            LLVMSetAlignment(p, align);
-            int64_t bytes = n * (int64_t)tir_dtype_bytes(b->dtype);
-            g->shared_bytes = (g->shared_bytes + align - 1) / align * align + bytes;
+            /* the layout of cg_check's shared_layout */
+            int64_t start = (g->shared_bytes + align - 1) / align * align;
+            p = g->dyn_shared ? dynamic_shared(g, start) : static_shared(g, at, name, align);
+            g->shared_bytes = start + n * (int64_t)tir_dtype_bytes(b->dtype);
         } else {
             p = LLVMBuildAlloca(g->ab, at, name);
             LLVMSetAlignment(p, align);
@@ -923,7 +951,14 @@ static void occupancy(cg *g, const cg_info *info) {
 tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
                           bool host, int64_t *shared_bytes) {
-    cg g = {.ctx = ctx, .f = f, .opts = opts, .mod = mod, .host = host, .global_as = host ? 0 : 1};
+    cg g = {.ctx = ctx,
+            .f = f,
+            .opts = opts,
+            .mod = mod,
+            .dyn_shared = info->dyn_shared && !host,
+            .dyn_align = info->shared_align > 16 ? info->shared_align : 16,
+            .host = host,
+            .global_as = host ? 0 : 1};
     g.lc = LLVMGetModuleContext(mod);
     g.t_void = LLVMVoidTypeInContext(g.lc);
     g.t_i1 = LLVMInt1TypeInContext(g.lc);

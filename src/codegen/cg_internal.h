@@ -23,6 +23,14 @@ typedef struct cg_info {
     bool *written;                  /* per param: the kernel stores to it (arena) */
     /* occupancy controls (cg_occupancy.c); 0: not requested */
     int64_t max_threads, min_blocks, max_regs;
+    /* The shared buffers (distinct, in first-Allocate order, as emission
+     * places them): their bytes with each start aligned to
+     * max(16, buffer align), and the largest such alignment. */
+    int64_t shared_bytes, shared_align;
+    const char *shared_names; /* "A_shared (4096 bytes), ..." for messages */
+    /* Set by tir_codegen before emission: the shared buffers live in one
+     * dynamic (extern) shared array instead of static ones. */
+    bool dyn_shared;
 } cg_info;
 
 /* Checks f against docs/lowered-ir.md and the limits of the target.
@@ -41,8 +49,8 @@ tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_ta
 /* The product of the threadIdx extents of info->dims. */
 int64_t cg_threads_per_block(const cg_info *info);
 
-/* Emits the kernel function `name` for f into mod.  Adds the static shared
- * memory it allocates to *shared_bytes.
+/* Emits the kernel function `name` for f into mod.  Adds the shared memory
+ * it allocates (static, or with info->dyn_shared dynamic) to *shared_bytes.
  *
  * host: emit a plain C-callable function for the host instead (tests run
  * kernels this way): thread-binding loops become serial loops, pointers

@@ -107,13 +107,11 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     LLVMDisposeTargetData(td);
 
     bool dump = dump_wanted(o);
-    tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &m->shared_bytes);
-    if (s == TIR_OK && m->shared_bytes > t->limits.max_shared_static)
-        s = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
-                         "codegen: kernel '%s' allocates %lld bytes of shared memory (static "
-                         "shared memory is limited to %lld bytes)",
-                         kernel->name, (long long)m->shared_bytes,
-                         (long long)t->limits.max_shared_static);
+    int64_t shared = 0;
+    tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &shared);
+    /* emission places the buffers as cg_check's layout says */
+    TIR_ASSERT(s != TIR_OK || shared == info->shared_bytes);
+    *(info->dyn_shared ? &m->dyn_shared_bytes : &m->shared_bytes) = shared;
     if (s == TIR_OK && dump) dump_module(mod, "before optimisation", name);
     if (s == TIR_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) {
         s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM rejects the module of '%s': %s",
@@ -160,6 +158,24 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     return s;
 }
 
+/* Static shared arrays up to the target's 48 KiB, which is what a launch
+ * gets without opting in; past it (or with opts->dynamic_shared) one
+ * dynamic array, for which the runtime raises the kernel's limit and
+ * launches with dyn_shared_bytes.  Past the opt-in maximum: a user error
+ * naming the buffers. */
+static tir_status shared_placement(tir_ctx *ctx, const tir_prim_func *kernel,
+                                   const tir_codegen_opts *o, const tir_target *t, cg_info *info) {
+    if (info->shared_bytes > t->limits.max_shared_dynamic)
+        return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                            "codegen: kernel '%s' needs %lld bytes of shared memory per block, "
+                            "more than %s's opt-in maximum of %lld: %s",
+                            kernel->name, (long long)info->shared_bytes, t->arch,
+                            (long long)t->limits.max_shared_dynamic, info->shared_names);
+    info->dyn_shared = info->shared_bytes > t->limits.max_shared_static ||
+                       (o->dynamic_shared && info->shared_bytes > 0);
+    return TIR_OK;
+}
+
 tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *opts,
                        const tir_module **out) {
     double t0 = ir_now_ms();
@@ -181,6 +197,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     const tir_target *target = tir_target_find(o.arch);
     TIR_ASSERT(target); /* tir_codegen_check_arch accepted it */
     TIR_TRY(cg_check(ctx, kernel, &target->limits, &info));
+    TIR_TRY(shared_placement(ctx, kernel, &o, target, &info));
     cg_llvm_init();
 
     tir_module *m = IR_NEW(ctx, tir_module);

@@ -1,8 +1,9 @@
 /* check_kernel.c: the last pass checks that the result has the lowered form
  * of docs/lowered-ir.md (no blocks, no vectorized or parallel loops left,
  * 1-D buffers, constant-size shared/local allocations) and that shared
- * memory per block and local memory per thread stay within the target
- * limits; a violation of the form is a lowering bug (assertion), an
+ * memory per block (up to the target's opt-in maximum: codegen puts a
+ * kernel over 48 KiB in dynamic shared memory) and local memory per thread
+ * stay within the target limits; a violation of the form is a lowering bug (assertion), an
  * allocation over the limit a user error naming the buffers.  The launch
  * sizes go through the one launch check every later layer uses
  * (tir_launch_check, launch.c), so a kernel lowering accepts is one that
@@ -89,7 +90,8 @@ tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const ti
     if (sh > st->opts.max_shared_bytes)
         s = tir_ctx_fail(st->ctx, TIR_ERR_LOWER,
                          "check_kernel: %lld bytes of shared memory per block, more than the "
-                         "limit %lld: %s (smaller tiles, or fewer pipeline stages)",
+                         "limit %lld (the target's opt-in maximum): %s (smaller tiles, or "
+                         "fewer pipeline stages)",
                          (long long)sh, (long long)st->opts.max_shared_bytes,
                          names(st->ctx, &c.shared));
     else if (lo > st->opts.max_local_bytes)

@@ -44,7 +44,7 @@ void tir_lower_opts_init_target(tir_lower_opts *o, const tir_target_limits *lim)
     memset(o, 0, sizeof *o);
     o->max_threads_per_block = lim->max_threads_per_block;
     for (int d = 0; d < 3; d++) o->max_thread_extent[d] = lim->max_block_dim[d];
-    o->max_shared_bytes = lim->max_shared_static;
+    o->max_shared_bytes = lim->max_shared_dynamic;
     o->max_local_bytes = lim->max_local_bytes;
 }
 
@@ -52,7 +52,8 @@ void lower_opts_limits(const tir_lower_opts *o, tir_target_limits *out) {
     *out = tir_target_default()->limits;
     out->max_threads_per_block = o->max_threads_per_block;
     for (int d = 0; d < 3; d++) out->max_block_dim[d] = o->max_thread_extent[d];
-    out->max_shared_static = o->max_shared_bytes;
+    out->max_shared_dynamic = o->max_shared_bytes;
+    if (out->max_shared_static > o->max_shared_bytes) out->max_shared_static = o->max_shared_bytes;
     out->max_local_bytes = o->max_local_bytes;
 }
 

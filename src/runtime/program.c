@@ -3,7 +3,9 @@
  * The glue between codegen and the driver: load the module's PTX, check
  * the arguments against the module's parameter list (so a wrong call is a
  * clear error, not a kernel fault), evaluate the grid from the scalar
- * arguments and launch.
+ * arguments and launch.  A module whose shared buffers live in dynamic
+ * shared memory (tir_module.dyn_shared_bytes) gets the kernel's limit
+ * raised to that size once, at load, and every launch requests it.
  */
 #include <stdlib.h>
 
@@ -17,6 +19,24 @@ struct tir_rt_program {
     tir_target_limits limits; /* of the device it was loaded on */
 };
 
+/* Opts the kernel in to the module's dynamic shared memory.  Past the
+ * device's opt-in maximum it is a user error that names the kernel and
+ * both sizes (smaller tiles or fewer stages, as lowering would say for the
+ * target's own limit). */
+static tir_status set_dyn_shared(tir_ctx *ctx, tir_rt_device *dev, tir_rt_program *p) {
+    const tir_module *m = p->m;
+    if (m->dyn_shared_bytes <= 0) return TIR_OK;
+    int64_t optin = tir_rt_device_props(dev)->smem_per_block_optin;
+    if (m->dyn_shared_bytes + m->shared_bytes > optin)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "kernel '%s' needs %lld bytes of shared memory per block; this "
+                            "device allows at most %lld (its opt-in maximum): use smaller "
+                            "tiles or fewer pipeline stages, or compile for this device's arch",
+                            m->kernel_name, (long long)(m->dyn_shared_bytes + m->shared_bytes),
+                            (long long)optin);
+    return tir_rt_kernel_set_max_dynamic_smem(ctx, p->kernel, (int)m->dyn_shared_bytes);
+}
+
 tir_status tir_rt_program_create(tir_ctx *ctx, tir_rt_device *dev, const tir_module *m,
                                  tir_rt_program **out) {
     *out = NULL;
@@ -28,6 +48,7 @@ tir_status tir_rt_program_create(tir_ctx *ctx, tir_rt_device *dev, const tir_mod
     tir_rt_device_limits(dev, &p->limits);
     tir_status s = tir_rt_module_create(ctx, dev, m->ptx, &p->mod);
     if (s == TIR_OK) s = tir_rt_kernel_get(ctx, p->mod, m->kernel_name, &p->kernel);
+    if (s == TIR_OK) s = set_dyn_shared(ctx, dev, p);
     if (s != TIR_OK) {
         tir_rt_program_destroy(p);
         return s;
@@ -82,5 +103,5 @@ tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
         g[d] = (unsigned)grid[d];
         b[d] = (unsigned)block[d];
     }
-    return tir_rt_launch(ctx, p->kernel, g, b, 0, nargs, args);
+    return tir_rt_launch(ctx, p->kernel, g, b, (unsigned)m->dyn_shared_bytes, nargs, args);
 }

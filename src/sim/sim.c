@@ -242,7 +242,8 @@ static tir_status sim_alloc(ir_env *e, ir_mbuf *m) {
         if (!b) {
             int64_t al = m->buffer->align > 16 ? m->buffer->align : 16;
             int64_t total = (s->shared_bytes + al - 1) / al * al + (int64_t)bytes;
-            int64_t max_shared = SIM_LIMITS(s)->max_shared_static;
+            /* the opt-in maximum: past 48 KiB codegen uses dynamic shared memory */
+            int64_t max_shared = SIM_LIMITS(s)->max_shared_dynamic;
             if (total > max_shared)
                 return ir_env_fail(e, TIR_ERR_SIM_LAUNCH,
                                    "shared buffer %s takes the block's shared memory to %lld "

@@ -19,7 +19,10 @@ static const char *const examples_help =
     "  matmul   C[M,N] = A[M,K] B[K,N] in float32, the seed's Steps 1-6\n"
     "  fused    D = epilogue(A B + bias[j]) with the epilogue fused into the\n"
     "           reduction (fuse_reduction_epilogue) and then Steps 1-6;\n"
-    "           --epilogue bias|bias+relu|clip|all (default all)\n";
+    "           --epilogue bias|bias+relu|clip|all (default all)\n"
+    "--tile BMxBNxBK[xTMxTN] (matmul): block tile and k tile, thread tile\n"
+    "(default 32x32x32x8x4); e.g. 128x128x32x8x8 double-buffers 64 KiB of shared\n"
+    "memory in Steps 5-6, which runs as dynamic shared memory (past 48 KiB).\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -57,6 +60,18 @@ static bool parse_size(const char *s, int64_t out[3]) {
     for (int i = 0; i < n; i++)
         if (!parse_i64(p[i], &out[i])) return false;
     if (n == 1) out[1] = out[2] = out[0];
+    return true;
+}
+
+/* "BMxBNxBK" or "BMxBNxBKxTMxTN" (thread tile default 8x4). */
+static bool parse_tile(const char *s, seed_tiles *t) {
+    int v[5] = {0, 0, 0, 8, 4};
+    char extra;
+    int n = sscanf(s, "%dx%dx%dx%dx%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &extra);
+    if (n != 3 && n != 5) return false;
+    for (int i = 0; i < 5; i++)
+        if (v[i] < 1 || v[i] > 1024) return false;
+    *t = (seed_tiles){.bm = v[0], .bn = v[1], .bk = v[2], .tm = v[3], .tn = v[4]};
     return true;
 }
 
@@ -132,6 +147,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 o->nsizes++;
             }
             if (o->nsizes == 0) return tirc_usage_error("--sizes: empty list");
+        } else if (!strcmp(a, "--tile")) {
+            if (!(v = value(argc, argv, &i)) || !parse_tile(v, &o->tiles))
+                return tirc_usage_error("--tile wants BMxBNxBK or BMxBNxBKxTMxTN, e.g. "
+                                        "128x128x32x8x8");
+            o->tile_given = true;
         } else if (!strcmp(a, "--epilogue")) {
             if (!(v = value(argc, argv, &i))) return tirc_usage_error("--epilogue wants a name");
             if (!strcmp(v, "all"))
@@ -169,6 +189,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             return tirc_usage_error("unknown option '%s'", a);
         }
     }
+    if (o->tile_given && o->example && strcmp(o->example, "matmul"))
+        return tirc_usage_error("--tile is for the matmul example only");
     return EXIT_OK;
 }
 
@@ -196,7 +218,7 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
-               "                          [--epilogue E]\n\n"
+               "                          [--epilogue E] [--tile T]\n\n"
                "Schedules one step (default 6), lowers it and writes its PTX to the file\n"
                "(default standard output); launch shape and compile time go to stderr.\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
@@ -204,7 +226,7 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "run")) {
         printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
-               "                          [--epilogue E] [--seed S] [--arch sm_90]\n\n"
+               "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n\n"
                "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
                "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
                "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"

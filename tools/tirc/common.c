@@ -26,13 +26,15 @@ static void print_each(void *user, tir_schedule *s, const char *call) {
 
 /* Schedules program f for step (fused: through seed_fused; unfused
  * matmul of a fused example: seed_schedule of the plain matmul). */
-tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step, bool each,
-                         tir_schedule **out) {
+const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles : NULL; }
+
+tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
+                         const seed_tiles *tiles, bool each, tir_schedule **out) {
     hook_state h = {ctx};
     tir_status st = tir_sched_create(ctx, f, out);
     if (st != TIR_OK) return st;
     st = fused ? seed_fused(*out, step, each ? print_each : NULL, &h)
-               : seed_schedule(*out, step, each ? print_each : NULL, &h);
+               : seed_schedule_tiles(*out, step, tiles, each ? print_each : NULL, &h);
     if (st != TIR_OK) {
         tir_sched_destroy(*out);
         *out = NULL;
@@ -45,7 +47,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
                         const tir_module **m, double *ms) {
     double t0 = mt_now_ms();
     tir_schedule *s;
-    tir_status st = tirc_schedule(ctx, f, fused, step, false, &s);
+    tir_status st = tirc_schedule(ctx, f, fused, step, tirc_tiles(o), false, &s);
     if (st != TIR_OK) return st;
     tir_codegen_opts cg;
     tir_codegen_opts_init(&cg);

@@ -34,10 +34,11 @@ int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
     }
     fprintf(stderr,
             "tirc: %s step %d %lldx%lldx%lld: kernel %s for %s, block %lldx%lldx%lld, "
-            "%lld bytes shared, compiled in %.1f ms%s%s\n",
+            "%lld bytes shared%s, compiled in %.1f ms%s%s\n",
             o->example, o->step_lo, (long long)o->M, (long long)o->N, (long long)o->K,
             m->kernel_name, m->arch, (long long)m->block[0].value, (long long)m->block[1].value,
-            (long long)m->block[2].value, (long long)m->shared_bytes, ms,
+            (long long)m->block[2].value, (long long)(m->shared_bytes + m->dyn_shared_bytes),
+            m->dyn_shared_bytes ? " (dynamic)" : "", ms,
             o->out ? "; PTX written to " : "", o->out ? o->out : "");
     return EXIT_OK;
 }

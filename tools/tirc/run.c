@@ -28,7 +28,7 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     const tir_prim_func *f = tirc_define(ctx, o, e, M, N, K);
     tir_schedule *s = NULL;
     const tir_prim_func *kernel = NULL;
-    if (!f || tirc_schedule(ctx, f, fused, step, false, &s) != TIR_OK ||
+    if (!f || tirc_schedule(ctx, f, fused, step, tirc_tiles(o), false, &s) != TIR_OK ||
         tir_lower(ctx, tir_sched_func(s), NULL, &kernel) != TIR_OK) {
         fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, step,
                 tir_ctx_error(ctx));

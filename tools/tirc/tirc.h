@@ -52,6 +52,8 @@ typedef struct opts {
     int runs, warmup;
     uint64_t seed;
     bool seed_given;
+    seed_tiles tiles; /* --tile (matmul only) */
+    bool tile_given;
 } opts;
 
 /* Prints "tirc: <message>" and the help hint; returns EXIT_USAGE. */
@@ -67,10 +69,13 @@ bool tirc_is_fused(const opts *o);
 /* The program of an example: the matmul, or the fused GEMM of epilogue e. */
 const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, int64_t N,
                                  int64_t K);
+/* The --tile tiles, or NULL (the seed's). */
+const seed_tiles *tirc_tiles(const opts *o);
 /* Schedules program f for step (fused: through seed_fused; else
- * seed_schedule); each: prints the IR after every primitive. */
-tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step, bool each,
-                         tir_schedule **out);
+ * seed_schedule_tiles with tiles, NULL: the seed's); each: prints the IR
+ * after every primitive. */
+tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
+                         const seed_tiles *tiles, bool each, tir_schedule **out);
 /* Schedules and compiles; *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
                         const tir_module **m, double *ms);
