@@ -173,6 +173,26 @@ static tir_status layout_sched(tir_schedule *s) {
     return TIR_OK;
 }
 
+/* rfactor: split-K of a matmul at odd sizes, the partial sums' loop bound
+ * to blockIdx.z and a negative factor_axis. */
+static const tir_prim_func *splitk(tir_ctx *ctx) {
+    return tir_def_matmul(ctx, 33, 45, 200, TIR_F32);
+}
+
+static tir_status splitk_sched(tir_schedule *s) {
+    tir_block_rv c, rf;
+    const tir_loop_rv *l;
+    int n;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv i = l[0], k2[2];
+    TRY(tir_sched_split(s, l[2], 2, (const int64_t[]){3, TIR_SPLIT_INFER}, k2));
+    TRY(tir_sched_rfactor(s, k2[0], -3, &rf));
+    TRY(tir_sched_bind(s, k2[0], "blockIdx.z"));
+    TRY(tir_sched_bind(s, i, "blockIdx.x"));
+    return TIR_OK;
+}
+
 const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
@@ -181,5 +201,6 @@ const sched_recipe sched_recipes[] = {
     {"chain_inline", chain, chain_inline},
     {"bias_relu_fused", bias_relu, bias_relu_sched},
     {"layout", matmul, layout_sched},
+    {"splitk", splitk, splitk_sched},
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

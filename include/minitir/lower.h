@@ -56,6 +56,34 @@ TIR_API void tir_lower_opts_init_target(tir_lower_opts *o, const tir_target_limi
 TIR_API tir_status tir_lower(tir_ctx *ctx, const tir_prim_func *scheduled,
                              const tir_lower_opts *opts, const tir_prim_func **kernel);
 
+/* ------------------------------------------------------- several kernels */
+
+/* The kernels a scheduled function lowers to, in launch order, and the
+ * workspace they share.  Arrays are owned by the ctx. */
+typedef struct tir_kernel_set {
+    int nkernels;
+    const tir_prim_func *const *kernels;
+    /* The global buffers the function allocates in its root block (e.g.
+     * rfactor's partial sums): the caller allocates each (dense, its
+     * constant shape) and passes them to every kernel as extra buffer
+     * parameters after the function's own, in this order.  Their contents
+     * carry over from one kernel to the next; nothing initialises them. */
+    int nworkspace;
+    const tir_buffer *const *workspace;
+} tir_kernel_set;
+
+/* Lowers a scheduled function that may need several kernels: the
+ * top-level statements of its root block run in order, and one that loads
+ * a workspace buffer stored by an earlier statement of the current kernel
+ * starts the next kernel (the end of a launch is the only grid-wide
+ * barrier; kernels of one stream run in order).  Each kernel is lowered
+ * by tir_lower (its errors, prefixed with the kernel and its statements)
+ * and named <name>_k<i> when there are several.  A function without global
+ * intermediates gives one kernel, tir_lower's, and no workspace.  opts may
+ * be NULL. */
+TIR_API tir_status tir_lower_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
+                                     const tir_lower_opts *opts, tir_kernel_set *out);
+
 /* The static shared-memory race check that ends tir_lower, on a lowered
  * kernel (e.g. one edited after lowering): TIR_ERR_LOWER when two accesses
  * to one shared buffer, one a write, may touch one element from different

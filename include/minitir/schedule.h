@@ -134,7 +134,7 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *       (the only writer of its buffers) is not checked.
  *
  * The primitives come in families: loops (split .. unroll), annotations,
- * blocks (cache_read .. reverse_compute_inline, decompose_reduction),
+ * blocks (cache_read .. reverse_compute_inline, decompose_reduction, rfactor),
  * buffers (storage_align, set_scope, and transform_layout after fusion),
  * pipelining (software_pipeline) and fusion (fuse_reduction_epilogue).
  */
@@ -398,7 +398,13 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      relaxed over a thread loop it does not depend on, or overlapping
  *      between iterations, would repeat instances; harmless while the init
  *      runs with each repetition, a double sum after a reorder or
- *      decompose_reduction) (TIR_ERR_SCHED_REPEATED_INSTANCES). */
+ *      decompose_reduction) (TIR_ERR_SCHED_REPEATED_INSTANCES);
+ *  13. each conjunct of the block's predicate that uses a loop feeding a
+ *      reduce iterator only bounds a binding, as in reverse_compute_at 8:
+ *      the predicate is dropped and reduce iterators run over their whole
+ *      domain, so a conjunct masking points inside it (rfactor's C_rf after
+ *      a split that does not divide the reduction) would be lost
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -444,7 +450,10 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *      so what it writes is final; that box is the block's new range for
  *      each iterator reading it; and the block's domain lies inside the
  *      producer's, so every instance of the block still runs once
- *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED);
+ *  12. as compute_at 13 for the moved block itself: each conjunct of its
+ *      predicate using a loop that feeds a reduce iterator only bounds a
+ *      binding (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 
@@ -515,6 +524,51 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  *      predicate conjunct (TIR_ERR_SCHED_REPEATED_INSTANCES). */
 TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
                                                  tir_loop_rv loop, tir_block_rv *out);
+
+/* Factorizes a reduction over one of its reduction loops (TVM's rfactor;
+ * split-K for a matmul).  With `loop` (extent n) feeding a reduce
+ * iterator of block C, which writes buffer B, a new block "C_rf" computes
+ * n partial results into a new global buffer "B_rf" (B's shape with n
+ * inserted at factor_axis, allocated by C's scope block): it runs under
+ * the original loops (so their handles now name its loops) and reduces
+ * over every reduction loop but `loop`, whose value becomes a spatial
+ * iterator of C_rf indexing B_rf at factor_axis; each reduce iterator of C
+ * bound with `loop` gives way to one iterator per loop its binding uses,
+ * named v<loop>.  C keeps its name, handle, init and annotations, and now
+ * reduces B_rf over a reduce iterator bound to `loop`'s copy, in a new
+ * nest placed right after C_rf's: fresh copies of the loops feeding C's
+ * spatial iterators and of `loop`, in their order, kinds and thread tags
+ * (no annotations), with the predicate's conjuncts over only those loops.
+ * A negative factor_axis counts from the end (numpy's convention: -1 is
+ * the last of the ndim + 1 positions).  Returns C_rf's handle in *out.
+ * Preconditions:
+ *   1. the loop is serial (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
+ *   2. it starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
+ *   3. exactly one block lies under the loop, and the outermost loop above
+ *      that block in its scope holds no other block
+ *      (TIR_ERR_SCHED_RFACTOR_NEST);
+ *   4. the block is a reduction with an init (TIR_ERR_SCHED_NOT_REDUCTION);
+ *   5.-7. the blocks under that outermost loop satisfy W1-W3;
+ *   8. the loop has a constant extent and feeds reduce iterators of the
+ *      block and no spatial one, and every loop feeding a reduce iterator
+ *      with it has constant bounds (TIR_ERR_SCHED_RFACTOR_LOOP);
+ *   9. each loop above the block in its scope feeds only spatial or only
+ *      reduce iterators, and one that feeds none has extent 1
+ *      (TIR_ERR_SCHED_MIXED_LOOP);
+ *  10. the block writes one buffer B and allocates none; its body is
+ *      B[idx] = B[idx] op x or x op B[idx], op one of +, *, min, max and x
+ *      not reading B; its init is B[idx] = the identity of op (0, 1, +inf
+ *      or the type's largest value, -inf or the smallest)
+ *      (TIR_ERR_SCHED_REDUCER_PATTERN);
+ *  11. -(ndim + 1) <= factor_axis <= ndim, ndim being B's rank
+ *      (TIR_ERR_SCHED_BAD_AXIS);
+ *  12. every iteration of the loop runs the block: each predicate conjunct
+ *      using a reduction loop is provably true with the other reduction
+ *      loops at their start (otherwise, as after a split [4, None] of a
+ *      reduction of 9, a slice of B_rf would stay unwritten and C would
+ *      read it) (TIR_ERR_SCHED_RFACTOR_EMPTY_SLICE). */
+TIR_API tir_status tir_sched_rfactor(tir_schedule *s, tir_loop_rv loop, int factor_axis,
+                                     tir_block_rv *out);
 
 /* ---------------------------------------------------------------- buffers */
 

@@ -89,6 +89,19 @@ TIR_API tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int na
                                const tir_arg *args, const tir_sim_opts *opts,
                                tir_sim_report *report);
 
+/* Runs the kernels of a tir_kernel_set (tir_lower_kernels) in order, as
+ * one stream would: allocates the workspace (filled with the poison
+ * pattern, all bits set), passes it after args to every kernel, and frees
+ * it at the end.  With check_uninit, a workspace buffer counts as
+ * unwritten in the first kernel that touches it (later kernels see it as
+ * written: the per-element record does not outlive a run, and the poison
+ * shows unwritten elements in the outputs instead).  reports (may be NULL)
+ * has ks->nkernels entries.  Errors are tir_sim_run's, prefixed with the
+ * kernel. */
+TIR_API tir_status tir_sim_run_kernels(tir_ctx *ctx, const tir_kernel_set *ks, int nargs,
+                                       const tir_arg *args, const tir_sim_opts *opts,
+                                       tir_sim_report *reports);
+
 #ifdef __cplusplus
 }
 #endif

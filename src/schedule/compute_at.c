@@ -375,6 +375,12 @@ tir_status sch_prim_compute_at(sch_call *c) {
                         "does not depend on, or overlaps between iterations); a later "
                         "reorder or decompose_reduction would then accumulate twice",
                         loop->var->name, b->name);
+    /* 13 */
+    if (!sch_reduce_pred_bounds_only(s, bi))
+        return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, b,
+                        "the predicate of block \"%s\" masks reduction steps inside its "
+                        "domain, which moving it would drop",
+                        b->name);
     c->func = out;
     return TIR_OK;
 }

@@ -86,6 +86,33 @@ static bool bounds_fused(tir_ctx *ctx, tir_analyzer *a, const tir_expr *v,
     return sch_is_const(tir_analyzer_simplify(a, tir_sub(ctx, fd, v)), 0);
 }
 
+/* The conjuncts of e that use a loop above block sref bi feeding a reduce
+ * iterator of it are bounds (sch_pred_bounds_only). */
+static bool reduce_conj_bounds(const tir_schedule *s, tir_analyzer *a, int bi,
+                               const tir_expr *e) {
+    const tir_block_realize *r = s->srefs[bi].realize;
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (b && e->kind == TIR_KIND_AND)
+        return reduce_conj_bounds(s, a, bi, b->a) && reduce_conj_bounds(s, a, bi, b->b);
+    bool red = false;
+    for (int p = s->srefs[bi].parent; p >= 0 && sch_sref_for(s, p) && !red;
+         p = s->srefs[p].parent) {
+        const tir_var *v = sch_sref_for(s, p)->var;
+        if (!tir_uses_var(e, v)) continue;
+        for (int k = 0; k < r->nvalues && !red; k++)
+            red = r->block->iters[k].kind == TIR_ITER_REDUCE && tir_uses_var(r->values[k], v);
+    }
+    return !red || sch_pred_bounds_only(s->ctx, a, r, e);
+}
+
+bool sch_reduce_pred_bounds_only(const tir_schedule *s, int bi) {
+    tir_analyzer *a = tir_analyzer_create(s->ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    bool ok = reduce_conj_bounds(s, a, bi, s->srefs[bi].realize->predicate);
+    tir_analyzer_destroy(a);
+    return ok;
+}
+
 bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
                           const tir_expr *e) {
     const tir_binop *b = tir_as_tir_binop(e);

@@ -229,6 +229,12 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                               o->name, loop->var->name, b->reads[bad_read].buffer->name,
                               b->name, loop->var->name, b->name);
     }
+    /* 12 */
+    if (!sch_reduce_pred_bounds_only(s, bi))
+        return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, b,
+                        "the predicate of block \"%s\" masks reduction steps inside its "
+                        "domain, which moving it would drop",
+                        b->name);
     const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
     c->func = sch_move_block(c, bi, li, pos, moved);
     return TIR_OK;

@@ -351,6 +351,13 @@ bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
  * such as j_1_0 * 2 + j_1_1 < 2, which mask points inside it.) */
 bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r,
                           const tir_expr *e);
+/* True when every conjunct of block sref bi's predicate that uses a loop
+ * feeding a reduce iterator is a bound as in sch_pred_bounds_only:
+ * compute_at and reverse_compute_at drop the predicate and run reduce
+ * iterators over their whole domain, which is only right when it masks
+ * nothing inside it (rfactor's C_rf after a non-divisible split masks
+ * vk_0 * 5 + vk_1 >= 9 inside its domain). */
+bool sch_reduce_pred_bounds_only(const tir_schedule *s, int bi);
 /* When provable, the instances of block sref bi run during one iteration
  * of loop sref `loop` are exactly the box box[k] = [lo, hi) per iterator
  * (intersected with the block's domain): its predicate only bounds the

@@ -1,0 +1,184 @@
+/* The split-K schedule (examples/splitk) end to end on the CPU: lowered to
+ * two kernels (tir_lower_kernels: C_rf's partial sums, then the
+ * write-back) with C_rf as workspace, run in order in the SIMT simulator
+ * with race, global-race and uninitialised-read checks, at odd sizes,
+ * against the interpreter on the unscheduled function (small-integer
+ * inputs: every summation order gives the same floats).  The lowered
+ * kernels of one case are a golden (tests/data/lower/splitk.tir;
+ * MINITIR_UPDATE_GOLDENS=1 rewrites it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "minitir/sim.h"
+#include "splitk.h"
+
+static int setup(void **st) {
+    *st = tir_ctx_create();
+    return *st ? 0 : -1;
+}
+static int teardown(void **st) {
+    tir_ctx_destroy(*st);
+    return 0;
+}
+
+static const tir_prim_func *scheduled(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), &s), TIR_OK);
+    tir_status st = splitk_schedule(s, split);
+    if (st != TIR_OK) fail_msg("splitk_schedule: %s", tir_ctx_error(ctx));
+    const tir_prim_func *f = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return f;
+}
+
+/* One case: the simulator's C equals the interpreter's. */
+static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+    const tir_prim_func *f = scheduled(ctx, M, N, K, split);
+    tir_kernel_set ks;
+    if (tir_lower_kernels(ctx, f, NULL, &ks) != TIR_OK)
+        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
+    assert_int_equal(ks.nkernels, 2);
+    assert_int_equal(ks.nworkspace, 1);
+    assert_int_equal(tir_buffer_const_size(ks.workspace[0]), split * M * N);
+    size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
+    assert_true(a && b && ref && out);
+    uint64_t r = 88172645463325252ull;
+    for (size_t i = 0; i < na + nb; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        float v = (float)((int64_t)(r % 7) - 3);
+        if (i < na) a[i] = v; else b[i - na] = v;
+    }
+    memset(ref, 0xff, nc * 4);
+    memset(out, 0xff, nc * 4);
+    const tir_prim_func *orig = tir_def_matmul(ctx, M, N, K, TIR_F32);
+    tir_arg ia[3] = {{.data = a}, {.data = b}, {.data = ref}};
+    tir_interp_opts io = {.uninit_params = 4};
+    if (tir_interp_run(ctx, orig, 3, ia, &io) != TIR_OK)
+        fail_msg("interpreter: %s", tir_ctx_error(ctx));
+    tir_arg sa[3] = {{.data = a}, {.data = b}, {.data = out}};
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
+    tir_sim_report rep[2];
+    if (tir_sim_run_kernels(ctx, &ks, 3, sa, &so, rep) != TIR_OK)
+        fail_msg("simulator (%lldx%lldx%lld split %d): %s", (long long)M, (long long)N,
+                 (long long)K, split, tir_ctx_error(ctx));
+    assert_int_equal(rep[0].grid[2], split);
+    assert_int_equal(rep[1].grid[2], 1);
+    for (size_t i = 0; i < nc; i++)
+        if (memcmp(&ref[i], &out[i], 4) != 0)
+            fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
+    free(a), free(b), free(ref), free(out);
+}
+
+static void test_splitk_sim_odd(void **st) {
+    tir_ctx *ctx = *st;
+    run_case(ctx, 33, 45, 200, 3);
+    run_case(ctx, 33, 45, 200, 4);
+    run_case(ctx, 17, 5, 31, 2);
+    run_case(ctx, 16, 16, 64, 2);
+}
+
+/* Reading the partial sums before they are written is caught: the
+ * write-back alone, without the C_rf kernel. */
+static void test_splitk_sim_uninit(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = scheduled(ctx, 9, 7, 12, 3);
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, f, NULL, &ks), TIR_OK);
+    assert_int_equal(ks.nkernels, 2);
+    tir_kernel_set only_wb = ks;
+    only_wb.nkernels = 1;
+    only_wb.kernels = ks.kernels + 1;
+    float a[9 * 12] = {0}, b[12 * 7] = {0}, c[9 * 7];
+    tir_arg sa[3] = {{.data = a}, {.data = b}, {.data = c}};
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
+    assert_int_equal(tir_sim_run_kernels(ctx, &only_wb, 3, sa, &so, NULL), TIR_ERR_UNINIT_READ);
+    assert_non_null(strstr(tir_ctx_error(ctx), "C_rf"));
+}
+
+/* Without global intermediates: one kernel, tir_lower's, no workspace. */
+static void test_lower_kernels_single(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 8, 8, 8, TIR_F32), &s), TIR_OK);
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    assert_int_equal(tir_sched_get_block(s, "C", &c), TIR_OK);
+    assert_int_equal(tir_sched_get_loops(s, c, &l, &n), TIR_OK);
+    assert_int_equal(tir_sched_bind(s, l[0], "blockIdx.x"), TIR_OK);
+    assert_int_equal(tir_sched_bind(s, l[1], "threadIdx.x"), TIR_OK);
+    tir_kernel_set ks;
+    const tir_prim_func *k1;
+    assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks), TIR_OK);
+    assert_int_equal(tir_lower(ctx, tir_sched_func(s), NULL, &k1), TIR_OK);
+    assert_int_equal(ks.nkernels, 1);
+    assert_int_equal(ks.nworkspace, 0);
+    assert_true(tir_struct_equal(ks.kernels[0], k1));
+    tir_sched_destroy(s);
+    /* an unbound write-back is a user error naming the kernel */
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 8, 8, 8, TIR_F32), &s), TIR_OK);
+    assert_int_equal(tir_sched_get_block(s, "C", &c), TIR_OK);
+    assert_int_equal(tir_sched_get_loops(s, c, &l, &n), TIR_OK);
+    tir_loop_rv k2[2];
+    assert_int_equal(tir_sched_split(s, l[2], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, k2),
+                     TIR_OK);
+    tir_block_rv rf;
+    assert_int_equal(tir_sched_rfactor(s, k2[0], 0, &rf), TIR_OK);
+    assert_int_equal(tir_sched_bind(s, l[0], "blockIdx.x"), TIR_OK);
+    assert_int_equal(tir_sched_bind(s, l[1], "threadIdx.x"), TIR_OK);
+    assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "kernel 1 of 2"));
+    tir_sched_destroy(s);
+}
+
+static void test_splitk_golden(void **st) {
+    tir_ctx *ctx = *st;
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, scheduled(ctx, 33, 45, 200, 3), NULL, &ks), TIR_OK);
+    size_t cap = 1 << 16, len = 0;
+    char *text = calloc(cap, 1);
+    assert_non_null(text);
+    for (int k = 0; k < ks.nkernels; k++) {
+        const char *p = tir_print(ctx, ks.kernels[k]);
+        assert_true(len + strlen(p) + 1 < cap);
+        memcpy(text + len, p, strlen(p) + 1);
+        len += strlen(p);
+    }
+    const char *dir = getenv("MINITIR_TEST_DATA");
+    if (!dir) fail_msg("MINITIR_TEST_DATA is not set (run the test through meson test)");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lower/splitk.tir", dir);
+    const char *up = getenv("MINITIR_UPDATE_GOLDENS");
+    if (up && strcmp(up, "1") == 0) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("golden %s is missing; create it with MINITIR_UPDATE_GOLDENS=1", path);
+    char *want = calloc(cap, 1);
+    assert_non_null(want);
+    size_t got = fread(want, 1, cap - 1, f);
+    fclose(f);
+    want[got] = '\0';
+    if (strcmp(want, text) != 0) fail_msg("lowered kernels differ from %s:\n%s", path, text);
+    free(want);
+    free(text);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_splitk_sim_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
