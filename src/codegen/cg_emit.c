@@ -57,6 +57,12 @@ typedef struct cg {
     bool host;
     unsigned global_as; /* address space of buffer parameters */
     bool failed;
+    /* a zero-filling copy being emitted (zero_fill): this load reads
+     * through select(mask, address, buffer start) and gives 0 where the
+     * mask is false */
+    const tir_buffer_load *masked;
+    LLVMValueRef mask;
+    LLVMValueRef store_mask; /* predicated_store: the guard of the store */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
 } cg;
 
@@ -540,9 +546,12 @@ static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
         LLVMValueRef i = expr(g, start);
         LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
         if (!p) return NULL;
+        if (l == g->masked) /* the start is aligned at least as the access */
+            p = LLVMBuildSelect(g->b, g->mask, p, cb->ptr, "");
         LLVMTypeRef lt = lanes == 1 ? cb->elem : LLVMVectorType(cb->elem, (unsigned)lanes);
         v = LLVMBuildLoad2(g->b, lt, p, "");
         LLVMSetAlignment(v, access_align(g, cb, start));
+        if (l == g->masked) v = LLVMBuildSelect(g->b, g->mask, v, LLVMConstNull(lt), "");
     } else {
         LLVMValueRef iv = expr(g, idx);
         if (!iv) return NULL;
@@ -558,6 +567,22 @@ static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
         }
     }
     return is_bool ? LLVMBuildTrunc(g->b, v, ty(g, l->base.dtype), "") : v;
+}
+
+/* `@p st.global.f32 [p], v` as inline PTX: a guarded store with no
+ * branch, so LLVM does not sink the computation of v into a conditional
+ * block (at a ragged tile's write-back it sank the last k step's FMAs
+ * there and ptxas then held every fragment of that step at once). */
+static tir_status masked_store(cg *g, LLVMValueRef p, LLVMValueRef v) {
+    LLVMTypeRef args[3] = {LLVMTypeOf(p), g->t_f32, g->t_i1};
+    LLVMTypeRef ft = LLVMFunctionType(g->t_void, args, 3, 0);
+    static const char text[] = "@$2 st.global.f32 [$0], $1;";
+    static const char cons[] = "l,f,b,~{memory}";
+    LLVMValueRef asm_fn = LLVMGetInlineAsm(ft, (char *)text, sizeof text - 1, (char *)cons,
+                                           sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef ops[3] = {p, v, g->store_mask};
+    LLVMBuildCall2(g->b, ft, asm_fn, ops, 3, "");
+    return TIR_OK;
 }
 
 static tir_status store_stmt(cg *g, const tir_buffer_store *s) {
@@ -576,6 +601,7 @@ static tir_status store_stmt(cg *g, const tir_buffer_store *s) {
         LLVMValueRef i = expr(g, start);
         LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
         if (!p) return tir_ctx_error_code(g->ctx);
+        if (g->store_mask) return masked_store(g, p, v);
         LLVMValueRef st = LLVMBuildStore(g->b, v, p);
         LLVMSetAlignment(st, access_align(g, cb, start));
         return TIR_OK;
@@ -872,6 +898,50 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
     return stmt(g, a->body);
 }
 
+static bool is_zero(const tir_expr *e) {
+    const tir_broadcast *b = tir_as_tir_broadcast(e);
+    if (b) e = b->value;
+    int64_t k;
+    const tir_float_imm *f = tir_as_tir_float_imm(e);
+    return f ? f->value == 0 : tir_expr_const_int(e, &k) && k == 0;
+}
+
+/* The global load of a zero-filling copy, relax_guards' `if c: S[i] =
+ * G[j] else: S[i] = 0` (vectorized or not), or NULL. */
+static const tir_buffer_load *zero_fill_load(const tir_if *f) {
+    const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
+    const tir_buffer_store *e = f->else_s ? tir_as_tir_buffer_store(f->else_s) : NULL;
+    if (!t || !e || t->buffer != e->buffer || t->nidx != 1 || e->nidx != 1 ||
+        !tir_struct_equal(t->indices[0], e->indices[0]) || !is_zero(e->value) ||
+        f->cond->dtype.lanes != 1)
+        return NULL;
+    const tir_buffer_load *l = tir_as_tir_buffer_load(t->value);
+    return l && l->buffer->scope == TIR_SCOPE_GLOBAL ? l : NULL;
+}
+
+/* A zero-filling copy without branches: the load reads the buffer's first
+ * element (valid: shapes are positive) where the guard is false and the
+ * value is then replaced by 0, so ptxas sees straight-line code instead of
+ * a branch around every element (which cost ~50 registers in Step 8's
+ * ragged kernels). */
+static tir_status zero_fill(cg *g, const tir_if *f, const tir_buffer_load *l) {
+    LLVMValueRef c = expr(g, f->cond);
+    if (!c) return tir_ctx_error_code(g->ctx);
+    g->masked = l, g->mask = c;
+    tir_status s = store_stmt(g, tir_as_tir_buffer_store(f->then_s));
+    g->masked = NULL, g->mask = NULL;
+    return s;
+}
+
+/* A guarded scalar float32 store to a global buffer (a ragged tile's
+ * write-back), emitted as a predicated store (masked_store). */
+static bool predicated_store(const cg *g, const tir_if *f) {
+    const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
+    return !g->host && !f->else_s && t && t->buffer->scope == TIR_SCOPE_GLOBAL &&
+           t->value->dtype.lanes == 1 && tir_dtype_eq(t->value->dtype, TIR_F32) &&
+           t->nidx == 1 && t->indices[0]->dtype.lanes == 1 && f->cond->dtype.lanes == 1;
+}
+
 static tir_status stmt(cg *g, const tir_stmt *s) {
     switch ((tir_kind)s->kind) {
     case TIR_KIND_FOR: {
@@ -885,6 +955,16 @@ static tir_status stmt(cg *g, const tir_stmt *s) {
     }
     case TIR_KIND_IF: {
         const tir_if *f = tir_as_tir_if(s);
+        const tir_buffer_load *zl = zero_fill_load(f);
+        if (zl) return zero_fill(g, f, zl);
+        if (predicated_store(g, f)) {
+            LLVMValueRef c = expr(g, f->cond);
+            if (!c) return tir_ctx_error_code(g->ctx);
+            g->store_mask = c;
+            tir_status st = store_stmt(g, tir_as_tir_buffer_store(f->then_s));
+            g->store_mask = NULL;
+            return st;
+        }
         LLVMValueRef c = expr(g, f->cond);
         if (!c) return tir_ctx_error_code(g->ctx);
         LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(g->lc, g->fn, "if.then");

@@ -1,7 +1,8 @@
 /* vectorize.c: vectorized loops become vector expressions (TVM:
  * VectorizeLoop).  A loop `for v in vectorized(L)` whose body is one store
  * (possibly under a condition that does not use v) turns into one store of
- * L lanes: v becomes Ramp(min, 1, L), a load whose flat index moves by a
+ * L lanes (an if/else around stores, as relax_guards' zero fills, is kept
+ * when its condition is the same for every lane): v becomes Ramp(min, 1, L), a load whose flat index moves by a
  * constant c per step of v becomes a load at Ramp(base, c, L) (c == 0: a
  * Broadcast of the scalar load), scalar operands are broadcast.  The step is
  * found by simplifying idx(v+1) - idx(v) with v's range known, so indices
@@ -195,9 +196,17 @@ static const tir_stmt *vec_store(vloop *l, const tir_stmt *s) {
         if (tir_expr_const_int(tir_analyzer_simplify(l->z->an, i->cond), &cv) && cv)
             return vec_store(l, i->then_s);
     }
-    if (i && !i->else_s && !tir_uses_var(i->cond, l->v)) {
+    if (i) {
+        /* A guard the same for every lane once its index arithmetic is
+         * split (a row guard of a fused fetch, i*128 + (t*4 + v) // 8 <
+         * M, is i*128 + t // 2 < M), around the store or a zero fill. */
+        tir_analyzer_bind(l->z->an, l->v, l->min, tir_int(ctx, l->min->dtype, l->lanes));
+        const tir_expr *cond = tir_analyzer_simplify(l->z->an, split_lanes(l, i->cond));
+        if (tir_uses_var(cond, l->v)) return NULL;
         const tir_stmt *t = vec_store(l, i->then_s);
-        return t ? tir_if_new(ctx, i->cond, t, NULL) : NULL;
+        const tir_stmt *e = i->else_s ? vec_store(l, i->else_s) : NULL;
+        if (!t || (i->else_s && !e)) return NULL;
+        return tir_if_new(ctx, cond, t, e);
     }
     return NULL;
 }
