@@ -221,12 +221,59 @@ static const tir_annot *ints(const tir_for *f, tir_annot_key key) {
     return a && a->kind == TIR_ANNOT_INTS ? a : NULL;
 }
 
+/* Does component i read what an async component of stage `as` writes? */
+static bool reads_async(const comp *c, int n, int i, int64_t as) {
+    for (int j = 0; j < n; j++)
+        if (j != i && c[j].stage == as && c[j].async)
+            for (int b = 0; b < c[j].acc.writes.n; b++)
+                if (has(&c[i].acc.reads, c[j].acc.writes.items[b])) return true;
+    return false;
+}
+
+/* Waits at the start of time step t (t_const when t is NULL) for the async
+ * stages whose consumers at t all run in later stages: the group they need
+ * was committed in an earlier time step, so waiting before this step's
+ * copies are issued waits for the same data (n = groups committed after it
+ * before this step, for the consumer of the smallest stage: the newest
+ * group needed).  Issued after the wait, the copies of this step come
+ * after the barrier that publishes the landed data, which also orders them
+ * after the previous step's reads of the version they overwrite: one
+ * barrier per time step (thread_sync proves the rest disjoint).  Sets
+ * waited[a] for the stages it waits for. */
+static void emit_early_waits(pl *p, const comp *c, int n, const tir_expr *t, int64_t t_const,
+                             int64_t min, int64_t extent, const int64_t *async, int nasync,
+                             bool *waited, ir_vec *out) {
+    tir_ctx *ctx = p->st->ctx;
+    for (int a = 0; a < nasync; a++) {
+        int64_t as = async[a], first = INT64_MAX;
+        bool late_only = true;
+        for (int i = 0; i < n; i++) {
+            int64_t k = t_const - c[i].stage;
+            if ((!t && (k < min || k >= min + extent)) || !reads_async(c, n, i, as)) continue;
+            if (c[i].stage <= as) late_only = false;
+            else if (c[i].stage < first) first = c[i].stage;
+        }
+        if (!late_only || first == INT64_MAX) continue;
+        /* the group of time t - first + as; the last one before t */
+        int64_t pending = first - as - 1;
+        if (!t) {
+            int64_t last = t_const - 1, last_valid = min + extent - 1 + as;
+            pending = (last < last_valid ? last : last_valid) - (t_const - first + as);
+        }
+        if (pending < 0) pending = 0;
+        ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_WAIT, 1,
+                                           (const tir_expr *const[]){tir_i32(ctx, pending)}));
+        waited[a] = true;
+    }
+}
+
 /* Emits the components valid at time t (t_const when t is NULL). */
 static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
                       const tir_expr *t, int64_t t_const, int64_t min, int64_t extent,
                       const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
     bool waited[MAXC] = {false};
+    emit_early_waits(p, c, n, t, t_const, min, extent, async, nasync, waited, out);
     /* copies of async stage a issued in this time step and not committed */
     bool open[MAXC] = {false};
     for (int oi = 0; oi < n; oi++) {
@@ -237,12 +284,7 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         for (int a = 0; a < nasync; a++) {
             if (waited[a]) continue;
             int64_t as = async[a];
-            bool reads = false;
-            for (int j = 0; j < n && !reads; j++)
-                if (c[j].stage == as && c[j].async)
-                    for (int b = 0; b < c[j].acc.writes.n; b++)
-                        if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i) reads = true;
-            if (!reads) continue;
+            if (!reads_async(c, n, i, as)) continue;
             waited[a] = true;
             /* a consumer in the async stage itself needs this time step's
              * copies: commit them first (a wait does not cover copies
