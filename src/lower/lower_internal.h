@@ -82,4 +82,20 @@ bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op);
 /* True when e mentions a threadIdx variable of the loops in `thread_vars`. */
 bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 
+/* The cp_async copies that may be in flight at each cp_async_wait
+ * (cp_inflight.c): where thread_sync and race_check let copies land. */
+typedef struct lower_inflight_wait {
+    const tir_call *wait;
+    ir_vec copies; /* the cp_async calls */
+} lower_inflight_wait;
+typedef struct lower_inflight {
+    lower_inflight_wait *waits;
+    int nwaits, cap;
+} lower_inflight;
+void lower_inflight_compute(const tir_stmt *body, lower_inflight *out);
+/* The copies that may land at `wait` (NULL: none). */
+const ir_vec *lower_inflight_at(const lower_inflight *f, const tir_call *wait);
+bool lower_inflight_has(const lower_inflight *f, const tir_call *wait, const tir_call *copy);
+void lower_inflight_free(lower_inflight *f);
+
 #endif

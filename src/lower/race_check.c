@@ -14,7 +14,8 @@
  * tail with its head (the back edge).  Every write also pairs with itself
  * (other threads run the same store in the same interval).  A cp_async is
  * a write where it is issued and again, with the same index, at every
- * cp_async_wait (where its data lands).
+ * cp_async_wait it may still be in flight at (cp_inflight.c; where its
+ * data lands).
  *
  * Elements.  A pair conflicts when both touch one buffer, one writes, and
  * some element is touched by two different threads.  Each access's index
@@ -72,6 +73,7 @@ typedef struct racc {
     int nconds;
     int64_t *owner; /* per element: thread id, OWN_NONE or OWN_MANY; lazily */
     bool landed;    /* a cp_async landing at a wait (its index: the issue's) */
+    const tir_call *issue; /* the cp_async call of an issue (NULL otherwise) */
 } racc;
 
 typedef struct summ {
@@ -89,7 +91,8 @@ typedef struct rc {
     int nconds;
     int64_t text[3]; /* threadIdx extents */
     ir_vec all;      /* every racc, freed at the end */
-    ir_vec async;    /* cp_async issues, copied at each wait */
+    ir_vec async;    /* cp_async issues, copied at each wait they may land at */
+    lower_inflight inflight;
     bool collect;    /* first walk: only the cp_async issues */
     const racc *bad[2];
     const tir_stmt *cur;
@@ -444,9 +447,11 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
     } else if (n->kind == TIR_KIND_CALL) {
         const tir_call *call = (const tir_call *)n;
         if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) {
-            /* the copies land: each issue again, as a write by its thread */
+            /* the copies land: each issue that may be in flight here
+             * (cp_inflight.c) again, as a write by its thread */
             for (int i = 0; i < l->c->async.n; i++) {
                 const racc *is = l->c->async.items[i];
+                if (!lower_inflight_has(&l->c->inflight, call, is->issue)) continue;
                 racc *a = new_acc(l->c, is->buf, true, is->idx);
                 a->span = is->span;
                 memcpy(a->loops, is->loops, sizeof(rloop) * (size_t)is->nloops);
@@ -476,6 +481,7 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
                 if (tir_expr_const_int(call->args[2], &bytes) && ld->indices[0]->dtype.lanes <= 1)
                     a->span = bytes / tir_dtype_bytes(ld->buffer->dtype);
                 if (a->span < 1) a->span = 1;
+                a->issue = call;
                 if (l->c->collect) ir_vec_push(&l->c->async, a);
             }
             tir_visit(v, call->args[1]);
@@ -632,6 +638,7 @@ static const char *stmt_text(tir_ctx *ctx, const tir_stmt *s) {
 tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     rc c = {.st = st, .an = tir_analyzer_create(st->ctx), .text = {1, 1, 1}, .collect = true};
     summ r = {{0}, {0}, false};
+    lower_inflight_compute(in->body, &c.inflight);
     walk(&c, in->body, &r); /* the cp_async issues, for the waits */
     summ_free(&r);
     c.collect = false;
@@ -668,6 +675,7 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     }
     ir_vec_free(&c.all);
     ir_vec_free(&c.async);
+    lower_inflight_free(&c.inflight);
     tir_analyzer_destroy(c.an);
     if (s == TIR_OK) *out = in;
     return s;

@@ -11,7 +11,9 @@
  * components of one time step emitted in `order`.  The times [min + S,
  * min + extent) form the steady-state loop, where every component is
  * valid; the S times before are the prologue and the S after the epilogue,
- * emitted statically (constant min and extent are required).
+ * emitted statically (constant min and extent are required).  With
+ * versioned buffers the steady-state loop is unrolled by the versions'
+ * common multiple U, so that versions are constants (emit_steady).
  *
  * A shared/local buffer used only inside the loop gets one version per
  * stage between its first writer and its last reader (a flat buffer of V
@@ -219,12 +221,59 @@ static const tir_annot *ints(const tir_for *f, tir_annot_key key) {
     return a && a->kind == TIR_ANNOT_INTS ? a : NULL;
 }
 
+/* Does component i read what an async component of stage `as` writes? */
+static bool reads_async(const comp *c, int n, int i, int64_t as) {
+    for (int j = 0; j < n; j++)
+        if (j != i && c[j].stage == as && c[j].async)
+            for (int b = 0; b < c[j].acc.writes.n; b++)
+                if (has(&c[i].acc.reads, c[j].acc.writes.items[b])) return true;
+    return false;
+}
+
+/* Waits at the start of time step t (t_const when t is NULL) for the async
+ * stages whose consumers at t all run in later stages: the group they need
+ * was committed in an earlier time step, so waiting before this step's
+ * copies are issued waits for the same data (n = groups committed after it
+ * before this step, for the consumer of the smallest stage: the newest
+ * group needed).  Issued after the wait, the copies of this step come
+ * after the barrier that publishes the landed data, which also orders them
+ * after the previous step's reads of the version they overwrite: one
+ * barrier per time step (thread_sync proves the rest disjoint).  Sets
+ * waited[a] for the stages it waits for. */
+static void emit_early_waits(pl *p, const comp *c, int n, const tir_expr *t, int64_t t_const,
+                             int64_t min, int64_t extent, const int64_t *async, int nasync,
+                             bool *waited, ir_vec *out) {
+    tir_ctx *ctx = p->st->ctx;
+    for (int a = 0; a < nasync; a++) {
+        int64_t as = async[a], first = INT64_MAX;
+        bool late_only = true;
+        for (int i = 0; i < n; i++) {
+            int64_t k = t_const - c[i].stage;
+            if ((!t && (k < min || k >= min + extent)) || !reads_async(c, n, i, as)) continue;
+            if (c[i].stage <= as) late_only = false;
+            else if (c[i].stage < first) first = c[i].stage;
+        }
+        if (!late_only || first == INT64_MAX) continue;
+        /* the group of time t - first + as; the last one before t */
+        int64_t pending = first - as - 1;
+        if (!t) {
+            int64_t last = t_const - 1, last_valid = min + extent - 1 + as;
+            pending = (last < last_valid ? last : last_valid) - (t_const - first + as);
+        }
+        if (pending < 0) pending = 0;
+        ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_WAIT, 1,
+                                           (const tir_expr *const[]){tir_i32(ctx, pending)}));
+        waited[a] = true;
+    }
+}
+
 /* Emits the components valid at time t (t_const when t is NULL). */
 static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
                       const tir_expr *t, int64_t t_const, int64_t min, int64_t extent,
                       const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
     bool waited[MAXC] = {false};
+    emit_early_waits(p, c, n, t, t_const, min, extent, async, nasync, waited, out);
     /* copies of async stage a issued in this time step and not committed */
     bool open[MAXC] = {false};
     for (int oi = 0; oi < n; oi++) {
@@ -235,12 +284,7 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         for (int a = 0; a < nasync; a++) {
             if (waited[a]) continue;
             int64_t as = async[a];
-            bool reads = false;
-            for (int j = 0; j < n && !reads; j++)
-                if (c[j].stage == as && c[j].async)
-                    for (int b = 0; b < c[j].acc.writes.n; b++)
-                        if (has(&c[i].acc.reads, c[j].acc.writes.items[b]) && j != i) reads = true;
-            if (!reads) continue;
+            if (!reads_async(c, n, i, as)) continue;
             waited[a] = true;
             /* a consumer in the async stage itself needs this time step's
              * copies: commit them first (a wait does not cover copies
@@ -375,6 +419,64 @@ static void free_comps(comp *c, int n) {
     }
 }
 
+/* The unroll factor of the steady-state loop: the least common multiple of
+ * the buffers' version counts (1 without versioned buffers, or when it
+ * exceeds MAX_UNROLL), so that every time step of the unrolled body uses
+ * constant versions. */
+enum { MAX_UNROLL = 8 };
+
+static int64_t steady_unroll(const pl *p) {
+    int64_t l = 1;
+    for (int i = 0; i < p->nbufs; i++) {
+        int64_t v = p->bufs[i].versions;
+        l = l / ir_gcd64(l, v) * v;
+        if (l > MAX_UNROLL) return 1;
+    }
+    return l;
+}
+
+/* The steady-state times [lo, hi), all components valid.  With U =
+ * steady_unroll(p) > 1 the loop runs (hi - lo) / U times over U time steps
+ * each, t = lo + U*g + r, so that a version floormod(t - s - min, V) (V
+ * divides U) folds to a constant: with a run-time floormod in every index
+ * LLVM no longer proved the compute's consecutive shared loads contiguous
+ * and aligned, and Step 5's four-wide ld.shared became four scalar loads,
+ * each a 4-way bank conflict.  The (hi - lo) % U times left are emitted
+ * statically after the loop, and so is a loop that would run once. */
+static void emit_steady(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
+                        int64_t lo, int64_t hi, const int64_t *async, int nasync, ir_vec *out) {
+    tir_ctx *ctx = p->st->ctx;
+    int64_t min = p->min, extent = hi - min; /* hi is min + extent */
+    int64_t u = steady_unroll(p), groups = (hi - lo) / u;
+    if (groups == 0) u = 1, groups = hi - lo;
+    if (groups == 1) { /* a loop that runs once: its times, statically */
+        for (int64_t t = lo; t < hi; t++)
+            emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, out);
+        return;
+    }
+    const tir_var *g = tir_var_new(ctx, f->var->name, f->var->base.dtype);
+    /* without unrolling the loop keeps its times: t = g over [lo, hi) */
+    const tir_expr *gmin = tir_i32(ctx, u > 1 ? 0 : lo);
+    tir_analyzer_bind(p->an, g, gmin, tir_i32(ctx, groups));
+    ir_vec bv = {0};
+    for (int64_t r = 0; r < u; r++) {
+        const tir_expr *t = (const tir_expr *)g;
+        if (u > 1) t = tir_add(ctx, tir_mul(ctx, t, tir_i32(ctx, u)), tir_i32(ctx, lo + r));
+        emit_time(p, f, c, n, by_order, tir_analyzer_simplify(p->an, t), 0, min, extent, async,
+                  nasync, &bv);
+    }
+    const tir_stmt *lb = tir_seq_new(ctx, bv.n, (const tir_stmt *const *)bv.items);
+    ir_vec_free(&bv);
+    int na = 0;
+    tir_annot *annots = IR_NEWN(ctx, tir_annot, f->nannots);
+    for (int i = 0; i < f->nannots; i++)
+        if (strncmp(f->annots[i].key, TIR_ANN_PIPELINE_PREFIX, strlen(TIR_ANN_PIPELINE_PREFIX)))
+            annots[na++] = f->annots[i];
+    ir_vec_push(out, tir_for_new(ctx, g, gmin, tir_i32(ctx, groups), TIR_FOR_SERIAL, NULL, na, annots, lb));
+    for (int64_t t = lo + groups * u; t < hi; t++)
+        emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, out);
+}
+
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
     const tir_annot *sa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_STAGE),
@@ -457,21 +559,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int64_t t = min; t < (body_hi > body_lo ? body_lo : t_end); t++)
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     if (body_hi > body_lo) {
-        const tir_var *tv = tir_var_new(ctx, f->var->name, f->var->base.dtype);
-        tir_analyzer_bind(p->an, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo));
-        ir_vec bv = {0};
-        emit_time(p, f, c, n, by_order, (const tir_expr *)tv, 0, min, extent, async, nasync, &bv);
-        const tir_stmt *lb = tir_seq_new(ctx, bv.n, (const tir_stmt *const *)bv.items);
-        ir_vec_free(&bv);
-        int na = 0;
-        tir_annot *annots = IR_NEWN(ctx, tir_annot, f->nannots);
-        for (int i = 0; i < f->nannots; i++)
-            if (strncmp(f->annots[i].key, TIR_ANN_PIPELINE_PREFIX,
-                        strlen(TIR_ANN_PIPELINE_PREFIX)) != 0)
-                annots[na++] = f->annots[i];
-        ir_vec_push(&out,
-                    tir_for_new(ctx, tv, tir_i32(ctx, body_lo), tir_i32(ctx, body_hi - body_lo),
-                                TIR_FOR_SERIAL, NULL, na, annots, lb));
+        emit_steady(p, f, c, n, by_order, body_lo, body_hi, async, nasync, &out);
         for (int64_t t = body_hi; t < t_end; t++)
             emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     }

@@ -75,7 +75,7 @@ typedef struct summ {
 
 typedef struct ts {
     lower_state *st;
-    ir_vec async_dsts;       /* shared buffers written by cp_async anywhere */
+    lower_inflight inflight; /* the copies that may land at each wait */
     const tir_var *tvars[8]; /* enclosing threadIdx loop vars */
     int ntvars;
     int nbarriers;
@@ -152,7 +152,7 @@ static bool conflict(ts *t, const ir_vec *x, const ir_vec *y) {
 typedef struct coll {
     ts *t;
     ir_vec *out;
-    const ir_vec *async_dsts;
+    bool landing; /* adding copies that land at a wait */
 } coll;
 
 /* The elements idx reaches with every variable but k (NULL: all) relaxed
@@ -191,11 +191,21 @@ static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr 
         a->bounded = true;
         a->hi = a->lo + all.extent - 1;
     }
-    for (int i = 0; idx && i < t->nloops; i++)
+    /* a landing copy may have been issued in an earlier iteration of any
+     * enclosing loop: its variables are never fixed */
+    for (int i = 0; idx && !c->landing && i < t->nloops; i++)
         if (tir_uses_var(idx, t->loops[i].var) &&
             elem_range(t, idx, t->loops[i].var, &a->per[a->nper]))
             a->nper++;
     add(c->out, a);
+}
+
+/* The shared element a cp_async writes. */
+static const tir_buffer_load *copy_dst(const tir_call *cp) {
+    const tir_call *dst = tir_as_tir_call(cp->args[0]);
+    const tir_buffer_load *l = dst ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
+    TIR_ASSERT(l);
+    return l;
 }
 
 static bool coll_pre(tir_visitor *v, const tir_node *n) {
@@ -211,16 +221,20 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
         add_access(c, s->buffer, true, s->indices[0]);
     } else if (n->kind == TIR_KIND_CALL) {
         const tir_call *call = (const tir_call *)n;
-        if (call->op == TIR_INTRIN_CP_ASYNC_WAIT && c->async_dsts) {
-            /* the copies land here: a write of every element of each target */
-            for (int i = 0; i < c->async_dsts->n; i++)
-                add_access(c, c->async_dsts->items[i], true, NULL);
+        if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) {
+            /* the copies that may be in flight land here: writes with
+             * their issue's index */
+            const ir_vec *land = lower_inflight_at(&c->t->inflight, call);
+            c->landing = true;
+            for (int i = 0; land && i < land->n; i++) {
+                const tir_buffer_load *l = copy_dst(land->items[i]);
+                add_access(c, l->buffer, true, l->indices[0]);
+            }
+            c->landing = false;
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
-            const tir_call *dst = tir_as_tir_call(call->args[0]);
-            const tir_buffer_load *l = dst ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
-            TIR_ASSERT(l);
+            const tir_buffer_load *l = copy_dst(call);
             add_access(c, l->buffer, true, l->indices[0]);
             tir_visit(v, call->args[1]);
             return false;
@@ -231,7 +245,7 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
 
 /* Every shared access in s, as one set. */
 static void leaf(ts *t, const tir_stmt *s, summ *r) {
-    coll c = {t, &r->head, &t->async_dsts};
+    coll c = {t, &r->head, false};
     tir_visitor v = {.pre = coll_pre, .user = &c};
     tir_visit(&v, s);
     add_all(&r->tail, &r->head);
@@ -249,6 +263,26 @@ static const tir_stmt *barrier(ts *t) {
 }
 
 static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r);
+
+/* Does a statement after the wait stmts[i], before the next barrier of the
+ * sequence, touch what lands at the wait (its head, `land`)?  Then the
+ * barrier goes right after the wait rather than before that statement, so
+ * that the statements between (a pipeline's next copies, issued after the
+ * wait) are ordered after everything before the wait too: with the
+ * barrier before the reader instead, the next time step's copies would
+ * meet this one's reads with no barrier between, and need one more. */
+static bool wait_feeds_later(ts *t, int n, const tir_stmt *const *stmts, int i,
+                             const ir_vec *land) {
+    if (!lower_is_intrin_stmt(stmts[i], TIR_INTRIN_CP_ASYNC_WAIT)) return false;
+    for (int j = i + 1; j < n && !lower_is_intrin_stmt(stmts[j], TIR_INTRIN_SYNCTHREADS); j++) {
+        summ later = {{0}, {0}, false};
+        leaf(t, stmts[j], &later);
+        bool hit = conflict(t, land, &later.head);
+        summ_free(&later);
+        if (hit) return true;
+    }
+    return false;
+}
 
 /* The statements of a sequence (or one statement), barriers inserted. */
 static const tir_stmt *process_seq(ts *t, int n, const tir_stmt *const *stmts, summ *r) {
@@ -270,6 +304,11 @@ static const tir_stmt *process_seq(ts *t, int n, const tir_stmt *const *stmts, s
         }
         add_all(&pending, &cr.tail);
         ir_vec_push(&out, ns);
+        if (wait_feeds_later(t, n, stmts, i, &cr.head)) {
+            ir_vec_push(&out, barrier(t));
+            r->barrier = true;
+            pending.n = 0;
+        }
         summ_free(&cr);
     }
     add_all(&r->tail, &pending);
@@ -374,28 +413,27 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
     }
 }
 
-static bool dst_pre(tir_visitor *v, const tir_node *n) {
+/* Binds every loop's range first: a copy landing at a wait may have been
+ * issued later in the loop body (in the previous iteration), under loops
+ * not yet visited. */
+static bool bind_pre(tir_visitor *v, const tir_node *n) {
     ts *t = v->user;
-    const tir_call *c = tir_as_tir_call(n);
-    if (c && c->op == TIR_INTRIN_CP_ASYNC) {
-        const tir_call *d = tir_as_tir_call(c->args[0]);
-        const tir_buffer_load *l = d ? tir_as_tir_buffer_load(d->args[0]) : NULL;
-        TIR_ASSERT(l);
-        for (int i = 0; i < t->async_dsts.n; i++)
-            if (t->async_dsts.items[i] == l->buffer) return true;
-        ir_vec_push(&t->async_dsts, l->buffer);
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_for *f = (const tir_for *)n;
+        tir_analyzer_bind(t->an, f->var, f->min, f->extent);
     }
     return true;
 }
 
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     ts t = {.st = st, .an = tir_analyzer_create(st->ctx)};
-    tir_visitor dv = {.pre = dst_pre, .user = &t};
-    tir_visit(&dv, in->body);
+    tir_visitor bv = {.pre = bind_pre, .user = &t};
+    tir_visit(&bv, in->body);
+    lower_inflight_compute(in->body, &t.inflight);
     summ r = {{0}, {0}, false};
     const tir_stmt *body = process(&t, in->body, &r);
     summ_free(&r);
-    ir_vec_free(&t.async_dsts);
+    lower_inflight_free(&t.inflight);
     tir_analyzer_destroy(t.an);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
