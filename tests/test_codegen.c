@@ -533,7 +533,7 @@ static void test_errors(void **st) {
 /* ------------------------------------------------------------- occupancy */
 
 /* A 64x64x16 matmul with (i, j) fused and split over 32 blocks of 128
- * threads, its root block annotated with the occupancy controls given
+ * threads, k unrolled, its root block annotated with the occupancy controls given
  * (0: not annotated).  The trace must round trip. */
 static tir_schedule *occ_sched(tir_ctx *ctx, int64_t max_threads, int64_t min_blocks,
                                int64_t max_regs) {
@@ -544,6 +544,7 @@ static tir_schedule *occ_sched(tir_ctx *ctx, int64_t max_threads, int64_t min_bl
     SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 128}, t));
     SCHED_OK(s, tir_sched_bind(s, t[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, t[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_unroll(s, l[2])); /* enough registers in flight to show a cap */
     tir_block_rv root = sched_block(s, "root");
     if (max_threads)
         SCHED_OK(s, tir_sched_annotate_block_int(s, root, "launch_bounds_max_threads",
