@@ -40,6 +40,32 @@ sgemm_config sgemm_default_config(void) {
     return c;
 }
 
+sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm) {
+    (void)K;
+    sgemm_config c = sgemm_default_config();
+    int64_t blocks = ((M + 127) / 128) * ((N + 127) / 128);
+    if (blocks * 5 >= (int64_t)nsm * 4) return c;
+    c.warps_n = 2, c.tm = 4; /* 64 x 64 */
+    return c;
+}
+
+tir_status sgemm_shape(tir_schedule *s, int64_t *M, int64_t *N, int64_t *K) {
+    tir_block_rv c;
+    const tir_block *b;
+    tir_status st = tir_sched_get_block(s, "C", &c);
+    if (st == TIR_OK) st = tir_sched_get_block_node(s, c, &b);
+    if (st != TIR_OK) return st;
+    const tir_buffer *out = b->writes[0].buffer;
+    *K = 0;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == TIR_ITER_REDUCE) tir_expr_const_int(b->iters[i].dom.extent, K);
+    if (out->ndim != 2 || !tir_expr_const_int(out->shape[0], M) ||
+        !tir_expr_const_int(out->shape[1], N) || *K <= 0)
+        return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                            "sgemm: block C is not a matmul with constant shapes");
+    return TIR_OK;
+}
+
 static int nthreads(const sgemm_config *c) {
     return c->warps_m * c->warps_n * c->threads_m * c->threads_n;
 }

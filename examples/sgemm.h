@@ -33,6 +33,17 @@ typedef struct sgemm_config {
 /* The configuration above: 128 x 128 x 8, 256 threads, 8 x 8 per thread. */
 sgemm_config sgemm_default_config(void);
 
+/* The configuration for an M x N x K matmul on a GPU with nsm
+ * multiprocessors: the default when its 128 x 128 tiles give at least
+ * about one block per SM, else 64 x 64 tiles (2 x 2 warps, 4 x 8 outputs
+ * per thread, 128 threads), which keep more SMs busy on small and skinny
+ * shapes.  (Choosing tiles by measurement is the autotuner's job.) */
+sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm);
+
+/* The M x N x K of block "C" of s (from the buffer it writes and its
+ * reduce iterator), for sgemm_config_for. */
+tir_status sgemm_shape(tir_schedule *s, int64_t *M, int64_t *N, int64_t *K);
+
 /* Schedules tir_def_matmul (block "C", any M, N, K) with cfg.  On error
  * returns the status; the message is in the schedule's ctx.  hook (may be
  * NULL) is called after each primitive with the call as written. */

@@ -28,6 +28,7 @@
 #include "minitir/runtime.h"
 #include "ptxas_check.h"
 #include "seed.h"
+#include "sgemm.h"
 
 #define OK(ctx, call)                                                                     \
     do {                                                                                  \
@@ -75,10 +76,12 @@ static double sim_tiles(int e, int step, const seed_tiles *sz, int64_t M, int64_
     if (step == 1) {
         assert_int_equal(rep.grid[0], M);
         assert_int_equal(rep.block[0], N);
-    } else if (step >= 7) { /* sgemm.c: j tiles on blockIdx.x, 256 threads */
-        assert_int_equal(rep.grid[0], (N + 127) / 128);
-        assert_int_equal(rep.grid[1], (M + 127) / 128);
-        assert_int_equal(rep.block[0], 256);
+    } else if (step >= 7) { /* sgemm.c: j tiles on blockIdx.x */
+        sgemm_config c = sgemm_config_for(M, N, K, 132);
+        int64_t bm = c.warps_m * c.threads_m * c.tm, bn = c.warps_n * c.threads_n * c.tn;
+        assert_int_equal(rep.grid[0], (N + bn - 1) / bn);
+        assert_int_equal(rep.grid[1], (M + bm - 1) / bm);
+        assert_int_equal(rep.block[0], 32 * c.warps_m * c.warps_n);
     } else {
         assert_int_equal(rep.grid[0], (M + z->bm - 1) / z->bm);
         assert_int_equal(rep.grid[1], (N + z->bn - 1) / z->bn);

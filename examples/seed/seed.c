@@ -209,7 +209,12 @@ tir_status seed_schedule(tir_schedule *s, int step, seed_hook hook, void *user) 
 tir_status seed_schedule_tiles(tir_schedule *s, int step, const seed_tiles *sz, seed_hook hook,
                                void *user) {
     if (step == 7 || step == 8) { /* sgemm.c's own tiles */
-        sgemm_config cfg = sgemm_default_config();
+        int64_t M, N, K;
+        tir_status st = sgemm_shape(s, &M, &N, &K);
+        if (st != TIR_OK) return st;
+        /* 132: the H200's multiprocessors (the schedule does not see the
+         * device; the autotuner will measure instead) */
+        sgemm_config cfg = sgemm_config_for(M, N, K, 132);
         cfg.staging = step == 8;
         return sgemm_schedule(s, &cfg, hook, user);
     }

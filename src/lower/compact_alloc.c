@@ -26,6 +26,7 @@ typedef struct entry {
     const tir_buffer *nbuf;
     const tir_expr **mins; /* rebase offsets per dim (NULL: unchanged) */
     bool covered;          /* every access in bounds for all loop values */
+    bool guarded;          /* accessed under a domain_guard (relax_guards) */
 } entry;
 
 typedef struct cs {
@@ -33,6 +34,7 @@ typedef struct cs {
     tir_analyzer *an;
     ir_vec entries; /* entry* (heap) */
     ir_vec loops; /* tir_for*, outermost first: text nests loops ~200 deep */
+    int in_guard; /* domain_guard ifs around the statement being walked */
 } cs;
 
 static entry *find_entry(cs *c, const tir_buffer *b) {
@@ -46,6 +48,7 @@ static entry *find_entry(cs *c, const tir_buffer *b) {
 static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *idx) {
     entry *e = find_entry(c, b);
     if (!e || e->bad) return;
+    e->guarded |= c->in_guard > 0;
     tir_ctx *ctx = c->st->ctx;
     const tir_var **vars = IR_NEWN(ctx, const tir_var *, c->loops.n);
     int nv = 0;
@@ -119,9 +122,12 @@ static void walk(cs *c, const tir_stmt *s) {
     }
     case TIR_KIND_IF: {
         const tir_if *i = (const tir_if *)s;
+        bool g = lower_unmark_guard(i->cond) != i->cond;
         walk_expr(c, i->cond);
+        c->in_guard += g;
         walk(c, i->then_s);
         walk(c, i->else_s);
+        c->in_guard -= g;
         break;
     }
     case TIR_KIND_ALLOCATE: {
@@ -167,6 +173,15 @@ static void make_buffer(cs *c, entry *e) {
             continue;
         }
         tir_int_bound eb = tir_analyzer_const_bound(c->an, e->region[d].extent);
+        /* A tile larger than the buffer (a 64-row tile of 33 rows) whose
+         * accesses relax_guards may unguard: allocate the whole tile, so
+         * that the elements past the shape exist (at most 4x the shape). */
+        if (eb.max > full && e->guarded && eb.max <= 4 * full && e->seen && !e->bad) {
+            shape[d] = tir_int(ctx, b->shape[d]->dtype, eb.max);
+            e->mins[d] = e->region[d].min;
+            changed = true;
+            continue;
+        }
         if (eb.max >= full || eb.max <= 0) {
             tir_int_bound lo = tir_analyzer_const_bound(c->an, e->region[d].min);
             tir_int_bound hi = tir_analyzer_const_bound(
