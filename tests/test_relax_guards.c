@@ -1,0 +1,168 @@
+/* test_relax_guards.c: the ragged-tile pass (src/lower/relax_guards.c).
+ *
+ * At sizes the tiles do not divide, Step 4 (lower_kernels.h, LK_LOCAL_ACC)
+ * must lower with no guard left on the accumulator's update, zero fills on
+ * the shared tiles, the k guard and the guard of the store to C kept; the
+ * kernel runs in the SIMT simulator (race, global-race and uninitialised-
+ * read checks on) and must match the interpreter on the unscheduled
+ * matmul.  Negative cases: a guard that does not mask elements past the
+ * shape (a user predicate) is never dropped; a relaxable block that reads
+ * a buffer its producer leaves unwritten past the shape keeps its guard
+ * (and the simulator then sees no uninitialised read); a divisible shape
+ * has no bounds guard at all.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lower_kernels.h"
+#include "minitir/lower.h"
+#include "minitir/sim.h"
+
+#define OK(ctx, x)                                                                                 \
+    do {                                                                                           \
+        tir_status s_ = (x);                                                                       \
+        if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                              \
+    } while (0)
+
+static void fill(float *a, int64_t n, unsigned seed) {
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        a[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+    }
+}
+
+/* Kernel k against the interpreter on tir_def_matmul(M, N, K), bit for bit. */
+static void sim_matmul(tir_ctx *ctx, const tir_prim_func *k, int64_t M, int64_t N, int64_t K) {
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *out = malloc(sizeof(float) * (size_t)(M * N)), *want = malloc(sizeof(float) * (size_t)(M * N));
+    fill(a, M * K, 3);
+    fill(b, K * N, 4);
+    tir_arg ra[3] = {{a, 0}, {b, 0}, {want, 0}}, ka[3] = {{a, 0}, {b, 0}, {out, 0}};
+    tir_interp_opts io = {.uninit_params = 4};
+    OK(ctx, tir_interp_run(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), 3, ra, &io));
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
+    tir_sim_report rep;
+    OK(ctx, tir_sim_run(ctx, k, 3, ka, &so, &rep));
+    assert_int_equal(memcmp(out, want, sizeof(float) * (size_t)(M * N)), 0);
+    free(a);
+    free(b);
+    free(out);
+    free(want);
+}
+
+static const tir_prim_func *lower_to(tir_ctx *ctx, const tir_prim_func *f, const char *stop) {
+    assert_non_null(f);
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = stop;
+    const tir_prim_func *k = NULL;
+    OK(ctx, tir_lower(ctx, f, &o, &k));
+    return k;
+}
+
+static int count(const char *s, const char *what) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)) != NULL; p++) n++;
+    return n;
+}
+
+static void test_step4_ragged(void **state) {
+    (void)state;
+    static const int64_t sizes[][3] = {{37, 29, 45}, {33, 65, 31}, {20, 9, 70}};
+    for (int i = 0; i < 3; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        int64_t M = sizes[i][0], N = sizes[i][1], K = sizes[i][2];
+        const tir_prim_func *f = lk_shared(ctx, M, N, K, LK_LOCAL_ACC);
+        const char *ir = tir_print(ctx, lower_to(ctx, f, "relax_guards"));
+        assert_null(strstr(ir, "domain_guard")); /* no marker survives */
+        assert_int_equal(count(ir, "= T.float32(0)\n"), 3); /* A, B fills; C_local init */
+        assert_int_equal(count(ir, "else:"), 2);
+        /* the accumulator's init and update run under the k guard only */
+        assert_non_null(strstr(ir, "C_local[i_1_1, j_1_1] = C_local[i_1_1, j_1_1] +"));
+        assert_null(strstr(ir, "i_1_1 < "));
+        assert_null(strstr(ir, "j_1_1 < "));
+        /* the store to C keeps its guard */
+        assert_non_null(strstr(ir, "if i_0 * 32 + i_1_0 * 8 + ax0 < "));
+        sim_matmul(ctx, lower_to(ctx, f, NULL), M, N, K);
+        tir_ctx_destroy(ctx);
+    }
+}
+
+/* 5x3 against 32x32 tiles: a tile more than 4x the shape is not
+ * allocated whole (compact_alloc), so the shared tiles' guards cannot be
+ * zero fills, and the accumulator's update, which reads them, keeps its
+ * guards too (relaxed, it would read elements nobody wrote: the simulator's
+ * uninitialised-read check would fire). */
+static void test_small_shape_keeps_guards(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = lk_shared(ctx, 5, 3, 70, LK_LOCAL_ACC);
+    const char *ir = tir_print(ctx, lower_to(ctx, f, "relax_guards"));
+    assert_null(strstr(ir, "else:"));
+    assert_non_null(strstr(ir, "i_1_1 < 5"));
+    sim_matmul(ctx, lower_to(ctx, f, NULL), 5, 3, 70);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_divisible_has_no_guard(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC);
+    const char *ir = tir_print(ctx, lower_to(ctx, f, NULL));
+    /* (the init's `if k == 0` is not a guard) */
+    assert_null(strstr(ir, " < 64"));
+    assert_null(strstr(ir, "else:"));
+    sim_matmul(ctx, lower_to(ctx, f, NULL), 64, 64, 64);
+    tir_ctx_destroy(ctx);
+}
+
+/* A user predicate (every other row) is not a domain guard: it stays on
+ * the copy and on the update, and the result stays right. */
+static void test_user_predicate_kept(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const char *text =
+        "@T.prim_func\n"
+        "def half(A: T.Buffer((32, 32), \"float32\"), D: T.Buffer((32, 32), \"float32\")):\n"
+        "    T.func_attr({\"global_symbol\": \"half\", \"tir.noalias\": 1})\n"
+        "    with T.block(\"root\"):\n"
+        "        B = T.alloc_buffer((32, 32), \"float32\", scope=\"local\")\n"
+        "        for i in T.thread_binding(0, 32, thread=\"blockIdx.x\"):\n"
+        "            for j in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"B\"):\n"
+        "                    vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "                    T.where(i % 2 < 1)\n"
+        "                    T.reads(A[vi, vj])\n"
+        "                    T.writes(B[vi, vj])\n"
+        "                    B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+        "                with T.block(\"D\"):\n"
+        "                    vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "                    T.where(i % 2 < 1)\n"
+        "                    T.reads(B[vi, vj])\n"
+        "                    T.writes(D[vi, vj])\n"
+        "                    D[vi, vj] = B[vi, vj] + T.float32(1)\n";
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    const char *ir = tir_print(ctx, lower_to(ctx, f, "relax_guards"));
+    assert_int_equal(count(ir, "% 2 < 1"), 2);
+    assert_null(strstr(ir, "else:"));
+    assert_null(strstr(ir, "domain_guard"));
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step4_ragged),
+        cmocka_unit_test(test_small_shape_keeps_guards),
+        cmocka_unit_test(test_divisible_has_no_guard),
+        cmocka_unit_test(test_user_predicate_kept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
