@@ -36,7 +36,8 @@ typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 
 sgemm_config sgemm_default_config(void) {
     sgemm_config c = {.warps_m = 2, .warps_n = 4, .threads_m = 8, .threads_n = 4,
-                      .tm = 8, .tn = 8, .bk = 8, .vec = 4, .staging = true, .pad = 4};
+                      .tm = 8, .tn = 8, .bk = 8, .vec = 4, .staging = true, .pad = 4,
+                      .splitk = 1};
     return c;
 }
 
@@ -84,15 +85,17 @@ static tir_status read_index(tir_schedule *s, tir_block_rv b, const char *name, 
                         blk->name, name);
 }
 
-/* The loop nest of C: blocks, warps, lanes, k0, k1, then the thread tile.
- * Returns the fused thread loop and k0, k1. */
-static tir_status tile(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c,
+/* The loop nest of C (of C_rf with split-K, under the split loop kz, a
+ * zero handle without): blocks, warps, lanes, k0, k1, then the thread
+ * tile.  Returns the fused thread loop and k0, k1. */
+static tir_status tile(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c, tir_loop_rv kz,
                        tir_loop_rv *thread, tir_loop_rv *k0, tir_loop_rv *k1, hook_fn hook,
                        void *user) {
     const tir_loop_rv *loops;
     int n;
     CALL(tir_sched_get_loops(s, c, &loops, &n));
-    tir_loop_rv i = loops[0], j = loops[1], k = loops[2], is[4], js[4], ks[2];
+    /* C: i, j, k; C_rf: i, j, kz, k (kz spatial, the rest of k reduced) */
+    tir_loop_rv i = loops[0], j = loops[1], k = loops[n - 1], is[4], js[4], ks[2];
     CALL(tir_sched_split(s, i, 4,
                          (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_m, cfg->threads_m, cfg->tm},
                          is));
@@ -100,9 +103,10 @@ static tir_status tile(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c,
                          (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_n, cfg->threads_n, cfg->tn},
                          js));
     CALL(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, cfg->bk}, ks));
-    CALL(tir_sched_reorder(s, 10,
-                           (const tir_loop_rv[]){is[0], js[0], is[1], js[1], is[2], js[2], ks[0],
-                                                 ks[1], is[3], js[3]}));
+    const tir_loop_rv order[11] = {kz,    is[0], js[0], is[1], js[1], is[2],
+                                   js[2], ks[0], ks[1], is[3], js[3]};
+    CALL(tir_sched_reorder(s, kz.id ? 11 : 10, kz.id ? order : order + 1));
+    if (kz.id) CALL(tir_sched_bind(s, kz, "blockIdx.z"));
     CALL(tir_sched_fuse(s, 4, (const tir_loop_rv[]){is[1], js[1], is[2], js[2]}, thread));
     CALL(tir_sched_bind(s, is[0], "blockIdx.y"));
     CALL(tir_sched_bind(s, js[0], "blockIdx.x"));
@@ -195,12 +199,60 @@ static tir_status pipeline(tir_schedule *s, tir_loop_rv k0, hook_fn hook, void *
     return TIR_OK;
 }
 
+/* Split-K: k split into [splitk, None] and the outer part rfactored; *rf
+ * is the C_rf block (computing the partial sums) and *kz its split loop. */
+static tir_status rfactor_k(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c,
+                            tir_block_rv *rf, tir_loop_rv *kz, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    CALL(tir_sched_get_loops(s, c, &loops, &n));
+    /* Each slice a whole number of BK tiles, so that only the last slice
+     * is ragged (the local copies' k then decodes blockIdx.z, and the
+     * 8-step tiles stay unpredicated elsewhere); a slice count that would
+     * leave the last slice empty (rfactor refuses it) is lowered. */
+    int64_t f[2] = {cfg->splitk, TIR_SPLIT_INFER}, K;
+    const tir_block *blk;
+    CALL(tir_sched_get_block_node(s, c, &blk));
+    const tir_iter_var *kv = &blk->iters[blk->niters - 1];
+    if (kv->kind == TIR_ITER_REDUCE && tir_expr_const_int(kv->dom.extent, &K) && K > 0) {
+        int64_t slice = (K + cfg->splitk - 1) / cfg->splitk;
+        slice = (slice + cfg->bk - 1) / cfg->bk * cfg->bk;
+        f[0] = (K + slice - 1) / slice;
+        f[1] = slice;
+    }
+    tir_loop_rv k2[2];
+    CALL(tir_sched_split(s, loops[n - 1], 2, f, k2));
+    CALL(tir_sched_rfactor(s, k2[0], 0, rf));
+    *kz = k2[0];
+    return TIR_OK;
+}
+
+/* The write-back C[i, j] = sum over s of C_rf[s, i, j]: i and j fused
+ * and spread over blocks of nthreads threads, s serial per thread. */
+static tir_status write_back(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c,
+                             hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    CALL(tir_sched_get_loops(s, c, &loops, &n));
+    tir_loop_rv fused, parts[2];
+    CALL(tir_sched_fuse(s, 2, loops, &fused));
+    CALL(tir_sched_split(s, fused, 2, (const int64_t[]){TIR_SPLIT_INFER, nthreads(cfg)}, parts));
+    CALL(tir_sched_bind(s, parts[0], "blockIdx.x"));
+    CALL(tir_sched_bind(s, parts[1], "threadIdx.x"));
+    return TIR_OK;
+}
+
 tir_status sgemm_schedule(tir_schedule *s, const sgemm_config *cfg, hook_fn hook, void *user) {
-    tir_block_rv c;
-    tir_loop_rv thread, k0, k1;
+    tir_block_rv c, wb = {0};
+    tir_loop_rv thread, k0, k1, kz = {0};
     tir_status st;
     CALL(tir_sched_get_block(s, "C", &c));
-    if ((st = tile(s, cfg, c, &thread, &k0, &k1, hook, user)) != TIR_OK) return st;
+    if (cfg->splitk > 1) {
+        wb = c;
+        if ((st = rfactor_k(s, cfg, wb, &c, &kz, hook, user)) != TIR_OK) return st;
+        if ((st = write_back(s, cfg, wb, hook, user)) != TIR_OK) return st;
+    }
+    if ((st = tile(s, cfg, c, kz, &thread, &k0, &k1, hook, user)) != TIR_OK) return st;
     if ((st = accumulator(s, cfg, c, thread, hook, user)) != TIR_OK) return st;
     if ((st = caches(s, cfg, c, "A", true, k0, k1, hook, user)) != TIR_OK) return st;
     if ((st = caches(s, cfg, c, "B", false, k0, k1, hook, user)) != TIR_OK) return st;

@@ -18,6 +18,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +467,42 @@ static CUresult run_gemm_ref(const launch *l) {
     return OK;
 }
 
+/* The launches so far (the last LOG_MAX), for tests that check what a
+ * program launched with which arguments: not a driver call, found by
+ * dlsym in the tests that run on this stand-in. */
+enum { LOG_MAX = 64 };
+static struct {
+    char name[64];
+    unsigned grid[3];
+    int nparams;
+    uint64_t params[MAX_PARAMS]; /* each zero-extended from its PTX size */
+} launch_log[LOG_MAX];
+static int nlaunches;
+
+static void log_launch(const launch *l) {
+    int i = nlaunches++ % LOG_MAX;
+    snprintf(launch_log[i].name, sizeof launch_log[i].name, "%s", l->e->name);
+    memcpy(launch_log[i].grid, l->grid, sizeof launch_log[i].grid);
+    launch_log[i].nparams = l->e->nparams;
+    for (int j = 0; j < l->e->nparams; j++)
+        launch_log[i].params[j] = l->e->psize[j] <= 8 ? arg_u(l, j) : 0;
+}
+
+/* The number of launches so far. */
+EXPORT int fake_cuda_nlaunches(void) { return nlaunches; }
+/* Launch i (0 the first; only the last LOG_MAX are kept): its entry name,
+ * grid and parameters; false when not kept. */
+EXPORT bool fake_cuda_launch(int i, const char **name, unsigned grid[3], int *nparams,
+                             const uint64_t **params) {
+    if (i < 0 || i >= nlaunches || i < nlaunches - LOG_MAX) return false;
+    int k = i % LOG_MAX;
+    *name = launch_log[k].name;
+    memcpy(grid, launch_log[k].grid, sizeof launch_log[k].grid);
+    *nparams = launch_log[k].nparams;
+    *params = launch_log[k].params;
+    return true;
+}
+
 EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem, void *stream,
                                void **params, void **extra) {
@@ -476,6 +513,7 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
     if (e->nparams && !params) return INVALID_VALUE;
     launch l = {{gx, gy, gz}, {bx, by, bz}, shmem, params, e};
     now_ms += 0.05;
+    log_launch(&l);
     if (strcmp(e->name, "vadd") == 0) return run_vadd(&l);
     if (strcmp(e->name, "smem_reverse") == 0) return run_smem_reverse(&l);
     if (strcmp(e->name, "dyn_reverse") == 0) return run_dyn_reverse(&l);

@@ -3,13 +3,17 @@
  * JIT log), events, cuBLAS SGEMM and GemmEx (fp16, bf16, tf32) against the
  * float64 host reference for both B layouts, the GPU float64 reference,
  * the bias epilogue kernel and the benchmark helper; a generated kernel
- * with 64 KiB of dynamic shared memory through tir_rt_program.
+ * with 64 KiB of dynamic shared memory through tir_rt_program; split-K's
+ * two kernels and their workspace through tir_rt_program_set (on the
+ * stand-in driver, which runs no generated kernel, its launch log shows
+ * the kernels, their order and arguments).
  *
  * Without a driver or a GPU it prints "1..0 # SKIP ..." and passes; without
  * cuBLAS it runs the rest and says which tests it left out.  Every check
  * adds a row to a table printed at the end (as TAP comments), with the
  * errors measured, so one run on the GPU machine tells the whole story.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 #include "minitir/codegen.h"
 #include "minitir/runtime.h"
 #include "rt_test_kernels.h"
+#include "splitk.h"
 
 static tir_ctx *ctx;
 static tir_rt_device *dev;
@@ -352,6 +357,111 @@ static void test_program_dyn_smem(void **st) {
     free(out);
 }
 
+/* The stand-in driver's launch log (NULL on a real driver). */
+typedef int (*nlaunches_fn)(void);
+typedef bool (*launch_fn)(int, const char **, unsigned[3], int *, const uint64_t **);
+static void *fake_lib(void) {
+    const char *lib = getenv("MINITIR_CUDA_LIB");
+    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    return h && dlsym(h, "fake_cuda_nlaunches") ? h : NULL;
+}
+
+/* Split-K (examples/splitk) at 33x20x70, split 3, compiled to a module
+ * set. */
+static void splitk_modules(int64_t M, int64_t N, int64_t K, int split, tir_module_set *ms) {
+    tir_schedule *s;
+    EXPECT(tir_sched_create(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), &s), TIR_OK);
+    EXPECT(splitk_schedule(s, split), TIR_OK);
+    EXPECT(tir_build_kernels(ctx, tir_sched_func(s), NULL, ms), TIR_OK);
+    tir_sched_destroy(s);
+}
+
+/* The launches since launch `from` on the stand-in: split-K's two
+ * kernels in order, each with A, B, C and then the workspace. */
+static void check_launch_log(void *fake, int from, const tir_rt_ptr want[4]) {
+    nlaunches_fn n = (nlaunches_fn)dlsym(fake, "fake_cuda_nlaunches");
+    launch_fn get = (launch_fn)dlsym(fake, "fake_cuda_launch");
+    assert_true(n && get);
+    assert_int_equal(n() - from, 2);
+    for (int k = 0; k < 2; k++) {
+        const char *name;
+        unsigned grid[3];
+        int np;
+        const uint64_t *p;
+        assert_true(get(from + k, &name, grid, &np, &p));
+        assert_string_equal(name, k == 0 ? "matmul_k0" : "matmul_k1");
+        assert_int_equal(np, 4);
+        for (int i = 0; i < 4; i++) assert_true(p[i] == want[i]);
+        assert_int_equal(grid[2], k == 0 ? 3 : 1); /* the split on blockIdx.z */
+    }
+}
+
+static void test_program_set(void **st) {
+    (void)st;
+    enum { M = 33, N = 20, K = 70 };
+    tir_module_set ms;
+    splitk_modules(M, N, K, 3, &ms);
+    assert_int_equal(ms.nmodules, 2);
+    assert_int_equal(ms.nparams, 3);
+    assert_int_equal(ms.nworkspace, 1);
+    float *a = xmalloc(M * K * 4), *b = xmalloc(K * N * 4), *c = xmalloc(M * N * 4);
+    double *ref = xmalloc(M * N * sizeof(double));
+    tir_rt_fill_random(ctx, TIR_F32, a, M * K, 21);
+    tir_rt_fill_random(ctx, TIR_F32, b, K * N, 22);
+    EXPECT(tir_rt_gemm_ref(ctx, TIR_F32, M, N, K, a, b, TIR_RT_B_KN, ref), TIR_OK);
+    tir_rt_ptr d[4];
+    EXPECT(tir_rt_alloc(ctx, dev, M * K * 4, &d[0]), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, K * N * 4, &d[1]), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, M * N * 4, &d[2]), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, d[0], a, M * K * 4), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, d[1], b, K * N * 4), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, d[2], 0xff, M * N * 4), TIR_OK);
+    tir_rt_program_set *ps;
+    EXPECT(tir_rt_program_set_create(ctx, dev, &ms, &ps), TIR_OK);
+    assert_int_equal(tir_rt_program_set_count(ps), 2);
+    d[3] = tir_rt_program_set_workspace(ps, 0);
+    assert_true(d[3] != 0 && tir_rt_program_set_workspace(ps, 1) == 0);
+    void *fake = fake_lib();
+    int from = fake ? ((nlaunches_fn)dlsym(fake, "fake_cuda_nlaunches"))() : 0;
+    tir_rt_arg args[3] = {tir_rt_arg_ptr(d[0]), tir_rt_arg_ptr(d[1]), tir_rt_arg_ptr(d[2])};
+    EXPECT(tir_rt_program_set_launch(ctx, ps, 3, args), TIR_OK);
+    EXPECT(tir_rt_sync(ctx, dev), TIR_OK);
+    if (fake) {
+        check_launch_log(fake, from, d);
+        row(true, "program set, split-K (stand-in)", "2 launches in order, workspace passed");
+    } else {
+        EXPECT(tir_rt_copy_d2h(ctx, dev, c, d[2], M * N * 4), TIR_OK);
+        tir_rt_error_stats es;
+        tir_status s = tir_rt_check(ctx, "split-K", TIR_F32, c, ref, M, N,
+                                    tir_rt_gemm_tolerance(TIR_RT_GEMM_F32, K), &es);
+        row(s == TIR_OK, "program set, split-K 33x20x70/3", "rel err %.2e", es.rel_err);
+        EXPECT(s, TIR_OK);
+    }
+    /* the function's own arguments only: the workspace is the set's */
+    EXPECT(tir_rt_program_set_launch(ctx, ps, 2, args), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "the function takes 3"));
+    tir_rt_program_set_destroy(ps);
+    for (int i = 0; i < 3; i++) EXPECT(tir_rt_free(ctx, dev, d[i]), TIR_OK);
+    free(a), free(b), free(c), free(ref);
+}
+
+/* A workspace the device cannot hold: a clear error naming it, nothing
+ * left allocated (the stand-in has 1 GiB; 8 x 8192 x 8192 floats is 2). */
+static void test_program_set_no_memory(void **st) {
+    (void)st;
+    if (!fake_lib()) skip();
+    tir_module_set ms;
+    splitk_modules(8192, 8192, 16, 8, &ms);
+    size_t free0, free1, total;
+    EXPECT(tir_rt_mem_info(ctx, dev, &free0, &total), TIR_OK);
+    tir_rt_program_set *ps = (tir_rt_program_set *)1;
+    EXPECT(tir_rt_program_set_create(ctx, dev, &ms, &ps), TIR_ERR_CUDA);
+    assert_null(ps);
+    assert_non_null(strstr(tir_ctx_error(ctx), "workspace buffer 'C_rf'"));
+    EXPECT(tir_rt_mem_info(ctx, dev, &free1, &total), TIR_OK);
+    assert_true(free0 == free1);
+}
+
 static void test_bad_ptx(void **st) {
     (void)st;
     tir_rt_module *m = (tir_rt_module *)1;
@@ -670,6 +780,8 @@ int main(void) {
         cmocka_unit_test(test_vadd),
         cmocka_unit_test(test_dynamic_smem),
         cmocka_unit_test(test_program_dyn_smem),
+        cmocka_unit_test(test_program_set),
+        cmocka_unit_test(test_program_set_no_memory),
         cmocka_unit_test(test_bad_ptx),
         cmocka_unit_test(test_sgemm),
         cmocka_unit_test(test_gemm_ex),

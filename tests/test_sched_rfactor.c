@@ -464,6 +464,18 @@ static void test_rfactor_then_move(void **st) {
         (void)out;
         sched_check_all(s);
         tir_sched_destroy(s);
+        /* A consumer of C_rf can move under C_rf's loops either way: the
+         * predicate only skips reduction steps, every C_rf element is
+         * still written (reverse_compute_at 8, split-K's accumulator). */
+        s = sched_new(ctx, tir_def_matmul(ctx, 3, 6, K, TIR_F32));
+        sched_loops(s, "C", l);
+        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, k));
+        SCHED_OK(s, tir_sched_rfactor(s, k[0], 0, &rf));
+        tir_block_rv acc;
+        SCHED_OK(s, tir_sched_cache_write(s, rf, 0, "local", 0, NULL, &acc));
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, acc, l[1], false));
+        sched_check_all(s);
+        tir_sched_destroy(s);
     }
 }
 

@@ -15,9 +15,13 @@
 #include <cmocka.h>
 
 #include "minitir/sim.h"
+#include "sgemm.h"
 #include "splitk.h"
 
+static bool step8;
+
 static int setup(void **st) {
+    step8 = false; /* a failed test may leave it set */
     *st = tir_ctx_create();
     return *st ? 0 : -1;
 }
@@ -26,11 +30,15 @@ static int teardown(void **st) {
     return 0;
 }
 
+/* The simple split-K schedule (examples/splitk), or with step8 the Step 8
+ * tiles with split-K (sgemm.c, sgemm_config.splitk). */
 static const tir_prim_func *scheduled(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     tir_schedule *s = NULL;
     assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), &s), TIR_OK);
-    tir_status st = splitk_schedule(s, split);
-    if (st != TIR_OK) fail_msg("splitk_schedule: %s", tir_ctx_error(ctx));
+    sgemm_config cfg = sgemm_default_config();
+    cfg.splitk = split;
+    tir_status st = step8 ? sgemm_schedule(s, &cfg, NULL, NULL) : splitk_schedule(s, split);
+    if (st != TIR_OK) fail_msg("split-K schedule: %s", tir_ctx_error(ctx));
     const tir_prim_func *f = tir_sched_func(s);
     tir_sched_destroy(s);
     return f;
@@ -81,6 +89,18 @@ static void test_splitk_sim_odd(void **st) {
     run_case(ctx, 33, 45, 200, 4);
     run_case(ctx, 17, 5, 31, 2);
     run_case(ctx, 16, 16, 64, 2);
+}
+
+/* The Step 8 tiles with split-K: C_rf's kernel has 128x128 tiles of 256
+ * threads, blockIdx.z the split; ragged tiles and a split that does not
+ * divide K (300 = 3 x 100 does, 301 does not). */
+static void test_splitk_step8_odd(void **st) {
+    tir_ctx *ctx = *st;
+    step8 = true;
+    run_case(ctx, 200, 136, 300, 3);
+    run_case(ctx, 129, 7, 64, 2);
+    run_case(ctx, 200, 136, 301, 3);
+    step8 = false;
 }
 
 /* Reading the partial sums before they are written is caught: the
@@ -176,6 +196,7 @@ static void test_splitk_golden(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_splitk_sim_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_step8_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),

@@ -75,6 +75,9 @@ static void usage_errors(void **state) {
         "ptx matmul --tile 64x64",           /* two tile sizes */
         "ptx matmul --tile 64x64x32x8",      /* four */
         "ptx fused --tile 64x64x32",         /* tiles of the matmul only */
+        "run matmul --step 8 --splitk 0",    /* split count >= 1 */
+        "run matmul --step 5 --splitk 2",    /* split-K is Steps 7-8's */
+        "run fused --step 8 --splitk 2",     /* of the matmul only */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -147,6 +150,23 @@ static void ptx(void **state) {
                                     "--arch sm_86"),
                      4);
     assert_non_null(strstr(err, "sm_86's opt-in maximum"));
+    /* split-K: the partial sums and the write-back, one module each */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 64x48x256 --step 8 --splitk 4 -o s.ptx"),
+                     0);
+    buf = malloc(1 << 20);
+    snprintf(p, sizeof p, "%s/s.ptx", dir);
+    slurp(p, buf, 1 << 20);
+    assert_non_null(strstr(buf, ".entry matmul_k0("));
+    assert_non_null(strstr(buf, "%ctaid.z"));
+    snprintf(p, sizeof p, "%s/s.k1.ptx", dir);
+    slurp(p, buf, 1 << 20);
+    assert_non_null(strstr(buf, ".entry matmul_k1("));
+    assert_null(strstr(buf, "matmul_k0"));
+    assert_non_null(strstr(err, "PTX written to s.k1.ptx"));
+    free(buf);
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 64x48x256 --step 8 --splitk 4"), 0);
+    assert_int_equal(count(out, ".version"), 2);
+    assert_non_null(strstr(out, "// kernel matmul_k1\n"));
 }
 
 static void run_sim(void **state) {
@@ -162,6 +182,13 @@ static void run_sim(void **state) {
                      0);
     assert_int_equal(count(out, "  ok  "), 2);
     assert_non_null(strstr(out, "block 16x16x1"));
+    /* split-K, Steps 7-8: k = 41 in 3 slices of 16, the last ragged */
+    assert_int_equal(tirc_run(NULL, "run matmul --sim --size 37x21x41 --steps 7-8 --splitk 3"),
+                     0);
+    assert_int_equal(count(out, "  ok  "), 2);
+    assert_non_null(strstr(out, "step 8 split-K"));
+    assert_non_null(strstr(out, "grid 1x1x3 block 256x1x1"));
+    assert_int_equal(count(out, "(2 kernels"), 2);
     /* Without a driver, `run` falls back to the simulator and says so. */
     assert_int_equal(tirc_run("MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1",
                               "run matmul --size 9 --step 2"),
@@ -225,6 +252,16 @@ static void fake_gpu(void **state) {
     slurp(p, buf, sizeof buf);
     assert_non_null(strstr(buf, ",1,minitir,nan,nan,"));
     assert_non_null(strstr(buf, ",n/a\n"));
+    /* split-K through the program set (both kernels launched, the
+     * workspace allocated: a launch or allocation error would be exit 5;
+     * the stand-in runs no generated kernel, so C stays NaN: exit 1) */
+    assert_int_equal(tirc_run(env, "bench matmul --step 8 --splitk 4 --sizes 64x48x256 --runs 20 "
+                                   "--csv k.csv"),
+                     1);
+    assert_non_null(strstr(err, "NaN or infinite"));
+    snprintf(p, sizeof p, "%s/k.csv", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, "matmul,,64,48,256,8,minitir/splitk4,"));
 }
 
 int main(int argc, char **argv) {

@@ -8,6 +8,7 @@
 #define MINITIR_CODEGEN_H
 
 #include "minitir/ir.h"
+#include "minitir/lower.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,6 +100,42 @@ TIR_API tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel,
  * Errors are those of either step. */
 TIR_API tir_status tir_build(tir_ctx *ctx, const tir_prim_func *scheduled,
                              const tir_codegen_opts *opts, const tir_module **out);
+
+/* ------------------------------------------------------- several kernels
+ *
+ * A function that lowers to several kernels (tir_lower_kernels: split-K's
+ * partial sums and their sum) compiles to one module per kernel, each
+ * with its own .entry, launch dimensions and parameters.
+ */
+
+typedef struct tir_module_set {
+    int nmodules;
+    const tir_module *const *modules; /* in launch order */
+    /* The function's own parameters: the first nparams of every module's
+     * parameters (the rest are the workspace buffers, in order). */
+    int nparams;
+    /* Workspace buffers as in tir_kernel_set: global buffers of constant
+     * shape the caller allocates and passes to every module after the
+     * function's parameters; their contents carry from one kernel to the
+     * next, nothing initialises them. */
+    int nworkspace;
+    const tir_buffer *const *workspace;
+} tir_module_set;
+
+/* Compiles each kernel of ks (tir_codegen with opts, which may be NULL).
+ * nparams is the function's own parameter count (the scheduled function's
+ * nparams).  Errors are tir_codegen's, the message prefixed with the
+ * kernel's name. */
+TIR_API tir_status tir_codegen_kernels(tir_ctx *ctx, const tir_kernel_set *ks, int nparams,
+                                       const tir_codegen_opts *opts, tir_module_set *out);
+
+/* Lowers a scheduled function that may need several kernels with the
+ * default lowering options (tir_lower_kernels) and compiles each
+ * (tir_codegen_kernels).  A function without global intermediates gives
+ * one module, tir_build's, and no workspace.  Errors are those of either
+ * step. */
+TIR_API tir_status tir_build_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
+                                     const tir_codegen_opts *opts, tir_module_set *out);
 
 /* Evaluates the grid and block sizes for the given arguments (args as for
  * tir_interp_run: args[i].scalar for scalar params; buffer entries are

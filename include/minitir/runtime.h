@@ -517,6 +517,37 @@ TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
 TIR_API tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
                                          const tir_rt_arg *args);
 
+/* A tir_module_set (tir_build_kernels: several kernels and their
+ * workspace) loaded on a device: one tir_rt_program per module, and the
+ * workspace buffers allocated once, at create (their shapes are
+ * constant), freed at destroy. */
+typedef struct tir_rt_program_set tir_rt_program_set;
+
+/* Loads every module of ms (as tir_rt_program_create) and allocates its
+ * workspace on dev.  Free with tir_rt_program_set_destroy before closing
+ * dev.  Errors: those of tir_rt_program_create (the message names the
+ * module), TIR_ERR_INVALID_ARG (a workspace buffer of non-constant shape),
+ * TIR_ERR_CUDA (an allocation failed: the message names the buffer and its
+ * size); nothing is left allocated on error. */
+TIR_API tir_status tir_rt_program_set_create(tir_ctx *ctx, tir_rt_device *dev,
+                                             const tir_module_set *ms,
+                                             tir_rt_program_set **out);
+TIR_API void tir_rt_program_set_destroy(tir_rt_program_set *ps);
+/* The number of programs (kernels), and program i of them (NULL when out
+ * of range). */
+TIR_API int tir_rt_program_set_count(const tir_rt_program_set *ps);
+TIR_API tir_rt_program *tir_rt_program_set_program(const tir_rt_program_set *ps, int i);
+/* The device address of workspace buffer w (0 when out of range). */
+TIR_API tir_rt_ptr tir_rt_program_set_workspace(const tir_rt_program_set *ps, int w);
+/* Launches the kernels in order on the stream (stream order makes each
+ * see the previous one's writes): args holds the function's own
+ * parameters only (ms->nparams, as tir_rt_program_launch); the workspace
+ * pointers are appended for every kernel.  Returns without waiting.
+ * Errors: those of tir_rt_program_launch, the message naming the kernel;
+ * kernels before a failed launch stay queued. */
+TIR_API tir_status tir_rt_program_set_launch(tir_ctx *ctx, tir_rt_program_set *ps, int nargs,
+                                             const tir_rt_arg *args);
+
 #ifdef __cplusplus
 }
 #endif

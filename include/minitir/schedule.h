@@ -431,8 +431,11 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *   8. the producers' predicates only keep their bindings inside their
  *      iterators' domains (each conjunct is `binding < end`, or `f < d *
  *      end` for a binding floordiv(f, d), as a fused loop split by a
- *      factor not dividing its extent leaves), so they mask no point of
- *      the region (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *      factor not dividing its extent leaves), or only skip reduction
+ *      steps (a conjunct over loops feeding reduce iterators that holds
+ *      with those at their first value, as rfactor's C_rf after a split not
+ *      dividing k has), so they mask no point of the region
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER);
  *   9. under the loop, no consumer of the block comes in the same or an
  *      earlier statement than its last producer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);

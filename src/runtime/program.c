@@ -8,6 +8,7 @@
  * raised to that size once, at load, and every launch requests it.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ir/ir_internal.h"
 #include "minitir/runtime.h"
@@ -104,4 +105,113 @@ tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
         b[d] = (unsigned)block[d];
     }
     return tir_rt_launch(ctx, p->kernel, g, b, (unsigned)m->dyn_shared_bytes, nargs, args);
+}
+
+/* ------------------------------------------------- several kernels (sets)
+ *
+ * A module set runs as its programs in order on the one stream, each with
+ * the function's arguments followed by the workspace pointers; the
+ * workspace is allocated once per set (constant shapes), so repeated
+ * launches (benchmarks) allocate nothing.
+ */
+
+struct tir_rt_program_set {
+    const tir_module_set *ms;
+    tir_rt_device *dev;
+    tir_rt_program **progs; /* [ms->nmodules] */
+    tir_rt_ptr *ws;         /* [ms->nworkspace] */
+    tir_rt_arg *args;       /* [nparams + nworkspace]: launch scratch */
+};
+
+/* Allocates workspace buffer w; the message names it and its size. */
+static tir_status alloc_workspace(tir_ctx *ctx, tir_rt_program_set *ps, int w) {
+    const tir_buffer *b = ps->ms->workspace[w];
+    int64_t n = tir_buffer_const_size(b);
+    if (n < 0)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "workspace buffer '%s' has no constant shape; its size is not known",
+                            b->name);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * tir_dtype_bytes(b->dtype);
+    tir_status s = tir_rt_alloc(ctx, ps->dev, bytes, &ps->ws[w]);
+    if (s != TIR_OK) {
+        const char *msg = tir_ctx_error(ctx);
+        char *copy = strdup(msg);
+        tir_ctx_fail(ctx, s, "workspace buffer '%s' (%zu bytes): %s", b->name, bytes,
+                     copy ? copy : "allocation failed");
+        free(copy);
+    }
+    return s;
+}
+
+tir_status tir_rt_program_set_create(tir_ctx *ctx, tir_rt_device *dev, const tir_module_set *ms,
+                                     tir_rt_program_set **out) {
+    *out = NULL;
+    if (!dev || !ms || ms->nmodules < 1 || ms->nparams < 0 || ms->nworkspace < 0)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tir_rt_program_set_create: no device or modules");
+    tir_rt_program_set *ps = calloc(1, sizeof *ps);
+    if (ps) {
+        ps->progs = calloc((size_t)ms->nmodules, sizeof *ps->progs);
+        ps->ws = calloc((size_t)ms->nworkspace + 1, sizeof *ps->ws);
+        ps->args = calloc((size_t)(ms->nparams + ms->nworkspace) + 1, sizeof *ps->args);
+    }
+    if (!ps || !ps->progs || !ps->ws || !ps->args) {
+        tir_rt_program_set_destroy(ps);
+        return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_rt_program_set_create: out of memory");
+    }
+    ps->ms = ms;
+    ps->dev = dev;
+    tir_status s = TIR_OK;
+    for (int i = 0; i < ms->nmodules && s == TIR_OK; i++)
+        s = tir_rt_program_create(ctx, dev, ms->modules[i], &ps->progs[i]);
+    for (int w = 0; w < ms->nworkspace && s == TIR_OK; w++) s = alloc_workspace(ctx, ps, w);
+    if (s != TIR_OK) {
+        tir_rt_program_set_destroy(ps);
+        return s;
+    }
+    *out = ps;
+    return TIR_OK;
+}
+
+void tir_rt_program_set_destroy(tir_rt_program_set *ps) {
+    if (!ps) return;
+    if (ps->ws) {
+        tir_ctx *tmp = tir_ctx_create(); /* freeing needs a ctx for its (ignored) errors */
+        for (int w = 0; w < ps->ms->nworkspace; w++)
+            if (ps->ws[w] && tmp) tir_rt_free(tmp, ps->dev, ps->ws[w]);
+        tir_ctx_destroy(tmp);
+    }
+    if (ps->progs)
+        for (int i = 0; i < ps->ms->nmodules; i++) tir_rt_program_destroy(ps->progs[i]);
+    free(ps->progs);
+    free(ps->ws);
+    free(ps->args);
+    free(ps);
+}
+
+int tir_rt_program_set_count(const tir_rt_program_set *ps) { return ps ? ps->ms->nmodules : 0; }
+
+tir_rt_program *tir_rt_program_set_program(const tir_rt_program_set *ps, int i) {
+    return ps && i >= 0 && i < ps->ms->nmodules ? ps->progs[i] : NULL;
+}
+
+tir_rt_ptr tir_rt_program_set_workspace(const tir_rt_program_set *ps, int w) {
+    return ps && w >= 0 && w < ps->ms->nworkspace ? ps->ws[w] : 0;
+}
+
+tir_status tir_rt_program_set_launch(tir_ctx *ctx, tir_rt_program_set *ps, int nargs,
+                                     const tir_rt_arg *args) {
+    const tir_module_set *ms = ps->ms;
+    if (nargs != ms->nparams)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "launch of '%s' and the kernels after it: %d arguments given, the "
+                            "function takes %d",
+                            ms->modules[0]->kernel_name, nargs, ms->nparams);
+    for (int i = 0; i < nargs; i++) ps->args[i] = args[i];
+    for (int w = 0; w < ms->nworkspace; w++) ps->args[nargs + w] = tir_rt_arg_ptr(ps->ws[w]);
+    for (int i = 0; i < ms->nmodules; i++) {
+        tir_status s = tir_rt_program_launch(ctx, ps->progs[i], nargs + ms->nworkspace, ps->args);
+        if (s != TIR_OK) return s;
+    }
+    return TIR_OK;
 }

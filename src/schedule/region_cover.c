@@ -127,6 +127,53 @@ bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize
     return false;
 }
 
+/* Whether loop variable v feeds a reduce (red) or spatial iterator of r. */
+static bool feeds_kind(const tir_block_realize *r, const tir_var *v, bool red) {
+    for (int k = 0; k < r->nvalues; k++)
+        if ((r->block->iters[k].kind == TIR_ITER_REDUCE) == red && tir_uses_var(r->values[k], v))
+            return true;
+    return false;
+}
+
+/* One conjunct for sch_pred_keeps_writes: nv loops (vars, mins) feed only
+ * reduce iterators; a is bound to the enclosing loops. */
+static bool conj_keeps_writes(const tir_schedule *s, tir_analyzer *a,
+                              const tir_block_realize *r, int nv, const tir_var *const *vars,
+                              const tir_expr *const *mins, const tir_expr *e) {
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (b && e->kind == TIR_KIND_AND)
+        return conj_keeps_writes(s, a, r, nv, vars, mins, b->a) &&
+               conj_keeps_writes(s, a, r, nv, vars, mins, b->b);
+    if (sch_pred_bounds_only(s->ctx, a, r, e)) return true;
+    bool uses = false;
+    for (int i = 0; i < nv; i++) uses = uses || tir_uses_var(e, vars[i]);
+    if (!uses) return false;
+    const tir_expr *at_min = (const tir_expr *)tir_substitute(s->ctx, e, nv, vars, mins);
+    int64_t v;
+    return tir_expr_const_int(tir_analyzer_simplify(a, at_min), &v) && v != 0;
+}
+
+bool sch_pred_keeps_writes(const tir_schedule *s, int bi) {
+    const tir_block_realize *r = s->srefs[bi].realize;
+    int cap = 0;
+    for (int p = s->srefs[bi].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent) cap++;
+    const tir_var **vars = IR_NEWN(s->ctx, const tir_var *, cap + 1);
+    const tir_expr **mins = IR_NEWN(s->ctx, const tir_expr *, cap + 1);
+    int nv = 0;
+    for (int p = s->srefs[bi].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (feeds_kind(r, f->var, true) && !feeds_kind(r, f->var, false)) {
+            vars[nv] = f->var;
+            mins[nv++] = f->min;
+        }
+    }
+    tir_analyzer *a = tir_analyzer_create(s->ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    bool ok = conj_keeps_writes(s, a, r, nv, vars, mins, r->predicate);
+    tir_analyzer_destroy(a);
+    return ok;
+}
+
 /* The loops inside the target loop, as variables with a min and a
  * constant extent (-1: not constant).  A fused loop f of extent E that the
  * bindings use only as floordiv(f, c) and floormod(f, c), c dividing E,
@@ -325,7 +372,11 @@ bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
     const tir_block *o = sch_sref_block(s, wi);
     int w = 0;
     while (o->writes[w].buffer != buf) w++;
-    if (sch_trivial_dim(o, &o->writes[w], pdim) >= 0 || !sch_exec_box(s, a, wi, loop, box))
+    /* A predicate that only skips reduction steps (every written element
+     * still runs one) leaves the written box and the final values as they
+     * are in the whole nest. */
+    if (sch_trivial_dim(o, &o->writes[w], pdim) >= 0 || !sch_pred_keeps_writes(s, wi) ||
+        !binding_box(s, a, wi, loop, box, NULL))
         return false;
     for (int k = 0; k < o->niters; k++) {
         const tir_range *d = &o->iters[k].dom;

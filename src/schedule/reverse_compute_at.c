@@ -143,22 +143,15 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                             "iterators' ranges",
                             b->name, b->reads[r].buffer->name);
     }
-    /* 8: producers' predicates only bound their domains. */
-    {
-        tir_analyzer *pa = tir_analyzer_create(ctx);
-        for (int k = 0; k < na; k++) {
-            const tir_block *o = sch_sref_block(s, all[k]);
-            if (all[k] == bi || !feeds(o, b)) continue;
-            const tir_block_realize *pr = s->srefs[all[k]].realize;
-            if (!sch_pred_bounds_only(ctx, pa, pr, pr->predicate)) {
-                tir_analyzer_destroy(pa);
-                return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, o,
-                                "the predicate of producer \"%s\" masks points inside its "
-                                "domain, so the region it writes under loop %s is not known",
-                                o->name, loop->var->name);
-            }
-        }
-        tir_analyzer_destroy(pa);
+    /* 8: producers' predicates mask no point they write. */
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] == bi || !feeds(o, b)) continue;
+        if (!sch_pred_keeps_writes(s, all[k]))
+            return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, o,
+                            "the predicate of producer \"%s\" masks points inside the region "
+                            "it writes, so the region it writes under loop %s is not known",
+                            o->name, loop->var->name);
     }
     /* 9: position at the end, before any consumer of the block. */
     int nch = sch_num_children(loop->body), pos = nch, last_prod = -1;

@@ -358,6 +358,13 @@ bool sch_pred_bounds_only(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize
  * nothing inside it (rfactor's C_rf after a non-divisible split masks
  * vk_0 * 5 + vk_1 >= 9 inside its domain). */
 bool sch_reduce_pred_bounds_only(const tir_schedule *s, int bi);
+/* True when the predicate of block sref bi masks no point of the region
+ * it writes: every conjunct is a bound as in sch_pred_bounds_only, or
+ * uses loops feeding only reduce iterators and holds with all of those
+ * at their min for every value of the other enclosing loops (then every
+ * instance of the spatial iterators runs at least that reduction step:
+ * rfactor's C_rf after a split of k that does not divide it). */
+bool sch_pred_keeps_writes(const tir_schedule *s, int bi);
 /* When provable, the instances of block sref bi run during one iteration
  * of loop sref `loop` are exactly the box box[k] = [lo, hi) per iterator
  * (intersected with the block's domain): its predicate only bounds the
@@ -369,8 +376,10 @@ bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_
 /* When provable, block sref wi writes buf at its own iterators (pdim[k]:
  * the dimension iterator k indexes, -1 none) and, during one iteration of
  * loop sref `loop`, final values of the elements box[k] (intersected with
- * its domain) on those dimensions: sch_exec_box holds and every other
- * iterator (reduce ones included) runs over its whole domain.  pdim and
+ * its domain) on those dimensions: sch_exec_box holds, except that the
+ * predicate may skip reduction steps as sch_pred_keeps_writes allows, and
+ * every other iterator (reduce ones included) runs over its whole domain
+ * (less the steps the predicate skips in the whole nest too).  pdim and
  * box hold one entry per iterator of the block. */
 bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
                     const tir_buffer *buf, int *pdim, sch_bound *box);

@@ -22,7 +22,9 @@ static const char *const examples_help =
     "           --epilogue bias|bias+relu|clip|all (default all)\n"
     "--tile BMxBNxBK[xTMxTN] (matmul): block tile and k tile, thread tile\n"
     "(default 32x32x32x8x4); e.g. 128x128x32x8x8 double-buffers 64 KiB of shared\n"
-    "memory in Steps 5-6, which runs as dynamic shared memory (past 48 KiB).\n";
+    "memory in Steps 5-6, which runs as dynamic shared memory (past 48 KiB).\n"
+    "--splitk S (matmul, Steps 7-8): split-K, S partial sums of k slices (rfactor,\n"
+    "blockIdx.z) summed by a second kernel; the kernel column shows minitir/splitkS.\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -98,6 +100,7 @@ static const char *value(int argc, char **argv, int *i) {
 int tirc_parse_args(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof *o);
     o->epi = -1;
+    o->splitk = 1;
     o->arch = "sm_90";
     o->runs = 30;
     o->warmup = 5;
@@ -152,6 +155,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--tile wants BMxBNxBK or BMxBNxBKxTMxTN, e.g. "
                                         "128x128x32x8x8");
             o->tile_given = true;
+        } else if (!strcmp(a, "--splitk")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 65535)
+                return tirc_usage_error("--splitk wants a split count 1..65535");
+            o->splitk = (int)k;
         } else if (!strcmp(a, "--epilogue")) {
             if (!(v = value(argc, argv, &i))) return tirc_usage_error("--epilogue wants a name");
             if (!strcmp(v, "all"))
@@ -191,6 +199,13 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     }
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
+    snprintf(o->ours_name, sizeof o->ours_name, o->splitk > 1 ? "minitir/splitk%d" : "minitir",
+             o->splitk);
+    if (o->splitk > 1 && o->example && strcmp(o->example, "matmul"))
+        return tirc_usage_error("--splitk is for the matmul example only");
+    if (o->splitk > 1 && (o->step_lo < 7 || o->tile_given))
+        return tirc_usage_error("--splitk is for Steps 7 and 8 (sgemm.c's tiles): give --step 8 "
+                                "(or 7, or 7-8), and no --tile");
     return EXIT_OK;
 }
 
@@ -218,7 +233,7 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
-               "                          [--epilogue E] [--tile T]\n\n"
+               "                          [--epilogue E] [--tile T] [--splitk S]\n\n"
                "Schedules one step (default 6), lowers it and writes its PTX to the file\n"
                "(default standard output); launch shape and compile time go to stderr.\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
@@ -226,7 +241,8 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "run")) {
         printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
-               "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n\n"
+               "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n"
+               "                          [--splitk S]\n\n"
                "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
                "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
                "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"
@@ -243,7 +259,7 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "bench")) {
         printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
-               "                            [--epilogue E] [--arch sm_90]\n\n"
+               "                            [--epilogue E] [--arch sm_90] [--splitk S]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"

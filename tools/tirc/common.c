@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sgemm.h"
 #include "tirc.h"
 
 bool tirc_is_fused(const opts *o) { return !strcmp(o->example, "fused"); }
@@ -29,12 +30,20 @@ static void print_each(void *user, tir_schedule *s, const char *call) {
 const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles : NULL; }
 
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, bool each, tir_schedule **out) {
+                         const seed_tiles *tiles, int splitk, bool each, tir_schedule **out) {
     hook_state h = {ctx};
     tir_status st = tir_sched_create(ctx, f, out);
     if (st != TIR_OK) return st;
-    st = fused ? seed_fused(*out, step, each ? print_each : NULL, &h)
-               : seed_schedule_tiles(*out, step, tiles, each ? print_each : NULL, &h);
+    seed_hook hook = each ? print_each : NULL;
+    if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
+        sgemm_config cfg = sgemm_default_config();
+        cfg.staging = step == 8;
+        cfg.splitk = splitk;
+        st = sgemm_schedule(*out, &cfg, hook, &h);
+    } else {
+        st = fused ? seed_fused(*out, step, hook, &h)
+                   : seed_schedule_tiles(*out, step, tiles, hook, &h);
+    }
     if (st != TIR_OK) {
         tir_sched_destroy(*out);
         *out = NULL;
@@ -44,15 +53,15 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
 
 /* Schedules and compiles; *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
-                        const tir_module **m, double *ms) {
+                        tir_module_set *m, double *ms) {
     double t0 = mt_now_ms();
     tir_schedule *s;
-    tir_status st = tirc_schedule(ctx, f, fused, step, tirc_tiles(o), false, &s);
+    tir_status st = tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, false, &s);
     if (st != TIR_OK) return st;
     tir_codegen_opts cg;
     tir_codegen_opts_init(&cg);
     cg.arch = o->arch;
-    st = tir_build(ctx, tir_sched_func(s), &cg, m);
+    st = tir_build_kernels(ctx, tir_sched_func(s), &cg, m);
     tir_sched_destroy(s);
     if (ms) *ms = mt_now_ms() - t0;
     return st;

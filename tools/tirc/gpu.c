@@ -15,6 +15,7 @@ static const char *const variant_names[2][3] = {{"minitir", "", "cublas"},
                                                 {"fused", "unfused+epilogue", "cublas+epilogue"}};
 
 const char *tirc_kernel_name(const opts *o, variant v) {
+    if (v == V_OURS && !tirc_is_fused(o)) return o->ours_name; /* "minitir[/splitkS]" */
     return variant_names[tirc_is_fused(o) ? 1 : 0][v];
 }
 
@@ -95,12 +96,14 @@ static tir_rt_epilogue rt_epi(int e) {
     return r;
 }
 
-/* Launches our kernel: arguments by parameter name. */
-static tir_status launch_prog(tir_ctx *ctx, tir_rt_program *prog, const tir_module *m, tir_rt_ptr a,
-                              tir_rt_ptr b, tir_rt_ptr bias, tir_rt_ptr out) {
+/* Launches our kernels (one, or split-K's two, in order): arguments by
+ * parameter name. */
+static tir_status launch_prog(tir_ctx *ctx, tir_rt_program_set *prog, const tir_module_set *ms,
+                              tir_rt_ptr a, tir_rt_ptr b, tir_rt_ptr bias, tir_rt_ptr out) {
     tir_rt_arg args[8];
-    if (m->nparams > 8) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "too many parameters");
-    for (int i = 0; i < m->nparams; i++) {
+    const tir_module *m = ms->modules[0];
+    if (ms->nparams > 8) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "too many parameters");
+    for (int i = 0; i < ms->nparams; i++) {
         const char *n = m->params[i].name;
         if (m->params[i].kind != TIR_PARAM_BUFFER)
             return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "unexpected scalar parameter %s", n);
@@ -109,7 +112,7 @@ static tir_status launch_prog(tir_ctx *ctx, tir_rt_program *prog, const tir_modu
                                  : !strcmp(n, "bias") ? bias
                                                       : out);
     }
-    return tir_rt_program_launch(ctx, prog, m->nparams, args);
+    return tir_rt_program_set_launch(ctx, prog, ms->nparams, args);
 }
 
 typedef struct bench_call {
@@ -117,8 +120,8 @@ typedef struct bench_call {
     dprob *p;
     variant v;
     int epi;
-    tir_rt_program *prog;
-    const tir_module *mod;
+    tir_rt_program_set *prog;
+    const tir_module_set *mod;
 } bench_call;
 
 static tir_status one_call(tir_ctx *ctx, void *user, int set) {
@@ -193,8 +196,8 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
             cub ? 2.0 * (double)(p->M * p->N) * (double)p->K / cub->median_ms / 1e6 : NAN;
         const tir_prim_func *f = v == V_OURS ? tirc_define(ctx, o, e, p->M, p->N, p->K)
                                              : tir_def_matmul(ctx, p->M, p->N, p->K, TIR_F32);
-        const tir_module *m = NULL;
-        tir_status st = f ? tirc_compile(ctx, o, f, v == V_OURS && fused, step, &m, &r.compile_ms)
+        tir_module_set ms;
+        tir_status st = f ? tirc_compile(ctx, o, f, v == V_OURS && fused, step, &ms, &r.compile_ms)
                           : TIR_ERR_INVALID_ARG;
         if (st != TIR_OK) {
             /* In a table, the first line of the message (no IR dump). */
@@ -208,12 +211,13 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
             if (!bench || st != TIR_ERR_LOWER) rc = rc ? rc : EXIT_COMPILE;
             continue;
         }
-        tir_rt_program *prog = NULL;
-        bench_call c = {g, p, v, fused ? e : -1, NULL, m};
-        RT(tir_rt_program_create(ctx, g->dev, m, &prog));
+        tir_rt_program_set *prog = NULL;
+        bench_call c = {g, p, v, fused ? e : -1, NULL, &ms};
+        RT(tir_rt_program_set_create(ctx, g->dev, &ms, &prog));
         c.prog = prog;
-        tir_rt_kernel_info ki;
-        if (tir_rt_kernel_info_get(ctx, tir_rt_program_kernel(prog), &ki) == TIR_OK)
+        tir_rt_kernel_info ki; /* of the main kernel (split-K: the partial sums) */
+        if (tir_rt_kernel_info_get(ctx, tir_rt_program_kernel(tir_rt_program_set_program(prog, 0)),
+                                   &ki) == TIR_OK)
             r.regs = ki.num_regs, r.lmem = ki.local_bytes;
         /* Poison the output, run once on set 0, verify. */
         RT(tir_rt_memset8(ctx, g->dev, p->out, 0xFF, (size_t)(p->M * p->N) * 4));
@@ -235,12 +239,12 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
             r.ms = br.median_ms;
             r.gflops = 2.0 * (double)(p->M * p->N) * (double)p->K / br.median_ms / 1e6;
         }
-        tir_rt_program_destroy(prog);
+        tir_rt_program_set_destroy(prog);
         rows[(*nrows)++] = r;
         continue;
     rt_fail:
         fprintf(stderr, "tirc: %s step %d: %s\n", o->example, step, tir_ctx_error(ctx));
-        tir_rt_program_destroy(prog);
+        tir_rt_program_set_destroy(prog);
         r.status = "FAIL";
         rows[(*nrows)++] = r;
         return EXIT_RUNTIME;

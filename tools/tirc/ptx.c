@@ -1,5 +1,8 @@
 /* ptx.c: `tirc ptx`: the PTX of one step to a file or standard output; the
- * launch shape and compile time to stderr.
+ * launch shape and compile time to stderr.  A step that lowers to several
+ * kernels (--splitk) writes one PTX module per kernel: to standard output
+ * one after the other, each after a `// kernel <name>` line; with -o FILE,
+ * kernel i > 0 goes to FILE with `.k<i>` inserted before its extension.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -7,26 +10,29 @@
 
 #include "tirc.h"
 
-int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
-    if (o->step_lo != o->step_hi)
-        return tirc_usage_error("ptx takes one --step (1..%d)", SEED_NSTEPS);
-    if (tir_codegen_check_arch(ctx, o->arch) != TIR_OK)
-        return tirc_usage_error("%s", tir_ctx_error(ctx));
-    int e = o->epi < 0 ? SEED_EPI_RELU : o->epi;
-    const tir_prim_func *f = tirc_define(ctx, o, e, o->M, o->N, o->K);
-    const tir_module *m;
-    double ms;
-    if (!f || tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &m, &ms) != TIR_OK) {
-        fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, o->step_lo,
-                tir_ctx_error(ctx));
-        return EXIT_COMPILE;
+/* The file kernel i of several goes to. */
+static void module_path(const char *out, int i, char *buf, size_t n) {
+    if (i == 0) {
+        snprintf(buf, n, "%s", out);
+        return;
     }
-    FILE *fp = o->out ? fopen(o->out, "w") : stdout;
+    const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (!dot || (slash && dot < slash)) dot = out + strlen(out);
+    snprintf(buf, n, "%.*s.k%d%s", (int)(dot - out), out, i, dot);
+}
+
+/* Writes module m (one of nm) to the file of index i or standard output. */
+static int write_module(const opts *o, const tir_module *m, int i, int nm, double ms) {
+    char path[4096];
+    if (o->out) module_path(o->out, i, path, sizeof path);
+    FILE *fp = o->out ? fopen(path, "w") : stdout;
     if (!fp) {
-        fprintf(stderr, "tirc: cannot write %s: %s\n", o->out, strerror(errno));
+        fprintf(stderr, "tirc: cannot write %s: %s\n", path, strerror(errno));
         return EXIT_USAGE;
     }
-    bool ok = fwrite(m->ptx, 1, m->ptx_len, fp) == m->ptx_len;
+    bool ok = true;
+    if (!o->out && nm > 1) ok = fprintf(fp, "// kernel %s\n", m->kernel_name) > 0;
+    ok = ok && fwrite(m->ptx, 1, m->ptx_len, fp) == m->ptx_len;
     if (o->out) ok = (fclose(fp) == 0) && ok;
     if (!ok) {
         fprintf(stderr, "tirc: writing the PTX failed\n");
@@ -38,7 +44,28 @@ int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
             o->example, o->step_lo, (long long)o->M, (long long)o->N, (long long)o->K,
             m->kernel_name, m->arch, (long long)m->block[0].value, (long long)m->block[1].value,
             (long long)m->block[2].value, (long long)(m->shared_bytes + m->dyn_shared_bytes),
-            m->dyn_shared_bytes ? " (dynamic)" : "", ms,
-            o->out ? "; PTX written to " : "", o->out ? o->out : "");
+            m->dyn_shared_bytes ? " (dynamic)" : "", ms, o->out ? "; PTX written to " : "",
+            o->out ? path : "");
+    return EXIT_OK;
+}
+
+int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
+    if (o->step_lo != o->step_hi)
+        return tirc_usage_error("ptx takes one --step (1..%d)", SEED_NSTEPS);
+    if (tir_codegen_check_arch(ctx, o->arch) != TIR_OK)
+        return tirc_usage_error("%s", tir_ctx_error(ctx));
+    int e = o->epi < 0 ? SEED_EPI_RELU : o->epi;
+    const tir_prim_func *f = tirc_define(ctx, o, e, o->M, o->N, o->K);
+    tir_module_set ms;
+    double t;
+    if (!f || tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t) != TIR_OK) {
+        fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, o->step_lo,
+                tir_ctx_error(ctx));
+        return EXIT_COMPILE;
+    }
+    for (int i = 0; i < ms.nmodules; i++) {
+        int rc = write_module(o, ms.modules[i], i, ms.nmodules, t);
+        if (rc != EXIT_OK) return rc;
+    }
     return EXIT_OK;
 }
