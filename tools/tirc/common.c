@@ -36,7 +36,14 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
     if (st != TIR_OK) return st;
     seed_hook hook = each ? print_each : NULL;
     if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
-        sgemm_config cfg = sgemm_default_config();
+        int64_t M, N, K;
+        if ((st = sgemm_shape(*out, &M, &N, &K)) != TIR_OK) {
+            tir_sched_destroy(*out);
+            *out = NULL;
+            return st;
+        }
+        /* the tiles for the blocks of all splits (132: the H200's SMs) */
+        sgemm_config cfg = sgemm_config_for(M, N, K, (132 + splitk - 1) / splitk);
         cfg.staging = step == 8;
         cfg.splitk = splitk;
         st = sgemm_schedule(*out, &cfg, hook, &h);
