@@ -78,7 +78,14 @@ static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *
     }
     for (int d = 0; d < nidx; d++) {
         tir_range *u = &e->region[d];
-        if (tir_struct_equal(u->min, r[d].min) && tir_struct_equal(u->extent, r[d].extent))
+        /* the same values with the same variables (not tir_struct_equal, which
+         * equates i_0 * 32 and j_0 * 32: equal up to renaming) */
+        int64_t d0, d1;
+        if (tir_expr_const_int(tir_analyzer_simplify(c->an, tir_sub(ctx, u->min, r[d].min)), &d0) &&
+            d0 == 0 &&
+            tir_expr_const_int(tir_analyzer_simplify(c->an, tir_sub(ctx, u->extent, r[d].extent)),
+                               &d1) &&
+            d1 == 0)
             continue;
         const tir_expr *lo = tir_analyzer_simplify(c->an, tir_min(ctx, u->min, r[d].min));
         const tir_expr *hi =

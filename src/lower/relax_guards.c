@@ -92,8 +92,8 @@ static bool outside_pre(tir_visitor *vis, const tir_node *n) {
 }
 
 /* The spatial iterator of b whose binding is e and domain [0, E), or -1. */
-static int guarded_iter(tir_analyzer *an, const tir_block_realize *r, const tir_expr *e,
-                        int64_t E) {
+static int guarded_iter(tir_ctx *ctx, tir_analyzer *an, const tir_block_realize *r,
+                        const tir_expr *e, int64_t E) {
     const tir_block *b = r->block;
     for (int i = 0; i < b->niters; i++) {
         int64_t lo, ext;
@@ -101,18 +101,23 @@ static int guarded_iter(tir_analyzer *an, const tir_block_realize *r, const tir_
         if (it->kind != TIR_ITER_SPATIAL || !tir_expr_const_int(it->dom.min, &lo) || lo != 0 ||
             !tir_expr_const_int(it->dom.extent, &ext) || ext != E)
             continue;
-        if (tir_struct_equal(tir_analyzer_simplify(an, r->values[i]), tir_analyzer_simplify(an, e)))
-            return i;
+        /* the same value with the same variables (tir_struct_equal would
+         * equate `ax1 < 1` with a binding `ax0`: equal up to renaming;
+         * GPU-path fuzzer, seed 1796900016) */
+        int64_t d;
+        const tir_expr *diff = tir_analyzer_simplify(an, tir_sub(ctx, r->values[i], e));
+        if (tir_expr_const_int(diff, &d) && d == 0) return i;
     }
     return -1;
 }
 
-static bool conj_relaxable(tir_analyzer *an, const tir_block_realize *r, const tir_expr *c) {
+static bool conj_relaxable(tir_ctx *ctx, tir_analyzer *an, const tir_block_realize *r,
+                           const tir_expr *c) {
     int64_t E;
     if (c->kind != TIR_KIND_LT) return false;
     const tir_binop *lt = (const tir_binop *)c;
     if (!tir_expr_const_int(lt->b, &E)) return false;
-    int i = guarded_iter(an, r, lt->a, E);
+    int i = guarded_iter(ctx, an, r, lt->a, E);
     if (i < 0) return false;
     outside o = {r->block->iters[i].var, E, true};
     tir_visitor v = {.pre = outside_pre, .user = &o};
@@ -156,7 +161,7 @@ const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
     split_and(r->predicate, &conj);
     tir_analyzer *an = tir_analyzer_create(ctx);
     for (int i = 0; i < conj.n; i++)
-        ir_vec_push(conj_relaxable(an, r, conj.items[i]) ? &relax : &keep, conj.items[i]);
+        ir_vec_push(conj_relaxable(ctx, an, r, conj.items[i]) ? &relax : &keep, conj.items[i]);
     tir_analyzer_destroy(an);
     const tir_stmt *s = body;
     if (relax.n) {
