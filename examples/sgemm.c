@@ -228,7 +228,8 @@ static tir_status rfactor_k(tir_schedule *s, const sgemm_config *cfg, tir_block_
 }
 
 /* The write-back C[i, j] = sum over s of C_rf[s, i, j]: i and j fused
- * and spread over blocks of nthreads threads, s serial per thread. */
+ * and spread over blocks of nthreads threads, s serial per thread, the sum
+ * accumulated in a register. */
 static tir_status write_back(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c,
                              hook_fn hook, void *user) {
     const tir_loop_rv *loops;
@@ -239,6 +240,14 @@ static tir_status write_back(tir_schedule *s, const sgemm_config *cfg, tir_block
     CALL(tir_sched_split(s, fused, 2, (const int64_t[]){TIR_SPLIT_INFER, nthreads(cfg)}, parts));
     CALL(tir_sched_bind(s, parts[0], "blockIdx.x"));
     CALL(tir_sched_bind(s, parts[1], "threadIdx.x"));
+    /* the slices' loads all in flight at once */
+    CALL(tir_sched_get_loops(s, c, &loops, &n));
+    if (cfg->splitk <= 64) CALL(tir_sched_unroll(s, loops[n - 1]));
+    /* the sum in a register, C written once (not read and written in
+     * global memory once per slice) */
+    tir_block_rv acc;
+    CALL(tir_sched_cache_write(s, c, 0, "local", 0, NULL, &acc));
+    CALL(tir_sched_reverse_compute_at(s, acc, parts[1], false));
     return TIR_OK;
 }
 
