@@ -35,7 +35,6 @@
  * waits for all (n = 0).  thread_sync then adds the barriers (it counts
  * cp_async as a shared write where it is issued).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,106 +209,7 @@ typedef struct comp {
     int64_t stage, order;
     rw acc;
     bool async;
-    bool staged; /* a synchronous global->shared copy staged through registers */
 } comp;
-
-/* ---- register staging of synchronous copies
- *
- * A synchronous stage's copy `S[next version] = G[...]` placed before the
- * compute makes every warp wait for its global loads before it computes:
- * nothing overlaps inside a warp (the seed's Step 5 ran at half of Step 4).
- * In the steady state such a copy becomes two parts: the loads into a
- * per-thread register buffer where the copy was, the shared stores at the
- * end of the time step, after the compute (what Step 8's schedule does by
- * hand).  Only for a copy nest of at most STAGE_MAX elements per thread
- * into a versioned buffer that every reader reads in a later stage (so no
- * component of the same time step reads the version being written). */
-enum { STAGE_MAX = 64 };
-
-/* s as loops (constant bounds, serial or unrolled) around one store of a
- * global load into a shared buffer; false otherwise. */
-static bool copy_nest(const tir_stmt *s, const tir_for **loops, int *nl,
-                      const tir_buffer_store **st, int64_t *elems) {
-    *nl = 0;
-    *elems = 1;
-    while (s->kind == TIR_KIND_FOR) {
-        const tir_for *f = (const tir_for *)s;
-        int64_t mn, ext;
-        if ((f->kind != TIR_FOR_SERIAL && f->kind != TIR_FOR_UNROLLED) || *nl >= 8 ||
-            !tir_expr_const_int(f->min, &mn) || mn != 0 || !tir_expr_const_int(f->extent, &ext))
-            return false;
-        loops[(*nl)++] = f;
-        *elems *= ext;
-        s = f->body;
-    }
-    *st = tir_as_tir_buffer_store(s);
-    if (!*st || (*st)->buffer->scope != TIR_SCOPE_SHARED || (*st)->nidx != 1) return false;
-    const tir_buffer_load *l = tir_as_tir_buffer_load((*st)->value);
-    if (!l || l->buffer->scope != TIR_SCOPE_GLOBAL) return false;
-    *elems *= (*st)->value->dtype.lanes;
-    return *elems <= STAGE_MAX;
-}
-
-static void plan_staging(pl *p, comp *c, int n) {
-    for (int i = 0; i < n; i++) {
-        const tir_for *loops[8];
-        const tir_buffer_store *st;
-        int nl;
-        int64_t elems;
-        if (c[i].async || !copy_nest(c[i].s, loops, &nl, &st, &elems)) continue;
-        pbuf *pb = find_pbuf(p, st->buffer);
-        bool ok = pb && pb->versions >= 2;
-        for (int j = 0; j < n && ok; j++)
-            if (j != i && has(&c[j].acc.reads, st->buffer)) ok = c[j].stage > c[i].stage;
-        c[i].staged = ok;
-    }
-}
-
-/* The two parts of a staged copy s (versioned already): loads into a new
- * register buffer (returned in *reg) at *load, shared stores at *store. */
-static void split_copy(pl *p, const tir_stmt *s, const tir_buffer **reg, const tir_stmt **load,
-                       const tir_stmt **store) {
-    tir_ctx *ctx = p->st->ctx;
-    const tir_for *loops[8];
-    const tir_buffer_store *st;
-    int nl;
-    int64_t elems;
-    TIR_ASSERT(copy_nest(s, loops, &nl, &st, &elems));
-    int lanes = st->value->dtype.lanes;
-    char name[96];
-    snprintf(name, sizeof name, "%s_stage", st->buffer->name);
-    *reg = tir_buffer_simple(ctx, name, tir_dtype_with_lanes(st->value->dtype, 1), 1, &elems,
-                             TIR_SCOPE_LOCAL);
-    const tir_expr *lin = tir_i32(ctx, 0);
-    for (int j = 0; j < nl; j++) {
-        int64_t ext;
-        tir_expr_const_int(loops[j]->extent, &ext);
-        lin = tir_add(ctx, tir_mul(ctx, lin, tir_i32(ctx, ext)), &loops[j]->var->base);
-    }
-    lin = tir_mul(ctx, lin, tir_i32(ctx, lanes));
-    const tir_expr *ri = lanes > 1 ? tir_ramp_new(ctx, lin, tir_i32(ctx, 1), lanes) : lin;
-    ri = tir_analyzer_simplify(p->an, ri);
-    const tir_stmt *lb = tir_store(ctx, *reg, st->value, 1, &ri);
-    const tir_stmt *sb =
-        tir_store(ctx, st->buffer, tir_load(ctx, *reg, 1, &ri), st->nidx, st->indices);
-    /* the store part gets loops of its own (fresh variables) */
-    const tir_var *nv[8];
-    const tir_expr *nvx[8];
-    const tir_var *ov[8];
-    for (int j = 0; j < nl; j++) {
-        ov[j] = loops[j]->var;
-        nv[j] = tir_var_new(ctx, loops[j]->var->name, loops[j]->var->base.dtype);
-        nvx[j] = &nv[j]->base;
-    }
-    sb = (const tir_stmt *)tir_substitute(ctx, sb, nl, ov, nvx);
-    for (int j = nl - 1; j >= 0; j--) {
-        const tir_for *f = loops[j];
-        lb = tir_for_new(ctx, f->var, f->min, f->extent, TIR_FOR_UNROLLED, NULL, 0, NULL, lb);
-        sb = tir_for_new(ctx, nv[j], f->min, f->extent, TIR_FOR_UNROLLED, NULL, 0, NULL, sb);
-    }
-    *load = lb;
-    *store = sb;
-}
 
 static tir_status fail(pl *p, const tir_for *f, const char *msg) {
     return lower_fail_marked(p->st, p->f, 1, (const void *[]){f}, "sw_pipeline: loop '%s': %s",
@@ -373,9 +273,6 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
                       const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
     bool waited[MAXC] = {false};
-    ir_vec deferred = {0}, regs = {0}, mine = {0};
-    ir_vec *final_out = out;
-    out = &mine;
     emit_early_waits(p, c, n, t, t_const, min, extent, async, nasync, waited, out);
     /* copies of async stage a issued in this time step and not committed */
     bool open[MAXC] = {false};
@@ -426,15 +323,6 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         m.on[TIR_KIND_BUFFER_LOAD] = ver_load;
         m.on[TIR_KIND_BUFFER_STORE] = ver_store;
         s = tir_mutate_stmt(&m, s);
-        if (c[i].staged && t) {
-            const tir_buffer *reg;
-            const tir_stmt *ld, *stp;
-            split_copy(p, s, &reg, &ld, &stp);
-            ir_vec_push(out, ld);
-            ir_vec_push(&deferred, stp);
-            ir_vec_push(&regs, reg);
-            continue;
-        }
         ir_vec_push(out, s);
         /* commit after the last component of an async stage */
         if (c[i].async) {
@@ -450,18 +338,6 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
             }
         }
     }
-    /* the staged copies' shared stores end the time step, inside their
-     * register buffers' allocations */
-    for (int i = 0; i < deferred.n; i++) ir_vec_push(out, deferred.items[i]);
-    const tir_stmt *step = tir_seq_new(ctx, mine.n, (const tir_stmt *const *)mine.items);
-    for (int i = regs.n - 1; i >= 0; i--) step = tir_allocate_new(ctx, regs.items[i], step);
-    if (regs.n)
-        ir_vec_push(final_out, step);
-    else
-        for (int i = 0; i < mine.n; i++) ir_vec_push(final_out, mine.items[i]);
-    ir_vec_free(&deferred);
-    ir_vec_free(&regs);
-    ir_vec_free(&mine);
 }
 
 /* Whether the stages and order respect the dependences (as TVM's
@@ -641,8 +517,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     int64_t maxs = 0;
     for (int i = 0; i < n; i++) by_order[i] = -1;
     for (int i = 0; i < n; i++) {
-        c[i] = (comp){q ? q->stmts[i] : body, sa->ints[i], oa ? oa->ints[i] : i, {{0}, {0}}, false,
-                      false};
+        c[i] = (comp){q ? q->stmts[i] : body, sa->ints[i], oa ? oa->ints[i] : i, {{0}, {0}}, false};
         if (c[i].stage < 0 || c[i].order < 0 || c[i].order >= n || by_order[c[i].order] >= 0) {
             free_comps(c, i + 1);
             ir_vec_free(&allocs);
@@ -669,7 +544,6 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         ir_vec_free(&allocs);
         return NULL;
     }
-    plan_staging(p, c, n);
     /* async copies */
     for (int i = 0; i < n; i++)
         if (c[i].async) {
