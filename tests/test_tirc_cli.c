@@ -133,6 +133,11 @@ static void ptx(void **state) {
     assert_non_null(strstr(buf, ".entry matmul("));
     assert_non_null(strstr(buf, "bar.sync"));
     assert_non_null(strstr(err, "PTX written to k.ptx"));
+    /* -v: the compile time by phase */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 50x40x30 --step 4 -v -o k.ptx"), 0);
+    assert_non_null(strstr(err, "schedule "));
+    assert_non_null(strstr(err, ", LLVM optimisation "));
+    assert_non_null(strstr(err, ", PTX emission "));
     free(buf);
     /* Default step 6 to stdout, another arch. */
     assert_int_equal(tirc_run(NULL, "ptx fused --size 33 --arch sm_80"), 0);

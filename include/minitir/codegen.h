@@ -84,7 +84,11 @@ typedef struct tir_module {
      * opt-in maximum, or with tir_codegen_opts.dynamic_shared); one of the
      * two counts is 0. */
     int64_t dyn_shared_bytes;
-    double compile_ms;       /* wall time of tir_codegen */
+    double compile_ms;       /* wall time of tir_codegen, of which: */
+    double build_ms;         /*   the LLVM module built from the kernel, verified */
+    double opt_ms;           /*   LLVM's optimisation pipeline (default<On>) */
+    double ir_text_ms;       /*   the optimised IR printed into llvm_ir */
+    double ptx_ms;           /*   PTX emission by the NVPTX backend */
 } tir_module;
 
 /* Compiles kernel to PTX.  opts may be NULL (defaults).  On success sets

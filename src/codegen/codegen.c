@@ -108,6 +108,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
 
     bool dump = dump_wanted(o);
     int64_t shared = 0;
+    double t0 = ir_now_ms();
     tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &shared);
     /* emission places the buffers as cg_check's layout says */
     TIR_ASSERT(s != TIR_OK || shared == info->shared_bytes);
@@ -119,6 +120,8 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     }
     LLVMDisposeMessage(err);
     err = NULL;
+    double t1 = ir_now_ms();
+    m->build_ms = t1 - t0;
     if (s == TIR_OK) {
         char passes[32];
         snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
@@ -132,11 +135,16 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
             LLVMDisposeErrorMessage(msg);
         }
     }
+    double t2 = ir_now_ms();
+    m->opt_ms = t2 - t1;
     if (s == TIR_OK) {
         if (dump) dump_module(mod, "after optimisation", name);
         char *ir = LLVMPrintModuleToString(mod);
         m->llvm_ir = arena_copy(ctx, ir, strlen(ir));
         LLVMDisposeMessage(ir);
+        double t3 = ir_now_ms();
+        m->ir_text_ms = t3 - t2;
+        t2 = t3;
         LLVMMemoryBufferRef buf = NULL;
         if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
             s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: PTX emission of '%s' failed: %s",
@@ -147,6 +155,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
             m->ptx = arena_copy(ctx, LLVMGetBufferStart(buf), m->ptx_len);
             LLVMDisposeMemoryBuffer(buf);
         }
+        m->ptx_ms = ir_now_ms() - t2;
     }
     if (s == TIR_OK && diag.msg)
         s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM error in '%s': %s", kernel->name,

@@ -170,6 +170,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--arch")) {
             if (!(o->arch = value(argc, argv, &i)))
                 return tirc_usage_error("--arch wants e.g. sm_90");
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            o->verbose = true;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!(o->out = value(argc, argv, &i))) return tirc_usage_error("-o wants a file name");
         } else if (!strcmp(a, "--csv")) {
@@ -233,9 +235,11 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
-               "                          [--epilogue E] [--tile T] [--splitk S]\n\n"
-               "Schedules one step (default 6), lowers it and writes its PTX to the file\n"
-               "(default standard output); launch shape and compile time go to stderr.\n"
+               "                          [--epilogue E] [--tile T] [--splitk S] [-v]\n\n"
+               "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
+               "the file (default standard output); launch shape and compile time go to\n"
+               "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
+               "optimisation, LLVM IR text, PTX emission).\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
                "%s\n%s",
                examples_help, exit_help);

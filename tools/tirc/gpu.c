@@ -197,7 +197,7 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
         const tir_prim_func *f = v == V_OURS ? tirc_define(ctx, o, e, p->M, p->N, p->K)
                                              : tir_def_matmul(ctx, p->M, p->N, p->K, TIR_F32);
         tir_module_set ms;
-        tir_status st = f ? tirc_compile(ctx, o, f, v == V_OURS && fused, step, &ms, &r.compile_ms)
+        tir_status st = f ? tirc_compile(ctx, o, f, v == V_OURS && fused, step, &ms, &r.compile_ms, NULL)
                           : TIR_ERR_INVALID_ARG;
         if (st != TIR_OK) {
             /* In a table, the first line of the message (no IR dump). */

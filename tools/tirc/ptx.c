@@ -49,6 +49,21 @@ static int write_module(const opts *o, const tir_module *m, int i, int nm, doubl
     return EXIT_OK;
 }
 
+/* -v: where the compile time went, per phase (the driver's JIT is not
+ * run by `ptx`; `tirc bench` reports the whole compile time). */
+static void print_phases(const tir_module_set *ms, double total, double sched, double codegen) {
+    double build = 0, opt = 0, text = 0, ptx = 0;
+    for (int i = 0; i < ms->nmodules; i++) {
+        const tir_module *m = ms->modules[i];
+        build += m->build_ms, opt += m->opt_ms, text += m->ir_text_ms, ptx += m->ptx_ms;
+    }
+    fprintf(stderr,
+            "tirc: compile time %.1f ms: schedule %.1f, lower %.1f, LLVM module %.1f, "
+            "LLVM optimisation %.1f, LLVM IR text %.1f, PTX emission %.1f, other codegen %.1f\n",
+            total, sched, total - sched - codegen, build, opt, text, ptx,
+            codegen - build - opt - text - ptx);
+}
+
 int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
     if (o->step_lo != o->step_hi)
         return tirc_usage_error("ptx takes one --step (1..%d)", SEED_NSTEPS);
@@ -57,15 +72,18 @@ int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
     int e = o->epi < 0 ? SEED_EPI_RELU : o->epi;
     const tir_prim_func *f = tirc_define(ctx, o, e, o->M, o->N, o->K);
     tir_module_set ms;
-    double t;
-    if (!f || tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t) != TIR_OK) {
+    double t, sched;
+    if (!f || tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t, &sched) != TIR_OK) {
         fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, o->step_lo,
                 tir_ctx_error(ctx));
         return EXIT_COMPILE;
     }
+    double codegen = 0;
     for (int i = 0; i < ms.nmodules; i++) {
         int rc = write_module(o, ms.modules[i], i, ms.nmodules, t);
         if (rc != EXIT_OK) return rc;
+        codegen += ms.modules[i]->compile_ms;
     }
+    if (o->verbose) print_phases(&ms, t, sched, codegen);
     return EXIT_OK;
 }

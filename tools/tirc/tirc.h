@@ -49,6 +49,7 @@ typedef struct opts {
     int epi; /* -1: all */
     const char *arch, *out, *csv, *json, *plot;
     bool trace, each, sim, gpu, help;
+    bool verbose; /* ptx -v: compile time per phase */
     int runs, warmup;
     uint64_t seed;
     bool seed_given;
@@ -82,7 +83,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
 /* Schedules and compiles (tir_build_kernels: one module, or several with
  * split-K); *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
-                        tir_module_set *m, double *ms);
+                        tir_module_set *m, double *ms, double *sched_ms);
 
 /* ------------------------------------------------------------- gpu.c */
 
