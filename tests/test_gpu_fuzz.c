@@ -767,6 +767,14 @@ static const struct {
        element the in-range lane had copied; now compared by value with
        the same variables */
     {1796900016u, 2940},
+    /* relax_guards let a relaxed block read past the shape along a
+       dimension its producer writes exactly (B zero-filled past the rows
+       only, C reading B past the columns): uninitialised reads of
+       elements that only fed elements past the shape; a load that may
+       read past the shape now needs its producers to write past it along
+       the same dimensions */
+    {1797100006u, 93011},
+    {1797100011u, 28198},
 };
 
 static void test_gpu_fuzz_regressions(void **state) {

@@ -311,6 +311,7 @@ typedef struct wstore {
     const tir_buffer *buf;
     const guard *owner; /* the safe guard whose block holds the store, or NULL */
     bool guarded;       /* under an if that stays */
+    const tir_buffer_store *st;
 } wstore;
 
 typedef struct ws {
@@ -345,7 +346,7 @@ static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
         const tir_buffer_store *st = (const tir_buffer_store *)s;
         if (st->buffer->scope == TIR_SCOPE_GLOBAL) break;
         wstore *x = ir_xcalloc(1, sizeof *x);
-        *x = (wstore){st->buffer, owner, guarded};
+        *x = (wstore){st->buffer, owner, guarded, st};
         ir_vec_push(&w->stores, x);
         break;
     }
@@ -356,16 +357,63 @@ static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
 typedef struct readck {
     const ws *w;
     const guard *g;
+    ir_vec vars; /* the variables of the dropped guard */
     bool ok;
 } readck;
 
+static bool var_pre(tir_visitor *v, const tir_node *n) {
+    ir_vec *vars = v->user;
+    if (n->kind != TIR_KIND_VAR) return true;
+    for (int i = 0; i < vars->n; i++)
+        if (vars->items[i] == n) return true;
+    ir_vec_push(vars, n);
+    return true;
+}
+
+static bool uses_any(const tir_expr *e, const ir_vec *vars) {
+    for (int i = 0; i < vars->n; i++)
+        if (tir_uses_var(e, (const tir_var *)vars->items[i])) return true;
+    return false;
+}
+
+static void guard_vars(const guard *g, ir_vec *vars) {
+    const tir_expr *cond;
+    int kind;
+    TIR_ASSERT(marked(g->node, &cond, &kind));
+    tir_visitor cv = {.pre = var_pre, .user = vars};
+    tir_visit(&cv, cond);
+}
+
+/* Whether store x, in a relaxed or zero-filled block, also writes past
+ * the shape along every dimension d in which load l may read past it
+ * (l's index uses the dropped guard's variables): x's index in d uses
+ * its own dropped guard's variables. */
+static bool writes_past(const readck *r, const tir_buffer_load *l, const wstore *x) {
+    ir_vec xv = {0};
+    guard_vars(x->owner, &xv);
+    bool ok = x->st->nidx == l->nidx;
+    for (int d = 0; d < l->nidx && ok; d++)
+        if (uses_any(l->indices[d], &r->vars)) ok = uses_any(x->st->indices[d], &xv);
+    ir_vec_free(&xv);
+    return ok;
+}
+
+/* A relaxed block's load that may read past the shape needs every other
+ * store to that buffer inside a relaxed or zero-filled block (which
+ * writes past the shape too): a store under a kept guard, or one with no
+ * guard at all (it writes the shape only), would leave the elements the
+ * load reads unwritten (GPU-path fuzzer, seed 1797100006: a relaxed C
+ * read B[11] of a 11-wide B written by an exact loop). */
 static bool read_pre(tir_visitor *v, const tir_node *n) {
     readck *r = v->user;
     if (n->kind != TIR_KIND_BUFFER_LOAD) return r->ok;
-    const tir_buffer *b = ((const tir_buffer_load *)n)->buffer;
+    const tir_buffer_load *l = (const tir_buffer_load *)n;
+    bool past = false;
+    for (int d = 0; d < l->nidx; d++) past |= uses_any(l->indices[d], &r->vars);
     for (int i = 0; i < r->w->stores.n && r->ok; i++) {
         const wstore *x = r->w->stores.items[i];
-        if (x->buf == b && x->owner != r->g && x->guarded) r->ok = false;
+        if (x->buf != l->buffer || x->owner == r->g) continue;
+        if (x->guarded || (past && (!x->owner || !writes_past(r, l, x)))) r->ok = false;
     }
     return r->ok;
 }
@@ -380,9 +428,11 @@ static void settle(rg *c, const tir_stmt *body) {
         for (int k = 0; k < c->guards.n; k++) {
             guard *g = (guard *)c->guards.items[k];
             if (!g->safe || g->kind != GUARD_RELAX) continue;
-            readck r = {&w, g, true};
+            readck r = {&w, g, {0}, true};
+            guard_vars(g, &r.vars);
             tir_visitor v = {.pre = read_pre, .user = &r};
             tir_visit(&v, g->node->then_s);
+            ir_vec_free(&r.vars);
             if (!r.ok) g->safe = false, changed = true;
         }
         for (int i = 0; i < w.stores.n; i++) free((void *)w.stores.items[i]);
