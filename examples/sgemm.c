@@ -72,7 +72,7 @@ static int nthreads(const sgemm_config *c) {
 }
 
 /* The index of buffer `name` among the block's reads. */
-static tir_status read_index(tir_schedule *s, tir_block_rv b, const char *name, int *out) {
+tir_status sgemm_read_index(tir_schedule *s, tir_block_rv b, const char *name, int *out) {
     const tir_block *blk;
     tir_status st = tir_sched_get_block_node(s, b, &blk);
     if (st != TIR_OK) return st;
@@ -144,12 +144,12 @@ static tir_status caches(tir_schedule *s, const sgemm_config *cfg, tir_block_rv 
                          hook_fn hook, void *user) {
     char sh_name[64];
     int idx;
-    tir_status st = read_index(s, c, name, &idx);
+    tir_status st = sgemm_read_index(s, c, name, &idx);
     if (st != TIR_OK) return st;
     tir_block_rv shared, local, frag;
     CALL(tir_sched_cache_read(s, c, idx, "shared", 0, NULL, &shared));
     snprintf(sh_name, sizeof sh_name, "%s_shared", name);
-    if ((st = read_index(s, c, sh_name, &idx)) != TIR_OK) return st;
+    if ((st = sgemm_read_index(s, c, sh_name, &idx)) != TIR_OK) return st;
     CALL(tir_sched_cache_read(s, c, idx, "local", 0, NULL, &frag));
     local = shared;
     if (cfg->staging) CALL(tir_sched_cache_read(s, shared, 0, "local", 0, NULL, &local));

@@ -51,6 +51,11 @@ sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm);
  * reduce iterator), for sgemm_config_for. */
 tir_status sgemm_shape(tir_schedule *s, int64_t *M, int64_t *N, int64_t *K);
 
+/* The index of buffer `name` among block b's reads (A and B are reads 0
+ * and 1 of a plain matmul, but a fused reduction also reads the bias, in
+ * its init, first); an error naming both otherwise. */
+tir_status sgemm_read_index(tir_schedule *s, tir_block_rv b, const char *name, int *out);
+
 /* Schedules tir_def_matmul (block "C", any M, N, K) with cfg.  On error
  * returns the status; the message is in the schedule's ctx.  hook (may be
  * NULL) is called after each primitive with the call as written. */

@@ -122,32 +122,16 @@ static tir_status cooperative_fetch(tir_schedule *s, const tiles *t, tir_block_r
     return TIR_OK;
 }
 
-/* The index of buffer `name` among the block's reads: A and B are reads
- * 0 and 1 of a plain matmul, but a fused reduction also reads the bias
- * (in its init), first. */
-static tir_status read_index(tir_schedule *s, tir_block_rv b, const char *name, int *out) {
-    const tir_block *blk;
-    tir_status st = tir_sched_get_block_node(s, b, &blk);
-    if (st != TIR_OK) return st;
-    for (int i = 0; i < blk->nreads; i++)
-        if (!strcmp(blk->reads[i].buffer->name, name)) {
-            *out = i;
-            return TIR_OK;
-        }
-    return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG, "block %s does not read %s",
-                        blk->name, name);
-}
-
 /* Step 3: A and B tiles cached in shared memory at k_outer.  compute_at
  * relaxes the region over the thread loops (the buffers are shared), so
  * each cache block computes the thread block's whole 32 x 32 tile. */
 static tir_status step3(tir_schedule *s, tiles *t, int vec, seed_hook hook, void *user) {
     tir_block_rv a_sh, b_sh;
     int ia, ib;
-    tir_status st = read_index(s, t->c, "A", &ia);
+    tir_status st = sgemm_read_index(s, t->c, "A", &ia);
     if (st != TIR_OK) return st;
     CALL(s, hook, user, tir_sched_cache_read(s, t->c, ia, "shared", 0, NULL, &a_sh));
-    if ((st = read_index(s, t->c, "B", &ib)) != TIR_OK) return st;
+    if ((st = sgemm_read_index(s, t->c, "B", &ib)) != TIR_OK) return st;
     CALL(s, hook, user, tir_sched_cache_read(s, t->c, ib, "shared", 0, NULL, &b_sh));
     CALL(s, hook, user, tir_sched_compute_at(s, a_sh, t->k_outer, false));
     CALL(s, hook, user, tir_sched_compute_at(s, b_sh, t->k_outer, false));

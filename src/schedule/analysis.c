@@ -301,3 +301,57 @@ const tir_prim_func *sch_replace_loop_kind(sch_call *c, const tir_for *loop, tir
     const tir_stmt *o[1] = {&loop->base}, *n[1] = {nf};
     return sch_replace(c, 1, o, n);
 }
+
+void sch_conjuncts(const tir_expr *e, ir_vec *out) {
+    if (e->kind == TIR_KIND_AND) {
+        const tir_binop *b = (const tir_binop *)e;
+        sch_conjuncts(b->a, out);
+        sch_conjuncts(b->b, out);
+        return;
+    }
+    if (!sch_is_const(e, 1)) ir_vec_push(out, e);
+}
+
+typedef struct {
+    tir_visitor v;
+    const tir_buffer *buf;
+    bool found;
+} loads_state;
+
+static bool loads_pre(tir_visitor *v, const tir_node *n) {
+    loads_state *l = (loads_state *)v;
+    const tir_buffer_load *ld = tir_as_tir_buffer_load(n);
+    if (ld && ld->buffer == l->buf) l->found = true;
+    return !l->found;
+}
+
+bool sch_loads_buffer(const void *node, const tir_buffer *buf) {
+    loads_state l = {{loads_pre, NULL, NULL}, buf, false};
+    tir_visit(&l.v, node);
+    return l.found;
+}
+
+typedef struct {
+    const tir_stmt *old, *nw;
+} swap_one;
+
+static const tir_node *swap_realize(tir_mutator *m, const tir_node *n) {
+    const swap_one *w = m->user;
+    if (n == (const tir_node *)w->old) return (const tir_node *)w->nw;
+    return tir_mutate_default(m, n);
+}
+
+static const tir_node *keep_expr(tir_mutator *m, const tir_node *n) {
+    (void)m;
+    return n;
+}
+
+const tir_stmt *sch_replace_realize(tir_ctx *ctx, const tir_stmt *root, const tir_stmt *old,
+                                    const tir_stmt *nw) {
+    swap_one w = {old, nw};
+    tir_mutator m = {.ctx = ctx, .user = &w};
+    for (int k = 0; k < TIR_KIND_COUNT; k++)
+        if (tir_kind_is_expr((tir_kind)k)) m.on[k] = keep_expr;
+    m.on[TIR_KIND_BLOCK_REALIZE] = swap_realize;
+    return tir_mutate_stmt(&m, root);
+}

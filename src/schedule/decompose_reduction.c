@@ -15,16 +15,6 @@
 
 #include "sched_internal.h"
 
-static void conjuncts(const tir_expr *e, ir_vec *out) {
-    if (e->kind == TIR_KIND_AND) {
-        const tir_binop *b = (const tir_binop *)e;
-        conjuncts(b->a, out);
-        conjuncts(b->b, out);
-        return;
-    }
-    if (!sch_is_const(e, 1)) ir_vec_push(out, e);
-}
-
 /* Whether a predicate conjunct guards the init too: unless every variable
  * in it is a path loop the init does not copy (a guard of the reduction's
  * own split loops), it may tie a loop above to the copied ones (a guard
@@ -54,40 +44,6 @@ static bool needs_init(const tir_expr *e, int np, const tir_var *const *pv, cons
     conj_state c = {{conj_pre, NULL, NULL}, np, pv, rep, false};
     tir_visit(&c.v, e);
     return c.needed;
-}
-
-typedef struct {
-    tir_visitor v;
-    const tir_buffer *buf;
-    bool found;
-} buf_state;
-
-static bool buf_pre(tir_visitor *v, const tir_node *n) {
-    buf_state *b = (buf_state *)v;
-    const tir_buffer_load *ld = tir_as_tir_buffer_load(n);
-    if (ld && ld->buffer == b->buf) b->found = true;
-    return !b->found;
-}
-
-/* True when st loads buf. */
-static bool body_loads(const tir_stmt *st, const tir_buffer *buf) {
-    buf_state b = {{buf_pre, NULL, NULL}, buf, false};
-    tir_visit(&b.v, st);
-    return b.found;
-}
-
-typedef struct {
-    const tir_stmt *old, *nw;
-} swap_one;
-
-static const tir_node *swap_realize(tir_mutator *m, const tir_node *n) {
-    const swap_one *w = m->user;
-    if (n == (const tir_node *)w->old) return (const tir_node *)w->nw;
-    return tir_mutate_default(m, n);
-}
-static const tir_node *keep(tir_mutator *m, const tir_node *n) {
-    (void)m;
-    return n;
 }
 
 /* What the precondition checks find, for the rewrite. */
@@ -241,7 +197,7 @@ static const tir_stmt *init_nest(sch_call *c, const dr_plan *P, const char **ina
     tir_ctx *ctx = c->ctx;
     int np = P->np, nit = P->b->niters;
     ir_vec conj = {0};
-    conjuncts(P->r->predicate, &conj);
+    sch_conjuncts(P->r->predicate, &conj);
     bool *rep = init_loops(ctx, P, &conj);
     dr_map mp = {IR_NEWN(ctx, const tir_var *, np + nit), IR_NEWN(ctx, const tir_expr *, np + nit),
                  0, 0};
@@ -287,17 +243,13 @@ static const tir_stmt *update_loop(tir_ctx *ctx, const dr_plan *P) {
     for (int i = 0; i < b->nreads; i++) {
         bool used = false;
         for (int w = 0; w < b->nwrites; w++) used |= b->writes[w].buffer == b->reads[i].buffer;
-        used |= body_loads(b->body, b->reads[i].buffer);
+        used |= sch_loads_buffer(b->body, b->reads[i].buffer);
         if (used) ureads[ud.nreads++] = b->reads[i];
     }
     ud.reads = ureads;
-    swap_one w = {&r->base, tir_block_realize_new(ctx, r->nvalues, r->values, r->predicate,
-                                                  tir_block_new(ctx, &ud))};
-    tir_mutator m = {.ctx = ctx, .user = &w};
-    for (int k = 0; k < TIR_KIND_COUNT; k++)
-        if (tir_kind_is_expr((tir_kind)k)) m.on[k] = keep;
-    m.on[TIR_KIND_BLOCK_REALIZE] = swap_realize;
-    return tir_mutate_stmt(&m, &P->loop->base);
+    const tir_stmt *nw = tir_block_realize_new(ctx, r->nvalues, r->values, r->predicate,
+                                               tir_block_new(ctx, &ud));
+    return sch_replace_realize(ctx, &P->loop->base, &r->base, nw);
 }
 
 tir_status sch_prim_decompose_reduction(sch_call *c) {

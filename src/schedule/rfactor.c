@@ -152,25 +152,6 @@ static bool is_identity(tir_kind op, const tir_expr *v) {
     }
 }
 
-typedef struct {
-    tir_visitor v;
-    const tir_buffer *buf;
-    bool found;
-} load_state;
-
-static bool load_pre(tir_visitor *v, const tir_node *n) {
-    load_state *l = (load_state *)v;
-    const tir_buffer_load *ld = tir_as_tir_buffer_load(n);
-    if (ld && ld->buffer == l->buf) l->found = true;
-    return !l->found;
-}
-
-static bool reads_buf(const tir_expr *e, const tir_buffer *buf) {
-    load_state l = {{load_pre, NULL, NULL}, buf, false};
-    tir_visit(&l.v, e);
-    return l.found;
-}
-
 /* True when the indices are provably the same. */
 static bool same_indices(tir_ctx *ctx, int n, const tir_expr *const *x, int m,
                          const tir_expr *const *y) {
@@ -202,9 +183,9 @@ static tir_status check_reducer(sch_call *c, rf_plan *P) {
         const tir_expr *x = self == la ? bo->b : bo->a;
         ok = self && self->buffer == u->buffer &&
              same_indices(c->ctx, u->nidx, u->indices, self->nidx, self->indices) &&
-             !reads_buf(x, u->buffer) &&
+             !sch_loads_buffer(x, u->buffer) &&
              same_indices(c->ctx, u->nidx, u->indices, in->nidx, in->indices) &&
-             is_identity(P->op, in->value) && !reads_buf(in->value, u->buffer);
+             is_identity(P->op, in->value) && !sch_loads_buffer(in->value, u->buffer);
     }
     if (!ok)
         return sch_fail(c, TIR_ERR_SCHED_REDUCER_PATTERN, P->lrv, b,
@@ -216,16 +197,6 @@ static tir_status check_reducer(sch_call *c, rf_plan *P) {
     P->upd = u;
     P->init_value = in->value;
     return TIR_OK;
-}
-
-static void conjuncts(const tir_expr *e, ir_vec *out) {
-    if (e->kind == TIR_KIND_AND) {
-        const tir_binop *b = (const tir_binop *)e;
-        conjuncts(b->a, out);
-        conjuncts(b->b, out);
-        return;
-    }
-    if (!sch_is_const(e, 1)) ir_vec_push(out, e);
 }
 
 /* 12: with the other reduction loops at their start, each conjunct that
@@ -242,7 +213,7 @@ static tir_status check_slices(sch_call *c, rf_plan *P) {
             nv[n++] = P->path[k]->min;
         }
     ir_vec conj = {0};
-    conjuncts(P->r->predicate, &conj);
+    sch_conjuncts(P->r->predicate, &conj);
     tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, s->srefs[P->bi].parent);
     const tir_expr *bad = NULL;
@@ -407,28 +378,9 @@ static const tir_stmt *rf_realize(sch_call *c, const rf_plan *P, const tir_buffe
     return tir_block_realize_new(ctx, I.n, I.vals, P->r->predicate, tir_block_new(ctx, &d));
 }
 
-typedef struct {
-    const tir_stmt *old, *nw;
-} swap_one;
-
-static const tir_node *swap_realize(tir_mutator *m, const tir_node *n) {
-    const swap_one *w = m->user;
-    if (n == (const tir_node *)w->old) return (const tir_node *)w->nw;
-    return tir_mutate_default(m, n);
-}
-static const tir_node *keep(tir_mutator *m, const tir_node *n) {
-    (void)m;
-    return n;
-}
-
 /* The original nest with C's realize replaced by C_rf's. */
 static const tir_stmt *rf_nest(tir_ctx *ctx, const rf_plan *P, const tir_stmt *realize) {
-    swap_one w = {&P->r->base, realize};
-    tir_mutator m = {.ctx = ctx, .user = &w};
-    for (int k = 0; k < TIR_KIND_COUNT; k++)
-        if (tir_kind_is_expr((tir_kind)k)) m.on[k] = keep;
-    m.on[TIR_KIND_BLOCK_REALIZE] = swap_realize;
-    return tir_mutate_stmt(&m, &P->path[0]->base);
+    return sch_replace_realize(ctx, &P->path[0]->base, &P->r->base, realize);
 }
 
 /* The write-back block C: B[idx] = B[idx] op B_rf[.., vko, ..] over fresh
@@ -492,7 +444,7 @@ static const tir_stmt *wb_nest(tir_ctx *ctx, const rf_plan *P, const tir_buffer 
             mnv[nmp++] = var_expr(nl[k]);
         }
     ir_vec conj = {0};
-    conjuncts(P->r->predicate, &conj);
+    sch_conjuncts(P->r->predicate, &conj);
     const tir_expr *pred = NULL;
     for (int j = 0; j < conj.n; j++) {
         bool dropped = false;

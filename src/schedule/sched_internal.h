@@ -262,6 +262,16 @@ sch_block_class sch_classify_block(const tir_block *b);
 /* True when e is the constant c. */
 bool sch_is_const(const tir_expr *e, int64_t c);
 
+/* The conjuncts of predicate e (its And operands, recursively) that are
+ * not the constant true, appended to out. */
+void sch_conjuncts(const tir_expr *e, ir_vec *out);
+/* True when node (an expression or statement) loads buffer buf. */
+bool sch_loads_buffer(const void *node, const tir_buffer *buf);
+/* root with the statement old (a block realize inside it) replaced by nw;
+ * expressions are not entered. */
+const tir_stmt *sch_replace_realize(tir_ctx *ctx, const tir_stmt *root, const tir_stmt *old,
+                                    const tir_stmt *nw);
+
 /* Rebuilds a loop with another kind / tag / annotations / body. */
 const tir_stmt *sch_for_with(tir_ctx *ctx, const tir_for *f, tir_for_kind kind,
                              const char *tag, int nannots, const tir_annot *annots,
