@@ -37,7 +37,7 @@ typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 sgemm_config sgemm_default_config(void) {
     sgemm_config c = {.warps_m = 2, .warps_n = 4, .threads_m = 8, .threads_n = 4,
                       .tm = 8, .tn = 8, .bk = 8, .vec = 4, .staging = true, .pad = 4,
-                      .splitk = 1};
+                      .splitk = 1, .lsr = true};
     return c;
 }
 
@@ -45,7 +45,10 @@ sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm) {
     (void)K;
     sgemm_config c = sgemm_default_config();
     int64_t blocks = ((M + 127) / 128) * ((N + 127) / 128);
-    if (blocks * 5 >= (int64_t)nsm * 4) return c;
+    if (blocks * 5 >= (int64_t)nsm * 4) {
+        c.lsr = M % 128 == 0 && N % 128 == 0;
+        return c;
+    }
     c.warps_n = 2, c.tm = 4; /* 64 x 64 */
     return c;
 }
@@ -256,6 +259,10 @@ tir_status sgemm_schedule(tir_schedule *s, const sgemm_config *cfg, hook_fn hook
     tir_loop_rv thread, k0, k1, kz = {0};
     tir_status st;
     CALL(tir_sched_get_block(s, "C", &c));
+    tir_block_rv root;
+    CALL(tir_sched_get_block(s, "root", &root));
+    CALL(tir_sched_annotate_block_int(s, root, tir_annot_key_str(TIR_ANN_LOOP_STRENGTH_REDUCTION),
+                                     cfg->lsr ? 1 : 0));
     if (cfg->splitk > 1) {
         wb = c;
         if ((st = rfactor_k(s, cfg, wb, &c, &kz, hook, user)) != TIR_OK) return st;

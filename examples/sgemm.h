@@ -29,6 +29,8 @@ typedef struct sgemm_config {
     bool staging;             /* register staging pipeline (true) */
     int pad;                  /* floats of padding after each shared row (4) */
     int splitk;               /* split-K partial sums (1: none); see below */
+    bool lsr;                 /* LLVM's loop strength reduction (true; the
+                                 loop_strength_reduction annotation) */
 } sgemm_config;
 
 /* Split-K (splitk > 1): k is split into [splitk, None] and rfactored
@@ -44,7 +46,9 @@ sgemm_config sgemm_default_config(void);
  * multiprocessors: the default when its 128 x 128 tiles give at least
  * about one block per SM, else 64 x 64 tiles (2 x 2 warps, 4 x 8 outputs
  * per thread, 128 threads), which keep more SMs busy on small and skinny
- * shapes.  (Choosing tiles by measurement is the autotuner's job.) */
+ * shapes; loop strength reduction off for 128 x 128 tiles that do not
+ * divide M and N (measured faster at 4095^3, slower elsewhere).  (Choosing
+ * by measurement is the autotuner's job.) */
 sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm);
 
 /* The M x N x K of block "C" of s (from the buffer it writes and its

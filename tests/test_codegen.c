@@ -715,6 +715,51 @@ static void test_occupancy_errors(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* A 64x64x64 matmul, (i, j) over 32 blocks of 128 threads, k a serial
+ * loop; the root block annotated loop_strength_reduction = lsr (-1: not
+ * annotated). */
+static const tir_module *lsr_compile(tir_ctx *ctx, int64_t lsr) {
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32));
+    tir_loop_rv l[16], f, t[2];
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    SCHED_OK(s, tir_sched_fuse(s, 2, l, &f));
+    SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 128}, t));
+    SCHED_OK(s, tir_sched_bind(s, t[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, t[1], "threadIdx.x"));
+    if (lsr >= 0)
+        SCHED_OK(s, tir_sched_annotate_block_int(s, sched_block(s, "root"),
+                                                 "loop_strength_reduction", lsr));
+    const tir_module *m = compile(ctx, occ_kernel(ctx, s));
+    tir_sched_destroy(s);
+    return m;
+}
+
+/* LLVM's loop strength reduction is off unless a kernel asks for it: the
+ * k loop then counts in 32 bits to its extent (what ptxas unrolls); with
+ * it, LLVM counts a 64-bit byte offset.  Turning it on for one kernel
+ * leaves it off for the next (the switch is process-wide in LLVM). */
+static void test_loop_strength_reduction(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_module *off = lsr_compile(ctx, -1);
+    assert_string_equal(off->ptx, lsr_compile(ctx, 0)->ptx);
+    assert_has(off, "setp.ne.s32");
+    const tir_module *on = lsr_compile(ctx, 1);
+    assert_true(strcmp(on->ptx, off->ptx) != 0);
+    assert_string_equal(lsr_compile(ctx, -1)->ptx, off->ptx);
+    assert_string_equal(lsr_compile(ctx, 1)->ptx, on->ptx);
+    /* neither the value 2 nor a string */
+    tir_schedule *s = occ_sched(ctx, 0, 0, 0);
+    SCHED_OK(s, tir_sched_annotate_block_int(s, sched_block(s, "root"),
+                                             "loop_strength_reduction", 2));
+    occ_refused(ctx, s, "sm_90", "loop_strength_reduction must be the int 0 or 1");
+    s = occ_sched(ctx, 0, 0, 0);
+    SCHED_OK(s, tir_sched_annotate_block_str(s, sched_block(s, "root"),
+                                             "loop_strength_reduction", "1"));
+    occ_refused(ctx, s, "sm_90", "loop_strength_reduction must be the int 0 or 1");
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     if (!ptxas_path()) printf("# ptxas not found: PTX is checked as text only\n");
     const struct CMUnitTest tests[] = {
@@ -725,7 +770,7 @@ int main(void) {
         cmocka_unit_test(test_math),         cmocka_unit_test(test_unroll_pragma),
         cmocka_unit_test(test_dump_llvm),    cmocka_unit_test(test_errors),
         cmocka_unit_test(test_occupancy),    cmocka_unit_test(test_occupancy_errors),
-        cmocka_unit_test(test_dynamic_shared),
+        cmocka_unit_test(test_dynamic_shared), cmocka_unit_test(test_loop_strength_reduction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@ typedef struct cg_info {
     bool *written;                  /* per param: the kernel stores to it (arena) */
     /* occupancy controls (cg_occupancy.c); 0: not requested */
     int64_t max_threads, min_blocks, max_regs;
+    bool lsr; /* run LLVM's loop strength reduction (loop_strength_reduction) */
     /* The shared buffers (distinct, in first-Allocate order, as emission
      * places them): their bytes with each start aligned to
      * max(16, buffer align), and the largest such alignment. */

@@ -7,6 +7,8 @@
  * register allocation, never the values computed, but a .maxntid below the
  * threads the kernel is launched with makes every launch fail, so the values
  * are checked here against the kernel's launch and the target's limits.
+ * loop_strength_reduction (0 or 1) is read here too: it steers the backend
+ * the same way (codegen.c).
  */
 #include "cg_internal.h"
 
@@ -37,6 +39,12 @@ tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_ta
                       "the target's resident blocks per multiprocessor", &info->min_blocks));
     TIR_TRY(occ_value(ctx, f, TIR_ANN_MAX_REGISTERS, lim->max_registers_per_thread,
                       "the target's registers per thread", &info->max_regs));
+    const tir_annot *lsr = tir_annots_get(f->nattrs, f->attrs, TIR_ANN_LOOP_STRENGTH_REDUCTION);
+    if (lsr && (lsr->kind != TIR_ANNOT_INT || (lsr->i != 0 && lsr->i != 1)))
+        return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                            "codegen: kernel '%s': %s must be the int 0 or 1", f->name,
+                            tir_annot_key_str(TIR_ANN_LOOP_STRENGTH_REDUCTION));
+    info->lsr = lsr && lsr->i == 1;
     int64_t threads = cg_threads_per_block(info);
     if (info->max_threads && info->max_threads < threads)
         return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,

@@ -9,6 +9,8 @@
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/Support.h>
+#include <pthread.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -24,6 +26,42 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
     o->arch = "sm_90";
     o->fma_contract = true;
     o->opt_level = 3;
+}
+
+/* Loop strength reduction.  The NVPTX backend runs LLVM's LSR before
+ * instruction selection; on GPU kernels it often rewrites a loop's 32-bit
+ * counter into a 64-bit byte offset compared after a truncation, a loop
+ * ptxas no longer recognises as counted, so it does not unroll it: the
+ * seed's Step 5 ran at half the speed of Step 4 for one such loop
+ * (docs/performance.md, 2026-12-03).  ptxas does its own strength
+ * reduction, so LSR is off unless a kernel asks for it
+ * (loop_strength_reduction = 1; some fully unrolled kernels gain from it).
+ * LLVM reads the switch, a process-wide command-line option, when it
+ * builds the backend's pipeline; emissions with LSR off share a read
+ * lock, an emission that turns it on holds the write lock throughout. */
+static pthread_rwlock_t lsr_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_once_t lsr_once = PTHREAD_ONCE_INIT;
+
+static void lsr_set(bool disable) {
+    const char *argv[] = {"minitir", disable ? "-disable-lsr=true" : "-disable-lsr=false"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
+}
+
+static void lsr_init(void) { lsr_set(true); }
+
+static void lsr_acquire(bool lsr) {
+    pthread_once(&lsr_once, lsr_init);
+    if (!lsr) {
+        pthread_rwlock_rdlock(&lsr_lock);
+        return;
+    }
+    pthread_rwlock_wrlock(&lsr_lock);
+    lsr_set(false);
+}
+
+static void lsr_release(bool lsr) {
+    if (lsr) lsr_set(true);
+    pthread_rwlock_unlock(&lsr_lock);
 }
 
 typedef struct diag_state {
@@ -146,7 +184,10 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
         m->ir_text_ms = t3 - t2;
         t2 = t3;
         LLVMMemoryBufferRef buf = NULL;
-        if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+        lsr_acquire(info->lsr);
+        LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf);
+        lsr_release(info->lsr);
+        if (failed) {
             s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: PTX emission of '%s' failed: %s",
                              kernel->name, err ? err : "?");
             LLVMDisposeMessage(err);

@@ -103,7 +103,8 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
 
 static const tir_annot_key occupancy_keys[] = {TIR_ANN_LAUNCH_BOUNDS_MAX_THREADS,
                                                TIR_ANN_LAUNCH_BOUNDS_MIN_BLOCKS_PER_SM,
-                                               TIR_ANN_MAX_REGISTERS};
+                                               TIR_ANN_MAX_REGISTERS,
+                                               TIR_ANN_LOOP_STRENGTH_REDUCTION};
 enum { NOCC = sizeof occupancy_keys / sizeof occupancy_keys[0] };
 
 /* f with the root block's occupancy annotations among its attrs. */
