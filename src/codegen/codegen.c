@@ -33,7 +33,7 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
  * counter into a 64-bit byte offset compared after a truncation, a loop
  * ptxas no longer recognises as counted, so it does not unroll it: the
  * seed's Step 5 ran at half the speed of Step 4 for one such loop
- * (docs/performance.md, 2026-12-03).  ptxas does its own strength
+ * (docs/performance.md, 2026-12-02 run 16).  ptxas does its own strength
  * reduction, so LSR is off unless a kernel asks for it
  * (loop_strength_reduction = 1; some fully unrolled kernels gain from it).
  * LLVM reads the switch, a process-wide command-line option, when it
