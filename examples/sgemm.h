@@ -15,23 +15,16 @@
 #define MINITIR_EXAMPLES_SGEMM_H
 
 #include "minitir/schedule.h"
+#include "minitir/tune.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct sgemm_config {
-    int warps_m, warps_n;     /* warps per block along i and j (2 x 4) */
-    int threads_m, threads_n; /* threads per warp along i and j (8 x 4) */
-    int tm, tn;               /* outputs per thread along i and j (8 x 8) */
-    int bk;                   /* k tile (8) */
-    int vec;                  /* global and shared access width (4) */
-    bool staging;             /* register staging pipeline (true) */
-    int pad;                  /* floats of padding after each shared row (4) */
-    int splitk;               /* split-K partial sums (1: none); see below */
-    bool lsr;                 /* LLVM's loop strength reduction (true; the
-                                 loop_strength_reduction annotation) */
-} sgemm_config;
+/* The tiling rule's knobs (minitir/tune.h, tir_tile_config): warps,
+ * lanes, thread tile, k tile, vector width, staging, padding, split-K,
+ * loop strength reduction. */
+typedef tir_tile_config sgemm_config;
 
 /* Split-K (splitk > 1): k is split into [splitk, None] and rfactored
  * first, so the tiles above compute C_rf[s, i, j], the partial sum of the

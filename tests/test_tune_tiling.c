@@ -1,0 +1,176 @@
+/* The multi-level tiling rule (tir_tune_tiling, src/tune/tiling.c) on the
+ * functions it is for, end to end on the CPU: scheduled with several
+ * configurations, lowered (one or two kernels), run in the SIMT simulator
+ * with race, global-race and uninitialised-read checks at odd sizes, and
+ * compared bit for bit with the interpreter on the unscheduled function
+ * (small-integer inputs: every summation order gives the same floats).
+ * Also: the trace replays to the same function, and each refusal of the
+ * rule (a block that does not fit, an invalid configuration) names the
+ * block. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "minitir/sim.h"
+#include "minitir/tune.h"
+
+static int setup(void **st) {
+    *st = tir_ctx_create();
+    return *st ? 0 : -1;
+}
+static int teardown(void **st) {
+    tir_ctx_destroy(*st);
+    return 0;
+}
+
+/* 64 x 32 tiles: 2 x 1 warps of 4 x 8 lanes, 8 x 4 per thread, k tile 8 (the copy tiles, 8 x 64 and 8 x 32, a whole number of
+ * rounds of 64 threads x 4). */
+static tir_tile_config small_config(void) {
+    tir_tile_config c = tir_tile_config_default();
+    c.warps_m = 2, c.warps_n = 1, c.threads_m = 4, c.threads_n = 8;
+    c.tm = 8, c.tn = 4, c.bk = 8;
+    return c;
+}
+
+/* Runs f (unscheduled) in the interpreter and g (scheduled) in the
+ * simulator on the same small-integer inputs; the last parameter is the
+ * output.  Returns the number of kernels g lowered to. */
+static int compare(tir_ctx *ctx, const tir_prim_func *f, const tir_prim_func *g) {
+    tir_kernel_set ks;
+    if (tir_lower_kernels(ctx, g, NULL, &ks) != TIR_OK)
+        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
+    int np = f->nparams;
+    assert_true(np <= 8);
+    float *data[8], *out2 = NULL;
+    size_t sizes[8] = {0};
+    uint64_t r = 88172645463325252ull;
+    for (int p = 0; p < np; p++) {
+        sizes[p] = (size_t)tir_buffer_const_size(f->buffer_map[p]);
+        data[p] = malloc(sizes[p] * 4);
+        assert_non_null(data[p]);
+        for (size_t i = 0; i < sizes[p]; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            data[p][i] = (float)((int64_t)(r % 7) - 3);
+        }
+    }
+    size_t nout = sizes[np - 1];
+    out2 = malloc(nout * 4);
+    assert_non_null(out2);
+    memset(data[np - 1], 0xff, nout * 4);
+    memset(out2, 0xff, nout * 4);
+    tir_arg ia[8], sa[8];
+    for (int p = 0; p < np; p++) ia[p].data = data[p], sa[p].data = data[p];
+    sa[np - 1].data = out2;
+    tir_interp_opts io = {.uninit_params = 1ull << (np - 1)};
+    if (tir_interp_run(ctx, f, np, ia, &io) != TIR_OK)
+        fail_msg("interpreter: %s", tir_ctx_error(ctx));
+    tir_sim_opts so = {.uninit_params = 1ull << (np - 1), .check_uninit = true,
+                       .check_global_races = true};
+    if (tir_sim_run_kernels(ctx, &ks, np, sa, &so, NULL) != TIR_OK)
+        fail_msg("simulator: %s", tir_ctx_error(ctx));
+    for (size_t i = 0; i < nout; i++)
+        if (memcmp(&data[np - 1][i], &out2[i], 4) != 0)
+            fail_msg("out[%zu]: simulator %g, interpreter %g", i, out2[i], data[np - 1][i]);
+    for (int p = 0; p < np; p++) free(data[p]);
+    free(out2);
+    return ks.nkernels;
+}
+
+/* f tiled by the rule with cfg, checked against f; the trace replays to
+ * the same function.  Returns the kernel count. */
+static int check(tir_ctx *ctx, const tir_prim_func *f, const tir_tile_config *cfg) {
+    tir_schedule *s = NULL, *r = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    if (tir_tune_tiling(s, "C", cfg, NULL, NULL) != TIR_OK)
+        fail_msg("tiling rule: %s", tir_ctx_error(ctx));
+    assert_int_equal(tir_sched_create(ctx, f, &r), TIR_OK);
+    const char *tt = tir_sched_trace_text(s);
+    if (tir_sched_replay(r, tt, strlen(tt)) != TIR_OK)
+        fail_msg("replay: %s", tir_ctx_error(ctx));
+    assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+    int n = compare(ctx, f, tir_sched_func(s));
+    tir_sched_destroy(s);
+    tir_sched_destroy(r);
+    return n;
+}
+
+static void test_matmul(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = small_config();
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 70, 45, 23, TIR_F32), &c), 1);
+    c.staging = false, c.pad = 0, c.lsr = false;
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 64, 32, 16, TIR_F32), &c), 1);
+    c = small_config();
+    c.splitk = 3;
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 70, 45, 50, TIR_F32), &c), 2);
+}
+
+/* B stored [N, K]: its shared tile is transposed like A's. */
+static void test_matmul_nt(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = small_config();
+    assert_int_equal(check(ctx, tir_def_matmul_nt(ctx, 66, 40, 24, TIR_F32), &c), 1);
+}
+
+/* The batch loop on blockIdx.z. */
+static void test_batch_matmul(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = small_config();
+    assert_int_equal(check(ctx, tir_def_batch_matmul(ctx, 3, 33, 20, 17, TIR_F32), &c), 1);
+}
+
+/* Bias fused into the reduction's init; ReLU inlined into the write-back,
+ * with and without split-K. */
+static void test_epilogues(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = small_config();
+    assert_int_equal(check(ctx, tir_def_matmul_bias(ctx, 70, 45, 23, TIR_F32), &c), 1);
+    assert_int_equal(check(ctx, tir_def_matmul_bias_relu(ctx, 70, 45, 23, TIR_F32), &c), 1);
+    c.splitk = 2;
+    assert_int_equal(check(ctx, tir_def_matmul_bias_relu(ctx, 40, 36, 40, TIR_F32), &c), 2);
+}
+
+static void refused(tir_ctx *ctx, const tir_prim_func *f, const char *block,
+                    const tir_tile_config *cfg, const char *what) {
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling(s, block, cfg, NULL, NULL), TIR_ERR_INVALID_ARG);
+    if (!strstr(tir_ctx_error(ctx), what))
+        fail_msg("message lacks \"%s\": %s", what, tir_ctx_error(ctx));
+    tir_sched_destroy(s);
+}
+
+static void test_refusals(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = small_config();
+    refused(ctx, tir_def_elementwise_chain(ctx, 16, 16, TIR_F32), "B", &c,
+            "block B is not spatial loops then one reduction loop");
+    const tir_prim_func *mm = tir_def_matmul(ctx, 32, 32, 32, TIR_F32);
+    c.threads_m = 8; /* 8 x 8 lanes */
+    refused(ctx, mm, "C", &c, "threads_m x threads_n = 8 x 8 is not a warp of 32 lanes");
+    c = small_config();
+    c.vec = 3;
+    refused(ctx, mm, "C", &c, "vec = 3 does not divide the thread tile 8 x 4");
+    c = small_config();
+    c.bk = 0;
+    refused(ctx, mm, "C", &c, "block C: every tile size must be positive");
+    c = small_config();
+    c.splitk = 2;
+    refused(ctx, tir_def_batch_matmul(ctx, 2, 32, 32, 32, TIR_F32), "C", &c,
+            "split-K with batch loops is not supported");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matmul_nt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epilogues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
