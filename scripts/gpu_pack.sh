@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs into gpu-pack/ (git-ignored): the GPU
 # machine has no LLVM and no cmocka, so we carry the built library
-# (stripped), the GPU test and tool executables, and libcmocka.  Executables
+# (stripped), the GPU test and tool executables, libcmocka and libsqlite3.  Executables
 # find the library through their $ORIGIN/.. run path.
 # Usage: scripts/gpu_pack.sh [build-dir]
 set -euo pipefail
@@ -10,6 +10,10 @@ b=${1:-build}
 rm -rf gpu-pack && mkdir -p gpu-pack/tests gpu-pack/tools gpu-pack/examples gpu-pack/bench gpu-pack/fuzz
 cp -L "$b/libminitir.so.0" gpu-pack/ && strip --strip-unneeded gpu-pack/libminitir.so.0
 cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" gpu-pack/libcmocka.so.0
+# libminitir needs SQLite (the tuning database).  The GPU machine's stock
+# CUDA image most likely has it (Python's sqlite3 module uses it), but we
+# carry ours; libminitir's run path ($ORIGIN, meson.build) finds it here.
+cp -L "$(ldconfig -p | awk '/libsqlite3.so.0 /{print $NF; exit}')" gpu-pack/libsqlite3.so.0
 for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/tests/; done
 # The CPU fuzzers too: the GPU machine's many cores run long fuzzing
 # campaigns in minutes (scripts/fuzz_parallel.sh).

@@ -1,4 +1,32 @@
-/* minitir/tune.h: the autotuner's layer (docs/tuning.md).
+/* minitir/tune.h: the autotuner's layer: the multi-level tiling rule
+ * (tir_tune_tiling, at the end) and the tuning database: every measured schedule candidate
+ * of every workload on every target, kept in one SQLite file
+ * (docs/tuning.md, "The tuning database").
+ *
+ * A record is one measured candidate: the schedule's text trace
+ * (tir_sched_trace_text, which tir_sched_replay applies again), its
+ * sampling decisions as text, the median time, GFLOP/s, compile time and,
+ * for a candidate that failed, the error.  Records are keyed by
+ *   - the workload: a text key made from the unscheduled function
+ *     (tir_tune_workload_key: name, structural hash, parameter shapes and
+ *     dtypes), the same in every process that builds the same function;
+ *   - the target: GPU name, architecture and driver version
+ *     (tir_tune_target), filled from the runtime's device properties.
+ * A (workload, target, trace, decisions) quadruple is stored once: adding
+ * or importing it again keeps the first record and reports a duplicate.
+ *
+ * Safety: each tir_tune_db_add is one SQLite transaction in WAL mode with
+ * synchronous=FULL, so a process killed at any point loses at most the
+ * record it was adding and never corrupts older ones; several processes
+ * may add to one file at once (each waits up to the busy timeout, 30 s,
+ * for another's write).  An import is one transaction: all its lines or
+ * none.
+ *
+ * Threads: a tir_tune_db handle is used by one thread at a time; threads
+ * that write at once open a handle each (SQLite then serialises them as it
+ * does processes).  Every function that can fail takes a tir_ctx * and
+ * records its message there; strings a function returns are owned by that
+ * ctx unless it says otherwise.
  */
 #ifndef MINITIR_TUNE_H
 #define MINITIR_TUNE_H
@@ -12,6 +40,145 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---------------------------------------------------------------- keys */
+
+/* The text key of f's workload:
+ *     <name>-<hash>-<param>,<param>,...
+ * where <hash> is tir_struct_hash(f) in 16 hex digits and each <param> is
+ * a buffer parameter's dtype and shape ("f32[1024,512]"; a dimension that
+ * is not a constant prints as its expression) or a scalar's dtype ("i32").
+ * The hash numbers variables and buffers by first use and hashes strings
+ * by content, so the key holds no addresses and is the same in every
+ * process; it changes when the IR's node, intrinsic or dtype enumerations
+ * change (then old records no longer match; tests pin one key).  Errors:
+ * TIR_ERR_INVALID_ARG when f is NULL. */
+TIR_API tir_status tir_tune_workload_key(tir_ctx *ctx, const tir_prim_func *f,
+                                         const char **out);
+
+/* The machine a record was measured on.  Two targets are the same when
+ * all three fields are. */
+typedef struct tir_tune_target {
+    char gpu[128];      /* "NVIDIA H200" */
+    char arch[16];      /* "sm_90" */
+    int driver_version; /* 13000 for CUDA 13.0 */
+} tir_tune_target;
+
+/* Fills *out from a device's properties (tir_rt_device_props). */
+TIR_API void tir_tune_target_from_props(const tir_rt_props *props, tir_tune_target *out);
+
+/* ------------------------------------------------------------- records */
+
+/* One measured candidate.  Input to tir_tune_db_add; output of the
+ * queries, whose strings live as long as the call says.  A value that was
+ * not measured is NAN (stored as SQL NULL, written null in JSON). */
+typedef struct tir_tune_record {
+    const char *workload;   /* tir_tune_workload_key of the unscheduled function */
+    tir_tune_target target;
+    const char *trace;      /* text trace (tir_sched_trace_text); not NULL */
+    const char *decisions;  /* sampling decisions as text; NULL reads as "" */
+    double median_ms;       /* median kernel time; NAN if not measured */
+    double gflops;          /* NAN if not measured */
+    const char *error;      /* NULL when the candidate ran and was correct */
+    double compile_ms;      /* schedule + lower + codegen + JIT; NAN if unknown */
+    int64_t timestamp;      /* Unix seconds; 0 in tir_tune_db_add means now */
+    int64_t id;             /* row id, set by the queries (ignored by add) */
+} tir_tune_record;
+
+/* A record with every measure NAN and every string NULL. */
+TIR_API void tir_tune_record_init(tir_tune_record *r);
+
+/* ------------------------------------------------------------ database */
+
+typedef struct tir_tune_db tir_tune_db;
+
+/* Opens (creating if needed) the database file at path and sets it up:
+ * WAL journal, synchronous=FULL, a 30 s busy timeout, the schema of
+ * version 1 (tables meta, workload, target, record; docs/tuning.md).
+ * Several processes may open a new file at once.  Errors: TIR_ERR_IO when
+ * the file cannot be opened or is not a database, TIR_ERR_UNSUPPORTED for
+ * another schema version, TIR_ERR_TUNE_DB for any other SQLite failure
+ * (the message quotes SQLite's). */
+TIR_API tir_status tir_tune_db_open(tir_ctx *ctx, const char *path, tir_tune_db **out);
+/* Closes the handle (NULL is fine).  Everything added is already on disk. */
+TIR_API void tir_tune_db_close(tir_tune_db *db);
+/* SQLite's integrity check of the whole file.  Errors: TIR_ERR_TUNE_DB
+ * with the first problem it reports. */
+TIR_API tir_status tir_tune_db_check(tir_ctx *ctx, tir_tune_db *db);
+
+/* Adds one record in its own transaction.  *added (may be NULL) is false
+ * when a record with the same workload, target, trace and decisions was
+ * already there; that one is kept as it was.  Errors: TIR_ERR_INVALID_ARG
+ * for a NULL or empty workload or trace, an empty GPU name or arch;
+ * TIR_ERR_TUNE_DB when SQLite fails (also when another writer holds the
+ * file longer than the busy timeout). */
+TIR_API tir_status tir_tune_db_add(tir_ctx *ctx, tir_tune_db *db, const tir_tune_record *r,
+                                   bool *added);
+
+/* The best record of a workload on a target: the lowest median among
+ * records without an error (ties: the earliest added).  Its strings are
+ * owned by ctx.  Errors: TIR_ERR_TUNE_NO_RECORD when there is none,
+ * TIR_ERR_TUNE_DB. */
+TIR_API tir_status tir_tune_db_best(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                                    const tir_tune_target *target, tir_tune_record *out);
+
+/* Number of records of a workload on a target; a NULL workload or target
+ * counts over all of them.  Errors: TIR_ERR_TUNE_DB. */
+TIR_API tir_status tir_tune_db_count(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                                     const tir_tune_target *target, int64_t *out);
+
+/* Called once per record; the record's strings are valid during the call
+ * only.  Returning false stops the iteration. */
+typedef bool (*tir_tune_record_fn)(void *user, const tir_tune_record *r);
+
+/* Calls fn on every record of a workload on a target (NULL for either:
+ * all), failed ones included, in the order they were added: a cost
+ * model's training data.  fn must not use db.  Errors: TIR_ERR_TUNE_DB. */
+TIR_API tir_status tir_tune_db_foreach(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                                       const tir_tune_target *target, tir_tune_record_fn fn,
+                                       void *user);
+
+/* Calls fn on the k best error-free records of a workload on a target,
+ * fastest first (what a search starts from).  fn must not use db.
+ * Errors: TIR_ERR_INVALID_ARG for k < 1, TIR_ERR_TUNE_DB. */
+TIR_API tir_status tir_tune_db_top(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                                   const tir_tune_target *target, int k, tir_tune_record_fn fn,
+                                   void *user);
+
+/* Replays the trace of the best record of s's workload (the key of
+ * tir_sched_orig_func(s)) on target into s, which must be fresh (an empty
+ * trace).  *used (may be NULL) receives the record, its strings owned by
+ * ctx.  All or nothing: on any error s is unchanged.  Errors:
+ * TIR_ERR_INVALID_ARG when s has a trace already, TIR_ERR_TUNE_NO_RECORD,
+ * TIR_ERR_TUNE_DB, or the replay's own status (a record written by a
+ * minitir whose trace language differs), its message naming the record. */
+TIR_API tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db,
+                                       const tir_tune_target *target, tir_schedule *s,
+                                       tir_tune_record *used);
+
+/* ---------------------------------------------------------- JSON lines */
+
+/* Writes every record, in the order added, as one JSON object a line:
+ *   {"workload":"...","gpu":"...","arch":"sm_90","driver":13000,
+ *    "trace":"...","decisions":"...","median_ms":0.41,"gflops":5230.1,
+ *    "error":null,"compile_ms":104.5,"timestamp":1790000000}
+ * Numbers round-trip exactly (%.17g); unmeasured ones are null.  *count
+ * (may be NULL) receives the number of lines.  Errors: TIR_ERR_IO when
+ * writing fails, TIR_ERR_TUNE_DB. */
+TIR_API tir_status tir_tune_db_export_jsonl(tir_ctx *ctx, tir_tune_db *db, FILE *f,
+                                            int64_t *count);
+
+/* Reads JSON lines as export writes them (keys in any order; workload,
+ * gpu, arch, driver and trace are required, the rest default to null, ""
+ * or 0 (a timestamp of 0: the time of the import);
+ * blank lines are skipped) and adds them in one transaction: a malformed
+ * line (TIR_ERR_PARSE, "line N: ...") or an unknown key adds nothing.
+ * Records already present are skipped, so importing a file twice adds it
+ * once.  *added and *skipped (may be NULL) receive the counts.  Errors:
+ * TIR_ERR_PARSE, TIR_ERR_INVALID_ARG (a record add would refuse, named by
+ * line), TIR_ERR_IO, TIR_ERR_TUNE_DB. */
+TIR_API tir_status tir_tune_db_import_jsonl(tir_ctx *ctx, tir_tune_db *db, FILE *f,
+                                            int64_t *added, int64_t *skipped);
 
 /* ------------------------------------------------ the multi-level tiling rule */
 

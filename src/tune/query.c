@@ -1,0 +1,170 @@
+/* query.c: reading records back: the best of a workload on a target, the
+ * k best, every record (the cost model's training data), counts, and
+ * applying the best record to a schedule.
+ *
+ * All of them run one SELECT (tune_query) whose filters are bound as
+ * parameters, NULL meaning "any", so there is one statement to get right
+ * rather than one per combination of filters.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tune_internal.h"
+
+#define SELECT_RECORDS                                                                       \
+    "SELECT r.id, w.key, t.gpu, t.arch, t.driver, r.trace, r.decisions, r.median_ms,"        \
+    " r.gflops, r.error, r.compile_ms, r.timestamp"                                          \
+    " FROM record r JOIN workload w ON w.id = r.workload_id JOIN target t ON t.id = r.target_id"
+#define WHERE_KEYS                                                                           \
+    " WHERE (?1 IS NULL OR w.key = ?1)"                                                      \
+    " AND (?2 IS NULL OR (t.gpu = ?2 AND t.arch = ?3 AND t.driver = ?4))"
+#define WHERE_OK " AND r.error IS NULL AND r.median_ms IS NOT NULL"
+
+static void bind_keys(sqlite3_stmt *q, const char *workload, const tir_tune_target *target) {
+    if (workload) sqlite3_bind_text(q, 1, workload, -1, SQLITE_STATIC);
+    if (!target) return;
+    sqlite3_bind_text(q, 2, target->gpu, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, target->arch, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 4, target->driver_version);
+}
+
+static double column_measure(sqlite3_stmt *q, int i) {
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
+}
+
+/* The current row; its strings are SQLite's, valid until the next step. */
+static void row_record(sqlite3_stmt *q, tir_tune_record *r) {
+    tir_tune_record_init(r);
+    r->id = sqlite3_column_int64(q, 0);
+    r->workload = (const char *)sqlite3_column_text(q, 1);
+    snprintf(r->target.gpu, sizeof r->target.gpu, "%s", (const char *)sqlite3_column_text(q, 2));
+    snprintf(r->target.arch, sizeof r->target.arch, "%s",
+             (const char *)sqlite3_column_text(q, 3));
+    r->target.driver_version = sqlite3_column_int(q, 4);
+    r->trace = (const char *)sqlite3_column_text(q, 5);
+    r->decisions = (const char *)sqlite3_column_text(q, 6);
+    r->median_ms = column_measure(q, 7);
+    r->gflops = column_measure(q, 8);
+    r->error = (const char *)sqlite3_column_text(q, 9); /* NULL stays NULL */
+    r->compile_ms = column_measure(q, 10);
+    r->timestamp = sqlite3_column_int64(q, 11);
+}
+
+tir_status tune_query(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                      const tir_tune_target *target, tune_order order, int64_t limit,
+                      tir_tune_record_fn fn, void *user) {
+    static const char *const sql[] = {
+        [TUNE_ALL_BY_ID] = SELECT_RECORDS WHERE_KEYS " ORDER BY r.id LIMIT ?5",
+        [TUNE_OK_BY_SPEED] = SELECT_RECORDS WHERE_KEYS WHERE_OK
+        " ORDER BY r.median_ms, r.id LIMIT ?5",
+    };
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db->h, sql[order], -1, &q, NULL) != SQLITE_OK)
+        return tune_fail(ctx, db, "reading records");
+    bind_keys(q, workload, target);
+    sqlite3_bind_int64(q, 5, limit);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tir_tune_record r;
+        row_record(q, &r);
+        if (!fn(user, &r)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    tir_status st = rc == SQLITE_DONE ? TIR_OK : tune_fail(ctx, db, "reading records");
+    sqlite3_finalize(q);
+    return st;
+}
+
+tir_status tir_tune_db_foreach(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                               const tir_tune_target *target, tir_tune_record_fn fn, void *user) {
+    return tune_query(ctx, db, workload, target, TUNE_ALL_BY_ID, -1, fn, user);
+}
+
+tir_status tir_tune_db_top(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                           const tir_tune_target *target, int k, tir_tune_record_fn fn,
+                           void *user) {
+    if (k < 1) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune db: top %d records", k);
+    return tune_query(ctx, db, workload, target, TUNE_OK_BY_SPEED, k, fn, user);
+}
+
+tir_status tir_tune_db_count(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                             const tir_tune_target *target, int64_t *out) {
+    static const char *const sql =
+        "SELECT count(*) FROM record r JOIN workload w ON w.id = r.workload_id"
+        " JOIN target t ON t.id = r.target_id" WHERE_KEYS;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &q, NULL) != SQLITE_OK)
+        return tune_fail(ctx, db, "counting records");
+    bind_keys(q, workload, target);
+    tir_status st = TIR_OK;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        *out = sqlite3_column_int64(q, 0);
+    else
+        st = tune_fail(ctx, db, "counting records");
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* ----------------------------------------------------------------- best */
+
+typedef struct copy_out {
+    tir_ctx *ctx;
+    tir_tune_record *out;
+    bool found;
+} copy_out;
+
+static const char *ctx_copy(tir_ctx *ctx, const char *s) {
+    return s ? tir_ctx_sprintf(ctx, "%s", s) : NULL;
+}
+
+/* Copies the (first) record into ctx-owned strings. */
+static bool copy_record(void *user, const tir_tune_record *r) {
+    copy_out *c = user;
+    *c->out = *r;
+    c->out->workload = ctx_copy(c->ctx, r->workload);
+    c->out->trace = ctx_copy(c->ctx, r->trace);
+    c->out->decisions = ctx_copy(c->ctx, r->decisions);
+    c->out->error = ctx_copy(c->ctx, r->error);
+    c->found = true;
+    return false;
+}
+
+tir_status tir_tune_db_best(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                            const tir_tune_target *target, tir_tune_record *out) {
+    if (!workload || !target || !out)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune db: best needs a workload and target");
+    copy_out c = {ctx, out, false};
+    tir_status st = tune_query(ctx, db, workload, target, TUNE_OK_BY_SPEED, 1, copy_record, &c);
+    if (st != TIR_OK) return st;
+    if (!c.found)
+        return tir_ctx_fail(ctx, TIR_ERR_TUNE_NO_RECORD,
+                            "tune db %s: no error-free record of workload %s on %s %s (driver %d)",
+                            db->path, workload, target->gpu, target->arch,
+                            target->driver_version);
+    return TIR_OK;
+}
+
+tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
+                               tir_schedule *s, tir_tune_record *used) {
+    if (!s || tir_sched_trace_len(s) != 0)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tune db: apply_best needs a fresh schedule (this one has a trace of "
+                            "%d instructions)",
+                            s ? tir_sched_trace_len(s) : 0);
+    const char *workload = NULL;
+    tir_tune_record best;
+    tir_status st = tir_tune_workload_key(ctx, tir_sched_orig_func(s), &workload);
+    if (st == TIR_OK) st = tir_tune_db_best(ctx, db, workload, target, &best);
+    if (st != TIR_OK) return st;
+    /* Replay reports into the schedule's ctx, which may not be ctx. */
+    tir_ctx *sctx = tir_sched_ctx(s);
+    st = tir_sched_replay(s, best.trace, strlen(best.trace));
+    if (st != TIR_OK)
+        return tir_ctx_fail(ctx, st, "tune db %s: record %lld of %s does not replay: %s",
+                            db->path, (long long)best.id, workload, tir_ctx_error(sctx));
+    if (used) *used = best;
+    return TIR_OK;
+}

@@ -1,0 +1,49 @@
+/* tune_internal.h: what the files of src/tune share: the database handle,
+ * SQLite error and transaction helpers, the insert of one record (used by
+ * tir_tune_db_add and by the import, which wraps many in one transaction)
+ * and the record query behind best, top, foreach and export.  Not
+ * installed.
+ */
+#ifndef MINITIR_TUNE_INTERNAL_H
+#define MINITIR_TUNE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "ir/ir_internal.h"
+#include "minitir/tune.h"
+
+struct tir_tune_db {
+    sqlite3 *h;
+    char *path; /* for messages */
+};
+
+/* Fails with TIR_ERR_TUNE_DB: "tune db <path>: <what>: <SQLite's message>". */
+tir_status tune_fail(tir_ctx *ctx, tir_tune_db *db, const char *what);
+/* Runs SQL without results (several statements are fine). */
+tir_status tune_exec(tir_ctx *ctx, tir_tune_db *db, const char *sql);
+/* BEGIN IMMEDIATE (takes the write lock now, waiting up to the busy
+ * timeout, so that a transaction never fails half-way on a lock upgrade);
+ * COMMIT; ROLLBACK (keeps the error already in ctx). */
+tir_status tune_begin(tir_ctx *ctx, tir_tune_db *db);
+tir_status tune_commit(tir_ctx *ctx, tir_tune_db *db);
+void tune_rollback(tir_tune_db *db);
+
+/* Checks what tir_tune_db_add requires of r; `where` prefixes the message
+ * ("" or "line 3: "). */
+tir_status tune_check_record(tir_ctx *ctx, const tir_tune_record *r, const char *where);
+/* Inserts r inside the caller's transaction; *added is false for a
+ * duplicate. */
+tir_status tune_insert(tir_ctx *ctx, tir_tune_db *db, const tir_tune_record *r, bool *added);
+
+/* Which records a query visits and in what order. */
+typedef enum tune_order {
+    TUNE_ALL_BY_ID,   /* every record, in the order added */
+    TUNE_OK_BY_SPEED, /* error-free measured records, fastest first */
+} tune_order;
+/* Calls fn on the records of workload on target (NULL: any), at most
+ * limit of them (-1: no limit). */
+tir_status tune_query(tir_ctx *ctx, tir_tune_db *db, const char *workload,
+                      const tir_tune_target *target, tune_order order, int64_t limit,
+                      tir_tune_record_fn fn, void *user);
+
+#endif
