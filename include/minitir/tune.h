@@ -227,6 +227,107 @@ TIR_API tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir
                                    void (*hook)(void *user, tir_schedule *s, const char *call),
                                    void *user);
 
+/* ------------------------------------------------------------- tasks */
+
+/* What is tuned: an operator of ir.h's ready definitions and its shape
+ * (float32).  The scheduled block is "C" in each. */
+typedef enum tir_tune_op {
+    TIR_TUNE_MATMUL,           /* tir_def_matmul: C[M,N] = A[M,K] B[K,N] */
+    TIR_TUNE_MATMUL_BIAS_RELU, /* tir_def_matmul_bias_relu: D = max(A B + bias[j], 0) */
+    TIR_TUNE_BATCH_MATMUL,     /* tir_def_batch_matmul: C[b] = A[b] B[b] */
+} tir_tune_op;
+
+typedef struct tir_tune_task {
+    tir_tune_op op;
+    int64_t batch; /* TIR_TUNE_BATCH_MATMUL only */
+    int64_t M, N, K;
+} tir_tune_task;
+
+/* "matmul", "matmul_bias_relu", "batch_matmul". */
+TIR_API const char *tir_tune_op_name(tir_tune_op op);
+/* The task's unscheduled function (NULL with an error for bad sizes). */
+TIR_API const tir_prim_func *tir_tune_task_func(tir_ctx *ctx, const tir_tune_task *t);
+
+/* -------------------------------------------------------- design space */
+
+/* Every configuration of the tiling rule for a task on a target, generated
+ * from its shape (src/tune/space.c says which).  Free with
+ * tir_tune_space_free. */
+typedef struct tir_tune_space {
+    int n;
+    tir_tile_config *configs; /* heap */
+} tir_tune_space;
+
+/* Errors: TIR_ERR_INVALID_ARG (non-positive sizes, or nothing fits),
+ * TIR_ERR_NOMEM. */
+TIR_API tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
+                                       const tir_target_limits *lim, tir_tune_space *out);
+TIR_API void tir_tune_space_free(tir_tune_space *sp);
+/* Whether c is in the space's constraints for t on lim (a warp of lanes,
+ * vec dividing the thread tile, at most 64 accumulators per thread, the
+ * A and B tile copies whole rounds of the block's threads, the tiles in
+ * static shared memory, split-K slices of at least two k tiles and never
+ * with batch). */
+TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
+                                   const tir_tile_config *c);
+/* The decisions of c as text, "warps=2x4 lanes=8x4 thread=8x8 bk=8 vec=4
+ * staging=1 pad=4 splitk=1 lsr=1" (what the database stores as a record's
+ * decisions), snprintf's return; and back.  Parse errors: TIR_ERR_PARSE
+ * naming the field. */
+TIR_API int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap);
+TIR_API tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c);
+/* The configuration without tuning: a rule by shape for a GPU of nsm
+ * multiprocessors (src/tune/space.c, measured on the H200). */
+TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);
+
+/* -------------------------------------------------------------- search */
+
+typedef struct tir_tune_progress {
+    int trials, failed;   /* candidates measured (or failed) so far */
+    double best_gflops;   /* 0 before the first success */
+    double cublas_gflops;
+    double elapsed_s;
+    int max_trials;
+} tir_tune_progress;
+
+typedef struct tir_tune_opts {
+    int trials;        /* candidates to measure at most (>= 1) */
+    double seconds;    /* wall-clock budget of the search (0: none) */
+    int threads;       /* compile threads (>= 1) */
+    int batch;         /* candidates per round (0: 16) */
+    int runs;          /* timed runs per median (>= 20; smaller means 20) */
+    uint64_t seed;     /* search and input seed */
+    tir_tune_db *db;   /* every candidate recorded here (may be NULL) */
+    void (*progress)(void *user, const tir_tune_progress *p); /* may be NULL */
+    void *user;
+} tir_tune_opts;
+
+typedef struct tir_tune_result {
+    tir_tile_config best;
+    char *best_trace;     /* heap: the best schedule's text trace */
+    double best_ms, best_gflops, best_rel_err;
+    int best_regs;
+    double cublas_ms, cublas_gflops;
+    int trials, failed, verify_failures, space_size;
+    double seconds;
+    double *curve;        /* heap: best ms after each trial (NAN before a success) */
+    int curve_cap;
+    char db_error[256];   /* the first database error, if any ("" otherwise) */
+} tir_tune_result;
+
+/* Tunes task on dev: the search of src/tune/search.c over the task's
+ * design space, compiling on opts->threads threads and measuring on dev
+ * (median of opts->runs runs over rotated inputs; a kernel with local
+ * memory is refused as spilling), every new best verified against
+ * cuBLAS's result (tir_rt_check's tolerance), every candidate recorded in
+ * opts->db.  Stops after opts->trials candidates or opts->seconds.
+ * Errors: TIR_ERR_INVALID_ARG, the runtime's (no cuBLAS, CUDA),
+ * TIR_ERR_UNSUPPORTED when no candidate ran correctly.  Free res with
+ * tir_tune_result_free (also after an error). */
+TIR_API tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
+                            const tir_tune_opts *opts, tir_tune_result *res);
+TIR_API void tir_tune_result_free(tir_tune_result *res);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,410 @@
+/* search.c: tir_tune, the search over the tiling rule's design space.
+ *
+ * Rounds of: pick candidates, compile them in parallel, measure them on
+ * the GPU one at a time, record every one in the database.  The first
+ * round is the rule-based default (tir_tune_default) and random points of
+ * the space; every later round takes mutations of the best measured
+ * candidates (one knob changed) and random points, ranks them with the
+ * cost model and measures the best-ranked (plus a few random ones, so that
+ * the model's blind spots get measured too).  Every new best is verified
+ * against cuBLAS's result before it counts.
+ *
+ * The cost model is deliberately small: an analytic prior (how evenly the
+ * blocks fill the GPU's waves, how much of the padded tile is real work,
+ * the work per thread) times a correction learned from the measured
+ * candidates nearest in knob space (inverse-distance-weighted k nearest
+ * neighbours of measured/prior).  It needs no training library and is
+ * refitted for free after every measurement.
+ *
+ * Threads: compile workers each create their own tir_ctx (contexts are
+ * not shared between threads; schedule, lower and codegen keep no other
+ * mutable global state except LLVM's loop strength reduction switch,
+ * which codegen guards); the GPU is used from the calling thread only.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/ir_internal.h"
+#include "measure.h"
+
+/* ------------------------------------------------------------ random */
+
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int rng_below(uint64_t *s, int n) { return (int)(rng_next(s) % (uint64_t)n); }
+
+/* -------------------------------------------------------- cost model */
+
+static double bm_of(const tir_tile_config *c) { return (double)c->warps_m * c->threads_m * c->tm; }
+static double bn_of(const tir_tile_config *c) { return (double)c->warps_n * c->threads_n * c->tn; }
+
+/* The analytic prior: relative throughput from wave quantisation,
+ * padding waste and the thread tile's arithmetic intensity. */
+static double prior(const tir_tune_task *t, int nsm, const tir_tile_config *c) {
+    double bm = bm_of(c), bn = bn_of(c);
+    double gm = ceil((double)t->M / bm), gn = ceil((double)t->N / bn);
+    double batch = t->op == TIR_TUNE_BATCH_MATMUL ? (double)t->batch : 1.0;
+    double blocks = gm * gn * batch * c->splitk;
+    int threads = tir_tile_config_threads(c);
+    /* resident blocks per SM: registers (about 2 per accumulator plus
+     * fragments and addresses) and threads */
+    double regs = 2.0 * c->tm * c->tn + 2.0 * (c->tm + c->tn) + 40;
+    double per_sm = floor(65536.0 / (regs * threads));
+    double by_threads = floor(2048.0 / threads);
+    if (by_threads < per_sm) per_sm = by_threads;
+    if (per_sm < 1) per_sm = 1;
+    double slots = per_sm * nsm;
+    double waves = ceil(blocks / slots);
+    double wave_eff = blocks / (waves * slots);
+    double pad_eff = ((double)t->M * t->N) / (gm * bm * gn * bn);
+    double intensity = (c->tm * c->tn) / (double)(c->tm + c->tn) / 4.0; /* 1 at 8x8 */
+    double occ = per_sm * threads / 2048.0;
+    double latency = occ < 0.125 ? occ / 0.125 : 1.0;
+    double split_cost = c->splitk > 1 ? 0.9 : 1.0;
+    return wave_eff * pad_eff * (intensity < 1 ? intensity : 1) * latency * split_cost + 1e-6;
+}
+
+static void features(const tir_tile_config *c, double *f) {
+    f[0] = log2(bm_of(c)), f[1] = log2(bn_of(c)), f[2] = log2((double)c->bk);
+    f[3] = log2((double)c->tm), f[4] = log2((double)c->tn);
+    f[5] = log2((double)tir_tile_config_threads(c)), f[6] = c->staging ? 1 : 0;
+    f[7] = log2((double)c->splitk), f[8] = c->lsr ? 0.5 : 0;
+}
+enum { NFEAT = 9 };
+
+typedef struct sample {
+    int idx;     /* into the space */
+    double gflops; /* 0 for a failed candidate */
+} sample;
+
+/* Predicted GFLOP/s of c: prior x the k nearest measured ratios. */
+static double predict(const tir_tune_task *t, int nsm, const tir_tune_space *sp,
+                      const sample *ms, int nm, const tir_tile_config *c) {
+    double p = prior(t, nsm, c);
+    if (nm == 0) return p;
+    double fc[NFEAT], best_d[4] = {INFINITY, INFINITY, INFINITY, INFINITY}, best_r[4] = {0};
+    features(c, fc);
+    for (int i = 0; i < nm; i++) {
+        double fm[NFEAT], d = 0;
+        features(&sp->configs[ms[i].idx], fm);
+        for (int k = 0; k < NFEAT; k++) d += (fc[k] - fm[k]) * (fc[k] - fm[k]);
+        double r = ms[i].gflops / prior(t, nsm, &sp->configs[ms[i].idx]);
+        for (int k = 0; k < 4; k++)
+            if (d < best_d[k]) {
+                for (int m = 3; m > k; m--) best_d[m] = best_d[m - 1], best_r[m] = best_r[m - 1];
+                best_d[k] = d, best_r[k] = r;
+                break;
+            }
+    }
+    double wsum = 0, rsum = 0;
+    for (int k = 0; k < 4; k++)
+        if (isfinite(best_d[k])) {
+            double w = 1.0 / (best_d[k] + 0.05);
+            wsum += w, rsum += w * best_r[k];
+        }
+    return p * (wsum > 0 ? rsum / wsum : 1.0);
+}
+
+/* How many knobs differ between a and b. */
+static int knob_distance(const tir_tile_config *a, const tir_tile_config *b) {
+    return (a->warps_m != b->warps_m) + (a->warps_n != b->warps_n) +
+           (a->threads_m != b->threads_m) + (a->tm != b->tm) + (a->tn != b->tn) +
+           (a->bk != b->bk) + (a->staging != b->staging) + (a->splitk != b->splitk) +
+           (a->lsr != b->lsr);
+}
+
+/* A random point of the space one knob away from parent (or parent). */
+static int mutate(const tir_tune_space *sp, int parent, uint64_t *rng) {
+    int seen = 0, pick = parent;
+    for (int j = 0; j < sp->n; j++)
+        if (knob_distance(&sp->configs[j], &sp->configs[parent]) == 1 &&
+            rng_below(rng, ++seen) == 0)
+            pick = j; /* reservoir sampling */
+    return pick;
+}
+
+/* ------------------------------------------------- parallel compiling */
+
+typedef struct job {
+    const tir_tune_task *task;
+    const char *arch;
+    tir_tile_config cfg;
+    tir_ctx *ctx;        /* the worker's, kept until measured */
+    tir_module_set ms;
+    char *trace;         /* heap */
+    tir_status st;
+    double compile_ms;
+} job;
+
+typedef struct pool {
+    job *jobs;
+    int n;
+    int next;
+    pthread_mutex_t lock;
+} pool;
+
+static void compile_one(job *j) {
+    double t0 = ir_now_ms();
+    j->ctx = tir_ctx_create();
+    if (!j->ctx) {
+        j->st = TIR_ERR_NOMEM;
+        return;
+    }
+    const tir_prim_func *f = tir_tune_task_func(j->ctx, j->task);
+    tir_schedule *s = NULL;
+    j->st = f ? tir_sched_create(j->ctx, f, &s) : TIR_ERR_INVALID_ARG;
+    if (j->st == TIR_OK) j->st = tir_tune_tiling(s, "C", &j->cfg, NULL, NULL);
+    if (j->st == TIR_OK) j->trace = strdup(tir_sched_trace_text(s));
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = j->arch;
+    if (j->st == TIR_OK) j->st = tir_build_kernels(j->ctx, tir_sched_func(s), &o, &j->ms);
+    tir_sched_destroy(s);
+    j->compile_ms = ir_now_ms() - t0;
+}
+
+static void *worker(void *arg) {
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->next < p->n ? p->next++ : -1;
+        pthread_mutex_unlock(&p->lock);
+        if (i < 0) return NULL;
+        compile_one(&p->jobs[i]);
+    }
+}
+
+/* Compiles jobs[0..n) on `threads` threads. */
+static void compile_all(job *jobs, int n, int threads) {
+    pool p = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    if (threads > n) threads = n;
+    pthread_t tid[64];
+    int started = 0;
+    for (int i = 0; i < threads && i < 64; i++)
+        if (pthread_create(&tid[i], NULL, worker, &p) == 0) started++;
+    if (started == 0) worker(&p); /* no threads: compile here */
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+}
+
+static void job_free(job *j) {
+    tir_ctx_destroy(j->ctx);
+    free(j->trace);
+    memset(j, 0, sizeof *j);
+}
+
+/* ---------------------------------------------------------- the search */
+
+typedef struct state {
+    tir_ctx *ctx;
+    const tir_tune_task *task;
+    const tir_tune_opts *o;
+    tir_tune_space sp;
+    tune_gpu g;
+    int nsm;
+    sample *ms;       /* measured, in order */
+    int nm;
+    char *tried;      /* per space index: compiled or measured already */
+    uint64_t rng;
+    const char *workload;
+    tir_tune_target target;
+    tir_tune_result *res;
+    double t0;
+    int trials;
+} state;
+
+static double gflops_of(const tir_tune_task *t, double ms) {
+    double b = t->op == TIR_TUNE_BATCH_MATMUL ? (double)t->batch : 1.0;
+    return 2.0 * b * (double)t->M * (double)t->N * (double)t->K / ms / 1e6;
+}
+
+static void record(state *S, const job *j, const tune_meas *m, const char *err) {
+    if (!S->o->db) return;
+    char dec[256];
+    tir_tile_config_text(&j->cfg, dec, sizeof dec);
+    tir_tune_record r;
+    tir_tune_record_init(&r);
+    r.workload = S->workload, r.target = S->target;
+    r.trace = j->trace ? j->trace : "";
+    r.decisions = dec;
+    r.median_ms = m ? m->median_ms : NAN;
+    r.gflops = m && isfinite(m->median_ms) ? gflops_of(S->task, m->median_ms) : NAN;
+    r.error = err;
+    r.compile_ms = j->compile_ms + (m ? m->jit_ms : 0);
+    bool added;
+    /* a database error must not lose the search: report it once */
+    if (tir_tune_db_add(S->ctx, S->o->db, &r, &added) != TIR_OK && !S->res->db_error[0])
+        snprintf(S->res->db_error, sizeof S->res->db_error, "%s", tir_ctx_error(S->ctx));
+}
+
+/* Measures one compiled job; updates the best. */
+static tir_status measure_job(state *S, job *j, int idx) {
+    tir_tune_result *res = S->res;
+    tune_meas m = {0};
+    m.median_ms = NAN;
+    const char *err = NULL;
+    char msg[512];
+    S->trials++;
+    if (j->st != TIR_OK) {
+        snprintf(msg, sizeof msg, "compile: %.400s", tir_ctx_error(j->ctx));
+        err = msg;
+    } else if (tune_gpu_measure(S->ctx, &S->g, &j->ms, false, &m) != TIR_OK) {
+        snprintf(msg, sizeof msg, "measure: %.400s", tir_ctx_error(S->ctx));
+        err = msg;
+    } else if (!isfinite(res->best_ms) || m.median_ms < res->best_ms) {
+        /* a new best counts only once verified against cuBLAS */
+        tune_meas v;
+        if (tune_gpu_measure(S->ctx, &S->g, &j->ms, true, &v) != TIR_OK) {
+            snprintf(msg, sizeof msg, "verify: %.400s", tir_ctx_error(S->ctx));
+            err = msg;
+            res->verify_failures++;
+        } else {
+            res->best_ms = m.median_ms, res->best = j->cfg, res->best_regs = m.regs;
+            res->best_rel_err = v.rel_err;
+            free(res->best_trace);
+            res->best_trace = strdup(j->trace);
+        }
+    }
+    tir_ctx_clear_error(S->ctx);
+    record(S, j, err ? NULL : &m, err);
+    S->ms[S->nm++] = (sample){idx, err ? 0.0 : gflops_of(S->task, m.median_ms)};
+    if (err) res->failed++;
+    if (S->trials <= res->curve_cap) res->curve[S->trials - 1] = res->best_ms;
+    res->trials = S->trials;
+    res->best_gflops = isfinite(res->best_ms) ? gflops_of(S->task, res->best_ms) : 0;
+    if (S->o->progress) {
+        tir_tune_progress p = {S->trials, res->failed, res->best_gflops, res->cublas_gflops,
+                               (ir_now_ms() - S->t0) / 1e3, S->o->trials};
+        S->o->progress(S->o->user, &p);
+    }
+    return TIR_OK;
+}
+
+static bool out_of_budget(const state *S) {
+    return S->trials >= S->o->trials ||
+           (S->o->seconds > 0 && (ir_now_ms() - S->t0) / 1e3 >= S->o->seconds);
+}
+
+/* Candidates of the next round into idx (at most n): model-ranked
+ * mutations of the best and random points, a quarter random. */
+static int pick_round(state *S, int *idx, int n) {
+    int np = 0, cand[1024], nc = 0;
+    if (S->nm == 0) { /* the default first */
+        tir_tile_config d = tir_tune_default(S->task, S->nsm);
+        for (int j = 0; j < S->sp.n && np == 0; j++)
+            if (knob_distance(&S->sp.configs[j], &d) == 0 && S->sp.configs[j].vec == d.vec)
+                idx[np++] = j, S->tried[j] = 1;
+    }
+    /* parents: the 6 best measured */
+    int parents[6], npar = 0;
+    for (int k = 0; k < 6; k++) {
+        int b = -1;
+        for (int i = 0; i < S->nm; i++) {
+            bool used = false;
+            for (int q = 0; q < npar; q++) used |= parents[q] == S->ms[i].idx;
+            if (!used && S->ms[i].gflops > 0 && (b < 0 || S->ms[i].gflops > S->ms[b].gflops)) b = i;
+        }
+        if (b >= 0) parents[npar++] = S->ms[b].idx;
+    }
+    for (int r = 0; r < 256 && nc < 1024; r++) {
+        int c = npar && r % 2 ? mutate(&S->sp, parents[rng_below(&S->rng, npar)], &S->rng)
+                              : rng_below(&S->rng, S->sp.n);
+        if (!S->tried[c]) cand[nc++] = c;
+    }
+    int nrand = n / 4;
+    while (np < n - nrand && nc > 0) { /* best predicted */
+        int b = 0;
+        double bv = -1;
+        for (int i = 0; i < nc; i++) {
+            double v = S->tried[cand[i]] ? -1 : predict(S->task, S->nsm, &S->sp, S->ms, S->nm,
+                                                         &S->sp.configs[cand[i]]);
+            if (v > bv) bv = v, b = i;
+        }
+        if (bv < 0) break;
+        idx[np++] = cand[b], S->tried[cand[b]] = 1;
+    }
+    for (int tries = 0; np < n && tries < 4 * n; tries++) { /* random */
+        int c = rng_below(&S->rng, S->sp.n);
+        if (!S->tried[c]) idx[np++] = c, S->tried[c] = 1;
+    }
+    return np;
+}
+
+static tir_status run_rounds(state *S) {
+    int batch = S->o->batch > 0 ? S->o->batch : 16;
+    int idx[256];
+    if (batch > 256) batch = 256;
+    job *jobs = calloc((size_t)batch, sizeof *jobs);
+    if (!jobs) return tir_ctx_fail(S->ctx, TIR_ERR_NOMEM, "tune: out of memory");
+    while (!out_of_budget(S)) {
+        int left = S->o->trials - S->trials;
+        int n = pick_round(S, idx, batch < left ? batch : left);
+        if (n == 0) break; /* the whole space is measured */
+        for (int i = 0; i < n; i++)
+            jobs[i] = (job){.task = S->task, .arch = S->g.props->arch,
+                            .cfg = S->sp.configs[idx[i]]};
+        compile_all(jobs, n, S->o->threads);
+        for (int i = 0; i < n; i++) {
+            if (!out_of_budget(S)) measure_job(S, &jobs[i], idx[i]);
+            job_free(&jobs[i]);
+        }
+    }
+    free(jobs);
+    return TIR_OK;
+}
+
+tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
+                    const tir_tune_opts *opts, tir_tune_result *res) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!dev || !task || !opts || !res)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: no device, task, options or result");
+    if (opts->trials < 1)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: trials must be at least 1");
+    memset(res, 0, sizeof *res);
+    res->best_ms = NAN;
+    state S = {.ctx = ctx, .task = task, .o = opts, .res = res, .rng = opts->seed ^ 0x5EEDull};
+    tir_target_limits lim;
+    tir_rt_device_limits(dev, &lim);
+    const tir_prim_func *f = tir_tune_task_func(ctx, task);
+    tir_status st = f ? tir_tune_space_make(ctx, task, &lim, &S.sp) : TIR_ERR_INVALID_ARG;
+    if (st == TIR_OK) st = tir_tune_workload_key(ctx, f, &S.workload);
+    if (st != TIR_OK) return st;
+    res->space_size = S.sp.n;
+    S.ms = calloc((size_t)opts->trials + 1, sizeof *S.ms);
+    S.tried = calloc((size_t)S.sp.n, 1);
+    res->curve_cap = opts->trials;
+    res->curve = calloc((size_t)opts->trials, sizeof *res->curve);
+    if (!S.ms || !S.tried || !res->curve) st = tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tune: out of memory");
+    double cub_ms = NAN;
+    if (st == TIR_OK) st = tune_gpu_open(ctx, dev, task, opts->runs, opts->seed, &S.g, &cub_ms);
+    if (st == TIR_OK) {
+        S.nsm = S.g.props->sm_count;
+        tir_tune_target_from_props(S.g.props, &S.target);
+        res->cublas_ms = cub_ms, res->cublas_gflops = gflops_of(task, cub_ms);
+        S.t0 = ir_now_ms();
+        st = run_rounds(&S);
+        res->seconds = (ir_now_ms() - S.t0) / 1e3;
+        tune_gpu_close(ctx, &S.g);
+    }
+    free(S.ms);
+    free(S.tried);
+    tir_tune_space_free(&S.sp);
+    if (st == TIR_OK && !isfinite(res->best_ms))
+        st = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                          "tune: none of the %d candidates measured ran correctly", res->trials);
+    return st;
+}
+
+void tir_tune_result_free(tir_tune_result *res) {
+    free(res->best_trace);
+    free(res->curve);
+    res->best_trace = NULL, res->curve = NULL;
+}

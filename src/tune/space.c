@@ -1,0 +1,197 @@
+/* space.c: the tuning tasks and the design space of the tiling rule.
+ *
+ * A task is an operator and its shape (matmul, matmul + bias + ReLU,
+ * batch matmul); its function comes from the ready definitions of ir.h.
+ * The design space is every tir_tile_config the rule accepts for the
+ * task on a target, generated from the shape: block tiles of 16..256 rows
+ * and columns made of 1..8 warps of 8 x 4 or 4 x 8 lanes with 2..8
+ * outputs per lane and dimension (no tile past twice the rounded-up extent),
+ * k tiles of 8, 16 and 32, with and without register staging, split-K
+ * slices of whole k tiles (matmul only), LLVM loop strength reduction on
+ * or off.  A configuration is kept when the copies of its A and B tiles
+ * are whole rounds of the block's threads (the lowering's local_check
+ * needs it), its shared tiles fit the target, and its thread tile is at
+ * most 64 accumulators (more spills).  The space is a list; the search
+ * samples and mutates indices into it (search.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minitir/tune.h"
+
+const tir_prim_func *tir_tune_task_func(tir_ctx *ctx, const tir_tune_task *t) {
+    switch (t->op) {
+    case TIR_TUNE_MATMUL: return tir_def_matmul(ctx, t->M, t->N, t->K, TIR_F32);
+    case TIR_TUNE_MATMUL_BIAS_RELU: return tir_def_matmul_bias_relu(ctx, t->M, t->N, t->K, TIR_F32);
+    case TIR_TUNE_BATCH_MATMUL:
+        return tir_def_batch_matmul(ctx, t->batch, t->M, t->N, t->K, TIR_F32);
+    }
+    tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: unknown operator %d", (int)t->op);
+    return NULL;
+}
+
+const char *tir_tune_op_name(tir_tune_op op) {
+    switch (op) {
+    case TIR_TUNE_MATMUL: return "matmul";
+    case TIR_TUNE_MATMUL_BIAS_RELU: return "matmul_bias_relu";
+    case TIR_TUNE_BATCH_MATMUL: return "batch_matmul";
+    }
+    return "?";
+}
+
+/* Whether c fits task t on limits lim (see the file comment). */
+bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
+                           const tir_tile_config *c) {
+    int threads = tir_tile_config_threads(c);
+    int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
+    int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
+    int64_t round = (int64_t)threads * c->vec;
+    if (c->threads_m * c->threads_n != 32 || threads > lim->max_threads_per_block) return false;
+    if (c->tm % c->vec || c->tn % c->vec || c->tm * c->tn > 64) return false;
+    if ((bm * c->bk) % round || (bn * c->bk) % round) return false;
+    if (tir_tile_config_shared_bytes(c, 4) > lim->max_shared_static) return false;
+    if (c->splitk > 1) {
+        if (t->op == TIR_TUNE_BATCH_MATMUL) return false;
+        /* at least two k tiles per slice */
+        if (t->K < (int64_t)c->splitk * c->bk * 2) return false;
+    }
+    return true;
+}
+
+/* The smallest power of two >= x (x >= 1). */
+static int64_t pow2_ceil(int64_t x) {
+    int64_t p = 1;
+    while (p < x) p *= 2;
+    return p;
+}
+
+typedef struct grow {
+    tir_tile_config *v;
+    int n, cap;
+} grow;
+
+static bool push(grow *g, const tir_tile_config *c) {
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 256;
+        tir_tile_config *v = realloc(g->v, (size_t)cap * sizeof *v);
+        if (!v) return false;
+        g->v = v, g->cap = cap;
+    }
+    g->v[g->n++] = *c;
+    return true;
+}
+
+/* The split-K choices for t: 1, and when the output alone gives few
+ * blocks, slices up to 64. */
+static int splits(const tir_tune_task *t, int *out) {
+    int n = 0;
+    out[n++] = 1;
+    if (t->op == TIR_TUNE_BATCH_MATMUL) return n;
+    static const int s[] = {2, 3, 4, 8, 16, 32, 64};
+    for (int i = 0; i < 7; i++)
+        if (t->K >= 256 * s[i] / 2) out[n++] = s[i];
+    return n;
+}
+
+tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
+                               const tir_target_limits *lim, tir_tune_space *out) {
+    memset(out, 0, sizeof *out);
+    if (t->M < 1 || t->N < 1 || t->K < 1 || (t->op == TIR_TUNE_BATCH_MATMUL && t->batch < 1))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: the task's sizes must be positive");
+    static const int lanes[2][2] = {{8, 4}, {4, 8}};
+    static const int warps[] = {1, 2, 4, 8}, thr[] = {2, 4, 8}, bks[] = {8, 16, 32};
+    int sk[8], nsk = splits(t, sk);
+    int64_t mcap = 2 * pow2_ceil(t->M), ncap = 2 * pow2_ceil(t->N);
+    grow g = {0};
+    for (int l = 0; l < 2; l++)
+        for (int wm = 0; wm < 4; wm++)
+            for (int wn = 0; wn < 4; wn++)
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++)
+                        for (int k = 0; k < 3; k++)
+                            for (int st = 0; st < 2; st++)
+                                for (int s = 0; s < nsk; s++)
+                                    for (int lsr = 0; lsr < 2; lsr++) {
+                                        tir_tile_config c = tir_tile_config_default();
+                                        c.threads_m = lanes[l][0], c.threads_n = lanes[l][1];
+                                        c.warps_m = warps[wm], c.warps_n = warps[wn];
+                                        c.tm = thr[a], c.tn = thr[b], c.bk = bks[k];
+                                        c.vec = c.tm < c.tn ? c.tm : c.tn;
+                                        if (c.vec > 4) c.vec = 4;
+                                        c.staging = st, c.splitk = sk[s], c.lsr = lsr;
+                                        int64_t bm = (int64_t)c.warps_m * c.threads_m * c.tm;
+                                        int64_t bn = (int64_t)c.warps_n * c.threads_n * c.tn;
+                                        if (c.warps_m * c.warps_n > 8 || bm > 256 || bn > 256 ||
+                                            bm > mcap || bn > ncap || bm < 16 || bn < 16)
+                                            continue;
+                                        if (!tir_tune_config_valid(t, lim, &c)) continue;
+                                        if (!push(&g, &c)) {
+                                            free(g.v);
+                                            return tir_ctx_fail(ctx, TIR_ERR_NOMEM,
+                                                                "tune: out of memory");
+                                        }
+                                    }
+    if (g.n == 0) {
+        free(g.v);
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tune: no tiling configuration fits %s %lldx%lldx%lld",
+                            tir_tune_op_name(t->op), (long long)t->M, (long long)t->N,
+                            (long long)t->K);
+    }
+    out->configs = g.v, out->n = g.n;
+    return TIR_OK;
+}
+
+void tir_tune_space_free(tir_tune_space *sp) {
+    free(sp->configs);
+    memset(sp, 0, sizeof *sp);
+}
+
+int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap) {
+    return snprintf(buf, cap,
+                    "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
+                    "splitk=%d lsr=%d",
+                    c->warps_m, c->warps_n, c->threads_m, c->threads_n, c->tm, c->tn, c->bk,
+                    c->vec, c->staging ? 1 : 0, c->pad, c->splitk, c->lsr ? 1 : 0);
+}
+
+tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c) {
+    int st = 0, lsr = 0;
+    int n = sscanf(text,
+                   "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
+                   "splitk=%d lsr=%d",
+                   &c->warps_m, &c->warps_n, &c->threads_m, &c->threads_n, &c->tm, &c->tn, &c->bk,
+                   &c->vec, &st, &c->pad, &c->splitk, &lsr);
+    if (n != 12)
+        return tir_ctx_fail(ctx, TIR_ERR_PARSE,
+                            "tune: \"%s\" is not a tiling configuration (field %d of 12 is "
+                            "missing or malformed)",
+                            text, n < 0 ? 1 : n + 1);
+    c->staging = st != 0, c->lsr = lsr != 0;
+    return TIR_OK;
+}
+
+/* The default without tuning, by shape (measured on the H200,
+ * docs/performance.md runs 10-17): 128 x 128 tiles when they give about a
+ * wave of blocks (LSR off when they do not divide M and N); when they do
+ * not and K is long (at least twice M and N), the same tiles with split-K
+ * into enough slices for 1.5 waves (at least 256 of k per slice); else
+ * 64 x 64 tiles. */
+tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
+    tir_tile_config c = tir_tile_config_default();
+    int64_t batch = t->op == TIR_TUNE_BATCH_MATMUL ? t->batch : 1;
+    int64_t blocks = batch * ((t->M + 127) / 128) * ((t->N + 127) / 128);
+    c.lsr = t->M % 128 == 0 && t->N % 128 == 0;
+    if (blocks * 5 >= (int64_t)nsm * 4) return c;
+    bool long_k = t->K >= 2 * t->M && t->K >= 2 * t->N;
+    if (t->op != TIR_TUNE_BATCH_MATMUL && long_k) {
+        int s = 1;
+        while (s < 64 && blocks * s * 2 < (int64_t)nsm * 3 && t->K >= 256 * (int64_t)s * 2) s *= 2;
+        c.splitk = s;
+        return c;
+    }
+    c.warps_n = 2, c.tm = 4, c.lsr = true; /* 64 x 64 */
+    return c;
+}
