@@ -257,7 +257,8 @@ static void test_override(void **st) {
     assert_int_equal(sched_extent(b, l[1]), 1);
     assert_int_equal(sched_extent(b, l[2]), 4);
     assert_non_null(strstr(tir_sched_trace_text(b), "decision=[6, 1, 4]"));
-    assert_non_null(strstr(tir_print(ctx, tir_sched_func(b)), "\"pragma_auto_unroll_max_step\": 64"));
+    assert_non_null(
+        strstr(tir_print(ctx, tir_sched_func(b)), "\"pragma_auto_unroll_max_step\": 64"));
     sched_check_all(b);
 
     /* Re-sampling the tile (n = 0) with b's state: the same draw as a
@@ -437,12 +438,12 @@ static void test_consumers(void **st) {
     tir_value_rv v[2], one;
     sched_loops(s, "C", l);
     SCHED_OK(s, tir_sched_sample_perfect_tile(s, l[0], 2, 4, 0, NULL, v));
+    tir_value_rv loop_as_value = {l[1].id, l[1].sched}, foreign = {v[1].id, v[1].sched + 1};
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "split_rv",
-                      tir_sched_split_rv(s, l[0], 2, (const tir_value_rv[]){v[0], {l[1].id, l[1].sched}},
+                      tir_sched_split_rv(s, l[0], 2, (const tir_value_rv[]){v[0], loop_as_value},
                                          o));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INVALID_HANDLE, "split_rv",
-                      tir_sched_split_rv(s, l[0], 2, (const tir_value_rv[]){v[0], {v[1].id, v[1].sched + 1}},
-                                         o));
+                      tir_sched_split_rv(s, l[0], 2, (const tir_value_rv[]){v[0], foreign}, o));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_COUNT, "split_rv",
                       tir_sched_split_rv(s, l[0], 1, v, o));
     SCHED_EXPECT_FAIL(s, TIR_ERR_INVALID_ARG, "split_rv", tir_sched_split_rv(s, l[0], 2, NULL, o));

@@ -232,8 +232,8 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
             break;
         case 'L':
         case 'V':
-            ir_sb_printf(&sb, "    {\n        %s o[%d];\n", sig.out == 'L' ? "tir_loop_rv" : "tir_value_rv",
-                         in->nouts);
+            ir_sb_printf(&sb, "    {\n        %s o[%d];\n",
+                         sig.out == 'L' ? "tir_loop_rv" : "tir_value_rv", in->nouts);
             ir_sb_printf(&sb, "        if ((st = tir_sched_%s(sch", name);
             put_args(&sb, s, in, true);
             ir_sb_puts(&sb, ", o)) != TIR_OK) return st;\n");
@@ -505,7 +505,8 @@ static tir_status parse_doubles(lexer *lx, int *n, const double **out) {
     int cnt = 0, cap = 0;
     while (!is_punct(lx, ']')) {
         if (cnt > 0) TIR_TRY(expect(lx, ','));
-        if (lx->kind != T_INT && lx->kind != T_FLOAT) return lex_fail(lx, "expected a number%s", "");
+        if (lx->kind != T_INT && lx->kind != T_FLOAT)
+            return lex_fail(lx, "expected a number%s", "");
         if (cnt == cap) {
             cap = cap ? 2 * cap : 8;
             double *nv = IR_NEWN(lx->ctx, double, cap);
