@@ -336,43 +336,37 @@ tir_status sch_bad_arg(tir_schedule *s, const char *prim, const char *what) {
     return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG, "%s: %s", prim, what);
 }
 
-sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
+/* Packs n handles of any kind (all are {id, sched}, read with memcpy so
+ * no handle type is read through another's) into a list argument. */
+static sch_arg rv_list(tir_schedule *s, int n, const void *handles) {
+    _Static_assert(sizeof(tir_loop_rv) == sizeof(tir_block_rv) &&
+                       sizeof(tir_loop_rv) == sizeof(tir_value_rv) &&
+                       sizeof(tir_loop_rv) == 2 * sizeof(uint32_t),
+                   "handles are {id, sched}");
     sch_arg a = {.n = n};
-    if (!loops || n <= 0) return a;
+    if (!handles || n <= 0) return a;
     uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
     for (int i = 0; i < n; i++) {
-        ids[i] = loops[i].id;
-        tags[i] = loops[i].sched;
+        uint32_t h[2];
+        memcpy(h, (const char *)handles + sizeof h * (size_t)i, sizeof h);
+        ids[i] = h[0];
+        tags[i] = h[1];
     }
     a.rvs = ids;
     a.tags = tags;
     return a;
+}
+
+sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
+    return rv_list(s, n, loops);
 }
 
 sch_arg sch_block_rv_list(tir_schedule *s, int n, const tir_block_rv *blocks) {
-    sch_arg a = {.n = n};
-    if (!blocks || n <= 0) return a;
-    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
-    for (int i = 0; i < n; i++) {
-        ids[i] = blocks[i].id;
-        tags[i] = blocks[i].sched;
-    }
-    a.rvs = ids;
-    a.tags = tags;
-    return a;
+    return rv_list(s, n, blocks);
 }
 
 sch_arg sch_value_rv_list(tir_schedule *s, int n, const tir_value_rv *values) {
-    sch_arg a = {.n = n};
-    if (!values || n <= 0) return a;
-    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
-    for (int i = 0; i < n; i++) {
-        ids[i] = values[i].id;
-        tags[i] = values[i].sched;
-    }
-    a.rvs = ids;
-    a.tags = tags;
-    return a;
+    return rv_list(s, n, values);
 }
 
 tir_value_rv sch_value_rv(const tir_schedule *s, uint32_t id) {
