@@ -10,7 +10,8 @@
  *   SCHED_EXPECT_FAIL      a call fails with the given code, a message
  *                          naming the primitive (and, for precondition
  *                          failures, showing marked IR), and leaves the
- *                          function, every handle and the trace unchanged
+ *                          function, every handle, the trace and the
+ *                          random state unchanged
  *   sched_check_all        verify + roundtrip + equivalence with the
  *                          original function, after a successful step
  *
@@ -37,6 +38,7 @@ typedef struct sched_snap {
     const tir_node **nodes; /* heap */
     const char *trace;     /* ctx-owned */
     int trace_len;
+    uint64_t rng;          /* the sampling instructions' random state */
 } sched_snap;
 
 void sched_snap_take(tir_schedule *s, sched_snap *snap);

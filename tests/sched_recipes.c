@@ -193,6 +193,36 @@ static tir_status splitk_sched(tir_schedule *s) {
     return TIR_OK;
 }
 
+/* Sampling: a tiling of a ragged matmul from sampled factors (a perfect
+ * tile of M, a covering tile of N, one forced decision), the block bound
+ * and an unroll depth and a block annotation picked by
+ * sample_categorical.  The direct calls sample with a fixed seed; the
+ * printed C passes the decisions they took. */
+static tir_status sampled_sched(tir_schedule *s) {
+    tir_block_rv c;
+    const tir_loop_rv *l;
+    int n;
+    tir_sched_seed(s, 2026);
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv i = l[0], j = l[1], k = l[2], i3[3], j2[2], k2[2];
+    tir_value_rv fi[3], fj[2], fk[2], unroll, vec;
+    TRY(tir_sched_sample_perfect_tile(s, i, 3, 8, 0, NULL, fi));
+    TRY(tir_sched_split_rv(s, i, 3, fi, i3));
+    TRY(tir_sched_sample_tile(s, j, 2, 16, 30, 0, NULL, fj));
+    TRY(tir_sched_split_rv(s, j, 2, fj, j2));
+    TRY(tir_sched_sample_perfect_tile(s, k, 2, 8, 2, (const int64_t[]){5, 8}, fk));
+    TRY(tir_sched_split_rv(s, k, 2, fk, k2));
+    TRY(tir_sched_bind(s, i3[0], "blockIdx.x"));
+    TRY(tir_sched_sample_categorical(s, 4, (const int64_t[]){0, 16, 64, 512},
+                                     (const double[]){0.1, 0.2, 0.3, 0.4}, 0, NULL, &unroll));
+    TRY(tir_sched_annotate_loop_rv(s, k2[1], "pragma_auto_unroll_max_step", unroll));
+    TRY(tir_sched_sample_categorical(s, 3, (const int64_t[]){1, 2, 4},
+                                     (const double[]){1.0 / 3, 1.0 / 3, 1.0 / 3}, 0, NULL, &vec));
+    TRY(tir_sched_annotate_block_rv(s, c, "note", vec));
+    return TIR_OK;
+}
+
 const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
@@ -202,5 +232,6 @@ const sched_recipe sched_recipes[] = {
     {"bias_relu_fused", bias_relu, bias_relu_sched},
     {"layout", matmul, layout_sched},
     {"splitk", splitk, splitk_sched},
+    {"sampled", matmul, sampled_sched},
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

@@ -2,7 +2,9 @@
  * (matmul, batched matmul, conv2d, elementwise chain, and matmul with a
  * bias or bias+ReLU epilogue) at odd shapes, over every primitive,
  * the reduction, buffer, pipelining and fusion ones
- * (decompose_reduction .. fuse_reduction_epilogue) included.
+ * (decompose_reduction .. fuse_reduction_epilogue) and the sampling ones
+ * (sample_perfect_tile, sample_tile, sample_categorical, split_rv,
+ * annotate_loop_rv) included.
  *
  * Each case builds a definition at random small shapes, applies a random
  * sequence of primitives, most of them plausible and some deliberately
@@ -14,7 +16,10 @@
  *     tir_sched_same_loop exactly when they name the same loop, and stale
  *     handles never do;
  *   - the final function is well formed, computes exactly what the
- *     unscheduled one does in the interpreter, and its trace replays.
+ *     unscheduled one does in the interpreter, and its trace replays;
+ *   - sampled factors obey their rules, and the trace replayed with every
+ *     decision drawn anew (as a search mutates it) either fails cleanly
+ *     or gives a well-formed function equivalent to the unscheduled one.
  * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
  * 5000 over the four definitions: seconds), MINITIR_FUZZ_SEED the seed.
  * A failure prints the seed, the case and the trace to reproduce it.
@@ -400,6 +405,97 @@ static void fusion_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, in
     }
 }
 
+/* Sampling on loop l: a perfect or covering tile (checked against the
+ * rules), split by the sampled values when there are two or more, a
+ * categorical value annotated on l, or a random forced decision (rarely
+ * valid, which must then fail cleanly). */
+static long g_sample_calls, g_sample_ok, g_resample_calls, g_resample_ok;
+
+static void check_tile(fuzz_case *fc, tir_loop_rv l, bool perfect, int nf, int64_t maxin,
+                       const tir_value_rv *v) {
+    int64_t ext = -1, p = 1, x[4] = {0};
+    const tir_for *f;
+    if (tir_sched_get_for(fc->s, l, &f) == TIR_OK) tir_expr_const_int(f->extent, &ext);
+    for (int i = 0; i < nf; i++) {
+        tir_sched_value(fc->s, v[i], &x[i]);
+        if (i > 0) p *= x[i];
+    }
+    bool ok = x[nf - 1] <= maxin && (perfect ? p * x[0] == ext : x[0] == (ext + p - 1) / p);
+    if (!ok) {
+        snprintf(fc->why, sizeof fc->why, "%s of extent %lld gave [%lld, %lld, %lld, %lld]",
+                 perfect ? "sample_perfect_tile" : "sample_tile", (long long)ext,
+                 (long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3]);
+        fc->bad = true;
+    }
+}
+
+static void sample_step(fuzz_case *fc, tir_loop_rv l) {
+    uint64_t *r = fc->r;
+    tir_value_rv v[4];
+    tir_status st = TIR_ERR_INVALID_ARG;
+    int nf = (int)rnd(r, 1, 4), kind = (int)rnd(r, 0, 4);
+    int64_t maxin = rnd(r, 1, 8), d[4] = {rnd(r, 1, 6), rnd(r, 1, 6), rnd(r, 1, 6), rnd(r, 1, 6)};
+    g_sample_calls++;
+    if (kind == 0) {
+        CALL("sample_perfect_tile",
+             st = tir_sched_sample_perfect_tile(fc->s, l, nf, maxin, 0, NULL, v));
+        if (st == TIR_OK) check_tile(fc, l, true, nf, maxin, v);
+    } else if (kind == 1) {
+        CALL("sample_tile", st = tir_sched_sample_tile(fc->s, l, nf, maxin, rnd(r, 0, 60), 0,
+                                                        NULL, v));
+        if (st == TIR_OK) check_tile(fc, l, false, nf, maxin, v);
+    } else if (kind == 2) {
+        CALL("sample_perfect_tile",
+             st = tir_sched_sample_perfect_tile(fc->s, l, nf, maxin, nf, d, v));
+    } else if (kind == 3) {
+        CALL("sample_tile", st = tir_sched_sample_tile(fc->s, l, nf, maxin, 100, nf, d, v));
+    } else {
+        CALL("sample_categorical",
+             st = tir_sched_sample_categorical(fc->s, 3, (const int64_t[]){0, 4, 16},
+                                               (const double[]){1, 2, 0.5}, 0, NULL, v));
+        if (st == TIR_OK)
+            CALL("annotate_loop_rv",
+                 tir_sched_annotate_loop_rv(fc->s, l, keys[rnd(r, 0, 3)], v[0]));
+        nf = 0;
+    }
+    if (st != TIR_OK) return;
+    g_sample_ok++;
+    if (nf >= 2 && !fc->bad)
+        CALL("split_rv", tir_sched_split_rv(fc->s, l, nf, v, (tir_loop_rv[4]){{0}}));
+}
+
+/* The trace replayed on a fresh schedule with every decision drawn anew. */
+static void check_resample(fuzz_case *fc, uint64_t seed) {
+    const tir_decision *d;
+    int n;
+    if (tir_sched_decisions(fc->s, &d, &n) != TIR_OK || n == 0) return;
+    tir_decision *ov = calloc((size_t)n, sizeof *ov);
+    for (int i = 0; i < n; i++) ov[i].inst = d[i].inst;
+    tir_schedule *t = NULL;
+    const char *text = tir_sched_trace_text(fc->s);
+    tir_sched_create(fc->ctx, tir_sched_orig_func(fc->s), &t);
+    tir_sched_seed(t, seed);
+    g_resample_calls++;
+    tir_status st = tir_sched_replay_with_decisions(t, text, strlen(text), n, ov);
+    free(ov);
+    if (st != TIR_OK && tir_sched_trace_len(t) != 0) {
+        snprintf(fc->why, sizeof fc->why, "a failed re-sampled replay left %d instructions",
+                 tir_sched_trace_len(t));
+        fc->bad = true;
+    } else if (st == TIR_OK) {
+        g_resample_ok++;
+        if (tir_verify(fc->ctx, tir_sched_func(t)) != TIR_OK) {
+            snprintf(fc->why, sizeof fc->why, "re-sampled: ill-formed: %s",
+                     tir_ctx_error(fc->ctx));
+            fc->bad = true;
+        } else if (!sched_equiv_ok(fc->ctx, tir_sched_orig_func(t), tir_sched_func(t), seed,
+                                   fc->why, sizeof fc->why)) {
+            fc->bad = true;
+        }
+    }
+    tir_sched_destroy(t);
+}
+
 /* A second get_loops of b names the same loops as ls, under new ids. */
 static void check_same_loops(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
     const tir_loop_rv *again;
@@ -448,7 +544,7 @@ static void random_step(fuzz_case *fc) {
         return;
     }
     tir_loop_rv l = ls[rnd(r, 0, n - 1)];
-    switch (rnd(r, 0, 8)) {
+    switch (rnd(r, 0, 9)) {
     case 0:
     case 1: {
         int nf = (int)rnd(r, 2, 3);
@@ -486,6 +582,7 @@ static void random_step(fuzz_case *fc) {
     case 5: CALL("vectorize", tir_sched_vectorize(fc->s, l)); break;
     case 6: CALL("parallel", tir_sched_parallel(fc->s, l)); break;
     case 7: CALL("unroll", tir_sched_unroll(fc->s, l)); break;
+    case 8: sample_step(fc, l); break;
     default:
         if (rnd(r, 0, 1))
             annotate_random(fc, false, l.id);
@@ -610,6 +707,7 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
             fc.bad = true;
         } else if (!fc.bad) {
             memcpy(fc.blocks, kids, sizeof *kids * (size_t)fc.nblocks);
+            tir_sched_seed(fc.s, r);
         }
         int steps = (int)rnd(&r, 1, 10);
         for (int st = 0; st < steps && !fc.bad; st++) {
@@ -626,6 +724,7 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
                                        r, fc.why, sizeof fc.why))
             fc.bad = true;
         if (!fc.bad && !sched_roundtrip_ok(fc.s, fc.why, sizeof fc.why)) fc.bad = true;
+        if (!fc.bad) check_resample(&fc, r);
         if (fc.bad) {
             if (++nbad <= 3)
                 fprintf(stderr,
@@ -681,6 +780,10 @@ static void test_layout_counts(void **st) {
     assert_true((g_layout_ok > 0 && g_layout_ok < g_layout_calls) || g_cases < 50);
     printf("# rfactor: %ld calls, %ld succeeded\n", g_rfactor_calls, g_rfactor_ok);
     assert_true((g_rfactor_ok > 0 && g_rfactor_ok < g_rfactor_calls) || g_cases < 50);
+    printf("# sampling: %ld calls, %ld succeeded; %ld re-sampled replays, %ld succeeded\n",
+           g_sample_calls, g_sample_ok, g_resample_calls, g_resample_ok);
+    assert_true((g_sample_ok > 0 && g_sample_ok < g_sample_calls) || g_cases < 50);
+    assert_true((g_resample_ok > 0 && g_resample_ok < g_resample_calls) || g_cases < 50);
 }
 
 int main(int argc, char **argv) {

@@ -22,8 +22,16 @@
  * on a fresh schedule of the same function gives a structurally equal
  * function and the same trace text.
  *
- * Handles print in traces as b<N> / l<N>, N counting every handle created
- * by the schedule from 0.  A zero-initialised handle is invalid.
+ * Handles print in traces as b<N> / l<N> / v<N>, N counting every handle
+ * created by the schedule from 0.  A zero-initialised handle is invalid.
+ *
+ * Sampling instructions (sample_perfect_tile, sample_tile,
+ * sample_categorical) draw from the schedule's random state and return
+ * value handles (tir_value_rv: v<N>), which split_rv and annotate_*_rv
+ * consume.  The trace records each sampling call with the decision it
+ * took, so a tuned schedule is its trace: replaying it repeats the
+ * decisions, and replaying it with a decision changed
+ * (tir_sched_replay_with_decisions) gives a neighbouring schedule.
  */
 #ifndef MINITIR_SCHEDULE_H
 #define MINITIR_SCHEDULE_H
@@ -48,6 +56,11 @@ typedef struct tir_loop_rv {
     uint32_t id;
     uint32_t sched;
 } tir_loop_rv;
+/* A sampled integer (never stale); read it with tir_sched_value. */
+typedef struct tir_value_rv {
+    uint32_t id;
+    uint32_t sched;
+} tir_value_rv;
 
 /* Split factor to infer: ceildiv(extent, product of the others).  It is a
  * value no real factor can be, so a factor of 0 given by mistake is
@@ -735,6 +748,134 @@ TIR_API tir_status tir_sched_transform_layout(tir_schedule *s, tir_block_rv bloc
                                               int64_t buffer_index, bool is_write,
                                               const char *index_map);
 
+/* --------------------------------------------------------------- sampling
+ *
+ * TVM's sampling instructions (sample_perfect_tile, sample_categorical)
+ * plus sample_tile for ragged extents.  Each takes a decision argument:
+ * ndecision = 0 samples one from the schedule's random state (advancing
+ * it); otherwise the given decision is checked and used, and the state is
+ * left alone.  Either way the trace records the decision taken, printed
+ * `decision=[...]` in text and passed as the decision in C, so a printed
+ * trace replays exactly.  A failing call changes nothing, the random
+ * state included. */
+
+/* Seed of a new schedule's random state. */
+#define TIR_SCHED_DEFAULT_SEED UINT64_C(0x6d696e6974697221)
+/* Sampling factors per call at most. */
+#define TIR_SAMPLE_MAX_FACTORS 16
+
+/* Sets the random state (splitmix64: the same seed gives the same draws
+ * on every platform).  Not traced: a trace's decisions, not the seed,
+ * make it reproducible. */
+TIR_API void tir_sched_seed(tir_schedule *s, uint64_t seed);
+/* The current random state (to fork a seed for another schedule, or to
+ * check that a failed call left it alone); 0 for NULL. */
+TIR_API uint64_t tir_sched_rand_state(const tir_schedule *s);
+/* The integer a value handle holds.  TIR_ERR_SCHED_INVALID_HANDLE for a
+ * handle that is not a value handle of s. */
+TIR_API tir_status tir_sched_value(tir_schedule *s, tir_value_rv v, int64_t *out);
+
+/* Samples n factors (outermost first) whose product is the loop's extent,
+ * the innermost at most max_innermost, into n value handles out[0..n-1]
+ * (TVM's sample_perfect_tile).  Drawn as TVM does: the innermost uniformly
+ * among the divisors of the extent <= max_innermost, then each prime
+ * factor of the rest into one of the n - 1 outer factors uniformly, so
+ * every perfect tiling has a positive probability.  A decision is n
+ * factors.  Text: `[v4, v5, v6] = sample_perfect_tile(l1, 3, 16,
+ * decision=[4, 8, 32])`.
+ * Preconditions:
+ *   1. the loop's extent is a constant in [1, 2^31)
+ *      (TIR_ERR_SCHED_NON_CONST_EXTENT);
+ *   2. 1 <= n <= TIR_SAMPLE_MAX_FACTORS (TIR_ERR_SCHED_FACTOR_COUNT);
+ *   3. max_innermost >= 1, and when n = 1 the extent <= max_innermost
+ *      (the only tiling is [extent]) (TIR_ERR_SCHED_BAD_SAMPLE);
+ *   4. a given decision has n positive factors whose product is the
+ *      extent, the innermost <= max_innermost (TIR_ERR_SCHED_BAD_DECISION). */
+TIR_API tir_status tir_sched_sample_perfect_tile(tir_schedule *s, tir_loop_rv loop, int n,
+                                                 int64_t max_innermost, int ndecision,
+                                                 const int64_t *decision, tir_value_rv *out);
+
+/* Samples n factors covering a ragged extent (4095, 1000): the inner n - 1
+ * are powers of two, the innermost at most max_innermost, and the
+ * outermost is ceildiv(extent, product of the inner ones), so the product
+ * P >= extent; the waste P - extent is at most max_waste_pct percent of
+ * the extent (0: only exact tilings).  Split then masks the extra
+ * iterations with a predicate.  TVM samples perfect tilings only, which
+ * for 4095 = 3^2*5*7*13 never gives the power-of-two tiles a GPU wants
+ * (4095 -> [32, 128] wastes 1 of 4096).  Drawn as: the inner product 2^t
+ * uniformly among the t allowed by the bounds, then the innermost's
+ * exponent uniformly in what max_innermost allows, then each remaining
+ * factor of two into one of the middle factors uniformly.  A decision is
+ * n factors; it need not be powers of two (a mutator may try 96), but
+ * must meet the other rules.
+ * Preconditions:
+ *   1. the loop's extent is a constant in [1, 2^31)
+ *      (TIR_ERR_SCHED_NON_CONST_EXTENT);
+ *   2. 1 <= n <= TIR_SAMPLE_MAX_FACTORS (TIR_ERR_SCHED_FACTOR_COUNT);
+ *   3. max_innermost >= 1, max_waste_pct >= 0, and when n = 1 the extent
+ *      <= max_innermost (TIR_ERR_SCHED_BAD_SAMPLE);
+ *   4. a given decision has n positive factors, the outermost
+ *      ceildiv(extent, product of the others), the innermost <=
+ *      max_innermost (when n >= 2) and the waste within max_waste_pct
+ *      (TIR_ERR_SCHED_BAD_DECISION). */
+TIR_API tir_status tir_sched_sample_tile(tir_schedule *s, tir_loop_rv loop, int n,
+                                         int64_t max_innermost, int64_t max_waste_pct,
+                                         int ndecision, const int64_t *decision,
+                                         tir_value_rv *out);
+
+/* Samples one of n candidates with probability probs[i] / sum(probs)
+ * (TVM's sample_categorical) into *out.  The decision is the index of
+ * the candidate: one entry.  Text: `v7 = sample_categorical([1, 2, 4],
+ * [0.5, 0.25, 0.25], decision=[2])`.
+ * Preconditions:
+ *   1. n >= 1 (TIR_ERR_SCHED_BAD_SAMPLE);
+ *   2. every prob is finite and >= 0 and their sum is positive
+ *      (TIR_ERR_SCHED_BAD_SAMPLE);
+ *   3. a given decision is one index in [0, n) (TIR_ERR_SCHED_BAD_DECISION). */
+TIR_API tir_status tir_sched_sample_categorical(tir_schedule *s, int n,
+                                                const int64_t *candidates, const double *probs,
+                                                int ndecision, const int64_t *decision,
+                                                tir_value_rv *out);
+
+/* tir_sched_split with sampled factors: factors[i] is a value handle, so
+ * the split follows the sample's decision when the trace is replayed
+ * with another one.  Same preconditions as split (with the values). */
+TIR_API tir_status tir_sched_split_rv(tir_schedule *s, tir_loop_rv loop, int nfactors,
+                                      const tir_value_rv *factors, tir_loop_rv *out);
+/* tir_sched_annotate_loop_int / _block_int with a sampled value (an
+ * unroll depth, a vector width).  Same preconditions. */
+TIR_API tir_status tir_sched_annotate_loop_rv(tir_schedule *s, tir_loop_rv loop,
+                                              const char *key, tir_value_rv value);
+TIR_API tir_status tir_sched_annotate_block_rv(tir_schedule *s, tir_block_rv block,
+                                               const char *key, tir_value_rv value);
+
+/* One decision of a trace: instruction `inst` (0-based index among the
+ * trace's instructions, which is also its index among the non-empty,
+ * non-comment lines of the text), a sampling instruction named `kind`
+ * ("sample_perfect_tile", ...), took the n values (factors, or the one
+ * categorical index).  In an override, n = 0 means "sample anew". */
+typedef struct tir_decision {
+    int inst;
+    const char *kind;
+    int n;
+    const int64_t *values;
+} tir_decision;
+
+/* The decisions of s's trace, in trace order, into *out (owned by the
+ * ctx; kind is ignored in overrides). */
+TIR_API tir_status tir_sched_decisions(const tir_schedule *s, const tir_decision **out, int *n);
+
+/* tir_sched_replay, with the decisions of the instructions named in
+ * overrides replaced (n > 0) or drawn anew from s's random state (n = 0)
+ * (how a search mutates a tuned trace).  All or nothing as replay.  An
+ * override naming no instruction of the text, or one that is not a
+ * sampling instruction, or two overrides of one instruction, fail with
+ * TIR_ERR_SCHED_TRACE; an invalid decision fails with
+ * TIR_ERR_SCHED_BAD_DECISION, the message naming the trace line. */
+TIR_API tir_status tir_sched_replay_with_decisions(tir_schedule *s, const char *text, size_t len,
+                                                   int noverrides,
+                                                   const tir_decision *overrides);
+
 /* ----------------------------------------------------------------- traces */
 
 /* Number of recorded instructions. */
@@ -756,7 +897,9 @@ TIR_API const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name
  * (TIR_ERR_SCHED_TRACE) or a failing instruction (its own code, the
  * message prefixed by the line) s is left as it was.  A split factor of 0,
  * as traces printed while TIR_SPLIT_INFER was 0 wrote it, is refused
- * (TIR_ERR_SCHED_NONPOSITIVE_FACTOR), not read as None. */
+ * (TIR_ERR_SCHED_NONPOSITIVE_FACTOR), not read as None.  Sampling
+ * instructions take the decision written (`decision=[...]`), or sample
+ * from s's random state when the line has none. */
 TIR_API tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len);
 
 #ifdef __cplusplus

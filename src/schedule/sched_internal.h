@@ -35,19 +35,22 @@ typedef enum sch_inst_kind {
 typedef struct sch_arg {
     uint32_t rv;         /* b, l */
     uint32_t tag;        /* b, l: the handle's schedule serial */
-    const uint32_t *tags; /* L, B */
+    const uint32_t *tags; /* L, B, V */
     int64_t i;           /* i */
     const char *s;       /* s */
-    int n;               /* L, B, I, F: number of entries */
-    const uint32_t *rvs; /* L, B */
-    const int64_t *ints; /* I, F */
+    int n;               /* L, B, V, I, F, d: number of entries (D: see I) */
+    const uint32_t *rvs; /* L, B, V */
+    const int64_t *ints; /* I, F, d */
+    const double *dbls;  /* D */
 } sch_arg;
 
-/* One handle-table entry.  Identity: a loop variable or a block name. */
+/* One handle-table entry.  Identity: a loop variable or a block name;
+ * a value handle ('v') just holds its integer and is never stale. */
 typedef struct sch_entry {
-    char kind; /* 'b' or 'l' */
+    char kind; /* 'b', 'l' or 'v' */
     const tir_var *loop_var;
     const char *block_name; /* interned */
+    int64_t value;          /* 'v' */
     int retired_by;         /* -1: live; else the trace index that removed it */
 } sch_entry;
 
@@ -78,12 +81,15 @@ struct tir_schedule {
     int ntrace, captrace;
     sch_sref *srefs; /* heap, rebuilt on every commit */
     int nsrefs, capsrefs;
+    uint64_t rng; /* splitmix64 state of the sampling instructions */
 };
 
-/* An output handle a primitive declares: a loop variable or block name. */
+/* An output handle a primitive declares: a loop variable or block name,
+ * or a value. */
 typedef struct sch_out {
     char kind;
     const void *key;
+    int64_t value;
 } sch_out;
 
 /* One primitive call in progress. */
@@ -103,6 +109,12 @@ typedef struct sch_call {
     int nouts, capouts;
     const char **retired; /* arena */
     int nretired, capretired;
+    /* Sampling instructions: the decision taken (recorded in the 'd'
+       argument's place) and the random state after the call (committed
+       with it, so a failing call leaves the state as it was). */
+    const int64_t *decision; /* arena */
+    int ndecision;
+    uint64_t rng;
 } sch_call;
 
 typedef tir_status (*sch_prim_fn)(sch_call *c);
@@ -124,8 +136,10 @@ typedef struct sch_sig {
     int nin, nattr;
 } sch_sig;
 void sch_sig_parse(sch_inst_kind k, sch_sig *out);
-/* An int64 list argument: 'I', or 'F' (split factors). */
-static inline bool sch_sig_is_ints(char t) { return t == 'I' || t == 'F'; }
+/* An int64 list argument: 'I', 'F' (split factors) or 'd' (a decision). */
+static inline bool sch_sig_is_ints(char t) { return t == 'I' || t == 'F' || t == 'd'; }
+/* A handle list argument: loops, blocks or values. */
+static inline bool sch_sig_is_rvs(char t) { return t == 'L' || t == 'B' || t == 'V'; }
 
 /* ---------------------------------------------------------------- state.c */
 
@@ -141,7 +155,11 @@ tir_status sch_run_flag(tir_schedule *s, sch_inst_kind k, const sch_arg *args, b
 #define SCH_RV(h) ((sch_arg){.rv = (h).id, .tag = (h).sched})
 sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops);
 sch_arg sch_block_rv_list(tir_schedule *s, int n, const tir_block_rv *blocks);
+sch_arg sch_value_rv_list(tir_schedule *s, int n, const tir_value_rv *values);
 tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id);
+tir_value_rv sch_value_rv(const tir_schedule *s, uint32_t id);
+/* The integer of a value handle (sch_run checked it). */
+int64_t sch_value(const tir_schedule *s, uint32_t id);
 tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id);
 
 /* A TIR_ERR_INVALID_ARG failure of a public wrapper (s may be NULL). */
@@ -179,6 +197,7 @@ const tir_stmt *sch_sref_stmt(const tir_schedule *s, int i);
 const char *sch_unique_block_name(const tir_schedule *s, const char *base);
 
 /* Declare outputs / retired blocks. */
+void sch_out_value(sch_call *c, int64_t value);
 void sch_out_loop(sch_call *c, const tir_var *var);
 void sch_out_block(sch_call *c, const char *name);
 void sch_retire_block(sch_call *c, const char *name);
@@ -195,6 +214,7 @@ const char *sch_inst_text(const tir_schedule *s, int i);
 /* Snapshot of everything a call may change (for all-or-nothing replay). */
 typedef struct sch_snapshot {
     const tir_prim_func *func;
+    uint64_t rng;
     sch_entry *entries; /* heap copy */
     int nentries, ntrace;
 } sch_snapshot;

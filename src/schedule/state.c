@@ -198,14 +198,19 @@ static void *grow(tir_ctx *ctx, void *old, int n, int *cap, size_t elem) {
     return p;
 }
 
+void sch_out_value(sch_call *c, int64_t value) {
+    c->outs = grow(c->ctx, c->outs, c->nouts, &c->capouts, sizeof *c->outs);
+    c->outs[c->nouts++] = (sch_out){'v', NULL, value};
+}
+
 void sch_out_loop(sch_call *c, const tir_var *var) {
     c->outs = grow(c->ctx, c->outs, c->nouts, &c->capouts, sizeof *c->outs);
-    c->outs[c->nouts++] = (sch_out){'l', var};
+    c->outs[c->nouts++] = (sch_out){'l', var, 0};
 }
 
 void sch_out_block(sch_call *c, const char *name) {
     c->outs = grow(c->ctx, c->outs, c->nouts, &c->capouts, sizeof *c->outs);
-    c->outs[c->nouts++] = (sch_out){'b', tir_intern(c->ctx, name)};
+    c->outs[c->nouts++] = (sch_out){'b', tir_intern(c->ctx, name), 0};
 }
 
 void sch_retire_block(sch_call *c, const char *name) {
@@ -225,6 +230,9 @@ const char *sch_rv_desc(const tir_schedule *s, uint32_t id) {
     const sch_entry *e = &s->entries[id - 1];
     if (e->kind == 'l')
         return tir_ctx_sprintf(s->ctx, "%s, loop %s", sch_rv_name(s, id), e->loop_var->name);
+    if (e->kind == 'v')
+        return tir_ctx_sprintf(s->ctx, "%s, value %lld", sch_rv_name(s, id),
+                               (long long)e->value);
     return tir_ctx_sprintf(s->ctx, "%s, block \"%s\"", sch_rv_name(s, id), e->block_name);
 }
 
@@ -266,6 +274,7 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
     s->ctx = ctx;
     s->serial = atomic_fetch_add(&next_serial, 1);
     s->orig = s->func = f;
+    s->rng = TIR_SCHED_DEFAULT_SEED;
     rebuild_srefs(s);
     const char *dup = duplicate_block_name(s);
     if (dup) {
@@ -309,7 +318,7 @@ tir_status tir_sched_handle_info(const tir_schedule *s, uint32_t id, char *kind,
                             s->nentries);
     const sch_entry *e = &s->entries[id - 1];
     const tir_node *n = NULL;
-    if (e->retired_by < 0) {
+    if (e->retired_by < 0 && e->kind != 'v') {
         int i = e->kind == 'l' ? sch_find_loop(s, e->loop_var) : sch_find_block(s, e->block_name);
         TIR_ASSERT(i >= 0);
         n = (const tir_node *)s->srefs[i].stmt;
@@ -327,30 +336,46 @@ tir_status sch_bad_arg(tir_schedule *s, const char *prim, const char *what) {
     return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG, "%s: %s", prim, what);
 }
 
-sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
+/* Packs n handles of any kind (all are {id, sched}, read with memcpy so
+ * no handle type is read through another's) into a list argument. */
+static sch_arg rv_list(tir_schedule *s, int n, const void *handles) {
+    _Static_assert(sizeof(tir_loop_rv) == sizeof(tir_block_rv) &&
+                       sizeof(tir_loop_rv) == sizeof(tir_value_rv) &&
+                       sizeof(tir_loop_rv) == 2 * sizeof(uint32_t),
+                   "handles are {id, sched}");
     sch_arg a = {.n = n};
-    if (!loops || n <= 0) return a;
+    if (!handles || n <= 0) return a;
     uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
     for (int i = 0; i < n; i++) {
-        ids[i] = loops[i].id;
-        tags[i] = loops[i].sched;
+        uint32_t h[2];
+        memcpy(h, (const char *)handles + sizeof h * (size_t)i, sizeof h);
+        ids[i] = h[0];
+        tags[i] = h[1];
     }
     a.rvs = ids;
     a.tags = tags;
     return a;
 }
 
+sch_arg sch_rv_list(tir_schedule *s, int n, const tir_loop_rv *loops) {
+    return rv_list(s, n, loops);
+}
+
 sch_arg sch_block_rv_list(tir_schedule *s, int n, const tir_block_rv *blocks) {
-    sch_arg a = {.n = n};
-    if (!blocks || n <= 0) return a;
-    uint32_t *ids = IR_NEWN(s->ctx, uint32_t, n), *tags = IR_NEWN(s->ctx, uint32_t, n);
-    for (int i = 0; i < n; i++) {
-        ids[i] = blocks[i].id;
-        tags[i] = blocks[i].sched;
-    }
-    a.rvs = ids;
-    a.tags = tags;
-    return a;
+    return rv_list(s, n, blocks);
+}
+
+sch_arg sch_value_rv_list(tir_schedule *s, int n, const tir_value_rv *values) {
+    return rv_list(s, n, values);
+}
+
+tir_value_rv sch_value_rv(const tir_schedule *s, uint32_t id) {
+    return (tir_value_rv){id, s->serial};
+}
+
+int64_t sch_value(const tir_schedule *s, uint32_t id) {
+    TIR_ASSERT(id >= 1 && (int)id <= s->nentries && s->entries[id - 1].kind == 'v');
+    return s->entries[id - 1].value;
 }
 
 tir_loop_rv sch_loop_rv(const tir_schedule *s, uint32_t id) {
@@ -361,15 +386,19 @@ tir_block_rv sch_block_rv(const tir_schedule *s, uint32_t id) {
     return (tir_block_rv){id, s->serial};
 }
 
+static const char *kind_word(char kind) {
+    return kind == 'l' ? "loop" : kind == 'v' ? "value" : "block";
+}
+
 /* Checks one handle argument: made here, id in range, right kind, live. */
 static tir_status check_handle(tir_schedule *s, const char *prim, char want, uint32_t id,
                                uint32_t tag) {
     if (id != 0 && tag != s->serial)
         return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
                             "%s: %s handle #%u was made by another schedule", prim,
-                            want == 'l' ? "loop" : "block", id);
+                            kind_word(want), id);
     if (id < 1 || (int)id > s->nentries || s->entries[id - 1].kind != want) {
-        const char *what = want == 'l' ? "loop" : "block";
+        const char *what = kind_word(want);
         if (id < 1 || (int)id > s->nentries)
             return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_INVALID_HANDLE,
                                 "%s: %s handle #%u does not exist in this schedule (it has %d "
@@ -390,14 +419,15 @@ static tir_status check_handle(tir_schedule *s, const char *prim, char want, uin
     return TIR_OK;
 }
 
-/* A list of loop ('L') or block ('B') handles. */
+/* A list of loop ('L'), block ('B') or value ('V') handles. */
 static tir_status check_handle_list(tir_schedule *s, const char *prim, char t, const sch_arg *a) {
+    char one = (char)(t - 'A' + 'a');
     if (a->n < 0 || (a->n > 0 && !a->rvs))
         return sch_bad_arg(s, prim,
-                           t == 'L' ? "the loop list is NULL or has a negative length"
-                                    : "the block list is NULL or has a negative length");
+                           tir_ctx_sprintf(s->ctx, "the %s list is NULL or has a negative length",
+                                           kind_word(one)));
     for (int j = 0; j < a->n; j++)
-        TIR_TRY(check_handle(s, prim, t == 'L' ? 'l' : 'b', a->rvs[j], a->tags ? a->tags[j] : 0));
+        TIR_TRY(check_handle(s, prim, one, a->rvs[j], a->tags ? a->tags[j] : 0));
     return TIR_OK;
 }
 
@@ -409,9 +439,11 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
         const sch_arg *a = &args[i];
         switch (sig.in[i]) {
         case 'b':
-        case 'l': TIR_TRY(check_handle(s, prim, sig.in[i], a->rv, a->tag)); break;
+        case 'l':
+        case 'v': TIR_TRY(check_handle(s, prim, sig.in[i], a->rv, a->tag)); break;
         case 'L':
-        case 'B': TIR_TRY(check_handle_list(s, prim, sig.in[i], a)); break;
+        case 'B':
+        case 'V': TIR_TRY(check_handle_list(s, prim, sig.in[i], a)); break;
         default: TIR_UNREACHABLE();
         }
     }
@@ -419,12 +451,19 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
         const sch_arg *a = &args[sig.nin + i];
         switch (sig.attr[i]) {
         case 'i': break;
+        case 'v': TIR_TRY(check_handle(s, prim, 'v', a->rv, a->tag)); break;
         case 'B': TIR_TRY(check_handle_list(s, prim, 'B', a)); break;
+        case 'D':
+            /* As many entries as the I list before it (checked there). */
+            if (args[sig.nin + i - 1].n > 0 && !a->dbls)
+                return sch_bad_arg(s, prim, "the double list is NULL");
+            break;
         case 's':
             if (!a->s) return sch_bad_arg(s, prim, "a string argument is NULL");
             break;
         case 'I':
         case 'F':
+        case 'd':
             if (a->n < 0 || (a->n > 0 && !a->ints))
                 return sch_bad_arg(s, prim, "the integer list is NULL or has a negative length");
             break;
@@ -434,20 +473,32 @@ static tir_status check_args(tir_schedule *s, sch_inst_kind k, const sch_arg *ar
     return TIR_OK;
 }
 
-static void record(tir_schedule *s, sch_inst_kind k, const sch_arg *args, int nargs,
-                   const uint32_t *outs, int nouts) {
+/* Records call c (its arguments, and the decision it took in place of
+ * the 'd' argument) with output handles outs. */
+static void record(tir_schedule *s, const sch_call *c, const uint32_t *outs, int nouts) {
     tir_ctx *ctx = s->ctx;
+    sch_inst_kind k = c->kind;
+    const sch_arg *args = c->args;
+    int nargs = c->nargs;
     sch_sig sig;
     sch_sig_parse(k, &sig);
     sch_arg *copy = IR_NEWN(ctx, sch_arg, nargs);
     for (int i = 0; i < nargs; i++) {
         char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
         copy[i] = args[i];
+        if (t == 'd') {
+            TIR_ASSERT(c->ndecision > 0);
+            copy[i].n = c->ndecision;
+            copy[i].ints = c->decision;
+        }
         if (t == 's') copy[i].s = tir_intern(ctx, args[i].s);
-        bool list = t == 'L' || t == 'B';
+        copy[i].dbls = t == 'D' ? ir_copy_array(ctx, args[i].dbls, sizeof(double),
+                                                args[i - 1].n)
+                                : NULL;
+        bool list = sch_sig_is_rvs(t);
         if (list) copy[i].rvs = ir_copy_array(ctx, args[i].rvs, sizeof(uint32_t), args[i].n);
         bool ints = sch_sig_is_ints(t);
-        if (ints) copy[i].ints = ir_copy_array(ctx, args[i].ints, sizeof(int64_t), args[i].n);
+        if (ints) copy[i].ints = ir_copy_array(ctx, copy[i].ints, sizeof(int64_t), copy[i].n);
         if (!list) copy[i].rvs = NULL;
         copy[i].tags = NULL;
         copy[i].tag = 0;
@@ -478,7 +529,7 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
     sch_sig sig;
     sch_sig_parse(k, &sig);
     sch_call c = {.sch = s, .ctx = s->ctx, .kind = k, .prim = sch_inst_table[k].name,
-                  .args = args, .nargs = sig.nin + sig.nattr};
+                  .args = args, .nargs = sig.nin + sig.nattr, .rng = s->rng};
     TIR_TRY(sch_inst_table[k].impl(&c));
     if (c.unchanged) {
         /* Nothing to do: the schedule, trace included, stays as it was. */
@@ -517,7 +568,7 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
     }
     for (int i = 0; i < s->nentries; i++) {
         sch_entry *e = &s->entries[i];
-        if (e->retired_by >= 0) continue;
+        if (e->retired_by >= 0 || e->kind == 'v') continue;
         bool gone;
         if (e->kind == 'l') {
             gone = sch_find_loop(s, e->loop_var) < 0;
@@ -530,8 +581,10 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
     }
     uint32_t *ids = IR_NEWN(s->ctx, uint32_t, c.nouts);
     for (int i = 0; i < c.nouts; i++) {
-        sch_entry e = {c.outs[i].kind, NULL, NULL, -1};
-        if (e.kind == 'l') {
+        sch_entry e = {c.outs[i].kind, NULL, NULL, c.outs[i].value, -1};
+        if (e.kind == 'v') {
+            /* A value names no node. */
+        } else if (e.kind == 'l') {
             e.loop_var = c.outs[i].key;
             TIR_ASSERT(sch_find_loop(s, e.loop_var) >= 0);
         } else {
@@ -540,7 +593,8 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
         }
         ids[i] = add_entry(s, e);
     }
-    record(s, k, args, c.nargs, ids, c.nouts);
+    s->rng = c.rng;
+    record(s, &c, ids, c.nouts);
     if (outs) *outs = ids;
     if (nouts) *nouts = c.nouts;
     return TIR_OK;
@@ -559,6 +613,7 @@ tir_status sch_run_flag(tir_schedule *s, sch_inst_kind k, const sch_arg *args, b
 
 void sch_snapshot_take(const tir_schedule *s, sch_snapshot *snap) {
     snap->func = s->func;
+    snap->rng = s->rng;
     snap->nentries = s->nentries;
     snap->ntrace = s->ntrace;
     snap->entries = NULL;
@@ -574,6 +629,7 @@ void sch_snapshot_restore(tir_schedule *s, sch_snapshot *snap) {
         memcpy(s->entries, snap->entries, sizeof *snap->entries * (size_t)snap->nentries);
     s->nentries = snap->nentries;
     s->ntrace = snap->ntrace;
+    s->rng = snap->rng;
     if (s->func != snap->func) {
         s->func = snap->func;
         rebuild_srefs(s);

@@ -7,6 +7,13 @@
  * replaying a trace on a fresh schedule recreates the same numbering and
  * therefore prints the same text.
  *
+ * Sampling instructions print the decision they took as a keyword
+ * argument, `decision=[...]` (in C, the decision argument), so a printed
+ * trace replays the same choices; a line without it samples anew, and
+ * tir_sched_replay_with_decisions rewrites or drops decisions of the
+ * parsed text before applying it (how a search mutates a trace).
+ * Probabilities print in the shortest form that reads back exactly.
+ *
  * Split factor lists write TIR_SPLIT_INFER as `None` (TIR_SPLIT_INFER in
  * C).  Traces printed before the marker became -1 wrote it as 0; such a
  * line is now refused by split (TIR_ERR_SCHED_NONPOSITIVE_FACTOR, with
@@ -14,6 +21,7 @@
  * None.
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched_internal.h"
@@ -51,6 +59,35 @@ static void put_rv(ir_strbuf *sb, const tir_schedule *s, uint32_t id) {
     ir_sb_puts(sb, sch_rv_name(s, id));
 }
 
+/* The shortest %g form of v that reads back as v. */
+static void put_double(ir_strbuf *sb, double v) {
+    char buf[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    ir_sb_puts(sb, buf);
+}
+
+/* A probability list: as many as the int list before it (text or C). */
+static void put_doubles(ir_strbuf *sb, int n, const double *v, bool c) {
+    if (c && n == 0) {
+        ir_sb_puts(sb, "NULL");
+        return;
+    }
+    ir_sb_puts(sb, c ? "(const double[]){" : "[");
+    for (int j = 0; j < n; j++) {
+        if (j) ir_sb_puts(sb, ", ");
+        put_double(sb, v[j]);
+    }
+    ir_sb_putc(sb, c ? '}' : ']');
+}
+
+static const char *list_ctype(char t) {
+    return t == 'L' ? "tir_loop_rv" : t == 'B' ? "tir_block_rv" : t == 'V' ? "tir_value_rv"
+                                                                           : "int64_t";
+}
+
 /* The arguments of in, comma separated, in text (c = false) or C form. */
 static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, bool c) {
     sch_sig sig;
@@ -58,23 +95,28 @@ static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, b
     for (int i = 0; i < in->nargs; i++) {
         const sch_arg *a = &in->args[i];
         char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
+        if (t == 'd' && !c && a->n == 0) continue; /* no decision: omitted */
         if (i > 0 || c) ir_sb_puts(sb, ", ");
+        if (t == 'd' && !c) ir_sb_puts(sb, "decision=");
         switch (t) {
         case 'b':
-        case 'l': put_rv(sb, s, a->rv); break;
+        case 'l':
+        case 'v': put_rv(sb, s, a->rv); break;
         case 'i': put_int(sb, a->i, c); break;
         case 's': put_string(sb, a->s); break;
+        case 'D': put_doubles(sb, in->args[i - 1].n, a->dbls, c); break;
         case 'L':
         case 'B':
+        case 'V':
         case 'I':
         case 'F':
+        case 'd':
             if (c && a->n == 0) {
                 ir_sb_puts(sb, "0, NULL");
                 break;
             }
             if (c)
-                ir_sb_printf(sb, "%d, (const %s[]){", a->n,
-                             t == 'L' ? "tir_loop_rv" : t == 'B' ? "tir_block_rv" : "int64_t");
+                ir_sb_printf(sb, "%d, (const %s[]){", a->n, list_ctype(t));
             else
                 ir_sb_putc(sb, '[');
             for (int j = 0; j < a->n; j++) {
@@ -96,7 +138,7 @@ static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, b
 static void put_inst_text(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in) {
     sch_sig sig;
     sch_sig_parse(in->kind, &sig);
-    if (sig.out == 'b' || sig.out == 'l') {
+    if (sig.out == 'b' || sig.out == 'l' || sig.out == 'v') {
         put_rv(sb, s, in->outs[0]);
         ir_sb_puts(sb, " = ");
     } else if (sig.out && sig.out != 'c') {
@@ -141,14 +183,14 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
     ir_sb_printf(&sb, "tir_status %s(tir_schedule *sch) {\n", fn_name);
     ir_sb_puts(&sb, "    tir_status st = TIR_OK;\n");
     /* Declare every handle the trace creates. */
-    for (char kind = 'b'; kind; kind = kind == 'b' ? 'l' : 0) {
+    for (char kind = 'b'; kind; kind = kind == 'b' ? 'l' : kind == 'l' ? 'v' : 0) {
         int col = 0;
         for (int i = 0; i < s->ntrace; i++)
             for (int j = 0; j < s->trace[i].nouts; j++) {
                 uint32_t id = s->trace[i].outs[j];
                 if (s->entries[id - 1].kind != kind) continue;
                 if (col == 0)
-                    ir_sb_printf(&sb, "    %s ", kind == 'b' ? "tir_block_rv" : "tir_loop_rv");
+                    ir_sb_printf(&sb, "    %s ", list_ctype((char)(kind - 'a' + 'A')));
                 else
                     ir_sb_puts(&sb, ", ");
                 put_rv(&sb, s, id);
@@ -175,6 +217,7 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
         case 0:
         case 'b':
         case 'l':
+        case 'v':
         case 'c':
             ir_sb_printf(&sb, "    if ((st = tir_sched_%s(sch", name);
             put_args(&sb, s, in, true);
@@ -188,7 +231,9 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
             ir_sb_puts(&sb, ")) != TIR_OK) return st;\n");
             break;
         case 'L':
-            ir_sb_printf(&sb, "    {\n        tir_loop_rv o[%d];\n", in->nouts);
+        case 'V':
+            ir_sb_printf(&sb, "    {\n        %s o[%d];\n",
+                         sig.out == 'L' ? "tir_loop_rv" : "tir_value_rv", in->nouts);
             ir_sb_printf(&sb, "        if ((st = tir_sched_%s(sch", name);
             put_args(&sb, s, in, true);
             ir_sb_puts(&sb, ", o)) != TIR_OK) return st;\n");
@@ -231,7 +276,7 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
 
 /* -------------------------------------------------------------- parsing */
 
-typedef enum { T_EOF, T_NL, T_IDENT, T_INT, T_STR, T_PUNCT } tok_kind;
+typedef enum { T_EOF, T_NL, T_IDENT, T_INT, T_FLOAT, T_STR, T_PUNCT } tok_kind;
 
 typedef struct {
     tir_ctx *ctx;
@@ -243,6 +288,7 @@ typedef struct {
     size_t toklen;
     int tline, tcol;
     int64_t ival;
+    double dval; /* T_FLOAT */
     const char *sval; /* interned, T_IDENT / T_STR */
     char punct;
     tir_status err;
@@ -254,6 +300,32 @@ static tir_status lex_fail(lexer *lx, const char *fmt, const char *arg) {
     snprintf(msg, sizeof msg, fmt, arg);
     lx->err = tir_ctx_fail(lx->ctx, TIR_ERR_PARSE, "%d:%d: %s", lx->tline, lx->tcol, msg);
     return lx->err;
+}
+
+/* A number with a fraction or an exponent (a probability) at lx->p:
+ * lexes it as T_FLOAT and returns true; false leaves lx alone. */
+static bool lex_float(lexer *lx) {
+    const char *q = lx->p + (*lx->p == '-');
+    while (q < lx->end && isdigit((unsigned char)*q)) q++;
+    if (q >= lx->end || (*q != '.' && *q != 'e' && *q != 'E')) return false;
+    char buf[64];
+    size_t n = 0;
+    for (q = lx->p; q < lx->end && n + 1 < sizeof buf; q++) {
+        bool sign = (*q == '-' || *q == '+') && (n == 0 || buf[n - 1] == 'e' || buf[n - 1] == 'E');
+        if (!isdigit((unsigned char)*q) && *q != '.' && *q != 'e' && *q != 'E' && !sign) break;
+        buf[n++] = *q;
+    }
+    buf[n] = '\0';
+    char *endp;
+    lx->dval = strtod(buf, &endp);
+    if (*endp != '\0' || n + 1 == sizeof buf) {
+        lex_fail(lx, "malformed number%s", "");
+        lx->kind = T_EOF;
+        return true;
+    }
+    lx->p += n;
+    lx->kind = T_FLOAT;
+    return true;
 }
 
 static void next(lexer *lx) {
@@ -288,6 +360,7 @@ static void next(lexer *lx) {
     }
     if (isdigit((unsigned char)ch) || (ch == '-' && lx->p + 1 < lx->end &&
                                        isdigit((unsigned char)lx->p[1]))) {
+        if (lex_float(lx)) return;
         bool neg = ch == '-';
         if (neg) lx->p++;
         uint64_t v = 0;
@@ -425,6 +498,78 @@ static tir_status parse_list(lexer *lx, bool names, bool factors, int *n,
     return TIR_OK;
 }
 
+/* Parses a bracketed list of numbers (probabilities) into *out (arena). */
+static tir_status parse_doubles(lexer *lx, int *n, const double **out) {
+    TIR_TRY(expect(lx, '['));
+    double *v = NULL;
+    int cnt = 0, cap = 0;
+    while (!is_punct(lx, ']')) {
+        if (cnt > 0) TIR_TRY(expect(lx, ','));
+        if (lx->kind != T_INT && lx->kind != T_FLOAT)
+            return lex_fail(lx, "expected a number%s", "");
+        if (cnt == cap) {
+            cap = cap ? 2 * cap : 8;
+            double *nv = IR_NEWN(lx->ctx, double, cap);
+            if (cnt) memcpy(nv, v, sizeof *v * (size_t)cnt);
+            v = nv;
+        }
+        v[cnt++] = lx->kind == T_INT ? (double)lx->ival : lx->dval;
+        next(lx);
+    }
+    next(lx); /* ']' */
+    *n = cnt;
+    *out = v;
+    return TIR_OK;
+}
+
+/* One argument of type t into a (names of handles into pi). */
+static tir_status parse_arg(lexer *lx, parsed_inst *pi, int i, char t) {
+    sch_arg *a = &pi->args[i];
+    switch (t) {
+    case 'b':
+    case 'l':
+    case 'v':
+        if (lx->kind != T_IDENT) return lex_fail(lx, "expected a handle name%s", "");
+        pi->in_names[i] = lx->sval;
+        next(lx);
+        return TIR_OK;
+    case 'L':
+    case 'B':
+    case 'V': return parse_list(lx, true, false, &a->n, &pi->list_names[i], NULL);
+    case 'd':
+        if (lx->kind != T_IDENT || strcmp(lx->sval, "decision") != 0)
+            return lex_fail(lx, "expected decision=[...]%s", "");
+        next(lx);
+        TIR_TRY(expect(lx, '='));
+        /* fall through */
+    case 'I':
+    case 'F': {
+        int64_t *ints = NULL;
+        TIR_TRY(parse_list(lx, false, t == 'F', &a->n, NULL, &ints));
+        a->ints = ints;
+        return TIR_OK;
+    }
+    case 'D': {
+        int n = 0;
+        TIR_TRY(parse_doubles(lx, &n, &a->dbls));
+        if (n != pi->args[i - 1].n)
+            return lex_fail(lx, "expected as many probabilities as candidates%s", "");
+        return TIR_OK;
+    }
+    case 'i':
+        if (lx->kind != T_INT) return lex_fail(lx, "expected an integer%s", "");
+        a->i = lx->ival;
+        next(lx);
+        return TIR_OK;
+    case 's':
+        if (lx->kind != T_STR) return lex_fail(lx, "expected a string%s", "");
+        a->s = lx->sval;
+        next(lx);
+        return TIR_OK;
+    default: TIR_UNREACHABLE();
+    }
+}
+
 static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
     memset(pi, 0, sizeof *pi);
     pi->line = lx->tline;
@@ -467,47 +612,20 @@ static tir_status parse_inst(lexer *lx, parsed_inst *pi) {
     pi->kind = (sch_inst_kind)k;
     sch_sig sig;
     sch_sig_parse(pi->kind, &sig);
-    bool want_list = sig.out == 'L' || sig.out == 'M' || sig.out == 'N';
+    bool want_list = sig.out == 'L' || sig.out == 'M' || sig.out == 'N' || sig.out == 'V';
     if ((sig.out == 0 || sig.out == 'c') && (pi->nout_names || list_out))
         return lex_fail(lx, "%s has no outputs", first);
-    if ((sig.out == 'b' || sig.out == 'l') && (list_out || pi->nout_names != 1))
+    if ((sig.out == 'b' || sig.out == 'l' || sig.out == 'v') && (list_out || pi->nout_names != 1))
         return lex_fail(lx, "%s has one output: write `x = ...`", first);
     if (want_list && !list_out)
         return lex_fail(lx, "%s has a list of outputs: write `[x, y] = ...`", first);
     TIR_TRY(expect(lx, '('));
     int nargs = sig.nin + sig.nattr;
     for (int i = 0; i < nargs; i++) {
-        if (i > 0) TIR_TRY(expect(lx, ','));
         char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
-        sch_arg *a = &pi->args[i];
-        switch (t) {
-        case 'b':
-        case 'l':
-            if (lx->kind != T_IDENT) return lex_fail(lx, "expected a handle name%s", "");
-            pi->in_names[i] = lx->sval;
-            next(lx);
-            break;
-        case 'L':
-        case 'B': TIR_TRY(parse_list(lx, true, false, &a->n, &pi->list_names[i], NULL)); break;
-        case 'I':
-        case 'F': {
-            int64_t *ints = NULL;
-            TIR_TRY(parse_list(lx, false, t == 'F', &a->n, NULL, &ints));
-            a->ints = ints;
-            break;
-        }
-        case 'i':
-            if (lx->kind != T_INT) return lex_fail(lx, "expected an integer%s", "");
-            a->i = lx->ival;
-            next(lx);
-            break;
-        case 's':
-            if (lx->kind != T_STR) return lex_fail(lx, "expected a string%s", "");
-            a->s = lx->sval;
-            next(lx);
-            break;
-        default: TIR_UNREACHABLE();
-        }
+        if (t == 'd' && is_punct(lx, ')')) break; /* no decision: sample */
+        if (i > 0) TIR_TRY(expect(lx, ','));
+        TIR_TRY(parse_arg(lx, pi, i, t));
     }
     TIR_TRY(expect(lx, ')'));
     if (lx->kind != T_NL && lx->kind != T_EOF)
@@ -555,8 +673,8 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
     for (int i = 0; i < sig.nin + sig.nattr; i++) {
         sch_arg *a = &pi->args[i];
         char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
-        if (t != 'b' && t != 'l' && t != 'L' && t != 'B') continue;
-        if (t == 'L' || t == 'B') {
+        if (t != 'b' && t != 'l' && t != 'v' && !sch_sig_is_rvs(t)) continue;
+        if (sch_sig_is_rvs(t)) {
             uint32_t *ids = IR_NEWN(ctx, uint32_t, a->n), *tags = IR_NEWN(ctx, uint32_t, a->n);
             for (int j = 0; j < a->n; j++) tags[j] = s->serial;
             a->tags = tags;
@@ -579,7 +697,7 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
         int want = -1;
         for (int i = 0; i < sig.nin + sig.nattr && want < 0; i++) {
             char t = i < sig.nin ? sig.in[i] : sig.attr[i - sig.nin];
-            if (t == 'L' || sch_sig_is_ints(t)) want = pi->args[i].n;
+            if (t == 'L' || t == 'V' || sch_sig_is_ints(t)) want = pi->args[i].n;
         }
         if (want != pi->nout_names)
             return tir_ctx_fail(ctx, TIR_ERR_SCHED_TRACE,
@@ -601,33 +719,83 @@ static tir_status apply(tir_schedule *s, name_env *env, parsed_inst *pi) {
     return TIR_OK;
 }
 
-tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len) {
-    if (!s || !text) return sch_bad_arg(s, "replay", "text is NULL");
+/* The index of instruction kind k's decision argument, or -1. */
+static int decision_arg(sch_inst_kind k) {
+    sch_sig sig;
+    sch_sig_parse(k, &sig);
+    for (int i = 0; i < sig.nattr; i++)
+        if (sig.attr[i] == 'd') return sig.nin + i;
+    return -1;
+}
+
+/* Puts the overrides into the parsed instructions' decision arguments. */
+static tir_status apply_overrides(tir_schedule *s, parsed_inst *insts, int n, int nov,
+                                  const tir_decision *ov) {
+    if (nov < 0 || (nov > 0 && !ov))
+        return sch_bad_arg(s, "replay_with_decisions", "the override list is NULL or negative");
+    bool *seen = IR_NEWN(s->ctx, bool, n + 1);
+    for (int j = 0; j < nov; j++) {
+        int i = ov[j].inst;
+        if (i < 0 || i >= n)
+            return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_TRACE,
+                                "replay_with_decisions: override %d names instruction %d, but "
+                                "the trace has %d",
+                                j, i, n);
+        int d = decision_arg(insts[i].kind);
+        const char *name = sch_inst_table[insts[i].kind].name;
+        if (d < 0 || seen[i])
+            return tir_ctx_fail(s->ctx, TIR_ERR_SCHED_TRACE,
+                                "replay_with_decisions: override %d: instruction %d (trace line "
+                                "%d, %s) %s",
+                                j, i, insts[i].line, name,
+                                d < 0 ? "takes no decision" : "is overridden twice");
+        if (ov[j].n < 0 || (ov[j].n > 0 && !ov[j].values))
+            return sch_bad_arg(s, "replay_with_decisions", "an override's values are NULL");
+        seen[i] = true;
+        insts[i].args[d].n = ov[j].n;
+        insts[i].args[d].ints = ov[j].values;
+    }
+    return TIR_OK;
+}
+
+/* Parses all of text into *insts (heap) first: a syntax error then
+ * changes nothing. */
+static tir_status parse_all(tir_schedule *s, const char *text, size_t len, parsed_inst **insts,
+                            int *n) {
     lexer lx = {.ctx = s->ctx, .p = text, .end = text + len, .line_start = text, .line = 1};
-    /* Parse everything first: a syntax error then changes nothing. */
-    parsed_inst *insts = NULL;
-    int n = 0, cap = 0;
+    int cap = 0;
+    *insts = NULL;
+    *n = 0;
     next(&lx);
     while (lx.kind != T_EOF && !lx.err) {
         if (lx.kind == T_NL) {
             next(&lx);
             continue;
         }
-        if (n == cap) {
+        if (*n == cap) {
             cap = cap ? 2 * cap : 16;
-            insts = ir_xrealloc(insts, sizeof *insts * (size_t)cap);
+            *insts = ir_xrealloc(*insts, sizeof **insts * (size_t)cap);
         }
-        if (parse_inst(&lx, &insts[n]) != TIR_OK) break;
-        n++;
+        if (parse_inst(&lx, &(*insts)[*n]) != TIR_OK) break;
+        (*n)++;
     }
-    if (lx.err) {
+    return lx.err;
+}
+
+tir_status tir_sched_replay_with_decisions(tir_schedule *s, const char *text, size_t len,
+                                           int noverrides, const tir_decision *overrides) {
+    if (!s || !text) return sch_bad_arg(s, "replay", "text is NULL");
+    parsed_inst *insts;
+    int n;
+    tir_status st = parse_all(s, text, len, &insts, &n);
+    if (st == TIR_OK) st = apply_overrides(s, insts, n, noverrides, overrides);
+    if (st != TIR_OK) {
         free(insts);
-        return lx.err;
+        return st;
     }
     sch_snapshot snap;
     sch_snapshot_take(s, &snap);
     name_env env = {0};
-    tir_status st = TIR_OK;
     for (int i = 0; i < n && st == TIR_OK; i++) st = apply(s, &env, &insts[i]);
     if (st != TIR_OK)
         sch_snapshot_restore(s, &snap);
@@ -637,4 +805,24 @@ tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len) {
     free(env.ids);
     free(insts);
     return st;
+}
+
+tir_status tir_sched_replay(tir_schedule *s, const char *text, size_t len) {
+    return tir_sched_replay_with_decisions(s, text, len, 0, NULL);
+}
+
+tir_status tir_sched_decisions(const tir_schedule *s, const tir_decision **out, int *n) {
+    if (!s || !out || !n) return s ? sch_bad_arg((tir_schedule *)s, "decisions", "out is NULL")
+                                   : TIR_ERR_INVALID_ARG;
+    tir_decision *r = IR_NEWN(s->ctx, tir_decision, s->ntrace + 1);
+    int k = 0;
+    for (int i = 0; i < s->ntrace; i++) {
+        int d = decision_arg(s->trace[i].kind);
+        if (d < 0) continue;
+        const sch_arg *a = &s->trace[i].args[d];
+        r[k++] = (tir_decision){i, sch_inst_table[s->trace[i].kind].name, a->n, a->ints};
+    }
+    *out = r;
+    *n = k;
+    return TIR_OK;
 }
