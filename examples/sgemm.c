@@ -14,15 +14,8 @@ typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 sgemm_config sgemm_default_config(void) { return tir_tile_config_default(); }
 
 sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm) {
-    (void)K;
-    sgemm_config c = sgemm_default_config();
-    int64_t blocks = ((M + 127) / 128) * ((N + 127) / 128);
-    if (blocks * 5 >= (int64_t)nsm * 4) {
-        c.lsr = M % 128 == 0 && N % 128 == 0;
-        return c;
-    }
-    c.warps_n = 2, c.tm = 4; /* 64 x 64 */
-    return c;
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K};
+    return tir_tune_default(&t, nsm);
 }
 
 tir_status sgemm_shape(tir_schedule *s, int64_t *M, int64_t *N, int64_t *K) {

@@ -36,12 +36,9 @@ typedef tir_tile_config sgemm_config;
 sgemm_config sgemm_default_config(void);
 
 /* The configuration for an M x N x K matmul on a GPU with nsm
- * multiprocessors: the default when its 128 x 128 tiles give at least
- * about one block per SM, else 64 x 64 tiles (2 x 2 warps, 4 x 8 outputs
- * per thread, 128 threads), which keep more SMs busy on small and skinny
- * shapes; loop strength reduction off for 128 x 128 tiles that do not
- * divide M and N (measured faster at 4095^3, slower elsewhere).  (Choosing
- * by measurement is the autotuner's job.) */
+ * multiprocessors: the library's rule-based default (tir_tune_default:
+ * 128 x 128 tiles when they give about a wave of blocks, split-K for long
+ * K, else 64 x 64).  (Choosing by measurement is tir_tune's job.) */
 sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm);
 
 /* The M x N x K of block "C" of s (from the buffer it writes and its

@@ -276,6 +276,16 @@ TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limi
  * naming the field. */
 TIR_API int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c);
+/* The tiling rule with its knobs as sampling instructions: one
+ * sample_categorical per knob (warps_m, warps_n, lanes 8x4 or 4x8, tm, tn,
+ * bk, staging, splitk, lsr; vec is min(tm, tn, 4)), so the trace records
+ * the decisions (tir_sched_decisions) and replays them.  With cfg the
+ * decisions are cfg's (an error when a value is not a candidate); with
+ * NULL they are drawn from the schedule's random state (the result may
+ * then be refused by the rule).  *used (may be NULL) gets the
+ * configuration applied. */
+TIR_API tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block,
+                                           const tir_tile_config *cfg, tir_tile_config *used);
 /* The configuration without tuning: a rule by shape for a GPU of nsm
  * multiprocessors (src/tune/space.c, measured on the H200). */
 TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);

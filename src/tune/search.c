@@ -162,7 +162,7 @@ static void compile_one(job *j) {
     const tir_prim_func *f = tir_tune_task_func(j->ctx, j->task);
     tir_schedule *s = NULL;
     j->st = f ? tir_sched_create(j->ctx, f, &s) : TIR_ERR_INVALID_ARG;
-    if (j->st == TIR_OK) j->st = tir_tune_tiling(s, "C", &j->cfg, NULL, NULL);
+    if (j->st == TIR_OK) j->st = tir_tune_tiling_sampled(s, "C", &j->cfg, NULL);
     if (j->st == TIR_OK) j->trace = strdup(tir_sched_trace_text(s));
     tir_codegen_opts o;
     tir_codegen_opts_init(&o);

@@ -195,3 +195,56 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
     c.warps_n = 2, c.tm = 4, c.lsr = true; /* 64 x 64 */
     return c;
 }
+
+/* The knobs as sampling instructions: each knob's candidates, in the
+ * order of the trace. */
+enum { NKNOBS = 9 };
+static const int64_t knob_warps[] = {1, 2, 4, 8}, knob_lanes[] = {0, 1}, knob_thr[] = {2, 4, 8},
+                     knob_bk[] = {8, 16, 32}, knob_bool[] = {0, 1},
+                     knob_split[] = {1, 2, 3, 4, 8, 16, 32, 64};
+static const struct {
+    const int64_t *v;
+    int n;
+} knobs[NKNOBS] = {{knob_warps, 4}, {knob_warps, 4}, {knob_lanes, 2},
+                   {knob_thr, 3},   {knob_thr, 3},   {knob_bk, 3},
+                   {knob_bool, 2},  {knob_split, 8}, {knob_bool, 2}};
+
+static void knob_values(const tir_tile_config *c, int64_t *v) {
+    v[0] = c->warps_m, v[1] = c->warps_n, v[2] = c->threads_m == 4 ? 1 : 0;
+    v[3] = c->tm, v[4] = c->tn, v[5] = c->bk, v[6] = c->staging, v[7] = c->splitk;
+    v[8] = c->lsr;
+}
+
+tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block, const tir_tile_config *cfg,
+                                   tir_tile_config *used) {
+    int64_t want[NKNOBS], got[NKNOBS];
+    if (cfg) knob_values(cfg, want);
+    for (int k = 0; k < NKNOBS; k++) {
+        int64_t d = -1;
+        double probs[8];
+        for (int i = 0; i < knobs[k].n; i++) {
+            probs[i] = 1.0;
+            if (cfg && knobs[k].v[i] == want[k]) d = i;
+        }
+        if (cfg && d < 0)
+            return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                                "tune: knob %d = %lld of the configuration is not among the "
+                                "rule's candidates",
+                                k, (long long)want[k]);
+        tir_value_rv v;
+        tir_status st = tir_sched_sample_categorical(s, knobs[k].n, knobs[k].v, probs,
+                                                     cfg ? 1 : 0, cfg ? &d : NULL, &v);
+        if (st == TIR_OK) st = tir_sched_value(s, v, &got[k]);
+        if (st != TIR_OK) return st;
+    }
+    tir_tile_config c = tir_tile_config_default();
+    c.warps_m = (int)got[0], c.warps_n = (int)got[1];
+    c.threads_m = got[2] ? 4 : 8, c.threads_n = got[2] ? 8 : 4;
+    c.tm = (int)got[3], c.tn = (int)got[4], c.bk = (int)got[5];
+    c.vec = c.tm < c.tn ? c.tm : c.tn;
+    if (c.vec > 4) c.vec = 4;
+    c.staging = got[6] != 0, c.splitk = (int)got[7], c.lsr = got[8] != 0;
+    if (cfg) c.pad = cfg->pad;
+    if (used) *used = c;
+    return tir_tune_tiling(s, block, &c, NULL, NULL);
+}

@@ -105,6 +105,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     o->runs = 30;
     o->warmup = 5;
     o->step_lo = 1, o->step_hi = SEED_NSTEPS;
+    o->trials = 200, o->threads = 8;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -160,6 +161,25 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 65535)
                 return tirc_usage_error("--splitk wants a split count 1..65535");
             o->splitk = (int)k;
+        } else if (!strcmp(a, "--db")) {
+            if (!(o->db = value(argc, argv, &i))) return tirc_usage_error("--db wants a file name");
+        } else if (!strcmp(a, "--trials")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000000)
+                return tirc_usage_error("--trials wants a count 1..1000000");
+            o->trials = (int)k, o->trials_given = true;
+        } else if (!strcmp(a, "--threads")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 64)
+                return tirc_usage_error("--threads wants a count 1..64");
+            o->threads = (int)k, o->threads_given = true;
+        } else if (!strcmp(a, "--batch")) {
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &o->batch) || o->batch < 1)
+                return tirc_usage_error("--batch wants a positive batch count");
+        } else if (!strcmp(a, "--minutes")) {
+            char *end = NULL;
+            if (!(v = value(argc, argv, &i)) || (o->minutes = strtod(v, &end)) <= 0 || *end)
+                return tirc_usage_error("--minutes wants a positive number");
         } else if (!strcmp(a, "--epilogue")) {
             if (!(v = value(argc, argv, &i))) return tirc_usage_error("--epilogue wants a name");
             if (!strcmp(v, "all"))
@@ -222,6 +242,7 @@ int tirc_help(const char *cmd) {
                "  run     run and verify on the GPU against cuBLAS, or in the SIMT\n"
                "          simulator against the interpreter (--sim; default without GPU)\n"
                "  bench   the Step 7 table: our GFLOPS against cuBLAS per size and step\n"
+               "  tune    search the tiling rule's design space on the GPU (tir_tune)\n"
                "  help    this text; `tirc <command> --help` for a command's options\n\n"
                "%s\n%s",
                examples_help, exit_help);
@@ -241,6 +262,20 @@ int tirc_help(const char *cmd) {
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
                "optimisation, LLVM IR text, PTX emission).\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
+               "%s\n%s",
+               examples_help, exit_help);
+    } else if (!strcmp(cmd, "tune")) {
+        printf("usage: tirc tune <example> --size MxNxK [--batch B] [--trials N]\n"
+               "                           [--minutes M] [--threads T] [--db file]\n"
+               "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n\n"
+               "Tunes the tiling rule (src/tune) for one task on the GPU: matmul (with\n"
+               "--batch B a batch matmul), or fused (matmul + bias + ReLU).  Compiles\n"
+               "candidates on T threads (default 8), measures each (median of R runs over\n"
+               "rotated inputs), verifies every new best against cuBLAS, and stops after N\n"
+               "trials (default 200) or M minutes.  Prints a progress line, the best\n"
+               "configuration against cuBLAS and (--trace) its schedule trace; --db\n"
+               "records every candidate (docs/tuning.md); --plot charts the best so far\n"
+               "against trials (and writes its CSV beside it).\n\n"
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "run")) {

@@ -9,11 +9,13 @@
 
 #include "tirc.h"
 
-int tirc_cmd_bench(tir_ctx *ctx, const opts *o) {
+int tirc_cmd_bench(tir_ctx *ctx, opts *o) {
     gpu g;
     int rc = tirc_gpu_open(ctx, &g, true);
     if (rc != EXIT_OK) return rc;
     uint64_t seed = o->seed_given ? o->seed : (uint64_t)time(NULL);
+    tir_tune_target_from_props(g.props, &o->target);
+    o->target_given = true, o->nsm = g.props->sm_count;
     static const int64_t defaults[][3] = {{256, 256, 256},    {512, 512, 512},
                                           {1000, 1000, 1000}, {1024, 1024, 1024},
                                           {2048, 2048, 2048}, {4096, 4096, 4096}};

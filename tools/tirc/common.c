@@ -64,7 +64,10 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
                         tir_module_set *m, double *ms, double *sched_ms) {
     double t0 = mt_now_ms();
     tir_schedule *s;
-    tir_status st = tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, false, &s);
+    bool tuned;
+    tir_status st = o->db && step == 8 && !fused && o->splitk <= 1
+                        ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
+                        : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, false, &s);
     if (st != TIR_OK) return st;
     if (sched_ms) *sched_ms = mt_now_ms() - t0;
     tir_codegen_opts cg;

@@ -35,9 +35,20 @@ static int check_options(opts *o) {
         return tirc_usage_error("--sim and --gpu belong to `tirc run`");
     if (o->nsizes && strcmp(o->cmd, "bench"))
         return tirc_usage_error("--sizes belongs to `tirc bench`");
-    if ((o->csv || o->json || o->plot) && strcmp(o->cmd, "bench"))
-        return tirc_usage_error("--csv, --json and --plot belong to `tirc bench`");
+    if ((o->csv || o->json) && strcmp(o->cmd, "bench"))
+        return tirc_usage_error("--csv and --json belong to `tirc bench`");
+    if (o->plot && strcmp(o->cmd, "bench") && strcmp(o->cmd, "tune"))
+        return tirc_usage_error("--plot belongs to `tirc bench` and `tirc tune`");
     if (o->out && strcmp(o->cmd, "ptx")) return tirc_usage_error("-o belongs to `tirc ptx`");
+    bool tune = !strcmp(o->cmd, "tune");
+    if ((o->trials_given || o->minutes > 0 || o->threads_given || o->batch) && !tune)
+        return tirc_usage_error("--trials, --minutes, --threads and --batch belong to `tirc tune`");
+    if (o->db && !tune && strcmp(o->cmd, "bench"))
+        return tirc_usage_error("--db belongs to `tirc tune` and `tirc bench`");
+    if (tune && o->epi >= 0 && o->epi != SEED_EPI_RELU)
+        return tirc_usage_error("tirc tune fused tunes the bias+relu epilogue only");
+    if (tune && o->batch && tirc_is_fused(o))
+        return tirc_usage_error("--batch is for the matmul example");
     if (o->epi >= 0 && !tirc_is_fused(o))
         return tirc_usage_error("--epilogue belongs to the fused example");
     return EXIT_OK;
@@ -55,8 +66,9 @@ int main(int argc, char **argv) {
         return tirc_help(o.cmd && o.example ? o.example : NULL);
     }
     bool known = !strcmp(o.cmd, "show") || !strcmp(o.cmd, "ptx") || !strcmp(o.cmd, "run") ||
-                 !strcmp(o.cmd, "bench");
-    if (!known) return tirc_usage_error("unknown command '%s': use show, ptx, run or bench", o.cmd);
+                 !strcmp(o.cmd, "bench") || !strcmp(o.cmd, "tune");
+    if (!known)
+        return tirc_usage_error("unknown command '%s': use show, ptx, run, bench or tune", o.cmd);
     if (o.help) return tirc_help(o.cmd);
     if ((rc = check_options(&o)) != EXIT_OK) return rc;
     tir_ctx *ctx = tir_ctx_create();
@@ -70,6 +82,8 @@ int main(int argc, char **argv) {
         rc = tirc_cmd_ptx(ctx, &o);
     else if (!strcmp(o.cmd, "run"))
         rc = tirc_cmd_run(ctx, &o);
+    else if (!strcmp(o.cmd, "tune"))
+        rc = tirc_cmd_tune(ctx, &o);
     else
         rc = tirc_cmd_bench(ctx, &o);
     tir_ctx_destroy(ctx);

@@ -22,6 +22,7 @@
 #include "minitir/lower.h"
 #include "minitir/sim.h"
 #include "minitir/runtime.h"
+#include "minitir/tune.h"
 #include "minitir/schedule.h"
 #include "now_ms.h"
 #include "seed.h"
@@ -57,6 +58,14 @@ typedef struct opts {
     bool tile_given;
     int splitk;          /* --splitk (matmul Steps 7-8; 1: none) */
     char ours_name[32];  /* our kernel's name in the tables ("minitir/splitk4") */
+    const char *db;      /* --db: the tuning database (tune, bench) */
+    int trials, threads; /* tune: --trials, --threads */
+    bool trials_given, threads_given;
+    double minutes;      /* tune: --minutes */
+    int64_t batch;       /* tune: --batch (a batch matmul) */
+    tir_tune_target target; /* bench --db: the GPU's key, set once it is open */
+    bool target_given;
+    int nsm;             /* the GPU's multiprocessors, once open (0: unknown) */
 } opts;
 
 /* Prints "tirc: <message>" and the help hint; returns EXIT_USAGE. */
@@ -148,6 +157,11 @@ bool tirc_write_plot(const opts *o, const row *rows, int n);
 int tirc_cmd_show(tir_ctx *ctx, const opts *o);
 int tirc_cmd_ptx(tir_ctx *ctx, const opts *o);
 int tirc_cmd_run(tir_ctx *ctx, const opts *o);
-int tirc_cmd_bench(tir_ctx *ctx, const opts *o);
+int tirc_cmd_bench(tir_ctx *ctx, opts *o);
+int tirc_cmd_tune(tir_ctx *ctx, const opts *o);
+/* bench --db: the database's best schedule of f on this GPU, or the rule's
+ * default (*tuned false). */
+tir_status tirc_tuned_schedule(tir_ctx *ctx, const opts *o, const tir_prim_func *f,
+                               tir_schedule **out, bool *tuned);
 
 #endif

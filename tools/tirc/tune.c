@@ -1,0 +1,138 @@
+/* tune.c: `tirc tune`: tir_tune on the GPU for one task (the matmul, the
+ * fused matmul + bias + ReLU, or a batch matmul with --batch), with a
+ * progress line, the best configuration, its trace, and a chart and CSV
+ * of the best time against trials; every candidate goes to --db.  Also
+ * the database side of `tirc bench --db`: the tuned schedule of a size.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sgemm.h"
+#include "tirc.h"
+
+static tir_tune_task task_of(const opts *o, int64_t M, int64_t N, int64_t K) {
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K};
+    if (tirc_is_fused(o)) t.op = TIR_TUNE_MATMUL_BIAS_RELU;
+    if (o->batch > 0) t.op = TIR_TUNE_BATCH_MATMUL, t.batch = o->batch;
+    return t;
+}
+
+static void progress(void *user, const tir_tune_progress *p) {
+    (void)user;
+    double x = p->best_gflops / p->cublas_gflops;
+    double eta = p->trials ? p->elapsed_s / p->trials * (p->max_trials - p->trials) : 0;
+    fprintf(stderr, "\r[%d/%d trials, %d failed, %.0f s] best %.1f TFLOP/s = %.3fx cuBLAS, "
+                    "ETA <= %.0f s   ",
+            p->trials, p->max_trials, p->failed, p->elapsed_s, p->best_gflops / 1e3, x, eta);
+}
+
+/* The chart of best time against trials: a CSV, and a gnuplot PNG when
+ * gnuplot exists. */
+static void write_curve(const opts *o, const tir_tune_result *r) {
+    if (!o->plot) return;
+    char dat[1100], gp[1100], cmd[2300];
+    size_t len = strlen(o->plot);
+    snprintf(dat, sizeof dat, "%.*s.csv", (int)(len - 4), o->plot);
+    snprintf(gp, sizeof gp, "%.*s.gp", (int)(len - 4), o->plot);
+    FILE *f = fopen(dat, "w");
+    if (!f) return;
+    fprintf(f, "trial,best_ms,best_x_cublas\n");
+    for (int i = 0; i < r->trials && i < r->curve_cap; i++)
+        fprintf(f, "%d,%.6f,%.4f\n", i + 1, r->curve[i], r->cublas_ms / r->curve[i]);
+    fclose(f);
+    if (!(f = fopen(gp, "w"))) return;
+    fprintf(f,
+            "set terminal pngcairo size 800,480\nset output '%s'\nset datafile separator ','\n"
+            "set xlabel 'trials'\nset ylabel 'best so far, x cuBLAS'\nset key off\nset grid\n"
+            "plot '%s' every ::1 using 1:3 with steps lw 2\n",
+            o->plot, dat);
+    fclose(f);
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "tirc: gnuplot is not installed: wrote %s and %s\n", dat, gp);
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+    if (system(cmd) == 0) fprintf(stderr, "tirc: wrote %s (data %s)\n", o->plot, dat);
+}
+
+int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
+    gpu g;
+    int rc = tirc_gpu_open(ctx, &g, true);
+    if (rc != EXIT_OK) return rc;
+    tir_tune_db *db = NULL;
+    if (o->db && tir_tune_db_open(ctx, o->db, &db) != TIR_OK) {
+        fprintf(stderr, "tirc: %s\n", tir_ctx_error(ctx));
+        tir_rt_device_destroy(g.dev);
+        return EXIT_RUNTIME;
+    }
+    tir_tune_task t = task_of(o, o->M, o->N, o->K);
+    tir_tune_opts to = {.trials = o->trials, .seconds = o->minutes * 60, .threads = o->threads,
+                        .runs = o->runs, .seed = o->seed_given ? o->seed : (uint64_t)time(NULL),
+                        .db = db, .progress = progress};
+    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s on %s: %d trials, %.1f min, %d threads\n",
+            tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
+            t.op == TIR_TUNE_BATCH_MATMUL ? " (batched)" : "", g.props->name, to.trials,
+            o->minutes, to.threads);
+    tir_tune_result r;
+    tir_status st = tir_tune(ctx, g.dev, &t, &to, &r);
+    fprintf(stderr, "\n");
+    if (st != TIR_OK) {
+        fprintf(stderr, "tirc: tune: %s\n", tir_ctx_error(ctx));
+        rc = EXIT_RUNTIME;
+    } else {
+        char dec[256];
+        tir_tile_config_text(&r.best, dec, sizeof dec);
+        printf("task %s %lldx%lldx%lld batch %lld: space %d, %d trials (%d failed) in %.1f s\n",
+               tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
+               (long long)t.batch, r.space_size, r.trials, r.failed, r.seconds);
+        printf("best %.4f ms = %.1f GFLOP/s; cuBLAS %.4f ms = %.1f GFLOP/s; %.3fx cuBLAS; "
+               "%d registers; rel. error %.2e\n",
+               r.best_ms, r.best_gflops, r.cublas_ms, r.cublas_gflops, r.cublas_ms / r.best_ms,
+               r.best_regs, r.best_rel_err);
+        printf("decisions: %s\n", dec);
+        if (o->trace) printf("trace:\n%s\n", r.best_trace);
+        if (r.db_error[0]) fprintf(stderr, "tirc: database: %s\n", r.db_error);
+        write_curve(o, &r);
+    }
+    tir_tune_result_free(&r);
+    tir_tune_db_close(db);
+    tir_rt_device_destroy(g.dev);
+    return rc;
+}
+
+/* The tuned schedule of f for bench --db: the database's best for this
+ * GPU, or the rule's default when there is none (*tuned says which). */
+tir_status tirc_tuned_schedule(tir_ctx *ctx, const opts *o, const tir_prim_func *f,
+                               tir_schedule **out, bool *tuned) {
+    *tuned = false;
+    tir_status st = tir_sched_create(ctx, f, out);
+    if (st != TIR_OK) return st;
+    tir_tune_db *db = NULL;
+    if (o->db && o->target_given) {
+        st = tir_tune_db_open(ctx, o->db, &db);
+        if (st == TIR_OK) {
+            tir_tune_record used;
+            st = tir_tune_apply_best(ctx, db, &o->target, *out, &used);
+            *tuned = st == TIR_OK;
+            if (*tuned)
+                fprintf(stderr, "tirc: %s: tuned record %lld (%s), %.4f ms when tuned\n",
+                        used.workload, (long long)used.id, used.decisions, used.median_ms);
+            if (st == TIR_ERR_TUNE_NO_RECORD) st = TIR_OK;
+        }
+        tir_tune_db_close(db);
+    }
+    int64_t M, N, K;
+    if (st == TIR_OK && !*tuned && (st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
+        tir_tune_task t = task_of(o, M, N, K);
+        tir_tile_config c = tir_tune_default(&t, o->nsm > 0 ? o->nsm : 132);
+        st = tir_tune_tiling(*out, "C", &c, NULL, NULL);
+    }
+    if (st != TIR_OK) {
+        tir_sched_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
