@@ -173,26 +173,36 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
     return TIR_OK;
 }
 
-/* The default without tuning, by shape (measured on the H200,
- * docs/performance.md runs 10-17): 128 x 128 tiles when they give about a
- * wave of blocks (LSR off when they do not divide M and N); when they do
- * not and K is long (at least twice M and N), the same tiles with split-K
- * into enough slices for 1.5 waves (at least 256 of k per slice); else
- * 64 x 64 tiles. */
+/* The smallest power-of-two split (at most 64) that brings `blocks`
+ * blocks to two waves of nsm, keeping slices of at least min_slice of k. */
+static int split_for(int64_t blocks, int nsm, int64_t K, int64_t min_slice) {
+    int s = 1;
+    while (s < 64 && blocks * s < 2 * (int64_t)nsm && K / (2 * s) >= min_slice) s *= 2;
+    return s;
+}
+
+/* The default without tuning, by shape, distilled from the tuner's
+ * results on the H200 (docs/performance.md, 2026-12-03): 128 x 128 tiles
+ * when they give about a wave of blocks (LSR off when they do not divide
+ * M and N); when they do not, the same tiles split along K towards two
+ * waves (slices of at least 256, k tiles of 16), if that reaches 0.8 of a
+ * wave; else 64 x 64 tiles of 256 threads with 4 x 4 outputs each (k
+ * tiles of 32), split towards two waves with slices of at least 128. */
 tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
     tir_tile_config c = tir_tile_config_default();
-    int64_t batch = t->op == TIR_TUNE_BATCH_MATMUL ? t->batch : 1;
-    int64_t blocks = batch * ((t->M + 127) / 128) * ((t->N + 127) / 128);
+    bool batch = t->op == TIR_TUNE_BATCH_MATMUL;
+    int64_t nb = batch ? t->batch : 1;
+    int64_t blocks = nb * ((t->M + 127) / 128) * ((t->N + 127) / 128);
     c.lsr = t->M % 128 == 0 && t->N % 128 == 0;
     if (blocks * 5 >= (int64_t)nsm * 4) return c;
-    bool long_k = t->K >= 2 * t->M && t->K >= 2 * t->N;
-    if (t->op != TIR_TUNE_BATCH_MATMUL && long_k) {
-        int s = 1;
-        while (s < 64 && blocks * s * 2 < (int64_t)nsm * 3 && t->K >= 256 * (int64_t)s * 2) s *= 2;
-        c.splitk = s;
+    int s = batch ? 1 : split_for(blocks, nsm, t->K, 256);
+    if (blocks * s * 5 >= (int64_t)nsm * 4) {
+        c.splitk = s, c.bk = 16;
         return c;
     }
-    c.warps_n = 2, c.tm = 4, c.lsr = true; /* 64 x 64 */
+    c.tm = 4, c.tn = 4, c.bk = 32, c.lsr = true; /* 64 x 64, 256 threads */
+    blocks = nb * ((t->M + 63) / 64) * ((t->N + 63) / 64);
+    c.splitk = batch ? 1 : split_for(blocks, nsm, t->K, 128);
     return c;
 }
 

@@ -46,6 +46,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         sgemm_config cfg = sgemm_config_for(M, N, K, (132 + splitk - 1) / splitk);
         cfg.staging = step == 8;
         cfg.splitk = splitk;
+        cfg.bk = 16; /* fine slices (whole k tiles), valid for both tile shapes */
         st = sgemm_schedule(*out, &cfg, hook, &h);
     } else {
         st = fused ? seed_fused(*out, step, hook, &h)
