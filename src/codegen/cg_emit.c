@@ -33,6 +33,13 @@ typedef struct cg_buf {
     LLVMValueRef ptr; /* the data pointer (param, shared global or alloca) */
     LLVMTypeRef elem; /* element type in memory */
     unsigned align;   /* bytes the data pointer is aligned to */
+    /* Local arrays: the pointer to element k, made once in the entry block
+     * at the first constant-index access and shared by all later ones.
+     * Unrolled bodies index local arrays by constants thousands of times
+     * (Step 8: ~2000 accesses to 84 elements), and a GEP per access made
+     * SROA, the pipeline's costliest pass, chew through them all. */
+    LLVMValueRef *const_ptr;
+    int64_t nconst;
 } cg_buf;
 
 typedef struct cg {
@@ -157,7 +164,7 @@ static cg_buf *add_buf(cg *g, const tir_buffer *b, LLVMValueRef ptr, unsigned al
         g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
         g->bufs = ir_xrealloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
     }
-    g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align};
+    g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align, NULL, 0};
     return &g->bufs[g->nbufs++];
 }
 
@@ -522,7 +529,14 @@ static LLVMValueRef elem_ptr(cg *g, const cg_buf *cb, LLVMValueRef idx) {
         if (ob > ib) idx = LLVMBuildSExt(g->b, idx, ot, "");
         idx = LLVMBuildNSWAdd(g->b, idx, o, "");
     }
-    return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    if (!LLVMIsAConstantInt(idx)) return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    /* a constant index: a constant expression into a shared global, or the
+     * entry block's pointer into a local array (both dominate every use) */
+    if (LLVMIsConstant(cb->ptr)) return LLVMConstInBoundsGEP2(cb->elem, cb->ptr, &idx, 1);
+    int64_t k = LLVMConstIntGetSExtValue(idx);
+    if (k < 0 || k >= cb->nconst) return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    if (!cb->const_ptr[k]) cb->const_ptr[k] = LLVMBuildInBoundsGEP2(g->ab, cb->elem, cb->ptr, &idx, 1, "");
+    return cb->const_ptr[k];
 }
 
 static const tir_ramp *dense_ramp(const tir_expr *idx, const tir_buffer *b) {
@@ -893,7 +907,11 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
             p = LLVMBuildAlloca(g->ab, at, name);
             LLVMSetAlignment(p, align);
         }
-        add_buf(g, b, p, align);
+        cg_buf *cb = add_buf(g, b, p, align);
+        if (LLVMIsAAllocaInst(p) && n <= 4096) {
+            cb->nconst = n;
+            cb->const_ptr = tir_ctx_alloc(g->ctx, sizeof *cb->const_ptr * (size_t)n);
+        }
     }
     return stmt(g, a->body);
 }
