@@ -79,12 +79,18 @@ static bool assemble(const tir_module *m, ptxas_info *info) {
     return true;
 }
 
+/* The pipeline every test compiles with: main runs all tests once per
+ * pipeline, so the fast one must give the forms they check too. */
+static tir_cg_pipeline test_pipeline = TIR_CG_PIPELINE_OPT;
+
 static const tir_module *compile_arch(tir_ctx *ctx, const tir_prim_func *f, const char *arch,
                                       bool contract) {
     tir_codegen_opts o;
     tir_codegen_opts_init(&o);
     o.arch = arch;
     o.fma_contract = contract;
+    o.pipeline = test_pipeline;
+    o.keep_llvm_ir = true;
     const tir_module *m = NULL;
     tir_status s = tir_codegen(ctx, f, &o, &m);
     if (s != TIR_OK) fail_msg("codegen of %s failed: %s", f->name, tir_ctx_error(ctx));
@@ -760,17 +766,54 @@ static void test_loop_strength_reduction(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* llvm_ir is printed only on demand; a pipeline outside the enum is refused. */
+static void test_llvm_ir_on_demand(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = ck_vector_add(ctx, 1024);
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.pipeline = test_pipeline;
+    const tir_module *m = NULL;
+    assert_int_equal(tir_codegen(ctx, f, &o, &m), TIR_OK);
+    assert_null(m->llvm_ir);
+    assert_true(m->ir_text_ms == 0);
+    assert_non_null(strstr(m->ptx, ".entry vector_add("));
+    o.keep_llvm_ir = true;
+    assert_int_equal(tir_codegen(ctx, f, &o, &m), TIR_OK);
+    assert_non_null(strstr(m->llvm_ir, "define ptx_kernel void @vector_add"));
+    o.pipeline = (tir_cg_pipeline)7;
+    expect_error(ctx, f, &o, TIR_ERR_INVALID_ARG, "pipeline 7", NULL);
+    tir_ctx_destroy(ctx);
+}
+
+/* The second run of every test: under the fast pipeline. */
+static int use_fast(void **st) {
+    (void)st;
+    test_pipeline = TIR_CG_PIPELINE_FAST;
+    return 0;
+}
+
+static int use_opt(void **st) {
+    (void)st;
+    test_pipeline = TIR_CG_PIPELINE_OPT;
+    return 0;
+}
+
+#define BOTH(f) cmocka_unit_test(f), {"fast pipeline: " #f, f, use_fast, use_opt, NULL}
+
 int main(void) {
     if (!ptxas_path()) printf("# ptxas not found: PTX is checked as text only\n");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vector_add),   cmocka_unit_test(test_symbolic_grid),
-        cmocka_unit_test(test_matmul_naive), cmocka_unit_test(test_matmul_tiled),
-        cmocka_unit_test(test_vec4),         cmocka_unit_test(test_cp_async),
-        cmocka_unit_test(test_half),         cmocka_unit_test(test_floor),
-        cmocka_unit_test(test_math),         cmocka_unit_test(test_unroll_pragma),
-        cmocka_unit_test(test_dump_llvm),    cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_occupancy),    cmocka_unit_test(test_occupancy_errors),
-        cmocka_unit_test(test_dynamic_shared), cmocka_unit_test(test_loop_strength_reduction),
+        BOTH(test_vector_add),      BOTH(test_symbolic_grid),
+        BOTH(test_matmul_naive),    BOTH(test_matmul_tiled),
+        BOTH(test_vec4),            BOTH(test_cp_async),
+        BOTH(test_half),            BOTH(test_floor),
+        BOTH(test_math),            BOTH(test_unroll_pragma),
+        BOTH(test_dump_llvm),       BOTH(test_errors),
+        BOTH(test_occupancy),       BOTH(test_occupancy_errors),
+        BOTH(test_dynamic_shared),  BOTH(test_loop_strength_reduction),
+        BOTH(test_llvm_ir_on_demand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,11 +29,27 @@ TIR_API tir_status tir_codegen_check_arch(tir_ctx *ctx, const char *arch);
  * for the launch dimensions, Allocate for shared/local arrays) into PTX.
  */
 
+/* Which LLVM pipelines tir_codegen runs (tir_codegen_opts.pipeline). */
+typedef enum tir_cg_pipeline {
+    /* default<On> (n = opt_level), NVPTX backend at the same level: the
+     * original pipeline */
+    TIR_CG_PIPELINE_OPT = 0,
+    /* default<On>, NVPTX backend at LLVM's Default level when opt_level is
+     * 3 (EarlyCSE instead of two GVN runs before instruction selection):
+     * less PTX emission time; see docs/performance.md for the PTX
+     * comparison */
+    TIR_CG_PIPELINE_FAST,
+} tir_cg_pipeline;
+
 typedef struct tir_codegen_opts {
     const char *arch;     /* "sm_80", "sm_90" (default), ... see check_arch */
     const char *features; /* LLVM NVPTX features; NULL: "+ptx78" ("+ptx80" for sm_90a) */
     bool fma_contract;    /* let a*b+c on floats fuse into fma (default true) */
     int opt_level;        /* 0..3 (default 3): pipeline default<On> */
+    tir_cg_pipeline pipeline; /* default TIR_CG_PIPELINE_OPT */
+    bool keep_llvm_ir;    /* keep the optimised LLVM IR in tir_module.llvm_ir
+                           * (default false: printing it costs ~3 ms for a
+                           * tuned kernel) */
     bool dump_llvm;       /* print LLVM IR before/after optimisation to stderr;
                            * also enabled by the environment TIR_DUMP=llvm */
     bool dynamic_shared;  /* place shared buffers in dynamic shared memory even
@@ -71,7 +87,8 @@ typedef struct tir_module {
     const char *arch;        /* "sm_90" */
     const char *ptx;         /* NUL-terminated PTX text */
     size_t ptx_len;
-    const char *llvm_ir; /* the optimised LLVM IR (for debugging) */
+    const char *llvm_ir; /* the optimised LLVM IR (for debugging), NULL unless
+                          * tir_codegen_opts.keep_llvm_ir */
     int nparams;
     const tir_kernel_param *params;
     tir_launch_dim grid[3];  /* blockIdx.x, y, z */
@@ -87,7 +104,7 @@ typedef struct tir_module {
     double compile_ms;       /* wall time of tir_codegen, of which: */
     double build_ms;         /*   the LLVM module built from the kernel, verified */
     double opt_ms;           /*   LLVM's optimisation pipeline (default<On>) */
-    double ir_text_ms;       /*   the optimised IR printed into llvm_ir */
+    double ir_text_ms;       /*   the optimised IR printed into llvm_ir (0 unless kept) */
     double ptx_ms;           /*   PTX emission by the NVPTX backend */
 } tir_module;
 

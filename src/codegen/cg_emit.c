@@ -33,6 +33,16 @@ typedef struct cg_buf {
     LLVMValueRef ptr; /* the data pointer (param, shared global or alloca) */
     LLVMTypeRef elem; /* element type in memory */
     unsigned align;   /* bytes the data pointer is aligned to */
+    /* Local arrays: the pointer to element k, made at the first
+     * constant-index access in a basic block and shared by the later ones
+     * there.  Unrolled bodies index local arrays by constants thousands of
+     * times (Step 8: ~2000 accesses to 84 elements), and a GEP per access
+     * is IR that every pass then walks.  Per block, not once in the entry
+     * block: pointers live across blocks cost instruction selection more
+     * than building them saves (Step 8 4095³, docs/performance.md). */
+    LLVMValueRef *const_ptr;
+    int64_t nconst;
+    LLVMBasicBlockRef const_bb; /* the block const_ptr's GEPs are in */
 } cg_buf;
 
 typedef struct cg {
@@ -157,7 +167,7 @@ static cg_buf *add_buf(cg *g, const tir_buffer *b, LLVMValueRef ptr, unsigned al
         g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
         g->bufs = ir_xrealloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
     }
-    g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align};
+    g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align, NULL, 0, NULL};
     return &g->bufs[g->nbufs++];
 }
 
@@ -511,7 +521,8 @@ static LLVMValueRef ramp_value(cg *g, const tir_ramp *r) {
 
 /* The pointer to element idx (a scalar value of index type) of cb,
  * elem_offset included. */
-static LLVMValueRef elem_ptr(cg *g, const cg_buf *cb, LLVMValueRef idx) {
+/* (cb is not const: its constant-index pointers are cached) */
+static LLVMValueRef elem_ptr(cg *g, cg_buf *cb, LLVMValueRef idx) {
     int64_t off;
     if (!(tir_expr_const_int(cb->buf->elem_offset, &off) && off == 0)) {
         LLVMValueRef o = expr(g, cb->buf->elem_offset);
@@ -522,7 +533,20 @@ static LLVMValueRef elem_ptr(cg *g, const cg_buf *cb, LLVMValueRef idx) {
         if (ob > ib) idx = LLVMBuildSExt(g->b, idx, ot, "");
         idx = LLVMBuildNSWAdd(g->b, idx, o, "");
     }
-    return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    if (!LLVMIsAConstantInt(idx)) return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    /* a constant index: a constant expression into a shared global, or
+     * this block's pointer into a local array */
+    if (LLVMIsConstant(cb->ptr)) return LLVMConstInBoundsGEP2(cb->elem, cb->ptr, &idx, 1);
+    int64_t k = LLVMConstIntGetSExtValue(idx);
+    if (k < 0 || k >= cb->nconst) return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(g->b);
+    if (cb->const_bb != bb) {
+        memset(cb->const_ptr, 0, sizeof *cb->const_ptr * (size_t)cb->nconst);
+        cb->const_bb = bb;
+    }
+    if (!cb->const_ptr[k])
+        cb->const_ptr[k] = LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
+    return cb->const_ptr[k];
 }
 
 static const tir_ramp *dense_ramp(const tir_expr *idx, const tir_buffer *b) {
@@ -893,7 +917,11 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
             p = LLVMBuildAlloca(g->ab, at, name);
             LLVMSetAlignment(p, align);
         }
-        add_buf(g, b, p, align);
+        cg_buf *cb = add_buf(g, b, p, align);
+        if (LLVMIsAAllocaInst(p) && n <= 4096) {
+            cb->nconst = n;
+            cb->const_ptr = tir_ctx_alloc(g->ctx, sizeof *cb->const_ptr * (size_t)n);
+        }
     }
     return stmt(g, a->body);
 }

@@ -3,9 +3,10 @@
  * Order of work: check the kernel against the lowered form (no LLVM yet),
  * emit LLVM IR into a fresh LLVMContext (one per call, so concurrent calls
  * on different ctxs do not share LLVM state), verify it, run the O3
- * pipeline, and let the NVPTX backend print PTX into memory.  LLVM reports
- * some backend errors through the context's diagnostic handler, whose
- * default exits the process; ours records the first error instead.
+ * pipeline, and let the NVPTX backend (at a level tir_cg_pipeline picks)
+ * print PTX into memory.  LLVM reports some backend errors through the
+ * context's diagnostic handler, whose default exits the process; ours
+ * records the first error instead.
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -109,6 +110,18 @@ static const char *arena_copy(tir_ctx *ctx, const char *s, size_t n) {
     return d;
 }
 
+/* The NVPTX backend's level.  At Aggressive its IR passes run GVN twice
+ * before instruction selection, at Default EarlyCSE: for the Step 8
+ * kernel GVN is ~30% of the backend's time and ptxas makes nearly the
+ * same code either way (docs/performance.md, compile time), hence the
+ * fast pipeline's choice. */
+static LLVMCodeGenOptLevel backend_level(const tir_codegen_opts *o) {
+    if (o->opt_level == 0) return LLVMCodeGenLevelNone;
+    if (o->opt_level == 1) return LLVMCodeGenLevelLess;
+    if (o->opt_level == 2 || o->pipeline == TIR_CG_PIPELINE_FAST) return LLVMCodeGenLevelDefault;
+    return LLVMCodeGenLevelAggressive;
+}
+
 /* The LLVM half of tir_codegen: everything made here is freed here. */
 static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
                            const tir_codegen_opts *o, const tir_target *t, const char *name,
@@ -122,12 +135,9 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
         return s;
     }
     const char *features = o->features ? o->features : t->ptx_features;
-    LLVMCodeGenOptLevel lvl = o->opt_level == 0   ? LLVMCodeGenLevelNone
-                              : o->opt_level == 1 ? LLVMCodeGenLevelLess
-                              : o->opt_level == 2 ? LLVMCodeGenLevelDefault
-                                                  : LLVMCodeGenLevelAggressive;
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, o->arch, features, lvl,
-                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, o->arch, features,
+                                                      backend_level(o), LLVMRelocDefault,
+                                                      LLVMCodeModelDefault);
     if (!tm)
         return tir_ctx_fail(ctx, TIR_ERR_LLVM,
                             "codegen: LLVM could not create a target "
@@ -177,12 +187,14 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     m->opt_ms = t2 - t1;
     if (s == TIR_OK) {
         if (dump) dump_module(mod, "after optimisation", name);
-        char *ir = LLVMPrintModuleToString(mod);
-        m->llvm_ir = arena_copy(ctx, ir, strlen(ir));
-        LLVMDisposeMessage(ir);
-        double t3 = ir_now_ms();
-        m->ir_text_ms = t3 - t2;
-        t2 = t3;
+        if (o->keep_llvm_ir) { /* on demand: nothing else reads it */
+            char *ir = LLVMPrintModuleToString(mod);
+            m->llvm_ir = arena_copy(ctx, ir, strlen(ir));
+            LLVMDisposeMessage(ir);
+            double t3 = ir_now_ms();
+            m->ir_text_ms = t3 - t2;
+            t2 = t3;
+        }
         LLVMMemoryBufferRef buf = NULL;
         lsr_acquire(info->lsr);
         LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf);
@@ -243,6 +255,9 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     if (o.opt_level < 0 || o.opt_level > 3)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: opt_level %d is not in 0..3",
                             o.opt_level);
+    if (o.pipeline != TIR_CG_PIPELINE_OPT && o.pipeline != TIR_CG_PIPELINE_FAST)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: pipeline %d is not a tir_cg_pipeline",
+                            (int)o.pipeline);
     cg_info info;
     const tir_target *target = tir_target_find(o.arch);
     TIR_ASSERT(target); /* tir_codegen_check_arch accepted it */

@@ -190,6 +190,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--arch")) {
             if (!(o->arch = value(argc, argv, &i)))
                 return tirc_usage_error("--arch wants e.g. sm_90");
+        } else if (!strcmp(a, "--opt")) {
+            if (!(v = value(argc, argv, &i)) || (strcmp(v, "fast") && strcmp(v, "O3")))
+                return tirc_usage_error("--opt wants fast or O3 (LLVM pipelines, see "
+                                        "tir_cg_pipeline)");
+            o->fast_pipeline = !strcmp(v, "fast");
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             o->verbose = true;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -256,11 +261,13 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
-               "                          [--epilogue E] [--tile T] [--splitk S] [-v]\n\n"
+               "                          [--epilogue E] [--tile T] [--splitk S] [-v]\n"
+               "                          [--opt fast|O3]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
-               "optimisation, LLVM IR text, PTX emission).\n"
+               "optimisation, LLVM IR text, PTX emission).  --opt picks the LLVM pipeline:\n"
+               "O3 (default; backend at O3) or fast (backend at O2, see docs/performance.md).\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
                "%s\n%s",
                examples_help, exit_help);
@@ -298,7 +305,8 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "bench")) {
         printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
-               "                            [--epilogue E] [--arch sm_90] [--splitk S]\n\n"
+               "                            [--epilogue E] [--arch sm_90] [--splitk S]\n"
+               "                            [--opt fast|O3]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"
@@ -310,6 +318,7 @@ int tirc_help(const char *cmd) {
                "has one thread per column: N <= 1024) shows n/a and does not fail the run.\n"
                "--plot draws the steps against cuBLAS per size with gnuplot; without gnuplot\n"
                "it writes the data (.dat) and the script (.gp) next to the file and says so.\n"
+               "--opt fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs.\n"
                "Needs a GPU (exit 3 without).  Progress goes to stderr.\n\n"
                "%s\n%s",
                examples_help, exit_help);

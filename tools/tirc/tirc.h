@@ -51,6 +51,7 @@ typedef struct opts {
     const char *arch, *out, *csv, *json, *plot;
     bool trace, each, sim, gpu, help;
     bool verbose; /* ptx -v: compile time per phase */
+    bool fast_pipeline; /* --opt fast: TIR_CG_PIPELINE_FAST (--opt O3: the default) */
     int runs, warmup;
     uint64_t seed;
     bool seed_given;
