@@ -192,8 +192,9 @@ static void run_sim(void **state) {
                      0);
     assert_int_equal(count(out, "  ok  "), 2);
     assert_non_null(strstr(out, "step 8 split-K"));
-    /* 64x64 tiles of 256 threads (tir_tune_default's small tiles): few blocks */
-    assert_non_null(strstr(out, "grid 1x1x3 block 256x1x1"));
+    /* 32x32 tiles of 128 threads (tir_tune_default's smallest): 2 x 1 blocks
+     * per slice */
+    assert_non_null(strstr(out, "grid 1x2x3 block 128x1x1"));
     assert_int_equal(count(out, "(2 kernels"), 2);
     /* Without a driver, `run` falls back to the simulator and says so. */
     assert_int_equal(tirc_run("MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1",

@@ -187,7 +187,9 @@ static int split_for(int64_t blocks, int nsm, int64_t K, int64_t min_slice) {
  * M and N); when they do not, the same tiles split along K towards two
  * waves (slices of at least 256, k tiles of 16), if that reaches 0.8 of a
  * wave; else 64 x 64 tiles of 256 threads with 4 x 4 outputs each (k
- * tiles of 32), split towards two waves with slices of at least 128. */
+ * tiles of 32), split towards two waves with slices of at least 128 when
+ * K >= 512; when that leaves fewer than two waves and K is short, 32 x 32
+ * tiles of 128 threads with 4 x 2 outputs each (k tiles of 16). */
 tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
     tir_tile_config c = tir_tile_config_default();
     bool batch = t->op == TIR_TUNE_BATCH_MATMUL;
@@ -202,7 +204,9 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
     }
     c.tm = 4, c.tn = 4, c.bk = 32, c.lsr = true; /* 64 x 64, 256 threads */
     blocks = nb * ((t->M + 63) / 64) * ((t->N + 63) / 64);
-    c.splitk = batch ? 1 : split_for(blocks, nsm, t->K, 128);
+    c.splitk = batch || t->K < 512 ? 1 : split_for(blocks, nsm, t->K, 128);
+    if (blocks * c.splitk >= 2 * (int64_t)nsm || t->K >= 512) return c;
+    c.warps_m = 1, c.warps_n = 4, c.tm = 4, c.tn = 2, c.bk = 16, c.vec = 2; /* 32 x 32 */
     return c;
 }
 
