@@ -37,7 +37,7 @@ typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 sgemm_config sgemm_default_config(void) {
     sgemm_config c = {.warps_m = 2, .warps_n = 4, .threads_m = 8, .threads_n = 4,
                       .tm = 8, .tn = 8, .bk = 8, .vec = 4, .staging = true, .pad = 4,
-                      .splitk = 1};
+                      .splitk = 1, .splitk_atomic = false};
     return c;
 }
 
@@ -172,7 +172,8 @@ static tir_status caches(tir_schedule *s, const sgemm_config *cfg, tir_block_rv 
     return TIR_OK;
 }
 
-/* The accumulator in registers, written back under the thread loop. */
+/* The accumulator in registers, written back under the thread loop (as
+ * float4 stores, scalar atomic adds with splitk_atomic). */
 static tir_status accumulator(tir_schedule *s, const sgemm_config *cfg, tir_block_rv c,
                               tir_loop_rv thread, hook_fn hook, void *user) {
     tir_block_rv acc;
@@ -184,7 +185,8 @@ static tir_status accumulator(tir_schedule *s, const sgemm_config *cfg, tir_bloc
     tir_loop_rv i = loops[n - 2], parts[2];
     CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, cfg->vec},
                          parts));
-    CALL(tir_sched_vectorize(s, parts[1]));
+    bool atomic = cfg->splitk > 1 && cfg->splitk_atomic;
+    CALL(atomic ? tir_sched_unroll(s, parts[1]) : tir_sched_vectorize(s, parts[1]));
     CALL(tir_sched_unroll(s, parts[0]));
     CALL(tir_sched_unroll(s, i));
     return TIR_OK;
@@ -259,7 +261,11 @@ tir_status sgemm_schedule(tir_schedule *s, const sgemm_config *cfg, hook_fn hook
     if (cfg->splitk > 1) {
         wb = c;
         if ((st = rfactor_k(s, cfg, wb, &c, &kz, hook, user)) != TIR_OK) return st;
-        if ((st = write_back(s, cfg, wb, hook, user)) != TIR_OK) return st;
+        if (cfg->splitk_atomic)
+            CALL(tir_sched_annotate_block_int(s, wb, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
+                                              1));
+        else if ((st = write_back(s, cfg, wb, hook, user)) != TIR_OK)
+            return st;
     }
     if ((st = tile(s, cfg, c, kz, &thread, &k0, &k1, hook, user)) != TIR_OK) return st;
     if ((st = accumulator(s, cfg, c, thread, hook, user)) != TIR_OK) return st;

@@ -7,6 +7,7 @@
  * kernels of one case are a golden (tests/data/lower/splitk.tir;
  * MINITIR_UPDATE_GOLDENS=1 rewrites it). */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,10 +19,10 @@
 #include "sgemm.h"
 #include "splitk.h"
 
-static bool step8;
+static bool step8, atomic;
 
 static int setup(void **st) {
-    step8 = false; /* a failed test may leave it set */
+    step8 = atomic = false; /* a failed test may leave them set */
     *st = tir_ctx_create();
     return *st ? 0 : -1;
 }
@@ -31,12 +32,14 @@ static int teardown(void **st) {
 }
 
 /* The simple split-K schedule (examples/splitk), or with step8 the Step 8
- * tiles with split-K (sgemm.c, sgemm_config.splitk). */
+ * tiles with split-K (sgemm.c, sgemm_config.splitk; with atomic,
+ * sgemm_config.splitk_atomic). */
 static const tir_prim_func *scheduled(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     tir_schedule *s = NULL;
     assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), &s), TIR_OK);
     sgemm_config cfg = sgemm_default_config();
     cfg.splitk = split;
+    cfg.splitk_atomic = atomic;
     tir_status st = step8 ? sgemm_schedule(s, &cfg, NULL, NULL) : splitk_schedule(s, split);
     if (st != TIR_OK) fail_msg("split-K schedule: %s", tir_ctx_error(ctx));
     const tir_prim_func *f = tir_sched_func(s);
@@ -81,6 +84,61 @@ static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
         if (memcmp(&ref[i], &out[i], 4) != 0)
             fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
     free(a), free(b), free(ref), free(out);
+}
+
+/* The atomic split-K (Step 8 tiles, atomic_reduction): kernels [zero C,
+ * partial sums added atomically], no workspace, C unwritten before the
+ * first kernel; random floats, so the interpreter's k order and the
+ * slices' sum differ in rounding: within a float tolerance. */
+static void run_atomic_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+    step8 = atomic = true;
+    const tir_prim_func *f = scheduled(ctx, M, N, K, split);
+    step8 = atomic = false;
+    tir_kernel_set ks;
+    if (tir_lower_kernels(ctx, f, NULL, &ks) != TIR_OK)
+        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
+    assert_int_equal(ks.nkernels, 2);
+    assert_int_equal(ks.nworkspace, 0);
+    size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
+    assert_true(a && b && ref && out);
+    uint64_t r = 88172645463325252ull;
+    for (size_t i = 0; i < na + nb; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        float v = (float)(r % 20001) / 10000.0f - 1.0f;
+        if (i < na) a[i] = v; else b[i - na] = v;
+    }
+    memset(out, 0xff, nc * 4);
+    tir_arg ia[3] = {{.data = a}, {.data = b}, {.data = ref}};
+    tir_interp_opts io = {.uninit_params = 4};
+    if (tir_interp_run(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), 3, ia, &io) != TIR_OK)
+        fail_msg("interpreter: %s", tir_ctx_error(ctx));
+    tir_arg sa[3] = {{.data = a}, {.data = b}, {.data = out}};
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
+    tir_sim_report rep[2];
+    if (tir_sim_run_kernels(ctx, &ks, 3, sa, &so, rep) != TIR_OK)
+        fail_msg("simulator (%lldx%lldx%lld split %d atomic): %s", (long long)M, (long long)N,
+                 (long long)K, split, tir_ctx_error(ctx));
+    assert_int_equal(rep[0].grid[2], 1);
+    assert_int_equal(rep[0].atomic_adds, 0);
+    assert_int_equal(rep[1].grid[2], split);
+    /* one add per partial sum: every slice of every element, once */
+    assert_int_equal(rep[1].atomic_adds, split * M * N);
+    for (size_t i = 0; i < nc; i++) {
+        float tol = 2e-6f * (float)K * (1.0f + fabsf(ref[i]));
+        if (!(fabsf(ref[i] - out[i]) <= tol))
+            fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
+    }
+    free(a), free(b), free(ref), free(out);
+}
+
+/* Odd sizes: ragged tiles, a split that does not divide K. */
+static void test_splitk_atomic_odd(void **st) {
+    tir_ctx *ctx = *st;
+    run_atomic_case(ctx, 200, 136, 300, 3);
+    run_atomic_case(ctx, 1000, 520, 333, 2);
+    run_atomic_case(ctx, 129, 7, 64, 2);
+    run_atomic_case(ctx, 33, 45, 301, 4);
 }
 
 static void test_splitk_sim_odd(void **st) {
@@ -197,6 +255,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_splitk_sim_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_step8_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),
