@@ -141,6 +141,114 @@ static void test_splitk_atomic_odd(void **st) {
     run_atomic_case(ctx, 33, 45, 301, 4);
 }
 
+/* ------------------------------------------------ atomic_reduction misuse */
+
+static const char max_red[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 8), \"int32\"), C: T.Buffer((4,), \"int32\")):\n"
+    "    for i, k in T.grid(4, 8):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(C[vi])\n"
+    "            with T.init():\n"
+    "                C[vi] = -2147483648\n"
+    "            C[vi] = T.max(C[vi], A[vi, vk])\n";
+
+/* f scheduled: split its reduce loop (the last loop of block C) into
+ * [2, None] and rfactor the outer part (rfactor false: neither). */
+static tir_schedule *split_rfactor(tir_ctx *ctx, const tir_prim_func *f, bool rfactor) {
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    tir_block_rv c, rf;
+    const tir_loop_rv *l;
+    int n;
+    tir_loop_rv k2[2];
+    assert_int_equal(tir_sched_get_block(s, "C", &c), TIR_OK);
+    assert_int_equal(tir_sched_get_loops(s, c, &l, &n), TIR_OK);
+    if (!rfactor) return s;
+    assert_int_equal(tir_sched_split(s, l[n - 1], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, k2),
+                     TIR_OK);
+    assert_int_equal(tir_sched_rfactor(s, k2[0], 0, &rf), TIR_OK);
+    return s;
+}
+
+static void annotate(tir_schedule *s, const char *block) {
+    tir_block_rv b;
+    assert_int_equal(tir_sched_get_block(s, block, &b), TIR_OK);
+    assert_int_equal(tir_sched_annotate_block_int(s, b, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
+                                                  1),
+                     TIR_OK);
+}
+
+/* tir_lower_kernels refuses s's function: TIR_ERR_LOWER naming the block,
+ * with why, and the IR with the block marked. */
+static void expect_refused(tir_ctx *ctx, tir_schedule *s, const char *block, const char *why) {
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks), TIR_ERR_LOWER);
+    const char *msg = tir_ctx_error(ctx);
+    char head[128];
+    snprintf(head, sizeof head, "block %s (annotated atomic_reduction): ", block);
+    if (!strstr(msg, head) || !strstr(msg, why) || !strstr(msg, "^^^"))
+        fail_msg("expected \"%s%s\" with the IR marked, got:\n%s", head, why, msg);
+    tir_sched_destroy(s);
+}
+
+static void test_splitk_atomic_misuse(void **st) {
+    tir_ctx *ctx = *st;
+    /* 1. not a reduction block: a cache_read copy */
+    tir_schedule *s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    tir_block_rv c, cache;
+    assert_int_equal(tir_sched_get_block(s, "C_rf", &c), TIR_OK);
+    assert_int_equal(tir_sched_cache_read(s, c, 0, "shared", 0, NULL, &cache), TIR_OK);
+    annotate(s, "A_shared");
+    expect_refused(ctx, s, "A_shared", "not a reduction block");
+    /* 2. a max reduction */
+    const tir_prim_func *fmax = NULL;
+    assert_int_equal(tir_parse_func(ctx, max_red, strlen(max_red), &fmax), TIR_OK);
+    s = split_rfactor(ctx, fmax, true);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "its combiner is Max, not Add");
+    /* 3. float64 */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F64), true);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "atomic adds are float32 only; the output is float64");
+    /* 4. no partial results: the matmul itself, or the rfactor block */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), false);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "does not sum a global buffer that the root block allocates");
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    annotate(s, "C_rf");
+    expect_refused(ctx, s, "C_rf", "does not sum a global buffer");
+    /* 5. partial sums accumulated in global memory (examples/splitk) */
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), &s), TIR_OK);
+    assert_int_equal(splitk_schedule(s, 2), TIR_OK);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "the partial results are read by another loop nest");
+    /* 6. a scheduled write-back (Step 8's, in a register) */
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32), &s), TIR_OK);
+    sgemm_config cfg = sgemm_default_config();
+    cfg.splitk = 2;
+    assert_int_equal(sgemm_schedule(s, &cfg, NULL, NULL), TIR_OK);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "its loop nest holds other blocks");
+    /* 7. two annotated blocks */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    annotate(s, "C");
+    annotate(s, "C_rf");
+    expect_refused(ctx, s, "C", "a second annotated block");
+    /* annotated with 0: off, the two-kernel write-back (unbound here) */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    assert_int_equal(tir_sched_get_block(s, "C", &c), TIR_OK);
+    assert_int_equal(tir_sched_annotate_block_int(s, c, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
+                                                  0),
+                     TIR_OK);
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "kernel 0 of 2"));
+    tir_sched_destroy(s);
+}
+
 static void test_splitk_sim_odd(void **st) {
     tir_ctx *ctx = *st;
     run_case(ctx, 33, 45, 200, 3);
@@ -256,6 +364,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_splitk_sim_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_step8_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_misuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),

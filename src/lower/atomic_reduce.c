@@ -103,7 +103,10 @@ static tir_status check_sum(atomic_wb *a, const tir_buffer_store **out_st) {
                          "annotate the write-back block that rfactor leaves",
                       NULL);
     if (st->value->kind != TIR_KIND_ADD)
-        return refuse(a, "the reduction combines with ", tir_kind_name(st->value->kind));
+        return refuse(a, tir_ctx_sprintf(a->ctx, "its combiner is %s, not Add (atomic adds only "
+                                                 "sum)",
+                                         tir_kind_name(st->value->kind)),
+                      NULL);
     if (!summand(st)) return refuse(a, "its update is not out[...] = out[...] + x", NULL);
     char dt[32];
     if (!tir_dtype_eq(st->buffer->dtype, TIR_F32))
@@ -111,7 +114,8 @@ static tir_status check_sum(atomic_wb *a, const tir_buffer_store **out_st) {
                       tir_dtype_str(st->buffer->dtype, dt, sizeof dt));
     bool param = false;
     for (int i = 0; i < a->f->nparams; i++) param |= a->f->buffer_map[i] == st->buffer;
-    if (!param) return refuse(a, "its output is not a parameter of the function: ", st->buffer->name);
+    if (!param)
+        return refuse(a, "its output is not a parameter of the function: ", st->buffer->name);
     const tir_buffer_store *init = tir_as_tir_buffer_store(b->init);
     const tir_float_imm *z = init ? tir_as_tir_float_imm(init->value) : NULL;
     if (!z || z->value != 0 || init->buffer != st->buffer)
