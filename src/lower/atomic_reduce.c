@@ -161,21 +161,13 @@ static tir_status check_operand(atomic_wb *a, const tir_buffer_store *st,
     return TIR_OK;
 }
 
-/* The write-back is the only block of its top-level statement, and the
- * partial results are not read anywhere else. */
-static tir_status check_place(atomic_wb *a, int n, const tir_stmt *const *stmts) {
+/* The write-back is the only block of its top-level statement (which is
+ * not lowered: nothing scheduled in it would take effect). */
+static tir_status check_alone(atomic_wb *a, int n, const tir_stmt *const *stmts) {
     a->stmt = -1;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && a->stmt < 0; i++) {
         find_state fs = find_annotated(stmts[i]);
-        if (fs.n == 0) {
-            if (lower_buffer_use(stmts[i], a->rf).load)
-                return refuse(a, "the partial results are read by another loop nest (e.g. "
-                                 "accumulated in global memory): each must be stored once, "
-                                 "e.g. from a cache_write to local, to become one atomic "
-                                 "add; read: ",
-                              a->rf->name);
-            continue;
-        }
+        if (fs.n == 0) continue;
         if (fs.nblocks != 1)
             return refuse(a, "its loop nest holds other blocks; the write-back is not lowered "
                              "with atomic adds, so leave it unscheduled (no cache_write, "
@@ -184,6 +176,18 @@ static tir_status check_place(atomic_wb *a, int n, const tir_stmt *const *stmts)
         a->stmt = i;
     }
     if (a->stmt < 0) return refuse(a, "it is not in a top-level loop nest of the root block", NULL);
+    return TIR_OK;
+}
+
+/* The partial results are not read outside the write-back: each is
+ * stored once and becomes one atomic add. */
+static tir_status check_rf_reads(atomic_wb *a, int n, const tir_stmt *const *stmts) {
+    for (int i = 0; i < n; i++)
+        if (i != a->stmt && lower_buffer_use(stmts[i], a->rf).load)
+            return refuse(a, "the partial results are read by another loop nest (e.g. "
+                             "accumulated in global memory): each must be stored once, e.g. "
+                             "from a cache_write to local, to become one atomic add; read: ",
+                          a->rf->name);
     return TIR_OK;
 }
 
@@ -298,9 +302,10 @@ tir_status lower_atomic_split(tir_ctx *ctx, const tir_prim_func *f, tir_kernel_s
         return refuse(&a, "a second annotated block (at most one per function)", NULL);
     }
     const tir_buffer_store *st = NULL;
+    TIR_TRY(check_alone(&a, *n, *stmts));
     TIR_TRY(check_sum(&a, &st));
     TIR_TRY(check_operand(&a, st, ks));
-    TIR_TRY(check_place(&a, *n, *stmts));
+    TIR_TRY(check_rf_reads(&a, *n, *stmts));
     rw_state rw = {{ctx, {0}, NULL}, &a};
     rw.m.on[TIR_KIND_BUFFER_STORE] = rw_store;
     rw.m.on[TIR_KIND_BLOCK] = rw_block;
