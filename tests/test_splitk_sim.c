@@ -47,22 +47,43 @@ static const tir_prim_func *scheduled(tir_ctx *ctx, int64_t M, int64_t N, int64_
     return f;
 }
 
-/* One case: the simulator's C equals the interpreter's. */
-static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+/* The kernel set of one case, checked: two kernels; C_rf as workspace,
+ * or with atomic none (the kernels: zero C, the partial sums added). */
+static tir_kernel_set lowered(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     const tir_prim_func *f = scheduled(ctx, M, N, K, split);
     tir_kernel_set ks;
     if (tir_lower_kernels(ctx, f, NULL, &ks) != TIR_OK)
         fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
     assert_int_equal(ks.nkernels, 2);
-    assert_int_equal(ks.nworkspace, 1);
-    assert_int_equal(tir_buffer_const_size(ks.workspace[0]), split * M * N);
+    assert_int_equal(ks.nworkspace, atomic ? 0 : 1);
+    if (!atomic) assert_int_equal(tir_buffer_const_size(ks.workspace[0]), split * M * N);
+    return ks;
+}
+
+/* The launches: the partial sums' kernel has the split on blockIdx.z; with
+ * atomic it is second and makes one add per partial sum (every slice of
+ * every element, once). */
+static void check_reports(const tir_sim_report *rep, int64_t M, int64_t N, int split) {
+    int main_k = atomic ? 1 : 0;
+    assert_int_equal(rep[main_k].grid[2], split);
+    assert_int_equal(rep[1 - main_k].grid[2], 1);
+    assert_int_equal(rep[main_k].atomic_adds, atomic ? split * M * N : 0);
+    assert_int_equal(rep[1 - main_k].atomic_adds, 0);
+}
+
+/* One case: the simulator's C (C starts unwritten and poisoned) equals
+ * the interpreter's: bit for bit on small-integer inputs (every summation
+ * order is exact); with atomic on random floats within a tolerance, since
+ * the slices' sum and the interpreter's k order round differently. */
+static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+    tir_kernel_set ks = lowered(ctx, M, N, K, split);
     size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
     float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
     assert_true(a && b && ref && out);
     uint64_t r = 88172645463325252ull;
     for (size_t i = 0; i < na + nb; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        float v = (float)((int64_t)(r % 7) - 3);
+        float v = atomic ? (float)(r % 20001) / 10000.0f - 1.0f : (float)((int64_t)(r % 7) - 3);
         if (i < na) a[i] = v; else b[i - na] = v;
     }
     memset(ref, 0xff, nc * 4);
@@ -76,60 +97,22 @@ static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
     tir_sim_report rep[2];
     if (tir_sim_run_kernels(ctx, &ks, 3, sa, &so, rep) != TIR_OK)
-        fail_msg("simulator (%lldx%lldx%lld split %d): %s", (long long)M, (long long)N,
-                 (long long)K, split, tir_ctx_error(ctx));
-    assert_int_equal(rep[0].grid[2], split);
-    assert_int_equal(rep[1].grid[2], 1);
-    for (size_t i = 0; i < nc; i++)
-        if (memcmp(&ref[i], &out[i], 4) != 0)
+        fail_msg("simulator (%lldx%lldx%lld split %d%s): %s", (long long)M, (long long)N,
+                 (long long)K, split, atomic ? " atomic" : "", tir_ctx_error(ctx));
+    check_reports(rep, M, N, split);
+    for (size_t i = 0; i < nc; i++) {
+        float tol = atomic ? 2e-6f * (float)K * (1.0f + fabsf(ref[i])) : 0.0f;
+        if (atomic ? !(fabsf(ref[i] - out[i]) <= tol) : memcmp(&ref[i], &out[i], 4) != 0)
             fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
+    }
     free(a), free(b), free(ref), free(out);
 }
 
-/* The atomic split-K (Step 8 tiles, atomic_reduction): kernels [zero C,
- * partial sums added atomically], no workspace, C unwritten before the
- * first kernel; random floats, so the interpreter's k order and the
- * slices' sum differ in rounding: within a float tolerance. */
+/* The atomic split-K (Step 8 tiles, atomic_reduction). */
 static void run_atomic_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     step8 = atomic = true;
-    const tir_prim_func *f = scheduled(ctx, M, N, K, split);
+    run_case(ctx, M, N, K, split);
     step8 = atomic = false;
-    tir_kernel_set ks;
-    if (tir_lower_kernels(ctx, f, NULL, &ks) != TIR_OK)
-        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
-    assert_int_equal(ks.nkernels, 2);
-    assert_int_equal(ks.nworkspace, 0);
-    size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
-    float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
-    assert_true(a && b && ref && out);
-    uint64_t r = 88172645463325252ull;
-    for (size_t i = 0; i < na + nb; i++) {
-        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        float v = (float)(r % 20001) / 10000.0f - 1.0f;
-        if (i < na) a[i] = v; else b[i - na] = v;
-    }
-    memset(out, 0xff, nc * 4);
-    tir_arg ia[3] = {{.data = a}, {.data = b}, {.data = ref}};
-    tir_interp_opts io = {.uninit_params = 4};
-    if (tir_interp_run(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), 3, ia, &io) != TIR_OK)
-        fail_msg("interpreter: %s", tir_ctx_error(ctx));
-    tir_arg sa[3] = {{.data = a}, {.data = b}, {.data = out}};
-    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
-    tir_sim_report rep[2];
-    if (tir_sim_run_kernels(ctx, &ks, 3, sa, &so, rep) != TIR_OK)
-        fail_msg("simulator (%lldx%lldx%lld split %d atomic): %s", (long long)M, (long long)N,
-                 (long long)K, split, tir_ctx_error(ctx));
-    assert_int_equal(rep[0].grid[2], 1);
-    assert_int_equal(rep[0].atomic_adds, 0);
-    assert_int_equal(rep[1].grid[2], split);
-    /* one add per partial sum: every slice of every element, once */
-    assert_int_equal(rep[1].atomic_adds, split * M * N);
-    for (size_t i = 0; i < nc; i++) {
-        float tol = 2e-6f * (float)K * (1.0f + fabsf(ref[i]));
-        if (!(fabsf(ref[i] - out[i]) <= tol))
-            fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
-    }
-    free(a), free(b), free(ref), free(out);
 }
 
 /* Odd sizes: ragged tiles, a split that does not divide K. */
