@@ -30,7 +30,13 @@ typedef tir_tile_config sgemm_config;
  * first, so the tiles above compute C_rf[s, i, j], the partial sum of the
  * s-th slice of k, with s bound to blockIdx.z; block C then sums C_rf over
  * s in a second kernel (tir_lower_kernels): i and j fused, 256 threads per
- * block, one element per thread, coalesced. */
+ * block, one element per thread, coalesced.
+ *
+ * With splitk_atomic, block C is annotated atomic_reduction instead
+ * (docs/lowering.md): each block adds its partial sums to C with atomic
+ * float adds after a kernel that zeroes C, no C_rf and no second pass over
+ * it; the summation order, hence the rounding, varies from run to run.
+ * Its C_rf stores are then scalar (no vector atomic add). */
 
 /* The configuration above: 128 x 128 x 8, 256 threads, 8 x 8 per thread. */
 sgemm_config sgemm_default_config(void);

@@ -296,6 +296,25 @@ static void test_cp_async(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* atomic_add: a relaxed atomicrmw fadd, atom.global.add.f32 in the PTX
+ * (assembled by ptxas where installed). */
+static void test_atomic_add(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    static const char text[] =
+        "@T.prim_func\n"
+        "def asum(A: T.Buffer((64,), \"float32\"), C: T.Buffer((1,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            T.atomic_add(T.address_of(C[0]), A[bx * 32 + tx])\n";
+    const tir_prim_func *f = NULL;
+    assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
+    const tir_module *m = compile(ctx, f);
+    assert_int_equal(count(m->ptx, "atom.global.add.f32"), 1);
+    assert_int_equal(count(m->ptx, "st.global"), 0);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_half(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
@@ -523,6 +542,20 @@ static void test_errors(void **st) {
     const tir_stmt *cp = tir_allocate_new(
         ctx, S2, tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 3, cargs)));
     expect_error(ctx, one_buf_func(ctx, A, cp), NULL, TIR_ERR_UNSUPPORTED, "cp_async", "16");
+    /* atomic_add into shared memory, or of float64 */
+    const tir_expr *aargs[2] = {cargs[0], tir_f32(ctx, 1)};
+    const tir_stmt *at = tir_allocate_new(
+        ctx, S2, tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_ATOMIC_ADD, 2, aargs)));
+    expect_error(ctx, one_buf_func(ctx, A, at), NULL, TIR_ERR_UNSUPPORTED, "atomic_add",
+                 "scope shared (want global)");
+    const tir_buffer *D = tir_buffer_simple(ctx, "D", TIR_F64, 1, &n, TIR_SCOPE_GLOBAL);
+    const tir_expr *dargs[2] = {tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
+                                             (const tir_expr *[]){tir_load(ctx, D, 1, &z)}),
+                                tir_float(ctx, TIR_F64, 1)};
+    const tir_stmt *ad =
+        tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_ATOMIC_ADD, 2, dargs));
+    expect_error(ctx, one_buf_func(ctx, D, ad), NULL, TIR_ERR_UNSUPPORTED, "atomic_add",
+                 "float32 only");
     const tir_expr *sync = tir_call_new(ctx, TIR_VOID, TIR_INTRIN_SYNCTHREADS, 0, NULL);
     const tir_var *lv = tir_var_new(ctx, "lv", TIR_I32);
     expect_error(ctx, one_buf_func(ctx, A, tir_evaluate_new(ctx, tir_let_new(ctx, lv, z, sync))),
@@ -814,6 +847,7 @@ int main(void) {
         BOTH(test_occupancy),       BOTH(test_occupancy_errors),
         BOTH(test_dynamic_shared),  BOTH(test_loop_strength_reduction),
         BOTH(test_llvm_ir_on_demand),
+        BOTH(test_atomic_add),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

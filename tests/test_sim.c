@@ -436,6 +436,71 @@ static void test_global_races(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* atomic_add (check_global_races): adds from every thread of two blocks
+ * into one element are not races; an atomic add and a plain access of one
+ * element by unordered threads are, in either order. */
+static const char *atomic_sum_text =
+    "@T.prim_func\n"
+    "def asum(A: T.Buffer((64,), \"float32\"), C: T.Buffer((1,), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "            T.atomic_add(T.address_of(C[0]), A[bx * 32 + tx])\n";
+static const char *atomic_store_text =
+    "@T.prim_func\n"
+    "def astore(A: T.Buffer((64,), \"float32\"), C: T.Buffer((32,), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "            if bx == 0:\n"
+    "                T.atomic_add(T.address_of(C[tx]), A[tx])\n"
+    "            else:\n"
+    "                C[tx] = A[tx]\n";
+static const char *atomic_after_load_text =
+    "@T.prim_func\n"
+    "def aload(A: T.Buffer((64,), \"float32\"), C: T.Buffer((32,), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "            if bx == 0:\n"
+    "                A[tx] = C[tx]\n"
+    "            else:\n"
+    "                T.atomic_add(T.address_of(C[tx]), A[32 + tx])\n";
+
+static void test_global_atomics(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    float a[64], c[32] = {0};
+    fill(a, 64, 23);
+    tir_arg args[2] = {{a, 0}, {c, 0}};
+    tir_sim_opts opts = {.check_global_races = true, .check_uninit = true};
+    tir_sim_report rep;
+    assert_int_equal(tir_sim_run(ctx, parse(ctx, atomic_sum_text), 2, args, &opts, &rep), TIR_OK);
+    assert_int_equal(rep.atomic_adds, 64);
+    float want = 0;
+    for (int i = 0; i < 64; i++) want += a[i]; /* the simulator's order: blocks, threads */
+    assert_true(c[0] == want);
+    /* the interpreter adds too */
+    c[0] = 1.0f;
+    assert_int_equal(tir_interp_run(ctx, parse(ctx, atomic_sum_text), 2, args, NULL), TIR_OK);
+    assert_true(fabsf(c[0] - (want + 1.0f)) < 1e-4f);
+    const char *s1[] = {"blockIdx (1, 0, 0), threadIdx (0, 0, 0): global-memory race on global "
+                        "C[0]: this thread writes it, and blockIdx (0, 0, 0), threadIdx (0, 0, 0) "
+                        "atomically added to it (threads of different blocks are never ordered)",
+                        NULL};
+    expect_error(ctx, tir_sim_run(ctx, parse(ctx, atomic_store_text), 2, args, &opts, NULL),
+                 TIR_ERR_SIM_RACE, s1);
+    const char *s2[] = {"blockIdx (1, 0, 0), threadIdx (0, 0, 0): global-memory race on global "
+                        "C[0]: this thread atomically adds to it, and blockIdx (0, 0, 0), "
+                        "threadIdx (0, 0, 0) read it",
+                        NULL};
+    expect_error(ctx, tir_sim_run(ctx, parse(ctx, atomic_after_load_text), 2, args, &opts, NULL),
+                 TIR_ERR_SIM_RACE, s2);
+    /* an unwritten element: the add reads it */
+    tir_sim_opts un = {.uninit_params = 2, .check_uninit = true};
+    const char *s3[] = {"atomic_add reads element 0 of C, which was never written", NULL};
+    expect_error(ctx, tir_sim_run(ctx, parse(ctx, atomic_sum_text), 2, args, &un, NULL),
+                 TIR_ERR_UNINIT_READ, s3);
+    tir_ctx_destroy(ctx);
+}
+
 /* -------------------------------------------------------------- barriers */
 
 static const char *div_finish_text =
@@ -780,6 +845,7 @@ int main(void) {
         cmocka_unit_test(test_shift_race),
         cmocka_unit_test(test_raw_waw),
         cmocka_unit_test(test_global_races),
+        cmocka_unit_test(test_global_atomics),
         cmocka_unit_test(test_divergent_barrier),
         cmocka_unit_test(test_out_of_bounds),
         cmocka_unit_test(test_uninit),

@@ -7,6 +7,7 @@
  * kernels of one case are a golden (tests/data/lower/splitk.tir;
  * MINITIR_UPDATE_GOLDENS=1 rewrites it). */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,10 +19,10 @@
 #include "sgemm.h"
 #include "splitk.h"
 
-static bool step8;
+static bool step8, atomic;
 
 static int setup(void **st) {
-    step8 = false; /* a failed test may leave it set */
+    step8 = atomic = false; /* a failed test may leave them set */
     *st = tir_ctx_create();
     return *st ? 0 : -1;
 }
@@ -31,12 +32,14 @@ static int teardown(void **st) {
 }
 
 /* The simple split-K schedule (examples/splitk), or with step8 the Step 8
- * tiles with split-K (sgemm.c, sgemm_config.splitk). */
+ * tiles with split-K (sgemm.c, sgemm_config.splitk; with atomic,
+ * sgemm_config.splitk_atomic). */
 static const tir_prim_func *scheduled(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     tir_schedule *s = NULL;
     assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32), &s), TIR_OK);
     sgemm_config cfg = sgemm_default_config();
     cfg.splitk = split;
+    cfg.splitk_atomic = atomic;
     tir_status st = step8 ? sgemm_schedule(s, &cfg, NULL, NULL) : splitk_schedule(s, split);
     if (st != TIR_OK) fail_msg("split-K schedule: %s", tir_ctx_error(ctx));
     const tir_prim_func *f = tir_sched_func(s);
@@ -44,22 +47,43 @@ static const tir_prim_func *scheduled(tir_ctx *ctx, int64_t M, int64_t N, int64_
     return f;
 }
 
-/* One case: the simulator's C equals the interpreter's. */
-static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+/* The kernel set of one case, checked: two kernels; C_rf as workspace,
+ * or with atomic none (the kernels: zero C, the partial sums added). */
+static tir_kernel_set lowered(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     const tir_prim_func *f = scheduled(ctx, M, N, K, split);
     tir_kernel_set ks;
     if (tir_lower_kernels(ctx, f, NULL, &ks) != TIR_OK)
         fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
     assert_int_equal(ks.nkernels, 2);
-    assert_int_equal(ks.nworkspace, 1);
-    assert_int_equal(tir_buffer_const_size(ks.workspace[0]), split * M * N);
+    assert_int_equal(ks.nworkspace, atomic ? 0 : 1);
+    if (!atomic) assert_int_equal(tir_buffer_const_size(ks.workspace[0]), split * M * N);
+    return ks;
+}
+
+/* The launches: the partial sums' kernel has the split on blockIdx.z; with
+ * atomic it is second and makes one add per partial sum (every slice of
+ * every element, once). */
+static void check_reports(const tir_sim_report *rep, int64_t M, int64_t N, int split) {
+    int main_k = atomic ? 1 : 0;
+    assert_int_equal(rep[main_k].grid[2], split);
+    assert_int_equal(rep[1 - main_k].grid[2], 1);
+    assert_int_equal(rep[main_k].atomic_adds, atomic ? split * M * N : 0);
+    assert_int_equal(rep[1 - main_k].atomic_adds, 0);
+}
+
+/* One case: the simulator's C (C starts unwritten and poisoned) equals
+ * the interpreter's: bit for bit on small-integer inputs (every summation
+ * order is exact); with atomic on random floats within a tolerance, since
+ * the slices' sum and the interpreter's k order round differently. */
+static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+    tir_kernel_set ks = lowered(ctx, M, N, K, split);
     size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
     float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
     assert_true(a && b && ref && out);
     uint64_t r = 88172645463325252ull;
     for (size_t i = 0; i < na + nb; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        float v = (float)((int64_t)(r % 7) - 3);
+        float v = atomic ? (float)(r % 20001) / 10000.0f - 1.0f : (float)((int64_t)(r % 7) - 3);
         if (i < na) a[i] = v; else b[i - na] = v;
     }
     memset(ref, 0xff, nc * 4);
@@ -73,14 +97,145 @@ static void run_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
     tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
     tir_sim_report rep[2];
     if (tir_sim_run_kernels(ctx, &ks, 3, sa, &so, rep) != TIR_OK)
-        fail_msg("simulator (%lldx%lldx%lld split %d): %s", (long long)M, (long long)N,
-                 (long long)K, split, tir_ctx_error(ctx));
-    assert_int_equal(rep[0].grid[2], split);
-    assert_int_equal(rep[1].grid[2], 1);
-    for (size_t i = 0; i < nc; i++)
-        if (memcmp(&ref[i], &out[i], 4) != 0)
+        fail_msg("simulator (%lldx%lldx%lld split %d%s): %s", (long long)M, (long long)N,
+                 (long long)K, split, atomic ? " atomic" : "", tir_ctx_error(ctx));
+    check_reports(rep, M, N, split);
+    for (size_t i = 0; i < nc; i++) {
+        float tol = atomic ? 2e-6f * (float)K * (1.0f + fabsf(ref[i])) : 0.0f;
+        if (atomic ? !(fabsf(ref[i] - out[i]) <= tol) : memcmp(&ref[i], &out[i], 4) != 0)
             fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
+    }
     free(a), free(b), free(ref), free(out);
+}
+
+/* The atomic split-K (Step 8 tiles, atomic_reduction). */
+static void run_atomic_case(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int split) {
+    step8 = atomic = true;
+    run_case(ctx, M, N, K, split);
+    step8 = atomic = false;
+}
+
+/* Odd sizes: ragged tiles, a split that does not divide K. */
+static void test_splitk_atomic_odd(void **st) {
+    tir_ctx *ctx = *st;
+    run_atomic_case(ctx, 200, 136, 300, 3);
+    run_atomic_case(ctx, 129, 7, 64, 2);
+    run_atomic_case(ctx, 33, 45, 301, 4);
+}
+
+/* The 1000x520x333 shape of issue 12 (8 x 5 x 2 blocks of 128 x 128, K in
+ * slices of 168 and 165): a test of its own (`test_splitk_sim large`,
+ * splitk_sim_large), since it simulates 173 M multiply-adds. */
+static void test_splitk_atomic_large(void **st) {
+    run_atomic_case(*st, 1000, 520, 333, 2);
+}
+
+/* ------------------------------------------------ atomic_reduction misuse */
+
+static const char max_red[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 8), \"int32\"), C: T.Buffer((4,), \"int32\")):\n"
+    "    for i, k in T.grid(4, 8):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(C[vi])\n"
+    "            with T.init():\n"
+    "                C[vi] = -2147483648\n"
+    "            C[vi] = T.max(C[vi], A[vi, vk])\n";
+
+/* f scheduled: split its reduce loop (the last loop of block C) into
+ * [2, None] and rfactor the outer part (rfactor false: neither). */
+static tir_schedule *split_rfactor(tir_ctx *ctx, const tir_prim_func *f, bool rfactor) {
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    tir_block_rv c, rf;
+    const tir_loop_rv *l;
+    int n;
+    tir_loop_rv k2[2];
+    assert_int_equal(tir_sched_get_block(s, "C", &c), TIR_OK);
+    assert_int_equal(tir_sched_get_loops(s, c, &l, &n), TIR_OK);
+    if (!rfactor) return s;
+    assert_int_equal(tir_sched_split(s, l[n - 1], 2, (const int64_t[]){2, TIR_SPLIT_INFER}, k2),
+                     TIR_OK);
+    assert_int_equal(tir_sched_rfactor(s, k2[0], 0, &rf), TIR_OK);
+    return s;
+}
+
+static void annotate(tir_schedule *s, const char *block) {
+    tir_block_rv b;
+    assert_int_equal(tir_sched_get_block(s, block, &b), TIR_OK);
+    assert_int_equal(tir_sched_annotate_block_int(s, b, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
+                                                  1),
+                     TIR_OK);
+}
+
+/* tir_lower_kernels refuses s's function: TIR_ERR_LOWER naming the block,
+ * with why, and the IR with the block marked. */
+static void expect_refused(tir_ctx *ctx, tir_schedule *s, const char *block, const char *why) {
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks), TIR_ERR_LOWER);
+    const char *msg = tir_ctx_error(ctx);
+    char head[128];
+    snprintf(head, sizeof head, "block %s (annotated atomic_reduction): ", block);
+    if (!strstr(msg, head) || !strstr(msg, why) || !strstr(msg, "^^^"))
+        fail_msg("expected \"%s%s\" with the IR marked, got:\n%s", head, why, msg);
+    tir_sched_destroy(s);
+}
+
+static void test_splitk_atomic_misuse(void **st) {
+    tir_ctx *ctx = *st;
+    /* 1. not a reduction block: a cache_read copy */
+    tir_schedule *s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    tir_block_rv c, cache;
+    assert_int_equal(tir_sched_get_block(s, "C_rf", &c), TIR_OK);
+    assert_int_equal(tir_sched_cache_read(s, c, 0, "shared", 0, NULL, &cache), TIR_OK);
+    annotate(s, "A_shared");
+    expect_refused(ctx, s, "A_shared", "not a reduction block");
+    /* 2. a max reduction */
+    const tir_prim_func *fmax = NULL;
+    assert_int_equal(tir_parse_func(ctx, max_red, strlen(max_red), &fmax), TIR_OK);
+    s = split_rfactor(ctx, fmax, true);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "its combiner is Max, not Add");
+    /* 3. float64 */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F64), true);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "atomic adds are float32 only; the output is float64");
+    /* 4. no partial results: the matmul itself, or the rfactor block */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), false);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "does not sum a global buffer that the root block allocates");
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    annotate(s, "C_rf");
+    expect_refused(ctx, s, "C_rf", "its output is not a parameter of the function: C_rf");
+    /* 5. partial sums accumulated in global memory (examples/splitk) */
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), &s), TIR_OK);
+    assert_int_equal(splitk_schedule(s, 2), TIR_OK);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "the partial results are read by another loop nest");
+    /* 6. a scheduled write-back (Step 8's, in a register) */
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32), &s), TIR_OK);
+    sgemm_config cfg = sgemm_default_config();
+    cfg.splitk = 2;
+    assert_int_equal(sgemm_schedule(s, &cfg, NULL, NULL), TIR_OK);
+    annotate(s, "C");
+    expect_refused(ctx, s, "C", "its loop nest holds other blocks");
+    /* 7. two annotated blocks */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    annotate(s, "C");
+    annotate(s, "C_rf");
+    expect_refused(ctx, s, "C", "a second annotated block");
+    /* annotated with 0: off, the two-kernel write-back (unbound here) */
+    s = split_rfactor(ctx, tir_def_matmul(ctx, 8, 8, 16, TIR_F32), true);
+    assert_int_equal(tir_sched_get_block(s, "C", &c), TIR_OK);
+    assert_int_equal(tir_sched_annotate_block_int(s, c, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
+                                                  0),
+                     TIR_OK);
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "kernel 0 of 2"));
+    tir_sched_destroy(s);
 }
 
 static void test_splitk_sim_odd(void **st) {
@@ -157,11 +312,11 @@ static void test_lower_kernels_single(void **st) {
     tir_sched_destroy(s);
 }
 
-static void test_splitk_golden(void **st) {
-    tir_ctx *ctx = *st;
+/* The kernels of f, printed in order, equal golden tests/data/lower/<name>. */
+static void check_golden(tir_ctx *ctx, const tir_prim_func *func, const char *name) {
     tir_kernel_set ks;
-    assert_int_equal(tir_lower_kernels(ctx, scheduled(ctx, 33, 45, 200, 3), NULL, &ks), TIR_OK);
-    size_t cap = 1 << 16, len = 0;
+    assert_int_equal(tir_lower_kernels(ctx, func, NULL, &ks), TIR_OK);
+    size_t cap = 1 << 17, len = 0;
     char *text = calloc(cap, 1);
     assert_non_null(text);
     for (int k = 0; k < ks.nkernels; k++) {
@@ -173,7 +328,7 @@ static void test_splitk_golden(void **st) {
     const char *dir = getenv("MINITIR_TEST_DATA");
     if (!dir) fail_msg("MINITIR_TEST_DATA is not set (run the test through meson test)");
     char path[4096];
-    snprintf(path, sizeof path, "%s/lower/splitk.tir", dir);
+    snprintf(path, sizeof path, "%s/lower/%s", dir, name);
     const char *up = getenv("MINITIR_UPDATE_GOLDENS");
     if (up && strcmp(up, "1") == 0) {
         FILE *f = fopen(path, "wb");
@@ -193,10 +348,26 @@ static void test_splitk_golden(void **st) {
     free(text);
 }
 
-int main(void) {
+static void test_splitk_golden(void **st) {
+    tir_ctx *ctx = *st;
+    check_golden(ctx, scheduled(ctx, 33, 45, 200, 3), "splitk.tir");
+    /* the atomic option: [zero C, Step 8 tiles adding to C] */
+    step8 = atomic = true;
+    const tir_prim_func *f = scheduled(ctx, 64, 48, 256, 4);
+    step8 = atomic = false;
+    check_golden(ctx, f, "splitk_atomic.tir");
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest large[] = {
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_large, setup, teardown),
+    };
+    if (argc > 1 && !strcmp(argv[1], "large")) return cmocka_run_group_tests(large, NULL, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_splitk_sim_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_step8_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_misuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),

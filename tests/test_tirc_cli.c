@@ -78,6 +78,7 @@ static void usage_errors(void **state) {
         "run matmul --step 8 --splitk 0",    /* split count >= 1 */
         "run matmul --step 5 --splitk 2",    /* split-K is Steps 7-8's */
         "run fused --step 8 --splitk 2",     /* of the matmul only */
+        "run matmul --step 8 --atomic",      /* atomic is split-K's */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -172,6 +173,13 @@ static void ptx(void **state) {
     assert_int_equal(tirc_run(NULL, "ptx matmul --size 64x48x256 --step 8 --splitk 4"), 0);
     assert_int_equal(count(out, ".version"), 2);
     assert_non_null(strstr(out, "// kernel matmul_k1\n"));
+    /* atomic split-K: a kernel zeroing C, then the partial sums added to C
+     * with atomic float adds (scalar, one per output of a thread) */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 64x48x256 --step 8 --splitk 4 --atomic"),
+                     0);
+    assert_int_equal(count(out, ".version"), 2);
+    assert_int_equal(count(out, "atom.global.add.f32"), 8); /* 32x32 tiles: 4x2 */
+    assert_non_null(strstr(out, "st.global.u32"));
 }
 
 static void run_sim(void **state) {
@@ -196,6 +204,12 @@ static void run_sim(void **state) {
      * per slice */
     assert_non_null(strstr(out, "grid 1x2x3 block 128x1x1"));
     assert_int_equal(count(out, "(2 kernels"), 2);
+    assert_int_equal(tirc_run(NULL, "run matmul --sim --size 37x21x41 --steps 7-8 --splitk 3 "
+                                    "--atomic"),
+                     0);
+    assert_int_equal(count(out, "  ok  "), 2);
+    assert_non_null(strstr(out, "step 8 split-K atomic"));
+    assert_non_null(strstr(out, "grid 1x2x3 block 128x1x1")); /* the partial sums' kernel */
     /* Without a driver, `run` falls back to the simulator and says so. */
     assert_int_equal(tirc_run("MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1",
                               "run matmul --size 9 --step 2"),
@@ -269,6 +283,15 @@ static void fake_gpu(void **state) {
     snprintf(p, sizeof p, "%s/k.csv", dir);
     slurp(p, buf, sizeof buf);
     assert_non_null(strstr(buf, "matmul,,64,48,256,8,minitir/splitk4,"));
+    /* the atomic option the same way: the zero kernel and the atomic one */
+    assert_int_equal(tirc_run(env, "bench matmul --steps 8 --splitk 4 --atomic --sizes "
+                                   "64x48x256,32x32x1024 --runs 20 --csv a.csv"),
+                     1);
+    assert_int_equal(count(err, "NaN or infinite"), 2);
+    snprintf(p, sizeof p, "%s/a.csv", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, "matmul,,64,48,256,8,minitir/splitk4-atomic,"));
+    assert_non_null(strstr(buf, "matmul,,32,32,1024,8,minitir/splitk4-atomic,"));
 }
 
 int main(int argc, char **argv) {

@@ -59,7 +59,9 @@ typedef struct tir_sim_opts {
     /* Also report global-memory races: a load or store of an element that
      * another thread wrote, where that thread is in another block or wrote
      * in the same barrier interval (write-after-read is not tracked in
-     * global memory). */
+     * global memory).  Atomic adds (atomic_add) do not race with each
+     * other, but do with such a plain store or load before them (the last
+     * one per element) and with any such access after them. */
     bool check_global_races;
     /* Threads per block and shared memory (up to the opt-in maximum,
      * max_shared_dynamic, as codegen places it) may not pass these (NULL:
@@ -73,6 +75,7 @@ typedef struct tir_sim_report {
     int64_t threads_run;
     int64_t barriers;          /* barrier releases, summed over blocks */
     int64_t cp_async_copies;   /* completed copies */
+    int64_t atomic_adds;       /* atomic_add calls executed */
     int64_t shared_bytes;      /* shared memory of one block */
     bool coroutines;           /* false: no syncthreads, threads ran plainly */
     /* When the run failed in a thread: which one. */
@@ -95,7 +98,9 @@ TIR_API tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int na
  * it at the end.  With check_uninit, a workspace buffer counts as
  * unwritten in the first kernel that touches it (later kernels see it as
  * written: the per-element record does not outlive a run, and the poison
- * shows unwritten elements in the outputs instead).  reports (may be NULL)
+ * shows unwritten elements in the outputs instead); a parameter marked in
+ * opts->uninit_params likewise starts unwritten only in the first kernel
+ * that touches it.  reports (may be NULL)
  * has ks->nkernels entries.  Errors are tir_sim_run's, prefixed with the
  * kernel. */
 TIR_API tir_status tir_sim_run_kernels(tir_ctx *ctx, const tir_kernel_set *ks, int nargs,

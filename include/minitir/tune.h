@@ -195,6 +195,9 @@ typedef struct tir_tile_config {
                                  tile in flight during the compute) */
     int pad;                  /* elements of padding after each shared row (mod 32) */
     int splitk;               /* split-K slices (1: none); no batch loops then */
+    bool splitk_atomic;       /* split-K summed by atomic adds into the output
+                                 (atomic_reduction; nondeterministic order)
+                                 instead of a second kernel (false) */
     bool lsr;                 /* LLVM loop strength reduction (the
                                  loop_strength_reduction annotation) */
 } tir_tile_config;

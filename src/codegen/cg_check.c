@@ -98,25 +98,35 @@ static bool is_float_math(tir_intrin op) {
     }
 }
 
-/* address_of(load) whose buffer has the given scope; returns the load. */
-static tir_status chk_address_of(chk *c, const tir_expr *e, tir_scope scope, const char *which) {
+/* address_of(load) whose buffer has the given scope, an operand of
+ * intrinsic `op` (cp_async, atomic_add). */
+static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_scope scope,
+                                 const char *which) {
     const tir_call *a = tir_as_tir_call(e);
     const tir_buffer_load *ld = a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1
                                     ? tir_as_tir_buffer_load(a->args[0])
                                     : NULL;
     if (!ld)
-        return unsupported(c, "codegen: cp_async: the %s must be address_of(BufferLoad)", which);
+        return unsupported(c, "codegen: %s: the %s must be address_of(BufferLoad)", op, which);
     if (ld->buffer->scope != scope)
         return tir_ctx_fail(c->ctx, TIR_ERR_UNSUPPORTED,
-                            "codegen: cp_async: the %s buffer '%s' has scope %s (want %s)", which,
+                            "codegen: %s: the %s buffer '%s' has scope %s (want %s)", op, which,
                             ld->buffer->name, tir_scope_name(ld->buffer->scope),
                             tir_scope_name(scope));
     if (ld->base.dtype.lanes != 1)
-        return unsupported(c,
-                           "codegen: cp_async: the %s address_of(%s[...]) must have a scalar "
-                           "index",
-                           which, ld->buffer->name);
-    return chk_buffer_use(c, ld->buffer, ld->nidx, ld->indices, "cp_async");
+        return unsupported(c, "codegen: %s: the %s address_of(%s[...]) must have a scalar index",
+                           op, which, ld->buffer->name);
+    return chk_buffer_use(c, ld->buffer, ld->nidx, ld->indices, op);
+}
+
+/* atomic_add(address_of(global float32 element), float32 value). */
+static tir_status chk_atomic_add(chk *c, const tir_call *call) {
+    TIR_TRY(chk_address_of(c, "atomic_add", call->args[0], TIR_SCOPE_GLOBAL, "target"));
+    const tir_buffer *b = tir_as_tir_buffer_load(tir_as_tir_call(call->args[0])->args[0])->buffer;
+    if (!tir_dtype_eq(b->dtype, TIR_F32) || !tir_dtype_eq(call->args[1]->dtype, TIR_F32))
+        return unsupported(c, "codegen: atomic_add on '%s' (%s) of a %s value: float32 only",
+                           b->name, dstr(c->ctx, b->dtype), dstr(c->ctx, call->args[1]->dtype));
+    return chk_expr(c, call->args[1], false);
 }
 
 static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
@@ -140,6 +150,7 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
     case TIR_INTRIN_CP_ASYNC:
     case TIR_INTRIN_CP_ASYNC_COMMIT:
     case TIR_INTRIN_CP_ASYNC_WAIT:
+    case TIR_INTRIN_ATOMIC_ADD:
         if (!top_of_evaluate)
             return unsupported(c,
                                "codegen: %s() is a statement: it may only appear directly "
@@ -148,7 +159,7 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
         break;
     case TIR_INTRIN_ADDRESS_OF:
         return unsupported(c, "codegen: address_of is only supported as an argument of "
-                              "cp_async");
+                              "cp_async and atomic_add");
     default: return unsupported(c, "codegen: intrinsic %s is not supported", name);
     }
     if (call->op == TIR_INTRIN_CP_ASYNC) {
@@ -156,9 +167,10 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
         if (!tir_expr_const_int(call->args[2], &bytes) || (bytes != 4 && bytes != 8 && bytes != 16))
             return unsupported(c, "codegen: cp_async: the size must be the constant 4, 8 or "
                                   "16");
-        TIR_TRY(chk_address_of(c, call->args[0], TIR_SCOPE_SHARED, "destination"));
-        return chk_address_of(c, call->args[1], TIR_SCOPE_GLOBAL, "source");
+        TIR_TRY(chk_address_of(c, "cp_async", call->args[0], TIR_SCOPE_SHARED, "destination"));
+        return chk_address_of(c, "cp_async", call->args[1], TIR_SCOPE_GLOBAL, "source");
     }
+    if (call->op == TIR_INTRIN_ATOMIC_ADD) return chk_atomic_add(c, call);
     if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) {
         int64_t n;
         if (!tir_expr_const_int(call->args[0], &n) || n < 0 || n > 1000)

@@ -689,6 +689,17 @@ static LLVMValueRef address_of(cg *g, const tir_expr *e) {
     return i ? elem_ptr(g, cb, i) : NULL;
 }
 
+/* atomic_add: a relaxed (monotonic) atomicrmw fadd; its result unused, the
+ * NVPTX backend emits atom.global.add.f32, which ptxas turns into a RED
+ * (no return trip); on the host LLVM expands it to a cmpxchg loop.  No
+ * ordering with other memory operations is needed: kernel boundaries
+ * order the zeroing before the adds and the adds before any read. */
+static LLVMValueRef atomic_add(cg *g, const tir_call *c) {
+    LLVMValueRef p = address_of(g, c->args[0]), v = p ? expr(g, c->args[1]) : NULL;
+    if (!v) return NULL;
+    return LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpFAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
+}
+
 static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     if (g->host && (c->op == TIR_INTRIN_SYNCTHREADS || c->op == TIR_INTRIN_CP_ASYNC ||
                     c->op == TIR_INTRIN_CP_ASYNC_COMMIT || c->op == TIR_INTRIN_CP_ASYNC_WAIT))
@@ -717,6 +728,7 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
         return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.cp.async.wait.group", NULL, 0, &a, 1);
     }
     case TIR_INTRIN_ADDRESS_OF: return address_of(g, &c->base);
+    case TIR_INTRIN_ATOMIC_ADD: return atomic_add(g, c);
     default: return math_call(g, c);
     }
 }

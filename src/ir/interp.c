@@ -1287,6 +1287,44 @@ static void cp_async(ir_env *e, const ir_val *args) {
         memset(dst->written + doff / dst->elem_bytes, 1, (size_t)(bytes / dst->elem_bytes));
 }
 
+ir_mbuf *ir_atomic_target(ir_env *e, const ir_val *args, int64_t *off) {
+    int64_t byte = 0;
+    ir_mbuf *m = ir_resolve_addr(e, args[0].p, &byte);
+    if (!m) {
+        ir_env_fail(e, TIR_ERR_EVAL, "atomic_add: the address is not inside any buffer");
+        return NULL;
+    }
+    if (m->tc != IR_TC_F32 || m->buffer->scope != TIR_SCOPE_GLOBAL || byte % m->elem_bytes) {
+        char dt[32];
+        ir_env_fail(e, TIR_ERR_UNSUPPORTED,
+                    "atomic_add on %s (%s %s): only float32 elements of global buffers",
+                    m->buffer->name, tir_scope_name(m->buffer->scope),
+                    tir_dtype_str(m->buffer->dtype, dt, sizeof dt));
+        return NULL;
+    }
+    *off = byte / m->elem_bytes;
+    return m;
+}
+
+void ir_atomic_apply(ir_env *e, ir_mbuf *m, int64_t off, ir_val v) {
+    if (m->written && !m->written[off]) {
+        ir_env_fail(e, TIR_ERR_UNINIT_READ,
+                    "atomic_add reads element %lld of %s, which was never written",
+                    (long long)(off - m->elem_offset), m->buffer->name);
+        return;
+    }
+    ir_val x = read_elem(m, off);
+    x.f = x.f + v.f;
+    write_elem(m, off, x);
+}
+
+/* atomic_add without a hook: one thread at a time, so a plain add. */
+static void atomic_add(ir_env *e, const ir_val *args) {
+    int64_t off;
+    ir_mbuf *m = ir_atomic_target(e, args, &off);
+    if (m) ir_atomic_apply(e, m, off, args[1]);
+}
+
 static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     ir_val args[8], r = {0};
     int n = x->u.call.nargs;
@@ -1300,8 +1338,10 @@ static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     case TIR_INTRIN_CP_ASYNC:
     case TIR_INTRIN_CP_ASYNC_COMMIT:
     case TIR_INTRIN_CP_ASYNC_WAIT:
+    case TIR_INTRIN_ATOMIC_ADD:
         if (e->hooks && e->hooks->intrin && e->hooks->intrin(e, x, args, &r)) return r;
         if (op == TIR_INTRIN_CP_ASYNC) cp_async(e, args);
+        if (op == TIR_INTRIN_ATOMIC_ADD) atomic_add(e, args);
         return r;
     default: break;
     }

@@ -28,8 +28,9 @@
  *
  * GPU intrinsics go to hooks->intrin first; without a hook (or when it
  * declines) syncthreads and cp_async_commit / cp_async_wait are no-ops,
- * cp_async copies at once, and address_of gives a pointer into the
- * buffer's storage that cp_async resolves back to its buffer.
+ * cp_async copies at once, atomic_add adds at once (one thread runs at a
+ * time), and address_of gives a pointer into the buffer's storage that
+ * cp_async and atomic_add resolve back to its buffer.
  *
  * Thread-bound loops: by default every For runs as an ordinary loop.  With
  * env->simt set, a THREAD_BINDING loop over blockIdx.* / threadIdx.* does
@@ -210,7 +211,7 @@ typedef struct ir_hooks {
     tir_status (*alloc)(ir_env *env, ir_mbuf *m);
     void (*release)(ir_env *env, ir_mbuf *m);
     /* Called for every GPU intrinsic (syncthreads, address_of excluded,
-     * cp_async*) with evaluated args; return true when handled (result
+     * cp_async*, atomic_add) with evaluated args; return true when handled (result
      * set), false for the default behaviour. */
     bool (*intrin)(ir_env *env, const ir_cexpr *call, const ir_val *args, ir_val *result);
     /* Called for every load and store of an element of a buffer whose
@@ -265,5 +266,12 @@ tir_status ir_env_fail(ir_env *e, tir_status code, const char *fmt, ...) TIR_PRI
  * or NULL: how cp.async finds its operands in the interpreter and the
  * simulator. */
 ir_mbuf *ir_resolve_addr(ir_env *e, const void *p, int64_t *byte_off);
+/* atomic_add(args[0] = address, args[1] = value): the element's buffer
+ * and storage offset (*off, in elements), or NULL after recording an
+ * error (an address outside every buffer; not a float32 global buffer). */
+ir_mbuf *ir_atomic_target(ir_env *e, const ir_val *args, int64_t *off);
+/* Adds v to element off of m (an uninitialised-read error if it was never
+ * written); the simulator calls it after its race check. */
+void ir_atomic_apply(ir_env *e, ir_mbuf *m, int64_t off, ir_val v);
 
 #endif

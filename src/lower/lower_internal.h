@@ -82,6 +82,24 @@ bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op);
 /* True when e mentions a threadIdx variable of the loops in `thread_vars`. */
 bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 
+/* How a statement uses a buffer (split_kernels.c): loads it, stores it,
+ * mentions it at all (regions and allocations included). */
+typedef struct lower_use {
+    bool load, store, any;
+} lower_use;
+lower_use lower_buffer_use(const tir_stmt *st, const tir_buffer *buf);
+
+/* True when a block of f is annotated atomic_reduction (atomic_reduce.c). */
+bool lower_has_atomic_reduction(const tir_prim_func *f);
+/* The atomic split-K of f's annotated write-back block (atomic_reduce.c):
+ * checks it (TIR_ERR_LOWER naming the block), then replaces the root's n
+ * top-level statements *stmts by a zero nest of the output first and the
+ * other statements with the partial results' stores turned into atomic
+ * adds to the output, the write-back's statement dropped (n unchanged),
+ * and drops the partial results from ks's workspace. */
+tir_status lower_atomic_split(tir_ctx *ctx, const tir_prim_func *f, tir_kernel_set *ks,
+                              int *n, const tir_stmt *const **stmts);
+
 /* The cp_async copies that may be in flight at each cp_async_wait
  * (cp_inflight.c): where thread_sync and race_check let copies land. */
 typedef struct lower_inflight_wait {

@@ -18,23 +18,23 @@
 typedef struct {
     tir_visitor v;
     const tir_buffer *buf;
-    bool load, store, any;
+    lower_use u;
 } use_state;
 
 static bool use_pre(tir_visitor *v, const tir_node *n) {
     use_state *u = (use_state *)v;
-    if (n == (const tir_node *)u->buf) u->any = true;
+    if (n == (const tir_node *)u->buf) u->u.any = true;
     const tir_buffer_load *ld = tir_as_tir_buffer_load(n);
-    if (ld && ld->buffer == u->buf) u->load = true;
+    if (ld && ld->buffer == u->buf) u->u.load = true;
     const tir_buffer_store *st = tir_as_tir_buffer_store(n);
-    if (st && st->buffer == u->buf) u->store = true;
+    if (st && st->buffer == u->buf) u->u.store = true;
     return true;
 }
 
-static use_state buffer_use(const tir_stmt *st, const tir_buffer *buf) {
-    use_state u = {{use_pre, NULL, NULL}, buf, false, false, false};
+lower_use lower_buffer_use(const tir_stmt *st, const tir_buffer *buf) {
+    use_state u = {{use_pre, NULL, NULL}, buf, {false, false, false}};
     tir_visit(&u.v, st);
-    return u;
+    return u.u;
 }
 
 /* The kernel running stmts[0..n) of root block rb: rb with that body and
@@ -48,7 +48,7 @@ static const tir_prim_func *kernel_func(tir_ctx *ctx, const tir_prim_func *f,
     const tir_buffer **allocs = tir_ctx_alloc(ctx, sizeof *allocs * (size_t)(rb->nallocs + 1));
     int na = 0;
     for (int i = 0; i < rb->nallocs; i++)
-        if (rb->allocs[i]->scope != TIR_SCOPE_GLOBAL && buffer_use(body, rb->allocs[i]).any)
+        if (rb->allocs[i]->scope != TIR_SCOPE_GLOBAL && lower_buffer_use(body, rb->allocs[i]).any)
             allocs[na++] = rb->allocs[i];
     tir_block_desc d;
     tir_block_describe(rb, &d);
@@ -72,16 +72,18 @@ static const tir_prim_func *kernel_func(tir_ctx *ctx, const tir_prim_func *f,
 }
 
 /* Splits the root's statements into kernels (see the top of the file):
- * start[k] is the first statement of kernel k; returns the count. */
+ * start[k] is the first statement of kernel k; returns the count.  With
+ * alone_first the first statement is a kernel of its own (the atomic
+ * split-K's zero fill of its output). */
 static int plan_kernels(const tir_kernel_set *ks, int n, const tir_stmt *const *stmts,
-                        int *start) {
+                        bool alone_first, int *start) {
     int nk = 0, first = 0;
     for (int i = 0; i < n; i++) {
-        bool cut = i == 0;
+        bool cut = i == 0 || (alone_first && i == 1);
         for (int w = 0; w < ks->nworkspace && !cut; w++) {
-            if (!buffer_use(stmts[i], ks->workspace[w]).load) continue;
+            if (!lower_buffer_use(stmts[i], ks->workspace[w]).load) continue;
             for (int j = first; j < i && !cut; j++)
-                cut = buffer_use(stmts[j], ks->workspace[w]).store;
+                cut = lower_buffer_use(stmts[j], ks->workspace[w]).store;
         }
         if (cut) start[nk++] = first = i;
     }
@@ -108,7 +110,13 @@ tir_status tir_lower_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
         n = seq ? seq->n : 1;
         stmts = seq ? seq->stmts : &rb->body;
     }
-    if (!rr || ks.nworkspace == 0) {
+    bool atomic = lower_has_atomic_reduction(scheduled);
+    if (atomic && !rr)
+        return tir_ctx_fail(ctx, TIR_ERR_LOWER, "tir_lower_kernels: %s: an atomic_reduction "
+                                                "block needs a root block",
+                            scheduled->name);
+    if (atomic) TIR_TRY(lower_atomic_split(ctx, scheduled, &ks, &n, &stmts));
+    if (!atomic && (!rr || ks.nworkspace == 0)) {
         const tir_prim_func **k = tir_ctx_alloc(ctx, sizeof *k);
         TIR_TRY(tir_lower(ctx, scheduled, opts, k));
         out->nkernels = 1;
@@ -119,7 +127,7 @@ tir_status tir_lower_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
     for (int w = 0; w < ks.nworkspace; w++)
         wvars[w] = tir_var_new(ctx, ks.workspace[w]->name, TIR_HANDLE);
     int *start = tir_ctx_alloc(ctx, sizeof *start * (size_t)(n + 1));
-    int nk = plan_kernels(&ks, n, stmts, start);
+    int nk = plan_kernels(&ks, n, stmts, atomic, start);
     start[nk] = n;
     const tir_prim_func **kernels = tir_ctx_alloc(ctx, sizeof *kernels * (size_t)nk);
     for (int k = 0; k < nk; k++) {

@@ -33,10 +33,13 @@
  * most n are pending, writing the data as a store of the issuing thread.
  * Any access to a pending element is reported.
  *
- * With check_global_races, global buffers are watched too, with only the
- * last writer of each element: a load or store of an element written by
- * another thread of another block (blocks are never ordered), or of the
- * same block in the same barrier interval, is a race.
+ * With check_global_races, global buffers are watched too, with the last
+ * writer and the last reader of each element: a load or store of an
+ * element written by another thread of another block (blocks are never
+ * ordered), or of the same block in the same barrier interval, is a race.
+ * atomic_add is a write that does not race with other atomic adds, but
+ * does with an unordered plain store or load (the last one) before or
+ * after it.
  *
  * Under AddressSanitizer the stack switches are announced with
  * __sanitizer_start/finish_switch_fiber, and stacks are unpoisoned before
@@ -110,12 +113,17 @@ typedef struct cp_entry {
     unsigned char data[16];
 } cp_entry;
 
-/* Global-memory shadow (check_global_races): the last writer only. */
+/* Global-memory shadow (check_global_races): the last writer (whether
+ * by an atomic add) and the last reader. */
 typedef struct g_shadow {
     int64_t wgtid; /* grid-wide thread id + 1; 0: never written in this run */
-    uint32_t wepoch;
-    const tir_stmt *wstmt;
+    int64_t rgtid; /* the same for the last plain load */
+    uint32_t wepoch, repoch;
+    bool watomic;
+    const tir_stmt *wstmt, *rstmt;
 } g_shadow;
+
+enum { G_LOAD, G_STORE, G_ATOMIC }; /* global_access kinds */
 
 typedef struct g_buf {
     const ir_mbuf *m;
@@ -390,10 +398,37 @@ static void put_gtid(ir_strbuf *sb, const sim *s, int64_t g) {
                  (long long)t[2]);
 }
 
-/* Global memory: a load or store of an element last written by another
- * thread is a race when that thread is in another block (blocks are never
- * ordered) or wrote in the same barrier interval. */
-static void global_access(ir_env *e, const ir_mbuf *m, int64_t off, bool store) {
+/* True when grid-wide thread g (+ 1; 0: none) of interval ep is unordered
+ * with the current thread: another thread of another block (blocks are
+ * never ordered), or of this block in the same barrier interval. */
+static bool g_unordered(const sim *s, int64_t me, int64_t g, uint32_t ep) {
+    return g && g != me && ((g - 1) / s->nthreads != s->block_linear || ep == s->epoch);
+}
+
+static void global_race(ir_env *e, const ir_mbuf *m, int64_t off, const char *mine,
+                        int64_t other, const char *theirs, const tir_stmt *ostmt) {
+    sim *s = ((sim_thread *)e->user)->s;
+    bool other_block = (other - 1) / s->nthreads != s->block_linear;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_puts(&sb, "global-memory race on ");
+    put_elem(&sb, m, off);
+    ir_sb_printf(&sb, ": this thread %s it, and ", mine);
+    put_gtid(&sb, s, other - 1);
+    ir_sb_printf(&sb, " %s it %s", theirs,
+                 other_block ? "(threads of different blocks are never ordered)"
+                             : "in the same barrier interval (no syncthreads between)");
+    put_stmt_line(&sb, e->ctx, "this thread", e->cur_stmt);
+    put_stmt_line(&sb, e->ctx, "other thread", ostmt);
+    const tir_stmt *marks[2] = {e->cur_stmt, ostmt};
+    sim_fail(e, TIR_ERR_SIM_RACE, 2, marks, &sb);
+}
+
+/* Global memory: an access of an element last written by another thread
+ * is a race when the two are unordered (g_unordered), except that atomic
+ * adds never race with each other; an atomic add also races with the
+ * last unordered plain load of the element. */
+static void global_access(ir_env *e, const ir_mbuf *m, int64_t off, int kind) {
     sim_thread *t = e->user;
     sim *s = t->s;
     g_buf *g = NULL;
@@ -401,7 +436,6 @@ static void global_access(ir_env *e, const ir_mbuf *m, int64_t off, bool store) 
         if (s->gb[i].m == m) g = &s->gb[i];
     if (!g) return;
     if (!g->shadow) {
-        if (!store) return;
         g->shadow = calloc((size_t)(m->size ? m->size : 1), sizeof *g->shadow);
         if (!g->shadow) {
             ir_env_fail(e, TIR_ERR_NOMEM, "simulator: out of memory");
@@ -410,34 +444,31 @@ static void global_access(ir_env *e, const ir_mbuf *m, int64_t off, bool store) 
     }
     g_shadow *w = &g->shadow[off];
     int64_t me = s->block_linear * s->nthreads + t->tid + 1;
-    if (w->wgtid && w->wgtid != me &&
-        ((w->wgtid - 1) / s->nthreads != s->block_linear || w->wepoch == s->epoch)) {
-        bool other_block = (w->wgtid - 1) / s->nthreads != s->block_linear;
-        ir_strbuf sb;
-        ir_sb_init(&sb);
-        ir_sb_puts(&sb, "global-memory race on ");
-        put_elem(&sb, m, off);
-        ir_sb_printf(&sb, ": this thread %s it, and ", store ? "writes" : "reads");
-        put_gtid(&sb, s, w->wgtid - 1);
-        ir_sb_printf(&sb, " wrote it %s",
-                     other_block ? "(threads of different blocks are never ordered)"
-                                 : "in the same barrier interval (no syncthreads between)");
-        put_stmt_line(&sb, e->ctx, "this thread", e->cur_stmt);
-        put_stmt_line(&sb, e->ctx, "other thread", w->wstmt);
-        const tir_stmt *marks[2] = {e->cur_stmt, w->wstmt};
-        sim_fail(e, TIR_ERR_SIM_RACE, 2, marks, &sb);
+    static const char *const mine[] = {"reads", "writes", "atomically adds to"};
+    if (g_unordered(s, me, w->wgtid, w->wepoch) && !(kind == G_ATOMIC && w->watomic)) {
+        global_race(e, m, off, mine[kind], w->wgtid,
+                    w->watomic ? "atomically added to" : "wrote", w->wstmt);
         return;
     }
-    if (store) {
-        w->wgtid = me;
-        w->wepoch = s->epoch;
-        w->wstmt = e->cur_stmt;
+    if (kind == G_ATOMIC && g_unordered(s, me, w->rgtid, w->repoch)) {
+        global_race(e, m, off, mine[kind], w->rgtid, "read", w->rstmt);
+        return;
     }
+    if (kind == G_LOAD) {
+        w->rgtid = me;
+        w->repoch = s->epoch;
+        w->rstmt = e->cur_stmt;
+        return;
+    }
+    w->wgtid = me;
+    w->wepoch = s->epoch;
+    w->wstmt = e->cur_stmt;
+    w->watomic = kind == G_ATOMIC;
 }
 
 static void sim_access(ir_env *e, ir_mbuf *m, int64_t off, bool store) {
     if (m->buffer->scope != TIR_SCOPE_SHARED) {
-        global_access(e, m, off, store);
+        global_access(e, m, off, store ? G_STORE : G_LOAD);
         return;
     }
     sh_buf *b = m->owner;
@@ -553,6 +584,21 @@ static void cp_complete(ir_env *e, int64_t upto) {
     t->ncp = keep;
 }
 
+/* ========================================================== atomic_add */
+
+/* An atomic add: checked against the plain accesses of other threads
+ * (global_access), never against other atomic adds; the add itself is the
+ * interpreter's (threads run one at a time). */
+static void atomic_add(ir_env *e, const ir_val *args) {
+    int64_t off;
+    ir_mbuf *m = ir_atomic_target(e, args, &off);
+    if (!m) return;
+    if (m->watch) global_access(e, m, off, G_ATOMIC);
+    if (e->status) return;
+    ir_atomic_apply(e, m, off, args[1]);
+    ((sim_thread *)e->user)->s->rep.atomic_adds++;
+}
+
 /* ========================================================= coroutines */
 
 static void to_scheduler(sim_thread *t) {
@@ -604,6 +650,7 @@ static bool sim_intrin(ir_env *e, const ir_cexpr *call, const ir_val *args, ir_v
         to_scheduler(t);
         return true;
     case TIR_INTRIN_CP_ASYNC: cp_issue(e, args); return true;
+    case TIR_INTRIN_ATOMIC_ADD: atomic_add(e, args); return true;
     case TIR_INTRIN_CP_ASYNC_COMMIT: t->committed++; return true;
     case TIR_INTRIN_CP_ASYNC_WAIT:
         if (args[0].i < 0) {

@@ -3,10 +3,11 @@
  *
  * The workspace starts filled with the poison pattern (all bits set: a NaN
  * for floats), so a slice no kernel writes shows in the outputs.  The
- * kernel that first touches a workspace buffer runs with it marked
- * unwritten (with check_uninit, reading before writing is an error);
- * later kernels see it as written, since the per-element record does not
- * outlive a run.
+ * kernel that first touches a workspace buffer, or a parameter marked in
+ * uninit_params, runs with it marked unwritten (with check_uninit, reading
+ * before writing is an error); later kernels see it as written, since the
+ * per-element record does not outlive a run (an atomic split-K's C,
+ * zeroed by one kernel and added to by the next).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +63,15 @@ tir_status tir_sim_run_kernels(tir_ctx *ctx, const tir_kernel_set *ks, int nargs
         else
             memset(all[nargs + w].data, 0xff, bytes);
     }
-    uint64_t seen = 0;
+    uint64_t seen = 0, uninit = opts ? opts->uninit_params : 0;
     for (int k = 0; k < ks->nkernels && st == TIR_OK; k++) {
         tir_sim_opts o = {0};
         if (opts) o = *opts;
-        for (int w = 0; w < nw; w++) {
-            uint64_t bit = UINT64_C(1) << (nargs + w);
-            if ((seen & bit) || !touches(ks->kernels[k], nargs + w)) continue;
-            o.uninit_params |= bit;
+        o.uninit_params = 0;
+        for (int p = 0; p < np && p < 64; p++) {
+            uint64_t bit = UINT64_C(1) << p;
+            if ((seen & bit) || !touches(ks->kernels[k], p)) continue;
+            if (p >= nargs || (uninit & bit)) o.uninit_params |= bit;
             seen |= bit;
         }
         st = tir_sim_run(ctx, ks->kernels[k], np, all, &o, reports ? &reports[k] : NULL);

@@ -55,7 +55,7 @@ typedef struct nest {
 tir_tile_config tir_tile_config_default(void) {
     tir_tile_config c = {.warps_m = 2, .warps_n = 4, .threads_m = 8, .threads_n = 4,
                          .tm = 8, .tn = 8, .bk = 8, .vec = 4, .staging = true, .pad = 4,
-                         .splitk = 1, .lsr = true};
+                         .splitk = 1, .splitk_atomic = false, .lsr = true};
     return c;
 }
 
@@ -279,7 +279,8 @@ static tir_status inline_epilogues(tir_schedule *s, tir_block_rv writer, hook_fn
 }
 
 /* The accumulator in registers, written back under the thread loop (with
- * any elementwise epilogue). */
+ * any elementwise epilogue), as vector stores, or scalar atomic adds with
+ * splitk_atomic (there is no vector atomic add). */
 static tir_status accumulator(tir_schedule *s, const tir_tile_config *cfg, tir_block_rv c,
                               tir_loop_rv thread, hook_fn hook, void *user) {
     tir_block_rv acc;
@@ -293,7 +294,8 @@ static tir_status accumulator(tir_schedule *s, const tir_tile_config *cfg, tir_b
     tir_loop_rv i = loops[n - 2], parts[2];
     CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, cfg->vec},
                          parts));
-    CALL(tir_sched_vectorize(s, parts[1]));
+    bool atomic = cfg->splitk > 1 && cfg->splitk_atomic;
+    CALL(atomic ? tir_sched_unroll(s, parts[1]) : tir_sched_vectorize(s, parts[1]));
     CALL(tir_sched_unroll(s, parts[0]));
     CALL(tir_sched_unroll(s, i));
     return TIR_OK;
@@ -421,7 +423,12 @@ tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_co
     if (cfg->splitk > 1) {
         tir_block_rv wb = c;
         if ((st = rfactor_k(s, cfg, wb, &c, &kz, hook, user)) != TIR_OK) return st;
-        if ((st = write_back(s, cfg, wb, hook, user)) != TIR_OK) return st;
+        /* atomic: block C is left to tir_lower_kernels (atomic_reduce.c) */
+        if (cfg->splitk_atomic)
+            CALL(tir_sched_annotate_block_int(s, wb, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
+                                              1));
+        else if ((st = write_back(s, cfg, wb, hook, user)) != TIR_OK)
+            return st;
     }
     if ((st = tile(s, cfg, &nb, c, kz, &thread, &k0, &k1, hook, user)) != TIR_OK) return st;
     if ((st = accumulator(s, cfg, c, thread, hook, user)) != TIR_OK) return st;

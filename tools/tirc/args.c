@@ -24,7 +24,10 @@ static const char *const examples_help =
     "(default 32x32x32x8x4); e.g. 128x128x32x8x8 double-buffers 64 KiB of shared\n"
     "memory in Steps 5-6, which runs as dynamic shared memory (past 48 KiB).\n"
     "--splitk S (matmul, Steps 7-8): split-K, S partial sums of k slices (rfactor,\n"
-    "blockIdx.z) summed by a second kernel; the kernel column shows minitir/splitkS.\n";
+    "blockIdx.z) summed by a second kernel; the kernel column shows minitir/splitkS.\n"
+    "--atomic (with --splitk): the partial sums added to C with atomic float adds\n"
+    "after a kernel that zeroes C, instead of the second kernel; the summation\n"
+    "order, hence the rounding, varies between runs (minitir/splitkS-atomic).\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -180,6 +183,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             char *end = NULL;
             if (!(v = value(argc, argv, &i)) || (o->minutes = strtod(v, &end)) <= 0 || *end)
                 return tirc_usage_error("--minutes wants a positive number");
+        } else if (!strcmp(a, "--atomic")) {
+            o->atomic = true;
         } else if (!strcmp(a, "--epilogue")) {
             if (!(v = value(argc, argv, &i))) return tirc_usage_error("--epilogue wants a name");
             if (!strcmp(v, "all"))
@@ -226,8 +231,13 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     }
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
-    snprintf(o->ours_name, sizeof o->ours_name, o->splitk > 1 ? "minitir/splitk%d" : "minitir",
+    snprintf(o->ours_name, sizeof o->ours_name,
+             o->splitk <= 1  ? "minitir"
+             : o->atomic     ? "minitir/splitk%d-atomic"
+                             : "minitir/splitk%d",
              o->splitk);
+    if (o->atomic && o->splitk <= 1)
+        return tirc_usage_error("--atomic is for split-K: give --splitk S with S >= 2");
     if (o->splitk > 1 && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--splitk is for the matmul example only");
     if (o->splitk > 1 && (o->step_lo < 7 || o->tile_given))
@@ -261,8 +271,8 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
-               "                          [--epilogue E] [--tile T] [--splitk S] [-v]\n"
-               "                          [--opt fast|O3]\n\n"
+               "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
+               "                          [-v] [--opt fast|O3]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
@@ -288,7 +298,7 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "run")) {
         printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
                "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n"
-               "                          [--splitk S]\n\n"
+               "                          [--splitk S [--atomic]]\n\n"
                "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
                "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
                "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"
@@ -306,7 +316,7 @@ int tirc_help(const char *cmd) {
         printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
                "                            [--epilogue E] [--arch sm_90] [--splitk S]\n"
-               "                            [--opt fast|O3]\n\n"
+               "                            [--atomic] [--opt fast|O3] [--db file]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"

@@ -30,7 +30,8 @@ static void print_each(void *user, tir_schedule *s, const char *call) {
 const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles : NULL; }
 
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, int splitk, bool each, tir_schedule **out) {
+                         const seed_tiles *tiles, int splitk, bool atomic, bool each,
+                         tir_schedule **out) {
     hook_state h = {ctx};
     tir_status st = tir_sched_create(ctx, f, out);
     if (st != TIR_OK) return st;
@@ -47,6 +48,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         cfg.staging = step == 8;
         cfg.splitk = splitk;
         cfg.bk = 16; /* fine slices (whole k tiles), valid for both tile shapes */
+        cfg.splitk_atomic = atomic;
         st = sgemm_schedule(*out, &cfg, hook, &h);
     } else {
         st = fused ? seed_fused(*out, step, hook, &h)
@@ -68,7 +70,8 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     bool tuned;
     tir_status st = o->db && step == 8 && !fused && o->splitk <= 1
                         ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
-                        : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, false, &s);
+                        : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic,
+                                        false, &s);
     if (st != TIR_OK) return st;
     if (sched_ms) *sched_ms = mt_now_ms() - t0;
     tir_codegen_opts cg;

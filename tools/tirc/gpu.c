@@ -215,8 +215,12 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
         bench_call c = {g, p, v, fused ? e : -1, NULL, &ms};
         RT(tir_rt_program_set_create(ctx, g->dev, &ms, &prog));
         c.prog = prog;
-        tir_rt_kernel_info ki; /* of the main kernel (split-K: the partial sums) */
-        if (tir_rt_kernel_info_get(ctx, tir_rt_program_kernel(tir_rt_program_set_program(prog, 0)),
+        /* of the main kernel (split-K: the partial sums; atomic: after the
+         * kernel that zeroes C) */
+        tir_rt_kernel_info ki;
+        int main_k = o->splitk > 1 && o->atomic ? 1 : 0;
+        if (tir_rt_kernel_info_get(ctx,
+                                   tir_rt_program_kernel(tir_rt_program_set_program(prog, main_k)),
                                    &ki) == TIR_OK)
             r.regs = ki.num_regs, r.lmem = ki.local_bytes;
         /* Poison the output, run once on set 0, verify. */

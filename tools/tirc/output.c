@@ -13,13 +13,13 @@ void tirc_print_row(const opts *o, const row *r) {
     char sz[48], epi[16] = "";
     snprintf(sz, sizeof sz, "%lldx%lldx%lld", (long long)r->M, (long long)r->N, (long long)r->K);
     if (r->epi >= 0) snprintf(epi, sizeof epi, "%s", seed_epi_name((seed_epi)r->epi));
-    printf("%-16s %-10s %4d  %-17s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f %4d %5d  %s\n", sz,
+    printf("%-16s %-10s %4d  %-22s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f %4d %5d  %s\n", sz,
            epi, r->step, tirc_kernel_name(o, r->v), r->ms, r->gflops, r->cublas_gflops,
            r->gflops / r->cublas_gflops, r->rel_err, r->compile_ms, r->regs, r->lmem, r->status);
 }
 
 void tirc_print_header(void) {
-    printf("%-16s %-10s %4s  %-17s %9s %10s %10s %7s %10s %10s %4s %5s  %s\n", "size", "epilogue",
+    printf("%-16s %-10s %4s  %-22s %9s %10s %10s %7s %10s %10s %4s %5s  %s\n", "size", "epilogue",
            "step", "kernel", "ms", "GFLOPS", "cuBLAS", "ratio", "rel_err", "compile_ms", "regs",
            "lmem", "status");
 }

@@ -28,7 +28,9 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     const tir_prim_func *f = tirc_define(ctx, o, e, M, N, K);
     tir_schedule *s = NULL;
     tir_kernel_set ks; /* one kernel, or split-K's two */
-    if (!f || tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, false, &s) != TIR_OK ||
+    if (!f ||
+        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, false, &s) !=
+            TIR_OK ||
         tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK) {
         fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, step,
                 tir_ctx_error(ctx));
@@ -73,11 +75,14 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
         goto done;
     }
     double t1 = mt_now_ms();
-    rep = reps[0]; /* the main kernel's launch (split-K: the partial sums) */
+    /* the main kernel's launch (split-K: the partial sums; atomic: after
+     * the zero fill) */
+    rep = reps[o->splitk > 1 && o->atomic ? 1 : 0];
     for (int64_t i = 0; i < M * N; i++) ref[i] = h.want[i];
     char what[96];
     snprintf(what, sizeof what, "%s%s%s step %d%s", o->example, fused ? " " : "",
-             fused ? seed_epi_name((seed_epi)e) : "", step, o->splitk > 1 ? " split-K" : "");
+             fused ? seed_epi_name((seed_epi)e) : "", step,
+             o->splitk <= 1 ? "" : o->atomic ? " split-K atomic" : " split-K");
     tir_rt_error_stats es;
     tir_status st = tir_rt_check(ctx, what, TIR_F32, h.out, ref, M, N,
                                  tir_rt_gemm_tolerance(TIR_RT_GEMM_F32, K), &es);

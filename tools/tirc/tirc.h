@@ -58,6 +58,7 @@ typedef struct opts {
     seed_tiles tiles; /* --tile (matmul only) */
     bool tile_given;
     int splitk;          /* --splitk (matmul Steps 7-8; 1: none) */
+    bool atomic;         /* --atomic: split-K summed by atomic adds */
     char ours_name[32];  /* our kernel's name in the tables ("minitir/splitk4") */
     const char *db;      /* --db: the tuning database (tune, bench) */
     int trials, threads; /* tune: --trials, --threads */
@@ -86,10 +87,11 @@ const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, 
 const seed_tiles *tirc_tiles(const opts *o);
 /* Schedules program f for step (fused: through seed_fused; else
  * seed_schedule_tiles with tiles, NULL: the seed's; splitk > 1 (Steps
- * 7-8): sgemm_schedule with split-K); each: prints the IR after every
- * primitive. */
+ * 7-8): sgemm_schedule with split-K, by atomic adds with atomic); each:
+ * prints the IR after every primitive. */
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, int splitk, bool each, tir_schedule **out);
+                         const seed_tiles *tiles, int splitk, bool atomic, bool each,
+                         tir_schedule **out);
 /* Schedules and compiles (tir_build_kernels: one module, or several with
  * split-K); *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
