@@ -27,6 +27,10 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
     o->arch = "sm_90";
     o->fma_contract = true;
     o->opt_level = 3;
+    /* the same kernel speed at 4095^3, 4096^3 and 1000x520x333 for Steps
+     * 4-8 on the H200 (docs/performance.md, 2026-12-03), less emission
+     * time */
+    o->pipeline = TIR_CG_PIPELINE_FAST;
 }
 
 /* Loop strength reduction.  The NVPTX backend runs LLVM's LSR before

@@ -200,6 +200,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--opt wants fast or O3 (LLVM pipelines, see "
                                         "tir_cg_pipeline)");
             o->fast_pipeline = !strcmp(v, "fast");
+            o->opt_given = true;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             o->verbose = true;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -277,7 +278,7 @@ int tirc_help(const char *cmd) {
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
                "optimisation, LLVM IR text, PTX emission).  --opt picks the LLVM pipeline:\n"
-               "O3 (default; backend at O3) or fast (backend at O2, see docs/performance.md).\n"
+               "fast (default; backend at O2) or O3 (backend at O3; see docs/performance.md).\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
                "%s\n%s",
                examples_help, exit_help);

@@ -51,7 +51,8 @@ typedef struct opts {
     const char *arch, *out, *csv, *json, *plot;
     bool trace, each, sim, gpu, help;
     bool verbose; /* ptx -v: compile time per phase */
-    bool fast_pipeline; /* --opt fast: TIR_CG_PIPELINE_FAST (--opt O3: the default) */
+    bool fast_pipeline; /* --opt fast: TIR_CG_PIPELINE_FAST (the default); O3: _OPT */
+    bool opt_given;      /* --opt given (else the library default) */
     int runs, warmup;
     uint64_t seed;
     bool seed_given;
