@@ -174,20 +174,20 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
 }
 
 /* The smallest power-of-two split (at most 64) that brings `blocks`
- * blocks to two waves of nsm, keeping slices of at least min_slice of k. */
+ * blocks to 1.5 waves of nsm, keeping slices of at least min_slice of k. */
 static int split_for(int64_t blocks, int nsm, int64_t K, int64_t min_slice) {
     int s = 1;
-    while (s < 64 && blocks * s < 2 * (int64_t)nsm && K / (2 * s) >= min_slice) s *= 2;
+    while (s < 64 && blocks * s * 2 < 3 * (int64_t)nsm && K / (2 * s) >= min_slice) s *= 2;
     return s;
 }
 
 /* The default without tuning, by shape, distilled from the tuner's
  * results on the H200 (docs/performance.md, 2026-12-03): 128 x 128 tiles
  * when they give about a wave of blocks (LSR off when they do not divide
- * M and N); when they do not, the same tiles split along K towards two
+ * M and N); when they do not, the same tiles split along K towards 1.5
  * waves (slices of at least 256, k tiles of 16), if that reaches 0.8 of a
  * wave; else 64 x 64 tiles of 256 threads with 4 x 4 outputs each (k
- * tiles of 32), split towards two waves with slices of at least 128 when
+ * tiles of 32), split towards 1.5 waves with slices of at least 128 when
  * K >= 512; when that leaves fewer than two waves and K is short, 32 x 32
  * tiles of 128 threads with 4 x 2 outputs each (k tiles of 16). */
 tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {

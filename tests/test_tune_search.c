@@ -1,0 +1,193 @@
+/* The tuner's CPU side (src/tune/space.c, search.c): the design space is
+ * generated from the shape and holds only configurations the rule accepts
+ * (each a valid schedule that lowers); the rule-based default is in it for
+ * the shapes the performance record uses; decisions print and parse back;
+ * the knobs are sampling instructions whose decisions the trace records
+ * and replays; and tir_tune against the fake CUDA driver (which runs no
+ * generated kernel, so every candidate fails verification) records every
+ * candidate in the database and fails cleanly.  Run under fake_env. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "minitir/tune.h"
+
+static const tir_target_limits *sm90(void) { return &tir_target_find("sm_90")->limits; }
+
+static int index_of(const tir_tune_space *sp, const tir_tile_config *c) {
+    for (int i = 0; i < sp->n; i++) {
+        const tir_tile_config *x = &sp->configs[i];
+        if (x->warps_m == c->warps_m && x->warps_n == c->warps_n &&
+            x->threads_m == c->threads_m && x->tm == c->tm && x->tn == c->tn &&
+            x->bk == c->bk && x->vec == c->vec && x->staging == c->staging &&
+            x->splitk == c->splitk && x->lsr == c->lsr)
+            return i;
+    }
+    return -1;
+}
+
+/* Every point valid; the default of each shape in the space; sampled
+ * points schedule and lower. */
+static void test_space(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    static const int64_t shapes[][3] = {{512, 512, 512},   {1024, 1024, 1024}, {4096, 4096, 4096},
+                                        {4095, 4095, 4095}, {1000, 520, 333},   {1024, 1024, 4096},
+                                        {256, 256, 16384}, {33, 1000, 45}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        tir_tune_task t = {TIR_TUNE_MATMUL, 1, shapes[k][0], shapes[k][1], shapes[k][2]};
+        tir_tune_space sp;
+        assert_int_equal(tir_tune_space_make(ctx, &t, sm90(), &sp), TIR_OK);
+        assert_true(sp.n > 100);
+        for (int i = 0; i < sp.n; i++) assert_true(tir_tune_config_valid(&t, sm90(), &sp.configs[i]));
+        tir_tile_config d = tir_tune_default(&t, 132);
+        if (index_of(&sp, &d) < 0) fail_msg("default of shape %zu is not in the space", k);
+        /* a few points lower (the rule accepts them) */
+        for (int r = 0; r < 3; r++) {
+            const tir_tile_config *c = &sp.configs[(r * 7919 + (int)k * 31) % sp.n];
+            tir_schedule *s = NULL;
+            assert_int_equal(tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s), TIR_OK);
+            if (tir_tune_tiling(s, "C", c, NULL, NULL) != TIR_OK)
+                fail_msg("rule refused a space point: %s", tir_ctx_error(ctx));
+            tir_kernel_set ks;
+            if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
+                fail_msg("space point does not lower: %s", tir_ctx_error(ctx));
+            tir_sched_destroy(s);
+        }
+        tir_tune_space_free(&sp);
+    }
+    /* batch: no split-K in the space */
+    tir_tune_task b = {TIR_TUNE_BATCH_MATMUL, 16, 512, 512, 512};
+    tir_tune_space sp;
+    assert_int_equal(tir_tune_space_make(ctx, &b, sm90(), &sp), TIR_OK);
+    for (int i = 0; i < sp.n; i++) assert_int_equal(sp.configs[i].splitk, 1);
+    tir_tune_space_free(&sp);
+    tir_tune_task bad = {TIR_TUNE_MATMUL, 1, 0, 4, 4};
+    assert_int_equal(tir_tune_space_make(ctx, &bad, sm90(), &sp), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "sizes must be positive"));
+    tir_ctx_destroy(ctx);
+}
+
+/* The defaults the performance record relies on. */
+static void test_default(void **st) {
+    (void)st;
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 4096, 4096, 4096};
+    tir_tile_config c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 128);
+    assert_int_equal(c.splitk, 1);
+    assert_true(c.lsr);
+    t.M = t.N = t.K = 4095;
+    assert_false(tir_tune_default(&t, 132).lsr); /* ragged 128x128: LSR off */
+    t.M = t.N = 1024, t.K = 4096;
+    assert_int_equal(tir_tune_default(&t, 132).splitk, 4);
+    t.M = t.N = 256, t.K = 16384;
+    assert_int_equal(tir_tune_default(&t, 132).splitk, 64);
+    t.M = t.N = t.K = 512; /* 64x64 tiles of 256 threads, split 4 */
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(tir_tile_config_threads(&c), 256);
+    assert_int_equal(c.splitk, 4);
+    t.M = 1000, t.N = 520, t.K = 333; /* 32x32 tiles */
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 32);
+    assert_int_equal(c.warps_n * c.threads_n * c.tn, 32);
+}
+
+static void test_text(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tile_config c = tir_tile_config_default(), d;
+    c.splitk = 8, c.lsr = false, c.bk = 16;
+    char buf[256];
+    tir_tile_config_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=1 pad=4 "
+                             "splitk=8 lsr=0");
+    assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
+    char again[256];
+    tir_tile_config_text(&d, again, sizeof again);
+    assert_string_equal(again, buf);
+    assert_int_equal(tir_tile_config_parse(ctx, "warps=2x4 lanes=8", &d), TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "field 4 of 12"));
+    tir_ctx_destroy(ctx);
+}
+
+/* The knobs are sampling instructions: the trace records the decisions,
+ * replays to the same function, and a forced configuration outside the
+ * candidates is refused. */
+static void test_sampled(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = tir_def_matmul(ctx, 200, 136, 64, TIR_F32);
+    tir_tile_config c = tir_tile_config_default(), used;
+    c.splitk = 2, c.bk = 16;
+    tir_schedule *s = NULL, *r = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, &used), TIR_OK);
+    assert_int_equal(used.splitk, 2);
+    assert_int_equal(used.bk, 16);
+    const tir_decision *dec;
+    int nd;
+    assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
+    assert_int_equal(nd, 9);
+    const char *text = tir_sched_trace_text(s);
+    assert_non_null(strstr(text, "sample_categorical([1, 2, 3, 4, 8, 16, 32, 64]"));
+    assert_int_equal(tir_sched_create(ctx, f, &r), TIR_OK);
+    assert_int_equal(tir_sched_replay(r, text, strlen(text)), TIR_OK);
+    assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+    tir_sched_destroy(r);
+    tir_sched_destroy(s);
+    c.bk = 12;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "is not among the rule's candidates"));
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* tir_tune on the fake driver: every candidate compiled, measured and
+ * recorded, none verified (the fake runs no generated kernel), a clean
+ * error. */
+static void test_tune_fake(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = NULL;
+    if (tir_rt_device_create(ctx, 0, &dev) != TIR_OK) {
+        tir_ctx_destroy(ctx);
+        skip();
+    }
+    char path[] = "/tmp/minitir-tune-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    tir_tune_db *db = NULL;
+    assert_int_equal(tir_tune_db_open(ctx, path, &db), TIR_OK);
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40};
+    tir_tune_opts o = {.trials = 6, .threads = 2, .batch = 3, .runs = 20, .seed = 1, .db = db};
+    tir_tune_result r;
+    assert_int_equal(tir_tune(ctx, dev, &t, &o, &r), TIR_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tir_ctx_error(ctx), "none of the 6 candidates measured ran correctly"));
+    assert_int_equal(r.trials, 6);
+    assert_int_equal(r.failed, 6);
+    int64_t n = 0;
+    assert_int_equal(tir_tune_db_count(ctx, db, NULL, NULL, &n), TIR_OK);
+    assert_int_equal(n, 6);
+    tir_tune_result_free(&r);
+    tir_tune_db_close(db);
+    unlink(path);
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_space),   cmocka_unit_test(test_default),
+        cmocka_unit_test(test_text),    cmocka_unit_test(test_sampled),
+        cmocka_unit_test(test_tune_fake),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
