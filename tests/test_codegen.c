@@ -754,6 +754,35 @@ static void test_occupancy_errors(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* A buffer past 2^31 - 1 elements cannot be indexed in 32 bits: refused
+ * (it would wrap to a wrong or illegal address; the tuner met it with
+ * split-K partial sums of 64 x 8192 x 8192). */
+static void test_index_overflow(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    int64_t n = (int64_t)1 << 32;
+    const tir_buffer *A = tir_buffer_simple(ctx, "Ahuge", TIR_F32, 1, &n, TIR_SCOPE_GLOBAL);
+    const tir_var *t = tir_var_new(ctx, "t", TIR_I32);
+    const tir_expr *idx = &t->base;
+    const tir_stmt *body = tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 32),
+                                       TIR_FOR_THREAD_BINDING, "threadIdx.x", 0, NULL,
+                                       tir_store(ctx, A, tir_f32(ctx, 0), 1, &idx));
+    const tir_var *p = tir_var_new(ctx, "A", TIR_HANDLE);
+    const tir_prim_func *f = tir_prim_func_new(ctx, "huge", 1, &p, &A, body, 0, NULL);
+    const tir_module *m = NULL;
+    assert_int_equal(tir_codegen(ctx, f, NULL, &m), TIR_ERR_UNSUPPORTED);
+    assert_null(m);
+    assert_non_null(strstr(tir_ctx_error(ctx), "buffer 'Ahuge', which has 4294967296 elements"));
+    /* 2^31 - 1 elements are fine */
+    n = INT32_MAX;
+    A = tir_buffer_simple(ctx, "Abig", TIR_F32, 1, &n, TIR_SCOPE_GLOBAL);
+    body = tir_for_new(ctx, t, tir_i32(ctx, 0), tir_i32(ctx, 32), TIR_FOR_THREAD_BINDING,
+                       "threadIdx.x", 0, NULL, tir_store(ctx, A, tir_f32(ctx, 0), 1, &idx));
+    f = tir_prim_func_new(ctx, "big", 1, &p, &A, body, 0, NULL);
+    assert_int_equal(tir_codegen(ctx, f, NULL, &m), TIR_OK);
+    tir_ctx_destroy(ctx);
+}
+
 /* A 64x64x64 matmul, (i, j) over 32 blocks of 128 threads, k a serial
  * loop; the root block annotated loop_strength_reduction = lsr (-1: not
  * annotated). */
@@ -847,7 +876,7 @@ int main(void) {
         BOTH(test_occupancy),       BOTH(test_occupancy_errors),
         BOTH(test_dynamic_shared),  BOTH(test_loop_strength_reduction),
         BOTH(test_llvm_ir_on_demand),
-        BOTH(test_atomic_add),
+        BOTH(test_atomic_add),      BOTH(test_index_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

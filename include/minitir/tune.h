@@ -269,8 +269,8 @@ TIR_API void tir_tune_space_free(tir_tune_space *sp);
 /* Whether c is in the space's constraints for t on lim (a warp of lanes,
  * vec dividing the thread tile, at most 64 accumulators per thread, the
  * A and B tile copies whole rounds of the block's threads, the tiles in
- * static shared memory, split-K slices of at least two k tiles and never
- * with batch). */
+ * static shared memory, split-K slices of at least two k tiles, partial
+ * sums addressable in 32 bits, and never with batch). */
 TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                                    const tir_tile_config *c);
 /* The decisions of c as text, "warps=2x4 lanes=8x4 thread=8x8 bk=8 vec=4
@@ -335,7 +335,9 @@ typedef struct tir_tune_result {
  * cuBLAS's result (tir_rt_check's tolerance), every candidate recorded in
  * opts->db.  Stops after opts->trials candidates or opts->seconds.
  * Errors: TIR_ERR_INVALID_ARG, the runtime's (no cuBLAS, CUDA),
- * TIR_ERR_UNSUPPORTED when no candidate ran correctly.  Free res with
+ * TIR_ERR_UNSUPPORTED when no candidate ran correctly; a CUDA error while
+ * measuring (the context is then lost) stops the search with
+ * TIR_ERR_CUDA, res keeping the best found before it.  Free res with
  * tir_tune_result_free (also after an error). */
 TIR_API tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
                             const tir_tune_opts *opts, tir_tune_result *res);

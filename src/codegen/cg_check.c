@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include <stdint.h>
+
 #include "cg_internal.h"
 
 typedef struct chk {
@@ -81,6 +83,15 @@ static tir_status chk_buffer_use(chk *c, const tir_buffer *b, int nidx, const ti
                             what, b->name, nidx);
     if (!tir_dtype_is_int(idx[0]->dtype))
         return unsupported(c, "codegen: %s of buffer '%s' has a non-integer index", what, b->name);
+    /* An index wider than its type would wrap to a wrong (or illegal)
+     * address: a silent miscompile or a dead CUDA context, never allowed. */
+    int64_t n = tir_buffer_const_size(b);
+    if (idx[0]->dtype.bits == 32 && n > INT32_MAX)
+        return unsupported(c,
+                           "codegen: %s of buffer '%s', which has %lld elements: its index is "
+                           "32-bit, so at most 2^31 - 1 elements can be addressed (use fewer "
+                           "split-K slices or smaller buffers)",
+                           what, b->name, (long long)n);
     return chk_expr(c, idx[0], false);
 }
 

@@ -248,6 +248,7 @@ static void record(state *S, const job *j, const tune_meas *m, const char *err) 
 /* Measures one compiled job; updates the best. */
 static tir_status measure_job(state *S, job *j, int idx) {
     tir_tune_result *res = S->res;
+    tir_status st = TIR_OK;
     tune_meas m = {0};
     m.median_ms = NAN;
     const char *err = NULL;
@@ -256,7 +257,7 @@ static tir_status measure_job(state *S, job *j, int idx) {
     if (j->st != TIR_OK) {
         snprintf(msg, sizeof msg, "compile: %.400s", tir_ctx_error(j->ctx));
         err = msg;
-    } else if (tune_gpu_measure(S->ctx, &S->g, &j->ms, false, &m) != TIR_OK) {
+    } else if ((st = tune_gpu_measure(S->ctx, &S->g, &j->ms, false, &m)) != TIR_OK) {
         snprintf(msg, sizeof msg, "measure: %.400s", tir_ctx_error(S->ctx));
         err = msg;
     } else if (!isfinite(res->best_ms) || m.median_ms < res->best_ms) {
@@ -285,6 +286,13 @@ static tir_status measure_job(state *S, job *j, int idx) {
                                (ir_now_ms() - S->t0) / 1e3, S->o->trials};
         S->o->progress(S->o->user, &p);
     }
+    /* A CUDA error (an illegal address, a launch failure) leaves the
+     * context unusable: every later candidate would fail too, so the
+     * search stops and says which candidate it was. */
+    if (st == TIR_ERR_CUDA)
+        return tir_ctx_fail(S->ctx, TIR_ERR_CUDA,
+                            "tune: stopped after trial %d: the CUDA context is lost (%s)",
+                            S->trials, msg);
     return TIR_OK;
 }
 
@@ -352,9 +360,14 @@ static tir_status run_rounds(state *S) {
             jobs[i] = (job){.task = S->task, .arch = S->g.props->arch,
                             .cfg = S->sp.configs[idx[i]]};
         compile_all(jobs, n, S->o->threads);
+        tir_status st = TIR_OK;
         for (int i = 0; i < n; i++) {
-            if (!out_of_budget(S)) measure_job(S, &jobs[i], idx[i]);
+            if (st == TIR_OK && !out_of_budget(S)) st = measure_job(S, &jobs[i], idx[i]);
             job_free(&jobs[i]);
+        }
+        if (st != TIR_OK) {
+            free(jobs);
+            return st;
         }
     }
     free(jobs);

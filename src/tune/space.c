@@ -15,6 +15,7 @@
  * samples and mutates indices into it (search.c).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,8 @@ bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
     if (tir_tile_config_shared_bytes(c, 4) > lim->max_shared_static) return false;
     if (c->splitk > 1) {
         if (t->op == TIR_TUNE_BATCH_MATMUL) return false;
+        /* the partial sums are indexed in 32 bits (codegen refuses more) */
+        if ((double)c->splitk * (double)t->M * (double)t->N > (double)INT32_MAX) return false;
         /* at least two k tiles per slice */
         if (t->K < (int64_t)c->splitk * c->bk * 2) return false;
     }
