@@ -272,7 +272,7 @@ static void fake_gpu(void **state) {
     snprintf(p, sizeof p, "%s/n.csv", dir);
     slurp(p, buf, sizeof buf);
     assert_non_null(strstr(buf, ",1,minitir,nan,nan,"));
-    assert_non_null(strstr(buf, ",n/a\n"));
+    assert_non_null(strstr(buf, ",n/a,nan,nan,nan,nan,nan\n")); /* no compile phases */
     /* split-K through the program set (both kernels launched, the
      * workspace allocated: a launch or allocation error would be exit 5;
      * the stand-in runs no generated kernel, so C stays NaN: exit 1) */
@@ -283,6 +283,9 @@ static void fake_gpu(void **state) {
     snprintf(p, sizeof p, "%s/k.csv", dir);
     slurp(p, buf, sizeof buf);
     assert_non_null(strstr(buf, "matmul,,64,48,256,8,minitir/splitk4,"));
+    /* compile time by phase: schedule, lower, LLVM, PTX, JIT */
+    assert_non_null(strstr(buf, ",status,sched_ms,lower_ms,llvm_ms,ptx_ms,jit_ms\n"));
+    assert_null(strstr(strstr(buf, "minitir/splitk4,"), ",nan,nan,nan,nan,nan\n"));
     /* the atomic option the same way: the zero kernel and the atomic one */
     assert_int_equal(tirc_run(env, "bench matmul --steps 8 --splitk 4 --atomic --sizes "
                                    "64x48x256,32x32x1024 --runs 20 --csv a.csv"),

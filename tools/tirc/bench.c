@@ -72,7 +72,8 @@ int tirc_cmd_bench(tir_ctx *ctx, opts *o) {
                       NAN,
                       "ok",
                       -1,
-                      -1};
+                      -1,
+                      {NAN, NAN, NAN, NAN, NAN}};
             cr.gflops = cr.cublas_gflops = 2.0 * (double)(M * N) * (double)K / cub.median_ms / 1e6;
             rows[nrows++] = cr;
             tirc_print_row(o, &cr);

@@ -181,6 +181,18 @@ done:
     return rc;
 }
 
+/* The compile phases of a module set compiled in total_ms, sched_ms of it
+ * scheduling: schedule, lower (the rest), LLVM, PTX emission. */
+static void phases(const tir_module_set *ms, double total_ms, double sched_ms, double *ph) {
+    double llvm = 0, ptx = 0, codegen = 0;
+    for (int i = 0; i < ms->nmodules; i++) {
+        const tir_module *m = ms->modules[i];
+        llvm += m->build_ms + m->opt_ms + m->ir_text_ms, ptx += m->ptx_ms;
+        codegen += m->compile_ms;
+    }
+    ph[0] = sched_ms, ph[1] = total_ms - sched_ms - codegen, ph[2] = llvm, ph[3] = ptx;
+}
+
 /* Runs (and with bench, times) one step of one epilogue at one size:
  * appends rows.  Returns an exit code. */
 int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step, bool bench,
@@ -191,14 +203,17 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
     for (int vi = 0; vi < nv; vi++) {
         variant v = vi == 0 ? V_OURS : V_UNFUSED;
         row r = {p->M, p->N, p->K, step, fused ? e : -1, v, NAN, NAN, cub ? cub->median_ms : NAN,
-                 NAN,  NAN,  NAN,  "ok", -1, -1};
+                 NAN,  NAN,  NAN,  "ok", -1, -1, {NAN, NAN, NAN, NAN, NAN}};
         r.cublas_gflops =
             cub ? 2.0 * (double)(p->M * p->N) * (double)p->K / cub->median_ms / 1e6 : NAN;
         const tir_prim_func *f = v == V_OURS ? tirc_define(ctx, o, e, p->M, p->N, p->K)
                                              : tir_def_matmul(ctx, p->M, p->N, p->K, TIR_F32);
         tir_module_set ms;
-        tir_status st = f ? tirc_compile(ctx, o, f, v == V_OURS && fused, step, &ms, &r.compile_ms, NULL)
+        double sched_ms = NAN;
+        tir_status st = f ? tirc_compile(ctx, o, f, v == V_OURS && fused, step, &ms, &r.compile_ms,
+                                         &sched_ms)
                           : TIR_ERR_INVALID_ARG;
+        if (st == TIR_OK) phases(&ms, r.compile_ms, sched_ms, r.phase_ms);
         if (st != TIR_OK) {
             /* In a table, the first line of the message (no IR dump). */
             const char *msg = tir_ctx_error(ctx), *nl = strchr(msg, '\n');
@@ -213,7 +228,9 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
         }
         tir_rt_program_set *prog = NULL;
         bench_call c = {g, p, v, fused ? e : -1, NULL, &ms};
+        double t_jit = mt_now_ms();
         RT(tir_rt_program_set_create(ctx, g->dev, &ms, &prog));
+        r.phase_ms[4] = mt_now_ms() - t_jit;
         c.prog = prog;
         /* of the main kernel (split-K: the partial sums; atomic: after the
          * kernel that zeroes C) */

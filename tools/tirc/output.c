@@ -13,15 +13,20 @@ void tirc_print_row(const opts *o, const row *r) {
     char sz[48], epi[16] = "";
     snprintf(sz, sizeof sz, "%lldx%lldx%lld", (long long)r->M, (long long)r->N, (long long)r->K);
     if (r->epi >= 0) snprintf(epi, sizeof epi, "%s", seed_epi_name((seed_epi)r->epi));
-    printf("%-16s %-10s %4d  %-22s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f %4d %5d  %s\n", sz,
+    char ph[64] = "";
+    if (r->v != V_CUBLAS && isfinite(r->phase_ms[0]))
+        snprintf(ph, sizeof ph, "  %.0f/%.0f/%.0f/%.0f/%.0f", r->phase_ms[0], r->phase_ms[1],
+                 r->phase_ms[2], r->phase_ms[3], r->phase_ms[4]);
+    printf("%-16s %-10s %4d  %-22s %9.4f %10.1f %10.1f %7.3f %10.2e %10.1f %4d %5d  %-6s%s\n", sz,
            epi, r->step, tirc_kernel_name(o, r->v), r->ms, r->gflops, r->cublas_gflops,
-           r->gflops / r->cublas_gflops, r->rel_err, r->compile_ms, r->regs, r->lmem, r->status);
+           r->gflops / r->cublas_gflops, r->rel_err, r->compile_ms, r->regs, r->lmem, r->status,
+           ph);
 }
 
 void tirc_print_header(void) {
-    printf("%-16s %-10s %4s  %-22s %9s %10s %10s %7s %10s %10s %4s %5s  %s\n", "size", "epilogue",
-           "step", "kernel", "ms", "GFLOPS", "cuBLAS", "ratio", "rel_err", "compile_ms", "regs",
-           "lmem", "status");
+    printf("%-16s %-10s %4s  %-22s %9s %10s %10s %7s %10s %10s %4s %5s  %-6s  %s\n", "size",
+           "epilogue", "step", "kernel", "ms", "GFLOPS", "cuBLAS", "ratio", "rel_err",
+           "compile_ms", "regs", "lmem", "status", "sched/lower/llvm/ptx/jit ms");
 }
 
 static void json_num(FILE *f, const char *k, double v, bool comma) {
@@ -40,14 +45,16 @@ bool tirc_write_tables(const opts *o, const row *rows, int n) {
             return false;
         }
         fprintf(f, "example,epilogue,M,N,K,step,kernel,ms,gflops,cublas_ms,cublas_gflops,ratio,"
-                   "rel_err,compile_ms,regs,lmem,status\n");
+                   "rel_err,compile_ms,regs,lmem,status,sched_ms,lower_ms,llvm_ms,ptx_ms,jit_ms\n");
         for (int i = 0; i < n; i++) {
             const row *r = &rows[i];
-            fprintf(f, "%s,%s,%lld,%lld,%lld,%d,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.3e,%.3f,%d,%d,%s\n",
+            fprintf(f, "%s,%s,%lld,%lld,%lld,%d,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.3e,%.3f,%d,%d,%s",
                     o->example, r->epi >= 0 ? seed_epi_name((seed_epi)r->epi) : "", (long long)r->M,
                     (long long)r->N, (long long)r->K, r->step, tirc_kernel_name(o, r->v), r->ms,
                     r->gflops, r->cublas_ms, r->cublas_gflops, r->gflops / r->cublas_gflops,
                     r->rel_err, r->compile_ms, r->regs, r->lmem, r->status);
+            for (int p = 0; p < 5; p++) fprintf(f, ",%.3f", r->phase_ms[p]);
+            fprintf(f, "\n");
         }
         ok = fclose(f) == 0 && ok;
         fprintf(stderr, "tirc: wrote %s\n", o->csv);
@@ -73,6 +80,9 @@ bool tirc_write_tables(const opts *o, const row *rows, int n) {
             json_num(f, "ratio", r->gflops / r->cublas_gflops, true);
             json_num(f, "rel_err", r->rel_err, true);
             json_num(f, "compile_ms", r->compile_ms, true);
+            static const char *const ph[5] = {"sched_ms", "lower_ms", "llvm_ms", "ptx_ms",
+                                              "jit_ms"};
+            for (int p = 0; p < 5; p++) json_num(f, ph[p], r->phase_ms[p], true);
             json_num(f, "regs", r->regs >= 0 ? r->regs : NAN, true);
             json_num(f, "lmem", r->lmem >= 0 ? r->lmem : NAN, true);
             fprintf(f, "\"status\": \"%s\"}%s\n", r->status, i + 1 < n ? "," : "");

@@ -126,6 +126,9 @@ typedef struct row {
     const char *status; /* "ok", "FAIL", "n/a" */
     int regs, lmem;     /* registers and local memory bytes per thread
                            (spills and stack, from the driver); -1: unknown */
+    /* compile time by phase, ms: schedule, lower, LLVM (module, optimisation,
+     * IR text), PTX emission, the driver's JIT (NAN: not measured) */
+    double phase_ms[5];
 } row;
 
 /* The name of variant v's kernel in the tables: the fused example's
