@@ -1,7 +1,8 @@
 /* Runs the IR that codegen emits on the host (cg_hostjit: same IR, host
  * target, thread loops run serially) to check what the kernels compute:
  * floor division on negative values, casts, float16/bfloat16 rounding,
- * vector accesses, lazy Select, and the accuracy of the math expansions
+ * vector accesses, lazy Select, local arrays kept as SSA values while
+ * emitting (ssa_locals, on and off), and the accuracy of the math expansions
  * against libm (max errors in ulps go to the test log).
  */
 #include <setjmp.h>
@@ -365,6 +366,186 @@ static void test_select_lazy(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* ------------------------------------------- local arrays as SSA values */
+
+/* A kernel that mixes every kind of access to local arrays, so that the
+ * values cg_emit keeps in registers while emitting (ssa_locals) must be
+ * stored before each branch and each access they cannot serve:
+ *
+ *   L = local f32[8]; Bl = local bool[8]
+ *   for u in unrolled(8): L[u] = X[u]
+ *   for i in serial(4):
+ *     for u in unrolled(8): L[u] = L[u] + X[8 + 8i + u]
+ *     if X[40 + i] > 0: L[0] = L[0] * 2 else: L[1] = L[1] - 1
+ *     L[2] = L[2] + 0.5
+ *     for u in unrolled(8): O[8i + u] = L[u]
+ *     L[i] = L[i] + 100                       (variable index)
+ *     O[59 + i] = L[1]
+ *   L[3] = L[7] + 1
+ *   for j in serial(8): O[32 + j] = L[j]      (variable index)
+ *   L[0] = L[2] * 3
+ *   O[40:44] = L[0:4]                         (vector load)
+ *   L[4:8] = X[0:4]                           (vector store)
+ *   for u in unrolled(4): O[44 + u] = L[4 + u]
+ *   L[5] = -4
+ *   O[48] = X[60] > 0 ? X[61] : L[5]          (lazy select: branches)
+ *   O[49] = L[5] + L[6]
+ *   for u in unrolled(8): Bl[u] = X[u] > 0; O[50 + u] = Bl[u] ? L[u] : 7
+ *   for u in unrolled(8): L[0] = L[0] + X[u]  (in registers: one store)
+ *   O[58] = L[0]
+ */
+static const tir_prim_func *locals_kernel(tir_ctx *ctx) {
+    int64_t n64 = 64, n8 = 8;
+    const tir_buffer *X = tir_buffer_simple(ctx, "X", TIR_F32, 1, &n64, TIR_SCOPE_GLOBAL);
+    const tir_buffer *O = tir_buffer_simple(ctx, "O", TIR_F32, 1, &n64, TIR_SCOPE_GLOBAL);
+    const tir_buffer *L = tir_buffer_simple(ctx, "L", TIR_F32, 1, &n8, TIR_SCOPE_LOCAL);
+    const tir_buffer *Bl = tir_buffer_simple(ctx, "Bl", TIR_BOOL, 1, &n8, TIR_SCOPE_LOCAL);
+    const tir_var *u = tir_var_new(ctx, "u", TIR_I32), *i = tir_var_new(ctx, "i", TIR_I32);
+    const tir_var *j = tir_var_new(ctx, "j", TIR_I32);
+    const tir_expr *ue = &u->base, *ie = &i->base, *je = &j->base;
+#define C(v) tir_i32(ctx, v)
+#define LD(B, e) tir_load(ctx, B, 1, (const tir_expr *const[]){e})
+#define ST(B, e, v) tir_store(ctx, B, v, 1, (const tir_expr *const[]){e})
+#define FOR(v, n, kind, body) tir_for_new(ctx, v, C(0), C(n), kind, NULL, 0, NULL, body)
+#define SEQ(...)                                                                                  \
+    tir_seq_new(ctx, (int)(sizeof((const tir_stmt *[]){__VA_ARGS__}) / sizeof(tir_stmt *)),       \
+                (const tir_stmt *const[]){__VA_ARGS__})
+    const tir_expr *i8 = tir_mul(ctx, ie, C(8));
+    const tir_stmt *loop_i = FOR(
+        i, 4, TIR_FOR_SERIAL,
+        SEQ(FOR(u, 8, TIR_FOR_UNROLLED,
+                ST(L, ue, tir_add(ctx, LD(L, ue), LD(X, tir_add(ctx, C(8), tir_add(ctx, i8, ue)))))),
+            tir_if_new(ctx, tir_gt(ctx, LD(X, tir_add(ctx, C(40), ie)), tir_f32(ctx, 0)),
+                       ST(L, C(0), tir_mul(ctx, LD(L, C(0)), tir_f32(ctx, 2))),
+                       ST(L, C(1), tir_sub(ctx, LD(L, C(1)), tir_f32(ctx, 1)))),
+            ST(L, C(2), tir_add(ctx, LD(L, C(2)), tir_f32(ctx, 0.5))),
+            FOR(u, 8, TIR_FOR_UNROLLED, ST(O, tir_add(ctx, i8, ue), LD(L, ue))),
+            ST(L, ie, tir_add(ctx, LD(L, ie), tir_f32(ctx, 100))),
+            ST(O, tir_add(ctx, C(59), ie), LD(L, C(1)))));
+    const tir_expr *r0 = tir_ramp_new(ctx, C(0), C(1), 4), *r4 = tir_ramp_new(ctx, C(4), C(1), 4);
+    const tir_expr *lazy = tir_select_new(ctx, tir_gt(ctx, LD(X, C(60)), tir_f32(ctx, 0)),
+                                          LD(X, C(61)), LD(L, C(5)));
+    const tir_stmt *bools =
+        FOR(u, 8, TIR_FOR_UNROLLED,
+            SEQ(ST(Bl, ue, tir_gt(ctx, LD(X, ue), tir_f32(ctx, 0))),
+                ST(O, tir_add(ctx, C(50), ue),
+                   tir_select_new(ctx, LD(Bl, ue), LD(L, ue), tir_f32(ctx, 7)))));
+    const tir_stmt *sum = SEQ(
+        FOR(u, 8, TIR_FOR_UNROLLED, ST(L, C(0), tir_add(ctx, LD(L, C(0)), LD(X, ue)))),
+        ST(O, C(58), LD(L, C(0))));
+    const tir_stmt *body = SEQ(
+        FOR(u, 8, TIR_FOR_UNROLLED, ST(L, ue, LD(X, ue))), loop_i,
+        ST(L, C(3), tir_add(ctx, LD(L, C(7)), tir_f32(ctx, 1))),
+        FOR(j, 8, TIR_FOR_SERIAL, ST(O, tir_add(ctx, C(32), je), LD(L, je))),
+        ST(L, C(0), tir_mul(ctx, LD(L, C(2)), tir_f32(ctx, 3))),
+        ST(O, tir_ramp_new(ctx, C(40), C(1), 4), LD(L, r0)), ST(L, r4, LD(X, r0)),
+        FOR(u, 4, TIR_FOR_UNROLLED, ST(O, tir_add(ctx, C(44), ue), LD(L, tir_add(ctx, C(4), ue)))),
+        ST(L, C(5), tir_f32(ctx, -4)), ST(O, C(48), lazy),
+        ST(O, C(49), tir_add(ctx, LD(L, C(5)), LD(L, C(6)))), bools, sum);
+#undef C
+#undef LD
+#undef ST
+#undef FOR
+#undef SEQ
+    const tir_stmt *s = tir_allocate_new(ctx, L, tir_allocate_new(ctx, Bl, body));
+    const tir_buffer *bufs[] = {X, O};
+    const tir_var *params[] = {tir_var_new(ctx, "X", TIR_HANDLE),
+                               tir_var_new(ctx, "O", TIR_HANDLE)};
+    return tir_prim_func_new(ctx, "locals", 2, params, bufs, s, 0, NULL);
+}
+
+/* locals_kernel's result, computed here. */
+static void locals_ref(const float *X, float *O) {
+    float L[8];
+    bool Bl[8];
+    for (int u = 0; u < 8; u++) L[u] = X[u];
+    for (int i = 0; i < 4; i++) {
+        for (int u = 0; u < 8; u++) L[u] = L[u] + X[8 + 8 * i + u];
+        if (X[40 + i] > 0)
+            L[0] = L[0] * 2;
+        else
+            L[1] = L[1] - 1;
+        L[2] = L[2] + 0.5f;
+        for (int u = 0; u < 8; u++) O[8 * i + u] = L[u];
+        L[i] = L[i] + 100;
+        O[59 + i] = L[1];
+    }
+    L[3] = L[7] + 1;
+    for (int j = 0; j < 8; j++) O[32 + j] = L[j];
+    L[0] = L[2] * 3;
+    for (int k = 0; k < 4; k++) O[40 + k] = L[k];
+    for (int k = 0; k < 4; k++) L[4 + k] = X[k];
+    for (int u = 0; u < 4; u++) O[44 + u] = L[4 + u];
+    L[5] = -4;
+    O[48] = X[60] > 0 ? X[61] : L[5];
+    O[49] = L[5] + L[6];
+    for (int u = 0; u < 8; u++) {
+        Bl[u] = X[u] > 0;
+        O[50 + u] = Bl[u] ? L[u] : 7;
+    }
+    for (int u = 0; u < 8; u++) L[0] = L[0] + X[u];
+    O[58] = L[0];
+}
+
+/* Instructions of kind `what` (" store ", " load ") in LLVM IR text. */
+static int count_ir(const char *ir, const char *what) {
+    int n = 0;
+    for (const char *p = ir; (p = strstr(p, what)); p++) n++;
+    return n;
+}
+
+static void test_ssa_locals(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = locals_kernel(ctx);
+    float *X = buf(4 * 64), *O = buf(4 * 64), ref[64] = {0};
+    for (int rep = 0; rep < 2; rep++) {
+        /* both signs for the branches: X[40..43], X[60] */
+        for (int k = 0; k < 64; k++) X[k] = (float)uniform(-4, 4);
+        X[60] = rep ? 1.0f : -1.0f;
+        locals_ref(X, ref);
+        for (int ssa = 0; ssa < 2; ssa++)
+            for (int opt = 0; opt <= 3; opt += 3) {
+                tir_codegen_opts o;
+                tir_codegen_opts_init(&o);
+                o.fma_contract = false;
+                o.opt_level = opt;
+                o.ssa_locals = ssa;
+                cg_jit *j = NULL;
+                if (cg_jit_compile(ctx, f, &o, &j) != TIR_OK)
+                    fail_msg("host jit of locals failed: %s", tir_ctx_error(ctx));
+                memset(O, 0, 4 * 64);
+                void *args[] = {X, O};
+                cg_jit_call(j, args);
+                for (int k = 0; k < 63; k++)
+                    if (O[k] != ref[k])
+                        fail_msg("ssa_locals %d opt %d: O[%d] = %g, expected %g", ssa, opt, k,
+                                 (double)O[k], (double)ref[k]);
+                cg_jit_free(j);
+            }
+    }
+    /* The emitted (unoptimised) IR: with ssa_locals, the unrolled constant
+     * accesses to L no longer go through memory. */
+    int loads[2], stores[2];
+    for (int ssa = 0; ssa < 2; ssa++) {
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.opt_level = 0;
+        o.ssa_locals = ssa;
+        o.keep_llvm_ir = true;
+        const tir_module *m = NULL;
+        assert_int_equal(tir_codegen(ctx, f, &o, &m), TIR_OK);
+        loads[ssa] = count_ir(m->llvm_ir, " load ");
+        stores[ssa] = count_ir(m->llvm_ir, " store ");
+    }
+    printf("# locals IR: loads %d -> %d, stores %d -> %d\n", loads[0], loads[1], stores[0],
+           stores[1]);
+    assert_true(loads[1] < loads[0]);
+    assert_true(stores[1] < stores[0]);
+    free(X), free(O);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_refuses_cooperation(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
@@ -599,6 +780,7 @@ int main(void) {
         cmocka_unit_test(test_floor),
         cmocka_unit_test(test_misc),
         cmocka_unit_test(test_select_lazy),
+        cmocka_unit_test(test_ssa_locals),
         cmocka_unit_test(test_refuses_cooperation),
         cmocka_unit_test(test_math_f32),
         cmocka_unit_test(test_math_f64),

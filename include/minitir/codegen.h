@@ -56,6 +56,10 @@ typedef struct tir_codegen_opts {
     bool dynamic_shared;  /* place shared buffers in dynamic shared memory even
                            * when they fit the 48 KiB of static shared memory
                            * (default false: only past it) */
+    bool ssa_locals;      /* keep the elements of local arrays that are accessed
+                           * by constant index as SSA values while emitting
+                           * (register promotion at emission; default true:
+                           * less IR for LLVM, see docs/performance.md) */
 } tir_codegen_opts;
 
 /* Fills o with the defaults. */

@@ -43,6 +43,20 @@ typedef struct cg_buf {
     LLVMValueRef *const_ptr;
     int64_t nconst;
     LLVMBasicBlockRef const_bb; /* the block const_ptr's GEPs are in */
+    /* Local arrays, register promotion at emission: while emission stays
+     * in one basic block (val_bb), val[k] is element k's current value
+     * when known.  A scalar store by constant index only records its
+     * value (dirty[k]: not yet in memory) and a scalar load by constant
+     * index reuses a known value, so an unrolled body's accumulator
+     * updates are plain SSA arithmetic instead of GEP+load+store that
+     * SROA turns back into registers (Step 8: 3x less IR, see
+     * docs/performance.md).  Dirty values are stored (flush) before any
+     * branch, so each block starts from memory, and before any access
+     * the cache cannot serve (a variable index, a vector, an address). */
+    LLVMValueRef *val;
+    bool *dirty;
+    int64_t ndirty;
+    LLVMBasicBlockRef val_bb;
 } cg_buf;
 
 typedef struct cg {
@@ -167,7 +181,7 @@ static cg_buf *add_buf(cg *g, const tir_buffer *b, LLVMValueRef ptr, unsigned al
         g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
         g->bufs = ir_xrealloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
     }
-    g->bufs[g->nbufs] = (cg_buf){b, ptr, mem_ty(g, b->dtype), align, NULL, 0, NULL};
+    g->bufs[g->nbufs] = (cg_buf){.buf = b, .ptr = ptr, .elem = mem_ty(g, b->dtype), .align = align};
     return &g->bufs[g->nbufs++];
 }
 
@@ -282,6 +296,97 @@ static unsigned access_align(cg *g, const cg_buf *cb, const tir_expr *index) {
 static unsigned elem_align(const cg_buf *cb) {
     unsigned elem = (unsigned)tir_dtype_bytes(cb->buf->dtype);
     return elem < cb->align ? elem : cb->align;
+}
+
+/* ------------------------------------- local arrays as SSA values (val) */
+
+static LLVMValueRef elem_ptr_at(cg *g, cg_buf *cb, LLVMValueRef idx);
+
+/* The alignment of element k (elem_offset included) of cb: access_align
+ * for a constant index. */
+static unsigned const_align(const cg_buf *cb, int64_t k) {
+    uint64_t elem = tir_dtype_bytes(cb->buf->dtype);
+    uint64_t pow2 = k == 0 ? 4096 : ((uint64_t)k & (~(uint64_t)k + 1));
+    uint64_t a = (pow2 > 4096 ? 4096 : pow2) * elem;
+    return a < cb->align ? (unsigned)a : cb->align;
+}
+
+/* Stores cb's dirty values, at the builder's position. */
+static void cache_flush(cg *g, cg_buf *cb) {
+    if (!cb->ndirty) return;
+    TIR_ASSERT(cb->val_bb == LLVMGetInsertBlock(g->b));
+    for (int64_t k = 0; k < cb->nconst; k++) {
+        if (!cb->dirty[k]) continue;
+        LLVMValueRef st = LLVMBuildStore(
+            g->b, cb->val[k], elem_ptr_at(g, cb, LLVMConstInt(g->t_i64, (uint64_t)k, 0)));
+        LLVMSetAlignment(st, const_align(cb, k));
+        cb->dirty[k] = false;
+    }
+    cb->ndirty = 0;
+}
+
+/* Forgets cb's known values (flushed before: none is dirty). */
+static void cache_forget(cg_buf *cb) {
+    TIR_ASSERT(cb->ndirty == 0);
+    cb->val_bb = NULL;
+}
+
+/* Before a branch: every local array's values to memory. */
+static void cache_flush_all(cg *g) {
+    for (int i = 0; i < g->nbufs; i++) cache_flush(g, &g->bufs[i]);
+}
+
+static LLVMValueRef br(cg *g, LLVMBasicBlockRef to) {
+    cache_flush_all(g);
+    return LLVMBuildBr(g->b, to);
+}
+
+static LLVMValueRef condbr(cg *g, LLVMValueRef c, LLVMBasicBlockRef t, LLVMBasicBlockRef f) {
+    cache_flush_all(g);
+    return LLVMBuildCondBr(g->b, c, t, f);
+}
+
+/* The element (elem_offset included) that a scalar access at idx of cb
+ * can keep in val, or -1 (not a local array, not a constant index). */
+static int64_t cache_slot(cg *g, cg_buf *cb, LLVMValueRef idx) {
+    if (!cb->val || !LLVMIsAConstantInt(idx)) return -1;
+    int64_t k = LLVMConstIntGetSExtValue(idx);
+    if (k < 0 || k >= cb->nconst) return -1;
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(g->b);
+    if (cb->val_bb != bb) {
+        /* every branch flushed: nothing is dirty in another block */
+        TIR_ASSERT(cb->ndirty == 0);
+        memset(cb->val, 0, sizeof *cb->val * (size_t)cb->nconst);
+        cb->val_bb = bb;
+    }
+    return k;
+}
+
+/* A scalar load of element idx (elem_offset included) of cb. */
+static LLVMValueRef cached_load(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *start) {
+    int64_t k = cache_slot(g, cb, idx);
+    if (k >= 0 && cb->val[k]) return cb->val[k];
+    if (k < 0) cache_flush(g, cb); /* a variable index may read any element */
+    LLVMValueRef v = LLVMBuildLoad2(g->b, cb->elem, elem_ptr_at(g, cb, idx), "");
+    LLVMSetAlignment(v, access_align(g, cb, start));
+    if (k >= 0) cb->val[k] = v;
+    return v;
+}
+
+/* A scalar store of v to element idx (elem_offset included) of cb. */
+static void cached_store(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *start,
+                         LLVMValueRef v) {
+    int64_t k = cache_slot(g, cb, idx);
+    if (k >= 0) {
+        if (!cb->dirty[k]) cb->ndirty++;
+        cb->val[k] = v, cb->dirty[k] = true;
+        return;
+    }
+    /* a variable index may write any element */
+    cache_flush(g, cb);
+    cache_forget(cb);
+    LLVMValueRef st = LLVMBuildStore(g->b, v, elem_ptr_at(g, cb, idx));
+    LLVMSetAlignment(st, access_align(g, cb, start));
 }
 
 /* ------------------------------------------------------------ expressions */
@@ -481,17 +586,17 @@ static LLVMValueRef select_expr(cg *g, const tir_select *s) {
         LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sel.t");
         LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sel.f");
         LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sel.end");
-        LLVMBuildCondBr(g->b, c, bt, bf);
+        condbr(g, c, bt, bf);
         LLVMPositionBuilderAtEnd(g->b, bt);
         LLVMValueRef vt = expr(g, s->t);
         if (!vt) return NULL;
         LLVMBasicBlockRef et = LLVMGetInsertBlock(g->b);
-        LLVMBuildBr(g->b, bm);
+        br(g, bm);
         LLVMPositionBuilderAtEnd(g->b, bf);
         LLVMValueRef vf = expr(g, s->f);
         if (!vf) return NULL;
         LLVMBasicBlockRef ef = LLVMGetInsertBlock(g->b);
-        LLVMBuildBr(g->b, bm);
+        br(g, bm);
         LLVMPositionBuilderAtEnd(g->b, bm);
         LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(vt), "");
         LLVMValueRef vals[2] = {vt, vf};
@@ -519,20 +624,23 @@ static LLVMValueRef ramp_value(cg *g, const tir_ramp *r) {
     return s ? LLVMBuildNSWAdd(g->b, bs, m, "") : LLVMBuildAdd(g->b, bs, m, "");
 }
 
-/* The pointer to element idx (a scalar value of index type) of cb,
- * elem_offset included. */
-/* (cb is not const: its constant-index pointers are cached) */
-static LLVMValueRef elem_ptr(cg *g, cg_buf *cb, LLVMValueRef idx) {
+/* idx (a scalar value of index type) plus cb's elem_offset. */
+static LLVMValueRef elem_index(cg *g, const cg_buf *cb, LLVMValueRef idx) {
     int64_t off;
-    if (!(tir_expr_const_int(cb->buf->elem_offset, &off) && off == 0)) {
-        LLVMValueRef o = expr(g, cb->buf->elem_offset);
-        if (!o) return NULL;
-        LLVMTypeRef it = LLVMTypeOf(idx), ot = LLVMTypeOf(o);
-        unsigned ib = LLVMGetIntTypeWidth(it), ob = LLVMGetIntTypeWidth(ot);
-        if (ob < ib) o = LLVMBuildSExt(g->b, o, it, "");
-        if (ob > ib) idx = LLVMBuildSExt(g->b, idx, ot, "");
-        idx = LLVMBuildNSWAdd(g->b, idx, o, "");
-    }
+    if (tir_expr_const_int(cb->buf->elem_offset, &off) && off == 0) return idx;
+    LLVMValueRef o = expr(g, cb->buf->elem_offset);
+    if (!o) return NULL;
+    LLVMTypeRef it = LLVMTypeOf(idx), ot = LLVMTypeOf(o);
+    unsigned ib = LLVMGetIntTypeWidth(it), ob = LLVMGetIntTypeWidth(ot);
+    if (ob < ib) o = LLVMBuildSExt(g->b, o, it, "");
+    if (ob > ib) idx = LLVMBuildSExt(g->b, idx, ot, "");
+    return LLVMBuildNSWAdd(g->b, idx, o, "");
+}
+
+/* The pointer to element idx of cb, where idx already includes the
+ * elem_offset (elem_index). */
+/* (cb is not const: its constant-index pointers are cached) */
+static LLVMValueRef elem_ptr_at(cg *g, cg_buf *cb, LLVMValueRef idx) {
     if (!LLVMIsAConstantInt(idx)) return LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
     /* a constant index: a constant expression into a shared global, or
      * this block's pointer into a local array */
@@ -547,6 +655,16 @@ static LLVMValueRef elem_ptr(cg *g, cg_buf *cb, LLVMValueRef idx) {
     if (!cb->const_ptr[k])
         cb->const_ptr[k] = LLVMBuildInBoundsGEP2(g->b, cb->elem, cb->ptr, &idx, 1, "");
     return cb->const_ptr[k];
+}
+
+/* The pointer to element idx (a scalar value of index type) of cb,
+ * elem_offset included.  Its known values are stored first and forgotten
+ * (the caller may access memory through the pointer in any way). */
+static LLVMValueRef elem_ptr(cg *g, cg_buf *cb, LLVMValueRef idx) {
+    cache_flush(g, cb);
+    cache_forget(cb);
+    LLVMValueRef i = elem_index(g, cb, idx);
+    return i ? elem_ptr_at(g, cb, i) : NULL;
 }
 
 static const tir_ramp *dense_ramp(const tir_expr *idx, const tir_buffer *b) {
@@ -565,7 +683,12 @@ static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
     bool is_bool = tir_dtype_is_bool(l->buffer->dtype);
     LLVMValueRef v;
     const tir_ramp *r = dense_ramp(idx, l->buffer);
-    if (lanes == 1 || r) {
+    if (lanes == 1 && l != g->masked) {
+        LLVMValueRef i = expr(g, idx);
+        if (i) i = elem_index(g, cb, i);
+        if (!i) return NULL;
+        v = cached_load(g, cb, i, idx);
+    } else if (lanes == 1 || r) {
         const tir_expr *start = r ? r->start : idx;
         LLVMValueRef i = expr(g, start);
         LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
@@ -620,6 +743,13 @@ static tir_status store_stmt(cg *g, const tir_buffer_store *s) {
         v = LLVMBuildZExt(g->b, v, lanes > 1 ? LLVMVectorType(g->t_i8, (unsigned)lanes) : g->t_i8,
                           "");
     const tir_ramp *r = dense_ramp(idx, s->buffer);
+    if (lanes == 1 && !g->store_mask) {
+        LLVMValueRef i = expr(g, idx);
+        if (i) i = elem_index(g, cb, i);
+        if (!i) return tir_ctx_error_code(g->ctx);
+        cached_store(g, cb, i, idx, v);
+        return TIR_OK;
+    }
     if (lanes == 1 || r) {
         const tir_expr *start = r ? r->start : idx;
         LLVMValueRef i = expr(g, start);
@@ -850,21 +980,21 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.body");
     LLVMBasicBlockRef latch = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.latch");
     LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->lc, g->fn, "for.end");
-    LLVMBuildBr(g->b, hdr);
+    br(g, hdr);
     LLVMPositionBuilderAtEnd(g->b, hdr);
     LLVMValueRef i = LLVMBuildPhi(g->b, ty(g, vt), f->var->name);
     LLVMValueRef cond = LLVMBuildICmp(g->b, sg ? LLVMIntSLT : LLVMIntULT, i, end, "");
-    LLVMBuildCondBr(g->b, cond, body, exit);
+    condbr(g, cond, body, exit);
     LLVMPositionBuilderAtEnd(g->b, body);
     push_var(g, f->var, i, MOD_ANY);
     tir_status s = stmt(g, f->body);
     g->nvars--;
     TIR_TRY(s);
-    LLVMBuildBr(g->b, latch);
+    br(g, latch);
     LLVMPositionBuilderAtEnd(g->b, latch);
     LLVMValueRef one = LLVMConstInt(ty(g, vt), 1, 0);
     LLVMValueRef next = sg ? LLVMBuildNSWAdd(g->b, i, one, "") : LLVMBuildAdd(g->b, i, one, "");
-    LLVMValueRef back = LLVMBuildBr(g->b, hdr);
+    LLVMValueRef back = br(g, hdr);
     LLVMValueRef vals[2] = {minv, next};
     LLVMBasicBlockRef bbs[2] = {pre, latch};
     LLVMAddIncoming(i, vals, bbs, 2);
@@ -933,6 +1063,10 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
         if (LLVMIsAAllocaInst(p) && n <= 4096) {
             cb->nconst = n;
             cb->const_ptr = tir_ctx_alloc(g->ctx, sizeof *cb->const_ptr * (size_t)n);
+            if (g->opts->ssa_locals) {
+                cb->val = tir_ctx_alloc(g->ctx, sizeof *cb->val * (size_t)n);
+                cb->dirty = tir_ctx_alloc(g->ctx, sizeof *cb->dirty * (size_t)n);
+            }
         }
     }
     return stmt(g, a->body);
@@ -1011,14 +1145,14 @@ static tir_status stmt(cg *g, const tir_stmt *s) {
         LLVMBasicBlockRef be =
             f->else_s ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "if.else") : NULL;
         LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(g->lc, g->fn, "if.end");
-        LLVMBuildCondBr(g->b, c, bt, be ? be : bm);
+        condbr(g, c, bt, be ? be : bm);
         LLVMPositionBuilderAtEnd(g->b, bt);
         TIR_TRY(stmt(g, f->then_s));
-        LLVMBuildBr(g->b, bm);
+        br(g, bm);
         if (be) {
             LLVMPositionBuilderAtEnd(g->b, be);
             TIR_TRY(stmt(g, f->else_s));
-            LLVMBuildBr(g->b, bm);
+            br(g, bm);
         }
         LLVMPositionBuilderAtEnd(g->b, bm);
         return TIR_OK;
@@ -1128,6 +1262,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
     }
     tir_status s = stmt(&g, f->body);
     if (s == TIR_OK) {
+        cache_flush_all(&g);
         LLVMBuildRetVoid(g.b);
         LLVMBuildBr(g.ab, body);
         *shared_bytes += g.shared_bytes;

@@ -31,6 +31,7 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
      * 4-8 on the H200 (docs/performance.md, 2026-12-03), less emission
      * time */
     o->pipeline = TIR_CG_PIPELINE_FAST;
+    o->ssa_locals = true;
 }
 
 /* Loop strength reduction.  The NVPTX backend runs LLVM's LSR before
