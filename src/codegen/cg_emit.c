@@ -59,6 +59,15 @@ typedef struct cg_buf {
     LLVMBasicBlockRef val_bb;
 } cg_buf;
 
+/* A recent integer binary operation (binop): a cache, later entries
+ * replace earlier ones at the same slot. */
+typedef struct cg_cse {
+    LLVMBasicBlockRef bb;
+    int op;
+    LLVMValueRef a, b, v;
+} cg_cse;
+#define CG_CSE_SIZE 1021
+
 typedef struct cg {
     tir_ctx *ctx;
     const tir_prim_func *f;
@@ -88,6 +97,7 @@ typedef struct cg {
     LLVMValueRef mask;
     LLVMValueRef store_mask; /* predicated_store: the guard of the store */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
+    cg_cse *cse; /* CG_CSE_SIZE entries */
 } cg;
 
 static LLVMValueRef fail(cg *g, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
@@ -461,13 +471,9 @@ static LLVMValueRef compare(cg *g, tir_kind k, tir_dtype t, LLVMValueRef a, LLVM
     return LLVMBuildICmp(g->b, p, a, b, "");
 }
 
-static LLVMValueRef binop(cg *g, const tir_binop *e) {
+static LLVMValueRef binop_build(cg *g, const tir_binop *e, LLVMValueRef a, LLVMValueRef b) {
     tir_kind k = (tir_kind)e->base.kind;
     tir_dtype t = e->a->dtype;
-    LLVMValueRef a = expr(g, e->a);
-    if (!a) return NULL;
-    LLVMValueRef b = expr(g, e->b);
-    if (!b) return NULL;
     bool fp = is_fp(t), s = is_signed(t);
     switch (k) {
     case TIR_KIND_ADD:
@@ -504,6 +510,27 @@ static LLVMValueRef binop(cg *g, const tir_binop *e) {
     case TIR_KIND_OR: return LLVMBuildOr(g->b, a, b, "");
     default: TIR_UNREACHABLE();
     }
+}
+
+/* Integer binary operations are pure, so one computed earlier in the
+ * same basic block with the same operands is reused: unrolled bodies
+ * rebuild the same index arithmetic (thread index shifts and masks) for
+ * every access, and LLVM's CSE passes then spend time removing it. */
+static LLVMValueRef binop(cg *g, const tir_binop *e) {
+    LLVMValueRef a = expr(g, e->a);
+    if (!a) return NULL;
+    LLVMValueRef b = expr(g, e->b);
+    if (!b) return NULL;
+    if (is_fp(e->a->dtype)) return binop_build(g, e, a, b);
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(g->b);
+    /* the operation is the kind and the operand type's code */
+    int op = e->base.kind * 16 + e->a->dtype.code;
+    uintptr_t h = ((uintptr_t)a * 31 + (uintptr_t)b) * 31 + (uintptr_t)op;
+    cg_cse *c = &g->cse[(h ^ (h >> 17)) % CG_CSE_SIZE];
+    if (c->bb == bb && c->op == op && c->a == a && c->b == b) return c->v;
+    LLVMValueRef v = binop_build(g, e, a, b);
+    *c = (cg_cse){bb, op, a, b, v};
+    return v;
 }
 
 static LLVMValueRef cast(cg *g, tir_dtype to, tir_dtype from, LLVMValueRef v) {
@@ -1230,6 +1257,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
     g.t_bf16 = LLVMBFloatTypeInContext(g.lc);
     g.t_f32 = LLVMFloatTypeInContext(g.lc);
     g.t_f64 = LLVMDoubleTypeInContext(g.lc);
+    g.cse = ir_xcalloc(CG_CSE_SIZE, sizeof *g.cse);
 
     int np = f->nparams;
     LLVMTypeRef *pt = ir_xmalloc(sizeof *pt * (size_t)(np ? np : 1));
@@ -1278,5 +1306,6 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
     LLVMDisposeBuilder(g.ab);
     free(g.vars);
     free(g.bufs);
+    free(g.cse);
     return s;
 }
