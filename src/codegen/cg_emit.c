@@ -5,7 +5,10 @@
  * header/body/latch blocks with a phi, which LLVM's O3 pipeline then rotates,
  * unrolls and strength-reduces.  Loops marked unrolled are unrolled here, so
  * that local arrays indexed by their variables always end up in registers
- * rather than depending on LLVM's unroll heuristics.
+ * rather than depending on LLVM's unroll heuristics; within a basic block
+ * their elements are even kept as SSA values while emitting (cg_buf.val),
+ * and integer operations repeated in a block are built once (binop), so
+ * LLVM gets less IR to clean up.
  *
  * Vector accesses need an alignment LLVM can trust: it comes from the
  * buffer's alignment and a small modular analysis of the index expression
@@ -49,8 +52,8 @@ typedef struct cg_buf {
      * value (dirty[k]: not yet in memory) and a scalar load by constant
      * index reuses a known value, so an unrolled body's accumulator
      * updates are plain SSA arithmetic instead of GEP+load+store that
-     * SROA turns back into registers (Step 8: 3x less IR, see
-     * docs/performance.md).  Dirty values are stored (flush) before any
+     * SROA turns back into registers (Step 8 4096^3: half the IR, a
+     * sixth of the loads and stores; docs/performance.md).  Dirty values are stored (flush) before any
      * branch, so each block starts from memory, and before any access
      * the cache cannot serve (a variable index, a vector, an address). */
     LLVMValueRef *val;
