@@ -391,8 +391,9 @@ static void test_select_lazy(void **st) {
  *   O[48] = X[60] > 0 ? X[61] : L[5]          (lazy select: branches)
  *   O[49] = L[5] + L[6]
  *   for u in unrolled(8): Bl[u] = X[u] > 0; O[50 + u] = Bl[u] ? L[u] : 7
- *   for u in unrolled(8): L[0] = L[0] + X[u]  (in registers: one store)
- *   O[58] = L[0]
+ *   for u in unrolled(8):                     (constant guards: one block)
+ *     if u < 6: L[0] = L[0] + X[u] else: L[1] = L[1] - X[u]
+ *   O[58] = L[0]; O[63] = L[1]
  */
 static const tir_prim_func *locals_kernel(tir_ctx *ctx) {
     int64_t n64 = 64, n8 = 8;
@@ -430,9 +431,12 @@ static const tir_prim_func *locals_kernel(tir_ctx *ctx) {
             SEQ(ST(Bl, ue, tir_gt(ctx, LD(X, ue), tir_f32(ctx, 0))),
                 ST(O, tir_add(ctx, C(50), ue),
                    tir_select_new(ctx, LD(Bl, ue), LD(L, ue), tir_f32(ctx, 7)))));
-    const tir_stmt *sum = SEQ(
-        FOR(u, 8, TIR_FOR_UNROLLED, ST(L, C(0), tir_add(ctx, LD(L, C(0)), LD(X, ue)))),
-        ST(O, C(58), LD(L, C(0))));
+    const tir_stmt *sum =
+        SEQ(FOR(u, 8, TIR_FOR_UNROLLED,
+                tir_if_new(ctx, tir_lt(ctx, ue, C(6)),
+                           ST(L, C(0), tir_add(ctx, LD(L, C(0)), LD(X, ue))),
+                           ST(L, C(1), tir_sub(ctx, LD(L, C(1)), LD(X, ue))))),
+            ST(O, C(58), LD(L, C(0))), ST(O, C(63), LD(L, C(1))));
     const tir_stmt *body = SEQ(
         FOR(u, 8, TIR_FOR_UNROLLED, ST(L, ue, LD(X, ue))), loop_i,
         ST(L, C(3), tir_add(ctx, LD(L, C(7)), tir_f32(ctx, 1))),
@@ -483,8 +487,14 @@ static void locals_ref(const float *X, float *O) {
         Bl[u] = X[u] > 0;
         O[50 + u] = Bl[u] ? L[u] : 7;
     }
-    for (int u = 0; u < 8; u++) L[0] = L[0] + X[u];
+    for (int u = 0; u < 8; u++) {
+        if (u < 6)
+            L[0] = L[0] + X[u];
+        else
+            L[1] = L[1] - X[u];
+    }
     O[58] = L[0];
+    O[63] = L[1];
 }
 
 /* Instructions of kind `what` (" store ", " load ") in LLVM IR text. */
@@ -517,7 +527,7 @@ static void test_ssa_locals(void **st) {
                 memset(O, 0, 4 * 64);
                 void *args[] = {X, O};
                 cg_jit_call(j, args);
-                for (int k = 0; k < 63; k++)
+                for (int k = 0; k < 64; k++)
                     if (O[k] != ref[k])
                         fail_msg("ssa_locals %d opt %d: O[%d] = %g, expected %g", ssa, opt, k,
                                  (double)O[k], (double)ref[k]);
