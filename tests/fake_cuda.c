@@ -10,8 +10,9 @@
  * memory, and instead of running PTX it runs C versions of the few kernels
  * the tests load, reading their arguments the way the PTX declares them
  * (it parses each .entry's parameter list, so a marshalling mistake shows).
- * cuBLAS GEMMs are computed by a plain column-major reference, exactly as
- * BLAS defines them, so a wrong transpose or leading dimension fails.
+ * cuBLAS GEMMs (plain and strided-batched) are computed by a plain
+ * column-major reference, exactly as BLAS defines them, so a wrong
+ * transpose, leading dimension or batch stride fails.
  *
  * Only the test suite uses this file; it follows the driver's documented
  * behaviour for the calls the runtime makes and nothing more.
@@ -624,10 +625,34 @@ static unsigned gemm(const fhandle *h, unsigned ta, unsigned tb, int m, int n, i
     return 0;
 }
 
+/* How often each GEMM entry point was called, for tests that check which
+ * one the runtime used: not a cuBLAS call, found by dlsym like
+ * fake_cuda_nlaunches. */
+static const char *const blas_entries[] = {"cublasSgemm_v2", "cublasGemmEx",
+                                           "cublasSgemmStridedBatched",
+                                           "cublasGemmStridedBatchedEx"};
+static long blas_counts[4];
+
+/* The calls to `entry` so far; -1 for a name this file does not count. */
+EXPORT long fake_cuda_blas_calls(const char *entry) {
+    for (int i = 0; i < 4; i++)
+        if (strcmp(blas_entries[i], entry) == 0) return blas_counts[i];
+    return -1;
+}
+
 EXPORT unsigned cublasSgemm_v2(void *h, unsigned ta, unsigned tb, int m, int n, int k,
                                const float *alpha, const float *A, int lda, const float *B,
                                int ldb, const float *beta, float *C, int ldc) {
+    blas_counts[0]++;
     return gemm(h, ta, tb, m, n, k, *alpha, A, 0, lda, B, 0, ldb, *beta, C, ldc);
+}
+
+/* GemmEx's types: equal input types of float32, float16 or bfloat16, a
+ * float32 C, and a compute type cuBLAS accepts for them. */
+static bool ex_types_ok(unsigned atype, unsigned btype, unsigned ctype, unsigned compute) {
+    if (atype != btype || ctype != 0 || (atype != 0 && atype != 2 && atype != 14)) return false;
+    if (compute != 68 && compute != 69 && compute != 77) return false;
+    return compute != 77 || atype == 0; /* TF32 is for float32 inputs */
 }
 
 EXPORT unsigned cublasGemmEx(void *h, unsigned ta, unsigned tb, int m, int n, int k,
@@ -635,11 +660,50 @@ EXPORT unsigned cublasGemmEx(void *h, unsigned ta, unsigned tb, int m, int n, in
                              const void *B, unsigned btype, int ldb, const void *beta, void *C,
                              unsigned ctype, int ldc, unsigned compute, int algo) {
     (void)algo;
-    if (atype != btype || ctype != 0 || (atype != 0 && atype != 2 && atype != 14)) return 7;
-    if (compute != 68 && compute != 69 && compute != 77) return 7;
-    if (compute == 77 && atype != 0) return 7; /* TF32 is for float32 inputs */
+    blas_counts[1]++;
+    if (!ex_types_ok(atype, btype, ctype, compute)) return 7;
     return gemm(h, ta, tb, m, n, k, *(const float *)alpha, A, (int)atype, lda, B, (int)btype,
                 ldb, *(const float *)beta, C, ldc);
+}
+
+/* The strided-batched forms: product b reads A + b*sa and B + b*sb and
+ * writes C + b*sc (in elements), one gemm after another. */
+static unsigned gemm_strided(const fhandle *h, unsigned ta, unsigned tb, int m, int n, int k,
+                             float alpha, const void *A, int atype, int lda, long long sa,
+                             const void *B, int btype, int ldb, long long sb, float beta,
+                             float *C, int ldc, long long sc, int batch) {
+    if (batch < 0) return 7;
+    size_t ea = atype == 0 ? 4 : 2, eb = btype == 0 ? 4 : 2;
+    for (int b = 0; b < batch; b++) {
+        unsigned st = gemm(h, ta, tb, m, n, k, alpha, (const char *)A + b * sa * (long long)ea,
+                           atype, lda, (const char *)B + b * sb * (long long)eb, btype, ldb,
+                           beta, C + b * sc, ldc);
+        if (st != 0) return st;
+    }
+    return 0;
+}
+
+EXPORT unsigned cublasSgemmStridedBatched(void *h, unsigned ta, unsigned tb, int m, int n, int k,
+                                          const float *alpha, const float *A, int lda,
+                                          long long sa, const float *B, int ldb, long long sb,
+                                          const float *beta, float *C, int ldc, long long sc,
+                                          int batch) {
+    blas_counts[2]++;
+    return gemm_strided(h, ta, tb, m, n, k, *alpha, A, 0, lda, sa, B, 0, ldb, sb, *beta, C, ldc,
+                        sc, batch);
+}
+
+EXPORT unsigned cublasGemmStridedBatchedEx(void *h, unsigned ta, unsigned tb, int m, int n,
+                                           int k, const void *alpha, const void *A,
+                                           unsigned atype, int lda, long long sa, const void *B,
+                                           unsigned btype, int ldb, long long sb,
+                                           const void *beta, void *C, unsigned ctype, int ldc,
+                                           long long sc, int batch, unsigned compute, int algo) {
+    (void)algo;
+    blas_counts[3]++;
+    if (!ex_types_ok(atype, btype, ctype, compute)) return 7;
+    return gemm_strided(h, ta, tb, m, n, k, *(const float *)alpha, A, (int)atype, lda, sa, B,
+                        (int)btype, ldb, sb, *(const float *)beta, C, ldc, sc, batch);
 }
 
 /* Whatever the runtime left alive when the process ends fails the test

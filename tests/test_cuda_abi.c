@@ -195,6 +195,8 @@ SAME_FN(cublasSetStream_v2);
 SAME_FN(cublasSetMathMode);
 SAME_FN(cublasSgemm_v2);
 SAME_FN(cublasGemmEx);
+SAME_FN(cublasSgemmStridedBatched);
+SAME_FN(cublasGemmStridedBatchedEx);
 #define CUBLAS_CHECKED " and cublas_api.h"
 #else
 #define CUBLAS_CHECKED ""

@@ -1,7 +1,8 @@
 /* Runtime tests on a real GPU: device properties, memory, hand-written PTX
  * kernels (vector add, >48 KiB dynamic shared memory, a PTX error with its
  * JIT log), events, cuBLAS SGEMM and GemmEx (fp16, bf16, tf32) against the
- * float64 host reference for both B layouts, the GPU float64 reference,
+ * float64 host reference for both B layouts, the strided-batched GEMM
+ * against per-batch GEMMs and its argument checks, the GPU float64 reference,
  * the bias epilogue kernel and the benchmark helper; a generated kernel
  * with 64 KiB of dynamic shared memory through tir_rt_program; split-K's
  * two kernels and their workspace through tir_rt_program_set (on the
@@ -576,6 +577,155 @@ static void test_gemm_errors(void **st) {
     row(true, "gemm argument checks", "oversized B and M=0 rejected on the host");
 }
 
+/* The stand-in's count of calls to a cuBLAS entry point; -1 on a real
+ * cuBLAS. */
+typedef long (*blas_calls_fn)(const char *);
+static long blas_calls(void *fake, const char *entry) {
+    blas_calls_fn f = fake ? (blas_calls_fn)dlsym(fake, "fake_cuda_blas_calls") : NULL;
+    return f ? f(entry) : -1;
+}
+
+/* C[b] = A[b]·B[b] for `batch` contiguous batches in one strided-batched
+ * call, checked batch by batch against tir_rt_blas_gemm on the same
+ * device buffers (exactly on the stand-in, which computes both the same
+ * way; within the kind's tolerance on a GPU, where cuBLAS may pick other
+ * kernels).  C is NaN-poisoned first, so a batch left unwritten fails. */
+static void batched_case(tir_rt_gemm_kind kind, int64_t batch, int64_t M, int64_t N, int64_t K,
+                         tir_rt_b_layout layout, uint64_t seed) {
+    tir_dtype in = tir_rt_gemm_kind_input(kind);
+    size_t es = tir_dtype_bytes(in), na = (size_t)(batch * M * K), nb = (size_t)(batch * K * N),
+           nc = (size_t)(batch * M * N), mn = (size_t)(M * N);
+    void *A = xmalloc(na * es), *B = xmalloc(nb * es);
+    float *C = xmalloc(nc * 4), *R = xmalloc(nc * 4);
+    double *ref = xmalloc(mn * sizeof(double));
+    EXPECT(tir_rt_fill_random(ctx, in, A, na, seed), TIR_OK);
+    EXPECT(tir_rt_fill_random(ctx, in, B, nb, seed + 1), TIR_OK);
+    tir_rt_ptr dA, dB, dC, dR;
+    EXPECT(tir_rt_alloc(ctx, dev, na * es, &dA), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, nb * es, &dB), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, nc * 4, &dC), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, nc * 4, &dR), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, dA, A, na * es), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, dB, B, nb * es), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, dC, 0xff, nc * 4), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, dR, 0xff, nc * 4), TIR_OK);
+    for (int64_t b = 0; b < batch; b++) {
+        tir_rt_ptr a = dA + (tir_rt_ptr)((size_t)(b * M * K) * es),
+                   bb = dB + (tir_rt_ptr)((size_t)(b * K * N) * es),
+                   r = dR + (tir_rt_ptr)((size_t)(b * M * N) * 4);
+        EXPECT(tir_rt_blas_gemm(ctx, blas, kind, M, N, K, a, bb, layout, r), TIR_OK);
+    }
+    void *fake = fake_lib();
+    bool f32 = kind == TIR_RT_GEMM_F32;
+    const char *entry = f32 ? "cublasSgemmStridedBatched" : "cublasGemmStridedBatchedEx";
+    long before = blas_calls(fake, entry), plain = blas_calls(fake, "cublasSgemm_v2") +
+                                                   blas_calls(fake, "cublasGemmEx");
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, kind, batch, M, N, K, dA, dB, layout, dC), TIR_OK);
+    if (fake) { /* one batched call, no per-batch ones */
+        assert_int_equal(blas_calls(fake, entry) - before, 1);
+        assert_int_equal(blas_calls(fake, "cublasSgemm_v2") + blas_calls(fake, "cublasGemmEx"),
+                         plain);
+    }
+    EXPECT(tir_rt_copy_d2h(ctx, dev, C, dC, nc * 4), TIR_OK);
+    EXPECT(tir_rt_copy_d2h(ctx, dev, R, dR, nc * 4), TIR_OK);
+    if (fake) assert_memory_equal(C, R, nc * 4);
+    double tol = tir_rt_gemm_tolerance(kind, K), worst = 0;
+    char what[80];
+    snprintf(what, sizeof what, "batched %s %lldx%lldx%lldx%lld B%s", tir_rt_gemm_kind_name(kind),
+             (long long)batch, (long long)M, (long long)N, (long long)K,
+             layout == TIR_RT_B_NK ? "[N,K]" : "[K,N]");
+    tir_status s = TIR_OK;
+    for (int64_t b = 0; b < batch && s == TIR_OK; b++) {
+        for (size_t i = 0; i < mn; i++) ref[i] = R[(size_t)b * mn + i];
+        tir_rt_error_stats es_;
+        s = tir_rt_check(ctx, what, TIR_F32, C + (size_t)b * mn, ref, M, N, tol, &es_);
+        if (es_.rel_err > worst) worst = es_.rel_err;
+    }
+    row(s == TIR_OK, what, "worst batch rel err %.2e vs per-batch gemm (tol %.0e)%s", worst, tol,
+        fake ? ", one call" : "");
+    EXPECT(s, TIR_OK);
+    tir_rt_ptr d[4] = {dA, dB, dC, dR};
+    for (int i = 0; i < 4; i++) EXPECT(tir_rt_free(ctx, dev, d[i]), TIR_OK);
+    free(A);
+    free(B);
+    free(C);
+    free(R);
+    free(ref);
+}
+
+static void test_gemm_batched(void **st) {
+    (void)st;
+    batched_case(TIR_RT_GEMM_F32, 3, 33, 17, 20, TIR_RT_B_KN, 300);
+    batched_case(TIR_RT_GEMM_F32, 4, 64, 48, 32, TIR_RT_B_NK, 302);
+    batched_case(TIR_RT_GEMM_F32, 1, 16, 16, 16, TIR_RT_B_KN, 304);
+    batched_case(TIR_RT_GEMM_F32_PEDANTIC, 2, 31, 9, 45, TIR_RT_B_KN, 306);
+    batched_case(TIR_RT_GEMM_TF32, 3, 33, 17, 20, TIR_RT_B_NK, 308);
+    batched_case(TIR_RT_GEMM_F16, 3, 40, 24, 36, TIR_RT_B_KN, 310);
+    batched_case(TIR_RT_GEMM_BF16, 3, 40, 24, 36, TIR_RT_B_NK, 312);
+}
+
+/* Each refused call names its problem and leaves C as it was. */
+static void test_gemm_batched_errors(void **st) {
+    (void)st;
+    const int64_t b = 3, M = 8, N = 8, K = 8;
+    tir_rt_ptr a, c;
+    EXPECT(tir_rt_alloc(ctx, dev, (size_t)(b * M * K) * 4, &a), TIR_OK);
+    /* C one float short of three 8x8 batches */
+    EXPECT(tir_rt_alloc(ctx, dev, (size_t)(b * M * N) * 4 - 4, &c), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, c, 0xff, (size_t)(b * M * N) * 4 - 4), TIR_OK);
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, b, M, N, K, a, a, TIR_RT_B_KN, c),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "batched gemm C"));
+    /* four batches overrun A's allocation */
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, 4, M, N, K, a, a, TIR_RT_B_NK, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "batched gemm A"));
+    /* six bf16 batches of A and B fit in it (2-byte elements), their C does not */
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_BF16, 6, M, N, K, a, a, TIR_RT_B_NK, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "batched gemm C"));
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, 0, M, N, K, a, a, TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "batch 0 must be in 1..2147483647"));
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, (int64_t)INT32_MAX + 1, 1, 1, 1,
+                                    a, a, TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "batch 2147483648"));
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, b, M, 0, K, a, a, TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "N=0"));
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, b, M, (int64_t)INT32_MAX + 1, K,
+                                    a, a, TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    /* batch x M x K x 4 bytes past 2^64: refused, not wrapped */
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, INT32_MAX, INT32_MAX, 1,
+                                    INT32_MAX, a, a, TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "exceed the address space"));
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, b, M, N, K, a, a,
+                                    (tir_rt_b_layout)7, a),
+           TIR_ERR_INVALID_ARG);
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, (tir_rt_gemm_kind)42, b, M, N, K, a, a,
+                                    TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    EXPECT(tir_rt_blas_gemm_batched(ctx, NULL, TIR_RT_GEMM_F32, b, M, N, K, a, a, TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    /* a pointer outside every allocation */
+    EXPECT(tir_rt_blas_gemm_batched(ctx, blas, TIR_RT_GEMM_F32, 1, M, N, K, a, (tir_rt_ptr)16,
+                                    TIR_RT_B_KN, a),
+           TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "batched gemm B"));
+    EXPECT(tir_rt_sync(ctx, dev), TIR_OK);
+    uint32_t *h = xmalloc((size_t)(b * M * N) * 4 - 4);
+    EXPECT(tir_rt_copy_d2h(ctx, dev, h, c, (size_t)(b * M * N) * 4 - 4), TIR_OK);
+    for (int64_t i = 0; i < b * M * N - 1; i++) assert_int_equal(h[i], 0xffffffffu);
+    free(h);
+    EXPECT(tir_rt_free(ctx, dev, a), TIR_OK);
+    EXPECT(tir_rt_free(ctx, dev, c), TIR_OK);
+    row(true, "batched gemm argument checks",
+        "short C, A, batch 0 and 2^31, N=0 and 2^31, overflow, layout, kind, no handle refused");
+}
+
 /* ------------------------------------------------------------- epilogue */
 
 static void test_epilogue(void **st) {
@@ -786,6 +936,8 @@ int main(void) {
         cmocka_unit_test(test_sgemm),
         cmocka_unit_test(test_gemm_ex),
         cmocka_unit_test(test_gemm_errors),
+        cmocka_unit_test(test_gemm_batched),
+        cmocka_unit_test(test_gemm_batched_errors),
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_gemm_bias_relu),
         cmocka_unit_test(test_bench),
@@ -796,6 +948,8 @@ int main(void) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         bool needs_blas = all[i].test_func == test_sgemm || all[i].test_func == test_gemm_ex ||
                           all[i].test_func == test_gemm_errors ||
+                          all[i].test_func == test_gemm_batched ||
+                          all[i].test_func == test_gemm_batched_errors ||
                           all[i].test_func == test_gemm_bias_relu;
         if (needs_blas && !blas) continue;
         tests[n++] = all[i];

@@ -5,7 +5,9 @@
  * the knobs are sampling instructions whose decisions the trace records
  * and replays; and tir_tune against the fake CUDA driver (which runs no
  * generated kernel, so every candidate fails verification) records every
- * candidate in the database and fails cleanly.  Run under fake_env. */
+ * candidate in the database and fails cleanly; for a batch matmul its
+ * cuBLAS reference is the strided-batched GEMM.  Run under fake_env. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,17 +150,23 @@ static void test_sampled(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* Device 0 (the fake's), or the test skipped (and ctx destroyed). */
+static tir_rt_device *open_device(tir_ctx *ctx) {
+    tir_rt_device *dev = NULL;
+    if (tir_rt_device_create(ctx, 0, &dev) != TIR_OK) {
+        tir_ctx_destroy(ctx);
+        skip();
+    }
+    return dev;
+}
+
 /* tir_tune on the fake driver: every candidate compiled, measured and
  * recorded, none verified (the fake runs no generated kernel), a clean
  * error. */
 static void test_tune_fake(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
-    tir_rt_device *dev = NULL;
-    if (tir_rt_device_create(ctx, 0, &dev) != TIR_OK) {
-        tir_ctx_destroy(ctx);
-        skip();
-    }
+    tir_rt_device *dev = open_device(ctx);
     char path[] = "/tmp/minitir-tune-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -183,11 +191,45 @@ static void test_tune_fake(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* The stand-in cuBLAS's count of calls to an entry point (-1 when
+ * MINITIR_CUBLAS_LIB is not the stand-in). */
+static long blas_calls(const char *entry) {
+    const char *lib = getenv("MINITIR_CUBLAS_LIB");
+    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    long (*f)(const char *) = NULL;
+    if (h) *(void **)&f = dlsym(h, "fake_cuda_blas_calls");
+    long n = f ? f(entry) : -1;
+    if (h) dlclose(h);
+    return n;
+}
+
+/* A batch matmul's cuBLAS reference (and cuBLAS's time) is the
+ * strided-batched GEMM, called once per reference, never SGEMM per
+ * batch. */
+static void test_tune_fake_batched(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = open_device(ctx);
+    tir_tune_task t = {TIR_TUNE_BATCH_MATMUL, 3, 64, 48, 40};
+    tir_tune_opts o = {.trials = 2, .threads = 2, .batch = 2, .runs = 20, .seed = 2};
+    tir_tune_result r;
+    long sgemm = blas_calls("cublasSgemm_v2"), strided = blas_calls("cublasSgemmStridedBatched");
+    assert_true(sgemm >= 0 && strided >= 0);
+    assert_int_equal(tir_tune(ctx, dev, &t, &o, &r), TIR_ERR_UNSUPPORTED);
+    assert_int_equal(r.trials, 2);
+    assert_int_equal(blas_calls("cublasSgemm_v2"), sgemm);
+    /* the reference of set 0, then at least 20 timed runs of it */
+    assert_true(blas_calls("cublasSgemmStridedBatched") - strided >= 21);
+    tir_tune_result_free(&r);
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_space),   cmocka_unit_test(test_default),
         cmocka_unit_test(test_text),    cmocka_unit_test(test_sampled),
-        cmocka_unit_test(test_tune_fake),
+        cmocka_unit_test(test_tune_fake),  cmocka_unit_test(test_tune_fake_batched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,6 +327,19 @@ TIR_API tir_status tir_rt_blas_gemm(tir_ctx *ctx, tir_rt_blas *blas, tir_rt_gemm
                                     int64_t M, int64_t N, int64_t K, tir_rt_ptr A,
                                     tir_rt_ptr B, tir_rt_b_layout layout, tir_rt_ptr C);
 
+/* Row-major C[b] = A[b] · B[b] for b < batch, the batches contiguous: A[b]
+ * at A + b*M*K elements, B[b] at B + b*K*N (laid out as `layout`, [K,N] or
+ * [N,K]), C[b] at C + b*M*N; one cublasSgemmStridedBatched call for
+ * TIR_RT_GEMM_F32, cublasGemmStridedBatchedEx for the other kinds (the
+ * same types and math as tir_rt_blas_gemm).  Queued on the stream.
+ * Errors: TIR_ERR_INVALID_ARG (batch, M, N or K < 1 or > INT32_MAX, an
+ * operand's batch * matrix bytes not inside one live allocation of the
+ * device), TIR_ERR_CUDA. */
+TIR_API tir_status tir_rt_blas_gemm_batched(tir_ctx *ctx, tir_rt_blas *blas,
+                                            tir_rt_gemm_kind kind, int64_t batch, int64_t M,
+                                            int64_t N, int64_t K, tir_rt_ptr A, tir_rt_ptr B,
+                                            tir_rt_b_layout layout, tir_rt_ptr C);
+
 /* --------------------------------------------------- built-in GPU kernels
  *
  * Small hand-written PTX kernels that serve as references for generated

@@ -6,7 +6,10 @@
  * so C = A·B row-major is computed as Cᵀ = Bᵀ·Aᵀ column-major: cuBLAS gets
  * B first, m = N, n = M, and every leading dimension is the row length of
  * the row-major matrix.  For B[N,K] (C = A·Bᵀ) the first operand is
- * transposed.
+ * transposed.  The strided-batched GEMM is the same call per batch:
+ * batch b of each operand starts b matrices after the first (A[b] at
+ * A + b*M*K elements, and so on), which is what cuBLAS's strides mean in
+ * either view.
  *
  * Like the driver, the library stays loaded once it has loaded.
  */
@@ -27,6 +30,8 @@ typedef struct rt_blas_lib {
     rt_PFN_cublasSetMathMode SetMathMode;
     rt_PFN_cublasSgemm_v2 Sgemm;
     rt_PFN_cublasGemmEx GemmEx;
+    rt_PFN_cublasSgemmStridedBatched SgemmStridedBatched;
+    rt_PFN_cublasGemmStridedBatchedEx GemmStridedBatchedEx;
     int version;
 } rt_blas_lib;
 
@@ -43,6 +48,8 @@ static const struct {
     {"cublasSetMathMode", offsetof(rt_blas_lib, SetMathMode)},
     {"cublasSgemm_v2", offsetof(rt_blas_lib, Sgemm)},
     {"cublasGemmEx", offsetof(rt_blas_lib, GemmEx)},
+    {"cublasSgemmStridedBatched", offsetof(rt_blas_lib, SgemmStridedBatched)},
+    {"cublasGemmStridedBatchedEx", offsetof(rt_blas_lib, GemmStridedBatchedEx)},
 };
 
 static pthread_mutex_t blas_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -203,63 +210,143 @@ tir_dtype tir_rt_gemm_kind_input(tir_rt_gemm_kind kind) {
     }
 }
 
-tir_status tir_rt_blas_gemm(tir_ctx *ctx, tir_rt_blas *blas, tir_rt_gemm_kind kind, int64_t M,
-                            int64_t N, int64_t K, tir_rt_ptr A, tir_rt_ptr B,
-                            tir_rt_b_layout layout, tir_rt_ptr C) {
-    if (!blas) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: no handle");
-    TIR_TRY(rt_check_dims(ctx, "cublas: gemm", M, N, K));
-    if (layout != TIR_RT_B_KN && layout != TIR_RT_B_NK)
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: unknown B layout %d", (int)layout);
+/* What a GEMM call needs once its arguments are checked: the types, and
+ * the operands in cuBLAS's column-major terms (see the top of the file). */
+typedef struct gemm_plan {
     rt_cudaDataType in_type;
     rt_cublasComputeType_t compute;
+    rt_cublasOperation_t opb;
+    int m, n, k, lda, ldb, ldc;
+    long long stride_a, stride_b, stride_c; /* elements from one batch to the next */
+} gemm_plan;
+
+static tir_status kind_types(tir_ctx *ctx, tir_rt_gemm_kind kind, gemm_plan *p) {
+    p->in_type = RT_CUDA_R_32F;
+    p->compute = RT_CUBLAS_COMPUTE_32F;
     switch (kind) {
-    case TIR_RT_GEMM_F32: in_type = RT_CUDA_R_32F; compute = RT_CUBLAS_COMPUTE_32F; break;
-    case TIR_RT_GEMM_F32_PEDANTIC:
-        in_type = RT_CUDA_R_32F;
-        compute = RT_CUBLAS_COMPUTE_32F_PEDANTIC;
-        break;
-    case TIR_RT_GEMM_TF32:
-        in_type = RT_CUDA_R_32F;
-        compute = RT_CUBLAS_COMPUTE_32F_FAST_TF32;
-        break;
-    case TIR_RT_GEMM_F16: in_type = RT_CUDA_R_16F; compute = RT_CUBLAS_COMPUTE_32F; break;
-    case TIR_RT_GEMM_BF16: in_type = RT_CUDA_R_16BF; compute = RT_CUBLAS_COMPUTE_32F; break;
+    case TIR_RT_GEMM_F32: break;
+    case TIR_RT_GEMM_F32_PEDANTIC: p->compute = RT_CUBLAS_COMPUTE_32F_PEDANTIC; break;
+    case TIR_RT_GEMM_TF32: p->compute = RT_CUBLAS_COMPUTE_32F_FAST_TF32; break;
+    case TIR_RT_GEMM_F16: p->in_type = RT_CUDA_R_16F; break;
+    case TIR_RT_GEMM_BF16: p->in_type = RT_CUDA_R_16BF; break;
     default:
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: unknown gemm kind %d", (int)kind);
     }
-    tir_rt_device *dev = blas->dev;
-    size_t es = tir_dtype_bytes(tir_rt_gemm_kind_input(kind));
-    TIR_TRY(rt_check_range(ctx, dev, A, (size_t)M * (size_t)K * es, "gemm A"));
-    TIR_TRY(rt_check_range(ctx, dev, B, (size_t)K * (size_t)N * es, "gemm B"));
-    TIR_TRY(rt_check_range(ctx, dev, C, (size_t)M * (size_t)N * 4, "gemm C"));
-    TIR_TRY(rt_bind(ctx, dev));
+    return TIR_OK;
+}
 
+/* `batch` dense rows x cols matrices of es-byte elements at p must lie in
+ * one live allocation.  rows * cols * es fits in size_t (both <= INT32_MAX,
+ * es <= 4); the batch may not, and is refused rather than wrapped. */
+static tir_status check_operand(tir_ctx *ctx, const tir_rt_device *dev, const char *what,
+                                const char *operand, tir_rt_ptr p, int64_t batch, int64_t rows,
+                                int64_t cols, size_t es) {
+    char name[48];
+    snprintf(name, sizeof name, "%s %s", what, operand);
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)rows * (size_t)cols * es, (size_t)batch, &bytes))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "cublas: %s: %lld batches of %lldx%lld elements exceed the address "
+                            "space",
+                            name, (long long)batch, (long long)rows, (long long)cols);
+    return rt_check_range(ctx, dev, p, bytes, name);
+}
+
+/* The checks tir_rt_blas_gemm and tir_rt_blas_gemm_batched share (`what`
+ * is "gemm" or "batched gemm"), then the plan of the call. */
+static tir_status plan_gemm(tir_ctx *ctx, tir_rt_blas *blas, const char *what,
+                            tir_rt_gemm_kind kind, int64_t batch, int64_t M, int64_t N, int64_t K,
+                            tir_rt_ptr A, tir_rt_ptr B, tir_rt_b_layout layout, tir_rt_ptr C,
+                            gemm_plan *p) {
+    if (!blas) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: no handle");
+    char name[48];
+    snprintf(name, sizeof name, "cublas: %s", what);
+    TIR_TRY(rt_check_dims(ctx, name, M, N, K));
+    if (batch < 1 || batch > INT32_MAX)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "%s: batch %lld must be in 1..%d", name,
+                            (long long)batch, INT32_MAX);
+    if (layout != TIR_RT_B_KN && layout != TIR_RT_B_NK)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "cublas: unknown B layout %d", (int)layout);
+    TIR_TRY(kind_types(ctx, kind, p));
+    const tir_rt_device *dev = blas->dev;
+    size_t es = tir_dtype_bytes(tir_rt_gemm_kind_input(kind));
+    TIR_TRY(check_operand(ctx, dev, what, "A", A, batch, M, K, es));
+    TIR_TRY(check_operand(ctx, dev, what, "B", B, batch, K, N, es));
+    TIR_TRY(check_operand(ctx, dev, what, "C", C, batch, M, N, 4));
     /* Cᵀ[N,M] = op(B)·Aᵀ in column-major terms (see the top of the file). */
-    int m = (int)N, n = (int)M, k = (int)K;
-    rt_cublasOperation_t opb = layout == TIR_RT_B_NK ? RT_CUBLAS_OP_T : RT_CUBLAS_OP_N;
-    int ldb = layout == TIR_RT_B_NK ? (int)K : (int)N, lda = (int)K, ldc = (int)N;
+    p->m = (int)N, p->n = (int)M, p->k = (int)K;
+    p->opb = layout == TIR_RT_B_NK ? RT_CUBLAS_OP_T : RT_CUBLAS_OP_N;
+    p->ldb = layout == TIR_RT_B_NK ? (int)K : (int)N, p->lda = (int)K, p->ldc = (int)N;
+    p->stride_a = (long long)M * K, p->stride_b = (long long)K * N, p->stride_c = (long long)M * N;
+    return TIR_OK;
+}
+
+/* blas_fail with the call's shape in the message. */
+static tir_status gemm_fail(tir_ctx *ctx, rt_cublasStatus_t st, const char *call,
+                            tir_rt_gemm_kind kind, int64_t batch, int64_t M, int64_t N, int64_t K,
+                            tir_rt_b_layout layout) {
+    char detail[200], nb[40] = "";
+    if (batch > 0) snprintf(nb, sizeof nb, "batched gemm batch=%lld", (long long)batch);
+    snprintf(detail, sizeof detail, "(%s %s M=%lld N=%lld K=%lld, B %s)",
+             tir_rt_gemm_kind_name(kind), batch > 0 ? nb : "gemm", (long long)M, (long long)N,
+             (long long)K, layout == TIR_RT_B_NK ? "[N,K]" : "[K,N]");
+    return blas_fail(ctx, st, call, detail);
+}
+
+tir_status tir_rt_blas_gemm(tir_ctx *ctx, tir_rt_blas *blas, tir_rt_gemm_kind kind, int64_t M,
+                            int64_t N, int64_t K, tir_rt_ptr A, tir_rt_ptr B,
+                            tir_rt_b_layout layout, tir_rt_ptr C) {
+    gemm_plan p;
+    TIR_TRY(plan_gemm(ctx, blas, "gemm", kind, 1, M, N, K, A, B, layout, C, &p));
+    TIR_TRY(rt_bind(ctx, blas->dev));
     const float alpha = 1.0f, beta = 0.0f;
     const rt_blas_lib *b = &blas_lib;
     rt_cublasStatus_t st;
     const char *call;
     if (kind == TIR_RT_GEMM_F32) {
         call = "cublasSgemm_v2";
-        st = b->Sgemm(blas->handle, opb, RT_CUBLAS_OP_N, m, n, k, &alpha,
-                      (const float *)(uintptr_t)B, ldb, (const float *)(uintptr_t)A, lda, &beta,
-                      (float *)(uintptr_t)C, ldc);
+        st = b->Sgemm(blas->handle, p.opb, RT_CUBLAS_OP_N, p.m, p.n, p.k, &alpha,
+                      (const float *)(uintptr_t)B, p.ldb, (const float *)(uintptr_t)A, p.lda,
+                      &beta, (float *)(uintptr_t)C, p.ldc);
     } else {
         call = "cublasGemmEx";
-        st = b->GemmEx(blas->handle, opb, RT_CUBLAS_OP_N, m, n, k, &alpha,
-                       (const void *)(uintptr_t)B, in_type, ldb, (const void *)(uintptr_t)A,
-                       in_type, lda, &beta, (void *)(uintptr_t)C, RT_CUDA_R_32F, ldc, compute,
-                       RT_CUBLAS_GEMM_DEFAULT);
+        st = b->GemmEx(blas->handle, p.opb, RT_CUBLAS_OP_N, p.m, p.n, p.k, &alpha,
+                       (const void *)(uintptr_t)B, p.in_type, p.ldb, (const void *)(uintptr_t)A,
+                       p.in_type, p.lda, &beta, (void *)(uintptr_t)C, RT_CUDA_R_32F, p.ldc,
+                       p.compute, RT_CUBLAS_GEMM_DEFAULT);
     }
-    if (st != RT_CUBLAS_STATUS_SUCCESS) {
-        char detail[160];
-        snprintf(detail, sizeof detail, "(%s gemm M=%lld N=%lld K=%lld, B %s)",
-                 tir_rt_gemm_kind_name(kind), (long long)M, (long long)N, (long long)K,
-                 layout == TIR_RT_B_NK ? "[N,K]" : "[K,N]");
-        return blas_fail(ctx, st, call, detail);
+    if (st != RT_CUBLAS_STATUS_SUCCESS)
+        return gemm_fail(ctx, st, call, kind, 0, M, N, K, layout);
+    return TIR_OK;
+}
+
+tir_status tir_rt_blas_gemm_batched(tir_ctx *ctx, tir_rt_blas *blas, tir_rt_gemm_kind kind,
+                                    int64_t batch, int64_t M, int64_t N, int64_t K, tir_rt_ptr A,
+                                    tir_rt_ptr B, tir_rt_b_layout layout, tir_rt_ptr C) {
+    gemm_plan p;
+    TIR_TRY(plan_gemm(ctx, blas, "batched gemm", kind, batch, M, N, K, A, B, layout, C, &p));
+    TIR_TRY(rt_bind(ctx, blas->dev));
+    const float alpha = 1.0f, beta = 0.0f;
+    const rt_blas_lib *b = &blas_lib;
+    rt_cublasStatus_t st;
+    const char *call;
+    /* Batch i of the column-major view is batch i of the row-major one:
+       the strides are the row-major matrices' sizes, as for A, B and C. */
+    if (kind == TIR_RT_GEMM_F32) {
+        call = "cublasSgemmStridedBatched";
+        st = b->SgemmStridedBatched(blas->handle, p.opb, RT_CUBLAS_OP_N, p.m, p.n, p.k, &alpha,
+                                    (const float *)(uintptr_t)B, p.ldb, p.stride_b,
+                                    (const float *)(uintptr_t)A, p.lda, p.stride_a, &beta,
+                                    (float *)(uintptr_t)C, p.ldc, p.stride_c, (int)batch);
+    } else {
+        call = "cublasGemmStridedBatchedEx";
+        st = b->GemmStridedBatchedEx(blas->handle, p.opb, RT_CUBLAS_OP_N, p.m, p.n, p.k, &alpha,
+                                     (const void *)(uintptr_t)B, p.in_type, p.ldb, p.stride_b,
+                                     (const void *)(uintptr_t)A, p.in_type, p.lda, p.stride_a,
+                                     &beta, (void *)(uintptr_t)C, RT_CUDA_R_32F, p.ldc,
+                                     p.stride_c, (int)batch, p.compute, RT_CUBLAS_GEMM_DEFAULT);
     }
+    if (st != RT_CUBLAS_STATUS_SUCCESS)
+        return gemm_fail(ctx, st, call, kind, batch, M, N, K, layout);
     return TIR_OK;
 }

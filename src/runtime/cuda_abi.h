@@ -220,5 +220,18 @@ typedef rt_cublasStatus_t (*rt_PFN_cublasGemmEx)(
     int n, int k, const void *alpha, const void *A, rt_cudaDataType Atype, int lda,
     const void *B, rt_cudaDataType Btype, int ldb, const void *beta, void *C,
     rt_cudaDataType Ctype, int ldc, rt_cublasComputeType_t compute, rt_cublasGemmAlgo_t algo);
+/* The strided-batched forms: batchCount products, operand i of product b
+ * at X + b * strideX elements (the strides are `long long int`). */
+typedef rt_cublasStatus_t (*rt_PFN_cublasSgemmStridedBatched)(
+    rt_cublasHandle_t handle, rt_cublasOperation_t transa, rt_cublasOperation_t transb, int m,
+    int n, int k, const float *alpha, const float *A, int lda, long long int strideA,
+    const float *B, int ldb, long long int strideB, const float *beta, float *C, int ldc,
+    long long int strideC, int batchCount);
+typedef rt_cublasStatus_t (*rt_PFN_cublasGemmStridedBatchedEx)(
+    rt_cublasHandle_t handle, rt_cublasOperation_t transa, rt_cublasOperation_t transb, int m,
+    int n, int k, const void *alpha, const void *A, rt_cudaDataType Atype, int lda,
+    long long int strideA, const void *B, rt_cudaDataType Btype, int ldb, long long int strideB,
+    const void *beta, void *C, rt_cudaDataType Ctype, int ldc, long long int strideC,
+    int batchCount, rt_cublasComputeType_t compute, rt_cublasGemmAlgo_t algo);
 
 #endif
