@@ -522,6 +522,92 @@ static void test_stencil_region(void **st) {
     for (int i = 0; i < 8; i++) assert_true(out[i] == (a[i] + a[i + 1]) + a[i + 2]);
 }
 
+/* The bfloat16 pattern of a float with at most 8 significant bits. */
+static uint16_t bf16_exact(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    assert_int_equal(u & 0xffff, 0);
+    return (uint16_t)(u >> 16);
+}
+
+/* bfloat16 A, B; float32 C: the products are exact in float32, so the
+ * interpreter's result is the float64 sum rounded per addition. */
+static void test_matmul_mixed(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = tir_def_matmul_mixed(ctx, 3, 5, 4, TIR_BF16, TIR_F32);
+    assert_non_null(f);
+    assert_true(tir_dtype_eq(f->buffer_map[0]->dtype, TIR_BF16));
+    assert_true(tir_dtype_eq(f->buffer_map[2]->dtype, TIR_F32));
+    uint16_t a[12], b[20];
+    float fa[12], fb[20], c[15];
+    for (int i = 0; i < 12; i++) a[i] = bf16_exact(fa[i] = (float)(i - 5) * 0.375f);
+    for (int i = 0; i < 20; i++) b[i] = bf16_exact(fb[i] = (float)(7 - i) * 1.25f);
+    tir_arg av[3] = {{a, 0}, {b, 0}, {c, 0}};
+    assert_int_equal(tir_interp_run(ctx, f, 3, av, NULL), TIR_OK);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+            float want = 0;
+            for (int k = 0; k < 4; k++) want += fa[i * 4 + k] * fb[k * 5 + j];
+            assert_true(c[i * 5 + j] == want);
+        }
+    /* in == acc is the plain matmul */
+    assert_true(tir_struct_equal(tir_def_matmul_mixed(ctx, 3, 5, 4, TIR_F32, TIR_F32),
+                                 tir_def_matmul(ctx, 3, 5, 4, TIR_F32)));
+}
+
+/* Every fragment layout is a bijection between (lane, register) and the
+ * tile's elements, and its formulas match the PTX ISA's tables at a few
+ * points written out by hand. */
+static void test_frag_layouts(void **st) {
+    (void)st;
+    const struct { tir_scope s; tir_dtype t; int rows, cols, regs; } cases[] = {
+        {TIR_SCOPE_FRAG_A, TIR_BF16, 16, 16, 8}, {TIR_SCOPE_FRAG_A, TIR_F16, 16, 16, 8},
+        {TIR_SCOPE_FRAG_B, TIR_BF16, 16, 8, 4},  {TIR_SCOPE_FRAG_A, TIR_F32, 16, 8, 4},
+        {TIR_SCOPE_FRAG_B, TIR_F32, 8, 8, 2},    {TIR_SCOPE_FRAG_ACC, TIR_F32, 16, 8, 4},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tir_frag_layout l;
+        assert_true(tir_frag_layout_of(cases[c].s, cases[c].t, &l));
+        assert_int_equal(l.tile_rows, cases[c].rows);
+        assert_int_equal(l.tile_cols, cases[c].cols);
+        assert_int_equal(l.regs, cases[c].regs);
+        assert_int_equal(32 * l.regs, l.tile_rows * l.tile_cols);
+        int seen[16][16] = {{0}};
+        for (int lane = 0; lane < 32; lane++)
+            for (int v = 0; v < l.regs; v++) {
+                int r = tir_frag_row(&l, lane, v), col = tir_frag_col(&l, lane, v);
+                assert_in_range(r, 0, l.tile_rows - 1);
+                assert_in_range(col, 0, l.tile_cols - 1);
+                seen[r][col]++;
+            }
+        for (int r = 0; r < l.tile_rows; r++)
+            for (int col = 0; col < l.tile_cols; col++) assert_int_equal(seen[r][col], 1);
+    }
+    tir_frag_layout a, b, acc, a8;
+    assert_true(tir_frag_layout_of(TIR_SCOPE_FRAG_A, TIR_BF16, &a));
+    assert_true(tir_frag_layout_of(TIR_SCOPE_FRAG_B, TIR_F16, &b));
+    assert_true(tir_frag_layout_of(TIR_SCOPE_FRAG_ACC, TIR_F32, &acc));
+    assert_true(tir_frag_layout_of(TIR_SCOPE_FRAG_A, TIR_F32, &a8));
+    /* lane 9 (group 2, thread 1): A a5 = (2, 3 + 8); B b3 = (2+1+8, 2); C c2 = (10, 2) */
+    assert_int_equal(tir_frag_row(&a, 9, 5), 2);
+    assert_int_equal(tir_frag_col(&a, 9, 5), 11);
+    assert_int_equal(tir_frag_row(&b, 9, 3), 11);
+    assert_int_equal(tir_frag_col(&b, 9, 3), 2);
+    assert_int_equal(tir_frag_row(&acc, 9, 2), 10);
+    assert_int_equal(tir_frag_col(&acc, 9, 2), 2);
+    /* tf32 A a2 = (g, t + 4) */
+    assert_int_equal(tir_frag_row(&a8, 9, 2), 2);
+    assert_int_equal(tir_frag_col(&a8, 9, 2), 5);
+    assert_false(tir_frag_layout_of(TIR_SCOPE_FRAG_ACC, TIR_F16, &a));
+    assert_false(tir_frag_layout_of(TIR_SCOPE_SHARED, TIR_F32, &a));
+    assert_false(tir_frag_layout_of(TIR_SCOPE_FRAG_A, TIR_I32, &a));
+    assert_true(tir_scope_is_frag(TIR_SCOPE_FRAG_B));
+    assert_false(tir_scope_is_frag(TIR_SCOPE_LOCAL));
+    tir_scope sc;
+    assert_true(tir_scope_parse("frag.acc", 8, &sc));
+    assert_int_equal(sc, TIR_SCOPE_FRAG_ACC);
+}
+
 typedef struct rinfo {
     tir_te_tensor *A;
 } rinfo;
@@ -680,6 +766,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_stencil_region, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reducers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_te_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matmul_mixed, setup, teardown),
+        cmocka_unit_test(test_frag_layouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

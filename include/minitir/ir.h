@@ -393,13 +393,59 @@ typedef struct tir_evaluate {
     const tir_expr *value;
 } tir_evaluate;
 
+/* Warp fragments (frag.a, frag.b, frag.acc) are the tensor-core operand
+ * scopes (TVM's "warp" / "wmma.matrix_a" ...): a fragment buffer belongs
+ * to one warp, and each of its tiles is spread over the warp's 32 lanes
+ * in the layout the mma.sync instruction defines (tir_frag_layout_of);
+ * lowering turns it into per-thread registers.  Only tensor intrinsics
+ * (mma_sync, ldmatrix, frag_fill, frag_load, frag_store) touch one. */
 typedef enum tir_scope {
     TIR_SCOPE_GLOBAL,
     TIR_SCOPE_SHARED,
     TIR_SCOPE_LOCAL,
+    TIR_SCOPE_FRAG_A,   /* "frag.a": the A (M x K) operand of mma.sync */
+    TIR_SCOPE_FRAG_B,   /* "frag.b": the B (K x N) operand */
+    TIR_SCOPE_FRAG_ACC, /* "frag.acc": the float32 accumulator (M x N) */
 } tir_scope;
+#define TIR_SCOPE_LAST TIR_SCOPE_FRAG_ACC
 
 TIR_API const char *tir_scope_name(tir_scope s); /* "global", ... */
+TIR_API bool tir_scope_is_frag(tir_scope s);
+
+/* The lane layout of one tile of a fragment: which lane holds which
+ * element of the tile in which of its registers (PTX ISA, "Matrix
+ * Fragments for mma.m16n8k16" and "... mma.m16n8k8" with .tf32).  The
+ * operand's element type picks the instruction: float16 / bfloat16
+ * operands use m16n8k16, float32 operands (rounded to TF32) m16n8k8; the
+ * accumulator is float32 for both.  Per lane l, g = l / 4, t = l % 4:
+ *   m16n8k16 A 16x16, 8 regs: row g + 8*((v/2)%2), col 2t + v%2 + 8*(v/4)
+ *   m16n8k16 B 16x8,  4 regs: row 2t + v%2 + 8*(v/2), col g
+ *   m16n8k8  A 16x8,  4 regs: row g + 8*(v%2),        col t + 4*(v/2)
+ *   m16n8k8  B 8x8,   2 regs: row t + 4*v,            col g
+ *   acc      16x8,    4 regs: row g + 8*(v/2),        col 2t + v%2
+ * (B rows are k, B columns n.)  A fragment buffer's last two dimensions
+ * are whole numbers of tiles; lowering stores its tiles one after another
+ * (row-major over tiles, leading dimensions outermost), `regs` registers
+ * each, in every lane. */
+typedef struct tir_frag_layout {
+    int tile_rows, tile_cols; /* the tile's shape */
+    int regs;                 /* registers (elements) per lane per tile */
+    int kind;                 /* TIR_FRAG_* below */
+} tir_frag_layout;
+enum {
+    TIR_FRAG_K16_A, /* m16n8k16 A, f16/bf16 */
+    TIR_FRAG_K16_B, /* m16n8k16 B, f16/bf16 */
+    TIR_FRAG_K8_A,  /* m16n8k8 A, tf32 (float32 storage) */
+    TIR_FRAG_K8_B,  /* m16n8k8 B, tf32 (float32 storage) */
+    TIR_FRAG_ACC,   /* accumulator, float32 */
+};
+/* The layout of a fragment of scope s and element type t; false when s
+ * is not a fragment scope or t is not an operand type of that scope. */
+TIR_API bool tir_frag_layout_of(tir_scope s, tir_dtype t, tir_frag_layout *out);
+/* Row and column in the tile of register v (0 <= v < regs) of lane
+ * (0 <= lane < 32). */
+TIR_API int tir_frag_row(const tir_frag_layout *l, int lane, int v);
+TIR_API int tir_frag_col(const tir_frag_layout *l, int lane, int v);
 TIR_API bool tir_scope_parse(const char *s, size_t len, tir_scope *out);
 
 /* A multi-dimensional buffer.  Identity is the pointer.  strides == NULL
@@ -850,6 +896,11 @@ TIR_API const tir_prim_func *tir_te_create_prim_func(tir_ctx *ctx, const char *n
  * Return NULL with an error (TIR_ERR_SHAPE) for non-positive shapes. */
 TIR_API const tir_prim_func *tir_def_matmul(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
                                             tir_dtype t);
+/* C[i,j] (acc) = sum_k acc(A[i,k]) * acc(B[k,j]) with A and B of type `in`:
+ * the tensor-core matmul (in = float16 / bfloat16, acc = float32).  With
+ * in == acc it is tir_def_matmul. */
+TIR_API const tir_prim_func *tir_def_matmul_mixed(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
+                                                  tir_dtype in, tir_dtype acc);
 TIR_API const tir_prim_func *tir_def_matmul_nt(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
                                                tir_dtype t);
 TIR_API const tir_prim_func *tir_def_matmul_bias(tir_ctx *ctx, int64_t M, int64_t N,

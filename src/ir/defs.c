@@ -33,6 +33,8 @@ typedef struct mm_info {
     tir_te_tensor *A, *B;
     bool trans_b; /* B is [N, K] */
     bool batch;   /* a leading batch axis on everything */
+    bool widen;   /* products in `acc` (inputs cast up): mixed precision */
+    tir_dtype acc;
 } mm_info;
 
 static const tir_expr *mm_body(tir_ctx *ctx, const tir_var *const *ax, const tir_var *const *rx,
@@ -45,7 +47,12 @@ static const tir_expr *mm_body(tir_ctx *ctx, const tir_var *const *ax, const tir
     ia[o + 1] = v(rx[0]);
     ib[o] = m->trans_b ? v(ax[o + 1]) : v(rx[0]);
     ib[o + 1] = m->trans_b ? v(rx[0]) : v(ax[o + 1]);
-    return mul(ctx, tir_te_at(ctx, m->A, 2 + o, ia), tir_te_at(ctx, m->B, 2 + o, ib));
+    const tir_expr *a = tir_te_at(ctx, m->A, 2 + o, ia), *b = tir_te_at(ctx, m->B, 2 + o, ib);
+    if (m->widen) {
+        a = tir_cast_new(ctx, m->acc, a);
+        b = tir_cast_new(ctx, m->acc, b);
+    }
+    return mul(ctx, a, b);
 }
 
 static tir_te_tensor *matmul_stage(tir_ctx *ctx, mm_info *m, int64_t M, int64_t N, int64_t K,
@@ -64,6 +71,17 @@ const tir_prim_func *tir_def_matmul(tir_ctx *ctx, int64_t M, int64_t N, int64_t 
     if (!shapes_ok(ctx, "matmul", 3, dims)) return NULL;
     mm_info m = {0};
     tir_te_tensor *C = matmul_stage(ctx, &m, M, N, K, t);
+    if (!C) return NULL;
+    tir_te_tensor *args[3] = {m.A, m.B, C};
+    return tir_te_create_prim_func(ctx, "matmul", 3, args);
+}
+
+const tir_prim_func *tir_def_matmul_mixed(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
+                                          tir_dtype in, tir_dtype acc) {
+    int64_t dims[3] = {M, N, K};
+    if (!shapes_ok(ctx, "matmul", 3, dims)) return NULL;
+    mm_info m = {.widen = !tir_dtype_eq(in, acc), .acc = acc};
+    tir_te_tensor *C = matmul_stage(ctx, &m, M, N, K, in);
     if (!C) return NULL;
     tir_te_tensor *args[3] = {m.A, m.B, C};
     return tir_te_create_prim_func(ctx, "matmul", 3, args);

@@ -87,12 +87,15 @@ const char *tir_scope_name(tir_scope s) {
     case TIR_SCOPE_GLOBAL: return "global";
     case TIR_SCOPE_SHARED: return "shared";
     case TIR_SCOPE_LOCAL: return "local";
+    case TIR_SCOPE_FRAG_A: return "frag.a";
+    case TIR_SCOPE_FRAG_B: return "frag.b";
+    case TIR_SCOPE_FRAG_ACC: return "frag.acc";
     }
     return "?";
 }
 
 bool tir_scope_parse(const char *s, size_t len, tir_scope *out) {
-    for (int i = TIR_SCOPE_GLOBAL; i <= TIR_SCOPE_LOCAL; i++) {
+    for (int i = TIR_SCOPE_GLOBAL; i <= TIR_SCOPE_LAST; i++) {
         const char *n = tir_scope_name((tir_scope)i);
         if (strlen(n) == len && memcmp(n, s, len) == 0) {
             *out = (tir_scope)i;

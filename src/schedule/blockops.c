@@ -378,9 +378,10 @@ const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope 
 }
 
 bool sch_parse_scope(const char *name, tir_scope *out) {
-    if (strcmp(name, "shared") == 0) *out = TIR_SCOPE_SHARED;
-    else if (strcmp(name, "local") == 0) *out = TIR_SCOPE_LOCAL;
-    else return false;
+    /* Any storage scope but global (a cache is never a new parameter). */
+    tir_scope sc;
+    if (!tir_scope_parse(name, strlen(name), &sc) || sc == TIR_SCOPE_GLOBAL) return false;
+    *out = sc;
     return true;
 }
 
