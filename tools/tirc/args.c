@@ -89,9 +89,21 @@ static bool parse_steps(const char *s, int *lo, int *hi) {
     } else {
         return false;
     }
-    if (a < 1 || b > SEED_NSTEPS || a > b) return false;
+    if (a < 1 || b > TIRC_STEP_TC || a > b) return false;
     *lo = a, *hi = b;
     return true;
+}
+
+/* --dtype: the matmul's input type (float32 accumulation throughout). */
+static bool parse_dtype(const char *s, tir_rt_gemm_kind *k) {
+    static const tir_rt_gemm_kind kinds[] = {TIR_RT_GEMM_F32, TIR_RT_GEMM_TF32, TIR_RT_GEMM_F16,
+                                             TIR_RT_GEMM_BF16};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        if (!strcmp(s, tir_rt_gemm_kind_name(kinds[i]))) {
+            *k = kinds[i];
+            return true;
+        }
+    return false;
 }
 
 /* Takes the value of option argv[*i]. */
@@ -109,6 +121,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     o->warmup = 5;
     o->step_lo = 1, o->step_hi = SEED_NSTEPS;
     o->trials = 200, o->threads = 8;
+    o->kind = TIR_RT_GEMM_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -131,7 +144,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--step") || !strcmp(a, "--steps")) {
             if (!(v = value(argc, argv, &i)) || !parse_steps(v, &o->step_lo, &o->step_hi))
                 return tirc_usage_error("%s wants a step 1..%d or a range like 1-%d", a,
-                                        SEED_NSTEPS, SEED_NSTEPS);
+                                        TIRC_STEP_TC, SEED_NSTEPS);
             o->step_given = true;
         } else if (!strcmp(a, "--size")) {
             int64_t s[3];
@@ -185,6 +198,9 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--minutes wants a positive number");
         } else if (!strcmp(a, "--atomic")) {
             o->atomic = true;
+        } else if (!strcmp(a, "--dtype")) {
+            if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
+                return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");
         } else if (!strcmp(a, "--epilogue")) {
             if (!(v = value(argc, argv, &i))) return tirc_usage_error("--epilogue wants a name");
             if (!strcmp(v, "all"))
@@ -230,6 +246,18 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             return tirc_usage_error("unknown option '%s'", a);
         }
     }
+    /* Step 9 (tensor cores) is the --dtype tf32/f16/bf16 matmul, and only it. */
+    bool tc = o->kind != TIR_RT_GEMM_F32;
+    if (tc && o->example && strcmp(o->example, "matmul"))
+        return tirc_usage_error("--dtype is for the matmul example only");
+    if (tc && !o->step_given) o->step_lo = o->step_hi = TIRC_STEP_TC;
+    if (tc && o->step_lo != TIRC_STEP_TC)
+        return tirc_usage_error("--dtype %s runs Step 9 (tensor cores) only",
+                                tir_rt_gemm_kind_name(o->kind));
+    if (!tc && o->step_hi == TIRC_STEP_TC)
+        return tirc_usage_error("Step 9 (tensor cores) needs --dtype tf32, f16 or bf16");
+    if (tc && (o->tile_given || o->splitk > 1 || o->db))
+        return tirc_usage_error("--tile, --splitk and --db are for float32 (Steps 1-8)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
     snprintf(o->ours_name, sizeof o->ours_name,

@@ -37,12 +37,13 @@ int tirc_cmd_bench(tir_ctx *ctx, opts *o) {
         const int64_t *sz = o->nsizes ? o->sizes[si] : defaults[si];
         int64_t M = sz[0], N = sz[1], K = sz[2];
         /* Enough input sets that consecutive runs miss L2 (2x its size). */
-        double set_bytes = 4.0 * (double)(M * K + K * N);
+        double set_bytes = (double)tir_dtype_bytes(tir_rt_gemm_kind_input(o->kind)) *
+                           (double)(M * K + K * N);
         int nsets = (int)ceil(2.0 * (double)g.props->l2_bytes / set_bytes);
         if (nsets < 1) nsets = 1;
         if (nsets > MAX_SETS) nsets = 1; /* tiny problems: flush L2 instead */
         dprob p;
-        if (tirc_dprob_make(ctx, &g, &p, M, N, K, nsets, seed) != TIR_OK) {
+        if (tirc_dprob_make(ctx, &g, &p, o->kind, M, N, K, nsets, seed) != TIR_OK) {
             fprintf(stderr, "tirc: %lldx%lldx%lld: %s\n", (long long)M, (long long)N, (long long)K,
                     tir_ctx_error(ctx));
             tirc_dprob_free(ctx, &g, &p);

@@ -12,8 +12,8 @@ bool tirc_is_fused(const opts *o) { return !strcmp(o->example, "fused"); }
 /* The program of an example: the matmul, or the fused GEMM of epilogue e. */
 const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, int64_t N,
                                  int64_t K) {
-    return tirc_is_fused(o) ? seed_def_fused(ctx, (seed_epi)e, M, N, K)
-                            : tir_def_matmul(ctx, M, N, K, TIR_F32);
+    if (tirc_is_fused(o)) return seed_def_fused(ctx, (seed_epi)e, M, N, K);
+    return tir_def_matmul_mixed(ctx, M, N, K, tir_rt_gemm_kind_input(o->kind), TIR_F32);
 }
 
 typedef struct hook_state {

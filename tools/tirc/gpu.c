@@ -51,28 +51,37 @@ int tirc_gpu_open(tir_ctx *ctx, gpu *g, bool required) {
         if ((call) != TIR_OK) goto rt_fail;                                                        \
     } while (0)
 
-tir_status tirc_dprob_make(tir_ctx *ctx, gpu *g, dprob *p, int64_t M, int64_t N, int64_t K,
-                           int nsets, uint64_t seed) {
+tir_status tirc_dprob_make(tir_ctx *ctx, gpu *g, dprob *p, tir_rt_gemm_kind kind, int64_t M,
+                           int64_t N, int64_t K, int nsets, uint64_t seed) {
     memset(p, 0, sizeof *p);
-    p->M = M, p->N = N, p->K = K, p->nsets = nsets;
+    p->M = M, p->N = N, p->K = K, p->nsets = nsets, p->kind = kind;
+    tir_dtype in = tir_rt_gemm_kind_input(kind);
+    size_t es = (size_t)tir_dtype_bytes(in);
     size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
     float *ha = malloc(sizeof(float) * (na > nb ? na : nb));
     if (!ha) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "out of host memory");
     tir_status st;
     for (int s = 0; s < nsets; s++) {
-        if ((st = tir_rt_alloc(ctx, g->dev, na * 4, &p->a[s])) != TIR_OK) goto out;
-        if ((st = tir_rt_alloc(ctx, g->dev, nb * 4, &p->b[s])) != TIR_OK) goto out;
-        tir_rt_fill_random(ctx, TIR_F32, ha, na, seed + 10 * (uint64_t)s);
-        if ((st = tir_rt_copy_h2d(ctx, g->dev, p->a[s], ha, na * 4)) != TIR_OK) goto out;
-        tir_rt_fill_random(ctx, TIR_F32, ha, nb, seed + 10 * (uint64_t)s + 1);
-        if ((st = tir_rt_copy_h2d(ctx, g->dev, p->b[s], ha, nb * 4)) != TIR_OK) goto out;
+        if ((st = tir_rt_alloc(ctx, g->dev, na * es, &p->a[s])) != TIR_OK) goto out;
+        if ((st = tir_rt_alloc(ctx, g->dev, nb * es, &p->b[s])) != TIR_OK) goto out;
+        tir_rt_fill_random(ctx, in, ha, na, seed + 10 * (uint64_t)s);
+        if ((st = tir_rt_copy_h2d(ctx, g->dev, p->a[s], ha, na * es)) != TIR_OK) goto out;
+        tir_rt_fill_random(ctx, in, ha, nb, seed + 10 * (uint64_t)s + 1);
+        if ((st = tir_rt_copy_h2d(ctx, g->dev, p->b[s], ha, nb * es)) != TIR_OK) goto out;
     }
     tir_rt_fill_random(ctx, TIR_F32, ha, (size_t)N, seed + 7);
     if ((st = tir_rt_alloc(ctx, g->dev, (size_t)N * 4, &p->bias)) != TIR_OK) goto out;
     if ((st = tir_rt_copy_h2d(ctx, g->dev, p->bias, ha, (size_t)N * 4)) != TIR_OK) goto out;
     if ((st = tir_rt_alloc(ctx, g->dev, nc * 4, &p->out)) != TIR_OK) goto out;
     if ((st = tir_rt_alloc(ctx, g->dev, nc * 4, &p->ref)) != TIR_OK) goto out;
-    st = tir_rt_alloc(ctx, g->dev, nc * 4, &p->tmp);
+    if ((st = tir_rt_alloc(ctx, g->dev, nc * 4, &p->tmp)) != TIR_OK) goto out;
+    /* Tensor cores are checked against float64 on the same inputs (cuBLAS
+     * rounds its own way, TF32 especially); float32 against cuBLAS. */
+    if (kind != TIR_RT_GEMM_F32) {
+        if ((st = tir_rt_alloc(ctx, g->dev, nc * 8, &p->ref64)) != TIR_OK) goto out;
+        st = tir_rt_gemm_ref_device(ctx, g->dev, in, M, N, K, p->a[0], p->b[0], TIR_RT_B_KN,
+                                    p->ref64);
+    }
 out:
     free(ha);
     return st;
@@ -87,6 +96,7 @@ void tirc_dprob_free(tir_ctx *ctx, gpu *g, dprob *p) {
     tir_rt_free(ctx, g->dev, p->out);
     tir_rt_free(ctx, g->dev, p->ref);
     tir_rt_free(ctx, g->dev, p->tmp);
+    tir_rt_free(ctx, g->dev, p->ref64);
 }
 
 static tir_rt_epilogue rt_epi(int e) {
@@ -129,7 +139,7 @@ static tir_status one_call(tir_ctx *ctx, void *user, int set) {
     dprob *p = c->p;
     if (c->v == V_CUBLAS) {
         tir_rt_ptr dst = c->epi < 0 ? p->ref : p->tmp;
-        tir_status st = tir_rt_blas_gemm(ctx, c->g->blas, TIR_RT_GEMM_F32, p->M, p->N, p->K,
+        tir_status st = tir_rt_blas_gemm(ctx, c->g->blas, p->kind, p->M, p->N, p->K,
                                          p->a[set], p->b[set], TIR_RT_B_KN, dst);
         if (st != TIR_OK || c->epi < 0) return st;
         tir_rt_epilogue e = rt_epi(c->epi);
@@ -151,21 +161,24 @@ static int verify(tir_ctx *ctx, gpu *g, dprob *p, const char *what, double *rel_
     float *out = malloc(nc * 4), *ref = malloc(nc * 4);
     double *ref64 = malloc(nc * sizeof(double));
     int rc = EXIT_OK;
+    bool f64 = p->kind != TIR_RT_GEMM_F32;
     if (!out || !ref || !ref64) {
         rc = EXIT_RUNTIME;
         fprintf(stderr, "tirc: out of host memory\n");
         goto done;
     }
     if (tir_rt_copy_d2h(ctx, g->dev, out, p->out, nc * 4) != TIR_OK ||
-        tir_rt_copy_d2h(ctx, g->dev, ref, p->ref, nc * 4) != TIR_OK) {
+        (f64 ? tir_rt_copy_d2h(ctx, g->dev, ref64, p->ref64, nc * 8)
+             : tir_rt_copy_d2h(ctx, g->dev, ref, p->ref, nc * 4)) != TIR_OK) {
         fprintf(stderr, "tirc: %s: %s\n", what, tir_ctx_error(ctx));
         rc = EXIT_RUNTIME;
         goto done;
     }
-    for (size_t i = 0; i < nc; i++) ref64[i] = ref[i];
+    if (!f64)
+        for (size_t i = 0; i < nc; i++) ref64[i] = ref[i];
     tir_rt_error_stats es;
     tir_status st = tir_rt_check(ctx, what, TIR_F32, out, ref64, p->M, p->N,
-                                 tir_rt_gemm_tolerance(TIR_RT_GEMM_F32, p->K), &es);
+                                 tir_rt_gemm_tolerance(p->kind, p->K), &es);
     *rel_err = es.rel_err;
     if (st == TIR_ERR_VERIFY_MISMATCH) {
         fprintf(stderr, "tirc: %s\n", tir_ctx_error(ctx));

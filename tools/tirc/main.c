@@ -23,7 +23,9 @@ static int check_options(opts *o) {
     if (strcmp(o->example, "matmul") && strcmp(o->example, "fused"))
         return tirc_usage_error("unknown example '%s': use matmul or fused", o->example);
     if (!o->size_given) o->M = o->N = o->K = 1024;
-    int last = tirc_is_fused(o) ? SEED_NFUSED_STEPS : SEED_NSTEPS;
+    int last = tirc_is_fused(o)               ? SEED_NFUSED_STEPS
+               : o->kind != TIR_RT_GEMM_F32 ? TIRC_STEP_TC
+                                              : SEED_NSTEPS;
     if (!o->step_given) o->step_hi = last;
     if (!strcmp(o->cmd, "ptx") && !o->step_given) o->step_lo = o->step_hi = last;
     if (o->step_hi > last)

@@ -113,8 +113,8 @@ bool tirc_write_plot(const opts *o, const row *rows, int n) {
     fprintf(f, " cublas   (GFLOPS; nan: not built or not verified)\n");
     for (int i = 0; i < n;) {
         int j = i;
-        double cub = NAN, g[SEED_NSTEPS + 1];
-        for (int s = 0; s <= SEED_NSTEPS; s++) g[s] = NAN;
+        double cub = NAN, g[TIRC_STEP_TC + 1];
+        for (int s = 0; s <= TIRC_STEP_TC; s++) g[s] = NAN;
         while (j < n && rows[j].M == rows[i].M && rows[j].N == rows[i].N &&
                rows[j].K == rows[i].K) {
             if (rows[j].v == V_OURS && rows[j].epi == first_epi) {

@@ -66,7 +66,7 @@ static void print_phases(const tir_module_set *ms, double total, double sched, d
 
 int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
     if (o->step_lo != o->step_hi)
-        return tirc_usage_error("ptx takes one --step (1..%d)", SEED_NSTEPS);
+        return tirc_usage_error("ptx takes one --step (1..%d, 9 with --dtype)", SEED_NSTEPS);
     if (tir_codegen_check_arch(ctx, o->arch) != TIR_OK)
         return tirc_usage_error("%s", tir_ctx_error(ctx));
     int e = o->epi < 0 ? SEED_EPI_RELU : o->epi;

@@ -38,7 +38,9 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
         return EXIT_COMPILE;
     }
     tir_sched_destroy(s);
-    host_bufs h = {malloc(sizeof(float) * (size_t)(M * K)), malloc(sizeof(float) * (size_t)(K * N)),
+    tir_dtype in = tir_rt_gemm_kind_input(o->kind);
+    size_t esz = (size_t)tir_dtype_bytes(in);
+    host_bufs h = {malloc(esz * (size_t)(M * K)), malloc(esz * (size_t)(K * N)),
                    malloc(sizeof(float) * (size_t)N), malloc(sizeof(float) * (size_t)(M * N)),
                    malloc(sizeof(float) * (size_t)(M * N))};
     double *ref = malloc(sizeof(double) * (size_t)(M * N));
@@ -48,8 +50,8 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
         rc = EXIT_RUNTIME;
         goto done;
     }
-    tir_rt_fill_random(ctx, TIR_F32, h.a, (size_t)(M * K), seed);
-    tir_rt_fill_random(ctx, TIR_F32, h.b, (size_t)(K * N), seed + 1);
+    tir_rt_fill_random(ctx, in, h.a, (size_t)(M * K), seed);
+    tir_rt_fill_random(ctx, in, h.b, (size_t)(K * N), seed + 1);
     tir_rt_fill_random(ctx, TIR_F32, h.bias, (size_t)N, seed + 2);
     tir_rt_poison(h.out, sizeof(float) * (size_t)(M * N));
     tir_arg args[4], rargs[4];
@@ -85,7 +87,7 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
              o->splitk <= 1 ? "" : o->atomic ? " split-K atomic" : " split-K");
     tir_rt_error_stats es;
     tir_status st = tir_rt_check(ctx, what, TIR_F32, h.out, ref, M, N,
-                                 tir_rt_gemm_tolerance(TIR_RT_GEMM_F32, K), &es);
+                                 tir_rt_gemm_tolerance(o->kind, K), &es);
     printf("%-28s %lldx%lldx%lld  sim  grid %lldx%lldx%lld block %lldx%lldx%lld  "
            "rel_err %.2e  %s  (%d kernel%s, %.0f ms)\n",
            what, (long long)M, (long long)N, (long long)K, (long long)rep.grid[0],
@@ -105,7 +107,7 @@ done:
 static int cmd_run_gpu(tir_ctx *ctx, const opts *o, gpu *g, uint64_t seed) {
     dprob p;
     int rc = EXIT_OK;
-    if (tirc_dprob_make(ctx, g, &p, o->M, o->N, o->K, 1, seed) != TIR_OK) {
+    if (tirc_dprob_make(ctx, g, &p, o->kind, o->M, o->N, o->K, 1, seed) != TIR_OK) {
         fprintf(stderr, "tirc: %s\n", tir_ctx_error(ctx));
         tirc_dprob_free(ctx, g, &p);
         return EXIT_RUNTIME;

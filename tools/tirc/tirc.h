@@ -69,7 +69,12 @@ typedef struct opts {
     tir_tune_target target; /* bench --db: the GPU's key, set once it is open */
     bool target_given;
     int nsm;             /* the GPU's multiprocessors, once open (0: unknown) */
+    tir_rt_gemm_kind kind; /* --dtype: f32 (Steps 1-8), tf32 / f16 / bf16 (Step 9) */
 } opts;
+
+/* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
+ * tf32 / f16 / bf16. */
+enum { TIRC_STEP_TC = 9 };
 
 /* Prints "tirc: <message>" and the help hint; returns EXIT_USAGE. */
 int tirc_usage_error(const char *fmt, ...) TIR_PRINTF(1, 2);
@@ -111,7 +116,9 @@ enum { MAX_SETS = 16 };
 typedef struct dprob {
     int64_t M, N, K;
     int nsets;
+    tir_rt_gemm_kind kind; /* cuBLAS's GEMM and the inputs' type */
     tir_rt_ptr a[MAX_SETS], b[MAX_SETS], bias, out, ref, tmp;
+    tir_rt_ptr ref64; /* tensor-core kinds: the float64 reference of set 0 */
 } dprob;
 
 /* What one timed call runs. */
@@ -138,8 +145,9 @@ const char *tirc_kernel_name(const opts *o, variant v);
 /* Opens the GPU.  Returns EXIT_OK, EXIT_NO_GPU (no driver or device; the
  * message printed only when required) or EXIT_RUNTIME. */
 int tirc_gpu_open(tir_ctx *ctx, gpu *g, bool required);
-tir_status tirc_dprob_make(tir_ctx *ctx, gpu *g, dprob *p, int64_t M, int64_t N, int64_t K,
-                           int nsets, uint64_t seed);
+/* Inputs of kind's type (float32 for f32 and tf32, else 16-bit). */
+tir_status tirc_dprob_make(tir_ctx *ctx, gpu *g, dprob *p, tir_rt_gemm_kind kind, int64_t M,
+                           int64_t N, int64_t K, int nsets, uint64_t seed);
 void tirc_dprob_free(tir_ctx *ctx, gpu *g, dprob *p);
 /* Runs (and with bench, times) one step of one epilogue at one size:
  * appends rows.  Returns an exit code. */
