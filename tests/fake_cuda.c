@@ -14,10 +14,25 @@
  * column-major reference, exactly as BLAS defines them, so a wrong
  * transpose, leading dimension or batch stride fails.
  *
+ * Several devices: MINITIR_FAKE_GPUS=N (default 1) makes it report N
+ * devices, each with its own primary context (current per thread, as
+ * cuCtxSetCurrent makes it), clock and memory count; device d > 0 is named
+ * "Fake GPU d (host emulation)" and runs unknown kernels 4 times slower (cuBLAS
+ * is as fast on all), so a test can tell which device timed what.  Every
+ * entry point holds one lock, so several threads may drive it at once.
+ *
+ * Two switches for the tuner's tests: FAKE_CUDA_MATMUL=M,N,K makes every
+ * kernel it does not know compute C[M,N] = A[M,K] B[K,N] (float32, row
+ * major) from its first three parameters, the way every kernel of a tuned
+ * matmul candidate is called (so the result is right whatever the
+ * candidate's split); FAKE_CUDA_FAIL_GPU=d makes such a kernel on device d
+ * fail with CUDA_ERROR_ILLEGAL_ADDRESS.
+ *
  * Only the test suite uses this file; it follows the driver's documented
  * behaviour for the calls the runtime makes and nothing more.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,16 +60,37 @@ enum {
 
 /* ---------------------------------------------------------------- state */
 
-static double now_ms; /* fake GPU clock: every operation takes a little */
-static size_t used_bytes;
+/* One lock over all of it: held by every entry point for its whole call
+ * (released by the cleanup attribute on every return). */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static void unlock_mu(int *unused) {
+    (void)unused;
+    pthread_mutex_unlock(&mu);
+}
+#define GUARD                                                                                      \
+    pthread_mutex_lock(&mu);                                                                       \
+    __attribute__((cleanup(unlock_mu))) int guard_ = 0;                                            \
+    (void)guard_
+
+#define MAX_DEV 8
+static double now_ms[MAX_DEV]; /* fake GPU clocks: every operation takes a little */
+static size_t used_bytes[MAX_DEV];
 static const size_t total_bytes = (size_t)1 << 30;
-static int ctx_refs;
-static int dummy_ctx;
+static int ctx_refs[MAX_DEV];
+static int dummy_ctx[MAX_DEV]; /* the primary contexts: their addresses */
+static _Thread_local int cur;  /* the device whose context is current on this thread */
+
+static int ndevices(void) {
+    const char *e = getenv("MINITIR_FAKE_GPUS");
+    int n = e ? atoi(e) : 1;
+    return n < 1 ? 1 : n > MAX_DEV ? MAX_DEV : n;
+}
 
 #define MAX_ALLOCS 4096
 static struct {
     void *p;
     size_t n;
+    int dev;
 } allocs[MAX_ALLOCS];
 
 static int find_alloc(CUdeviceptr p) {
@@ -110,17 +146,19 @@ EXPORT CUresult cuDriverGetVersion(int *v) {
     return OK;
 }
 EXPORT CUresult cuDeviceGetCount(int *n) {
-    *n = 1;
+    *n = ndevices();
     return OK;
 }
 EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal) {
-    if (ordinal != 0) return 101;
-    *d = 0;
+    if (ordinal < 0 || ordinal >= ndevices()) return 101;
+    *d = ordinal;
     return OK;
 }
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
-    (void)d;
-    snprintf(name, (size_t)len, "Fake GPU (host emulation)");
+    if (d == 0)
+        snprintf(name, (size_t)len, "Fake GPU (host emulation)");
+    else
+        snprintf(name, (size_t)len, "Fake GPU %d (host emulation)", d);
     return OK;
 }
 
@@ -158,54 +196,67 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
     return OK;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, CUdevice d) {
-    (void)d;
-    ctx_refs++;
-    *ctx = &dummy_ctx;
+    GUARD;
+    if (d < 0 || d >= MAX_DEV) return INVALID_VALUE;
+    ctx_refs[d]++;
+    *ctx = &dummy_ctx[d];
     return OK;
 }
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
-    (void)d;
-    if (ctx_refs == 0) return INVALID_VALUE;
-    ctx_refs--;
+    GUARD;
+    if (d < 0 || d >= MAX_DEV || ctx_refs[d] == 0) return INVALID_VALUE;
+    ctx_refs[d]--;
     return OK;
 }
-EXPORT CUresult cuCtxSetCurrent(void *ctx) { return ctx == &dummy_ctx ? OK : INVALID_VALUE; }
+EXPORT CUresult cuCtxSetCurrent(void *ctx) {
+    for (int d = 0; d < MAX_DEV; d++)
+        if (ctx == &dummy_ctx[d]) {
+            cur = d;
+            return OK;
+        }
+    return INVALID_VALUE;
+}
 EXPORT CUresult cuCtxSynchronize(void) { return OK; }
 
 /* ---------------------------------------------------------------- memory */
 
 EXPORT CUresult cuMemGetInfo_v2(size_t *f, size_t *t) {
-    *f = total_bytes - used_bytes;
+    GUARD;
+    *f = total_bytes - used_bytes[cur];
     *t = total_bytes;
     return OK;
 }
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    GUARD;
     if (n == 0) return INVALID_VALUE;
-    if (n > total_bytes - used_bytes) return OUT_OF_MEMORY;
+    if (n > total_bytes - used_bytes[cur]) return OUT_OF_MEMORY;
     for (int i = 0; i < MAX_ALLOCS; i++) {
         if (allocs[i].p) continue;
         void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
         if (!m) return OUT_OF_MEMORY;
         allocs[i].p = m;
         allocs[i].n = n;
-        used_bytes += n;
+        allocs[i].dev = cur;
+        used_bytes[cur] += n;
         *p = (CUdeviceptr)(uintptr_t)m;
         return OK;
     }
     return OUT_OF_MEMORY;
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+    GUARD;
     int i = find_alloc(p);
     if (i < 0) return INVALID_VALUE;
-    used_bytes -= allocs[i].n;
+    used_bytes[allocs[i].dev] -= allocs[i].n;
     free(allocs[i].p);
     allocs[i].p = NULL;
     return OK;
 }
 #define DEV(p) ((void *)(uintptr_t)(p))
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) {
+    GUARD;
     memset(DEV(p), v, n);
-    now_ms += 0.001;
+    now_ms[cur] += 0.001;
     return OK;
 }
 EXPORT CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n) {
@@ -279,6 +330,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopt,
         if (opt[i] == 3) info = val[i];
         if (opt[i] == 4) ninfo = (size_t)(uintptr_t)val[i];
     }
+    GUARD;
     const char *ptx = image;
     fmodule *m = calloc(1, sizeof *m);
     if (!m) return OUT_OF_MEMORY;
@@ -305,6 +357,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopt,
     return OK;
 }
 EXPORT CUresult cuModuleUnload(void *mod) {
+    GUARD;
     if (!mod) return INVALID_HANDLE;
     free(mod);
     live_modules--;
@@ -468,6 +521,24 @@ static CUresult run_gemm_ref(const launch *l) {
     return OK;
 }
 
+/* FAKE_CUDA_MATMUL's C = A B, or nothing without it. */
+static CUresult run_matmul(const launch *l) {
+    const char *e = getenv("FAKE_CUDA_MATMUL");
+    long long M, N, K;
+    if (!e || sscanf(e, "%lld,%lld,%lld", &M, &N, &K) != 3) return OK;
+    if (l->e->nparams < 3 || l->e->psize[0] != 8 || l->e->psize[1] != 8 || l->e->psize[2] != 8)
+        return OK;
+    const float *A = DEV(arg_u(l, 0)), *B = DEV(arg_u(l, 1));
+    float *C = DEV(arg_u(l, 2));
+    for (long long i = 0; i < M; i++)
+        for (long long j = 0; j < N; j++) {
+            double acc = 0;
+            for (long long k = 0; k < K; k++) acc += (double)A[i * K + k] * B[k * N + j];
+            C[i * N + j] = (float)acc;
+        }
+    return OK;
+}
+
 /* The launches so far (the last LOG_MAX), for tests that check what a
  * program launched with which arguments: not a driver call, found by
  * dlsym in the tests that run on this stand-in. */
@@ -490,7 +561,10 @@ static void log_launch(const launch *l) {
 }
 
 /* The number of launches so far. */
-EXPORT int fake_cuda_nlaunches(void) { return nlaunches; }
+EXPORT int fake_cuda_nlaunches(void) {
+    GUARD;
+    return nlaunches;
+}
 /* Launch i (0 the first; only the last LOG_MAX are kept): its entry name,
  * grid and parameters; false when not kept. */
 EXPORT bool fake_cuda_launch(int i, const char **name, unsigned grid[3], int *nparams,
@@ -512,15 +586,20 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
     const fentry *e = fn;
     if ((int)shmem > e->max_dyn || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
     if (e->nparams && !params) return INVALID_VALUE;
+    GUARD;
     launch l = {{gx, gy, gz}, {bx, by, bz}, shmem, params, e};
-    now_ms += 0.05;
+    now_ms[cur] += 0.05;
     log_launch(&l);
     if (strcmp(e->name, "vadd") == 0) return run_vadd(&l);
     if (strcmp(e->name, "smem_reverse") == 0) return run_smem_reverse(&l);
     if (strcmp(e->name, "dyn_reverse") == 0) return run_dyn_reverse(&l);
     if (strcmp(e->name, "tir_rt_bias_epilogue") == 0) return run_bias_epilogue(&l);
     if (strcmp(e->name, "tir_rt_gemm_ref_f64") == 0) return run_gemm_ref(&l);
-    return OK; /* an unknown kernel does nothing */
+    /* an unknown kernel: a tuned matmul's, or nothing */
+    now_ms[cur] += cur ? 0.15 : 0;
+    const char *fail = getenv("FAKE_CUDA_FAIL_GPU");
+    if (fail && atoi(fail) == cur) return ILLEGAL_ADDRESS;
+    return run_matmul(&l);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -532,6 +611,7 @@ typedef struct fevent {
 
 EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
     (void)flags;
+    GUARD;
     fevent *e = calloc(1, sizeof *e);
     if (!e) return OUT_OF_MEMORY;
     live_events++;
@@ -539,6 +619,7 @@ EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
     return OK;
 }
 EXPORT CUresult cuEventDestroy_v2(void *ev) {
+    GUARD;
     if (!ev) return INVALID_HANDLE;
     free(ev);
     live_events--;
@@ -546,8 +627,9 @@ EXPORT CUresult cuEventDestroy_v2(void *ev) {
 }
 EXPORT CUresult cuEventRecord(void *ev, void *stream) {
     (void)stream;
+    GUARD;
     fevent *e = ev;
-    e->t = now_ms;
+    e->t = now_ms[cur];
     e->recorded = 1;
     return OK;
 }
@@ -578,6 +660,7 @@ typedef struct fhandle {
 } fhandle;
 
 EXPORT unsigned cublasCreate_v2(void **h) {
+    GUARD;
     fhandle *f = calloc(1, sizeof *f);
     if (!f) return 3;
     f->math = 99; /* not set yet */
@@ -586,6 +669,7 @@ EXPORT unsigned cublasCreate_v2(void **h) {
     return 0;
 }
 EXPORT unsigned cublasDestroy_v2(void *h) {
+    GUARD;
     free(h);
     live_handles--;
     return 0;
@@ -621,7 +705,7 @@ static unsigned gemm(const fhandle *h, unsigned ta, unsigned tb, int m, int n, i
             float *c = &C[(size_t)j * ldc + i];
             *c = (float)(alpha * acc + (beta != 0 ? beta * *c : 0));
         }
-    now_ms += 0.1;
+    now_ms[cur] += 0.1;
     return 0;
 }
 
@@ -635,6 +719,7 @@ static long blas_counts[4];
 
 /* The calls to `entry` so far; -1 for a name this file does not count. */
 EXPORT long fake_cuda_blas_calls(const char *entry) {
+    GUARD;
     for (int i = 0; i < 4; i++)
         if (strcmp(blas_entries[i], entry) == 0) return blas_counts[i];
     return -1;
@@ -643,6 +728,7 @@ EXPORT long fake_cuda_blas_calls(const char *entry) {
 EXPORT unsigned cublasSgemm_v2(void *h, unsigned ta, unsigned tb, int m, int n, int k,
                                const float *alpha, const float *A, int lda, const float *B,
                                int ldb, const float *beta, float *C, int ldc) {
+    GUARD;
     blas_counts[0]++;
     return gemm(h, ta, tb, m, n, k, *alpha, A, 0, lda, B, 0, ldb, *beta, C, ldc);
 }
@@ -660,6 +746,7 @@ EXPORT unsigned cublasGemmEx(void *h, unsigned ta, unsigned tb, int m, int n, in
                              const void *B, unsigned btype, int ldb, const void *beta, void *C,
                              unsigned ctype, int ldc, unsigned compute, int algo) {
     (void)algo;
+    GUARD;
     blas_counts[1]++;
     if (!ex_types_ok(atype, btype, ctype, compute)) return 7;
     return gemm(h, ta, tb, m, n, k, *(const float *)alpha, A, (int)atype, lda, B, (int)btype,
@@ -688,6 +775,7 @@ EXPORT unsigned cublasSgemmStridedBatched(void *h, unsigned ta, unsigned tb, int
                                           long long sa, const float *B, int ldb, long long sb,
                                           const float *beta, float *C, int ldc, long long sc,
                                           int batch) {
+    GUARD;
     blas_counts[2]++;
     return gemm_strided(h, ta, tb, m, n, k, *alpha, A, 0, lda, sa, B, 0, ldb, sb, *beta, C, ldc,
                         sc, batch);
@@ -700,6 +788,7 @@ EXPORT unsigned cublasGemmStridedBatchedEx(void *h, unsigned ta, unsigned tb, in
                                            const void *beta, void *C, unsigned ctype, int ldc,
                                            long long sc, int batch, unsigned compute, int algo) {
     (void)algo;
+    GUARD;
     blas_counts[3]++;
     if (!ex_types_ok(atype, btype, ctype, compute)) return 7;
     return gemm_strided(h, ta, tb, m, n, k, *(const float *)alpha, A, (int)atype, lda, sa, B,
@@ -709,13 +798,14 @@ EXPORT unsigned cublasGemmStridedBatchedEx(void *h, unsigned ta, unsigned tb, in
 /* Whatever the runtime left alive when the process ends fails the test
    (device memory would also show as a leak under LeakSanitizer). */
 __attribute__((destructor)) static void report(void) {
-    int allocs_left = 0;
+    int allocs_left = 0, refs = 0;
     for (int i = 0; i < MAX_ALLOCS; i++) allocs_left += allocs[i].p != NULL;
-    if (allocs_left || live_modules || live_events || live_handles || ctx_refs) {
+    for (int d = 0; d < MAX_DEV; d++) refs += ctx_refs[d];
+    if (allocs_left || live_modules || live_events || live_handles || refs) {
         fprintf(stderr,
                 "fake_cuda: left alive at exit: %d allocations, %d modules, %d events, "
                 "%d cuBLAS handles, %d context references\n",
-                allocs_left, live_modules, live_events, live_handles, ctx_refs);
+                allocs_left, live_modules, live_events, live_handles, refs);
         _exit(3);
     }
 }

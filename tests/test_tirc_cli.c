@@ -79,6 +79,8 @@ static void usage_errors(void **state) {
         "run matmul --step 5 --splitk 2",    /* split-K is Steps 7-8's */
         "run fused --step 8 --splitk 2",     /* of the matmul only */
         "run matmul --step 8 --atomic",      /* atomic is split-K's */
+        "bench matmul --gpus 2",             /* tune's */
+        "tune matmul --size 64 --gpus 0",    /* at least one GPU */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);

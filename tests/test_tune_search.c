@@ -6,7 +6,11 @@
  * and replays; and tir_tune against the fake CUDA driver (which runs no
  * generated kernel, so every candidate fails verification) records every
  * candidate in the database and fails cleanly; for a batch matmul its
- * cuBLAS reference is the strided-batched GEMM.  Run under fake_env. */
+ * cuBLAS reference is the strided-batched GEMM.  With two fake GPUs (and
+ * the fake computing the candidates' matmul) tir_tune measures on both,
+ * merges their results by speed against each GPU's own cuBLAS, records
+ * each candidate under its GPU's target, and a GPU whose kernels fault
+ * stops alone.  Run under fake_env. */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,11 +229,141 @@ static void test_tune_fake_batched(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* A fresh database file's path (removed). */
+static void temp_db(char path[static 32]) {
+    snprintf(path, 32, "/tmp/minitir-tune-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+}
+
+/* The fake's switches for the multi-GPU tests: two devices, candidates
+ * that compute the 64x48x40 matmul, and (fail >= 0) faults on a device. */
+static void fake_gpus(int fail) {
+    setenv("MINITIR_FAKE_GPUS", "2", 1);
+    setenv("FAKE_CUDA_MATMUL", "64,48,40", 1);
+    if (fail >= 0) setenv("FAKE_CUDA_FAIL_GPU", fail ? "1" : "0", 1);
+}
+static void fake_gpus_off(void) {
+    unsetenv("MINITIR_FAKE_GPUS");
+    unsetenv("FAKE_CUDA_MATMUL");
+    unsetenv("FAKE_CUDA_FAIL_GPU");
+}
+
+static void keep_progress(void *user, const tir_tune_progress *p) {
+    *(tir_tune_progress *)user = *p;
+}
+
+/* Two GPUs: both measure, the results merge (the best is device 0's,
+ * whose kernels the fake runs 4x faster against the same cuBLAS time),
+ * the progress counts each, and each record carries its GPU's target with
+ * that GPU's times. */
+static void test_tune_two_gpus(void **st) {
+    (void)st;
+    fake_gpus(-1);
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = open_device(ctx), *dev1 = NULL;
+    assert_int_equal(tir_rt_device_create(ctx, 1, &dev1), TIR_OK);
+    char path[32];
+    temp_db(path);
+    tir_tune_db *db = NULL;
+    assert_int_equal(tir_tune_db_open(ctx, path, &db), TIR_OK);
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40};
+    tir_tune_progress p = {0};
+    tir_tune_opts o = {.trials = 12, .threads = 2, .batch = 4, .runs = 20, .seed = 3, .db = db,
+                       .progress = keep_progress, .user = &p, .ngpus = 2};
+    tir_tune_result r;
+    if (tir_tune(ctx, dev, &t, &o, &r) != TIR_OK) fail_msg("tune: %s", tir_ctx_error(ctx));
+    assert_int_equal(r.trials, 12);
+    assert_int_equal(r.failed, 0);
+    assert_int_equal(r.ngpus, 2);
+    assert_int_equal(r.gpus[0].ordinal, 0);
+    assert_int_equal(r.gpus[1].ordinal, 1);
+    assert_string_equal(r.gpus[1].name, "Fake GPU 1 (host emulation)");
+    assert_true(r.gpus[0].trials > 0 && r.gpus[1].trials > 0);
+    assert_int_equal(r.gpus[0].trials + r.gpus[1].trials, 12);
+    assert_string_equal(r.gpus[0].error, "");
+    assert_string_equal(r.gpus[1].error, "");
+    assert_true(r.gpus[0].cublas_ms > 0 && r.gpus[1].cublas_ms > 0);
+    assert_int_equal(r.best_gpu, 0);
+    assert_true(r.best_ms < 0.2 && r.best_rel_err < 1e-5);
+    assert_true(r.cublas_ms == r.gpus[0].cublas_ms);
+    /* the last progress call saw every trial, per GPU */
+    assert_int_equal(p.trials, 12);
+    assert_int_equal(p.ngpus, 2);
+    assert_int_equal(p.gpu_trials[0], r.gpus[0].trials);
+    assert_int_equal(p.gpu_trials[1], r.gpus[1].trials);
+    /* each record under its GPU's target, with that GPU's times */
+    tir_tune_target t0, t1;
+    tir_tune_target_from_props(tir_rt_device_props(dev), &t0);
+    tir_tune_target_from_props(tir_rt_device_props(dev1), &t1);
+    int64_t n0 = 0, n1 = 0;
+    assert_int_equal(tir_tune_db_count(ctx, db, NULL, &t0, &n0), TIR_OK);
+    assert_int_equal(tir_tune_db_count(ctx, db, NULL, &t1, &n1), TIR_OK);
+    assert_int_equal(n0, r.gpus[0].trials);
+    assert_int_equal(n1, r.gpus[1].trials);
+    tir_tune_record b0, b1;
+    const char *w;
+    assert_int_equal(tir_tune_workload_key(ctx, tir_tune_task_func(ctx, &t), &w), TIR_OK);
+    assert_int_equal(tir_tune_db_best(ctx, db, w, &t0, &b0), TIR_OK);
+    assert_int_equal(tir_tune_db_best(ctx, db, w, &t1, &b1), TIR_OK);
+    assert_true(b0.median_ms == r.best_ms);
+    assert_true(b1.median_ms >= 0.2); /* device 1's kernels take 0.2 ms or more */
+    tir_tune_result_free(&r);
+    tir_tune_db_close(db);
+    unlink(path);
+    tir_rt_device_destroy(dev1);
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+    fake_gpus_off();
+}
+
+/* A GPU whose kernels fault stops after its first candidate and says why;
+ * the other measures the rest.  With one GPU that faults the search stops
+ * with TIR_ERR_CUDA; more GPUs than there are is refused. */
+static void test_tune_gpu_error(void **st) {
+    (void)st;
+    fake_gpus(1);
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = open_device(ctx);
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40};
+    tir_tune_opts o = {.trials = 10, .threads = 2, .batch = 4, .runs = 20, .seed = 4,
+                       .ngpus = TIR_TUNE_ALL_GPUS};
+    tir_tune_result r;
+    if (tir_tune(ctx, dev, &t, &o, &r) != TIR_OK) fail_msg("tune: %s", tir_ctx_error(ctx));
+    assert_int_equal(r.ngpus, 2);
+    assert_int_equal(r.trials, 10);
+    assert_int_equal(r.gpus[1].trials, 1);
+    assert_int_equal(r.gpus[1].failed, 1);
+    assert_non_null(strstr(r.gpus[1].error, "the CUDA context is lost"));
+    assert_non_null(strstr(r.gpus[1].error, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+    assert_int_equal(r.gpus[0].trials, 9);
+    assert_int_equal(r.gpus[0].failed, 0);
+    assert_int_equal(r.best_gpu, 0);
+    tir_tune_result_free(&r);
+    /* device 0 faults and is the only one */
+    fake_gpus(0);
+    o.ngpus = 1;
+    assert_int_equal(tir_tune(ctx, dev, &t, &o, &r), TIR_ERR_CUDA);
+    assert_non_null(strstr(tir_ctx_error(ctx), "tune: stopped after trial 1: the CUDA context is lost"));
+    assert_int_equal(r.trials, 1);
+    tir_tune_result_free(&r);
+    o.ngpus = 3;
+    assert_int_equal(tir_tune(ctx, dev, &t, &o, &r), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "asks for 3 GPUs but 2 are visible"));
+    tir_tune_result_free(&r);
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+    fake_gpus_off();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_space),   cmocka_unit_test(test_default),
         cmocka_unit_test(test_text),    cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_tune_fake),  cmocka_unit_test(test_tune_fake_batched),
+        cmocka_unit_test(test_tune_two_gpus), cmocka_unit_test(test_tune_gpu_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -295,12 +295,19 @@ TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);
 
 /* -------------------------------------------------------------- search */
 
+/* The most GPUs one tir_tune measures on. */
+enum { TIR_TUNE_MAX_GPUS = 16 };
+/* opts.ngpus: every GPU the driver reports. */
+#define TIR_TUNE_ALL_GPUS (-1)
+
 typedef struct tir_tune_progress {
     int trials, failed;   /* candidates measured (or failed) so far */
     double best_gflops;   /* 0 before the first success */
-    double cublas_gflops;
+    double cublas_gflops; /* of the GPU that measured the best (before one: the first GPU) */
     double elapsed_s;
     int max_trials;
+    int ngpus;                           /* measuring GPUs */
+    int gpu_trials[TIR_TUNE_MAX_GPUS];   /* candidates each measured, as in res->gpus */
 } tir_tune_progress;
 
 typedef struct tir_tune_opts {
@@ -311,9 +318,25 @@ typedef struct tir_tune_opts {
     int runs;          /* timed runs per median (>= 20; smaller means 20) */
     uint64_t seed;     /* search and input seed */
     tir_tune_db *db;   /* every candidate recorded here (may be NULL) */
-    void (*progress)(void *user, const tir_tune_progress *p); /* may be NULL */
+    /* Called after every candidate, from the thread that measured it, one
+     * call at a time (the search holds its lock).  May be NULL. */
+    void (*progress)(void *user, const tir_tune_progress *p);
     void *user;
+    /* GPUs to measure on, one measuring worker each: 0 or 1 measures on
+     * dev alone (on the calling thread); n >= 2 on dev and the devices of
+     * the n - 1 ordinals after dev's (wrapping around), each opened by
+     * the tuner; TIR_TUNE_ALL_GPUS on every GPU the driver reports. */
+    int ngpus;
 } tir_tune_opts;
+
+/* One measuring GPU of a tir_tune. */
+typedef struct tir_tune_gpu_stats {
+    int ordinal;
+    char name[128];
+    int trials, failed;   /* candidates it measured, and those that failed */
+    double cublas_ms;     /* cuBLAS's median on this GPU */
+    char error[512];      /* why its worker stopped early ("" if it did not) */
+} tir_tune_gpu_stats;
 
 typedef struct tir_tune_result {
     tir_tile_config best;
@@ -326,6 +349,9 @@ typedef struct tir_tune_result {
     double *curve;        /* heap: best ms after each trial (NAN before a success) */
     int curve_cap;
     char db_error[256];   /* the first database error, if any ("" otherwise) */
+    int ngpus;            /* measuring GPUs; dev's is gpus[0] */
+    tir_tune_gpu_stats gpus[TIR_TUNE_MAX_GPUS];
+    int best_gpu;         /* index into gpus of the GPU that measured (and verified) the best */
 } tir_tune_result;
 
 /* Tunes task on dev: the search of src/tune/search.c over the task's
@@ -334,11 +360,26 @@ typedef struct tir_tune_result {
  * memory is refused as spilling), every new best verified against
  * cuBLAS's result (tir_rt_check's tolerance), every candidate recorded in
  * opts->db.  Stops after opts->trials candidates or opts->seconds.
- * Errors: TIR_ERR_INVALID_ARG, the runtime's (no cuBLAS, CUDA),
- * TIR_ERR_UNSUPPORTED when no candidate ran correctly; a CUDA error while
- * measuring (the context is then lost) stops the search with
- * TIR_ERR_CUDA, res keeping the best found before it.  Free res with
- * tir_tune_result_free (also after an error). */
+ *
+ * Several GPUs (opts->ngpus): each gets a measuring worker thread with its
+ * own device handle (dev for dev's ordinal), cuBLAS handle, inputs,
+ * reference and cuBLAS time; a compiled candidate goes to whichever worker
+ * is free.  Candidates are compared by their speed relative to the cuBLAS
+ * time of the GPU that measured them (on one GPU: by median), a new best
+ * is verified on the GPU that measured it, and each record carries the
+ * target of its own GPU.  res->cublas_ms is then the best's GPU's.  All
+ * GPUs must have dev's architecture (the candidates are compiled for it);
+ * the design space follows dev's limits.
+ *
+ * Errors: TIR_ERR_INVALID_ARG (also: more GPUs asked for than the driver
+ * reports, or one of another architecture), the runtime's (no cuBLAS, CUDA;
+ * opening any GPU's session fails the call, naming the GPU),
+ * TIR_ERR_UNSUPPORTED when no candidate ran correctly.  A CUDA error while
+ * measuring (the context is then lost) stops that GPU's worker (recorded
+ * in res->gpus[i].error); the others carry on.  When every worker has
+ * stopped so, the search stops with TIR_ERR_CUDA, res keeping the best
+ * found before it.  Free res with tir_tune_result_free (also after an
+ * error). */
 TIR_API tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
                             const tir_tune_opts *opts, tir_tune_result *res);
 TIR_API void tir_tune_result_free(tir_tune_result *res);

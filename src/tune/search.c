@@ -1,7 +1,8 @@
 /* search.c: tir_tune, the search over the tiling rule's design space.
  *
  * Rounds of: pick candidates, compile them in parallel, measure them on
- * the GPU one at a time, record every one in the database.  The first
+ * the GPUs (one measuring worker per GPU, each taking the next compiled
+ * candidate when it is free), record every one in the database.  The first
  * round is the rule-based default (tir_tune_default) and random points of
  * the space; every later round takes mutations of the best measured
  * candidates (one knob changed) and random points, ranks them with the
@@ -19,7 +20,15 @@
  * Threads: compile workers each create their own tir_ctx (contexts are
  * not shared between threads; schedule, lower and codegen keep no other
  * mutable global state except LLVM's loop strength reduction switch,
- * which codegen guards); the GPU is used from the calling thread only.
+ * which codegen guards).  Each measuring GPU has a worker with its own
+ * tir_ctx, device handle (its primary context; the runtime makes it
+ * current on the calling thread at every call, so a handle may move
+ * between threads but is never used by two at once), cuBLAS handle and
+ * session; with one GPU it measures on the calling thread.  What the
+ * workers share (the samples, the result, the database handle, the
+ * progress callback) is behind one lock, never held across GPU work.
+ * Candidates are compared by their speed against the cuBLAS time of
+ * their own GPU, so that two GPUs of slightly different clocks merge.
  */
 #include <math.h>
 #include <pthread.h>
@@ -203,22 +212,45 @@ static void job_free(job *j) {
 
 /* ---------------------------------------------------------- the search */
 
+/* One measuring GPU: its own device handle, tir_ctx and session.  Its
+ * fields are written by its worker thread only, except the statistics in
+ * res->gpus[i], which are written under the search's lock. */
+typedef struct gpu_worker {
+    int i;                /* index into workers and res->gpus */
+    tir_rt_device *dev;
+    bool own_dev;         /* opened by the tuner (not the caller's dev) */
+    tir_ctx *ctx;
+    tune_gpu g;
+    bool open;            /* g is a live session */
+    bool stopped;         /* a CUDA error lost its context */
+    tir_status st;        /* of opening */
+    tir_tune_target target;
+    struct state *S;
+} gpu_worker;
+
 typedef struct state {
     tir_ctx *ctx;
     const tir_tune_task *task;
     const tir_tune_opts *o;
     tir_tune_space sp;
-    tune_gpu g;
     int nsm;
     sample *ms;       /* measured, in order */
     int nm;
     char *tried;      /* per space index: compiled or measured already */
     uint64_t rng;
     const char *workload;
-    tir_tune_target target;
     tir_tune_result *res;
     double t0;
-    int trials;
+    int started;      /* candidates handed to a worker */
+    int done;         /* candidates measured */
+    double best_x;    /* the best's cuBLAS time / its median, on its GPU (0: none) */
+    gpu_worker w[TIR_TUNE_MAX_GPUS];
+    int nw;
+    /* the round being measured */
+    job *jobs;
+    const int *idx;
+    int njobs, next;
+    pthread_mutex_t lock; /* guards the above, res, ms, the database and progress */
 } state;
 
 static double gflops_of(const tir_tune_task *t, double ms) {
@@ -226,13 +258,15 @@ static double gflops_of(const tir_tune_task *t, double ms) {
     return 2.0 * b * (double)t->M * (double)t->N * (double)t->K / ms / 1e6;
 }
 
-static void record(state *S, const job *j, const tune_meas *m, const char *err) {
+/* Under the lock: the record of one candidate, on the target of the GPU
+ * that measured it. */
+static void record(state *S, gpu_worker *w, const job *j, const tune_meas *m, const char *err) {
     if (!S->o->db) return;
     char dec[256];
     tir_tile_config_text(&j->cfg, dec, sizeof dec);
     tir_tune_record r;
     tir_tune_record_init(&r);
-    r.workload = S->workload, r.target = S->target;
+    r.workload = S->workload, r.target = w->target;
     r.trace = j->trace ? j->trace : "";
     r.decisions = dec;
     r.median_ms = m ? m->median_ms : NAN;
@@ -241,64 +275,145 @@ static void record(state *S, const job *j, const tune_meas *m, const char *err) 
     r.compile_ms = j->compile_ms + (m ? m->jit_ms : 0);
     bool added;
     /* a database error must not lose the search: report it once */
-    if (tir_tune_db_add(S->ctx, S->o->db, &r, &added) != TIR_OK && !S->res->db_error[0])
-        snprintf(S->res->db_error, sizeof S->res->db_error, "%s", tir_ctx_error(S->ctx));
+    if (tir_tune_db_add(w->ctx, S->o->db, &r, &added) != TIR_OK && !S->res->db_error[0])
+        snprintf(S->res->db_error, sizeof S->res->db_error, "%s", tir_ctx_error(w->ctx));
+    tir_ctx_clear_error(w->ctx);
 }
 
-/* Measures one compiled job; updates the best. */
-static tir_status measure_job(state *S, job *j, int idx) {
+/* Under the lock: a measured candidate (err NULL: it ran; x its speed
+ * against its GPU's cuBLAS) joins the samples, the curve and the
+ * counts, and the progress callback hears of it. */
+static void merge(state *S, gpu_worker *w, const job *j, int idx, const tune_meas *m,
+                  const char *err) {
     tir_tune_result *res = S->res;
+    tir_tune_gpu_stats *gs = &res->gpus[w->i];
+    record(S, w, j, err ? NULL : m, err);
+    /* The cost model sees every GPU on the first one's scale. */
+    double g = err ? 0.0
+                   : gflops_of(S->task, m->median_ms) * (gs->cublas_ms / res->gpus[0].cublas_ms);
+    S->ms[S->nm++] = (sample){idx, g};
+    S->done++, gs->trials++;
+    if (err) res->failed++, gs->failed++;
+    if (S->done <= res->curve_cap) res->curve[S->done - 1] = res->best_ms;
+    res->trials = S->done;
+    res->best_gflops = isfinite(res->best_ms) ? gflops_of(S->task, res->best_ms) : 0;
+    if (S->o->progress) {
+        tir_tune_progress p = {S->done, res->failed, res->best_gflops, res->cublas_gflops,
+                               (ir_now_ms() - S->t0) / 1e3, S->o->trials, S->nw, {0}};
+        for (int k = 0; k < S->nw; k++) p.gpu_trials[k] = res->gpus[k].trials;
+        S->o->progress(S->o->user, &p);
+    }
+}
+
+/* Under the lock: m (verified) becomes the best if it still beats it. */
+static void take_best(state *S, gpu_worker *w, const job *j, const tune_meas *m,
+                      const tune_meas *v) {
+    tir_tune_result *res = S->res;
+    double x = res->gpus[w->i].cublas_ms / m->median_ms;
+    if (x <= S->best_x) return;
+    S->best_x = x;
+    res->best_ms = m->median_ms, res->best = j->cfg, res->best_regs = m->regs;
+    res->best_rel_err = v->rel_err, res->best_gpu = w->i;
+    res->cublas_ms = res->gpus[w->i].cublas_ms;
+    res->cublas_gflops = gflops_of(S->task, res->cublas_ms);
+    free(res->best_trace);
+    res->best_trace = strdup(j->trace);
+}
+
+/* Measures one compiled job on w's GPU (the lock not held) and merges the
+ * result.  Returns TIR_ERR_CUDA when the GPU's context is lost. */
+static tir_status measure_job(state *S, gpu_worker *w, job *j, int idx) {
     tir_status st = TIR_OK;
     tune_meas m = {0};
     m.median_ms = NAN;
     const char *err = NULL;
     char msg[512];
-    S->trials++;
     if (j->st != TIR_OK) {
         snprintf(msg, sizeof msg, "compile: %.400s", tir_ctx_error(j->ctx));
         err = msg;
-    } else if ((st = tune_gpu_measure(S->ctx, &S->g, &j->ms, false, &m)) != TIR_OK) {
-        snprintf(msg, sizeof msg, "measure: %.400s", tir_ctx_error(S->ctx));
+    } else if ((st = tune_gpu_measure(w->ctx, &w->g, &j->ms, false, &m)) != TIR_OK) {
+        snprintf(msg, sizeof msg, "measure: %.400s", tir_ctx_error(w->ctx));
         err = msg;
-    } else if (!isfinite(res->best_ms) || m.median_ms < res->best_ms) {
-        /* a new best counts only once verified against cuBLAS */
-        tune_meas v;
-        if (tune_gpu_measure(S->ctx, &S->g, &j->ms, true, &v) != TIR_OK) {
-            snprintf(msg, sizeof msg, "verify: %.400s", tir_ctx_error(S->ctx));
+    }
+    pthread_mutex_lock(&S->lock);
+    bool better = !err && S->res->gpus[w->i].cublas_ms / m.median_ms > S->best_x;
+    pthread_mutex_unlock(&S->lock);
+    tune_meas v;
+    if (better) { /* a new best counts only once verified, on the GPU that measured it */
+        if ((st = tune_gpu_measure(w->ctx, &w->g, &j->ms, true, &v)) != TIR_OK) {
+            snprintf(msg, sizeof msg, "verify: %.400s", tir_ctx_error(w->ctx));
             err = msg;
-            res->verify_failures++;
-        } else {
-            res->best_ms = m.median_ms, res->best = j->cfg, res->best_regs = m.regs;
-            res->best_rel_err = v.rel_err;
-            free(res->best_trace);
-            res->best_trace = strdup(j->trace);
         }
     }
-    tir_ctx_clear_error(S->ctx);
-    record(S, j, err ? NULL : &m, err);
-    S->ms[S->nm++] = (sample){idx, err ? 0.0 : gflops_of(S->task, m.median_ms)};
-    if (err) res->failed++;
-    if (S->trials <= res->curve_cap) res->curve[S->trials - 1] = res->best_ms;
-    res->trials = S->trials;
-    res->best_gflops = isfinite(res->best_ms) ? gflops_of(S->task, res->best_ms) : 0;
-    if (S->o->progress) {
-        tir_tune_progress p = {S->trials, res->failed, res->best_gflops, res->cublas_gflops,
-                               (ir_now_ms() - S->t0) / 1e3, S->o->trials};
-        S->o->progress(S->o->user, &p);
-    }
+    tir_ctx_clear_error(w->ctx);
+    pthread_mutex_lock(&S->lock);
+    if (better && err) S->res->verify_failures++;
+    if (better && !err) take_best(S, w, j, &m, &v);
+    merge(S, w, j, idx, &m, err);
     /* A CUDA error (an illegal address, a launch failure) leaves the
-     * context unusable: every later candidate would fail too, so the
-     * search stops and says which candidate it was. */
+     * context unusable: every later candidate would fail there too, so
+     * this GPU's worker stops and says which candidate it was. */
     if (st == TIR_ERR_CUDA)
-        return tir_ctx_fail(S->ctx, TIR_ERR_CUDA,
-                            "tune: stopped after trial %d: the CUDA context is lost (%s)",
-                            S->trials, msg);
-    return TIR_OK;
+        snprintf(S->res->gpus[w->i].error, sizeof S->res->gpus[w->i].error,
+                 "stopped after trial %d: the CUDA context is lost (%.440s)", S->done, msg);
+    pthread_mutex_unlock(&S->lock);
+    return st == TIR_ERR_CUDA ? st : TIR_OK;
 }
 
 static bool out_of_budget(const state *S) {
-    return S->trials >= S->o->trials ||
+    return S->started >= S->o->trials ||
            (S->o->seconds > 0 && (ir_now_ms() - S->t0) / 1e3 >= S->o->seconds);
+}
+
+/* A GPU's worker: takes the round's next compiled job while there is one
+ * and budget left, until its context is lost. */
+static void *measure_worker(void *arg) {
+    gpu_worker *w = arg;
+    state *S = w->S;
+    for (;;) {
+        pthread_mutex_lock(&S->lock);
+        int i = S->next < S->njobs && !out_of_budget(S) ? S->next++ : -1;
+        if (i >= 0) S->started++;
+        pthread_mutex_unlock(&S->lock);
+        if (i < 0) return NULL;
+        if (measure_job(S, w, &S->jobs[i], S->idx[i]) == TIR_ERR_CUDA) {
+            w->stopped = true;
+            return NULL;
+        }
+    }
+}
+
+/* Measures the round's jobs on every GPU whose worker is still going:
+ * one thread per GPU (on the calling thread when there is one GPU). */
+static void measure_all(state *S, job *jobs, const int *idx, int n) {
+    S->jobs = jobs, S->idx = idx, S->njobs = n, S->next = 0;
+    pthread_t tid[TIR_TUNE_MAX_GPUS];
+    bool started[TIR_TUNE_MAX_GPUS] = {false};
+    int live = 0;
+    for (int k = 0; k < S->nw; k++) live += !S->w[k].stopped;
+    for (int k = 0; k < S->nw; k++) {
+        if (S->w[k].stopped) continue;
+        if (live == 1 || pthread_create(&tid[k], NULL, measure_worker, &S->w[k]) != 0)
+            measure_worker(&S->w[k]); /* one GPU, or no thread: measure here */
+        else
+            started[k] = true;
+    }
+    for (int k = 0; k < S->nw; k++)
+        if (started[k]) pthread_join(tid[k], NULL);
+}
+
+/* Whether every worker has stopped; then ctx gets the reason. */
+static tir_status all_stopped(state *S) {
+    char why[1024] = "";
+    size_t len = 0;
+    for (int k = 0; k < S->nw; k++) {
+        if (!S->w[k].stopped) return TIR_OK;
+        if (S->nw > 1 && len < sizeof why)
+            len += (size_t)snprintf(why + len, sizeof why - len, "%sGPU %d: %s", k ? "; " : "",
+                                    S->res->gpus[k].ordinal, S->res->gpus[k].error);
+    }
+    if (S->nw == 1) return tir_ctx_fail(S->ctx, TIR_ERR_CUDA, "tune: %s", S->res->gpus[0].error);
+    return tir_ctx_fail(S->ctx, TIR_ERR_CUDA, "tune: every GPU stopped (%s)", why);
 }
 
 /* Candidates of the next round into idx (at most n): model-ranked
@@ -352,26 +467,122 @@ static tir_status run_rounds(state *S) {
     if (batch > 256) batch = 256;
     job *jobs = calloc((size_t)batch, sizeof *jobs);
     if (!jobs) return tir_ctx_fail(S->ctx, TIR_ERR_NOMEM, "tune: out of memory");
-    while (!out_of_budget(S)) {
-        int left = S->o->trials - S->trials;
+    tir_status st = TIR_OK;
+    while (st == TIR_OK && !out_of_budget(S)) {
+        int left = S->o->trials - S->started;
         int n = pick_round(S, idx, batch < left ? batch : left);
         if (n == 0) break; /* the whole space is measured */
         for (int i = 0; i < n; i++)
-            jobs[i] = (job){.task = S->task, .arch = S->g.props->arch,
+            jobs[i] = (job){.task = S->task, .arch = S->w[0].g.props->arch,
                             .cfg = S->sp.configs[idx[i]]};
         compile_all(jobs, n, S->o->threads);
-        tir_status st = TIR_OK;
-        for (int i = 0; i < n; i++) {
-            if (st == TIR_OK && !out_of_budget(S)) st = measure_job(S, &jobs[i], idx[i]);
-            job_free(&jobs[i]);
-        }
-        if (st != TIR_OK) {
-            free(jobs);
-            return st;
-        }
+        measure_all(S, jobs, idx, n);
+        for (int i = 0; i < n; i++) job_free(&jobs[i]);
+        st = all_stopped(S);
     }
     free(jobs);
+    return st;
+}
+
+/* ------------------------------------------------------ the GPUs */
+
+/* The ordinals to measure on into S->res->gpus: dev's first. */
+static tir_status choose_gpus(state *S, tir_rt_device *dev) {
+    int want = S->o->ngpus, count = 1, first = tir_rt_device_props(dev)->ordinal;
+    if (want == 0) want = 1;
+    if (want < 0 && want != TIR_TUNE_ALL_GPUS)
+        return tir_ctx_fail(S->ctx, TIR_ERR_INVALID_ARG, "tune: ngpus %d is not a GPU count", want);
+    if (want != 1) TIR_TRY(tir_rt_device_count(S->ctx, &count));
+    if (want == TIR_TUNE_ALL_GPUS) want = count;
+    if (want > count || want > TIR_TUNE_MAX_GPUS)
+        return tir_ctx_fail(S->ctx, TIR_ERR_INVALID_ARG,
+                            "tune: asks for %d GPUs but %d %s visible (and at most %d are used)",
+                            want, count, count == 1 ? "is" : "are", TIR_TUNE_MAX_GPUS);
+    S->nw = S->res->ngpus = want;
+    for (int k = 0; k < want; k++) {
+        S->w[k] = (gpu_worker){.i = k, .S = S};
+        S->res->gpus[k].ordinal = (first + k) % count;
+    }
+    S->w[0].dev = dev;
     return TIR_OK;
+}
+
+/* A worker's device (the caller's for dev's ordinal) and session. */
+static void *open_worker(void *arg) {
+    gpu_worker *w = arg;
+    state *S = w->S;
+    tir_tune_gpu_stats *gs = &S->res->gpus[w->i];
+    if (!w->dev) {
+        w->st = tir_rt_device_create(w->ctx, gs->ordinal, &w->dev);
+        w->own_dev = w->st == TIR_OK;
+    }
+    if (w->st == TIR_OK)
+        w->st = tune_gpu_open(w->ctx, w->dev, S->task, S->o->runs, S->o->seed, &w->g,
+                              &gs->cublas_ms);
+    w->open = w->st == TIR_OK;
+    if (w->open) {
+        tir_tune_target_from_props(w->g.props, &w->target);
+        snprintf(gs->name, sizeof gs->name, "%s", w->g.props->name);
+    }
+    return NULL;
+}
+
+/* Opens every GPU's session, in parallel; the first failure (or a GPU of
+ * another architecture than dev's) fails the tune, naming the GPU. */
+static tir_status open_workers(state *S) {
+    pthread_t tid[TIR_TUNE_MAX_GPUS];
+    bool started[TIR_TUNE_MAX_GPUS] = {false};
+    for (int k = 0; k < S->nw; k++)
+        if (!(S->w[k].ctx = tir_ctx_create()))
+            return tir_ctx_fail(S->ctx, TIR_ERR_NOMEM, "tune: out of memory");
+    for (int k = 0; k < S->nw; k++) {
+        if (S->nw == 1 || pthread_create(&tid[k], NULL, open_worker, &S->w[k]) != 0)
+            open_worker(&S->w[k]); /* one GPU, or no thread: open here */
+        else
+            started[k] = true;
+    }
+    for (int k = 0; k < S->nw; k++)
+        if (started[k]) pthread_join(tid[k], NULL);
+    for (int k = 0; k < S->nw; k++) {
+        gpu_worker *w = &S->w[k];
+        if (w->st != TIR_OK && S->nw == 1)
+            return tir_ctx_fail(S->ctx, w->st, "%s", tir_ctx_error(w->ctx));
+        if (w->st != TIR_OK)
+            return tir_ctx_fail(S->ctx, w->st, "tune: GPU %d: %s", S->res->gpus[k].ordinal,
+                                tir_ctx_error(w->ctx));
+        if (strcmp(w->target.arch, S->w[0].target.arch))
+            return tir_ctx_fail(S->ctx, TIR_ERR_INVALID_ARG,
+                                "tune: GPU %d (%s) is %s, GPU %d is %s: the candidates are "
+                                "compiled for one architecture; tune on each kind separately",
+                                S->res->gpus[k].ordinal, w->target.gpu, w->target.arch,
+                                S->res->gpus[0].ordinal, S->w[0].target.arch);
+    }
+    return TIR_OK;
+}
+
+static void close_workers(state *S) {
+    for (int k = 0; k < S->nw; k++) {
+        gpu_worker *w = &S->w[k];
+        if (w->open) tune_gpu_close(w->ctx, &w->g);
+        if (w->own_dev) tir_rt_device_destroy(w->dev);
+        tir_ctx_destroy(w->ctx);
+    }
+}
+
+/* Opens the GPUs and searches. */
+static tir_status search(state *S, tir_rt_device *dev) {
+    tir_status st = choose_gpus(S, dev);
+    if (st == TIR_OK) st = open_workers(S);
+    if (st == TIR_OK) {
+        S->nsm = S->w[0].g.props->sm_count;
+        S->res->cublas_ms = S->res->gpus[0].cublas_ms;
+        S->res->cublas_gflops = gflops_of(S->task, S->res->cublas_ms);
+        S->t0 = ir_now_ms();
+        st = run_rounds(S);
+        S->res->seconds = (ir_now_ms() - S->t0) / 1e3;
+    }
+    close_workers(S);
+    return st;
 }
 
 tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
@@ -396,16 +607,11 @@ tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
     res->curve_cap = opts->trials;
     res->curve = calloc((size_t)opts->trials, sizeof *res->curve);
     if (!S.ms || !S.tried || !res->curve) st = tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tune: out of memory");
-    double cub_ms = NAN;
-    if (st == TIR_OK) st = tune_gpu_open(ctx, dev, task, opts->runs, opts->seed, &S.g, &cub_ms);
-    if (st == TIR_OK) {
-        S.nsm = S.g.props->sm_count;
-        tir_tune_target_from_props(S.g.props, &S.target);
-        res->cublas_ms = cub_ms, res->cublas_gflops = gflops_of(task, cub_ms);
-        S.t0 = ir_now_ms();
-        st = run_rounds(&S);
-        res->seconds = (ir_now_ms() - S.t0) / 1e3;
-        tune_gpu_close(ctx, &S.g);
+    if (st == TIR_OK && pthread_mutex_init(&S.lock, NULL) != 0)
+        st = tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tune: cannot create a lock");
+    else if (st == TIR_OK) {
+        st = search(&S, dev);
+        pthread_mutex_destroy(&S.lock);
     }
     free(S.ms);
     free(S.tried);

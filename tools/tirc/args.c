@@ -120,7 +120,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     o->runs = 30;
     o->warmup = 5;
     o->step_lo = 1, o->step_hi = SEED_NSTEPS;
-    o->trials = 200, o->threads = 8;
+    o->trials = 200, o->threads = 8, o->gpus = TIR_TUNE_ALL_GPUS;
     o->kind = TIR_RT_GEMM_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -184,6 +184,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000000)
                 return tirc_usage_error("--trials wants a count 1..1000000");
             o->trials = (int)k, o->trials_given = true;
+        } else if (!strcmp(a, "--gpus")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > TIR_TUNE_MAX_GPUS)
+                return tirc_usage_error("--gpus wants a count 1..%d", TIR_TUNE_MAX_GPUS);
+            o->gpus = (int)k, o->gpus_given = true;
         } else if (!strcmp(a, "--threads")) {
             int64_t k;
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 64)
@@ -312,12 +317,13 @@ int tirc_help(const char *cmd) {
                examples_help, exit_help);
     } else if (!strcmp(cmd, "tune")) {
         printf("usage: tirc tune <example> --size MxNxK [--batch B] [--trials N]\n"
-               "                           [--minutes M] [--threads T] [--db file]\n"
+               "                           [--minutes M] [--threads T] [--gpus G] [--db file]\n"
                "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n\n"
                "Tunes the tiling rule (src/tune) for one task on the GPU: matmul (with\n"
                "--batch B a batch matmul), or fused (matmul + bias + ReLU).  Compiles\n"
                "candidates on T threads (default 8), measures each (median of R runs over\n"
-               "rotated inputs), verifies every new best against cuBLAS, and stops after N\n"
+               "rotated inputs) on G GPUs (default: all; GPUs 0..G-1, one measuring worker\n"
+               "each), verifies every new best against cuBLAS, and stops after N\n"
                "trials (default 200) or M minutes.  Prints a progress line, the best\n"
                "configuration against cuBLAS and (--trace) its schedule trace; --db\n"
                "records every candidate (docs/tuning.md); --plot charts the best so far\n"

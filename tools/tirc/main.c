@@ -43,8 +43,10 @@ static int check_options(opts *o) {
         return tirc_usage_error("--plot belongs to `tirc bench` and `tirc tune`");
     if (o->out && strcmp(o->cmd, "ptx")) return tirc_usage_error("-o belongs to `tirc ptx`");
     bool tune = !strcmp(o->cmd, "tune");
-    if ((o->trials_given || o->minutes > 0 || o->threads_given || o->batch) && !tune)
-        return tirc_usage_error("--trials, --minutes, --threads and --batch belong to `tirc tune`");
+    if ((o->trials_given || o->minutes > 0 || o->threads_given || o->batch || o->gpus_given) &&
+        !tune)
+        return tirc_usage_error(
+            "--trials, --minutes, --threads, --gpus and --batch belong to `tirc tune`");
     if (o->db && !tune && strcmp(o->cmd, "bench"))
         return tirc_usage_error("--db belongs to `tirc tune` and `tirc bench`");
     if (tune && o->epi >= 0 && o->epi != SEED_EPI_RELU)

@@ -64,6 +64,8 @@ typedef struct opts {
     const char *db;      /* --db: the tuning database (tune, bench) */
     int trials, threads; /* tune: --trials, --threads */
     bool trials_given, threads_given;
+    int gpus;            /* tune: --gpus (TIR_TUNE_ALL_GPUS: every one) */
+    bool gpus_given;
     double minutes;      /* tune: --minutes */
     int64_t batch;       /* tune: --batch (a batch matmul) */
     tir_tune_target target; /* bench --db: the GPU's key, set once it is open */

@@ -24,9 +24,15 @@ static void progress(void *user, const tir_tune_progress *p) {
     (void)user;
     double x = p->best_gflops / p->cublas_gflops;
     double eta = p->trials ? p->elapsed_s / p->trials * (p->max_trials - p->trials) : 0;
-    fprintf(stderr, "\r[%d/%d trials, %d failed, %.0f s] best %.1f TFLOP/s = %.3fx cuBLAS, "
+    char per_gpu[16 * TIR_TUNE_MAX_GPUS] = "";
+    size_t n = 0;
+    for (int k = 0; p->ngpus > 1 && k < p->ngpus && n < sizeof per_gpu; k++)
+        n += (size_t)snprintf(per_gpu + n, sizeof per_gpu - n, "%s%d", k ? "+" : " (", p->gpu_trials[k]);
+    if (n && n < sizeof per_gpu) snprintf(per_gpu + n, sizeof per_gpu - n, " per GPU)");
+    fprintf(stderr, "\r[%d/%d trials%s, %d failed, %.0f s] best %.1f TFLOP/s = %.3fx cuBLAS, "
                     "ETA <= %.0f s   ",
-            p->trials, p->max_trials, p->failed, p->elapsed_s, p->best_gflops / 1e3, x, eta);
+            p->trials, p->max_trials, per_gpu, p->failed, p->elapsed_s, p->best_gflops / 1e3, x,
+            eta);
 }
 
 /* The chart of best time against trials: a CSV, and a gnuplot PNG when
@@ -71,14 +77,21 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
     tir_tune_task t = task_of(o, o->M, o->N, o->K);
     tir_tune_opts to = {.trials = o->trials, .seconds = o->minutes * 60, .threads = o->threads,
                         .runs = o->runs, .seed = o->seed_given ? o->seed : (uint64_t)time(NULL),
-                        .db = db, .progress = progress};
-    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s on %s: %d trials, %.1f min, %d threads\n",
+                        .db = db, .progress = progress, .ngpus = o->gpus};
+    char ngpus[16] = "all";
+    if (o->gpus_given) snprintf(ngpus, sizeof ngpus, "%d", o->gpus);
+    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s on %s (GPUs: %s): %d trials, %.1f min, "
+            "%d threads\n",
             tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
-            t.op == TIR_TUNE_BATCH_MATMUL ? " (batched)" : "", g.props->name, to.trials,
+            t.op == TIR_TUNE_BATCH_MATMUL ? " (batched)" : "", g.props->name, ngpus, to.trials,
             o->minutes, to.threads);
     tir_tune_result r;
     tir_status st = tir_tune(ctx, g.dev, &t, &to, &r);
     fprintf(stderr, "\n");
+    for (int k = 0; k < r.ngpus; k++) /* a GPU whose worker stopped while the others went on */
+        if (r.gpus[k].error[0])
+            fprintf(stderr, "tirc: tune: GPU %d (%s): %s\n", r.gpus[k].ordinal, r.gpus[k].name,
+                    r.gpus[k].error);
     if (st != TIR_OK) {
         fprintf(stderr, "tirc: tune: %s\n", tir_ctx_error(ctx));
         rc = EXIT_RUNTIME;
@@ -93,6 +106,10 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
                r.best_ms, r.best_gflops, r.cublas_ms, r.cublas_gflops, r.cublas_ms / r.best_ms,
                r.best_regs, r.best_rel_err);
         printf("decisions: %s\n", dec);
+        for (int k = 0; r.ngpus > 1 && k < r.ngpus; k++)
+            printf("GPU %d (%s): %d trials (%d failed), cuBLAS %.4f ms%s\n", r.gpus[k].ordinal,
+                   r.gpus[k].name, r.gpus[k].trials, r.gpus[k].failed, r.gpus[k].cublas_ms,
+                   k == r.best_gpu ? ", measured the best" : "");
         if (o->trace) printf("trace:\n%s\n", r.best_trace);
         if (r.db_error[0]) fprintf(stderr, "tirc: database: %s\n", r.db_error);
         write_curve(o, &r);
