@@ -92,6 +92,9 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
                         int *cols);
 
+/* True when node calls lane_id() (lower_util.c). */
+bool lower_uses_lane(const void *node);
+
 /* How a statement uses a buffer (split_kernels.c): loads it, stores it,
  * mentions it at all (regions and allocations included). */
 typedef struct lower_use {

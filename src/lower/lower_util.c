@@ -98,3 +98,16 @@ bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **loa
     *cols = lay.tile_cols;
     return true;
 }
+
+static bool lane_pre(tir_visitor *v, const tir_node *n) {
+    bool *found = v->user;
+    if (n->kind == TIR_KIND_CALL && ((const tir_call *)n)->op == TIR_INTRIN_LANE_ID) *found = true;
+    return !*found;
+}
+
+bool lower_uses_lane(const void *node) {
+    bool found = false;
+    tir_visitor v = {.pre = lane_pre, .user = &found};
+    tir_visit(&v, node);
+    return found;
+}
