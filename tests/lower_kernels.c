@@ -321,3 +321,79 @@ const tir_prim_func *lk_shared(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, in
     if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) return NULL;
     return f;
 }
+
+/* ------------------------------------------------------ tensor cores */
+
+/* One cooperative copy of a tile (w columns, `elems` elements) at
+ * (r0, c0) of src into shared dst by the 64 threads (threadIdx.y 2 x
+ * threadIdx.x 32; element e * 64 + wy * 32 + tx), zero past the edge the
+ * rows (row true) or columns may cross, lim (the form relax_guards' zero
+ * fill gives). */
+static void tc_fetch(tb *t, int d, const char *dst, const char *src, const char *r0,
+                     const char *c0, int64_t elems, int w, bool row, int64_t lim,
+                     const char *zero) {
+    char r[128], c[128];
+    snprintf(r, sizeof r, "%s + (e * 64 + wy * 32 + tx) // %d", r0, w);
+    snprintf(c, sizeof c, "%s + (e * 64 + wy * 32 + tx) %% %d", c0, w);
+    put(t, d, "for e in T.serial(%lld):", (long long)(elems / 64));
+    put(t, d + 1, "if %s < %lld:", row ? r : c, (long long)lim);
+    put(t, d + 2, "%s[%s, %s] = %s[%s, %s]", dst, r, c, src, r, c);
+    put(t, d + 1, "else:");
+    put(t, d + 2, "%s[%s, %s] = %s", dst, r, c, zero);
+}
+
+const char *lk_tc_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags) {
+    bool f32 = flags & LK_TC_TF32;
+    const char *dt = f32 ? "float32" : "bfloat16";
+    int kt = f32 ? 8 : 16;
+    long long m = M, n = N, k = K;
+    tb t = {0};
+    put(&t, 0, "@T.prim_func");
+    put(&t, 0,
+        "def tc(A: T.Buffer((%lld, %lld), \"%s\"), B: T.Buffer((%lld, %lld), \"%s\"), "
+        "C: T.Buffer((%lld, %lld), \"float32\")):",
+        m, k, dt, k, n, dt, m, n);
+    put(&t, 1, "for by in T.thread_binding(0, %lld, thread=\"blockIdx.y\"):", (m + 31) / 32);
+    put(&t, 2, "for bx in T.thread_binding(0, %lld, thread=\"blockIdx.x\"):", (n + 15) / 16);
+    put(&t, 3, "As = T.allocate((%lld, %lld), \"%s\", scope=\"shared\")", m, k, dt);
+    put(&t, 3, "Bs = T.allocate((%lld, %lld), \"%s\", scope=\"shared\")", k, n, dt);
+    put(&t, 3, "for wy in T.thread_binding(0, 2, thread=\"threadIdx.y\"):");
+    put(&t, 4, "Cf = T.allocate((%lld, %lld), \"float32\", scope=\"frag.acc\")", m, n);
+    put(&t, 4, "Af = T.allocate((%lld, %lld), \"%s\", scope=\"frag.a\")", m, k, dt);
+    put(&t, 4, "Bf = T.allocate((%lld, %lld), \"%s\", scope=\"frag.b\")", k, n, dt);
+    put(&t, 4, "for nj in T.serial(2):");
+    put(&t, 5, "T.frag_fill(T.address_of(Cf[by * 32 + wy * 16, bx * 16 + nj * 8]), T.float32(0))");
+    put(&t, 4, "for ko in T.serial(%lld):", k / kt);
+    put(&t, 5, "for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):");
+    char zero[32];
+    snprintf(zero, sizeof zero, "T.%s(0)", dt);
+    char c0[32];
+    snprintf(c0, sizeof c0, "ko * %d", kt);
+    if (!(flags & LK_TC_A_GLOBAL))
+        tc_fetch(&t, 6, "As", "A", "by * 32", c0, 32 * kt, kt, true, M, zero);
+    tc_fetch(&t, 6, "Bs", "B", c0, "bx * 16", kt * 16, 16, false, N, zero);
+    put(&t, 5, "T.frag_load(T.address_of(Af[by * 32 + wy * 16, ko * %d]), "
+               "T.address_of(%s[by * 32 + wy * 16, ko * %d]))",
+        kt, flags & LK_TC_A_GLOBAL ? "A" : "As", kt);
+    put(&t, 5, "for nj in T.serial(2):");
+    put(&t, 6, "T.frag_load(T.address_of(Bf[ko * %d, bx * 16 + nj * 8]), "
+               "T.address_of(Bs[ko * %d, bx * 16 + nj * 8]))",
+        kt, kt);
+    put(&t, 6, "T.mma_sync(T.address_of(Cf[by * 32 + wy * 16, bx * 16 + nj * 8]), "
+               "T.address_of(Af[by * 32 + wy * 16, ko * %d]), "
+               "T.address_of(Bf[ko * %d, bx * 16 + nj * 8]))",
+        kt, kt);
+    put(&t, 4, "for nj in T.serial(2):");
+    put(&t, 5, "T.frag_store(T.address_of(Cf[by * 32 + wy * 16, bx * 16 + nj * 8]), "
+               "T.address_of(C[by * 32 + wy * 16, bx * 16 + nj * 8]))");
+    const char *r = tir_intern(ctx, t.buf);
+    free(t.buf);
+    return r;
+}
+
+const tir_prim_func *lk_tc(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags) {
+    const char *text = lk_tc_text(ctx, M, N, K, flags);
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) return NULL;
+    return f;
+}

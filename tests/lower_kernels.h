@@ -48,4 +48,18 @@ const tir_prim_func *lk_shared_sched(tir_ctx *ctx, int64_t M, int64_t N, int64_t
 const tir_prim_func *lk_one_per_thread(tir_ctx *ctx, int64_t M, int64_t N, int64_t K,
                                        int64_t ktile);
 
+/* Hand-written tensorized matmul (the logical tile operations of
+ * docs/tensor-cores.md, as tensorize leaves them, blocks already lowered):
+ * C (M x N, float32) = A (M x K) * B (K x N), 32x16 block tiles, two warps
+ * (threadIdx.y) of 16x16 each (two 16x8 accumulator tiles), k tiles of 16
+ * (bfloat16) or 8 (LK_TC_TF32: float32 operands), A and B copied into
+ * shared tiles by all 64 threads (threadIdx.x 32), zero past M / N.  K must
+ * be a multiple of the k tile. */
+enum {
+    LK_TC_TF32 = 1,     /* float32 operands (m16n8k8) instead of bfloat16 */
+    LK_TC_A_GLOBAL = 2, /* A's fragments loaded from global A directly */
+};
+const char *lk_tc_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
+const tir_prim_func *lk_tc(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
+
 #endif

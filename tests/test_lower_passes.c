@@ -113,6 +113,15 @@ static const tir_prim_func *in_aligned(void) {
     return f;
 }
 
+/* A hand-written tensorized matmul at a ragged size (37x29x32, bfloat16):
+ * lower_fragments turns its fragments into registers, the tile loads from
+ * shared into ldmatrix, and the stores to C into per-lane stores with
+ * their clipping ifs. */
+static const tir_prim_func *in_tc_ragged(void) {
+    const tir_prim_func *f = lk_tc(ctx, 37, 29, 32, 0);
+    if (!f) fail_msg("lk_tc: %s", tir_ctx_error(ctx));
+    return f;
+}
 /* ------------------------------------------------------------------- cases */
 
 typedef struct pass_case {
@@ -133,6 +142,7 @@ static const pass_case cases[] = {
     {"compact_alloc", "compact_alloc", true, in_shared_local},
     {"compact_alloc_dim_align", "compact_alloc", true, in_aligned},
     {"relax_guards", "relax_guards", true, in_shared_ragged},
+    {"lower_fragments", "lower_fragments", true, in_tc_ragged},
     {"flatten", "flatten", true, in_shared_plain},
     {"vectorize", "vectorize", true, in_shared_vec},
     {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline},
@@ -331,7 +341,7 @@ static void test_hand_written_dim_align(void **state) {
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
-    assert_int_equal(NCASES, 18);
+    assert_int_equal(NCASES, 19);
     for (int p = 0; p < tir_lower_num_passes(); p++) {
         bool found = false;
         for (int i = 0; i < NCASES && !found; i++)

@@ -57,7 +57,10 @@ static void record(cs *c, const tir_buffer *b, int nidx, const tir_expr *const *
         if (lower_is_block_loop(f)) continue;
         bool thread = f->kind == TIR_FOR_THREAD_BINDING;
         bool inside = i >= e->depth;
-        if (b->scope == TIR_SCOPE_LOCAL ? (inside && !thread) : (inside || thread))
+        /* a fragment is per warp: like a local buffer, since tensor
+         * intrinsics never run under a threadIdx.x loop */
+        bool per_thread = b->scope == TIR_SCOPE_LOCAL || tir_scope_is_frag(b->scope);
+        if (per_thread ? (inside && !thread) : (inside || thread))
             vars[nv++] = f->var;
     }
     tir_range *r = IR_NEWN(ctx, tir_range, nidx); /* any rank: user input */
@@ -101,6 +104,24 @@ static bool load_pre(tir_visitor *v, const tir_node *n) {
         record(v->user, l->buffer, l->nidx, l->indices);
     }
     return true;
+}
+
+/* A tile operand address_of(F[.., r0, c0]) of a tensor intrinsic touches
+ * the whole tile from there (lower_tile_shape): its far corner is
+ * recorded besides the origin, which the plain walk records. */
+static void walk_tile_op(cs *c, const tir_call *call) {
+    for (int i = 0; call && i < call->nargs; i++) {
+        const tir_buffer_load *l = NULL;
+        int rows = 0, cols = 0;
+        if (!lower_tile_operand(call, i, &l, &rows, &cols) || l->nidx < 2) continue;
+        tir_ctx *ctx = c->st->ctx;
+        const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, l->nidx);
+        memcpy(idx, l->indices, sizeof idx[0] * (size_t)l->nidx);
+        const tir_expr **r = &idx[l->nidx - 2], **q = &idx[l->nidx - 1];
+        *r = tir_add(ctx, *r, tir_int(ctx, (*r)->dtype, rows - 1));
+        *q = tir_add(ctx, *q, tir_int(ctx, (*q)->dtype, cols - 1));
+        record(c, l->buffer, l->nidx, idx);
+    }
 }
 
 static void walk_expr(cs *c, const tir_expr *e) {
@@ -157,7 +178,12 @@ static void walk(cs *c, const tir_stmt *s) {
         walk_expr(c, st->value);
         break;
     }
-    case TIR_KIND_EVALUATE: walk_expr(c, ((const tir_evaluate *)s)->value); break;
+    case TIR_KIND_EVALUATE: {
+        const tir_expr *v = ((const tir_evaluate *)s)->value;
+        walk_tile_op(c, tir_as_tir_call(v));
+        walk_expr(c, v);
+        break;
+    }
     default: break;
     }
 }
@@ -183,7 +209,9 @@ static void make_buffer(cs *c, entry *e) {
         /* A tile larger than the buffer (a 64-row tile of 33 rows) whose
          * accesses relax_guards may unguard: allocate the whole tile, so
          * that the elements past the shape exist (at most 4x the shape). */
-        if (eb.max > full && e->guarded && eb.max <= 4 * full && e->seen && !e->bad) {
+        bool frag = tir_scope_is_frag(b->scope); /* tiles past the shape: clipped later */
+        if (eb.max > full && (frag || (e->guarded && eb.max <= 4 * full)) && e->seen &&
+            !e->bad) {
             shape[d] = tir_int(ctx, b->shape[d]->dtype, eb.max);
             e->mins[d] = e->region[d].min;
             changed = true;

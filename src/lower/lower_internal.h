@@ -44,6 +44,9 @@ tir_status lower_relax_guards(lower_state *st, const tir_prim_func *in, const ti
 const tir_expr *lower_unmark_guard(const tir_expr *c);
 const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
                                       const tir_stmt *body);
+/* Warp fragments -> per-lane local arrays, tile ops -> per-lane code
+ * (lower_fragments.c). */
+tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
@@ -81,6 +84,16 @@ void lower_collect_vars(const void *node, ir_vec *vars);
 bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op);
 /* True when e mentions a threadIdx variable of the loops in `thread_vars`. */
 bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
+
+/* Operand i of a tile operation (frag_fill, frag_load, frag_store,
+ * mma_sync) that is address_of(*load): true with the tile it covers from
+ * there, rows x cols (the fragment's tile, also for the other buffer of a
+ * frag_load / frag_store); false for anything else (lower_util.c). */
+bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
+                        int *cols);
+
+/* True when node calls lane_id() (lower_util.c). */
+bool lower_uses_lane(const void *node);
 
 /* How a statement uses a buffer (split_kernels.c): loads it, stores it,
  * mentions it at all (regions and allocations included). */

@@ -74,3 +74,40 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars) {
         if (tir_uses_var(node, vars[i])) return true;
     return false;
 }
+
+/* The element of an address_of(BufferLoad) argument, or NULL. */
+static const tir_buffer_load *addressed(const tir_call *call, int i) {
+    const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
+    return a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
+                                                                : NULL;
+}
+
+bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
+                        int *cols) {
+    if (!call || (call->op != TIR_INTRIN_FRAG_FILL && call->op != TIR_INTRIN_FRAG_LOAD &&
+                  call->op != TIR_INTRIN_FRAG_STORE && call->op != TIR_INTRIN_MMA_SYNC))
+        return false;
+    if (call->op == TIR_INTRIN_FRAG_FILL && i != 0) return false;
+    const tir_buffer_load *l = addressed(call, i);
+    /* the non-fragment side of a load or store covers the fragment's tile */
+    const tir_buffer_load *f = call->op == TIR_INTRIN_MMA_SYNC ? l : addressed(call, 0);
+    tir_frag_layout lay;
+    if (!l || !f || !tir_frag_layout_of(f->buffer->scope, f->buffer->dtype, &lay)) return false;
+    *load = l;
+    *rows = lay.tile_rows;
+    *cols = lay.tile_cols;
+    return true;
+}
+
+static bool lane_pre(tir_visitor *v, const tir_node *n) {
+    bool *found = v->user;
+    if (n->kind == TIR_KIND_CALL && ((const tir_call *)n)->op == TIR_INTRIN_LANE_ID) *found = true;
+    return !*found;
+}
+
+bool lower_uses_lane(const void *node) {
+    bool found = false;
+    tir_visitor v = {.pre = lane_pre, .user = &found};
+    tir_visit(&v, node);
+    return found;
+}

@@ -39,6 +39,12 @@
  * issue's index, whose k is an earlier iteration's: never fixed.  The check
  * is sound and may reject race-free kernels; docs/lowering.md has the
  * limits.
+ *
+ * Warp fragments.  lane_id() (lower_fragments' per-lane code) is
+ * threadIdx.x, which is the lane in a kernel with fragments: it stands
+ * for a pseudo loop variable of range [0, 32) on threadIdx.x's axis.  An
+ * ldmatrix reads 8 elements of shared memory from its address (the row
+ * this lane gives); mma_sync touches registers only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +108,9 @@ typedef struct rc {
 
 /* ---------------------------------------------------------- index values */
 
+/* The pseudo variable lane_id() stands for (only its address is used). */
+static const tir_var lane_key;
+
 typedef struct env {
     const tir_var *vars[RC_MAX_VARS];
     int64_t val[RC_MAX_VARS], lo[RC_MAX_VARS], hi[RC_MAX_VARS];
@@ -128,6 +137,11 @@ static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
         *ok = false;
         return 0;
     case TIR_KIND_CAST: return eval(((const tir_cast *)e)->value, en, ok);
+    case TIR_KIND_CALL:
+        if (((const tir_call *)e)->op != TIR_INTRIN_LANE_ID) break;
+        for (int i = 0; i < en->n; i++)
+            if (en->vars[i] == &lane_key) return en->val[i];
+        break;
     case TIR_KIND_BROADCAST: return eval(((const tir_broadcast *)e)->value, en, ok);
     case TIR_KIND_RAMP: {
         const tir_ramp *r = (const tir_ramp *)e;
@@ -172,8 +186,10 @@ static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
         default: return x > y ? x : y;
         }
     }
-    default: *ok = false; return 0;
+    default: break;
     }
+    *ok = false;
+    return 0;
 }
 
 /* The loop of a's context defining v, or NULL. */
@@ -229,6 +245,7 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
 static bool add_vars(const racc *a, const tir_expr *e, bool idx, int64_t budget, env *en) {
     ir_vec vars = {0};
     lower_collect_vars(e, &vars);
+    if (lower_uses_lane(e)) ir_vec_push(&vars, &lane_key);
     env t = *en;
     bool ok = true;
     for (int i = 0; ok && i < vars.n; i++) {
@@ -464,6 +481,17 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
             }
             return false;
         }
+        if (call->op == TIR_INTRIN_LDMATRIX) {
+            /* this lane's row: 8 elements from its address */
+            const tir_call *src = call->nargs == 4 ? tir_as_tir_call(call->args[3]) : NULL;
+            const tir_buffer_load *ld =
+                src && src->nargs == 1 ? tir_as_tir_buffer_load(src->args[0]) : NULL;
+            if (!ld) return true;
+            int n0 = l->out->n;
+            add_acc(l, ld->buffer, false, ld->indices[0]);
+            if (l->out->n > n0) ((racc *)l->out->items[n0])->span = 8;
+            return false;
+        }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
             const tir_call *dst = tir_as_tir_call(call->args[0]);
             const tir_buffer_load *ld =
@@ -624,6 +652,13 @@ static void walk(rc *c, const tir_stmt *s, summ *r) {
     }
 }
 
+/* lane_id() as a loop over threadIdx.x's axis, around everything (the
+ * kernel's threadIdx.x loops, if any, have extent 32: lower_fragments). */
+static void push_lane(rc *c) {
+    c->stack[c->nstack++] = (rloop){&lane_key, 0, 31, 0};
+    if (c->text[0] < 32) c->text[0] = 32;
+}
+
 /* The first line of s's text ("..." when there are more). */
 static const char *stmt_text(tir_ctx *ctx, const tir_stmt *s) {
     const char *t = tir_print(ctx, s);
@@ -639,10 +674,13 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     rc c = {.st = st, .an = tir_analyzer_create(st->ctx), .text = {1, 1, 1}, .collect = true};
     summ r = {{0}, {0}, false};
     lower_inflight_compute(in->body, &c.inflight);
+    bool lane = lower_uses_lane(in->body);
+    if (lane) push_lane(&c);
     walk(&c, in->body, &r); /* the cp_async issues, for the waits */
     summ_free(&r);
     c.collect = false;
     c.nstack = 0;
+    if (lane) push_lane(&c);
     summ r2 = {{0}, {0}, false};
     walk(&c, in->body, &r2);
     summ_free(&r2);

@@ -22,7 +22,9 @@
  * A cp_async counts as a write where it is issued (it must not overwrite
  * what others still read) and again, of every element of every cp_async
  * target, at each cp_async_wait (where the data lands: readers in other
- * threads need a barrier after the wait).
+ * threads need a barrier after the wait).  An ldmatrix reads the 8
+ * elements of shared memory from its address (this lane's row) like
+ * ordinary loads; mma_sync touches registers only.
  *
  * Disjoint elements.  Two accesses whose element ranges (every variable
  * relaxed over its loop) do not meet never conflict.  Between two barriers
@@ -181,7 +183,9 @@ static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out
     return true;
 }
 
-static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr *idx) {
+/* span: elements from each index value (an ldmatrix row: 8). */
+static void add_access_span(coll *c, const tir_buffer *b, bool write, const tir_expr *idx,
+                            int64_t span) {
     if (b->scope != TIR_SCOPE_SHARED) return;
     ts *t = c->t;
     acc *a = IR_NEW(t->st->ctx, acc);
@@ -189,15 +193,19 @@ static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr 
     krange all;
     if (idx && elem_range(t, idx, NULL, &all) && tir_expr_const_int(all.min, &a->lo)) {
         a->bounded = true;
-        a->hi = a->lo + all.extent - 1;
+        a->hi = a->lo + all.extent - 1 + (span - 1);
     }
     /* a landing copy may have been issued in an earlier iteration of any
      * enclosing loop: its variables are never fixed */
     for (int i = 0; idx && !c->landing && i < t->nloops; i++)
         if (tir_uses_var(idx, t->loops[i].var) &&
             elem_range(t, idx, t->loops[i].var, &a->per[a->nper]))
-            a->nper++;
+            a->per[a->nper++].extent += span - 1;
     add(c->out, a);
+}
+
+static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr *idx) {
+    add_access_span(c, b, write, idx, 1);
 }
 
 /* The shared element a cp_async writes. */
@@ -231,6 +239,13 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
                 add_access(c, l->buffer, true, l->indices[0]);
             }
             c->landing = false;
+            return false;
+        }
+        if (call->op == TIR_INTRIN_LDMATRIX) {
+            const tir_call *src = tir_as_tir_call(call->args[3]);
+            const tir_buffer_load *l = src ? tir_as_tir_buffer_load(src->args[0]) : NULL;
+            TIR_ASSERT(l); /* lower_fragments' form */
+            add_access_span(c, l->buffer, false, l->indices[0], 8);
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {

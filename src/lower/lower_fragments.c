@@ -1,0 +1,518 @@
+/* lower_fragments.c: warp fragments from tile operations to per-lane code
+ * (docs/tensor-cores.md, "Two levels of IR"; /work/notes/tc-design.md).
+ *
+ * Before this pass a fragment buffer (scope frag.a / frag.b / frag.acc) is
+ * an ordinary multi-dimensional buffer of whole tiles that one warp owns,
+ * and the tensor intrinsics frag_fill / frag_load / frag_store / mma_sync
+ * name tiles by address_of(F[.., r0, c0]).  After it every fragment buffer
+ * is a `local` array of prod(shape) / 32 registers per lane, tile-major
+ * (tile (.., r0, c0) starts at ((lead * R/tr + r0/tr) * C/tc + c0/tc) *
+ * regs), mma_sync takes address_of(L[o]) of those arrays, and the three
+ * per-lane operations are plain loads and stores with lane_id(): register
+ * v of lane l holds tile element (tir_frag_row(l, v), tir_frag_col(l, v)),
+ * whose formulas are affine in g = l / 4 and t = l % 4, so they become
+ * expressions.  The clipping of frag_load (zero fill) and frag_store (no
+ * store) outside the source/destination's shape are `if`s, simplified
+ * away where the analyzer proves them (lane_id() stands for a variable of
+ * range [0, 32) while simplifying).  A frag_load of a whole in-bounds tile
+ * from a shared 16-bit buffer with contiguous, 16-byte aligned rows becomes
+ * one ldmatrix (A: x4; B: x2.trans).
+ *
+ * Clipping is against the shapes the buffers have here, after
+ * compact_alloc: a global buffer keeps its shape; a shared tile shrinks to
+ * the region its accesses cover (compact_alloc counts a tile operand's
+ * whole tile), so a tile past the logical edge reads elements the
+ * (guarded or zero-filled) copy left there, which only feed rows/columns
+ * that frag_store clips.
+ *
+ * The pass runs after relax_guards (which still reasons about the logical
+ * buffers compact_alloc recorded) and before flatten (tile offsets and
+ * clipping need the multi-dimensional indices and shapes).  User errors:
+ * blockDim.x other than 32 in a kernel with fragments, a tensor intrinsic
+ * under a threadIdx.x loop, a fragment touched by anything but the tile
+ * operations, wrong operand scopes, a fragment shape that is not whole
+ * tiles, a tile origin not proven tile-aligned.
+ */
+#include <string.h>
+
+#include "lower_internal.h"
+
+typedef struct fbuf {
+    const tir_buffer *frag, *local;
+    tir_frag_layout lay;
+} fbuf;
+
+typedef struct lf {
+    lower_state *st;
+    const tir_prim_func *in;
+    tir_analyzer *an;
+    ir_vec bufs;         /* fbuf* (arena) */
+    const tir_var *lane; /* lane_id() while simplifying */
+    int in_tx;           /* threadIdx.x loops around */
+    const tir_for *tx;   /* some threadIdx.x loop of the kernel */
+    bool any;            /* a fragment or tensor intrinsic occurs */
+    tir_status err;
+} lf;
+
+static bool is_tile_op(tir_intrin op) {
+    return op == TIR_INTRIN_FRAG_FILL || op == TIR_INTRIN_FRAG_LOAD ||
+           op == TIR_INTRIN_FRAG_STORE || op == TIR_INTRIN_MMA_SYNC;
+}
+
+static bool is_tensor_op(tir_intrin op) {
+    return is_tile_op(op) || op == TIR_INTRIN_LDMATRIX || op == TIR_INTRIN_LANE_ID;
+}
+
+static const fbuf *find_fbuf(const lf *c, const tir_buffer *b) {
+    for (int i = 0; i < c->bufs.n; i++) {
+        const fbuf *f = c->bufs.items[i];
+        if (f->frag == b) return f;
+    }
+    return NULL;
+}
+
+/* The first error wins; later ones are not recorded. */
+#define LF_FAIL(c, where, mark, ...)                                                              \
+    do {                                                                                           \
+        if ((c)->err == TIR_OK)                                                                    \
+            (c)->err = lower_fail_marked((c)->st, (where), 1, (const void *const[]){(mark)},       \
+                                         __VA_ARGS__);                                             \
+    } while (0)
+
+/* ------------------------------------------------------------- first look */
+
+static bool scan_pre(tir_visitor *v, const tir_node *n) {
+    lf *c = v->user;
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_for *f = (const tir_for *)n;
+        if (lower_is_thread_loop(f) && strcmp(f->thread_tag, "threadIdx.x") == 0 && !c->tx)
+            c->tx = f;
+    } else if (n->kind == TIR_KIND_ALLOCATE) {
+        c->any |= tir_scope_is_frag(((const tir_allocate *)n)->buffer->scope);
+    } else if (n->kind == TIR_KIND_CALL) {
+        c->any |= is_tensor_op(((const tir_call *)n)->op);
+    }
+    return true;
+}
+
+/* -------------------------------------------------------------- buffers */
+
+/* "(d0, d1, ...)" of b's shape. */
+static const char *shape_str(tir_ctx *ctx, const tir_buffer *b) {
+    char buf[256];
+    size_t n = 0;
+    buf[n++] = '(';
+    for (int d = 0; d < b->ndim && n < sizeof buf - 8; d++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", d ? ", " : "",
+                              tir_print(ctx, b->shape[d]));
+    snprintf(buf + (n < sizeof buf - 2 ? n : sizeof buf - 2), 2, ")");
+    char *r = tir_ctx_alloc(ctx, strlen(buf) + 1);
+    strcpy(r, buf);
+    return r;
+}
+
+/* The local register array of fragment buffer b, or an error. */
+static const tir_stmt *lower_alloc(lf *c, const tir_allocate *a, tir_mutator *m) {
+    const tir_buffer *b = a->buffer;
+    fbuf *f = IR_NEW(c->st->ctx, fbuf);
+    f->frag = b;
+    const char *why = NULL;
+    int64_t size = tir_buffer_const_size(b), R = 0, C = 0;
+    if (!tir_frag_layout_of(b->scope, b->dtype, &f->lay))
+        why = "its element type is not an operand type of the scope (frag.a/frag.b: float16, "
+              "bfloat16 or float32; frag.acc: float32)";
+    else if (b->ndim < 2 || size < 0)
+        why = "a fragment needs a constant shape of at least two dimensions";
+    else if (!tir_expr_const_int(b->shape[b->ndim - 2], &R) ||
+             !tir_expr_const_int(b->shape[b->ndim - 1], &C) || R % f->lay.tile_rows ||
+             C % f->lay.tile_cols)
+        why = "its last two dimensions are not whole tiles";
+    else if (b->strides)
+        why = "a fragment cannot have strides (storage_align)";
+    if (why) {
+        char dt[32];
+        LF_FAIL(c, c->in, a,
+                "lower_fragments: fragment buffer %s (scope %s, %s, shape after compaction %s): "
+                "%s (tile %dx%d)",
+                b->name, tir_scope_name(b->scope), tir_dtype_str(b->dtype, dt, sizeof dt),
+                shape_str(c->st->ctx, b), why, f->lay.tile_rows, f->lay.tile_cols);
+        return (const tir_stmt *)a;
+    }
+    tir_buffer_desc d = {.name = b->name, .dtype = b->dtype, .ndim = 1,
+                         .shape = (const tir_expr *[]){tir_i32(c->st->ctx, size / 32)},
+                         .scope = TIR_SCOPE_LOCAL};
+    f->local = tir_buffer_new(c->st->ctx, &d);
+    ir_vec_push(&c->bufs, f);
+    const tir_stmt *body = tir_mutate_stmt(m, a->body);
+    return lower_alloc_like(c->st->ctx, a, f->local, body);
+}
+
+/* ------------------------------------------------------------- operands */
+
+static const tir_expr *i32(lf *c, const tir_expr *e) {
+    return tir_dtype_eq(e->dtype, TIR_I32) ? e : tir_cast_new(c->st->ctx, TIR_I32, e);
+}
+
+static const tir_expr *k32(lf *c, int64_t v) {
+    return tir_i32(c->st->ctx, v);
+}
+
+/* The element whose address operand i of call is, or NULL (error
+ * recorded).  frag: 1 a fragment (of scope `scope`, or any when
+ * TIR_SCOPE_GLOBAL), 0 any other buffer. */
+static const tir_buffer_load *operand(lf *c, const tir_stmt *s, const tir_call *call, int i,
+                                      int frag, tir_scope scope) {
+    const char *name = tir_intrin_name(call->op);
+    const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
+    const tir_buffer_load *l =
+        a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
+                                                             : NULL;
+    if (!l || ((const tir_expr *)l)->dtype.lanes > 1) {
+        LF_FAIL(c, c->in, s,
+                "lower_fragments: argument %d of %s must be address_of(an element of a buffer)",
+                i, name);
+        return NULL;
+    }
+    const tir_buffer *b = l->buffer;
+    bool isf = tir_scope_is_frag(b->scope);
+    bool ok = frag ? isf && (scope == TIR_SCOPE_GLOBAL || b->scope == scope) : !isf;
+    if (!ok) {
+        char want[64];
+        if (frag)
+            snprintf(want, sizeof want, "a fragment of scope %s",
+                     scope == TIR_SCOPE_GLOBAL ? "frag.*" : tir_scope_name(scope));
+        else
+            snprintf(want, sizeof want, "a buffer that is not a fragment");
+        LF_FAIL(c, c->in, s, "lower_fragments: argument %d of %s is in %s (scope %s); it must be %s",
+                i, name, b->name, tir_scope_name(b->scope), want);
+        return NULL;
+    }
+    if (frag && !find_fbuf(c, b)) return NULL; /* its Allocate failed: error recorded */
+    return l;
+}
+
+/* The register offset of the tile at l (a fragment element), proven
+ * tile-aligned; NULL on error. */
+static const tir_expr *tile_offset(lf *c, const tir_stmt *s, const fbuf *f,
+                                   const tir_buffer_load *l) {
+    tir_ctx *ctx = c->st->ctx;
+    int n = l->nidx;
+    const int tile[2] = {f->lay.tile_rows, f->lay.tile_cols};
+    const tir_expr *q[2];
+    for (int k = 0; k < 2; k++) {
+        const tir_expr *x = i32(c, l->indices[n - 2 + k]);
+        if (!tir_analyzer_can_prove(c->an, tir_eq(ctx, tir_floormod(ctx, x, k32(c, tile[k])),
+                                                  k32(c, 0)))) {
+            LF_FAIL(c, c->in, s,
+                    "lower_fragments: %s[..., %s] is not provably the origin of a tile of "
+                    "fragment %s (its %s index must be a multiple of %d; tile %dx%d)",
+                    f->frag->name, tir_print(ctx, x), f->frag->name, k ? "column" : "row",
+                    tile[k], tile[0], tile[1]);
+            return NULL;
+        }
+        q[k] = tir_floordiv(ctx, x, k32(c, tile[k]));
+    }
+    const tir_expr *lead = k32(c, 0);
+    for (int d = 0; d < n - 2; d++)
+        lead = tir_add(ctx, tir_mul(ctx, lead, i32(c, f->frag->shape[d])), i32(c, l->indices[d]));
+    int64_t R = 0, C = 0;
+    tir_expr_const_int(f->frag->shape[n - 2], &R);
+    tir_expr_const_int(f->frag->shape[n - 1], &C);
+    const tir_expr *t = tir_add(ctx, tir_mul(ctx, lead, k32(c, R / tile[0])), q[0]);
+    t = tir_add(ctx, tir_mul(ctx, t, k32(c, C / tile[1])), q[1]);
+    return tir_analyzer_simplify(c->an, tir_mul(ctx, t, k32(c, f->lay.regs)));
+}
+
+static const tir_expr *addr(lf *c, const tir_buffer *b, int n, const tir_expr *const *idx) {
+    const tir_expr *el = tir_load(c->st->ctx, b, n, idx);
+    return tir_call_new(c->st->ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, &el);
+}
+
+static const tir_expr *reg_addr(lf *c, const fbuf *f, const tir_expr *o) {
+    return addr(c, f->local, 1, &o);
+}
+
+/* ------------------------------------------------------- lane layouts */
+
+/* Row (col false) or column of register v in the tile, as an expression
+ * of the lane: tir_frag_row/col are affine in g = lane / 4 and t = lane %
+ * 4 (asserted for every lane), so base + a * g + b * t. */
+static const tir_expr *lane_pos(lf *c, const tir_frag_layout *l, int v, bool col) {
+    int (*pos)(const tir_frag_layout *, int, int) = col ? tir_frag_col : tir_frag_row;
+    int base = pos(l, 0, v), a = pos(l, 4, v) - base, b = pos(l, 1, v) - base;
+    for (int lane = 0; lane < 32; lane++)
+        TIR_ASSERT(pos(l, lane, v) == base + a * (lane / 4) + b * (lane % 4));
+    tir_ctx *ctx = c->st->ctx;
+    const tir_expr *lane = (const tir_expr *)c->lane;
+    const tir_expr *e = k32(c, base);
+    if (a) e = tir_add(ctx, e, tir_mul(ctx, k32(c, a), tir_floordiv(ctx, lane, k32(c, 4))));
+    if (b) e = tir_add(ctx, e, tir_mul(ctx, k32(c, b), tir_floormod(ctx, lane, k32(c, 4))));
+    return e;
+}
+
+/* The element of S (at l, a tile origin) that register v holds, and the
+ * condition that it lies inside S's shape. */
+static const tir_expr **elem_of(lf *c, const tir_buffer_load *l, const fbuf *f, int v,
+                                const tir_expr **inside) {
+    tir_ctx *ctx = c->st->ctx;
+    int n = l->nidx;
+    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
+    for (int d = 0; d < n; d++) idx[d] = l->indices[d];
+    *inside = NULL;
+    for (int k = 0; k < 2; k++) {
+        int d = n - 2 + k;
+        idx[d] = tir_add(ctx, i32(c, idx[d]), lane_pos(c, &f->lay, v, k == 1));
+        const tir_expr *in = tir_lt(ctx, idx[d], i32(c, l->buffer->shape[d]));
+        *inside = *inside ? tir_and(ctx, *inside, in) : in;
+    }
+    return idx;
+}
+
+/* ------------------------------------------------------------ expansion */
+
+/* s simplified with the enclosing loops and the lane known, then the lane
+ * variable replaced by lane_id(). */
+static const tir_stmt *finish(lf *c, int n, const tir_stmt *const *stmts) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_stmt *s = tir_analyzer_simplify_stmt(c->an, tir_seq_new(ctx, n, stmts));
+    const tir_expr *lane = tir_call_new(ctx, TIR_I32, TIR_INTRIN_LANE_ID, 0, NULL);
+    return (const tir_stmt *)tir_substitute(ctx, s, 1, &c->lane, &lane);
+}
+
+static const tir_stmt *expand_fill(lf *c, const fbuf *f, const tir_expr *o,
+                                   const tir_expr *value) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_stmt **st = IR_NEWN(ctx, const tir_stmt *, f->lay.regs);
+    if (!tir_dtype_eq(value->dtype, f->frag->dtype)) value = tir_cast_new(ctx, f->frag->dtype, value);
+    for (int v = 0; v < f->lay.regs; v++) {
+        const tir_expr *i = tir_add(ctx, o, k32(c, v));
+        st[v] = tir_store(ctx, f->local, value, 1, &i);
+    }
+    return finish(c, f->lay.regs, st);
+}
+
+/* Per lane: register v = S[element] inside S's shape, else 0; or
+ * D[element] = register v inside D's shape (store). */
+static const tir_stmt *expand_copy(lf *c, const fbuf *f, const tir_expr *o,
+                                   const tir_buffer_load *l, bool store) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_stmt **st = IR_NEWN(ctx, const tir_stmt *, f->lay.regs);
+    const tir_buffer *b = l->buffer;
+    for (int v = 0; v < f->lay.regs; v++) {
+        const tir_expr *inside, *i = tir_add(ctx, o, k32(c, v));
+        const tir_expr **idx = elem_of(c, l, f, v, &inside);
+        if (store) {
+            const tir_expr *val = tir_load(ctx, f->local, 1, &i);
+            if (!tir_dtype_eq(b->dtype, val->dtype)) val = tir_cast_new(ctx, b->dtype, val);
+            st[v] = tir_if_new(ctx, inside, tir_store(ctx, b, val, l->nidx, idx), NULL);
+        } else {
+            const tir_expr *val = tir_load(ctx, b, l->nidx, idx);
+            if (!tir_dtype_eq(f->frag->dtype, val->dtype))
+                val = tir_cast_new(ctx, f->frag->dtype, val);
+            const tir_expr *zero = tir_cast_new(ctx, f->frag->dtype, k32(c, 0));
+            st[v] = tir_if_new(ctx, inside, tir_store(ctx, f->local, val, 1, &i),
+                               tir_store(ctx, f->local, zero, 1, &i));
+        }
+    }
+    return finish(c, f->lay.regs, st);
+}
+
+static bool provable(lf *c, const tir_expr *cond) {
+    return tir_analyzer_can_prove(c->an, cond);
+}
+
+/* Can the frag_load of f's tile from l (a tile origin in S) be one
+ * ldmatrix: S shared and of f's 16-bit type, rows contiguous and 16-byte
+ * aligned (every stride but the last a multiple of 8 elements, the last
+ * 1), the column a multiple of 8, and the whole tile inside S's shape (no
+ * clipping). */
+static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_buffer *b = l->buffer;
+    int n = l->nidx;
+    if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, f->frag->dtype) ||
+        tir_dtype_bytes(b->dtype) != 2 || n < 2)
+        return false;
+    if (f->lay.kind != TIR_FRAG_K16_A && f->lay.kind != TIR_FRAG_K16_B) return false;
+    for (int d = 0; d < n; d++) {
+        int64_t st = 1, x = 0;
+        if (b->strides) {
+            if (!tir_expr_const_int(b->strides[d], &st)) return false;
+        } else {
+            for (int e = d + 1; e < n; e++) {
+                if (!tir_expr_const_int(b->shape[e], &x)) return false;
+                st *= x;
+            }
+        }
+        if (d == n - 1 ? st != 1 : st % 8 != 0) return false;
+    }
+    const tir_expr *j0 = i32(c, l->indices[n - 1]), *i0 = i32(c, l->indices[n - 2]);
+    if (!provable(c, tir_eq(ctx, tir_floormod(ctx, j0, k32(c, 8)), k32(c, 0)))) return false;
+    return provable(c, tir_le(ctx, tir_add(ctx, i0, k32(c, f->lay.tile_rows)),
+                              i32(c, b->shape[n - 2]))) &&
+           provable(c, tir_le(ctx, tir_add(ctx, j0, k32(c, f->lay.tile_cols)),
+                              i32(c, b->shape[n - 1])));
+}
+
+/* ldmatrix(trans, num, address_of(L[o]), address_of(S[.., i0 + lane % 16,
+ * j0 + 8 * (lane / 16)])): lane l gives row l % 8 of matrix l / 8.  A
+ * (16x16): x4, matrices (rows 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15),
+ * (8-15, 8-15) = registers 0-1, 2-3, 4-5, 6-7.  B (16x8, rows k): x2.trans,
+ * matrices k 0-7 and 8-15; lanes 16-31 are unused and pass row lane % 16
+ * of column j0 (a valid address: j0 + 8 may be past the buffer). */
+static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
+                                       const tir_buffer_load *l) {
+    tir_ctx *ctx = c->st->ctx;
+    int n = l->nidx;
+    bool a = f->lay.kind == TIR_FRAG_K16_A;
+    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
+    for (int d = 0; d < n; d++) idx[d] = l->indices[d];
+    const tir_expr *lane = (const tir_expr *)c->lane;
+    idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), tir_floormod(ctx, lane, k32(c, 16)));
+    if (a)
+        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]),
+                             tir_mul(ctx, k32(c, 8), tir_floordiv(ctx, lane, k32(c, 16))));
+    const tir_expr *args[4] = {k32(c, a ? 0 : 1), k32(c, a ? 4 : 2), reg_addr(c, f, o),
+                               addr(c, l->buffer, n, idx)};
+    const tir_stmt *s = lower_intrin_stmt(ctx, TIR_INTRIN_LDMATRIX, 4, args);
+    return finish(c, 1, &s);
+}
+
+/* One tile operation: operands checked, then its per-lane form. */
+static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
+    const fbuf *f = NULL;
+    const tir_buffer_load *x = NULL, *y = NULL, *z = NULL;
+    switch (call->op) {
+    case TIR_INTRIN_FRAG_FILL: x = operand(c, s, call, 0, 1, TIR_SCOPE_GLOBAL); break;
+    case TIR_INTRIN_FRAG_LOAD:
+        x = operand(c, s, call, 0, 1, TIR_SCOPE_GLOBAL);
+        if (x && x->buffer->scope == TIR_SCOPE_FRAG_ACC) {
+            LF_FAIL(c, c->in, s,
+                    "lower_fragments: frag_load into %s: it must be a frag.a or frag.b "
+                    "fragment (an accumulator is filled with frag_fill and written by mma_sync)",
+                    x->buffer->name);
+            return s;
+        }
+        y = operand(c, s, call, 1, 0, 0);
+        break;
+    case TIR_INTRIN_FRAG_STORE:
+        x = operand(c, s, call, 0, 1, TIR_SCOPE_FRAG_ACC);
+        y = operand(c, s, call, 1, 0, 0);
+        break;
+    default:
+        x = operand(c, s, call, 0, 1, TIR_SCOPE_FRAG_ACC);
+        y = operand(c, s, call, 1, 1, TIR_SCOPE_FRAG_A);
+        z = operand(c, s, call, 2, 1, TIR_SCOPE_FRAG_B);
+        if (y && z && !tir_dtype_eq(y->buffer->dtype, z->buffer->dtype)) {
+            char ta[32], tb[32];
+            LF_FAIL(c, c->in, s, "lower_fragments: mma_sync of %s (%s) and %s (%s): A and B "
+                                 "must have one element type",
+                    y->buffer->name, tir_dtype_str(y->buffer->dtype, ta, sizeof ta),
+                    z->buffer->name, tir_dtype_str(z->buffer->dtype, tb, sizeof tb));
+        }
+        break;
+    }
+    if (c->err != TIR_OK || !x) return s;
+    f = find_fbuf(c, x->buffer);
+    const tir_expr *o = tile_offset(c, s, f, x);
+    if (!o) return s;
+    switch (call->op) {
+    case TIR_INTRIN_FRAG_FILL: return expand_fill(c, f, o, call->args[1]);
+    case TIR_INTRIN_FRAG_LOAD:
+        if (!y) return s;
+        return ldmatrix_ok(c, f, y) ? expand_ldmatrix(c, f, o, y) : expand_copy(c, f, o, y, false);
+    case TIR_INTRIN_FRAG_STORE: return y ? expand_copy(c, f, o, y, true) : s;
+    default: {
+        const fbuf *fa = y ? find_fbuf(c, y->buffer) : NULL, *fb = z ? find_fbuf(c, z->buffer) : NULL;
+        const tir_expr *oa = fa ? tile_offset(c, s, fa, y) : NULL;
+        const tir_expr *ob = fb ? tile_offset(c, s, fb, z) : NULL;
+        if (!oa || !ob || c->err != TIR_OK) return s;
+        const tir_expr *args[3] = {reg_addr(c, f, o), reg_addr(c, fa, oa), reg_addr(c, fb, ob)};
+        return lower_intrin_stmt(c->st->ctx, TIR_INTRIN_MMA_SYNC, 3, args);
+    }
+    }
+}
+
+/* ---------------------------------------------------------------- walk */
+
+static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
+    lf *c = m->user;
+    const tir_for *f = (const tir_for *)n;
+    tir_analyzer_bind(c->an, f->var, f->min, f->extent);
+    bool tx = lower_is_thread_loop(f) && strcmp(f->thread_tag, "threadIdx.x") == 0;
+    const tir_for *outer = c->tx;
+    if (tx) c->in_tx++, c->tx = f;
+    const tir_node *r = tir_mutate_default(m, n);
+    if (tx) c->in_tx--, c->tx = outer;
+    return r;
+}
+
+static const tir_node *on_alloc(tir_mutator *m, const tir_node *n) {
+    const tir_allocate *a = (const tir_allocate *)n;
+    if (!tir_scope_is_frag(a->buffer->scope)) return tir_mutate_default(m, n);
+    return (const tir_node *)lower_alloc(m->user, a, m);
+}
+
+static const tir_node *on_eval(tir_mutator *m, const tir_node *n) {
+    lf *c = m->user;
+    const tir_call *call = tir_as_tir_call(((const tir_evaluate *)n)->value);
+    if (!call || !is_tile_op(call->op)) return tir_mutate_default(m, n);
+    if (c->in_tx) {
+        LF_FAIL(c, c->in, n,
+                "lower_fragments: %s runs under threadIdx.x loop %s: tensor intrinsics are "
+                "executed by the whole warp (threadIdx.x is the lane); bind the loops around "
+                "them to threadIdx.y/z or leave them serial",
+                tir_intrin_name(call->op), c->tx->var->name);
+        return n;
+    }
+    return (const tir_node *)expand(c, (const tir_stmt *)n, call);
+}
+
+/* A fragment reached other than as a tile operand. */
+static const tir_node *on_access(tir_mutator *m, const tir_node *n) {
+    lf *c = m->user;
+    const tir_buffer *b = n->kind == TIR_KIND_BUFFER_LOAD ? ((const tir_buffer_load *)n)->buffer
+                                                          : ((const tir_buffer_store *)n)->buffer;
+    if (tir_scope_is_frag(b->scope))
+        LF_FAIL(c, c->in, n,
+                "lower_fragments: fragment %s (scope %s) is %s outside the tensor intrinsics; "
+                "its elements are spread over the lanes of a warp, so only frag_fill, "
+                "frag_load, frag_store and mma_sync may touch it",
+                b->name, tir_scope_name(b->scope),
+                n->kind == TIR_KIND_BUFFER_LOAD ? "read" : "written");
+    return tir_mutate_default(m, n);
+}
+
+tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
+    lf c = {.st = st, .in = in};
+    tir_visitor v = {.pre = scan_pre, .user = &c};
+    tir_visit(&v, in->body);
+    if (!c.any) {
+        *out = in;
+        return TIR_OK;
+    }
+    int64_t ext = 0;
+    if (!c.tx || !tir_expr_const_int(c.tx->extent, &ext) || ext != 32)
+        return lower_fail_marked(
+            st, in, c.tx ? 1 : 0, (const void *const[]){c.tx},
+            "lower_fragments: the kernel uses warp fragments, so blockDim.x must be 32 "
+            "(threadIdx.x is the lane in the warp; warps are threadIdx.y/z), but %s%s",
+            c.tx ? "threadIdx.x has extent " : "no loop is bound to threadIdx.x",
+            c.tx ? tir_print(st->ctx, c.tx->extent) : "");
+    c.tx = NULL;
+    c.an = tir_analyzer_create(st->ctx);
+    c.lane = tir_var_new(st->ctx, "lane", TIR_I32);
+    tir_analyzer_bind_const(c.an, c.lane, 0, 32);
+    tir_mutator m = {.ctx = st->ctx, .user = &c};
+    m.on[TIR_KIND_FOR] = on_for;
+    m.on[TIR_KIND_ALLOCATE] = on_alloc;
+    m.on[TIR_KIND_EVALUATE] = on_eval;
+    m.on[TIR_KIND_BUFFER_LOAD] = on_access;
+    m.on[TIR_KIND_BUFFER_STORE] = on_access;
+    const tir_stmt *body = tir_mutate_stmt(&m, in->body);
+    tir_analyzer_destroy(c.an);
+    ir_vec_free(&c.bufs);
+    if (c.err != TIR_OK) return c.err;
+    *out = lower_with_body(st->ctx, in, body);
+    return TIR_OK;
+}

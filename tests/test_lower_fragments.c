@@ -1,0 +1,243 @@
+/* Tests of lower_fragments (src/lower/lower_fragments.c) and of what the
+ * other lowering passes know about warp fragments: hand-written
+ * tensorized matmuls (tests/lower_kernels.c, lk_tc) lowered, checked for
+ * the register offsets of the tiles, the ldmatrix choice and its per-lane
+ * fallback, the clipping ifs at ragged sizes and their absence at
+ * divisible ones, barriers around the shared tiles, and each user error.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka needs the headers above first */
+#include <cmocka.h>
+
+#include "lower_kernels.h"
+#include "minitir/lower.h"
+
+static tir_ctx *ctx;
+
+static int setup(void **state) {
+    (void)state;
+    ctx = tir_ctx_create();
+    return ctx ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    tir_ctx_destroy(ctx);
+    return 0;
+}
+
+#define OK(x)                                                                                      \
+    do {                                                                                           \
+        tir_status s_ = (x);                                                                       \
+        if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                              \
+    } while (0)
+
+/* The text after pass `stop` (NULL: the whole pipeline). */
+static const char *lowered(const tir_prim_func *f, const char *stop) {
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = stop;
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, f, &o, &k));
+    return tir_print(ctx, k);
+}
+
+static const tir_prim_func *tc(int64_t M, int64_t N, int64_t K, int flags) {
+    const tir_prim_func *f = lk_tc(ctx, M, N, K, flags);
+    if (!f) fail_msg("lk_tc: %s", tir_ctx_error(ctx));
+    return f;
+}
+
+static int count(const char *text, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+#define HAS(text, needle)                                                                          \
+    do {                                                                                           \
+        if (!strstr((text), (needle))) fail_msg("expected \"%s\" in:\n%s", (needle), (text));      \
+    } while (0)
+#define HASNT(text, needle)                                                                        \
+    do {                                                                                           \
+        if (strstr((text), (needle))) fail_msg("did not expect \"%s\" in:\n%s", (needle), (text)); \
+    } while (0)
+
+/* text with the first `from` replaced by `to` (arena). */
+static const char *replace(const char *text, const char *from, const char *to) {
+    const char *p = strstr(text, from);
+    if (!p) fail_msg("\"%s\" not in the kernel text", from);
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *r = tir_ctx_alloc(ctx, n);
+    snprintf(r, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+    return r;
+}
+
+static const tir_prim_func *parse(const char *text) {
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, text, strlen(text), &f));
+    return f;
+}
+
+/* Fragments become local arrays of prod(shape) / 32 registers, tiles
+ * tile-major: the warp's 16x16 accumulator (two 16x8 tiles of 4
+ * registers) is Cf[8], tile nj at nj * 4; A's 16x16 tile is 8 registers,
+ * B's 16x8 one 4; mma_sync takes their addresses. */
+static void test_registers(void **state) {
+    (void)state;
+    const char *t = lowered(tc(32, 16, 32, 0), "lower_fragments");
+    HAS(t, "Cf = T.allocate((8,), \"float32\", scope=\"local\")");
+    HAS(t, "Af = T.allocate((8,), \"bfloat16\", scope=\"local\")");
+    HAS(t, "Bf = T.allocate((4,), \"bfloat16\", scope=\"local\")");
+    HASNT(t, "frag.");
+    HASNT(t, "frag_");
+    HAS(t, "Cf[nj * 4 + 3] = T.float32(0)");
+    HAS(t, "\"mma_sync\", T.address_of(Cf[nj_1 * 4]), T.address_of(Af[0]), "
+           "T.address_of(Bf[0])");
+    /* the accumulator layout: register 2 is row g + 8, column 2t */
+    HAS(t, "C[wy * 16 + T.call_intrin(\"int32\", \"lane_id\") // 4 + 8, nj_2 * 8 + "
+           "T.call_intrin(\"int32\", \"lane_id\") % 4 * 2] = Cf[nj_2 * 4 + 2]");
+    /* tf32: A tiles 16x8 (4 registers), B 8x8 (2) */
+    t = lowered(tc(32, 16, 32, LK_TC_TF32), "lower_fragments");
+    HAS(t, "Af = T.allocate((4,), \"float32\", scope=\"local\")");
+    HAS(t, "Bf = T.allocate((2,), \"float32\", scope=\"local\")");
+}
+
+/* A tile load from a shared bfloat16 tile with 16-byte rows is one
+ * ldmatrix (A: x4, B: x2.trans); from global memory, or of float32, it is
+ * per-lane loads. */
+static void test_ldmatrix_choice(void **state) {
+    (void)state;
+    const char *t = lowered(tc(32, 16, 32, 0), "lower_fragments");
+    assert_int_equal(count(t, "\"ldmatrix\", 0, 4, T.address_of(Af[0]), T.address_of(As[wy * 16 "
+                              "+ T.call_intrin(\"int32\", \"lane_id\") % 16, "
+                              "T.call_intrin(\"int32\", \"lane_id\") // 16 * 8])"),
+                     1);
+    assert_int_equal(count(t, "\"ldmatrix\", 1, 2, T.address_of(Bf[0]), "
+                              "T.address_of(Bs[T.call_intrin(\"int32\", \"lane_id\") % 16, "
+                              "nj_1 * 8])"),
+                     1);
+    /* A from global: 8 per-lane loads, B still ldmatrix */
+    t = lowered(tc(32, 16, 32, LK_TC_A_GLOBAL), "lower_fragments");
+    assert_int_equal(count(t, "\"ldmatrix\", 0, 4"), 0);
+    assert_int_equal(count(t, "\"ldmatrix\", 1, 2"), 1);
+    for (int v = 0; v < 8; v++) {
+        char r[32];
+        snprintf(r, sizeof r, v ? "Af[%d] = A[" : "Af[0] = A[", v);
+        assert_int_equal(count(t, r), 1);
+    }
+    /* float32 (tf32): no ldmatrix (16-bit elements only) */
+    t = lowered(tc(32, 16, 32, LK_TC_TF32), "lower_fragments");
+    assert_int_equal(count(t, "ldmatrix"), 0);
+    assert_int_equal(count(t, "Bf[1] = Bs["), 1);
+}
+
+/* The clipping ifs: none at a divisible size; at a ragged one the stores
+ * to C are guarded per register, the per-lane loads from global A zero
+ * fill past M. */
+static void test_clipping(void **state) {
+    (void)state;
+    const char *t = lowered(tc(32, 16, 32, LK_TC_A_GLOBAL), "lower_fragments");
+    /* no clipping: the tiles fit (the copies' guards go in simplify) */
+    HASNT(t, "Af[0] = T.bfloat16(0)");
+    assert_int_equal(count(t, "\"lane_id\") // 4 <"), 0);
+    t = lowered(tc(37, 29, 32, LK_TC_A_GLOBAL), "lower_fragments");
+    /* 4 stores per tile to C, each under its own if */
+    assert_int_equal(count(t, "] = Cf[nj_2 * 4"), 4);
+    assert_int_equal(count(t, "< 37 and bx * 8 + nj_2 * 4 + T.call_intrin(\"int32\", "
+                              "\"lane_id\") % 4 < 15:"),
+                     1);
+    /* A's 8 registers: zero past row 37 (rows g and g + 8) */
+    assert_int_equal(count(t, "Af[1] = T.bfloat16(0)"), 1);
+    assert_int_equal(count(t, "Af[7] = T.bfloat16(0)"), 1);
+    HAS(t, "if by * 32 + wy * 16 + T.call_intrin(\"int32\", \"lane_id\") // 4 < 37:");
+    HAS(t, "if by * 32 + wy * 16 + T.call_intrin(\"int32\", \"lane_id\") // 4 < 29:");
+}
+
+/* A lowering error whose message contains `want`. */
+static void lower_fails(const tir_prim_func *f, const char *want) {
+    const tir_prim_func *k = NULL;
+    tir_status s = tir_lower(ctx, f, NULL, &k);
+    if (s != TIR_ERR_LOWER || !strstr(tir_ctx_error(ctx), want))
+        fail_msg("expected TIR_ERR_LOWER with \"%s\", got %s: %s", want, tir_status_name(s),
+                 tir_ctx_error(ctx));
+    assert_null(k);
+}
+
+static void test_errors(void **state) {
+    (void)state;
+    const char *text = lk_tc_text(ctx, 32, 16, 32, 0);
+    /* blockDim.x must be 32 */
+    lower_fails(parse(replace(text, "T.thread_binding(0, 32, thread=\"threadIdx.x\")",
+                              "T.thread_binding(0, 16, thread=\"threadIdx.x\")")),
+                "blockDim.x must be 32 (threadIdx.x is the lane in the warp; warps are "
+                "threadIdx.y/z), but threadIdx.x has extent 16");
+    /* a tile operation under a threadIdx.x loop */
+    lower_fails(parse(replace(text,
+                              "for nj in T.serial(2):\n"
+                              "                    T.frag_fill",
+                              "for nj in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+                              "                    T.frag_fill")),
+                "lower_fragments: frag_fill runs under threadIdx.x loop nj");
+    /* a fragment read by a plain load */
+    lower_fails(parse(replace(text, "T.float32(0))",
+                              "T.float32(0))\n                    C[0, 0] = Cf[0, 0]")),
+                "fragment Cf (scope frag.acc) is read outside the tensor intrinsics");
+    /* frag_store of an A fragment */
+    lower_fails(parse(replace(text, "T.frag_store(T.address_of(Cf[", "T.frag_store(T.address_of(Af[")),
+                "argument 0 of frag_store is in Af (scope frag.a); it must be a fragment of "
+                "scope frag.acc");
+    /* frag_load into a fragment from a fragment */
+    lower_fails(parse(replace(text, "T.address_of(As[by * 32", "T.address_of(Cf[by * 32")),
+                "argument 1 of frag_load is in Cf (scope frag.acc); it must be a buffer that is "
+                "not a fragment");
+    /* a tile origin that is not a multiple of the tile */
+    lower_fails(parse(replace(text, "T.frag_fill(T.address_of(Cf[by * 32 + wy * 16, bx * 16 + nj * 8])",
+                              "T.frag_fill(T.address_of(Cf[by * 32 + wy * 16, bx * 16 + nj * 4])")),
+                "is not provably the origin of a tile of fragment Cf (its column index must be "
+                "a multiple of 8");
+    /* a fragment type the scope does not have */
+    lower_fails(parse(replace(text, "\"float32\", scope=\"frag.acc\"",
+                              "\"bfloat16\", scope=\"frag.acc\"")),
+                "lower_fragments: fragment buffer Cf (scope frag.acc, bfloat16");
+}
+
+/* thread_sync puts barriers between the copies into the shared tiles and
+ * the ldmatrix reading them, and after the k step (the next copies
+ * overwrite what ldmatrix read); race_check refuses the kernel with either
+ * removed (ldmatrix reads shared memory, by lane). */
+static void test_barriers(void **state) {
+    (void)state;
+    for (int ragged = 0; ragged < 2; ragged++) {
+        const char *t = lowered(tc(ragged ? 37 : 32, ragged ? 29 : 16, 32, 0), NULL);
+        assert_int_equal(count(t, "T.syncthreads()"), 2);
+        const char *first = replace(t, "T.syncthreads()\n", "T.evaluate(0)\n");
+        const char *p = strstr(t, "T.syncthreads()");
+        const char *second = replace(p + 1, "T.syncthreads()\n", "T.evaluate(0)\n");
+        second = replace(t, p + 1, second); /* t with the second barrier removed */
+        for (int k = 0; k < 2; k++) {
+            const tir_prim_func *broken = parse(k ? second : first);
+            tir_status s = tir_lower_check_races(ctx, broken);
+            if (s != TIR_ERR_LOWER || !strstr(tir_ctx_error(ctx), "race_check: shared buffer"))
+                fail_msg("barrier %d removed (ragged %d): got %s: %s", k, ragged,
+                         tir_status_name(s), tir_ctx_error(ctx));
+        }
+        OK(tir_lower_check_races(ctx, parse(t)));
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registers),
+        cmocka_unit_test(test_ldmatrix_choice),
+        cmocka_unit_test(test_clipping),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_barriers),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
