@@ -370,7 +370,11 @@ const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *
 const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope scope) {
     tir_buffer_desc d;
     tir_buffer_describe(b, &d);
-    d.name = tir_ctx_sprintf(ctx, "%s_%s", b->name, tir_scope_name(scope));
+    /* "A_frag.a" -> "A_frag_a": names stay identifiers in the text form */
+    char *name = (char *)tir_ctx_sprintf(ctx, "%s_%s", b->name, tir_scope_name(scope));
+    for (char *p = name; *p; p++)
+        if (*p == '.') *p = '_';
+    d.name = name;
     d.scope = scope;
     d.strides = NULL;
     d.elem_offset = NULL;

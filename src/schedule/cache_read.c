@@ -34,7 +34,9 @@ tir_status sch_cache_args(sch_call *c, bool is_read, sch_cache_target *t) {
     t->buf = is_read ? t->b->reads[index].buffer : t->b->writes[index].buffer;
     if (!sch_parse_scope(scope_name, &t->scope))
         return sch_fail(c, TIR_ERR_SCHED_BAD_SCOPE, t->rv, t->b,
-                        "unknown storage scope \"%s\"; use \"shared\" or \"local\"", scope_name);
+                        "unknown storage scope \"%s\"; use \"shared\", \"local\" or a fragment "
+                        "scope (\"frag.a\", \"frag.b\", \"frag.acc\")",
+                        scope_name);
     return TIR_OK;
 }
 
