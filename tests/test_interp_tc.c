@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "minitir/ir.h"
+#include "tc_kernels.h"
 
 static int setup(void **st) {
     *st = tir_ctx_create();
@@ -36,29 +37,8 @@ static int teardown(void **st) {
 
 /* ============================================================== helpers */
 
-/* The 16-bit encoding of v, which must be exactly representable (normal
- * or zero) in float16 / bfloat16. */
-static uint16_t to_half(double v, bool bf16) {
-    if (v == 0) return 0;
-    uint16_t sign = v < 0 ? 0x8000 : 0;
-    int e;
-    double m = frexp(fabs(v), &e); /* |v| = m 2^e, m in [0.5, 1) */
-    int mbits = bf16 ? 7 : 10, bias = bf16 ? 127 : 15;
-    double frac = (m * 2 - 1) * (1 << mbits);
-    assert_true(frac == floor(frac) && e - 1 + bias > 0);
-    return (uint16_t)(sign | (uint16_t)((e - 1 + bias) << mbits) | (uint16_t)frac);
-}
-
-/* float32 rounded to TF32 (10 mantissa bits), to nearest with ties away
- * from zero, written independently of the interpreter's bit trick. */
-static float tf32(float x) {
-    if (x == 0 || !isfinite(x)) return x;
-    int e;
-    double m = frexp(x, &e);                /* m in [0.5, 1): 11 significant bits wanted */
-    double s = ldexp(m, 11);                /* in [1024, 2048) */
-    double r = s < 0 ? -floor(-s + 0.5) : floor(s + 0.5); /* ties away */
-    return (float)ldexp(r, e - 11);
-}
+#define to_half tck_to_half
+#define tf32 tck_tf32
 
 static const tir_expr *I(tir_ctx *ctx, int64_t v) { return tir_i32(ctx, v); }
 

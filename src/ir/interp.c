@@ -1627,6 +1627,10 @@ static __attribute__((noinline)) tir_status store_v(ir_env *e, const ir_cstmt *s
 tir_status ir_store_idx(ir_env *e, ir_mbuf *m, const int64_t *idx, ir_val v) {
     int64_t off = elem_offset(e, m, idx, true);
     if (off < 0) return e->status;
+    return ir_store_off(e, m, off, v);
+}
+
+tir_status ir_store_off(ir_env *e, ir_mbuf *m, int64_t off, ir_val v) {
     if (m->watch && e->hooks && e->hooks->access) {
         e->hooks->access(e, m, off, true);
         if (e->status) return e->status;

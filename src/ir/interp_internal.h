@@ -282,6 +282,7 @@ ir_val ir_load_idx(ir_env *e, ir_mbuf *m, const int64_t *idx);
 tir_status ir_store_idx(ir_env *e, ir_mbuf *m, const int64_t *idx, ir_val v);
 /* The same by storage offset (already known to be inside m's storage). */
 ir_val ir_load_off(ir_env *e, ir_mbuf *m, int64_t off);
+tir_status ir_store_off(ir_env *e, ir_mbuf *m, int64_t off, ir_val v);
 /* The buffer bound to slot, or NULL after recording an error naming b. */
 ir_mbuf *ir_need_buf(ir_env *e, int slot, const tir_buffer *b);
 /* v of type class `from` converted as a Cast to type class `to` does. */
