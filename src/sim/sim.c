@@ -922,6 +922,25 @@ static void start_thread(sim *s, sim_thread *t) {
                 (unsigned)(p >> 32));
 }
 
+/* Ends a barrier or divergent-warp message sb (freed) with the kernel,
+ * statements `first` and `second` (may be NULL) marked, and reports it as
+ * thread `who`'s TIR_ERR_SIM_BARRIER. */
+static tir_status sync_fail(sim *s, ir_strbuf *sb, const tir_stmt *first, const tir_stmt *second,
+                            const sim_thread *who) {
+    const void *marks[2] = {first, second};
+    ir_sb_printf(sb, "\n%s", tir_print_marked(s->ctx, s->prog->func, second ? 2 : 1, marks));
+    s->rep.has_thread = true;
+    int64_t tx[3];
+    tid_xyz(s, who->tid, tx);
+    for (int i = 0; i < 3; i++) {
+        s->rep.block_idx[i] = s->bidx[i];
+        s->rep.thread_idx[i] = tx[i];
+    }
+    tir_status st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_BARRIER, "%s", sb->data);
+    ir_sb_free(sb);
+    return st;
+}
+
 /* A barrier that cannot open: some threads wait at `w` while others
  * finished or wait elsewhere. */
 static tir_status barrier_error(sim *s, sim_thread *w, sim_thread *other) {
@@ -947,18 +966,8 @@ static tir_status barrier_error(sim *s, sim_thread *w, sim_thread *other) {
         put_stmt_line(&sb, s->ctx, "first", w->barrier_stmt);
         put_stmt_line(&sb, s->ctx, "second", other->barrier_stmt);
     }
-    const void *marks[2] = {w->barrier_stmt, other->state == TH_DONE ? NULL : other->barrier_stmt};
-    ir_sb_printf(&sb, "\n%s", tir_print_marked(s->ctx, s->prog->func, marks[1] ? 2 : 1, marks));
-    s->rep.has_thread = true;
-    int64_t tx[3];
-    tid_xyz(s, other->tid, tx);
-    for (int i = 0; i < 3; i++) {
-        s->rep.block_idx[i] = s->bidx[i];
-        s->rep.thread_idx[i] = tx[i];
-    }
-    tir_status st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_BARRIER, "%s", sb.data);
-    ir_sb_free(&sb);
-    return st;
+    return sync_fail(s, &sb, w->barrier_stmt,
+                     other->state == TH_DONE ? NULL : other->barrier_stmt, other);
 }
 
 /* "0-15, 20" */
@@ -996,18 +1005,7 @@ static tir_status warp_error(sim *s, sim_thread *lane, sim_thread *w, sim_thread
     put_stmt_line(&sb, s->ctx, "collective", w->barrier_stmt);
     const tir_stmt *other = odd->state == TH_DONE ? NULL : odd->barrier_stmt;
     put_stmt_line(&sb, s->ctx, "other lane", other);
-    const void *marks[2] = {w->barrier_stmt, other};
-    ir_sb_printf(&sb, "\n%s", tir_print_marked(s->ctx, s->prog->func, other ? 2 : 1, marks));
-    s->rep.has_thread = true;
-    int64_t tx[3];
-    tid_xyz(s, odd->tid, tx);
-    for (int i = 0; i < 3; i++) {
-        s->rep.block_idx[i] = s->bidx[i];
-        s->rep.thread_idx[i] = tx[i];
-    }
-    tir_status st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_BARRIER, "%s", sb.data);
-    ir_sb_free(&sb);
-    return st;
+    return sync_fail(s, &sb, w->barrier_stmt, other, odd);
 }
 
 /* Performs the collective of every warp whose 32 lanes all wait at the
