@@ -18,7 +18,10 @@ extern "C" {
  * per-block shared memory, per-thread local memory, syncthreads barriers
  * and asynchronous copies.  Each thread of a block is a coroutine that runs
  * until its next syncthreads; when every thread of the block waits at the
- * same barrier they all go on.  Blocks run one after the other, threads of
+ * same barrier they all go on.  The tensor-core intrinsics mma_sync and
+ * ldmatrix are warp collectives: the 32 lanes of a warp (linear thread id
+ * / 32; lane = id % 32, lane_id()) must all reach the same call, which is
+ * then performed with every lane's operands (docs/lowered-ir.md).  Blocks run one after the other, threads of
  * a block in order of their linear id (x fastest), so runs are
  * deterministic.
  *
@@ -37,7 +40,9 @@ extern "C" {
  *                              accesses);
  *   TIR_ERR_SIM_BARRIER        a syncthreads not reached by all threads of
  *                              the block (threads waiting at different
- *                              syncthreads, or finished while others wait);
+ *                              syncthreads, or finished while others wait),
+ *                              or a warp collective not reached by all 32
+ *                              lanes of a warp (divergent warp);
  *   TIR_ERR_SIM_CP_ASYNC_PENDING  a load or store of a shared element whose
  *                              cp_async has not completed (no matching
  *                              cp_async_wait yet), or bad cp_async operands
@@ -46,7 +51,14 @@ extern "C" {
  *                              local element never written (and of global
  *                              parameters marked in uninit_params);
  *   TIR_ERR_SIM_LAUNCH         launch dimensions that cannot be determined
- *                              or are out of limits.
+ *                              or are out of limits, or warp intrinsics
+ *                              (lane_id, mma_sync, ldmatrix) in blocks that
+ *                              are not whole warps;
+ *   TIR_ERR_UNSUPPORTED        the logical frag_fill / frag_load /
+ *                              frag_store (lowering expands them).
+ * ldmatrix's rows are shared reads of the lane that supplies the row (race
+ * and uninitialised checks); a row address must be 16-byte aligned in a
+ * shared buffer of 16-bit elements (TIR_ERR_EVAL otherwise).
  * The first error stops the run. */
 typedef struct tir_sim_opts {
     /* Bit i: parameter i's buffer starts unwritten (as tir_interp_opts). */
@@ -77,7 +89,8 @@ typedef struct tir_sim_report {
     int64_t cp_async_copies;   /* completed copies */
     int64_t atomic_adds;       /* atomic_add calls executed */
     int64_t shared_bytes;      /* shared memory of one block */
-    bool coroutines;           /* false: no syncthreads, threads ran plainly */
+    int64_t warp_ops;          /* warp collectives (mma_sync, ldmatrix) performed */
+    bool coroutines;           /* false: no syncthreads or warp collectives, threads ran plainly */
     /* When the run failed in a thread: which one. */
     bool has_thread;
     int64_t block_idx[3], thread_idx[3];

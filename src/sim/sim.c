@@ -54,6 +54,7 @@
 
 #include "ir/interp_internal.h"
 #include "minitir/sim.h"
+#include "sim_warp.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SIM_ASAN 1
@@ -130,7 +131,7 @@ typedef struct g_buf {
     g_shadow *shadow; /* allocated at the first write */
 } g_buf;
 
-enum { TH_READY, TH_BARRIER, TH_DONE };
+enum { TH_READY, TH_BARRIER, TH_WARP, TH_DONE }; /* TH_WARP: at a warp collective */
 
 typedef struct sim sim;
 
@@ -140,8 +141,9 @@ typedef struct sim_thread {
     int32_t tid;
     int state;
     tir_status status;
-    const ir_cexpr *barrier;
+    const ir_cexpr *barrier; /* the syncthreads or warp collective it waits at */
     const tir_stmt *barrier_stmt;
+    ir_val wargs[4]; /* the collective's evaluated operands */
     ucontext_t uc;
     unsigned char *map; /* guard page + stack */
     cp_entry *cp;
@@ -169,6 +171,7 @@ struct sim {
     int ngb;
     int64_t block_linear;
     bool fibers;
+    uint64_t ops; /* bit i: the kernel calls intrinsic i */
     ucontext_t sched;
     size_t page;
 #if SIM_ASAN
@@ -640,13 +643,24 @@ static void resume(sim *s, sim_thread *t) {
 
 static bool sim_intrin(ir_env *e, const ir_cexpr *call, const ir_val *args, ir_val *result) {
     sim_thread *t = e->user;
-    (void)result;
     switch (call->u.call.op) {
     case TIR_INTRIN_SYNCTHREADS:
         if (!t->s->fibers) return true; /* a single-thread block */
         t->state = TH_BARRIER;
         t->barrier = call;
         t->barrier_stmt = e->cur_stmt;
+        to_scheduler(t);
+        return true;
+    case TIR_INTRIN_LANE_ID: result->i = t->tid % SIM_WARP; return true;
+    case TIR_INTRIN_MMA_SYNC:
+    case TIR_INTRIN_LDMATRIX:
+        /* Wait for the other 31 lanes; the scheduler performs the op
+         * (run_warps) and resumes the warp. */
+        TIR_ASSERT(t->s->fibers);
+        t->state = TH_WARP;
+        t->barrier = call;
+        t->barrier_stmt = e->cur_stmt;
+        memcpy(t->wargs, args, sizeof t->wargs);
         to_scheduler(t);
         return true;
     case TIR_INTRIN_CP_ASYNC: cp_issue(e, args); return true;
@@ -712,31 +726,72 @@ static tir_status find_dims(sim *s, const tir_prim_func *f) {
     return st;
 }
 
-static bool has_sync_expr(const ir_cexpr *x) {
-    if (!x) return false;
-    if (x->kind == TIR_KIND_CALL) {
-        if (x->u.call.op == TIR_INTRIN_SYNCTHREADS) return true;
-        for (int i = 0; i < x->u.call.nargs; i++)
-            if (has_sync_expr(x->u.call.args[i])) return true;
+#define OP_BIT(op) (1ull << TIR_INTRIN_##op)
+
+/* The intrinsics an expression calls (a bit each), anywhere inside it. */
+static uint64_t expr_ops(const ir_cexpr *x) {
+    if (!x) return 0;
+    uint64_t m = expr_ops(x->a) | expr_ops(x->b) | expr_ops(x->c);
+    if (x->kind == TIR_KIND_BUFFER_LOAD) {
+        for (int i = 0; i < x->u.ld.nidx; i++) m |= expr_ops(x->u.ld.idx[i]);
+    } else if (x->kind == TIR_KIND_CALL) {
+        TIR_ASSERT(x->u.call.op < 64);
+        m |= 1ull << x->u.call.op;
+        for (int i = 0; i < x->u.call.nargs; i++) m |= expr_ops(x->u.call.args[i]);
     }
-    return false;
+    return m;
 }
 
-static bool has_sync(const ir_cstmt *c) {
-    if (!c) return false;
+/* The intrinsics a statement calls: which need coroutines, which are
+ * refused before the run. */
+static uint64_t stmt_ops(const ir_cstmt *c) {
+    if (!c) return 0;
+    uint64_t m = 0;
     switch ((tir_kind)c->kind) {
-    case TIR_KIND_FOR: return has_sync(c->u.loop.body);
+    case TIR_KIND_FOR:
+        return expr_ops(c->u.loop.min) | expr_ops(c->u.loop.extent) | stmt_ops(c->u.loop.body);
     case TIR_KIND_SEQ:
-        for (int i = 0; i < c->u.seq.n; i++)
-            if (has_sync(c->u.seq.stmts[i])) return true;
-        return false;
-    case TIR_KIND_IF: return has_sync(c->u.ifs.then_s) || has_sync(c->u.ifs.else_s);
-    case TIR_KIND_ALLOCATE: return has_sync(c->u.alloc.body);
+        for (int i = 0; i < c->u.seq.n; i++) m |= stmt_ops(c->u.seq.stmts[i]);
+        return m;
+    case TIR_KIND_IF:
+        return expr_ops(c->u.ifs.cond) | stmt_ops(c->u.ifs.then_s) | stmt_ops(c->u.ifs.else_s);
+    case TIR_KIND_ALLOCATE: return stmt_ops(c->u.alloc.body);
     case TIR_KIND_BLOCK_REALIZE:
-    case TIR_KIND_BLOCK: return has_sync(c->u.block.init) || has_sync(c->u.block.body);
-    case TIR_KIND_EVALUATE: return has_sync_expr(c->u.eval);
-    default: return false;
+    case TIR_KIND_BLOCK:
+        for (int i = 0; i < c->u.block.niters; i++) m |= expr_ops(c->u.block.values[i]);
+        return m | expr_ops(c->u.block.predicate) | stmt_ops(c->u.block.init) |
+               stmt_ops(c->u.block.body);
+    case TIR_KIND_BUFFER_STORE:
+        for (int i = 0; i < c->u.store.nidx; i++) m |= expr_ops(c->u.store.idx[i]);
+        return m | expr_ops(c->u.store.value);
+    case TIR_KIND_EVALUATE: return expr_ops(c->u.eval);
+    default: return 0;
     }
+}
+
+/* Refuses what a lowered kernel cannot contain for the simulator: the
+ * logical fragment intrinsics (lower_fragments expands them), and warp
+ * intrinsics in a block that is not whole warps. */
+static tir_status check_ops(sim *s) {
+    static const tir_intrin logical[3] = {TIR_INTRIN_FRAG_FILL, TIR_INTRIN_FRAG_LOAD,
+                                          TIR_INTRIN_FRAG_STORE};
+    for (int i = 0; i < 3; i++)
+        if (s->ops >> logical[i] & 1)
+            return tir_ctx_fail(s->ctx, TIR_ERR_UNSUPPORTED,
+                                "kernel '%s' calls %s, a logical tile intrinsic: the simulator "
+                                "runs lowered kernels, in which lower_fragments has expanded it "
+                                "into per-lane loads and stores",
+                                s->prog->func->name, tir_intrin_name(logical[i]));
+    static const tir_intrin warp[3] = {TIR_INTRIN_LANE_ID, TIR_INTRIN_MMA_SYNC,
+                                       TIR_INTRIN_LDMATRIX};
+    for (int i = 0; i < 3; i++)
+        if ((s->ops >> warp[i] & 1) && s->nthreads % SIM_WARP)
+            return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                                "kernel '%s' calls %s, a warp intrinsic, but its blocks have %d "
+                                "threads, not a multiple of %d (whole warps)",
+                                s->prog->func->name, tir_intrin_name(warp[i]), s->nthreads,
+                                SIM_WARP);
+    return TIR_OK;
 }
 
 /* Compiles f and binds the arguments in a master env; computes the launch
@@ -767,7 +822,8 @@ static tir_status sim_setup(sim *s, const tir_prim_func *f, int nargs, const tir
     TIR_TRY(find_dims(s, f));
     /* tir_launch_check kept this within the limit */
     s->nthreads = (int)(s->block[0] * s->block[1] * s->block[2]);
-    return TIR_OK;
+    s->ops = stmt_ops(p->body);
+    return check_ops(s);
 }
 
 static void sim_teardown(sim *s) {
@@ -866,6 +922,25 @@ static void start_thread(sim *s, sim_thread *t) {
                 (unsigned)(p >> 32));
 }
 
+/* Ends a barrier or divergent-warp message sb (freed) with the kernel,
+ * statements `first` and `second` (may be NULL) marked, and reports it as
+ * thread `who`'s TIR_ERR_SIM_BARRIER. */
+static tir_status sync_fail(sim *s, ir_strbuf *sb, const tir_stmt *first, const tir_stmt *second,
+                            const sim_thread *who) {
+    const void *marks[2] = {first, second};
+    ir_sb_printf(sb, "\n%s", tir_print_marked(s->ctx, s->prog->func, second ? 2 : 1, marks));
+    s->rep.has_thread = true;
+    int64_t tx[3];
+    tid_xyz(s, who->tid, tx);
+    for (int i = 0; i < 3; i++) {
+        s->rep.block_idx[i] = s->bidx[i];
+        s->rep.thread_idx[i] = tx[i];
+    }
+    tir_status st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_BARRIER, "%s", sb->data);
+    ir_sb_free(sb);
+    return st;
+}
+
 /* A barrier that cannot open: some threads wait at `w` while others
  * finished or wait elsewhere. */
 static tir_status barrier_error(sim *s, sim_thread *w, sim_thread *other) {
@@ -891,18 +966,76 @@ static tir_status barrier_error(sim *s, sim_thread *w, sim_thread *other) {
         put_stmt_line(&sb, s->ctx, "first", w->barrier_stmt);
         put_stmt_line(&sb, s->ctx, "second", other->barrier_stmt);
     }
-    const void *marks[2] = {w->barrier_stmt, other->state == TH_DONE ? NULL : other->barrier_stmt};
-    ir_sb_printf(&sb, "\n%s", tir_print_marked(s->ctx, s->prog->func, marks[1] ? 2 : 1, marks));
-    s->rep.has_thread = true;
-    int64_t tx[3];
-    tid_xyz(s, other->tid, tx);
-    for (int i = 0; i < 3; i++) {
-        s->rep.block_idx[i] = s->bidx[i];
-        s->rep.thread_idx[i] = tx[i];
+    return sync_fail(s, &sb, w->barrier_stmt,
+                     other->state == TH_DONE ? NULL : other->barrier_stmt, other);
+}
+
+/* "0-15, 20" */
+static void put_lanes(ir_strbuf *sb, uint32_t mask) {
+    const char *sep = "";
+    for (int l = 0; l < SIM_WARP; l++) {
+        if (!(mask >> l & 1)) continue;
+        int h = l;
+        while (h + 1 < SIM_WARP && (mask >> (h + 1) & 1)) h++;
+        if (h > l) ir_sb_printf(sb, "%s%d-%d", sep, l, h);
+        else ir_sb_printf(sb, "%s%d", sep, l);
+        sep = ", ";
+        l = h;
     }
-    tir_status st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_BARRIER, "%s", sb.data);
-    ir_sb_free(&sb);
-    return st;
+}
+
+/* Warp `lane` (its 32 threads) has lane w at a collective and lane odd
+ * not at the same one. */
+static tir_status warp_error(sim *s, sim_thread *lane, sim_thread *w, sim_thread *odd) {
+    uint32_t at = 0;
+    for (int l = 0; l < SIM_WARP; l++)
+        if (lane[l].state == TH_WARP && lane[l].barrier == w->barrier) at |= 1u << l;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_printf(&sb, "blockIdx (%lld, %lld, %lld): divergent warp: lanes ", (long long)s->bidx[0],
+                 (long long)s->bidx[1], (long long)s->bidx[2]);
+    put_lanes(&sb, at);
+    ir_sb_puts(&sb, " of the warp of ");
+    put_tid(&sb, s, lane->tid);
+    ir_sb_printf(&sb, " wait at %s, a warp collective that all 32 lanes must reach together, but "
+                 "lane %d ", tir_intrin_name(w->barrier->u.call.op), (int)(odd - lane));
+    ir_sb_puts(&sb, odd->state == TH_DONE      ? "finished without reaching it"
+                    : odd->state == TH_BARRIER ? "waits at a syncthreads"
+                                               : "waits at another warp collective");
+    put_stmt_line(&sb, s->ctx, "collective", w->barrier_stmt);
+    const tir_stmt *other = odd->state == TH_DONE ? NULL : odd->barrier_stmt;
+    put_stmt_line(&sb, s->ctx, "other lane", other);
+    return sync_fail(s, &sb, w->barrier_stmt, other, odd);
+}
+
+/* Performs the collective of every warp whose 32 lanes all wait at the
+ * same one (*moved: some did), and resumes them; a warp with some lanes
+ * at a collective and others elsewhere is an error.  Runs when no thread
+ * of the block can go on. */
+static tir_status run_warps(sim *s, bool *moved) {
+    *moved = false;
+    if (!(s->ops & (OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX)))) return TIR_OK;
+    for (int base = 0; base < s->nthreads; base += SIM_WARP) {
+        sim_thread *lane = &s->th[base], *w = NULL;
+        for (int l = 0; l < SIM_WARP && !w; l++)
+            if (lane[l].state == TH_WARP) w = &lane[l];
+        if (!w) continue;
+        ir_env *envs[SIM_WARP];
+        const ir_val *args[SIM_WARP];
+        for (int l = 0; l < SIM_WARP; l++) {
+            if (lane[l].state != TH_WARP || lane[l].barrier != w->barrier)
+                return warp_error(s, lane, w, &lane[l]);
+            envs[l] = lane[l].env;
+            args[l] = lane[l].wargs;
+        }
+        int bad = w->barrier->u.call.op == TIR_INTRIN_MMA_SYNC ? simw_mma(envs, args)
+                                                                : simw_ldmatrix(envs, args);
+        if (bad >= 0) return thread_error(s, &lane[bad], lane[bad].env->status);
+        s->rep.warp_ops++;
+        for (int l = 0; l < SIM_WARP; l++) lane[l].state = TH_READY;
+        *moved = true;
+    }
+    return TIR_OK;
 }
 
 static tir_status run_block(sim *s) {
@@ -928,6 +1061,10 @@ static tir_status run_block(sim *s) {
             resume(s, t);
             if (t->state == TH_DONE && t->status != TIR_OK) return thread_error(s, t, t->status);
         }
+        bool moved;
+        tir_status wst = run_warps(s, &moved);
+        if (wst != TIR_OK) return wst;
+        if (moved) continue;
         sim_thread *w = NULL, *done = NULL, *other = NULL;
         for (int i = 0; i < s->nthreads; i++) {
             sim_thread *t = &s->th[i];
@@ -984,7 +1121,8 @@ tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int nargs, con
             s->rep.grid[i] = s->grid[i];
             s->rep.block[i] = s->block[i];
         }
-        s->fibers = s->nthreads > 1 && has_sync(s->prog->body);
+        s->fibers = s->nthreads > 1 &&
+                    (s->ops & (OP_BIT(SYNCTHREADS) | OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX)));
         s->rep.coroutines = s->fibers;
         st = make_threads(s);
     }

@@ -1,0 +1,18 @@
+/* sim_warp.h: the warp-collective operations of the simulator
+ * (sim_warp.c), given the 32 lanes of a warp gathered at one call.  Not
+ * installed. */
+#ifndef MINITIR_SIM_WARP_H
+#define MINITIR_SIM_WARP_H
+
+#include "ir/interp_internal.h"
+
+#define SIM_WARP 32
+
+/* Performs mma_sync / ldmatrix (lowered forms, docs/lowered-ir.md) for
+ * the lanes lanes[0..32) of one warp, lane l's evaluated operands in
+ * args[l].  Returns -1, or the lane whose env holds the error (operands,
+ * bounds, races and unwritten elements, checked as that lane's accesses). */
+int simw_mma(ir_env *const *lanes, const ir_val *const *args);
+int simw_ldmatrix(ir_env *const *lanes, const ir_val *const *args);
+
+#endif

@@ -1,0 +1,197 @@
+/* tc_kernels.c: see tc_kernels.h.  The kernels are written as TVMScript
+ * text (readable, and what tirc prints) and parsed. */
+#include "tc_kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tb {
+    char *buf;
+    size_t len, cap;
+} tb;
+
+static void put(tb *t, int indent, const char *fmt, ...) TIR_PRINTF(3, 4);
+static void put(tb *t, int indent, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t need = t->len + (size_t)indent * 4 + strlen(line) + 2;
+    if (need > t->cap) {
+        t->cap = need * 2;
+        t->buf = realloc(t->buf, t->cap);
+    }
+    t->len += (size_t)sprintf(t->buf + t->len, "%*s%s\n", indent * 4, "", line);
+}
+
+static const char *finish(tir_ctx *ctx, tb *t) {
+    const char *r = tir_intern(ctx, t->buf);
+    free(t->buf);
+    return r;
+}
+
+static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
+    const tir_prim_func *f = NULL;
+    if (!text || tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) return NULL;
+    return f;
+}
+
+#define LANE "T.call_intrin(\"int32\", \"lane_id\")"
+#define G "(" LANE " // 4)"
+#define TT "(" LANE " % 4)"
+
+static const char *dt_name(tir_dtype t) {
+    return tir_dtype_eq(t, TIR_F32) ? "float32" : tir_dtype_eq(t, TIR_F16) ? "float16" : "bfloat16";
+}
+
+/* The tile row / column of register v (a loop variable) of this lane, as
+ * in ir.h's tir_frag_row / tir_frag_col. */
+static const char *const k16_a[2] = {G " + 8 * (v // 2 % 2)", "2 * " TT " + v % 2 + 8 * (v // 4)"};
+static const char *const k16_b[2] = {"2 * " TT " + v % 2 + 8 * (v // 2)", G};
+static const char *const k8_a[2] = {G " + 8 * (v % 2)", TT " + 4 * (v // 2)"};
+static const char *const k8_b[2] = {TT " + 4 * v", G};
+static const char *const acc[2] = {G " + 8 * (v // 2)", "2 * " TT " + v % 2"};
+
+static void signature(tb *t, const char *name, tir_dtype dt, long long M, long long N,
+                      long long K) {
+    put(t, 0, "@T.prim_func");
+    put(t, 0,
+        "def %s(A: T.Buffer((%lld,), \"%s\"), B: T.Buffer((%lld,), \"%s\"), C: "
+        "T.Buffer((%lld,), \"float32\")):",
+        name, M * K, dt_name(dt), K * N, dt_name(dt), M * N);
+}
+
+static void mma_call(tb *t, int d, int flags) {
+    if (flags & TCK_DIVERGE) put(t, d++, "if " LANE " < 16:");
+    put(t, d,
+        "T.call_intrin(\"void\", \"mma_sync\", T.address_of(Cf[0]), T.address_of(Af[0]), "
+        "T.address_of(Bf[0]))");
+}
+
+/* Cf = 0 (d: indentation) */
+static void zero_acc(tb *t, int d) {
+    put(t, d, "for v in T.unroll(4):");
+    put(t, d + 1, "Cf[v] = T.float32(0)");
+}
+
+/* C tile at (i0, j0) = Cf, per lane */
+static void store_acc(tb *t, int d, const char *i0, const char *j0, long long N) {
+    put(t, d, "for v in T.unroll(4):");
+    put(t, d + 1, "C[(%s + %s) * %lld + %s + %s] = Cf[v]", i0, acc[0], N, j0, acc[1]);
+}
+
+const char *tck_mma_lanes_text(tir_ctx *ctx, tir_dtype dt, int grid_m, int warps_m, int warps_n,
+                               int ksteps, int flags) {
+    bool f32 = tir_dtype_eq(dt, TIR_F32);
+    int kt = f32 ? 8 : 16, ra = f32 ? 4 : 8, rb = f32 ? 2 : 4;
+    const char *const *la = f32 ? k8_a : k16_a, *const *lb = f32 ? k8_b : k16_b;
+    long long M = 16LL * grid_m * warps_m, N = 8LL * warps_n, K = (long long)kt * ksteps;
+    tb t = {0};
+    signature(&t, "tc_mma_lanes", dt, M, N, K);
+    put(&t, 1, "for bx in T.thread_binding(0, %d, thread=\"blockIdx.x\"):", grid_m);
+    put(&t, 2, "for ty in T.thread_binding(0, %d, thread=\"threadIdx.y\"):", warps_m * warps_n);
+    put(&t, 3, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):",
+        flags & TCK_HALF_WARP ? 16 : 32);
+    put(&t, 4, "Af = T.allocate((%d,), \"%s\", \"local\")", ra, dt_name(dt));
+    put(&t, 4, "Bf = T.allocate((%d,), \"%s\", \"local\")", rb, dt_name(dt));
+    put(&t, 4, "Cf = T.allocate((4,), \"float32\", \"local\")");
+    char i0[96], j0[64];
+    snprintf(i0, sizeof i0, "(bx * %d + ty // %d * 16)", 16 * warps_m, warps_n);
+    snprintf(j0, sizeof j0, "(ty %% %d * 8)", warps_n);
+    zero_acc(&t, 4);
+    put(&t, 4, "for ko in T.serial(%d):", ksteps);
+    put(&t, 5, "for v in T.unroll(%d):", ra);
+    put(&t, 6, "Af[v] = A[(%s + %s) * %lld + ko * %d + %s]", i0, la[0], K, kt, la[1]);
+    put(&t, 5, "for v in T.unroll(%d):", rb);
+    put(&t, 6, "Bf[v] = B[(ko * %d + %s) * %lld + %s + %s]", kt, lb[0], N, j0, lb[1]);
+    mma_call(&t, 5, flags);
+    store_acc(&t, 4, i0, j0, N);
+    return finish(ctx, &t);
+}
+
+const tir_prim_func *tck_mma_lanes(tir_ctx *ctx, tir_dtype t, int grid_m, int warps_m,
+                                   int warps_n, int ksteps, int flags) {
+    return parse(ctx, tck_mma_lanes_text(ctx, t, grid_m, warps_m, warps_n, ksteps, flags));
+}
+
+const char *tck_mma_ldmatrix_text(tir_ctx *ctx, tir_dtype dt, int flags) {
+    const char *d = dt_name(dt);
+    tb t = {0};
+    signature(&t, "tc_mma_ldmatrix", dt, 16, 8, 16);
+    put(&t, 1, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):",
+        flags & TCK_HALF_WARP ? 16 : 32);
+    put(&t, 2, "As = T.allocate((256,), \"%s\", \"shared\")", d);
+    put(&t, 2, "Bs = T.allocate((128,), \"%s\", \"shared\")", d);
+    put(&t, 2, "Af = T.allocate((8,), \"%s\", \"local\")", d);
+    put(&t, 2, "Bf = T.allocate((4,), \"%s\", \"local\")", d);
+    put(&t, 2, "Cf = T.allocate((4,), \"float32\", \"local\")");
+    if (!(flags & TCK_NO_COPY)) {
+        put(&t, 2, "for i in T.serial(8):");
+        put(&t, 3, "As[i * 32 + tx] = A[i * 32 + tx]");
+    }
+    put(&t, 2, "for i in T.serial(4):");
+    put(&t, 3, "Bs[i * 32 + tx] = B[i * 32 + tx]");
+    put(&t, 2, "T.syncthreads()");
+    if (flags & TCK_RACE) {
+        put(&t, 2, "if " LANE " == 0:");
+        put(&t, 3, "As[80] = A[0]");
+    }
+    put(&t, 2,
+        "T.call_intrin(\"void\", \"ldmatrix\", 0, 4, T.address_of(Af[0]), T.address_of(%s[(" LANE
+        " %% 16) * 16 + 8 * (" LANE " // 16)%s]))",
+        flags & TCK_LDM_GLOBAL ? "A" : "As", flags & TCK_MISALIGN ? " + 1" : "");
+    put(&t, 2,
+        "T.call_intrin(\"void\", \"ldmatrix\", 1, 2, T.address_of(Bf[0]), T.address_of(Bs[(" LANE
+        " %% 16) * 8]))");
+    zero_acc(&t, 2);
+    mma_call(&t, 2, flags);
+    store_acc(&t, 2, "0", "0", 8);
+    return finish(ctx, &t);
+}
+
+const tir_prim_func *tck_mma_ldmatrix(tir_ctx *ctx, tir_dtype t, int flags) {
+    return parse(ctx, tck_mma_ldmatrix_text(ctx, t, flags));
+}
+
+uint16_t tck_to_half(double v, bool bf16) {
+    if (v == 0) return 0;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    int e;
+    double m = frexp(fabs(v), &e); /* |v| = m 2^e, m in [0.5, 1) */
+    int mbits = bf16 ? 7 : 10, bias = bf16 ? 127 : 15;
+    double frac = (m * 2 - 1) * (1 << mbits);
+    if (frac != floor(frac) || e - 1 + bias <= 0 || e - 1 + bias >= (bf16 ? 255 : 31)) {
+        fprintf(stderr, "tck_to_half: %g is not a normal %s\n", v, bf16 ? "bfloat16" : "float16");
+        abort();
+    }
+    return (uint16_t)(sign | (uint16_t)((e - 1 + bias) << mbits) | (uint16_t)frac);
+}
+
+float tck_tf32(float x) {
+    if (x == 0 || !isfinite(x)) return x;
+    int e;
+    double m = frexp(x, &e);                               /* 11 significant bits wanted */
+    double s = ldexp(m, 11);                               /* |s| in [1024, 2048) */
+    double r = s < 0 ? -floor(-s + 0.5) : floor(s + 0.5); /* ties away */
+    return (float)ldexp(r, e - 11);
+}
+
+void tck_ref_matmul(const float *a, const float *b, float *c, int M, int N, int K, bool tf32) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) {
+                float x = a[i * K + k], y = b[k * N + j];
+                if (tf32) {
+                    x = tck_tf32(x);
+                    y = tck_tf32(y);
+                }
+                s += (double)x * y;
+            }
+            c[i * N + j] = (float)s;
+        }
+}
