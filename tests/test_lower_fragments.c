@@ -97,11 +97,11 @@ static void test_registers(void **state) {
     HASNT(t, "frag.");
     HASNT(t, "frag_");
     HAS(t, "Cf[nj * 4 + 3] = T.float32(0)");
-    HAS(t, "\"mma_sync\", T.address_of(Cf[nj_1 * 4]), T.address_of(Af[0]), "
+    HAS(t, "T.mma_sync(T.address_of(Cf[nj_1 * 4]), T.address_of(Af[0]), "
            "T.address_of(Bf[0])");
     /* the accumulator layout: register 2 is row g + 8, column 2t */
-    HAS(t, "C[wy * 16 + T.call_intrin(\"int32\", \"lane_id\") // 4 + 8, nj_2 * 8 + "
-           "T.call_intrin(\"int32\", \"lane_id\") % 4 * 2] = Cf[nj_2 * 4 + 2]");
+    HAS(t, "C[wy * 16 + T.lane_id() // 4 + 8, nj_2 * 8 + "
+           "T.lane_id() % 4 * 2] = Cf[nj_2 * 4 + 2]");
     /* tf32: A tiles 16x8 (4 registers), B 8x8 (2) */
     t = lowered(tc(32, 16, 32, LK_TC_TF32), "lower_fragments");
     HAS(t, "Af = T.allocate((4,), \"float32\", scope=\"local\")");
@@ -114,18 +114,18 @@ static void test_registers(void **state) {
 static void test_ldmatrix_choice(void **state) {
     (void)state;
     const char *t = lowered(tc(32, 16, 32, 0), "lower_fragments");
-    assert_int_equal(count(t, "\"ldmatrix\", 0, 4, T.address_of(Af[0]), T.address_of(As[wy * 16 "
-                              "+ T.call_intrin(\"int32\", \"lane_id\") % 16, "
-                              "T.call_intrin(\"int32\", \"lane_id\") // 16 * 8])"),
+    assert_int_equal(count(t, "T.ldmatrix(0, 4, T.address_of(Af[0]), T.address_of(As[wy * 16 "
+                              "+ T.lane_id() % 16, "
+                              "T.lane_id() // 16 * 8])"),
                      1);
-    assert_int_equal(count(t, "\"ldmatrix\", 1, 2, T.address_of(Bf[0]), "
-                              "T.address_of(Bs[T.call_intrin(\"int32\", \"lane_id\") % 16, "
+    assert_int_equal(count(t, "T.ldmatrix(1, 2, T.address_of(Bf[0]), "
+                              "T.address_of(Bs[T.lane_id() % 16, "
                               "nj_1 * 8])"),
                      1);
     /* A from global: 8 per-lane loads, B still ldmatrix */
     t = lowered(tc(32, 16, 32, LK_TC_A_GLOBAL), "lower_fragments");
-    assert_int_equal(count(t, "\"ldmatrix\", 0, 4"), 0);
-    assert_int_equal(count(t, "\"ldmatrix\", 1, 2"), 1);
+    assert_int_equal(count(t, "T.ldmatrix(0, 4"), 0);
+    assert_int_equal(count(t, "T.ldmatrix(1, 2"), 1);
     for (int v = 0; v < 8; v++) {
         char r[32];
         snprintf(r, sizeof r, v ? "Af[%d] = A[" : "Af[0] = A[", v);
@@ -145,18 +145,17 @@ static void test_clipping(void **state) {
     const char *t = lowered(tc(32, 16, 32, LK_TC_A_GLOBAL), "lower_fragments");
     /* no clipping: the tiles fit (the copies' guards go in simplify) */
     HASNT(t, "Af[0] = T.bfloat16(0)");
-    assert_int_equal(count(t, "\"lane_id\") // 4 <"), 0);
+    assert_int_equal(count(t, "T.lane_id() // 4 <"), 0);
     t = lowered(tc(37, 29, 32, LK_TC_A_GLOBAL), "lower_fragments");
     /* 4 stores per tile to C, each under its own if */
     assert_int_equal(count(t, "] = Cf[nj_2 * 4"), 4);
-    assert_int_equal(count(t, "< 37 and bx * 8 + nj_2 * 4 + T.call_intrin(\"int32\", "
-                              "\"lane_id\") % 4 < 15:"),
+    assert_int_equal(count(t, "< 37 and bx * 8 + nj_2 * 4 + T.lane_id() % 4 < 15:"),
                      1);
     /* A's 8 registers: zero past row 37 (rows g and g + 8) */
     assert_int_equal(count(t, "Af[1] = T.bfloat16(0)"), 1);
     assert_int_equal(count(t, "Af[7] = T.bfloat16(0)"), 1);
-    HAS(t, "if by * 32 + wy * 16 + T.call_intrin(\"int32\", \"lane_id\") // 4 < 37:");
-    HAS(t, "if by * 32 + wy * 16 + T.call_intrin(\"int32\", \"lane_id\") // 4 < 29:");
+    HAS(t, "if by * 32 + wy * 16 + T.lane_id() // 4 < 37:");
+    HAS(t, "if by * 32 + wy * 16 + T.lane_id() // 4 < 29:");
 }
 
 /* A lowering error whose message contains `want`. */
