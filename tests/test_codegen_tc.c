@@ -189,16 +189,21 @@ static const tir_prim_func *one_call(tir_ctx *ctx, const tir_expr *call, const t
     return tir_prim_func_new(ctx, "tc_bad", np, pv, params, body, 0, NULL);
 }
 
-/* mma_sync(&Ld[0], &La[oa], &Lb[0]) with 8-element arrays. */
-static const tir_prim_func *one_mma(tir_ctx *ctx, tir_dtype ta, tir_dtype tb, tir_dtype td,
-                                    int64_t oa, tir_scope sa, int threads) {
-    const tir_buffer *La = buf(ctx, "La", ta, 8, sa), *Lb = buf(ctx, "Lb", tb, 8, TIR_SCOPE_LOCAL),
+/* mma_sync(&Ld[0], &La[oa], &Lb[0]) with 8-element Lb and Ld, na-element La. */
+static const tir_prim_func *one_mma_at(tir_ctx *ctx, tir_dtype ta, tir_dtype tb, tir_dtype td,
+                                       const tir_expr *oa, int64_t na, tir_scope sa, int threads) {
+    const tir_buffer *La = buf(ctx, "La", ta, na, sa), *Lb = buf(ctx, "Lb", tb, 8, TIR_SCOPE_LOCAL),
                      *Ld = buf(ctx, "Ld", td, 8, TIR_SCOPE_LOCAL);
-    const tir_expr *args[3] = {addr(ctx, Ld, tir_i32(ctx, 0)), addr(ctx, La, tir_i32(ctx, oa)),
+    const tir_expr *args[3] = {addr(ctx, Ld, tir_i32(ctx, 0)), addr(ctx, La, oa),
                                addr(ctx, Lb, tir_i32(ctx, 0))};
     const tir_expr *call = tir_call_new(ctx, TIR_VOID, TIR_INTRIN_MMA_SYNC, 3, args);
     const tir_buffer *allocs[3] = {La, Lb, Ld};
     return one_call(ctx, call, Ld, 3, allocs, threads);
+}
+
+static const tir_prim_func *one_mma(tir_ctx *ctx, tir_dtype ta, tir_dtype tb, tir_dtype td,
+                                    int64_t oa, tir_scope sa, int threads) {
+    return one_mma_at(ctx, ta, tb, td, tir_i32(ctx, oa), 8, sa, threads);
 }
 
 /* ldmatrix(trans, num, &L[0], &S[lane_id() * 8]). */
@@ -237,6 +242,10 @@ static void test_bad_mma(void **st) {
     const tir_scope L = TIR_SCOPE_LOCAL;
     compiles(ctx, one_mma(ctx, TIR_BF16, TIR_BF16, TIR_F32, 0, L, 32));
     compiles(ctx, one_mma(ctx, TIR_F32, TIR_F32, TIR_F32, 4, L, 64));
+    /* registers at a variable offset: through memory (not SSA values) */
+    const tir_expr *lane = tir_call_new(ctx, TIR_I32, TIR_INTRIN_LANE_ID, 0, NULL);
+    const tir_expr *var = tir_mul(ctx, tir_floormod(ctx, lane, tir_i32(ctx, 2)), tir_i32(ctx, 8));
+    compiles(ctx, one_mma_at(ctx, TIR_F16, TIR_F16, TIR_F32, var, 16, L, 32));
     refused(ctx, one_mma(ctx, TIR_F16, TIR_BF16, TIR_F32, 0, L, 32), "'La' is float16",
             "'Lb' is bfloat16");
     refused(ctx, one_mma(ctx, TIR_I32, TIR_I32, TIR_F32, 0, L, 32), "'La' is int32", NULL);
