@@ -55,19 +55,19 @@ static const tir_expr *frag_pos(tir_ctx *ctx, const tir_frag_layout *l, int v, b
     return add(ctx, add(ctx, term(ctx, g, a), term(ctx, t, b)), I(ctx, c));
 }
 
-typedef struct tck {
+typedef struct tcg {
     tir_ctx *ctx;
-    const tck_opts *o;
+    const tcg_opts *o;
     int64_t N, kt; /* k tile */
     tir_frag_layout la, lb, lc;
     const tir_buffer *A, *B, *C, *La, *Lb, *Lc, *As, *Bs;
     const tir_var *ko;
-} tck;
+} tcg;
 
 /* Each lane's registers of the tiles of L from global G: register v of
  * tile nt at G[(r0 + row) * ld + c0 + 8 nt + col], as lower_fragments
  * expands frag_load / frag_store (store: G = L's values instead). */
-static const tir_stmt *lane_copy(tck *k, const tir_buffer *L, const tir_frag_layout *l,
+static const tir_stmt *lane_copy(tcg *k, const tir_buffer *L, const tir_frag_layout *l,
                                  const tir_buffer *G, const tir_expr *r0, const tir_expr *c0,
                                  int64_t ldg, int ntiles, bool store) {
     tir_ctx *ctx = k->ctx;
@@ -85,7 +85,7 @@ static const tir_stmt *lane_copy(tck *k, const tir_buffer *L, const tir_frag_lay
 }
 
 /* ldmatrix(trans, num, address_of(L[o]), address_of(S[i])). */
-static const tir_stmt *ldm(tck *k, int trans, int num, const tir_buffer *L, int64_t o,
+static const tir_stmt *ldm(tcg *k, int trans, int num, const tir_buffer *L, int64_t o,
                            const tir_buffer *S, const tir_expr *i) {
     tir_ctx *ctx = k->ctx;
     const tir_expr *args[4] = {I(ctx, trans), I(ctx, num), addr(ctx, L, I(ctx, o)), addr(ctx, S, i)};
@@ -94,7 +94,7 @@ static const tir_stmt *ldm(tck *k, int trans, int num, const tir_buffer *L, int6
 
 /* The A and B fragments of k step ko from shared memory: lane l gives row
  * l % 8 of matrix l / 8 (docs/lowered-ir.md). */
-static const tir_stmt *shared_frags(tck *k) {
+static const tir_stmt *shared_frags(tcg *k) {
     tir_ctx *ctx = k->ctx;
     const tir_expr *kk = muli(ctx, &k->ko->base, 16);
     const tir_expr *l16 = tir_floormod(ctx, lane(ctx), I(ctx, 16));
@@ -120,7 +120,7 @@ static const tir_stmt *shared_frags(tck *k) {
 }
 
 /* S[i * 32 + tx] = G[i * 32 + tx] for the whole buffer. */
-static const tir_stmt *stage(tck *k, const tir_buffer *S, const tir_buffer *G, const tir_var *tx,
+static const tir_stmt *stage(tcg *k, const tir_buffer *S, const tir_buffer *G, const tir_var *tx,
                              const char *name) {
     tir_ctx *ctx = k->ctx;
     const tir_var *i = tir_var_new(ctx, name, TIR_I32);
@@ -129,7 +129,7 @@ static const tir_stmt *stage(tck *k, const tir_buffer *S, const tir_buffer *G, c
                        NULL, 0, NULL, st(ctx, S, e, ld(ctx, G, e)));
 }
 
-static const tir_stmt *k_loop(tck *k) {
+static const tir_stmt *k_loop(tcg *k) {
     tir_ctx *ctx = k->ctx;
     const tir_stmt *s[4];
     int n = 0;
@@ -156,8 +156,8 @@ static const tir_buffer *buf(tir_ctx *ctx, const char *name, tir_dtype t, int64_
     return tir_buffer_simple(ctx, name, t, 1, &n, s);
 }
 
-const tir_prim_func *tck_mma(tir_ctx *ctx, const tck_opts *o) {
-    tck k = {.ctx = ctx, .o = o, .N = 8 * o->ntiles};
+const tir_prim_func *tcg_mma(tir_ctx *ctx, const tcg_opts *o) {
+    tcg k = {.ctx = ctx, .o = o, .N = 8 * o->ntiles};
     bool ok = tir_frag_layout_of(TIR_SCOPE_FRAG_A, o->in, &k.la) &&
               tir_frag_layout_of(TIR_SCOPE_FRAG_B, o->in, &k.lb) &&
               tir_frag_layout_of(TIR_SCOPE_FRAG_ACC, TIR_F32, &k.lc);
@@ -198,7 +198,7 @@ const tir_prim_func *tck_mma(tir_ctx *ctx, const tck_opts *o) {
     return tir_prim_func_new(ctx, "tc_mma", 3, pv, params, body, 0, NULL);
 }
 
-float tck_tf32(float x) {
+float tcg_tf32(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
     if ((u & 0x7f800000u) != 0x7f800000u) { /* finite: add half an ulp of tf32, truncate */
@@ -209,7 +209,7 @@ float tck_tf32(float x) {
     return x;
 }
 
-void tck_reference(const tck_opts *o, const float *A, const float *B, float *C) {
+void tcg_reference(const tcg_opts *o, const float *A, const float *B, float *C) {
     int64_t N = 8 * o->ntiles;
     bool tf32 = tir_dtype_eq(o->in, TIR_F32);
     for (int64_t i = 0; i < 16; i++)
@@ -217,7 +217,7 @@ void tck_reference(const tck_opts *o, const float *A, const float *B, float *C) 
             double s = C[i * N + j];
             for (int64_t kk = 0; kk < o->K; kk++) {
                 float a = A[i * o->K + kk], b = B[kk * N + j];
-                if (tf32) a = tck_tf32(a), b = tck_tf32(b);
+                if (tf32) a = tcg_tf32(a), b = tcg_tf32(b);
                 s += (double)a * b;
             }
             C[i * N + j] = (float)s;

@@ -15,7 +15,7 @@
 
 #include "minitir/ir.h"
 
-typedef struct tck_opts {
+typedef struct tcg_opts {
     tir_dtype in;  /* A and B: TIR_F16, TIR_BF16, or TIR_F32 (m16n8k8 tf32) */
     int64_t K;     /* a multiple of the k tile: 16 (8 for float32) */
     int ntiles;    /* N = 8 * ntiles, 1 or 2 (two mma_sync per k step) */
@@ -23,16 +23,16 @@ typedef struct tck_opts {
     bool shared;   /* 16-bit only: A, B staged in shared memory, ldmatrix
                     * x4 for A and x2.trans (ntiles 1) or x4.trans (2) for B */
     bool a_x1;     /* shared: A by four ldmatrix x1 instead of one x4 */
-} tck_opts;
+} tcg_opts;
 
 /* The kernel "tc_mma" with params A, B, C. */
-const tir_prim_func *tck_mma(tir_ctx *ctx, const tck_opts *o);
+const tir_prim_func *tcg_mma(tir_ctx *ctx, const tcg_opts *o);
 
 /* C += A * B on the host: exact products (float32 inputs rounded to TF32
  * first, round to nearest, ties away), summed in double, rounded once. */
-void tck_reference(const tck_opts *o, const float *A, const float *B, float *C);
+void tcg_reference(const tcg_opts *o, const float *A, const float *B, float *C);
 
 /* x rounded to TF32 as cvt.rna.tf32.f32 does. */
-float tck_tf32(float x);
+float tcg_tf32(float x);
 
 #endif

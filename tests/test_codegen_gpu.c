@@ -197,11 +197,11 @@ static void test_kernels(void **st) {
 
 /* One warp's mma_sync (bf16, f16, tf32), fragments loaded per lane from
  * global memory or with ldmatrix from shared memory, against
- * tck_reference: the products are exact on both sides, the GPU sums in
+ * tcg_reference: the products are exact on both sides, the GPU sums in
  * float32 in its own order (relative 1e-5 of max(|ref|, 1)). */
 static void test_tc_kernels(void **st) {
     (void)st;
-    const tck_opts v[] = {
+    const tcg_opts v[] = {
         {.in = TIR_BF16, .K = 32, .ntiles = 1},
         {.in = TIR_F16, .K = 32, .ntiles = 2, .unroll_k = true},
         {.in = TIR_F32, .K = 16, .ntiles = 1},
@@ -211,7 +211,7 @@ static void test_tc_kernels(void **st) {
     };
     for (size_t e = 0; e < sizeof v / sizeof v[0]; e++) {
         tir_ctx *ctx = tir_ctx_create();
-        const tir_prim_func *f = tck_mma(ctx, &v[e]);
+        const tir_prim_func *f = tcg_mma(ctx, &v[e]);
         tir_rt_rng rng = tir_rt_rng_seed(777 + (uint64_t)e);
         void *in[3], *gpu[3];
         float *val[3];
@@ -224,7 +224,7 @@ static void test_tc_kernels(void **st) {
             fill(&rng, b->dtype, in[i], n);
             for (int64_t k = 0; k < n; k++) val[i][k] = (float)as_f64(b->dtype, in[i], k);
         }
-        tck_reference(&v[e], val[0], val[1], val[2]);
+        tcg_reference(&v[e], val[0], val[1], val[2]);
         double ms = 0, worst = 0;
         int64_t scalar[3] = {0};
         run_gpu(ctx, f, in, scalar, gpu, &ms);

@@ -46,12 +46,12 @@ static const char *mma_form(tir_dtype in) {
 }
 
 /* The PTX of one variant for sm_80 and sm_90, ssa_locals on and off. */
-static void check_variant(const tck_opts *o) {
+static void check_variant(const tcg_opts *o) {
     static const char *const arches[2] = {"sm_80", "sm_90"};
     for (int a = 0; a < 2; a++)
         for (int ssa = 0; ssa < 2; ssa++) {
             tir_ctx *ctx = tir_ctx_create();
-            const tir_module *m = compile(ctx, tck_mma(ctx, o), arches[a], ssa);
+            const tir_module *m = compile(ctx, tcg_mma(ctx, o), arches[a], ssa);
             const char *ptx = m->ptx;
             bool tf32 = tir_dtype_eq(o->in, TIR_F32);
             int64_t steps = o->K / (tf32 ? 8 : 16);
@@ -95,7 +95,7 @@ static void check_variant(const tck_opts *o) {
 
 static void test_mma_global(void **st) {
     (void)st;
-    const tck_opts v[] = {
+    const tcg_opts v[] = {
         {.in = TIR_BF16, .K = 32, .ntiles = 1},
         {.in = TIR_F16, .K = 32, .ntiles = 2, .unroll_k = true},
         {.in = TIR_F32, .K = 16, .ntiles = 1},
@@ -107,7 +107,7 @@ static void test_mma_global(void **st) {
 
 static void test_mma_ldmatrix(void **st) {
     (void)st;
-    const tck_opts v[] = {
+    const tcg_opts v[] = {
         {.in = TIR_BF16, .K = 32, .ntiles = 1, .shared = true},
         {.in = TIR_F16, .K = 32, .ntiles = 2, .shared = true, .unroll_k = true},
         {.in = TIR_F16, .K = 16, .ntiles = 1, .shared = true, .a_x1 = true},
@@ -127,9 +127,9 @@ static tir_status check_for(tir_ctx *ctx, const tir_prim_func *f, const char *ar
 static void test_arch_gate(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
-    const tck_opts g = {.in = TIR_BF16, .K = 16, .ntiles = 1};
-    const tck_opts s = {.in = TIR_F16, .K = 16, .ntiles = 1, .shared = true};
-    const tir_prim_func *fg = tck_mma(ctx, &g), *fs = tck_mma(ctx, &s);
+    const tcg_opts g = {.in = TIR_BF16, .K = 16, .ntiles = 1};
+    const tcg_opts s = {.in = TIR_F16, .K = 16, .ntiles = 1, .shared = true};
+    const tir_prim_func *fg = tcg_mma(ctx, &g), *fs = tcg_mma(ctx, &s);
     /* through tir_codegen: minitir builds for sm_80 and later only */
     tir_codegen_opts o;
     tir_codegen_opts_init(&o);
@@ -298,9 +298,9 @@ static void test_lane_id_type(void **st) {
 static void test_host_refused(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
-    const tck_opts o = {.in = TIR_BF16, .K = 16, .ntiles = 1};
+    const tcg_opts o = {.in = TIR_BF16, .K = 16, .ntiles = 1};
     cg_jit *j = NULL;
-    assert_int_equal(cg_jit_compile(ctx, tck_mma(ctx, &o), NULL, &j), TIR_ERR_UNSUPPORTED);
+    assert_int_equal(cg_jit_compile(ctx, tcg_mma(ctx, &o), NULL, &j), TIR_ERR_UNSUPPORTED);
     assert_null(j);
     assert_non_null(strstr(tir_ctx_error(ctx), "cannot run on the host"));
     tir_ctx_destroy(ctx);
