@@ -19,65 +19,10 @@
 #include <cmocka.h>
 
 #include "cg_kernels.h"
+#include "ptxas_check.h"
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "sched_check.h"
-
-static const char *ptxas_path(void) {
-    const char *p = getenv("TIR_PTXAS");
-    if (!p) p = "/usr/local/cuda/bin/ptxas";
-    return access(p, X_OK) == 0 ? p : NULL;
-}
-
-typedef struct ptxas_info {
-    int regs, spill_stores, spill_loads;
-} ptxas_info;
-
-/* Assembles m's PTX for its arch with ptxas -v; fails the test when ptxas
- * rejects it.  Returns false when there is no ptxas. */
-static bool assemble(const tir_module *m, ptxas_info *info) {
-    const char *ptxas = ptxas_path();
-    if (!ptxas) {
-        printf("# ptxas not found: %s not assembled\n", m->kernel_name);
-        return false;
-    }
-    char path[] = "/tmp/tir_cg_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, m->ptx, m->ptx_len), (ssize_t)m->ptx_len);
-    close(fd);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, m->arch, path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char out[8192];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int rc = pclose(p);
-    unlink(path);
-    if (rc != 0) {
-        printf("# ptxas failed on %s (%s):\n%s\n# PTX:\n%s\n", m->kernel_name, m->arch, out,
-               m->ptx);
-        fail_msg("ptxas rejected the PTX of %s", m->kernel_name);
-    }
-    memset(info, 0, sizeof *info);
-    const char *s = strstr(out, "Used ");
-    assert_non_null(s);
-    info->regs = atoi(s + 5);
-    s = strstr(out, "bytes spill stores");
-    if (s) {
-        while (s > out && s[-1] == ' ') s--;
-        while (s > out && s[-1] >= '0' && s[-1] <= '9') s--;
-        info->spill_stores = atoi(s);
-    }
-    s = strstr(out, "spill stores, ");
-    if (s) info->spill_loads = atoi(s + 14);
-    printf("# ptxas %s %s: %d registers, %d bytes spill stores, %d bytes spill loads, %lld bytes "
-           "smem, codegen %.1f ms\n",
-           m->kernel_name, m->arch, info->regs, info->spill_stores, info->spill_loads,
-           (long long)m->shared_bytes, m->compile_ms);
-    return true;
-}
 
 /* The pipeline every test compiles with: main runs all tests once per
  * pipeline, so the fast one must give the forms they check too. */
@@ -102,9 +47,9 @@ static const tir_module *compile_arch(tir_ctx *ctx, const tir_prim_func *f, cons
 /* Compiles f for sm_80 and sm_90, assembles both, returns the sm_90 one. */
 static const tir_module *compile(tir_ctx *ctx, const tir_prim_func *f) {
     ptxas_info pi;
-    assemble(compile_arch(ctx, f, "sm_80", true), &pi);
+    ptxas_assemble(compile_arch(ctx, f, "sm_80", true), &pi);
     const tir_module *m = compile_arch(ctx, f, "sm_90", true);
-    assemble(m, &pi);
+    ptxas_assemble(m, &pi);
     return m;
 }
 
@@ -222,7 +167,7 @@ static void test_matmul_naive(void **st) {
     const tir_module *m0 = NULL;
     assert_int_equal(tir_codegen(ctx, ck_matmul_tiled(ctx, 64, 64, 16), &o, &m0), TIR_OK);
     ptxas_info pi;
-    assemble(m0, &pi);
+    ptxas_assemble(m0, &pi);
     assert_true(strstr(m0->ptx, "bar.sync") != NULL);
     tir_ctx_destroy(ctx);
 }
@@ -246,7 +191,7 @@ static void test_matmul_tiled(void **st) {
     assert_true(m->grid[0].value == 8 && m->grid[1].value == 16);
     assert_true(m->block[0].value == 16 && m->block[1].value == 16);
     ptxas_info pi;
-    if (assemble(m, &pi)) {
+    if (ptxas_assemble(m, &pi)) {
         assert_int_equal(pi.spill_stores, 0);
         assert_int_equal(pi.spill_loads, 0);
         assert_true(pi.regs > 16 && pi.regs <= 255);
@@ -613,7 +558,7 @@ static const tir_module *compile_dyn(tir_ctx *ctx, const tir_prim_func *f) {
     if (tir_codegen(ctx, f, &o, &m) != TIR_OK)
         fail_msg("codegen of %s failed: %s", f->name, tir_ctx_error(ctx));
     ptxas_info pi;
-    assemble(m, &pi);
+    ptxas_assemble(m, &pi);
     return m;
 }
 
@@ -670,7 +615,7 @@ static void test_occupancy(void **st) {
     assert_lacks(m, ".minnctapersm");
     assert_lacks(m, ".maxnreg");
     ptxas_info pi;
-    bool have_ptxas = assemble(m, &pi);
+    bool have_ptxas = ptxas_assemble(m, &pi);
     if (have_ptxas) assert_true(pi.regs > 24); /* so that the cap below shows */
     tir_sched_destroy(s);
 
@@ -686,7 +631,7 @@ static void test_occupancy(void **st) {
         assert_has(m, ".maxntid 256, 1, 1");
         assert_has(m, ".minnctapersm 2");
         assert_has(m, ".maxnreg 24");
-        if (assemble(m, &pi)) assert_true(pi.regs <= 24); /* ptxas honours .maxnreg */
+        if (ptxas_assemble(m, &pi)) assert_true(pi.regs <= 24); /* ptxas honours .maxnreg */
     }
     /* the controls may also be function attrs; a root annotation wins */
     const tir_prim_func *f = tir_sched_func(s);
@@ -707,7 +652,7 @@ static void test_occupancy(void **st) {
     m = compile_arch(ctx, k2, "sm_90", true);
     assert_has(m, ".maxnreg 100");
     assert_has(m, ".maxntid 512, 1, 1");
-    if (have_ptxas) assemble(m, &pi);
+    if (have_ptxas) ptxas_assemble(m, &pi);
     tir_sched_destroy(s);
     tir_ctx_destroy(ctx);
 }

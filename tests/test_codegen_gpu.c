@@ -1,6 +1,8 @@
 /* Runs every hand-built codegen test kernel (tests/cg_kernels.c) on the GPU
  * and compares with the reference interpreter (or, for the kernels whose
- * threads cooperate through shared memory, with the kernel's definition).
+ * threads cooperate through shared memory, with the kernel's definition),
+ * and the tensor-core kernels (tests/cg_tc_kernels.c) against a host
+ * product.
  * Suite gpu: prints "1..0 # SKIP" without a CUDA device. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cg_kernels.h"
+#include "cg_tc_kernels.h"
 #include "minitir/codegen.h"
 #include "minitir/runtime.h"
 
@@ -192,6 +195,59 @@ static void test_kernels(void **st) {
     }
 }
 
+/* One warp's mma_sync (bf16, f16, tf32), fragments loaded per lane from
+ * global memory or with ldmatrix from shared memory, against
+ * tcg_reference: the products are exact on both sides, the GPU sums in
+ * float32 in its own order (relative 1e-5 of max(|ref|, 1)). */
+static void test_tc_kernels(void **st) {
+    (void)st;
+    const tcg_opts v[] = {
+        {.in = TIR_BF16, .K = 32, .ntiles = 1},
+        {.in = TIR_F16, .K = 32, .ntiles = 2, .unroll_k = true},
+        {.in = TIR_F32, .K = 16, .ntiles = 1},
+        {.in = TIR_F32, .K = 32, .ntiles = 2, .unroll_k = true},
+        {.in = TIR_BF16, .K = 48, .ntiles = 2, .shared = true},
+        {.in = TIR_F16, .K = 32, .ntiles = 1, .shared = true, .a_x1 = true, .unroll_k = true},
+    };
+    for (size_t e = 0; e < sizeof v / sizeof v[0]; e++) {
+        tir_ctx *ctx = tir_ctx_create();
+        const tir_prim_func *f = tcg_mma(ctx, &v[e]);
+        tir_rt_rng rng = tir_rt_rng_seed(777 + (uint64_t)e);
+        void *in[3], *gpu[3];
+        float *val[3];
+        for (int i = 0; i < 3; i++) {
+            const tir_buffer *b = f->buffer_map[i];
+            int64_t n = buf_elems(b);
+            in[i] = malloc((size_t)n * tir_dtype_bytes(b->dtype));
+            gpu[i] = malloc((size_t)n * tir_dtype_bytes(b->dtype));
+            val[i] = malloc((size_t)n * sizeof(float));
+            fill(&rng, b->dtype, in[i], n);
+            for (int64_t k = 0; k < n; k++) val[i][k] = (float)as_f64(b->dtype, in[i], k);
+        }
+        tcg_reference(&v[e], val[0], val[1], val[2]);
+        double ms = 0, worst = 0;
+        int64_t scalar[3] = {0};
+        run_gpu(ctx, f, in, scalar, gpu, &ms);
+        const float *c = gpu[2];
+        for (int64_t k = 0; k < buf_elems(f->buffer_map[2]); k++) {
+            double err = fabs(val[2][k] - c[k]) / fmax(fabs(val[2][k]), 1.0);
+            if (!(err <= 1e-5))
+                fail_msg("tc variant %zu: C[%lld] = %.9g on the GPU, %.9g expected", e,
+                         (long long)k, c[k], val[2][k]);
+            if (err > worst) worst = err;
+        }
+        printf("# tc variant %zu (%s, K %lld, %d n tiles%s): max rel err %.3g, compile %.2f ms\n",
+               e, tir_dtype_eq(v[e].in, TIR_F32) ? "tf32" : tir_dtype_eq(v[e].in, TIR_F16) ? "f16" : "bf16",
+               (long long)v[e].K, v[e].ntiles, v[e].shared ? ", ldmatrix" : "", worst, ms);
+        for (int i = 0; i < 3; i++) {
+            free(in[i]);
+            free(gpu[i]);
+            free(val[i]);
+        }
+        tir_ctx_destroy(ctx);
+    }
+}
+
 int main(void) {
     tir_ctx *ctx = tir_ctx_create();
     tir_status s = tir_rt_device_create(ctx, 0, &dev);
@@ -200,7 +256,8 @@ int main(void) {
         tir_ctx_destroy(ctx);
         return 0;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_kernels)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_kernels),
+                                       cmocka_unit_test(test_tc_kernels)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tir_rt_device_destroy(dev);
     tir_ctx_destroy(ctx);

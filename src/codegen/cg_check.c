@@ -15,6 +15,7 @@
 typedef struct chk {
     tir_ctx *ctx;
     const tir_prim_func *f;
+    const tir_target *target;
     cg_info *info;
     ir_vec vars;          /* defined variables in scope */
     ir_vec bufs;          /* buffers in scope */
@@ -140,6 +141,109 @@ static tir_status chk_atomic_add(chk *c, const tir_call *call) {
     return chk_expr(c, call->args[1], false);
 }
 
+/* ------------------------------------------------- tensor cores */
+
+/* Past here LLVM would abort with "Cannot select" (cg_tensor.c). */
+static tir_status chk_arch(chk *c, tir_intrin op) {
+    int need = cg_tensor_min_sm(op);
+    if (cg_arch_sm(c->target->arch) >= need) return TIR_OK;
+    return tir_ctx_fail(c->ctx, TIR_ERR_ARCH,
+                        "codegen: %s needs a GPU of sm_%d or later; the target is %s (build for "
+                        "sm_80 or later, or schedule without tensor cores)",
+                        tir_intrin_name(op), need, c->target->arch);
+}
+
+/* A fragment operand of op: address_of(L[o]) of a local array L (*buf). */
+static tir_status chk_frag_operand(chk *c, const char *op, const tir_expr *e, const char *which,
+                                   const tir_buffer **buf) {
+    TIR_TRY(chk_address_of(c, op, e, TIR_SCOPE_LOCAL, which));
+    *buf = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0])->buffer;
+    return TIR_OK;
+}
+
+/* The n registers from o of a fragment operand address_of(L[o]) lie in
+ * L, when o is a constant (a variable o is the lowering's to keep in). */
+static tir_status chk_regs(chk *c, const char *op, const tir_expr *e, const char *which, int n) {
+    const tir_buffer_load *ld = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0]);
+    int64_t o, size = tir_buffer_const_size(ld->buffer);
+    if (tir_expr_const_int(ld->indices[0], &o) && (o < 0 || o + n > size))
+        return unsupported(c,
+                           "codegen: %s: the %s registers %s[%lld .. %lld) lie outside the "
+                           "array of %lld elements",
+                           op, which, ld->buffer->name, (long long)o, (long long)(o + n),
+                           (long long)size);
+    return TIR_OK;
+}
+
+/* A warp-collective op needs whole warps: .aligned instructions in a
+ * partial warp are undefined. */
+static tir_status chk_collective(chk *c, tir_intrin op) {
+    int64_t n = cg_threads_per_block(c->info);
+    if (n % 32 == 0) return chk_arch(c, op);
+    return unsupported(c,
+                       "codegen: %s is warp-collective, but kernel '%s' has %lld threads per "
+                       "block, not a multiple of 32",
+                       tir_intrin_name(op), c->f->name, (long long)n);
+}
+
+/* mma_sync(address_of(Ld[o]), address_of(La[o]), address_of(Lb[o])):
+ * La and Lb of one type (float16, bfloat16 or float32), Ld float32, and
+ * each holds the registers of its tile from o (tir_frag_layout_of). */
+static tir_status chk_mma_sync(chk *c, const tir_call *call) {
+    static const char op[] = "mma_sync";
+    const tir_buffer *d, *a, *b;
+    TIR_TRY(chk_frag_operand(c, op, call->args[0], "accumulator", &d));
+    TIR_TRY(chk_frag_operand(c, op, call->args[1], "A operand", &a));
+    TIR_TRY(chk_frag_operand(c, op, call->args[2], "B operand", &b));
+    tir_frag_layout la, lb, ld;
+    if (!tir_frag_layout_of(TIR_SCOPE_FRAG_A, a->dtype, &la))
+        return unsupported(c,
+                           "codegen: mma_sync: the A operand '%s' is %s (want float16, "
+                           "bfloat16 or float32)",
+                           a->name, dstr(c->ctx, a->dtype));
+    if (!tir_dtype_eq(a->dtype, b->dtype) || !tir_frag_layout_of(TIR_SCOPE_FRAG_B, b->dtype, &lb))
+        return unsupported(c,
+                           "codegen: mma_sync: the A operand '%s' is %s but the B operand "
+                           "'%s' is %s (both must have one type)",
+                           a->name, dstr(c->ctx, a->dtype), b->name, dstr(c->ctx, b->dtype));
+    if (!tir_frag_layout_of(TIR_SCOPE_FRAG_ACC, d->dtype, &ld))
+        return unsupported(c, "codegen: mma_sync: the accumulator '%s' is %s (want float32)",
+                           d->name, dstr(c->ctx, d->dtype));
+    TIR_TRY(chk_regs(c, op, call->args[0], "accumulator", ld.regs));
+    TIR_TRY(chk_regs(c, op, call->args[1], "A operand", la.regs));
+    TIR_TRY(chk_regs(c, op, call->args[2], "B operand", lb.regs));
+    return chk_collective(c, call->op);
+}
+
+/* ldmatrix(trans, num, address_of(L[o]), address_of(S[i])): constant
+ * trans 0/1 and num 1/2/4, L a float16 or bfloat16 local array with 2 num
+ * registers from o, S a shared buffer of L's type. */
+static tir_status chk_ldmatrix(chk *c, const tir_call *call) {
+    static const char op[] = "ldmatrix";
+    int64_t trans, num;
+    if (!tir_expr_const_int(call->args[0], &trans) || (trans != 0 && trans != 1))
+        return unsupported(c, "codegen: ldmatrix: trans must be the constant 0 or 1");
+    if (!tir_expr_const_int(call->args[1], &num) || (num != 1 && num != 2 && num != 4))
+        return unsupported(c, "codegen: ldmatrix: the matrix count must be the constant 1, 2 "
+                              "or 4");
+    const tir_buffer *d;
+    TIR_TRY(chk_frag_operand(c, op, call->args[2], "destination", &d));
+    TIR_TRY(chk_address_of(c, op, call->args[3], TIR_SCOPE_SHARED, "source"));
+    const tir_buffer *s = tir_as_tir_buffer_load(tir_as_tir_call(call->args[3])->args[0])->buffer;
+    if (!tir_dtype_eq(d->dtype, TIR_F16) && !tir_dtype_eq(d->dtype, TIR_BF16))
+        return unsupported(c,
+                           "codegen: ldmatrix: the destination '%s' is %s (want float16 or "
+                           "bfloat16)",
+                           d->name, dstr(c->ctx, d->dtype));
+    if (!tir_dtype_eq(s->dtype, d->dtype))
+        return unsupported(c,
+                           "codegen: ldmatrix: the source '%s' is %s but the destination '%s' "
+                           "is %s",
+                           s->name, dstr(c->ctx, s->dtype), d->name, dstr(c->ctx, d->dtype));
+    TIR_TRY(chk_regs(c, op, call->args[2], "destination", 2 * (int)num));
+    return chk_collective(c, call->op);
+}
+
 static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
     const char *name = tir_intrin_name(call->op);
     if (tir_intrin_nargs(call->op) >= 0 && call->nargs != tir_intrin_nargs(call->op))
@@ -168,9 +272,22 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
                                "under Evaluate",
                                name);
         break;
+    case TIR_INTRIN_MMA_SYNC:
+    case TIR_INTRIN_LDMATRIX:
+        if (!top_of_evaluate)
+            return unsupported(c,
+                               "codegen: %s() is a statement: it may only appear directly "
+                               "under Evaluate",
+                               name);
+        return call->op == TIR_INTRIN_MMA_SYNC ? chk_mma_sync(c, call) : chk_ldmatrix(c, call);
+    case TIR_INTRIN_LANE_ID:
+        if (!tir_dtype_eq(call->base.dtype, TIR_I32))
+            return unsupported(c, "codegen: lane_id() must be int32 (is %s)",
+                               dstr(c->ctx, call->base.dtype));
+        return TIR_OK;
     case TIR_INTRIN_ADDRESS_OF:
         return unsupported(c, "codegen: address_of is only supported as an argument of "
-                              "cp_async and atomic_add");
+                              "cp_async, atomic_add, mma_sync and ldmatrix");
     default: return unsupported(c, "codegen: intrinsic %s is not supported", name);
     }
     if (call->op == TIR_INTRIN_CP_ASYNC) {
@@ -483,11 +600,11 @@ static void shared_layout(chk *c) {
     c->info->shared_names = ir_sb_finish(&sb, c->ctx);
 }
 
-tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
-                    cg_info *info) {
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target *t, cg_info *info) {
+    const tir_target_limits *lim = &t->limits;
     memset(info, 0, sizeof *info);
     info->written = IR_NEWN(ctx, bool, f->nparams);
-    chk c = {.ctx = ctx, .f = f, .info = info};
+    chk c = {.ctx = ctx, .f = f, .target = t, .info = info};
     tir_status s = chk_params(&c);
     if (s == TIR_OK) s = chk_launch(&c, lim);
     if (s == TIR_OK) s = cg_check_occupancy(ctx, f, lim, info);

@@ -71,7 +71,7 @@ typedef struct cg_cse {
 } cg_cse;
 #define CG_CSE_SIZE 1021
 
-typedef struct cg {
+struct cg {
     tir_ctx *ctx;
     const tir_prim_func *f;
     const tir_codegen_opts *opts;
@@ -101,7 +101,11 @@ typedef struct cg {
     LLVMValueRef store_mask; /* predicated_store: the guard of the store */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
     cg_cse *cse; /* CG_CSE_SIZE entries */
-} cg;
+    /* cg_entry_intrinsic's values, read once in the entry block */
+    const char *entry_names[4];
+    LLVMValueRef entry_vals[4];
+    int nentry;
+};
 
 static LLVMValueRef fail(cg *g, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
 static LLVMValueRef fail(cg *g, tir_status code, const char *fmt, ...) {
@@ -375,13 +379,19 @@ static int64_t cache_slot(cg *g, cg_buf *cb, LLVMValueRef idx) {
     return k;
 }
 
+/* The alignment of an access at index expression start of cb; NULL: at
+ * an index known only to be in cb (cg_local_load's o + k). */
+static unsigned start_align(cg *g, const cg_buf *cb, const tir_expr *start) {
+    return start ? access_align(g, cb, start) : elem_align(cb);
+}
+
 /* A scalar load of element idx (elem_offset included) of cb. */
 static LLVMValueRef cached_load(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *start) {
     int64_t k = cache_slot(g, cb, idx);
     if (k >= 0 && cb->val[k]) return cb->val[k];
     if (k < 0) cache_flush(g, cb); /* a variable index may read any element */
     LLVMValueRef v = LLVMBuildLoad2(g->b, cb->elem, elem_ptr_at(g, cb, idx), "");
-    LLVMSetAlignment(v, access_align(g, cb, start));
+    LLVMSetAlignment(v, start_align(g, cb, start));
     if (k >= 0) cb->val[k] = v;
     return v;
 }
@@ -399,7 +409,7 @@ static void cached_store(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *st
     cache_flush(g, cb);
     cache_forget(cb);
     LLVMValueRef st = LLVMBuildStore(g->b, v, elem_ptr_at(g, cb, idx));
-    LLVMSetAlignment(st, access_align(g, cb, start));
+    LLVMSetAlignment(st, start_align(g, cb, start));
 }
 
 /* ------------------------------------------------------------ expressions */
@@ -849,6 +859,53 @@ static LLVMValueRef address_of(cg *g, const tir_expr *e) {
     return i ? elem_ptr(g, cb, i) : NULL;
 }
 
+/* ------------------------------------------ hooks for cg_tensor.c */
+
+LLVMBuilderRef cg_builder(cg *g) { return g->b; }
+LLVMModuleRef cg_module(cg *g) { return g->mod; }
+LLVMValueRef cg_address_of(cg *g, const tir_expr *addr) { return address_of(g, addr); }
+
+/* Read in the entry block, the value dominates the whole kernel; one
+ * value (rather than a call per use) also lets binop share the index
+ * arithmetic built from it within a block (lowered fragment accesses
+ * compute lane_id() / 4 and % 4 for every register). */
+LLVMValueRef cg_entry_intrinsic(cg *g, const char *name) {
+    for (int i = 0; i < g->nentry; i++)
+        if (strcmp(g->entry_names[i], name) == 0) return g->entry_vals[i];
+    TIR_ASSERT(g->nentry < (int)(sizeof g->entry_vals / sizeof g->entry_vals[0]));
+    LLVMValueRef v = cg_call_intrinsic(g->mod, g->ab, name, NULL, 0, NULL, 0);
+    g->entry_names[g->nentry] = name;
+    g->entry_vals[g->nentry++] = v;
+    return v;
+}
+
+/* The buffer of address_of(L[o]) and the index o + k (elem_offset
+ * included): a constant when o is one, so the element can stay an SSA
+ * value (cache_slot). */
+static cg_buf *local_elem(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef *idx) {
+    const tir_buffer_load *l = tir_as_tir_buffer_load(tir_as_tir_call(addr)->args[0]);
+    cg_buf *cb = find_buf(g, l->buffer);
+    TIR_ASSERT(cb && l->buffer->scope == TIR_SCOPE_LOCAL);
+    LLVMValueRef i = expr(g, l->indices[0]);
+    if (!i) return NULL;
+    if (k) i = LLVMBuildNSWAdd(g->b, i, LLVMConstInt(LLVMTypeOf(i), (unsigned long long)k, 1), "");
+    *idx = elem_index(g, cb, i);
+    return *idx ? cb : NULL;
+}
+
+LLVMValueRef cg_local_load(cg *g, const tir_expr *addr, int64_t k) {
+    LLVMValueRef i;
+    cg_buf *cb = local_elem(g, addr, k, &i);
+    return cb ? cached_load(g, cb, i, NULL) : NULL;
+}
+
+bool cg_local_store(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef v) {
+    LLVMValueRef i;
+    cg_buf *cb = local_elem(g, addr, k, &i);
+    if (cb) cached_store(g, cb, i, NULL, v);
+    return cb != NULL;
+}
+
 /* atomic_add: a relaxed (monotonic) atomicrmw fadd; its result unused, the
  * NVPTX backend emits atom.global.add.f32, which ptxas turns into a RED
  * (no return trip); on the host LLVM expands it to a cmpxchg loop.  No
@@ -862,7 +919,9 @@ static LLVMValueRef atomic_add(cg *g, const tir_call *c) {
 
 static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     if (g->host && (c->op == TIR_INTRIN_SYNCTHREADS || c->op == TIR_INTRIN_CP_ASYNC ||
-                    c->op == TIR_INTRIN_CP_ASYNC_COMMIT || c->op == TIR_INTRIN_CP_ASYNC_WAIT))
+                    c->op == TIR_INTRIN_CP_ASYNC_COMMIT || c->op == TIR_INTRIN_CP_ASYNC_WAIT ||
+                    c->op == TIR_INTRIN_LANE_ID || c->op == TIR_INTRIN_MMA_SYNC ||
+                    c->op == TIR_INTRIN_LDMATRIX))
         return fail(g, TIR_ERR_UNSUPPORTED, "codegen: %s cannot run on the host",
                     tir_intrin_name(c->op));
     switch (c->op) {
@@ -889,6 +948,9 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     }
     case TIR_INTRIN_ADDRESS_OF: return address_of(g, &c->base);
     case TIR_INTRIN_ATOMIC_ADD: return atomic_add(g, c);
+    case TIR_INTRIN_LANE_ID:
+    case TIR_INTRIN_MMA_SYNC:
+    case TIR_INTRIN_LDMATRIX: return cg_tensor_call(g, c);
     default: return math_call(g, c);
     }
 }

@@ -67,7 +67,7 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
     else
         tir_codegen_opts_init(&o);
     cg_info info;
-    TIR_TRY(cg_check(ctx, f, &tir_target_default()->limits, &info));
+    TIR_TRY(cg_check(ctx, f, tir_target_default(), &info));
     cg_llvm_init();
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();

@@ -34,10 +34,11 @@ typedef struct cg_info {
     bool dyn_shared;
 } cg_info;
 
-/* Checks f against docs/lowered-ir.md and the limits of the target.
- * TIR_ERR_UNSUPPORTED (naming the node) when it does not conform. */
-tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
-                    cg_info *info);
+/* Checks f against docs/lowered-ir.md and the target t (its limits; its
+ * arch for the instructions it has).  TIR_ERR_UNSUPPORTED (naming the
+ * node) when it does not conform, TIR_ERR_ARCH when it uses an
+ * instruction t lacks. */
+tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target *t, cg_info *info);
 
 /* Checks f's occupancy attrs (launch_bounds_max_threads,
  * launch_bounds_min_blocks_per_sm, max_registers) against its launch
@@ -71,5 +72,36 @@ LLVMValueRef cg_math_fn(LLVMModuleRef mod, tir_intrin op, bool f64);
  * types in `over`). */
 LLVMValueRef cg_call_intrinsic(LLVMModuleRef mod, LLVMBuilderRef b, const char *name,
                                LLVMTypeRef *over, int nover, LLVMValueRef *args, int nargs);
+
+/* --------------------------------------------- tensor cores (cg_tensor.c)
+ *
+ * Emission of lane_id, mma_sync and ldmatrix (docs/lowered-ir.md) works on
+ * cg_emit.c's state through the hooks below, so that fragment registers
+ * go through the ordinary local-array path (and stay SSA values with
+ * tir_codegen_opts.ssa_locals). */
+typedef struct cg cg;
+
+/* The compute capability of an arch name ("sm_90a" -> 90), 0 when it is
+ * not of the form sm_<digits>. */
+int cg_arch_sm(const char *arch);
+/* The oldest compute capability that has intrinsic op (0: any). */
+int cg_tensor_min_sm(tir_intrin op);
+/* Emits a tensor-core call (lane_id, mma_sync, ldmatrix) checked by
+ * cg_check; NULL on failure (the ctx has the error). */
+LLVMValueRef cg_tensor_call(cg *g, const tir_call *c);
+
+/* Hooks of cg_emit.c for cg_tensor.c. */
+LLVMBuilderRef cg_builder(cg *g);
+LLVMModuleRef cg_module(cg *g);
+/* The value of an argument-less intrinsic without side effects (a special
+ * register such as %laneid), read once per kernel in its entry block. */
+LLVMValueRef cg_entry_intrinsic(cg *g, const char *name);
+/* The pointer address_of(load) denotes. */
+LLVMValueRef cg_address_of(cg *g, const tir_expr *addr);
+/* Element o + k of the local array L, where addr is address_of(L[o]):
+ * loaded, or v stored, as a scalar BufferLoad / BufferStore of it would
+ * be.  NULL / false on failure. */
+LLVMValueRef cg_local_load(cg *g, const tir_expr *addr, int64_t k);
+bool cg_local_store(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef v);
 
 #endif

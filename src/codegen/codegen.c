@@ -266,7 +266,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     cg_info info;
     const tir_target *target = tir_target_find(o.arch);
     TIR_ASSERT(target); /* tir_codegen_check_arch accepted it */
-    TIR_TRY(cg_check(ctx, kernel, &target->limits, &info));
+    TIR_TRY(cg_check(ctx, kernel, target, &info));
     TIR_TRY(shared_placement(ctx, kernel, &o, target, &info));
     cg_llvm_init();
 

@@ -1,0 +1,317 @@
+/* Tensor-core codegen (src/codegen/cg_tensor.c): hand-built lowered
+ * one-warp kernels (tests/cg_tc_kernels.c) with lane_id, mma_sync (bf16,
+ * f16, tf32) and ldmatrix (x1, x2.trans, x4, x4.trans) give PTX with
+ * those instructions, with ssa_locals on and off, that ptxas (when
+ * installed) accepts with no spills and no stack frame; a target without
+ * the instructions and malformed operands give user errors, never LLVM's
+ * "Cannot select".  Links the static library for cg_check with a target
+ * that minitir does not build for (sm_75).  The results are checked on a
+ * GPU by tests/test_codegen_gpu.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cg_hostjit.h"
+#include "cg_internal.h"
+#include "cg_tc_kernels.h"
+#include "ptxas_check.h"
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+static const tir_module *compile(tir_ctx *ctx, const tir_prim_func *f, const char *arch,
+                                 bool ssa_locals) {
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = arch;
+    o.ssa_locals = ssa_locals;
+    o.keep_llvm_ir = true;
+    const tir_module *m = NULL;
+    if (tir_codegen(ctx, f, &o, &m) != TIR_OK)
+        fail_msg("codegen of %s for %s failed: %s", f->name, arch, tir_ctx_error(ctx));
+    return m;
+}
+
+static const char *mma_form(tir_dtype in) {
+    return tir_dtype_eq(in, TIR_F32)   ? "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+           : tir_dtype_eq(in, TIR_F16) ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                                       : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+}
+
+/* The PTX of one variant for sm_80 and sm_90, ssa_locals on and off. */
+static void check_variant(const tcg_opts *o) {
+    static const char *const arches[2] = {"sm_80", "sm_90"};
+    for (int a = 0; a < 2; a++)
+        for (int ssa = 0; ssa < 2; ssa++) {
+            tir_ctx *ctx = tir_ctx_create();
+            const tir_module *m = compile(ctx, tcg_mma(ctx, o), arches[a], ssa);
+            const char *ptx = m->ptx;
+            bool tf32 = tir_dtype_eq(o->in, TIR_F32);
+            int64_t steps = o->K / (tf32 ? 8 : 16);
+            printf("# %s K %lld ntiles %d%s%s%s, %s, ssa_locals %d\n",
+                   tf32 ? "tf32" : tir_dtype_eq(o->in, TIR_F16) ? "f16" : "bf16",
+                   (long long)o->K, o->ntiles, o->unroll_k ? " unrolled" : "",
+                   o->shared ? " shared" : "", o->a_x1 ? " a_x1" : "", arches[a], ssa);
+            assert_non_null(strstr(ptx, "%laneid"));
+            /* LLVM 19 does not declare mma or ldmatrix convergent: the calls are */
+            assert_non_null(strstr(m->llvm_ir, "{ convergent }"));
+            assert_non_null(strstr(ptx, mma_form(o->in)));
+            /* an unrolled k loop: one mma per k step and n tile */
+            if (o->unroll_k) assert_int_equal(count(ptx, "mma.sync"), steps * o->ntiles);
+            if (tf32) assert_non_null(strstr(ptx, "cvt.rna.tf32.f32"));
+            else assert_null(strstr(ptx, "cvt.rna.tf32.f32"));
+            if (o->shared) {
+                const char *a_form = o->a_x1 ? "ldmatrix.sync.aligned.m8n8.x1.shared.b16"
+                                             : "ldmatrix.sync.aligned.m8n8.x4.shared.b16";
+                const char *b_form = o->ntiles == 1
+                                         ? "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"
+                                         : "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16";
+                assert_non_null(strstr(ptx, a_form));
+                assert_non_null(strstr(ptx, b_form));
+                if (o->unroll_k)
+                    assert_int_equal(count(ptx, "ldmatrix"), steps * (o->a_x1 ? 5 : 2));
+            } else {
+                assert_null(strstr(ptx, "ldmatrix"));
+            }
+            /* the fragments stay in registers: no local memory */
+            assert_null(strstr(ptx, "ld.local"));
+            assert_null(strstr(ptx, "st.local"));
+            ptxas_info pi;
+            if (ptxas_assemble(m, &pi)) {
+                assert_int_equal(pi.spill_stores, 0);
+                assert_int_equal(pi.spill_loads, 0);
+                assert_int_equal(pi.stack, 0);
+            }
+            tir_ctx_destroy(ctx);
+        }
+}
+
+static void test_mma_global(void **st) {
+    (void)st;
+    const tcg_opts v[] = {
+        {.in = TIR_BF16, .K = 32, .ntiles = 1},
+        {.in = TIR_F16, .K = 32, .ntiles = 2, .unroll_k = true},
+        {.in = TIR_F32, .K = 16, .ntiles = 1},
+        {.in = TIR_F32, .K = 16, .ntiles = 2, .unroll_k = true},
+        {.in = TIR_BF16, .K = 48, .ntiles = 2, .unroll_k = true},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) check_variant(&v[i]);
+}
+
+static void test_mma_ldmatrix(void **st) {
+    (void)st;
+    const tcg_opts v[] = {
+        {.in = TIR_BF16, .K = 32, .ntiles = 1, .shared = true},
+        {.in = TIR_F16, .K = 32, .ntiles = 2, .shared = true, .unroll_k = true},
+        {.in = TIR_F16, .K = 16, .ntiles = 1, .shared = true, .a_x1 = true},
+        {.in = TIR_BF16, .K = 32, .ntiles = 2, .shared = true, .a_x1 = true, .unroll_k = true},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) check_variant(&v[i]);
+}
+
+/* cg_check against the target named arch (sm_80's limits). */
+static tir_status check_for(tir_ctx *ctx, const tir_prim_func *f, const char *arch) {
+    tir_target t = *tir_target_find("sm_80");
+    t.arch = arch;
+    cg_info info;
+    return cg_check(ctx, f, &t, &info);
+}
+
+static void test_arch_gate(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tcg_opts g = {.in = TIR_BF16, .K = 16, .ntiles = 1};
+    const tcg_opts s = {.in = TIR_F16, .K = 16, .ntiles = 1, .shared = true};
+    const tir_prim_func *fg = tcg_mma(ctx, &g), *fs = tcg_mma(ctx, &s);
+    /* through tir_codegen: minitir builds for sm_80 and later only */
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = "sm_75";
+    const tir_module *m = NULL;
+    assert_int_equal(tir_codegen(ctx, fg, &o, &m), TIR_ERR_UNSUPPORTED);
+    assert_null(m);
+    assert_non_null(strstr(tir_ctx_error(ctx), "sm_75"));
+    /* the tensor-core gate itself, before any LLVM object exists */
+    assert_int_equal(check_for(ctx, fg, "sm_75"), TIR_ERR_ARCH);
+    printf("# %s\n", tir_ctx_error(ctx));
+    assert_non_null(strstr(tir_ctx_error(ctx), "mma_sync"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "sm_75"));
+    assert_int_equal(check_for(ctx, fs, "sm_70"), TIR_ERR_ARCH);
+    assert_non_null(strstr(tir_ctx_error(ctx), "ldmatrix"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "sm_70"));
+    assert_int_equal(check_for(ctx, fg, "sm_80"), TIR_OK);
+    assert_int_equal(check_for(ctx, fs, "sm_90a"), TIR_OK);
+    assert_int_equal(cg_arch_sm("sm_90a"), 90);
+    assert_int_equal(cg_arch_sm("sm_75"), 75);
+    assert_int_equal(cg_arch_sm("gfx90a"), 0);
+    tir_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------ malformed operands */
+
+static const tir_buffer *buf(tir_ctx *ctx, const char *name, tir_dtype t, int64_t n, tir_scope s) {
+    return tir_buffer_simple(ctx, name, t, 1, &n, s);
+}
+static const tir_expr *addr(tir_ctx *ctx, const tir_buffer *b, const tir_expr *i) {
+    const tir_expr *l = tir_load(ctx, b, 1, &i);
+    return tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, &l);
+}
+
+/* One warp of `threads` lanes: Evaluate(call); C[tx] = float32(R[0]),
+ * with the buffers allocs[0..n) allocated (a global one is a parameter
+ * after C). */
+static const tir_prim_func *one_call(tir_ctx *ctx, const tir_expr *call, const tir_buffer *R,
+                                     int n, const tir_buffer *const *allocs, int threads) {
+    const tir_buffer *C = buf(ctx, "C", TIR_F32, 64, TIR_SCOPE_GLOBAL);
+    const tir_var *tx = tir_var_new(ctx, "tx", TIR_I32);
+    const tir_expr *r0 = tir_i32(ctx, 0);
+    const tir_stmt *s[2] = {tir_evaluate_new(ctx, call),
+                            tir_store(ctx, C, tir_cast_new(ctx, TIR_F32, tir_load(ctx, R, 1, &r0)),
+                                      1, (const tir_expr *[]){&tx->base})};
+    const tir_stmt *body = tir_seq_new(ctx, 2, s);
+    const tir_buffer *params[2] = {C, NULL};
+    int np = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        if (allocs[i]->scope == TIR_SCOPE_GLOBAL) params[np++] = allocs[i];
+        else body = tir_allocate_new(ctx, allocs[i], body);
+    }
+    body = tir_for_new(ctx, tx, tir_i32(ctx, 0), tir_i32(ctx, threads), TIR_FOR_THREAD_BINDING,
+                       "threadIdx.x", 0, NULL, body);
+    const tir_var *pv[2];
+    for (int i = 0; i < np; i++) pv[i] = tir_var_new(ctx, params[i]->name, TIR_HANDLE);
+    return tir_prim_func_new(ctx, "tc_bad", np, pv, params, body, 0, NULL);
+}
+
+/* mma_sync(&Ld[0], &La[oa], &Lb[0]) with 8-element Lb and Ld, na-element La. */
+static const tir_prim_func *one_mma_at(tir_ctx *ctx, tir_dtype ta, tir_dtype tb, tir_dtype td,
+                                       const tir_expr *oa, int64_t na, tir_scope sa, int threads) {
+    const tir_buffer *La = buf(ctx, "La", ta, na, sa), *Lb = buf(ctx, "Lb", tb, 8, TIR_SCOPE_LOCAL),
+                     *Ld = buf(ctx, "Ld", td, 8, TIR_SCOPE_LOCAL);
+    const tir_expr *args[3] = {addr(ctx, Ld, tir_i32(ctx, 0)), addr(ctx, La, oa),
+                               addr(ctx, Lb, tir_i32(ctx, 0))};
+    const tir_expr *call = tir_call_new(ctx, TIR_VOID, TIR_INTRIN_MMA_SYNC, 3, args);
+    const tir_buffer *allocs[3] = {La, Lb, Ld};
+    return one_call(ctx, call, Ld, 3, allocs, threads);
+}
+
+static const tir_prim_func *one_mma(tir_ctx *ctx, tir_dtype ta, tir_dtype tb, tir_dtype td,
+                                    int64_t oa, tir_scope sa, int threads) {
+    return one_mma_at(ctx, ta, tb, td, tir_i32(ctx, oa), 8, sa, threads);
+}
+
+/* ldmatrix(trans, num, &L[0], &S[lane_id() * 8]). */
+static const tir_prim_func *one_ldmatrix(tir_ctx *ctx, int trans, int num, tir_dtype td,
+                                         tir_dtype ts, tir_scope ss) {
+    const tir_buffer *L = buf(ctx, "L", td, 8, TIR_SCOPE_LOCAL), *S = buf(ctx, "S", ts, 256, ss);
+    const tir_expr *lane = tir_call_new(ctx, TIR_I32, TIR_INTRIN_LANE_ID, 0, NULL);
+    const tir_expr *args[4] = {tir_i32(ctx, trans), tir_i32(ctx, num),
+                               addr(ctx, L, tir_i32(ctx, 0)),
+                               addr(ctx, S, tir_mul(ctx, lane, tir_i32(ctx, 8)))};
+    const tir_expr *call = tir_call_new(ctx, TIR_VOID, TIR_INTRIN_LDMATRIX, 4, args);
+    const tir_buffer *allocs[2] = {L, S};
+    return one_call(ctx, call, L, 2, allocs, 32);
+}
+
+/* f is refused with TIR_ERR_UNSUPPORTED and a message containing want1
+ * and want2 (NULL: anything). */
+static void refused(tir_ctx *ctx, const tir_prim_func *f, const char *want1, const char *want2) {
+    const tir_module *m = NULL;
+    assert_int_equal(tir_codegen(ctx, f, NULL, &m), TIR_ERR_UNSUPPORTED);
+    const char *e = tir_ctx_error(ctx);
+    printf("# %s\n", e);
+    if (!strstr(e, want1) || (want2 && !strstr(e, want2)))
+        fail_msg("message lacks '%s' / '%s': %s", want1, want2 ? want2 : "", e);
+}
+
+static void compiles(tir_ctx *ctx, const tir_prim_func *f) {
+    const tir_module *m = NULL;
+    if (tir_codegen(ctx, f, NULL, &m) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    ptxas_check(m);
+}
+
+static void test_bad_mma(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_scope L = TIR_SCOPE_LOCAL;
+    compiles(ctx, one_mma(ctx, TIR_BF16, TIR_BF16, TIR_F32, 0, L, 32));
+    compiles(ctx, one_mma(ctx, TIR_F32, TIR_F32, TIR_F32, 4, L, 64));
+    /* registers at a variable offset: through memory (not SSA values) */
+    const tir_expr *lane = tir_call_new(ctx, TIR_I32, TIR_INTRIN_LANE_ID, 0, NULL);
+    const tir_expr *var = tir_mul(ctx, tir_floormod(ctx, lane, tir_i32(ctx, 2)), tir_i32(ctx, 8));
+    const tir_module *m = NULL;
+    if (tir_codegen(ctx, one_mma_at(ctx, TIR_F16, TIR_F16, TIR_F32, var, 16, L, 32), NULL, &m))
+        fail_msg("%s", tir_ctx_error(ctx));
+    ptxas_info pi;
+    if (ptxas_assemble(m, &pi)) printf("# stack frame %d bytes\n", pi.stack);
+    refused(ctx, one_mma(ctx, TIR_F16, TIR_BF16, TIR_F32, 0, L, 32), "'La' is float16",
+            "'Lb' is bfloat16");
+    refused(ctx, one_mma(ctx, TIR_I32, TIR_I32, TIR_F32, 0, L, 32), "'La' is int32", NULL);
+    refused(ctx, one_mma(ctx, TIR_BF16, TIR_BF16, TIR_F16, 0, L, 32),
+            "accumulator 'Ld' is float16", NULL);
+    /* 8 registers from La[4] of 8 */
+    refused(ctx, one_mma(ctx, TIR_BF16, TIR_BF16, TIR_F32, 4, L, 32), "La[4 .. 12)", NULL);
+    refused(ctx, one_mma(ctx, TIR_BF16, TIR_BF16, TIR_F32, 0, TIR_SCOPE_SHARED, 32), "'La'",
+            "scope shared");
+    refused(ctx, one_mma(ctx, TIR_BF16, TIR_BF16, TIR_F32, 0, L, 48), "mma_sync",
+            "not a multiple of 32");
+    tir_ctx_destroy(ctx);
+}
+
+static void test_bad_ldmatrix(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_scope S = TIR_SCOPE_SHARED;
+    compiles(ctx, one_ldmatrix(ctx, 1, 4, TIR_BF16, TIR_BF16, S));
+    compiles(ctx, one_ldmatrix(ctx, 0, 1, TIR_F16, TIR_F16, S));
+    refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_F32, TIR_F32, S), "'L' is float32", NULL);
+    refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_F16, TIR_BF16, S), "'S' is bfloat16",
+            "'L' is float16");
+    refused(ctx, one_ldmatrix(ctx, 0, 3, TIR_F16, TIR_F16, S), "ldmatrix", "1, 2 or 4");
+    refused(ctx, one_ldmatrix(ctx, 2, 4, TIR_F16, TIR_F16, S), "ldmatrix", "0 or 1");
+    refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_F16, TIR_F16, TIR_SCOPE_GLOBAL), "'S'",
+            "want shared");
+    tir_ctx_destroy(ctx);
+}
+
+static void test_lane_id_type(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_buffer *L = buf(ctx, "L", TIR_I64, 8, TIR_SCOPE_LOCAL);
+    const tir_expr *lane = tir_call_new(ctx, TIR_I64, TIR_INTRIN_LANE_ID, 0, NULL);
+    const tir_buffer *allocs[1] = {L};
+    /* Evaluate(lane_id() + 1) then C[tx] = L[0]: the int64 lane_id is refused */
+    const tir_expr *e = tir_add(ctx, lane, tir_cast_new(ctx, TIR_I64, tir_i32(ctx, 1)));
+    refused(ctx, one_call(ctx, e, L, 1, allocs, 32), "lane_id() must be int32", NULL);
+    compiles(ctx, one_call(ctx, tir_call_new(ctx, TIR_I32, TIR_INTRIN_LANE_ID, 0, NULL), L, 1,
+                           allocs, 32));
+    tir_ctx_destroy(ctx);
+}
+
+/* The host JIT (tests only) cannot run warp collectives. */
+static void test_host_refused(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tcg_opts o = {.in = TIR_BF16, .K = 16, .ntiles = 1};
+    cg_jit *j = NULL;
+    assert_int_equal(cg_jit_compile(ctx, tcg_mma(ctx, &o), NULL, &j), TIR_ERR_UNSUPPORTED);
+    assert_null(j);
+    assert_non_null(strstr(tir_ctx_error(ctx), "cannot run on the host"));
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mma_global),   cmocka_unit_test(test_mma_ldmatrix),
+        cmocka_unit_test(test_arch_gate),    cmocka_unit_test(test_bad_mma),
+        cmocka_unit_test(test_bad_ldmatrix), cmocka_unit_test(test_lane_id_type),
+        cmocka_unit_test(test_host_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
