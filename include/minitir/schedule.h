@@ -876,6 +876,97 @@ TIR_API tir_status tir_sched_replay_with_decisions(tir_schedule *s, const char *
                                                    int noverrides,
                                                    const tir_decision *overrides);
 
+/* ----------------------------------------------------------- tensorization
+ *
+ * Tensor intrinsics (TVM's TensorIntrin): a name bound to a description
+ * and an implementation.  The description is a function whose body (or
+ * whose root block's body) is a chain of loops around one block: the
+ * computation the hardware performs, on buffer parameters whose dtypes
+ * and scopes it requires.  A description buffer of scope global stands for
+ * any non-fragment scope (global, shared, local).  The implementation
+ * builds the statement that replaces a matched block's body from the
+ * program buffers the description's buffer parameters matched (bufs[i]
+ * for the i-th buffer parameter, in parameter order) and, for each, the
+ * origin of its region in the block: origins[i] has bufs[i]->ndim
+ * indices, over the block's iterators.
+ *
+ * Built-ins (registered once, on first use of the registry), in the
+ * logical tile intrinsics of docs/tensor-cores.md:
+ *   mma_m16n8k16_bf16   (A[16,16] frag.a, B[16,8] frag.b, C[16,8] frag.acc):
+ *                       for i, j, k in grid(16, 8, 16) (S, S, R):
+ *                       C[i,j] = C[i,j] + f32(A[i,k]) * f32(B[k,j]), A, B
+ *                       bfloat16, C float32 -> mma_sync(C, A, B)
+ *   mma_m16n8k16_f16    the same with float16 operands
+ *   mma_m16n8k8_tf32    A[16,8], B[8,8], C[16,8] all float32, k extent 8,
+ *                       C[i,j] = C[i,j] + A[i,k] * B[k,j] (no casts)
+ *   frag_fill_f32       (C[16,8] frag.acc float32): C[i,j] = 0 -> frag_fill
+ *   frag_load_a_16x16   (S[16,16], F[16,16] frag.a): F[i,j] = S[i,j],
+ *                       two overloads: bfloat16 and float16 -> frag_load
+ *   frag_load_b_16x8    (S[16,8], F[16,8] frag.b), bfloat16 / float16
+ *   frag_load_a_16x8_tf32  (S[16,8], F[16,8] frag.a), float32
+ *   frag_load_b_8x8_tf32   (S[8,8], F[8,8] frag.b), float32
+ *   frag_store_16x8     (F[16,8] frag.acc, D[16,8]) float32: D[i,j] =
+ *                       F[i,j] -> frag_store
+ * (S and D: any non-fragment scope.)
+ */
+
+/* Builds the description in ctx (NULL: none). */
+typedef const tir_prim_func *(*tir_intrin_desc_fn)(tir_ctx *ctx);
+/* Builds the implementation statement in ctx (never NULL). */
+typedef const tir_stmt *(*tir_intrin_impl_fn)(tir_ctx *ctx, const tir_buffer *const *bufs,
+                                              const tir_expr *const *const *origins);
+
+/* Registers a tensor intrinsic for every schedule of the process.  Thread
+ * safe.  A name may be registered several times with different functions
+ * (overloads, e.g. one per dtype): tensorize tries them in registration
+ * order.  Registering the same (name, desc, impl) again changes nothing.
+ * TIR_ERR_INVALID_ARG for a NULL function or a name that is empty or
+ * holds characters other than letters, digits, '_' and '.'. */
+TIR_API tir_status tir_tensor_intrin_register(const char *name, tir_intrin_desc_fn desc,
+                                              tir_intrin_impl_fn impl);
+/* Number of overloads registered as `name` (0: unknown). */
+TIR_API int tir_tensor_intrin_count(const char *name);
+
+/* Replaces the body of a block by a tensor intrinsic's implementation
+ * (TVM's tensorize on a block; blockize a loop first to make one).  The
+ * block keeps its iterators, bindings, predicate and regions.  The block's
+ * body must match the description (the first overload that does):
+ *   - the same chain of loops: extents equal, starting at 0, serial or
+ *     unrolled; then one block realize with the same number of iterators,
+ *     each of the same kind, domain [0, extent of the description's) and
+ *     binding (proved equal with the analyzer);
+ *   - the same body: statements, operators, constants, dtypes and casts
+ *     alike, each description buffer standing for one program buffer of
+ *     its dtype and scope (global: any non-fragment scope), and every
+ *     index of an access equal to the description's index plus the origin
+ *     of that buffer's region in the block's writes (else reads); a
+ *     program buffer may have more dimensions than the description's,
+ *     whose indices then equal the origin.
+ * The inner block's predicate is dropped when every conjunct is X < E
+ * with X the binding of a spatial iterator plus terms of loops outside
+ * the block (the bound a non-dividing split adds: the tile intrinsics
+ * clip at the buffer's edge, and what a fragment holds outside it is never
+ * stored).  Fragment buffers are padded to whole tiles (their last two
+ * dimensions rounded up to the tile of tir_frag_layout_of), since the
+ * intrinsics read and write whole tiles.
+ * Preconditions:
+ *   1. an intrinsic of that name is registered (TIR_ERR_SCHED_UNKNOWN_INTRIN);
+ *   2. the block and its inner block have no init: decompose_reduction
+ *      first (TIR_ERR_SCHED_TENSORIZE_INIT);
+ *   3. the description is loops around one block (TIR_ERR_SCHED_BAD_INTRIN);
+ *   4. the body matches the description, the message naming the first
+ *      part that differs (a loop's extent, an iterator's kind, a buffer's
+ *      scope or dtype, an index, a cast ...) for each overload
+ *      (TIR_ERR_SCHED_TENSORIZE_MISMATCH);
+ *   5. each conjunct of the inner predicate bounds a spatial iterator as
+ *      above; a bound of a reduce iterator (K not divided by the k split)
+ *      is refused: split k by a factor dividing K
+ *      (TIR_ERR_SCHED_TENSORIZE_PREDICATE);
+ *   6. each fragment buffer matched has a dtype its scope holds, constant
+ *      trailing dimensions, provably tile-aligned origins, and is not a
+ *      parameter unless it holds whole tiles (TIR_ERR_SCHED_FRAG_TILE). */
+TIR_API tir_status tir_sched_tensorize(tir_schedule *s, tir_block_rv block, const char *intrin);
+
 /* ----------------------------------------------------------------- traces */
 
 /* Number of recorded instructions. */
