@@ -202,6 +202,10 @@ static bool match_operands(tz *t, const char *what, int n, const tir_expr *const
 
 static bool match_expr(tz *t, const char *what, const tir_expr *d, const tir_expr *p) {
     if (d->kind != p->kind) return kind_miss(t, what, d, p);
+    const tir_buffer_load *dl = tir_as_tir_buffer_load(d), *pl = tir_as_tir_buffer_load(p);
+    if (dl) /* first, so that a wrong dtype is blamed on the buffer */
+        return match_access(t, what, dl->buffer, dl->nidx, dl->indices, pl->buffer, pl->nidx,
+                            pl->indices, p);
     if (!tir_dtype_eq(d->dtype, p->dtype))
         return miss(t, p, "%s: dtype %s, the intrinsic's is %s (%s)", what,
                     dt_str(t->ctx, p->dtype), dt_str(t->ctx, d->dtype), tir_print(t->ctx, p));
@@ -231,11 +235,6 @@ static bool match_expr(tz *t, const char *what, const tir_expr *d, const tir_exp
         const tir_call *x = (const void *)d, *y = (const void *)p;
         if (x->op != y->op || x->nargs != y->nargs) return kind_miss(t, what, d, p);
         return match_operands(t, what, x->nargs, x->args, y->args);
-    }
-    case TIR_KIND_BUFFER_LOAD: {
-        const tir_buffer_load *x = (const void *)d, *y = (const void *)p;
-        return match_access(t, what, x->buffer, x->nidx, x->indices, y->buffer, y->nidx,
-                            y->indices, p);
     }
     default:
         return miss(t, p, "%s: %s is not supported in a tensor intrinsic's description", what,
