@@ -969,6 +969,8 @@ static ir_mbuf *need_buf(ir_env *e, int slot, const tir_buffer *b) {
     return m;
 }
 
+ir_mbuf *ir_need_buf(ir_env *e, int slot, const tir_buffer *b) { return need_buf(e, slot, b); }
+
 /* The storage offset of m[idx], or -1 after recording an error. */
 static int64_t elem_offset(ir_env *e, const ir_mbuf *m, const int64_t *idx, bool store) {
     int64_t off = m->elem_offset;
@@ -1005,6 +1007,22 @@ static ir_val load_at(ir_env *e, const ir_mbuf *m, const int64_t *idx, bool addr
     if (m->written && !m->written[off]) {
         fail_access(e, TIR_ERR_UNINIT_READ, false, m, m->ndim, idx,
                     "the element was never written");
+        return v;
+    }
+    return read_elem(m, off);
+}
+
+ir_val ir_load_idx(ir_env *e, ir_mbuf *m, const int64_t *idx) { return load_at(e, m, idx, false); }
+
+ir_val ir_load_off(ir_env *e, ir_mbuf *m, int64_t off) {
+    ir_val v = {0};
+    if (m->watch && e->hooks && e->hooks->access) {
+        e->hooks->access(e, m, off, false);
+        if (e->status) return v;
+    }
+    if (m->written && !m->written[off]) {
+        ir_env_fail(e, TIR_ERR_UNINIT_READ, "load of element %lld of %s's storage: the element "
+                    "was never written", (long long)(off - m->elem_offset), m->buffer->name);
         return v;
     }
     return read_elem(m, off);
@@ -1191,6 +1209,8 @@ static ir_val cast(int from, int to, ir_val v) {
     return r;
 }
 
+ir_val ir_cast_val(int from, int to, ir_val v) { return cast(from, to, v); }
+
 static ir_val math(int tc, tir_intrin op, const ir_val *a) {
     ir_val r;
     if (tc == IR_TC_F64 || tc_int(tc)) {
@@ -1325,9 +1345,34 @@ static void atomic_add(ir_env *e, const ir_val *args) {
     if (m) ir_atomic_apply(e, m, off, args[1]);
 }
 
+/* Tensor-core intrinsics.  A simulator's hook gets the lowered per-lane
+ * forms (lane_id, mma_sync, ldmatrix: warp collectives) with evaluated
+ * operands.  Otherwise the logical tile forms read their operands'
+ * indices themselves (interp_tc.c): a clipped frag_load / frag_store
+ * origin may lie outside its buffer, so address_of is not evaluated. */
+static ir_val tc_call(ir_env *e, const ir_cexpr *x) {
+    tir_intrin op = x->u.call.op;
+    ir_val args[8], r = {0};
+    if (e->hooks && e->hooks->intrin &&
+        (op == TIR_INTRIN_LANE_ID || op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_LDMATRIX)) {
+        for (int i = 0; i < x->u.call.nargs; i++) args[i] = ir_eval(e, x->u.call.args[i]);
+        if (e->status || e->hooks->intrin(e, x, args, &r)) return r;
+    }
+    return ir_tc_call(e, x);
+}
+
 static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     ir_val args[8], r = {0};
     int n = x->u.call.nargs;
+    switch (x->u.call.op) {
+    case TIR_INTRIN_LANE_ID:
+    case TIR_INTRIN_MMA_SYNC:
+    case TIR_INTRIN_LDMATRIX:
+    case TIR_INTRIN_FRAG_FILL:
+    case TIR_INTRIN_FRAG_LOAD:
+    case TIR_INTRIN_FRAG_STORE: return tc_call(e, x);
+    default: break;
+    }
     for (int i = 0; i < n; i++) args[i] = ir_eval(e, x->u.call.args[i]);
     if (e->status) return r;
     tir_intrin op = x->u.call.op;
@@ -1579,6 +1624,18 @@ static __attribute__((noinline)) tir_status store_v(ir_env *e, const ir_cstmt *s
     return TIR_OK;
 }
 
+tir_status ir_store_idx(ir_env *e, ir_mbuf *m, const int64_t *idx, ir_val v) {
+    int64_t off = elem_offset(e, m, idx, true);
+    if (off < 0) return e->status;
+    if (m->watch && e->hooks && e->hooks->access) {
+        e->hooks->access(e, m, off, true);
+        if (e->status) return e->status;
+    }
+    write_elem(m, off, v);
+    if (m->written) m->written[off] = 1;
+    return TIR_OK;
+}
+
 static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
     ir_mbuf *m = need_buf(e, s->u.store.buf, ((const tir_buffer_store *)s->src)->buffer);
     if (!m) return e->status;
@@ -1590,15 +1647,7 @@ static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
     }
     ir_val v = ir_eval(e, s->u.store.value);
     if (e->status) return e->status;
-    int64_t off = elem_offset(e, m, idx, true);
-    if (off < 0) return e->status;
-    if (m->watch && e->hooks && e->hooks->access) {
-        e->hooks->access(e, m, off, true);
-        if (e->status) return e->status;
-    }
-    write_elem(m, off, v);
-    if (m->written) m->written[off] = 1;
-    return TIR_OK;
+    return ir_store_idx(e, m, idx, v);
 }
 
 static tir_status exec_block(ir_env *e, const ir_cstmt *s) {

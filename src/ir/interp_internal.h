@@ -274,4 +274,32 @@ ir_mbuf *ir_atomic_target(ir_env *e, const ir_val *args, int64_t *off);
  * written); the simulator calls it after its race check. */
 void ir_atomic_apply(ir_env *e, ir_mbuf *m, int64_t off, ir_val v);
 
+/* Element access by indices with the checks of an ordinary BufferLoad /
+ * BufferStore (bounds, hooks->access on watched buffers, unwritten
+ * elements; a store marks the element written); zero / the status after
+ * recording an error. */
+ir_val ir_load_idx(ir_env *e, ir_mbuf *m, const int64_t *idx);
+tir_status ir_store_idx(ir_env *e, ir_mbuf *m, const int64_t *idx, ir_val v);
+/* The same by storage offset (already known to be inside m's storage). */
+ir_val ir_load_off(ir_env *e, ir_mbuf *m, int64_t off);
+/* The buffer bound to slot, or NULL after recording an error naming b. */
+ir_mbuf *ir_need_buf(ir_env *e, int slot, const tir_buffer *b);
+/* v of type class `from` converted as a Cast to type class `to` does. */
+ir_val ir_cast_val(int from, int to, ir_val v);
+
+/* Tensor cores (interp_tc.c).  The interpreter's semantics of the logical
+ * tile intrinsics frag_fill / frag_load / frag_store / mma_sync on
+ * fragment buffers, and the error for the lowered-only lane_id and
+ * ldmatrix; call x is one of these (after hooks->intrin declined). */
+ir_val ir_tc_call(ir_env *e, const ir_cexpr *x);
+/* One mma.sync tile: d (16x8) += a (16 x k) . b (k x 8) with k = 16
+ * (m16n8k16) or 8 (m16n8k8); with tf32 the inputs are first rounded to
+ * TF32 (ir_tf32_round).  Exact products, summed with d in double in k
+ * order, rounded once to float32: the interpreter and the simulator share
+ * it so they agree bit for bit. */
+void ir_mma_tile(float d[16][8], const float a[16][16], const float b[16][8], int k, bool tf32);
+/* x rounded to TF32 (10 mantissa bits), to nearest, ties away from zero,
+ * as cvt.rna.tf32.f32; Inf and NaN unchanged. */
+float ir_tf32_round(float x);
+
 #endif
