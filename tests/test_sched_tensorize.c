@@ -96,7 +96,8 @@ static const tir_prim_func *parse_edits(tir_ctx *ctx, const char *const *edits) 
     char *cur = strdup(mm_text);
     for (int e = 0;; e += 2) {
         const char *from = edits ? edits[e] : NULL, *to = edits ? edits[e + 1] : NULL;
-        if (!from) from = "MM", to = "32";
+        bool last = !from;
+        if (last) from = "MM", to = "32";
         size_t fl = strlen(from), tl = strlen(to), n = 0, cap = strlen(cur) * 2 + 4096;
         char *buf = malloc(cap);
         for (const char *p = cur; *p;) {
@@ -112,7 +113,7 @@ static const tir_prim_func *parse_edits(tir_ctx *ctx, const char *const *edits) 
         buf[n] = 0;
         free(cur);
         cur = buf;
-        if (strcmp(from, "MM") == 0) break;
+        if (last) break;
     }
     const tir_prim_func *f = NULL;
     tir_status st = tir_parse_func(ctx, cur, strlen(cur), &f);
@@ -189,6 +190,9 @@ static void test_tensorize_blocks(void **st) {
     tensorize_all(s);
     dump_golden(s, "blocks");
     sched_expect_text(s, blocks_golden);
+    sched_check_equiv(ctx, tir_sched_orig_func(s), tir_sched_func(s), 1);
+    sched_check_equiv(ctx, tir_def_matmul_mixed(ctx, 32, 16, 32, TIR_BF16, TIR_F32),
+                      tir_sched_func(s), 2);
     assert_int_equal(tir_verify(ctx, tir_sched_func(s)), TIR_OK);
     sched_check_roundtrip(s);
     tir_sched_destroy(s);
@@ -216,6 +220,9 @@ static void test_tensorize_ragged(void **st) {
     assert_non_null(strstr(text, "Cf = T.alloc_buffer((32, 16), \"float32\", scope=\"frag.acc\")"));
     assert_non_null(strstr(text, "A: T.Buffer((30, 32)"));
     assert_null(strstr(text, "T.where"));
+    sched_check_equiv(ctx, tir_sched_orig_func(s), tir_sched_func(s), 1);
+    sched_check_equiv(ctx, tir_def_matmul_mixed(ctx, 30, 16, 32, TIR_BF16, TIR_F32),
+                      tir_sched_func(s), 2);
     assert_int_equal(tir_verify(ctx, tir_sched_func(s)), TIR_OK);
     sched_check_roundtrip(s);
     tir_sched_destroy(s);
@@ -274,7 +281,9 @@ static void test_tensorize_mismatch(void **st) {
                     "C_o", "mma_m16n8k16_bf16", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
                     "iterator 2 (vk): spatial, the intrinsic's is reduce");
     /* a binding */
-    expect_mismatch(ctx, parse_edit(ctx, AXIS_C, "vi, vj, vk = T.axis.remap(\"SSR\", [ii, jj, 15 - kk])"),
+    expect_mismatch(ctx, parse_edit(ctx, AXIS_C,
+                                   "vi, vj = T.axis.remap(\"SS\", [ii, jj])\n"
+                                   "                        vk = T.axis.reduce(16, 15 - kk)"),
                     "C_o", "mma_m16n8k16_bf16", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
                     "iterator 2 (vk): bound to 15 - kk, the intrinsic's to kk");
     /* an index (the tile transposed) */
