@@ -586,6 +586,51 @@ TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv b
 TIR_API tir_status tir_sched_rfactor(tir_schedule *s, tir_loop_rv loop, int factor_axis,
                                      tir_block_rv *out);
 
+/* Makes the loops from `loop` down and the one block B at their bottom the
+ * body of a new block "<B>_o" placed where the loop was (TVM's blockize;
+ * tensorize carves a tile operation out this way).  Each iterator v of B
+ * is divided by its binding: one using only loops above `loop` moves (the
+ * same variable, domain and binding) to the outer block; one using only
+ * loops from `loop` down stays on B; one using both must be outer + inner,
+ * inner over the loops from `loop` down with values in [0, e) and outer a
+ * multiple of e: the outer block gets an iterator v_o (same kind, domain
+ * [0, ceil(extent / e)), bound to outer / e) and B keeps v with domain
+ * [0, e) bound to inner, its body and regions reading v_o * e + v.
+ * Predicate conjuncts of B that use no loop from `loop` down move to the
+ * outer block, the others stay on B (reading a loop above through the
+ * iterator it is bound to: precondition 7); when a split iterator's outer
+ * binding may leave [0, ceil(extent / e)) (factors whose product exceeds
+ * the extent) the outer block also gets the bound `outer / e <
+ * ceil(extent / e)`.  The outer block's reads and writes are B's relaxed
+ * over B's iterators.  If B has an init and a reduce iterator moves out
+ * or is split, the init moves to the outer block as TVM does: a block
+ * "<B>_init" (spatial iterators v_init of B) under fresh copies of the
+ * loops feeding B's spatial iterators, with B's conjuncts that use those
+ * loops; B keeps no init.  With every reduce iterator inside, each outer
+ * instance runs whole reductions: B keeps its init and the outer block is
+ * complete.  B keeps its name, annotations
+ * and allocations; the loops keep their handles.  Returns the outer
+ * block's handle in *out.
+ * Preconditions:
+ *   1. the loop's body is a chain of loops ending in one block realize,
+ *      with no other statement (TIR_ERR_SCHED_BLOCKIZE_NEST);
+ *   2. neither the loop nor a loop inside it is bound to a thread
+ *      (TIR_ERR_SCHED_BLOCKIZE_THREAD);
+ *   3.-5. the block satisfies W1-W3 for those loops;
+ *   6. each binding divides as above: using both kinds of loops, its part
+ *      over the inner loops (the binding with them at 0 subtracted) uses
+ *      no loop above, has constant bounds [0, e), and the rest is
+ *      provably a multiple of e, and the iterator's domain starts at 0
+ *      (TIR_ERR_SCHED_BLOCKIZE_BINDING);
+ *   7. each predicate conjunct using loops from `loop` down uses loops
+ *      above it only where such a loop is bound alone to an iterator that
+ *      moves out or is split (i_0 in i_0 * 16 + i_1 < 30, read then as
+ *      vi_o), since those loops are not visible inside the outer block
+ *      (TIR_ERR_SCHED_BLOCKIZE_BINDING);
+ *   8. the block's regions relax to bounded regions over its inner
+ *      iterators (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+TIR_API tir_status tir_sched_blockize(tir_schedule *s, tir_loop_rv loop, tir_block_rv *out);
+
 /* ---------------------------------------------------------------- buffers */
 
 /* Pads the strides of the buffer the block writes at `buffer_index` so
