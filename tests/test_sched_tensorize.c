@@ -431,6 +431,108 @@ static void test_tensorize_trace(void **st) {
     tir_sched_destroy(s);
 }
 
+/* The 50x20x48 user schedule: fragments padded to whole tiles, the
+ * ragged predicates gone. */
+static const char user_ragged_golden[] =
+    "@T.prim_func\n"
+    "def matmul(A: T.Buffer((50, 48), \"bfloat16\"), B: T.Buffer((48, 20), \"bfloat16\"), C: T.Buffer((50, 20), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        C_frag_acc = T.alloc_buffer((64, 24), \"float32\", scope=\"frag.acc\")\n"
+    "        A_frag_a = T.alloc_buffer((64, 48), \"bfloat16\", scope=\"frag.a\")\n"
+    "        B_frag_b = T.alloc_buffer((48, 24), \"bfloat16\", scope=\"frag.b\")\n"
+    "        for ax0_0, ax1_0 in T.grid(3, 3):\n"
+    "            with T.block(\"B_frag.b_o\"):\n"
+    "                v0_o, v1_o = T.axis.remap(\"SS\", [ax0_0, ax1_0])\n"
+    "                T.reads(B[v0_o * 16:v0_o * 16 + 16, v1_o * 8:v1_o * 8 + 8])\n"
+    "                T.writes(B_frag_b[v0_o * 16:v0_o * 16 + 16, v1_o * 8:v1_o * 8 + 8])\n"
+    "                T.call_intrin(\"void\", \"frag_load\", T.address_of(B_frag_b[v0_o * 16, v1_o * 8]), T.address_of(B[v0_o * 16, v1_o * 8]))\n"
+    "        for ax0_0_1, ax1_0_1 in T.grid(4, 3):\n"
+    "            with T.block(\"A_frag.a_o\"):\n"
+    "                v0_o_1, v1_o_1 = T.axis.remap(\"SS\", [ax0_0_1, ax1_0_1])\n"
+    "                T.reads(A[v0_o_1 * 16:v0_o_1 * 16 + 16, v1_o_1 * 16:v1_o_1 * 16 + 16])\n"
+    "                T.writes(A_frag_a[v0_o_1 * 16:v0_o_1 * 16 + 16, v1_o_1 * 16:v1_o_1 * 16 + 16])\n"
+    "                T.call_intrin(\"void\", \"frag_load\", T.address_of(A_frag_a[v0_o_1 * 16, v1_o_1 * 16]), T.address_of(A[v0_o_1 * 16, v1_o_1 * 16]))\n"
+    "        for i_0, j_0 in T.grid(4, 3):\n"
+    "            with T.block(\"C_init_o\"):\n"
+    "                vi_o, vj_o = T.axis.remap(\"SS\", [i_0, j_0])\n"
+    "                T.writes(C_frag_acc[vi_o * 16:vi_o * 16 + 16, vj_o * 8:vj_o * 8 + 8])\n"
+    "                T.call_intrin(\"void\", \"frag_fill\", T.address_of(C_frag_acc[vi_o * 16, vj_o * 8]), T.float32(0))\n"
+    "            for k_0 in T.serial(3):\n"
+    "                with T.block(\"C_o\"):\n"
+    "                    vi_o_1, vj_o_1, vk_o = T.axis.remap(\"SSR\", [i_0, j_0, k_0])\n"
+    "                    T.reads(A_frag_a[vi_o_1 * 16:vi_o_1 * 16 + 16, vk_o * 16:vk_o * 16 + 16], B_frag_b[vk_o * 16:vk_o * 16 + 16, vj_o_1 * 8:vj_o_1 * 8 + 8])\n"
+    "                    T.writes(C_frag_acc[vi_o_1 * 16:vi_o_1 * 16 + 16, vj_o_1 * 8:vj_o_1 * 8 + 8])\n"
+    "                    T.call_intrin(\"void\", \"mma_sync\", T.address_of(C_frag_acc[vi_o_1 * 16, vj_o_1 * 8]), T.address_of(A_frag_a[vi_o_1 * 16, vk_o * 16]), T.address_of(B_frag_b[vk_o * 16, vj_o_1 * 8]))\n"
+    "        for ax0_0_2, ax1_0_2 in T.grid(4, 3):\n"
+    "            with T.block(\"C_frag.acc_o\"):\n"
+    "                v0_o_2, v1_o_2 = T.axis.remap(\"SS\", [ax0_0_2, ax1_0_2])\n"
+    "                T.reads(C_frag_acc[v0_o_2 * 16:v0_o_2 * 16 + 16, v1_o_2 * 8:v1_o_2 * 8 + 8])\n"
+    "                T.writes(C[v0_o_2 * 16:v0_o_2 * 16 + 16, v1_o_2 * 8:v1_o_2 * 8 + 8])\n"
+    "                T.call_intrin(\"void\", \"frag_store\", T.address_of(C_frag_acc[v0_o_2 * 16, v1_o_2 * 8]), T.address_of(C[v0_o_2 * 16, v1_o_2 * 8]))\n";
+
+/* Splits a loop by `inner` into out[0] (outer) and out[1]. */
+static void split2(tir_schedule *s, tir_loop_rv l, int64_t inner, tir_loop_rv *out) {
+    const int64_t f[2] = {TIR_SPLIT_INFER, inner};
+    SCHED_OK(s, tir_sched_split(s, l, 2, f, out));
+}
+
+/* A copy block over (r, c): tiles of tr x tc, then tensorize_loop. */
+static void tile_copy(tir_schedule *s, const char *block, int64_t tr, int64_t tc,
+                      const char *intrin) {
+    tir_loop_rv ls[16], a[2], b[2];
+    assert_int_equal(sched_loops(s, block, ls), 2);
+    split2(s, ls[0], tr, a);
+    split2(s, ls[1], tc, b);
+    SCHED_OK(s, tir_sched_reorder(s, 2, (tir_loop_rv[]){b[0], a[1]}));
+    SCHED_OK(s, tir_sched_tensorize_loop(s, a[1], intrin));
+}
+
+/* The user's schedule of tc-design.md without the GPU parts (threads,
+ * shared memory): caches in fragments, 16x8x16 tiles, decompose_reduction,
+ * and every stage tensorized through tensorize_loop (blockize + match). */
+static void test_tensorize_user_schedule(void **st) {
+    tir_ctx *ctx = *st;
+    const int64_t shapes[2][3] = {{32, 16, 32}, {50, 20, 48}};
+    for (int c = 0; c < 2; c++) {
+        tir_schedule *s = sched_new(ctx, tir_def_matmul_mixed(ctx, shapes[c][0], shapes[c][1],
+                                                              shapes[c][2], TIR_BF16, TIR_F32));
+        tir_block_rv cb = sched_block(s, "C"), out, init;
+        SCHED_OK(s, tir_sched_cache_write(s, cb, 0, "frag.acc", 0, NULL, &out));
+        SCHED_OK(s, tir_sched_cache_read(s, cb, 0, "frag.a", 0, NULL, &out));
+        SCHED_OK(s, tir_sched_cache_read(s, cb, 1, "frag.b", 0, NULL, &out));
+        tir_loop_rv ls[16], i[2], j[2], k[2];
+        assert_int_equal(sched_loops(s, "C", ls), 3);
+        split2(s, ls[0], 16, i);
+        split2(s, ls[1], 8, j);
+        split2(s, ls[2], 16, k);
+        SCHED_OK(s, tir_sched_reorder(s, 6, (tir_loop_rv[]){i[0], j[0], k[0], i[1], j[1], k[1]}));
+        /* tensorize refuses the reduction while it has its init */
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_TENSORIZE_INIT, "tensorize",
+                          tir_sched_tensorize_loop(s, i[1], "mma_m16n8k16_bf16"));
+        SCHED_OK(s, tir_sched_decompose_reduction(s, cb, k[0], &init));
+        tir_loop_rv il[16];
+        const tir_block *ib = NULL;
+        SCHED_OK(s, tir_sched_get_block_node(s, init, &ib));
+        assert_int_equal(sched_loops(s, ib->name, il), 4);
+        /* a mismatch after the blockize leaves nothing behind */
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_TENSORIZE_MISMATCH, "tensorize",
+                          tir_sched_tensorize_loop(s, il[2], "frag_store_16x8"));
+        SCHED_OK(s, tir_sched_tensorize_loop(s, il[2], "frag_fill_f32"));
+        SCHED_OK(s, tir_sched_tensorize_loop(s, i[1], "mma_m16n8k16_bf16"));
+        tile_copy(s, "A_frag.a", 16, 16, "frag_load_a_16x16");
+        tile_copy(s, "B_frag.b", 16, 8, "frag_load_b_16x8");
+        tile_copy(s, "C_frag.acc", 16, 8, "frag_store_16x8");
+        dump_golden(s, c ? "user_ragged" : "user");
+        const char *text = tir_print(ctx, tir_sched_func(s));
+        assert_null(strstr(text, "T.where"));
+        assert_non_null(strstr(text, "mma_sync"));
+        if (c) sched_expect_text(s, user_ragged_golden);
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tensorize_blocks, setup, teardown),
@@ -439,6 +541,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_tensorize_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_registry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tensorize_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tensorize_user_schedule, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

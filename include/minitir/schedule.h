@@ -1011,6 +1011,13 @@ TIR_API int tir_tensor_intrin_count(const char *name);
  *      trailing dimensions, provably tile-aligned origins, and is not a
  *      parameter unless it holds whole tiles (TIR_ERR_SCHED_FRAG_TILE). */
 TIR_API tir_status tir_sched_tensorize(tir_schedule *s, tir_block_rv block, const char *intrin);
+/* Tensorize on a loop (TVM's tensorize of a loop): tir_sched_blockize of
+ * the loop, then tir_sched_tensorize of the block it makes, as one call:
+ * when either fails the schedule is left as it was.  The trace records
+ * both instructions (blockize, then tensorize of its block).  The
+ * preconditions are blockize's, then tensorize's. */
+TIR_API tir_status tir_sched_tensorize_loop(tir_schedule *s, tir_loop_rv loop,
+                                            const char *intrin);
 
 /* ----------------------------------------------------------------- traces */
 

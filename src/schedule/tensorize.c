@@ -21,6 +21,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched_internal.h"
@@ -563,4 +564,24 @@ tir_status tir_sched_tensorize(tir_schedule *s, tir_block_rv block, const char *
     if (!s || !intrin) return sch_bad_arg(s, "tensorize", "intrin is NULL");
     sch_arg args[2] = {SCH_RV(block), {.s = intrin}};
     return sch_run(s, SCH_INST_tensorize, args, NULL, NULL);
+}
+
+tir_status tir_sched_tensorize_loop(tir_schedule *s, tir_loop_rv loop, const char *intrin) {
+    if (!s || !intrin) return sch_bad_arg(s, "tensorize", "intrin is NULL");
+    /* blockize, then tensorize the new block; all or nothing */
+    sch_snapshot snap;
+    sch_snapshot_take(s, &snap);
+    tir_block_rv b;
+    tir_status st = tir_sched_blockize(s, loop, &b);
+    if (st == TIR_OK) st = tir_sched_tensorize(s, b, intrin);
+    if (st != TIR_OK) {
+        tir_ctx *ctx = s->ctx;
+        char *msg = strdup(tir_ctx_error(ctx));
+        sch_snapshot_restore(s, &snap);
+        tir_ctx_fail(ctx, st, "%s", msg ? msg : "");
+        free(msg);
+        return st;
+    }
+    sch_snapshot_free(&snap);
+    return TIR_OK;
 }
