@@ -2,7 +2,9 @@
  * (matmul, batched matmul, conv2d, elementwise chain, and matmul with a
  * bias or bias+ReLU epilogue) at odd shapes, over every primitive,
  * the reduction, buffer, pipelining and fusion ones
- * (decompose_reduction .. fuse_reduction_epilogue) and the sampling ones
+ * (decompose_reduction .. fuse_reduction_epilogue), tensorize (which
+ * must refuse every block of these float32 definitions cleanly) and the
+ * sampling ones
  * (sample_perfect_tile, sample_tile, sample_categorical, split_rv,
  * annotate_loop_rv) included.
  *
@@ -175,6 +177,10 @@ static void add_block(fuzz_case *fc, tir_block_rv b) {
 
 static void layout_step(fuzz_case *fc, tir_block_rv b);
 
+static const char *const intrins[] = {"mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "frag_fill_f32",
+                                      "frag_load_a_16x16",  "frag_load_b_8x8_tf32",
+                                      "frag_store_16x8",    "no_such_intrin"};
+
 static void block_step(fuzz_case *fc, tir_block_rv b) {
     uint64_t *r = fc->r;
     tir_schedule *s = fc->s;
@@ -184,7 +190,7 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
     tir_loop_rv target = {0, b.sched};
     const tir_loop_rv *ls;
     int n;
-    int kind = (int)rnd(r, 0, 9);
+    int kind = (int)rnd(r, 0, 10);
     /* Mostly aim compute_at at a consumer's loop and reverse_compute_at
        at a producer's, so that they often succeed. */
     const tir_block_rv *rel;
@@ -224,6 +230,10 @@ static void block_step(fuzz_case *fc, tir_block_rv b) {
     case 6: CALL("reverse_compute_inline", tir_sched_reverse_compute_inline(s, b)); break;
     case 7:
     case 8: layout_step(fc, b); break;
+    case 10: /* float32 definitions never match a fragment intrinsic: the
+                matcher must fail cleanly on whatever block it is given */
+        CALL("tensorize", tir_sched_tensorize(s, b, intrins[rnd(r, 0, 6)]));
+        break;
     default:
         if (rnd(r, 0, 1))
             INVALID(TIR_ERR_SCHED_BAD_SCOPE, "cache_read",

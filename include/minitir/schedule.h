@@ -586,6 +586,51 @@ TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv b
 TIR_API tir_status tir_sched_rfactor(tir_schedule *s, tir_loop_rv loop, int factor_axis,
                                      tir_block_rv *out);
 
+/* Makes the loops from `loop` down and the one block B at their bottom the
+ * body of a new block "<B>_o" placed where the loop was (TVM's blockize;
+ * tensorize carves a tile operation out this way).  Each iterator v of B
+ * is divided by its binding: one using only loops above `loop` moves (the
+ * same variable, domain and binding) to the outer block; one using only
+ * loops from `loop` down stays on B; one using both must be outer + inner,
+ * inner over the loops from `loop` down with values in [0, e) and outer a
+ * multiple of e: the outer block gets an iterator v_o (same kind, domain
+ * [0, ceil(extent / e)), bound to outer / e) and B keeps v with domain
+ * [0, e) bound to inner, its body and regions reading v_o * e + v.
+ * Predicate conjuncts of B that use no loop from `loop` down move to the
+ * outer block, the others stay on B (reading a loop above through the
+ * iterator it is bound to: precondition 7); when a split iterator's outer
+ * binding may leave [0, ceil(extent / e)) (factors whose product exceeds
+ * the extent) the outer block also gets the bound `outer / e <
+ * ceil(extent / e)`.  The outer block's reads and writes are B's relaxed
+ * over B's iterators.  If B has an init and a reduce iterator moves out
+ * or is split, the init moves to the outer block as TVM does: a block
+ * "<B>_init" (spatial iterators v_init of B) under fresh copies of the
+ * loops feeding B's spatial iterators, with B's conjuncts that use those
+ * loops; B keeps no init.  With every reduce iterator inside, each outer
+ * instance runs whole reductions: B keeps its init and the outer block is
+ * complete.  B keeps its name, annotations
+ * and allocations; the loops keep their handles.  Returns the outer
+ * block's handle in *out.
+ * Preconditions:
+ *   1. the loop's body is a chain of loops ending in one block realize,
+ *      with no other statement (TIR_ERR_SCHED_BLOCKIZE_NEST);
+ *   2. neither the loop nor a loop inside it is bound to a thread
+ *      (TIR_ERR_SCHED_BLOCKIZE_THREAD);
+ *   3.-5. the block satisfies W1-W3 for those loops;
+ *   6. each binding divides as above: using both kinds of loops, its part
+ *      over the inner loops (the binding with them at 0 subtracted) uses
+ *      no loop above, has constant bounds [0, e), and the rest is
+ *      provably a multiple of e, and the iterator's domain starts at 0
+ *      (TIR_ERR_SCHED_BLOCKIZE_BINDING);
+ *   7. each predicate conjunct using loops from `loop` down uses loops
+ *      above it only where such a loop is bound alone to an iterator that
+ *      moves out or is split (i_0 in i_0 * 16 + i_1 < 30, read then as
+ *      vi_o), since those loops are not visible inside the outer block
+ *      (TIR_ERR_SCHED_BLOCKIZE_BINDING);
+ *   8. the block's regions relax to bounded regions over its inner
+ *      iterators (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+TIR_API tir_status tir_sched_blockize(tir_schedule *s, tir_loop_rv loop, tir_block_rv *out);
+
 /* ---------------------------------------------------------------- buffers */
 
 /* Pads the strides of the buffer the block writes at `buffer_index` so
@@ -875,6 +920,104 @@ TIR_API tir_status tir_sched_decisions(const tir_schedule *s, const tir_decision
 TIR_API tir_status tir_sched_replay_with_decisions(tir_schedule *s, const char *text, size_t len,
                                                    int noverrides,
                                                    const tir_decision *overrides);
+
+/* ----------------------------------------------------------- tensorization
+ *
+ * Tensor intrinsics (TVM's TensorIntrin): a name bound to a description
+ * and an implementation.  The description is a function whose body (or
+ * whose root block's body) is a chain of loops around one block: the
+ * computation the hardware performs, on buffer parameters whose dtypes
+ * and scopes it requires.  A description buffer of scope global stands for
+ * any non-fragment scope (global, shared, local).  The implementation
+ * builds the statement that replaces a matched block's body from the
+ * program buffers the description's buffer parameters matched (bufs[i]
+ * for the i-th buffer parameter, in parameter order) and, for each, the
+ * origin of its region in the block: origins[i] has bufs[i]->ndim
+ * indices, over the block's iterators.
+ *
+ * Built-ins (registered once, on first use of the registry), in the
+ * logical tile intrinsics of docs/tensor-cores.md:
+ *   mma_m16n8k16_bf16   (A[16,16] frag.a, B[16,8] frag.b, C[16,8] frag.acc):
+ *                       for i, j, k in grid(16, 8, 16) (S, S, R):
+ *                       C[i,j] = C[i,j] + f32(A[i,k]) * f32(B[k,j]), A, B
+ *                       bfloat16, C float32 -> mma_sync(C, A, B)
+ *   mma_m16n8k16_f16    the same with float16 operands
+ *   mma_m16n8k8_tf32    A[16,8], B[8,8], C[16,8] all float32, k extent 8,
+ *                       C[i,j] = C[i,j] + A[i,k] * B[k,j] (no casts)
+ *   frag_fill_f32       (C[16,8] frag.acc float32): C[i,j] = 0 -> frag_fill
+ *   frag_load_a_16x16   (S[16,16], F[16,16] frag.a): F[i,j] = S[i,j],
+ *                       two overloads: bfloat16 and float16 -> frag_load
+ *   frag_load_b_16x8    (S[16,8], F[16,8] frag.b), bfloat16 / float16
+ *   frag_load_a_16x8_tf32  (S[16,8], F[16,8] frag.a), float32
+ *   frag_load_b_8x8_tf32   (S[8,8], F[8,8] frag.b), float32
+ *   frag_store_16x8     (F[16,8] frag.acc, D[16,8]) float32: D[i,j] =
+ *                       F[i,j] -> frag_store
+ * (S and D: any non-fragment scope.)
+ */
+
+/* Builds the description in ctx (NULL: none). */
+typedef const tir_prim_func *(*tir_intrin_desc_fn)(tir_ctx *ctx);
+/* Builds the implementation statement in ctx (never NULL). */
+typedef const tir_stmt *(*tir_intrin_impl_fn)(tir_ctx *ctx, const tir_buffer *const *bufs,
+                                              const tir_expr *const *const *origins);
+
+/* Registers a tensor intrinsic for every schedule of the process.  Thread
+ * safe.  A name may be registered several times with different functions
+ * (overloads, e.g. one per dtype): tensorize tries them in registration
+ * order.  Registering the same (name, desc, impl) again changes nothing.
+ * TIR_ERR_INVALID_ARG for a NULL function or a name that is empty or
+ * holds characters other than letters, digits, '_' and '.'. */
+TIR_API tir_status tir_tensor_intrin_register(const char *name, tir_intrin_desc_fn desc,
+                                              tir_intrin_impl_fn impl);
+/* Number of overloads registered as `name` (0: unknown). */
+TIR_API int tir_tensor_intrin_count(const char *name);
+
+/* Replaces the body of a block by a tensor intrinsic's implementation
+ * (TVM's tensorize on a block; blockize a loop first to make one).  The
+ * block keeps its iterators, bindings, predicate and regions.  The block's
+ * body must match the description (the first overload that does):
+ *   - the same chain of loops: extents equal, starting at 0, serial or
+ *     unrolled; then one block realize with the same number of iterators,
+ *     each of the same kind, domain [0, extent of the description's) and
+ *     binding (proved equal with the analyzer);
+ *   - the same body: statements, operators, constants, dtypes and casts
+ *     alike, each description buffer standing for one program buffer of
+ *     its dtype and scope (global: any non-fragment scope), and every
+ *     index of an access equal to the description's index plus the origin
+ *     of that buffer's region in the block's writes (else reads); a
+ *     program buffer may have more dimensions than the description's,
+ *     whose indices then equal the origin.
+ * The inner block's predicate is dropped when every conjunct is X < E
+ * with X the binding of a spatial iterator plus terms of loops outside
+ * the block (the bound a non-dividing split adds: the tile intrinsics
+ * clip at the buffer's edge, and what a fragment holds outside it is never
+ * stored).  Fragment buffers are padded to whole tiles (their last two
+ * dimensions rounded up to the tile of tir_frag_layout_of), since the
+ * intrinsics read and write whole tiles.
+ * Preconditions:
+ *   1. an intrinsic of that name is registered (TIR_ERR_SCHED_UNKNOWN_INTRIN);
+ *   2. the block and its inner block have no init: decompose_reduction
+ *      first (TIR_ERR_SCHED_TENSORIZE_INIT);
+ *   3. the description is loops around one block (TIR_ERR_SCHED_BAD_INTRIN);
+ *   4. the body matches the description, the message naming the first
+ *      part that differs (a loop's extent, an iterator's kind, a buffer's
+ *      scope or dtype, an index, a cast ...) for each overload
+ *      (TIR_ERR_SCHED_TENSORIZE_MISMATCH);
+ *   5. each conjunct of the inner predicate bounds a spatial iterator as
+ *      above; a bound of a reduce iterator (K not divided by the k split)
+ *      is refused: split k by a factor dividing K
+ *      (TIR_ERR_SCHED_TENSORIZE_PREDICATE);
+ *   6. each fragment buffer matched has a dtype its scope holds, constant
+ *      trailing dimensions, provably tile-aligned origins, and is not a
+ *      parameter unless it holds whole tiles (TIR_ERR_SCHED_FRAG_TILE). */
+TIR_API tir_status tir_sched_tensorize(tir_schedule *s, tir_block_rv block, const char *intrin);
+/* Tensorize on a loop (TVM's tensorize of a loop): tir_sched_blockize of
+ * the loop, then tir_sched_tensorize of the block it makes, as one call:
+ * when either fails the schedule is left as it was.  The trace records
+ * both instructions (blockize, then tensorize of its block).  The
+ * preconditions are blockize's, then tensorize's. */
+TIR_API tir_status tir_sched_tensorize_loop(tir_schedule *s, tir_loop_rv loop,
+                                            const char *intrin);
 
 /* ----------------------------------------------------------------- traces */
 

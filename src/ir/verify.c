@@ -182,7 +182,8 @@ static bool has_self_load(const tir_expr *e, const tir_buffer_store *st) {
 }
 
 /* A reduction update stores an element computed from that same element;
- * a nested block with an init counts too (the outer block of a blockize). */
+ * a nested block with an init counts too (the outer block of a blockize),
+ * and so does mma_sync (D += A * B on a fragment tile, after tensorize). */
 static bool update_pre(tir_visitor *v, const tir_node *n) {
     update_finder *f = (update_finder *)v;
     if (f->found) return false;
@@ -190,6 +191,10 @@ static bool update_pre(tir_visitor *v, const tir_node *n) {
     if (st && has_self_load(st->value, st)) f->found = true;
     const tir_block *b = tir_as_tir_block(n);
     if (b && b->init) f->found = true;
+    /* mma_sync accumulates in place: a tensorized reduction's update. */
+    const tir_evaluate *ev = tir_as_tir_evaluate(n);
+    const tir_call *call = ev ? tir_as_tir_call(ev->value) : NULL;
+    if (call && call->op == TIR_INTRIN_MMA_SYNC) f->found = true;
     return !f->found && (tir_kind_is_stmt((tir_kind)n->kind));
 }
 

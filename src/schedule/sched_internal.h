@@ -436,4 +436,9 @@ tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
                                const sch_arg *list, const tir_buffer *buf, bool default_all,
                                int **cons, int *ncons);
 
+/* intrin_registry.c: up to max overloads of tensor intrinsic `name`, in
+ * registration order; returns how many. */
+int sch_intrin_lookup(const char *name, int max, tir_intrin_desc_fn *descs,
+                      tir_intrin_impl_fn *impls);
+
 #endif
