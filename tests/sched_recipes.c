@@ -223,6 +223,33 @@ static tir_status sampled_sched(tir_schedule *s) {
     return TIR_OK;
 }
 
+/* blockize: a 16 x 8 x 16 tile of a ragged matmul after
+ * decompose_reduction, the update and the init blockized, the tile loops
+ * bound. */
+static const tir_prim_func *tiles(tir_ctx *ctx) {
+    return tir_def_matmul(ctx, 40, 20, 32, TIR_F32);
+}
+
+static tir_status tiles_sched(tir_schedule *s) {
+    tir_block_rv c, init, co, io;
+    const tir_loop_rv *l, *il;
+    int n;
+    TRY(tir_sched_get_block(s, "C", &c));
+    TRY(tir_sched_get_loops(s, c, &l, &n));
+    tir_loop_rv i = l[0], j = l[1], k = l[2], i2[2], j2[2], k2[2];
+    TRY(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, i2));
+    TRY(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, j2));
+    TRY(tir_sched_split(s, k, 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, k2));
+    TRY(tir_sched_reorder(s, 6, (const tir_loop_rv[]){i2[0], j2[0], k2[0], i2[1], j2[1], k2[1]}));
+    TRY(tir_sched_decompose_reduction(s, c, k2[0], &init));
+    TRY(tir_sched_blockize(s, i2[1], &co));
+    TRY(tir_sched_get_loops(s, init, &il, &n));
+    TRY(tir_sched_blockize(s, il[n - 2], &io));
+    TRY(tir_sched_bind(s, i2[0], "blockIdx.x"));
+    TRY(tir_sched_bind(s, j2[0], "threadIdx.x"));
+    return TIR_OK;
+}
+
 const sched_recipe sched_recipes[] = {
     {"matmul_step2", matmul, step2},
     {"chain", chain, chain_sched},
@@ -233,5 +260,6 @@ const sched_recipe sched_recipes[] = {
     {"layout", matmul, layout_sched},
     {"splitk", splitk, splitk_sched},
     {"sampled", matmul, sampled_sched},
+    {"blockize", tiles, tiles_sched},
 };
 const int sched_nrecipes = sizeof sched_recipes / sizeof *sched_recipes;

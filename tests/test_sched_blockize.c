@@ -279,6 +279,11 @@ static void test_blockize_preconditions(void **st) {
     /* ... while below it the tile is fine */
     SCHED_OK(s, tir_sched_blockize(s, l[5], &out));
     sched_check_all(s);
+    /* cache_write 7: not inside a tile block (its write-back would copy
+       the whole cache per tile) */
+    tir_block_rv cw, c = sched_block(s, "C");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_write",
+                      tir_sched_cache_write(s, c, 0, "local", 0, NULL, &cw));
     tir_sched_destroy(s);
 }
 

@@ -342,18 +342,29 @@ static void layout_step(fuzz_case *fc, tir_block_rv b) {
 
 /* Reduction, buffer, pipelining and fusion primitives:
  * decompose_reduction, rfactor, storage_align, set_scope,
- * software_pipeline, fuse_reduction_epilogue with plausible and wrong
- * arguments. */
+ * software_pipeline, fuse_reduction_epilogue, blockize with plausible and
+ * wrong arguments. */
 static const char *const scopes[] = {"global", "shared", "local", "warp"};
-static long g_rfactor_calls, g_rfactor_ok;
+static long g_rfactor_calls, g_rfactor_ok, g_blockize_calls, g_blockize_ok;
 
 static void fusion_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, int n) {
     uint64_t *r = fc->r;
     tir_loop_rv l = ls[rnd(r, 0, n - 1)];
-    switch (rnd(r, 0, 5)) {
+    switch (rnd(r, 0, 6)) {
     case 0: {
         tir_block_rv out;
         CALL("decompose_reduction", tir_sched_decompose_reduction(fc->s, b, l, &out));
+        break;
+    }
+    case 6: { /* blockize: the new outer block joins the pool */
+        tir_block_rv out;
+        tir_status st;
+        CALL("blockize", st = tir_sched_blockize(fc->s, l, &out));
+        g_blockize_calls++;
+        if (st == TIR_OK) {
+            g_blockize_ok++;
+            add_block(fc, out);
+        }
         break;
     }
     case 5: { /* rfactor, factor_axis sometimes out of range */
@@ -782,14 +793,16 @@ static void test_fuzz_chain(void **st) {
     run_cases(make_chain, "elementwise_chain", g_cases - 3 * (g_cases / 4), g_seed + 3);
 }
 
-/* After the others: transform_layout and rfactor were called and sometimes
- * succeeded. */
+/* After the others: transform_layout, rfactor and blockize were called
+ * and sometimes succeeded. */
 static void test_layout_counts(void **st) {
     (void)st;
     printf("# transform_layout: %ld calls, %ld succeeded\n", g_layout_calls, g_layout_ok);
     assert_true((g_layout_ok > 0 && g_layout_ok < g_layout_calls) || g_cases < 50);
     printf("# rfactor: %ld calls, %ld succeeded\n", g_rfactor_calls, g_rfactor_ok);
     assert_true((g_rfactor_ok > 0 && g_rfactor_ok < g_rfactor_calls) || g_cases < 50);
+    printf("# blockize: %ld calls, %ld succeeded\n", g_blockize_calls, g_blockize_ok);
+    assert_true((g_blockize_ok > 0 && g_blockize_ok < g_blockize_calls) || g_cases < 50);
     printf("# sampling: %ld calls, %ld succeeded; %ld re-sampled replays, %ld succeeded\n",
            g_sample_calls, g_sample_ok, g_resample_calls, g_resample_ok);
     assert_true((g_sample_ok > 0 && g_sample_ok < g_sample_calls) || g_cases < 50);

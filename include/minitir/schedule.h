@@ -349,7 +349,11 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *   5. no other block of the scope writes the buffer
  *      (TIR_ERR_SCHED_MULTIPLE_WRITERS);
  *   6. every other reader of the buffer in the scope lies in a later
- *      statement of the scope (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+ *      statement of the scope (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *   7. the scope is the root block: inside a block made by blockize each
+ *      instance writes part of the buffer, and the whole-cache write-back
+ *      would copy elements never written (TIR_ERR_SCHED_DIFFERENT_SCOPE;
+ *      checked after 3). */
 TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
                                          const char *scope, int nconsumers,
                                          const tir_block_rv *consumers, tir_block_rv *out);

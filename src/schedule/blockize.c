@@ -214,7 +214,8 @@ static tir_status bz_check(sch_call *c, bz_plan *P) {
     P->oext = IR_NEWN(ctx, const tir_expr *, n);
     tir_analyzer *a = tir_analyzer_create(ctx);
     sch_bind_ancestors(s, a, li);
-    for (int k = 1; k < P->nin; k++) tir_analyzer_bind(a, P->inv[k], P->in[k]->min, P->in[k]->extent);
+    for (int k = 1; k < P->nin; k++)
+        tir_analyzer_bind(a, P->inv[k], P->in[k]->min, P->in[k]->extent);
     tir_status st = TIR_OK;
     for (int k = 0; k < n && st == TIR_OK; k++) st = bz_divide(c, lrv, a, P, k);
     tir_analyzer_destroy(a);
@@ -291,6 +292,13 @@ static const tir_stmt *inner_realize(tir_ctx *ctx, const bz_plan *P, const bz_su
     return tir_block_realize_new(ctx, ni, vals, pred, tir_block_new(ctx, &d));
 }
 
+/* True when conjunct e uses an inner loop marked in rep. */
+static bool uses_copied(const bz_plan *P, const bool *rep, const void *e) {
+    for (int j = 0; j < P->nin; j++)
+        if (rep[j] && tir_uses_var(e, P->inv[j])) return true;
+    return false;
+}
+
 /* Which inner loops the init nest copies: those feeding spatial
  * iterators of the inner block, closed over the predicate conjuncts that
  * use them (a conjunct over only the others guards reduction steps). */
@@ -302,8 +310,7 @@ static bool *init_loops(tir_ctx *ctx, const bz_plan *P, const ir_vec *iconj) {
     for (bool changed = true; changed;) {
         changed = false;
         for (int i = 0; i < iconj->n; i++) {
-            bool uses = false;
-            for (int j = 0; j < P->nin; j++) uses |= rep[j] && tir_uses_var(iconj->items[i], P->inv[j]);
+            bool uses = uses_copied(P, rep, iconj->items[i]);
             for (int j = 0; j < P->nin && uses; j++)
                 if (!rep[j] && tir_uses_var(iconj->items[i], P->inv[j])) rep[j] = changed = true;
         }
@@ -317,7 +324,8 @@ static const tir_stmt *init_nest(sch_call *c, const bz_plan *P, const ir_vec *ic
     tir_ctx *ctx = c->ctx;
     const tir_block *b = P->b;
     bool *rep = init_loops(ctx, P, iconj);
-    bz_subst lm = {0, IR_NEWN(ctx, const tir_var *, P->nin), IR_NEWN(ctx, const tir_expr *, P->nin)};
+    bz_subst lm = {0, IR_NEWN(ctx, const tir_var *, P->nin),
+                   IR_NEWN(ctx, const tir_expr *, P->nin)};
     const tir_var **nl = IR_NEWN(ctx, const tir_var *, P->nin);
     for (int j = 0; j < P->nin; j++)
         if (rep[j]) {
@@ -340,8 +348,8 @@ static const tir_stmt *init_nest(sch_call *c, const bz_plan *P, const ir_vec *ic
         im.vals[im.n++] = &nv->base;
         if (P->part[k] == BZ_SPLIT) {
             iters[ni].dom = (tir_range){tir_int(ctx, dt, 0), tir_int(ctx, dt, P->e[k])};
-            im.vals[im.n - 1] = tir_add(ctx, tir_mul(ctx, &P->vo[k]->base, tir_int(ctx, dt, P->e[k])),
-                                        &nv->base);
+            const tir_expr *outer = tir_mul(ctx, &P->vo[k]->base, tir_int(ctx, dt, P->e[k]));
+            im.vals[im.n - 1] = tir_add(ctx, outer, &nv->base);
         }
         vals[ni++] = (const tir_expr *)tir_substitute(ctx, P->ib[k], lm.n, lm.vars, lm.vals);
     }
@@ -350,9 +358,7 @@ static const tir_stmt *init_nest(sch_call *c, const bz_plan *P, const ir_vec *ic
     tir_buffer_region *reads = sch_load_regions(ctx, body, &nreads);
     const tir_expr *pred = NULL;
     for (int i = 0; i < iconj->n; i++) {
-        bool uses = false;
-        for (int j = 0; j < P->nin; j++) uses |= rep[j] && tir_uses_var(iconj->items[i], P->inv[j]);
-        if (!uses) continue;
+        if (!uses_copied(P, rep, iconj->items[i])) continue;
         const tir_expr *e =
             (const tir_expr *)tir_substitute(ctx, iconj->items[i], lm.n, lm.vars, lm.vals);
         pred = pred ? tir_and(ctx, pred, e) : e;
@@ -468,7 +474,8 @@ tir_status sch_prim_blockize(sch_call *c) {
     ir_vec_free(&iconj);
     /* 8: the outer regions. */
     tir_analyzer *a = tir_analyzer_create(ctx);
-    for (int k = 0; k < o.n; k++) tir_analyzer_bind(a, o.iters[k].var, o.iters[k].dom.min, o.iters[k].dom.extent);
+    for (int k = 0; k < o.n; k++)
+        tir_analyzer_bind(a, o.iters[k].var, o.iters[k].dom.min, o.iters[k].dom.extent);
     for (int k = 0; k < ib->niters; k++)
         tir_analyzer_bind(a, ib->iters[k].var, ib->iters[k].dom.min, ib->iters[k].dom.extent);
     tir_buffer_region *reads, *writes;

@@ -15,6 +15,13 @@ tir_status sch_prim_cache_write(sch_call *c) {
     tir_ctx *ctx = c->ctx;
     sch_cache_target t;
     TIR_TRY(sch_cache_args(c, false, &t));
+    /* 7: the write-back copies the whole cache, which a block inside a
+       tile block (blockize) writes only its tile of per instance. */
+    if (s->srefs[t.sc].parent >= 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, t.rv, t.b,
+                        "block \"%s\" lies inside block \"%s\", whose instances each write "
+                        "part of the buffer; cache the write before blockize",
+                        t.b->name, sch_sref_block(s, t.sc)->name);
     uint32_t rv = t.rv;
     int bi = t.bi, sc = t.sc;
     const tir_block *b = t.b;
