@@ -177,7 +177,7 @@ tir_status hgemm_schedule(tir_schedule *s, const hgemm_config *cfg, hook_fn hook
     tir_block_rv c, store, as, bs, af, bf;
     tir_status st = tir_sched_get_block(s, "C", &c);
     int ia, ib;
-    tc_kind k;
+    tc_kind k = {0};
     if (st == TIR_OK) st = read_index(s, c, "A", &ia);
     if (st == TIR_OK) st = read_index(s, c, "B", &ib);
     if (st == TIR_OK) st = kind_of(s, c, ia, &k);
@@ -222,7 +222,6 @@ tir_status hgemm_schedule(tir_schedule *s, const hgemm_config *cfg, hook_fn hook
     if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, as, cfg->bk, eb, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, bs, cfg->bn, eb, hook, user)) != TIR_OK) return st;
-    CALL(tir_sched_unroll(s, ks[1]));
     if (cfg->stages >= 2) {
         /* k0's body: A_shared, B_shared, the k1 loop (fragments and mma) */
         int last = cfg->stages - 1;

@@ -456,7 +456,7 @@ static const tir_node *on_if(tir_mutator *m, const tir_node *n) {
     if (kind == GUARD_RELAX) return (const tir_node *)then_s;
     const tir_buffer_store *st = (const tir_buffer_store *)then_s;
     tir_dtype t = st->value->dtype;
-    const tir_expr *zero = t.code == TIR_TYPE_FLOAT ? tir_float(m->ctx, t, 0) : tir_int(m->ctx, t, 0);
+    const tir_expr *zero = tir_dtype_is_float(t) ? tir_float(m->ctx, t, 0) : tir_int(m->ctx, t, 0);
     const tir_stmt *fill = tir_store(m->ctx, st->buffer, zero, st->nidx, st->indices);
     return (const tir_node *)tir_if_new(m->ctx, cond, then_s, fill);
 }

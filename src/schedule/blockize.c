@@ -157,6 +157,33 @@ static tir_status bz_divide(sch_call *c, uint32_t lrv, tir_analyzer *a, bz_plan 
     return TIR_OK;
 }
 
+/* A conjunct `L < R` whose L is the binding of a split iterator v up to a
+ * constant offset (the guard a non-dividing split adds, over any loops
+ * above: a fused warp index included) reads `v_o * e + inner + offset`
+ * inside; any other conjunct reads the loops above bound alone through
+ * their iterators. */
+static const tir_expr *inner_conjunct(tir_ctx *ctx, const bz_plan *P, const tir_expr *e) {
+    if (((const tir_node *)e)->kind == TIR_KIND_LT) {
+        const tir_binop *lt = (const tir_binop *)e;
+        tir_analyzer *a = tir_analyzer_create(ctx);
+        const tir_expr *out = NULL;
+        for (int k = 0; k < P->b->niters && !out; k++) {
+            if (P->part[k] != BZ_SPLIT) continue;
+            int64_t off;
+            const tir_expr *d = tir_analyzer_simplify(a, tir_sub(ctx, lt->a, P->r->values[k]));
+            if (!tir_expr_const_int(d, &off)) continue;
+            tir_dtype dt = P->vo[k]->base.dtype;
+            const tir_expr *l = tir_add(
+                ctx, tir_mul(ctx, &P->vo[k]->base, tir_int(ctx, dt, P->e[k])), P->ib[k]);
+            if (off) l = tir_add(ctx, l, tir_int(ctx, dt, off));
+            out = tir_lt(ctx, l, lt->b);
+        }
+        tir_analyzer_destroy(a);
+        if (out) return out;
+    }
+    return (const tir_expr *)tir_substitute(ctx, e, P->nmap, P->mvars, P->mvals);
+}
+
 /* Precondition 7: the inner block's conjuncts (those using loops from
  * `loop` down) use the loops above only where a loop is bound alone to an
  * outer iterator; they then read that iterator (the loop is not visible
@@ -180,11 +207,13 @@ static tir_status bz_check_pred(sch_call *c, uint32_t lrv, bz_plan *P) {
     for (int i = 0; i < conj.n && st == TIR_OK; i++) {
         const tir_expr *e = conj.items[i];
         if (!uses_any(e, P->nin, P->inv)) continue;
-        e = (const tir_expr *)tir_substitute(ctx, e, P->nmap, P->mvars, P->mvals);
-        const tir_var **ok = IR_NEWN(ctx, const tir_var *, P->nin + n + P->nmap);
+        e = inner_conjunct(ctx, P, e);
+        const tir_var **ok = IR_NEWN(ctx, const tir_var *, P->nin + 2 * n + P->nmap);
         int nok = 0;
         for (int j = 0; j < P->nin; j++) ok[nok++] = P->inv[j];
         for (int j = 0; j < P->nmap; j++) ok[nok++] = tir_as_tir_var(P->mvals[j]);
+        for (int j = 0; j < n; j++)
+            if (P->part[j] == BZ_SPLIT) ok[nok++] = P->vo[j];
         if (!uses_only(e, nok, ok))
             st = sch_fail(c, TIR_ERR_SCHED_BLOCKIZE_BINDING, lrv, P->b,
                           "the predicate %s of block \"%s\" uses loops from %s down and loops "
@@ -459,7 +488,7 @@ tir_status sch_prim_blockize(sch_call *c) {
             ir_vec_push(&oconj, e);
             continue;
         }
-        ir_vec_push(&iconj, tir_substitute(ctx, e, P.nmap, P.mvars, P.mvals));
+        ir_vec_push(&iconj, inner_conjunct(ctx, &P, e));
     }
     const tir_expr *ipred = NULL;
     for (int i = 0; i < iconj.n; i++)

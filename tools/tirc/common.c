@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hgemm.h"
 #include "sgemm.h"
 #include "tirc.h"
 
@@ -36,7 +37,13 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
     tir_status st = tir_sched_create(ctx, f, out);
     if (st != TIR_OK) return st;
     seed_hook hook = each ? print_each : NULL;
-    if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
+    if (step == TIRC_STEP_TC) { /* tensor cores, hgemm.c */
+        int64_t M, N, K;
+        if ((st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
+            hgemm_config cfg = hgemm_config_for(M, N, K, 132);
+            st = hgemm_schedule(*out, &cfg, hook, &h);
+        }
+    } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) != TIR_OK) {
             tir_sched_destroy(*out);
