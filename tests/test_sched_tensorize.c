@@ -147,30 +147,30 @@ static const char blocks_golden[] =
     "                vio, vko = T.axis.remap(\"SS\", [io, ko])\n"
     "                T.reads(A[vio * 16:vio * 16 + 16, vko * 16:vko * 16 + 16])\n"
     "                T.writes(Af[vio * 16:vio * 16 + 16, vko * 16:vko * 16 + 16])\n"
-    "                T.call_intrin(\"void\", \"frag_load\", T.address_of(Af[vio * 16, vko * 16]), T.address_of(A[vio * 16, vko * 16]))\n"
+    "                T.frag_load(T.address_of(Af[vio * 16, vko * 16]), T.address_of(A[vio * 16, vko * 16]))\n"
     "        for ko_1, jo in T.grid(2, 2):\n"
     "            with T.block(\"Bf_o\"):\n"
     "                vko_1, vjo = T.axis.remap(\"SS\", [ko_1, jo])\n"
     "                T.reads(B[vko_1 * 16:vko_1 * 16 + 16, vjo * 8:vjo * 8 + 8])\n"
     "                T.writes(Bf[vko_1 * 16:vko_1 * 16 + 16, vjo * 8:vjo * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"frag_load\", T.address_of(Bf[vko_1 * 16, vjo * 8]), T.address_of(B[vko_1 * 16, vjo * 8]))\n"
+    "                T.frag_load(T.address_of(Bf[vko_1 * 16, vjo * 8]), T.address_of(B[vko_1 * 16, vjo * 8]))\n"
     "        for io_1, jo_1 in T.grid(2, 2):\n"
     "            with T.block(\"init_o\"):\n"
     "                vio_1, vjo_1 = T.axis.remap(\"SS\", [io_1, jo_1])\n"
     "                T.writes(Cf[vio_1 * 16:vio_1 * 16 + 16, vjo_1 * 8:vjo_1 * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"frag_fill\", T.address_of(Cf[vio_1 * 16, vjo_1 * 8]), T.float32(0))\n"
+    "                T.frag_fill(T.address_of(Cf[vio_1 * 16, vjo_1 * 8]), T.float32(0))\n"
     "        for io_2, jo_2, ko_2 in T.grid(2, 2, 2):\n"
     "            with T.block(\"C_o\"):\n"
     "                vio_2, vjo_2, vko_2 = T.axis.remap(\"SSR\", [io_2, jo_2, ko_2])\n"
     "                T.reads(Cf[vio_2 * 16:vio_2 * 16 + 16, vjo_2 * 8:vjo_2 * 8 + 8], Af[vio_2 * 16:vio_2 * 16 + 16, vko_2 * 16:vko_2 * 16 + 16], Bf[vko_2 * 16:vko_2 * 16 + 16, vjo_2 * 8:vjo_2 * 8 + 8])\n"
     "                T.writes(Cf[vio_2 * 16:vio_2 * 16 + 16, vjo_2 * 8:vjo_2 * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"mma_sync\", T.address_of(Cf[vio_2 * 16, vjo_2 * 8]), T.address_of(Af[vio_2 * 16, vko_2 * 16]), T.address_of(Bf[vko_2 * 16, vjo_2 * 8]))\n"
+    "                T.mma_sync(T.address_of(Cf[vio_2 * 16, vjo_2 * 8]), T.address_of(Af[vio_2 * 16, vko_2 * 16]), T.address_of(Bf[vko_2 * 16, vjo_2 * 8]))\n"
     "        for io_3, jo_3 in T.grid(2, 2):\n"
     "            with T.block(\"store_o\"):\n"
     "                vio_3, vjo_3 = T.axis.remap(\"SS\", [io_3, jo_3])\n"
     "                T.reads(Cf[vio_3 * 16:vio_3 * 16 + 16, vjo_3 * 8:vjo_3 * 8 + 8])\n"
     "                T.writes(C[vio_3 * 16:vio_3 * 16 + 16, vjo_3 * 8:vjo_3 * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"frag_store\", T.address_of(Cf[vio_3 * 16, vjo_3 * 8]), T.address_of(C[vio_3 * 16, vjo_3 * 8]))\n";
+    "                T.frag_store(T.address_of(Cf[vio_3 * 16, vjo_3 * 8]), T.address_of(C[vio_3 * 16, vjo_3 * 8]))\n";
 
 static void dump_golden(tir_schedule *s, const char *name) {
     const char *dir = getenv("MINITIR_TENSORIZE_DUMP");
@@ -442,34 +442,34 @@ static const char user_ragged_golden[] =
     "        A_frag_a = T.alloc_buffer((64, 48), \"bfloat16\", scope=\"frag.a\")\n"
     "        B_frag_b = T.alloc_buffer((48, 24), \"bfloat16\", scope=\"frag.b\")\n"
     "        for ax0_0, ax1_0 in T.grid(3, 3):\n"
-    "            with T.block(\"B_frag.b_o\"):\n"
+    "            with T.block(\"B_frag_b_o\"):\n"
     "                v0_o, v1_o = T.axis.remap(\"SS\", [ax0_0, ax1_0])\n"
     "                T.reads(B[v0_o * 16:v0_o * 16 + 16, v1_o * 8:v1_o * 8 + 8])\n"
     "                T.writes(B_frag_b[v0_o * 16:v0_o * 16 + 16, v1_o * 8:v1_o * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"frag_load\", T.address_of(B_frag_b[v0_o * 16, v1_o * 8]), T.address_of(B[v0_o * 16, v1_o * 8]))\n"
+    "                T.frag_load(T.address_of(B_frag_b[v0_o * 16, v1_o * 8]), T.address_of(B[v0_o * 16, v1_o * 8]))\n"
     "        for ax0_0_1, ax1_0_1 in T.grid(4, 3):\n"
-    "            with T.block(\"A_frag.a_o\"):\n"
+    "            with T.block(\"A_frag_a_o\"):\n"
     "                v0_o_1, v1_o_1 = T.axis.remap(\"SS\", [ax0_0_1, ax1_0_1])\n"
     "                T.reads(A[v0_o_1 * 16:v0_o_1 * 16 + 16, v1_o_1 * 16:v1_o_1 * 16 + 16])\n"
     "                T.writes(A_frag_a[v0_o_1 * 16:v0_o_1 * 16 + 16, v1_o_1 * 16:v1_o_1 * 16 + 16])\n"
-    "                T.call_intrin(\"void\", \"frag_load\", T.address_of(A_frag_a[v0_o_1 * 16, v1_o_1 * 16]), T.address_of(A[v0_o_1 * 16, v1_o_1 * 16]))\n"
+    "                T.frag_load(T.address_of(A_frag_a[v0_o_1 * 16, v1_o_1 * 16]), T.address_of(A[v0_o_1 * 16, v1_o_1 * 16]))\n"
     "        for i_0, j_0 in T.grid(4, 3):\n"
     "            with T.block(\"C_init_o\"):\n"
     "                vi_o, vj_o = T.axis.remap(\"SS\", [i_0, j_0])\n"
     "                T.writes(C_frag_acc[vi_o * 16:vi_o * 16 + 16, vj_o * 8:vj_o * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"frag_fill\", T.address_of(C_frag_acc[vi_o * 16, vj_o * 8]), T.float32(0))\n"
+    "                T.frag_fill(T.address_of(C_frag_acc[vi_o * 16, vj_o * 8]), T.float32(0))\n"
     "            for k_0 in T.serial(3):\n"
     "                with T.block(\"C_o\"):\n"
     "                    vi_o_1, vj_o_1, vk_o = T.axis.remap(\"SSR\", [i_0, j_0, k_0])\n"
     "                    T.reads(A_frag_a[vi_o_1 * 16:vi_o_1 * 16 + 16, vk_o * 16:vk_o * 16 + 16], B_frag_b[vk_o * 16:vk_o * 16 + 16, vj_o_1 * 8:vj_o_1 * 8 + 8])\n"
     "                    T.writes(C_frag_acc[vi_o_1 * 16:vi_o_1 * 16 + 16, vj_o_1 * 8:vj_o_1 * 8 + 8])\n"
-    "                    T.call_intrin(\"void\", \"mma_sync\", T.address_of(C_frag_acc[vi_o_1 * 16, vj_o_1 * 8]), T.address_of(A_frag_a[vi_o_1 * 16, vk_o * 16]), T.address_of(B_frag_b[vk_o * 16, vj_o_1 * 8]))\n"
+    "                    T.mma_sync(T.address_of(C_frag_acc[vi_o_1 * 16, vj_o_1 * 8]), T.address_of(A_frag_a[vi_o_1 * 16, vk_o * 16]), T.address_of(B_frag_b[vk_o * 16, vj_o_1 * 8]))\n"
     "        for ax0_0_2, ax1_0_2 in T.grid(4, 3):\n"
-    "            with T.block(\"C_frag.acc_o\"):\n"
+    "            with T.block(\"C_frag_acc_o\"):\n"
     "                v0_o_2, v1_o_2 = T.axis.remap(\"SS\", [ax0_0_2, ax1_0_2])\n"
     "                T.reads(C_frag_acc[v0_o_2 * 16:v0_o_2 * 16 + 16, v1_o_2 * 8:v1_o_2 * 8 + 8])\n"
     "                T.writes(C[v0_o_2 * 16:v0_o_2 * 16 + 16, v1_o_2 * 8:v1_o_2 * 8 + 8])\n"
-    "                T.call_intrin(\"void\", \"frag_store\", T.address_of(C_frag_acc[v0_o_2 * 16, v1_o_2 * 8]), T.address_of(C[v0_o_2 * 16, v1_o_2 * 8]))\n";
+    "                T.frag_store(T.address_of(C_frag_acc[v0_o_2 * 16, v1_o_2 * 8]), T.address_of(C[v0_o_2 * 16, v1_o_2 * 8]))\n";
 
 /* Splits a loop by `inner` into out[0] (outer) and out[1]. */
 static void split2(tir_schedule *s, tir_loop_rv l, int64_t inner, tir_loop_rv *out) {
@@ -520,9 +520,9 @@ static void test_tensorize_user_schedule(void **st) {
                           tir_sched_tensorize_loop(s, il[2], "frag_store_16x8"));
         SCHED_OK(s, tir_sched_tensorize_loop(s, il[2], "frag_fill_f32"));
         SCHED_OK(s, tir_sched_tensorize_loop(s, i[1], "mma_m16n8k16_bf16"));
-        tile_copy(s, "A_frag.a", 16, 16, "frag_load_a_16x16");
-        tile_copy(s, "B_frag.b", 16, 8, "frag_load_b_16x8");
-        tile_copy(s, "C_frag.acc", 16, 8, "frag_store_16x8");
+        tile_copy(s, "A_frag_a", 16, 16, "frag_load_a_16x16");
+        tile_copy(s, "B_frag_b", 16, 8, "frag_load_b_16x8");
+        tile_copy(s, "C_frag_acc", 16, 8, "frag_store_16x8");
         dump_golden(s, c ? "user_ragged" : "user");
         const char *text = tir_print(ctx, tir_sched_func(s));
         assert_null(strstr(text, "T.where"));
