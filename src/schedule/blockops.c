@@ -234,6 +234,9 @@ static int loops_between(const tir_schedule *s, int from, int top, const tir_var
 static bool thread_relaxed(const tir_for *f, tir_scope scope) {
     if (f->kind != TIR_FOR_THREAD_BINDING || !f->thread_tag) return false;
     if (scope == TIR_SCOPE_LOCAL) return false;
+    /* A fragment belongs to a warp: its lanes (threadIdx.x) share it, the
+     * warps (threadIdx.y, z) and blocks each have their own. */
+    if (tir_scope_is_frag(scope)) return !strcmp(f->thread_tag, "threadIdx.x");
     if (scope == TIR_SCOPE_SHARED) {
         int kind = tir_thread_axis_kind(tir_thread_axis_lookup(f->thread_tag));
         return kind == TIR_AXIS_KIND_THREAD || kind == TIR_AXIS_KIND_VTHREAD;

@@ -203,6 +203,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--minutes wants a positive number");
         } else if (!strcmp(a, "--atomic")) {
             o->atomic = true;
+        } else if (!strcmp(a, "--stages")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 8)
+                return tirc_usage_error("--stages wants a pipeline depth 1..8");
+            o->stages = (int)k;
         } else if (!strcmp(a, "--dtype")) {
             if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
                 return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");
@@ -261,8 +266,10 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                                 tir_rt_gemm_kind_name(o->kind));
     if (!tc && o->step_hi == TIRC_STEP_TC)
         return tirc_usage_error("Step 9 (tensor cores) needs --dtype tf32, f16 or bf16");
-    if (tc && (o->tile_given || o->splitk > 1 || o->db))
-        return tirc_usage_error("--tile, --splitk and --db are for float32 (Steps 1-8)");
+    if (tc && (o->splitk > 1 || o->db))
+        return tirc_usage_error("--splitk and --db are for float32 (Steps 1-8)");
+    if (o->stages && !tc)
+        return tirc_usage_error("--stages is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
     snprintf(o->ours_name, sizeof o->ours_name,

@@ -31,7 +31,7 @@ static void print_each(void *user, tir_schedule *s, const char *call) {
 const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles : NULL; }
 
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, int splitk, bool atomic, bool each,
+                         const seed_tiles *tiles, int splitk, bool atomic, int stages, bool each,
                          tir_schedule **out) {
     hook_state h = {ctx};
     tir_status st = tir_sched_create(ctx, f, out);
@@ -41,6 +41,10 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
             hgemm_config cfg = hgemm_config_for(M, N, K, 132);
+            if (tiles)
+                cfg.bm = tiles->bm, cfg.bn = tiles->bn, cfg.bk = tiles->bk,
+                cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;
+            if (stages) cfg.stages = stages;
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
@@ -77,7 +81,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     bool tuned;
     tir_status st = o->db && step == 8 && !fused && o->splitk <= 1
                         ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
-                        : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic,
+                        : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages,
                                         false, &s);
     if (st != TIR_OK) return st;
     if (sched_ms) *sched_ms = mt_now_ms() - t0;

@@ -72,6 +72,7 @@ typedef struct opts {
     bool target_given;
     int nsm;             /* the GPU's multiprocessors, once open (0: unknown) */
     tir_rt_gemm_kind kind; /* --dtype: f32 (Steps 1-8), tf32 / f16 / bf16 (Step 9) */
+    int stages;            /* --stages (Step 9's pipeline; 0: hgemm.c's choice) */
 } opts;
 
 /* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
@@ -95,10 +96,12 @@ const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, 
 const seed_tiles *tirc_tiles(const opts *o);
 /* Schedules program f for step (fused: through seed_fused; else
  * seed_schedule_tiles with tiles, NULL: the seed's; splitk > 1 (Steps
- * 7-8): sgemm_schedule with split-K, by atomic adds with atomic); each:
- * prints the IR after every primitive. */
+ * 7-8): sgemm_schedule with split-K, by atomic adds with atomic; Step 9:
+ * hgemm_schedule, tiles BM x BN x BK x warps_m x warps_n and stages
+ * overriding hgemm_config_for's where given); each: prints the IR after
+ * every primitive. */
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, int splitk, bool atomic, bool each,
+                         const seed_tiles *tiles, int splitk, bool atomic, int stages, bool each,
                          tir_schedule **out);
 /* Schedules and compiles (tir_build_kernels: one module, or several with
  * split-K); *ms is the schedule -> PTX wall time. */
