@@ -115,7 +115,9 @@ static tir_status copy_tile(tir_schedule *s, const hgemm_config *cfg, tir_block_
     CALL(tir_sched_bind(s, parts[2], "threadIdx.x"));
     CALL(tir_sched_vectorize(s, parts[3]));
     CALL(tir_sched_unroll(s, parts[0]));
-    if (cfg->pad > 0) CALL(tir_sched_storage_align(s, b, 0, 0, row_len, cfg->pad));
+    /* rows of row_len + pad elements (a pad the row does not exceed) */
+    if (cfg->pad > 0 && cfg->pad < row_len)
+        CALL(tir_sched_storage_align(s, b, 0, 0, row_len, cfg->pad));
     return TIR_OK;
 }
 

@@ -1,0 +1,178 @@
+/* test_hgemm_sim.c: Step 9, the tensor-core schedule (examples/hgemm.c), end
+ * to end on the CPU.  For bfloat16, float16 and TF32 inputs, at a size the
+ * tiles divide and at ragged ones: the schedule's trace replays; the
+ * scheduled function (fragments, blockize, tensorize) runs in the reference
+ * interpreter and equals the unscheduled one within the type's tolerance;
+ * the lowered kernel (registers, lane_id, ldmatrix, mma_sync, cp.async)
+ * runs in the SIMT simulator with race and uninitialised-read checks, its
+ * output starting as NaN, against the interpreter; and codegen's PTX has
+ * the mma.sync and ldmatrix instructions (assembled by ptxas, 0 spills,
+ * where ptxas is installed).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hgemm.h"
+#include "minitir/codegen.h"
+#include "minitir/lower.h"
+#include "minitir/runtime.h"
+#include "minitir/sim.h"
+#include "ptxas_check.h"
+
+#define OK(ctx, call)                                                                     \
+    do {                                                                                  \
+        tir_status st_ = (call);                                                          \
+        if (st_ != TIR_OK) fail_msg("%s: %s", #call, tir_ctx_error(ctx));                 \
+    } while (0)
+
+static int count(const char *s, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+/* The schedule of cfg on an M x N x K matmul of kind; returns the error
+ * of the simulated kernel against the interpreter and checks the rest. */
+static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                     int64_t K) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_dtype in = tir_rt_gemm_kind_input(kind);
+    const tir_prim_func *f = tir_def_matmul_mixed(ctx, M, N, K, in, TIR_F32);
+    assert_non_null(f);
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, hgemm_schedule(s, cfg, NULL, NULL));
+    /* the text trace replays to the same function */
+    tir_schedule *r;
+    OK(ctx, tir_sched_create(ctx, f, &r));
+    const char *trace = tir_sched_trace_text(s);
+    OK(ctx, tir_sched_replay(r, trace, strlen(trace)));
+    assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+    tir_sched_destroy(r);
+
+    size_t es = (size_t)tir_dtype_bytes(in), nc = (size_t)(M * N);
+    void *a = malloc(es * (size_t)(M * K)), *b = malloc(es * (size_t)(K * N));
+    float *out = malloc(4 * nc), *sched = malloc(4 * nc), *want = malloc(4 * nc);
+    double *ref = malloc(sizeof(double) * nc);
+    OK(ctx, tir_rt_fill_random(ctx, in, a, (size_t)(M * K), 7));
+    OK(ctx, tir_rt_fill_random(ctx, in, b, (size_t)(K * N), 8));
+    tir_interp_opts io = {.uninit_params = 4};
+    tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
+    OK(ctx, tir_interp_run(ctx, f, 3, args, &io));
+    for (size_t i = 0; i < nc; i++) ref[i] = want[i];
+    double tol = tir_rt_gemm_tolerance(kind, K);
+    /* the scheduled (tensorized, unlowered) function in the interpreter */
+    args[2].data = sched;
+    OK(ctx, tir_interp_run(ctx, tir_sched_func(s), 3, args, &io));
+    OK(ctx, tir_rt_check(ctx, "interpreted Step 9", TIR_F32, sched, ref, M, N, tol, NULL));
+    /* the kernel in the simulator */
+    const tir_prim_func *kernel;
+    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
+    tir_rt_poison(out, 4 * nc);
+    args[2].data = out;
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
+    tir_sim_report rep;
+    OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, &rep));
+    assert_true(rep.warp_ops > 0);
+    OK(ctx, tir_rt_check(ctx, "simulated Step 9", TIR_F32, out, ref, M, N, tol, NULL));
+    /* PTX */
+    const tir_module *m;
+    OK(ctx, tir_codegen(ctx, kernel, NULL, &m));
+    assert_true(count(m->ptx, "mma.sync.aligned") > 0);
+    bool b16 = kind != TIR_RT_GEMM_TF32;
+    assert_int_equal(count(m->ptx, "ldmatrix.sync.aligned") > 0, b16);
+    assert_int_equal(count(m->ptx, "cp.async") > 0, cfg->stages >= 2 && cfg->async_copy);
+    ptxas_info pi;
+    if (ptxas_assemble(m, &pi)) {
+        assert_int_equal(pi.spill_stores + pi.spill_loads, 0);
+        printf("# %s %lldx%lldx%lld: %d registers, %d warp ops simulated\n",
+               tir_rt_gemm_kind_name(kind), (long long)M, (long long)N, (long long)K, pi.regs,
+               (int)rep.warp_ops);
+    }
+    tir_sched_destroy(s);
+    free(a), free(b), free(out), free(sched), free(want), free(ref);
+    tir_ctx_destroy(ctx);
+}
+
+static hgemm_config small(int stages) {
+    hgemm_config c = hgemm_default_config();
+    c.bm = c.bn = 64, c.warps_m = c.warps_n = 2, c.stages = stages;
+    return c;
+}
+
+static void test_bf16(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 64);
+    run_case(TIR_RT_GEMM_BF16, &c, 100, 72, 64); /* ragged M and N */
+    c.stages = 3;
+    run_case(TIR_RT_GEMM_BF16, &c, 70, 136, 96);
+}
+
+static void test_f16(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    run_case(TIR_RT_GEMM_F16, &c, 64, 64, 64);
+    run_case(TIR_RT_GEMM_F16, &c, 100, 72, 64);
+    c.bk = 16;
+    run_case(TIR_RT_GEMM_F16, &c, 33, 40, 48); /* one k tile of 16 per step */
+}
+
+static void test_tf32(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    c.bk = 16;
+    run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
+    c.bk = 8;
+    run_case(TIR_RT_GEMM_TF32, &c, 100, 72, 40); /* k tiles of 8 */
+}
+
+/* The default 128 x 128 x 32 tiles with 8 warps, and no pipeline. */
+static void test_default_tiles(void **st) {
+    (void)st;
+    hgemm_config c = hgemm_default_config();
+    run_case(TIR_RT_GEMM_BF16, &c, 128, 128, 64);
+    c.stages = 1;
+    run_case(TIR_RT_GEMM_BF16, &c, 130, 120, 32);
+}
+
+/* Configurations the schedule refuses, and K the k tile does not divide
+ * (tensorize refuses a ragged k tile, naming the fix). */
+static void test_refusals(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s;
+    hgemm_config c = small(2);
+    c.bm = 48; /* 24 rows per warp: not whole 16-row tiles */
+    OK(ctx, tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 64, 64, 64, TIR_BF16, TIR_F32), &s));
+    assert_int_equal(hgemm_schedule(s, &c, NULL, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "whole 16x8 tiles"));
+    tir_sched_destroy(s);
+    c = small(2);
+    OK(ctx, tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 64, 64, 40, TIR_BF16, TIR_F32), &s));
+    assert_int_equal(hgemm_schedule(s, &c, NULL, NULL), TIR_ERR_SCHED_TENSORIZE_PREDICATE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "dividing"));
+    tir_sched_destroy(s);
+    /* int32 inputs: no tensor-core type */
+    OK(ctx, tir_sched_create(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_I32), &s));
+    assert_int_equal(hgemm_schedule(s, &c, NULL, NULL), TIR_ERR_INVALID_ARG);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bf16),          cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
