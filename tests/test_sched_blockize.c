@@ -284,6 +284,11 @@ static void test_blockize_preconditions(void **st) {
     tir_block_rv cw, c = sched_block(s, "C");
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_write",
                       tir_sched_cache_write(s, c, 0, "local", 0, NULL, &cw));
+    /* cache_read 7: likewise (its copy would read the whole buffer, parts
+       of which a producer computed at a tile never writes: the fuzzer's
+       conv2d case, seed 1797700003) */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_read",
+                      tir_sched_cache_read(s, c, 0, "local", 0, NULL, &cw));
     tir_sched_destroy(s);
 }
 

@@ -316,7 +316,8 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *      its scope (checked after 2-3) (TIR_ERR_SCHED_DIFFERENT_SCOPE);
  *   2. 0 <= read_index < the block's number of reads
  *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
- *   3. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
+ *   3. scope is "shared", "local" or a fragment scope "frag.a", "frag.b",
+ *      "frag.acc" (TIR_ERR_SCHED_BAD_SCOPE);
  *   4. every consumer reads the buffer and does not write it
  *      (TIR_ERR_SCHED_NOT_CONSUMER);
  *   5. at most one block of the scope writes the buffer
@@ -327,7 +328,10 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *      free for inputs; a writer and consumer that compute_at or
  *      reverse_compute_at put in one statement leave the whole-buffer copy
  *      no place, and the message names the call to make the cache before
- *      (the cache block then moves with compute_at like any other). */
+ *      (the cache block then moves with compute_at like any other);
+ *   7. the scope is the root block: inside a block made by blockize the
+ *      whole-buffer copy would read elements the producers, computed at a
+ *      tile, never write (TIR_ERR_SCHED_DIFFERENT_SCOPE; checked after 3). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);

@@ -137,6 +137,14 @@ tir_status sch_prim_cache_read(sch_call *c) {
     tir_ctx *ctx = c->ctx;
     sch_cache_target t;
     TIR_TRY(sch_cache_args(c, true, &t));
+    /* 7: the copy reads the whole buffer, of which a block inside a tile
+       block (blockize) may see only the part its producers wrote. */
+    if (s->srefs[t.sc].parent >= 0)
+        return sch_fail(c, TIR_ERR_SCHED_DIFFERENT_SCOPE, t.rv, t.b,
+                        "block \"%s\" lies inside block \"%s\": a cache there would copy the "
+                        "whole buffer, elements its producers may not write; cache the read "
+                        "before blockize",
+                        t.b->name, sch_sref_block(s, t.sc)->name);
     uint32_t rv = t.rv;
     int bi = t.bi, sc = t.sc;
     const tir_buffer *buf = t.buf;
