@@ -29,6 +29,12 @@
  * full, the rest one line each).  MINITIR_GPU_FUZZ_NO_C=1 leaves out the
  * C, MINITIR_GPU_FUZZ_DUMP=dir writes each failure to a file.
  * scripts/fuzz.sh runs it long with fresh seeds.
+ * A second family (test_gpu_fuzz_tc, "tensor cores" below) runs Step 9,
+ * examples/hgemm.c, at random shapes, types and configurations, with
+ * user mistakes; MINITIR_GPU_FUZZ_TC_CASES=N sets its number of cases
+ * (default 6, or a tenth of the count above when that is given),
+ * MINITIR_GPU_FUZZ_TC_STRICT=1 counts its known issue as a failure and
+ * MINITIR_GPU_FUZZ_TC_VERBOSE=1 prints each refusal of hgemm_schedule.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -907,7 +913,13 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
     tir_rt_poison(out, 4 * nc);
     tir_status st = tir_interp_run(ctx, fn, 3, args, &io);
     if (st == TIR_OK) st = tir_rt_check(ctx, what, TIR_F32, out, tc->ref, tc->M, tc->N, tol, NULL);
-    if (st != TIR_OK) {
+    if (st == TIR_ERR_UNINIT_READ && fn != tir_sched_func(gc->s) && strstr(tir_ctx_error(ctx), "_frag_")) {
+        /* Known issue 2: a half-tensorized schedule (the mma tensorized, a
+         * fragment's load still scalar) reads the tile padding tensorize
+         * added to the fragment, which the scalar load never writes (it
+         * only feeds elements past the shape; seed 1797900002 tc case 709) */
+        tc->t->known++;
+    } else if (st != TIR_OK) {
         snprintf(gc->why, sizeof gc->why, "%s in the interpreter: %s: %s", what,
                  tir_status_name(st), tir_ctx_error(ctx));
         stage = "interpreter";
@@ -1199,6 +1211,23 @@ static void tc_one_case(uint64_t seed, long ci, tc_totals *t) {
     tir_ctx_destroy(ctx);
 }
 
+/* Tensor-core cases that found something, replayed in every run: a
+ * half-tensorized schedule reading fragment padding (known issue 2). */
+static const struct {
+    uint64_t seed;
+    long ci;
+} tc_regressions[] = {{1797900001u, 1789}, {1797900002u, 709}};
+
+static void test_gpu_fuzz_tc_regressions(void **state) {
+    (void)state;
+    tc_totals t = {0};
+    for (size_t i = 0; i < sizeof tc_regressions / sizeof tc_regressions[0]; i++)
+        tc_one_case(tc_regressions[i].seed, tc_regressions[i].ci, &t);
+    if (t.failures) fail_msg("%ld of %ld tensor-core regression cases failed", t.failures,
+                             t.cases);
+    assert_int_equal(t.known, t.cases); /* each still meets the known issue */
+}
+
 /* The CI slice: 6 cases of the seed (a few seconds under ASan). */
 static long g_tc_cases = 6;
 
@@ -1211,8 +1240,8 @@ static void test_gpu_fuzz_tc(void **state) {
     printf("# gpu_fuzz tc seed %llu: %ld cases (tensor cores, Step 9): %ld refused by "
            "hgemm_schedule, %ld lowered and simulated, %ld refused by tir_lower; mistakes: %ld "
            "wrong intrinsics, %ld wrong loops, %ld tensorize before decompose_reduction (%ld "
-           "refused, %ld accepted and checked); %ld known issues (uninitialised shared past a ragged "
-           "edge); %ld failures\n",
+           "refused, %ld accepted and checked); %ld known issues (uninitialised "
+           "reads past a ragged edge, see tc_known_issue); %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.lower_refused,
            t.wrong_intrin, t.wrong_loop, t.no_decompose, t.pert_refused, t.pert_accepted,
            t.known, t.failures);
@@ -1235,6 +1264,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_fuzz_regressions),
         cmocka_unit_test(test_gpu_fuzz),
+        cmocka_unit_test(test_gpu_fuzz_tc_regressions),
         cmocka_unit_test(test_gpu_fuzz_tc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
