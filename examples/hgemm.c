@@ -163,9 +163,15 @@ static tir_status compute(tir_schedule *s, tir_block_rv c, tir_loop_rv k0, const
     int n;
     tir_block_rv init;
     CALL(tir_sched_decompose_reduction(s, c, k0, &init));
-    LOOPS(init); /* ..., i2, j2, i3, j3 */
-    CALL(tir_sched_unroll(s, loops[n - 4]));
-    CALL(tir_sched_unroll(s, loops[n - 3]));
+    LOOPS(init); /* ..., w, [i2,] [j2,] i3, j3 */
+    /* decompose_reduction copies no loop of extent 1 (a warp with one tile
+       in i or j), so i2 and j2 are those of the last two above the tile
+       that are not bound to threads */
+    for (int i = n - 4 < 0 ? 0 : n - 4; i < n - 2; i++) {
+        const tir_for *f;
+        if (tir_sched_get_for(s, loops[i], &f) == TIR_OK && f->kind == TIR_FOR_SERIAL)
+            CALL(tir_sched_unroll(s, loops[i]));
+    }
     tir_status st = carve(s, loops[n - 2], "frag_fill_f32", hook, user);
     if (st != TIR_OK) return st;
     LOOPS(c); /* ..., k1, i2, j2, i3, j3, k2 */

@@ -144,6 +144,19 @@ static void test_default_tiles(void **st) {
     run_case(TIR_RT_GEMM_BF16, &c, 130, 120, 32);
 }
 
+/* One 16-row or one 8-column tile per warp: decompose_reduction copies no
+ * loop of extent 1 into the init, which hgemm must not count on (found by
+ * the tensor-core family of test_gpu_fuzz).  Shared tiles of at least one
+ * pass of the block's threads (see tc_known_issue there). */
+static void test_one_tile_per_warp(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    c.bm = 32, c.bn = 64, c.warps_m = c.warps_n = 2; /* 16 rows a warp */
+    run_case(TIR_RT_GEMM_BF16, &c, 50, 72, 64);
+    c.bm = 64, c.bn = 32, c.warps_m = 1, c.warps_n = 4; /* 8 columns a warp */
+    run_case(TIR_RT_GEMM_F16, &c, 64, 30, 64);
+}
+
 /* Configurations the schedule refuses, and K the k tile does not divide
  * (tensorize refuses a ragged k tile, naming the fix). */
 static void test_refusals(void **st) {
@@ -172,7 +185,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bf16),          cmocka_unit_test(test_f16),
         cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
