@@ -14,7 +14,7 @@
 #include "tirc.h"
 
 static tir_tune_task task_of(const opts *o, int64_t M, int64_t N, int64_t K) {
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, TIR_RT_GEMM_F32};
     if (tirc_is_fused(o)) t.op = TIR_TUNE_MATMUL_BIAS_RELU;
     if (o->batch > 0) t.op = TIR_TUNE_BATCH_MATMUL, t.batch = o->batch;
     return t;
