@@ -271,7 +271,8 @@ TIR_API int64_t tir_tc_config_shared_bytes(const tir_tc_config *c, int elem_byte
  * step is a traced primitive; hook (may be NULL) is called after each
  * one with the call as written.  Errors: TIR_ERR_INVALID_ARG (the block
  * is not such a matmul, an input type tensor cores do not take, or cfg
- * invalid: a warp tile not whole 16 x 8 tiles, bk not a multiple of the
+ * invalid: a warp tile not whole 16 x 8 tiles or fewer than two along
+ * either dimension, bk not a multiple of the
  * mma's k, stages < 1, pad < 0; the message names the block), or a
  * primitive's error (tensorize refuses a bk that does not divide K).  On
  * error the schedule holds the primitives applied before it. */
@@ -367,7 +368,7 @@ TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);
 
 /* The tensor-core rule's space (src/tune/space_tc.c).  Whether c fits the
  * tensor-core task t on lim: at most 32 warps and the target's threads;
- * whole 16 x 8 tiles per warp; bk a multiple of the mma's k that divides
+ * whole 16 x 8 tiles per warp, at least 2 x 2 of them (the rule's minimum); bk a multiple of the mma's k that divides
  * K (tensorize refuses a ragged k tile); stages 2 to 4; the shared tiles
  * of every stage within the target's opt-in shared memory; the copies of
  * the A and B tiles whole rounds of 16-byte vectors over the block's

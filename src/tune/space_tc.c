@@ -81,6 +81,7 @@ bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *l
     int warps = c->warps_m * c->warps_n, threads = 32 * warps, vec = 16 / eb;
     if (warps > 32 || threads > lim->max_threads_per_block) return false;
     if (c->bm % (16 * c->warps_m) || c->bn % (8 * c->warps_n)) return false;
+    if (c->bm / c->warps_m < 32 || c->bn / c->warps_n < 16) return false; /* the rule's minimum */
     if (c->bk < mk || c->bk % mk || t->K % c->bk) return false;
     if (c->stages < 2 || c->stages > 4 || c->pad < 0 || (c->pad * eb) % 16) return false;
     if (tir_tc_config_shared_bytes(c, eb) > lim->max_shared_dynamic) return false;

@@ -93,6 +93,14 @@ static tir_status check_config(tir_ctx *ctx, const tir_tc_config *c, int mk) {
                             "tensor cores: %dx%dx%d with %dx%d warps, %d stages: each warp's tile must "
                             "be whole 16x8 tiles and BK a multiple of %d",
                             c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, mk);
+    /* A loop of one 16 x 8 tile would be a unit loop, which the rule's
+     * loop positions do not expect. */
+    if (c->bm / c->warps_m < 32 || c->bn / c->warps_n < 16)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tensor cores: %dx%d with %dx%d warps gives %dx%d warp tiles: the "
+                            "rule needs at least two 16-row and two 8-column tiles per warp",
+                            c->bm, c->bn, c->warps_m, c->warps_n, c->bm / c->warps_m,
+                            c->bn / c->warps_n);
     return TIR_OK;
 }
 
