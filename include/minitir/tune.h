@@ -465,7 +465,13 @@ typedef struct tir_tune_result {
  * (median of opts->runs runs over rotated inputs; a kernel with local
  * memory is refused as spilling), every new best verified against
  * cuBLAS's result (tir_rt_check's tolerance), every candidate recorded in
- * opts->db.  Stops after opts->trials candidates or opts->seconds.
+ * opts->db under tir_tune_task_key.  A tensor-core task (kind TF32, F16,
+ * BF16) searches the tensor-core space with inputs of the kind's type,
+ * cuBLAS's GemmEx of the kind as the reference speed, and every new best
+ * verified against a float64 reference of the same inputs
+ * (tir_rt_gemm_ref_device) within tir_rt_gemm_tolerance(kind, K); the
+ * best is then res->best_tc (res->best for float32), its decisions text
+ * in res->best_decisions either way.  Stops after opts->trials candidates or opts->seconds.
  *
  * Several GPUs (opts->ngpus): each gets a measuring worker thread with its
  * own device handle (dev for dev's ordinal), cuBLAS handle, inputs,

@@ -1,4 +1,7 @@
-/* search.c: tir_tune, the search over the tiling rule's design space.
+/* search.c: tir_tune, the search over the tiling rule's design space
+ * (or the tensor-core rule's, for a tensor-core task: a point of the
+ * space is an index either way; the prior, features, knob distance and
+ * decisions text look at the rule's configuration).
  *
  * Rounds of: pick candidates, compile them in parallel, measure them on
  * the GPUs (one measuring worker per GPU, each taking the next compiled

@@ -1,7 +1,8 @@
 /* space.c: the tuning tasks and the design space of the tiling rule.
  *
- * A task is an operator and its shape (matmul, matmul + bias + ReLU,
- * batch matmul); its function comes from the ready definitions of ir.h.
+ * A task is an operator, its shape and its kind (matmul, matmul + bias +
+ * ReLU, batch matmul; float32, or a tensor-core kind whose space is
+ * space_tc.c's); its function comes from the ready definitions of ir.h.
  * The design space is every tir_tile_config the rule accepts for the
  * task on a target, generated from the shape: block tiles of 16..256 rows
  * and columns made of 1..8 warps of 8 x 4 or 4 x 8 lanes with 2..8

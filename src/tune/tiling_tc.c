@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "minitir/tune.h"
+#include "tune_internal.h"
 
 typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 
@@ -71,19 +71,6 @@ static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *
                             "(float16, bfloat16, float32 as TF32)",
                             b->name, b->reads[a_read].buffer->name);
     return TIR_OK;
-}
-
-static tir_status read_index(tir_schedule *s, tir_block_rv b, const char *name, int *out) {
-    const tir_block *blk;
-    tir_status st = tir_sched_get_block_node(s, b, &blk);
-    if (st != TIR_OK) return st;
-    for (int i = 0; i < blk->nreads; i++)
-        if (!strcmp(blk->reads[i].buffer->name, name)) {
-            *out = i;
-            return TIR_OK;
-        }
-    return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG, "block %s does not read %s",
-                        blk->name, name);
 }
 
 static tir_status check_config(tir_ctx *ctx, const tir_tc_config *c, int mk) {
@@ -232,9 +219,9 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     CALL(tir_sched_cache_write(s, c, 0, "frag.acc", 0, NULL, &store));
     CALL(tir_sched_cache_read(s, c, ia, "shared", 0, NULL, &as));
     CALL(tir_sched_cache_read(s, c, ib, "shared", 0, NULL, &bs));
-    if ((st = read_index(s, c, a_sh, &ia)) != TIR_OK) return st;
+    if ((st = tune_read_index(s, c, a_sh, &ia)) != TIR_OK) return st;
     CALL(tir_sched_cache_read(s, c, ia, "frag.a", 0, NULL, &af));
-    if ((st = read_index(s, c, b_sh, &ib)) != TIR_OK) return st;
+    if ((st = tune_read_index(s, c, b_sh, &ib)) != TIR_OK) return st;
     CALL(tir_sched_cache_read(s, c, ib, "frag.b", 0, NULL, &bf));
 
     const tir_loop_rv *loops;

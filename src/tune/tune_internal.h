@@ -59,6 +59,9 @@ typedef struct tune_knob {
  * NULL, drawn from the schedule's random state. */
 tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs, const int64_t *want,
                              int64_t *got);
+/* The index of buffer `bufname` among block b's reads (an error naming
+ * the block when it does not read it). */
+tir_status tune_read_index(tir_schedule *s, tir_block_rv b, const char *bufname, int *out);
 /* The smallest power of two >= x (x >= 1). */
 int64_t tune_pow2_ceil(int64_t x);
 
