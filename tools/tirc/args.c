@@ -372,6 +372,8 @@ int tirc_help(const char *cmd) {
                "--plot draws the steps against cuBLAS per size with gnuplot; without gnuplot\n"
                "it writes the data (.dat) and the script (.gp) next to the file and says so.\n"
                "--opt fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs.\n"
+               "--db file: Step 8 (and Step 9 with --dtype) use the file's best tuned\n"
+               "record per size (`tirc tune`), the rule's default where there is none.\n"
                "Needs a GPU (exit 3 without).  Progress goes to stderr.\n\n"
                "%s\n%s",
                examples_help, exit_help);
