@@ -132,7 +132,9 @@ static void test_valid(void **st) {
     tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 1024, 1024, 1024);
     tir_tune_task tf = tc_task(TIR_RT_GEMM_TF32, 1024, 1024, 1024);
     tir_tc_config d = tir_tc_config_default();
-    check_pair(&t, cfg(128, 128, 64, 4, 8, 2, 8), cfg(256, 128, 64, 8, 8, 2, 8), "64 warps");
+    check_pair(&t, cfg(128, 128, 64, 4, 4, 2, 8), cfg(256, 256, 64, 8, 8, 2, 8), "64 warps");
+    check_pair(&t, cfg(256, 128, 64, 4, 4, 2, 8), cfg(256, 128, 64, 4, 8, 2, 8),
+               "96 registers x 1024 threads");
     check_pair(&t, cfg(64, 64, 32, 2, 1, 2, 8), cfg(80, 64, 32, 2, 1, 2, 8), "40-row warp tiles");
     check_pair(&t, cfg(128, 64, 32, 1, 4, 2, 8), cfg(128, 32, 32, 1, 4, 2, 8),
                "one 8-column tile per warp");

@@ -373,7 +373,8 @@ TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);
  * of every stage within the target's opt-in shared memory; the copies of
  * the A and B tiles whole rounds of 16-byte vectors over the block's
  * threads; padded rows 16-byte aligned (ldmatrix); at most 128
- * accumulators per thread.  False for a task that is not a tensor-core
+ * accumulators per thread, and accumulators + 64 registers per thread
+ * within the block's register file.  False for a task that is not a tensor-core
  * one. */
 TIR_API bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                                       const tir_tc_config *c);

@@ -92,7 +92,7 @@ static double prior_tc(const tir_tune_task *t, int nsm, const tir_tc_config *c) 
     double gm = ceil((double)t->M / c->bm), gn = ceil((double)t->N / c->bn);
     int threads = tir_tc_config_threads(c);
     double wm = (double)c->bm / c->warps_m, wn = (double)c->bn / c->warps_n;
-    double regs = wm * wn / 32 + 48;
+    double regs = wm * wn / 32 + 64;
     double per_sm = floor(65536.0 / (regs * threads));
     double by_threads = floor(2048.0 / threads);
     int eb = t->kind == TIR_RT_GEMM_TF32 ? 4 : 2;

@@ -88,9 +88,11 @@ bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *l
     /* the tile copies: whole rounds of 16-byte vectors over the threads */
     int64_t round = (int64_t)threads * vec;
     if (((int64_t)c->bm * c->bk) % round || ((int64_t)c->bk * c->bn) % round) return false;
-    /* accumulators per thread, and the registers that leaves the block */
+    /* accumulators per thread, and about acc + 64 registers per thread
+     * in the block's register file (ptxas, sm_90: 128 at 64 accumulators,
+     * 224 at 128); past it the kernel's maxntid makes ptxas spill */
     int64_t acc = (int64_t)(c->bm / c->warps_m) * (c->bn / c->warps_n) / 32;
-    if (acc > 128 || (acc + 48) * threads > lim->max_registers_per_block) return false;
+    if (acc > 128 || (acc + 64) * threads > lim->max_registers_per_block) return false;
     return true;
 }
 
