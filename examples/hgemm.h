@@ -1,5 +1,6 @@
-/* hgemm.h: "Step 9", a tensor-core matmul schedule (mma.sync) written on
- * tir_def_matmul_mixed with the public API only (hgemm.c).
+/* hgemm.h: "Step 9", a tensor-core matmul schedule (mma.sync) on
+ * tir_def_matmul_mixed: a thin wrapper of the library's tensor-core rule
+ * (tir_tune_tc_tiling, src/tune/tiling_tc.c) and its default.
  *
  * C[M,N] (float32) = A[M,K] . B[K,N] with A and B float16 or bfloat16
  * (m16n8k16) or float32 rounded to TF32 (m16n8k8).  Per thread block a
@@ -17,18 +18,14 @@
 #define MINITIR_EXAMPLES_HGEMM_H
 
 #include "minitir/schedule.h"
+#include "minitir/tune.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct hgemm_config {
-    int bm, bn, bk;        /* block tile and k tile */
-    int warps_m, warps_n;  /* warps per block (threadIdx.y = warps_m * warps_n) */
-    int stages;            /* software pipeline stages: 1 none, 2 double buffer, ... */
-    bool async_copy;       /* cp.async for the shared tiles (with stages >= 2) */
-    int pad;               /* elements added to each shared row (conflict-free ldmatrix) */
-} hgemm_config;
+/* The knobs (tune.h): bm, bn, bk, warps_m, warps_n, stages, async_copy, pad. */
+typedef tir_tc_config hgemm_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async. */
 hgemm_config hgemm_default_config(void);

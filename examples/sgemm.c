@@ -14,7 +14,7 @@ typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 sgemm_config sgemm_default_config(void) { return tir_tile_config_default(); }
 
 sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm) {
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, TIR_RT_GEMM_F32};
     return tir_tune_default(&t, nsm);
 }
 

@@ -25,7 +25,9 @@
  * kernel it does not know compute C[M,N] = A[M,K] B[K,N] (float32, row
  * major) from its first three parameters, the way every kernel of a tuned
  * matmul candidate is called (so the result is right whatever the
- * candidate's split); FAKE_CUDA_FAIL_GPU=d makes such a kernel on device d
+ * candidate's split); FAKE_CUDA_MATMUL=M,N,K,f16 (or bf16) reads A and B
+ * as 16-bit bit patterns instead (a tensor-core candidate; a TF32 one
+ * reads float32 and is computed exactly, within TF32's tolerance); FAKE_CUDA_FAIL_GPU=d makes such a kernel on device d
  * fail with CUDA_ERROR_ILLEGAL_ADDRESS.
  *
  * Only the test suite uses this file; it follows the driver's documented
@@ -525,15 +527,23 @@ static CUresult run_gemm_ref(const launch *l) {
 static CUresult run_matmul(const launch *l) {
     const char *e = getenv("FAKE_CUDA_MATMUL");
     long long M, N, K;
-    if (!e || sscanf(e, "%lld,%lld,%lld", &M, &N, &K) != 3) return OK;
+    char dt[8] = "";
+    int n = e ? sscanf(e, "%lld,%lld,%lld,%7s", &M, &N, &K, dt) : 0;
+    if (n < 3) return OK;
     if (l->e->nparams < 3 || l->e->psize[0] != 8 || l->e->psize[1] != 8 || l->e->psize[2] != 8)
         return OK;
-    const float *A = DEV(arg_u(l, 0)), *B = DEV(arg_u(l, 1));
+    bool half = !strcmp(dt, "f16") || !strcmp(dt, "bf16"), bf = !strcmp(dt, "bf16");
+    const void *A = DEV(arg_u(l, 0)), *B = DEV(arg_u(l, 1));
     float *C = DEV(arg_u(l, 2));
     for (long long i = 0; i < M; i++)
         for (long long j = 0; j < N; j++) {
             double acc = 0;
-            for (long long k = 0; k < K; k++) acc += (double)A[i * K + k] * B[k * N + j];
+            for (long long k = 0; k < K; k++) {
+                long long ia = i * K + k, ib = k * N + j;
+                double a = half ? h2f(((const uint16_t *)A)[ia], bf) : ((const float *)A)[ia];
+                double b = half ? h2f(((const uint16_t *)B)[ib], bf) : ((const float *)B)[ib];
+                acc += a * b;
+            }
             C[i * N + j] = (float)acc;
         }
     return OK;

@@ -81,6 +81,12 @@ static void usage_errors(void **state) {
         "run matmul --step 8 --atomic",      /* atomic is split-K's */
         "bench matmul --gpus 2",             /* tune's */
         "tune matmul --size 64 --gpus 0",    /* at least one GPU */
+        "tune matmul --size 64 --dtype bf16 --batch 2",  /* tensor cores: plain matmul */
+        "tune matmul --size 64x64x40 --dtype bf16",      /* K not a multiple of 16 */
+        "tune matmul --size 64x64x36 --dtype tf32",      /* K not a multiple of 8 */
+        "tune matmul --size 64 --dtype f16 --stages 3",  /* tune samples the stages */
+        "tune fused --size 64 --dtype bf16",             /* the matmul's only */
+        "run matmul --dtype bf16 --splitk 2",            /* split-K is float32's */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -220,6 +226,31 @@ static void run_sim(void **state) {
     assert_int_equal(count(out, "  ok  "), 1);
 }
 
+/* tune --dtype on the stand-in (computing the candidates' bf16 matmul):
+ * the tensor-core space, its decisions, the records; bench --dtype --db
+ * then uses the tuned record and verifies it. */
+static void tune_tc_fake(void **state) {
+    (void)state;
+    char env[1200];
+    snprintf(env, sizeof env, "MINITIR_CUDA_LIB='%s' MINITIR_CUBLAS_LIB='%s' "
+             "FAKE_CUDA_MATMUL=64,48,64,bf16", fake, fake);
+    int rc = tirc_run(env, "tune matmul --size 64x48x64 --dtype bf16 --trials 3 --threads 2 "
+                           "--seed 1 --db tc.db");
+    if (rc != 0) fail_msg("tune exited %d: %s", rc, err);
+    assert_non_null(strstr(out, "task matmul 64x48x64 batch 1 bf16"));
+    assert_non_null(strstr(out, "decisions: tile="));
+    rc = tirc_run(env, "bench matmul --dtype bf16 --sizes 64x48x64 --runs 20 --db tc.db");
+    if (rc != 0) fail_msg("bench exited %d: %s", rc, err);
+    assert_non_null(strstr(err, "tuned record"));
+    assert_non_null(strstr(err, "(tile="));
+    /* TF32 has its own records: none yet, so the rule's default */
+    snprintf(env, sizeof env, "MINITIR_CUDA_LIB='%s' MINITIR_CUBLAS_LIB='%s' "
+             "FAKE_CUDA_MATMUL=64,48,64", fake, fake);
+    rc = tirc_run(env, "bench matmul --dtype tf32 --sizes 64x48x64 --runs 20 --db tc.db");
+    if (rc != 0) fail_msg("bench tf32 exited %d: %s", rc, err);
+    assert_null(strstr(err, "tuned record"));
+}
+
 static void no_gpu(void **state) {
     (void)state;
     const char *env = "MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1";
@@ -309,7 +340,7 @@ int main(int argc, char **argv) {
     snprintf(dir, sizeof dir, "/tmp/tirc_cli_XXXXXX");
     if (!mkdtemp(dir)) return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(usage_errors), cmocka_unit_test(help),    cmocka_unit_test(show),
+        cmocka_unit_test(usage_errors), cmocka_unit_test(tune_tc_fake), cmocka_unit_test(help),    cmocka_unit_test(show),
         cmocka_unit_test(ptx),          cmocka_unit_test(run_sim), cmocka_unit_test(no_gpu),
         cmocka_unit_test(fake_gpu),
     };

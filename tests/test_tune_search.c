@@ -46,7 +46,7 @@ static void test_space(void **st) {
                                         {4095, 4095, 4095}, {1000, 520, 333},   {1024, 1024, 4096},
                                         {256, 256, 16384}, {33, 1000, 45}};
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
-        tir_tune_task t = {TIR_TUNE_MATMUL, 1, shapes[k][0], shapes[k][1], shapes[k][2]};
+        tir_tune_task t = {TIR_TUNE_MATMUL, 1, shapes[k][0], shapes[k][1], shapes[k][2], TIR_RT_GEMM_F32};
         tir_tune_space sp;
         assert_int_equal(tir_tune_space_make(ctx, &t, sm90(), &sp), TIR_OK);
         assert_true(sp.n > 100);
@@ -68,12 +68,12 @@ static void test_space(void **st) {
         tir_tune_space_free(&sp);
     }
     /* batch: no split-K in the space */
-    tir_tune_task b = {TIR_TUNE_BATCH_MATMUL, 16, 512, 512, 512};
+    tir_tune_task b = {TIR_TUNE_BATCH_MATMUL, 16, 512, 512, 512, TIR_RT_GEMM_F32};
     tir_tune_space sp;
     assert_int_equal(tir_tune_space_make(ctx, &b, sm90(), &sp), TIR_OK);
     for (int i = 0; i < sp.n; i++) assert_int_equal(sp.configs[i].splitk, 1);
     tir_tune_space_free(&sp);
-    tir_tune_task bad = {TIR_TUNE_MATMUL, 1, 0, 4, 4};
+    tir_tune_task bad = {TIR_TUNE_MATMUL, 1, 0, 4, 4, TIR_RT_GEMM_F32};
     assert_int_equal(tir_tune_space_make(ctx, &bad, sm90(), &sp), TIR_ERR_INVALID_ARG);
     assert_non_null(strstr(tir_ctx_error(ctx), "sizes must be positive"));
     tir_ctx_destroy(ctx);
@@ -82,7 +82,7 @@ static void test_space(void **st) {
 /* The defaults the performance record relies on. */
 static void test_default(void **st) {
     (void)st;
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 4096, 4096, 4096};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 4096, 4096, 4096, TIR_RT_GEMM_F32};
     tir_tile_config c = tir_tune_default(&t, 132);
     assert_int_equal(c.warps_m * c.threads_m * c.tm, 128);
     assert_int_equal(c.splitk, 1);
@@ -178,7 +178,7 @@ static void test_tune_fake(void **st) {
     unlink(path);
     tir_tune_db *db = NULL;
     assert_int_equal(tir_tune_db_open(ctx, path, &db), TIR_OK);
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40, TIR_RT_GEMM_F32};
     tir_tune_opts o = {.trials = 6, .threads = 2, .batch = 3, .runs = 20, .seed = 1, .db = db};
     tir_tune_result r;
     assert_int_equal(tir_tune(ctx, dev, &t, &o, &r), TIR_ERR_UNSUPPORTED);
@@ -214,7 +214,7 @@ static void test_tune_fake_batched(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
     tir_rt_device *dev = open_device(ctx);
-    tir_tune_task t = {TIR_TUNE_BATCH_MATMUL, 3, 64, 48, 40};
+    tir_tune_task t = {TIR_TUNE_BATCH_MATMUL, 3, 64, 48, 40, TIR_RT_GEMM_F32};
     tir_tune_opts o = {.trials = 2, .threads = 2, .batch = 2, .runs = 20, .seed = 2};
     tir_tune_result r;
     long sgemm = blas_calls("cublasSgemm_v2"), strided = blas_calls("cublasSgemmStridedBatched");
@@ -269,7 +269,7 @@ static void test_tune_two_gpus(void **st) {
     temp_db(path);
     tir_tune_db *db = NULL;
     assert_int_equal(tir_tune_db_open(ctx, path, &db), TIR_OK);
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40, TIR_RT_GEMM_F32};
     tir_tune_progress p = {0};
     tir_tune_opts o = {.trials = 12, .threads = 2, .batch = 4, .runs = 20, .seed = 3, .db = db,
                        .progress = keep_progress, .user = &p, .ngpus = 2};
@@ -327,7 +327,7 @@ static void test_tune_gpu_error(void **st) {
     fake_gpus(1);
     tir_ctx *ctx = tir_ctx_create();
     tir_rt_device *dev = open_device(ctx);
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40, TIR_RT_GEMM_F32};
     tir_tune_opts o = {.trials = 10, .threads = 2, .batch = 4, .runs = 20, .seed = 4,
                        .ngpus = TIR_TUNE_ALL_GPUS};
     tir_tune_result r;

@@ -1,5 +1,6 @@
 /* minitir/tune.h: the autotuner's layer: the multi-level tiling rule
- * (tir_tune_tiling, at the end) and the tuning database: every measured schedule candidate
+ * (tir_tune_tiling) and the tensor-core rule (tir_tune_tc_tiling), their
+ * design spaces and search (tir_tune), and the tuning database: every measured schedule candidate
  * of every workload on every target, kept in one SQLite file
  * (docs/tuning.md, "The tuning database").
  *
@@ -155,6 +156,12 @@ TIR_API tir_status tir_tune_db_top(tir_ctx *ctx, tir_tune_db *db, const char *wo
 TIR_API tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db,
                                        const tir_tune_target *target, tir_schedule *s,
                                        tir_tune_record *used);
+/* tir_tune_apply_best for the records of an explicit workload key (a
+ * tensor-core task's, tir_tune_task_key: TF32 records are kept apart from
+ * float32 ones of the same function). */
+TIR_API tir_status tir_tune_apply_best_key(tir_ctx *ctx, tir_tune_db *db,
+                                           const tir_tune_target *target, const char *workload,
+                                           tir_schedule *s, tir_tune_record *used);
 
 /* ---------------------------------------------------------- JSON lines */
 
@@ -230,10 +237,54 @@ TIR_API tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir
                                    void (*hook)(void *user, tir_schedule *s, const char *call),
                                    void *user);
 
+/* ------------------------------------------------ the tensor-core rule */
+
+/* The knobs of the tensor-core rule (tir_tune_tc_tiling, "Step 9"): per
+ * thread block a bm x bn tile of C, the k loop in tiles of bk; warps_m x
+ * warps_n warps (threadIdx.y; threadIdx.x is the lane), each a
+ * bm/warps_m x bn/warps_n tile of whole 16 x 8 mma tiles. */
+typedef struct tir_tc_config {
+    int bm, bn, bk;        /* block tile and k tile (bk a multiple of the mma's k:
+                              16, or 8 for TF32) */
+    int warps_m, warps_n;  /* warps per block */
+    int stages;            /* software pipeline stages: 1 none, 2 double buffer, ... */
+    bool async_copy;       /* cp.async for the shared tiles (with stages >= 2) */
+    int pad;               /* elements added to each shared row (conflict-free ldmatrix);
+                              applied to a row only when smaller than it */
+} tir_tc_config;
+
+/* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
+ * pad 8. */
+TIR_API tir_tc_config tir_tc_config_default(void);
+/* Threads per block (32 per warp), and the shared bytes of the pipeline's
+ * A and B tiles (stages copies, padded rows) for inputs of elem_bytes. */
+TIR_API int tir_tc_config_threads(const tir_tc_config *c);
+TIR_API int64_t tir_tc_config_shared_bytes(const tir_tc_config *c, int elem_bytes);
+
+/* Applies the tensor-core rule with cfg to block `block` of s: a matmul
+ * block C[i, j] += acc(A[i, k]) * acc(B[k, j]) (tir_def_matmul_mixed: the
+ * block writes one buffer and reads two others, A first) whose inputs are
+ * float16 or bfloat16 (m16n8k16) or float32 (TF32, m16n8k8), accumulating
+ * in float32.  The schedule of src/tune/tiling_tc.c: accumulator
+ * fragments, shared tiles (cp.async, `stages`-stage software pipeline),
+ * operand fragments by ldmatrix, every tile operation tensorized.  Every
+ * step is a traced primitive; hook (may be NULL) is called after each
+ * one with the call as written.  Errors: TIR_ERR_INVALID_ARG (the block
+ * is not such a matmul, an input type tensor cores do not take, or cfg
+ * invalid: a warp tile not whole 16 x 8 tiles or fewer than two along
+ * either dimension, bk not a multiple of the
+ * mma's k, stages < 1, pad < 0; the message names the block), or a
+ * primitive's error (tensorize refuses a bk that does not divide K).  On
+ * error the schedule holds the primitives applied before it. */
+TIR_API tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block,
+                                      const tir_tc_config *cfg,
+                                      void (*hook)(void *user, tir_schedule *s, const char *call),
+                                      void *user);
+
 /* ------------------------------------------------------------- tasks */
 
-/* What is tuned: an operator of ir.h's ready definitions and its shape
- * (float32).  The scheduled block is "C" in each. */
+/* What is tuned: an operator of ir.h's ready definitions, its shape and
+ * its inputs' type.  The scheduled block is "C" in each. */
 typedef enum tir_tune_op {
     TIR_TUNE_MATMUL,           /* tir_def_matmul: C[M,N] = A[M,K] B[K,N] */
     TIR_TUNE_MATMUL_BIAS_RELU, /* tir_def_matmul_bias_relu: D = max(A B + bias[j], 0) */
@@ -244,11 +295,30 @@ typedef struct tir_tune_task {
     tir_tune_op op;
     int64_t batch; /* TIR_TUNE_BATCH_MATMUL only */
     int64_t M, N, K;
+    /* The inputs' type and the arithmetic, as cuBLAS's GEMM kinds name
+     * them:
+     * TIR_RT_GEMM_F32 is float32 on the CUDA cores, the tiling rule
+     * (tir_tune_tiling); TIR_RT_GEMM_TF32 (float32 inputs rounded to TF32),
+     * TIR_RT_GEMM_F16 and TIR_RT_GEMM_BF16 are tensor cores, the
+     * tensor-core rule (tir_tune_tc_tiling) on tir_def_matmul_mixed, for
+     * TIR_TUNE_MATMUL only.  TIR_RT_GEMM_F32_PEDANTIC is refused. */
+    tir_rt_gemm_kind kind;
 } tir_tune_task;
+
+/* Whether t is a tensor-core task (kind TF32, F16 or BF16). */
+TIR_API bool tir_tune_task_tc(const tir_tune_task *t);
+/* The database key of t's workload: tir_tune_workload_key of its function,
+ * with "+tf32" appended for TIR_RT_GEMM_TF32 (whose function is the
+ * float32 matmul's: the suffix keeps TF32 records from float32 ones;
+ * float16 and bfloat16 differ in the function already).  The string is
+ * owned by ctx.  Errors: those of tir_tune_task_func. */
+TIR_API tir_status tir_tune_task_key(tir_ctx *ctx, const tir_tune_task *t, const char **out);
 
 /* "matmul", "matmul_bias_relu", "batch_matmul". */
 TIR_API const char *tir_tune_op_name(tir_tune_op op);
-/* The task's unscheduled function (NULL with an error for bad sizes). */
+/* The task's unscheduled function (NULL with an error for bad sizes, an
+ * unknown kind, or a tensor-core kind with another operator than
+ * TIR_TUNE_MATMUL). */
 TIR_API const tir_prim_func *tir_tune_task_func(tir_ctx *ctx, const tir_tune_task *t);
 
 /* -------------------------------------------------------- design space */
@@ -258,11 +328,14 @@ TIR_API const tir_prim_func *tir_tune_task_func(tir_ctx *ctx, const tir_tune_tas
  * tir_tune_space_free. */
 typedef struct tir_tune_space {
     int n;
-    tir_tile_config *configs; /* heap */
+    tir_tile_config *configs; /* heap; NULL for a tensor-core task */
+    tir_tc_config *tc_configs; /* heap; a tensor-core task's (else NULL) */
 } tir_tune_space;
 
-/* Errors: TIR_ERR_INVALID_ARG (non-positive sizes, or nothing fits),
- * TIR_ERR_NOMEM. */
+/* A tensor-core task's space is that of the tensor-core rule
+ * (tir_tune_tc_config_valid, src/tune/space_tc.c).  Errors:
+ * TIR_ERR_INVALID_ARG (non-positive sizes, a kind the operator does not
+ * take, or nothing fits), TIR_ERR_NOMEM. */
 TIR_API tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
                                        const tir_target_limits *lim, tir_tune_space *out);
 TIR_API void tir_tune_space_free(tir_tune_space *sp);
@@ -292,6 +365,38 @@ TIR_API tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block,
 /* The configuration without tuning: a rule by shape for a GPU of nsm
  * multiprocessors (src/tune/space.c, measured on the H200). */
 TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);
+
+/* The tensor-core rule's space (src/tune/space_tc.c).  Whether c fits the
+ * tensor-core task t on lim: at most 32 warps and the target's threads;
+ * whole 16 x 8 tiles per warp, at least 2 x 2 of them (the rule's minimum); bk a multiple of the mma's k that divides
+ * K (tensorize refuses a ragged k tile); stages 2 to 4; the shared tiles
+ * of every stage within the target's opt-in shared memory; the copies of
+ * the A and B tiles whole rounds of 16-byte vectors over the block's
+ * threads; padded rows 16-byte aligned (ldmatrix); at most 128
+ * accumulators per thread, and accumulators + 64 registers per thread
+ * within the block's register file.  False for a task that is not a tensor-core
+ * one. */
+TIR_API bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
+                                      const tir_tc_config *c);
+/* The decisions of c as text, "tile=128x128x32 warps=2x4 stages=2 async=1
+ * pad=8", snprintf's return; and back.  Parse errors: TIR_ERR_PARSE
+ * naming the field. */
+TIR_API int tir_tc_config_text(const tir_tc_config *c, char *buf, size_t cap);
+TIR_API tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c);
+/* The tensor-core rule with its knobs as sampling instructions, as
+ * tir_tune_tiling_sampled: one sample_categorical per knob (bm, bn, bk,
+ * warps_m, warps_n, stages, async_copy, pad; candidates listed in
+ * space_tc.c) recorded in the trace.  With cfg the decisions are cfg's
+ * (an error when a value is not a candidate); with NULL they are drawn
+ * from the schedule's random state (the result may then be refused by the
+ * rule).  *used (may be NULL) gets the configuration applied. */
+TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block,
+                                              const tir_tc_config *cfg, tir_tc_config *used);
+/* The tensor-core configuration without tuning (examples/hgemm.c's rule):
+ * 128 x 128 x 32 tiles of 2 x 4 warps, double-buffered cp.async; 64 x 64
+ * tiles of 2 x 2 warps when 128 x 128 ones give less than a wave of nsm
+ * blocks; bk 16 (else 8) when 32 does not divide K. */
+TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
 
 /* -------------------------------------------------------------- search */
 
@@ -339,7 +444,9 @@ typedef struct tir_tune_gpu_stats {
 } tir_tune_gpu_stats;
 
 typedef struct tir_tune_result {
-    tir_tile_config best;
+    tir_tile_config best;     /* a float32 task's best */
+    tir_tc_config best_tc;    /* a tensor-core task's best */
+    char best_decisions[256]; /* the best's decisions as text (either rule's) */
     char *best_trace;     /* heap: the best schedule's text trace */
     double best_ms, best_gflops, best_rel_err;
     int best_regs;
@@ -359,7 +466,13 @@ typedef struct tir_tune_result {
  * (median of opts->runs runs over rotated inputs; a kernel with local
  * memory is refused as spilling), every new best verified against
  * cuBLAS's result (tir_rt_check's tolerance), every candidate recorded in
- * opts->db.  Stops after opts->trials candidates or opts->seconds.
+ * opts->db under tir_tune_task_key.  A tensor-core task (kind TF32, F16,
+ * BF16) searches the tensor-core space with inputs of the kind's type,
+ * cuBLAS's GemmEx of the kind as the reference speed, and every new best
+ * verified against a float64 reference of the same inputs
+ * (tir_rt_gemm_ref_device) within tir_rt_gemm_tolerance(kind, K); the
+ * best is then res->best_tc (res->best for float32), its decisions text
+ * in res->best_decisions either way.  Stops after opts->trials candidates or opts->seconds.
  *
  * Several GPUs (opts->ngpus): each gets a measuring worker thread with its
  * own device handle (dev for dev's ordinal), cuBLAS handle, inputs,

@@ -52,6 +52,15 @@ tir_status tir_tune_workload_key(tir_ctx *ctx, const tir_prim_func *f, const cha
     return TIR_OK;
 }
 
+tir_status tir_tune_task_key(tir_ctx *ctx, const tir_tune_task *t, const char **out) {
+    const tir_prim_func *f = t ? tir_tune_task_func(ctx, t) : NULL;
+    if (!f) return t ? TIR_ERR_INVALID_ARG : tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: no task");
+    tir_status st = tir_tune_workload_key(ctx, f, out);
+    /* TF32's function is float32's: the arithmetic must be in the key */
+    if (st == TIR_OK && t->kind == TIR_RT_GEMM_TF32) *out = tir_ctx_sprintf(ctx, "%s+tf32", *out);
+    return st;
+}
+
 void tir_tune_target_from_props(const tir_rt_props *props, tir_tune_target *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->gpu, sizeof out->gpu, "%s", props->name);

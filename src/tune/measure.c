@@ -1,5 +1,6 @@
-/* measure.c: the tuner's GPU session: the task's inputs on the device,
- * cuBLAS's reference and time, and the measurement of one compiled
+/* measure.c: the tuner's GPU session: the task's inputs on the device
+ * (of the task's kind: float32, or float16 / bfloat16 bit patterns),
+ * cuBLAS's reference and time (GemmEx of the kind for a tensor-core task), and the measurement of one compiled
  * candidate (load with the driver's JIT, read registers and local memory,
  * time with tir_rt_bench over rotated input sets, verify against the
  * reference).  One session per device; the search calls it from one
@@ -18,6 +19,10 @@ static size_t elems_a(const tir_tune_task *t) {
 static size_t elems_b(const tir_tune_task *t) {
     return (size_t)((t->op == TIR_TUNE_BATCH_MATMUL ? t->batch : 1) * t->K * t->N);
 }
+/* Bytes of one input element. */
+static size_t elem_bytes(const tir_tune_task *t) {
+    return (size_t)tir_dtype_bytes(tir_rt_gemm_kind_input(t->kind));
+}
 static size_t elems_c(const tir_tune_task *t) {
     return (size_t)((t->op == TIR_TUNE_BATCH_MATMUL ? t->batch : 1) * t->M * t->N);
 }
@@ -32,7 +37,7 @@ static tir_status reference(tir_ctx *ctx, tune_gpu *g, int set, tir_rt_ptr dst) 
                         ? tir_rt_blas_gemm_batched(ctx, g->blas, TIR_RT_GEMM_F32, t->batch, t->M,
                                                    t->N, t->K, g->a[set], g->b[set], TIR_RT_B_KN,
                                                    c)
-                        : tir_rt_blas_gemm(ctx, g->blas, TIR_RT_GEMM_F32, t->M, t->N, t->K,
+                        : tir_rt_blas_gemm(ctx, g->blas, t->kind, t->M, t->N, t->K,
                                            g->a[set], g->b[set], TIR_RT_B_KN, c);
     if (st != TIR_OK) return st;
     if (t->op != TIR_TUNE_MATMUL_BIAS_RELU) return TIR_OK;
@@ -48,17 +53,19 @@ static tir_status blas_call(tir_ctx *ctx, void *user, int set) {
 static tir_status alloc_inputs(tir_ctx *ctx, tune_gpu *g, uint64_t seed) {
     const tir_tune_task *t = &g->task;
     size_t na = elems_a(t), nb = elems_b(t), nc = elems_c(t), big = na > nb ? na : nb;
+    size_t es = elem_bytes(t);
+    tir_dtype in = tir_rt_gemm_kind_input(t->kind);
     if ((size_t)t->N > big) big = (size_t)t->N;
     float *h = malloc(big * 4);
     if (!h) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tune: out of host memory");
     tir_status st = TIR_OK;
     for (int s = 0; s < g->nsets && st == TIR_OK; s++) {
-        st = tir_rt_alloc(ctx, g->dev, na * 4, &g->a[s]);
-        if (st == TIR_OK) st = tir_rt_alloc(ctx, g->dev, nb * 4, &g->b[s]);
-        if (st == TIR_OK) st = tir_rt_fill_random(ctx, TIR_F32, h, na, seed + 10 * (uint64_t)s);
-        if (st == TIR_OK) st = tir_rt_copy_h2d(ctx, g->dev, g->a[s], h, na * 4);
-        if (st == TIR_OK) st = tir_rt_fill_random(ctx, TIR_F32, h, nb, seed + 10 * (uint64_t)s + 1);
-        if (st == TIR_OK) st = tir_rt_copy_h2d(ctx, g->dev, g->b[s], h, nb * 4);
+        st = tir_rt_alloc(ctx, g->dev, na * es, &g->a[s]);
+        if (st == TIR_OK) st = tir_rt_alloc(ctx, g->dev, nb * es, &g->b[s]);
+        if (st == TIR_OK) st = tir_rt_fill_random(ctx, in, h, na, seed + 10 * (uint64_t)s);
+        if (st == TIR_OK) st = tir_rt_copy_h2d(ctx, g->dev, g->a[s], h, na * es);
+        if (st == TIR_OK) st = tir_rt_fill_random(ctx, in, h, nb, seed + 10 * (uint64_t)s + 1);
+        if (st == TIR_OK) st = tir_rt_copy_h2d(ctx, g->dev, g->b[s], h, nb * es);
     }
     if (st == TIR_OK) st = tir_rt_alloc(ctx, g->dev, (size_t)t->N * 4, &g->bias);
     if (st == TIR_OK) st = tir_rt_fill_random(ctx, TIR_F32, h, (size_t)t->N, seed + 7);
@@ -70,12 +77,33 @@ static tir_status alloc_inputs(tir_ctx *ctx, tune_gpu *g, uint64_t seed) {
     return st;
 }
 
+/* A tensor-core task's reference: float64 on the GPU from the same
+ * inputs (cuBLAS rounds its own way, TF32 especially), as `tirc bench
+ * --dtype` checks; the device copy lives for this call only. */
+static tir_status keep_reference_f64(tir_ctx *ctx, tune_gpu *g) {
+    const tir_tune_task *t = &g->task;
+    size_t nc = elems_c(t);
+    tir_rt_ptr d64 = 0;
+    tir_status st = tir_rt_alloc(ctx, g->dev, nc * 8, &d64);
+    if (st == TIR_OK)
+        st = tir_rt_gemm_ref_device(ctx, g->dev, tir_rt_gemm_kind_input(t->kind), t->M, t->N, t->K,
+                                    g->a[0], g->b[0], TIR_RT_B_KN, d64);
+    if (st == TIR_OK) st = tir_rt_sync(ctx, g->dev);
+    if (st == TIR_OK) st = tir_rt_copy_d2h(ctx, g->dev, g->ref64, d64, nc * 8);
+    if (d64) tir_rt_free(ctx, g->dev, d64);
+    return st;
+}
+
 /* The reference of set 0 on the host, in float64 for tir_rt_check. */
 static tir_status keep_reference(tir_ctx *ctx, tune_gpu *g) {
     size_t nc = elems_c(&g->task);
     float *h = malloc(nc * 4);
     g->ref64 = malloc(nc * sizeof(double));
     tir_status st = h && g->ref64 ? TIR_OK : tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tune: out of host memory");
+    if (st == TIR_OK && tir_tune_task_tc(&g->task)) {
+        free(h);
+        return keep_reference_f64(ctx, g);
+    }
     if (st == TIR_OK) st = reference(ctx, g, 0, g->ref);
     if (st == TIR_OK) st = tir_rt_sync(ctx, g->dev);
     if (st == TIR_OK) st = tir_rt_copy_d2h(ctx, g->dev, h, g->ref, nc * 4);
@@ -89,7 +117,7 @@ tir_status tune_gpu_open(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *
     memset(g, 0, sizeof *g);
     g->dev = dev, g->task = *t, g->runs = runs < 20 ? 20 : runs;
     g->props = tir_rt_device_props(dev);
-    double set_bytes = 4.0 * (double)(elems_a(t) + elems_b(t));
+    double set_bytes = (double)elem_bytes(t) * (double)(elems_a(t) + elems_b(t));
     g->nsets = (int)ceil(2.0 * (double)g->props->l2_bytes / set_bytes);
     if (g->nsets < 1) g->nsets = 1;
     if (g->nsets > TUNE_MAX_SETS) g->nsets = 1; /* tiny problems: flush L2 instead */
@@ -154,7 +182,7 @@ static tir_status verify(tir_ctx *ctx, call *c, tune_meas *out) {
     int64_t rows = (int64_t)(nc / (size_t)t->N);
     if (st == TIR_OK)
         st = tir_rt_check(ctx, "tuned candidate", TIR_F32, h, g->ref64, rows, t->N,
-                          tir_rt_gemm_tolerance(TIR_RT_GEMM_F32, t->K), &es);
+                          tir_rt_gemm_tolerance(t->kind, t->K), &es);
     out->rel_err = st == TIR_OK ? es.rel_err : NAN;
     free(h);
     return st;

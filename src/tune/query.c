@@ -147,17 +147,17 @@ tir_status tir_tune_db_best(tir_ctx *ctx, tir_tune_db *db, const char *workload,
     return TIR_OK;
 }
 
-tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
-                               tir_schedule *s, tir_tune_record *used) {
+tir_status tir_tune_apply_best_key(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
+                                   const char *workload, tir_schedule *s,
+                                   tir_tune_record *used) {
     if (!s || tir_sched_trace_len(s) != 0)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tune db: apply_best needs a fresh schedule (this one has a trace of "
                             "%d instructions)",
                             s ? tir_sched_trace_len(s) : 0);
-    const char *workload = NULL;
+    if (!workload) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune db: apply_best: no workload");
     tir_tune_record best;
-    tir_status st = tir_tune_workload_key(ctx, tir_sched_orig_func(s), &workload);
-    if (st == TIR_OK) st = tir_tune_db_best(ctx, db, workload, target, &best);
+    tir_status st = tir_tune_db_best(ctx, db, workload, target, &best);
     if (st != TIR_OK) return st;
     /* Replay reports into the schedule's ctx, which may not be ctx. */
     tir_ctx *sctx = tir_sched_ctx(s);
@@ -167,4 +167,12 @@ tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db, const tir_tune_tar
                             db->path, (long long)best.id, workload, tir_ctx_error(sctx));
     if (used) *used = best;
     return TIR_OK;
+}
+
+tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
+                               tir_schedule *s, tir_tune_record *used) {
+    const char *workload = NULL;
+    tir_status st = s ? tir_tune_workload_key(ctx, tir_sched_orig_func(s), &workload) : TIR_OK;
+    if (st != TIR_OK) return st;
+    return tir_tune_apply_best_key(ctx, db, target, workload, s, used);
 }

@@ -1,4 +1,7 @@
-/* search.c: tir_tune, the search over the tiling rule's design space.
+/* search.c: tir_tune, the search over the tiling rule's design space
+ * (or the tensor-core rule's, for a tensor-core task: a point of the
+ * space is an index either way; the prior, features, knob distance and
+ * decisions text look at the rule's configuration).
  *
  * Rounds of: pick candidates, compile them in parallel, measure them on
  * the GPUs (one measuring worker per GPU, each taking the next compiled
@@ -58,7 +61,7 @@ static double bn_of(const tir_tile_config *c) { return (double)c->warps_n * c->t
 
 /* The analytic prior: relative throughput from wave quantisation,
  * padding waste and the thread tile's arithmetic intensity. */
-static double prior(const tir_tune_task *t, int nsm, const tir_tile_config *c) {
+static double prior_f32(const tir_tune_task *t, int nsm, const tir_tile_config *c) {
     double bm = bm_of(c), bn = bn_of(c);
     double gm = ceil((double)t->M / bm), gn = ceil((double)t->N / bn);
     double batch = t->op == TIR_TUNE_BATCH_MATMUL ? (double)t->batch : 1.0;
@@ -82,13 +85,59 @@ static double prior(const tir_tune_task *t, int nsm, const tir_tile_config *c) {
     return wave_eff * pad_eff * (intensity < 1 ? intensity : 1) * latency * split_cost + 1e-6;
 }
 
-static void features(const tir_tile_config *c, double *f) {
+/* The tensor-core prior: the same waves and padding, resident blocks
+ * limited by shared memory too, the warp tile's intensity (1 at 64 x 32)
+ * and enough warps per SM to hide the pipeline's latency. */
+static double prior_tc(const tir_tune_task *t, int nsm, const tir_tc_config *c) {
+    double gm = ceil((double)t->M / c->bm), gn = ceil((double)t->N / c->bn);
+    int threads = tir_tc_config_threads(c);
+    double wm = (double)c->bm / c->warps_m, wn = (double)c->bn / c->warps_n;
+    double regs = wm * wn / 32 + 64;
+    double per_sm = floor(65536.0 / (regs * threads));
+    double by_threads = floor(2048.0 / threads);
+    int eb = t->kind == TIR_RT_GEMM_TF32 ? 4 : 2;
+    double by_shared = floor(228.0 * 1024 / (double)tir_tc_config_shared_bytes(c, eb));
+    if (by_threads < per_sm) per_sm = by_threads;
+    if (by_shared < per_sm) per_sm = by_shared;
+    if (per_sm < 1) per_sm = 1;
+    double blocks = gm * gn, slots = per_sm * nsm;
+    double wave_eff = blocks / (ceil(blocks / slots) * slots);
+    double pad_eff = ((double)t->M * t->N) / (gm * c->bm * gn * c->bn);
+    double intensity = wm * wn / (wm + wn) / (64.0 * 32 / 96);
+    double warps = per_sm * threads / 32.0;
+    double latency = warps < 8 ? warps / 8 : 1.0;
+    return wave_eff * pad_eff * (intensity < 1 ? intensity : 1) * latency + 1e-6;
+}
+
+static bool is_tc(const tir_tune_space *sp) { return sp->tc_configs != NULL; }
+
+static double prior(const tir_tune_task *t, int nsm, const tir_tune_space *sp, int i) {
+    return is_tc(sp) ? prior_tc(t, nsm, &sp->tc_configs[i]) : prior_f32(t, nsm, &sp->configs[i]);
+}
+
+enum { NFEAT = 9 };
+static void features(const tir_tune_space *sp, int i, double *f) {
+    if (is_tc(sp)) {
+        const tir_tc_config *c = &sp->tc_configs[i];
+        f[0] = log2((double)c->bm), f[1] = log2((double)c->bn), f[2] = log2((double)c->bk);
+        f[3] = log2((double)c->warps_m), f[4] = log2((double)c->warps_n);
+        f[5] = c->stages - 2, f[6] = c->async_copy ? 1 : 0, f[7] = c->pad / 8.0, f[8] = 0;
+        return;
+    }
+    const tir_tile_config *c = &sp->configs[i];
     f[0] = log2(bm_of(c)), f[1] = log2(bn_of(c)), f[2] = log2((double)c->bk);
     f[3] = log2((double)c->tm), f[4] = log2((double)c->tn);
     f[5] = log2((double)tir_tile_config_threads(c)), f[6] = c->staging ? 1 : 0;
     f[7] = log2((double)c->splitk), f[8] = c->lsr ? 0.5 : 0;
 }
-enum { NFEAT = 9 };
+
+/* Point i of the space's decisions as text (what a record stores). */
+static void config_text(const tir_tune_space *sp, int i, char *buf, size_t cap) {
+    if (is_tc(sp))
+        tir_tc_config_text(&sp->tc_configs[i], buf, cap);
+    else
+        tir_tile_config_text(&sp->configs[i], buf, cap);
+}
 
 typedef struct sample {
     int idx;     /* into the space */
@@ -97,16 +146,16 @@ typedef struct sample {
 
 /* Predicted GFLOP/s of c: prior x the k nearest measured ratios. */
 static double predict(const tir_tune_task *t, int nsm, const tir_tune_space *sp,
-                      const sample *ms, int nm, const tir_tile_config *c) {
-    double p = prior(t, nsm, c);
+                      const sample *ms, int nm, int c) {
+    double p = prior(t, nsm, sp, c);
     if (nm == 0) return p;
     double fc[NFEAT], best_d[4] = {INFINITY, INFINITY, INFINITY, INFINITY}, best_r[4] = {0};
-    features(c, fc);
+    features(sp, c, fc);
     for (int i = 0; i < nm; i++) {
         double fm[NFEAT], d = 0;
-        features(&sp->configs[ms[i].idx], fm);
+        features(sp, ms[i].idx, fm);
         for (int k = 0; k < NFEAT; k++) d += (fc[k] - fm[k]) * (fc[k] - fm[k]);
-        double r = ms[i].gflops / prior(t, nsm, &sp->configs[ms[i].idx]);
+        double r = ms[i].gflops / prior(t, nsm, sp, ms[i].idx);
         for (int k = 0; k < 4; k++)
             if (d < best_d[k]) {
                 for (int m = 3; m > k; m--) best_d[m] = best_d[m - 1], best_r[m] = best_r[m - 1];
@@ -124,6 +173,12 @@ static double predict(const tir_tune_task *t, int nsm, const tir_tune_space *sp,
 }
 
 /* How many knobs differ between a and b. */
+static int tc_distance(const tir_tc_config *a, const tir_tc_config *b) {
+    return (a->bm != b->bm) + (a->bn != b->bn) + (a->bk != b->bk) + (a->warps_m != b->warps_m) +
+           (a->warps_n != b->warps_n) + (a->stages != b->stages) +
+           (a->async_copy != b->async_copy) + (a->pad != b->pad);
+}
+
 static int knob_distance(const tir_tile_config *a, const tir_tile_config *b) {
     return (a->warps_m != b->warps_m) + (a->warps_n != b->warps_n) +
            (a->threads_m != b->threads_m) + (a->tm != b->tm) + (a->tn != b->tn) +
@@ -131,11 +186,28 @@ static int knob_distance(const tir_tile_config *a, const tir_tile_config *b) {
            (a->lsr != b->lsr);
 }
 
+/* How many knobs differ between points a and b of the space. */
+static int point_distance(const tir_tune_space *sp, int a, int b) {
+    return is_tc(sp) ? tc_distance(&sp->tc_configs[a], &sp->tc_configs[b])
+                     : knob_distance(&sp->configs[a], &sp->configs[b]);
+}
+
+/* The rule-based default's index in the space (-1: not in it). */
+static int default_point(const tir_tune_space *sp, const tir_tune_task *t, int nsm) {
+    tir_tile_config d = tir_tune_default(t, nsm);
+    tir_tc_config dt = tir_tune_tc_default(t, nsm);
+    for (int j = 0; j < sp->n; j++)
+        if (is_tc(sp) ? tc_distance(&sp->tc_configs[j], &dt) == 0
+                      : knob_distance(&sp->configs[j], &d) == 0 && sp->configs[j].vec == d.vec)
+            return j;
+    return -1;
+}
+
 /* A random point of the space one knob away from parent (or parent). */
 static int mutate(const tir_tune_space *sp, int parent, uint64_t *rng) {
     int seen = 0, pick = parent;
     for (int j = 0; j < sp->n; j++)
-        if (knob_distance(&sp->configs[j], &sp->configs[parent]) == 1 &&
+        if (point_distance(sp, j, parent) == 1 &&
             rng_below(rng, ++seen) == 0)
             pick = j; /* reservoir sampling */
     return pick;
@@ -146,7 +218,8 @@ static int mutate(const tir_tune_space *sp, int parent, uint64_t *rng) {
 typedef struct job {
     const tir_tune_task *task;
     const char *arch;
-    tir_tile_config cfg;
+    const tir_tune_space *sp;
+    int idx;             /* the candidate: a point of sp */
     tir_ctx *ctx;        /* the worker's, kept until measured */
     tir_module_set ms;
     char *trace;         /* heap */
@@ -171,7 +244,9 @@ static void compile_one(job *j) {
     const tir_prim_func *f = tir_tune_task_func(j->ctx, j->task);
     tir_schedule *s = NULL;
     j->st = f ? tir_sched_create(j->ctx, f, &s) : TIR_ERR_INVALID_ARG;
-    if (j->st == TIR_OK) j->st = tir_tune_tiling_sampled(s, "C", &j->cfg, NULL);
+    if (j->st == TIR_OK)
+        j->st = is_tc(j->sp) ? tir_tune_tc_tiling_sampled(s, "C", &j->sp->tc_configs[j->idx], NULL)
+                             : tir_tune_tiling_sampled(s, "C", &j->sp->configs[j->idx], NULL);
     if (j->st == TIR_OK) j->trace = strdup(tir_sched_trace_text(s));
     tir_codegen_opts o;
     tir_codegen_opts_init(&o);
@@ -263,7 +338,7 @@ static double gflops_of(const tir_tune_task *t, double ms) {
 static void record(state *S, gpu_worker *w, const job *j, const tune_meas *m, const char *err) {
     if (!S->o->db) return;
     char dec[256];
-    tir_tile_config_text(&j->cfg, dec, sizeof dec);
+    config_text(j->sp, j->idx, dec, sizeof dec);
     tir_tune_record r;
     tir_tune_record_init(&r);
     r.workload = S->workload, r.target = w->target;
@@ -312,7 +387,12 @@ static void take_best(state *S, gpu_worker *w, const job *j, const tune_meas *m,
     double x = res->gpus[w->i].cublas_ms / m->median_ms;
     if (x <= S->best_x) return;
     S->best_x = x;
-    res->best_ms = m->median_ms, res->best = j->cfg, res->best_regs = m->regs;
+    res->best_ms = m->median_ms, res->best_regs = m->regs;
+    if (is_tc(j->sp))
+        res->best_tc = j->sp->tc_configs[j->idx];
+    else
+        res->best = j->sp->configs[j->idx];
+    config_text(j->sp, j->idx, res->best_decisions, sizeof res->best_decisions);
     res->best_rel_err = v->rel_err, res->best_gpu = w->i;
     res->cublas_ms = res->gpus[w->i].cublas_ms;
     res->cublas_gflops = gflops_of(S->task, res->cublas_ms);
@@ -421,10 +501,8 @@ static tir_status all_stopped(state *S) {
 static int pick_round(state *S, int *idx, int n) {
     int np = 0, cand[1024], nc = 0;
     if (S->nm == 0) { /* the default first */
-        tir_tile_config d = tir_tune_default(S->task, S->nsm);
-        for (int j = 0; j < S->sp.n && np == 0; j++)
-            if (knob_distance(&S->sp.configs[j], &d) == 0 && S->sp.configs[j].vec == d.vec)
-                idx[np++] = j, S->tried[j] = 1;
+        int j = default_point(&S->sp, S->task, S->nsm);
+        if (j >= 0 && n > 0) idx[np++] = j, S->tried[j] = 1;
     }
     /* parents: the 6 best measured */
     int parents[6], npar = 0;
@@ -447,8 +525,9 @@ static int pick_round(state *S, int *idx, int n) {
         int b = 0;
         double bv = -1;
         for (int i = 0; i < nc; i++) {
-            double v = S->tried[cand[i]] ? -1 : predict(S->task, S->nsm, &S->sp, S->ms, S->nm,
-                                                         &S->sp.configs[cand[i]]);
+            double v = S->tried[cand[i]]
+                           ? -1
+                           : predict(S->task, S->nsm, &S->sp, S->ms, S->nm, cand[i]);
             if (v > bv) bv = v, b = i;
         }
         if (bv < 0) break;
@@ -473,8 +552,8 @@ static tir_status run_rounds(state *S) {
         int n = pick_round(S, idx, batch < left ? batch : left);
         if (n == 0) break; /* the whole space is measured */
         for (int i = 0; i < n; i++)
-            jobs[i] = (job){.task = S->task, .arch = S->w[0].g.props->arch,
-                            .cfg = S->sp.configs[idx[i]]};
+            jobs[i] = (job){.task = S->task, .arch = S->w[0].g.props->arch, .sp = &S->sp,
+                            .idx = idx[i]};
         compile_all(jobs, n, S->o->threads);
         measure_all(S, jobs, idx, n);
         for (int i = 0; i < n; i++) job_free(&jobs[i]);
@@ -599,7 +678,7 @@ tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
     tir_rt_device_limits(dev, &lim);
     const tir_prim_func *f = tir_tune_task_func(ctx, task);
     tir_status st = f ? tir_tune_space_make(ctx, task, &lim, &S.sp) : TIR_ERR_INVALID_ARG;
-    if (st == TIR_OK) st = tir_tune_workload_key(ctx, f, &S.workload);
+    if (st == TIR_OK) st = tir_tune_task_key(ctx, task, &S.workload);
     if (st != TIR_OK) return st;
     res->space_size = S.sp.n;
     S.ms = calloc((size_t)opts->trials + 1, sizeof *S.ms);

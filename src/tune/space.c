@@ -1,7 +1,8 @@
 /* space.c: the tuning tasks and the design space of the tiling rule.
  *
- * A task is an operator and its shape (matmul, matmul + bias + ReLU,
- * batch matmul); its function comes from the ready definitions of ir.h.
+ * A task is an operator, its shape and its kind (matmul, matmul + bias +
+ * ReLU, batch matmul; float32, or a tensor-core kind whose space is
+ * space_tc.c's); its function comes from the ready definitions of ir.h.
  * The design space is every tir_tile_config the rule accepts for the
  * task on a target, generated from the shape: block tiles of 16..256 rows
  * and columns made of 1..8 warps of 8 x 4 or 4 x 8 lanes with 2..8
@@ -14,15 +15,25 @@
  * most 64 accumulators (more spills).  The space is a list; the search
  * samples and mutates indices into it (search.c).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "minitir/tune.h"
+#include "tune_internal.h"
+
+bool tir_tune_task_tc(const tir_tune_task *t) {
+    return t->kind == TIR_RT_GEMM_TF32 || t->kind == TIR_RT_GEMM_F16 ||
+           t->kind == TIR_RT_GEMM_BF16;
+}
 
 const tir_prim_func *tir_tune_task_func(tir_ctx *ctx, const tir_tune_task *t) {
+    if (t->kind != TIR_RT_GEMM_F32 && !tune_tc_task_ok(ctx, t)) return NULL;
+    if (tir_tune_task_tc(t))
+        return tir_def_matmul_mixed(ctx, t->M, t->N, t->K, tir_rt_gemm_kind_input(t->kind),
+                                    TIR_F32);
     switch (t->op) {
     case TIR_TUNE_MATMUL: return tir_def_matmul(ctx, t->M, t->N, t->K, TIR_F32);
     case TIR_TUNE_MATMUL_BIAS_RELU: return tir_def_matmul_bias_relu(ctx, t->M, t->N, t->K, TIR_F32);
@@ -64,7 +75,7 @@ bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
 }
 
 /* The smallest power of two >= x (x >= 1). */
-static int64_t pow2_ceil(int64_t x) {
+int64_t tune_pow2_ceil(int64_t x) {
     int64_t p = 1;
     while (p < x) p *= 2;
     return p;
@@ -103,10 +114,12 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
     memset(out, 0, sizeof *out);
     if (t->M < 1 || t->N < 1 || t->K < 1 || (t->op == TIR_TUNE_BATCH_MATMUL && t->batch < 1))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: the task's sizes must be positive");
+    if (t->kind != TIR_RT_GEMM_F32 && !tune_tc_task_ok(ctx, t)) return TIR_ERR_INVALID_ARG;
+    if (tir_tune_task_tc(t)) return tune_tc_space_make(ctx, t, lim, out);
     static const int lanes[2][2] = {{8, 4}, {4, 8}};
     static const int warps[] = {1, 2, 4, 8}, thr[] = {2, 4, 8}, bks[] = {8, 16, 32};
     int sk[8], nsk = splits(t, sk);
-    int64_t mcap = 2 * pow2_ceil(t->M), ncap = 2 * pow2_ceil(t->N);
+    int64_t mcap = 2 * tune_pow2_ceil(t->M), ncap = 2 * tune_pow2_ceil(t->N);
     grow g = {0};
     for (int l = 0; l < 2; l++)
         for (int wm = 0; wm < 4; wm++)
@@ -149,6 +162,7 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
 
 void tir_tune_space_free(tir_tune_space *sp) {
     free(sp->configs);
+    free(sp->tc_configs);
     memset(sp, 0, sizeof *sp);
 }
 
@@ -219,12 +233,10 @@ enum { NKNOBS = 9 };
 static const int64_t knob_warps[] = {1, 2, 4, 8}, knob_lanes[] = {0, 1}, knob_thr[] = {2, 4, 8},
                      knob_bk[] = {8, 16, 32}, knob_bool[] = {0, 1},
                      knob_split[] = {1, 2, 3, 4, 8, 16, 32, 64};
-static const struct {
-    const int64_t *v;
-    int n;
-} knobs[NKNOBS] = {{knob_warps, 4}, {knob_warps, 4}, {knob_lanes, 2},
-                   {knob_thr, 3},   {knob_thr, 3},   {knob_bk, 3},
-                   {knob_bool, 2},  {knob_split, 8}, {knob_bool, 2}};
+static const tune_knob knobs[NKNOBS] = {
+    {"warps_m", knob_warps, 4}, {"warps_n", knob_warps, 4}, {"lanes", knob_lanes, 2},
+    {"tm", knob_thr, 3},        {"tn", knob_thr, 3},        {"bk", knob_bk, 3},
+    {"staging", knob_bool, 2},  {"splitk", knob_split, 8},  {"lsr", knob_bool, 2}};
 
 static void knob_values(const tir_tile_config *c, int64_t *v) {
     v[0] = c->warps_m, v[1] = c->warps_n, v[2] = c->threads_m == 4 ? 1 : 0;
@@ -232,28 +244,36 @@ static void knob_values(const tir_tile_config *c, int64_t *v) {
     v[8] = c->lsr;
 }
 
+tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs,
+                             const int64_t *want, int64_t *got) {
+    for (int k = 0; k < n; k++) {
+        int64_t d = -1;
+        double probs[TUNE_MAX_CANDIDATES];
+        assert(knobs[k].n <= TUNE_MAX_CANDIDATES);
+        for (int i = 0; i < knobs[k].n; i++) {
+            probs[i] = 1.0;
+            if (want && knobs[k].v[i] == want[k]) d = i;
+        }
+        if (want && d < 0)
+            return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                                "tune: knob %s = %lld of the configuration is not among the "
+                                "rule's candidates",
+                                knobs[k].name, (long long)want[k]);
+        tir_value_rv v;
+        tir_status st = tir_sched_sample_categorical(s, knobs[k].n, knobs[k].v, probs,
+                                                     want ? 1 : 0, want ? &d : NULL, &v);
+        if (st == TIR_OK) st = tir_sched_value(s, v, &got[k]);
+        if (st != TIR_OK) return st;
+    }
+    return TIR_OK;
+}
+
 tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block, const tir_tile_config *cfg,
                                    tir_tile_config *used) {
     int64_t want[NKNOBS], got[NKNOBS];
     if (cfg) knob_values(cfg, want);
-    for (int k = 0; k < NKNOBS; k++) {
-        int64_t d = -1;
-        double probs[8];
-        for (int i = 0; i < knobs[k].n; i++) {
-            probs[i] = 1.0;
-            if (cfg && knobs[k].v[i] == want[k]) d = i;
-        }
-        if (cfg && d < 0)
-            return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
-                                "tune: knob %d = %lld of the configuration is not among the "
-                                "rule's candidates",
-                                k, (long long)want[k]);
-        tir_value_rv v;
-        tir_status st = tir_sched_sample_categorical(s, knobs[k].n, knobs[k].v, probs,
-                                                     cfg ? 1 : 0, cfg ? &d : NULL, &v);
-        if (st == TIR_OK) st = tir_sched_value(s, v, &got[k]);
-        if (st != TIR_OK) return st;
-    }
+    tir_status st = tune_sample_knobs(s, NKNOBS, knobs, cfg ? want : NULL, got);
+    if (st != TIR_OK) return st;
     tir_tile_config c = tir_tile_config_default();
     c.warps_m = (int)got[0], c.warps_n = (int)got[1];
     c.threads_m = got[2] ? 4 : 8, c.threads_n = got[2] ? 8 : 4;

@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "minitir/tune.h"
+#include "tune_internal.h"
 
 typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 
@@ -122,8 +122,7 @@ static tir_status analyze(tir_schedule *s, const char *name, nest *n) {
     return TIR_OK;
 }
 
-/* The index of buffer `bufname` among block b's reads. */
-static tir_status read_index(tir_schedule *s, tir_block_rv b, const char *bufname, int *out) {
+tir_status tune_read_index(tir_schedule *s, tir_block_rv b, const char *bufname, int *out) {
     const tir_block *blk;
     tir_status st = tir_sched_get_block_node(s, b, &blk);
     if (st != TIR_OK) return st;
@@ -228,12 +227,12 @@ static tir_status caches(tir_schedule *s, const tir_tile_config *cfg, tir_block_
                          tir_loop_rv k1, hook_fn hook, void *user) {
     char sh_name[96], map[160];
     int idx;
-    tir_status st = read_index(s, c, name, &idx);
+    tir_status st = tune_read_index(s, c, name, &idx);
     if (st != TIR_OK) return st;
     tir_block_rv shared, local, frag;
     CALL(tir_sched_cache_read(s, c, idx, "shared", 0, NULL, &shared));
     snprintf(sh_name, sizeof sh_name, "%s_shared", name);
-    if ((st = read_index(s, c, sh_name, &idx)) != TIR_OK) return st;
+    if ((st = tune_read_index(s, c, sh_name, &idx)) != TIR_OK) return st;
     CALL(tir_sched_cache_read(s, c, idx, "local", 0, NULL, &frag));
     local = shared;
     if (cfg->staging) CALL(tir_sched_cache_read(s, shared, 0, "local", 0, NULL, &local));

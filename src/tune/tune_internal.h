@@ -46,4 +46,29 @@ tir_status tune_query(tir_ctx *ctx, tir_tune_db *db, const char *workload,
                       const tir_tune_target *target, tune_order order, int64_t limit,
                       tir_tune_record_fn fn, void *user);
 
+/* One knob of a rule as a sampling instruction: its name (for messages)
+ * and candidates. */
+enum { TUNE_MAX_CANDIDATES = 8 };
+typedef struct tune_knob {
+    const char *name;
+    const int64_t *v;
+    int n; /* <= TUNE_MAX_CANDIDATES */
+} tune_knob;
+/* One sample_categorical per knob, in order, into got: decided as want's
+ * values (an error naming a value that is not a candidate) or, with want
+ * NULL, drawn from the schedule's random state. */
+tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs, const int64_t *want,
+                             int64_t *got);
+/* The index of buffer `bufname` among block b's reads (an error naming
+ * the block when it does not read it). */
+tir_status tune_read_index(tir_schedule *s, tir_block_rv b, const char *bufname, int *out);
+/* The smallest power of two >= x (x >= 1). */
+int64_t tune_pow2_ceil(int64_t x);
+
+/* The tensor-core side of space.c (space_tc.c): whether t's kind and
+ * operator go together (else a message in ctx), and the space. */
+bool tune_tc_task_ok(tir_ctx *ctx, const tir_tune_task *t);
+tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_target_limits *lim,
+                              tir_tune_space *out);
+
 #endif

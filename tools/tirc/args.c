@@ -266,8 +266,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                                 tir_rt_gemm_kind_name(o->kind));
     if (!tc && o->step_hi == TIRC_STEP_TC)
         return tirc_usage_error("Step 9 (tensor cores) needs --dtype tf32, f16 or bf16");
-    if (tc && (o->splitk > 1 || o->db))
-        return tirc_usage_error("--splitk and --db are for float32 (Steps 1-8)");
+    if (tc && o->splitk > 1) return tirc_usage_error("--splitk is for float32 (Steps 7-8)");
     if (o->stages && !tc)
         return tirc_usage_error("--stages is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
@@ -323,11 +322,13 @@ int tirc_help(const char *cmd) {
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "tune")) {
-        printf("usage: tirc tune <example> --size MxNxK [--batch B] [--trials N]\n"
+        printf("usage: tirc tune <example> --size MxNxK [--batch B | --dtype D] [--trials N]\n"
                "                           [--minutes M] [--threads T] [--gpus G] [--db file]\n"
                "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n\n"
                "Tunes the tiling rule (src/tune) for one task on the GPU: matmul (with\n"
-               "--batch B a batch matmul), or fused (matmul + bias + ReLU).  Compiles\n"
+               "--batch B a batch matmul), or fused (matmul + bias + ReLU); with --dtype\n"
+               "tf32, f16 or bf16 the tensor-core rule (Step 9) for the matmul, against\n"
+               "cuBLAS's GemmEx of that type (K a multiple of 16, of 8 for tf32).  Compiles\n"
                "candidates on T threads (default 8), measures each (median of R runs over\n"
                "rotated inputs) on G GPUs (default: all; GPUs 0..G-1, one measuring worker\n"
                "each), verifies every new best against cuBLAS, and stops after N\n"
@@ -371,6 +372,8 @@ int tirc_help(const char *cmd) {
                "--plot draws the steps against cuBLAS per size with gnuplot; without gnuplot\n"
                "it writes the data (.dat) and the script (.gp) next to the file and says so.\n"
                "--opt fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs.\n"
+               "--db file: Step 8 (and Step 9 with --dtype) use the file's best tuned\n"
+               "record per size (`tirc tune`), the rule's default where there is none.\n"
                "Needs a GPU (exit 3 without).  Progress goes to stderr.\n\n"
                "%s\n%s",
                examples_help, exit_help);

@@ -79,7 +79,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     double t0 = mt_now_ms();
     tir_schedule *s;
     bool tuned;
-    tir_status st = o->db && step == 8 && !fused && o->splitk <= 1
+    tir_status st = o->db && (step == 8 || step == TIRC_STEP_TC) && !fused && o->splitk <= 1
                         ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
                         : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages,
                                         false, &s);

@@ -53,6 +53,16 @@ static int check_options(opts *o) {
         return tirc_usage_error("tirc tune fused tunes the bias+relu epilogue only");
     if (tune && o->batch && tirc_is_fused(o))
         return tirc_usage_error("--batch is for the matmul example");
+    bool tc = o->kind != TIR_RT_GEMM_F32;
+    if (tune && tc && o->batch)
+        return tirc_usage_error("--batch is float32 only: tensor cores tune the plain matmul");
+    if (tune && o->stages)
+        return tirc_usage_error("--stages is for run, bench and ptx: tune samples the stages");
+    int mk = o->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
+    if (tune && tc && o->K % mk)
+        return tirc_usage_error("tune --dtype %s needs K a multiple of %d (tensorize refuses a "
+                                "ragged k tile), not %lld",
+                                tir_rt_gemm_kind_name(o->kind), mk, (long long)o->K);
     if (o->epi >= 0 && !tirc_is_fused(o))
         return tirc_usage_error("--epilogue belongs to the fused example");
     return EXIT_OK;

@@ -1,5 +1,6 @@
 /* tune.c: `tirc tune`: tir_tune on the GPU for one task (the matmul, the
- * fused matmul + bias + ReLU, or a batch matmul with --batch), with a
+ * fused matmul + bias + ReLU, a batch matmul with --batch, or a
+ * tensor-core matmul with --dtype tf32|f16|bf16), with a
  * progress line, the best configuration, its trace, and a chart and CSV
  * of the best time against trials; every candidate goes to --db.  Also
  * the database side of `tirc bench --db`: the tuned schedule of a size.
@@ -14,7 +15,7 @@
 #include "tirc.h"
 
 static tir_tune_task task_of(const opts *o, int64_t M, int64_t N, int64_t K) {
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K};
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, o->kind};
     if (tirc_is_fused(o)) t.op = TIR_TUNE_MATMUL_BIAS_RELU;
     if (o->batch > 0) t.op = TIR_TUNE_BATCH_MATMUL, t.batch = o->batch;
     return t;
@@ -80,11 +81,11 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
                         .db = db, .progress = progress, .ngpus = o->gpus};
     char ngpus[16] = "all";
     if (o->gpus_given) snprintf(ngpus, sizeof ngpus, "%d", o->gpus);
-    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s on %s (GPUs: %s): %d trials, %.1f min, "
+    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s %s on %s (GPUs: %s): %d trials, %.1f min, "
             "%d threads\n",
             tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
-            t.op == TIR_TUNE_BATCH_MATMUL ? " (batched)" : "", g.props->name, ngpus, to.trials,
-            o->minutes, to.threads);
+            t.op == TIR_TUNE_BATCH_MATMUL ? " (batched)" : "", tir_rt_gemm_kind_name(t.kind),
+            g.props->name, ngpus, to.trials, o->minutes, to.threads);
     tir_tune_result r;
     tir_status st = tir_tune(ctx, g.dev, &t, &to, &r);
     fprintf(stderr, "\n");
@@ -96,16 +97,15 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
         fprintf(stderr, "tirc: tune: %s\n", tir_ctx_error(ctx));
         rc = EXIT_RUNTIME;
     } else {
-        char dec[256];
-        tir_tile_config_text(&r.best, dec, sizeof dec);
-        printf("task %s %lldx%lldx%lld batch %lld: space %d, %d trials (%d failed) in %.1f s\n",
+        printf("task %s %lldx%lldx%lld batch %lld %s: space %d, %d trials (%d failed) in %.1f s\n",
                tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
-               (long long)t.batch, r.space_size, r.trials, r.failed, r.seconds);
+               (long long)t.batch, tir_rt_gemm_kind_name(t.kind), r.space_size, r.trials,
+               r.failed, r.seconds);
         printf("best %.4f ms = %.1f GFLOP/s; cuBLAS %.4f ms = %.1f GFLOP/s; %.3fx cuBLAS; "
                "%d registers; rel. error %.2e\n",
                r.best_ms, r.best_gflops, r.cublas_ms, r.cublas_gflops, r.cublas_ms / r.best_ms,
                r.best_regs, r.best_rel_err);
-        printf("decisions: %s\n", dec);
+        printf("decisions: %s\n", r.best_decisions);
         for (int k = 0; r.ngpus > 1 && k < r.ngpus; k++)
             printf("GPU %d (%s): %d trials (%d failed), cuBLAS %.4f ms%s\n", r.gpus[k].ordinal,
                    r.gpus[k].name, r.gpus[k].trials, r.gpus[k].failed, r.gpus[k].cublas_ms,
@@ -121,18 +121,28 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
 }
 
 /* The tuned schedule of f for bench --db: the database's best for this
- * GPU, or the rule's default when there is none (*tuned says which). */
+ * GPU under the task's key (a tensor-core kind's own), or the rule's
+ * default when there is none (*tuned says which). */
 tir_status tirc_tuned_schedule(tir_ctx *ctx, const opts *o, const tir_prim_func *f,
                                tir_schedule **out, bool *tuned) {
     *tuned = false;
+    /* the shape from a scratch schedule (get_block is traced; *out must
+     * stay fresh for the replay) */
+    int64_t M, N, K;
     tir_status st = tir_sched_create(ctx, f, out);
-    if (st != TIR_OK) return st;
+    if (st == TIR_OK) st = sgemm_shape(*out, &M, &N, &K);
+    tir_sched_destroy(*out);
+    *out = NULL;
+    if (st != TIR_OK || (st = tir_sched_create(ctx, f, out)) != TIR_OK) return st;
+    const char *key = NULL;
+    tir_tune_task t = task_of(o, M, N, K);
+    st = tir_tune_task_key(ctx, &t, &key);
     tir_tune_db *db = NULL;
-    if (o->db && o->target_given) {
+    if (st == TIR_OK && o->db && o->target_given) {
         st = tir_tune_db_open(ctx, o->db, &db);
         if (st == TIR_OK) {
             tir_tune_record used;
-            st = tir_tune_apply_best(ctx, db, &o->target, *out, &used);
+            st = tir_tune_apply_best_key(ctx, db, &o->target, key, *out, &used);
             *tuned = st == TIR_OK;
             if (*tuned)
                 fprintf(stderr, "tirc: %s: tuned record %lld (%s), %.4f ms when tuned\n",
@@ -141,11 +151,15 @@ tir_status tirc_tuned_schedule(tir_ctx *ctx, const opts *o, const tir_prim_func 
         }
         tir_tune_db_close(db);
     }
-    int64_t M, N, K;
-    if (st == TIR_OK && !*tuned && (st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
-        tir_tune_task t = task_of(o, M, N, K);
-        tir_tile_config c = tir_tune_default(&t, o->nsm > 0 ? o->nsm : 132);
-        st = tir_tune_tiling(*out, "C", &c, NULL, NULL);
+    if (st == TIR_OK && !*tuned) {
+        int nsm = o->nsm > 0 ? o->nsm : 132;
+        if (tir_tune_task_tc(&t)) {
+            tir_tc_config c = tir_tune_tc_default(&t, nsm);
+            st = tir_tune_tc_tiling(*out, "C", &c, NULL, NULL);
+        } else {
+            tir_tile_config c = tir_tune_default(&t, nsm);
+            st = tir_tune_tiling(*out, "C", &c, NULL, NULL);
+        }
     }
     if (st != TIR_OK) {
         tir_sched_destroy(*out);

@@ -1,0 +1,263 @@
+/* tiling_tc.c: the tensor-core tiling rule (tir_tune_tc_tiling, the
+ * "Step 9" schedule of examples/hgemm.c moved into the library) and its
+ * rule-based default.
+ *
+ * The flow is TVM's for mma.sync: cache the output into accumulator
+ * fragments (cache_write "frag.acc"), the inputs into shared tiles and from
+ * there into operand fragments (cache_read "shared", then "frag.a" /
+ * "frag.b"); tile the loops into blocks, warps, 16 x 8 output tiles and
+ * 16-deep (TF32: 8-deep) k steps; then carve each tile operation out with
+ * blockize and replace it with a tensor intrinsic (tensorize): the zero
+ * fill of the accumulators, the fragment loads, the mma itself and the
+ * store.  Per thread block a BM x BN tile of C, the k loop in tiles of BK;
+ * the block's warps_m x warps_n warps (threadIdx.y; threadIdx.x is the
+ * lane) each own a BM/warps_m x BN/warps_n tile of C.  Per k tile the A
+ * and B tiles are copied to shared memory (16-byte vectors; cp.async in a
+ * software pipeline of `stages` stages), rows padded so that ldmatrix is
+ * conflict-free.  Only public schedule calls, so every step is in the
+ * trace and a tuned schedule replays from its text.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tune_internal.h"
+
+typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
+
+#define CALL(call)                                                                        \
+    do {                                                                                  \
+        tir_status st_ = (call);                                                          \
+        if (st_ != TIR_OK) return st_;                                                    \
+        if (hook) hook(user, s, #call);                                                   \
+    } while (0)
+
+tir_tc_config tir_tc_config_default(void) {
+    tir_tc_config c = {.bm = 128, .bn = 128, .bk = 32, .warps_m = 2, .warps_n = 4,
+                       .stages = 2, .async_copy = true, .pad = 8};
+    return c;
+}
+
+/* hgemm.c's rule: the default, with 64 x 64 tiles when 128 x 128 ones
+ * give less than a wave of blocks, and BK dividing K where one does
+ * (tensorize refuses a ragged k tile). */
+tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
+    tir_tc_config c = tir_tc_config_default();
+    int64_t blocks = ((t->M + 127) / 128) * ((t->N + 127) / 128);
+    if (blocks < nsm) c.bm = c.bn = 64, c.warps_m = c.warps_n = 2;
+    if (t->K % c.bk) c.bk = t->K % 16 == 0 ? 16 : 8;
+    return c;
+}
+
+/* The instruction's shapes and intrinsic names for the operand type. */
+typedef struct tc_kind {
+    int mk; /* the mma's k: 16, or 8 for TF32 */
+    const char *mma, *load_a, *load_b;
+} tc_kind;
+
+static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *k) {
+    const tir_block *b;
+    tir_status st = tir_sched_get_block_node(s, c, &b);
+    if (st != TIR_OK) return st;
+    tir_dtype t = b->reads[a_read].buffer->dtype;
+    if (tir_dtype_eq(t, TIR_F32))
+        *k = (tc_kind){8, "mma_m16n8k8_tf32", "frag_load_a_16x8_tf32", "frag_load_b_8x8_tf32"};
+    else if (tir_dtype_eq(t, TIR_BF16))
+        *k = (tc_kind){16, "mma_m16n8k16_bf16", "frag_load_a_16x16", "frag_load_b_16x8"};
+    else if (tir_dtype_eq(t, TIR_F16))
+        *k = (tc_kind){16, "mma_m16n8k16_f16", "frag_load_a_16x16", "frag_load_b_16x8"};
+    else
+        return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                            "tensor cores: block %s reads %s of a type tensor cores do not take "
+                            "(float16, bfloat16, float32 as TF32)",
+                            b->name, b->reads[a_read].buffer->name);
+    return TIR_OK;
+}
+
+static tir_status check_config(tir_ctx *ctx, const tir_tc_config *c, int mk) {
+    if (c->bm < 1 || c->bn < 1 || c->warps_m < 1 || c->warps_n < 1 || c->bm % (16 * c->warps_m) ||
+        c->bn % (8 * c->warps_n) || c->bk < mk || c->bk % mk || c->stages < 1 || c->pad < 0)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tensor cores: %dx%dx%d with %dx%d warps, %d stages: each warp's tile must "
+                            "be whole 16x8 tiles and BK a multiple of %d",
+                            c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, mk);
+    return TIR_OK;
+}
+
+/* The last loop of block b (n loops in *loops). */
+#define LOOPS(b) CALL(tir_sched_get_loops(s, (b), &loops, &n))
+
+/* blockize(loop) then tensorize the new block with intrin. */
+static tir_status carve(tir_schedule *s, tir_loop_rv loop, const char *intrin, hook_fn hook,
+                        void *user) {
+    tir_block_rv outer;
+    CALL(tir_sched_blockize(s, loop, &outer));
+    CALL(tir_sched_tensorize(s, outer, intrin));
+    return TIR_OK;
+}
+
+/* A global -> shared copy under k0 spread over the block's threads,
+ * 16 bytes per thread and step, rows padded by cfg->pad elements. */
+static tir_status copy_tile(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv b,
+                            int row_len, int elem_bytes, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    LOOPS(b);
+    tir_loop_rv fused, parts[4];
+    int vec = 16 / elem_bytes;
+    CALL(tir_sched_fuse(s, 2, loops + n - 2, &fused));
+    CALL(tir_sched_split(s, fused, 4,
+                         (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_m * cfg->warps_n, 32, vec},
+                         parts));
+    CALL(tir_sched_bind(s, parts[1], "threadIdx.y"));
+    CALL(tir_sched_bind(s, parts[2], "threadIdx.x"));
+    CALL(tir_sched_vectorize(s, parts[3]));
+    CALL(tir_sched_unroll(s, parts[0]));
+    /* rows of row_len + pad elements (a pad the row does not exceed) */
+    if (cfg->pad > 0 && cfg->pad < row_len)
+        CALL(tir_sched_storage_align(s, b, 0, 0, row_len, cfg->pad));
+    return TIR_OK;
+}
+
+/* The operand fragments under k1: A as 16 x mk tiles down the warp's rows,
+ * B as mk x 8 tiles along its columns. */
+static tir_status frag_loads(tir_schedule *s, tir_block_rv af, tir_block_rv bf,
+                             const tc_kind *k, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_loop_rv p[2], q[2];
+    LOOPS(af);
+    CALL(tir_sched_split(s, loops[n - 2], 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, p));
+    CALL(tir_sched_unroll(s, p[0]));
+    tir_status st = carve(s, p[1], k->load_a, hook, user);
+    if (st != TIR_OK) return st;
+    LOOPS(bf);
+    tir_loop_rv rows = loops[n - 2];
+    CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, q));
+    CALL(tir_sched_reorder(s, 3, (const tir_loop_rv[]){q[0], rows, q[1]}));
+    CALL(tir_sched_unroll(s, q[0]));
+    return carve(s, rows, k->load_b, hook, user);
+}
+
+/* The accumulators' store under the warp loop, in 16 x 8 tiles. */
+static tir_status store_tiles(tir_schedule *s, tir_block_rv store, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_loop_rv p[2], q[2];
+    LOOPS(store);
+    tir_loop_rv i = loops[n - 2], j = loops[n - 1];
+    CALL(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, p));
+    CALL(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, q));
+    CALL(tir_sched_reorder(s, 4, (const tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
+    CALL(tir_sched_unroll(s, p[0]));
+    CALL(tir_sched_unroll(s, q[0]));
+    return carve(s, p[1], "frag_store_16x8", hook, user);
+}
+
+/* Zero fill (the decomposed init) and the mma, each per 16 x 8 tile. */
+static tir_status compute(tir_schedule *s, tir_block_rv c, tir_loop_rv k0, const tc_kind *k,
+                          hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_block_rv init;
+    CALL(tir_sched_decompose_reduction(s, c, k0, &init));
+    LOOPS(init); /* ..., w, [i2,] [j2,] i3, j3 */
+    /* decompose_reduction copies no loop of extent 1 (a warp with one tile
+       in i or j), so i2 and j2 are those of the last two above the tile
+       that are not bound to threads */
+    for (int i = n - 4 < 0 ? 0 : n - 4; i < n - 2; i++) {
+        const tir_for *f;
+        if (tir_sched_get_for(s, loops[i], &f) == TIR_OK && f->kind == TIR_FOR_SERIAL)
+            CALL(tir_sched_unroll(s, loops[i]));
+    }
+    tir_status st = carve(s, loops[n - 2], "frag_fill_f32", hook, user);
+    if (st != TIR_OK) return st;
+    LOOPS(c); /* ..., k1, i2, j2, i3, j3, k2 */
+    CALL(tir_sched_unroll(s, loops[n - 6]));
+    CALL(tir_sched_unroll(s, loops[n - 5]));
+    CALL(tir_sched_unroll(s, loops[n - 4]));
+    return carve(s, loops[n - 3], k->mma, hook, user);
+}
+
+/* The block's two inputs (the reads of buffers it does not write, A
+ * first) and the names their shared caches will have. */
+static tir_status inputs(tir_schedule *s, tir_block_rv c, int *ia, int *ib, char *a_sh,
+                         char *b_sh) {
+    const tir_block *b;
+    tir_status st = tir_sched_get_block_node(s, c, &b);
+    if (st != TIR_OK) return st;
+    int found[2], n = 0;
+    for (int i = 0; i < b->nreads && n < 3; i++)
+        if (b->nwrites < 1 || b->reads[i].buffer != b->writes[0].buffer) {
+            if (n < 2) found[n] = i;
+            n++;
+        }
+    if (n != 2 || b->nwrites != 1)
+        return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                            "tensor cores: block %s is not a matmul (it must write one buffer "
+                            "and read two others, A[i, k] then B[k, j])",
+                            b->name);
+    *ia = found[0], *ib = found[1];
+    snprintf(a_sh, 80, "%.60s_shared", b->reads[*ia].buffer->name);
+    snprintf(b_sh, 80, "%.60s_shared", b->reads[*ib].buffer->name);
+    return TIR_OK;
+}
+
+tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_config *cfg,
+                              hook_fn hook, void *user) {
+    tir_block_rv c, store, as, bs, af, bf;
+    tir_status st = tir_sched_get_block(s, block, &c);
+    int ia = 0, ib = 0;
+    char a_sh[80], b_sh[80];
+    tc_kind k = {0};
+    if (st == TIR_OK) st = inputs(s, c, &ia, &ib, a_sh, b_sh);
+    if (st == TIR_OK) st = kind_of(s, c, ia, &k);
+    if (st == TIR_OK) st = check_config(tir_sched_ctx(s), cfg, k.mk);
+    if (st != TIR_OK) return st;
+    int eb = k.mk == 8 ? 4 : 2;
+    CALL(tir_sched_cache_write(s, c, 0, "frag.acc", 0, NULL, &store));
+    CALL(tir_sched_cache_read(s, c, ia, "shared", 0, NULL, &as));
+    CALL(tir_sched_cache_read(s, c, ib, "shared", 0, NULL, &bs));
+    if ((st = tune_read_index(s, c, a_sh, &ia)) != TIR_OK) return st;
+    CALL(tir_sched_cache_read(s, c, ia, "frag.a", 0, NULL, &af));
+    if ((st = tune_read_index(s, c, b_sh, &ib)) != TIR_OK) return st;
+    CALL(tir_sched_cache_read(s, c, ib, "frag.b", 0, NULL, &bf));
+
+    const tir_loop_rv *loops;
+    int n;
+    LOOPS(c); /* i, j, k */
+    tir_loop_rv is[4], js[4], ks[3], w;
+    int wm = cfg->bm / cfg->warps_m, wn = cfg->bn / cfg->warps_n;
+    tir_loop_rv i = loops[0], j = loops[1], kk = loops[2];
+    CALL(tir_sched_split(s, i, 4, (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_m, wm / 16, 16},
+                         is));
+    CALL(tir_sched_split(s, j, 4, (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_n, wn / 8, 8},
+                         js));
+    CALL(tir_sched_split(s, kk, 3, (const int64_t[]){TIR_SPLIT_INFER, cfg->bk / k.mk, k.mk},
+                         ks));
+    CALL(tir_sched_reorder(s, 11,
+                           (const tir_loop_rv[]){is[0], js[0], is[1], js[1], ks[0], ks[1], is[2],
+                                                 js[2], is[3], js[3], ks[2]}));
+    CALL(tir_sched_bind(s, is[0], "blockIdx.y"));
+    CALL(tir_sched_bind(s, js[0], "blockIdx.x"));
+    CALL(tir_sched_fuse(s, 2, (const tir_loop_rv[]){is[1], js[1]}, &w));
+    CALL(tir_sched_bind(s, w, "threadIdx.y"));
+
+    CALL(tir_sched_compute_at(s, af, ks[1], false));
+    CALL(tir_sched_compute_at(s, bf, ks[1], false));
+    CALL(tir_sched_compute_at(s, as, ks[0], false));
+    CALL(tir_sched_compute_at(s, bs, ks[0], false));
+    CALL(tir_sched_reverse_compute_at(s, store, w, false));
+    if ((st = compute(s, c, ks[0], &k, hook, user)) != TIR_OK) return st;
+    if ((st = frag_loads(s, af, bf, &k, hook, user)) != TIR_OK) return st;
+    if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
+    if ((st = copy_tile(s, cfg, as, cfg->bk, eb, hook, user)) != TIR_OK) return st;
+    if ((st = copy_tile(s, cfg, bs, cfg->bn, eb, hook, user)) != TIR_OK) return st;
+    if (cfg->stages >= 2) {
+        /* k0's body: A_shared, B_shared, the k1 loop (fragments and mma) */
+        int last = cfg->stages - 1;
+        CALL(tir_sched_software_pipeline(s, ks[0], 3, (const int64_t[]){0, 0, last}, 3,
+                                         (const int64_t[]){0, 1, 2}, cfg->async_copy ? 1 : 0,
+                                         (const int64_t[]){0}));
+    }
+    return TIR_OK;
+}

@@ -1,0 +1,384 @@
+/* test_tune_tc.c: the tensor-core side of the tuner (src/tune/space_tc.c,
+ * tiling_tc.c, and tir_tune on a tensor-core task).  The space of a
+ * tensor-core task holds only configurations tir_tune_tc_config_valid
+ * accepts, each precondition of which refuses its own counter-example;
+ * sampled points of a few shapes schedule with the tensor-core rule and
+ * lower, two of them run in the SIMT simulator against the interpreter;
+ * decisions print and parse back and are sampling instructions that the
+ * trace records and replays; task keys tell f32, tf32, f16 and bf16
+ * apart.  Against the fake CUDA driver (FAKE_CUDA_MATMUL computing the
+ * candidates' 16-bit matmul) tir_tune measures a bf16 task with GemmEx as
+ * cuBLAS, verifies against the float64 reference, records every candidate
+ * under the task's key, and the best applies again by that key only.
+ * Run under fake_env. */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "minitir/lower.h"
+#include "minitir/sim.h"
+#include "minitir/tune.h"
+
+#define OK(ctx, call)                                                                     \
+    do {                                                                                  \
+        tir_status st_ = (call);                                                          \
+        if (st_ != TIR_OK) fail_msg("%s: %s", #call, tir_ctx_error(ctx));                 \
+    } while (0)
+
+static const tir_target_limits *sm90(void) { return &tir_target_find("sm_90")->limits; }
+
+static tir_tune_task tc_task(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K) {
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, kind};
+    return t;
+}
+
+static bool same(const tir_tc_config *a, const tir_tc_config *b) {
+    return a->bm == b->bm && a->bn == b->bn && a->bk == b->bk && a->warps_m == b->warps_m &&
+           a->warps_n == b->warps_n && a->stages == b->stages &&
+           a->async_copy == b->async_copy && a->pad == b->pad;
+}
+
+/* Schedules point c of task t with the sampled rule and lowers it. */
+static tir_schedule *schedule_point(tir_ctx *ctx, const tir_tune_task *t,
+                                    const tir_tc_config *c, const tir_prim_func **kernel) {
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, t), &s));
+    char dec[128];
+    tir_tc_config_text(c, dec, sizeof dec);
+    if (tir_tune_tc_tiling_sampled(s, "C", c, NULL) != TIR_OK)
+        fail_msg("rule refused space point %s: %s", dec, tir_ctx_error(ctx));
+    if (tir_lower(ctx, tir_sched_func(s), NULL, kernel) != TIR_OK)
+        fail_msg("space point %s does not lower: %s", dec, tir_ctx_error(ctx));
+    return s;
+}
+
+/* Every point valid, the default in the space where it fits, and sampled
+ * points of each shape schedule and lower. */
+static void test_space(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    static const struct {
+        tir_rt_gemm_kind kind;
+        int64_t m, n, k;
+        bool has_default;
+    } cases[] = {{TIR_RT_GEMM_BF16, 4096, 4096, 4096, true},
+                 {TIR_RT_GEMM_F16, 1000, 520, 336, true},
+                 {TIR_RT_GEMM_TF32, 1000, 520, 336, true},
+                 {TIR_RT_GEMM_BF16, 64, 48, 64, true},
+                 {TIR_RT_GEMM_TF32, 40, 72, 24, true}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        tir_tune_task t = tc_task(cases[k].kind, cases[k].m, cases[k].n, cases[k].k);
+        tir_tune_space sp;
+        OK(ctx, tir_tune_space_make(ctx, &t, sm90(), &sp));
+        assert_null(sp.configs);
+        assert_true(sp.n > 10);
+        for (int i = 0; i < sp.n; i++) {
+            assert_true(tir_tune_tc_config_valid(&t, sm90(), &sp.tc_configs[i]));
+            assert_int_equal(t.K % sp.tc_configs[i].bk, 0);
+        }
+        tir_tc_config d = tir_tune_tc_default(&t, 132);
+        int found = 0;
+        for (int i = 0; i < sp.n; i++) found += same(&sp.tc_configs[i], &d);
+        assert_int_equal(found, cases[k].has_default ? 1 : 0);
+        /* sampled points schedule and lower (4 per shape, spread over the list) */
+        for (int r = 0; r < 4; r++) {
+            const tir_prim_func *kernel;
+            tir_schedule *s = schedule_point(ctx, &t, &sp.tc_configs[(r * 7919 + (int)k * 31) % sp.n],
+                                             &kernel);
+            tir_sched_destroy(s);
+        }
+        printf("# %s %lldx%lldx%lld: %d points\n", tir_rt_gemm_kind_name(t.kind),
+               (long long)t.M, (long long)t.N, (long long)t.K, sp.n);
+        tir_tune_space_free(&sp);
+    }
+    /* K not a multiple of the mma's k: nothing fits, and says why */
+    tir_tune_task bad = tc_task(TIR_RT_GEMM_BF16, 64, 64, 40);
+    tir_tune_space sp;
+    assert_int_equal(tir_tune_space_make(ctx, &bad, sm90(), &sp), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "K must be a multiple of 16"));
+    /* tensor cores take matmul only; f32_pedantic is no task */
+    bad = tc_task(TIR_RT_GEMM_F16, 64, 64, 64);
+    bad.op = TIR_TUNE_BATCH_MATMUL, bad.batch = 2;
+    assert_null(tir_tune_task_func(ctx, &bad));
+    assert_non_null(strstr(tir_ctx_error(ctx), "matmul only"));
+    assert_int_equal(tir_tune_space_make(ctx, &bad, sm90(), &sp), TIR_ERR_INVALID_ARG);
+    bad = tc_task(TIR_RT_GEMM_F32_PEDANTIC, 64, 64, 64);
+    assert_null(tir_tune_task_func(ctx, &bad));
+    tir_ctx_destroy(ctx);
+}
+
+/* Each precondition of tir_tune_tc_config_valid refuses its own case: a
+ * configuration the space accepts, and the same with one change that
+ * breaks only that precondition. */
+static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config bad,
+                       const char *what) {
+    if (!tir_tune_tc_config_valid(t, sm90(), &ok)) fail_msg("%s: the control is refused", what);
+    if (tir_tune_tc_config_valid(t, sm90(), &bad)) fail_msg("%s: accepted", what);
+}
+
+static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
+    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad};
+    return c;
+}
+
+static void test_valid(void **st) {
+    (void)st;
+    tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 1024, 1024, 1024);
+    tir_tune_task tf = tc_task(TIR_RT_GEMM_TF32, 1024, 1024, 1024);
+    tir_tc_config d = tir_tc_config_default();
+    check_pair(&t, cfg(128, 128, 64, 4, 4, 2, 8), cfg(256, 256, 64, 8, 8, 2, 8), "64 warps");
+    check_pair(&t, cfg(256, 128, 64, 4, 4, 2, 8), cfg(256, 128, 64, 4, 8, 2, 8),
+               "96 registers x 1024 threads");
+    check_pair(&t, cfg(64, 64, 32, 2, 1, 2, 8), cfg(80, 64, 32, 2, 1, 2, 8), "40-row warp tiles");
+    check_pair(&t, cfg(128, 64, 32, 1, 4, 2, 8), cfg(128, 32, 32, 1, 4, 2, 8),
+               "one 8-column tile per warp");
+    check_pair(&t, cfg(128, 64, 16, 2, 1, 2, 8), cfg(128, 64, 8, 2, 1, 2, 8), "bf16 bk 8");
+    check_pair(&t, d, cfg(128, 128, 48, 2, 4, 2, 8), "bk 48 not dividing K");
+    check_pair(&t, d, cfg(128, 128, 32, 2, 4, 1, 8), "1 stage");
+    check_pair(&t, d, cfg(128, 128, 32, 2, 4, 5, 8), "5 stages");
+    check_pair(&t, d, cfg(128, 128, 32, 2, 4, 2, 4), "8-byte pad");
+    check_pair(&tf, cfg(128, 128, 64, 2, 4, 3, 8), cfg(128, 128, 64, 2, 4, 4, 8),
+               "280 KB of shared");
+    check_pair(&t, cfg(128, 128, 32, 2, 2, 2, 8), cfg(128, 128, 32, 1, 1, 2, 8),
+               "512 accumulators");
+    check_pair(&t, cfg(64, 128, 32, 2, 4, 2, 8), cfg(64, 128, 16, 2, 4, 2, 8),
+               "copies of half a round");
+    /* TF32: k tiles of 8 and 4-element pads are fine; a float32 task is no tc task */
+    check_pair(&tf, cfg(128, 128, 8, 2, 4, 2, 4), cfg(128, 128, 4, 2, 4, 2, 4), "tf32 bk 4");
+    tir_tune_task f32 = tc_task(TIR_RT_GEMM_F32, 1024, 1024, 1024);
+    assert_false(tir_tune_tc_config_valid(&f32, sm90(), &d));
+    /* the rule itself refuses a warp tile of one 16-row tile, naming it */
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+    tir_tc_config one = cfg(32, 64, 32, 2, 2, 2, 8);
+    assert_int_equal(tir_tune_tc_tiling(s, "C", &one, NULL, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "16x32 warp tiles"));
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_text(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tc_config c = tir_tc_config_default(), d;
+    c.stages = 3, c.async_copy = false, c.bk = 64;
+    char buf[128], again[128];
+    tir_tc_config_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "tile=128x128x64 warps=2x4 stages=3 async=0 pad=8");
+    OK(ctx, tir_tc_config_parse(ctx, buf, &d));
+    assert_true(same(&c, &d));
+    tir_tc_config_text(&d, again, sizeof again);
+    assert_string_equal(again, buf);
+    assert_int_equal(tir_tc_config_parse(ctx, "tile=128x128x64 warps=2", &d), TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "(warps)"));
+    assert_int_equal(tir_tc_config_parse(ctx, "tile=1x2x3 warps=1x1 stages=2 async=1 pad=0 x", &d),
+                     TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "text after the pad"));
+    /* the float32 rule's text is not a tensor-core configuration */
+    tir_tile_config f = tir_tile_config_default();
+    tir_tile_config_text(&f, buf, sizeof buf);
+    assert_int_equal(tir_tc_config_parse(ctx, buf, &d), TIR_ERR_PARSE);
+    tir_ctx_destroy(ctx);
+}
+
+/* The knobs are sampling instructions: 8 decisions in the trace, which
+ * replays to the same function; a value outside the candidates is
+ * refused, naming the knob. */
+static void test_sampled(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(TIR_RT_GEMM_F16, 100, 72, 64);
+    const tir_prim_func *f = tir_tune_task_func(ctx, &t);
+    tir_tc_config c = tir_tc_config_default(), used;
+    c.bm = c.bn = 64, c.warps_m = c.warps_n = 2, c.stages = 3, c.bk = 64;
+    tir_schedule *s = NULL, *r = NULL;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, tir_tune_tc_tiling_sampled(s, "C", &c, &used));
+    assert_true(same(&c, &used));
+    const tir_decision *dec;
+    int nd;
+    OK(ctx, tir_sched_decisions(s, &dec, &nd));
+    assert_int_equal(nd, 8);
+    const char *text = tir_sched_trace_text(s);
+    assert_non_null(strstr(text, "sample_categorical([2, 3, 4]"));
+    OK(ctx, tir_sched_create(ctx, f, &r));
+    OK(ctx, tir_sched_replay(r, text, strlen(text)));
+    assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+    tir_sched_destroy(r);
+    tir_sched_destroy(s);
+    c.bk = 24;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    assert_int_equal(tir_tune_tc_tiling_sampled(s, "C", &c, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "knob bk = 24"));
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* Two sampled points in the SIMT simulator against the interpreter, on
+ * ragged M and N. */
+static void sim_point(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K, int pick) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(kind, M, N, K);
+    tir_tune_space sp;
+    OK(ctx, tir_tune_space_make(ctx, &t, sm90(), &sp));
+    const tir_tc_config *c = &sp.tc_configs[pick % sp.n];
+    const tir_prim_func *kernel, *f = tir_tune_task_func(ctx, &t);
+    tir_schedule *s = schedule_point(ctx, &t, c, &kernel);
+    tir_dtype in = tir_rt_gemm_kind_input(kind);
+    size_t es = (size_t)tir_dtype_bytes(in), nc = (size_t)(M * N);
+    void *a = malloc(es * (size_t)(M * K)), *b = malloc(es * (size_t)(K * N));
+    float *out = malloc(4 * nc), *want = malloc(4 * nc);
+    double *ref = malloc(sizeof(double) * nc);
+    OK(ctx, tir_rt_fill_random(ctx, in, a, (size_t)(M * K), 3));
+    OK(ctx, tir_rt_fill_random(ctx, in, b, (size_t)(K * N), 4));
+    tir_interp_opts io = {.uninit_params = 4};
+    tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
+    OK(ctx, tir_interp_run(ctx, f, 3, args, &io));
+    for (size_t i = 0; i < nc; i++) ref[i] = want[i];
+    tir_rt_poison(out, 4 * nc);
+    args[2].data = out;
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
+    tir_sim_report rep;
+    OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, &rep));
+    assert_true(rep.warp_ops > 0);
+    OK(ctx, tir_rt_check(ctx, "simulated tc point", TIR_F32, out, ref, M, N,
+                         tir_rt_gemm_tolerance(kind, K), NULL));
+    char dec[128];
+    tir_tc_config_text(c, dec, sizeof dec);
+    printf("# simulated %s %lldx%lldx%lld with %s\n", tir_rt_gemm_kind_name(kind), (long long)M,
+           (long long)N, (long long)K, dec);
+    tir_sched_destroy(s);
+    tir_tune_space_free(&sp);
+    free(a), free(b), free(out), free(want), free(ref);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_sim(void **st) {
+    (void)st;
+    sim_point(TIR_RT_GEMM_BF16, 50, 40, 32, 5);
+    sim_point(TIR_RT_GEMM_TF32, 40, 24, 16, 11);
+}
+
+/* The task keys: every kind its own; TF32's is the float32 function's
+ * key with +tf32. */
+static void test_keys(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    static const tir_rt_gemm_kind kinds[] = {TIR_RT_GEMM_F32, TIR_RT_GEMM_TF32, TIR_RT_GEMM_F16,
+                                             TIR_RT_GEMM_BF16};
+    const char *key[4];
+    for (int i = 0; i < 4; i++) {
+        tir_tune_task t = tc_task(kinds[i], 64, 48, 64);
+        OK(ctx, tir_tune_task_key(ctx, &t, &key[i]));
+        for (int j = 0; j < i; j++) assert_string_not_equal(key[i], key[j]);
+    }
+    char want[512];
+    snprintf(want, sizeof want, "%s+tf32", key[0]);
+    assert_string_equal(key[1], want);
+    tir_ctx_destroy(ctx);
+}
+
+/* ----------------------------------------------------- the fake driver */
+
+static long blas_calls(const char *entry) {
+    const char *lib = getenv("MINITIR_CUBLAS_LIB");
+    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    long (*f)(const char *) = NULL;
+    if (h) *(void **)&f = dlsym(h, "fake_cuda_blas_calls");
+    long n = f ? f(entry) : -1;
+    if (h) dlclose(h);
+    return n;
+}
+
+static void temp_db(char path[static 32]) {
+    snprintf(path, 32, "/tmp/minitir-tunetc-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+}
+
+/* tir_tune on a bf16 task: cuBLAS is GemmEx, every candidate is measured,
+ * the best is verified against the float64 reference within bf16's
+ * tolerance, records are under the task's key, and the best applies again
+ * through that key (the float32 function's key has none). */
+static void test_tune_fake_bf16(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = NULL;
+    if (tir_rt_device_create(ctx, 0, &dev) != TIR_OK) {
+        tir_ctx_destroy(ctx);
+        skip();
+    }
+    setenv("FAKE_CUDA_MATMUL", "64,48,64,bf16", 1);
+    char path[32];
+    temp_db(path);
+    tir_tune_db *db = NULL;
+    OK(ctx, tir_tune_db_open(ctx, path, &db));
+    tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 64, 48, 64);
+    tir_tune_opts o = {.trials = 6, .threads = 2, .batch = 3, .runs = 20, .seed = 5, .db = db};
+    tir_tune_result r;
+    long ex0 = blas_calls("cublasGemmEx"), s0 = blas_calls("cublasSgemm_v2");
+    if (tir_tune(ctx, dev, &t, &o, &r) != TIR_OK) fail_msg("tune: %s", tir_ctx_error(ctx));
+    assert_true(blas_calls("cublasGemmEx") > ex0);
+    assert_int_equal(blas_calls("cublasSgemm_v2"), s0);
+    assert_int_equal(r.trials, 6);
+    assert_int_equal(r.failed, 0);
+    assert_true(r.best_rel_err < tir_rt_gemm_tolerance(TIR_RT_GEMM_BF16, 64));
+    tir_target_limits lim;
+    tir_rt_device_limits(dev, &lim);
+    assert_true(tir_tune_tc_config_valid(&t, &lim, &r.best_tc));
+    char dec[128];
+    tir_tc_config_text(&r.best_tc, dec, sizeof dec);
+    assert_string_equal(r.best_decisions, dec);
+    const char *key;
+    OK(ctx, tir_tune_task_key(ctx, &t, &key));
+    int64_t n = 0;
+    OK(ctx, tir_tune_db_count(ctx, db, key, NULL, &n));
+    assert_int_equal(n, 6);
+    /* the best replays by the key onto a fresh schedule, to the best's trace */
+    tir_tune_target tg;
+    tir_tune_target_from_props(tir_rt_device_props(dev), &tg);
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+    tir_tune_record used;
+    OK(ctx, tir_tune_apply_best_key(ctx, db, &tg, key, s, &used));
+    assert_string_equal(used.decisions, r.best_decisions);
+    tir_sched_destroy(s);
+    tir_tune_result_free(&r);
+    /* TF32: float32 inputs; its records are not the float32 matmul's */
+    setenv("FAKE_CUDA_MATMUL", "64,48,64", 1);
+    t.kind = TIR_RT_GEMM_TF32, o.trials = 3;
+    if (tir_tune(ctx, dev, &t, &o, &r) != TIR_OK) fail_msg("tune tf32: %s", tir_ctx_error(ctx));
+    assert_int_equal(r.failed, 0);
+    assert_true(r.best_rel_err < tir_rt_gemm_tolerance(TIR_RT_GEMM_TF32, 64));
+    tir_tune_result_free(&r);
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+    assert_int_equal(tir_tune_apply_best(ctx, db, &tg, s, &used), TIR_ERR_TUNE_NO_RECORD);
+    OK(ctx, tir_tune_task_key(ctx, &t, &key));
+    OK(ctx, tir_tune_apply_best_key(ctx, db, &tg, key, s, &used));
+    assert_non_null(strstr(tir_sched_trace_text(s), "mma_m16n8k8_tf32"));
+    tir_sched_destroy(s);
+    tir_tune_db_close(db);
+    unlink(path);
+    unsetenv("FAKE_CUDA_MATMUL");
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_space),  cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_text),   cmocka_unit_test(test_sampled),
+        cmocka_unit_test(test_sim),    cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_tune_fake_bf16),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
