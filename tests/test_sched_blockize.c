@@ -139,6 +139,26 @@ static void test_blockize_ragged(void **st) {
     }
 }
 
+/* A fused loop split past its extent: the iterator that moves out whole
+ * (j, bound to the outer loop) was kept in its domain only by the inner
+ * guard; the outer block bounds it (the schedule fuzzer's matmul case,
+ * seed 1797600010 case 13725, and the conv2d one, seed 1797600009). */
+static void test_blockize_outer_bound(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 12, 4, 4, TIR_F32));
+    tir_loop_rv l[16], jk, f[3];
+    sched_loops(s, "C", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &jk));
+    SCHED_OK(s, tir_sched_split(s, jk, 3, (const int64_t[]){6, TIR_SPLIT_INFER, 2}, f));
+    tir_block_rv o;
+    SCHED_OK(s, tir_sched_blockize(s, f[1], &o));
+    const char *txt = tir_print(ctx, tir_sched_func(s));
+    assert_non_null(strstr(txt, "vj = T.axis.spatial(4, j_k_fused_0)"));
+    assert_non_null(strstr(txt, "T.where(j_k_fused_0 < 4)"));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 /* The whole nest (every iterator stays inside, the outer block has none)
  * and the innermost reduction loop only (vi, vj move out unchanged). */
 static void test_blockize_outer_inner(void **st) {
@@ -297,6 +317,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_blockize_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_conv2d, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_ragged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blockize_outer_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_outer_inner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_decomposed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_sim, setup, teardown),

@@ -462,7 +462,15 @@ static bz_outer outer_iters(const tir_schedule *s, int li, const bz_plan *P, con
         if (P->part[k] == BZ_INNER) continue;
         o.iters[o.n] = b->iters[k];
         o.vals[o.n++] = P->ob[k];
-        if (P->part[k] != BZ_SPLIT) continue;
+        if (P->part[k] != BZ_SPLIT) {
+            /* an iterator whose binding only the inner predicate kept in
+               its domain (a fused loop split past its extent) */
+            const tir_range *d = &b->iters[k].dom;
+            const tir_expr *hi = tir_lt(
+                ctx, P->ob[k], tir_analyzer_simplify(a, tir_add(ctx, d->min, d->extent)));
+            if (!tir_analyzer_can_prove(a, hi)) o.pred = o.pred ? tir_and(ctx, o.pred, hi) : hi;
+            continue;
+        }
         tir_dtype dt = P->vo[k]->base.dtype;
         o.iters[o.n - 1].var = P->vo[k];
         o.iters[o.n - 1].dom = (tir_range){tir_int(ctx, dt, 0), P->oext[k]};
