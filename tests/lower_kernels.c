@@ -1,5 +1,6 @@
 /* lower_kernels.c: see lower_kernels.h. */
 #include "lower_kernels.h"
+#include "text_builder.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,30 +163,6 @@ const tir_prim_func *lk_one_per_thread(tir_ctx *ctx, int64_t M, int64_t N, int64
 fail:
     tir_sched_destroy(s);
     return r;
-}
-
-typedef struct tb {
-    char *buf;
-    size_t len, cap;
-} tb;
-
-static void put(tb *t, int indent, const char *fmt, ...) TIR_PRINTF(3, 4);
-static void put(tb *t, int indent, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    size_t need = t->len + (size_t)indent * 4 + strlen(line) + 2;
-    if (need > t->cap) {
-        t->cap = need * 2;
-        t->buf = realloc(t->buf, t->cap);
-    }
-    for (int i = 0; i < indent * 4; i++) t->buf[t->len++] = ' ';
-    memcpy(t->buf + t->len, line, strlen(line));
-    t->len += strlen(line);
-    t->buf[t->len++] = '\n';
-    t->buf[t->len] = 0;
 }
 
 /* The cooperative fetch of one 32x32 tile of `src` into `dst` by the 32

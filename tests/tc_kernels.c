@@ -1,32 +1,13 @@
 /* tc_kernels.c: see tc_kernels.h.  The kernels are written as TVMScript
  * text (readable, and what tirc prints) and parsed. */
 #include "tc_kernels.h"
+#include "text_builder.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct tb {
-    char *buf;
-    size_t len, cap;
-} tb;
-
-static void put(tb *t, int indent, const char *fmt, ...) TIR_PRINTF(3, 4);
-static void put(tb *t, int indent, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    size_t need = t->len + (size_t)indent * 4 + strlen(line) + 2;
-    if (need > t->cap) {
-        t->cap = need * 2;
-        t->buf = realloc(t->buf, t->cap);
-    }
-    t->len += (size_t)sprintf(t->buf + t->len, "%*s%s\n", indent * 4, "", line);
-}
 
 static const char *finish(tir_ctx *ctx, tb *t) {
     const char *r = tir_intern(ctx, t->buf);
