@@ -32,15 +32,6 @@
 
 #include "tune_internal.h"
 
-typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
-
-#define CALL(call)                                                                        \
-    do {                                                                                  \
-        tir_status st_ = (call);                                                          \
-        if (st_ != TIR_OK) return st_;                                                    \
-        if (hook) hook(user, s, #call);                                                   \
-    } while (0)
-
 /* What the rule needs to know of the block: its loop roles and inputs. */
 typedef struct nest {
     tir_block_rv c;

@@ -22,15 +22,6 @@
 
 #include "tune_internal.h"
 
-typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
-
-#define CALL(call)                                                                        \
-    do {                                                                                  \
-        tir_status st_ = (call);                                                          \
-        if (st_ != TIR_OK) return st_;                                                    \
-        if (hook) hook(user, s, #call);                                                   \
-    } while (0)
-
 tir_tc_config tir_tc_config_default(void) {
     tir_tc_config c = {.bm = 128, .bn = 128, .bk = 32, .warps_m = 2, .warps_n = 4,
                        .stages = 2, .async_copy = true, .pad = 8};

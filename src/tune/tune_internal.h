@@ -71,4 +71,16 @@ bool tune_tc_task_ok(tir_ctx *ctx, const tir_tune_task *t);
 tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_target_limits *lim,
                               tir_tune_space *out);
 
+/* The tiling rules (tiling.c, tiling_tc.c): their hook, and CALL, which
+ * returns a failing schedule call's status and reports a successful one
+ * to the hook (a function with `s`, `hook` and `user` in scope). */
+typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
+
+#define CALL(call)                                                                        \
+    do {                                                                                  \
+        tir_status st_ = (call);                                                          \
+        if (st_ != TIR_OK) return st_;                                                    \
+        if (hook) hook(user, s, #call);                                                   \
+    } while (0)
+
 #endif
