@@ -1126,13 +1126,15 @@ static bool tc_setup(tc_case *tc, uint64_t seed) {
 }
 
 /* hgemm_schedule refused: cleanly, the schedule as after its last call.
- * The message names the primitive that failed ("hgemm" for the config). */
+ * The message names the primitive that failed, or starts "tensor cores:"
+ * for the configuration (tir_tune_tc_tiling's own checks). */
 static void tc_refused(tc_case *tc, tir_status st) {
     gpu_case *gc = &tc->gc;
     const char *msg = tir_ctx_error(gc->ctx);
     char prim[48] = "";
     size_t pl = strcspn(msg, ": \n");
     if (msg[pl] == ':' && pl < sizeof prim) memcpy(prim, msg, pl), prim[pl] = 0;
+    if (!strncmp(msg, "tensor cores:", 13)) strcpy(prim, "hgemm");
     tc->t->refused++;
     tc->have_last = false;
     if (!*prim) {
