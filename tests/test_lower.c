@@ -39,10 +39,18 @@ static int teardown(void **state) {
         if (s_ != TIR_OK) fail_msg("%s: %s", #x, tir_ctx_error(ctx));                              \
     } while (0)
 
+/* Lowering keeps unannotated pipelined copies synchronous while set (the
+ * tests of the synchronous pipeline's structure); by default they become
+ * cp.async (tir_lower_opts.sync_pipeline_copies). */
+static bool sync_copies;
+
 static const tir_prim_func *lower(const tir_prim_func *f) {
     assert_non_null(f);
     const tir_prim_func *k = NULL;
-    OK(tir_lower(ctx, f, NULL, &k));
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.sync_pipeline_copies = sync_copies;
+    OK(tir_lower(ctx, f, &o, &k));
     return k;
 }
 
@@ -632,7 +640,8 @@ static bool has_version_mod(const char *text) {
 static void test_step5_pipeline(void **state) {
     /* stage [0, 0, 1]: fetch tile k+1 while computing tile k, two versions
      * of each shared tile; K = 96: two steady-state time steps, emitted
-     * without a loop (it would run once) */
+     * without a loop (it would run once); the copies kept synchronous */
+    sync_copies = true;
     const tir_prim_func *k =
         lower(lk_shared(ctx, 32, 64, 96, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
     assert_null(find_loop(k, "k_0"));
@@ -693,6 +702,45 @@ static void test_step5_pipeline(void **state) {
     const tir_prim_func *k3 = lower(f);
     assert_int_equal(compile(k3)->shared_bytes, 8192);
     sim_ok(k3, 32, 64, 96);
+    sync_copies = false;
+}
+
+/* The same pipeline without software_pipeline_async_stages: its stage of
+ * whole-tile copies becomes asynchronous by default, exactly as if the
+ * annotation named it (the same kernel, IR text for IR text); copies that
+ * cp.async cannot do (zero-filled at a ragged edge) stay synchronous, and
+ * so does every copy with sync_pipeline_copies. */
+static void test_step5_auto_async(void **state) {
+    static const int64_t sizes[][3] = {{32, 64, 256}, {32, 64, 96}, {64, 64, 128}};
+    for (int z = 0; z < 3; z++) {
+        int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
+        for (int vec = 0; vec < 2; vec++) {
+            int fl = LK_LOCAL_ACC | LK_PIPELINE | (vec ? LK_VEC_FETCH : 0);
+            const tir_prim_func *a = lower(lk_shared(ctx, M, N, K, fl));
+            const tir_prim_func *e = lower(lk_shared(ctx, M, N, K, fl | LK_ASYNC));
+            counts c = count(a);
+            assert_true(c.cp_async16 + c.cp_async4 > 0);
+            assert_true(c.waits > 0);
+            assert_string_equal(tir_print(ctx, a), tir_print(ctx, e));
+            sim_ok(a, M, N, K);
+            sync_copies = true;
+            counts s = count(lower(lk_shared(ctx, M, N, K, fl)));
+            sync_copies = false;
+            assert_int_equal(s.cp_async16 + s.cp_async4 + s.waits, 0);
+        }
+    }
+    /* the Step 5 kernel at K = 256 in PTX: 16-byte cp.async, one wait per
+     * tile, no synchronous ld.global -> st.shared left */
+    const tir_prim_func *k =
+        lower(lk_shared(ctx, 32, 64, 256, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
+    assert_int_equal(count(k).cp_async16, 8);
+    const tir_module *m = compile(k);
+    assert_non_null(strstr(m->ptx, "cp.async.cg.shared.global"));
+    assert_null(strstr(m->ptx, "ld.global"));
+    /* a ragged K: the copies are zero-filled at the edge, so synchronous */
+    const tir_prim_func *r = lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_PIPELINE));
+    assert_int_equal(count(r).cp_async4 + count(r).cp_async16, 0);
+    sim_ok(r, 40, 36, 40);
 }
 
 static void test_step5_async(void **state) {
@@ -764,7 +812,9 @@ static void test_pipeline_one_barrier_per_tile(void **state) {
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
             int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
+            sync_copies = !(flags[f] & LK_ASYNC);
             const tir_prim_func *k = lower(lk_shared(ctx, M, N, K, flags[f]));
+            sync_copies = false;
             int64_t blocks = ((M + 31) / 32) * ((N + 31) / 32), tiles = (K + 31) / 32;
             bool sync_two = !(flags[f] & LK_ASYNC) && tiles == 2;
             int64_t got = sim_barriers(k, M, N, K);
@@ -801,9 +851,11 @@ static void test_steps_with_primitives(void **state) {
             assert_int_equal(c.blocks, 0);
             /* a pipeline over two k tiles (K = 40) may need only one */
             assert_true(c.syncs >= ((variants[v] & LK_PIPELINE) && z == 1 ? 1 : 2));
-            if ((variants[v] & LK_VEC_FETCH) && !(variants[v] & LK_ASYNC) && z == 0)
+            if ((variants[v] & LK_VEC_FETCH) && !(variants[v] & (LK_ASYNC | LK_PIPELINE)) &&
+                z == 0)
                 assert_true(c.ramps >= 4);
-            if (variants[v] & LK_ASYNC)
+            /* a pipeline's whole-tile copies are cp.async unannotated too */
+            if ((variants[v] & LK_ASYNC) || ((variants[v] & LK_PIPELINE) && z == 0))
                 /* K = 96: wait(1) in both steady time steps, then wait(0);
                  * K = 40: one of each */
                 assert_true(c.cp_async16 + c.cp_async4 > 0 && c.waits == (z == 0 ? 3 : 2));
@@ -900,6 +952,7 @@ int main(void) {
         cmocka_unit_test(test_storage_align),
         cmocka_unit_test(test_barrier_removed_is_a_race),
         cmocka_unit_test(test_step5_pipeline),
+        cmocka_unit_test(test_step5_auto_async),
         cmocka_unit_test(test_pipeline_one_barrier_per_tile),
         cmocka_unit_test(test_step5_async),
         cmocka_unit_test(test_one_element_per_thread_fetch),

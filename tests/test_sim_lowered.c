@@ -28,10 +28,17 @@ static void fill(float *a, int64_t n, unsigned seed) {
     }
 }
 
+/* Lowering keeps unannotated pipelined copies synchronous while set
+ * (tir_lower_opts.sync_pipeline_copies); by default they become cp.async. */
+static bool sync_copies;
+
 static const tir_prim_func *lower(tir_ctx *ctx, const tir_prim_func *f) {
     assert_non_null(f);
     const tir_prim_func *k = NULL;
-    tir_status st = tir_lower(ctx, f, NULL, &k);
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.sync_pipeline_copies = sync_copies;
+    tir_status st = tir_lower(ctx, f, &o, &k);
     if (st != TIR_OK) fprintf(stderr, "tir_lower: %s\n", tir_ctx_error(ctx));
     assert_int_equal(st, TIR_OK);
     return k;
@@ -115,7 +122,9 @@ static void test_shared_steps(void **state) {
             tir_ctx *ctx = tir_ctx_create();
             int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
             mats m = make_mats(ctx, M, N, K);
+            sync_copies = !(flags[f] & LK_ASYNC);
             const tir_prim_func *k = lower(ctx, lk_shared(ctx, M, N, K, flags[f]));
+            sync_copies = false;
             tir_sim_report rep;
             check_ok(ctx, k, &m, &rep);
             assert_true(rep.coroutines);
@@ -170,7 +179,9 @@ static void test_pipelined_steps(void **state) {
             tir_ctx *ctx = tir_ctx_create();
             int64_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
             mats m = make_mats(ctx, M, N, K);
+            sync_copies = !(flags[f] & LK_ASYNC);
             const tir_prim_func *k = lower(ctx, lk_shared(ctx, M, N, K, flags[f]));
+            sync_copies = false;
             tir_sim_report rep;
             check_ok(ctx, k, &m, &rep);
             assert_true(rep.coroutines);
@@ -207,14 +218,17 @@ static void test_pipelined_steps(void **state) {
             tir_ctx_destroy(ctx);
         }
     /* the same steps from the schedule primitives */
-    static const int sflags[3] = {LK_LOCAL_ACC, LK_LOCAL_ACC | LK_VEC_FETCH | LK_UNROLL,
-                                  LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC};
-    for (int f = 0; f < 3; f++) {
+    /* (the last unannotated: its copies become cp.async by default) */
+    static const int sflags[4] = {LK_LOCAL_ACC, LK_LOCAL_ACC | LK_VEC_FETCH | LK_UNROLL,
+                                  LK_LOCAL_ACC | LK_PIPELINE | LK_ASYNC,
+                                  LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE};
+    for (int f = 0; f < 4; f++) {
         tir_ctx *ctx = tir_ctx_create();
         mats m = make_mats(ctx, 64, 64, 64);
         tir_sim_report rep;
         check_ok(ctx, lower(ctx, lk_shared_sched(ctx, 64, 64, 64, sflags[f])), &m, &rep);
         assert_true(rep.barriers > 0);
+        if (sflags[f] & LK_PIPELINE) assert_true(rep.cp_async_copies > 0);
         free_mats(&m);
         tir_ctx_destroy(ctx);
     }

@@ -33,6 +33,13 @@ typedef struct tir_lower_opts {
     const char *stop_after;
     /* Skip the static shared-memory race check (the last pass). */
     bool no_race_check;
+    /* Keep the global->shared copies of a software pipeline without
+     * "software_pipeline_async_stages" synchronous.  By default a stage
+     * (below the last) made only of such copies, all of which cp.async can
+     * do, runs asynchronously as if the annotation named it: a synchronous
+     * pipelined copy hides no latency within a warp (docs/lowering.md,
+     * sw_pipeline). */
+    bool sync_pipeline_copies;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

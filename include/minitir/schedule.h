@@ -682,7 +682,9 @@ TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
  * body when it is a sequence, the body itself otherwise, looking through
  * a block realize of a block without iterators (a wrapper).  Component i
  * runs in stage stages[i] and is emitted at position orders[i]; stages in
- * async_stages run asynchronously (cp.async).  Sets the loop annotations
+ * async_stages run asynchronously (cp.async).  With nasync == 0, lowering
+ * still makes a stage of plain global->shared copies asynchronous
+ * (docs/lowering.md, sw_pipeline; tir_lower_opts.sync_pipeline_copies).  Sets the loop annotations
  * "software_pipeline_stage", "software_pipeline_order" and, when nasync >
  * 0, "software_pipeline_async_stages" (removing an older one otherwise).
  * Preconditions:

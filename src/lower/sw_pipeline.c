@@ -202,6 +202,12 @@ static const tir_node *async_store(tir_mutator *m, const tir_node *n) {
     return (const tir_node *)tir_seq_new(ctx, lanes, v);
 }
 
+/* Stores left in s that are not cp_async (after async_store). */
+static bool store_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_STORE) (*(int *)v->user)++;
+    return true;
+}
+
 /* ---- expansion */
 
 typedef struct comp {
@@ -219,6 +225,38 @@ static tir_status fail(pl *p, const tir_for *f, const char *msg) {
 static const tir_annot *ints(const tir_for *f, tir_annot_key key) {
     const tir_annot *a = tir_annots_get(f->nannots, f->annots, key);
     return a && a->kind == TIR_ANNOT_INTS ? a : NULL;
+}
+
+/* Is stage s (below the last) a stage of copies that can all be
+ * asynchronous, in a loop without software_pipeline_async_stages?  Inside
+ * one warp a synchronous pipelined copy overlaps nothing: its shared store
+ * waits for its global load right away, so the warp stalls on every tile
+ * as it would without the pipeline (the seed's Step 5 was no faster than
+ * Step 4, docs/performance.md runs 16-24).  A stage qualifies when every
+ * component in it is made only of global->shared copies that cp.async can
+ * do (async_store converts all of them) and no component of the same stage
+ * reads what they write (that reader would wait right away).  The result
+ * is the same as the annotation would give; tir_lower_opts
+ * .sync_pipeline_copies keeps such copies synchronous. */
+static bool auto_async(pl *p, const comp *c, int n, int64_t s) {
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        if (c[i].stage != s) continue;
+        for (int j = 0; j < n; j++)
+            if (j != i && c[j].stage == s)
+                for (int b = 0; b < c[i].acc.writes.n; b++)
+                    if (has(&c[j].acc.reads, c[i].acc.writes.items[b])) return false;
+        tir_mutator m = {.ctx = p->st->ctx, .user = p};
+        m.on[TIR_KIND_BUFFER_STORE] = async_store;
+        p->self_reads = &c[i].acc.reads;
+        const tir_stmt *t = tir_mutate_stmt(&m, c[i].s);
+        int left = 0;
+        tir_visitor v = {.pre = store_pre, .user = &left};
+        tir_visit(&v, t);
+        if (t == c[i].s || left) return false;
+        any = true;
+    }
+    return any;
 }
 
 /* Does component i read what an async component of stage `as` writes? */
@@ -536,6 +574,12 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     }
     int nasync = aa && aa->kind == TIR_ANNOT_INTS ? aa->nints : 0;
     const int64_t *async = nasync ? aa->ints : NULL;
+    int64_t autos[MAXC];
+    if (!aa && !p->st->opts.sync_pipeline_copies) {
+        for (int64_t s = 0; s < maxs; s++)
+            if (auto_async(p, c, n, s)) autos[nasync++] = s;
+        async = autos;
+    }
     for (int i = 0; i < n; i++)
         for (int a = 0; a < nasync; a++)
             if (c[i].stage == async[a]) c[i].async = true;
