@@ -15,8 +15,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "minitir/codegen.h"
 #include "minitir/sim.h"
 #include "minitir/tune.h"
+#include "ptxas_check.h"
 
 static int setup(void **st) {
     *st = tir_ctx_create();
@@ -109,6 +111,65 @@ static void test_matmul(void **st) {
     assert_int_equal(check(ctx, tir_def_matmul(ctx, 70, 45, 50, TIR_F32), &c), 2);
 }
 
+/* Occurrences of needle in hay. */
+static int occurrences(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* Lines of ptx with needle, and (*pred) how many of them are predicated
+ * (start with @%p after the indentation). */
+static int lines_with(const char *ptx, const char *needle, int *pred) {
+    int n = 0;
+    *pred = 0;
+    for (const char *l = ptx; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), l);
+        if (strstr(buf, needle)) {
+            n++;
+            if (strncmp(buf + strspn(buf, " \t"), "@%p", 3) == 0) (*pred)++;
+        }
+        l += len + (e ? 1 : 0);
+    }
+    return n;
+}
+
+/* The zero-filled copies of a ragged tile (relax_guards) in PTX: by default
+ * a predicated load of a read-only parameter, `@p ld.global.nc.f32` after
+ * a zeroing move (no select of the address or the value); with
+ * select_zero_fill the two selects.  Both assemble. */
+static void test_ragged_zero_fill_codegen(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = small_config();
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 70, 45, 23, TIR_F32), &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling(s, "C", &c, NULL, NULL), TIR_OK);
+    const tir_module *m[2] = {NULL, NULL};
+    for (int v = 0; v < 2; v++) {
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.select_zero_fill = v == 1;
+        if (tir_build(ctx, tir_sched_func(s), &o, &m[v]) != TIR_OK)
+            fail_msg("build: %s", tir_ctx_error(ctx));
+        ptxas_check(m[v]);
+    }
+    /* 8 zero-filled elements per k tile and thread (A 4, B 4), in the
+     * prologue and in the loop: every scalar global load predicated */
+    int pred = 0, n = lines_with(m[0]->ptx, "ld.global.nc.f32 ", &pred);
+    assert_true(n >= 16);
+    assert_int_equal(pred, n);
+    assert_int_equal(occurrences(m[0]->ptx, "selp.f32"), 0);
+    assert_int_equal(occurrences(m[0]->ptx, "mov.f32 %f"), n); /* the zeroing moves */
+    n = lines_with(m[1]->ptx, "ld.global.nc.f32 ", &pred);
+    assert_true(n >= 16);
+    assert_int_equal(pred, 0);
+    assert_true(occurrences(m[1]->ptx, "selp.f32") >= 16);
+    tir_sched_destroy(s);
+}
+
 /* B stored [N, K]: its shared tile is transposed like A's. */
 static void test_matmul_nt(void **st) {
     tir_ctx *ctx = *st;
@@ -171,6 +232,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_batch_matmul, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epilogues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ragged_zero_fill_codegen, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

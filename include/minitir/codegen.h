@@ -60,6 +60,11 @@ typedef struct tir_codegen_opts {
                            * by constant index as SSA values while emitting
                            * (register promotion at emission; default true:
                            * less IR for LLVM, see docs/performance.md) */
+    bool select_zero_fill; /* a zero-filled float32 element of a read-only
+                            * parameter (a ragged tile's copy) as select(guard,
+                            * address, start), load, select(guard, value, 0)
+                            * instead of the default predicated load
+                            * (`@p ld.global.nc.f32`, inline PTX) */
 } tir_codegen_opts;
 
 /* Fills o with the defaults. */

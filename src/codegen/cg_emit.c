@@ -36,6 +36,7 @@ typedef struct cg_buf {
     LLVMValueRef ptr; /* the data pointer (param, shared global or alloca) */
     LLVMTypeRef elem; /* element type in memory */
     unsigned align;   /* bytes the data pointer is aligned to */
+    bool readonly;    /* a parameter the kernel never writes */
     /* Local arrays: the pointer to element k, made at the first
      * constant-index access in a basic block and shared by the later ones
      * there.  Unrolled bodies index local arrays by constants thousands of
@@ -715,6 +716,38 @@ static const tir_ramp *dense_ramp(const tir_expr *idx, const tir_buffer *b) {
     return r;
 }
 
+/* `@p ld.global.nc.f32` as inline PTX, 0 where the guard is false: a
+ * zero-filled element of a read-only float32 parameter.  The address is
+ * computed unguarded (never dereferenced where the guard is false), so it
+ * folds into a register plus constant offset like an unguarded load, and
+ * the element needs a predicated load and a move instead of two selects
+ * around a separate address computation (Step 8 4095³ loads eight such
+ * elements per k tile). */
+static LLVMValueRef masked_load(cg *g, cg_buf *cb, const tir_expr *idx) {
+    /* a constant addend becomes the instruction's immediate offset, so
+     * neighbouring elements share one address register */
+    int64_t off = 0;
+    const tir_binop *a = idx->kind == TIR_KIND_ADD ? (const tir_binop *)idx : NULL;
+    if (a && tir_expr_const_int(a->b, &off) && off >= 0 && off < (1 << 20))
+        idx = a->a;
+    else
+        off = 0;
+    LLVMValueRef i = expr(g, idx);
+    LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
+    if (!p) return NULL;
+    LLVMTypeRef args[2] = {LLVMTypeOf(p), g->t_i1};
+    LLVMTypeRef ft = LLVMFunctionType(g->t_f32, args, 2, 0);
+    char text[96];
+    int n = snprintf(text, sizeof text,
+                     "mov.f32 $0, 0f00000000;\n\t@$2 ld.global.nc.f32 $0, [$1+%lld];",
+                     (long long)(off * 4));
+    static const char cons[] = "=f,l,b";
+    LLVMValueRef asm_fn = LLVMGetInlineAsm(ft, text, (size_t)n, (char *)cons, sizeof cons - 1, 0,
+                                           0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef ops[2] = {p, g->mask};
+    return LLVMBuildCall2(g->b, ft, asm_fn, ops, 2, "");
+}
+
 static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
     cg_buf *cb = find_buf(g, l->buffer);
     TIR_ASSERT(cb);
@@ -728,6 +761,9 @@ static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
         if (i) i = elem_index(g, cb, i);
         if (!i) return NULL;
         v = cached_load(g, cb, i, idx);
+    } else if (lanes == 1 && cb->readonly && cb->elem == g->t_f32 &&
+               !g->opts->select_zero_fill) {
+        return masked_load(g, cb, idx);
     } else if (lanes == 1 || r) {
         const tir_expr *start = r ? r->start : idx;
         LLVMValueRef i = expr(g, start);
@@ -1356,7 +1392,8 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
     for (int i = 0; i < np; i++) {
         LLVMValueRef p = LLVMGetParam(g.fn, (unsigned)i);
         if (f->buffer_map[i])
-            add_buf(&g, f->buffer_map[i], p, (unsigned)f->buffer_map[i]->align);
+            add_buf(&g, f->buffer_map[i], p, (unsigned)f->buffer_map[i]->align)->readonly =
+                !host && !info->written[i];
         else
             push_var(&g, f->params[i], p, MOD_ANY);
     }
