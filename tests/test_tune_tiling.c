@@ -140,7 +140,8 @@ static int lines_with(const char *ptx, const char *needle, int *pred) {
 /* The zero-filled copies of a ragged tile (relax_guards) in PTX: by default
  * a predicated load of a read-only parameter, `@p ld.global.nc.f32` after
  * a zeroing move (no select of the address or the value); with
- * select_zero_fill the two selects.  Both assemble. */
+ * select_zero_fill the two selects.  Both assemble.  The rule's register
+ * cap: 8 x 8 thread tiles in 256 threads only. */
 static void test_ragged_zero_fill_codegen(void **st) {
     tir_ctx *ctx = *st;
     tir_tile_config c = small_config();
@@ -167,6 +168,23 @@ static void test_ragged_zero_fill_codegen(void **st) {
     assert_true(n >= 16);
     assert_int_equal(pred, 0);
     assert_true(occurrences(m[1]->ptx, "selp.f32") >= 16);
+    /* 64 threads, 8 x 4 outputs each: no register cap */
+    assert_null(strstr(m[0]->ptx, ".maxnreg"));
+    tir_sched_destroy(s);
+    /* the default 8 x 8 outputs per thread in 256 threads: capped at 128,
+     * so that two blocks fit per SM */
+    tir_tile_config d = tir_tile_config_default();
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 130, 129, 23, TIR_F32), &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling(s, "C", &d, NULL, NULL), TIR_OK);
+    const tir_module *md = NULL;
+    if (tir_build(ctx, tir_sched_func(s), NULL, &md) != TIR_OK)
+        fail_msg("build: %s", tir_ctx_error(ctx));
+    assert_non_null(strstr(md->ptx, ".maxnreg 128"));
+    ptxas_info pi;
+    if (ptxas_assemble(md, &pi)) {
+        assert_true(pi.regs <= 128);
+        assert_int_equal(pi.spill_stores, 0);
+    }
     tir_sched_destroy(s);
 }
 

@@ -410,6 +410,17 @@ tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_co
     CALL(tir_sched_annotate_block_int(s, root,
                                       tir_annot_key_str(TIR_ANN_LOOP_STRENGTH_REDUCTION),
                                       cfg->lsr ? 1 : 0));
+    /* At most 128 registers a thread for 8x8 thread tiles in blocks of
+     * 256 threads or more, so that two blocks of 256 stay resident per SM:
+     * such a tile needs no more (Step 8: 127), but ptxas takes 140-144 for
+     * the ragged kernels whose predicated zero-fill loads it keeps in
+     * flight, and then only one block fits (docs/performance.md, run 27).
+     * Other tiles are left alone: with the cap ptxas spends more registers
+     * on small ones (512³'s 4x4 tiles: 87 instead of 63; 1000x520x333's:
+     * 87 instead of 56), and then fewer blocks fit. */
+    if (cfg->tm * cfg->tn == 64 && tir_tile_config_threads(cfg) >= 256)
+        CALL(tir_sched_annotate_block_int(s, root, tir_annot_key_str(TIR_ANN_MAX_REGISTERS),
+                                          128));
     if (cfg->splitk > 1) {
         tir_block_rv wb = c;
         if ((st = rfactor_k(s, cfg, wb, &c, &kz, hook, user)) != TIR_OK) return st;
