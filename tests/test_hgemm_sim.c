@@ -6,8 +6,8 @@
  * the lowered kernel (registers, lane_id, ldmatrix, mma_sync, cp.async)
  * runs in the SIMT simulator with race and uninitialised-read checks, its
  * output starting as NaN, against the interpreter; and codegen's PTX has
- * the mma.sync and ldmatrix instructions (assembled by ptxas, 0 spills,
- * where ptxas is installed).
+ * the mma.sync and ldmatrix instructions (B pairs as ldmatrix.x4.trans;
+ * assembled by ptxas, 0 spills, where ptxas is installed).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -39,10 +39,11 @@ static int count(const char *s, const char *what) {
     return n;
 }
 
-/* The schedule of cfg on an M x N x K matmul of kind; returns the error
- * of the simulated kernel against the interpreter and checks the rest. */
-static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
-                     int64_t K) {
+/* The schedule of cfg on an M x N x K matmul of kind: checks the trace,
+ * the interpreted and the simulated function against the definition and
+ * the PTX; returns how often `what` (may be NULL) occurs in the PTX. */
+static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                        int64_t K, const char *what) {
     tir_ctx *ctx = tir_ctx_create();
     tir_dtype in = tir_rt_gemm_kind_input(kind);
     const tir_prim_func *f = tir_def_matmul_mixed(ctx, M, N, K, in, TIR_F32);
@@ -90,6 +91,15 @@ static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, 
     bool b16 = kind != TIR_RT_GEMM_TF32;
     assert_int_equal(count(m->ptx, "ldmatrix.sync.aligned") > 0, b16);
     assert_int_equal(count(m->ptx, "cp.async") > 0, cfg->stages >= 2 && cfg->async_copy);
+    /* B fragments: one x4.trans per pair of 16x8 tiles where the rule pairs
+     * them, x2.trans per tile otherwise and for a last pair of one tile
+     * (the fragment's width, N in whole 8-column tiles, not whole pairs) */
+    bool pairs = b16 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0;
+    int x4t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x4.trans");
+    int x2t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x2.trans");
+    assert_int_equal(x4t > 0, pairs);
+    assert_int_equal(x2t > 0, b16 && (!pairs || (N + 7) / 8 % 2 != 0));
+    int hits = what ? count(m->ptx, what) : 0;
     ptxas_info pi;
     if (ptxas_assemble(m, &pi)) {
         assert_int_equal(pi.spill_stores + pi.spill_loads, 0);
@@ -100,6 +110,12 @@ static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, 
     tir_sched_destroy(s);
     free(a), free(b), free(out), free(sched), free(want), free(ref);
     tir_ctx_destroy(ctx);
+    return hits;
+}
+
+static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                     int64_t K) {
+    (void)run_case_ptx(kind, cfg, M, N, K, NULL);
 }
 
 static hgemm_config small(int stages) {
@@ -157,6 +173,24 @@ static void test_one_tile_per_warp(void **st) {
     run_case(TIR_RT_GEMM_F16, &c, 64, 30, 64);
 }
 
+/* B pairs (frag_load_b_16x16 -> ldmatrix.x4.trans) against single B tiles
+ * (no_b_pairs): both equal the definition in the simulator, and pairs
+ * halve the B ldmatrix instructions; a ragged N of whole 8-column tiles
+ * but not whole pairs (88: the last pair's guarded second tile) and one
+ * of neither (75: the fragment is 80 wide, whole pairs). */
+static void test_b_pairs(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    int x4t = run_case_ptx(TIR_RT_GEMM_BF16, &c, 64, 64, 64, "ldmatrix.sync.aligned.m8n8.x4.trans");
+    c.no_b_pairs = true;
+    int x2t = run_case_ptx(TIR_RT_GEMM_BF16, &c, 64, 64, 64, "ldmatrix.sync.aligned.m8n8.x2.trans");
+    assert_true(x4t > 0);
+    assert_int_equal(2 * x4t, x2t);
+    c.no_b_pairs = false;
+    run_case(TIR_RT_GEMM_F16, &c, 48, 88, 32);
+    run_case(TIR_RT_GEMM_BF16, &c, 40, 75, 32);
+}
+
 /* Configurations the schedule refuses, and K the k tile does not divide
  * (tensorize refuses a ragged k tile, naming the fix). */
 static void test_refusals(void **st) {
@@ -186,6 +220,7 @@ int main(void) {
         cmocka_unit_test(test_bf16),          cmocka_unit_test(test_f16),
         cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
+        cmocka_unit_test(test_b_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

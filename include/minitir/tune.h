@@ -251,6 +251,12 @@ typedef struct tir_tc_config {
     bool async_copy;       /* cp.async for the shared tiles (with stages >= 2) */
     int pad;               /* elements added to each shared row (conflict-free ldmatrix);
                               applied to a row only when smaller than it */
+    /* Switches that turn a speed-up off, for A/B measurements (zero, the
+     * default and what the tuner uses, keeps it on; not tuner knobs):
+     * no_b_pairs: B fragments by one ldmatrix.x2.trans per 16x8 tile
+     *   instead of one x4.trans per two adjacent tiles (frag_load_b_16x16;
+     *   16-bit inputs, warp tiles of a multiple of 16 columns). */
+    bool no_b_pairs;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,

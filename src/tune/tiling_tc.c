@@ -43,6 +43,7 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
 typedef struct tc_kind {
     int mk; /* the mma's k: 16, or 8 for TF32 */
     const char *mma, *load_a, *load_b;
+    const char *load_b2; /* two adjacent B tiles (one ldmatrix.x4.trans), or NULL */
 } tc_kind;
 
 static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *k) {
@@ -51,11 +52,14 @@ static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *
     if (st != TIR_OK) return st;
     tir_dtype t = b->reads[a_read].buffer->dtype;
     if (tir_dtype_eq(t, TIR_F32))
-        *k = (tc_kind){8, "mma_m16n8k8_tf32", "frag_load_a_16x8_tf32", "frag_load_b_8x8_tf32"};
+        *k = (tc_kind){8, "mma_m16n8k8_tf32", "frag_load_a_16x8_tf32", "frag_load_b_8x8_tf32",
+                       NULL};
     else if (tir_dtype_eq(t, TIR_BF16))
-        *k = (tc_kind){16, "mma_m16n8k16_bf16", "frag_load_a_16x16", "frag_load_b_16x8"};
+        *k = (tc_kind){16, "mma_m16n8k16_bf16", "frag_load_a_16x16", "frag_load_b_16x8",
+                       "frag_load_b_16x16"};
     else if (tir_dtype_eq(t, TIR_F16))
-        *k = (tc_kind){16, "mma_m16n8k16_f16", "frag_load_a_16x16", "frag_load_b_16x8"};
+        *k = (tc_kind){16, "mma_m16n8k16_f16", "frag_load_a_16x16", "frag_load_b_16x8",
+                       "frag_load_b_16x16"};
     else
         return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
                             "tensor cores: block %s reads %s of a type tensor cores do not take "
@@ -110,9 +114,11 @@ static tir_status copy_tile(tir_schedule *s, const tir_tc_config *cfg, tir_block
 }
 
 /* The operand fragments under k1: A as 16 x mk tiles down the warp's rows,
- * B as mk x 8 tiles along its columns. */
-static tir_status frag_loads(tir_schedule *s, tir_block_rv af, tir_block_rv bf,
-                             const tc_kind *k, hook_fn hook, void *user) {
+ * B as mk x 8 tiles along its columns, or as pairs of them (16 columns,
+ * one ldmatrix.x4.trans) when the warp's wn columns allow and cfg does not
+ * turn pairs off. */
+static tir_status frag_loads(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv af,
+                             tir_block_rv bf, const tc_kind *k, hook_fn hook, void *user) {
     const tir_loop_rv *loops;
     int n;
     tir_loop_rv p[2], q[2];
@@ -123,10 +129,12 @@ static tir_status frag_loads(tir_schedule *s, tir_block_rv af, tir_block_rv bf,
     if (st != TIR_OK) return st;
     LOOPS(bf);
     tir_loop_rv rows = loops[n - 2];
-    CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, q));
+    bool pairs = k->load_b2 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0;
+    CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, pairs ? 16 : 8},
+                         q));
     CALL(tir_sched_reorder(s, 3, (const tir_loop_rv[]){q[0], rows, q[1]}));
     CALL(tir_sched_unroll(s, q[0]));
-    return carve(s, rows, k->load_b, hook, user);
+    return carve(s, rows, pairs ? k->load_b2 : k->load_b, hook, user);
 }
 
 /* The accumulators' store under the warp loop, in 16 x 8 tiles. */
@@ -239,7 +247,7 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     CALL(tir_sched_compute_at(s, bs, ks[0], false));
     CALL(tir_sched_reverse_compute_at(s, store, w, false));
     if ((st = compute(s, c, ks[0], &k, hook, user)) != TIR_OK) return st;
-    if ((st = frag_loads(s, af, bf, &k, hook, user)) != TIR_OK) return st;
+    if ((st = frag_loads(s, cfg, af, bf, &k, hook, user)) != TIR_OK) return st;
     if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, as, cfg->bk, eb, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, bs, cfg->bn, eb, hook, user)) != TIR_OK) return st;
