@@ -1096,15 +1096,16 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
      * regression cases) stay as they were before the switch existed */
     uint64_t r2 = *r ^ 0x5bd1e995u;
     c->no_b_pairs = chance(&r2, 25);
+    c->no_frag_pipeline = chance(&r2, 25);
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
-             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d}, mistake after "
-             "call %d",
+             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
+             "no_frag_pipeline %d}, mistake after call %d",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
-             c->no_b_pairs, tc->perturb_at);
+             c->no_b_pairs, c->no_frag_pipeline, tc->perturb_at);
 }
 
 /* The definition, its inputs and the interpreter's output on them. */

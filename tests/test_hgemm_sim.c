@@ -7,7 +7,8 @@
  * runs in the SIMT simulator with race and uninitialised-read checks, its
  * output starting as NaN, against the interpreter; and codegen's PTX has
  * the mma.sync and ldmatrix instructions (B pairs as ldmatrix.x4.trans;
- * assembled by ptxas, 0 spills, where ptxas is installed).
+ * two k steps of fragment loads before the first mma with the fragment
+ * pipeline; assembled by ptxas, 0 spills, where ptxas is installed).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -99,6 +100,19 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
     int x2t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x2.trans");
     assert_int_equal(x4t > 0, pairs);
     assert_int_equal(x2t > 0, b16 && (!pairs || (N + 7) / 8 % 2 != 0));
+    /* fragment double buffering: at a size the tiles divide, the
+     * ldmatrix before the first mma.sync are those of two k steps (one
+     * without the pipeline) */
+    const char *mma1 = strstr(m->ptx, "mma.sync.aligned");
+    if (b16 && M % cfg->bm == 0 && N % cfg->bn == 0 && mma1) {
+        int wm = cfg->bm / cfg->warps_m, wn = cfg->bn / cfg->warps_n;
+        int per_step = wm / 16 + (pairs ? wn / 16 : wn / 8), before = 0;
+        for (const char *p = strstr(m->ptx, "ldmatrix.sync"); p && p < mma1;
+             p = strstr(p + 1, "ldmatrix.sync"))
+            before++;
+        bool pipelined = !cfg->no_frag_pipeline && cfg->bk / 16 >= 2;
+        assert_int_equal(before, (pipelined ? 2 : 1) * per_step);
+    }
     int hits = what ? count(m->ptx, what) : 0;
     ptxas_info pi;
     if (ptxas_assemble(m, &pi)) {
@@ -191,6 +205,34 @@ static void test_b_pairs(void **st) {
     run_case(TIR_RT_GEMM_BF16, &c, 40, 75, 32);
 }
 
+/* Fragment double buffering (the k steps of a k tile software-pipelined,
+ * the fragments of step s + 1 loaded before the mma of step s, in two
+ * register versions) against the k steps one after the other
+ * (no_frag_pipeline), in the simulator for the three types, with two,
+ * four, three and eight k steps per tile.  (Before sw_pipeline counted ldmatrix's
+ * destination as a write, the pipelined bf16 kernels computed garbage:
+ * the fragments had one version.) */
+static void test_frag_pipeline(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 64);
+    c.no_frag_pipeline = true;
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 64);
+    run_case(TIR_RT_GEMM_F16, &c, 100, 72, 64);
+    c.no_frag_pipeline = false, c.bk = 64, c.stages = 3;
+    run_case(TIR_RT_GEMM_F16, &c, 64, 64, 128);
+    run_case(TIR_RT_GEMM_BF16, &c, 70, 40, 64);
+    c.bk = 48, c.stages = 1;
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 96);
+    c.bk = 128, c.stages = 2; /* eight k steps: a steady-state loop of three pairs */
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 256);
+    c = small(2);
+    c.bk = 32;
+    run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
+    c.no_frag_pipeline = true;
+    run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
+}
+
 /* Configurations the schedule refuses, and K the k tile does not divide
  * (tensorize refuses a ragged k tile, naming the fix). */
 static void test_refusals(void **st) {
@@ -220,7 +262,7 @@ int main(void) {
         cmocka_unit_test(test_bf16),          cmocka_unit_test(test_f16),
         cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
-        cmocka_unit_test(test_b_pairs),
+        cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,9 +28,10 @@ static const char *const examples_help =
     "--atomic (with --splitk): the partial sums added to C with atomic float adds\n"
     "after a kernel that zeroes C, instead of the second kernel; the summation\n"
     "order, hence the rounding, varies between runs (minitir/splitkS-atomic).\n"
-    "--tc-off bpairs (Step 9, not with --db): turns a speed-up off for A/B runs;\n"
-    "bpairs: B fragments by one ldmatrix.x2.trans per 16x8 tile instead of one\n"
-    "x4.trans per two tiles.\n";
+    "--tc-off bpairs,fragpipe (Step 9, not with --db): turns speed-ups off for\n"
+    "A/B runs. bpairs: B fragments by one ldmatrix.x2.trans per 16x8 tile instead\n"
+    "of one x4.trans per two tiles; fragpipe: the k steps of a k tile one after\n"
+    "the other instead of loading step s + 1's fragments before step s's mma.\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -102,17 +103,17 @@ static bool parse_tc_off(const char *v, unsigned *bits) {
     static const struct {
         const char *name;
         unsigned bit;
-    } names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS}};
-    while (*v) {
+    } names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS}, {"fragpipe", TIRC_TC_OFF_FRAGPIPE}};
+    for (;;) { /* name (',' name)*: no empty names */
         size_t n = strcspn(v, ",");
         bool found = false;
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
             if (strlen(names[k].name) == n && !strncmp(v, names[k].name, n))
                 *bits |= names[k].bit, found = true;
         if (!found) return false;
-        v += n + (v[n] == ',');
+        if (!v[n]) return true;
+        v += n + 1;
     }
-    return true;
 }
 
 /* --dtype: the matmul's input type (float32 accumulation throughout). */
@@ -231,7 +232,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->stages = (int)k;
         } else if (!strcmp(a, "--tc-off")) {
             if (!(v = value(argc, argv, &i)) || !parse_tc_off(v, &o->tc_off))
-                return tirc_usage_error("--tc-off wants a comma-separated list of: bpairs");
+                return tirc_usage_error(
+                    "--tc-off wants a comma-separated list of: bpairs, fragpipe");
         } else if (!strcmp(a, "--dtype")) {
             if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
                 return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");

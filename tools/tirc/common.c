@@ -46,6 +46,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
                 cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;
             if (stages) cfg.stages = stages;
             cfg.no_b_pairs = tc_off & TIRC_TC_OFF_BPAIRS;
+            cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
