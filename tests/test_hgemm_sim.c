@@ -84,11 +84,13 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
     tir_sim_report rep;
     OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, &rep));
     assert_true(rep.warp_ops > 0);
-    /* one barrier per k tile and block with a two-stage cp.async pipeline
-     * (thread_sync sees the rows an ldmatrix reads, lane_id() in [0, 32),
-     * apart from the version the copies write; it used to add two more) */
+    /* one barrier per k tile and block with a cp.async pipeline of any
+     * depth: thread_sync sees the rows an ldmatrix reads (lane_id() in
+     * [0, 32)) apart from the version the copies write, and cp_inflight
+     * knows which groups a wait_group(n > 0) completed; without either,
+     * two or three per k tile */
     int64_t blocks = ((M + cfg->bm - 1) / cfg->bm) * ((N + cfg->bn - 1) / cfg->bn);
-    if (cfg->stages == 2 && cfg->async_copy && K / cfg->bk >= 2)
+    if (cfg->stages >= 2 && cfg->async_copy && K / cfg->bk >= 2)
         assert_int_equal(rep.barriers, blocks * (K / cfg->bk));
     OK(ctx, tir_rt_check(ctx, "simulated Step 9", TIR_F32, out, ref, M, N, tol, NULL));
     /* PTX */
@@ -151,6 +153,8 @@ static void test_bf16(void **st) {
     run_case(TIR_RT_GEMM_BF16, &c, 100, 72, 64); /* ragged M and N */
     c.stages = 3;
     run_case(TIR_RT_GEMM_BF16, &c, 70, 136, 96);
+    c.stages = 4; /* eight k tiles: a steady-state loop of wait_group(2)s */
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 256);
 }
 
 static void test_f16(void **st) {
