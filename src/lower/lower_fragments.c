@@ -159,17 +159,20 @@ static const tir_expr *k32(lf *c, int64_t v) {
     return tir_i32(c->st->ctx, v);
 }
 
+/* The element operand i of call is address_of, or NULL; records nothing. */
+static const tir_buffer_load *addr_load(const tir_call *call, int i) {
+    const tir_buffer_load *l = lower_addressed(call, i);
+    return l && ((const tir_expr *)l)->dtype.lanes == 1 ? l : NULL;
+}
+
 /* The element whose address operand i of call is, or NULL (error
  * recorded).  frag: 1 a fragment (of scope `scope`, or any when
  * TIR_SCOPE_GLOBAL), 0 any other buffer. */
 static const tir_buffer_load *operand(lf *c, const tir_stmt *s, const tir_call *call, int i,
                                       int frag, tir_scope scope) {
     const char *name = tir_intrin_name(call->op);
-    const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
-    const tir_buffer_load *l =
-        a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
-                                                             : NULL;
-    if (!l || ((const tir_expr *)l)->dtype.lanes > 1) {
+    const tir_buffer_load *l = addr_load(call, i);
+    if (!l) {
         LF_FAIL(c, c->in, s,
                 "lower_fragments: argument %d of %s must be address_of(an element of a buffer)",
                 i, name);
@@ -444,15 +447,6 @@ static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
 }
 
 /* ------------------------------------------------------------ B pairs */
-
-/* The element operand i of call is address_of, or NULL; records nothing. */
-static const tir_buffer_load *addr_load(const tir_call *call, int i) {
-    const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
-    const tir_buffer_load *l =
-        a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
-                                                             : NULL;
-    return l && ((const tir_expr *)l)->dtype.lanes == 1 ? l : NULL;
-}
 
 static const tir_call *frag_load_of(const tir_stmt *s) {
     if (s->kind != TIR_KIND_EVALUATE) return NULL;

@@ -85,16 +85,6 @@ typedef struct rw {
     ir_vec reads, writes; /* buffers */
 } rw;
 
-/* The buffer of address operand i of call (address_of(BufferLoad)), or
- * NULL. */
-static const tir_buffer *addressed_buf(const tir_call *call, int i) {
-    const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
-    const tir_buffer_load *l =
-        a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
-                                                             : NULL;
-    return l ? l->buffer : NULL;
-}
-
 /* Loads read, stores write; so do the warp collectives that write
  * registers through an address (ldmatrix's destination, mma_sync's
  * accumulator; their address_of is also seen as a read below): without
@@ -110,8 +100,8 @@ static bool rw_pre(tir_visitor *v, const tir_node *n) {
     } else if (n->kind == TIR_KIND_CALL) {
         const tir_call *c = (const tir_call *)n;
         int dst = c->op == TIR_INTRIN_LDMATRIX ? 2 : c->op == TIR_INTRIN_MMA_SYNC ? 0 : -1;
-        const tir_buffer *b = dst >= 0 ? addressed_buf(c, dst) : NULL;
-        if (b) ir_vec_push(&r->writes, b);
+        const tir_buffer_load *l = dst >= 0 ? lower_addressed(c, dst) : NULL;
+        if (l) ir_vec_push(&r->writes, l->buffer);
     }
     return true;
 }
