@@ -833,6 +833,7 @@ static const char *const tc_intrins[] = {
     "mma_m16n8k16_bf16",     "mma_m16n8k16_f16",     "mma_m16n8k8_tf32",
     "frag_fill_f32",         "frag_load_a_16x16",    "frag_load_b_16x8",
     "frag_load_a_16x8_tf32", "frag_load_b_8x8_tf32", "frag_store_16x8",
+    "frag_load_b_16x16",
     "mma_m16n8k32_bf16", /* not registered */
 };
 #define TC_NINTRIN ((int)(sizeof tc_intrins / sizeof tc_intrins[0]))
@@ -841,14 +842,16 @@ static const char *const tc_intrins[] = {
 static const char *const tc_blocks[5] = {"C", "C_init", "A_shared_frag_a", "B_shared_frag_b",
                                          "C_frag_acc"};
 
-/* The index in tc_intrins of the intrinsic for tc_blocks[i]'s tiles. */
-static int tc_right_intrin(tir_rt_gemm_kind kind, int i) {
+/* The index in tc_intrins of the intrinsic for tc_blocks[i]'s tiles (B:
+ * pairs of tiles where the rule pairs them, tiling_tc.c). */
+static int tc_right_intrin(tir_rt_gemm_kind kind, const hgemm_config *c, int i) {
     bool tf32 = kind == TIR_RT_GEMM_TF32;
+    bool pairs = !tf32 && !c->no_b_pairs && c->warps_n > 0 && (c->bn / c->warps_n) % 16 == 0;
     switch (i) {
     case 0: return kind == TIR_RT_GEMM_BF16 ? 0 : kind == TIR_RT_GEMM_F16 ? 1 : 2;
     case 1: return 3;
     case 2: return tf32 ? 6 : 4;
-    case 3: return tf32 ? 7 : 5;
+    case 3: return tf32 ? 7 : pairs ? 9 : 5;
     default: return 8;
     }
 }
@@ -958,7 +961,7 @@ static void tc_wrong_intrin(tc_case *tc) {
     bool outer = bi >= 5;
     bi %= 5;
     /* an untensorized "_o" block takes its own intrinsic: the bogus name instead */
-    if (outer && in == tc_right_intrin(tc->kind, bi)) in = TC_NINTRIN - 1;
+    if (outer && in == tc_right_intrin(tc->kind, &tc->cfg, bi)) in = TC_NINTRIN - 1;
     char name[64];
     snprintf(name, sizeof name, "%s%s", tc_blocks[bi], outer ? "_o" : "");
     tir_block_rv b;
@@ -1039,7 +1042,7 @@ static void tc_fork_perturb(tc_case *tc) {
         if (bi == 0 && node->init) tc->t->no_decompose++;
         else tc->t->wrong_loop++;
         bool lowered;
-        if (tc_carve(tc, fk, l, tc_intrins[tc_right_intrin(tc->kind, bi)]) && !gc->bad) {
+        if (tc_carve(tc, fk, l, tc_intrins[tc_right_intrin(tc->kind, &tc->cfg, bi)]) && !gc->bad) {
             tc->t->pert_accepted++;
             (void)tc_check_func(tc, tir_sched_func(fk), "the perturbed schedule", &lowered);
         }
@@ -1089,14 +1092,20 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     tc->K = kt * rnd(r, 1, 96 / kt > 0 ? 96 / kt : 1);
     if (chance(r, 8)) tc->K = rnd(r, 1, 96); /* mostly not a multiple of BK: refused */
     tc->perturb_at = chance(r, 35) ? (int)rnd(r, 0, 80) : -1;
+    /* from a copy of the stream, so that the draws after it (and the
+     * regression cases) stay as they were before the switch existed */
+    uint64_t r2 = *r ^ 0x5bd1e995u;
+    c->no_b_pairs = chance(&r2, 25);
+    c->no_frag_pipeline = chance(&r2, 25);
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
-             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d}, mistake after call %d",
+             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
+             "no_frag_pipeline %d}, mistake after call %d",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
-             tc->perturb_at);
+             c->no_b_pairs, c->no_frag_pipeline, tc->perturb_at);
 }
 
 /* The definition, its inputs and the interpreter's output on them. */

@@ -6,8 +6,9 @@
  * the lowered kernel (registers, lane_id, ldmatrix, mma_sync, cp.async)
  * runs in the SIMT simulator with race and uninitialised-read checks, its
  * output starting as NaN, against the interpreter; and codegen's PTX has
- * the mma.sync and ldmatrix instructions (assembled by ptxas, 0 spills,
- * where ptxas is installed).
+ * the mma.sync and ldmatrix instructions (B pairs as ldmatrix.x4.trans;
+ * two k steps of fragment loads before the first mma with the fragment
+ * pipeline; assembled by ptxas, 0 spills, where ptxas is installed).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -39,10 +40,11 @@ static int count(const char *s, const char *what) {
     return n;
 }
 
-/* The schedule of cfg on an M x N x K matmul of kind; returns the error
- * of the simulated kernel against the interpreter and checks the rest. */
-static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
-                     int64_t K) {
+/* The schedule of cfg on an M x N x K matmul of kind: checks the trace,
+ * the interpreted and the simulated function against the definition and
+ * the PTX; returns how often `what` (may be NULL) occurs in the PTX. */
+static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                        int64_t K, const char *what) {
     tir_ctx *ctx = tir_ctx_create();
     tir_dtype in = tir_rt_gemm_kind_input(kind);
     const tir_prim_func *f = tir_def_matmul_mixed(ctx, M, N, K, in, TIR_F32);
@@ -82,6 +84,14 @@ static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, 
     tir_sim_report rep;
     OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, &rep));
     assert_true(rep.warp_ops > 0);
+    /* one barrier per k tile and block with a cp.async pipeline of any
+     * depth: thread_sync sees the rows an ldmatrix reads (lane_id() in
+     * [0, 32)) apart from the version the copies write, and cp_inflight
+     * knows which groups a wait_group(n > 0) completed; without either,
+     * two or three per k tile */
+    int64_t blocks = ((M + cfg->bm - 1) / cfg->bm) * ((N + cfg->bn - 1) / cfg->bn);
+    if (cfg->stages >= 2 && cfg->async_copy && K / cfg->bk >= 2)
+        assert_int_equal(rep.barriers, blocks * (K / cfg->bk));
     OK(ctx, tir_rt_check(ctx, "simulated Step 9", TIR_F32, out, ref, M, N, tol, NULL));
     /* PTX */
     const tir_module *m;
@@ -90,6 +100,28 @@ static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, 
     bool b16 = kind != TIR_RT_GEMM_TF32;
     assert_int_equal(count(m->ptx, "ldmatrix.sync.aligned") > 0, b16);
     assert_int_equal(count(m->ptx, "cp.async") > 0, cfg->stages >= 2 && cfg->async_copy);
+    /* B fragments: one x4.trans per pair of 16x8 tiles where the rule pairs
+     * them, x2.trans per tile otherwise and for a last pair of one tile
+     * (the fragment's width, N in whole 8-column tiles, not whole pairs) */
+    bool pairs = b16 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0;
+    int x4t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x4.trans");
+    int x2t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x2.trans");
+    assert_int_equal(x4t > 0, pairs);
+    assert_int_equal(x2t > 0, b16 && (!pairs || (N + 7) / 8 % 2 != 0));
+    /* fragment double buffering: at a size the tiles divide, the
+     * ldmatrix before the first mma.sync are those of two k steps (one
+     * without the pipeline) */
+    const char *mma1 = strstr(m->ptx, "mma.sync.aligned");
+    if (b16 && M % cfg->bm == 0 && N % cfg->bn == 0 && mma1) {
+        int wm = cfg->bm / cfg->warps_m, wn = cfg->bn / cfg->warps_n;
+        int per_step = wm / 16 + (pairs ? wn / 16 : wn / 8), before = 0;
+        for (const char *p = strstr(m->ptx, "ldmatrix.sync"); p && p < mma1;
+             p = strstr(p + 1, "ldmatrix.sync"))
+            before++;
+        bool pipelined = !cfg->no_frag_pipeline && cfg->bk / 16 >= 2;
+        assert_int_equal(before, (pipelined ? 2 : 1) * per_step);
+    }
+    int hits = what ? count(m->ptx, what) : 0;
     ptxas_info pi;
     if (ptxas_assemble(m, &pi)) {
         assert_int_equal(pi.spill_stores + pi.spill_loads, 0);
@@ -100,6 +132,12 @@ static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, 
     tir_sched_destroy(s);
     free(a), free(b), free(out), free(sched), free(want), free(ref);
     tir_ctx_destroy(ctx);
+    return hits;
+}
+
+static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                     int64_t K) {
+    (void)run_case_ptx(kind, cfg, M, N, K, NULL);
 }
 
 static hgemm_config small(int stages) {
@@ -115,6 +153,8 @@ static void test_bf16(void **st) {
     run_case(TIR_RT_GEMM_BF16, &c, 100, 72, 64); /* ragged M and N */
     c.stages = 3;
     run_case(TIR_RT_GEMM_BF16, &c, 70, 136, 96);
+    c.stages = 4; /* eight k tiles: a steady-state loop of wait_group(2)s */
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 256);
 }
 
 static void test_f16(void **st) {
@@ -157,6 +197,52 @@ static void test_one_tile_per_warp(void **st) {
     run_case(TIR_RT_GEMM_F16, &c, 64, 30, 64);
 }
 
+/* B pairs (frag_load_b_16x16 -> ldmatrix.x4.trans) against single B tiles
+ * (no_b_pairs): both equal the definition in the simulator, and pairs
+ * halve the B ldmatrix instructions; a ragged N of whole 8-column tiles
+ * but not whole pairs (88: the last pair's guarded second tile) and one
+ * of neither (75: the fragment is 80 wide, whole pairs). */
+static void test_b_pairs(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    int x4t = run_case_ptx(TIR_RT_GEMM_BF16, &c, 64, 64, 64, "ldmatrix.sync.aligned.m8n8.x4.trans");
+    c.no_b_pairs = true;
+    int x2t = run_case_ptx(TIR_RT_GEMM_BF16, &c, 64, 64, 64, "ldmatrix.sync.aligned.m8n8.x2.trans");
+    assert_true(x4t > 0);
+    assert_int_equal(2 * x4t, x2t);
+    c.no_b_pairs = false;
+    run_case(TIR_RT_GEMM_F16, &c, 48, 88, 32);
+    run_case(TIR_RT_GEMM_BF16, &c, 40, 75, 32);
+}
+
+/* Fragment double buffering (the k steps of a k tile software-pipelined,
+ * the fragments of step s + 1 loaded before the mma of step s, in two
+ * register versions) against the k steps one after the other
+ * (no_frag_pipeline), in the simulator for the three types, with two,
+ * four, three and eight k steps per tile.  (Before sw_pipeline counted ldmatrix's
+ * destination as a write, the pipelined bf16 kernels computed garbage:
+ * the fragments had one version.) */
+static void test_frag_pipeline(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 64);
+    c.no_frag_pipeline = true;
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 64);
+    run_case(TIR_RT_GEMM_F16, &c, 100, 72, 64);
+    c.no_frag_pipeline = false, c.bk = 64, c.stages = 3;
+    run_case(TIR_RT_GEMM_F16, &c, 64, 64, 128);
+    run_case(TIR_RT_GEMM_BF16, &c, 70, 40, 64);
+    c.bk = 48, c.stages = 1;
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 96);
+    c.bk = 128, c.stages = 2; /* eight k steps: a steady-state loop of three pairs */
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 64, 256);
+    c = small(2);
+    c.bk = 32;
+    run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
+    c.no_frag_pipeline = true;
+    run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
+}
+
 /* Configurations the schedule refuses, and K the k tile does not divide
  * (tensorize refuses a ragged k tile, naming the fix). */
 static void test_refusals(void **st) {
@@ -186,6 +272,7 @@ int main(void) {
         cmocka_unit_test(test_bf16),          cmocka_unit_test(test_f16),
         cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
+        cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

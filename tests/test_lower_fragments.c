@@ -2,7 +2,7 @@
  * other lowering passes know about warp fragments: hand-written
  * tensorized matmuls (tests/lower_kernels.c, lk_tc) lowered, checked for
  * the register offsets of the tiles, the ldmatrix choice and its per-lane
- * fallback, the clipping ifs at ragged sizes and their absence at
+ * fallback, B pairs as one ldmatrix.x4.trans, the clipping ifs at ragged sizes and their absence at
  * divisible ones, barriers around the shared tiles, and each user error.
  */
 #include <setjmp.h>
@@ -137,6 +137,61 @@ static void test_ldmatrix_choice(void **state) {
     assert_int_equal(count(t, "Bf[1] = Bs["), 1);
 }
 
+/* lk_tc's kernel with both B tiles of the warp loaded as one pair in
+ * its first nj step (what frag_load_b_16x16 emits), the second load
+ * under `guard` (NULL: none). */
+static const tir_prim_func *tc_pair(int64_t N, const char *guard) {
+    char from[256], to[1024];
+    snprintf(from, sizeof from,
+             "T.frag_load(T.address_of(Bf[ko * 16, bx * 16 + nj * 8]), "
+             "T.address_of(Bs[ko * 16, bx * 16 + nj * 8]))\n");
+    const char *ind = "                        "; /* 6 levels */
+    int n = snprintf(to, sizeof to,
+                     "if nj == 0:\n%s    T.frag_load(T.address_of(Bf[ko * 16, bx * 16]), "
+                     "T.address_of(Bs[ko * 16, bx * 16]))\n",
+                     ind);
+    const char *second = "T.frag_load(T.address_of(Bf[ko * 16, bx * 16 + 8]), "
+                         "T.address_of(Bs[ko * 16, bx * 16 + 8]))";
+    if (guard && !strcmp(guard, "@swap")) { /* the right tile first */
+        n = snprintf(to, sizeof to, "if nj == 0:\n%s    %s\n", ind, second);
+        snprintf(to + n, sizeof to - (size_t)n,
+                 "%s    T.frag_load(T.address_of(Bf[ko * 16, bx * 16]), "
+                 "T.address_of(Bs[ko * 16, bx * 16]))\n",
+                 ind);
+    } else if (guard)
+        snprintf(to + n, sizeof to - (size_t)n, "%s    if %s:\n%s        %s\n", ind, guard, ind,
+                 second);
+    else
+        snprintf(to + n, sizeof to - (size_t)n, "%s    %s\n", ind, second);
+    return parse(replace(lk_tc_text(ctx, 32, N, 32, 0), from, to));
+}
+
+/* Two consecutive frag_loads of B tiles side by side are one
+ * ldmatrix.x4.trans with A's lane addresses into the first tile's
+ * registers (the second's follow); behind a guard that cannot be decided,
+ * x4.trans where it holds and the first tile's x2.trans where not; a
+ * guard known false leaves the first load alone; the right tile first is
+ * no pair.  (guard "@swap": no guard, the two loads swapped.) */
+static void test_b_pairs(void **state) {
+    (void)state;
+    const char *t = lowered(tc_pair(32, NULL), "lower_fragments");
+    assert_int_equal(count(t, "T.ldmatrix(1, 4, T.address_of(Bf[0]), T.address_of(Bs[T.lane_id() "
+                              "% 16, T.lane_id() // 16 * 8])"),
+                     1);
+    assert_int_equal(count(t, "T.ldmatrix(1, 2"), 0);
+    t = lowered(tc_pair(24, "bx * 16 + 8 < 24"), "lower_fragments");
+    assert_int_equal(count(t, "T.ldmatrix(1, 4, T.address_of(Bf[0])"), 1);
+    assert_int_equal(count(t, "T.ldmatrix(1, 2, T.address_of(Bf[0])"), 1);
+    HAS(t, "if bx * 16 + 8 < 24:");
+    t = lowered(tc_pair(32, "bx * 16 + 8 < 0"), "lower_fragments");
+    assert_int_equal(count(t, "T.ldmatrix(1, 4"), 0);
+    assert_int_equal(count(t, "T.ldmatrix(1, 2, T.address_of(Bf[0])"), 1);
+    /* the right tile first: not a pair, two x2.trans */
+    t = lowered(tc_pair(32, "@swap"), "lower_fragments");
+    assert_int_equal(count(t, "T.ldmatrix(1, 4"), 0);
+    assert_int_equal(count(t, "T.ldmatrix(1, 2"), 2);
+}
+
 /* The clipping ifs: none at a divisible size; at a ragged one the stores
  * to C are guarded per register, the per-lane loads from global A zero
  * fill past M. */
@@ -234,6 +289,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registers),
         cmocka_unit_test(test_ldmatrix_choice),
+        cmocka_unit_test(test_b_pairs),
         cmocka_unit_test(test_clipping),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_barriers),

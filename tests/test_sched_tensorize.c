@@ -251,6 +251,9 @@ static void test_tensorize_mismatch(void **st) {
     /* the loop structure: a fill tile has two loops, the mma three */
     expect_mismatch(ctx, f, "init_o", "mma_m16n8k16_bf16", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
                     "loop 2: BlockRealize found where the intrinsic has a loop of extent 16");
+    /* a B pair (16x16) on one 16x8 B tile */
+    expect_mismatch(ctx, f, "Bf_o", "frag_load_b_16x16", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
+                    "loop 1 (jj): extent 8, the intrinsic's is 16");
     /* the store direction: frag_store reads a fragment, the load writes one */
     expect_mismatch(ctx, f, "Af_o", "frag_store_16x8", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
                     "loop 1 (kk): extent 16, the intrinsic's is 8");
@@ -376,6 +379,7 @@ static void test_registry(void **st) {
     tir_ctx *ctx = *st;
     assert_int_equal(tir_tensor_intrin_count("mma_m16n8k16_bf16"), 1);
     assert_int_equal(tir_tensor_intrin_count("frag_load_a_16x16"), 2); /* bf16, f16 */
+    assert_int_equal(tir_tensor_intrin_count("frag_load_b_16x16"), 2); /* bf16, f16 */
     assert_int_equal(tir_tensor_intrin_count("no_such"), 0);
     assert_int_equal(tir_tensor_intrin_register("", desc_fill_one, impl_fill_one),
                      TIR_ERR_INVALID_ARG);

@@ -47,6 +47,14 @@ static int tirc_run(const char *env, const char *args) {
     return WEXITSTATUS(st);
 }
 
+/* Occurrences of needle before the first `until` in hay. */
+static int count_before(const char *hay, const char *needle, const char *until) {
+    const char *end = strstr(hay, until);
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p && end && p < end; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
 static int count(const char *hay, const char *needle) {
     int n = 0;
     for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
@@ -87,6 +95,9 @@ static void usage_errors(void **state) {
         "tune matmul --size 64 --dtype f16 --stages 3",  /* tune samples the stages */
         "tune fused --size 64 --dtype bf16",             /* the matmul's only */
         "run matmul --dtype bf16 --splitk 2",            /* split-K is float32's */
+        "ptx matmul --dtype bf16 --tc-off wpairs",       /* unknown speed-up */
+        "ptx matmul --dtype bf16 --tc-off bpairs,",      /* an empty name */
+        "ptx matmul --tc-off bpairs",                    /* Step 9's */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -152,6 +163,22 @@ static void ptx(void **state) {
     assert_int_equal(tirc_run(NULL, "ptx fused --size 33 --arch sm_80"), 0);
     assert_non_null(strstr(out, ".target sm_80"));
     assert_non_null(strstr(out, ".entry matmul_bias_relu("));
+    /* Step 9: B fragments in pairs (ldmatrix.x4.trans), or one tile at a
+     * time with --tc-off bpairs */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 64"), 0);
+    assert_true(count(out, "ldmatrix.sync.aligned.m8n8.x4.trans") > 0);
+    assert_int_equal(count(out, "ldmatrix.sync.aligned.m8n8.x2.trans"), 0);
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 64 --tc-off bpairs"), 0);
+    assert_int_equal(count(out, "ldmatrix.sync.aligned.m8n8.x4.trans"), 0);
+    assert_true(count(out, "ldmatrix.sync.aligned.m8n8.x2.trans") > 0);
+    /* and the k steps' fragments double-buffered, or not with fragpipe: the
+       ldmatrix before the first mma are two k steps' or one's */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 128"), 0);
+    int two = count_before(out, "ldmatrix.sync", "mma.sync");
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 128 --tc-off fragpipe"), 0);
+    int one = count_before(out, "ldmatrix.sync", "mma.sync");
+    assert_true(one > 0);
+    assert_int_equal(two, 2 * one);
     /* Step 1 has one thread per column: 2000 columns cannot launch. */
     assert_int_equal(tirc_run(NULL, "ptx matmul --step 1 --size 2000"), 4);
     assert_non_null(strstr(err, "cannot compile matmul step 1"));

@@ -958,6 +958,12 @@ TIR_API tir_status tir_sched_replay_with_decisions(tir_schedule *s, const char *
  *   frag_load_a_16x16   (S[16,16], F[16,16] frag.a): F[i,j] = S[i,j],
  *                       two overloads: bfloat16 and float16 -> frag_load
  *   frag_load_b_16x8    (S[16,8], F[16,8] frag.b), bfloat16 / float16
+ *   frag_load_b_16x16   (S[16,16], F[16,16] frag.b), bfloat16 / float16:
+ *                       two B tiles side by side -> two frag_loads
+ *                       (columns c0, c0 + 8; the second under
+ *                       if (c0 + 8 < F's width) when F's width is not a
+ *                       constant multiple of 16), which lower_fragments
+ *                       makes one ldmatrix.x4.trans
  *   frag_load_a_16x8_tf32  (S[16,8], F[16,8] frag.a), float32
  *   frag_load_b_8x8_tf32   (S[8,8], F[8,8] frag.b), float32
  *   frag_store_16x8     (F[16,8] frag.acc, D[16,8]) float32: D[i,j] =

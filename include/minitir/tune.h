@@ -251,6 +251,17 @@ typedef struct tir_tc_config {
     bool async_copy;       /* cp.async for the shared tiles (with stages >= 2) */
     int pad;               /* elements added to each shared row (conflict-free ldmatrix);
                               applied to a row only when smaller than it */
+    /* Switches that turn a speed-up off, for A/B measurements (zero, the
+     * default and what the tuner uses, keeps it on; not tuner knobs):
+     * no_b_pairs: B fragments by one ldmatrix.x2.trans per 16x8 tile
+     *   instead of one x4.trans per two adjacent tiles (frag_load_b_16x16;
+     *   16-bit inputs, warp tiles of a multiple of 16 columns);
+     * no_frag_pipeline: the k steps of a k tile unrolled one after the
+     *   other instead of software-pipelined two deep (the operand fragments
+     *   of step s + 1 loaded before the mma of step s; bk of at least two
+     *   k steps). */
+    bool no_b_pairs;
+    bool no_frag_pipeline;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
@@ -267,7 +278,9 @@ TIR_API int64_t tir_tc_config_shared_bytes(const tir_tc_config *c, int elem_byte
  * float16 or bfloat16 (m16n8k16) or float32 (TF32, m16n8k8), accumulating
  * in float32.  The schedule of src/tune/tiling_tc.c: accumulator
  * fragments, shared tiles (cp.async, `stages`-stage software pipeline),
- * operand fragments by ldmatrix, every tile operation tensorized.  Every
+ * operand fragments by ldmatrix (B in pairs of tiles unless no_b_pairs),
+ * double-buffered across the k steps of a k tile (unless
+ * no_frag_pipeline), every tile operation tensorized.  Every
  * step is a traced primitive; hook (may be NULL) is called after each
  * one with the call as written.  Errors: TIR_ERR_INVALID_ARG (the block
  * is not such a matmul, an input type tensor cores do not take, or cfg

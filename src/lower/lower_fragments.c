@@ -16,7 +16,9 @@
  * away where the analyzer proves them (lane_id() stands for a variable of
  * range [0, 32) while simplifying).  A frag_load of a whole in-bounds tile
  * from a shared 16-bit buffer with contiguous, 16-byte aligned rows becomes
- * one ldmatrix (A: x4; B: x2.trans).
+ * one ldmatrix (A: x4; B: x2.trans); two such loads of B tiles side by
+ * side (frag_load_b_16x16 makes them: consecutive statements, columns j0
+ * and j0 + 8) become one ldmatrix.x4.trans.
  *
  * Clipping is against the shapes the buffers have here, after
  * compact_alloc: a global buffer keeps its shape; a shared tile shrinks to
@@ -157,17 +159,20 @@ static const tir_expr *k32(lf *c, int64_t v) {
     return tir_i32(c->st->ctx, v);
 }
 
+/* The element operand i of call is address_of, or NULL; records nothing. */
+static const tir_buffer_load *addr_load(const tir_call *call, int i) {
+    const tir_buffer_load *l = lower_addressed(call, i);
+    return l && ((const tir_expr *)l)->dtype.lanes == 1 ? l : NULL;
+}
+
 /* The element whose address operand i of call is, or NULL (error
  * recorded).  frag: 1 a fragment (of scope `scope`, or any when
  * TIR_SCOPE_GLOBAL), 0 any other buffer. */
 static const tir_buffer_load *operand(lf *c, const tir_stmt *s, const tir_call *call, int i,
                                       int frag, tir_scope scope) {
     const char *name = tir_intrin_name(call->op);
-    const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
-    const tir_buffer_load *l =
-        a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
-                                                             : NULL;
-    if (!l || ((const tir_expr *)l)->dtype.lanes > 1) {
+    const tir_buffer_load *l = addr_load(call, i);
+    if (!l) {
         LF_FAIL(c, c->in, s,
                 "lower_fragments: argument %d of %s must be address_of(an element of a buffer)",
                 i, name);
@@ -355,24 +360,31 @@ static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
 }
 
 /* ldmatrix(trans, num, address_of(L[o]), address_of(S[.., i0 + lane % 16,
- * j0 + 8 * (lane / 16)])): lane l gives row l % 8 of matrix l / 8.  A
- * (16x16): x4, matrices (rows 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15),
- * (8-15, 8-15) = registers 0-1, 2-3, 4-5, 6-7.  B (16x8, rows k): x2.trans,
- * matrices k 0-7 and 8-15; lanes 16-31 are unused and pass row lane % 16
- * of column j0 (a valid address: j0 + 8 may be past the buffer). */
+ * j0 + 8 * (lane / 16)])): lane l gives row l % 8 of matrix l / 8, that
+ * is row i0 + 8 * (m % 2) + l % 8, columns j0 + 8 * (m / 2) of matrix m
+ * = l / 8, whose two elements of each lane land in registers 2m, 2m + 1.
+ * A (16x16): x4, matrices (rows 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15),
+ * (8-15, 8-15) = registers 0-1, 2-3, 4-5, 6-7.  B (16x8, rows k):
+ * x2.trans, matrices k 0-7 and 8-15; lanes 16-31 are unused and pass row
+ * lane % 16 of column j0 (a valid address: j0 + 8 may be past the
+ * buffer).  A pair of B tiles side by side (pair: columns j0 and j0 + 8,
+ * registers o .. o + 7, tile-major storage makes them adjacent):
+ * x4.trans with A's addresses, matrices (k 0-7, n 0-7), (k 8-15, n 0-7)
+ * = the first tile's registers 0-1, 2-3, then (k 0-7, n 8-15), (k 8-15,
+ * n 8-15) = the second tile's. */
 static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
-                                       const tir_buffer_load *l) {
+                                       const tir_buffer_load *l, bool pair) {
     tir_ctx *ctx = c->st->ctx;
     int n = l->nidx;
-    bool a = f->lay.kind == TIR_FRAG_K16_A;
+    bool a = f->lay.kind == TIR_FRAG_K16_A, x4 = a || pair;
     const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
     for (int d = 0; d < n; d++) idx[d] = l->indices[d];
     const tir_expr *lane = (const tir_expr *)c->lane;
     idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), tir_floormod(ctx, lane, k32(c, 16)));
-    if (a)
+    if (x4)
         idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]),
                              tir_mul(ctx, k32(c, 8), tir_floordiv(ctx, lane, k32(c, 16))));
-    const tir_expr *args[4] = {k32(c, a ? 0 : 1), k32(c, a ? 4 : 2), reg_addr(c, f, o),
+    const tir_expr *args[4] = {k32(c, a ? 0 : 1), k32(c, x4 ? 4 : 2), reg_addr(c, f, o),
                                addr(c, l->buffer, n, idx)};
     const tir_stmt *s = lower_intrin_stmt(ctx, TIR_INTRIN_LDMATRIX, 4, args);
     return finish(c, 1, &s);
@@ -420,7 +432,8 @@ static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
     case TIR_INTRIN_FRAG_FILL: return expand_fill(c, f, o, call->args[1]);
     case TIR_INTRIN_FRAG_LOAD:
         if (!y) return s;
-        return ldmatrix_ok(c, f, y) ? expand_ldmatrix(c, f, o, y) : expand_copy(c, f, o, y, false);
+        return ldmatrix_ok(c, f, y) ? expand_ldmatrix(c, f, o, y, false)
+                                     : expand_copy(c, f, o, y, false);
     case TIR_INTRIN_FRAG_STORE: return y ? expand_copy(c, f, o, y, true) : s;
     default: {
         const fbuf *fa = y ? find_fbuf(c, y->buffer) : NULL, *fb = z ? find_fbuf(c, z->buffer) : NULL;
@@ -431,6 +444,57 @@ static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
         return lower_intrin_stmt(c->st->ctx, TIR_INTRIN_MMA_SYNC, 3, args);
     }
     }
+}
+
+/* ------------------------------------------------------------ B pairs */
+
+static const tir_call *frag_load_of(const tir_stmt *s) {
+    if (s->kind != TIR_KIND_EVALUATE) return NULL;
+    const tir_call *call = tir_as_tir_call(((const tir_evaluate *)s)->value);
+    return call && call->op == TIR_INTRIN_FRAG_LOAD ? call : NULL;
+}
+
+/* Is q the element 8 columns right of p (same buffer, other indices equal)? */
+static bool right_of(lf *c, const tir_buffer_load *p, const tir_buffer_load *q) {
+    tir_ctx *ctx = c->st->ctx;
+    if (p->buffer != q->buffer || p->nidx != q->nidx) return false;
+    for (int d = 0; d < p->nidx; d++) {
+        const tir_expr *diff = tir_sub(ctx, i32(c, q->indices[d]), i32(c, p->indices[d]));
+        if (!provable(c, tir_eq(ctx, diff, k32(c, d == p->nidx - 1 ? 8 : 0)))) return false;
+    }
+    return true;
+}
+
+/* s1; s2 as one ldmatrix.x4.trans when they are frag_loads of two B tiles
+ * side by side (fragment columns c0 and c0 + 8 from source columns j0 and
+ * j0 + 8, the same rows), both of which would be an ldmatrix; else NULL.
+ * s2 may be `if (cond) load` (frag_load_b_16x16's guard on a last pair
+ * with one tile; cond does not depend on the lane: tile operations run
+ * outside threadIdx.x loops): then `if (cond) x4.trans else s1`, unless
+ * cond is proven (x4 alone) or disproven (NULL: s1 alone).  Anything odd
+ * is left to expand(), which reports it. */
+static const tir_stmt *merge_b_pair(lf *c, const tir_stmt *s1, const tir_stmt *s2) {
+    const tir_if *g = s2->kind == TIR_KIND_IF ? (const tir_if *)s2 : NULL;
+    const tir_expr *cond = g && !g->else_s ? g->cond : NULL;
+    if (cond) s2 = g->then_s;
+    if (cond && provable(c, cond)) cond = NULL;
+    else if (cond && provable(c, tir_not_new(c->st->ctx, cond))) return NULL;
+    const tir_call *c1 = frag_load_of(s1), *c2 = c1 ? frag_load_of(s2) : NULL;
+    if (!c2 || c->in_tx || c->err != TIR_OK) return NULL;
+    const tir_buffer_load *x1 = addr_load(c1, 0), *y1 = addr_load(c1, 1);
+    const tir_buffer_load *x2 = addr_load(c2, 0), *y2 = addr_load(c2, 1);
+    if (!x1 || !y1 || !x2 || !y2 || tir_scope_is_frag(y1->buffer->scope)) return NULL;
+    const fbuf *f = find_fbuf(c, x1->buffer);
+    if (!f || f->lay.kind != TIR_FRAG_K16_B || !right_of(c, x1, x2) || !right_of(c, y1, y2) ||
+        !ldmatrix_ok(c, f, y1) || !ldmatrix_ok(c, f, y2))
+        return NULL;
+    const tir_expr *o1 = tile_offset(c, s1, f, x1), *o2 = o1 ? tile_offset(c, s2, f, x2) : NULL;
+    tir_ctx *ctx = c->st->ctx;
+    if (!o2 || !provable(c, tir_eq(ctx, o2, tir_add(ctx, o1, k32(c, f->lay.regs))))) return NULL;
+    const tir_stmt *x4 = expand_ldmatrix(c, f, o1, y1, true);
+    if (!cond) return x4;
+    const tir_stmt *one = expand(c, s1, c1);
+    return c->err == TIR_OK ? tir_if_new(ctx, cond, x4, one) : NULL;
 }
 
 /* ---------------------------------------------------------------- walk */
@@ -466,6 +530,23 @@ static const tir_node *on_eval(tir_mutator *m, const tir_node *n) {
         return n;
     }
     return (const tir_node *)expand(c, (const tir_stmt *)n, call);
+}
+
+/* Adjacent frag_loads of a B pair become one ldmatrix.x4.trans; the rest
+ * as usual. */
+static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
+    lf *c = m->user;
+    const tir_seq *q = (const tir_seq *)n;
+    const tir_stmt **out = IR_NEWN(c->st->ctx, const tir_stmt *, q->n);
+    int k = 0;
+    bool changed = false;
+    for (int i = 0; i < q->n; i++) {
+        const tir_stmt *pair = i + 1 < q->n ? merge_b_pair(c, q->stmts[i], q->stmts[i + 1]) : NULL;
+        out[k] = pair ? pair : tir_mutate_stmt(m, q->stmts[i]);
+        changed |= pair || out[k] != q->stmts[i];
+        k++, i += pair != NULL;
+    }
+    return changed ? (const tir_node *)tir_seq_new(c->st->ctx, k, out) : n;
 }
 
 /* A fragment reached other than as a tile operand. */
@@ -507,6 +588,7 @@ tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_p
     m.on[TIR_KIND_FOR] = on_for;
     m.on[TIR_KIND_ALLOCATE] = on_alloc;
     m.on[TIR_KIND_EVALUATE] = on_eval;
+    m.on[TIR_KIND_SEQ] = on_seq;
     m.on[TIR_KIND_BUFFER_LOAD] = on_access;
     m.on[TIR_KIND_BUFFER_STORE] = on_access;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);

@@ -85,6 +85,10 @@ bool lower_is_intrin_stmt(const tir_stmt *s, tir_intrin op);
 /* True when e mentions a threadIdx variable of the loops in `thread_vars`. */
 bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 
+/* The element argument i of call points at (address_of(BufferLoad) of one
+ * element), or NULL (lower_util.c). */
+const tir_buffer_load *lower_addressed(const tir_call *call, int i);
+
 /* Operand i of a tile operation (frag_fill, frag_load, frag_store,
  * mma_sync) that is address_of(*load): true with the tile it covers from
  * there, rows x cols (the fragment's tile, also for the other buffer of a

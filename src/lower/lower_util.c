@@ -75,8 +75,7 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars) {
     return false;
 }
 
-/* The element of an address_of(BufferLoad) argument, or NULL. */
-static const tir_buffer_load *addressed(const tir_call *call, int i) {
+const tir_buffer_load *lower_addressed(const tir_call *call, int i) {
     const tir_call *a = i < call->nargs ? tir_as_tir_call(call->args[i]) : NULL;
     return a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1 ? tir_as_tir_buffer_load(a->args[0])
                                                                 : NULL;
@@ -88,9 +87,9 @@ bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **loa
                   call->op != TIR_INTRIN_FRAG_STORE && call->op != TIR_INTRIN_MMA_SYNC))
         return false;
     if (call->op == TIR_INTRIN_FRAG_FILL && i != 0) return false;
-    const tir_buffer_load *l = addressed(call, i);
+    const tir_buffer_load *l = lower_addressed(call, i);
     /* the non-fragment side of a load or store covers the fragment's tile */
-    const tir_buffer_load *f = call->op == TIR_INTRIN_MMA_SYNC ? l : addressed(call, 0);
+    const tir_buffer_load *f = call->op == TIR_INTRIN_MMA_SYNC ? l : lower_addressed(call, 0);
     tir_frag_layout lay;
     if (!l || !f || !tir_frag_layout_of(f->buffer->scope, f->buffer->dtype, &lay)) return false;
     *load = l;

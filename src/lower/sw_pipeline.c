@@ -85,12 +85,24 @@ typedef struct rw {
     ir_vec reads, writes; /* buffers */
 } rw;
 
+/* Loads read, stores write; so do the warp collectives that write
+ * registers through an address (ldmatrix's destination, mma_sync's
+ * accumulator; their address_of is also seen as a read below): without
+ * that, fragment registers an ldmatrix fills in one stage and an
+ * mma_sync reads in the next got one version, and the next k step's
+ * ldmatrix overwrote them before the mma read them. */
 static bool rw_pre(tir_visitor *v, const tir_node *n) {
     rw *r = v->user;
-    if (n->kind == TIR_KIND_BUFFER_LOAD)
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
         ir_vec_push(&r->reads, ((const tir_buffer_load *)n)->buffer);
-    else if (n->kind == TIR_KIND_BUFFER_STORE)
+    } else if (n->kind == TIR_KIND_BUFFER_STORE) {
         ir_vec_push(&r->writes, ((const tir_buffer_store *)n)->buffer);
+    } else if (n->kind == TIR_KIND_CALL) {
+        const tir_call *c = (const tir_call *)n;
+        int dst = c->op == TIR_INTRIN_LDMATRIX ? 2 : c->op == TIR_INTRIN_MMA_SYNC ? 0 : -1;
+        const tir_buffer_load *l = dst >= 0 ? lower_addressed(c, dst) : NULL;
+        if (l) ir_vec_push(&r->writes, l->buffer);
+    }
     return true;
 }
 

@@ -27,7 +27,8 @@
  * ordinary loads; mma_sync touches registers only.
  *
  * Disjoint elements.  Two accesses whose element ranges (every variable
- * relaxed over its loop) do not meet never conflict.  Between two barriers
+ * relaxed over its loop, lane_id() over [0, 32)) do not meet never
+ * conflict.  Between two barriers
  * every thread runs the same iteration of each enclosing serial loop, so
  * the ranges may also be compared with such a loop's variable k fixed: the
  * versions floormod(k, 2)*S and floormod(k + 1, 2)*S of a multi-buffered
@@ -81,7 +82,8 @@ typedef struct ts {
     const tir_var *tvars[8]; /* enclosing threadIdx loop vars */
     int ntvars;
     int nbarriers;
-    tir_analyzer *an; /* every enclosing loop's range */
+    tir_analyzer *an; /* every enclosing loop's range, and lane's */
+    const tir_var *lane; /* stands for lane_id() in element ranges: [0, 32) */
     sloop loops[TS_MAX_LOOPS]; /* enclosing serial loops (see krange) */
     int nloops;
 } ts;
@@ -157,14 +159,26 @@ typedef struct coll {
     bool landing; /* adding copies that land at a wait */
 } coll;
 
+static const tir_node *lane_to_var(tir_mutator *m, const tir_node *n) {
+    const tir_call *c = (const tir_call *)n;
+    if (c->op == TIR_INTRIN_LANE_ID) return (const tir_node *)((const ts *)m->user)->lane;
+    return tir_mutate_default(m, n);
+}
+
 /* The elements idx reaches with every variable but k (NULL: all) relaxed
- * over its range; false when unbounded or not of constant extent. */
+ * over its range; false when unbounded or not of constant extent.
+ * lane_id() (an ldmatrix row address per lane) is a variable of [0, 32):
+ * without it an ldmatrix's rows had no range, met every copy, and the
+ * Step 9 pipeline got three barriers per k tile instead of one. */
 static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out) {
     const tir_ramp *r = tir_as_tir_ramp(idx);
     const tir_broadcast *bc = tir_as_tir_broadcast(idx);
     int64_t stride = 0;
     if (r && !tir_expr_const_int(r->stride, &stride)) return false;
     const tir_expr *e = r ? r->start : bc ? bc->value : idx;
+    tir_mutator lm = {.ctx = t->st->ctx, .user = t};
+    lm.on[TIR_KIND_CALL] = lane_to_var;
+    e = tir_mutate_expr(&lm, e);
     ir_vec vars = {0};
     lower_collect_vars(e, &vars);
     int n = 0;
@@ -441,7 +455,9 @@ static bool bind_pre(tir_visitor *v, const tir_node *n) {
 }
 
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    ts t = {.st = st, .an = tir_analyzer_create(st->ctx)};
+    ts t = {.st = st, .an = tir_analyzer_create(st->ctx),
+            .lane = tir_var_new(st->ctx, "lane", TIR_I32)};
+    tir_analyzer_bind_const(t.an, t.lane, 0, 32);
     tir_visitor bv = {.pre = bind_pre, .user = &t};
     tir_visit(&bv, in->body);
     lower_inflight_compute(in->body, &t.inflight);

@@ -107,6 +107,13 @@ static const tir_prim_func *desc_load_b_bf16(tir_ctx *ctx) {
 static const tir_prim_func *desc_load_b_f16(tir_ctx *ctx) {
     return parse_desc(ctx, LOAD_TEXT("frag_load_b_16x8", 16, 8, "float16", "frag.b"));
 }
+/* Two adjacent B tiles (k 16 x n 16): one ldmatrix.x4.trans in lowering. */
+static const tir_prim_func *desc_load_b2_bf16(tir_ctx *ctx) {
+    return parse_desc(ctx, LOAD_TEXT("frag_load_b_16x16", 16, 16, "bfloat16", "frag.b"));
+}
+static const tir_prim_func *desc_load_b2_f16(tir_ctx *ctx) {
+    return parse_desc(ctx, LOAD_TEXT("frag_load_b_16x16", 16, 16, "float16", "frag.b"));
+}
 static const tir_prim_func *desc_load_a_tf32(tir_ctx *ctx) {
     return parse_desc(ctx, LOAD_TEXT("frag_load_a_16x8_tf32", 16, 8, "float32", "frag.a"));
 }
@@ -157,6 +164,40 @@ static const tir_stmt *impl_load(tir_ctx *ctx, const tir_buffer *const *bufs,
                                tile_ptr(ctx, bufs[0], origins[0])};
     return call_stmt(ctx, TIR_INTRIN_FRAG_LOAD, 2, args);
 }
+/* S, F over two B tiles side by side (columns c0 and c0 + 8): two
+ * frag_loads, one per 16x8 tile, so the logical level (and the
+ * interpreter) stays tile by tile; lower_fragments merges the adjacent
+ * pair into one ldmatrix.x4.trans where it can.  A fragment whose width
+ * is whole 8-column tiles but not whole pairs (N = 72) has a last pair
+ * with one tile: the second load is then guarded by c0 + 8 < width (the
+ * guard a split leaves on the pair stops at the pair, and tensorize drops
+ * it). */
+static const tir_stmt *impl_load_pair(tir_ctx *ctx, const tir_buffer *const *bufs,
+                                      const tir_expr *const *const *origins) {
+    const tir_stmt *half[2];
+    for (int h = 0; h < 2; h++) {
+        const tir_expr **o[2];
+        for (int b = 0; b < 2; b++) {
+            int nd = bufs[b]->ndim;
+            o[b] = IR_NEWN(ctx, const tir_expr *, nd);
+            for (int d = 0; d < nd; d++) o[b][d] = origins[b][d];
+            const tir_expr *last = o[b][nd - 1];
+            if (h) o[b][nd - 1] = tir_add(ctx, last, tir_int(ctx, last->dtype, 8));
+        }
+        const tir_expr *args[2] = {tile_ptr(ctx, bufs[1], (const tir_expr *const *)o[1]),
+                                   tile_ptr(ctx, bufs[0], (const tir_expr *const *)o[0])};
+        half[h] = call_stmt(ctx, TIR_INTRIN_FRAG_LOAD, 2, args);
+    }
+    const tir_buffer *f = bufs[1];
+    const tir_expr *width = f->shape[f->ndim - 1], *c0 = origins[1][f->ndim - 1];
+    int64_t w = 0;
+    if (!tir_expr_const_int(width, &w) || w % 16) {
+        const tir_expr *c8 = tir_add(ctx, c0, tir_int(ctx, c0->dtype, 8));
+        if (!tir_dtype_eq(width->dtype, c8->dtype)) width = tir_cast_new(ctx, c8->dtype, width);
+        half[1] = tir_if_new(ctx, tir_lt(ctx, c8, width), half[1], NULL);
+    }
+    return tir_seq_new(ctx, 2, half);
+}
 /* F, D */
 static const tir_stmt *impl_store(tir_ctx *ctx, const tir_buffer *const *bufs,
                                   const tir_expr *const *const *origins) {
@@ -194,6 +235,8 @@ static void register_builtins(void) {
     add_locked("frag_load_a_16x16", desc_load_a_f16, impl_load);
     add_locked("frag_load_b_16x8", desc_load_b_bf16, impl_load);
     add_locked("frag_load_b_16x8", desc_load_b_f16, impl_load);
+    add_locked("frag_load_b_16x16", desc_load_b2_bf16, impl_load_pair);
+    add_locked("frag_load_b_16x16", desc_load_b2_f16, impl_load_pair);
     add_locked("frag_load_a_16x8_tf32", desc_load_a_tf32, impl_load);
     add_locked("frag_load_b_8x8_tf32", desc_load_b_tf32, impl_load);
     add_locked("frag_store_16x8", desc_store, impl_store);

@@ -14,7 +14,11 @@
  * lane) each own a BM/warps_m x BN/warps_n tile of C.  Per k tile the A
  * and B tiles are copied to shared memory (16-byte vectors; cp.async in a
  * software pipeline of `stages` stages), rows padded so that ldmatrix is
- * conflict-free.  Only public schedule calls, so every step is in the
+ * conflict-free.  B fragments are loaded two tiles at a time
+ * (frag_load_b_16x16: one ldmatrix.x4.trans) and the k steps of a k tile
+ * are software-pipelined so that the fragments of step s + 1 are loaded
+ * before the mma of step s (cfg's no_b_pairs / no_frag_pipeline turn
+ * either off).  Only public schedule calls, so every step is in the
  * trace and a tuned schedule replays from its text.
  */
 #include <stdio.h>
@@ -43,6 +47,7 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
 typedef struct tc_kind {
     int mk; /* the mma's k: 16, or 8 for TF32 */
     const char *mma, *load_a, *load_b;
+    const char *load_b2; /* two adjacent B tiles (one ldmatrix.x4.trans), or NULL */
 } tc_kind;
 
 static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *k) {
@@ -51,11 +56,14 @@ static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *
     if (st != TIR_OK) return st;
     tir_dtype t = b->reads[a_read].buffer->dtype;
     if (tir_dtype_eq(t, TIR_F32))
-        *k = (tc_kind){8, "mma_m16n8k8_tf32", "frag_load_a_16x8_tf32", "frag_load_b_8x8_tf32"};
+        *k = (tc_kind){8, "mma_m16n8k8_tf32", "frag_load_a_16x8_tf32", "frag_load_b_8x8_tf32",
+                       NULL};
     else if (tir_dtype_eq(t, TIR_BF16))
-        *k = (tc_kind){16, "mma_m16n8k16_bf16", "frag_load_a_16x16", "frag_load_b_16x8"};
+        *k = (tc_kind){16, "mma_m16n8k16_bf16", "frag_load_a_16x16", "frag_load_b_16x8",
+                       "frag_load_b_16x16"};
     else if (tir_dtype_eq(t, TIR_F16))
-        *k = (tc_kind){16, "mma_m16n8k16_f16", "frag_load_a_16x16", "frag_load_b_16x8"};
+        *k = (tc_kind){16, "mma_m16n8k16_f16", "frag_load_a_16x16", "frag_load_b_16x8",
+                       "frag_load_b_16x16"};
     else
         return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
                             "tensor cores: block %s reads %s of a type tensor cores do not take "
@@ -110,9 +118,11 @@ static tir_status copy_tile(tir_schedule *s, const tir_tc_config *cfg, tir_block
 }
 
 /* The operand fragments under k1: A as 16 x mk tiles down the warp's rows,
- * B as mk x 8 tiles along its columns. */
-static tir_status frag_loads(tir_schedule *s, tir_block_rv af, tir_block_rv bf,
-                             const tc_kind *k, hook_fn hook, void *user) {
+ * B as mk x 8 tiles along its columns, or as pairs of them (16 columns,
+ * one ldmatrix.x4.trans) when the warp's wn columns allow and cfg does not
+ * turn pairs off. */
+static tir_status frag_loads(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv af,
+                             tir_block_rv bf, const tc_kind *k, hook_fn hook, void *user) {
     const tir_loop_rv *loops;
     int n;
     tir_loop_rv p[2], q[2];
@@ -123,10 +133,12 @@ static tir_status frag_loads(tir_schedule *s, tir_block_rv af, tir_block_rv bf,
     if (st != TIR_OK) return st;
     LOOPS(bf);
     tir_loop_rv rows = loops[n - 2];
-    CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, q));
+    bool pairs = k->load_b2 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0;
+    CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, pairs ? 16 : 8},
+                         q));
     CALL(tir_sched_reorder(s, 3, (const tir_loop_rv[]){q[0], rows, q[1]}));
     CALL(tir_sched_unroll(s, q[0]));
-    return carve(s, rows, k->load_b, hook, user);
+    return carve(s, rows, pairs ? k->load_b2 : k->load_b, hook, user);
 }
 
 /* The accumulators' store under the warp loop, in 16 x 8 tiles. */
@@ -144,9 +156,15 @@ static tir_status store_tiles(tir_schedule *s, tir_block_rv store, hook_fn hook,
     return carve(s, p[1], "frag_store_16x8", hook, user);
 }
 
+/* Whether the k steps of a k tile (k1) are software-pipelined (fragment
+ * double buffering) rather than unrolled. */
+static bool frag_pipeline(const tir_tc_config *cfg, const tc_kind *k) {
+    return !cfg->no_frag_pipeline && cfg->bk / k->mk >= 2;
+}
+
 /* Zero fill (the decomposed init) and the mma, each per 16 x 8 tile. */
-static tir_status compute(tir_schedule *s, tir_block_rv c, tir_loop_rv k0, const tc_kind *k,
-                          hook_fn hook, void *user) {
+static tir_status compute(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv c,
+                          tir_loop_rv k0, const tc_kind *k, hook_fn hook, void *user) {
     const tir_loop_rv *loops;
     int n;
     tir_block_rv init;
@@ -163,7 +181,7 @@ static tir_status compute(tir_schedule *s, tir_block_rv c, tir_loop_rv k0, const
     tir_status st = carve(s, loops[n - 2], "frag_fill_f32", hook, user);
     if (st != TIR_OK) return st;
     LOOPS(c); /* ..., k1, i2, j2, i3, j3, k2 */
-    CALL(tir_sched_unroll(s, loops[n - 6]));
+    if (!frag_pipeline(cfg, k)) CALL(tir_sched_unroll(s, loops[n - 6]));
     CALL(tir_sched_unroll(s, loops[n - 5]));
     CALL(tir_sched_unroll(s, loops[n - 4]));
     return carve(s, loops[n - 3], k->mma, hook, user);
@@ -238,11 +256,19 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     CALL(tir_sched_compute_at(s, as, ks[0], false));
     CALL(tir_sched_compute_at(s, bs, ks[0], false));
     CALL(tir_sched_reverse_compute_at(s, store, w, false));
-    if ((st = compute(s, c, ks[0], &k, hook, user)) != TIR_OK) return st;
-    if ((st = frag_loads(s, af, bf, &k, hook, user)) != TIR_OK) return st;
+    if ((st = compute(s, cfg, c, ks[0], &k, hook, user)) != TIR_OK) return st;
+    if ((st = frag_loads(s, cfg, af, bf, &k, hook, user)) != TIR_OK) return st;
     if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, as, cfg->bk, eb, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, bs, cfg->bn, eb, hook, user)) != TIR_OK) return st;
+    if (frag_pipeline(cfg, &k)) {
+        /* k1's body: the A and B fragment loads, the mma tiles; the loads of
+           k step s + 1 are issued before the mma of step s, into a second
+           set of fragment registers (lowering versions them, unrolls the
+           steady state by two and emits prologue and epilogue statically) */
+        CALL(tir_sched_software_pipeline(s, ks[1], 3, (const int64_t[]){0, 0, 1}, 3,
+                                         (const int64_t[]){0, 1, 2}, 0, NULL));
+    }
     if (cfg->stages >= 2) {
         /* k0's body: A_shared, B_shared, the k1 loop (fragments and mma) */
         int last = cfg->stages - 1;

@@ -27,7 +27,11 @@ static const char *const examples_help =
     "blockIdx.z) summed by a second kernel; the kernel column shows minitir/splitkS.\n"
     "--atomic (with --splitk): the partial sums added to C with atomic float adds\n"
     "after a kernel that zeroes C, instead of the second kernel; the summation\n"
-    "order, hence the rounding, varies between runs (minitir/splitkS-atomic).\n";
+    "order, hence the rounding, varies between runs (minitir/splitkS-atomic).\n"
+    "--tc-off bpairs,fragpipe (Step 9, not with --db): turns speed-ups off for\n"
+    "A/B runs. bpairs: B fragments by one ldmatrix.x2.trans per 16x8 tile instead\n"
+    "of one x4.trans per two tiles; fragpipe: the k steps of a k tile one after\n"
+    "the other instead of loading step s + 1's fragments before step s's mma.\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -92,6 +96,24 @@ static bool parse_steps(const char *s, int *lo, int *hi) {
     if (a < 1 || b > TIRC_STEP_TC || a > b) return false;
     *lo = a, *hi = b;
     return true;
+}
+
+/* --tc-off: names of Step 9 speed-ups to turn off, comma-separated. */
+static bool parse_tc_off(const char *v, unsigned *bits) {
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS}, {"fragpipe", TIRC_TC_OFF_FRAGPIPE}};
+    for (;;) { /* name (',' name)*: no empty names */
+        size_t n = strcspn(v, ",");
+        bool found = false;
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (strlen(names[k].name) == n && !strncmp(v, names[k].name, n))
+                *bits |= names[k].bit, found = true;
+        if (!found) return false;
+        if (!v[n]) return true;
+        v += n + 1;
+    }
 }
 
 /* --dtype: the matmul's input type (float32 accumulation throughout). */
@@ -208,6 +230,10 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 8)
                 return tirc_usage_error("--stages wants a pipeline depth 1..8");
             o->stages = (int)k;
+        } else if (!strcmp(a, "--tc-off")) {
+            if (!(v = value(argc, argv, &i)) || !parse_tc_off(v, &o->tc_off))
+                return tirc_usage_error(
+                    "--tc-off wants a comma-separated list of: bpairs, fragpipe");
         } else if (!strcmp(a, "--dtype")) {
             if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
                 return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");
@@ -269,6 +295,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     if (tc && o->splitk > 1) return tirc_usage_error("--splitk is for float32 (Steps 7-8)");
     if (o->stages && !tc)
         return tirc_usage_error("--stages is for Step 9 (tensor cores, --dtype)");
+    if (o->tc_off && !tc)
+        return tirc_usage_error("--tc-off is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
     snprintf(o->ours_name, sizeof o->ours_name,

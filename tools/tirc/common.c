@@ -31,8 +31,8 @@ static void print_each(void *user, tir_schedule *s, const char *call) {
 const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles : NULL; }
 
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, int splitk, bool atomic, int stages, bool each,
-                         tir_schedule **out) {
+                         const seed_tiles *tiles, int splitk, bool atomic, int stages,
+                         unsigned tc_off, bool each, tir_schedule **out) {
     hook_state h = {ctx};
     tir_status st = tir_sched_create(ctx, f, out);
     if (st != TIR_OK) return st;
@@ -45,6 +45,8 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
                 cfg.bm = tiles->bm, cfg.bn = tiles->bn, cfg.bk = tiles->bk,
                 cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;
             if (stages) cfg.stages = stages;
+            cfg.no_b_pairs = tc_off & TIRC_TC_OFF_BPAIRS;
+            cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
@@ -82,7 +84,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     tir_status st = o->db && (step == 8 || step == TIRC_STEP_TC) && !fused && o->splitk <= 1
                         ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
                         : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages,
-                                        false, &s);
+                                        o->tc_off, false, &s);
     if (st != TIR_OK) return st;
     if (sched_ms) *sched_ms = mt_now_ms() - t0;
     tir_codegen_opts cg;

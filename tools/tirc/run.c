@@ -29,7 +29,8 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     tir_schedule *s = NULL;
     tir_kernel_set ks; /* one kernel, or split-K's two */
     if (!f ||
-        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, false, &s) !=
+        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, o->tc_off, false,
+                      &s) !=
             TIR_OK ||
         tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK) {
         fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, step,

@@ -73,7 +73,11 @@ typedef struct opts {
     int nsm;             /* the GPU's multiprocessors, once open (0: unknown) */
     tir_rt_gemm_kind kind; /* --dtype: f32 (Steps 1-8), tf32 / f16 / bf16 (Step 9) */
     int stages;            /* --stages (Step 9's pipeline; 0: hgemm.c's choice) */
+    unsigned tc_off;       /* --tc-off: TIRC_TC_OFF_* bits, Step 9 speed-ups turned off */
 } opts;
+
+/* --tc-off bpairs,fragpipe: A/B switches of Step 9 (tir_tc_config's no_*). */
+enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u };
 
 /* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
  * tf32 / f16 / bf16. */
@@ -98,11 +102,12 @@ const seed_tiles *tirc_tiles(const opts *o);
  * seed_schedule_tiles with tiles, NULL: the seed's; splitk > 1 (Steps
  * 7-8): sgemm_schedule with split-K, by atomic adds with atomic; Step 9:
  * hgemm_schedule, tiles BM x BN x BK x warps_m x warps_n and stages
- * overriding hgemm_config_for's where given); each: prints the IR after
+ * overriding hgemm_config_for's where given, tc_off its speed-ups turned
+ * off); each: prints the IR after
  * every primitive. */
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
-                         const seed_tiles *tiles, int splitk, bool atomic, int stages, bool each,
-                         tir_schedule **out);
+                         const seed_tiles *tiles, int splitk, bool atomic, int stages,
+                         unsigned tc_off, bool each, tir_schedule **out);
 /* Schedules and compiles (tir_build_kernels: one module, or several with
  * split-K); *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
