@@ -109,7 +109,8 @@ static void test_steps_1_6_keep_o3(void **st) {
     for (int step = 1; step <= 6; step++) {
         const tir_module *m = compile(ctx, kernel_of(ctx, step, 1024, 1024, 1024),
                                       TIR_CG_PIPELINE_SHORT);
-        if (m->pipeline != TIR_CG_PIPELINE_FAST) fail_msg("step %d got pipeline %d", step, m->pipeline);
+        if (m->pipeline != TIR_CG_PIPELINE_FAST)
+            fail_msg("step %d got pipeline %d", step, m->pipeline);
     }
     tir_ctx_destroy(ctx);
 }

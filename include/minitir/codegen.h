@@ -43,8 +43,9 @@ typedef enum tir_cg_pipeline {
      * same PTX as Default for all of the seed's kernels compared), and
      * that at opt_level 3 a kernel whose loops LLVM's optimisation would
      * not unroll gets a short pass pipeline (no unrollers or vectorisers;
-     * ~60% of default<O3>'s time) instead of default<O3>: every local array is indexed by constants only (after the unrolling
-     * codegen does itself), no loop asks LLVM to unroll it, and every loop
+     * ~60% of default<O3>'s time) instead of default<O3>: every local
+     * array is indexed by constants only (after the unrolling codegen does
+     * itself), no loop asks LLVM to unroll it, and every loop
      * body has at least 600 emitted instructions (LLVM's O3 unroller
      * leaves bodies that large alone).  The seed's Steps 7-9 qualify,
      * Steps 1-6 do not.  See docs/performance.md for the rule's measures

@@ -3,10 +3,11 @@
  * Order of work: check the kernel against the lowered form (no LLVM yet),
  * emit LLVM IR into a fresh LLVMContext (one per call, so concurrent calls
  * on different ctxs do not share LLVM state), verify it, run the O3
- * pipeline, and let the NVPTX backend (at a level tir_cg_pipeline picks)
- * print PTX into memory.  LLVM reports some backend errors through the
- * context's diagnostic handler, whose default exits the process; ours
- * records the first error instead.
+ * pipeline (or a short one for kernels without loops for LLVM to unroll:
+ * TIR_CG_PIPELINE_SHORT, from facts emission records), and let the NVPTX
+ * backend (at a level tir_cg_pipeline picks) print PTX into memory.  LLVM
+ * reports some backend errors through the context's diagnostic handler,
+ * whose default exits the process; ours records the first error instead.
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -135,23 +136,29 @@ static LLVMCodeGenOptLevel backend_level(const tir_codegen_opts *o) {
  * that change the PTX of the kernels it is for (the seed's Steps 7-9 at
  * 4096^3, 4095^3, 1000x520x333, split-K, tensor cores), found by leaving
  * out each pass in turn and keeping it out when no kernel's PTX changed
- * (docs/performance.md); and always-inline for cg_math_fn's helpers.
+ * (docs/performance.md); plus always-inline (cg_math_fn's helpers) and
+ * speculative execution (without it split-K at 1000x520x333 spilled).
  * Without loops to unroll, the unrollers and vectorisers have nothing to
  * do. */
 #define CG_SIMPLIFYCFG(opts)                                                                       \
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-to-lookup;keep-loops;" opts \
-    ";speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-to-lookup;"              \
+    "keep-loops;" opts ";speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
 #define CG_INSTCOMBINE "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>"
+#define CG_NO_HOIST_SINK "no-hoist-common-insts;no-sink-common-insts"
 static const char short_passes[] =
-    "always-inline,function(nvvm-intr-range," CG_SIMPLIFYCFG("no-switch-range-to-icmp;no-hoist-common-insts;"
-                                               "no-sink-common-insts")
-    ",sroa<modify-cfg>,early-cse<>),ipsccp,"
-    "function(" CG_INSTCOMBINE ",early-cse<memssa>,speculative-execution<only-if-divergent-target>,reassociate,"
+    "always-inline,"
+    "function(nvvm-intr-range,"
+    CG_SIMPLIFYCFG("no-switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
+    "sroa<modify-cfg>,early-cse<>),"
+    "ipsccp,"
+    "function(" CG_INSTCOMBINE ",early-cse<memssa>,"
+    "speculative-execution<only-if-divergent-target>,reassociate,"
     "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>),"
     "loop-mssa(licm<allowspeculation>),"
-    CG_SIMPLIFYCFG("switch-range-to-icmp;no-hoist-common-insts;no-sink-common-insts") ","
+    CG_SIMPLIFYCFG("switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
     CG_INSTCOMBINE ",loop(indvars),vector-combine,gvn<>,loop-mssa(licm<allowspeculation>),"
-    CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ",vector-combine)";
+    CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ","
+    "vector-combine)";
 
 /* The smallest loop body, in emitted LLVM instructions, of a kernel that
  * gets the short pipeline.  default<O3> on NVPTX unrolls a loop fully
@@ -166,6 +173,28 @@ enum { CG_SHORT_MIN_BODY = 600 };
 /* Whether a kernel may get the short pipeline (tir_cg_pipeline). */
 static bool short_ok(const cg_emit_facts *f) {
     return !f->var_local && !f->unroll_hint && f->min_loop_body >= CG_SHORT_MIN_BODY;
+}
+
+/* Runs the optimisation pipeline on mod: default<On>, or the short one
+ * where o asks for it and the kernel qualifies (m->pipeline says which). */
+static tir_status optimise(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *o,
+                           const cg_emit_facts *facts, LLVMModuleRef mod, LLVMTargetMachineRef tm,
+                           tir_module *m) {
+    char passes[32];
+    snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
+    m->pipeline = o->pipeline;
+    if (o->pipeline == TIR_CG_PIPELINE_SHORT && !(o->opt_level == 3 && short_ok(facts)))
+        m->pipeline = TIR_CG_PIPELINE_FAST;
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e =
+        LLVMRunPasses(mod, m->pipeline == TIR_CG_PIPELINE_SHORT ? short_passes : passes, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (!e) return TIR_OK;
+    char *msg = LLVMGetErrorMessage(e);
+    tir_status s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM optimisation of '%s' failed: %s",
+                                kernel->name, msg);
+    LLVMDisposeErrorMessage(msg);
+    return s;
 }
 
 /* The LLVM half of tir_codegen: everything made here is freed here. */
@@ -217,23 +246,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     err = NULL;
     double t1 = ir_now_ms();
     m->build_ms = t1 - t0;
-    if (s == TIR_OK) {
-        char passes[32];
-        snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
-        m->pipeline = o->pipeline;
-        if (o->pipeline == TIR_CG_PIPELINE_SHORT && !(o->opt_level == 3 && short_ok(&facts)))
-            m->pipeline = TIR_CG_PIPELINE_FAST;
-        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef e = LLVMRunPasses(
-            mod, m->pipeline == TIR_CG_PIPELINE_SHORT ? short_passes : passes, tm, po);
-        LLVMDisposePassBuilderOptions(po);
-        if (e) {
-            char *msg = LLVMGetErrorMessage(e);
-            s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM optimisation of '%s' failed: %s",
-                             kernel->name, msg);
-            LLVMDisposeErrorMessage(msg);
-        }
-    }
+    if (s == TIR_OK) s = optimise(ctx, kernel, o, &facts, mod, tm, m);
     double t2 = ir_now_ms();
     m->opt_ms = t2 - t1;
     if (s == TIR_OK) {

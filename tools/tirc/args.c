@@ -223,7 +223,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(o->arch = value(argc, argv, &i)))
                 return tirc_usage_error("--arch wants e.g. sm_90");
         } else if (!strcmp(a, "--opt")) {
-            if (!(v = value(argc, argv, &i)) || (strcmp(v, "fast") && strcmp(v, "O3") && strcmp(v, "short")))
+            if (!(v = value(argc, argv, &i)) ||
+                (strcmp(v, "fast") && strcmp(v, "O3") && strcmp(v, "short")))
                 return tirc_usage_error("--opt wants fast, O3 or short (LLVM pipelines, see "
                                         "tir_cg_pipeline)");
             o->pipeline = !strcmp(v, "fast")    ? TIR_CG_PIPELINE_FAST

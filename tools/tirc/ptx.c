@@ -76,7 +76,8 @@ int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
     /* --repeat: the same compile again in this process (the last one's
      * PTX is written; the modules of each stay in ctx) */
     for (int r = 0; r < o->repeat; r++) {
-        if (!f || tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t, &sched) != TIR_OK) {
+        if (!f ||
+            tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t, &sched) != TIR_OK) {
             fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, o->step_lo,
                     tir_ctx_error(ctx));
             return EXIT_COMPILE;
