@@ -25,7 +25,7 @@
 #include "sched_check.h"
 
 /* The pipeline every test compiles with: main runs all tests once per
- * pipeline, so the fast one must give the forms they check too. */
+ * pipeline, so the fast and short ones must give the forms they check too. */
 static tir_cg_pipeline test_pipeline = TIR_CG_PIPELINE_OPT;
 
 static const tir_module *compile_arch(tir_ctx *ctx, const tir_prim_func *f, const char *arch,
@@ -801,13 +801,23 @@ static int use_fast(void **st) {
     return 0;
 }
 
+/* The third: under the short pipeline (the default), which loop-free
+ * kernels get. */
+static int use_short(void **st) {
+    (void)st;
+    test_pipeline = TIR_CG_PIPELINE_SHORT;
+    return 0;
+}
+
 static int use_opt(void **st) {
     (void)st;
     test_pipeline = TIR_CG_PIPELINE_OPT;
     return 0;
 }
 
-#define BOTH(f) cmocka_unit_test(f), {"fast pipeline: " #f, f, use_fast, use_opt, NULL}
+#define BOTH(f)                                                                            \
+    cmocka_unit_test(f), {"fast pipeline: " #f, f, use_fast, use_opt, NULL},                  \
+        {"short pipeline: " #f, f, use_short, use_opt, NULL}
 
 int main(void) {
     if (!ptxas_path()) printf("# ptxas not found: PTX is checked as text only\n");

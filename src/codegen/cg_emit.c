@@ -106,6 +106,7 @@ struct cg {
     const char *entry_names[4];
     LLVMValueRef entry_vals[4];
     int nentry;
+    cg_emit_facts facts; /* serial loops as emitted (serial_loop) */
 };
 
 static LLVMValueRef fail(cg *g, tir_status code, const char *fmt, ...) TIR_PRINTF(3, 4);
@@ -1078,6 +1079,15 @@ static tir_status thread_loop(cg *g, const tir_for *f) {
     return s;
 }
 
+/* The instructions of g's function so far. */
+static int64_t ninsts(cg *g) {
+    int64_t n = 0;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(g->fn); bb; bb = LLVMGetNextBasicBlock(bb))
+        for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
+            n++;
+    return n;
+}
+
 static tir_status serial_loop(cg *g, const tir_for *f) {
     const tir_annot *an = tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP);
     int64_t ext, mn;
@@ -1115,10 +1125,19 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     condbr(g, cond, body, exit);
     LLVMPositionBuilderAtEnd(g->b, body);
     push_var(g, f->var, i, MOD_ANY);
+    int64_t n0 = ninsts(g);
     tir_status s = stmt(g, f->body);
     g->nvars--;
     TIR_TRY(s);
     br(g, latch);
+    /* facts for the choice of pipeline: LLVM leaves a loop marked
+     * unroll.disable as it is */
+    int64_t nbody = ninsts(g) - n0;
+    g->facts.nloops++;
+    if (!(an && an->i <= 1)) {
+        if (nbody < g->facts.min_loop_body) g->facts.min_loop_body = nbody;
+        g->facts.unroll_hint |= an || f->kind == TIR_FOR_UNROLLED;
+    }
     LLVMPositionBuilderAtEnd(g->b, latch);
     LLVMValueRef one = LLVMConstInt(ty(g, vt), 1, 0);
     LLVMValueRef next = sg ? LLVMBuildNSWAdd(g->b, i, one, "") : LLVMBuildAdd(g->b, i, one, "");
@@ -1337,9 +1356,34 @@ static void occupancy(cg *g, const cg_info *info) {
     if (info->max_regs) annotate(g, "maxnreg", info->max_regs);
 }
 
+/* Whether every use of pointer p (an alloca, or a GEP of one) is a load,
+ * a store to it, or a GEP by constant indices with such uses: what SROA
+ * promotes to registers without any loop unrolled first. */
+static bool const_uses(LLVMValueRef p) {
+    for (LLVMUseRef u = LLVMGetFirstUse(p); u; u = LLVMGetNextUse(u)) {
+        LLVMValueRef us = LLVMGetUser(u);
+        LLVMOpcode op = LLVMGetInstructionOpcode(us);
+        if (op == LLVMLoad || (op == LLVMStore && LLVMGetOperand(us, 1) == p)) continue;
+        if (op != LLVMGetElementPtr) return false;
+        for (int i = 1; i < LLVMGetNumOperands(us); i++)
+            if (!LLVMIsAConstantInt(LLVMGetOperand(us, i))) return false;
+        if (!const_uses(us)) return false;
+    }
+    return true;
+}
+
+/* cg_emit_facts.var_local: the allocas are at the start of the entry
+ * block. */
+static bool var_local(cg *g) {
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);
+    for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
+        if (LLVMIsAAllocaInst(in) && !const_uses(in)) return true;
+    return false;
+}
+
 tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
-                          bool host, int64_t *shared_bytes) {
+                          bool host, int64_t *shared_bytes, cg_emit_facts *facts) {
     cg g = {.ctx = ctx,
             .f = f,
             .opts = opts,
@@ -1347,7 +1391,8 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
             .dyn_shared = info->dyn_shared && !host,
             .dyn_align = info->shared_align > 16 ? info->shared_align : 16,
             .host = host,
-            .global_as = host ? 0 : 1};
+            .global_as = host ? 0 : 1,
+            .facts = {.min_loop_body = INT64_MAX}};
     g.lc = LLVMGetModuleContext(mod);
     g.t_void = LLVMVoidTypeInContext(g.lc);
     g.t_i1 = LLVMInt1TypeInContext(g.lc);
@@ -1403,6 +1448,8 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
         LLVMBuildRetVoid(g.b);
         LLVMBuildBr(g.ab, body);
         *shared_bytes += g.shared_bytes;
+        g.facts.var_local = var_local(&g);
+        if (facts) *facts = g.facts;
     }
     LLVMDisposeBuilder(g.b);
     LLVMDisposeBuilder(g.ab);

@@ -90,7 +90,7 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
     LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
     LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
     int64_t shared = 0;
-    tir_status s = cg_emit_kernel(ctx, f, &info, &o, mod, "tir_jit_kernel", true, &shared);
+    tir_status s = cg_emit_kernel(ctx, f, &info, &o, mod, "tir_jit_kernel", true, &shared, NULL);
     char *err = NULL;
     if (s == TIR_OK) {
         build_wrapper(mod, LLVMGetNamedFunction(mod, "tir_jit_kernel"), f);

@@ -51,16 +51,28 @@ tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_ta
 /* The product of the threadIdx extents of info->dims. */
 int64_t cg_threads_per_block(const cg_info *info);
 
+/* What emission found out about the function it emitted, for the choice
+ * of LLVM pipeline (codegen.c, TIR_CG_PIPELINE_SHORT). */
+typedef struct cg_emit_facts {
+    int nloops;            /* serial loops emitted as loops (not unrolled here) */
+    int64_t min_loop_body; /* the fewest instructions emitted for one's body
+                            * (INT64_MAX without loops) */
+    bool unroll_hint;      /* a loop asks LLVM to unroll it (llvm.loop metadata) */
+    bool var_local;        /* a local array is addressed other than by constant
+                            * indices: only unrolling can put it in registers */
+} cg_emit_facts;
+
 /* Emits the kernel function `name` for f into mod.  Adds the shared memory
  * it allocates (static, or with info->dyn_shared dynamic) to *shared_bytes.
  *
  * host: emit a plain C-callable function for the host instead (tests run
  * kernels this way): thread-binding loops become serial loops, pointers
  * are generic, shared arrays are stack arrays, and kernels that need
- * threads to cooperate (syncthreads, cp_async) are refused. */
+ * threads to cooperate (syncthreads, cp_async) are refused.  facts (may
+ * be NULL) receives what cg_emit_facts describes. */
 tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
-                          bool host, int64_t *shared_bytes);
+                          bool host, int64_t *shared_bytes, cg_emit_facts *facts);
 
 /* The helper function computing a math intrinsic (exp, log, tanh, pow,
  * sigmoid) on float (f64 false) or double (f64 true) in mod, created on

@@ -3,10 +3,11 @@
  * Order of work: check the kernel against the lowered form (no LLVM yet),
  * emit LLVM IR into a fresh LLVMContext (one per call, so concurrent calls
  * on different ctxs do not share LLVM state), verify it, run the O3
- * pipeline, and let the NVPTX backend (at a level tir_cg_pipeline picks)
- * print PTX into memory.  LLVM reports some backend errors through the
- * context's diagnostic handler, whose default exits the process; ours
- * records the first error instead.
+ * pipeline (or a short one for kernels without loops for LLVM to unroll:
+ * TIR_CG_PIPELINE_SHORT, from facts emission records), and let the NVPTX
+ * backend (at a level tir_cg_pipeline picks) print PTX into memory.  LLVM
+ * reports some backend errors through the context's diagnostic handler,
+ * whose default exits the process; ours records the first error instead.
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -27,10 +28,11 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
     o->arch = "sm_90";
     o->fma_contract = true;
     o->opt_level = 3;
-    /* the same kernel speed at 4095^3, 4096^3 and 1000x520x333 for Steps
-     * 4-8 on the H200 (docs/performance.md, 2026-12-03), less emission
-     * time */
-    o->pipeline = TIR_CG_PIPELINE_FAST;
+    /* FAST: the same kernel speed at 4095^3, 4096^3 and 1000x520x333 for
+     * Steps 4-8 on the H200 (docs/performance.md, 2026-12-03), less
+     * emission time; SHORT: FAST with less optimisation time where the
+     * kernel allows, with the same PTX counts for the seed's Steps 7-9 */
+    o->pipeline = TIR_CG_PIPELINE_SHORT;
     o->ssa_locals = true;
 }
 
@@ -119,12 +121,80 @@ static const char *arena_copy(tir_ctx *ctx, const char *s, size_t n) {
  * before instruction selection, at Default EarlyCSE: for the Step 8
  * kernel GVN is ~30% of the backend's time and ptxas makes nearly the
  * same code either way (docs/performance.md, compile time), hence the
- * fast pipeline's choice. */
+ * fast pipeline's choice.  At Less (the short pipeline's) it skips a few
+ * more IR passes; the PTX of the seed's Steps 1-9 is byte-identical to
+ * Default's. */
 static LLVMCodeGenOptLevel backend_level(const tir_codegen_opts *o) {
     if (o->opt_level == 0) return LLVMCodeGenLevelNone;
     if (o->opt_level == 1) return LLVMCodeGenLevelLess;
     if (o->opt_level == 2 || o->pipeline == TIR_CG_PIPELINE_FAST) return LLVMCodeGenLevelDefault;
+    if (o->pipeline == TIR_CG_PIPELINE_SHORT) return LLVMCodeGenLevelLess;
     return LLVMCodeGenLevelAggressive;
+}
+
+/* The short pipeline (TIR_CG_PIPELINE_SHORT): the passes of default<O3>
+ * that change the PTX of the kernels it is for (the seed's Steps 7-9 at
+ * 4096^3, 4095^3, 1000x520x333, split-K, tensor cores), found by leaving
+ * out each pass in turn and keeping it out when no kernel's PTX changed
+ * (docs/performance.md); plus always-inline (cg_math_fn's helpers) and
+ * speculative execution (without it split-K at 1000x520x333 spilled).
+ * Without loops to unroll, the unrollers and vectorisers have nothing to
+ * do. */
+#define CG_SIMPLIFYCFG(opts)                                                                       \
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-to-lookup;"              \
+    "keep-loops;" opts ";speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
+#define CG_INSTCOMBINE "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>"
+#define CG_NO_HOIST_SINK "no-hoist-common-insts;no-sink-common-insts"
+static const char short_passes[] =
+    "always-inline,"
+    "function(nvvm-intr-range,"
+    CG_SIMPLIFYCFG("no-switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
+    "sroa<modify-cfg>,early-cse<>),"
+    "ipsccp,"
+    "function(" CG_INSTCOMBINE ",early-cse<memssa>,"
+    "speculative-execution<only-if-divergent-target>,reassociate,"
+    "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>),"
+    "loop-mssa(licm<allowspeculation>),"
+    CG_SIMPLIFYCFG("switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
+    CG_INSTCOMBINE ",loop(indvars),vector-combine,gvn<>,loop-mssa(licm<allowspeculation>),"
+    CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ","
+    "vector-combine)";
+
+/* The smallest loop body, in emitted LLVM instructions, of a kernel that
+ * gets the short pipeline.  default<O3> on NVPTX unrolls a loop fully
+ * when trip count x body size stays under 300 (up to 4x that where it
+ * predicts simplification) and partially when the body is under 75; a
+ * body of 600 or more with a trip count of 2 or more is past both, so
+ * O3 leaves it rolled and the short pipeline loses no unrolling.  The
+ * seed's kernels have either bodies of at most ~60 (Steps 1-6) or at
+ * least ~750 (Steps 7-9). */
+enum { CG_SHORT_MIN_BODY = 600 };
+
+/* Whether a kernel may get the short pipeline (tir_cg_pipeline). */
+static bool short_ok(const cg_emit_facts *f) {
+    return !f->var_local && !f->unroll_hint && f->min_loop_body >= CG_SHORT_MIN_BODY;
+}
+
+/* Runs the optimisation pipeline on mod: default<On>, or the short one
+ * where o asks for it and the kernel qualifies (m->pipeline says which). */
+static tir_status optimise(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *o,
+                           const cg_emit_facts *facts, LLVMModuleRef mod, LLVMTargetMachineRef tm,
+                           tir_module *m) {
+    char passes[32];
+    snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
+    m->pipeline = o->pipeline;
+    if (o->pipeline == TIR_CG_PIPELINE_SHORT && !(o->opt_level == 3 && short_ok(facts)))
+        m->pipeline = TIR_CG_PIPELINE_FAST;
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e =
+        LLVMRunPasses(mod, m->pipeline == TIR_CG_PIPELINE_SHORT ? short_passes : passes, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (!e) return TIR_OK;
+    char *msg = LLVMGetErrorMessage(e);
+    tir_status s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM optimisation of '%s' failed: %s",
+                                kernel->name, msg);
+    LLVMDisposeErrorMessage(msg);
+    return s;
 }
 
 /* The LLVM half of tir_codegen: everything made here is freed here. */
@@ -162,7 +232,8 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     bool dump = dump_wanted(o);
     int64_t shared = 0;
     double t0 = ir_now_ms();
-    tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &shared);
+    cg_emit_facts facts;
+    tir_status s = cg_emit_kernel(ctx, kernel, info, o, mod, name, false, &shared, &facts);
     /* emission places the buffers as cg_check's layout says */
     TIR_ASSERT(s != TIR_OK || shared == info->shared_bytes);
     *(info->dyn_shared ? &m->dyn_shared_bytes : &m->shared_bytes) = shared;
@@ -175,19 +246,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     err = NULL;
     double t1 = ir_now_ms();
     m->build_ms = t1 - t0;
-    if (s == TIR_OK) {
-        char passes[32];
-        snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
-        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
-        LLVMDisposePassBuilderOptions(po);
-        if (e) {
-            char *msg = LLVMGetErrorMessage(e);
-            s = tir_ctx_fail(ctx, TIR_ERR_LLVM, "codegen: LLVM optimisation of '%s' failed: %s",
-                             kernel->name, msg);
-            LLVMDisposeErrorMessage(msg);
-        }
-    }
+    if (s == TIR_OK) s = optimise(ctx, kernel, o, &facts, mod, tm, m);
     double t2 = ir_now_ms();
     m->opt_ms = t2 - t1;
     if (s == TIR_OK) {
@@ -260,7 +319,8 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     if (o.opt_level < 0 || o.opt_level > 3)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: opt_level %d is not in 0..3",
                             o.opt_level);
-    if (o.pipeline != TIR_CG_PIPELINE_OPT && o.pipeline != TIR_CG_PIPELINE_FAST)
+    if (o.pipeline != TIR_CG_PIPELINE_OPT && o.pipeline != TIR_CG_PIPELINE_FAST &&
+        o.pipeline != TIR_CG_PIPELINE_SHORT)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: pipeline %d is not a tir_cg_pipeline",
                             (int)o.pipeline);
     cg_info info;

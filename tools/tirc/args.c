@@ -138,6 +138,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof *o);
     o->epi = -1;
     o->splitk = 1;
+    o->repeat = 1;
     o->arch = "sm_90";
     o->runs = 30;
     o->warmup = 5;
@@ -248,11 +249,19 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(o->arch = value(argc, argv, &i)))
                 return tirc_usage_error("--arch wants e.g. sm_90");
         } else if (!strcmp(a, "--opt")) {
-            if (!(v = value(argc, argv, &i)) || (strcmp(v, "fast") && strcmp(v, "O3")))
-                return tirc_usage_error("--opt wants fast or O3 (LLVM pipelines, see "
+            if (!(v = value(argc, argv, &i)) ||
+                (strcmp(v, "fast") && strcmp(v, "O3") && strcmp(v, "short")))
+                return tirc_usage_error("--opt wants fast, O3 or short (LLVM pipelines, see "
                                         "tir_cg_pipeline)");
-            o->fast_pipeline = !strcmp(v, "fast");
+            o->pipeline = !strcmp(v, "fast")    ? TIR_CG_PIPELINE_FAST
+                          : !strcmp(v, "short") ? TIR_CG_PIPELINE_SHORT
+                                                : TIR_CG_PIPELINE_OPT;
             o->opt_given = true;
+        } else if (!strcmp(a, "--repeat")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000)
+                return tirc_usage_error("--repeat wants a count 1..1000");
+            o->repeat = (int)k;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             o->verbose = true;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -340,13 +349,18 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
-               "                          [-v] [--opt fast|O3]\n\n"
+               "                          [-v] [--opt short|fast|O3] [--repeat N]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
                "optimisation, LLVM IR text, PTX emission).  --opt picks the LLVM pipeline:\n"
-               "fast (default; backend at O2) or O3 (backend at O3; see docs/performance.md).\n"
-               "fused takes one epilogue (default bias+relu).  Default size 1024.\n\n"
+               "short (default: a short pass pipeline for kernels without loops for LLVM to\n"
+               "unroll, such as Steps 7-9, else fast), fast (default<O3>, backend at O2) or\n"
+               "O3 (backend at O3); see tir_cg_pipeline and docs/performance.md.\n"
+               "fused takes one epilogue (default bias+relu).  Default size 1024.\n"
+               "--repeat N compiles N times in one process (-v: each compile's phases;\n"
+               "the first pays the process's one-time costs, the others show what a\n"
+               "long-running tuner pays per kernel).\n\n"
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "tune")) {
@@ -387,7 +401,7 @@ int tirc_help(const char *cmd) {
         printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
                "                            [--epilogue E] [--arch sm_90] [--splitk S]\n"
-               "                            [--atomic] [--opt fast|O3] [--db file]\n\n"
+               "                            [--atomic] [--opt short|fast|O3] [--db file]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"
@@ -399,7 +413,7 @@ int tirc_help(const char *cmd) {
                "has one thread per column: N <= 1024) shows n/a and does not fail the run.\n"
                "--plot draws the steps against cuBLAS per size with gnuplot; without gnuplot\n"
                "it writes the data (.dat) and the script (.gp) next to the file and says so.\n"
-               "--opt fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs.\n"
+               "--opt short|fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs.\n"
                "--db file: Step 8 (and Step 9 with --dtype) use the file's best tuned\n"
                "record per size (`tirc tune`), the rule's default where there is none.\n"
                "Needs a GPU (exit 3 without).  Progress goes to stderr.\n\n"

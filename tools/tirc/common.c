@@ -90,7 +90,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     tir_codegen_opts cg;
     tir_codegen_opts_init(&cg);
     cg.arch = o->arch;
-    if (o->opt_given) cg.pipeline = o->fast_pipeline ? TIR_CG_PIPELINE_FAST : TIR_CG_PIPELINE_OPT;
+    if (o->opt_given) cg.pipeline = o->pipeline;
     st = tir_build_kernels(ctx, tir_sched_func(s), &cg, m);
     tir_sched_destroy(s);
     if (ms) *ms = mt_now_ms() - t0;

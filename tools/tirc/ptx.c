@@ -73,17 +73,22 @@ int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
     const tir_prim_func *f = tirc_define(ctx, o, e, o->M, o->N, o->K);
     tir_module_set ms;
     double t, sched;
-    if (!f || tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t, &sched) != TIR_OK) {
-        fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, o->step_lo,
-                tir_ctx_error(ctx));
-        return EXIT_COMPILE;
+    /* --repeat: the same compile again in this process (the last one's
+     * PTX is written; the modules of each stay in ctx) */
+    for (int r = 0; r < o->repeat; r++) {
+        if (!f ||
+            tirc_compile(ctx, o, f, tirc_is_fused(o), o->step_lo, &ms, &t, &sched) != TIR_OK) {
+            fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, o->step_lo,
+                    tir_ctx_error(ctx));
+            return EXIT_COMPILE;
+        }
+        double codegen = 0;
+        for (int i = 0; i < ms.nmodules; i++) codegen += ms.modules[i]->compile_ms;
+        if (o->verbose) print_phases(&ms, t, sched, codegen);
     }
-    double codegen = 0;
     for (int i = 0; i < ms.nmodules; i++) {
         int rc = write_module(o, ms.modules[i], i, ms.nmodules, t);
         if (rc != EXIT_OK) return rc;
-        codegen += ms.modules[i]->compile_ms;
     }
-    if (o->verbose) print_phases(&ms, t, sched, codegen);
     return EXIT_OK;
 }

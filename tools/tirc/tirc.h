@@ -51,8 +51,9 @@ typedef struct opts {
     const char *arch, *out, *csv, *json, *plot;
     bool trace, each, sim, gpu, help;
     bool verbose; /* ptx -v: compile time per phase */
-    bool fast_pipeline; /* --opt fast: TIR_CG_PIPELINE_FAST (the default); O3: _OPT */
+    tir_cg_pipeline pipeline; /* --opt fast|O3|short: _FAST, _OPT, _SHORT */
     bool opt_given;      /* --opt given (else the library default) */
+    int repeat;          /* ptx --repeat: compiles in one process (default 1) */
     int runs, warmup;
     uint64_t seed;
     bool seed_given;

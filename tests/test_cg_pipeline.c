@@ -1,0 +1,172 @@
+/* test_cg_pipeline.c: which LLVM pipeline tir_codegen gives the seed's
+ * kernels under TIR_CG_PIPELINE_SHORT (the rule in codegen.c: the short
+ * pass pipeline for kernels without loops LLVM would unroll), and that the
+ * short pipeline keeps the PTX's forms.  Steps 1-6 keep default<O3>
+ * (LLVM unrolls their small loops over local arrays); Steps 7-9 get the
+ * short one, and their PTX has the same counts of fma, mma, vector and
+ * scalar shared and global loads and stores, barriers, cp.async and
+ * instruction lines as under TIR_CG_PIPELINE_FAST (default<O3>), and the
+ * same registers and spills where ptxas is installed.  Compile only (no
+ * GPU), no timing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hgemm.h"
+#include "minitir/codegen.h"
+#include "minitir/lower.h"
+#include "ptxas_check.h"
+#include "seed.h"
+
+#define OK(ctx, call)                                                                     \
+    do {                                                                                  \
+        tir_status st_ = (call);                                                          \
+        if (st_ != TIR_OK) fail_msg("%s: %s", #call, tir_ctx_error(ctx));                 \
+    } while (0)
+
+/* Step 1-8 (seed_schedule) of the f32 matmul, or Step 9 (hgemm, bf16),
+ * lowered to one kernel. */
+static const tir_prim_func *kernel_of(tir_ctx *ctx, int step, int64_t M, int64_t N, int64_t K) {
+    const tir_prim_func *f = step == 9 ? tir_def_matmul_mixed(ctx, M, N, K, TIR_BF16, TIR_F32)
+                                       : tir_def_matmul(ctx, M, N, K, TIR_F32);
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    if (step == 9) {
+        hgemm_config c = hgemm_config_for(M, N, K, 132);
+        OK(ctx, hgemm_schedule(s, &c, NULL, NULL));
+    } else {
+        OK(ctx, seed_schedule(s, step, NULL, NULL));
+    }
+    const tir_prim_func *kernel;
+    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
+    tir_sched_destroy(s);
+    return kernel;
+}
+
+static const tir_module *compile(tir_ctx *ctx, const tir_prim_func *k, tir_cg_pipeline p) {
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.pipeline = p;
+    const tir_module *m = NULL;
+    OK(ctx, tir_codegen(ctx, k, &o, &m));
+    return m;
+}
+
+/* Occurrences of what at the start of an instruction (after the
+ * indentation and an optional predicate) in ptx. */
+static int count(const char *ptx, const char *what) {
+    int n = 0;
+    size_t len = strlen(what);
+    for (const char *l = ptx; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        while (*l == ' ' || *l == '\t') l++;
+        if (*l == '@') l = strpbrk(l, " \t"), l = l ? l + strspn(l, " \t") : "";
+        if (!strncmp(l, what, len)) n++;
+    }
+    return n;
+}
+
+/* Lines that are instructions: indented, not a directive or comment. */
+static int instructions(const char *ptx) {
+    int n = 0;
+    for (const char *l = ptx; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        if (*l != '\t' && *l != ' ') continue;
+        l += strspn(l, " \t");
+        if ((*l >= 'a' && *l <= 'z') || *l == '@') n++;
+    }
+    return n;
+}
+
+static const char *const forms[] = {"fma.rn.f32", "mma.sync",     "ld.shared.v4", "ld.shared.f32",
+                                    "ld.global",  "st.global",    "st.shared",    "bar.sync",
+                                    "cp.async",   "ldmatrix",     "ld.global.nc.v4"};
+
+/* The short pipeline's PTX has the forms and counts of FAST's. */
+static void same_forms(const tir_module *a, const tir_module *b, const char *what) {
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
+        if (count(a->ptx, forms[i]) != count(b->ptx, forms[i]))
+            fail_msg("%s: %d %s under the short pipeline, %d under default<O3>", what,
+                     count(a->ptx, forms[i]), forms[i], count(b->ptx, forms[i]));
+    assert_int_equal(instructions(a->ptx), instructions(b->ptx));
+    ptxas_info pa, pb;
+    if (ptxas_assemble(a, &pa) && ptxas_assemble(b, &pb)) {
+        assert_int_equal(pa.regs, pb.regs);
+        assert_int_equal(pa.spill_stores, pb.spill_stores);
+        assert_int_equal(pa.spill_loads, pb.spill_loads);
+    }
+}
+
+/* Steps 1-6: small loops LLVM unrolls (local arrays indexed by their
+ * variables in Steps 4-6): default<O3> under the short choice too. */
+static void test_steps_1_6_keep_o3(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    for (int step = 1; step <= 6; step++) {
+        const tir_module *m = compile(ctx, kernel_of(ctx, step, 1024, 1024, 1024),
+                                      TIR_CG_PIPELINE_SHORT);
+        if (m->pipeline != TIR_CG_PIPELINE_FAST)
+            fail_msg("step %d got pipeline %d", step, m->pipeline);
+    }
+    tir_ctx_destroy(ctx);
+}
+
+/* Steps 7-9: one k loop around a body codegen unrolled: the short
+ * pipeline, with default<O3>'s PTX forms, at a divisible and a ragged
+ * size; and only when asked (FAST and OPT stay as they are). */
+static void test_steps_7_9_short(void **st) {
+    (void)st;
+    /* Step 9 (tensorize) needs a k tile that divides K: 1024^3 instead */
+    static const int64_t sizes[][3] = {{4096, 4096, 4096}, {1000, 520, 333}, {1024, 1024, 1024}};
+    for (int step = 7; step <= 9; step++)
+        for (int i = 0; i < 2; i++) {
+            tir_ctx *ctx = tir_ctx_create();
+            const int64_t *z = sizes[step == 9 && i == 1 ? 2 : i];
+            const tir_prim_func *k = kernel_of(ctx, step, z[0], z[1], z[2]);
+            const tir_module *s = compile(ctx, k, TIR_CG_PIPELINE_SHORT);
+            const tir_module *f = compile(ctx, k, TIR_CG_PIPELINE_FAST);
+            const tir_module *o = compile(ctx, k, TIR_CG_PIPELINE_OPT);
+            if (s->pipeline != TIR_CG_PIPELINE_SHORT)
+                fail_msg("step %d %lldx%lldx%lld got pipeline %d", step, (long long)z[0],
+                         (long long)z[1], (long long)z[2], s->pipeline);
+            assert_int_equal(f->pipeline, TIR_CG_PIPELINE_FAST);
+            assert_int_equal(o->pipeline, TIR_CG_PIPELINE_OPT);
+            char what[64];
+            snprintf(what, sizeof what, "step %d %lldx%lldx%lld", step, (long long)z[0],
+                     (long long)z[1], (long long)z[2]);
+            same_forms(s, f, what);
+            assert_true(count(s->ptx, step == 9 ? "mma.sync" : "fma.rn.f32") >= 64);
+            tir_ctx_destroy(ctx);
+        }
+}
+
+/* The rule reads opt_level too: the short pipeline replaces default<O3>
+ * only; and it is the default. */
+static void test_short_only_at_o3(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    assert_int_equal(o.pipeline, TIR_CG_PIPELINE_SHORT);
+    const tir_prim_func *k = kernel_of(ctx, 8, 4096, 4096, 4096);
+    const tir_module *m = NULL;
+    OK(ctx, tir_codegen(ctx, k, &o, &m));
+    assert_int_equal(m->pipeline, TIR_CG_PIPELINE_SHORT);
+    o.opt_level = 2;
+    OK(ctx, tir_codegen(ctx, k, &o, &m));
+    assert_int_equal(m->pipeline, TIR_CG_PIPELINE_FAST);
+    tir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_steps_1_6_keep_o3),
+        cmocka_unit_test(test_steps_7_9_short),
+        cmocka_unit_test(test_short_only_at_o3),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
