@@ -144,6 +144,28 @@ static void test_steps_7_9_short(void **st) {
         }
 }
 
+/* A k loop of few trips (K = two k tiles) is one O3 unrolls fully: it
+ * keeps default<O3> under the short choice (it got the short pipeline
+ * once, stayed a loop and spilled: test_hgemm_sim's bf16 64x64x96 with
+ * 48-deep k tiles). */
+static void test_few_trips_keep_o3(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = tir_def_matmul_mixed(ctx, 64, 64, 96, TIR_BF16, TIR_F32);
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    hgemm_config c = hgemm_default_config();
+    c.bm = c.bn = 64, c.warps_m = c.warps_n = 2, c.bk = 48, c.stages = 1;
+    OK(ctx, hgemm_schedule(s, &c, NULL, NULL));
+    const tir_prim_func *k;
+    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &k));
+    tir_sched_destroy(s);
+    const tir_module *m = compile(ctx, k, TIR_CG_PIPELINE_SHORT);
+    assert_int_equal(m->pipeline, TIR_CG_PIPELINE_FAST);
+    assert_int_equal(count(m->ptx, "mma.sync"), 48); /* unrolled: 2 tiles x 3 steps x 8 */
+    tir_ctx_destroy(ctx);
+}
+
 /* The rule reads opt_level too: the short pipeline replaces default<O3>
  * only; and it is the default. */
 static void test_short_only_at_o3(void **st) {
@@ -166,6 +188,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steps_1_6_keep_o3),
         cmocka_unit_test(test_steps_7_9_short),
+        cmocka_unit_test(test_few_trips_keep_o3),
         cmocka_unit_test(test_short_only_at_o3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1136,6 +1136,9 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     g->facts.nloops++;
     if (!(an && an->i <= 1)) {
         if (nbody < g->facts.min_loop_body) g->facts.min_loop_body = nbody;
+        int64_t trips;
+        if (tir_expr_const_int(f->extent, &trips) && trips * nbody < g->facts.min_loop_work)
+            g->facts.min_loop_work = trips * nbody;
         g->facts.unroll_hint |= an || f->kind == TIR_FOR_UNROLLED;
     }
     LLVMPositionBuilderAtEnd(g->b, latch);
@@ -1392,7 +1395,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
             .dyn_align = info->shared_align > 16 ? info->shared_align : 16,
             .host = host,
             .global_as = host ? 0 : 1,
-            .facts = {.min_loop_body = INT64_MAX}};
+            .facts = {.min_loop_body = INT64_MAX, .min_loop_work = INT64_MAX}};
     g.lc = LLVMGetModuleContext(mod);
     g.t_void = LLVMVoidTypeInContext(g.lc);
     g.t_i1 = LLVMInt1TypeInContext(g.lc);

@@ -57,6 +57,8 @@ typedef struct cg_emit_facts {
     int nloops;            /* serial loops emitted as loops (not unrolled here) */
     int64_t min_loop_body; /* the fewest instructions emitted for one's body
                             * (INT64_MAX without loops) */
+    int64_t min_loop_work; /* the least of trip count x body instructions over
+                            * the loops of constant trip count (INT64_MAX: none) */
     bool unroll_hint;      /* a loop asks LLVM to unroll it (llvm.loop metadata) */
     bool var_local;        /* a local array is addressed other than by constant
                             * indices: only unrolling can put it in registers */

@@ -169,10 +169,16 @@ static const char short_passes[] =
  * seed's kernels have either bodies of at most ~60 (Steps 1-6) or at
  * least ~750 (Steps 7-9). */
 enum { CG_SHORT_MIN_BODY = 600 };
+/* ... and the least trip count x body of a loop with a constant trip
+ * count: O3 fully unrolled a 2-trip k loop of ~700 instructions (a Step 9
+ * kernel at K = 2 k tiles: its "up to 4x" where it predicts
+ * simplification), so a loop must be well past 4 x 300 to stay rolled. */
+enum { CG_SHORT_MIN_WORK = 2400 };
 
 /* Whether a kernel may get the short pipeline (tir_cg_pipeline). */
 static bool short_ok(const cg_emit_facts *f) {
-    return !f->var_local && !f->unroll_hint && f->min_loop_body >= CG_SHORT_MIN_BODY;
+    return !f->var_local && !f->unroll_hint && f->min_loop_body >= CG_SHORT_MIN_BODY &&
+           f->min_loop_work >= CG_SHORT_MIN_WORK;
 }
 
 /* Runs the optimisation pipeline on mod: default<On>, or the short one
