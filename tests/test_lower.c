@@ -792,63 +792,6 @@ static void test_step5_async(void **state) {
     sim_ok(k3, 40, 36, 40);
 }
 
-/* Guards of the loop (If conditions) that bound var. */
-typedef struct guard_count {
-    const tir_var *var;
-    int n;
-} guard_count;
-
-/* A bound (`<`) using var in c or one of its conjuncts (the reduction's
- * init, `k == 0`, is not a bound). */
-static bool bound_using(const tir_expr *c, const tir_var *var) {
-    if (c->kind == TIR_KIND_AND)
-        return bound_using(((const tir_binop *)c)->a, var) ||
-               bound_using(((const tir_binop *)c)->b, var);
-    return c->kind == TIR_KIND_LT && tir_uses_var(c, var);
-}
-
-static bool guard_pre(tir_visitor *v, const tir_node *n) {
-    guard_count *g = v->user;
-    if (n->kind == TIR_KIND_IF && bound_using(((const tir_if *)n)->cond, g->var)) g->n++;
-    return true;
-}
-
-static int guards_using(const tir_for *l) {
-    guard_count g = {l->var, 0};
-    tir_visitor v = {.pre = guard_pre, .user = &g};
-    tir_visit(&v, l->body);
-    return g.n;
-}
-
-/* Loop partitioning of a pipeline's steady state: with a ragged K the
- * copies' and the compute's k guards hold in every group of time steps
- * but the last, so the loop stops one group early and that group follows
- * it statically; inside the loop no guard uses k.  Simulated at odd
- * sizes (races, uninitialised reads), synchronous and cp.async. */
-static void test_pipeline_peels_ragged_k(void **state) {
-    static const int64_t sizes[][3] = {{40, 36, 9000}, {33, 70, 200}, {37, 45, 289}};
-    for (int z = 0; z < 3; z++)
-        for (int sync = 0; sync < 2; sync++) {
-            int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
-            sync_copies = sync;
-            const tir_prim_func *k =
-                lower(lk_shared(ctx, M, N, K, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
-            sync_copies = false;
-            const tir_for *l = find_loop(k, "k_0");
-            assert_non_null(l);
-            if (guards_using(l) != 0)
-                fail_msg("%lldx%lldx%lld: a k guard left in the loop:\n%s", (long long)M,
-                         (long long)N, (long long)K, tir_print(ctx, k));
-            sim_ok(k, M, N, K);
-        }
-    /* K a multiple of the tile: no guard, nothing peeled (8 tiles: the
-     * loop of 3 groups of two time steps and one time step after it) */
-    const tir_prim_func *k =
-        lower(lk_shared(ctx, 32, 64, 256, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
-    int64_t v;
-    assert_true(tir_expr_const_int(find_loop(k, "k_0")->extent, &v) && v == 3);
-}
-
 /* One barrier per k tile in the double-buffered pipelines, synchronous
  * and cp.async, at odd and even sizes (bounds conditions, scalar and
  * vector copies, 1 to 10 k tiles, steady-state loops with and without a
@@ -1010,7 +953,6 @@ int main(void) {
         cmocka_unit_test(test_barrier_removed_is_a_race),
         cmocka_unit_test(test_step5_pipeline),
         cmocka_unit_test(test_step5_auto_async),
-        cmocka_unit_test(test_pipeline_peels_ragged_k),
         cmocka_unit_test(test_pipeline_one_barrier_per_tile),
         cmocka_unit_test(test_step5_async),
         cmocka_unit_test(test_one_element_per_thread_fetch),

@@ -493,57 +493,6 @@ static int64_t steady_unroll(const pl *p) {
  * and aligned, and Step 5's four-wide ld.shared became four scalar loads,
  * each a 4-way bank conflict.  The (hi - lo) % U times left are emitted
  * statically after the loop, and so is a loop that would run once. */
-/* Loop partitioning of the steady state's last group: does a guard in
- * the loop body lb (an `if` over the loop variable g: a ragged k tile's
- * zero fill or clipped copy) hold in every group but the last?  Then the
- * loop stops one group early, that group is emitted statically after it
- * like the times left over, and simplify folds the guard away inside the
- * loop (Step 8 at K = 4095: ten predicate instructions per k tile). */
-typedef struct peel {
-    pl *p;
-    const tir_var *g;
-    const tir_expr *gmin;
-    int64_t groups;
-    bool gain;
-} peel;
-
-/* A conjunct of c (a guard is often `row < M and k < K`) that is not
- * proven over the whole loop but is without its last group. */
-static void peel_cond(peel *q, const tir_expr *c) {
-    if (c->kind == TIR_KIND_AND) {
-        const tir_binop *b = (const tir_binop *)c;
-        peel_cond(q, b->a);
-        if (!q->gain) peel_cond(q, b->b);
-        return;
-    }
-    tir_analyzer *an = q->p->an;
-    if (c->dtype.lanes != 1 || !tir_uses_var(c, q->g) || tir_analyzer_can_prove(an, c)) return;
-    tir_analyzer_bind(an, q->g, q->gmin, tir_i32(q->p->st->ctx, q->groups - 1));
-    q->gain = tir_analyzer_can_prove(an, c);
-    tir_analyzer_bind(an, q->g, q->gmin, tir_i32(q->p->st->ctx, q->groups));
-}
-
-static bool peel_pre(tir_visitor *v, const tir_node *n) {
-    peel *q = v->user;
-    if (q->gain) return false;
-    if (n->kind == TIR_KIND_FOR) {
-        const tir_for *f = (const tir_for *)n;
-        tir_analyzer_bind(q->p->an, f->var, f->min, f->extent);
-    } else if (n->kind == TIR_KIND_IF) {
-        peel_cond(q, ((const tir_if *)n)->cond);
-    }
-    return !q->gain;
-}
-
-static bool peel_last_group(pl *p, const tir_var *g, const tir_expr *gmin, int64_t groups,
-                            const tir_stmt *lb) {
-    if (groups < 3) return false;
-    peel q = {p, g, gmin, groups, false};
-    tir_visitor v = {.pre = peel_pre, .user = &q};
-    tir_visit(&v, lb);
-    return q.gain;
-}
-
 static void emit_steady(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
                         int64_t lo, int64_t hi, const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
@@ -573,7 +522,6 @@ static void emit_steady(pl *p, const tir_for *f, comp *c, int n, const int *by_o
     for (int i = 0; i < f->nannots; i++)
         if (strncmp(f->annots[i].key, TIR_ANN_PIPELINE_PREFIX, strlen(TIR_ANN_PIPELINE_PREFIX)))
             annots[na++] = f->annots[i];
-    if (peel_last_group(p, g, gmin, groups, lb)) groups--;
     ir_vec_push(out, tir_for_new(ctx, g, gmin, tir_i32(ctx, groups), TIR_FOR_SERIAL, NULL, na, annots, lb));
     for (int64_t t = lo + groups * u; t < hi; t++)
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, out);
