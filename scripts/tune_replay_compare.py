@@ -40,6 +40,12 @@ def first_at(curve, level):
     return next(i + 1 for i, g in enumerate(curve) if g >= level)
 
 
+def trials_stats(xs):
+    """Mean, its standard error, median, worst."""
+    se = statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0
+    return statistics.mean(xs), se, statistics.median(xs), max(xs)
+
+
 def summarise(runs):
     best = max(max(c) for c, *_ in runs)  # the pool's best: every run measures the whole pool
     to_best = [first_at(c, best) for c, *_ in runs]
@@ -47,8 +53,8 @@ def summarise(runs):
     row = {
         "best": best,
         "pool": len(runs[0][0]),
-        "to_best": (statistics.mean(to_best), statistics.median(to_best), max(to_best)),
-        "to_2pct": (statistics.mean(to_2pct), statistics.median(to_2pct), max(to_2pct)),
+        "to_best": trials_stats(to_best),
+        "to_2pct": trials_stats(to_2pct),
     }
     for n in (16, 32, 64, 128):
         at = [c[min(n, len(c)) - 1] / best for c, *_ in runs]
@@ -66,7 +72,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--sizes", default="512,1000x520x333")
     a = ap.parse_args()
-    print(f"{a.seeds} seeds (1..{a.seeds}) per row; trials: mean / median / worst; "
+    print(f"{a.seeds} seeds (1..{a.seeds}) per row; trials: mean ± its standard error / median / worst; "
           "best after n trials: mean / worst, as a fraction of the recorded best\n")
     print("| workload (pool) | default first | model | trials to best | trials to 2% "
           "| after 16 | after 32 | after 64 | after 128 | CPU ms per fit | model CPU ms per run |")
@@ -81,7 +87,8 @@ def main():
                 after = " | ".join(f"{r[n][0]:.3f} / {r[n][1]:.3f}" for n in (16, 32, 64, 128))
                 fit = f"{r['fit_ms']:.1f}" if model == "xgb" else "-"
                 print(f"| {size} ({r['pool']}) | {'no' if no_default else 'yes'} | {model} "
-                      f"| {tb[0]:.1f} / {tb[1]:.0f} / {tb[2]} | {t2[0]:.1f} / {t2[1]:.0f} / {t2[2]} "
+                      f"| {tb[0]:.1f} ± {tb[1]:.1f} / {tb[2]:.0f} / {tb[3]} "
+                      f"| {t2[0]:.1f} ± {t2[1]:.1f} / {t2[2]:.0f} / {t2[3]} "
                       f"| {after} | {fit} | {r['model_ms']:.1f} |", flush=True)
 
 
