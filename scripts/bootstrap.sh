@@ -2,11 +2,12 @@
 # Installs what minitir needs to build and test on Debian 12 (bookworm):
 # LLVM 19 (C API, static libraries), Meson + ninja, cmocka, pkg-config, zlib
 # and zstd (LLVM's static libraries need them), SQLite (the tuning
-# database), and gnuplot for the benchmark chart.  Installs only what is missing; uses sudo when not root.
+# database), libxgboost (the tuner's optional XGBoost cost model, loaded at
+# run time; its tests skip without it) and gnuplot for the benchmark chart.  Installs only what is missing; uses sudo when not root.
 set -euo pipefail
 
 pkgs=(build-essential pkg-config meson ninja-build llvm-19-dev libcmocka-dev
-      zlib1g-dev libzstd-dev libsqlite3-dev python3 gnuplot-nox)
+      zlib1g-dev libzstd-dev libsqlite3-dev libxgboost-dev python3 gnuplot-nox)
 
 missing=()
 for p in "${pkgs[@]}"; do

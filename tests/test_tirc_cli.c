@@ -6,7 +6,10 @@
  * stand-in CUDA driver, which cannot run generated kernels: so there the
  * untouched NaN output must be reported as a verification failure.
  *
+ * `tirc tune --replay` searches a recorded database without a GPU.
+ *
  * usage: test_tirc_cli <path to tirc> <path to the fake CUDA library>
+ *                      <a recorded tuning database of matmul 512^3>
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +23,7 @@
 
 #include <cmocka.h>
 
-static const char *tirc, *fake;
+static const char *tirc, *fake, *replay_db;
 static char dir[256];
 static char out[1 << 20], err[1 << 16];
 
@@ -98,6 +101,12 @@ static void usage_errors(void **state) {
         "ptx matmul --dtype bf16 --tc-off wpairs",       /* unknown speed-up */
         "ptx matmul --dtype bf16 --tc-off bpairs,",      /* an empty name */
         "ptx matmul --tc-off bpairs",                    /* Step 9's */
+        "bench matmul --model knn",                      /* tune's */
+        "run matmul --replay x.db",                      /* tune's */
+        "tune matmul --size 64 --model forest",          /* unknown model */
+        "tune matmul --size 64 --nsm 132",               /* --replay's */
+        "tune matmul --size 64 --replay x.db --db y.db", /* a replay records nothing */
+        "tune matmul --size 64 --replay x.db --minutes 1", /* counted in trials */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -278,6 +287,35 @@ static void tune_tc_fake(void **state) {
     assert_null(strstr(err, "tuned record"));
 }
 
+/* tune --replay on the recorded 512^3 database: no GPU, the pool of 150
+ * recorded candidates, the same output for the same seed, a curve of one
+ * best-so-far per trial; the xgb model without its library is a runtime
+ * error naming it. */
+static void tune_replay(void **state) {
+    (void)state;
+    char args[1024];
+    static char first[sizeof out];
+    const char *nogpu = "MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1";
+    snprintf(args, sizeof args, "tune matmul --size 512 --replay '%s' --trials 20 --seed 3 "
+             "--model random --no-default", replay_db);
+    int rc = tirc_run(nogpu, args);
+    if (rc != 0) fail_msg("tune --replay exited %d: %s", rc, err);
+    assert_non_null(strstr(out, "replay matmul 512x512x512 model random seed 3: pool 150, 20 trials"));
+    const char *curve = strstr(out, "curve:");
+    assert_non_null(curve);
+    assert_int_equal(count(curve, " "), 20);
+    memcpy(first, out, sizeof out);
+    assert_int_equal(tirc_run(nogpu, args), 0);
+    assert_string_equal(out, first);
+    snprintf(args, sizeof args, "tune matmul --size 512 --replay '%s' --model xgb", replay_db);
+    assert_int_equal(tirc_run("MINITIR_XGBOOST_LIB=/nonexistent/libxgboost.so", args), 5);
+    assert_non_null(strstr(err, "the xgb cost model needs libxgboost"));
+    /* a shape the database has no record of */
+    snprintf(args, sizeof args, "tune matmul --size 256 --replay '%s'", replay_db);
+    assert_int_equal(tirc_run(nogpu, args), 5);
+    assert_non_null(strstr(err, "no record"));
+}
+
 static void no_gpu(void **state) {
     (void)state;
     const char *env = "MINITIR_CUDA_LIB=/nonexistent/libcuda.so.1";
@@ -358,18 +396,19 @@ static void fake_gpu(void **state) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: test_tirc_cli <tirc> <fake cuda library>\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_tirc_cli <tirc> <fake cuda library> <tuning database>\n");
         return 2;
     }
     tirc = argv[1];
     fake = argv[2];
+    replay_db = argv[3];
     snprintf(dir, sizeof dir, "/tmp/tirc_cli_XXXXXX");
     if (!mkdtemp(dir)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(usage_errors), cmocka_unit_test(tune_tc_fake), cmocka_unit_test(help),    cmocka_unit_test(show),
         cmocka_unit_test(ptx),          cmocka_unit_test(run_sim), cmocka_unit_test(no_gpu),
-        cmocka_unit_test(fake_gpu),
+        cmocka_unit_test(fake_gpu),     cmocka_unit_test(tune_replay),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[512];

@@ -10,7 +10,8 @@
  * the fake computing the candidates' matmul) tir_tune measures on both,
  * merges their results by speed against each GPU's own cuBLAS, records
  * each candidate under its GPU's target, and a GPU whose kernels fault
- * stops alone.  Run under fake_env. */
+ * stops alone; the XGBoost and random cost models search there too.  Run
+ * under fake_env. */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -319,6 +320,34 @@ static void test_tune_two_gpus(void **st) {
     fake_gpus_off();
 }
 
+/* The search's other cost models on the fake GPU: XGBoost refits once per
+ * round after the first (skipped, saying why, without libxgboost); random
+ * search fits nothing; both measure every trial and find a best. */
+static void test_tune_models(void **st) {
+    (void)st;
+    fake_gpus(-1);
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = open_device(ctx);
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40, TIR_RT_GEMM_F32};
+    bool have_xgb = tir_tune_xgb_available(ctx) == TIR_OK;
+    if (!have_xgb) printf("# skipping the xgb model: %s\n", tir_ctx_error(ctx));
+    for (int m = TIR_TUNE_MODEL_XGB; m <= TIR_TUNE_MODEL_RANDOM; m++) {
+        if (m == TIR_TUNE_MODEL_XGB && !have_xgb) continue;
+        tir_tune_opts o = {.trials = 12, .threads = 2, .batch = 4, .runs = 20, .seed = 5,
+                           .ngpus = 1, .model = (tir_tune_model)m};
+        tir_tune_result r;
+        if (tir_tune(ctx, dev, &t, &o, &r) != TIR_OK) fail_msg("tune: %s", tir_ctx_error(ctx));
+        assert_int_equal(r.trials, 12);
+        assert_true(r.best_ms < 0.2 && r.best_rel_err < 1e-5);
+        assert_int_equal(r.model_fits, m == TIR_TUNE_MODEL_XGB ? 2 : 0); /* rounds 2 and 3 */
+        if (m == TIR_TUNE_MODEL_XGB) assert_true(r.model_fit_ms > 0);
+        tir_tune_result_free(&r);
+    }
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+    fake_gpus_off();
+}
+
 /* A GPU whose kernels fault stops after its first candidate and says why;
  * the other measures the rest.  With one GPU that faults the search stops
  * with TIR_ERR_CUDA; more GPUs than there are is refused. */
@@ -364,6 +393,7 @@ int main(void) {
         cmocka_unit_test(test_text),    cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_tune_fake),  cmocka_unit_test(test_tune_fake_batched),
         cmocka_unit_test(test_tune_two_gpus), cmocka_unit_test(test_tune_gpu_error),
+        cmocka_unit_test(test_tune_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -428,6 +428,33 @@ typedef struct tir_tune_progress {
     int gpu_trials[TIR_TUNE_MAX_GPUS];   /* candidates each measured, as in res->gpus */
 } tir_tune_progress;
 
+/* The search's cost model (tir_tune_opts.model; docs/tuning.md compares
+ * them on recorded measurements). */
+typedef enum tir_tune_model {
+    /* An analytic prior times the inverse-distance-weighted ratio of
+     * measured to prior of the 4 nearest measured points in knob space
+     * (the default). */
+    TIR_TUNE_MODEL_KNN = 0,
+    /* Gradient-boosted trees (XGBoost, as TVM's cost model) over the
+     * knob features and the prior's logarithm, trained on log throughput,
+     * refitted once per round.  libxgboost is loaded at run time
+     * (MINITIR_XGBOOST_LIB, else libxgboost.so.0, else libxgboost.so);
+     * without it tir_tune fails with TIR_ERR_UNSUPPORTED before
+     * measuring anything. */
+    TIR_TUNE_MODEL_XGB,
+    /* No model: the default, then points drawn uniformly from those not
+     * yet measured (the baseline). */
+    TIR_TUNE_MODEL_RANDOM,
+} tir_tune_model;
+
+/* "knn", "xgb", "random"; and back (false for another name). */
+TIR_API const char *tir_tune_model_name(tir_tune_model m);
+TIR_API bool tir_tune_model_parse(const char *name, tir_tune_model *out);
+/* Whether libxgboost can be loaded (TIR_TUNE_MODEL_XGB works); else ctx
+ * (may be NULL) gets why: TIR_ERR_UNSUPPORTED naming the files tried and
+ * the loader's messages. */
+TIR_API tir_status tir_tune_xgb_available(tir_ctx *ctx);
+
 typedef struct tir_tune_opts {
     int trials;        /* candidates to measure at most (>= 1) */
     double seconds;    /* wall-clock budget of the search (0: none) */
@@ -445,6 +472,10 @@ typedef struct tir_tune_opts {
      * the n - 1 ordinals after dev's (wrapping around), each opened by
      * the tuner; TIR_TUNE_ALL_GPUS on every GPU the driver reports. */
     int ngpus;
+    tir_tune_model model; /* the cost model (0: TIR_TUNE_MODEL_KNN) */
+    /* Do not measure the rule-based default first (to evaluate a search
+     * strategy alone: today's default was distilled from recorded runs). */
+    bool no_default;
 } tir_tune_opts;
 
 /* One measuring GPU of a tir_tune. */
@@ -472,6 +503,13 @@ typedef struct tir_tune_result {
     int ngpus;            /* measuring GPUs; dev's is gpus[0] */
     tir_tune_gpu_stats gpus[TIR_TUNE_MAX_GPUS];
     int best_gpu;         /* index into gpus of the GPU that measured (and verified) the best */
+    /* The cost model's cost, in process CPU time (the search runs it
+     * between rounds, when no compile or measuring thread runs): its fits
+     * (XGBoost: one per round once there are samples; kNN: none, it is
+     * lazy), their CPU time, and the CPU time of fitting and ranking
+     * together. */
+    int model_fits;
+    double model_fit_ms, model_ms;
 } tir_tune_result;
 
 /* Tunes task on dev: the search of src/tune/search.c over the task's
@@ -509,6 +547,27 @@ typedef struct tir_tune_result {
 TIR_API tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
                             const tir_tune_opts *opts, tir_tune_result *res);
 TIR_API void tir_tune_result_free(tir_tune_result *res);
+
+/* The search of tir_tune replayed on recorded measurements, without a GPU,
+ * to evaluate a search strategy offline and deterministically (for a
+ * seed).  The space is the pool of distinct decisions recorded in db for
+ * task's workload (tir_tune_task_key) on target (NULL: any target); a
+ * point's "measurement" is its record (the first one recorded with those
+ * decisions: its median and GFLOP/s, or a failed trial when it has an
+ * error or no median), so nothing outside the pool is ever proposed.  nsm
+ * is the recorded GPU's multiprocessor count (for the cost model's
+ * prior).  Of opts, trials, batch, seed, model and progress (called after
+ * every trial) are used; opts->db must be NULL (a replay records nothing);
+ * seconds, threads, runs and ngpus are ignored.  res as tir_tune's, with
+ * space_size the pool's size, best_ms and best_gflops as recorded,
+ * cublas_ms NAN, no trace, and the model's cost.  Errors:
+ * TIR_ERR_INVALID_ARG (bad options or task), TIR_ERR_TUNE_NO_RECORD (no
+ * record of the workload), TIR_ERR_PARSE (a record's decisions do not
+ * parse as the task's rule's), TIR_ERR_UNSUPPORTED (the XGBoost model
+ * without libxgboost), the database's. */
+TIR_API tir_status tir_tune_replay(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
+                                   int nsm, const tir_tune_task *task, const tir_tune_opts *opts,
+                                   tir_tune_result *res);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,11 @@
  * the work per thread) times a correction learned from the measured
  * candidates nearest in knob space (inverse-distance-weighted k nearest
  * neighbours of measured/prior).  It needs no training library and is
- * refitted for free after every measurement.
+ * refitted for free after every measurement.  The alternatives
+ * (tir_tune_opts.model): XGBoost's gradient-boosted trees over the same
+ * features and the prior (xgb.c), refitted once per round, or none
+ * (uniformly random points).  tir_tune_replay runs the same search over
+ * recorded measurements instead of the GPU (replay.c), to compare them.
  *
  * Threads: compile workers each create their own tir_ctx (contexts are
  * not shared between threads; schedule, lower and codegen keep no other
@@ -38,10 +42,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ir/ir_internal.h"
 #include "measure.h"
+#include "model.h"
 
 /* ------------------------------------------------------------ random */
 
@@ -321,6 +327,7 @@ typedef struct state {
     double best_x;    /* the best's cuBLAS time / its median, on its GPU (0: none) */
     gpu_worker w[TIR_TUNE_MAX_GPUS];
     int nw;
+    const tune_pool *replay; /* tir_tune_replay: the recorded pool (sp is its space) */
     /* the round being measured */
     job *jobs;
     const int *idx;
@@ -496,16 +503,97 @@ static tir_status all_stopped(state *S) {
     return tir_ctx_fail(S->ctx, TIR_ERR_CUDA, "tune: every GPU stopped (%s)", why);
 }
 
-/* Candidates of the next round into idx (at most n): model-ranked
- * mutations of the best and random points, a quarter random. */
-static int pick_round(state *S, int *idx, int n) {
-    int np = 0, cand[1024], nc = 0;
-    if (S->nm == 0) { /* the default first */
-        int j = default_point(&S->sp, S->task, S->nsm);
-        if (j >= 0 && n > 0) idx[np++] = j, S->tried[j] = 1;
+/* ------------------------------------------------------ the models */
+
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+enum { NXFEAT = NFEAT + 1 };
+
+/* Point i's XGBoost features: the kNN's knob features and the prior's
+ * logarithm (what the analytic model knows, for the trees to correct). */
+static void xgb_features(const state *S, int i, float *x) {
+    double f[NFEAT];
+    features(&S->sp, i, f);
+    for (int k = 0; k < NFEAT; k++) x[k] = (float)f[k];
+    x[NFEAT] = (float)log(prior(S->task, S->nsm, &S->sp, i));
+}
+
+/* XGBoost fitted to the samples, labelled with log throughput relative to
+ * the best (a failed candidate as 1% of the best); *out NULL while none
+ * has run. */
+static tir_status xgb_fit(state *S, tune_xgb **out) {
+    *out = NULL;
+    double gmax = 0;
+    for (int i = 0; i < S->nm; i++)
+        if (S->ms[i].gflops > gmax) gmax = S->ms[i].gflops;
+    if (gmax <= 0) return TIR_OK;
+    float *x = malloc((size_t)S->nm * NXFEAT * sizeof *x), *y = malloc((size_t)S->nm * sizeof *y);
+    tir_status st = x && y ? TIR_OK : tir_ctx_fail(S->ctx, TIR_ERR_NOMEM, "tune: out of memory");
+    for (int i = 0; st == TIR_OK && i < S->nm; i++) {
+        xgb_features(S, S->ms[i].idx, x + (size_t)i * NXFEAT);
+        y[i] = (float)log(fmax(S->ms[i].gflops, 0.01 * gmax) / gmax);
     }
-    /* parents: the 6 best measured */
-    int parents[6], npar = 0;
+    double t0 = cpu_ms();
+    if (st == TIR_OK) st = tune_xgb_fit(S->ctx, x, y, S->nm, NXFEAT, S->o->seed, out);
+    S->res->model_fits++, S->res->model_fit_ms += cpu_ms() - t0;
+    free(x);
+    free(y);
+    return st;
+}
+
+/* The model's predicted speed (any monotone scale, > 0) of cand[0..nc)
+ * into v: kNN (prior x nearest measured ratios) or XGBoost (the prior
+ * before any candidate has run). */
+static tir_status score(state *S, const int *cand, int nc, double *v) {
+    tune_xgb *m = NULL;
+    if (S->o->model == TIR_TUNE_MODEL_XGB) TIR_TRY(xgb_fit(S, &m));
+    if (!m) {
+        for (int i = 0; i < nc; i++)
+            v[i] = S->o->model == TIR_TUNE_MODEL_XGB
+                       ? prior(S->task, S->nsm, &S->sp, cand[i])
+                       : predict(S->task, S->nsm, &S->sp, S->ms, S->nm, cand[i]);
+        return TIR_OK;
+    }
+    float *x = malloc((size_t)nc * NXFEAT * sizeof *x);
+    tir_status st = x ? TIR_OK : tir_ctx_fail(S->ctx, TIR_ERR_NOMEM, "tune: out of memory");
+    for (int i = 0; st == TIR_OK && i < nc; i++) xgb_features(S, cand[i], x + (size_t)i * NXFEAT);
+    if (st == TIR_OK) st = tune_xgb_predict(S->ctx, m, x, nc, NXFEAT, v);
+    for (int i = 0; st == TIR_OK && i < nc; i++) v[i] = exp(v[i]);
+    free(x);
+    tune_xgb_free(m);
+    return st;
+}
+
+/* Up to n points not tried yet, uniformly, into idx (marked tried):
+ * rejection sampling, then a scan once that keeps missing (a space nearly
+ * measured). */
+static int pick_random(state *S, int *idx, int n) {
+    int np = 0;
+    for (int tries = 0; np < n && tries < 4 * n; tries++) {
+        int c = rng_below(&S->rng, S->sp.n);
+        if (!S->tried[c]) idx[np++] = c, S->tried[c] = 1;
+    }
+    while (np < n) {
+        int left = 0;
+        for (int j = 0; j < S->sp.n; j++) left += !S->tried[j];
+        if (left == 0) break;
+        int k = rng_below(&S->rng, left);
+        for (int j = 0; j < S->sp.n; j++)
+            if (!S->tried[j] && k-- == 0) {
+                idx[np++] = j, S->tried[j] = 1;
+                break;
+            }
+    }
+    return np;
+}
+
+/* The 6 best measured points into parents; their count. */
+static int best_parents(const state *S, int *parents) {
+    int npar = 0;
     for (int k = 0; k < 6; k++) {
         int b = -1;
         for (int i = 0; i < S->nm; i++) {
@@ -515,29 +603,66 @@ static int pick_round(state *S, int *idx, int n) {
         }
         if (b >= 0) parents[npar++] = S->ms[b].idx;
     }
+    return npar;
+}
+
+/* Candidates of the next round into idx (at most n): model-ranked
+ * mutations of the best and random points, a quarter random (the random
+ * model: all random).  -1 when the model fails (the reason in S->ctx). */
+static int pick_round(state *S, int *idx, int n) {
+    int np = 0, cand[1024], nc = 0, parents[6];
+    if (S->nm == 0 && !S->o->no_default) { /* the default first */
+        int j = default_point(&S->sp, S->task, S->nsm);
+        if (j >= 0 && n > 0) idx[np++] = j, S->tried[j] = 1;
+    }
+    if (S->o->model == TIR_TUNE_MODEL_RANDOM) return np + pick_random(S, idx + np, n - np);
+    int npar = best_parents(S, parents);
     for (int r = 0; r < 256 && nc < 1024; r++) {
         int c = npar && r % 2 ? mutate(&S->sp, parents[rng_below(&S->rng, npar)], &S->rng)
                               : rng_below(&S->rng, S->sp.n);
         if (!S->tried[c]) cand[nc++] = c;
     }
     int nrand = n / 4;
-    while (np < n - nrand && nc > 0) { /* best predicted */
-        int b = 0;
-        double bv = -1;
-        for (int i = 0; i < nc; i++) {
-            double v = S->tried[cand[i]]
-                           ? -1
-                           : predict(S->task, S->nsm, &S->sp, S->ms, S->nm, cand[i]);
-            if (v > bv) bv = v, b = i;
-        }
-        if (bv < 0) break;
+    double v[1024], t0 = cpu_ms();
+    tir_status st = np < n - nrand && nc > 0 ? score(S, cand, nc, v) : TIR_OK;
+    S->res->model_ms += cpu_ms() - t0;
+    if (st != TIR_OK) return -1;
+    while (np < n - nrand) { /* best predicted */
+        int b = -1;
+        for (int i = 0; i < nc; i++)
+            if (!S->tried[cand[i]] && (b < 0 || v[i] > v[b])) b = i;
+        if (b < 0) break;
         idx[np++] = cand[b], S->tried[cand[b]] = 1;
     }
-    for (int tries = 0; np < n && tries < 4 * n; tries++) { /* random */
-        int c = rng_below(&S->rng, S->sp.n);
-        if (!S->tried[c]) idx[np++] = c, S->tried[c] = 1;
+    return np + pick_random(S, idx + np, n - np);
+}
+
+/* A replayed round: each point's recorded result joins the samples, the
+ * curve and the counts (the best by recorded GFLOP/s). */
+static void replay_round(state *S, const int *idx, int n) {
+    tir_tune_result *res = S->res;
+    const tune_pool *p = S->replay;
+    for (int i = 0; i < n && !out_of_budget(S); i++) {
+        int c = idx[i];
+        S->started++, S->done++;
+        S->ms[S->nm++] = (sample){c, p->gflops[c]};
+        if (p->gflops[c] <= 0) res->failed++;
+        if (p->gflops[c] > res->best_gflops) {
+            res->best_gflops = p->gflops[c], res->best_ms = p->median_ms[c];
+            if (is_tc(&S->sp))
+                res->best_tc = S->sp.tc_configs[c];
+            else
+                res->best = S->sp.configs[c];
+            config_text(&S->sp, c, res->best_decisions, sizeof res->best_decisions);
+        }
+        if (S->done <= res->curve_cap) res->curve[S->done - 1] = res->best_ms;
+        res->trials = S->done, res->gpus[0].trials = S->done, res->gpus[0].failed = res->failed;
+        if (S->o->progress) {
+            tir_tune_progress pr = {S->done, res->failed, res->best_gflops, NAN,
+                                    (ir_now_ms() - S->t0) / 1e3, S->o->trials, 1, {S->done}};
+            S->o->progress(S->o->user, &pr);
+        }
     }
-    return np;
 }
 
 static tir_status run_rounds(state *S) {
@@ -550,7 +675,12 @@ static tir_status run_rounds(state *S) {
     while (st == TIR_OK && !out_of_budget(S)) {
         int left = S->o->trials - S->started;
         int n = pick_round(S, idx, batch < left ? batch : left);
-        if (n == 0) break; /* the whole space is measured */
+        if (n < 0) st = tir_ctx_error_code(S->ctx); /* the model failed */
+        if (n <= 0) break;                  /* or the whole space is measured */
+        if (S->replay) {
+            replay_round(S, idx, n);
+            continue;
+        }
         for (int i = 0; i < n; i++)
             jobs[i] = (job){.task = S->task, .arch = S->w[0].g.props->arch, .sp = &S->sp,
                             .idx = idx[i]};
@@ -561,6 +691,17 @@ static tir_status run_rounds(state *S) {
     }
     free(jobs);
     return st;
+}
+
+/* What tir_tune and tir_tune_replay require of opts; the XGBoost model
+ * needs its library before anything is measured. */
+static tir_status check_opts(tir_ctx *ctx, const tir_tune_opts *o) {
+    if (o->trials < 1)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: trials must be at least 1");
+    if (o->model < TIR_TUNE_MODEL_KNN || o->model > TIR_TUNE_MODEL_RANDOM)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: unknown cost model %d",
+                            (int)o->model);
+    return o->model == TIR_TUNE_MODEL_XGB ? tune_xgb_load(ctx) : TIR_OK;
 }
 
 /* ------------------------------------------------------ the GPUs */
@@ -669,10 +810,9 @@ tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
     if (!ctx) return TIR_ERR_INVALID_ARG;
     if (!dev || !task || !opts || !res)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: no device, task, options or result");
-    if (opts->trials < 1)
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: trials must be at least 1");
     memset(res, 0, sizeof *res);
     res->best_ms = NAN;
+    TIR_TRY(check_opts(ctx, opts));
     state S = {.ctx = ctx, .task = task, .o = opts, .res = res, .rng = opts->seed ^ 0x5EEDull};
     tir_target_limits lim;
     tir_rt_device_limits(dev, &lim);
@@ -699,6 +839,77 @@ tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
         st = tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
                           "tune: none of the %d candidates measured ran correctly", res->trials);
     return st;
+}
+
+/* The search's state for a replay: the pool as the space, one "GPU". */
+static tir_status replay_search(state *S, const tune_pool *pool) {
+    S->replay = pool, S->sp = pool->sp;
+    S->nw = S->res->ngpus = 1;
+    S->res->cublas_ms = S->res->cublas_gflops = S->res->gpus[0].cublas_ms = NAN;
+    S->res->space_size = pool->sp.n, S->res->curve_cap = S->o->trials;
+    S->ms = calloc((size_t)S->o->trials + 1, sizeof *S->ms);
+    S->tried = calloc((size_t)pool->sp.n, 1);
+    S->res->curve = calloc((size_t)S->o->trials, sizeof *S->res->curve);
+    tir_status st = S->ms && S->tried && S->res->curve
+                        ? TIR_OK
+                        : tir_ctx_fail(S->ctx, TIR_ERR_NOMEM, "tune: out of memory");
+    S->t0 = ir_now_ms();
+    if (st == TIR_OK) st = run_rounds(S);
+    S->res->seconds = (ir_now_ms() - S->t0) / 1e3;
+    free(S->ms);
+    free(S->tried);
+    if (st == TIR_OK && !isfinite(S->res->best_ms))
+        st = tir_ctx_fail(S->ctx, TIR_ERR_UNSUPPORTED,
+                          "tune replay: none of the %d recorded candidates tried ran",
+                          S->res->trials);
+    return st;
+}
+
+tir_status tir_tune_replay(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
+                           int nsm, const tir_tune_task *task, const tir_tune_opts *opts,
+                           tir_tune_result *res) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!db || !task || !opts || !res)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tune replay: no database, task, options or result");
+    memset(res, 0, sizeof *res);
+    res->best_ms = NAN;
+    TIR_TRY(check_opts(ctx, opts));
+    if (opts->db)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tune replay: opts.db must be NULL (a replay records nothing)");
+    if (nsm < 1)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tune replay: nsm %d is not a multiprocessor count", nsm);
+    tir_tune_opts o = *opts;
+    o.seconds = 0; /* a replay is counted in trials */
+    state S = {.ctx = ctx, .task = task, .o = &o, .res = res, .nsm = nsm,
+               .rng = opts->seed ^ 0x5EEDull};
+    const char *key;
+    tune_pool pool;
+    TIR_TRY(tir_tune_task_key(ctx, task, &key));
+    TIR_TRY(tune_pool_load(ctx, db, target, key, tir_tune_task_tc(task), &pool));
+    tir_status st = replay_search(&S, &pool);
+    tune_pool_free(&pool);
+    return st;
+}
+
+const char *tir_tune_model_name(tir_tune_model m) {
+    switch (m) {
+    case TIR_TUNE_MODEL_KNN: return "knn";
+    case TIR_TUNE_MODEL_XGB: return "xgb";
+    case TIR_TUNE_MODEL_RANDOM: return "random";
+    }
+    return "?";
+}
+
+bool tir_tune_model_parse(const char *name, tir_tune_model *out) {
+    for (int m = TIR_TUNE_MODEL_KNN; m <= TIR_TUNE_MODEL_RANDOM; m++)
+        if (name && !strcmp(name, tir_tune_model_name((tir_tune_model)m))) {
+            *out = (tir_tune_model)m;
+            return true;
+        }
+    return false;
 }
 
 void tir_tune_result_free(tir_tune_result *res) {

@@ -220,6 +220,20 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--batch")) {
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &o->batch) || o->batch < 1)
                 return tirc_usage_error("--batch wants a positive batch count");
+        } else if (!strcmp(a, "--no-default")) {
+            o->no_default = true;
+        } else if (!strcmp(a, "--replay")) {
+            if (!(o->replay = value(argc, argv, &i)))
+                return tirc_usage_error("--replay wants a tuning database");
+        } else if (!strcmp(a, "--model")) {
+            if (!(v = value(argc, argv, &i)) || !tir_tune_model_parse(v, &o->model))
+                return tirc_usage_error("--model wants knn, xgb or random");
+            o->model_given = true;
+        } else if (!strcmp(a, "--nsm")) {
+            int64_t k;
+            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 100000)
+                return tirc_usage_error("--nsm wants a multiprocessor count");
+            o->replay_nsm = (int)k;
         } else if (!strcmp(a, "--minutes")) {
             char *end = NULL;
             if (!(v = value(argc, argv, &i)) || (o->minutes = strtod(v, &end)) <= 0 || *end)
@@ -366,7 +380,10 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "tune")) {
         printf("usage: tirc tune <example> --size MxNxK [--batch B | --dtype D] [--trials N]\n"
                "                           [--minutes M] [--threads T] [--gpus G] [--db file]\n"
-               "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n\n"
+               "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n"
+               "                           [--model knn|xgb|random] [--no-default]\n"
+               "       tirc tune <example> --size MxNxK --replay file.db [--model M] [--trials N]\n"
+               "                           [--seed S] [--nsm SMS] [--no-default]\n\n"
                "Tunes the tiling rule (src/tune) for one task on the GPU: matmul (with\n"
                "--batch B a batch matmul), or fused (matmul + bias + ReLU); with --dtype\n"
                "tf32, f16 or bf16 the tensor-core rule (Step 9) for the matmul, against\n"
@@ -377,7 +394,13 @@ int tirc_help(const char *cmd) {
                "trials (default 200) or M minutes.  Prints a progress line, the best\n"
                "configuration against cuBLAS and (--trace) its schedule trace; --db\n"
                "records every candidate (docs/tuning.md); --plot charts the best so far\n"
-               "against trials (and writes its CSV beside it).\n\n"
+               "against trials (and writes its CSV beside it).  --model picks the search's\n"
+               "cost model: knn (default), xgb (XGBoost, needs libxgboost) or random (none).\n"
+               "--replay searches the measurements recorded in a database instead of the\n"
+               "GPU (no GPU needed; the candidates are the recorded ones; --nsm: the\n"
+               "recorded GPU's multiprocessors, default 132) and prints the best so far\n"
+               "after each trial and the model's CPU time (docs/tuning.md).  --no-default:\n"
+               "do not measure the rule-based default first.\n\n"
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "run")) {

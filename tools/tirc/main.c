@@ -47,6 +47,12 @@ static int check_options(opts *o) {
         !tune)
         return tirc_usage_error(
             "--trials, --minutes, --threads, --gpus and --batch belong to `tirc tune`");
+    if ((o->replay || o->model_given || o->replay_nsm || o->no_default) && !tune)
+        return tirc_usage_error("--replay, --model, --nsm and --no-default belong to `tirc tune`");
+    if (o->replay_nsm && !o->replay) return tirc_usage_error("--nsm belongs to --replay");
+    if (o->replay && (o->db || o->minutes > 0 || o->gpus_given))
+        return tirc_usage_error("--replay searches recorded measurements: no --db, --minutes "
+                                "or --gpus");
     if (o->db && !tune && strcmp(o->cmd, "bench"))
         return tirc_usage_error("--db belongs to `tirc tune` and `tirc bench`");
     if (tune && o->epi >= 0 && o->epi != SEED_EPI_RELU)

@@ -68,6 +68,11 @@ typedef struct opts {
     int gpus;            /* tune: --gpus (TIR_TUNE_ALL_GPUS: every one) */
     bool gpus_given;
     double minutes;      /* tune: --minutes */
+    const char *replay;  /* tune: --replay file (search recorded measurements, no GPU) */
+    tir_tune_model model; /* tune: --model knn|xgb|random */
+    bool model_given;
+    bool no_default;     /* tune: --no-default (the search without the rule's default) */
+    int replay_nsm;      /* tune --replay: --nsm (the recorded GPU's multiprocessors) */
     int64_t batch;       /* tune: --batch (a batch matmul) */
     tir_tune_target target; /* bench --db: the GPU's key, set once it is open */
     bool target_given;

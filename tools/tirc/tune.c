@@ -21,6 +21,11 @@ static tir_tune_task task_of(const opts *o, int64_t M, int64_t N, int64_t K) {
     return t;
 }
 
+/* GFLOP of the task: GFLOP/s = this / ms. */
+static double gflops_per_ms(const tir_tune_task *t) {
+    return 2.0 * (double)t->batch * (double)t->M * (double)t->N * (double)t->K / 1e6;
+}
+
 static void progress(void *user, const tir_tune_progress *p) {
     (void)user;
     double x = p->best_gflops / p->cublas_gflops;
@@ -65,7 +70,42 @@ static void write_curve(const opts *o, const tir_tune_result *r) {
     if (system(cmd) == 0) fprintf(stderr, "tirc: wrote %s (data %s)\n", o->plot, dat);
 }
 
+/* tune --replay: the search over the database's recorded measurements of
+ * the task, no GPU; prints the best, the best-so-far curve (GFLOP/s after
+ * each trial, 0 before a success) and the model's CPU time. */
+static int cmd_replay(tir_ctx *ctx, const opts *o) {
+    tir_tune_db *db = NULL;
+    tir_tune_task t = task_of(o, o->M, o->N, o->K);
+    tir_tune_opts to = {.trials = o->trials, .seed = o->seed_given ? o->seed : 1,
+                        .model = o->model, .no_default = o->no_default};
+    tir_tune_result r;
+    memset(&r, 0, sizeof r);
+    tir_status st = tir_tune_db_open(ctx, o->replay, &db);
+    if (st == TIR_OK)
+        st = tir_tune_replay(ctx, db, NULL, o->replay_nsm ? o->replay_nsm : 132, &t, &to, &r);
+    tir_tune_db_close(db);
+    if (st != TIR_OK) {
+        fprintf(stderr, "tirc: tune --replay: %s\n", tir_ctx_error(ctx));
+        tir_tune_result_free(&r);
+        return EXIT_RUNTIME;
+    }
+    printf("replay %s %lldx%lldx%lld model %s seed %llu: pool %d, %d trials (%d failed)\n",
+           tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
+           tir_tune_model_name(to.model), (unsigned long long)to.seed, r.space_size, r.trials,
+           r.failed);
+    printf("best %.4f ms = %.1f GFLOP/s: %s\n", r.best_ms, r.best_gflops, r.best_decisions);
+    printf("model: %d fits, %.2f ms CPU fitting, %.2f ms CPU fitting and ranking\n", r.model_fits,
+           r.model_fit_ms, r.model_ms);
+    printf("curve:");
+    for (int i = 0; i < r.trials && i < r.curve_cap; i++)
+        printf(" %.1f", isfinite(r.curve[i]) ? gflops_per_ms(&t) / r.curve[i] : 0.0);
+    printf("\n");
+    tir_tune_result_free(&r);
+    return EXIT_OK;
+}
+
 int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
+    if (o->replay) return cmd_replay(ctx, o);
     gpu g;
     int rc = tirc_gpu_open(ctx, &g, true);
     if (rc != EXIT_OK) return rc;
@@ -78,7 +118,8 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
     tir_tune_task t = task_of(o, o->M, o->N, o->K);
     tir_tune_opts to = {.trials = o->trials, .seconds = o->minutes * 60, .threads = o->threads,
                         .runs = o->runs, .seed = o->seed_given ? o->seed : (uint64_t)time(NULL),
-                        .db = db, .progress = progress, .ngpus = o->gpus};
+                        .db = db, .progress = progress, .ngpus = o->gpus, .model = o->model,
+                        .no_default = o->no_default};
     char ngpus[16] = "all";
     if (o->gpus_given) snprintf(ngpus, sizeof ngpus, "%d", o->gpus);
     fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s %s on %s (GPUs: %s): %d trials, %.1f min, "
