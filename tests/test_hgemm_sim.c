@@ -103,7 +103,7 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
     /* B fragments: one x4.trans per pair of 16x8 tiles where the rule pairs
      * them, x2.trans per tile otherwise and for a last pair of one tile
      * (the fragment's width, N in whole 8-column tiles, not whole pairs) */
-    bool pairs = b16 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0;
+    bool pairs = b16 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0 && N >= 16;
     int x4t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x4.trans");
     int x2t = count(m->ptx, "ldmatrix.sync.aligned.m8n8.x2.trans");
     assert_int_equal(x4t > 0, pairs);
@@ -213,6 +213,11 @@ static void test_b_pairs(void **st) {
     c.no_b_pairs = false;
     run_case(TIR_RT_GEMM_F16, &c, 48, 88, 32);
     run_case(TIR_RT_GEMM_BF16, &c, 40, 75, 32);
+    /* N = 12: narrower than a pair, so tiles one at a time (pairs made
+     * tensorize refuse the schedule: the fragment's column domain [0, 12)
+     * against the intrinsic's [0, 16)) */
+    c.bn = 32;
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 12, 32);
 }
 
 /* Fragment double buffering (the k steps of a k tile software-pipelined,

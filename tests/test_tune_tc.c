@@ -166,6 +166,14 @@ static void test_valid(void **st) {
     assert_int_equal(tir_tune_tc_tiling(s, "C", &part, NULL, NULL), TIR_ERR_INVALID_ARG);
     assert_non_null(strstr(tir_ctx_error(ctx), "whole 16x8 tiles"));
     tir_sched_destroy(s);
+    /* N = 12, narrower than a B pair: the rule loads B one 16x8 tile at a
+     * time (with pairs tensorize refused the schedule: "domain [0, 0 + 12),
+     * the intrinsic's is [0, 16)") */
+    tir_tune_task n12 = tc_task(TIR_RT_GEMM_BF16, 64, 12, 32);
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &n12), &s));
+    tir_tc_config narrow = cfg(64, 16, 16, 2, 1, 1, 8);
+    OK(ctx, tir_tune_tc_tiling(s, "C", &narrow, NULL, NULL));
+    tir_sched_destroy(s);
     tir_ctx_destroy(ctx);
 }
 

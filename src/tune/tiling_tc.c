@@ -122,7 +122,8 @@ static tir_status copy_tile(tir_schedule *s, const tir_tc_config *cfg, tir_block
  * one ldmatrix.x4.trans) when the warp's wn columns allow and cfg does not
  * turn pairs off. */
 static tir_status frag_loads(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv af,
-                             tir_block_rv bf, const tc_kind *k, hook_fn hook, void *user) {
+                             tir_block_rv bf, const tc_kind *k, int64_t n_cols, hook_fn hook,
+                             void *user) {
     const tir_loop_rv *loops;
     int n;
     tir_loop_rv p[2], q[2];
@@ -133,7 +134,12 @@ static tir_status frag_loads(tir_schedule *s, const tir_tc_config *cfg, tir_bloc
     if (st != TIR_OK) return st;
     LOOPS(bf);
     tir_loop_rv rows = loops[n - 2];
-    bool pairs = k->load_b2 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0;
+    /* a pair needs 16 columns of B's domain: at N < 16 the fragment
+     * block's column iterator has a domain narrower than the intrinsic's
+     * and tensorize refuses it (a ragged last pair at N >= 16 is a split
+     * guard, which it clips) */
+    bool pairs = k->load_b2 && !cfg->no_b_pairs && (cfg->bn / cfg->warps_n) % 16 == 0 &&
+                 n_cols >= 16;
     CALL(tir_sched_split(s, loops[n - 1], 2, (const int64_t[]){TIR_SPLIT_INFER, pairs ? 16 : 8},
                          q));
     CALL(tir_sched_reorder(s, 3, (const tir_loop_rv[]){q[0], rows, q[1]}));
@@ -237,6 +243,10 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     tir_loop_rv is[4], js[4], ks[3], w;
     int wm = cfg->bm / cfg->warps_m, wn = cfg->bn / cfg->warps_n;
     tir_loop_rv i = loops[0], j = loops[1], kk = loops[2];
+    const tir_for *jf = NULL;
+    int64_t n_cols = 0; /* N, when constant */
+    CALL(tir_sched_get_for(s, j, &jf));
+    if (!tir_expr_const_int(jf->extent, &n_cols)) n_cols = 0;
     CALL(tir_sched_split(s, i, 4, (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_m, wm / 16, 16},
                          is));
     CALL(tir_sched_split(s, j, 4, (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_n, wn / 8, 8},
@@ -257,7 +267,7 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     CALL(tir_sched_compute_at(s, bs, ks[0], false));
     CALL(tir_sched_reverse_compute_at(s, store, w, false));
     if ((st = compute(s, cfg, c, ks[0], &k, hook, user)) != TIR_OK) return st;
-    if ((st = frag_loads(s, cfg, af, bf, &k, hook, user)) != TIR_OK) return st;
+    if ((st = frag_loads(s, cfg, af, bf, &k, n_cols, hook, user)) != TIR_OK) return st;
     if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, as, cfg->bk, eb, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, bs, cfg->bn, eb, hook, user)) != TIR_OK) return st;
