@@ -243,9 +243,11 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     tir_loop_rv is[4], js[4], ks[3], w;
     int wm = cfg->bm / cfg->warps_m, wn = cfg->bn / cfg->warps_n;
     tir_loop_rv i = loops[0], j = loops[1], kk = loops[2];
+    /* N, when constant (a query, not a step: no CALL, so the hook's calls
+     * stay the schedule's primitives) */
     const tir_for *jf = NULL;
-    int64_t n_cols = 0; /* N, when constant */
-    CALL(tir_sched_get_for(s, j, &jf));
+    int64_t n_cols = 0;
+    if ((st = tir_sched_get_for(s, j, &jf)) != TIR_OK) return st;
     if (!tir_expr_const_int(jf->extent, &n_cols)) n_cols = 0;
     CALL(tir_sched_split(s, i, 4, (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_m, wm / 16, 16},
                          is));
