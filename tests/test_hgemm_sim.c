@@ -88,10 +88,14 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
      * depth: thread_sync sees the rows an ldmatrix reads (lane_id() in
      * [0, 32)) apart from the version the copies write, and cp_inflight
      * knows which groups a wait_group(n > 0) completed; without either,
-     * two or three per k tile */
+     * two or three per k tile (fewer where copies stay synchronous: a
+     * copy whose guard relax_guards keeps, as in test_small_shared_tiles,
+     * is not made cp.async, and two k tiles then need one barrier) */
     int64_t blocks = ((M + cfg->bm - 1) / cfg->bm) * ((N + cfg->bn - 1) / cfg->bn);
-    if (cfg->stages >= 2 && cfg->async_copy && K / cfg->bk >= 2)
-        assert_int_equal(rep.barriers, blocks * (K / cfg->bk));
+    if (cfg->stages >= 2 && cfg->async_copy && K / cfg->bk >= 2) {
+        assert_true(rep.barriers <= blocks * (K / cfg->bk));
+        assert_true(rep.barriers >= blocks);
+    }
     OK(ctx, tir_rt_check(ctx, "simulated Step 9", TIR_F32, out, ref, M, N, tol, NULL));
     /* PTX */
     const tir_module *m;
@@ -186,8 +190,7 @@ static void test_default_tiles(void **st) {
 
 /* One 16-row or one 8-column tile per warp: decompose_reduction copies no
  * loop of extent 1 into the init, which hgemm must not count on (found by
- * the tensor-core family of test_gpu_fuzz).  Shared tiles of at least one
- * pass of the block's threads (see tc_known_issue there). */
+ * the tensor-core family of test_gpu_fuzz). */
 static void test_one_tile_per_warp(void **st) {
     (void)st;
     hgemm_config c = small(2);
@@ -195,6 +198,31 @@ static void test_one_tile_per_warp(void **st) {
     run_case(TIR_RT_GEMM_BF16, &c, 50, 72, 64);
     c.bm = 64, c.bn = 32, c.warps_m = 1, c.warps_n = 4; /* 8 columns a warp */
     run_case(TIR_RT_GEMM_F16, &c, 64, 30, 64);
+}
+
+/* Shared tiles smaller than one pass of the block's threads: the copy
+ * keeps a guard on its fused index (`ty * 256 + tx * 8 + v < 256`), and
+ * relax_guards must still zero-fill the tile past N or M (under that
+ * guard) or ldmatrix reads never-written elements (the simulator's
+ * uninitialised-read check; on a GPU garbage in clipped outputs only).
+ * Found by the tensor-core family of test_gpu_fuzz, a known issue until
+ * relax_guards narrowed the kept guard's variables (first case) and the
+ * linear parts of indices the guard bounds (the others: seeds 1797900001
+ * and 1797900002 of the family). */
+static void test_small_shared_tiles(void **st) {
+    (void)st;
+    hgemm_config c = small(1);
+    c.bm = 64, c.bn = 16, c.bk = 16, c.warps_m = 2, c.warps_n = 1;
+    run_case(TIR_RT_GEMM_BF16, &c, 64, 12, 32);
+    c = small(3);
+    c.bm = 96, c.bn = 24, c.bk = 8, c.warps_m = 3, c.warps_n = 1, c.async_copy = false, c.pad = 0;
+    c.no_b_pairs = true;
+    run_case(TIR_RT_GEMM_TF32, &c, 81, 97, 16);
+    /* the guard is on 8-element vectors, the index on the fused vector
+     * number (ty * 32 + tx) / 3: seed 1797900002 tc case 368 */
+    c = small(2);
+    c.bm = 32, c.bn = 24, c.bk = 16, c.warps_m = 1, c.warps_n = 3;
+    run_case(TIR_RT_GEMM_BF16, &c, 19, 46, 32);
 }
 
 /* B pairs (frag_load_b_16x16 -> ldmatrix.x4.trans) against single B tiles
@@ -278,6 +306,7 @@ int main(void) {
         cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
         cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
+        cmocka_unit_test(test_small_shared_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

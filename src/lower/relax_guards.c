@@ -195,7 +195,16 @@ typedef struct rg {
     tir_analyzer *an;
     ir_vec guards; /* guard* (heap) */
     bool inb;      /* in_bounds result */
+    ir_vec caps;   /* cap* (heap): kept guards' `linear < C` around the walk */
 } rg;
+
+/* A kept guard's conjunct e < C, e linear in several variables: while its
+ * body is walked, a linear part x of an index with e = a * x + rest (a > 0,
+ * rest in the other variables) is at most (C - 1 - min rest) / a. */
+typedef struct cap {
+    const tir_expr *e;
+    int64_t C;
+} cap;
 
 static bool marked(const tir_if *i, const tir_expr **cond, int *kind) {
     const tir_call *c = (const tir_call *)i->cond;
@@ -215,6 +224,8 @@ static guard *find_guard(rg *c, const tir_if *i) {
     return NULL;
 }
 
+static const tir_expr *uncap(rg *c, const tir_expr *x);
+
 /* Every index of an access to a non-global buffer within its shape. */
 static void check_access(rg *c, const tir_buffer *b, int nidx, const tir_expr *const *idx) {
     if (b->scope == TIR_SCOPE_GLOBAL) return;
@@ -222,7 +233,7 @@ static void check_access(rg *c, const tir_buffer *b, int nidx, const tir_expr *c
         if (c->st->covered[i] == b) return; /* compact_alloc's region holds it */
     for (int d = 0; d < nidx && c->inb; d++) {
         int64_t ext;
-        tir_int_bound bd = tir_analyzer_const_bound(c->an, idx[d]);
+        tir_int_bound bd = tir_analyzer_const_bound(c->an, uncap(c, idx[d]));
         c->inb = idx[d]->dtype.lanes == 1 && tir_expr_const_int(b->shape[d], &ext) &&
                  bd.min >= 0 && bd.max < ext;
     }
@@ -270,6 +281,172 @@ static void in_bounds(rg *c, const tir_stmt *s) {
     }
 }
 
+/* ---- bounds under a kept guard
+ *
+ * A kept guard narrows its variables: a copy split over more threads than
+ * the tile has elements runs `if (ty * 256 + tx * 8 + v < 256)` around the
+ * domain guard of its block, so only ty = 0 runs it.  Without that fact
+ * in_bounds sees ty = 1 write past the tile and keeps the domain guard as a
+ * plain `if`, and the tile's elements past the shape are never written:
+ * harmless on the GPU when only clipped outputs read them (a tensorized
+ * B tile at N = 12), but an uninitialised read in the simulator.  So a
+ * conjunct `sum a_i * v_i + c < C` with constant a_i bounds each v_i with
+ * a_i > 0 by the others' minima while the guard's body is collected. */
+
+enum { MAXLIN = 8 };
+
+typedef struct lin {
+    const tir_var *v[MAXLIN];
+    int64_t a[MAXLIN];
+    int n;
+    int64_t c;
+} lin;
+
+/* e * scale added to l; false when e is not linear in variables. */
+static bool linear(const tir_expr *e, int64_t scale, lin *l) {
+    int64_t k;
+    if (tir_expr_const_int(e, &k)) return l->c += k * scale, true;
+    const tir_binop *b = (const tir_binop *)e;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_VAR:
+        if (l->n == MAXLIN) return false;
+        l->v[l->n] = (const tir_var *)e, l->a[l->n++] = scale;
+        return true;
+    case TIR_KIND_ADD: return linear(b->a, scale, l) && linear(b->b, scale, l);
+    case TIR_KIND_SUB: return linear(b->a, scale, l) && linear(b->b, -scale, l);
+    case TIR_KIND_MUL:
+        if (tir_expr_const_int(b->b, &k)) return linear(b->a, scale * k, l);
+        if (tir_expr_const_int(b->a, &k)) return linear(b->b, scale * k, l);
+        return false;
+    default: return false;
+    }
+}
+
+static void push_cap(rg *c, const tir_expr *e, int64_t C) {
+    cap *k = ir_xcalloc(1, sizeof *k);
+    *k = (cap){e, C};
+    ir_vec_push(&c->caps, k);
+}
+
+static void pop_caps(rg *c, int to) {
+    while (c->caps.n > to) free((void *)c->caps.items[--c->caps.n]);
+}
+
+/* l with each variable once (coefficients summed). */
+static void merge_terms(lin *l) {
+    int n = 0;
+    for (int i = 0; i < l->n; i++) {
+        int j = 0;
+        while (j < n && l->v[j] != l->v[i]) j++;
+        if (j < n) l->a[j] += l->a[i];
+        else l->v[n] = l->v[i], l->a[n++] = l->a[i];
+    }
+    l->n = n;
+}
+
+/* The largest value x can take under cap k, or INT64_MAX. */
+static int64_t cap_max(rg *c, const lin *x, const cap *k) {
+    lin e = {0};
+    if (!linear(k->e, 1, &e)) return INT64_MAX;
+    merge_terms(&e);
+    int64_t ratio = 0, rest = e.c;
+    bool used[MAXLIN] = {false};
+    for (int i = 0; i < x->n; i++) {
+        int j = 0;
+        while (j < e.n && e.v[j] != x->v[i]) j++;
+        if (j == e.n || x->a[i] == 0 || e.a[j] % x->a[i]) return INT64_MAX;
+        int64_t r = e.a[j] / x->a[i];
+        if (r <= 0 || (ratio && r != ratio)) return INT64_MAX;
+        ratio = r, used[j] = true;
+    }
+    for (int j = 0; j < e.n; j++) {
+        if (used[j]) continue;
+        tir_int_bound b = tir_analyzer_const_bound(c->an, (const tir_expr *)e.v[j]);
+        if (b.min <= -(1 << 30) || b.max >= (1 << 30)) return INT64_MAX;
+        rest += e.a[j] * (e.a[j] > 0 ? b.min : b.max);
+    }
+    rest -= ratio * x->c; /* e = ratio * x + rest, x's constant inside x */
+    int64_t num = k->C - 1 - rest;
+    return num >= 0 ? num / ratio : -((-num + ratio - 1) / ratio);
+}
+
+/* x, or a new variable standing for it when some cap bounds it more
+ * tightly than its variables do. */
+static const tir_node *uncap_one(tir_mutator *m, const tir_node *n) {
+    rg *c = m->user;
+    const tir_expr *x = (const tir_expr *)n;
+    lin l = {0};
+    if (linear(x, 1, &l)) {
+        merge_terms(&l);
+        tir_int_bound b = tir_analyzer_const_bound(c->an, x);
+        int64_t hi = b.max;
+        for (int i = 0; l.n >= 2 && i < c->caps.n; i++) {
+            int64_t h = cap_max(c, &l, c->caps.items[i]);
+            if (h < hi) hi = h;
+        }
+        if (hi < b.max && hi >= b.min) {
+            const tir_var *w = tir_var_new(m->ctx, "cap", x->dtype);
+            tir_analyzer_bind_const(c->an, w, b.min, hi - b.min + 1);
+            return (const tir_node *)w;
+        }
+    }
+    return tir_mutate_default(m, n);
+}
+
+static const tir_expr *uncap(rg *c, const tir_expr *x) {
+    if (!c->caps.n) return x;
+    tir_mutator m = {.ctx = c->st->ctx, .user = c};
+    m.on[TIR_KIND_ADD] = m.on[TIR_KIND_SUB] = m.on[TIR_KIND_MUL] = uncap_one;
+    return tir_mutate_expr(&m, x);
+}
+
+typedef struct saved {
+    const tir_var *v;
+    tir_int_bound old;
+} saved;
+
+/* Narrows the variables of cond's `linear < constant` conjuncts; the old
+ * bounds go to out (at most cap), their count is returned. */
+static int narrow(rg *c, const tir_expr *cond, saved *out, int cap) {
+    ir_vec conj = {0};
+    split_and(cond, &conj);
+    int ns = 0;
+    for (int j = 0; j < conj.n; j++) {
+        const tir_expr *e = conj.items[j];
+        int64_t C;
+        lin l = {0};
+        if (e->kind != TIR_KIND_LT || !tir_expr_const_int(((const tir_binop *)e)->b, &C) ||
+            !linear(((const tir_binop *)e)->a, 1, &l))
+            continue;
+        tir_int_bound bd[MAXLIN];
+        bool finite = true;
+        for (int i = 0; i < l.n; i++) {
+            bd[i] = tir_analyzer_const_bound(c->an, (const tir_expr *)l.v[i]);
+            finite &= bd[i].min > -(1 << 30) && bd[i].max < (1 << 30);
+        }
+        if (!finite) continue;
+        if (l.n >= 2) push_cap(c, ((const tir_binop *)e)->a, C);
+        for (int i = 0; i < l.n && ns < cap; i++) {
+            if (l.a[i] <= 0 || l.a[i] > (1 << 20)) continue;
+            int64_t rest = l.c;
+            for (int k = 0; k < l.n; k++)
+                if (k != i) rest += l.a[k] * (l.a[k] > 0 ? bd[k].min : bd[k].max);
+            int64_t num = C - 1 - rest, hi = num >= 0 ? num / l.a[i] : -((-num + l.a[i] - 1) / l.a[i]);
+            if (hi >= bd[i].max || hi < bd[i].min) continue; /* nothing new, or never runs */
+            out[ns++] = (saved){l.v[i], bd[i]};
+            tir_analyzer_bind_const(c->an, l.v[i], bd[i].min, hi - bd[i].min + 1);
+            bd[i].max = hi;
+        }
+    }
+    ir_vec_free(&conj);
+    return ns;
+}
+
+static void restore(rg *c, const saved *s, int n) {
+    for (int i = n - 1; i >= 0; i--)
+        tir_analyzer_bind_const(c->an, s[i].v, s[i].old.min, s[i].old.max - s[i].old.min + 1);
+}
+
 /* Pass 1: every marked guard, safe when its accesses stay in bounds. */
 static void collect(rg *c, const tir_stmt *s) {
     if (!s) return;
@@ -296,8 +473,14 @@ static void collect(rg *c, const tir_stmt *s) {
             in_bounds(c, i->then_s);
             *g = (guard){i, kind, c->inb && !i->else_s, tir_analyzer_can_prove(c->an, cond)};
             ir_vec_push(&c->guards, g);
+            collect(c, i->then_s);
+        } else {
+            saved sv[16];
+            int ncaps = c->caps.n, ns = narrow(c, i->cond, sv, 16);
+            collect(c, i->then_s);
+            restore(c, sv, ns);
+            pop_caps(c, ncaps);
         }
-        collect(c, i->then_s);
         collect(c, i->else_s);
         break;
     }
@@ -476,6 +659,8 @@ tir_status lower_relax_guards(lower_state *st, const tir_prim_func *in,
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     for (int k = 0; k < c.guards.n; k++) free((void *)c.guards.items[k]);
     ir_vec_free(&c.guards);
+    TIR_ASSERT(c.caps.n == 0);
+    ir_vec_free(&c.caps);
     tir_analyzer_destroy(c.an);
     *out = body == in->body ? in
                             : tir_prim_func_new(st->ctx, in->name, in->nparams, in->params,
