@@ -556,7 +556,7 @@ static bool canonical(layout l, int rows, int lbo, int sbo, int swizzle, int tra
     case L_K_RADJ: return !swizzle && !trans && lbo == rows * 16 && (sbo == 128 || rows == 8);
     case L_MN_RADJ: return !swizzle && trans && lbo == rows * 16 && (sbo == 128 || rows == 8);
     case L_MN_KADJ: return !swizzle && trans && lbo == 128 && (sbo == 256 || rows == 8);
-    case L_K_SW128: return swizzle == 1 && !trans && sbo == 1024; /* LBO unused */
+    case L_K_SW128: return swizzle == 1 && !trans && (sbo == 1024 || rows == 8); /* no LBO */
     case L_K_ROW128: return false;
     }
     return false;
@@ -572,6 +572,67 @@ static uint64_t desc_tmpl(int lbo, int sbo, int swizzle) {
 static int reach(int rows, int lbo, int sbo) {
     int big = lbo > sbo ? lbo : sbo;
     return (rows / 8 + 2) * big + 1024;
+}
+
+/* A candidate's byte offsets for an operand of n rows (B) or 64 (A). */
+typedef struct {
+    int lbo_a, sbo_a, lbo_b, sbo_b;
+} encoding;
+
+static encoding resolve(const candidate *c, int n) {
+    encoding e = {c->lbo_a ? c->lbo_a : 64 * 16, c->sbo_a ? c->sbo_a : 64 * 16,
+                  c->lbo_b ? c->lbo_b : n * 16, c->sbo_b ? c->sbo_b : n * 16};
+    return e;
+}
+
+/* Where the PTX ISA's canonical layouts say wgmma reads element (r, k) of
+ * an operand (r in M or N) from its descriptor's fields: 8-row (or 8-k)
+ * core matrices of 16-byte rows, SBO between row groups, LBO between k
+ * groups; the 128B swizzle XORs address bits 4-6 with bits 7-9. */
+static int canonical_offset(int lbo, int sbo, int swizzle, int trans, int r, int k) {
+    if (swizzle) {
+        int lin = (r / 8) * sbo + (r % 8) * 128 + k * 2;
+        return lin ^ (((lin >> 7) & 7) << 4);
+    }
+    int in = trans ? (k % 8) * 16 + (r % 8) * 2 : (r % 8) * 16 + (k % 8) * 2;
+    return (r / 8) * sbo + (k / 8) * lbo + in;
+}
+
+/* Host-side consistency of the candidates, for every N: each image puts
+ * distinct elements at distinct offsets inside the bytes reserved for it,
+ * and `canonical` predicts a match exactly when canonical_offset agrees
+ * with the image at every element.  Run in every mode (--emit too), so a
+ * GPU result that is NOT AS PREDICTED cannot come from a bug here. */
+static bool self_check(void) {
+    bool ok = true;
+    for (int ni = 0; ni < 2; ni++)
+        for (int ci = 0; ci < NCAND; ci++) {
+            const candidate *c = &candidates[ci];
+            int n = check_n[ni];
+            encoding e = resolve(c, n);
+            const layout l[2] = {c->la, c->lb};
+            const int rows[2] = {64, n}, lbo[2] = {e.lbo_a, e.lbo_b}, sbo[2] = {e.sbo_a, e.sbo_b};
+            const int trans[2] = {0, c->trans_b};
+            for (int o = 0; o < 2; o++) {
+                int limit = reach(rows[o], lbo[o], sbo[o]);
+                uint8_t *seen = xmalloc((size_t)limit);
+                bool agree = true, clash = false;
+                for (int r = 0; r < rows[o]; r++)
+                    for (int k = 0; k < 16; k++) {
+                        int off = elem_offset(l[o], rows[o], r, k);
+                        clash |= off < 0 || off + 2 > limit || seen[off]++;
+                        agree &= off == canonical_offset(lbo[o], sbo[o], c->swizzle, trans[o], r, k);
+                    }
+                free(seen);
+                bool pred = canonical(l[o], rows[o], lbo[o], sbo[o], c->swizzle, trans[o]);
+                if (clash || pred != agree) {
+                    printf("self-check FAILED: candidate %d, N=%d, operand %c: %s\n", ci, n,
+                           "AB"[o], clash ? "overlapping or out-of-range image" : "prediction");
+                    ok = false;
+                }
+            }
+        }
+    return ok;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -595,17 +656,6 @@ static void build_image(const candidate *c, const check_data *cd, uint8_t *img, 
     for (int nn = 0; nn < cd->n; nn++)
         for (int k = 0; k < 16; k++)
             memcpy(img + b_off + elem_offset(c->lb, cd->n, nn, k), &cd->B[k * cd->n + nn], 2);
-}
-
-/* A candidate's byte offsets for an operand of n rows (B) or 64 (A). */
-typedef struct {
-    int lbo_a, sbo_a, lbo_b, sbo_b;
-} encoding;
-
-static encoding resolve(const candidate *c, int n) {
-    encoding e = {c->lbo_a ? c->lbo_a : 64 * 16, c->sbo_a ? c->sbo_a : 64 * 16,
-                  c->lbo_b ? c->lbo_b : n * 16, c->sbo_b ? c->sbo_b : n * 16};
-    return e;
 }
 
 /* Launches the check kernel on the image of c and returns the registers
@@ -724,6 +774,7 @@ int main(int argc, char **argv) {
     }
     if (only && strcmp(only, "peak") && strcmp(only, "check")) usage();
     gen_all();
+    if (!self_check()) return 1;
     if (emit) return emit_all(emit, ptxas);
     ctx = tir_ctx_create();
     if (!ctx) return 1;
