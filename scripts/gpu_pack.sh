@@ -20,7 +20,7 @@ for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pac
 for t in test_sched_fuzz test_gpu_fuzz test_parser_fuzz; do
     [ -x "$b/tests/$t" ] && cp "$b/tests/$t" gpu-pack/fuzz/
 done
-for t in rt_smoke cg_dump tirc; do [ -x "$b/tools/$t" ] && cp "$b/tools/$t" gpu-pack/tools/; done
+for t in rt_smoke cg_dump tirc tcpeak; do [ -x "$b/tools/$t" ] && cp "$b/tools/$t" gpu-pack/tools/; done
 for t in "$b"/examples/*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/examples/; done
 for t in "$b"/bench/*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/bench/; done
 du -sh gpu-pack
