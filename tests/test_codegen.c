@@ -487,6 +487,12 @@ static void test_errors(void **st) {
     const tir_stmt *cp = tir_allocate_new(
         ctx, S2, tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 3, cargs)));
     expect_error(ctx, one_buf_func(ctx, A, cp), NULL, TIR_ERR_UNSUPPORTED, "cp_async", "16");
+    /* a source size that is not int32 */
+    const tir_expr *zargs[4] = {cargs[0], cargs[1], tir_i32(ctx, 4), tir_f32(ctx, 4)};
+    cp = tir_allocate_new(
+        ctx, S2, tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 4, zargs)));
+    expect_error(ctx, one_buf_func(ctx, A, cp), NULL, TIR_ERR_UNSUPPORTED, "cp_async",
+                 "src_bytes must be int32");
     /* atomic_add into shared memory, or of float64 */
     const tir_expr *aargs[2] = {cargs[0], tir_f32(ctx, 1)};
     const tir_stmt *at = tir_allocate_new(

@@ -963,7 +963,7 @@ static void test_cp_async(void **st) {
     const tir_buffer *A = buf1(ctx, "A", TIR_F32, 8), *B = buf1(ctx, "B", TIR_F32, 8);
     int64_t eight = 8;
     const tir_buffer *S = tir_buffer_simple(ctx, "S", TIR_F32, 1, &eight, TIR_SCOPE_SHARED);
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 4; variant++) {
         const tir_var *i = tir_var_new(ctx, "i", TIR_I32), *j = tir_var_new(ctx, "j", TIR_I32);
         const tir_expr *off = tir_mul(ctx, &i->base, tir_i32(ctx, 4));
         if (variant == 2) off = tir_add(ctx, off, tir_i32(ctx, 1)); /* misaligned */
@@ -971,7 +971,11 @@ static void test_cp_async(void **st) {
         const tir_expr *args3[3] = {tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, &ad),
                                     tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, &as),
                                     tir_i32(ctx, 16)};
-        const tir_stmt *cp = tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, 3, args3));
+        /* variant 3: a source size of 8 of the 16 bytes, the rest zero-filled */
+        const tir_expr *args4[4] = {args3[0], args3[1], args3[2], tir_i32(ctx, 8)};
+        const tir_stmt *cp = tir_evaluate_new(
+            ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_CP_ASYNC, variant == 3 ? 4 : 3,
+                              variant == 3 ? args4 : args3));
         /* variant 1 copies only the first half */
         const tir_stmt *copy = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, variant == 1 ? 1 : 2),
                                            TIR_FOR_SERIAL, NULL, 0, NULL, cp);
@@ -993,6 +997,9 @@ static void test_cp_async(void **st) {
         if (variant == 0) {
             run_ok(ctx, f, 2, args, 1u << 1);
             for (int k = 0; k < 8; k++) assert_true(b[k] == a[k] * 2);
+        } else if (variant == 3) {
+            run_ok(ctx, f, 2, args, 1u << 1);
+            for (int k = 0; k < 8; k++) assert_true(b[k] == (k % 4 < 2 ? a[k] * 2 : 0));
         } else if (variant == 1) {
             const char *m[] = {"load of S[4]", "never written", NULL};
             expect_error(ctx, tir_interp_run(ctx, f, 2, args, NULL), TIR_ERR_UNINIT_READ, m);

@@ -460,14 +460,17 @@ static void test_race_check_missing_barrier(void **state) {
         }
     }
     /* K = 40: the pipeline's steady state is one time step, emitted
-     * without a loop: one barrier, after both versions' fetches and before
-     * the first compute, is needed and enough */
+     * without a loop.  Its copies are zero-filled past K, asynchronously
+     * (cp_async with a source size): one barrier after each version's
+     * wait, before its compute, is needed and enough */
     const tir_prim_func *once =
         lower(lk_shared(ctx, 48, 40, 40, LK_LOCAL_ACC | LK_VEC_FETCH | LK_PIPELINE));
     assert_null(find_loop(once, "k_0"));
-    assert_int_equal(count(once).syncs, 1);
+    assert_true(count(once).cp_async4 + count(once).cp_async16 > 0);
+    assert_int_equal(count(once).syncs, 2);
     sim_ok(once, 48, 40, 40);
     assert_int_equal(tir_lower_check_races(ctx, remove_sync(once, 0)), TIR_ERR_LOWER);
+    assert_int_equal(tir_lower_check_races(ctx, remove_sync(once, 1)), TIR_ERR_LOWER);
     /* a loop that runs twice (K = 160: 4 steady time steps, unrolled by 2):
      * its back edge is checked (the barrier at the end of the body,
      * removed, leaves the next fetch racing with the compute) */
@@ -737,10 +740,25 @@ static void test_step5_auto_async(void **state) {
     const tir_module *m = compile(k);
     assert_non_null(strstr(m->ptx, "cp.async.cg.shared.global"));
     assert_null(strstr(m->ptx, "ld.global"));
-    /* a ragged K: the copies are zero-filled at the edge, so synchronous */
+    /* a ragged K: the copies are zero-filled at the edge, still
+     * asynchronous: cp.async with a source size of 0 past the edge (the
+     * PTX zero fill), no synchronous global load left */
     const tir_prim_func *r = lower(lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_PIPELINE));
-    assert_int_equal(count(r).cp_async4 + count(r).cp_async16, 0);
+    assert_true(count(r).cp_async4 > 0);
     sim_ok(r, 40, 36, 40);
+    m = compile(r);
+    assert_non_null(strstr(m->ptx, "cp.async.ca.shared.global"));
+    assert_non_null(strstr(m->ptx, ", 4, %r")); /* the source size operand */
+    assert_null(strstr(m->ptx, "ld.global"));
+    /* sync_pipeline_copies keeps them synchronous */
+    tir_lower_opts so;
+    tir_lower_opts_init(&so);
+    so.sync_pipeline_copies = true;
+    const tir_prim_func *rs = NULL;
+    assert_int_equal(tir_lower(ctx, lk_shared(ctx, 40, 36, 40, LK_LOCAL_ACC | LK_PIPELINE), &so,
+                               &rs),
+                     TIR_OK);
+    assert_int_equal(count(rs).cp_async4 + count(rs).cp_async16, 0);
 }
 
 static void test_step5_async(void **state) {

@@ -496,6 +496,7 @@ static void test_type_errors(void **st) {
         {"A[0] = T.Ramp(T.float32(0), 1, 4)", TIR_ERR_TYPE, "3:14: T.Ramp start and stride differ"},
         {"A[0] = T.Broadcast(T.Broadcast(T.float32(1), 2), 2)", TIR_ERR_TYPE, "3:14: T.Broadcast needs a scalar"},
         {"A[0] = T.exp(T.float32(1), T.float16(1))", TIR_ERR_PARSE, "3:14: T.exp takes 1 argument"},
+        {"T.cp_async(T.address_of(A[0]), T.address_of(A[1]))", TIR_ERR_PARSE, "3:7: T.cp_async takes 3 arguments (or 4), got 2"},
         {"A[0] = T.fma(T.float32(1), T.float16(1), T.float32(1))", TIR_ERR_TYPE, "3:14: arguments of T.fma differ"},
         {"A[0] = T.Select(n, T.float32(1), T.float32(2))", TIR_ERR_TYPE, "3:14: T.Select condition must be bool"},
         {"A[0] = T.Select(T.Broadcast(True, 2), T.Broadcast(T.float32(1), 4), T.Broadcast(T.float32(1), 4))", TIR_ERR_TYPE, "3:14: T.Select condition has 2 lanes"},

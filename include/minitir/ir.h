@@ -233,6 +233,9 @@ typedef enum tir_intrin {
 
 TIR_API const char *tir_intrin_name(tir_intrin op);
 TIR_API int tir_intrin_nargs(tir_intrin op); /* < 0: variadic */
+/* Whether op takes n arguments: tir_intrin_nargs(op), or also 4 for
+ * cp_async (the optional source size). */
+TIR_API bool tir_intrin_nargs_ok(tir_intrin op, int n);
 /* Looks an intrinsic up by name; returns TIR_INTRIN_COUNT if unknown. */
 TIR_API tir_intrin tir_intrin_lookup(const char *name, size_t len);
 

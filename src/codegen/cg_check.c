@@ -246,7 +246,7 @@ static tir_status chk_ldmatrix(chk *c, const tir_call *call) {
 
 static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
     const char *name = tir_intrin_name(call->op);
-    if (tir_intrin_nargs(call->op) >= 0 && call->nargs != tir_intrin_nargs(call->op))
+    if (!tir_intrin_nargs_ok(call->op, call->nargs))
         return unsupported(c, "codegen: call of %s with a wrong number of arguments", name);
     if (is_float_math(call->op)) {
         for (int i = 0; i < call->nargs; i++) {
@@ -295,6 +295,12 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
         if (!tir_expr_const_int(call->args[2], &bytes) || (bytes != 4 && bytes != 8 && bytes != 16))
             return unsupported(c, "codegen: cp_async: the size must be the constant 4, 8 or "
                                   "16");
+        if (call->nargs == 4) {
+            if (!tir_dtype_eq(call->args[3]->dtype, TIR_I32))
+                return unsupported(c, "codegen: cp_async: src_bytes must be int32 (is %s)",
+                                   dstr(c->ctx, call->args[3]->dtype));
+            TIR_TRY(chk_expr(c, call->args[3], false));
+        }
         TIR_TRY(chk_address_of(c, "cp_async", call->args[0], TIR_SCOPE_SHARED, "destination"));
         return chk_address_of(c, "cp_async", call->args[1], TIR_SCOPE_GLOBAL, "source");
     }

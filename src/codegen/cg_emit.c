@@ -967,13 +967,19 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     case TIR_INTRIN_CP_ASYNC: {
         int64_t bytes = 0;
         tir_expr_const_int(c->args[2], &bytes);
-        LLVMValueRef p[2] = {address_of(g, c->args[0]), NULL};
+        LLVMValueRef p[3] = {address_of(g, c->args[0]), NULL, NULL};
         if (!p[0] || !(p[1] = address_of(g, c->args[1]))) return NULL;
-        /* .cg (L2 only) exists only for 16-byte copies. */
-        const char *name = bytes == 16  ? "llvm.nvvm.cp.async.cg.shared.global.16"
-                           : bytes == 8 ? "llvm.nvvm.cp.async.ca.shared.global.8"
-                                        : "llvm.nvvm.cp.async.ca.shared.global.4";
-        return cg_call_intrinsic(g->mod, g->b, name, NULL, 0, p, 2);
+        /* .cg (L2 only) exists only for 16-byte copies; the ".s" forms
+         * take the source size (PTX src-size: the rest zero-filled) */
+        bool zf = c->nargs == 4;
+        if (zf && !(p[2] = expr(g, c->args[3]))) return NULL;
+        const char *name = bytes == 16 ? (zf ? "llvm.nvvm.cp.async.cg.shared.global.16.s"
+                                             : "llvm.nvvm.cp.async.cg.shared.global.16")
+                           : bytes == 8 ? (zf ? "llvm.nvvm.cp.async.ca.shared.global.8.s"
+                                              : "llvm.nvvm.cp.async.ca.shared.global.8")
+                                        : (zf ? "llvm.nvvm.cp.async.ca.shared.global.4.s"
+                                              : "llvm.nvvm.cp.async.ca.shared.global.4");
+        return cg_call_intrinsic(g->mod, g->b, name, NULL, 0, p, zf ? 3 : 2);
     }
     case TIR_INTRIN_CP_ASYNC_COMMIT:
         return cg_call_intrinsic(g->mod, g->b, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);

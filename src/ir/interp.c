@@ -1265,8 +1265,13 @@ ir_mbuf *ir_resolve_addr(ir_env *e, const void *p, int64_t *byte_off) {
     return NULL;
 }
 
-static void cp_async(ir_env *e, const ir_val *args) {
-    int64_t bytes = args[2].i, doff, soff;
+static void cp_async(ir_env *e, const ir_val *args, int nargs) {
+    int64_t bytes = args[2].i, doff, soff, sb = nargs == 4 ? args[3].i : bytes;
+    if ((nargs != 3 && nargs != 4) || sb < 0 || sb > bytes) {
+        ir_env_fail(e, TIR_ERR_EVAL, "cp_async: %d arguments, src_bytes %lld of %lld", nargs,
+                    (long long)sb, (long long)bytes);
+        return;
+    }
     ir_mbuf *dst = ir_resolve_addr(e, args[0].p, &doff);
     ir_mbuf *src = ir_resolve_addr(e, args[1].p, &soff);
     if (!dst || !src) {
@@ -1286,7 +1291,12 @@ static void cp_async(ir_env *e, const ir_val *args) {
                     (long long)doff);
         return;
     }
-    if (doff + bytes > dst->size * dst->elem_bytes || soff + bytes > src->size * src->elem_bytes) {
+    if (sb % src->elem_bytes) {
+        ir_env_fail(e, TIR_ERR_EVAL, "cp_async: src_bytes %lld is not whole %s elements",
+                    (long long)sb, src->buffer->name);
+        return;
+    }
+    if (doff + bytes > dst->size * dst->elem_bytes || soff + sb > src->size * src->elem_bytes) {
         ir_env_fail(e, TIR_ERR_OUT_OF_BOUNDS, "cp_async of %lld bytes from %s (byte %lld) to %s "
                     "(byte %lld) runs past the end of a buffer",
                     (long long)bytes, src->buffer->name, (long long)soff, dst->buffer->name,
@@ -1294,7 +1304,7 @@ static void cp_async(ir_env *e, const ir_val *args) {
         return;
     }
     if (src->written)
-        for (int64_t i = soff / src->elem_bytes; i < (soff + bytes) / src->elem_bytes; i++)
+        for (int64_t i = soff / src->elem_bytes; i < (soff + sb) / src->elem_bytes; i++)
             if (!src->written[i]) {
                 ir_env_fail(e, TIR_ERR_UNINIT_READ,
                             "cp_async reads element %lld of %s's storage, which was never "
@@ -1302,7 +1312,8 @@ static void cp_async(ir_env *e, const ir_val *args) {
                             (long long)i, src->buffer->name);
                 return;
             }
-    memmove(dst->data + doff, src->data + soff, (size_t)bytes);
+    memmove(dst->data + doff, src->data + soff, (size_t)sb);
+    memset(dst->data + doff + sb, 0, (size_t)(bytes - sb));
     if (dst->written)
         memset(dst->written + doff / dst->elem_bytes, 1, (size_t)(bytes / dst->elem_bytes));
 }
@@ -1385,7 +1396,7 @@ static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     case TIR_INTRIN_CP_ASYNC_WAIT:
     case TIR_INTRIN_ATOMIC_ADD:
         if (e->hooks && e->hooks->intrin && e->hooks->intrin(e, x, args, &r)) return r;
-        if (op == TIR_INTRIN_CP_ASYNC) cp_async(e, args);
+        if (op == TIR_INTRIN_CP_ASYNC) cp_async(e, args, n);
         if (op == TIR_INTRIN_ATOMIC_ADD) atomic_add(e, args);
         return r;
     default: break;

@@ -50,6 +50,11 @@ const char *tir_intrin_name(tir_intrin op) {
 int tir_intrin_nargs(tir_intrin op) {
     return (unsigned)op < TIR_INTRIN_COUNT ? intrin_info[op].nargs : -1;
 }
+
+bool tir_intrin_nargs_ok(tir_intrin op, int n) {
+    int want = tir_intrin_nargs(op);
+    return want < 0 || n == want || (op == TIR_INTRIN_CP_ASYNC && n == 4);
+}
 tir_intrin tir_intrin_lookup(const char *name, size_t len) {
     for (int i = 0; i < TIR_INTRIN_COUNT; i++)
         if (strlen(intrin_info[i].name) == len && memcmp(intrin_info[i].name, name, len) == 0)
@@ -206,8 +211,7 @@ const tir_expr *tir_broadcast_new(tir_ctx *ctx, const tir_expr *v, int lanes) {
 const tir_expr *tir_call_new(tir_ctx *ctx, tir_dtype t, tir_intrin op, int nargs,
                              const tir_expr *const *args) {
     TIR_ASSERT((unsigned)op < TIR_INTRIN_COUNT);
-    int want = tir_intrin_nargs(op);
-    TIR_ASSERT(want < 0 || want == nargs);
+    TIR_ASSERT(tir_intrin_nargs_ok(op, nargs));
     for (int i = 0; i < nargs; i++) TIR_ASSERT(args[i]);
     tir_call *n = NEW_EXPR(tir_call, CALL, t);
     n->op = op;

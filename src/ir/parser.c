@@ -489,9 +489,9 @@ static const tir_expr *mk_call(parser *P, const ir_token *t, tir_intrin op, int 
                                tir_dtype dt, gvec *args) {
     int want = tir_intrin_nargs(op);
     const tir_expr *const *a = args->items;
-    if (want >= 0 && args->n != want)
-        return PERR(P, t, "T.%s takes %d argument%s, got %d", tir_intrin_name(op), want,
-                    want == 1 ? "" : "s", args->n);
+    if (!tir_intrin_nargs_ok(op, args->n))
+        return PERR(P, t, "T.%s takes %d argument%s%s, got %d", tir_intrin_name(op), want,
+                    want == 1 ? "" : "s", op == TIR_INTRIN_CP_ASYNC ? " (or 4)" : "", args->n);
     switch (op) {
     case TIR_INTRIN_EXP: case TIR_INTRIN_LOG: case TIR_INTRIN_TANH: case TIR_INTRIN_SQRT:
     case TIR_INTRIN_FABS: case TIR_INTRIN_FMA: case TIR_INTRIN_POW: case TIR_INTRIN_SIGMOID:

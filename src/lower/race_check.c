@@ -496,7 +496,7 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
             const tir_call *dst = tir_as_tir_call(call->args[0]);
             const tir_buffer_load *ld =
                 dst && dst->nargs == 1 ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
-            if (!ld || call->nargs != 3) {
+            if (!ld || (call->nargs != 3 && call->nargs != 4)) {
                 l->c->odd_copy = call; /* not the lowered form: refused */
                 return false;
             }
@@ -693,7 +693,7 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     else if (c.odd_copy)
         s = tir_ctx_fail(st->ctx, TIR_ERR_LOWER,
                          "race_check: %s is not a cp_async of the lowered form "
-                         "(address_of a shared element, a source, a byte count)",
+                         "(address_of a shared element, a source, a byte count, optionally the source bytes)",
                          tir_print(st->ctx, c.odd_copy));
     else if (c.bad[0]) {
         const racc *a = c.bad[0], *b = c.bad[1];

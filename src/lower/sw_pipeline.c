@@ -172,46 +172,99 @@ static bool multiple_of(pl *p, const tir_expr *e, int64_t k) {
     return tir_analyzer_can_prove(p->an, c);
 }
 
+/* cp_async(&dst[di], &src[si], bytes); with a predicate `pred` (a zero
+ * fill) the source size is pred ? bytes : 0 and the source index
+ * pred ? si : 0, so that no address past the source is formed. */
 static const tir_stmt *cp(tir_ctx *ctx, const tir_buffer *dst, const tir_expr *di,
-                          const tir_buffer *src, const tir_expr *si, int64_t bytes) {
+                          const tir_buffer *src, const tir_expr *si, int64_t bytes,
+                          const tir_expr *pred) {
+    if (pred) si = tir_select_new(ctx, pred, si, tir_int(ctx, si->dtype, 0));
     const tir_expr *d = tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
                                      (const tir_expr *const[]){tir_load(ctx, dst, 1, &di)});
     const tir_expr *s = tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1,
                                      (const tir_expr *const[]){tir_load(ctx, src, 1, &si)});
-    return lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC, 3,
-                             (const tir_expr *const[]){d, s, tir_i32(ctx, bytes)});
+    if (!pred)
+        return lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC, 3,
+                                 (const tir_expr *const[]){d, s, tir_i32(ctx, bytes)});
+    const tir_expr *sb = tir_select_new(ctx, pred, tir_i32(ctx, bytes), tir_i32(ctx, 0));
+    return lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC, 4,
+                             (const tir_expr *const[]){d, s, tir_i32(ctx, bytes), sb});
 }
 
-static const tir_node *async_store(tir_mutator *m, const tir_node *n) {
-    pl *p = m->user;
-    tir_ctx *ctx = m->ctx;
-    const tir_buffer_store *s = (const tir_buffer_store *)n;
+/* The store s as cp_async (predicated by pred, may be NULL), or NULL when
+ * it is not a copy cp.async can do. */
+static const tir_stmt *async_copy(pl *p, const tir_buffer_store *s, const tir_expr *pred) {
+    tir_ctx *ctx = p->st->ctx;
     const tir_buffer_load *l = tir_as_tir_buffer_load(s->value);
     if (s->buffer->scope != TIR_SCOPE_SHARED || !l || l->buffer->scope != TIR_SCOPE_GLOBAL)
-        return n;
+        return NULL;
     /* the component reads the copy itself: no wait could come between */
-    if (has(p->self_reads, s->buffer)) return n;
+    if (has(p->self_reads, s->buffer)) return NULL;
     int64_t eb = (int64_t)tir_dtype_bytes(s->buffer->dtype);
     const tir_ramp *dr = tir_as_tir_ramp(s->indices[0]), *sr = tir_as_tir_ramp(l->indices[0]);
     int lanes = s->value->dtype.lanes;
     if (lanes == 1) {
-        if (eb != 4 && eb != 8 && eb != 16) return n;
-        return (const tir_node *)cp(ctx, s->buffer, s->indices[0], l->buffer, l->indices[0], eb);
+        if (eb != 4 && eb != 8 && eb != 16) return NULL;
+        return cp(ctx, s->buffer, s->indices[0], l->buffer, l->indices[0], eb, pred);
     }
     int64_t ds, ss;
     if (!dr || !sr || !tir_expr_const_int(dr->stride, &ds) || !tir_expr_const_int(sr->stride, &ss))
-        return n;
+        return NULL;
+    if (pred && pred->dtype.lanes != 1) return NULL; /* a per-lane predicate */
     int64_t bytes = eb * lanes;
     if (ds == 1 && ss == 1 && (bytes == 4 || bytes == 8 || bytes == 16) &&
         l->buffer->align >= bytes && multiple_of(p, dr->start, lanes) &&
         multiple_of(p, tir_add(ctx, sr->start, l->buffer->elem_offset), lanes))
-        return (const tir_node *)cp(ctx, s->buffer, dr->start, l->buffer, sr->start, bytes);
-    if (eb != 4 && eb != 8 && eb != 16) return n;
+        return cp(ctx, s->buffer, dr->start, l->buffer, sr->start, bytes, pred);
+    if (eb != 4 && eb != 8 && eb != 16) return NULL;
     const tir_stmt **v = IR_NEWN(ctx, const tir_stmt *, lanes);
     for (int i = 0; i < lanes; i++)
         v[i] = cp(ctx, s->buffer, tir_add(ctx, dr->start, tir_i32(ctx, ds * i)), l->buffer,
-                  tir_add(ctx, sr->start, tir_i32(ctx, ss * i)), eb);
-    return (const tir_node *)tir_seq_new(ctx, lanes, v);
+                  tir_add(ctx, sr->start, tir_i32(ctx, ss * i)), eb, pred);
+    return tir_seq_new(ctx, lanes, v);
+}
+
+static const tir_node *async_store(tir_mutator *m, const tir_node *n) {
+    const tir_stmt *s = async_copy(m->user, (const tir_buffer_store *)n, NULL);
+    return s ? (const tir_node *)s : n;
+}
+
+/* Whether two indices (scalars or ramps) are provably the same. */
+static bool same_index(pl *p, const tir_expr *a, const tir_expr *b) {
+    if (a == b) return true;
+    const tir_ramp *ra = tir_as_tir_ramp(a), *rb = tir_as_tir_ramp(b);
+    if (ra || rb) {
+        return ra && rb && ra->lanes == rb->lanes &&
+               same_index(p, ra->start, rb->start) && same_index(p, ra->stride, rb->stride);
+    }
+    int64_t d;
+    return a->dtype.lanes == 1 && b->dtype.lanes == 1 &&
+           tir_expr_const_int(tir_analyzer_simplify(p->an, tir_sub(p->st->ctx, a, b)), &d) &&
+           d == 0;
+}
+
+/* Whether e is a zero of its type (a scalar or broadcast constant). */
+static bool is_zero(const tir_expr *e) {
+    const tir_broadcast *b = tir_as_tir_broadcast(e);
+    if (b) e = b->value;
+    const tir_float_imm *f = tir_as_tir_float_imm(e);
+    int64_t k;
+    return f ? f->value == 0 : tir_expr_const_int(e, &k) && k == 0;
+}
+
+/* relax_guards' zero fill, `if c: S[i] = G[j] else: S[i] = 0`, as one
+ * cp_async whose source size is 0 where c is false (the PTX zero fill):
+ * a ragged tile's copies stay asynchronous. */
+static const tir_node *async_zero_fill(tir_mutator *m, const tir_node *n) {
+    const tir_if *i = (const tir_if *)n;
+    const tir_buffer_store *a = tir_as_tir_buffer_store(i->then_s),
+                           *z = i->else_s ? tir_as_tir_buffer_store(i->else_s) : NULL;
+    if (a && z && a->buffer == z->buffer && a->nidx == 1 && z->nidx == 1 &&
+        same_index(m->user, a->indices[0], z->indices[0]) && is_zero(z->value)) {
+        const tir_stmt *s = async_copy(m->user, a, i->cond);
+        if (s) return (const tir_node *)s;
+    }
+    return tir_mutate_default(m, n);
 }
 
 /* Stores left in s that are not cp_async (after async_store). */
@@ -260,6 +313,7 @@ static bool auto_async(pl *p, const comp *c, int n, int64_t s) {
                     if (has(&c[j].acc.reads, c[i].acc.writes.items[b])) return false;
         tir_mutator m = {.ctx = p->st->ctx, .user = p};
         m.on[TIR_KIND_BUFFER_STORE] = async_store;
+        m.on[TIR_KIND_IF] = async_zero_fill;
         p->self_reads = &c[i].acc.reads;
         const tir_stmt *t = tir_mutate_stmt(&m, c[i].s);
         int left = 0;
@@ -605,6 +659,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         if (c[i].async) {
             tir_mutator m = {.ctx = ctx, .user = p};
             m.on[TIR_KIND_BUFFER_STORE] = async_store;
+            m.on[TIR_KIND_IF] = async_zero_fill;
             p->self_reads = &c[i].acc.reads;
             c[i].s = tir_mutate_stmt(&m, c[i].s);
         }

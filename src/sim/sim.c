@@ -485,9 +485,14 @@ static void sim_access(ir_env *e, ir_mbuf *m, int64_t off, bool store) {
 
 /* ============================================================ cp_async */
 
-static void cp_issue(ir_env *e, const ir_val *args) {
+static void cp_issue(ir_env *e, const ir_val *args, int nargs) {
     sim_thread *t = e->user;
-    int64_t bytes = args[2].i, doff = 0, soff = 0;
+    int64_t bytes = args[2].i, doff = 0, soff = 0, sb = nargs == 4 ? args[3].i : bytes;
+    if ((nargs != 3 && nargs != 4) || sb < 0 || sb > bytes) {
+        ir_env_fail(e, TIR_ERR_EVAL, "cp_async: %d arguments, src_bytes %lld of %lld", nargs,
+                    (long long)sb, (long long)bytes);
+        return;
+    }
     ir_mbuf *dst = ir_resolve_addr(e, args[0].p, &doff);
     ir_mbuf *src = ir_resolve_addr(e, args[1].p, &soff);
     if (!dst || !src) {
@@ -516,7 +521,12 @@ static void cp_issue(ir_env *e, const ir_val *args) {
                     (long long)doff);
         return;
     }
-    if (doff + bytes > dst->size * dst->elem_bytes || soff + bytes > src->size * src->elem_bytes) {
+    if (sb % src->elem_bytes) {
+        ir_env_fail(e, TIR_ERR_EVAL, "cp_async: src_bytes %lld is not whole %s elements",
+                    (long long)sb, src->buffer->name);
+        return;
+    }
+    if (doff + bytes > dst->size * dst->elem_bytes || soff + sb > src->size * src->elem_bytes) {
         ir_env_fail(e, TIR_ERR_OUT_OF_BOUNDS,
                     "cp_async of %lld bytes from %s (byte %lld) to %s (byte %lld) runs past "
                     "the end of a buffer",
@@ -525,7 +535,7 @@ static void cp_issue(ir_env *e, const ir_val *args) {
         return;
     }
     if (src->written)
-        for (int64_t i = soff / src->elem_bytes; i < (soff + bytes) / src->elem_bytes; i++)
+        for (int64_t i = soff / src->elem_bytes; i < (soff + sb) / src->elem_bytes; i++)
             if (!src->written[i]) {
                 ir_env_fail(e, TIR_ERR_UNINIT_READ,
                             "cp_async reads element %lld of %s, which was never written",
@@ -555,7 +565,8 @@ static void cp_issue(ir_env *e, const ir_val *args) {
     c->bytes = (int)bytes;
     c->group = t->committed;
     c->stmt = e->cur_stmt;
-    memcpy(c->data, src->data + soff, (size_t)bytes);
+    memcpy(c->data, src->data + soff, (size_t)sb);
+    memset(c->data + sb, 0, (size_t)(bytes - sb));
     memset(dst->data + doff, 0xff, (size_t)bytes);
     for (int64_t i = first; i < first + n; i++) {
         b->shadow[i].pending = 1;
@@ -663,7 +674,7 @@ static bool sim_intrin(ir_env *e, const ir_cexpr *call, const ir_val *args, ir_v
         memcpy(t->wargs, args, sizeof t->wargs);
         to_scheduler(t);
         return true;
-    case TIR_INTRIN_CP_ASYNC: cp_issue(e, args); return true;
+    case TIR_INTRIN_CP_ASYNC: cp_issue(e, args, call->u.call.nargs); return true;
     case TIR_INTRIN_ATOMIC_ADD: atomic_add(e, args); return true;
     case TIR_INTRIN_CP_ASYNC_COMMIT: t->committed++; return true;
     case TIR_INTRIN_CP_ASYNC_WAIT:
