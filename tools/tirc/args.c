@@ -390,7 +390,8 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
-               "                          [-v] [--opt short|fast|O3] [--repeat N]\n\n"
+               "                          [-v] [--opt short|fast|O3] [--repeat N]\n"
+               "                          [--config C] [--stages N]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
@@ -433,7 +434,7 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "run")) {
         printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
                "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n"
-               "                          [--splitk S [--atomic]]\n\n"
+               "                          [--splitk S [--atomic]] [--config C] [--stages N]\n\n"
                "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
                "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
                "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"
@@ -451,7 +452,8 @@ int tirc_help(const char *cmd) {
         printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
                "                            [--epilogue E] [--arch sm_90] [--splitk S]\n"
-               "                            [--atomic] [--opt short|fast|O3] [--db file]\n\n"
+               "                            [--atomic] [--opt short|fast|O3] [--db file]\n"
+               "                            [--config C] [--stages N]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"
