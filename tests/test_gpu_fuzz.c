@@ -563,10 +563,11 @@ static void schedule_chain(gpu_case *gc) {
 
 /* ------------------------------------------------------------ the cases */
 
-/* Runs f0 in the interpreter and the kernel in the simulator on the same
- * small-integer inputs; the last parameter is the output. */
-static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
-                            uint64_t seed) {
+/* Runs f0 in the interpreter and the kernel k (or, with ks, its kernels
+ * in order; k is then the one printed in a report) in the simulator on the
+ * same small-integer inputs; the last parameter is the output. */
+static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
+                                const tir_kernel_set *ks, uint64_t seed) {
     int np = f0->nparams;
     tir_arg ref[8], sim[8];
     size_t bytes[8] = {0};
@@ -596,7 +597,8 @@ static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_pri
         snprintf(gc->why, sizeof gc->why, "the interpreter fails on the definition: %s",
                  tir_ctx_error(gc->ctx));
         gc->bad = true;
-    } else if ((st = tir_sim_run(gc->ctx, k, np, sim, &so, &rep)) != TIR_OK) {
+    } else if ((st = ks ? tir_sim_run_kernels(gc->ctx, ks, np, sim, &so, NULL)
+                        : tir_sim_run(gc->ctx, k, np, sim, &so, &rep)) != TIR_OK) {
         snprintf(gc->why, sizeof gc->why, "simulator: %s: %s\nkernel:\n%s", tir_status_name(st),
                  tir_ctx_error(gc->ctx), tir_print(gc->ctx, k));
         gc->bad = true;
@@ -613,6 +615,11 @@ static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_pri
         free(ref[i].data);
         free(sim[i].data);
     }
+}
+
+static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
+                            uint64_t seed) {
+    run_and_compare_set(gc, f0, k, NULL, seed);
 }
 
 typedef struct totals {
@@ -1333,40 +1340,6 @@ static const tir_prim_func *f32_def(gpu_case *gc, const tir_tile_config *c) {
                        : tir_def_batch_matmul(ctx, B, M, N, K, TIR_F32);
 }
 
-/* The scheduled function's kernels in the simulator against f in the
- * interpreter (run_and_compare for one or two kernels). */
-static void f32_compare(gpu_case *gc, const tir_prim_func *f, const tir_kernel_set *ks,
-                        uint64_t seed) {
-    if (ks->nkernels == 1) {
-        run_and_compare(gc, f, ks->kernels[0], seed);
-        return;
-    }
-    int np = f->nparams;
-    tir_arg ref[8], sim[8];
-    size_t bytes[8];
-    uint64_t rng = seed;
-    for (int i = 0; i < np; i++) {
-        int64_t count = tir_buffer_const_size(f->buffer_map[i]);
-        bytes[i] = (size_t)count * sizeof(float);
-        ref[i] = (tir_arg){malloc(bytes[i]), 0}, sim[i] = (tir_arg){malloc(bytes[i]), 0};
-        for (int64_t e = 0; e < count; e++)
-            ((float *)ref[i].data)[e] = (float)((int)(sched_rand(&rng) % 7) - 3);
-        memcpy(sim[i].data, ref[i].data, bytes[i]);
-    }
-    uint64_t out = 1ull << (np - 1);
-    tir_rt_poison(sim[np - 1].data, bytes[np - 1]);
-    tir_interp_opts io = {.uninit_params = out};
-    tir_sim_opts so = {.uninit_params = out, .check_uninit = true, .check_global_races = true};
-    tir_status st = tir_interp_run(gc->ctx, f, np, ref, &io);
-    if (st == TIR_OK) st = tir_sim_run_kernels(gc->ctx, ks, np, sim, &so, NULL);
-    if (st != TIR_OK || memcmp(ref[np - 1].data, sim[np - 1].data, bytes[np - 1])) {
-        snprintf(gc->why, sizeof gc->why, "split-K kernels: %s: %s", tir_status_name(st),
-                 st == TIR_OK ? "output mismatch" : tir_ctx_error(gc->ctx));
-        gc->bad = true;
-    }
-    for (int i = 0; i < np; i++) free(ref[i].data), free(sim[i].data);
-}
-
 static const char *f32_accepted(gpu_case *gc, const tir_prim_func *f, uint64_t seed,
                                 f32_totals *t) {
     if (!sched_roundtrip_ok(gc->s, gc->why, sizeof gc->why)) {
@@ -1386,7 +1359,7 @@ static const char *f32_accepted(gpu_case *gc, const tir_prim_func *f, uint64_t s
         return "lowering";
     }
     t->lowered++;
-    f32_compare(gc, f, &ks, seed);
+    run_and_compare_set(gc, f, ks.kernels[0], ks.nkernels > 1 ? &ks : NULL, seed);
     return "simulation";
 }
 
