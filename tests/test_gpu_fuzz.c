@@ -34,6 +34,11 @@
  * user mistakes; MINITIR_GPU_FUZZ_TC_CASES=N sets its number of cases
  * (default 6, or a tenth of the count above when that is given) and
  * MINITIR_GPU_FUZZ_TC_VERBOSE=1 prints each refusal of hgemm_schedule.
+ * A third family (test_gpu_fuzz_f32, "the float32 tiling rule" below)
+ * runs tir_tune_tiling (Step 8) at random shapes and configurations,
+ * register staging, no pipeline and multistage cp.async pipelines, split-K
+ * included; MINITIR_GPU_FUZZ_F32_CASES=N sets its number of cases
+ * (default 24, or a twentieth of the count above when that is given).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -47,6 +52,7 @@
 
 #include "hgemm.h"
 #include "minitir/lower.h"
+#include "minitir/tune.h"
 #include "minitir/sim.h"
 #include "minitir/runtime.h"
 #include "sched_check.h"
@@ -556,10 +562,11 @@ static void schedule_chain(gpu_case *gc) {
 
 /* ------------------------------------------------------------ the cases */
 
-/* Runs f0 in the interpreter and the kernel in the simulator on the same
- * small-integer inputs; the last parameter is the output. */
-static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
-                            uint64_t seed) {
+/* Runs f0 in the interpreter and the kernel k (or, with ks, its kernels
+ * in order; k is then the one printed in a report) in the simulator on the
+ * same small-integer inputs; the last parameter is the output. */
+static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
+                                const tir_kernel_set *ks, uint64_t seed) {
     int np = f0->nparams;
     tir_arg ref[8], sim[8];
     size_t bytes[8] = {0};
@@ -589,7 +596,8 @@ static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_pri
         snprintf(gc->why, sizeof gc->why, "the interpreter fails on the definition: %s",
                  tir_ctx_error(gc->ctx));
         gc->bad = true;
-    } else if ((st = tir_sim_run(gc->ctx, k, np, sim, &so, &rep)) != TIR_OK) {
+    } else if ((st = ks ? tir_sim_run_kernels(gc->ctx, ks, np, sim, &so, NULL)
+                        : tir_sim_run(gc->ctx, k, np, sim, &so, &rep)) != TIR_OK) {
         snprintf(gc->why, sizeof gc->why, "simulator: %s: %s\nkernel:\n%s", tir_status_name(st),
                  tir_ctx_error(gc->ctx), tir_print(gc->ctx, k));
         gc->bad = true;
@@ -606,6 +614,11 @@ static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_pri
         free(ref[i].data);
         free(sim[i].data);
     }
+}
+
+static void run_and_compare(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
+                            uint64_t seed) {
+    run_and_compare_set(gc, f0, k, NULL, seed);
 }
 
 typedef struct totals {
@@ -1238,6 +1251,160 @@ static void test_gpu_fuzz_tc(void **state) {
     assert_true(t.lowered > 0); /* it reaches the simulator */
 }
 
+/* ------------------------------------ the float32 tiling rule (Step 8)
+ *
+ * tir_tune_tiling (src/tune/tiling.c) on tir_def_matmul, _matmul_nt,
+ * _matmul_bias_relu and _batch_matmul at random shapes (mostly ragged; a
+ * third with M, N, K multiples of the tiles, where a multistage
+ * pipeline's copies become cp.async) with random configurations: warps,
+ * lanes, thread tile, k tile, vector width, staging, stages 0..4, pad,
+ * split-K (deterministic or atomic), some invalid (stages with staging,
+ * vec not dividing the thread tile).  A refusal must be clean (an
+ * INVALID_ARG naming the block, or a primitive's status and message); an
+ * accepted schedule must replay from its trace, and its kernels (one, or
+ * two with split-K) run in the simulator (race, global-race and
+ * uninitialised-read checks, the output poisoned) must equal the
+ * interpreter on the definition bit for bit (small-integer inputs). */
+
+typedef struct f32_totals {
+    long cases, refused, lowered, lower_refused, multistage, failures;
+} f32_totals;
+
+static int pick(uint64_t *r, int n, const int *v) { return v[rnd(r, 0, n - 1)]; }
+
+/* A random configuration of the rule (sometimes invalid). */
+static tir_tile_config f32_draw(uint64_t *r) {
+    tir_tile_config c = tir_tile_config_default();
+    static const int w[] = {1, 1, 2}, t[] = {2, 4, 8}, bk[] = {4, 8, 16}, st[] = {0, 0, 2, 3, 4};
+    c.warps_m = pick(r, 3, w), c.warps_n = pick(r, 3, w);
+    bool l48 = chance(r, 50);
+    c.threads_m = l48 ? 4 : 8, c.threads_n = l48 ? 8 : 4;
+    c.tm = pick(r, 3, t), c.tn = pick(r, 3, t), c.bk = pick(r, 3, bk);
+    c.vec = c.tm < c.tn ? c.tm : c.tn;
+    if (c.vec > 4) c.vec = 4;
+    if (chance(r, 20)) c.vec = (int)rnd(r, 1, 4);
+    c.stages = pick(r, 5, st);
+    c.staging = c.stages < 2 ? chance(r, 50) : chance(r, 8);
+    c.pad = chance(r, 70) ? 4 : 0;
+    c.lsr = chance(r, 50);
+    if (chance(r, 20)) c.splitk = (int)rnd(r, 2, 3), c.splitk_atomic = chance(r, 40);
+    return c;
+}
+
+/* The definition: its kind, shape (ragged, or multiples of c's tiles). */
+static const tir_prim_func *f32_def(gpu_case *gc, const tir_tile_config *c) {
+    uint64_t *r = gc->r;
+    tir_ctx *ctx = gc->ctx;
+    int kind = (int)rnd(r, 0, 5);
+    int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
+    int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
+    int64_t M = dim(r, 70), N = dim(r, 70), K = dim(r, 40), B = rnd(r, 1, 2);
+    if (chance(r, 35))
+        M = bm * rnd(r, 1, 2), N = bn * rnd(r, 1, 2), K = c->bk * c->splitk * rnd(r, 1, 4);
+    const char *name = kind < 3 ? "matmul" : kind == 3 ? "matmul_nt" : kind == 4
+                                                                       ? "matmul_bias_relu"
+                                                                       : "batch_matmul";
+    char bs[32] = "";
+    if (kind == 5) snprintf(bs, sizeof bs, "%lld, ", (long long)B);
+    char cfg[160];
+    tir_tile_config_text(c, cfg, sizeof cfg);
+    snprintf(gc->def, sizeof gc->def, "tir_def_%s(ctx, %s%lld, %lld, %lld, TIR_F32), {%s%s}",
+             name, bs, (long long)M, (long long)N, (long long)K, cfg,
+             c->splitk_atomic ? " atomic" : "");
+    return kind < 3    ? tir_def_matmul(ctx, M, N, K, TIR_F32)
+           : kind == 3 ? tir_def_matmul_nt(ctx, M, N, K, TIR_F32)
+           : kind == 4 ? tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32)
+                       : tir_def_batch_matmul(ctx, B, M, N, K, TIR_F32);
+}
+
+static const char *f32_accepted(gpu_case *gc, const tir_prim_func *f, uint64_t seed,
+                                f32_totals *t) {
+    if (!sched_roundtrip_ok(gc->s, gc->why, sizeof gc->why)) {
+        gc->bad = true;
+        return "trace";
+    }
+    tir_kernel_set ks;
+    tir_status st = tir_lower_kernels(gc->ctx, tir_sched_func(gc->s), NULL, &ks);
+    const char *msg = tir_ctx_error(gc->ctx);
+    if (st != TIR_OK) {
+        if (st == TIR_ERR_VERIFY || !msg || !*msg || strstr(msg, "internal error")) {
+            snprintf(gc->why, sizeof gc->why, "tir_lower_kernels refused uncleanly: %s: %s",
+                     tir_status_name(st), msg ? msg : "(no message)");
+            gc->bad = true;
+        }
+        t->lower_refused++;
+        return "lowering";
+    }
+    t->lowered++;
+    run_and_compare_set(gc, f, ks.kernels[0], ks.nkernels > 1 ? &ks : NULL, seed);
+    return "simulation";
+}
+
+static void f32_one_case(uint64_t seed, long ci, f32_totals *t) {
+    uint64_t r = (seed * 1000003u + (uint64_t)ci) ^ 0x5851f42d4c957f2dull;
+    tir_ctx *ctx = tir_ctx_create();
+    gpu_case gc = {.ctx = ctx, .r = &r};
+    g_current = &gc;
+    g_cur_seed = seed;
+    g_cur_case = ci;
+    tir_tile_config c = f32_draw(&r);
+    const tir_prim_func *f = f32_def(&gc, &c);
+    const char *stage = "setup";
+    if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {
+        snprintf(gc.why, sizeof gc.why, "cannot schedule the definition: %s", tir_ctx_error(ctx));
+        gc.bad = true;
+    } else {
+        tir_status st = tir_tune_tiling(gc.s, "C", &c, NULL, NULL);
+        const char *msg = tir_ctx_error(ctx);
+        stage = "tiling rule";
+        if (st != TIR_OK) {
+            t->refused++;
+            if (st == TIR_ERR_VERIFY || !msg || !*msg || strstr(msg, "internal error")) {
+                snprintf(gc.why, sizeof gc.why, "refused uncleanly: %s: %s", tir_status_name(st),
+                         msg ? msg : "(no message)");
+                gc.bad = true;
+            }
+            /* the rule's own checks come before any primitive */
+            bool own = st == TIR_ERR_INVALID_ARG && strstr(msg, "tiling rule: block C");
+            bool must = (c.stages >= 2 && c.staging) || c.tm % c.vec || c.tn % c.vec;
+            if (must && !own) {
+                snprintf(gc.why, sizeof gc.why, "an invalid configuration refused by other "
+                         "than the rule's checks: %s: %s", tir_status_name(st), msg);
+                gc.bad = true;
+            }
+        } else {
+            t->multistage += c.stages >= 2;
+            stage = f32_accepted(&gc, f, r, t);
+        }
+    }
+    totals dummy = {0};
+    account(&gc, seed, ci, stage, &dummy);
+    t->failures += dummy.failures;
+    t->cases++;
+    g_current = NULL;
+    tir_sched_destroy(gc.s);
+    tir_ctx_destroy(ctx);
+}
+
+/* The CI slice: 24 cases of the seed. */
+static long g_f32_cases = 24;
+
+static void test_gpu_fuzz_f32(void **state) {
+    (void)state;
+    f32_totals t = {0};
+    signal(SIGABRT, on_abort);
+    for (long ci = 0; ci < g_f32_cases; ci++) f32_one_case(g_seed, ci, &t);
+    signal(SIGABRT, SIG_DFL);
+    printf("# gpu_fuzz f32 seed %llu: %ld cases (the float32 tiling rule, Step 8): %ld refused "
+           "by the rule, %ld lowered and simulated (%ld with a multistage pipeline), %ld "
+           "refused by tir_lower_kernels, %ld failures\n",
+           (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.multistage,
+           t.lower_refused, t.failures);
+    if (t.failures) fail_msg("%ld of %ld float32-rule fuzz cases failed (see above)", t.failures,
+                             t.cases);
+    assert_true(t.lowered > 0); /* it reaches the simulator */
+}
+
 int main(int argc, char **argv) {
     const char *e = getenv("MINITIR_GPU_FUZZ_CASES");
     if (!e) e = getenv("MINITIR_FUZZ_CASES");
@@ -1249,11 +1416,15 @@ int main(int argc, char **argv) {
     if (e && atol(e) > 0) g_tc_cases = atol(e) / 10 > g_tc_cases ? atol(e) / 10 : g_tc_cases;
     const char *tc = getenv("MINITIR_GPU_FUZZ_TC_CASES");
     if (tc && atol(tc) >= 0) g_tc_cases = atol(tc);
+    if (e && atol(e) / 20 > g_f32_cases) g_f32_cases = atol(e) / 20;
+    const char *f32 = getenv("MINITIR_GPU_FUZZ_F32_CASES");
+    if (f32 && atol(f32) >= 0) g_f32_cases = atol(f32);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_fuzz_regressions),
         cmocka_unit_test(test_gpu_fuzz),
         cmocka_unit_test(test_gpu_fuzz_tc_regressions),
         cmocka_unit_test(test_gpu_fuzz_tc),
+        cmocka_unit_test(test_gpu_fuzz_f32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

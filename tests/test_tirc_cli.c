@@ -107,6 +107,17 @@ static void usage_errors(void **state) {
         "tune matmul --size 64 --nsm 132",               /* --replay's */
         "tune matmul --size 64 --replay x.db --db y.db", /* a replay records nothing */
         "tune matmul --size 64 --replay x.db --minutes 1", /* counted in trials */
+        "ptx matmul --step 8 --stages 1",                /* Step 8's stages: 2..4 */
+        "ptx matmul --step 8 --stages 5",                /* 2..4 */
+        "ptx matmul --step 6 --stages 3",                /* Step 8's */
+        "ptx fused --step 8 --stages 3",                 /* the matmul's */
+        "ptx matmul --step 8 --splitk 2 --stages 3",     /* the config has split-K */
+        "bench matmul --step 8 --stages 3 --db t.db",    /* a record has its stages */
+        "ptx matmul --step 8 --config warps=2x2",        /* not a configuration */
+        "ptx matmul --step 8 --dtype bf16 --config 'warps=2x2 lanes=4x8 thread=4x2 bk=16 "
+        "vec=2 staging=0 pad=4 splitk=1 lsr=1'",         /* float32's */
+        "tune matmul --size 64 --config 'warps=2x2 lanes=4x8 thread=4x2 bk=16 vec=2 "
+        "staging=0 pad=4 splitk=1 lsr=1'",               /* tune samples it */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -224,6 +235,27 @@ static void ptx(void **state) {
     assert_int_equal(count(out, ".version"), 2);
     assert_int_equal(count(out, "atom.global.add.f32"), 8); /* 32x32 tiles: 4x2 */
     assert_non_null(strstr(out, "st.global.u32"));
+    /* Step 8 with a configuration, with and without a multistage pipeline:
+     * 128 x 64 x 64 divides the 32 x 32 x 16 tiles, so the copies become
+     * cp.async (A 4-byte, B 8-byte for vec 2) and no ld.global is left */
+    const char *cfg = "--config 'warps=2x2 lanes=4x8 thread=4x2 bk=16 vec=2 staging=1 pad=4 "
+                      "splitk=1 lsr=1'";
+    char a[512];
+    snprintf(a, sizeof a, "ptx matmul --size 128x64x64 --step 8 %s", cfg);
+    assert_int_equal(tirc_run(NULL, a), 0);
+    assert_int_equal(count(out, "cp.async"), 0);
+    assert_true(count(out, "ld.global") > 0);
+    assert_non_null(strstr(err, "block 128x1x1, 4608 bytes shared"));
+    snprintf(a, sizeof a, "ptx matmul --size 128x64x64 --step 8 %s --stages 3", cfg);
+    assert_int_equal(tirc_run(NULL, a), 0);
+    assert_true(count(out, "cp.async.ca.shared.global") > 0);
+    assert_int_equal(count(out, "ld.global"), 0);
+    assert_non_null(strstr(err, "block 128x1x1, 13824 bytes shared"));
+    /* --stages on the default configuration (256^3: 32 x 32 tiles, vec 2) */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 256 --step 8 --stages 4"), 0);
+    assert_true(count(out, "cp.async.ca.shared.global") > 0);
+    assert_non_null(strstr(err, "block 128x1x1, 18432 bytes shared"));
+    assert_int_equal(count(out, "ld.global"), 0);
 }
 
 static void run_sim(void **state) {

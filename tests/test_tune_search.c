@@ -32,7 +32,7 @@ static int index_of(const tir_tune_space *sp, const tir_tile_config *c) {
         if (x->warps_m == c->warps_m && x->warps_n == c->warps_n &&
             x->threads_m == c->threads_m && x->tm == c->tm && x->tn == c->tn &&
             x->bk == c->bk && x->vec == c->vec && x->staging == c->staging &&
-            x->splitk == c->splitk && x->lsr == c->lsr)
+            x->splitk == c->splitk && x->lsr == c->lsr && x->stages == c->stages)
             return i;
     }
     return -1;
@@ -66,11 +66,55 @@ static void test_space(void **st) {
                 fail_msg("space point does not lower: %s", tir_ctx_error(ctx));
             tir_sched_destroy(s);
         }
+        /* multistage points (3 and 4 stages, never with staging) only
+         * where the tiles divide the shape: the space's block tiles are
+         * powers of two from 16 and its k tiles 8, 16, 32, so a shape
+         * has some exactly when 16 divides M and N and 8 divides K
+         * (1000x520x333, 4095^3 and 33x1000x45 have none) */
+        int multi = 0;
+        for (int i = 0; i < sp.n; i++) {
+            const tir_tile_config *c = &sp.configs[i];
+            if (c->stages < 2) continue;
+            multi++;
+            assert_true(c->stages == 3 || c->stages == 4);
+            assert_false(c->staging);
+            int64_t bm = c->warps_m * c->threads_m * c->tm, bn = c->warps_n * c->threads_n * c->tn;
+            assert_int_equal(t.M % bm, 0);
+            assert_int_equal(t.N % bn, 0);
+        }
+        bool divisible = t.M % 16 == 0 && t.N % 16 == 0 && t.K % 8 == 0;
+        if (divisible != (multi > 0))
+            fail_msg("shape %zu: %d multistage points", k, multi);
         tir_tune_space_free(&sp);
     }
+    /* a multistage point that lowers, with cp.async copies */
+    tir_tune_task m = {TIR_TUNE_MATMUL, 1, 512, 512, 512, TIR_RT_GEMM_F32};
+    tir_tile_config ms = tir_tune_default(&m, 132);
+    ms.staging = false, ms.stages = 4;
+    assert_true(tir_tune_config_valid(&m, sm90(), &ms));
+    tir_tune_space sp;
+    assert_int_equal(tir_tune_space_make(ctx, &m, sm90(), &sp), TIR_OK);
+    assert_true(index_of(&sp, &ms) >= 0);
+    tir_tune_space_free(&sp);
+    /* refused: with staging, 5 stages, ragged tiles, past the opt-in
+     * shared memory (128 x 128 x 32 in 4 versions: 135 KiB against a
+     * 100 KiB limit) */
+    ms.staging = true;
+    assert_false(tir_tune_config_valid(&m, sm90(), &ms));
+    ms.staging = false, ms.stages = 5;
+    assert_false(tir_tune_config_valid(&m, sm90(), &ms));
+    ms.stages = 3;
+    m.K = 500;
+    assert_false(tir_tune_config_valid(&m, sm90(), &ms));
+    tir_tile_config big = tir_tile_config_default();
+    big.bk = 32, big.staging = false, big.stages = 4;
+    m.M = m.N = m.K = 4096;
+    assert_true(tir_tune_config_valid(&m, sm90(), &big));
+    tir_target_limits lim = *sm90();
+    lim.max_shared_dynamic = 100 * 1024;
+    assert_false(tir_tune_config_valid(&m, &lim, &big));
     /* batch: no split-K in the space */
     tir_tune_task b = {TIR_TUNE_BATCH_MATMUL, 16, 512, 512, 512, TIR_RT_GEMM_F32};
-    tir_tune_space sp;
     assert_int_equal(tir_tune_space_make(ctx, &b, sm90(), &sp), TIR_OK);
     for (int i = 0; i < sp.n; i++) assert_int_equal(sp.configs[i].splitk, 1);
     tir_tune_space_free(&sp);
@@ -112,13 +156,44 @@ static void test_text(void **st) {
     char buf[256];
     tir_tile_config_text(&c, buf, sizeof buf);
     assert_string_equal(buf, "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=1 pad=4 "
-                             "splitk=8 lsr=0");
+                             "splitk=8 lsr=0 stages=0");
     assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
     char again[256];
     tir_tile_config_text(&d, again, sizeof again);
     assert_string_equal(again, buf);
+    c.staging = false, c.stages = 3;
+    tir_tile_config_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 pad=4 "
+                             "splitk=8 lsr=0 stages=3");
+    d.stages = 0;
+    assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
+    assert_int_equal(d.stages, 3);
+    assert_false(d.staging);
+    /* the text of records written before stages (12 fields): stages 0 */
+    d.stages = 4;
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x2 lanes=4x8 thread=4x2 bk=16 vec=2 staging=1 "
+                                           "pad=4 splitk=1 lsr=1",
+                                           &d),
+                     TIR_OK);
+    assert_int_equal(d.stages, 0);
+    assert_int_equal(d.warps_m * d.threads_m * d.tm, 32);
+    assert_true(d.staging);
     assert_int_equal(tir_tile_config_parse(ctx, "warps=2x4 lanes=8", &d), TIR_ERR_PARSE);
-    assert_non_null(strstr(tir_ctx_error(ctx), "field 4 of 12"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "field 4 of 13"));
+    /* after the 12 fields only " stages=N" */
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=1 "
+                                           "pad=4 splitk=8 lsr=0 stage=3",
+                                           &d),
+                     TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "field 13 of 13"));
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=1 "
+                                           "pad=4 splitk=8 lsr=0 stages=3 x",
+                                           &d),
+                     TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "field 13 of 13"));
     tir_ctx_destroy(ctx);
 }
 
@@ -139,14 +214,36 @@ static void test_sampled(void **st) {
     const tir_decision *dec;
     int nd;
     assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
-    assert_int_equal(nd, 9);
+    assert_int_equal(nd, 10);
     const char *text = tir_sched_trace_text(s);
     assert_non_null(strstr(text, "sample_categorical([1, 2, 3, 4, 8, 16, 32, 64]"));
+    assert_non_null(strstr(text, "sample_categorical([0, 1, 2, 3, 4]"));
     assert_int_equal(tir_sched_create(ctx, f, &r), TIR_OK);
     assert_int_equal(tir_sched_replay(r, text, strlen(text)), TIR_OK);
     assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
     tir_sched_destroy(r);
     tir_sched_destroy(s);
+    /* a multistage configuration: its decision recorded, replayed */
+    c.staging = false, c.stages = 3;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, &used), TIR_OK);
+    assert_int_equal(used.stages, 3);
+    assert_false(used.staging);
+    assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
+    assert_int_equal(nd, 10);
+    text = tir_sched_trace_text(s);
+    assert_non_null(strstr(text, "software_pipeline"));
+    assert_int_equal(tir_sched_create(ctx, f, &r), TIR_OK);
+    assert_int_equal(tir_sched_replay(r, text, strlen(text)), TIR_OK);
+    assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+    tir_sched_destroy(r);
+    tir_sched_destroy(s);
+    c.stages = 5;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "knob stages = 5"));
+    tir_sched_destroy(s);
+    c.stages = 0, c.staging = true;
     c.bk = 12;
     assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
     assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, NULL), TIR_ERR_INVALID_ARG);

@@ -207,13 +207,23 @@ typedef struct tir_tile_config {
                                  instead of a second kernel (false) */
     bool lsr;                 /* LLVM loop strength reduction (the
                                  loop_strength_reduction annotation) */
+    int stages;               /* 0 or 1: the pipeline `staging` says; 2..4: a
+                                 multistage pipeline instead (staging must be
+                                 false): the A and B tiles copied from global
+                                 straight to shared memory in `stages`
+                                 versions, the copies of k tile t + stages - 1
+                                 issued before the compute of tile t (cp.async
+                                 where the lowering can: divisible tiles;
+                                 src/tune/tiling.c says which) */
 } tir_tile_config;
 
 /* 128 x 128 x 8: 2 x 4 warps of 8 x 4 lanes, 8 x 8 outputs per thread,
- * float4 accesses, staging, padding 4, no split-K, LSR on. */
+ * float4 accesses, staging, padding 4, no split-K, LSR on, stages 0. */
 TIR_API tir_tile_config tir_tile_config_default(void);
-/* Threads per block, and the shared bytes of one version of both tiles
- * for elements of dtype_bytes. */
+/* Threads per block, and the shared bytes of the A and B tiles for
+ * elements of dtype_bytes: one version of each, or `stages` versions of
+ * each (each version rounded up to 16 bytes, as the lowering places them)
+ * with a multistage pipeline. */
 TIR_API int tir_tile_config_threads(const tir_tile_config *c);
 TIR_API int64_t tir_tile_config_shared_bytes(const tir_tile_config *c, int dtype_bytes);
 
@@ -225,12 +235,14 @@ TIR_API int64_t tir_tile_config_shared_bytes(const tir_tile_config *c, int dtype
  * matmul whose epilogue fuse_reduction_epilogue has fused).  It is the
  * schedule described in src/tune/tiling.c: warp and lane tiles, a k tile
  * in shared memory stored k-major, register fragments, an accumulator in
- * registers, a register-staging pipeline, split-K by rfactor.  Every step
+ * registers, a register-staging or multistage pipeline, split-K by
+ * rfactor.  Every step
  * is a traced primitive.  hook (may be NULL) is called after each one
  * with the call as written.  Errors: TIR_ERR_INVALID_ARG (the block does
  * not fit the rule, or cfg is invalid: non-positive sizes, threads_m *
- * threads_n != 32, vec not dividing tm and tn, split-K with batch loops;
- * the message names the block), or a primitive's error.  On error the
+ * threads_n != 32, vec not dividing tm and tn, split-K with batch loops,
+ * stages outside 0..4, stages >= 2 with staging; the message names the
+ * block), or a primitive's error.  On error the
  * schedule holds the primitives applied before it (as with any sequence
  * of primitives; callers tune on a copy). */
 TIR_API tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_config *cfg,
@@ -354,20 +366,25 @@ TIR_API tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
 TIR_API void tir_tune_space_free(tir_tune_space *sp);
 /* Whether c is in the space's constraints for t on lim (a warp of lanes,
  * vec dividing the thread tile, at most 64 accumulators per thread, the
- * A and B tile copies whole rounds of the block's threads, the tiles in
- * static shared memory, split-K slices of at least two k tiles, partial
+ * A and B tile copies whole rounds of the block's threads, stages 0..4
+ * and no staging with stages >= 2, a multistage pipeline only with tiles
+ * that divide M, N and K (its copies are cp.async only then), the tiles
+ * in static shared memory (a multistage pipeline's versions in the opt-in
+ * dynamic shared memory),
+ * split-K slices of at least two k tiles, partial
  * sums addressable in 32 bits, and never with batch). */
 TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                                    const tir_tile_config *c);
 /* The decisions of c as text, "warps=2x4 lanes=8x4 thread=8x8 bk=8 vec=4
- * staging=1 pad=4 splitk=1 lsr=1" (what the database stores as a record's
- * decisions), snprintf's return; and back.  Parse errors: TIR_ERR_PARSE
- * naming the field. */
+ * staging=1 pad=4 splitk=1 lsr=1 stages=0" (what the database stores as a
+ * record's decisions), snprintf's return; and back.  The parser also takes
+ * the text without " stages=N" (records written before the field existed)
+ * as stages 0.  Parse errors: TIR_ERR_PARSE naming the field. */
 TIR_API int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c);
 /* The tiling rule with its knobs as sampling instructions: one
  * sample_categorical per knob (warps_m, warps_n, lanes 8x4 or 4x8, tm, tn,
- * bk, staging, splitk, lsr; vec is min(tm, tn, 4)), so the trace records
+ * bk, staging, splitk, lsr, stages 0..4; vec is min(tm, tn, 4)), so the trace records
  * the decisions (tir_sched_decisions) and replays them.  With cfg the
  * decisions are cfg's (an error when a value is not a candidate); with
  * NULL they are drawn from the schedule's random state (the result may

@@ -79,6 +79,12 @@ static double prior_f32(const tir_tune_task *t, int nsm, const tir_tile_config *
     double per_sm = floor(65536.0 / (regs * threads));
     double by_threads = floor(2048.0 / threads);
     if (by_threads < per_sm) per_sm = by_threads;
+    /* a multistage pipeline's versions may fill shared memory (one
+     * version never binds first: at most 48 KiB, four blocks; left out so
+     * that the prior of the space without stages is what the replays of
+     * docs/tuning.md measured) */
+    double by_shared = floor(228.0 * 1024 / (double)tir_tile_config_shared_bytes(c, 4));
+    if (c->stages >= 2 && by_shared < per_sm) per_sm = by_shared;
     if (per_sm < 1) per_sm = 1;
     double slots = per_sm * nsm;
     double waves = ceil(blocks / slots);
@@ -121,13 +127,14 @@ static double prior(const tir_tune_task *t, int nsm, const tir_tune_space *sp, i
     return is_tc(sp) ? prior_tc(t, nsm, &sp->tc_configs[i]) : prior_f32(t, nsm, &sp->configs[i]);
 }
 
-enum { NFEAT = 9 };
+enum { NFEAT = 10 };
 static void features(const tir_tune_space *sp, int i, double *f) {
     if (is_tc(sp)) {
         const tir_tc_config *c = &sp->tc_configs[i];
         f[0] = log2((double)c->bm), f[1] = log2((double)c->bn), f[2] = log2((double)c->bk);
         f[3] = log2((double)c->warps_m), f[4] = log2((double)c->warps_n);
         f[5] = c->stages - 2, f[6] = c->async_copy ? 1 : 0, f[7] = c->pad / 8.0, f[8] = 0;
+        f[9] = 0;
         return;
     }
     const tir_tile_config *c = &sp->configs[i];
@@ -135,6 +142,9 @@ static void features(const tir_tune_space *sp, int i, double *f) {
     f[3] = log2((double)c->tm), f[4] = log2((double)c->tn);
     f[5] = log2((double)tir_tile_config_threads(c)), f[6] = c->staging ? 1 : 0;
     f[7] = log2((double)c->splitk), f[8] = c->lsr ? 0.5 : 0;
+    /* 0 without a multistage pipeline (so that distances between such
+     * points are what they were), 1 at 3 stages, 1.5 at 4 */
+    f[9] = c->stages >= 2 ? (c->stages - 1) / 2.0 : 0;
 }
 
 /* Point i of the space's decisions as text (what a record stores). */
@@ -185,10 +195,17 @@ static int tc_distance(const tir_tc_config *a, const tir_tc_config *b) {
            (a->async_copy != b->async_copy) + (a->pad != b->pad);
 }
 
+/* The pipeline as one knob: none, register staging, or S stages (a
+ * multistage pipeline replaces staging, so one mutation moves between
+ * any two of them). */
+static int pipe_of(const tir_tile_config *c) {
+    return c->stages >= 2 ? c->stages : c->staging ? 1 : 0;
+}
+
 static int knob_distance(const tir_tile_config *a, const tir_tile_config *b) {
     return (a->warps_m != b->warps_m) + (a->warps_n != b->warps_n) +
            (a->threads_m != b->threads_m) + (a->tm != b->tm) + (a->tn != b->tn) +
-           (a->bk != b->bk) + (a->staging != b->staging) + (a->splitk != b->splitk) +
+           (a->bk != b->bk) + (pipe_of(a) != pipe_of(b)) + (a->splitk != b->splitk) +
            (a->lsr != b->lsr);
 }
 

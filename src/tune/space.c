@@ -7,12 +7,17 @@
  * task on a target, generated from the shape: block tiles of 16..256 rows
  * and columns made of 1..8 warps of 8 x 4 or 4 x 8 lanes with 2..8
  * outputs per lane and dimension (no tile past twice the rounded-up extent),
- * k tiles of 8, 16 and 32, with and without register staging, split-K
- * slices of whole k tiles (matmul only), LLVM loop strength reduction on
- * or off.  A configuration is kept when the copies of its A and B tiles
- * are whole rounds of the block's threads (the lowering's local_check
- * needs it), its shared tiles fit the target, and its thread tile is at
- * most 64 accumulators (more spills).  The space is a list; the search
+ * k tiles of 8, 16 and 32, with register staging, without a pipeline, or
+ * with a multistage pipeline of 3 or 4 stages (cp.async copies; only
+ * without staging, which it replaces, so that the space at most doubles
+ * rather than triples; and only where the tiles divide the shape, the
+ * only case whose copies become cp.async: tiles_divide), split-K slices of whole k tiles (matmul only), LLVM loop
+ * strength reduction on or off.  A configuration is kept when the copies
+ * of its A and B tiles are whole rounds of the block's threads (the
+ * lowering's local_check needs it), its shared tiles fit the target (one
+ * version in static shared memory; a multistage pipeline's versions in
+ * the opt-in dynamic shared memory, as the tensor-core rule's), and its
+ * thread tile is at most 64 accumulators (more spills).  The space is a list; the search
  * samples and mutates indices into it (search.c).
  */
 #include <assert.h>
@@ -53,6 +58,22 @@ const char *tir_tune_op_name(tir_tune_op op) {
     return "?";
 }
 
+/* Whether c's tiles divide t's shape: bm M, bn N, and the k tiles K (with
+ * split-K, the slices rfactor_k in tiling.c makes, whole k tiles each).
+ * Only then are the tile copies unguarded, and only unguarded copies
+ * become cp.async: sw_pipeline's auto-async leaves a ragged tile's
+ * zero-filling copies (if g: S = G else: S = 0) synchronous, and a
+ * multistage pipeline of synchronous copies hides no latency inside a
+ * warp (each shared store waits for its load where it is issued); the
+ * space leaves those out rather than spend trials on them. */
+static bool tiles_divide(const tir_tune_task *t, const tir_tile_config *c) {
+    int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
+    int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
+    int64_t slice = (t->K + c->splitk - 1) / c->splitk;
+    slice = (slice + c->bk - 1) / c->bk * c->bk;
+    return t->M % bm == 0 && t->N % bn == 0 && t->K % slice == 0;
+}
+
 /* Whether c fits task t on limits lim (see the file comment). */
 bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                            const tir_tile_config *c) {
@@ -63,7 +84,13 @@ bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
     if (c->threads_m * c->threads_n != 32 || threads > lim->max_threads_per_block) return false;
     if (c->tm % c->vec || c->tn % c->vec || c->tm * c->tn > 64) return false;
     if ((bm * c->bk) % round || (bn * c->bk) % round) return false;
-    if (tir_tile_config_shared_bytes(c, 4) > lim->max_shared_static) return false;
+    if (c->stages < 0 || c->stages > 4 || (c->stages >= 2 && c->staging)) return false;
+    if (c->stages >= 2 && !tiles_divide(t, c)) return false;
+    /* codegen places a kernel past the static limit in dynamic shared
+     * memory; a single version always fit the static limit, and still
+     * must, so that the space without stages is what it was */
+    int64_t cap = c->stages >= 2 ? lim->max_shared_dynamic : lim->max_shared_static;
+    if (tir_tile_config_shared_bytes(c, 4) > cap) return false;
     if (c->splitk > 1) {
         if (t->op == TIR_TUNE_BATCH_MATMUL) return false;
         /* the partial sums are indexed in 32 bits (codegen refuses more) */
@@ -118,6 +145,8 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
     if (tir_tune_task_tc(t)) return tune_tc_space_make(ctx, t, lim, out);
     static const int lanes[2][2] = {{8, 4}, {4, 8}};
     static const int warps[] = {1, 2, 4, 8}, thr[] = {2, 4, 8}, bks[] = {8, 16, 32};
+    /* the pipelines: {staging, stages} */
+    static const int pipes[4][2] = {{0, 0}, {1, 0}, {0, 3}, {0, 4}};
     int sk[8], nsk = splits(t, sk);
     int64_t mcap = 2 * tune_pow2_ceil(t->M), ncap = 2 * tune_pow2_ceil(t->N);
     grow g = {0};
@@ -127,7 +156,7 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
                 for (int a = 0; a < 3; a++)
                     for (int b = 0; b < 3; b++)
                         for (int k = 0; k < 3; k++)
-                            for (int st = 0; st < 2; st++)
+                            for (int st = 0; st < 4; st++)
                                 for (int s = 0; s < nsk; s++)
                                     for (int lsr = 0; lsr < 2; lsr++) {
                                         tir_tile_config c = tir_tile_config_default();
@@ -136,7 +165,8 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
                                         c.tm = thr[a], c.tn = thr[b], c.bk = bks[k];
                                         c.vec = c.tm < c.tn ? c.tm : c.tn;
                                         if (c.vec > 4) c.vec = 4;
-                                        c.staging = st, c.splitk = sk[s], c.lsr = lsr;
+                                        c.staging = pipes[st][0], c.stages = pipes[st][1];
+                                        c.splitk = sk[s], c.lsr = lsr;
                                         int64_t bm = (int64_t)c.warps_m * c.threads_m * c.tm;
                                         int64_t bn = (int64_t)c.warps_n * c.threads_n * c.tn;
                                         if (c.warps_m * c.warps_n > 8 || bm > 256 || bn > 256 ||
@@ -169,23 +199,36 @@ void tir_tune_space_free(tir_tune_space *sp) {
 int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap) {
     return snprintf(buf, cap,
                     "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
-                    "splitk=%d lsr=%d",
+                    "splitk=%d lsr=%d stages=%d",
                     c->warps_m, c->warps_n, c->threads_m, c->threads_n, c->tm, c->tn, c->bk,
-                    c->vec, c->staging ? 1 : 0, c->pad, c->splitk, c->lsr ? 1 : 0);
+                    c->vec, c->staging ? 1 : 0, c->pad, c->splitk, c->lsr ? 1 : 0, c->stages);
 }
 
+/* The text of the 12 fields before stages was added (databases hold
+ * records of it) parses with stages 0; after them only " stages=N" may
+ * follow. */
 tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c) {
-    int st = 0, lsr = 0;
+    int st = 0, lsr = 0, used = 0, tail = 0;
     int n = sscanf(text,
                    "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
-                   "splitk=%d lsr=%d",
+                   "splitk=%d lsr=%d%n",
                    &c->warps_m, &c->warps_n, &c->threads_m, &c->threads_n, &c->tm, &c->tn, &c->bk,
-                   &c->vec, &st, &c->pad, &c->splitk, &lsr);
-    if (n != 12)
+                   &c->vec, &st, &c->pad, &c->splitk, &lsr, &used);
+    c->stages = 0;
+    bool ok = false;
+    if (n == 12) {
+        const char *rest = text + used;
+        ok = rest[strspn(rest, " \t\n")] == '\0'; /* the old text */
+        if (!ok && sscanf(rest, " stages=%d%n", &c->stages, &tail) == 1) {
+            n = 13;
+            ok = rest[tail + (int)strspn(rest + tail, " \t\n")] == '\0';
+        }
+    }
+    if (!ok)
         return tir_ctx_fail(ctx, TIR_ERR_PARSE,
-                            "tune: \"%s\" is not a tiling configuration (field %d of 12 is "
+                            "tune: \"%s\" is not a tiling configuration (field %d of 13 is "
                             "missing or malformed)",
-                            text, n < 0 ? 1 : n + 1);
+                            text, n < 0 ? 1 : n < 13 ? n + 1 : 13);
     c->staging = st != 0, c->lsr = lsr != 0;
     return TIR_OK;
 }
@@ -229,19 +272,20 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
 
 /* The knobs as sampling instructions: each knob's candidates, in the
  * order of the trace. */
-enum { NKNOBS = 9 };
+enum { NKNOBS = 10 };
 static const int64_t knob_warps[] = {1, 2, 4, 8}, knob_lanes[] = {0, 1}, knob_thr[] = {2, 4, 8},
                      knob_bk[] = {8, 16, 32}, knob_bool[] = {0, 1},
-                     knob_split[] = {1, 2, 3, 4, 8, 16, 32, 64};
+                     knob_split[] = {1, 2, 3, 4, 8, 16, 32, 64}, knob_stages[] = {0, 1, 2, 3, 4};
 static const tune_knob knobs[NKNOBS] = {
     {"warps_m", knob_warps, 4}, {"warps_n", knob_warps, 4}, {"lanes", knob_lanes, 2},
     {"tm", knob_thr, 3},        {"tn", knob_thr, 3},        {"bk", knob_bk, 3},
-    {"staging", knob_bool, 2},  {"splitk", knob_split, 8},  {"lsr", knob_bool, 2}};
+    {"staging", knob_bool, 2},  {"splitk", knob_split, 8},  {"lsr", knob_bool, 2},
+    {"stages", knob_stages, 5}};
 
 static void knob_values(const tir_tile_config *c, int64_t *v) {
     v[0] = c->warps_m, v[1] = c->warps_n, v[2] = c->threads_m == 4 ? 1 : 0;
     v[3] = c->tm, v[4] = c->tn, v[5] = c->bk, v[6] = c->staging, v[7] = c->splitk;
-    v[8] = c->lsr;
+    v[8] = c->lsr, v[9] = c->stages;
 }
 
 tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs,
@@ -281,6 +325,7 @@ tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block, const tir
     c.vec = c.tm < c.tn ? c.tm : c.tn;
     if (c.vec > 4) c.vec = 4;
     c.staging = got[6] != 0, c.splitk = (int)got[7], c.lsr = got[8] != 0;
+    c.stages = (int)got[9];
     if (cfg) c.pad = cfg->pad;
     if (used) *used = c;
     return tir_tune_tiling(s, block, &c, NULL, NULL);

@@ -21,6 +21,23 @@
  *                                            decompose_reduction)
  *   C[...] <- C_local                    vector stores
  *
+ * With stages = S >= 2 (and no staging) the pipeline is a multistage one
+ * instead, as CUTLASS's multistage sgemm on sm_80+:
+ *
+ *   for k0 in K / BK:                    software pipeline, S stages
+ *     A_shared[k0 % S] <- A[tile rows, k0 tile] (k-major)  stage 0
+ *     B_shared[k0 % S] <- B[k0 tile, tile cols]            stage 0
+ *     for k1 in BK: ... as above, from version (k0 - S + 1) % S  stage S-1
+ *
+ * The copies of S - 1 k tiles are in flight during a compute.  The
+ * lowering (sw_pipeline's auto-async) makes the stage-0 copies cp.async
+ * when every store of the stage is a plain global -> shared copy: B's
+ * vector copies as 8- or 16-byte cp.async where the offsets are proven
+ * aligned, A's transposing scalar copies as 4-byte ones.  A ragged tile's
+ * copies are zero-filling (relax_guards: if g: S = G else: S = 0), which
+ * auto-async does not convert: the stage stays synchronous (correct, with
+ * S versions, but each warp waits for its loads where it issues them).
+ *
  * The block's threads are warps_m x warps_n warps of threads_m x threads_n
  * lanes, each a TM x TN tile of the output in registers.  Batch loops go
  * to blockIdx.z; split-K (no batch) rfactors k into blockIdx.z slices and
@@ -46,7 +63,7 @@ typedef struct nest {
 tir_tile_config tir_tile_config_default(void) {
     tir_tile_config c = {.warps_m = 2, .warps_n = 4, .threads_m = 8, .threads_n = 4,
                          .tm = 8, .tn = 8, .bk = 8, .vec = 4, .staging = true, .pad = 4,
-                         .splitk = 1, .splitk_atomic = false, .lsr = true};
+                         .splitk = 1, .splitk_atomic = false, .lsr = true, .stages = 0};
     return c;
 }
 
@@ -58,8 +75,12 @@ int64_t tir_tile_config_shared_bytes(const tir_tile_config *c, int dtype_bytes) 
     int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
     int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
     int64_t pad = c->pad > 0 ? c->pad % 32 : 0;
+    int64_t a = (int64_t)c->bk * (bm + pad) * dtype_bytes;
+    int64_t b = (int64_t)c->bk * (bn + pad) * dtype_bytes;
     /* one version of each tile (register staging needs no second) */
-    return ((int64_t)c->bk * (bm + pad) + (int64_t)c->bk * (bn + pad)) * dtype_bytes;
+    if (c->stages < 2) return a + b;
+    /* sw_pipeline starts each version at a multiple of 16 bytes */
+    return ((a + 15) / 16 * 16 + (b + 15) / 16 * 16) * c->stages;
 }
 
 /* Whether read r of b is indexed by var v (in any dimension). */
@@ -300,6 +321,21 @@ static tir_status pipeline(tir_schedule *s, tir_loop_rv k0, hook_fn hook, void *
     return TIR_OK;
 }
 
+/* The multistage pipeline (stages >= 2, no staging): k0's body is
+ * A_shared, B_shared (the copies, stage 0) and the k1 loop (the compute,
+ * stage stages - 1), in that order.  No async_stages annotation:
+ * sw_pipeline's auto-async makes the copy stage cp.async where it can
+ * convert every copy, and leaves it synchronous (still correct) where it
+ * cannot, as for a ragged tile's zero-filling copies; the annotation would
+ * demand the conversion. */
+static tir_status multistage(tir_schedule *s, const tir_tile_config *cfg, tir_loop_rv k0,
+                             hook_fn hook, void *user) {
+    int64_t last = cfg->stages - 1;
+    CALL(tir_sched_software_pipeline(s, k0, 3, (const int64_t[]){0, 0, last}, 3,
+                                     (const int64_t[]){0, 1, 2}, 0, NULL));
+    return TIR_OK;
+}
+
 /* Split-K: k split into [splitk, None] and the outer part rfactored; *rf
  * is the C_rf block (computing the partial sums) and *kz its split loop.
  * Each slice is a whole number of BK tiles, so that only the last slice
@@ -351,7 +387,8 @@ static tir_status write_back(tir_schedule *s, const tir_tile_config *cfg, tir_bl
 }
 
 /* The knobs themselves: positive, a warp of lanes, vec dividing the
- * thread tile, no split-K with batch loops. */
+ * thread tile, stages 0..4 and a multistage pipeline without staging, no
+ * split-K with batch loops. */
 static tir_status check_config(tir_ctx *ctx, const tir_tile_config *c, const nest *nb) {
     if (c->warps_m < 1 || c->warps_n < 1 || c->threads_m < 1 || c->threads_n < 1 ||
         c->tm < 1 || c->tn < 1 || c->bk < 1 || c->vec < 1 || c->splitk < 1 || c->pad < 0)
@@ -367,6 +404,12 @@ static tir_status check_config(tir_ctx *ctx, const tir_tile_config *c, const nes
                             "tiling rule: block %s: vec = %d does not divide the thread tile "
                             "%d x %d",
                             nb->name, c->vec, c->tm, c->tn);
+    if (c->stages < 0 || c->stages > 4 || (c->stages >= 2 && c->staging))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tiling rule: block %s: stages = %d with staging = %d: stages is 0 or "
+                            "1 (the pipeline staging says) or 2..4 (a multistage pipeline, "
+                            "without staging)",
+                            nb->name, c->stages, c->staging ? 1 : 0);
     if (c->splitk > 1 && nb->nbatch > 0)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tiling rule: block %s: split-K with batch loops is not supported "
@@ -442,5 +485,6 @@ tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_co
      * k step. */
     tir_block_rv init;
     CALL(tir_sched_decompose_reduction(s, c, k0, &init));
+    if (cfg->stages >= 2) return multistage(s, cfg, k0, hook, user);
     return cfg->staging ? pipeline(s, k0, hook, user) : TIR_OK;
 }

@@ -28,6 +28,13 @@ static const char *const examples_help =
     "--atomic (with --splitk): the partial sums added to C with atomic float adds\n"
     "after a kernel that zeroes C, instead of the second kernel; the summation\n"
     "order, hence the rounding, varies between runs (minitir/splitkS-atomic).\n"
+    "--config TEXT (matmul, Step 8, not with --db): the tiling rule's configuration\n"
+    "instead of the default by shape, as a tuning record's decisions, e.g.\n"
+    "\"warps=2x2 lanes=4x8 thread=4x2 bk=16 vec=2 staging=0 pad=4 splitk=1 lsr=1\"\n"
+    "(\" stages=N\" may end it).\n"
+    "--stages N (Step 8, float32, not with --db): a multistage pipeline of N = 2..4\n"
+    "stages (cp.async copies of N - 1 k tiles in flight) instead of register\n"
+    "staging, on the default or --config; with --dtype: Step 9's pipeline depth.\n"
     "--tc-off bpairs,fragpipe (Step 9, not with --db): turns speed-ups off for\n"
     "A/B runs. bpairs: B fragments by one ldmatrix.x2.trans per 16x8 tile instead\n"
     "of one x4.trans per two tiles; fragpipe: the k steps of a k tile one after\n"
@@ -245,6 +252,16 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 8)
                 return tirc_usage_error("--stages wants a pipeline depth 1..8");
             o->stages = (int)k;
+        } else if (!strcmp(a, "--config")) {
+            tir_ctx *c = tir_ctx_create();
+            bool ok = c && (v = value(argc, argv, &i)) &&
+                      tir_tile_config_parse(c, v, &o->config) == TIR_OK;
+            tir_ctx_destroy(c);
+            if (!ok)
+                return tirc_usage_error("--config wants a tiling configuration, e.g. \"warps=2x2 "
+                                        "lanes=4x8 thread=4x2 bk=16 vec=2 staging=0 pad=4 "
+                                        "splitk=1 lsr=1\"");
+            o->config_given = true;
         } else if (!strcmp(a, "--tc-off")) {
             if (!(v = value(argc, argv, &i)) || !parse_tc_off(v, &o->tc_off))
                 return tirc_usage_error(
@@ -316,8 +333,18 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     if (!tc && o->step_hi == TIRC_STEP_TC)
         return tirc_usage_error("Step 9 (tensor cores) needs --dtype tf32, f16 or bf16");
     if (tc && o->splitk > 1) return tirc_usage_error("--splitk is for float32 (Steps 7-8)");
-    if (o->stages && !tc)
-        return tirc_usage_error("--stages is for Step 9 (tensor cores, --dtype)");
+    if ((o->stages && !tc) || o->config_given) {
+        const char *what = o->config_given ? "--config" : "--stages";
+        if (tc) return tirc_usage_error("--config is for float32 (Step 8)");
+        if (o->step_hi != 8 || (o->example && strcmp(o->example, "matmul")))
+            return tirc_usage_error("%s is for Step 8 of the matmul example (--step 8)", what);
+        if (o->splitk > 1 || o->db || o->tile_given)
+            return tirc_usage_error("%s is not for --splitk, --db or --tile (a configuration "
+                                    "has its split-K)",
+                                    what);
+        if (o->stages && (o->stages < 2 || o->stages > 4))
+            return tirc_usage_error("--stages for Step 8 wants 2..4 (a multistage pipeline)");
+    }
     if (o->tc_off && !tc)
         return tirc_usage_error("--tc-off is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
@@ -363,7 +390,8 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
-               "                          [-v] [--opt short|fast|O3] [--repeat N]\n\n"
+               "                          [-v] [--opt short|fast|O3] [--repeat N]\n"
+               "                          [--config C] [--stages N]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
@@ -406,7 +434,7 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "run")) {
         printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
                "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n"
-               "                          [--splitk S [--atomic]]\n\n"
+               "                          [--splitk S [--atomic]] [--config C] [--stages N]\n\n"
                "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
                "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
                "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"
@@ -424,7 +452,8 @@ int tirc_help(const char *cmd) {
         printf("usage: tirc bench <example> [--sizes 256,512,...] [--steps 1-6] [--csv file]\n"
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
                "                            [--epilogue E] [--arch sm_90] [--splitk S]\n"
-               "                            [--atomic] [--opt short|fast|O3] [--db file]\n\n"
+               "                            [--atomic] [--opt short|fast|O3] [--db file]\n"
+               "                            [--config C] [--stages N]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"

@@ -30,9 +30,24 @@ static void print_each(void *user, tir_schedule *s, const char *call) {
  * matmul of a fused example: seed_schedule of the plain matmul). */
 const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles : NULL; }
 
+const tir_tile_config *tirc_config(const opts *o) { return o->config_given ? &o->config : NULL; }
+
+/* Step 8 with a given configuration (NULL: sgemm_config_for's, with
+ * staging) and stages >= 2: a multistage pipeline instead of staging. */
+static tir_status step8_config(tir_schedule *s, const tir_tile_config *config, int stages,
+                               seed_hook hook, void *user) {
+    int64_t M, N, K;
+    tir_status st = sgemm_shape(s, &M, &N, &K);
+    if (st != TIR_OK) return st;
+    sgemm_config cfg = config ? *config : sgemm_config_for(M, N, K, 132);
+    if (stages >= 2) cfg.stages = stages, cfg.staging = false;
+    return sgemm_schedule(s, &cfg, hook, user);
+}
+
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
                          const seed_tiles *tiles, int splitk, bool atomic, int stages,
-                         unsigned tc_off, bool each, tir_schedule **out) {
+                         const tir_tile_config *config, unsigned tc_off, bool each,
+                         tir_schedule **out) {
     hook_state h = {ctx};
     tir_status st = tir_sched_create(ctx, f, out);
     if (st != TIR_OK) return st;
@@ -49,6 +64,8 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
             cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
+    } else if (step == 8 && !fused && (config || stages)) { /* --config, --stages */
+        st = step8_config(*out, config, stages, hook, &h);
     } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) != TIR_OK) {
@@ -84,7 +101,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     tir_status st = o->db && (step == 8 || step == TIRC_STEP_TC) && !fused && o->splitk <= 1
                         ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
                         : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages,
-                                        o->tc_off, false, &s);
+                                        tirc_config(o), o->tc_off, false, &s);
     if (st != TIR_OK) return st;
     if (sched_ms) *sched_ms = mt_now_ms() - t0;
     tir_codegen_opts cg;

@@ -62,8 +62,9 @@ static int check_options(opts *o) {
     bool tc = o->kind != TIR_RT_GEMM_F32;
     if (tune && tc && o->batch)
         return tirc_usage_error("--batch is float32 only: tensor cores tune the plain matmul");
-    if (tune && o->stages)
-        return tirc_usage_error("--stages is for run, bench and ptx: tune samples the stages");
+    if (tune && (o->stages || o->config_given))
+        return tirc_usage_error("--stages and --config are for run, bench and ptx: tune samples "
+                                "them");
     int mk = o->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
     if (tune && tc && o->K % mk)
         return tirc_usage_error("tune --dtype %s needs K a multiple of %d (tensorize refuses a "

@@ -29,7 +29,7 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     tir_schedule *s = NULL;
     tir_kernel_set ks; /* one kernel, or split-K's two */
     if (!f ||
-        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, o->tc_off, false,
+        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, tirc_config(o), o->tc_off, false,
                       &s) !=
             TIR_OK ||
         tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK) {

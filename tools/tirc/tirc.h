@@ -78,7 +78,10 @@ typedef struct opts {
     bool target_given;
     int nsm;             /* the GPU's multiprocessors, once open (0: unknown) */
     tir_rt_gemm_kind kind; /* --dtype: f32 (Steps 1-8), tf32 / f16 / bf16 (Step 9) */
-    int stages;            /* --stages (Step 9's pipeline; 0: hgemm.c's choice) */
+    int stages;            /* --stages (Step 9's pipeline; 0: hgemm.c's choice; Step 8:
+                              a multistage pipeline of 2..4 stages) */
+    tir_tile_config config; /* --config: Step 8's tiling rule configuration */
+    bool config_given;
     unsigned tc_off;       /* --tc-off: TIRC_TC_OFF_* bits, Step 9 speed-ups turned off */
 } opts;
 
@@ -106,14 +109,18 @@ const tir_prim_func *tirc_define(tir_ctx *ctx, const opts *o, int e, int64_t M, 
 const seed_tiles *tirc_tiles(const opts *o);
 /* Schedules program f for step (fused: through seed_fused; else
  * seed_schedule_tiles with tiles, NULL: the seed's; splitk > 1 (Steps
- * 7-8): sgemm_schedule with split-K, by atomic adds with atomic; Step 9:
- * hgemm_schedule, tiles BM x BN x BK x warps_m x warps_n and stages
- * overriding hgemm_config_for's where given, tc_off its speed-ups turned
- * off); each: prints the IR after
- * every primitive. */
+ * 7-8): sgemm_schedule with split-K, by atomic adds with atomic; Step 8
+ * with config (non-NULL) or stages: sgemm_schedule with config (NULL:
+ * sgemm_config_for's), stages >= 2 a multistage pipeline instead of its
+ * staging; Step 9: hgemm_schedule, tiles BM x BN x BK x warps_m x warps_n
+ * and stages overriding hgemm_config_for's where given, tc_off its
+ * speed-ups turned off); each: prints the IR after every primitive. */
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
                          const seed_tiles *tiles, int splitk, bool atomic, int stages,
-                         unsigned tc_off, bool each, tir_schedule **out);
+                         const tir_tile_config *config, unsigned tc_off, bool each,
+                         tir_schedule **out);
+/* The --config configuration, or NULL. */
+const tir_tile_config *tirc_config(const opts *o);
 /* Schedules and compiles (tir_build_kernels: one module, or several with
  * split-K); *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
