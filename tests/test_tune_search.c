@@ -66,11 +66,9 @@ static void test_space(void **st) {
                 fail_msg("space point does not lower: %s", tir_ctx_error(ctx));
             tir_sched_destroy(s);
         }
-        /* multistage points (3 and 4 stages, never with staging) only
-         * where the tiles divide the shape: the space's block tiles are
-         * powers of two from 16 and its k tiles 8, 16, 32, so a shape
-         * has some exactly when 16 divides M and N and 8 divides K
-         * (1000x520x333, 4095^3 and 33x1000x45 have none) */
+        /* multistage points (3 and 4 stages, never with staging) at
+         * every shape, ragged ones included (their edge copies are
+         * cp.async with a source size) */
         int multi = 0;
         for (int i = 0; i < sp.n; i++) {
             const tir_tile_config *c = &sp.configs[i];
@@ -78,13 +76,8 @@ static void test_space(void **st) {
             multi++;
             assert_true(c->stages == 3 || c->stages == 4);
             assert_false(c->staging);
-            int64_t bm = c->warps_m * c->threads_m * c->tm, bn = c->warps_n * c->threads_n * c->tn;
-            assert_int_equal(t.M % bm, 0);
-            assert_int_equal(t.N % bn, 0);
         }
-        bool divisible = t.M % 16 == 0 && t.N % 16 == 0 && t.K % 8 == 0;
-        if (divisible != (multi > 0))
-            fail_msg("shape %zu: %d multistage points", k, multi);
+        if (multi == 0) fail_msg("shape %zu: no multistage points", k);
         tir_tune_space_free(&sp);
     }
     /* a multistage point that lowers, with cp.async copies */
@@ -96,7 +89,7 @@ static void test_space(void **st) {
     assert_int_equal(tir_tune_space_make(ctx, &m, sm90(), &sp), TIR_OK);
     assert_true(index_of(&sp, &ms) >= 0);
     tir_tune_space_free(&sp);
-    /* refused: with staging, 5 stages, ragged tiles, past the opt-in
+    /* refused: with staging, 5 stages, past the opt-in
      * shared memory (128 x 128 x 32 in 4 versions: 135 KiB against a
      * 100 KiB limit) */
     ms.staging = true;
@@ -104,8 +97,8 @@ static void test_space(void **st) {
     ms.staging = false, ms.stages = 5;
     assert_false(tir_tune_config_valid(&m, sm90(), &ms));
     ms.stages = 3;
-    m.K = 500;
-    assert_false(tir_tune_config_valid(&m, sm90(), &ms));
+    m.K = 500; /* ragged k tiles: valid */
+    assert_true(tir_tune_config_valid(&m, sm90(), &ms));
     tir_tile_config big = tir_tile_config_default();
     big.bk = 32, big.staging = false, big.stages = 4;
     m.M = m.N = m.K = 4096;

@@ -8,10 +8,10 @@
  * and columns made of 1..8 warps of 8 x 4 or 4 x 8 lanes with 2..8
  * outputs per lane and dimension (no tile past twice the rounded-up extent),
  * k tiles of 8, 16 and 32, with register staging, without a pipeline, or
- * with a multistage pipeline of 3 or 4 stages (cp.async copies; only
- * without staging, which it replaces, so that the space at most doubles
- * rather than triples; and only where the tiles divide the shape, the
- * only case whose copies become cp.async: tiles_divide), split-K slices of whole k tiles (matmul only), LLVM loop
+ * with a multistage pipeline of 3 or 4 stages (cp.async copies, those of
+ * a ragged tile's edge with a source size of 0; only without staging,
+ * which it replaces, so that the space at most doubles rather than
+ * triples), split-K slices of whole k tiles (matmul only), LLVM loop
  * strength reduction on or off.  A configuration is kept when the copies
  * of its A and B tiles are whole rounds of the block's threads (the
  * lowering's local_check needs it), its shared tiles fit the target (one
@@ -58,22 +58,6 @@ const char *tir_tune_op_name(tir_tune_op op) {
     return "?";
 }
 
-/* Whether c's tiles divide t's shape: bm M, bn N, and the k tiles K (with
- * split-K, the slices rfactor_k in tiling.c makes, whole k tiles each).
- * Only then are the tile copies unguarded, and only unguarded copies
- * become cp.async: sw_pipeline's auto-async leaves a ragged tile's
- * zero-filling copies (if g: S = G else: S = 0) synchronous, and a
- * multistage pipeline of synchronous copies hides no latency inside a
- * warp (each shared store waits for its load where it is issued); the
- * space leaves those out rather than spend trials on them. */
-static bool tiles_divide(const tir_tune_task *t, const tir_tile_config *c) {
-    int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
-    int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
-    int64_t slice = (t->K + c->splitk - 1) / c->splitk;
-    slice = (slice + c->bk - 1) / c->bk * c->bk;
-    return t->M % bm == 0 && t->N % bn == 0 && t->K % slice == 0;
-}
-
 /* Whether c fits task t on limits lim (see the file comment). */
 bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                            const tir_tile_config *c) {
@@ -85,7 +69,6 @@ bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
     if (c->tm % c->vec || c->tn % c->vec || c->tm * c->tn > 64) return false;
     if ((bm * c->bk) % round || (bn * c->bk) % round) return false;
     if (c->stages < 0 || c->stages > 4 || (c->stages >= 2 && c->staging)) return false;
-    if (c->stages >= 2 && !tiles_divide(t, c)) return false;
     /* codegen places a kernel past the static limit in dynamic shared
      * memory; a single version always fit the static limit, and still
      * must, so that the space without stages is what it was */
