@@ -26,7 +26,9 @@
  * the steady state, and the steady state's wait counts stay exact.  With
  * U > 1 the times after the last whole group of U are emitted statically,
  * and a loop with extent <= S (no steady state) is emitted statically as
- * without the annotation.
+ * without the annotation; so is a loop whose stage-S components have
+ * conditions the steady state decides and the tail does not (a ragged
+ * last k tile's compute: tail_costs).
  *
  * A shared/local buffer used only inside the loop gets one version per
  * stage between its first writer and its last reader (a flat buffer of V
@@ -616,6 +618,61 @@ static bool guard_tail(pl *p, const tir_for *f, bool *on) {
     return true;
 }
 
+/* ---- where a guarded tail would cost: conditions on the loop variable */
+
+typedef struct tailc {
+    pl *p;
+    const tir_var *var;          /* the pipelined loop's */
+    const tir_var *steady, *all; /* t over the steady state, over the loop */
+    int64_t stage;
+    bool costs;
+} tailc;
+
+/* Is cond (of a component of stage c->stage) decided over the steady
+ * state but not over the guarded loop's times? */
+static bool decided_only_steady(tailc *c, const tir_expr *cond) {
+    tir_ctx *ctx = c->p->st->ctx;
+    int64_t v;
+    const tir_expr *at[2];
+    const tir_var *ts[2] = {c->steady, c->all};
+    for (int i = 0; i < 2; i++) {
+        const tir_expr *k = tir_sub(ctx, (const tir_expr *)ts[i], tir_i32(ctx, c->stage));
+        at[i] = tir_analyzer_simplify(
+            c->p->an, (const tir_expr *)tir_substitute(ctx, cond, 1, &c->var, &k));
+    }
+    return tir_expr_const_int(at[0], &v) && !tir_expr_const_int(at[1], &v);
+}
+
+static bool tailc_pre(tir_visitor *v, const tir_node *n) {
+    tailc *c = v->user;
+    const tir_expr *cond = n->kind == TIR_KIND_IF       ? ((const tir_if *)n)->cond
+                           : n->kind == TIR_KIND_SELECT ? ((const tir_select *)n)->cond
+                                                        : NULL;
+    if (cond && lower_uses_any(cond, 1, &c->var) && decided_only_steady(c, cond)) c->costs = true;
+    return !c->costs;
+}
+
+/* Would the guarded tail make the loop body slower than the steady state:
+ * a component of stage S (unguarded in the tail) with a condition on the
+ * loop variable that the steady state decides statically but the tail's
+ * times do not (the compute of a ragged last k tile: its k guards)?  Such
+ * a loop is peeled as without the annotation: the last tile's compute is
+ * different code either way, and in the loop its guards would run on
+ * every iteration (Step 8 1000x520x333: 24 selp per k tile, 55 registers
+ * instead of 47). */
+static bool tail_costs(pl *p, const tir_for *f, const comp *c, int n, int64_t min,
+                       int64_t extent, int64_t maxs) {
+    tir_ctx *ctx = p->st->ctx;
+    tailc tc = {p, f->var, tir_var_new(ctx, "t_steady", f->var->base.dtype),
+                tir_var_new(ctx, "t_all", f->var->base.dtype), maxs, false};
+    tir_analyzer_bind(p->an, tc.steady, tir_i32(ctx, min + maxs), tir_i32(ctx, extent - maxs));
+    tir_analyzer_bind(p->an, tc.all, tir_i32(ctx, min + maxs), tir_i32(ctx, extent));
+    tir_visitor v = {.pre = tailc_pre, .user = &tc};
+    for (int i = 0; i < n && !tc.costs; i++)
+        if (c[i].stage == maxs) tir_visit(&v, c[i].s);
+    return tc.costs;
+}
+
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
     const tir_annot *sa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_STAGE),
@@ -706,7 +763,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     p->extent = extent, p->maxs = maxs;
     /* without a steady state the prologue's times lack some commits that
      * the loop's wait counts assume: all static then */
-    p->guard = guard && body_hi > body_lo;
+    p->guard = guard && body_hi > body_lo && !tail_costs(p, f, c, n, min, extent, maxs);
     for (int64_t t = min; t < (body_hi > body_lo ? body_lo : t_end); t++)
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     if (body_hi > body_lo) {
