@@ -190,11 +190,12 @@ static int64_t copies(int64_t lo, int64_t hi, int64_t u) {
 
 /* ---- Step 8: register staging (tir_tune_tiling) */
 
-/* 64 x 32 tiles, 64 threads of 8 x 4, k tiles of 8 (test_tune_tiling's). */
+/* 64 x 64 tiles, 64 threads of 8 x 8, k tiles of 8: 512 FMAs per thread
+ * and k tile, the smallest body the rule guards the tail of. */
 static tir_tile_config small_config(void) {
     tir_tile_config c = tir_tile_config_default();
     c.warps_m = 2, c.warps_n = 1, c.threads_m = 4, c.threads_n = 8;
-    c.tm = 8, c.tn = 4, c.bk = 8;
+    c.tm = 8, c.tn = 8, c.bk = 8;
     return c;
 }
 
@@ -225,6 +226,15 @@ static void test_step8(void **st) {
     step8(ctx, 70, 45, 50, 3, true);
     step8(ctx, 64, 32, 8, 1, false);  /* one k tile: extent 1 = S, peeled as before */
     step8(ctx, 64, 32, 16, 1, true);  /* two k tiles: a loop of two times */
+    /* a body under 512 FMAs (8 x 4 per thread): the rule peels */
+    const tir_prim_func *f = tir_def_matmul(ctx, 64, 32, 64, TIR_F32);
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    tir_tile_config c = small_config();
+    c.tn = 4;
+    OK(ctx, tir_tune_tiling(s, "C", &c, NULL, NULL));
+    assert_null(strstr(tir_sched_trace_text(s), "software_pipeline_guard_tail"));
+    tir_sched_destroy(s);
 }
 
 /* ---- Step 9: cp.async, 2-4 stages (tir_tune_tc_tiling) */
