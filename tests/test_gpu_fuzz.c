@@ -81,6 +81,7 @@ typedef struct gpu_case {
     char why[16384];
     bool bad;
     int calls, refused;
+    bool peel_tail; /* lowered with tir_lower_opts.pipeline_peel_tail */
 } gpu_case;
 
 /* --------------------------------------------------------------- checks */
@@ -242,8 +243,20 @@ static void maybe_pipeline(gpu_case *gc, tir_loop_rv l) {
         ord[j] = t;
     }
     int nasync = chance(r, 50) ? 1 : 0;
-    (void)TRY("software_pipeline",
-              tir_sched_software_pipeline(gc->s, l, n, st, n, ord, nasync, as));
+    if (!TRY("software_pipeline",
+             tir_sched_software_pipeline(gc->s, l, n, st, n, ord, nasync, as)))
+        return;
+    /* a guarded tail half the time (now and then a value tir_lower must
+     * refuse cleanly), sometimes ignored by lowering; from a copy of the
+     * stream, so that the draws after it (and the regression cases) stay
+     * as they were before the annotation existed */
+    uint64_t r2 = *r ^ 0x2545f491u;
+    int64_t v = chance(&r2, 50) ? (chance(&r2, 5) ? 2 : 1) : -1;
+    gc->peel_tail = chance(&r2, 20);
+    if (v >= 0)
+        (void)TRY("annotate_loop_int",
+                  tir_sched_annotate_loop_int(
+                      gc->s, l, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), v));
 }
 
 /* -------------------------------------------------- matmul-like schedules */
@@ -696,11 +709,17 @@ static const tir_prim_func *make_def(gpu_case *gc, int kind) {
 static const char *lower_and_check(gpu_case *gc, const tir_prim_func *f, uint64_t seed,
                                    totals *t) {
     const tir_prim_func *k = NULL;
-    tir_status st = tir_lower(gc->ctx, tir_sched_func(gc->s), NULL, &k);
+    tir_lower_opts lo;
+    tir_lower_opts_init(&lo);
+    lo.pipeline_peel_tail = gc->peel_tail;
+    tir_status st = tir_lower(gc->ctx, tir_sched_func(gc->s), &lo, &k);
     const char *msg = tir_ctx_error(gc->ctx);
     if (st == TIR_OK && k) {
         t->lowered++;
         run_and_compare(gc, f, k, seed);
+        if (gc->bad && gc->peel_tail)
+            strncat(gc->why, " (lowered with pipeline_peel_tail)",
+                    sizeof gc->why - strlen(gc->why) - 1);
         return "simulation";
     }
     if (st == TIR_OK || st == TIR_ERR_VERIFY || !msg || !*msg || strstr(msg, "internal error")) {
@@ -838,6 +857,7 @@ typedef struct tc_case {
     sched_snap last;  /* the schedule after the last call that succeeded */
     bool have_last;
     int hooks, perturb_at;
+    tir_lower_opts lower; /* pipeline_peel_tail sometimes (the rule guards the tail) */
     tc_totals *t;
 } tc_case;
 
@@ -918,7 +938,7 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
         snprintf(gc->why, sizeof gc->why, "%s in the interpreter: %s: %s", what,
                  tir_status_name(st), tir_ctx_error(ctx));
         stage = "interpreter";
-    } else if ((st = tir_lower(ctx, fn, NULL, &k)) != TIR_OK || !k) {
+    } else if ((st = tir_lower(ctx, fn, &tc->lower, &k)) != TIR_OK || !k) {
         const char *msg = tir_ctx_error(ctx);
         if (st == TIR_OK || st == TIR_ERR_VERIFY || !*msg || strstr(msg, "internal error")) {
             snprintf(gc->why, sizeof gc->why, "tir_lower refused %s uncleanly: %s: %s", what,
@@ -1087,15 +1107,18 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     uint64_t r2 = *r ^ 0x5bd1e995u;
     c->no_b_pairs = chance(&r2, 25);
     c->no_frag_pipeline = chance(&r2, 25);
+    tir_lower_opts_init(&tc->lower);
+    tc->lower.pipeline_peel_tail = chance(&r2, 30);
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
-             "no_frag_pipeline %d}, mistake after call %d",
+             "no_frag_pipeline %d}, mistake after call %d%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
-             c->no_b_pairs, c->no_frag_pipeline, tc->perturb_at);
+             c->no_b_pairs, c->no_frag_pipeline, tc->perturb_at,
+             tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */

@@ -103,7 +103,10 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
     assert_true(count(m->ptx, "mma.sync.aligned") > 0);
     bool b16 = kind != TIR_RT_GEMM_TF32;
     assert_int_equal(count(m->ptx, "ldmatrix.sync.aligned") > 0, b16);
-    assert_int_equal(count(m->ptx, "cp.async") > 0, cfg->stages >= 2 && cfg->async_copy);
+    /* without async_copy the rule leaves the pipeline unannotated and
+     * lowering's auto-async may still make its copies cp.async */
+    if (cfg->async_copy || cfg->stages < 2)
+        assert_int_equal(count(m->ptx, "cp.async") > 0, cfg->stages >= 2);
     /* B fragments: one x4.trans per pair of 16x8 tiles where the rule pairs
      * them, x2.trans per tile otherwise and for a last pair of one tile
      * (the fragment's width, N in whole 8-column tiles, not whole pairs) */

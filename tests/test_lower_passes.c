@@ -79,6 +79,39 @@ static const tir_prim_func *in_shared_ragged(void) {
 static const tir_prim_func *in_shared_pipeline(void) {
     return in_shared(LK_LOCAL_ACC | LK_PIPELINE);
 }
+/* The same pipeline with the compute first in the order (stages [0, 0, 1],
+ * order [1, 2, 0]: the copies of tile k + 1 are issued after the compute
+ * of tile k, so one shared version and no unrolling, as Step 8's register
+ * staging) over three k tiles (K = 96) with "software_pipeline_guard_tail"
+ * = 1: the loop runs times 1..3, the compute of tile t - 1 unguarded, the
+ * two copies of tile t in one `if k_0 < 3`, waits and the commit
+ * unguarded; no compute after the loop. */
+static const tir_prim_func *in_pipeline_guard_tail(void) {
+    const tir_prim_func *f = lk_shared(ctx, 32, 32, 96, LK_LOCAL_ACC | LK_PIPELINE);
+    if (!f) fail_msg("lk_shared: %s", tir_ctx_error(ctx));
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, f, &s));
+    tir_block_rv c;
+    const tir_loop_rv *loops;
+    int n;
+    OK(tir_sched_get_block(s, "C", &c));
+    OK(tir_sched_get_loops(s, c, &loops, &n));
+    int k0 = -1;
+    for (int i = 0; i < n && k0 < 0; i++) {
+        const tir_for *lf;
+        OK(tir_sched_get_for(s, loops[i], &lf));
+        if (tir_annots_get(lf->nannots, lf->annots, TIR_ANN_SOFTWARE_PIPELINE_STAGE)) k0 = i;
+    }
+    if (k0 < 0) fail_msg("no pipelined loop");
+    OK(tir_sched_annotate_loop_ints(
+        s, loops[k0], tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_ORDER), 3,
+        (const int64_t[]){1, 2, 0}));
+    OK(tir_sched_annotate_loop_int(
+        s, loops[k0], tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), 1));
+    f = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return f;
+}
 
 /* Step 2 with "pragma_auto_unroll_max_step" = 32 on the innermost loop
  * (k_1, 32 steps), which the unroll pass turns into an unrolled loop. */
@@ -129,28 +162,37 @@ typedef struct pass_case {
     const char *pass;                  /* stop_after */
     bool changes;                      /* false: a check, the IR stays as it was */
     const tir_prim_func *(*input)(void);
+    /* The printer names the loop variables that sw_pipeline's copies share
+     * (the prologue's and the loop body's fetch loops are one variable)
+     * by name, and the reparsed text's distinct variables get suffixes:
+     * the reparsed text is then checked to be stable (it reparses to
+     * itself), not equal to the golden.  (A known printer limit, not this
+     * pass's: struct equality maps variables one to one, so the shared
+     * variable cannot match the reparsed distinct ones either.) */
+    bool renames;
 } pass_case;
 
 static const pass_case cases[] = {
-    {"gpu_check", "gpu_check", false, in_step1},
-    {"lower_init", "lower_init", true, in_step1},
-    {"lower_blocks", "lower_blocks", true, in_step1},
-    {"lower_blocks_dim_align", "lower_blocks", true, in_aligned},
-    {"unify_threads", "unify_threads", true, in_shared_plain},
-    {"local_check", "local_check", false, in_shared_local},
-    {"plan_alloc", "plan_alloc", true, in_shared_local},
-    {"compact_alloc", "compact_alloc", true, in_shared_local},
-    {"compact_alloc_dim_align", "compact_alloc", true, in_aligned},
-    {"relax_guards", "relax_guards", true, in_shared_ragged},
-    {"lower_fragments", "lower_fragments", true, in_tc_ragged},
-    {"flatten", "flatten", true, in_shared_plain},
-    {"vectorize", "vectorize", true, in_shared_vec},
-    {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline},
-    {"unroll", "unroll", true, in_unroll_pragma},
-    {"thread_sync", "thread_sync", true, in_shared_plain},
-    {"simplify", "simplify", true, in_shared_plain},
-    {"check_kernel", "check_kernel", false, in_shared_plain},
-    {"race_check", "race_check", false, in_shared_plain},
+    {"gpu_check", "gpu_check", false, in_step1, false},
+    {"lower_init", "lower_init", true, in_step1, false},
+    {"lower_blocks", "lower_blocks", true, in_step1, false},
+    {"lower_blocks_dim_align", "lower_blocks", true, in_aligned, false},
+    {"unify_threads", "unify_threads", true, in_shared_plain, false},
+    {"local_check", "local_check", false, in_shared_local, false},
+    {"plan_alloc", "plan_alloc", true, in_shared_local, false},
+    {"compact_alloc", "compact_alloc", true, in_shared_local, false},
+    {"compact_alloc_dim_align", "compact_alloc", true, in_aligned, false},
+    {"relax_guards", "relax_guards", true, in_shared_ragged, false},
+    {"lower_fragments", "lower_fragments", true, in_tc_ragged, false},
+    {"flatten", "flatten", true, in_shared_plain, false},
+    {"vectorize", "vectorize", true, in_shared_vec, false},
+    {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline, false},
+    {"sw_pipeline_guard_tail", "sw_pipeline", true, in_pipeline_guard_tail, true},
+    {"unroll", "unroll", true, in_unroll_pragma, false},
+    {"thread_sync", "thread_sync", true, in_shared_plain, false},
+    {"simplify", "simplify", true, in_shared_plain, false},
+    {"check_kernel", "check_kernel", false, in_shared_plain, false},
+    {"race_check", "race_check", false, in_shared_plain, false},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -249,15 +291,19 @@ static int pass_index(const char *pass) {
     return -1;
 }
 
-/* The IR after `pass` (NULL: the input itself). */
-static const char *ir_after(const tir_prim_func *in, const char *pass) {
-    if (!pass) return tir_print(ctx, in);
+/* The function after `pass`. */
+static const tir_prim_func *ir_kernel(const tir_prim_func *in, const char *pass) {
     tir_lower_opts o;
     tir_lower_opts_init(&o);
     o.stop_after = pass;
     const tir_prim_func *k = NULL;
     OK(tir_lower(ctx, in, &o, &k));
-    return tir_print(ctx, k);
+    return k;
+}
+
+/* The IR after `pass` (NULL: the input itself). */
+static const char *ir_after(const tir_prim_func *in, const char *pass) {
+    return tir_print(ctx, pass ? ir_kernel(in, pass) : in);
 }
 
 static void run_case(const pass_case *c) {
@@ -276,7 +322,14 @@ static void run_case(const pass_case *c) {
     /* The golden text is a function the parser reads back unchanged. */
     const tir_prim_func *back = NULL;
     OK(tir_parse_func(ctx, after, strlen(after), &back));
-    assert_string_equal(tir_print(ctx, back), after);
+    if (c->renames) {
+        const tir_prim_func *again = NULL;
+        OK(tir_parse_func(ctx, tir_print(ctx, back), strlen(tir_print(ctx, back)), &again));
+        assert_true(tir_struct_equal(back, again));
+        assert_string_equal(tir_print(ctx, again), tir_print(ctx, back));
+    } else {
+        assert_string_equal(tir_print(ctx, back), after);
+    }
 }
 
 /* One cmocka test per case, named after its golden; the case comes in
@@ -341,7 +394,7 @@ static void test_hand_written_dim_align(void **state) {
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
-    assert_int_equal(NCASES, 19);
+    assert_int_equal(NCASES, 20);
     for (int p = 0; p < tir_lower_num_passes(); p++) {
         bool found = false;
         for (int i = 0; i < NCASES && !found; i++)

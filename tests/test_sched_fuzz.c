@@ -401,6 +401,15 @@ static void fusion_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, in
         for (int i = 0; i < na; i++) as[i] = rnd(r, 0, 2);
         CALL("software_pipeline",
              tir_sched_software_pipeline(fc->s, l, k, st, k, ord, na, as));
+        /* the guarded tail's annotation (0, 1, or 2, which tir_lower
+         * refuses) half the time; from a copy of the stream, so that the
+         * draws after it stay as they were before the annotation existed */
+        uint64_t r2 = *r ^ 0x2545f491u;
+        if (rnd(&r2, 0, 1))
+            CALL("annotate_loop_int",
+                 tir_sched_annotate_loop_int(
+                     fc->s, l, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL),
+                     rnd(&r2, 0, 2)));
         break;
     }
     default: {

@@ -118,6 +118,8 @@ static void usage_errors(void **state) {
         "vec=2 staging=0 pad=4 splitk=1 lsr=1'",         /* float32's */
         "tune matmul --size 64 --config 'warps=2x2 lanes=4x8 thread=4x2 bk=16 vec=2 "
         "staging=0 pad=4 splitk=1 lsr=1'",               /* tune samples it */
+        "show matmul --peel-tail",                       /* ptx, run and bench's */
+        "tune matmul --size 64 --peel-tail",             /* ptx, run and bench's */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -199,6 +201,13 @@ static void ptx(void **state) {
     int one = count_before(out, "ldmatrix.sync", "mma.sync");
     assert_true(one > 0);
     assert_int_equal(two, 2 * one);
+    /* Step 8's k pipeline without a peeled epilogue (the rule's guarded
+     * tail): the 8 x 8 x 16 body once; --peel-tail: twice */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 1024"), 0);
+    int guarded = count(out, "fma.rn.f32");
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 1024 --peel-tail"), 0);
+    assert_int_equal(guarded, 1024);
+    assert_int_equal(count(out, "fma.rn.f32"), 2 * guarded);
     /* Step 1 has one thread per column: 2000 columns cannot launch. */
     assert_int_equal(tirc_run(NULL, "ptx matmul --step 1 --size 2000"), 4);
     assert_non_null(strstr(err, "cannot compile matmul step 1"));

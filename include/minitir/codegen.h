@@ -182,6 +182,12 @@ TIR_API tir_status tir_codegen_kernels(tir_ctx *ctx, const tir_kernel_set *ks, i
  * step. */
 TIR_API tir_status tir_build_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
                                      const tir_codegen_opts *opts, tir_module_set *out);
+/* tir_build_kernels with lowering options lower (NULL: the defaults, as
+ * tir_build_kernels), e.g. tir_lower_opts.pipeline_peel_tail for A/B
+ * comparisons. */
+TIR_API tir_status tir_build_kernels_with(tir_ctx *ctx, const tir_prim_func *scheduled,
+                                          const tir_lower_opts *lower,
+                                          const tir_codegen_opts *opts, tir_module_set *out);
 
 /* Evaluates the grid and block sizes for the given arguments (args as for
  * tir_interp_run: args[i].scalar for scalar params; buffer entries are

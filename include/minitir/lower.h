@@ -40,6 +40,11 @@ typedef struct tir_lower_opts {
      * pipelined copy hides no latency within a warp (docs/lowering.md,
      * sw_pipeline). */
     bool sync_pipeline_copies;
+    /* Ignore "software_pipeline_guard_tail": peel every pipeline's
+     * epilogue (the last S time steps emitted after the loop, the compute
+     * of the last iterations a second copy of the body), for A/B
+     * comparisons (docs/lowering.md, sw_pipeline). */
+    bool pipeline_peel_tail;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

@@ -700,7 +700,17 @@ TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
  *      iteration's data) (TIR_ERR_SCHED_PIPELINE_DEPENDENCE);
  *   7. a component that reads a buffer an earlier component of the same
  *      stage writes comes later in the order (otherwise it would read data
- *      not yet written) (TIR_ERR_SCHED_PIPELINE_ORDER_DEPENDENCE). */
+ *      not yet written) (TIR_ERR_SCHED_PIPELINE_ORDER_DEPENDENCE).
+ * By default lowering peels the pipeline's epilogue: the last S time steps
+ * (S the largest stage) are emitted after the loop, a second copy of the
+ * compute.  The loop annotation "software_pipeline_guard_tail" = 1 (set
+ * with tir_sched_annotate_loop_int, before or after this call) makes the
+ * loop run those time steps too, with the components of stages < S under
+ * `if (k < min + extent)` (CUTLASS's predicated main loop; less code for
+ * LLVM).  0 peels; any other value or kind is refused by tir_lower
+ * (TIR_ERR_LOWER); a loop with extent <= S is peeled anyway (no steady
+ * state); tir_lower_opts.pipeline_peel_tail ignores it (docs/lowering.md,
+ * sw_pipeline). */
 TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop, int nstages,
                                                const int64_t *stages, int norders,
                                                const int64_t *orders, int nasync,

@@ -260,7 +260,11 @@ typedef struct tir_tc_config {
                               16, or 8 for TF32) */
     int warps_m, warps_n;  /* warps per block */
     int stages;            /* software pipeline stages: 1 none, 2 double buffer, ... */
-    bool async_copy;       /* cp.async for the shared tiles (with stages >= 2) */
+    bool async_copy;       /* cp.async for the shared tiles (with stages >= 2): the
+                              pipeline's async_stages annotation; without it
+                              lowering's auto-async still makes plain and
+                              zero-filling copies cp.async unless
+                              tir_lower_opts.sync_pipeline_copies */
     int pad;               /* elements added to each shared row (conflict-free ldmatrix);
                               applied to a row only when smaller than it */
     /* Switches that turn a speed-up off, for A/B measurements (zero, the

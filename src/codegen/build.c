@@ -1,4 +1,4 @@
-/* build.c: tir_build and tir_build_kernels, lowering followed by codegen
+/* build.c: tir_build and tir_build_kernels(_with), lowering followed by codegen
  * in one call, and tir_codegen_kernels, one module per kernel of a kernel
  * set (separate modules keep tir_codegen and tir_module as they are: each
  * kernel's entry, launch dimensions and parameters stay its own). */
@@ -45,9 +45,15 @@ tir_status tir_codegen_kernels(tir_ctx *ctx, const tir_kernel_set *ks, int npara
 
 tir_status tir_build_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
                              const tir_codegen_opts *opts, tir_module_set *out) {
+    return tir_build_kernels_with(ctx, scheduled, NULL, opts, out);
+}
+
+tir_status tir_build_kernels_with(tir_ctx *ctx, const tir_prim_func *scheduled,
+                                  const tir_lower_opts *lower, const tir_codegen_opts *opts,
+                                  tir_module_set *out) {
     memset(out, 0, sizeof *out);
     tir_kernel_set ks;
-    tir_status s = tir_lower_kernels(ctx, scheduled, NULL, &ks);
+    tir_status s = tir_lower_kernels(ctx, scheduled, lower, &ks);
     if (s != TIR_OK) return s;
     return tir_codegen_kernels(ctx, &ks, scheduled->nparams, opts, out);
 }

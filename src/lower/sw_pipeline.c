@@ -15,6 +15,21 @@
  * versioned buffers the steady-state loop is unrolled by the versions'
  * common multiple U, so that versions are constants (emit_steady).
  *
+ * Guarded tail ("software_pipeline_guard_tail" = 1, unless
+ * tir_lower_opts.pipeline_peel_tail): the loop runs over the epilogue's
+ * times too, [min + S, min + extent + S), and component i of a stage
+ * s_i < S runs under `if (t - s_i < min + extent)` (as CUTLASS's main loop
+ * clears its global loads' predicates on the last k tiles), so that the
+ * last iterations' compute is not emitted a second time.  Waits and
+ * commits stay unguarded: a commit of no copies is an empty group, so
+ * every time step commits one group per async stage, in the tail as in
+ * the steady state, and the steady state's wait counts stay exact.  With
+ * U > 1 the times after the last whole group of U are emitted statically,
+ * and a loop with extent <= S (no steady state) is emitted statically as
+ * without the annotation; so is a loop whose stage-S components have
+ * conditions the steady state decides and the tail does not (a ragged
+ * last k tile's compute: tail_costs).
+ *
  * A shared/local buffer used only inside the loop gets one version per
  * stage between its first writer and its last reader (a flat buffer of V
  * times the size, version floormod(k - min, V) for iteration k); two
@@ -58,7 +73,12 @@ typedef struct pl {
     /* per expansion */
     const tir_expr *version_k; /* iteration of the component being emitted */
     const ir_vec *self_reads;  /* reads of the component made async */
-    int64_t min;
+    int64_t min, extent;       /* the pipelined loop's */
+    int64_t maxs;              /* its last stage, S */
+    bool guard;                /* guarded tail: the loop covers the epilogue */
+    /* the guarded If last pushed (index in the time step's output) and the
+     * components in it */
+    int gidx, grp[32], ngrp;
 } pl;
 
 /* ---- buffer use counting */
@@ -371,12 +391,65 @@ static void emit_early_waits(pl *p, const comp *c, int n, const tir_expr *t, int
     }
 }
 
+/* Component s of stage `stage` at iteration k (an expression) in the
+ * loop of a guarded tail: under `if (k < min + extent)` where the loop's
+ * last times would take k past the end (stages < S). */
+static const tir_stmt *guarded(pl *p, int64_t stage, const tir_expr *k, const tir_stmt *s) {
+    if (!p->guard || stage >= p->maxs) return s;
+    tir_ctx *ctx = p->st->ctx;
+    const tir_expr *cond = tir_lt(ctx, k, tir_int(ctx, k->dtype, p->min + p->extent));
+    cond = tir_analyzer_simplify(p->an, cond);
+    int64_t v;
+    /* valid at every time of the loop (an unrolled group before the tail) */
+    if (tir_expr_const_int(cond, &v) && v) return s;
+    return tir_if_new(ctx, cond, s, NULL);
+}
+
+/* Does component a write a buffer b reads or writes, or the reverse? */
+static bool conflict(const comp *a, const comp *b) {
+    for (int w = 0; w < a->acc.writes.n; w++)
+        if (has(&b->acc.reads, a->acc.writes.items[w]) ||
+            has(&b->acc.writes, a->acc.writes.items[w]))
+            return true;
+    for (int w = 0; w < b->acc.writes.n; w++)
+        if (has(&a->acc.reads, b->acc.writes.items[w])) return true;
+    return false;
+}
+
+/* Pushes component i (statement s, iteration k) of the loop's time step t
+ * (NULL: static, no guard).  A guarded component right after the guarded If
+ * of another component of the same stage joins that If when it conflicts
+ * with none of the components in it (so no barrier can be needed between
+ * them): one branch instead of two (Step 8's A and B loads, its A and B
+ * stores). */
+static void push_comp(pl *p, const comp *c, int i, const tir_expr *t, const tir_expr *k,
+                      const tir_stmt *s, ir_vec *out) {
+    const tir_stmt *g = t ? guarded(p, c[i].stage, k, s) : s;
+    if (g == s) {
+        ir_vec_push(out, s);
+        return;
+    }
+    bool join = p->ngrp > 0 && p->gidx == out->n - 1 && c[p->grp[0]].stage == c[i].stage;
+    for (int j = 0; join && j < p->ngrp; j++) join = !conflict(&c[p->grp[j]], &c[i]);
+    if (!join) {
+        p->gidx = out->n, p->ngrp = 0;
+        p->grp[p->ngrp++] = i;
+        ir_vec_push(out, g);
+        return;
+    }
+    const tir_if *prev = out->items[p->gidx];
+    const tir_stmt *both = tir_seq_new(p->st->ctx, 2, (const tir_stmt *const[]){prev->then_s, s});
+    out->items[p->gidx] = tir_if_new(p->st->ctx, prev->cond, both, NULL);
+    p->grp[p->ngrp++] = i;
+}
+
 /* Emits the components valid at time t (t_const when t is NULL). */
 static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
                       const tir_expr *t, int64_t t_const, int64_t min, int64_t extent,
                       const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
     bool waited[MAXC] = {false};
+    p->ngrp = 0;
     emit_early_waits(p, c, n, t, t_const, min, extent, async, nasync, waited, out);
     /* copies of async stage a issued in this time step and not committed */
     bool open[MAXC] = {false};
@@ -427,7 +500,7 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         m.on[TIR_KIND_BUFFER_LOAD] = ver_load;
         m.on[TIR_KIND_BUFFER_STORE] = ver_store;
         s = tir_mutate_stmt(&m, s);
-        ir_vec_push(out, s);
+        push_comp(p, c, i, t, k, s, out);
         /* commit after the last component of an async stage */
         if (c[i].async) {
             int a = 0;
@@ -539,7 +612,8 @@ static int64_t steady_unroll(const pl *p) {
     return l;
 }
 
-/* The steady-state times [lo, hi), all components valid.  With U =
+/* The loop over times [lo, hi): the steady state, all components valid,
+ * or with a guarded tail also the epilogue's times.  With U =
  * steady_unroll(p) > 1 the loop runs (hi - lo) / U times over U time steps
  * each, t = lo + U*g + r, so that a version floormod(t - s - min, V) (V
  * divides U) folds to a constant: with a run-time floormod in every index
@@ -550,7 +624,7 @@ static int64_t steady_unroll(const pl *p) {
 static void emit_steady(pl *p, const tir_for *f, comp *c, int n, const int *by_order,
                         int64_t lo, int64_t hi, const int64_t *async, int nasync, ir_vec *out) {
     tir_ctx *ctx = p->st->ctx;
-    int64_t min = p->min, extent = hi - min; /* hi is min + extent */
+    int64_t min = p->min, extent = p->extent;
     int64_t u = steady_unroll(p), groups = (hi - lo) / u;
     if (groups == 0) u = 1, groups = hi - lo;
     if (groups == 1) { /* a loop that runs once: its times, statically */
@@ -581,6 +655,78 @@ static void emit_steady(pl *p, const tir_for *f, comp *c, int n, const int *by_o
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, out);
 }
 
+/* Whether loop f gets a guarded tail: "software_pipeline_guard_tail" is 1
+ * and tir_lower_opts.pipeline_peel_tail is off; 0 or no annotation: the
+ * epilogue is peeled.  Another value or kind is refused (p->status set,
+ * false): a misspelt intent should not silently change the code. */
+static bool guard_tail(pl *p, const tir_for *f, bool *on) {
+    const tir_annot *a =
+        tir_annots_get(f->nannots, f->annots, TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL);
+    *on = false;
+    if (!a) return true;
+    if (a->kind != TIR_ANNOT_INT || (a->i != 0 && a->i != 1)) {
+        p->status = fail(p, f, "software_pipeline_guard_tail must be the int 0 or 1");
+        return false;
+    }
+    *on = a->i == 1 && !p->st->opts.pipeline_peel_tail;
+    return true;
+}
+
+/* ---- where a guarded tail would cost: conditions on the loop variable */
+
+typedef struct tailc {
+    pl *p;
+    const tir_var *var;          /* the pipelined loop's */
+    const tir_var *steady, *all; /* t over the steady state, over the loop */
+    int64_t stage;
+    bool costs;
+} tailc;
+
+/* Is cond (of a component of stage c->stage) decided over the steady
+ * state but not over the guarded loop's times? */
+static bool decided_only_steady(tailc *c, const tir_expr *cond) {
+    tir_ctx *ctx = c->p->st->ctx;
+    int64_t v;
+    const tir_expr *at[2];
+    const tir_var *ts[2] = {c->steady, c->all};
+    for (int i = 0; i < 2; i++) {
+        const tir_expr *k = tir_sub(ctx, (const tir_expr *)ts[i], tir_i32(ctx, c->stage));
+        at[i] = tir_analyzer_simplify(
+            c->p->an, (const tir_expr *)tir_substitute(ctx, cond, 1, &c->var, &k));
+    }
+    return tir_expr_const_int(at[0], &v) && !tir_expr_const_int(at[1], &v);
+}
+
+static bool tailc_pre(tir_visitor *v, const tir_node *n) {
+    tailc *c = v->user;
+    const tir_expr *cond = n->kind == TIR_KIND_IF       ? ((const tir_if *)n)->cond
+                           : n->kind == TIR_KIND_SELECT ? ((const tir_select *)n)->cond
+                                                        : NULL;
+    if (cond && lower_uses_any(cond, 1, &c->var) && decided_only_steady(c, cond)) c->costs = true;
+    return !c->costs;
+}
+
+/* Would the guarded tail make the loop body slower than the steady state:
+ * a component of stage S (unguarded in the tail) with a condition on the
+ * loop variable that the steady state decides statically but the tail's
+ * times do not (the compute of a ragged last k tile: its k guards)?  Such
+ * a loop is peeled as without the annotation: the last tile's compute is
+ * different code either way, and in the loop its guards would run on
+ * every iteration (Step 8 1000x520x333: 24 selp per k tile, 55 registers
+ * instead of 47). */
+static bool tail_costs(pl *p, const tir_for *f, const comp *c, int n, int64_t min,
+                       int64_t extent, int64_t maxs) {
+    tir_ctx *ctx = p->st->ctx;
+    tailc tc = {p, f->var, tir_var_new(ctx, "t_steady", f->var->base.dtype),
+                tir_var_new(ctx, "t_all", f->var->base.dtype), maxs, false};
+    tir_analyzer_bind(p->an, tc.steady, tir_i32(ctx, min + maxs), tir_i32(ctx, extent - maxs));
+    tir_analyzer_bind(p->an, tc.all, tir_i32(ctx, min + maxs), tir_i32(ctx, extent));
+    tir_visitor v = {.pre = tailc_pre, .user = &tc};
+    for (int i = 0; i < n && !tc.costs; i++)
+        if (c[i].stage == maxs) tir_visit(&v, c[i].s);
+    return tc.costs;
+}
+
 static const tir_stmt *expand(pl *p, const tir_for *f) {
     tir_ctx *ctx = p->st->ctx;
     const tir_annot *sa = ints(f, TIR_ANN_SOFTWARE_PIPELINE_STAGE),
@@ -597,6 +743,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         p->status = fail(p, f, "a pipelined loop must be serial with a constant min and extent");
         return NULL;
     }
+    bool guard;
+    if (!guard_tail(p, f, &guard)) return NULL;
     /* components, through Allocate wrappers */
     const tir_stmt *body = f->body;
     ir_vec allocs = {0};
@@ -667,11 +815,16 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     ir_vec out = {0};
     int64_t t_end = min + extent + maxs;
     int64_t body_lo = min + maxs, body_hi = min + extent; /* steady state [lo, hi) */
+    p->extent = extent, p->maxs = maxs;
+    /* without a steady state the prologue's times lack some commits that
+     * the loop's wait counts assume: all static then */
+    p->guard = guard && body_hi > body_lo && !tail_costs(p, f, c, n, min, extent, maxs);
     for (int64_t t = min; t < (body_hi > body_lo ? body_lo : t_end); t++)
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     if (body_hi > body_lo) {
-        emit_steady(p, f, c, n, by_order, body_lo, body_hi, async, nasync, &out);
-        for (int64_t t = body_hi; t < t_end; t++)
+        emit_steady(p, f, c, n, by_order, body_lo, p->guard ? t_end : body_hi, async, nasync,
+                    &out);
+        for (int64_t t = p->guard ? t_end : body_hi; t < t_end; t++)
             emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     }
     const tir_stmt *res = tir_seq_new(ctx, out.n, (const tir_stmt *const *)out.items);

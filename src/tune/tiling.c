@@ -313,11 +313,24 @@ static tir_status accumulator(tir_schedule *s, const tir_tile_config *cfg, tir_b
 }
 
 /* Register staging: global loads (stage 0) first, then the compute of the
- * previous tile (stage 1), then the shared stores (stage 0). */
-static tir_status pipeline(tir_schedule *s, tir_loop_rv k0, hook_fn hook, void *user) {
+ * previous tile (stage 1), then the shared stores (stage 0).  With a
+ * body of at least 512 FMAs per thread (tm x tn x bk) the loop also runs
+ * the last tile's compute, with the loads and stores guarded
+ * (software_pipeline_guard_tail), instead of a peeled copy of the
+ * unrolled compute after it: half the IR for LLVM (docs/performance.md,
+ * "pipelines without a peeled epilogue").  Smaller bodies cost LLVM little
+ * and got more registers with the guards (32 x 32 tiles of 8 x 4 per
+ * thread, bk 4: 46 instead of 32), so they keep the peeled epilogue.
+ * Annotated last, so that the calls before keep their positions for the
+ * hook. */
+static tir_status pipeline(tir_schedule *s, const tir_tile_config *cfg, tir_loop_rv k0,
+                           hook_fn hook, void *user) {
     /* k0's body: A_local, A_shared, B_local, B_shared, compute. */
     CALL(tir_sched_software_pipeline(s, k0, 5, (const int64_t[]){0, 0, 0, 0, 1}, 5,
                                      (const int64_t[]){0, 3, 1, 4, 2}, 0, NULL));
+    if ((int64_t)cfg->tm * cfg->tn * cfg->bk >= 512)
+        CALL(tir_sched_annotate_loop_int(
+            s, k0, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), 1));
     return TIR_OK;
 }
 
@@ -326,13 +339,18 @@ static tir_status pipeline(tir_schedule *s, tir_loop_rv k0, hook_fn hook, void *
  * stage stages - 1), in that order.  No async_stages annotation:
  * sw_pipeline's auto-async makes the copy stage cp.async where it can
  * convert every copy, and leaves it synchronous (still correct) where it
- * cannot, as for a ragged tile's zero-filling copies; the annotation would
- * demand the conversion. */
+ * cannot (a ragged tile's zero-filling copies are cp.async with a source
+ * size); the annotation would demand the conversion.  The tail is guarded
+ * as in pipeline(), by the same rule: a peeled epilogue would repeat the
+ * unrolled compute stages - 1 times. */
 static tir_status multistage(tir_schedule *s, const tir_tile_config *cfg, tir_loop_rv k0,
                              hook_fn hook, void *user) {
     int64_t last = cfg->stages - 1;
     CALL(tir_sched_software_pipeline(s, k0, 3, (const int64_t[]){0, 0, last}, 3,
                                      (const int64_t[]){0, 1, 2}, 0, NULL));
+    if ((int64_t)cfg->tm * cfg->tn * cfg->bk >= 512)
+        CALL(tir_sched_annotate_loop_int(
+            s, k0, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), 1));
     return TIR_OK;
 }
 
@@ -486,5 +504,5 @@ tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_co
     tir_block_rv init;
     CALL(tir_sched_decompose_reduction(s, c, k0, &init));
     if (cfg->stages >= 2) return multistage(s, cfg, k0, hook, user);
-    return cfg->staging ? pipeline(s, k0, hook, user) : TIR_OK;
+    return cfg->staging ? pipeline(s, cfg, k0, hook, user) : TIR_OK;
 }

@@ -288,6 +288,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                           : !strcmp(v, "short") ? TIR_CG_PIPELINE_SHORT
                                                 : TIR_CG_PIPELINE_OPT;
             o->opt_given = true;
+        } else if (!strcmp(a, "--peel-tail")) {
+            o->peel_tail = true;
         } else if (!strcmp(a, "--repeat")) {
             int64_t k;
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000)
@@ -390,7 +392,7 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
-               "                          [-v] [--opt short|fast|O3] [--repeat N]\n"
+               "                          [-v] [--opt short|fast|O3] [--repeat N] [--peel-tail]\n"
                "                          [--config C] [--stages N]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
@@ -402,7 +404,11 @@ int tirc_help(const char *cmd) {
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n"
                "--repeat N compiles N times in one process (-v: each compile's phases;\n"
                "the first pays the process's one-time costs, the others show what a\n"
-               "long-running tuner pays per kernel).\n\n"
+               "long-running tuner pays per kernel).\n"
+               "--peel-tail: pipelines peel their epilogue (the last k tiles' compute\n"
+               "emitted again after the loop) instead of running it in the loop with the\n"
+               "copies guarded (software_pipeline_guard_tail, set by Steps 8-9's rules;\n"
+               "tir_lower_opts.pipeline_peel_tail), for A/B runs (also for run and bench).\n\n"
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "tune")) {
@@ -434,7 +440,8 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "run")) {
         printf("usage: tirc run <example> [--step N|A-B] [--size MxNxK] [--sim | --gpu]\n"
                "                          [--epilogue E] [--seed S] [--arch sm_90] [--tile T]\n"
-               "                          [--splitk S [--atomic]] [--config C] [--stages N]\n\n"
+               "                          [--splitk S [--atomic]] [--config C] [--stages N]\n"
+               "                          [--peel-tail]\n\n"
                "Runs each step (default all) and verifies it.  On the GPU: outputs are\n"
                "poisoned with NaN, inputs are fresh random values in [-1, 1), and the result\n"
                "is compared with cuBLAS (pure float32, no TF32; fused: cuBLAS followed by the\n"
@@ -453,7 +460,7 @@ int tirc_help(const char *cmd) {
                "                            [--json file] [--plot file.png|svg] [--runs R]\n"
                "                            [--epilogue E] [--arch sm_90] [--splitk S]\n"
                "                            [--atomic] [--opt short|fast|O3] [--db file]\n"
-               "                            [--config C] [--stages N]\n\n"
+               "                            [--config C] [--stages N] [--peel-tail]\n\n"
                "Per size and step: our GFLOPS and cuBLAS's (pure float32, measured in the same\n"
                "process), their ratio, the relative error against cuBLAS and the compile time\n"
                "(schedule -> PTX).  Times are medians of R >= 20 (default 30) runs timed with\n"
@@ -465,7 +472,8 @@ int tirc_help(const char *cmd) {
                "has one thread per column: N <= 1024) shows n/a and does not fail the run.\n"
                "--plot draws the steps against cuBLAS per size with gnuplot; without gnuplot\n"
                "it writes the data (.dat) and the script (.gp) next to the file and says so.\n"
-               "--opt short|fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs.\n"
+               "--opt short|fast|O3 picks the LLVM pipeline (as for ptx) for A/B runs;\n"
+               "--peel-tail peels the pipelines' epilogues (as for ptx).\n"
                "--db file: Step 8 (and Step 9 with --dtype) use the file's best tuned\n"
                "record per size (`tirc tune`), the rule's default where there is none.\n"
                "Needs a GPU (exit 3 without).  Progress goes to stderr.\n\n"

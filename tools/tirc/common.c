@@ -91,6 +91,12 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
     return st;
 }
 
+/* The lowering options of the command line (--peel-tail). */
+void tirc_lower_opts(const opts *o, tir_lower_opts *lo) {
+    tir_lower_opts_init(lo);
+    lo->pipeline_peel_tail = o->peel_tail;
+}
+
 /* Schedules and compiles; *ms is the schedule -> PTX wall time; sched_ms
  * (may be NULL) gets the schedule's share. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
@@ -108,7 +114,9 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     tir_codegen_opts_init(&cg);
     cg.arch = o->arch;
     if (o->opt_given) cg.pipeline = o->pipeline;
-    st = tir_build_kernels(ctx, tir_sched_func(s), &cg, m);
+    tir_lower_opts lo;
+    tirc_lower_opts(o, &lo);
+    st = tir_build_kernels_with(ctx, tir_sched_func(s), &lo, &cg, m);
     tir_sched_destroy(s);
     if (ms) *ms = mt_now_ms() - t0;
     return st;

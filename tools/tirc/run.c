@@ -28,11 +28,13 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     const tir_prim_func *f = tirc_define(ctx, o, e, M, N, K);
     tir_schedule *s = NULL;
     tir_kernel_set ks; /* one kernel, or split-K's two */
+    tir_lower_opts lo;
+    tirc_lower_opts(o, &lo);
     if (!f ||
         tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, tirc_config(o), o->tc_off, false,
                       &s) !=
             TIR_OK ||
-        tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK) {
+        tir_lower_kernels(ctx, tir_sched_func(s), &lo, &ks) != TIR_OK) {
         fprintf(stderr, "tirc: cannot compile %s step %d: %s\n", o->example, step,
                 tir_ctx_error(ctx));
         tir_sched_destroy(s);

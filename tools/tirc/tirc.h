@@ -53,6 +53,7 @@ typedef struct opts {
     bool verbose; /* ptx -v: compile time per phase */
     tir_cg_pipeline pipeline; /* --opt fast|O3|short: _FAST, _OPT, _SHORT */
     bool opt_given;      /* --opt given (else the library default) */
+    bool peel_tail;      /* --peel-tail: tir_lower_opts.pipeline_peel_tail */
     int repeat;          /* ptx --repeat: compiles in one process (default 1) */
     int runs, warmup;
     uint64_t seed;
@@ -121,8 +122,10 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
                          tir_schedule **out);
 /* The --config configuration, or NULL. */
 const tir_tile_config *tirc_config(const opts *o);
-/* Schedules and compiles (tir_build_kernels: one module, or several with
- * split-K); *ms is the schedule -> PTX wall time. */
+/* The lowering options the command line asks for (--peel-tail). */
+void tirc_lower_opts(const opts *o, tir_lower_opts *lo);
+/* Schedules and compiles (tir_build_kernels_with and tirc_lower_opts: one
+ * module, or several with split-K); *ms is the schedule -> PTX wall time. */
 tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, bool fused, int step,
                         tir_module_set *m, double *ms, double *sched_ms);
 
