@@ -123,7 +123,7 @@ static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config b
 }
 
 static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
-    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false};
+    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false};
     return c;
 }
 

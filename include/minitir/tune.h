@@ -212,9 +212,14 @@ typedef struct tir_tile_config {
                                  false): the A and B tiles copied from global
                                  straight to shared memory in `stages`
                                  versions, the copies of k tile t + stages - 1
-                                 issued before the compute of tile t (cp.async
-                                 where the lowering can: divisible tiles;
-                                 src/tune/tiling.c says which) */
+                                 issued before the compute of tile t (cp.async,
+                                 a ragged tile's edge with a source size of 0) */
+    bool guard_tail;          /* software_pipeline_guard_tail on the k-tile
+                                 pipeline when the body has at least 512 FMAs
+                                 per thread: no peeled epilogue, a third less
+                                 compile time, but 2.5-3.6% slower kernels on
+                                 the H200 (docs/performance.md, run 31); off by
+                                 default, not a tuner knob, not in the text */
 } tir_tile_config;
 
 /* 128 x 128 x 8: 2 x 4 warps of 8 x 4 lanes, 8 x 8 outputs per thread,
@@ -278,6 +283,11 @@ typedef struct tir_tc_config {
      *   k steps). */
     bool no_b_pairs;
     bool no_frag_pipeline;
+    /* guard_tail: software_pipeline_guard_tail on the cp.async k-tile
+     * pipeline (no peeled epilogue: compile time 287 -> 198 ms for
+     * 128x256x64 in 4 stages, but bf16 9-10% slower on the H200, run 31);
+     * off by default, not a tuner knob. */
+    bool guard_tail;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
