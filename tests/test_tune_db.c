@@ -52,7 +52,9 @@ static int teardown(void **st) {
     fixture *fx = *st;
     static const char *const files[] = {"tune.db", "tune.db-wal", "tune.db-shm", "tune.db-journal",
                                         "other.db", "other.db-wal", "other.db-shm", "out.jsonl",
-                                        "in.jsonl", "garbage.db"};
+                                        "in.jsonl", "garbage.db", "two0.db", "two0.db-wal",
+                                        "two0.db-shm", "two1.db", "two1.db-wal", "two1.db-shm",
+                                        "two2.db", "two2.db-wal", "two2.db-shm"};
     char p[192];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", fx->dir, files[i]);
@@ -431,8 +433,9 @@ static bool mark_row(void *user, const tir_tune_record *r) {
     return true;
 }
 
-static void test_two_writers(void **st) {
-    fixture *fx = *st;
+/* Two writers started together on one new file (path): every row of both
+ * lands exactly once; returns how often the rows switch writer. */
+static int two_writers_once(fixture *fx, const char *path) {
     enum { ROWS = 500 };
     pid_t pids[2];
     int go[2];
@@ -444,7 +447,7 @@ static void test_two_writers(void **st) {
         assert_true(pids[w] >= 0);
         if (pids[w] == 0) {
             close(go[1]);
-            child_writer(fx->path, w, ROWS, -1, go[0], 200);
+            child_writer(path, w, ROWS, -1, go[0], 200);
         }
     }
     close(go[0]);
@@ -456,16 +459,31 @@ static void test_two_writers(void **st) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             fail_msg("writer %d ended with status 0x%x", w, status);
     }
-    tir_tune_db *db = open_db(fx, fx->path);
+    tir_tune_db *db = open_db(fx, path);
     OK(fx->ctx, tir_tune_db_check(fx->ctx, db));
     assert_int_equal(count_all(fx, db), 2 * ROWS);
     seen_rows s = {ROWS, calloc(2 * ROWS, 1), false, -1, 0};
     OK(fx->ctx, tir_tune_db_foreach(fx->ctx, db, NULL, NULL, mark_row, &s));
     assert_false(s.bad); /* each of the 1000 rows exactly once */
-    /* They did write at once: one's rows fall between the other's. */
-    if (s.switches < 3) fail_msg("the writers took turns only %d times", s.switches - 1);
     free(s.seen);
     tir_tune_db_close(db);
+    return s.switches - 1;
+}
+
+/* They must also have written at once (one's rows between the other's):
+ * on a loaded machine (CI runs the ASan build's tests two at a time on two
+ * cores) the scheduler may run one writer to its end first, which proves
+ * nothing either way, so up to three attempts on new files; the rows'
+ * integrity is checked in every attempt. */
+static void test_two_writers(void **st) {
+    fixture *fx = *st;
+    int turns = 0;
+    for (int attempt = 0; attempt < 3 && turns < 2; attempt++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/two%d.db", fx->dir, attempt);
+        turns = two_writers_once(fx, path);
+    }
+    if (turns < 2) fail_msg("the writers took turns only %d times in 3 attempts", turns);
 }
 
 /* Reads the child's counts until it has reported `at_least` commits (or
