@@ -50,6 +50,7 @@
  * waits for all (n = 0).  thread_sync then adds the barriers (it counts
  * cp_async as a shared write where it is issued).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,13 +264,14 @@ static bool same_index(pl *p, const tir_expr *a, const tir_expr *b) {
            d == 0;
 }
 
-/* Whether e is a zero of its type (a scalar or broadcast constant). */
+/* Whether e is a zero of its type with all bits 0 (a scalar or broadcast
+ * constant): what cp.async's zero fill writes, so -0.0 does not count. */
 static bool is_zero(const tir_expr *e) {
     const tir_broadcast *b = tir_as_tir_broadcast(e);
     if (b) e = b->value;
     const tir_float_imm *f = tir_as_tir_float_imm(e);
     int64_t k;
-    return f ? f->value == 0 : tir_expr_const_int(e, &k) && k == 0;
+    return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
 }
 
 /* relax_guards' zero fill, `if c: S[i] = G[j] else: S[i] = 0`, as one
