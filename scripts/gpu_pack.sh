@@ -14,6 +14,11 @@ cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" gpu-pack/libcm
 # CUDA image most likely has it (Python's sqlite3 module uses it), but we
 # carry ours; libminitir's run path ($ORIGIN, meson.build) finds it here.
 cp -L "$(ldconfig -p | awk '/libsqlite3.so.0 /{print $NF; exit}')" gpu-pack/libsqlite3.so.0
+# XGBoost (tirc tune --model xgb; loaded with dlopen) and what it needs, where installed
+for l in libxgboost.so.0 libdmlc.so.0 libgomp.so.1; do
+    f=$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')
+    [ -n "$f" ] && cp -L "$f" gpu-pack/$l
+done
 for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/tests/; done
 # The CPU fuzzers too: the GPU machine's many cores run long fuzzing
 # campaigns in minutes (scripts/fuzz_parallel.sh).

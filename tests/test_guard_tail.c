@@ -54,9 +54,19 @@ static int teardown(void **st) {
 typedef struct shape {
     int ifs;           /* If depth of the walk */
     int barriers_in_if; /* syncthreads under an If */
-    int mma;           /* mma_sync calls */
+    int mma;           /* mma_sync calls, times the extents of the unrolled
+                          loops around them (interleave splits some of those
+                          loops into their iterations) */
     int acc_updates;   /* stores x[i] = x[i] + ... to a local buffer */
+    int unroll;        /* product of the unrolled loops' extents around the walk */
 } shape;
+
+static int unrolled_extent(const tir_node *n) {
+    int64_t e;
+    if (n->kind != TIR_KIND_FOR) return 1;
+    const tir_for *f = (const tir_for *)n;
+    return f->kind == TIR_FOR_UNROLLED && tir_expr_const_int(f->extent, &e) ? (int)e : 1;
+}
 
 static bool is_call(const tir_node *n, tir_intrin op) {
     return n->kind == TIR_KIND_CALL && ((const tir_call *)n)->op == op;
@@ -66,7 +76,8 @@ static bool shape_pre(tir_visitor *v, const tir_node *n) {
     shape *s = v->user;
     if (n->kind == TIR_KIND_IF) s->ifs++;
     if (is_call(n, TIR_INTRIN_SYNCTHREADS) && s->ifs > 0) s->barriers_in_if++;
-    if (is_call(n, TIR_INTRIN_MMA_SYNC)) s->mma++;
+    if (is_call(n, TIR_INTRIN_MMA_SYNC)) s->mma += s->unroll;
+    s->unroll *= unrolled_extent(n);
     if (n->kind == TIR_KIND_BUFFER_STORE) {
         const tir_buffer_store *st = (const tir_buffer_store *)n;
         const tir_binop *add = tir_as_tir_binop(st->value);
@@ -81,10 +92,11 @@ static bool shape_pre(tir_visitor *v, const tir_node *n) {
 static void shape_post(tir_visitor *v, const tir_node *n) {
     shape *s = v->user;
     if (n->kind == TIR_KIND_IF) s->ifs--;
+    s->unroll /= unrolled_extent(n);
 }
 
 static shape shape_of(const tir_prim_func *k) {
-    shape s = {0};
+    shape s = {.unroll = 1};
     tir_visitor v = {.pre = shape_pre, .post = shape_post, .user = &s};
     tir_visit(&v, k->body);
     return s;

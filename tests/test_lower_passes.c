@@ -24,6 +24,7 @@
 #include "lower_kernels.h"
 #include "minitir/lower.h"
 #include "minitir/schedule.h"
+#include "minitir/tune.h"
 
 static tir_ctx *ctx;
 
@@ -155,6 +156,21 @@ static const tir_prim_func *in_tc_ragged(void) {
     if (!f) fail_msg("lk_tc: %s", tir_ctx_error(ctx));
     return f;
 }
+/* The library's tensor-core rule (Step 9) at 32x32x96 in bfloat16: one
+ * warp of 32x32 (2 x 4 mma tiles), k tiles of 32 (two k steps) in a
+ * 3-stage cp.async pipeline: interleave spreads each time step's copies
+ * (two of A, two of B per lane) over the mma of the steady state, the
+ * commit after the last one. */
+static const tir_prim_func *in_tc_pipeline(void) {
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 32, 32, 96, TIR_BF16, TIR_F32), &s));
+    tir_tc_config c = tir_tc_config_default();
+    c.bm = c.bn = c.bk = 32, c.warps_m = c.warps_n = 1, c.stages = 3;
+    OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+    const tir_prim_func *f = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return f;
+}
 /* ------------------------------------------------------------------- cases */
 
 typedef struct pass_case {
@@ -189,6 +205,7 @@ static const pass_case cases[] = {
     {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline, false},
     {"sw_pipeline_guard_tail", "sw_pipeline", true, in_pipeline_guard_tail, true},
     {"unroll", "unroll", true, in_unroll_pragma, false},
+    {"interleave", "interleave", true, in_tc_pipeline, true},
     {"thread_sync", "thread_sync", true, in_shared_plain, false},
     {"simplify", "simplify", true, in_shared_plain, false},
     {"check_kernel", "check_kernel", false, in_shared_plain, false},
@@ -394,7 +411,7 @@ static void test_hand_written_dim_align(void **state) {
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
-    assert_int_equal(NCASES, 20);
+    assert_int_equal(NCASES, 21);
     for (int p = 0; p < tir_lower_num_passes(); p++) {
         bool found = false;
         for (int i = 0; i < NCASES && !found; i++)
@@ -403,11 +420,57 @@ static void test_every_pass_has_a_case(void **state) {
     }
 }
 
+/* The text of in_tc_pipeline after relax_guards with the statement
+ * `insert` put before its mma_sync (in the loop around it), lowered again
+ * up to interleave with the copy interleave on or off: how many cp_async
+ * come after the first ldmatrix (none unless interleaved: K = 96 is three
+ * k tiles in three stages, so only the first compute has copies). */
+static int copies_in_compute(const char *insert, bool off) {
+    const char *text = ir_after(in_tc_pipeline(), "relax_guards");
+    const char *mma = strstr(text, "T.mma_sync(");
+    assert_non_null(mma);
+    const char *line = mma;
+    while (line[-1] != '\n') line--;
+    int indent = (int)(mma - line);
+    size_t n = strlen(text) + (size_t)indent + strlen(insert) + 2;
+    char *src = malloc(n);
+    assert_non_null(src);
+    snprintf(src, n, "%.*s%*s%s\n%s", (int)(line - text), text, indent, "", insert, line);
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    free(src);
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = "interleave";
+    o.no_copy_interleave = off;
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, f, &o, &k));
+    const char *x = strstr(tir_print(ctx, k), "T.ldmatrix(");
+    int inside = 0;
+    for (const char *p = x; p && (p = strstr(p, "T.cp_async(")); p++) inside++;
+    return inside;
+}
+
+/* interleave moves the copies into a compute that calls mma_sync only; a
+ * barrier or a store to global memory in it, or the switch, keeps them
+ * out. */
+static void test_interleave_preconditions(void **state) {
+    (void)state;
+    int base = copies_in_compute("", true);
+    int moved = copies_in_compute("", false);
+    if (moved <= base) fail_msg("interleave moved no copy (%d, %d without it)", moved, base);
+    const char *keep[] = {"T.syncthreads()", "C[0, 0] = T.float32(0)", "T.cp_async_wait(0)"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (copies_in_compute(keep[i], false) != base)
+            fail_msg("with %s in the compute the copies moved", keep[i]);
+}
+
 int main(void) {
-    struct CMUnitTest tests[NCASES + 2] = {cmocka_unit_test(test_every_pass_has_a_case),
-                                           cmocka_unit_test(test_hand_written_dim_align)};
+    struct CMUnitTest tests[NCASES + 3] = {cmocka_unit_test(test_every_pass_has_a_case),
+                                           cmocka_unit_test(test_hand_written_dim_align),
+                                           cmocka_unit_test(test_interleave_preconditions)};
     for (int i = 0; i < NCASES; i++)
-        tests[i + 2] = (struct CMUnitTest){.name = cases[i].golden,
+        tests[i + 3] = (struct CMUnitTest){.name = cases[i].golden,
                                            .test_func = test_case,
                                            .initial_state = (void *)&cases[i]};
     return cmocka_run_group_tests(tests, setup, teardown);

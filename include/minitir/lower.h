@@ -45,6 +45,10 @@ typedef struct tir_lower_opts {
      * of the last iterations a second copy of the body), for A/B
      * comparisons (docs/lowering.md, sw_pipeline). */
     bool pipeline_peel_tail;
+    /* Keep a software pipeline's async copies of a time step before its
+     * tensor-core compute instead of spreading them over the mma_sync
+     * (the interleave pass, docs/lowering.md), for A/B comparisons. */
+    bool no_copy_interleave;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

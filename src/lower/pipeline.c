@@ -26,6 +26,7 @@ static const struct {
     {"vectorize", lower_vectorize},         /* Ramp/Broadcast accesses */
     {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */
     {"unroll", lower_unroll},               /* unroll pragmas */
+    {"interleave", lower_interleave},       /* async copies among the mma */
     {"thread_sync", lower_thread_sync},     /* syncthreads */
     {"simplify", lower_simplify},           /* arithmetic and dead branches */
     {"check_kernel", lower_check_kernel},   /* the lowered form, memory limits */
