@@ -161,15 +161,18 @@ static const tir_prim_func *in_tc_ragged(void) {
  * 3-stage cp.async pipeline: interleave spreads each time step's copies
  * (two of A, two of B per lane) over the mma of the steady state, the
  * commit after the last one. */
-static const tir_prim_func *in_tc_pipeline(void) {
+static const tir_prim_func *tc_pipeline(int stages) {
     tir_schedule *s = NULL;
     OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 32, 32, 96, TIR_BF16, TIR_F32), &s));
     tir_tc_config c = tir_tc_config_default();
-    c.bm = c.bn = c.bk = 32, c.warps_m = c.warps_n = 1, c.stages = 3;
+    c.bm = c.bn = c.bk = 32, c.warps_m = c.warps_n = 1, c.stages = stages;
     OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
     const tir_prim_func *f = tir_sched_func(s);
     tir_sched_destroy(s);
     return f;
+}
+static const tir_prim_func *in_tc_pipeline(void) {
+    return tc_pipeline(3);
 }
 /* ------------------------------------------------------------------- cases */
 
@@ -420,13 +423,14 @@ static void test_every_pass_has_a_case(void **state) {
     }
 }
 
-/* The text of in_tc_pipeline after relax_guards with the statement
+/* The text of tc_pipeline(stages) after relax_guards with the statement
  * `insert` put before its mma_sync (in the loop around it), lowered again
  * up to interleave with the copy interleave on or off: how many cp_async
- * come after the first ldmatrix (none unless interleaved: K = 96 is three
- * k tiles in three stages, so only the first compute has copies). */
-static int copies_in_compute(const char *insert, bool off) {
-    const char *text = ir_after(in_tc_pipeline(), "relax_guards");
+ * come after the first ldmatrix (with three stages none unless
+ * interleaved: K = 96 is three k tiles, so only the first compute has
+ * copies). */
+static int copies_in_compute(int stages, const char *insert, bool off) {
+    const char *text = ir_after(tc_pipeline(stages), "relax_guards");
     const char *mma = strstr(text, "T.mma_sync(");
     assert_non_null(mma);
     const char *line = mma;
@@ -453,16 +457,18 @@ static int copies_in_compute(const char *insert, bool off) {
 
 /* interleave moves the copies into a compute that calls mma_sync only; a
  * barrier or a store to global memory in it, or the switch, keeps them
- * out. */
+ * out, and so does a two-stage pipeline (whose wait needs them next). */
 static void test_interleave_preconditions(void **state) {
     (void)state;
-    int base = copies_in_compute("", true);
-    int moved = copies_in_compute("", false);
+    int base = copies_in_compute(3, "", true);
+    int moved = copies_in_compute(3, "", false);
     if (moved <= base) fail_msg("interleave moved no copy (%d, %d without it)", moved, base);
     const char *keep[] = {"T.syncthreads()", "C[0, 0] = T.float32(0)", "T.cp_async_wait(0)"};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
-        if (copies_in_compute(keep[i], false) != base)
+        if (copies_in_compute(3, keep[i], false) != base)
             fail_msg("with %s in the compute the copies moved", keep[i]);
+    if (copies_in_compute(2, "", false) != copies_in_compute(2, "", true))
+        fail_msg("the copies of a two-stage pipeline moved");
 }
 
 int main(void) {
