@@ -56,7 +56,9 @@ typedef struct cg_buf {
      * SROA turns back into registers (Step 8 4096^3: half the IR, a
      * sixth of the loads and stores; docs/performance.md).  Dirty values are stored (flush) before any
      * branch, so each block starts from memory, and before any access
-     * the cache cannot serve (a variable index, a vector, an address). */
+     * the cache cannot serve (a variable index, a vector at a variable
+     * start, an address); dense vector accesses at a constant start go
+     * lane by lane (cached_vload, cached_vstore). */
     LLVMValueRef *val;
     /* lane[k] >= 0: val[k] is a vector (a dense vector store's value)
      * whose lane lane[k] is element k, extracted at the element's first
