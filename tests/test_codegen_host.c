@@ -556,6 +556,85 @@ static void test_ssa_locals(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* Dense vector accesses at constant indices of a local array go through
+ * the values kept while emitting, lane by lane (cached_vload/vstore):
+ *
+ *   L[0:4] = X[0:4]; L[4:8] = X[4:8]
+ *   O[0:4] = L[0:4]                (the vector stored above, reused)
+ *   L[5] = X[9]; O[4:8] = L[4:8]   (a vector built from lanes)
+ *   L[0:4] = X[8:12]               (pending lanes, stored whole ...)
+ *   for i in serial(4): O[8 + i] = L[i]   (... before the variable index)
+ */
+static const tir_prim_func *vlocals_kernel(tir_ctx *ctx) {
+    int64_t n16 = 16, n8 = 8;
+    const tir_buffer *X = tir_buffer_simple(ctx, "X", TIR_F32, 1, &n16, TIR_SCOPE_GLOBAL);
+    const tir_buffer *O = tir_buffer_simple(ctx, "O", TIR_F32, 1, &n16, TIR_SCOPE_GLOBAL);
+    const tir_buffer *L = tir_buffer_simple(ctx, "L", TIR_F32, 1, &n8, TIR_SCOPE_LOCAL);
+    const tir_var *i = tir_var_new(ctx, "i", TIR_I32);
+#define C(v) tir_i32(ctx, v)
+#define R(v) tir_ramp_new(ctx, C(v), C(1), 4)
+#define LD(B, e) tir_load(ctx, B, 1, (const tir_expr *const[]){e})
+#define ST(B, e, v) tir_store(ctx, B, v, 1, (const tir_expr *const[]){e})
+    const tir_stmt *loop =
+        tir_for_new(ctx, i, C(0), C(4), TIR_FOR_SERIAL, NULL, 0, NULL,
+                    ST(O, tir_add(ctx, C(8), &i->base), LD(L, &i->base)));
+    const tir_stmt *body[] = {ST(L, R(0), LD(X, R(0))), ST(L, R(4), LD(X, R(4))),
+                              ST(O, R(0), LD(L, R(0))), ST(L, C(5), LD(X, C(9))),
+                              ST(O, R(4), LD(L, R(4))), ST(L, R(0), LD(X, R(8))),
+                              loop};
+#undef C
+#undef R
+#undef LD
+#undef ST
+    const tir_stmt *s = tir_allocate_new(ctx, L, tir_seq_new(ctx, 7, body));
+    const tir_buffer *bufs[] = {X, O};
+    const tir_var *params[] = {tir_var_new(ctx, "X", TIR_HANDLE),
+                               tir_var_new(ctx, "O", TIR_HANDLE)};
+    return tir_prim_func_new(ctx, "vlocals", 2, params, bufs, s, 0, NULL);
+}
+
+static void test_ssa_locals_vector(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = vlocals_kernel(ctx);
+    float *X = buf(4 * 16), *O = buf(4 * 16), ref[16] = {0};
+    for (int k = 0; k < 16; k++) X[k] = (float)uniform(-4, 4);
+    for (int k = 0; k < 8; k++) ref[k] = X[k];
+    ref[5] = X[9];
+    for (int k = 0; k < 4; k++) ref[8 + k] = X[8 + k];
+    for (int ssa = 0; ssa < 2; ssa++)
+        for (int opt = 0; opt <= 3; opt += 3) {
+            tir_codegen_opts o;
+            tir_codegen_opts_init(&o);
+            o.opt_level = opt;
+            o.ssa_locals = ssa;
+            cg_jit *j = NULL;
+            if (cg_jit_compile(ctx, f, &o, &j) != TIR_OK)
+                fail_msg("host jit of vlocals failed: %s", tir_ctx_error(ctx));
+            memset(O, 0, 4 * 16);
+            void *args[] = {X, O};
+            cg_jit_call(j, args);
+            for (int k = 0; k < 12; k++)
+                if (O[k] != ref[k])
+                    fail_msg("ssa_locals %d opt %d: O[%d] = %g, expected %g", ssa, opt, k,
+                             (double)O[k], (double)ref[k]);
+            cg_jit_free(j);
+        }
+    /* The emitted IR: L is never loaded as a vector, and stored as one only
+     * where the pending X[8:12] goes to memory before the loop. */
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.opt_level = 0;
+    o.keep_llvm_ir = true;
+    const tir_module *m = NULL;
+    assert_int_equal(tir_codegen(ctx, f, &o, &m), TIR_OK);
+    assert_int_equal(count_ir(m->llvm_ir, "load <4 x float>"), 3);      /* X only */
+    assert_int_equal(count_ir(m->llvm_ir, "store <4 x float>"), 2 + 1); /* O twice, L once */
+    assert_int_equal(count_ir(m->llvm_ir, "insertelement"), 4);         /* O[4:8] */
+    free(X), free(O);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_refuses_cooperation(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
@@ -791,6 +870,7 @@ int main(void) {
         cmocka_unit_test(test_misc),
         cmocka_unit_test(test_select_lazy),
         cmocka_unit_test(test_ssa_locals),
+        cmocka_unit_test(test_ssa_locals_vector),
         cmocka_unit_test(test_refuses_cooperation),
         cmocka_unit_test(test_math_f32),
         cmocka_unit_test(test_math_f64),

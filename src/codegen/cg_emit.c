@@ -56,8 +56,18 @@ typedef struct cg_buf {
      * SROA turns back into registers (Step 8 4096^3: half the IR, a
      * sixth of the loads and stores; docs/performance.md).  Dirty values are stored (flush) before any
      * branch, so each block starts from memory, and before any access
-     * the cache cannot serve (a variable index, a vector, an address). */
+     * the cache cannot serve (a variable index, a vector at a variable
+     * start, an address); dense vector accesses at a constant start go
+     * lane by lane (cached_vload, cached_vstore). */
     LLVMValueRef *val;
+    /* lane[k] >= 0: val[k] is a vector (a dense vector store's value)
+     * whose lane lane[k] is element k, extracted at the element's first
+     * scalar use (elem_value); the extracts then sit next to their uses,
+     * as they did when SROA made them, so VectorCombine does not split
+     * the vector loads from shared memory feeding them into scalar loads
+     * (which cost LICM, GVN and the backend's load/store vectoriser more
+     * than SROA saved). */
+    int8_t *lane;
     bool *dirty;
     int64_t ndirty;
     LLVMBasicBlockRef val_bb;
@@ -320,6 +330,7 @@ static unsigned elem_align(const cg_buf *cb) {
 /* ------------------------------------- local arrays as SSA values (val) */
 
 static LLVMValueRef elem_ptr_at(cg *g, cg_buf *cb, LLVMValueRef idx);
+static LLVMValueRef elem_index(cg *g, const cg_buf *cb, LLVMValueRef idx);
 
 /* The alignment of element k (elem_offset included) of cb: access_align
  * for a constant index. */
@@ -331,13 +342,42 @@ static unsigned const_align(const cg_buf *cb, int64_t k) {
 }
 
 /* Stores cb's dirty values, at the builder's position. */
+static LLVMValueRef elem_value(cg *g, cg_buf *cb, int64_t k) {
+    if (cb->lane[k] >= 0) {
+        cb->val[k] = LLVMBuildExtractElement(g->b, cb->val[k],
+                                             LLVMConstInt(g->t_i32, (unsigned)cb->lane[k], 0), "");
+        cb->lane[k] = -1;
+    }
+    return cb->val[k];
+}
+
+/* The lanes of the vector whose lanes are elements k, k + 1, ... of cb,
+ * all dirty and not yet extracted, or 0. */
+static int whole_vector(const cg_buf *cb, int64_t k) {
+    if (cb->lane[k] != 0) return 0;
+    int n = (int)LLVMGetVectorSize(LLVMTypeOf(cb->val[k]));
+    if (k + n > cb->nconst) return 0;
+    for (int j = 1; j < n; j++)
+        if (!cb->dirty[k + j] || cb->lane[k + j] != j || cb->val[k + j] != cb->val[k]) return 0;
+    return n;
+}
+
 static void cache_flush(cg *g, cg_buf *cb) {
     if (!cb->ndirty) return;
     TIR_ASSERT(cb->val_bb == LLVMGetInsertBlock(g->b));
     for (int64_t k = 0; k < cb->nconst; k++) {
         if (!cb->dirty[k]) continue;
+        int n = whole_vector(cb, k);
+        if (n) { /* stored as it came, as before the cache had it */
+            LLVMValueRef st = LLVMBuildStore(
+                g->b, cb->val[k], elem_ptr_at(g, cb, LLVMConstInt(g->t_i64, (uint64_t)k, 0)));
+            LLVMSetAlignment(st, const_align(cb, k));
+            for (int j = 0; j < n; j++) cb->dirty[k + j] = false;
+            k += n - 1;
+            continue;
+        }
         LLVMValueRef st = LLVMBuildStore(
-            g->b, cb->val[k], elem_ptr_at(g, cb, LLVMConstInt(g->t_i64, (uint64_t)k, 0)));
+            g->b, elem_value(g, cb, k), elem_ptr_at(g, cb, LLVMConstInt(g->t_i64, (uint64_t)k, 0)));
         LLVMSetAlignment(st, const_align(cb, k));
         cb->dirty[k] = false;
     }
@@ -376,6 +416,7 @@ static int64_t cache_slot(cg *g, cg_buf *cb, LLVMValueRef idx) {
         /* every branch flushed: nothing is dirty in another block */
         TIR_ASSERT(cb->ndirty == 0);
         memset(cb->val, 0, sizeof *cb->val * (size_t)cb->nconst);
+        memset(cb->lane, -1, sizeof *cb->lane * (size_t)cb->nconst);
         cb->val_bb = bb;
     }
     return k;
@@ -390,7 +431,7 @@ static unsigned start_align(cg *g, const cg_buf *cb, const tir_expr *start) {
 /* A scalar load of element idx (elem_offset included) of cb. */
 static LLVMValueRef cached_load(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *start) {
     int64_t k = cache_slot(g, cb, idx);
-    if (k >= 0 && cb->val[k]) return cb->val[k];
+    if (k >= 0 && cb->val[k]) return elem_value(g, cb, k);
     if (k < 0) cache_flush(g, cb); /* a variable index may read any element */
     LLVMValueRef v = LLVMBuildLoad2(g->b, cb->elem, elem_ptr_at(g, cb, idx), "");
     LLVMSetAlignment(v, start_align(g, cb, start));
@@ -404,7 +445,7 @@ static void cached_store(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *st
     int64_t k = cache_slot(g, cb, idx);
     if (k >= 0) {
         if (!cb->dirty[k]) cb->ndirty++;
-        cb->val[k] = v, cb->dirty[k] = true;
+        cb->val[k] = v, cb->dirty[k] = true, cb->lane[k] = -1;
         return;
     }
     /* a variable index may write any element */
@@ -412,6 +453,64 @@ static void cached_store(cg *g, cg_buf *cb, LLVMValueRef idx, const tir_expr *st
     cache_forget(cb);
     LLVMValueRef st = LLVMBuildStore(g->b, v, elem_ptr_at(g, cb, idx));
     LLVMSetAlignment(st, start_align(g, cb, start));
+}
+
+/* Lane j of vector v where an insertelement chain put it there, or NULL. */
+static LLVMValueRef lane_in_chain(LLVMValueRef v, int j) {
+    for (LLVMValueRef x = v; LLVMIsAInsertElementInst(x); x = LLVMGetOperand(x, 0)) {
+        LLVMValueRef at = LLVMGetOperand(x, 2);
+        if (!LLVMIsAConstantInt(at)) break;
+        if (LLVMConstIntGetZExtValue(at) == (unsigned long long)j) return LLVMGetOperand(x, 1);
+    }
+    return NULL;
+}
+
+/* The first element (elem_offset included) of a dense access of `lanes`
+ * elements from constant start index `start` of cb whose elements val
+ * can keep, or -1.  Such vector accesses go element by element through
+ * val like scalar ones, so the alloca sees only scalar accesses and SROA
+ * makes scalars of it (Step 8: no <4 x float> accumulator phis, whose
+ * extract/insert chains InstCombine, GVN and type legalisation then took
+ * apart again). */
+static int64_t cache_vslot(cg *g, cg_buf *cb, LLVMValueRef start, int lanes) {
+    if (!cb->val || !LLVMIsAConstantInt(start)) return -1;
+    LLVMValueRef i = elem_index(g, cb, start);
+    if (!i || !LLVMIsAConstantInt(i)) return -1;
+    int64_t k = cache_slot(g, cb, i);
+    return k >= 0 && k + lanes <= cb->nconst ? k : -1;
+}
+
+/* A dense vector load of elements k .. k + lanes - 1 of cb (cache_vslot):
+ * the vector whose lanes they are, if they are one's, else built. */
+static LLVMValueRef cached_vload(cg *g, cg_buf *cb, int64_t k, int lanes) {
+    LLVMValueRef src = NULL;
+    for (int j = 0; j < lanes; j++) {
+        int64_t e = k + j;
+        (void)cache_slot(g, cb, LLVMConstInt(g->t_i64, (unsigned long long)e, 0));
+        bool same = cb->val[e] && cb->lane[e] == j && (j == 0 || cb->val[e] == src) &&
+                    LLVMGetVectorSize(LLVMTypeOf(cb->val[e])) == (unsigned)lanes;
+        src = same ? cb->val[e] : NULL;
+        if (!same) break;
+    }
+    if (src) return src;
+    LLVMValueRef v = LLVMGetPoison(LLVMVectorType(cb->elem, (unsigned)lanes));
+    for (int j = 0; j < lanes; j++) {
+        LLVMValueRef x =
+            cached_load(g, cb, LLVMConstInt(g->t_i64, (unsigned long long)(k + j), 0), NULL);
+        v = LLVMBuildInsertElement(g->b, v, x, LLVMConstInt(g->t_i32, (unsigned)j, 0), "");
+    }
+    return v;
+}
+
+/* A dense vector store of v to elements k .. k + lanes - 1 of cb
+ * (cache_vslot): each lane recorded as a scalar store. */
+static void cached_vstore(cg *g, cg_buf *cb, int64_t k, LLVMValueRef v, int lanes) {
+    for (int j = 0; j < lanes; j++) {
+        LLVMValueRef x = lane_in_chain(v, j);
+        cached_store(g, cb, LLVMConstInt(g->t_i64, (unsigned long long)(k + j), 0), NULL,
+                     x ? x : v);
+        if (!x) cb->lane[k + j] = (int8_t)j;
+    }
 }
 
 /* ------------------------------------------------------------ expressions */
@@ -768,6 +867,11 @@ static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
     } else if (lanes == 1 || r) {
         const tir_expr *start = r ? r->start : idx;
         LLVMValueRef i = expr(g, start);
+        int64_t k = i && r && l != g->masked ? cache_vslot(g, cb, i, lanes) : -1;
+        if (k >= 0) {
+            v = cached_vload(g, cb, k, lanes);
+            return is_bool ? LLVMBuildTrunc(g->b, v, ty(g, l->base.dtype), "") : v;
+        }
         LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
         if (!p) return NULL;
         if (l == g->masked) /* the start is aligned at least as the access */
@@ -830,6 +934,11 @@ static tir_status store_stmt(cg *g, const tir_buffer_store *s) {
     if (lanes == 1 || r) {
         const tir_expr *start = r ? r->start : idx;
         LLVMValueRef i = expr(g, start);
+        int64_t k = i && r && !g->store_mask ? cache_vslot(g, cb, i, lanes) : -1;
+        if (k >= 0) {
+            cached_vstore(g, cb, k, v, lanes);
+            return TIR_OK;
+        }
         LLVMValueRef p = i ? elem_ptr(g, cb, i) : NULL;
         if (!p) return tir_ctx_error_code(g->ctx);
         if (g->store_mask) return masked_store(g, p, v);
@@ -1222,6 +1331,7 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
             if (g->opts->ssa_locals) {
                 cb->val = tir_ctx_alloc(g->ctx, sizeof *cb->val * (size_t)n);
                 cb->dirty = tir_ctx_alloc(g->ctx, sizeof *cb->dirty * (size_t)n);
+                cb->lane = tir_ctx_alloc(g->ctx, sizeof *cb->lane * (size_t)n);
             }
         }
     }

@@ -139,7 +139,10 @@ static LLVMCodeGenOptLevel backend_level(const tir_codegen_opts *o) {
  * (docs/performance.md); plus always-inline (cg_math_fn's helpers) and
  * speculative execution (without it split-K at 1000x520x333 spilled).
  * Without loops to unroll, the unrollers and vectorisers have nothing to
- * do. */
+ * do.  O3's second LICM (after GVN) went too, once cg_emit kept vector
+ * accesses of local arrays as SSA values: the PTX of all those kernels is
+ * byte-identical without it, and it was the dearer of the two (its
+ * MemorySSA rebuilt after GVN: ~2 of Step 8's ~17 ms CPU in opt-19). */
 #define CG_SIMPLIFYCFG(opts)                                                                       \
     "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-to-lookup;"              \
     "keep-loops;" opts ";speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
@@ -156,7 +159,7 @@ static const char short_passes[] =
     "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>),"
     "loop-mssa(licm<allowspeculation>),"
     CG_SIMPLIFYCFG("switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
-    CG_INSTCOMBINE ",loop(indvars),vector-combine,gvn<>,loop-mssa(licm<allowspeculation>),"
+    CG_INSTCOMBINE ",loop(indvars),vector-combine,gvn<>,"
     CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ","
     "vector-combine)";
 
