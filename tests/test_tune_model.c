@@ -115,7 +115,7 @@ static bool xgb_or_skip(void) {
 
 static void test_model_names(void **st) {
     (void)st;
-    for (int m = TIR_TUNE_MODEL_KNN; m <= TIR_TUNE_MODEL_RANDOM; m++) {
+    for (int m = TIR_TUNE_MODEL_AUTO; m <= TIR_TUNE_MODEL_RANDOM; m++) {
         tir_tune_model back;
         assert_true(tir_tune_model_parse(tir_tune_model_name((tir_tune_model)m), &back));
         assert_int_equal(back, m);
@@ -125,6 +125,29 @@ static void test_model_names(void **st) {
     assert_false(tir_tune_model_parse(NULL, &back));
     assert_int_equal(back, TIR_TUNE_MODEL_XGB);
     assert_string_equal(tir_tune_model_name(TIR_TUNE_MODEL_KNN), "knn");
+    assert_string_equal(tir_tune_model_name(TIR_TUNE_MODEL_AUTO), "auto");
+}
+
+/* The default model (0, auto) is XGBoost where it loads (else kNN, in
+ * test_xgb_missing), and the result says which model ran. */
+static void test_auto_model(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    char path[32];
+    temp_db(path);
+    make_db(ctx, path, 97);
+    tir_tune_result r;
+    tir_tune_opts o = {0};
+    assert_int_equal(o.model, TIR_TUNE_MODEL_AUTO);
+    assert_int_equal(replay(ctx, path, o.model, 1, 10, false, &r), TIR_OK);
+    assert_int_equal(r.model, xgb_or_skip() ? TIR_TUNE_MODEL_XGB : TIR_TUNE_MODEL_KNN);
+    if (r.model == TIR_TUNE_MODEL_XGB) assert_true(r.model_fits >= 0 && r.model_ms > 0);
+    tir_tune_result_free(&r);
+    assert_int_equal(replay(ctx, path, TIR_TUNE_MODEL_RANDOM, 1, 10, false, &r), TIR_OK);
+    assert_int_equal(r.model, TIR_TUNE_MODEL_RANDOM);
+    tir_tune_result_free(&r);
+    unlink(path);
+    tir_ctx_destroy(ctx);
 }
 
 /* Every model measures the whole pool, finds its best (the first record
@@ -268,6 +291,11 @@ static void test_xgb_missing(void **st) {
     assert_int_equal(replay(ctx, path, TIR_TUNE_MODEL_KNN, 1, 10, false, &r), TIR_OK);
     assert_int_equal(r.trials, 10);
     tir_tune_result_free(&r);
+    /* the default falls back to kNN */
+    assert_int_equal(replay(ctx, path, TIR_TUNE_MODEL_AUTO, 1, 10, false, &r), TIR_OK);
+    assert_int_equal(r.model, TIR_TUNE_MODEL_KNN);
+    assert_int_equal(r.trials, 10);
+    tir_tune_result_free(&r);
     unlink(path);
     tir_ctx_destroy(ctx);
 }
@@ -279,6 +307,7 @@ int main(int argc, char **argv) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_names),
+        cmocka_unit_test(test_auto_model),
         cmocka_unit_test(test_replay_finds_best),
         cmocka_unit_test(test_models_beat_random),
         cmocka_unit_test(test_replay_errors),

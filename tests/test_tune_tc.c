@@ -386,8 +386,35 @@ static void test_tune_fake_bf16(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* The rule without tuning: 128 x 256 tiles in 4 stages (bk 64, TF32 32)
+ * from two waves of such blocks on 132 SMs, with bk dividing K; below
+ * that the 128 x 128 x 32 double buffer, or 64 x 64 under one wave. */
+static void test_default_rule(void **st) {
+    (void)st;
+    static const struct {
+        tir_rt_gemm_kind kind;
+        int64_t m, n, k;
+        int bm, bn, bk, stages;
+    } cases[] = {{TIR_RT_GEMM_BF16, 4096, 4096, 4096, 128, 256, 64, 4},
+                 {TIR_RT_GEMM_F16, 8192, 8192, 8192, 128, 256, 64, 4},
+                 {TIR_RT_GEMM_TF32, 4096, 4096, 4096, 128, 256, 32, 4},
+                 {TIR_RT_GEMM_BF16, 4096, 4096, 4112, 128, 128, 16, 2}, /* 64 does not divide K */
+                 {TIR_RT_GEMM_BF16, 2048, 2048, 2048, 128, 128, 32, 2}, /* 128 blocks of 128x256 */
+                 {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 64, 16, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);
+        tir_tc_config c = tir_tune_tc_default(&t, 132);
+        if (c.bm != cases[i].bm || c.bn != cases[i].bn || c.bk != cases[i].bk ||
+            c.stages != cases[i].stages || c.warps_m * c.warps_n != (c.bm == 64 ? 4 : 8))
+            fail_msg("case %zu: %dx%dx%d warps %dx%d stages %d", i, c.bm, c.bn, c.bk, c.warps_m,
+                     c.warps_n, c.stages);
+        assert_int_equal(t.K % c.bk, 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_rule),
         cmocka_unit_test(test_space),  cmocka_unit_test(test_valid),
         cmocka_unit_test(test_text),   cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_sim),    cmocka_unit_test(test_keys),

@@ -437,9 +437,12 @@ TIR_API tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_co
 TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block,
                                               const tir_tc_config *cfg, tir_tc_config *used);
 /* The tensor-core configuration without tuning (examples/hgemm.c's rule):
- * 128 x 128 x 32 tiles of 2 x 4 warps, double-buffered cp.async; 64 x 64
- * tiles of 2 x 2 warps when 128 x 128 ones give less than a wave of nsm
- * blocks; bk 16 (else 8) when 32 does not divide K. */
+ * 128 x 256 tiles of 2 x 4 warps, bk 64 (TF32: 32), 4 cp.async stages
+ * when they give at least two waves of nsm blocks and bk divides K (the
+ * tuner's best at 4096^3 and 8192^3 on the H200); else 128 x 128 x 32
+ * tiles of 2 x 4 warps, double-buffered cp.async; 64 x 64 tiles of 2 x 2
+ * warps when 128 x 128 ones give less than a wave of nsm blocks; bk 16
+ * (else 8) when 32 does not divide K. */
 TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
 
 /* -------------------------------------------------------------- search */
@@ -462,10 +465,14 @@ typedef struct tir_tune_progress {
 /* The search's cost model (tir_tune_opts.model; docs/tuning.md compares
  * them on recorded measurements). */
 typedef enum tir_tune_model {
+    /* The default: TIR_TUNE_MODEL_XGB where libxgboost loads, else
+     * TIR_TUNE_MODEL_KNN (on the H200, with the same 36 s at 1000x520x333
+     * and no default measured first, XGBoost found 0.79x and 0.89x of
+     * cuBLAS where kNN found 0.26x and 0.58x: docs/tuning.md, run 37). */
+    TIR_TUNE_MODEL_AUTO = 0,
     /* An analytic prior times the inverse-distance-weighted ratio of
-     * measured to prior of the 4 nearest measured points in knob space
-     * (the default). */
-    TIR_TUNE_MODEL_KNN = 0,
+     * measured to prior of the 4 nearest measured points in knob space. */
+    TIR_TUNE_MODEL_KNN,
     /* Gradient-boosted trees (XGBoost, as TVM's cost model) over the
      * knob features and the prior's logarithm, trained on log throughput,
      * refitted once per round.  libxgboost is loaded at run time
@@ -478,7 +485,7 @@ typedef enum tir_tune_model {
     TIR_TUNE_MODEL_RANDOM,
 } tir_tune_model;
 
-/* "knn", "xgb", "random"; and back (false for another name). */
+/* "auto", "knn", "xgb", "random"; and back (false for another name). */
 TIR_API const char *tir_tune_model_name(tir_tune_model m);
 TIR_API bool tir_tune_model_parse(const char *name, tir_tune_model *out);
 /* Whether libxgboost can be loaded (TIR_TUNE_MODEL_XGB works); else ctx
@@ -503,7 +510,7 @@ typedef struct tir_tune_opts {
      * the n - 1 ordinals after dev's (wrapping around), each opened by
      * the tuner; TIR_TUNE_ALL_GPUS on every GPU the driver reports. */
     int ngpus;
-    tir_tune_model model; /* the cost model (0: TIR_TUNE_MODEL_KNN) */
+    tir_tune_model model; /* the cost model (0: TIR_TUNE_MODEL_AUTO) */
     /* Do not measure the rule-based default first (to evaluate a search
      * strategy alone: today's default was distilled from recorded runs). */
     bool no_default;
@@ -541,6 +548,7 @@ typedef struct tir_tune_result {
      * together. */
     int model_fits;
     double model_fit_ms, model_ms;
+    tir_tune_model model; /* the model the search used (AUTO resolved) */
 } tir_tune_result;
 
 /* Tunes task on dev: the search of src/tune/search.c over the task's

@@ -330,6 +330,7 @@ typedef struct state {
     tir_ctx *ctx;
     const tir_tune_task *task;
     const tir_tune_opts *o;
+    tir_tune_model model; /* o's, AUTO resolved */
     tir_tune_space sp;
     int nsm;
     sample *ms;       /* measured, in order */
@@ -567,10 +568,10 @@ static tir_status xgb_fit(state *S, tune_xgb **out) {
  * before any candidate has run). */
 static tir_status score(state *S, const int *cand, int nc, double *v) {
     tune_xgb *m = NULL;
-    if (S->o->model == TIR_TUNE_MODEL_XGB) TIR_TRY(xgb_fit(S, &m));
+    if (S->model == TIR_TUNE_MODEL_XGB) TIR_TRY(xgb_fit(S, &m));
     if (!m) {
         for (int i = 0; i < nc; i++)
-            v[i] = S->o->model == TIR_TUNE_MODEL_XGB
+            v[i] = S->model == TIR_TUNE_MODEL_XGB
                        ? prior(S->task, S->nsm, &S->sp, cand[i])
                        : predict(S->task, S->nsm, &S->sp, S->ms, S->nm, cand[i]);
         return TIR_OK;
@@ -632,7 +633,7 @@ static int pick_round(state *S, int *idx, int n) {
         int j = default_point(&S->sp, S->task, S->nsm);
         if (j >= 0 && n > 0) idx[np++] = j, S->tried[j] = 1;
     }
-    if (S->o->model == TIR_TUNE_MODEL_RANDOM) return np + pick_random(S, idx + np, n - np);
+    if (S->model == TIR_TUNE_MODEL_RANDOM) return np + pick_random(S, idx + np, n - np);
     int npar = best_parents(S, parents);
     for (int r = 0; r < 256 && nc < 1024; r++) {
         int c = npar && r % 2 ? mutate(&S->sp, parents[rng_below(&S->rng, npar)], &S->rng)
@@ -711,13 +712,17 @@ static tir_status run_rounds(state *S) {
 }
 
 /* What tir_tune and tir_tune_replay require of opts; the XGBoost model
- * needs its library before anything is measured. */
-static tir_status check_opts(tir_ctx *ctx, const tir_tune_opts *o) {
+ * needs its library before anything is measured.  *model: the model to
+ * use (AUTO resolved: XGBoost where it loads, else kNN). */
+static tir_status check_opts(tir_ctx *ctx, const tir_tune_opts *o, tir_tune_model *model) {
     if (o->trials < 1)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: trials must be at least 1");
-    if (o->model < TIR_TUNE_MODEL_KNN || o->model > TIR_TUNE_MODEL_RANDOM)
+    if (o->model < TIR_TUNE_MODEL_AUTO || o->model > TIR_TUNE_MODEL_RANDOM)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: unknown cost model %d",
                             (int)o->model);
+    *model = o->model;
+    if (o->model == TIR_TUNE_MODEL_AUTO)
+        *model = tir_tune_xgb_available(NULL) == TIR_OK ? TIR_TUNE_MODEL_XGB : TIR_TUNE_MODEL_KNN;
     return o->model == TIR_TUNE_MODEL_XGB ? tune_xgb_load(ctx) : TIR_OK;
 }
 
@@ -829,8 +834,9 @@ tir_status tir_tune(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *task,
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune: no device, task, options or result");
     memset(res, 0, sizeof *res);
     res->best_ms = NAN;
-    TIR_TRY(check_opts(ctx, opts));
-    state S = {.ctx = ctx, .task = task, .o = opts, .res = res, .rng = opts->seed ^ 0x5EEDull};
+    TIR_TRY(check_opts(ctx, opts, &res->model));
+    state S = {.ctx = ctx, .task = task, .o = opts, .res = res, .rng = opts->seed ^ 0x5EEDull,
+               .model = res->model};
     tir_target_limits lim;
     tir_rt_device_limits(dev, &lim);
     const tir_prim_func *f = tir_tune_task_func(ctx, task);
@@ -891,7 +897,7 @@ tir_status tir_tune_replay(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target 
                             "tune replay: no database, task, options or result");
     memset(res, 0, sizeof *res);
     res->best_ms = NAN;
-    TIR_TRY(check_opts(ctx, opts));
+    TIR_TRY(check_opts(ctx, opts, &res->model));
     if (opts->db)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tune replay: opts.db must be NULL (a replay records nothing)");
@@ -901,7 +907,7 @@ tir_status tir_tune_replay(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target 
     tir_tune_opts o = *opts;
     o.seconds = 0; /* a replay is counted in trials */
     state S = {.ctx = ctx, .task = task, .o = &o, .res = res, .nsm = nsm,
-               .rng = opts->seed ^ 0x5EEDull};
+               .rng = opts->seed ^ 0x5EEDull, .model = res->model};
     const char *key;
     tune_pool pool;
     TIR_TRY(tir_tune_task_key(ctx, task, &key));
@@ -913,6 +919,7 @@ tir_status tir_tune_replay(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target 
 
 const char *tir_tune_model_name(tir_tune_model m) {
     switch (m) {
+    case TIR_TUNE_MODEL_AUTO: return "auto";
     case TIR_TUNE_MODEL_KNN: return "knn";
     case TIR_TUNE_MODEL_XGB: return "xgb";
     case TIR_TUNE_MODEL_RANDOM: return "random";
@@ -921,7 +928,7 @@ const char *tir_tune_model_name(tir_tune_model m) {
 }
 
 bool tir_tune_model_parse(const char *name, tir_tune_model *out) {
-    for (int m = TIR_TUNE_MODEL_KNN; m <= TIR_TUNE_MODEL_RANDOM; m++)
+    for (int m = TIR_TUNE_MODEL_AUTO; m <= TIR_TUNE_MODEL_RANDOM; m++)
         if (name && !strcmp(name, tir_tune_model_name((tir_tune_model)m))) {
             *out = (tir_tune_model)m;
             return true;

@@ -32,13 +32,21 @@ tir_tc_config tir_tc_config_default(void) {
     return c;
 }
 
-/* hgemm.c's rule: the default, with 64 x 64 tiles when 128 x 128 ones
- * give less than a wave of blocks, and BK dividing K where one does
- * (tensorize refuses a ragged k tile). */
+/* hgemm.c's rule: 128 x 256 x 64 (TF32: x 32) in 4 stages where that
+ * gives two waves of blocks (measured best at 4096^3 and 8192^3, with the
+ * copies interleaved into the mma: docs/tensor-cores.md), else the
+ * default, with 64 x 64 tiles when 128 x 128 ones give less than a wave
+ * of blocks, and BK dividing K where one does (tensorize refuses a ragged
+ * k tile). */
 tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     tir_tc_config c = tir_tc_config_default();
     int64_t blocks = ((t->M + 127) / 128) * ((t->N + 127) / 128);
-    if (blocks < nsm) c.bm = c.bn = 64, c.warps_m = c.warps_n = 2;
+    int64_t big = ((t->M + 127) / 128) * ((t->N + 255) / 256);
+    int64_t bk = t->kind == TIR_RT_GEMM_TF32 ? 32 : 64;
+    if (big >= 2 * nsm && t->K % bk == 0)
+        c.bn = 256, c.bk = (int)bk, c.stages = 4;
+    else if (blocks < nsm)
+        c.bm = c.bn = 64, c.warps_m = c.warps_n = 2;
     if (t->K % c.bk) c.bk = t->K % 16 == 0 ? 16 : 8;
     return c;
 }

@@ -238,7 +238,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--replay wants a tuning database");
         } else if (!strcmp(a, "--model")) {
             if (!(v = value(argc, argv, &i)) || !tir_tune_model_parse(v, &o->model))
-                return tirc_usage_error("--model wants knn, xgb or random");
+                return tirc_usage_error("--model wants auto, knn, xgb or random");
             o->model_given = true;
         } else if (!strcmp(a, "--nsm")) {
             int64_t k;
@@ -419,7 +419,7 @@ int tirc_help(const char *cmd) {
         printf("usage: tirc tune <example> --size MxNxK [--batch B | --dtype D] [--trials N]\n"
                "                           [--minutes M] [--threads T] [--gpus G] [--db file]\n"
                "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n"
-               "                           [--model knn|xgb|random] [--no-default]\n"
+               "                           [--model auto|knn|xgb|random] [--no-default]\n"
                "       tirc tune <example> --size MxNxK --replay file.db [--model M] [--trials N]\n"
                "                           [--seed S] [--nsm SMS] [--no-default]\n\n"
                "Tunes the tiling rule (src/tune) for one task on the GPU: matmul (with\n"
@@ -433,7 +433,8 @@ int tirc_help(const char *cmd) {
                "configuration against cuBLAS and (--trace) its schedule trace; --db\n"
                "records every candidate (docs/tuning.md); --plot charts the best so far\n"
                "against trials (and writes its CSV beside it).  --model picks the search's\n"
-               "cost model: knn (default), xgb (XGBoost, needs libxgboost) or random (none).\n"
+               "cost model: auto (default: xgb where libxgboost loads, else knn), knn, xgb\n"
+               "(XGBoost, needs libxgboost) or random (none).\n"
                "--replay searches the measurements recorded in a database instead of the\n"
                "GPU (no GPU needed; the candidates are the recorded ones; --nsm: the\n"
                "recorded GPU's multiprocessors, default 132) and prints the best so far\n"

@@ -91,7 +91,7 @@ static int cmd_replay(tir_ctx *ctx, const opts *o) {
     }
     printf("replay %s %lldx%lldx%lld model %s seed %llu: pool %d, %d trials (%d failed)\n",
            tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
-           tir_tune_model_name(to.model), (unsigned long long)to.seed, r.space_size, r.trials,
+           tir_tune_model_name(r.model), (unsigned long long)to.seed, r.space_size, r.trials,
            r.failed);
     printf("best %.4f ms = %.1f GFLOP/s: %s\n", r.best_ms, r.best_gflops, r.best_decisions);
     printf("model: %d fits, %.2f ms CPU fitting, %.2f ms CPU fitting and ranking\n", r.model_fits,
@@ -138,10 +138,11 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
         fprintf(stderr, "tirc: tune: %s\n", tir_ctx_error(ctx));
         rc = EXIT_RUNTIME;
     } else {
-        printf("task %s %lldx%lldx%lld batch %lld %s: space %d, %d trials (%d failed) in %.1f s\n",
+        printf("task %s %lldx%lldx%lld batch %lld %s: space %d, %d trials (%d failed) in %.1f s, "
+               "model %s\n",
                tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
                (long long)t.batch, tir_rt_gemm_kind_name(t.kind), r.space_size, r.trials,
-               r.failed, r.seconds);
+               r.failed, r.seconds, tir_tune_model_name(r.model));
         printf("best %.4f ms = %.1f GFLOP/s; cuBLAS %.4f ms = %.1f GFLOP/s; %.3fx cuBLAS; "
                "%d registers; rel. error %.2e\n",
                r.best_ms, r.best_gflops, r.cublas_ms, r.cublas_gflops, r.cublas_ms / r.best_ms,
