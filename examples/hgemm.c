@@ -7,9 +7,11 @@
 
 hgemm_config hgemm_default_config(void) { return tir_tc_config_default(); }
 
-hgemm_config hgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm) {
-    /* the default does not depend on the inputs' type */
-    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, TIR_RT_GEMM_BF16};
+hgemm_config hgemm_config_for(tir_dtype in, int64_t M, int64_t N, int64_t K, int nsm) {
+    tir_rt_gemm_kind kind = tir_dtype_eq(in, TIR_F32)   ? TIR_RT_GEMM_TF32
+                            : tir_dtype_eq(in, TIR_F16) ? TIR_RT_GEMM_F16
+                                                        : TIR_RT_GEMM_BF16;
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, kind};
     return tir_tune_tc_default(&t, nsm);
 }
 

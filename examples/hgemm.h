@@ -30,11 +30,13 @@ typedef tir_tc_config hgemm_config;
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async. */
 hgemm_config hgemm_default_config(void);
 
-/* A configuration for an M x N x K matmul on a GPU with nsm
- * multiprocessors: the default, with 64 x 64 tiles when 128 x 128 ones
- * give less than a wave of blocks, and BK dividing K where one does
- * (tensorize refuses a ragged k tile). */
-hgemm_config hgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm);
+/* A configuration for an M x N x K matmul of inputs of type in (float16,
+ * bfloat16, or float32 as TF32) on a GPU with nsm multiprocessors
+ * (tir_tune_tc_default): 128 x 256 tiles in 4 stages from two waves of
+ * them, else the default, with 64 x 64 tiles when 128 x 128 ones give
+ * less than a wave of blocks, and BK dividing K where one does (tensorize
+ * refuses a ragged k tile). */
+hgemm_config hgemm_config_for(tir_dtype in, int64_t M, int64_t N, int64_t K, int nsm);
 
 /* Schedules tir_def_matmul_mixed (block "C") with cfg.  On error returns
  * the status; the message is in the schedule's ctx.  hook (may be NULL) is

@@ -38,7 +38,7 @@ static const tir_prim_func *kernel_of(tir_ctx *ctx, int step, int64_t M, int64_t
     tir_schedule *s;
     OK(ctx, tir_sched_create(ctx, f, &s));
     if (step == 9) {
-        hgemm_config c = hgemm_config_for(M, N, K, 132);
+        hgemm_config c = hgemm_config_for(TIR_BF16, M, N, K, 132);
         OK(ctx, hgemm_schedule(s, &c, NULL, NULL));
     } else {
         OK(ctx, seed_schedule(s, step, NULL, NULL));

@@ -55,7 +55,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
     if (step == TIRC_STEP_TC) { /* tensor cores, hgemm.c */
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
-            hgemm_config cfg = hgemm_config_for(M, N, K, 132);
+            hgemm_config cfg = hgemm_config_for(f->buffer_map[0]->dtype, M, N, K, 132);
             if (tiles)
                 cfg.bm = tiles->bm, cfg.bn = tiles->bn, cfg.bk = tiles->bk,
                 cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;
