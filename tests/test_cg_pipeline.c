@@ -195,8 +195,36 @@ static void test_short_only_at_o3(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* Step 9's configuration by shape for every input type lowers at 4096^3
+ * (the 128 x 256 tiles in 4 stages fit shared memory: TF32 with bk 32),
+ * and spreads each k tile's copies over its mma (interleave). */
+static void test_step9_default_every_type(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_dtype types[] = {TIR_BF16, TIR_F16, TIR_F32};
+    for (int i = 0; i < 3; i++) {
+        hgemm_config c = hgemm_config_for(types[i], 4096, 4096, 4096, 132);
+        assert_int_equal(c.bn, 256);
+        assert_int_equal(c.bk, i == 2 ? 32 : 64);
+        tir_schedule *s;
+        OK(ctx, tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 4096, 4096, 4096, types[i], TIR_F32),
+                                 &s));
+        OK(ctx, hgemm_schedule(s, &c, NULL, NULL));
+        const tir_prim_func *k;
+        OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &k));
+        /* a cp_async between two mma_sync of one k tile */
+        const char *text = tir_print(ctx, k);
+        const char *mma = strstr(text, "T.mma_sync("), *cp = mma ? strstr(mma, "T.cp_async(") : NULL;
+        const char *wait = mma ? strstr(mma, "T.cp_async_wait(") : NULL;
+        assert_true(cp && wait && cp < wait);
+        tir_sched_destroy(s);
+    }
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step9_default_every_type),
         cmocka_unit_test(test_steps_1_6_keep_o3),
         cmocka_unit_test(test_steps_7_9_short),
         cmocka_unit_test(test_few_trips_keep_o3),
