@@ -125,6 +125,48 @@ static void test_decompose_split(void **st) {
     }
 }
 
+/* Split-K at a ragged K (23 in slices of 6, rfactor on the slice loop):
+ * the rfactor block's guard k_0 * 6 + k_1 < 23 ties its spatial k_0 to
+ * the reduction loop k_1.  The init needs "some k_1 is valid", which is
+ * k_0 * 6 < 23, true for every k_0 < 4: the init nest has i, j and k_0
+ * and no guard (not a copy of k_1 and the guard on every element, which
+ * kept relax_guards from dropping the compute's guards).  A guard that is
+ * not affine in k_1 (a floormod) still copies k_1. */
+static void test_decompose_projects_reduction_guard(void **st) {
+    tir_ctx *ctx = *st;
+    for (int affine = 1; affine >= 0; affine--) {
+        tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 8, 6, 23, TIR_F32));
+        tir_loop_rv l[8], pk[2];
+        sched_loops(s, "C", l);
+        SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){4, 6}, pk));
+        tir_block_rv rf, init;
+        SCHED_OK(s, tir_sched_rfactor(s, pk[0], 0, &rf));
+        int n = sched_loops(s, "C_rf", l);
+        assert_int_equal(n, 4); /* i, j, k_0, k_1 */
+        if (!affine) { /* k_1 split [2, 3] and fused back: k_1 = (k_1_0 * 3 + k_1_1) */
+            tir_loop_rv p2[2], fu;
+            SCHED_OK(s, tir_sched_split(s, l[3], 2, (const int64_t[]){2, 3}, p2));
+            SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){p2[1], p2[0]}));
+            SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){p2[1], p2[0]}, &fu));
+            sched_loops(s, "C_rf", l);
+        }
+        SCHED_OK(s, tir_sched_decompose_reduction(s, rf, l[0], &init));
+        tir_loop_rv il[8];
+        int ni = sched_loops(s, "C_rf_init", il);
+        const tir_block_realize *r = tir_as_tir_block_realize(sched_for(s, il[ni - 1])->body);
+        assert_non_null(r);
+        if (affine) {
+            assert_int_equal(ni, 3);
+            int64_t v = 1;
+            assert_true(!r->predicate || (tir_expr_const_int(r->predicate, &v) && v == 1));
+        } else {
+            assert_int_equal(ni, 4);
+        }
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+}
+
 /* Found by the fuzzer: a split guard ties a loop above the decomposition
  * point (j_1_0) to one below it (j_1_1) that feeds no iterator; the init
  * must keep that guard, or it runs again at j_1_0 = 1 after the update
@@ -339,6 +381,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_decompose_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_split, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decompose_projects_reduction_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_guard_across, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_bound_and_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_preconditions, setup, teardown),

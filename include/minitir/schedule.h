@@ -527,7 +527,13 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  * update.  The init block keeps the predicate's conjuncts (copying the
  * loops they use) except those that use only loops below `loop` that the
  * init does not copy (the reduction's own split guards), which are
- * dropped.  Returns the init block's handle in *out.
+ * dropped.  A kept conjunct `a < b` (or <=) whose other loops below
+ * `loop` have constant ranges, appear in no other conjunct or loop range,
+ * and enter a affinely and b not at all, becomes `min(a) < b` over them
+ * instead (the init runs when some iteration of them would: exact), so
+ * split-K's k_0 * 96 + k_1 < 333 copies no k_1 loop; a conjunct that
+ * always holds over the loops around the init is dropped.  Returns the
+ * init block's handle in *out.
  * Preconditions:
  *   1. the block has an init and a reduce iterator, and reduce iterators do
  *      not index what it writes (TIR_ERR_SCHED_NOT_REDUCTION);

@@ -51,6 +51,7 @@ typedef struct {
     const tir_block *b;
     const tir_block_realize *r;
     const tir_for *loop;
+    int li;              /* loop's sref */
     int np;              /* loops from `loop` down to the block */
     const tir_for **path; /* [np], outermost first */
     const tir_var **pv;   /* [np], their variables */
@@ -79,6 +80,7 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
     const tir_block *b = P->b = sch_sref_block(s, bi);
     const tir_block_realize *r = P->r = s->srefs[bi].realize;
     const tir_for *loop = P->loop = sch_sref_for(s, li);
+    P->li = li;
     if (!b->init || sch_classify_block(b) != SCH_BLOCK_REDUCTION)
         return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, brv, b,
                         "block \"%s\" is not a reduction with an init (it needs an init, a "
@@ -120,9 +122,68 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
     return TIR_OK;
 }
 
+static bool uses_any(const void *e, int n, const tir_var *const *vars) {
+    for (int i = 0; i < n; i++)
+        if (tir_uses_var(e, vars[i])) return true;
+    return false;
+}
+
+/* e is affine in vars: sums and differences of terms, a term that uses
+ * them being one of them, or one times an integer constant. */
+static bool affine_in(const tir_expr *e, int n, const tir_var *const *vars) {
+    if (!uses_any(e, n, vars)) return true;
+    const tir_binop *b = (const tir_binop *)e;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_VAR: return true;
+    case TIR_KIND_ADD:
+    case TIR_KIND_SUB: return affine_in(b->a, n, vars) && affine_in(b->b, n, vars);
+    case TIR_KIND_MUL:
+        return (b->a->kind == TIR_KIND_INT_IMM && affine_in(b->b, n, vars)) ||
+               (b->b->kind == TIR_KIND_INT_IMM && affine_in(b->a, n, vars));
+    default: return false;
+    }
+}
+
+/* Conjunct j with the path loops the init does not copy projected out,
+ * or NULL.  The init must run when the update runs for some iteration of
+ * those loops: for `a < b` (or <=) with b free of them and a affine in
+ * them, over constant ranges, that is `min(a) < b` exactly (the minimum
+ * of an affine function over a box), provided no other conjunct and no
+ * loop range uses them (their values are then independent of the rest).
+ * So a ragged reduction split under a loop the init needs (split-K's
+ * k_0 * 96 + k_1 < 333, k_0 spatial after rfactor) does not copy the
+ * reduction loops into the init nest. */
+static const tir_expr *project(tir_ctx *ctx, const dr_plan *P, const bool *rep,
+                               const ir_vec *conj, int j) {
+    const tir_expr *e = conj->items[j];
+    if (e->kind != TIR_KIND_LT && e->kind != TIR_KIND_LE) return NULL;
+    const tir_binop *cmp = (const tir_binop *)e;
+    const tir_var **xs = IR_NEWN(ctx, const tir_var *, P->np);
+    int nx = 0;
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    bool ok = true;
+    for (int k = 0; k < P->np && ok; k++) {
+        if (rep[k] || !tir_uses_var(e, P->pv[k])) continue;
+        int64_t min, ext;
+        ok = tir_expr_const_int(P->path[k]->min, &min) &&
+             tir_expr_const_int(P->path[k]->extent, &ext) && ext >= 1;
+        for (int i = 0; i < conj->n && ok; i++) ok = i == j || !tir_uses_var(conj->items[i], P->pv[k]);
+        for (int i = 0; i < P->np && ok; i++)
+            ok = !tir_uses_var(P->path[i]->min, P->pv[k]) && !tir_uses_var(P->path[i]->extent, P->pv[k]);
+        if (ok) tir_analyzer_bind_const(a, P->pv[k], min, ext);
+        xs[nx++] = P->pv[k];
+    }
+    tir_range r;
+    ok = ok && nx > 0 && !uses_any(cmp->b, nx, xs) && affine_in(cmp->a, nx, xs) &&
+         tir_analyzer_relax(a, cmp->a, nx, xs, &r) && !uses_any(r.min, nx, xs);
+    tir_analyzer_destroy(a);
+    return ok ? tir_binop_new(ctx, (tir_kind)e->kind, r.min, cmp->b) : NULL;
+}
+
 /* Which path loops the init needs: those of spatial bindings, closed over
- * predicate conjuncts and loop ranges that mention them. */
-static bool *init_loops(tir_ctx *ctx, const dr_plan *P, const ir_vec *conj) {
+ * predicate conjuncts (projected where project() can) and loop ranges that
+ * mention them.  conj's projected conjuncts are replaced. */
+static bool *init_loops(tir_ctx *ctx, const dr_plan *P, ir_vec *conj) {
     int np = P->np;
     const tir_var **pv = P->pv;
     bool *rep = IR_NEWN(ctx, bool, np);
@@ -134,6 +195,8 @@ static bool *init_loops(tir_ctx *ctx, const dr_plan *P, const ir_vec *conj) {
         changed = false;
         for (int j = 0; j < conj->n; j++) {
             if (!needs_init(conj->items[j], np, pv, rep)) continue;
+            const tir_expr *pj = project(ctx, P, rep, conj, j);
+            if (pj) conj->items[j] = pj;
             for (int k = 0; k < np; k++)
                 if (!rep[k] && tir_uses_var(conj->items[j], pv[k])) rep[k] = changed = true;
         }
@@ -209,13 +272,21 @@ static const tir_stmt *init_nest(sch_call *c, const dr_plan *P, const char **ina
             mp.nv[mp.n++] = &newloop[k]->base;
         }
     mp.nloop = mp.n;
+    /* a conjunct true for every iteration of the loops around the init
+       goes (a projected split-K guard k_0 * 96 < 333 with k_0 < 4) */
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(c->sch, a, c->sch->srefs[P->li].parent);
+    for (int k = 0; k < np; k++)
+        if (rep[k]) tir_analyzer_bind(a, P->pv[k], P->path[k]->min, P->path[k]->extent);
     const tir_expr *pred = NULL;
     for (int j = 0; j < conj.n; j++) {
-        if (!needs_init(conj.items[j], np, P->pv, rep)) continue;
+        if (!needs_init(conj.items[j], np, P->pv, rep) || tir_analyzer_can_prove(a, conj.items[j]))
+            continue;
         const tir_expr *e =
             (const tir_expr *)tir_substitute(ctx, conj.items[j], mp.nloop, mp.ov, mp.nv);
         pred = pred ? tir_and(ctx, pred, e) : e;
     }
+    tir_analyzer_destroy(a);
     ir_vec_free(&conj);
     const tir_stmt *nest = init_block(c, P, &mp, pred, iname);
     for (int k = np - 1; k >= 0; k--) {
