@@ -61,21 +61,13 @@ static bool only_copies(const tir_stmt *s) {
     }
 }
 
-static bool if_pre(tir_visitor *v, const tir_node *n) {
-    if (n->kind == TIR_KIND_IF) *(bool *)v->user = true;
-    return !*(bool *)v->user;
-}
-
 /* A copy under a condition (a kept bounds guard, a guarded pipeline
  * tail): thread_sync relaxes its index without the guard, so next to the
  * compute's reads it can look like a conflict and cost a barrier per
  * piece (tf32 at M < BM: 14 barriers per steady iteration instead of 11;
  * review of run 36's pass). */
 static bool has_if(const tir_stmt *s) {
-    bool found = false;
-    tir_visitor v = {.pre = if_pre, .user = &found};
-    tir_visit(&v, s);
-    return found;
+    return lower_has_kind(s, TIR_KIND_IF);
 }
 
 typedef struct xscan {

@@ -110,3 +110,21 @@ bool lower_uses_lane(const void *node) {
     tir_visit(&v, node);
     return found;
 }
+
+typedef struct kind_find {
+    uint16_t kind;
+    bool found;
+} kind_find;
+
+static bool kind_pre(tir_visitor *v, const tir_node *n) {
+    kind_find *k = v->user;
+    if (n->kind == k->kind) k->found = true;
+    return !k->found;
+}
+
+bool lower_has_kind(const void *node, tir_kind kind) {
+    kind_find k = {(uint16_t)kind, false};
+    tir_visitor v = {.pre = kind_pre, .user = &k};
+    tir_visit(&v, node);
+    return k.found;
+}

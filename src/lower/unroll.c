@@ -44,18 +44,6 @@ static int64_t steps(const tir_stmt *s) {
     }
 }
 
-static bool loop_pre(tir_visitor *v, const tir_node *n) {
-    if (n->kind == TIR_KIND_FOR) *(bool *)v->user = true;
-    return !*(bool *)v->user;
-}
-
-static bool has_loop(const tir_stmt *s) {
-    bool found = false;
-    tir_visitor v = {.pre = loop_pre, .user = &found};
-    tir_visit(&v, s);
-    return found;
-}
-
 static bool is_unroll_pragma(const char *k) {
     return strcmp(k, tir_annot_key_str(TIR_ANN_PRAGMA_AUTO_UNROLL_MAX_STEP)) == 0 ||
            strcmp(k, tir_annot_key_str(TIR_ANN_PRAGMA_UNROLL_EXPLICIT)) == 0;
@@ -77,7 +65,7 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     tir_annot *annots = IR_NEWN(m->ctx, tir_annot, r->nannots + 1);
     for (int i = 0; i < r->nannots; i++)
         if (!is_unroll_pragma(r->annots[i].key)) annots[na++] = r->annots[i];
-    if (kind == TIR_FOR_SERIAL && limit > 1 && !has_loop(r->body) &&
+    if (kind == TIR_FOR_SERIAL && limit > 1 && !lower_has_kind(r->body, TIR_KIND_FOR) &&
         !tir_annots_get(na, annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP))
         annots[na++] = (tir_annot){
             .key = tir_intern(m->ctx, tir_annot_key_str(TIR_ANN_PRAGMA_UNROLL_MAX_STEP)),
