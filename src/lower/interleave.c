@@ -224,13 +224,15 @@ static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
         if (c1 > i && c1 + 1 < q->n && waited >= 1 &&
             lower_is_intrin_stmt(q->stmts[c1], TIR_INTRIN_CP_ASYNC_COMMIT))
             r = interleave(m->ctx, q->stmts, i, c1);
-        if (c1 == i) wait_count(q->stmts[i], &waited);
         if (r) {
             out[k++] = r;
             i = c1 + 2;
             changed = true;
-        } else {
-            for (int j = i; j <= c1 && j < q->n; j++) out[k++] = q->stmts[j];
+        } else { /* stmts[c1] may be the wait that ends a run of copies */
+            for (int j = i; j <= c1 && j < q->n; j++) {
+                out[k++] = q->stmts[j];
+                wait_count(q->stmts[j], &waited);
+            }
             i = c1 + 1;
         }
     }
