@@ -1111,17 +1111,19 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     tc->lower.pipeline_peel_tail = chance(&r2, 30);
     c->guard_tail = chance(&r2, 30);                 /* with interleave: review of run 36 */
     tc->lower.no_copy_interleave = chance(&r2, 20);
+    tc->lower.no_tile_prefetch = chance(&r2, 20);
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s",
+             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
              c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, tc->perturb_at,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
-             tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "");
+             tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
+             tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */

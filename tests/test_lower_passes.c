@@ -161,9 +161,9 @@ static const tir_prim_func *in_tc_ragged(void) {
  * 3-stage cp.async pipeline: interleave spreads each time step's copies
  * (two of A, two of B per lane) over the mma of the steady state, the
  * commit after the last one. */
-static const tir_prim_func *tc_pipeline(int stages) {
+static const tir_prim_func *tc_pipeline_k(int stages, int64_t k) {
     tir_schedule *s = NULL;
-    OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 32, 32, 96, TIR_BF16, TIR_F32), &s));
+    OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 32, 32, k, TIR_BF16, TIR_F32), &s));
     tir_tc_config c = tir_tc_config_default();
     c.bm = c.bn = c.bk = 32, c.warps_m = c.warps_n = 1, c.stages = stages;
     OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
@@ -171,8 +171,18 @@ static const tir_prim_func *tc_pipeline(int stages) {
     tir_sched_destroy(s);
     return f;
 }
+static const tir_prim_func *tc_pipeline(int stages) {
+    return tc_pipeline_k(stages, 96);
+}
 static const tir_prim_func *in_tc_pipeline(void) {
     return tc_pipeline(3);
+}
+/* The same in 4 stages at K = 256 (eight k tiles, the pipeline unrolled):
+ * tile_prefetch moves each time step's wait and its step-0 fragment loads
+ * above the previous time step's last k step (whose mma read the other
+ * half of the fragments), one Allocate around them all. */
+static const tir_prim_func *in_tc_pipeline4(void) {
+    return tc_pipeline_k(4, 256);
 }
 /* ------------------------------------------------------------------- cases */
 
@@ -209,6 +219,7 @@ static const pass_case cases[] = {
     {"sw_pipeline_guard_tail", "sw_pipeline", true, in_pipeline_guard_tail, true},
     {"unroll", "unroll", true, in_unroll_pragma, false},
     {"interleave", "interleave", true, in_tc_pipeline, true},
+    {"tile_prefetch", "tile_prefetch", true, in_tc_pipeline4, true},
     {"thread_sync", "thread_sync", true, in_shared_plain, false},
     {"simplify", "simplify", true, in_shared_plain, false},
     {"check_kernel", "check_kernel", false, in_shared_plain, false},
@@ -414,7 +425,7 @@ static void test_hand_written_dim_align(void **state) {
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
-    assert_int_equal(NCASES, 21);
+    assert_int_equal(NCASES, 22);
     for (int p = 0; p < tir_lower_num_passes(); p++) {
         bool found = false;
         for (int i = 0; i < NCASES && !found; i++)
@@ -504,13 +515,96 @@ static void test_interleave_guarded_copies(void **state) {
     assert_string_not_equal(on, off);
 }
 
+/* How many Allocates of the A fragments the IR has after tile_prefetch,
+ * on or off, for the Step 9 rule at 32x32xK in `stages` stages (cfg:
+ * tir_tc_config changes, may be NULL), with `insert` (may be "") put
+ * before the compute's last mma_sync line of the text after relax_guards.
+ * tile_prefetch merges the time steps' Allocates it rewrites into one. */
+static int frag_allocs(int stages, int64_t k, bool no_frag_pipeline, const char *insert, bool off) {
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 32, 32, k, TIR_BF16, TIR_F32), &s));
+    tir_tc_config c = tir_tc_config_default();
+    c.bm = c.bn = c.bk = 32, c.warps_m = c.warps_n = 1, c.stages = stages;
+    c.no_frag_pipeline = no_frag_pipeline;
+    OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+    const char *text = ir_after(tir_sched_func(s), "relax_guards");
+    tir_sched_destroy(s);
+    const char *mma = NULL;
+    for (const char *p = text; (p = strstr(p, "T.mma_sync(")); p++) mma = p;
+    assert_non_null(mma);
+    const char *line = mma;
+    while (line[-1] != '\n') line--;
+    int indent = (int)(mma - line);
+    size_t n = strlen(text) + (size_t)indent + strlen(insert) + 2;
+    char *src = malloc(n);
+    assert_non_null(src);
+    if (*insert) snprintf(src, n, "%.*s%*s%s\n%s", (int)(line - text), text, indent, "", insert, line);
+    else snprintf(src, n, "%s", text);
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    free(src);
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = "tile_prefetch";
+    o.no_tile_prefetch = off;
+    const tir_prim_func *kf = NULL;
+    OK(tir_lower(ctx, f, &o, &kf));
+    const char *out = tir_print(ctx, kf);
+    return count_str(out, "scope=\"local\") as ");
+}
+
+/* tile_prefetch merges the time steps of a 4-stage pipeline; it leaves
+ * them apart where the next step's first fragments are the ones the last
+ * k step reads (no fragment pipelining: one set of registers), in a
+ * two-stage pipeline (the wait needs the step's own copies), where the
+ * tail holds a barrier, a global store or a wait, and when switched off. */
+static void test_tile_prefetch_preconditions(void **state) {
+    (void)state;
+    int off = frag_allocs(4, 256, false, "", true);
+    int on = frag_allocs(4, 256, false, "", false);
+    if (off < 4 || on != 1) fail_msg("8 k tiles in 4 stages: %d Allocates on, %d off", on, off);
+    if (frag_allocs(4, 256, true, "", false) != frag_allocs(4, 256, true, "", true))
+        fail_msg("merged with one set of fragment registers (no fragment pipeline)");
+    if (frag_allocs(2, 256, false, "", false) != frag_allocs(2, 256, false, "", true))
+        fail_msg("merged in a two-stage pipeline");
+    const char *keep[] = {"T.syncthreads()", "C[0, 0] = T.float32(0)", "T.cp_async_wait(0)"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (frag_allocs(4, 256, false, keep[i], false) != frag_allocs(4, 256, false, keep[i], true))
+            fail_msg("merged with %s in the last k step", keep[i]);
+}
+
+/* Found by the fuzzer (seed 1799700002): a 4-stage tf32 pipeline of two
+ * iterations (K = 80, bk 16), not unrolled, indexes its shared versions by
+ * k % 4; the loop rotated, race_check could not tell the moved loads of
+ * version k + 1 from the passed copies into version k + 3 and refused the
+ * kernel.  tile_prefetch now leaves shared indices that use an outer serial
+ * loop's variable where they are: the kernel lowers. */
+static void test_tile_prefetch_symbolic_versions(void **state) {
+    (void)state;
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 82, 92, 80, TIR_F32, TIR_F32), &s));
+    tir_tc_config c = tir_tc_config_default();
+    c.bm = c.bn = 32, c.bk = 16, c.warps_m = 2, c.warps_n = 1, c.stages = 4;
+    c.async_copy = false, c.pad = 8;
+    OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.pipeline_peel_tail = true;
+    const tir_prim_func *k = NULL;
+    tir_status st = tir_lower(ctx, tir_sched_func(s), &o, &k);
+    tir_sched_destroy(s);
+    if (st != TIR_OK) fail_msg("%s: %s", tir_status_name(st), tir_ctx_error(ctx));
+}
+
 int main(void) {
-    struct CMUnitTest tests[NCASES + 4] = {cmocka_unit_test(test_every_pass_has_a_case),
+    struct CMUnitTest tests[NCASES + 6] = {cmocka_unit_test(test_every_pass_has_a_case),
                                            cmocka_unit_test(test_hand_written_dim_align),
                                            cmocka_unit_test(test_interleave_preconditions),
-                                           cmocka_unit_test(test_interleave_guarded_copies)};
+                                           cmocka_unit_test(test_interleave_guarded_copies),
+                                           cmocka_unit_test(test_tile_prefetch_preconditions),
+                                           cmocka_unit_test(test_tile_prefetch_symbolic_versions)};
     for (int i = 0; i < NCASES; i++)
-        tests[i + 4] = (struct CMUnitTest){.name = cases[i].golden,
+        tests[i + 6] = (struct CMUnitTest){.name = cases[i].golden,
                                            .test_func = test_case,
                                            .initial_state = (void *)&cases[i]};
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -49,6 +49,10 @@ typedef struct tir_lower_opts {
      * tensor-core compute instead of spreading them over the mma_sync
      * (the interleave pass, docs/lowering.md), for A/B comparisons. */
     bool no_copy_interleave;
+    /* Keep each k tile's first fragment loads after the tile's barrier
+     * instead of before the previous tile's last mma_sync (the
+     * tile_prefetch pass, docs/lowering.md), for A/B comparisons. */
+    bool no_tile_prefetch;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

@@ -52,6 +52,7 @@ tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_p
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_interleave(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_tile_prefetch(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_simplify(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_check_kernel(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);

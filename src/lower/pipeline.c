@@ -27,6 +27,7 @@ static const struct {
     {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */
     {"unroll", lower_unroll},               /* unroll pragmas */
     {"interleave", lower_interleave},       /* async copies among the mma */
+    {"tile_prefetch", lower_tile_prefetch}, /* next k tile's fragments early */
     {"thread_sync", lower_thread_sync},     /* syncthreads */
     {"simplify", lower_simplify},           /* arithmetic and dead branches */
     {"check_kernel", lower_check_kernel},   /* the lowered form, memory limits */

@@ -86,9 +86,11 @@ typedef struct opts {
     unsigned tc_off;       /* --tc-off: TIRC_TC_OFF_* bits, Step 9 speed-ups turned off */
 } opts;
 
-/* --tc-off bpairs,fragpipe,interleave: A/B switches of Step 9 (tir_tc_config's
- * no_*; interleave: tir_lower_opts.no_copy_interleave). */
-enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u };
+/* --tc-off bpairs,fragpipe,interleave,prefetch: A/B switches of Step 9
+ * (tir_tc_config's no_*; interleave: tir_lower_opts.no_copy_interleave;
+ * prefetch: tir_lower_opts.no_tile_prefetch). */
+enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u,
+       TIRC_TC_OFF_PREFETCH = 8u };
 
 /* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
  * tf32 / f16 / bf16. */
