@@ -201,10 +201,9 @@ const tir_prim_func *tcg_mma(tir_ctx *ctx, const tcg_opts *o) {
 float tcg_tf32(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) != 0x7f800000u) { /* finite: add half an ulp of tf32, truncate */
-        u += 0x1000u;
-        u &= 0xffffe000u;
-    }
+    /* cg_tf32_round_ints, step by step: finite values get half an ulp of
+     * TF32 less one plus the lowest kept bit, then lose the 13 low bits. */
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
     memcpy(&x, &u, 4);
     return x;
 }

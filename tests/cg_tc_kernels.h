@@ -29,10 +29,11 @@ typedef struct tcg_opts {
 const tir_prim_func *tcg_mma(tir_ctx *ctx, const tcg_opts *o);
 
 /* C += A * B on the host: exact products (float32 inputs rounded to TF32
- * first, round to nearest, ties away), summed in double, rounded once. */
+ * first, to nearest, ties to even), summed in double, rounded once. */
 void tcg_reference(const tcg_opts *o, const float *A, const float *B, float *C);
 
-/* x rounded to TF32 as cvt.rna.tf32.f32 does. */
+/* x rounded to TF32 as cvt.rn.tf32.f32 does (and codegen's integer
+ * emulation of it for targets before sm_90), in C. */
 float tcg_tf32(float x);
 
 #endif

@@ -155,10 +155,17 @@ uint16_t tck_to_half(double v, bool bf16) {
 float tck_tf32(float x) {
     if (x == 0 || !isfinite(x)) return x;
     int e;
-    double m = frexp(x, &e);                               /* 11 significant bits wanted */
-    double s = ldexp(m, 11);                               /* |s| in [1024, 2048) */
-    double r = s < 0 ? -floor(-s + 0.5) : floor(s + 0.5); /* ties away */
-    return (float)ldexp(r, e - 11);
+    (void)frexp(x, &e); /* |x| in [2^(e-1), 2^e) */
+    /* TF32's ulp: 2^(e-11) for 11 significant bits; below the smallest
+     * normal (e < -125) fixed at 2^-136, bit 13 of a subnormal float32. */
+    int q = (e < -125 ? -125 : e) - 11;
+    double s = ldexp(x, -q); /* exact: x in units of the ulp */
+    double r = floor(s), f = s - r;
+    if (f > 0.5 || (f == 0.5 && fmod(r, 2.0) != 0)) r += 1; /* ties to even */
+    double y = ldexp(r, q);
+    /* past the largest TF32 value (2^128 after rounding): Inf, made here
+     * since converting an out-of-range double to float is undefined in C */
+    return fabs(y) >= 0x1p128 ? copysignf(INFINITY, x) : (float)y;
 }
 
 void tck_ref_matmul(const float *a, const float *b, float *c, int M, int N, int K, bool tf32) {

@@ -53,8 +53,9 @@ const char *tck_mma_ldmatrix_text(tir_ctx *ctx, tir_dtype t, int flags);
 /* Test data helpers.  The 16-bit encoding of v, which must be exactly
  * representable (normal or zero) in float16 / bfloat16 (aborts if not). */
 uint16_t tck_to_half(double v, bool bf16);
-/* float32 rounded to TF32 (10 mantissa bits), to nearest with ties away
- * from zero, written independently of the interpreter's bit trick. */
+/* float32 rounded to TF32 (10 mantissa bits), to nearest with ties to
+ * even, Inf and NaN as they are, written independently of the
+ * interpreter's bit trick (in double arithmetic). */
 float tck_tf32(float x);
 /* C (M x N) = A (M x K) . B (K x N), row-major floats, each element the
  * double sum of the products (of TF32-rounded inputs with tf32) rounded

@@ -4,9 +4,12 @@
  * those instructions, with ssa_locals on and off, that ptxas (when
  * installed) accepts with no spills and no stack frame; a target without
  * the instructions and malformed operands give user errors, never LLVM's
- * "Cannot select".  Links the static library for cg_check with a target
- * that minitir does not build for (sm_75).  The results are checked on a
- * GPU by tests/test_codegen_gpu.c. */
+ * "Cannot select".  TF32 inputs are rounded to nearest even: cvt.rn.tf32.f32
+ * where the target has it (sm_90, PTX 7.8), an integer sequence before,
+ * which JIT-compiled for the host gives ir_tf32_round's bits on every
+ * tie pattern and 2^20 random ones.  Links the static library for
+ * cg_check with a target that minitir does not build for (sm_75).  The
+ * results are checked on a GPU by tests/test_codegen_gpu.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,8 +18,15 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <llvm-c/Analysis.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
 #include "cg_hostjit.h"
 #include "cg_internal.h"
+#include "ir/interp_internal.h"
 #include "cg_tc_kernels.h"
 #include "ptxas_check.h"
 
@@ -45,6 +55,21 @@ static const char *mma_form(tir_dtype in) {
                                        : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
 }
 
+/* TF32 inputs are rounded to nearest even: by cvt.rn.tf32.f32 on sm_90,
+ * by cg_tf32_round_ints' integer sequence on sm_80 (its constants: 4095,
+ * the mask 0xffffe000, the exponent 0x7f800000); never ties away. */
+static void check_tf32_rounding(const char *ptx, bool tf32, const char *arch) {
+    assert_null(strstr(ptx, "cvt.rna"));
+    bool rn = tf32 && cg_arch_sm(arch) >= 90;
+    if (rn) assert_non_null(strstr(ptx, "cvt.rn.tf32.f32"));
+    else assert_null(strstr(ptx, "cvt.rn.tf32.f32"));
+    bool ints = tf32 && !rn;
+    const char *consts[3] = {", 4095;", ", -8192;", ", 2139095040;"};
+    for (int i = 0; i < 3; i++)
+        if (ints != (strstr(ptx, consts[i]) != NULL))
+            fail_msg("%s: the constant '%s' is%s in the PTX", arch, consts[i], ints ? " not" : "");
+}
+
 /* The PTX of one variant for sm_80 and sm_90, ssa_locals on and off. */
 static void check_variant(const tcg_opts *o) {
     static const char *const arches[2] = {"sm_80", "sm_90"};
@@ -65,8 +90,11 @@ static void check_variant(const tcg_opts *o) {
             assert_non_null(strstr(ptx, mma_form(o->in)));
             /* an unrolled k loop: one mma per k step and n tile */
             if (o->unroll_k) assert_int_equal(count(ptx, "mma.sync"), steps * o->ntiles);
-            if (tf32) assert_non_null(strstr(ptx, "cvt.rna.tf32.f32"));
-            else assert_null(strstr(ptx, "cvt.rna.tf32.f32"));
+            check_tf32_rounding(ptx, tf32, arches[a]);
+            /* one conversion per fragment register, however many mma read it */
+            if (tf32 && o->unroll_k)
+                assert_int_equal(count(ptx, a ? "cvt.rn.tf32.f32" : ", -8192;"),
+                                 steps * (4 + 2 * o->ntiles));
             if (o->shared) {
                 const char *a_form = o->a_x1 ? "ldmatrix.sync.aligned.m8n8.x1.shared.b16"
                                              : "ldmatrix.sync.aligned.m8n8.x4.shared.b16";
@@ -294,6 +322,123 @@ static void test_lane_id_type(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* ------------------------------------------------ TF32 rounding */
+
+/* Where cvt.rn.tf32.f32 exists: sm_90 and later with PTX 7.8 and later. */
+static void test_tf32_gate(void **st) {
+    (void)st;
+    assert_true(cg_has_cvt_rn_tf32("sm_90", "+ptx78"));
+    assert_true(cg_has_cvt_rn_tf32("sm_90a", "+ptx80"));
+    assert_true(cg_has_cvt_rn_tf32("sm_90", "+ptx60,+ptx81"));
+    assert_false(cg_has_cvt_rn_tf32("sm_90", "+ptx77"));
+    assert_false(cg_has_cvt_rn_tf32("sm_90", "+ptx78,+ptx70")); /* the last one counts */
+    assert_false(cg_has_cvt_rn_tf32("sm_90", "+ptx7"));
+    assert_false(cg_has_cvt_rn_tf32("sm_90", "+ptx78x"));
+    assert_false(cg_has_cvt_rn_tf32("sm_90", ""));
+    assert_false(cg_has_cvt_rn_tf32("sm_90", NULL));
+    assert_false(cg_has_cvt_rn_tf32("sm_89", "+ptx78"));
+    assert_false(cg_has_cvt_rn_tf32("sm_80", "+ptx81"));
+    assert_false(cg_has_cvt_rn_tf32(NULL, "+ptx78"));
+    /* through tir_codegen: the targets' own features, and given ones */
+    const tcg_opts v = {.in = TIR_F32, .K = 16, .ntiles = 1};
+    const char *const arches[4] = {"sm_86", "sm_89", "sm_90a", "sm_90"};
+    const char *const features[4] = {NULL, NULL, NULL, "+ptx80"};
+    for (int i = 0; i < 4; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.arch = arches[i];
+        o.features = features[i];
+        const tir_module *m = NULL;
+        if (tir_codegen(ctx, tcg_mma(ctx, &v), &o, &m) != TIR_OK)
+            fail_msg("%s: %s", arches[i], tir_ctx_error(ctx));
+        check_tf32_rounding(m->ptx, true, arches[i]);
+        ptxas_check(m);
+        tir_ctx_destroy(ctx);
+    }
+}
+
+/* cg_tf32_round_ints in a function i32 f(float), JIT-compiled (after
+ * default<O2>, as a kernel's would be optimised) for the host. */
+typedef uint32_t (*tf32_fn)(float);
+static LLVMOrcLLJITRef jit_tf32(tf32_fn *out) {
+    cg_llvm_init();
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    LLVMOrcLLJITRef jit;
+    assert_null(LLVMOrcCreateLLJIT(&jit, NULL));
+    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+    LLVMContextRef lc = LLVMOrcThreadSafeContextGetContext(tsc);
+    LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("tf32", lc);
+    LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
+    LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(lc);
+    LLVMValueRef fn = LLVMAddFunction(
+        mod, "tf32_round", LLVMFunctionType(LLVMInt32TypeInContext(lc), &f32, 1, 0));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(lc);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(lc, fn, "entry"));
+    LLVMBuildRet(b, cg_tf32_round_ints(b, LLVMGetParam(fn, 0)));
+    LLVMDisposeBuilder(b);
+    char *err = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &err)) fail_msg("invalid module: %s", err);
+    LLVMDisposeMessage(err);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    assert_null(LLVMRunPasses(mod, "default<O2>", NULL, po));
+    LLVMDisposePassBuilderOptions(po);
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    assert_null(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm));
+    LLVMOrcExecutorAddress addr = 0;
+    assert_null(LLVMOrcLLJITLookup(jit, &addr, "tf32_round"));
+    *out = (tf32_fn)(uintptr_t)addr;
+    return jit;
+}
+
+static uint32_t bits_of(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+/* One bit pattern: the emitted sequence (JIT), the interpreter's and the
+ * simulator's ir_tf32_round and the GPU tests' C transcription (tcg_tf32)
+ * give the same bits. */
+static void agree(tf32_fn f, uint32_t u) {
+    float x;
+    memcpy(&x, &u, 4);
+    uint32_t j = f(x), i = bits_of(ir_tf32_round(x)), c = bits_of(tcg_tf32(x));
+    if (j != i || j != c)
+        fail_msg("tf32(0x%08x): emitted 0x%08x, ir_tf32_round 0x%08x, tcg_tf32 0x%08x", u, j, i, c);
+}
+
+/* The sm_80 emulation computes ir_tf32_round's bits: on every low 14-bit
+ * pattern (the kept lowest bit, the half bit and below: all ties) under
+ * each sign, the exponents 0 (subnormal), 1, 127, 254 (to Inf) and 255
+ * (Inf, NaN) and three high mantissas (zero, all ones: a carry into the
+ * exponent, random), then on 2^20 random patterns. */
+static void test_tf32_emulation(void **st) {
+    (void)st;
+    tf32_fn f;
+    LLVMOrcLLJITRef jit = jit_tf32(&f);
+    uint32_t x = 0x2545f491u; /* xorshift32 */
+    printf("# seed 0x%08x\n", x);
+    static const uint32_t exps[5] = {0, 1, 127, 254, 255};
+    for (uint32_t sign = 0; sign < 2; sign++)
+        for (int e = 0; e < 5; e++)
+            for (int h = 0; h < 3; h++) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                /* mantissa bits 14..22 */
+                uint32_t high = h == 0 ? 0 : h == 1 ? 0x1ffu : x & 0x1ffu;
+                for (uint32_t low = 0; low < 0x4000u; low++)
+                    agree(f, sign << 31 | exps[e] << 23 | high << 14 | low);
+            }
+    for (int i = 0; i < 1 << 20; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        agree(f, x);
+    }
+    LLVMOrcDisposeLLJIT(jit);
+}
+
 /* The host JIT (tests only) cannot run warp collectives. */
 static void test_host_refused(void **st) {
     (void)st;
@@ -311,7 +456,8 @@ int main(void) {
         cmocka_unit_test(test_mma_global),   cmocka_unit_test(test_mma_ldmatrix),
         cmocka_unit_test(test_arch_gate),    cmocka_unit_test(test_bad_mma),
         cmocka_unit_test(test_bad_ldmatrix), cmocka_unit_test(test_lane_id_type),
-        cmocka_unit_test(test_host_refused),
+        cmocka_unit_test(test_host_refused), cmocka_unit_test(test_tf32_gate),
+        cmocka_unit_test(test_tf32_emulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

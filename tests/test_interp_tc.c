@@ -7,7 +7,8 @@
  * powers of two) whose products and sums are exact, so that any order of
  * summation gives the same float.  Then the points where an inexact
  * choice shows: one rounding of a double sum (not a float running sum),
- * TF32 rounding of float32 inputs to nearest with ties away from zero,
+ * TF32 rounding of float32 inputs to nearest with ties to even (edge
+ * cases, then random bit patterns against the test's own reference),
  * clipping of loads (zero fill) and stores at ragged edges.  Then the
  * user errors: misaligned tile origins, wrong scopes and dtypes, operands
  * that are not address_of, unwritten fragments, the lowered-only lane_id
@@ -237,35 +238,112 @@ static void test_one_rounding(void **st) {
 }
 
 /* TF32: float32 inputs keep 10 mantissa bits, rounded to nearest with
- * ties away from zero (cvt.rna), before multiplying. */
+ * ties to even (cvt.rn.tf32.f32) before multiplying; Inf and NaN stay, a
+ * finite value past the largest TF32 value becomes Inf.  Bit patterns in,
+ * bit patterns wanted. */
+static const struct {
+    uint32_t in, want;
+} tf32_cases[] = {
+    {0x3f801000u, 0x3f800000u}, /* 1 + 2^-11, a tie with the kept bit even: down to 1 */
+    {0x3f803000u, 0x3f804000u}, /* 1 + 3 2^-11, a tie with the kept bit odd: up, 1 + 2^-9 */
+    {0xbf801000u, 0xbf800000u}, /* the negative ties: the same magnitudes */
+    {0xbf803000u, 0xbf804000u},
+    {0x3f800fffu, 0x3f800000u}, /* just below half a TF32 ulp: down */
+    {0x3f801001u, 0x3f802000u}, /* just above: up */
+    {0x3ffff000u, 0x40000000u}, /* a tie under 2 (kept bits all ones): carries into the exponent */
+    {0xbfffffffu, 0xc0000000u}, /* above half under -2: -2 */
+    {0x7f7fe000u, 0x7f7fe000u}, /* the largest TF32 value stays */
+    {0x7f7fffffu, 0x7f800000u}, /* the largest float32 rounds up, to Inf */
+    {0xff7ff000u, 0xff800000u}, /* a tie above -(the largest TF32 value), odd: -Inf */
+    {0x7f800000u, 0x7f800000u}, /* Inf and -Inf stay */
+    {0xff800000u, 0xff800000u},
+    {0x00003000u, 0x00004000u}, /* subnormals round at the same bit: a tie, odd, up */
+    {0x00001000u, 0x00000000u}, /* a tie, even: to 0 */
+    {0x007ff000u, 0x00800000u}, /* a tie up into the smallest normal */
+};
+enum { NCASES = sizeof tf32_cases / sizeof tf32_cases[0] };
+/* NaNs stay NaN: quiet, all ones (an added carry would reach the sign), a
+ * payload only below TF32's bits (truncating it would give Inf). */
+static const uint32_t tf32_nans[] = {0x7fc00000u, 0xffffffffu, 0x7f800001u, 0xff801fffu};
+enum { NNANS = sizeof tf32_nans / sizeof tf32_nans[0] };
+
+static float from_bits(uint32_t u) {
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static uint32_t to_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+/* C = A . B through the interpreter's mma_sync (tiled_matmul, float32). */
+static void run_tf32(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, float *a, float *b, float *c) {
+    const tir_prim_func *f = tiled_matmul(ctx, TIR_F32, M, N, K);
+    tir_arg args[3] = {{a, 0}, {b, 0}, {c, 0}};
+    if (tir_interp_run(ctx, f, 3, args, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+}
+
+/* The cases through the test's own reference (tck_tf32, double arithmetic)
+ * and through the interpreter: A's column 0 holds them, B[0, 0] = 1 and
+ * the rest 0, so C[i, 0] = tf32(A[i, 0]) exactly. */
 static void test_tf32_rounding(void **st) {
     tir_ctx *ctx = *st;
-    const float tie = 1.0f + 0x1p-11f;         /* halfway between 1 and 1 + 2^-10 */
-    const float below = 1.0f + 0x1p-12f;       /* rounds down to 1 */
-    const float above = 1.0f + 0x1.8p-11f;     /* rounds up to 1 + 2^-10 */
-    const float tie_odd = 1.0f + 0x1.8p-10f;   /* between 1 + 2^-10 and 1 + 2^-9: away gives +2^-9 */
-    assert_true(tf32(tie) == 1.0f + 0x1p-10f); /* the test's own reference: ties away */
-    assert_true(tf32(-tie) == -(1.0f + 0x1p-10f));
-    assert_true(tf32(tie_odd) == 1.0f + 0x1p-9f);
-    float a[16 * 8] = {0}, b[8 * 8] = {0};
-    const float in[5] = {tie, below, above, -tie, tie_odd};
-    for (int i = 0; i < 5; i++) a[i * 8] = in[i]; /* column 0 of rows 0..4 */
-    b[0] = 1;                                     /* B[0, 0] */
-    check_matmul(ctx, TIR_F32, 16, 8, 8, a, b);
-    /* And without the reference's help: C[i, 0] = tf32(A[i, 0]). */
-    const tir_prim_func *f = tiled_matmul(ctx, TIR_F32, 16, 8, 8);
-    float C[16 * 8];
-    tir_arg args[3] = {{a, 0}, {b, 0}, {C, 0}};
-    assert_int_equal(tir_interp_run(ctx, f, 3, args, NULL), TIR_OK);
-    const float want[5] = {1.0f + 0x1p-10f, 1.0f, 1.0f + 0x1p-10f, -(1.0f + 0x1p-10f),
-                           1.0f + 0x1p-9f};
-    for (int i = 0; i < 5; i++) assert_true(C[i * 8] == want[i]);
+    for (int i = 0; i < NCASES; i++)
+        if (to_bits(tf32(from_bits(tf32_cases[i].in))) != tf32_cases[i].want)
+            fail_msg("reference: tf32(0x%08x) = 0x%08x, want 0x%08x", tf32_cases[i].in,
+                     to_bits(tf32(from_bits(tf32_cases[i].in))), tf32_cases[i].want);
+    for (int i = 0; i < NNANS; i++) assert_true(isnan(tf32(from_bits(tf32_nans[i]))));
+    enum { M = 32 };
+    float a[M * 8] = {0}, b[8 * 8] = {0}, c[M * 8];
+    for (int i = 0; i < NCASES + NNANS; i++)
+        a[i * 8] = from_bits(i < NCASES ? tf32_cases[i].in : tf32_nans[i - NCASES]);
+    b[0] = 1;
+    run_tf32(ctx, M, 8, 8, a, b, c);
+    for (int i = 0; i < NCASES; i++)
+        if (to_bits(c[i * 8]) != tf32_cases[i].want)
+            fail_msg("interpreter: tf32(0x%08x) = 0x%08x, want 0x%08x", tf32_cases[i].in,
+                     to_bits(c[i * 8]), tf32_cases[i].want);
+    for (int i = NCASES; i < NCASES + NNANS; i++) assert_true(isnan(c[i * 8]));
     /* bfloat16 / float16 inputs are not rounded further: an f16 mantissa
      * bit below TF32's 10 bits does not exist, so 1 + 2^-10 stays. */
     float ah[16 * 16] = {0}, bh[16 * 8] = {0};
     ah[0] = 1.0f + 0x1p-10f;
     bh[0] = 1;
     check_matmul(ctx, TIR_F16, 16, 8, 16, ah, bh);
+}
+
+/* The interpreter's rounding against the reference on random bit
+ * patterns: A (M x 8) of random finite floats below 2^127 (their TF32
+ * values stay finite, so the zero products stay 0), B the identity, so
+ * C = tf32(A) element by element; every eighth has a mantissa that ends in
+ * a tie. */
+static void test_tf32_random(void **st) {
+    tir_ctx *ctx = *st;
+    enum { M = 2048, RUNS = 4 };
+    float *a = malloc(sizeof(float) * M * 8), *c = malloc(sizeof(float) * M * 8), b[64] = {0};
+    for (int i = 0; i < 8; i++) b[i * 8 + i] = 1;
+    uint32_t x = 0x9e3779b9u; /* xorshift32 */
+    printf("# seed 0x%08x, %d values\n", x, RUNS * M * 8);
+    for (int r = 0; r < RUNS; r++) {
+        for (int i = 0; i < M * 8; i++) {
+            uint32_t u;
+            do {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                u = x;
+                if (i % 8 == 0) u = (u & ~0x1fffu) | 0x1000u;
+            } while (((u >> 23) & 0xff) >= 0xfe);
+            a[i] = from_bits(u);
+        }
+        run_tf32(ctx, M, 8, 8, a, b, c);
+        for (int i = 0; i < M * 8; i++)
+            if (c[i] != tf32(a[i]))
+                fail_msg("tf32(0x%08x): interpreter 0x%08x, reference 0x%08x", to_bits(a[i]),
+                         to_bits(c[i]), to_bits(tf32(a[i])));
+    }
+    free(a);
+    free(c);
 }
 
 /* frag_fill fills exactly its tile; frag_load / frag_store of a tile in
@@ -470,6 +548,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_matmul_ragged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rounding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tf32_rounding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tf32_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_and_leading_dims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_valid_variant, setup, teardown),

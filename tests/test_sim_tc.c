@@ -6,7 +6,7 @@
  * sum of the products rounded once (TF32 inputs for float32), the
  * semantics the simulator shares with the interpreter.  Inputs are small
  * integers (float32 A: small integers times 1 + 2^-11 and 1 + 3 2^-11, so
- * that TF32 rounding, ties away, changes them) whose sums are exact in
+ * that TF32 rounding, ties to even, changes them) whose sums are exact in
  * float32 however they are grouped (one rounding per mma over a k loop),
  * so results must agree bit for bit.  Then the errors: a
  * divergent collective, a block that is not whole warps, a misaligned
@@ -104,16 +104,21 @@ static void test_one_warp(void **st) {
     run_ok(ctx, tck_mma_lanes(ctx, TIR_F32, 1, 1, 1, 1, 0), TIR_F32, 16, 8, 8, 1);
 }
 
-/* The TF32 inputs really are rounded (ties away): a reference without
- * the rounding differs, so the exact comparison above means something. */
+/* The TF32 inputs really are rounded, ties to even: a reference without
+ * the rounding differs, and so would ties away from zero, so the exact
+ * comparison above means something. */
 static void test_tf32_matters(void **st) {
     (void)st;
     float a[16 * 8], b[8 * 8], r1[16 * 8], r2[16 * 8];
-    for (int i = 0; i < 16 * 8; i++) a[i] = 1.0f + 0x1p-11f; /* a tie: TF32 gives 1 + 2^-10 */
+    /* per row, k < 4: 1 + 2^-11, a tie with the kept bit even, gives 1
+     * (ties away: 1 + 2^-10); k >= 4: 1 + 3 2^-12, above the tie, gives
+     * 1 + 2^-10 */
+    for (int i = 0; i < 16 * 8; i++) a[i] = i % 8 < 4 ? 1.0f + 0x1p-11f : 1.0f + 0x1.8p-11f;
     for (int i = 0; i < 8 * 8; i++) b[i] = 1.0f;
     tck_ref_matmul(a, b, r1, 16, 8, 8, true);
     tck_ref_matmul(a, b, r2, 16, 8, 8, false);
-    assert_true(r1[0] == 8.0f + 8 * 0x1p-10f);
+    assert_true(r1[0] == 4 * 1.0f + 4 * (1.0f + 0x1p-10f));
+    assert_true(r1[0] != 8 * (1.0f + 0x1p-10f)); /* what ties away would give */
     assert_true(r1[0] != r2[0]);
 }
 

@@ -1009,6 +1009,7 @@ static LLVMValueRef address_of(cg *g, const tir_expr *e) {
 
 LLVMBuilderRef cg_builder(cg *g) { return g->b; }
 LLVMModuleRef cg_module(cg *g) { return g->mod; }
+const tir_codegen_opts *cg_opts(cg *g) { return g->opts; }
 LLVMValueRef cg_address_of(cg *g, const tir_expr *addr) { return address_of(g, addr); }
 
 /* Read in the entry block, the value dominates the whole kernel; one

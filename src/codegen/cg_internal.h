@@ -103,10 +103,20 @@ int cg_tensor_min_sm(tir_intrin op);
 /* Emits a tensor-core call (lane_id, mma_sync, ldmatrix) checked by
  * cg_check; NULL on failure (the ctx has the error). */
 LLVMValueRef cg_tensor_call(cg *g, const tir_call *c);
+/* Whether PTX's cvt.rn.tf32.f32 is valid for arch with LLVM NVPTX
+ * features (sm_90 and later, PTX ISA 7.8 and later: "+ptx78" or above). */
+bool cg_has_cvt_rn_tf32(const char *arch, const char *features);
+/* The float x rounded to TF32 as cvt.rn.tf32.f32 does it (10 mantissa bits
+ * kept, to nearest, ties to even; Inf and NaN unchanged), as the bits of an
+ * i32 with the 13 low bits zero, built from integer operations at b (any
+ * target: the emulation for targets without that instruction). */
+LLVMValueRef cg_tf32_round_ints(LLVMBuilderRef b, LLVMValueRef x);
 
 /* Hooks of cg_emit.c for cg_tensor.c. */
 LLVMBuilderRef cg_builder(cg *g);
 LLVMModuleRef cg_module(cg *g);
+/* The codegen options of the emission (arch set). */
+const tir_codegen_opts *cg_opts(cg *g);
 /* The value of an argument-less intrinsic without side effects (a special
  * register such as %laneid), read once per kernel in its entry block. */
 LLVMValueRef cg_entry_intrinsic(cg *g, const char *name);

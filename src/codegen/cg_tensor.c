@@ -5,15 +5,16 @@
  * ordinary local-array path, so with ssa_locals they never leave SSA form
  * and no alloca's address is taken; it packs 16-bit pairs into the
  * operand types LLVM 19's NVVM intrinsics want (i32 for bf16 and tf32,
- * <2 x half> for f16), rounds tf32 inputs with cvt.rna.tf32.f32, and
- * stores the four float results back the same way.  ldmatrix(trans, num,
- * dst, src) reads num 8x8 matrices from shared memory into num i32s,
- * split into 16-bit halves, low half first.  cg_check has checked the
- * operands and that the target has the instructions (LLVM would abort
- * with "Cannot select" on an older one), so a surprise here is a bug.
- * The warp-collective calls are marked convergent at the call site, so
- * that no pass moves them into or out of control flow that depends on
- * the lane.
+ * <2 x half> for f16), rounds tf32 inputs to nearest even (cvt.rn.tf32.f32
+ * on sm_90 with PTX 7.8 and later, the same bits from integer operations
+ * before: see tf32_round), and stores the four float results back the
+ * same way.  ldmatrix(trans, num, dst, src) reads num 8x8 matrices from
+ * shared memory into num i32s, split into 16-bit halves, low half first.
+ * cg_check has checked the operands and that the target has the
+ * instructions (LLVM would abort with "Cannot select" on an older one), so
+ * a surprise here is a bug.  The warp-collective calls are marked
+ * convergent at the call site, so that no pass moves them into or out of
+ * control flow that depends on the lane.
  */
 #include <string.h>
 
@@ -33,33 +34,80 @@ int cg_tensor_min_sm(tir_intrin op) {
     return op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_LDMATRIX ? 80 : 0;
 }
 
-static void set_convergent(LLVMValueRef call) {
+/* The function attribute `name` (value 0) on a call site. */
+static void add_call_attr(LLVMValueRef call, const char *name) {
     LLVMContextRef lc = LLVMGetTypeContext(LLVMTypeOf(call));
-    unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
     TIR_ASSERT(kind != 0);
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(lc, kind, 0));
 }
+
+static void set_convergent(LLVMValueRef call) { add_call_attr(call, "convergent"); }
 
 /* The element type of the local array of address_of(L[o]). */
 static tir_dtype frag_dtype(const tir_expr *addr) {
     return tir_as_tir_buffer_load(tir_as_tir_call(addr)->args[0])->buffer->dtype;
 }
 
-/* cvt.rna.tf32.f32 of x as an i32: the NVVM intrinsic where LLVM has it,
- * else inline PTX (pure: no side effects, so LLVM may CSE it). */
+/* The PTX ISA version in an LLVM NVPTX feature string ("+ptx78" -> 78;
+ * the last "+ptxNN" wins, as in LLVM), 0 when it names none. */
+static int ptx_version(const char *features) {
+    int v = 0;
+    for (const char *p = features ? strstr(features, "+ptx") : NULL; p; p = strstr(p + 1, "+ptx")) {
+        int n = 0;
+        const char *q = p + 4;
+        for (; *q >= '0' && *q <= '9' && n < 10000; q++) n = n * 10 + (*q - '0');
+        if (q > p + 4 && (*q == '\0' || *q == ',')) v = n;
+    }
+    return v;
+}
+
+bool cg_has_cvt_rn_tf32(const char *arch, const char *features) {
+    return cg_arch_sm(arch) >= 90 && ptx_version(features) >= 78;
+}
+
+LLVMValueRef cg_tf32_round_ints(LLVMBuilderRef b, LLVMValueRef x) {
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetTypeContext(LLVMTypeOf(x)));
+#define K(v) LLVMConstInt(i32, (v), 0)
+    LLVMValueRef u = LLVMBuildBitCast(b, x, i32, "");
+    /* Half an ulp of TF32 less one, plus the kept lowest bit: a tie
+     * carries into an odd kept bit only, anything above half carries
+     * always (into the exponent too, up to Inf past the largest finite). */
+    LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(13), ""), K(1), "");
+    LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, u, K(0xfff), ""), odd, "");
+    r = LLVMBuildAnd(b, r, K(0xffffe000u), "");
+    /* Inf and NaN as they are: a NaN's payload could carry into the sign. */
+    LLVMValueRef special =
+        LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, u, K(0x7f800000u), ""), K(0x7f800000u), "");
+#undef K
+    return LLVMBuildSelect(b, special, u, r, "");
+}
+
+/* x rounded to TF32, to nearest even, as an i32: cvt.rn.tf32.f32 where the
+ * target has it (inline PTX: LLVM 19 has no llvm.nvvm.f2tf32.rn, and an
+ * unknown intrinsic name would only fail in ptxas), else the same bits
+ * from integer operations. */
 static LLVMValueRef tf32_round(cg *g, LLVMValueRef x) {
-    static const char name[] = "llvm.nvvm.f2tf32.rna";
-    LLVMModuleRef mod = cg_module(g);
-    if (LLVMLookupIntrinsicID(name, sizeof name - 1))
-        return cg_call_intrinsic(mod, cg_builder(g), name, NULL, 0, &x, 1);
-    LLVMContextRef lc = LLVMGetModuleContext(mod);
+    const tir_codegen_opts *o = cg_opts(g);
+    const tir_target *t = tir_target_find(o->arch);
+    const char *features = o->features ? o->features : t ? t->ptx_features : NULL;
+    if (!cg_has_cvt_rn_tf32(o->arch, features)) return cg_tf32_round_ints(cg_builder(g), x);
+    LLVMContextRef lc = LLVMGetModuleContext(cg_module(g));
     LLVMTypeRef f32 = LLVMFloatTypeInContext(lc);
     LLVMTypeRef ft = LLVMFunctionType(LLVMInt32TypeInContext(lc), &f32, 1, 0);
-    static const char text[] = "cvt.rna.tf32.f32 $0, $1;";
+    static const char text[] = "cvt.rn.tf32.f32 $0, $1;";
     static const char cons[] = "=r,f";
     LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, sizeof text - 1, (char *)cons,
                                        sizeof cons - 1, 0, 0, LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg_builder(g), ft, fn, &x, 1, "");
+    LLVMValueRef r = LLVMBuildCall2(cg_builder(g), ft, fn, &x, 1, "");
+    /* Pure: memory(none) (the memory attribute's value 0) nounwind
+     * willreturn, as the NVVM intrinsics are.  Without them LLVM assumes
+     * the asm may touch memory and converts a fragment register again for
+     * every mma that reads it (6x the conversions in Step 9's tf32 kernel). */
+    add_call_attr(r, "memory");
+    add_call_attr(r, "nounwind");
+    add_call_attr(r, "willreturn");
+    return r;
 }
 
 /* Operand register j (an i32 or <2 x half>) of the A or B fragment at

@@ -299,8 +299,9 @@ ir_val ir_tc_call(ir_env *e, const ir_cexpr *x);
  * order, rounded once to float32: the interpreter and the simulator share
  * it so they agree bit for bit. */
 void ir_mma_tile(float d[16][8], const float a[16][16], const float b[16][8], int k, bool tf32);
-/* x rounded to TF32 (10 mantissa bits), to nearest, ties away from zero,
- * as cvt.rna.tf32.f32; Inf and NaN unchanged. */
+/* x rounded to TF32 (10 mantissa bits), to nearest, ties to even, as
+ * cvt.rn.tf32.f32 (and codegen's emulation of it before sm_90); Inf and
+ * NaN unchanged, a finite x past the largest TF32 value becomes Inf. */
 float ir_tf32_round(float x);
 
 #endif

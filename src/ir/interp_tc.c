@@ -32,9 +32,11 @@ float ir_tf32_round(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
     if ((u & 0x7f800000u) == 0x7f800000u) return x; /* Inf, NaN: as they are */
-    /* Keep 10 mantissa bits; ties away from zero (cvt.rna.tf32.f32), so
-     * adding half an ulp of TF32 to the magnitude and truncating does it. */
-    u = (u + 0x1000u) & 0xffffe000u;
+    /* Keep 10 mantissa bits, to nearest, ties to even (cvt.rn.tf32.f32):
+     * adding half an ulp of TF32 less one, plus the lowest kept bit, carries
+     * on a tie only into an odd kept bit; a carry out of the mantissa
+     * raises the exponent (to Inf past the largest finite), as it should. */
+    u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
     memcpy(&x, &u, 4);
     return x;
 }
