@@ -123,7 +123,7 @@ static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config b
 }
 
 static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
-    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false};
+    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false};
     return c;
 }
 
@@ -236,14 +236,14 @@ static void test_sampled(void **st) {
 
 /* Two sampled points in the SIMT simulator against the interpreter, on
  * ragged M and N. */
-static void sim_point(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K, int pick) {
-    tir_ctx *ctx = tir_ctx_create();
+static void sim_config(tir_ctx *ctx, tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
+                       const tir_tc_config *c) {
     tir_tune_task t = tc_task(kind, M, N, K);
-    tir_tune_space sp;
-    OK(ctx, tir_tune_space_make(ctx, &t, sm90(), &sp));
-    const tir_tc_config *c = &sp.tc_configs[pick % sp.n];
     const tir_prim_func *kernel, *f = tir_tune_task_func(ctx, &t);
-    tir_schedule *s = schedule_point(ctx, &t, c, &kernel);
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, tir_tune_tc_tiling(s, "C", c, NULL, NULL));
+    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
     tir_dtype in = tir_rt_gemm_kind_input(kind);
     size_t es = (size_t)tir_dtype_bytes(in), nc = (size_t)(M * N);
     void *a = malloc(es * (size_t)(M * K)), *b = malloc(es * (size_t)(K * N));
@@ -268,8 +268,51 @@ static void sim_point(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K, in
     printf("# simulated %s %lldx%lldx%lld with %s\n", tir_rt_gemm_kind_name(kind), (long long)M,
            (long long)N, (long long)K, dec);
     tir_sched_destroy(s);
-    tir_tune_space_free(&sp);
     free(a), free(b), free(out), free(want), free(ref);
+}
+
+static void sim_point(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K, int pick) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(kind, M, N, K);
+    tir_tune_space sp;
+    OK(ctx, tir_tune_space_make(ctx, &t, sm90(), &sp));
+    sim_config(ctx, kind, M, N, K, &sp.tc_configs[pick % sp.n]);
+    tir_tune_space_free(&sp);
+    tir_ctx_destroy(ctx);
+}
+
+/* The block grid's x extent after the rule (the launch's blocks per row). */
+static int64_t grid_x(tir_ctx *ctx, int64_t m, int64_t n, const tir_tc_config *c) {
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, tir_def_matmul_mixed(ctx, m, n, 64, TIR_BF16, TIR_F32), &s));
+    OK(ctx, tir_tune_tc_tiling(s, "C", c, NULL, NULL));
+    const char *text = tir_print(ctx, tir_sched_func(s));
+    const char *x = strstr(text, "thread=\"blockIdx.x\"");
+    assert_non_null(x);
+    while (x > text && strncmp(x, "T.thread_binding(0, ", 20)) x--;
+    tir_sched_destroy(s);
+    return atoll(x + 20);
+}
+
+/* Block swizzle: at 8192^3 the rule launches groups of 8 block rows (x
+ * covers 8 rows of the 32 column tiles); not with no_swizzle, not on a
+ * grid under 1024 blocks (4096^3: 512), not where 8 does not divide the
+ * block rows (8064 rows: 63).  The swizzled kernel of 1024 32x32 blocks
+ * computes the product in the simulator. */
+static void test_swizzle(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tc_config c = tir_tc_config_default();
+    c.bn = 256, c.bk = 64, c.stages = 4;
+    assert_int_equal(grid_x(ctx, 8192, 8192, &c), 256);
+    assert_int_equal(grid_x(ctx, 4096, 4096, &c), 16);
+    assert_int_equal(grid_x(ctx, 8064, 8192, &c), 32);
+    c.no_swizzle = true;
+    assert_int_equal(grid_x(ctx, 8192, 8192, &c), 32);
+    tir_tc_config small = {.bm = 32, .bn = 32, .bk = 16, .warps_m = 1, .warps_n = 1,
+                           .stages = 2, .async_copy = true, .pad = 8};
+    assert_int_equal(grid_x(ctx, 1024, 1024, &small), 256);
+    sim_config(ctx, TIR_RT_GEMM_BF16, 1024, 1024, 16, &small);
     tir_ctx_destroy(ctx);
 }
 
@@ -418,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_space),  cmocka_unit_test(test_valid),
         cmocka_unit_test(test_text),   cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_sim),    cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_tune_fake_bf16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

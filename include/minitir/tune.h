@@ -288,6 +288,10 @@ typedef struct tir_tc_config {
      * 128x256x64 in 4 stages, but bf16 9-10% slower on the H200, run 31);
      * off by default, not a tuner knob. */
     bool guard_tail;
+    /* no_swizzle: blocks launched in raster order instead of in groups of
+     * 8 block rows, on grids of 1024 or more blocks with whole groups
+     * (src/tune/tiling_tc.c, bind_blocks). */
+    bool no_swizzle;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,

@@ -35,14 +35,16 @@ static const char *const examples_help =
     "--stages N (Step 8, float32, not with --db): a multistage pipeline of N = 2..4\n"
     "stages (cp.async copies of N - 1 k tiles in flight) instead of register\n"
     "staging, on the default or --config; with --dtype: Step 9's pipeline depth.\n"
-    "--tc-off bpairs,fragpipe,interleave,prefetch (Step 9; bpairs and fragpipe not with\n"
-    "--db): turns speed-ups off for A/B runs. bpairs: B fragments by one\n"
+    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle (Step 9; bpairs, fragpipe\n"
+    "and swizzle not with --db): turns speed-ups off for A/B runs. bpairs: B\n"
+    "fragments by one\n"
     "ldmatrix.x2.trans per 16x8 tile instead of one x4.trans per two tiles;\n"
     "fragpipe: the k steps of a k tile one after the other instead of loading\n"
     "step s + 1's fragments before step s's mma; interleave: a k tile's cp.async\n"
     "copies all before its mma instead of spread among them (lowering);\n"
     "prefetch: a k tile's first fragments loaded after its barrier instead of\n"
-    "before the previous tile's last mma (lowering).\n";
+    "before the previous tile's last mma (lowering); swizzle: blocks in raster\n"
+    "order instead of groups of 8 block rows (grids of 1024+ blocks).\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -117,7 +119,8 @@ static bool parse_tc_off(const char *v, unsigned *bits) {
     } names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
                  {"fragpipe", TIRC_TC_OFF_FRAGPIPE},
                  {"interleave", TIRC_TC_OFF_INTERLEAVE},
-                 {"prefetch", TIRC_TC_OFF_PREFETCH}};
+                 {"prefetch", TIRC_TC_OFF_PREFETCH},
+                 {"swizzle", TIRC_TC_OFF_SWIZZLE}};
     for (;;) { /* name (',' name)*: no empty names */
         size_t n = strcspn(v, ",");
         bool found = false;
@@ -272,7 +275,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--tc-off")) {
             if (!(v = value(argc, argv, &i)) || !parse_tc_off(v, &o->tc_off))
                 return tirc_usage_error(
-                    "--tc-off wants a comma-separated list of: bpairs, fragpipe, interleave, prefetch");
+                    "--tc-off wants a comma-separated list of: bpairs, fragpipe, interleave, prefetch, "
+                    "swizzle");
         } else if (!strcmp(a, "--dtype")) {
             if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
                 return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");

@@ -62,6 +62,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
             if (stages) cfg.stages = stages;
             cfg.no_b_pairs = tc_off & TIRC_TC_OFF_BPAIRS;
             cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
+            cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (step == 8 && !fused && (config || stages)) { /* --config, --stages */

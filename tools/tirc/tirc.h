@@ -88,9 +88,9 @@ typedef struct opts {
 
 /* --tc-off bpairs,fragpipe,interleave,prefetch: A/B switches of Step 9
  * (tir_tc_config's no_*; interleave: tir_lower_opts.no_copy_interleave;
- * prefetch: tir_lower_opts.no_tile_prefetch). */
+ * prefetch: tir_lower_opts.no_tile_prefetch; swizzle: tir_tc_config.no_swizzle). */
 enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u,
-       TIRC_TC_OFF_PREFETCH = 8u };
+       TIRC_TC_OFF_PREFETCH = 8u, TIRC_TC_OFF_SWIZZLE = 16u };
 
 /* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
  * tf32 / f16 / bf16. */
