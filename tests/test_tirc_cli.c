@@ -201,6 +201,23 @@ static void ptx(void **state) {
     int one = count_before(out, "ldmatrix.sync", "mma.sync");
     assert_true(one > 0);
     assert_int_equal(two, 2 * one);
+    /* tile_prefetch: the next k tile's wait moves above the last k step's
+       commit (its count one less), not with --tc-off prefetch */
+    const char *pf = "ptx matmul --dtype bf16 --size 256x256x1024 --tile 128x256x64x2x4 --stages 4";
+    char cmd[256];
+    assert_int_equal(tirc_run(NULL, pf), 0);
+    int waits1 = count(out, "cp.async.wait_group 1;");
+    snprintf(cmd, sizeof cmd, "%s --tc-off prefetch", pf);
+    assert_int_equal(tirc_run(NULL, cmd), 0);
+    if (waits1 <= count(out, "cp.async.wait_group 1;"))
+        fail_msg("prefetch: %d wait_group 1, %d without", waits1, count(out, "cp.async.wait_group 1;"));
+    /* the block swizzle at 8192^3 (blockIdx.x / 8 and % 8), not with
+       --tc-off swizzle */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 8192"), 0);
+    char *sw = strdup(out);
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 8192 --tc-off swizzle"), 0);
+    assert_string_not_equal(sw, out);
+    free(sw);
     /* Step 8's k pipeline: the rule keeps the peeled epilogue by default
      * (tir_tile_config.guard_tail off: the guarded kernels were slower on
      * the H200), so the 8 x 8 x 16 body twice, with or without
