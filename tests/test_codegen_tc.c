@@ -182,6 +182,43 @@ static void test_arch_gate(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* shfl_xor in codegen: shfl.sync.bfly.b32 over the whole warp; sm_70 and
+ * later; a float32 value and a constant lane mask 1, 2, 4, 8 or 16. */
+static const tir_prim_func *shfl_func(tir_ctx *ctx, const char *value, const char *mask) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def shfl(X: T.Buffer((32,), \"float32\"), Y: T.Buffer((32,), \"float32\")):\n"
+             "    for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+             "        Y[tx] = T.Cast(\"float32\", T.call_intrin(\"%s\", \"shfl_xor\", %s, %s))\n",
+             strstr(value, "int") ? "int32" : "float32", value, mask);
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
+        fail_msg("%s\n%s", tir_ctx_error(ctx), text);
+    return f;
+}
+
+static void test_shfl_xor(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = shfl_func(ctx, "X[tx]", "2");
+    assert_int_equal(check_for(ctx, f, "sm_70"), TIR_OK);
+    assert_int_equal(check_for(ctx, f, "sm_61"), TIR_ERR_ARCH);
+    assert_non_null(strstr(tir_ctx_error(ctx), "shfl_xor needs a GPU of sm_70"));
+    assert_int_equal(check_for(ctx, shfl_func(ctx, "X[tx]", "3"), "sm_90"), TIR_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tir_ctx_error(ctx), "lane mask must be the constant 1, 2, 4, 8"));
+    assert_int_equal(check_for(ctx, shfl_func(ctx, "X[tx]", "tx % 2 + 1"), "sm_90"),
+                     TIR_ERR_UNSUPPORTED);
+    assert_int_equal(check_for(ctx, shfl_func(ctx, "T.Cast(\"int32\", X[tx])", "1"), "sm_90"),
+                     TIR_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tir_ctx_error(ctx), "float32 only"));
+    const tir_module *m = NULL;
+    if (tir_codegen(ctx, f, NULL, &m) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    assert_non_null(strstr(m->ptx, "shfl.sync.bfly.b32"));
+    assert_non_null(strstr(m->ptx, ", 2, 31, -1;"));
+    tir_ctx_destroy(ctx);
+}
+
 /* ------------------------------------------------ malformed operands */
 
 static const tir_buffer *buf(tir_ctx *ctx, const char *name, tir_dtype t, int64_t n, tir_scope s) {
@@ -454,7 +491,7 @@ static void test_host_refused(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mma_global),   cmocka_unit_test(test_mma_ldmatrix),
-        cmocka_unit_test(test_arch_gate),    cmocka_unit_test(test_bad_mma),
+        cmocka_unit_test(test_arch_gate), cmocka_unit_test(test_shfl_xor),    cmocka_unit_test(test_bad_mma),
         cmocka_unit_test(test_bad_ldmatrix), cmocka_unit_test(test_lane_id_type),
         cmocka_unit_test(test_host_refused), cmocka_unit_test(test_tf32_gate),
         cmocka_unit_test(test_tf32_emulation),

@@ -844,6 +844,7 @@ typedef struct tc_totals {
     long cases, refused, lowered, lower_refused, failures, known;
     long wrong_intrin, wrong_loop, no_decompose; /* perturbations tried */
     long pert_refused, pert_accepted;            /* of wrong_loop + no_decompose */
+    long vec_stores; /* simulated kernels with vector_acc_store's shuffles */
 } tc_totals;
 
 typedef struct tc_case {
@@ -951,6 +952,8 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
         st = tir_sim_run(ctx, k, 3, args, &so, &rep);
         if (st == TIR_OK)
             st = tir_rt_check(ctx, what, TIR_F32, out, tc->ref, tc->M, tc->N, tol, NULL);
+        if (st == TIR_OK && tc->lower.vector_acc_store && strstr(tir_print(ctx, k), "shfl_xor("))
+            tc->t->vec_stores++;
         if (st != TIR_OK) {
             snprintf(gc->why, sizeof gc->why, "%s simulated: %s: %s\nkernel:\n%s", what,
                      tir_status_name(st), tir_ctx_error(ctx), tir_print(ctx, k));
@@ -1112,10 +1115,20 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     c->guard_tail = chance(&r2, 30);                 /* with interleave: review of run 36 */
     tc->lower.no_copy_interleave = chance(&r2, 20);
     tc->lower.no_tile_prefetch = chance(&r2, 20);
+    /* vector_acc_store, from a stream of its own for the same reason; it
+     * changes only frag_stores whose tiles lie inside C, so M and N are
+     * rounded down to whole blocks in half of its cases (M, N below one
+     * block: one block) */
+    uint64_t r3 = *r ^ 0x27d4eb2fu;
+    tc->lower.vector_acc_store = chance(&r3, 20);
+    if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
+        tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
+        tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
+    }
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
@@ -1123,7 +1136,8 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
              c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, tc->perturb_at,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
-             tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "");
+             tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
+             tc->lower.vector_acc_store ? ", lowered with vector_acc_store" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */
@@ -1270,10 +1284,11 @@ static void test_gpu_fuzz_tc(void **state) {
            "hgemm_schedule, %ld lowered and simulated, %ld refused by tir_lower; mistakes: %ld "
            "wrong intrinsics, %ld wrong loops, %ld tensorize before decompose_reduction (%ld "
            "refused, %ld accepted and checked); %ld known issues (a "
-           "half-tensorized schedule reading fragment padding); %ld failures\n",
+           "half-tensorized schedule reading fragment padding); %ld simulated with "
+           "vector_acc_store's shuffles; %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.lower_refused,
            t.wrong_intrin, t.wrong_loop, t.no_decompose, t.pert_refused, t.pert_accepted,
-           t.known, t.failures);
+           t.known, t.vec_stores, t.failures);
     if (t.failures) fail_msg("%ld of %ld tensor-core fuzz cases failed (see above)", t.failures,
                              t.cases);
     assert_true(t.lowered > 0); /* it reaches the simulator */

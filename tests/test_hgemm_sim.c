@@ -40,11 +40,20 @@ static int count(const char *s, const char *what) {
     return n;
 }
 
-/* The schedule of cfg on an M x N x K matmul of kind: checks the trace,
- * the interpreted and the simulated function against the definition and
- * the PTX; returns how often `what` (may be NULL) occurs in the PTX. */
-static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
-                        int64_t K, const char *what) {
+/* Counts of the vector_acc_store epilogue: shfl_xor calls in the lowered
+ * kernel's IR, and in its PTX shfl.sync.bfly, st.global.v4.f32 and all
+ * st.global instructions. */
+typedef struct epi_counts {
+    int ir_shfl, shfl, v4, st;
+} epi_counts;
+
+/* The schedule of cfg on an M x N x K matmul of kind, lowered with lo
+ * (NULL: the defaults): checks the trace, the interpreted and the
+ * simulated function against the definition and the PTX; returns how
+ * often `what` (may be NULL) occurs in the PTX, and the epilogue's counts
+ * in *epi (may be NULL). */
+static int run_case_lo(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                       int64_t K, const char *what, const tir_lower_opts *lo, epi_counts *epi) {
     tir_ctx *ctx = tir_ctx_create();
     tir_dtype in = tir_rt_gemm_kind_input(kind);
     const tir_prim_func *f = tir_def_matmul_mixed(ctx, M, N, K, in, TIR_F32);
@@ -77,7 +86,7 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
     OK(ctx, tir_rt_check(ctx, "interpreted Step 9", TIR_F32, sched, ref, M, N, tol, NULL));
     /* the kernel in the simulator */
     const tir_prim_func *kernel;
-    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
+    OK(ctx, tir_lower(ctx, tir_sched_func(s), lo, &kernel));
     tir_rt_poison(out, 4 * nc);
     args[2].data = out;
     tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
@@ -129,6 +138,10 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
         assert_int_equal(before, (pipelined ? 2 : 1) * per_step);
     }
     int hits = what ? count(m->ptx, what) : 0;
+    if (epi)
+        *epi = (epi_counts){count(tir_print(ctx, kernel), "shfl_xor("),
+                            count(m->ptx, "shfl.sync.bfly"), count(m->ptx, "st.global.v4.f32"),
+                            count(m->ptx, "st.global")};
     ptxas_info pi;
     if (ptxas_assemble(m, &pi)) {
         assert_int_equal(pi.spill_stores + pi.spill_loads, 0);
@@ -140,6 +153,11 @@ static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t 
     free(a), free(b), free(out), free(sched), free(want), free(ref);
     tir_ctx_destroy(ctx);
     return hits;
+}
+
+static int run_case_ptx(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
+                        int64_t K, const char *what) {
+    return run_case_lo(kind, cfg, M, N, K, what, NULL, NULL);
 }
 
 static void run_case(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M, int64_t N,
@@ -279,6 +297,57 @@ static void test_frag_pipeline(void **st) {
     run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
 }
 
+/* tir_lower_opts.vector_acc_store: with the tiles inside C, every 16x8
+ * accumulator tile of a warp is two shuffles and one st.global.v4.f32,
+ * the kernel's only stores (none without the option); a ragged M or N
+ * keeps the old stores.  Simulated against the interpreter for the
+ * three types at the 4096^3 tiles (128x256x64, 2x4 warps, 4 stages) and
+ * 64x64 ones. */
+static void vec_case(tir_rt_gemm_kind kind, const hgemm_config *c, int64_t M, int64_t N,
+                     int64_t K) {
+    tir_lower_opts lo;
+    tir_lower_opts_init(&lo);
+    lo.vector_acc_store = true;
+    epi_counts on, off;
+    run_case_lo(kind, c, M, N, K, NULL, &lo, &on);
+    run_case_lo(kind, c, M, N, K, NULL, NULL, &off);
+    int tiles = (c->bm / c->warps_m / 16) * (c->bn / c->warps_n / 8);
+    bool inside = M % c->bm == 0 && N % c->bn == 0;
+    printf("# vector_acc_store %s %lldx%lldx%lld: %d tiles a warp; on: %d shfl_xor in the IR, "
+           "%d shfl, %d v4 of %d stores; off: %d, %d, %d, %d\n",
+           tir_rt_gemm_kind_name(kind), (long long)M, (long long)N, (long long)K, tiles,
+           on.ir_shfl, on.shfl, on.v4, on.st, off.ir_shfl, off.shfl, off.v4, off.st);
+    assert_int_equal(off.ir_shfl + off.shfl + off.v4, 0);
+    assert_true(off.st >= 2 * tiles);
+    if (inside) {
+        assert_true(on.ir_shfl > 0);
+        assert_int_equal(on.shfl, 2 * tiles);
+        assert_int_equal(on.v4, tiles);
+        assert_int_equal(on.st, tiles);
+    } else {
+        assert_int_equal(on.ir_shfl + on.shfl + on.v4, 0);
+        assert_int_equal(on.st, off.st);
+    }
+}
+
+static void test_vector_acc_store(void **st) {
+    (void)st;
+    hgemm_config big = hgemm_default_config();
+    big.bm = 128, big.bn = 256, big.bk = 64, big.warps_m = 2, big.warps_n = 4, big.stages = 4;
+    vec_case(TIR_RT_GEMM_BF16, &big, 128, 256, 128);
+    vec_case(TIR_RT_GEMM_F16, &big, 128, 256, 128);
+    hgemm_config c = small(2);
+    vec_case(TIR_RT_GEMM_BF16, &c, 128, 64, 64);
+    vec_case(TIR_RT_GEMM_F16, &c, 64, 64, 64);
+    c.bk = 16;
+    vec_case(TIR_RT_GEMM_TF32, &c, 64, 128, 64);
+    /* ragged M, then ragged N: the old stores */
+    vec_case(TIR_RT_GEMM_BF16, &c, 100, 64, 64);
+    vec_case(TIR_RT_GEMM_TF32, &c, 64, 72, 32);
+    big.bk = 32;
+    vec_case(TIR_RT_GEMM_TF32, &big, 128, 256, 64);
+}
+
 /* Configurations the schedule refuses, and K the k tile does not divide
  * (tensorize refuses a ragged k tile, naming the fix). */
 static void test_refusals(void **st) {
@@ -309,7 +378,7 @@ int main(void) {
         cmocka_unit_test(test_tf32),          cmocka_unit_test(test_default_tiles),
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
         cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
-        cmocka_unit_test(test_small_shared_tiles),
+        cmocka_unit_test(test_small_shared_tiles), cmocka_unit_test(test_vector_acc_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

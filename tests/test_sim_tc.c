@@ -228,8 +228,60 @@ static void test_other_errors(void **st) {
     expect_error(ctx, tir_sim_run(ctx, f, 1, args + 2, NULL, NULL), TIR_ERR_UNSUPPORTED, m2);
 }
 
+/* shfl_xor(value, MASK) in every lane of one warp; MASK is replaced. */
+static const char *shfl_text =
+    "@T.prim_func\n"
+    "def shfl(X: T.Buffer((32,), \"float32\"), Y: T.Buffer((32,), \"float32\")):\n"
+    "    for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "        COND\n"
+    "            Y[tx] = T.call_intrin(\"float32\", \"shfl_xor\", X[tx] + T.float32(1), MASK)\n";
+
+static const tir_prim_func *shfl_func(tir_ctx *ctx, const char *cond, const char *mask) {
+    char text[1024];
+    const char *c = strstr(shfl_text, "COND"), *m = strstr(shfl_text, "MASK");
+    snprintf(text, sizeof text, "%.*s%s%.*s%s%s", (int)(c - shfl_text), shfl_text, cond,
+             (int)(m - c - 4), c + 4, mask, m + 4);
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
+        fail_msg("%s\n%s", tir_ctx_error(ctx), text);
+    return f;
+}
+
+/* shfl_xor: lane l gets lane l ^ mask's value, for each mask; refused
+ * with a lane mask that is no power of two up to 16 or differs between
+ * lanes, in a divergent warp, and by the interpreter. */
+static void test_shfl_xor(void **st) {
+    tir_ctx *ctx = *st;
+    float x[32], y[32];
+    for (int i = 0; i < 32; i++) x[i] = (float)(i * i);
+    tir_arg args[2] = {{x, 0}, {y, 0}};
+    static const char *const masks[] = {"1", "2", "4", "8", "16"};
+    for (int k = 0; k < 5; k++) {
+        const tir_prim_func *f = shfl_func(ctx, "if True:", masks[k]);
+        tir_sim_report rep;
+        for (int i = 0; i < 32; i++) y[i] = -1;
+        if (tir_sim_run(ctx, f, 2, args, NULL, &rep) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+        assert_int_equal(rep.warp_ops, 1);
+        for (int i = 0; i < 32; i++) assert_true(y[i] == x[i ^ (1 << k)] + 1);
+    }
+    const char *m1[] = {"shfl_xor(.., 3)", "must be 1, 2, 4, 8 or 16", NULL};
+    expect_error(ctx, tir_sim_run(ctx, shfl_func(ctx, "if True:", "3"), 2, args, NULL, NULL),
+                 TIR_ERR_EVAL, m1);
+    const char *m2[] = {"shfl_xor(.., 2)", "the same in every lane (lane 0 has 1)", NULL};
+    expect_error(ctx,
+                 tir_sim_run(ctx, shfl_func(ctx, "if True:", "tx % 2 + 1"), 2, args, NULL, NULL),
+                 TIR_ERR_EVAL, m2);
+    const char *m3[] = {"divergent warp: lanes 0-15", "wait at shfl_xor", NULL};
+    expect_error(ctx, tir_sim_run(ctx, shfl_func(ctx, "if tx < 16:", "1"), 2, args, NULL, NULL),
+                 TIR_ERR_SIM_BARRIER, m3);
+    const char *m4[] = {"shfl_xor is an intrinsic of lowered kernels", NULL};
+    expect_error(ctx, tir_interp_run(ctx, shfl_func(ctx, "if True:", "1"), 2, args, NULL),
+                 TIR_ERR_UNSUPPORTED, m4);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_shfl_xor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_warp, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tf32_matters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),

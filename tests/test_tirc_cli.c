@@ -101,6 +101,8 @@ static void usage_errors(void **state) {
         "ptx matmul --dtype bf16 --tc-off wpairs",       /* unknown speed-up */
         "ptx matmul --dtype bf16 --tc-off bpairs,",      /* an empty name */
         "ptx matmul --tc-off bpairs",                    /* Step 9's */
+        "ptx matmul --dtype bf16 --tc-on fastest",       /* unknown option */
+        "ptx matmul --tc-on vecstore",                   /* Step 9's */
         "bench matmul --model knn",                      /* tune's */
         "run matmul --replay x.db",                      /* tune's */
         "tune matmul --size 64 --model forest",          /* unknown model */
@@ -211,6 +213,16 @@ static void ptx(void **state) {
     assert_int_equal(tirc_run(NULL, cmd), 0);
     if (waits1 <= count(out, "cp.async.wait_group 1;"))
         fail_msg("prefetch: %d wait_group 1, %d without", waits1, count(out, "cp.async.wait_group 1;"));
+    /* --tc-on vecstore (tir_lower_opts.vector_acc_store): one
+       st.global.v4.f32 and two shfl.sync.bfly per 16x8 accumulator tile
+       of a warp (64x64 warp tiles: 32), none without it */
+    const char *vs = "ptx matmul --dtype bf16 --size 256x256x128 --tile 128x256x64x2x4 --stages 4";
+    assert_int_equal(tirc_run(NULL, vs), 0);
+    assert_int_equal(count(out, "st.global.v4.f32") + count(out, "shfl.sync.bfly"), 0);
+    snprintf(cmd, sizeof cmd, "%s --tc-on vecstore", vs);
+    assert_int_equal(tirc_run(NULL, cmd), 0);
+    assert_int_equal(count(out, "st.global.v4.f32"), 32);
+    assert_int_equal(count(out, "shfl.sync.bfly"), 64);
     /* the block swizzle at 8192^3 (blockIdx.x / 8 and % 8), not with
        --tc-off swizzle */
     assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 8192"), 0);

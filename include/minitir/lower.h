@@ -53,6 +53,16 @@ typedef struct tir_lower_opts {
      * instead of before the previous tile's last mma_sync (the
      * tile_prefetch pass, docs/lowering.md), for A/B comparisons. */
     bool no_tile_prefetch;
+    /* Write each 16x8 float32 accumulator tile with one 16-byte store per
+     * lane instead of two 8-byte ones: lanes t and t ^ 1 swap half their
+     * registers with two shfl_xor, then lane l writes 4 consecutive floats
+     * of row l / 4 (even l % 4) or l / 4 + 8 (odd).  Only for a frag_store
+     * whose tile lies inside D for every block (no clipping), D float32
+     * with rows a multiple of 4 elements apart and the tile column a
+     * multiple of 4; any other frag_store keeps the per-lane stores
+     * (lower_fragments, docs/tensor-cores.md).  Off by default: not yet
+     * measured on the GPU. */
+    bool vector_acc_store;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

@@ -244,6 +244,20 @@ static tir_status chk_ldmatrix(chk *c, const tir_call *call) {
     return chk_collective(c, call->op);
 }
 
+/* shfl_xor(value, lane_mask): a float32 value and the constant lane mask
+ * 1, 2, 4, 8 or 16. */
+static tir_status chk_shfl_xor(chk *c, const tir_call *call) {
+    int64_t m;
+    if (!tir_dtype_eq(call->args[0]->dtype, TIR_F32) || !tir_dtype_eq(call->base.dtype, TIR_F32))
+        return unsupported(c, "codegen: shfl_xor of a %s value: float32 only",
+                           dstr(c->ctx, call->args[0]->dtype));
+    if (!tir_expr_const_int(call->args[1], &m) || m < 1 || m > 16 || (m & (m - 1)))
+        return unsupported(c, "codegen: shfl_xor: the lane mask must be the constant 1, 2, 4, 8 "
+                              "or 16");
+    TIR_TRY(chk_expr(c, call->args[0], false));
+    return chk_collective(c, call->op);
+}
+
 static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
     const char *name = tir_intrin_name(call->op);
     if (!tir_intrin_nargs_ok(call->op, call->nargs))
@@ -280,6 +294,7 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
                                "under Evaluate",
                                name);
         return call->op == TIR_INTRIN_MMA_SYNC ? chk_mma_sync(c, call) : chk_ldmatrix(c, call);
+    case TIR_INTRIN_SHFL_XOR: return chk_shfl_xor(c, call);
     case TIR_INTRIN_LANE_ID:
         if (!tir_dtype_eq(call->base.dtype, TIR_I32))
             return unsupported(c, "codegen: lane_id() must be int32 (is %s)",

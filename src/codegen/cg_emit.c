@@ -1011,6 +1011,7 @@ LLVMBuilderRef cg_builder(cg *g) { return g->b; }
 LLVMModuleRef cg_module(cg *g) { return g->mod; }
 const tir_codegen_opts *cg_opts(cg *g) { return g->opts; }
 LLVMValueRef cg_address_of(cg *g, const tir_expr *addr) { return address_of(g, addr); }
+LLVMValueRef cg_expr(cg *g, const tir_expr *e) { return expr(g, e); }
 
 /* Read in the entry block, the value dominates the whole kernel; one
  * value (rather than a call per use) also lets binop share the index
@@ -1068,7 +1069,7 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     if (g->host && (c->op == TIR_INTRIN_SYNCTHREADS || c->op == TIR_INTRIN_CP_ASYNC ||
                     c->op == TIR_INTRIN_CP_ASYNC_COMMIT || c->op == TIR_INTRIN_CP_ASYNC_WAIT ||
                     c->op == TIR_INTRIN_LANE_ID || c->op == TIR_INTRIN_MMA_SYNC ||
-                    c->op == TIR_INTRIN_LDMATRIX))
+                    c->op == TIR_INTRIN_LDMATRIX || c->op == TIR_INTRIN_SHFL_XOR))
         return fail(g, TIR_ERR_UNSUPPORTED, "codegen: %s cannot run on the host",
                     tir_intrin_name(c->op));
     switch (c->op) {
@@ -1103,7 +1104,8 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     case TIR_INTRIN_ATOMIC_ADD: return atomic_add(g, c);
     case TIR_INTRIN_LANE_ID:
     case TIR_INTRIN_MMA_SYNC:
-    case TIR_INTRIN_LDMATRIX: return cg_tensor_call(g, c);
+    case TIR_INTRIN_LDMATRIX:
+    case TIR_INTRIN_SHFL_XOR: return cg_tensor_call(g, c);
     default: return math_call(g, c);
     }
 }

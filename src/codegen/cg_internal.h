@@ -100,7 +100,7 @@ typedef struct cg cg;
 int cg_arch_sm(const char *arch);
 /* The oldest compute capability that has intrinsic op (0: any). */
 int cg_tensor_min_sm(tir_intrin op);
-/* Emits a tensor-core call (lane_id, mma_sync, ldmatrix) checked by
+/* Emits a tensor-core call (lane_id, mma_sync, ldmatrix, shfl_xor) checked by
  * cg_check; NULL on failure (the ctx has the error). */
 LLVMValueRef cg_tensor_call(cg *g, const tir_call *c);
 /* Whether PTX's cvt.rn.tf32.f32 is valid for arch with LLVM NVPTX
@@ -122,6 +122,8 @@ const tir_codegen_opts *cg_opts(cg *g);
 LLVMValueRef cg_entry_intrinsic(cg *g, const char *name);
 /* The pointer address_of(load) denotes. */
 LLVMValueRef cg_address_of(cg *g, const tir_expr *addr);
+/* The value of expression e (NULL on failure: the ctx has the error). */
+LLVMValueRef cg_expr(cg *g, const tir_expr *e);
 /* Element o + k of the local array L, where addr is address_of(L[o]):
  * loaded, or v stored, as a scalar BufferLoad / BufferStore of it would
  * be.  NULL / false on failure. */

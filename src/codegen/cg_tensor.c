@@ -10,6 +10,8 @@
  * before: see tf32_round), and stores the four float results back the
  * same way.  ldmatrix(trans, num, dst, src) reads num 8x8 matrices from
  * shared memory into num i32s, split into 16-bit halves, low half first.
+ * shfl_xor(value, lane_mask) is llvm.nvvm.shfl.sync.bfly.f32 over the
+ * whole warp (member mask 0xffffffff, clamp 31: a 32-lane segment).
  * cg_check has checked the operands and that the target has the
  * instructions (LLVM would abort with "Cannot select" on an older one), so
  * a surprise here is a bug.  The warp-collective calls are marked
@@ -31,6 +33,9 @@ int cg_arch_sm(const char *arch) {
  * ISA, "Warp-level matrix instructions"); ldmatrix is Turing's, but the
  * tensor-core path as a whole is built for sm_80 and later. */
 int cg_tensor_min_sm(tir_intrin op) {
+    /* shfl.sync needs PTX 6.0, which LLVM assumes by default from sm_70
+     * on (an older arch would need an explicit +ptx60 feature) */
+    if (op == TIR_INTRIN_SHFL_XOR) return 70;
     return op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_LDMATRIX ? 80 : 0;
 }
 
@@ -185,11 +190,29 @@ static LLVMValueRef ldmatrix(cg *g, const tir_call *c) {
     return r;
 }
 
+/* shfl.sync.bfly.b32 of a float32 over all 32 lanes (cg_check: lane_mask
+ * is a constant 1 .. 16). */
+static LLVMValueRef shfl_xor(cg *g, const tir_call *c) {
+    int64_t mask = 0;
+    bool k = tir_expr_const_int(c->args[1], &mask);
+    TIR_ASSERT(k);
+    LLVMValueRef v = cg_expr(g, c->args[0]);
+    if (!v) return NULL;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetModuleContext(cg_module(g)));
+    LLVMValueRef ops[4] = {LLVMConstInt(i32, 0xffffffffu, 0), v,
+                           LLVMConstInt(i32, (unsigned long long)mask, 0), LLVMConstInt(i32, 31, 0)};
+    LLVMValueRef r = cg_call_intrinsic(cg_module(g), cg_builder(g), "llvm.nvvm.shfl.sync.bfly.f32",
+                                       NULL, 0, ops, 4);
+    set_convergent(r);
+    return r;
+}
+
 LLVMValueRef cg_tensor_call(cg *g, const tir_call *c) {
     switch (c->op) {
     case TIR_INTRIN_LANE_ID: return cg_entry_intrinsic(g, "llvm.nvvm.read.ptx.sreg.laneid");
     case TIR_INTRIN_MMA_SYNC: return mma_sync(g, c);
     case TIR_INTRIN_LDMATRIX: return ldmatrix(g, c);
+    case TIR_INTRIN_SHFL_XOR: return shfl_xor(g, c);
     default: TIR_UNREACHABLE();
     }
 }

@@ -1357,7 +1357,7 @@ static void atomic_add(ir_env *e, const ir_val *args) {
 }
 
 /* Tensor-core intrinsics.  A simulator's hook gets the lowered per-lane
- * forms (lane_id, mma_sync, ldmatrix: warp collectives) with evaluated
+ * forms (lane_id, mma_sync, ldmatrix, shfl_xor: warp collectives) with evaluated
  * operands.  Otherwise the logical tile forms read their operands'
  * indices themselves (interp_tc.c): a clipped frag_load / frag_store
  * origin may lie outside its buffer, so address_of is not evaluated. */
@@ -1365,7 +1365,8 @@ static ir_val tc_call(ir_env *e, const ir_cexpr *x) {
     tir_intrin op = x->u.call.op;
     ir_val args[8], r = {0};
     if (e->hooks && e->hooks->intrin &&
-        (op == TIR_INTRIN_LANE_ID || op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_LDMATRIX)) {
+        (op == TIR_INTRIN_LANE_ID || op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_LDMATRIX ||
+         op == TIR_INTRIN_SHFL_XOR)) {
         for (int i = 0; i < x->u.call.nargs; i++) args[i] = ir_eval(e, x->u.call.args[i]);
         if (e->status || e->hooks->intrin(e, x, args, &r)) return r;
     }
@@ -1379,6 +1380,7 @@ static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     case TIR_INTRIN_LANE_ID:
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
+    case TIR_INTRIN_SHFL_XOR:
     case TIR_INTRIN_FRAG_FILL:
     case TIR_INTRIN_FRAG_LOAD:
     case TIR_INTRIN_FRAG_STORE: return tc_call(e, x);

@@ -13,8 +13,8 @@
  * compiled load (buffer slot and indices), not from the evaluated
  * pointer, since a clipped frag_load / frag_store origin may lie outside
  * its buffer.  Element accesses go through the interpreter's checked
- * paths (bounds, unwritten elements, a simulator's watch hook).  lane_id
- * and ldmatrix exist only per lane, after lower_fragments: the interpreter
+ * paths (bounds, unwritten elements, a simulator's watch hook).  lane_id,
+ * ldmatrix and shfl_xor exist only per lane, after lower_fragments: the interpreter
  * refuses them (the simulator executes them as warp collectives).
  *
  * The arithmetic of one mma tile, ir_mma_tile, is shared with the

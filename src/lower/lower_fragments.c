@@ -41,6 +41,10 @@
 
 typedef struct fbuf {
     const tir_buffer *frag, *local;
+    /* vector_acc_store: 4 scratch registers beside an accumulator array,
+     * allocated with it when a store used them (scratch_used) */
+    const tir_buffer *scratch;
+    bool scratch_used;
     tir_frag_layout lay;
 } fbuf;
 
@@ -144,8 +148,16 @@ static const tir_stmt *lower_alloc(lf *c, const tir_allocate *a, tir_mutator *m)
                          .shape = (const tir_expr *[]){tir_i32(c->st->ctx, size / 32)},
                          .scope = TIR_SCOPE_LOCAL};
     f->local = tir_buffer_new(c->st->ctx, &d);
+    if (c->st->opts.vector_acc_store && b->scope == TIR_SCOPE_FRAG_ACC) {
+        char name[128];
+        snprintf(name, sizeof name, "%s_x", b->name);
+        d.name = name;
+        d.shape = (const tir_expr *[]){tir_i32(c->st->ctx, 4)};
+        f->scratch = tir_buffer_new(c->st->ctx, &d);
+    }
     ir_vec_push(&c->bufs, f);
     const tir_stmt *body = tir_mutate_stmt(m, a->body);
+    if (f->scratch_used) body = tir_allocate_new(c->st->ctx, f->scratch, body);
     return lower_alloc_like(c->st->ctx, a, f->local, body);
 }
 
@@ -326,19 +338,10 @@ static bool provable(lf *c, const tir_expr *cond) {
     return tir_analyzer_can_prove(c->an, cond);
 }
 
-/* Can the frag_load of f's tile from l (a tile origin in S) be one
- * ldmatrix: S shared and of f's 16-bit type, rows contiguous and 16-byte
- * aligned (every stride but the last a multiple of 8 elements, the last
- * 1), the column a multiple of 8, and the whole tile inside S's shape (no
- * clipping). */
-static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_buffer *b = l->buffer;
-    int n = l->nidx;
-    if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, f->frag->dtype) ||
-        tir_dtype_bytes(b->dtype) != 2 || n < 2)
-        return false;
-    if (f->lay.kind != TIR_FRAG_K16_A && f->lay.kind != TIR_FRAG_K16_B) return false;
+/* Are b's rows contiguous and their starts `k` elements aligned: every
+ * stride but the last a constant multiple of k, the last 1? */
+static bool rows_aligned(const tir_buffer *b, int64_t k) {
+    int n = b->ndim;
     for (int d = 0; d < n; d++) {
         int64_t st = 1, x = 0;
         if (b->strides) {
@@ -349,14 +352,100 @@ static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
                 st *= x;
             }
         }
-        if (d == n - 1 ? st != 1 : st % 8 != 0) return false;
+        if (d == n - 1 ? st != 1 : st % k != 0) return false;
     }
+    return true;
+}
+
+/* Does the tile of f at l (a tile origin in S) lie inside S's shape (no
+ * clipping), its column a multiple of `col_align`? */
+static bool tile_inside(lf *c, const fbuf *f, const tir_buffer_load *l, int col_align) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_buffer *b = l->buffer;
+    int n = l->nidx;
     const tir_expr *j0 = i32(c, l->indices[n - 1]), *i0 = i32(c, l->indices[n - 2]);
-    if (!provable(c, tir_eq(ctx, tir_floormod(ctx, j0, k32(c, 8)), k32(c, 0)))) return false;
+    if (!provable(c, tir_eq(ctx, tir_floormod(ctx, j0, k32(c, col_align)), k32(c, 0))))
+        return false;
     return provable(c, tir_le(ctx, tir_add(ctx, i0, k32(c, f->lay.tile_rows)),
                               i32(c, b->shape[n - 2]))) &&
            provable(c, tir_le(ctx, tir_add(ctx, j0, k32(c, f->lay.tile_cols)),
                               i32(c, b->shape[n - 1])));
+}
+
+/* Can the frag_load of f's tile from l (a tile origin in S) be one
+ * ldmatrix: S shared and of f's 16-bit type, rows contiguous and 16-byte
+ * aligned (every stride but the last a multiple of 8 elements, the last
+ * 1), the column a multiple of 8, and the whole tile inside S's shape (no
+ * clipping). */
+static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
+    const tir_buffer *b = l->buffer;
+    if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, f->frag->dtype) ||
+        tir_dtype_bytes(b->dtype) != 2 || l->nidx < 2)
+        return false;
+    if (f->lay.kind != TIR_FRAG_K16_A && f->lay.kind != TIR_FRAG_K16_B) return false;
+    return rows_aligned(b, 8) && tile_inside(c, f, l, 8);
+}
+
+/* Can the frag_store of f's tile to l (a tile origin in D) be the
+ * vector form (tir_lower_opts.vector_acc_store): the option on, f a
+ * float32 accumulator (16x8, 4 registers), D float32 with rows a multiple
+ * of 4 elements apart (16-byte aligned when D is), the tile's column a
+ * multiple of 4 and the whole tile inside D's shape, so no lane clips. */
+static bool vec_store_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
+    const tir_buffer *b = l->buffer;
+    if (!f->scratch || f->lay.regs != 4 || f->lay.tile_rows != 16 || f->lay.tile_cols != 8 ||
+        !tir_dtype_eq(b->dtype, TIR_F32) || l->nidx < 2)
+        return false;
+    return rows_aligned(b, 4) && tile_inside(c, f, l, 4);
+}
+
+/* The frag_store of f's accumulator tile (registers A[o .. o+3]: c0, c1
+ * at row g = lane / 4, columns 2t, 2t + 1 (t = lane % 4), c2, c3 at row
+ * g + 8) to l as one 4-float store per lane.  Lanes t and t ^ 1 swap:
+ * even t sends c2, c3 and receives its partner's c0, c1, so it holds
+ * row g, columns 2t .. 2t + 3; odd t sends c0, c1 and receives the
+ * partner's c2, c3: row g + 8, columns 2t - 2 .. 2t + 1.  In the 4
+ * scratch registers X (constant indices keep them in registers):
+ *   X[0] = shfl_xor(even ? c2 : c0, 1); X[1] = shfl_xor(even ? c3 : c1, 1)
+ *   X[2] = even ? X[0] : c2;  X[3] = even ? X[1] : c3
+ *   X[0] = even ? c0 : X[0];  X[1] = even ? c1 : X[1]
+ *   for v in vectorized(4): D[i0 + g + 8 (t % 2), j0 + 4 (t / 2) + v] = X[v]
+ * Every lane runs both shuffles (the selects are on their operands). */
+static const tir_stmt *expand_vec_store(lf *c, fbuf *f, const tir_expr *o,
+                                        const tir_buffer_load *l) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_expr *lane = (const tir_expr *)c->lane;
+    const tir_expr *even = tir_eq(ctx, tir_floormod(ctx, lane, k32(c, 2)), k32(c, 0));
+    const tir_expr *a[4], *x[4];
+    for (int v = 0; v < 4; v++) {
+        const tir_expr *i = tir_add(ctx, o, k32(c, v)), *k = k32(c, v);
+        a[v] = tir_load(ctx, f->local, 1, &i);
+        x[v] = tir_load(ctx, f->scratch, 1, &k);
+    }
+    const tir_stmt *st[7];
+    for (int j = 0; j < 2; j++) {
+        const tir_expr *args[2] = {tir_select_new(ctx, even, a[2 + j], a[j]), k32(c, 1)};
+        const tir_expr *sh = tir_call_new(ctx, TIR_F32, TIR_INTRIN_SHFL_XOR, 2, args);
+        const tir_expr *kj = k32(c, j), *kj2 = k32(c, 2 + j);
+        st[j] = tir_store(ctx, f->scratch, sh, 1, &kj);
+        st[2 + j] = tir_store(ctx, f->scratch, tir_select_new(ctx, even, x[j], a[2 + j]), 1, &kj2);
+        st[4 + j] = tir_store(ctx, f->scratch, tir_select_new(ctx, even, a[j], x[j]), 1, &kj);
+    }
+    int n = l->nidx;
+    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
+    for (int d = 0; d < n; d++) idx[d] = l->indices[d];
+    const tir_var *v = tir_var_new(ctx, "vs", TIR_I32);
+    const tir_expr *g = tir_floordiv(ctx, lane, k32(c, 4)), *t = tir_floormod(ctx, lane, k32(c, 4));
+    idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]),
+                         tir_add(ctx, g, tir_mul(ctx, k32(c, 8), tir_floormod(ctx, t, k32(c, 2)))));
+    idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]),
+                         tir_add(ctx, tir_mul(ctx, k32(c, 4), tir_floordiv(ctx, t, k32(c, 2))),
+                                 (const tir_expr *)v));
+    const tir_expr *xv = tir_load(ctx, f->scratch, 1, (const tir_expr *[]){(const tir_expr *)v});
+    st[6] = tir_for_new(ctx, v, k32(c, 0), k32(c, 4), TIR_FOR_VECTORIZED, NULL, 0, NULL,
+                        tir_store(ctx, l->buffer, xv, n, idx));
+    f->scratch_used = true;
+    return finish(c, 7, st);
 }
 
 /* ldmatrix(trans, num, address_of(L[o]), address_of(S[.., i0 + lane % 16,
@@ -434,7 +523,10 @@ static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
         if (!y) return s;
         return ldmatrix_ok(c, f, y) ? expand_ldmatrix(c, f, o, y, false)
                                      : expand_copy(c, f, o, y, false);
-    case TIR_INTRIN_FRAG_STORE: return y ? expand_copy(c, f, o, y, true) : s;
+    case TIR_INTRIN_FRAG_STORE:
+        if (!y) return s;
+        return vec_store_ok(c, f, y) ? expand_vec_store(c, (fbuf *)f, o, y)
+                                     : expand_copy(c, f, o, y, true);
     default: {
         const fbuf *fa = y ? find_fbuf(c, y->buffer) : NULL, *fb = z ? find_fbuf(c, z->buffer) : NULL;
         const tir_expr *oa = fa ? tile_offset(c, s, fa, y) : NULL;

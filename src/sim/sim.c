@@ -144,6 +144,7 @@ typedef struct sim_thread {
     const ir_cexpr *barrier; /* the syncthreads or warp collective it waits at */
     const tir_stmt *barrier_stmt;
     ir_val wargs[4]; /* the collective's evaluated operands */
+    ir_val *wresult; /* where a value-returning collective's result goes (on its stack) */
     ucontext_t uc;
     unsigned char *map; /* guard page + stack */
     cp_entry *cp;
@@ -665,13 +666,16 @@ static bool sim_intrin(ir_env *e, const ir_cexpr *call, const ir_val *args, ir_v
     case TIR_INTRIN_LANE_ID: result->i = t->tid % SIM_WARP; return true;
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
+    case TIR_INTRIN_SHFL_XOR:
         /* Wait for the other 31 lanes; the scheduler performs the op
-         * (run_warps) and resumes the warp. */
+         * (run_warps), writes a result through wresult (this frame stays
+         * live while the coroutine waits) and resumes the warp. */
         TIR_ASSERT(t->s->fibers);
         t->state = TH_WARP;
         t->barrier = call;
         t->barrier_stmt = e->cur_stmt;
         memcpy(t->wargs, args, sizeof t->wargs);
+        t->wresult = result;
         to_scheduler(t);
         return true;
     case TIR_INTRIN_CP_ASYNC: cp_issue(e, args, call->u.call.nargs); return true;
@@ -738,6 +742,8 @@ static tir_status find_dims(sim *s, const tir_prim_func *f) {
 }
 
 #define OP_BIT(op) (1ull << TIR_INTRIN_##op)
+/* The warp collectives: the scheduler performs them (run_warps). */
+#define WARP_OPS (OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX) | OP_BIT(SHFL_XOR))
 
 /* The intrinsics an expression calls (a bit each), anywhere inside it. */
 static uint64_t expr_ops(const ir_cexpr *x) {
@@ -793,9 +799,9 @@ static tir_status check_ops(sim *s) {
                                 "runs lowered kernels, in which lower_fragments has expanded it "
                                 "into per-lane loads and stores",
                                 s->prog->func->name, tir_intrin_name(logical[i]));
-    static const tir_intrin warp[3] = {TIR_INTRIN_LANE_ID, TIR_INTRIN_MMA_SYNC,
-                                       TIR_INTRIN_LDMATRIX};
-    for (int i = 0; i < 3; i++)
+    static const tir_intrin warp[4] = {TIR_INTRIN_LANE_ID, TIR_INTRIN_MMA_SYNC,
+                                       TIR_INTRIN_LDMATRIX, TIR_INTRIN_SHFL_XOR};
+    for (int i = 0; i < 4; i++)
         if ((s->ops >> warp[i] & 1) && s->nthreads % SIM_WARP)
             return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
                                 "kernel '%s' calls %s, a warp intrinsic, but its blocks have %d "
@@ -1025,7 +1031,7 @@ static tir_status warp_error(sim *s, sim_thread *lane, sim_thread *w, sim_thread
  * of the block can go on. */
 static tir_status run_warps(sim *s, bool *moved) {
     *moved = false;
-    if (!(s->ops & (OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX)))) return TIR_OK;
+    if (!(s->ops & WARP_OPS)) return TIR_OK;
     for (int base = 0; base < s->nthreads; base += SIM_WARP) {
         sim_thread *lane = &s->th[base], *w = NULL;
         for (int l = 0; l < SIM_WARP && !w; l++)
@@ -1033,14 +1039,18 @@ static tir_status run_warps(sim *s, bool *moved) {
         if (!w) continue;
         ir_env *envs[SIM_WARP];
         const ir_val *args[SIM_WARP];
+        ir_val *results[SIM_WARP];
         for (int l = 0; l < SIM_WARP; l++) {
             if (lane[l].state != TH_WARP || lane[l].barrier != w->barrier)
                 return warp_error(s, lane, w, &lane[l]);
             envs[l] = lane[l].env;
             args[l] = lane[l].wargs;
+            results[l] = lane[l].wresult;
         }
-        int bad = w->barrier->u.call.op == TIR_INTRIN_MMA_SYNC ? simw_mma(envs, args)
-                                                                : simw_ldmatrix(envs, args);
+        tir_intrin op = w->barrier->u.call.op;
+        int bad = op == TIR_INTRIN_MMA_SYNC   ? simw_mma(envs, args)
+                  : op == TIR_INTRIN_LDMATRIX ? simw_ldmatrix(envs, args)
+                                              : simw_shfl_xor(envs, args, results);
         if (bad >= 0) return thread_error(s, &lane[bad], lane[bad].env->status);
         s->rep.warp_ops++;
         for (int l = 0; l < SIM_WARP; l++) lane[l].state = TH_READY;
@@ -1133,7 +1143,7 @@ tir_status tir_sim_run(tir_ctx *ctx, const tir_prim_func *kernel, int nargs, con
             s->rep.block[i] = s->block[i];
         }
         s->fibers = s->nthreads > 1 &&
-                    (s->ops & (OP_BIT(SYNCTHREADS) | OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX)));
+                    (s->ops & (OP_BIT(SYNCTHREADS) | WARP_OPS));
         s->rep.coroutines = s->fibers;
         st = make_threads(s);
     }

@@ -13,6 +13,10 @@
  *     matrix l / 8, 8 16-bit elements at src in shared memory (16-byte
  *     aligned); lane l receives elements (l/4, 2(l%4) + j), j = 0, 1, of
  *     matrix i (of its transpose with trans) in dst[2i + j].
+ *   shfl_xor(value, lane_mask): lane l's result is the value lane
+ *     l ^ lane_mask passed.  The values were loaded by each lane before it
+ *     reached the call, so an unwritten register it passes was already
+ *     reported there (check_uninit), as the lane that read it.
  * Every element goes through the interpreter's checked access in the env
  * of the lane whose operand it is, so the simulator's race and
  * uninitialised-read checks see the shared rows ldmatrix reads as reads
@@ -201,5 +205,23 @@ int simw_ldmatrix(ir_env *const *lanes, const ir_val *const *args) {
                 if (ir_store_off(e, d.m, d.off + 2 * i + j, v)) return lane;
             }
     }
+    return -1;
+}
+
+int simw_shfl_xor(ir_env *const *lanes, const ir_val *const *args, ir_val *const *results) {
+    int64_t mask = args[0][1].i;
+    for (int lane = 0; lane < SIM_WARP; lane++) {
+        int64_t m = args[lane][1].i;
+        if (m != mask || m < 1 || m > 16 || (m & (m - 1))) {
+            ir_env_fail(lanes[lane], TIR_ERR_EVAL,
+                        "shfl_xor(.., %lld): the lane mask must be 1, 2, 4, 8 or 16, the same in "
+                        "every lane (lane 0 has %lld)",
+                        (long long)m, (long long)mask);
+            return lane;
+        }
+    }
+    ir_val v[SIM_WARP];
+    for (int lane = 0; lane < SIM_WARP; lane++) v[lane] = args[lane][0];
+    for (int lane = 0; lane < SIM_WARP; lane++) *results[lane] = v[lane ^ mask];
     return -1;
 }

@@ -14,5 +14,9 @@
  * bounds, races and unwritten elements, checked as that lane's accesses). */
 int simw_mma(ir_env *const *lanes, const ir_val *const *args);
 int simw_ldmatrix(ir_env *const *lanes, const ir_val *const *args);
+/* shfl_xor(value, lane_mask): sets *results[l] to the value lane
+ * l ^ lane_mask passed; the same for errors (a lane_mask other than the
+ * constant 1, 2, 4, 8 or 16 of every lane). */
+int simw_shfl_xor(ir_env *const *lanes, const ir_val *const *args, ir_val *const *results);
 
 #endif

@@ -44,7 +44,11 @@ static const char *const examples_help =
     "copies all before its mma instead of spread among them (lowering);\n"
     "prefetch: a k tile's first fragments loaded after its barrier instead of\n"
     "before the previous tile's last mma (lowering); swizzle: blocks in raster\n"
-    "order instead of groups of 8 block rows (grids of 1024+ blocks).\n";
+    "order instead of groups of 8 block rows (grids of 1024+ blocks).\n"
+    "--tc-on vecstore (Step 9): turns on options that are off by default, for A/B\n"
+    "runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
+    "lane after a warp shuffle instead of two 8-byte stores (lowering; tiles\n"
+    "inside C only, the others as before).\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -111,20 +115,26 @@ static bool parse_steps(const char *s, int *lo, int *hi) {
     return true;
 }
 
+typedef struct flag_name {
+    const char *name;
+    unsigned bit;
+} flag_name;
+
 /* --tc-off: names of Step 9 speed-ups to turn off, comma-separated. */
-static bool parse_tc_off(const char *v, unsigned *bits) {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
-                 {"fragpipe", TIRC_TC_OFF_FRAGPIPE},
-                 {"interleave", TIRC_TC_OFF_INTERLEAVE},
-                 {"prefetch", TIRC_TC_OFF_PREFETCH},
-                 {"swizzle", TIRC_TC_OFF_SWIZZLE}};
+static const flag_name tc_off_names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
+                                         {"fragpipe", TIRC_TC_OFF_FRAGPIPE},
+                                         {"interleave", TIRC_TC_OFF_INTERLEAVE},
+                                         {"prefetch", TIRC_TC_OFF_PREFETCH},
+                                         {"swizzle", TIRC_TC_OFF_SWIZZLE}};
+/* --tc-on: names of Step 9 options to turn on. */
+static const flag_name tc_on_names[] = {{"vecstore", TIRC_TC_ON_VECSTORE}};
+
+/* A comma-separated list of the nn names into *bits. */
+static bool parse_flags(const char *v, const flag_name *names, size_t nn, unsigned *bits) {
     for (;;) { /* name (',' name)*: no empty names */
         size_t n = strcspn(v, ",");
         bool found = false;
-        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        for (size_t k = 0; k < nn; k++)
             if (strlen(names[k].name) == n && !strncmp(v, names[k].name, n))
                 *bits |= names[k].bit, found = true;
         if (!found) return false;
@@ -273,10 +283,16 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                                         "splitk=1 lsr=1\"");
             o->config_given = true;
         } else if (!strcmp(a, "--tc-off")) {
-            if (!(v = value(argc, argv, &i)) || !parse_tc_off(v, &o->tc_off))
+            if (!(v = value(argc, argv, &i)) ||
+                !parse_flags(v, tc_off_names, sizeof tc_off_names / sizeof *tc_off_names,
+                             &o->tc_off))
                 return tirc_usage_error(
                     "--tc-off wants a comma-separated list of: bpairs, fragpipe, interleave, prefetch, "
                     "swizzle");
+        } else if (!strcmp(a, "--tc-on")) {
+            if (!(v = value(argc, argv, &i)) ||
+                !parse_flags(v, tc_on_names, sizeof tc_on_names / sizeof *tc_on_names, &o->tc_on))
+                return tirc_usage_error("--tc-on wants a comma-separated list of: vecstore");
         } else if (!strcmp(a, "--dtype")) {
             if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
                 return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");
@@ -360,6 +376,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     }
     if (o->tc_off && !tc)
         return tirc_usage_error("--tc-off is for Step 9 (tensor cores, --dtype)");
+    if (o->tc_on && !tc)
+        return tirc_usage_error("--tc-on is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
     snprintf(o->ours_name, sizeof o->ours_name,

@@ -93,12 +93,13 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
 }
 
 /* The lowering options of the command line (--peel-tail, --tc-off
- * interleave, prefetch). */
+ * interleave, prefetch, --tc-on vecstore). */
 void tirc_lower_opts(const opts *o, tir_lower_opts *lo) {
     tir_lower_opts_init(lo);
     lo->pipeline_peel_tail = o->peel_tail;
     lo->no_copy_interleave = o->tc_off & TIRC_TC_OFF_INTERLEAVE;
     lo->no_tile_prefetch = o->tc_off & TIRC_TC_OFF_PREFETCH;
+    lo->vector_acc_store = o->tc_on & TIRC_TC_ON_VECSTORE;
 }
 
 /* Schedules and compiles; *ms is the schedule -> PTX wall time; sched_ms

@@ -84,6 +84,7 @@ typedef struct opts {
     tir_tile_config config; /* --config: Step 8's tiling rule configuration */
     bool config_given;
     unsigned tc_off;       /* --tc-off: TIRC_TC_OFF_* bits, Step 9 speed-ups turned off */
+    unsigned tc_on;        /* --tc-on: TIRC_TC_ON_* bits, Step 9 options turned on */
 } opts;
 
 /* --tc-off bpairs,fragpipe,interleave,prefetch: A/B switches of Step 9
@@ -91,6 +92,9 @@ typedef struct opts {
  * prefetch: tir_lower_opts.no_tile_prefetch; swizzle: tir_tc_config.no_swizzle). */
 enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u,
        TIRC_TC_OFF_PREFETCH = 8u, TIRC_TC_OFF_SWIZZLE = 16u };
+/* --tc-on vecstore: Step 9 options that are off by default, for A/B runs
+ * (vecstore: tir_lower_opts.vector_acc_store). */
+enum { TIRC_TC_ON_VECSTORE = 1u };
 
 /* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
  * tf32 / f16 / bf16. */
