@@ -39,6 +39,11 @@
  * register staging, no pipeline and multistage cp.async pipelines, split-K
  * included; MINITIR_GPU_FUZZ_F32_CASES=N sets its number of cases
  * (default 24, or a twentieth of the count above when that is given).
+ * A fourth family (test_gpu_fuzz_tp, "tile_prefetch on against off"
+ * below) lowers Step 9 schedules with the tile_prefetch pass on and off
+ * and compares the two simulated kernels bit for bit;
+ * MINITIR_GPU_FUZZ_TP_CASES=N sets its number of cases (default 4, or a
+ * twentieth of the count above when that is given).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -1448,6 +1453,227 @@ static void test_gpu_fuzz_f32(void **state) {
     assert_true(t.lowered > 0); /* it reaches the simulator */
 }
 
+/* ---------------------------- tile_prefetch on against off (Step 9)
+ *
+ * A differential family (test_gpu_fuzz_tp) for the tile_prefetch pass:
+ * examples/hgemm.c's schedule at random valid configurations where the
+ * pass applies (3 or 4 stages mostly, 1 or 2 sometimes; cp.async mostly;
+ * guard_tail, no_frag_pipeline, no_b_pairs, pipeline_peel_tail and
+ * no_copy_interleave drawn), M and N ragged up to 96 or whole block tiles,
+ * 1 to 32 k tiles (so that sw_pipeline's steady state is unrolled whole or
+ * stays a loop, which the pass rotates), bfloat16, float16 and float32
+ * (TF32).  Each case
+ * lowers the schedule twice, tile_prefetch on and off and all else equal,
+ * and runs both kernels in the simulator on the same inputs (race,
+ * global-race and uninitialised-read checks, the output poisoned): both
+ * must run cleanly and agree bit for bit (the pass moves loads, waits and
+ * commits, never an mma, so every sum rounds alike), and equal the
+ * interpreter on the definition within tir_rt_gemm_tolerance.  tir_lower
+ * must accept both or refuse both.  It counts the cases where the pass
+ * changed the kernel and where it rotated a loop (a serial loop whose body
+ * has a wait but does not start with one); a run of 20 cases or more fails
+ * when it changed or rotated none.
+ * MINITIR_GPU_FUZZ_TP_CASES=N sets the number of cases (default 4, or a
+ * twentieth of the count above when that is given);
+ * MINITIR_GPU_FUZZ_TP_VERBOSE=1 prints each compared case and what the
+ * pass did to it. */
+
+typedef struct tp_totals {
+    totals all; /* cases and failures (account) */
+    long refused, lower_refused, compared, changed, rotated;
+} tp_totals;
+
+/* The configuration, shape and lowering switches of a case (in tc). */
+static void tp_draw(tc_case *tc, hgemm_config *c) {
+    uint64_t *r = tc->gc.r;
+    int kd = (int)rnd(r, 0, 2);
+    tc->kind = kd == 0 ? TIR_RT_GEMM_BF16 : kd == 1 ? TIR_RT_GEMM_F16 : TIR_RT_GEMM_TF32;
+    int mk = tc->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
+    *c = hgemm_default_config();
+    c->warps_m = (int)rnd(r, 1, 4);
+    c->warps_n = (int)rnd(r, 1, 4);
+    if (c->warps_m * c->warps_n > 8) c->warps_n = 8 / c->warps_m;
+    c->bm = 16 * c->warps_m * (int)rnd(r, 1, 2);
+    c->bn = 8 * c->warps_n * (int)rnd(r, 1, 4);
+    c->bk = mk << (chance(r, 75) ? rnd(r, 1, 2) : 0); /* one k step: nothing to prefetch */
+    c->stages = chance(r, 80) ? (int)rnd(r, 3, 4) : (int)rnd(r, 1, 2);
+    c->async_copy = chance(r, 85);
+    c->pad = chance(r, 50) ? 8 : 0;
+    c->guard_tail = chance(r, 25);
+    c->no_frag_pipeline = chance(r, 20);
+    c->no_b_pairs = chance(r, 25);
+    /* ragged, or whole block tiles (guarded copies stay out of the
+     * compute, interleave.c, and so out of the pass's reach) */
+    bool whole = chance(r, 50);
+    tc->M = whole ? c->bm * (c->bm <= 64 ? rnd(r, 1, 2) : 1) : rnd(r, 1, 96);
+    tc->N = whole ? c->bn * (c->bn <= 64 ? rnd(r, 1, 2) : 1) : rnd(r, 1, 96);
+    /* 1 to 8 k tiles or 9 to 32 (a steady-state loop from S + versions
+     * on, rotated from about twice that), within 4M multiply-adds */
+    int64_t tiles = chance(r, 40) ? rnd(r, 1, 8) : rnd(r, 9, 32);
+    int64_t most = 4000000 / (tc->M * tc->N * c->bk);
+    tc->K = c->bk * (tiles < most ? tiles : most > 1 ? most : 1);
+    tir_lower_opts_init(&tc->lower);
+    tc->lower.pipeline_peel_tail = chance(r, 30);
+    tc->lower.no_copy_interleave = chance(r, 20);
+    snprintf(tc->gc.def, sizeof tc->gc.def,
+             "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
+             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
+             "no_frag_pipeline %d, guard_tail %d}%s%s",
+             (long long)tc->M, (long long)tc->N, (long long)tc->K,
+             tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
+                                                                                 : "TIR_F32",
+             c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
+             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail,
+             tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
+             tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "");
+}
+
+static bool tp_is_wait(const tir_stmt *s) {
+    if (s->kind != TIR_KIND_EVALUATE) return false;
+    const tir_call *c = tir_as_tir_call(((const tir_evaluate *)s)->value);
+    return c && c->op == TIR_INTRIN_CP_ASYNC_WAIT;
+}
+
+/* A rotated loop: serial, its body a sequence with a wait, not first. */
+static bool tp_rotated_pre(tir_visitor *v, const tir_node *n) {
+    bool *found = v->user;
+    const tir_for *f = n->kind == TIR_KIND_FOR ? (const tir_for *)n : NULL;
+    const tir_seq *q = f && f->kind == TIR_FOR_SERIAL ? tir_as_tir_seq(f->body) : NULL;
+    for (int i = 1; q && !tp_is_wait(q->stmts[0]) && i < q->n; i++) *found |= tp_is_wait(q->stmts[i]);
+    return !*found;
+}
+
+static bool tp_rotated(const tir_prim_func *k) {
+    bool found = false;
+    tir_visitor v = {.pre = tp_rotated_pre, .user = &found};
+    tir_visit(&v, k->body);
+    return found;
+}
+
+/* The schedule lowered with tile_prefetch on (off = 0) or off and run in
+ * the simulator into out; false with gc->why set when the simulation
+ * fails; *k NULL when tir_lower refuses (cleanly, else gc->bad). */
+static bool tp_run(tc_case *tc, int off, float *out, const tir_prim_func **k) {
+    gpu_case *gc = &tc->gc;
+    tir_ctx *ctx = gc->ctx;
+    tir_lower_opts o = tc->lower;
+    o.no_tile_prefetch = off;
+    *k = NULL;
+    tir_status st = tir_lower(ctx, tir_sched_func(gc->s), &o, k);
+    const char *msg = tir_ctx_error(ctx);
+    if (st != TIR_OK || !*k) {
+        *k = NULL;
+        if (st == TIR_OK || st == TIR_ERR_VERIFY || !*msg || strstr(msg, "internal error")) {
+            snprintf(gc->why, sizeof gc->why, "tir_lower (tile_prefetch %s) refused uncleanly: "
+                     "%s: %s", off ? "off" : "on", tir_status_name(st), msg);
+            gc->bad = true;
+        }
+        return !gc->bad;
+    }
+    tir_arg args[3] = {{tc->a, 0}, {tc->b, 0}, {out, 0}};
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
+    tir_sim_report rep;
+    tir_rt_poison(out, 4 * (size_t)(tc->M * tc->N));
+    st = tir_sim_run(ctx, *k, 3, args, &so, &rep);
+    if (st == TIR_OK)
+        st = tir_rt_check(ctx, "Step 9", TIR_F32, out, tc->ref, tc->M, tc->N,
+                          tir_rt_gemm_tolerance(tc->kind, tc->K), NULL);
+    if (st != TIR_OK) {
+        snprintf(gc->why, sizeof gc->why, "tile_prefetch %s, simulated: %s: %s\nkernel:\n%s",
+                 off ? "off" : "on", tir_status_name(st), tir_ctx_error(ctx), tir_print(ctx, *k));
+        gc->bad = true;
+    }
+    return !gc->bad;
+}
+
+/* Both kernels: lowered alike, run cleanly, equal bit for bit. */
+static void tp_compare(tc_case *tc, tp_totals *t) {
+    gpu_case *gc = &tc->gc;
+    size_t nc = (size_t)(tc->M * tc->N);
+    float *out[2] = {malloc(4 * nc), malloc(4 * nc)};
+    const tir_prim_func *k[2];
+    if (tp_run(tc, 0, out[0], &k[0]) && tp_run(tc, 1, out[1], &k[1])) {
+        if (!k[0] != !k[1]) {
+            snprintf(gc->why, sizeof gc->why, "tir_lower refused the kernel with tile_prefetch "
+                     "%s only: %s", k[0] ? "off" : "on", tir_ctx_error(gc->ctx));
+            gc->bad = true;
+        } else if (!k[0]) {
+            t->lower_refused++;
+        } else if (memcmp(out[0], out[1], 4 * nc) != 0) {
+            size_t i = 0;
+            while (i < nc && !memcmp(out[0] + i, out[1] + i, 4)) i++;
+            snprintf(gc->why, sizeof gc->why, "tile_prefetch on and off differ: C[%zu] = %.9g "
+                     "on, %.9g off\nkernel (on):\n%s", i, out[0][i], out[1][i],
+                     tir_print(gc->ctx, k[0]));
+            gc->bad = true;
+        } else {
+            bool changed = !tir_struct_equal(k[0], k[1]);
+            bool rotated = tp_rotated(k[0]) && !tp_rotated(k[1]);
+            t->compared++;
+            t->changed += changed;
+            t->rotated += rotated;
+            if (getenv("MINITIR_GPU_FUZZ_TP_VERBOSE"))
+                fprintf(stderr, "# tp %s: %s\n", rotated ? "rotated" : changed ? "changed" : "same",
+                        gc->def);
+        }
+    }
+    free(out[0]), free(out[1]);
+}
+
+static void tp_one_case(uint64_t seed, long ci, tp_totals *t) {
+    uint64_t r = (seed * 1000003u + (uint64_t)ci) ^ 0x2545f4914f6cdd1dull;
+    tir_ctx *ctx = tir_ctx_create();
+    tc_case tc = {.gc = {.ctx = ctx, .r = &r}};
+    gpu_case *gc = &tc.gc;
+    g_current = gc;
+    g_cur_seed = seed;
+    g_cur_case = ci;
+    tp_draw(&tc, &tc.cfg);
+    const char *stage = "setup";
+    if (tc_setup(&tc, r)) {
+        stage = "hgemm_schedule";
+        tir_status st = hgemm_schedule(gc->s, &tc.cfg, NULL, NULL);
+        if (st == TIR_OK) {
+            stage = "tile_prefetch on/off";
+            tp_compare(&tc, t);
+        } else {
+            const char *msg = tir_ctx_error(ctx);
+            t->refused++;
+            if (st == TIR_ERR_VERIFY || !*msg || strstr(msg, "internal error")) {
+                snprintf(gc->why, sizeof gc->why, "hgemm_schedule refused uncleanly: %s: %s",
+                         tir_status_name(st), msg);
+                gc->bad = true;
+            }
+        }
+    }
+    account(gc, seed, ci, stage, &t->all);
+    g_current = NULL;
+    tir_sched_destroy(gc->s);
+    free(tc.a), free(tc.b), free(tc.ref);
+    tir_ctx_destroy(ctx);
+}
+
+/* The CI slice: 4 cases of the seed. */
+static long g_tp_cases = 4;
+
+static void test_gpu_fuzz_tp(void **state) {
+    (void)state;
+    tp_totals t = {0};
+    signal(SIGABRT, on_abort);
+    for (long ci = 0; ci < g_tp_cases; ci++) tp_one_case(g_seed, ci, &t);
+    signal(SIGABRT, SIG_DFL);
+    printf("# gpu_fuzz tp seed %llu: %ld cases (tile_prefetch on against off, Step 9): %ld "
+           "refused by hgemm_schedule, %ld refused by tir_lower, %ld compared bit for bit (%ld "
+           "changed by the pass, %ld with a rotated loop), %ld failures\n",
+           (unsigned long long)g_seed, t.all.cases, t.refused, t.lower_refused, t.compared,
+           t.changed, t.rotated, t.all.failures);
+    if (t.all.failures)
+        fail_msg("%ld of %ld tile_prefetch fuzz cases failed (see above)", t.all.failures,
+                 t.all.cases);
+    /* the pass applied, and rotated a loop (a long enough run) */
+    assert_true(t.all.cases < 20 || (t.changed > 0 && t.rotated > 0));
+}
+
 int main(int argc, char **argv) {
     const char *e = getenv("MINITIR_GPU_FUZZ_CASES");
     if (!e) e = getenv("MINITIR_FUZZ_CASES");
@@ -1462,12 +1688,16 @@ int main(int argc, char **argv) {
     if (e && atol(e) / 20 > g_f32_cases) g_f32_cases = atol(e) / 20;
     const char *f32 = getenv("MINITIR_GPU_FUZZ_F32_CASES");
     if (f32 && atol(f32) >= 0) g_f32_cases = atol(f32);
+    if (e && atol(e) / 20 > g_tp_cases) g_tp_cases = atol(e) / 20;
+    const char *tp = getenv("MINITIR_GPU_FUZZ_TP_CASES");
+    if (tp && atol(tp) >= 0) g_tp_cases = atol(tp);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_fuzz_regressions),
         cmocka_unit_test(test_gpu_fuzz),
         cmocka_unit_test(test_gpu_fuzz_tc_regressions),
         cmocka_unit_test(test_gpu_fuzz_tc),
         cmocka_unit_test(test_gpu_fuzz_f32),
+        cmocka_unit_test(test_gpu_fuzz_tp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,9 @@
 
 #include "lower_kernels.h"
 #include "minitir/lower.h"
+#include "minitir/runtime.h"
 #include "minitir/schedule.h"
+#include "minitir/sim.h"
 #include "minitir/tune.h"
 
 static tir_ctx *ctx;
@@ -596,15 +598,133 @@ static void test_tile_prefetch_symbolic_versions(void **state) {
     if (st != TIR_OK) fail_msg("%s: %s", tir_status_name(st), tir_ctx_error(ctx));
 }
 
+/* Lowers a hand-written kernel (text) with tile_prefetch on and off and
+ * runs both in the simulator on the same inputs: both must run cleanly
+ * (no read of a cp_async destination before its wait, no access out of
+ * bounds, no race) and agree bit for bit. */
+static void prefetch_same(const char *text) {
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, text, strlen(text), &f));
+    void *data[3];
+    size_t n[3];
+    for (int i = 0; i < 3; i++) {
+        const tir_buffer *b = f->buffer_map[i];
+        n[i] = (size_t)tir_buffer_const_size(b);
+        data[i] = malloc(n[i] * (size_t)tir_dtype_bytes(b->dtype));
+        assert_non_null(data[i]);
+        if (i < 2) OK(tir_rt_fill_random(ctx, b->dtype, data[i], n[i], 7 + (uint64_t)i));
+    }
+    float *out[2];
+    for (int off = 0; off < 2; off++) {
+        tir_lower_opts o;
+        tir_lower_opts_init(&o);
+        o.no_tile_prefetch = off;
+        const tir_prim_func *k = NULL;
+        OK(tir_lower(ctx, f, &o, &k));
+        out[off] = malloc(4 * n[2]);
+        assert_non_null(out[off]);
+        tir_rt_poison(out[off], 4 * n[2]);
+        tir_arg args[3] = {{data[0], 0}, {data[1], 0}, {out[off], 0}};
+        tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
+        tir_sim_report rep;
+        tir_status st = tir_sim_run(ctx, k, 3, args, &so, &rep);
+        if (st != TIR_OK)
+            fail_msg("tile_prefetch %s: %s: %s", off ? "off" : "on", tir_status_name(st),
+                     tir_ctx_error(ctx));
+    }
+    assert_memory_equal(out[0], out[1], 4 * n[2]);
+    for (int i = 0; i < 3; i++) free(data[i]);
+    free(out[0]), free(out[1]);
+}
+
+/* Found by review: a hand-written time step whose tail S commits in
+ * loops (`for q in T.unroll(kk * 3)`: no group after k step 0, three empty
+ * ones after k step 1).  tile_prefetch counted each loop's commit once (2
+ * for 3), so the rotated loop's wait(7), moved before S, became wait(5)
+ * where wait(4) was due: the next iteration's ldmatrix read Bs before its
+ * cp_async completed (in the simulator; stale data on a GPU).  A commit in
+ * a loop now ends S. */
+static const char *const tp_commit_loop =
+    "@T.prim_func\n"
+    "def tp(A: T.Buffer((16, 32), \"bfloat16\"), B: T.Buffer((96, 8), \"bfloat16\"), C: T.Buffer((16, 8), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "        Bs = T.allocate((3, 16, 8), \"bfloat16\", scope=\"shared\")\n"
+    "        As = T.allocate((16, 32), \"bfloat16\", scope=\"shared\")\n"
+    "        for wy in T.thread_binding(0, 1, thread=\"threadIdx.y\"):\n"
+    "            Cf = T.allocate((16, 8), \"float32\", scope=\"frag.acc\")\n"
+    "            Af = T.allocate((16, 32), \"bfloat16\", scope=\"frag.a\")\n"
+    "            Bf = T.allocate((16, 8), \"bfloat16\", scope=\"frag.b\")\n"
+    "            T.frag_fill(T.address_of(Cf[0, 0]), T.float32(0))\n"
+    "            for h in T.serial(2):\n"
+    "                for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                    T.cp_async(T.address_of(As[h * 8 + tx // 4, tx % 4 * 8]), T.address_of(A[h * 8 + tx // 4, tx % 4 * 8]), 16)\n"
+    "            for p in T.serial(2):\n"
+    "                for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                    T.cp_async(T.address_of(Bs[p, tx // 2, tx % 2 * 4]), T.address_of(B[p * 16 + tx // 2, tx % 2 * 4]), 8)\n"
+    "                T.cp_async_commit()\n"
+    "                T.cp_async_commit()\n"
+    "                T.cp_async_commit()\n"
+    "                T.cp_async_commit()\n"
+    "            for t in T.serial(4):\n"
+    "                T.cp_async_wait(7)\n"
+    "                for kk in T.serial(2, annotations={\"software_pipeline_stage\": [0, 0, 0, 1, 1], \"software_pipeline_order\": [0, 1, 2, 3, 4]}):\n"
+    "                    T.frag_load(T.address_of(Af[0, kk * 16]), T.address_of(As[0, kk * 16]))\n"
+    "                    T.frag_load(T.address_of(Bf[0, 0]), T.address_of(Bs[t % 3, 0, 0]))\n"
+    "                    if kk == 0:\n"
+    "                        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                            T.cp_async(T.address_of(Bs[(t + 2) % 3, tx // 2, tx % 2 * 4]), T.address_of(B[(t + 2) * 16 + tx // 2, tx % 2 * 4]), 8)\n"
+    "                        T.cp_async_commit()\n"
+    "                    T.mma_sync(T.address_of(Cf[0, 0]), T.address_of(Af[0, kk * 16]), T.address_of(Bf[0, 0]))\n"
+    "                    for q in T.unroll(kk * 3):\n"
+    "                        T.cp_async_commit()\n"
+    "            T.cp_async_wait(0)\n"
+    "            T.frag_store(T.address_of(Cf[0, 0]), T.address_of(C[0, 0]))\n";
+
+static void test_tile_prefetch_commit_in_loop(void **state) {
+    (void)state;
+    prefetch_same(tp_commit_loop);
+}
+
+/* Found by review: a loop `wait(1), Allocate{...}` whose next iteration's
+ * first loads P read global A at rows of the loop variable t.  The
+ * rotation runs P once more in the last iteration, for t = 4: rows 128 to
+ * 143 of a 128-row A (out of bounds in the simulator; on a GPU a stray
+ * read or a fault).  A P that uses the loop's variable is not rotated. */
+static const char *const tp_rotate_global =
+    "@T.prim_func\n"
+    "def tp(A: T.Buffer((128, 16), \"bfloat16\"), B: T.Buffer((128, 8), \"bfloat16\"), C: T.Buffer((16, 8), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "        for wy in T.thread_binding(0, 1, thread=\"threadIdx.y\"):\n"
+    "            Cf = T.allocate((16, 8), \"float32\", scope=\"frag.acc\")\n"
+    "            Af = T.allocate((16, 32), \"bfloat16\", scope=\"frag.a\")\n"
+    "            Bf = T.allocate((32, 8), \"bfloat16\", scope=\"frag.b\")\n"
+    "            T.frag_fill(T.address_of(Cf[0, 0]), T.float32(0))\n"
+    "            for t in T.serial(4):\n"
+    "                T.cp_async_wait(1)\n"
+    "                for kk in T.serial(2, annotations={\"software_pipeline_stage\": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], \"software_pipeline_order\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}):\n"
+    "                    T.frag_load(T.address_of(Af[0, kk * 16]), T.address_of(A[t * 32 + kk * 16, 0]))\n"
+    "                    T.frag_load(T.address_of(Bf[kk * 16, 0]), T.address_of(B[t * 32 + kk * 16, 0]))\n"
+    "                    T.mma_sync(T.address_of(Cf[0, 0]), T.address_of(Af[0, kk * 16]), T.address_of(Bf[kk * 16, 0]))\n"
+    "            for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                T.evaluate(0)\n"
+    "            T.frag_store(T.address_of(Cf[0, 0]), T.address_of(C[0, 0]))\n";
+
+static void test_tile_prefetch_rotate_loop_var(void **state) {
+    (void)state;
+    prefetch_same(tp_rotate_global);
+}
+
 int main(void) {
-    struct CMUnitTest tests[NCASES + 6] = {cmocka_unit_test(test_every_pass_has_a_case),
+    struct CMUnitTest tests[NCASES + 8] = {cmocka_unit_test(test_every_pass_has_a_case),
                                            cmocka_unit_test(test_hand_written_dim_align),
                                            cmocka_unit_test(test_interleave_preconditions),
                                            cmocka_unit_test(test_interleave_guarded_copies),
                                            cmocka_unit_test(test_tile_prefetch_preconditions),
-                                           cmocka_unit_test(test_tile_prefetch_symbolic_versions)};
+                                           cmocka_unit_test(test_tile_prefetch_symbolic_versions),
+                                           cmocka_unit_test(test_tile_prefetch_commit_in_loop),
+                                           cmocka_unit_test(test_tile_prefetch_rotate_loop_var)};
     for (int i = 0; i < NCASES; i++)
-        tests[i + 6] = (struct CMUnitTest){.name = cases[i].golden,
+        tests[i + 8] = (struct CMUnitTest){.name = cases[i].golden,
                                            .test_func = test_case,
                                            .initial_state = (void *)&cases[i]};
     return cmocka_run_group_tests(tests, setup, teardown);

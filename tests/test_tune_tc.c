@@ -316,6 +316,57 @@ static void test_swizzle(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* The swizzle is schedule primitives, so it is in the trace: at 8192^3
+ * (the default rule's 128x256 tiles, 64 x 32 blocks) the text of the
+ * rule's schedule and of the sampled rule's (a tuning record) replays to
+ * the same function and trace, with the block rows split by 8 and the
+ * inferred factor written TIR_SPLIT_INFER in the C trace.  Review of the
+ * swizzle commit. */
+static void test_swizzle_trace(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 8192, 8192, 8192);
+    const tir_prim_func *f = tir_tune_task_func(ctx, &t);
+    tir_tc_config c = tir_tune_tc_default(&t, 132);
+    for (int sampled = 0; sampled < 2; sampled++) {
+        tir_schedule *s = NULL, *r = NULL;
+        OK(ctx, tir_sched_create(ctx, f, &s));
+        if (sampled) OK(ctx, tir_tune_tc_tiling_sampled(s, "C", &c, NULL));
+        else OK(ctx, tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+        const char *text = tir_sched_trace_text(s);
+        assert_non_null(strstr(text, ", [None, 8])\nreorder("));
+        assert_non_null(strstr(tir_sched_trace_c(s, "swizzled"), "{TIR_SPLIT_INFER, 8}"));
+        assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)),
+                               "T.thread_binding(0, 256, thread=\"blockIdx.x\")"));
+        OK(ctx, tir_sched_create(ctx, f, &r));
+        OK(ctx, tir_sched_replay(r, text, strlen(text)));
+        assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+        assert_string_equal(tir_sched_trace_text(r), text);
+        tir_sched_destroy(r);
+        tir_sched_destroy(s);
+    }
+    tir_ctx_destroy(ctx);
+}
+
+/* A swizzled grid over ragged M and N: 250 x 510 in 16 x 8 blocks is 16
+ * block rows (the last one 10 rows of M) by 64 block columns (the last 6
+ * columns of N), 1024 blocks, swizzled; the simulated kernel equals the
+ * interpreter. */
+static void test_swizzle_ragged(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tc_config c = {.bm = 16, .bn = 8, .bk = 16, .warps_m = 1, .warps_n = 1, .stages = 2,
+                       .async_copy = true, .pad = 8};
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 250, 510, 16, TIR_BF16, TIR_F32), &s));
+    OK(ctx, tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+    assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)),
+                           "T.thread_binding(0, 512, thread=\"blockIdx.x\")"));
+    tir_sched_destroy(s);
+    sim_config(ctx, TIR_RT_GEMM_BF16, 250, 510, 16, &c);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_sim(void **st) {
     (void)st;
     sim_point(TIR_RT_GEMM_BF16, 50, 40, 32, 5);
@@ -462,6 +513,8 @@ int main(void) {
         cmocka_unit_test(test_text),   cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_sim),    cmocka_unit_test(test_keys),
         cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_swizzle_trace),
+        cmocka_unit_test(test_swizzle_ragged),
         cmocka_unit_test(test_tune_fake_bf16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

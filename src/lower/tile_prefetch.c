@@ -17,13 +17,16 @@
  * where P is the leading fragment loads of Y, the first for each buffer
  * they write (the operands of Y's first mma), and S the longest tail of X
  * that P may pass: no barrier, wait, atomic or memory read (only register
- * work, cp_async copies and commits, c of them), no local element that P
- * writes read or written, and at least one mma.  thread_sync then puts the
- * tile's barrier after the moved wait, so the mma of S run while P's
- * loads are in flight.  The same rewrite applies to the result and the
+ * work, cp_async copies and commits, c of them, none in a loop, so that c
+ * counts every commit that runs), no local element that P writes read or
+ * written, and at least one mma.  thread_sync then puts the tile's
+ * barrier after the moved wait, so the mma of S run while P's loads are
+ * in flight.  The same rewrite applies to the result and the
  * next wait and time step, so an unrolled main loop becomes one Allocate,
  * and then across the loop's back edge (rotate: the first time step's P
- * once before the loop, the next iteration's P before the last S).
+ * once before the loop, the next iteration's P before the last S; P must
+ * not use the loop's variable, since the last iteration runs it for an
+ * iteration that does not exist).
  *
  * Measured (H200, run 41, tirc bench, A/B in one run, 4096^3): bf16 448
  * -> 456 TFLOP/s, f16 439 -> 450, tf32 187 -> 199; without the rotation
@@ -76,6 +79,7 @@ typedef struct facts {
     bool mma, mem_read, barrier, other_store, copy;
     bool outer_shared; /* a shared index uses an outer serial loop's variable */
     int commits;
+    int loops; /* loops of the statement around the node visited */
 } facts;
 
 /* race_check proves a moved load and a passed copy apart by their shared
@@ -126,7 +130,8 @@ static int64_t per_reg(const tir_call *call, int i) {
 
 /* The footprint of one lowered tensor-core call (intrinsics.def):
  * mma_sync(d, a, b) reads 4 registers of a, 2 of b and reads and writes
- * 4 floats of d; ldmatrix(trans, num, dst, src) writes num registers. */
+ * 4 floats of d; ldmatrix(trans, num, dst, src) writes num registers.
+ * False: the caller visits the rest of the call (call_operands). */
 static bool on_call(facts *x, const tir_call *c) {
     switch (c->op) {
     case TIR_INTRIN_MMA_SYNC:
@@ -148,7 +153,13 @@ static bool on_call(facts *x, const tir_call *c) {
         x->copy = true;
         shared_index(x, lower_addressed(c, 0));
         return false;
-    case TIR_INTRIN_CP_ASYNC_COMMIT: x->commits++; return false;
+    case TIR_INTRIN_CP_ASYNC_COMMIT:
+        /* c must not undercount: a commit in a loop runs any number of
+           times (one under an if that does not run only makes the moved
+           wait wait for more) */
+        if (x->loops) x->overflow = true;
+        else x->commits++;
+        return false;
     case TIR_INTRIN_SYNCTHREADS:
     case TIR_INTRIN_CP_ASYNC_WAIT:
     case TIR_INTRIN_ATOMIC_ADD: x->barrier = true; return false;
@@ -168,6 +179,17 @@ static const tir_expr *first_index(const tir_expr *const *idx, int n, int64_t *l
     return r->start;
 }
 
+/* The rest of a call on_call knows: the indices under its address_of
+ * operands and its other arguments (cp_async's byte counts), whose
+ * accesses count as well. */
+static void call_operands(tir_visitor *v, const tir_call *c) {
+    for (int i = 0; i < c->nargs; i++) {
+        const tir_buffer_load *l = lower_addressed(c, i);
+        if (!l) tir_visit(v, c->args[i]);
+        for (int d = 0; l && d < l->nidx; d++) tir_visit(v, l->indices[d]);
+    }
+}
+
 static bool f_pre(tir_visitor *v, const tir_node *n) {
     facts *x = v->user;
     int64_t lanes;
@@ -175,9 +197,13 @@ static bool f_pre(tir_visitor *v, const tir_node *n) {
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)n;
         tir_analyzer_bind(x->an, f->var, f->min, f->extent);
+        x->loops++;
         return true;
     }
-    case TIR_KIND_CALL: return on_call(x, (const tir_call *)n);
+    case TIR_KIND_CALL:
+        if (on_call(x, (const tir_call *)n)) return true;
+        call_operands(v, (const tir_call *)n);
+        return false;
     case TIR_KIND_BUFFER_LOAD: {
         const tir_buffer_load *l = (const tir_buffer_load *)n;
         if (l->buffer->scope != TIR_SCOPE_LOCAL) {
@@ -207,7 +233,9 @@ static bool f_pre(tir_visitor *v, const tir_node *n) {
 
 static void f_post(tir_visitor *v, const tir_node *n) {
     facts *x = v->user;
-    if (n->kind == TIR_KIND_FOR) tir_analyzer_unbind(x->an, ((const tir_for *)n)->var);
+    if (n->kind != TIR_KIND_FOR) return;
+    tir_analyzer_unbind(x->an, ((const tir_for *)n)->var);
+    x->loops--;
 }
 
 static facts *facts_of(tir_analyzer *an, const loops *outer, const tir_stmt *s) {
@@ -349,8 +377,9 @@ static const tir_stmt *prefetch(tir_ctx *ctx, tir_analyzer *an, const loops *out
  *     Allocates{ wait(n), P[v := min],
  *                for v: { x's statements but P and S, wait(n - c),
  *                         P[v := v + 1], S } }
- * (the loop rotated: the last iteration's P loads what the time step
- * after the loop loads again, into its own Allocate). */
+ * (the loop rotated).  P must not use v: the last iteration runs it for
+ * an iteration that does not exist, and then loads what every iteration
+ * loads, into registers the Allocate drops. */
 static const tir_stmt *rotate(tir_ctx *ctx, tir_analyzer *an, const loops *outer,
                              const tir_for *f) {
     int64_t ext, n;
@@ -367,6 +396,11 @@ static const tir_stmt *rotate(tir_ctx *ctx, tir_analyzer *an, const loops *outer
     cut c;
     if (!find_cut(an, outer, x, n, y, &c) || c.s0 < c.np) return NULL;
     const tir_seq *qa = c.a.q, *qb = c.b.q;
+    /* the last iteration runs P for an iteration that does not exist: with
+       an index of v it could read past its buffer (a shared one of v is
+       refused already, a global one is not) */
+    for (int i = 0; i < c.np; i++)
+        if (lower_uses_any(qa->stmts[i], 1, &f->var)) return NULL;
     int k = 0;
     const tir_stmt **body = IR_NEWN(ctx, const tir_stmt *, qa->n + 1);
     for (int i = c.np; i < c.s0; i++) body[k++] = qa->stmts[i];
