@@ -442,9 +442,12 @@ static void test_every_pass_has_a_case(void **state) {
  * come after the first ldmatrix (with three stages none unless
  * interleaved: K = 96 is three k tiles, so only the first compute has
  * copies). */
-static int copies_in_compute(int stages, const char *insert, bool off) {
-    const char *text = ir_after(tc_pipeline(stages), "relax_guards");
+/* text (a printed function) with the statement `insert` (may be "") put
+ * before the line of the first (or last) T.mma_sync call, at its indent,
+ * parsed. */
+static const tir_prim_func *with_line_before_mma(const char *text, bool last, const char *insert) {
     const char *mma = strstr(text, "T.mma_sync(");
+    for (const char *p = mma; last && p && (p = strstr(p + 1, "T.mma_sync("));) mma = p;
     assert_non_null(mma);
     const char *line = mma;
     while (line[-1] != '\n') line--;
@@ -452,10 +455,17 @@ static int copies_in_compute(int stages, const char *insert, bool off) {
     size_t n = strlen(text) + (size_t)indent + strlen(insert) + 2;
     char *src = malloc(n);
     assert_non_null(src);
-    snprintf(src, n, "%.*s%*s%s\n%s", (int)(line - text), text, indent, "", insert, line);
+    if (*insert) snprintf(src, n, "%.*s%*s%s\n%s", (int)(line - text), text, indent, "", insert, line);
+    else snprintf(src, n, "%s", text);
     const tir_prim_func *f = NULL;
     OK(tir_parse_func(ctx, src, strlen(src), &f));
     free(src);
+    return f;
+}
+
+static int copies_in_compute(int stages, const char *insert, bool off) {
+    const tir_prim_func *f =
+        with_line_before_mma(ir_after(tc_pipeline(stages), "relax_guards"), false, insert);
     tir_lower_opts o;
     tir_lower_opts_init(&o);
     o.stop_after = "interleave";
@@ -529,22 +539,9 @@ static int frag_allocs(int stages, int64_t k, bool no_frag_pipeline, const char 
     c.bm = c.bn = c.bk = 32, c.warps_m = c.warps_n = 1, c.stages = stages;
     c.no_frag_pipeline = no_frag_pipeline;
     OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
-    const char *text = ir_after(tir_sched_func(s), "relax_guards");
+    const tir_prim_func *f =
+        with_line_before_mma(ir_after(tir_sched_func(s), "relax_guards"), true, insert);
     tir_sched_destroy(s);
-    const char *mma = NULL;
-    for (const char *p = text; (p = strstr(p, "T.mma_sync(")); p++) mma = p;
-    assert_non_null(mma);
-    const char *line = mma;
-    while (line[-1] != '\n') line--;
-    int indent = (int)(mma - line);
-    size_t n = strlen(text) + (size_t)indent + strlen(insert) + 2;
-    char *src = malloc(n);
-    assert_non_null(src);
-    if (*insert) snprintf(src, n, "%.*s%*s%s\n%s", (int)(line - text), text, indent, "", insert, line);
-    else snprintf(src, n, "%s", text);
-    const tir_prim_func *f = NULL;
-    OK(tir_parse_func(ctx, src, strlen(src), &f));
-    free(src);
     tir_lower_opts o;
     tir_lower_opts_init(&o);
     o.stop_after = "tile_prefetch";
