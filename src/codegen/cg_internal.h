@@ -106,6 +106,9 @@ LLVMValueRef cg_tensor_call(cg *g, const tir_call *c);
 /* Whether PTX's cvt.rn.tf32.f32 is valid for arch with LLVM NVPTX
  * features (sm_90 and later, PTX ISA 7.8 and later: "+ptx78" or above). */
 bool cg_has_cvt_rn_tf32(const char *arch, const char *features);
+/* The LLVM NVPTX features codegen uses for o (o->features, else its
+ * target's ptx_features; NULL when neither; codegen.c). */
+const char *cg_features(const tir_codegen_opts *o);
 /* The float x rounded to TF32 as cvt.rn.tf32.f32 does it (10 mantissa bits
  * kept, to nearest, ties to even; Inf and NaN unchanged), as the bits of an
  * i32 with the 13 low bits zero, built from integer operations at b (any

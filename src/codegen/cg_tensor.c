@@ -94,9 +94,7 @@ LLVMValueRef cg_tf32_round_ints(LLVMBuilderRef b, LLVMValueRef x) {
  * from integer operations. */
 static LLVMValueRef tf32_round(cg *g, LLVMValueRef x) {
     const tir_codegen_opts *o = cg_opts(g);
-    const tir_target *t = tir_target_find(o->arch);
-    const char *features = o->features ? o->features : t ? t->ptx_features : NULL;
-    if (!cg_has_cvt_rn_tf32(o->arch, features)) return cg_tf32_round_ints(cg_builder(g), x);
+    if (!cg_has_cvt_rn_tf32(o->arch, cg_features(o))) return cg_tf32_round_ints(cg_builder(g), x);
     LLVMContextRef lc = LLVMGetModuleContext(cg_module(g));
     LLVMTypeRef f32 = LLVMFloatTypeInContext(lc);
     LLVMTypeRef ft = LLVMFunctionType(LLVMInt32TypeInContext(lc), &f32, 1, 0);

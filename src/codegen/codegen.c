@@ -207,8 +207,13 @@ static tir_status optimise(tir_ctx *ctx, const tir_prim_func *kernel, const tir_
 }
 
 /* The LLVM half of tir_codegen: everything made here is freed here. */
+const char *cg_features(const tir_codegen_opts *o) {
+    const tir_target *t = tir_target_find(o->arch);
+    return o->features ? o->features : t ? t->ptx_features : NULL;
+}
+
 static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
-                           const tir_codegen_opts *o, const tir_target *t, const char *name,
+                           const tir_codegen_opts *o, const char *name,
                            tir_module *m) {
     LLVMTargetRef target;
     char *err = NULL;
@@ -218,7 +223,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
         LLVMDisposeMessage(err);
         return s;
     }
-    const char *features = o->features ? o->features : t->ptx_features;
+    const char *features = cg_features(o);
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, nvptx_triple, o->arch, features,
                                                       backend_level(o), LLVMRelocDefault,
                                                       LLVMCodeModelDefault);
@@ -342,7 +347,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     tir_module *m = IR_NEW(ctx, tir_module);
     m->kernel_name = entry_name(ctx, kernel->name);
     m->arch = tir_intern(ctx, o.arch);
-    TIR_TRY(run_llvm(ctx, kernel, &info, &o, target, m->kernel_name, m));
+    TIR_TRY(run_llvm(ctx, kernel, &info, &o, m->kernel_name, m));
 
     tir_kernel_param *ps = IR_NEWN(ctx, tir_kernel_param, kernel->nparams);
     for (int i = 0; i < kernel->nparams; i++) {
