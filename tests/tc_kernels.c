@@ -101,20 +101,24 @@ const tir_prim_func *tck_mma_lanes(tir_ctx *ctx, tir_dtype t, int grid_m, int wa
 
 const char *tck_mma_ldmatrix_text(tir_ctx *ctx, tir_dtype dt, int flags) {
     const char *d = dt_name(dt);
+    /* float32 (TF32): A 16x8 by ldmatrix.x4 of 4-float rows, B 8x8 per
+     * lane (no .trans of 32-bit elements) */
+    bool f32 = tir_dtype_eq(dt, TIR_F32);
+    int kt = f32 ? 8 : 16;
     tb t = {0};
-    signature(&t, "tc_mma_ldmatrix", dt, 16, 8, 16);
+    signature(&t, "tc_mma_ldmatrix", dt, 16, 8, kt);
     put(&t, 1, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):",
         flags & TCK_HALF_WARP ? 16 : 32);
-    put(&t, 2, "As = T.allocate((256,), \"%s\", \"shared\")", d);
-    put(&t, 2, "Bs = T.allocate((128,), \"%s\", \"shared\")", d);
-    put(&t, 2, "Af = T.allocate((8,), \"%s\", \"local\")", d);
-    put(&t, 2, "Bf = T.allocate((4,), \"%s\", \"local\")", d);
+    put(&t, 2, "As = T.allocate((%d,), \"%s\", \"shared\")", 16 * kt, d);
+    put(&t, 2, "Bs = T.allocate((%d,), \"%s\", \"shared\")", 8 * kt, d);
+    put(&t, 2, "Af = T.allocate((%d,), \"%s\", \"local\")", f32 ? 4 : 8, d);
+    put(&t, 2, "Bf = T.allocate((%d,), \"%s\", \"local\")", f32 ? 2 : 4, d);
     put(&t, 2, "Cf = T.allocate((4,), \"float32\", \"local\")");
     if (!(flags & TCK_NO_COPY)) {
-        put(&t, 2, "for i in T.serial(8):");
+        put(&t, 2, "for i in T.serial(%d):", kt / 2);
         put(&t, 3, "As[i * 32 + tx] = A[i * 32 + tx]");
     }
-    put(&t, 2, "for i in T.serial(4):");
+    put(&t, 2, "for i in T.serial(%d):", kt / 4);
     put(&t, 3, "Bs[i * 32 + tx] = B[i * 32 + tx]");
     put(&t, 2, "T.syncthreads()");
     if (flags & TCK_RACE) {
@@ -122,12 +126,18 @@ const char *tck_mma_ldmatrix_text(tir_ctx *ctx, tir_dtype dt, int flags) {
         put(&t, 3, "As[80] = A[0]");
     }
     put(&t, 2,
-        "T.call_intrin(\"void\", \"ldmatrix\", 0, 4, T.address_of(Af[0]), T.address_of(%s[(" LANE
-        " %% 16) * 16 + 8 * (" LANE " // 16)%s]))",
-        flags & TCK_LDM_GLOBAL ? "A" : "As", flags & TCK_MISALIGN ? " + 1" : "");
-    put(&t, 2,
-        "T.call_intrin(\"void\", \"ldmatrix\", 1, 2, T.address_of(Bf[0]), T.address_of(Bs[(" LANE
-        " %% 16) * 8]))");
+        "T.call_intrin(\"void\", \"ldmatrix\", %d, 4, T.address_of(Af[0]), T.address_of(%s[("
+        LANE " %% 16) * %d + %d * (" LANE " // 16)%s]))",
+        flags & TCK_A_TRANS ? 1 : 0, flags & TCK_LDM_GLOBAL ? "A" : "As", kt, kt / 2,
+        flags & TCK_MISALIGN ? " + 1" : "");
+    if (f32) {
+        put(&t, 2, "for v in T.unroll(2):");
+        put(&t, 3, "Bf[v] = Bs[(%s) * 8 + %s]", k8_b[0], k8_b[1]);
+    } else {
+        put(&t, 2,
+            "T.call_intrin(\"void\", \"ldmatrix\", 1, 2, T.address_of(Bf[0]), T.address_of(Bs[("
+            LANE " %% 16) * 8]))");
+    }
     zero_acc(&t, 2);
     mma_call(&t, 2, flags);
     store_acc(&t, 2, "0", "0", 8);

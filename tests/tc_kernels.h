@@ -24,6 +24,7 @@ enum {
     TCK_NO_COPY = 16,   /* (ldmatrix) A is never copied to shared: unwritten rows */
     TCK_RACE = 32,      /* (ldmatrix) after the barrier lane 0 stores As[5 * 16] (row 5,
                          * which lane 5 supplies) before the ldmatrix: a race */
+    TCK_A_TRANS = 64,   /* (ldmatrix) A loaded with .trans */
 };
 
 /* Per-lane loads from global into the fragment arrays, mma_sync, per-lane

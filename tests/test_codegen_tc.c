@@ -335,7 +335,10 @@ static void test_bad_ldmatrix(void **st) {
     const tir_scope S = TIR_SCOPE_SHARED;
     compiles(ctx, one_ldmatrix(ctx, 1, 4, TIR_BF16, TIR_BF16, S));
     compiles(ctx, one_ldmatrix(ctx, 0, 1, TIR_F16, TIR_F16, S));
-    refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_F32, TIR_F32, S), "'L' is float32", NULL);
+    /* 32-bit rows (TF32 A): each lane's i32 is one float; no .trans */
+    compiles(ctx, one_ldmatrix(ctx, 0, 4, TIR_F32, TIR_F32, S));
+    refused(ctx, one_ldmatrix(ctx, 1, 4, TIR_F32, TIR_F32, S), ".trans of float32 'L'", NULL);
+    refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_I32, TIR_I32, S), "'L' is int32", NULL);
     refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_F16, TIR_BF16, S), "'S' is bfloat16",
             "'L' is float16");
     refused(ctx, one_ldmatrix(ctx, 0, 3, TIR_F16, TIR_F16, S), "ldmatrix", "1, 2 or 4");

@@ -1126,6 +1126,7 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
      * block: one block) */
     uint64_t r3 = *r ^ 0x27d4eb2fu;
     tc->lower.vector_acc_store = chance(&r3, 20);
+    tc->lower.no_ldmatrix_tf32 = chance(&r3, 20);
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
@@ -1133,7 +1134,7 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
@@ -1142,7 +1143,8 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
-             tc->lower.vector_acc_store ? ", lowered with vector_acc_store" : "");
+             tc->lower.vector_acc_store ? ", lowered with vector_acc_store" : "",
+             tc->lower.no_ldmatrix_tf32 ? ", lowered with no_ldmatrix_tf32" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */

@@ -110,8 +110,11 @@ static int run_case_lo(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M
     const tir_module *m;
     OK(ctx, tir_codegen(ctx, kernel, NULL, &m));
     assert_true(count(m->ptx, "mma.sync.aligned") > 0);
-    bool b16 = kind != TIR_RT_GEMM_TF32;
-    assert_int_equal(count(m->ptx, "ldmatrix.sync.aligned") > 0, b16);
+    /* ldmatrix: 16-bit A and B; TF32 A only (no .trans of 32-bit
+     * elements), unless lo turns it off */
+    bool b16 = kind != TIR_RT_GEMM_TF32, ldm32 = !(lo && lo->no_ldmatrix_tf32);
+    assert_int_equal(count(m->ptx, "ldmatrix.sync.aligned") > 0, b16 || ldm32);
+    if (!b16) assert_int_equal(count(m->ptx, ".trans"), 0);
     /* without async_copy the rule leaves the pipeline unannotated and
      * lowering's auto-async may still make its copies cp.async */
     if (cfg->async_copy || cfg->stages < 2)
@@ -297,6 +300,30 @@ static void test_frag_pipeline(void **st) {
     run_case(TIR_RT_GEMM_TF32, &c, 64, 64, 64);
 }
 
+/* TF32 A fragments by ldmatrix.x4 (32-bit rows as 16-bit pairs): each
+ * replaces 4 per-lane ld.shared.f32 (tir_lower_opts.no_ldmatrix_tf32 has
+ * them back); simulated against the interpreter both ways, also at a
+ * ragged shape whose edge tiles read the zero-filled copy. */
+static void test_tf32_ldmatrix(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    c.bk = 32;
+    tir_lower_opts lo;
+    tir_lower_opts_init(&lo);
+    lo.no_ldmatrix_tf32 = true;
+    const char *lds = "ld.shared.f32", *x4 = "ldmatrix.sync.aligned.m8n8.x4.shared.b16";
+    for (int ragged = 0; ragged < 2; ragged++) {
+        int64_t M = ragged ? 100 : 64, N = ragged ? 72 : 64, K = 64;
+        int on = run_case_lo(TIR_RT_GEMM_TF32, &c, M, N, K, lds, NULL, NULL);
+        int off = run_case_lo(TIR_RT_GEMM_TF32, &c, M, N, K, lds, &lo, NULL);
+        int n4 = run_case_lo(TIR_RT_GEMM_TF32, &c, M, N, K, x4, NULL, NULL);
+        printf("# tf32 %lldx%lldx%lld: %d ld.shared.f32 and %d ldmatrix.x4, %d without\n",
+               (long long)M, (long long)N, (long long)K, on, n4, off);
+        assert_true(n4 > 0);
+        assert_int_equal(off - on, 4 * n4);
+    }
+}
+
 /* tir_lower_opts.vector_acc_store: with the tiles inside C, every 16x8
  * accumulator tile of a warp is two shuffles and one st.global.v4.f32,
  * the kernel's only stores (none without the option); a ragged M or N
@@ -379,6 +406,7 @@ int main(void) {
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
         cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
         cmocka_unit_test(test_small_shared_tiles), cmocka_unit_test(test_vector_acc_store),
+        cmocka_unit_test(test_tf32_ldmatrix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,10 +131,14 @@ static void test_ldmatrix_choice(void **state) {
         snprintf(r, sizeof r, v ? "Af[%d] = A[" : "Af[0] = A[", v);
         assert_int_equal(count(t, r), 1);
     }
-    /* float32 (tf32): no ldmatrix (16-bit elements only) */
+    /* float32 (tf32): A by ldmatrix.x4 of 4-float rows (columns 4 apart),
+     * B per lane (no .trans of 32-bit elements) */
     t = lowered(tc(32, 16, 32, LK_TC_TF32), "lower_fragments");
-    assert_int_equal(count(t, "ldmatrix"), 0);
+    assert_int_equal(count(t, "T.ldmatrix(0, 4"), 1);
+    assert_int_equal(count(t, "T.lane_id() // 16 * 4"), 1);
+    assert_int_equal(count(t, "T.ldmatrix(1"), 0);
     assert_int_equal(count(t, "Bf[1] = Bs["), 1);
+    assert_int_equal(count(t, "Af[1] = As["), 0);
 }
 
 /* lk_tc's kernel with both B tiles of the warp loaded as one pair in

@@ -127,6 +127,8 @@ static void test_ldmatrix(void **st) {
     tir_ctx *ctx = *st;
     run_ok(ctx, tck_mma_ldmatrix(ctx, TIR_BF16, 0), TIR_BF16, 16, 8, 16, 3);
     run_ok(ctx, tck_mma_ldmatrix(ctx, TIR_F16, 0), TIR_F16, 16, 8, 16, 3);
+    /* TF32 A: ldmatrix.x4 of 4-float rows, register m = matrix m */
+    run_ok(ctx, tck_mma_ldmatrix(ctx, TIR_F32, 0), TIR_F32, 16, 8, 8, 2);
 }
 
 /* (5): 2 blocks of 4 warps (2 x 2), 4 k steps each: 32 mma.  And the
@@ -172,6 +174,9 @@ static void test_errors(void **st) {
          {"threadIdx (5, 0, 0)", "shared-memory race on shared As[80]", "reads it",
           "threadIdx (0, 0, 0) wrote it"}},
     };
+    /* .trans moves 16-bit elements: a 32-bit matrix has none */
+    expect_error(ctx, run(ctx, tck_mma_ldmatrix(ctx, TIR_F32, TCK_A_TRANS), TIR_F32, 16, 8, 8, &rep),
+                 TIR_ERR_EVAL, (const char *[5]){".trans transposes 16-bit elements", "float32"});
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         print_message("# case %zu\n", i);
         expect_error(ctx, run(ctx, cases[i].f, TIR_BF16, 16, 8, 16, &rep), cases[i].code,

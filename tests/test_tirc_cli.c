@@ -230,6 +230,19 @@ static void ptx(void **state) {
     assert_int_equal(tirc_run(NULL, "ptx matmul --dtype bf16 --size 8192 --tc-off swizzle"), 0);
     assert_string_not_equal(sw, out);
     free(sw);
+    /* TF32 A fragments by ldmatrix.x4 (no .trans), per-lane loads with
+       --tc-off ldm32; A's rows padded by 4 floats (36 a row: 143360
+       bytes of shared memory at 128x128x32 in 4 stages, 4 * (128 * 36 +
+       32 * 136) * 4), by 8 with --tc-off oddpad (151552) */
+    const char *tf = "ptx matmul --dtype tf32 --size 256 --tile 128x128x32x2x4 --stages 4";
+    assert_int_equal(tirc_run(NULL, tf), 0);
+    assert_true(count(out, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+    assert_int_equal(count(out, ".trans"), 0);
+    assert_non_null(strstr(err, "143360 bytes shared"));
+    snprintf(cmd, sizeof cmd, "%s --tc-off ldm32,oddpad", tf);
+    assert_int_equal(tirc_run(NULL, cmd), 0);
+    assert_int_equal(count(out, "ldmatrix"), 0);
+    assert_non_null(strstr(err, "151552 bytes shared"));
     /* Step 8's k pipeline: the rule keeps the peeled epilogue by default
      * (tir_tile_config.guard_tail off: the guarded kernels were slower on
      * the H200), so the 8 x 8 x 16 body twice, with or without

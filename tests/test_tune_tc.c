@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "minitir/sim.h"
 #include "minitir/tune.h"
@@ -123,7 +124,7 @@ static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config b
 }
 
 static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
-    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false};
+    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false, false};
     return c;
 }
 
@@ -314,6 +315,53 @@ static void test_swizzle(void **st) {
     assert_int_equal(grid_x(ctx, 1024, 1024, &small), 256);
     sim_config(ctx, TIR_RT_GEMM_BF16, 1024, 1024, 16, &small);
     tir_ctx_destroy(ctx);
+}
+
+/* A's shared rows are padded to an odd number of 16-byte chunks: TF32 at
+ * BK 32 with pad 8 (10 chunks) gets pad 4 (9), unless same_pad; 16-bit
+ * rows of whole k steps are odd already; no pad stays none.  The kernel's
+ * shared memory (4096^3 TF32, 128x256x32 in 4 stages) is what
+ * tir_tc_config_shared_bytes says both ways, and the kernel with pad 4
+ * computes the product in the simulator. */
+static void test_pad_a(void **st) {
+    (void)st;
+    tir_tc_config c = cfg(128, 256, 32, 2, 4, 4, 8);
+    assert_int_equal(tir_tc_pad_a(&c, 4), 4);
+    c.pad = 4;
+    assert_int_equal(tir_tc_pad_a(&c, 4), 4);
+    c.pad = 0;
+    assert_int_equal(tir_tc_pad_a(&c, 4), 0);
+    c.pad = 8, c.bk = 16; /* 6 chunks -> 5 */
+    assert_int_equal(tir_tc_pad_a(&c, 4), 4);
+    c.bk = 8; /* a pad not below the row: none */
+    assert_int_equal(tir_tc_pad_a(&c, 4), 0);
+    for (int bk = 16; bk <= 128; bk += 16) {
+        c.bk = bk;
+        assert_int_equal(tir_tc_pad_a(&c, 2), 8);
+    }
+    c.bk = 32, c.same_pad = true;
+    assert_int_equal(tir_tc_pad_a(&c, 4), 8);
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(TIR_RT_GEMM_TF32, 4096, 4096, 4096);
+    for (int same = 0; same < 2; same++) {
+        c = tir_tune_tc_default(&t, 132);
+        c.same_pad = same;
+        tir_schedule *s = NULL;
+        const tir_prim_func *kernel;
+        const tir_module *m;
+        OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+        OK(ctx, tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+        OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
+        OK(ctx, tir_codegen(ctx, kernel, NULL, &m));
+        assert_int_equal(m->dyn_shared_bytes + m->shared_bytes, tir_tc_config_shared_bytes(&c, 4));
+        assert_int_equal(m->dyn_shared_bytes, 4 * (128 * (32 + (same ? 8 : 4)) + 32 * 264) * 4);
+        tir_sched_destroy(s);
+    }
+    tir_ctx_destroy(ctx);
+    c = cfg(64, 64, 32, 2, 2, 2, 8);
+    tir_ctx *sctx = tir_ctx_create();
+    sim_config(sctx, TIR_RT_GEMM_TF32, 64, 64, 64, &c);
+    tir_ctx_destroy(sctx);
 }
 
 /* The swizzle is schedule primitives, so it is in the trace: at 8192^3
@@ -513,6 +561,7 @@ int main(void) {
         cmocka_unit_test(test_text),   cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_sim),    cmocka_unit_test(test_keys),
         cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_pad_a),
         cmocka_unit_test(test_swizzle_trace),
         cmocka_unit_test(test_swizzle_ragged),
         cmocka_unit_test(test_tune_fake_bf16),

@@ -63,6 +63,11 @@ typedef struct tir_lower_opts {
      * (lower_fragments, docs/tensor-cores.md).  Off by default: not yet
      * measured on the GPU. */
     bool vector_acc_store;
+    /* Load TF32 A fragments (16x8 float32 tiles) with one per-lane
+     * ld.shared per register instead of one ldmatrix.x4 (their four 8x4
+     * quarters read as 8x8 16-bit matrices), for A/B comparisons
+     * (lower_fragments, docs/tensor-cores.md). */
+    bool no_ldmatrix_tf32;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

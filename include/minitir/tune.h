@@ -271,7 +271,8 @@ typedef struct tir_tc_config {
                               zero-filling copies cp.async unless
                               tir_lower_opts.sync_pipeline_copies */
     int pad;               /* elements added to each shared row (conflict-free ldmatrix);
-                              applied to a row only when smaller than it */
+                              applied to a row only when smaller than it; A's
+                              rows: tir_tc_pad_a */
     /* Switches that turn a speed-up off, for A/B measurements (zero, the
      * default and what the tuner uses, keeps it on; not tuner knobs):
      * no_b_pairs: B fragments by one ldmatrix.x2.trans per 16x8 tile
@@ -292,11 +293,23 @@ typedef struct tir_tc_config {
      * 8 block rows, on grids of 1024 or more blocks with whole groups
      * (src/tune/tiling_tc.c, bind_blocks). */
     bool no_swizzle;
+    /* same_pad: A's shared rows padded by pad like B's instead of to an
+     * odd number of 16-byte chunks (tir_tc_pad_a; changes TF32 only). */
+    bool same_pad;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
  * pad 8. */
 TIR_API tir_tc_config tir_tc_config_default(void);
+/* The elements the rule pads each shared row of A by (elem_bytes per
+ * element): c->pad, moved by 16 bytes when the padded row would be an
+ * even number of 16-byte chunks (unless c->same_pad), so that the 8 rows
+ * an ldmatrix phase reads (16 bytes each) fall in 8 different groups of
+ * banks.  16-bit rows of whole k steps always are odd (pad 8: BK / 8 + 1
+ * chunks); TF32 at BK 32 with pad 8 is 10 chunks, 2-way conflicts, and
+ * gets pad 4.  B's rows are padded by c->pad.  0 when c->pad is 0 or not
+ * below BK. */
+TIR_API int tir_tc_pad_a(const tir_tc_config *c, int elem_bytes);
 /* Threads per block (32 per warp), and the shared bytes of the pipeline's
  * A and B tiles (stages copies, padded rows) for inputs of elem_bytes. */
 TIR_API int tir_tc_config_threads(const tir_tc_config *c);

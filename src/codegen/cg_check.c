@@ -217,7 +217,8 @@ static tir_status chk_mma_sync(chk *c, const tir_call *call) {
 
 /* ldmatrix(trans, num, address_of(L[o]), address_of(S[i])): constant
  * trans 0/1 and num 1/2/4, L a float16 or bfloat16 local array with 2 num
- * registers from o, S a shared buffer of L's type. */
+ * registers from o, or a float32 one with num registers and trans 0 (.trans
+ * moves 16-bit elements), S a shared buffer of L's type. */
 static tir_status chk_ldmatrix(chk *c, const tir_call *call) {
     static const char op[] = "ldmatrix";
     int64_t trans, num;
@@ -230,17 +231,23 @@ static tir_status chk_ldmatrix(chk *c, const tir_call *call) {
     TIR_TRY(chk_frag_operand(c, op, call->args[2], "destination", &d));
     TIR_TRY(chk_address_of(c, op, call->args[3], TIR_SCOPE_SHARED, "source"));
     const tir_buffer *s = tir_as_tir_buffer_load(tir_as_tir_call(call->args[3])->args[0])->buffer;
-    if (!tir_dtype_eq(d->dtype, TIR_F16) && !tir_dtype_eq(d->dtype, TIR_BF16))
+    bool f32 = tir_dtype_eq(d->dtype, TIR_F32);
+    if (!tir_dtype_eq(d->dtype, TIR_F16) && !tir_dtype_eq(d->dtype, TIR_BF16) && !f32)
         return unsupported(c,
-                           "codegen: ldmatrix: the destination '%s' is %s (want float16 or "
-                           "bfloat16)",
+                           "codegen: ldmatrix: the destination '%s' is %s (want float16, "
+                           "bfloat16 or float32)",
                            d->name, dstr(c->ctx, d->dtype));
+    if (f32 && trans)
+        return unsupported(c,
+                           "codegen: ldmatrix: .trans of float32 '%s': the transpose moves "
+                           "16-bit elements, so a 32-bit matrix has no .trans form",
+                           d->name);
     if (!tir_dtype_eq(s->dtype, d->dtype))
         return unsupported(c,
                            "codegen: ldmatrix: the source '%s' is %s but the destination '%s' "
                            "is %s",
                            s->name, dstr(c->ctx, s->dtype), d->name, dstr(c->ctx, d->dtype));
-    TIR_TRY(chk_regs(c, op, call->args[2], "destination", 2 * (int)num));
+    TIR_TRY(chk_regs(c, op, call->args[2], "destination", (f32 ? 1 : 2) * (int)num));
     return chk_collective(c, call->op);
 }
 

@@ -9,7 +9,8 @@
  * on sm_90 with PTX 7.8 and later, the same bits from integer operations
  * before: see tf32_round), and stores the four float results back the
  * same way.  ldmatrix(trans, num, dst, src) reads num 8x8 matrices from
- * shared memory into num i32s, split into 16-bit halves, low half first.
+ * shared memory into num i32s, split into 16-bit halves, low half first
+ * (a float32 destination: each i32 is one float).
  * shfl_xor(value, lane_mask) is llvm.nvvm.shfl.sync.bfly.f32 over the
  * whole warp (member mask 0xffffffff, clamp 31: a 32-lane segment).
  * cg_check has checked the operands and that the target has the
@@ -155,7 +156,9 @@ static LLVMValueRef mma_sync(cg *g, const tir_call *c) {
 }
 
 /* ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16: matrix i's two
- * elements of this lane (an i32) go to dst[2i] (low half), dst[2i + 1]. */
+ * elements of this lane (an i32) go to dst[2i] (low half), dst[2i + 1];
+ * with a float32 dst (TF32 A: rows of 4 floats) the i32 is one float,
+ * dst[i]. */
 static LLVMValueRef ldmatrix(cg *g, const tir_call *c) {
     int64_t trans = 0, num = 0;
     bool consts = tir_expr_const_int(c->args[0], &trans) && tir_expr_const_int(c->args[1], &num);
@@ -175,10 +178,16 @@ static LLVMValueRef ldmatrix(cg *g, const tir_call *c) {
     set_convergent(r);
     LLVMContextRef lc = LLVMGetModuleContext(cg_module(g));
     LLVMTypeRef i32 = LLVMInt32TypeInContext(lc);
-    LLVMTypeRef et = tir_dtype_eq(frag_dtype(c->args[2]), TIR_F16) ? LLVMHalfTypeInContext(lc)
-                                                                  : LLVMBFloatTypeInContext(lc);
+    tir_dtype dt = frag_dtype(c->args[2]);
+    LLVMTypeRef et = tir_dtype_eq(dt, TIR_F16) ? LLVMHalfTypeInContext(lc)
+                                               : LLVMBFloatTypeInContext(lc);
     for (int i = 0; i < num; i++) {
         LLVMValueRef w = num == 1 ? r : LLVMBuildExtractValue(b, r, (unsigned)i, "");
+        if (tir_dtype_eq(dt, TIR_F32)) {
+            if (!cg_local_store(g, c->args[2], i, LLVMBuildBitCast(b, w, LLVMFloatTypeInContext(lc), "")))
+                return NULL;
+            continue;
+        }
         LLVMValueRef v = LLVMBuildBitCast(b, w, LLVMVectorType(et, 2), "");
         for (int h = 0; h < 2; h++) {
             LLVMValueRef e = LLVMBuildExtractElement(b, v, LLVMConstInt(i32, (unsigned)h, 0), "");

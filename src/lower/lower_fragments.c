@@ -16,7 +16,8 @@
  * away where the analyzer proves them (lane_id() stands for a variable of
  * range [0, 32) while simplifying).  A frag_load of a whole in-bounds tile
  * from a shared 16-bit buffer with contiguous, 16-byte aligned rows becomes
- * one ldmatrix (A: x4; B: x2.trans); two such loads of B tiles side by
+ * one ldmatrix (A: x4; B: x2.trans; a TF32 A tile too: x4 of 32-bit
+ * elements as 16-bit pairs); two such loads of B tiles side by
  * side (frag_load_b_16x16 makes them: consecutive statements, columns j0
  * and j0 + 8) become one ldmatrix.x4.trans.
  *
@@ -372,18 +373,26 @@ static bool tile_inside(lf *c, const fbuf *f, const tir_buffer_load *l, int col_
                               i32(c, b->shape[n - 1])));
 }
 
+/* Elements of f's type in a 16-byte ldmatrix row: 8 (16-bit), 4 (TF32). */
+static int row_elems(const fbuf *f) { return 16 / tir_dtype_bytes(f->frag->dtype); }
+
 /* Can the frag_load of f's tile from l (a tile origin in S) be one
- * ldmatrix: S shared and of f's 16-bit type, rows contiguous and 16-byte
- * aligned (every stride but the last a multiple of 8 elements, the last
- * 1), the column a multiple of 8, and the whole tile inside S's shape (no
+ * ldmatrix: S shared and of f's type, f a 16-bit A or B tile or a TF32 A
+ * tile (its four 8x4 quarters are ldmatrix's 8x8 16-bit matrices: no
+ * .trans, so not TF32 B, whose registers run down a column; unless
+ * tir_lower_opts.no_ldmatrix_tf32), rows contiguous and 16-byte aligned
+ * (every stride but the last a multiple of 16 bytes, the last 1), the
+ * column a multiple of 16 bytes, and the whole tile inside S's shape (no
  * clipping). */
 static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
     const tir_buffer *b = l->buffer;
-    if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, f->frag->dtype) ||
-        tir_dtype_bytes(b->dtype) != 2 || l->nidx < 2)
+    if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, f->frag->dtype) || l->nidx < 2)
         return false;
-    if (f->lay.kind != TIR_FRAG_K16_A && f->lay.kind != TIR_FRAG_K16_B) return false;
-    return rows_aligned(b, 8) && tile_inside(c, f, l, 8);
+    bool b16 = tir_dtype_bytes(b->dtype) == 2 &&
+               (f->lay.kind == TIR_FRAG_K16_A || f->lay.kind == TIR_FRAG_K16_B);
+    bool tf32 = f->lay.kind == TIR_FRAG_K8_A && !c->st->opts.no_ldmatrix_tf32;
+    if (!b16 && !tf32) return false;
+    return rows_aligned(b, row_elems(f)) && tile_inside(c, f, l, row_elems(f));
 }
 
 /* Can the frag_store of f's tile to l (a tile origin in D) be the
@@ -453,7 +462,11 @@ static const tir_stmt *expand_vec_store(lf *c, fbuf *f, const tir_expr *o,
  * is row i0 + 8 * (m % 2) + l % 8, columns j0 + 8 * (m / 2) of matrix m
  * = l / 8, whose two elements of each lane land in registers 2m, 2m + 1.
  * A (16x16): x4, matrices (rows 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15),
- * (8-15, 8-15) = registers 0-1, 2-3, 4-5, 6-7.  B (16x8, rows k):
+ * (8-15, 8-15) = registers 0-1, 2-3, 4-5, 6-7.  TF32 A (16x8): the same
+ * with 4-float rows (columns j0 + 4 * (lane / 16)): matrix m is rows
+ * 8 (m % 2) .., columns 4 (m / 2) .., and lane l's one element of it,
+ * (l / 4, l % 4), is register m = (g + 8 (m % 2), t + 4 (m / 2)): the
+ * m16n8k8 A layout (tir_frag_row/col).  B (16x8, rows k):
  * x2.trans, matrices k 0-7 and 8-15; lanes 16-31 are unused and pass row
  * lane % 16 of column j0 (a valid address: j0 + 8 may be past the
  * buffer).  A pair of B tiles side by side (pair: columns j0 and j0 + 8,
@@ -465,14 +478,14 @@ static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
                                        const tir_buffer_load *l, bool pair) {
     tir_ctx *ctx = c->st->ctx;
     int n = l->nidx;
-    bool a = f->lay.kind == TIR_FRAG_K16_A, x4 = a || pair;
+    bool a = f->lay.kind == TIR_FRAG_K16_A || f->lay.kind == TIR_FRAG_K8_A, x4 = a || pair;
     const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
     for (int d = 0; d < n; d++) idx[d] = l->indices[d];
     const tir_expr *lane = (const tir_expr *)c->lane;
     idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), tir_floormod(ctx, lane, k32(c, 16)));
     if (x4)
-        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]),
-                             tir_mul(ctx, k32(c, 8), tir_floordiv(ctx, lane, k32(c, 16))));
+        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]), tir_mul(ctx, k32(c, row_elems(f)),
+                                                               tir_floordiv(ctx, lane, k32(c, 16))));
     const tir_expr *args[4] = {k32(c, a ? 0 : 1), k32(c, x4 ? 4 : 2), reg_addr(c, f, o),
                                addr(c, l->buffer, n, idx)};
     const tir_stmt *s = lower_intrin_stmt(ctx, TIR_INTRIN_LDMATRIX, 4, args);

@@ -43,7 +43,7 @@
  * Warp fragments.  lane_id() (lower_fragments' per-lane code) is
  * threadIdx.x, which is the lane in a kernel with fragments: it stands
  * for a pseudo loop variable of range [0, 32) on threadIdx.x's axis.  An
- * ldmatrix reads 8 elements of shared memory from its address (the row
+ * ldmatrix reads 16 bytes of shared memory from its address (the row
  * this lane gives); mma_sync touches registers only.
  */
 #include <stdlib.h>
@@ -504,14 +504,14 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
             return false;
         }
         if (call->op == TIR_INTRIN_LDMATRIX) {
-            /* this lane's row: 8 elements from its address */
+            /* this lane's row: 16 bytes (8 or 4 elements) from its address */
             const tir_call *src = call->nargs == 4 ? tir_as_tir_call(call->args[3]) : NULL;
             const tir_buffer_load *ld =
                 src && src->nargs == 1 ? tir_as_tir_buffer_load(src->args[0]) : NULL;
             if (!ld) return true;
             int n0 = l->out->n;
             add_acc(l, ld->buffer, false, ld->indices[0]);
-            if (l->out->n > n0) ((racc *)l->out->items[n0])->span = 8;
+            if (l->out->n > n0) ((racc *)l->out->items[n0])->span = 16 / tir_dtype_bytes(ld->buffer->dtype);
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {

@@ -22,8 +22,8 @@
  * A cp_async counts as a write where it is issued (it must not overwrite
  * what others still read) and again, of every element of every cp_async
  * target, at each cp_async_wait (where the data lands: readers in other
- * threads need a barrier after the wait).  An ldmatrix reads the 8
- * elements of shared memory from its address (this lane's row) like
+ * threads need a barrier after the wait).  An ldmatrix reads the 16
+ * bytes of shared memory from its address (this lane's row) like
  * ordinary loads; mma_sync touches registers only.
  *
  * Disjoint elements.  Two accesses whose element ranges (every variable
@@ -197,7 +197,7 @@ static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out
     return true;
 }
 
-/* span: elements from each index value (an ldmatrix row: 8). */
+/* span: elements from each index value (an ldmatrix row: 16 bytes). */
 static void add_access_span(coll *c, const tir_buffer *b, bool write, const tir_expr *idx,
                             int64_t span) {
     if (b->scope != TIR_SCOPE_SHARED) return;
@@ -259,7 +259,7 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
             const tir_call *src = tir_as_tir_call(call->args[3]);
             const tir_buffer_load *l = src ? tir_as_tir_buffer_load(src->args[0]) : NULL;
             TIR_ASSERT(l); /* lower_fragments' form */
-            add_access_span(c, l->buffer, false, l->indices[0], 8);
+            add_access_span(c, l->buffer, false, l->indices[0], 16 / tir_dtype_bytes(l->buffer->dtype));
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {

@@ -10,9 +10,11 @@
  *     (so the simulator and the interpreter agree bit for bit), and
  *     scatters D back.
  *   ldmatrix(trans, num, dst, src): lane l < 8 num supplies row l % 8 of
- *     matrix l / 8, 8 16-bit elements at src in shared memory (16-byte
- *     aligned); lane l receives elements (l/4, 2(l%4) + j), j = 0, 1, of
- *     matrix i (of its transpose with trans) in dst[2i + j].
+ *     matrix l / 8, 16 bytes at src in shared memory (16-byte aligned);
+ *     of 16-bit elements (8 a row) lane l receives elements (l/4, 2(l%4)
+ *     + j), j = 0, 1, of matrix i (of its transpose with trans) in
+ *     dst[2i + j]; of 32-bit ones (4 a row, each a pair of the hardware's
+ *     16-bit elements; no trans) element (l/4, l%4) of matrix i in dst[i].
  *   shfl_xor(value, lane_mask): lane l's result is the value lane
  *     l ^ lane_mask passed.  The values were loaded by each lane before it
  *     reached the call, so an unwritten register it passes was already
@@ -150,26 +152,44 @@ static int ldmatrix_shape(ir_env *const *lanes, const ir_val *const *args, int *
     return -1;
 }
 
-/* Lane `lane`'s row: 8 16-bit elements of a shared buffer at a 16-byte
- * aligned address, read as this lane (race and uninitialised checks). */
+/* Lane `lane`'s row: 16 bytes of a shared buffer of 16- or 32-bit
+ * elements (8 or 4 of them) at a 16-byte aligned address, read as this
+ * lane (race and uninitialised checks). */
 static bool ldmatrix_row(ir_env *e, const void *p, float row[8], tir_dtype *dt) {
     lane_ref r;
-    if (!lane_operand(e, "ldmatrix", 3, p, TIR_SCOPE_SHARED, 8, &r)) return false;
+    if (!lane_operand(e, "ldmatrix", 3, p, TIR_SCOPE_SHARED, 4, &r)) return false;
     char b[32];
-    if (r.m->elem_bytes != 2 || (r.off * 2) % 16) {
+    int eb = r.m->elem_bytes, n = eb ? 16 / eb : 0;
+    if ((eb != 2 && eb != 4) || (r.off * eb) % 16) {
         ir_env_fail(e, TIR_ERR_EVAL,
                     "ldmatrix: the row address %s[%lld] (%s) must be a 16-byte aligned element of "
-                    "a 16-bit buffer",
+                    "a 16-bit or 32-bit buffer",
                     r.m->buffer->name, (long long)(r.off - r.m->elem_offset),
                     dts(r.m->buffer->dtype, b));
         return false;
     }
+    if (n == 8 && !lane_operand(e, "ldmatrix", 3, p, TIR_SCOPE_SHARED, 8, &r)) return false;
     *dt = r.m->buffer->dtype;
-    for (int j = 0; j < 8; j++) {
+    for (int j = 0; j < n; j++) {
         row[j] = ir_load_off(e, r.m, r.off + j).f;
         if (e->status) return false;
     }
     return true;
+}
+
+/* Lane `lane`'s registers from the matrices' rows (w32: 32-bit
+ * elements); true when a store failed (reported). */
+static bool ldmatrix_scatter(ir_env *e, const lane_ref *d, float rows[][8], int lane, int trans,
+                             int num, bool w32) {
+    int per = w32 ? 1 : 2;
+    for (int i = 0; i < num; i++)
+        for (int j = 0; j < per; j++) {
+            int r = lane / 4, c = w32 ? lane % 4 : 2 * (lane % 4) + j;
+            ir_val v;
+            v.f = trans ? rows[8 * i + c][r] : rows[8 * i + r][c];
+            if (ir_store_off(e, d->m, d->off + per * i + j, v)) return true;
+        }
+    return false;
 }
 
 int simw_ldmatrix(ir_env *const *lanes, const ir_val *const *args) {
@@ -187,23 +207,25 @@ int simw_ldmatrix(ir_env *const *lanes, const ir_val *const *args) {
             return lane;
         }
     }
+    bool w32 = tir_dtype_bytes(dt[0]) == 4;
+    if (w32 && trans) {
+        ir_env_fail(lanes[0], TIR_ERR_EVAL,
+                    "ldmatrix: .trans transposes 16-bit elements; the rows are %s",
+                    dts(dt[0], b1));
+        return 0;
+    }
     for (int lane = 0; lane < SIM_WARP; lane++) {
         ir_env *e = lanes[lane];
         lane_ref d;
-        if (!lane_operand(e, "ldmatrix", 2, args[lane][2].p, TIR_SCOPE_LOCAL, 2 * num, &d))
+        if (!lane_operand(e, "ldmatrix", 2, args[lane][2].p, TIR_SCOPE_LOCAL,
+                          (w32 ? 1 : 2) * num, &d))
             return lane;
         if (!tir_dtype_eq(d.m->buffer->dtype, dt[0])) {
             ir_env_fail(e, TIR_ERR_EVAL, "ldmatrix: destination %s has dtype %s, the rows %s",
                         d.m->buffer->name, dts(d.m->buffer->dtype, b1), dts(dt[0], b2));
             return lane;
         }
-        for (int i = 0; i < num; i++)
-            for (int j = 0; j < 2; j++) {
-                int r = lane / 4, c = 2 * (lane % 4) + j;
-                ir_val v;
-                v.f = trans ? rows[8 * i + c][r] : rows[8 * i + r][c];
-                if (ir_store_off(e, d.m, d.off + 2 * i + j, v)) return lane;
-            }
+        if (ldmatrix_scatter(e, &d, rows, lane, trans, num, w32)) return lane;
     }
     return -1;
 }

@@ -61,7 +61,8 @@ int tir_tc_config_threads(const tir_tc_config *c) { return 32 * c->warps_m * c->
 static int64_t padded(int64_t len, int pad) { return pad > 0 && pad < len ? len + pad : len; }
 
 int64_t tir_tc_config_shared_bytes(const tir_tc_config *c, int elem_bytes) {
-    int64_t a = (int64_t)c->bm * padded(c->bk, c->pad), b = (int64_t)c->bk * padded(c->bn, c->pad);
+    int64_t a = (int64_t)c->bm * padded(c->bk, tir_tc_pad_a(c, elem_bytes)),
+            b = (int64_t)c->bk * padded(c->bn, c->pad);
     int stages = c->stages > 1 ? c->stages : 1;
     return (int64_t)stages * (a + b) * elem_bytes;
 }
@@ -159,7 +160,9 @@ tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c)
     static const char *const fields[] = {"tile", "tile", "tile", "warps", "warps",
                                          "stages", "async", "pad"};
     int async = 0, end = -1;
-    tir_tc_config p;
+    /* the switches (no_*, guard_tail, same_pad) are not in the text: the
+       defaults' */
+    tir_tc_config p = tir_tc_config_default();
     int n = sscanf(text, "tile=%dx%dx%d warps=%dx%d stages=%d async=%d pad=%d%n", &p.bm, &p.bn,
                    &p.bk, &p.warps_m, &p.warps_n, &p.stages, &async, &p.pad, &end);
     if (n != NKNOBS || text[end] != '\0')

@@ -137,10 +137,17 @@ static tir_status carve(tir_schedule *s, tir_loop_rv loop, const char *intrin, h
     return TIR_OK;
 }
 
+int tir_tc_pad_a(const tir_tc_config *c, int elem_bytes) {
+    int pad = c->pad, step = 16 / elem_bytes;
+    if (pad <= 0 || pad >= c->bk) return 0;
+    if (c->same_pad || ((int64_t)(c->bk + pad) * elem_bytes / 16) % 2) return pad;
+    return pad > step ? pad - step : pad + step < c->bk ? pad + step : pad;
+}
+
 /* A global -> shared copy under k0 spread over the block's threads,
- * 16 bytes per thread and step, rows padded by cfg->pad elements. */
+ * 16 bytes per thread and step, rows padded by `pad` elements. */
 static tir_status copy_tile(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv b,
-                            int row_len, int elem_bytes, hook_fn hook, void *user) {
+                            int row_len, int pad, int elem_bytes, hook_fn hook, void *user) {
     const tir_loop_rv *loops;
     int n;
     LOOPS(b);
@@ -155,8 +162,7 @@ static tir_status copy_tile(tir_schedule *s, const tir_tc_config *cfg, tir_block
     CALL(tir_sched_vectorize(s, parts[3]));
     CALL(tir_sched_unroll(s, parts[0]));
     /* rows of row_len + pad elements (a pad the row does not exceed) */
-    if (cfg->pad > 0 && cfg->pad < row_len)
-        CALL(tir_sched_storage_align(s, b, 0, 0, row_len, cfg->pad));
+    if (pad > 0 && pad < row_len) CALL(tir_sched_storage_align(s, b, 0, 0, row_len, pad));
     return TIR_OK;
 }
 
@@ -313,8 +319,9 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     if ((st = compute(s, cfg, c, ks[0], &k, hook, user)) != TIR_OK) return st;
     if ((st = frag_loads(s, cfg, af, bf, &k, n_cols, hook, user)) != TIR_OK) return st;
     if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
-    if ((st = copy_tile(s, cfg, as, cfg->bk, eb, hook, user)) != TIR_OK) return st;
-    if ((st = copy_tile(s, cfg, bs, cfg->bn, eb, hook, user)) != TIR_OK) return st;
+    if ((st = copy_tile(s, cfg, as, cfg->bk, tir_tc_pad_a(cfg, eb), eb, hook, user)) != TIR_OK)
+        return st;
+    if ((st = copy_tile(s, cfg, bs, cfg->bn, cfg->pad, eb, hook, user)) != TIR_OK) return st;
     if (frag_pipeline(cfg, &k)) {
         /* k1's body: the A and B fragment loads, the mma tiles; the loads of
            k step s + 1 are issued before the mma of step s, into a second

@@ -63,6 +63,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
             cfg.no_b_pairs = tc_off & TIRC_TC_OFF_BPAIRS;
             cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
             cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
+            cfg.same_pad = tc_off & TIRC_TC_OFF_ODDPAD;
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (step == 8 && !fused && (config || stages)) { /* --config, --stages */
@@ -99,6 +100,7 @@ void tirc_lower_opts(const opts *o, tir_lower_opts *lo) {
     lo->pipeline_peel_tail = o->peel_tail;
     lo->no_copy_interleave = o->tc_off & TIRC_TC_OFF_INTERLEAVE;
     lo->no_tile_prefetch = o->tc_off & TIRC_TC_OFF_PREFETCH;
+    lo->no_ldmatrix_tf32 = o->tc_off & TIRC_TC_OFF_LDM32;
     lo->vector_acc_store = o->tc_on & TIRC_TC_ON_VECSTORE;
 }
 
