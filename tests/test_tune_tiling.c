@@ -113,6 +113,33 @@ static void test_matmul(void **st) {
     assert_int_equal(check(ctx, tir_def_matmul(ctx, 70, 45, 50, TIR_F32), &c), 2);
 }
 
+/* The swizzle (tune_bind_blocks, shared with the tensor-core rule): a
+ * grid of 32 x 32 blocks (8x16 tiles at 256 x 512) is launched in groups of
+ * 8 block rows (blockIdx.x runs over 32 columns x 8 rows), or in raster
+ * order with no_swizzle; either way the simulated kernel computes the
+ * product (every block exactly once: the simulator's global race check
+ * would see two blocks writing one tile) and the trace replays. */
+static void test_swizzle(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = tir_tile_config_default();
+    c.warps_m = c.warps_n = 1, c.threads_m = 4, c.threads_n = 8;
+    c.tm = 2, c.tn = 2, c.vec = 1, c.bk = 8, c.pad = 0;
+    for (int off = 0; off < 2; off++) {
+        c.no_swizzle = off;
+        const tir_prim_func *f = tir_def_matmul(ctx, 256, 512, 16, TIR_F32);
+        assert_int_equal(check(ctx, f, &c), 1);
+        tir_schedule *s = NULL;
+        assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+        assert_int_equal(tir_tune_tiling(s, "C", &c, NULL, NULL), TIR_OK);
+        const char *text = tir_print(ctx, tir_sched_func(s));
+        assert_non_null(strstr(text, off ? "T.thread_binding(0, 32, thread=\"blockIdx.x\")"
+                                         : "T.thread_binding(0, 256, thread=\"blockIdx.x\")"));
+        assert_non_null(strstr(text, off ? "T.thread_binding(0, 32, thread=\"blockIdx.y\")"
+                                         : "T.thread_binding(0, 4, thread=\"blockIdx.y\")"));
+        tir_sched_destroy(s);
+    }
+}
+
 /* Occurrences of needle in hay. */
 static int occurrences(const char *hay, const char *needle) {
     int n = 0;
@@ -332,6 +359,7 @@ static void test_refusals(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_matmul, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swizzle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_nt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_matmul, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epilogues, setup, teardown),

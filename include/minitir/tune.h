@@ -220,6 +220,10 @@ typedef struct tir_tile_config {
                                  compile time, but 2.5-3.6% slower kernels on
                                  the H200 (docs/performance.md, run 31); off by
                                  default, not a tuner knob, not in the text */
+    bool no_swizzle;          /* blocks in raster order instead of groups of 8
+                                 block rows on grids of 1024+ blocks (as
+                                 tir_tc_config.no_swizzle); for A/B runs, not a
+                                 tuner knob, not in the text */
 } tir_tile_config;
 
 /* 128 x 128 x 8: 2 x 4 warps of 8 x 4 lanes, 8 x 8 outputs per thread,

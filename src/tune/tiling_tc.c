@@ -51,41 +51,6 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     return c;
 }
 
-/* Block swizzle: blocks launched in groups of SWIZZLE_G block rows, down
- * a column of the group before the next column (blockIdx.x = j * G + i
- * mod G), so that a wave of blocks reads G row strips of A and about
- * blocks / G column strips of B instead of a few rows of A and every column
- * of B: less DRAM traffic per wave.  Hand-edited PTX on the H200 (run 43,
- * bf16 8192^3): +2% to +7% (the GPU's clock drifted within the run); at
- * 4096^3 (512 blocks) no gain, so only grids of SWIZZLE_MIN_BLOCKS or more
- * whose block rows G divides (no guard).  In the compiler (run 44, 8192^3):
- * bf16 438 -> 475 TFLOP/s, f16 446 -> 460, tf32 187 -> 189. */
-enum { SWIZZLE_G = 8, SWIZZLE_MIN_BLOCKS = 1024 };
-
-static tir_status bind_blocks(tir_schedule *s, const tir_tc_config *cfg, tir_loop_rv bi,
-                              tir_loop_rv bj, hook_fn hook, void *user) {
-    tir_status st;
-    const tir_for *fi = NULL, *fj = NULL;
-    int64_t rows = 0, cols = 0;
-    if ((st = tir_sched_get_for(s, bi, &fi)) != TIR_OK ||
-        (st = tir_sched_get_for(s, bj, &fj)) != TIR_OK)
-        return st;
-    if (!cfg->no_swizzle && tir_expr_const_int(fi->extent, &rows) &&
-        tir_expr_const_int(fj->extent, &cols) && rows > SWIZZLE_G && rows % SWIZZLE_G == 0 &&
-        rows * cols >= SWIZZLE_MIN_BLOCKS) {
-        tir_loop_rv g[2], x;
-        CALL(tir_sched_split(s, bi, 2, (const int64_t[]){TIR_SPLIT_INFER, SWIZZLE_G}, g));
-        CALL(tir_sched_reorder(s, 3, (const tir_loop_rv[]){g[0], bj, g[1]}));
-        CALL(tir_sched_fuse(s, 2, (const tir_loop_rv[]){bj, g[1]}, &x));
-        CALL(tir_sched_bind(s, g[0], "blockIdx.y"));
-        CALL(tir_sched_bind(s, x, "blockIdx.x"));
-        return TIR_OK;
-    }
-    CALL(tir_sched_bind(s, bi, "blockIdx.y"));
-    CALL(tir_sched_bind(s, bj, "blockIdx.x"));
-    return TIR_OK;
-}
-
 /* The instruction's shapes and intrinsic names for the operand type. */
 typedef struct tc_kind {
     int mk; /* the mma's k: 16, or 8 for TF32 */
@@ -307,7 +272,8 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     CALL(tir_sched_reorder(s, 11,
                            (const tir_loop_rv[]){is[0], js[0], is[1], js[1], ks[0], ks[1], is[2],
                                                  js[2], is[3], js[3], ks[2]}));
-    if ((st = bind_blocks(s, cfg, is[0], js[0], hook, user)) != TIR_OK) return st;
+    if ((st = tune_bind_blocks(s, !cfg->no_swizzle, is[0], js[0], hook, user)) != TIR_OK)
+        return st;
     CALL(tir_sched_fuse(s, 2, (const tir_loop_rv[]){is[1], js[1]}, &w));
     CALL(tir_sched_bind(s, w, "threadIdx.y"));
 

@@ -76,6 +76,12 @@ tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_ta
  * to the hook (a function with `s`, `hook` and `user` in scope). */
 typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 
+/* Binds the block loops bi (rows) and bj (columns) to blockIdx.y and x,
+ * swizzled in groups of 8 block rows where `swizzle` and the grid is large
+ * enough (tiling.c). */
+tir_status tune_bind_blocks(tir_schedule *s, bool swizzle, tir_loop_rv bi, tir_loop_rv bj,
+                            hook_fn hook, void *user);
+
 #define CALL(call)                                                                        \
     do {                                                                                  \
         tir_status st_ = (call);                                                          \

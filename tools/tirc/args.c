@@ -323,6 +323,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->opt_given = true;
         } else if (!strcmp(a, "--peel-tail")) {
             o->peel_tail = true;
+        } else if (!strcmp(a, "--no-swizzle")) {
+            o->no_swizzle = true;
         } else if (!strcmp(a, "--repeat")) {
             int64_t k;
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000)
@@ -443,7 +445,11 @@ int tirc_help(const char *cmd) {
                "--peel-tail: pipelines peel their epilogue (the last k tiles' compute\n"
                "emitted again after the loop) instead of running it in the loop with the\n"
                "copies guarded (software_pipeline_guard_tail, set by Steps 8-9's rules;\n"
-               "tir_lower_opts.pipeline_peel_tail), for A/B runs (also for run and bench).\n\n"
+               "tir_lower_opts.pipeline_peel_tail), for A/B runs (also for run and bench).\n"
+               "--no-swizzle: the tiling rules' blocks (Steps 7-9) in raster order instead\n"
+               "of groups of 8 block rows on grids of 1024+ blocks (tir_tile_config and\n"
+               "tir_tc_config .no_swizzle; not with --db), for A/B runs (also for run and\n"
+               "bench).\n\n"
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "tune")) {

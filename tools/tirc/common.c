@@ -32,15 +32,20 @@ const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles :
 
 const tir_tile_config *tirc_config(const opts *o) { return o->config_given ? &o->config : NULL; }
 
-/* Step 8 with a given configuration (NULL: sgemm_config_for's, with
- * staging) and stages >= 2: a multistage pipeline instead of staging. */
-static tir_status step8_config(tir_schedule *s, const tir_tile_config *config, int stages,
-                               seed_hook hook, void *user) {
+unsigned tirc_tc_off(const opts *o) { return o->tc_off | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0); }
+
+/* Step 7 or 8 with a given configuration (NULL: sgemm_config_for's, with
+ * staging in Step 8, as seed.c's) and stages >= 2: a multistage pipeline
+ * instead of staging; no_swizzle: the blocks in raster order. */
+static tir_status step78_config(tir_schedule *s, int step, const tir_tile_config *config,
+                                int stages, bool no_swizzle, seed_hook hook, void *user) {
     int64_t M, N, K;
     tir_status st = sgemm_shape(s, &M, &N, &K);
     if (st != TIR_OK) return st;
     sgemm_config cfg = config ? *config : sgemm_config_for(M, N, K, 132);
+    if (!config) cfg.staging = step == 8;
     if (stages >= 2) cfg.stages = stages, cfg.staging = false;
+    cfg.no_swizzle = no_swizzle;
     return sgemm_schedule(s, &cfg, hook, user);
 }
 
@@ -67,7 +72,10 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (step == 8 && !fused && (config || stages)) { /* --config, --stages */
-        st = step8_config(*out, config, stages, hook, &h);
+        st = step78_config(*out, 8, config, stages, tc_off & TIRC_TC_OFF_SWIZZLE, hook, &h);
+    } else if ((step == 7 || step == 8) && !fused && splitk <= 1 &&
+               (tc_off & TIRC_TC_OFF_SWIZZLE)) { /* seed.c's Steps 7-8, --no-swizzle */
+        st = step78_config(*out, step, NULL, 0, true, hook, &h);
     } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) != TIR_OK) {
@@ -81,6 +89,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         cfg.splitk = splitk;
         cfg.bk = 16; /* fine slices (whole k tiles), valid for both tile shapes */
         cfg.splitk_atomic = atomic;
+        cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
         st = sgemm_schedule(*out, &cfg, hook, &h);
     } else {
         st = fused ? seed_fused(*out, step, hook, &h)
@@ -114,7 +123,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     tir_status st = o->db && (step == 8 || step == TIRC_STEP_TC) && !fused && o->splitk <= 1
                         ? tirc_tuned_schedule(ctx, o, f, &s, &tuned)
                         : tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages,
-                                        tirc_config(o), o->tc_off, false, &s);
+                                        tirc_config(o), tirc_tc_off(o), false, &s);
     if (st != TIR_OK) return st;
     if (sched_ms) *sched_ms = mt_now_ms() - t0;
     tir_codegen_opts cg;

@@ -31,7 +31,7 @@ static int run_sim_one(tir_ctx *ctx, const opts *o, int e, int step, uint64_t se
     tir_lower_opts lo;
     tirc_lower_opts(o, &lo);
     if (!f ||
-        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, tirc_config(o), o->tc_off, false,
+        tirc_schedule(ctx, f, fused, step, tirc_tiles(o), o->splitk, o->atomic, o->stages, tirc_config(o), tirc_tc_off(o), false,
                       &s) !=
             TIR_OK ||
         tir_lower_kernels(ctx, tir_sched_func(s), &lo, &ks) != TIR_OK) {

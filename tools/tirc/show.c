@@ -20,7 +20,7 @@ int tirc_cmd_show(tir_ctx *ctx, const opts *o) {
         for (int step = o->step_lo; step <= o->step_hi; step++) {
             if (o->each) printf("==== %s\n", seed_step_title(step));
             tir_schedule *s;
-            if (tirc_schedule(ctx, f, tirc_is_fused(o), step, tirc_tiles(o), o->splitk, o->atomic, o->stages, tirc_config(o), o->tc_off, o->each, &s) != TIR_OK) {
+            if (tirc_schedule(ctx, f, tirc_is_fused(o), step, tirc_tiles(o), o->splitk, o->atomic, o->stages, tirc_config(o), tirc_tc_off(o), o->each, &s) != TIR_OK) {
                 fprintf(stderr, "tirc: step %d: %s\n", step, tir_ctx_error(ctx));
                 return EXIT_COMPILE;
             }

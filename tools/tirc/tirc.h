@@ -54,6 +54,8 @@ typedef struct opts {
     tir_cg_pipeline pipeline; /* --opt fast|O3|short: _FAST, _OPT, _SHORT */
     bool opt_given;      /* --opt given (else the library default) */
     bool peel_tail;      /* --peel-tail: tir_lower_opts.pipeline_peel_tail */
+    bool no_swizzle;     /* --no-swizzle: the rules' no_swizzle (tirc_schedule's
+                            TIRC_TC_OFF_SWIZZLE bit) */
     int repeat;          /* ptx --repeat: compiles in one process (default 1) */
     int runs, warmup;
     uint64_t seed;
@@ -125,6 +127,8 @@ const seed_tiles *tirc_tiles(const opts *o);
  * staging; Step 9: hgemm_schedule, tiles BM x BN x BK x warps_m x warps_n
  * and stages overriding hgemm_config_for's where given, tc_off its
  * speed-ups turned off); each: prints the IR after every primitive. */
+/* o's --tc-off bits, with TIRC_TC_OFF_SWIZZLE for --no-swizzle. */
+unsigned tirc_tc_off(const opts *o);
 tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int step,
                          const seed_tiles *tiles, int splitk, bool atomic, int stages,
                          const tir_tile_config *config, unsigned tc_off, bool each,
