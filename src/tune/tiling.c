@@ -162,8 +162,10 @@ static const char *read_name(tir_schedule *s, tir_block_rv b, int r) {
  * GPU's clock drifted within the run); at 4096^3 (512 blocks of 128x256)
  * no gain, so only grids of SWIZZLE_MIN_BLOCKS or more whose block rows G
  * divides (no guard).  In the tensor-core rule (run 44, 8192^3): bf16 438
- * -> 475 TFLOP/s, f16 446 -> 460, tf32 187 -> 189; the float32 rule's
- * measurements: docs/performance.md, run 48. */
+ * -> 475 TFLOP/s, f16 446 -> 460, tf32 187 -> 189; in the float32 rule
+ * (run 48) Step 8 4096^3 0.970 -> 0.973x cuBLAS, 8192^3 0.989 -> 0.993,
+ * fused matmul + bias + ReLU 4096^3 tuned 0.997 -> 1.005x, but Step 7 (no
+ * pipeline) 0.832 -> 0.706: the float32 rule swizzles only pipelines. */
 enum { SWIZZLE_G = 8, SWIZZLE_MIN_BLOCKS = 1024 };
 
 tir_status tune_bind_blocks(tir_schedule *s, bool swizzle, tir_loop_rv bi, tir_loop_rv bj,
@@ -224,7 +226,11 @@ static tir_status tile(tir_schedule *s, const tir_tile_config *cfg, const nest *
         CALL(tir_sched_bind(s, bz, "blockIdx.z"));
     }
     CALL(tir_sched_fuse(s, 4, (const tir_loop_rv[]){is[1], js[1], is[2], js[2]}, thread));
-    tir_status st = tune_bind_blocks(s, !cfg->no_swizzle, is[0], js[0], hook, user);
+    /* the swizzle only with a pipeline: without one (Step 7) each block
+       waits for its loads, and launched in groups it was 15% slower at
+       4096^3 (run 48: 0.832 -> 0.706x cuBLAS; Step 8 0.970 -> 0.973) */
+    bool swizzle = !cfg->no_swizzle && (cfg->staging || cfg->stages >= 2);
+    tir_status st = tune_bind_blocks(s, swizzle, is[0], js[0], hook, user);
     if (st != TIR_OK) return st;
     CALL(tir_sched_bind(s, *thread, "threadIdx.x"));
     CALL(tir_sched_unroll(s, is[3]));
