@@ -1127,7 +1127,6 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     uint64_t r3 = *r ^ 0x27d4eb2fu;
     tc->lower.vector_acc_store = chance(&r3, 20);
     tc->lower.no_ldmatrix_tf32 = chance(&r3, 20);
-    tc->lower.no_tf32_b_groups = chance(&r3, 20);
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
@@ -1135,7 +1134,7 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
@@ -1145,8 +1144,7 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
              tc->lower.vector_acc_store ? ", lowered with vector_acc_store" : "",
-             tc->lower.no_ldmatrix_tf32 ? ", lowered with no_ldmatrix_tf32" : "",
-             tc->lower.no_tf32_b_groups ? ", lowered with no_tf32_b_groups" : "");
+             tc->lower.no_ldmatrix_tf32 ? ", lowered with no_ldmatrix_tf32" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */

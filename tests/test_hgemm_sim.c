@@ -324,123 +324,6 @@ static void test_tf32_ldmatrix(void **st) {
     }
 }
 
-/* TF32 B column groups: with warp tiles of whole groups of 4 B tiles
- * each group's B registers are two 16-byte shared loads per lane (8
- * per-lane loads without) and its accumulators four 16-byte stores when
- * the group lies inside C; warp tiles of 2 B tiles (16 columns) and
- * ragged shapes (tile guards) keep the per-lane form.  Every
- * case simulated against the interpreter, both ways. */
-static void group_case(const hgemm_config *c, int64_t M, int64_t N, int64_t K, bool groups) {
-    tir_lower_opts lo;
-    tir_lower_opts_init(&lo);
-    lo.no_tf32_b_groups = true;
-    epi_counts on, off;
-    int v4 = run_case_lo(TIR_RT_GEMM_TF32, c, M, N, K, "ld.shared.v4.f32", NULL, &on);
-    int lds = run_case_lo(TIR_RT_GEMM_TF32, c, M, N, K, "ld.shared.f32", NULL, NULL);
-    int v4off = run_case_lo(TIR_RT_GEMM_TF32, c, M, N, K, "ld.shared.v4.f32", &lo, &off);
-    int ldsoff = run_case_lo(TIR_RT_GEMM_TF32, c, M, N, K, "ld.shared.f32", &lo, NULL);
-    printf("# tf32 groups %lldx%lldx%lld, warp tile %dx%d: %d ld.shared.v4 + %d ld.shared.f32, "
-           "%d st.global.v4 of %d stores; without: %d + %d, %d of %d\n",
-           (long long)M, (long long)N, (long long)K, c->bm / c->warps_m, c->bn / c->warps_n, v4,
-           lds, on.v4, on.st, v4off, ldsoff, off.v4, off.st);
-    assert_int_equal(v4off, 0);
-    assert_int_equal(off.v4, 0);
-    if (!groups) {
-        assert_int_equal(v4, 0);
-        assert_int_equal(lds, ldsoff);
-        return;
-    }
-    /* 8 per-lane B loads become 2 vector loads per group */
-    assert_true(v4 > 0);
-    assert_int_equal(ldsoff - lds, 4 * v4);
-    if (M % c->bm == 0 && N % c->bn == 0) {
-        assert_true(on.v4 > 0);
-        assert_int_equal(on.st, on.v4);
-    }
-}
-
-/* text with the first `from` replaced by `to` (malloc'd) */
-static char *replace1(const char *text, const char *from, const char *to) {
-    const char *p = strstr(text, from);
-    if (!p) fail_msg("\"%s\" not in the schedule's text", from);
-    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
-    char *r = malloc(n);
-    snprintf(r, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
-    return r;
-}
-
-/* The scheduled function `text` (64 x 64 x 64 TF32) interpreted and
- * lowered and simulated, which must agree; whether lowering used the
- * column groups (their scratch registers "..._g"). */
-static bool text_case(const char *text) {
-    tir_ctx *ctx = tir_ctx_create();
-    const tir_prim_func *f = NULL, *kernel;
-    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
-    size_t n = 64 * 64;
-    float *a = malloc(4 * n), *b = malloc(4 * n), *want = malloc(4 * n), *out = malloc(4 * n);
-    double *ref = malloc(sizeof(double) * n);
-    OK(ctx, tir_rt_fill_random(ctx, TIR_F32, a, n, 5));
-    OK(ctx, tir_rt_fill_random(ctx, TIR_F32, b, n, 6));
-    tir_interp_opts io = {.uninit_params = 4};
-    tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
-    OK(ctx, tir_interp_run(ctx, f, 3, args, &io));
-    for (size_t i = 0; i < n; i++) ref[i] = want[i];
-    OK(ctx, tir_lower(ctx, f, NULL, &kernel));
-    args[2].data = out;
-    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
-    OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, NULL));
-    OK(ctx, tir_rt_check(ctx, "simulated", TIR_F32, out, ref, 64, 64, 1e-6, NULL));
-    bool groups = strstr(tir_print(ctx, kernel), "B_shared_frag_b_g") != NULL;
-    free(a), free(b), free(want), free(out), free(ref);
-    tir_ctx_destroy(ctx);
-    return groups;
-}
-
-/* The groups need the kernel to treat a group's 4 tiles alike: the
- * rule's kernel takes them; with one tile's mma skipped, or the
- * accumulators filled with a value that differs per tile, lowering falls
- * back to the per-lane form, and each kernel computes what its scheduled
- * function says (the interpreter). */
-static void test_tf32_b_groups_sound(void **st) {
-    (void)st;
-    hgemm_config c = small(2);
-    c.bk = 32;
-    tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s;
-    OK(ctx, tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 64, 64, 64, TIR_F32, TIR_F32), &s));
-    OK(ctx, hgemm_schedule(s, &c, NULL, NULL));
-    const char *text = tir_print(ctx, tir_sched_func(s));
-    assert_true(text_case(text));
-    const char *mma = "T.mma_sync(T.address_of(C_frag_acc[";
-    const char *line = strstr(text, mma), *bol = line;
-    assert_non_null(line);
-    while (bol > text && bol[-1] != '\n') bol--;
-    char guard[256];
-    snprintf(guard, sizeof guard, "if vj_o_1 %% 4 != 3:\n%.*s    %s", (int)(line - bol), bol, mma);
-    char *skip = replace1(text, mma, guard);
-    assert_false(text_case(skip));
-    char *fill = replace1(text, "T.float32(0))", "T.Cast(\"float32\", vj_o))");
-    assert_false(text_case(fill));
-    free(skip), free(fill);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
-}
-
-static void test_tf32_b_groups(void **st) {
-    (void)st;
-    hgemm_config c = small(2);
-    c.bk = 32;
-    group_case(&c, 64, 64, 64, true);
-    /* ragged: the rule skips the tiles past the edge (an `if` around each
-       tile's load, mma and store), which the groups cannot have (a tile's
-       columns are spread over its group): the per-lane form, simulated */
-    group_case(&c, 100, 72, 64, false);
-    c.stages = 3;
-    group_case(&c, 128, 128, 96, true);
-    c = small(2), c.bk = 32, c.warps_n = 4; /* 16-column warp tiles: 2 B tiles */
-    group_case(&c, 64, 64, 64, false);
-}
-
 /* tir_lower_opts.vector_acc_store: with the tiles inside C, every 16x8
  * accumulator tile of a warp is two shuffles and one st.global.v4.f32,
  * the kernel's only stores (none without the option); a ragged M or N
@@ -449,16 +332,12 @@ static void test_tf32_b_groups(void **st) {
  * 64x64 ones. */
 static void vec_case(tir_rt_gemm_kind kind, const hgemm_config *c, int64_t M, int64_t N,
                      int64_t K) {
-    tir_lower_opts lo, base;
+    tir_lower_opts lo;
     tir_lower_opts_init(&lo);
-    tir_lower_opts_init(&base);
-    /* TF32's column groups store the accumulators their own way
-       (test_tf32_b_groups) */
-    lo.no_tf32_b_groups = base.no_tf32_b_groups = true;
     lo.vector_acc_store = true;
     epi_counts on, off;
     run_case_lo(kind, c, M, N, K, NULL, &lo, &on);
-    run_case_lo(kind, c, M, N, K, NULL, &base, &off);
+    run_case_lo(kind, c, M, N, K, NULL, NULL, &off);
     int tiles = (c->bm / c->warps_m / 16) * (c->bn / c->warps_n / 8);
     bool inside = M % c->bm == 0 && N % c->bn == 0;
     printf("# vector_acc_store %s %lldx%lldx%lld: %d tiles a warp; on: %d shfl_xor in the IR, "
@@ -527,8 +406,7 @@ int main(void) {
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
         cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
         cmocka_unit_test(test_small_shared_tiles), cmocka_unit_test(test_vector_acc_store),
-        cmocka_unit_test(test_tf32_ldmatrix), cmocka_unit_test(test_tf32_b_groups),
-        cmocka_unit_test(test_tf32_b_groups_sound),
+        cmocka_unit_test(test_tf32_ldmatrix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

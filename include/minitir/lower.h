@@ -68,12 +68,6 @@ typedef struct tir_lower_opts {
      * quarters read as 8x8 16-bit matrices), for A/B comparisons
      * (lower_fragments, docs/tensor-cores.md). */
     bool no_ldmatrix_tf32;
-    /* Keep TF32 B fragments and the accumulators in the mma's own column
-     * order instead of dealing each group of 4 tiles' 32 columns out so
-     * that a lane's B elements and results are 4 and 8 consecutive
-     * columns (16-byte loads and stores; lower_fragments,
-     * docs/tensor-cores.md), for A/B comparisons. */
-    bool no_tf32_b_groups;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

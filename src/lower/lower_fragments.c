@@ -58,12 +58,6 @@ typedef struct lf {
     int in_tx;           /* threadIdx.x loops around */
     const tir_for *tx;   /* some threadIdx.x loop of the kernel */
     bool any;            /* a fragment or tensor intrinsic occurs */
-    bool tf32_b, b16_b;  /* frag.b buffers of float32 (TF32) / 16-bit elements */
-    /* TF32 B column groups (see "TF32 B column groups" below): tried in a
-     * first walk; where any operation cannot take them (sigma_failed),
-     * the walk is redone without. */
-    bool sigma, sigma_failed;
-    int in_group;        /* inside a group loop of mma_sync / frag_fill */
     tir_status err;
 } lf;
 
@@ -101,12 +95,7 @@ static bool scan_pre(tir_visitor *v, const tir_node *n) {
         if (lower_is_thread_loop(f) && strcmp(f->thread_tag, "threadIdx.x") == 0 && !c->tx)
             c->tx = f;
     } else if (n->kind == TIR_KIND_ALLOCATE) {
-        const tir_buffer *b = ((const tir_allocate *)n)->buffer;
-        c->any |= tir_scope_is_frag(b->scope);
-        if (b->scope == TIR_SCOPE_FRAG_B) {
-            c->tf32_b |= tir_dtype_eq(b->dtype, TIR_F32);
-            c->b16_b |= tir_dtype_bytes(b->dtype) == 2;
-        }
+        c->any |= tir_scope_is_frag(((const tir_allocate *)n)->buffer->scope);
     } else if (n->kind == TIR_KIND_CALL) {
         c->any |= is_tensor_op(((const tir_call *)n)->op);
     }
@@ -156,9 +145,6 @@ static const tir_stmt *lower_alloc(lf *c, const tir_allocate *a, tir_mutator *m)
                 shape_str(c->st->ctx, b), why, f->lay.tile_rows, f->lay.tile_cols);
         return (const tir_stmt *)a;
     }
-    /* column groups need whole groups of 4 tiles in B and accumulators */
-    if (c->sigma && (f->lay.kind == TIR_FRAG_K8_B || b->scope == TIR_SCOPE_FRAG_ACC) && C % 32)
-        c->sigma_failed = true;
     tir_buffer_desc d = {.name = b->name, .dtype = b->dtype, .ndim = 1,
                          .shape = (const tir_expr *[]){tir_i32(c->st->ctx, size / 32)},
                          .scope = TIR_SCOPE_LOCAL};
@@ -506,297 +492,6 @@ static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
     return finish(c, 1, &s);
 }
 
-/* ------------------------------------------------ TF32 B column groups
- *
- * A TF32 B tile (8x8, k x n) gives lane (g, t) the elements (t, g) and
- * (t + 4, g): two per-lane loads down a column, since ldmatrix cannot
- * transpose 32-bit elements.  Within a group of 4 tiles side by side
- * (32 columns, tiles i = 0..3) the columns can be dealt out differently,
- * as long as the accumulators that the tiles' mma write are dealt out the
- * same way: tile i's column position p holds group column 4p + i instead
- * of 8i + p.  Lane g then reads columns 4g .. 4g + 3 of rows t and t + 4
- * for the four tiles: two 16-byte loads instead of eight 4-byte ones, and
- * after the mma lane (g, t) holds 8 consecutive columns 8t .. 8t + 7 of
- * rows g and g + 8 (registers c0 of tiles 0..3, then c1 of them): four
- * 16-byte stores instead of eight 8-byte ones.  Each output element is
- * the same sum over the same k steps of the same products, only in
- * another register, so the kernel computes bit for bit what it did.
- *
- * It is sound when the kernel treats the 4 tiles of every group alike:
- * every frag_load of a TF32 B fragment, frag_store and frag_fill of an
- * accumulator and mma_sync is the whole body of a group loop (below:
- * whole groups of consecutive tiles, unguarded, each iteration one tile
- * further, the rest alike: loads and stores move 8 columns of memory, an
- * mma keeps its A tile and takes the B tile at the accumulator's position
- * of its group, a fill writes one value), and every fragment column
- * count is a multiple of 32.  A tile skipped at a ragged edge (an `if`
- * around one tile's operation) breaks it: its columns are spread over the
- * group.  lower_fragments tries the groups in TF32 kernels (no 16-bit B
- * fragments) and, where any of this fails, lowers the kernel again
- * without (sigma_failed).  Off with tir_lower_opts.no_tf32_b_groups. */
-
-/* e with v replaced by val. */
-static const tir_expr *subst(lf *c, const tir_expr *e, const tir_var *v, const tir_expr *val) {
-    return (const tir_expr *)tir_substitute(c->st->ctx, e, 1, &v, &val);
-}
-
-/* Is e(v + 1) - e(v) = d for every v? */
-static bool steps_by(lf *c, const tir_expr *e, const tir_var *v, int64_t d) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_expr *e1 = subst(c, e, v, tir_add(ctx, (const tir_expr *)v, k32(c, 1)));
-    return provable(c, tir_eq(ctx, tir_sub(ctx, i32(c, e1), i32(c, e)), k32(c, d)));
-}
-
-/* An element's indices move along its last dimension by 8 per step of v
- * (the others not at all). */
-static bool tile_steps(lf *c, const tir_buffer_load *l, const tir_var *v) {
-    for (int d = 0; d < l->nidx; d++)
-        if (!steps_by(c, l->indices[d], v, d == l->nidx - 1 ? 8 : 0)) return false;
-    return true;
-}
-
-/* The operation of a group loop (op: its intrinsic). */
-typedef struct grp {
-    const tir_call *call;
-    const fbuf *f;
-    tir_intrin op;
-} grp;
-
-/* Does e stay the same from one step of v to the next? */
-static bool fixed(lf *c, const tir_expr *e, const tir_var *v) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_expr *e1 = subst(c, e, v, tir_add(ctx, (const tir_expr *)v, k32(c, 1)));
-    return tir_struct_equal(e1, e) || provable(c, tir_eq(ctx, e1, e));
-}
-
-/* The column of l at v = 0, a multiple of 32 (or NULL)? */
-static const tir_expr *col_at0(lf *c, const tir_buffer_load *l, const tir_var *v) {
-    return subst(c, i32(c, l->indices[l->nidx - 1]), v, k32(c, 0));
-}
-
-static bool mod32(lf *c, const tir_expr *e) {
-    tir_ctx *ctx = c->st->ctx;
-    return provable(c, tir_eq(ctx, tir_floormod(ctx, e, k32(c, 32)), k32(c, 0)));
-}
-
-/* The per-operation conditions of a group loop over v (x: the fragment
- * tile its group is of). */
-static bool group_op_ok(lf *c, const tir_call *call, const tir_buffer_load *x, const tir_var *v) {
-    tir_ctx *ctx = c->st->ctx;
-    if (!tile_steps(c, x, v) || !mod32(c, col_at0(c, x, v))) return false;
-    switch (call->op) {
-    case TIR_INTRIN_FRAG_FILL: return call->nargs == 2 && fixed(c, call->args[1], v);
-    case TIR_INTRIN_MMA_SYNC: {
-        const tir_buffer_load *a = addr_load(call, 1), *b = addr_load(call, 2);
-        if (!a || !b || b->nidx < 2) return false;
-        for (int d = 0; d < a->nidx; d++)
-            if (!fixed(c, a->indices[d], v)) return false;
-        return tile_steps(c, b, v) &&
-               mod32(c, tir_sub(ctx, col_at0(c, b, v), col_at0(c, x, v)));
-    }
-    default: {
-        const tir_buffer_load *y = addr_load(call, 1);
-        return y && !tir_scope_is_frag(y->buffer->scope) && y->nidx >= 2 && tile_steps(c, y, v);
-    }
-    }
-}
-
-/* Is f (v bound in the analyzer) a group loop: serial or unrolled from
- * 0, its extent a multiple of 4, its body one frag_load of a TF32 B
- * fragment, or frag_store, frag_fill or mma_sync of an accumulator, whose
- * fragment tile (column a multiple of 32 at v = 0) moves 8 columns a
- * step, the operation's other operands as group_op_ok says? */
-static bool group_loop(lf *c, const tir_for *f, grp *g) {
-    int64_t mn = -1, ext = 0;
-    if ((f->kind != TIR_FOR_SERIAL && f->kind != TIR_FOR_UNROLLED) ||
-        !tir_expr_const_int(f->min, &mn) || mn != 0 || !tir_expr_const_int(f->extent, &ext) ||
-        ext <= 0 || ext % 4 || f->body->kind != TIR_KIND_EVALUATE)
-        return false;
-    const tir_call *call = tir_as_tir_call(((const tir_evaluate *)f->body)->value);
-    if (!call || !is_tile_op(call->op)) return false;
-    const tir_buffer_load *x = addr_load(call, 0);
-    const fbuf *fb = x && x->nidx >= 2 ? find_fbuf(c, x->buffer) : NULL;
-    if (!fb) return false;
-    bool b = call->op == TIR_INTRIN_FRAG_LOAD;
-    if (b ? fb->lay.kind != TIR_FRAG_K8_B : fb->frag->scope != TIR_SCOPE_FRAG_ACC) return false;
-    if (!group_op_ok(c, call, x, f->var)) return false;
-    *g = (grp){call, fb, call->op};
-    return true;
-}
-
-/* An operation on the groups' fragments outside a group loop: no column
- * groups. */
-static void sigma_check(lf *c, const tir_call *call, const fbuf *f) {
-    if (c->in_group) return;
-    if (call->op == TIR_INTRIN_FRAG_LOAD ? f->lay.kind == TIR_FRAG_K8_B
-                                         : f->frag->scope == TIR_SCOPE_FRAG_ACC)
-        c->sigma_failed = true;
-}
-
-/* l with its last index moved by `col` and the one before by `row`. */
-static const tir_expr **moved(lf *c, const tir_buffer_load *l, const tir_expr *row,
-                              const tir_expr *col) {
-    tir_ctx *ctx = c->st->ctx;
-    int n = l->nidx;
-    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
-    for (int d = 0; d < n; d++) idx[d] = l->indices[d];
-    idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), row);
-    idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]), col);
-    return idx;
-}
-
-/* The condition that an element (indices idx) lies inside b's shape. */
-static const tir_expr *inside_of(lf *c, const tir_buffer *b, int n, const tir_expr *const *idx) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_expr *r = tir_lt(ctx, idx[n - 2], i32(c, b->shape[n - 2]));
-    return tir_and(ctx, r, tir_lt(ctx, idx[n - 1], i32(c, b->shape[n - 1])));
-}
-
-/* Can 16-byte accesses serve the group at m (memory origin of tile 0):
- * m's buffer float32, rows 16-byte aligned, the column a multiple of 4,
- * and all `rows` x 32 elements inside its shape? */
-static bool group_vec_ok(lf *c, const tir_buffer_load *m, int rows) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_buffer *b = m->buffer;
-    int n = m->nidx;
-    const tir_expr *i0 = i32(c, m->indices[n - 2]), *j0 = i32(c, m->indices[n - 1]);
-    return tir_dtype_eq(b->dtype, TIR_F32) && rows_aligned(b, 4) &&
-           provable(c, tir_eq(ctx, tir_floormod(ctx, j0, k32(c, 4)), k32(c, 0))) &&
-           provable(c, tir_le(ctx, tir_add(ctx, i0, k32(c, rows)), i32(c, b->shape[n - 2]))) &&
-           provable(c, tir_le(ctx, tir_add(ctx, j0, k32(c, 32)), i32(c, b->shape[n - 1])));
-}
-
-/* for i in vectorized(4): dst[di + i] = src[si + i], with di / si the
- * element indices of i = 0 given as index arrays (the last one moves). */
-static const tir_stmt *vec4(lf *c, const tir_buffer *dst, int dn, const tir_expr *const *di,
-                            const tir_buffer *src, int sn, const tir_expr *const *si) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_var *v = tir_var_new(ctx, "vg", TIR_I32);
-    const tir_expr *ve = (const tir_expr *)v;
-    const tir_expr **d2 = IR_NEWN(ctx, const tir_expr *, dn), **s2 = IR_NEWN(ctx, const tir_expr *, sn);
-    for (int d = 0; d < dn; d++) d2[d] = d == dn - 1 ? tir_add(ctx, di[d], ve) : di[d];
-    for (int d = 0; d < sn; d++) s2[d] = d == sn - 1 ? tir_add(ctx, si[d], ve) : si[d];
-    const tir_stmt *st = tir_store(ctx, dst, tir_load(ctx, src, sn, s2), dn, d2);
-    return tir_for_new(ctx, v, k32(c, 0), k32(c, 4), TIR_FOR_VECTORIZED, NULL, 0, NULL, st);
-}
-
-static const tir_buffer *scratch4(lf *c, const fbuf *f) {
-    char name[128];
-    snprintf(name, sizeof name, "%s_g", f->frag->name);
-    tir_buffer_desc d = {.name = name, .dtype = TIR_F32, .ndim = 1,
-                         .shape = (const tir_expr *[]){k32(c, 4)}, .scope = TIR_SCOPE_LOCAL};
-    return tir_buffer_new(c->st->ctx, &d);
-}
-
-/* The 4 tiles' register offsets and memory elements of a group loop's
- * operation with v = base + i; false on an error (recorded). */
-static bool group_tiles(lf *c, const grp *g, const tir_var *v, const tir_expr *base,
-                        const tir_expr *o[4], const tir_buffer_load *m[4]) {
-    tir_ctx *ctx = c->st->ctx;
-    for (int i = 0; i < 4; i++) {
-        const tir_call *ci = (const tir_call *)subst(c, (const tir_expr *)g->call, v,
-                                                     tir_add(ctx, base, k32(c, i)));
-        const tir_stmt *si = tir_evaluate_new(ctx, (const tir_expr *)ci);
-        o[i] = tile_offset(c, si, g->f, addr_load(ci, 0));
-        m[i] = addr_load(ci, 1);
-        if (!o[i]) return false;
-    }
-    return true;
-}
-
-/* A group's B registers: per row t + 4r (r = 0, 1) of the tiles, lane g's
- * 4 columns G0 + 4g .. + 3 (one 16-byte load where group_vec_ok, else 4
- * guarded loads, zero outside) into register r of tiles 0..3. */
-static const tir_stmt *group_load(lf *c, const grp *g, const tir_expr *const o[4],
-                                  const tir_buffer_load *const m[4]) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_expr *lane = (const tir_expr *)c->lane;
-    const tir_expr *gl = tir_floordiv(ctx, lane, k32(c, 4)), *tl = tir_floormod(ctx, lane, k32(c, 4));
-    const tir_buffer *S = m[0]->buffer, *L = g->f->local;
-    int n = m[0]->nidx;
-    bool vec = group_vec_ok(c, m[0], 8) && tir_dtype_eq(S->dtype, g->f->frag->dtype);
-    const tir_stmt *rows[2];
-    for (int r = 0; r < 2; r++) {
-        const tir_expr *row = tir_add(ctx, tl, k32(c, 4 * r)), *col = tir_mul(ctx, gl, k32(c, 4));
-        const tir_expr **si = moved(c, m[0], row, col);
-        const tir_stmt *st[5];
-        const tir_buffer *X = vec ? scratch4(c, g->f) : NULL;
-        if (vec) st[0] = vec4(c, X, 1, (const tir_expr *[]){k32(c, 0)}, S, n, si);
-        for (int i = 0; i < 4; i++) {
-            const tir_expr *ri = tir_add(ctx, o[i], k32(c, r)), *ki = k32(c, i), *val;
-            if (vec) {
-                val = tir_load(ctx, X, 1, &ki);
-            } else {
-                const tir_expr **ei = moved(c, m[0], row, tir_add(ctx, col, ki));
-                val = tir_load(ctx, S, n, ei);
-                if (!tir_dtype_eq(val->dtype, L->dtype)) val = tir_cast_new(ctx, L->dtype, val);
-                val = tir_select_new(ctx, inside_of(c, S, n, ei), val,
-                                     tir_cast_new(ctx, L->dtype, k32(c, 0)));
-            }
-            st[vec + i] = tir_store(ctx, L, val, 1, &ri);
-        }
-        rows[r] = tir_seq_new(ctx, 4 + vec, st + !vec);
-        if (vec) rows[r] = tir_allocate_new(ctx, X, rows[r]);
-    }
-    return finish(c, 2, rows);
-}
-
-/* A group's accumulators: register 2h + j of tile i holds row g + 8h,
- * group column 8t + 4j + i, so per (h, j) lane (g, t) stores columns
- * D0 + 8t + 4j .. + 3 of row g + 8h: one 16-byte store where
- * group_vec_ok (rows of 16), else 4 guarded stores. */
-static const tir_stmt *group_store(lf *c, const grp *g, const tir_expr *const o[4],
-                                   const tir_buffer_load *const m[4]) {
-    tir_ctx *ctx = c->st->ctx;
-    const tir_expr *lane = (const tir_expr *)c->lane;
-    const tir_expr *gl = tir_floordiv(ctx, lane, k32(c, 4)), *tl = tir_floormod(ctx, lane, k32(c, 4));
-    const tir_buffer *D = m[0]->buffer, *L = g->f->local;
-    int n = m[0]->nidx;
-    bool vec = group_vec_ok(c, m[0], 16);
-    const tir_stmt *parts[4];
-    for (int h = 0; h < 2; h++)
-        for (int j = 0; j < 2; j++) {
-            const tir_expr *row = tir_add(ctx, gl, k32(c, 8 * h));
-            const tir_expr *col = tir_add(ctx, tir_mul(ctx, tl, k32(c, 8)), k32(c, 4 * j));
-            const tir_stmt *st[5];
-            const tir_buffer *X = vec ? scratch4(c, g->f) : NULL;
-            for (int i = 0; i < 4; i++) {
-                const tir_expr *ri = tir_add(ctx, o[i], k32(c, 2 * h + j)), *ki = k32(c, i);
-                const tir_expr *val = tir_load(ctx, L, 1, &ri);
-                if (vec) {
-                    st[i] = tir_store(ctx, X, val, 1, &ki);
-                    continue;
-                }
-                const tir_expr **ei = moved(c, m[0], row, tir_add(ctx, col, ki));
-                if (!tir_dtype_eq(D->dtype, val->dtype)) val = tir_cast_new(ctx, D->dtype, val);
-                st[i] = tir_if_new(ctx, inside_of(c, D, n, ei), tir_store(ctx, D, val, n, ei), NULL);
-            }
-            if (vec) st[4] = vec4(c, D, n, moved(c, m[0], row, col), X, 1,
-                                  (const tir_expr *[]){k32(c, 0)});
-            parts[2 * h + j] = tir_seq_new(ctx, 4 + vec, st);
-            if (vec) parts[2 * h + j] = tir_allocate_new(ctx, X, parts[2 * h + j]);
-        }
-    return finish(c, 4, parts);
-}
-
-/* A group loop over E tiles as a loop over E / 4 groups. */
-static const tir_stmt *group_expand(lf *c, const tir_for *f, const grp *g) {
-    tir_ctx *ctx = c->st->ctx;
-    int64_t ext = 0;
-    tir_expr_const_int(f->extent, &ext);
-    char name[128];
-    snprintf(name, sizeof name, "%s_g", f->var->name);
-    const tir_var *u = tir_var_new(ctx, name, TIR_I32);
-    tir_analyzer_bind(c->an, u, k32(c, 0), k32(c, ext / 4));
-    const tir_expr *base = tir_mul(ctx, (const tir_expr *)u, k32(c, 4)), *o[4];
-    const tir_buffer_load *m[4];
-    if (!group_tiles(c, g, f->var, base, o, m)) return (const tir_stmt *)f;
-    const tir_stmt *body =
-        g->op == TIR_INTRIN_FRAG_LOAD ? group_load(c, g, o, m) : group_store(c, g, o, m);
-    return tir_for_new(ctx, u, k32(c, 0), k32(c, ext / 4), f->kind, f->thread_tag, f->nannots,
-                       f->annots, body);
-}
-
 /* One tile operation: operands checked, then its per-lane form. */
 static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
     const fbuf *f = NULL;
@@ -835,7 +530,6 @@ static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
     f = find_fbuf(c, x->buffer);
     const tir_expr *o = tile_offset(c, s, f, x);
     if (!o) return s;
-    if (c->sigma) sigma_check(c, call, f);
     switch (call->op) {
     case TIR_INTRIN_FRAG_FILL: return expand_fill(c, f, o, call->args[1]);
     case TIR_INTRIN_FRAG_LOAD:
@@ -914,15 +608,6 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     lf *c = m->user;
     const tir_for *f = (const tir_for *)n;
     tir_analyzer_bind(c->an, f->var, f->min, f->extent);
-    grp g;
-    if (c->sigma && !c->in_tx && c->err == TIR_OK && group_loop(c, f, &g)) {
-        if (g.op == TIR_INTRIN_FRAG_LOAD || g.op == TIR_INTRIN_FRAG_STORE)
-            return (const tir_node *)group_expand(c, f, &g);
-        c->in_group++; /* mma_sync, frag_fill: tile by tile as ever */
-        const tir_node *r = tir_mutate_default(m, n);
-        c->in_group--;
-        return r;
-    }
     bool tx = lower_is_thread_loop(f) && strcmp(f->thread_tag, "threadIdx.x") == 0;
     const tir_for *outer = c->tx;
     if (tx) c->in_tx++, c->tx = f;
@@ -984,26 +669,6 @@ static const tir_node *on_access(tir_mutator *m, const tir_node *n) {
     return tir_mutate_default(m, n);
 }
 
-/* One walk over the kernel (a fresh analyzer and fragment list). */
-static const tir_stmt *walk(lf *c, const tir_stmt *body) {
-    c->tx = NULL;
-    c->bufs = (ir_vec){0};
-    c->an = tir_analyzer_create(c->st->ctx);
-    c->lane = tir_var_new(c->st->ctx, "lane", TIR_I32);
-    tir_analyzer_bind_const(c->an, c->lane, 0, 32);
-    tir_mutator m = {.ctx = c->st->ctx, .user = c};
-    m.on[TIR_KIND_FOR] = on_for;
-    m.on[TIR_KIND_ALLOCATE] = on_alloc;
-    m.on[TIR_KIND_EVALUATE] = on_eval;
-    m.on[TIR_KIND_SEQ] = on_seq;
-    m.on[TIR_KIND_BUFFER_LOAD] = on_access;
-    m.on[TIR_KIND_BUFFER_STORE] = on_access;
-    const tir_stmt *r = tir_mutate_stmt(&m, body);
-    tir_analyzer_destroy(c->an);
-    ir_vec_free(&c->bufs);
-    return r;
-}
-
 tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     lf c = {.st = st, .in = in};
     tir_visitor v = {.pre = scan_pre, .user = &c};
@@ -1020,12 +685,20 @@ tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_p
             "(threadIdx.x is the lane in the warp; warps are threadIdx.y/z), but %s%s",
             c.tx ? "threadIdx.x has extent " : "no loop is bound to threadIdx.x",
             c.tx ? tir_print(st->ctx, c.tx->extent) : "");
-    c.sigma = c.tf32_b && !c.b16_b && !st->opts.no_tf32_b_groups;
-    const tir_stmt *body = walk(&c, in->body);
-    if (c.err == TIR_OK && c.sigma && c.sigma_failed) {
-        c.sigma = false;
-        body = walk(&c, in->body);
-    }
+    c.tx = NULL;
+    c.an = tir_analyzer_create(st->ctx);
+    c.lane = tir_var_new(st->ctx, "lane", TIR_I32);
+    tir_analyzer_bind_const(c.an, c.lane, 0, 32);
+    tir_mutator m = {.ctx = st->ctx, .user = &c};
+    m.on[TIR_KIND_FOR] = on_for;
+    m.on[TIR_KIND_ALLOCATE] = on_alloc;
+    m.on[TIR_KIND_EVALUATE] = on_eval;
+    m.on[TIR_KIND_SEQ] = on_seq;
+    m.on[TIR_KIND_BUFFER_LOAD] = on_access;
+    m.on[TIR_KIND_BUFFER_STORE] = on_access;
+    const tir_stmt *body = tir_mutate_stmt(&m, in->body);
+    tir_analyzer_destroy(c.an);
+    ir_vec_free(&c.bufs);
     if (c.err != TIR_OK) return c.err;
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;

@@ -35,10 +35,11 @@ static const char *const examples_help =
     "--stages N (Step 8, float32, not with --db): a multistage pipeline of N = 2..4\n"
     "stages (cp.async copies of N - 1 k tiles in flight) instead of register\n"
     "staging, on the default or --config; with --dtype: Step 9's pipeline depth.\n"
-    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle,ldm32,oddpad,bgroups\n"
-    "(Step 9; bpairs, fragpipe, swizzle and oddpad not with --db): turns speed-ups\n"
-    "off for A/B runs. bpairs: B fragments by one ldmatrix.x2.trans per 16x8 tile\n"
-    "instead of one x4.trans per two tiles;\n"
+    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle,ldm32,oddpad (Step 9;\n"
+    "bpairs, fragpipe, swizzle and oddpad not with --db): turns speed-ups off for\n"
+    "A/B runs. bpairs:\n"
+    "B fragments by one ldmatrix.x2.trans per 16x8 tile instead of one x4.trans per\n"
+    "two tiles;\n"
     "fragpipe: the k steps of a k tile one after the other instead of loading\n"
     "step s + 1's fragments before step s's mma; interleave: a k tile's cp.async\n"
     "copies all before its mma instead of spread among them (lowering);\n"
@@ -47,9 +48,7 @@ static const char *const examples_help =
     "order instead of groups of 8 block rows (grids of 1024+ blocks); ldm32: TF32 A\n"
     "fragments by per-lane shared loads instead of one ldmatrix.x4 per 16x8 tile\n"
     "(lowering); oddpad: A's shared rows padded like B's instead of to an odd\n"
-    "number of 16-byte chunks (TF32: pad 8 instead of 4); bgroups: TF32 B fragments\n"
-    "and accumulators in the mma's column order instead of 4-tile groups dealt out\n"
-    "for 16-byte shared loads and global stores (lowering).\n"
+    "number of 16-byte chunks (TF32: pad 8 instead of 4).\n"
     "--tc-on vecstore (Step 9): turns on options that are off by default, for A/B\n"
     "runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
     "lane after a warp shuffle instead of two 8-byte stores (lowering; tiles\n"
@@ -132,8 +131,7 @@ static const flag_name tc_off_names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
                                          {"prefetch", TIRC_TC_OFF_PREFETCH},
                                          {"swizzle", TIRC_TC_OFF_SWIZZLE},
                                          {"ldm32", TIRC_TC_OFF_LDM32},
-                                         {"oddpad", TIRC_TC_OFF_ODDPAD},
-                                         {"bgroups", TIRC_TC_OFF_BGROUPS}};
+                                         {"oddpad", TIRC_TC_OFF_ODDPAD}};
 /* --tc-on: names of Step 9 options to turn on. */
 static const flag_name tc_on_names[] = {{"vecstore", TIRC_TC_ON_VECSTORE}};
 
@@ -296,7 +294,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                              &o->tc_off))
                 return tirc_usage_error(
                     "--tc-off wants a comma-separated list of: bpairs, fragpipe, interleave, prefetch, "
-                    "swizzle, ldm32, oddpad, bgroups");
+                    "swizzle, ldm32, oddpad");
         } else if (!strcmp(a, "--tc-on")) {
             if (!(v = value(argc, argv, &i)) ||
                 !parse_flags(v, tc_on_names, sizeof tc_on_names / sizeof *tc_on_names, &o->tc_on))

@@ -110,7 +110,6 @@ void tirc_lower_opts(const opts *o, tir_lower_opts *lo) {
     lo->no_copy_interleave = o->tc_off & TIRC_TC_OFF_INTERLEAVE;
     lo->no_tile_prefetch = o->tc_off & TIRC_TC_OFF_PREFETCH;
     lo->no_ldmatrix_tf32 = o->tc_off & TIRC_TC_OFF_LDM32;
-    lo->no_tf32_b_groups = o->tc_off & TIRC_TC_OFF_BGROUPS;
     lo->vector_acc_store = o->tc_on & TIRC_TC_ON_VECSTORE;
 }
 
