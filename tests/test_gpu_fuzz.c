@@ -1309,7 +1309,8 @@ static void test_gpu_fuzz_tc(void **state) {
  * pipeline's copies become cp.async) with random configurations: warps,
  * lanes, thread tile, k tile, vector width, staging, stages 0..4, pad,
  * split-K (deterministic or atomic), some invalid (stages with staging,
- * vec not dividing the thread tile).  A refusal must be clean (an
+ * vec not dividing the thread tile); no_swizzle in a fifth, and in 3% a
+ * grid of 1024+ small blocks, where pipelined kernels are swizzled.  A refusal must be clean (an
  * INVALID_ARG naming the block, or a primitive's status and message); an
  * accepted schedule must replay from its trace, and its kernels (one, or
  * two with split-K) run in the simulator (race, global-race and
@@ -1341,8 +1342,20 @@ static tir_tile_config f32_draw(uint64_t *r) {
     return c;
 }
 
-/* The definition: its kind, shape (ragged, or multiples of c's tiles). */
-static const tir_prim_func *f32_def(gpu_case *gc, const tir_tile_config *c) {
+/* A grid of 1024+ blocks, where the rule swizzles pipelined kernels
+ * (8 x 16 tiles, 32 block columns, 32..40 block rows; some ragged, some
+ * with a block-row count 8 does not divide): c's tiles and M, N, K. */
+static void f32_big(uint64_t *r, tir_tile_config *c, int64_t *M, int64_t *N, int64_t *K) {
+    c->warps_m = c->warps_n = 1, c->threads_m = 4, c->threads_n = 8, c->tm = c->tn = 2;
+    c->vec = (int)rnd(r, 1, 2), c->bk = 8, c->splitk = 1, c->splitk_atomic = false;
+    c->stages = chance(r, 50) ? 2 : 0;
+    c->staging = c->stages < 2 && chance(r, 80);
+    *M = 8 * rnd(r, 32, 40) - (chance(r, 30) ? 3 : 0), *N = 16 * 32, *K = 8 * rnd(r, 1, 2);
+}
+
+/* The definition: its kind, shape (ragged, or multiples of c's tiles; a
+ * big grid with `big`). */
+static const tir_prim_func *f32_def(gpu_case *gc, tir_tile_config *c, bool big) {
     uint64_t *r = gc->r;
     tir_ctx *ctx = gc->ctx;
     int kind = (int)rnd(r, 0, 5);
@@ -1351,6 +1364,7 @@ static const tir_prim_func *f32_def(gpu_case *gc, const tir_tile_config *c) {
     int64_t M = dim(r, 70), N = dim(r, 70), K = dim(r, 40), B = rnd(r, 1, 2);
     if (chance(r, 35))
         M = bm * rnd(r, 1, 2), N = bn * rnd(r, 1, 2), K = c->bk * c->splitk * rnd(r, 1, 4);
+    if (big) kind = kind < 3 ? 0 : 4, B = 1, f32_big(r, c, &M, &N, &K);
     const char *name = kind < 3 ? "matmul" : kind == 3 ? "matmul_nt" : kind == 4
                                                                        ? "matmul_bias_relu"
                                                                        : "batch_matmul";
@@ -1358,9 +1372,9 @@ static const tir_prim_func *f32_def(gpu_case *gc, const tir_tile_config *c) {
     if (kind == 5) snprintf(bs, sizeof bs, "%lld, ", (long long)B);
     char cfg[160];
     tir_tile_config_text(c, cfg, sizeof cfg);
-    snprintf(gc->def, sizeof gc->def, "tir_def_%s(ctx, %s%lld, %lld, %lld, TIR_F32), {%s%s}",
+    snprintf(gc->def, sizeof gc->def, "tir_def_%s(ctx, %s%lld, %lld, %lld, TIR_F32), {%s%s%s}",
              name, bs, (long long)M, (long long)N, (long long)K, cfg,
-             c->splitk_atomic ? " atomic" : "");
+             c->splitk_atomic ? " atomic" : "", c->no_swizzle ? " no_swizzle" : "");
     return kind < 3    ? tir_def_matmul(ctx, M, N, K, TIR_F32)
            : kind == 3 ? tir_def_matmul_nt(ctx, M, N, K, TIR_F32)
            : kind == 4 ? tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32)
@@ -1398,7 +1412,13 @@ static void f32_one_case(uint64_t seed, long ci, f32_totals *t) {
     g_cur_seed = seed;
     g_cur_case = ci;
     tir_tile_config c = f32_draw(&r);
-    const tir_prim_func *f = f32_def(&gc, &c);
+    /* the block swizzle: its switch, and now and then a grid big enough
+       for it (from a stream of their own, so that the draws above and the
+       cases without it stay as they were) */
+    uint64_t r4 = r ^ 0x94d049bb133111ebull;
+    c.no_swizzle = chance(&r4, 20);
+    bool big = chance(&r4, 3);
+    const tir_prim_func *f = f32_def(&gc, &c, big);
     const char *stage = "setup";
     if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {
         snprintf(gc.why, sizeof gc.why, "cannot schedule the definition: %s", tir_ctx_error(ctx));
