@@ -1127,18 +1127,20 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     uint64_t r3 = *r ^ 0x27d4eb2fu;
     tc->lower.vector_acc_store = chance(&r3, 20);
     tc->lower.no_ldmatrix_tf32 = chance(&r3, 20);
+    c->same_pad = chance(&r3, 20);
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
     }
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
-             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
+             "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d%s, no_b_pairs %d, "
              "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
+             c->same_pad ? " (same_pad)" : "",
              c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, tc->perturb_at,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
