@@ -6,10 +6,13 @@
  * short one, and their PTX has the same counts of fma, mma, vector and
  * scalar shared and global loads and stores, barriers, cp.async and
  * instruction lines as under TIR_CG_PIPELINE_FAST (default<O3>), and the
- * same registers and spills where ptxas is installed.  Compile only (no
+ * same registers and spills where ptxas is installed.  The short
+ * pipeline's last CSE (EarlyCSE, where default<O3> has GVN) leaves no
+ * integer arithmetic computed twice in a basic block.  Compile only (no
  * GPU), no timing.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -195,6 +198,61 @@ static void test_short_only_at_o3(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* Integer or address instructions of one basic block of LLVM IR text
+ * computed twice (the same text after "= ": opcode, flags, operands); the
+ * first one goes to dup. */
+static int twice_in_a_block(const char *ir, char *dup, size_t dup_len) {
+    static const char *const ops[] = {"add ", "or ", "shl ", "mul ", "and ", "lshr ", "ashr ",
+                                      "zext ", "sext ", "getelementptr "};
+    enum { MAXL = 4096 };
+    static const char *rhs[MAXL];
+    static size_t len[MAXL];
+    int n = 0, twice = 0;
+    for (const char *l = ir; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        size_t ll = strcspn(l, "\n");
+        if (ll > 0 && l[ll - 1] == ':') n = 0; /* a block label: a new block */
+        if (l[0] == '}' || strncmp(l, "  %", 3)) continue;
+        const char *r = strstr(l, " = ");
+        if (!r || r > l + ll) continue;
+        r += 3;
+        bool is_int = false;
+        for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+            is_int |= !strncmp(r, ops[i], strlen(ops[i]));
+        if (!is_int || n == MAXL) continue;
+        size_t rl = (size_t)(l + ll - r);
+        for (int i = 0; i < n; i++)
+            if (len[i] == rl && !memcmp(rhs[i], r, rl) && twice++ == 0)
+                snprintf(dup, dup_len, "%.*s", (int)rl, r);
+        rhs[n] = r, len[n] = rl, n++;
+    }
+    return twice;
+}
+
+/* The short pipeline ends with EarlyCSE where default<O3> has GVN: the
+ * second InstCombine re-forms address arithmetic (Step 8: `add %a, %b`
+ * once per shared store, then a constant GEP), and that CSE must still
+ * fold the copies, at a divisible and a ragged size. */
+static void test_short_cse_after_instcombine(void **st) {
+    (void)st;
+    static const int64_t sizes[][3] = {{4096, 4096, 4096}, {1000, 520, 333}};
+    for (int i = 0; i < 2; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.keep_llvm_ir = true;
+        const tir_module *m = NULL;
+        OK(ctx, tir_codegen(ctx, kernel_of(ctx, 8, sizes[i][0], sizes[i][1], sizes[i][2]), &o, &m));
+        assert_int_equal(m->pipeline, TIR_CG_PIPELINE_SHORT);
+        char dup[160] = "";
+        int twice = twice_in_a_block(m->llvm_ir, dup, sizeof dup);
+        if (twice)
+            fail_msg("step 8 %lldx%lldx%lld: %d instructions computed twice, e.g. %s",
+                     (long long)sizes[i][0], (long long)sizes[i][1], (long long)sizes[i][2], twice,
+                     dup);
+        tir_ctx_destroy(ctx);
+    }
+}
+
 /* Step 9's configuration by shape for every input type lowers at 4096^3
  * (the 128 x 256 tiles in 4 stages fit shared memory: TF32 with bk 32),
  * and spreads each k tile's copies over its mma (interleave). */
@@ -229,6 +287,7 @@ int main(void) {
         cmocka_unit_test(test_steps_7_9_short),
         cmocka_unit_test(test_few_trips_keep_o3),
         cmocka_unit_test(test_short_only_at_o3),
+        cmocka_unit_test(test_short_cse_after_instcombine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

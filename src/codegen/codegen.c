@@ -142,7 +142,14 @@ static LLVMCodeGenOptLevel backend_level(const tir_codegen_opts *o) {
  * do.  O3's second LICM (after GVN) went too, once cg_emit kept vector
  * accesses of local arrays as SSA values: the PTX of all those kernels is
  * byte-identical without it, and it was the dearer of the two (its
- * MemorySSA rebuilt after GVN: ~2 of Step 8's ~17 ms CPU in opt-19). */
+ * MemorySSA rebuilt after GVN: ~2 of Step 8's ~17 ms CPU in opt-19).
+ * Fourth round: O3's GVN became EarlyCSE with MemorySSA and O3's last
+ * VectorCombine went.  On the kernels above, what GVN still did after
+ * the first EarlyCSE<memssa> was CSE of the address arithmetic the second
+ * InstCombine re-forms, which EarlyCSE does as well (the same optimised IR
+ * for Step 8 4096^3), at ~15% of the pipeline's instructions executed
+ * (callgrind); every kernel's PTX is byte-identical except ragged split-K's
+ * small summation kernel (a mul.wide for a cvt+shl). */
 #define CG_SIMPLIFYCFG(opts)                                                                       \
     "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-to-lookup;"              \
     "keep-loops;" opts ";speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
@@ -159,9 +166,8 @@ static const char short_passes[] =
     "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>),"
     "loop-mssa(licm<allowspeculation>),"
     CG_SIMPLIFYCFG("switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
-    CG_INSTCOMBINE ",loop(indvars),vector-combine,gvn<>,"
-    CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ","
-    "vector-combine)";
+    CG_INSTCOMBINE ",loop(indvars),vector-combine,early-cse<memssa>,"
+    CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ")";
 
 /* The smallest loop body, in emitted LLVM instructions, of a kernel that
  * gets the short pipeline.  default<O3> on NVPTX unrolls a loop fully
