@@ -116,8 +116,8 @@ static void test_matmul(void **st) {
 /* The swizzle (tune_bind_blocks, shared with the tensor-core rule): a
  * grid of 32 x 32 blocks (8x16 tiles at 256 x 512) is launched in groups of
  * 8 block rows (blockIdx.x runs over 32 columns x 8 rows), or in raster
- * order with no_swizzle or without a pipeline (neither staging nor
- * stages: Step 7, which was slower swizzled); each simulated kernel computes the
+ * order with no_swizzle, without a pipeline (neither staging nor stages:
+ * Step 7) or with split-K (both slower swizzled); each simulated kernel computes the
  * product (every block exactly once: the simulator's global race check
  * would see two blocks writing one tile) and the trace replays. */
 static void test_swizzle(void **st) {
@@ -125,12 +125,13 @@ static void test_swizzle(void **st) {
     tir_tile_config c = tir_tile_config_default();
     c.warps_m = c.warps_n = 1, c.threads_m = 4, c.threads_n = 8;
     c.tm = 2, c.tn = 2, c.vec = 1, c.bk = 8, c.pad = 0;
-    for (int off = 0; off < 3; off++) {
-        /* 2: no pipeline (Step 7), no swizzle either */
+    for (int off = 0; off < 4; off++) {
+        /* 2: no pipeline (Step 7), 3: split-K: no swizzle either */
         c.no_swizzle = off == 1;
         c.staging = off != 2;
+        c.splitk = off == 3 ? 2 : 1;
         const tir_prim_func *f = tir_def_matmul(ctx, 256, 512, 16, TIR_F32);
-        assert_int_equal(check(ctx, f, &c), 1);
+        assert_int_equal(check(ctx, f, &c), off == 3 ? 2 : 1);
         tir_schedule *s = NULL;
         assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
         assert_int_equal(tir_tune_tiling(s, "C", &c, NULL, NULL), TIR_OK);

@@ -165,7 +165,8 @@ static const char *read_name(tir_schedule *s, tir_block_rv b, int r) {
  * -> 475 TFLOP/s, f16 446 -> 460, tf32 187 -> 189; in the float32 rule
  * (run 48) Step 8 4096^3 0.970 -> 0.973x cuBLAS, 8192^3 0.989 -> 0.993,
  * fused matmul + bias + ReLU 4096^3 tuned 0.997 -> 1.005x, but Step 7 (no
- * pipeline) 0.832 -> 0.706: the float32 rule swizzles only pipelines. */
+ * pipeline) 0.832 -> 0.706 and split-K 4 at 4095^3 0.843 -> 0.820 (run 52):
+ * the float32 rule swizzles only pipelines without split-K or batches. */
 enum { SWIZZLE_G = 8, SWIZZLE_MIN_BLOCKS = 1024 };
 
 tir_status tune_bind_blocks(tir_schedule *s, bool swizzle, tir_loop_rv bi, tir_loop_rv bj,
@@ -226,10 +227,13 @@ static tir_status tile(tir_schedule *s, const tir_tile_config *cfg, const nest *
         CALL(tir_sched_bind(s, bz, "blockIdx.z"));
     }
     CALL(tir_sched_fuse(s, 4, (const tir_loop_rv[]){is[1], js[1], is[2], js[2]}, thread));
-    /* the swizzle only with a pipeline: without one (Step 7) each block
-       waits for its loads, and launched in groups it was 15% slower at
-       4096^3 (run 48: 0.832 -> 0.706x cuBLAS; Step 8 0.970 -> 0.973) */
-    bool swizzle = !cfg->no_swizzle && (cfg->staging || cfg->stages >= 2);
+    /* the swizzle only with a pipeline and one slice per output tile:
+       without a pipeline (Step 7) each block waits for its loads, and
+       launched in groups it was 15% slower at 4096^3 (run 48: 0.832 ->
+       0.706x cuBLAS; Step 8 0.970 -> 0.973); split-K 4 at 4095^3 was 3%
+       slower (run 52: 0.843 -> 0.820); batches are unmeasured */
+    bool swizzle = !cfg->no_swizzle && (cfg->staging || cfg->stages >= 2) && !kz.id &&
+                   nb->nbatch == 0;
     tir_status st = tune_bind_blocks(s, swizzle, is[0], js[0], hook, user);
     if (st != TIR_OK) return st;
     CALL(tir_sched_bind(s, *thread, "threadIdx.x"));
