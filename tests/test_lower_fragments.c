@@ -139,6 +139,28 @@ static void test_ldmatrix_choice(void **state) {
     assert_int_equal(count(t, "T.ldmatrix(1"), 0);
     assert_int_equal(count(t, "Bf[1] = Bs["), 1);
     assert_int_equal(count(t, "Af[1] = As["), 0);
+    /* A shared tile whose first element is not 16-byte aligned (an
+     * elem_offset of 1 element, or 2 floats): per-lane loads, no ldmatrix
+     * (the simulator refuses a misaligned row address, the GPU faults);
+     * an elem_offset of 16 bytes keeps it */
+    static const struct {
+        int flags;
+        const char *off;
+        int ldm;
+    } eo[] = {{0, "1", 0}, {0, "8", 1}, {LK_TC_TF32, "1", 0}, {LK_TC_TF32, "2", 0},
+              {LK_TC_TF32, "4", 1}};
+    for (size_t i = 0; i < sizeof eo / sizeof eo[0]; i++) {
+        const char *dt = eo[i].flags & LK_TC_TF32 ? "float32" : "bfloat16";
+        char from[96], to[128];
+        snprintf(from, sizeof from, "As = T.allocate((32, 32), \"%s\", scope=\"shared\")", dt);
+        snprintf(to, sizeof to,
+                 "As = T.allocate((32, 32), \"%s\", scope=\"shared\", elem_offset=%s)", dt,
+                 eo[i].off);
+        const char *k = lowered(parse(replace(lk_tc_text(ctx, 32, 16, 32, eo[i].flags), from, to)),
+                                "lower_fragments");
+        print_message("# %s elem_offset %s\n", dt, eo[i].off);
+        assert_int_equal(count(k, "T.ldmatrix(0, 4"), eo[i].ldm);
+    }
 }
 
 /* lk_tc's kernel with both B tiles of the warp loaded as one pair in

@@ -177,6 +177,10 @@ static void test_errors(void **st) {
     /* .trans moves 16-bit elements: a 32-bit matrix has none */
     expect_error(ctx, run(ctx, tck_mma_ldmatrix(ctx, TIR_F32, TCK_A_TRANS), TIR_F32, 16, 8, 8, &rep),
                  TIR_ERR_EVAL, (const char *[5]){".trans transposes 16-bit elements", "float32"});
+    /* a 32-bit row 4 bytes off a 16-byte boundary (the hardware reads
+       16-byte aligned rows) */
+    expect_error(ctx, run(ctx, tck_mma_ldmatrix(ctx, TIR_F32, TCK_MISALIGN), TIR_F32, 16, 8, 8, &rep),
+                 TIR_ERR_EVAL, (const char *[5]){"must be a 16-byte aligned element", "(float32)"});
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         print_message("# case %zu\n", i);
         expect_error(ctx, run(ctx, cases[i].f, TIR_BF16, 16, 8, 16, &rep), cases[i].code,

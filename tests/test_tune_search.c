@@ -187,6 +187,21 @@ static void test_text(void **st) {
                                            &d),
                      TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "field 13 of 13"));
+    /* the switches that are not in the text (splitk_atomic, guard_tail,
+     * no_swizzle) are the defaults', whatever *c held: tune replay
+     * (src/tune/replay.c) parses into an uninitialised struct and tiles
+     * with it; a failed parse leaves *c as it was */
+    memset(&d, 0x5a, sizeof d);
+    d.splitk_atomic = d.guard_tail = d.no_swizzle = true;
+    assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
+    c = tir_tile_config_default();
+    assert_int_equal(d.splitk_atomic, c.splitk_atomic);
+    assert_int_equal(d.guard_tail, c.guard_tail);
+    assert_int_equal(d.no_swizzle, c.no_swizzle);
+    tir_tile_config before;
+    memcpy(&before, &d, sizeof d);
+    assert_int_equal(tir_tile_config_parse(ctx, "warps=7x7 lanes=8", &d), TIR_ERR_PARSE);
+    assert_memory_equal(&d, &before, sizeof d);
     tir_ctx_destroy(ctx);
 }
 

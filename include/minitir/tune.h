@@ -414,7 +414,9 @@ TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limi
  * staging=1 pad=4 splitk=1 lsr=1 stages=0" (what the database stores as a
  * record's decisions), snprintf's return; and back.  The parser also takes
  * the text without " stages=N" (records written before the field existed)
- * as stages 0.  Parse errors: TIR_ERR_PARSE naming the field. */
+ * as stages 0.  The switches not in the text (splitk_atomic, guard_tail,
+ * no_swizzle) are tir_tile_config_default()'s; *c is written only on
+ * success.  Parse errors: TIR_ERR_PARSE naming the field. */
 TIR_API int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c);
 /* The tiling rule with its knobs as sampling instructions: one

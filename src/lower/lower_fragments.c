@@ -381,12 +381,16 @@ static int row_elems(const fbuf *f) { return 16 / tir_dtype_bytes(f->frag->dtype
  * tile (its four 8x4 quarters are ldmatrix's 8x8 16-bit matrices: no
  * .trans, so not TF32 B, whose registers run down a column; unless
  * tir_lower_opts.no_ldmatrix_tf32), rows contiguous and 16-byte aligned
- * (every stride but the last a multiple of 16 bytes, the last 1), the
+ * (S's elem_offset and every stride but the last a multiple of 16 bytes,
+ * the last 1; codegen aligns a shared allocation's start to 16 bytes), the
  * column a multiple of 16 bytes, and the whole tile inside S's shape (no
  * clipping). */
 static bool ldmatrix_ok(lf *c, const fbuf *f, const tir_buffer_load *l) {
     const tir_buffer *b = l->buffer;
+    int64_t off = 0;
     if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, f->frag->dtype) || l->nidx < 2)
+        return false;
+    if (b->elem_offset && (!tir_expr_const_int(b->elem_offset, &off) || off % row_elems(f)))
         return false;
     bool b16 = tir_dtype_bytes(b->dtype) == 2 &&
                (f->lay.kind == TIR_FRAG_K16_A || f->lay.kind == TIR_FRAG_K16_B);

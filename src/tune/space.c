@@ -192,17 +192,21 @@ int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap) {
  * follow. */
 tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c) {
     int st = 0, lsr = 0, used = 0, tail = 0;
+    /* the switches (splitk_atomic, guard_tail, no_swizzle) are not in the
+       text: the defaults' (tune replay parses into an uninitialised
+       struct); *c is written only on success */
+    tir_tile_config p = tir_tile_config_default();
     int n = sscanf(text,
                    "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
                    "splitk=%d lsr=%d%n",
-                   &c->warps_m, &c->warps_n, &c->threads_m, &c->threads_n, &c->tm, &c->tn, &c->bk,
-                   &c->vec, &st, &c->pad, &c->splitk, &lsr, &used);
-    c->stages = 0;
+                   &p.warps_m, &p.warps_n, &p.threads_m, &p.threads_n, &p.tm, &p.tn, &p.bk,
+                   &p.vec, &st, &p.pad, &p.splitk, &lsr, &used);
+    p.stages = 0;
     bool ok = false;
     if (n == 12) {
         const char *rest = text + used;
         ok = rest[strspn(rest, " \t\n")] == '\0'; /* the old text */
-        if (!ok && sscanf(rest, " stages=%d%n", &c->stages, &tail) == 1) {
+        if (!ok && sscanf(rest, " stages=%d%n", &p.stages, &tail) == 1) {
             n = 13;
             ok = rest[tail + (int)strspn(rest + tail, " \t\n")] == '\0';
         }
@@ -212,7 +216,8 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
                             "tune: \"%s\" is not a tiling configuration (field %d of 13 is "
                             "missing or malformed)",
                             text, n < 0 ? 1 : n < 13 ? n + 1 : 13);
-    c->staging = st != 0, c->lsr = lsr != 0;
+    p.staging = st != 0, p.lsr = lsr != 0;
+    *c = p;
     return TIR_OK;
 }
 
