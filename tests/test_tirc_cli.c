@@ -243,6 +243,16 @@ static void ptx(void **state) {
     assert_int_equal(tirc_run(NULL, cmd), 0);
     assert_int_equal(count(out, "ldmatrix"), 0);
     assert_non_null(strstr(err, "151552 bytes shared"));
+    /* --no-swizzle: Step 8 at 4096^3 in raster order (other PTX), the
+       seed's Step 6 or --db refused with a usage error */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 4096"), 0);
+    char *s8 = strdup(out);
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 4096 --no-swizzle"), 0);
+    assert_string_not_equal(s8, out);
+    free(s8);
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 6 --size 64 --no-swizzle"), 2);
+    assert_non_null(strstr(err, "--no-swizzle is for the tiling rules"));
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 64 --no-swizzle --db x.db"), 2);
     /* Step 8's k pipeline: the rule keeps the peeled epilogue by default
      * (tir_tile_config.guard_tail off: the guarded kernels were slower on
      * the H200), so the 8 x 8 x 16 body twice, with or without

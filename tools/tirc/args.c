@@ -388,6 +388,10 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         return tirc_usage_error("--tc-on is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
+    if (o->no_swizzle && (o->db || (o->example && strcmp(o->example, "matmul")) || o->step_lo < 7))
+        return tirc_usage_error("--no-swizzle is for the tiling rules' Steps 7-9 of the matmul "
+                                "example (--steps 7-8 or --dtype), not with --db (a record "
+                                "has its schedule)");
     snprintf(o->ours_name, sizeof o->ours_name,
              o->splitk <= 1  ? "minitir"
              : o->atomic     ? "minitir/splitk%d-atomic"
