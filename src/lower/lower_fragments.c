@@ -373,8 +373,7 @@ static bool tile_inside(lf *c, const fbuf *f, const tir_buffer_load *l, int col_
                               i32(c, b->shape[n - 1])));
 }
 
-/* Elements of f's type in a 16-byte ldmatrix row: 8 (16-bit), 4 (TF32). */
-static int row_elems(const fbuf *f) { return 16 / tir_dtype_bytes(f->frag->dtype); }
+static int row_elems(const fbuf *f) { return lower_ldmatrix_row(f->frag->dtype); }
 
 /* Can the frag_load of f's tile from l (a tile origin in S) be one
  * ldmatrix: S shared and of f's type, f a 16-bit A or B tile or a TF32 A

@@ -90,6 +90,10 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 /* The element argument i of call points at (address_of(BufferLoad) of one
  * element), or NULL (lower_util.c). */
 const tir_buffer_load *lower_addressed(const tir_call *call, int i);
+/* Elements of dtype in one ldmatrix row, 16 bytes: 8 (16-bit), 4 (TF32
+ * as 32-bit), the span lower_fragments addresses and race_check and
+ * thread_sync see read (lower_util.c). */
+int lower_ldmatrix_row(tir_dtype dtype);
 
 /* Operand i of a tile operation (frag_fill, frag_load, frag_store,
  * mma_sync) that is address_of(*load): true with the tile it covers from

@@ -81,6 +81,8 @@ const tir_buffer_load *lower_addressed(const tir_call *call, int i) {
                                                                 : NULL;
 }
 
+int lower_ldmatrix_row(tir_dtype dtype) { return 16 / tir_dtype_bytes(dtype); }
+
 bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
                         int *cols) {
     if (!call || (call->op != TIR_INTRIN_FRAG_FILL && call->op != TIR_INTRIN_FRAG_LOAD &&

@@ -511,7 +511,8 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
             if (!ld) return true;
             int n0 = l->out->n;
             add_acc(l, ld->buffer, false, ld->indices[0]);
-            if (l->out->n > n0) ((racc *)l->out->items[n0])->span = 16 / tir_dtype_bytes(ld->buffer->dtype);
+            if (l->out->n > n0)
+                ((racc *)l->out->items[n0])->span = lower_ldmatrix_row(ld->buffer->dtype);
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {

@@ -259,7 +259,7 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
             const tir_call *src = tir_as_tir_call(call->args[3]);
             const tir_buffer_load *l = src ? tir_as_tir_buffer_load(src->args[0]) : NULL;
             TIR_ASSERT(l); /* lower_fragments' form */
-            add_access_span(c, l->buffer, false, l->indices[0], 16 / tir_dtype_bytes(l->buffer->dtype));
+            add_access_span(c, l->buffer, false, l->indices[0], lower_ldmatrix_row(l->buffer->dtype));
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
