@@ -157,12 +157,70 @@ static void test_user_predicate_kept(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* Tensor tiles: a fill of tiles 0-1 (i < 2, three iterations) into a
+ * 48-row fragment whose third tile another fill sets to 1.  Tile i = 2 is
+ * inside the fragment's shape, so the guard is not a ragged edge: dropped,
+ * it would zero the third tile.  It must stay, and the kernel must store
+ * [0 x 32 rows, 1 x 16 rows] (block "lanes" only binds the 32 lanes).  (With a 32-row fragment and a domain of 2
+ * the guard would be the ragged edge's; tests/test_hgemm_sim.c checks that
+ * the tensor-core rule's ragged kernels lose theirs.) */
+static const char tile_text[] =
+    "@T.prim_func\n"
+    "def tiles(C: T.Buffer((48, 8), \"float32\"), D: T.Buffer((32,), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"tiles\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        C_frag = T.alloc_buffer((48, 8), \"float32\", scope=\"frag.acc\")\n"
+    "        for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "            for w in T.thread_binding(0, 1, thread=\"threadIdx.y\"):\n"
+    "                for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                    with T.block(\"lanes\"):\n"
+    "                        vt = T.axis.spatial(32, t)\n"
+    "                        T.reads()\n"
+    "                        T.writes(D[vt])\n"
+    "                        D[vt] = T.float32(0)\n"
+    "                with T.block(\"one\"):\n"
+    "                    T.reads()\n"
+    "                    T.writes(C_frag[32:48, 0:8])\n"
+    "                    T.frag_fill(T.address_of(C_frag[32, 0]), T.float32(1))\n"
+    "                for i in T.serial(3):\n"
+    "                    with T.block(\"zero\"):\n"
+    "                        vi = T.axis.spatial(2, i)\n"
+    "                        T.where(i < 2)\n"
+    "                        T.reads()\n"
+    "                        T.writes(C_frag[vi * 16:vi * 16 + 16, 0:8])\n"
+    "                        T.frag_fill(T.address_of(C_frag[vi * 16, 0]), T.float32(0))\n"
+    "                for i in T.serial(3):\n"
+    "                    with T.block(\"store\"):\n"
+    "                        vi = T.axis.spatial(3, i)\n"
+    "                        T.reads(C_frag[vi * 16:vi * 16 + 16, 0:8])\n"
+    "                        T.writes(C[vi * 16:vi * 16 + 16, 0:8])\n"
+    "                        T.frag_store(T.address_of(C_frag[vi * 16, 0]), T.address_of(C[vi * 16, 0]))\n";
+
+static void test_tile_inside_shape_kept(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, tile_text, strlen(tile_text), &f));
+    const char *ir = tir_print(ctx, lower_to(ctx, f, "relax_guards"));
+    assert_non_null(strstr(ir, "if i < 2:"));
+    assert_null(strstr(ir, "domain_guard"));
+    float out[48 * 8], d[32];
+    for (int i = 0; i < 48 * 8; i++) out[i] = -7.0f;
+    tir_arg a[2] = {{out, 0}, {d, 0}};
+    tir_sim_opts so = {.check_uninit = true, .check_global_races = true};
+    tir_sim_report rep;
+    OK(ctx, tir_sim_run(ctx, lower_to(ctx, f, NULL), 2, a, &so, &rep));
+    for (int i = 0; i < 48 * 8; i++) assert_true(out[i] == (i < 32 * 8 ? 0.0f : 1.0f));
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step4_ragged),
         cmocka_unit_test(test_small_shape_keeps_guards),
         cmocka_unit_test(test_divisible_has_no_guard),
         cmocka_unit_test(test_user_predicate_kept),
+        cmocka_unit_test(test_tile_inside_shape_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,10 +95,7 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
         body = (const tir_stmt *)tir_substitute(ctx, body, b->niters, vars, r->values);
     }
     for (int i = b->nallocs - 1; i >= 0; i--) body = allocate(c, b->allocs[i], body);
-    int64_t pv;
-    if (r->predicate && !(tir_expr_const_int(r->predicate, &pv) && pv))
-        body = lower_guard_predicate(ctx, r, body);
-    return (const tir_node *)body;
+    return (const tir_node *)lower_guard_predicate(ctx, r, body);
 }
 
 static const tir_annot_key occupancy_keys[] = {TIR_ANN_LAUNCH_BOUNDS_MAX_THREADS,

@@ -38,10 +38,11 @@ tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir
 tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_relax_guards(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
-/* A realize's predicate around its lowered body, ragged-tile guards marked
- * for relax_guards (relax_guards.c). */
 /* c without its domain_guard marker (the condition it stands for). */
 const tir_expr *lower_unmark_guard(const tir_expr *c);
+/* A realize's predicate (unless it is true) around its lowered body,
+ * ragged-tile guards and a tensor tile's inner bounds ifs marked for
+ * relax_guards (relax_guards.c). */
 const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
                                       const tir_stmt *body);
 /* Warp fragments -> per-lane local arrays, tile ops -> per-lane code

@@ -22,6 +22,17 @@
  * dropped by `relax`; zero fill makes the shared tiles 0 past K, and
  * unrolled k loops fold that guard to constants.
  *
+ * A tensorized tile block (frag_fill, frag_load, mma_sync: it writes
+ * fragments only) is relaxed by the same argument at the tile's scale: its
+ * conjunct `e < E` bounds a spatial iterator v whose tile [t*v, t*v + t)
+ * in some dimension of each fragment it writes starts past that
+ * dimension's extent once v >= E (t*E >= extent).  Its out-of-domain
+ * instances then compute whole tiles of garbage (or zeros) that only
+ * other out-of-domain tiles read, and frag_store, which keeps its guard,
+ * never writes them out.  A ragged tile of a tensor-core kernel then has
+ * no branch around its ldmatrix and mma, which otherwise costs 2-3x
+ * (phis of 16-bit fragment halves; docs/tensor-cores.md).
+ *
  * lower_blocks calls lower_guard_predicate to mark such conjuncts with the
  * domain_guard(cond, kind) intrinsic; this pass, after compact_alloc
  * (where every allocation has its final shape), checks that each marked
@@ -111,18 +122,132 @@ static int guarded_iter(tir_ctx *ctx, tir_analyzer *an, const tir_block_realize 
     return -1;
 }
 
+/* The spatial iterator of r that conjunct c, `binding < E` (*E), bounds,
+ * or -1. */
+static int guarded_conj(tir_ctx *ctx, tir_analyzer *an, const tir_block_realize *r,
+                        const tir_expr *c, int64_t *E) {
+    if (c->kind != TIR_KIND_LT) return -1;
+    const tir_binop *lt = (const tir_binop *)c;
+    if (!tir_expr_const_int(lt->b, E)) return -1;
+    return guarded_iter(ctx, an, r, lt->a, *E);
+}
+
 static bool conj_relaxable(tir_ctx *ctx, tir_analyzer *an, const tir_block_realize *r,
                            const tir_expr *c) {
     int64_t E;
-    if (c->kind != TIR_KIND_LT) return false;
-    const tir_binop *lt = (const tir_binop *)c;
-    if (!tir_expr_const_int(lt->b, &E)) return false;
-    int i = guarded_iter(ctx, an, r, lt->a, E);
+    int i = guarded_conj(ctx, an, r, c, &E);
     if (i < 0) return false;
     outside o = {r->block->iters[i].var, E, true};
     tir_visitor v = {.pre = outside_pre, .user = &o};
     tir_visit(&v, r->block->body);
     return o.ok;
+}
+
+/* ---- tensor tiles */
+
+/* The call of a tile statement (frag_fill, frag_load, mma_sync), or NULL. */
+static const tir_call *tile_call(const tir_stmt *s) {
+    if (s->kind != TIR_KIND_EVALUATE) return NULL;
+    const tir_expr *e = ((const tir_evaluate *)s)->value;
+    if (e->kind != TIR_KIND_CALL) return NULL;
+    const tir_call *c = (const tir_call *)e;
+    bool tile = c->op == TIR_INTRIN_FRAG_FILL || c->op == TIR_INTRIN_FRAG_LOAD ||
+                c->op == TIR_INTRIN_MMA_SYNC;
+    return tile ? c : NULL;
+}
+
+/* Whether s is tile calls only, possibly under ifs without else. */
+static bool tile_body(const tir_stmt *s) {
+    if (s->kind == TIR_KIND_SEQ) {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++)
+            if (!tile_body(q->stmts[i])) return false;
+        return q->n > 0;
+    }
+    if (s->kind == TIR_KIND_IF) {
+        const tir_if *i = (const tir_if *)s;
+        return !i->else_s && tile_body(i->then_s);
+    }
+    return tile_call(s) != NULL;
+}
+
+/* The buffer access under address_of operand a of a tile call. */
+static const tir_buffer_load *tile_operand(const tir_expr *a) {
+    const tir_call *c = (const tir_call *)a;
+    TIR_ASSERT(a->kind == TIR_KIND_CALL && c->op == TIR_INTRIN_ADDRESS_OF && c->nargs == 1 &&
+               c->args[0]->kind == TIR_KIND_BUFFER_LOAD); /* cg_check's form */
+    return (const tir_buffer_load *)c->args[0];
+}
+
+/* Conjunct c of tile block r: binding(v) < E, v spatial, and every region
+ * r writes is a fragment's with a dimension [t*v, t*v + t), t*E >= its
+ * extent. */
+static bool conj_tile_relaxable(tir_ctx *ctx, tir_analyzer *an, const tir_block_realize *r,
+                                const tir_expr *c) {
+    int64_t E;
+    int i = guarded_conj(ctx, an, r, c, &E);
+    if (i < 0 || r->block->nwrites == 0) return false;
+    const tir_var *v = r->block->iters[i].var;
+    for (int w = 0; w < r->block->nwrites; w++) {
+        const tir_buffer_region *x = &r->block->writes[w];
+        bool hit = false;
+        if (!tir_scope_is_frag(x->buffer->scope)) return false;
+        for (int d = 0; d < x->ndim && !hit; d++) {
+            int64_t t, ext, diff;
+            if (!tir_expr_const_int(x->ranges[d].extent, &t) || t < 1 ||
+                !tir_expr_const_int(x->buffer->shape[d], &ext) || t * E < ext)
+                continue;
+            const tir_expr *tv = tir_mul(ctx, (const tir_expr *)v, tir_int(ctx, v->base.dtype, t));
+            const tir_expr *e = tir_analyzer_simplify(an, tir_sub(ctx, x->ranges[d].min, tv));
+            hit = tir_expr_const_int(e, &diff) && diff == 0;
+        }
+        if (!hit) return false;
+    }
+    return true;
+}
+
+/* Whether s is tile calls each writing, at index e in some dimension, a
+ * fragment of extent <= S there. */
+static bool writes_at(tir_ctx *ctx, tir_analyzer *an, const tir_stmt *s, const tir_expr *e,
+                      int64_t S) {
+    if (s->kind == TIR_KIND_SEQ) {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++)
+            if (!writes_at(ctx, an, q->stmts[i], e, S)) return false;
+        return q->n > 0;
+    }
+    const tir_call *k = tile_call(s);
+    if (!k) return false;
+    const tir_buffer_load *d = tile_operand(k->args[0]);
+    for (int i = 0; i < d->nidx; i++) {
+        int64_t ext, diff;
+        if (!tir_expr_const_int(d->buffer->shape[i], &ext) || ext > S) continue;
+        const tir_expr *x = tir_analyzer_simplify(an, tir_sub(ctx, d->indices[i], e));
+        if (tir_expr_const_int(x, &diff) && diff == 0) return true;
+    }
+    return false;
+}
+
+typedef struct inner {
+    tir_analyzer *an;
+} inner;
+
+/* An if inside a tile block, `e < S` around tile calls that each write a
+ * fragment at index e (in some dimension of extent <= S): where it is
+ * false they write past the shape (the second tile of a B pair at a
+ * ragged N: tiling_tc.c), so it is marked like a domain guard, and
+ * dropped where the pass proves it safe. */
+static const tir_node *mark_inner(tir_mutator *m, const tir_node *n) {
+    inner *in = m->user;
+    const tir_if *i = (const tir_if *)tir_mutate_default(m, n);
+    const tir_binop *lt = (const tir_binop *)i->cond;
+    int64_t S;
+    if (i->else_s || i->cond->kind != TIR_KIND_LT || !tir_expr_const_int(lt->b, &S) ||
+        !writes_at(m->ctx, in->an, i->then_s, lt->a, S))
+        return (const tir_node *)i;
+    const tir_expr *args[2] = {i->cond, tir_i32(m->ctx, GUARD_RELAX)};
+    const tir_expr *g = tir_call_new(m->ctx, TIR_BOOL, TIR_INTRIN_DOMAIN_GUARD, 2, args);
+    return (const tir_node *)tir_if_new(m->ctx, g, i->then_s, NULL);
 }
 
 static void split_and(const tir_expr *e, ir_vec *out) {
@@ -155,13 +280,27 @@ static int body_kind(const tir_block *b) {
 
 const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
                                       const tir_stmt *body) {
-    int kind = body_kind(r->block);
+    bool tile = tile_body(r->block->body);
+    if (tile) {
+        inner in = {tir_analyzer_create(ctx)};
+        tir_mutator m = {.ctx = ctx, .user = &in};
+        m.on[TIR_KIND_IF] = mark_inner;
+        body = tir_mutate_stmt(&m, body);
+        tir_analyzer_destroy(in.an);
+    }
+    int64_t pv;
+    if (!r->predicate || (tir_expr_const_int(r->predicate, &pv) && pv)) return body;
+    int kind = tile ? GUARD_RELAX : body_kind(r->block);
     if (kind < 0) return tir_if_new(ctx, r->predicate, body, NULL);
     ir_vec conj = {0}, keep = {0}, relax = {0};
     split_and(r->predicate, &conj);
     tir_analyzer *an = tir_analyzer_create(ctx);
-    for (int i = 0; i < conj.n; i++)
-        ir_vec_push(conj_relaxable(ctx, an, r, conj.items[i]) ? &relax : &keep, conj.items[i]);
+    for (int i = 0; i < conj.n; i++) {
+        bool ok = tile ? conj_tile_relaxable(ctx, an, r, conj.items[i])
+                       : conj_relaxable(ctx, an, r, conj.items[i]);
+        ir_vec_push(ok ? &relax : &keep, conj.items[i]);
+    }
+
     tir_analyzer_destroy(an);
     const tir_stmt *s = body;
     if (relax.n) {
@@ -248,6 +387,50 @@ static bool inb_expr_pre(tir_visitor *v, const tir_node *n) {
     return c->inb;
 }
 
+/* The tile of a fragment buffer: rows and columns of its last two
+ * dimensions. */
+static bool frag_tile(const tir_buffer *b, int *rows, int *cols) {
+    tir_frag_layout l;
+    if (!tir_frag_layout_of(b->scope, b->dtype, &l)) return false;
+    *rows = l.tile_rows, *cols = l.tile_cols;
+    return true;
+}
+
+/* Tile operand a, a rows x cols tile at its index: both corners within
+ * the buffer's shape. */
+static void check_tile(rg *c, const tir_expr *a, int rows, int cols) {
+    const tir_buffer_load *l = tile_operand(a);
+    check_access(c, l->buffer, l->nidx, l->indices);
+    if (!c->inb || l->buffer->scope == TIR_SCOPE_GLOBAL) return;
+    if (l->nidx < 2) {
+        c->inb = false;
+        return;
+    }
+    tir_ctx *ctx = c->st->ctx;
+    const tir_expr **far = IR_NEWN(ctx, const tir_expr *, l->nidx);
+    for (int d = 0; d < l->nidx; d++) far[d] = l->indices[d];
+    int n = l->nidx;
+    far[n - 2] = tir_add(ctx, far[n - 2], tir_int(ctx, far[n - 2]->dtype, rows - 1));
+    far[n - 1] = tir_add(ctx, far[n - 1], tir_int(ctx, far[n - 1]->dtype, cols - 1));
+    check_access(c, l->buffer, n, far);
+}
+
+/* A tile call's operands: the destination fragment's tile (frag_fill,
+ * frag_load, whose source has the same tile) or each fragment's own (mma). */
+static void tile_in_bounds(rg *c, const tir_call *k) {
+    int r, q;
+    for (int i = 0; i < k->nargs && c->inb; i++) {
+        if (k->op == TIR_INTRIN_FRAG_FILL && i == 1) break; /* the value */
+        const tir_buffer *own = tile_operand(k->args[i])->buffer;
+        const tir_buffer *shape = k->op == TIR_INTRIN_MMA_SYNC ? own : tile_operand(k->args[0])->buffer;
+        if (!frag_tile(shape, &r, &q)) {
+            c->inb = false;
+            return;
+        }
+        check_tile(c, k->args[i], r, q);
+    }
+}
+
 /* Walks s checking every shared/local access, the loops inside bound. */
 static void in_bounds(rg *c, const tir_stmt *s) {
     if (!s || !c->inb) return;
@@ -275,6 +458,12 @@ static void in_bounds(rg *c, const tir_stmt *s) {
         const tir_buffer_store *st = (const tir_buffer_store *)s;
         check_access(c, st->buffer, st->nidx, st->indices);
         tir_visit(&v, s);
+        break;
+    }
+    case TIR_KIND_EVALUATE: {
+        const tir_call *k = tile_call(s);
+        if (k) tile_in_bounds(c, k);
+        else c->inb = false;
         break;
     }
     default: c->inb = false; break;
@@ -490,17 +679,27 @@ static void collect(rg *c, const tir_stmt *s) {
 
 /* ---- pass 2: what a relaxed block reads must be written unguarded */
 
-typedef struct wstore {
-    const tir_buffer *buf;
-    const guard *owner; /* the safe guard whose block holds the store, or NULL */
-    bool guarded;       /* under an if that stays */
-    const tir_buffer_store *st;
-} wstore;
-
 typedef struct ws {
     rg *c;
     ir_vec stores; /* wstore* (heap) */
 } ws;
+
+typedef struct wstore {
+    const tir_buffer *buf;
+    const guard *owner; /* the safe guard whose block holds the store, or NULL */
+    bool guarded;       /* under an if that stays */
+    int nidx;           /* the store's index, or the tile's origin */
+    const tir_expr *const *idx;
+} wstore;
+
+static void push_store(ws *w, const tir_buffer *b, int nidx, const tir_expr *const *idx,
+                       const guard *owner, bool guarded) {
+    if (b->scope == TIR_SCOPE_GLOBAL) return;
+    wstore *x = ir_xcalloc(1, sizeof *x);
+    *x = (wstore){b, owner, guarded, nidx, idx};
+    ir_vec_push(&w->stores, x);
+}
+
 
 static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
     if (!s) return;
@@ -518,8 +717,10 @@ static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
         if (g && g->safe) {
             stores(w, i->then_s, g, guarded);
         } else {
-            /* ifs inside a relaxed block run for its extra instances too */
-            bool inner = owner != NULL;
+            /* ifs inside a relaxed block run for its extra instances too
+             * (a k guard around an update); but a kept if around tile
+             * calls leaves their tiles unwritten */
+            bool inner = owner != NULL && !tile_body(i->then_s);
             stores(w, i->then_s, owner, guarded || !inner);
             stores(w, i->else_s, owner, guarded || !inner);
         }
@@ -527,10 +728,15 @@ static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
     }
     case TIR_KIND_BUFFER_STORE: {
         const tir_buffer_store *st = (const tir_buffer_store *)s;
-        if (st->buffer->scope == TIR_SCOPE_GLOBAL) break;
-        wstore *x = ir_xcalloc(1, sizeof *x);
-        *x = (wstore){st->buffer, owner, guarded, st};
-        ir_vec_push(&w->stores, x);
+        push_store(w, st->buffer, st->nidx, st->indices, owner, guarded);
+        break;
+    }
+    case TIR_KIND_EVALUATE: {
+        /* a tile call writes its first operand (mma_sync reads it too) */
+        const tir_call *k = tile_call(s);
+        if (!k) break;
+        const tir_buffer_load *d = tile_operand(k->args[0]);
+        push_store(w, d->buffer, d->nidx, d->indices, owner, guarded);
         break;
     }
     default: break;
@@ -574,9 +780,9 @@ static void guard_vars(const guard *g, ir_vec *vars) {
 static bool writes_past(const readck *r, const tir_buffer_load *l, const wstore *x) {
     ir_vec xv = {0};
     guard_vars(x->owner, &xv);
-    bool ok = x->st->nidx == l->nidx;
+    bool ok = x->nidx == l->nidx;
     for (int d = 0; d < l->nidx && ok; d++)
-        if (uses_any(l->indices[d], &r->vars)) ok = uses_any(x->st->indices[d], &xv);
+        if (uses_any(l->indices[d], &r->vars)) ok = uses_any(x->idx[d], &xv);
     ir_vec_free(&xv);
     return ok;
 }
@@ -589,6 +795,12 @@ static bool writes_past(const readck *r, const tir_buffer_load *l, const wstore 
  * read B[11] of a 11-wide B written by an exact loop). */
 static bool read_pre(tir_visitor *v, const tir_node *n) {
     readck *r = v->user;
+    const tir_call *k = (const tir_call *)n;
+    if (n->kind == TIR_KIND_CALL && (k->op == TIR_INTRIN_FRAG_LOAD || k->op == TIR_INTRIN_FRAG_FILL)) {
+        /* the destination (operand 0) is written, not read */
+        for (int i = 1; i < k->nargs; i++) tir_visit(v, k->args[i]);
+        return false;
+    }
     if (n->kind != TIR_KIND_BUFFER_LOAD) return r->ok;
     const tir_buffer_load *l = (const tir_buffer_load *)n;
     bool past = false;

@@ -2,7 +2,9 @@
  * VectorizeLoop).  A loop `for v in vectorized(L)` whose body is one store
  * (possibly under a condition that does not use v) turns into one store of
  * L lanes (an if/else around stores, as relax_guards' zero fills, is kept
- * when its condition is the same for every lane): v becomes Ramp(min, 1, L), a load whose flat index moves by a
+ * when its condition is the same for every lane, also a bound that is a
+ * multiple of L around a copy into shared or local memory: on_lane_cmp):
+ * v becomes Ramp(min, 1, L), a load whose flat index moves by a
  * constant c per step of v becomes a load at Ramp(base, c, L) (c == 0: a
  * Broadcast of the scalar load), scalar operands are broadcast.  The step is
  * found by simplifying idx(v+1) - idx(v) with v's range known, so indices
@@ -117,6 +119,31 @@ static const tir_expr *split_lanes(vloop *l, const tir_expr *idx) {
     return tir_mutate_expr(&m, idx);
 }
 
+/* `a < c` (or `a <= c - 1`) with c a constant multiple of L is
+ * `floordiv(a, L) < c / L`, for every integer a (floor division): with a =
+ * L*y + v, v the lane, the guard of a ragged column tile at a column count
+ * divisible by the vector (N = 4224, 256-wide tiles, 8 lanes) is then
+ * y < c / L, the same for every lane, and the zero-filling copy stays one
+ * vector (a cp.async with a source size) instead of L scalar loads. */
+static const tir_node *on_lane_cmp(tir_mutator *m, const tir_node *n) {
+    vloop *l = m->user;
+    const tir_binop *b = (const tir_binop *)tir_mutate_default(m, n);
+    int64_t c;
+    if (!tir_uses_var(b->a, l->v) || !tir_expr_const_int(b->b, &c)) return (const tir_node *)b;
+    if (b->base.kind == TIR_KIND_LE) c += 1;
+    if (c % l->lanes) return (const tir_node *)b;
+    tir_ctx *ctx = m->ctx;
+    const tir_expr *q = tir_floordiv(ctx, b->a, tir_int(ctx, b->a->dtype, l->lanes));
+    return (const tir_node *)tir_lt(ctx, q, tir_int(ctx, b->b->dtype, c / l->lanes));
+}
+
+static const tir_expr *lane_cmp(vloop *l, const tir_expr *cond) {
+    tir_mutator m = {.ctx = l->z->st->ctx, .user = l};
+    m.on[TIR_KIND_LT] = on_lane_cmp;
+    m.on[TIR_KIND_LE] = on_lane_cmp;
+    return tir_mutate_expr(&m, cond);
+}
+
 static const tir_expr *at(vloop *l, const tir_expr *e, const tir_expr *val) {
     return (const tir_expr *)tir_substitute(l->z->st->ctx, e, 1, &l->v, &val);
 }
@@ -202,6 +229,14 @@ static const tir_stmt *vec_store(vloop *l, const tir_stmt *s) {
          * M, is i*128 + t // 2 < M), around the store or a zero fill. */
         tir_analyzer_bind(l->z->an, l->v, l->min, tir_int(ctx, l->min->dtype, l->lanes));
         const tir_expr *cond = tir_analyzer_simplify(l->z->an, split_lanes(l, i->cond));
+        /* Not around a store to global memory: the guarded 16-byte
+         * stores of a ragged C made ptxas spill at Step 8's 128-register
+         * cap (4096 x 4100 x 4096: 0.92 -> 0.58x cuBLAS, run 55) where
+         * they gained 2-20% elsewhere; copies into shared and local
+         * memory only gain (docs/performance.md). */
+        const tir_buffer_store *ts = tir_as_tir_buffer_store(i->then_s);
+        if (tir_uses_var(cond, l->v) && !(ts && ts->buffer->scope == TIR_SCOPE_GLOBAL))
+            cond = tir_analyzer_simplify(l->z->an, split_lanes(l, lane_cmp(l, i->cond)));
         if (tir_uses_var(cond, l->v)) return NULL;
         const tir_stmt *t = vec_store(l, i->then_s);
         const tir_stmt *e = i->else_s ? vec_store(l, i->else_s) : NULL;
