@@ -322,11 +322,22 @@ const tir_expr *lower_unmark_guard(const tir_expr *c) {
 
 /* ---- the pass */
 
+/* The elements a tile guard's calls read or write in one buffer: per
+ * dimension the least and greatest index (tile extents included), over
+ * every value of the loops around and inside the guard. */
+enum { TR_DIMS = 4 };
+typedef struct trange {
+    const tir_buffer *buf;
+    bool write;
+    int64_t lo[TR_DIMS], hi[TR_DIMS];
+} trange;
+
 typedef struct guard {
     const tir_if *node;
     int kind;
     bool safe;
-    bool always; /* the guard provably holds: drop it whatever the kind */
+    bool always;   /* the guard provably holds: drop it whatever the kind */
+    ir_vec ranges; /* trange* (heap), tile calls only */
 } guard;
 
 typedef struct rg {
@@ -335,6 +346,7 @@ typedef struct rg {
     ir_vec guards; /* guard* (heap) */
     bool inb;      /* in_bounds result */
     ir_vec caps;   /* cap* (heap): kept guards' `linear < C` around the walk */
+    guard *cur;    /* the marked guard in_bounds walks, or NULL */
 } rg;
 
 /* A kept guard's conjunct e < C, e linear in several variables: while its
@@ -398,14 +410,44 @@ static bool frag_tile(const tir_buffer *b, int *rows, int *cols) {
 
 /* Tile operand a, a rows x cols tile at its index: both corners within
  * the buffer's shape. */
-static void check_tile(rg *c, const tir_expr *a, int rows, int cols) {
-    const tir_buffer_load *l = tile_operand(a);
-    check_access(c, l->buffer, l->nidx, l->indices);
-    if (!c->inb || l->buffer->scope == TIR_SCOPE_GLOBAL) return;
-    if (l->nidx < 2) {
+/* Widens the guard's range of buf (read or written) by the element or
+ * tile at idx (rows x cols in the last two dimensions). */
+static void note_range(rg *c, const tir_buffer *buf, int n, const tir_expr *const *idx, bool write,
+                       int rows, int cols) {
+    if (!c->cur || !c->inb) return;
+    if (n > TR_DIMS) {
         c->inb = false;
         return;
     }
+    trange *t = NULL;
+    for (int i = 0; i < c->cur->ranges.n && !t; i++) {
+        trange *x = (trange *)c->cur->ranges.items[i];
+        if (x->buf == buf && x->write == write) t = x;
+    }
+    if (!t) {
+        t = ir_xcalloc(1, sizeof *t);
+        *t = (trange){.buf = buf, .write = write};
+        for (int d = 0; d < TR_DIMS; d++) t->lo[d] = INT64_MAX, t->hi[d] = INT64_MIN;
+        ir_vec_push(&c->cur->ranges, t);
+    }
+    for (int d = 0; d < n; d++) {
+        tir_int_bound b = tir_analyzer_const_bound(c->an, uncap(c, idx[d]));
+        int64_t ext = d == n - 2 ? rows : d == n - 1 ? cols : 1;
+        if (b.min < t->lo[d]) t->lo[d] = b.min;
+        if (b.max + ext - 1 > t->hi[d]) t->hi[d] = b.max + ext - 1;
+    }
+}
+
+static void check_tile(rg *c, const tir_expr *a, int rows, int cols) {
+    const tir_buffer_load *l = tile_operand(a);
+    /* a global operand (a frag_load straight from memory) could read
+     * before or past the buffer for the extra tiles: never relaxed */
+    if (l->buffer->scope == TIR_SCOPE_GLOBAL || l->nidx < 2) {
+        c->inb = false;
+        return;
+    }
+    check_access(c, l->buffer, l->nidx, l->indices);
+    if (!c->inb) return;
     tir_ctx *ctx = c->st->ctx;
     const tir_expr **far = IR_NEWN(ctx, const tir_expr *, l->nidx);
     for (int d = 0; d < l->nidx; d++) far[d] = l->indices[d];
@@ -428,6 +470,11 @@ static void tile_in_bounds(rg *c, const tir_call *k) {
             return;
         }
         check_tile(c, k->args[i], r, q);
+        const tir_buffer_load *l = tile_operand(k->args[i]);
+        bool mma = k->op == TIR_INTRIN_MMA_SYNC;
+        note_range(c, l->buffer, l->nidx, l->indices, i == 0, r, q);
+        if (i == 0 && mma) /* the accumulator is read too */
+            note_range(c, l->buffer, l->nidx, l->indices, false, r, q);
     }
 }
 
@@ -457,6 +504,8 @@ static void in_bounds(rg *c, const tir_stmt *s) {
     case TIR_KIND_BUFFER_STORE: {
         const tir_buffer_store *st = (const tir_buffer_store *)s;
         check_access(c, st->buffer, st->nidx, st->indices);
+        if (st->buffer->scope != TIR_SCOPE_GLOBAL && st->nidx >= 2)
+            note_range(c, st->buffer, st->nidx, st->indices, true, 1, 1);
         tir_visit(&v, s);
         break;
     }
@@ -659,8 +708,11 @@ static void collect(rg *c, const tir_stmt *s) {
         if (marked(i, &cond, &kind)) {
             guard *g = ir_xcalloc(1, sizeof *g);
             c->inb = true;
+            c->cur = g;
             in_bounds(c, i->then_s);
-            *g = (guard){i, kind, c->inb && !i->else_s, tir_analyzer_can_prove(c->an, cond)};
+            c->cur = NULL;
+            g->node = i, g->kind = kind, g->safe = c->inb && !i->else_s;
+            g->always = tir_analyzer_can_prove(c->an, cond);
             ir_vec_push(&c->guards, g);
             collect(c, i->then_s);
         } else {
@@ -732,10 +784,16 @@ static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
         break;
     }
     case TIR_KIND_EVALUATE: {
-        /* a tile call writes its first operand (mma_sync reads it too) */
+        /* a tile call writes its first operand (mma_sync reads it too),
+         * frag_store its second (clipped to the shape: a relaxed reader
+         * past it finds it unwritten) */
         const tir_call *k = tile_call(s);
+        const tir_expr *e = ((const tir_evaluate *)s)->value;
+        const tir_call *fs = (const tir_call *)e;
+        bool store = !k && e->kind == TIR_KIND_CALL && fs->op == TIR_INTRIN_FRAG_STORE && fs->nargs == 2;
+        if (store) k = fs;
         if (!k) break;
-        const tir_buffer_load *d = tile_operand(k->args[0]);
+        const tir_buffer_load *d = tile_operand(k->args[store ? 1 : 0]);
         push_store(w, d->buffer, d->nidx, d->indices, owner, guarded);
         break;
     }
@@ -793,6 +851,41 @@ static bool writes_past(const readck *r, const tir_buffer_load *l, const wstore 
  * guard at all (it writes the shape only), would leave the elements the
  * load reads unwritten (GPU-path fuzzer, seed 1797100006: a relaxed C
  * read B[11] of a 11-wide B written by an exact loop). */
+static const trange *find_range(const guard *g, const tir_buffer *b, bool write) {
+    for (int i = 0; g && i < g->ranges.n; i++) {
+        const trange *t = g->ranges.items[i];
+        if (t->buf == b && t->write == write) return t;
+    }
+    return NULL;
+}
+
+/* A tile reader's extra tiles must read what other blocks' extra tiles
+ * wrote: where r noted the elements it reads of l's buffer (tile calls),
+ * the elements the other writers noted (every one must have) span them
+ * in each dimension in which r may read past the shape.  (A fill of 4
+ * tiles and an mma of 5 under the same bound fail; the two halves of a B
+ * pair together span the mma's columns.) */
+static bool spans(const readck *r, const tir_buffer_load *l) {
+    const trange *rd = find_range(r->g, l->buffer, false);
+    if (!rd) return true; /* a scalar reader: writes_past suffices */
+    int64_t lo[TR_DIMS], hi[TR_DIMS];
+    for (int d = 0; d < TR_DIMS; d++) lo[d] = INT64_MAX, hi[d] = INT64_MIN;
+    for (int i = 0; i < r->w->stores.n; i++) {
+        const wstore *x = r->w->stores.items[i];
+        if (x->buf != l->buffer || x->owner == r->g) continue;
+        const trange *wr = find_range(x->owner, l->buffer, true);
+        if (!wr) return false;
+        for (int d = 0; d < TR_DIMS; d++) {
+            if (wr->lo[d] < lo[d]) lo[d] = wr->lo[d];
+            if (wr->hi[d] > hi[d]) hi[d] = wr->hi[d];
+        }
+    }
+    for (int d = 0; d < l->nidx && d < TR_DIMS; d++)
+        if (uses_any(l->indices[d], &r->vars) && (lo[d] > rd->lo[d] || hi[d] < rd->hi[d]))
+            return false;
+    return true;
+}
+
 static bool read_pre(tir_visitor *v, const tir_node *n) {
     readck *r = v->user;
     const tir_call *k = (const tir_call *)n;
@@ -810,6 +903,7 @@ static bool read_pre(tir_visitor *v, const tir_node *n) {
         if (x->buf != l->buffer || x->owner == r->g) continue;
         if (x->guarded || (past && (!x->owner || !writes_past(r, l, x)))) r->ok = false;
     }
+    if (r->ok && past && !spans(r, l)) r->ok = false;
     return r->ok;
 }
 
@@ -869,7 +963,12 @@ tir_status lower_relax_guards(lower_state *st, const tir_prim_func *in,
     tir_mutator m = {.ctx = st->ctx, .user = &c};
     m.on[TIR_KIND_IF] = on_if;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
-    for (int k = 0; k < c.guards.n; k++) free((void *)c.guards.items[k]);
+    for (int k = 0; k < c.guards.n; k++) {
+        guard *g = (guard *)c.guards.items[k];
+        for (int i = 0; i < g->ranges.n; i++) free((void *)g->ranges.items[i]);
+        ir_vec_free(&g->ranges);
+        free(g);
+    }
     ir_vec_free(&c.guards);
     TIR_ASSERT(c.caps.n == 0);
     ir_vec_free(&c.caps);
