@@ -209,6 +209,34 @@ static void test_blockize_decomposed(void **st) {
     tir_sched_destroy(s);
 }
 
+/* Blockize of a block whose init an earlier blockize made a loop nest
+ * reading another buffer through the nested block's iterator (the bias of
+ * a fused epilogue): the new init block's reads are relaxed over that
+ * nest (schedule fuzzer, seed 1810100011 case 852: `bias[vj_init]` named
+ * an iterator the new block does not have, an internal error). */
+static void test_blockize_init_nest(void **st) {
+    tir_ctx *ctx = *st;
+    static const int64_t shapes[][3] = {{1, 2, 1}, {3, 6, 4}};
+    for (int i = 0; i < 2; i++) {
+        tir_schedule *s =
+            sched_new(ctx, tir_def_matmul_bias(ctx, shapes[i][0], shapes[i][1], shapes[i][2], TIR_F32));
+        tir_loop_rv dl[16], cl[16];
+        sched_loops(s, "D", dl);
+        SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "C"), dl[1], 0));
+        bool fused;
+        SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D"), &fused));
+        assert_true(fused);
+        int n = sched_loops(s, "C", cl); /* 2 at K = 1, else 3 (k under i, j) */
+        assert_true(n >= 2);
+        tir_block_rv o, oo;
+        SCHED_OK(s, tir_sched_blockize(s, cl[n - 1], &o));
+        sched_check_all(s);
+        SCHED_OK(s, tir_sched_blockize(s, cl[0], &oo));
+        sched_check_all(s);
+        tir_sched_destroy(s);
+    }
+}
+
 /* After blockize, the loops around the tile are scheduled as usual: A is
  * cached per thread at k_0 for the tile (compute_at with the tile as its
  * consumer), i_0 and j_0 are bound to blockIdx.x and threadIdx.x; the
@@ -320,6 +348,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_blockize_outer_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_outer_inner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_decomposed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blockize_init_nest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_sim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blockize_preconditions, setup, teardown),
     };

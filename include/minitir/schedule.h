@@ -620,7 +620,8 @@ TIR_API tir_status tir_sched_rfactor(tir_schedule *s, tir_loop_rv loop, int fact
  * or is split, the init moves to the outer block as TVM does: a block
  * "<B>_init" (spatial iterators v_init of B) under fresh copies of the
  * loops feeding B's spatial iterators, with B's conjuncts that use those
- * loops; B keeps no init.  With every reduce iterator inside, each outer
+ * loops (its reads relaxed over the loops and blocks inside B's init, when
+ * an earlier blockize made that init a nest); B keeps no init.  With every reduce iterator inside, each outer
  * instance runs whole reductions: B keeps its init and the outer block is
  * complete.  B keeps its name, annotations
  * and allocations; the loops keep their handles.  Returns the outer

@@ -347,6 +347,50 @@ static bool *init_loops(tir_ctx *ctx, const bz_plan *P, const ir_vec *iconj) {
     return rep;
 }
 
+/* The loop variables and block iterators defined inside an init (an init
+ * that an earlier blockize made a loop nest: blockize of blockize). */
+typedef struct inner_defs {
+    tir_visitor v;
+    tir_analyzer *a;
+    ir_vec vars;
+} inner_defs;
+
+static bool inner_pre(tir_visitor *v, const tir_node *n) {
+    inner_defs *d = (inner_defs *)v;
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_for *f = (const tir_for *)n;
+        tir_analyzer_bind(d->a, f->var, f->min, f->extent);
+        ir_vec_push(&d->vars, f->var);
+    } else if (n->kind == TIR_KIND_BLOCK) {
+        const tir_block *b = (const tir_block *)n;
+        for (int k = 0; k < b->niters; k++) {
+            tir_analyzer_bind(d->a, b->iters[k].var, b->iters[k].dom.min, b->iters[k].dom.extent);
+            ir_vec_push(&d->vars, b->iters[k].var);
+        }
+    }
+    return true;
+}
+
+/* What the init body reads, in the new init block's iterators: its loads,
+ * relaxed over the loops and block iterators inside it (which the block's
+ * regions cannot name); NULL when one is unbounded. */
+static tir_buffer_region *init_reads(tir_ctx *ctx, const tir_stmt *body, int *n) {
+    tir_buffer_region *r = sch_load_regions(ctx, body, n);
+    inner_defs d = {{inner_pre, NULL, NULL}, tir_analyzer_create(ctx), {0}};
+    tir_visit(&d.v, body);
+    bool ok = true;
+    for (int i = 0; i < *n && d.vars.n && ok; i++) {
+        tir_range *rg = IR_NEWN(ctx, tir_range, r[i].ndim);
+        for (int k = 0; k < r[i].ndim && ok; k++)
+            ok = tir_analyzer_relax(d.a, r[i].ranges[k].min, d.vars.n,
+                                    (const tir_var *const *)d.vars.items, &rg[k]);
+        r[i].ranges = rg;
+    }
+    tir_analyzer_destroy(d.a);
+    ir_vec_free(&d.vars);
+    return ok ? r : NULL;
+}
+
 /* The outer block's init: the init in a block "<name>_init" over fresh
  * copies of the inner loops that feed spatial iterators (TVM's form). */
 static const tir_stmt *init_nest(sch_call *c, const bz_plan *P, const ir_vec *iconj) {
@@ -384,7 +428,8 @@ static const tir_stmt *init_nest(sch_call *c, const bz_plan *P, const ir_vec *ic
     }
     const tir_stmt *body = (const tir_stmt *)tir_substitute(ctx, b->init, im.n, im.vars, im.vals);
     int nreads;
-    tir_buffer_region *reads = sch_load_regions(ctx, body, &nreads);
+    tir_buffer_region *reads = init_reads(ctx, body, &nreads);
+    if (!reads) return NULL;
     const tir_expr *pred = NULL;
     for (int i = 0; i < iconj->n; i++) {
         if (!uses_copied(P, rep, iconj->items[i])) continue;
@@ -506,6 +551,7 @@ tir_status sch_prim_blockize(sch_call *c) {
     const tir_block *ib = tir_as_tir_block_realize(inner)->block;
     bz_outer o = outer_iters(s, li, &P, &oconj);
     const tir_stmt *init = P.b->init && init_moves(&P) ? init_nest(c, &P, &iconj) : NULL;
+    bool init_ok = !(P.b->init && init_moves(&P)) || init;
     ir_vec_free(&conj);
     ir_vec_free(&oconj);
     ir_vec_free(&iconj);
@@ -519,7 +565,7 @@ tir_status sch_prim_blockize(sch_call *c) {
     bool ok = outer_regions(ctx, a, ib, ib->nreads, ib->reads, &reads) &&
               outer_regions(ctx, a, ib, ib->nwrites, ib->writes, &writes);
     tir_analyzer_destroy(a);
-    if (!ok)
+    if (!ok || !init_ok)
         return sch_fail(c, TIR_ERR_SCHED_REGION_UNBOUNDED, c->args[0].rv, P.b,
                         "the regions block \"%s\" accesses cannot be bounded over its inner "
                         "iterators",
