@@ -1420,6 +1420,7 @@ static void f32_one_case(uint64_t seed, long ci, f32_totals *t) {
     uint64_t r4 = r ^ 0x94d049bb133111ebull;
     c.no_swizzle = chance(&r4, 20);
     bool big = chance(&r4, 3);
+    c.gvec = chance(&r4, 30); /* vector stores of a ragged output */
     const tir_prim_func *f = f32_def(&gc, &c, big);
     const char *stage = "setup";
     if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {

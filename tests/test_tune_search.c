@@ -172,6 +172,19 @@ static void test_text(void **st) {
     assert_int_equal(d.stages, 0);
     assert_int_equal(d.warps_m * d.threads_m * d.tm, 32);
     assert_true(d.staging);
+    /* gvec ends the text when set; 0 or 1 only */
+    c.gvec = true;
+    tir_tile_config_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 pad=4 "
+                             "splitk=8 lsr=0 stages=3 gvec=1");
+    assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
+    assert_true(d.gvec);
+    c.gvec = false;
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 "
+                                           "pad=4 splitk=8 lsr=0 stages=3 gvec=2",
+                                           &d),
+                     TIR_ERR_PARSE);
     assert_int_equal(tir_tile_config_parse(ctx, "warps=2x4 lanes=8", &d), TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "field 4 of 13"));
     /* after the 12 fields only " stages=N" */
@@ -222,7 +235,7 @@ static void test_sampled(void **st) {
     const tir_decision *dec;
     int nd;
     assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
-    assert_int_equal(nd, 10);
+    assert_int_equal(nd, 11);
     const char *text = tir_sched_trace_text(s);
     assert_non_null(strstr(text, "sample_categorical([1, 2, 3, 4, 8, 16, 32, 64]"));
     assert_non_null(strstr(text, "sample_categorical([0, 1, 2, 3, 4]"));
@@ -238,9 +251,19 @@ static void test_sampled(void **st) {
     assert_int_equal(used.stages, 3);
     assert_false(used.staging);
     assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
-    assert_int_equal(nd, 10);
+    assert_int_equal(nd, 11);
     text = tir_sched_trace_text(s);
     assert_non_null(strstr(text, "software_pipeline"));
+    tir_sched_destroy(s);
+    /* gvec: its decision recorded, the annotation in the trace (N = 136 is
+     * ragged against 128-wide tiles) */
+    c.gvec = true;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, &used), TIR_OK);
+    assert_true(used.gvec);
+    text = tir_sched_trace_text(s);
+    assert_non_null(strstr(text, "vectorize_global_guarded"));
+    c.gvec = false;
     assert_int_equal(tir_sched_create(ctx, f, &r), TIR_OK);
     assert_int_equal(tir_sched_replay(r, text, strlen(text)), TIR_OK);
     assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));

@@ -221,6 +221,36 @@ static void test_ragged_zero_fill_codegen(void **st) {
     tir_sched_destroy(s);
 }
 
+/* gvec: at a ragged N that the vector divides (N = 36, vec 4), the
+ * output's stores are 16-byte vectors under a lane-uniform guard with the
+ * vectorize_global_guarded annotation, scalar without it; both equal the
+ * interpreter in the simulator, also with split-K (its partial sums). */
+static void test_gvec(void **st) {
+    tir_ctx *ctx = *st;
+    for (int sk = 1; sk <= 2; sk *= 2)
+        for (int g = 0; g < 2; g++) {
+            tir_tile_config c = small_config();
+            c.gvec = g, c.splitk = sk;
+            assert_true(check(ctx, tir_def_matmul(ctx, 40, 36, 24, TIR_F32), &c) == sk);
+            tir_schedule *s = NULL;
+            assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 40, 36, 24, TIR_F32), &s),
+                             TIR_OK);
+            assert_int_equal(tir_tune_tiling(s, "C", &c, NULL, NULL), TIR_OK);
+            tir_kernel_set ks;
+            if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
+                fail_msg("lower: %s", tir_ctx_error(ctx));
+            const char *ir = tir_print(ctx, ks.kernels[0]); /* the partial sums' kernel */
+            assert_int_equal(occurrences(ir, sk > 1 ? "C_rf[T.Ramp(" : "C[T.Ramp(") > 0, g == 1);
+            if (sk == 1) {
+                const tir_module *m = NULL;
+                if (tir_build(ctx, tir_sched_func(s), NULL, &m) != TIR_OK)
+                    fail_msg("build: %s", tir_ctx_error(ctx));
+                assert_int_equal(occurrences(m->ptx, "st.global.v4.f32") > 0, g == 1);
+            }
+            tir_sched_destroy(s);
+        }
+}
+
 /* B stored [N, K]: its shared tile is transposed like A's. */
 static void test_matmul_nt(void **st) {
     tir_ctx *ctx = *st;
@@ -369,6 +399,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_epilogues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ragged_zero_fill_codegen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gvec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multistage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multistage_cp_async, setup, teardown),
     };

@@ -214,6 +214,11 @@ typedef struct tir_tile_config {
                                  versions, the copies of k tile t + stages - 1
                                  issued before the compute of tile t (cp.async,
                                  a ragged tile's edge with a source size of 0) */
+    bool gvec;                /* the output's vector stores stay vectors at a
+                                 ragged N that the vector divides (the
+                                 vectorize_global_guarded annotation); a tuner
+                                 knob, drawn where N is ragged, " gvec=1" ends
+                                 the text when set */
     bool guard_tail;          /* software_pipeline_guard_tail on the k-tile
                                  pipeline when the body has at least 512 FMAs
                                  per thread: no peeled epilogue, a third less

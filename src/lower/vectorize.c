@@ -28,6 +28,7 @@ typedef struct vloop {
     const tir_var *v;
     const tir_expr *min;
     int lanes;
+    bool global_guarded; /* the vectorize_global_guarded annotation */
 } vloop;
 
 /* ---- floordiv/floormod of `multiple of g + lane part` (0 <= lane part < g):
@@ -229,13 +230,15 @@ static const tir_stmt *vec_store(vloop *l, const tir_stmt *s) {
          * M, is i*128 + t // 2 < M), around the store or a zero fill. */
         tir_analyzer_bind(l->z->an, l->v, l->min, tir_int(ctx, l->min->dtype, l->lanes));
         const tir_expr *cond = tir_analyzer_simplify(l->z->an, split_lanes(l, i->cond));
-        /* Not around a store to global memory: the guarded 16-byte
-         * stores of a ragged C made ptxas spill at Step 8's 128-register
-         * cap (4096 x 4100 x 4096: 0.92 -> 0.58x cuBLAS, run 55) where
-         * they gained 2-20% elsewhere; copies into shared and local
-         * memory only gain (docs/performance.md). */
+        /* Not around a store to global memory unless the loop says so
+         * (vectorize_global_guarded): the guarded 16-byte stores of a
+         * ragged C made ptxas spill at Step 8's 128-register cap
+         * (4096 x 4100 x 4096: 0.92 -> 0.58x cuBLAS, run 56) where they
+         * gained 2-75% elsewhere; copies into shared and local memory
+         * only gain (docs/performance.md). */
         const tir_buffer_store *ts = tir_as_tir_buffer_store(i->then_s);
-        if (tir_uses_var(cond, l->v) && !(ts && ts->buffer->scope == TIR_SCOPE_GLOBAL))
+        bool global = ts && ts->buffer->scope == TIR_SCOPE_GLOBAL;
+        if (tir_uses_var(cond, l->v) && (!global || l->global_guarded))
             cond = tir_analyzer_simplify(l->z->an, split_lanes(l, lane_cmp(l, i->cond)));
         if (tir_uses_var(cond, l->v)) return NULL;
         const tir_stmt *t = vec_store(l, i->then_s);
@@ -254,7 +257,9 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     if (r->kind != TIR_FOR_VECTORIZED) return (const tir_node *)r;
     int64_t lanes;
     if (tir_expr_const_int(r->extent, &lanes) && lanes >= 2 && lanes <= 64) {
-        vloop l = {z, r->var, r->min, (int)lanes};
+        const tir_annot *g =
+            tir_annots_get(r->nannots, r->annots, TIR_ANN_VECTORIZE_GLOBAL_GUARDED);
+        vloop l = {z, r->var, r->min, (int)lanes, g && g->kind == TIR_ANNOT_INT && g->i == 1};
         const tir_stmt *s = vec_store(&l, r->body);
         tir_analyzer_bind(z->an, f->var, f->min, f->extent);
         if (s) return (const tir_node *)s;

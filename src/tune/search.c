@@ -141,7 +141,8 @@ static void features(const tir_tune_space *sp, int i, double *f) {
     f[0] = log2(bm_of(c)), f[1] = log2(bn_of(c)), f[2] = log2((double)c->bk);
     f[3] = log2((double)c->tm), f[4] = log2((double)c->tn);
     f[5] = log2((double)tir_tile_config_threads(c)), f[6] = c->staging ? 1 : 0;
-    f[7] = log2((double)c->splitk), f[8] = c->lsr ? 0.5 : 0;
+    /* gvec adds 0.25 (0 where N is not ragged: the distances stay) */
+    f[7] = log2((double)c->splitk), f[8] = (c->lsr ? 0.5 : 0) + (c->gvec ? 0.25 : 0);
     /* 0 without a multistage pipeline (so that distances between such
      * points are what they were), 1 at 3 stages, 1.5 at 4 */
     f[9] = c->stages >= 2 ? (c->stages - 1) / 2.0 : 0;
@@ -206,7 +207,7 @@ static int knob_distance(const tir_tile_config *a, const tir_tile_config *b) {
     return (a->warps_m != b->warps_m) + (a->warps_n != b->warps_n) +
            (a->threads_m != b->threads_m) + (a->tm != b->tm) + (a->tn != b->tn) +
            (a->bk != b->bk) + (pipe_of(a) != pipe_of(b)) + (a->splitk != b->splitk) +
-           (a->lsr != b->lsr);
+           (a->lsr != b->lsr) + (a->gvec != b->gvec);
 }
 
 /* How many knobs differ between points a and b of the space. */

@@ -156,10 +156,16 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
                                             bm > mcap || bn > ncap || bm < 16 || bn < 16)
                                             continue;
                                         if (!tir_tune_config_valid(t, lim, &c)) continue;
-                                        if (!push(&g, &c)) {
-                                            free(g.v);
-                                            return tir_ctx_fail(ctx, TIR_ERR_NOMEM,
-                                                                "tune: out of memory");
+                                        /* a ragged N the vector divides: with and
+                                           without vector stores of the output */
+                                        bool gv = c.vec > 1 && t->N % bn && t->N % c.vec == 0;
+                                        for (int v = 0; v <= (gv ? 1 : 0); v++) {
+                                            c.gvec = v;
+                                            if (!push(&g, &c)) {
+                                                free(g.v);
+                                                return tir_ctx_fail(ctx, TIR_ERR_NOMEM,
+                                                                    "tune: out of memory");
+                                            }
                                         }
                                     }
     if (g.n == 0) {
@@ -182,14 +188,15 @@ void tir_tune_space_free(tir_tune_space *sp) {
 int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap) {
     return snprintf(buf, cap,
                     "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
-                    "splitk=%d lsr=%d stages=%d",
+                    "splitk=%d lsr=%d stages=%d%s",
                     c->warps_m, c->warps_n, c->threads_m, c->threads_n, c->tm, c->tn, c->bk,
-                    c->vec, c->staging ? 1 : 0, c->pad, c->splitk, c->lsr ? 1 : 0, c->stages);
+                    c->vec, c->staging ? 1 : 0, c->pad, c->splitk, c->lsr ? 1 : 0, c->stages,
+                    c->gvec ? " gvec=1" : "");
 }
 
 /* The text of the 12 fields before stages was added (databases hold
  * records of it) parses with stages 0; after them only " stages=N" may
- * follow. */
+ * follow, then only " gvec=0|1". */
 tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c) {
     int st = 0, lsr = 0, used = 0, tail = 0;
     /* the switches (splitk_atomic, guard_tail, no_swizzle) are not in the
@@ -208,7 +215,13 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
         ok = rest[strspn(rest, " \t\n")] == '\0'; /* the old text */
         if (!ok && sscanf(rest, " stages=%d%n", &p.stages, &tail) == 1) {
             n = 13;
-            ok = rest[tail + (int)strspn(rest + tail, " \t\n")] == '\0';
+            const char *r2 = rest + tail;
+            int gv = 0, t2 = 0;
+            ok = r2[strspn(r2, " \t\n")] == '\0';
+            if (!ok && sscanf(r2, " gvec=%d%n", &gv, &t2) == 1 && (gv == 0 || gv == 1)) {
+                p.gvec = gv == 1;
+                ok = r2[t2 + (int)strspn(r2 + t2, " \t\n")] == '\0';
+            }
         }
     }
     if (!ok)
@@ -260,7 +273,7 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
 
 /* The knobs as sampling instructions: each knob's candidates, in the
  * order of the trace. */
-enum { NKNOBS = 10 };
+enum { NKNOBS = 11 };
 static const int64_t knob_warps[] = {1, 2, 4, 8}, knob_lanes[] = {0, 1}, knob_thr[] = {2, 4, 8},
                      knob_bk[] = {8, 16, 32}, knob_bool[] = {0, 1},
                      knob_split[] = {1, 2, 3, 4, 8, 16, 32, 64}, knob_stages[] = {0, 1, 2, 3, 4};
@@ -268,12 +281,12 @@ static const tune_knob knobs[NKNOBS] = {
     {"warps_m", knob_warps, 4}, {"warps_n", knob_warps, 4}, {"lanes", knob_lanes, 2},
     {"tm", knob_thr, 3},        {"tn", knob_thr, 3},        {"bk", knob_bk, 3},
     {"staging", knob_bool, 2},  {"splitk", knob_split, 8},  {"lsr", knob_bool, 2},
-    {"stages", knob_stages, 5}};
+    {"stages", knob_stages, 5}, {"gvec", knob_bool, 2}};
 
 static void knob_values(const tir_tile_config *c, int64_t *v) {
     v[0] = c->warps_m, v[1] = c->warps_n, v[2] = c->threads_m == 4 ? 1 : 0;
     v[3] = c->tm, v[4] = c->tn, v[5] = c->bk, v[6] = c->staging, v[7] = c->splitk;
-    v[8] = c->lsr, v[9] = c->stages;
+    v[8] = c->lsr, v[9] = c->stages, v[10] = c->gvec;
 }
 
 tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs,
@@ -313,7 +326,7 @@ tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block, const tir
     c.vec = c.tm < c.tn ? c.tm : c.tn;
     if (c.vec > 4) c.vec = 4;
     c.staging = got[6] != 0, c.splitk = (int)got[7], c.lsr = got[8] != 0;
-    c.stages = (int)got[9];
+    c.stages = (int)got[9], c.gvec = got[10] != 0;
     if (cfg) c.pad = cfg->pad;
     if (used) *used = c;
     return tir_tune_tiling(s, block, &c, NULL, NULL);

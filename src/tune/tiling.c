@@ -353,6 +353,9 @@ static tir_status accumulator(tir_schedule *s, const tir_tile_config *cfg, tir_b
                          parts));
     bool atomic = cfg->splitk > 1 && cfg->splitk_atomic;
     CALL(atomic ? tir_sched_unroll(s, parts[1]) : tir_sched_vectorize(s, parts[1]));
+    if (cfg->gvec && !atomic)
+        CALL(tir_sched_annotate_loop_int(
+            s, parts[1], tir_annot_key_str(TIR_ANN_VECTORIZE_GLOBAL_GUARDED), 1));
     CALL(tir_sched_unroll(s, parts[0]));
     CALL(tir_sched_unroll(s, i));
     return TIR_OK;
