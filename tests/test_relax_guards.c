@@ -267,6 +267,28 @@ static void sim_file(const char *name) {
     tir_ctx_destroy(ctx);
 }
 
+/* A tile call whose operand is not an address (hand-written IR): the
+ * pass leaves its guard alone, and lowering refuses it cleanly. */
+static void test_tile_malformed_operand(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    char *text = strdup(tile_text);
+    const char *from = "T.frag_fill(T.address_of(C_frag[vi * 16, 0]), T.float32(0))";
+    char *at = strstr(text, from);
+    assert_non_null(at);
+    const char *to = "T.frag_fill(C_frag[vi * 16, 0], T.float32(0))";
+    memmove(at + strlen(to), at + strlen(from), strlen(at + strlen(from)) + 1);
+    memcpy(at, to, strlen(to));
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    assert_int_not_equal(tir_lower(ctx, f, &o, &k), TIR_OK);
+    assert_true(strlen(tir_ctx_error(ctx)) > 0);
+    free(text);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_tile_review_cases(void **state) {
     (void)state;
     sim_file("tile_short_writer.tir");
@@ -282,6 +304,7 @@ int main(void) {
         cmocka_unit_test(test_user_predicate_kept),
         cmocka_unit_test(test_tile_inside_shape_kept),
         cmocka_unit_test(test_tile_review_cases),
+        cmocka_unit_test(test_tile_malformed_operand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

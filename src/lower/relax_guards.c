@@ -145,15 +145,31 @@ static bool conj_relaxable(tir_ctx *ctx, tir_analyzer *an, const tir_block_reali
 
 /* ---- tensor tiles */
 
+/* Whether a is address_of(buffer[...]), the form of a tile operand. */
+static bool tile_addr(const tir_expr *a) {
+    const tir_call *c = (const tir_call *)a;
+    return a->kind == TIR_KIND_CALL && c->op == TIR_INTRIN_ADDRESS_OF && c->nargs == 1 &&
+           c->args[0]->kind == TIR_KIND_BUFFER_LOAD;
+}
+
+/* The call of statement s when it is op with its first n operands tile
+ * addresses, or NULL (hand-written IR may hold anything: lower_fragments,
+ * later, names what is wrong). */
+static const tir_call *call_of(const tir_stmt *s, tir_intrin op, int n) {
+    if (s->kind != TIR_KIND_EVALUATE) return NULL;
+    const tir_call *c = (const tir_call *)((const tir_evaluate *)s)->value;
+    if (c->base.kind != TIR_KIND_CALL || c->op != op || c->nargs < n) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!tile_addr(c->args[i])) return NULL;
+    return c;
+}
+
 /* The call of a tile statement (frag_fill, frag_load, mma_sync), or NULL. */
 static const tir_call *tile_call(const tir_stmt *s) {
-    if (s->kind != TIR_KIND_EVALUATE) return NULL;
-    const tir_expr *e = ((const tir_evaluate *)s)->value;
-    if (e->kind != TIR_KIND_CALL) return NULL;
-    const tir_call *c = (const tir_call *)e;
-    bool tile = c->op == TIR_INTRIN_FRAG_FILL || c->op == TIR_INTRIN_FRAG_LOAD ||
-                c->op == TIR_INTRIN_MMA_SYNC;
-    return tile ? c : NULL;
+    const tir_call *c = call_of(s, TIR_INTRIN_FRAG_FILL, 1);
+    if (!c) c = call_of(s, TIR_INTRIN_FRAG_LOAD, 2);
+    if (!c) c = call_of(s, TIR_INTRIN_MMA_SYNC, 3);
+    return c;
 }
 
 /* Whether s is tile calls only, possibly under ifs without else. */
@@ -171,12 +187,11 @@ static bool tile_body(const tir_stmt *s) {
     return tile_call(s) != NULL;
 }
 
-/* The buffer access under address_of operand a of a tile call. */
+/* The buffer access under address_of operand a of a tile call (checked
+ * by tile_call / call_of). */
 static const tir_buffer_load *tile_operand(const tir_expr *a) {
-    const tir_call *c = (const tir_call *)a;
-    TIR_ASSERT(a->kind == TIR_KIND_CALL && c->op == TIR_INTRIN_ADDRESS_OF && c->nargs == 1 &&
-               c->args[0]->kind == TIR_KIND_BUFFER_LOAD); /* cg_check's form */
-    return (const tir_buffer_load *)c->args[0];
+    TIR_ASSERT(tile_addr(a));
+    return (const tir_buffer_load *)((const tir_call *)a)->args[0];
 }
 
 /* Conjunct c of tile block r: binding(v) < E, v spatial, and every region
@@ -461,17 +476,17 @@ static void check_tile(rg *c, const tir_expr *a, int rows, int cols) {
  * frag_load, whose source has the same tile) or each fragment's own (mma). */
 static void tile_in_bounds(rg *c, const tir_call *k) {
     int r, q;
-    for (int i = 0; i < k->nargs && c->inb; i++) {
-        if (k->op == TIR_INTRIN_FRAG_FILL && i == 1) break; /* the value */
+    bool mma = k->op == TIR_INTRIN_MMA_SYNC;
+    int n = mma ? 3 : k->op == TIR_INTRIN_FRAG_LOAD ? 2 : 1; /* a fill's value is no tile */
+    for (int i = 0; i < n && c->inb; i++) {
         const tir_buffer *own = tile_operand(k->args[i])->buffer;
-        const tir_buffer *shape = k->op == TIR_INTRIN_MMA_SYNC ? own : tile_operand(k->args[0])->buffer;
+        const tir_buffer *shape = mma ? own : tile_operand(k->args[0])->buffer;
         if (!frag_tile(shape, &r, &q)) {
             c->inb = false;
             return;
         }
         check_tile(c, k->args[i], r, q);
         const tir_buffer_load *l = tile_operand(k->args[i]);
-        bool mma = k->op == TIR_INTRIN_MMA_SYNC;
         note_range(c, l->buffer, l->nidx, l->indices, i == 0, r, q);
         if (i == 0 && mma) /* the accumulator is read too */
             note_range(c, l->buffer, l->nidx, l->indices, false, r, q);
@@ -788,10 +803,7 @@ static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
          * frag_store its second (clipped to the shape: a relaxed reader
          * past it finds it unwritten) */
         const tir_call *k = tile_call(s);
-        const tir_expr *e = ((const tir_evaluate *)s)->value;
-        const tir_call *fs = (const tir_call *)e;
-        bool store = !k && e->kind == TIR_KIND_CALL && fs->op == TIR_INTRIN_FRAG_STORE && fs->nargs == 2;
-        if (store) k = fs;
+        bool store = !k && (k = call_of(s, TIR_INTRIN_FRAG_STORE, 2)) != NULL;
         if (!k) break;
         const tir_buffer_load *d = tile_operand(k->args[store ? 1 : 0]);
         push_store(w, d->buffer, d->nidx, d->indices, owner, guarded);
