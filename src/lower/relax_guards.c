@@ -29,9 +29,12 @@
  * dimension's extent once v >= E (t*E >= extent).  Its out-of-domain
  * instances then compute whole tiles of garbage (or zeros) that only
  * other out-of-domain tiles read, and frag_store, which keeps its guard,
- * never writes them out.  A ragged tile of a tensor-core kernel then has
- * no branch around its ldmatrix and mma, which otherwise costs 2-3x
- * (phis of 16-bit fragment halves; docs/tensor-cores.md).
+ * never writes them out.  Tile operands must be shared or local (a global
+ * one could be read before or past the buffer), and a tile reader past the
+ * shape needs the other writers' element ranges (noted per guard, over
+ * every loop value) to span its own.  A ragged tile of a tensor-core
+ * kernel then has no branch around its ldmatrix and mma, which otherwise
+ * costs 2-3x (phis of 16-bit fragment halves; docs/tensor-cores.md).
  *
  * lower_blocks calls lower_guard_predicate to mark such conjuncts with the
  * domain_guard(cond, kind) intrinsic; this pass, after compact_alloc
