@@ -251,6 +251,37 @@ static void test_gvec(void **st) {
         }
 }
 
+/* The annotation takes the int 0 or 1: another value is refused by
+ * lowering with the loop named, 0 keeps the store scalar. */
+static void test_gvec_annotation_value(void **st) {
+    tir_ctx *ctx = *st;
+    static const char *vals[] = {"2", "\"yes\"", "0"};
+    for (int i = 0; i < 3; i++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "@T.prim_func\n"
+                 "def copy(A: T.Buffer((36,), \"float32\"), C: T.Buffer((36,), \"float32\")):\n"
+                 "    T.func_attr({\"global_symbol\": \"copy\", \"tir.noalias\": 1})\n"
+                 "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                 "        for t in T.thread_binding(0, 10, thread=\"threadIdx.x\"):\n"
+                 "            for v in T.vectorized(4, annotations={\"vectorize_global_guarded\": %s}):\n"
+                 "                if t * 4 + v < 36:\n"
+                 "                    C[t * 4 + v] = A[t * 4 + v]\n",
+                 vals[i]);
+        const tir_prim_func *f = NULL, *k = NULL;
+        if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
+            fail_msg("parse: %s", tir_ctx_error(ctx));
+        tir_status s = tir_lower(ctx, f, NULL, &k);
+        if (i < 2) {
+            assert_int_not_equal(s, TIR_OK);
+            assert_non_null(strstr(tir_ctx_error(ctx), "vectorize_global_guarded must be"));
+        } else {
+            assert_int_equal(s, TIR_OK);
+            assert_null(strstr(tir_print(ctx, k), "T.Ramp("));
+        }
+    }
+}
+
 /* B stored [N, K]: its shared tile is transposed like A's. */
 static void test_matmul_nt(void **st) {
     tir_ctx *ctx = *st;
@@ -400,6 +431,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ragged_zero_fill_codegen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gvec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gvec_annotation_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multistage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multistage_cp_async, setup, teardown),
     };

@@ -318,7 +318,6 @@ const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
                        : conj_relaxable(ctx, an, r, conj.items[i]);
         ir_vec_push(ok ? &relax : &keep, conj.items[i]);
     }
-
     tir_analyzer_destroy(an);
     const tir_stmt *s = body;
     if (relax.n) {
@@ -426,8 +425,6 @@ static bool frag_tile(const tir_buffer *b, int *rows, int *cols) {
     return true;
 }
 
-/* Tile operand a, a rows x cols tile at its index: both corners within
- * the buffer's shape. */
 /* Widens the guard's range of buf (read or written) by the element or
  * tile at idx (rows x cols in the last two dimensions). */
 static void note_range(rg *c, const tir_buffer *buf, int n, const tir_expr *const *idx, bool write,
@@ -456,6 +453,8 @@ static void note_range(rg *c, const tir_buffer *buf, int n, const tir_expr *cons
     }
 }
 
+/* Tile operand a, a rows x cols tile at its index: both corners within
+ * the buffer's shape. */
 static void check_tile(rg *c, const tir_expr *a, int rows, int cols) {
     const tir_buffer_load *l = tile_operand(a);
     /* a global operand (a frag_load straight from memory) could read
@@ -770,7 +769,6 @@ static void push_store(ws *w, const tir_buffer *b, int nidx, const tir_expr *con
     ir_vec_push(&w->stores, x);
 }
 
-
 static void stores(ws *w, const tir_stmt *s, const guard *owner, bool guarded) {
     if (!s) return;
     switch ((tir_kind)s->kind) {
@@ -860,12 +858,6 @@ static bool writes_past(const readck *r, const tir_buffer_load *l, const wstore 
     return ok;
 }
 
-/* A relaxed block's load that may read past the shape needs every other
- * store to that buffer inside a relaxed or zero-filled block (which
- * writes past the shape too): a store under a kept guard, or one with no
- * guard at all (it writes the shape only), would leave the elements the
- * load reads unwritten (GPU-path fuzzer, seed 1797100006: a relaxed C
- * read B[11] of a 11-wide B written by an exact loop). */
 static const trange *find_range(const guard *g, const tir_buffer *b, bool write) {
     for (int i = 0; g && i < g->ranges.n; i++) {
         const trange *t = g->ranges.items[i];
@@ -901,6 +893,12 @@ static bool spans(const readck *r, const tir_buffer_load *l) {
     return true;
 }
 
+/* A relaxed block's load that may read past the shape needs every other
+ * store to that buffer inside a relaxed or zero-filled block (which
+ * writes past the shape too): a store under a kept guard, or one with no
+ * guard at all (it writes the shape only), would leave the elements the
+ * load reads unwritten (GPU-path fuzzer, seed 1797100006: a relaxed C
+ * read B[11] of a 11-wide B written by an exact loop). */
 static bool read_pre(tir_visitor *v, const tir_node *n) {
     readck *r = v->user;
     const tir_call *k = (const tir_call *)n;

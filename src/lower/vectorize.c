@@ -21,6 +21,8 @@
 typedef struct vz {
     lower_state *st;
     tir_analyzer *an;
+    const tir_prim_func *f;
+    tir_status status; /* a malformed annotation */
 } vz;
 
 typedef struct vloop {
@@ -259,6 +261,12 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     if (tir_expr_const_int(r->extent, &lanes) && lanes >= 2 && lanes <= 64) {
         const tir_annot *g =
             tir_annots_get(r->nannots, r->annots, TIR_ANN_VECTORIZE_GLOBAL_GUARDED);
+        if (g && (g->kind != TIR_ANNOT_INT || (g->i != 0 && g->i != 1)) && z->status == TIR_OK)
+            /* a misspelt intent should not silently change the code */
+            z->status = lower_fail_marked(z->st, z->f, 1, (const void *[]){f},
+                                          "vectorize: loop '%s': vectorize_global_guarded must "
+                                          "be the int 0 or 1",
+                                          f->var->name);
         vloop l = {z, r->var, r->min, (int)lanes, g && g->kind == TIR_ANNOT_INT && g->i == 1};
         const tir_stmt *s = vec_store(&l, r->body);
         tir_analyzer_bind(z->an, f->var, f->min, f->extent);
@@ -269,11 +277,12 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
 }
 
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    vz z = {st, tir_analyzer_create(st->ctx)};
+    vz z = {st, tir_analyzer_create(st->ctx), in, TIR_OK};
     tir_mutator m = {.ctx = st->ctx, .user = &z};
     m.on[TIR_KIND_FOR] = on_for;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     tir_analyzer_destroy(z.an);
+    if (z.status != TIR_OK) return z.status;
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }
