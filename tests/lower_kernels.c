@@ -9,6 +9,7 @@
 
 #include "ir_internal.h"
 #include "minitir/schedule.h"
+#include "minitir/sim.h"
 
 #define TRY(x)                                                                                     \
     do {                                                                                           \
@@ -373,4 +374,42 @@ const tir_prim_func *lk_tc(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int fl
     const tir_prim_func *f = NULL;
     if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) return NULL;
     return f;
+}
+
+int lk_interp_sim_equal(tir_ctx *ctx, const tir_prim_func *f, const tir_prim_func *k) {
+    enum { MAXP = 8 };
+    if (f->nparams > MAXP) return fprintf(stderr, "lk_interp_sim_equal: too many parameters\n"), -1;
+    tir_arg ia[MAXP], sa[MAXP];
+    int64_t sz[MAXP];
+    int np = 0, r = 0;
+    for (; np < f->nparams && r == 0; np++) {
+        const tir_buffer *b = f->buffer_map[np];
+        sz[np] = 1;
+        for (int d = 0; d < b->ndim; d++) {
+            int64_t e = 0;
+            if (!tir_expr_const_int(b->shape[d], &e)) r = -1;
+            sz[np] *= e;
+        }
+        float *x = malloc(sizeof(float) * (size_t)(sz[np] > 0 ? sz[np] : 1));
+        float *y = malloc(sizeof(float) * (size_t)(sz[np] > 0 ? sz[np] : 1));
+        for (int64_t j = 0; j < sz[np]; j++) x[j] = y[j] = (float)((j * 7 + np * 3) % 5 - 2);
+        ia[np] = (tir_arg){x, 0}, sa[np] = (tir_arg){y, 0};
+    }
+    tir_interp_opts io = {0};
+    tir_sim_opts so = {.check_uninit = true, .check_global_races = true};
+    tir_sim_report rep;
+    if (r == 0 && (tir_interp_run(ctx, f, np, ia, &io) != TIR_OK ||
+                   tir_sim_run(ctx, k, np, sa, &so, &rep) != TIR_OK)) {
+        fprintf(stderr, "lk_interp_sim_equal: %s\n", tir_ctx_error(ctx));
+        r = -1;
+    }
+    for (int i = 0; i < np; i++) {
+        if (r == 0 && memcmp(ia[i].data, sa[i].data, sizeof(float) * (size_t)sz[i]) != 0) {
+            fprintf(stderr, "lk_interp_sim_equal: parameter %d differs\n", i);
+            r = -1;
+        }
+        free(ia[i].data);
+        free(sa[i].data);
+    }
+    return r;
 }

@@ -62,4 +62,11 @@ enum {
 const char *lk_tc_text(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
 const tir_prim_func *lk_tc(tir_ctx *ctx, int64_t M, int64_t N, int64_t K, int flags);
 
+/* Runs f in the interpreter and k (f lowered) in the simulator, the
+ * uninitialised-read and global race checks on, on the same small integer
+ * inputs (element j of parameter i: (7j + 3i) % 5 - 2; every parameter
+ * float32 of a constant shape, at most 8): 0 when every parameter ends up
+ * bitwise equal, else -1 with the reason on stderr. */
+int lk_interp_sim_equal(tir_ctx *ctx, const tir_prim_func *f, const tir_prim_func *k);
+
 #endif

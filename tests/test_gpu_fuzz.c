@@ -82,7 +82,7 @@ typedef struct gpu_case {
     tir_ctx *ctx;
     tir_schedule *s;
     uint64_t *r;
-    char def[384]; /* the definition and its shape (and config), for the report */
+    char def[512]; /* the definition and its shape (and config), for the report */
     char why[16384];
     bool bad;
     int calls, refused;
@@ -850,7 +850,22 @@ typedef struct tc_totals {
     long wrong_intrin, wrong_loop, no_decompose; /* perturbations tried */
     long pert_refused, pert_accepted;            /* of wrong_loop + no_decompose */
     long vec_stores; /* simulated kernels with vector_acc_store's shuffles */
+    long swapped;    /* simulated TF32 kernels with the operands swapped */
 } tc_totals;
+
+/* Does lowered kernel text pass a B fragment as some mma_sync's A operand
+ * (lower_fragments' TF32 operand swap)? */
+static bool tf32_swapped(const char *ir) {
+    for (const char *m = strstr(ir, "T.mma_sync("); m; m = strstr(m + 1, "T.mma_sync(")) {
+        const char *a1 = strstr(m, "T.address_of(");
+        const char *a2 = a1 ? strstr(a1 + 1, "T.address_of(") : NULL;
+        const char *eol = strchr(m, '\n');
+        const char *b = a2 ? strstr(a2, "frag_b[") : NULL;
+        const char *comma = a2 ? strchr(a2, ',') : NULL;
+        if (b && (!eol || b < eol) && (!comma || b < comma)) return true;
+    }
+    return false;
+}
 
 typedef struct tc_case {
     gpu_case gc;
@@ -959,6 +974,8 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
             st = tir_rt_check(ctx, what, TIR_F32, out, tc->ref, tc->M, tc->N, tol, NULL);
         if (st == TIR_OK && tc->lower.vector_acc_store && strstr(tir_print(ctx, k), "shfl_xor("))
             tc->t->vec_stores++;
+        if (st == TIR_OK && tc->kind == TIR_RT_GEMM_TF32 && tf32_swapped(tir_print(ctx, k)))
+            tc->t->swapped++;
         if (st != TIR_OK) {
             snprintf(gc->why, sizeof gc->why, "%s simulated: %s: %s\nkernel:\n%s", what,
                      tir_status_name(st), tir_ctx_error(ctx), tir_print(ctx, k));
@@ -1128,6 +1145,15 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     tc->lower.vector_acc_store = chance(&r3, 20);
     tc->lower.no_ldmatrix_tf32 = chance(&r3, 20);
     c->same_pad = chance(&r3, 20);
+    /* the TF32 operand swap is on by default: off in 20% (its own
+     * stream, so the earlier draws stay as they were) */
+    uint64_t r4 = *r ^ 0x165667b1u;
+    tc->lower.no_tf32_swap = chance(&r4, 20);
+    /* it needs whole 16-column units in every block (a ragged N keeps a
+     * tile guard on the stores): N rounded down to whole blocks in half
+     * of the TF32 cases */
+    if (tc->kind == TIR_RT_GEMM_TF32 && chance(&r4, 50) && c->bn > 0)
+        tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
@@ -1135,7 +1161,7 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d%s, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
@@ -1146,7 +1172,8 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
              tc->lower.vector_acc_store ? ", lowered with vector_acc_store" : "",
-             tc->lower.no_ldmatrix_tf32 ? ", lowered with no_ldmatrix_tf32" : "");
+             tc->lower.no_ldmatrix_tf32 ? ", lowered with no_ldmatrix_tf32" : "",
+             tc->lower.no_tf32_swap ? ", lowered with no_tf32_swap" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */
@@ -1294,10 +1321,10 @@ static void test_gpu_fuzz_tc(void **state) {
            "wrong intrinsics, %ld wrong loops, %ld tensorize before decompose_reduction (%ld "
            "refused, %ld accepted and checked); %ld known issues (a "
            "half-tensorized schedule reading fragment padding); %ld simulated with "
-           "vector_acc_store's shuffles; %ld failures\n",
+           "vector_acc_store's shuffles, %ld TF32 with the operands swapped; %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.lower_refused,
            t.wrong_intrin, t.wrong_loop, t.no_decompose, t.pert_refused, t.pert_accepted,
-           t.known, t.vec_stores, t.failures);
+           t.known, t.vec_stores, t.swapped, t.failures);
     if (t.failures) fail_msg("%ld of %ld tensor-core fuzz cases failed (see above)", t.failures,
                              t.cases);
     assert_true(t.lowered > 0); /* it reaches the simulator */

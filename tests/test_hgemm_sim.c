@@ -47,6 +47,20 @@ typedef struct epi_counts {
     int ir_shfl, shfl, v4, st;
 } epi_counts;
 
+/* The PTX of the last run_case_lo (heap). */
+static char *last_ptx;
+
+/* How many of ptx's bar.sync with an mma.sync after them are not
+ * followed by `what` before that mma.sync. */
+static int bars_without_before_mma(const char *ptx, const char *what) {
+    int n = 0;
+    for (const char *b = strstr(ptx, "bar.sync"); b; b = strstr(b + 1, "bar.sync")) {
+        const char *w = strstr(b, what), *mm = strstr(b, "mma.sync");
+        n += mm && !(w && w < mm);
+    }
+    return n;
+}
+
 /* The schedule of cfg on an M x N x K matmul of kind, lowered with lo
  * (NULL: the defaults): checks the trace, the interpreted and the
  * simulated function against the definition and the PTX; returns how
@@ -142,6 +156,8 @@ static int run_case_lo(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M
         assert_int_equal(before, (pipelined ? 2 : 1) * per_step);
     }
     int hits = what ? count(m->ptx, what) : 0;
+    free(last_ptx);
+    last_ptx = strdup(m->ptx);
     if (epi)
         *epi = (epi_counts){count(tir_print(ctx, kernel), "shfl_xor("),
                             count(m->ptx, "shfl.sync.bfly"), count(m->ptx, "st.global.v4.f32"),
@@ -389,12 +405,15 @@ static void test_tf32_ldmatrix(void **st) {
  * 64x64 ones. */
 static void vec_case(tir_rt_gemm_kind kind, const hgemm_config *c, int64_t M, int64_t N,
                      int64_t K) {
-    tir_lower_opts lo;
+    tir_lower_opts lo, plain;
     tir_lower_opts_init(&lo);
+    /* the swapped TF32 accumulators have stores of their own */
+    lo.no_tf32_swap = true;
+    plain = lo;
     lo.vector_acc_store = true;
     epi_counts on, off;
     run_case_lo(kind, c, M, N, K, NULL, &lo, &on);
-    run_case_lo(kind, c, M, N, K, NULL, NULL, &off);
+    run_case_lo(kind, c, M, N, K, NULL, &plain, &off);
     int tiles = (c->bm / c->warps_m / 16) * (c->bn / c->warps_n / 8);
     bool inside = M % c->bm == 0 && N % c->bn == 0;
     printf("# vector_acc_store %s %lldx%lldx%lld: %d tiles a warp; on: %d shfl_xor in the IR, "
@@ -432,6 +451,51 @@ static void test_vector_acc_store(void **st) {
     vec_case(TIR_RT_GEMM_TF32, &big, 128, 256, 64);
 }
 
+/* TF32 with A and B swapped (lower_fragments): B's 16-column units by
+ * two ld.shared.v2 per lane and k step (no ld.shared.f32 left: A by
+ * ldmatrix), half the B load instructions of the plain layout; with
+ * 8-column warp tiles, a ragged N (the stores' tile guard) or the option
+ * off, the plain layout.  Simulated against the interpreter each time.
+ * At the default 4096^3 tiles, tile_prefetch still moves the next k
+ * tile's first loads above the last mma: after every barrier the
+ * ld.shared.v2 come before the next mma. */
+static void test_tf32_swap(void **st) {
+    (void)st;
+    hgemm_config c = small(2);
+    c.bk = 32;
+    tir_lower_opts off;
+    tir_lower_opts_init(&off);
+    off.no_tf32_swap = true;
+    const char *v2 = "ld.shared.v2.f32", *f32 = "ld.shared.f32";
+    struct { int64_t M, N, bn; bool swaps; } cases[] = {
+        {64, 64, 64, true}, {100, 64, 64, true}, {64, 72, 64, false}, {64, 16, 16, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        c.bn = cases[i].bn;
+        int on2 = run_case_lo(TIR_RT_GEMM_TF32, &c, cases[i].M, cases[i].N, 64, v2, NULL, NULL);
+        int on1 = run_case_lo(TIR_RT_GEMM_TF32, &c, cases[i].M, cases[i].N, 64, f32, NULL, NULL);
+        int off1 = run_case_lo(TIR_RT_GEMM_TF32, &c, cases[i].M, cases[i].N, 64, f32, &off, NULL);
+        printf("# tf32 swap %lldx%lldx64, %lld columns a warp: %d ld.shared.v2, %d ld.shared.f32; "
+               "off: %d ld.shared.f32\n",
+               (long long)cases[i].M, (long long)cases[i].N, (long long)(c.bn / c.warps_n), on2,
+               on1, off1);
+        if (cases[i].swaps) {
+            assert_true(on2 > 0);
+            assert_int_equal(on1, 0);
+            assert_int_equal(off1, 2 * on2);
+        } else {
+            assert_int_equal(on2, 0);
+            assert_int_equal(on1, off1);
+        }
+    }
+    hgemm_config big = hgemm_default_config();
+    big.bm = 128, big.bn = 256, big.bk = 32, big.warps_m = 2, big.warps_n = 4, big.stages = 4;
+    assert_true(run_case_lo(TIR_RT_GEMM_TF32, &big, 128, 256, 128, v2, NULL, NULL) > 0);
+    assert_true(count(last_ptx, "bar.sync") > 0);
+    assert_int_equal(bars_without_before_mma(last_ptx, v2), 0);
+    free(last_ptx);
+    last_ptx = NULL;
+}
+
 /* Configurations the schedule refuses, and K the k tile does not divide
  * (tensorize refuses a ragged k tile, naming the fix). */
 static void test_refusals(void **st) {
@@ -464,7 +528,7 @@ int main(void) {
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_one_tile_per_warp),
         cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
         cmocka_unit_test(test_small_shared_tiles), cmocka_unit_test(test_vector_acc_store),
-        cmocka_unit_test(test_tf32_ldmatrix),
+        cmocka_unit_test(test_tf32_ldmatrix), cmocka_unit_test(test_tf32_swap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

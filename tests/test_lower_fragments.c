@@ -311,6 +311,134 @@ static void test_barriers(void **state) {
     }
 }
 
+/* TF32 with A and B swapped (lower_fragments: the instruction takes 16
+ * columns of B as its A operand and A's tile as its B operand, B's columns
+ * 2g and 2g + 1 in a register pair).  A hand-written 16x16x8 TF32 kernel
+ * whose B, fill, mma and store loops run over two 8-column tiles swaps
+ * (the mma's second operand is then the B fragment); planted variants
+ * that treat the two tiles of a unit differently must not: a fill value
+ * that depends on the tile, an mma whose A tile depends on it, the two
+ * mma written out without a loop, three tiles.  Every variant lowered and
+ * simulated against the interpreter (lk_interp_sim_equal: exact); with the
+ * unit check skipped the first two compute wrong columns. */
+static const char *sw_kernel =
+    "@T.prim_func\n"
+    "def sw(A: T.Buffer((32, 8), \"float32\"), B: T.Buffer((8, 24), \"float32\"), "
+    "C: T.Buffer((16, 24), \"float32\"), D: T.Buffer((32,), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"sw\", \"tir.noalias\": 1})\n"
+    "    with T.block(\"root\"):\n"
+    "        Cf = T.alloc_buffer((16, 24), \"float32\", scope=\"frag.acc\")\n"
+    "        Af = T.alloc_buffer((32, 8), \"float32\", scope=\"frag.a\")\n"
+    "        Bf = T.alloc_buffer((8, 24), \"float32\", scope=\"frag.b\")\n"
+    "        for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "            for w in T.thread_binding(0, 1, thread=\"threadIdx.y\"):\n"
+    "                for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                    with T.block(\"lanes\"):\n"
+    "                        vt = T.axis.spatial(32, t)\n"
+    "                        T.reads()\n"
+    "                        T.writes(D[vt])\n"
+    "                        D[vt] = T.float32(0)\n"
+    "                for i in T.serial(2):\n"
+    "                    with T.block(\"la\"):\n"
+    "                        vi = T.axis.spatial(2, i)\n"
+    "                        T.reads(A[vi * 16:vi * 16 + 16, 0:8])\n"
+    "                        T.writes(Af[vi * 16:vi * 16 + 16, 0:8])\n"
+    "                        T.frag_load(T.address_of(Af[vi * 16, 0]), T.address_of(A[vi * 16, 0]))\n"
+    "                for j in T.serial(NT):\n"
+    "                    with T.block(\"lb\"):\n"
+    "                        vj = T.axis.spatial(3, j)\n"
+    "                        T.reads(B[0:8, vj * 8:vj * 8 + 8])\n"
+    "                        T.writes(Bf[0:8, vj * 8:vj * 8 + 8])\n"
+    "                        T.frag_load(T.address_of(Bf[0, vj * 8]), T.address_of(B[0, vj * 8]))\n"
+    "                for j in T.serial(NT):\n"
+    "                    with T.block(\"z\"):\n"
+    "                        vj = T.axis.spatial(3, j)\n"
+    "                        T.reads()\n"
+    "                        T.writes(Cf[0:16, vj * 8:vj * 8 + 8])\n"
+    "                        T.frag_fill(T.address_of(Cf[0, vj * 8]), FILL)\n"
+    "MMA"
+    "                for j in T.serial(NT):\n"
+    "                    with T.block(\"st\"):\n"
+    "                        vj = T.axis.spatial(3, j)\n"
+    "                        T.reads(Cf[0:16, vj * 8:vj * 8 + 8])\n"
+    "                        T.writes(C[0:16, vj * 8:vj * 8 + 8])\n"
+    "                        T.frag_store(T.address_of(Cf[0, vj * 8]), T.address_of(C[0, vj * 8]))\n";
+
+static const char *sw_mma_loop =
+    "                for j in T.serial(NT):\n"
+    "                    with T.block(\"m\"):\n"
+    "                        vj = T.axis.spatial(3, j)\n"
+    "                        T.reads(Cf[0:16, vj * 8:vj * 8 + 8], Af[AROW:AROW + 16, 0:8], "
+    "Bf[0:8, vj * 8:vj * 8 + 8])\n"
+    "                        T.writes(Cf[0:16, vj * 8:vj * 8 + 8])\n"
+    "                        T.mma_sync(T.address_of(Cf[0, vj * 8]), T.address_of(Af[AROW, 0]), "
+    "T.address_of(Bf[0, vj * 8]))\n";
+
+static const char *sw_mma_two =
+    "                with T.block(\"m0\"):\n"
+    "                    T.reads(Cf[0:16, 0:8], Af[0:16, 0:8], Bf[0:8, 0:8])\n"
+    "                    T.writes(Cf[0:16, 0:8])\n"
+    "                    T.mma_sync(T.address_of(Cf[0, 0]), T.address_of(Af[0, 0]), "
+    "T.address_of(Bf[0, 0]))\n"
+    "                with T.block(\"m1\"):\n"
+    "                    T.reads(Cf[0:16, 8:16], Af[0:16, 0:8], Bf[0:8, 8:16])\n"
+    "                    T.writes(Cf[0:16, 8:16])\n"
+    "                    T.mma_sync(T.address_of(Cf[0, 8]), T.address_of(Af[0, 0]), "
+    "T.address_of(Bf[0, 8]))\n";
+
+/* text with every `from` replaced by `to`. */
+static const char *replace_all(const char *text, const char *from, const char *to) {
+    while (strstr(text, from)) text = replace(text, from, to);
+    return text;
+}
+
+/* Does the lowered kernel's first mma_sync take the B fragment second? */
+static bool swapped(const char *ir) {
+    const char *m = strstr(ir, "T.mma_sync(");
+    if (!m) fail_msg("no mma_sync in:\n%s", ir);
+    const char *second = strstr(strstr(m, "T.address_of(") + 1, "T.address_of(");
+    return second && strncmp(second, "T.address_of(Bf[", 16) == 0;
+}
+
+/* Lowers and simulates kernel text against the interpreter; returns
+ * whether the swap applied. */
+static bool sw_case(const char *text) {
+    const tir_prim_func *f = parse(text);
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, f, NULL, &k));
+    const char *ir = tir_print(ctx, k);
+    assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
+    return swapped(ir);
+}
+
+static const char *sw_text(const char *nt, const char *fill, const char *mma, const char *arow) {
+    const char *t = replace(sw_kernel, "MMA", mma);
+    t = replace_all(t, "NT", nt);
+    t = replace(t, "FILL", fill);
+    return replace_all(t, "AROW", arow);
+}
+
+static void test_tf32_swap(void **state) {
+    (void)state;
+    const char *zero = "T.float32(0)";
+    assert_true(sw_case(sw_text("2", zero, sw_mma_loop, "16")));
+    /* a fill value that differs between the unit's tiles */
+    assert_false(sw_case(sw_text("2", "T.Cast(\"float32\", vj)", sw_mma_loop, "16")));
+    /* an mma whose A tile differs between them */
+    assert_false(sw_case(sw_text("2", zero, sw_mma_loop, "vj * 16")));
+    /* the two mma as two statements */
+    assert_false(sw_case(sw_text("2", zero, sw_mma_two, "0")));
+    /* three tiles: the last unit would be half */
+    assert_false(sw_case(sw_text("3", zero, sw_mma_loop, "0")));
+    /* the option */
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.no_tf32_swap = true;
+    const tir_prim_func *k = NULL;
+    OK(tir_lower(ctx, parse(sw_text("2", zero, sw_mma_loop, "16")), &o, &k));
+    assert_false(swapped(tir_print(ctx, k)));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registers),
@@ -319,6 +447,7 @@ int main(void) {
         cmocka_unit_test(test_clipping),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_barriers),
+        cmocka_unit_test(test_tf32_swap),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -238,32 +238,7 @@ static void sim_file(const char *name) {
     const tir_prim_func *f = NULL;
     OK(ctx, tir_parse_func(ctx, text, n, &f));
     const tir_prim_func *k = lower_to(ctx, f, NULL);
-    enum { MAXP = 8 };
-    assert_true(f->nparams <= MAXP);
-    tir_arg ia[MAXP], sa[MAXP];
-    int64_t sz[MAXP];
-    for (int i = 0; i < f->nparams; i++) {
-        const tir_buffer *b = f->buffer_map[i];
-        sz[i] = 1;
-        for (int d = 0; d < b->ndim; d++) {
-            int64_t e;
-            assert_true(tir_expr_const_int(b->shape[d], &e));
-            sz[i] *= e;
-        }
-        float *x = malloc(sizeof(float) * (size_t)sz[i]), *y = malloc(sizeof(float) * (size_t)sz[i]);
-        for (int64_t j = 0; j < sz[i]; j++) x[j] = y[j] = (float)((j * 7 + i * 3) % 5 - 2);
-        ia[i] = (tir_arg){x, 0}, sa[i] = (tir_arg){y, 0};
-    }
-    tir_interp_opts io = {0};
-    OK(ctx, tir_interp_run(ctx, f, f->nparams, ia, &io));
-    tir_sim_opts so = {.check_uninit = true, .check_global_races = true};
-    tir_sim_report rep;
-    OK(ctx, tir_sim_run(ctx, k, f->nparams, sa, &so, &rep));
-    for (int i = 0; i < f->nparams; i++) {
-        assert_memory_equal(ia[i].data, sa[i].data, sizeof(float) * (size_t)sz[i]);
-        free(ia[i].data);
-        free(sa[i].data);
-    }
+    assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
     tir_ctx_destroy(ctx);
 }
 

@@ -68,6 +68,12 @@ typedef struct tir_lower_opts {
      * quarters read as 8x8 16-bit matrices), for A/B comparisons
      * (lower_fragments, docs/tensor-cores.md). */
     bool no_ldmatrix_tf32;
+    /* Keep TF32 mma_sync's operands as the schedule wrote them instead of
+     * swapping them (C^T = B^T A^T: 16 columns of B as the instruction's A
+     * operand, two ld.shared.v2 per 16 columns and k step instead of four
+     * ld.shared.b32; A's tile as its B operand, by ldmatrix as before),
+     * for A/B comparisons (lower_fragments, docs/tensor-cores.md). */
+    bool no_tf32_swap;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

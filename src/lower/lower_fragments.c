@@ -19,7 +19,10 @@
  * one ldmatrix (A: x4; B: x2.trans; a TF32 A tile too: x4 of 32-bit
  * elements as 16-bit pairs); two such loads of B tiles side by
  * side (frag_load_b_16x16 makes them: consecutive statements, columns j0
- * and j0 + 8) become one ldmatrix.x4.trans.
+ * and j0 + 8) become one ldmatrix.x4.trans.  TF32 fragments whose every
+ * tile operation handles whole 16-column units swap the instruction's
+ * operands (C^T = B^T A^T; "TF32 with A and B swapped" below): B by two
+ * ld.shared.v2 per unit and k step instead of four 4-byte loads.
  *
  * Clipping is against the shapes the buffers have here, after
  * compact_alloc: a global buffer keeps its shape; a shared tile shrinks to
@@ -42,6 +45,9 @@
 
 typedef struct fbuf {
     const tir_buffer *frag, *local;
+    /* TF32 with the operands swapped ("TF32 with A and B swapped"): lay
+     * is then the unit's (A 16x8, B 8x16, accumulator 16x16) */
+    bool swap;
     /* vector_acc_store: 4 scratch registers beside an accumulator array,
      * allocated with it when a store used them (scratch_used) */
     const tir_buffer *scratch;
@@ -51,6 +57,9 @@ typedef struct fbuf {
 
 typedef struct lf {
     lower_state *st;
+    const tir_var *group_q; /* the tile loop of the last unit split */
+    ir_vec swaps;           /* sbuf* (arena): candidates of the swap */
+    bool swapping;          /* some buffer swaps */
     const tir_prim_func *in;
     tir_analyzer *an;
     ir_vec bufs;         /* fbuf* (arena) */
@@ -69,6 +78,9 @@ static bool is_tile_op(tir_intrin op) {
 static bool is_tensor_op(tir_intrin op) {
     return is_tile_op(op) || op == TIR_INTRIN_LDMATRIX || op == TIR_INTRIN_LANE_ID;
 }
+
+static bool buf_swaps(const lf *c, const tir_buffer *b);
+static int swap_pos(int kind, int lane, int v, bool col);
 
 static const fbuf *find_fbuf(const lf *c, const tir_buffer *b) {
     for (int i = 0; i < c->bufs.n; i++) {
@@ -145,6 +157,11 @@ static const tir_stmt *lower_alloc(lf *c, const tir_allocate *a, tir_mutator *m)
                 shape_str(c->st->ctx, b), why, f->lay.tile_rows, f->lay.tile_cols);
         return (const tir_stmt *)a;
     }
+    f->swap = buf_swaps(c, b);
+    if (f->swap) { /* the unit of the swapped layout (checked whole by the scan) */
+        if (f->lay.kind == TIR_FRAG_K8_B) f->lay.tile_cols = 16, f->lay.regs = 4;
+        if (f->lay.kind == TIR_FRAG_ACC) f->lay.tile_cols = 16, f->lay.regs = 8;
+    }
     tir_buffer_desc d = {.name = b->name, .dtype = b->dtype, .ndim = 1,
                          .shape = (const tir_expr *[]){tir_i32(c->st->ctx, size / 32)},
                          .scope = TIR_SCOPE_LOCAL};
@@ -211,14 +228,15 @@ static const tir_buffer_load *operand(lf *c, const tir_stmt *s, const tir_call *
 
 /* The register offset of the tile at l (a fragment element), proven
  * tile-aligned; NULL on error. */
-static const tir_expr *tile_offset(lf *c, const tir_stmt *s, const fbuf *f,
-                                   const tir_buffer_load *l) {
+static const tir_expr *unit_offset(lf *c, const tir_stmt *s, const fbuf *f,
+                                   const tir_buffer_load *l, const tir_expr *colsub) {
     tir_ctx *ctx = c->st->ctx;
     int n = l->nidx;
     const int tile[2] = {f->lay.tile_rows, f->lay.tile_cols};
     const tir_expr *q[2];
     for (int k = 0; k < 2; k++) {
         const tir_expr *x = i32(c, l->indices[n - 2 + k]);
+        if (k == 1 && colsub) x = tir_analyzer_simplify(c->an, tir_sub(ctx, x, colsub));
         if (!tir_analyzer_can_prove(c->an, tir_eq(ctx, tir_floormod(ctx, x, k32(c, tile[k])),
                                                   k32(c, 0)))) {
             LF_FAIL(c, c->in, s,
@@ -241,6 +259,11 @@ static const tir_expr *tile_offset(lf *c, const tir_stmt *s, const fbuf *f,
     return tir_analyzer_simplify(c->an, tir_mul(ctx, t, k32(c, f->lay.regs)));
 }
 
+static const tir_expr *tile_offset(lf *c, const tir_stmt *s, const fbuf *f,
+                                   const tir_buffer_load *l) {
+    return unit_offset(c, s, f, l, NULL);
+}
+
 static const tir_expr *addr(lf *c, const tir_buffer *b, int n, const tir_expr *const *idx) {
     const tir_expr *el = tir_load(c->st->ctx, b, n, idx);
     return tir_call_new(c->st->ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, &el);
@@ -255,11 +278,15 @@ static const tir_expr *reg_addr(lf *c, const fbuf *f, const tir_expr *o) {
 /* Row (col false) or column of register v in the tile, as an expression
  * of the lane: tir_frag_row/col are affine in g = lane / 4 and t = lane %
  * 4 (asserted for every lane), so base + a * g + b * t. */
-static const tir_expr *lane_pos(lf *c, const tir_frag_layout *l, int v, bool col) {
-    int (*pos)(const tir_frag_layout *, int, int) = col ? tir_frag_col : tir_frag_row;
-    int base = pos(l, 0, v), a = pos(l, 4, v) - base, b = pos(l, 1, v) - base;
+static int pos_of(const fbuf *f, int lane, int v, bool col) {
+    if (f->swap) return swap_pos(f->lay.kind, lane, v, col);
+    return col ? tir_frag_col(&f->lay, lane, v) : tir_frag_row(&f->lay, lane, v);
+}
+
+static const tir_expr *lane_pos(lf *c, const fbuf *f, int v, bool col) {
+    int base = pos_of(f, 0, v, col), a = pos_of(f, 4, v, col) - base, b = pos_of(f, 1, v, col) - base;
     for (int lane = 0; lane < 32; lane++)
-        TIR_ASSERT(pos(l, lane, v) == base + a * (lane / 4) + b * (lane % 4));
+        TIR_ASSERT(pos_of(f, lane, v, col) == base + a * (lane / 4) + b * (lane % 4));
     tir_ctx *ctx = c->st->ctx;
     const tir_expr *lane = (const tir_expr *)c->lane;
     const tir_expr *e = k32(c, base);
@@ -279,7 +306,7 @@ static const tir_expr **elem_of(lf *c, const tir_buffer_load *l, const fbuf *f, 
     *inside = NULL;
     for (int k = 0; k < 2; k++) {
         int d = n - 2 + k;
-        idx[d] = tir_add(ctx, i32(c, idx[d]), lane_pos(c, &f->lay, v, k == 1));
+        idx[d] = tir_add(ctx, i32(c, idx[d]), lane_pos(c, f, v, k == 1));
         const tir_expr *in = tir_lt(ctx, idx[d], i32(c, l->buffer->shape[d]));
         *inside = *inside ? tir_and(ctx, *inside, in) : in;
     }
@@ -485,14 +512,385 @@ static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
     const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
     for (int d = 0; d < n; d++) idx[d] = l->indices[d];
     const tir_expr *lane = (const tir_expr *)c->lane;
-    idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), tir_floormod(ctx, lane, k32(c, 16)));
-    if (x4)
-        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]), tir_mul(ctx, k32(c, row_elems(f)),
-                                                               tir_floordiv(ctx, lane, k32(c, 16))));
+    if (f->swap) { /* matrix m = rows 8 (m / 2) .., columns 4 (m % 2) ..: swap_pos's order */
+        idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]),
+                             tir_add(ctx, tir_mul(ctx, k32(c, 8), tir_floordiv(ctx, lane, k32(c, 16))),
+                                     tir_floormod(ctx, lane, k32(c, 8))));
+        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]),
+                             tir_mul(ctx, k32(c, 4),
+                                     tir_floormod(ctx, tir_floordiv(ctx, lane, k32(c, 8)), k32(c, 2))));
+    } else {
+        idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), tir_floormod(ctx, lane, k32(c, 16)));
+        if (x4)
+            idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]),
+                                 tir_mul(ctx, k32(c, row_elems(f)), tir_floordiv(ctx, lane, k32(c, 16))));
+    }
     const tir_expr *args[4] = {k32(c, a ? 0 : 1), k32(c, x4 ? 4 : 2), reg_addr(c, f, o),
                                addr(c, l->buffer, n, idx)};
     const tir_stmt *s = lower_intrin_stmt(ctx, TIR_INTRIN_LDMATRIX, 4, args);
     return finish(c, 1, &s);
+}
+
+/* ------------------------------------------------ TF32 with A and B swapped */
+
+/* mma.sync m16n8k8 takes its 16-row A operand as 4 registers and its B
+ * operand as 2; a TF32 B tile (k rows, n contiguous in shared memory) can
+ * only be read one element per register (ldmatrix does not transpose
+ * 32-bit elements): 16 ld.shared.b32 per k step of a 64-column warp tile.
+ * C = A B is also C^T = B^T A^T, so the instruction may take 16 columns of
+ * B as its A operand and 8 rows of A as its B operand, writing a 16 (n) x
+ * 8 (m) tile of C^T.  Which of the 16 columns is which row of the
+ * instruction's A is free; taking row g as column 2g and row g + 8 as
+ * column 2g + 1, the instruction's registers a0, a1 (rows g, g + 8 at k =
+ * t) are two adjacent floats of one row of B and a2, a3 the two at k = t
+ * + 4: two ld.shared.v2 per 16 columns into the register pairs the
+ * instruction reads, instead of four ld.shared.b32.  A's 16x8 tile is the
+ * instruction's B operand twice (rows 0-7, rows 8-15: b0 at k = t, b1 at
+ * t + 4, column g), which one ldmatrix.x4 still loads, its 8x4 matrices in
+ * another order.  Per lane (g = lane / 4, t = lane % 4), register v of
+ *   A  16x8 unit,  4 regs: row g + 8 (v / 2),          col t + 4 (v % 2)
+ *   B  8x16 unit,  4 regs: row t + 4 (v / 2),          col 2g + v % 2
+ *   C  16x16 unit, 8 regs: row 8 (v / 4) + 2t + v % 2, col 2g + (v % 4) / 2
+ * and the two instructions of a C unit are mma(C[4h ..], B unit, A[2h ..])
+ * for h = 0, 1 (rows 8h .. 8h + 7).  A logical 8-column tile p of a B or
+ * C unit is the registers whose column is 2g + p, so each tile operation
+ * touches every other column of its unit, and the rewrite is only sound
+ * where every tile operation on such a B or C fragment handles whole
+ * units: as for the float32 rule's groups, the body of a loop x (serial
+ * or unrolled, from 0, an even extent) over consecutive tiles (fragment
+ * column 8x + c with c a multiple of 16, the other operand's column 8x +
+ * d, nothing else depending on x; an mma's A tile and a fill's value
+ * independent of x; a guard around it free of x).  The mma of tile 2x + 1
+ * is then the second half of the two instructions emitted for tile 2x.
+ * Every buffer an mma_sync links (its C, A and B) must qualify, else none
+ * of them swaps.  tir_lower_opts.no_tf32_swap turns it off. */
+
+typedef struct sbuf {
+    const tir_buffer *b;
+    int kind; /* TIR_FRAG_K8_A, _K8_B or _ACC */
+    bool bad, linked;
+} sbuf;
+
+typedef struct sscan {
+    lf *c;
+    tir_analyzer *an;
+    const tir_node *pending, *pending_if;
+    const tir_for *loop;
+    ir_vec links; /* (C, A, B) sbuf* of each mma_sync */
+} sscan;
+
+static int swap_pos(int kind, int lane, int v, bool col) {
+    int g = lane / 4, t = lane % 4;
+    switch (kind) {
+    case TIR_FRAG_K8_A: return col ? t + 4 * (v % 2) : g + 8 * (v / 2);
+    case TIR_FRAG_K8_B: return col ? 2 * g + v % 2 : t + 4 * (v / 2);
+    default: return col ? 2 * g + (v % 4) / 2 : 8 * (v / 4) + 2 * t + v % 2;
+    }
+}
+
+static sbuf *find_sbuf(const lf *c, const tir_buffer *b) {
+    for (int i = 0; i < c->swaps.n; i++) {
+        sbuf *e = (sbuf *)c->swaps.items[i];
+        if (e->b == b) return e;
+    }
+    return NULL;
+}
+
+static bool buf_swaps(const lf *c, const tir_buffer *b) {
+    const sbuf *e = c->swapping ? find_sbuf(c, b) : NULL;
+    return e && !e->bad;
+}
+
+/* e = 8 x + r, r free of x: r, or NULL. */
+static const tir_expr *step8_rest(sscan *g, const tir_expr *e, const tir_var *x) {
+    tir_ctx *ctx = g->c->st->ctx;
+    const tir_expr *xe = (const tir_expr *)x;
+    if (!tir_dtype_eq(xe->dtype, TIR_I32)) xe = tir_cast_new(ctx, TIR_I32, xe);
+    const tir_expr *r =
+        tir_analyzer_simplify(g->an, tir_sub(ctx, i32(g->c, e), tir_mul(ctx, k32(g->c, 8), xe)));
+    return tir_uses_var(r, x) ? NULL : r;
+}
+
+/* Operand l in loop x: column 8x + r (r a multiple of 16 when aligned),
+ * the other indices free of x. */
+static bool unit_operand(sscan *g, const tir_buffer_load *l, const tir_var *x, bool aligned) {
+    if (!l || l->nidx < 2) return false;
+    for (int d = 0; d < l->nidx - 1; d++)
+        if (tir_uses_var(l->indices[d], x)) return false;
+    const tir_expr *r = step8_rest(g, l->indices[l->nidx - 1], x);
+    tir_ctx *ctx = g->c->st->ctx;
+    return r && (!aligned || tir_analyzer_can_prove(g->an, tir_eq(ctx, tir_floormod(ctx, r, k32(g->c, 16)),
+                                                                   k32(g->c, 0))));
+}
+
+/* Is `call`, run by loop f (NULL: not the whole body of a loop), in unit form? */
+static bool unit_form(sscan *g, const tir_for *f, const tir_call *call) {
+    int64_t lo = -1, ext = 0;
+    if (!f || (f->kind != TIR_FOR_SERIAL && f->kind != TIR_FOR_UNROLLED) ||
+        !tir_expr_const_int(f->min, &lo) || lo != 0 || !tir_expr_const_int(f->extent, &ext) ||
+        ext <= 0 || ext % 2)
+        return false;
+    const tir_var *x = f->var;
+    switch (call->op) {
+    case TIR_INTRIN_FRAG_FILL:
+        return unit_operand(g, addr_load(call, 0), x, true) && !tir_uses_var(call->args[1], x);
+    case TIR_INTRIN_FRAG_LOAD:
+    case TIR_INTRIN_FRAG_STORE:
+        return unit_operand(g, addr_load(call, 0), x, true) &&
+               unit_operand(g, addr_load(call, 1), x, false);
+    default: {
+        const tir_buffer_load *a = addr_load(call, 1);
+        return a && !tir_uses_var((const tir_expr *)a, x) &&
+               unit_operand(g, addr_load(call, 0), x, true) &&
+               unit_operand(g, addr_load(call, 2), x, true);
+    }
+    }
+}
+
+/* The tile operation loop f runs as its whole body, possibly under a
+ * guard free of f's variable without else (*guard), or NULL. */
+static const tir_stmt *unit_body(const tir_for *f, const tir_if **guard) {
+    const tir_stmt *b = f->body;
+    *guard = NULL;
+    if (b->kind == TIR_KIND_IF) {
+        const tir_if *i = (const tir_if *)b;
+        if (i->else_s || tir_uses_var(i->cond, f->var)) return NULL;
+        *guard = i;
+        b = i->then_s;
+    }
+    const tir_call *call =
+        b->kind == TIR_KIND_EVALUATE ? tir_as_tir_call(((const tir_evaluate *)b)->value) : NULL;
+    return call && is_tile_op(call->op) ? b : NULL;
+}
+
+static sbuf *operand_sbuf(const lf *c, const tir_call *call, int i) {
+    const tir_buffer_load *l = addr_load(call, i);
+    return l ? find_sbuf(c, l->buffer) : NULL;
+}
+
+static void swap_op(sscan *g, const tir_call *call, bool direct) {
+    sbuf *x = operand_sbuf(g->c, call, 0);
+    if (call->op == TIR_INTRIN_MMA_SYNC) {
+        sbuf *a = operand_sbuf(g->c, call, 1), *b = operand_sbuf(g->c, call, 2);
+        bool ok = x && a && b && x->kind == TIR_FRAG_ACC && a->kind == TIR_FRAG_K8_A &&
+                  b->kind == TIR_FRAG_K8_B && direct && unit_form(g, g->loop, call);
+        sbuf *three[3] = {x, a, b};
+        for (int i = 0; i < 3; i++) {
+            if (!three[i]) continue;
+            three[i]->linked = true;
+            if (!ok) three[i]->bad = true;
+        }
+        if (x && a && b) {
+            ir_vec_push(&g->links, x);
+            ir_vec_push(&g->links, a);
+            ir_vec_push(&g->links, b);
+        }
+        return;
+    }
+    /* A's own tile operations may take any form */
+    if (x && x->kind != TIR_FRAG_K8_A && !(direct && unit_form(g, g->loop, call))) x->bad = true;
+}
+
+static bool swap_pre(tir_visitor *v, const tir_node *n) {
+    sscan *g = v->user;
+    bool direct = n == g->pending;
+    if (tir_kind_is_stmt(n->kind) && n != g->pending_if) g->pending = NULL;
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_if *guard = NULL;
+        g->loop = (const tir_for *)n;
+        g->pending = (const tir_node *)unit_body(g->loop, &guard);
+        g->pending_if = (const tir_node *)guard;
+    } else if (n->kind == TIR_KIND_ALLOCATE) {
+        const tir_buffer *b = ((const tir_allocate *)n)->buffer;
+        tir_frag_layout lay;
+        int64_t w = 0;
+        if (!tir_frag_layout_of(b->scope, b->dtype, &lay) || find_sbuf(g->c, b) ||
+            (lay.kind != TIR_FRAG_K8_A && lay.kind != TIR_FRAG_K8_B && lay.kind != TIR_FRAG_ACC))
+            return true;
+        sbuf *e = IR_NEW(g->c->st->ctx, sbuf);
+        e->b = b, e->kind = lay.kind;
+        e->bad = b->ndim < 2 || b->strides || !tir_expr_const_int(b->shape[b->ndim - 1], &w) ||
+                 (lay.kind != TIR_FRAG_K8_A && w % 16);
+        ir_vec_push(&g->c->swaps, e);
+    } else if (n->kind == TIR_KIND_EVALUATE) {
+        const tir_call *call = tir_as_tir_call(((const tir_evaluate *)n)->value);
+        if (call && is_tile_op(call->op)) swap_op(g, call, direct);
+    }
+    return true;
+}
+
+/* Decides c->swaps: true when some buffer swaps. */
+static bool swap_scan(lf *c, const tir_stmt *body) {
+    sscan g = {.c = c, .an = tir_analyzer_create(c->st->ctx)};
+    tir_visitor v = {.pre = swap_pre, .user = &g};
+    tir_visit(&v, body);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i + 2 < g.links.n; i += 3) {
+            sbuf *t[3] = {(sbuf *)g.links.items[i], (sbuf *)g.links.items[i + 1],
+                          (sbuf *)g.links.items[i + 2]};
+            bool bad = t[0]->bad || t[1]->bad || t[2]->bad;
+            for (int k = 0; k < 3; k++)
+                if (bad && !t[k]->bad) t[k]->bad = changed = true;
+        }
+    }
+    bool any = false;
+    for (int i = 0; i < c->swaps.n; i++) {
+        sbuf *e = (sbuf *)c->swaps.items[i];
+        e->bad |= !e->linked;
+        any |= !e->bad;
+    }
+    ir_vec_free(&g.links);
+    tir_analyzer_destroy(g.an);
+    return any;
+}
+
+/* Which 8-column half p (0 or 1) of its unit the tile at fragment column
+ * fc is: floormod(fc / 8, 2), simplified. */
+static const tir_expr *half_of(lf *c, const tir_expr *fc) {
+    tir_ctx *ctx = c->st->ctx;
+    return tir_analyzer_simplify(
+        c->an, tir_floormod(ctx, tir_floordiv(ctx, i32(c, fc), k32(c, 8)), k32(c, 2)));
+}
+
+/* Half p of a swapped B or C unit at register o, the tile's origin in the
+ * other buffer at l: per register, load (B) or store (C) the element
+ * (row + r, column - 8p + 2g + p), clipped at l's buffer; fill: value. */
+static const tir_stmt *expand_half(lf *c, const fbuf *f, const tir_expr *o, const tir_expr *p,
+                                   const tir_buffer_load *l, const tir_expr *value, bool store) {
+    tir_ctx *ctx = c->st->ctx;
+    bool acc = f->lay.kind == TIR_FRAG_ACC;
+    int nr = acc ? 4 : 2;
+    const tir_stmt **st = IR_NEWN(ctx, const tir_stmt *, nr);
+    const tir_expr *lane = (const tir_expr *)c->lane;
+    const tir_expr *g = tir_floordiv(ctx, lane, k32(c, 4)), *t = tir_floormod(ctx, lane, k32(c, 4));
+    for (int s = 0; s < nr; s++) {
+        /* B: v = 2s + p (row t + 4s); C: v = 4h + 2p + e (row 8h + 2t + e) */
+        int h = s / 2, e = s % 2;
+        const tir_expr *vreg = acc ? tir_add(ctx, k32(c, 4 * h + e), tir_mul(ctx, k32(c, 2), p))
+                                   : tir_add(ctx, k32(c, 2 * s), p);
+        const tir_expr *ri = tir_add(ctx, o, vreg);
+        if (value) {
+            const tir_expr *val = value;
+            if (!tir_dtype_eq(val->dtype, f->frag->dtype)) val = tir_cast_new(ctx, f->frag->dtype, val);
+            st[s] = tir_store(ctx, f->local, val, 1, &ri);
+            continue;
+        }
+        const tir_expr *row = acc ? tir_add(ctx, k32(c, 8 * h + e), tir_mul(ctx, k32(c, 2), t))
+                                  : tir_add(ctx, t, k32(c, 4 * s));
+        const tir_expr *col = tir_add(ctx, tir_mul(ctx, k32(c, 2), g), tir_mul(ctx, k32(c, -7), p));
+        int n = l->nidx;
+        const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
+        for (int d = 0; d < n; d++) idx[d] = l->indices[d];
+        idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), row);
+        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]), col);
+        const tir_expr *inside = tir_and(ctx, tir_lt(ctx, idx[n - 2], i32(c, l->buffer->shape[n - 2])),
+                                         tir_lt(ctx, idx[n - 1], i32(c, l->buffer->shape[n - 1])));
+        if (store) {
+            const tir_expr *val = tir_load(ctx, f->local, 1, &ri);
+            if (!tir_dtype_eq(l->buffer->dtype, val->dtype)) val = tir_cast_new(ctx, l->buffer->dtype, val);
+            st[s] = tir_if_new(ctx, inside, tir_store(ctx, l->buffer, val, n, idx), NULL);
+        } else {
+            const tir_expr *val = tir_load(ctx, l->buffer, n, idx);
+            if (!tir_dtype_eq(f->frag->dtype, val->dtype)) val = tir_cast_new(ctx, f->frag->dtype, val);
+            const tir_expr *zero = tir_cast_new(ctx, f->frag->dtype, k32(c, 0));
+            st[s] = tir_if_new(ctx, inside, tir_store(ctx, f->local, val, 1, &ri),
+                               tir_store(ctx, f->local, zero, 1, &ri));
+        }
+    }
+    return finish(c, nr, st);
+}
+
+/* A tile operation on swapped fragments (x its fragment operand). */
+static const tir_stmt *expand_swapped(lf *c, const tir_stmt *s, const tir_call *call,
+                                      const fbuf *f, const tir_buffer_load *x,
+                                      const tir_buffer_load *y, const tir_buffer_load *z) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_expr *fc = x->indices[x->nidx - 1], *p = half_of(c, fc);
+    const tir_expr *o = unit_offset(c, s, f, x, tir_mul(ctx, k32(c, 8), p));
+    if (!o) return s;
+    switch (call->op) {
+    case TIR_INTRIN_FRAG_FILL: return expand_half(c, f, o, p, NULL, call->args[1], false);
+    case TIR_INTRIN_FRAG_LOAD: return expand_half(c, f, o, p, y, NULL, false);
+    case TIR_INTRIN_FRAG_STORE: return expand_half(c, f, o, p, y, NULL, true);
+    default: break;
+    }
+    /* mma_sync of the unit's first tile: both instructions; the second
+     * tile's (p = 1) is in them (unit form) */
+    const fbuf *fa = find_fbuf(c, y->buffer), *fb = find_fbuf(c, z->buffer);
+    const tir_expr *oa = tile_offset(c, s, fa, y);
+    const tir_expr *pb = half_of(c, z->indices[z->nidx - 1]);
+    const tir_expr *ob = oa ? unit_offset(c, s, fb, z, tir_mul(ctx, k32(c, 8), pb)) : NULL;
+    if (!oa || !ob) return s;
+    if (!provable(c, tir_eq(ctx, p, k32(c, 0))) || !provable(c, tir_eq(ctx, pb, k32(c, 0)))) {
+        LF_FAIL(c, c->in, s, "lower_fragments: internal: a swapped mma_sync of the second tile "
+                             "of a unit was not dropped");
+        return s;
+    }
+    const tir_stmt *two[2];
+    for (int h = 0; h < 2; h++) {
+        const tir_expr *args[3] = {reg_addr(c, f, tir_add(ctx, o, k32(c, 4 * h))), reg_addr(c, fb, ob),
+                                   reg_addr(c, fa, tir_add(ctx, oa, k32(c, 2 * h)))};
+        two[h] = lower_intrin_stmt(ctx, TIR_INTRIN_MMA_SYNC, 3, args);
+    }
+    return tir_seq_new(ctx, 2, two);
+}
+
+/* A loop running a tile operation on swapped B or C fragments (unit form:
+ * the scan checked it) as x = 2 xg + q: loads, stores and fills as a loop
+ * q over the unit's two tiles inside (vector_group then makes one vector
+ * access of each register pair), mma_sync as the first tile's only; NULL
+ * for any other loop. */
+static const tir_stmt *split_unit_loop(lf *c, const tir_for *f) {
+    const tir_if *guard = NULL;
+    const tir_stmt *op = unit_body(f, &guard);
+    const tir_call *call = op ? tir_as_tir_call(((const tir_evaluate *)op)->value) : NULL;
+    const tir_buffer_load *x = call ? addr_load(call, 0) : NULL;
+    const fbuf *fx = x ? find_fbuf(c, x->buffer) : NULL;
+    int64_t ext = 0;
+    if (!fx || !fx->swap || fx->lay.kind == TIR_FRAG_K8_A || !tir_expr_const_int(f->extent, &ext))
+        return NULL;
+    tir_ctx *ctx = c->st->ctx;
+    tir_dtype vt = f->var->base.dtype;
+    const tir_var *xg = tir_var_new(ctx, f->var->name, vt);
+    const tir_expr *two_xg = tir_mul(ctx, tir_int(ctx, vt, 2), (const tir_expr *)xg);
+    const tir_stmt *in;
+    if (call->op == TIR_INTRIN_MMA_SYNC) {
+        in = (const tir_stmt *)tir_substitute(ctx, op, 1, &f->var, &two_xg);
+        c->group_q = xg; /* not split again */
+    } else {
+        const tir_var *q = tir_var_new(ctx, "q", vt);
+        const tir_expr *val = tir_add(ctx, two_xg, (const tir_expr *)q);
+        const tir_stmt *body = (const tir_stmt *)tir_substitute(ctx, op, 1, &f->var, &val);
+        c->group_q = q;
+        in = tir_for_new(ctx, q, tir_int(ctx, vt, 0), tir_int(ctx, vt, 2), f->kind, NULL, 0, NULL,
+                         body);
+    }
+    const tir_stmt *out = tir_for_new(ctx, xg, f->min, tir_int(ctx, f->extent->dtype, ext / 2),
+                                      f->kind, f->thread_tag, f->nannots, f->annots, in);
+    return guard ? tir_if_new(ctx, guard->cond, out, NULL) : out;
+}
+
+/* The per-lane form of a unit's loads or stores (loop q over its two
+ * tiles; its body the registers' statements) as one vectorized loop per
+ * register pair: ld.shared.v2 into (a0, a1) and (a2, a3); st.global.v2 of
+ * a C row's two columns 2g, 2g + 1.  With clipping left (an if per
+ * element) the loop stays as it is. */
+static const tir_stmt *vector_group(lf *c, const tir_for *q) {
+    const tir_stmt *b = q->body;
+    int n = b->kind == TIR_KIND_SEQ ? ((const tir_seq *)b)->n : 1;
+    const tir_stmt *const *st = b->kind == TIR_KIND_SEQ ? ((const tir_seq *)b)->stmts : &b;
+    for (int i = 0; i < n; i++)
+        if (st[i]->kind != TIR_KIND_BUFFER_STORE) return (const tir_stmt *)q;
+    tir_ctx *ctx = c->st->ctx;
+    const tir_stmt **out = IR_NEWN(ctx, const tir_stmt *, n);
+    for (int i = 0; i < n; i++) {
+        const tir_var *v = tir_var_new(ctx, q->var->name, q->var->base.dtype);
+        const tir_expr *ve = (const tir_expr *)v;
+        const tir_stmt *s1 = (const tir_stmt *)tir_substitute(ctx, st[i], 1, &q->var, &ve);
+        out[i] = tir_for_new(ctx, v, q->min, q->extent, TIR_FOR_VECTORIZED, NULL, 0, NULL, s1);
+    }
+    return tir_seq_new(ctx, n, out);
 }
 
 /* One tile operation: operands checked, then its per-lane form. */
@@ -531,6 +929,8 @@ static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
     }
     if (c->err != TIR_OK || !x) return s;
     f = find_fbuf(c, x->buffer);
+    if (f && f->swap && f->lay.kind != TIR_FRAG_K8_A)
+        return (call->op == TIR_INTRIN_FRAG_FILL || y) ? expand_swapped(c, s, call, f, x, y, z) : s;
     const tir_expr *o = tile_offset(c, s, f, x);
     if (!o) return s;
     switch (call->op) {
@@ -610,12 +1010,16 @@ static const tir_stmt *merge_b_pair(lf *c, const tir_stmt *s1, const tir_stmt *s
 static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     lf *c = m->user;
     const tir_for *f = (const tir_for *)n;
+    const tir_stmt *split = c->swapping && f->var != c->group_q ? split_unit_loop(c, f) : NULL;
+    if (split) return (const tir_node *)tir_mutate_stmt(m, split);
     tir_analyzer_bind(c->an, f->var, f->min, f->extent);
     bool tx = lower_is_thread_loop(f) && strcmp(f->thread_tag, "threadIdx.x") == 0;
     const tir_for *outer = c->tx;
     if (tx) c->in_tx++, c->tx = f;
     const tir_node *r = tir_mutate_default(m, n);
     if (tx) c->in_tx--, c->tx = outer;
+    if (f->var == c->group_q && r != n && c->err == TIR_OK)
+        return (const tir_node *)vector_group(c, (const tir_for *)r);
     return r;
 }
 
@@ -689,6 +1093,7 @@ tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_p
             c.tx ? "threadIdx.x has extent " : "no loop is bound to threadIdx.x",
             c.tx ? tir_print(st->ctx, c.tx->extent) : "");
     c.tx = NULL;
+    if (!st->opts.no_tf32_swap) c.swapping = swap_scan(&c, in->body);
     c.an = tir_analyzer_create(st->ctx);
     c.lane = tir_var_new(st->ctx, "lane", TIR_I32);
     tir_analyzer_bind_const(c.an, c.lane, 0, 32);
@@ -702,6 +1107,7 @@ tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_p
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     tir_analyzer_destroy(c.an);
     ir_vec_free(&c.bufs);
+    ir_vec_free(&c.swaps);
     if (c.err != TIR_OK) return c.err;
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;

@@ -103,13 +103,14 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
 }
 
 /* The lowering options of the command line (--peel-tail, --tc-off
- * interleave, prefetch, --tc-on vecstore). */
+ * interleave, prefetch, ldm32, tf32swap, --tc-on vecstore). */
 void tirc_lower_opts(const opts *o, tir_lower_opts *lo) {
     tir_lower_opts_init(lo);
     lo->pipeline_peel_tail = o->peel_tail;
     lo->no_copy_interleave = o->tc_off & TIRC_TC_OFF_INTERLEAVE;
     lo->no_tile_prefetch = o->tc_off & TIRC_TC_OFF_PREFETCH;
     lo->no_ldmatrix_tf32 = o->tc_off & TIRC_TC_OFF_LDM32;
+    lo->no_tf32_swap = o->tc_off & TIRC_TC_OFF_TF32SWAP;
     lo->vector_acc_store = o->tc_on & TIRC_TC_ON_VECSTORE;
 }
 
