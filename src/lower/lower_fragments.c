@@ -556,10 +556,10 @@ static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
  * C unit is the registers whose column is 2g + p, so each tile operation
  * touches every other column of its unit, and the rewrite is only sound
  * where every tile operation on such a B or C fragment handles whole
- * units: as for the float32 rule's groups, the body of a loop x (serial
- * or unrolled, from 0, an even extent) over consecutive tiles (fragment
- * column 8x + c with c a multiple of 16, the other operand's column 8x +
- * d, nothing else depending on x; an mma's A tile and a fill's value
+ * units: the body of a loop x (serial or unrolled, from 0, an even
+ * extent) over consecutive tiles (fragment column 8x + c with c a
+ * multiple of 16, the other operand's column 8x + d, nothing else
+ * depending on x; an mma's A tile and a fill's value
  * independent of x; a guard around it free of x).  The mma of tile 2x + 1
  * is then the second half of the two instructions emitted for tile 2x.
  * Every buffer an mma_sync links (its C, A and B) must qualify, else none
