@@ -486,6 +486,44 @@ static void test_two_writers(void **st) {
     if (turns < 2) fail_msg("the writers took turns only %d times in 3 attempts", turns);
 }
 
+/* Eight tuners opening one new file at the same moment, ten times: each
+ * opens (the WAL switch and the schema), adds 5 rows and closes; all
+ * succeed and every row lands.  (CI once saw the second of two writers
+ * fail with "setting WAL mode: database is locked": SQLite answers BUSY
+ * at once, without the busy handler, when the switch could deadlock.) */
+static void test_many_openers(void **st) {
+    fixture *fx = *st;
+    enum { KIDS = 8, ROWS = 5, ROUNDS = 10 };
+    for (int round = 0; round < ROUNDS; round++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/many%d.db", fx->dir, round);
+        int go[2];
+        assert_int_equal(pipe(go), 0);
+        pid_t pids[KIDS];
+        for (int w = 0; w < KIDS; w++) {
+            pids[w] = fork();
+            assert_true(pids[w] >= 0);
+            if (pids[w] == 0) {
+                close(go[1]);
+                child_writer(path, w, ROWS, -1, go[0], 0);
+            }
+        }
+        close(go[0]);
+        assert_int_equal(write(go[1], "gggggggg", KIDS), KIDS);
+        close(go[1]);
+        for (int w = 0; w < KIDS; w++) {
+            int status = 0;
+            assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("round %d: opener %d ended with status 0x%x", round, w, status);
+        }
+        tir_tune_db *db = open_db(fx, path);
+        OK(fx->ctx, tir_tune_db_check(fx->ctx, db));
+        assert_int_equal(count_all(fx, db), KIDS * ROWS);
+        tir_tune_db_close(db);
+    }
+}
+
 /* Reads the child's counts until it has reported `at_least` commits (or
  * died); returns the last one read. */
 static int64_t read_counts(int fd, int64_t at_least) {
@@ -644,6 +682,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_jsonl_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonl_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_writers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_openers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_best, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),

@@ -87,11 +87,25 @@ static tir_status check_version(tir_ctx *ctx, tir_tune_db *db) {
     return st;
 }
 
+/* PRAGMA journal_mode=WAL: switching a file to WAL takes an exclusive
+ * lock, and when several connections open a new file at once SQLite
+ * answers SQLITE_BUSY at once, without calling the busy handler, where
+ * waiting could deadlock (CI saw the second of two tuners fail so;
+ * test_many_openers: eight at once).  So the switch itself is retried
+ * every 10 ms, up to the busy timeout. */
+static int set_wal(tir_tune_db *db) {
+    for (int waited = 0;; waited += 10) {
+        int rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited >= BUSY_TIMEOUT_MS) return rc;
+        sqlite3_sleep(10);
+    }
+}
+
 /* Connection settings, then the schema in one transaction (two processes
  * opening a new file at once: the second waits, then finds the tables). */
 static tir_status setup(tir_ctx *ctx, tir_tune_db *db) {
     sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
-    int rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    int rc = set_wal(db);
     if (rc == SQLITE_NOTADB)
         return tir_ctx_fail(ctx, TIR_ERR_IO, "tune db %s: not an SQLite database", db->path);
     if (rc != SQLITE_OK) return tune_fail(ctx, db, "setting WAL mode");
