@@ -318,7 +318,9 @@ static void test_barriers(void **state) {
  * (the mma's second operand is then the B fragment); planted variants
  * that treat the two tiles of a unit differently must not: a fill value
  * that depends on the tile, an mma whose A tile depends on it, the two
- * mma written out without a loop, three tiles.  Every variant lowered and
+ * mma written out without a loop, three tiles, the fill's tiles in
+ * reverse, the mma in a loop inside the tile loop, a store guard reading
+ * memory (helper review).  Every variant lowered and
  * simulated against the interpreter (lk_interp_sim_equal: exact); with the
  * unit check skipped the first two compute wrong columns. */
 static const char *sw_kernel =
@@ -372,6 +374,17 @@ static const char *sw_mma_loop =
     "Bf[0:8, vj * 8:vj * 8 + 8])\n"
     "                        T.writes(Cf[0:16, vj * 8:vj * 8 + 8])\n"
     "                        T.mma_sync(T.address_of(Cf[0, vj * 8]), T.address_of(Af[AROW, 0]), "
+    "T.address_of(Bf[0, vj * 8]))\n";
+
+static const char *sw_mma_nested =
+    "                for j in T.serial(NT):\n"
+    "                    for i2 in T.serial(1):\n"
+    "                        with T.block(\"m\"):\n"
+    "                            vj = T.axis.spatial(3, j)\n"
+    "                            T.reads(Cf[0:16, vj * 8:vj * 8 + 8], Af[AROW:AROW + 16, 0:8], "
+    "Bf[0:8, vj * 8:vj * 8 + 8])\n"
+    "                            T.writes(Cf[0:16, vj * 8:vj * 8 + 8])\n"
+    "                            T.mma_sync(T.address_of(Cf[0, vj * 8]), T.address_of(Af[AROW, 0]), "
     "T.address_of(Bf[0, vj * 8]))\n";
 
 static const char *sw_mma_two =
@@ -430,6 +443,24 @@ static void test_tf32_swap(void **state) {
     assert_false(sw_case(sw_text("2", zero, sw_mma_two, "0")));
     /* three tiles: the last unit would be half */
     assert_false(sw_case(sw_text("3", zero, sw_mma_loop, "0")));
+    /* the fill's tiles in reverse (column (1 - j) * 8) */
+    const char *rev = replace(sw_text("2", zero, sw_mma_loop, "16"),
+                              "T.writes(Cf[0:16, vj * 8:vj * 8 + 8])\n"
+                              "                        T.frag_fill(T.address_of(Cf[0, vj * 8])",
+                              "T.writes(Cf[0:16, (1 - vj) * 8:(1 - vj) * 8 + 8])\n"
+                              "                        T.frag_fill(T.address_of(Cf[0, (1 - vj) * 8])");
+    assert_false(sw_case(rev));
+    /* the mma in a loop inside the tile loop */
+    assert_false(sw_case(sw_text("2", zero, sw_mma_nested, "16")));
+    /* a store guard that reads memory (the store could change it between
+     * a unit's tiles) */
+    const char *g = replace(sw_text("2", zero, sw_mma_loop, "16"),
+                            "                for j in T.serial(2):\n"
+                            "                    with T.block(\"st\"):",
+                            "                for j in T.serial(2):\n"
+                            "                    with T.block(\"st\"):\n"
+                            "                        T.where(A[0, 0] < T.float32(100))");
+    assert_false(sw_case(g));
     /* the option */
     tir_lower_opts o;
     tir_lower_opts_init(&o);

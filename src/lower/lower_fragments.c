@@ -559,8 +559,9 @@ static const tir_stmt *expand_ldmatrix(lf *c, const fbuf *f, const tir_expr *o,
  * units: the body of a loop x (serial or unrolled, from 0, an even
  * extent) over consecutive tiles (fragment column 8x + c with c a
  * multiple of 16, the other operand's column 8x + d, nothing else
- * depending on x; an mma's A tile and a fill's value
- * independent of x; a guard around it free of x).  The mma of tile 2x + 1
+ * depending on x, no index reading memory; an mma's A tile and a fill's
+ * value independent of x; a guard around it free of x and of memory
+ * reads).  The mma of tile 2x + 1
  * is then the second half of the two instructions emitted for tile 2x.
  * Every buffer an mma_sync links (its C, A and B) must qualify, else none
  * of them swaps.  tir_lower_opts.no_tf32_swap turns it off. */
@@ -601,6 +602,21 @@ static bool buf_swaps(const lf *c, const tir_buffer *b) {
     return e && !e->bad;
 }
 
+static bool load_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
+    return true;
+}
+
+/* Does e read memory?  A guard or a store's index that does could differ
+ * between a unit's two tiles (the first tile's store may change what the
+ * second one's reads), which the swapped code evaluates once for both. */
+static bool reads_memory(const tir_expr *e) {
+    bool any = false;
+    tir_visitor v = {.pre = load_pre, .user = &any};
+    tir_visit(&v, e);
+    return any;
+}
+
 /* e = 8 x + r, r free of x: r, or NULL. */
 static const tir_expr *step8_rest(sscan *g, const tir_expr *e, const tir_var *x) {
     tir_ctx *ctx = g->c->st->ctx;
@@ -615,8 +631,9 @@ static const tir_expr *step8_rest(sscan *g, const tir_expr *e, const tir_var *x)
  * the other indices free of x. */
 static bool unit_operand(sscan *g, const tir_buffer_load *l, const tir_var *x, bool aligned) {
     if (!l || l->nidx < 2) return false;
-    for (int d = 0; d < l->nidx - 1; d++)
-        if (tir_uses_var(l->indices[d], x)) return false;
+    for (int d = 0; d < l->nidx; d++)
+        if ((d < l->nidx - 1 && tir_uses_var(l->indices[d], x)) || reads_memory(l->indices[d]))
+            return false;
     const tir_expr *r = step8_rest(g, l->indices[l->nidx - 1], x);
     tir_ctx *ctx = g->c->st->ctx;
     return r && (!aligned || tir_analyzer_can_prove(g->an, tir_eq(ctx, tir_floormod(ctx, r, k32(g->c, 16)),
@@ -648,13 +665,14 @@ static bool unit_form(sscan *g, const tir_for *f, const tir_call *call) {
 }
 
 /* The tile operation loop f runs as its whole body, possibly under a
- * guard free of f's variable without else (*guard), or NULL. */
+ * guard free of f's variable and of memory reads, without else (*guard),
+ * or NULL. */
 static const tir_stmt *unit_body(const tir_for *f, const tir_if **guard) {
     const tir_stmt *b = f->body;
     *guard = NULL;
     if (b->kind == TIR_KIND_IF) {
         const tir_if *i = (const tir_if *)b;
-        if (i->else_s || tir_uses_var(i->cond, f->var)) return NULL;
+        if (i->else_s || tir_uses_var(i->cond, f->var) || reads_memory(i->cond)) return NULL;
         *guard = i;
         b = i->then_s;
     }
