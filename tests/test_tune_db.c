@@ -433,32 +433,39 @@ static bool mark_row(void *user, const tir_tune_record *r) {
     return true;
 }
 
-/* Two writers started together on one new file (path): every row of both
- * lands exactly once; returns how often the rows switch writer. */
-static int two_writers_once(fixture *fx, const char *path) {
-    enum { ROWS = 500 };
-    pid_t pids[2];
+/* n child_writers (0 .. n-1) of `rows` rows each, pausing pause_us, all
+ * released at once (they open the file together); each must exit 0. */
+static void writers_together(const char *path, int n, int rows, useconds_t pause_us) {
+    enum { MAXW = 16 };
+    assert_true(n <= MAXW);
+    pid_t pids[MAXW];
     int go[2];
     assert_int_equal(pipe(go), 0);
-    /* Both start together and open the new file at once: the schema is
-     * made once. */
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < n; w++) {
         pids[w] = fork();
         assert_true(pids[w] >= 0);
         if (pids[w] == 0) {
             close(go[1]);
-            child_writer(path, w, ROWS, -1, go[0], 200);
+            child_writer(path, w, rows, -1, go[0], pause_us);
         }
     }
     close(go[0]);
-    assert_int_equal(write(go[1], "gg", 2), 2);
+    for (int w = 0; w < n; w++) assert_int_equal(write(go[1], "g", 1), 1);
     close(go[1]);
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < n; w++) {
         int status = 0;
         assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fail_msg("writer %d ended with status 0x%x", w, status);
+            fail_msg("%s: writer %d ended with status 0x%x", path, w, status);
     }
+}
+
+/* Two writers started together on one new file (path): every row of both
+ * lands exactly once; returns how often the rows switch writer. */
+static int two_writers_once(fixture *fx, const char *path) {
+    enum { ROWS = 500 };
+    /* Both open the new file at once: the schema is made once. */
+    writers_together(path, 2, ROWS, 200);
     tir_tune_db *db = open_db(fx, path);
     OK(fx->ctx, tir_tune_db_check(fx->ctx, db));
     assert_int_equal(count_all(fx, db), 2 * ROWS);
@@ -497,26 +504,7 @@ static void test_many_openers(void **st) {
     for (int round = 0; round < ROUNDS; round++) {
         char path[160];
         snprintf(path, sizeof path, "%s/many%d.db", fx->dir, round);
-        int go[2];
-        assert_int_equal(pipe(go), 0);
-        pid_t pids[KIDS];
-        for (int w = 0; w < KIDS; w++) {
-            pids[w] = fork();
-            assert_true(pids[w] >= 0);
-            if (pids[w] == 0) {
-                close(go[1]);
-                child_writer(path, w, ROWS, -1, go[0], 0);
-            }
-        }
-        close(go[0]);
-        assert_int_equal(write(go[1], "gggggggg", KIDS), KIDS);
-        close(go[1]);
-        for (int w = 0; w < KIDS; w++) {
-            int status = 0;
-            assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                fail_msg("round %d: opener %d ended with status 0x%x", round, w, status);
-        }
+        writers_together(path, KIDS, ROWS, 0);
         tir_tune_db *db = open_db(fx, path);
         OK(fx->ctx, tir_tune_db_check(fx->ctx, db));
         assert_int_equal(count_all(fx, db), KIDS * ROWS);

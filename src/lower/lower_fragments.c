@@ -295,24 +295,6 @@ static const tir_expr *lane_pos(lf *c, const fbuf *f, int v, bool col) {
     return e;
 }
 
-/* The element of S (at l, a tile origin) that register v holds, and the
- * condition that it lies inside S's shape. */
-static const tir_expr **elem_of(lf *c, const tir_buffer_load *l, const fbuf *f, int v,
-                                const tir_expr **inside) {
-    tir_ctx *ctx = c->st->ctx;
-    int n = l->nidx;
-    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
-    for (int d = 0; d < n; d++) idx[d] = l->indices[d];
-    *inside = NULL;
-    for (int k = 0; k < 2; k++) {
-        int d = n - 2 + k;
-        idx[d] = tir_add(ctx, i32(c, idx[d]), lane_pos(c, f, v, k == 1));
-        const tir_expr *in = tir_lt(ctx, idx[d], i32(c, l->buffer->shape[d]));
-        *inside = *inside ? tir_and(ctx, *inside, in) : in;
-    }
-    return idx;
-}
-
 /* ------------------------------------------------------------ expansion */
 
 /* s simplified with the enclosing loops and the lane known, then the lane
@@ -336,29 +318,43 @@ static const tir_stmt *expand_fill(lf *c, const fbuf *f, const tir_expr *o,
     return finish(c, f->lay.regs, st);
 }
 
-/* Per lane: register v = S[element] inside S's shape, else 0; or
- * D[element] = register v inside D's shape (store). */
+/* One register's copy: register ri = S[element] inside S's shape, else 0
+ * (a load); or D[element] = register ri inside D's shape (store), where
+ * the element is l (a tile origin) moved by (row, col) in its last two
+ * dimensions. */
+static const tir_stmt *copy_elem(lf *c, const fbuf *f, const tir_expr *ri,
+                                 const tir_buffer_load *l, const tir_expr *row,
+                                 const tir_expr *col, bool store) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_buffer *b = l->buffer;
+    int n = l->nidx;
+    const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
+    for (int d = 0; d < n; d++) idx[d] = l->indices[d];
+    idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), row);
+    idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]), col);
+    const tir_expr *inside = tir_and(ctx, tir_lt(ctx, idx[n - 2], i32(c, b->shape[n - 2])),
+                                     tir_lt(ctx, idx[n - 1], i32(c, b->shape[n - 1])));
+    if (store) {
+        const tir_expr *val = tir_load(ctx, f->local, 1, &ri);
+        if (!tir_dtype_eq(b->dtype, val->dtype)) val = tir_cast_new(ctx, b->dtype, val);
+        return tir_if_new(ctx, inside, tir_store(ctx, b, val, n, idx), NULL);
+    }
+    const tir_expr *val = tir_load(ctx, b, n, idx);
+    if (!tir_dtype_eq(f->frag->dtype, val->dtype)) val = tir_cast_new(ctx, f->frag->dtype, val);
+    const tir_expr *zero = tir_cast_new(ctx, f->frag->dtype, k32(c, 0));
+    return tir_if_new(ctx, inside, tir_store(ctx, f->local, val, 1, &ri),
+                      tir_store(ctx, f->local, zero, 1, &ri));
+}
+
+/* Per lane, every register v of the tile at o: copy_elem of element
+ * (tir_frag_row(l, v), tir_frag_col(l, v)) of the tile at l. */
 static const tir_stmt *expand_copy(lf *c, const fbuf *f, const tir_expr *o,
                                    const tir_buffer_load *l, bool store) {
     tir_ctx *ctx = c->st->ctx;
     const tir_stmt **st = IR_NEWN(ctx, const tir_stmt *, f->lay.regs);
-    const tir_buffer *b = l->buffer;
-    for (int v = 0; v < f->lay.regs; v++) {
-        const tir_expr *inside, *i = tir_add(ctx, o, k32(c, v));
-        const tir_expr **idx = elem_of(c, l, f, v, &inside);
-        if (store) {
-            const tir_expr *val = tir_load(ctx, f->local, 1, &i);
-            if (!tir_dtype_eq(b->dtype, val->dtype)) val = tir_cast_new(ctx, b->dtype, val);
-            st[v] = tir_if_new(ctx, inside, tir_store(ctx, b, val, l->nidx, idx), NULL);
-        } else {
-            const tir_expr *val = tir_load(ctx, b, l->nidx, idx);
-            if (!tir_dtype_eq(f->frag->dtype, val->dtype))
-                val = tir_cast_new(ctx, f->frag->dtype, val);
-            const tir_expr *zero = tir_cast_new(ctx, f->frag->dtype, k32(c, 0));
-            st[v] = tir_if_new(ctx, inside, tir_store(ctx, f->local, val, 1, &i),
-                               tir_store(ctx, f->local, zero, 1, &i));
-        }
-    }
+    for (int v = 0; v < f->lay.regs; v++)
+        st[v] = copy_elem(c, f, tir_add(ctx, o, k32(c, v)), l, lane_pos(c, f, v, false),
+                          lane_pos(c, f, v, true), store);
     return finish(c, f->lay.regs, st);
 }
 
@@ -797,24 +793,7 @@ static const tir_stmt *expand_half(lf *c, const fbuf *f, const tir_expr *o, cons
         const tir_expr *row = acc ? tir_add(ctx, k32(c, 8 * h + e), tir_mul(ctx, k32(c, 2), t))
                                   : tir_add(ctx, t, k32(c, 4 * s));
         const tir_expr *col = tir_add(ctx, tir_mul(ctx, k32(c, 2), g), tir_mul(ctx, k32(c, -7), p));
-        int n = l->nidx;
-        const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, n);
-        for (int d = 0; d < n; d++) idx[d] = l->indices[d];
-        idx[n - 2] = tir_add(ctx, i32(c, idx[n - 2]), row);
-        idx[n - 1] = tir_add(ctx, i32(c, idx[n - 1]), col);
-        const tir_expr *inside = tir_and(ctx, tir_lt(ctx, idx[n - 2], i32(c, l->buffer->shape[n - 2])),
-                                         tir_lt(ctx, idx[n - 1], i32(c, l->buffer->shape[n - 1])));
-        if (store) {
-            const tir_expr *val = tir_load(ctx, f->local, 1, &ri);
-            if (!tir_dtype_eq(l->buffer->dtype, val->dtype)) val = tir_cast_new(ctx, l->buffer->dtype, val);
-            st[s] = tir_if_new(ctx, inside, tir_store(ctx, l->buffer, val, n, idx), NULL);
-        } else {
-            const tir_expr *val = tir_load(ctx, l->buffer, n, idx);
-            if (!tir_dtype_eq(f->frag->dtype, val->dtype)) val = tir_cast_new(ctx, f->frag->dtype, val);
-            const tir_expr *zero = tir_cast_new(ctx, f->frag->dtype, k32(c, 0));
-            st[s] = tir_if_new(ctx, inside, tir_store(ctx, f->local, val, 1, &ri),
-                               tir_store(ctx, f->local, zero, 1, &ri));
-        }
+        st[s] = copy_elem(c, f, ri, l, row, col, store);
     }
     return finish(c, nr, st);
 }
