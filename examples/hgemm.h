@@ -32,10 +32,9 @@ hgemm_config hgemm_default_config(void);
 
 /* A configuration for an M x N x K matmul of inputs of type in (float16,
  * bfloat16, or float32 as TF32) on a GPU with nsm multiprocessors
- * (tir_tune_tc_default): 128 x 256 tiles in 4 stages from two waves of
- * them, else the default, with 64 x 64 tiles when 128 x 128 ones give
- * less than a wave of blocks, and BK dividing K where one does (tensorize
- * refuses a ragged k tile). */
+ * (tir_tune_tc_default): the largest of 128 x 256 tiles in 4 stages,
+ * 64 x 128 and 64 x 64 tiles in 3 stages that gives half a wave of
+ * blocks, and BK dividing K (tensorize refuses a ragged k tile). */
 hgemm_config hgemm_config_for(tir_dtype in, int64_t M, int64_t N, int64_t K, int nsm);
 
 /* Schedules tir_def_matmul_mixed (block "C") with cfg.  On error returns

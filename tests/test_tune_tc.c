@@ -227,10 +227,10 @@ static void test_sampled(void **st) {
     assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
     tir_sched_destroy(r);
     tir_sched_destroy(s);
-    c.bk = 24;
+    c.bk = 40; /* not a candidate (24 and 48 are) */
     OK(ctx, tir_sched_create(ctx, f, &s));
     assert_int_equal(tir_tune_tc_tiling_sampled(s, "C", &c, NULL), TIR_ERR_INVALID_ARG);
-    assert_non_null(strstr(tir_ctx_error(ctx), "knob bk = 24"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "knob bk = 40"));
     tir_sched_destroy(s);
     tir_ctx_destroy(ctx);
 }
@@ -540,9 +540,16 @@ static void test_default_rule(void **st) {
     } cases[] = {{TIR_RT_GEMM_BF16, 4096, 4096, 4096, 128, 256, 64, 4},
                  {TIR_RT_GEMM_F16, 8192, 8192, 8192, 128, 256, 64, 4},
                  {TIR_RT_GEMM_TF32, 4096, 4096, 4096, 128, 256, 32, 4},
-                 {TIR_RT_GEMM_BF16, 4096, 4096, 4112, 128, 128, 16, 2}, /* 64 does not divide K */
-                 {TIR_RT_GEMM_BF16, 2048, 2048, 2048, 128, 128, 32, 2}, /* 128 blocks of 128x256 */
-                 {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 64, 16, 2}};
+                 {TIR_RT_GEMM_BF16, 4096, 4096, 4112, 128, 256, 16, 4}, /* 4112 = 16 * 257 */
+                 {TIR_RT_GEMM_BF16, 2048, 2048, 2048, 128, 256, 64, 4}, /* 128 blocks >= 66 */
+                 {TIR_RT_GEMM_BF16, 1536, 1408, 2048, 128, 256, 64, 4}, /* 12 x 6 = 72 */
+                 {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3},   /* 16 x 4 = 64 < 66 */
+                 {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3},  /* 16 x 8 of 64x128 */
+                 {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3},    /* 336 = 48 * 7 */
+                 {TIR_RT_GEMM_TF32, 1000, 520, 336, 64, 128, 24, 3},    /* 336 = 24 * 14 */
+                 {TIR_RT_GEMM_F16, 512, 512, 512, 64, 64, 64, 3},       /* 8 x 4 = 32 < 66 */
+                 {TIR_RT_GEMM_TF32, 40, 72, 24, 64, 64, 24, 3},
+                 {TIR_RT_GEMM_BF16, 64, 64, 100, 64, 64, 16, 3}}; /* K % 16: refused */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);
         tir_tc_config c = tir_tune_tc_default(&t, 132);
@@ -550,7 +557,21 @@ static void test_default_rule(void **st) {
             c.stages != cases[i].stages || c.warps_m * c.warps_n != (c.bm == 64 ? 4 : 8))
             fail_msg("case %zu: %dx%dx%d warps %dx%d stages %d", i, c.bm, c.bn, c.bk, c.warps_m,
                      c.warps_n, c.stages);
-        assert_int_equal(t.K % c.bk, 0);
+        int mk = cases[i].kind == TIR_RT_GEMM_TF32 ? 8 : 16;
+        assert_int_equal(t.K % c.bk != 0, t.K % mk != 0);
+        /* the default is a point of the tuner's space wherever there is one */
+        tir_tune_space sp;
+        tir_ctx *ctx = tir_ctx_create();
+        if (t.K % mk) {
+            assert_int_not_equal(tir_tune_space_make(ctx, &t, sm90(), &sp), TIR_OK);
+        } else {
+            OK(ctx, tir_tune_space_make(ctx, &t, sm90(), &sp));
+            int found = 0;
+            for (int j = 0; j < sp.n; j++) found += same(&sp.tc_configs[j], &c);
+            assert_int_equal(found, 1);
+            tir_tune_space_free(&sp);
+        }
+        tir_ctx_destroy(ctx);
     }
 }
 

@@ -465,12 +465,13 @@ TIR_API tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_co
 TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block,
                                               const tir_tc_config *cfg, tir_tc_config *used);
 /* The tensor-core configuration without tuning (examples/hgemm.c's rule):
- * 128 x 256 tiles of 2 x 4 warps, bk 64 (TF32: 32), 4 cp.async stages
- * when they give at least two waves of nsm blocks and bk divides K (the
- * tuner's best at 4096^3 and 8192^3 on the H200); else 128 x 128 x 32
- * tiles of 2 x 4 warps, double-buffered cp.async; 64 x 64 tiles of 2 x 2
- * warps when 128 x 128 ones give less than a wave of nsm blocks; bk 16
- * (else 8) when 32 does not divide K. */
+ * the largest of three block tiles that gives at least half a wave
+ * (nsm / 2) of blocks: 128 x 256 tiles of 2 x 4 warps in 4 cp.async
+ * stages (the tuner's best at 4096^3 and 8192^3 on the H200), else
+ * 64 x 128, else 64 x 64 tiles of 2 x 2 warps in 3 stages; bk 64 (TF32:
+ * 32), or the largest multiple of the mma's k (16; TF32 8) below it that
+ * divides K (tensorize refuses a ragged k tile; when K is not a multiple
+ * of the mma's k, bk is that k and the rule refuses the shape). */
 TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
 
 /* -------------------------------------------------------------- search */

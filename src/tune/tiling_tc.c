@@ -32,22 +32,43 @@ tir_tc_config tir_tc_config_default(void) {
     return c;
 }
 
-/* hgemm.c's rule: 128 x 256 x 64 (TF32: x 32) in 4 stages where that
- * gives two waves of blocks (measured best at 4096^3 and 8192^3, with the
- * copies interleaved into the mma: docs/tensor-cores.md), else the
- * default, with 64 x 64 tiles when 128 x 128 ones give less than a wave
- * of blocks, and BK dividing K where one does (tensorize refuses a ragged
- * k tile). */
+/* The largest k tile of at most `most` that is a multiple of the mma's k
+ * (mk) and divides K (tensorize refuses a ragged k tile): 48 for K = 336
+ * rather than 16, three k steps per barrier instead of one.  0 when K is
+ * not a multiple of mk (no tensor-core configuration fits then). */
+static int k_tile(int64_t K, int mk, int most) {
+    for (int bk = most; bk >= mk; bk -= mk)
+        if (K % bk == 0) return bk;
+    return 0;
+}
+
+/* The rule by shape: the largest of three block tiles that still gives
+ * at least half a wave of blocks (nsm / 2).  128 x 256 (2 x 4 warps, 4
+ * stages) is the fastest per SM where it fills the GPU: it needs the
+ * least traffic from L2 per flop (docs/tensor-cores.md, "The default by
+ * shape"); below half a wave, 64 x 128 and then 64 x 64 tiles (2 x 2
+ * warps, 3 stages; several blocks an SM) spread the work over more SMs.
+ * Run 69 measured eight tiles at five shapes, run 70 this rule against
+ * the previous one (128 x 256 only from two waves, else 128 x 128 or
+ * 64 x 64 in 2 stages with BK 32) at twelve: 1.08-1.91x faster everywhere
+ * but at 3072^3 and 4096^3, where both rules choose 128 x 256.  BK: 64
+ * (TF32: 32), or the largest multiple of the mma's k below it that
+ * divides K. */
 tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     tir_tc_config c = tir_tc_config_default();
-    int64_t blocks = ((t->M + 127) / 128) * ((t->N + 127) / 128);
+    int mk = t->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
+    int64_t half_wave = nsm / 2 > 0 ? nsm / 2 : 1;
     int64_t big = ((t->M + 127) / 128) * ((t->N + 255) / 256);
-    int64_t bk = t->kind == TIR_RT_GEMM_TF32 ? 32 : 64;
-    if (big >= 2 * nsm && t->K % bk == 0)
-        c.bn = 256, c.bk = (int)bk, c.stages = 4;
-    else if (blocks < nsm)
-        c.bm = c.bn = 64, c.warps_m = c.warps_n = 2;
-    if (t->K % c.bk) c.bk = t->K % 16 == 0 ? 16 : 8;
+    int64_t mid = ((t->M + 63) / 64) * ((t->N + 127) / 128);
+    c.warps_m = c.warps_n = 2, c.stages = 3;
+    if (big >= half_wave)
+        c.bm = 128, c.bn = 256, c.warps_n = 4, c.stages = 4;
+    else if (mid >= half_wave)
+        c.bm = 64, c.bn = 128;
+    else
+        c.bm = c.bn = 64;
+    int bk = k_tile(t->K, mk, 4 * mk);
+    c.bk = bk ? bk : mk; /* K not a multiple of mk: the rule says why it refuses */
     return c;
 }
 
