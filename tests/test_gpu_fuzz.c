@@ -851,6 +851,7 @@ typedef struct tc_totals {
     long pert_refused, pert_accepted;            /* of wrong_loop + no_decompose */
     long vec_stores; /* simulated kernels with vector_acc_store's shuffles */
     long swapped;    /* simulated TF32 kernels with the operands swapped */
+    long swizzled;   /* simulated kernels with shared rows the rule leaves to the swizzle */
 } tc_totals;
 
 /* Does lowered kernel text pass a B fragment as some mma_sync's A operand
@@ -976,6 +977,10 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
             tc->t->vec_stores++;
         if (st == TIR_OK && tc->kind == TIR_RT_GEMM_TF32 && tf32_swapped(tir_print(ctx, k)))
             tc->t->swapped++;
+        int eb = tir_dtype_bytes(tir_rt_gemm_kind_input(tc->kind));
+        if (st == TIR_OK && !tc->lower.no_smem_swizzle && !tc->cfg.no_smem_swizzle &&
+            ((int64_t)tc->cfg.bk * eb % 128 == 0 || (eb == 2 && tc->cfg.bn * 2 % 128 == 0)))
+            tc->t->swizzled++;
         if (st != TIR_OK) {
             snprintf(gc->why, sizeof gc->why, "%s simulated: %s: %s\nkernel:\n%s", what,
                      tir_status_name(st), tir_ctx_error(ctx), tir_print(ctx, k));
@@ -1154,6 +1159,12 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
      * of the TF32 cases */
     if (tc->kind == TIR_RT_GEMM_TF32 && chance(&r4, 50) && c->bn > 0)
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
+    /* the shared swizzle (on by default for rows of whole 128-byte
+     * segments): the rule's padding instead in 20%, unpadded rows lowered
+     * without the swizzle in 10% (its own stream) */
+    uint64_t r5 = *r ^ 0x2545f491u;
+    c->no_smem_swizzle = chance(&r5, 20);
+    tc->lower.no_smem_swizzle = chance(&r5, 10);
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
@@ -1161,7 +1172,7 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d%s, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
@@ -1173,7 +1184,9 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
              tc->lower.vector_acc_store ? ", lowered with vector_acc_store" : "",
              tc->lower.no_ldmatrix_tf32 ? ", lowered with no_ldmatrix_tf32" : "",
-             tc->lower.no_tf32_swap ? ", lowered with no_tf32_swap" : "");
+             tc->lower.no_tf32_swap ? ", lowered with no_tf32_swap" : "",
+             c->no_smem_swizzle ? ", no_smem_swizzle" : "",
+             tc->lower.no_smem_swizzle ? ", lowered with no_smem_swizzle" : "");
 }
 
 /* The definition, its inputs and the interpreter's output on them. */
@@ -1321,10 +1334,11 @@ static void test_gpu_fuzz_tc(void **state) {
            "wrong intrinsics, %ld wrong loops, %ld tensorize before decompose_reduction (%ld "
            "refused, %ld accepted and checked); %ld known issues (a "
            "half-tensorized schedule reading fragment padding); %ld simulated with "
-           "vector_acc_store's shuffles, %ld TF32 with the operands swapped; %ld failures\n",
+           "vector_acc_store's shuffles, %ld TF32 with the operands swapped, %ld with shared rows "
+           "left to the swizzle; %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.lower_refused,
            t.wrong_intrin, t.wrong_loop, t.no_decompose, t.pert_refused, t.pert_accepted,
-           t.known, t.vec_stores, t.swapped, t.failures);
+           t.known, t.vec_stores, t.swapped, t.swizzled, t.failures);
     if (t.failures) fail_msg("%ld of %ld tensor-core fuzz cases failed (see above)", t.failures,
                              t.cases);
     assert_true(t.lowered > 0); /* it reaches the simulator */

@@ -231,15 +231,22 @@ static void ptx(void **state) {
     assert_string_not_equal(sw, out);
     free(sw);
     /* TF32 A fragments by ldmatrix.x4 (no .trans), per-lane loads with
-       --tc-off ldm32; A's rows padded by 4 floats (36 a row: 143360
-       bytes of shared memory at 128x128x32 in 4 stages, 4 * (128 * 36 +
-       32 * 136) * 4), by 8 with --tc-off oddpad (151552) */
+       --tc-off ldm32; A's rows of 32 floats (128 bytes) unpadded and
+       swizzled by lowering: 135168 bytes of shared memory at 128x128x32
+       in 4 stages, 4 * (128 * 32 + 32 * 136) * 4; padded by 4 floats with
+       --tc-off smemswz (36 a row: 143360), by 8 with oddpad too (151552) */
     const char *tf = "ptx matmul --dtype tf32 --size 256 --tile 128x128x32x2x4 --stages 4";
     assert_int_equal(tirc_run(NULL, tf), 0);
     assert_true(count(out, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
     assert_int_equal(count(out, ".trans"), 0);
+    assert_non_null(strstr(err, "135168 bytes shared"));
+    char *swz = strdup(out);
+    snprintf(cmd, sizeof cmd, "%s --tc-off smemswz", tf);
+    assert_int_equal(tirc_run(NULL, cmd), 0);
     assert_non_null(strstr(err, "143360 bytes shared"));
-    snprintf(cmd, sizeof cmd, "%s --tc-off ldm32,oddpad", tf);
+    assert_string_not_equal(swz, out);
+    free(swz);
+    snprintf(cmd, sizeof cmd, "%s --tc-off ldm32,oddpad,smemswz", tf);
     assert_int_equal(tirc_run(NULL, cmd), 0);
     assert_int_equal(count(out, "ldmatrix"), 0);
     assert_non_null(strstr(err, "151552 bytes shared"));

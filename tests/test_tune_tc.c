@@ -124,7 +124,7 @@ static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config b
 }
 
 static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
-    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false, false};
+    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false, false, false};
     return c;
 }
 
@@ -326,11 +326,24 @@ static void test_swizzle(void **st) {
 static void test_pad_a(void **st) {
     (void)st;
     tir_tc_config c = cfg(128, 256, 32, 2, 4, 4, 8);
+    /* rows of whole 128-byte segments: unpadded, lowering swizzles them */
+    assert_int_equal(tir_tc_pad_a(&c, 4), 0);      /* TF32 A, 32 floats */
+    assert_int_equal(tir_tc_pad_b(&c, 4), 8);      /* TF32 B keeps its pad */
+    assert_int_equal(tir_tc_pad_b(&c, 2), 0);      /* 16-bit B, 512 bytes */
+    for (int bk = 16; bk <= 128; bk += 16) {
+        c.bk = bk;
+        assert_int_equal(tir_tc_pad_a(&c, 2), bk % 64 ? 8 : 0);
+    }
+    c.bk = 32, c.bn = 96; /* 192-byte B rows: padded */
+    assert_int_equal(tir_tc_pad_b(&c, 2), 8);
+    c.bn = 256, c.no_smem_swizzle = true; /* as before the swizzle */
+    assert_int_equal(tir_tc_pad_b(&c, 2), 8);
     assert_int_equal(tir_tc_pad_a(&c, 4), 4);
     c.pad = 4;
     assert_int_equal(tir_tc_pad_a(&c, 4), 4);
     c.pad = 0;
     assert_int_equal(tir_tc_pad_a(&c, 4), 0);
+    assert_int_equal(tir_tc_pad_b(&c, 2), 0);
     c.pad = 8, c.bk = 16; /* 6 chunks -> 5 */
     assert_int_equal(tir_tc_pad_a(&c, 4), 4);
     c.bk = 8; /* a pad not below the row: none */
@@ -343,9 +356,9 @@ static void test_pad_a(void **st) {
     assert_int_equal(tir_tc_pad_a(&c, 4), 8);
     tir_ctx *ctx = tir_ctx_create();
     tir_tune_task t = tc_task(TIR_RT_GEMM_TF32, 4096, 4096, 4096);
-    for (int same = 0; same < 2; same++) {
+    for (int v = 0; v < 3; v++) { /* swizzled; padded (odd); padded (same_pad) */
         c = tir_tune_tc_default(&t, 132);
-        c.same_pad = same;
+        c.no_smem_swizzle = v > 0, c.same_pad = v == 2;
         tir_schedule *s = NULL;
         const tir_prim_func *kernel;
         const tir_module *m;
@@ -354,7 +367,8 @@ static void test_pad_a(void **st) {
         OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
         OK(ctx, tir_codegen(ctx, kernel, NULL, &m));
         assert_int_equal(m->dyn_shared_bytes + m->shared_bytes, tir_tc_config_shared_bytes(&c, 4));
-        assert_int_equal(m->dyn_shared_bytes, 4 * (128 * (32 + (same ? 8 : 4)) + 32 * 264) * 4);
+        assert_int_equal(m->dyn_shared_bytes,
+                         4 * (128 * (32 + (v == 0 ? 0 : v == 2 ? 8 : 4)) + 32 * 264) * 4);
         tir_sched_destroy(s);
     }
     tir_ctx_destroy(ctx);

@@ -74,6 +74,11 @@ typedef struct tir_lower_opts {
      * ld.shared.b32; A's tile as its B operand, by ldmatrix as before),
      * for A/B comparisons (lower_fragments, docs/tensor-cores.md). */
     bool no_tf32_swap;
+    /* Keep the row-major layout of unpadded shared tiles that ldmatrix
+     * reads instead of swizzling their 16-byte chunks within each 128-byte
+     * row segment by the row (flatten, docs/lowering.md), for A/B
+     * comparisons. */
+    bool no_smem_swizzle;
 } tir_lower_opts;
 
 /* Fills o with the defaults: the limits of the default target (sm_90,

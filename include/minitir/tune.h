@@ -281,7 +281,9 @@ typedef struct tir_tc_config {
                               tir_lower_opts.sync_pipeline_copies */
     int pad;               /* elements added to each shared row (conflict-free ldmatrix);
                               applied to a row only when smaller than it; A's
-                              rows: tir_tc_pad_a */
+                              rows: tir_tc_pad_a, B's: tir_tc_pad_b (rows of
+                              whole 128-byte segments that ldmatrix reads are
+                              swizzled by lowering instead) */
     /* Switches that turn a speed-up off, for A/B measurements (zero, the
      * default and what the tuner uses, keeps it on; not tuner knobs):
      * no_b_pairs: B fragments by one ldmatrix.x2.trans per 16x8 tile
@@ -305,20 +307,34 @@ typedef struct tir_tc_config {
     /* same_pad: A's shared rows padded by pad like B's instead of to an
      * odd number of 16-byte chunks (tir_tc_pad_a; changes TF32 only). */
     bool same_pad;
+    /* no_smem_swizzle: every shared row padded by pad, as before the
+     * swizzle, instead of leaving unpadded the rows ldmatrix reads that
+     * are whole 128-byte segments (A; B of 16-bit inputs), whose 16-byte
+     * chunks lowering then swizzles by the row (flatten, docs/lowering.md):
+     * conflict-free ldmatrix either way, but a padded row splits the
+     * 32-byte sectors the copies bring from L2 (1.5x the traffic for
+     * bfloat16, docs/tensor-cores.md). */
+    bool no_smem_swizzle;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
  * pad 8. */
 TIR_API tir_tc_config tir_tc_config_default(void);
 /* The elements the rule pads each shared row of A by (elem_bytes per
- * element): c->pad, moved by 16 bytes when the padded row would be an
- * even number of 16-byte chunks (unless c->same_pad), so that the 8 rows
- * an ldmatrix phase reads (16 bytes each) fall in 8 different groups of
- * banks.  16-bit rows of whole k steps always are odd (pad 8: BK / 8 + 1
- * chunks); TF32 at BK 32 with pad 8 is 10 chunks, 2-way conflicts, and
- * gets pad 4.  B's rows are padded by c->pad.  0 when c->pad is 0 or not
- * below BK. */
+ * element): 0 when the row is a whole number of 128-byte segments
+ * (lowering swizzles it instead; unless c->no_smem_swizzle); else c->pad,
+ * moved by 16 bytes when the padded row would be an even number of
+ * 16-byte chunks (unless c->same_pad), so that the 8 rows an ldmatrix
+ * phase reads (16 bytes each) fall in 8 different groups of banks.
+ * 16-bit rows of whole k steps always are odd (pad 8: BK / 8 + 1 chunks);
+ * TF32 at BK 32 with pad 8 is 10 chunks, 2-way conflicts, and gets pad 4.
+ * 0 when c->pad is 0 or not below BK. */
 TIR_API int tir_tc_pad_a(const tir_tc_config *c, int elem_bytes);
+/* The same for B's rows (BN elements): 0 for 16-bit rows of whole
+ * 128-byte segments (ldmatrix.trans reads them; swizzled by lowering,
+ * unless c->no_smem_swizzle); else c->pad (TF32 B, read one element or
+ * two per lane, keeps its pad); 0 when c->pad is 0 or not below BN. */
+TIR_API int tir_tc_pad_b(const tir_tc_config *c, int elem_bytes);
 /* Threads per block (32 per warp), and the shared bytes of the pipeline's
  * A and B tiles (stages copies, padded rows) for inputs of elem_bytes. */
 TIR_API int tir_tc_config_threads(const tir_tc_config *c);

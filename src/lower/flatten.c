@@ -4,13 +4,87 @@
  * strides, the row-major products of the shape.  Parameter buffers keep
  * their elem_offset, alignment and scope; allocated buffers get the size
  * stride_0 * shape_0.
+ *
+ * Unpadded 2-D shared tiles that ldmatrix reads are swizzled here (unless
+ * tir_lower_opts.no_smem_swizzle): within each 128-byte segment of a row,
+ * the 16-byte chunk c of row i moves to chunk
+ *     ((c / 2 + i) % 4) * 2 + (c % 2 + i / 4 % 2) % 2
+ * (the sector pair c / 2 rotated by i, its halves exchanged on rows 4-7
+ * of every 8).  Any 8 consecutive rows of one chunk then lie in 8
+ * different chunks of their segments, so ldmatrix's 8 row reads meet no
+ * bank conflict, without the padding storage_align adds for that; and a
+ * 32-byte sector of global memory (chunks 2s, 2s + 1 of a row) stays one
+ * 32-byte sector of shared memory.  A padded row (16 bytes past a multiple
+ * of 32) splits every other row's sectors, and the H200 then moves 1.5x
+ * the bytes from L2 for a bfloat16 tile (ncu, docs/tensor-cores.md).  The
+ * map is applied to every access of the buffer, each by its own indices,
+ * so it is a bijection of each row that nothing before flatten sees:
+ * copies, ldmatrix's per-lane row addresses and single loads alike.
  */
 #include "lower_internal.h"
 
 typedef struct fl {
     lower_state *st;
     ir_vec olds, news;
+    ir_vec swizzled; /* the buffers (unflattened) whose chunks are swizzled */
 } fl;
+
+/* Chunks of 16 bytes per 128-byte segment, and the swizzle's period in
+ * rows. */
+enum { SWZ_CHUNK = 16, SWZ_SEG = 8 };
+
+/* Can b be swizzled: shared, two dimensions of constant extents, no
+ * strides or element offset (storage_align's padding keeps its rows as
+ * they are), rows a whole number of 128-byte segments, elements that
+ * divide a chunk. */
+static bool swizzle_ok(const tir_buffer *b) {
+    int64_t rows, cols, off = -1, eb = tir_dtype_bytes(b->dtype);
+    if (b->scope != TIR_SCOPE_SHARED || b->ndim != 2 || b->strides) return false;
+    if (b->elem_offset && (!tir_expr_const_int(b->elem_offset, &off) || off != 0)) return false;
+    if (!tir_expr_const_int(b->shape[0], &rows) || !tir_expr_const_int(b->shape[1], &cols))
+        return false;
+    return eb > 0 && SWZ_CHUNK % eb == 0 && rows >= 1 && (cols * eb) % (SWZ_CHUNK * SWZ_SEG) == 0;
+}
+
+static bool find_ldmatrix(tir_visitor *v, const tir_node *n) {
+    if (n->kind != TIR_KIND_CALL) return true;
+    const tir_call *call = (const tir_call *)n;
+    if (call->op != TIR_INTRIN_LDMATRIX || call->nargs != 4) return true;
+    const tir_call *a = (const tir_call *)call->args[3];
+    if (a->base.kind != TIR_KIND_CALL || a->op != TIR_INTRIN_ADDRESS_OF || a->nargs != 1 ||
+        a->args[0]->kind != TIR_KIND_BUFFER_LOAD)
+        return true;
+    const tir_buffer *b = ((const tir_buffer_load *)a->args[0])->buffer;
+    fl *c = v->user;
+    if (!swizzle_ok(b)) return true;
+    for (int i = 0; i < c->swizzled.n; i++)
+        if (c->swizzled.items[i] == b) return true;
+    ir_vec_push(&c->swizzled, b);
+    return true;
+}
+
+static bool is_swizzled(const fl *c, const tir_buffer *b) {
+    for (int i = 0; i < c->swizzled.n; i++)
+        if (c->swizzled.items[i] == b) return true;
+    return false;
+}
+
+/* Column j of row i of a swizzled buffer of element size eb: the chunk
+ * j / E (E = 16 / eb elements) moved within its segment as above. */
+const tir_expr *lower_swizzle_col(tir_ctx *ctx, const tir_expr *i, const tir_expr *j, int64_t eb) {
+    tir_dtype t = j->dtype;
+    if (!tir_dtype_eq(i->dtype, t)) i = tir_cast_new(ctx, t, i);
+    const tir_expr *E = tir_int(ctx, t, SWZ_CHUNK / eb), *two = tir_int(ctx, t, 2),
+                   *four = tir_int(ctx, t, 4), *seg = tir_int(ctx, t, SWZ_SEG);
+    const tir_expr *ch = tir_floordiv(ctx, j, E), *c8 = tir_floormod(ctx, ch, seg);
+    const tir_expr *sect = tir_floormod(ctx, tir_add(ctx, tir_floordiv(ctx, c8, two), i), four);
+    const tir_expr *half = tir_floormod(
+        ctx, tir_add(ctx, tir_floormod(ctx, c8, two), tir_floormod(ctx, tir_floordiv(ctx, i, four), two)),
+        two);
+    const tir_expr *nc = tir_add(ctx, tir_mul(ctx, tir_floordiv(ctx, ch, seg), seg),
+                                 tir_add(ctx, tir_mul(ctx, sect, two), half));
+    return tir_add(ctx, tir_mul(ctx, nc, E), tir_floormod(ctx, j, E));
+}
 
 static const tir_expr *stride_of(tir_ctx *ctx, const tir_buffer *b, int d) {
     if (b->strides) return b->strides[d];
@@ -40,9 +114,14 @@ static const tir_buffer *flat_buffer(fl *c, const tir_buffer *b) {
     return nb;
 }
 
-static const tir_expr *flat_index(tir_ctx *ctx, const tir_buffer *b, int nidx,
+static const tir_expr *flat_index(const fl *c, tir_ctx *ctx, const tir_buffer *b, int nidx,
                                   const tir_expr *const *idx) {
     if (nidx == 0) return tir_i32(ctx, 0);
+    const tir_expr *sw[2];
+    if (nidx == 2 && is_swizzled(c, b)) {
+        sw[0] = idx[0], sw[1] = lower_swizzle_col(ctx, idx[0], idx[1], tir_dtype_bytes(b->dtype));
+        idx = sw;
+    }
     const tir_expr *sum = NULL;
     for (int d = 0; d < nidx; d++) {
         const tir_expr *st = stride_of(ctx, b, d);
@@ -60,7 +139,7 @@ static const tir_node *on_load(tir_mutator *m, const tir_node *n) {
     const tir_buffer_load *l = (const tir_buffer_load *)tir_mutate_default(m, n);
     const tir_buffer *nb = flat_buffer(m->user, l->buffer);
     if (nb == l->buffer) return (const tir_node *)l;
-    const tir_expr *i = flat_index(m->ctx, l->buffer, l->nidx, l->indices);
+    const tir_expr *i = flat_index(m->user, m->ctx, l->buffer, l->nidx, l->indices);
     return (const tir_node *)tir_load(m->ctx, nb, 1, &i);
 }
 
@@ -68,7 +147,7 @@ static const tir_node *on_store(tir_mutator *m, const tir_node *n) {
     const tir_buffer_store *s = (const tir_buffer_store *)tir_mutate_default(m, n);
     const tir_buffer *nb = flat_buffer(m->user, s->buffer);
     if (nb == s->buffer) return (const tir_node *)s;
-    const tir_expr *i = flat_index(m->ctx, s->buffer, s->nidx, s->indices);
+    const tir_expr *i = flat_index(m->user, m->ctx, s->buffer, s->nidx, s->indices);
     return (const tir_node *)tir_store(m->ctx, nb, s->value, 1, &i);
 }
 
@@ -86,12 +165,17 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
     m.on[TIR_KIND_BUFFER_LOAD] = on_load;
     m.on[TIR_KIND_BUFFER_STORE] = on_store;
     m.on[TIR_KIND_ALLOCATE] = on_alloc;
+    if (!st->opts.no_smem_swizzle) {
+        tir_visitor v = {.pre = find_ldmatrix, .user = &c};
+        tir_visit(&v, in->body);
+    }
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     const tir_buffer **bm = IR_NEWN(ctx, const tir_buffer *, in->nparams);
     for (int i = 0; i < in->nparams; i++)
         bm[i] = in->buffer_map[i] ? flat_buffer(&c, in->buffer_map[i]) : NULL;
     ir_vec_free(&c.olds);
     ir_vec_free(&c.news);
+    ir_vec_free(&c.swizzled);
     *out =
         tir_prim_func_new(ctx, in->name, in->nparams, in->params, bm, body, in->nattrs, in->attrs);
     return TIR_OK;

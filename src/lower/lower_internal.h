@@ -49,6 +49,10 @@ const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
  * (lower_fragments.c). */
 tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+/* The column flatten stores element (i, j) of a swizzled shared tile of
+ * eb-byte elements at (its 16-byte chunk moved within its 128-byte
+ * segment by the row; flatten.c); exposed for its unit test. */
+const tir_expr *lower_swizzle_col(tir_ctx *ctx, const tir_expr *i, const tir_expr *j, int64_t eb);
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);

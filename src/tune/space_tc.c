@@ -6,7 +6,7 @@
  * for TF32, dividing K: tensorize refuses a ragged k tile; 24 and 48 for
  * K such as 336, which 32 and 64 do not divide), 1..8 warps along each of i and j,
  * 2..4 pipeline stages, cp.async or plain copies, a row pad of 0, 4 or 8
- * elements.  A configuration is in the space when tir_tune_tc_config_valid
+ * elements (not applied to rows the swizzle takes: tir_tc_pad_a/_b).  A configuration is in the space when tir_tune_tc_config_valid
  * accepts it and its tiles are at most twice the rounded-up extents (as
  * the float32 space).  The sampled form (tir_tune_tc_tiling_sampled) makes
  * each knob one sample_categorical in the trace, so a tuned schedule's
@@ -63,7 +63,7 @@ static int64_t padded(int64_t len, int pad) { return pad > 0 && pad < len ? len 
 
 int64_t tir_tc_config_shared_bytes(const tir_tc_config *c, int elem_bytes) {
     int64_t a = (int64_t)c->bm * padded(c->bk, tir_tc_pad_a(c, elem_bytes)),
-            b = (int64_t)c->bk * padded(c->bn, c->pad);
+            b = (int64_t)c->bk * padded(c->bn, tir_tc_pad_b(c, elem_bytes));
     int stages = c->stages > 1 ? c->stages : 1;
     return (int64_t)stages * (a + b) * elem_bytes;
 }

@@ -13,8 +13,9 @@
  * the block's warps_m x warps_n warps (threadIdx.y; threadIdx.x is the
  * lane) each own a BM/warps_m x BN/warps_n tile of C.  Per k tile the A
  * and B tiles are copied to shared memory (16-byte vectors; cp.async in a
- * software pipeline of `stages` stages), rows padded so that ldmatrix is
- * conflict-free.  B fragments are loaded two tiles at a time
+ * software pipeline of `stages` stages), rows that are whole 128-byte
+ * segments left unpadded for lowering's swizzle, others padded, so that
+ * ldmatrix is conflict-free either way.  B fragments are loaded two tiles at a time
  * (frag_load_b_16x16: one ldmatrix.x4.trans) and the k steps of a k tile
  * are software-pipelined so that the fragments of step s + 1 are loaded
  * before the mma of step s (cfg's no_b_pairs / no_frag_pipeline turn
@@ -123,11 +124,22 @@ static tir_status carve(tir_schedule *s, tir_loop_rv loop, const char *intrin, h
     return TIR_OK;
 }
 
+/* Rows of whole 128-byte segments that ldmatrix reads stay unpadded:
+ * flatten swizzles their chunks (docs/lowering.md). */
+static bool swizzled_row(const tir_tc_config *c, int64_t elems, int elem_bytes) {
+    return !c->no_smem_swizzle && elems * elem_bytes % 128 == 0;
+}
+
 int tir_tc_pad_a(const tir_tc_config *c, int elem_bytes) {
     int pad = c->pad, step = 16 / elem_bytes;
-    if (pad <= 0 || pad >= c->bk) return 0;
+    if (pad <= 0 || pad >= c->bk || swizzled_row(c, c->bk, elem_bytes)) return 0;
     if (c->same_pad || ((int64_t)(c->bk + pad) * elem_bytes / 16) % 2) return pad;
     return pad > step ? pad - step : pad + step < c->bk ? pad + step : pad;
+}
+
+int tir_tc_pad_b(const tir_tc_config *c, int elem_bytes) {
+    if (c->pad <= 0 || c->pad >= c->bn || (elem_bytes == 2 && swizzled_row(c, c->bn, 2))) return 0;
+    return c->pad;
 }
 
 /* A global -> shared copy under k0 spread over the block's threads,
@@ -308,7 +320,8 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
     if ((st = copy_tile(s, cfg, as, cfg->bk, tir_tc_pad_a(cfg, eb), eb, hook, user)) != TIR_OK)
         return st;
-    if ((st = copy_tile(s, cfg, bs, cfg->bn, cfg->pad, eb, hook, user)) != TIR_OK) return st;
+    if ((st = copy_tile(s, cfg, bs, cfg->bn, tir_tc_pad_b(cfg, eb), eb, hook, user)) != TIR_OK)
+        return st;
     if (frag_pipeline(cfg, &k)) {
         /* k1's body: the A and B fragment loads, the mma tiles; the loads of
            k step s + 1 are issued before the mma of step s, into a second

@@ -35,8 +35,9 @@ static const char *const examples_help =
     "--stages N (Step 8, float32, not with --db): a multistage pipeline of N = 2..4\n"
     "stages (cp.async copies of N - 1 k tiles in flight) instead of register\n"
     "staging, on the default or --config; with --dtype: Step 9's pipeline depth.\n"
-    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle,ldm32,oddpad,tf32swap (Step 9;\n"
-    "bpairs, fragpipe, swizzle and oddpad not with --db): turns speed-ups off for\n"
+    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle,ldm32,oddpad,tf32swap,smemswz\n"
+    "(Step 9; bpairs, fragpipe, swizzle, oddpad and smemswz not with --db): turns\n"
+    "speed-ups off for\n"
     "A/B runs. bpairs:\n"
     "B fragments by one ldmatrix.x2.trans per 16x8 tile instead of one x4.trans per\n"
     "two tiles;\n"
@@ -50,7 +51,9 @@ static const char *const examples_help =
     "(lowering); oddpad: A's shared rows padded like B's instead of to an odd\n"
     "number of 16-byte chunks (TF32: pad 8 instead of 4); tf32swap: TF32 mma with\n"
     "A and B as the schedule wrote them instead of swapped (B's 16 columns as the\n"
-    "instruction's A operand, two ld.shared.v2 instead of four loads; lowering).\n"
+    "instruction's A operand, two ld.shared.v2 instead of four loads; lowering);\n"
+    "smemswz: every shared row padded as before instead of the rows of whole\n"
+    "128-byte segments that ldmatrix reads left unpadded and swizzled by lowering.\n"
     "--tc-on vecstore (Step 9): turns on options that are off by default, for A/B\n"
     "runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
     "lane after a warp shuffle instead of two 8-byte stores (lowering; tiles\n"
@@ -134,7 +137,8 @@ static const flag_name tc_off_names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
                                          {"swizzle", TIRC_TC_OFF_SWIZZLE},
                                          {"ldm32", TIRC_TC_OFF_LDM32},
                                          {"oddpad", TIRC_TC_OFF_ODDPAD},
-                                         {"tf32swap", TIRC_TC_OFF_TF32SWAP}};
+                                         {"tf32swap", TIRC_TC_OFF_TF32SWAP},
+                                         {"smemswz", TIRC_TC_OFF_SMEMSWZ}};
 /* --tc-on: names of Step 9 options to turn on. */
 static const flag_name tc_on_names[] = {{"vecstore", TIRC_TC_ON_VECSTORE}};
 
@@ -297,7 +301,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                              &o->tc_off))
                 return tirc_usage_error(
                     "--tc-off wants a comma-separated list of: bpairs, fragpipe, interleave, prefetch, "
-                    "swizzle, ldm32, oddpad, tf32swap");
+                    "swizzle, ldm32, oddpad, tf32swap, smemswz");
         } else if (!strcmp(a, "--tc-on")) {
             if (!(v = value(argc, argv, &i)) ||
                 !parse_flags(v, tc_on_names, sizeof tc_on_names / sizeof *tc_on_names, &o->tc_on))

@@ -95,7 +95,8 @@ typedef struct opts {
  * ldm32: tir_lower_opts.no_ldmatrix_tf32; oddpad: tir_tc_config.same_pad). */
 enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u,
        TIRC_TC_OFF_PREFETCH = 8u, TIRC_TC_OFF_SWIZZLE = 16u, TIRC_TC_OFF_LDM32 = 32u,
-       TIRC_TC_OFF_ODDPAD = 64u, TIRC_TC_OFF_TF32SWAP = 128u };
+       TIRC_TC_OFF_ODDPAD = 64u, TIRC_TC_OFF_TF32SWAP = 128u,
+       TIRC_TC_OFF_SMEMSWZ = 256u };
 /* --tc-on vecstore: Step 9 options that are off by default, for A/B runs
  * (vecstore: tir_lower_opts.vector_acc_store). */
 enum { TIRC_TC_ON_VECSTORE = 1u };
