@@ -5,18 +5,20 @@
 # find the library through their $ORIGIN/.. run path.
 # Usage: scripts/gpu_pack.sh [build-dir]
 set -euo pipefail
+# (awk reads all of ldconfig's output: an early exit would SIGPIPE ldconfig,
+# and pipefail then stopped this script at random, leaving a pack without tools)
 cd "$(dirname "$0")/.."
 b=${1:-build}
 rm -rf gpu-pack && mkdir -p gpu-pack/tests gpu-pack/tools gpu-pack/examples gpu-pack/bench gpu-pack/fuzz
 cp -L "$b/libminitir.so.0" gpu-pack/ && strip --strip-unneeded gpu-pack/libminitir.so.0
-cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" gpu-pack/libcmocka.so.0
+cp -L "$(ldconfig -p | awk '/libcmocka.so.0 / && !f {print $NF; f = 1}')" gpu-pack/libcmocka.so.0
 # libminitir needs SQLite (the tuning database).  The GPU machine's stock
 # CUDA image most likely has it (Python's sqlite3 module uses it), but we
 # carry ours; libminitir's run path ($ORIGIN, meson.build) finds it here.
-cp -L "$(ldconfig -p | awk '/libsqlite3.so.0 /{print $NF; exit}')" gpu-pack/libsqlite3.so.0
+cp -L "$(ldconfig -p | awk '/libsqlite3.so.0 / && !f {print $NF; f = 1}')" gpu-pack/libsqlite3.so.0
 # XGBoost (tirc tune --model xgb; loaded with dlopen) and what it needs, where installed
 for l in libxgboost.so.0 libdmlc.so.0 libgomp.so.1; do
-    f=$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')
+    f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
     [ -n "$f" ] && cp -L "$f" gpu-pack/$l
 done
 for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/tests/; done
