@@ -49,6 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <assert.h>
+
 #include "lower_internal.h"
 
 enum { RC_MAX_LOOPS = 32, RC_MAX_CONDS = 16, RC_MAX_VARS = 24 };
@@ -193,6 +195,117 @@ static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
     return 0;
 }
 
+/* An index expression compiled for one env (fill_owner evaluates it at
+ * up to RC_MAX_POINTS points): postfix, its variables resolved to env
+ * slots.  Same values as eval, which it replaces only where it compiles
+ * (what eval does not handle, or a tree deeper than the stack, stays with
+ * eval); Step 9's swizzled shared tiles made eval's tree walk with its
+ * variable search most of this pass's time. */
+enum { RC_PROG_MAX = 256, RC_PROG_STACK = 32 };
+enum { P_K, P_VAR, P_LANE, P_NOT, P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_AND, P_OR,
+       P_ADD, P_SUB, P_MUL, P_DIV, P_MOD, P_FLOORDIV, P_FLOORMOD, P_MIN, P_MAX };
+typedef struct rc_prog {
+    struct {
+        int op, slot;
+        int64_t k;
+    } ins[RC_PROG_MAX];
+    int n;
+} rc_prog;
+
+static bool prog_push(rc_prog *p, int op, int slot, int64_t k) {
+    if (p->n == RC_PROG_MAX) return false;
+    p->ins[p->n].op = op, p->ins[p->n].slot = slot, p->ins[p->n].k = k;
+    p->n++;
+    return true;
+}
+
+static int env_slot(const env *en, const void *v) {
+    for (int i = 0; i < en->n; i++)
+        if (en->vars[i] == v) return i;
+    return -1;
+}
+
+/* Appends e's code; false where eval would not give a value (or the
+ * program is full, or deeper than the stack). */
+static bool prog_add(rc_prog *p, const tir_expr *e, const env *en, int depth) {
+    if (depth >= RC_PROG_STACK) return false;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: return prog_push(p, P_K, 0, ((const tir_int_imm *)e)->value);
+    case TIR_KIND_VAR: {
+        int i = env_slot(en, e);
+        return i >= 0 && prog_push(p, P_VAR, i, 0);
+    }
+    case TIR_KIND_CAST: return prog_add(p, ((const tir_cast *)e)->value, en, depth);
+    case TIR_KIND_CALL: {
+        int i = ((const tir_call *)e)->op == TIR_INTRIN_LANE_ID ? env_slot(en, &lane_key) : -1;
+        return i >= 0 && prog_push(p, P_VAR, i, 0);
+    }
+    case TIR_KIND_BROADCAST: return prog_add(p, ((const tir_broadcast *)e)->value, en, depth);
+    case TIR_KIND_RAMP: {
+        const tir_ramp *r = (const tir_ramp *)e;
+        return prog_add(p, r->start, en, depth) && prog_push(p, P_LANE, 0, 0) &&
+               prog_add(p, r->stride, en, depth + 2) && prog_push(p, P_MUL, 0, 0) &&
+               prog_push(p, P_ADD, 0, 0);
+    }
+    case TIR_KIND_NOT: return prog_add(p, ((const tir_not *)e)->a, en, depth) && prog_push(p, P_NOT, 0, 0);
+    default: break;
+    }
+    static const struct {
+        tir_kind kind;
+        int op;
+    } bin[] = {{TIR_KIND_EQ, P_EQ},   {TIR_KIND_NE, P_NE},   {TIR_KIND_LT, P_LT},
+               {TIR_KIND_LE, P_LE},   {TIR_KIND_GT, P_GT},   {TIR_KIND_GE, P_GE},
+               {TIR_KIND_AND, P_AND}, {TIR_KIND_OR, P_OR},   {TIR_KIND_ADD, P_ADD},
+               {TIR_KIND_SUB, P_SUB}, {TIR_KIND_MUL, P_MUL}, {TIR_KIND_DIV, P_DIV},
+               {TIR_KIND_MOD, P_MOD}, {TIR_KIND_FLOORDIV, P_FLOORDIV},
+               {TIR_KIND_FLOORMOD, P_FLOORMOD}, {TIR_KIND_MIN, P_MIN}, {TIR_KIND_MAX, P_MAX}};
+    for (size_t i = 0; i < sizeof bin / sizeof *bin; i++)
+        if (bin[i].kind == (tir_kind)e->kind) {
+            const tir_binop *b = (const tir_binop *)e;
+            return prog_add(p, b->a, en, depth) && prog_add(p, b->b, en, depth + 1) &&
+                   prog_push(p, bin[i].op, 0, 0);
+        }
+    return false;
+}
+
+/* p at en; *ok cleared on a division by zero (as eval). */
+static int64_t prog_run(const rc_prog *p, const env *en, bool *ok) {
+    int64_t st[RC_PROG_STACK + 2];
+    int sp = 0;
+    for (int i = 0; i < p->n; i++) {
+        int op = p->ins[i].op;
+        if (op == P_K) { st[sp++] = p->ins[i].k; continue; }
+        if (op == P_VAR) { st[sp++] = en->val[p->ins[i].slot]; continue; }
+        if (op == P_LANE) { st[sp++] = en->lane; continue; }
+        if (op == P_NOT) { st[sp - 1] = !st[sp - 1]; continue; }
+        int64_t y = st[--sp], x = st[sp - 1], r;
+        switch (op) {
+        case P_EQ: r = x == y; break;
+        case P_NE: r = x != y; break;
+        case P_LT: r = x < y; break;
+        case P_LE: r = x <= y; break;
+        case P_GT: r = x > y; break;
+        case P_GE: r = x >= y; break;
+        case P_AND: r = x && y; break;
+        case P_OR: r = x || y; break;
+        case P_ADD: r = x + y; break;
+        case P_SUB: r = x - y; break;
+        case P_MUL: r = x * y; break;
+        case P_MIN: r = x < y ? x : y; break;
+        case P_MAX: r = x > y ? x : y; break;
+        default:
+            if (y == 0) {
+                *ok = false;
+                return 0;
+            }
+            r = op == P_DIV ? x / y : op == P_MOD ? x % y : op == P_FLOORDIV ? fdiv(x, y)
+                                                                          : x - fdiv(x, y) * y;
+        }
+        st[sp - 1] = r;
+    }
+    return st[0];
+}
+
 /* The loop of a's context defining v, or NULL. */
 static const rloop *loop_of(const racc *a, const void *v) {
     for (int i = a->nloops - 1; i >= 0; i--)
@@ -317,6 +430,9 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
     bool shared = false;
     for (int d = 0; d < 3; d++) shared |= !dim_used[d] && c->text[d] > 1;
     bool ok = true;
+    static _Thread_local rc_prog prog; /* 6 KB: not on the stack */
+    prog.n = 0;
+    bool compiled = prog_add(&prog, a->idx, &en, 0);
     for (;;) {
         int64_t tid = 0;
         for (int i = 0; i < en.n; i++)
@@ -327,7 +443,12 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
             }
         bool hold = conds_hold(a, keep, nk, &en); /* scalar: the same for every lane */
         for (en.lane = 0; hold && en.lane < lanes; en.lane++) {
-            int64_t el = eval(a->idx, &en, &ok);
+            int64_t el = compiled ? prog_run(&prog, &en, &ok) : eval(a->idx, &en, &ok);
+            /* a compiler bug would be a race let through: eval checks one
+               point in 64 (with every point checked, race_fuzz,
+               hgemm_sim, lower_fragments, smem_swizzle and 400 GPU-path
+               fuzz cases found them equal) */
+            assert(!compiled || (en.val[0] & 63) || el == eval(a->idx, &en, &(bool){true}));
             if (!ok) return false;
             if (el < *lo && el + a->span > 0) *lo = el > 0 ? el : 0;
             if (el + a->span - 1 > *hi && el < size)
