@@ -66,7 +66,9 @@ typedef struct tir_lower_opts {
     /* Load TF32 A fragments (16x8 float32 tiles) with one per-lane
      * ld.shared per register instead of one ldmatrix.x4 (their four 8x4
      * quarters read as 8x8 16-bit matrices), for A/B comparisons
-     * (lower_fragments, docs/tensor-cores.md). */
+     * (lower_fragments, docs/tensor-cores.md).  No ldmatrix then reads A's
+     * shared tile, so flatten does not swizzle it: schedule it padded
+     * (tir_tc_config.no_smem_swizzle; tirc --tc-off ldm32 does). */
     bool no_ldmatrix_tf32;
     /* Keep TF32 mma_sync's operands as the schedule wrote them instead of
      * swapping them (C^T = B^T A^T: 16 columns of B as the instruction's A

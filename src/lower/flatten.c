@@ -27,6 +27,7 @@ typedef struct fl {
     lower_state *st;
     ir_vec olds, news;
     ir_vec swizzled; /* the buffers (unflattened) whose chunks are swizzled */
+    ir_vec vector_indexed; /* buffers accessed at a vector index (not swizzled) */
 } fl;
 
 /* Chunks of 16 bytes per 128-byte segment, and the swizzle's period in
@@ -46,6 +47,33 @@ static bool swizzle_ok(const tir_buffer *b) {
     return eb > 0 && SWZ_CHUNK % eb == 0 && rows >= 1 && (cols * eb) % (SWZ_CHUNK * SWZ_SEG) == 0;
 }
 
+static bool contains(const ir_vec *v, const void *x) {
+    for (int i = 0; i < v->n; i++)
+        if (v->items[i] == x) return true;
+    return false;
+}
+
+/* A load or store at a vector index (a Ramp the schedule wrote) keeps its
+ * buffer unswizzled: the map is built for scalar indices, and every access
+ * of a buffer must go through the same layout. */
+static bool find_vector_index(tir_visitor *v, const tir_node *n) {
+    const tir_buffer *b = NULL;
+    int ni = 0;
+    const tir_expr *const *idx = NULL;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *l = (const tir_buffer_load *)n;
+        b = l->buffer, ni = l->nidx, idx = l->indices;
+    } else if (n->kind == TIR_KIND_BUFFER_STORE) {
+        const tir_buffer_store *s = (const tir_buffer_store *)n;
+        b = s->buffer, ni = s->nidx, idx = s->indices;
+    }
+    fl *c = v->user;
+    for (int d = 0; d < ni; d++)
+        if (idx[d]->dtype.lanes > 1 && !contains(&c->vector_indexed, b))
+            ir_vec_push(&c->vector_indexed, b);
+    return true;
+}
+
 static bool find_ldmatrix(tir_visitor *v, const tir_node *n) {
     if (n->kind != TIR_KIND_CALL) return true;
     const tir_call *call = (const tir_call *)n;
@@ -56,18 +84,12 @@ static bool find_ldmatrix(tir_visitor *v, const tir_node *n) {
         return true;
     const tir_buffer *b = ((const tir_buffer_load *)a->args[0])->buffer;
     fl *c = v->user;
-    if (!swizzle_ok(b)) return true;
-    for (int i = 0; i < c->swizzled.n; i++)
-        if (c->swizzled.items[i] == b) return true;
+    if (!swizzle_ok(b) || contains(&c->swizzled, b) || contains(&c->vector_indexed, b)) return true;
     ir_vec_push(&c->swizzled, b);
     return true;
 }
 
-static bool is_swizzled(const fl *c, const tir_buffer *b) {
-    for (int i = 0; i < c->swizzled.n; i++)
-        if (c->swizzled.items[i] == b) return true;
-    return false;
-}
+static bool is_swizzled(const fl *c, const tir_buffer *b) { return contains(&c->swizzled, b); }
 
 /* Column j of row i of a swizzled buffer of element size eb: the chunk
  * j / E (E = 16 / eb elements) moved within its segment as above. */
@@ -123,22 +145,35 @@ static const tir_expr *flat_index(const fl *c, tir_ctx *ctx, const tir_buffer *b
         idx = sw;
     }
     const tir_expr *sum = NULL;
+    int lanes = 1; /* a vector index (a Ramp the schedule wrote): the others broadcast */
+    for (int d = 0; d < nidx; d++)
+        if (idx[d]->dtype.lanes > lanes) lanes = idx[d]->dtype.lanes;
     for (int d = 0; d < nidx; d++) {
-        const tir_expr *st = stride_of(ctx, b, d);
-        if (!tir_dtype_eq(st->dtype, idx[d]->dtype)) st = tir_cast_new(ctx, idx[d]->dtype, st);
+        const tir_expr *st = stride_of(ctx, b, d), *i = idx[d];
+        tir_dtype et = tir_dtype_with_lanes(i->dtype, 1);
+        if (!tir_dtype_eq(st->dtype, et)) st = tir_cast_new(ctx, et, st);
         int64_t one;
-        const tir_expr *t =
-            tir_expr_const_int(st, &one) && one == 1 ? idx[d] : tir_mul(ctx, idx[d], st);
-        if (sum && !tir_dtype_eq(sum->dtype, t->dtype)) t = tir_cast_new(ctx, sum->dtype, t);
+        const tir_expr *t = tir_expr_const_int(st, &one) && one == 1 ? i : NULL;
+        if (!t && i->dtype.lanes > 1) st = tir_broadcast_new(ctx, st, i->dtype.lanes);
+        if (!t) t = tir_mul(ctx, i, st);
+        if (sum && !tir_dtype_eq(tir_dtype_with_lanes(sum->dtype, 1), tir_dtype_with_lanes(t->dtype, 1)))
+            t = tir_cast_new(ctx, tir_dtype_with_lanes(sum->dtype, t->dtype.lanes), t);
+        if (t->dtype.lanes < lanes) t = tir_broadcast_new(ctx, t, lanes);
         sum = sum ? tir_add(ctx, sum, t) : t;
     }
+    /* a Ramp again where it is one (the passes after flatten, thread_sync
+       first, take Ramps, as vectorize makes them, and no other vectors) */
+    const tir_expr *base, *stride;
+    if (lanes > 1 && lower_ramp_parts(ctx, sum, &base, &stride))
+        sum = tir_ramp_new(ctx, tir_simplify(ctx, base), tir_simplify(ctx, stride), lanes);
     return sum;
 }
 
 static const tir_node *on_load(tir_mutator *m, const tir_node *n) {
     const tir_buffer_load *l = (const tir_buffer_load *)tir_mutate_default(m, n);
     const tir_buffer *nb = flat_buffer(m->user, l->buffer);
-    if (nb == l->buffer) return (const tir_node *)l;
+    if (nb == l->buffer && !(l->nidx == 1 && l->indices[0]->dtype.lanes > 1))
+        return (const tir_node *)l;
     const tir_expr *i = flat_index(m->user, m->ctx, l->buffer, l->nidx, l->indices);
     return (const tir_node *)tir_load(m->ctx, nb, 1, &i);
 }
@@ -146,7 +181,8 @@ static const tir_node *on_load(tir_mutator *m, const tir_node *n) {
 static const tir_node *on_store(tir_mutator *m, const tir_node *n) {
     const tir_buffer_store *s = (const tir_buffer_store *)tir_mutate_default(m, n);
     const tir_buffer *nb = flat_buffer(m->user, s->buffer);
-    if (nb == s->buffer) return (const tir_node *)s;
+    if (nb == s->buffer && !(s->nidx == 1 && s->indices[0]->dtype.lanes > 1))
+        return (const tir_node *)s;
     const tir_expr *i = flat_index(m->user, m->ctx, s->buffer, s->nidx, s->indices);
     return (const tir_node *)tir_store(m->ctx, nb, s->value, 1, &i);
 }
@@ -166,6 +202,8 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
     m.on[TIR_KIND_BUFFER_STORE] = on_store;
     m.on[TIR_KIND_ALLOCATE] = on_alloc;
     if (!st->opts.no_smem_swizzle) {
+        tir_visitor vi = {.pre = find_vector_index, .user = &c};
+        tir_visit(&vi, in->body);
         tir_visitor v = {.pre = find_ldmatrix, .user = &c};
         tir_visit(&v, in->body);
     }
@@ -176,6 +214,7 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
     ir_vec_free(&c.olds);
     ir_vec_free(&c.news);
     ir_vec_free(&c.swizzled);
+    ir_vec_free(&c.vector_indexed);
     *out =
         tir_prim_func_new(ctx, in->name, in->nparams, in->params, bm, body, in->nattrs, in->attrs);
     return TIR_OK;

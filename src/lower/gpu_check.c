@@ -5,7 +5,11 @@
  * kernel, threads per block stay within the target limits, parallel and
  * vthread loops are refused, and blocks allocate only buffers of constant
  * shape in shared or local scope.  The shared/local size limits are checked
- * on the compacted buffers by check_kernel.
+ * on the compacted buffers by check_kernel.  A vector index written in the
+ * schedule (T.Ramp) into shared or local memory must be affine in the lane
+ * (Ramps, Broadcasts, their sums and products by a Broadcast): thread_sync
+ * and race_check take no gathers there (they aborted on one before this
+ * check); global memory takes any.
  */
 
 #include "lower_internal.h"
@@ -137,8 +141,65 @@ static tir_status check(gc *c, const tir_stmt *s) {
     }
 }
 
+/* The first load or store at a vector index that is not affine in the
+ * lane, and the innermost block around it. */
+typedef struct vec_find {
+    const tir_block *blocks[64];
+    int n;
+    const tir_node *bad;
+    const tir_block *bad_block;
+} vec_find;
+
+static bool vec_pre(tir_visitor *v, const tir_node *n) {
+    vec_find *f = v->user;
+    if (f->bad) return false;
+    if (n->kind == TIR_KIND_BLOCK_REALIZE) {
+        if (f->n < 64) f->blocks[f->n] = ((const tir_block_realize *)n)->block;
+        f->n++;
+        return true;
+    }
+    int ni = 0;
+    const tir_expr *const *idx = NULL;
+    const tir_buffer *b = NULL;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *l = (const tir_buffer_load *)n;
+        ni = l->nidx, idx = l->indices, b = l->buffer;
+    } else if (n->kind == TIR_KIND_BUFFER_STORE) {
+        const tir_buffer_store *s = (const tir_buffer_store *)n;
+        ni = s->nidx, idx = s->indices, b = s->buffer;
+    }
+    if (b && b->scope == TIR_SCOPE_GLOBAL) ni = 0; /* gathers from global memory lower */
+    for (int d = 0; d < ni; d++)
+        if (idx[d]->dtype.lanes > 1 && !lower_ramp_parts(NULL, idx[d], NULL, NULL)) {
+            f->bad = n;
+            f->bad_block = f->n > 0 && f->n <= 64 ? f->blocks[f->n - 1] : NULL;
+            return false;
+        }
+    return true;
+}
+
+static void vec_post(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BLOCK_REALIZE) ((vec_find *)v->user)->n--;
+}
+
 tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     gc c = {.st = st, .f = in};
+    vec_find vf = {.n = 0};
+    tir_visitor v = {.pre = vec_pre, .post = vec_post, .user = &vf};
+    tir_visit(&v, in->body);
+    if (vf.bad) {
+        const tir_buffer *b = vf.bad->kind == TIR_KIND_BUFFER_LOAD
+                                  ? ((const tir_buffer_load *)vf.bad)->buffer
+                                  : ((const tir_buffer_store *)vf.bad)->buffer;
+        return lower_fail_marked(st, in, 0, NULL,
+                                 "gpu_check: block '%s' indexes %s buffer '%s' with a vector "
+                                 "that is not affine in the lane (a gather); lowering takes T.Ramp "
+                                 "and T.Broadcast indices, their sums and products by a "
+                                 "T.Broadcast; write a loop instead (tir_sched_vectorize makes "
+                                 "the vectors)",
+                                 vf.bad_block ? vf.bad_block->name : "?",
+                                 tir_scope_name(b->scope), b->name);
+    }
     TIR_TRY(check(&c, in->body));
     int64_t threads = 1;
     for (int t = TIR_AXIS_THREAD_X; t < NTAGS; t++) {

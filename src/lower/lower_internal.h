@@ -80,6 +80,13 @@ tir_status lower_fail_marked(lower_state *st, const void *where, int nmarks,
  * rebuilt Allocate keeps what it carries). */
 const tir_stmt *lower_alloc_like(tir_ctx *ctx, const tir_allocate *a, const tir_buffer *buf,
                                  const tir_stmt *body);
+/* A vector index e (lanes wide; Ramps, Broadcasts, their sums and
+ * products by a Broadcast) as base + lane * stride, *base and *stride
+ * scalar (when not NULL; ctx may then be NULL); false for anything else (a
+ * gather, which the passes after flatten do not take: gpu_check refuses
+ * it). */
+bool lower_ramp_parts(tir_ctx *ctx, const tir_expr *e, const tir_expr **base,
+                      const tir_expr **stride);
 /* A Seq of two (either may be NULL). */
 const tir_stmt *lower_seq2(tir_ctx *ctx, const tir_stmt *a, const tir_stmt *b);
 /* Evaluate(call) of a void GPU intrinsic. */

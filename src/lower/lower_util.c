@@ -130,3 +130,39 @@ bool lower_has_kind(const void *node, tir_kind kind) {
     tir_visit(&v, node);
     return k.found;
 }
+
+bool lower_ramp_parts(tir_ctx *ctx, const tir_expr *e, const tir_expr **base,
+                      const tir_expr **stride) {
+    bool build = base != NULL;
+    const tir_expr *b1 = NULL, *s1 = NULL, *b2 = NULL, *s2 = NULL;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_RAMP: {
+        const tir_ramp *r = (const tir_ramp *)e;
+        if (build) *base = r->start, *stride = r->stride;
+        return true;
+    }
+    case TIR_KIND_BROADCAST:
+        if (build)
+            *base = ((const tir_broadcast *)e)->value,
+            *stride = tir_int(ctx, tir_dtype_with_lanes(e->dtype, 1), 0);
+        return true;
+    case TIR_KIND_ADD: {
+        const tir_binop *b = (const tir_binop *)e;
+        if (!lower_ramp_parts(ctx, b->a, build ? &b1 : NULL, build ? &s1 : NULL) ||
+            !lower_ramp_parts(ctx, b->b, build ? &b2 : NULL, build ? &s2 : NULL))
+            return false;
+        if (build) *base = tir_add(ctx, b1, b2), *stride = tir_add(ctx, s1, s2);
+        return true;
+    }
+    case TIR_KIND_MUL: {
+        const tir_binop *b = (const tir_binop *)e;
+        if (b->b->kind != TIR_KIND_BROADCAST ||
+            !lower_ramp_parts(ctx, b->a, build ? &b1 : NULL, build ? &s1 : NULL))
+            return false;
+        const tir_expr *k = ((const tir_broadcast *)b->b)->value;
+        if (build) *base = tir_mul(ctx, b1, k), *stride = tir_mul(ctx, s1, k);
+        return true;
+    }
+    default: return false;
+    }
+}

@@ -48,7 +48,7 @@ static const char *const examples_help =
     "before the previous tile's last mma (lowering); swizzle: blocks in raster\n"
     "order instead of groups of 8 block rows (grids of 1024+ blocks); ldm32: TF32 A\n"
     "fragments by per-lane shared loads instead of one ldmatrix.x4 per 16x8 tile\n"
-    "(lowering); oddpad: A's shared rows padded like B's instead of to an odd\n"
+    "(lowering; with A's rows padded, as smemswz); oddpad: A's shared rows padded like B's instead of to an odd\n"
     "number of 16-byte chunks (TF32: pad 8 instead of 4); tf32swap: TF32 mma with\n"
     "A and B as the schedule wrote them instead of swapped (B's 16 columns as the\n"
     "instruction's A operand, two ld.shared.v2 instead of four loads; lowering);\n"

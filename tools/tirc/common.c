@@ -69,7 +69,9 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
             cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
             cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
             cfg.same_pad = tc_off & TIRC_TC_OFF_ODDPAD;
-            cfg.no_smem_swizzle = tc_off & TIRC_TC_OFF_SMEMSWZ;
+            /* ldm32: no ldmatrix reads TF32 A, so flatten would not swizzle
+               its unpadded rows: pad them (review of the swizzle) */
+            cfg.no_smem_swizzle = tc_off & (TIRC_TC_OFF_SMEMSWZ | TIRC_TC_OFF_LDM32);
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (step == 8 && !fused && (config || stages)) { /* --config, --stages */
