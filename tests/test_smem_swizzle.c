@@ -26,6 +26,7 @@
 #include "minitir/runtime.h"
 #include "minitir/sim.h"
 #include "minitir/tune.h"
+#include "tc_sim_check.h"
 
 #define OK(ctx, call)                                                                      \
     do {                                                                                   \
@@ -99,31 +100,6 @@ static const tir_prim_func *kernel_of(tir_ctx *ctx, tir_rt_gemm_kind kind, int64
     return k;
 }
 
-/* Simulates kernel k of f (a tensor-core matmul of kind) against the
- * interpreter. */
-static void simulate(tir_ctx *ctx, tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
-                     const tir_prim_func *f, const tir_prim_func *k) {
-    tir_dtype in = tir_rt_gemm_kind_input(kind);
-    size_t es = (size_t)tir_dtype_bytes(in), nc = (size_t)(M * N);
-    void *a = malloc(es * (size_t)(M * K)), *b = malloc(es * (size_t)(K * N));
-    float *out = malloc(4 * nc), *want = malloc(4 * nc);
-    double *ref = malloc(sizeof(double) * nc);
-    OK(ctx, tir_rt_fill_random(ctx, in, a, (size_t)(M * K), 11));
-    OK(ctx, tir_rt_fill_random(ctx, in, b, (size_t)(K * N), 12));
-    tir_interp_opts io = {.uninit_params = 4};
-    tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
-    OK(ctx, tir_interp_run(ctx, f, 3, args, &io));
-    for (size_t i = 0; i < nc; i++) ref[i] = want[i];
-    tir_rt_poison(out, 4 * nc);
-    args[2].data = out;
-    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
-    tir_sim_report rep;
-    OK(ctx, tir_sim_run(ctx, k, 3, args, &so, &rep));
-    OK(ctx, tir_rt_check(ctx, "swizzled tiles", TIR_F32, out, ref, M, N,
-                         tir_rt_gemm_tolerance(kind, K), NULL));
-    free(a), free(b), free(out), free(want), free(ref);
-}
-
 /* Tiles of whole 128-byte rows: the rule leaves them unpadded and flatten
  * swizzles them (the kernel differs from the one lowered without the
  * swizzle, whose shared memory is the same size); both compute the
@@ -165,14 +141,17 @@ static void test_kernels(void **st) {
                      (long long)tir_tc_config_shared_bytes(&cfg, eb));
         assert_int_equal(m1->dyn_shared_bytes + m1->shared_bytes,
                          m2->dyn_shared_bytes + m2->shared_bytes);
-        simulate(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, f, on);
-        simulate(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, f, off);
+        OK(ctx, tc_sim_check(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, f, on,
+                             11, "swizzled tiles", NULL));
+        OK(ctx, tc_sim_check(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, f, off,
+                             11, "unswizzled tiles", NULL));
         /* the rule's padded rows (no_smem_swizzle): not swizzled either way */
         cfg.no_smem_swizzle = true;
         on = kernel_of(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, &cfg, false, &f, &ton);
         off = kernel_of(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, &cfg, true, &f, &toff);
         assert_string_equal(ton, toff);
-        simulate(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, f, on);
+        OK(ctx, tc_sim_check(ctx, cases[c].kind, cases[c].m, cases[c].n, cases[c].k, f, on,
+                             11, "padded tiles", NULL));
         tir_ctx_destroy(ctx);
     }
 }

@@ -25,6 +25,7 @@
 #include "minitir/lower.h"
 #include "minitir/sim.h"
 #include "minitir/tune.h"
+#include "tc_sim_check.h"
 
 #define OK(ctx, call)                                                                     \
     do {                                                                                  \
@@ -245,31 +246,14 @@ static void sim_config(tir_ctx *ctx, tir_rt_gemm_kind kind, int64_t M, int64_t N
     OK(ctx, tir_sched_create(ctx, f, &s));
     OK(ctx, tir_tune_tc_tiling(s, "C", c, NULL, NULL));
     OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
-    tir_dtype in = tir_rt_gemm_kind_input(kind);
-    size_t es = (size_t)tir_dtype_bytes(in), nc = (size_t)(M * N);
-    void *a = malloc(es * (size_t)(M * K)), *b = malloc(es * (size_t)(K * N));
-    float *out = malloc(4 * nc), *want = malloc(4 * nc);
-    double *ref = malloc(sizeof(double) * nc);
-    OK(ctx, tir_rt_fill_random(ctx, in, a, (size_t)(M * K), 3));
-    OK(ctx, tir_rt_fill_random(ctx, in, b, (size_t)(K * N), 4));
-    tir_interp_opts io = {.uninit_params = 4};
-    tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
-    OK(ctx, tir_interp_run(ctx, f, 3, args, &io));
-    for (size_t i = 0; i < nc; i++) ref[i] = want[i];
-    tir_rt_poison(out, 4 * nc);
-    args[2].data = out;
-    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
     tir_sim_report rep;
-    OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, &rep));
+    OK(ctx, tc_sim_check(ctx, kind, M, N, K, f, kernel, 3, "simulated tc point", &rep));
     assert_true(rep.warp_ops > 0);
-    OK(ctx, tir_rt_check(ctx, "simulated tc point", TIR_F32, out, ref, M, N,
-                         tir_rt_gemm_tolerance(kind, K), NULL));
     char dec[128];
     tir_tc_config_text(c, dec, sizeof dec);
     printf("# simulated %s %lldx%lldx%lld with %s\n", tir_rt_gemm_kind_name(kind), (long long)M,
            (long long)N, (long long)K, dec);
     tir_sched_destroy(s);
-    free(a), free(b), free(out), free(want), free(ref);
 }
 
 static void sim_point(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K, int pick) {

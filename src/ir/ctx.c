@@ -219,6 +219,12 @@ void ir_vec_push(ir_vec *v, const void *p) {
     v->items[v->n++] = p;
 }
 
+bool ir_vec_has(const ir_vec *v, const void *p) {
+    for (int i = 0; i < v->n; i++)
+        if (v->items[i] == p) return true;
+    return false;
+}
+
 void ir_vec_free(ir_vec *v) {
     free(v->items);
     v->items = NULL;

@@ -86,6 +86,8 @@ typedef struct ir_vec {
 } ir_vec;
 void ir_vec_push(ir_vec *v, const void *p);
 void ir_vec_free(ir_vec *v);
+/* Whether p is one of v's items (by identity). */
+bool ir_vec_has(const ir_vec *v, const void *p);
 
 /* ---- util.c: helpers written once for every layer ---- */
 

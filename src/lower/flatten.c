@@ -47,29 +47,17 @@ static bool swizzle_ok(const tir_buffer *b) {
     return eb > 0 && SWZ_CHUNK % eb == 0 && rows >= 1 && (cols * eb) % (SWZ_CHUNK * SWZ_SEG) == 0;
 }
 
-static bool contains(const ir_vec *v, const void *x) {
-    for (int i = 0; i < v->n; i++)
-        if (v->items[i] == x) return true;
-    return false;
-}
-
 /* A load or store at a vector index (a Ramp the schedule wrote) keeps its
  * buffer unswizzled: the map is built for scalar indices, and every access
  * of a buffer must go through the same layout. */
 static bool find_vector_index(tir_visitor *v, const tir_node *n) {
-    const tir_buffer *b = NULL;
-    int ni = 0;
-    const tir_expr *const *idx = NULL;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
-        const tir_buffer_load *l = (const tir_buffer_load *)n;
-        b = l->buffer, ni = l->nidx, idx = l->indices;
-    } else if (n->kind == TIR_KIND_BUFFER_STORE) {
-        const tir_buffer_store *s = (const tir_buffer_store *)n;
-        b = s->buffer, ni = s->nidx, idx = s->indices;
-    }
+    const tir_buffer *b;
+    int ni;
+    const tir_expr *const *idx;
     fl *c = v->user;
+    if (!lower_access(n, &b, &ni, &idx)) return true;
     for (int d = 0; d < ni; d++)
-        if (idx[d]->dtype.lanes > 1 && !contains(&c->vector_indexed, b))
+        if (idx[d]->dtype.lanes > 1 && !ir_vec_has(&c->vector_indexed, b))
             ir_vec_push(&c->vector_indexed, b);
     return true;
 }
@@ -77,19 +65,15 @@ static bool find_vector_index(tir_visitor *v, const tir_node *n) {
 static bool find_ldmatrix(tir_visitor *v, const tir_node *n) {
     if (n->kind != TIR_KIND_CALL) return true;
     const tir_call *call = (const tir_call *)n;
-    if (call->op != TIR_INTRIN_LDMATRIX || call->nargs != 4) return true;
-    const tir_call *a = (const tir_call *)call->args[3];
-    if (a->base.kind != TIR_KIND_CALL || a->op != TIR_INTRIN_ADDRESS_OF || a->nargs != 1 ||
-        a->args[0]->kind != TIR_KIND_BUFFER_LOAD)
-        return true;
-    const tir_buffer *b = ((const tir_buffer_load *)a->args[0])->buffer;
+    const tir_buffer_load *src =
+        call->op == TIR_INTRIN_LDMATRIX && call->nargs == 4 ? lower_addressed(call, 3) : NULL;
     fl *c = v->user;
-    if (!swizzle_ok(b) || contains(&c->swizzled, b) || contains(&c->vector_indexed, b)) return true;
-    ir_vec_push(&c->swizzled, b);
+    if (!src || !swizzle_ok(src->buffer) || ir_vec_has(&c->swizzled, src->buffer) ||
+        ir_vec_has(&c->vector_indexed, src->buffer))
+        return true;
+    ir_vec_push(&c->swizzled, src->buffer);
     return true;
 }
-
-static bool is_swizzled(const fl *c, const tir_buffer *b) { return contains(&c->swizzled, b); }
 
 /* Column j of row i of a swizzled buffer of element size eb: the chunk
  * j / E (E = 16 / eb elements) moved within its segment as above. */
@@ -140,7 +124,7 @@ static const tir_expr *flat_index(const fl *c, tir_ctx *ctx, const tir_buffer *b
                                   const tir_expr *const *idx) {
     if (nidx == 0) return tir_i32(ctx, 0);
     const tir_expr *sw[2];
-    if (nidx == 2 && is_swizzled(c, b)) {
+    if (nidx == 2 && ir_vec_has(&c->swizzled, b)) {
         sw[0] = idx[0], sw[1] = lower_swizzle_col(ctx, idx[0], idx[1], tir_dtype_bytes(b->dtype));
         idx = sw;
     }

@@ -158,17 +158,11 @@ static bool vec_pre(tir_visitor *v, const tir_node *n) {
         f->n++;
         return true;
     }
-    int ni = 0;
-    const tir_expr *const *idx = NULL;
-    const tir_buffer *b = NULL;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) {
-        const tir_buffer_load *l = (const tir_buffer_load *)n;
-        ni = l->nidx, idx = l->indices, b = l->buffer;
-    } else if (n->kind == TIR_KIND_BUFFER_STORE) {
-        const tir_buffer_store *s = (const tir_buffer_store *)n;
-        ni = s->nidx, idx = s->indices, b = s->buffer;
-    }
-    if (b && b->scope == TIR_SCOPE_GLOBAL) ni = 0; /* gathers from global memory lower */
+    int ni;
+    const tir_expr *const *idx;
+    const tir_buffer *b;
+    if (!lower_access(n, &b, &ni, &idx) || b->scope == TIR_SCOPE_GLOBAL)
+        return true; /* gathers from global memory lower */
     for (int d = 0; d < ni; d++)
         if (idx[d]->dtype.lanes > 1 && !lower_ramp_parts(NULL, idx[d], NULL, NULL)) {
             f->bad = n;
@@ -188,9 +182,10 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
     tir_visitor v = {.pre = vec_pre, .post = vec_post, .user = &vf};
     tir_visit(&v, in->body);
     if (vf.bad) {
-        const tir_buffer *b = vf.bad->kind == TIR_KIND_BUFFER_LOAD
-                                  ? ((const tir_buffer_load *)vf.bad)->buffer
-                                  : ((const tir_buffer_store *)vf.bad)->buffer;
+        const tir_buffer *b;
+        int ni;
+        const tir_expr *const *idx;
+        lower_access(vf.bad, &b, &ni, &idx);
         return lower_fail_marked(st, in, 0, NULL,
                                  "gpu_check: block '%s' indexes %s buffer '%s' with a vector "
                                  "that is not affine in the lane (a gather); lowering takes T.Ramp "

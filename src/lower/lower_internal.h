@@ -102,6 +102,10 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 /* The element argument i of call points at (address_of(BufferLoad) of one
  * element), or NULL (lower_util.c). */
 const tir_buffer_load *lower_addressed(const tir_call *call, int i);
+/* The buffer and indices of n when it is a BufferLoad or BufferStore
+ * (true), else false (lower_util.c). */
+bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,
+                  const tir_expr *const **idx);
 /* Elements of dtype in one ldmatrix row, 16 bytes: 8 (16-bit), 4 (TF32
  * as 32-bit), the span lower_fragments addresses and race_check and
  * thread_sync see read (lower_util.c). */

@@ -166,3 +166,18 @@ bool lower_ramp_parts(tir_ctx *ctx, const tir_expr *e, const tir_expr **base,
     default: return false;
     }
 }
+
+bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,
+                  const tir_expr *const **idx) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer_load *l = (const tir_buffer_load *)n;
+        *b = l->buffer, *nidx = l->nidx, *idx = l->indices;
+        return true;
+    }
+    if (n->kind == TIR_KIND_BUFFER_STORE) {
+        const tir_buffer_store *s = (const tir_buffer_store *)n;
+        *b = s->buffer, *nidx = s->nidx, *idx = s->indices;
+        return true;
+    }
+    return false;
+}

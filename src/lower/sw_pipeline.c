@@ -127,12 +127,6 @@ static bool rw_pre(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-static bool has(const ir_vec *v, const tir_buffer *b) {
-    for (int i = 0; i < v->n; i++)
-        if (v->items[i] == b) return true;
-    return false;
-}
-
 /* ---- versioned accesses */
 
 /* The distance between versions, in elements: the buffer's size rounded up
@@ -220,7 +214,7 @@ static const tir_stmt *async_copy(pl *p, const tir_buffer_store *s, const tir_ex
     if (s->buffer->scope != TIR_SCOPE_SHARED || !l || l->buffer->scope != TIR_SCOPE_GLOBAL)
         return NULL;
     /* the component reads the copy itself: no wait could come between */
-    if (has(p->self_reads, s->buffer)) return NULL;
+    if (ir_vec_has(p->self_reads, s->buffer)) return NULL;
     int64_t eb = (int64_t)tir_dtype_bytes(s->buffer->dtype);
     const tir_ramp *dr = tir_as_tir_ramp(s->indices[0]), *sr = tir_as_tir_ramp(l->indices[0]);
     int lanes = s->value->dtype.lanes;
@@ -332,7 +326,7 @@ static bool auto_async(pl *p, const comp *c, int n, int64_t s) {
         for (int j = 0; j < n; j++)
             if (j != i && c[j].stage == s)
                 for (int b = 0; b < c[i].acc.writes.n; b++)
-                    if (has(&c[j].acc.reads, c[i].acc.writes.items[b])) return false;
+                    if (ir_vec_has(&c[j].acc.reads, c[i].acc.writes.items[b])) return false;
         tir_mutator m = {.ctx = p->st->ctx, .user = p};
         m.on[TIR_KIND_BUFFER_STORE] = async_store;
         m.on[TIR_KIND_IF] = async_zero_fill;
@@ -352,7 +346,7 @@ static bool reads_async(const comp *c, int n, int i, int64_t as) {
     for (int j = 0; j < n; j++)
         if (j != i && c[j].stage == as && c[j].async)
             for (int b = 0; b < c[j].acc.writes.n; b++)
-                if (has(&c[i].acc.reads, c[j].acc.writes.items[b])) return true;
+                if (ir_vec_has(&c[i].acc.reads, c[j].acc.writes.items[b])) return true;
     return false;
 }
 
@@ -410,11 +404,11 @@ static const tir_stmt *guarded(pl *p, int64_t stage, const tir_expr *k, const ti
 /* Does component a write a buffer b reads or writes, or the reverse? */
 static bool conflict(const comp *a, const comp *b) {
     for (int w = 0; w < a->acc.writes.n; w++)
-        if (has(&b->acc.reads, a->acc.writes.items[w]) ||
-            has(&b->acc.writes, a->acc.writes.items[w]))
+        if (ir_vec_has(&b->acc.reads, a->acc.writes.items[w]) ||
+            ir_vec_has(&b->acc.writes, a->acc.writes.items[w]))
             return true;
     for (int w = 0; w < b->acc.writes.n; w++)
-        if (has(&a->acc.reads, b->acc.writes.items[w])) return true;
+        if (ir_vec_has(&a->acc.reads, b->acc.writes.items[w])) return true;
     return false;
 }
 
@@ -531,7 +525,7 @@ static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
                 continue;
             for (int b = 0; b < c[j].acc.reads.n; b++) {
                 const tir_buffer *buf = c[j].acc.reads.items[b];
-                if (!has(&c[i].acc.writes, buf)) continue;
+                if (!ir_vec_has(&c[i].acc.writes, buf)) continue;
                 p->status = lower_fail_marked(
                     p->st, p->f, 1, (const void *[]){f},
                     "sw_pipeline: loop '%s': component %d (stage %lld, order %lld) reads %s, "
@@ -565,12 +559,12 @@ static bool plan_versions(pl *p, const tir_for *f, comp *c, int n) {
             int64_t def = INT64_MAX, use = -1;
             bool need = false;
             for (int j = 0; j < n; j++) {
-                if (has(&c[j].acc.writes, b) && c[j].stage < def) def = c[j].stage;
-                if (has(&c[j].acc.reads, b) && c[j].stage > use) use = c[j].stage;
+                if (ir_vec_has(&c[j].acc.writes, b) && c[j].stage < def) def = c[j].stage;
+                if (ir_vec_has(&c[j].acc.reads, b) && c[j].stage > use) use = c[j].stage;
             }
             for (int wj = 0; wj < n; wj++)
                 for (int rj = 0; rj < n; rj++)
-                    if (has(&c[wj].acc.writes, b) && has(&c[rj].acc.reads, b) &&
+                    if (ir_vec_has(&c[wj].acc.writes, b) && ir_vec_has(&c[rj].acc.reads, b) &&
                         c[wj].order < c[rj].order && c[wj].stage < c[rj].stage)
                         need = true;
             int v = use < def ? 1 : (int)(use - def + 1);
