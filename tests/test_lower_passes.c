@@ -790,8 +790,106 @@ static void test_vector_index_2d(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+
+/* Random kernels with vector indices written in the text (the family of
+ * test_vector_index_2d; MINITIR_FUZZ_SEED picks the cases): R x C float32
+ * tiles, L-lane Ramps at stride 1 or 2 in 1-D or 2-D form, copied from A
+ * into a shared tile and from there, rows reversed, into B; in some cases
+ * one of the two reads is a gather (a floormod of a Ramp).  An affine
+ * kernel lowers and the simulator matches the interpreter; a gather from
+ * the shared tile is refused with gpu_check's message; a gather from
+ * global A lowers and matches. */
+static uint64_t vi_rng(uint64_t *r) {
+    *r = *r * 6364136223846793005ull + 1442695040888963407ull;
+    return *r >> 33;
+}
+
+/* The index text of row r, column c0 (texts) of an R x C buffer seen
+ * 1-D (flat) or 2-D, L lanes at stride st; a gather (3 v + 1 modulo the
+ * row, or the buffer when flat) when asked. */
+static void vi_index(char *out, size_t cap, bool flat, bool gather, const char *r, const char *c0,
+                     int R, int C, int L, int st) {
+    char v[160], g[320];
+    if (flat) snprintf(v, sizeof v, "T.Ramp((%.40s) * %d + %.40s, %d, %d)", r, C, c0, st, L);
+    else snprintf(v, sizeof v, "T.Ramp(%.40s, %d, %d)", c0, st, L);
+    if (gather)
+        snprintf(g, sizeof g, "(%s * T.Broadcast(3, %d) + T.Broadcast(1, %d)) %% T.Broadcast(%d, %d)",
+                 v, L, L, flat ? R * C : C, L);
+    const char *x = gather ? g : v;
+    if (flat) snprintf(out, cap, "%s", x);
+    else snprintf(out, cap, "%.40s, %s", r, x);
+}
+
+static void test_vector_index_random(void **st) {
+    (void)st;
+    const char *e = getenv("MINITIR_FUZZ_SEED");
+    uint64_t rng = e ? strtoull(e, NULL, 10) : 20261204;
+    int cases = 120, refused = 0, ran = 0;
+    for (int n = 0; n < cases; n++) {
+        tir_ctx *ctx = tir_ctx_create();
+        int R = 4 << vi_rng(&rng) % 3, L = 2 << vi_rng(&rng) % 3, K = 1 << vi_rng(&rng) % 3;
+        int stp = 1 + (int)(vi_rng(&rng) % 2), C = L * K * stp, T = R * K;
+        bool aflat = vi_rng(&rng) % 2, sflat = vi_rng(&rng) % 2, bflat = vi_rng(&rng) % 2;
+        int g = (int)(vi_rng(&rng) % 5); /* 0: gather from A, 1: from S, else none */
+        char ai[512], sw[512], sr[512], bw[512], txt[4096];
+        char r[32], c0[48], rr[48], rc0[64];
+        snprintf(r, sizeof r, "vt // %d", K);
+        snprintf(c0, sizeof c0, "vt %% %d * %d", K, L * stp);
+        snprintf(rr, sizeof rr, "%d - vt // %d", R - 1, K);
+        snprintf(rc0, sizeof rc0, "vt %% %d * %d", K, L * stp);
+        vi_index(ai, sizeof ai, aflat, g == 0, r, c0, R, C, L, stp);
+        vi_index(sw, sizeof sw, sflat, false, r, c0, R, C, L, stp);
+        vi_index(sr, sizeof sr, sflat, g == 1, rr, rc0, R, C, L, stp);
+        vi_index(bw, sizeof bw, bflat, false, r, c0, R, C, L, stp);
+        char ashape[24], sshape[24], bshape[24];
+        snprintf(ashape, sizeof ashape, aflat ? "(%d,)" : "(%d, %d)", aflat ? R * C : R, C);
+        snprintf(sshape, sizeof sshape, sflat ? "(%d,)" : "(%d, %d)", sflat ? R * C : R, C);
+        snprintf(bshape, sizeof bshape, bflat ? "(%d,)" : "(%d, %d)", bflat ? R * C : R, C);
+        const char *whole_a = aflat ? "0:%d" : "0:%d, 0:%d";
+        char ra[32], rs[32], rb[32];
+        snprintf(ra, sizeof ra, whole_a, aflat ? R * C : R, C);
+        snprintf(rs, sizeof rs, sflat ? "0:%d" : "0:%d, 0:%d", sflat ? R * C : R, C);
+        snprintf(rb, sizeof rb, bflat ? "0:%d" : "0:%d, 0:%d", bflat ? R * C : R, C);
+        snprintf(txt, sizeof txt,
+                 "@T.prim_func\n"
+                 "def kk(A: T.Buffer(%s, \"float32\"), B: T.Buffer(%s, \"float32\")):\n"
+                 "    T.func_attr({\"global_symbol\": \"kk\", \"tir.noalias\": 1})\n"
+                 "    with T.block(\"root\"):\n"
+                 "        S = T.alloc_buffer(%s, \"float32\", scope=\"shared\")\n"
+                 "        for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                 "            for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
+                 "                with T.block(\"cp\"):\n"
+                 "                    vt = T.axis.spatial(%d, t)\n"
+                 "                    T.reads(A[%s])\n"
+                 "                    T.writes(S[%s])\n"
+                 "                    S[%s] = A[%s]\n"
+                 "            for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
+                 "                with T.block(\"out\"):\n"
+                 "                    vt = T.axis.spatial(%d, t)\n"
+                 "                    T.reads(S[%s])\n"
+                 "                    T.writes(B[%s])\n"
+                 "                    B[%s] = S[%s] + T.Broadcast(T.float32(1), %d)\n",
+                 ashape, bshape, sshape, T, T, ra, rs, sw, ai, T, T, rs, rb, bw, sr, L);
+        const tir_prim_func *f, *k;
+        if (tir_parse_func(ctx, txt, strlen(txt), &f) != TIR_OK)
+            fail_msg("case %d: %s\n%s", n, tir_ctx_error(ctx), txt);
+        tir_status s = tir_lower(ctx, f, NULL, &k);
+        if (g == 1) {
+            if (s != TIR_ERR_LOWER || !strstr(tir_ctx_error(ctx), "indexes shared buffer 'S'"))
+                fail_msg("case %d: a gather from S not refused (%s)\n%s", n, tir_status_name(s), txt);
+            refused++;
+        } else {
+            if (s != TIR_OK) fail_msg("case %d: %s\n%s", n, tir_ctx_error(ctx), txt);
+            if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %d differs\n%s", n, txt);
+            ran++;
+        }
+        tir_ctx_destroy(ctx);
+    }
+    printf("# vector-index kernels: %d lowered and simulated, %d gathers refused\n", ran, refused);
+}
+
 int main(void) {
-    struct CMUnitTest tests[NCASES + 9] = {cmocka_unit_test(test_every_pass_has_a_case),
+    struct CMUnitTest tests[NCASES + 10] = {cmocka_unit_test(test_every_pass_has_a_case),
                                            cmocka_unit_test(test_hand_written_dim_align),
                                            cmocka_unit_test(test_interleave_preconditions),
                                            cmocka_unit_test(test_interleave_guarded_copies),
@@ -799,9 +897,10 @@ int main(void) {
                                            cmocka_unit_test(test_tile_prefetch_symbolic_versions),
                                            cmocka_unit_test(test_tile_prefetch_commit_in_loop),
                                            cmocka_unit_test(test_tile_prefetch_rotate_loop_var),
-                                           cmocka_unit_test(test_vector_index_2d)};
+                                           cmocka_unit_test(test_vector_index_2d),
+                                           cmocka_unit_test(test_vector_index_random)};
     for (int i = 0; i < NCASES; i++)
-        tests[i + 9] = (struct CMUnitTest){.name = cases[i].golden,
+        tests[i + 10] = (struct CMUnitTest){.name = cases[i].golden,
                                            .test_func = test_case,
                                            .initial_state = (void *)&cases[i]};
     return cmocka_run_group_tests(tests, setup, teardown);
