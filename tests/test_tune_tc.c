@@ -526,9 +526,12 @@ static void test_tune_fake_bf16(void **st) {
     tir_ctx_destroy(ctx);
 }
 
-/* The rule without tuning: 128 x 256 tiles in 4 stages (bk 64, TF32 32)
- * from two waves of such blocks on 132 SMs, with bk dividing K; below
- * that the 128 x 128 x 32 double buffer, or 64 x 64 under one wave. */
+/* The rule without tuning (tir_tune_tc_default) on 132 SMs: from half a
+ * wave of 128 x 256 blocks, 128 x 256 in 4 stages unless a badly filled
+ * last wave makes 128 x 192 (N a multiple of 192) or 128 x 128 in 3
+ * stages (two blocks an SM at least) keep more SMs busy; below that
+ * 64 x 128, then 64 x 64; bk 64 (TF32 32) or the largest multiple of the
+ * mma's k below it that divides K. */
 static void test_default_rule(void **st) {
     (void)st;
     static const struct {
@@ -541,6 +544,14 @@ static void test_default_rule(void **st) {
                  {TIR_RT_GEMM_BF16, 4096, 4096, 4112, 128, 256, 16, 4}, /* 4112 = 16 * 257 */
                  {TIR_RT_GEMM_BF16, 2048, 2048, 2048, 128, 256, 64, 4}, /* 128 blocks >= 66 */
                  {TIR_RT_GEMM_BF16, 1536, 1408, 2048, 128, 256, 64, 4}, /* 12 x 6 = 72 */
+                 /* 288 blocks of 128 x 256 are 2.18 waves; 384 of 128 x 192, 2.91 */
+                 {TIR_RT_GEMM_BF16, 3072, 3072, 3072, 128, 192, 64, 4},
+                 {TIR_RT_GEMM_TF32, 1536, 1536, 1536, 128, 192, 32, 4}, /* 72 -> 96 blocks */
+                 {TIR_RT_GEMM_F16, 3072, 3584, 3072, 128, 256, 64, 4},  /* 3584 % 192 != 0 */
+                 {TIR_RT_GEMM_BF16, 3584, 3584, 3584, 128, 256, 64, 4}, /* 392 = 2.97 waves */
+                 /* 800 blocks of 128 x 256 are 6.06 waves; 1600 of 128 x 128, 12.1 of 13 */
+                 {TIR_RT_GEMM_BF16, 5120, 5120, 5120, 128, 128, 64, 3},
+                 {TIR_RT_GEMM_BF16, 6144, 6144, 6144, 128, 256, 64, 4}, /* 8.73 waves */
                  {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3},   /* 16 x 4 = 64 < 66 */
                  {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3},  /* 16 x 8 of 64x128 */
                  {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3},    /* 336 = 48 * 7 */
@@ -552,7 +563,7 @@ static void test_default_rule(void **st) {
         tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);
         tir_tc_config c = tir_tune_tc_default(&t, 132);
         if (c.bm != cases[i].bm || c.bn != cases[i].bn || c.bk != cases[i].bk ||
-            c.stages != cases[i].stages || c.warps_m * c.warps_n != (c.bm == 64 ? 4 : 8))
+            c.stages != cases[i].stages || c.warps_m * c.warps_n != (c.bm == 64 || c.bn == 128 ? 4 : 8))
             fail_msg("case %zu: %dx%dx%d warps %dx%d stages %d", i, c.bm, c.bn, c.bk, c.warps_m,
                      c.warps_n, c.stages);
         int mk = cases[i].kind == TIR_RT_GEMM_TF32 ? 8 : 16;

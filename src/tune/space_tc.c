@@ -1,7 +1,9 @@
 /* space_tc.c: the design space of the tensor-core rule (tir_tune_tc_tiling)
  * for a tensor-core task (a matmul of kind TF32, F16 or BF16).
  *
- * The knobs and their candidates: block tiles bm, bn of 32..256, k tiles
+ * The knobs and their candidates: block tiles bm, bn of 32, 64, 128, 192
+ * (the default's 128 x 192 where a last wave of 128 x 256 is badly
+ * filled: tir_tune_tc_default) and 256, k tiles
  * bk of 8..64 (8, 16, 24, 32, 48, 64: a multiple of the mma's k, 16 or 8
  * for TF32, dividing K: tensorize refuses a ragged k tile; 24 and 48 for
  * K such as 336, which 32 and 64 do not divide), 1..8 warps along each of i and j,
@@ -19,11 +21,11 @@
 #include "tune_internal.h"
 
 enum { NKNOBS = 8 };
-static const int64_t knob_tile[] = {32, 64, 128, 256}, knob_bk[] = {8, 16, 24, 32, 48, 64},
+static const int64_t knob_tile[] = {32, 64, 128, 192, 256}, knob_bk[] = {8, 16, 24, 32, 48, 64},
                      knob_warps[] = {1, 2, 4, 8}, knob_stages[] = {2, 3, 4},
                      knob_bool[] = {0, 1}, knob_pad[] = {0, 4, 8};
 static const tune_knob knobs[NKNOBS] = {
-    {"bm", knob_tile, 4},       {"bn", knob_tile, 4},      {"bk", knob_bk, 6},
+    {"bm", knob_tile, 5},       {"bn", knob_tile, 5},      {"bk", knob_bk, 6},
     {"warps_m", knob_warps, 4}, {"warps_n", knob_warps, 4}, {"stages", knob_stages, 3},
     {"async_copy", knob_bool, 2}, {"pad", knob_pad, 3}};
 

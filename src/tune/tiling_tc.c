@@ -43,18 +43,47 @@ static int k_tile(int64_t K, int mk, int most) {
     return 0;
 }
 
-/* The rule by shape: the largest of three block tiles that still gives
- * at least half a wave of blocks (nsm / 2).  128 x 256 (2 x 4 warps, 4
- * stages) is the fastest per SM where it fills the GPU: it needs the
- * least traffic from L2 per flop (docs/tensor-cores.md, "The default by
- * shape"); below half a wave, 64 x 128 and then 64 x 64 tiles (2 x 2
- * warps, 3 stages; several blocks an SM) spread the work over more SMs.
- * Run 69 measured eight tiles at five shapes, run 70 this rule against
- * the previous one (128 x 256 only from two waves, else 128 x 128 or
- * 64 x 64 in 2 stages with BK 32) at twelve: 1.08-1.91x faster everywhere
- * but at 3072^3 and 4096^3, where both rules choose 128 x 256.  BK: 64
- * (TF32: 32), or the largest multiple of the mma's k below it that
- * divides K. */
+/* The part of the GPU a grid of bm x bn blocks keeps busy: the blocks over
+ * whole waves of nsm (a last, partial wave leaves SMs idle: 288 blocks of
+ * 128 x 256 at 3072^3 run 3 waves of 132 for 2.18 waves of work), times
+ * the part of the tiles' area inside M x N (ragged edge tiles compute
+ * padding).  Counted in SMs also for tiles that run two blocks an SM: a
+ * partial wave of those still gives most SMs one block each, which then
+ * runs faster (run 77: 128 x 128 at 3072^3 measured 0.551x where counting
+ * in slots of two predicts 0.48 and counting in SMs 0.58). */
+static double busy(int64_t M, int64_t N, int bm, int bn, int nsm) {
+    int64_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
+    int64_t waves = (tiles + nsm - 1) / nsm;
+    return (double)tiles / (double)(waves * nsm) * ((double)M * (double)N) /
+           ((double)(tm * bm) * (double)(tn * bn));
+}
+
+/* The candidates where half a wave of 128-row blocks fills the GPU, with
+ * their rate per busy SM relative to 128 x 256's (run 77, bf16, at shapes
+ * whose waves are nearly full: 128 x 192 4 stages 443-489 TFLOP/s per 0.97
+ * of the GPU against 503; 128 x 128 in 3 stages, two blocks an SM, 485).
+ * 128 x 192 only where 192 divides N: its ragged tiles measured 0.39-0.52x
+ * at 2048^3, 3584^3, 4096^3 and 5120^3, below what busy() predicts.
+ * 128 x 128 only from two such blocks an SM: its rate is that of two
+ * blocks sharing an SM (4 warps each); a grid that gives an SM one block
+ * at most was not measured faster. */
+typedef struct tc_cand {
+    int bm, bn, warps_m, warps_n, stages;
+    double rate;
+} tc_cand;
+static const tc_cand big_tiles[] = {
+    {128, 256, 2, 4, 4, 1.00}, {128, 192, 2, 4, 4, 0.92}, {128, 128, 2, 2, 3, 0.96}};
+
+/* The rule by shape.  Where at least half a wave (nsm / 2) of 128 x 256
+ * blocks exists, the candidate above that keeps the GPU busiest for its
+ * rate: 128 x 256 (2 x 4 warps, 4 stages; the least traffic from L2 per
+ * flop, docs/tensor-cores.md, "The default by shape") unless its last wave
+ * is badly filled, where 128 x 192 (3072^3: 0.48 -> 0.59x bf16, 0.51 ->
+ * 0.63x tf32; 1536^3: 0.50 -> 0.58x, 0.61 -> 0.72x) or 128 x 128 (5120^3:
+ * 0.578 -> 0.592x) fill it better (run 77).  Below half a wave, 64 x 128
+ * and then 64 x 64 tiles (2 x 2 warps, 3 stages; several blocks an SM)
+ * spread the work over more SMs (runs 69-70).  BK: 64 (TF32: 32), or the
+ * largest multiple of the mma's k below it that divides K. */
 tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     tir_tc_config c = tir_tc_config_default();
     int mk = t->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
@@ -62,9 +91,20 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     int64_t big = ((t->M + 127) / 128) * ((t->N + 255) / 256);
     int64_t mid = ((t->M + 63) / 64) * ((t->N + 127) / 128);
     c.warps_m = c.warps_n = 2, c.stages = 3;
-    if (big >= half_wave)
-        c.bm = 128, c.bn = 256, c.warps_n = 4, c.stages = 4;
-    else if (mid >= half_wave)
+    if (big >= half_wave) {
+        const tc_cand *best = NULL;
+        double best_score = 0;
+        for (size_t i = 0; i < sizeof big_tiles / sizeof *big_tiles; i++) {
+            const tc_cand *k = &big_tiles[i];
+            if (k->bn == 192 && t->N % 192) continue;
+            int64_t tiles = ((t->M + k->bm - 1) / k->bm) * ((t->N + k->bn - 1) / k->bn);
+            if (k->bn == 128 && tiles < 2 * (int64_t)nsm) continue;
+            double score = k->rate * busy(t->M, t->N, k->bm, k->bn, nsm > 0 ? nsm : 1);
+            if (!best || score > best_score) best = k, best_score = score;
+        }
+        c.bm = best->bm, c.bn = best->bn, c.warps_m = best->warps_m, c.warps_n = best->warps_n;
+        c.stages = best->stages;
+    } else if (mid >= half_wave)
         c.bm = 64, c.bn = 128;
     else
         c.bm = c.bn = 64;
