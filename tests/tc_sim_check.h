@@ -4,6 +4,7 @@
 #ifndef TC_SIM_CHECK_H
 #define TC_SIM_CHECK_H
 
+#include "minitir/lower.h"
 #include "minitir/runtime.h"
 #include "minitir/sim.h"
 
@@ -16,5 +17,12 @@
 tir_status tc_sim_check(tir_ctx *ctx, tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
                         const tir_prim_func *f, const tir_prim_func *k, uint64_t seed,
                         const char *what, tir_sim_report *rep);
+
+/* The same for the kernels of a tir_kernel_set (split-K: the partial
+ * sums, then their sum), run in order with their workspace; *rep gets
+ * the first kernel's report. */
+tir_status tc_sim_check_set(tir_ctx *ctx, tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
+                            const tir_prim_func *f, const tir_kernel_set *ks, uint64_t seed,
+                            const char *what, tir_sim_report *rep);
 
 #endif

@@ -852,6 +852,7 @@ typedef struct tc_totals {
     long vec_stores; /* simulated kernels with vector_acc_store's shuffles */
     long swapped;    /* simulated TF32 kernels with the operands swapped */
     long swizzled;   /* simulated kernels with shared rows the rule leaves to the swizzle */
+    long split;      /* simulated split-K kernel pairs (partial sums, then their sum) */
 } tc_totals;
 
 /* Does lowered kernel text pass a B fragment as some mma_sync's A operand
@@ -942,9 +943,10 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
     tir_arg args[3] = {{tc->a, 0}, {tc->b, 0}, {out, 0}};
     tir_interp_opts io = {.uninit_params = 4};
     tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
-    tir_sim_report rep;
+    tir_sim_report rep[2];
     double tol = tir_rt_gemm_tolerance(tc->kind, tc->K);
     const tir_prim_func *k = NULL;
+    tir_kernel_set ks = {0};
     const char *stage = NULL;
     *lowered = false;
     tir_rt_poison(out, 4 * nc);
@@ -960,7 +962,8 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
         snprintf(gc->why, sizeof gc->why, "%s in the interpreter: %s: %s", what,
                  tir_status_name(st), tir_ctx_error(ctx));
         stage = "interpreter";
-    } else if ((st = tir_lower(ctx, fn, &tc->lower, &k)) != TIR_OK || !k) {
+    } else if ((st = tir_lower_kernels(ctx, fn, &tc->lower, &ks)) != TIR_OK || ks.nkernels < 1 ||
+               ks.nkernels > 2) {
         const char *msg = tir_ctx_error(ctx);
         if (st == TIR_OK || st == TIR_ERR_VERIFY || !*msg || strstr(msg, "internal error")) {
             snprintf(gc->why, sizeof gc->why, "tir_lower refused %s uncleanly: %s: %s", what,
@@ -969,8 +972,10 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
         }
     } else {
         *lowered = true;
+        k = ks.kernels[0];
+        if (ks.nkernels == 2) tc->t->split++;
         tir_rt_poison(out, 4 * nc);
-        st = tir_sim_run(ctx, k, 3, args, &so, &rep);
+        st = tir_sim_run_kernels(ctx, &ks, 3, args, &so, rep);
         if (st == TIR_OK)
             st = tir_rt_check(ctx, what, TIR_F32, out, tc->ref, tc->M, tc->N, tol, NULL);
         if (st == TIR_OK && tc->lower.vector_acc_store && strstr(tir_print(ctx, k), "shfl_xor("))
@@ -1106,6 +1111,10 @@ static void tc_hook(void *user, tir_schedule *s, const char *call) {
 
 /* The case's type, shape, configuration (sometimes one hgemm refuses) and
  * perturbation point; the definition's call and the config in gc->def. */
+/* True while the regression cases replay: they were drawn before split-K
+ * existed, and must stay the cases they were. */
+static bool g_tc_replaying;
+
 static void tc_draw(tc_case *tc, hgemm_config *c) {
     uint64_t *r = tc->gc.r;
     int kd = (int)rnd(r, 0, 2);
@@ -1165,6 +1174,17 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     uint64_t r5 = *r ^ 0x2545f491u;
     c->no_smem_swizzle = chance(&r5, 20);
     tc->lower.no_smem_swizzle = chance(&r5, 10);
+    /* split-K (tir_tc_config.splitk: rfactor, a second kernel summing the
+     * slices) in 20%, its own stream; K then deals its k tiles evenly in
+     * 70% of those (else the rule refuses it) */
+    uint64_t r6 = *r ^ 0x61c88647u;
+    if (chance(&r6, 20) && !g_tc_replaying) {
+        c->splitk = (int)rnd(&r6, 2, 4);
+        if (chance(&r6, 70) && c->bk > 0) {
+            int64_t unit = (int64_t)c->bk * c->splitk;
+            tc->K = unit * rnd(&r6, 1, 96 / unit > 0 ? 96 / unit : 1);
+        }
+    }
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
@@ -1172,13 +1192,13 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d%s, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}, mistake after call %d%s%s%s%s%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d, splitk %d}, mistake after call %d%s%s%s%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
              c->same_pad ? " (same_pad)" : "",
-             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, tc->perturb_at,
+             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, c->splitk, tc->perturb_at,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
@@ -1313,8 +1333,10 @@ static const struct {
 static void test_gpu_fuzz_tc_regressions(void **state) {
     (void)state;
     tc_totals t = {0};
+    g_tc_replaying = true;
     for (size_t i = 0; i < sizeof tc_regressions / sizeof tc_regressions[0]; i++)
         tc_one_case(tc_regressions[i].seed, tc_regressions[i].ci, &t);
+    g_tc_replaying = false;
     if (t.failures) fail_msg("%ld of %ld tensor-core regression cases failed", t.failures,
                              t.cases);
     assert_int_equal(t.known, t.cases); /* each still meets the known issue */
@@ -1335,10 +1357,10 @@ static void test_gpu_fuzz_tc(void **state) {
            "refused, %ld accepted and checked); %ld known issues (a "
            "half-tensorized schedule reading fragment padding); %ld simulated with "
            "vector_acc_store's shuffles, %ld TF32 with the operands swapped, %ld with shared rows "
-           "left to the swizzle; %ld failures\n",
+           "left to the swizzle, %ld split-K; %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.lower_refused,
            t.wrong_intrin, t.wrong_loop, t.no_decompose, t.pert_refused, t.pert_accepted,
-           t.known, t.vec_stores, t.swapped, t.swizzled, t.failures);
+           t.known, t.vec_stores, t.swapped, t.swizzled, t.split, t.failures);
     if (t.failures) fail_msg("%ld of %ld tensor-core fuzz cases failed (see above)", t.failures,
                              t.cases);
     assert_true(t.lowered > 0); /* it reaches the simulator */

@@ -97,7 +97,7 @@ static void usage_errors(void **state) {
         "tune matmul --size 64x64x36 --dtype tf32",      /* K not a multiple of 8 */
         "tune matmul --size 64 --dtype f16 --stages 3",  /* tune samples the stages */
         "tune fused --size 64 --dtype bf16",             /* the matmul's only */
-        "run matmul --dtype bf16 --splitk 2",            /* split-K is float32's */
+        "run matmul --dtype bf16 --splitk 2 --atomic",   /* atomic split-K is float32's */
         "ptx matmul --dtype bf16 --tc-off wpairs",       /* unknown speed-up */
         "ptx matmul --dtype bf16 --tc-off bpairs,",      /* an empty name */
         "ptx matmul --tc-off bpairs",                    /* Step 9's */

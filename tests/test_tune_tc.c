@@ -43,19 +43,20 @@ static tir_tune_task tc_task(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_
 static bool same(const tir_tc_config *a, const tir_tc_config *b) {
     return a->bm == b->bm && a->bn == b->bn && a->bk == b->bk && a->warps_m == b->warps_m &&
            a->warps_n == b->warps_n && a->stages == b->stages &&
-           a->async_copy == b->async_copy && a->pad == b->pad;
+           a->async_copy == b->async_copy && a->pad == b->pad &&
+           (a->splitk > 1 ? a->splitk : 1) == (b->splitk > 1 ? b->splitk : 1);
 }
 
 /* Schedules point c of task t with the sampled rule and lowers it. */
 static tir_schedule *schedule_point(tir_ctx *ctx, const tir_tune_task *t,
-                                    const tir_tc_config *c, const tir_prim_func **kernel) {
+                                    const tir_tc_config *c, tir_kernel_set *kernels) {
     tir_schedule *s = NULL;
     OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, t), &s));
     char dec[128];
     tir_tc_config_text(c, dec, sizeof dec);
     if (tir_tune_tc_tiling_sampled(s, "C", c, NULL) != TIR_OK)
         fail_msg("rule refused space point %s: %s", dec, tir_ctx_error(ctx));
-    if (tir_lower(ctx, tir_sched_func(s), NULL, kernel) != TIR_OK)
+    if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, kernels) != TIR_OK)
         fail_msg("space point %s does not lower: %s", dec, tir_ctx_error(ctx));
     return s;
 }
@@ -90,9 +91,9 @@ static void test_space(void **st) {
         assert_int_equal(found, cases[k].has_default ? 1 : 0);
         /* sampled points schedule and lower (4 per shape, spread over the list) */
         for (int r = 0; r < 4; r++) {
-            const tir_prim_func *kernel;
+            tir_kernel_set kernels;
             tir_schedule *s = schedule_point(ctx, &t, &sp.tc_configs[(r * 7919 + (int)k * 31) % sp.n],
-                                             &kernel);
+                                             &kernels);
             tir_sched_destroy(s);
         }
         printf("# %s %lldx%lldx%lld: %d points\n", tir_rt_gemm_kind_name(t.kind),
@@ -125,7 +126,7 @@ static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config b
 }
 
 static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
-    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false, false, false};
+    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false, false, false, 0};
     return c;
 }
 
@@ -203,7 +204,7 @@ static void test_text(void **st) {
     tir_ctx_destroy(ctx);
 }
 
-/* The knobs are sampling instructions: 8 decisions in the trace, which
+/* The knobs are sampling instructions: 9 decisions in the trace, which
  * replays to the same function; a value outside the candidates is
  * refused, naming the knob. */
 static void test_sampled(void **st) {
@@ -220,7 +221,7 @@ static void test_sampled(void **st) {
     const tir_decision *dec;
     int nd;
     OK(ctx, tir_sched_decisions(s, &dec, &nd));
-    assert_int_equal(nd, 8);
+    assert_int_equal(nd, 9);
     const char *text = tir_sched_trace_text(s);
     assert_non_null(strstr(text, "sample_categorical([2, 3, 4]"));
     OK(ctx, tir_sched_create(ctx, f, &r));
@@ -241,13 +242,15 @@ static void test_sampled(void **st) {
 static void sim_config(tir_ctx *ctx, tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K,
                        const tir_tc_config *c) {
     tir_tune_task t = tc_task(kind, M, N, K);
-    const tir_prim_func *kernel, *f = tir_tune_task_func(ctx, &t);
+    const tir_prim_func *f = tir_tune_task_func(ctx, &t);
+    tir_kernel_set ks;
     tir_schedule *s = NULL;
     OK(ctx, tir_sched_create(ctx, f, &s));
     OK(ctx, tir_tune_tc_tiling(s, "C", c, NULL, NULL));
-    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
+    OK(ctx, tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks));
+    assert_int_equal(ks.nkernels, c->splitk > 1 ? 2 : 1);
     tir_sim_report rep;
-    OK(ctx, tc_sim_check(ctx, kind, M, N, K, f, kernel, 3, "simulated tc point", &rep));
+    OK(ctx, tc_sim_check_set(ctx, kind, M, N, K, f, &ks, 3, "simulated tc point", &rep));
     assert_true(rep.warp_ops > 0);
     char dec[128];
     tir_tc_config_text(c, dec, sizeof dec);
@@ -263,6 +266,62 @@ static void sim_point(tir_rt_gemm_kind kind, int64_t M, int64_t N, int64_t K, in
     OK(ctx, tir_tune_space_make(ctx, &t, sm90(), &sp));
     sim_config(ctx, kind, M, N, K, &sp.tc_configs[pick % sp.n]);
     tir_tune_space_free(&sp);
+    tir_ctx_destroy(ctx);
+}
+
+/* Split-K (tir_tc_config.splitk): the partial sums on blockIdx.z and a
+ * second kernel summing them compute the product in the simulator, for
+ * each input type, ragged M and N, 2 to 7 slices (7: K = 336 in k tiles
+ * of 48); a count that does not deal the k tiles evenly is refused with a
+ * message and leaves the schedule as it was; the text form carries it. */
+static void test_split_k(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    static const struct {
+        tir_rt_gemm_kind kind;
+        int64_t m, n, k;
+        int bm, bn, bk, wm, wn, stages, splitk;
+    } cases[] = {{TIR_RT_GEMM_BF16, 100, 136, 512, 64, 64, 64, 2, 2, 3, 4},
+                 {TIR_RT_GEMM_F16, 72, 40, 192, 64, 64, 32, 2, 2, 2, 3},
+                 {TIR_RT_GEMM_TF32, 100, 72, 336, 64, 64, 48, 2, 2, 3, 7},
+                 {TIR_RT_GEMM_TF32, 64, 128, 256, 64, 128, 32, 2, 2, 3, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tir_tc_config c = tir_tc_config_default();
+        c.bm = cases[i].bm, c.bn = cases[i].bn, c.bk = cases[i].bk;
+        c.warps_m = cases[i].wm, c.warps_n = cases[i].wn, c.stages = cases[i].stages;
+        c.splitk = cases[i].splitk;
+        tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);
+        assert_true(tir_tune_tc_config_valid(&t, sm90(), &c));
+        sim_config(ctx, cases[i].kind, cases[i].m, cases[i].n, cases[i].k, &c);
+    }
+    /* 512 / 64 = 8 k tiles do not deal into 3 slices */
+    tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 128, 128, 512);
+    tir_tc_config c = tir_tc_config_default();
+    c.bm = c.bn = 64, c.warps_m = c.warps_n = 2, c.bk = 64, c.splitk = 3;
+    assert_false(tir_tune_tc_config_valid(&t, sm90(), &c));
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+    const tir_prim_func *before = tir_sched_func(s);
+    assert_int_equal(tir_tune_tc_tiling(s, "C", &c, NULL, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "split-K 3 of block C"));
+    assert_ptr_equal(tir_sched_func(s), before);
+    tir_sched_destroy(s);
+    /* the text form: split-K only past 1, and back */
+    char text[128];
+    c.splitk = 4;
+    tir_tc_config_text(&c, text, sizeof text);
+    assert_non_null(strstr(text, " splitk=4"));
+    tir_tc_config p;
+    OK(ctx, tir_tc_config_parse(ctx, text, &p));
+    assert_true(same(&p, &c));
+    c.splitk = 1;
+    tir_tc_config_text(&c, text, sizeof text);
+    assert_null(strstr(text, "splitk"));
+    OK(ctx, tir_tc_config_parse(ctx, text, &p));
+    assert_int_equal(p.splitk, 1);
+    assert_int_equal(tir_tc_config_parse(ctx, "tile=64x64x64 warps=2x2 stages=2 async=1 pad=8 "
+                                              "splitk=1", &p),
+                     TIR_ERR_PARSE);
     tir_ctx_destroy(ctx);
 }
 
@@ -537,35 +596,41 @@ static void test_default_rule(void **st) {
     static const struct {
         tir_rt_gemm_kind kind;
         int64_t m, n, k;
-        int bm, bn, bk, stages;
-    } cases[] = {{TIR_RT_GEMM_BF16, 4096, 4096, 4096, 128, 256, 64, 4},
-                 {TIR_RT_GEMM_F16, 8192, 8192, 8192, 128, 256, 64, 4},
-                 {TIR_RT_GEMM_TF32, 4096, 4096, 4096, 128, 256, 32, 4},
-                 {TIR_RT_GEMM_BF16, 4096, 4096, 4112, 128, 256, 16, 4}, /* 4112 = 16 * 257 */
-                 {TIR_RT_GEMM_BF16, 2048, 2048, 2048, 128, 256, 64, 4}, /* 128 blocks >= 66 */
-                 {TIR_RT_GEMM_BF16, 1536, 1408, 2048, 128, 256, 64, 4}, /* 12 x 6 = 72 */
+        int bm, bn, bk, stages, splitk;
+    } cases[] = {{TIR_RT_GEMM_BF16, 4096, 4096, 4096, 128, 256, 64, 4, 1},
+                 {TIR_RT_GEMM_F16, 8192, 8192, 8192, 128, 256, 64, 4, 1},
+                 {TIR_RT_GEMM_TF32, 4096, 4096, 4096, 128, 256, 32, 4, 1},
+                 {TIR_RT_GEMM_BF16, 4096, 4096, 4112, 128, 256, 16, 4, 1}, /* 4112 = 16 * 257 */
+                 {TIR_RT_GEMM_BF16, 2048, 2048, 2048, 128, 256, 64, 4, 1}, /* 128 blocks >= 66 */
+                 {TIR_RT_GEMM_BF16, 1536, 1408, 2048, 128, 256, 64, 4, 1}, /* 12 x 6 = 72 */
                  /* 288 blocks of 128 x 256 are 2.18 waves; 384 of 128 x 192, 2.91 */
-                 {TIR_RT_GEMM_BF16, 3072, 3072, 3072, 128, 192, 64, 4},
-                 {TIR_RT_GEMM_TF32, 1536, 1536, 1536, 128, 192, 32, 4}, /* 72 -> 96 blocks */
-                 {TIR_RT_GEMM_F16, 3072, 3584, 3072, 128, 256, 64, 4},  /* 3584 % 192 != 0 */
-                 {TIR_RT_GEMM_BF16, 3584, 3584, 3584, 128, 256, 64, 4}, /* 392 = 2.97 waves */
+                 {TIR_RT_GEMM_BF16, 3072, 3072, 3072, 128, 192, 64, 4, 1},
+                 {TIR_RT_GEMM_TF32, 1536, 1536, 1536, 128, 192, 32, 4, 1}, /* 72 -> 96 blocks */
+                 {TIR_RT_GEMM_F16, 3072, 3584, 3072, 128, 256, 64, 4, 1},  /* 3584 % 192 != 0 */
+                 {TIR_RT_GEMM_BF16, 3584, 3584, 3584, 128, 256, 64, 4, 1}, /* 392 = 2.97 waves */
                  /* 800 blocks of 128 x 256 are 6.06 waves; 1600 of 128 x 128, 12.1 of 13 */
-                 {TIR_RT_GEMM_BF16, 5120, 5120, 5120, 128, 128, 64, 3},
-                 {TIR_RT_GEMM_BF16, 6144, 6144, 6144, 128, 256, 64, 4}, /* 8.73 waves */
-                 {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3},   /* 16 x 4 = 64 < 66 */
-                 {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3},  /* 16 x 8 of 64x128 */
-                 {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3},    /* 336 = 48 * 7 */
-                 {TIR_RT_GEMM_TF32, 1000, 520, 336, 64, 128, 24, 3},    /* 336 = 24 * 14 */
-                 {TIR_RT_GEMM_F16, 512, 512, 512, 64, 64, 64, 3},       /* 8 x 4 = 32 < 66 */
-                 {TIR_RT_GEMM_TF32, 40, 72, 24, 64, 64, 24, 3},
-                 {TIR_RT_GEMM_BF16, 64, 64, 100, 64, 64, 16, 3}}; /* K % 16: refused */
+                 {TIR_RT_GEMM_BF16, 5120, 5120, 5120, 128, 128, 64, 3, 1},
+                 {TIR_RT_GEMM_BF16, 6144, 6144, 6144, 128, 256, 64, 4, 1}, /* 8.73 waves */
+                 {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3, 1},   /* 16 x 4 = 64 < 66 */
+                 {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3, 2},  /* 16 x 8 of 64x128, 2 slices of 512 */
+                 {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3, 1},    /* 336 = 48 * 7 */
+                 {TIR_RT_GEMM_TF32, 1000, 520, 336, 64, 128, 24, 3, 1},    /* 336 = 24 * 14 */
+                 {TIR_RT_GEMM_F16, 512, 512, 512, 64, 64, 64, 3, 1},       /* 8 x 4 = 32 < 66 */
+                 {TIR_RT_GEMM_TF32, 40, 72, 24, 64, 64, 24, 3, 1},
+                 {TIR_RT_GEMM_BF16, 64, 64, 100, 64, 64, 16, 3, 1},  /* K % 16: refused */
+                 /* split-K under a wave of small tiles, slices of 1024+ (TF32 512+) */
+                 {TIR_RT_GEMM_BF16, 512, 512, 8192, 64, 64, 64, 3, 8},   /* 64 tiles */
+                 {TIR_RT_GEMM_BF16, 768, 768, 4096, 64, 128, 64, 3, 4},  /* 72: 8 is 576 */
+                 {TIR_RT_GEMM_TF32, 1024, 1024, 8192, 64, 128, 32, 3, 4},
+                 {TIR_RT_GEMM_BF16, 2048, 2048, 8192, 128, 256, 64, 4, 1}}; /* half a wave */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);
         tir_tc_config c = tir_tune_tc_default(&t, 132);
         if (c.bm != cases[i].bm || c.bn != cases[i].bn || c.bk != cases[i].bk ||
-            c.stages != cases[i].stages || c.warps_m * c.warps_n != (c.bm == 64 || c.bn == 128 ? 4 : 8))
-            fail_msg("case %zu: %dx%dx%d warps %dx%d stages %d", i, c.bm, c.bn, c.bk, c.warps_m,
-                     c.warps_n, c.stages);
+            c.stages != cases[i].stages || c.warps_m * c.warps_n != (c.bm == 64 || c.bn == 128 ? 4 : 8) ||
+            (c.splitk > 1 ? c.splitk : 1) != (cases[i].splitk > 1 ? cases[i].splitk : 1))
+            fail_msg("case %zu: %dx%dx%d warps %dx%d stages %d splitk %d", i, c.bm, c.bn, c.bk,
+                     c.warps_m, c.warps_n, c.stages, c.splitk);
         int mk = cases[i].kind == TIR_RT_GEMM_TF32 ? 8 : 16;
         assert_int_equal(t.K % c.bk != 0, t.K % mk != 0);
         /* the default is a point of the tuner's space wherever there is one */
@@ -591,6 +656,7 @@ int main(void) {
         cmocka_unit_test(test_text),   cmocka_unit_test(test_sampled),
         cmocka_unit_test(test_sim),    cmocka_unit_test(test_keys),
         cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_pad_a),
         cmocka_unit_test(test_swizzle_trace),
         cmocka_unit_test(test_swizzle_ragged),

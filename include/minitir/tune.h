@@ -315,6 +315,11 @@ typedef struct tir_tc_config {
      * 32-byte sectors the copies bring from L2 (1.5x the traffic for
      * bfloat16, docs/tensor-cores.md). */
     bool no_smem_swizzle;
+    /* splitk: split-K, k cut into splitk slices of equal whole k tiles
+     * (K / bk a multiple of splitk), each slice's partial sums on its own
+     * blockIdx.z (rfactor into a float32 C_rf[splitk, M, N]) and a second
+     * kernel summing them into C; 0 or 1: none. */
+    int splitk;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
@@ -462,13 +467,15 @@ TIR_API tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm);
  * the A and B tiles whole rounds of 16-byte vectors over the block's
  * threads; padded rows 16-byte aligned (ldmatrix); at most 128
  * accumulators per thread, and accumulators + 64 registers per thread
- * within the block's register file.  False for a task that is not a tensor-core
- * one. */
+ * within the block's register file; with split-K (splitk > 1) the k
+ * tiles (K / bk) a multiple of splitk.  False for a task that is not a
+ * tensor-core one. */
 TIR_API bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                                       const tir_tc_config *c);
 /* The decisions of c as text, "tile=128x128x32 warps=2x4 stages=2 async=1
- * pad=8", snprintf's return; and back.  Parse errors: TIR_ERR_PARSE
- * naming the field. */
+ * pad=8", with " splitk=S" after it when c->splitk > 1 (so records from
+ * before split-K read the same), snprintf's return; and back.  Parse
+ * errors: TIR_ERR_PARSE naming the field. */
 TIR_API int tir_tc_config_text(const tir_tc_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c);
 /* The tensor-core rule with its knobs as sampling instructions, as

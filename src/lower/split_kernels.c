@@ -28,6 +28,14 @@ static bool use_pre(tir_visitor *v, const tir_node *n) {
     if (ld && ld->buffer == u->buf) u->u.load = true;
     const tir_buffer_store *st = tir_as_tir_buffer_store(n);
     if (st && st->buffer == u->buf) u->u.store = true;
+    /* an element passed by address to a call may be written through it:
+     * frag_store (tensor cores with split-K) stores C_rf's tiles that way,
+     * and a sum reading them in the same kernel would race across blocks */
+    const tir_call *call = tir_as_tir_call(n);
+    for (int i = 0; call && i < call->nargs; i++) {
+        const tir_buffer_load *a = lower_addressed(call, i);
+        if (a && a->buffer == u->buf) u->u.store = true;
+    }
     return true;
 }
 

@@ -112,13 +112,17 @@ static double prior_tc(const tir_tune_task *t, int nsm, const tir_tc_config *c) 
     if (by_threads < per_sm) per_sm = by_threads;
     if (by_shared < per_sm) per_sm = by_shared;
     if (per_sm < 1) per_sm = 1;
-    double blocks = gm * gn, slots = per_sm * nsm;
+    double split = c->splitk > 1 ? c->splitk : 1;
+    double blocks = gm * gn * split, slots = per_sm * nsm;
     double wave_eff = blocks / (ceil(blocks / slots) * slots);
     double pad_eff = ((double)t->M * t->N) / (gm * c->bm * gn * c->bn);
     double intensity = wm * wn / (wm + wn) / (64.0 * 32 / 96);
     double warps = per_sm * threads / 32.0;
     double latency = warps < 8 ? warps / 8 : 1.0;
-    return wave_eff * pad_eff * (intensity < 1 ? intensity : 1) * latency + 1e-6;
+    /* split-K: the partial sums' round trip and the second kernel (the
+       float32 prior's 0.9) */
+    double split_cost = split > 1 ? 0.9 : 1.0;
+    return wave_eff * pad_eff * (intensity < 1 ? intensity : 1) * latency * split_cost + 1e-6;
 }
 
 static bool is_tc(const tir_tune_space *sp) { return sp->tc_configs != NULL; }
@@ -134,7 +138,7 @@ static void features(const tir_tune_space *sp, int i, double *f) {
         f[0] = log2((double)c->bm), f[1] = log2((double)c->bn), f[2] = log2((double)c->bk);
         f[3] = log2((double)c->warps_m), f[4] = log2((double)c->warps_n);
         f[5] = c->stages - 2, f[6] = c->async_copy ? 1 : 0, f[7] = c->pad / 8.0, f[8] = 0;
-        f[9] = 0;
+        f[9] = c->splitk > 1 ? log2((double)c->splitk) : 0; /* 0 without: distances as before */
         return;
     }
     const tir_tile_config *c = &sp->configs[i];

@@ -20,24 +20,24 @@
 
 #include "tune_internal.h"
 
-enum { NKNOBS = 8 };
+enum { NKNOBS = 9, NTEXT = 8 /* fields always in the text; splitk only past 1 */ };
 static const int64_t knob_tile[] = {32, 64, 128, 192, 256}, knob_bk[] = {8, 16, 24, 32, 48, 64},
                      knob_warps[] = {1, 2, 4, 8}, knob_stages[] = {2, 3, 4},
-                     knob_bool[] = {0, 1}, knob_pad[] = {0, 4, 8};
+                     knob_bool[] = {0, 1}, knob_pad[] = {0, 4, 8}, knob_split[] = {1, 2, 4, 8};
 static const tune_knob knobs[NKNOBS] = {
     {"bm", knob_tile, 5},       {"bn", knob_tile, 5},      {"bk", knob_bk, 6},
     {"warps_m", knob_warps, 4}, {"warps_n", knob_warps, 4}, {"stages", knob_stages, 3},
-    {"async_copy", knob_bool, 2}, {"pad", knob_pad, 3}};
+    {"async_copy", knob_bool, 2}, {"pad", knob_pad, 3},          {"splitk", knob_split, 4}};
 
 static void knob_values(const tir_tc_config *c, int64_t *v) {
     v[0] = c->bm, v[1] = c->bn, v[2] = c->bk, v[3] = c->warps_m, v[4] = c->warps_n;
-    v[5] = c->stages, v[6] = c->async_copy, v[7] = c->pad;
+    v[5] = c->stages, v[6] = c->async_copy, v[7] = c->pad, v[8] = c->splitk > 1 ? c->splitk : 1;
 }
 
 static tir_tc_config from_values(const int64_t *v) {
     tir_tc_config c = {.bm = (int)v[0], .bn = (int)v[1], .bk = (int)v[2], .warps_m = (int)v[3],
                        .warps_n = (int)v[4], .stages = (int)v[5], .async_copy = v[6] != 0,
-                       .pad = (int)v[7]};
+                       .pad = (int)v[7], .splitk = (int)v[8]};
     return c;
 }
 
@@ -87,6 +87,8 @@ bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *l
     if (c->bm % (16 * c->warps_m) || c->bn % (8 * c->warps_n)) return false;
     if (c->bm / c->warps_m < 32 || c->bn / c->warps_n < 16) return false; /* the rule's minimum */
     if (c->bk < mk || c->bk % mk || t->K % c->bk) return false;
+    /* split-K: the k tiles dealt evenly (tir_tc_config.splitk) */
+    if (c->splitk > 1 && (t->K / c->bk) % c->splitk) return false;
     if (c->stages < 2 || c->stages > 4 || c->pad < 0 || (c->pad * eb) % 16) return false;
     if (tir_tc_config_shared_bytes(c, eb) > lim->max_shared_dynamic) return false;
     /* the tile copies: whole rounds of 16-byte vectors over the threads */
@@ -155,8 +157,13 @@ tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_ta
 }
 
 int tir_tc_config_text(const tir_tc_config *c, char *buf, size_t cap) {
-    return snprintf(buf, cap, "tile=%dx%dx%d warps=%dx%d stages=%d async=%d pad=%d", c->bm, c->bn,
-                    c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy ? 1 : 0, c->pad);
+    int n = snprintf(buf, cap, "tile=%dx%dx%d warps=%dx%d stages=%d async=%d pad=%d", c->bm, c->bn,
+                     c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy ? 1 : 0, c->pad);
+    /* split-K only when there is one, so records from before it read the same */
+    if (c->splitk > 1 && n >= 0)
+        n += snprintf(buf + ((size_t)n < cap ? (size_t)n : cap), (size_t)n < cap ? cap - (size_t)n : 0,
+                      " splitk=%d", c->splitk);
+    return n;
 }
 
 tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c) {
@@ -168,11 +175,16 @@ tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c)
     tir_tc_config p = tir_tc_config_default();
     int n = sscanf(text, "tile=%dx%dx%d warps=%dx%d stages=%d async=%d pad=%d%n", &p.bm, &p.bn,
                    &p.bk, &p.warps_m, &p.warps_n, &p.stages, &async, &p.pad, &end);
-    if (n != NKNOBS || text[end] != '\0')
+    int split = 1, end2 = -1;
+    if (n == NTEXT && text[end] != '\0' && sscanf(text + end, " splitk=%d%n", &split, &end2) == 1 &&
+        split >= 2 && split <= 65535)
+        end += end2;
+    if (n != NTEXT || text[end] != '\0')
         return tir_ctx_fail(ctx, TIR_ERR_PARSE,
                             "tune: \"%s\" is not a tensor-core configuration (%s)", text,
-                            n == NKNOBS ? "text after the pad"
-                                        : fields[n < 0 ? 0 : n]);
+                            n == NTEXT ? "text after the pad (only \" splitk=S\", S >= 2)"
+                                       : fields[n < 0 ? 0 : n]);
+    p.splitk = split;
     p.async_copy = async != 0;
     *c = p;
     return TIR_OK;

@@ -411,18 +411,18 @@ static tir_status multistage(tir_schedule *s, const tir_tile_config *cfg, tir_lo
  * is ragged (the local copies' k then decodes blockIdx.z, and the k tiles
  * stay unpredicated elsewhere); a slice count that would leave the last
  * slice empty (rfactor refuses it) is lowered. */
-static tir_status rfactor_k(tir_schedule *s, const tir_tile_config *cfg, tir_block_rv c,
-                            tir_block_rv *rf, tir_loop_rv *kz, hook_fn hook, void *user) {
+tir_status tune_rfactor_k(tir_schedule *s, int splitk, int bk, tir_block_rv c, tir_block_rv *rf,
+                          tir_loop_rv *kz, hook_fn hook, void *user) {
     const tir_loop_rv *loops;
     int n;
     CALL(tir_sched_get_loops(s, c, &loops, &n));
-    int64_t f[2] = {cfg->splitk, TIR_SPLIT_INFER}, K;
+    int64_t f[2] = {splitk, TIR_SPLIT_INFER}, K;
     const tir_block *blk;
     CALL(tir_sched_get_block_node(s, c, &blk));
     const tir_iter_var *kv = &blk->iters[blk->niters - 1];
     if (kv->kind == TIR_ITER_REDUCE && tir_expr_const_int(kv->dom.extent, &K) && K > 0) {
-        int64_t slice = (K + cfg->splitk - 1) / cfg->splitk;
-        slice = (slice + cfg->bk - 1) / cfg->bk * cfg->bk;
+        int64_t slice = (K + splitk - 1) / splitk;
+        slice = (slice + bk - 1) / bk * bk;
         f[0] = (K + slice - 1) / slice;
         f[1] = slice;
     }
@@ -436,19 +436,19 @@ static tir_status rfactor_k(tir_schedule *s, const tir_tile_config *cfg, tir_blo
 /* The write-back C[i, j] = sum over s of C_rf[s, i, j]: i and j fused
  * and spread over blocks of the tile's threads, s serial per thread and
  * unrolled (the slices' loads all in flight), the sum in a register. */
-static tir_status write_back(tir_schedule *s, const tir_tile_config *cfg, tir_block_rv c,
-                             hook_fn hook, void *user) {
+tir_status tune_split_write_back(tir_schedule *s, int splitk, int threads, tir_block_rv c,
+                                hook_fn hook, void *user) {
     const tir_loop_rv *loops;
     int n;
     CALL(tir_sched_get_loops(s, c, &loops, &n));
     tir_loop_rv fused, parts[2];
     CALL(tir_sched_fuse(s, 2, loops, &fused));
     CALL(tir_sched_split(s, fused, 2,
-                         (const int64_t[]){TIR_SPLIT_INFER, tir_tile_config_threads(cfg)}, parts));
+                         (const int64_t[]){TIR_SPLIT_INFER, threads}, parts));
     CALL(tir_sched_bind(s, parts[0], "blockIdx.x"));
     CALL(tir_sched_bind(s, parts[1], "threadIdx.x"));
     CALL(tir_sched_get_loops(s, c, &loops, &n));
-    if (cfg->splitk <= 64) CALL(tir_sched_unroll(s, loops[n - 1]));
+    if (splitk <= 64) CALL(tir_sched_unroll(s, loops[n - 1]));
     tir_block_rv acc;
     CALL(tir_sched_cache_write(s, c, 0, "local", 0, NULL, &acc));
     CALL(tir_sched_reverse_compute_at(s, acc, parts[1], false));
@@ -535,12 +535,14 @@ tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_co
                                           128));
     if (cfg->splitk > 1) {
         tir_block_rv wb = c;
-        if ((st = rfactor_k(s, cfg, wb, &c, &kz, hook, user)) != TIR_OK) return st;
+        if ((st = tune_rfactor_k(s, cfg->splitk, cfg->bk, wb, &c, &kz, hook, user)) != TIR_OK)
+            return st;
         /* atomic: block C is left to tir_lower_kernels (atomic_reduce.c) */
         if (cfg->splitk_atomic)
             CALL(tir_sched_annotate_block_int(s, wb, tir_annot_key_str(TIR_ANN_ATOMIC_REDUCTION),
                                               1));
-        else if ((st = write_back(s, cfg, wb, hook, user)) != TIR_OK)
+        else if ((st = tune_split_write_back(s, cfg->splitk, tir_tile_config_threads(cfg), wb, hook,
+                                            user)) != TIR_OK)
             return st;
     }
     if ((st = tile(s, cfg, &nb, c, kz, &thread, &k0, &k1, hook, user)) != TIR_OK) return st;

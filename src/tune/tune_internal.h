@@ -79,6 +79,14 @@ typedef void (*hook_fn)(void *user, tir_schedule *s, const char *call);
 /* Binds the block loops bi (rows) and bj (columns) to blockIdx.y and x,
  * swizzled in groups of 8 block rows where `swizzle` and the grid is large
  * enough (tiling.c). */
+/* Split-K (tiling.c, shared with the tensor-core rule): k split into
+ * slices of whole bk tiles and the slice loop rfactored (*rf the C_rf
+ * block, *kz its slice loop); and the write-back C = sum of the slices,
+ * over blocks of `threads` threads with any elementwise epilogue. */
+tir_status tune_rfactor_k(tir_schedule *s, int splitk, int bk, tir_block_rv c, tir_block_rv *rf,
+                          tir_loop_rv *kz, hook_fn hook, void *user);
+tir_status tune_split_write_back(tir_schedule *s, int splitk, int threads, tir_block_rv c,
+                                 hook_fn hook, void *user);
 tir_status tune_bind_blocks(tir_schedule *s, bool swizzle, tir_loop_rv bi, tir_loop_rv bj,
                             hook_fn hook, void *user);
 

@@ -23,8 +23,10 @@ static const char *const examples_help =
     "--tile BMxBNxBK[xTMxTN] (matmul): block tile and k tile, thread tile\n"
     "(default 32x32x32x8x4); e.g. 128x128x32x8x8 double-buffers 64 KiB of shared\n"
     "memory in Steps 5-6, which runs as dynamic shared memory (past 48 KiB).\n"
-    "--splitk S (matmul, Steps 7-8): split-K, S partial sums of k slices (rfactor,\n"
+    "--splitk S (matmul, Steps 7-9): split-K, S partial sums of k slices (rfactor,\n"
     "blockIdx.z) summed by a second kernel; the kernel column shows minitir/splitkS.\n"
+    "Step 9 (--dtype) needs K / BK a multiple of S; its default splits by itself\n"
+    "where fewer than a wave of small tiles exist and K is long.\n"
     "--atomic (with --splitk): the partial sums added to C with atomic float adds\n"
     "after a kernel that zeroes C, instead of the second kernel; the summation\n"
     "order, hence the rounding, varies between runs (minitir/splitkS-atomic).\n"
@@ -376,7 +378,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                                 tir_rt_gemm_kind_name(o->kind));
     if (!tc && o->step_hi == TIRC_STEP_TC)
         return tirc_usage_error("Step 9 (tensor cores) needs --dtype tf32, f16 or bf16");
-    if (tc && o->splitk > 1) return tirc_usage_error("--splitk is for float32 (Steps 7-8)");
+    if (tc && o->atomic) return tirc_usage_error("--atomic is for float32 (Steps 7-8)");
     if ((o->stages && !tc) || o->config_given) {
         const char *what = o->config_given ? "--config" : "--stages";
         if (tc) return tirc_usage_error("--config is for float32 (Step 8)");
@@ -408,7 +410,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         return tirc_usage_error("--atomic is for split-K: give --splitk S with S >= 2");
     if (o->splitk > 1 && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--splitk is for the matmul example only");
-    if (o->splitk > 1 && (o->step_lo < 7 || o->tile_given))
+    if (o->splitk > 1 && !tc && (o->step_lo < 7 || o->tile_given))
         return tirc_usage_error("--splitk is for Steps 7 and 8 (sgemm.c's tiles): give --step 8 "
                                 "(or 7, or 7-8), and no --tile");
     return EXIT_OK;

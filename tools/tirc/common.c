@@ -65,6 +65,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
                 cfg.bm = tiles->bm, cfg.bn = tiles->bn, cfg.bk = tiles->bk,
                 cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;
             if (stages) cfg.stages = stages;
+            if (splitk > 1) cfg.splitk = splitk;
             cfg.no_b_pairs = tc_off & TIRC_TC_OFF_BPAIRS;
             cfg.no_frag_pipeline = tc_off & TIRC_TC_OFF_FRAGPIPE;
             cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
