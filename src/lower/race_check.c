@@ -83,6 +83,8 @@ typedef struct racc {
     int64_t olo, ohi; /* the elements of owner that are not OWN_NONE lie in [olo, ohi] */
     bool landed;    /* a cp_async landing at a wait (its index: the issue's) */
     const tir_call *issue; /* the cp_async call of an issue (NULL otherwise) */
+    bool borrowed;  /* owner is another access's (see owner_twin): not freed */
+    int64_t otext[3]; /* the threadIdx extents owner was computed with */
 } racc;
 
 typedef struct summ {
@@ -107,6 +109,9 @@ typedef struct rc {
     const tir_stmt *cur;
     const tir_for *odd_thread; /* a threadIdx loop not understood */
     const tir_call *odd_copy;  /* a cp_async without a shared destination */
+    ir_vec owned;     /* the accesses whose owner was enumerated (owner_twin) */
+    int64_t *scratch; /* nscratch elements, all OWN_NONE between owner calls */
+    int64_t nscratch;
 } rc;
 
 /* ---------------------------------------------------------- index values */
@@ -268,17 +273,80 @@ static bool prog_add(rc_prog *p, const tir_expr *e, const env *en, int depth) {
     return false;
 }
 
-/* p at en; *ok cleared on a division by zero (as eval). */
-static int64_t prog_run(const rc_prog *p, const env *en, bool *ok) {
-    int64_t st[RC_PROG_STACK + 2];
-    int sp = 0;
+/* p as registers, one per instruction, re-run by fill_owner only where
+ * the point's change reaches.  An instruction's level is the fastest-
+ * changing input it depends on: 0 lane, 1 + slot for a variable (slot 0
+ * is the odometer's fastest), RC_LVL_NEVER for constants.  Ordered by
+ * level, highest first (operands never have a lower level than their
+ * user, and keep their order within a level), the instructions of level
+ * <= l are a suffix, from start[l]: after a step of the odometer that
+ * changed slots 0..i, re-running from start[i + 1] gives every register
+ * the value p's evaluation at the new point has, the others being
+ * unchanged inputs' results.  A division by zero is counted (nzero), not
+ * returned at once: that point may be one whose conditions do not hold,
+ * which eval never sees.  Every instruction belongs to the root's tree,
+ * so p's evaluation fails at a point exactly when nzero > 0 there.  Most
+ * of a swizzled index does not depend on the fastest slots: fill_owner's
+ * own instructions in the bf16 4096^3 kernel went from 126 to 58 million
+ * (callgrind). */
+enum { RC_LVL_NEVER = RC_MAX_VARS + 2 };
+typedef struct rc_staged {
+    struct {
+        int op, a, b, slot; /* a, b: operand registers */
+        int64_t k;
+    } ins[RC_PROG_MAX];
+    int n, root;
+    int start[RC_LVL_NEVER + 1];
+    int64_t r[RC_PROG_MAX];
+    bool zero[RC_PROG_MAX]; /* a division instruction's divisor is 0 */
+    int nzero;
+} rc_staged;
+
+/* s from p (which prog_add filled). */
+static void stage(const rc_prog *p, rc_staged *s) {
+    int lvl[RC_PROG_MAX], opa[RC_PROG_MAX], opb[RC_PROG_MAX], stk[RC_PROG_STACK + 2], sp = 0;
     for (int i = 0; i < p->n; i++) {
         int op = p->ins[i].op;
-        if (op == P_K) { st[sp++] = p->ins[i].k; continue; }
-        if (op == P_VAR) { st[sp++] = en->val[p->ins[i].slot]; continue; }
-        if (op == P_LANE) { st[sp++] = en->lane; continue; }
-        if (op == P_NOT) { st[sp - 1] = !st[sp - 1]; continue; }
-        int64_t y = st[--sp], x = st[sp - 1], r;
+        opa[i] = opb[i] = -1;
+        if (op == P_K) lvl[i] = RC_LVL_NEVER;
+        else if (op == P_VAR) lvl[i] = 1 + p->ins[i].slot;
+        else if (op == P_LANE) lvl[i] = 0;
+        else if (op == P_NOT) opa[i] = stk[--sp], lvl[i] = lvl[opa[i]];
+        else {
+            opb[i] = stk[--sp], opa[i] = stk[--sp];
+            lvl[i] = lvl[opa[i]] < lvl[opb[i]] ? lvl[opa[i]] : lvl[opb[i]];
+        }
+        stk[sp++] = i;
+    }
+    int pos[RC_PROG_MAX], n = 0;
+    /* stable, highest level first; start[l]: the first of level <= l */
+    for (int l = RC_LVL_NEVER; l >= 0; l--) {
+        s->start[l] = n;
+        for (int i = 0; i < p->n; i++)
+            if (lvl[i] == l) pos[i] = n++;
+    }
+    for (int i = 0; i < p->n; i++) {
+        s->ins[pos[i]].op = p->ins[i].op;
+        s->ins[pos[i]].slot = p->ins[i].slot;
+        s->ins[pos[i]].k = p->ins[i].k;
+        s->ins[pos[i]].a = opa[i] >= 0 ? pos[opa[i]] : -1;
+        s->ins[pos[i]].b = opb[i] >= 0 ? pos[opb[i]] : -1;
+        s->zero[pos[i]] = false;
+    }
+    s->n = n;
+    s->root = pos[p->n - 1];
+    s->nzero = 0;
+}
+
+/* Re-runs the registers of level <= l at en (every one: RC_LVL_NEVER). */
+static void staged_run(rc_staged *s, const env *en, int l) {
+    for (int j = s->start[l]; j < s->n; j++) {
+        int op = s->ins[j].op;
+        if (op == P_K) { s->r[j] = s->ins[j].k; continue; }
+        if (op == P_VAR) { s->r[j] = en->val[s->ins[j].slot]; continue; }
+        if (op == P_LANE) { s->r[j] = en->lane; continue; }
+        if (op == P_NOT) { s->r[j] = !s->r[s->ins[j].a]; continue; }
+        int64_t x = s->r[s->ins[j].a], y = s->r[s->ins[j].b], r;
         switch (op) {
         case P_EQ: r = x == y; break;
         case P_NE: r = x != y; break;
@@ -294,16 +362,13 @@ static int64_t prog_run(const rc_prog *p, const env *en, bool *ok) {
         case P_MIN: r = x < y ? x : y; break;
         case P_MAX: r = x > y ? x : y; break;
         default:
-            if (y == 0) {
-                *ok = false;
-                return 0;
-            }
-            r = op == P_DIV ? x / y : op == P_MOD ? x % y : op == P_FLOORDIV ? fdiv(x, y)
-                                                                          : x - fdiv(x, y) * y;
+            s->nzero += (y == 0) - s->zero[j];
+            s->zero[j] = y == 0;
+            r = y == 0 ? 0 : op == P_DIV ? x / y : op == P_MOD ? x % y
+                       : op == P_FLOORDIV ? fdiv(x, y) : x - fdiv(x, y) * y;
         }
-        st[sp - 1] = r;
+        s->r[j] = r;
     }
-    return st[0];
 }
 
 /* The loop of a's context defining v, or NULL. */
@@ -398,6 +463,10 @@ static bool conds_hold(const racc *a, const int *keep, int nk, const env *en) {
     return true;
 }
 
+static bool fill_points(const rc *c, const racc *a, const env *start, const int *keep, int nk,
+                        bool shared, rc_staged *sp, int64_t *own, int64_t base, int64_t size,
+                        int64_t *lo, int64_t *hi);
+
 /* Enumerates a's index over the ranges of its variables, restricted by
  * those of its conditions that stay within RC_COND_POINTS points (the
  * others are left out: more points, still sound); false when it cannot. */
@@ -429,10 +498,25 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
     /* a thread axis the index ignores: every element has several owners */
     bool shared = false;
     for (int d = 0; d < 3; d++) shared |= !dim_used[d] && c->text[d] > 1;
-    bool ok = true;
     static _Thread_local rc_prog prog; /* 6 KB: not on the stack */
     prog.n = 0;
     bool compiled = prog_add(&prog, a->idx, &en, 0);
+    /* on the heap, not thread-local: that cost a look-up per point */
+    rc_staged *sp = compiled ? ir_xmalloc(sizeof *sp) : NULL;
+    if (compiled) stage(&prog, sp);
+    bool done = fill_points(c, a, &en, keep, nk, shared, sp, own, base, size, lo, hi);
+    free(sp);
+    return done;
+}
+
+/* fill_owner's enumeration: sp is a's index staged, NULL to use eval. */
+static bool fill_points(const rc *c, const racc *a, const env *start, const int *keep, int nk,
+                        bool shared, rc_staged *sp, int64_t *own, int64_t base, int64_t size,
+                        int64_t *lo, int64_t *hi) {
+    env en = *start;
+    int lanes = a->idx->dtype.lanes > 1 ? a->idx->dtype.lanes : 1;
+    bool ok = true, compiled = sp != NULL;
+    int dirty = RC_LVL_NEVER; /* the registers to re-run at the next point */
     for (;;) {
         int64_t tid = 0;
         for (int i = 0; i < en.n; i++)
@@ -443,7 +527,15 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
             }
         bool hold = conds_hold(a, keep, nk, &en); /* scalar: the same for every lane */
         for (en.lane = 0; hold && en.lane < lanes; en.lane++) {
-            int64_t el = compiled ? prog_run(&prog, &en, &ok) : eval(a->idx, &en, &ok);
+            int64_t el = 0;
+            if (compiled) {
+                staged_run(sp, &en, en.lane ? 0 : dirty);
+                dirty = -1;
+                if (sp->nzero) ok = false; /* eval's result there: 0, not ok */
+                else el = sp->r[sp->root];
+            } else {
+                el = eval(a->idx, &en, &ok);
+            }
             /* a compiler bug would be a race let through: eval checks one
                point in 64 (with every point checked, race_fuzz,
                hgemm_sim, lower_fragments, smem_swizzle and 400 GPU-path
@@ -465,24 +557,81 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
             i++;
         }
         if (i == en.n) return true;
+        if (dirty < i + 1) dirty = i + 1; /* slots 0..i changed */
     }
 }
 
-/* NULL when the buffer has no constant size below RC_MAX_ELEMS. */
-static const int64_t *owner(const rc *c, racc *a) {
+/* Does fill_owner give a and b the same result?  It reads only the
+ * buffer (its size), the index, the span, the loops (ranges of the index's
+ * and conditions' variables), the conditions and the threadIdx extents:
+ * equal fields, equal owners.  A cp_async landing at a wait is its
+ * issue's index, loops and conditions again (one issue lands at up to six
+ * waits in Step 9: two thirds of the accesses). */
+static bool same_owner(const racc *a, const racc *b, const int64_t text[3]) {
+    if (a->buf != b->buf || a->idx != b->idx || a->span != b->span ||
+        a->nloops != b->nloops || a->nconds != b->nconds)
+        return false;
+    for (int d = 0; d < 3; d++)
+        if (b->otext[d] != text[d]) return false;
+    for (int i = 0; i < a->nloops; i++) {
+        const rloop *x = &a->loops[i], *y = &b->loops[i];
+        if (x->var != y->var || x->lo != y->lo || x->hi != y->hi || x->dim != y->dim)
+            return false;
+    }
+    for (int i = 0; i < a->nconds; i++)
+        if (a->conds[i] != b->conds[i] || a->neg[i] != b->neg[i]) return false;
+    return true;
+}
+
+/* An access already enumerated whose owner a would get, or NULL. */
+static const racc *owner_twin(const rc *c, const racc *a) {
+    for (int i = 0; i < c->owned.n; i++) {
+        const racc *b = c->owned.items[i];
+        if (same_owner(a, b, c->text)) return b;
+    }
+    return NULL;
+}
+
+/* c's scratch array for a buffer of size elements, all OWN_NONE. */
+static int64_t *scratch(rc *c, int64_t size) {
+    if (c->nscratch < size) {
+        free(c->scratch);
+        c->scratch = ir_xmalloc(sizeof(int64_t) * (size_t)size);
+        for (int64_t i = 0; i < size; i++) c->scratch[i] = OWN_NONE;
+        c->nscratch = size;
+    }
+    return c->scratch;
+}
+
+/* NULL when the buffer has no constant size below RC_MAX_ELEMS.  One
+ * enumeration into a whole-buffer scratch array, of which the elements'
+ * range is kept (whole-buffer arrays per access were most of Step 9's
+ * lowering time; enumerating twice, for the range and then the array,
+ * was half of this pass's). */
+static const int64_t *owner(rc *c, racc *a) {
     if (a->owner) return a->owner;
     int64_t size = tir_buffer_const_size(a->buf);
     if (size < 0 || size > RC_MAX_ELEMS) return NULL;
-    /* the elements' range first, then an array for it alone (whole-buffer
-       arrays per access were most of Step 9's lowering time) */
+    const racc *twin = owner_twin(c, a);
+    if (twin) {
+        a->owner = twin->owner, a->olo = twin->olo, a->ohi = twin->ohi;
+        a->borrowed = true;
+        return a->owner;
+    }
+    memcpy(a->otext, c->text, sizeof a->otext);
+    int64_t *own = scratch(c, size);
     a->olo = size, a->ohi = -1;
-    bool ok = a->idx && fill_owner(c, a, NULL, 0, size, NULL, 0, false, &a->olo, &a->ohi);
+    bool ok = a->idx && fill_owner(c, a, own, 0, size, NULL, 0, false, &a->olo, &a->ohi);
+    int64_t tlo = a->olo, thi = a->ohi; /* what fill_owner wrote lies in here */
     if (!ok) a->olo = 0, a->ohi = size - 1;
     int64_t n = a->ohi >= a->olo ? a->ohi - a->olo + 1 : 1;
     a->owner = ir_xmalloc(sizeof(int64_t) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) a->owner[i] = ok ? OWN_NONE : OWN_MANY; /* anything, anyone */
-    int64_t lo = size, hi = -1;
-    if (ok) fill_owner(c, a, a->owner, a->olo, size, NULL, 0, false, &lo, &hi);
+    if (ok && a->ohi >= a->olo)
+        memcpy(a->owner, own + a->olo, sizeof(int64_t) * (size_t)n);
+    else
+        for (int64_t i = 0; i < n; i++) a->owner[i] = ok ? OWN_NONE : OWN_MANY; /* anything, anyone */
+    for (int64_t i = tlo; i <= thi; i++) own[i] = OWN_NONE; /* back to empty */
+    ir_vec_push(&c->owned, a);
     return a->owner;
 }
 
@@ -547,7 +696,7 @@ static bool apart_fixed(const rc *c, const racc *a, const racc *b, const rloop *
 
 /* May a and b touch one element from two different threads?  First with
  * every loop variable free, then with one of the enclosing loops fixed. */
-static bool collide(const rc *c, racc *a, racc *b) {
+static bool collide(rc *c, racc *a, racc *b) {
     if (a->buf != b->buf || (!a->write && !b->write)) return false;
     const int64_t *x = owner(c, a), *y = owner(c, b);
     if (!x || !y) return true;
@@ -852,10 +1001,12 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     }
     for (int i = 0; i < c.all.n; i++) {
         racc *a = (racc *)c.all.items[i];
-        free(a->owner);
+        if (!a->borrowed) free(a->owner);
         free(a);
     }
     ir_vec_free(&c.all);
+    ir_vec_free(&c.owned);
+    free(c.scratch);
     ir_vec_free(&c.async);
     lower_inflight_free(&c.inflight);
     tir_analyzer_destroy(c.an);

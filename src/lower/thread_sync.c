@@ -86,7 +86,52 @@ typedef struct ts {
     const tir_var *lane; /* stands for lane_id() in element ranges: [0, 32) */
     sloop loops[TS_MAX_LOOPS]; /* enclosing serial loops (see krange) */
     int nloops;
+    ir_ptr_map binds;  /* var -> its tsbind, what ts_bind told the analyzer */
+    int nsym;          /* bindings that are not two int constants */
+    ir_ptr_map ranges; /* idx -> its erange list (elem_range's results) */
+    ir_vec allocs;     /* tsbinds and eranges, freed at the end */
 } ts;
+
+/* What ts_bind last bound a variable to. */
+typedef struct tsbind {
+    int64_t min, extent;
+    bool sym; /* not two int constants of the variable's dtype */
+} tsbind;
+
+/* One result of elem_range and the bindings it was computed under. */
+typedef struct erange {
+    struct erange *next; /* another k or other bindings, same idx */
+    const tir_var *k;
+    int nvars;
+    const tir_var **vars; /* the index's variables (lane for lane_id()) */
+    int64_t *min, *extent; /* their bindings */
+    bool ok;
+    krange r;
+} erange;
+
+static void *ts_alloc(ts *t, size_t size) {
+    void *p = ir_xcalloc(1, size);
+    ir_vec_push(&t->allocs, p);
+    return p;
+}
+
+/* Every binding of t->an goes through here, so that t->binds knows it. */
+static void ts_bind(ts *t, const tir_var *v, const tir_expr *min, const tir_expr *extent) {
+    tir_analyzer_bind(t->an, v, min, extent);
+    tsbind *b = ir_ptr_map_get(&t->binds, v);
+    if (!b) {
+        b = ts_alloc(t, sizeof *b);
+        ir_ptr_map_put(&t->binds, v, b);
+    } else if (b->sym) {
+        t->nsym--;
+    }
+    b->sym = !(min->kind == TIR_KIND_INT_IMM && extent->kind == TIR_KIND_INT_IMM &&
+               tir_dtype_eq(min->dtype, v->base.dtype) &&
+               tir_dtype_eq(extent->dtype, v->base.dtype));
+    b->min = b->sym ? 0 : ((const tir_int_imm *)min)->value;
+    b->extent = b->sym ? 0 : ((const tir_int_imm *)extent)->value;
+    if (b->sym) t->nsym++;
+}
 
 static void add(ir_vec *v, const acc *a) {
     for (int i = 0; i < v->n; i++) {
@@ -169,8 +214,10 @@ static const tir_node *lane_to_var(tir_mutator *m, const tir_node *n) {
  * over its range; false when unbounded or not of constant extent.
  * lane_id() (an ldmatrix row address per lane) is a variable of [0, 32):
  * without it an ldmatrix's rows had no range, met every copy, and the
- * Step 9 pipeline got three barriers per k tile instead of one. */
-static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out) {
+ * Step 9 pipeline got three barriers per k tile instead of one.  *vars
+ * gets the variables of the relaxed expression, k's and lane's included. */
+static bool elem_range_of(ts *t, const tir_expr *idx, const tir_var *k, krange *out,
+                          ir_vec *vars) {
     const tir_ramp *r = tir_as_tir_ramp(idx);
     const tir_broadcast *bc = tir_as_tir_broadcast(idx);
     int64_t stride = 0;
@@ -179,15 +226,14 @@ static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out
     tir_mutator lm = {.ctx = t->st->ctx, .user = t};
     lm.on[TIR_KIND_CALL] = lane_to_var;
     e = tir_mutate_expr(&lm, e);
-    ir_vec vars = {0};
-    lower_collect_vars(e, &vars);
-    int n = 0;
-    for (int i = 0; i < vars.n; i++)
-        if (vars.items[i] != k) vars.items[n++] = vars.items[i];
+    lower_collect_vars(e, vars);
+    ir_vec relax = {0};
+    for (int i = 0; i < vars->n; i++)
+        if (vars->items[i] != k) ir_vec_push(&relax, vars->items[i]);
     tir_range rg;
-    bool ok = tir_analyzer_relax(t->an, e, n, (const tir_var *const *)vars.items, &rg) &&
+    bool ok = tir_analyzer_relax(t->an, e, relax.n, (const tir_var *const *)relax.items, &rg) &&
               tir_expr_const_int(rg.extent, &out->extent);
-    ir_vec_free(&vars);
+    ir_vec_free(&relax);
     if (!ok) return false;
     int64_t span = r ? (r->lanes - 1) * stride : 0; /* the other lanes */
     out->k = k;
@@ -195,6 +241,58 @@ static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out
                         : rg.min;
     out->extent += span < 0 ? -span : span;
     return true;
+}
+
+/* Are r's variables bound as they were when it was computed? */
+static bool same_binds(const ts *t, const erange *r) {
+    for (int i = 0; i < r->nvars; i++) {
+        const tsbind *b = ir_ptr_map_get(&t->binds, r->vars[i]);
+        if (!b || b->sym || b->min != r->min[i] || b->extent != r->extent[i]) return false;
+    }
+    return true;
+}
+
+/* elem_range_of, each (idx, k) relaxed once per bindings of its
+ * variables: the landing copies of every wait, wait_feeds_later's second
+ * look at the statements after a wait and each enclosing loop's k made
+ * three relaxations of the same swizzled index in four (most of this
+ * pass's time in Step 9).  Exact while every binding is two constants
+ * (t->nsym == 0): the analyzer then bounds an expression from the ranges
+ * of its own variables alone, and those are the key (idx and k fix the
+ * expression relaxed and the variables relaxed).  The callers read a
+ * result's min only through min_at, as a constant. */
+static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out) {
+    erange *head = ir_ptr_map_get(&t->ranges, idx);
+    for (erange *r = head; t->nsym == 0 && r; r = r->next)
+        if (r->k == k && same_binds(t, r)) {
+            if (r->ok) *out = r->r;
+            return r->ok;
+        }
+    ir_vec vars = {0};
+    krange kr;
+    bool ok = elem_range_of(t, idx, k, &kr, &vars);
+    if (ok) *out = kr;
+    bool keep = t->nsym == 0;
+    for (int i = 0; keep && i < vars.n; i++) {
+        const tsbind *b = ir_ptr_map_get(&t->binds, vars.items[i]);
+        keep = b && !b->sym;
+    }
+    if (keep) {
+        erange *r = ts_alloc(t, sizeof *r);
+        *r = (erange){.next = head, .k = k, .nvars = vars.n, .ok = ok, .r = kr};
+        r->vars = ts_alloc(t, sizeof r->vars[0] * (size_t)(vars.n + 1));
+        r->min = ts_alloc(t, sizeof r->min[0] * (size_t)(vars.n + 1));
+        r->extent = ts_alloc(t, sizeof r->extent[0] * (size_t)(vars.n + 1));
+        for (int i = 0; i < vars.n; i++) {
+            const tsbind *b = ir_ptr_map_get(&t->binds, vars.items[i]);
+            r->vars[i] = vars.items[i];
+            r->min[i] = b->min;
+            r->extent[i] = b->extent;
+        }
+        ir_ptr_map_put(&t->ranges, idx, r);
+    }
+    ir_vec_free(&vars);
+    return ok;
 }
 
 /* span: elements from each index value (an ldmatrix row: 16 bytes). */
@@ -234,7 +332,7 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
     coll *c = v->user;
     if (n->kind == TIR_KIND_FOR) {
         const tir_for *f = (const tir_for *)n;
-        tir_analyzer_bind(c->t->an, f->var, f->min, f->extent);
+        ts_bind(c->t, f->var, f->min, f->extent);
     } else if (n->kind == TIR_KIND_BUFFER_LOAD) {
         const tir_buffer_load *l = (const tir_buffer_load *)n;
         add_access(c, l->buffer, false, l->indices[0]);
@@ -386,7 +484,7 @@ static const tir_stmt *process(ts *t, const tir_stmt *s, summ *r) {
     }
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
-        tir_analyzer_bind(t->an, f->var, f->min, f->extent);
+        ts_bind(t, f->var, f->min, f->extent);
         if (f->kind == TIR_FOR_THREAD_BINDING) {
             bool th = lower_is_thread_loop(f);
             if (th) {
@@ -449,7 +547,7 @@ static bool bind_pre(tir_visitor *v, const tir_node *n) {
     ts *t = v->user;
     if (n->kind == TIR_KIND_FOR) {
         const tir_for *f = (const tir_for *)n;
-        tir_analyzer_bind(t->an, f->var, f->min, f->extent);
+        ts_bind(t, f->var, f->min, f->extent);
     }
     return true;
 }
@@ -457,7 +555,7 @@ static bool bind_pre(tir_visitor *v, const tir_node *n) {
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     ts t = {.st = st, .an = tir_analyzer_create(st->ctx),
             .lane = tir_var_new(st->ctx, "lane", TIR_I32)};
-    tir_analyzer_bind_const(t.an, t.lane, 0, 32);
+    ts_bind(&t, t.lane, tir_int(st->ctx, TIR_I32, 0), tir_int(st->ctx, TIR_I32, 32));
     tir_visitor bv = {.pre = bind_pre, .user = &t};
     tir_visit(&bv, in->body);
     lower_inflight_compute(in->body, &t.inflight);
@@ -466,6 +564,10 @@ tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir
     summ_free(&r);
     lower_inflight_free(&t.inflight);
     tir_analyzer_destroy(t.an);
+    for (int i = 0; i < t.allocs.n; i++) free((void *)t.allocs.items[i]);
+    ir_vec_free(&t.allocs);
+    ir_ptr_map_free(&t.binds);
+    ir_ptr_map_free(&t.ranges);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }
