@@ -611,6 +611,13 @@ static void test_default_rule(void **st) {
                  /* 800 blocks of 128 x 256 are 6.06 waves; 1600 of 128 x 128, 12.1 of 13 */
                  {TIR_RT_GEMM_BF16, 5120, 5120, 5120, 128, 128, 64, 3, 1},
                  {TIR_RT_GEMM_BF16, 6144, 6144, 6144, 128, 256, 64, 4, 1}, /* 8.73 waves */
+                 /* 128 x 192 only where its copies are whole rounds of 16-byte
+                  * vectors: not with bk 16 or 48 (TF32 8, 24); 576 of 128 x 128
+                  * fill 4.36 of 5 waves */
+                 {TIR_RT_GEMM_BF16, 3072, 3072, 4112, 128, 128, 16, 3, 1},
+                 {TIR_RT_GEMM_F16, 3072, 3072, 3120, 128, 128, 48, 3, 1}, /* 48 * 65 */
+                 {TIR_RT_GEMM_TF32, 3072, 3072, 1512, 128, 128, 24, 3, 1}, /* 24 * 63 */
+                 {TIR_RT_GEMM_TF32, 1536, 1536, 1000, 128, 256, 8, 4, 1},  /* 8 * 125 */
                  {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3, 1},   /* 16 x 4 = 64 < 66 */
                  {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3, 2},  /* 16 x 8 of 64x128, 2 slices of 512 */
                  {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3, 1},    /* 336 = 48 * 7 */
