@@ -284,7 +284,12 @@ static void test_split_k(void **st) {
     } cases[] = {{TIR_RT_GEMM_BF16, 100, 136, 512, 64, 64, 64, 2, 2, 3, 4},
                  {TIR_RT_GEMM_F16, 72, 40, 192, 64, 64, 32, 2, 2, 2, 3},
                  {TIR_RT_GEMM_TF32, 100, 72, 336, 64, 64, 48, 2, 2, 3, 7},
-                 {TIR_RT_GEMM_TF32, 64, 128, 256, 64, 128, 32, 2, 2, 3, 2}};
+                 {TIR_RT_GEMM_TF32, 64, 128, 256, 64, 128, 32, 2, 2, 3, 2},
+                 /* a 1 x 1 C: the write-back's one element on one thread (under a
+                  * predicate on 128, reverse_compute_at refused it; the default
+                  * splits 1x1x8192 bf16 8 ways) */
+                 {TIR_RT_GEMM_BF16, 1, 1, 8192, 64, 64, 64, 2, 2, 3, 8},
+                 {TIR_RT_GEMM_TF32, 1, 1, 64, 64, 64, 8, 2, 2, 2, 4}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tc_config c = tir_tc_config_default();
         c.bm = cases[i].bm, c.bn = cases[i].bn, c.bk = cases[i].bk;
@@ -294,6 +299,11 @@ static void test_split_k(void **st) {
         assert_true(tir_tune_tc_config_valid(&t, sm90(), &c));
         sim_config(ctx, cases[i].kind, cases[i].m, cases[i].n, cases[i].k, &c);
     }
+    tir_tune_task one = tc_task(TIR_RT_GEMM_BF16, 1, 1, 8192);
+    tir_tc_config d = tir_tune_tc_default(&one, 132), want = tir_tc_config_default();
+    want.bm = want.bn = 64, want.bk = 64, want.warps_m = want.warps_n = 2, want.stages = 3;
+    want.splitk = 8;
+    assert_true(same(&d, &want));
     /* 512 / 64 = 8 k tiles do not deal into 3 slices */
     tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 128, 128, 512);
     tir_tc_config c = tir_tc_config_default();
