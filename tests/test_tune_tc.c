@@ -284,7 +284,12 @@ static void test_split_k(void **st) {
     } cases[] = {{TIR_RT_GEMM_BF16, 100, 136, 512, 64, 64, 64, 2, 2, 3, 4},
                  {TIR_RT_GEMM_F16, 72, 40, 192, 64, 64, 32, 2, 2, 2, 3},
                  {TIR_RT_GEMM_TF32, 100, 72, 336, 64, 64, 48, 2, 2, 3, 7},
-                 {TIR_RT_GEMM_TF32, 64, 128, 256, 64, 128, 32, 2, 2, 3, 2}};
+                 {TIR_RT_GEMM_TF32, 64, 128, 256, 64, 128, 32, 2, 2, 3, 2},
+                 /* a 1 x 1 C: the write-back's one element on one thread (under a
+                  * predicate on 128, reverse_compute_at refused it; the default
+                  * splits 1x1x8192 bf16 8 ways) */
+                 {TIR_RT_GEMM_BF16, 1, 1, 8192, 64, 64, 64, 2, 2, 3, 8},
+                 {TIR_RT_GEMM_TF32, 1, 1, 64, 64, 64, 8, 2, 2, 2, 4}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tc_config c = tir_tc_config_default();
         c.bm = cases[i].bm, c.bn = cases[i].bn, c.bk = cases[i].bk;
@@ -294,6 +299,11 @@ static void test_split_k(void **st) {
         assert_true(tir_tune_tc_config_valid(&t, sm90(), &c));
         sim_config(ctx, cases[i].kind, cases[i].m, cases[i].n, cases[i].k, &c);
     }
+    tir_tune_task one = tc_task(TIR_RT_GEMM_BF16, 1, 1, 8192);
+    tir_tc_config d = tir_tune_tc_default(&one, 132), want = tir_tc_config_default();
+    want.bm = want.bn = 64, want.bk = 64, want.warps_m = want.warps_n = 2, want.stages = 3;
+    want.splitk = 8;
+    assert_true(same(&d, &want));
     /* 512 / 64 = 8 k tiles do not deal into 3 slices */
     tir_tune_task t = tc_task(TIR_RT_GEMM_BF16, 128, 128, 512);
     tir_tc_config c = tir_tc_config_default();
@@ -611,6 +621,13 @@ static void test_default_rule(void **st) {
                  /* 800 blocks of 128 x 256 are 6.06 waves; 1600 of 128 x 128, 12.1 of 13 */
                  {TIR_RT_GEMM_BF16, 5120, 5120, 5120, 128, 128, 64, 3, 1},
                  {TIR_RT_GEMM_BF16, 6144, 6144, 6144, 128, 256, 64, 4, 1}, /* 8.73 waves */
+                 /* 128 x 192 only where its copies are whole rounds of 16-byte
+                  * vectors: not with bk 16 or 48 (TF32 8, 24); 576 of 128 x 128
+                  * fill 4.36 of 5 waves */
+                 {TIR_RT_GEMM_BF16, 3072, 3072, 4112, 128, 128, 16, 3, 1},
+                 {TIR_RT_GEMM_F16, 3072, 3072, 3120, 128, 128, 48, 3, 1}, /* 48 * 65 */
+                 {TIR_RT_GEMM_TF32, 3072, 3072, 1512, 128, 128, 24, 3, 1}, /* 24 * 63 */
+                 {TIR_RT_GEMM_TF32, 1536, 1536, 1000, 128, 256, 8, 4, 1},  /* 8 * 125 */
                  {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3, 1},   /* 16 x 4 = 64 < 66 */
                  {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3, 2},  /* 16 x 8 of 64x128, 2 slices of 512 */
                  {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3, 1},    /* 336 = 48 * 7 */

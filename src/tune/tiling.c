@@ -443,6 +443,15 @@ tir_status tune_split_write_back(tir_schedule *s, int splitk, int threads, tir_b
     CALL(tir_sched_get_loops(s, c, &loops, &n));
     tir_loop_rv fused, parts[2];
     CALL(tir_sched_fuse(s, 2, loops, &fused));
+    /* fewer elements than threads: one block of exactly that many (a 1 x 1
+     * C's write-back under a predicate left reverse_compute_at without
+     * the region it writes) */
+    const tir_for *ff = NULL;
+    int64_t elems = 0;
+    tir_status st = tir_sched_get_for(s, fused, &ff);
+    if (st != TIR_OK) return st;
+    if (tir_expr_const_int(ff->extent, &elems) && elems > 0 && elems < threads)
+        threads = (int)elems;
     CALL(tir_sched_split(s, fused, 2,
                          (const int64_t[]){TIR_SPLIT_INFER, threads}, parts));
     CALL(tir_sched_bind(s, parts[0], "blockIdx.x"));

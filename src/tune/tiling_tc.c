@@ -109,6 +109,11 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     int64_t half_wave = nsm / 2 > 0 ? nsm / 2 : 1;
     int64_t big = ((t->M + 127) / 128) * ((t->N + 255) / 256);
     int64_t mid = ((t->M + 63) / 64) * ((t->N + 127) / 128);
+    int bk = k_tile(t->K, mk, 4 * mk);
+    /* a candidate's tile copies must be whole rounds of 16-byte vectors
+     * over its threads (tir_tune_tc_config_valid): 128 x 192 with bk 16
+     * or 48 (TF32: 8 or 24) is not, and is outside the tuner's space */
+    int64_t vec = mk == 8 ? 4 : 8, kt = bk ? bk : mk;
     c.warps_m = c.warps_n = 2, c.stages = 3;
     if (big >= half_wave) {
         const tc_cand *best = NULL;
@@ -116,6 +121,8 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
         for (size_t i = 0; i < sizeof big_tiles / sizeof *big_tiles; i++) {
             const tc_cand *k = &big_tiles[i];
             if (k->bn == 192 && t->N % 192) continue;
+            int64_t round = 32 * k->warps_m * k->warps_n * vec;
+            if ((k->bm * kt) % round || (k->bn * kt) % round) continue;
             int64_t tiles = ((t->M + k->bm - 1) / k->bm) * ((t->N + k->bn - 1) / k->bn);
             if (k->bn == 128 && tiles < 2 * (int64_t)nsm) continue;
             double score = k->rate * busy(t->M, t->N, k->bm, k->bn, nsm > 0 ? nsm : 1);
@@ -127,7 +134,6 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
         c.bm = 64, c.bn = 128;
     else
         c.bm = c.bn = 64;
-    int bk = k_tile(t->K, mk, 4 * mk);
     c.bk = bk ? bk : mk; /* K not a multiple of mk: the rule says why it refuses */
     if (big < half_wave && bk) c.splitk = split_for(t, &c, nsm);
     return c;
