@@ -332,6 +332,9 @@ static void test_split_k(void **st) {
     assert_int_equal(tir_tc_config_parse(ctx, "tile=64x64x64 warps=2x2 stages=2 async=1 pad=8 "
                                               "splitk=1", &p),
                      TIR_ERR_PARSE);
+    assert_int_equal(tir_tc_config_parse(ctx, "tile=64x64x64 warps=2x2 stages=2 async=1 pad=8"
+                                              "splitk=2", &p),
+                     TIR_ERR_PARSE);
     tir_ctx_destroy(ctx);
 }
 

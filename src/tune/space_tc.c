@@ -176,7 +176,7 @@ tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c)
     int n = sscanf(text, "tile=%dx%dx%d warps=%dx%d stages=%d async=%d pad=%d%n", &p.bm, &p.bn,
                    &p.bk, &p.warps_m, &p.warps_n, &p.stages, &async, &p.pad, &end);
     int split = 1, end2 = -1;
-    if (n == NTEXT && text[end] != '\0' && sscanf(text + end, " splitk=%d%n", &split, &end2) == 1 &&
+    if (n == NTEXT && text[end] == ' ' && sscanf(text + end, " splitk=%d%n", &split, &end2) == 1 &&
         split >= 2 && split <= 65535)
         end += end2;
     if (n != NTEXT || text[end] != '\0')
