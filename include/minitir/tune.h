@@ -487,14 +487,18 @@ TIR_API tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_co
  * rule).  *used (may be NULL) gets the configuration applied. */
 TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block,
                                               const tir_tc_config *cfg, tir_tc_config *used);
-/* The tensor-core configuration without tuning (examples/hgemm.c's rule):
- * the largest of three block tiles that gives at least half a wave
- * (nsm / 2) of blocks: 128 x 256 tiles of 2 x 4 warps in 4 cp.async
- * stages (the tuner's best at 4096^3 and 8192^3 on the H200), else
- * 64 x 128, else 64 x 64 tiles of 2 x 2 warps in 3 stages; bk 64 (TF32:
- * 32), or the largest multiple of the mma's k (16; TF32 8) below it that
- * divides K (tensorize refuses a ragged k tile; when K is not a multiple
- * of the mma's k, bk is that k and the rule refuses the shape). */
+/* The tensor-core configuration without tuning (examples/hgemm.c's rule;
+ * docs/tensor-cores.md, "The default by shape").  Where at least half a
+ * wave (nsm / 2) of 128 x 256 blocks exists: whichever of 128 x 256 (2 x 4
+ * warps, 4 cp.async stages), 128 x 192 (N a multiple of 192) and 128 x 128
+ * (2 x 2 warps, 3 stages; two blocks an SM at least) scores best by its
+ * measured rate times the part of the GPU its waves keep busy; else
+ * 64 x 128, else 64 x 64 tiles of 2 x 2 warps in 3 stages, split-K in 8,
+ * 4 or 2 slices where fewer than a wave of those tiles exist and K is long
+ * (slices of 1024+, TF32 512+).  bk 64 (TF32: 32), or the largest multiple
+ * of the mma's k (16; TF32 8) below it that divides K (tensorize refuses a
+ * ragged k tile; when K is not a multiple of the mma's k, bk is that k and
+ * the rule refuses the shape). */
 TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
 
 /* -------------------------------------------------------------- search */
