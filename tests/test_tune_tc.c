@@ -105,6 +105,14 @@ static void test_space(void **st) {
     tir_tune_space sp;
     assert_int_equal(tir_tune_space_make(ctx, &bad, sm90(), &sp), TIR_ERR_INVALID_ARG);
     assert_non_null(strstr(tir_ctx_error(ctx), "K must be a multiple of 16"));
+    /* M under 9: no tile of the space fits, and the message says so (not K) */
+    bad = tc_task(TIR_RT_GEMM_BF16, 8, 64, 64);
+    assert_int_equal(tir_tune_space_make(ctx, &bad, sm90(), &sp), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "M and N must be at least 9"));
+    assert_null(strstr(tir_ctx_error(ctx), "K must be"));
+    bad = tc_task(TIR_RT_GEMM_TF32, 64, 9, 64); /* N = 9: 32-column tiles fit */
+    OK(ctx, tir_tune_space_make(ctx, &bad, sm90(), &sp));
+    tir_tune_space_free(&sp);
     /* tensor cores take matmul only; f32_pedantic is no task */
     bad = tc_task(TIR_RT_GEMM_F16, 64, 64, 64);
     bad.op = TIR_TUNE_BATCH_MATMUL, bad.batch = 2;

@@ -146,11 +146,22 @@ tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_ta
     }
     if (g.n == 0) {
         free(g.v);
+        int mk = t->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
+        /* say which bound emptied it: K, or M / N under the smallest tile
+           (32 rows and columns, at most twice the power of two above) */
+        if (t->K % mk)
+            return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                                "tune: no tensor-core configuration fits matmul %lldx%lldx%lld "
+                                "of %s (K must be a multiple of %d)",
+                                (long long)t->M, (long long)t->N, (long long)t->K,
+                                tir_rt_gemm_kind_name(t->kind), mk);
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tune: no tensor-core configuration fits matmul %lldx%lldx%lld of %s "
-                            "(K must be a multiple of %d)",
+                            "(the space's block tiles are 32 to 256 rows and columns, at most "
+                            "twice M and N rounded up to a power of two: M and N must be at "
+                            "least 9; the untuned default, tir_tune_tc_default, still applies)",
                             (long long)t->M, (long long)t->N, (long long)t->K,
-                            tir_rt_gemm_kind_name(t->kind), t->kind == TIR_RT_GEMM_TF32 ? 8 : 16);
+                            tir_rt_gemm_kind_name(t->kind));
     }
     out->tc_configs = g.v, out->n = g.n;
     return TIR_OK;
