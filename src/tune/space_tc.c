@@ -76,13 +76,18 @@ static void kind_shape(tir_rt_gemm_kind kind, int *mk, int *eb) {
     *eb = kind == TIR_RT_GEMM_TF32 ? 4 : 2;
 }
 
+bool tune_tc_copies_whole(const tir_tc_config *c, int elem_bytes) {
+    int64_t round = (int64_t)tir_tc_config_threads(c) * (16 / elem_bytes);
+    return ((int64_t)c->bm * c->bk) % round == 0 && ((int64_t)c->bk * c->bn) % round == 0;
+}
+
 bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                               const tir_tc_config *c) {
     if (!tir_tune_task_tc(t) || t->op != TIR_TUNE_MATMUL) return false;
     int mk, eb;
     kind_shape(t->kind, &mk, &eb);
     if (c->bm < 16 || c->bn < 8 || c->warps_m < 1 || c->warps_n < 1) return false;
-    int warps = c->warps_m * c->warps_n, threads = 32 * warps, vec = 16 / eb;
+    int warps = c->warps_m * c->warps_n, threads = 32 * warps;
     if (warps > 32 || threads > lim->max_threads_per_block) return false;
     if (c->bm % (16 * c->warps_m) || c->bn % (8 * c->warps_n)) return false;
     if (c->bm / c->warps_m < 32 || c->bn / c->warps_n < 16) return false; /* the rule's minimum */
@@ -91,9 +96,7 @@ bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *l
     if (c->splitk > 1 && (t->K / c->bk) % c->splitk) return false;
     if (c->stages < 2 || c->stages > 4 || c->pad < 0 || (c->pad * eb) % 16) return false;
     if (tir_tc_config_shared_bytes(c, eb) > lim->max_shared_dynamic) return false;
-    /* the tile copies: whole rounds of 16-byte vectors over the threads */
-    int64_t round = (int64_t)threads * vec;
-    if (((int64_t)c->bm * c->bk) % round || ((int64_t)c->bk * c->bn) % round) return false;
+    if (!tune_tc_copies_whole(c, eb)) return false;
     /* accumulators per thread, and about acc + 64 registers per thread
      * in the block's register file (ptxas, sm_90: 128 at 64 accumulators,
      * 224 at 128); past it the kernel's maxntid makes ptxas spill */

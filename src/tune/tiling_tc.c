@@ -43,6 +43,11 @@ static int k_tile(int64_t K, int mk, int most) {
     return 0;
 }
 
+/* The blocks of bm x bn tiles over t's M x N. */
+static int64_t blocks_of(const tir_tune_task *t, int bm, int bn) {
+    return ((t->M + bm - 1) / bm) * ((t->N + bn - 1) / bn);
+}
+
 /* The part of the GPU a grid of bm x bn blocks keeps busy: the blocks over
  * whole waves of nsm (a last, partial wave leaves SMs idle: 288 blocks of
  * 128 x 256 at 3072^3 run 3 waves of 132 for 2.18 waves of work), times
@@ -85,7 +90,7 @@ static const tc_cand big_tiles[] = {
  * tiles fill half a wave (2048 x 2048 x 8192) splitting lost 15-35% in
  * bf16, 7-19% in TF32. */
 static int split_for(const tir_tune_task *t, const tir_tc_config *c, int nsm) {
-    int64_t tiles = ((t->M + c->bm - 1) / c->bm) * ((t->N + c->bn - 1) / c->bn);
+    int64_t tiles = blocks_of(t, c->bm, c->bn);
     int64_t min_slice = t->kind == TIR_RT_GEMM_TF32 ? 512 : 1024;
     if (tiles >= nsm) return 1;
     for (int s = 8; s >= 2; s /= 2)
@@ -108,24 +113,22 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     tir_tc_config c = tir_tc_config_default();
     int mk = t->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
     int64_t half_wave = nsm / 2 > 0 ? nsm / 2 : 1;
-    int64_t big = ((t->M + 127) / 128) * ((t->N + 255) / 256);
-    int64_t mid = ((t->M + 63) / 64) * ((t->N + 127) / 128);
+    int64_t big = blocks_of(t, 128, 256), mid = blocks_of(t, 64, 128);
     int bk = k_tile(t->K, mk, 4 * mk);
-    /* a candidate's tile copies must be whole rounds of 16-byte vectors
-     * over its threads (tir_tune_tc_config_valid): 128 x 192 with bk 16
-     * or 48 (TF32: 8 or 24) is not, and is outside the tuner's space */
-    int64_t vec = mk == 8 ? 4 : 8, kt = bk ? bk : mk;
+    c.bk = bk ? bk : mk; /* K not a multiple of mk: the rule says why it refuses */
     c.warps_m = c.warps_n = 2, c.stages = 3;
     if (big >= half_wave) {
         const tc_cand *best = NULL;
         double best_score = 0;
         for (size_t i = 0; i < sizeof big_tiles / sizeof *big_tiles; i++) {
             const tc_cand *k = &big_tiles[i];
+            tir_tc_config kc = c;
+            kc.bm = k->bm, kc.bn = k->bn, kc.warps_m = k->warps_m, kc.warps_n = k->warps_n;
             if (k->bn == 192 && t->N % 192) continue;
-            int64_t round = 32 * k->warps_m * k->warps_n * vec;
-            if ((k->bm * kt) % round || (k->bn * kt) % round) continue;
-            int64_t tiles = ((t->M + k->bm - 1) / k->bm) * ((t->N + k->bn - 1) / k->bn);
-            if (k->bn == 128 && tiles < 2 * (int64_t)nsm) continue;
+            /* copies of whole 16-byte rounds (tir_tune_tc_config_valid):
+             * not 128 x 192 at bk 16 or 48 (TF32: 8 or 24) */
+            if (!tune_tc_copies_whole(&kc, mk == 8 ? 4 : 2)) continue;
+            if (k->bn == 128 && blocks_of(t, k->bm, k->bn) < 2 * (int64_t)nsm) continue;
             double score = k->rate * busy(t->M, t->N, k->bm, k->bn, nsm > 0 ? nsm : 1);
             if (!best || score > best_score) best = k, best_score = score;
         }
@@ -136,7 +139,6 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
         c.bm = 64, c.bn = 128;
     else
         c.bm = c.bn = 64;
-    c.bk = bk ? bk : mk; /* K not a multiple of mk: the rule says why it refuses */
     if (big < half_wave && bk) c.splitk = split_for(t, &c, nsm);
     return c;
 }

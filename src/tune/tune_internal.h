@@ -64,6 +64,10 @@ tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs, con
 tir_status tune_read_index(tir_schedule *s, tir_block_rv b, const char *bufname, int *out);
 /* The smallest power of two >= x (x >= 1). */
 int64_t tune_pow2_ceil(int64_t x);
+/* Whether c's A and B tile copies are whole rounds of 16-byte vectors
+ * over its threads (space_tc.c; the tuner's validity and the default's
+ * candidates share it). */
+bool tune_tc_copies_whole(const tir_tc_config *c, int elem_bytes);
 
 /* The tensor-core side of space.c (space_tc.c): whether t's kind and
  * operator go together (else a message in ctx), and the space. */
