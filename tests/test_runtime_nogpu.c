@@ -380,6 +380,9 @@ typedef struct fake {
     int prepared, released, flushes, calls;
     int sets[256];
     int fail_at; /* call index at which fn fails, -1 never */
+    double host, host_per_call; /* the host's clock, advanced by each call */
+    double holds[8];            /* the holds asked for */
+    int nholds;
 } fake;
 
 static tir_status fk_prepare(void *self, tir_ctx *ctx, int n) {
@@ -408,6 +411,14 @@ static tir_status fk_elapsed(void *self, tir_ctx *ctx, int sample, double *ms) {
     return TIR_OK;
 }
 static void fk_release(void *self) { ((fake *)self)->released++; }
+static tir_status fk_hold(void *self, tir_ctx *ctx, double ms) {
+    (void)ctx;
+    fake *f = self;
+    if (f->nholds < 8) f->holds[f->nholds] = ms;
+    f->nholds++;
+    return TIR_OK;
+}
+static double fk_host_ms(void *self) { return ((fake *)self)->host; }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -422,6 +433,7 @@ static tir_status fk_fn(tir_ctx *ctx, void *user, int set) {
     if (f->calls == f->fail_at) return tir_ctx_fail(ctx, TIR_ERR_EVAL, "fn failed on purpose");
     f->sets[f->calls] = set;
     f->now += fk_duration(f->calls);
+    f->host += f->host_per_call;
     f->calls++;
     return TIR_OK;
 }
@@ -445,7 +457,8 @@ static void test_bench_fake_clock(void **st) {
     fake f;
     memset(&f, 0, sizeof f);
     f.fail_at = -1;
-    rt_bench_clock clock = {&f, fk_prepare, fk_flush, fk_mark, fk_elapsed, fk_release};
+    rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark,
+                            fk_elapsed, fk_release, NULL,     NULL};
     tir_rt_bench_opts o = {3, 21, 2, 3, true};
     tir_rt_bench_result r;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
@@ -500,6 +513,61 @@ static void test_bench_fake_clock(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* The hold: one where queuing is quick; longer holds (twice the last, at
+ * least twice the time queuing took) where it is slow, up to 4 tries, and
+ * back_to_back false when the last one was still too short. */
+static void test_bench_hold(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    fake f;
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    f.host_per_call = 0.05; /* 20 calls: 1 ms */
+    rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark,
+                            fk_elapsed, fk_release, fk_hold,  fk_host_ms};
+    tir_rt_bench_opts o = {0, 20, 1, 1, false};
+    tir_rt_bench_result r;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
+    assert_int_equal(f.nholds, 1);
+    assert_true(f.holds[0] == 2.0 && r.hold_ms == 2.0 && r.back_to_back);
+    assert_int_equal(f.calls, 20);
+    /* 20 calls take 3 ms: a second try behind 6 ms */
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    f.host_per_call = 0.15;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
+    assert_int_equal(f.nholds, 2);
+    assert_true(fabs(f.holds[1] - 6.0) < 1e-9 && r.hold_ms == f.holds[1] && r.back_to_back);
+    assert_int_equal(f.calls, 40);
+    /* the figures are the second try's: calls 20..39 */
+    double want[20];
+    for (int i = 0; i < 20; i++) want[i] = fk_duration(20 + i);
+    qsort(want, 20, sizeof want[0], cmp_double);
+    assert_true(r.median_ms == (want[9] + want[10]) / 2);
+    /* 20 calls take 20 s: 4 tries, the last hold capped, not back to back */
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    f.host_per_call = 1000;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
+    assert_int_equal(f.nholds, 4);
+    assert_true(f.holds[3] == 200.0 && !r.back_to_back);
+    /* fn failing in a retry: returned, released */
+    memset(&f, 0, sizeof f);
+    f.fail_at = 25;
+    f.host_per_call = 0.15;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_ERR_EVAL);
+    assert_int_equal(f.released, 1);
+    assert_false(r.back_to_back);
+    /* without a hold (a clock that has none), never back to back */
+    clock.hold = NULL;
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
+    assert_true(!r.back_to_back && r.hold_ms == 0);
+    assert_int_equal(f.calls, 20);
+    tir_ctx_destroy(ctx);
+}
+
 /* ----------------------------------------------------- PTX through ptxas */
 
 static int run_ptxas(const char *ptx) {
@@ -545,6 +613,7 @@ int main(void) {
         cmocka_unit_test(test_epilogue_ref),
         cmocka_unit_test(test_bench_stats),
         cmocka_unit_test(test_bench_fake_clock),
+        cmocka_unit_test(test_bench_hold),
         cmocka_unit_test(test_ptxas),
     };
     /* Leave out what this machine cannot check (the CUDA toolkit's stub

@@ -640,13 +640,13 @@ static void test_default_rule(void **st) {
                  {TIR_RT_GEMM_TF32, 3072, 3072, 1512, 128, 128, 24, 3, 1}, /* 24 * 63 */
                  {TIR_RT_GEMM_TF32, 1536, 1536, 1000, 128, 256, 8, 4, 1},  /* 8 * 125 */
                  {TIR_RT_GEMM_BF16, 2000, 1000, 704, 64, 128, 64, 3, 1},   /* 16 x 4 = 64 < 66 */
-                 {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3, 2},  /* 16 x 8 of 64x128, 2 slices of 512 */
+                 {TIR_RT_GEMM_TF32, 1024, 1024, 1024, 64, 128, 32, 3, 1},  /* 16 x 8 of 64x128; slices of 512 lost */
                  {TIR_RT_GEMM_BF16, 1000, 520, 336, 64, 128, 48, 3, 1},    /* 336 = 48 * 7 */
                  {TIR_RT_GEMM_TF32, 1000, 520, 336, 64, 128, 24, 3, 1},    /* 336 = 24 * 14 */
                  {TIR_RT_GEMM_F16, 512, 512, 512, 64, 64, 64, 3, 1},       /* 8 x 4 = 32 < 66 */
                  {TIR_RT_GEMM_TF32, 40, 72, 24, 64, 64, 24, 3, 1},
                  {TIR_RT_GEMM_BF16, 64, 64, 100, 64, 64, 16, 3, 1},  /* K % 16: refused */
-                 /* split-K under a wave of small tiles, slices of 1024+ (TF32 512+) */
+                 /* split-K under a wave of small tiles, slices of 1024+ */
                  {TIR_RT_GEMM_BF16, 512, 512, 8192, 64, 64, 64, 3, 8},   /* 64 tiles */
                  {TIR_RT_GEMM_BF16, 768, 768, 4096, 64, 128, 64, 3, 4},  /* 72: 8 is 576 */
                  {TIR_RT_GEMM_TF32, 1024, 1024, 8192, 64, 128, 32, 3, 4},

@@ -472,6 +472,16 @@ TIR_API void tir_rt_bias_epilogue_ref(int64_t M, int64_t N, const float *C, cons
  * not leave the GPU idle between samples when fn queues enough work).  The
  * time of one call is the sample's time / inner.
  *
+ * The samples are queued behind a kernel that keeps the GPU busy until the
+ * host has queued them all, so that they run back to back and a sample
+ * measures GPU time only.  Without it, a call whose host side takes as long
+ * as its GPU side (cuBLAS at 512x512x8192 bf16: ~15 microseconds of each)
+ * lets the GPU drain the queue, and the samples time the host's gaps:
+ * cuBLAS's medians there spread over 0.014-0.043 ms in one process while
+ * the GPU time was 0.014 (docs/performance.md, runs 81-82).  The hold
+ * starts at 2 ms and doubles, up to 4 tries, until queuing took less than
+ * the hold; back_to_back says whether it succeeded.
+ *
  * Repeated runs on the same data measure a warm L2 cache.  Two remedies,
  * usable together: `nsets` > 1 makes fn receive set = call_index % nsets
  * so it can rotate among input copies whose total exceeds L2; `flush_l2`
@@ -493,6 +503,8 @@ typedef struct tir_rt_bench_opts {
 typedef struct tir_rt_bench_result {
     double median_ms, min_ms, max_ms, mean_ms; /* per call */
     int runs, inner;
+    bool back_to_back; /* the host queued every sample before the hold ended */
+    double hold_ms;    /* the hold the samples were queued behind */
 } tir_rt_bench_result;
 
 /* Times fn as described above.  opts may be NULL (TIR_RT_BENCH_DEFAULTS).

@@ -5,6 +5,9 @@
  *                         no such epilogue); ReLU is lo = 0, hi = +inf
  *   tir_rt_gemm_ref_f64   a naive float64 GEMM, the reference for sizes too
  *                         big for the host
+ *   tir_rt_hold           one thread that spins for a given number of
+ *                         nanoseconds of %globaltimer: bench.c queues it
+ *                         before the samples so that they run back to back
  * The PTX targets sm_80 (max.NaN/min.NaN need it) and is JIT-compiled for
  * the device on first use.  The NaN-propagating min/max matter: an output
  * element a kernel never wrote is NaN poison, and plain max.f32 would turn
@@ -176,6 +179,21 @@ static const char builtin_ptx[] =
     "    add.u64 %rd9, %rd3, %rd9;\n"
     "    st.global.f64 [%rd9], %fd1;\n"
     "REF_DONE:\n"
+    "    ret;\n"
+    "}\n"
+    "\n"
+    "// Spins until %globaltimer has advanced by ns nanoseconds.\n"
+    ".visible .entry tir_rt_hold(.param .u64 p_ns)\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b64 %rd<4>;\n"
+    "    ld.param.u64 %rd1, [p_ns];\n"
+    "    mov.u64 %rd2, %globaltimer;\n"
+    "HOLD_LOOP:\n"
+    "    mov.u64 %rd3, %globaltimer;\n"
+    "    sub.u64 %rd3, %rd3, %rd2;\n"
+    "    setp.lt.u64 %p, %rd3, %rd1;\n"
+    "    @%p bra HOLD_LOOP;\n"
     "    ret;\n"
     "}\n";
 

@@ -169,7 +169,10 @@ const char *rt_builtin_ptx(void);
  * tested without a GPU: `mark` records the start (end = 0) or end (end =
  * 1) of sample i, `elapsed` waits and returns the time between the two
  * marks of sample i, `flush` clears caches, `release` frees what `prepare`
- * made (and is called even when prepare failed).
+ * made (and is called even when prepare failed).  `hold` (may be NULL)
+ * queues work that keeps the GPU busy for ms milliseconds, and `host_ms`
+ * reads the host's clock: rt_bench_run queues the samples behind a hold
+ * and checks that the host had queued them all before it ran out.
  */
 typedef struct rt_bench_clock {
     void *self;
@@ -178,6 +181,8 @@ typedef struct rt_bench_clock {
     tir_status (*mark)(void *self, tir_ctx *ctx, int sample, int end);
     tir_status (*elapsed)(void *self, tir_ctx *ctx, int sample, double *ms);
     void (*release)(void *self);
+    tir_status (*hold)(void *self, tir_ctx *ctx, double ms);
+    double (*host_ms)(void *self);
 } rt_bench_clock;
 
 tir_status rt_bench_run(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_fn fn,

@@ -81,17 +81,18 @@ static const tc_cand big_tiles[] = {
 
 /* Split-K for the small tiles, where fewer than a wave of them exist:
  * the largest of 8, 4, 2 slices that keeps the blocks within four waves,
- * deals the k tiles evenly and leaves each slice at least 1024 of K (512
- * for TF32, whose mma does half the work per operand byte).  Run 79
- * (bf16 / tf32, x cuBLAS): 512x512x8192 0.20 -> 0.89 / 0.24 -> 0.84 (8
- * slices), 768x768x4096 0.35 -> 0.49 / 0.40 -> 0.67 (4), 1024x1024x8192
- * 0.34 -> 0.45 / 0.45 -> 0.63 (4), tf32 1024^3 0.68 -> 0.88 (2); bf16
- * 1024^3 lost with 2 slices of 512 (0.60 -> 0.47), and where 128 x 256
- * tiles fill half a wave (2048 x 2048 x 8192) splitting lost 15-35% in
- * bf16, 7-19% in TF32. */
+ * deals the k tiles evenly and leaves each slice at least 1024 of K.
+ * Run 83 (bf16 / tf32, x cuBLAS, the samples behind the bench's hold):
+ * 512x512x8192 0.21 -> 0.58 / 0.24 -> 0.85 (8 slices), 768x768x4096
+ * 0.36 -> 0.51 / 0.40 -> 0.67 (4), 1024x1024x8192 0.34 -> 0.46 / 0.45 ->
+ * 0.63 (4) (the "before" figures: run 79's kernel times over run 83's
+ * cuBLAS times; run 79's own cuBLAS readings were host-bound).  1024^3 lost with 2 slices
+ * of 512 in both types (run 79's kernel times: bf16 0.0158 -> 0.0199 ms,
+ * tf32 0.0236 -> 0.0255), and where 128 x 256 tiles fill half a wave
+ * (2048 x 2048 x 8192) splitting lost 15-35% in bf16, 7-19% in TF32. */
 static int split_for(const tir_tune_task *t, const tir_tc_config *c, int nsm) {
     int64_t tiles = blocks_of(t, c->bm, c->bn);
-    int64_t min_slice = t->kind == TIR_RT_GEMM_TF32 ? 512 : 1024;
+    const int64_t min_slice = 1024;
     if (tiles >= nsm) return 1;
     for (int s = 8; s >= 2; s /= 2)
         if (tiles * s <= 4 * (int64_t)nsm && (t->K / c->bk) % s == 0 && t->K / s >= min_slice)

@@ -270,6 +270,7 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
             tir_rt_bench_opts bo = {o->warmup, o->runs, 1, p->nsets, p->nsets < 2};
             tir_rt_bench_result br;
             RT(tir_rt_bench(ctx, g->dev, one_call, &c, &bo, &br));
+            tirc_note_host_bound(&br, what);
             r.ms = br.median_ms;
             r.gflops = 2.0 * (double)(p->M * p->N) * (double)p->K / br.median_ms / 1e6;
         }
@@ -286,6 +287,16 @@ int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step
     return rc;
 }
 
+/* A warning where the host could not queue the samples ahead of the GPU
+ * (tir_rt_bench_result.back_to_back): the time may include host gaps. */
+void tirc_note_host_bound(const tir_rt_bench_result *br, const char *what) {
+    if (!br->back_to_back)
+        fprintf(stderr,
+                "tirc: warning: %s: the host queued the samples more slowly than the GPU "
+                "ran them, even behind a %.0f ms hold; its time may include host gaps\n",
+                what, br->hold_ms);
+}
+
 /* The reference of set 0 into p->ref; with bench, cuBLAS's time. */
 tir_status tirc_reference(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, bool bench,
                           tir_rt_bench_result *res) {
@@ -294,5 +305,7 @@ tir_status tirc_reference(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, 
     if (st == TIR_OK) st = tir_rt_sync(ctx, g->dev);
     if (st != TIR_OK || !bench) return st;
     tir_rt_bench_opts bo = {o->warmup, o->runs, 1, p->nsets, p->nsets < 2};
-    return tir_rt_bench(ctx, g->dev, one_call, &c, &bo, res);
+    st = tir_rt_bench(ctx, g->dev, one_call, &c, &bo, res);
+    if (st == TIR_OK) tirc_note_host_bound(res, "cuBLAS");
+    return st;
 }

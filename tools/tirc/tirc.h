@@ -193,6 +193,8 @@ void tirc_dprob_free(tir_ctx *ctx, gpu *g, dprob *p);
  * appends rows.  Returns an exit code. */
 int tirc_gpu_case(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, int step, bool bench,
                   const tir_rt_bench_result *cub, row *rows, int *nrows);
+/* Warns on stderr that the bench's samples of `what` were not back to back. */
+void tirc_note_host_bound(const tir_rt_bench_result *br, const char *what);
 /* The reference of set 0 into p->ref; with bench, cuBLAS's time. */
 tir_status tirc_reference(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, bool bench,
                           tir_rt_bench_result *res);
