@@ -649,7 +649,14 @@ static void test_default_rule(void **st) {
                  /* split-K under a wave of small tiles, slices of 1024+ */
                  {TIR_RT_GEMM_BF16, 512, 512, 8192, 64, 64, 64, 3, 8},   /* 64 tiles */
                  {TIR_RT_GEMM_BF16, 768, 768, 4096, 64, 128, 64, 3, 4},  /* 72: 8 is 576 */
-                 {TIR_RT_GEMM_TF32, 1024, 1024, 8192, 64, 128, 32, 3, 4},
+                 /* TF32 with K of 4096+: 128 x 128 within three waves, slices of 512+ */
+                 {TIR_RT_GEMM_TF32, 1024, 1024, 8192, 128, 128, 32, 3, 4},  /* 64 tiles */
+                 {TIR_RT_GEMM_TF32, 512, 512, 4096, 128, 128, 32, 3, 8},    /* 16 tiles */
+                 {TIR_RT_GEMM_TF32, 768, 768, 4096, 128, 128, 32, 3, 8},    /* 36: 288 */
+                 {TIR_RT_GEMM_TF32, 640, 1280, 8192, 128, 128, 32, 3, 4},   /* 50: 8 is 400 */
+                 {TIR_RT_GEMM_TF32, 512, 512, 2048, 64, 64, 32, 3, 2},      /* K < 4096 */
+                 {TIR_RT_GEMM_TF32, 256, 256, 4096, 64, 64, 32, 3, 4},     /* 4 x 8 < 99 */
+                 {TIR_RT_GEMM_TF32, 384, 384, 8192, 64, 64, 32, 3, 8},     /* 9 x 8 < 99 */
                  {TIR_RT_GEMM_BF16, 2048, 2048, 8192, 128, 256, 64, 4, 1}}; /* half a wave */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);

@@ -100,6 +100,36 @@ static int split_for(const tir_tune_task *t, const tir_tc_config *c, int nsm) {
     return 1;
 }
 
+/* TF32's split-K: where the small tiles would leave SMs idle and K is
+ * long (4096+), 128 x 128 tiles (2 x 2 warps, 3 stages) in the most of 8,
+ * 4, 2 slices within three waves of blocks, slices of 512+ of K, and at
+ * least three quarters of a wave of blocks.  Run 85
+ * (behind the bench's hold; x cuBLAS, the rule's tile and slices against
+ * the small-tile default): 512x512x8192 0.871 -> 0.967 (8), 512x512x4096
+ * 0.831 -> 1.044 (8), 768x768x4096 0.664 -> 0.706 (8), 768x768x8192 0.663
+ * -> 0.731 (8), 1024x1024x4096 0.705 -> 0.815 (4), 1024x1024x8192 0.618 ->
+ * 0.764 (4), 640x1280x8192 0.489 -> 0.607 (4), 1024x512x8192 0.764 ->
+ * 1.018 (8); the best of 2/4/8 slices at each but the two 768s (64 x 128
+ * in 8: 2-3% better).  Held out (run 86, against the small-tile rule's
+ * configuration): 512x1024x8192 0.63 -> 0.86, 896x896x4096 0.68 -> 0.70,
+ * 1024x768x6144 0.66 -> 0.70, 512x512x16384 0.75 -> 0.84; 384x384x8192
+ * (9 tiles, 72 blocks) lost 6%, hence the three quarters of a wave.  In
+ * bf16 the same tiles spilled or did not gain. */
+static bool tf32_split(const tir_tune_task *t, tir_tc_config *c, int nsm) {
+    tir_tc_config k = *c;
+    k.bm = k.bn = 128, k.warps_m = k.warps_n = 2, k.stages = 3;
+    if (t->kind != TIR_RT_GEMM_TF32 || t->K < 4096 || !tune_tc_copies_whole(&k, 4)) return false;
+    int64_t tiles = blocks_of(t, 128, 128);
+    for (int s = 8; s >= 2; s /= 2)
+        if (tiles * s <= 3 * (int64_t)nsm && (t->K / k.bk) % s == 0 && t->K / s >= 512) {
+            if (4 * tiles * s < 3 * (int64_t)nsm) return false; /* 384x384x8192: 72 lost */
+            k.splitk = s;
+            *c = k;
+            return true;
+        }
+    return false;
+}
+
 /* The rule by shape.  Where at least half a wave (nsm / 2) of 128 x 256
  * blocks exists, the candidate above that keeps the GPU busiest for its
  * rate: 128 x 256 (2 x 4 warps, 4 stages; the least traffic from L2 per
@@ -140,7 +170,8 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
         c.bm = 64, c.bn = 128;
     else
         c.bm = c.bn = 64;
-    if (big < half_wave && bk) c.splitk = split_for(t, &c, nsm);
+    if (big < half_wave && bk && !(blocks_of(t, c.bm, c.bn) < nsm && tf32_split(t, &c, nsm)))
+        c.splitk = split_for(t, &c, nsm);
     return c;
 }
 
