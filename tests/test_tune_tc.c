@@ -657,6 +657,8 @@ static void test_default_rule(void **st) {
                  {TIR_RT_GEMM_TF32, 512, 512, 2048, 64, 64, 32, 3, 2},      /* K < 4096 */
                  {TIR_RT_GEMM_TF32, 256, 256, 4096, 64, 64, 32, 3, 4},     /* 4 x 8 < 99 */
                  {TIR_RT_GEMM_TF32, 384, 384, 8192, 64, 64, 32, 3, 8},     /* 9 x 8 < 99 */
+                 {TIR_RT_GEMM_TF32, 448, 448, 8192, 64, 64, 32, 3, 8},     /* 448 % 128 */
+                 {TIR_RT_GEMM_TF32, 640, 640, 8192, 128, 128, 32, 3, 8},   /* 25 x 8 */
                  {TIR_RT_GEMM_BF16, 2048, 2048, 8192, 128, 256, 64, 4, 1}}; /* half a wave */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);

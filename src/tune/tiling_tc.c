@@ -102,8 +102,9 @@ static int split_for(const tir_tune_task *t, const tir_tc_config *c, int nsm) {
 
 /* TF32's split-K: where the small tiles would leave SMs idle and K is
  * long (4096+), 128 x 128 tiles (2 x 2 warps, 3 stages) in the most of 8,
- * 4, 2 slices within three waves of blocks, slices of 512+ of K, and at
- * least three quarters of a wave of blocks.  Run 85
+ * 4, 2 slices within three waves of blocks, slices of 512+ of K, at
+ * least three quarters of a wave of blocks, and M and N multiples of 128
+ * (ragged tiles: 448x448x8192 lost 17%, run 87).  Run 85
  * (behind the bench's hold; x cuBLAS, the rule's tile and slices against
  * the small-tile default): 512x512x8192 0.871 -> 0.967 (8), 512x512x4096
  * 0.831 -> 1.044 (8), 768x768x4096 0.664 -> 0.706 (8), 768x768x8192 0.663
@@ -113,12 +114,17 @@ static int split_for(const tir_tune_task *t, const tir_tc_config *c, int nsm) {
  * in 8: 2-3% better).  Held out (run 86, against the small-tile rule's
  * configuration): 512x1024x8192 0.63 -> 0.86, 896x896x4096 0.68 -> 0.70,
  * 1024x768x6144 0.66 -> 0.70, 512x512x16384 0.75 -> 0.84; 384x384x8192
- * (9 tiles, 72 blocks) lost 6%, hence the three quarters of a wave.  In
- * bf16 the same tiles spilled or did not gain. */
+ * (9 tiles, 72 blocks) lost 6%, hence the three quarters of a wave.
+ * Run 87 (held out again): 640x640x8192 0.60 -> 0.81, 512x768x12288 0.65
+ * -> 0.71, 1280x512x4096 0.68 -> 0.70; 448x448x8192 (3.5 tiles a side)
+ * 1.13 -> 0.95, hence whole tiles.  In bf16 the same tiles spilled or did
+ * not gain. */
 static bool tf32_split(const tir_tune_task *t, tir_tc_config *c, int nsm) {
     tir_tc_config k = *c;
     k.bm = k.bn = 128, k.warps_m = k.warps_n = 2, k.stages = 3;
-    if (t->kind != TIR_RT_GEMM_TF32 || t->K < 4096 || !tune_tc_copies_whole(&k, 4)) return false;
+    if (t->kind != TIR_RT_GEMM_TF32 || t->K < 4096 || t->M % 128 || t->N % 128 ||
+        !tune_tc_copies_whole(&k, 4))
+        return false;
     int64_t tiles = blocks_of(t, 128, 128);
     for (int s = 8; s >= 2; s /= 2)
         if (tiles * s <= 3 * (int64_t)nsm && (t->K / k.bk) % s == 0 && t->K / s >= 512) {
