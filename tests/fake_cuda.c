@@ -218,7 +218,20 @@ EXPORT CUresult cuCtxSetCurrent(void *ctx) {
         }
     return INVALID_VALUE;
 }
-EXPORT CUresult cuCtxSynchronize(void) { return OK; }
+/* a hold is queued and the host has not waited since (run_hold); waits
+ * counts the host's waits, so that an event recorded behind a hold is
+ * pending only until the next one */
+static int holding;
+static unsigned waits;
+static void host_waits(void) {
+    holding = 0;
+    waits++;
+}
+
+EXPORT CUresult cuCtxSynchronize(void) {
+    host_waits();
+    return OK;
+}
 
 /* ---------------------------------------------------------------- memory */
 
@@ -271,6 +284,7 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
     return OK;
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    host_waits();
     memcpy(d, DEV(s), n);
     return OK;
 }
@@ -588,6 +602,17 @@ EXPORT bool fake_cuda_launch(int i, const char **name, unsigned grid[3], int *np
     return true;
 }
 
+/* The bench's hold (kernels.c): one thread, one u64 of nanoseconds.
+ * Kernels here run as they are queued, so the hold is modelled instead:
+ * events recorded after it stay pending until the host next waits. */
+static CUresult run_hold(const launch *l) {
+    if (l->e->nparams != 1 || l->e->psize[0] != 8 || l->grid[0] * l->grid[1] * l->grid[2] != 1 ||
+        l->block[0] * l->block[1] * l->block[2] != 1 || arg_u(l, 0) == 0)
+        return INVALID_VALUE;
+    holding = 1;
+    return OK;
+}
+
 EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem, void *stream,
                                void **params, void **extra) {
@@ -605,7 +630,7 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
     if (strcmp(e->name, "dyn_reverse") == 0) return run_dyn_reverse(&l);
     if (strcmp(e->name, "tir_rt_bias_epilogue") == 0) return run_bias_epilogue(&l);
     if (strcmp(e->name, "tir_rt_gemm_ref_f64") == 0) return run_gemm_ref(&l);
-    if (strcmp(e->name, "tir_rt_hold") == 0) return OK; /* the bench's hold: nothing to hold */
+    if (strcmp(e->name, "tir_rt_hold") == 0) return run_hold(&l);
     /* an unknown kernel: a tuned matmul's, or nothing */
     now_ms[cur] += cur ? 0.15 : 0;
     const char *fail = getenv("FAKE_CUDA_FAIL_GPU");
@@ -618,6 +643,7 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
 typedef struct fevent {
     double t;
     int recorded;
+    unsigned pending; /* recorded behind a hold before wait number pending - 1 */
 } fevent;
 
 EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
@@ -642,11 +668,21 @@ EXPORT CUresult cuEventRecord(void *ev, void *stream) {
     fevent *e = ev;
     e->t = now_ms[cur];
     e->recorded = 1;
+    e->pending = holding ? waits + 1 : 0;
     return OK;
 }
-EXPORT CUresult cuEventSynchronize(void *ev) { return ev ? OK : INVALID_HANDLE; }
+EXPORT CUresult cuEventQuery(void *ev) {
+    if (!ev) return INVALID_HANDLE;
+    return ((fevent *)ev)->pending == waits + 1 ? 600 /* CUDA_ERROR_NOT_READY */ : OK;
+}
+EXPORT CUresult cuEventSynchronize(void *ev) {
+    if (!ev) return INVALID_HANDLE;
+    host_waits();
+    return OK;
+}
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
     fevent *s = a, *e = b;
+    host_waits();
     if (!s->recorded || !e->recorded) return INVALID_HANDLE;
     *ms = (float)(e->t - s->t);
     return OK;

@@ -376,13 +376,14 @@ static void test_epilogue_ref(void **st) {
 
 typedef struct fake {
     double now;
-    double marks[2 * 64];
+    double marks[2 * 512];
     int prepared, released, flushes, calls;
-    int sets[256];
+    int sets[4096];
     int fail_at; /* call index at which fn fails, -1 never */
     double host, host_per_call; /* the host's clock, advanced by each call */
     double holds[8];            /* the holds asked for */
-    int nholds;
+    int nholds, hold_fail_at;   /* hold_fail_at: the hold that fails, 0 none */
+    double hold_start;          /* host time of the last hold */
 } fake;
 
 static tir_status fk_prepare(void *self, tir_ctx *ctx, int n) {
@@ -412,10 +413,17 @@ static tir_status fk_elapsed(void *self, tir_ctx *ctx, int sample, double *ms) {
 }
 static void fk_release(void *self) { ((fake *)self)->released++; }
 static tir_status fk_hold(void *self, tir_ctx *ctx, double ms) {
+    fake *f = self;
+    if (++f->nholds == f->hold_fail_at) return tir_ctx_fail(ctx, TIR_ERR_CUDA, "hold failed");
+    if (f->nholds <= 8) f->holds[f->nholds - 1] = ms;
+    f->hold_start = f->host;
+    return TIR_OK;
+}
+/* The GPU is still in the hold while less host time than the hold passed. */
+static tir_status fk_held(void *self, tir_ctx *ctx, bool *still) {
     (void)ctx;
     fake *f = self;
-    if (f->nholds < 8) f->holds[f->nholds] = ms;
-    f->nholds++;
+    *still = f->host - f->hold_start < f->holds[(f->nholds - 1) % 8];
     return TIR_OK;
 }
 static double fk_host_ms(void *self) { return ((fake *)self)->host; }
@@ -457,8 +465,8 @@ static void test_bench_fake_clock(void **st) {
     fake f;
     memset(&f, 0, sizeof f);
     f.fail_at = -1;
-    rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark,
-                            fk_elapsed, fk_release, NULL,     NULL};
+    rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark, fk_elapsed,
+                            fk_release, NULL,       NULL,     NULL};
     tir_rt_bench_opts o = {3, 21, 2, 3, true};
     tir_rt_bench_result r;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
@@ -523,8 +531,8 @@ static void test_bench_hold(void **st) {
     memset(&f, 0, sizeof f);
     f.fail_at = -1;
     f.host_per_call = 0.05; /* 20 calls: 1 ms */
-    rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark,
-                            fk_elapsed, fk_release, fk_hold,  fk_host_ms};
+    rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark,   fk_elapsed,
+                            fk_release, fk_hold,    fk_held,  fk_host_ms};
     tir_rt_bench_opts o = {0, 20, 1, 1, false};
     tir_rt_bench_result r;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
@@ -549,8 +557,8 @@ static void test_bench_hold(void **st) {
     f.fail_at = -1;
     f.host_per_call = 1000;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
-    assert_int_equal(f.nholds, 4);
-    assert_true(f.holds[3] == 200.0 && !r.back_to_back);
+    assert_int_equal(f.nholds, 2);
+    assert_true(f.holds[1] == 200.0 && !r.back_to_back);
     /* fn failing in a retry: returned, released */
     memset(&f, 0, sizeof f);
     f.fail_at = 25;
@@ -558,6 +566,38 @@ static void test_bench_hold(void **st) {
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_ERR_EVAL);
     assert_int_equal(f.released, 1);
     assert_false(r.back_to_back);
+    assert_true(r.hold_ms == 0);
+    /* 250 samples: chunks of 100, 100 and 50, each behind its own hold */
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    f.host_per_call = 0.01;
+    o.runs = 250;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
+    assert_int_equal(f.nholds, 3);
+    assert_int_equal(f.calls, 250);
+    assert_true(r.back_to_back && r.hold_ms == 2.0 && r.runs == 250);
+    /* a slow chunk retries alone: 100 calls of 0.03 ms (3 ms) then 50 (1.5) */
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    f.host_per_call = 0.03;
+    o.runs = 150;
+    assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
+    assert_int_equal(f.nholds, 3);
+    assert_true(fabs(f.holds[1] - 6.0) < 1e-9 && f.holds[2] == 2.0 && r.hold_ms == f.holds[1] &&
+                r.back_to_back);
+    assert_int_equal(f.calls, 250);
+    o.runs = 20;
+    /* the hold fails, first or on a retry: returned, released, nothing set */
+    for (int at = 1; at <= 2; at++) {
+        memset(&f, 0, sizeof f);
+        f.fail_at = -1;
+        f.host_per_call = 0.15;
+        f.hold_fail_at = at;
+        assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_ERR_CUDA);
+        assert_int_equal(f.released, 1);
+        assert_true(!r.back_to_back && r.hold_ms == 0 && r.median_ms == 0);
+        assert_int_equal(f.calls, at == 1 ? 0 : 20);
+    }
     /* without a hold (a clock that has none), never back to back */
     clock.hold = NULL;
     memset(&f, 0, sizeof f);

@@ -659,6 +659,12 @@ static void test_default_rule(void **st) {
                  {TIR_RT_GEMM_TF32, 384, 384, 8192, 64, 64, 32, 3, 8},     /* 9 x 8 < 99 */
                  {TIR_RT_GEMM_TF32, 448, 448, 8192, 64, 64, 32, 3, 8},     /* 448 % 128 */
                  {TIR_RT_GEMM_TF32, 640, 640, 8192, 128, 128, 32, 3, 8},   /* 25 x 8 */
+                 /* the three-quarter-wave bound: 96 blocks < 99 <= 104 */
+                 {TIR_RT_GEMM_TF32, 1536, 128, 8192, 64, 64, 32, 3, 8},
+                 {TIR_RT_GEMM_TF32, 1664, 128, 8192, 128, 128, 32, 3, 8},
+                 /* K of 4088 (bk 8, 511 k tiles) and 4104 (bk 24, 171): no even split */
+                 {TIR_RT_GEMM_TF32, 512, 512, 4088, 64, 64, 8, 3, 1},
+                 {TIR_RT_GEMM_TF32, 512, 512, 4104, 64, 64, 24, 3, 1},
                  {TIR_RT_GEMM_BF16, 2048, 2048, 8192, 128, 256, 64, 4, 1}}; /* half a wave */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_tune_task t = tc_task(cases[i].kind, cases[i].m, cases[i].n, cases[i].k);
@@ -684,6 +690,10 @@ static void test_default_rule(void **st) {
         }
         tir_ctx_destroy(ctx);
     }
+    /* a GPU of 8 SMs: one 128 x 128 tile in 8 slices (8 blocks, 3 waves at most) */
+    tir_tune_task t8 = tc_task(TIR_RT_GEMM_TF32, 128, 128, 4096);
+    tir_tc_config c8 = tir_tune_tc_default(&t8, 8);
+    assert_true(c8.bm == 128 && c8.bn == 128 && c8.splitk == 8 && c8.stages == 3);
 }
 
 int main(void) {

@@ -478,9 +478,14 @@ TIR_API void tir_rt_bias_epilogue_ref(int64_t M, int64_t N, const float *C, cons
  * as its GPU side (cuBLAS at 512x512x8192 bf16: ~15 microseconds of each)
  * lets the GPU drain the queue, and the samples time the host's gaps:
  * cuBLAS's medians there spread over 0.014-0.043 ms in one process while
- * the GPU time was 0.014 (docs/performance.md, runs 81-82).  The hold
- * starts at 2 ms and doubles, up to 4 tries, until queuing took less than
- * the hold; back_to_back says whether it succeeded.
+ * the GPU time was 0.014 (docs/performance.md, runs 81-82).  Samples go
+ * in chunks of up to 100 (the driver's queue of pending launches is
+ * finite), each behind a hold that starts at 2 ms.  Where the GPU had left
+ * a hold before the host finished queuing its chunk (an event recorded
+ * after the hold was already done), the chunk is queued again behind a
+ * hold twice as long, or twice the time queuing took, up to 4 tries and
+ * 200 ms.  back_to_back says whether every chunk was held in time; hold_ms
+ * is the longest hold used.
  *
  * Repeated runs on the same data measure a warm L2 cache.  Two remedies,
  * usable together: `nsets` > 1 makes fn receive set = call_index % nsets

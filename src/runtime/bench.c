@@ -17,10 +17,13 @@
 #include "rt_internal.h"
 
 #define MAX_RUNS 100000
-/* the first hold (ms), the most tries, the longest hold */
+/* the first hold (ms), the most tries, the longest hold; the most samples
+ * queued behind one hold (the driver's queue of pending launches holds
+ * about a thousand: queuing past it would wait for the GPU, and the hold) */
 #define HOLD_FIRST_MS 2.0
 #define HOLD_TRIES 4
 #define HOLD_MAX_MS 200.0
+#define HOLD_CHUNK 100
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -42,11 +45,12 @@ void rt_bench_stats(double *ms, int n, int inner, tir_rt_bench_result *res) {
     res->mean_ms = sum / n / inner;
 }
 
-/* The timed samples, queued (not waited for). */
+/* Timed samples i0 .. i1-1, queued (not waited for). */
 static tir_status queue_samples(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_fn fn,
-                                void *user, const tir_rt_bench_opts *o, long *call) {
+                                void *user, const tir_rt_bench_opts *o, int i0, int i1,
+                                long *call) {
     tir_status s = TIR_OK;
-    for (int i = 0; s == TIR_OK && i < o->runs; i++) {
+    for (int i = i0; s == TIR_OK && i < i1; i++) {
         if (o->flush_l2) s = clock->flush(clock->self, ctx);
         if (s == TIR_OK) s = clock->mark(clock->self, ctx, i, 0);
         for (int j = 0; s == TIR_OK && j < o->inner; j++)
@@ -54,6 +58,29 @@ static tir_status queue_samples(tir_ctx *ctx, const rt_bench_clock *clock, tir_r
         if (s == TIR_OK) s = clock->mark(clock->self, ctx, i, 1);
     }
     return s;
+}
+
+/* Samples i0 .. i1-1 behind a hold.  Where the GPU had left the hold
+ * before the host finished queuing, it may have waited for the host inside
+ * a sample: queue them again behind a longer hold (an event recorded again
+ * keeps the last time), up to HOLD_TRIES and HOLD_MAX_MS.  *b2b is cleared
+ * when the last try was still too short; *hold_ms gets the longest hold. */
+static tir_status held_chunk(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_fn fn,
+                             void *user, const tir_rt_bench_opts *o, int i0, int i1, long *call,
+                             bool *b2b, double *hold_ms) {
+    double hold = HOLD_FIRST_MS;
+    for (int try = 0;; try++) {
+        double t0 = clock->host_ms(clock->self);
+        bool still = false;
+        TIR_TRY(clock->hold(clock->self, ctx, hold));
+        TIR_TRY(queue_samples(ctx, clock, fn, user, o, i0, i1, call));
+        double queued = clock->host_ms(clock->self) - t0;
+        TIR_TRY(clock->held(clock->self, ctx, &still));
+        *hold_ms = fmax(*hold_ms, hold);
+        if (still) return TIR_OK;
+        if (try + 1 >= HOLD_TRIES || hold >= HOLD_MAX_MS) return *b2b = false, TIR_OK;
+        hold = fmin(fmax(2 * hold, 2 * queued), HOLD_MAX_MS);
+    }
 }
 
 tir_status rt_bench_run(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_fn fn,
@@ -72,24 +99,20 @@ tir_status rt_bench_run(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_
     tir_status s = clock->prepare(clock->self, ctx, o.runs);
     long call = 0;
     for (int w = 0; s == TIR_OK && w < o.warmup; w++) s = fn(ctx, user, (int)(call++ % o.nsets));
-    /* Queue the samples behind a hold; where queuing outlasted it, the GPU
-     * may have waited for the host inside a sample: queue them all again
-     * behind a longer one (an event recorded again keeps the last time). */
-    double hold = HOLD_FIRST_MS, queued = 0;
-    bool b2b = false;
-    for (int try = 0; s == TIR_OK && try < HOLD_TRIES && !b2b; try++) {
-        if (try > 0) hold = fmin(fmax(2 * hold, 2 * queued), HOLD_MAX_MS);
-        double t0 = clock->hold ? clock->host_ms(clock->self) : 0;
-        if (clock->hold) s = clock->hold(clock->self, ctx, hold);
-        s = s == TIR_OK ? queue_samples(ctx, clock, fn, user, &o, &call) : s;
-        queued = clock->hold ? clock->host_ms(clock->self) - t0 : 0;
-        b2b = clock->hold && queued < hold;
+    /* The samples in chunks, each behind its hold (a clock without one:
+     * all at once, not known to be back to back). */
+    bool b2b = clock->hold != NULL;
+    double hold = 0;
+    for (int i0 = 0; s == TIR_OK && i0 < o.runs; i0 += HOLD_CHUNK) {
+        int i1 = clock->hold && o.runs - i0 > HOLD_CHUNK ? i0 + HOLD_CHUNK : o.runs;
+        s = clock->hold ? held_chunk(ctx, clock, fn, user, &o, i0, i1, &call, &b2b, &hold)
+                        : queue_samples(ctx, clock, fn, user, &o, i0, i1, &call);
         if (!clock->hold) break;
     }
     for (int i = 0; s == TIR_OK && i < o.runs; i++) s = clock->elapsed(clock->self, ctx, i, &ms[i]);
     if (s == TIR_OK) rt_bench_stats(ms, o.runs, o.inner, res);
     res->back_to_back = s == TIR_OK && b2b;
-    res->hold_ms = clock->hold ? hold : 0;
+    res->hold_ms = s == TIR_OK ? hold : 0;
     clock->release(clock->self);
     free(ms);
     return s;
@@ -101,7 +124,8 @@ typedef struct event_clock {
     tir_rt_device *dev;
     tir_rt_event **ev; /* start, end of each sample */
     int n;
-    tir_rt_kernel *hold; /* tir_rt_hold */
+    tir_rt_kernel *hold;     /* tir_rt_hold, NULL where its module did not load */
+    tir_rt_event *hold_end;  /* recorded after each hold */
     uint8_t flush_value;
 } event_clock;
 
@@ -111,16 +135,27 @@ static tir_status ev_prepare(void *self, tir_ctx *ctx, int nsamples) {
     if (!c->ev) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "bench: out of host memory");
     c->n = nsamples * 2;
     for (int i = 0; i < c->n; i++) TIR_TRY(tir_rt_event_create(ctx, c->dev, &c->ev[i]));
+    TIR_TRY(tir_rt_event_create(ctx, c->dev, &c->hold_end));
     /* the hold kernel's module is loaded (and JIT-compiled) here, before
-     * anything is timed */
-    return rt_builtin_kernel(ctx, c->dev, "tir_rt_hold", &c->hold);
+     * anything is timed; without it the samples are queued without a hold
+     * and not known to be back to back */
+    if (rt_builtin_kernel(ctx, c->dev, "tir_rt_hold", &c->hold) != TIR_OK) c->hold = NULL;
+    return TIR_OK;
 }
 
 static tir_status ev_hold(void *self, tir_ctx *ctx, double ms) {
     event_clock *c = self;
+    if (!c->hold) return TIR_OK;
     unsigned one[3] = {1, 1, 1};
     tir_rt_arg ns = tir_rt_arg_i64((int64_t)(ms * 1e6));
-    return tir_rt_launch(ctx, c->hold, one, one, 0, 1, &ns);
+    TIR_TRY(tir_rt_launch(ctx, c->hold, one, one, 0, 1, &ns));
+    return tir_rt_event_record(ctx, c->hold_end);
+}
+
+static tir_status ev_held(void *self, tir_ctx *ctx, bool *still) {
+    event_clock *c = self;
+    *still = false;
+    return c->hold ? rt_event_pending(ctx, c->hold_end, still) : TIR_OK;
 }
 
 static double ev_host_ms(void *self) {
@@ -164,6 +199,8 @@ static void ev_release(void *self) {
         for (int i = 0; i < c->n; i++) tir_rt_event_destroy(c->ev[i]);
     free(c->ev);
     c->ev = NULL;
+    tir_rt_event_destroy(c->hold_end);
+    c->hold_end = NULL;
 }
 
 tir_status tir_rt_bench(tir_ctx *ctx, tir_rt_device *dev, tir_rt_bench_fn fn, void *user,
@@ -172,9 +209,9 @@ tir_status tir_rt_bench(tir_ctx *ctx, tir_rt_device *dev, tir_rt_bench_fn fn, vo
         memset(res, 0, sizeof *res);
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "bench: no device");
     }
-    event_clock c = {dev, NULL, 0, NULL, 0};
-    rt_bench_clock clock = {&c,         ev_prepare, ev_flush, ev_mark,
-                            ev_elapsed, ev_release, ev_hold,  ev_host_ms};
+    event_clock c = {dev, NULL, 0, NULL, NULL, 0};
+    rt_bench_clock clock = {&c,         ev_prepare, ev_flush, ev_mark,   ev_elapsed,
+                            ev_release, ev_hold,    ev_held,  ev_host_ms};
     return rt_bench_run(ctx, &clock, fn, user, opts, res);
 }
 

@@ -161,6 +161,7 @@ typedef rt_CUresult (*rt_PFN_cuEventCreate)(rt_CUevent *ev, unsigned int flags);
 typedef rt_CUresult (*rt_PFN_cuEventDestroy_v2)(rt_CUevent ev);
 typedef rt_CUresult (*rt_PFN_cuEventRecord)(rt_CUevent ev, rt_CUstream stream);
 typedef rt_CUresult (*rt_PFN_cuEventSynchronize)(rt_CUevent ev);
+typedef rt_CUresult (*rt_PFN_cuEventQuery)(rt_CUevent ev);
 /* cuEventElapsedTime_v2 (CUDA 12.8+) and the older cuEventElapsedTime have
  * this same prototype; the runtime takes the newer one when it exists. */
 typedef rt_CUresult (*rt_PFN_cuEventElapsedTime)(float *ms, rt_CUevent start, rt_CUevent end);

@@ -605,6 +605,14 @@ tir_status tir_rt_event_record(tir_ctx *ctx, tir_rt_event *ev) {
     return RT_CU(ctx, ev->dev->cu, EventRecord, ev->ev, NULL);
 }
 
+tir_status rt_event_pending(tir_ctx *ctx, tir_rt_event *ev, bool *pending) {
+    *pending = false;
+    TIR_TRY(rt_bind(ctx, ev->dev));
+    rt_CUresult r = ev->dev->cu->EventQuery(ev->ev);
+    if (r == RT_CUDA_ERROR_NOT_READY) return *pending = true, TIR_OK;
+    return rt_cu_check(ctx, ev->dev->cu, r, "cuEventQuery");
+}
+
 tir_status tir_rt_event_elapsed_ms(tir_ctx *ctx, tir_rt_event *start, tir_rt_event *end,
                                    float *ms) {
     *ms = 0;

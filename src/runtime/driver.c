@@ -58,6 +58,7 @@ static const struct {
     SYM(EventDestroy, "cuEventDestroy_v2"),
     SYM(EventRecord, "cuEventRecord"),
     SYM(EventSynchronize, "cuEventSynchronize"),
+    SYM(EventQuery, "cuEventQuery"),
     {"cuEventElapsedTime_v2", "cuEventElapsedTime", offsetof(rt_driver, EventElapsedTime),
      false},
 #undef SYM

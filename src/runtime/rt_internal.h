@@ -48,6 +48,7 @@ typedef struct rt_driver {
     rt_PFN_cuEventDestroy_v2 EventDestroy;
     rt_PFN_cuEventRecord EventRecord;
     rt_PFN_cuEventSynchronize EventSynchronize;
+    rt_PFN_cuEventQuery EventQuery;
     rt_PFN_cuEventElapsedTime EventElapsedTime;
     int version; /* cuDriverGetVersion */
 } rt_driver;
@@ -170,9 +171,10 @@ const char *rt_builtin_ptx(void);
  * 1) of sample i, `elapsed` waits and returns the time between the two
  * marks of sample i, `flush` clears caches, `release` frees what `prepare`
  * made (and is called even when prepare failed).  `hold` (may be NULL)
- * queues work that keeps the GPU busy for ms milliseconds, and `host_ms`
- * reads the host's clock: rt_bench_run queues the samples behind a hold
- * and checks that the host had queued them all before it ran out.
+ * queues work that keeps the GPU busy for ms milliseconds; `held` says
+ * whether the GPU is still in the last hold (so everything queued since
+ * will run back to back); `host_ms` reads the host's clock, to size the
+ * next hold.
  */
 typedef struct rt_bench_clock {
     void *self;
@@ -182,8 +184,12 @@ typedef struct rt_bench_clock {
     tir_status (*elapsed)(void *self, tir_ctx *ctx, int sample, double *ms);
     void (*release)(void *self);
     tir_status (*hold)(void *self, tir_ctx *ctx, double ms);
+    tir_status (*held)(void *self, tir_ctx *ctx, bool *still);
     double (*host_ms)(void *self);
 } rt_bench_clock;
+
+/* Whether ev's recorded work is still pending on the GPU (cuEventQuery). */
+tir_status rt_event_pending(tir_ctx *ctx, tir_rt_event *ev, bool *pending);
 
 tir_status rt_bench_run(tir_ctx *ctx, const rt_bench_clock *clock, tir_rt_bench_fn fn,
                         void *user, const tir_rt_bench_opts *opts, tir_rt_bench_result *res);

@@ -306,6 +306,9 @@ tir_status tirc_reference(tir_ctx *ctx, const opts *o, gpu *g, dprob *p, int e, 
     if (st != TIR_OK || !bench) return st;
     tir_rt_bench_opts bo = {o->warmup, o->runs, 1, p->nsets, p->nsets < 2};
     st = tir_rt_bench(ctx, g->dev, one_call, &c, &bo, res);
-    if (st == TIR_OK) tirc_note_host_bound(res, "cuBLAS");
+    char what[64];
+    snprintf(what, sizeof what, "cuBLAS %lldx%lldx%lld", (long long)p->M, (long long)p->N,
+             (long long)p->K);
+    if (st == TIR_OK) tirc_note_host_bound(res, what);
     return st;
 }
