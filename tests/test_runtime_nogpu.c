@@ -524,13 +524,18 @@ static void test_bench_fake_clock(void **st) {
 /* The hold: one where queuing is quick; longer holds (twice the last, at
  * least twice the time queuing took) where it is slow, up to 4 tries, and
  * back_to_back false when the last one was still too short. */
+/* A fresh fake whose calls take host_per_call ms of the host's time. */
+static void fk_reset(fake *f, double host_per_call) {
+    memset(f, 0, sizeof *f);
+    f->fail_at = -1;
+    f->host_per_call = host_per_call;
+}
+
 static void test_bench_hold(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
     fake f;
-    memset(&f, 0, sizeof f);
-    f.fail_at = -1;
-    f.host_per_call = 0.05; /* 20 calls: 1 ms */
+    fk_reset(&f, 0.05); /* 20 calls: 1 ms */
     rt_bench_clock clock = {&f,         fk_prepare, fk_flush, fk_mark,   fk_elapsed,
                             fk_release, fk_hold,    fk_held,  fk_host_ms};
     tir_rt_bench_opts o = {0, 20, 1, 1, false};
@@ -540,9 +545,7 @@ static void test_bench_hold(void **st) {
     assert_true(f.holds[0] == 2.0 && r.hold_ms == 2.0 && r.back_to_back);
     assert_int_equal(f.calls, 20);
     /* 20 calls take 3 ms: a second try behind 6 ms */
-    memset(&f, 0, sizeof f);
-    f.fail_at = -1;
-    f.host_per_call = 0.15;
+    fk_reset(&f, 0.15);
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
     assert_int_equal(f.nholds, 2);
     assert_true(fabs(f.holds[1] - 6.0) < 1e-9 && r.hold_ms == f.holds[1] && r.back_to_back);
@@ -553,33 +556,26 @@ static void test_bench_hold(void **st) {
     qsort(want, 20, sizeof want[0], cmp_double);
     assert_true(r.median_ms == (want[9] + want[10]) / 2);
     /* 20 calls take 20 s: 4 tries, the last hold capped, not back to back */
-    memset(&f, 0, sizeof f);
-    f.fail_at = -1;
-    f.host_per_call = 1000;
+    fk_reset(&f, 1000);
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
     assert_int_equal(f.nholds, 2);
     assert_true(f.holds[1] == 200.0 && !r.back_to_back);
     /* fn failing in a retry: returned, released */
-    memset(&f, 0, sizeof f);
+    fk_reset(&f, 0.15);
     f.fail_at = 25;
-    f.host_per_call = 0.15;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_ERR_EVAL);
     assert_int_equal(f.released, 1);
     assert_false(r.back_to_back);
     assert_true(r.hold_ms == 0);
     /* 250 samples: chunks of 100, 100 and 50, each behind its own hold */
-    memset(&f, 0, sizeof f);
-    f.fail_at = -1;
-    f.host_per_call = 0.01;
+    fk_reset(&f, 0.01);
     o.runs = 250;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
     assert_int_equal(f.nholds, 3);
     assert_int_equal(f.calls, 250);
     assert_true(r.back_to_back && r.hold_ms == 2.0 && r.runs == 250);
     /* a slow chunk retries alone: 100 calls of 0.03 ms (3 ms) then 50 (1.5) */
-    memset(&f, 0, sizeof f);
-    f.fail_at = -1;
-    f.host_per_call = 0.03;
+    fk_reset(&f, 0.03);
     o.runs = 150;
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
     assert_int_equal(f.nholds, 3);
@@ -589,9 +585,7 @@ static void test_bench_hold(void **st) {
     o.runs = 20;
     /* the hold fails, first or on a retry: returned, released, nothing set */
     for (int at = 1; at <= 2; at++) {
-        memset(&f, 0, sizeof f);
-        f.fail_at = -1;
-        f.host_per_call = 0.15;
+        fk_reset(&f, 0.15);
         f.hold_fail_at = at;
         assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_ERR_CUDA);
         assert_int_equal(f.released, 1);
@@ -600,8 +594,7 @@ static void test_bench_hold(void **st) {
     }
     /* without a hold (a clock that has none), never back to back */
     clock.hold = NULL;
-    memset(&f, 0, sizeof f);
-    f.fail_at = -1;
+    fk_reset(&f, 0);
     assert_int_equal(rt_bench_run(ctx, &clock, fk_fn, &f, &o, &r), TIR_OK);
     assert_true(!r.back_to_back && r.hold_ms == 0);
     assert_int_equal(f.calls, 20);
