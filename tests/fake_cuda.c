@@ -220,12 +220,13 @@ EXPORT CUresult cuCtxSetCurrent(void *ctx) {
 }
 /* a hold is queued and the host has not waited since (run_hold); waits
  * counts the host's waits, so that an event recorded behind a hold is
- * pending only until the next one */
-static int holding;
-static unsigned waits;
+ * pending only until the next one; per device, each measured by its own
+ * thread (cur) */
+static int holding[MAX_DEV];
+static unsigned waits[MAX_DEV];
 static void host_waits(void) {
-    holding = 0;
-    waits++;
+    holding[cur] = 0;
+    waits[cur]++;
 }
 
 EXPORT CUresult cuCtxSynchronize(void) {
@@ -609,7 +610,8 @@ static CUresult run_hold(const launch *l) {
     if (l->e->nparams != 1 || l->e->psize[0] != 8 || l->grid[0] * l->grid[1] * l->grid[2] != 1 ||
         l->block[0] * l->block[1] * l->block[2] != 1 || arg_u(l, 0) == 0)
         return INVALID_VALUE;
-    holding = 1;
+    /* FAKE_CUDA_NO_HOLD=1: a GPU that leaves the hold at once */
+    holding[cur] = !getenv("FAKE_CUDA_NO_HOLD");
     return OK;
 }
 
@@ -668,12 +670,12 @@ EXPORT CUresult cuEventRecord(void *ev, void *stream) {
     fevent *e = ev;
     e->t = now_ms[cur];
     e->recorded = 1;
-    e->pending = holding ? waits + 1 : 0;
+    e->pending = holding[cur] ? waits[cur] + 1 : 0;
     return OK;
 }
 EXPORT CUresult cuEventQuery(void *ev) {
     if (!ev) return INVALID_HANDLE;
-    return ((fevent *)ev)->pending == waits + 1 ? 600 /* CUDA_ERROR_NOT_READY */ : OK;
+    return ((fevent *)ev)->pending == waits[cur] + 1 ? 600 /* CUDA_ERROR_NOT_READY */ : OK;
 }
 EXPORT CUresult cuEventSynchronize(void *ev) {
     if (!ev) return INVALID_HANDLE;

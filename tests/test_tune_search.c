@@ -296,6 +296,25 @@ static tir_rt_device *open_device(tir_ctx *ctx) {
 /* tir_tune on the fake driver: every candidate compiled, measured and
  * recorded, none verified (the fake runs no generated kernel), a clean
  * error. */
+/* A GPU that leaves the bench's hold at once (the fake's FAKE_CUDA_NO_HOLD):
+ * cuBLAS's time is flagged as possibly host-bound. */
+static void test_tune_host_bound(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_rt_device *dev = open_device(ctx);
+    tir_tune_task t = {TIR_TUNE_MATMUL, 1, 64, 48, 40, TIR_RT_GEMM_F32};
+    tir_tune_opts o = {.trials = 2, .threads = 1, .batch = 2, .runs = 20, .seed = 2};
+    tir_tune_result r;
+    setenv("FAKE_CUDA_NO_HOLD", "1", 1);
+    tir_status s = tir_tune(ctx, dev, &t, &o, &r);
+    unsetenv("FAKE_CUDA_NO_HOLD");
+    assert_true(s == TIR_OK || s == TIR_ERR_UNSUPPORTED);
+    assert_true(r.gpus[0].cublas_ms > 0 && r.gpus[0].cublas_host_bound);
+    tir_tune_result_free(&r);
+    tir_rt_device_destroy(dev);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_tune_fake(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
@@ -415,6 +434,8 @@ static void test_tune_two_gpus(void **st) {
     assert_string_equal(r.gpus[0].error, "");
     assert_string_equal(r.gpus[1].error, "");
     assert_true(r.gpus[0].cublas_ms > 0 && r.gpus[1].cublas_ms > 0);
+    /* the fake models the bench's hold: cuBLAS's samples were back to back */
+    assert_true(!r.gpus[0].cublas_host_bound && !r.gpus[1].cublas_host_bound);
     assert_int_equal(r.best_gpu, 0);
     assert_true(r.best_ms < 0.2 && r.best_rel_err < 1e-5);
     assert_true(r.cublas_ms == r.gpus[0].cublas_ms);
@@ -519,7 +540,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_space),   cmocka_unit_test(test_default),
         cmocka_unit_test(test_text),    cmocka_unit_test(test_sampled),
-        cmocka_unit_test(test_tune_fake),  cmocka_unit_test(test_tune_fake_batched),
+        cmocka_unit_test(test_tune_fake),
+        cmocka_unit_test(test_tune_host_bound),  cmocka_unit_test(test_tune_fake_batched),
         cmocka_unit_test(test_tune_two_gpus), cmocka_unit_test(test_tune_gpu_error),
         cmocka_unit_test(test_tune_models),
     };

@@ -580,6 +580,9 @@ typedef struct tir_tune_gpu_stats {
     char name[128];
     int trials, failed;   /* candidates it measured, and those that failed */
     double cublas_ms;     /* cuBLAS's median on this GPU */
+    bool cublas_host_bound; /* its samples were not back to back behind the
+                             * bench's hold (tir_rt_bench_result): the host's
+                             * gaps may be in cublas_ms */
     char error[512];      /* why its worker stopped early ("" if it did not) */
 } tir_tune_gpu_stats;
 

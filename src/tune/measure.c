@@ -113,7 +113,7 @@ static tir_status keep_reference(tir_ctx *ctx, tune_gpu *g) {
 }
 
 tir_status tune_gpu_open(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *t, int runs,
-                         uint64_t seed, tune_gpu *g, double *cublas_ms) {
+                         uint64_t seed, tune_gpu *g, double *cublas_ms, bool *host_bound) {
     memset(g, 0, sizeof *g);
     g->dev = dev, g->task = *t, g->runs = runs < 20 ? 20 : runs;
     g->props = tir_rt_device_props(dev);
@@ -127,7 +127,7 @@ tir_status tune_gpu_open(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *
     tir_rt_bench_opts bo = {3, g->runs, 1, g->nsets, g->nsets < 2};
     tir_rt_bench_result br;
     if (st == TIR_OK) st = tir_rt_bench(ctx, dev, blas_call, g, &bo, &br);
-    if (st == TIR_OK) *cublas_ms = br.median_ms;
+    if (st == TIR_OK) *cublas_ms = br.median_ms, *host_bound = !br.back_to_back;
     if (st != TIR_OK) tune_gpu_close(ctx, g);
     return st;
 }

@@ -26,9 +26,10 @@ typedef struct tune_meas {
 
 /* Allocates the task's inputs (nsets copies so that consecutive runs miss
  * L2), the output and the reference (cuBLAS, plus the epilogue kernel for
- * bias + ReLU; per batch for batch matmul), and times cuBLAS. */
+ * bias + ReLU; per batch for batch matmul), and times cuBLAS (*host_bound:
+ * its samples were not back to back, tir_rt_bench_result). */
 tir_status tune_gpu_open(tir_ctx *ctx, tir_rt_device *dev, const tir_tune_task *t, int runs,
-                         uint64_t seed, tune_gpu *g, double *cublas_ms);
+                         uint64_t seed, tune_gpu *g, double *cublas_ms, bool *host_bound);
 void tune_gpu_close(tir_ctx *ctx, tune_gpu *g);
 /* Loads ms, refuses a kernel with local memory (spills), times it and,
  * with verify, checks its output against the reference.  Errors leave a

@@ -765,7 +765,7 @@ static void *open_worker(void *arg) {
     }
     if (w->st == TIR_OK)
         w->st = tune_gpu_open(w->ctx, w->dev, S->task, S->o->runs, S->o->seed, &w->g,
-                              &gs->cublas_ms);
+                              &gs->cublas_ms, &gs->cublas_host_bound);
     w->open = w->st == TIR_OK;
     if (w->open) {
         tir_tune_target_from_props(w->g.props, &w->target);

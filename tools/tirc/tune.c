@@ -148,6 +148,13 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
                r.best_ms, r.best_gflops, r.cublas_ms, r.cublas_gflops, r.cublas_ms / r.best_ms,
                r.best_regs, r.best_rel_err);
         printf("decisions: %s\n", r.best_decisions);
+        for (int k = 0; k < r.ngpus; k++)
+            if (r.gpus[k].cublas_host_bound)
+                fprintf(stderr,
+                        "tirc: warning: GPU %d: the host queued cuBLAS's samples more slowly "
+                        "than the GPU ran them, even behind the bench's hold; its time may "
+                        "include host gaps\n",
+                        r.gpus[k].ordinal);
         for (int k = 0; r.ngpus > 1 && k < r.ngpus; k++)
             printf("GPU %d (%s): %d trials (%d failed), cuBLAS %.4f ms%s\n", r.gpus[k].ordinal,
                    r.gpus[k].name, r.gpus[k].trials, r.gpus[k].failed, r.gpus[k].cublas_ms,
