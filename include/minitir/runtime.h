@@ -509,7 +509,7 @@ typedef struct tir_rt_bench_result {
     double median_ms, min_ms, max_ms, mean_ms; /* per call */
     int runs, inner;
     bool back_to_back; /* the host queued every sample before the hold ended */
-    double hold_ms;    /* the hold the samples were queued behind */
+    double hold_ms;    /* the longest hold the samples were queued behind */
 } tir_rt_bench_result;
 
 /* Times fn as described above.  opts may be NULL (TIR_RT_BENCH_DEFAULTS).

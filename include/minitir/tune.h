@@ -497,10 +497,10 @@ TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block
  * 4 or 2 slices where fewer than a wave of those tiles exist and K is long
  * (slices of 1024+); in TF32 with K of 4096+ there, 128 x 128 tiles in the
  * most of 8, 4, 2 slices within three waves (slices of 512+, at least
- * three quarters of a wave of blocks, M and N multiples of 128).  bk 64 (TF32: 32), or the largest multiple
- * of the mma's k (16; TF32 8) below it that divides K (tensorize refuses a
- * ragged k tile; when K is not a multiple of the mma's k, bk is that k and
- * the rule refuses the shape). */
+ * three quarters of a wave of blocks, M and N multiples of 128).  bk 64
+ * (TF32: 32), or the largest multiple of the mma's k (16; TF32 8) below it
+ * that divides K (tensorize refuses a ragged k tile; when K is not a
+ * multiple of the mma's k, bk is that k and the rule refuses the shape). */
 TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
 
 /* -------------------------------------------------------------- search */

@@ -6,9 +6,9 @@
  * a clock made of CUDA events.  All samples are queued before the first
  * wait, behind a kernel that holds the GPU until the host has queued them
  * (tir_rt_hold, kernels.c), so that the GPU runs them back to back instead
- * of idling while the host queues the next call or reads a result.  The median is
- * the headline figure: one late sample (a clock change, another process)
- * moves the mean but not the median.
+ * of idling while the host queues the next call or reads a result.  The
+ * median is the headline figure: one late sample (a clock change, another
+ * process) moves the mean but not the median.
  */
 #include <math.h>
 #include <string.h>
@@ -124,8 +124,8 @@ typedef struct event_clock {
     tir_rt_device *dev;
     tir_rt_event **ev; /* start, end of each sample */
     int n;
-    tir_rt_kernel *hold;     /* tir_rt_hold, NULL where its module did not load */
-    tir_rt_event *hold_end;  /* recorded after each hold */
+    tir_rt_kernel *hold;    /* tir_rt_hold */
+    tir_rt_event *hold_end; /* recorded after each hold */
     uint8_t flush_value;
 } event_clock;
 
@@ -135,17 +135,11 @@ static tir_status ev_prepare(void *self, tir_ctx *ctx, int nsamples) {
     if (!c->ev) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "bench: out of host memory");
     c->n = nsamples * 2;
     for (int i = 0; i < c->n; i++) TIR_TRY(tir_rt_event_create(ctx, c->dev, &c->ev[i]));
-    TIR_TRY(tir_rt_event_create(ctx, c->dev, &c->hold_end));
-    /* the hold kernel's module is loaded (and JIT-compiled) here, before
-     * anything is timed; without it the samples are queued without a hold
-     * and not known to be back to back */
-    if (rt_builtin_kernel(ctx, c->dev, "tir_rt_hold", &c->hold) != TIR_OK) c->hold = NULL;
-    return TIR_OK;
+    return c->hold ? tir_rt_event_create(ctx, c->dev, &c->hold_end) : TIR_OK;
 }
 
 static tir_status ev_hold(void *self, tir_ctx *ctx, double ms) {
     event_clock *c = self;
-    if (!c->hold) return TIR_OK;
     unsigned one[3] = {1, 1, 1};
     tir_rt_arg ns = tir_rt_arg_i64((int64_t)(ms * 1e6));
     TIR_TRY(tir_rt_launch(ctx, c->hold, one, one, 0, 1, &ns));
@@ -154,8 +148,7 @@ static tir_status ev_hold(void *self, tir_ctx *ctx, double ms) {
 
 static tir_status ev_held(void *self, tir_ctx *ctx, bool *still) {
     event_clock *c = self;
-    *still = false;
-    return c->hold ? rt_event_pending(ctx, c->hold_end, still) : TIR_OK;
+    return rt_event_pending(ctx, c->hold_end, still);
 }
 
 static double ev_host_ms(void *self) {
@@ -212,6 +205,11 @@ tir_status tir_rt_bench(tir_ctx *ctx, tir_rt_device *dev, tir_rt_bench_fn fn, vo
     event_clock c = {dev, NULL, 0, NULL, NULL, 0};
     rt_bench_clock clock = {&c,         ev_prepare, ev_flush, ev_mark,   ev_elapsed,
                             ev_release, ev_hold,    ev_held,  ev_host_ms};
+    /* The hold kernel's module is loaded (and JIT-compiled) before anything
+     * is timed; without it the samples go without a hold, not known to be
+     * back to back. */
+    if (rt_builtin_kernel(ctx, dev, "tir_rt_hold", &c.hold) != TIR_OK)
+        clock.hold = NULL, clock.held = NULL;
     return rt_bench_run(ctx, &clock, fn, user, opts, res);
 }
 

@@ -149,7 +149,8 @@ tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_ta
     }
     if (g.n == 0) {
         free(g.v);
-        int mk = t->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
+        int mk, eb;
+        kind_shape(t->kind, &mk, &eb);
         /* say which bound emptied it: K, or M / N under the smallest tile
            (32 rows and columns, at most twice the power of two above) */
         if (t->K % mk)

@@ -79,6 +79,16 @@ typedef struct tc_cand {
 static const tc_cand big_tiles[] = {
     {128, 256, 2, 4, 4, 1.00}, {128, 192, 2, 4, 4, 0.92}, {128, 128, 2, 2, 3, 0.96}};
 
+/* The most of 8, 4, 2 slices of K that keeps `tiles` blocks within
+ * max_blocks, deals the k tiles (of bk) evenly and leaves each slice at
+ * least min_slice of K; 1 if none does. */
+static int most_slices(const tir_tune_task *t, int64_t tiles, int bk, int64_t max_blocks,
+                       int64_t min_slice) {
+    for (int s = 8; s >= 2; s /= 2)
+        if (tiles * s <= max_blocks && (t->K / bk) % s == 0 && t->K / s >= min_slice) return s;
+    return 1;
+}
+
 /* Split-K for the small tiles, where fewer than a wave of them exist:
  * the largest of 8, 4, 2 slices that keeps the blocks within four waves,
  * deals the k tiles evenly and leaves each slice at least 1024 of K.
@@ -86,18 +96,13 @@ static const tc_cand big_tiles[] = {
  * 512x512x8192 0.21 -> 0.58 / 0.24 -> 0.85 (8 slices), 768x768x4096
  * 0.36 -> 0.51 / 0.40 -> 0.67 (4), 1024x1024x8192 0.34 -> 0.46 / 0.45 ->
  * 0.63 (4) (the "before" figures: run 79's kernel times over run 83's
- * cuBLAS times; run 79's own cuBLAS readings were host-bound).  1024^3 lost with 2 slices
- * of 512 in both types (run 79's kernel times: bf16 0.0158 -> 0.0199 ms,
+ * cuBLAS times; run 79's own cuBLAS readings were host-bound).  1024^3
+ * lost with 2 slices of 512 in both types (run 79's kernel times: bf16 0.0158 -> 0.0199 ms,
  * tf32 0.0236 -> 0.0255), and where 128 x 256 tiles fill half a wave
  * (2048 x 2048 x 8192) splitting lost 15-35% in bf16, 7-19% in TF32. */
 static int split_for(const tir_tune_task *t, const tir_tc_config *c, int nsm) {
     int64_t tiles = blocks_of(t, c->bm, c->bn);
-    const int64_t min_slice = 1024;
-    if (tiles >= nsm) return 1;
-    for (int s = 8; s >= 2; s /= 2)
-        if (tiles * s <= 4 * (int64_t)nsm && (t->K / c->bk) % s == 0 && t->K / s >= min_slice)
-            return s;
-    return 1;
+    return tiles >= nsm ? 1 : most_slices(t, tiles, c->bk, 4 * (int64_t)nsm, 1024);
 }
 
 /* TF32's split-K: where the small tiles would leave SMs idle and K is
@@ -126,14 +131,11 @@ static bool tf32_split(const tir_tune_task *t, tir_tc_config *c, int nsm) {
         !tune_tc_copies_whole(&k, 4))
         return false;
     int64_t tiles = blocks_of(t, 128, 128);
-    for (int s = 8; s >= 2; s /= 2)
-        if (tiles * s <= 3 * (int64_t)nsm && (t->K / k.bk) % s == 0 && t->K / s >= 512) {
-            if (4 * tiles * s < 3 * (int64_t)nsm) return false; /* 384x384x8192: 72 lost */
-            k.splitk = s;
-            *c = k;
-            return true;
-        }
-    return false;
+    int s = most_slices(t, tiles, k.bk, 3 * (int64_t)nsm, 512);
+    if (s == 1 || 4 * tiles * s < 3 * (int64_t)nsm) return false; /* 384x384x8192: 72 lost */
+    k.splitk = s;
+    *c = k;
+    return true;
 }
 
 /* The rule by shape.  Where at least half a wave (nsm / 2) of 128 x 256
