@@ -41,7 +41,8 @@ static void test_pipeline_keys_share_prefix(void **state) {
     (void)state;
     const tir_annot_key pipe[] = {TIR_ANN_SOFTWARE_PIPELINE_STAGE, TIR_ANN_SOFTWARE_PIPELINE_ORDER,
                                   TIR_ANN_SOFTWARE_PIPELINE_ASYNC_STAGES,
-                                  TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL};
+                                  TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL,
+                                  TIR_ANN_SOFTWARE_PIPELINE_CLAMP_TAIL};
     size_t n = strlen(TIR_ANN_PIPELINE_PREFIX);
     for (size_t i = 0; i < sizeof pipe / sizeof *pipe; i++)
         assert_int_equal(strncmp(tir_annot_key_str(pipe[i]), TIR_ANN_PIPELINE_PREFIX, n), 0);

@@ -258,10 +258,18 @@ static void maybe_pipeline(gpu_case *gc, tir_loop_rv l) {
     uint64_t r2 = *r ^ 0x2545f491u;
     int64_t v = chance(&r2, 50) ? (chance(&r2, 5) ? 2 : 1) : -1;
     gc->peel_tail = chance(&r2, 20);
-    if (v >= 0)
+    /* the tail guarded or clamped (software_pipeline_clamp_tail; now and
+     * then both, which tir_lower refuses), from a stream of its own */
+    uint64_t r3 = *r ^ 0x85ebca6bu;
+    bool clamp = chance(&r3, 40), both = clamp && chance(&r3, 5);
+    if (v >= 0 && (!clamp || both))
         (void)TRY("annotate_loop_int",
                   tir_sched_annotate_loop_int(
                       gc->s, l, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), v));
+    if (v >= 0 && clamp)
+        (void)TRY("annotate_loop_int",
+                  tir_sched_annotate_loop_int(
+                      gc->s, l, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_CLAMP_TAIL), v));
 }
 
 /* -------------------------------------------------- matmul-like schedules */
@@ -1149,6 +1157,8 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     tir_lower_opts_init(&tc->lower);
     tc->lower.pipeline_peel_tail = chance(&r2, 30);
     c->guard_tail = chance(&r2, 30);                 /* with interleave: review of run 36 */
+    uint64_t r7 = *r ^ 0x85ebca6bu; /* clamp_tail, a stream of its own as above */
+    c->clamp_tail = chance(&r7, 30);
     tc->lower.no_copy_interleave = chance(&r2, 20);
     tc->lower.no_tile_prefetch = chance(&r2, 20);
     /* vector_acc_store, from a stream of its own for the same reason; it
@@ -1192,13 +1202,14 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d%s, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d, splitk %d}, mistake after call %d%s%s%s%s%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d, clamp_tail %d, splitk %d}, mistake after call %d%s%s%s%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
              c->same_pad ? " (same_pad)" : "",
-             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, c->splitk, tc->perturb_at,
+             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, c->clamp_tail, c->splitk,
+             tc->perturb_at,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",
@@ -1437,9 +1448,10 @@ static const tir_prim_func *f32_def(gpu_case *gc, tir_tile_config *c, bool big) 
     if (kind == 5) snprintf(bs, sizeof bs, "%lld, ", (long long)B);
     char cfg[160];
     tir_tile_config_text(c, cfg, sizeof cfg);
-    snprintf(gc->def, sizeof gc->def, "tir_def_%s(ctx, %s%lld, %lld, %lld, TIR_F32), {%s%s%s}",
+    snprintf(gc->def, sizeof gc->def, "tir_def_%s(ctx, %s%lld, %lld, %lld, TIR_F32), {%s%s%s%s%s}",
              name, bs, (long long)M, (long long)N, (long long)K, cfg,
-             c->splitk_atomic ? " atomic" : "", c->no_swizzle ? " no_swizzle" : "");
+             c->splitk_atomic ? " atomic" : "", c->no_swizzle ? " no_swizzle" : "",
+             c->guard_tail ? " guard_tail" : "", c->clamp_tail ? " clamp_tail" : "");
     return kind < 3    ? tir_def_matmul(ctx, M, N, K, TIR_F32)
            : kind == 3 ? tir_def_matmul_nt(ctx, M, N, K, TIR_F32)
            : kind == 4 ? tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32)
@@ -1462,6 +1474,8 @@ static const char *f32_accepted(gpu_case *gc, const tir_prim_func *f, uint64_t s
             gc->bad = true;
         }
         t->lower_refused++;
+        if (getenv("MINITIR_GPU_FUZZ_F32_VERBOSE"))
+            fprintf(stderr, "# f32 refused: %.300s\n", msg);
         return "lowering";
     }
     t->lowered++;
@@ -1484,6 +1498,8 @@ static void f32_one_case(uint64_t seed, long ci, f32_totals *t) {
     c.no_swizzle = chance(&r4, 20);
     bool big = chance(&r4, 3);
     c.gvec = chance(&r4, 30); /* vector stores of a ragged output */
+    c.guard_tail = chance(&r4, 15); /* the pipeline's tail (a body of 512+ FMAs) */
+    c.clamp_tail = chance(&r4, 30);
     const tir_prim_func *f = f32_def(&gc, &c, big);
     const char *stage = "setup";
     if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {
@@ -1588,6 +1604,8 @@ static void tp_draw(tc_case *tc, hgemm_config *c) {
     c->async_copy = chance(r, 85);
     c->pad = chance(r, 50) ? 8 : 0;
     c->guard_tail = chance(r, 25);
+    uint64_t r7 = *r ^ 0x85ebca6bu; /* a stream of its own: the draws after stay */
+    c->clamp_tail = chance(&r7, 30);
     c->no_frag_pipeline = chance(r, 20);
     c->no_b_pairs = chance(r, 25);
     /* ragged, or whole block tiles (guarded copies stay out of the
@@ -1606,12 +1624,12 @@ static void tp_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d}%s%s",
+             "no_frag_pipeline %d, guard_tail %d, clamp_tail %d}%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
-             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail,
+             c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, c->clamp_tail,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "");
 }

@@ -404,12 +404,12 @@ static void fusion_step(fuzz_case *fc, tir_block_rv b, const tir_loop_rv *ls, in
         /* the guarded tail's annotation (0, 1, or 2, which tir_lower
          * refuses) half the time; from a copy of the stream, so that the
          * draws after it stay as they were before the annotation existed */
-        uint64_t r2 = *r ^ 0x2545f491u;
+        uint64_t r2 = *r ^ 0x2545f491u, r3 = *r ^ 0x85ebca6bu;
+        tir_annot_key tail = rnd(&r3, 0, 2) ? TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL
+                                            : TIR_ANN_SOFTWARE_PIPELINE_CLAMP_TAIL;
         if (rnd(&r2, 0, 1))
             CALL("annotate_loop_int",
-                 tir_sched_annotate_loop_int(
-                     fc->s, l, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL),
-                     rnd(&r2, 0, 2)));
+                 tir_sched_annotate_loop_int(fc->s, l, tir_annot_key_str(tail), rnd(&r2, 0, 2)));
         break;
     }
     default: {

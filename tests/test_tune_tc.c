@@ -134,7 +134,8 @@ static void check_pair(const tir_tune_task *t, tir_tc_config ok, tir_tc_config b
 }
 
 static tir_tc_config cfg(int bm, int bn, int bk, int wm, int wn, int stages, int pad) {
-    tir_tc_config c = {bm, bn, bk, wm, wn, stages, true, pad, false, false, false, false, false, false, 0};
+    tir_tc_config c = {.bm = bm, .bn = bn, .bk = bk, .warps_m = wm, .warps_n = wn,
+                       .stages = stages, .async_copy = true, .pad = pad, .splitk = 0};
     return c;
 }
 
@@ -690,6 +691,31 @@ static void test_default_rule(void **st) {
         }
         tir_ctx_destroy(ctx);
     }
+    /* the clamped tail: the big tiles with 16-bit inputs and 32 k tiles or
+     * more (runs 91-92: faster there, TF32 and fewer k tiles slower) */
+    static const struct {
+        tir_rt_gemm_kind kind;
+        int64_t m, n, k;
+        bool clamp;
+    } tails[] = {{TIR_RT_GEMM_BF16, 4096, 4096, 4096, true},
+                 {TIR_RT_GEMM_F16, 8192, 8192, 8192, true},
+                 {TIR_RT_GEMM_BF16, 2048, 2048, 2048, true},  /* 32 k tiles */
+                 {TIR_RT_GEMM_BF16, 2048, 2048, 1984, false}, /* 31 */
+                 {TIR_RT_GEMM_BF16, 4096, 4096, 4112, true},  /* bk 16: 257 */
+                 {TIR_RT_GEMM_F16, 3072, 3072, 3072, true},   /* 128 x 192 */
+                 {TIR_RT_GEMM_BF16, 5120, 5120, 5120, true},  /* 128 x 128, 3 stages */
+                 {TIR_RT_GEMM_TF32, 4096, 4096, 4096, false},
+                 {TIR_RT_GEMM_BF16, 2000, 1000, 704, false},  /* 64 x 128 */
+                 {TIR_RT_GEMM_BF16, 1000, 520, 336, false},
+                 {TIR_RT_GEMM_BF16, 512, 512, 8192, false},   /* split-K, 64 x 64 */
+                 {TIR_RT_GEMM_TF32, 1024, 1024, 8192, false}}; /* TF32 split-K */
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        tir_tune_task t = tc_task(tails[i].kind, tails[i].m, tails[i].n, tails[i].k);
+        tir_tc_config c = tir_tune_tc_default(&t, 132);
+        if (c.clamp_tail != tails[i].clamp || c.guard_tail)
+            fail_msg("tails case %zu: clamp_tail %d guard_tail %d", i, c.clamp_tail, c.guard_tail);
+    }
+    assert_false(tir_tc_config_default().clamp_tail);
     /* a GPU of 8 SMs: one 128 x 128 tile in 8 slices (8 blocks, 3 waves at most) */
     tir_tune_task t8 = tc_task(TIR_RT_GEMM_TF32, 128, 128, 4096);
     tir_tc_config c8 = tir_tune_tc_default(&t8, 8);

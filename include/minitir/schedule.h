@@ -717,7 +717,12 @@ TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
  * LLVM).  0 peels; any other value or kind is refused by tir_lower
  * (TIR_ERR_LOWER); a loop with extent <= S is peeled anyway (no steady
  * state); tir_lower_opts.pipeline_peel_tail ignores it (docs/lowering.md,
- * sw_pipeline). */
+ * sw_pipeline).  "software_pipeline_clamp_tail" = 1 instead runs those
+ * components unguarded on the last iteration, min(k, min + extent - 1)
+ * (no branch; the last tile loaded again into a version nobody reads);
+ * tir_lower refuses it (TIR_ERR_LOWER) where a component of stage < S
+ * writes a buffer used outside the loop or calls atomic_add, and with
+ * the guarded tail asked as well. */
 TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop, int nstages,
                                                const int64_t *stages, int norders,
                                                const int64_t *orders, int nasync,

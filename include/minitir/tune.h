@@ -225,6 +225,14 @@ typedef struct tir_tile_config {
                                  compile time, but 2.5-3.6% slower kernels on
                                  the H200 (docs/performance.md, run 31); off by
                                  default, not a tuner knob, not in the text */
+    bool clamp_tail;          /* software_pipeline_clamp_tail on the k-tile
+                                 pipeline under the same condition (unless
+                                 guard_tail): no peeled epilogue and no
+                                 branch, the last tile loaded again; Step 8
+                                 compiles in ~20 instead of ~28 ms but ran
+                                 6% slower on the H200 (docs/performance.md,
+                                 run 91); off by default, not a tuner knob,
+                                 not in the text */
     bool no_swizzle;          /* blocks in raster order instead of groups of 8
                                  block rows on grids of 1024+ blocks (as
                                  tir_tc_config.no_swizzle); for A/B runs, not a
@@ -300,6 +308,14 @@ typedef struct tir_tc_config {
      * 128x256x64 in 4 stages, but bf16 9-10% slower on the H200, run 31);
      * off by default, not a tuner knob. */
     bool guard_tail;
+    /* clamp_tail: software_pipeline_clamp_tail on that pipeline instead
+     * (unless guard_tail): no peeled epilogue and no branch, the copies of
+     * the last stages - 1 times load the last k tile again into versions
+     * nobody reads.  Off in tir_tc_config_default(); tir_tune_tc_default()
+     * sets it for the big tiles with 16-bit inputs and at least 32 k tiles
+     * (faster there and ~35% less compile time, runs 91-92).  Not a tuner
+     * knob, not in the text: tuned records replay without it. */
+    bool clamp_tail;
     /* no_swizzle: blocks launched in raster order instead of in groups of
      * 8 block rows, on grids of 1024 or more blocks with whole groups
      * (src/tune/tiling_tc.c, bind_blocks). */

@@ -15,6 +15,17 @@
  * versioned buffers the steady-state loop is unrolled by the versions'
  * common multiple U, so that versions are constants (emit_steady).
  *
+ * Clamped tail ("software_pipeline_clamp_tail" = 1, unless
+ * tir_lower_opts.pipeline_peel_tail): the loop covers the epilogue's times
+ * as with a guarded tail (below), but the components of stages < S run
+ * there unguarded, on iteration min(k, min + extent - 1): they load the
+ * last tile again into the version that iteration k would use, which no
+ * component of stage S reads any more (no run-time branch in the loop, so
+ * its body is exactly the steady state's).  Only sound where those
+ * components write nothing but the pipeline's own buffers (used only
+ * inside the loop) and call nothing with other effects (an atomic add
+ * would run again): refused otherwise (clamp_ok).
+ *
  * Guarded tail ("software_pipeline_guard_tail" = 1, unless
  * tir_lower_opts.pipeline_peel_tail): the loop runs over the epilogue's
  * times too, [min + S, min + extent + S), and component i of a stage
@@ -77,6 +88,7 @@ typedef struct pl {
     int64_t min, extent;       /* the pipelined loop's */
     int64_t maxs;              /* its last stage, S */
     bool guard;                /* guarded tail: the loop covers the epilogue */
+    bool clamp;                /* ... with clamped iterations, no guards */
     /* the guarded If last pushed (index in the time step's output) and the
      * components in it */
     int gidx, grp[32], ngrp;
@@ -391,7 +403,7 @@ static void emit_early_waits(pl *p, const comp *c, int n, const tir_expr *t, int
  * loop of a guarded tail: under `if (k < min + extent)` where the loop's
  * last times would take k past the end (stages < S). */
 static const tir_stmt *guarded(pl *p, int64_t stage, const tir_expr *k, const tir_stmt *s) {
-    if (!p->guard || stage >= p->maxs) return s;
+    if (!p->guard || p->clamp || stage >= p->maxs) return s;
     tir_ctx *ctx = p->st->ctx;
     const tir_expr *cond = tir_lt(ctx, k, tir_int(ctx, k->dtype, p->min + p->extent));
     cond = tir_analyzer_simplify(p->an, cond);
@@ -490,7 +502,12 @@ static void emit_time(pl *p, const tir_for *f, comp *c, int n, const int *by_ord
         }
         const tir_expr *k = t ? tir_sub(ctx, t, tir_i32(ctx, c[i].stage)) : tir_i32(ctx, k_const);
         k = tir_analyzer_simplify(p->an, k);
-        const tir_stmt *s = (const tir_stmt *)tir_substitute(ctx, c[i].s, 1, &f->var, &k);
+        /* a clamped tail: the iteration's data, the unclamped version */
+        const tir_expr *kd = k;
+        if (t && p->clamp && c[i].stage < p->maxs)
+            kd = tir_analyzer_simplify(
+                p->an, tir_min(ctx, k, tir_int(ctx, k->dtype, min + extent - 1)));
+        const tir_stmt *s = (const tir_stmt *)tir_substitute(ctx, c[i].s, 1, &f->var, &kd);
         p->version_k = k;
         tir_mutator m = {.ctx = ctx, .user = p};
         m.on[TIR_KIND_BUFFER_LOAD] = ver_load;
@@ -651,20 +668,93 @@ static void emit_steady(pl *p, const tir_for *f, comp *c, int n, const int *by_o
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, out);
 }
 
-/* Whether loop f gets a guarded tail: "software_pipeline_guard_tail" is 1
- * and tir_lower_opts.pipeline_peel_tail is off; 0 or no annotation: the
- * epilogue is peeled.  Another value or kind is refused (p->status set,
- * false): a misspelt intent should not silently change the code. */
-static bool guard_tail(pl *p, const tir_for *f, bool *on) {
-    const tir_annot *a =
-        tir_annots_get(f->nannots, f->annots, TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL);
+/* The int 0 or 1 of a tail annotation on loop f (0 without it); another
+ * value or kind is refused (p->status set, false): a misspelt intent
+ * should not silently change the code. */
+static bool tail_flag(pl *p, const tir_for *f, tir_annot_key key, bool *on) {
+    const tir_annot *a = tir_annots_get(f->nannots, f->annots, key);
     *on = false;
     if (!a) return true;
     if (a->kind != TIR_ANNOT_INT || (a->i != 0 && a->i != 1)) {
-        p->status = fail(p, f, "software_pipeline_guard_tail must be the int 0 or 1");
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s must be the int 0 or 1", tir_annot_key_str(key));
+        p->status = fail(p, f, msg);
         return false;
     }
-    *on = a->i == 1 && !p->st->opts.pipeline_peel_tail;
+    *on = a->i == 1;
+    return true;
+}
+
+/* The tail loop f asks for: guarded ("software_pipeline_guard_tail" 1),
+ * clamped ("software_pipeline_clamp_tail" 1) or peeled (neither, or
+ * tir_lower_opts.pipeline_peel_tail).  Both at 1 is refused (p->status
+ * set, false), with or without pipeline_peel_tail: two tails for one loop
+ * is a mistake, not a preference. */
+static bool tail_mode(pl *p, const tir_for *f, bool *guard, bool *clamp) {
+    if (!tail_flag(p, f, TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL, guard) ||
+        !tail_flag(p, f, TIR_ANN_SOFTWARE_PIPELINE_CLAMP_TAIL, clamp))
+        return false;
+    if (*guard && *clamp) {
+        p->status = fail(p, f,
+                         "software_pipeline_clamp_tail and software_pipeline_guard_tail are "
+                         "both 1: one tail only");
+        return false;
+    }
+    if (p->st->opts.pipeline_peel_tail) *guard = *clamp = false;
+    return true;
+}
+
+typedef struct effects {
+    const tir_call *bad; /* a call whose effect a repeat would repeat */
+} effects;
+
+static bool effects_pre(tir_visitor *v, const tir_node *n) {
+    effects *e = v->user;
+    if (n->kind != TIR_KIND_CALL || e->bad) return !e->bad;
+    const tir_call *c = (const tir_call *)n;
+    switch (c->op) {
+    case TIR_INTRIN_ATOMIC_ADD:
+    case TIR_INTRIN_CP_ASYNC:
+    case TIR_INTRIN_FRAG_FILL:
+    case TIR_INTRIN_FRAG_LOAD:
+    case TIR_INTRIN_FRAG_STORE: e->bad = c; return false;
+    default: return true;
+    }
+}
+
+/* Whether the components of stages < S may run again on the last
+ * iteration (a clamped tail): every buffer they write is one of the
+ * pipeline's (used only inside the loop: plan_versions), and no call of
+ * theirs writes through an address that rw_pre does not see.  Sets
+ * p->status, naming the component's buffer or call, otherwise. */
+static bool clamp_ok(pl *p, const tir_for *f, const comp *c, int n, int64_t maxs) {
+    for (int i = 0; i < n; i++) {
+        if (c[i].stage >= maxs) continue;
+        for (int w = 0; w < c[i].acc.writes.n; w++) {
+            const tir_buffer *b = c[i].acc.writes.items[w];
+            if (find_pbuf(p, b)) continue;
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "software_pipeline_clamp_tail: component %d (stage %lld) writes '%s', "
+                     "which is used outside the loop; a clamped tail would write it again "
+                     "(use software_pipeline_guard_tail)",
+                     i, (long long)c[i].stage, b->name);
+            p->status = fail(p, f, msg);
+            return false;
+        }
+        effects e = {0};
+        tir_visitor v = {.pre = effects_pre, .user = &e};
+        tir_visit(&v, c[i].s);
+        if (e.bad) {
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "software_pipeline_clamp_tail: component %d (stage %lld) calls %s, which a "
+                     "clamped tail would run again (use software_pipeline_guard_tail)",
+                     i, (long long)c[i].stage, tir_intrin_name(e.bad->op));
+            p->status = fail(p, f, msg);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -739,8 +829,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         p->status = fail(p, f, "a pipelined loop must be serial with a constant min and extent");
         return NULL;
     }
-    bool guard;
-    if (!guard_tail(p, f, &guard)) return NULL;
+    bool guard, clamp;
+    if (!tail_mode(p, f, &guard, &clamp)) return NULL;
     /* components, through Allocate wrappers */
     const tir_stmt *body = f->body;
     ir_vec allocs = {0};
@@ -793,7 +883,9 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int i = 0; i < n; i++)
         for (int a = 0; a < nasync; a++)
             if (c[i].stage == async[a]) c[i].async = true;
-    if (!plan_versions(p, f, c, n)) {
+    /* a clamped tail's precondition, before the copies become cp_async
+     * (whose destinations rw_pre does not see) */
+    if (!plan_versions(p, f, c, n) || (clamp && !clamp_ok(p, f, c, n, maxs))) {
         free_comps(c, n);
         ir_vec_free(&allocs);
         return NULL;
@@ -814,7 +906,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     p->extent = extent, p->maxs = maxs;
     /* without a steady state the prologue's times lack some commits that
      * the loop's wait counts assume: all static then */
-    p->guard = guard && body_hi > body_lo && !tail_costs(p, f, c, n, min, extent, maxs);
+    p->guard = (guard || clamp) && body_hi > body_lo && !tail_costs(p, f, c, n, min, extent, maxs);
+    p->clamp = clamp && p->guard;
     for (int64_t t = min; t < (body_hi > body_lo ? body_lo : t_end); t++)
         emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     if (body_hi > body_lo) {

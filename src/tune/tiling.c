@@ -361,6 +361,16 @@ static tir_status accumulator(tir_schedule *s, const tir_tile_config *cfg, tir_b
     return TIR_OK;
 }
 
+/* The k-tile pipeline's tail (pipeline, multistage): guarded or clamped
+ * where the body has at least 512 FMAs per thread, peeled otherwise. */
+static tir_status tail(tir_schedule *s, const tir_tile_config *cfg, tir_loop_rv k0) {
+    if ((int64_t)cfg->tm * cfg->tn * cfg->bk < 512 || !(cfg->guard_tail || cfg->clamp_tail))
+        return TIR_OK;
+    tir_annot_key key = cfg->guard_tail ? TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL
+                                        : TIR_ANN_SOFTWARE_PIPELINE_CLAMP_TAIL;
+    return tir_sched_annotate_loop_int(s, k0, tir_annot_key_str(key), 1);
+}
+
 /* Register staging: global loads (stage 0) first, then the compute of the
  * previous tile (stage 1), then the shared stores (stage 0).  With
  * cfg->guard_tail (off by default: the guarded kernels measured 2.5% slower
@@ -379,10 +389,7 @@ static tir_status pipeline(tir_schedule *s, const tir_tile_config *cfg, tir_loop
     /* k0's body: A_local, A_shared, B_local, B_shared, compute. */
     CALL(tir_sched_software_pipeline(s, k0, 5, (const int64_t[]){0, 0, 0, 0, 1}, 5,
                                      (const int64_t[]){0, 3, 1, 4, 2}, 0, NULL));
-    if (cfg->guard_tail && (int64_t)cfg->tm * cfg->tn * cfg->bk >= 512)
-        CALL(tir_sched_annotate_loop_int(
-            s, k0, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), 1));
-    return TIR_OK;
+    return tail(s, cfg, k0);
 }
 
 /* The multistage pipeline (stages >= 2, no staging): k0's body is
@@ -399,10 +406,7 @@ static tir_status multistage(tir_schedule *s, const tir_tile_config *cfg, tir_lo
     int64_t last = cfg->stages - 1;
     CALL(tir_sched_software_pipeline(s, k0, 3, (const int64_t[]){0, 0, last}, 3,
                                      (const int64_t[]){0, 1, 2}, 0, NULL));
-    if (cfg->guard_tail && (int64_t)cfg->tm * cfg->tn * cfg->bk >= 512)
-        CALL(tir_sched_annotate_loop_int(
-            s, k0, tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), 1));
-    return TIR_OK;
+    return tail(s, cfg, k0);
 }
 
 /* Split-K: k split into [splitk, None] and the outer part rfactored; *rf

@@ -147,7 +147,9 @@ static bool tf32_split(const tir_tune_task *t, tir_tc_config *c, int nsm) {
  * 0.578 -> 0.592x) fill it better (run 77).  Below half a wave, 64 x 128
  * and then 64 x 64 tiles (2 x 2 warps, 3 stages; several blocks an SM)
  * spread the work over more SMs (runs 69-70).  BK: 64 (TF32: 32), or the
- * largest multiple of the mma's k below it that divides K. */
+ * largest multiple of the mma's k below it that divides K.  The big tiles
+ * with 16-bit inputs and at least 32 k tiles get a clamped tail
+ * (clamp_tail). */
 tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     tir_tc_config c = tir_tc_config_default();
     int mk = t->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
@@ -174,6 +176,12 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
         if (!best) best = &big_tiles[0]; /* (128 x 256's copies are whole rounds at any bk) */
         c.bm = best->bm, c.bn = best->bn, c.warps_m = best->warps_m, c.warps_n = best->warps_n;
         c.stages = best->stages;
+        /* a clamped tail (16-bit inputs, at least 32 k tiles): bf16 and
+         * f16 at 2048^3-8192^3 0-5% faster than peeled and ~35% less
+         * compile time; TF32 2-4% slower, and with fewer k tiles the
+         * stages - 1 tiles loaded again cost (1000x520x336, 7 tiles: -6%;
+         * docs/performance.md, runs 91-92) */
+        c.clamp_tail = mk == 16 && t->K / c.bk >= 32;
     } else if (mid >= half_wave)
         c.bm = 64, c.bn = 128;
     else
@@ -486,9 +494,12 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
         CALL(tir_sched_software_pipeline(s, ks[0], 3, (const int64_t[]){0, 0, last}, 3,
                                          (const int64_t[]){0, 1, 2}, cfg->async_copy ? 1 : 0,
                                          (const int64_t[]){0}));
-        if (cfg->guard_tail)
+        if (cfg->guard_tail || cfg->clamp_tail)
             CALL(tir_sched_annotate_loop_int(
-                s, ks[0], tir_annot_key_str(TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL), 1));
+                s, ks[0],
+                tir_annot_key_str(cfg->guard_tail ? TIR_ANN_SOFTWARE_PIPELINE_GUARD_TAIL
+                                                  : TIR_ANN_SOFTWARE_PIPELINE_CLAMP_TAIL),
+                1));
     }
     return TIR_OK;
 }
