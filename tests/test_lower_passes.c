@@ -740,6 +740,101 @@ static const char vec_2d[] =
     "                    T.writes(B[vt // 2, vt % 2 * 8:vt % 2 * 8 + 8])\n"
     "                    B[vt // 2, T.Ramp(vt % 2 * 8, 1, 8)] = S[(31 - vt) // 2, T.Ramp((31 - vt) % 2 * 8, 1, 8)] + T.Broadcast(T.float32(1), 8)\n";
 
+/* Pipelines whose stages would let one iteration see another's value
+ * (found in the fifteenth session, most by the GPU-path fuzzer's pipeline
+ * family; silently wrong before): sw_pipeline refuses them naming the
+ * buffer, and lowers the controls, which compute what the interpreter
+ * does.  D is a global of one element, S a local (initialised before the
+ * loop where `init` says so: then it is not versioned). */
+static const char hazard_fmt[] =
+    "@T.prim_func\n"
+    "def hz(A: T.Buffer((8,), \"float32\"), D: T.Buffer((1,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+    "            S = T.allocate((1,), \"float32\", scope=\"local\")\n"
+    "%s"
+    "            for k in T.serial(8, annotations={\"software_pipeline_stage\": [%s], \"software_pipeline_order\": [%s]}):\n"
+    "%s";
+
+#define HZ(x) "                " x "\n"
+static void test_pipeline_hazards(void **st) {
+    (void)st;
+    static const char init[] = "            S[0] = T.float32(0)\n";
+    static const struct {
+        const char *init, *stages, *order, *body, *refused; /* refused: NULL = lowers */
+    } cases[] = {
+        /* a global written in stage 0, read in stage 1 later in the order:
+         * C[k] would be A[k + 1] */
+        {"", "0, 1", "0, 1", HZ("D[0] = A[k]") HZ("C[k] = D[0]"), "'D'"},
+        /* a local initialised before the loop (so not versioned): a
+         * running sum read one stage later */
+        {init, "0, 1", "0, 1", HZ("S[0] = S[0] + A[k]") HZ("C[k] = S[0]"), "'S'"},
+        /* the same running sum kept only inside the loop (first value
+         * under k == 0): versioned, so iteration k read iteration k - 2's */
+        {"", "0, 1", "0, 1", HZ("S[0] = T.Select(k == 0, A[k], S[0] + A[k])") HZ("C[k] = S[0]"),
+         "component 0 reads and writes it, so an iteration may read a value of 'S'"},
+        /* read before written in the body: versioned (the reader in the
+         * later stage), or not (in the earlier one) */
+        {"", "1, 0", "1, 0", HZ("C[k] = S[0]") HZ("S[0] = A[k]"), "reads it before writing it"},
+        {"", "0, 1", "0, 1", HZ("C[k] = S[0]") HZ("S[0] = A[k]"), "'S'"},
+        /* versioned, two writers of one iteration reordered (the earlier
+         * one in the later stage), and a reader in a later stage than a
+         * writer that follows it */
+        {"", "1, 0, 1", "1, 0, 2", HZ("S[0] = A[k]") HZ("S[0] = D[0]") HZ("C[k] = S[0]"), "'S'"},
+        {"", "0, 2, 1", "2, 0, 1", HZ("S[0] = A[k]") HZ("C[k] = S[0]") HZ("S[0] = D[0]"), "'S'"},
+        /* controls: the global written one stage before its reader, which
+         * comes first in the order (register staging's pattern); a fresh
+         * local per iteration (versioned); the global in one stage; the
+         * running sum read in the same stage */
+        {"", "0, 1", "1, 0", HZ("D[0] = A[k]") HZ("C[k] = D[0] + T.float32(1)"), NULL},
+        {"", "0, 1", "0, 1", HZ("S[0] = A[k]") HZ("C[k] = S[0]"), NULL},
+        {"", "0, 0", "0, 1", HZ("D[0] = A[k]") HZ("C[k] = D[0]"), NULL},
+        {init, "1, 1", "0, 1", HZ("S[0] = S[0] + A[k]") HZ("C[k] = S[0]"), NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char text[2048];
+        snprintf(text, sizeof text, hazard_fmt, cases[i].init, cases[i].stages, cases[i].order,
+                 cases[i].body);
+        const tir_prim_func *f, *k = NULL;
+        OK(tir_parse_func(ctx, text, strlen(text), &f));
+        tir_status r = tir_lower(ctx, f, NULL, &k);
+        if (cases[i].refused) {
+            if (r != TIR_ERR_LOWER || k || !strstr(tir_ctx_error(ctx), cases[i].refused) ||
+                !strstr(tir_ctx_error(ctx), "sw_pipeline: loop 'k'"))
+                fail_msg("case %zu: %s: %s", i, tir_status_name(r), tir_ctx_error(ctx));
+        } else {
+            if (r != TIR_OK) fail_msg("case %zu refused: %s", i, tir_ctx_error(ctx));
+            if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);
+        }
+        tir_ctx_destroy(ctx);
+    }
+}
+#undef HZ
+
+/* plan_alloc keeps a buffer's Allocate outside a loop whose body reads it
+ * before writing it: moved inside, a running sum kept in a local (first
+ * value under k == 0) started unwritten in every iteration (found by the
+ * GPU-path fuzzer's pipeline family; wrong before). */
+static void test_plan_alloc_carried(void **st) {
+    (void)st;
+    static const char text[] =
+        "@T.prim_func\n"
+        "def cg(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+        "            S = T.allocate((1,), \"float32\", scope=\"local\")\n"
+        "            for k in T.serial(8):\n"
+        "                S[0] = T.Select(k == 0, A[k], S[0] + A[k])\n"
+        "                C[k] = S[0]\n";
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f, *k;
+    OK(tir_parse_func(ctx, text, strlen(text), &f));
+    OK(tir_lower(ctx, f, NULL, &k));
+    assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_vector_index_2d(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
@@ -898,6 +993,8 @@ int main(void) {
                                            cmocka_unit_test(test_tile_prefetch_commit_in_loop),
                                            cmocka_unit_test(test_tile_prefetch_rotate_loop_var),
                                            cmocka_unit_test(test_vector_index_2d),
+                                           cmocka_unit_test(test_pipeline_hazards),
+                                           cmocka_unit_test(test_plan_alloc_carried),
                                            cmocka_unit_test(test_vector_index_random)};
     for (int i = 0; i < NCASES; i++)
         tests[i + 10] = (struct CMUnitTest){.name = cases[i].golden,

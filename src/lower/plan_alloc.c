@@ -3,7 +3,11 @@
  * that compact_alloc shrinks it to what one iteration of the enclosing
  * loops uses.  Allocations start wherever their block was (often the root
  * block); they are taken out and put back around the deepest statement that
- * still contains every access.  A buffer never accessed is dropped.
+ * still contains every access, but not into a loop whose iterations may
+ * carry a value in the buffer from one to the next (lower_reads_first:
+ * a running sum kept in a local, its first value written under `k == 0`,
+ * lost its sum before; found by the GPU-path fuzzer's pipeline family).  A buffer
+ * never accessed is dropped.
  */
 #include "lower_internal.h"
 
@@ -40,6 +44,8 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
         if (uses_buf(f->min, buf) || uses_buf(f->extent, buf)) break;
+        /* inside, the buffer would start unwritten in every iteration */
+        if (f->kind != TIR_FOR_THREAD_BINDING && lower_reads_first(f->body, buf)) break;
         const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, al)
                                                      : lower_alloc_like(ctx, al, buf, f->body);
         return tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,

@@ -41,6 +41,12 @@
  * conditions the steady state decides and the tail does not (a ragged
  * last k tile's compute: tail_costs).
  *
+ * Before any of that, the stages and order must keep every dependence of
+ * the loop body (deps_ok, unversioned_ok, not_carried: a buffer that is
+ * not versioned keeps its accesses' order across iterations, a versioned
+ * one within an iteration and carries no value between them); otherwise
+ * TIR_ERR_LOWER names the buffer.
+ *
  * A shared/local buffer used only inside the loop gets one version per
  * stage between its first writer and its last reader (a flat buffer of V
  * times the size, version floormod(k - min, V) for iteration k); two
@@ -116,6 +122,11 @@ static int uses(const void *node, const tir_buffer *b) {
 
 typedef struct rw {
     ir_vec reads, writes; /* buffers */
+    /* buffers whose values are read: reads less an ldmatrix's destination
+     * (plan_versions: a component that reads a value of a buffer it also
+     * writes may carry it from one iteration to the next) */
+    ir_vec vreads;
+    const tir_buffer_load *dst; /* the ldmatrix destination being visited */
 } rw;
 
 /* Loads read, stores write; so do the warp collectives that write
@@ -128,6 +139,8 @@ static bool rw_pre(tir_visitor *v, const tir_node *n) {
     rw *r = v->user;
     if (n->kind == TIR_KIND_BUFFER_LOAD) {
         ir_vec_push(&r->reads, ((const tir_buffer_load *)n)->buffer);
+        if ((const tir_buffer_load *)n != r->dst)
+            ir_vec_push(&r->vreads, ((const tir_buffer_load *)n)->buffer);
     } else if (n->kind == TIR_KIND_BUFFER_STORE) {
         ir_vec_push(&r->writes, ((const tir_buffer_store *)n)->buffer);
     } else if (n->kind == TIR_KIND_CALL) {
@@ -135,6 +148,7 @@ static bool rw_pre(tir_visitor *v, const tir_node *n) {
         int dst = c->op == TIR_INTRIN_LDMATRIX ? 2 : c->op == TIR_INTRIN_MMA_SYNC ? 0 : -1;
         const tir_buffer_load *l = dst >= 0 ? lower_addressed(c, dst) : NULL;
         if (l) ir_vec_push(&r->writes, l->buffer);
+        if (c->op == TIR_INTRIN_LDMATRIX) r->dst = l;
     }
     return true;
 }
@@ -560,6 +574,31 @@ static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
  * the loop (p->bufs): one per stage between the first writer and the last
  * reader, two dropping to one unless a writer precedes a reader in order
  * but not in stage.  False (p->status set) past MAXB buffers. */
+/* A buffer the pipeline would version (one copy per stage in flight)
+ * must not carry a value from one iteration to the next: iteration k
+ * would read the copy of iteration k - V, not k - 1 (a running sum kept in
+ * a buffer used only inside the loop, its first value written under
+ * `k == 0`: silently wrong before this check).  It may when the body reads
+ * it before writing it (lower_reads_first), or when one component reads a
+ * value of it and writes it (the running sum after a conditional first
+ * value).  Then the pipeline is refused (TIR_ERR_LOWER, p->status), naming
+ * the buffer.  An ldmatrix's destination is written, not read. */
+static bool not_carried(pl *p, const tir_for *f, const comp *c, int n, const tir_buffer *b) {
+    int rmw = -1;
+    for (int j = 0; j < n && rmw < 0; j++)
+        if (ir_vec_has(&c[j].acc.writes, b) && ir_vec_has(&c[j].acc.vreads, b)) rmw = j;
+    if (rmw < 0 && !lower_reads_first(f->body, b)) return true;
+    char msg[512], who[64] = "the loop body reads it before writing it";
+    if (rmw >= 0) snprintf(who, sizeof who, "component %d reads and writes it", rmw);
+    snprintf(msg, sizeof msg,
+             "%s, so an iteration may read a value of '%s' that an earlier one wrote, and the "
+             "pipeline would keep the buffer in several versions (one per stage in flight) and "
+             "read the wrong one (do not pipeline this loop, or keep the value elsewhere)",
+             who, b->name);
+    p->status = fail(p, f, msg);
+    return false;
+}
+
 static bool plan_versions(pl *p, const tir_for *f, comp *c, int n) {
     tir_ctx *ctx = p->st->ctx;
     p->nbufs = 0;
@@ -587,6 +626,7 @@ static bool plan_versions(pl *p, const tir_for *f, comp *c, int n) {
             int v = use < def ? 1 : (int)(use - def + 1);
             if (v == 2 && !need) v = 1;
             if (v < 1) v = 1;
+            if (v > 1 && !not_carried(p, f, c, n, b)) return false;
             pbuf *pb = &p->bufs[p->nbufs++];
             pb->buf = b;
             pb->versions = v;
@@ -602,10 +642,65 @@ static bool plan_versions(pl *p, const tir_for *f, comp *c, int n) {
     return true;
 }
 
+/* Does a, before b in the loop body, keep its order with b on a buffer
+ * that is not versioned, in every pair of iterations of the pipelined
+ * loop (iteration-major order in the source, time-major there, component
+ * i of iteration k at time k + s_i)?  Within one iteration a_k must come
+ * before b_k, and b_k before a_{k+1}: the same stage with a earlier in
+ * the order, or b one stage later and earlier in the order (Step 8's
+ * register staging: the shared store of tile k + 1 after the compute of
+ * tile k). */
+static bool keeps_order(const comp *a, const comp *b) {
+    return (a->stage == b->stage && a->order < b->order) ||
+           (b->stage == a->stage + 1 && b->order < a->order);
+}
+
+/* Every buffer one component writes and another reads or writes, and that
+ * is not versioned (global, used outside the loop, or one version): the
+ * two components must keep their order (keeps_order); on a versioned
+ * buffer they must keep it within an iteration (an earlier writer in a
+ * later stage overwrote the later one's value; a reader in a later stage
+ * saw a value written after it in the loop body).  Otherwise
+ * some iteration reads or overwrites another's value: a stage-0 `D[0] = A[k]` and a
+ * stage-1 `C[k] = D[0]`, D global, gave C[k] = A[k + 1] before this
+ * check (deps_ok sees only a reader after its writer in one iteration).
+ * Sets p->status naming the buffer and components otherwise. */
+static bool unversioned_ok(pl *p, const tir_for *f, const comp *c, int n) {
+    for (int i = 0; i < n; i++)
+        for (int w = 0; w < c[i].acc.writes.n; w++) {
+            const tir_buffer *b = c[i].acc.writes.items[w];
+            const pbuf *pb = find_pbuf(p, b);
+            bool versioned = pb && pb->versions > 1;
+            for (int j = 0; j < n; j++) {
+                bool jw = ir_vec_has(&c[j].acc.writes, b);
+                if (j == i || !(ir_vec_has(&c[j].acc.vreads, b) || jw)) continue;
+                const comp *a = &c[i < j ? i : j], *z = &c[i < j ? j : i];
+                /* versioned: iterations have their own copies, but the
+                 * accesses of one iteration must keep their order */
+                if (versioned ? a->stage < z->stage || (a->stage == z->stage && a->order < z->order)
+                              : keeps_order(a, z))
+                    continue;
+                char msg[480];
+                snprintf(msg, sizeof msg,
+                         "components %d (stage %lld, order %lld) and %d (stage %lld, order %lld) "
+                         "both use '%s', which one of them writes%s: their stages and order "
+                         "would let one iteration see another's value, or reorder two writes",
+                         i < j ? i : j, (long long)a->stage, (long long)a->order, i < j ? j : i,
+                         (long long)z->stage, (long long)z->order, b->name,
+                         versioned ? "" : " and the pipeline does not version (it is global or "
+                                          "used outside the loop)");
+                p->status = fail(p, f, msg);
+                return false;
+            }
+        }
+    return true;
+}
+
 static void free_comps(comp *c, int n) {
     for (int j = 0; j < n; j++) {
         ir_vec_free(&c[j].acc.reads);
         ir_vec_free(&c[j].acc.writes);
+        ir_vec_free(&c[j].acc.vreads);
     }
 }
 
@@ -855,7 +950,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     int64_t maxs = 0;
     for (int i = 0; i < n; i++) by_order[i] = -1;
     for (int i = 0; i < n; i++) {
-        c[i] = (comp){q ? q->stmts[i] : body, sa->ints[i], oa ? oa->ints[i] : i, {{0}, {0}}, false};
+        c[i] = (comp){q ? q->stmts[i] : body, sa->ints[i], oa ? oa->ints[i] : i, (rw){.dst = NULL}, false};
         if (c[i].stage < 0 || c[i].order < 0 || c[i].order >= n || by_order[c[i].order] >= 0) {
             free_comps(c, i + 1);
             ir_vec_free(&allocs);
@@ -885,7 +980,8 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
             if (c[i].stage == async[a]) c[i].async = true;
     /* a clamped tail's precondition, before the copies become cp_async
      * (whose destinations rw_pre does not see) */
-    if (!plan_versions(p, f, c, n) || (clamp && !clamp_ok(p, f, c, n, maxs))) {
+    if (!plan_versions(p, f, c, n) || !unversioned_ok(p, f, c, n) ||
+        (clamp && !clamp_ok(p, f, c, n, maxs))) {
         free_comps(c, n);
         ir_vec_free(&allocs);
         return NULL;
