@@ -722,7 +722,11 @@ TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
  * (no branch; the last tile loaded again into a version nobody reads);
  * tir_lower refuses it (TIR_ERR_LOWER) where a component of stage < S
  * writes a buffer used outside the loop or calls atomic_add, and with
- * the guarded tail asked as well. */
+ * the guarded tail asked as well.  tir_lower also refuses stages and an
+ * order that would let one iteration see another's value in a buffer the
+ * pipeline does not version (global, or used outside the loop), reorder
+ * one iteration's accesses to a versioned buffer, or version a buffer that
+ * carries a value between iterations (docs/lowering.md, sw_pipeline). */
 TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop, int nstages,
                                                const int64_t *stages, int norders,
                                                const int64_t *orders, int nasync,
