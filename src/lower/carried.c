@@ -65,6 +65,20 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
         if (l->buffer == c->buf) on_read(c);
         break;
     }
+    case TIR_KIND_IF: {
+        /* each branch from the state before the If: walked one after the
+         * other, a write in the then branch hid a read first in the else
+         * branch (`if k == 0: S = A[0] else: S = S + A[k]`: plan_alloc
+         * moved S into the loop) */
+        const tir_if *i = (const tir_if *)n;
+        tir_visit(v, i->cond);
+        tir_visit(v, i->then_s);
+        bool then_written = c->written;
+        c->written = false;
+        if (i->else_s) tir_visit(v, i->else_s);
+        c->written = c->written || then_written;
+        return false;
+    }
     case TIR_KIND_CALL: {
         bool rmw;
         int a = dest_arg((const tir_call *)n, &rmw);
