@@ -192,6 +192,14 @@ static void check_both(tir_ctx *ctx, const tir_prim_func *f, const tir_prim_func
     if (rg.barriers < rp.barriers || rg.barriers > rp.barriers + 2 * S * blocks)
         fail_msg("%lld barriers guarded, %lld peeled, %lld blocks", (long long)rg.barriers,
                  (long long)rp.barriers, (long long)blocks);
+    if (clamp_mode && rg.cp_async_copies > 0) {
+        /* the last copies (of the last tile, again) are drained after the
+         * loop: a wait(0) follows the last cp_async in the kernel */
+        const char *txt = tir_print(ctx, guard.kernels[0]), *last = NULL, *q = txt;
+        while ((q = strstr(q, "T.cp_async(")) != NULL) last = q++;
+        if (!last || !strstr(last, "T.cp_async_wait(0)"))
+            fail_msg("clamped: no cp_async_wait(0) after the last cp_async:\n%s", txt);
+    }
     if (!clamp_mode) assert_int_equal(rg.cp_async_copies, rp.cp_async_copies);
     else if (rg.cp_async_copies < rp.cp_async_copies ||
              rg.cp_async_copies > 2 * rp.cp_async_copies)

@@ -1012,6 +1012,12 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
         for (int64_t t = p->guard ? t_end : body_hi; t < t_end; t++)
             emit_time(p, f, c, n, by_order, NULL, t, min, extent, async, nasync, &out);
     }
+    /* a clamped tail's last copies (of the last tile, again) may still be
+     * in flight after the loop: drained here, so that nothing after the
+     * pipeline (or a later reuse of its shared memory) races with them */
+    if (p->clamp && nasync > 0)
+        ir_vec_push(&out, lower_intrin_stmt(ctx, TIR_INTRIN_CP_ASYNC_WAIT, 1,
+                                            (const tir_expr *const[]){tir_i32(ctx, 0)}));
     const tir_stmt *res = tir_seq_new(ctx, out.n, (const tir_stmt *const *)out.items);
     ir_vec_free(&out);
     for (int i = allocs.n - 1; i >= 0; i--) {
