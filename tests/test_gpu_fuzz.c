@@ -1791,8 +1791,9 @@ static void test_gpu_fuzz_tp(void **state) {
  * below the schedule language: random lowered-form loops of 2 to 4
  * statements over a global D, a local S (sometimes initialised before the
  * loop and sometimes read after it, so not versioned), a local L and a
- * shared U used only in the loop (versioned; element 0 only), A and C,
- * with constant or k-dependent indices, running sums (`X[i] = X[i] + ...`, sometimes started under
+ * shared U used only in the loop (versioned; constant indices), A and C,
+ * with constant or k-dependent indices, writes in some iterations only
+ * (`if k % 2 == 0`), running sums (`X[i] = X[i] + ...`, sometimes started under
  * `k == 0`), random stages 0..2, a random order and sometimes a guarded or
  * clamped tail.  The interpreter runs the loop as written; a case it
  * refuses (a read of an element never written) is skipped.  Otherwise
@@ -1817,11 +1818,12 @@ static const char *pipe_index(uint64_t *r) {
     return ix[rnd(r, 0, 6)];
 }
 
-/* An index into buffer b: any for D and S (not versioned), element 0 of
- * L and U (versioned; element-level flows between iterations are not
- * detected, docs/reliability.md). */
+/* An index into buffer b: any for D and S (not versioned), a constant
+ * for L and U (versioned: flows between iterations through elements named
+ * by a non-constant index are not detected, docs/reliability.md). */
 static const char *pipe_index_of(uint64_t *r, char b) {
-    return b == 'L' || b == 'U' ? "0" : pipe_index(r);
+    static const char *const ix[] = {"0", "1", "2", "3"};
+    return b == 'L' || b == 'U' ? ix[rnd(r, 0, 3)] : pipe_index(r);
 }
 
 /* A load from one of the buffers (D, S, L, U or A). */
@@ -1841,8 +1843,11 @@ static void pipe_stmt(uint64_t *r, char *out, size_t cap) {
     else snprintf(idx, sizeof idx, "%s", pipe_index_of(r, d[0]));
     pipe_load(r, a, sizeof a);
     pipe_load(r, b, sizeof b);
-    int form = (int)rnd(r, 0, 3);
-    if (form == 0) snprintf(out, cap, "%s[%s] = %s + T.float32(1)", d, idx, a);
+    int form = (int)rnd(r, 0, 4);
+    if (form == 4 && d[0] != 'C') /* a write in some iterations only */
+        snprintf(out, cap, "if k %% 2 == %d:\n                    %s[%s] = %s + T.float32(2)",
+                 (int)rnd(r, 0, 1), d, idx, a);
+    else if (form == 0) snprintf(out, cap, "%s[%s] = %s + T.float32(1)", d, idx, a);
     else if (form == 1) snprintf(out, cap, "%s[%s] = %s + %s", d, idx, a, b);
     else if (form == 2 || d[0] == 'C') snprintf(out, cap, "%s[%s] = %s[%s] + %s", d, idx, d, idx, a);
     else /* a running sum started at k == 0 */
@@ -1889,9 +1894,13 @@ static void pipe_text(uint64_t *r, char *t, size_t cap) {
      * read an element never written (the interpreter refuses those) */
     bool first = chance(r, 60);
     for (int i = 0; i < n && o < cap; i++) {
-        char stmt[160];
-        if (i == 0 && first) snprintf(stmt, sizeof stmt, "%s[0] = A[k] + T.float32(%d)",
-                                      chance(r, 50) ? "L" : "U", (int)rnd(r, 0, 3));
+        char stmt[256];
+        if (i == 0 && first && chance(r, 50))
+            snprintf(stmt, sizeof stmt, "for i in T.serial(4):\n                    %s[i] = A[k] + T.float32(i)",
+                     chance(r, 50) ? "L" : "U");
+        else if (i == 0 && first)
+            snprintf(stmt, sizeof stmt, "%s[0] = A[k] + T.float32(%d)", chance(r, 50) ? "L" : "U",
+                     (int)rnd(r, 0, 3));
         else pipe_stmt(r, stmt, sizeof stmt);
         o += (size_t)snprintf(t + o, cap - o, "                %s\n", stmt);
     }

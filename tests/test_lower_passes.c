@@ -850,6 +850,36 @@ static void test_plan_alloc_carried(void **st) {
     OK(tir_parse_func(ctx, branches, strlen(branches), &f));
     OK(tir_lower(ctx, f, NULL, &k));
     assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
+    /* a first value under `k == 0`, then the running sum, and an element
+     * another iteration wrote (S[1], written after S[0] is read): a write
+     * under a condition on k does not cover a constant element, and the
+     * constant elements are followed one by one (moved into the loop
+     * before) */
+    static const char *const more[] = {
+        "                if k == 0:\n"
+        "                    S[0] = T.float32(0)\n"
+        "                S[0] = S[0] + A[k]\n"
+        "                C[k] = S[0]\n",
+        "                S[0] = A[k]\n"
+        "                C[k] = S[0]\n"
+        "                if k > 0:\n"
+        "                    C[k] = S[0] + S[1]\n"
+        "                S[1] = A[k]\n",
+    };
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "@T.prim_func\n"
+                 "def cg(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+                 "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                 "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+                 "            S = T.allocate((2,), \"float32\", scope=\"local\")\n"
+                 "            for k in T.serial(8):\n%s",
+                 more[i]);
+        OK(tir_parse_func(ctx, t, strlen(t), &f));
+        OK(tir_lower(ctx, f, NULL, &k));
+        if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);
+    }
     tir_ctx_destroy(ctx);
 }
 

@@ -102,10 +102,10 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 /* The element argument i of call points at (address_of(BufferLoad) of one
  * element), or NULL (lower_util.c). */
 const tir_buffer_load *lower_addressed(const tir_call *call, int i);
-/* Whether a loop body reads buf before writing it, in execution order, so
- * that an iteration may read a value an earlier one wrote (carried.c;
- * element-blind, see there). */
-bool lower_reads_first(const void *body, const tir_buffer *buf);
+/* Whether one iteration of the loop over var with this body may read, in
+ * buf, a value an earlier iteration wrote (carried.c: exact for constant
+ * elements; a write of elements it cannot name covers everything). */
+bool lower_reads_first(const void *body, const tir_buffer *buf, const tir_var *var);
 /* The buffer and indices of n when it is a BufferLoad or BufferStore
  * (true), else false (lower_util.c). */
 bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,

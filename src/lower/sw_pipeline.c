@@ -587,7 +587,7 @@ static bool not_carried(pl *p, const tir_for *f, const comp *c, int n, const tir
     int rmw = -1;
     for (int j = 0; j < n && rmw < 0; j++)
         if (ir_vec_has(&c[j].acc.writes, b) && ir_vec_has(&c[j].acc.vreads, b)) rmw = j;
-    if (rmw < 0 && !lower_reads_first(f->body, b)) return true;
+    if (rmw < 0 && !lower_reads_first(f->body, b, f->var)) return true;
     char msg[512], who[64] = "the loop body reads it before writing it";
     if (rmw >= 0) snprintf(who, sizeof who, "component %d reads and writes it", rmw);
     snprintf(msg, sizeof msg,
