@@ -1581,7 +1581,7 @@ static void test_gpu_fuzz_f32(void **state) {
  * must accept both or refuse both.  It counts the cases where the pass
  * changed the kernel and where it rotated a loop (a serial loop whose body
  * has a wait but does not start with one); a run of 20 cases or more fails
- * when it changed or rotated none.
+ * when it changed none, and one of 200 or more when it rotated none.
  * MINITIR_GPU_FUZZ_TP_CASES=N sets the number of cases (default 4, or a
  * twentieth of the count above when that is given);
  * MINITIR_GPU_FUZZ_TP_VERBOSE=1 prints each compared case and what the
@@ -1781,8 +1781,11 @@ static void test_gpu_fuzz_tp(void **state) {
     if (t.all.failures)
         fail_msg("%ld of %ld tile_prefetch fuzz cases failed (see above)", t.all.failures,
                  t.all.cases);
-    /* the pass applied, and rotated a loop (a long enough run) */
-    assert_true(t.all.cases < 20 || (t.changed > 0 && t.rotated > 0));
+    /* the pass applied (in ~40% of the cases), and rotated a loop (in
+     * ~5%: 40 cases rotated none at 3 of 16 seeds in run 97, so only a
+     * run of 200 or more must) */
+    assert_true(t.all.cases < 20 || t.changed > 0);
+    assert_true(t.all.cases < 200 || t.rotated > 0);
 }
 
 /* ------------------------------------------- random pipelines (sw_pipeline)
