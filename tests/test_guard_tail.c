@@ -453,10 +453,10 @@ static void test_clamp_and_guard(void **st) {
     }
 }
 
-/* Components a clamped tail would run again with an effect: a stage-0
- * store to a global buffer, an atomic add, a hand-written cp_async (whose
- * destination the pipeline does not track).  Each is refused naming the
- * buffer or the call; the same kernels lower with the guarded tail. */
+/* Components a clamped tail would run again with an effect outside the
+ * pipeline: a stage-0 store to a global buffer, an atomic add into one
+ * (a write through the call's address, lower_dest_arg).  Each is refused
+ * naming the buffer; the same kernels lower with the guarded tail. */
 static const char clamp_global[] =
     "@T.prim_func\n"
     "def cg(A: T.Buffer((64,), \"float32\"), D: T.Buffer((64,), \"float32\"), C: T.Buffer((32,), \"float32\")):\n"
@@ -473,7 +473,7 @@ static void test_clamp_refused(void **st) {
     tir_ctx *ctx = *st;
     const char *const effects[][2] = {
         {"D[k * 32 + tx] = A[k * 32 + tx]", "writes 'D'"},
-        {"T.atomic_add(T.address_of(D[tx]), A[k * 32 + tx])", "calls atomic_add"},
+        {"T.atomic_add(T.address_of(D[tx]), A[k * 32 + tx])", "writes 'D'"},
     };
     const char *const keys[] = {"software_pipeline_clamp_tail", "software_pipeline_guard_tail"};
     for (size_t e = 0; e < sizeof effects / sizeof *effects; e++)

@@ -818,44 +818,24 @@ static void test_pipeline_hazards(void **st) {
  * GPU-path fuzzer's pipeline family; wrong before). */
 static void test_plan_alloc_carried(void **st) {
     (void)st;
-    static const char text[] =
-        "@T.prim_func\n"
-        "def cg(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
-        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
-        "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
-        "            S = T.allocate((1,), \"float32\", scope=\"local\")\n"
-        "            for k in T.serial(8):\n"
+    /* loop bodies over a local S used only in the loop:
+     * 0. the running sum with its first value chosen by T.Select;
+     * 1. the same as an If: the else branch reads S first, which the then
+     *    branch's write hid when the branches were walked one after the
+     *    other (review);
+     * 2. a first value under `k == 0`, then the sum: a write under a
+     *    condition on k does not cover a constant element;
+     * 3. S[1] read after S[0] is written, S[1] written by the previous
+     *    iteration: the constant elements are followed one by one.
+     * All of them were moved into the loop before (2 and 3 until acc898b). */
+    static const char *const bodies[] = {
         "                S[0] = T.Select(k == 0, A[k], S[0] + A[k])\n"
-        "                C[k] = S[0]\n";
-    tir_ctx *ctx = tir_ctx_create();
-    const tir_prim_func *f, *k;
-    OK(tir_parse_func(ctx, text, strlen(text), &f));
-    OK(tir_lower(ctx, f, NULL, &k));
-    assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
-    /* the same sum as an If: the else branch reads S first, which the
-     * then branch's write hid when the branches were walked one after the
-     * other (review; moved into the loop before) */
-    static const char branches[] =
-        "@T.prim_func\n"
-        "def cg(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
-        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
-        "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
-        "            S = T.allocate((1,), \"float32\", scope=\"local\")\n"
-        "            for k in T.serial(8):\n"
+        "                C[k] = S[0]\n",
         "                if k == 0:\n"
         "                    S[0] = A[k]\n"
         "                else:\n"
         "                    S[0] = S[0] + A[k]\n"
-        "                C[k] = S[0]\n";
-    OK(tir_parse_func(ctx, branches, strlen(branches), &f));
-    OK(tir_lower(ctx, f, NULL, &k));
-    assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
-    /* a first value under `k == 0`, then the running sum, and an element
-     * another iteration wrote (S[1], written after S[0] is read): a write
-     * under a condition on k does not cover a constant element, and the
-     * constant elements are followed one by one (moved into the loop
-     * before) */
-    static const char *const more[] = {
+        "                C[k] = S[0]\n",
         "                if k == 0:\n"
         "                    S[0] = T.float32(0)\n"
         "                S[0] = S[0] + A[k]\n"
@@ -866,7 +846,8 @@ static void test_plan_alloc_carried(void **st) {
         "                    C[k] = S[0] + S[1]\n"
         "                S[1] = A[k]\n",
     };
-    for (size_t i = 0; i < sizeof more / sizeof *more; i++) {
+    tir_ctx *ctx = tir_ctx_create();
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
         char t[1024];
         snprintf(t, sizeof t,
                  "@T.prim_func\n"
@@ -875,7 +856,8 @@ static void test_plan_alloc_carried(void **st) {
                  "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
                  "            S = T.allocate((2,), \"float32\", scope=\"local\")\n"
                  "            for k in T.serial(8):\n%s",
-                 more[i]);
+                 bodies[i]);
+        const tir_prim_func *f, *k;
         OK(tir_parse_func(ctx, t, strlen(t), &f));
         OK(tir_lower(ctx, f, NULL, &k));
         if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);

@@ -721,7 +721,8 @@ TIR_API tir_status tir_sched_set_scope(tir_schedule *s, tir_block_rv block,
  * components unguarded on the last iteration, min(k, min + extent - 1)
  * (no branch; the last tile loaded again into a version nobody reads);
  * tir_lower refuses it (TIR_ERR_LOWER) where a component of stage < S
- * writes a buffer used outside the loop or calls atomic_add, and with
+ * writes a buffer used outside the loop (by a store, an atomic_add or a
+ * cp_async), and with
  * the guarded tail asked as well.  tir_lower also refuses stages and an
  * order that would let one iteration see another's value in a buffer the
  * pipeline does not version (global, or used outside the loop), reorder

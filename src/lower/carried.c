@@ -46,22 +46,6 @@ typedef struct cwalk {
     int ndst;
 } cwalk;
 
-/* The argument a call writes through (address_of), or -1; *rmw when it
- * reads it too. */
-static int dest_arg(const tir_call *c, bool *rmw) {
-    *rmw = c->op == TIR_INTRIN_MMA_SYNC || c->op == TIR_INTRIN_ATOMIC_ADD;
-    switch (c->op) {
-    case TIR_INTRIN_FRAG_FILL:
-    case TIR_INTRIN_FRAG_LOAD:
-    case TIR_INTRIN_CP_ASYNC:
-    case TIR_INTRIN_MMA_SYNC:
-    case TIR_INTRIN_ATOMIC_ADD: return 0;
-    case TIR_INTRIN_FRAG_STORE: return 1;
-    case TIR_INTRIN_LDMATRIX: return 2;
-    default: return -1;
-    }
-}
-
 /* The constant index of an access, or false. */
 static bool const_index(int n, const tir_expr *const *idx, int64_t *out) {
     if (n > MAXD) return false;
@@ -154,7 +138,7 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
     }
     case TIR_KIND_CALL: {
         bool rmw;
-        int a = dest_arg((const tir_call *)n, &rmw);
+        int a = lower_dest_arg((const tir_call *)n, &rmw);
         const tir_buffer_load *l = a >= 0 ? lower_addressed((const tir_call *)n, a) : NULL;
         if (!l || l->buffer != c->buf) break;
         if (rmw) on_read(c, -1, NULL);

@@ -102,6 +102,9 @@ bool lower_uses_any(const void *node, int nvars, const tir_var *const *vars);
 /* The element argument i of call points at (address_of(BufferLoad) of one
  * element), or NULL (lower_util.c). */
 const tir_buffer_load *lower_addressed(const tir_call *call, int i);
+/* The argument call writes through (an address_of), or -1; *rmw when it
+ * reads that element too (an mma's accumulator, an atomic add). */
+int lower_dest_arg(const tir_call *call, bool *rmw);
 /* Whether one iteration of the loop over var with this body may read, in
  * buf, a value an earlier iteration wrote (carried.c: exact for constant
  * elements; a write of elements it cannot name covers everything). */

@@ -81,6 +81,20 @@ const tir_buffer_load *lower_addressed(const tir_call *call, int i) {
                                                                 : NULL;
 }
 
+int lower_dest_arg(const tir_call *c, bool *rmw) {
+    *rmw = c->op == TIR_INTRIN_MMA_SYNC || c->op == TIR_INTRIN_ATOMIC_ADD;
+    switch (c->op) {
+    case TIR_INTRIN_FRAG_FILL:
+    case TIR_INTRIN_FRAG_LOAD:
+    case TIR_INTRIN_CP_ASYNC:
+    case TIR_INTRIN_MMA_SYNC:
+    case TIR_INTRIN_ATOMIC_ADD: return 0;
+    case TIR_INTRIN_FRAG_STORE: return 1;
+    case TIR_INTRIN_LDMATRIX: return 2;
+    default: return -1;
+    }
+}
+
 int lower_ldmatrix_row(tir_dtype dtype) { return 16 / tir_dtype_bytes(dtype); }
 
 bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,

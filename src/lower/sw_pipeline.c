@@ -23,8 +23,8 @@
  * component of stage S reads any more (no run-time branch in the loop, so
  * its body is exactly the steady state's).  Only sound where those
  * components write nothing but the pipeline's own buffers (used only
- * inside the loop) and call nothing with other effects (an atomic add
- * would run again): refused otherwise (clamp_ok).
+ * inside the loop; an atomic add into a global would run again):
+ * refused otherwise (clamp_ok).
  *
  * Guarded tail ("software_pipeline_guard_tail" = 1, unless
  * tir_lower_opts.pipeline_peel_tail): the loop runs over the epilogue's
@@ -126,15 +126,15 @@ typedef struct rw {
      * (plan_versions: a component that reads a value of a buffer it also
      * writes may carry it from one iteration to the next) */
     ir_vec vreads;
-    const tir_buffer_load *dst; /* the ldmatrix destination being visited */
+    const tir_buffer_load *dst; /* the written-only destination being visited */
 } rw;
 
-/* Loads read, stores write; so do the warp collectives that write
- * registers through an address (ldmatrix's destination, mma_sync's
- * accumulator; their address_of is also seen as a read below): without
- * that, fragment registers an ldmatrix fills in one stage and an
- * mma_sync reads in the next got one version, and the next k step's
- * ldmatrix overwrote them before the mma read them. */
+/* Loads read, stores write; so do the calls that write through an address
+ * (lower_dest_arg: ldmatrix's destination, mma_sync's accumulator,
+ * cp_async's, an atomic add's; their address_of is also seen as a read
+ * below): without that, fragment registers an ldmatrix fills in one
+ * stage and an mma_sync reads in the next got one version, and the next
+ * k step's ldmatrix overwrote them before the mma read them. */
 static bool rw_pre(tir_visitor *v, const tir_node *n) {
     rw *r = v->user;
     if (n->kind == TIR_KIND_BUFFER_LOAD) {
@@ -145,10 +145,11 @@ static bool rw_pre(tir_visitor *v, const tir_node *n) {
         ir_vec_push(&r->writes, ((const tir_buffer_store *)n)->buffer);
     } else if (n->kind == TIR_KIND_CALL) {
         const tir_call *c = (const tir_call *)n;
-        int dst = c->op == TIR_INTRIN_LDMATRIX ? 2 : c->op == TIR_INTRIN_MMA_SYNC ? 0 : -1;
+        bool rmw;
+        int dst = lower_dest_arg(c, &rmw);
         const tir_buffer_load *l = dst >= 0 ? lower_addressed(c, dst) : NULL;
         if (l) ir_vec_push(&r->writes, l->buffer);
-        if (c->op == TIR_INTRIN_LDMATRIX) r->dst = l;
+        if (l && !rmw) r->dst = l;
     }
     return true;
 }
@@ -799,29 +800,12 @@ static bool tail_mode(pl *p, const tir_for *f, bool *guard, bool *clamp) {
     return true;
 }
 
-typedef struct effects {
-    const tir_call *bad; /* a call whose effect a repeat would repeat */
-} effects;
-
-static bool effects_pre(tir_visitor *v, const tir_node *n) {
-    effects *e = v->user;
-    if (n->kind != TIR_KIND_CALL || e->bad) return !e->bad;
-    const tir_call *c = (const tir_call *)n;
-    switch (c->op) {
-    case TIR_INTRIN_ATOMIC_ADD:
-    case TIR_INTRIN_CP_ASYNC:
-    case TIR_INTRIN_FRAG_FILL:
-    case TIR_INTRIN_FRAG_LOAD:
-    case TIR_INTRIN_FRAG_STORE: e->bad = c; return false;
-    default: return true;
-    }
-}
-
 /* Whether the components of stages < S may run again on the last
- * iteration (a clamped tail): every buffer they write is one of the
- * pipeline's (used only inside the loop: plan_versions), and no call of
- * theirs writes through an address that rw_pre does not see.  Sets
- * p->status, naming the component's buffer or call, otherwise. */
+ * iteration (a clamped tail): every buffer they write, by a store or
+ * through a call's address (an atomic add into a global included), is one
+ * of the pipeline's (used only inside the loop: plan_versions), whose
+ * extra version nobody reads.  Sets p->status, naming the component and
+ * the buffer, otherwise. */
 static bool clamp_ok(pl *p, const tir_for *f, const comp *c, int n, int64_t maxs) {
     for (int i = 0; i < n; i++) {
         if (c[i].stage >= maxs) continue;
@@ -834,18 +818,6 @@ static bool clamp_ok(pl *p, const tir_for *f, const comp *c, int n, int64_t maxs
                      "which is used outside the loop; a clamped tail would write it again "
                      "(use software_pipeline_guard_tail)",
                      i, (long long)c[i].stage, b->name);
-            p->status = fail(p, f, msg);
-            return false;
-        }
-        effects e = {0};
-        tir_visitor v = {.pre = effects_pre, .user = &e};
-        tir_visit(&v, c[i].s);
-        if (e.bad) {
-            char msg[256];
-            snprintf(msg, sizeof msg,
-                     "software_pipeline_clamp_tail: component %d (stage %lld) calls %s, which a "
-                     "clamped tail would run again (use software_pipeline_guard_tail)",
-                     i, (long long)c[i].stage, tir_intrin_name(e.bad->op));
             p->status = fail(p, f, msg);
             return false;
         }
@@ -978,8 +950,7 @@ static const tir_stmt *expand(pl *p, const tir_for *f) {
     for (int i = 0; i < n; i++)
         for (int a = 0; a < nasync; a++)
             if (c[i].stage == async[a]) c[i].async = true;
-    /* a clamped tail's precondition, before the copies become cp_async
-     * (whose destinations rw_pre does not see) */
+    /* a clamped tail's precondition */
     if (!plan_versions(p, f, c, n) || !unversioned_ok(p, f, c, n) ||
         (clamp && !clamp_ok(p, f, c, n, maxs))) {
         free_comps(c, n);
