@@ -746,6 +746,7 @@ static const char *lower_and_check(gpu_case *gc, const tir_prim_func *f, uint64_
         gc->bad = true;
     } else {
         t->lower_refused++;
+        if (getenv("MINITIR_GPU_FUZZ_VERBOSE")) fprintf(stderr, "# refused: %.300s\n", msg);
     }
     return "lowering";
 }
@@ -1796,15 +1797,25 @@ static void test_gpu_fuzz_tp(void **state) {
  * loop and sometimes read after it, so not versioned), a local L and a
  * shared U used only in the loop (versioned; constant indices), A and C,
  * with constant or k-dependent indices, writes in some iterations only
- * (`if k % 2 == 0`), running sums (`X[i] = X[i] + ...`, sometimes started under
- * `k == 0`), random stages 0..2, a random order and sometimes a guarded or
- * clamped tail.  The interpreter runs the loop as written; a case it
+ * (`if k % 2 == 0`, or under a condition that reads D), running sums
+ * (`X[i] = X[i] + ...`, sometimes started under `k == 0`), vectorized or
+ * serial inner loops over v (a store of lane v + o from another lane's
+ * element, sometimes under a guard that reads memory: the stored buffer or
+ * D), random stages 0..2, a random order and sometimes a guarded or
+ * clamped tail; sometimes the k loop sits in a loop over j, and writes
+ * under `j > 0` or `j == 0` (alike in every iteration of k).  The interpreter runs the loop as written; a case it
  * refuses (a read of an element never written) is skipped.  Otherwise
  * tir_lower either refuses it with a message or the simulator (race and
  * uninitialised-read checks) must compute D and C bit for bit as the
  * interpreter does (small integers: exact sums).  It found the hazards
  * sw_pipeline now refuses (unversioned_ok, not_carried) and plan_alloc's
- * move of a carried buffer into the loop (lower_reads_first).
+ * move of a carried buffer into the loop (lower_reads_first).  With the
+ * inner loops, the conditions on D and j and the first values written under
+ * `k == 0` (sixteenth session) it failed 118 of 24,000 cases (seeds 1-6) on
+ * the code before that session's fixes: vectorize's lane order, and an
+ * inner loop's writes under `k == 0` taken to cover every element; then,
+ * on the fixed code, the versions sw_pipeline gave a buffer written in a
+ * later stage than its readers.
  * MINITIR_GPU_FUZZ_PIPE_CASES=N sets the number of cases (default 300, or
  * a fifth of the count above when that is given);
  * MINITIR_GPU_FUZZ_PIPE_VERBOSE=1 prints the refusals. */
@@ -1837,8 +1848,28 @@ static void pipe_load(uint64_t *r, char *out, size_t cap) {
     else snprintf(out, cap, "%s[%s]", b, pipe_index_of(r, b[0]));
 }
 
-/* One statement of the loop body. */
-static void pipe_stmt(uint64_t *r, char *out, size_t cap) {
+/* A vectorized or stepped inner loop over v of n lanes: X[v + o] from
+ * another lane's element or from A, sometimes under a guard that reads
+ * memory (the stored buffer itself, or D).  Any of D, S, L, U: the
+ * elements are named through v. */
+static void pipe_inner(uint64_t *r, char *out, size_t cap) {
+    static const char *const bufs[] = {"D", "S", "L", "U"};
+    const char *x = bufs[rnd(r, 0, 3)], *y = bufs[rnd(r, 0, 3)];
+    int n = (int)rnd(r, 2, 4), o = (int)rnd(r, 0, 4 - n), o2 = (int)rnd(r, 0, 4 - n);
+    char val[64], guard[96] = "";
+    if (chance(r, 25)) snprintf(val, sizeof val, "A[k + v] + T.float32(1)");
+    else if (chance(r, 50)) snprintf(val, sizeof val, "%s[v + %d] + T.float32(1)", y, o2);
+    else snprintf(val, sizeof val, "%s[%d - v] + T.float32(1)", y, o2 + n - 1);
+    if (chance(r, 30))
+        snprintf(guard, sizeof guard, "if %s[%d] <= T.float32(%d):\n                        ",
+                 chance(r, 50) ? x : "D", (int)rnd(r, 0, 3), (int)rnd(r, -1, 2));
+    snprintf(out, cap, "for v in T.%s(%d):\n                    %s%s[v + %d] = %s",
+             chance(r, 60) ? "vectorized" : "serial", n, guard, x, o, val);
+}
+
+/* One statement of the loop body.  j: the loop sits in an outer loop over
+ * j, which conditions may name (alike in every iteration of k). */
+static void pipe_stmt(uint64_t *r, char *out, size_t cap, bool j) {
     static const char *const dst[] = {"D", "S", "L", "U", "C"};
     const char *d = dst[rnd(r, 0, 4)];
     char idx[32], a[32], b[32];
@@ -1846,8 +1877,16 @@ static void pipe_stmt(uint64_t *r, char *out, size_t cap) {
     else snprintf(idx, sizeof idx, "%s", pipe_index_of(r, d[0]));
     pipe_load(r, a, sizeof a);
     pipe_load(r, b, sizeof b);
-    int form = (int)rnd(r, 0, 4);
-    if (form == 4 && d[0] != 'C') /* a write in some iterations only */
+    int form = (int)rnd(r, 0, 7);
+    if (form == 7) {
+        pipe_inner(r, out, cap);
+    } else if (form == 6 && d[0] != 'C') /* a condition that reads memory, no k in it */
+        snprintf(out, cap, "if D[%d] <= T.float32(%d):\n                    %s[%s] = %s + T.float32(3)",
+                 (int)rnd(r, 0, 3), (int)rnd(r, -1, 1), d, idx, a);
+    else if (form == 5 && d[0] != 'C' && j) /* alike in every iteration of k */
+        snprintf(out, cap, "if j %s 0:\n                    %s[%s] = %s + T.float32(4)",
+                 chance(r, 50) ? "==" : ">", d, idx, a);
+    else if (form >= 4 && d[0] != 'C') /* a write in some iterations only */
         snprintf(out, cap, "if k %% 2 == %d:\n                    %s[%s] = %s + T.float32(2)",
                  (int)rnd(r, 0, 1), d, idx, a);
     else if (form == 0) snprintf(out, cap, "%s[%s] = %s + T.float32(1)", d, idx, a);
@@ -1888,31 +1927,45 @@ static void pipe_text(uint64_t *r, char *t, size_t cap) {
     if (o < cap) /* S initialised: used outside the loop, never versioned */
         o += (size_t)snprintf(t + o, cap - o, "            for i in T.serial(4):\n"
                                               "                S[i] = T.float32(i)\n");
-    if (o < cap)
-        o += (size_t)snprintf(t + o, cap - o,
-                              "            for k in T.serial(%d, annotations={\"software_pipeline_stage\": [%s], "
-                              "\"software_pipeline_order\": [%s]%s}):\n",
-                              extent, stages, orders, tail);
+    /* sometimes inside a loop over j, which conditions may name */
+    bool wrap = chance(r, 30);
+    char loop[4096];
+    size_t lo = (size_t)snprintf(loop, sizeof loop,
+                                 "            for k in T.serial(%d, annotations={\"software_pipeline_stage\": [%s], "
+                                 "\"software_pipeline_order\": [%s]%s}):\n",
+                                 extent, stages, orders, tail);
     /* mostly a first statement that writes L or U, so that fewer cases
      * read an element never written (the interpreter refuses those) */
-    bool first = chance(r, 60);
-    for (int i = 0; i < n && o < cap; i++) {
-        char stmt[256];
-        if (i == 0 && first && chance(r, 50))
+    bool first = chance(r, 75);
+    for (int i = 0; i < n && lo < sizeof loop; i++) {
+        char stmt[320];
+        if (i == 0 && first && chance(r, 25)) /* every element, first iteration only: carried after */
+            snprintf(stmt, sizeof stmt,
+                     "if k == 0:\n                    for i in T.serial(4):\n"
+                     "                        %s[i] = A[0] + T.float32(i)",
+                     chance(r, 50) ? "L" : "U");
+        else if (i == 0 && first && chance(r, 50))
             snprintf(stmt, sizeof stmt, "for i in T.serial(4):\n                    %s[i] = A[k] + T.float32(i)",
                      chance(r, 50) ? "L" : "U");
         else if (i == 0 && first)
             snprintf(stmt, sizeof stmt, "%s[0] = A[k] + T.float32(%d)", chance(r, 50) ? "L" : "U",
                      (int)rnd(r, 0, 3));
-        else pipe_stmt(r, stmt, sizeof stmt);
-        o += (size_t)snprintf(t + o, cap - o, "                %s\n", stmt);
+        else pipe_stmt(r, stmt, sizeof stmt, wrap);
+        lo += (size_t)snprintf(loop + lo, sizeof loop - lo, "                %s\n", stmt);
+    }
+    if (wrap && o < cap) o += (size_t)snprintf(t + o, cap - o, "            for j in T.serial(2):\n");
+    for (const char *l = loop; *l && o < cap;) { /* each line, 4 spaces deeper inside j */
+        const char *nl = strchr(l, '\n');
+        int len = (int)(nl - l);
+        o += (size_t)snprintf(t + o, cap - o, "%s%.*s\n", wrap ? "    " : "", len, l);
+        l = nl + 1;
     }
     if (read_s && o < cap) snprintf(t + o, cap - o, "            C[15] = S[0] + S[3]\n");
 }
 
 static void pipe_one_case(uint64_t seed, long ci, pipe_totals *t) {
     uint64_t r = (seed * 1000003u + (uint64_t)ci) ^ 0x94d049bb133111ebull;
-    char text[4096];
+    char text[8192];
     pipe_text(&r, text, sizeof text);
     t->cases++;
     tir_ctx *ctx = tir_ctx_create();

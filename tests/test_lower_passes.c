@@ -782,6 +782,11 @@ static void test_pipeline_hazards(void **st) {
          * writer that follows it */
         {"", "1, 0, 1", "1, 0, 2", HZ("S[0] = A[k]") HZ("S[0] = D[0]") HZ("C[k] = S[0]"), "'S'"},
         {"", "0, 2, 1", "2, 0, 1", HZ("S[0] = A[k]") HZ("C[k] = S[0]") HZ("S[0] = D[0]"), "'S'"},
+        /* versioned, written under a condition that reads memory (no k in
+         * it; false at k = 2, 4, 7): C[2] read iteration 0's value */
+        {"", "0, 0, 1", "0, 1, 2",
+         HZ("D[0] = A[k]") HZ("if D[0] <= T.float32(0):") HZ("    S[0] = A[k]") HZ("C[k] = S[0]"),
+         "reads it before writing it"},
         /* controls: the global written one stage before its reader, which
          * comes first in the order (register staging's pattern); a fresh
          * local per iteration (versioned); the global in one stage; the
@@ -790,6 +795,12 @@ static void test_pipeline_hazards(void **st) {
         {"", "0, 1", "0, 1", HZ("S[0] = A[k]") HZ("C[k] = S[0]"), NULL},
         {"", "0, 0", "0, 1", HZ("D[0] = A[k]") HZ("C[k] = D[0]"), NULL},
         {init, "1, 1", "0, 1", HZ("S[0] = S[0] + A[k]") HZ("C[k] = S[0]"), NULL},
+        /* a writer in a later stage than the reader: three versions, not
+         * two (with two, iteration k's late write landed in the version
+         * iteration k + 2 had just written: C[k] read D[0]; found by the
+         * pipeline fuzz family, sixteenth session) */
+        {"", "0, 1, 2", "0, 2, 1", HZ("S[0] = A[k]") HZ("C[k] = S[0] + T.float32(1)") HZ("S[0] = D[0]"),
+         NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tir_ctx *ctx = tir_ctx_create();
@@ -826,8 +837,13 @@ static void test_plan_alloc_carried(void **st) {
      * 2. a first value under `k == 0`, then the sum: a write under a
      *    condition on k does not cover a constant element;
      * 3. S[1] read after S[0] is written, S[1] written by the previous
-     *    iteration: the constant elements are followed one by one.
-     * All of them were moved into the loop before (2 and 3 until acc898b). */
+     *    iteration: the constant elements are followed one by one;
+     * 4. S[0] written under a condition that reads memory and names no k
+     *    (A holds -2, 0, 2, -1, 1, -2, 0, 2: it fails at k = 2, 4, 7);
+     * 5. an inner loop writing S[v] and reading S[1 - v]: at v = 0 it reads
+     *    the previous iteration's S[1] (the walk steps through v).
+     * All of them were moved into the loop before (2 and 3 until acc898b,
+     * 4 and 5 until the sixteenth session). */
     static const char *const bodies[] = {
         "                S[0] = T.Select(k == 0, A[k], S[0] + A[k])\n"
         "                C[k] = S[0]\n",
@@ -845,6 +861,15 @@ static void test_plan_alloc_carried(void **st) {
         "                if k > 0:\n"
         "                    C[k] = S[0] + S[1]\n"
         "                S[1] = A[k]\n",
+        "                S[1] = A[k]\n"
+        "                if S[1] <= T.float32(0):\n"
+        "                    S[0] = A[k]\n"
+        "                C[k] = S[0]\n",
+        "                if k == 0:\n"
+        "                    S[1] = A[0]\n"
+        "                for v in T.serial(2):\n"
+        "                    S[v] = A[k]\n"
+        "                    C[k] = C[k] + S[1 - v]\n",
     };
     tir_ctx *ctx = tir_ctx_create();
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
@@ -863,6 +888,97 @@ static void test_plan_alloc_carried(void **st) {
         if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);
     }
     tir_ctx_destroy(ctx);
+}
+
+/* A write under a condition alike in every iteration (`j > 0`, j an outer
+ * loop's variable) with another write of the element after the read: where
+ * the condition fails the read sees the previous iteration's value.  Before
+ * the sixteenth session the conditional write counted as made: pipelined,
+ * the local L was versioned (C read iteration k - 2's value, silently);
+ * not pipelined, plan_alloc moved L into the k loop.  Now the pipeline is
+ * refused, naming L, and without it L stays outside the loop. */
+static const char carried_fmt[] =
+    "@T.prim_func\n"
+    "def cj(A: T.Buffer((16,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+    "            for j in T.serial(2):\n"
+    "                L = T.allocate((4,), \"float32\", scope=\"local\")\n"
+    "                for k in T.serial(8%s):\n"
+    "                    if k == 0:\n"
+    "                        L[3] = A[0]\n"
+    "                    if j > 0:\n"
+    "                        L[3] = A[k]\n"
+    "                    C[j * 8 + k] = L[3]\n"
+    "                    L[3] = A[k] + T.float32(1)\n";
+
+static void test_carried_invariant_condition(void **st) {
+    (void)st;
+    static const char *const annots[] = {
+        ", annotations={\"software_pipeline_stage\": [0, 0, 1, 1], "
+        "\"software_pipeline_order\": [0, 1, 2, 3]}",
+        ""};
+    for (int i = 0; i < 2; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char t[2048];
+        snprintf(t, sizeof t, carried_fmt, annots[i]);
+        const tir_prim_func *f, *k = NULL;
+        OK(tir_parse_func(ctx, t, strlen(t), &f));
+        tir_status r = tir_lower(ctx, f, NULL, &k);
+        if (i == 0) {
+            assert_int_equal(r, TIR_ERR_LOWER);
+            assert_non_null(strstr(tir_ctx_error(ctx), "reads it before writing it"));
+            assert_non_null(strstr(tir_ctx_error(ctx), "'L'"));
+        } else {
+            OK(r);
+            assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
+        }
+        tir_ctx_destroy(ctx);
+    }
+}
+
+/* Vectorized stores whose lanes would see each other (a new user's
+ * hand-written loops, sixteenth session): a value read from the stored
+ * buffer at another lane's element (`S[v + 1] = S[v]`: each lane reads what
+ * the lane before stored) and a guard that reads the stored buffer (`if
+ * S[0] <= 0: S[v] = 1`: lane 0's store makes it fail for the others).  One
+ * vector store read every lane first and evaluated the guard once: both
+ * silently wrong.  They now stay unrolled loops and compute what the
+ * interpreter does; a read of the lane's own element still vectorizes. */
+static void test_vectorize_lane_order(void **st) {
+    (void)st;
+    static const char *const bodies[] = {
+        "            for v in T.vectorized(3):\n"
+        "                S[v + 1] = S[v]\n",
+        "            for v in T.vectorized(4):\n"
+        "                if S[0] <= T.float32(0):\n"
+        "                    S[v] = T.float32(1)\n",
+        "            for v in T.vectorized(4):\n"
+        "                S[v] = S[v] * T.float32(2)\n",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char t[2048];
+        snprintf(t, sizeof t,
+                 "@T.prim_func\n"
+                 "def vl(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+                 "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                 "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+                 "            S = T.allocate((4,), \"float32\", scope=\"local\")\n"
+                 "            for i in T.serial(4):\n"
+                 "                S[i] = A[i]\n"
+                 "%s"
+                 "            for i in T.serial(4):\n"
+                 "                C[i] = S[i]\n",
+                 bodies[i]);
+        const tir_prim_func *f, *k = NULL;
+        OK(tir_parse_func(ctx, t, strlen(t), &f));
+        OK(tir_lower(ctx, f, NULL, &k));
+        if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);
+        bool vec = strstr(tir_print(ctx, k), "T.Ramp") != NULL;
+        if (vec != (i == 2)) fail_msg("case %zu: vectorized %d", i, vec);
+        tir_ctx_destroy(ctx);
+    }
 }
 
 static void test_vector_index_2d(void **st) {
@@ -1027,6 +1143,8 @@ int main(void) {
                                               cmocka_unit_test(test_vector_index_2d),
                                               cmocka_unit_test(test_pipeline_hazards),
                                               cmocka_unit_test(test_plan_alloc_carried),
+                                              cmocka_unit_test(test_carried_invariant_condition),
+                                              cmocka_unit_test(test_vectorize_lane_order),
                                               cmocka_unit_test(test_vector_index_random)};
     enum { NNAMED = sizeof named / sizeof named[0] };
     struct CMUnitTest tests[NNAMED + NCASES];

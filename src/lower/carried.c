@@ -4,103 +4,325 @@
  * unwritten in every iteration) and sw_pipeline does not version it
  * (iteration k would read the copy of iteration k - V).
  *
- * The body is walked in execution order.  Writes to constant elements are
- * tracked one by one, and a read of a constant element that no earlier
- * write of this iteration covers answers yes; a write under an If whose
- * condition depends on the loop's variable (or in a loop whose bounds do)
- * may not happen in this iteration, so a constant element it writes is not
- * covered (`if k == 0: S[0] = 0` then `S[0] = S[0] + A[k]`).  A write under
- * another If covers: an element it skips is skipped in every iteration, so
- * reading it would read an element never written (the interpreter refuses
- * that).  A write whose elements we cannot name (an index that is not
- * constant, a fragment tile, ldmatrix, cp.async) covers everything after
- * it, conditional or not, and a read we cannot name is covered by any
- * earlier write: those are the tiles the schedule language writes whole
- * before reading them, and where they are not (some elements written,
- * others read that only an earlier iteration wrote), the answer is wrong
+ * Elements we can name are followed one by one: constant indices, or
+ * indices of the variables of loops inside the body of constant bounds
+ * (the walk steps through such a loop value by value, up to MAXWALKS
+ * walks of a body), a Ramp lane by lane.  A pre-pass notes, for each element
+ * the body writes, the position of its last write and whether some write
+ * of it sits under a condition (or in a loop) that may differ between
+ * iterations: one that uses the loop's variable or reads memory.  Then the
+ * body is walked in execution order with two sets: what every path so
+ * far surely wrote (an If's branches both start from the state before
+ * it and meet after it; a loop that may run no iteration adds nothing
+ * after it), and what some path wrote under conditions alike in every
+ * iteration.  A read of a constant element answers no when every path
+ * wrote it; or when such a path did and no write of it may differ between
+ * iterations or comes later in the body: where those conditions fail
+ * they fail in every iteration, so nothing ever writes the element there
+ * (reading it would read an element never written, which the
+ * interpreter refuses), which is how the rules' warp guards around
+ * fragment loads and their mma read.  Otherwise it answers yes (`if k ==
+ * 0: S[0] = 0` then `S[0] = S[0] + A[k]`; `D[0] = A[k]` then `if D[0] <=
+ * 0: S[0] = A[k]` then a read; a write under `j > 0` before the read and
+ * another after it).
+ *
+ * A write whose elements we cannot name (an index that is not constant, a
+ * fragment tile, ldmatrix, cp.async) covers everything after it,
+ * conditional or not, and a read we cannot name is covered by any earlier
+ * write: those are the tiles the schedule language writes whole before
+ * reading them, and where they are not (some elements written, others read
+ * that only an earlier iteration wrote), the answer is wrong
  * (docs/reliability.md lists it as known).  A store's value is read
- * before the store writes; an If's two branches start from the state
- * before it and merge; an mma's accumulator or an atomic add is read
+ * before the store writes; an mma's accumulator or an atomic add is read
  * first.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower_internal.h"
 
-enum { MAXW = 16, MAXD = 4 };
+enum { MAXW = 64, MAXD = 4, MAXLANES = 16, MAXLOOPS = 8, MAXWALKS = 64 };
+
+/* Constant elements, each of nd[i] indices; past MAXW they are dropped
+ * (every use below is then conservative). */
+typedef struct elist {
+    int n;
+    int nd[MAXW];
+    int64_t w[MAXW][MAXD];
+} elist;
 
 typedef struct cstate {
-    bool all;             /* a write we cannot name the elements of */
-    int nw;               /* constant elements written */
-    int nd[MAXW];         /* their index counts */
-    int64_t w[MAXW][MAXD];
+    bool all;   /* a write we cannot name the elements of */
+    elist must; /* written on every path so far in this iteration */
+    elist may;  /* written on some path, under conditions alike in every iteration */
 } cstate;
+
+/* The pre-pass's facts about each constant element the body writes. */
+typedef struct winfo {
+    elist el;
+    int last[MAXW];  /* position of its last write */
+    bool kvar[MAXW]; /* a write under a condition that may differ between iterations */
+} winfo;
 
 typedef struct cwalk {
     const tir_buffer *buf;
     const tir_var *var; /* the loop's */
-    int kdep;           /* Ifs and loops around that depend on var */
+    bool pre;           /* collecting wi */
+    const void *body;   /* the loop's */
+    bool wi_ready;      /* wi collected (prepass) */
+    int pos;            /* accesses of buf so far, in body order */
+    int kdep;           /* Ifs and loops around that may differ between iterations */
+    /* the loops inside the body around the walk that it steps through
+     * value by value (constant bounds, every iteration), their values, and
+     * how many walks of the innermost body that makes */
+    const tir_var *loops[MAXLOOPS];
+    int64_t val[MAXLOOPS];
+    int nloops;
+    int64_t walks;
     cstate s;
+    winfo wi;
     bool read_first;
     const tir_buffer_load *dst[8]; /* calls' destinations: written, not read */
     int ndst;
 } cwalk;
 
-/* The constant index of an access, or false. */
-static bool const_index(int n, const tir_expr *const *idx, int64_t *out) {
-    if (n > MAXD) return false;
-    for (int i = 0; i < n; i++)
-        if (!tir_expr_const_int(idx[i], &out[i])) return false;
-    return true;
+static int64_t fdiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-static bool covered(const cstate *s, int n, const int64_t *e) {
-    for (int i = 0; i < s->nw; i++)
-        if (s->nd[i] == n && !memcmp(s->w[i], e, sizeof(int64_t) * (size_t)n)) return true;
-    return false;
-}
-
-static void add(cstate *s, int n, const int64_t *e) {
-    if (covered(s, n, e)) return;
-    if (s->nw == MAXW) {
-        s->all = true; /* too many to follow: as a tile */
-        return;
+/* The value of integer expression e with the variables of c's stepped
+ * loops at vals; *ok cleared for anything else. */
+static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool *ok) {
+    if (!*ok) return 0;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM: return ((const tir_int_imm *)e)->value;
+    case TIR_KIND_VAR:
+        for (int i = 0; i < c->nloops; i++)
+            if (c->loops[i] == (const tir_var *)e) return vals[i];
+        break;
+    case TIR_KIND_CAST:
+        if (tir_dtype_is_int(e->dtype)) return eval(c, vals, ((const tir_cast *)e)->value, ok);
+        break;
+    case TIR_KIND_NOT: return !eval(c, vals, ((const tir_not *)e)->a, ok);
+    case TIR_KIND_CALL: /* a ragged tile's guard, as lower_blocks marks it */
+        if (((const tir_call *)e)->op == TIR_INTRIN_DOMAIN_GUARD)
+            return eval(c, vals, ((const tir_call *)e)->args[0], ok);
+        break;
+    case TIR_KIND_EQ: case TIR_KIND_NE: case TIR_KIND_LT: case TIR_KIND_LE: case TIR_KIND_GT:
+    case TIR_KIND_GE: case TIR_KIND_AND: case TIR_KIND_OR: {
+        const tir_binop *b = (const tir_binop *)e;
+        int64_t x = eval(c, vals, b->a, ok), y = eval(c, vals, b->b, ok);
+        switch ((tir_kind)e->kind) {
+        case TIR_KIND_EQ: return x == y;
+        case TIR_KIND_NE: return x != y;
+        case TIR_KIND_LT: return x < y;
+        case TIR_KIND_LE: return x <= y;
+        case TIR_KIND_GT: return x > y;
+        case TIR_KIND_GE: return x >= y;
+        case TIR_KIND_AND: return x && y;
+        default: return x || y;
+        }
     }
-    s->nd[s->nw] = n;
-    memcpy(s->w[s->nw++], e, sizeof(int64_t) * (size_t)n);
+    case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD: case TIR_KIND_MIN: case TIR_KIND_MAX: {
+        const tir_binop *b = (const tir_binop *)e;
+        int64_t x = eval(c, vals, b->a, ok), y = eval(c, vals, b->b, ok);
+        if (!*ok) return 0;
+        switch ((tir_kind)e->kind) {
+        case TIR_KIND_ADD: return x + y;
+        case TIR_KIND_SUB: return x - y;
+        case TIR_KIND_MUL: return x * y;
+        case TIR_KIND_MIN: return x < y ? x : y;
+        case TIR_KIND_MAX: return x > y ? x : y;
+        default:
+            if (y == 0) break;
+            return e->kind == TIR_KIND_FLOORDIV ? fdiv(x, y) : x - fdiv(x, y) * y;
+        }
+        break;
+    }
+    default: break;
+    }
+    *ok = false;
+    return 0;
+}
+
+/* The elements of an access, each of n indices, with the inner loops'
+ * variables at their values (a Ramp in the last index gives one per
+ * lane).  0 when they cannot be named. */
+static int const_elems(const cwalk *c, int n, const tir_expr *const *idx, int64_t out[][MAXD]) {
+    if (n < 1 || n > MAXD) return 0;
+    const tir_ramp *r = tir_as_tir_ramp(idx[n - 1]);
+    int lanes = r ? r->lanes : 1;
+    if (lanes > MAXLANES) return 0;
+    bool ok = true;
+    int64_t e[MAXD];
+    for (int d = 0; d < n - 1; d++) e[d] = eval(c, c->val, idx[d], &ok);
+    int64_t base = eval(c, c->val, r ? r->start : idx[n - 1], &ok);
+    int64_t stride = r ? eval(c, c->val, r->stride, &ok) : 0;
+    if (!ok) return 0;
+    for (int l = 0; l < lanes; l++) {
+        memcpy(out[l], e, sizeof(int64_t) * (size_t)(n - 1));
+        out[l][n - 1] = base + l * stride;
+    }
+    return lanes;
+}
+
+static int el_find(const elist *l, int n, const int64_t *e) {
+    for (int i = 0; i < l->n; i++)
+        if (l->nd[i] == n && !memcmp(l->w[i], e, sizeof(int64_t) * (size_t)n)) return i;
+    return -1;
+}
+
+static int el_add(elist *l, int n, const int64_t *e) {
+    int i = el_find(l, n, e);
+    if (i >= 0 || l->n == MAXW) return i;
+    l->nd[l->n] = n;
+    memcpy(l->w[l->n], e, sizeof(int64_t) * (size_t)n);
+    return l->n++;
+}
+
+/* a := the elements of both (must after an If's two branches) */
+static void el_meet(elist *a, const elist *b) {
+    int k = 0;
+    for (int i = 0; i < a->n; i++)
+        if (el_find(b, a->nd[i], a->w[i]) >= 0) {
+            a->nd[k] = a->nd[i];
+            memcpy(a->w[k++], a->w[i], sizeof a->w[i]);
+        }
+    a->n = k;
+}
+
+static void el_join(elist *a, const elist *b) {
+    for (int i = 0; i < b->n; i++) el_add(a, b->nd[i], b->w[i]);
+}
+
+/* Whether element e, read at the current position, holds a value this
+ * iteration wrote: on every path, or on the paths where conditions that
+ * are alike in every iteration hold, when no write of e may differ between
+ * iterations or comes later in the body (where they fail, e is then never
+ * written: `for j: if j > 0: L[3] = A[k]` then `C = L[3]` then
+ * `L[3] = A[k] + 1` reads the previous iteration's L[3] where j == 0). */
+static void prepass(cwalk *c);
+
+static bool holds(cwalk *c, int n, const int64_t *e) {
+    if (el_find(&c->s.must, n, e) >= 0) return true;
+    if (el_find(&c->s.may, n, e) < 0) return false;
+    if (!c->wi_ready) prepass(c);
+    int i = el_find(&c->wi.el, n, e);
+    return i >= 0 && !c->wi.kvar[i] && c->wi.last[i] < c->pos;
 }
 
 static void on_read(cwalk *c, int n, const tir_expr *const *idx) {
-    int64_t e[MAXD];
-    if (c->s.all) return;
-    if (n >= 0 && const_index(n, idx, e) ? !covered(&c->s, n, e) : c->s.nw == 0)
-        c->read_first = true;
+    int64_t e[MAXLANES][MAXD];
+    c->pos++;
+    if (c->pre || c->s.all) return;
+    int lanes = n >= 0 ? const_elems(c, n, idx, e) : 0;
+    if (lanes == 0 && c->s.must.n == 0 && c->s.may.n == 0) c->read_first = true;
+    for (int l = 0; l < lanes; l++)
+        if (!holds(c, n, e[l])) c->read_first = true;
 }
 
 static void on_write(cwalk *c, int n, const tir_expr *const *idx) {
-    int64_t e[MAXD];
-    if (n < 0 || !const_index(n, idx, e)) c->s.all = true;
-    else if (c->kdep == 0) add(&c->s, n, e);
+    int64_t e[MAXLANES][MAXD];
+    c->pos++;
+    int lanes = n >= 0 ? const_elems(c, n, idx, e) : 0;
+    if (lanes == 0) c->s.all = true;
+    for (int l = 0; l < lanes; l++) {
+        if (c->pre) {
+            int i = el_add(&c->wi.el, n, e[l]);
+            if (i >= 0) c->wi.last[i] = c->pos, c->wi.kvar[i] |= c->kdep > 0;
+            continue;
+        }
+        el_add(&c->s.must, n, e[l]);
+        if (c->kdep == 0) el_add(&c->s.may, n, e[l]);
+    }
 }
 
-static int varies(const cwalk *c, const tir_node *n) {
-    if (n->kind == TIR_KIND_IF) return tir_uses_var(((const tir_if *)n)->cond, c->var) ? 1 : 0;
-    const tir_for *f = (const tir_for *)n;
-    return tir_uses_var(f->min, c->var) || tir_uses_var(f->extent, c->var) ? 1 : 0;
+static bool load_pre(tir_visitor *v, const tir_node *n) {
+    bool *found = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) *found = true;
+    return !*found;
 }
 
-static bool c_pre(tir_visitor *v, const tir_node *n);
+/* Whether e may take another value in another iteration: it uses the
+ * loop's variable, or reads memory (`D[0] = A[k]` then `if D[0] <= 0`:
+ * the condition names no k, but holds in some iterations only). */
+static bool iter_varying(const cwalk *c, const tir_expr *e) {
+    bool found = false;
+    tir_visitor v = {.pre = load_pre, .user = &found};
+    tir_visit(&v, e);
+    return found || tir_uses_var(e, c->var);
+}
 
-static void c_post(tir_visitor *v, const tir_node *n) {
-    cwalk *c = v->user;
-    if (n->kind == TIR_KIND_FOR) c->kdep -= varies(c, n);
+/* Whether a statement touches buf at all, and with var in an index. */
+typedef struct bscan {
+    const tir_buffer *buf;
+    const tir_var *var;
+    bool touches, indexed;
+} bscan;
+
+static bool bscan_pre(tir_visitor *v, const tir_node *n) {
+    bscan *b = v->user;
+    const tir_expr *const *idx = NULL;
+    int nidx = 0;
+    if (n->kind == TIR_KIND_BUFFER_LOAD && ((const tir_buffer_load *)n)->buffer == b->buf)
+        idx = ((const tir_buffer_load *)n)->indices, nidx = ((const tir_buffer_load *)n)->nidx;
+    if (n->kind == TIR_KIND_BUFFER_STORE && ((const tir_buffer_store *)n)->buffer == b->buf)
+        idx = ((const tir_buffer_store *)n)->indices, nidx = ((const tir_buffer_store *)n)->nidx;
+    if (idx) b->touches = true;
+    for (int i = 0; i < nidx; i++) b->indexed = b->indexed || tir_uses_var(idx[i], b->var);
+    return !b->indexed;
+}
+
+static bscan scan(const tir_stmt *s, const tir_buffer *buf, const tir_var *var) {
+    bscan b = {buf, var, false, false};
+    tir_visitor v = {.pre = bscan_pre, .user = &b};
+    tir_visit(&v, s);
+    return b;
 }
 
 static bool c_pre(tir_visitor *v, const tir_node *n) {
     cwalk *c = v->user;
-    if (c->read_first || c->s.all) return false;
+    if (!c->pre && (c->read_first || c->s.all)) return false;
     switch ((tir_kind)n->kind) {
-    case TIR_KIND_FOR: c->kdep += varies(c, n); break;
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)n;
+        bscan b = scan(f->body, c->buf, f->var);
+        if (!b.touches && !iter_varying(c, f->min) && !iter_varying(c, f->extent))
+            return false; /* nothing to see (bounds that read memory are reads) */
+        bool known = true;
+        int64_t lo = eval(c, c->val, f->min, &known), ext = eval(c, c->val, f->extent, &known);
+        if (known && ext <= 0) return false; /* runs no iteration in this walk */
+        if (known && b.indexed && c->nloops < MAXLOOPS && c->walks * ext <= MAXWALKS) {
+            /* walked once per value, so that its body's elements can be
+             * named and each read sees the writes of the values before
+             * (`L[v] = x` then `C = L[2 - v]` reads the previous
+             * iteration's L[2] at v = 0) */
+            c->walks *= ext;
+            c->loops[c->nloops++] = f->var;
+            for (int64_t x = lo; x < lo + ext && !(!c->pre && (c->read_first || c->s.all)); x++) {
+                c->val[c->nloops - 1] = x;
+                tir_visit(v, f->body);
+            }
+            c->nloops--;
+            c->walks /= ext;
+            return false;
+        }
+        if (known) break; /* runs, its variable unnamed */
+        /* may run no iteration: after it, its writes are on no path for
+         * sure; on some path alike in every iteration unless its bounds
+         * vary */
+        tir_visit(v, f->min);
+        tir_visit(v, f->extent);
+        int d = iter_varying(c, f->min) || iter_varying(c, f->extent);
+        c->kdep += d;
+        elist must = c->s.must;
+        tir_visit(v, f->body);
+        c->s.must = must;
+        c->kdep -= d;
+        return false;
+    }
     case TIR_KIND_BUFFER_STORE: {
         const tir_buffer_store *st = (const tir_buffer_store *)n;
         if (st->buffer != c->buf) break;
@@ -118,22 +340,29 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
         break;
     }
     case TIR_KIND_IF: {
-        /* each branch from the state before the If, then both merged:
-         * walked one after the other, a write in the then branch hid a
-         * read first in the else branch (`if k == 0: S = A[0] else:
-         * S = S + A[k]`: plan_alloc moved S into the loop) */
+        /* each branch from the state before the If, then merged (walked
+         * one after the other, a write in the then branch hid a read
+         * first in the else branch: `if k == 0: S = A[0] else: S = S +
+         * A[k]`, review of the fifteenth session) */
         const tir_if *i = (const tir_if *)n;
+        bool known = true;
+        int64_t cv = eval(c, c->val, i->cond, &known);
+        if (known) { /* decided in this walk: the branch taken only */
+            tir_visit(v, cv ? i->then_s : i->else_s);
+            return false;
+        }
         tir_visit(v, i->cond);
-        int d = varies(c, n);
+        int d = iter_varying(c, i->cond);
         c->kdep += d;
         cstate before = c->s;
         tir_visit(v, i->then_s);
-        cstate after_then = c->s;
+        cstate then_s = c->s;
         c->s = before;
         if (i->else_s) tir_visit(v, i->else_s);
         c->kdep -= d;
-        c->s.all = c->s.all || after_then.all;
-        for (int j = 0; j < after_then.nw; j++) add(&c->s, after_then.nd[j], after_then.w[j]);
+        el_meet(&c->s.must, &then_s.must);
+        el_join(&c->s.may, &then_s.may);
+        c->s.all = c->s.all || then_s.all; /* the known issue: conditional or not */
         return false;
     }
     case TIR_KIND_CALL: {
@@ -155,9 +384,33 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-bool lower_reads_first(const void *body, const tir_buffer *buf, const tir_var *var) {
-    cwalk c = {.buf = buf, .var = var};
-    tir_visitor v = {.pre = c_pre, .post = c_post, .user = &c};
-    tir_visit(&v, body);
-    return c.read_first;
+/* The pre-pass, on first need (most buffers are decided without it). */
+static void prepass(cwalk *c) {
+    cwalk *p = calloc(1, sizeof *p);
+    c->wi_ready = true;
+    if (!p) {
+        c->wi.el.n = 0; /* out of memory: no element is known, every answer stays safe */
+        return;
+    }
+    p->buf = c->buf, p->var = c->var, p->body = c->body, p->pre = true, p->walks = 1;
+    tir_visitor v = {.pre = c_pre, .user = p};
+    tir_visit(&v, c->body);
+    c->wi = p->wi;
+    free(p);
+}
+
+/* The loop's variable stays unnamed: the walk is of any iteration, so what
+ * it decides (a condition of inner loops' variables) is decided alike in
+ * every iteration.  (Walking each iteration with k known would name
+ * k-indexed elements; but then a write another iteration makes under a
+ * condition this one decides false escapes the pre-pass.) */
+bool lower_reads_first(const tir_for *f, const tir_buffer *buf) {
+    cwalk *c = calloc(1, sizeof *c);
+    if (!c) return true; /* out of memory: the safe answer */
+    c->buf = buf, c->var = f->var, c->body = f->body, c->walks = 1;
+    tir_visitor v = {.pre = c_pre, .user = c};
+    tir_visit(&v, f->body);
+    bool r = c->read_first;
+    free(c);
+    return r;
 }

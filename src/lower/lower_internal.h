@@ -105,10 +105,12 @@ const tir_buffer_load *lower_addressed(const tir_call *call, int i);
 /* The argument call writes through (an address_of), or -1; *rmw when it
  * reads that element too (an mma's accumulator, an atomic add). */
 int lower_dest_arg(const tir_call *call, bool *rmw);
-/* Whether one iteration of the loop over var with this body may read, in
- * buf, a value an earlier iteration wrote (carried.c: exact for constant
- * elements; a write of elements it cannot name covers everything). */
-bool lower_reads_first(const void *body, const tir_buffer *buf, const tir_var *var);
+/* Whether one iteration of the loop may read, in buf, a value an earlier
+ * iteration wrote (carried.c: for elements it can name, a write counts
+ * where every path makes it, or where conditions alike in every iteration
+ * hold and no other write could carry; a write of elements it cannot name
+ * covers everything). */
+bool lower_reads_first(const tir_for *loop, const tir_buffer *buf);
 /* The buffer and indices of n when it is a BufferLoad or BufferStore
  * (true), else false (lower_util.c). */
 bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,

@@ -45,7 +45,7 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate
         const tir_for *f = (const tir_for *)s;
         if (uses_buf(f->min, buf) || uses_buf(f->extent, buf)) break;
         /* inside, the buffer would start unwritten in every iteration */
-        if (f->kind != TIR_FOR_THREAD_BINDING && lower_reads_first(f->body, buf, f->var)) break;
+        if (f->kind != TIR_FOR_THREAD_BINDING && lower_reads_first(f, buf)) break;
         const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, al)
                                                      : lower_alloc_like(ctx, al, buf, f->body);
         return tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,

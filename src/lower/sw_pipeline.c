@@ -573,8 +573,8 @@ static bool deps_ok(pl *p, const tir_for *f, const comp *c, int n) {
 
 /* The versions of the buffers written in the pipeline and used only inside
  * the loop (p->bufs): one per stage between the first writer and the last
- * reader, two dropping to one unless a writer precedes a reader in order
- * but not in stage.  False (p->status set) past MAXB buffers. */
+ * reader or writer, two dropping to one unless a writer precedes a reader
+ * in order but not in stage.  False (p->status set) past MAXB buffers. */
 /* A buffer the pipeline would version (one copy per stage in flight)
  * must not carry a value from one iteration to the next: iteration k
  * would read the copy of iteration k - V, not k - 1 (a running sum kept in
@@ -588,7 +588,7 @@ static bool not_carried(pl *p, const tir_for *f, const comp *c, int n, const tir
     int rmw = -1;
     for (int j = 0; j < n && rmw < 0; j++)
         if (ir_vec_has(&c[j].acc.writes, b) && ir_vec_has(&c[j].acc.vreads, b)) rmw = j;
-    if (rmw < 0 && !lower_reads_first(f->body, b, f->var)) return true;
+    if (rmw < 0 && !lower_reads_first(f, b)) return true;
     char msg[512], who[64] = "the loop body reads it before writing it";
     if (rmw >= 0) snprintf(who, sizeof who, "component %d reads and writes it", rmw);
     snprintf(msg, sizeof msg,
@@ -617,7 +617,13 @@ static bool plan_versions(pl *p, const tir_for *f, comp *c, int n) {
             bool need = false;
             for (int j = 0; j < n; j++) {
                 if (ir_vec_has(&c[j].acc.writes, b) && c[j].stage < def) def = c[j].stage;
-                if (ir_vec_has(&c[j].acc.reads, b) && c[j].stage > use) use = c[j].stage;
+                /* a writer in a later stage than every reader counts: with
+                 * versions up to the readers' only, iteration k's late
+                 * write landed in the version iteration k + V had just
+                 * written (found by the pipeline fuzz family) */
+                if ((ir_vec_has(&c[j].acc.reads, b) || ir_vec_has(&c[j].acc.writes, b)) &&
+                    c[j].stage > use)
+                    use = c[j].stage;
             }
             for (int wj = 0; wj < n; wj++)
                 for (int rj = 0; rj < n; rj++)

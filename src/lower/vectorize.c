@@ -11,7 +11,9 @@
  * are affine within the vector; codegen then emits one 128-bit access when
  * it proves the alignment of a stride-1 ramp (docs/lowered-ir.md, 4).  Any
  * other body (several statements, a condition on v, a call, a non-constant
- * step) falls back to an unrolled loop with the same meaning: unrolled, so
+ * step, a store whose lanes would see each other: its value reading the
+ * stored buffer at another element, `S[v + 1] = S[v]`, or its guard reading
+ * it at all) falls back to an unrolled loop with the same meaning: unrolled, so
  * that a per-thread array indexed by v keeps constant indices and stays in
  * registers (a serial loop would index it at run time, which puts it in
  * local memory).
@@ -204,11 +206,48 @@ static const tir_expr *vec(vloop *l, const tir_expr *e) {
     return NULL;
 }
 
+/* A load of buf other than at the element `idx` names (same) in an
+ * expression: the vector reads every lane before it writes any, the loop
+ * lane after lane. */
+typedef struct other_read {
+    const tir_buffer *buf;
+    const tir_expr *same;
+    bool found;
+} other_read;
+
+static bool other_pre(tir_visitor *v, const tir_node *n) {
+    other_read *o = v->user;
+    const tir_buffer_load *ld = n->kind == TIR_KIND_BUFFER_LOAD ? (const tir_buffer_load *)n : NULL;
+    if (ld && ld->buffer == o->buf &&
+        !(o->same && ld->nidx == 1 && tir_struct_equal(ld->indices[0], o->same)))
+        o->found = true;
+    return !o->found;
+}
+
+static bool reads_other(const tir_expr *e, const tir_buffer *buf, const tir_expr *same) {
+    other_read o = {buf, same, false};
+    tir_visitor v = {.pre = other_pre, .user = &o};
+    tir_visit(&v, e);
+    return o.found;
+}
+
+/* Whether a guard reads what the stores under it write (lane v's guard
+ * would see lane v - 1's store). */
+static bool guard_reads_stored(const tir_if *i) {
+    const tir_buffer_store *t = tir_as_tir_buffer_store(i->then_s);
+    const tir_buffer_store *e = i->else_s ? tir_as_tir_buffer_store(i->else_s) : NULL;
+    return (t && reads_other(i->cond, t->buffer, NULL)) ||
+           (e && reads_other(i->cond, e->buffer, NULL));
+}
+
 static const tir_stmt *vec_store(vloop *l, const tir_stmt *s) {
     tir_ctx *ctx = l->z->st->ctx;
     const tir_buffer_store *st = tir_as_tir_buffer_store(s);
     if (st) {
         if (st->nidx != 1) return NULL;
+        /* `S[v + 1] = S[v]`: lane v + 1 reads what lane v stored; a load
+         * of the lane's own element (`S[v] = S[v] + x`) is safe */
+        if (reads_other(st->value, st->buffer, st->indices[0])) return NULL;
         int64_t c;
         const tir_expr *idx = split_lanes(l, st->indices[0]);
         if (!step_of(l, idx, &c) || c == 0) return NULL;
@@ -219,6 +258,7 @@ static const tir_stmt *vec_store(vloop *l, const tir_stmt *s) {
         return tir_store(ctx, st->buffer, bcast(l, val), 1, &r);
     }
     const tir_if *i = tir_as_tir_if(s);
+    if (i && guard_reads_stored(i)) return NULL;
     if (i && !i->else_s) {
         /* bounds predicates that hold for every lane (divisible shapes) */
         tir_analyzer_bind(l->z->an, l->v, l->min, tir_int(ctx, l->min->dtype, l->lanes));
