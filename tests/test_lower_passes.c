@@ -981,6 +981,32 @@ static void test_vectorize_lane_order(void **st) {
     }
 }
 
+/* A global buffer of more elements than an int32 index names (65536 x
+ * 65536 floats, 16 GiB; the H200 holds it): flatten built its flat index
+ * i * 65536 + j in int32, where it overflows (undefined: codegen marks it
+ * nsw).  It is now int64 for such buffers, and int32 below the limit. */
+static void test_flatten_wide_index(void **st) {
+    (void)st;
+    static const char fmt[] =
+        "@T.prim_func\n"
+        "def wide(A: T.Buffer((%d, 65536), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, %d, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 256, thread=\"threadIdx.x\"):\n"
+        "            A[bx * 256 + tx, 65535] = T.float32(1)\n";
+    for (int big = 0; big < 2; big++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char t[1024];
+        snprintf(t, sizeof t, fmt, big ? 65536 : 16384, big ? 256 : 64); /* every row */
+        const tir_prim_func *f, *k;
+        OK(tir_parse_func(ctx, t, strlen(t), &f));
+        OK(tir_lower(ctx, f, NULL, &k));
+        const char *ir = tir_print(ctx, k);
+        if (big != (strstr(ir, "int64") != NULL)) fail_msg("big %d:\n%s", big, ir);
+        if (big) assert_non_null(strstr(ir, "T.Buffer((T.int64(4294967296),)"));
+        tir_ctx_destroy(ctx);
+    }
+}
+
 static void test_vector_index_2d(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
@@ -1145,6 +1171,7 @@ int main(void) {
                                               cmocka_unit_test(test_plan_alloc_carried),
                                               cmocka_unit_test(test_carried_invariant_condition),
                                               cmocka_unit_test(test_vectorize_lane_order),
+                                              cmocka_unit_test(test_flatten_wide_index),
                                               cmocka_unit_test(test_vector_index_random)};
     enum { NNAMED = sizeof named / sizeof named[0] };
     struct CMUnitTest tests[NNAMED + NCASES];

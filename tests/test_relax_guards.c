@@ -271,6 +271,41 @@ static void test_tile_review_cases(void **state) {
     sim_file("frag_store_reader.tir");
 }
 
+/* T.domain_guard is lowering's own mark (lower_blocks): written by a user,
+ * relax_guards dropped it (kind 0, C[2] and C[3] stored too) or zero-filled
+ * past it (kind 1), silently wrong before the sixteenth session.  Now
+ * gpu_check refuses it, naming it; the same condition written plainly
+ * lowers and computes what the interpreter does. */
+static void test_user_domain_guard_refused(void **state) {
+    (void)state;
+    static const char fmt[] =
+        "@T.prim_func\n"
+        "def dg(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            if %s:\n"
+        "                C[tx] = A[tx] + T.float32(1)\n";
+    static const char *const conds[] = {"T.domain_guard(tx < 2, 0)", "T.domain_guard(tx < 2, 1)",
+                                        "tx < 2"};
+    for (int i = 0; i < 3; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char t[1024];
+        snprintf(t, sizeof t, fmt, conds[i]);
+        const tir_prim_func *f, *k = NULL;
+        OK(ctx, tir_parse_func(ctx, t, strlen(t), &f));
+        tir_status r = tir_lower(ctx, f, NULL, &k);
+        if (i < 2) {
+            assert_int_equal(r, TIR_ERR_LOWER);
+            assert_null(k);
+            assert_non_null(strstr(tir_ctx_error(ctx), "gpu_check: T.domain_guard is lowering's own"));
+        } else {
+            OK(ctx, r);
+            assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
+        }
+        tir_ctx_destroy(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step4_ragged),
@@ -280,6 +315,7 @@ int main(void) {
         cmocka_unit_test(test_tile_inside_shape_kept),
         cmocka_unit_test(test_tile_review_cases),
         cmocka_unit_test(test_tile_malformed_operand),
+        cmocka_unit_test(test_user_domain_guard_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,14 +99,43 @@ static const tir_expr *stride_of(tir_ctx *ctx, const tir_buffer *b, int d) {
     return s ? s : tir_int(ctx, b->shape[0]->dtype, 1);
 }
 
+/* Whether b has more elements than an int32 flat index can name (constant
+ * shapes; a 65536 x 65536 C): its flat index is then built in int64. */
+static bool needs_i64(const tir_buffer *b) {
+    int64_t n = 1, e;
+    for (int d = 0; d < b->ndim; d++) {
+        if (!tir_expr_const_int(b->shape[d], &e)) return false;
+        if (e > 0 && n > INT32_MAX / e) return true;
+        n *= e;
+    }
+    return false;
+}
+
+/* Stride d of b as an int64 constant (constant strides or shapes). */
+static bool const_stride(const tir_buffer *b, int d, int64_t *out) {
+    if (b->strides) return tir_expr_const_int(b->strides[d], out);
+    int64_t s = 1, e;
+    for (int k = d + 1; k < b->ndim; k++) {
+        if (!tir_expr_const_int(b->shape[k], &e)) return false;
+        s *= e;
+    }
+    *out = s;
+    return true;
+}
+
 static const tir_buffer *flat_buffer(fl *c, const tir_buffer *b) {
     for (int i = 0; i < c->olds.n; i++)
         if (c->olds.items[i] == b) return c->news.items[i];
     tir_ctx *ctx = c->st->ctx;
     const tir_buffer *nb = b;
     if (b->ndim != 1 || (b->strides && !tir_struct_equal(b->strides[0], tir_i32(ctx, 1)))) {
+        int64_t size_c;
         const tir_expr *size =
             b->ndim == 0 ? tir_i32(ctx, 1) : tir_mul(ctx, stride_of(ctx, b, 0), b->shape[0]);
+        int64_t n;
+        if (needs_i64(b) && b->ndim > 0 && const_stride(b, 0, &n) &&
+            tir_expr_const_int(b->shape[0], &size_c))
+            size = tir_int(ctx, TIR_I64, n * size_c); /* the size itself past int32 */
         size = tir_simplify(ctx, size);
         tir_buffer_desc d;
         tir_buffer_describe(b, &d);
@@ -123,6 +152,16 @@ static const tir_buffer *flat_buffer(fl *c, const tir_buffer *b) {
 static const tir_expr *flat_index(const fl *c, tir_ctx *ctx, const tir_buffer *b, int nidx,
                                   const tir_expr *const *idx) {
     if (nidx == 0) return tir_i32(ctx, 0);
+    const tir_expr *wide[8];
+    if (needs_i64(b) && nidx <= 8) { /* the multiply and sum of int32 parts would overflow */
+        for (int d = 0; d < nidx; d++) {
+            tir_dtype t = idx[d]->dtype;
+            wide[d] = t.bits < 64 && tir_dtype_is_int(t)
+                          ? tir_cast_new(ctx, tir_dtype_with_lanes(TIR_I64, t.lanes), idx[d])
+                          : idx[d];
+        }
+        idx = wide;
+    }
     const tir_expr *sw[2];
     if (nidx == 2 && ir_vec_has(&c->swizzled, b)) {
         sw[0] = idx[0], sw[1] = lower_swizzle_col(ctx, idx[0], idx[1], tir_dtype_bytes(b->dtype));
@@ -133,7 +172,10 @@ static const tir_expr *flat_index(const fl *c, tir_ctx *ctx, const tir_buffer *b
     for (int d = 0; d < nidx; d++)
         if (idx[d]->dtype.lanes > lanes) lanes = idx[d]->dtype.lanes;
     for (int d = 0; d < nidx; d++) {
-        const tir_expr *st = stride_of(ctx, b, d), *i = idx[d];
+        int64_t sc;
+        const tir_expr *st = idx == wide && const_stride(b, d, &sc) ? tir_int(ctx, TIR_I64, sc)
+                                                                    : stride_of(ctx, b, d);
+        const tir_expr *i = idx[d];
         tir_dtype et = tir_dtype_with_lanes(i->dtype, 1);
         if (!tir_dtype_eq(st->dtype, et)) st = tir_cast_new(ctx, et, st);
         int64_t one;

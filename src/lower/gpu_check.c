@@ -9,7 +9,8 @@
  * schedule (T.Ramp) into shared or local memory must be affine in the lane
  * (Ramps, Broadcasts, their sums and products by a Broadcast): thread_sync
  * and race_check take no gathers there (they aborted on one before this
- * check); global memory takes any.
+ * check); global memory takes any.  T.domain_guard, lowering's own mark
+ * of a ragged tile's guard, is refused in the input.
  */
 
 #include "lower_internal.h"
@@ -148,11 +149,16 @@ typedef struct vec_find {
     int n;
     const tir_node *bad;
     const tir_block *bad_block;
+    const tir_node *guard; /* a T.domain_guard written in the input */
 } vec_find;
 
 static bool vec_pre(tir_visitor *v, const tir_node *n) {
     vec_find *f = v->user;
-    if (f->bad) return false;
+    if (f->bad || f->guard) return false;
+    if (n->kind == TIR_KIND_CALL && ((const tir_call *)n)->op == TIR_INTRIN_DOMAIN_GUARD) {
+        f->guard = n;
+        return false;
+    }
     if (n->kind == TIR_KIND_BLOCK_REALIZE) {
         if (f->n < 64) f->blocks[f->n] = ((const tir_block_realize *)n)->block;
         f->n++;
@@ -195,6 +201,16 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
                                  vf.bad_block ? vf.bad_block->name : "?",
                                  tir_scope_name(b->scope), b->name);
     }
+    if (vf.guard)
+        /* relax_guards drops or zero-fills what such a guard guards,
+         * trusting lower_blocks that it guards a ragged tile: written by a
+         * user, `if T.domain_guard(tx < 2, 0): C[tx] = ...` stored C[2]
+         * and C[3] too (silently, before the sixteenth session) */
+        return lower_fail_marked(st, in, 1, (const void *[]){vf.guard},
+                                 "gpu_check: T.domain_guard is lowering's own mark of a ragged "
+                                 "tile's guard (lower_blocks makes it, relax_guards drops or "
+                                 "zero-fills what it guards); a function given to tir_lower "
+                                 "cannot contain it: write the condition itself");
     TIR_TRY(check(&c, in->body));
     int64_t threads = 1;
     for (int t = TIR_AXIS_THREAD_X; t < NTAGS; t++) {
