@@ -7,24 +7,29 @@
  * Elements we can name are followed one by one: constant indices, or
  * indices of the variables of loops inside the body of constant bounds
  * (the walk steps through such a loop value by value, up to MAXWALKS
- * walks of a body), a Ramp lane by lane.  A pre-pass notes, for each element
- * the body writes, the position of its last write and whether some write
- * of it sits under a condition (or in a loop) that may differ between
- * iterations: one that uses the loop's variable or reads memory.  Then the
- * body is walked in execution order with two sets: what every path so
- * far surely wrote (an If's branches both start from the state before
- * it and meet after it; a loop that may run no iteration adds nothing
- * after it), and what some path wrote under conditions alike in every
- * iteration.  A read of a constant element answers no when every path
- * wrote it; or when such a path did and no write of it may differ between
- * iterations or comes later in the body: where those conditions fail
- * they fail in every iteration, so nothing ever writes the element there
- * (reading it would read an element never written, which the
- * interpreter refuses), which is how the rules' warp guards around
- * fragment loads and their mma read.  Otherwise it answers yes (`if k ==
- * 0: S[0] = 0` then `S[0] = S[0] + A[k]`; `D[0] = A[k]` then `if D[0] <=
- * 0: S[0] = A[k]` then a read; a write under `j > 0` before the read and
- * another after it).
+ * walks of a body, and decides conditions of those variables), a Ramp
+ * lane by lane.  A pre-pass notes, for each element the body writes, the
+ * position of its last write and whether some write of it sits under a
+ * condition (or in a loop) that may differ between iterations or between
+ * runs of the loop: one that reads memory or uses a variable bound
+ * outside the loop other than a thread's (the loop's own, an outer
+ * loop's).  Then the body is walked in execution order with two sets:
+ * what every path so far surely wrote (an If's branches both start from
+ * the state before it and meet after it; a loop that may run no iteration
+ * adds nothing after it), and what some path wrote under conditions alike
+ * in every iteration and every run (of thread variables and inner loops).
+ * A read of a named element answers no when every path wrote it; or when
+ * such a path did and no write of it may differ or comes later in the
+ * body: where those conditions fail they fail in every iteration of every
+ * run, so nothing in the loop ever writes the element there (reading it
+ * would read an element never written, which the interpreter refuses, or
+ * one written before the loop, and then the buffer is used outside the
+ * loop and the callers ask nothing), which is how the rules' warp guards
+ * around fragment loads and their mma read.  Otherwise it answers yes
+ * (`if k == 0: S[0] = 0` then `S[0] = S[0] + A[k]`; `D[0] = A[k]` then
+ * `if D[0] <= 0: S[0] = A[k]` then a read; `if j == 0: U[1] = ...` then a
+ * read, j an outer loop's variable: for j = 1 it reads what the run for
+ * j = 0 wrote).
  *
  * A write whose elements we cannot name (an index that is not constant, a
  * fragment tile, ldmatrix, cp.async) covers everything after it,
@@ -78,6 +83,9 @@ typedef struct cwalk {
     const tir_var *loops[MAXLOOPS];
     int64_t val[MAXLOOPS];
     int nloops;
+    const tir_var *inner[MAXLOOPS]; /* the other loops inside the body around the walk */
+    int ninner;
+    const ir_vec *threads; /* the kernel's thread-binding variables */
     int64_t walks;
     cstate s;
     winfo wi;
@@ -239,20 +247,40 @@ static void on_write(cwalk *c, int n, const tir_expr *const *idx) {
     }
 }
 
-static bool load_pre(tir_visitor *v, const tir_node *n) {
-    bool *found = v->user;
-    if (n->kind == TIR_KIND_BUFFER_LOAD) *found = true;
-    return !*found;
+/* Whether e reads memory, or uses a variable other than a thread
+ * variable or one of a loop inside the body (the loop's own, an outer
+ * loop's, a Let's). */
+typedef struct fixed_scan {
+    const cwalk *c;
+    bool unfixed;
+} fixed_scan;
+
+static bool bound_here(const cwalk *c, const tir_var *x) {
+    for (int i = 0; i < c->nloops; i++)
+        if (c->loops[i] == x) return true;
+    for (int i = 0; i < c->ninner; i++)
+        if (c->inner[i] == x) return true;
+    return c->threads && ir_vec_has(c->threads, x);
 }
 
-/* Whether e may take another value in another iteration: it uses the
- * loop's variable, or reads memory (`D[0] = A[k]` then `if D[0] <= 0`:
- * the condition names no k, but holds in some iterations only). */
+static bool fixed_pre(tir_visitor *v, const tir_node *n) {
+    fixed_scan *f = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD || (n->kind == TIR_KIND_VAR && !bound_here(f->c, (const tir_var *)n)))
+        f->unfixed = true;
+    return !f->unfixed;
+}
+
+/* Whether e may take another value in another iteration, or in another
+ * run of the loop: it reads memory (`D[0] = A[k]` then `if D[0] <= 0`),
+ * or uses the loop's variable or one bound outside the loop other than a
+ * thread's (`if j > 0`, j an outer loop's: where it fails, the read sees
+ * what the run of the loop for an earlier j wrote).  Conditions of thread
+ * variables and of loops inside the body are alike in every run. */
 static bool iter_varying(const cwalk *c, const tir_expr *e) {
-    bool found = false;
-    tir_visitor v = {.pre = load_pre, .user = &found};
+    fixed_scan f = {c, false};
+    tir_visitor v = {.pre = fixed_pre, .user = &f};
     tir_visit(&v, e);
-    return found || tir_uses_var(e, c->var);
+    return f.unfixed;
 }
 
 /* Whether a statement touches buf at all, and with var in an index. */
@@ -309,7 +337,13 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
             c->walks /= ext;
             return false;
         }
-        if (known) break; /* runs, its variable unnamed */
+        if (known) { /* runs, its variable unnamed but bound here */
+            if (c->ninner == MAXLOOPS) break; /* conditions on it then vary */
+            c->inner[c->ninner++] = f->var;
+            tir_visit(v, f->body);
+            c->ninner--;
+            return false;
+        }
         /* may run no iteration: after it, its writes are on no path for
          * sure; on some path alike in every iteration unless its bounds
          * vary */
@@ -318,7 +352,10 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
         int d = iter_varying(c, f->min) || iter_varying(c, f->extent);
         c->kdep += d;
         elist must = c->s.must;
+        bool in = c->ninner < MAXLOOPS;
+        if (in) c->inner[c->ninner++] = f->var;
         tir_visit(v, f->body);
+        if (in) c->ninner--;
         c->s.must = must;
         c->kdep -= d;
         return false;
@@ -393,6 +430,7 @@ static void prepass(cwalk *c) {
         return;
     }
     p->buf = c->buf, p->var = c->var, p->body = c->body, p->pre = true, p->walks = 1;
+    p->threads = c->threads;
     tir_visitor v = {.pre = c_pre, .user = p};
     tir_visit(&v, c->body);
     c->wi = p->wi;
@@ -404,13 +442,24 @@ static void prepass(cwalk *c) {
  * every iteration.  (Walking each iteration with k known would name
  * k-indexed elements; but then a write another iteration makes under a
  * condition this one decides false escapes the pre-pass.) */
-bool lower_reads_first(const tir_for *f, const tir_buffer *buf) {
+bool lower_reads_first(const tir_for *f, const tir_buffer *buf, const ir_vec *threads) {
     cwalk *c = calloc(1, sizeof *c);
     if (!c) return true; /* out of memory: the safe answer */
-    c->buf = buf, c->var = f->var, c->body = f->body, c->walks = 1;
+    c->buf = buf, c->var = f->var, c->body = f->body, c->walks = 1, c->threads = threads;
     tir_visitor v = {.pre = c_pre, .user = c};
     tir_visit(&v, f->body);
     bool r = c->read_first;
     free(c);
     return r;
+}
+
+static bool threads_pre(tir_visitor *v, const tir_node *n) {
+    const tir_for *f = n->kind == TIR_KIND_FOR ? (const tir_for *)n : NULL;
+    if (f && f->kind == TIR_FOR_THREAD_BINDING && !ir_vec_has(v->user, f->var)) ir_vec_push(v->user, f->var);
+    return n->kind != TIR_KIND_BUFFER_STORE && n->kind != TIR_KIND_EVALUATE; /* statements only */
+}
+
+void lower_thread_vars(const void *root, ir_vec *out) {
+    tir_visitor v = {.pre = threads_pre, .user = out};
+    tir_visit(&v, root);
 }

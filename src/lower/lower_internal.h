@@ -110,7 +110,9 @@ int lower_dest_arg(const tir_call *call, bool *rmw);
  * where every path makes it, or where conditions alike in every iteration
  * hold and no other write could carry; a write of elements it cannot name
  * covers everything). */
-bool lower_reads_first(const tir_for *loop, const tir_buffer *buf);
+bool lower_reads_first(const tir_for *loop, const tir_buffer *buf, const ir_vec *threads);
+/* The variables of root's thread-binding loops, for lower_reads_first. */
+void lower_thread_vars(const void *root, ir_vec *out);
 /* The buffer and indices of n when it is a BufferLoad or BufferStore
  * (true), else false (lower_util.c). */
 bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,

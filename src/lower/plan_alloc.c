@@ -38,15 +38,16 @@ static bool is_container(const tir_stmt *s) {
 
 /* Allocates al's buffer (with al's annotations) around the deepest part of
  * s (which uses the buffer) holding all its accesses. */
-static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate *al) {
+static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate *al,
+                            const ir_vec *threads) {
     const tir_buffer *buf = al->buffer;
     switch ((tir_kind)s->kind) {
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)s;
         if (uses_buf(f->min, buf) || uses_buf(f->extent, buf)) break;
         /* inside, the buffer would start unwritten in every iteration */
-        if (f->kind != TIR_FOR_THREAD_BINDING && lower_reads_first(f, buf)) break;
-        const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, al)
+        if (f->kind != TIR_FOR_THREAD_BINDING && lower_reads_first(f, buf, threads)) break;
+        const tir_stmt *body = is_container(f->body) ? place(ctx, f->body, al, threads)
                                                      : lower_alloc_like(ctx, al, buf, f->body);
         return tir_for_new(ctx, f->var, f->min, f->extent, f->kind, f->thread_tag, f->nannots,
                            f->annots, body);
@@ -59,7 +60,7 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate
         if (users != 1) break;
         const tir_stmt **v = IR_NEWN(ctx, const tir_stmt *, q->n);
         for (int i = 0; i < q->n; i++) v[i] = q->stmts[i];
-        v[which] = is_container(v[which]) ? place(ctx, v[which], al)
+        v[which] = is_container(v[which]) ? place(ctx, v[which], al, threads)
                                           : lower_alloc_like(ctx, al, buf, v[which]);
         return tir_seq_new(ctx, q->n, v);
     }
@@ -69,12 +70,12 @@ static const tir_stmt *place(tir_ctx *ctx, const tir_stmt *s, const tir_allocate
         bool t = uses_buf(i->then_s, buf), e = uses_buf(i->else_s, buf);
         if (t && e) break;
         const tir_stmt *br = t ? i->then_s : i->else_s;
-        br = is_container(br) ? place(ctx, br, al) : lower_alloc_like(ctx, al, buf, br);
+        br = is_container(br) ? place(ctx, br, al, threads) : lower_alloc_like(ctx, al, buf, br);
         return tir_if_new(ctx, i->cond, t ? br : i->then_s, t ? i->else_s : br);
     }
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
-        return lower_alloc_like(ctx, a, a->buffer, place(ctx, a->body, al));
+        return lower_alloc_like(ctx, a, a->buffer, place(ctx, a->body, al, threads));
     }
     default: break;
     }
@@ -98,13 +99,16 @@ tir_status lower_plan_alloc(lower_state *st, const tir_prim_func *in, const tir_
     tir_mutator m = {.ctx = st->ctx, .user = &s};
     m.on[TIR_KIND_ALLOCATE] = on_alloc;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
+    ir_vec threads = {0};
+    lower_thread_vars(body, &threads);
     /* Innermost first, so that outer buffers end up outside inner ones at
      * the same point, as they were. */
     for (int i = s.allocs.n - 1; i >= 0; i--) {
         const tir_allocate *a = s.allocs.items[i];
-        if (uses_buf(body, a->buffer)) body = place(st->ctx, body, a);
+        if (uses_buf(body, a->buffer)) body = place(st->ctx, body, a, &threads);
     }
     ir_vec_free(&s.allocs);
+    ir_vec_free(&threads);
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }

@@ -86,6 +86,7 @@ typedef struct pl {
     const tir_prim_func *f;
     tir_status status;
     tir_analyzer *an;
+    ir_vec threads; /* the kernel's thread-binding variables (lower_reads_first) */
     pbuf bufs[MAXB];
     int nbufs;
     /* per expansion */
@@ -588,7 +589,7 @@ static bool not_carried(pl *p, const tir_for *f, const comp *c, int n, const tir
     int rmw = -1;
     for (int j = 0; j < n && rmw < 0; j++)
         if (ir_vec_has(&c[j].acc.writes, b) && ir_vec_has(&c[j].acc.vreads, b)) rmw = j;
-    if (rmw < 0 && !lower_reads_first(f, b)) return true;
+    if (rmw < 0 && !lower_reads_first(f, b, &p->threads)) return true;
     char msg[512], who[64] = "the loop body reads it before writing it";
     if (rmw >= 0) snprintf(who, sizeof who, "component %d reads and writes it", rmw);
     snprintf(msg, sizeof msg,
@@ -1041,11 +1042,13 @@ static const tir_node *on_alloc_all(tir_mutator *m, const tir_node *n) {
 
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     pl p = {.st = st, .f = in, .an = tir_analyzer_create(st->ctx)};
+    lower_thread_vars(in->body, &p.threads);
     walk w = {.p = &p};
     tir_mutator m = {.ctx = st->ctx, .user = &w};
     m.on[TIR_KIND_FOR] = on_for;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     tir_analyzer_destroy(p.an);
+    ir_vec_free(&p.threads);
     if (p.status != TIR_OK) return p.status;
     if (w.nall) {
         tir_mutator am = {.ctx = st->ctx, .user = &w};
