@@ -734,6 +734,35 @@ static void test_index_overflow(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* Nested unrolled loops: codegen unrolls at emission while the copies of
+ * the innermost body stay within 4096 (the product of the extents), and
+ * keeps the rest loops (without unroll.full: LLVM would try).  Three nested
+ * T.unroll(1000) made 10^9 copies and the process died in LLVM's
+ * allocator (a new user's try, sixteenth session); 64 x 1000 x 1000 now
+ * emits the outer 64 copies, each with two loops (which LLVM may merge). */
+static void test_unroll_budget(void **st) {
+    (void)st;
+    static const char text[] =
+        "@T.prim_func\n"
+        "def un(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+        "            for i in T.unroll(64):\n"
+        "                for j in T.unroll(1000):\n"
+        "                    for l in T.unroll(1000):\n"
+        "                        C[0] = C[0] + A[(i + j + l) % 8]\n";
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f, *k;
+    assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_OK);
+    const tir_module *m = compile(ctx, k);
+    assert_null(strstr(m->llvm_ir, "llvm.loop.unroll.full"));
+    /* the inner loops stayed loops: a small kernel */
+    assert_true(count(m->ptx, "bra") >= 2);
+    if (strlen(m->ptx) > 256 * 1024) fail_msg("%zu bytes of PTX", strlen(m->ptx));
+    tir_ctx_destroy(ctx);
+}
+
 /* A 64x64x64 matmul, (i, j) over 32 blocks of 128 threads, k a serial
  * loop; the root block annotated loop_strength_reduction = lsr (-1: not
  * annotated). */
@@ -838,6 +867,7 @@ int main(void) {
         BOTH(test_dynamic_shared),  BOTH(test_loop_strength_reduction),
         BOTH(test_llvm_ir_on_demand),
         BOTH(test_atomic_add),      BOTH(test_index_overflow),
+        BOTH(test_unroll_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

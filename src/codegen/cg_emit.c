@@ -82,7 +82,13 @@ typedef struct cg_cse {
 } cg_cse;
 #define CG_CSE_SIZE 1021
 
+/* At most this many copies of a body unrolled at emission (the product of
+ * the extents of the unrolled loops around it); the seed's kernels make at
+ * most a few hundred. */
+enum { CG_MAX_UNROLLED = 4096 };
+
 struct cg {
+    int64_t unrolled; /* the product of the extents unrolled around the emission point */
     tir_ctx *ctx;
     const tir_prim_func *f;
     const tir_codegen_opts *opts;
@@ -1213,8 +1219,16 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     LLVMValueRef minv = expr(g, f->min);
     if (!minv) return tir_ctx_error_code(g->ctx);
     tir_dtype vt = f->var->base.dtype;
-    if (f->kind == TIR_FOR_UNROLLED && !an && cext && ext <= 1024) {
+    /* unrolled here only while the copies of the innermost body stay
+     * within CG_MAX_UNROLLED: three nested T.unroll(1000) made 10^9 of
+     * them, and codegen died in LLVM's allocator (a new user's try,
+     * sixteenth session); past it the loop stays a loop, not unrolled by
+     * LLVM either (the same meaning) */
+    bool fits = cext && (ext <= 1 || g->unrolled <= CG_MAX_UNROLLED / ext);
+    if (f->kind == TIR_FOR_UNROLLED && !an && cext && ext <= 1024 && fits) {
         cg_mod mm = mod_of(g, f->min);
+        int64_t outer = g->unrolled;
+        g->unrolled *= ext > 1 ? ext : 1;
         for (int64_t k = 0; k < ext; k++) {
             LLVMValueRef kv = LLVMConstInt(ty(g, vt), (unsigned long long)k, 1);
             LLVMValueRef v = cmin ? LLVMConstInt(ty(g, vt), (unsigned long long)(mn + k), 1)
@@ -1222,8 +1236,10 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
             push_var(g, f->var, v, mod_norm(mm.coeff, mm.base + k));
             tir_status s = stmt(g, f->body);
             g->nvars--;
+            if (s != TIR_OK) g->unrolled = outer;
             TIR_TRY(s);
         }
+        g->unrolled = outer;
         return TIR_OK;
     }
     LLVMValueRef extv = expr(g, f->extent);
@@ -1269,7 +1285,7 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     if (an)
         set_loop_md(g, back, an->i > 1 ? "llvm.loop.unroll.count" : "llvm.loop.unroll.disable",
                     an->i > 1 ? (int)(an->i > 1024 ? 1024 : an->i) : -1);
-    else if (f->kind == TIR_FOR_UNROLLED)
+    else if (f->kind == TIR_FOR_UNROLLED && fits)
         set_loop_md(g, back, "llvm.loop.unroll.full", -1);
     LLVMPositionBuilderAtEnd(g->b, exit);
     return TIR_OK;
@@ -1506,7 +1522,8 @@ static bool var_local(cg *g) {
 tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
                           const tir_codegen_opts *opts, LLVMModuleRef mod, const char *name,
                           bool host, int64_t *shared_bytes, cg_emit_facts *facts) {
-    cg g = {.ctx = ctx,
+    cg g = {.unrolled = 1,
+            .ctx = ctx,
             .f = f,
             .opts = opts,
             .mod = mod,
