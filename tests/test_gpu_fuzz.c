@@ -1801,7 +1801,8 @@ static void test_gpu_fuzz_tp(void **state) {
  * (`X[i] = X[i] + ...`, sometimes started under `k == 0`), vectorized or
  * serial inner loops over v (a store of lane v + o from another lane's
  * element, sometimes under a guard that reads memory: the stored buffer or
- * D), random stages 0..2, a random order and sometimes a guarded or
+ * D; or a write under a condition of v read after it in the loop), random
+ * stages 0..2, a random order and sometimes a guarded or
  * clamped tail; sometimes the k loop sits in a loop over j, and writes
  * under `j > 0` or `j == 0` (alike in every iteration of k).  The interpreter runs the loop as written; a case it
  * refuses (a read of an element never written) is skipped.  Otherwise
@@ -1877,8 +1878,15 @@ static void pipe_stmt(uint64_t *r, char *out, size_t cap, bool j) {
     else snprintf(idx, sizeof idx, "%s", pipe_index_of(r, d[0]));
     pipe_load(r, a, sizeof a);
     pipe_load(r, b, sizeof b);
-    int form = (int)rnd(r, 0, 7);
-    if (form == 7) {
+    int form = (int)rnd(r, 0, 8);
+    if (form == 8 && d[0] != 'C') { /* a write under a condition of v, read after it in the loop */
+        static const char *const conds[] = {"v == 1", "v >= 1", "v == 0", "v < 1"};
+        snprintf(out, cap,
+                 "for v in T.serial(2):\n                    if %s:\n"
+                 "                        %s[%s] = %s + T.float32(5)\n"
+                 "                    C[k * 2 + %d] = C[k * 2 + %d] + %s[%s]",
+                 conds[rnd(r, 0, 3)], d, idx, a, (int)rnd(r, 0, 1), (int)rnd(r, 0, 1), d, idx);
+    } else if (form == 7 || form == 8) {
         pipe_inner(r, out, cap);
     } else if (form == 6 && d[0] != 'C') /* a condition that reads memory, no k in it */
         snprintf(out, cap, "if D[%d] <= T.float32(%d):\n                    %s[%s] = %s + T.float32(3)",

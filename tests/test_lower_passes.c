@@ -841,9 +841,15 @@ static void test_plan_alloc_carried(void **st) {
      * 4. S[0] written under a condition that reads memory and names no k
      *    (A holds -2, 0, 2, -1, 1, -2, 0, 2: it fails at k = 2, 4, 7);
      * 5. an inner loop writing S[v] and reading S[1 - v]: at v = 0 it reads
-     *    the previous iteration's S[1] (the walk steps through v).
+     *    the previous iteration's S[1] (the walk steps through v);
+     * 6-8. a write under a condition (or a loop bound) of an inner loop's
+     *    variable, the read after it in the same loop: at v = 0 it reads
+     *    the previous iteration's S[0] (the walk now steps through a
+     *    variable of a condition too; review of the sixteenth session);
+     * 9. a condition decided by a cast that wraps (int8(128) < 0): the
+     *    walk's evaluation wraps as the hardware does (same review).
      * All of them were moved into the loop before (2 and 3 until acc898b,
-     * 4 and 5 until the sixteenth session). */
+     * 4 to 9 until the sixteenth session). */
     static const char *const bodies[] = {
         "                S[0] = T.Select(k == 0, A[k], S[0] + A[k])\n"
         "                C[k] = S[0]\n",
@@ -870,6 +876,29 @@ static void test_plan_alloc_carried(void **st) {
         "                for v in T.serial(2):\n"
         "                    S[v] = A[k]\n"
         "                    C[k] = C[k] + S[1 - v]\n",
+        "                for v in T.serial(2):\n"
+        "                    if v == 1:\n"
+        "                        S[0] = A[k]\n"
+        "                    if k > 0:\n"
+        "                        C[k] = C[k] + S[0]\n",
+        "                for v in T.serial(2):\n"
+        "                    if v == 0:\n"
+        "                        C[k] = T.float32(1)\n"
+        "                    else:\n"
+        "                        S[0] = A[k]\n"
+        "                    if k > 0:\n"
+        "                        C[k] = C[k] + S[0]\n",
+        "                for v in T.serial(2):\n"
+        "                    for w in T.serial(v):\n"
+        "                        S[0] = A[k]\n"
+        "                    if k > 0:\n"
+        "                        C[k] = C[k] + S[0]\n",
+        "                for v in T.serial(2):\n"
+        "                    S[v] = A[k]\n"
+        "                    if T.Cast(\"int8\", v * 128) < T.int8(0):\n"
+        "                        if k > 0:\n"
+        "                            C[k] = C[k] + S[3]\n"
+        "                S[3] = A[k] + T.float32(1)\n",
     };
     tir_ctx *ctx = tir_ctx_create();
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
@@ -879,7 +908,7 @@ static void test_plan_alloc_carried(void **st) {
                  "def cg(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
                  "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
                  "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
-                 "            S = T.allocate((2,), \"float32\", scope=\"local\")\n"
+                 "            S = T.allocate((4,), \"float32\", scope=\"local\")\n"
                  "            for k in T.serial(8):\n%s",
                  bodies[i]);
         const tir_prim_func *f, *k;
@@ -977,8 +1006,9 @@ static void test_carried_invariant_condition(void **st) {
 /* Vectorized stores whose lanes would see each other (a new user's
  * hand-written loops, sixteenth session): a value read from the stored
  * buffer at another lane's element (`S[v + 1] = S[v]`: each lane reads what
- * the lane before stored) and a guard that reads the stored buffer (`if
- * S[0] <= 0: S[v] = 1`: lane 0's store makes it fail for the others).  One
+ * the lane before stored), a guard that reads the stored buffer (`if
+ * S[0] <= 0: S[v] = 1`: lane 0's store makes it fail for the others; also
+ * two Ifs up), and an index that reads it.  One
  * vector store read every lane first and evaluated the guard once: both
  * silently wrong.  They now stay unrolled loops and compute what the
  * interpreter does; a read of the lane's own element still vectorizes. */
@@ -992,6 +1022,14 @@ static void test_vectorize_lane_order(void **st) {
         "                    S[v] = T.float32(1)\n",
         "            for v in T.vectorized(4):\n"
         "                S[v] = S[v] * T.float32(2)\n",
+        /* review: a guard two Ifs up, and an index reading the stored
+         * buffer (lane 0's store moves lane 1's element) */
+        "            for v in T.vectorized(4):\n"
+        "                if S[0] <= T.float32(0):\n"
+        "                    if tx == 0:\n"
+        "                        S[v] = T.float32(1)\n",
+        "            for v in T.vectorized(2):\n"
+        "                S[T.Cast(\"int32\", S[1]) + 1 + v] = T.float32(1)\n",
     };
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
         tir_ctx *ctx = tir_ctx_create();

@@ -83,8 +83,6 @@ typedef struct cwalk {
     const tir_var *loops[MAXLOOPS];
     int64_t val[MAXLOOPS];
     int nloops;
-    const tir_var *inner[MAXLOOPS]; /* the other loops inside the body around the walk */
-    int ninner;
     const ir_vec *threads; /* the kernel's thread-binding variables */
     int64_t walks;
     cstate s;
@@ -109,9 +107,16 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
         for (int i = 0; i < c->nloops; i++)
             if (c->loops[i] == (const tir_var *)e) return vals[i];
         break;
-    case TIR_KIND_CAST:
-        if (tir_dtype_is_int(e->dtype)) return eval(c, vals, ((const tir_cast *)e)->value, ok);
-        break;
+    case TIR_KIND_CAST: { /* to an integer width, wrapped as the hardware does */
+        int64_t x = eval(c, vals, ((const tir_cast *)e)->value, ok);
+        if (tir_dtype_is_bool(e->dtype)) return x != 0;
+        if (!tir_dtype_is_int(e->dtype) || e->dtype.bits > 64 || e->dtype.bits < 1) break;
+        if (e->dtype.bits == 64) return x;
+        uint64_t m = ((uint64_t)1 << e->dtype.bits) - 1, u = (uint64_t)x & m;
+        bool sg = e->dtype.code == TIR_TYPE_INT;
+        if (sg && (u >> (e->dtype.bits - 1))) return (int64_t)(u | ~m);
+        return (int64_t)u;
+    }
     case TIR_KIND_NOT: return !eval(c, vals, ((const tir_not *)e)->a, ok);
     case TIR_KIND_CALL: /* a ragged tile's guard, as lower_blocks marks it */
         if (((const tir_call *)e)->op == TIR_INTRIN_DOMAIN_GUARD)
@@ -258,8 +263,6 @@ typedef struct fixed_scan {
 static bool bound_here(const cwalk *c, const tir_var *x) {
     for (int i = 0; i < c->nloops; i++)
         if (c->loops[i] == x) return true;
-    for (int i = 0; i < c->ninner; i++)
-        if (c->inner[i] == x) return true;
     return c->threads && ir_vec_has(c->threads, x);
 }
 
@@ -283,7 +286,8 @@ static bool iter_varying(const cwalk *c, const tir_expr *e) {
     return f.unfixed;
 }
 
-/* Whether a statement touches buf at all, and with var in an index. */
+/* Whether a statement touches buf at all, and with var in an index (or in
+ * a condition or loop bound inside it). */
 typedef struct bscan {
     const tir_buffer *buf;
     const tir_var *var;
@@ -294,13 +298,20 @@ static bool bscan_pre(tir_visitor *v, const tir_node *n) {
     bscan *b = v->user;
     const tir_expr *const *idx = NULL;
     int nidx = 0;
+    /* a condition or loop bound of var: the walk steps through var so
+     * that it decides them (walked once, a write under `v == 1` hid a read
+     * at v = 0 of the previous iteration's value) */
+    if (n->kind == TIR_KIND_IF && tir_uses_var(((const tir_if *)n)->cond, b->var)) b->indexed = true;
+    if (n->kind == TIR_KIND_FOR && (tir_uses_var(((const tir_for *)n)->min, b->var) ||
+                                    tir_uses_var(((const tir_for *)n)->extent, b->var)))
+        b->indexed = true;
     if (n->kind == TIR_KIND_BUFFER_LOAD && ((const tir_buffer_load *)n)->buffer == b->buf)
         idx = ((const tir_buffer_load *)n)->indices, nidx = ((const tir_buffer_load *)n)->nidx;
     if (n->kind == TIR_KIND_BUFFER_STORE && ((const tir_buffer_store *)n)->buffer == b->buf)
         idx = ((const tir_buffer_store *)n)->indices, nidx = ((const tir_buffer_store *)n)->nidx;
     if (idx) b->touches = true;
     for (int i = 0; i < nidx; i++) b->indexed = b->indexed || tir_uses_var(idx[i], b->var);
-    return !b->indexed;
+    return !(b->indexed && b->touches);
 }
 
 static bscan scan(const tir_stmt *s, const tir_buffer *buf, const tir_var *var) {
@@ -337,13 +348,7 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
             c->walks /= ext;
             return false;
         }
-        if (known) { /* runs, its variable unnamed but bound here */
-            if (c->ninner == MAXLOOPS) break; /* conditions on it then vary */
-            c->inner[c->ninner++] = f->var;
-            tir_visit(v, f->body);
-            c->ninner--;
-            return false;
-        }
+        if (known) break; /* runs; its variable unnamed, so conditions on it vary */
         /* may run no iteration: after it, its writes are on no path for
          * sure; on some path alike in every iteration unless its bounds
          * vary */
@@ -352,10 +357,7 @@ static bool c_pre(tir_visitor *v, const tir_node *n) {
         int d = iter_varying(c, f->min) || iter_varying(c, f->extent);
         c->kdep += d;
         elist must = c->s.must;
-        bool in = c->ninner < MAXLOOPS;
-        if (in) c->inner[c->ninner++] = f->var;
         tir_visit(v, f->body);
-        if (in) c->ninner--;
         c->s.must = must;
         c->kdep -= d;
         return false;
