@@ -309,7 +309,13 @@ static tir_int_bound bound_of(tir_analyzer *a, const tir_expr *e) {
     ar_memo_ent *m;
     if (ar_memo_get(&a->bound_memo, a->gen, e, &m)) return m->bound;
     tir_int_bound r = bound_impl(a, e);
-    if (tir_dtype_is_int(e->dtype) || tir_dtype_is_bool(e->dtype)) r = clip_to(r, full);
+    /* an unsigned value wraps (lowered-ir.md): a range past the dtype's is
+     * any value, not the part inside (uint8(v) + 254 for v in [0, 2] is
+     * 254, 255 or 0; clipped to [254, 255], the simplifier dropped a live
+     * branch and compact_alloc shrank a buffer past an index: review of
+     * the sixteenth session).  Signed overflow is undefined: clipped. */
+    if (e->dtype.code == TIR_TYPE_UINT && (r.min < full.min || r.max > full.max)) r = full;
+    else if (tir_dtype_is_int(e->dtype) || tir_dtype_is_bool(e->dtype)) r = clip_to(r, full);
     ar_memo_put(&a->bound_memo, a->gen, e)->bound = r;
     return r;
 }

@@ -31,15 +31,18 @@
  * read, j an outer loop's variable: for j = 1 it reads what the run for
  * j = 0 wrote).
  *
- * A write whose elements we cannot name (an index that is not constant, a
- * fragment tile, ldmatrix, cp.async) covers everything after it,
- * conditional or not, and a read we cannot name is covered by any earlier
- * write: those are the tiles the schedule language writes whole before
- * reading them, and where they are not (some elements written, others read
- * that only an earlier iteration wrote), the answer is wrong
- * (docs/reliability.md lists it as known).  A store's value is read
- * before the store writes; an mma's accumulator or an atomic add is read
- * first.
+ * A write whose elements we cannot name and that a thread variable (or
+ * lane_id) indexes, or a call's (a fragment tile, ldmatrix, cp.async),
+ * covers everything after it, conditional or not, and a read we cannot
+ * name is covered by any earlier write: those are the tiles the schedule
+ * language writes whole before reading them, and where they are not
+ * (some elements written, others read that only an earlier iteration
+ * wrote), the answer is wrong (docs/reliability.md lists it as known).
+ * Any other write we cannot name (`S[j]`, j an outer loop's or the loop's
+ * own; a nest past MAXWALKS) covers nothing and may write any element, so
+ * no conditional write is counted after or around it.  A store's value is
+ * read before the store writes; an mma's accumulator or an atomic add is
+ * read first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +70,11 @@ typedef struct winfo {
     elist el;
     int last[MAXW];  /* position of its last write */
     bool kvar[MAXW]; /* a write under a condition that may differ between iterations */
+    /* writes of elements not named and not indexed by a thread (`S[j]`, j
+     * an outer loop's): the position of the last, and whether one may
+     * differ between iterations; they may write any element */
+    int unnamed_last;
+    bool unnamed_var;
 } winfo;
 
 typedef struct cwalk {
@@ -97,6 +105,14 @@ static int64_t fdiv(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/* v in integer dtype t's width (two's complement). */
+static int64_t wrap(tir_dtype t, int64_t v) {
+    if (t.bits >= 64 || t.bits < 1) return v;
+    uint64_t m = ((uint64_t)1 << t.bits) - 1, u = (uint64_t)v & m;
+    if (t.code == TIR_TYPE_INT && (u >> (t.bits - 1))) return (int64_t)(u | ~m);
+    return (int64_t)u;
+}
+
 /* The value of integer expression e with the variables of c's stepped
  * loops at vals; *ok cleared for anything else. */
 static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool *ok) {
@@ -110,12 +126,8 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
     case TIR_KIND_CAST: { /* to an integer width, wrapped as the hardware does */
         int64_t x = eval(c, vals, ((const tir_cast *)e)->value, ok);
         if (tir_dtype_is_bool(e->dtype)) return x != 0;
-        if (!tir_dtype_is_int(e->dtype) || e->dtype.bits > 64 || e->dtype.bits < 1) break;
-        if (e->dtype.bits == 64) return x;
-        uint64_t m = ((uint64_t)1 << e->dtype.bits) - 1, u = (uint64_t)x & m;
-        bool sg = e->dtype.code == TIR_TYPE_INT;
-        if (sg && (u >> (e->dtype.bits - 1))) return (int64_t)(u | ~m);
-        return (int64_t)u;
+        if (!tir_dtype_is_int(e->dtype)) break;
+        return wrap(e->dtype, x);
     }
     case TIR_KIND_NOT: return !eval(c, vals, ((const tir_not *)e)->a, ok);
     case TIR_KIND_CALL: /* a ragged tile's guard, as lower_blocks marks it */
@@ -140,16 +152,25 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
     case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: case TIR_KIND_FLOORDIV:
     case TIR_KIND_FLOORMOD: case TIR_KIND_MIN: case TIR_KIND_MAX: {
         const tir_binop *b = (const tir_binop *)e;
-        int64_t x = eval(c, vals, b->a, ok), y = eval(c, vals, b->b, ok);
+        int64_t x = eval(c, vals, b->a, ok), y = eval(c, vals, b->b, ok), r;
         if (!*ok) return 0;
+        /* in the expression's width, wrapped as the hardware does (uint8
+         * 255 + 1 is 0: unwrapped, a condition was decided wrongly; review
+         * of the sixteenth session); past int64, not evaluated */
         switch ((tir_kind)e->kind) {
-        case TIR_KIND_ADD: return x + y;
-        case TIR_KIND_SUB: return x - y;
-        case TIR_KIND_MUL: return x * y;
+        case TIR_KIND_ADD:
+            if (__builtin_add_overflow(x, y, &r)) break;
+            return wrap(e->dtype, r);
+        case TIR_KIND_SUB:
+            if (__builtin_sub_overflow(x, y, &r)) break;
+            return wrap(e->dtype, r);
+        case TIR_KIND_MUL:
+            if (__builtin_mul_overflow(x, y, &r)) break;
+            return wrap(e->dtype, r);
         case TIR_KIND_MIN: return x < y ? x : y;
         case TIR_KIND_MAX: return x > y ? x : y;
         default:
-            if (y == 0) break;
+            if (y == 0 || (x == INT64_MIN && y == -1)) break;
             return e->kind == TIR_KIND_FLOORDIV ? fdiv(x, y) : x - fdiv(x, y) * y;
         }
         break;
@@ -223,7 +244,8 @@ static bool holds(cwalk *c, int n, const int64_t *e) {
     if (el_find(&c->s.may, n, e) < 0) return false;
     if (!c->wi_ready) prepass(c);
     int i = el_find(&c->wi.el, n, e);
-    return i >= 0 && !c->wi.kvar[i] && c->wi.last[i] < c->pos;
+    return i >= 0 && !c->wi.kvar[i] && c->wi.last[i] < c->pos && !c->wi.unnamed_var &&
+           c->wi.unnamed_last < c->pos;
 }
 
 static void on_read(cwalk *c, int n, const tir_expr *const *idx) {
@@ -236,11 +258,37 @@ static void on_read(cwalk *c, int n, const tir_expr *const *idx) {
         if (!holds(c, n, e[l])) c->read_first = true;
 }
 
+static bool bound_here(const cwalk *c, const tir_var *x);
+
+/* Whether an index uses a thread variable: a cooperative tile's write, which
+ * the schedule language makes whole (the known issue: it covers
+ * everything).  Other writes we cannot name (`S[j]`, j an outer loop's or
+ * the loop's own) cover nothing, and may write any element. */
+static bool thread_pre(tir_visitor *v, const tir_node *n) {
+    const cwalk *c = ((const void **)v->user)[0];
+    bool *found = ((void **)v->user)[1];
+    if (n->kind == TIR_KIND_VAR && c->threads && ir_vec_has(c->threads, n)) *found = true;
+    if (n->kind == TIR_KIND_CALL && ((const tir_call *)n)->op == TIR_INTRIN_LANE_ID) *found = true;
+    return !*found;
+}
+
+static bool uses_threads(const cwalk *c, int n, const tir_expr *const *idx) {
+    bool found = false;
+    const void *u[2] = {c, &found};
+    tir_visitor v = {.pre = thread_pre, .user = (void *)u};
+    for (int d = 0; d < n && !found; d++) tir_visit(&v, idx[d]);
+    return found;
+}
+
 static void on_write(cwalk *c, int n, const tir_expr *const *idx) {
     int64_t e[MAXLANES][MAXD];
     c->pos++;
     int lanes = n >= 0 ? const_elems(c, n, idx, e) : 0;
-    if (lanes == 0) c->s.all = true;
+    if (lanes == 0 && (n < 0 || uses_threads(c, n, idx))) c->s.all = true;
+    if (lanes == 0 && c->pre) { /* another's elements: they may be any */
+        c->wi.unnamed_last = c->pos;
+        c->wi.unnamed_var |= c->kdep > 0;
+    }
     for (int l = 0; l < lanes; l++) {
         if (c->pre) {
             int i = el_add(&c->wi.el, n, e[l]);

@@ -10,7 +10,8 @@
  * (Ramps, Broadcasts, their sums and products by a Broadcast): thread_sync
  * and race_check take no gathers there (they aborted on one before this
  * check); global memory takes any.  T.domain_guard, lowering's own mark
- * of a ragged tile's guard, is refused in the input.
+ * of a ragged tile's guard, is refused in the input, and so is an index
+ * of another type than int32 or int64.
  */
 
 #include "lower_internal.h"
@@ -150,11 +151,12 @@ typedef struct vec_find {
     const tir_node *bad;
     const tir_block *bad_block;
     const tir_node *guard; /* a T.domain_guard written in the input */
+    const tir_node *narrow; /* an access indexed by another type than int32/int64 */
 } vec_find;
 
 static bool vec_pre(tir_visitor *v, const tir_node *n) {
     vec_find *f = v->user;
-    if (f->bad || f->guard) return false;
+    if (f->bad || f->guard || f->narrow) return false;
     if (n->kind == TIR_KIND_CALL && ((const tir_call *)n)->op == TIR_INTRIN_DOMAIN_GUARD) {
         f->guard = n;
         return false;
@@ -167,8 +169,14 @@ static bool vec_pre(tir_visitor *v, const tir_node *n) {
     int ni;
     const tir_expr *const *idx;
     const tir_buffer *b;
-    if (!lower_access(n, &b, &ni, &idx) || b->scope == TIR_SCOPE_GLOBAL)
-        return true; /* gathers from global memory lower */
+    if (!lower_access(n, &b, &ni, &idx)) return true;
+    for (int d = 0; d < ni; d++)
+        if (idx[d]->dtype.code != TIR_TYPE_INT || idx[d]->dtype.bits < 32) {
+            f->narrow = n;
+            f->bad_block = f->n > 0 && f->n <= 64 ? f->blocks[f->n - 1] : NULL;
+            return false;
+        }
+    if (b->scope == TIR_SCOPE_GLOBAL) return true; /* gathers from global memory lower */
     for (int d = 0; d < ni; d++)
         if (idx[d]->dtype.lanes > 1 && !lower_ramp_parts(NULL, idx[d], NULL, NULL)) {
             f->bad = n;
@@ -200,6 +208,23 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
                                  "the vectors)",
                                  vf.bad_block ? vf.bad_block->name : "?",
                                  tir_scope_name(b->scope), b->name);
+    }
+    if (vf.narrow) {
+        /* the lowered form indexes with int32 or int64 (lowered-ir.md);
+         * `S[T.uint8(3)]` beside `S[3]` aborted compact_alloc (review of
+         * the sixteenth session) */
+        const tir_buffer *b;
+        int ni;
+        const tir_expr *const *idx;
+        lower_access(vf.narrow, &b, &ni, &idx);
+        int d = 0;
+        while (d < ni - 1 && idx[d]->dtype.code == TIR_TYPE_INT && idx[d]->dtype.bits >= 32) d++;
+        char dt[32];
+        tir_dtype_str(tir_dtype_with_lanes(idx[d]->dtype, 1), dt, sizeof dt);
+        return lower_fail_marked(st, in, 1, (const void *[]){vf.narrow},
+                                 "gpu_check: buffer '%s' is indexed with a %s value (index %d); "
+                                 "indices must be int32 or int64: cast it (T.Cast(\"int32\", ...))",
+                                 b->name, dt, d);
     }
     if (vf.guard)
         /* relax_guards drops or zero-fills what such a guard guards,
