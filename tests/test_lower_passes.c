@@ -1158,6 +1158,55 @@ static void test_carried_unnamed(void **st) {
     }
 }
 
+/* A local buffer written with one element for several threads is one
+ * copy per thread in the kernel and one array in the function's meaning:
+ * local_check took it as replicated whatever the value (third review of
+ * the sixteenth session).  `X[0] = A[t]` left each thread its own A[t]
+ * where the function has the last thread's; `X[0] = X[0] + 1` added once
+ * per copy; `X[t % 8] = A[t]` over 16 threads, through the digit proof.
+ * Now refused; the same shapes with values alike in every thread lower
+ * and compute what the interpreter does. */
+static void test_local_replicated_value(void **st) {
+    (void)st;
+    static const struct {
+        const char *shape, *write, *read;
+        bool refused;
+    } cases[] = {
+        {"1", "            X[0] = A[t]\n", "            B[t] = X[0]\n", true},
+        {"1",
+         "            X[0] = A[0]\n"
+         "        for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+         "            X[0] = X[0] + T.float32(1)\n",
+         "            B[t] = X[0]\n", true},
+        {"8", "            X[t % 8] = A[t]\n", "            B[t] = X[t % 8]\n", true},
+        {"1", "            X[0] = A[0]\n", "            B[t] = X[0]\n", false},
+        {"4", "            X[t % 4] = A[t % 4]\n", "            B[t] = X[t % 4]\n", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char t[2048];
+        snprintf(t, sizeof t,
+                 "@T.prim_func\n"
+                 "def lr(A: T.Buffer((16,), \"float32\"), B: T.Buffer((16,), \"float32\")):\n"
+                 "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                 "        X = T.allocate((%s,), \"float32\", scope=\"local\")\n"
+                 "        for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n%s"
+                 "        for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n%s",
+                 cases[i].shape, cases[i].write, cases[i].read);
+        const tir_prim_func *f, *k = NULL;
+        OK(tir_parse_func(ctx, t, strlen(t), &f));
+        tir_status r = tir_lower(ctx, f, NULL, &k);
+        if (cases[i].refused) {
+            if (r != TIR_ERR_LOWER || !strstr(tir_ctx_error(ctx), "local_check: buffer 'X'"))
+                fail_msg("case %zu: %s: %s", i, tir_status_name(r), tir_ctx_error(ctx));
+        } else {
+            if (r != TIR_OK) fail_msg("case %zu refused: %s", i, tir_ctx_error(ctx));
+            if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);
+        }
+        tir_ctx_destroy(ctx);
+    }
+}
+
 /* uint8 arithmetic wraps (lowered-ir.md), which range rules must not
  * forget (second review of the sixteenth session): a range past the
  * dtype's is any value.  Clipped, the simplifier dropped the live branch
@@ -1370,6 +1419,7 @@ int main(void) {
                                               cmocka_unit_test(test_flatten_wide_index),
                                               cmocka_unit_test(test_narrow_ints),
                                               cmocka_unit_test(test_carried_unnamed),
+                                              cmocka_unit_test(test_local_replicated_value),
                                               cmocka_unit_test(test_vector_index_random)};
     enum { NNAMED = sizeof named / sizeof named[0] };
     struct CMUnitTest tests[NNAMED + NCASES];

@@ -8,9 +8,10 @@
  *
  * For each thread variable t (blockIdx and threadIdx alike) of extent n and
  * each local buffer, one of two things must hold:
- *   - no writer's index mentions t and no writer runs under a condition or
- *     loop bound that mentions t and may be false: every thread writes the
- *     same elements (the copy is replicated along t), or
+ *   - no writer's index mentions t, no writer runs under a condition or
+ *     loop bound that mentions t and may be false, and no writer stores a
+ *     value that mentions t or reads the buffer: every thread writes the
+ *     same values to the same elements (the copy is replicated along t), or
  *   - t can be read back from the element the same way for every writer
  *     and reader: some fixed integer function X of the indices (one index,
  *     the row-major flat index, or i_d * w + floormod(i_{d+1}, w) for a
@@ -54,6 +55,10 @@ typedef struct lc {
     ir_vec loops; /* enclosing loops, outermost first (any depth: user input) */
     ir_vec conds; /* enclosing conditions */
     const tir_stmt *cur; /* statement being walked */
+    /* (buffer, thread variable) pairs: the buffer's Allocate sits inside
+     * that thread loop, so each thread has its own copy in the function's
+     * meaning too */
+    ir_vec own_buf, own_var;
 } lc;
 
 /* ---- collecting the accesses */
@@ -126,7 +131,15 @@ static void walk(lc *c, const tir_stmt *s) {
     }
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
-        if (a->buffer->scope == TIR_SCOPE_LOCAL) ir_vec_push(&c->locals, a->buffer);
+        if (a->buffer->scope == TIR_SCOPE_LOCAL) {
+            ir_vec_push(&c->locals, a->buffer);
+            for (int i = 0; i < c->loops.n; i++) {
+                const tir_for *f = c->loops.items[i];
+                if (f->kind != TIR_FOR_THREAD_BINDING) continue;
+                ir_vec_push(&c->own_buf, a->buffer);
+                ir_vec_push(&c->own_var, f->var);
+            }
+        }
         walk(c, a->body);
         break;
     }
@@ -340,6 +353,42 @@ static tir_status fail_guard(lc *c, const access *w, const tir_expr *guard, cons
         t->var->name, t->thread_tag);
 }
 
+/* Whether b's Allocate sits inside the loop of thread variable t. */
+static bool own_copy(const lc *c, const tir_buffer *b, const tir_var *t) {
+    for (int i = 0; i < c->own_buf.n; i++)
+        if (c->own_buf.items[i] == b && c->own_var.items[i] == t) return true;
+    return false;
+}
+
+static tir_status fail_value(lc *c, const access *w, const tir_for *t) {
+    return lower_fail_marked(
+        c->st, c->f, 1, (const void *[]){w->stmt},
+        "local_check: buffer '%s' is local (one copy per thread); it is written as %s with "
+        "the same element in every thread of %s ('%s') but a value that depends on it (or "
+        "reads the buffer itself), so each copy would hold another value than the one the "
+        "function means.  Index the buffer by %s, or make it shared",
+        w->buf->name, describe(c, w), t->thread_tag, t->var->name, t->thread_tag);
+}
+
+typedef struct bufread {
+    const tir_buffer *b;
+    bool found;
+} bufread;
+
+static bool bufread_pre(tir_visitor *v, const tir_node *n) {
+    bufread *r = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD && ((const tir_buffer_load *)n)->buffer == r->b)
+        r->found = true;
+    return !r->found;
+}
+
+static bool reads_buffer(const tir_expr *e, const tir_buffer *b) {
+    bufread r = {b, false};
+    tir_visitor v = {.pre = bufread_pre, .user = &r};
+    tir_visit(&v, e);
+    return r.found;
+}
+
 /* ---- the proof, per buffer and thread variable */
 
 static bool idx_uses(const access *a, const tir_var *v) {
@@ -508,6 +557,24 @@ static ir_vec rewrite_accesses(lc *c, tir_analyzer *an, const ir_vec *accs, cons
     return out;
 }
 
+/* Whether writer a stores the same value whichever digit k of t is (and
+ * does not read its own buffer): `X[t % 4] = A[t]` over 16 threads gave
+ * each copy its own A[t] where the sequential meaning has the last
+ * thread's (review of the sixteenth session). */
+static bool same_value(lc *c, tir_analyzer *an, const access *a, const tir_var *t, int nd,
+                       const tir_var *const *digit, const int64_t *base, int k) {
+    const tir_buffer_store *st = tir_as_tir_buffer_store(a->stmt);
+    if (!st || own_copy(c, a->buf, t)) return true; /* an intrinsic's tile; a copy per thread */
+    if (reads_buffer(st->value, a->buf)) return false;
+    tir_ctx *ctx = c->st->ctx;
+    const tir_expr *value = tir_int(ctx, t->base.dtype, 0);
+    for (int j = 0; j < nd; j++)
+        value = tir_add(ctx, value, tir_mul(ctx, &digit[j]->base, tir_int(ctx, t->base.dtype, base[j])));
+    const tir_expr *v = tir_analyzer_simplify(
+        an, (const tir_expr *)tir_substitute(ctx, st->value, 1, &t, &value));
+    return !tir_uses_var(v, digit[k]);
+}
+
 static bool digits_readable(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_for *t) {
     radix r = {.t = t->var, .ext = const_extent(t)};
     if (r.ext <= 1 || !find_radix(accs, &r)) return false;
@@ -531,7 +598,8 @@ static bool digits_readable(lc *c, tir_analyzer *an, const ir_vec *accs, const t
         if (w0 < 0) { /* replicated along this digit: no writer guarded on it */
             for (int i = 0; i < subs.n && ok; i++) {
                 const access *a = subs.items[i];
-                ok = !a->write || (!guard_on(an, a, digit[k]) && !bound_on(a, t->var));
+                ok = !a->write || (!guard_on(an, a, digit[k]) && !bound_on(a, t->var) &&
+                                   same_value(c, an, a, t->var, nd, digit, base, k));
             }
         } else {
             ok = readable(c, an, &subs, digit[k], radix_of[k], w0, &bad);
@@ -555,6 +623,17 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
             const access *a = accs->items[i];
             const tir_expr *g = a->write ? guard_on(an, a, t->var) : NULL;
             if (g) return fail_guard(c, a, g, t);
+        }
+        /* ... and store the same value in every thread: `X[0] = A[t]` left
+         * each thread its own A[t] where the sequential meaning has the
+         * last thread's, and `X[0] = X[0] + 1` added once per copy where it
+         * adds once per thread (review of the sixteenth session) */
+        for (int i = 0; i < accs->n; i++) {
+            const access *a = accs->items[i];
+            const tir_buffer_store *st = a->write ? tir_as_tir_buffer_store(a->stmt) : NULL;
+            if (st && !own_copy(c, a->buf, t->var) &&
+                (tir_uses_var(st->value, t->var) || reads_buffer(st->value, a->buf)))
+                return fail_value(c, a, t);
         }
         return TIR_OK;
     }
@@ -592,6 +671,8 @@ tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir
     ir_vec_free(&c.accesses);
     ir_vec_free(&c.loops);
     ir_vec_free(&c.conds);
+    ir_vec_free(&c.own_buf);
+    ir_vec_free(&c.own_var);
     if (s == TIR_OK) *out = in;
     return s;
 }
