@@ -1228,6 +1228,11 @@ static void test_narrow_ints(void **st) {
         "            S = T.allocate((256,), \"float32\", scope=\"local\")\n"
         "            S[T.uint8(3)] = A[0]\n"
         "            C[0] = S[3]\n",
+        /* race_check evaluated uint8(tx) * 128 unwrapped: threads 0 and 2
+         * both store S[0] (256 wraps to 0), a race it did not see */
+        "            S = T.allocate((512,), \"float32\", scope=\"shared\")\n"
+        "            S[T.Cast(\"int32\", T.Cast(\"uint8\", tx) * T.uint8(128))] = A[0]\n"
+        "            C[0] = S[0]\n",
     };
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
         tir_ctx *ctx = tir_ctx_create();
@@ -1236,14 +1241,17 @@ static void test_narrow_ints(void **st) {
                  "@T.prim_func\n"
                  "def nw(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
                  "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
-                 "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n%s",
-                 bodies[i]);
+                 "        for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n%s",
+                 i == 3 ? 4 : 1, bodies[i]);
         const tir_prim_func *f, *k = NULL;
         OK(tir_parse_func(ctx, t, strlen(t), &f));
         tir_status r = tir_lower(ctx, f, NULL, &k);
         if (i == 2) {
             assert_int_equal(r, TIR_ERR_LOWER);
             assert_non_null(strstr(tir_ctx_error(ctx), "buffer 'S' is indexed with a uint8 value"));
+        } else if (i == 3) {
+            assert_int_equal(r, TIR_ERR_LOWER);
+            assert_non_null(strstr(tir_ctx_error(ctx), "race_check: shared buffer S"));
         } else {
             if (r != TIR_OK) fail_msg("case %zu refused: %s", i, tir_ctx_error(ctx));
             if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/arith_internal.h"
 #include "lower_internal.h"
 
 enum { MAXW = 64, MAXD = 4, MAXLANES = 16, MAXLOOPS = 8, MAXWALKS = 64 };
@@ -105,14 +106,6 @@ static int64_t fdiv(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-/* v in integer dtype t's width (two's complement). */
-static int64_t wrap(tir_dtype t, int64_t v) {
-    if (t.bits >= 64 || t.bits < 1) return v;
-    uint64_t m = ((uint64_t)1 << t.bits) - 1, u = (uint64_t)v & m;
-    if (t.code == TIR_TYPE_INT && (u >> (t.bits - 1))) return (int64_t)(u | ~m);
-    return (int64_t)u;
-}
-
 /* The value of integer expression e with the variables of c's stepped
  * loops at vals; *ok cleared for anything else. */
 static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool *ok) {
@@ -125,9 +118,8 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
         break;
     case TIR_KIND_CAST: { /* to an integer width, wrapped as the hardware does */
         int64_t x = eval(c, vals, ((const tir_cast *)e)->value, ok);
-        if (tir_dtype_is_bool(e->dtype)) return x != 0;
-        if (!tir_dtype_is_int(e->dtype)) break;
-        return wrap(e->dtype, x);
+        if (!tir_dtype_is_int(e->dtype) && !tir_dtype_is_bool(e->dtype)) break;
+        return ar_wrap(e->dtype, x);
     }
     case TIR_KIND_NOT: return !eval(c, vals, ((const tir_not *)e)->a, ok);
     case TIR_KIND_CALL: /* a ragged tile's guard, as lower_blocks marks it */
@@ -160,13 +152,13 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
         switch ((tir_kind)e->kind) {
         case TIR_KIND_ADD:
             if (__builtin_add_overflow(x, y, &r)) break;
-            return wrap(e->dtype, r);
+            return ar_wrap(e->dtype, r);
         case TIR_KIND_SUB:
             if (__builtin_sub_overflow(x, y, &r)) break;
-            return wrap(e->dtype, r);
+            return ar_wrap(e->dtype, r);
         case TIR_KIND_MUL:
             if (__builtin_mul_overflow(x, y, &r)) break;
-            return wrap(e->dtype, r);
+            return ar_wrap(e->dtype, r);
         case TIR_KIND_MIN: return x < y ? x : y;
         case TIR_KIND_MAX: return x > y ? x : y;
         default:

@@ -370,25 +370,6 @@ static tir_status fail_value(lc *c, const access *w, const tir_for *t) {
         w->buf->name, describe(c, w), t->thread_tag, t->var->name, t->thread_tag);
 }
 
-typedef struct bufread {
-    const tir_buffer *b;
-    bool found;
-} bufread;
-
-static bool bufread_pre(tir_visitor *v, const tir_node *n) {
-    bufread *r = v->user;
-    if (n->kind == TIR_KIND_BUFFER_LOAD && ((const tir_buffer_load *)n)->buffer == r->b)
-        r->found = true;
-    return !r->found;
-}
-
-static bool reads_buffer(const tir_expr *e, const tir_buffer *b) {
-    bufread r = {b, false};
-    tir_visitor v = {.pre = bufread_pre, .user = &r};
-    tir_visit(&v, e);
-    return r.found;
-}
-
 /* ---- the proof, per buffer and thread variable */
 
 static bool idx_uses(const access *a, const tir_var *v) {
@@ -565,7 +546,7 @@ static bool same_value(lc *c, tir_analyzer *an, const access *a, const tir_var *
                        const tir_var *const *digit, const int64_t *base, int k) {
     const tir_buffer_store *st = tir_as_tir_buffer_store(a->stmt);
     if (!st || own_copy(c, a->buf, t)) return true; /* an intrinsic's tile; a copy per thread */
-    if (reads_buffer(st->value, a->buf)) return false;
+    if (lower_reads_buffer(st->value, a->buf)) return false;
     tir_ctx *ctx = c->st->ctx;
     const tir_expr *value = tir_int(ctx, t->base.dtype, 0);
     for (int j = 0; j < nd; j++)
@@ -632,7 +613,7 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
             const access *a = accs->items[i];
             const tir_buffer_store *st = a->write ? tir_as_tir_buffer_store(a->stmt) : NULL;
             if (st && !own_copy(c, a->buf, t->var) &&
-                (tir_uses_var(st->value, t->var) || reads_buffer(st->value, a->buf)))
+                (tir_uses_var(st->value, t->var) || lower_reads_buffer(st->value, a->buf)))
                 return fail_value(c, a, t);
         }
         return TIR_OK;

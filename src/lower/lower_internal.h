@@ -133,6 +133,8 @@ bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **loa
 bool lower_uses_lane(const void *node);
 /* True when node contains a node of the kind (itself included). */
 bool lower_has_kind(const void *node, tir_kind kind);
+/* Whether node loads from buffer b (lower_util.c). */
+bool lower_reads_buffer(const void *node, const tir_buffer *b);
 
 /* How a statement uses a buffer (split_kernels.c): loads it, stores it,
  * mentions it at all (regions and allocations included). */

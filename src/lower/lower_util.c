@@ -195,3 +195,22 @@ bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,
     }
     return false;
 }
+
+typedef struct buf_read {
+    const tir_buffer *b;
+    bool found;
+} buf_read;
+
+static bool buf_read_pre(tir_visitor *v, const tir_node *n) {
+    buf_read *r = v->user;
+    if (n->kind == TIR_KIND_BUFFER_LOAD && ((const tir_buffer_load *)n)->buffer == r->b)
+        r->found = true;
+    return !r->found;
+}
+
+bool lower_reads_buffer(const void *node, const tir_buffer *b) {
+    buf_read r = {b, false};
+    tir_visitor v = {.pre = buf_read_pre, .user = &r};
+    tir_visit(&v, node);
+    return r.found;
+}

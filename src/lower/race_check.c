@@ -51,6 +51,7 @@
 
 #include <assert.h>
 
+#include "ir/arith_internal.h"
 #include "lower_internal.h"
 
 enum { RC_MAX_LOOPS = 32, RC_MAX_CONDS = 16, RC_MAX_VARS = 24 };
@@ -134,6 +135,13 @@ static int64_t fdiv(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/* An integer type narrower than the int32 the indices' arithmetic is
+ * evaluated in without wrapping (second review of the sixteenth session:
+ * carried.c evaluated such arithmetic unwrapped too). */
+static bool narrow(tir_dtype t) {
+    return (t.code == TIR_TYPE_INT || t.code == TIR_TYPE_UINT) && t.bits < 32;
+}
+
 /* The value of integer expression e; *ok cleared for what is not handled. */
 static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
     if (!*ok) return 0;
@@ -144,7 +152,8 @@ static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
             if (en->vars[i] == (const tir_var *)e) return en->val[i];
         *ok = false;
         return 0;
-    case TIR_KIND_CAST: return eval(((const tir_cast *)e)->value, en, ok);
+    case TIR_KIND_CAST: return narrow(e->dtype) ? ar_wrap(e->dtype, eval(((const tir_cast *)e)->value, en, ok))
+                                                : eval(((const tir_cast *)e)->value, en, ok);
     case TIR_KIND_CALL:
         if (((const tir_call *)e)->op != TIR_INTRIN_LANE_ID) break;
         for (int i = 0; i < en->n; i++)
@@ -181,6 +190,14 @@ static int64_t eval(const tir_expr *e, const env *en, bool *ok) {
         if (!*ok || (div && y == 0)) {
             *ok = false;
             return 0;
+        }
+        if (narrow(e->dtype)) { /* uint8 255 + 1 is 0: the element the hardware touches */
+            switch ((tir_kind)e->kind) {
+            case TIR_KIND_ADD: return ar_wrap(e->dtype, x + y);
+            case TIR_KIND_SUB: return ar_wrap(e->dtype, x - y);
+            case TIR_KIND_MUL: return ar_wrap(e->dtype, x * y);
+            default: break;
+            }
         }
         switch ((tir_kind)e->kind) {
         case TIR_KIND_ADD: return x + y;
@@ -233,7 +250,7 @@ static int env_slot(const env *en, const void *v) {
 /* Appends e's code; false where eval would not give a value (or the
  * program is full, or deeper than the stack). */
 static bool prog_add(rc_prog *p, const tir_expr *e, const env *en, int depth) {
-    if (depth >= RC_PROG_STACK) return false;
+    if (depth >= RC_PROG_STACK || narrow(e->dtype)) return false; /* eval wraps them */
     switch ((tir_kind)e->kind) {
     case TIR_KIND_INT_IMM: return prog_push(p, P_K, 0, ((const tir_int_imm *)e)->value);
     case TIR_KIND_VAR: {

@@ -243,7 +243,7 @@ typedef struct guard_scan {
 static bool guard_pre(tir_visitor *v, const tir_node *n) {
     guard_scan *g = v->user;
     if (n->kind == TIR_KIND_BUFFER_STORE &&
-        reads_other(g->cond, ((const tir_buffer_store *)n)->buffer, NULL))
+        lower_reads_buffer(g->cond, ((const tir_buffer_store *)n)->buffer))
         g->found = true;
     return !g->found && n->kind != TIR_KIND_BUFFER_STORE;
 }
@@ -265,7 +265,7 @@ static const tir_stmt *vec_store(vloop *l, const tir_stmt *s) {
          * of the lane's own element (`S[v] = S[v] + x`) is safe */
         if (reads_other(st->value, st->buffer, st->indices[0])) return NULL;
         /* `S[S[0] + v] = x`: lane 0's store moves the others' element */
-        if (reads_other(st->indices[0], st->buffer, NULL)) return NULL;
+        if (lower_reads_buffer(st->indices[0], st->buffer)) return NULL;
         int64_t c;
         const tir_expr *idx = split_lanes(l, st->indices[0]);
         if (!step_of(l, idx, &c) || c == 0) return NULL;
