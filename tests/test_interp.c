@@ -775,6 +775,33 @@ static void test_half_arithmetic(void **st) {
     assert_int_equal(g[0], 0x3f80);
 }
 
+/* fma on float16 rounds once: 92.625 * 2.5 + 2^-24 is just above the tie
+ * 231.5625 between 231.5 and 231.625; fmaf in float then rounding to half
+ * loses the 2^-24 and rounds the tie to even (231.5).  Min / max: a NaN
+ * operand loses, from either side. */
+static void test_half_fma_minmax(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_buffer *H = buf1(ctx, "H", TIR_F16, 1), *F = buf1(ctx, "F", TIR_F32, 4);
+    const tir_expr *args[3] = {tir_float(ctx, TIR_F16, 92.625), tir_float(ctx, TIR_F16, 2.5),
+                               tir_float(ctx, TIR_F16, ldexp(1, -24))};
+    const tir_expr *one = tir_f32(ctx, 1.0), *nan = tir_f32(ctx, NAN);
+    const tir_stmt *ss[5] = {
+        st1(ctx, H, tir_i32(ctx, 0), tir_call_new(ctx, TIR_F16, TIR_INTRIN_FMA, 3, args)),
+        st1(ctx, F, tir_i32(ctx, 0), tir_max(ctx, one, nan)),
+        st1(ctx, F, tir_i32(ctx, 1), tir_max(ctx, nan, one)),
+        st1(ctx, F, tir_i32(ctx, 2), tir_min(ctx, one, nan)),
+        st1(ctx, F, tir_i32(ctx, 3), tir_min(ctx, nan, one)),
+    };
+    const tir_buffer *bufs[2] = {H, F};
+    const tir_prim_func *f = mkfunc(ctx, 2, bufs, tir_seq_new(ctx, 5, ss), 0, NULL);
+    uint16_t h[1];
+    float o[4];
+    tir_arg a[2] = {{h, 0}, {o, 0}};
+    run_ok(ctx, f, 2, a, 3);
+    assert_int_equal(h[0], 0x5b3d); /* 231.625 */
+    for (int k = 0; k < 4; k++) assert_true(o[k] == 1.0f);
+}
+
 static void test_math_intrinsics(void **st) {
     tir_ctx *ctx = *st;
     const tir_buffer *O = buf1(ctx, "O", TIR_F32, 9), *D = buf1(ctx, "D", TIR_F64, 2);
@@ -1126,6 +1153,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_integer_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_rounding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_arithmetic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_half_fma_minmax, setup, teardown),
         cmocka_unit_test_setup_teardown(test_math_intrinsics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_semantics, setup, teardown),

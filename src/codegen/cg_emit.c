@@ -539,10 +539,20 @@ static LLVMValueRef floor_divmod(cg *g, tir_dtype t, const tir_expr *be, LLVMVal
                                  LLVMValueRef b, bool want_mod) {
     LLVMTypeRef lt = LLVMTypeOf(a);
     if (is_fp(t)) {
+        /* float16 and bfloat16 compute in float32 and round once, as the
+         * interpreter does: a quotient rounded to 16 bits first can floor
+         * to another integer (docs/lowered-ir.md) */
+        LLVMTypeRef ct = lt;
+        if (t.bits == 16) {
+            ct = g->t_f32;
+            if (t.lanes > 1) ct = LLVMVectorType(ct, t.lanes);
+            a = LLVMBuildFPExt(g->b, a, ct, "");
+            b = LLVMBuildFPExt(g->b, b, ct, "");
+        }
         LLVMValueRef q = LLVMBuildFDiv(g->b, a, b, "");
-        LLVMValueRef fq = cg_call_intrinsic(g->mod, g->b, "llvm.floor", &lt, 1, &q, 1);
-        if (!want_mod) return fq;
-        return LLVMBuildFSub(g->b, a, LLVMBuildFMul(g->b, fq, b, ""), "");
+        LLVMValueRef r = cg_call_intrinsic(g->mod, g->b, "llvm.floor", &ct, 1, &q, 1);
+        if (want_mod) r = LLVMBuildFSub(g->b, a, LLVMBuildFMul(g->b, r, b, ""), "");
+        return ct == lt ? r : LLVMBuildFPTrunc(g->b, r, lt, "");
     }
     int64_t k;
     if (const_int_of(be, &k) && k > 0 && (k & (k - 1)) == 0) {
@@ -569,6 +579,27 @@ static LLVMValueRef floor_divmod(cg *g, tir_dtype t, const tir_expr *be, LLVMVal
                            "");
     if (want_mod) return LLVMBuildSelect(g->b, fix, LLVMBuildAdd(g->b, r, b, ""), r, "");
     return LLVMBuildSelect(g->b, fix, LLVMBuildSub(g->b, q, const_of(g, lt, 1, 0), ""), q, "");
+}
+
+/* Mod on floats: C's fmod, exact, lane by lane through cg_fmod_fn;
+ * float16 and bfloat16 through float32 (fmod of their values is exact and
+ * representable in them). */
+static LLVMValueRef float_mod(cg *g, tir_dtype t, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef fn = cg_fmod_fn(g->mod, t.bits == 64);
+    LLVMTypeRef st = scalar_ty(g, t), ft = LLVMGlobalGetValueType(fn);
+    bool narrow = t.bits == 16;
+    LLVMValueRef v = t.lanes > 1 ? LLVMGetPoison(LLVMTypeOf(a)) : NULL;
+    for (int j = 0; j < t.lanes; j++) {
+        LLVMValueRef lane = LLVMConstInt(g->t_i32, (unsigned)j, 0);
+        LLVMValueRef x[2] = {t.lanes > 1 ? LLVMBuildExtractElement(g->b, a, lane, "") : a,
+                             t.lanes > 1 ? LLVMBuildExtractElement(g->b, b, lane, "") : b};
+        for (int i = 0; narrow && i < 2; i++) x[i] = LLVMBuildFPExt(g->b, x[i], g->t_f32, "");
+        LLVMValueRef r = LLVMBuildCall2(g->b, ft, fn, x, 2, "");
+        if (narrow) r = LLVMBuildFPTrunc(g->b, r, st, "");
+        if (t.lanes == 1) return r;
+        v = LLVMBuildInsertElement(g->b, v, r, lane, "");
+    }
+    return v;
 }
 
 static LLVMValueRef compare(cg *g, tir_kind k, tir_dtype t, LLVMValueRef a, LLVMValueRef b) {
@@ -613,13 +644,24 @@ static LLVMValueRef binop_build(cg *g, const tir_binop *e, LLVMValueRef a, LLVMV
                : s ? LLVMBuildSDiv(g->b, a, b, "")
                    : LLVMBuildUDiv(g->b, a, b, "");
     case TIR_KIND_MOD:
-        return fp  ? LLVMBuildFRem(g->b, a, b, "")
+        return fp  ? float_mod(g, t, a, b)
                : s ? LLVMBuildSRem(g->b, a, b, "")
                    : LLVMBuildURem(g->b, a, b, "");
     case TIR_KIND_FLOORDIV: return floor_divmod(g, t, e->b, a, b, false);
     case TIR_KIND_FLOORMOD: return floor_divmod(g, t, e->b, a, b, true);
-    case TIR_KIND_MIN: return LLVMBuildSelect(g->b, compare(g, TIR_KIND_LT, t, a, b), a, b, "");
-    case TIR_KIND_MAX: return LLVMBuildSelect(g->b, compare(g, TIR_KIND_GT, t, a, b), a, b, "");
+    case TIR_KIND_MIN:
+    case TIR_KIND_MAX:
+        if (fp) {
+            /* a NaN operand loses, as in the interpreter: a < b or b is NaN
+             * ? a : b.  Not llvm.minnum/maxnum: LLVM 19's ValueTracking takes
+             * maxnum(x, NaN) as never negative, so fabs(maxnum(-65536, NaN))
+             * folded to -65536 (docs/reliability.md) */
+            LLVMValueRef lt = compare(g, k == TIR_KIND_MIN ? TIR_KIND_LT : TIR_KIND_GT, t, a, b);
+            LLVMValueRef bnan = LLVMBuildFCmp(g->b, LLVMRealUNO, b, b, "");
+            return LLVMBuildSelect(g->b, LLVMBuildOr(g->b, lt, bnan, ""), a, b, "");
+        }
+        return LLVMBuildSelect(g->b, compare(g, k == TIR_KIND_MIN ? TIR_KIND_LT : TIR_KIND_GT, t, a, b),
+                               a, b, "");
     case TIR_KIND_EQ:
     case TIR_KIND_NE:
     case TIR_KIND_LT:

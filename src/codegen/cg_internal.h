@@ -81,6 +81,9 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
  * first use.  It is internal and always-inline; it uses only target-neutral
  * LLVM intrinsics (fma, rint, floor, fabs), so it also runs on the host. */
 LLVMValueRef cg_math_fn(LLVMModuleRef mod, tir_intrin op, bool f64);
+/* __tir_fmod_f32 / _f64: C's exact fmod (cg_math.c; LLVM's frem is not
+ * exact on NVPTX). */
+LLVMValueRef cg_fmod_fn(LLVMModuleRef mod, bool f64);
 
 /* Calls an LLVM intrinsic by name (non-overloaded, or overloaded on the
  * types in `over`). */

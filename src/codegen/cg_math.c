@@ -293,6 +293,92 @@ static const char *op_name(tir_intrin op) {
     }
 }
 
+/* fmod(x, y), exact (C's fmod): NVPTX lowers LLVM's frem to
+ * x - trunc(x / y) * y, which is wrong once the quotient has more bits than
+ * the type (fmod(1e30, 7)), for an infinite x (inf, not NaN) and for the
+ * sign of a zero result.  With ax = |x| and ay = |y|: t = ay doubled while
+ * 2t <= ax, then t halved back down to ay, subtracting t from ax whenever
+ * ax >= t; each subtraction is exact (t <= ax < 2t, Sterbenz), and ax stays
+ * below 2t.  At most twice the exponent range in steps (~560 for float,
+ * ~4200 for double), taken only when |x| >= |y|. */
+LLVMValueRef cg_fmod_fn(LLVMModuleRef mod, bool f64) {
+    const char *name = f64 ? "__tir_fmod_f64" : "__tir_fmod_f32";
+    LLVMValueRef fn = LLVMGetNamedFunction(mod, name);
+    if (fn) return fn;
+    mb m = {.mod = mod, .lc = LLVMGetModuleContext(mod), .f64 = f64};
+    m.ft = f64 ? LLVMDoubleTypeInContext(m.lc) : LLVMFloatTypeInContext(m.lc);
+    m.it = LLVMIntTypeInContext(m.lc, f64 ? 64 : 32);
+    LLVMTypeRef params[2] = {m.ft, m.ft};
+    fn = LLVMAddFunction(mod, name, LLVMFunctionType(m.ft, params, 2, 0));
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    static const char *const attrs[] = {"alwaysinline", "nounwind", "willreturn"};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        unsigned k = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+        TIR_ASSERT(k);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m.lc, k, 0));
+    }
+    m.b = LLVMCreateBuilderInContext(m.lc);
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(m.lc, fn, "entry"),
+                      nan = LLVMAppendBasicBlockInContext(m.lc, fn, "nan"),
+                      check = LLVMAppendBasicBlockInContext(m.lc, fn, "check"),
+                      same = LLVMAppendBasicBlockInContext(m.lc, fn, "same"),
+                      up = LLVMAppendBasicBlockInContext(m.lc, fn, "up"),
+                      down = LLVMAppendBasicBlockInContext(m.lc, fn, "down"),
+                      done = LLVMAppendBasicBlockInContext(m.lc, fn, "done");
+    LLVMValueRef x = LLVMGetParam(fn, 0), y = LLVMGetParam(fn, 1);
+    LLVMPositionBuilderAtEnd(m.b, entry);
+    LLVMValueRef ax = intr1(&m, "llvm.fabs", x), ay = intr1(&m, "llvm.fabs", y);
+    /* NaN for a NaN operand, an infinite x or a zero y */
+    LLVMValueRef bad = LLVMBuildOr(m.b, fcmp(&m, LLVMRealUNO, x, y),
+                                   LLVMBuildOr(m.b, fcmp(&m, LLVMRealOEQ, ax, K(&m, INFINITY)),
+                                               fcmp(&m, LLVMRealOEQ, ay, K(&m, 0.0)), ""),
+                                   "");
+    LLVMBuildCondBr(m.b, bad, nan, check);
+    LLVMPositionBuilderAtEnd(m.b, nan);
+    LLVMBuildRet(m.b, K(&m, NAN));
+    LLVMPositionBuilderAtEnd(m.b, check); /* |x| < |y| (y infinite included): x */
+    LLVMBuildCondBr(m.b, fcmp(&m, LLVMRealOLT, ax, ay), same, up);
+    LLVMPositionBuilderAtEnd(m.b, same);
+    LLVMBuildRet(m.b, x);
+    /* Each loop also counts its steps and stops past the exponent range
+     * (2,100 for double, 300 for float): with the exact arithmetic above it
+     * never gets there, but a kernel must not hang on a miscompile. */
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(m.lc);
+    LLVMValueRef limit = LLVMConstInt(i32, f64 ? 2100 : 300, 0), one = LLVMConstInt(i32, 1, 0),
+                 zero = LLVMConstInt(i32, 0, 0);
+    LLVMPositionBuilderAtEnd(m.b, up); /* t = ay * 2^k, the largest with t <= ax */
+    LLVMValueRef t = LLVMBuildPhi(m.b, m.ft, "t"), n = LLVMBuildPhi(m.b, i32, "n");
+    LLVMValueRef t2 = mfadd(&m, t, t), n2 = LLVMBuildAdd(m.b, n, one, "");
+    LLVMBuildCondBr(m.b,
+                    LLVMBuildAnd(m.b, fcmp(&m, LLVMRealOLE, t2, ax),
+                                 LLVMBuildICmp(m.b, LLVMIntULT, n2, limit, ""), ""),
+                    up, down);
+    LLVMValueRef tin[2] = {ay, t2}, nin[2] = {zero, n2};
+    LLVMBasicBlockRef tfrom[2] = {check, up};
+    LLVMAddIncoming(t, tin, tfrom, 2);
+    LLVMAddIncoming(n, nin, tfrom, 2);
+    LLVMPositionBuilderAtEnd(m.b, down);
+    LLVMValueRef r = LLVMBuildPhi(m.b, m.ft, "r"), s = LLVMBuildPhi(m.b, m.ft, "s"),
+                 c = LLVMBuildPhi(m.b, i32, "c");
+    LLVMValueRef r2 = sel(&m, fcmp(&m, LLVMRealOGE, r, s), mfsub(&m, r, s), r);
+    LLVMValueRef s2 = mfmul(&m, s, K(&m, 0.5)), c2 = LLVMBuildAdd(m.b, c, one, "");
+    LLVMBuildCondBr(m.b,
+                    LLVMBuildAnd(m.b, fcmp(&m, LLVMRealOGE, s2, ay),
+                                 LLVMBuildICmp(m.b, LLVMIntULT, c2, limit, ""), ""),
+                    down, done);
+    LLVMValueRef rin[2] = {ax, r2}, sin_[2] = {t, s2}, cin[2] = {zero, c2};
+    LLVMBasicBlockRef dfrom[2] = {up, down};
+    LLVMAddIncoming(r, rin, dfrom, 2);
+    LLVMAddIncoming(s, sin_, dfrom, 2);
+    LLVMAddIncoming(c, cin, dfrom, 2);
+    LLVMPositionBuilderAtEnd(m.b, done); /* the sign of x, a zero's included */
+    LLVMTypeRef ft = m.ft;
+    LLVMValueRef cs[2] = {r2, x};
+    LLVMBuildRet(m.b, cg_call_intrinsic(mod, m.b, "llvm.copysign", &ft, 1, cs, 2));
+    LLVMDisposeBuilder(m.b);
+    return fn;
+}
+
 LLVMValueRef cg_math_fn(LLVMModuleRef mod, tir_intrin op, bool f64) {
     const char *base = op_name(op);
     TIR_ASSERT(base);

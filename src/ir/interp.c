@@ -1211,6 +1211,25 @@ static ir_val cast(int from, int to, ir_val v) {
 
 ir_val ir_cast_val(int from, int to, ir_val v) { return cast(from, to, v); }
 
+static float to16(ir_tc tc, double d) {
+    return tc == IR_TC_F16 ? ir_f16_to_float(ir_f16_from_double(d))
+                           : ir_bf16_to_float(ir_bf16_from_double(d));
+}
+
+/* fma on float16 / bfloat16, rounded once to the type (as fma.rn.f16 and
+ * .bf16): fmaf then rounding to 16 bits rounds twice (231.5625 + 2^-24 in
+ * float is the tie 231.5625, which rounds down).  a*b is exact in double
+ * and TwoSum gives p + c's exact residual, so only a double sum that is
+ * exactly a midpoint of the 16-bit grid needs the residual's sign. */
+static float fma16(ir_tc tc, float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    if (!isfinite(s)) return to16(tc, s);
+    double bb = s - p, err = (p - (s - bb)) + ((double)c - bb);
+    float up = to16(tc, nextafter(s, INFINITY)), dn = to16(tc, nextafter(s, -INFINITY));
+    if (err == 0 || up == dn) return to16(tc, s);
+    return err > 0 ? up : dn;
+}
+
 static ir_val math(int tc, tir_intrin op, const ir_val *a) {
     ir_val r;
     if (tc == IR_TC_F64 || tc_int(tc)) {
@@ -1238,6 +1257,10 @@ static ir_val math(int tc, tir_intrin op, const ir_val *a) {
     float x = a[0].f, y = 0, z = 0, v;
     if (op == TIR_INTRIN_POW || op == TIR_INTRIN_FMA) y = a[1].f;
     if (op == TIR_INTRIN_FMA) z = a[2].f;
+    if (op == TIR_INTRIN_FMA && (tc == IR_TC_F16 || tc == IR_TC_BF16)) {
+        r.f = fma16((ir_tc)tc, x, y, z);
+        return r;
+    }
     switch (op) {
     case TIR_INTRIN_EXP: v = expf(x); break;
     case TIR_INTRIN_LOG: v = logf(x); break;

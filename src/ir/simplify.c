@@ -119,15 +119,24 @@ static const tir_expr *fold_binop(tir_analyzer *a, tir_kind k, const tir_expr *x
     }
     const tir_float_imm *fx = tir_as_tir_float_imm(x), *fy = tir_as_tir_float_imm(y);
     if (fx && fy) {
-        double p = fx->value, q = fy->value;
+        /* a constant means its value rounded to its dtype, as everywhere
+         * else (T.float16(1e30) is inf); 16- and 32-bit floor division
+         * runs in float32, as the interpreter and codegen run it */
+        double p = round_to(t, fx->value), q = round_to(t, fy->value);
+        bool narrow = t.bits <= 32;
+        float fp = (float)p, fq = (float)q;
         switch (k) {
         case TIR_KIND_ADD: return mk_float(a, t, p + q);
         case TIR_KIND_SUB: return mk_float(a, t, p - q);
         case TIR_KIND_MUL: return mk_float(a, t, p * q);
         case TIR_KIND_DIV: return q == 0 ? NULL : mk_float(a, t, p / q);
         case TIR_KIND_MOD: return q == 0 ? NULL : mk_float(a, t, fmod(p, q));
-        case TIR_KIND_FLOORDIV: return q == 0 ? NULL : mk_float(a, t, floor(p / q));
-        case TIR_KIND_FLOORMOD: return q == 0 ? NULL : mk_float(a, t, p - floor(p / q) * q);
+        case TIR_KIND_FLOORDIV:
+            if (q == 0) return NULL;
+            return mk_float(a, t, narrow ? (double)floorf(fp / fq) : floor(p / q));
+        case TIR_KIND_FLOORMOD:
+            if (q == 0) return NULL;
+            return mk_float(a, t, narrow ? (double)(fp - floorf(fp / fq) * fq) : p - floor(p / q) * q);
         case TIR_KIND_MIN:
             return isnan(p) || isnan(q) ? NULL : p <= q ? x : y;
         case TIR_KIND_MAX:
@@ -161,10 +170,11 @@ static const tir_expr *fold_cast(tir_analyzer *a, tir_dtype t, const tir_expr *c
         return NULL;
     }
     if (f) {
-        if (tir_dtype_is_float(t)) return mk_float(a, t, f->value);
-        if (tir_dtype_is_bool(t)) return isnan(f->value) ? NULL : mk_bool(a, f->value != 0);
+        double fv = round_to(c->dtype, f->value); /* the constant's value in its dtype */
+        if (tir_dtype_is_float(t)) return mk_float(a, t, fv);
+        if (tir_dtype_is_bool(t)) return isnan(fv) ? NULL : mk_bool(a, fv != 0);
         if (tir_dtype_is_int(t)) {
-            double v = trunc(f->value);
+            double v = trunc(fv);
             if (isnan(v)) return NULL;
             tir_int_bound r = ar_dtype_bound(t);
             if (v < (double)r.min || v > (double)r.max) return NULL;
@@ -304,6 +314,23 @@ static lsum sum_add(tir_analyzer *a, lsum x, lsum y, int64_t ys) {
         if (t.coef != 0) r.t[r.n++] = t;
     }
     return r;
+}
+
+/* sum_add in int64 arithmetic that must not wrap: *ok becomes false when a
+ * coefficient or the constant overflows (bounds and proofs cannot use a
+ * wrapped sum: -1 * INT64_MIN is INT64_MIN). */
+static lsum sum_add_exact(tir_analyzer *a, lsum x, lsum y, int64_t ys, bool *ok) {
+    int64_t t;
+    if (__builtin_mul_overflow(y.k, ys, &t) || __builtin_add_overflow(x.k, t, &t)) *ok = false;
+    for (int i = 0; i < y.n && *ok; i++)
+        if (__builtin_mul_overflow(y.t[i].coef, ys, &t)) *ok = false;
+    for (int i = 0, j = 0; i < x.n && *ok; i++) { /* like terms: their coefficients add */
+        while (j < y.n && ar_expr_cmp(y.t[j].atom, x.t[i].atom) < 0) j++;
+        if (j < y.n && !ar_expr_cmp(y.t[j].atom, x.t[i].atom) &&
+            __builtin_add_overflow(x.t[i].coef, y.t[j].coef * ys, &t))
+            *ok = false;
+    }
+    return sum_add(a, x, y, ys);
 }
 
 static lsum sum_scale(tir_analyzer *a, lsum x, int64_t c) {
@@ -586,10 +613,47 @@ static lsum canon(tir_analyzer *a, const tir_expr *e) {
     return s;
 }
 
+/* True when s, as a mathematical integer, lies in its dtype's range for
+ * every value of its atoms.  A sum is built in its dtype and wraps, so it
+ * agrees with its expression modulo 2^bits; inside the range the two are
+ * then equal, and arithmetic on the sum means arithmetic on the values. */
+static bool sum_in_dtype(tir_analyzer *a, lsum s) {
+    tir_int_bound b = sum_bound(a, s), r = ar_dtype_bound(s.dt);
+    return ar_bound_finite(b) && b.min >= r.min && b.max <= r.max;
+}
+
+/* x - y as a sum of int64 terms: the difference of the values, not of their
+ * dtype's wrapped images (int8: x - (-128) is x + 128, which int8 wraps to
+ * x - 128), or n = -1 when it cannot be had.  A signed sum is its value
+ * (signed overflow is undefined, docs/lowered-ir.md); an unsigned one wraps
+ * by definition (uint8 x + 200), so it must be known not to. */
 static lsum canon_diff(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
-    lsum s = sum_add(a, linear(a, x), linear(a, y), -1);
+    lsum lx = linear(a, x), ly = linear(a, y), none = {lx.dt, -1, NULL, 0};
+    bool wraps = lx.dt.code != TIR_TYPE_INT;
+    if (wraps && (!sum_in_dtype(a, lx) || !sum_in_dtype(a, ly))) return none;
+    bool ok = true;
+    lsum s = sum_add_exact(a, lx, ly, -1, &ok);
+    if (!ok) return none;
+    if (!(s.n >= 2 && has_divmod(s))) {
+        if (lx.dt.bits < 64) lx.dt = ly.dt = TIR_I64;
+        return sum_add(a, lx, ly, -1);
+    }
+    /* merges build their atoms in the dtype, so s wraps there; unsigned, it
+     * is the difference when its range and the difference's fit in one span
+     * of 2^bits (they agree modulo 2^bits) */
     for (int iter = 0; iter < 8 && s.n >= 2 && has_divmod(s); iter++)
         if (!merge_step(a, &s)) break;
+    if (s.dt.bits < 64) {
+        if (wraps) {
+            tir_int_bound bs = sum_bound(a, s), bx = sum_bound(a, lx), by = sum_bound(a, ly);
+            if (!ar_bound_finite(bs)) return none;
+            int64_t lo = bx.min - by.max, hi = bx.max - by.min;
+            if (bs.min < lo) lo = bs.min;
+            if (bs.max > hi) hi = bs.max;
+            if (hi - lo >= (int64_t)1 << s.dt.bits) return none;
+        }
+        s.dt = TIR_I64;
+    }
     return s;
 }
 
@@ -614,7 +678,10 @@ static int64_t sum_end(tir_analyzer *a, lsum s, bool upper, int depth) {
         if ((is_min == (c > 0)) != upper) continue;
         const tir_binop *mb = (const tir_binop *)at;
         for (int side = 0; side < 2; side++) {
-            lsum r = sum_add(a, sum_without(a, s, t, -1), linear(a, side ? mb->b : mb->a), c);
+            bool ok = true;
+            lsum r = sum_add_exact(a, sum_without(a, s, t, -1), linear(a, side ? mb->b : mb->a),
+                                   c, &ok);
+            if (!ok) continue;
             int64_t e = sum_end(a, r, upper, depth - 1);
             if (upper ? e < best : e > best) best = e;
         }
@@ -631,6 +698,15 @@ static tir_int_bound sum_bound_strong(tir_analyzer *a, lsum s, bool want_lo, boo
         if (want_lo) b.min = sum_end(a, s, false, 3);
     }
     if (a->nsymbolic == 0 || a->sym_depth > 0 || s.n == 0) return b;
+    /* a difference from canon_diff is an int64 sum of narrower atoms: as an
+     * expression it computes in theirs, so it must fit there */
+    tir_dtype adt = s.t[0].atom->dtype;
+    if (adt.bits != s.dt.bits || adt.code != s.dt.code) {
+        s.dt = adt;
+        if (ar_wrap(adt, s.k) != s.k || !sum_in_dtype(a, s)) return b;
+        for (int i = 0; i < s.n; i++)
+            if (ar_wrap(adt, s.t[i].coef) != s.t[i].coef) return b;
+    }
     const tir_expr *e = sum_to_expr(a, s);
     a->sym_depth++;
     a->sym_gen++;
@@ -656,6 +732,7 @@ static tir_int_bound sum_bound_strong(tir_analyzer *a, lsum s, bool want_lo, boo
 static bool prove_le(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
     if (ar_expr_eq(x, y)) return true;
     lsum d = canon_diff(a, x, y);
+    if (d.n < 0) return false;
     if (d.n == 0) return d.k <= 0;
     return sum_bound_strong(a, d, false, true).max <= 0;
 }
@@ -964,10 +1041,12 @@ static const tir_expr *simp_int_compare(tir_analyzer *a, tir_kind k, const tir_e
         y = t;
         k = k == TIR_KIND_GT ? TIR_KIND_LT : TIR_KIND_LE;
     }
+    const tir_kind k0 = k; /* for giving up: k changes below with d */
     lsum d = canon_diff(a, x, y);
+    if (d.n < 0) return mk_bin(a, k, x, y);
     if (k == TIR_KIND_LE) {
         /* integers: d <= 0  <=>  d - 1 < 0 */
-        if (d.k == INT64_MIN || ar_wrap(dt, d.k - 1) != d.k - 1) return mk_bin(a, k, x, y);
+        if (d.k == INT64_MIN || ar_wrap(d.dt, d.k - 1) != d.k - 1) return mk_bin(a, k0, x, y);
         d.k = d.k - 1;
         k = TIR_KIND_LT;
     }
@@ -992,23 +1071,31 @@ static const tir_expr *simp_int_compare(tir_analyzer *a, tir_kind k, const tir_e
         r.k = ar_floordiv(d.k, g); /* g*s + k < 0  <=>  s + floor(k/g) < 0 */
         d = r;
     }
+    /* d holds the values' difference (canon_diff); the sides written back
+     * compute in dt, so each constant and each side must fit dt */
     for (int t = 0; t < d.n; t++)
-        if (!negatable(dt, d.t[t].coef) || !negatable(dt, d.k)) return mk_bin(a, k, x, y);
+        if (!negatable(dt, d.t[t].coef) || !negatable(dt, d.k) || ar_wrap(dt, d.k) != d.k)
+            return mk_bin(a, k0, x, y);
     lsum p = sum_pick(a, d, true, false), nn = sum_pick(a, d, false, true);
+    p.dt = nn.dt = dt;
     if (k != TIR_KIND_LT && p.n == 0) {
         lsum t = p;
         p = nn;
         nn = t;
-        d.k = wneg(dt, d.k);
+        d.k = -d.k;
     }
-    if (k == TIR_KIND_LT && p.n == 0) /* k - N < 0  <=>  k + 1 <= N */
-        return mk_bin(a, TIR_KIND_LE, mk_int(a, dt, wadd(dt, d.k, 1)), sum_to_expr(a, nn));
-    nn.k = wneg(dt, d.k);
+    if (k == TIR_KIND_LT && p.n == 0) { /* k - N < 0  <=>  k + 1 <= N */
+        if (d.k == INT64_MAX || ar_wrap(dt, d.k + 1) != d.k + 1 || !sum_in_dtype(a, nn))
+            return mk_bin(a, k0, x, y);
+        return mk_bin(a, TIR_KIND_LE, mk_int(a, dt, d.k + 1), sum_to_expr(a, nn));
+    }
+    nn.k = -d.k;
     /* P < N + 1 reads better as P <= N (it is what negating N < P gives) */
     if (k == TIR_KIND_LT && nn.n > 0 && nn.k == 1) {
         nn.k = 0;
         k = TIR_KIND_LE;
     }
+    if (!sum_in_dtype(a, p) || !sum_in_dtype(a, nn)) return mk_bin(a, k0, x, y);
     return mk_bin(a, k, sum_to_expr(a, p), sum_to_expr(a, nn));
 }
 

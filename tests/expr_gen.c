@@ -1,0 +1,496 @@
+/* expr_gen.c: the random elementwise functions of expr_gen.h.
+ *
+ * Signed integer subexpressions carry an interval that holds for every
+ * input the case can draw; an operation is emitted only when its interval
+ * fits the dtype (signed overflow is undefined: codegen marks it nsw), so
+ * a wider tree comes from casts and min/max/select rather than from
+ * overflowing arithmetic.  uint8 wraps (defined), so it takes any
+ * operation.  Divisors that may be 0 (or -1 where the dividend may be the
+ * dtype's minimum) are replaced by a constant through a select, which the
+ * IR evaluates lazily.  A float reaches an int only through a select that
+ * keeps it inside the int's range (NaN fails the test and gives 0).
+ */
+#include "expr_gen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minitir/runtime.h"
+
+typedef __int128 i128;
+
+typedef struct gen {
+    tir_ctx *ctx;
+    uint64_t s;
+    eg_case *c;
+    const tir_buffer *bufs[EG_MAX_IN];
+    int64_t lo[EG_MAX_IN], hi[EG_MAX_IN]; /* integer inputs' ranges */
+    const tir_expr *idx;                  /* the element index */
+    /* let-bound variables in scope */
+    int nlet;
+    const tir_var *lv[8];
+    int64_t llo[8], lhi[8];
+} gen;
+
+typedef struct gv {
+    const tir_expr *e;
+    int64_t lo, hi; /* integers: every value is in [lo, hi] */
+} gv;
+
+static uint64_t rnd(gen *g) {
+    uint64_t z = (g->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static int pick(gen *g, int n) { return (int)(rnd(g) % (uint64_t)n); }
+
+static const tir_dtype all_t[] = {TIR_I8, TIR_U8, TIR_I32, TIR_I64,
+                                  TIR_F16, TIR_BF16, TIR_F32, TIR_F64};
+enum { NT = (int)(sizeof all_t / sizeof all_t[0]) };
+
+static bool is_float(tir_dtype t) { return tir_dtype_is_float(t); }
+static bool is_bool(tir_dtype t) { return t.code == TIR_TYPE_BOOL; }
+static bool is_u8(tir_dtype t) { return t.code == TIR_TYPE_UINT; }
+static bool same_t(tir_dtype a, tir_dtype b) {
+    return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+static int64_t tmin(tir_dtype t) {
+    if (is_bool(t) || is_u8(t)) return 0;
+    return t.bits == 64 ? INT64_MIN : -((int64_t)1 << (t.bits - 1));
+}
+static int64_t tmax(tir_dtype t) {
+    if (is_bool(t)) return 1;
+    if (is_u8(t)) return 255;
+    return t.bits == 64 ? INT64_MAX : ((int64_t)1 << (t.bits - 1)) - 1;
+}
+static bool fits(tir_dtype t, i128 lo, i128 hi) { return lo >= tmin(t) && hi <= tmax(t); }
+static gv full(tir_dtype t, const tir_expr *e) { return (gv){e, tmin(t), tmax(t)}; }
+
+int eg_bytes(tir_dtype t) { return t.bits <= 8 ? 1 : t.bits / 8; }
+
+void *eg_alloc(size_t bytes) {
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+static const tir_expr *iconst(gen *g, tir_dtype t, int64_t v) { return tir_int(g->ctx, t, v); }
+
+/* An integer constant of t: small, or one of the extremes. */
+static gv int_leaf_const(gen *g, tir_dtype t) {
+    int64_t v;
+    switch (pick(g, 6)) {
+    case 0: v = tmin(t); break;
+    case 1: v = tmax(t); break;
+    case 2: v = is_u8(t) ? 200 + pick(g, 56) : -(int64_t)pick(g, 10); break;
+    default: v = pick(g, 10); break;
+    }
+    return (gv){iconst(g, t, v), v, v};
+}
+
+static const double fmenu[] = {0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.75, -100.25, 1e-3,
+                               65504.0, -65504.0, 1e30, -1e30, 1e-40, 6e-8, 1e300,
+                               INFINITY, -INFINITY, NAN};
+enum { NFM = (int)(sizeof fmenu / sizeof fmenu[0]) };
+
+/* A float constant as t can hold it (a value past its range rounds as a
+ * conversion would; tir_float rounds to t). */
+static const tir_expr *float_const(gen *g, tir_dtype t) {
+    double v = pick(g, 3) ? fmenu[pick(g, NFM)] : (double)(pick(g, 2001) - 1000) / 8.0;
+    return tir_float(g->ctx, t, v);
+}
+
+static gv gen_t(gen *g, tir_dtype t, int depth);
+static const tir_expr *gen_bool(gen *g, int depth);
+
+static tir_dtype any_t(gen *g) { return all_t[pick(g, NT)]; }
+
+/* Inputs and let variables of type t. */
+static bool leaf_var(gen *g, tir_dtype t, gv *out) {
+    int cand[EG_MAX_IN + 8], n = 0;
+    for (int k = 0; k < g->c->nin; k++)
+        if (same_t(g->c->in_t[k], t)) cand[n++] = k;
+    for (int k = 0; k < g->nlet; k++)
+        if (same_t(g->lv[k]->base.dtype, t)) cand[n++] = EG_MAX_IN + k;
+    if (!n) return false;
+    int k = cand[pick(g, n)];
+    if (k < EG_MAX_IN) {
+        const tir_expr *i = g->idx;
+        *out = (gv){tir_load(g->ctx, g->bufs[k], 1, &i), g->lo[k], g->hi[k]};
+    } else {
+        k -= EG_MAX_IN;
+        *out = (gv){&g->lv[k]->base, g->llo[k], g->lhi[k]};
+    }
+    return true;
+}
+
+/* A float of type `from` cast to integer type t: only in-range values
+ * reach the cast, others (and NaN) give 0. */
+static gv float_to_int(gen *g, tir_dtype t, int depth, tir_dtype from) {
+    tir_ctx *C = g->ctx;
+    const tir_expr *x = gen_t(g, from, depth - 1).e;
+    /* truncation of any x with lo < x < hi is in range */
+    double lo = (double)tmin(t) - 1.0, hi = (double)tmax(t) + 1.0;
+    if (t.bits >= 32 && !is_u8(t)) lo = (double)tmin(t), hi = -(double)tmin(t);
+    /* bounds t's float type cannot hold become its largest finite values;
+     * a bound that rounded inward would let an out-of-range value pass */
+    double fmax = from.bits == 16 ? (from.code == TIR_TYPE_BFLOAT ? 3.3895313892515355e38 : 65504.0)
+                                  : from.bits == 32 ? 3.4028234663852886e38 : 1.79e308;
+    if (hi > fmax) hi = fmax;
+    if (lo < -fmax) lo = -fmax;
+    const tir_expr *ok;
+    if (t.bits >= 32 && !is_u8(t))
+        ok = tir_and(C, tir_ge(C, x, tir_float(C, from, lo)), tir_lt(C, x, tir_float(C, from, hi)));
+    else
+        ok = tir_and(C, tir_gt(C, x, tir_float(C, from, lo)), tir_lt(C, x, tir_float(C, from, hi)));
+    const tir_expr *safe = tir_select_new(C, ok, x, tir_float(C, from, 0.0));
+    return full(t, tir_cast_new(C, t, safe));
+}
+
+/* A value of t from another type. */
+static gv cast_to(gen *g, tir_dtype t, int depth) {
+    tir_ctx *C = g->ctx;
+    if (pick(g, 6) == 0) { /* from bool */
+        const tir_expr *b = gen_bool(g, depth - 1);
+        return is_float(t) ? (gv){tir_cast_new(C, t, b), 0, 0} : (gv){tir_cast_new(C, t, b), 0, 1};
+    }
+    tir_dtype from = any_t(g);
+    if (is_float(t)) return (gv){tir_cast_new(C, t, gen_t(g, from, depth - 1).e), 0, 0};
+    if (is_float(from)) return float_to_int(g, t, depth, from);
+    gv v = gen_t(g, from, depth - 1);
+    const tir_expr *e = tir_cast_new(C, t, v.e);
+    return fits(t, v.lo, v.hi) ? (gv){e, v.lo, v.hi} : full(t, e);
+}
+
+static gv leaf(gen *g, tir_dtype t, int depth) {
+    gv v;
+    if (pick(g, 4) && leaf_var(g, t, &v)) return v;
+    if (depth > 0 && pick(g, 2)) return cast_to(g, t, depth);
+    if (is_float(t)) return (gv){float_const(g, t), 0, 0};
+    return int_leaf_const(g, t);
+}
+
+/* A divisor of t that is never 0, nor -1 when the dividend may be t's
+ * minimum (that quotient overflows). */
+static gv divisor(gen *g, tir_dtype t, int depth, bool no_minus1) {
+    tir_ctx *C = g->ctx;
+    gv d = gen_t(g, t, depth);
+    bool zero = d.lo <= 0 && d.hi >= 0, m1 = no_minus1 && d.lo <= -1 && d.hi >= -1;
+    if (!zero && !m1) return d;
+    static const int64_t cs[] = {1, 2, 3, 5, 7, -3, -1};
+    int64_t c = cs[pick(g, is_u8(t) ? 5 : (no_minus1 ? 6 : 7))];
+    const tir_expr *bad = tir_eq(C, d.e, iconst(g, t, 0));
+    if (m1) bad = tir_or(C, bad, tir_eq(C, d.e, iconst(g, t, -1)));
+    const tir_expr *e = tir_select_new(C, bad, iconst(g, t, c), d.e);
+    return (gv){e, d.lo < c ? d.lo : c, d.hi > c ? d.hi : c};
+}
+
+static i128 maxabs(gv v) {
+    i128 a = v.lo < 0 ? -(i128)v.lo : v.lo, b = v.hi < 0 ? -(i128)v.hi : v.hi;
+    return a > b ? a : b;
+}
+
+static gv clampi(tir_dtype t, const tir_expr *e, i128 lo, i128 hi) {
+    if (lo < tmin(t)) lo = tmin(t);
+    if (hi > tmax(t)) hi = tmax(t);
+    return (gv){e, (int64_t)lo, (int64_t)hi};
+}
+
+static gv int_op(gen *g, tir_dtype t, int depth) {
+    tir_ctx *C = g->ctx;
+    for (int tries = 0; tries < 4; tries++) {
+        int op = pick(g, 9);
+        gv a = gen_t(g, t, depth - 1);
+        if (op <= 2) { /* add, sub, mul */
+            gv b = gen_t(g, t, depth - 1);
+            i128 lo, hi;
+            if (op == 0) lo = (i128)a.lo + b.lo, hi = (i128)a.hi + b.hi;
+            else if (op == 1) lo = (i128)a.lo - b.hi, hi = (i128)a.hi - b.lo;
+            else {
+                i128 p[4] = {(i128)a.lo * b.lo, (i128)a.lo * b.hi, (i128)a.hi * b.lo,
+                             (i128)a.hi * b.hi};
+                lo = hi = p[0];
+                for (int q = 1; q < 4; q++) {
+                    if (p[q] < lo) lo = p[q];
+                    if (p[q] > hi) hi = p[q];
+                }
+            }
+            const tir_expr *e = op == 0 ? tir_add(C, a.e, b.e)
+                                : op == 1 ? tir_sub(C, a.e, b.e)
+                                          : tir_mul(C, a.e, b.e);
+            if (fits(t, lo, hi)) return (gv){e, (int64_t)lo, (int64_t)hi};
+            if (is_u8(t)) return full(t, e); /* wraps */
+            continue;
+        }
+        if (op <= 6) { /* truncdiv, truncmod, floordiv, floormod */
+            gv d = divisor(g, t, depth - 1, !is_u8(t) && a.lo == tmin(t));
+            static const tir_kind ks[] = {TIR_KIND_DIV, TIR_KIND_MOD, TIR_KIND_FLOORDIV,
+                                          TIR_KIND_FLOORMOD};
+            tir_kind k = ks[op - 3];
+            const tir_expr *e = tir_binop_new(C, k, a.e, d.e);
+            if (is_u8(t)) return (gv){e, 0, a.hi};
+            i128 m = maxabs(a), dm = maxabs(d);
+            if (k == TIR_KIND_DIV || k == TIR_KIND_FLOORDIV) {
+                if (m < 1) m = 1;
+                return clampi(t, e, -m, m);
+            }
+            i128 r = dm - 1 < m ? dm - 1 : m;
+            if (k == TIR_KIND_FLOORMOD) r = dm - 1;
+            return clampi(t, e, -r, r);
+        }
+        gv b = gen_t(g, t, depth - 1);
+        int64_t lo = a.lo < b.lo ? a.lo : b.lo, hi = a.hi > b.hi ? a.hi : b.hi;
+        if (op == 7) return (gv){tir_select_new(C, gen_bool(g, depth - 1), a.e, b.e), lo, hi};
+        if (pick(g, 2))
+            return (gv){tir_min(C, a.e, b.e), a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
+        return (gv){tir_max(C, a.e, b.e), a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+    }
+    return leaf(g, t, 0);
+}
+
+static gv float_op(gen *g, tir_dtype t, int depth) {
+    tir_ctx *C = g->ctx;
+    int op = pick(g, 13);
+    const tir_expr *a = gen_t(g, t, depth - 1).e;
+    if (op <= 8) {
+        static const tir_kind ks[] = {TIR_KIND_ADD,      TIR_KIND_SUB,      TIR_KIND_MUL,
+                                      TIR_KIND_DIV,      TIR_KIND_MOD,      TIR_KIND_FLOORDIV,
+                                      TIR_KIND_FLOORMOD, TIR_KIND_MIN,      TIR_KIND_MAX};
+        const tir_expr *e = tir_binop_new(C, ks[op], a, gen_t(g, t, depth - 1).e);
+        /* min and max of zeros of both signs may give either sign (C's
+         * fmin, LLVM's minnum, PTX min); adding +0 makes every zero +0 and
+         * leaves any other value as it is */
+        if (ks[op] == TIR_KIND_MIN || ks[op] == TIR_KIND_MAX) e = tir_add(C, e, tir_float(C, t, 0.0));
+        return (gv){e, 0, 0};
+    }
+    if (op == 9) return (gv){tir_select_new(C, gen_bool(g, depth - 1), a, gen_t(g, t, depth - 1).e), 0, 0};
+    if (op == 10) return (gv){tir_call_new(C, t, TIR_INTRIN_SQRT, 1, &a), 0, 0};
+    if (op == 11) return (gv){tir_call_new(C, t, TIR_INTRIN_FABS, 1, &a), 0, 0};
+    const tir_expr *args[3] = {a, gen_t(g, t, depth - 1).e, gen_t(g, t, depth - 1).e};
+    return (gv){tir_call_new(C, t, TIR_INTRIN_FMA, 3, args), 0, 0};
+}
+
+/* let l = value in body (the variable is a leaf of body) */
+static gv let_of(gen *g, tir_dtype t, int depth) {
+    tir_dtype vt = any_t(g);
+    gv v = gen_t(g, vt, depth - 1);
+    char name[8];
+    snprintf(name, sizeof name, "l%d", g->nlet);
+    const tir_var *var = tir_var_new(g->ctx, name, vt);
+    g->lv[g->nlet] = var, g->llo[g->nlet] = v.lo, g->lhi[g->nlet] = v.hi;
+    g->nlet++;
+    gv body = gen_t(g, t, depth - 1);
+    g->nlet--;
+    return (gv){tir_let_new(g->ctx, var, v.e, body.e), body.lo, body.hi};
+}
+
+static gv gen_t(gen *g, tir_dtype t, int depth) {
+    if (depth <= 0 || pick(g, 6) == 0) return leaf(g, t, depth);
+    if (g->nlet < 8 && pick(g, 12) == 0) return let_of(g, t, depth);
+    if (pick(g, 7) == 0) return cast_to(g, t, depth);
+    return is_float(t) ? float_op(g, t, depth) : int_op(g, t, depth);
+}
+
+static const tir_expr *gen_bool(gen *g, int depth) {
+    tir_ctx *C = g->ctx;
+    int op = depth <= 0 ? 0 : pick(g, 9);
+    if (op <= 4) {
+        tir_dtype t = any_t(g);
+        const tir_expr *a = gen_t(g, t, depth - 1).e, *b = gen_t(g, t, depth - 1).e;
+        static const tir_kind ks[] = {TIR_KIND_EQ, TIR_KIND_NE, TIR_KIND_LT,
+                                      TIR_KIND_LE, TIR_KIND_GT, TIR_KIND_GE};
+        return tir_binop_new(C, ks[pick(g, 6)], a, b);
+    }
+    if (op == 5) return tir_and(C, gen_bool(g, depth - 1), gen_bool(g, depth - 1));
+    if (op == 6) return tir_or(C, gen_bool(g, depth - 1), gen_bool(g, depth - 1));
+    if (op == 7) return tir_not_new(C, gen_bool(g, depth - 1));
+    return tir_cast_new(C, TIR_BOOL, gen_t(g, any_t(g), depth - 1).e);
+}
+
+/* ------------------------------------------------------------- inputs */
+
+static void put(tir_dtype t, void *data, int i, double f, int64_t v) {
+    unsigned char *p = (unsigned char *)data + (size_t)i * (size_t)eg_bytes(t);
+    if (t.code == TIR_TYPE_BFLOAT) {
+        uint16_t h = tir_rt_f32_to_bf16((float)f);
+        memcpy(p, &h, 2);
+    } else if (is_float(t) && t.bits == 16) {
+        uint16_t h = tir_rt_f32_to_f16((float)f);
+        memcpy(p, &h, 2);
+    } else if (is_float(t) && t.bits == 32) {
+        float x = (float)f;
+        memcpy(p, &x, 4);
+    } else if (is_float(t)) {
+        memcpy(p, &f, 8);
+    } else if (t.bits == 8) {
+        *p = (unsigned char)v;
+    } else if (t.bits == 32) {
+        int32_t x = (int32_t)v;
+        memcpy(p, &x, 4);
+    } else {
+        memcpy(p, &v, 8);
+    }
+}
+
+/* An integer range for an input: small, medium or the whole dtype. */
+static void int_range(gen *g, tir_dtype t, int64_t *lo, int64_t *hi) {
+    switch (pick(g, 3)) {
+    case 0: *lo = is_u8(t) ? 0 : -8, *hi = 8; break;
+    case 1: *lo = is_u8(t) ? 0 : -1000, *hi = is_u8(t) ? 255 : 1000; break;
+    default: *lo = tmin(t), *hi = tmax(t); break;
+    }
+    if (*lo < tmin(t)) *lo = tmin(t);
+    if (*hi > tmax(t)) *hi = tmax(t);
+}
+
+static void fill(gen *g, int k) {
+    tir_dtype t = g->c->in_t[k];
+    for (int i = 0; i < EG_N; i++) {
+        if (is_float(t)) {
+            double f = pick(g, 2) ? fmenu[pick(g, NFM)]
+                                  : (double)(int64_t)(rnd(g) % 4001 - 2000) / (double)(1 << pick(g, 8));
+            put(t, g->c->in[k], i, f, 0);
+        } else {
+            int64_t lo = g->lo[k], hi = g->hi[k], v;
+            uint64_t span = (uint64_t)hi - (uint64_t)lo;
+            int w = pick(g, 5);
+            if (w == 0) v = lo;
+            else if (w == 1) v = hi;
+            else if (span == UINT64_MAX) v = (int64_t)rnd(g);
+            else v = (int64_t)((uint64_t)lo + rnd(g) % (span + 1));
+            put(t, g->c->in[k], i, 0, v);
+        }
+    }
+}
+
+/* ------------------------------------------------------------- the case */
+
+void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
+    memset(c, 0, sizeof *c);
+    gen g = {.ctx = ctx, .s = seed * 0x100000001b3ull + index, .c = c};
+    c->nin = 1 + pick(&g, EG_MAX_IN);
+    c->vector = pick(&g, 3) == 0;
+    const tir_var *params[EG_MAX_IN + 1];
+    const tir_buffer *map[EG_MAX_IN + 1];
+    int64_t n = EG_N;
+    for (int k = 0; k <= c->nin; k++) {
+        tir_dtype t = any_t(&g);
+        char name[8];
+        snprintf(name, sizeof name, k < c->nin ? "X%d" : "Y", k);
+        map[k] = tir_buffer_simple(ctx, name, t, 1, &n, TIR_SCOPE_GLOBAL);
+        params[k] = tir_var_new(ctx, name, TIR_HANDLE);
+        if (k == c->nin) {
+            c->out_t = t;
+            break;
+        }
+        c->in_t[k] = t;
+        g.bufs[k] = map[k];
+        if (!is_float(t)) int_range(&g, t, &g.lo[k], &g.hi[k]);
+        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
+        fill(&g, k);
+    }
+    /* for b in blockIdx.x(2): for t in threadIdx.x(32 or 8): [for v in vectorized(4):] */
+    const tir_var *bv = tir_var_new(ctx, "b", TIR_I32), *tv = tir_var_new(ctx, "t", TIR_I32),
+                  *vv = tir_var_new(ctx, "v", TIR_I32);
+    int tx = c->vector ? 8 : 32;
+    const tir_expr *i = tir_add(ctx, tir_mul(ctx, &bv->base, tir_i32(ctx, 32)), &tv->base);
+    if (c->vector)
+        i = tir_add(ctx, tir_add(ctx, tir_mul(ctx, &bv->base, tir_i32(ctx, 32)),
+                                 tir_mul(ctx, &tv->base, tir_i32(ctx, 4))),
+                    &vv->base);
+    g.idx = i;
+    const tir_expr *e = gen_t(&g, c->out_t, 1 + pick(&g, 5)).e;
+    const tir_stmt *body = tir_store(ctx, map[c->nin], e, 1, &i);
+    if (c->vector)
+        body = tir_for_new(ctx, vv, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_VECTORIZED, NULL, 0,
+                           NULL, body);
+    body = tir_for_new(ctx, tv, tir_i32(ctx, 0), tir_i32(ctx, tx), TIR_FOR_THREAD_BINDING,
+                       "threadIdx.x", 0, NULL, body);
+    body = tir_for_new(ctx, bv, tir_i32(ctx, 0), tir_i32(ctx, 2), TIR_FOR_THREAD_BINDING,
+                       "blockIdx.x", 0, NULL, body);
+    c->func = tir_prim_func_new(ctx, "expr", c->nin + 1, params, map, body, 0, NULL);
+}
+
+static bool visit_bf16(tir_visitor *v, const tir_node *n) {
+    const tir_expr *e = (const tir_expr *)n;
+    if (tir_kind_is_expr((tir_kind)e->kind) && e->dtype.code == TIR_TYPE_BFLOAT) *(bool *)v->user = true;
+    return true;
+}
+
+bool eg_uses_bf16(const eg_case *c) {
+    bool any = false;
+    tir_visitor v = {visit_bf16, NULL, &any};
+    tir_visit(&v, c->func->body);
+    return any;
+}
+
+void eg_free(eg_case *c) {
+    for (int k = 0; k < c->nin; k++) free(c->in[k]);
+}
+
+static double as_double(tir_dtype t, const void *data, int i, int64_t *iv) {
+    const unsigned char *p = (const unsigned char *)data + (size_t)i * (size_t)eg_bytes(t);
+    *iv = 0;
+    if (is_float(t)) {
+        if (t.bits == 16) {
+            uint16_t h;
+            memcpy(&h, p, 2);
+            return t.code == TIR_TYPE_BFLOAT ? tir_rt_bf16_to_f32(h) : tir_rt_f16_to_f32(h);
+        }
+        if (t.bits == 32) {
+            float f;
+            memcpy(&f, p, 4);
+            return f;
+        }
+        double d;
+        memcpy(&d, p, 8);
+        return d;
+    }
+    if (t.bits == 8) *iv = is_u8(t) || is_bool(t) ? (int64_t)*p : (int64_t)(int8_t)*p;
+    else if (t.bits == 32) {
+        int32_t x;
+        memcpy(&x, p, 4);
+        *iv = x;
+    } else memcpy(iv, p, 8);
+    return 0;
+}
+
+int eg_diff(tir_dtype t, const void *a, const void *b, int n) {
+    int w = eg_bytes(t);
+    for (int i = 0; i < n; i++) {
+        const unsigned char *x = (const unsigned char *)a + (size_t)i * (size_t)w,
+                            *y = (const unsigned char *)b + (size_t)i * (size_t)w;
+        if (!memcmp(x, y, (size_t)w)) continue;
+        if (is_float(t)) {
+            int64_t dummy;
+            double p = as_double(t, a, i, &dummy), q = as_double(t, b, i, &dummy);
+            if (isnan(p) && isnan(q)) continue;
+        }
+        return i;
+    }
+    return -1;
+}
+
+void eg_show(char *buf, size_t n, tir_dtype t, const void *data, int i) {
+    int64_t iv;
+    double d = as_double(t, data, i, &iv);
+    char ts[32];
+    tir_dtype_str(t, ts, sizeof ts);
+    if (is_float(t)) snprintf(buf, n, "%s %.17g (%a)", ts, d, d);
+    else snprintf(buf, n, "%s %lld", ts, (long long)iv);
+}
+
+void eg_report(const eg_case *c, int i, int nres, const char *const *names, void *const *outs) {
+    char s[96];
+    for (int k = 0; k < c->nin; k++) {
+        eg_show(s, sizeof s, c->in_t[k], c->in[k], i);
+        printf("#   X%d[%d] = %s\n", k, i, s);
+    }
+    for (int r = 0; r < nres; r++) {
+        eg_show(s, sizeof s, c->out_t, outs[r], i);
+        printf("#   %s: Y[%d] = %s\n", names[r], i, s);
+    }
+}

@@ -1,0 +1,55 @@
+/* expr_gen.h: random elementwise functions for differential testing of
+ * what an expression means: the interpreter, the lowering passes (the
+ * simplifier among them), the SIMT simulator, codegen through LLVM on the
+ * host and PTX on the GPU must all compute the same bits.
+ *
+ * A case is Y[i] = e(X0[i], X1[i], ...) over 64 elements, with e a random
+ * tree over every dtype (bool, int8, uint8, int32, int64, float16,
+ * bfloat16, float32, float64) and every expression kind the IR has
+ * (arithmetic, floor and truncated division, min/max, comparisons,
+ * and/or/not, select, casts, let, sqrt/fabs/fma).  The tree is built so
+ * that nothing in it is undefined by docs/lowered-ir.md for the inputs the
+ * case draws: signed arithmetic is kept inside its dtype by interval
+ * bounds, divisors are never 0 (nor -1 under the dtype's minimum), float to
+ * int casts see only values in range.  Inputs include the special values
+ * (±0, ±inf, NaN, subnormals, the integer extremes).
+ */
+#ifndef MINITIR_TEST_EXPR_GEN_H
+#define MINITIR_TEST_EXPR_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minitir/ir.h"
+
+enum { EG_MAX_IN = 4, EG_N = 64 };
+
+typedef struct eg_case {
+    const tir_prim_func *func; /* params X0..X{nin-1}, then Y */
+    int nin;
+    tir_dtype in_t[EG_MAX_IN];
+    tir_dtype out_t;
+    bool vector; /* the element loop is a vectorized loop of 4 */
+    void *in[EG_MAX_IN];
+} eg_case;
+
+/* Builds case `index` of seed `seed` in ctx (deterministic). */
+void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c);
+void eg_free(eg_case *c);
+/* Whether any value of the case is bfloat16. */
+bool eg_uses_bf16(const eg_case *c);
+/* Zeroed memory aligned as global buffers are by contract (64 bytes). */
+void *eg_alloc(size_t bytes);
+/* Bytes per element of t. */
+int eg_bytes(tir_dtype t);
+/* Index of the first element where a and b differ (floats: bit for bit,
+ * any NaN equal to any NaN), or -1. */
+int eg_diff(tir_dtype t, const void *a, const void *b, int n);
+/* Appends element i of data (dtype t) as text. */
+void eg_show(char *buf, size_t n, tir_dtype t, const void *data, int i);
+/* Prints the case's inputs at element i and the three results to stdout. */
+void eg_report(const eg_case *c, int i, int nres, const char *const *names,
+               void *const *outs);
+
+#endif
