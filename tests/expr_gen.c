@@ -263,7 +263,10 @@ static gv float_op(gen *g, tir_dtype t, int depth) {
         /* min and max of zeros of both signs may give either sign (C's
          * fmin, LLVM's minnum, PTX min); adding +0 makes every zero +0 and
          * leaves any other value as it is */
-        if (ks[op] == TIR_KIND_MIN || ks[op] == TIR_KIND_MAX) e = tir_add(C, e, tir_float(C, t, 0.0));
+        if (ks[op] == TIR_KIND_MIN || ks[op] == TIR_KIND_MAX) {
+            e = tir_add(C, e, tir_float(C, t, 0.0));
+            g->c->zero_sign_free = true;
+        }
         return (gv){e, 0, 0};
     }
     if (op == 9) return (gv){tir_select_new(C, gen_bool(g, depth - 1), a, gen_t(g, t, depth - 1).e), 0, 0};
@@ -458,7 +461,8 @@ static double as_double(tir_dtype t, const void *data, int i, int64_t *iv) {
     return 0;
 }
 
-int eg_diff(tir_dtype t, const void *a, const void *b, int n) {
+int eg_diff(const eg_case *c, const void *a, const void *b, int n) {
+    tir_dtype t = c->out_t;
     int w = eg_bytes(t);
     for (int i = 0; i < n; i++) {
         const unsigned char *x = (const unsigned char *)a + (size_t)i * (size_t)w,
@@ -467,7 +471,7 @@ int eg_diff(tir_dtype t, const void *a, const void *b, int n) {
         if (is_float(t)) {
             int64_t dummy;
             double p = as_double(t, a, i, &dummy), q = as_double(t, b, i, &dummy);
-            if (isnan(p) && isnan(q)) continue;
+            if ((isnan(p) && isnan(q)) || (c->zero_sign_free && p == 0 && q == 0)) continue;
         }
         return i;
     }

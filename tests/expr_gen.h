@@ -31,6 +31,12 @@ typedef struct eg_case {
     tir_dtype in_t[EG_MAX_IN];
     tir_dtype out_t;
     bool vector; /* the element loop is a vectorized loop of 4 */
+    /* The function has a float min or max: the sign of a zero result is
+     * not compared.  min/max of zeros of both signs may give either; the
+     * generator adds +0 after each, but LLVM drops that add where it proves
+     * select(a < b, a, b) is no -0, and NVPTX then selects PTX min, which
+     * gives -0 for min(-0, +0) (docs/lowered-ir.md). */
+    bool zero_sign_free;
     void *in[EG_MAX_IN];
 } eg_case;
 
@@ -43,9 +49,9 @@ bool eg_uses_bf16(const eg_case *c);
 void *eg_alloc(size_t bytes);
 /* Bytes per element of t. */
 int eg_bytes(tir_dtype t);
-/* Index of the first element where a and b differ (floats: bit for bit,
- * any NaN equal to any NaN), or -1. */
-int eg_diff(tir_dtype t, const void *a, const void *b, int n);
+/* Index of the first element of c's output where a and b differ (floats:
+ * bit for bit, any NaN equal to any NaN; see zero_sign_free), or -1. */
+int eg_diff(const eg_case *c, const void *a, const void *b, int n);
 /* Appends element i of data (dtype t) as text. */
 void eg_show(char *buf, size_t n, tir_dtype t, const void *data, int i);
 /* Prints the case's inputs at element i and the three results to stdout. */

@@ -118,6 +118,13 @@ struct cg {
     LLVMValueRef store_mask; /* predicated_store: the guard of the store */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64;
     cg_cse *cse; /* CG_CSE_SIZE entries */
+    /* Emitting a stored value (not an index): signed integer arithmetic
+     * wraps, as in the interpreter, instead of nsw.  The simplifier
+     * reorders sums as if they wrapped (t + (0 - (8 + s)) -> t - s - 8),
+     * so nsw there made a reordered partial sum undefined where the
+     * program's own was not.  Indices, loop bounds and guards keep nsw:
+     * address arithmetic needs it, and stays in range. */
+    int wrap;
     /* cg_entry_intrinsic's values, read once in the entry block */
     const char *entry_names[4];
     LLVMValueRef entry_vals[4];
@@ -625,20 +632,20 @@ static LLVMValueRef compare(cg *g, tir_kind k, tir_dtype t, LLVMValueRef a, LLVM
 static LLVMValueRef binop_build(cg *g, const tir_binop *e, LLVMValueRef a, LLVMValueRef b) {
     tir_kind k = (tir_kind)e->base.kind;
     tir_dtype t = e->a->dtype;
-    bool fp = is_fp(t), s = is_signed(t);
+    bool fp = is_fp(t), s = is_signed(t), nsw = s && !g->wrap;
     switch (k) {
     case TIR_KIND_ADD:
-        return fp  ? contract(g, LLVMBuildFAdd(g->b, a, b, ""))
-               : s ? LLVMBuildNSWAdd(g->b, a, b, "")
-                   : LLVMBuildAdd(g->b, a, b, "");
+        return fp     ? contract(g, LLVMBuildFAdd(g->b, a, b, ""))
+               : nsw ? LLVMBuildNSWAdd(g->b, a, b, "")
+                      : LLVMBuildAdd(g->b, a, b, "");
     case TIR_KIND_SUB:
-        return fp  ? contract(g, LLVMBuildFSub(g->b, a, b, ""))
-               : s ? LLVMBuildNSWSub(g->b, a, b, "")
-                   : LLVMBuildSub(g->b, a, b, "");
+        return fp     ? contract(g, LLVMBuildFSub(g->b, a, b, ""))
+               : nsw ? LLVMBuildNSWSub(g->b, a, b, "")
+                      : LLVMBuildSub(g->b, a, b, "");
     case TIR_KIND_MUL:
-        return fp  ? contract(g, LLVMBuildFMul(g->b, a, b, ""))
-               : s ? LLVMBuildNSWMul(g->b, a, b, "")
-                   : LLVMBuildMul(g->b, a, b, "");
+        return fp     ? contract(g, LLVMBuildFMul(g->b, a, b, ""))
+               : nsw ? LLVMBuildNSWMul(g->b, a, b, "")
+                      : LLVMBuildMul(g->b, a, b, "");
     case TIR_KIND_DIV:
         return fp  ? LLVMBuildFDiv(g->b, a, b, "")
                : s ? LLVMBuildSDiv(g->b, a, b, "")
@@ -686,7 +693,7 @@ static LLVMValueRef binop(cg *g, const tir_binop *e) {
     if (is_fp(e->a->dtype)) return binop_build(g, e, a, b);
     LLVMBasicBlockRef bb = LLVMGetInsertBlock(g->b);
     /* the operation is the kind and the operand type's code */
-    int op = e->base.kind * 16 + e->a->dtype.code;
+    int op = (e->base.kind * 16 + e->a->dtype.code) * 2 + (g->wrap > 0);
     uintptr_t h = ((uintptr_t)a * 31 + (uintptr_t)b) * 31 + (uintptr_t)op;
     cg_cse *c = &g->cse[(h ^ (h >> 17)) % CG_CSE_SIZE];
     if (c->bb == bb && c->op == op && c->a == a && c->b == b) return c->v;
@@ -713,8 +720,15 @@ static LLVMValueRef cast(cg *g, tir_dtype to, tir_dtype from, LLVMValueRef v) {
     if (tir_dtype_is_int(from))
         return is_signed(from) ? LLVMBuildSIToFP(g->b, v, lt, "")
                                : LLVMBuildUIToFP(g->b, v, lt, "");
-    if (tir_dtype_is_int(to))
-        return is_signed(to) ? LLVMBuildFPToSI(g->b, v, lt, "") : LLVMBuildFPToUI(g->b, v, lt, "");
+    if (tir_dtype_is_int(to)) {
+        /* saturating, NaN to 0, as the interpreter (and as PTX's cvt.rzi
+         * does anyway): fptosi would be poison out of range, and LLVM 19
+         * takes fptosi of a bfloat16 as exact in half, folding
+         * fpext(sitofp(fptosi(bf16 65536)) to half) to 65536.0f, not inf */
+        LLVMTypeRef tys[2] = {lt, LLVMTypeOf(v)};
+        return cg_call_intrinsic(g->mod, g->b, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat",
+                                 tys, 2, &v, 1);
+    }
     /* float <-> float; half <-> bfloat have the same size and go via float. */
     if (to.bits > from.bits) return LLVMBuildFPExt(g->b, v, lt, "");
     if (to.bits < from.bits) return LLVMBuildFPTrunc(g->b, v, lt, "");
@@ -896,7 +910,7 @@ static LLVMValueRef masked_load(cg *g, cg_buf *cb, const tir_expr *idx) {
     return LLVMBuildCall2(g->b, ft, asm_fn, ops, 2, "");
 }
 
-static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
+static LLVMValueRef load_expr_at(cg *g, const tir_buffer_load *l) {
     cg_buf *cb = find_buf(g, l->buffer);
     TIR_ASSERT(cb);
     const tir_expr *idx = l->indices[0];
@@ -945,6 +959,15 @@ static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
     return is_bool ? LLVMBuildTrunc(g->b, v, ty(g, l->base.dtype), "") : v;
 }
 
+/* load_expr_at with its index arithmetic nsw (see cg.wrap) */
+static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
+    int w = g->wrap;
+    g->wrap = 0;
+    LLVMValueRef v = load_expr_at(g, l);
+    g->wrap = w;
+    return v;
+}
+
 /* `@p st.global.f32 [p], v` as inline PTX: a guarded store with no
  * branch, so LLVM does not sink the computation of v into a conditional
  * block (at a ragged tile's write-back it sank the last k step's FMAs
@@ -966,7 +989,9 @@ static tir_status store_stmt(cg *g, const tir_buffer_store *s) {
     TIR_ASSERT(cb);
     const tir_expr *idx = s->indices[0];
     int lanes = s->value->dtype.lanes;
+    g->wrap++;
     LLVMValueRef v = expr(g, s->value);
+    g->wrap--;
     if (!v) return tir_ctx_error_code(g->ctx);
     if (tir_dtype_is_bool(s->buffer->dtype))
         v = LLVMBuildZExt(g->b, v, lanes > 1 ? LLVMVectorType(g->t_i8, (unsigned)lanes) : g->t_i8,
@@ -1045,12 +1070,21 @@ static LLVMValueRef math_call(cg *g, const tir_call *c) {
 }
 
 /* The address of address_of(load)'s element. */
-static LLVMValueRef address_of(cg *g, const tir_expr *e) {
+static LLVMValueRef address_of_at(cg *g, const tir_expr *e) {
     const tir_buffer_load *l = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0]);
     cg_buf *cb = find_buf(g, l->buffer);
     TIR_ASSERT(cb);
     LLVMValueRef i = expr(g, l->indices[0]);
     return i ? elem_ptr(g, cb, i) : NULL;
+}
+
+/* address_of_at with its index arithmetic nsw (see cg.wrap) */
+static LLVMValueRef address_of(cg *g, const tir_expr *e) {
+    int w = g->wrap;
+    g->wrap = 0;
+    LLVMValueRef v = address_of_at(g, e);
+    g->wrap = w;
+    return v;
 }
 
 /* ------------------------------------------ hooks for cg_tensor.c */
@@ -1082,7 +1116,10 @@ static cg_buf *local_elem(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef *
     const tir_buffer_load *l = tir_as_tir_buffer_load(tir_as_tir_call(addr)->args[0]);
     cg_buf *cb = find_buf(g, l->buffer);
     TIR_ASSERT(cb && l->buffer->scope == TIR_SCOPE_LOCAL);
+    int w = g->wrap;
+    g->wrap = 0;
     LLVMValueRef i = expr(g, l->indices[0]);
+    g->wrap = w;
     if (!i) return NULL;
     if (k) i = LLVMBuildNSWAdd(g->b, i, LLVMConstInt(LLVMTypeOf(i), (unsigned long long)k, 1), "");
     *idx = elem_index(g, cb, i);

@@ -983,6 +983,12 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
         else if (s.k != off) same_off = false;
         first = false;
     }
+    /* each operand without the offset must fit the dtype by bounds: in
+     * max(0 - s + -8, 0) with s = INT32_MIN possible, 0 - s wraps and
+     * max(0 - s, 8) - 8 gave 0 where the value is 2^31 - 8 */
+    for (int i = 0; i < n && same_off && off != 0; i++)
+        if (!sum_in_dtype(a, sum_add(a, linear(a, ops[i]), sum_const(dt, off), -1)))
+            same_off = false;
     if (same_off && off != 0 && negatable(dt, off)) {
         /* the operands without the offset may flatten and dominate further
          * (max(max(y, 3) + 3, y + 3) -> max(y, 3) + 3): simplify again */
