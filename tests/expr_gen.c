@@ -471,7 +471,9 @@ int eg_diff(const eg_case *c, const void *a, const void *b, int n) {
         if (is_float(t)) {
             int64_t dummy;
             double p = as_double(t, a, i, &dummy), q = as_double(t, b, i, &dummy);
-            if ((isnan(p) && isnan(q)) || (c->zero_sign_free && p == 0 && q == 0)) continue;
+            if (isnan(p) && isnan(q)) continue;
+            /* a zero's sign, and an infinity's from dividing by that zero */
+            if (c->zero_sign_free && ((p == 0 && q == 0) || (isinf(p) && isinf(q)))) continue;
         }
         return i;
     }

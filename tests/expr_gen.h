@@ -32,7 +32,7 @@ typedef struct eg_case {
     tir_dtype out_t;
     bool vector; /* the element loop is a vectorized loop of 4 */
     /* The function has a float min or max: the sign of a zero result is
-     * not compared.  min/max of zeros of both signs may give either; the
+     * not compared, nor that of an infinity (x / ±0).  min/max of zeros of both signs may give either; the
      * generator adds +0 after each, but LLVM drops that add where it proves
      * select(a < b, a, b) is no -0, and NVPTX then selects PTX min, which
      * gives -0 for min(-0, +0) (docs/lowered-ir.md). */

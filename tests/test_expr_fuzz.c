@@ -148,6 +148,8 @@ static const uint64_t regressions[][2] = {
     {1918000000, 354},  /* nsw on a stored value: the simplifier's reordered sum overflowed */
     {1918000004, 3598}, /* LLVM: fptosi of bfloat16 taken as exact in half */
     {1918000004, 2505},
+    {1918300007, 1766}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
+    {1918300006, 1300}, /* right here; wrong on the GPU (docs/reliability.md, open) */
 };
 
 static void test_expr_fuzz_regressions(void **st) {

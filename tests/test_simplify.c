@@ -120,6 +120,9 @@ static void build_rows(void) {
      * * -1 == 0 folded to false, and a guarded divisor lost its guard) */
     ROW(EQ(MUL(MAX(CAST(TIR_I64, x8), I64(INT64_MIN)), I64(-1)), I64(0)),
         EQ(CAST(TIR_I64, x8), I64(0)));
+    /* the constant of a floormod's operand moves by multiples of the
+     * divisor only where the operand cannot then wrap: 2^63 - 2 - x64 would */
+    ROW(FMOD(SUB(I64(-1), x64), I64(INT64_MAX)), FMOD(SUB(I64(-1), x64), I64(INT64_MAX)));
     /* a float constant folds as the value its dtype holds: float16 1e30 is inf */
     ROW(CAST(TIR_F32, tir_float(C, TIR_F16, 1e30)), tir_float(C, TIR_F32, INFINITY));
 

@@ -831,6 +831,13 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
             r.t[r.n++] = s.t[i];
     }
     if (r.n == 0) return sum_to_expr(a, is_div ? q : sum_const(dt, r.k));
+    /* r's constant moved by a multiple of c, so r can pass the dtype's range
+     * where x does not: floormod(-1 - x, 2^63 - 1) became
+     * floormod(2^63 - 2 - x, ...), which wraps for x < -1.  A floormod by a
+     * power of two does not see the wrap (it divides 2^bits); otherwise r
+     * must fit by bounds, or x stays as it is. */
+    bool pow2 = (c & (c - 1)) == 0;
+    if (r.k != s.k && !(pow2 && !is_div) && !sum_in_dtype(a, r)) return NULL;
     const tir_expr *lo = divmod_low(a, is_div, q, r, c);
     if (lo) return lo;
     /* r = g*r' + r1 with g = gcd(coefs, c): floordiv(r, c) = floordiv(r'+q1, c/g) */
@@ -874,8 +881,10 @@ static const tir_expr *simp_divmod(tir_analyzer *a, const tir_binop *b) {
     bool is_div = k == TIR_KIND_DIV || k == TIR_KIND_FLOORDIV;
     if (cst && c > 0) {
         /* truncating division agrees with floor division on x >= 0 */
-        if (k == TIR_KIND_FLOORDIV || k == TIR_KIND_FLOORMOD || ar_bound(a, x).min >= 0)
-            return divmod_const(a, is_div, x, c);
+        if (k == TIR_KIND_FLOORDIV || k == TIR_KIND_FLOORMOD || ar_bound(a, x).min >= 0) {
+            const tir_expr *d = divmod_const(a, is_div, x, c);
+            return d ? d : rebuild_bin(a, b, x, y);
+        }
         if (c == 1) return is_div ? x : mk_int(a, dt, 0);
         return rebuild_bin(a, b, x, y);
     }
