@@ -2,7 +2,7 @@
  *
  * Signed integer subexpressions carry an interval that holds for every
  * input the case can draw; an operation is emitted only when its interval
- * fits the dtype (signed overflow is undefined: codegen marks it nsw), so
+ * fits the dtype (signed overflow is undefined: the simplifier assumes none), so
  * a wider tree comes from casts and min/max/select rather than from
  * overflowing arithmetic.  uint8 wraps (defined), so it takes any
  * operation.  Divisors that may be 0 (or -1 where the dividend may be the

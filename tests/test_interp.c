@@ -781,24 +781,31 @@ static void test_half_arithmetic(void **st) {
  * operand loses, from either side. */
 static void test_half_fma_minmax(void **st) {
     tir_ctx *ctx = *st;
-    const tir_buffer *H = buf1(ctx, "H", TIR_F16, 1), *F = buf1(ctx, "F", TIR_F32, 4);
+    const tir_buffer *H = buf1(ctx, "H", TIR_F16, 1), *F = buf1(ctx, "F", TIR_F32, 4),
+                     *G = buf1(ctx, "G", TIR_BF16, 1);
+    /* bfloat16: 1.75 * 0.578125 - 1.5 * 2^-53 lies just below the midpoint
+     * 259/256, one double step beside it once summed in double (review) */
+    const tir_expr *bargs[3] = {tir_float(ctx, TIR_BF16, 1.75), tir_float(ctx, TIR_BF16, 0.578125),
+                                tir_float(ctx, TIR_BF16, -0x1.8p-53)};
     const tir_expr *args[3] = {tir_float(ctx, TIR_F16, 92.625), tir_float(ctx, TIR_F16, 2.5),
                                tir_float(ctx, TIR_F16, ldexp(1, -24))};
     const tir_expr *one = tir_f32(ctx, 1.0), *nan = tir_f32(ctx, NAN);
-    const tir_stmt *ss[5] = {
+    const tir_stmt *ss[6] = {
         st1(ctx, H, tir_i32(ctx, 0), tir_call_new(ctx, TIR_F16, TIR_INTRIN_FMA, 3, args)),
+        st1(ctx, G, tir_i32(ctx, 0), tir_call_new(ctx, TIR_BF16, TIR_INTRIN_FMA, 3, bargs)),
         st1(ctx, F, tir_i32(ctx, 0), tir_max(ctx, one, nan)),
         st1(ctx, F, tir_i32(ctx, 1), tir_max(ctx, nan, one)),
         st1(ctx, F, tir_i32(ctx, 2), tir_min(ctx, one, nan)),
         st1(ctx, F, tir_i32(ctx, 3), tir_min(ctx, nan, one)),
     };
-    const tir_buffer *bufs[2] = {H, F};
-    const tir_prim_func *f = mkfunc(ctx, 2, bufs, tir_seq_new(ctx, 5, ss), 0, NULL);
-    uint16_t h[1];
+    const tir_buffer *bufs[3] = {H, F, G};
+    const tir_prim_func *f = mkfunc(ctx, 3, bufs, tir_seq_new(ctx, 6, ss), 0, NULL);
+    uint16_t h[1], gb[1];
     float o[4];
-    tir_arg a[2] = {{h, 0}, {o, 0}};
-    run_ok(ctx, f, 2, a, 3);
-    assert_int_equal(h[0], 0x5b3d); /* 231.625 */
+    tir_arg a[3] = {{h, 0}, {o, 0}, {gb, 0}};
+    run_ok(ctx, f, 3, a, 3);
+    assert_int_equal(h[0], 0x5b3d);  /* 231.625 */
+    assert_int_equal(gb[0], 0x3f81); /* 1.0078125 */
     for (int k = 0; k < 4; k++) assert_true(o[k] == 1.0f);
 }
 

@@ -123,6 +123,12 @@ static void build_rows(void) {
     /* the constant of a floormod's operand moves by multiples of the
      * divisor only where the operand cannot then wrap: 2^63 - 2 - x64 would */
     ROW(FMOD(SUB(I64(-1), x64), I64(INT64_MAX)), FMOD(SUB(I64(-1), x64), I64(INT64_MAX)));
+    /* nor terms move out to the quotient where the rest may wrap: with
+     * x8 = -32 and both casts 100 the whole sum is 104, the rest 200 */
+    ROW(FDIV(ADD(ADD(MUL(x8, tir_int(C, TIR_I8, 3)), CAST(TIR_I8, y)), CAST(TIR_I8, z)),
+             tir_int(C, TIR_I8, 3)),
+        FDIV(ADD(ADD(MUL(x8, tir_int(C, TIR_I8, 3)), CAST(TIR_I8, y)), CAST(TIR_I8, z)),
+             tir_int(C, TIR_I8, 3)));
     /* a float constant folds as the value its dtype holds: float16 1e30 is inf */
     ROW(CAST(TIR_F32, tir_float(C, TIR_F16, 1e30)), tir_float(C, TIR_F32, INFINITY));
 

@@ -831,13 +831,15 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
             r.t[r.n++] = s.t[i];
     }
     if (r.n == 0) return sum_to_expr(a, is_div ? q : sum_const(dt, r.k));
-    /* r's constant moved by a multiple of c, so r can pass the dtype's range
-     * where x does not: floormod(-1 - x, 2^63 - 1) became
-     * floormod(2^63 - 2 - x, ...), which wraps for x < -1.  A floormod by a
+    /* r's constant moved by a multiple of c, or terms moved out to q, so r
+     * can pass the dtype's range where x does not: floormod(-1 - x,
+     * 2^63 - 1) became floormod(2^63 - 2 - x, ...), which wraps for x < -1;
+     * int8 floordiv(3 a + b + c, 3) became floordiv(b + c, 3) + a, and
+     * b + c wraps for a = -32, b = c = 100 (review).  A floormod by a
      * power of two does not see the wrap (it divides 2^bits); otherwise r
      * must fit by bounds, or x stays as it is. */
     bool pow2 = (c & (c - 1)) == 0;
-    if (r.k != s.k && !(pow2 && !is_div) && !sum_in_dtype(a, r)) return NULL;
+    if ((r.k != s.k || q.n > 0) && !(pow2 && !is_div) && !sum_in_dtype(a, r)) return NULL;
     const tir_expr *lo = divmod_low(a, is_div, q, r, c);
     if (lo) return lo;
     /* r = g*r' + r1 with g = gcd(coefs, c): floordiv(r, c) = floordiv(r'+q1, c/g) */
