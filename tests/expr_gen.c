@@ -407,6 +407,18 @@ void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
     g.idx = i;
     const tir_expr *e = gen_t(&g, c->out_t, 1 + pick(&g, 5)).e;
     const tir_stmt *body = tir_store(ctx, map[c->nin], e, 1, &i);
+    /* A quarter of the cases store under an if/else on a random condition,
+     * drawn from a second stream so that the first draws what it drew
+     * before (the replayed cases keep their expressions); conditions are
+     * emitted apart from stored values (branches, nsw: docs/lowered-ir.md) */
+    gen g2 = g;
+    g2.s = seed * 0x9e3779b97f4a7c15ull + index * 0x100000001b3ull + 0x51ed;
+    if (pick(&g2, 4) == 0) {
+        const tir_expr *cond = gen_bool(&g2, 1 + pick(&g2, 4));
+        const tir_expr *e2 = gen_t(&g2, c->out_t, 1 + pick(&g2, 3)).e;
+        body = tir_if_new(ctx, cond, body, tir_store(ctx, map[c->nin], e2, 1, &i));
+        c->branch = true;
+    }
     if (c->vector)
         body = tir_for_new(ctx, vv, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_VECTORIZED, NULL, 0,
                            NULL, body);
@@ -491,6 +503,7 @@ void eg_show(char *buf, size_t n, tir_dtype t, const void *data, int i) {
 
 void eg_report(const eg_case *c, int i, int nres, const char *const *names, void *const *outs) {
     char s[96];
+    if (c->branch) printf("#   (the store is under the if/else)\n");
     for (int k = 0; k < c->nin; k++) {
         eg_show(s, sizeof s, c->in_t[k], c->in[k], i);
         printf("#   X%d[%d] = %s\n", k, i, s);

@@ -3,7 +3,8 @@
  * simplifier among them), the SIMT simulator, codegen through LLVM on the
  * host and PTX on the GPU must all compute the same bits.
  *
- * A case is Y[i] = e(X0[i], X1[i], ...) over 64 elements, with e a random
+ * A case is Y[i] = e(X0[i], X1[i], ...) over 64 elements (a quarter of them
+ * `if c: Y[i] = e else: Y[i] = e2`), with e a random
  * tree over every dtype (bool, int8, uint8, int32, int64, float16,
  * bfloat16, float32, float64) and every expression kind the IR has
  * (arithmetic, floor and truncated division, min/max, comparisons,
@@ -37,6 +38,7 @@ typedef struct eg_case {
      * select(a < b, a, b) is no -0, and NVPTX then selects PTX min, which
      * gives -0 for min(-0, +0) (docs/lowered-ir.md). */
     bool zero_sign_free;
+    bool branch; /* the store is under if/else on a random condition */
     void *in[EG_MAX_IN];
 } eg_case;
 

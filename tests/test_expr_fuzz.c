@@ -149,6 +149,7 @@ static const uint64_t regressions[][2] = {
     {1918000004, 3598}, /* LLVM: fptosi of bfloat16 taken as exact in half */
     {1918000004, 2505},
     {1918300007, 1766}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
+    {1919000000, 19314}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
     {1918300006, 1300}, /* right here; wrong on the GPU (docs/reliability.md, open) */
 };
 

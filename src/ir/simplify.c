@@ -997,9 +997,12 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
     /* each operand without the offset must fit the dtype by bounds: in
      * max(0 - s + -8, 0) with s = INT32_MIN possible, 0 - s wraps and
      * max(0 - s, 8) - 8 gave 0 where the value is 2^31 - 8 */
-    for (int i = 0; i < n && same_off && off != 0; i++)
-        if (!sum_in_dtype(a, sum_add(a, linear(a, ops[i]), sum_const(dt, off), -1)))
-            same_off = false;
+    for (int i = 0; i < n && same_off && off != 0; i++) {
+        /* exact: min(x - 5, INT64_MAX) moved INT64_MAX + 5, which wrapped */
+        bool ok = true;
+        lsum w = sum_add_exact(a, linear(a, ops[i]), sum_const(dt, off), -1, &ok);
+        if (!ok || !sum_in_dtype(a, w)) same_off = false;
+    }
     if (same_off && off != 0 && negatable(dt, off)) {
         /* the operands without the offset may flatten and dominate further
          * (max(max(y, 3) + 3, y + 3) -> max(y, 3) + 3): simplify again */
