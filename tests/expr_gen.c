@@ -513,3 +513,27 @@ void eg_report(const eg_case *c, int i, int nres, const char *const *names, void
         printf("#   %s: Y[%d] = %s\n", names[r], i, s);
     }
 }
+
+/* Cases that once failed, replayed by test_expr_fuzz and (where gpu) by
+ * test_expr_fuzz_gpu; this file must not change what a seed draws, or
+ * these stop meaning anything. */
+const eg_regression eg_regressions[] = {
+    {20261204, 35345, true},  /* float16 fma rounded twice in the interpreter */
+    {20261204, 7643, true},   /* a bound wrapped at INT64_MIN: a divisor's guard dropped */
+    {20261204, 1820, true},   /* the same, in a min/max bound */
+    {20261207, 1008, true},   /* LLVM: fabs(maxnum(-65536, NaN)) folded to -65536, fmod looped */
+    {20261205, 10, true},     /* NVPTX frem: x - trunc(x / y) * y, not fmod */
+    {20261205, 104, true},
+    {20261205, 165, true},
+    {20261205, 184, true},
+    {20261205, 234, true},
+    {20261206, 65, true},
+    {20261207, 0, true},
+    {1918000000, 354, true},  /* nsw on a stored value: the simplifier's reordered sum overflowed */
+    {1918000004, 3598, true}, /* LLVM: fptosi of bfloat16 taken as exact in half */
+    {1918000004, 2505, true},
+    {1918300007, 1766, true}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
+    {1919000000, 19314, true}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
+    {1918300006, 1300, false}, /* right here; wrong on the GPU (docs/reliability.md, open) */
+};
+const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);

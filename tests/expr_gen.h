@@ -60,4 +60,13 @@ void eg_show(char *buf, size_t n, tir_dtype t, const void *data, int i);
 void eg_report(const eg_case *c, int i, int nres, const char *const *names,
                void *const *outs);
 
+/* A case that once failed: replayed on the host always, on the GPU where
+ * gpu is true. */
+typedef struct eg_regression {
+    uint64_t seed, index;
+    bool gpu;
+} eg_regression;
+extern const eg_regression eg_regressions[];
+extern const int eg_nregressions;
+
 #endif

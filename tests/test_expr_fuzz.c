@@ -131,33 +131,11 @@ static void test_expr_fuzz(void **st) {
     assert_true(k.run == ncases);
 }
 
-/* Cases that once failed (seed, case), replayed every run; expr_gen.c must
- * not change what a seed draws, or these stop meaning anything. */
-static const uint64_t regressions[][2] = {
-    {20261204, 35345}, /* float16 fma rounded twice in the interpreter */
-    {20261204, 7643},  /* a bound wrapped at INT64_MIN: a divisor's guard dropped */
-    {20261204, 1820},  /* the same, in a min/max bound */
-    {20261207, 1008},  /* LLVM: fabs(maxnum(-65536, NaN)) folded to -65536, fmod looped */
-    {20261205, 10},    /* NVPTX frem: x - trunc(x / y) * y, not fmod */
-    {20261205, 104},
-    {20261205, 165},
-    {20261205, 184},
-    {20261205, 234},
-    {20261206, 65},
-    {20261207, 0},
-    {1918000000, 354},  /* nsw on a stored value: the simplifier's reordered sum overflowed */
-    {1918000004, 3598}, /* LLVM: fptosi of bfloat16 taken as exact in half */
-    {1918000004, 2505},
-    {1918300007, 1766}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
-    {1919000000, 19314}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
-    {1918300006, 1300}, /* right here; wrong on the GPU (docs/reliability.md, open) */
-};
-
 static void test_expr_fuzz_regressions(void **st) {
     (void)st;
     counts k = {0};
-    for (size_t i = 0; i < sizeof regressions / sizeof regressions[0]; i++)
-        one_case(regressions[i][0], regressions[i][1], &k);
+    for (int i = 0; i < eg_nregressions; i++)
+        one_case(eg_regressions[i].seed, eg_regressions[i].index, &k);
     assert_int_equal(k.failures, 0);
 }
 

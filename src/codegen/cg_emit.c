@@ -959,7 +959,10 @@ static LLVMValueRef load_expr_at(cg *g, const tir_buffer_load *l) {
     return is_bool ? LLVMBuildTrunc(g->b, v, ty(g, l->base.dtype), "") : v;
 }
 
-/* load_expr_at with its index arithmetic nsw (see cg.wrap) */
+/* load_expr_at with its arithmetic nsw (see cg.wrap): the whole load, not
+ * only its index expressions, since a ragged tile's zero-filled load also
+ * emits its guard and address select there (resetting only the indices
+ * changed the PTX of the ragged Step 8 kernels) */
 static LLVMValueRef load_expr(cg *g, const tir_buffer_load *l) {
     int w = g->wrap;
     g->wrap = 0;
