@@ -534,6 +534,7 @@ const eg_regression eg_regressions[] = {
     {1918000004, 2505, true},
     {1918300007, 1766, true}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
     {1919000000, 19314, true}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
-    {1918300006, 1300, false}, /* right here; wrong on the GPU (docs/reliability.md, open) */
+    {1918300006, 1300, true}, /* ptxas: max.s16(x, 0) == 0 taken as false (cg_ptxas.c) */
+    {1918500002, 4764, true}, /* ptxas: |x| > -55.5 taken as true for NaN (cg_ptxas.c) */
 };
 const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);

@@ -337,17 +337,23 @@ static int parse_ptx(const char *ptx, fmodule *m) {
 
 static int live_modules, live_events, live_handles;
 
+/* The CU_JIT_OPTIMIZATION_LEVEL of the last module load; -1: not given. */
+static int last_jit_level = -1;
+
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopt, unsigned *opt,
                                    void **val) {
     char *err = NULL, *info = NULL;
     size_t nerr = 0, ninfo = 0;
+    int level = -1;
     for (unsigned i = 0; i < nopt; i++) {
+        if (opt[i] == 7) level = (int)(uintptr_t)val[i];
         if (opt[i] == 5) err = val[i];
         if (opt[i] == 6) nerr = (size_t)(uintptr_t)val[i];
         if (opt[i] == 3) info = val[i];
         if (opt[i] == 4) ninfo = (size_t)(uintptr_t)val[i];
     }
     GUARD;
+    last_jit_level = level;
     const char *ptx = image;
     fmodule *m = calloc(1, sizeof *m);
     if (!m) return OUT_OF_MEMORY;
@@ -583,6 +589,12 @@ static void log_launch(const launch *l) {
     launch_log[i].nparams = l->e->nparams;
     for (int j = 0; j < l->e->nparams; j++)
         launch_log[i].params[j] = l->e->psize[j] <= 8 ? arg_u(l, j) : 0;
+}
+
+/* The JIT optimisation level the last module load asked for (-1: none). */
+EXPORT int fake_cuda_last_jit_level(void) {
+    GUARD;
+    return last_jit_level;
 }
 
 /* The number of launches so far. */

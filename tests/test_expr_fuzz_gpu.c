@@ -52,6 +52,24 @@ static bool run_gpu(tir_ctx *ctx, const tir_module *m, const eg_case *c, void *o
     return ok;
 }
 
+/* Whose bug a GPU difference is: the same PTX assembled without the
+ * assembler's optimisations (JIT level 0) either agrees with the
+ * interpreter, and the optimiser miscompiled it (docs/reliability.md, "The
+ * PTX assembler"), or it does not, and the PTX itself is wrong.  Either way
+ * the case fails: a user gets the wrong result. */
+static const char *jit_level0_agrees(tir_ctx *ctx, const tir_module *m, const eg_case *c,
+                                     const void *ref, size_t ob) {
+    void *o0 = eg_alloc(ob);
+    const char *verdict = "the run at JIT level 0 failed";
+    if (tir_rt_device_set_jit_opt_level(ctx, dev, 0) == TIR_OK && run_gpu(ctx, m, c, o0, ob))
+        verdict = eg_diff(c, ref, o0, EG_N) < 0
+                      ? "right at JIT level 0: the PTX assembler's optimiser miscompiles it"
+                      : "wrong at JIT level 0 too: the PTX is wrong";
+    tir_rt_device_set_jit_opt_level(ctx, dev, -1);
+    free(o0);
+    return verdict;
+}
+
 static void one_case(uint64_t sd, uint64_t index, counts *k) {
     if (getenv("MINITIR_EXPR_FUZZ_VERBOSE")) { /* which case hangs or crashes */
         fprintf(stderr, "case %llu\n", (unsigned long long)index);
@@ -94,8 +112,9 @@ static void one_case(uint64_t sd, uint64_t index, counts *k) {
     }
     int bad = eg_diff(&c, ref, gpu, EG_N);
     if (bad >= 0) {
-        printf("# seed %llu case %llu: the GPU differs at element %d\n%s\n",
-               (unsigned long long)sd, (unsigned long long)index, bad, tir_print(ctx, c.func));
+        printf("# seed %llu case %llu: the GPU differs at element %d (%s)\n%s\n",
+               (unsigned long long)sd, (unsigned long long)index, bad,
+               jit_level0_agrees(ctx, m, &c, ref, ob), tir_print(ctx, c.func));
         const char *names[] = {"interpreter", "GPU"};
         void *outs[] = {ref, gpu};
         eg_report(&c, bad, 2, names, outs);

@@ -53,6 +53,19 @@ static void test_no_driver(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* The JIT level's checks need no driver: no device, or a level out of range. */
+static void test_jit_level_args(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    assert_int_equal(tir_rt_device_set_jit_opt_level(ctx, NULL, 0), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "level 0 is not -1"));
+    tir_rt_device *bogus = (tir_rt_device *)8; /* never dereferenced for a bad level */
+    assert_int_equal(tir_rt_device_set_jit_opt_level(ctx, bogus, 5), TIR_ERR_INVALID_ARG);
+    assert_int_equal(tir_rt_device_set_jit_opt_level(ctx, bogus, -2), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "level -2"));
+    tir_ctx_destroy(ctx);
+}
+
 /* The toolkit's stub libcuda resolves every symbol and fails cuInit. */
 static void test_stub_driver(void **st) {
     (void)st;
@@ -633,6 +646,7 @@ int main(void) {
     struct CMUnitTest all[] = {
         cmocka_unit_test(test_status_names),
         cmocka_unit_test(test_no_driver),
+        cmocka_unit_test(test_jit_level_args),
         cmocka_unit_test(test_stub_driver),
         cmocka_unit_test(test_no_cublas),
         cmocka_unit_test(test_cublas_probe_default),

@@ -151,6 +151,16 @@ TIR_API tir_status tir_rt_copy_d2h(tir_ctx *ctx, tir_rt_device *dev, void *dst,
 TIR_API tir_status tir_rt_copy_d2d(tir_ctx *ctx, tir_rt_device *dev, tir_rt_ptr dst,
                                    tir_rt_ptr src, size_t bytes);
 
+/* The PTX assembler's optimisation level (CU_JIT_OPTIMIZATION_LEVEL) for
+ * the modules loaded on dev from now on (tir_rt_module_create and the
+ * programs): 0..4, or -1 for the driver's default (4), the initial setting.
+ * Level 0 is the way round a miscompile of the assembler's optimiser: the
+ * expression fuzzer found such miscompiles (docs/reliability.md, "The PTX
+ * assembler"), and its GPU test re-runs a failing case at level 0 to tell
+ * them from minitir's own.  Kernels at level 0 run much slower.  Errors:
+ * TIR_ERR_INVALID_ARG (dev NULL, or any other level). */
+TIR_API tir_status tir_rt_device_set_jit_opt_level(tir_ctx *ctx, tir_rt_device *dev, int level);
+
 /* ----------------------------------------------------------------- modules */
 
 typedef struct tir_rt_module tir_rt_module;

@@ -122,8 +122,9 @@ struct cg {
      * wraps, as in the interpreter, instead of nsw.  The simplifier
      * reorders sums as if they wrapped (t + (0 - (8 + s)) -> t - s - 8),
      * so nsw there made a reordered partial sum undefined where the
-     * program's own was not.  Indices, loop bounds and guards keep nsw:
-     * address arithmetic needs it, and stays in range. */
+     * program's own was not.  The same holds for an `if` condition that
+     * reads a buffer (user data).  Indices, loop bounds and guards over
+     * indices keep nsw: address arithmetic needs it, and stays in range. */
     int wrap;
     /* cg_entry_intrinsic's values, read once in the entry block */
     const char *entry_names[4];
@@ -1483,6 +1484,20 @@ static bool predicated_store(const cg *g, const tir_if *f) {
            t->nidx == 1 && t->indices[0]->dtype.lanes == 1 && f->cond->dtype.lanes == 1;
 }
 
+static bool find_load(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
+    return !*(bool *)v->user;
+}
+
+/* Whether e reads a buffer: a condition over data, not over loop variables
+ * and thread indices alone. */
+static bool reads_buffer(const tir_expr *e) {
+    bool found = false;
+    tir_visitor v = {.pre = find_load, .user = &found};
+    tir_visit(&v, e);
+    return found;
+}
+
 static tir_status stmt(cg *g, const tir_stmt *s) {
     switch ((tir_kind)s->kind) {
     case TIR_KIND_FOR: {
@@ -1506,7 +1521,14 @@ static tir_status stmt(cg *g, const tir_stmt *s) {
             g->store_mask = NULL;
             return st;
         }
+        /* A condition over data wraps as a stored value does (see cg.wrap):
+         * the simplifier may have reordered its sums, and its values are
+         * the user's, anywhere in the dtype.  Guards over indices keep nsw,
+         * whose PTX the tiles need. */
+        bool data = reads_buffer(f->cond);
+        g->wrap += data;
         LLVMValueRef c = expr(g, f->cond);
+        g->wrap -= data;
         if (!c) return tir_ctx_error_code(g->ctx);
         /* A guard that unrolling made constant (ragged tiles: ~1000 in
          * Step 8 4095^3) needs no blocks; staying in one block also keeps

@@ -105,6 +105,9 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
         e = LLVMRunPasses(mod, passes, NULL, po);
         LLVMDisposePassBuilderOptions(po);
         if (e) s = llvm_err(ctx, "optimisation failed", e);
+        /* as for PTX, so that the host JIT's comparison with the
+         * interpreter checks the rewrites too */
+        else cg_ptxas_guard(mod);
     }
     if (s != TIR_OK) {
         LLVMDisposeModule(mod);

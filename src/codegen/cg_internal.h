@@ -118,6 +118,11 @@ const char *cg_features(const tir_codegen_opts *o);
  * target: the emulation for targets without that instruction). */
 LLVMValueRef cg_tf32_round_ints(LLVMBuilderRef b, LLVMValueRef x);
 
+/* Rewrites the patterns the PTX assembler's optimiser miscompiles into
+ * equivalent ones (cg_ptxas.c), on an optimised module; returns how many
+ * instructions it replaced. */
+int cg_ptxas_guard(LLVMModuleRef mod);
+
 /* Hooks of cg_emit.c for cg_tensor.c. */
 LLVMBuilderRef cg_builder(cg *g);
 LLVMModuleRef cg_module(cg *g);

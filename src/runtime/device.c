@@ -97,6 +97,7 @@ tir_status tir_rt_device_create(tir_ctx *ctx, int ordinal, tir_rt_device **out) 
     if (!d) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "cuda: out of host memory");
     d->cu = cu;
     d->props.ordinal = ordinal;
+    d->jit_opt_level = -1;
     tir_status s = RT_CU(ctx, cu, DeviceGet, &d->dev, ordinal);
     if (s == TIR_OK) s = read_props(ctx, d);
     if (s == TIR_OK) s = RT_CU(ctx, cu, DevicePrimaryCtxRetain, &d->pctx, d->dev);
@@ -115,6 +116,16 @@ tir_status tir_rt_device_create(tir_ctx *ctx, int ordinal, tir_rt_device **out) 
 }
 
 const tir_rt_props *tir_rt_device_props(const tir_rt_device *dev) { return &dev->props; }
+
+tir_status tir_rt_device_set_jit_opt_level(tir_ctx *ctx, tir_rt_device *dev, int level) {
+    if (!dev || level < -1 || level > 4)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tir_rt_device_set_jit_opt_level: level %d is not -1 (the driver's "
+                            "default) or 0..4",
+                            level);
+    dev->jit_opt_level = level;
+    return TIR_OK;
+}
 
 /* A driver attribute, where the driver gave one, else the target's value. */
 #define RT_OVERRIDE(dst, v) ((v) > 0 ? (void)((dst) = (v)) : (void)0)
@@ -307,11 +318,13 @@ tir_status tir_rt_module_create(tir_ctx *ctx, tir_rt_device *dev, const char *pt
     }
     rt_CUjit_option opts[] = {RT_CU_JIT_ERROR_LOG_BUFFER, RT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                               RT_CU_JIT_INFO_LOG_BUFFER, RT_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                              RT_CU_JIT_LOG_VERBOSE};
+                              RT_CU_JIT_LOG_VERBOSE, RT_CU_JIT_OPTIMIZATION_LEVEL};
     /* Sizes and flags travel in the pointer-sized value slots. */
     void *vals[] = {err_log, (void *)(uintptr_t)(JIT_LOG_BYTES - 1), info_log,
-                    (void *)(uintptr_t)(JIT_LOG_BYTES - 1), (void *)(uintptr_t)1};
-    unsigned nopts = (unsigned)(sizeof opts / sizeof opts[0]);
+                    (void *)(uintptr_t)(JIT_LOG_BYTES - 1), (void *)(uintptr_t)1,
+                    (void *)(uintptr_t)(unsigned)dev->jit_opt_level};
+    /* The last option only when set: the driver's default otherwise. */
+    unsigned nopts = (unsigned)(sizeof opts / sizeof opts[0]) - (dev->jit_opt_level < 0);
     rt_CUresult r = dev->cu->ModuleLoadDataEx(&m->mod, ptx, nopts, opts, vals);
     err_log[JIT_LOG_BYTES - 1] = info_log[JIT_LOG_BYTES - 1] = '\0';
     trim_log(err_log);

@@ -96,6 +96,7 @@ struct tir_rt_device {
     tir_rt_module *builtin; /* kernels.c's module, loaded on first use */
     tir_rt_ptr flush_buf;   /* bench.c's L2 flush buffer, 0 until needed */
     size_t flush_bytes;
+    int jit_opt_level; /* CU_JIT_OPTIMIZATION_LEVEL for loads; -1: the driver's default */
 };
 
 struct tir_rt_kernel {

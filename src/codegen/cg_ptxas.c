@@ -1,0 +1,167 @@
+/* cg_ptxas.c: rewrites, on the optimised LLVM module just before PTX
+ * emission, the patterns that the PTX assembler's optimiser (ptxas, and
+ * the driver's JIT, which is the same compiler) is known to miscompile, into
+ * equivalent code it gets right.  Each pattern was found by the expression
+ * fuzzer on the H200 and isolated by scripts/ptx/ptxas_matrix.py: the same
+ * PTX is right at JIT optimisation level 0 and wrong at 1-4, with CUDA 13.0's
+ * ptxas and driver 580 alike (docs/reliability.md, "The PTX assembler").
+ * The rewrites keep the meaning exactly (test_cg_ptxas checks them through
+ * the host JIT as well), so running them on every kernel costs only a walk
+ * over its instructions.
+ *
+ * Pattern 1: an ordered comparison of |x| with a negative constant.  ptxas
+ * takes abs(x) > -55.5 as true, also when x is NaN (then it is false).
+ * Knowing the answer, we write it: for a constant c < 0, |x| > c, |x| >= c
+ * and |x| != c (ordered) are "x is not NaN", |x| < c, <= c and == c are
+ * false, and the unordered forms are their negations.  LLVM 19 folds only
+ * comparisons with zero this way, so the pattern reaches the backend.
+ *
+ * Pattern 2: 16-bit integer min/max.  ptxas computes m = max.s16(x, 0) right
+ * but then takes m == 0 as false where m is 0, in `m == 0 ? 5 : m` (int8
+ * floor division by a guarded divisor, where the fuzzer found it), whether x
+ * is known or read at run time; the same in 32 bits is right.  Which later
+ * uses go wrong is not known, so no 8- or 16-bit min/max reaches the backend:
+ * each is computed in 32 bits (extended as its signedness says) and
+ * truncated back, which is the same value. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* Whether v is a constant, or a select of such, below zero in every lane
+ * (not NaN, not -0). */
+static bool known_negative(LLVMValueRef v, int depth) {
+    if (LLVMIsAConstantFP(v)) {
+        LLVMBool loses = 0;
+        double d = LLVMConstRealGetDouble(v, &loses);
+        return d < 0; /* false for NaN and for -0 */
+    }
+    if (LLVMIsAConstantDataVector(v) || LLVMIsAConstantVector(v)) {
+        unsigned n = LLVMGetVectorSize(LLVMTypeOf(v));
+        for (unsigned i = 0; i < n; i++) {
+            LLVMValueRef e = LLVMGetAggregateElement(v, i);
+            if (!e || !known_negative(e, depth)) return false;
+        }
+        return n > 0;
+    }
+    if (depth < 4 && LLVMIsASelectInst(v))
+        return known_negative(LLVMGetOperand(v, 1), depth + 1) &&
+               known_negative(LLVMGetOperand(v, 2), depth + 1);
+    return false;
+}
+
+/* x when v is a call of llvm.fabs on x, else NULL. */
+static LLVMValueRef fabs_arg(LLVMValueRef v, unsigned fabs_id) {
+    if (!LLVMIsACallInst(v)) return NULL;
+    LLVMValueRef callee = LLVMGetCalledValue(v);
+    if (!callee || !LLVMIsAFunction(callee) || LLVMGetIntrinsicID(callee) != fabs_id) return NULL;
+    return LLVMGetOperand(v, 0);
+}
+
+static LLVMRealPredicate swapped(LLVMRealPredicate p) {
+    switch (p) {
+    case LLVMRealOGT: return LLVMRealOLT;
+    case LLVMRealOGE: return LLVMRealOLE;
+    case LLVMRealOLT: return LLVMRealOGT;
+    case LLVMRealOLE: return LLVMRealOGE;
+    case LLVMRealUGT: return LLVMRealULT;
+    case LLVMRealUGE: return LLVMRealULE;
+    case LLVMRealULT: return LLVMRealUGT;
+    case LLVMRealULE: return LLVMRealUGE;
+    default: return p; /* symmetric */
+    }
+}
+
+/* The value of |x| p c for a negative c, built at b; NULL to leave it. */
+static LLVMValueRef abs_vs_negative(LLVMBuilderRef b, LLVMRealPredicate p, LLVMValueRef x,
+                                    LLVMTypeRef bool_t) {
+    switch (p) {
+    case LLVMRealOGT:
+    case LLVMRealOGE:
+    case LLVMRealONE: return LLVMBuildFCmp(b, LLVMRealORD, x, x, "");
+    case LLVMRealOLT:
+    case LLVMRealOLE:
+    case LLVMRealOEQ: return LLVMConstNull(bool_t);
+    case LLVMRealUGT:
+    case LLVMRealUGE:
+    case LLVMRealUNE: return LLVMConstAllOnes(bool_t);
+    case LLVMRealULT:
+    case LLVMRealULE:
+    case LLVMRealUEQ: return LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+    default: return NULL;
+    }
+}
+
+/* Pattern 1 at instruction i (an fcmp); whether it was replaced. */
+static bool rewrite_abs_cmp(LLVMBuilderRef b, LLVMValueRef i, unsigned fabs_id) {
+    LLVMRealPredicate p = LLVMGetFCmpPredicate(i);
+    LLVMValueRef l = LLVMGetOperand(i, 0), r = LLVMGetOperand(i, 1);
+    LLVMValueRef x = fabs_arg(l, fabs_id);
+    if (!x || !known_negative(r, 0)) {
+        x = fabs_arg(r, fabs_id);
+        if (!x || !known_negative(l, 0)) return false;
+        p = swapped(p);
+    }
+    LLVMPositionBuilderBefore(b, i);
+    LLVMValueRef v = abs_vs_negative(b, p, x, LLVMTypeOf(i));
+    if (!v) return false;
+    LLVMReplaceAllUsesWith(i, v);
+    LLVMInstructionEraseFromParent(i);
+    return true;
+}
+
+/* The intrinsic IDs pattern 2 rewrites; signed ones first. */
+enum { MM_SMIN, MM_SMAX, MM_UMIN, MM_UMAX, MM_N };
+static const char *const mm_names[MM_N] = {"llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax"};
+
+/* Pattern 2 at a call i of min/max k on integers (or vectors of them)
+ * narrower than 32 bits; whether it was replaced. */
+static bool widen_minmax(LLVMBuilderRef b, LLVMModuleRef mod, LLVMValueRef i, int k) {
+    LLVMTypeRef t = LLVMTypeOf(i), et = t;
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    if (vec) et = LLVMGetElementType(t);
+    if (LLVMGetTypeKind(et) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(et) >= 32) return false;
+    LLVMTypeRef wide = LLVMInt32TypeInContext(LLVMGetModuleContext(mod));
+    if (vec) wide = LLVMVectorType(wide, LLVMGetVectorSize(t));
+    LLVMPositionBuilderBefore(b, i);
+    LLVMValueRef ops[2];
+    for (int q = 0; q < 2; q++)
+        ops[q] = k < MM_UMIN ? LLVMBuildSExt(b, LLVMGetOperand(i, (unsigned)q), wide, "")
+                             : LLVMBuildZExt(b, LLVMGetOperand(i, (unsigned)q), wide, "");
+    unsigned id = LLVMLookupIntrinsicID(mm_names[k], strlen(mm_names[k]));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(mod, id, &wide, 1);
+    LLVMValueRef w = LLVMBuildCall2(b, LLVMIntrinsicGetType(LLVMGetModuleContext(mod), id, &wide, 1),
+                                    fn, ops, 2, "");
+    LLVMReplaceAllUsesWith(i, LLVMBuildTrunc(b, w, t, ""));
+    LLVMInstructionEraseFromParent(i);
+    return true;
+}
+
+/* Which min/max intrinsic i calls (MM_N: none). */
+static int minmax_kind(LLVMValueRef i, const unsigned ids[MM_N]) {
+    if (!LLVMIsACallInst(i)) return MM_N;
+    LLVMValueRef callee = LLVMGetCalledValue(i);
+    if (!callee || !LLVMIsAFunction(callee)) return MM_N;
+    unsigned id = LLVMGetIntrinsicID(callee);
+    for (int k = 0; k < MM_N; k++)
+        if (id && id == ids[k]) return k;
+    return MM_N;
+}
+
+int cg_ptxas_guard(LLVMModuleRef mod) {
+    unsigned fabs_id = LLVMLookupIntrinsicID("llvm.fabs", strlen("llvm.fabs"));
+    unsigned mm_ids[MM_N];
+    for (int k = 0; k < MM_N; k++) mm_ids[k] = LLVMLookupIntrinsicID(mm_names[k], strlen(mm_names[k]));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
+    int n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb), next; i; i = next) {
+                next = LLVMGetNextInstruction(i);
+                int k;
+                if (LLVMGetInstructionOpcode(i) == LLVMFCmp) n += rewrite_abs_cmp(b, i, fabs_id);
+                else if ((k = minmax_kind(i, mm_ids)) < MM_N) n += widen_minmax(b, mod, i, k);
+            }
+    LLVMDisposeBuilder(b);
+    return n;
+}
