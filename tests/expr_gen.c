@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "minitir/runtime.h"
+#include "minitir/schedule.h"
 
 typedef __int128 i128;
 
@@ -28,6 +29,12 @@ typedef struct gen {
     const tir_buffer *bufs[EG_MAX_IN];
     int64_t lo[EG_MAX_IN], hi[EG_MAX_IN]; /* integer inputs' ranges */
     const tir_expr *idx;                  /* the element index */
+    /* EG_GATHER: the stream of random input indices (NULL: inputs are
+     * read at idx), and the loop variables they are built from */
+    struct gen *gather;
+    const tir_var *bv, *tv, *vv; /* vv NULL unless vectorized */
+    int tx;
+    int ngathered; /* (the stream's) inputs read at a random index */
     /* let-bound variables in scope */
     int nlet;
     const tir_var *lv[8];
@@ -108,6 +115,72 @@ static const tir_expr *gen_bool(gen *g, int depth);
 
 static tir_dtype any_t(gen *g) { return all_t[pick(g, NT)]; }
 
+/* floor(a / b) and a - b * floor(a / b) for b != 0 */
+static i128 floor_div(i128 a, i128 b) {
+    i128 q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* A random int32 expression over the loop variables b, t (and v), with
+ * bounds: every value is in [lo, hi]. */
+static gv index_expr(gen *g, int depth) {
+    tir_ctx *C = g->ctx;
+    int op = depth <= 0 ? 0 : pick(g, 8);
+    if (op == 0) { /* a variable, the element index, or a constant */
+        int k = pick(g, g->vv ? 5 : 4);
+        if (k == 0) return (gv){&g->bv->base, 0, 1};
+        if (k == 1) return (gv){&g->tv->base, 0, g->tx - 1};
+        if (k == 2) return (gv){g->idx, 0, EG_N - 1};
+        if (k == 4) return (gv){&g->vv->base, 0, 3};
+        int64_t c = (int64_t)pick(g, 141) - 70;
+        return (gv){tir_i32(C, (int32_t)c), c, c};
+    }
+    gv a = index_expr(g, depth - 1);
+    if (op <= 2) { /* add, sub */
+        gv b = index_expr(g, depth - 1);
+        if (op == 1) return (gv){tir_add(C, a.e, b.e), a.lo + b.lo, a.hi + b.hi};
+        return (gv){tir_sub(C, a.e, b.e), a.lo - b.hi, a.hi - b.lo};
+    }
+    int64_t c = 1 + pick(g, 9);
+    if (pick(g, 3) == 0) c = -c;
+    if (op == 3) { /* times a constant */
+        int64_t p = a.lo * c, q = a.hi * c;
+        return (gv){tir_mul(C, a.e, tir_i32(C, (int32_t)c)), p < q ? p : q, p < q ? q : p};
+    }
+    if (op <= 6) { /* floordiv, floormod, truncdiv, truncmod by a constant */
+        static const tir_kind ks[] = {TIR_KIND_FLOORDIV, TIR_KIND_FLOORMOD, TIR_KIND_DIV,
+                                      TIR_KIND_MOD};
+        tir_kind k = ks[op - 4 + (op == 6 ? pick(g, 2) : 0)];
+        const tir_expr *e = tir_binop_new(C, k, a.e, tir_i32(C, (int32_t)c));
+        int64_t m = c < 0 ? -c : c, p, q;
+        if (k == TIR_KIND_FLOORDIV || k == TIR_KIND_DIV) { /* monotone in a */
+            p = (int64_t)(k == TIR_KIND_DIV ? a.lo / c : floor_div(a.lo, c));
+            q = (int64_t)(k == TIR_KIND_DIV ? a.hi / c : floor_div(a.hi, c));
+            return (gv){e, p < q ? p : q, p < q ? q : p};
+        }
+        if (k == TIR_KIND_FLOORMOD) return (gv){e, c > 0 ? 0 : c + 1, c > 0 ? c - 1 : 0};
+        return (gv){e, a.lo >= 0 ? 0 : -(m - 1), a.hi <= 0 ? 0 : m - 1}; /* sign of a */
+    }
+    gv b = index_expr(g, depth - 1);
+    int64_t lo = a.lo < b.lo ? a.lo : b.lo, hi = a.hi > b.hi ? a.hi : b.hi;
+    switch (pick(g, 3)) {
+    case 0: return (gv){tir_min(C, a.e, b.e), lo, a.hi < b.hi ? a.hi : b.hi};
+    case 1: return (gv){tir_max(C, a.e, b.e), a.lo > b.lo ? a.lo : b.lo, hi};
+    default: {
+        gv x = index_expr(g, depth - 1), y = index_expr(g, depth - 1);
+        return (gv){tir_select_new(C, tir_lt(C, x.e, y.e), a.e, b.e), lo, hi};
+    }
+    }
+}
+
+/* An input index in [0, EG_N): a random expression, through a floormod
+ * unless its bounds already prove it in range. */
+static const tir_expr *gather_index(gen *g) {
+    gv h = index_expr(g, 1 + pick(g, 3));
+    if (h.lo >= 0 && h.hi < EG_N) return h.e;
+    return tir_binop_new(g->ctx, TIR_KIND_FLOORMOD, h.e, tir_i32(g->ctx, EG_N));
+}
+
 /* Inputs and let variables of type t. */
 static bool leaf_var(gen *g, tir_dtype t, gv *out) {
     int cand[EG_MAX_IN + 8], n = 0;
@@ -119,6 +192,10 @@ static bool leaf_var(gen *g, tir_dtype t, gv *out) {
     int k = cand[pick(g, n)];
     if (k < EG_MAX_IN) {
         const tir_expr *i = g->idx;
+        if (g->gather && pick(g->gather, 3) != 0) {
+            i = gather_index(g->gather);
+            g->gather->ngathered++;
+        }
         *out = (gv){tir_load(g->ctx, g->bufs[k], 1, &i), g->lo[k], g->hi[k]};
     } else {
         k -= EG_MAX_IN;
@@ -369,10 +446,104 @@ static void fill(gen *g, int k) {
     }
 }
 
+/* ------------------------------------------------------- reduction cases */
+
+typedef struct red_user {
+    gen *g;
+    tir_te_reducer r;
+    int64_t K;
+    tir_dtype t;
+    int depth;
+} red_user;
+
+/* The reduced value e(X0[m K + k], ...); for a signed integer sum, clamped
+ * so that K terms cannot overflow (undefined). */
+static const tir_expr *red_body(tir_ctx *ctx, const tir_var *const *ax,
+                                const tir_var *const *rx, void *user) {
+    red_user *u = user;
+    gen *g = u->g;
+    g->idx = tir_add(ctx, tir_mul(ctx, &ax[0]->base, tir_i32(ctx, (int32_t)u->K)), &rx[0]->base);
+    gv v = gen_t(g, u->t, u->depth);
+    if (u->r != TIR_TE_SUM || is_float(u->t) || is_u8(u->t)) return v.e;
+    int64_t lo = tmin(u->t) / u->K, hi = tmax(u->t) / u->K;
+    const tir_expr *e = v.e;
+    if (v.lo < lo) e = tir_max(ctx, e, iconst(g, u->t, lo));
+    if (v.hi > hi) e = tir_min(ctx, e, iconst(g, u->t, hi));
+    return e;
+}
+
+/* Y[m] = reduce over k < K of e(...), M K = 64, reducer sum, max or min,
+ * over any dtype but bool; the interpreter runs it as TE defines it (c->ref),
+ * the rest after a schedule: m split over blockIdx.x and threadIdx.x, and
+ * at random k split
+ * (a factor that may not divide K: a guard), its inner loop unrolled, and
+ * the init decomposed out of the k loop. */
+static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
+    gen g = {.ctx = ctx, .s = seed * 0xd6e8feb86659fd93ull + index * 0x100000001b3ull + 0x7ed, .c = c};
+    static const int64_t Ms[] = {1, 2, 4, 8, 16, 32, 64};
+    int64_t M = Ms[pick(&g, 7)], K = EG_N / M, n = EG_N;
+    c->nin = 1 + pick(&g, EG_MAX_IN);
+    c->nout = (int)M;
+    tir_te_tensor *args[EG_MAX_IN + 1];
+    for (int k = 0; k < c->nin; k++) {
+        tir_dtype t = any_t(&g);
+        char name[8];
+        snprintf(name, sizeof name, "X%d", k);
+        args[k] = tir_te_placeholder(ctx, name, t, 1, &n);
+        c->in_t[k] = t;
+        g.bufs[k] = tir_te_buffer(args[k]);
+        if (!is_float(t)) int_range(&g, t, &g.lo[k], &g.hi[k]);
+        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
+        fill(&g, k);
+    }
+    do c->out_t = any_t(&g);
+    while (is_bool(c->out_t));
+    red_user u = {.g = &g, .r = (tir_te_reducer)pick(&g, 3), .K = K, .t = c->out_t,
+                  .depth = 1 + pick(&g, 4)};
+    if (u.r != TIR_TE_SUM && is_float(c->out_t)) c->zero_sign_free = true;
+    args[c->nin] = tir_te_reduce(ctx, "Y", 1, &M, u.r, 1, &K, red_body, &u);
+    c->ref = tir_te_create_prim_func(ctx, "reduce", c->nin + 1, args);
+    c->reduce = true;
+    /* the schedule */
+    tir_schedule *s = NULL;
+    tir_block_rv b;
+    const tir_loop_rv *lp = NULL;
+    int nl = 0;
+    bool ok = c->ref && tir_sched_create(ctx, c->ref, &s) == TIR_OK &&
+              tir_sched_get_block(s, "Y", &b) == TIR_OK &&
+              tir_sched_get_loops(s, b, &lp, &nl) == TIR_OK && nl == 2;
+    tir_loop_rv ml = ok ? lp[0] : (tir_loop_rv){0}, kl = ok ? lp[1] : (tir_loop_rv){0};
+    /* m = blockIdx.x * T + threadIdx.x, T any (a guard where it does not divide M) */
+    int64_t ms[2] = {TIR_SPLIT_INFER, 1 + pick(&g, (int)M)};
+    tir_loop_rv mp[2];
+    ok = ok && tir_sched_split(s, ml, 2, ms, mp) == TIR_OK &&
+         tir_sched_bind(s, mp[0], "blockIdx.x") == TIR_OK &&
+         tir_sched_bind(s, mp[1], "threadIdx.x") == TIR_OK;
+    if (ok && K > 1 && pick(&g, 2)) {
+        int64_t f = 2 + pick(&g, (int)(K < 9 ? K - 1 : 8));
+        tir_loop_rv parts[2];
+        int64_t fs[2] = {TIR_SPLIT_INFER, f};
+        ok = tir_sched_split(s, kl, 2, fs, parts) == TIR_OK;
+        if (ok && pick(&g, 2)) ok = tir_sched_unroll(s, parts[1]) == TIR_OK;
+        kl = parts[0];
+    }
+    tir_block_rv init;
+    if (ok && pick(&g, 2)) ok = tir_sched_decompose_reduction(s, b, kl, &init) == TIR_OK;
+    c->func = ok ? tir_sched_func(s) : NULL;
+    c->sched_error = ok ? NULL : tir_ctx_error(ctx);
+    tir_sched_destroy(s);
+}
+
 /* ------------------------------------------------------------- the case */
 
-void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
+void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_case *c) {
     memset(c, 0, sizeof *c);
+    c->nout = EG_N;
+    gen g4 = {.s = seed * 0x94d049bb133111ebull + index + 0x4ed};
+    if ((flags & EG_REDUCE) && pick(&g4, 4) == 0) {
+        make_reduce(ctx, seed, index, c);
+        return;
+    }
     gen g = {.ctx = ctx, .s = seed * 0x100000001b3ull + index, .c = c};
     c->nin = 1 + pick(&g, EG_MAX_IN);
     c->vector = pick(&g, 3) == 0;
@@ -405,8 +576,27 @@ void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
                                  tir_mul(ctx, &tv->base, tir_i32(ctx, 4))),
                     &vv->base);
     g.idx = i;
+    g.bv = bv, g.tv = tv, g.vv = c->vector ? vv : NULL, g.tx = tx;
+    /* the random indices' own stream (EG_GATHER), drawn from only when an
+     * input is read, so the tree is what it is without them */
+    gen g3 = g;
+    g3.s = seed * 0xc2b2ae3d27d4eb4full + index * 0x9e3779b97f4a7c15ull + 0x9a7;
+    bool gather = (flags & EG_GATHER) && pick(&g3, 2) == 0;
+    if (gather) g.gather = &g3;
     const tir_expr *e = gen_t(&g, c->out_t, 1 + pick(&g, 5)).e;
-    const tir_stmt *body = tir_store(ctx, map[c->nin], e, 1, &i);
+    /* and a third of those store at a permutation of the elements,
+     * (a i + c) mod 64 with a odd: each still written once */
+    const tir_expr *si = i;
+    if (gather && pick(&g3, 3) == 0) {
+        int64_t a = 2 * (int64_t)pick(&g3, 32) + 1, off = (int64_t)pick(&g3, 200) - 100;
+        if (pick(&g3, 2)) a = -a;
+        si = tir_binop_new(ctx, TIR_KIND_FLOORMOD,
+                           tir_add(ctx, tir_mul(ctx, i, tir_i32(ctx, (int32_t)a)),
+                                   tir_i32(ctx, (int32_t)off)),
+                           tir_i32(ctx, EG_N));
+        g3.ngathered++;
+    }
+    const tir_stmt *body = tir_store(ctx, map[c->nin], e, 1, &si);
     /* A quarter of the cases store under an if/else on a random condition,
      * drawn from a second stream so that the first draws what it drew
      * before (the replayed cases keep their expressions); conditions are
@@ -416,9 +606,10 @@ void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
     if (pick(&g2, 4) == 0) {
         const tir_expr *cond = gen_bool(&g2, 1 + pick(&g2, 4));
         const tir_expr *e2 = gen_t(&g2, c->out_t, 1 + pick(&g2, 3)).e;
-        body = tir_if_new(ctx, cond, body, tir_store(ctx, map[c->nin], e2, 1, &i));
+        body = tir_if_new(ctx, cond, body, tir_store(ctx, map[c->nin], e2, 1, &si));
         c->branch = true;
     }
+    c->gather = g3.ngathered > 0;
     if (c->vector)
         body = tir_for_new(ctx, vv, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_VECTORIZED, NULL, 0,
                            NULL, body);
@@ -518,23 +709,23 @@ void eg_report(const eg_case *c, int i, int nres, const char *const *names, void
  * test_expr_fuzz_gpu; this file must not change what a seed draws, or
  * these stop meaning anything. */
 const eg_regression eg_regressions[] = {
-    {20261204, 35345, true},  /* float16 fma rounded twice in the interpreter */
-    {20261204, 7643, true},   /* a bound wrapped at INT64_MIN: a divisor's guard dropped */
-    {20261204, 1820, true},   /* the same, in a min/max bound */
-    {20261207, 1008, true},   /* LLVM: fabs(maxnum(-65536, NaN)) folded to -65536, fmod looped */
-    {20261205, 10, true},     /* NVPTX frem: x - trunc(x / y) * y, not fmod */
-    {20261205, 104, true},
-    {20261205, 165, true},
-    {20261205, 184, true},
-    {20261205, 234, true},
-    {20261206, 65, true},
-    {20261207, 0, true},
-    {1918000000, 354, true},  /* nsw on a stored value: the simplifier's reordered sum overflowed */
-    {1918000004, 3598, true}, /* LLVM: fptosi of bfloat16 taken as exact in half */
-    {1918000004, 2505, true},
-    {1918300007, 1766, true}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
-    {1919000000, 19314, true}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
-    {1918300006, 1300, true}, /* ptxas: max.s16(x, 0) == 0 taken as false (cg_ptxas.c) */
-    {1918500002, 4764, true}, /* ptxas: |x| > -55.5 taken as true for NaN (cg_ptxas.c) */
+    {20261204, 35345, true, 0},  /* float16 fma rounded twice in the interpreter */
+    {20261204, 7643, true, 0},   /* a bound wrapped at INT64_MIN: a divisor's guard dropped */
+    {20261204, 1820, true, 0},   /* the same, in a min/max bound */
+    {20261207, 1008, true, 0},   /* LLVM: fabs(maxnum(-65536, NaN)) folded to -65536, fmod looped */
+    {20261205, 10, true, 0},     /* NVPTX frem: x - trunc(x / y) * y, not fmod */
+    {20261205, 104, true, 0},
+    {20261205, 165, true, 0},
+    {20261205, 184, true, 0},
+    {20261205, 234, true, 0},
+    {20261206, 65, true, 0},
+    {20261207, 0, true, 0},
+    {1918000000, 354, true, 0},  /* nsw on a stored value: the simplifier's reordered sum overflowed */
+    {1918000004, 3598, true, 0}, /* LLVM: fptosi of bfloat16 taken as exact in half */
+    {1918000004, 2505, true, 0},
+    {1918300007, 1766, true, 0}, /* floormod(-1 - x, 2^63 - 1) normalized to a wrapping operand */
+    {1919000000, 19314, true, 0}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
+    {1918300006, 1300, true, 0}, /* ptxas: max.s16(x, 0) == 0 taken as false (cg_ptxas.c) */
+    {1918500002, 4764, true, 0}, /* ptxas: |x| > -55.5 taken as true for NaN (cg_ptxas.c) */
 };
 const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);

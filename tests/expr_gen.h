@@ -4,7 +4,15 @@
  * host and PTX on the GPU must all compute the same bits.
  *
  * A case is Y[i] = e(X0[i], X1[i], ...) over 64 elements (a quarter of them
- * `if c: Y[i] = e else: Y[i] = e2`), with e a random
+ * `if c: Y[i] = e else: Y[i] = e2`; with EG_GATHER, half of the cases
+ * read inputs at random index expressions instead of i: floor and
+ * truncated division and modulo by constants of either sign, products,
+ * min/max and selects over the block, thread and lane variables, taken
+ * into [0, 64) by a floormod where its bounds do not prove it in range;
+ * a third of those store at Y[(a i + c) mod 64], a odd: a permutation;
+ * with EG_REDUCE, a quarter of the cases are reductions instead, see
+ * eg_case.reduce),
+ * with e a random
  * tree over every dtype (bool, int8, uint8, int32, int64, float16,
  * bfloat16, float32, float64) and every expression kind the IR has
  * (arithmetic, floor and truncated division, min/max, comparisons,
@@ -39,11 +47,23 @@ typedef struct eg_case {
      * gives -0 for min(-0, +0) (docs/lowered-ir.md). */
     bool zero_sign_free;
     bool branch; /* the store is under if/else on a random condition */
+    bool gather; /* some input is read at a random index expression */
+    /* EG_REDUCE: Y[m] = reduce_k e(X0[m K + k], ...) with nout = M
+     * outputs; the interpreter runs ref (as TE defines it), the rest func
+     * (scheduled); func is NULL when the schedule failed (sched_error) */
+    bool reduce;
+    int nout; /* output elements: EG_N, or M */
+    const tir_prim_func *ref;
+    const char *sched_error;
     void *in[EG_MAX_IN];
 } eg_case;
 
+/* eg_make's flags.  EG_GATHER draws the random input indices, from a
+ * stream of their own: a case built with it has the same expression tree
+ * as without, so cases found before it existed replay unchanged (flags 0). */
+enum { EG_GATHER = 1, EG_REDUCE = 2 };
 /* Builds case `index` of seed `seed` in ctx (deterministic). */
-void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c);
+void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_case *c);
 void eg_free(eg_case *c);
 /* Whether any value of the case is bfloat16. */
 bool eg_uses_bf16(const eg_case *c);
@@ -65,6 +85,7 @@ void eg_report(const eg_case *c, int i, int nres, const char *const *names,
 typedef struct eg_regression {
     uint64_t seed, index;
     bool gpu;
+    unsigned flags; /* eg_make's (0 for cases found before EG_GATHER) */
 } eg_regression;
 extern const eg_regression eg_regressions[];
 extern const int eg_nregressions;

@@ -337,7 +337,8 @@ static int parse_ptx(const char *ptx, fmodule *m) {
 
 static int live_modules, live_events, live_handles;
 
-/* The CU_JIT_OPTIMIZATION_LEVEL of the last module load; -1: not given. */
+/* The CU_JIT_OPTIMIZATION_LEVEL of the last module load: -1 when the
+ * option was not given, 99 for a value the driver does not take (above 4). */
 static int last_jit_level = -1;
 
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopt, unsigned *opt,
@@ -346,7 +347,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopt,
     size_t nerr = 0, ninfo = 0;
     int level = -1;
     for (unsigned i = 0; i < nopt; i++) {
-        if (opt[i] == 7) level = (int)(uintptr_t)val[i];
+        if (opt[i] == 7) level = (uintptr_t)val[i] <= 4 ? (int)(uintptr_t)val[i] : 99;
         if (opt[i] == 5) err = val[i];
         if (opt[i] == 6) nerr = (size_t)(uintptr_t)val[i];
         if (opt[i] == 3) info = val[i];
@@ -591,7 +592,8 @@ static void log_launch(const launch *l) {
         launch_log[i].params[j] = l->e->psize[j] <= 8 ? arg_u(l, j) : 0;
 }
 
-/* The JIT optimisation level the last module load asked for (-1: none). */
+/* The JIT optimisation level the last module load asked for (-1: none;
+ * 99: a value out of the driver's range). */
 EXPORT int fake_cuda_last_jit_level(void) {
     GUARD;
     return last_jit_level;

@@ -33,7 +33,19 @@ static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
 static const struct {
     const char *text;
     bool negative;
-} consts[] = {{"-55.5", true}, {"\"-inf\"", true}, {"-0.0", false}, {"1.0", false}};
+} consts[] = {
+    {"T.@(-55.5)", true},
+    {"T.@(\"-inf\")", true},
+    {"T.@(-0.0)", false},
+    {"T.@(1.0)", false},
+    /* selects of constants, which LLVM does not fold into the comparison:
+     * both negative (rewritten), and -0 with -1 (not: |x| >= -0 holds for
+     * x = 0, so the rewrite's "not NaN" would be right by chance only for
+     * some predicates, and `d < 0` must exclude -0) */
+    {"T.Select(C[i] > 0, T.@(-1), T.@(-2))", true},
+    {"T.Select(C[i] > 0, T.@(-0.0), T.@(-1))", false},
+};
+enum { NCONSTS = (int)(sizeof consts / sizeof consts[0]) };
 
 static uint16_t f2h(float f) { /* exact for the values below */
     uint32_t u;
@@ -102,30 +114,34 @@ static const char *check_and_ptx(tir_ctx *ctx, const tir_prim_func *f, int nin, 
 
 /* Y[i] = select(cmp, 1, 2) with cmp = [not] (|X[i]| op c) or [not] (c op |X[i]|). */
 static void one(int t, int op, int ci, bool swap, bool neg, bool vec, int *rewritten) {
-    char cmp[160], text[1024];
+    char cmp[400], text[1024];
     const char *d = dtypes[t];
-    char c[48], a[48];
-    snprintf(c, sizeof c, "T.%s(%s)", d, consts[ci].text);
+    char c[160], a[48];
+    size_t co = 0; /* the constant's text with @ -> the dtype */
+    for (const char *q = consts[ci].text; *q && co + 12 < sizeof c; q++)
+        co += (size_t)(*q == '@' ? snprintf(c + co, sizeof c - co, "%s", d)
+                                 : snprintf(c + co, sizeof c - co, "%c", *q));
     snprintf(a, sizeof a, "T.fabs(X[i])");
     snprintf(cmp, sizeof cmp, "%s%s %s %s%s", neg ? "not (" : "", swap ? c : a, ops[op],
              swap ? a : c, neg ? ")" : "");
     snprintf(text, sizeof text,
              "@T.prim_func\n"
-             "def f(X: T.Buffer((%d,), \"%s\"), Y: T.Buffer((%d,), \"%s\")):\n"
+             "def f(X: T.Buffer((%d,), \"%s\"), C: T.Buffer((%d,), \"int32\"), "
+             "Y: T.Buffer((%d,), \"%s\")):\n"
              "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
              "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
              "            for v in %s(%d):\n"
              "                Y[t * %d + v] = T.Select(%s, T.%s(1), T.%s(2))\n",
-             N, d, N, d, vec ? 4 : 16, vec ? "T.vectorized" : "T.serial", vec ? 4 : 1,
+             N, d, N, N, d, vec ? 4 : 16, vec ? "T.vectorized" : "T.serial", vec ? 4 : 1,
              vec ? 4 : 1, cmp, d, d);
     tir_ctx *ctx = tir_ctx_create();
     char body[1024];
-    /* X[i] -> the element of thread t, lane v */
-    const char *idx = vec ? "X[t * 4 + v]" : "X[t + v]";
+    /* X[i], C[i] -> the element of thread t, lane v */
+    const char *idx = vec ? "[t * 4 + v]" : "[t + v]";
     size_t o = 0;
     for (const char *s = text; *s && o + 16 < sizeof body;) {
-        if (!strncmp(s, "X[i]", 4)) {
-            o += (size_t)snprintf(body + o, sizeof body - o, "%s", idx);
+        if ((s[0] == 'X' || s[0] == 'C') && !strncmp(s + 1, "[i]", 3)) {
+            o += (size_t)snprintf(body + o, sizeof body - o, "%c%s", s[0], idx);
             s += 4;
         } else {
             body[o++] = *s++;
@@ -134,16 +150,18 @@ static void one(int t, int op, int ci, bool swap, bool neg, bool vec, int *rewri
     body[o] = '\0';
     const tir_prim_func *f = parse(ctx, body);
     size_t bytes = (size_t)N * (size_t)dbytes[t];
-    void *x = zbuf(bytes);
+    void *x = zbuf(bytes), *cs = zbuf(4 * N);
     fill(t, x);
-    const char *ptx = check_and_ptx(ctx, f, 1, &x, bytes, body);
+    for (int q = 0; q < N; q++) ((int32_t *)cs)[q] = q % 3 - (q / 3) % 2; /* mixed signs */
+    void *in[2] = {x, cs};
+    const char *ptx = check_and_ptx(ctx, f, 2, in, bytes, body);
     bool has_abs = strstr(ptx, "abs.") != NULL;
     /* (-0 and 1 are not rewritten; LLVM folds some of those forms itself,
      * |x| >= -0 into x == x, so the PTX is not checked there) */
     if (consts[ci].negative && has_abs)
         fail_msg("abs compared with a negative constant:\n%s\n%s", body, ptx);
     *rewritten += consts[ci].negative;
-    free(x);
+    free(x), free(cs);
     tir_ctx_destroy(ctx);
 }
 
@@ -152,7 +170,7 @@ static void test_abs_compare(void **st) {
     int rewritten = 0;
     for (int t = 0; t < 3; t++)
         for (int op = 0; op < 6; op++)
-            for (int ci = 0; ci < 4; ci++)
+            for (int ci = 0; ci < NCONSTS; ci++)
                 for (int k = 0; k < 4; k++)
                     one(t, op, ci, k & 1, k & 2, false, &rewritten);
     for (int op = 0; op < 6; op++)
@@ -255,9 +273,92 @@ static void test_minmax_widened(void **st) {
     printf("# %d min/max kernels checked\n", cases);
 }
 
+/* The loop vectoriser's min/max reductions of a vector
+ * (llvm.vector.reduce.smax.v2i8, ...) are widened too: a running max/min
+ * over a serial loop, which LLVM vectorises. */
+static void test_minmax_reduction(void **st) {
+    (void)st;
+    const char *ds[] = {"int8", "uint8"}, *ops[] = {"max", "min"};
+    for (int d = 0; d < 2; d++)
+        for (int o = 0; o < 2; o++) {
+            char text[600];
+            snprintf(text, sizeof text,
+                     "@T.prim_func\n"
+                     "def f(A: T.Buffer((64,), \"%s\"), Y: T.Buffer((8,), \"%s\")):\n"
+                     "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                     "        for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+                     "            Y[t] = A[t]\n"
+                     "            for k in T.serial(64):\n"
+                     "                Y[t] = T.%s(Y[t], A[k])\n",
+                     ds[d], ds[d], ops[o]);
+            tir_ctx *ctx = tir_ctx_create();
+            const tir_prim_func *f = parse(ctx, text);
+            unsigned char *a = zbuf(64);
+            const int v8[8] = {0, 1, -1, 127, -128, 5, -6, 64};
+            for (int i = 0; i < 64; i++) a[i] = (unsigned char)(v8[(i * 5 + i / 8) % 8] + i / 16);
+            void *in = a;
+            const char *ptx = check_and_ptx(ctx, f, 1, &in, 8, text);
+            if (strstr(ptx, "max.s16") || strstr(ptx, "min.s16") || strstr(ptx, "max.u16") ||
+                strstr(ptx, "min.u16"))
+                fail_msg("a 16-bit min/max in the PTX of\n%s\n%s", text, ptx);
+            free(a);
+            tir_ctx_destroy(ctx);
+        }
+}
+
+/* cg_emit: an `if` condition that reads a buffer wraps (no nsw), on each of
+ * its three paths (branches; a zero-filling copy; a predicated float32
+ * store, GPU only): the simplifier turns A + (0 - (8 + B)) < 5 into
+ * A - B < 13, whose A - B overflows for B = INT32_MIN where the program's
+ * own sums do not. */
+static void test_data_condition_wraps(void **st) {
+    (void)st;
+    const char *head =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((4,), \"int32\"), B: T.Buffer((4,), \"int32\"), "
+        "Y: T.Buffer((4,), \"%s\")):\n"
+        "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            if A[t] + (0 - (8 + B[t])) < 5:\n"
+        "                %s\n"
+        "%s";
+    const struct {
+        const char *yt, *then_s, *else_s;
+    } ks[] = {
+        {"int32", "Y[t] = B[t] + 1", "            else:\n                Y[t] = 7\n"}, /* branches */
+        {"int32", "Y[t] = B[t]", "            else:\n                Y[t] = 0\n"},     /* zero fill */
+    };
+    int32_t A[4] = {0, 5, -3, 2147483647 - 20}, B[4] = {INT32_MIN, 1, 2, 3};
+    for (int k = 0; k < 2; k++) {
+        char text[800];
+        snprintf(text, sizeof text, head, ks[k].yt, ks[k].then_s, ks[k].else_s);
+        tir_ctx *ctx = tir_ctx_create();
+        void *in[2] = {zbuf(16), zbuf(16)};
+        memcpy(in[0], A, 16), memcpy(in[1], B, 16);
+        check_and_ptx(ctx, parse(ctx, text), 2, in, 16, text);
+        free(in[0]), free(in[1]);
+        tir_ctx_destroy(ctx);
+    }
+    /* the predicated store: no nsw subtraction in the condition's IR */
+    char text[800];
+    snprintf(text, sizeof text, head, "float32", "Y[t] = T.float32(1)", "");
+    tir_ctx *ctx = tir_ctx_create();
+    tir_codegen_opts co;
+    tir_codegen_opts_init(&co);
+    co.keep_llvm_ir = true;
+    const tir_module *m = NULL;
+    assert_int_equal(tir_build(ctx, parse(ctx, text), &co, &m), TIR_OK);
+    assert_non_null(strstr(m->ptx, "@%p")); /* the predicated store's form */
+    if (strstr(m->llvm_ir, "sub nsw") || strstr(m->llvm_ir, "add nsw"))
+        fail_msg("nsw in a condition over data:\n%s", m->llvm_ir);
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_abs_compare),
                                        cmocka_unit_test(test_abs_kept),
-                                       cmocka_unit_test(test_minmax_widened)};
+                                       cmocka_unit_test(test_minmax_widened),
+                                       cmocka_unit_test(test_minmax_reduction),
+                                       cmocka_unit_test(test_data_condition_wraps)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

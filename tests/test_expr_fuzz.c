@@ -26,16 +26,18 @@ static long only = -1; /* MINITIR_EXPR_FUZZ_CASE: run this case alone, printing 
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, lowered, refused, host_skipped, failures;
+    long run, lowered, refused, host_skipped, failures, gathered, reduced;
 } counts;
 
 static void poison(void *p, size_t n) { memset(p, 0xa5, n); }
 
-static bool one_case(uint64_t sd, uint64_t index, counts *k) {
+static bool one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     tir_ctx *ctx = tir_ctx_create();
     eg_case c;
-    eg_make(ctx, sd, index, &c);
-    size_t ob = (size_t)EG_N * (size_t)eg_bytes(c.out_t);
+    eg_make(ctx, sd, index, flags, &c);
+    k->gathered += c.gather;
+    k->reduced += c.reduce;
+    size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *sim = eg_alloc(ob), *jit = eg_alloc(ob);
     poison(ref, ob), poison(sim, ob), poison(jit, ob);
     tir_arg args[EG_MAX_IN + 1];
@@ -45,7 +47,15 @@ static bool one_case(uint64_t sd, uint64_t index, counts *k) {
     const char *stage = "";
     tir_interp_opts io = {.uninit_params = (uint64_t)1 << c.nin};
     args[c.nin].data = ref;
-    tir_status s = tir_interp_run(ctx, c.func, c.nin + 1, args, &io);
+    if (!c.func) { /* a reduction's schedule failed: it must not */
+        printf("# seed %llu case %llu: the schedule failed: %s\n%s\n", (unsigned long long)sd,
+               (unsigned long long)index, c.sched_error, tir_print(ctx, c.ref));
+        ok = false;
+        stage = NULL;
+        goto done;
+    }
+    /* the reference: a reduction as TE defines it, before the schedule */
+    tir_status s = tir_interp_run(ctx, c.ref ? c.ref : c.func, c.nin + 1, args, &io);
     if (s != TIR_OK) {
         stage = "interpreter";
         ok = false;
@@ -54,7 +64,12 @@ static bool one_case(uint64_t sd, uint64_t index, counts *k) {
     k->run++;
     const tir_prim_func *low;
     if (tir_lower(ctx, c.func, NULL, &low) != TIR_OK) {
-        /* a clean refusal is allowed (a vector form lowering does not take) */
+        /* a clean refusal is allowed (a vector form lowering does not take),
+         * not for a reduction, whose schedule is a plain GPU one */
+        if (c.reduce) {
+            stage = "lowering";
+            ok = false;
+        }
         k->refused++;
         goto done;
     }
@@ -90,13 +105,13 @@ static bool one_case(uint64_t sd, uint64_t index, counts *k) {
     cg_jit_call(j, ptrs);
     cg_jit_free(j);
 compare:;
-    int bad = eg_diff(&c, ref, sim, EG_N);
+    int bad = eg_diff(&c, ref, sim, c.nout);
     if (bad >= 0) stage = "simulator differs";
-    else if ((bad = eg_diff(&c, ref, jit, EG_N)) >= 0) stage = "host codegen differs";
+    else if ((bad = eg_diff(&c, ref, jit, c.nout)) >= 0) stage = "host codegen differs";
     if (bad >= 0) {
         ok = false;
         printf("# seed %llu case %llu: %s at element %d\n%s\n", (unsigned long long)sd,
-               (unsigned long long)index, stage, bad, tir_print(ctx, c.func));
+               (unsigned long long)index, stage, bad, tir_print(ctx, c.func ? c.func : c.ref));
         const char *names[] = {"interpreter", "simulator", "host codegen"};
         void *outs[] = {ref, sim, jit};
         eg_report(&c, bad, 3, names, outs);
@@ -105,7 +120,7 @@ compare:;
 done:
     if (!ok && stage)
         printf("# seed %llu case %llu: %s failed: %s\n%s\n", (unsigned long long)sd,
-               (unsigned long long)index, stage, tir_ctx_error(ctx), tir_print(ctx, c.func));
+               (unsigned long long)index, stage, tir_ctx_error(ctx), tir_print(ctx, c.func ? c.func : c.ref));
     k->failures += !ok;
     free(ref), free(sim), free(jit);
     eg_free(&c);
@@ -117,15 +132,16 @@ static void test_expr_fuzz(void **st) {
     (void)st;
     counts k = {0};
     if (only >= 0) {
-        one_case(seed, (uint64_t)only, &k);
+        one_case(seed, (uint64_t)only, EG_GATHER | EG_REDUCE, &k);
         assert_int_equal(k.failures, 0);
         return;
     }
-    for (long i = 0; i < ncases && k.failures < 10; i++) one_case(seed, (uint64_t)i, &k);
-    printf("# expr fuzz seed %llu: %ld cases, %ld interpreted, %ld lowered (%ld refused), "
-           "%ld on the host (bfloat16 ones not), %ld failures\n",
-           (unsigned long long)seed, ncases, k.run, k.lowered, k.refused, k.lowered - k.host_skipped,
-           k.failures);
+    for (long i = 0; i < ncases && k.failures < 10; i++) one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE, &k);
+    printf("# expr fuzz seed %llu: %ld cases (%ld with random input indices, %ld reductions), "
+           "%ld interpreted, %ld lowered (%ld refused), %ld on the host (bfloat16 ones not), "
+           "%ld failures\n",
+           (unsigned long long)seed, ncases, k.gathered, k.reduced, k.run, k.lowered, k.refused,
+           k.lowered - k.host_skipped, k.failures);
     assert_int_equal(k.failures, 0);
     /* the generator must not make the interpreter refuse (undefined input) */
     assert_true(k.run == ncases);
@@ -135,7 +151,8 @@ static void test_expr_fuzz_regressions(void **st) {
     (void)st;
     counts k = {0};
     for (int i = 0; i < eg_nregressions; i++)
-        one_case(eg_regressions[i].seed, eg_regressions[i].index, &k);
+        one_case(eg_regressions[i].seed, eg_regressions[i].index,
+                     eg_regressions[i].flags, &k);
     assert_int_equal(k.failures, 0);
 }
 

@@ -27,7 +27,7 @@ static long ncases = 2000;
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, built, refused, failures;
+    long run, built, refused, failures, gathered, reduced;
 } counts;
 
 /* Runs the module on the GPU: inputs in[], the output into out. */
@@ -62,7 +62,7 @@ static const char *jit_level0_agrees(tir_ctx *ctx, const tir_module *m, const eg
     void *o0 = eg_alloc(ob);
     const char *verdict = "the run at JIT level 0 failed";
     if (tir_rt_device_set_jit_opt_level(ctx, dev, 0) == TIR_OK && run_gpu(ctx, m, c, o0, ob))
-        verdict = eg_diff(c, ref, o0, EG_N) < 0
+        verdict = eg_diff(c, ref, o0, c->nout) < 0
                       ? "right at JIT level 0: the PTX assembler's optimiser miscompiles it"
                       : "wrong at JIT level 0 too: the PTX is wrong";
     tir_rt_device_set_jit_opt_level(ctx, dev, -1);
@@ -70,22 +70,28 @@ static const char *jit_level0_agrees(tir_ctx *ctx, const tir_module *m, const eg
     return verdict;
 }
 
-static void one_case(uint64_t sd, uint64_t index, counts *k) {
+static void one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     if (getenv("MINITIR_EXPR_FUZZ_VERBOSE")) { /* which case hangs or crashes */
         fprintf(stderr, "case %llu\n", (unsigned long long)index);
         fflush(stderr);
     }
     tir_ctx *ctx = tir_ctx_create();
     eg_case c;
-    eg_make(ctx, sd, index, &c);
-    size_t ob = (size_t)EG_N * (size_t)eg_bytes(c.out_t);
+    eg_make(ctx, sd, index, flags, &c);
+    k->gathered += c.gather;
+    k->reduced += c.reduce;
+    size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *gpu = eg_alloc(ob);
     tir_arg args[EG_MAX_IN + 1];
     for (int q = 0; q < c.nin; q++) args[q].data = c.in[q];
     args[c.nin].data = ref;
     tir_interp_opts io = {.uninit_params = (uint64_t)1 << c.nin};
     const char *what = NULL;
-    if (tir_interp_run(ctx, c.func, c.nin + 1, args, &io) != TIR_OK) {
+    if (!c.func) { /* a reduction's schedule failed: it must not */
+        what = "schedule";
+        goto done;
+    }
+    if (tir_interp_run(ctx, c.ref ? c.ref : c.func, c.nin + 1, args, &io) != TIR_OK) {
         what = "interpreter";
         goto done;
     }
@@ -95,7 +101,7 @@ static void one_case(uint64_t sd, uint64_t index, counts *k) {
     co.fma_contract = false;
     const tir_module *m = NULL;
     if (tir_build(ctx, c.func, &co, &m) != TIR_OK) {
-        if (tir_ctx_error_code(ctx) != TIR_ERR_LOWER) what = "tir_build";
+        if (tir_ctx_error_code(ctx) != TIR_ERR_LOWER || c.reduce) what = "tir_build";
         else k->refused++; /* a clean refusal of the lowering is allowed */
         goto done;
     }
@@ -110,11 +116,11 @@ static void one_case(uint64_t sd, uint64_t index, counts *k) {
         what = "GPU run";
         goto done;
     }
-    int bad = eg_diff(&c, ref, gpu, EG_N);
+    int bad = eg_diff(&c, ref, gpu, c.nout);
     if (bad >= 0) {
         printf("# seed %llu case %llu: the GPU differs at element %d (%s)\n%s\n",
                (unsigned long long)sd, (unsigned long long)index, bad,
-               jit_level0_agrees(ctx, m, &c, ref, ob), tir_print(ctx, c.func));
+               jit_level0_agrees(ctx, m, &c, ref, ob), tir_print(ctx, c.func ? c.func : c.ref));
         const char *names[] = {"interpreter", "GPU"};
         void *outs[] = {ref, gpu};
         eg_report(&c, bad, 2, names, outs);
@@ -123,7 +129,7 @@ static void one_case(uint64_t sd, uint64_t index, counts *k) {
 done:
     if (what) {
         printf("# seed %llu case %llu: %s failed: %s\n%s\n", (unsigned long long)sd,
-               (unsigned long long)index, what, tir_ctx_error(ctx), tir_print(ctx, c.func));
+               (unsigned long long)index, what, tir_ctx_error(ctx), tir_print(ctx, c.func ? c.func : c.ref));
         k->failures++;
     }
     free(ref), free(gpu);
@@ -134,11 +140,11 @@ done:
 static void test_expr_fuzz_gpu(void **st) {
     (void)st;
     counts k = {0};
-    for (long i = 0; i < ncases && k.failures < 10; i++) one_case(seed, (uint64_t)i, &k);
-    printf("# expr fuzz %s, seed %llu: %ld cases, %ld interpreted, %ld built (%ld "
-           "refused), %ld failures\n",
+    for (long i = 0; i < ncases && k.failures < 10; i++) one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE, &k);
+    printf("# expr fuzz %s, seed %llu: %ld cases (%ld with random input indices, %ld "
+           "reductions), %ld interpreted, %ld built (%ld refused), %ld failures\n",
            build_only ? "built to PTX only" : "on the GPU", (unsigned long long)seed, ncases,
-           k.run, k.built, k.refused, k.failures);
+           k.gathered, k.reduced, k.run, k.built, k.refused, k.failures);
     assert_int_equal(k.failures, 0);
 }
 
@@ -146,7 +152,8 @@ static void test_expr_fuzz_gpu_regressions(void **st) {
     (void)st;
     counts k = {0};
     for (int i = 0; i < eg_nregressions; i++)
-        if (eg_regressions[i].gpu) one_case(eg_regressions[i].seed, eg_regressions[i].index, &k);
+        if (eg_regressions[i].gpu) one_case(eg_regressions[i].seed, eg_regressions[i].index,
+                     eg_regressions[i].flags, &k);
     assert_int_equal(k.failures, 0);
 }
 

@@ -58,7 +58,7 @@ static void test_jit_level_args(void **st) {
     (void)st;
     tir_ctx *ctx = tir_ctx_create();
     assert_int_equal(tir_rt_device_set_jit_opt_level(ctx, NULL, 0), TIR_ERR_INVALID_ARG);
-    assert_non_null(strstr(tir_ctx_error(ctx), "level 0 is not -1"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "no device"));
     tir_rt_device *bogus = (tir_rt_device *)8; /* never dereferenced for a bad level */
     assert_int_equal(tir_rt_device_set_jit_opt_level(ctx, bogus, 5), TIR_ERR_INVALID_ARG);
     assert_int_equal(tir_rt_device_set_jit_opt_level(ctx, bogus, -2), TIR_ERR_INVALID_ARG);

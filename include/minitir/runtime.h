@@ -157,8 +157,10 @@ TIR_API tir_status tir_rt_copy_d2d(tir_ctx *ctx, tir_rt_device *dev, tir_rt_ptr 
  * Level 0 is the way round a miscompile of the assembler's optimiser: the
  * expression fuzzer found such miscompiles (docs/reliability.md, "The PTX
  * assembler"), and its GPU test re-runs a failing case at level 0 to tell
- * them from minitir's own.  Kernels at level 0 run much slower.  Errors:
- * TIR_ERR_INVALID_ARG (dev NULL, or any other level). */
+ * them from minitir's own.  Kernels at level 0 run much slower.  The
+ * runtime's own kernels (tir_rt_bias_epilogue, ...) are loaded once, on
+ * first use, at the level set then.  Errors: TIR_ERR_INVALID_ARG (dev NULL,
+ * or any other level). */
 TIR_API tir_status tir_rt_device_set_jit_opt_level(tir_ctx *ctx, tir_rt_device *dev, int level);
 
 /* ----------------------------------------------------------------- modules */

@@ -1448,6 +1448,32 @@ static bool is_zero(const tir_expr *e) {
     return f ? f->value == 0 : tir_expr_const_int(e, &k) && k == 0;
 }
 
+static bool find_load(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
+    return !*(bool *)v->user;
+}
+
+/* Whether e reads a buffer: a condition over data, not over loop variables
+ * and thread indices alone. */
+static bool reads_buffer(const tir_expr *e) {
+    bool found = false;
+    tir_visitor v = {.pre = find_load, .user = &found};
+    tir_visit(&v, e);
+    return found;
+}
+
+/* An `if` condition.  One over data wraps as a stored value does (see
+ * cg.wrap): the simplifier may have reordered its sums, and its values are
+ * the user's, anywhere in the dtype.  Guards over indices keep nsw, whose
+ * PTX the tiles need. */
+static LLVMValueRef cond_expr(cg *g, const tir_expr *cond) {
+    bool data = reads_buffer(cond);
+    g->wrap += data;
+    LLVMValueRef c = expr(g, cond);
+    g->wrap -= data;
+    return c;
+}
+
 /* The global load of a zero-filling copy, relax_guards' `if c: S[i] =
  * G[j] else: S[i] = 0` (vectorized or not), or NULL. */
 static const tir_buffer_load *zero_fill_load(const tir_if *f) {
@@ -1467,7 +1493,7 @@ static const tir_buffer_load *zero_fill_load(const tir_if *f) {
  * a branch around every element (which cost ~50 registers in Step 8's
  * ragged kernels). */
 static tir_status zero_fill(cg *g, const tir_if *f, const tir_buffer_load *l) {
-    LLVMValueRef c = expr(g, f->cond);
+    LLVMValueRef c = cond_expr(g, f->cond);
     if (!c) return tir_ctx_error_code(g->ctx);
     g->masked = l, g->mask = c;
     tir_status s = store_stmt(g, tir_as_tir_buffer_store(f->then_s));
@@ -1482,20 +1508,6 @@ static bool predicated_store(const cg *g, const tir_if *f) {
     return !g->host && !f->else_s && t && t->buffer->scope == TIR_SCOPE_GLOBAL &&
            t->value->dtype.lanes == 1 && tir_dtype_eq(t->value->dtype, TIR_F32) &&
            t->nidx == 1 && t->indices[0]->dtype.lanes == 1 && f->cond->dtype.lanes == 1;
-}
-
-static bool find_load(tir_visitor *v, const tir_node *n) {
-    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
-    return !*(bool *)v->user;
-}
-
-/* Whether e reads a buffer: a condition over data, not over loop variables
- * and thread indices alone. */
-static bool reads_buffer(const tir_expr *e) {
-    bool found = false;
-    tir_visitor v = {.pre = find_load, .user = &found};
-    tir_visit(&v, e);
-    return found;
 }
 
 static tir_status stmt(cg *g, const tir_stmt *s) {
@@ -1514,21 +1526,14 @@ static tir_status stmt(cg *g, const tir_stmt *s) {
         const tir_buffer_load *zl = zero_fill_load(f);
         if (zl) return zero_fill(g, f, zl);
         if (predicated_store(g, f)) {
-            LLVMValueRef c = expr(g, f->cond);
+            LLVMValueRef c = cond_expr(g, f->cond);
             if (!c) return tir_ctx_error_code(g->ctx);
             g->store_mask = c;
             tir_status st = store_stmt(g, tir_as_tir_buffer_store(f->then_s));
             g->store_mask = NULL;
             return st;
         }
-        /* A condition over data wraps as a stored value does (see cg.wrap):
-         * the simplifier may have reordered its sums, and its values are
-         * the user's, anywhere in the dtype.  Guards over indices keep nsw,
-         * whose PTX the tiles need. */
-        bool data = reads_buffer(f->cond);
-        g->wrap += data;
-        LLVMValueRef c = expr(g, f->cond);
-        g->wrap -= data;
+        LLVMValueRef c = cond_expr(g, f->cond);
         if (!c) return tir_ctx_error_code(g->ctx);
         /* A guard that unrolling made constant (ragged tiles: ~1000 in
          * Step 8 4095^3) needs no blocks; staying in one block also keeps

@@ -22,7 +22,8 @@
  * is known or read at run time; the same in 32 bits is right.  Which later
  * uses go wrong is not known, so no 8- or 16-bit min/max reaches the backend:
  * each is computed in 32 bits (extended as its signedness says) and
- * truncated back, which is the same value. */
+ * truncated back, which is the same value; so is each min/max reduction of
+ * a vector (llvm.vector.reduce.*, from the loop vectoriser). */
 #include <stdbool.h>
 #include <string.h>
 
@@ -110,29 +111,39 @@ static bool rewrite_abs_cmp(LLVMBuilderRef b, LLVMValueRef i, unsigned fabs_id) 
     return true;
 }
 
-/* The intrinsic IDs pattern 2 rewrites; signed ones first. */
-enum { MM_SMIN, MM_SMAX, MM_UMIN, MM_UMAX, MM_N };
-static const char *const mm_names[MM_N] = {"llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax"};
+/* The intrinsics pattern 2 rewrites: min/max of two operands, and the
+ * loop vectoriser's reductions of a vector (one operand, a scalar result),
+ * which NVPTX expands into the same 16-bit min/max; signed ones first in
+ * each group of four. */
+enum { MM_SMIN, MM_SMAX, MM_UMIN, MM_UMAX, MM_RED_SMIN, MM_RED_SMAX, MM_RED_UMIN, MM_RED_UMAX, MM_N };
+static const char *const mm_names[MM_N] = {
+    "llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax",
+    "llvm.vector.reduce.smin", "llvm.vector.reduce.smax", "llvm.vector.reduce.umin",
+    "llvm.vector.reduce.umax"};
 
 /* Pattern 2 at a call i of min/max k on integers (or vectors of them)
  * narrower than 32 bits; whether it was replaced. */
 static bool widen_minmax(LLVMBuilderRef b, LLVMModuleRef mod, LLVMValueRef i, int k) {
-    LLVMTypeRef t = LLVMTypeOf(i), et = t;
+    bool red = k >= MM_RED_SMIN, sext = k % 4 < MM_UMIN;
+    LLVMValueRef x0 = LLVMGetOperand(i, 0);
+    LLVMTypeRef t = LLVMTypeOf(x0), et = t; /* the operands' type */
     bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
     if (vec) et = LLVMGetElementType(t);
     if (LLVMGetTypeKind(et) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(et) >= 32) return false;
-    LLVMTypeRef wide = LLVMInt32TypeInContext(LLVMGetModuleContext(mod));
+    LLVMContextRef lc = LLVMGetModuleContext(mod);
+    LLVMTypeRef wide = LLVMInt32TypeInContext(lc);
     if (vec) wide = LLVMVectorType(wide, LLVMGetVectorSize(t));
     LLVMPositionBuilderBefore(b, i);
     LLVMValueRef ops[2];
-    for (int q = 0; q < 2; q++)
-        ops[q] = k < MM_UMIN ? LLVMBuildSExt(b, LLVMGetOperand(i, (unsigned)q), wide, "")
-                             : LLVMBuildZExt(b, LLVMGetOperand(i, (unsigned)q), wide, "");
+    int nops = red ? 1 : 2;
+    for (int q = 0; q < nops; q++)
+        ops[q] = sext ? LLVMBuildSExt(b, LLVMGetOperand(i, (unsigned)q), wide, "")
+                      : LLVMBuildZExt(b, LLVMGetOperand(i, (unsigned)q), wide, "");
     unsigned id = LLVMLookupIntrinsicID(mm_names[k], strlen(mm_names[k]));
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(mod, id, &wide, 1);
-    LLVMValueRef w = LLVMBuildCall2(b, LLVMIntrinsicGetType(LLVMGetModuleContext(mod), id, &wide, 1),
-                                    fn, ops, 2, "");
-    LLVMReplaceAllUsesWith(i, LLVMBuildTrunc(b, w, t, ""));
+    LLVMValueRef w =
+        LLVMBuildCall2(b, LLVMIntrinsicGetType(lc, id, &wide, 1), fn, ops, (unsigned)nops, "");
+    LLVMReplaceAllUsesWith(i, LLVMBuildTrunc(b, w, LLVMTypeOf(i), ""));
     LLVMInstructionEraseFromParent(i);
     return true;
 }

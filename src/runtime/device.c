@@ -118,7 +118,9 @@ tir_status tir_rt_device_create(tir_ctx *ctx, int ordinal, tir_rt_device **out) 
 const tir_rt_props *tir_rt_device_props(const tir_rt_device *dev) { return &dev->props; }
 
 tir_status tir_rt_device_set_jit_opt_level(tir_ctx *ctx, tir_rt_device *dev, int level) {
-    if (!dev || level < -1 || level > 4)
+    if (!dev)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tir_rt_device_set_jit_opt_level: no device");
+    if (level < -1 || level > 4)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tir_rt_device_set_jit_opt_level: level %d is not -1 (the driver's "
                             "default) or 0..4",
