@@ -475,7 +475,8 @@ static const tir_expr *red_body(tir_ctx *ctx, const tir_var *const *ax,
 /* Y[m] = reduce over k < K of e(...), M K = 64, reducer sum, max or min,
  * over any dtype but bool; the interpreter runs it as TE defines it (c->ref),
  * the rest after a schedule: m split over blockIdx.x and threadIdx.x, and
- * at random k split
+ * at random the accumulator cached in a register (cache_write "local",
+ * written back under the thread loop), k split
  * (a factor that may not divide K: a guard), its inner loop unrolled, and
  * the init decomposed out of the k loop. */
 static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
@@ -519,6 +520,11 @@ static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c)
     ok = ok && tir_sched_split(s, ml, 2, ms, mp) == TIR_OK &&
          tir_sched_bind(s, mp[0], "blockIdx.x") == TIR_OK &&
          tir_sched_bind(s, mp[1], "threadIdx.x") == TIR_OK;
+    /* accumulate in a register, written back under the thread loop */
+    tir_block_rv wb;
+    if (ok && pick(&g, 2))
+        ok = tir_sched_cache_write(s, b, 0, "local", 0, NULL, &wb) == TIR_OK &&
+             tir_sched_reverse_compute_at(s, wb, mp[1], pick(&g, 2)) == TIR_OK;
     if (ok && K > 1 && pick(&g, 2)) {
         int64_t f = 2 + pick(&g, (int)(K < 9 ? K - 1 : 8));
         tir_loop_rv parts[2];
