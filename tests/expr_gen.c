@@ -35,6 +35,10 @@ typedef struct gen {
     const tir_var *bv, *tv, *vv; /* vv NULL unless vectorized */
     int tx;
     int ngathered; /* (the stream's) inputs read at a random index */
+    /* EG_LOCALS: the local array leaves may read (NULL: none), and the
+     * innermost serial/unrolled loop variable (NULL: none) */
+    const tir_buffer *L;
+    const tir_var *jv;
     /* let-bound variables in scope */
     int nlet;
     const tir_var *lv[8];
@@ -181,8 +185,23 @@ static const tir_expr *gather_index(gen *g) {
     return tir_binop_new(g->ctx, TIR_KIND_FLOORMOD, h.e, tir_i32(g->ctx, EG_N));
 }
 
+/* An element of the local array: a constant index, or one of the loop
+ * variable (mod 8). */
+static gv local_leaf(gen *g) {
+    tir_ctx *C = g->ctx;
+    const tir_expr *i = tir_i32(C, pick(g, 8));
+    if (g->jv && pick(g, 2))
+        i = tir_binop_new(C, TIR_KIND_FLOORMOD, tir_add(C, &g->jv->base, tir_i32(C, pick(g, 8))),
+                          tir_i32(C, 8));
+    return full(g->L->dtype, tir_load(C, g->L, 1, &i));
+}
+
 /* Inputs and let variables of type t. */
 static bool leaf_var(gen *g, tir_dtype t, gv *out) {
+    if (g->L && same_t(g->L->dtype, t) && pick(g, 3) == 0) {
+        *out = local_leaf(g);
+        return true;
+    }
     int cand[EG_MAX_IN + 8], n = 0;
     for (int k = 0; k < g->c->nin; k++)
         if (same_t(g->c->in_t[k], t)) cand[n++] = k;
@@ -446,6 +465,29 @@ static void fill(gen *g, int k) {
     }
 }
 
+/* The parameters X0..X{nin-1} (random dtypes, filled) and Y (its dtype is
+ * the output's) of an elementwise or local-array case. */
+static void make_params(gen *g, const tir_var **params, const tir_buffer **map) {
+    eg_case *c = g->c;
+    int64_t n = EG_N;
+    for (int k = 0; k <= c->nin; k++) {
+        tir_dtype t = any_t(g);
+        char name[8];
+        snprintf(name, sizeof name, k < c->nin ? "X%d" : "Y", k);
+        map[k] = tir_buffer_simple(g->ctx, name, t, 1, &n, TIR_SCOPE_GLOBAL);
+        params[k] = tir_var_new(g->ctx, name, TIR_HANDLE);
+        if (k == c->nin) {
+            c->out_t = t;
+            break;
+        }
+        c->in_t[k] = t;
+        g->bufs[k] = map[k];
+        if (!is_float(t)) int_range(g, t, &g->lo[k], &g->hi[k]);
+        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
+        fill(g, k);
+    }
+}
+
 /* ------------------------------------------------------- reduction cases */
 
 typedef struct red_user {
@@ -540,14 +582,124 @@ static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c)
     tir_sched_destroy(s);
 }
 
+/* ---------------------------------------------------- local-array cases */
+
+/* One random statement on the local array L (see make_locals). */
+static const tir_stmt *local_stmt(gen *g, const tir_expr *base, int depth) {
+    tir_ctx *C = g->ctx;
+    tir_dtype t = g->L->dtype;
+    int kind = pick(g, 5);
+    if (kind == 4) { /* L[c0:c0+4] = Xk[base+c1 : +4], an input of L's dtype */
+        int cand[EG_MAX_IN], n = 0;
+        for (int k = 0; k < g->c->nin; k++)
+            if (same_t(g->c->in_t[k], t) && !is_bool(t)) cand[n++] = k;
+        if (n) {
+            const tir_expr *li = tir_ramp_new(C, tir_i32(C, pick(g, 5)), tir_i32(C, 1), 4);
+            const tir_expr *xi =
+                tir_ramp_new(C, tir_add(C, base, tir_i32(C, pick(g, 5))), tir_i32(C, 1), 4);
+            return tir_store(C, g->L, tir_load(C, g->bufs[cand[pick(g, n)]], 1, &xi), 1, &li);
+        }
+        kind = 0;
+    }
+    if (kind == 3) { /* for j in serial/unrolled(n): a statement over j */
+        if (g->jv) kind = 0; /* one level of loops */
+        else {
+            const tir_var *jv = tir_var_new(C, "j", TIR_I32);
+            int64_t n = 1 + pick(g, 8);
+            g->jv = jv;
+            const tir_expr *old = g->idx;
+            g->idx = tir_add(C, base, tir_binop_new(C, TIR_KIND_FLOORMOD, &jv->base, tir_i32(C, 8)));
+            const tir_stmt *body = local_stmt(g, base, depth);
+            g->idx = old;
+            g->jv = NULL;
+            return tir_for_new(C, jv, tir_i32(C, 0), tir_i32(C, (int32_t)n),
+                               pick(g, 2) ? TIR_FOR_UNROLLED : TIR_FOR_SERIAL, NULL, 0, NULL, body);
+        }
+    }
+    if (kind == 2 && depth <= 0) kind = 0;
+    if (kind == 2) { /* if c: <a statement> else: <a statement> */
+        const tir_expr *cond = gen_bool(g, depth);
+        const tir_stmt *a = local_stmt(g, base, depth - 1);
+        return tir_if_new(C, cond, a, pick(g, 2) ? local_stmt(g, base, depth - 1) : NULL);
+    }
+    /* L[i] = e: i a constant (kind 0), or, in a loop, (a j + c) mod 8 or
+     * (a j) // 2 mod 8 (kind 1).  Not over the thread variables: a local
+     * array is one per thread, and local_check refuses an element that
+     * depends on the thread (docs/lowering.md) */
+    const tir_expr *i = tir_i32(C, pick(g, 8));
+    if (kind == 1 && g->jv) {
+        const tir_expr *aj = tir_mul(C, &g->jv->base, tir_i32(C, pick(g, 7) - 3));
+        const tir_expr *h = pick(g, 2) ? tir_add(C, aj, tir_i32(C, pick(g, 21)))
+                                       : tir_binop_new(C, TIR_KIND_FLOORDIV, aj, tir_i32(C, 2));
+        i = tir_binop_new(C, TIR_KIND_FLOORMOD, h, tir_i32(C, 8));
+    }
+    return tir_store(C, g->L, gen_t(g, t, depth).e, 1, &i);
+}
+
+/* A thread's local array L[8] of the output's dtype (threads t < 4 of
+ * blocks b < 2 own Y[32 b + 8 t ...]):
+ *   L[u] = e_u for u < 8 (unrolled)
+ *   2-6 random statements: L[c] = e, if c: ... else: ..., for j in
+ *     serial/unrolled(n): one of those, or L[h(j) % 8] = e, with
+ *     L[(j + k) % 8] and the inputs at 32 b + 8 t + j % 8 among its
+ *     leaves, L[c:c+4] = X[...] (vectors)
+ *   Y[32 b + 8 t + u] = L[u] for u < 8 (unrolled)
+ * where every expression may read L.  This is codegen's local-array path
+ * (elements kept as SSA values while emitting: cache_slot, ssa_locals,
+ * stored before branches and variable indices) and the lowering's local
+ * buffers, in every dtype, bool included (stored as bytes). */
+static void make_locals(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
+    gen g = {.ctx = ctx,
+             .s = seed * 0xbf58476d1ce4e5b9ull + index * 0x94d049bb133111ebull + 0x10c,
+             .c = c};
+    c->nin = 1 + pick(&g, EG_MAX_IN);
+    c->locals = true;
+    const tir_var *params[EG_MAX_IN + 1];
+    const tir_buffer *map[EG_MAX_IN + 1];
+    int64_t n8 = 8;
+    make_params(&g, params, map);
+    const tir_buffer *L = tir_buffer_simple(ctx, "L", c->out_t, 1, &n8, TIR_SCOPE_LOCAL);
+    const tir_var *bv = tir_var_new(ctx, "b", TIR_I32), *tv = tir_var_new(ctx, "t", TIR_I32),
+                  *uv = tir_var_new(ctx, "u", TIR_I32);
+    const tir_expr *base = tir_add(ctx, tir_mul(ctx, &bv->base, tir_i32(ctx, 32)),
+                                   tir_mul(ctx, &tv->base, tir_i32(ctx, 8)));
+    const tir_expr *bu = tir_add(ctx, base, &uv->base);
+    g.bv = bv, g.tv = tv, g.vv = NULL, g.tx = 4;
+    /* the init: every element written before any is read */
+    g.idx = bu;
+    const tir_stmt *st[8];
+    int ns = 0;
+    const tir_expr *ue = &uv->base;
+    st[ns++] = tir_for_new(ctx, uv, tir_i32(ctx, 0), tir_i32(ctx, 8), TIR_FOR_UNROLLED, NULL, 0,
+                           NULL, tir_store(ctx, L, gen_t(&g, c->out_t, 1 + pick(&g, 3)).e, 1, &ue));
+    g.L = L;
+    g.idx = tir_add(ctx, base, tir_i32(ctx, pick(&g, 8)));
+    for (int q = 2 + pick(&g, 5); q > 0; q--) st[ns++] = local_stmt(&g, base, 1 + pick(&g, 3));
+    const tir_var *wv = tir_var_new(ctx, "w", TIR_I32);
+    const tir_expr *we = &wv->base, *bw = tir_add(ctx, base, we);
+    st[ns++] = tir_for_new(ctx, wv, tir_i32(ctx, 0), tir_i32(ctx, 8), TIR_FOR_UNROLLED, NULL, 0,
+                           NULL, tir_store(ctx, map[c->nin], tir_load(ctx, L, 1, &we), 1, &bw));
+    const tir_stmt *body = tir_allocate_new(ctx, L, tir_seq_new(ctx, ns, st));
+    body = tir_for_new(ctx, tv, tir_i32(ctx, 0), tir_i32(ctx, 4), TIR_FOR_THREAD_BINDING,
+                       "threadIdx.x", 0, NULL, body);
+    body = tir_for_new(ctx, bv, tir_i32(ctx, 0), tir_i32(ctx, 2), TIR_FOR_THREAD_BINDING,
+                       "blockIdx.x", 0, NULL, body);
+    c->func = tir_prim_func_new(ctx, "locals", c->nin + 1, params, map, body, 0, NULL);
+}
+
 /* ------------------------------------------------------------- the case */
 
 void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_case *c) {
     memset(c, 0, sizeof *c);
     c->nout = EG_N;
     gen g4 = {.s = seed * 0x94d049bb133111ebull + index + 0x4ed};
-    if ((flags & EG_REDUCE) && pick(&g4, 4) == 0) {
+    int mode = pick(&g4, 4);
+    if ((flags & EG_REDUCE) && mode == 0) {
         make_reduce(ctx, seed, index, c);
+        return;
+    }
+    if ((flags & EG_LOCALS) && mode == 1) {
+        make_locals(ctx, seed, index, c);
         return;
     }
     gen g = {.ctx = ctx, .s = seed * 0x100000001b3ull + index, .c = c};
@@ -555,23 +707,7 @@ void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_cas
     c->vector = pick(&g, 3) == 0;
     const tir_var *params[EG_MAX_IN + 1];
     const tir_buffer *map[EG_MAX_IN + 1];
-    int64_t n = EG_N;
-    for (int k = 0; k <= c->nin; k++) {
-        tir_dtype t = any_t(&g);
-        char name[8];
-        snprintf(name, sizeof name, k < c->nin ? "X%d" : "Y", k);
-        map[k] = tir_buffer_simple(ctx, name, t, 1, &n, TIR_SCOPE_GLOBAL);
-        params[k] = tir_var_new(ctx, name, TIR_HANDLE);
-        if (k == c->nin) {
-            c->out_t = t;
-            break;
-        }
-        c->in_t[k] = t;
-        g.bufs[k] = map[k];
-        if (!is_float(t)) int_range(&g, t, &g.lo[k], &g.hi[k]);
-        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
-        fill(&g, k);
-    }
+    make_params(&g, params, map);
     /* for b in blockIdx.x(2): for t in threadIdx.x(32 or 8): [for v in vectorized(4):] */
     const tir_var *bv = tir_var_new(ctx, "b", TIR_I32), *tv = tir_var_new(ctx, "t", TIR_I32),
                   *vv = tir_var_new(ctx, "v", TIR_I32);

@@ -11,7 +11,8 @@
  * into [0, 64) by a floormod where its bounds do not prove it in range;
  * a third of those store at Y[(a i + c) mod 64], a odd: a permutation;
  * with EG_REDUCE, a quarter of the cases are reductions instead, see
- * eg_case.reduce),
+ * eg_case.reduce, and with EG_LOCALS another quarter work on a local
+ * array, see eg_case.locals),
  * with e a random
  * tree over every dtype (bool, int8, uint8, int32, int64, float16,
  * bfloat16, float32, float64) and every expression kind the IR has
@@ -52,6 +53,10 @@ typedef struct eg_case {
      * outputs; the interpreter runs ref (as TE defines it), the rest func
      * (scheduled); func is NULL when the schedule failed (sched_error) */
     bool reduce;
+    /* EG_LOCALS: a thread's local array written and read by random
+     * statements (constant and variable indices, branches, loops, vectors),
+     * then stored to Y */
+    bool locals;
     int nout; /* output elements: EG_N, or M */
     const tir_prim_func *ref;
     const char *sched_error;
@@ -61,7 +66,7 @@ typedef struct eg_case {
 /* eg_make's flags.  EG_GATHER draws the random input indices, from a
  * stream of their own: a case built with it has the same expression tree
  * as without, so cases found before it existed replay unchanged (flags 0). */
-enum { EG_GATHER = 1, EG_REDUCE = 2 };
+enum { EG_GATHER = 1, EG_REDUCE = 2, EG_LOCALS = 4 };
 /* Builds case `index` of seed `seed` in ctx (deterministic). */
 void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_case *c);
 void eg_free(eg_case *c);

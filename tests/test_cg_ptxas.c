@@ -268,7 +268,8 @@ static void test_minmax_widened(void **st) {
                  "T.Select(T.min(X0[$], X1[$]) == T.%s(0), T.%s(5), T.min(X0[$], X1[$]) + X1[$])",
                  d, d);
         for (int q = 0; q < 6; q++)
-            for (int vec = 0; vec < 2; vec++, cases++) minmax_case(d, ts[k].bytes, ts[k].is_signed, e[q], vec);
+            for (int vec = 0; vec < 2; vec++, cases++)
+                minmax_case(d, ts[k].bytes, ts[k].is_signed, e[q], vec);
     }
     printf("# %d min/max kernels checked\n", cases);
 }

@@ -26,7 +26,7 @@ static long only = -1; /* MINITIR_EXPR_FUZZ_CASE: run this case alone, printing 
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, lowered, refused, host_skipped, failures, gathered, reduced;
+    long run, lowered, refused, host_skipped, failures, gathered, reduced, localized;
 } counts;
 
 static void poison(void *p, size_t n) { memset(p, 0xa5, n); }
@@ -37,6 +37,7 @@ static bool one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     eg_make(ctx, sd, index, flags, &c);
     k->gathered += c.gather;
     k->reduced += c.reduce;
+    k->localized += c.locals;
     size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *sim = eg_alloc(ob), *jit = eg_alloc(ob);
     poison(ref, ob), poison(sim, ob), poison(jit, ob);
@@ -65,8 +66,9 @@ static bool one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     const tir_prim_func *low;
     if (tir_lower(ctx, c.func, NULL, &low) != TIR_OK) {
         /* a clean refusal is allowed (a vector form lowering does not take),
-         * not for a reduction, whose schedule is a plain GPU one */
-        if (c.reduce) {
+         * not for a reduction, whose schedule is a plain GPU one, nor for a
+         * local array's kernel */
+        if (c.reduce || c.locals) {
             stage = "lowering";
             ok = false;
         }
@@ -132,16 +134,17 @@ static void test_expr_fuzz(void **st) {
     (void)st;
     counts k = {0};
     if (only >= 0) {
-        one_case(seed, (uint64_t)only, EG_GATHER | EG_REDUCE, &k);
+        one_case(seed, (uint64_t)only, EG_GATHER | EG_REDUCE | EG_LOCALS, &k);
         assert_int_equal(k.failures, 0);
         return;
     }
-    for (long i = 0; i < ncases && k.failures < 10; i++) one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE, &k);
-    printf("# expr fuzz seed %llu: %ld cases (%ld with random input indices, %ld reductions), "
-           "%ld interpreted, %ld lowered (%ld refused), %ld on the host (bfloat16 ones not), "
-           "%ld failures\n",
-           (unsigned long long)seed, ncases, k.gathered, k.reduced, k.run, k.lowered, k.refused,
-           k.lowered - k.host_skipped, k.failures);
+    for (long i = 0; i < ncases && k.failures < 10; i++)
+        one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE | EG_LOCALS, &k);
+    printf("# expr fuzz seed %llu: %ld cases (%ld with random input indices, %ld reductions, "
+           "%ld local arrays), %ld interpreted, %ld lowered (%ld refused), %ld on the host "
+           "(bfloat16 ones not), %ld failures\n",
+           (unsigned long long)seed, ncases, k.gathered, k.reduced, k.localized, k.run, k.lowered,
+           k.refused, k.lowered - k.host_skipped, k.failures);
     assert_int_equal(k.failures, 0);
     /* the generator must not make the interpreter refuse (undefined input) */
     assert_true(k.run == ncases);

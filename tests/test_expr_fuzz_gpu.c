@@ -27,7 +27,7 @@ static long ncases = 2000;
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, built, refused, failures, gathered, reduced;
+    long run, built, refused, failures, gathered, reduced, localized;
 } counts;
 
 /* Runs the module on the GPU: inputs in[], the output into out. */
@@ -80,6 +80,7 @@ static void one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     eg_make(ctx, sd, index, flags, &c);
     k->gathered += c.gather;
     k->reduced += c.reduce;
+    k->localized += c.locals;
     size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *gpu = eg_alloc(ob);
     tir_arg args[EG_MAX_IN + 1];
@@ -101,7 +102,7 @@ static void one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     co.fma_contract = false;
     const tir_module *m = NULL;
     if (tir_build(ctx, c.func, &co, &m) != TIR_OK) {
-        if (tir_ctx_error_code(ctx) != TIR_ERR_LOWER || c.reduce) what = "tir_build";
+        if (tir_ctx_error_code(ctx) != TIR_ERR_LOWER || c.reduce || c.locals) what = "tir_build";
         else k->refused++; /* a clean refusal of the lowering is allowed */
         goto done;
     }
@@ -140,11 +141,12 @@ done:
 static void test_expr_fuzz_gpu(void **st) {
     (void)st;
     counts k = {0};
-    for (long i = 0; i < ncases && k.failures < 10; i++) one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE, &k);
+    for (long i = 0; i < ncases && k.failures < 10; i++)
+        one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE | EG_LOCALS, &k);
     printf("# expr fuzz %s, seed %llu: %ld cases (%ld with random input indices, %ld "
-           "reductions), %ld interpreted, %ld built (%ld refused), %ld failures\n",
+           "reductions, %ld local arrays), %ld interpreted, %ld built (%ld refused), %ld failures\n",
            build_only ? "built to PTX only" : "on the GPU", (unsigned long long)seed, ncases,
-           k.gathered, k.reduced, k.run, k.built, k.refused, k.failures);
+           k.gathered, k.reduced, k.localized, k.run, k.built, k.refused, k.failures);
     assert_int_equal(k.failures, 0);
 }
 

@@ -9,8 +9,10 @@
  * split and bound like a cooperative fetch) with the staging copy in the
  * same and in a transposed loop order; a 3-stage elementwise chain with
  * local B and C under one mapping, a transposed one, a fused-and-split one
- * that is the same mapping in disguise, a mirrored blockIdx mapping, and a
- * writer guarded by a thread condition.  Every accepted kernel runs in the
+ * that is the same mapping in disguise, a mirrored blockIdx mapping, a
+ * writer guarded by a thread condition, and a hand-written per-thread
+ * array (allocated inside the thread loops: accepted whatever its indices
+ * and guards; above them: refused).  Every accepted kernel runs in the
  * SIMT simulator (race and uninitialised-read checks on) and must give
  * the interpreter's result on the unscheduled function bit for bit.
  */
@@ -362,6 +364,45 @@ static void test_writer_guarded_by_thread(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* A hand-written per-thread array: L allocated inside both thread loops
+ * (inside = true) is one array per thread in the function's meaning too, so
+ * thread-dependent indices, data-dependent guards and values are all fine;
+ * allocated above them (inside = false), L is one array the threads share
+ * in the function's meaning, and the same body is refused. */
+static const tir_prim_func *own_text(tir_ctx *ctx, bool inside) {
+    char text[2048];
+    const char *alloc = "L = T.allocate((4,), \"float32\", scope=\"local\")\n";
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def own(A: T.Buffer((64,), \"float32\"), D: T.Buffer((64,), \"float32\")):\n"
+             "%s%s"
+             "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+             "        for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+             "%s%s"
+             "            L[0] = A[b * 32 + t]\n"
+             "            L[t %% 4] = A[b * 32 + t] * T.float32(2)\n"
+             "            if A[b * 32 + t] > T.float32(0):\n"
+             "                L[1] = L[0] + T.float32(1)\n"
+             "            else:\n"
+             "                L[1] = L[0] - T.float32(1)\n"
+             "            D[b * 32 + t] = L[1] + L[t %% 4]\n",
+             inside ? "" : "    ", inside ? "" : alloc, inside ? "            " : "",
+             inside ? alloc : "");
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    return f;
+}
+
+static void test_own_copy_per_thread(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = own_text(ctx, true);
+    const tir_prim_func *k = lower_ok(ctx, f);
+    sim_matches(ctx, f, k, (const int64_t[]){64, 64});
+    refused(ctx, own_text(ctx, false), (const char *[]){"buffer 'L' is local", NULL});
+    tir_ctx_destroy(ctx);
+}
+
 static bool first_loop_pre(tir_visitor *v, const tir_node *n) {
     const tir_var **out = v->user;
     if (n->kind == TIR_KIND_FOR && !*out) *out = ((const tir_for *)n)->var;
@@ -501,6 +542,7 @@ int main(void) {
         cmocka_unit_test(test_chain_transposed_refused),
         cmocka_unit_test(test_block_mapping),
         cmocka_unit_test(test_writer_guarded_by_thread),
+        cmocka_unit_test(test_own_copy_per_thread),
         cmocka_unit_test(test_malformed_input),
         cmocka_unit_test(test_fused_split_write_back),
         cmocka_unit_test(test_warp_lane_digits),

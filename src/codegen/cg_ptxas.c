@@ -115,7 +115,11 @@ static bool rewrite_abs_cmp(LLVMBuilderRef b, LLVMValueRef i, unsigned fabs_id) 
  * loop vectoriser's reductions of a vector (one operand, a scalar result),
  * which NVPTX expands into the same 16-bit min/max; signed ones first in
  * each group of four. */
-enum { MM_SMIN, MM_SMAX, MM_UMIN, MM_UMAX, MM_RED_SMIN, MM_RED_SMAX, MM_RED_UMIN, MM_RED_UMAX, MM_N };
+enum {
+    MM_SMIN, MM_SMAX, MM_UMIN, MM_UMAX,
+    MM_RED_SMIN, MM_RED_SMAX, MM_RED_UMIN, MM_RED_UMAX,
+    MM_N
+};
 static const char *const mm_names[MM_N] = {
     "llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax",
     "llvm.vector.reduce.smin", "llvm.vector.reduce.smax", "llvm.vector.reduce.umin",
@@ -162,7 +166,8 @@ static int minmax_kind(LLVMValueRef i, const unsigned ids[MM_N]) {
 int cg_ptxas_guard(LLVMModuleRef mod) {
     unsigned fabs_id = LLVMLookupIntrinsicID("llvm.fabs", strlen("llvm.fabs"));
     unsigned mm_ids[MM_N];
-    for (int k = 0; k < MM_N; k++) mm_ids[k] = LLVMLookupIntrinsicID(mm_names[k], strlen(mm_names[k]));
+    for (int k = 0; k < MM_N; k++)
+        mm_ids[k] = LLVMLookupIntrinsicID(mm_names[k], strlen(mm_names[k]));
     LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
     int n = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))

@@ -21,6 +21,8 @@
  *     [0, c) and high a multiple of c * n; then t = floormod(floordiv(X,
  *     c), n) is a function of the element, the same for writer and reader.
  * Either way the element a thread reads was written by the reading thread.
+ * Neither is needed for a t whose loop holds the buffer's Allocate: then
+ * the function itself has one copy per thread.
  * Anything else is TIR_ERR_LOWER naming the buffer, the two accesses and
  * their thread mappings (a per-thread array cannot carry values between
  * threads; without this check the kernel reads garbage).  Conditions in
@@ -594,6 +596,12 @@ static bool digits_readable(lc *c, tir_analyzer *an, const ir_vec *accs, const t
 static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, const tir_for *t) {
     int64_t ext;
     if (tir_expr_const_int(t->extent, &ext) && ext == 1) return TIR_OK; /* one thread */
+    /* Allocated inside t's loop: each thread has its own copy in the
+     * function's meaning too (a fresh array per iteration), so no thread
+     * can read what another wrote, whatever the indices, conditions and
+     * values: a hand-written per-thread array (eighteenth session; these
+     * were refused, `if X[t] > 0: L[0] = ...` among them) */
+    if (accs->n && own_copy(c, ((const access *)accs->items[0])->buf, t->var)) return TIR_OK;
     int w0 = -1;
     for (int i = 0; i < accs->n && w0 < 0; i++) {
         const access *a = accs->items[i];
