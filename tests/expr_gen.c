@@ -539,8 +539,11 @@ static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c)
         c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
         fill(&g, k);
     }
-    do c->out_t = any_t(&g);
-    while (is_bool(c->out_t));
+    /* mostly an input's dtype, so that the reduced value reads inputs (a
+     * dtype no input has is reached through casts and constants only: 58%
+     * of the reductions read no input before; review) */
+    c->out_t = c->in_t[pick(&g, c->nin)];
+    while (is_bool(c->out_t) || pick(&g, 4) == 0) c->out_t = any_t(&g);
     red_user u = {.g = &g, .r = (tir_te_reducer)pick(&g, 3), .K = K, .t = c->out_t,
                   .depth = 1 + pick(&g, 4)};
     if (u.r != TIR_TE_SUM && is_float(c->out_t)) c->zero_sign_free = true;
@@ -577,6 +580,115 @@ static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c)
     }
     tir_block_rv init;
     if (ok && pick(&g, 2)) ok = tir_sched_decompose_reduction(s, b, kl, &init) == TIR_OK;
+    c->func = ok ? tir_sched_func(s) : NULL;
+    c->sched_error = ok ? NULL : tir_ctx_error(ctx);
+    tir_sched_destroy(s);
+}
+
+/* ----------------------------------------------------- scheduled cases */
+
+typedef struct sched_user {
+    gen *g;
+    int depth;
+} sched_user;
+
+static const tir_expr *sched_body(tir_ctx *ctx, const tir_var *const *ax,
+                                  const tir_var *const *rx, void *user) {
+    (void)ctx, (void)rx;
+    sched_user *u = user;
+    u->g->idx = &ax[0]->base;
+    return gen_t(u->g, u->g->c->out_t, u->depth).e;
+}
+
+/* The block's loops, innermost last; n 0 on failure. */
+static const tir_loop_rv *loops_of(tir_schedule *s, tir_block_rv b, int *n) {
+    const tir_loop_rv *lp = NULL;
+    *n = 0;
+    if (tir_sched_get_loops(s, b, &lp, n) != TIR_OK) *n = 0;
+    return lp;
+}
+
+/* A cache block at `at`: a local one is the thread's own elements; a
+ * shared one is fetched cooperatively (its loop split over the compute's
+ * T threads, the inner part bound). */
+static bool place_cache(gen *g, tir_schedule *s, tir_block_rv cache, bool shared,
+                        tir_loop_rv at, int64_t T) {
+    if (tir_sched_compute_at(s, cache, at, pick(g, 2)) != TIR_OK) return false;
+    if (!shared) return true;
+    int n;
+    const tir_loop_rv *lp = loops_of(s, cache, &n);
+    if (n < 2) return n == 1; /* at the block loop only: nothing of its own */
+    tir_loop_rv parts[2];
+    int64_t fs[2] = {TIR_SPLIT_INFER, T};
+    return tir_sched_split(s, lp[n - 1], 2, fs, parts) == TIR_OK &&
+           tir_sched_bind(s, parts[1], "threadIdx.x") == TIR_OK;
+}
+
+/* Y[i] = e(X0[i], ...) defined through TE and scheduled as a GPU user
+ * would: i split into blockIdx.x, T threads (any T up to 32: a guard where
+ * it does not divide 64) and, at random, a vectorized or unrolled inner
+ * loop of V <= 4; inputs cached at random in registers (local, at the
+ * thread loop) or in shared memory (at the block loop, fetched by the T
+ * threads); the output at random through a register (cache_write local,
+ * written back under the thread loop).  The interpreter runs it as TE
+ * defines it (c->ref); a schedule call or the lowering may refuse (counted
+ * as refused): what is compared is every accepted kernel, with caches and
+ * vectors of every dtype (bool in shared memory, float64 vectors, ...). */
+static void make_sched(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
+    gen g = {.ctx = ctx,
+             .s = seed * 0xff51afd7ed558ccdull + index * 0xc4ceb9fe1a85ec53ull + 0x5c4,
+             .c = c};
+    int64_t n = EG_N;
+    c->nin = 1 + pick(&g, EG_MAX_IN);
+    c->scheduled = true;
+    tir_te_tensor *args[EG_MAX_IN + 1];
+    for (int k = 0; k < c->nin; k++) {
+        tir_dtype t = any_t(&g);
+        char name[8];
+        snprintf(name, sizeof name, "X%d", k);
+        args[k] = tir_te_placeholder(ctx, name, t, 1, &n);
+        c->in_t[k] = t;
+        g.bufs[k] = tir_te_buffer(args[k]);
+        if (!is_float(t)) int_range(&g, t, &g.lo[k], &g.hi[k]);
+        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
+        fill(&g, k);
+    }
+    c->out_t = any_t(&g);
+    sched_user u = {.g = &g, .depth = 1 + pick(&g, 4)};
+    args[c->nin] = tir_te_compute(ctx, "Y", 1, &n, sched_body, &u);
+    c->ref = args[c->nin] ? tir_te_create_prim_func(ctx, "sched", c->nin + 1, args) : NULL;
+    tir_schedule *s = NULL;
+    tir_block_rv b;
+    const tir_block *bn = NULL;
+    int nl = 0;
+    bool ok = c->ref && tir_sched_create(ctx, c->ref, &s) == TIR_OK &&
+              tir_sched_get_block(s, "Y", &b) == TIR_OK &&
+              tir_sched_get_block_node(s, b, &bn) == TIR_OK;
+    const tir_loop_rv *lp = ok ? loops_of(s, b, &nl) : NULL;
+    ok = ok && nl == 1;
+    int64_t T = 1 + pick(&g, 32), V = pick(&g, 2) ? 1 : 2 + pick(&g, 3);
+    tir_loop_rv parts[3];
+    int64_t fs[3] = {TIR_SPLIT_INFER, T, V};
+    ok = ok && tir_sched_split(s, lp[0], V > 1 ? 3 : 2, fs, parts) == TIR_OK &&
+         tir_sched_bind(s, parts[0], "blockIdx.x") == TIR_OK &&
+         tir_sched_bind(s, parts[1], "threadIdx.x") == TIR_OK;
+    if (ok && V > 1)
+        ok = (pick(&g, 3) ? tir_sched_vectorize(s, parts[2]) : tir_sched_unroll(s, parts[2])) ==
+             TIR_OK;
+    /* caches of the inputs the block reads */
+    int nreads = ok ? bn->nreads : 0;
+    for (int r = 0; ok && r < nreads; r++) {
+        if (pick(&g, 2)) continue;
+        bool shared = pick(&g, 2);
+        tir_block_rv cache;
+        ok = tir_sched_cache_read(s, b, r, shared ? "shared" : "local", 0, NULL, &cache) ==
+                 TIR_OK &&
+             place_cache(&g, s, cache, shared, shared ? parts[0] : parts[1], T);
+    }
+    tir_block_rv wb;
+    if (ok && pick(&g, 3) == 0)
+        ok = tir_sched_cache_write(s, b, 0, "local", 0, NULL, &wb) == TIR_OK &&
+             tir_sched_reverse_compute_at(s, wb, parts[1], pick(&g, 2)) == TIR_OK;
     c->func = ok ? tir_sched_func(s) : NULL;
     c->sched_error = ok ? NULL : tir_ctx_error(ctx);
     tir_sched_destroy(s);
@@ -693,13 +805,17 @@ void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_cas
     memset(c, 0, sizeof *c);
     c->nout = EG_N;
     gen g4 = {.s = seed * 0x94d049bb133111ebull + index + 0x4ed};
-    int mode = pick(&g4, 4);
+    int mode = pick(&g4, 6); /* 0-2 the other kinds; 3-5 elementwise */
     if ((flags & EG_REDUCE) && mode == 0) {
         make_reduce(ctx, seed, index, c);
         return;
     }
     if ((flags & EG_LOCALS) && mode == 1) {
         make_locals(ctx, seed, index, c);
+        return;
+    }
+    if ((flags & EG_SCHED) && mode == 2) {
+        make_sched(ctx, seed, index, c);
         return;
     }
     gen g = {.ctx = ctx, .s = seed * 0x100000001b3ull + index, .c = c};

@@ -11,8 +11,9 @@
  * into [0, 64) by a floormod where its bounds do not prove it in range;
  * a third of those store at Y[(a i + c) mod 64], a odd: a permutation;
  * with EG_REDUCE, a quarter of the cases are reductions instead, see
- * eg_case.reduce, and with EG_LOCALS another quarter work on a local
- * array, see eg_case.locals),
+ * eg_case.reduce, with EG_LOCALS another quarter work on a local array,
+ * see eg_case.locals, and with EG_SCHED another quarter are scheduled, see
+ * eg_case.scheduled),
  * with e a random
  * tree over every dtype (bool, int8, uint8, int32, int64, float16,
  * bfloat16, float32, float64) and every expression kind the IR has
@@ -57,6 +58,12 @@ typedef struct eg_case {
      * statements (constant and variable indices, branches, loops, vectors),
      * then stored to Y */
     bool locals;
+    /* EG_SCHED: Y[i] = e(X0[i], ...) defined through TE (ref) and
+     * scheduled (func): split/bind, vectorize or unroll, input caches in
+     * registers or shared memory, the output through a register.  Here a
+     * schedule call that refuses (func NULL, sched_error) and a lowering
+     * that refuses are counted as refused, not as failures. */
+    bool scheduled;
     int nout; /* output elements: EG_N, or M */
     const tir_prim_func *ref;
     const char *sched_error;
@@ -66,7 +73,7 @@ typedef struct eg_case {
 /* eg_make's flags.  EG_GATHER draws the random input indices, from a
  * stream of their own: a case built with it has the same expression tree
  * as without, so cases found before it existed replay unchanged (flags 0). */
-enum { EG_GATHER = 1, EG_REDUCE = 2, EG_LOCALS = 4 };
+enum { EG_GATHER = 1, EG_REDUCE = 2, EG_LOCALS = 4, EG_SCHED = 8 };
 /* Builds case `index` of seed `seed` in ctx (deterministic). */
 void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_case *c);
 void eg_free(eg_case *c);

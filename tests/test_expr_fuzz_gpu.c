@@ -27,7 +27,7 @@ static long ncases = 2000;
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, built, refused, failures, gathered, reduced, localized;
+    long run, built, refused, failures, gathered, reduced, localized, scheduled;
 } counts;
 
 /* Runs the module on the GPU: inputs in[], the output into out. */
@@ -81,6 +81,7 @@ static void one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     k->gathered += c.gather;
     k->reduced += c.reduce;
     k->localized += c.locals;
+    k->scheduled += c.scheduled;
     size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *gpu = eg_alloc(ob);
     tir_arg args[EG_MAX_IN + 1];
@@ -88,15 +89,19 @@ static void one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     args[c.nin].data = ref;
     tir_interp_opts io = {.uninit_params = (uint64_t)1 << c.nin};
     const char *what = NULL;
-    if (!c.func) { /* a reduction's schedule failed: it must not */
-        what = "schedule";
-        goto done;
-    }
     if (tir_interp_run(ctx, c.ref ? c.ref : c.func, c.nin + 1, args, &io) != TIR_OK) {
         what = "interpreter";
         goto done;
     }
     k->run++;
+    if (!c.func && c.scheduled) { /* a schedule call refused: allowed */
+        k->refused++;
+        goto done;
+    }
+    if (!c.func) { /* a reduction's schedule failed: it must not */
+        what = "schedule";
+        goto done;
+    }
     tir_codegen_opts co;
     tir_codegen_opts_init(&co);
     co.fma_contract = false;
@@ -142,11 +147,11 @@ static void test_expr_fuzz_gpu(void **st) {
     (void)st;
     counts k = {0};
     for (long i = 0; i < ncases && k.failures < 10; i++)
-        one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE | EG_LOCALS, &k);
+        one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED, &k);
     printf("# expr fuzz %s, seed %llu: %ld cases (%ld with random input indices, %ld "
-           "reductions, %ld local arrays), %ld interpreted, %ld built (%ld refused), %ld failures\n",
+           "reductions, %ld local arrays, %ld scheduled), %ld interpreted, %ld built (%ld refused), %ld failures\n",
            build_only ? "built to PTX only" : "on the GPU", (unsigned long long)seed, ncases,
-           k.gathered, k.reduced, k.localized, k.run, k.built, k.refused, k.failures);
+           k.gathered, k.reduced, k.localized, k.scheduled, k.run, k.built, k.refused, k.failures);
     assert_int_equal(k.failures, 0);
 }
 

@@ -393,6 +393,30 @@ static const tir_prim_func *own_text(tir_ctx *ctx, bool inside) {
     return f;
 }
 
+/* ... but not when a loop of the same thread tag inside the Allocate is
+ * unified away: in the function's meaning it ran all its iterations on
+ * each thread's array, after unification each thread runs one (review of
+ * the eighteenth session: accepted, 32 of 32 outputs wrong).  `fill`
+ * writes L[t2] for every t2 and reads L[t + 1]; `sum` accumulates over t2. */
+static const tir_prim_func *nested_text(tir_ctx *ctx, bool sum) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def nested(A: T.Buffer((32,), \"float32\"), D: T.Buffer((32,), \"float32\")):\n"
+             "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "        for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+             "            L = T.allocate((32,), \"float32\", scope=\"local\")\n"
+             "            for j in T.serial(32):\n"
+             "                L[j] = T.float32(0)\n"
+             "            for t2 in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+             "                %s\n"
+             "            D[t] = %s\n",
+             sum ? "L[0] = L[0] + A[t2]" : "L[t2] = A[t2]", sum ? "L[0]" : "L[(t + 1) % 32]");
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    return f;
+}
+
 static void test_own_copy_per_thread(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
@@ -400,6 +424,20 @@ static void test_own_copy_per_thread(void **state) {
     const tir_prim_func *k = lower_ok(ctx, f);
     sim_matches(ctx, f, k, (const int64_t[]){64, 64});
     refused(ctx, own_text(ctx, false), (const char *[]){"buffer 'L' is local", NULL});
+    refused(ctx, nested_text(ctx, false), (const char *[]){"buffer 'L' is local", NULL});
+    refused(ctx, nested_text(ctx, true), (const char *[]){"buffer 'L' is local", NULL});
+    /* without a local array: a nested loop of one tag whose body reads the
+     * outer variable computes only the pairs where both are equal (the
+     * simulator gave D[t] = A[t] for the function's D[*] = A[31]) */
+    const char *nest3 =
+        "@T.prim_func\n"
+        "def nest3(A: T.Buffer((32,), \"float32\"), D: T.Buffer((32,), \"float32\")):\n"
+        "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            for t2 in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "                D[t2] = A[t]\n";
+    OK(ctx, tir_parse_func(ctx, nest3, strlen(nest3), &f));
+    refused(ctx, f, (const char *[]){"unify_threads", "reads the outer variable 't'", NULL});
     tir_ctx_destroy(ctx);
 }
 

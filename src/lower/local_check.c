@@ -355,8 +355,15 @@ static tir_status fail_guard(lc *c, const access *w, const tir_expr *guard, cons
         t->var->name, t->thread_tag);
 }
 
-/* Whether b's Allocate sits inside the loop of thread variable t. */
+/* Whether b's Allocate sits inside the loop of thread variable t, and no
+ * loop of t's tag nested in that Allocate was unified away (then the
+ * function ran all of that loop's iterations on one array: review of the
+ * eighteenth session, `L[t2] = A[t2]` under `for t2 in threadIdx.x` inside
+ * a per-t L read back at L[t + 1]). */
 static bool own_copy(const lc *c, const tir_buffer *b, const tir_var *t) {
+    if (c->st->lost_all) return false;
+    for (int i = 0; i < c->st->nlost; i++)
+        if (c->st->lost_buf[i] == b && c->st->lost_var[i] == t) return false;
     for (int i = 0; i < c->own_buf.n; i++)
         if (c->own_buf.items[i] == b && c->own_var.items[i] == t) return true;
     return false;
