@@ -488,6 +488,23 @@ static void make_params(gen *g, const tir_var **params, const tir_buffer **map) 
     }
 }
 
+/* The inputs X0..X{nin-1} of a TE-defined case as placeholders (random
+ * dtypes, filled). */
+static void te_inputs(gen *g, tir_te_tensor **args) {
+    int64_t n = EG_N;
+    for (int k = 0; k < g->c->nin; k++) {
+        tir_dtype t = any_t(g);
+        char name[8];
+        snprintf(name, sizeof name, "X%d", k);
+        args[k] = tir_te_placeholder(g->ctx, name, t, 1, &n);
+        g->c->in_t[k] = t;
+        g->bufs[k] = tir_te_buffer(args[k]);
+        if (!is_float(t)) int_range(g, t, &g->lo[k], &g->hi[k]);
+        g->c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
+        fill(g, k);
+    }
+}
+
 /* ------------------------------------------------------- reduction cases */
 
 typedef struct red_user {
@@ -522,23 +539,15 @@ static const tir_expr *red_body(tir_ctx *ctx, const tir_var *const *ax,
  * (a factor that may not divide K: a guard), its inner loop unrolled, and
  * the init decomposed out of the k loop. */
 static void make_reduce(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) {
-    gen g = {.ctx = ctx, .s = seed * 0xd6e8feb86659fd93ull + index * 0x100000001b3ull + 0x7ed, .c = c};
+    gen g = {.ctx = ctx,
+             .s = seed * 0xd6e8feb86659fd93ull + index * 0x100000001b3ull + 0x7ed,
+             .c = c};
     static const int64_t Ms[] = {1, 2, 4, 8, 16, 32, 64};
-    int64_t M = Ms[pick(&g, 7)], K = EG_N / M, n = EG_N;
+    int64_t M = Ms[pick(&g, 7)], K = EG_N / M;
     c->nin = 1 + pick(&g, EG_MAX_IN);
     c->nout = (int)M;
     tir_te_tensor *args[EG_MAX_IN + 1];
-    for (int k = 0; k < c->nin; k++) {
-        tir_dtype t = any_t(&g);
-        char name[8];
-        snprintf(name, sizeof name, "X%d", k);
-        args[k] = tir_te_placeholder(ctx, name, t, 1, &n);
-        c->in_t[k] = t;
-        g.bufs[k] = tir_te_buffer(args[k]);
-        if (!is_float(t)) int_range(&g, t, &g.lo[k], &g.hi[k]);
-        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
-        fill(&g, k);
-    }
+    te_inputs(&g, args);
     /* mostly an input's dtype, so that the reduced value reads inputs (a
      * dtype no input has is reached through casts and constants only: 58%
      * of the reductions read no input before; review) */
@@ -642,17 +651,7 @@ static void make_sched(tir_ctx *ctx, uint64_t seed, uint64_t index, eg_case *c) 
     c->nin = 1 + pick(&g, EG_MAX_IN);
     c->scheduled = true;
     tir_te_tensor *args[EG_MAX_IN + 1];
-    for (int k = 0; k < c->nin; k++) {
-        tir_dtype t = any_t(&g);
-        char name[8];
-        snprintf(name, sizeof name, "X%d", k);
-        args[k] = tir_te_placeholder(ctx, name, t, 1, &n);
-        c->in_t[k] = t;
-        g.bufs[k] = tir_te_buffer(args[k]);
-        if (!is_float(t)) int_range(&g, t, &g.lo[k], &g.hi[k]);
-        c->in[k] = eg_alloc((size_t)EG_N * (size_t)eg_bytes(t));
-        fill(&g, k);
-    }
+    te_inputs(&g, args);
     c->out_t = any_t(&g);
     sched_user u = {.g = &g, .depth = 1 + pick(&g, 4)};
     args[c->nin] = tir_te_compute(ctx, "Y", 1, &n, sched_body, &u);
