@@ -472,7 +472,7 @@ static void make_params(gen *g, const tir_var **params, const tir_buffer **map) 
     int64_t n = EG_N;
     for (int k = 0; k <= c->nin; k++) {
         tir_dtype t = any_t(g);
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, k < c->nin ? "X%d" : "Y", k);
         map[k] = tir_buffer_simple(g->ctx, name, t, 1, &n, TIR_SCOPE_GLOBAL);
         params[k] = tir_var_new(g->ctx, name, TIR_HANDLE);
@@ -494,7 +494,7 @@ static void te_inputs(gen *g, tir_te_tensor **args) {
     int64_t n = EG_N;
     for (int k = 0; k < g->c->nin; k++) {
         tir_dtype t = any_t(g);
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "X%d", k);
         args[k] = tir_te_placeholder(g->ctx, name, t, 1, &n);
         g->c->in_t[k] = t;
