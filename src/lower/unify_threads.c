@@ -63,6 +63,7 @@ typedef struct wset {
     bool full;
     const char *tag; /* walk_outer: skip thread loops of this tag */
     bool hit;
+    const tir_for *nest; /* global_pre: skip this loop */
 } wset;
 
 static bool has(const wset *w, const tir_buffer *b) {
@@ -92,6 +93,20 @@ static bool outer_pre(tir_visitor *v, const tir_node *n) {
     return !w->hit;
 }
 
+/* A read, outside the nest, of a global buffer the nest writes: after the
+ * merge each thread writes one element and nothing orders that before
+ * another thread's read (in the function's meaning the nest wrote them all
+ * first). */
+static bool global_pre(tir_visitor *v, const tir_node *n) {
+    wset *w = v->user;
+    if ((const void *)n == (const void *)w->nest) return false;
+    if (n->kind == TIR_KIND_BUFFER_LOAD) {
+        const tir_buffer *b = ((const tir_buffer_load *)n)->buffer;
+        if (b->scope == TIR_SCOPE_GLOBAL && has(w, b)) w->hit = true;
+    }
+    return !w->hit;
+}
+
 /* Why nested loop f (its outer loop's variable `outer`, tag slot t) cannot
  * be merged, or NULL. */
 static const char *unmergeable(const ut *u, int t, const tir_for *f, const tir_var *outer) {
@@ -109,6 +124,12 @@ static const char *unmergeable(const ut *u, int t, const tir_for *f, const tir_v
     v.pre = outer_pre;
     tir_visit(&v, u->outer_body[t]);
     if (w.hit) return "the outer loop's body writes a buffer it writes";
+    w.nest = f;
+    v.pre = global_pre;
+    tir_visit(&v, u->outer_body[t]);
+    if (w.hit)
+        return "another part of the outer loop reads a global buffer it writes (after the "
+               "merge no barrier orders one thread's write before another's read)";
     return NULL;
 }
 
