@@ -877,6 +877,19 @@ void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_cas
     c->func = tir_prim_func_new(ctx, "expr", c->nin + 1, params, map, body, 0, NULL);
 }
 
+void eg_tally_add(eg_tally *t, const eg_case *c) {
+    t->gathered += c->gather;
+    t->reduced += c->reduce;
+    t->localized += c->locals;
+    t->scheduled += c->scheduled;
+}
+
+void eg_tally_text(const eg_tally *t, char *buf, size_t n) {
+    snprintf(buf, n,
+             "%ld with random input indices, %ld reductions, %ld local arrays, %ld scheduled",
+             t->gathered, t->reduced, t->localized, t->scheduled);
+}
+
 static bool visit_bf16(tir_visitor *v, const tir_node *n) {
     const tir_expr *e = (const tir_expr *)n;
     if (tir_kind_is_expr((tir_kind)e->kind) && e->dtype.code == TIR_TYPE_BFLOAT) *(bool *)v->user = true;

@@ -74,6 +74,14 @@ typedef struct eg_case {
  * stream of their own: a case built with it has the same expression tree
  * as without, so cases found before it existed replay unchanged (flags 0). */
 enum { EG_GATHER = 1, EG_REDUCE = 2, EG_LOCALS = 4, EG_SCHED = 8 };
+/* How many cases of each kind a run drew, for its summary line. */
+typedef struct eg_tally {
+    long gathered, reduced, localized, scheduled;
+} eg_tally;
+void eg_tally_add(eg_tally *t, const eg_case *c);
+/* "N with random input indices, N reductions, N local arrays, N scheduled" */
+void eg_tally_text(const eg_tally *t, char *buf, size_t n);
+
 /* Builds case `index` of seed `seed` in ctx (deterministic). */
 void eg_make(tir_ctx *ctx, uint64_t seed, uint64_t index, unsigned flags, eg_case *c);
 void eg_free(eg_case *c);

@@ -26,7 +26,8 @@ static long only = -1; /* MINITIR_EXPR_FUZZ_CASE: run this case alone, printing 
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, lowered, refused, host_skipped, failures, gathered, reduced, localized, scheduled;
+    long run, lowered, refused, host_skipped, failures;
+    eg_tally kinds;
 } counts;
 
 static void poison(void *p, size_t n) { memset(p, 0xa5, n); }
@@ -35,10 +36,7 @@ static bool one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     tir_ctx *ctx = tir_ctx_create();
     eg_case c;
     eg_make(ctx, sd, index, flags, &c);
-    k->gathered += c.gather;
-    k->reduced += c.reduce;
-    k->localized += c.locals;
-    k->scheduled += c.scheduled;
+    eg_tally_add(&k->kinds, &c);
     size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *sim = eg_alloc(ob), *jit = eg_alloc(ob);
     poison(ref, ob), poison(sim, ob), poison(jit, ob);
@@ -153,11 +151,12 @@ static void test_expr_fuzz(void **st) {
     }
     for (long i = 0; i < ncases && k.failures < 10; i++)
         one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED, &k);
-    printf("# expr fuzz seed %llu: %ld cases (%ld with random input indices, %ld reductions, "
-           "%ld local arrays, %ld scheduled), %ld interpreted, %ld lowered (%ld refused), %ld on the host "
-           "(bfloat16 ones not), %ld failures\n",
-           (unsigned long long)seed, ncases, k.gathered, k.reduced, k.localized, k.scheduled, k.run, k.lowered,
-           k.refused, k.lowered - k.host_skipped, k.failures);
+    char kinds[160];
+    eg_tally_text(&k.kinds, kinds, sizeof kinds);
+    printf("# expr fuzz seed %llu: %ld cases (%s), %ld interpreted, %ld lowered (%ld refused), "
+           "%ld on the host (bfloat16 ones not), %ld failures\n",
+           (unsigned long long)seed, ncases, kinds, k.run, k.lowered, k.refused,
+           k.lowered - k.host_skipped, k.failures);
     assert_int_equal(k.failures, 0);
     /* the generator must not make the interpreter refuse (undefined input) */
     assert_true(k.run == ncases);

@@ -27,7 +27,8 @@ static long ncases = 2000;
 static uint64_t seed = 20261204;
 
 typedef struct counts {
-    long run, built, refused, failures, gathered, reduced, localized, scheduled;
+    long run, built, refused, failures;
+    eg_tally kinds;
 } counts;
 
 /* Runs the module on the GPU: inputs in[], the output into out. */
@@ -78,10 +79,7 @@ static void one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     tir_ctx *ctx = tir_ctx_create();
     eg_case c;
     eg_make(ctx, sd, index, flags, &c);
-    k->gathered += c.gather;
-    k->reduced += c.reduce;
-    k->localized += c.locals;
-    k->scheduled += c.scheduled;
+    eg_tally_add(&k->kinds, &c);
     size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
     void *ref = eg_alloc(ob), *gpu = eg_alloc(ob);
     tir_arg args[EG_MAX_IN + 1];
@@ -148,10 +146,12 @@ static void test_expr_fuzz_gpu(void **st) {
     counts k = {0};
     for (long i = 0; i < ncases && k.failures < 10; i++)
         one_case(seed, (uint64_t)i, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED, &k);
-    printf("# expr fuzz %s, seed %llu: %ld cases (%ld with random input indices, %ld "
-           "reductions, %ld local arrays, %ld scheduled), %ld interpreted, %ld built (%ld refused), %ld failures\n",
+    char kinds[160];
+    eg_tally_text(&k.kinds, kinds, sizeof kinds);
+    printf("# expr fuzz %s, seed %llu: %ld cases (%s), %ld interpreted, %ld built (%ld refused), "
+           "%ld failures\n",
            build_only ? "built to PTX only" : "on the GPU", (unsigned long long)seed, ncases,
-           k.gathered, k.reduced, k.localized, k.scheduled, k.run, k.built, k.refused, k.failures);
+           kinds, k.run, k.built, k.refused, k.failures);
     assert_int_equal(k.failures, 0);
 }
 

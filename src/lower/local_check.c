@@ -361,7 +361,6 @@ static tir_status fail_guard(lc *c, const access *w, const tir_expr *guard, cons
  * eighteenth session, `L[t2] = A[t2]` under `for t2 in threadIdx.x` inside
  * a per-t L read back at L[t + 1]). */
 static bool own_copy(const lc *c, const tir_buffer *b, const tir_var *t) {
-    if (c->st->lost_all) return false;
     for (int i = 0; i < c->st->nlost; i++)
         if (c->st->lost_buf[i] == b && c->st->lost_var[i] == t) return false;
     for (int i = 0; i < c->own_buf.n; i++)
@@ -554,7 +553,7 @@ static ir_vec rewrite_accesses(lc *c, tir_analyzer *an, const ir_vec *accs, cons
 static bool same_value(lc *c, tir_analyzer *an, const access *a, const tir_var *t, int nd,
                        const tir_var *const *digit, const int64_t *base, int k) {
     const tir_buffer_store *st = tir_as_tir_buffer_store(a->stmt);
-    if (!st || own_copy(c, a->buf, t)) return true; /* an intrinsic's tile; a copy per thread */
+    if (!st) return true; /* an intrinsic's tile */
     if (lower_reads_buffer(st->value, a->buf)) return false;
     tir_ctx *ctx = c->st->ctx;
     const tir_expr *value = tir_int(ctx, t->base.dtype, 0);
@@ -627,8 +626,7 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
         for (int i = 0; i < accs->n; i++) {
             const access *a = accs->items[i];
             const tir_buffer_store *st = a->write ? tir_as_tir_buffer_store(a->stmt) : NULL;
-            if (st && !own_copy(c, a->buf, t->var) &&
-                (tir_uses_var(st->value, t->var) || lower_reads_buffer(st->value, a->buf)))
+            if (st && (tir_uses_var(st->value, t->var) || lower_reads_buffer(st->value, a->buf)))
                 return fail_value(c, a, t);
         }
         return TIR_OK;

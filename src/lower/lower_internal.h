@@ -28,11 +28,10 @@ typedef struct lower_state {
      * removed.  In the function's meaning that loop ran every iteration
      * inside each outer one, on the same array; after unification each
      * thread runs one, so such a buffer is not "one copy per thread" in the
-     * function's meaning for local_check (lost_all: too many to list). */
+     * function's meaning for local_check. */
     const tir_buffer **lost_buf;
     const tir_var **lost_var;
     int nlost;
-    bool lost_all;
 } lower_state;
 
 typedef tir_status (*lower_pass_fn)(lower_state *st, const tir_prim_func *in,

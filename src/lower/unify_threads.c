@@ -19,19 +19,15 @@
 
 #include "lower_internal.h"
 
-enum { MAXTAGS = 8, MAXALLOC = 32, MAXLOST = 64, MAXW = 32 };
+enum { MAXTAGS = 8, MAXW = 32 };
 
 typedef struct ut {
     const tir_for *first[MAXTAGS]; /* first loop of each tag, in pre-order */
     bool active[MAXTAGS];          /* inside a loop of that tag */
     int n;
-    /* local Allocates around the walk, and lower_state's lost pairs */
-    const tir_buffer *allocs[MAXALLOC];
-    int nalloc;
-    const tir_buffer *lost_buf[MAXLOST];
-    const tir_var *lost_var[MAXLOST];
-    int nlost;
-    bool lost_all;
+    /* local Allocates around the walk (buffers), and lower_state's lost
+     * pairs (buffer, variable), any number (user input) */
+    ir_vec allocs, lost_buf, lost_var;
     /* conditions and serial loop bounds around the walk, and where each
      * tag's outer loop began on that path; that loop's body */
     ir_vec path; /* const tir_expr *, any depth (user input) */
@@ -136,13 +132,9 @@ static const char *unmergeable(const ut *u, int t, const tir_for *f, const tir_v
 /* A nested loop of var's tag goes: every local buffer allocated around it
  * loses its "one copy per thread" meaning along var (lower_state.lost_buf) */
 static void lose(ut *u, const tir_var *var) {
-    for (int i = 0; i < u->nalloc; i++) {
-        if (u->nlost == MAXLOST) {
-            u->lost_all = true;
-            return;
-        }
-        u->lost_buf[u->nlost] = u->allocs[i];
-        u->lost_var[u->nlost++] = var;
+    for (int i = 0; i < u->allocs.n; i++) {
+        ir_vec_push(&u->lost_buf, u->allocs.items[i]);
+        ir_vec_push(&u->lost_var, var);
     }
 }
 
@@ -158,10 +150,9 @@ static const tir_node *on_allocate(tir_mutator *m, const tir_node *n) {
     ut *u = m->user;
     const tir_allocate *a = (const tir_allocate *)n;
     bool local = a->buffer->scope == TIR_SCOPE_LOCAL;
-    if (local && u->nalloc == MAXALLOC) u->lost_all = true; /* not tracked: lose all */
-    if (local && u->nalloc < MAXALLOC) u->allocs[u->nalloc++] = a->buffer;
+    if (local) ir_vec_push(&u->allocs, a->buffer);
     const tir_node *r = tir_mutate_default(m, n);
-    if (local && u->nalloc && u->allocs[u->nalloc - 1] == a->buffer) u->nalloc--;
+    u->allocs.n -= local;
     return r;
 }
 
@@ -219,8 +210,9 @@ tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in,
     m.on[TIR_KIND_ALLOCATE] = on_allocate;
     m.on[TIR_KIND_IF] = on_if;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
-    ir_vec_free(&u.path);
-    if (u.bad_nest)
+    ir_vec_free(&u.path), ir_vec_free(&u.allocs);
+    if (u.bad_nest) {
+        ir_vec_free(&u.lost_buf), ir_vec_free(&u.lost_var);
         return lower_fail_marked(
             st, in, 1, (const void *[]){u.bad_nest},
             "unify_threads: the %s loop over '%s' is nested in another %s loop (over '%s'): "
@@ -231,11 +223,13 @@ tir_status lower_unify_threads(lower_state *st, const tir_prim_func *in,
             "axis, or write the nest as a copy over its own variable",
             u.bad_nest->thread_tag, u.bad_nest->var->name, u.bad_nest->thread_tag,
             u.bad_outer->name, u.bad_outer->name, u.why);
+    }
     *out = lower_with_body(st->ctx, in, body);
-    st->lost_buf = IR_NEWN(st->ctx, const tir_buffer *, u.nlost + 1);
-    st->lost_var = IR_NEWN(st->ctx, const tir_var *, u.nlost + 1);
-    for (int i = 0; i < u.nlost; i++) st->lost_buf[i] = u.lost_buf[i], st->lost_var[i] = u.lost_var[i];
-    st->nlost = u.nlost;
-    st->lost_all = u.lost_all;
+    st->nlost = u.lost_buf.n;
+    st->lost_buf = IR_NEWN(st->ctx, const tir_buffer *, st->nlost);
+    st->lost_var = IR_NEWN(st->ctx, const tir_var *, st->nlost);
+    for (int i = 0; i < st->nlost; i++)
+        st->lost_buf[i] = u.lost_buf.items[i], st->lost_var[i] = u.lost_var.items[i];
+    ir_vec_free(&u.lost_buf), ir_vec_free(&u.lost_var);
     return TIR_OK;
 }
