@@ -186,6 +186,46 @@ static void test_reorder_preconditions(void **st) {
     tir_sched_destroy(s);
 }
 
+/* 9, tangled loops (the schedule fuzzer's seed 1921900010, matmul case
+ * 4934): after fuse(i, j, k) of a 13x1x4 matmul and splits into
+ * f0 (3), f1_0 (5), f1_1 (2), f2 (2), vi = f1_0 + (f0 * 9 + f1_1) // 2 and
+ * vk = f2 + (f0 * 9 + f1_1) % 2 * 2: only f1_1 feeds both, yet moving the
+ * pure loops f1_0 and f2 round it visited (vi 5, vk 2) before (vi 5, vk 0),
+ * so C[5] was read before its init.  Moving pure loops below a mixed loop
+ * that lies above the chain is fine, and so is a reorder that leaves a
+ * mixed loop's place unchanged. */
+static void test_reorder_tangled(void **st) {
+    tir_ctx *ctx = *st;
+    tir_loop_rv l[8], f, p[3], q[2];
+    tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 13, 1, 4, TIR_F32));
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    SCHED_OK(s, tir_sched_fuse(s, 3, l, &f));
+    SCHED_OK(s, tir_sched_split(s, f, 3, (const int64_t[]){3, TIR_SPLIT_INFER, 2}, p));
+    SCHED_OK(s, tir_sched_split(s, p[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, q));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
+                      tir_sched_reorder(s, 2, (const tir_loop_rv[]){p[2], q[0]}));
+    const char *msg = tir_ctx_error(ctx);
+    if (!strstr(msg, "\"C\"") || !strstr(msg, "shares iterators") || !strstr(msg, "init"))
+        fail_msg("message: %s", msg);
+    /* the loops already in that order: nothing moves */
+    SCHED_OK(s, tir_sched_reorder(s, 3, (const tir_loop_rv[]){q[0], q[1], p[2]}));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+
+    /* a mixed loop above the chain: the pure loops under it may move */
+    s = sched_new(ctx, tir_def_matmul(ctx, 4, 6, 4, TIR_F32));
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[2], l[1]}));
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[0], l[2]}, &f));
+    SCHED_OK(s, tir_sched_split(s, l[1], 2, (const int64_t[]){TIR_SPLIT_INFER, 2}, q));
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){q[1], q[0]}));
+    sched_check_all(s);
+    /* but the mixed loop itself may not */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
+                      tir_sched_reorder(s, 2, (const tir_loop_rv[]){q[1], f}));
+    tir_sched_destroy(s);
+}
+
 /* 10: r feeds no iterator of C, so it repeats every instance (compute_at
  * used to leave such loops: the schedule fuzzer's seed 31415930, matmul_bias
  * case 10194, a vthread loop).  Harmless while each repetition starts from
@@ -230,6 +270,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reorder_odd_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reorder_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reorder_repeated_instances, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reorder_tangled, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,12 +204,15 @@ TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv
  *   5. no loop of the path has a min or extent using another path loop's
  *      variable (TIR_ERR_SCHED_DEPENDENT_DOMAIN);
  *   6.-8. the blocks under the outermost loop satisfy W1-W3;
- *   9. no given loop feeds both a spatial and a reduce iterator of one
- *      block (such a loop comes from fusing the two kinds; reordering its
- *      parts would let an instance other than the reduction's first run
- *      first, skipping the init) (TIR_ERR_SCHED_MIXED_LOOP).  Loops not
- *      given keep their relative order, so moving other loops around
- *      them is fine;
+ *   9. for a block with an init, no loop that changes its place among
+ *      the chain's loops is "tangled": feeds both a spatial and a reduce
+ *      iterator (a loop fused from the two kinds, "mixed"), or is joined
+ *      to a mixed loop at or below the outermost given loop through
+ *      iterators they feed (transitively: it feeds an iterator that a
+ *      tangled loop feeds).  The order of tangled loops decides which
+ *      instance of a spatial point runs first, and only the first (reduce
+ *      iterators at their min) runs the init; a loop not given but passed
+ *      by one that is changes its place too (TIR_ERR_SCHED_MIXED_LOOP);
  *  10. in the new order, no loop feeding a reduce iterator of a block
  *      with an init lies above a loop of extent other than 1 that feeds
  *      none of that block's iterators (compute_at can leave such a loop:

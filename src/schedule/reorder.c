@@ -49,6 +49,111 @@ static tir_status check_repeat_above_reduce(sch_call *c, uint32_t rv, const tir_
     return TIR_OK;
 }
 
+/* The variables of the loops in a subtree, down to (not into) the blocks
+ * under it: the loops whose iterations a reorder of the subtree's top
+ * chain can interleave differently. */
+typedef struct {
+    tir_visitor v;
+    ir_vec *out;
+} loop_vars;
+
+static bool loop_vars_pre(tir_visitor *v, const tir_node *n) {
+    const tir_for *l = tir_as_tir_for(n);
+    if (l) ir_vec_push(((loop_vars *)v)->out, l->var);
+    return !tir_kind_is_expr((tir_kind)n->kind) && n->kind != TIR_KIND_BLOCK_REALIZE;
+}
+
+static void loop_vars_under(const tir_stmt *top, ir_vec *out) {
+    loop_vars lv = {{loop_vars_pre, NULL, NULL}, out};
+    tir_visit(&lv.v, top);
+}
+
+/* True when loop variable v feeds both a spatial and a reduce iterator
+ * of r. */
+static bool is_mixed(const tir_block_realize *r, const tir_var *v) {
+    bool spatial = false, reduce = false;
+    for (int j = 0; j < r->nvalues; j++) {
+        if (!tir_uses_var(r->values[j], v)) continue;
+        if (r->block->iters[j].kind == TIR_ITER_REDUCE)
+            reduce = true;
+        else
+            spatial = true;
+    }
+    return spatial && reduce;
+}
+
+/* True when the new order changes chain[k]'s place relative to another
+ * loop of the chain. */
+static bool moves(int m, const tir_for *const *chain, const tir_for *const *order, int k) {
+    int nk = 0;
+    while (order[nk] != chain[k]) nk++;
+    for (int j = 0; j < m; j++) {
+        int nj = 0;
+        while (order[nj] != chain[j]) nj++;
+        if (j != k && (j < k) != (nj < nk)) return true;
+    }
+    return false;
+}
+
+/* Marks in tangled[] the loops of `below` joined to a mixed loop (one that
+ * feeds both a spatial and a reduce iterator of r) through iterators they
+ * both feed, transitively; returns one mixed loop, or NULL when there is
+ * none. */
+static const tir_var *mark_tangled(tir_ctx *ctx, const tir_block_realize *r,
+                                   const ir_vec *below, bool *tangled) {
+    const tir_var *mixed = NULL;
+    bool *iter = IR_NEWN(ctx, bool, r->nvalues > 0 ? r->nvalues : 1);
+    for (int i = 0; i < below->n; i++)
+        if ((tangled[i] = is_mixed(r, below->items[i])) && !mixed) mixed = below->items[i];
+    for (bool grew = mixed != NULL; grew;) {
+        grew = false;
+        for (int i = 0; i < below->n; i++)
+            for (int j = 0; j < r->nvalues; j++) {
+                if (!tir_uses_var(r->values[j], below->items[i])) continue;
+                if (tangled[i] && !iter[j]) iter[j] = grew = true;
+                if (iter[j] && !tangled[i]) tangled[i] = grew = true;
+            }
+    }
+    return mixed;
+}
+
+/* 9: a loop fused from spatial and reduce loops (a "mixed" loop) feeds
+ * iterators whose values carry into each other, so for one spatial point
+ * the reduction's instances are spread over it and over every loop joined
+ * to it through the iterators they feed ("tangled" loops).  Their order
+ * decides which instance of the point runs first, and the init runs only
+ * in the first one (all reduce iterators at their min).  So no tangled
+ * loop may change its place among the chain's loops.  Other loops may
+ * move: a spatial one is fixed for a given point, and a reduce one is at
+ * its min in the first instance whatever the order.  Mixed loops above the
+ * chain are fixed while the chain runs and do not count. */
+static tir_status check_tangled(sch_call *c, uint32_t rv, const tir_block_realize *r,
+                                const ir_vec *below, int m, const tir_for *const *chain,
+                                const tir_for *const *order) {
+    if (!r->block->init || below->n == 0) return TIR_OK;
+    bool *tangled = IR_NEWN(c->ctx, bool, below->n);
+    const tir_var *mx = mark_tangled(c->ctx, r, below, tangled);
+    if (!mx) return TIR_OK;
+    for (int k = 0; k < m; k++) {
+        const tir_var *x = chain[k]->var;
+        int i = 0;
+        while (below->items[i] != x) i++;
+        if (!tangled[i] || !moves(m, chain, order, k)) continue;
+        if (is_mixed(r, x))
+            return sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rv, chain[k],
+                            "loop %s feeds both spatial and reduce iterators of block \"%s\"; "
+                            "moving it could run another instance of the reduction before its "
+                            "first, which holds the init",
+                            x->name, r->block->name);
+        return sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rv, chain[k],
+                        "loop %s shares iterators of block \"%s\" with loop %s, which feeds "
+                        "both spatial and reduce iterators; moving %s could run another "
+                        "instance of the reduction before its first, which holds the init",
+                        x->name, r->block->name, mx->name, x->name);
+    }
+    return TIR_OK;
+}
+
 tir_status sch_prim_reorder(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -116,30 +221,6 @@ tir_status sch_prim_reorder(sch_call *c) {
     const tir_var **vars = IR_NEWN(ctx, const tir_var *, m);
     for (int k = 0; k < m; k++) vars[k] = chain[k]->var;
     TIR_TRY(sch_check_blocks_under(c, rvs[top], &chain[0]->base, m, vars));
-    /* 9 */
-    ir_vec rs = {0};
-    sch_collect_child_realizes(&chain[0]->base, &rs);
-    tir_status mixed = TIR_OK;
-    for (int i = 0; i < n && mixed == TIR_OK; i++) {
-        const tir_var *lv = sch_sref_for(s, sr[i])->var;
-        for (int b = 0; b < rs.n && mixed == TIR_OK; b++) {
-            const tir_block_realize *r = rs.items[b];
-            bool spatial = false, reduce = false;
-            for (int k = 0; k < r->nvalues; k++) {
-                if (!tir_uses_var(r->values[k], lv)) continue;
-                if (r->block->iters[k].kind == TIR_ITER_REDUCE)
-                    reduce = true;
-                else
-                    spatial = true;
-            }
-            if (spatial && reduce)
-                mixed = sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rvs[i], s->srefs[sr[i]].stmt,
-                                 "loop %s feeds both spatial and reduce iterators of block "
-                                 "\"%s\"; moving it could run another instance of the "
-                                 "reduction before its first",
-                                 lv->name, r->block->name);
-        }
-    }
     /* The chain slots of the given loops, top to bottom, refilled in the
        given order. */
     const tir_for **order = IR_NEWN(ctx, const tir_for *, m);
@@ -148,10 +229,18 @@ tir_status sch_prim_reorder(sch_call *c) {
     for (int k = 0; k < m; k++)
         for (int i = 0; i < n; i++)
             if (sch_sref_for(s, sr[i]) == chain[k]) order[k] = sch_sref_for(s, sr[next++]);
+    /* 9 */
+    ir_vec rs = {0}, below = {0};
+    sch_collect_child_realizes(&chain[0]->base, &rs);
+    loop_vars_under(&chain[0]->base, &below);
+    tir_status mixed = TIR_OK;
+    for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
+        mixed = check_tangled(c, rvs[top], rs.items[b], &below, m, chain, order);
     /* 10 */
     for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
         mixed = check_repeat_above_reduce(c, rvs[top], rs.items[b], m, order);
     ir_vec_free(&rs);
+    ir_vec_free(&below);
     TIR_TRY(mixed);
     const tir_stmt *body = chain[m - 1]->body;
     for (int k = m - 1; k >= 0; k--) {
