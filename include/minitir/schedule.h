@@ -204,15 +204,15 @@ TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv
  *   5. no loop of the path has a min or extent using another path loop's
  *      variable (TIR_ERR_SCHED_DEPENDENT_DOMAIN);
  *   6.-8. the blocks under the outermost loop satisfy W1-W3;
- *   9. for a block with an init, no loop that changes its place among
- *      the chain's loops is "tangled": feeds both a spatial and a reduce
- *      iterator (a loop fused from the two kinds, "mixed"), or is joined
- *      to a mixed loop at or below the outermost given loop through
- *      iterators they feed (transitively: it feeds an iterator that a
- *      tangled loop feeds).  The order of tangled loops decides which
- *      instance of a spatial point runs first, and only the first (reduce
- *      iterators at their min) runs the init; a loop not given but passed
- *      by one that is changes its place too (TIR_ERR_SCHED_MIXED_LOOP);
+ *   9. for a block with an init, no two loops of one tangled group
+ *      swap.  A loop fused from spatial and reduce loops ("mixed": it
+ *      feeds both a spatial and a reduce iterator) lies at or below the
+ *      outermost given loop; its group is it and every loop joined to it
+ *      through iterators they feed, transitively.  The order of a group's
+ *      loops among themselves decides which instance of a spatial point
+ *      runs first, and only the first (reduce iterators at their min) runs
+ *      the init; other loops may move, past a group's loops too
+ *      (TIR_ERR_SCHED_MIXED_LOOP);
  *  10. in the new order, no loop feeding a reduce iterator of a block
  *      with an init lies above a loop of extent other than 1 that feeds
  *      none of that block's iterators (compute_at can leave such a loop:

@@ -82,75 +82,78 @@ static bool is_mixed(const tir_block_realize *r, const tir_var *v) {
     return spatial && reduce;
 }
 
-/* True when the new order changes chain[k]'s place relative to another
- * loop of the chain. */
-static bool moves(int m, const tir_for *const *chain, const tir_for *const *order, int k) {
-    int nk = 0;
-    while (order[nk] != chain[k]) nk++;
-    for (int j = 0; j < m; j++) {
-        int nj = 0;
-        while (order[nj] != chain[j]) nj++;
-        if (j != k && (j < k) != (nj < nk)) return true;
-    }
-    return false;
+/* The position of loop f in order[]. */
+static int pos_in(const tir_for *const *order, const tir_for *f) {
+    int k = 0;
+    while (order[k] != f) k++;
+    return k;
 }
 
-/* Marks in tangled[] the loops of `below` joined to a mixed loop (one that
- * feeds both a spatial and a reduce iterator of r) through iterators they
- * both feed, transitively; returns one mixed loop, or NULL when there is
- * none. */
-static const tir_var *mark_tangled(tir_ctx *ctx, const tir_block_realize *r,
-                                   const ir_vec *below, bool *tangled) {
-    const tir_var *mixed = NULL;
-    bool *iter = IR_NEWN(ctx, bool, r->nvalues > 0 ? r->nvalues : 1);
-    for (int i = 0; i < below->n; i++)
-        if ((tangled[i] = is_mixed(r, below->items[i])) && !mixed) mixed = below->items[i];
-    for (bool grew = mixed != NULL; grew;) {
-        grew = false;
-        for (int i = 0; i < below->n; i++)
-            for (int j = 0; j < r->nvalues; j++) {
-                if (!tir_uses_var(r->values[j], below->items[i])) continue;
-                if (tangled[i] && !iter[j]) iter[j] = grew = true;
-                if (iter[j] && !tangled[i]) tangled[i] = grew = true;
-            }
+/* Groups the loops of `below` that feed r's iterators into tangled
+ * groups: comp[i] is the index in `below` of the mixed loop (one that
+ * feeds both a spatial and a reduce iterator of r) that loop i is joined
+ * to through iterators they both feed, transitively, or -1. */
+static void tangled_groups(tir_ctx *ctx, const tir_block_realize *r, const ir_vec *below,
+                           int *comp) {
+    int *iter = IR_NEWN(ctx, int, r->nvalues);
+    for (int j = 0; j < r->nvalues; j++) iter[j] = -1;
+    for (int i = 0; i < below->n; i++) comp[i] = -1;
+    for (int seed = 0; seed < below->n; seed++) {
+        if (comp[seed] >= 0 || !is_mixed(r, below->items[seed])) continue;
+        comp[seed] = seed;
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (int i = 0; i < below->n; i++)
+                for (int j = 0; j < r->nvalues; j++) {
+                    if (!tir_uses_var(r->values[j], below->items[i])) continue;
+                    if (comp[i] == seed && iter[j] < 0) iter[j] = seed, grew = true;
+                    if (iter[j] == seed && comp[i] < 0) comp[i] = seed, grew = true;
+                }
+        }
     }
-    return mixed;
 }
 
 /* 9: a loop fused from spatial and reduce loops (a "mixed" loop) feeds
  * iterators whose values carry into each other, so for one spatial point
  * the reduction's instances are spread over it and over every loop joined
- * to it through the iterators they feed ("tangled" loops).  Their order
- * decides which instance of the point runs first, and the init runs only
- * in the first one (all reduce iterators at their min).  So no tangled
- * loop may change its place among the chain's loops.  Other loops may
- * move: a spatial one is fixed for a given point, and a reduce one is at
- * its min in the first instance whatever the order.  Mixed loops above the
- * chain are fixed while the chain runs and do not count. */
-static tir_status check_tangled(sch_call *c, uint32_t rv, const tir_block_realize *r,
+ * to it through the iterators they feed (its tangled group).  The order of
+ * the group's loops among themselves decides which instance of the point
+ * runs first, and the init runs only in the first one (all reduce
+ * iterators at their min), so two loops of one group may not swap.  The
+ * rest may move: for a given spatial point the other loops' instances are
+ * the product of each group's own, of the pure spatial loops' (fixed by
+ * the point) and of the pure reduce loops' (free, at their min first
+ * whatever the order); the first instance in lexicographic order is then
+ * each group's first in its own order.  (A ragged split's predicate ties
+ * only loops split from one, which feed the same iterator, so it stays
+ * within a group.)  Mixed loops above the chain are fixed while it runs
+ * and do not count.  rv_of[k]: the handle to blame for chain[k]. */
+static tir_status check_tangled(sch_call *c, const uint32_t *rv_of, const tir_block_realize *r,
                                 const ir_vec *below, int m, const tir_for *const *chain,
                                 const tir_for *const *order) {
-    if (!r->block->init || below->n == 0) return TIR_OK;
-    bool *tangled = IR_NEWN(c->ctx, bool, below->n);
-    const tir_var *mx = mark_tangled(c->ctx, r, below, tangled);
-    if (!mx) return TIR_OK;
+    if (!r->block->init) return TIR_OK;
+    int *comp = IR_NEWN(c->ctx, int, below->n);
+    tangled_groups(c->ctx, r, below, comp);
+    int *cc = IR_NEWN(c->ctx, int, m); /* the group of each chain loop */
     for (int k = 0; k < m; k++) {
-        const tir_var *x = chain[k]->var;
         int i = 0;
-        while (below->items[i] != x) i++;
-        if (!tangled[i] || !moves(m, chain, order, k)) continue;
-        if (is_mixed(r, x))
-            return sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rv, chain[k],
-                            "loop %s feeds both spatial and reduce iterators of block \"%s\"; "
-                            "moving it could run another instance of the reduction before its "
-                            "first, which holds the init",
-                            x->name, r->block->name);
-        return sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, rv, chain[k],
-                        "loop %s shares iterators of block \"%s\" with loop %s, which feeds "
-                        "both spatial and reduce iterators; moving %s could run another "
-                        "instance of the reduction before its first, which holds the init",
-                        x->name, r->block->name, mx->name, x->name);
+        while (below->items[i] != chain[k]->var) i++;
+        cc[k] = comp[i];
     }
+    for (int k = 0; k < m; k++)
+        for (int j = 0; j < k; j++) {
+            if (cc[k] < 0 || cc[j] != cc[k]) continue;
+            if (pos_in(order, chain[j]) < pos_in(order, chain[k])) continue;
+            const tir_var *mx = below->items[cc[k]];
+            const void *marks[2] = {chain[j], chain[k]};
+            return sch_fail_marks(
+                c, TIR_ERR_SCHED_MIXED_LOOP, rv_of[k], 2, marks,
+                "loops %s and %s of block \"%s\" would swap, and both are tied to loop %s, "
+                "which feeds both spatial and reduce iterators (through the iterators they "
+                "feed): their order decides which instance of a spatial point runs first, and "
+                "only the first holds the init",
+                chain[j]->var->name, chain[k]->var->name, r->block->name, mx->name);
+        }
     return TIR_OK;
 }
 
@@ -234,8 +237,14 @@ tir_status sch_prim_reorder(sch_call *c) {
     sch_collect_child_realizes(&chain[0]->base, &rs);
     loop_vars_under(&chain[0]->base, &below);
     tir_status mixed = TIR_OK;
+    uint32_t *rv_of = IR_NEWN(ctx, uint32_t, m);
+    for (int k = 0; k < m; k++) {
+        rv_of[k] = rvs[top];
+        for (int i = 0; i < n; i++)
+            if (sch_sref_for(s, sr[i]) == chain[k]) rv_of[k] = rvs[i];
+    }
     for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
-        mixed = check_tangled(c, rvs[top], rs.items[b], &below, m, chain, order);
+        mixed = check_tangled(c, rv_of, rs.items[b], &below, m, chain, order);
     /* 10 */
     for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
         mixed = check_repeat_above_reduce(c, rvs[top], rs.items[b], m, order);
