@@ -23,7 +23,9 @@
  *     decision drawn anew (as a search mutates it) either fails cleanly
  *     or gives a well-formed function equivalent to the unscheduled one.
  * A loop-nest family (test_fuzz_loop_nests) runs splits, fuses and
- * reorders only, many of them, over the three reductions.
+ * reorders only, many of them, over the three reductions; a
+ * compute-location family (test_fuzz_locations) half block steps, half
+ * loop steps over the definitions with several blocks.
  * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
  * 5000 over the four definitions: seconds), MINITIR_FUZZ_SEED the seed.
  * A failure prints the seed, the case and the trace to reproduce it.
@@ -40,9 +42,12 @@
 
 static long g_cases = 5000;
 static uint64_t g_seed = 20250101;
-/* The loop-nest family: only split, fuse and reorder, more of them, and no
- * invalid calls (see test_fuzz_loop_nests). */
-static bool g_loops_only;
+/* The focused families (no invalid calls, more steps): loop nests (split,
+ * fuse and reorder only, test_fuzz_loop_nests) and compute locations (half
+ * of the steps block steps: caches, compute_at and its reverse, inlining,
+ * layouts; the rest loop steps, test_fuzz_locations). */
+static enum { FAM_ALL, FAM_LOOPS, FAM_LOCATIONS } g_family;
+static bool focused(void) { return g_family != FAM_ALL; }
 
 static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {
     return lo + (int64_t)(sched_rand(r) % (uint64_t)(hi - lo + 1));
@@ -570,20 +575,20 @@ static void random_step(fuzz_case *fc) {
     }
     if (rnd(r, 0, 3) == 0) check_same_loops(fc, b, ls, n);
     if (fc->bad) return;
-    if (!g_loops_only && rnd(r, 0, 3) == 0) {
+    if (g_family == FAM_LOCATIONS ? rnd(r, 0, 1) == 0 : !focused() && rnd(r, 0, 3) == 0) {
         block_step(fc, b);
         return;
     }
     if (n == 0) return;
-    if (!g_loops_only && rnd(r, 0, 4) == 0) {
+    if (!focused() && rnd(r, 0, 4) == 0) {
         fusion_step(fc, b, ls, n);
         return;
     }
     tir_loop_rv l = ls[rnd(r, 0, n - 1)];
-    switch (g_loops_only ? rnd(r, 0, 3) : rnd(r, 0, 9)) {
+    switch (focused() ? rnd(r, 0, 3) : rnd(r, 0, 9)) {
     case 0:
     case 1: {
-        if (g_loops_only) {
+        if (focused()) {
             /* Ragged splits multiply the instances the interpreter runs
                (up to the factor, for a loop of extent 1): at most four,
                by 2-4. */
@@ -757,9 +762,9 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
             memcpy(fc.blocks, kids, sizeof *kids * (size_t)fc.nblocks);
             tir_sched_seed(fc.s, r);
         }
-        int steps = (int)rnd(&r, 1, g_loops_only ? 16 : 10);
+        int steps = (int)rnd(&r, 1, focused() ? 16 : 10);
         for (int st = 0; st < steps && !fc.bad; st++) {
-            if (!g_loops_only && rnd(&r, 0, 4) == 0)
+            if (!focused() && rnd(&r, 0, 4) == 0)
                 invalid_step(&fc);
             else
                 random_step(&fc);
@@ -795,8 +800,8 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
     /* The run must exercise both outcomes, or it tests little. */
     assert_true(calls > failed);
     assert_true(failed > 0 || ncases < 50);
-    assert_true(invalid > 0 || ncases < 50 || g_loops_only);
-    assert_true((zeros > 0 && same > 0) || ncases < 50 || g_loops_only);
+    assert_true(invalid > 0 || ncases < 50 || focused());
+    assert_true((zeros > 0 && same > 0) || ncases < 50 || focused());
 }
 
 static void test_fuzz_matmul(void **st) {
@@ -828,11 +833,25 @@ static void test_fuzz_chain(void **st) {
  * must compute what the definition does, init first. */
 static void test_fuzz_loop_nests(void **st) {
     (void)st;
-    g_loops_only = true;
+    g_family = FAM_LOOPS;
     run_cases(make_matmul, "loop_nests_matmul", g_cases / 8, g_seed + 5);
     run_cases(make_bmm, "loop_nests_batch_matmul", g_cases / 8, g_seed + 6);
     run_cases(make_conv, "loop_nests_conv2d", g_cases / 8, g_seed + 7);
-    g_loops_only = false;
+    g_family = FAM_ALL;
+}
+
+/* The compute-location family: half block steps (cache_read/write,
+ * compute_at, reverse_compute_at, the inlines, transform_layout, mostly
+ * aimed at a producer's or consumer's loop), half loop steps, up to 16,
+ * over the definitions with several blocks: where a block's instances are
+ * computed, and over which region, is what these primitives prove. */
+static void test_fuzz_locations(void **st) {
+    (void)st;
+    g_family = FAM_LOCATIONS;
+    run_cases(make_bias, "locations_matmul_bias", g_cases / 8, g_seed + 8);
+    run_cases(make_conv, "locations_conv2d", g_cases / 8, g_seed + 9);
+    run_cases(make_chain, "locations_chain", g_cases / 8, g_seed + 10);
+    g_family = FAM_ALL;
 }
 
 /* After the others: transform_layout, rfactor and blockize were called
@@ -864,6 +883,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fuzz_chain),
         cmocka_unit_test(test_fuzz_matmul_bias),
         cmocka_unit_test(test_fuzz_loop_nests),
+        cmocka_unit_test(test_fuzz_locations),
         cmocka_unit_test(test_layout_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
