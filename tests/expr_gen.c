@@ -997,5 +997,7 @@ const eg_regression eg_regressions[] = {
     {1919000000, 19314, true, 0}, /* min(x - 5, INT64_MAX): the offset moved out, INT64_MAX + 5 wrapped */
     {1918300006, 1300, true, 0}, /* ptxas: max.s16(x, 0) == 0 taken as false (cg_ptxas.c) */
     {1918500002, 4764, true, 0}, /* ptxas: |x| > -55.5 taken as true for NaN (cg_ptxas.c) */
+    /* codegen's zero fill took `else: Y[i] = -0.0` for a zero store (+0) */
+    {1922400001, 175, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
 };
 const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);

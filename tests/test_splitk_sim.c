@@ -183,6 +183,55 @@ static void expect_refused(tir_ctx *ctx, tir_schedule *s, const char *block, con
     tir_sched_destroy(s);
 }
 
+/* An init of -0.0 (the additive identity, every bit of it): the zero
+ * kernel stores -0.0, not +0.0, so that a C whose products are all -0.0
+ * stays -0.0 as in the interpreter (it once stored a plain 0). */
+static void test_splitk_atomic_negative_zero(void **st) {
+    tir_ctx *ctx = *st;
+    const int64_t M = 64, N = 64, K = 64;
+    const char *text = tir_print(ctx, tir_def_matmul(ctx, M, N, K, TIR_F32));
+    const char *at = strstr(text, "T.float32(0)");
+    assert_non_null(at);
+    char *neg = malloc(strlen(text) + 2);
+    size_t pre = (size_t)(at - text) + strlen("T.float32(");
+    memcpy(neg, text, pre);
+    strcpy(neg + pre, "-");
+    strcat(neg, text + pre);
+    const tir_prim_func *f = NULL;
+    assert_int_equal(tir_parse_func(ctx, neg, strlen(neg), &f), TIR_OK);
+    free(neg);
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    sgemm_config cfg = sgemm_default_config();
+    cfg.splitk = 2;
+    cfg.splitk_atomic = true;
+    if (sgemm_schedule(s, &cfg, NULL, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    tir_kernel_set ks;
+    if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
+        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
+    tir_sched_destroy(s);
+    assert_int_equal(ks.nkernels, 2);
+    assert_non_null(strstr(tir_print(ctx, ks.kernels[0]), "T.float32(-0)"));
+    size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) a[i] = -0.0f;
+    for (size_t i = 0; i < nb; i++) b[i] = 1.0f;
+    memset(ref, 0xff, nc * 4);
+    memset(out, 0xff, nc * 4);
+    tir_arg ia[3] = {{.data = a}, {.data = b}, {.data = ref}};
+    assert_int_equal(tir_interp_run(ctx, f, 3, ia, NULL), TIR_OK);
+    tir_arg sa[3] = {{.data = a}, {.data = b}, {.data = out}};
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true, .check_global_races = true};
+    if (tir_sim_run_kernels(ctx, &ks, 3, sa, &so, NULL) != TIR_OK)
+        fail_msg("simulator: %s", tir_ctx_error(ctx));
+    for (size_t i = 0; i < nc; i++) {
+        if (!signbit(ref[i]) || ref[i] != 0) fail_msg("interpreter C[%zu] = %g", i, ref[i]);
+        if (memcmp(&ref[i], &out[i], 4) != 0)
+            fail_msg("C[%zu]: simulator %g, interpreter %g", i, out[i], ref[i]);
+    }
+    free(a), free(b), free(ref), free(out);
+}
+
 static void test_splitk_atomic_misuse(void **st) {
     tir_ctx *ctx = *st;
     /* 1. not a reduction block: a cache_read copy */
@@ -368,6 +417,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_splitk_step8_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_misuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_negative_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),

@@ -36,6 +36,7 @@ typedef struct atomic_wb {
     const tir_block *wb;
     int stmt; /* its top-level statement */
     const tir_buffer *rf, *out;
+    const tir_expr *zero; /* the init's zero, of its sign: the zero kernel stores it */
     int map[AR_MAX_DIMS];
 } atomic_wb;
 
@@ -122,6 +123,7 @@ static tir_status check_sum(atomic_wb *a, const tir_buffer_store **out_st) {
         return refuse(a, "its init is not a zero store of its output (the zero kernel replaces "
                          "it)",
                       NULL);
+    a->zero = init->value;
     *out_st = st;
     return TIR_OK;
 }
@@ -251,7 +253,7 @@ static const tir_node *rw_block(tir_mutator *m, const tir_node *n) {
 
 /* C[...] = 0 over all of out, one element per thread, 256 threads per
  * block (fewer for a smaller constant size), blockIdx.x over the rest. */
-static const tir_stmt *zero_nest(tir_ctx *ctx, const tir_buffer *out) {
+static const tir_stmt *zero_nest(tir_ctx *ctx, const tir_buffer *out, const tir_expr *zero) {
     int nd = out->ndim;
     tir_dtype it = out->shape[0]->dtype;
     int64_t size = tir_buffer_const_size(out), threads = size > 0 && size < 256 ? size : 256;
@@ -278,7 +280,7 @@ static const tir_stmt *zero_nest(tir_ctx *ctx, const tir_buffer *out) {
     tir_buffer_region w = tir_region_new(ctx, out, nd, pt);
     tir_block_desc bd = {.name = tir_ctx_sprintf(ctx, "%s_zero", out->name),
                          .niters = nd, .iters = iters, .nwrites = 1, .writes = &w,
-                         .body = tir_store(ctx, out, tir_float(ctx, out->dtype, 0), nd, idx)};
+                         .body = tir_store(ctx, out, zero, nd, idx)};
     bool exact = size > 0 && size % threads == 0;
     const tir_stmt *s = tir_block_realize_new(ctx, nd, values,
                                               exact ? NULL : tir_lt(ctx, flat, total),
@@ -296,7 +298,7 @@ static const tir_stmt *zero_nest(tir_ctx *ctx, const tir_buffer *out) {
 tir_status lower_atomic_split(tir_ctx *ctx, const tir_prim_func *f, tir_kernel_set *ks,
                               int *n, const tir_stmt *const **stmts) {
     find_state fs = find_annotated(f->body);
-    atomic_wb a = {ctx, f, fs.found[0], -1, NULL, NULL, {0}};
+    atomic_wb a = {ctx, f, fs.found[0], -1, NULL, NULL, NULL, {0}};
     if (fs.n > 1) {
         a.wb = fs.found[1];
         return refuse(&a, "a second annotated block (at most one per function)", NULL);
@@ -310,7 +312,7 @@ tir_status lower_atomic_split(tir_ctx *ctx, const tir_prim_func *f, tir_kernel_s
     rw.m.on[TIR_KIND_BUFFER_STORE] = rw_store;
     rw.m.on[TIR_KIND_BLOCK] = rw_block;
     const tir_stmt **out = tir_ctx_alloc(ctx, sizeof *out * (size_t)(*n));
-    out[0] = zero_nest(ctx, a.out);
+    out[0] = zero_nest(ctx, a.out, a.zero);
     for (int i = 0, k = 1; i < *n; i++)
         if (i != a.stmt) out[k++] = tir_mutate_stmt(&rw.m, (*stmts)[i]);
     const tir_buffer **ws = tir_ctx_alloc(ctx, sizeof *ws * (size_t)(ks->nworkspace + 1));
