@@ -751,6 +751,39 @@ static void test_half_rounding(void **st) {
     }
 }
 
+/* An int64 converts to a narrower float with one rounding, as the hardware
+ * converts: through a plain double, 2^60 + 2^52 + 1 became 2^60 + 2^52, a
+ * bfloat16 tie, then 2^60 (and 2^60 + 2^36 + 1 likewise 2^60 in float32). */
+static void test_int_to_narrow_float(void **st) {
+    tir_ctx *ctx = *st;
+    const int64_t big = (INT64_C(1) << 60) + (INT64_C(1) << 52) + 1;
+    assert_true(ir_bf16_from_double(ir_int_to_double_odd(big, false)) ==
+                ir_bf16_from_double(0x1p60 + 0x1p53));
+    assert_true(ir_bf16_from_double(ir_int_to_double_odd(-big, false)) ==
+                ir_bf16_from_double(-0x1p60 - 0x1p53));
+    assert_true(ir_int_to_double_odd(INT64_MAX, false) == 0x1p63 - 0x1p10); /* odd, below */
+    assert_true(ir_int_to_double_odd(-1, true) == 0x1p64 - 0x1p11);         /* 2^64 - 1 */
+    assert_true(ir_int_to_double_odd(12345, false) == 12345.0);              /* exact */
+    static const char text[] =
+        "@T.prim_func\n"
+        "def f(X: T.Buffer((3,), \"int64\"), Y: T.Buffer((3,), \"bfloat16\"), Z: T.Buffer((3,), \"float32\")):\n"
+        "    for i in range(3):\n"
+        "        with T.block(\"Y\"):\n"
+        "            vi = T.axis.spatial(3, i)\n"
+        "            Y[vi] = T.Cast(\"bfloat16\", X[vi])\n"
+        "            Z[vi] = T.Cast(\"float32\", X[vi])\n";
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    int64_t x[3] = {big, -big, (INT64_C(1) << 60) + (INT64_C(1) << 36) + 1};
+    uint16_t y[3];
+    float z[3];
+    tir_arg args[3] = {{x, 0}, {y, 0}, {z, 0}};
+    if (tir_interp_run(ctx, f, 3, args, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    assert_int_equal(y[0], ir_bf16_from_double(0x1p60 + 0x1p53));
+    assert_int_equal(y[1], ir_bf16_from_double(-0x1p60 - 0x1p53));
+    assert_true(z[2] == (float)x[2] && z[2] == 0x1p60f + 0x1p37f);
+}
+
 /* f16 rounds after each operation: 1 + 2^-11 is a tie that rounds to 1,
  * so (1 + e) + e stays 1 while float32 would give 1 + 2^-10. */
 static void test_half_arithmetic(void **st) {
@@ -1159,6 +1192,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_integer_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_rounding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_int_to_narrow_float, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_arithmetic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_fma_minmax, setup, teardown),
         cmocka_unit_test_setup_teardown(test_math_intrinsics, setup, teardown),

@@ -8,9 +8,11 @@
  * before and after, trace roundtrip, one negative test per precondition,
  * each checking that nothing changed. */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -221,7 +223,7 @@ static const char bias_after[] =
     "            T.reads(bias[vj], A[vi, vk], B[vk, vj])\n"
     "            T.writes(D[vi, vj])\n"
     "            with T.init():\n"
-    "                D[vi, vj] = bias[vj]\n"
+    "                D[vi, vj] = T.float32(0) + bias[vj]\n"
     "            D[vi, vj] = D[vi, vj] + A[vi, vk] * B[vk, vj]\n";
 
 /* D = temp + bias: the reduction writes D with init bias; the epilogue
@@ -251,6 +253,53 @@ static void test_fre_bias(void **st) {
     tir_sched_destroy(s);
 }
 
+static const tir_prim_func *parse(tir_ctx *ctx, const char *text);
+
+/* D of f (a matmul_bias: A 4x4 of 0, B 4x4 of -1, so every product is
+ * -0.0, and bias of -0.0) in the interpreter. */
+static void zero_sign_run(tir_ctx *ctx, const tir_prim_func *f, float *d) {
+    float a[16], b[16], bias[4];
+    for (int i = 0; i < 16; i++) a[i] = 0.0f, b[i] = -1.0f;
+    for (int i = 0; i < 4; i++) bias[i] = -0.0f;
+    tir_arg args[4] = {{a, 0}, {b, 0}, {bias, 0}, {d, 0}};
+    if (tir_interp_run(ctx, f, 4, args, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+}
+
+/* The sign of a zero: a sum from the init +0.0 never ends at -0.0, so the
+ * bias joins a +0.0 init as 0 + bias[j] (with bias[j] alone, D was -0.0
+ * where the unfused function gives +0.0); from an init of -0.0, the exact
+ * identity, bias[j] alone. */
+static void test_fre_zero_sign(void **st) {
+    tir_ctx *ctx = *st;
+    for (int neg = 0; neg < 2; neg++) {
+        const tir_prim_func *f = tir_def_matmul_bias(ctx, 4, 4, 4, TIR_F32);
+        if (neg) {
+            const char *text = tir_print(ctx, f), *at = strstr(text, "= T.float32(0)");
+            assert_non_null(at);
+            size_t pre = (size_t)(at - text) + strlen("= T.float32(");
+            char *t2 = malloc(strlen(text) + 2);
+            memcpy(t2, text, pre);
+            strcpy(t2 + pre, "-");
+            strcat(t2, text + pre);
+            f = parse(ctx, t2);
+            free(t2);
+        }
+        float want[16], got[16];
+        zero_sign_run(ctx, f, want);
+        for (int i = 0; i < 16; i++) assert_true(want[i] == 0 && !signbit(want[i]) == !neg);
+        tir_schedule *s = sched_new(ctx, f);
+        SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D"),
+                                                      NULL));
+        const char *after = tir_print(ctx, tir_sched_func(s));
+        assert_non_null(strstr(after, neg ? "D[vi, vj] = bias[vj]\n"
+                                          : "D[vi, vj] = T.float32(0) + bias[vj]\n"));
+        zero_sign_run(ctx, tir_sched_func(s), got);
+        if (memcmp(want, got, sizeof want) != 0)
+            fail_msg("init %s0.0: D[0] %g fused, %g before", neg ? "-" : "+", got[0], want[0]);
+        tir_sched_destroy(s);
+    }
+}
+
 static const char relu_after[] =
     "@T.prim_func\n"
     "def matmul_bias_relu(A: T.Buffer((5, 7), \"float32\"), B: T.Buffer((7, 3), \"float32\"), bias: T.Buffer((3,), \"float32\"), D: T.Buffer((5, 3), \"float32\")):\n"
@@ -263,7 +312,7 @@ static const char relu_after[] =
     "                T.reads(bias[vj], A[vi, vk], B[vk, vj])\n"
     "                T.writes(C[vi, vj])\n"
     "                with T.init():\n"
-    "                    C[vi, vj] = bias[vj]\n"
+    "                    C[vi, vj] = T.float32(0) + bias[vj]\n"
     "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n"
     "        for i_1, j_1 in T.grid(5, 3):\n"
     "            with T.block(\"D\"):\n"
@@ -575,6 +624,7 @@ static void test_fre_preconditions(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fre_bias, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fre_zero_sign, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_bias_relu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_epilogues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_two_consumers, setup, teardown),

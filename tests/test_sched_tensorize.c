@@ -299,6 +299,11 @@ static void test_tensorize_mismatch(void **st) {
     expect_mismatch(ctx, parse_edit(ctx, "= T.float32(0)", "= T.float32(1)"), "init_o",
                     "frag_fill_f32", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
                     "store value: T.float32(0) expected, found T.float32(1)");
+    /* -0.0 is not the fill's 0.0, though == says so: the implementation
+       stores +0.0 (it once matched) */
+    expect_mismatch(ctx, parse_edit(ctx, "= T.float32(0)", "= T.float32(-0.0)"), "init_o",
+                    "frag_fill_f32", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
+                    "store value: T.float32(0) expected, found T.float32(-0)");
 }
 
 static void test_tensorize_preconditions(void **st) {

@@ -228,6 +228,17 @@ static void build_rows(void) {
     ROW(CAST(TIR_I32, tir_f32(C, 1e20)), CAST(TIR_I32, tir_f32(C, 1e20)));
     ROW(CAST(TIR_F16, I(2049)), tir_float(C, TIR_F16, 2048.0));
     ROW(CAST(TIR_F32, I(16777217)), tir_f32(C, 16777216.0));
+    /* an int64 past 2^53 rounds once: through a plain double, 2^60 + 2^36
+       + 1 became 2^60 + 2^36 (a tie) and then 2^60; to bfloat16, 2^60 +
+       2^52 + 1 likewise became 2^60 */
+    ROW(CAST(TIR_F32, tir_int(C, TIR_I64, (INT64_C(1) << 60) + (INT64_C(1) << 36) + 1)),
+        tir_f32(C, 0x1p60 + 0x1p37));
+    ROW(CAST(TIR_BF16, tir_int(C, TIR_I64, (INT64_C(1) << 60) + (INT64_C(1) << 52) + 1)),
+        tir_float(C, TIR_BF16, 0x1p60 + 0x1p53));
+    ROW(CAST(TIR_BF16, tir_int(C, TIR_I64, -(INT64_C(1) << 60) - (INT64_C(1) << 52) - 1)),
+        tir_float(C, TIR_BF16, -0x1p60 - 0x1p53));
+    ROW(CAST(TIR_F32, tir_int(C, TIR_I64, INT64_MAX)), tir_f32(C, 0x1p63));
+    ROW(CAST(TIR_F64, tir_int(C, TIR_I64, (INT64_C(1) << 60) + 1)), tir_float(C, TIR_F64, 0x1p60));
     ROW(CAST(TIR_BOOL, I(5)), TRUE_);
     ROW(ADD(tir_int(C, TIR_I8, 100), tir_int(C, TIR_I8, 100)), tir_int(C, TIR_I8, -56));
     ROW(ADD(tir_int(C, TIR_U8, 200), tir_int(C, TIR_U8, 100)), tir_int(C, TIR_U8, 44));

@@ -1175,10 +1175,10 @@ static ir_val cast(int from, int to, ir_val v) {
             r.d = (double)v.i;
         else if (to == IR_TC_F32)
             r.f = (float)v.i;
-        else if (to == IR_TC_F16)
-            r.f = ir_f16_to_float(ir_f16_from_double((double)v.i));
+        else if (to == IR_TC_F16) /* rounded once, see ir_int_to_double_odd */
+            r.f = ir_f16_to_float(ir_f16_from_double(ir_int_to_double_odd(v.i, false)));
         else
-            r.f = ir_bf16_to_float(ir_bf16_from_double((double)v.i));
+            r.f = ir_bf16_to_float(ir_bf16_from_double(ir_int_to_double_odd(v.i, false)));
         return r;
     }
     double d = from == IR_TC_F64 ? v.d : v.f;

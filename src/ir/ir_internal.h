@@ -148,6 +148,9 @@ bool ir_dump_wanted(const char *what, bool all_counts);
 /* float16 / bfloat16 bits, rounded to nearest even from a double (which
  * holds any float exactly), and back. */
 uint16_t ir_f16_from_double(double x);
+/* An int64 (uint64 when u) as a double rounded to odd, for rounding once
+ * more to a narrower float: the integer rounded once (util.c). */
+double ir_int_to_double_odd(int64_t v, bool u);
 uint16_t ir_bf16_from_double(double x);
 float ir_f16_to_float(uint16_t h);
 float ir_bf16_to_float(uint16_t h);

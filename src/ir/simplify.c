@@ -162,9 +162,12 @@ static const tir_expr *fold_cast(tir_analyzer *a, tir_dtype t, const tir_expr *c
     if (i) {
         if (tir_dtype_is_int(t) || tir_dtype_is_bool(t)) return mk_int(a, t, i->value);
         if (tir_dtype_is_float(t)) {
-            double v = c->dtype.code == TIR_TYPE_UINT && c->dtype.bits == 64
-                           ? (double)(uint64_t)i->value
-                           : (double)i->value;
+            /* rounded once, as the interpreter and the hardware convert:
+               to float64 directly, to a narrower float from the double
+               rounded to odd (plain (double) first could round twice) */
+            bool u = c->dtype.code == TIR_TYPE_UINT && c->dtype.bits == 64;
+            double v = t.bits == 64 ? (u ? (double)(uint64_t)i->value : (double)i->value)
+                                    : ir_int_to_double_odd(i->value, u);
             return mk_float(a, t, v);
         }
         return NULL;

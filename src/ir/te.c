@@ -310,8 +310,10 @@ static bool expr_same(const tir_expr *a, const tir_expr *b) {
     }
     switch (k) {
     case TIR_KIND_INT_IMM: return ((const tir_int_imm *)a)->value == ((const tir_int_imm *)b)->value;
-    case TIR_KIND_FLOAT_IMM:
-        return ((const tir_float_imm *)a)->value == ((const tir_float_imm *)b)->value;
+    case TIR_KIND_FLOAT_IMM: { /* the bits, as tir_struct_equal: -0.0 is not 0.0 */
+        double x = ((const tir_float_imm *)a)->value, y = ((const tir_float_imm *)b)->value;
+        return memcmp(&x, &y, sizeof x) == 0;
+    }
     case TIR_KIND_NOT: return expr_same(((const tir_not *)a)->a, ((const tir_not *)b)->a);
     case TIR_KIND_CAST: return expr_same(((const tir_cast *)a)->value, ((const tir_cast *)b)->value);
     case TIR_KIND_SELECT: {

@@ -188,6 +188,24 @@ static uint16_t round_small(double x, int mbits, int ebits) {
     return (uint16_t)(sign | r);
 }
 
+/* v (unsigned when u) as a double rounded to odd: v itself when it fits
+ * 53 bits, else whichever of the two doubles around v has a last bit of
+ * 1.  Rounding that again to a float of at most 51 bits (float32, float16,
+ * bfloat16) rounds v once: a double (double)v already rounded to nearest
+ * can round the other way a second time (2^60 + 2^36 + 1 as float32). */
+double ir_int_to_double_odd(int64_t v, bool u) {
+    double d = u ? (double)(uint64_t)v : (double)v;
+    int below; /* -1: v < d, 1: v > d, 0: exact */
+    if (u)
+        below = d >= 0x1p64 ? -1 : (uint64_t)d == (uint64_t)v ? 0 : (uint64_t)d < (uint64_t)v ? 1 : -1;
+    else
+        below = d >= 0x1p63 ? -1 : (int64_t)d == v ? 0 : (int64_t)d < v ? 1 : -1;
+    if (!below) return d;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits & 1 ? d : nextafter(d, below > 0 ? INFINITY : -INFINITY);
+}
+
 uint16_t ir_f16_from_double(double x) { return round_small(x, 10, 5); }
 uint16_t ir_bf16_from_double(double x) { return round_small(x, 7, 8); }
 

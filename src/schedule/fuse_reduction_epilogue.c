@@ -14,6 +14,7 @@
  * values for another reader, a new buffer the reduction also accumulates.
  * A max or min reduction moves nothing into the init.
  */
+#include <math.h>
 #include <string.h>
 
 #include "sched_internal.h"
@@ -67,9 +68,12 @@ static const tir_expr *swap_expr(tir_ctx *ctx, const tir_expr *e, const void *ol
     return tir_mutate_expr(&m, e);
 }
 
-static bool is_zero(const tir_expr *e) {
+/* True when x + e is x for every x: integer 0, or float -0.0 (not +0.0:
+ * +0.0 + -0.0 is +0.0, so a sum from +0.0 never ends at -0.0, while one
+ * from a -0.0 bias can). */
+static bool is_add_identity(const tir_expr *e) {
     const tir_float_imm *f = tir_as_tir_float_imm(e);
-    if (f) return f->value == 0.0;
+    if (f) return f->value == 0 && signbit(f->value);
     return sch_is_const(e, 0);
 }
 
@@ -495,7 +499,7 @@ static const tir_stmt *new_reduction(tir_ctx *ctx, const fre_plan *P, const fre_
                                      const tir_expr *cR) {
     const tir_block *R = P->R;
     const tir_expr *init_val = P->ist->value;
-    if (cR) init_val = is_zero(init_val) ? cR : tir_add(ctx, init_val, cR);
+    if (cR) init_val = is_add_identity(init_val) ? cR : tir_add(ctx, init_val, cR);
     const tir_expr *xload = tir_load(ctx, a->X, a->nx, a->xidx);
     const tir_stmt *x_init = tir_store(ctx, a->X, init_val, a->nx, a->xidx);
     const tir_stmt *x_upd =

@@ -219,9 +219,12 @@ static bool match_expr(tz *t, const char *what, const tir_expr *d, const tir_exp
     case TIR_KIND_INT_IMM:
         return ((const tir_int_imm *)d)->value == ((const tir_int_imm *)p)->value ||
                kind_miss(t, what, d, p);
-    case TIR_KIND_FLOAT_IMM:
-        return ((const tir_float_imm *)d)->value == ((const tir_float_imm *)p)->value ||
-               kind_miss(t, what, d, p);
+    case TIR_KIND_FLOAT_IMM: {
+        /* the bits: -0.0 is not the 0.0 of a fill, whose implementation
+           stores +0.0 (== took them as one) */
+        double x = ((const tir_float_imm *)d)->value, y = ((const tir_float_imm *)p)->value;
+        return memcmp(&x, &y, sizeof x) == 0 || kind_miss(t, what, d, p);
+    }
     case TIR_KIND_VAR: return match_var(t, what, (const tir_var *)d, p);
     case TIR_KIND_CAST:
         return match_expr(t, what, ((const tir_cast *)d)->value, ((const tir_cast *)p)->value);
