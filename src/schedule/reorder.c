@@ -146,13 +146,24 @@ static tir_status check_tangled(sch_call *c, const uint32_t *rv_of, const tir_bl
             if (pos_in(order, chain[j]) < pos_in(order, chain[k])) continue;
             const tir_var *mx = below->items[cc[k]];
             const void *marks[2] = {chain[j], chain[k]};
+            const char *a = chain[j]->var->name, *b = chain[k]->var->name;
+            if (mx == chain[j]->var || mx == chain[k]->var) {
+                const char *other = mx == chain[j]->var ? b : a;
+                return sch_fail_marks(
+                    c, TIR_ERR_SCHED_MIXED_LOOP, rv_of[k], 2, marks,
+                    "loops %s and %s of block \"%s\" would swap; %s feeds both spatial and "
+                    "reduce iterators and %s is tied to it through the iterators they feed: "
+                    "their order decides which instance of a spatial point runs first, and "
+                    "only the first holds the init",
+                    a, b, r->block->name, mx->name, other);
+            }
             return sch_fail_marks(
                 c, TIR_ERR_SCHED_MIXED_LOOP, rv_of[k], 2, marks,
                 "loops %s and %s of block \"%s\" would swap, and both are tied to loop %s, "
                 "which feeds both spatial and reduce iterators (through the iterators they "
                 "feed): their order decides which instance of a spatial point runs first, and "
                 "only the first holds the init",
-                chain[j]->var->name, chain[k]->var->name, r->block->name, mx->name);
+                a, b, r->block->name, mx->name);
         }
     return TIR_OK;
 }
