@@ -999,5 +999,7 @@ const eg_regression eg_regressions[] = {
     {1918500002, 4764, true, 0}, /* ptxas: |x| > -55.5 taken as true for NaN (cg_ptxas.c) */
     /* codegen's zero fill took `else: Y[i] = -0.0` for a zero store (+0) */
     {1922400001, 175, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
+    /* the simplifier decided s + INT32_MIN != 0 (s data) by unwrapped bounds */
+    {1922900003, 7410, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
 };
 const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);

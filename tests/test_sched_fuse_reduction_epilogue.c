@@ -256,46 +256,64 @@ static void test_fre_bias(void **st) {
 static const tir_prim_func *parse(tir_ctx *ctx, const char *text);
 
 /* D of f (a matmul_bias: A 4x4 of 0, B 4x4 of -1, so every product is
- * -0.0, and bias of -0.0) in the interpreter. */
-static void zero_sign_run(tir_ctx *ctx, const tir_prim_func *f, float *d) {
+ * -0.0, and bias of the given zero) in the interpreter. */
+static void zero_sign_run(tir_ctx *ctx, const tir_prim_func *f, float bias0, float *d) {
     float a[16], b[16], bias[4];
     for (int i = 0; i < 16; i++) a[i] = 0.0f, b[i] = -1.0f;
-    for (int i = 0; i < 4; i++) bias[i] = -0.0f;
+    for (int i = 0; i < 4; i++) bias[i] = bias0;
     tir_arg args[4] = {{a, 0}, {b, 0}, {bias, 0}, {d, 0}};
     if (tir_interp_run(ctx, f, 4, args, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
 }
 
-/* The sign of a zero: a sum from the init +0.0 never ends at -0.0, so the
- * bias joins a +0.0 init as 0 + bias[j] (with bias[j] alone, D was -0.0
- * where the unfused function gives +0.0); from an init of -0.0, the exact
- * identity, bias[j] alone. */
+/* text with its first `from` replaced by `to` (the caller frees it). */
+static char *replace1(const char *text, const char *from, const char *to) {
+    const char *at = strstr(text, from);
+    assert_non_null(at);
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+    memcpy(out, text, (size_t)(at - text));
+    strcpy(out + (at - text), to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+/* The sign of a zero, in all eight cases (init +0.0 / -0.0, epilogue
+ * t + bias / t - bias, bias +0.0 / -0.0) with every product -0.0: the
+ * fused D must equal the unfused one bit for bit.  A +0.0 init is not the
+ * additive identity, so the bias joins it as 0 + bias[j] (with bias[j]
+ * alone, D was -0.0 where the unfused function gives +0.0); -0.0 is, so
+ * from it bias[j] alone; a subtracted bias enters as -0.0 - bias[j] (-x
+ * exactly; 0 - bias[j] gave +0.0 for a +0.0 bias where t - bias is
+ * -0.0). */
 static void test_fre_zero_sign(void **st) {
     tir_ctx *ctx = *st;
-    for (int neg = 0; neg < 2; neg++) {
-        const tir_prim_func *f = tir_def_matmul_bias(ctx, 4, 4, 4, TIR_F32);
-        if (neg) {
-            const char *text = tir_print(ctx, f), *at = strstr(text, "= T.float32(0)");
-            assert_non_null(at);
-            size_t pre = (size_t)(at - text) + strlen("= T.float32(");
-            char *t2 = malloc(strlen(text) + 2);
-            memcpy(t2, text, pre);
-            strcpy(t2 + pre, "-");
-            strcat(t2, text + pre);
-            f = parse(ctx, t2);
-            free(t2);
+    for (int c = 0; c < 8; c++) {
+        bool neg_init = c & 1, minus = c & 2;
+        float bias0 = c & 4 ? -0.0f : 0.0f;
+        char *text = replace1(tir_print(ctx, tir_def_matmul_bias(ctx, 4, 4, 4, TIR_F32)),
+                              "= T.float32(0)", neg_init ? "= T.float32(-0.0)" : "= T.float32(0)");
+        if (minus) {
+            char *t2 =
+                replace1(text, "C[vi_1, vj_1] + bias[vj_1]", "C[vi_1, vj_1] - bias[vj_1]");
+            free(text);
+            text = t2;
         }
+        const tir_prim_func *f = parse(ctx, text);
+        free(text);
         float want[16], got[16];
-        zero_sign_run(ctx, f, want);
-        for (int i = 0; i < 16; i++) assert_true(want[i] == 0 && !signbit(want[i]) == !neg);
+        zero_sign_run(ctx, f, bias0, want);
         tir_schedule *s = sched_new(ctx, f);
         SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"), sched_block(s, "D"),
                                                       NULL));
         const char *after = tir_print(ctx, tir_sched_func(s));
-        assert_non_null(strstr(after, neg ? "D[vi, vj] = bias[vj]\n"
-                                          : "D[vi, vj] = T.float32(0) + bias[vj]\n"));
-        zero_sign_run(ctx, tir_sched_func(s), got);
+        const char *init = minus ? (neg_init ? "D[vi, vj] = T.float32(-0) - bias[vj]\n"
+                                             : "D[vi, vj] = T.float32(0) + (T.float32(-0) - bias[vj])\n")
+                                 : (neg_init ? "D[vi, vj] = bias[vj]\n"
+                                             : "D[vi, vj] = T.float32(0) + bias[vj]\n");
+        if (!strstr(after, init)) fail_msg("case %d: no \"%s\" in\n%s", c, init, after);
+        zero_sign_run(ctx, tir_sched_func(s), bias0, got);
         if (memcmp(want, got, sizeof want) != 0)
-            fail_msg("init %s0.0: D[0] %g fused, %g before", neg ? "-" : "+", got[0], want[0]);
+            fail_msg("case %d (init %s0.0, t %c bias, bias %g): D[0] %g fused, %g before", c,
+                     neg_init ? "-" : "+", minus ? '-' : '+', bias0, got[0], want[0]);
         tir_sched_destroy(s);
     }
 }

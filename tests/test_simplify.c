@@ -219,6 +219,17 @@ static void build_rows(void) {
     ROW(SEL(NOT(b), x, y), SEL(b, y, x));
     ROW(SEL(b, TRUE_, FALSE_), b);
     ROW(SEL(LT(x, ADD(x, I(1))), y, z), y);
+    {
+        /* a value of loaded data wraps: s - INT32_MIN is 0 for s = INT32_MIN
+           (linear() turned it into s + INT32_MIN, whose unwrapped bounds
+           said "never 0": expression fuzzer seed 1922900003 case 7410) */
+        const tir_buffer *xb = tir_buffer_simple(C, "X", TIR_I32, 1, (const int64_t[]){4},
+                                                 TIR_SCOPE_GLOBAL);
+        const tir_expr *s = SEL(LT(tir_load(C, xb, 1, (const tir_expr *[]){I(0)}), I(3)), I(-2),
+                                I(INT32_MIN));
+        const tir_expr *d = SUB(s, I(INT32_MIN));
+        ROW(EQ(d, I(0)), EQ(ADD(s, I(INT32_MIN)), I(0)));
+    }
 
     /* casts and constant folding in every dtype */
     ROW(CAST(TIR_I32, CAST(TIR_I64, x)), x);

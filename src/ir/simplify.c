@@ -625,14 +625,35 @@ static bool sum_in_dtype(tir_analyzer *a, lsum s) {
     return ar_bound_finite(b) && b.min >= r.min && b.max <= r.max;
 }
 
+static bool load_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
+    return !*(bool *)v->user;
+}
+
+/* Whether a term of s reads a buffer: a value of the user's data, which
+ * wraps as a stored value does, not an index (signed overflow undefined). */
+static bool sum_reads_data(lsum s) {
+    bool found = false;
+    tir_visitor v = {.pre = load_pre, .user = &found};
+    for (int i = 0; i < s.n && !found; i++) tir_visit(&v, s.t[i].atom);
+    return found;
+}
+
 /* x - y as a sum of int64 terms: the difference of the values, not of their
  * dtype's wrapped images (int8: x - (-128) is x + 128, which int8 wraps to
- * x - 128), or n = -1 when it cannot be had.  A signed sum is its value
- * (signed overflow is undefined, docs/lowered-ir.md); an unsigned one wraps
- * by definition (uint8 x + 200), so it must be known not to. */
+ * x - 128), or n = -1 when it cannot be had.  A signed sum of indices is
+ * its value (signed overflow is undefined there, docs/lowered-ir.md); an
+ * unsigned one wraps by definition (uint8 x + 200), and so does one that
+ * reads data (a stored value wraps), so those must be known not to:
+ * linear() keeps constants in the dtype, so their sum is the value only
+ * modulo 2^bits (int32 s - INT32_MIN, s a select of loaded data, became
+ * s + INT32_MIN, whose bounds [2 INT32_MIN, INT32_MIN - 2] for s in {-2,
+ * INT32_MIN} said "never 0" where s - INT32_MIN is 0: the expression
+ * fuzzer's seed 1922900003 case 7410 dropped a divisor's guard); within
+ * the dtype's range the two agree. */
 static lsum canon_diff(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
     lsum lx = linear(a, x), ly = linear(a, y), none = {lx.dt, -1, NULL, 0};
-    bool wraps = lx.dt.code != TIR_TYPE_INT;
+    bool wraps = lx.dt.code != TIR_TYPE_INT || sum_reads_data(lx) || sum_reads_data(ly);
     if (wraps && (!sum_in_dtype(a, lx) || !sum_in_dtype(a, ly))) return none;
     bool ok = true;
     lsum s = sum_add_exact(a, lx, ly, -1, &ok);

@@ -139,8 +139,10 @@ static bool contains(const tir_expr *e, const tir_expr *target) {
     return u.any;
 }
 
-static const tir_expr *zero(tir_ctx *ctx, tir_dtype t) {
-    return tir_dtype_is_float(t) ? tir_float(ctx, t, 0) : tir_int(ctx, t, 0);
+/* The start of a negation: -0.0 - x is -x exactly, so temp - x = temp +
+ * (-0.0 - x) for every x; +0.0 - x is +0.0, not -0.0, for x = +0.0. */
+static const tir_expr *neg_zero(tir_ctx *ctx, tir_dtype t) {
+    return tir_dtype_is_float(t) ? tir_float(ctx, t, -0.0) : tir_int(ctx, t, 0);
 }
 
 /* u without the temp load: the additive part c of u = temp + c (u is a
@@ -156,7 +158,7 @@ static const tir_expr *rest(tir_ctx *ctx, const tir_expr *u, const tir_expr *loa
         return r ? tir_add(ctx, r, other) : other;
     }
     const tir_expr *r = rest(ctx, b->a, load);
-    return tir_sub(ctx, r ? r : zero(ctx, u->dtype), b->b);
+    return tir_sub(ctx, r ? r : neg_zero(ctx, u->dtype), b->b);
 }
 
 /* ------------------------------------------------------------ rewriting */
