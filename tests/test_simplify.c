@@ -229,6 +229,16 @@ static void build_rows(void) {
                                 I(INT32_MIN));
         const tir_expr *d = SUB(s, I(INT32_MIN));
         ROW(EQ(d, I(0)), EQ(ADD(s, I(INT32_MIN)), I(0)));
+        /* int32(u) + INT32_MAX for a uint8 u is INT32_MIN for u = 1: its
+           bounds are not [INT32_MAX, INT32_MAX] (clipped, they let the max
+           and the division fold), nor does max(u, -INT32_MAX) + INT32_MAX
+           stand for the max */
+        const tir_buffer *ub = tir_buffer_simple(C, "U", TIR_DT(TIR_TYPE_UINT, 8, 1), 1,
+                                                 (const int64_t[]){4}, TIR_SCOPE_GLOBAL);
+        const tir_expr *u = CAST(TIR_I32, tir_load(C, ub, 1, (const tir_expr *[]){I(0)}));
+        const tir_expr *big = ADD(u, I(INT32_MAX));
+        ROW(tir_binop_new(C, TIR_KIND_MAX, big, I(0)), tir_binop_new(C, TIR_KIND_MAX, big, I(0)));
+        ROW(tir_floordiv(C, big, I(4)), tir_floordiv(C, big, I(4)));
     }
 
     /* casts and constant folding in every dtype */

@@ -313,9 +313,16 @@ static tir_int_bound bound_of(tir_analyzer *a, const tir_expr *e) {
      * any value, not the part inside (uint8(v) + 254 for v in [0, 2] is
      * 254, 255 or 0; clipped to [254, 255], the simplifier dropped a live
      * branch and compact_alloc shrank a buffer past an index: review of
-     * the sixteenth session).  Signed overflow is undefined: clipped. */
-    if (e->dtype.code == TIR_TYPE_UINT && (r.min < full.min || r.max > full.max)) r = full;
-    else if (tir_dtype_is_int(e->dtype) || tir_dtype_is_bool(e->dtype)) r = clip_to(r, full);
+     * the sixteenth session).  So does a signed value of the user's data,
+     * as stored values do (int32(x) + INT32_MAX for a uint8 x clipped to
+     * [INT32_MAX, INT32_MAX] let max(., 0) go, where x = 1 gives
+     * INT32_MIN); a signed index cannot overflow (undefined), so a range
+     * past the dtype's is any value there too, as good as clipping for
+     * what the bounds decide. */
+    if (tir_dtype_is_int(e->dtype) && (r.min < full.min || r.max > full.max))
+        r = full;
+    else if (tir_dtype_is_int(e->dtype) || tir_dtype_is_bool(e->dtype))
+        r = clip_to(r, full);
     ar_memo_put(&a->bound_memo, a->gen, e)->bound = r;
     return r;
 }

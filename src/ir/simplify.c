@@ -845,6 +845,13 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
     tir_dtype dt = x->dtype;
     if (c == 1) return is_div ? x : mk_int(a, dt, 0);
     lsum s = canon(a, x);
+    /* x, when it reads data, wraps as a stored value does: its sum is its
+     * value only within the dtype (floordiv(int32(u) + INT32_MAX, 4), u a
+     * uint8, became floordiv(u + 3, 4) + 536870911: 536870912 for u = 1,
+     * where INT32_MIN // 4 is -536870912); a floormod by a power of two
+     * divides 2^bits and does not see the wrap */
+    if (sum_reads_data(s) && !sum_in_dtype(a, s) && !((c & (c - 1)) == 0 && !is_div))
+        return NULL;
     /* x = c*q + r, with r's constant in [0, c) */
     lsum q = {dt, 0, ar_scratch(a, sizeof(term) * (size_t)(s.n ? s.n : 1)), ar_floordiv(s.k, c)};
     lsum r = {dt, 0, ar_scratch(a, sizeof(term) * (size_t)(s.n ? s.n : 1)), ar_floormod(s.k, c)};
@@ -864,6 +871,7 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
      * must fit by bounds, or x stays as it is. */
     bool pow2 = (c & (c - 1)) == 0;
     if ((r.k != s.k || q.n > 0) && !(pow2 && !is_div) && !sum_in_dtype(a, r)) return NULL;
+
     const tir_expr *lo = divmod_low(a, is_div, q, r, c);
     if (lo) return lo;
     /* r = g*r' + r1 with g = gcd(coefs, c): floordiv(r, c) = floordiv(r'+q1, c/g) */
@@ -1024,8 +1032,13 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
     for (int i = 0; i < n && same_off && off != 0; i++) {
         /* exact: min(x - 5, INT64_MAX) moved INT64_MAX + 5, which wrapped */
         bool ok = true;
-        lsum w = sum_add_exact(a, linear(a, ops[i]), sum_const(dt, off), -1, &ok);
+        lsum li = linear(a, ops[i]);
+        lsum w = sum_add_exact(a, li, sum_const(dt, off), -1, &ok);
         if (!ok || !sum_in_dtype(a, w)) same_off = false;
+        /* and an operand of data must not wrap itself: max(int32(x) +
+           INT32_MAX, 0) for a uint8 x is 0 for x = 1, where max(x,
+           -INT32_MAX) + INT32_MAX gave INT32_MIN (canon_diff) */
+        if (sum_reads_data(li) && !sum_in_dtype(a, li)) same_off = false;
     }
     if (same_off && off != 0 && negatable(dt, off)) {
         /* the operands without the offset may flatten and dominate further
