@@ -239,6 +239,21 @@ static void build_rows(void) {
         const tir_expr *big = ADD(u, I(INT32_MAX));
         ROW(tir_binop_new(C, TIR_KIND_MAX, big, I(0)), tir_binop_new(C, TIR_KIND_MAX, big, I(0)));
         ROW(tir_floordiv(C, big, I(4)), tir_floordiv(C, big, I(4)));
+        /* a min/max operand of data stands for its sum only in the dtype:
+           max(x, min(x - 1, 2048)) is 2048 for x = INT32_MIN, not x */
+        const tir_expr *xl = tir_load(C, xb, 1, (const tir_expr *[]){I(1)});
+        ROW(MAX(xl, MIN(SUB(xl, I(1)), I(2048))), MAX(MIN(SUB(xl, I(1)), I(2048)), xl));
+        /* int64 sums saturate at the dtype's ends: K - int64(a) for an int8
+           a wraps negative for a < -47 and K = INT64_MAX - 47 (it looked
+           non-negative, and 1 // it folded to 0) */
+        const tir_buffer *ab = tir_buffer_simple(C, "A8", TIR_I8, 1, (const int64_t[]){4},
+                                                 TIR_SCOPE_GLOBAL);
+        const tir_expr *k64 =
+            SUB(I64(INT64_MAX - 47), CAST(TIR_I64, tir_load(C, ab, 1, (const tir_expr *[]){I(0)})));
+        ROW(FDIV(I64(1), k64), FDIV(I64(1), k64));
+        /* a constant of INT64_MAX in a difference is a value, not +inf */
+        const tir_var *vv = tir_var_new(C, "v64", TIR_I64);
+        ROW(LT(&vv->base, I64(-INT64_MAX)), LT(&vv->base, I64(-INT64_MAX)));
     }
 
     /* casts and constant folding in every dtype */
@@ -302,6 +317,10 @@ static void build_rows(void) {
     ROW(tir_ramp_new(C, x, SUB(y, y), 4), tir_broadcast_new(C, x, 4));
 
     cur_ranges = R_IJ;
+    /* the shared offset -5 may not move out past the constant: 2147483644
+       + 5 wrapped in int32, and the max was dropped */
+    ROW(MAX(SUB(ADD(FDIV(i, I(2)), j), I(5)), I(2147483644)),
+        MAX(SUB(ADD(j, FDIV(i, I(2))), I(5)), I(2147483644)));
     const tir_expr *ij = ADD(MUL(i, I(32)), j);
     ROW(FDIV(ij, I(32)), i);
     ROW(FMOD(ij, I(32)), j);

@@ -408,8 +408,21 @@ static const tir_expr *sum_to_expr(tir_analyzer *a, lsum s) {
     return acc;
 }
 
+/* x + k for a finite k at an end x of a bound: an infinite end stays, a
+ * sum past int64 is the infinite end on k's side. */
+static int64_t end_plus(int64_t x, int64_t k) {
+    int64_t r;
+    if (x == AR_NEG_INF || x == AR_POS_INF) return x;
+    if (__builtin_add_overflow(x, k, &r)) return k > 0 ? AR_POS_INF : AR_NEG_INF;
+    return r;
+}
+
 static tir_int_bound sum_bound(tir_analyzer *a, lsum s) {
-    tir_int_bound r = {s.k, s.k};
+    /* INT64_MIN / INT64_MAX as the constant is a value, not an infinite end,
+       so it is added last (v == -INT64_MAX for v in [-INT64_MAX, -1], as
+       v + INT64_MAX == 0, was decided false from [+inf, +inf]) */
+    bool ext = s.k == AR_NEG_INF || s.k == AR_POS_INF;
+    tir_int_bound r = {ext ? 0 : s.k, ext ? 0 : s.k};
     for (int i = 0; i < s.n; i++) {
         tir_int_bound b = ar_bound(a, s.t[i].atom);
         int64_t c = s.t[i].coef;
@@ -419,6 +432,7 @@ static tir_int_bound sum_bound(tir_analyzer *a, lsum s) {
         r.max = ar_sat_add(r.max, hi, true);
         if (r.min == AR_NEG_INF && r.max == AR_POS_INF) break;
     }
+    if (ext) r = (tir_int_bound){end_plus(r.min, s.k), end_plus(r.max, s.k)};
     return r;
 }
 
@@ -662,6 +676,11 @@ static lsum canon_diff(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
         if (lx.dt.bits < 64) lx.dt = ly.dt = TIR_I64;
         return sum_add(a, lx, ly, -1);
     }
+    /* s's constant is kept in the dtype: a signed index sum's must be the
+     * difference's (2147483644 - (i // 2 + j - 5) had 2147483649 wrap to -2147483647 in
+     * int32, and max(i // 2 + j - 5, 2147483644) lost its constant) */
+    int64_t kd;
+    if (!wraps && (__builtin_sub_overflow(lx.k, ly.k, &kd) || s.k != kd)) return none;
     /* merges build their atoms in the dtype, so s wraps there; unsigned, it
      * is the difference when its range and the difference's fit in one span
      * of 2^bits (they agree modulo 2^bits) */
@@ -703,8 +722,11 @@ static int64_t sum_end(tir_analyzer *a, lsum s, bool upper, int depth) {
         const tir_binop *mb = (const tir_binop *)at;
         for (int side = 0; side < 2; side++) {
             bool ok = true;
-            lsum r = sum_add_exact(a, sum_without(a, s, t, -1), linear(a, side ? mb->b : mb->a),
-                                   c, &ok);
+            lsum op = linear(a, side ? mb->b : mb->a);
+            /* an operand of data wraps: its sum stands for it only in the
+               dtype (max(x, min(x - 1, 2048)) for x = INT32_MIN is 2048) */
+            if (sum_reads_data(op) && !sum_in_dtype(a, op)) continue;
+            lsum r = sum_add_exact(a, sum_without(a, s, t, -1), op, c, &ok);
             if (!ok) continue;
             int64_t e = sum_end(a, r, upper, depth - 1);
             if (upper ? e < best : e > best) best = e;
@@ -1035,6 +1057,10 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
         lsum li = linear(a, ops[i]);
         lsum w = sum_add_exact(a, li, sum_const(dt, off), -1, &ok);
         if (!ok || !sum_in_dtype(a, w)) same_off = false;
+        /* sum_add keeps w's constant in the dtype: it must not have wrapped
+           there (max(i // 2 + j - 5, 2147483644) moved 2147483644 + 5) */
+        int64_t k2;
+        if (__builtin_sub_overflow(li.k, off, &k2) || ar_wrap(dt, k2) != k2) same_off = false;
         /* and an operand of data must not wrap itself: max(int32(x) +
            INT32_MAX, 0) for a uint8 x is 0 for x = 1, where max(x,
            -INT32_MAX) + INT32_MAX gave INT32_MIN (canon_diff) */
