@@ -204,6 +204,10 @@ static void test_mutator_and_substitute(void **st) {
     assert_ptr_equal(store->indices[0], &fi->var->base);
     assert_true(tir_uses_var(n1, fj->var));
     assert_false(tir_uses_var(store, fj->var));
+    assert_true(tir_reads_buffer(n1));           /* the nest loads A */
+    assert_true(tir_reads_buffer(store->value));
+    assert_false(tir_reads_buffer(store->indices[0]));
+    assert_false(tir_reads_buffer(fi->extent));
     /* replace buffers */
     const tir_buffer *B = tir_buffer_simple(ctx, "B", TIR_F32, 2, shape, TIR_SCOPE_SHARED);
     const tir_stmt *rb = (const tir_stmt *)tir_replace_buffers(ctx, n1, 1, &A, &B);

@@ -713,6 +713,9 @@ TIR_API const tir_node *tir_replace_buffers(tir_ctx *ctx, const void *node, int 
                                             const tir_buffer *const *new_bufs);
 /* True if var occurs in node. */
 TIR_API bool tir_uses_var(const void *node, const tir_var *var);
+/* True if node loads from any buffer: a value of the user's data (which
+ * wraps, unlike index arithmetic: docs/lowered-ir.md). */
+TIR_API bool tir_reads_buffer(const void *node);
 
 /* ------------------------------------------------------ structural equality
  *

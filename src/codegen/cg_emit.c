@@ -1451,26 +1451,12 @@ static bool is_zero(const tir_expr *e) {
     return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
 }
 
-static bool find_load(tir_visitor *v, const tir_node *n) {
-    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
-    return !*(bool *)v->user;
-}
-
-/* Whether e reads a buffer: a condition over data, not over loop variables
- * and thread indices alone. */
-static bool reads_buffer(const tir_expr *e) {
-    bool found = false;
-    tir_visitor v = {.pre = find_load, .user = &found};
-    tir_visit(&v, e);
-    return found;
-}
-
 /* An `if` condition.  One over data wraps as a stored value does (see
  * cg.wrap): the simplifier may have reordered its sums, and its values are
  * the user's, anywhere in the dtype.  Guards over indices keep nsw, whose
  * PTX the tiles need. */
 static LLVMValueRef cond_expr(cg *g, const tir_expr *cond) {
-    bool data = reads_buffer(cond);
+    bool data = tir_reads_buffer(cond);
     g->wrap += data;
     LLVMValueRef c = expr(g, cond);
     g->wrap -= data;

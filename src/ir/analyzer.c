@@ -298,19 +298,6 @@ static tir_int_bound bound_impl(tir_analyzer *a, const tir_expr *e) {
     }
 }
 
-static bool data_pre(tir_visitor *v, const tir_node *n) {
-    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
-    return !*(bool *)v->user;
-}
-
-/* Whether e reads a buffer (a value of the user's data, which wraps). */
-static bool reads_data(const tir_expr *e) {
-    bool found = false;
-    tir_visitor v = {.pre = data_pre, .user = &found};
-    tir_visit(&v, e);
-    return found;
-}
-
 static tir_int_bound bound_of(tir_analyzer *a, const tir_expr *e) {
     const tir_int_imm *imm = tir_as_tir_int_imm(e);
     if (imm) return (tir_int_bound){imm->value, imm->value};
@@ -338,7 +325,7 @@ static tir_int_bound bound_of(tir_analyzer *a, const tir_expr *e) {
        passing them: for data, an end reached that way is a wrap (int64
        K - int64(a) for K near INT64_MAX looked non-negative) */
     else if (e->dtype.code == TIR_TYPE_INT && e->dtype.bits == 64 &&
-             (r.min == AR_NEG_INF) != (r.max == AR_POS_INF) && reads_data(e))
+             (r.min == AR_NEG_INF) != (r.max == AR_POS_INF) && tir_reads_buffer(e))
         r = full;
     else if (tir_dtype_is_int(e->dtype) || tir_dtype_is_bool(e->dtype))
         r = clip_to(r, full);

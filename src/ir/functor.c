@@ -458,3 +458,15 @@ bool tir_uses_var(const void *node, const tir_var *var) {
     tir_visit(&s.v, node);
     return s.found;
 }
+
+static bool load_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
+    return !*(bool *)v->user;
+}
+
+bool tir_reads_buffer(const void *node) {
+    bool found = false;
+    tir_visitor v = {.pre = load_pre, .user = &found};
+    tir_visit(&v, node);
+    return found;
+}

@@ -639,18 +639,12 @@ static bool sum_in_dtype(tir_analyzer *a, lsum s) {
     return ar_bound_finite(b) && b.min >= r.min && b.max <= r.max;
 }
 
-static bool load_pre(tir_visitor *v, const tir_node *n) {
-    if (n->kind == TIR_KIND_BUFFER_LOAD) *(bool *)v->user = true;
-    return !*(bool *)v->user;
-}
-
 /* Whether a term of s reads a buffer: a value of the user's data, which
  * wraps as a stored value does, not an index (signed overflow undefined). */
 static bool sum_reads_data(lsum s) {
-    bool found = false;
-    tir_visitor v = {.pre = load_pre, .user = &found};
-    for (int i = 0; i < s.n && !found; i++) tir_visit(&v, s.t[i].atom);
-    return found;
+    for (int i = 0; i < s.n; i++)
+        if (tir_reads_buffer(s.t[i].atom)) return true;
+    return false;
 }
 
 /* x - y as a sum of int64 terms: the difference of the values, not of their
