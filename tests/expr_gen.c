@@ -1001,5 +1001,7 @@ const eg_regression eg_regressions[] = {
     {1922400001, 175, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
     /* the simplifier decided s + INT32_MIN != 0 (s data) by unwrapped bounds */
     {1922900003, 7410, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
+    /* ptxas: |floor(8 / y)| in bfloat16 (and.b16 0x7fff) kept its sign */
+    {1930000013, 2075, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
 };
 const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);

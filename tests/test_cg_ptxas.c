@@ -7,7 +7,8 @@
  * have no abs where the constant is negative (the rewritten pattern);
  * test_abs_kept shows that the PTX check can fail.  Likewise 8- and 16-bit
  * integer min/max (pattern 2): no 16-bit min or max in the PTX, and the
- * same values as the interpreter.
+ * same values as the interpreter.  And |x| of 16-bit floats (pattern 3):
+ * no sign bit masked off a 16-bit register in the PTX.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +45,7 @@ static const struct {
      * some predicates, and `d < 0` must exclude -0) */
     {"T.Select(C[i] > 0, T.@(-1), T.@(-2))", true},
     {"T.Select(C[i] > 0, T.@(-0.0), T.@(-1))", false},
+    {"T.@(0.0)", false}, /* zeros: only >= and < are rewritten (zero_op) */
 };
 enum { NCONSTS = (int)(sizeof consts / sizeof consts[0]) };
 
@@ -112,6 +114,18 @@ static const char *check_and_ptx(tir_ctx *ctx, const tir_prim_func *f, int nin, 
     return m->ptx;
 }
 
+/* The operand compared: |X[i]|, or X[i] * X[i] (g_square; the PTX check
+ * then looks for the multiply). */
+static bool g_square;
+
+/* Whether (after the swap) the comparison with a zero is >= or <, which
+ * pattern 1 decides (|x| >= 0 and x * x >= 0 are "x is not NaN"). */
+static bool zero_op(int op, bool swap) {
+    static const int swapped_op[6] = {2, 3, 0, 1, 4, 5};
+    int e = swap ? swapped_op[op] : op;
+    return e == 0 || e == 3;
+}
+
 /* Y[i] = select(cmp, 1, 2) with cmp = [not] (|X[i]| op c) or [not] (c op |X[i]|). */
 static void one(int t, int op, int ci, bool swap, bool neg, bool vec, int *rewritten) {
     char cmp[400], text[1024];
@@ -121,7 +135,7 @@ static void one(int t, int op, int ci, bool swap, bool neg, bool vec, int *rewri
     for (const char *q = consts[ci].text; *q && co + 12 < sizeof c; q++)
         co += (size_t)(*q == '@' ? snprintf(c + co, sizeof c - co, "%s", d)
                                  : snprintf(c + co, sizeof c - co, "%c", *q));
-    snprintf(a, sizeof a, "T.fabs(X[i])");
+    snprintf(a, sizeof a, g_square ? "X[i] * X[i]" : "T.fabs(X[i])");
     snprintf(cmp, sizeof cmp, "%s%s %s %s%s", neg ? "not (" : "", swap ? c : a, ops[op],
              swap ? a : c, neg ? ")" : "");
     snprintf(text, sizeof text,
@@ -155,12 +169,16 @@ static void one(int t, int op, int ci, bool swap, bool neg, bool vec, int *rewri
     for (int q = 0; q < N; q++) ((int32_t *)cs)[q] = q % 3 - (q / 3) % 2; /* mixed signs */
     void *in[2] = {x, cs};
     const char *ptx = check_and_ptx(ctx, f, 2, in, bytes, body);
-    bool has_abs = strstr(ptx, "abs.") != NULL;
-    /* (-0 and 1 are not rewritten; LLVM folds some of those forms itself,
-     * |x| >= -0 into x == x, so the PTX is not checked there) */
-    if (consts[ci].negative && has_abs)
-        fail_msg("abs compared with a negative constant:\n%s\n%s", body, ptx);
-    *rewritten += consts[ci].negative;
+    bool has_abs = strstr(ptx, g_square ? "mul.rn" : "abs.") != NULL;
+    /* (1 is not rewritten, nor a zero but with >= and <; LLVM folds some of
+     * those forms itself, |x| >= -0 into x == x, so the PTX is not checked
+     * there; -0 is checked in its own row, a constant, not in the select) */
+    bool zero = ci == NCONSTS - 1 || ci == 2;
+    bool want = consts[ci].negative || (zero && zero_op(op, swap));
+    if (want && has_abs)
+        fail_msg("%s compared with a constant <= 0:\n%s\n%s", g_square ? "x * x" : "abs", body,
+                 ptx);
+    *rewritten += want;
     free(x), free(cs);
     tir_ctx_destroy(ctx);
 }
@@ -176,7 +194,15 @@ static void test_abs_compare(void **st) {
     for (int op = 0; op < 6; op++)
         for (int ci = 0; ci < 2; ci++)
             for (int k = 0; k < 4; k++) one(0, op, ci, k & 1, k & 2, true, &rewritten);
-    printf("# %d comparisons with a negative constant checked\n", rewritten);
+    printf("# %d comparisons with a negative constant or zero checked\n", rewritten);
+}
+
+/* The same for x * x (run 116: `mul x, x; setp.gt -1` true for NaN), the
+ * other value ptxas takes as never negative. */
+static void test_square_compare(void **st) {
+    g_square = true;
+    test_abs_compare(st);
+    g_square = false;
 }
 
 /* The PTX check can fail: |x| > 1 keeps its abs. */
@@ -307,6 +333,54 @@ static void test_minmax_reduction(void **st) {
         }
 }
 
+/* Pattern 3: |x| of float16 and bfloat16 (scalar and vectorised, of a
+ * load and of a floor division, the fuzzer's seed 1930000013 case
+ * 2075) is computed in float32: the host JIT agrees with the interpreter
+ * bit for bit, and the PTX has no 16-bit abs (LLVM emits `and.b16` for one
+ * element, `abs.bf16x2` or `and.b32` for pairs). */
+static void test_fabs16(void **st) {
+    (void)st;
+    const char *ds[] = {"float16", "bfloat16"};
+    const char *es[] = {"T.fabs(X[$])",
+                        "T.fabs(T.@(8) // X[$])"};
+    const float v[N] = {NAN, -NAN, -3, 3, 0, -0.0f, INFINITY, -INFINITY,
+                        55.5f, -55.5f, 100, -100, 0.25f, 1, -1, 60};
+    for (int d = 0; d < 2; d++)
+        for (int e = 0; e < 2; e++)
+            for (int vec = 0; vec < 2; vec++) {
+                char ex[200], text[900];
+                size_t o = 0;
+                for (const char *q = es[e]; *q && o + 12 < sizeof ex; q++)
+                    o += (size_t)(*q == '$'   ? snprintf(ex + o, sizeof ex - o,
+                                                         vec ? "t * 4 + v" : "t + v")
+                                  : *q == '@' ? snprintf(ex + o, sizeof ex - o, "%s", ds[d])
+                                              : snprintf(ex + o, sizeof ex - o, "%c", *q));
+                snprintf(text, sizeof text,
+                         "@T.prim_func\n"
+                         "def f(X: T.Buffer((%d,), \"%s\"), Y: T.Buffer((%d,), \"%s\")):\n"
+                         "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                         "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
+                         "            for v in T.vectorized(%d):\n"
+                         "                Y[%s] = %s\n",
+                         N, ds[d], N, ds[d], vec ? 4 : 16, vec ? 4 : 1, vec ? "t * 4 + v" : "t + v", ex);
+                tir_ctx *ctx = tir_ctx_create();
+                const tir_prim_func *f = parse(ctx, text);
+                uint16_t *x = zbuf(2 * N);
+                for (int i = 0; i < N; i++) {
+                    uint32_t u;
+                    memcpy(&u, &v[i], 4);
+                    x[i] = d == 0 ? f2h(v[i]) : (uint16_t)(u >> 16); /* exact */
+                }
+                void *in = x;
+                const char *ptx = check_and_ptx(ctx, f, 1, &in, 2 * N, text);
+                if (strstr(ptx, "and.b16") || strstr(ptx, "2147450879") ||
+                    strstr(ptx, "abs.bf16") || strstr(ptx, "abs.f16"))
+                    fail_msg("a 16-bit sign masked off in the PTX of\n%s\n%s", text, ptx);
+                free(x);
+                tir_ctx_destroy(ctx);
+            }
+}
+
 /* cg_emit: an `if` condition that reads a buffer wraps (no nsw), on each of
  * its three paths (branches; a zero-filling copy; a predicated float32
  * store, GPU only): the simplifier turns A + (0 - (8 + B)) < 5 into
@@ -358,8 +432,10 @@ static void test_data_condition_wraps(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_abs_compare),
                                        cmocka_unit_test(test_abs_kept),
+                                       cmocka_unit_test(test_square_compare),
                                        cmocka_unit_test(test_minmax_widened),
                                        cmocka_unit_test(test_minmax_reduction),
+                                       cmocka_unit_test(test_fabs16),
                                        cmocka_unit_test(test_data_condition_wraps)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,6 +122,10 @@ static void usage_errors(void **state) {
         "staging=0 pad=4 splitk=1 lsr=1'",               /* tune samples it */
         "show matmul --peel-tail",                       /* ptx, run and bench's */
         "tune matmul --size 64 --peel-tail",             /* ptx, run and bench's */
+        "ptx matmul --tail mask",                        /* guard or clamp */
+        "ptx matmul --dtype bf16 --tail clamp",          /* float32's rule */
+        "ptx matmul --step 8 --splitk 2 --tail guard",   /* not with split-K */
+        "ptx matmul --step 8 --stages 3 --tail guard",   /* register staging only */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -268,6 +272,15 @@ static void ptx(void **state) {
     assert_int_equal(count(out, "fma.rn.f32"), 2048);
     assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 1024 --peel-tail"), 0);
     assert_int_equal(count(out, "fma.rn.f32"), 2048);
+    /* --tail guard or clamp: the body once (the rule's guard_tail and
+     * clamp_tail), the clamped loop without a branch around its copies */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 1024 --tail guard"), 0);
+    assert_int_equal(count(out, "fma.rn.f32"), 1024);
+    int guard_bra = count(out, "bra");
+    assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 1024 --tail clamp"), 0);
+    assert_int_equal(count(out, "fma.rn.f32"), 1024);
+    assert_true(count(out, "bra") < guard_bra);
+    assert_true(count(out, "min.") > 0);
     /* Step 1 has one thread per column: 2000 columns cannot launch. */
     assert_int_equal(tirc_run(NULL, "ptx matmul --step 1 --size 2000"), 4);
     assert_non_null(strstr(err, "cannot compile matmul step 1"));

@@ -75,6 +75,48 @@ fv("x*x > -1 (square, also never negative)", "  mul.f32 %f2, %f1, %f1;\n  setp.g
 fv("sqrt(x) > -1", "  sqrt.rn.f32 %f2, %f1;\n  setp.gt.f32 %p3, %f2, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
 fv("max(x,0) > -1", "  max.f32 %f2, %f1, 0f00000000;\n  setp.gt.f32 %p3, %f2, 0fBF800000;\n" + stp(0, "%p3"), NAN, [1])
 fv("abs.f32 > c (c=-55.5 run time)", "  abs.f32 %f2, %f1;\n  mov.b32 %f3, %r1;\n  setp.gt.f32 %p3, %f2, %f3;\n" + stp(0, "%p3"), NAN, [0])
+# twentieth session: the expression fuzzer's seed 1930000013 case 2075 (|floor(8 / y)| in
+# bfloat16 came out -1 at level 4): codegen's fabs of a 16-bit float is `and.b16 0x7fff`
+pk = "  mov.u16 %h4, 16256;\n  mov.b32 %r4, {%h3, %h4};\n  st.global.b32 [%rd2], %r4;\n"
+fv("cvt.rn.bf16 and 0x7fff (x=-1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  and.b16 %h3, %h2, 32767;\n" + st16(0, "%h3"), -1.0, [16256])
+fv("floor cvt.rn.bf16 and 0x7fff (x=-0.5)", "  cvt.rmi.f32.f32 %f2, %f1;\n  cvt.rn.bf16.f32 %h2, %f2;\n  and.b16 %h3, %h2, 32767;\n" + st16(0, "%h3"), -0.5, [16256])
+fv("floor cvt.rn.bf16 and, packed (x=-0.5)", "  cvt.rmi.f32.f32 %f2, %f1;\n  cvt.rn.bf16.f32 %h2, %f2;\n  and.b16 %h3, %h2, 32767;\n" + pk, -0.5, [1065369472])
+fv("8/x floor cvt.rn.bf16 and, packed (x=-8)", "  mov.f32 %f3, 0f41000000;\n  div.rn.f32 %f2, %f3, %f1;\n  cvt.rmi.f32.f32 %f4, %f2;\n  cvt.rn.bf16.f32 %h2, %f4;\n  and.b16 %h3, %h2, 32767;\n" + pk, -8.0, [1065369472])
+fv("cvt.rn.bf16 and, packed (x=-1)", "  cvt.rn.bf16.f32 %h3, %f1;\n  and.b16 %h3, %h3, 32767;\n" + pk, -1.0, [1065369472])
+fv("cvt.rn.f16 and 0x7fff (x=-1)", "  cvt.rn.f16.f32 %h2, %f1;\n  and.b16 %h3, %h2, 32767;\n" + st16(0, "%h3"), -1.0, [15360])
+fv("floor cvt.rn.f16 and, packed (x=-0.5)", "  cvt.rmi.f32.f32 %f2, %f1;\n  cvt.rn.f16.f32 %h2, %f2;\n  and.b16 %h3, %h2, 32767;\n  mov.u16 %h4, 16256;\n  mov.b32 %r4, {%h3, %h4};\n  st.global.b32 [%rd2], %r4;\n", -0.5, [1065368576])
+fv("floor cvt.rn.bf16 abs.bf16, packed (x=-0.5)", "  cvt.rmi.f32.f32 %f2, %f1;\n  cvt.rn.bf16.f32 %h2, %f2;\n  abs.bf16 %h3, %h2;\n" + pk, -0.5, [1065369472])
+fv("floor cvt.rn.bf16 (f32 and) packed (x=-0.5)", "  cvt.rmi.f32.f32 %f2, %f1;\n  cvt.rn.bf16.f32 %h2, %f2;\n  cvt.u32.u16 %r5, %h2;\n  and.b32 %r5, %r5, 32767;\n  cvt.u16.u32 %h3, %r5;\n" + pk, -0.5, [1065369472])
+fv("abs.f32 then cvt.rn.bf16, packed (x=-1)", "  cvt.rmi.f32.f32 %f2, %f1;\n  abs.f32 %f3, %f2;\n  cvt.rn.bf16.f32 %h3, %f3;\n" + pk, -0.5, [1065369472])
+# the class around it: other sign-bit operations on a 16-bit conversion, packed; a loaded
+# 16-bit value; the pair conversion; the masked half packed high; a 16-bit store
+fv("cvt.rn.bf16 neg.bf16, packed (x=1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  neg.bf16 %h3, %h2;\n" + pk, 1.0, [1065402240])
+fv("cvt.rn.f16 neg.f16, packed (x=1)", "  cvt.rn.f16.f32 %h2, %f1;\n  neg.f16 %h3, %h2;\n" + pk, 1.0, [1065401344])
+fv("cvt.rn.bf16 xor 0x8000, packed (x=1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  xor.b16 %h3, %h2, 0x8000;\n" + pk, 1.0, [1065402240])
+fv("cvt.rn.bf16 or 0x8000, packed (x=1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  or.b16 %h3, %h2, 0x8000;\n" + pk, 1.0, [1065402240])
+fv("cvt.rn.bf16x2 and 0x7fff7fff (x=-1)", "  cvt.rn.bf16x2.f32 %r4, %f1, %f1;\n  and.b32 %r4, %r4, 2147450879;\n  st.global.b32 [%rd2], %r4;\n", -1.0, [1065369472])
+fv("cvt.rn.bf16 and, packed high (x=-1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  and.b16 %h3, %h2, 32767;\n  mov.u16 %h4, 16256;\n  mov.b32 %r4, {%h4, %h3};\n  st.global.b32 [%rd2], %r4;\n", -1.0, [1065369472])
+fv("cvt.rn.bf16 and, st.b16 (x=-1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  and.b16 %h3, %h2, 32767;\n  st.global.b16 [%rd2], %h3;\n", -1.0, [16256])
+fv("cvt.rn.bf16 and 0x7ff0, packed (x=-1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  and.b16 %h3, %h2, 32752;\n" + pk, -1.0, [1065369472])
+fv("cvt.rn.bf16 add.s16 0, packed (x=-1) control", "  cvt.rn.bf16.f32 %h2, %f1;\n  add.s16 %h3, %h2, 0;\n" + pk, -1.0, [1065402240])
+V.append(("loaded bf16 and 0x7fff, packed (a=0xBF80)", "  and.b16 %h3, %h1, 32767;\n" + pk, (0xBF80, 0.0, 0), [1065369472]))
+V.append(("cvt.rzi bf16? no: cvt.rn.bf16.f32 then and then cvt.f32.bf16 (x=-1)", "  cvt.rn.bf16.f32 %h2, %f1;\n  and.b16 %h3, %h2, 32767;\n  cvt.f32.bf16 %f5, %h3;\n  st.global.f32 [%rd2], %f5;\n", (0, -1.0, 0), [1065353216]))
+# what else ptxas may take as never negative (x = NaN): run 116 found x * x > -1 and
+# |x| >= 0 wrong; cg_ptxas.c rewrites |x| and x * x against constants <= 0
+fv("x*x >= 0", "  mul.f32 %f2, %f1, %f1;\n  setp.ge.f32 %p3, %f2, 0f00000000;\n" + stp(0, "%p3"), NAN, [0])
+fv("setp.num x*x", "  mul.f32 %f2, %f1, %f1;\n  setp.num.f32 %p3, %f2, %f2;\n" + stp(0, "%p3"), NAN, [0])
+fv("x*x+1 > -1", "  mul.f32 %f2, %f1, %f1;\n  add.f32 %f3, %f2, 0f3F800000;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("fma(x,x,1) > -1", "  fma.rn.f32 %f3, %f1, %f1, 0f3F800000;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("|x|+1 > -1", "  abs.f32 %f2, %f1;\n  add.f32 %f3, %f2, 0f3F800000;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("|x|*2 > -1", "  abs.f32 %f2, %f1;\n  mul.f32 %f3, %f2, 0f40000000;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("x*x*x*x > -1", "  mul.f32 %f2, %f1, %f1;\n  mul.f32 %f3, %f2, %f2;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("ex2(x) > -1", "  ex2.approx.f32 %f2, %f1;\n  setp.gt.f32 %p3, %f2, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("sqrt(x) >= 0", "  sqrt.rn.f32 %f2, %f1;\n  setp.ge.f32 %p3, %f2, 0f00000000;\n" + stp(0, "%p3"), NAN, [0])
+fv("rsqrt(x) > -1", "  rsqrt.approx.f32 %f2, %f1;\n  setp.gt.f32 %p3, %f2, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("x*x > -1 (f64)", "  cvt.f64.f32 %d1, %f1;\n  mul.f64 %d2, %d1, %d1;\n  setp.gt.f64 %p3, %d2, 0dBFF0000000000000;\n" + stp(0, "%p3"), NAN, [0])
+fv("x*x > -1 (f16)", "  cvt.rn.f16.f32 %h2, %f1;\n  mul.f16 %h3, %h2, %h2;\n  mov.b16 %h4, 0xBC00;\n  setp.gt.f16 %p3, %h3, %h4;\n" + stp(0, "%p3"), NAN, [0])
+fv("selp(|x|, 1) > -1", "  abs.f32 %f2, %f1;\n  selp.f32 %f3, 0f3F800000, %f2, %p2;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+fv("cvt.f32.f16(|h|) > -1", "  cvt.rn.f16.f32 %h2, %f1;\n  abs.f16 %h3, %h2;\n  cvt.f32.f16 %f2, %h3;\n  setp.gt.f32 %p3, %f2, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
 
 def main():
     rows = V + [(n, b, (struct.unpack("<i", struct.pack("<f", -55.5))[0], x, 0), e) for n, b, x, e in F]

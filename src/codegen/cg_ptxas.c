@@ -15,6 +15,10 @@
  * and |x| != c (ordered) are "x is not NaN", |x| < c, <= c and == c are
  * false, and the unordered forms are their negations.  LLVM 19 folds only
  * comparisons with zero this way, so the pattern reaches the backend.
+ * The same holds for x * x (run 116: `mul x, x; setp.gt -1` true for NaN),
+ * which LLVM folds in neither form, and for |x| >= 0 and x * x >= 0 (true
+ * for NaN in run 116 too): >= 0 is "x is not NaN", < 0 false.  Whether
+ * x * x is NaN (LLVM's form of x * x >= -inf) is asked of x.
  *
  * Pattern 2: 16-bit integer min/max.  ptxas computes m = max.s16(x, 0) right
  * but then takes m == 0 as false where m is 0, in `m == 0 ? 5 : m` (int8
@@ -23,7 +27,14 @@
  * uses go wrong is not known, so no 8- or 16-bit min/max reaches the backend:
  * each is computed in 32 bits (extended as its signedness says) and
  * truncated back, which is the same value; so is each min/max reduction of
- * a vector (llvm.vector.reduce.*, from the loop vectoriser). */
+ * a vector (llvm.vector.reduce.*, from the loop vectoriser).
+ *
+ * Pattern 3: |x| of a 16-bit float.  NVPTX emits llvm.fabs on bfloat and
+ * half as `and.b16 x, 0x7fff`; after `cvt.rn.bf16.f32` of a floor
+ * (|floor(8 / y)| in bfloat16, the fuzzer's seed 1930000013 case 2075)
+ * ptxas left the sign set: -1 where the answer is 1.  Each such fabs is
+ * computed in float32 instead (extend, fabs, truncate: the same value, as
+ * both conversions are exact on it), which ptxas gets right. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -93,18 +104,67 @@ static LLVMValueRef abs_vs_negative(LLVMBuilderRef b, LLVMRealPredicate p, LLVMV
     }
 }
 
+/* |x| p 0 or x * x p 0 (either zero) where the comparison is decided
+ * except for NaN: >= is "x is not NaN", < is false (and the unordered
+ * forms their negations); NULL to leave the others. */
+static LLVMValueRef abs_vs_zero(LLVMBuilderRef b, LLVMRealPredicate p, LLVMValueRef x,
+                                LLVMTypeRef bool_t) {
+    switch (p) {
+    case LLVMRealOGE: return LLVMBuildFCmp(b, LLVMRealORD, x, x, "");
+    case LLVMRealOLT: return LLVMConstNull(bool_t);
+    case LLVMRealUGE: return LLVMConstAllOnes(bool_t);
+    case LLVMRealULT: return LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+    default: return NULL;
+    }
+}
+
+/* x when v is x * x (a float multiply of one value by itself: never
+ * negative, and NaN exactly where x is), else NULL. */
+static LLVMValueRef square_arg(LLVMValueRef v) {
+    if (!LLVMIsAInstruction(v) || LLVMGetInstructionOpcode(v) != LLVMFMul) return NULL;
+    LLVMValueRef a = LLVMGetOperand(v, 0);
+    return a == LLVMGetOperand(v, 1) ? a : NULL;
+}
+
+/* Whether v is a float constant zero of either sign (every lane). */
+static bool known_zero(LLVMValueRef v) {
+    if (LLVMIsAConstantAggregateZero(v)) return true;
+    if (!LLVMIsAConstantFP(v)) return false;
+    LLVMBool loses = 0;
+    return LLVMConstRealGetDouble(v, &loses) == 0;
+}
+
+/* x when v is |x| or x * x, else NULL. */
+static LLVMValueRef nonneg_arg(LLVMValueRef v, unsigned fabs_id) {
+    LLVMValueRef x = fabs_arg(v, fabs_id);
+    return x ? x : square_arg(v);
+}
+
 /* Pattern 1 at instruction i (an fcmp); whether it was replaced. */
 static bool rewrite_abs_cmp(LLVMBuilderRef b, LLVMValueRef i, unsigned fabs_id) {
     LLVMRealPredicate p = LLVMGetFCmpPredicate(i);
     LLVMValueRef l = LLVMGetOperand(i, 0), r = LLVMGetOperand(i, 1);
-    LLVMValueRef x = fabs_arg(l, fabs_id);
-    if (!x || !known_negative(r, 0)) {
-        x = fabs_arg(r, fabs_id);
-        if (!x || !known_negative(l, 0)) return false;
+    if (p == LLVMRealORD || p == LLVMRealUNO) {
+        /* is x * x NaN (LLVM's fold of x * x >= -inf): is x NaN, which
+         * does not ask ptxas what it believes of x * x */
+        LLVMValueRef sl = square_arg(l), sr = square_arg(r);
+        if (!sl && !sr) return false;
+        LLVMPositionBuilderBefore(b, i);
+        LLVMValueRef v = LLVMBuildFCmp(b, p, sl ? sl : l, sr ? sr : r, "");
+        LLVMReplaceAllUsesWith(i, v);
+        LLVMInstructionEraseFromParent(i);
+        return true;
+    }
+    LLVMValueRef x = nonneg_arg(l, fabs_id);
+    if (!x || !(known_negative(r, 0) || known_zero(r))) {
+        x = nonneg_arg(r, fabs_id);
+        if (!x || !(known_negative(l, 0) || known_zero(l))) return false;
         p = swapped(p);
+        r = l;
     }
     LLVMPositionBuilderBefore(b, i);
-    LLVMValueRef v = abs_vs_negative(b, p, x, LLVMTypeOf(i));
+    LLVMValueRef v = known_zero(r) ? abs_vs_zero(b, p, x, LLVMTypeOf(i))
+                                   : abs_vs_negative(b, p, x, LLVMTypeOf(i));
     if (!v) return false;
     LLVMReplaceAllUsesWith(i, v);
     LLVMInstructionEraseFromParent(i);
@@ -152,6 +212,28 @@ static bool widen_minmax(LLVMBuilderRef b, LLVMModuleRef mod, LLVMValueRef i, in
     return true;
 }
 
+/* Pattern 3 at instruction i: a call of llvm.fabs on half or bfloat (or a
+ * vector of them) computed in float32; whether it was replaced. */
+static bool widen_fabs16(LLVMBuilderRef b, LLVMModuleRef mod, LLVMValueRef i, unsigned fabs_id) {
+    LLVMValueRef x = fabs_arg(i, fabs_id);
+    if (!x) return false;
+    LLVMTypeRef t = LLVMTypeOf(x), et = t;
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    if (vec) et = LLVMGetElementType(t);
+    LLVMTypeKind k = LLVMGetTypeKind(et);
+    if (k != LLVMHalfTypeKind && k != LLVMBFloatTypeKind) return false;
+    LLVMContextRef lc = LLVMGetModuleContext(mod);
+    LLVMTypeRef wide = LLVMFloatTypeInContext(lc);
+    if (vec) wide = LLVMVectorType(wide, LLVMGetVectorSize(t));
+    LLVMPositionBuilderBefore(b, i);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(mod, fabs_id, &wide, 1);
+    LLVMValueRef e = LLVMBuildFPExt(b, x, wide, "");
+    LLVMValueRef w = LLVMBuildCall2(b, LLVMIntrinsicGetType(lc, fabs_id, &wide, 1), fn, &e, 1, "");
+    LLVMReplaceAllUsesWith(i, LLVMBuildFPTrunc(b, w, t, ""));
+    LLVMInstructionEraseFromParent(i);
+    return true;
+}
+
 /* Which min/max intrinsic i calls (MM_N: none). */
 static int minmax_kind(LLVMValueRef i, const unsigned ids[MM_N]) {
     if (!LLVMIsACallInst(i)) return MM_N;
@@ -170,14 +252,21 @@ int cg_ptxas_guard(LLVMModuleRef mod) {
         mm_ids[k] = LLVMLookupIntrinsicID(mm_names[k], strlen(mm_names[k]));
     LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
     int n = 0;
-    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-            for (LLVMValueRef i = LLVMGetFirstInstruction(bb), next; i; i = next) {
-                next = LLVMGetNextInstruction(i);
-                int k;
-                if (LLVMGetInstructionOpcode(i) == LLVMFCmp) n += rewrite_abs_cmp(b, i, fabs_id);
-                else if ((k = minmax_kind(i, mm_ids)) < MM_N) n += widen_minmax(b, mod, i, k);
-            }
+    /* pattern 3 in a second walk, after pattern 1 has seen the fabs calls
+     * that comparisons use */
+    for (int walk = 0; walk < 2; walk++)
+        for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+            for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb;
+                 bb = LLVMGetNextBasicBlock(bb))
+                for (LLVMValueRef i = LLVMGetFirstInstruction(bb), next; i; i = next) {
+                    next = LLVMGetNextInstruction(i);
+                    int k;
+                    if (walk == 1) n += fabs_arg(i, fabs_id) && widen_fabs16(b, mod, i, fabs_id);
+                    else if (LLVMGetInstructionOpcode(i) == LLVMFCmp)
+                        n += rewrite_abs_cmp(b, i, fabs_id);
+                    else if ((k = minmax_kind(i, mm_ids)) < MM_N)
+                        n += widen_minmax(b, mod, i, k);
+                }
     LLVMDisposeBuilder(b);
     return n;
 }

@@ -334,6 +334,10 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->peel_tail = true;
         } else if (!strcmp(a, "--no-swizzle")) {
             o->no_swizzle = true;
+        } else if (!strcmp(a, "--tail")) {
+            if (!(v = value(argc, argv, &i)) || (strcmp(v, "guard") && strcmp(v, "clamp")))
+                return tirc_usage_error("--tail wants guard or clamp");
+            o->tail = !strcmp(v, "guard") ? TIRC_TAIL_GUARD : TIRC_TAIL_CLAMP;
         } else if (!strcmp(a, "--repeat")) {
             int64_t k;
             if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000)
@@ -397,6 +401,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         return tirc_usage_error("--tc-on is for Step 9 (tensor cores, --dtype)");
     if (o->tile_given && o->example && strcmp(o->example, "matmul"))
         return tirc_usage_error("--tile is for the matmul example only");
+    if (o->tail && (o->db || (o->example && strcmp(o->example, "matmul")) || o->splitk > 1 ||
+                    o->stages || tc))
+        return tirc_usage_error("--tail is for the float32 rule's Steps 7-8 of the matmul "
+                                "example (register staging), not with --splitk, --stages or "
+                                "--db");
     if (o->no_swizzle && (o->db || (o->example && strcmp(o->example, "matmul")) || o->step_lo < 7))
         return tirc_usage_error("--no-swizzle is for the tiling rules' Steps 7-9 of the matmul "
                                 "example (--steps 7-8 or --dtype), not with --db (a record "
@@ -443,7 +452,7 @@ int tirc_help(const char *cmd) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
                "                          [-v] [--opt short|fast|O3] [--repeat N] [--peel-tail]\n"
-               "                          [--config C] [--stages N]\n\n"
+               "                          [--config C] [--stages N] [--tail T]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
@@ -459,6 +468,10 @@ int tirc_help(const char *cmd) {
                "emitted again after the loop) instead of running it in the loop with the\n"
                "copies guarded (software_pipeline_guard_tail, set by Steps 8-9's rules;\n"
                "tir_lower_opts.pipeline_peel_tail), for A/B runs (also for run and bench).\n"
+               "--tail guard|clamp (matmul, Steps 7-8, float32): the k-tile pipeline's\n"
+               "tail as tir_tile_config .guard_tail or .clamp_tail instead of the rule's\n"
+               "default (peeled), for A/B runs (also for run and bench; the other steps\n"
+               "ignore it).\n"
                "--no-swizzle: the tiling rules' blocks (Steps 7-9) in raster order instead\n"
                "of groups of 8 block rows on grids of 1024+ blocks (tir_tile_config and\n"
                "tir_tc_config .no_swizzle; not with --db), for A/B runs (also for run and\n"

@@ -32,20 +32,24 @@ const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles :
 
 const tir_tile_config *tirc_config(const opts *o) { return o->config_given ? &o->config : NULL; }
 
-unsigned tirc_tc_off(const opts *o) { return o->tc_off | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0); }
+unsigned tirc_tc_off(const opts *o) {
+    return o->tc_off | o->tail | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0);
+}
 
 /* Step 7 or 8 with a given configuration (NULL: sgemm_config_for's, with
  * staging in Step 8, as seed.c's) and stages >= 2: a multistage pipeline
  * instead of staging; no_swizzle: the blocks in raster order. */
 static tir_status step78_config(tir_schedule *s, int step, const tir_tile_config *config,
-                                int stages, bool no_swizzle, seed_hook hook, void *user) {
+                                int stages, unsigned tc_off, seed_hook hook, void *user) {
     int64_t M, N, K;
     tir_status st = sgemm_shape(s, &M, &N, &K);
     if (st != TIR_OK) return st;
     sgemm_config cfg = config ? *config : sgemm_config_for(M, N, K, 132);
     if (!config) cfg.staging = step == 8;
     if (stages >= 2) cfg.stages = stages, cfg.staging = false;
-    cfg.no_swizzle = no_swizzle;
+    cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
+    cfg.guard_tail = tc_off & TIRC_TAIL_GUARD;
+    cfg.clamp_tail = tc_off & TIRC_TAIL_CLAMP;
     return sgemm_schedule(s, &cfg, hook, user);
 }
 
@@ -76,10 +80,11 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
             st = hgemm_schedule(*out, &cfg, hook, &h);
         }
     } else if (step == 8 && !fused && (config || stages)) { /* --config, --stages */
-        st = step78_config(*out, 8, config, stages, tc_off & TIRC_TC_OFF_SWIZZLE, hook, &h);
+        st = step78_config(*out, 8, config, stages, tc_off, hook, &h);
     } else if ((step == 7 || step == 8) && !fused && splitk <= 1 &&
-               (tc_off & TIRC_TC_OFF_SWIZZLE)) { /* seed.c's Steps 7-8, --no-swizzle */
-        st = step78_config(*out, step, NULL, 0, true, hook, &h);
+               (tc_off & (TIRC_TC_OFF_SWIZZLE | TIRC_TAIL_GUARD |
+                          TIRC_TAIL_CLAMP))) { /* seed.c's Steps 7-8, --no-swizzle, --tail */
+        st = step78_config(*out, step, NULL, 0, tc_off, hook, &h);
     } else if (splitk > 1 && !fused && (step == 7 || step == 8)) { /* seed.c's Steps 7-8, split */
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) != TIR_OK) {

@@ -86,6 +86,7 @@ typedef struct opts {
     tir_tile_config config; /* --config: Step 8's tiling rule configuration */
     bool config_given;
     unsigned tc_off;       /* --tc-off: TIRC_TC_OFF_* bits, Step 9 speed-ups turned off */
+    unsigned tail;         /* --tail: one TIRC_TAIL_* bit, or 0 (the rule's default) */
     unsigned tc_on;        /* --tc-on: TIRC_TC_ON_* bits, Step 9 options turned on */
 } opts;
 
@@ -96,7 +97,10 @@ typedef struct opts {
 enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u,
        TIRC_TC_OFF_PREFETCH = 8u, TIRC_TC_OFF_SWIZZLE = 16u, TIRC_TC_OFF_LDM32 = 32u,
        TIRC_TC_OFF_ODDPAD = 64u, TIRC_TC_OFF_TF32SWAP = 128u,
-       TIRC_TC_OFF_SMEMSWZ = 256u };
+       TIRC_TC_OFF_SMEMSWZ = 256u,
+       /* --tail (Steps 7-8's float32 rule): not speed-ups turned off, but
+        * carried with them to tirc_schedule */
+       TIRC_TAIL_GUARD = 1u << 12, TIRC_TAIL_CLAMP = 1u << 13 };
 /* --tc-on vecstore: Step 9 options that are off by default, for A/B runs
  * (vecstore: tir_lower_opts.vector_acc_store). */
 enum { TIRC_TC_ON_VECSTORE = 1u };
