@@ -842,6 +842,52 @@ static void test_half_fma_minmax(void **st) {
     for (int k = 0; k < 4; k++) assert_true(o[k] == 1.0f);
 }
 
+/* A signaling NaN operand of a float min/max loses like any NaN, as in
+ * codegen (`a < b or b is NaN ? a : b`): C's fmaxf (glibc) returns a NaN
+ * for one (IEEE 754-2008 maxNum), and the simplifier's float fuzzer found
+ * max(inf, sNaN) NaN where max(inf, cast(float16, sNaN)) (the cast quiets
+ * it) was inf.  Of two equal operands (zeros of either sign) the second. */
+static void test_minmax_signaling_nan(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_buffer *S = buf1(ctx, "S", TIR_F32, 4), *D = buf1(ctx, "D", TIR_F64, 2),
+                     *H = buf1(ctx, "H", TIR_F16, 2), *O = buf1(ctx, "O", TIR_F32, 8),
+                     *P = buf1(ctx, "P", TIR_F64, 4), *Q = buf1(ctx, "Q", TIR_F16, 4);
+    const tir_stmt *ss[16];
+    int n = 0;
+    const tir_buffer *in[3] = {S, D, H}, *out[3] = {O, P, Q};
+    for (int b = 0; b < 3; b++) {
+        const tir_expr *x = tir_load(ctx, in[b], 1, (const tir_expr *[]){tir_i32(ctx, 0)});
+        const tir_expr *y = tir_load(ctx, in[b], 1, (const tir_expr *[]){tir_i32(ctx, 1)});
+        ss[n++] = st1(ctx, out[b], tir_i32(ctx, 0), tir_max(ctx, x, y));
+        ss[n++] = st1(ctx, out[b], tir_i32(ctx, 1), tir_max(ctx, y, x));
+        ss[n++] = st1(ctx, out[b], tir_i32(ctx, 2), tir_min(ctx, x, y));
+        ss[n++] = st1(ctx, out[b], tir_i32(ctx, 3), tir_min(ctx, y, x));
+    }
+    const tir_expr *z0 = tir_load(ctx, S, 1, (const tir_expr *[]){tir_i32(ctx, 2)});
+    const tir_expr *z1 = tir_load(ctx, S, 1, (const tir_expr *[]){tir_i32(ctx, 3)});
+    ss[n++] = st1(ctx, O, tir_i32(ctx, 4), tir_min(ctx, z0, z1));
+    ss[n++] = st1(ctx, O, tir_i32(ctx, 5), tir_min(ctx, z1, z0));
+    ss[n++] = st1(ctx, O, tir_i32(ctx, 6), tir_max(ctx, z0, z1));
+    ss[n++] = st1(ctx, O, tir_i32(ctx, 7), tir_max(ctx, z1, z0));
+    const tir_buffer *bufs[6] = {S, D, H, O, P, Q};
+    const tir_prim_func *f = mkfunc(ctx, 6, bufs, tir_seq_new(ctx, n, ss), 0, NULL);
+    uint32_t s[4] = {0x40000000u /* 2 */, 0x7f800001u /* sNaN */, 0x00000000u, 0x80000000u};
+    uint64_t d[2] = {0x4000000000000000ull, 0x7ff0000000000001ull};
+    uint16_t h[2] = {0x4000, 0x7c01}, q[4];
+    float o[8];
+    double p[4];
+    tir_arg a[6] = {{s, 0}, {d, 0}, {h, 0}, {o, 0}, {p, 0}, {q, 0}};
+    run_ok(ctx, f, 6, a, 0x38);
+    for (int k = 0; k < 4; k++) {
+        if (o[k] != 2.0f) fail_msg("float32 min/max %d with a signaling NaN: %g", k, o[k]);
+        if (p[k] != 2.0) fail_msg("float64 min/max %d with a signaling NaN: %g", k, p[k]);
+        if (q[k] != 0x4000) fail_msg("float16 min/max %d with a signaling NaN: 0x%x", k, q[k]);
+    }
+    /* min(+0, -0), min(-0, +0), max(+0, -0), max(-0, +0): the second */
+    assert_true(o[4] == 0 && signbit(o[4]) && o[5] == 0 && !signbit(o[5]));
+    assert_true(o[6] == 0 && signbit(o[6]) && o[7] == 0 && !signbit(o[7]));
+}
+
 static void test_math_intrinsics(void **st) {
     tir_ctx *ctx = *st;
     const tir_buffer *O = buf1(ctx, "O", TIR_F32, 9), *D = buf1(ctx, "D", TIR_F64, 2);
@@ -1195,6 +1241,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_int_to_narrow_float, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_arithmetic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_fma_minmax, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_minmax_signaling_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_math_intrinsics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_semantics, setup, teardown),

@@ -13,9 +13,11 @@
  *    is and), as LLVM's i1.
  *  - float32 is computed in float, float64 in double, float16 and bfloat16
  *    in float with the result of every operation rounded back to the
- *    16-bit type (nearest even).  Min / Max are fminf / fmaxf (a NaN
- *    operand loses), as LLVM's minnum / maxnum.  So an f32 matmul equals a
- *    C loop `c = c + a * b` in float bit for bit (with no FMA contraction).
+ *    16-bit type (nearest even).  Min / Max are codegen's `a < b or b is
+ *    NaN ? a : b` (a NaN operand, signaling or quiet, loses; of two equal
+ *    operands, such as +0 and -0, the second), not C's fminf / fmaxf.  So
+ *    an f32 matmul equals a C loop `c = c + a * b` in float bit for bit
+ *    (with no FMA contraction).
  *  - Float to int casts truncate and saturate to the target range (NaN
  *    gives 0), as PTX cvt.rzi.sat; int to bool and float to bool test != 0.
  *  - Select, And and Or evaluate only what decides the result, lane by
@@ -1116,8 +1118,11 @@ static ir_val flt_binop(const ir_cexpr *x, float a, float b) {
     case TIR_KIND_MOD: v = fmodf(a, b); break;
     case TIR_KIND_FLOORDIV: v = floorf(a / b); break;
     case TIR_KIND_FLOORMOD: v = a - floorf(a / b) * b; break;
-    case TIR_KIND_MIN: v = fminf(a, b); break;
-    case TIR_KIND_MAX: v = fmaxf(a, b); break;
+    /* codegen's fmin / fmax, not C's fminf / fmaxf: glibc lets a
+       signaling NaN win (IEEE 754-2008 minNum), and the zero of two zeros
+       it takes depends on how the C compiler expands the call */
+    case TIR_KIND_MIN: v = a < b || b != b ? a : b; break;
+    case TIR_KIND_MAX: v = a > b || b != b ? a : b; break;
     case TIR_KIND_EQ: r.i = a == b; return r;
     case TIR_KIND_NE: r.i = a != b; return r;
     case TIR_KIND_LT: r.i = a < b; return r;
@@ -1140,8 +1145,8 @@ static ir_val dbl_binop(const ir_cexpr *x, double a, double b) {
     case TIR_KIND_MOD: r.d = fmod(a, b); return r;
     case TIR_KIND_FLOORDIV: r.d = floor(a / b); return r;
     case TIR_KIND_FLOORMOD: r.d = a - floor(a / b) * b; return r;
-    case TIR_KIND_MIN: r.d = fmin(a, b); return r;
-    case TIR_KIND_MAX: r.d = fmax(a, b); return r;
+    case TIR_KIND_MIN: r.d = a < b || b != b ? a : b; return r; /* as flt_binop */
+    case TIR_KIND_MAX: r.d = a > b || b != b ? a : b; return r;
     case TIR_KIND_EQ: r.i = a == b; return r;
     case TIR_KIND_NE: r.i = a != b; return r;
     case TIR_KIND_LT: r.i = a < b; return r;
