@@ -137,10 +137,13 @@ static const tir_expr *fold_binop(tir_analyzer *a, tir_kind k, const tir_expr *x
         case TIR_KIND_FLOORMOD:
             if (q == 0) return NULL;
             return mk_float(a, t, narrow ? (double)(fp - floorf(fp / fq) * fq) : p - floor(p / q) * q);
+        /* of two equal ones (+0 and -0) the second, as the interpreter
+           and codegen compute min/max (`a < b or b is NaN ? a : b`): the
+           first (p <= q) gave +0 for min(+0, -0) where they give -0 */
         case TIR_KIND_MIN:
-            return isnan(p) || isnan(q) ? NULL : p <= q ? x : y;
+            return isnan(p) || isnan(q) ? NULL : p < q ? x : y;
         case TIR_KIND_MAX:
-            return isnan(p) || isnan(q) ? NULL : p >= q ? x : y;
+            return isnan(p) || isnan(q) ? NULL : p > q ? x : y;
         case TIR_KIND_EQ: return mk_bool(a, p == q);
         case TIR_KIND_NE: return mk_bool(a, p != q);
         case TIR_KIND_LT: return mk_bool(a, p < q);
