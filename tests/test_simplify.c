@@ -303,6 +303,12 @@ static void build_rows(void) {
        -0; the sign is unspecified, lowered-ir.md, but the fold must give
        the reference's bits) */
     ROW(MIN(tir_f32(C, 0.0), tir_f32(C, -0.0)), tir_f32(C, -0.0));
+    /* `not v and v` of a vector is a vector of False, not a scalar (a cast
+       of it to a vector failed its lanes check: the float fuzzer) */
+    ROW(AND(NOT(tir_broadcast_new(C, b, 4)), tir_broadcast_new(C, b, 4)),
+        tir_broadcast_new(C, FALSE_, 4));
+    ROW(OR(tir_broadcast_new(C, b, 4), NOT(tir_broadcast_new(C, b, 4))),
+        tir_broadcast_new(C, TRUE_, 4));
     ROW(MAX(tir_float(C, TIR_F16, -0.0), tir_float(C, TIR_F16, 0.0)), tir_float(C, TIR_F16, 0.0));
 
     /* lets and vectors */

@@ -15,9 +15,13 @@
  * subnormals, the largest finite values, the smallest normals, ±1, 0.5,
  * values at and near the integer casts' limits, random bits), simplifies
  * it (tir_analyzer_simplify, or, for a third of the cases, the statement
- * `if c: Y[0] = e else: Y[0] = e2` with tir_analyzer_simplify_stmt), and
- * when that changed it, runs both in the interpreter on 40 random input
- * sets drawn from the same special values.  A case whose expression
+ * `Y[0] = e` or `if c: Y[0] = e else: Y[0] = e2` with
+ * tir_analyzer_simplify_stmt), and when that changed it, runs both in the
+ * interpreter on 40 random input sets drawn from the same special values.
+ * An eighth of the cases are vectors of 4 lanes (`Y[0:4] = e`, loads of
+ * ramps, broadcast constants and scalar subexpressions) and an eighth a
+ * loop `for i in range(4): Y[i] = e` (simplified as a statement, with i's
+ * range known) whose loads index by i and whose ints take i * k + c.  A case whose expression
  * itself fails (an integer division by zero) is skipped.
  *
  * The sign of the zero that a float min/max returns for two zeros is
@@ -25,7 +29,8 @@
  * smaller), but the interpreter and the simplifier's folding both take
  * the second operand, so the comparison is strict there too.
  * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
- * 12,000: about a second), MINITIR_FUZZ_SEED the seed.
+ * 12,000: about a second), MINITIR_FUZZ_SEED the seed; MINITIR_FUZZ_TRACE
+ * prints each case's expression before it is simplified (to stderr).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -41,6 +46,7 @@
 
 static long g_cases = 12000;
 static uint64_t g_seed = 20261205;
+static bool g_trace; /* MINITIR_FUZZ_TRACE: each case's expression, to stderr */
 
 static uint64_t rs;
 static uint64_t rnd(void) {
@@ -180,11 +186,19 @@ static double special_val(int f) {
 
 /* ------------------------------------------------------------ expressions */
 
+/* The shape of the case: L lanes (a vector store Y[0:4] = e) or, with IV
+ * set, a loop `for i in range(4): Y[i] = e` whose body may use i. */
+static int L = 1;
+static const tir_expr *IV;
+
+static tir_dtype VT(tir_dtype t) { return tir_dtype_with_lanes(t, L); }
+static const tir_expr *bc(const tir_expr *e) { return L > 1 ? tir_broadcast_new(C, e, L) : e; }
+
 static const tir_expr *fcst(tir_dtype t) {
     double v = special_val(fidx(t));
     /* a constant holds a double; most are rounded to the dtype, some not */
     if (pick(3)) v = from_bits(fidx(t), to_bits(fidx(t), v));
-    return tir_float(C, t, v);
+    return bc(tir_float(C, t, v));
 }
 
 static int64_t int_special(tir_dtype t) {
@@ -211,6 +225,11 @@ static const tir_expr *gen_bool(int d);
 
 static const tir_expr *load(int b) {
     const tir_expr *idx = tir_int(C, TIR_I32, pick(NE));
+    if (L > 1)
+        idx = pick(2) ? tir_ramp_new(C, tir_i32(C, 0), tir_i32(C, 1), L)
+                      : tir_ramp_new(C, tir_i32(C, L - 1), tir_i32(C, -1), L);
+    else if (IV && pick(3))
+        idx = pick(2) ? IV : tir_sub(C, tir_i32(C, NE - 1), IV);
     return tir_load(C, B[b], 1, &idx);
 }
 
@@ -222,14 +241,14 @@ static const tir_expr *leaf(tir_dtype t) {
     if (k < 6) return load(fidx(t));
     int b = k == 6 ? pick(4) : 4 + pick(4);
     const tir_expr *l = load(b);
-    return tir_dtype_eq(DT[b], t) ? l : tir_cast_new(C, t, l);
+    return tir_dtype_eq(DT[b], t) ? l : tir_cast_new(C, VT(t), l);
 }
 
 /* Expressions the simplifier might take for identities. */
 static const tir_expr *ident(tir_dtype t, int d) {
     const tir_expr *a = gen(t, d - 1);
-    const tir_expr *z = tir_float(C, t, pick(2) ? 0.0 : -0.0);
-    const tir_expr *one = tir_float(C, t, pick(2) ? 1.0 : -1.0);
+    const tir_expr *z = bc(tir_float(C, t, pick(2) ? 0.0 : -0.0));
+    const tir_expr *one = bc(tir_float(C, t, pick(2) ? 1.0 : -1.0));
     switch (pick(12)) {
     case 0: return tir_sub(C, a, a);
     case 1: return pick(2) ? tir_add(C, a, z) : tir_add(C, z, a);
@@ -241,13 +260,19 @@ static const tir_expr *ident(tir_dtype t, int d) {
     case 7: return tir_binop_new(C, pick(2) ? TIR_KIND_MIN : TIR_KIND_MAX, a, a);
     case 8: return tir_binop_new(C, TIR_KIND_DIV, a, a);
     case 9: return tir_select_new(C, gen_bool(d - 1), a, a);
-    case 10: return tir_cast_new(C, t, tir_cast_new(C, FT(pick(4)), a));
-    default: return tir_binop_new(C, TIR_KIND_DIV, a, tir_float(C, t, pick(2) ? 2.0 : 0.5));
+    case 10: return tir_cast_new(C, VT(t), tir_cast_new(C, VT(FT(pick(4))), a));
+    default: return tir_binop_new(C, TIR_KIND_DIV, a, bc(tir_float(C, t, pick(2) ? 2.0 : 0.5)));
     }
 }
 
 static const tir_expr *gen(tir_dtype t, int d) {
     if (d <= 0 || pick(6) == 0) return leaf(t);
+    if (L > 1 && pick(8) == 0) { /* a scalar expression broadcast */
+        L = 1;
+        const tir_expr *e = gen(t, d - 1);
+        L = 4;
+        return bc(e);
+    }
     const tir_expr *a = gen(t, d - 1);
     const tir_expr *b = pick(2) ? fcst(t) : gen(t, d - 1);
     if (pick(2)) { /* constants on both sides fold */
@@ -271,22 +296,22 @@ static const tir_expr *gen(tir_dtype t, int d) {
     case 13: return tir_select_new(C, gen_bool(d - 1), a, b);
     case 14: { /* a cast from another float dtype */
         tir_dtype u = FT(pick(4));
-        return tir_dtype_eq(u, t) ? a : tir_cast_new(C, t, gen(u, d - 1));
+        return tir_dtype_eq(u, t) ? a : tir_cast_new(C, VT(t), gen(u, d - 1));
     }
-    case 15: return tir_cast_new(C, t, gen_int(IT(pick(4)), d - 1));
-    case 16: return tir_cast_new(C, t, gen_bool(d - 1));
+    case 15: return tir_cast_new(C, VT(t), gen_int(IT(pick(4)), d - 1));
+    case 16: return tir_cast_new(C, VT(t), gen_bool(d - 1));
     case 17:
     case 18: return ident(t, d);
     case 19: {
         const tir_expr *args[3] = {a, b, pick(2) ? fcst(t) : gen(t, d - 1)};
-        return tir_call_new(C, t, TIR_INTRIN_FMA, 3, args);
+        return tir_call_new(C, VT(t), TIR_INTRIN_FMA, 3, args);
     }
     case 20: {
         static const tir_intrin ops[] = {TIR_INTRIN_FABS, TIR_INTRIN_SQRT};
-        return tir_call_new(C, t, ops[pick(2)], 1, &a);
+        return tir_call_new(C, VT(t), ops[pick(2)], 1, &a);
     }
     case 21: { /* a let of t, used in its body */
-        const tir_var *v = tir_var_new(C, LVN[fidx(t)], t); /* each let its own */
+        const tir_var *v = tir_var_new(C, LVN[fidx(t)], VT(t)); /* each let its own */
         const tir_expr *ve = (const tir_expr *)v;
         const tir_expr *body = pick(2) ? tir_add(C, ve, b) : tir_mul(C, b, ve);
         if (pick(2)) body = tir_select_new(C, tir_lt(C, ve, b), ve, body);
@@ -296,7 +321,7 @@ static const tir_expr *gen(tir_dtype t, int d) {
     }
 }
 
-static const tir_expr *int_cst(tir_dtype t) { return tir_int(C, t, int_special(t)); }
+static const tir_expr *int_cst(tir_dtype t) { return bc(tir_int(C, t, int_special(t))); }
 
 /* An integer expression: mostly casts of float expressions. */
 static const tir_expr *gen_int(tir_dtype t, int d) {
@@ -306,12 +331,14 @@ static const tir_expr *gen_int(tir_dtype t, int d) {
     case 1: {
         int b = 4 + pick(4);
         const tir_expr *l = load(b);
-        return tir_dtype_eq(DT[b], t) ? l : tir_cast_new(C, t, l);
+        if (IV && L == 1 && pick(2)) /* the loop's index: i * k + c, in range */
+            l = tir_add(C, tir_mul(C, IV, tir_i32(C, pick(9) - 4)), tir_i32(C, pick(41) - 20));
+        return tir_dtype_eq(l->dtype, t) ? l : tir_cast_new(C, VT(t), l);
     }
     case 2:
     case 3:
     case 4:
-    case 5: return tir_cast_new(C, t, d > 0 ? gen(FT(pick(4)), d - 1) : leaf(FT(pick(4))));
+    case 5: return tir_cast_new(C, VT(t), d > 0 ? gen(FT(pick(4)), d - 1) : leaf(FT(pick(4))));
     case 6: {
         /* a sum of no data is index arithmetic, whose overflow is undefined
            (docs/lowered-ir.md: int32(T.bfloat16(-1e24)) + -5 may become
@@ -322,7 +349,7 @@ static const tir_expr *gen_int(tir_dtype t, int d) {
     case 7: return tir_binop_new(C, pick(2) ? TIR_KIND_MIN : TIR_KIND_MAX, gen_int(t, d - 1),
                                  pick(2) ? int_cst(t) : gen_int(t, d - 1));
     case 8: return tir_select_new(C, gen_bool(d - 1), gen_int(t, d - 1), gen_int(t, d - 1));
-    default: return tir_cast_new(C, t, gen_bool(d - 1));
+    default: return tir_cast_new(C, VT(t), gen_bool(d - 1));
     }
 }
 
@@ -382,20 +409,27 @@ static const tir_prim_func *as_func(const tir_buffer *y, const tir_stmt *body) {
     return tir_prim_func_new(C, "f", NB + 1, params, bufs, body, 0, NULL);
 }
 
+/* Y[0] = e, Y[i] = e in the loop, or Y[0:4] = e for a vector. */
 static const tir_stmt *store(const tir_buffer *y, const tir_expr *e) {
-    const tir_expr *zero = tir_int(C, TIR_I32, 0);
-    return tir_store(C, y, e, 1, &zero);
+    const tir_expr *idx = tir_int(C, TIR_I32, 0);
+    if (L > 1) idx = tir_ramp_new(C, idx, tir_i32(C, 1), L);
+    else if (IV) idx = IV;
+    return tir_store(C, y, e, 1, &idx);
 }
 
-/* f in the interpreter: the bits of Y[0] (t's width), or false when it
- * fails. */
+/* f in the interpreter: the bits of Y's NE elements (t's width), or false
+ * when it fails. */
 static bool run(const tir_prim_func *f, tir_dtype t, uint64_t *out) {
-    uint64_t y = 0x5a5a5a5a5a5a5a5aull; /* written by every path */
+    unsigned char y[NE * 8];
+    memset(y, 0x5a, sizeof y); /* what is not written stays */
     tir_arg args[NB + 1] = {{in16, 0},  {inb16, 0}, {in32f, 0}, {in64f, 0}, {ini32, 0},
-                            {ini64, 0}, {ini8, 0},  {inu8, 0},  {&y, 0}};
+                            {ini64, 0}, {ini8, 0},  {inu8, 0},  {y, 0}};
     if (tir_interp_run(C, f, NB + 1, args, NULL) != TIR_OK) return false;
-    int bits = t.bits;
-    *out = bits == 64 ? y : y & ((1ull << bits) - 1);
+    int w = t.bits / 8;
+    for (int k = 0; k < NE; k++) {
+        out[k] = 0;
+        memcpy(&out[k], y + k * w, (size_t)w); /* little-endian */
+    }
     return true;
 }
 
@@ -450,22 +484,42 @@ static void test_simplify_float(void **st) {
     (void)st;
     DT[0] = TIR_F16, DT[1] = TIR_BF16, DT[2] = TIR_F32, DT[3] = TIR_F64;
     DT[4] = TIR_I32, DT[5] = TIR_I64, DT[6] = TIR_I8, DT[7] = TIR_U8;
-    long changed = 0, evals = 0, failures = 0;
+    long changed = 0, evals = 0, failures = 0, nvec = 0, nloop = 0;
     for (long c = 0; c < g_cases && failures < 5; c++) {
         if (c % 200 == 0) new_ctx(); /* the arena grows with every case */
         rs = g_seed * 0x9e3779b97f4a7c15ull + (uint64_t)c * 0xbf58476d1ce4e5b9ull + 1;
         /* mostly a float result; now and then an int one of floats */
         tir_dtype t = pick(5) ? FT(pick(4)) : IT(pick(4));
-        const int64_t one = 1;
-        const tir_buffer *y = tir_buffer_simple(C, "Y", t, 1, &one, TIR_SCOPE_GLOBAL);
+        int shape = pick(8); /* 0: a vector of 4 lanes, 1: a loop, else scalar */
+        L = shape == 0 ? NE : 1;
+        const tir_var *iv = shape == 1 ? tir_var_new(C, "i", TIR_I32) : NULL;
+        IV = iv ? (const tir_expr *)iv : NULL;
+        nvec += shape == 0, nloop += shape == 1;
+        const int64_t ne = NE;
+        const tir_buffer *y = tir_buffer_simple(C, "Y", t, 1, &ne, TIR_SCOPE_GLOBAL);
         int depth = 1 + pick(4);
         const tir_expr *e = is_flt(t) ? gen(t, depth) : gen_int(t, depth);
         const tir_stmt *body, *sbody;
         const char *how;
+        if (g_trace) /* a case that crashes the simplifier shows itself */
+            fprintf(stderr, "# case %ld: %s\n", c, tir_print(C, e));
         tir_analyzer *a = tir_analyzer_create(C);
-        if (pick(3) == 0) {
-            const tir_expr *e2 = is_flt(t) ? gen(t, depth) : gen_int(t, depth);
-            body = tir_if_new(C, gen_bool(depth), store(y, e), store(y, e2));
+        if (iv || pick(3) == 0) {
+            body = store(y, e);
+            if (pick(2)) {
+                const tir_expr *e2 = is_flt(t) ? gen(t, depth) : gen_int(t, depth);
+                /* the condition is a scalar: a vector case takes lane 0's */
+                const tir_expr *cond = gen_bool(depth);
+                if (L > 1) {
+                    L = 1;
+                    cond = gen_bool(depth);
+                    L = NE;
+                }
+                body = tir_if_new(C, cond, body, store(y, e2));
+            }
+            if (iv)
+                body = tir_for_new(C, iv, tir_i32(C, 0), tir_i32(C, NE), TIR_FOR_SERIAL, NULL, 0,
+                                   NULL, body);
             sbody = tir_analyzer_simplify_stmt(a, body);
             how = "tir_analyzer_simplify_stmt";
         } else {
@@ -481,25 +535,28 @@ static void test_simplify_float(void **st) {
         const tir_prim_func *fe = as_func(y, body), *fs = as_func(y, sbody);
         for (int it = 0; it < 40; it++) {
             random_inputs();
-            uint64_t ye, ys;
-            if (!run(fe, t, &ye)) continue;
+            uint64_t ye[NE], ys[NE];
+            if (!run(fe, t, ye)) continue;
             evals++;
-            bool ok = run(fs, t, &ys);
-            if (ok && same(t, ye, ys)) continue;
+            bool ok = run(fs, t, ys);
+            int k = 0;
+            while (ok && k < NE && same(t, ye[k], ys[k])) k++;
+            if (ok && k == NE) continue;
             failures++;
             printf("# FAILURE: MINITIR_FUZZ_SEED=%llu case %ld (%s)\n%s\n# simplified to\n%s\n",
                    (unsigned long long)g_seed, c, how, tir_print(C, body), tir_print(C, sbody));
             print_inputs();
-            printf("#   Y: %s, simplified %s%s\n", show(t, ye), ok ? "" : "failing, ",
-                   ok ? show(t, ys) : "-");
+            printf("#   Y[%d]: %s, simplified %s%s\n", k, show(t, ye[k % NE]),
+                   ok ? "" : "failing, ", ok ? show(t, ys[k]) : "-");
             break;
         }
     }
     tir_ctx_destroy(C);
     C = NULL;
-    printf("# simplify float fuzz seed %llu: %ld cases, %ld simplified, %ld evaluations, %ld "
-           "failures\n",
-           (unsigned long long)g_seed, g_cases, changed, evals, failures);
+    L = 1, IV = NULL;
+    printf("# simplify float fuzz seed %llu: %ld cases (%ld vectors, %ld loops), %ld simplified, "
+           "%ld evaluations, %ld failures\n",
+           (unsigned long long)g_seed, g_cases, nvec, nloop, changed, evals, failures);
     assert_int_equal(failures, 0);
     /* the run must exercise the simplifier, or it tests little */
     assert_true(changed > g_cases / 4 || g_cases < 100);
@@ -511,6 +568,7 @@ int main(int argc, char **argv) {
     if (e && atol(e) > 0) g_cases = atol(e);
     const char *sd = getenv("MINITIR_FUZZ_SEED");
     if (sd) g_seed = strtoull(sd, NULL, 10);
+    g_trace = getenv("MINITIR_FUZZ_TRACE") != NULL;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_simplify_float)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

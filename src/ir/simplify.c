@@ -1276,7 +1276,13 @@ static const tir_expr *simp_and_or(tir_analyzer *a, const tir_binop *b) {
     if (is_and ? is_true(x) : is_false(x)) return y;
     if (is_and ? is_true(y) : is_false(y)) return x;
     if (ar_expr_eq(x, y)) return x;
-    if (is_negation(x, y)) return mk_bool(a, !is_and);
+    /* with the operands' lanes: a scalar for `not v and v` of a vector v
+       made a cast of it fail its lanes check (the float fuzzer, seed 102
+       case 27110) */
+    if (is_negation(x, y)) {
+        const tir_expr *r = mk_bool(a, !is_and);
+        return x->dtype.lanes == 1 ? r : tir_broadcast_new(a->ctx, r, x->dtype.lanes);
+    }
     const tir_expr *c = combine_bounds(a, is_and, x, y);
     if (c) return c;
     return rebuild_bin(a, b, x, y);
