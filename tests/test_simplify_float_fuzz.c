@@ -21,7 +21,8 @@
  * An eighth of the cases are vectors of 4 lanes (`Y[0:4] = e`, loads of
  * ramps, broadcast constants and scalar subexpressions) and an eighth a
  * loop `for i in range(4): Y[i] = e` (simplified as a statement, with i's
- * range known) whose loads index by i and whose ints take i * k + c.  A case whose expression
+ * range known) whose loads index by i and whose ints take i * k + c; a
+ * quarter draw their leaves mostly constant, so that whole subtrees fold.  A case whose expression
  * itself fails (an integer division by zero) is skipped.
  *
  * The sign of the zero that a float min/max returns for two zeros is
@@ -235,9 +236,11 @@ static const tir_expr *load(int b) {
 
 /* A float leaf: a constant, a load of t, or a cast of a load of another
  * float or an int buffer. */
+static bool g_consts; /* a case of mostly constants: whole subtrees fold */
+
 static const tir_expr *leaf(tir_dtype t) {
     int k = pick(8);
-    if (k < 3) return fcst(t);
+    if (k < 3 || (g_consts && pick(8))) return fcst(t);
     if (k < 6) return load(fidx(t));
     int b = k == 6 ? pick(4) : 4 + pick(4);
     const tir_expr *l = load(b);
@@ -326,6 +329,7 @@ static const tir_expr *int_cst(tir_dtype t) { return bc(tir_int(C, t, int_specia
 /* An integer expression: mostly casts of float expressions. */
 static const tir_expr *gen_int(tir_dtype t, int d) {
     int k = pick(d > 0 ? 10 : 3);
+    if (g_consts && k == 1 && pick(4)) k = 0;
     switch (k) {
     case 0: return int_cst(t);
     case 1: {
@@ -491,6 +495,7 @@ static void test_simplify_float(void **st) {
         /* mostly a float result; now and then an int one of floats */
         tir_dtype t = pick(5) ? FT(pick(4)) : IT(pick(4));
         int shape = pick(8); /* 0: a vector of 4 lanes, 1: a loop, else scalar */
+        g_consts = pick(4) == 0;
         L = shape == 0 ? NE : 1;
         const tir_var *iv = shape == 1 ? tir_var_new(C, "i", TIR_I32) : NULL;
         IV = iv ? (const tir_expr *)iv : NULL;
