@@ -116,6 +116,17 @@ static void bind_set(tir_analyzer *a, const ar_bind *nb) {
     a->sym_gen++;
 }
 
+void ar_set_wrap(tir_analyzer *a, int w) {
+    if (a->wrap_values == w) return;
+    a->wrap_values = w;
+    a->gen++;
+    a->sym_gen++;
+}
+
+bool ar_wraps(const tir_analyzer *a, const tir_expr *e) {
+    return a->wrap_values > 0 || tir_reads_buffer(e);
+}
+
 ar_bind ar_bind_save(const tir_analyzer *a, const tir_var *v) {
     const ar_bind *b = ar_lookup(a, v);
     if (b) return *b;
@@ -325,7 +336,7 @@ static tir_int_bound bound_of(tir_analyzer *a, const tir_expr *e) {
        passing them: for data, an end reached that way is a wrap (int64
        K - int64(a) for K near INT64_MAX looked non-negative) */
     else if (e->dtype.code == TIR_TYPE_INT && e->dtype.bits == 64 &&
-             (r.min == AR_NEG_INF) != (r.max == AR_POS_INF) && tir_reads_buffer(e))
+             (r.min == AR_NEG_INF) != (r.max == AR_POS_INF) && ar_wraps(a, e))
         r = full;
     else if (tir_dtype_is_int(e->dtype) || tir_dtype_is_bool(e->dtype))
         r = clip_to(r, full);
@@ -458,6 +469,28 @@ static const tir_node *ss_block(tir_mutator *m, const tir_node *n) {
     return r;
 }
 
+/* A store: its value wraps (docs/lowered-ir.md: stored values are the
+ * user's arithmetic, index arithmetic alone may assume no signed
+ * overflow), also where a fold has removed every load from it (the float
+ * fuzzer: select(1 < 2, int32(sqrt(inf)), int32(S[0])) + INT32_MAX inside a
+ * max lost its load, and the max's offset moved out past the wrap). */
+static const tir_node *ss_store(tir_mutator *m, const tir_node *n) {
+    tir_analyzer *a = m->user;
+    const tir_buffer_store *s = (const tir_buffer_store *)n;
+    int w = a->wrap_values;
+    ar_set_wrap(a, 1);
+    const tir_expr *v = ar_simplify(a, s->value);
+    ar_set_wrap(a, w);
+    const tir_expr **idx = ar_scratch(a, sizeof *idx * (size_t)s->nidx);
+    bool same = v == s->value;
+    for (int i = 0; i < s->nidx; i++) {
+        idx[i] = ar_simplify(a, s->indices[i]);
+        same = same && idx[i] == s->indices[i];
+    }
+    if (same) return n;
+    return (const tir_node *)tir_store(m->ctx, s->buffer, v, s->nidx, idx);
+}
+
 static const tir_node *ss_if(tir_mutator *m, const tir_node *n) {
     const tir_if *s = (const tir_if *)n;
     const tir_expr *c = ar_simplify(m->user, s->cond);
@@ -476,6 +509,7 @@ const tir_stmt *tir_analyzer_simplify_stmt(tir_analyzer *a, const tir_stmt *s) {
     m.on[TIR_KIND_FOR] = ss_for;
     m.on[TIR_KIND_BLOCK] = ss_block;
     m.on[TIR_KIND_IF] = ss_if;
+    m.on[TIR_KIND_BUFFER_STORE] = ss_store;
     const tir_stmt *r = tir_mutate_stmt(&m, s);
     ar_leave(a);
     return r;

@@ -52,11 +52,24 @@ struct tir_analyzer {
     ar_memo sym_memo;
     uint32_t sym_gen;
     ir_arena scratch;
+    /* > 0 while a stored value is simplified (tir_analyzer_simplify_stmt):
+     * its integer sums wrap as data does, whether or not they read a
+     * buffer (the indices of its loads do not); see ar_set_wrap */
+    int wrap_values;
     int depth;     /* nesting of public calls; scratch is rewound at 0 */
     int sym_depth; /* > 0 while a symbolic proof runs (no nesting) */
 };
 
 /* ---------------------------------------------------- analyzer.c */
+
+/* Sets a->wrap_values; a change starts a new memo generation, since a
+ * sum's bounds and simplified form depend on whether it wraps. */
+void ar_set_wrap(tir_analyzer *a, int w);
+
+/* Whether integer arithmetic of expression e wraps (a stored value, or a
+ * value of the user's data), rather than index arithmetic, whose signed
+ * overflow is undefined. */
+bool ar_wraps(const tir_analyzer *a, const tir_expr *e);
 
 /* Bracket every public entry point (scratch lifetime). */
 void ar_enter(tir_analyzer *a);

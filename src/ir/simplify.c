@@ -660,7 +660,8 @@ static bool sum_in_dtype(tir_analyzer *a, lsum s) {
 
 /* Whether a term of s reads a buffer: a value of the user's data, which
  * wraps as a stored value does, not an index (signed overflow undefined). */
-static bool sum_reads_data(lsum s) {
+static bool sum_reads_data(const tir_analyzer *a, lsum s) {
+    if (a->wrap_values > 0) return true; /* a stored value wraps as a whole */
     for (int i = 0; i < s.n; i++)
         if (tir_reads_buffer(s.t[i].atom)) return true;
     return false;
@@ -680,7 +681,7 @@ static bool sum_reads_data(lsum s) {
  * the dtype's range the two agree. */
 static lsum canon_diff(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
     lsum lx = linear(a, x), ly = linear(a, y), none = {lx.dt, -1, NULL, 0};
-    bool wraps = lx.dt.code != TIR_TYPE_INT || sum_reads_data(lx) || sum_reads_data(ly);
+    bool wraps = lx.dt.code != TIR_TYPE_INT || sum_reads_data(a, lx) || sum_reads_data(a, ly);
     if (wraps && (!sum_in_dtype(a, lx) || !sum_in_dtype(a, ly))) return none;
     bool ok = true;
     lsum s = sum_add_exact(a, lx, ly, -1, &ok);
@@ -738,7 +739,7 @@ static int64_t sum_end(tir_analyzer *a, lsum s, bool upper, int depth) {
             lsum op = linear(a, side ? mb->b : mb->a);
             /* an operand of data wraps: its sum stands for it only in the
                dtype (max(x, min(x - 1, 2048)) for x = INT32_MIN is 2048) */
-            if (sum_reads_data(op) && !sum_in_dtype(a, op)) continue;
+            if (sum_reads_data(a, op) && !sum_in_dtype(a, op)) continue;
             lsum r = sum_add_exact(a, sum_without(a, s, t, -1), op, c, &ok);
             if (!ok) continue;
             int64_t e = sum_end(a, r, upper, depth - 1);
@@ -885,7 +886,7 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
      * uint8, became floordiv(u + 3, 4) + 536870911: 536870912 for u = 1,
      * where INT32_MIN // 4 is -536870912); a floormod by a power of two
      * divides 2^bits and does not see the wrap */
-    if (sum_reads_data(s) && !sum_in_dtype(a, s) && !((c & (c - 1)) == 0 && !is_div))
+    if (sum_reads_data(a, s) && !sum_in_dtype(a, s) && !((c & (c - 1)) == 0 && !is_div))
         return NULL;
     /* x = c*q + r, with r's constant in [0, c) */
     lsum q = {dt, 0, ar_scratch(a, sizeof(term) * (size_t)(s.n ? s.n : 1)), ar_floordiv(s.k, c)};
@@ -1077,7 +1078,7 @@ static const tir_expr *simp_int_minmax(tir_analyzer *a, const tir_binop *b) {
         /* and an operand of data must not wrap itself: max(int32(x) +
            INT32_MAX, 0) for a uint8 x is 0 for x = 1, where max(x,
            -INT32_MAX) + INT32_MAX gave INT32_MIN (canon_diff) */
-        if (sum_reads_data(li) && !sum_in_dtype(a, li)) same_off = false;
+        if (sum_reads_data(a, li) && !sum_in_dtype(a, li)) same_off = false;
     }
     if (same_off && off != 0 && negatable(dt, off)) {
         /* the operands without the offset may flatten and dominate further
@@ -1513,9 +1514,13 @@ static const tir_expr *simp_impl(tir_analyzer *a, const tir_expr *e) {
     case TIR_KIND_CAST: return simp_cast(a, (const tir_cast *)e);
     case TIR_KIND_LET: return simp_let(a, (const tir_let *)e);
     case TIR_KIND_BUFFER_LOAD: {
+        /* a load's indices are index arithmetic, also in a stored value */
         const tir_buffer_load *l = (const tir_buffer_load *)e;
         const tir_expr **idx;
+        int w = a->wrap_values;
+        ar_set_wrap(a, 0);
         simp_exprs(a, l->nidx, l->indices, &idx);
+        ar_set_wrap(a, w);
         return idx ? tir_load(a->ctx, l->buffer, l->nidx, idx) : e;
     }
     case TIR_KIND_RAMP: {
