@@ -518,8 +518,73 @@ static void test_many_queries(void **st) {
     tir_analyzer_destroy(a);
 }
 
+/* Index sums near the ends of their dtype (tests/test_index_fuzz.c found
+ * each): a canonical sum of indices is read as the value, so its constant
+ * must not wrap, and an int64 constant at an end is a value, not an
+ * infinity.  Each fact here is false (or the bound missed a value) before
+ * the fix it names. */
+static void test_index_fuzz_rows(void **st) {
+    (void)st;
+    int failures = 0;
+#define CHECK(c) ((c) ? (void)0 : (void)(failures++, print_message("failed: %s\n", #c)))
+    const tir_var *v = tir_var_new(C, "v", TIR_I32), *w = tir_var_new(C, "w", TIR_I32);
+    const tir_expr *ve = V(v), *we = V(w);
+    tir_analyzer *a = tir_analyzer_create(C);
+    /* x - INT32_MIN is x + 2^31 for x in [-8, 0): it was folded to
+       x + INT32_MIN, "always negative", so 1 >= it was proved (linear) */
+    tir_analyzer_bind_const(a, VAR(x), -8, 8);
+    CHECK(!tir_analyzer_can_prove(a, GE(I(1), SUB(x, I(INT32_MIN)))));
+    CHECK(!tir_analyzer_can_prove(a, LT(SUB(x, I(INT32_MIN)), I(0))));
+    /* (v + 2^30) * 2 for v in [-2^30 - 4, +8) is in [-8, 6]; it became
+       2v + 2^31, wrapped to 2v - 2^31 (linear, MUL by a constant) */
+    tir_analyzer_bind_const(a, v, -(1 << 30) - 4, 8);
+    const tir_expr *twice = MUL(ADD(ve, I(1 << 30)), I(2));
+    CHECK(tir_analyzer_can_prove(a, GE(twice, I(-8))));
+    CHECK(!tir_analyzer_can_prove(a, LT(twice, I(-8))));
+    /* floordiv(v + INT32_MIN, -1) for v in [1, 9) is 2^31 - v > 0: it
+       became -v + INT32_MIN, wrapped (floordiv by -1) */
+    tir_analyzer_bind_const(a, v, 1, 8);
+    const tir_expr *neg = FDIV(ADD(ve, I(INT32_MIN)), I(-1));
+    CHECK(tir_analyzer_can_prove(a, GT(neg, I(0))));
+    CHECK(!tir_analyzer_can_prove(a, LT(neg, I(0))));
+    /* floormod(w, 64) for w in [INT32_MIN + 38, +6) is w + 2^31, in [38,
+       43]; floormod_rest made it w - 2^31 */
+    tir_analyzer_bind_const(a, w, (int64_t)INT32_MIN + 38, 6);
+    CHECK(tir_analyzer_can_prove(a, GE(FMOD(we, I(64)), I(38))));
+    CHECK(!tir_analyzer_can_prove(a, LT(FMOD(we, I(64)), I(1))));
+    /* an int64 constant at an end of int64 is a value (bound_of): INT64_MAX
+       + -4 was bounded by [INT64_MAX, INT64_MAX], int64(x) + INT64_MIN for
+       x in [0, 16) by [INT64_MIN, INT64_MIN] */
+    tir_analyzer_bind_const(a, VAR(x), 0, 16);
+    tir_int_bound bd = tir_analyzer_const_bound(a, ADD(I64(INT64_MAX), I64(-4)));
+    CHECK(bd.min <= INT64_MAX - 4 && bd.max >= INT64_MAX - 4);
+    bd = tir_analyzer_const_bound(a, ADD(CAST(TIR_I64, x), I64(INT64_MIN)));
+    CHECK(bd.min <= INT64_MIN && bd.max >= INT64_MIN + 15);
+    /* relaxing select(x > 7, 8, INT32_MIN + 6) over x spans more values
+       than int32 counts: the extent wrapped to a negative number */
+    const tir_var *xv = VAR(x);
+    tir_range r;
+    if (tir_analyzer_relax(a, SEL(GT(x, I(7)), I(8), I(INT32_MIN + 6)), 1, &xv, &r)) {
+        int64_t ex;
+        CHECK(tir_expr_const_int(r.extent, &ex) && ex > 0);
+    }
+    tir_analyzer_destroy(a);
+    /* an int64 sum that may pass int64 gets no symbolic bound: for w in
+       [v*0 - 10, +11) the upper end of -8*int64(w) + 2^63 - 79 folded 80 +
+       (2^63 - 80) to a negative constant (sum_bound_strong) */
+    a = tir_analyzer_create(C);
+    tir_analyzer_bind_const(a, v, 0, 8);
+    tir_analyzer_bind(a, w, SUB(MUL(ve, I(0)), I(10)), I(11));
+    CHECK(!tir_analyzer_can_prove(
+        a, GE(I64(INT64_MIN + 79), MUL(CAST(TIR_I64, we), I64(-8)))));
+    tir_analyzer_destroy(a);
+#undef CHECK
+    assert_int_equal(failures, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_fuzz_rows),
         cmocka_unit_test(test_proofs),        cmocka_unit_test(test_const_bounds),
         cmocka_unit_test(test_relax),         cmocka_unit_test(test_relax_sound),
         cmocka_unit_test(test_bind_unbind),   cmocka_unit_test(test_simplify_stmt),

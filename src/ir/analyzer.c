@@ -320,6 +320,13 @@ static tir_int_bound bound_of(tir_analyzer *a, const tir_expr *e) {
     ar_memo_ent *m;
     if (ar_memo_get(&a->bound_memo, a->gen, e, &m)) return m->bound;
     tir_int_bound r = bound_impl(a, e);
+    /* INT64_MIN / INT64_MAX stand for infinities, so a constant at an end
+     * of int64 reads as one: INT64_MAX + -4 gave [+inf, +inf], taken as
+     * [INT64_MAX, INT64_MAX], and int64(i) + INT64_MIN for i in [1, 35]
+     * [INT64_MIN, INT64_MIN] (the index fuzzer).  A lower end at +inf or
+     * an upper end at -inf is no bound at all (the values can only have
+     * come from such a constant), so it is the whole range. */
+    if (r.min == AR_POS_INF || r.max == AR_NEG_INF) r = full;
     /* an unsigned value wraps (lowered-ir.md): a range past the dtype's is
      * any value, not the part inside (uint8(v) + 254 for v in [0, 2] is
      * 254, 255 or 0; clipped to [254, 255], the simplifier dropped a live

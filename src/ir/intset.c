@@ -255,8 +255,14 @@ static bool relax_one(tir_analyzer *a, relaxer *r, const tir_expr *e, tir_range 
     const tir_expr *lo = ar_simplify(a, v.lo);
     const tir_expr *n = tir_binop_new(a->ctx, TIR_KIND_SUB, v.hi, lo);
     n = tir_binop_new(a->ctx, TIR_KIND_ADD, n, tir_int(a->ctx, s->dtype, 1));
+    n = ar_simplify(a, n);
+    /* hi - lo + 1 is at least 1; a range of more values than the dtype
+     * holds (select(c, 8, -2147483642) in int32: 2^31 + 3 of them) wraps
+     * to a count <= 0, and no extent is right: unbounded (the index
+     * fuzzer) */
+    if (ar_bound(a, n).max < 1) return false;
     out->min = lo;
-    out->extent = ar_simplify(a, n);
+    out->extent = n;
     return true;
 }
 

@@ -355,6 +355,45 @@ static lsum sum_add_exact(tir_analyzer *a, lsum x, lsum y, int64_t ys, bool *ok)
     return sum_add(a, x, y, ys);
 }
 
+/* True when x + ys * y, in mathematical integers, keeps its constant and
+ * every coefficient in the range of its dtype: then the sum sum_add builds
+ * did not wrap, and it is the value of what it stands for wherever that
+ * is defined.  A signed index sum is read as its value (bounds, proofs,
+ * the division rules), so one that wrapped must not be built: in int32
+ * i - (-2147483648) became i + -2147483648, whose bounds said "negative"
+ * where the value (i < 0) is i + 2^31; floormod(j, 64) for j near
+ * INT32_MIN became j + 2^31, wrapped to j - 2^31 (the index fuzzer). */
+static bool sum_add_fits(lsum x, lsum y, int64_t ys) {
+    tir_int_bound r = ar_dtype_bound(x.dt);
+    int64_t v, t;
+    if (__builtin_mul_overflow(y.k, ys, &t) || __builtin_add_overflow(x.k, t, &v) ||
+        v < r.min || v > r.max)
+        return false;
+    int i = 0, j = 0;
+    while (i < x.n || j < y.n) {
+        int c = i == x.n ? 1 : j == y.n ? -1 : ar_expr_cmp(x.t[i].atom, y.t[j].atom);
+        if (c < 0) {
+            i++; /* x's coefficient as it is */
+            continue;
+        }
+        if (__builtin_mul_overflow(y.t[j++].coef, ys, &v)) return false;
+        if (c == 0 && __builtin_add_overflow(x.t[i++].coef, v, &v)) return false;
+        if (v < r.min || v > r.max) return false;
+    }
+    return true;
+}
+
+static bool sum_reads_data(lsum s);
+
+/* A signed sum of indices (not of loaded data, which wraps by definition)
+ * with terms: one that must not wrap (sum_add_fits).  Constants alone fold
+ * wrapping, right for data and for indices alike (an overflowing index is
+ * undefined). */
+static bool index_sum(lsum x, lsum y) {
+    return x.dt.code == TIR_TYPE_INT && x.n + y.n > 0 && !sum_reads_data(x) &&
+           !sum_reads_data(y);
+}
+
 static lsum sum_scale(tir_analyzer *a, lsum x, int64_t c) {
     tir_dtype dt = x.dt;
     lsum r = {dt, 0, NULL, wmul(dt, x.k, c)};
@@ -517,13 +556,26 @@ static lsum linear(tir_analyzer *a, const tir_expr *e) {
     case TIR_KIND_ADD:
     case TIR_KIND_SUB: {
         const tir_binop *b = (const tir_binop *)e;
-        return sum_add(a, linear(a, b->a), linear(a, b->b), e->kind == TIR_KIND_ADD ? 1 : -1);
+        lsum x = linear(a, b->a), y = linear(a, b->b);
+        int64_t ys = e->kind == TIR_KIND_ADD ? 1 : -1;
+        /* a signed index sum that would wrap stays one atom (sum_add_fits) */
+        if (!sum_add_fits(x, y, ys) && index_sum(x, y))
+            return sum_atom(a, mk_bin(a, (tir_kind)e->kind, sum_to_expr(a, x), sum_to_expr(a, y)),
+                            1);
+        return sum_add(a, x, y, ys);
     }
     case TIR_KIND_MUL: {
         const tir_binop *b = (const tir_binop *)e;
         lsum x = linear(a, b->a), y = linear(a, b->b);
-        if (!y.n) return sum_scale(a, x, y.k);
-        if (!x.n) return sum_scale(a, y, x.k);
+        if (!y.n || !x.n) {
+            lsum v = y.n ? y : x;
+            int64_t c = y.n ? x.k : y.k;
+            /* (i + 2^30) * 2 is 2i + 2^31, which int32 cannot hold */
+            if (!sum_add_fits(sum_const(v.dt, 0), v, c) && index_sum(v, v))
+                return sum_atom(a, mk_bin(a, TIR_KIND_MUL, sum_to_expr(a, x), sum_to_expr(a, y)),
+                                1);
+            return sum_scale(a, v, c);
+        }
         return sum_product(a, x, y);
     }
     default: {
@@ -766,6 +818,13 @@ static tir_int_bound sum_bound_strong(tir_analyzer *a, lsum s, bool want_lo, boo
         if (ar_wrap(adt, s.k) != s.k || !sum_in_dtype(a, s)) return b;
         for (int i = 0; i < s.n; i++)
             if (ar_wrap(adt, s.t[i].coef) != s.t[i].coef) return b;
+    } else if (!sum_in_dtype(a, s)) {
+        /* the ends relaxed below compute in the dtype too, and fold
+         * wrapping: an int64 sum that may pass int64 (-8*int64(j) +
+         * 2^63 - 79 for j in [i*0 - 10, +11)) had its upper end 80 +
+         * (2^63 - 80) fold to a negative constant, which proved
+         * -9223372036854775729 >= int64(j) * -8 (the index fuzzer) */
+        return b;
     }
     const tir_expr *e = sum_to_expr(a, s);
     a->sym_depth++;
@@ -837,7 +896,10 @@ static lsum floormod_rest(tir_analyzer *a, lsum r, int64_t c) {
     tir_dtype dt = r.dt;
     if (c == 1) return sum_const(dt, 0);
     tir_int_bound b = sum_bound(a, r);
-    if (ar_bound_finite(b) && ar_floordiv(b.min, c) == ar_floordiv(b.max, c))
+    /* (r - c*q must not wrap: floormod(j, 64) for j in [-2147483610,
+       -2147483605] is j + 2^31, not j - 2^31; sum_add_fits) */
+    if (ar_bound_finite(b) && ar_floordiv(b.min, c) == ar_floordiv(b.max, c) &&
+        (sum_add_fits(r, sum_const(dt, ar_floordiv(b.min, c)), -c) || !index_sum(r, r)))
         return sum_add(a, r, sum_const(dt, ar_floordiv(b.min, c)), -c);
     if (r.n == 1 && r.k == 0 && r.t[0].coef == 1) {
         const tir_expr *y;
@@ -958,8 +1020,13 @@ static const tir_expr *simp_divmod(tir_analyzer *a, const tir_binop *b) {
         if (c == 1) return is_div ? x : mk_int(a, dt, 0);
         return rebuild_bin(a, b, x, y);
     }
-    if (cst && c == -1 && (k == TIR_KIND_FLOORDIV || k == TIR_KIND_DIV))
-        return sum_to_expr(a, sum_scale(a, canon(a, x), -1));
+    if (cst && c == -1 && (k == TIR_KIND_FLOORDIV || k == TIR_KIND_DIV)) {
+        lsum s = canon(a, x);
+        /* -(a + INT32_MIN) is -a + 2^31, not -a - 2^31 (sum_add_fits) */
+        if (sum_add_fits(sum_const(dt, 0), s, -1) || !index_sum(s, s))
+            return sum_to_expr(a, sum_scale(a, s, -1));
+        return rebuild_bin(a, b, x, y);
+    }
     if (cst && c == -1) return mk_int(a, dt, 0);
     if (!cst) {
         /* 0 <= x < y: floordiv -> 0, floormod -> x */
