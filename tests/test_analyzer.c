@@ -568,6 +568,15 @@ static void test_index_fuzz_rows(void **st) {
         int64_t ex;
         CHECK(tir_expr_const_int(r.extent, &ex) && ex > 0);
     }
+    /* x*x - 2147483600 for x in [-2, 31) is at least -2147483600, but the
+       interval of x*x starts at -62, and the relaxed lower end -62 -
+       2147483600 folded wrapping to 2147483634 (relax_one) */
+    tir_analyzer_bind_const(a, VAR(x), -2, 33);
+    if (tir_analyzer_relax(a, SUB(MUL(x, x), I(2147483600)), 1, &xv, &r)) {
+        int64_t lo, ex;
+        CHECK(tir_expr_const_int(r.min, &lo) && tir_expr_const_int(r.extent, &ex) &&
+              lo <= -2147483600 && lo + ex > -2147483600 + 900);
+    }
     tir_analyzer_destroy(a);
     /* an int64 sum that may pass int64 gets no symbolic bound: for w in
        [v*0 - 10, +11) the upper end of -8*int64(w) + 2^63 - 79 folded 80 +

@@ -242,6 +242,59 @@ const tir_expr *ar_symbolic_bound(tir_analyzer *a, const tir_expr *e, bool upper
     return upper ? v.hi : v.lo;
 }
 
+/* Evaluates an integer expression free of variables without wrapping:
+ * 1 with *v its value, 0 when an operation overflows its dtype (or
+ * divides by zero), -1 when it cannot tell (a variable, another kind). */
+static int exact_const(const tir_expr *e, int64_t *v) {
+    tir_dtype t = e->dtype;
+    if (e->kind == TIR_KIND_INT_IMM) return *v = ((const tir_int_imm *)e)->value, 1;
+    if (t.lanes != 1 || (!tir_dtype_is_int(t) && !tir_dtype_is_bool(t))) return -1;
+    tir_int_bound full = ar_dtype_bound(t);
+    const tir_binop *b = tir_as_tir_binop(e);
+    int64_t x, y, r;
+    int ok;
+    if (e->kind == TIR_KIND_CAST) {
+        const tir_expr *c = ((const tir_cast *)e)->value;
+        if (!tir_dtype_is_int(c->dtype) && !tir_dtype_is_bool(c->dtype)) return -1;
+        if ((ok = exact_const(c, &x)) != 1) return ok;
+        return *v = ar_wrap(t, x), 1; /* a cast wraps by definition */
+    }
+    if (e->kind == TIR_KIND_SELECT) {
+        const tir_select *s = (const tir_select *)e;
+        if ((ok = exact_const(s->cond, &x)) != 1) return ok;
+        return exact_const(x ? s->t : s->f, v);
+    }
+    if (!b || b->a->dtype.code == TIR_TYPE_UINT || t.code == TIR_TYPE_UINT) return -1;
+    if ((ok = exact_const(b->a, &x)) != 1) return ok;
+    if ((ok = exact_const(b->b, &y)) != 1) return ok;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_ADD: ok = !__builtin_add_overflow(x, y, &r); break;
+    case TIR_KIND_SUB: ok = !__builtin_sub_overflow(x, y, &r); break;
+    case TIR_KIND_MUL: ok = !__builtin_mul_overflow(x, y, &r); break;
+    case TIR_KIND_DIV:
+    case TIR_KIND_MOD:
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD:
+        if (y == 0 || (y == -1 && x == full.min)) return 0;
+        r = e->kind == TIR_KIND_DIV ? ar_truncdiv(x, y)
+            : e->kind == TIR_KIND_MOD ? ar_truncmod(x, y)
+            : e->kind == TIR_KIND_FLOORDIV ? ar_floordiv(x, y) : ar_floormod(x, y);
+        ok = 1;
+        break;
+    case TIR_KIND_MIN: r = x < y ? x : y, ok = 1; break;
+    case TIR_KIND_MAX: r = x > y ? x : y, ok = 1; break;
+    case TIR_KIND_EQ: r = x == y, ok = 1; break;
+    case TIR_KIND_NE: r = x != y, ok = 1; break;
+    case TIR_KIND_LT: r = x < y, ok = 1; break;
+    case TIR_KIND_LE: r = x <= y, ok = 1; break;
+    case TIR_KIND_GT: r = x > y, ok = 1; break;
+    case TIR_KIND_GE: r = x >= y, ok = 1; break;
+    default: return -1;
+    }
+    if (!ok || r < full.min || r > full.max) return 0;
+    return *v = r, 1;
+}
+
 static bool relax_one(tir_analyzer *a, relaxer *r, const tir_expr *e, tir_range *out) {
     TIR_ASSERT(tir_dtype_is_int(e->dtype) && e->dtype.lanes == 1);
     const tir_expr *s = ar_simplify(a, e);
@@ -252,6 +305,15 @@ static bool relax_one(tir_analyzer *a, relaxer *r, const tir_expr *e, tir_range 
         return true;
     }
     if (!v.lo || !v.hi) return false;
+    /* the ends hold the relaxed variables' ends, and may pass the dtype
+     * where e does not (an interval is wider than the values, an arm of a
+     * select runs on part of the domain); the simplifier folds constants
+     * wrapping, so an end that overflows gives up rather than fold to a
+     * wrong range ((i // 64 * -2 + i * i) * 7 - 2147483622 for i in [-2,
+     * 31): the lower end -434 - 2147483622 became 2147483254; the index
+     * fuzzer).  Ends with free variables are not checked. */
+    int64_t c;
+    if (!exact_const(v.lo, &c) || !exact_const(v.hi, &c)) return false;
     const tir_expr *lo = ar_simplify(a, v.lo);
     const tir_expr *n = tir_binop_new(a->ctx, TIR_KIND_SUB, v.hi, lo);
     n = tir_binop_new(a->ctx, TIR_KIND_ADD, n, tir_int(a->ctx, s->dtype, 1));
