@@ -587,6 +587,65 @@ static void test_index_fuzz_rows(void **st) {
     CHECK(!tir_analyzer_can_prove(
         a, GE(I64(INT64_MIN + 79), MUL(CAST(TIR_I64, we), I64(-8)))));
     tir_analyzer_destroy(a);
+
+    /* merge_step: floormod(w, 64) - w is -64 * floordiv(w, 64), and for w
+       near INT32_MIN the floordiv folds to -33554432: -64 times it is 2^31,
+       which wrapped to INT32_MIN and proved w > floormod(w, 64), and
+       min(floormod(w, 32), w) dropped w */
+    a = tir_analyzer_create(C);
+    tir_analyzer_bind_const(a, w, (int64_t)INT32_MIN + 34, 26);
+    CHECK(!tir_analyzer_can_prove(a, GT(we, FMOD(we, I(64)))));
+    CHECK(tir_analyzer_can_prove(a, LT(we, FMOD(we, I(64)))));
+    tir_analyzer_bind_const(a, w, (int64_t)INT32_MIN + 7, 11);
+    CHECK(!tir_analyzer_can_prove(a, LE(FMOD(we, I(32)), we)));
+    /* divmod_low: floormod(2m, 128) = 2 * floormod(m, 64) for m in [-2^62 +
+       21, +33) is 2 * (m + 2^62), which wrapped to 2m + INT64_MIN */
+    const tir_var *m = tir_var_new(C, "m", TIR_I64);
+    const tir_expr *me = V(m);
+    tir_analyzer_bind_const(a, m, -(INT64_C(1) << 62) + 21, 33);
+    CHECK(tir_analyzer_can_prove(a, GE(FMOD(ADD(me, me), I64(128)), I64(42))));
+    CHECK(!tir_analyzer_can_prove(a, LT(FMOD(ADD(me, me), I64(128)), I64(0))));
+    /* sum_bound: 2m + int64(w) for m in [2^62, +2) is below INT64_MAX, but
+       the term 2m saturated to +inf and made the lower end +inf */
+    tir_analyzer_bind_const(a, m, INT64_C(1) << 62, 2);
+    tir_analyzer_bind_const(a, w, (int64_t)INT32_MIN + 10, 22);
+    const tir_expr *wmm = ADD(ADD(CAST(TIR_I64, we), me), me);
+    CHECK(tir_analyzer_can_prove(a, LE(wmm, I64(INT64_MAX - 2147483508))));
+    CHECK(!tir_analyzer_can_prove(a, GT(wmm, I64(INT64_MAX - 2147483508))));
+    tir_analyzer_destroy(a);
+    /* sum_bound_strong: the symbolic lower end of int64(w*w + w -
+       2147483631) for w in [v*0 - 7, +34) passes int32 */
+    a = tir_analyzer_create(C);
+    tir_analyzer_bind_const(a, v, 0, 8);
+    tir_analyzer_bind(a, w, SUB(MUL(ve, I(0)), I(7)), I(34));
+    CHECK(!tir_analyzer_can_prove(
+        a, LT(I64(1), CAST(TIR_I64, ADD(MUL(we, we), SUB(we, I(2147483631)))))));
+    tir_analyzer_destroy(a);
+    /* relax: j in [i*6 - 5, +1) simplifies to its start, so relaxing k in
+       [j*4 - 7, +8) over i and k brought i back into the range */
+    a = tir_analyzer_create(C);
+    const tir_var *vi = VAR(i), *vj = VAR(j), *vk = tir_var_new(C, "k", TIR_I32);
+    tir_analyzer_bind_const(a, vi, -6, 6);
+    tir_analyzer_bind(a, vj, SUB(MUL(i, I(6)), I(5)), I(1));
+    tir_analyzer_bind(a, vk, SUB(MUL(j, I(4)), I(7)), I(8));
+    const tir_var *ik[2] = {vi, vk};
+    if (tir_analyzer_relax(a, V(vk), 2, ik, &r))
+        CHECK(!tir_uses_var(r.min, vi) && !tir_uses_var(r.extent, vi));
+    tir_analyzer_destroy(a);
+    /* relax: select(i != 2147483622, i, w) - 2147483646 over w in [-30,
+       13), i in [2147483612, +15): the lower end min(i, -30) - 2147483646
+       passes int32 and was folded to 2147483620, above the values */
+    a = tir_analyzer_create(C);
+    tir_analyzer_bind_const(a, vi, 2147483612, 15);
+    tir_analyzer_bind_const(a, w, -30, 13);
+    const tir_expr *sw = SUB(SEL(NE(i, I(2147483622)), i, we), I(2147483646));
+    if (tir_analyzer_relax(a, sw, 1, &w, &r)) {
+        const tir_expr *at = I(2147483618);
+        const tir_expr *lo = (const tir_expr *)tir_substitute(C, r.min, 1, &vi, &at);
+        int64_t l;
+        CHECK(tir_expr_const_int(tir_simplify(C, lo), &l) && l <= -28);
+    }
+    tir_analyzer_destroy(a);
 #undef CHECK
     assert_int_equal(failures, 0);
 }

@@ -242,57 +242,121 @@ const tir_expr *ar_symbolic_bound(tir_analyzer *a, const tir_expr *e, bool upper
     return upper ? v.hi : v.lo;
 }
 
-/* Evaluates an integer expression free of variables without wrapping:
- * 1 with *v its value, 0 when an operation overflows its dtype (or
- * divides by zero), -1 when it cannot tell (a variable, another kind). */
-static int exact_const(const tir_expr *e, int64_t *v) {
+/* Exact interval arithmetic (128 bits) on an expression the analyzer
+ * built, from the variables' constant bounds, to tell whether one of its
+ * operations can pass its dtype: 1 with [*lo, *hi], 0 when one can (the
+ * simplifier would fold or bound it wrapping), -1 when it cannot tell (a
+ * variable of a huge or unknown range, a kind without a rule).  Casts wrap
+ * by definition, and so does unsigned arithmetic: those are not overflows. */
+typedef __int128 i128;
+
+static i128 i128_floordiv(i128 x, i128 y) {
+    i128 q = x / y;
+    if (x % y != 0 && ((x < 0) != (y < 0))) q--;
+    return q;
+}
+
+static int exact_iv(tir_analyzer *a, const tir_expr *e, i128 *lo, i128 *hi) {
     tir_dtype t = e->dtype;
-    if (e->kind == TIR_KIND_INT_IMM) return *v = ((const tir_int_imm *)e)->value, 1;
-    if (t.lanes != 1 || (!tir_dtype_is_int(t) && !tir_dtype_is_bool(t))) return -1;
+    if (e->kind == TIR_KIND_INT_IMM) {
+        *lo = *hi = ((const tir_int_imm *)e)->value;
+        return 1;
+    }
+    if (t.lanes != 1 || t.code == TIR_TYPE_UINT || (!tir_dtype_is_int(t) && !tir_dtype_is_bool(t)))
+        return -1;
     tir_int_bound full = ar_dtype_bound(t);
-    const tir_binop *b = tir_as_tir_binop(e);
-    int64_t x, y, r;
-    int ok;
-    if (e->kind == TIR_KIND_CAST) {
-        const tir_expr *c = ((const tir_cast *)e)->value;
-        if (!tir_dtype_is_int(c->dtype) && !tir_dtype_is_bool(c->dtype)) return -1;
-        if ((ok = exact_const(c, &x)) != 1) return ok;
-        return *v = ar_wrap(t, x), 1; /* a cast wraps by definition */
-    }
-    if (e->kind == TIR_KIND_SELECT) {
-        const tir_select *s = (const tir_select *)e;
-        if ((ok = exact_const(s->cond, &x)) != 1) return ok;
-        return exact_const(x ? s->t : s->f, v);
-    }
-    if (!b || b->a->dtype.code == TIR_TYPE_UINT || t.code == TIR_TYPE_UINT) return -1;
-    if ((ok = exact_const(b->a, &x)) != 1) return ok;
-    if ((ok = exact_const(b->b, &y)) != 1) return ok;
+    i128 x0, x1, y0, y1;
+    int ox, oy;
     switch ((tir_kind)e->kind) {
-    case TIR_KIND_ADD: ok = !__builtin_add_overflow(x, y, &r); break;
-    case TIR_KIND_SUB: ok = !__builtin_sub_overflow(x, y, &r); break;
-    case TIR_KIND_MUL: ok = !__builtin_mul_overflow(x, y, &r); break;
+    case TIR_KIND_VAR: {
+        tir_int_bound b = ar_bound(a, e);
+        /* a range of a quarter of the dtype or more says little (i in [0,
+           n) for an unknown n): unknown, not an overflow */
+        if (!ar_bound_finite(b) || (i128)b.max - b.min >= ((i128)1 << (t.bits - 2))) return -1;
+        *lo = b.min, *hi = b.max;
+        return 1;
+    }
+    case TIR_KIND_CAST: {
+        const tir_expr *c = ((const tir_cast *)e)->value;
+        if (tir_dtype_is_bool(t) || (!tir_dtype_is_int(c->dtype) && !tir_dtype_is_bool(c->dtype)))
+            return -1;
+        if ((ox = exact_iv(a, c, &x0, &x1)) != 1) return ox;
+        if (x0 < full.min || x1 > full.max) return -1; /* wraps, by definition */
+        *lo = x0, *hi = x1;
+        return 1;
+    }
+    case TIR_KIND_SELECT: {
+        const tir_select *sl = (const tir_select *)e;
+        int oc = exact_iv(a, sl->cond, &x0, &x1);
+        if (oc == 0) return 0;
+        if (oc == 1 && x0 == x1) return exact_iv(a, x0 ? sl->t : sl->f, lo, hi);
+        ox = exact_iv(a, sl->t, &x0, &x1), oy = exact_iv(a, sl->f, &y0, &y1);
+        if (ox == 0 || oy == 0) return 0;
+        if (ox < 0 || oy < 0) return -1;
+        *lo = x0 < y0 ? x0 : y0, *hi = x1 > y1 ? x1 : y1;
+        return 1;
+    }
+    default: break;
+    }
+    const tir_binop *b = tir_as_tir_binop(e);
+    if (!b) return -1;
+    ox = exact_iv(a, b->a, &x0, &x1), oy = exact_iv(a, b->b, &y0, &y1);
+    if (ox == 0 || oy == 0) return 0;
+    if (tir_kind_is_compare((tir_kind)e->kind) || e->kind == TIR_KIND_AND ||
+        e->kind == TIR_KIND_OR) {
+        *lo = 0, *hi = 1;
+        return 1;
+    }
+    if (ox < 0 || oy < 0) return -1;
+    i128 c[4];
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_ADD: *lo = x0 + y0, *hi = x1 + y1; break;
+    case TIR_KIND_SUB: *lo = x0 - y1, *hi = x1 - y0; break;
+    case TIR_KIND_MUL:
+    case TIR_KIND_MIN:
+    case TIR_KIND_MAX:
     case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD:
-        if (y == 0 || (y == -1 && x == full.min)) return 0;
-        r = e->kind == TIR_KIND_DIV ? ar_truncdiv(x, y)
-            : e->kind == TIR_KIND_MOD ? ar_truncmod(x, y)
-            : e->kind == TIR_KIND_FLOORDIV ? ar_floordiv(x, y) : ar_floormod(x, y);
-        ok = 1;
+    case TIR_KIND_FLOORDIV: {
+        bool div = e->kind == TIR_KIND_DIV || e->kind == TIR_KIND_FLOORDIV;
+        if (div && y0 <= 0 && y1 >= 0) return -1; /* may divide by zero */
+        i128 xs[2] = {x0, x1}, ys[2] = {y0, y1};
+        for (int p = 0; p < 4; p++) {
+            i128 u = xs[p / 2], v = ys[p % 2];
+            c[p] = e->kind == TIR_KIND_MUL   ? u * v
+                   : e->kind == TIR_KIND_MIN ? (u < v ? u : v)
+                   : e->kind == TIR_KIND_MAX ? (u > v ? u : v)
+                   : e->kind == TIR_KIND_DIV ? u / v
+                                             : i128_floordiv(u, v);
+        }
+        *lo = *hi = c[0];
+        for (int p = 1; p < 4; p++) {
+            if (c[p] < *lo) *lo = c[p];
+            if (c[p] > *hi) *hi = c[p];
+        }
         break;
-    case TIR_KIND_MIN: r = x < y ? x : y, ok = 1; break;
-    case TIR_KIND_MAX: r = x > y ? x : y, ok = 1; break;
-    case TIR_KIND_EQ: r = x == y, ok = 1; break;
-    case TIR_KIND_NE: r = x != y, ok = 1; break;
-    case TIR_KIND_LT: r = x < y, ok = 1; break;
-    case TIR_KIND_LE: r = x <= y, ok = 1; break;
-    case TIR_KIND_GT: r = x > y, ok = 1; break;
-    case TIR_KIND_GE: r = x >= y, ok = 1; break;
+    }
+    case TIR_KIND_FLOORMOD:
+    case TIR_KIND_MOD: {
+        if (y0 <= 0 && y1 >= 0) return -1;
+        i128 m = y0 > 0 ? y1 : -y0; /* largest |divisor| */
+        if (e->kind == TIR_KIND_FLOORMOD) *lo = y0 > 0 ? 0 : 1 - m, *hi = y0 > 0 ? m - 1 : 0;
+        else *lo = x0 >= 0 ? 0 : 1 - m, *hi = x1 <= 0 ? 0 : m - 1;
+        return 1; /* never past the dtype (but INT_MIN % -1, which is 0) */
+    }
     default: return -1;
     }
-    if (!ok || r < full.min || r > full.max) return 0;
-    return *v = r, 1;
+    return *lo < full.min || *hi > full.max ? 0 : 1;
+}
+
+bool ar_may_wrap(tir_analyzer *a, const tir_expr *e) {
+    i128 lo, hi;
+    return exact_iv(a, e, &lo, &hi) == 0;
+}
+
+static bool uses_relaxed(const relaxer *r, const tir_expr *e) {
+    for (int i = 0; i < r->nvars; i++)
+        if (tir_uses_var(e, r->vars[i])) return true;
+    return false;
 }
 
 static bool relax_one(tir_analyzer *a, relaxer *r, const tir_expr *e, tir_range *out) {
@@ -307,15 +371,27 @@ static bool relax_one(tir_analyzer *a, relaxer *r, const tir_expr *e, tir_range 
     if (!v.lo || !v.hi) return false;
     /* the ends hold the relaxed variables' ends, and may pass the dtype
      * where e does not (an interval is wider than the values, an arm of a
-     * select runs on part of the domain); the simplifier folds constants
-     * wrapping, so an end that overflows gives up rather than fold to a
-     * wrong range ((i // 64 * -2 + i * i) * 7 - 2147483622 for i in [-2,
-     * 31): the lower end -434 - 2147483622 became 2147483254; the index
-     * fuzzer).  Ends with free variables are not checked. */
-    int64_t c;
-    if (!exact_const(v.lo, &c) || !exact_const(v.hi, &c)) return false;
-    const tir_expr *lo = ar_simplify(a, v.lo);
-    const tir_expr *n = tir_binop_new(a->ctx, TIR_KIND_SUB, v.hi, lo);
+     * select runs on part of the domain); the simplifier folds and bounds
+     * them wrapping, so an end that may overflow gives up rather than give
+     * a wrong range ((i // 64 * -2 + i * i) * 7 - 2147483622 for i in [-2,
+     * 31): the lower end -434 - 2147483622 became 2147483254;
+     * select(i != 2147483622, i, j) - 2147483646 relaxed over j in [-30,
+     * 13) had min(i, -30) - 2147483646 for its lower end; the index
+     * fuzzer). */
+    if (ar_may_wrap(a, v.lo) || ar_may_wrap(a, v.hi)) return false;
+    const tir_expr *lo = ar_simplify(a, v.lo), *hi = ar_simplify(a, v.hi);
+    /* simplifying can bring a relaxed variable back: a variable of a
+     * one-iteration range is its start (j in [i*6 - 5, +1) is i*6 - 5), so
+     * k in [j*4 - 7, +8) relaxed over i and k gave i*24 - 27; relax such
+     * an end again (the index fuzzer) */
+    for (int it = 0; it < 4 && (uses_relaxed(r, lo) || uses_relaxed(r, hi)); it++) {
+        iv l = iv_of(r, lo), h = iv_of(r, hi);
+        if (!l.lo || !h.hi || ar_may_wrap(a, l.lo) || ar_may_wrap(a, h.hi)) return false;
+        lo = ar_simplify(a, l.lo);
+        hi = ar_simplify(a, h.hi);
+    }
+    if (uses_relaxed(r, lo) || uses_relaxed(r, hi)) return false;
+    const tir_expr *n = tir_binop_new(a->ctx, TIR_KIND_SUB, hi, lo);
     n = tir_binop_new(a->ctx, TIR_KIND_ADD, n, tir_int(a->ctx, s->dtype, 1));
     n = ar_simplify(a, n);
     /* hi - lo + 1 is at least 1; a range of more values than the dtype

@@ -466,31 +466,30 @@ static const tir_expr *sum_to_expr(tir_analyzer *a, lsum s) {
     return acc;
 }
 
-/* x + k for a finite k at an end x of a bound: an infinite end stays, a
- * sum past int64 is the infinite end on k's side. */
-static int64_t end_plus(int64_t x, int64_t k) {
-    int64_t r;
-    if (x == AR_NEG_INF || x == AR_POS_INF) return x;
-    if (__builtin_add_overflow(x, k, &r)) return k > 0 ? AR_POS_INF : AR_NEG_INF;
-    return r;
-}
-
 static tir_int_bound sum_bound(tir_analyzer *a, lsum s) {
-    /* INT64_MIN / INT64_MAX as the constant is a value, not an infinite end,
-       so it is added last (v == -INT64_MAX for v in [-INT64_MAX, -1], as
-       v + INT64_MAX == 0, was decided false from [+inf, +inf]) */
-    bool ext = s.k == AR_NEG_INF || s.k == AR_POS_INF;
-    tir_int_bound r = {ext ? 0 : s.k, ext ? 0 : s.k};
-    for (int i = 0; i < s.n; i++) {
+    /* summed exactly (128 bits), with infinite ends apart: a partial sum
+     * past int64 is no infinity when later terms bring it back (2*m +
+     * int64(i) for m in [2^62, 2^62 + 1], i near -2^31 is below INT64_MAX,
+     * but 2*m saturated to +inf, which made the lower end +inf and decided
+     * i + select(.., m, ..) + m <= 2^63 - 2147483509 false; the index
+     * fuzzer), and INT64_MIN / INT64_MAX as the constant is a value, not an
+     * infinite end (v == -INT64_MAX for v in [-INT64_MAX, -1], as v +
+     * INT64_MAX == 0, was decided false from [+inf, +inf]) */
+    __int128 lo = s.k, hi = s.k;
+    bool lo_inf = false, hi_inf = false;
+    for (int i = 0; i < s.n && !(lo_inf && hi_inf); i++) {
         tir_int_bound b = ar_bound(a, s.t[i].atom);
         int64_t c = s.t[i].coef;
-        int64_t lo = c > 0 ? ar_sat_mul(b.min, c) : ar_sat_mul(b.max, c);
-        int64_t hi = c > 0 ? ar_sat_mul(b.max, c) : ar_sat_mul(b.min, c);
-        r.min = ar_sat_add(r.min, lo, false);
-        r.max = ar_sat_add(r.max, hi, true);
-        if (r.min == AR_NEG_INF && r.max == AR_POS_INF) break;
+        int64_t l = c > 0 ? b.min : b.max, h = c > 0 ? b.max : b.min;
+        if (l == AR_NEG_INF || l == AR_POS_INF) lo_inf = true;
+        else lo += (__int128)l * c;
+        if (h == AR_NEG_INF || h == AR_POS_INF) hi_inf = true;
+        else hi += (__int128)h * c;
     }
-    if (ext) r = (tir_int_bound){end_plus(r.min, s.k), end_plus(r.max, s.k)};
+    /* an end past int64 saturates there (still a bound of the value) */
+    tir_int_bound r;
+    r.min = lo_inf || lo < INT64_MIN ? AR_NEG_INF : lo > INT64_MAX ? AR_POS_INF : (int64_t)lo;
+    r.max = hi_inf || hi > INT64_MAX ? AR_POS_INF : hi < INT64_MIN ? AR_NEG_INF : (int64_t)hi;
     return r;
 }
 
@@ -662,8 +661,13 @@ static bool merge_step(tir_analyzer *a, lsum *ps) {
                 continue;
             if (q.u != 0 && __builtin_mul_overflow(p.u, q.u, &uu)) continue;
             if (!ar_expr_eq(p.x, q.x)) continue;
+            /* an index sum's c*u and u*u2 are values, not wrapped images */
+            bool idx = index_sum(s, s);
+            if (idx && (ar_wrap(dt, cu) != cu || ar_wrap(dt, uu) != uu)) continue;
             const tir_expr *m = split_expr(a, (split){p.x, p.l, uu});
-            *ps = sum_add(a, sum_without(a, s, i, j), linear(a, m), s.t[i].coef);
+            lsum rest = sum_without(a, s, i, j), lm = linear(a, m);
+            if (idx && !sum_add_fits(rest, lm, s.t[i].coef)) continue;
+            *ps = sum_add(a, rest, lm, s.t[i].coef);
             return true;
         }
     }
@@ -686,8 +690,20 @@ static bool merge_step(tir_analyzer *a, lsum *ps) {
         if (lx.n == 0 || !sum_contains_scaled(s, lx, k1)) continue;
         tir_kind other = is_div ? TIR_KIND_FLOORMOD : TIR_KIND_FLOORDIV;
         const tir_expr *m = ar_simplify(a, mk_bin(a, other, x, mk_int(a, dt, c)));
-        lsum r = sum_add(a, sum_without(a, s, i, -1), lx, -k1);
-        *ps = sum_add(a, r, linear(a, m), is_div ? k1 : wmul(dt, k1, c));
+        /* in an index sum each step must not wrap (sum_add_fits): for i in
+         * [-2147483614, +26), floormod(i, 64) - i became -64 * floordiv(i,
+         * 64), whose floordiv folds to -33554432, and -64 * -33554432 = 2^31
+         * wrapped to INT32_MIN, which proved i > floormod(i, 64) (the index
+         * fuzzer); sum_contains_scaled also compares wrapped products */
+        bool idx = index_sum(s, s);
+        int64_t km = is_div ? k1 : wmul(dt, k1, c);
+        if (idx && !is_div && (__builtin_mul_overflow(k1, c, &km) || ar_wrap(dt, km) != km))
+            continue;
+        lsum rest = sum_without(a, s, i, -1), lm = linear(a, m);
+        if (idx && !sum_add_fits(rest, lx, -k1)) continue;
+        lsum r = sum_add(a, rest, lx, -k1);
+        if (idx && !sum_add_fits(r, lm, km)) continue;
+        *ps = sum_add(a, r, lm, km);
         return true;
     }
     return false;
@@ -829,16 +845,20 @@ static tir_int_bound sum_bound_strong(tir_analyzer *a, lsum s, bool want_lo, boo
     const tir_expr *e = sum_to_expr(a, s);
     a->sym_depth++;
     a->sym_gen++;
+    /* an end that may pass the dtype would be folded and bounded wrapping:
+     * int64(j*j + j - 2147483631) for j in [i*0 - 7, +34) had the lower end
+     * (-182 + (i*0 - 7)) - 2147483631, which proved it greater than 1 (the
+     * index fuzzer) */
     if (want_hi) {
         const tir_expr *hi = ar_symbolic_bound(a, e, true);
-        if (hi) {
+        if (hi && !ar_may_wrap(a, hi)) {
             tir_int_bound h = ar_bound(a, ar_simplify(a, hi));
             if (h.max < b.max) b.max = h.max;
         }
     }
     if (want_lo) {
         const tir_expr *lo = ar_symbolic_bound(a, e, false);
-        if (lo) {
+        if (lo && !ar_may_wrap(a, lo)) {
             tir_int_bound l = ar_bound(a, ar_simplify(a, lo));
             if (l.min > b.min) b.min = l.min;
         }
@@ -934,8 +954,19 @@ static const tir_expr *divmod_low(tir_analyzer *a, bool is_div, lsum q, lsum r, 
     }
     tir_int_bound b = sum_bound(a, lo);
     if (!ar_bound_finite(b) || b.min < 0 || b.max >= g) return NULL;
-    if (is_div) return sum_to_expr(a, sum_add(a, q, floordiv_rest(a, hi, c / g), 1));
-    return sum_to_expr(a, sum_add(a, sum_scale(a, floormod_rest(a, hi, c / g), g), lo, 1));
+    /* the pieces' sums must not wrap in an index sum (sum_add_fits): for m
+     * in [-2^62 + 21, +33), floormod(2m, 128) = 2 * floormod(m, 64) became
+     * 2 * (m + 2^62), which wrapped to 2m + INT64_MIN (the index fuzzer) */
+    if (is_div) {
+        lsum f = floordiv_rest(a, hi, c / g);
+        if (index_sum(q, f) && !sum_add_fits(q, f, 1)) return NULL;
+        return sum_to_expr(a, sum_add(a, q, f, 1));
+    }
+    lsum f = floormod_rest(a, hi, c / g);
+    if (index_sum(f, lo) && (!sum_add_fits(sum_const(f.dt, 0), f, g) ||
+                             !sum_add_fits(sum_scale(a, f, g), lo, 1)))
+        return NULL;
+    return sum_to_expr(a, sum_add(a, sum_scale(a, f, g), lo, 1));
 }
 
 /* floordiv / floormod of an int scalar by a positive constant c. */
@@ -982,8 +1013,17 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
         rr.k = r.k / g;
         r1 = r.k % g;
     }
-    if (is_div) return sum_to_expr(a, sum_add(a, q, floordiv_rest(a, rr, c / g), 1));
-    lsum m = sum_scale(a, floormod_rest(a, rr, c / g), g);
+    /* (as in divmod_low: an index sum must not wrap) */
+    if (is_div) {
+        lsum f = floordiv_rest(a, rr, c / g);
+        if (index_sum(q, f) && !sum_add_fits(q, f, 1)) return NULL;
+        return sum_to_expr(a, sum_add(a, q, f, 1));
+    }
+    lsum f = floormod_rest(a, rr, c / g);
+    if (index_sum(f, f) && (!sum_add_fits(sum_const(dt, 0), f, g) ||
+                            !sum_add_fits(sum_scale(a, f, g), sum_const(dt, r1), 1)))
+        return NULL;
+    lsum m = sum_scale(a, f, g);
     m.k = wadd(dt, m.k, r1);
     return sum_to_expr(a, m);
 }
