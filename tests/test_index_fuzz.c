@@ -266,8 +266,39 @@ static const tir_expr *divisor(tir_dtype t, int d) {
     return tir_int(C, t, v ? v : 3);
 }
 
+/* The index shapes split and fuse produce: a fused a*c + b (c often b's
+ * extent), floordiv / floormod of it by powers of two and c, nested, and
+ * sums of the pieces (which the merge rules put back together). */
+static const tir_expr *gen_split(tir_dtype t) {
+    static const int64_t ps[] = {1, 2, 4, 8, 16, 3, 6, 12};
+    int ka = pick(nv), kb = pick(nv);
+    int64_t c = pick(2) ? VEXT[kb] : ps[pick(8)];
+    const tir_expr *a = var_expr(t), *b = as_dt(t, &VAR[kb]->base);
+    (void)ka;
+    const tir_expr *x = tir_add(C, tir_mul(C, a, tir_int(C, t, c)), b);
+    if (pick(3) == 0) x = tir_add(C, x, tir_int(C, t, small()));
+    int64_t l = ps[pick(8)], u = ps[pick(8)];
+    const tir_expr *q = tir_floordiv(C, x, tir_int(C, t, l));
+    const tir_expr *m = tir_floormod(C, x, tir_int(C, t, l));
+    switch (pick(6)) {
+    case 0: return tir_floormod(C, q, tir_int(C, t, u));
+    case 1: return tir_floordiv(C, q, tir_int(C, t, u));
+    case 2: /* x // l * l + x % l */
+        return tir_add(C, tir_mul(C, q, tir_int(C, t, l)), m);
+    case 3: /* (x // l) % u * l + x // (l*u) * l*u + x % l */
+        return tir_add(C,
+                       tir_add(C, tir_mul(C, tir_floormod(C, q, tir_int(C, t, u)),
+                                          tir_int(C, t, l)),
+                               tir_mul(C, tir_floordiv(C, x, tir_int(C, t, l * u)),
+                                       tir_int(C, t, l * u))),
+                       m);
+    case 4: return tir_sub(C, x, tir_mul(C, q, tir_int(C, t, l)));
+    default: return tir_floordiv(C, tir_floormod(C, x, tir_int(C, t, l * u)), tir_int(C, t, l));
+    }
+}
+
 static const tir_expr *gen(tir_dtype t, int d) {
-    if (d <= 0 || pick(6) == 0) return leaf(t);
+    if (d <= 0 || pick(6) == 0) return pick(8) ? leaf(t) : gen_split(t);
     const tir_expr *a = gen(t, d - 1);
     switch (pick(18)) {
     case 0:
@@ -320,6 +351,8 @@ enum { CK_SIMPLIFY, CK_BOUND, CK_PROVE, CK_RELAX, CK_STMT, CK_COUNT };
 static const char *const ck_names[] = {"simplify", "const_bound", "can_prove", "relax", "stmt"};
 static long ck_runs[CK_COUNT], ck_fail[CK_COUNT], ck_hits[CK_COUNT + 2];
 static bool g_relax_strict;
+static long g_first; /* MINITIR_FUZZ_FIRST: the first case (to rerun one) */
+static long g_show_ovf; /* MINITIR_FUZZ_SHOW_OVERFLOW=N: print N such points */
 static long n_defined, n_simp_overflow;
 
 static char msg[4096];
@@ -362,7 +395,9 @@ static bool check_simplify(const tir_expr *e, bool quiet) {
         if (!x.ok) continue;
         if (!quiet) n_defined++;
         val y = eval_at(s, true);
-        if (!quiet && g_overflow) n_simp_overflow++;
+        if (!quiet && g_overflow && n_simp_overflow++ < g_show_ovf)
+            printf("# the simplified form overflows at %s:\n#   %s\n#   %s\n", pt_str(),
+                   tir_print(C, e), tir_print(C, s));
         if (g_foreign || !y.ok || y.v != x.v) {
             if (!quiet)
                 say("simplified to %s; at %s: %s, simplified %s", tir_print(C, s), pt_str(),
@@ -448,7 +483,7 @@ static bool check_relax(const tir_expr *e, bool quiet) {
     for (int k = 0; k < n; k++) {
         if (tir_uses_var(r.min, vs[k]) || tir_uses_var(r.extent, vs[k])) {
             if (!quiet)
-                say("relaxed range [%s, +%s) uses %s", tir_print(C, r.min),
+                say("relaxed over mask %u: [%s, +%s) uses %s", relax_mask, tir_print(C, r.min),
                     tir_print(C, r.extent), vs[k]->name);
             return false;
         }
@@ -884,8 +919,8 @@ static void one_case(long c) {
 
 static void test_index_fuzz(void **st) {
     (void)st;
-    for (long c = 0; c < g_cases && failures < 10; c++) {
-        if (c % 100 == 0) {
+    for (long c = g_first; c < g_cases && failures < 10; c++) {
+        if (c % 100 == 0 || c == g_first) {
             new_ctx();
             for (int k = 0; k < MAXV; k++) {
                 static const char *const n32[MAXV] = {"i", "j", "k"};
@@ -919,6 +954,10 @@ int main(int argc, char **argv) {
     if (sd) g_seed = strtoull(sd, NULL, 10);
     const char *rx = getenv("MINITIR_FUZZ_RELAX_STRICT");
     g_relax_strict = rx && atoi(rx) > 0;
+    const char *so = getenv("MINITIR_FUZZ_SHOW_OVERFLOW");
+    g_show_ovf = so ? atol(so) : 0;
+    const char *fc = getenv("MINITIR_FUZZ_FIRST");
+    g_first = fc ? atol(fc) : 0;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_index_fuzz)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
