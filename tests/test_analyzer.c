@@ -645,6 +645,24 @@ static void test_index_fuzz_rows(void **st) {
         int64_t l;
         CHECK(tir_expr_const_int(tir_simplify(C, lo), &l) && l <= -28);
     }
+    /* relax: select(w != 5, INT32_MIN, 3 * v) over w, v in [-3, 4): for v
+       >= 0 the range has more values than int32 counts, and its extent 3v
+       + 2^31 + 1 wrapped */
+    tir_analyzer_bind_const(a, v, -3, 7);
+    tir_analyzer_bind_const(a, w, 0, 8);
+    CHECK(!tir_analyzer_relax(a, SEL(NE(we, I(5)), I(INT32_MIN), MUL(I(3), ve)), 1, &w, &r));
+    /* relax: select(v > 1, 2^54 // int64(v), int64(w)) over w, v in [0,
+       39): the end max(2^54 // int64(v), ..) divides by zero at v = 0, where
+       e does not */
+    tir_analyzer_bind_const(a, v, 0, 39);
+    const tir_expr *dz = SEL(GT(ve, I(1)), tir_floordiv(C, I64(INT64_C(1) << 54), CAST(TIR_I64, ve)),
+                             CAST(TIR_I64, we));
+    if (tir_analyzer_relax(a, dz, 1, &w, &r)) {
+        const tir_expr *at = I(0);
+        const tir_expr *hi = tir_add(C, r.min, r.extent);
+        hi = (const tir_expr *)tir_substitute(C, hi, 1, &v, &at);
+        CHECK(tir_expr_const_int(tir_simplify(C, hi), NULL));
+    }
     tir_analyzer_destroy(a);
 #undef CHECK
     assert_int_equal(failures, 0);

@@ -111,8 +111,8 @@ int64_t ar_wrap(tir_dtype t, int64_t v);
  * upper ? max : min.  NULL when unbounded.  Not simplified. */
 const tir_expr *ar_symbolic_bound(tir_analyzer *a, const tir_expr *e, bool upper);
 /* True when an operation of e (built by the analyzer: a relaxed end) may
- * pass its dtype for the variables' constant bounds; false when it cannot
- * or that is not known. */
+ * pass its dtype, or divide by zero, for the variables' constant bounds;
+ * false when it cannot or that is not known. */
 bool ar_may_wrap(tir_analyzer *a, const tir_expr *e);
 
 /* ---------------------------------------------------- integer helpers */

@@ -245,9 +245,10 @@ const tir_expr *ar_symbolic_bound(tir_analyzer *a, const tir_expr *e, bool upper
 /* Exact interval arithmetic (128 bits) on an expression the analyzer
  * built, from the variables' constant bounds, to tell whether one of its
  * operations can pass its dtype: 1 with [*lo, *hi], 0 when one can (the
- * simplifier would fold or bound it wrapping), -1 when it cannot tell (a
- * variable of a huge or unknown range, a kind without a rule).  Casts wrap
- * by definition, and so does unsigned arithmetic: those are not overflows. */
+ * simplifier would fold or bound it wrapping) or can divide by zero, -1
+ * when it cannot tell (a variable of a huge or unknown range, a kind
+ * without a rule).  Casts wrap by definition, and so does unsigned
+ * arithmetic: those are not overflows. */
 typedef __int128 i128;
 
 static i128 i128_floordiv(i128 x, i128 y) {
@@ -318,7 +319,10 @@ static int exact_iv(tir_analyzer *a, const tir_expr *e, i128 *lo, i128 *hi) {
     case TIR_KIND_DIV:
     case TIR_KIND_FLOORDIV: {
         bool div = e->kind == TIR_KIND_DIV || e->kind == TIR_KIND_FLOORDIV;
-        if (div && y0 <= 0 && y1 >= 0) return -1; /* may divide by zero */
+        /* an end that may divide by zero fails where e need not (an arm of
+           a select relaxed over all of the domain: 2^54 // i for i in [0,
+           39) in select(i > 1, 2^54 // i, ..)) */
+        if (div && y0 <= 0 && y1 >= 0) return 0;
         i128 xs[2] = {x0, x1}, ys[2] = {y0, y1};
         for (int p = 0; p < 4; p++) {
             i128 u = xs[p / 2], v = ys[p % 2];
@@ -337,7 +341,7 @@ static int exact_iv(tir_analyzer *a, const tir_expr *e, i128 *lo, i128 *hi) {
     }
     case TIR_KIND_FLOORMOD:
     case TIR_KIND_MOD: {
-        if (y0 <= 0 && y1 >= 0) return -1;
+        if (y0 <= 0 && y1 >= 0) return 0; /* (as for a division) */
         i128 m = y0 > 0 ? y1 : -y0; /* largest |divisor| */
         if (e->kind == TIR_KIND_FLOORMOD) *lo = y0 > 0 ? 0 : 1 - m, *hi = y0 > 0 ? m - 1 : 0;
         else *lo = x0 >= 0 ? 0 : 1 - m, *hi = x1 <= 0 ? 0 : m - 1;
@@ -393,11 +397,13 @@ static bool relax_one(tir_analyzer *a, relaxer *r, const tir_expr *e, tir_range 
     if (uses_relaxed(r, lo) || uses_relaxed(r, hi)) return false;
     const tir_expr *n = tir_binop_new(a->ctx, TIR_KIND_SUB, hi, lo);
     n = tir_binop_new(a->ctx, TIR_KIND_ADD, n, tir_int(a->ctx, s->dtype, 1));
-    n = ar_simplify(a, n);
     /* hi - lo + 1 is at least 1; a range of more values than the dtype
      * holds (select(c, 8, -2147483642) in int32: 2^31 + 3 of them) wraps
      * to a count <= 0, and no extent is right: unbounded (the index
-     * fuzzer) */
+     * fuzzer); so does one that may, for the variables' bounds
+     * (select(c, -2147483648, 3 * i) for i in [-3, 1)) */
+    if (ar_may_wrap(a, n)) return false;
+    n = ar_simplify(a, n);
     if (ar_bound(a, n).max < 1) return false;
     out->min = lo;
     out->extent = n;
