@@ -664,6 +664,17 @@ static void test_index_fuzz_rows(void **st) {
         CHECK(tir_expr_const_int(tir_simplify(C, hi), NULL));
     }
     tir_analyzer_destroy(a);
+    /* relax: select(w > 3, int32(l), INT32_MIN + 5) over w, for l in [2^62,
+       +40): int32(l) is in [0, 39], and the extent int32(l) - INT32_MIN - 4
+       wraps for int32(l) >= 4; ar_may_wrap could not see through the
+       narrowing cast */
+    a = tir_analyzer_create(C);
+    const tir_var *l = tir_var_new(C, "l", TIR_I64);
+    tir_analyzer_bind_const(a, l, INT64_C(1) << 62, 40);
+    tir_analyzer_bind_const(a, w, 0, 8);
+    CHECK(!tir_analyzer_relax(a, SEL(GT(we, I(3)), CAST(TIR_I32, V(l)), I(INT32_MIN + 5)), 1, &w,
+                              &r));
+    tir_analyzer_destroy(a);
 #undef CHECK
     assert_int_equal(failures, 0);
 }

@@ -282,7 +282,13 @@ static int exact_iv(tir_analyzer *a, const tir_expr *e, i128 *lo, i128 *hi) {
         if (tir_dtype_is_bool(t) || (!tir_dtype_is_int(c->dtype) && !tir_dtype_is_bool(c->dtype)))
             return -1;
         if ((ox = exact_iv(a, c, &x0, &x1)) != 1) return ox;
-        if (x0 < full.min || x1 > full.max) return -1; /* wraps, by definition */
+        if (x0 < full.min || x1 > full.max) {
+            /* wraps, by definition: still an interval when its ends wrap
+               alike (int32(l) for l in [2^62, 2^62 + 40) is in [0, 39]) */
+            int64_t w0 = ar_wrap(t, (int64_t)x0), w1 = ar_wrap(t, (int64_t)x1);
+            if (x0 < INT64_MIN || x1 > INT64_MAX || x1 - x0 != (i128)w1 - w0) return -1;
+            x0 = w0, x1 = w1;
+        }
         *lo = x0, *hi = x1;
         return 1;
     }
