@@ -66,6 +66,10 @@ static int64_t VMIN[MAXV], VEXT[MAXV];
  * (VDEP[k] < k, or -1) */
 static int VDEP[MAXV];
 static int64_t VMUL[MAXV];
+/* dependent extent: VEXT[k] + VEMUL[k] * value of var VDEP[k] (a
+ * symbolic range like i in [0, n)); VEMUL[k] > 0 only for a VDEP[k] of
+ * non-negative values */
+static int64_t VEMUL[MAXV];
 static int64_t CUR[MAXV];
 
 static __int128 tmin(tir_dtype t) {
@@ -198,7 +202,8 @@ static void enum_rec(int k) {
         return;
     }
     int64_t lo = VMIN[k] + (VDEP[k] >= 0 ? VMUL[k] * CUR[VDEP[k]] : 0);
-    for (int64_t i = 0; i < VEXT[k]; i++) {
+    int64_t ext = VEXT[k] + (VDEP[k] >= 0 ? VEMUL[k] * CUR[VDEP[k]] : 0);
+    for (int64_t i = 0; i < ext; i++) {
         CUR[k] = lo + i;
         enum_rec(k + 1);
     }
@@ -332,17 +337,30 @@ static const tir_expr *gen(tir_dtype t, int d) {
 
 /* ---------------------------------------------------------- the analyzers */
 
+/* Var k's start and extent as expressions. */
+static const tir_expr *min_expr(int k) {
+    const tir_expr *m = tir_int(C, VT[k], VMIN[k]);
+    if (VDEP[k] < 0) return m;
+    return tir_add(C, tir_mul(C, &VAR[VDEP[k]]->base, tir_int(C, VT[k], VMUL[k])), m);
+}
+static const tir_expr *ext_expr(int k) {
+    const tir_expr *x = tir_int(C, VT[k], VEXT[k]);
+    if (VDEP[k] < 0 || VEMUL[k] == 0) return x;
+    return tir_add(C, tir_mul(C, &VAR[VDEP[k]]->base, tir_int(C, VT[k], VEMUL[k])), x);
+}
+/* The largest extent var k takes. */
+static int64_t max_ext(int k) {
+    if (VDEP[k] < 0 || VEMUL[k] == 0) return VEXT[k];
+    return VEXT[k] + VEMUL[k] * (VMIN[VDEP[k]] + VEXT[VDEP[k]] - 1);
+}
+
 static tir_analyzer *bound_analyzer(void) {
     tir_analyzer *a = tir_analyzer_create(C);
     for (int k = 0; k < nv; k++) {
-        if (VDEP[k] < 0) {
+        if (VDEP[k] < 0)
             tir_analyzer_bind_const(a, VAR[k], VMIN[k], VEXT[k]);
-        } else {
-            const tir_expr *m = tir_add(
-                C, tir_mul(C, &VAR[VDEP[k]]->base, tir_int(C, VT[k], VMUL[k])),
-                tir_int(C, VT[k], VMIN[k]));
-            tir_analyzer_bind(a, VAR[k], m, tir_int(C, VT[k], VEXT[k]));
-        }
+        else
+            tir_analyzer_bind(a, VAR[k], min_expr(k), ext_expr(k));
     }
     return a;
 }
@@ -563,7 +581,7 @@ static void walk(const tir_stmt *s, bool simplified) {
     case TIR_KIND_BUFFER_STORE: {
         const tir_buffer_store *st = (const tir_buffer_store *)s;
         val i = eval_at(st->indices[0], true);
-        if (!i.ok || i.v < 0 || i.v >= npts || g_foreign) {
+        if (!i.ok || i.v < 0 || i.v >= MAXPTS || g_foreign) {
             stmt_bad = true;
             return;
         }
@@ -600,26 +618,17 @@ static bool check_stmt(const tir_expr *c, bool quiet) {
     const tir_expr *idx = tir_i32(C, 0);
     int64_t stride = 1;
     for (int k = nv - 1; k >= 0; k--) {
-        const tir_expr *st = &VAR[k]->base;
-        if (VDEP[k] >= 0)
-            st = tir_add(C, tir_mul(C, &VAR[VDEP[k]]->base, tir_int(C, VT[k], VMUL[k])),
-                         tir_int(C, VT[k], VMIN[k]));
-        else
-            st = tir_int(C, VT[k], VMIN[k]);
-        const tir_expr *off = tir_cast_new(C, TIR_I32, tir_sub(C, &VAR[k]->base, st));
-        if (tir_dtype_eq(VT[k], TIR_I32)) off = tir_sub(C, &VAR[k]->base, st);
+        const tir_expr *off = tir_sub(C, &VAR[k]->base, min_expr(k));
+        if (!tir_dtype_eq(VT[k], TIR_I32)) off = tir_cast_new(C, TIR_I32, off);
         idx = tir_add(C, idx, tir_mul(C, off, tir_i32(C, stride)));
-        stride *= VEXT[k];
+        stride *= max_ext(k);
     }
+    if (stride > MAXPTS) return true; /* too many for Y */
     const tir_stmt *body = tir_if_new(C, c, tir_store(C, y, e, 1, &idx),
                                       tir_store(C, y, e2, 1, &idx));
-    for (int k = nv - 1; k >= 0; k--) {
-        const tir_expr *mn = tir_int(C, VT[k], VMIN[k]);
-        if (VDEP[k] >= 0)
-            mn = tir_add(C, tir_mul(C, &VAR[VDEP[k]]->base, tir_int(C, VT[k], VMUL[k])), mn);
-        body = tir_for_new(C, VAR[k], mn, tir_int(C, VT[k], VEXT[k]), TIR_FOR_SERIAL, NULL, 0,
-                           NULL, body);
-    }
+    for (int k = nv - 1; k >= 0; k--)
+        body = tir_for_new(C, VAR[k], min_expr(k), ext_expr(k), TIR_FOR_SERIAL, NULL, 0, NULL,
+                           body);
     tir_analyzer *a = tir_analyzer_create(C);
     const tir_stmt *s = tir_analyzer_simplify_stmt(a, body);
     tir_analyzer_destroy(a);
@@ -629,7 +638,7 @@ static bool check_stmt(const tir_expr *c, bool quiet) {
     walk(body, false);
     if (stmt_bad) return true; /* the original is ill-formed: nothing to check */
     walk(s, true);
-    for (int p = 0; p < npts && !stmt_bad; p++)
+    for (int p = 0; p < MAXPTS && !stmt_bad; p++)
         if (sv_state[p] == 1) stmt_bad = true; /* a defined store went missing */
     g_foreign = false;
     if (stmt_bad && !quiet) say("simplified to\n%s", tir_print(C, s));
@@ -805,6 +814,7 @@ static void draw_vars(void) {
         budget /= VEXT[k];
         VDEP[k] = -1;
         VMUL[k] = 0;
+        VEMUL[k] = 0;
         int64_t hi = (int64_t)tmax(VT[k]), lo = (int64_t)tmin(VT[k]);
         switch (pick(8)) {
         case 0: VMIN[k] = 0; break;
@@ -819,6 +829,7 @@ static void draw_vars(void) {
                                                    : -((int64_t)1 << 62) + pick(40);
             break;
         case 5:
+        case 6:
             if (k > 0 && tir_dtype_eq(VT[k - 1], VT[k]) && VMIN[k - 1] > -1000 &&
                 VMIN[k - 1] < 1000) {
                 VDEP[k] = pick(k);
@@ -827,6 +838,12 @@ static void draw_vars(void) {
                     VDEP[k] = k - 1;
                 VMUL[k] = pick(9) - 2;
                 VMIN[k] = pick(20) - 10;
+                /* i in [0, n): an extent of the other variable */
+                if (VDEP[VDEP[k]] < 0 && VMIN[VDEP[k]] >= 0 && pick(2)) {
+                    VEMUL[k] = 1 + pick(2);
+                    VEXT[k] = 1 + pick(4);
+                    if (pick(2)) VMUL[k] = 0;
+                }
                 break;
             }
             VMIN[k] = pick(8) - 4;
@@ -867,8 +884,12 @@ static void report(long c, int ck, const tir_expr *e) {
         if (VDEP[k] >= 0)
             n += snprintf(rng + n, sizeof rng - (size_t)n, "%s*%lld + ", VAR[VDEP[k]]->name,
                           (long long)VMUL[k]);
-        n += snprintf(rng + n, sizeof rng - (size_t)n, "%lld, +%lld) %s", (long long)VMIN[k],
-                      (long long)VEXT[k], VAR[k]->name);
+        n += snprintf(rng + n, sizeof rng - (size_t)n, "%lld, +", (long long)VMIN[k]);
+        if (VDEP[k] >= 0 && VEMUL[k])
+            n += snprintf(rng + n, sizeof rng - (size_t)n, "%s*%lld + ", VAR[VDEP[k]]->name,
+                          (long long)VEMUL[k]);
+        n += snprintf(rng + n, sizeof rng - (size_t)n, "%lld) %s", (long long)VEXT[k],
+                      VAR[k]->name);
     }
     printf("# FAILURE (%s): MINITIR_FUZZ_SEED=%llu case %ld, %s\n#   %s\n#   %s\n",
            ck_names[ck], (unsigned long long)g_seed, c, rng, tir_print(C, e), msg);
