@@ -675,6 +675,21 @@ static void test_index_fuzz_rows(void **st) {
     CHECK(!tir_analyzer_relax(a, SEL(GT(we, I(3)), CAST(TIR_I32, V(l)), I(INT32_MIN + 5)), 1, &w,
                               &r));
     tir_analyzer_destroy(a);
+    /* divmod_const: floormod(w - 1, 32) for w near INT32_MAX became
+       floormod(w + 31, 32), whose argument wraps, and a merge read it as
+       w + 31 - 32 * floordiv(w + 31, 32): w - 2147483585 <= floormod(w - 1,
+       32) was proved (it is 32..37 against 0..5 for the last w) */
+    a = tir_analyzer_create(C);
+    tir_analyzer_bind_const(a, w, 2147483606, 17);
+    CHECK(!tir_analyzer_can_prove(a, LE(SUB(we, I(2147483585)), FMOD(SUB(we, I(1)), I(32)))));
+    /* canon_diff: 42w - 8 * floordiv(41w, 8) - w * -2147483622 has the
+       coefficient 2147483664 for w, which int32 wrapped in the merge path:
+       the difference was proved <= 0 (2 against -2147483622 at w = 1) */
+    tir_analyzer_bind_const(a, w, 0, 40);
+    const tir_expr *w41 = MUL(we, I(41));
+    CHECK(!tir_analyzer_can_prove(a, LE(SUB(MUL(we, I(42)), MUL(FDIV(w41, I(8)), I(8))),
+                                        MUL(we, I(-2147483622)))));
+    tir_analyzer_destroy(a);
 #undef CHECK
     assert_int_equal(failures, 0);
 }

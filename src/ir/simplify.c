@@ -763,6 +763,10 @@ static lsum canon_diff(tir_analyzer *a, const tir_expr *x, const tir_expr *y) {
      * int32, and max(i // 2 + j - 5, 2147483644) lost its constant) */
     int64_t kd;
     if (!wraps && (__builtin_sub_overflow(lx.k, ly.k, &kd) || s.k != kd)) return none;
+    /* and so must its coefficients, which sum_add wraps too: b - a for a =
+     * i * -2147483622 and b = 42i - 8 * floordiv(41i, 8) has 2147483664 for
+     * i's, which int32 wrapped, and min(a, b) became b (the index fuzzer) */
+    if (!wraps && !sum_add_fits(lx, ly, -1)) return none;
     /* merges build their atoms in the dtype, so s wraps there; unsigned, it
      * is the difference when its range and the difference's fit in one span
      * of 2^bits (they agree modulo 2^bits) */
@@ -969,6 +973,19 @@ static const tir_expr *divmod_low(tir_analyzer *a, bool is_div, lsum q, lsum r, 
     return sum_to_expr(a, sum_add(a, sum_scale(a, f, g), lo, 1));
 }
 
+/* True when s with its constant replaced by k stays in the dtype wherever
+ * s does: k between 0 and s's constant moves toward the terms' value, and
+ * past the constant on either side the terms' bounds must allow it. */
+static bool shift_keeps_dtype(tir_analyzer *a, lsum s, int64_t k) {
+    tir_int_bound r = ar_dtype_bound(s.dt);
+    lsum t = s;
+    t.k = 0;
+    tir_int_bound b = sum_bound(a, t);
+    bool up = k <= s.k || (b.max != AR_POS_INF && (__int128)b.max + k <= r.max);
+    bool down = k >= s.k || (b.min != AR_NEG_INF && (__int128)b.min + k >= r.min);
+    return up && down;
+}
+
 /* floordiv / floormod of an int scalar by a positive constant c. */
 static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr *x, int64_t c) {
     tir_dtype dt = x->dtype;
@@ -999,7 +1016,16 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
      * power of two does not see the wrap (it divides 2^bits); otherwise r
      * must fit by bounds, or x stays as it is. */
     bool pow2 = (c & (c - 1)) == 0;
-    if ((r.k != s.k || q.n > 0) && !(pow2 && !is_div) && !sum_in_dtype(a, r)) return NULL;
+    /* ... but an index sum that may wrap where x does not is no index, and
+     * a merge reads floormod(i + 30, 32) as i + 30 - 32 * floordiv(i + 30,
+     * 32), which is wrong where i + 30 wraps (floormod(i - 2, 32) for i
+     * near INT32_MAX became it, and max(i - 2147483585, floormod(i - 1,
+     * 32)) lost its first operand; the index fuzzer): for an index sum
+     * only a constant that moves toward x's is free (x + 7 -> x + 3), and
+     * one that moves away must keep r in the dtype by bounds */
+    bool data = sum_reads_data(s) || dt.code != TIR_TYPE_INT;
+    bool shift_ok = pow2 && !is_div && (data || (q.n == 0 && shift_keeps_dtype(a, s, r.k)));
+    if ((r.k != s.k || q.n > 0) && !shift_ok && !sum_in_dtype(a, r)) return NULL;
 
     const tir_expr *lo = divmod_low(a, is_div, q, r, c);
     if (lo) return lo;
