@@ -270,6 +270,7 @@ static int exact_iv(tir_analyzer *a, const tir_expr *e, i128 *lo, i128 *hi) {
     int ox, oy;
     switch ((tir_kind)e->kind) {
     case TIR_KIND_VAR: {
+        if (tir_dtype_is_bool(t)) return *lo = 0, *hi = 1, 1;
         tir_int_bound b = ar_bound(a, e);
         /* a range of a quarter of the dtype or more says little (i in [0,
            n) for an unknown n): unknown, not an overflow */
