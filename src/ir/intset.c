@@ -287,7 +287,8 @@ static int exact_iv(tir_analyzer *a, const tir_expr *e, i128 *lo, i128 *hi) {
             /* wraps, by definition: still an interval when its ends wrap
                alike (int32(l) for l in [2^62, 2^62 + 40) is in [0, 39]) */
             int64_t w0 = ar_wrap(t, (int64_t)x0), w1 = ar_wrap(t, (int64_t)x1);
-            if (x0 < INT64_MIN || x1 > INT64_MAX || x1 - x0 != (i128)w1 - w0) return -1;
+            if (x0 < INT64_MIN || x1 > INT64_MAX || x1 - x0 != (i128)w1 - w0)
+                w0 = full.min, w1 = full.max; /* any value of t */
             x0 = w0, x1 = w1;
         }
         *lo = x0, *hi = x1;
