@@ -383,15 +383,15 @@ static bool sum_add_fits(lsum x, lsum y, int64_t ys) {
     return true;
 }
 
-static bool sum_reads_data(lsum s);
+static bool sum_reads_data(const tir_analyzer *a, lsum s);
 
 /* A signed sum of indices (not of loaded data, which wraps by definition)
  * with terms: one that must not wrap (sum_add_fits).  Constants alone fold
  * wrapping, right for data and for indices alike (an overflowing index is
  * undefined). */
-static bool index_sum(lsum x, lsum y) {
-    return x.dt.code == TIR_TYPE_INT && x.n + y.n > 0 && !sum_reads_data(x) &&
-           !sum_reads_data(y);
+static bool index_sum(const tir_analyzer *a, lsum x, lsum y) {
+    return x.dt.code == TIR_TYPE_INT && x.n + y.n > 0 && !sum_reads_data(a, x) &&
+           !sum_reads_data(a, y);
 }
 
 static lsum sum_scale(tir_analyzer *a, lsum x, int64_t c) {
@@ -558,7 +558,7 @@ static lsum linear(tir_analyzer *a, const tir_expr *e) {
         lsum x = linear(a, b->a), y = linear(a, b->b);
         int64_t ys = e->kind == TIR_KIND_ADD ? 1 : -1;
         /* a signed index sum that would wrap stays one atom (sum_add_fits) */
-        if (!sum_add_fits(x, y, ys) && index_sum(x, y))
+        if (!sum_add_fits(x, y, ys) && index_sum(a, x, y))
             return sum_atom(a, mk_bin(a, (tir_kind)e->kind, sum_to_expr(a, x), sum_to_expr(a, y)),
                             1);
         return sum_add(a, x, y, ys);
@@ -570,7 +570,7 @@ static lsum linear(tir_analyzer *a, const tir_expr *e) {
             lsum v = y.n ? y : x;
             int64_t c = y.n ? x.k : y.k;
             /* (i + 2^30) * 2 is 2i + 2^31, which int32 cannot hold */
-            if (!sum_add_fits(sum_const(v.dt, 0), v, c) && index_sum(v, v))
+            if (!sum_add_fits(sum_const(v.dt, 0), v, c) && index_sum(a, v, v))
                 return sum_atom(a, mk_bin(a, TIR_KIND_MUL, sum_to_expr(a, x), sum_to_expr(a, y)),
                                 1);
             return sum_scale(a, v, c);
@@ -662,7 +662,7 @@ static bool merge_step(tir_analyzer *a, lsum *ps) {
             if (q.u != 0 && __builtin_mul_overflow(p.u, q.u, &uu)) continue;
             if (!ar_expr_eq(p.x, q.x)) continue;
             /* an index sum's c*u and u*u2 are values, not wrapped images */
-            bool idx = index_sum(s, s);
+            bool idx = index_sum(a, s, s);
             if (idx && (ar_wrap(dt, cu) != cu || ar_wrap(dt, uu) != uu)) continue;
             const tir_expr *m = split_expr(a, (split){p.x, p.l, uu});
             lsum rest = sum_without(a, s, i, j), lm = linear(a, m);
@@ -695,7 +695,7 @@ static bool merge_step(tir_analyzer *a, lsum *ps) {
          * 64), whose floordiv folds to -33554432, and -64 * -33554432 = 2^31
          * wrapped to INT32_MIN, which proved i > floormod(i, 64) (the index
          * fuzzer); sum_contains_scaled also compares wrapped products */
-        bool idx = index_sum(s, s);
+        bool idx = index_sum(a, s, s);
         int64_t km = is_div ? k1 : wmul(dt, k1, c);
         if (idx && !is_div && (__builtin_mul_overflow(k1, c, &km) || ar_wrap(dt, km) != km))
             continue;
@@ -923,7 +923,7 @@ static lsum floormod_rest(tir_analyzer *a, lsum r, int64_t c) {
     /* (r - c*q must not wrap: floormod(j, 64) for j in [-2147483610,
        -2147483605] is j + 2^31, not j - 2^31; sum_add_fits) */
     if (ar_bound_finite(b) && ar_floordiv(b.min, c) == ar_floordiv(b.max, c) &&
-        (sum_add_fits(r, sum_const(dt, ar_floordiv(b.min, c)), -c) || !index_sum(r, r)))
+        (sum_add_fits(r, sum_const(dt, ar_floordiv(b.min, c)), -c) || !index_sum(a, r, r)))
         return sum_add(a, r, sum_const(dt, ar_floordiv(b.min, c)), -c);
     if (r.n == 1 && r.k == 0 && r.t[0].coef == 1) {
         const tir_expr *y;
@@ -963,11 +963,11 @@ static const tir_expr *divmod_low(tir_analyzer *a, bool is_div, lsum q, lsum r, 
      * 2 * (m + 2^62), which wrapped to 2m + INT64_MIN (the index fuzzer) */
     if (is_div) {
         lsum f = floordiv_rest(a, hi, c / g);
-        if (index_sum(q, f) && !sum_add_fits(q, f, 1)) return NULL;
+        if (index_sum(a, q, f) && !sum_add_fits(q, f, 1)) return NULL;
         return sum_to_expr(a, sum_add(a, q, f, 1));
     }
     lsum f = floormod_rest(a, hi, c / g);
-    if (index_sum(f, lo) && (!sum_add_fits(sum_const(f.dt, 0), f, g) ||
+    if (index_sum(a, f, lo) && (!sum_add_fits(sum_const(f.dt, 0), f, g) ||
                              !sum_add_fits(sum_scale(a, f, g), lo, 1)))
         return NULL;
     return sum_to_expr(a, sum_add(a, sum_scale(a, f, g), lo, 1));
@@ -1023,7 +1023,7 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
      * 32)) lost its first operand; the index fuzzer): for an index sum
      * only a constant that moves toward x's is free (x + 7 -> x + 3), and
      * one that moves away must keep r in the dtype by bounds */
-    bool data = sum_reads_data(s) || dt.code != TIR_TYPE_INT;
+    bool data = sum_reads_data(a, s) || dt.code != TIR_TYPE_INT;
     bool shift_ok = pow2 && !is_div && (data || (q.n == 0 && shift_keeps_dtype(a, s, r.k)));
     if ((r.k != s.k || q.n > 0) && !shift_ok && !sum_in_dtype(a, r)) return NULL;
 
@@ -1042,11 +1042,11 @@ static const tir_expr *divmod_const(tir_analyzer *a, bool is_div, const tir_expr
     /* (as in divmod_low: an index sum must not wrap) */
     if (is_div) {
         lsum f = floordiv_rest(a, rr, c / g);
-        if (index_sum(q, f) && !sum_add_fits(q, f, 1)) return NULL;
+        if (index_sum(a, q, f) && !sum_add_fits(q, f, 1)) return NULL;
         return sum_to_expr(a, sum_add(a, q, f, 1));
     }
     lsum f = floormod_rest(a, rr, c / g);
-    if (index_sum(f, f) && (!sum_add_fits(sum_const(dt, 0), f, g) ||
+    if (index_sum(a, f, f) && (!sum_add_fits(sum_const(dt, 0), f, g) ||
                             !sum_add_fits(sum_scale(a, f, g), sum_const(dt, r1), 1)))
         return NULL;
     lsum m = sum_scale(a, f, g);
@@ -1089,7 +1089,7 @@ static const tir_expr *simp_divmod(tir_analyzer *a, const tir_binop *b) {
     if (cst && c == -1 && (k == TIR_KIND_FLOORDIV || k == TIR_KIND_DIV)) {
         lsum s = canon(a, x);
         /* -(a + INT32_MIN) is -a + 2^31, not -a - 2^31 (sum_add_fits) */
-        if (sum_add_fits(sum_const(dt, 0), s, -1) || !index_sum(s, s))
+        if (sum_add_fits(sum_const(dt, 0), s, -1) || !index_sum(a, s, s))
             return sum_to_expr(a, sum_scale(a, s, -1));
         return rebuild_bin(a, b, x, y);
     }
