@@ -326,6 +326,28 @@ static void test_cache_write_preconditions(void **st) {
     }
     sched_check_all(s);
     tir_sched_destroy(s);
+    /* 8: pad computed at conv's batch loop writes the 7 padded columns of
+     * 8 that the stride-2 convolution reads (the schedule fuzzer's seed
+     * 1930500022 case 568); its whole-buffer write-back would read the
+     * eighth, never written.  Before compute_at the cache is taken. */
+    s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 1, 4, 6, 2, 2, 3, 2, 1, TIR_F32));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "pad"), blk_loop(s, "conv", 0), false));
+    /* conv then moves into its cache's copy, a later statement (6 holds) */
+    SCHED_OK(s, tir_sched_cache_write(s, sched_block(s, "conv"), 0, "local", 0, NULL, &x));
+    SCHED_OK(s, tir_sched_compute_at(s, sched_block(s, "conv"), blk_loop(s, "conv_local", 3),
+                                     true));
+    {
+        tir_block_rv h8 = sched_block(s, "pad");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_write",
+                          tir_sched_cache_write(s, h8, 0, "shared", 0, NULL, &x));
+        expect_in_msg(ctx, "cache the write before compute_at");
+    }
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 1, 4, 6, 2, 2, 3, 2, 1, TIR_F32));
+    SCHED_OK(s, tir_sched_cache_write(s, sched_block(s, "pad"), 0, "shared", 0, NULL, &x));
+    sched_check_all(s);
+    tir_sched_destroy(s);
 }
 
 /* cache_read after compute_at: an input's cache goes first in the scope

@@ -360,7 +360,12 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *   7. the scope is the root block: inside a block made by blockize each
  *      instance writes part of the buffer, and the whole-cache write-back
  *      would copy elements never written (TIR_ERR_SCHED_DIFFERENT_SCOPE;
- *      checked after 3). */
+ *      checked after 3);
+ *   8. what the block writes over all the loops of the scope spans the
+ *      whole buffer (its bounding box, by relaxation): compute_at narrows a
+ *      producer to what its consumers read, and the write-back would copy
+ *      elements never written (TIR_ERR_SCHED_REGION_NOT_COVERED; make the
+ *      cache before compute_at). */
 TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
                                          const char *scope, int nconsumers,
                                          const tir_block_rv *consumers, tir_block_rv *out);
