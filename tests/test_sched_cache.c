@@ -341,6 +341,12 @@ static void test_cache_write_preconditions(void **st) {
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_write",
                           tir_sched_cache_write(s, h8, 0, "shared", 0, NULL, &x));
         expect_in_msg(ctx, "cache the write before compute_at");
+        /* cache_read's precondition 8, the same writer: its copy would
+         * read the eighth column too */
+        tir_block_rv cv = sched_block(s, "conv");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_read",
+                          tir_sched_cache_read(s, cv, 0, "shared", 0, NULL, &x));
+        expect_in_msg(ctx, "cache the read before compute_at");
     }
     sched_check_all(s);
     tir_sched_destroy(s);

@@ -334,7 +334,12 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *      (the cache block then moves with compute_at like any other);
  *   7. the scope is the root block: inside a block made by blockize the
  *      whole-buffer copy would read elements the producers, computed at a
- *      tile, never write (TIR_ERR_SCHED_DIFFERENT_SCOPE; checked after 3). */
+ *      tile, never write (TIR_ERR_SCHED_DIFFERENT_SCOPE; checked after 3);
+ *   8. what the buffer's writer writes over all the loops of the scope
+ *      spans the whole buffer (its bounding box, by relaxation): a writer
+ *      that compute_at narrowed to what its consumers read leaves elements
+ *      the copy would read unwritten (TIR_ERR_SCHED_REGION_NOT_COVERED;
+ *      make the cache before compute_at). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);

@@ -40,6 +40,30 @@ tir_status sch_cache_args(sch_call *c, bool is_read, sch_cache_target *t) {
     return TIR_OK;
 }
 
+/* Precondition 8 of cache_read and cache_write: the bounding box of what block sref bi writes of buf
+ * over all the loops of its scope sc spans the whole buffer.  A box is
+ * what relaxation can prove (sch_writer_box's exact instance sets fail on
+ * the tiling rules' fused thread loops); it catches a block that
+ * compute_at narrowed to the region its consumers read, and leaves a
+ * block whose writes have holes inside their box (strided loops) to the
+ * fuzzers. */
+bool sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *o = sch_sref_block(s, bi);
+    int w = 0;
+    while (o->writes[w].buffer != buf) w++;
+    sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    bool ok = sch_relax_access(s, a, bi, sc, sc, &o->writes[w], TIR_SCOPE_LOCAL, acc);
+    for (int d = 0; d < buf->ndim && ok; d++) {
+        const tir_expr *zero = tir_int(ctx, buf->shape[d]->dtype, 0);
+        ok = sch_prove_le(ctx, a, acc[d].lo, zero) && sch_prove_le(ctx, a, buf->shape[d], acc[d].hi);
+    }
+    tir_analyzer_destroy(a);
+    return ok;
+}
+
 tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,
                                const sch_arg *list, const tir_buffer *buf, bool default_all,
                                int **cons, int *ncons) {
@@ -166,6 +190,14 @@ tir_status sch_prim_cache_read(sch_call *c) {
         }
         writer = all[k];
     }
+    /* 8: the copy reads the whole buffer, so its writer must have written
+       all of it (compute_at narrows a producer to what its consumers read) */
+    if (writer >= 0 && !sch_writes_whole(s, writer, sc, buf))
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, sch_sref_block(s, writer),
+                        "block \"%s\" writes only part of %s over its loops (compute_at "
+                        "narrows a producer to what its consumers read), and the cache copies "
+                        "the whole buffer; cache the read before compute_at",
+                        sch_sref_block(s, writer)->name, buf->name);
     const tir_block *scope_b = sch_sref_block(s, sc);
     int wpos = writer >= 0 ? sch_child_holding(s, sc, writer) : -1;
     for (int k = 0; k < ncons; k++)

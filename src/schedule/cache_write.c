@@ -11,30 +11,6 @@
  */
 #include "sched_internal.h"
 
-/* Precondition 8: the bounding box of what block sref bi writes of buf
- * over all the loops of its scope sc spans the whole buffer.  A box is
- * what relaxation can prove (sch_writer_box's exact instance sets fail on
- * the tiling rules' fused thread loops); it catches a block that
- * compute_at narrowed to the region its consumers read, and leaves a
- * block whose writes have holes inside their box (strided loops) to the
- * fuzzers. */
-static bool writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf) {
-    tir_ctx *ctx = s->ctx;
-    const tir_block *o = sch_sref_block(s, bi);
-    int w = 0;
-    while (o->writes[w].buffer != buf) w++;
-    sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
-    tir_analyzer *a = tir_analyzer_create(ctx);
-    sch_bind_ancestors(s, a, s->srefs[bi].parent);
-    bool ok = sch_relax_access(s, a, bi, sc, sc, &o->writes[w], TIR_SCOPE_LOCAL, acc);
-    for (int d = 0; d < buf->ndim && ok; d++) {
-        const tir_expr *zero = tir_int(ctx, buf->shape[d]->dtype, 0);
-        ok = sch_prove_le(ctx, a, acc[d].lo, zero) && sch_prove_le(ctx, a, buf->shape[d], acc[d].hi);
-    }
-    tir_analyzer_destroy(a);
-    return ok;
-}
-
 tir_status sch_prim_cache_write(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -87,7 +63,7 @@ tir_status sch_prim_cache_write(sch_call *c) {
        written all of it (compute_at leaves a producer writing the region
        its consumers read: the schedule fuzzer's seed 1930500022 case 568
        copied back a column of pad nobody wrote) */
-    if (!writes_whole(s, bi, sc, buf))
+    if (!sch_writes_whole(s, bi, sc, buf))
         return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
                         "block \"%s\" writes only part of %s over its loops (compute_at "
                         "narrows a producer to what its consumers read), and the write-back "
