@@ -205,6 +205,47 @@ static void test_square_compare(void **st) {
     g_square = false;
 }
 
+/* Values >= 0 by construction that run 119 found ptxas taking as never
+ * below a negative constant, NaN or not: sums, products, selects of |x|
+ * and x * x (with and without fma contraction).  Host JIT against the
+ * interpreter on inputs with NaNs, and no comparison with -1 left. */
+static void test_nonneg_compare(void **st) {
+    (void)st;
+    static const char *const es[] = {
+        "X[t] * X[t] + T.float32(1) > T.float32(-1)",
+        "T.fabs(X[t]) + T.float32(1) > T.float32(-1)",
+        "X[t] * X[t] * (X[t] * X[t]) >= T.float32(-1)",
+        "T.Select(C[t] > 0, T.fabs(X[t]), T.float32(1)) > T.float32(-1)",
+        "T.max(T.fabs(X[t]), X[t] * X[t]) != T.float32(-1)",
+        "T.float32(-1) < T.fabs(X[t]) * T.float32(2) + X[t] * X[t]",
+        "not (X[t] * X[t] + T.float32(3) <= T.float32(-1))",
+    };
+    int n = 0;
+    for (size_t e = 0; e < sizeof es / sizeof *es; e++) {
+        char text[800];
+        snprintf(text, sizeof text,
+                 "@T.prim_func\n"
+                 "def f(X: T.Buffer((%d,), \"float32\"), C: T.Buffer((%d,), \"int32\"), "
+                 "Y: T.Buffer((%d,), \"float32\")):\n"
+                 "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                 "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
+                 "            Y[t] = T.Select(%s, T.float32(1), T.float32(2))\n",
+                 N, N, N, N, es[e]);
+        tir_ctx *ctx = tir_ctx_create();
+        const tir_prim_func *f = parse(ctx, text);
+        void *x = zbuf(4 * N), *cs = zbuf(4 * N);
+        fill(0, x);
+        for (int q = 0; q < N; q++) ((int32_t *)cs)[q] = q % 3 - 1;
+        void *in[2] = {x, cs};
+        const char *ptx = check_and_ptx(ctx, f, 2, in, 4 * N, text);
+        if (strstr(ptx, "0fBF800000")) fail_msg("a comparison with -1 is left:\n%s\n%s", text, ptx);
+        n++;
+        free(x), free(cs);
+        tir_ctx_destroy(ctx);
+    }
+    printf("# %d comparisons of values >= 0 by construction checked\n", n);
+}
+
 /* The PTX check can fail: |x| > 1 keeps its abs. */
 static void test_abs_kept(void **st) {
     (void)st;
@@ -433,6 +474,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_abs_compare),
                                        cmocka_unit_test(test_abs_kept),
                                        cmocka_unit_test(test_square_compare),
+                                       cmocka_unit_test(test_nonneg_compare),
                                        cmocka_unit_test(test_minmax_widened),
                                        cmocka_unit_test(test_minmax_reduction),
                                        cmocka_unit_test(test_fabs16),

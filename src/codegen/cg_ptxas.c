@@ -18,7 +18,10 @@
  * The same holds for x * x (run 116: `mul x, x; setp.gt -1` true for NaN),
  * which LLVM folds in neither form, and for |x| >= 0 and x * x >= 0 (true
  * for NaN in run 116 too): >= 0 is "x is not NaN", < 0 false.  Whether
- * x * x is NaN (LLVM's form of x * x >= -inf) is asked of x.
+ * x * x is NaN (LLVM's form of x * x >= -inf) is asked of x.  Run 119
+ * found more values ptxas takes as never negative (x * x + 1, |x| + 1,
+ * x^4, ex2(x), a select of |x| and 1): a value >= 0 by construction
+ * (nonneg) compared so is rewritten the same way, with its own NaN test.
  *
  * Pattern 2: 16-bit integer min/max.  ptxas computes m = max.s16(x, 0) right
  * but then takes m == 0 as false where m is 0, in `m == 0 ? 5 : m` (int8
@@ -140,6 +143,44 @@ static LLVMValueRef nonneg_arg(LLVMValueRef v, unsigned fabs_id) {
     return x ? x : square_arg(v);
 }
 
+/* Whether v is >= 0 or NaN by construction (run 119: ptxas also takes x *
+ * x + 1, |x| + 1, x^4, ex2(x) and a select of |x| and 1 as never below -1,
+ * NaN or not): |x|, x * x, a constant >= 0, and sums, products, fma(a, a,
+ * c), min/max and selects of such, exp2/exp and sqrt. */
+static bool nonneg(LLVMValueRef v, unsigned fabs_id, int depth) {
+    if (LLVMIsAConstantFP(v)) {
+        LLVMBool loses = 0;
+        return LLVMConstRealGetDouble(v, &loses) >= 0; /* -0 too, not NaN */
+    }
+    if (depth > 6 || !LLVMIsAInstruction(v)) return false;
+    if (fabs_arg(v, fabs_id) || square_arg(v)) return true;
+    unsigned op = LLVMGetInstructionOpcode(v);
+    if (op == LLVMFAdd || op == LLVMFMul)
+        return nonneg(LLVMGetOperand(v, 0), fabs_id, depth + 1) &&
+               nonneg(LLVMGetOperand(v, 1), fabs_id, depth + 1);
+    if (op == LLVMSelect)
+        return nonneg(LLVMGetOperand(v, 1), fabs_id, depth + 1) &&
+               nonneg(LLVMGetOperand(v, 2), fabs_id, depth + 1);
+    if (!LLVMIsACallInst(v)) return false;
+    LLVMValueRef callee = LLVMGetCalledValue(v);
+    if (!callee || !LLVMIsAFunction(callee) || !LLVMGetIntrinsicID(callee)) return false;
+    size_t len = 0;
+    const char *name = LLVMGetValueName2(callee, &len);
+    bool pre = false;
+    static const char *const one[] = {"llvm.exp2.", "llvm.exp.", "llvm.sqrt."};
+    for (int k = 0; k < 3; k++) pre = pre || !strncmp(name, one[k], strlen(one[k]));
+    if (pre) return true;
+    if (!strncmp(name, "llvm.maxnum.", 12) || !strncmp(name, "llvm.minnum.", 12))
+        return nonneg(LLVMGetOperand(v, 0), fabs_id, depth + 1) &&
+               nonneg(LLVMGetOperand(v, 1), fabs_id, depth + 1);
+    if (!strncmp(name, "llvm.fma.", 9) || !strncmp(name, "llvm.fmuladd.", 13)) {
+        LLVMValueRef a = LLVMGetOperand(v, 0), c = LLVMGetOperand(v, 1);
+        return (a == c || (nonneg(a, fabs_id, depth + 1) && nonneg(c, fabs_id, depth + 1))) &&
+               nonneg(LLVMGetOperand(v, 2), fabs_id, depth + 1);
+    }
+    return false;
+}
+
 /* Pattern 1 at instruction i (an fcmp); whether it was replaced. */
 static bool rewrite_abs_cmp(LLVMBuilderRef b, LLVMValueRef i, unsigned fabs_id) {
     LLVMRealPredicate p = LLVMGetFCmpPredicate(i);
@@ -155,13 +196,18 @@ static bool rewrite_abs_cmp(LLVMBuilderRef b, LLVMValueRef i, unsigned fabs_id) 
         LLVMInstructionEraseFromParent(i);
         return true;
     }
+    /* x: the value whose NaN-ness decides: the argument of |x| or x * x,
+     * else a value >= 0 by construction itself */
     LLVMValueRef x = nonneg_arg(l, fabs_id);
+    if (!x && nonneg(l, fabs_id, 0)) x = l;
     if (!x || !(known_negative(r, 0) || known_zero(r))) {
         x = nonneg_arg(r, fabs_id);
+        if (!x && nonneg(r, fabs_id, 0)) x = r;
         if (!x || !(known_negative(l, 0) || known_zero(l))) return false;
         p = swapped(p);
         r = l;
     }
+    if (LLVMIsAConstant(x)) return false; /* LLVM folds constants itself */
     LLVMPositionBuilderBefore(b, i);
     LLVMValueRef v = known_zero(r) ? abs_vs_zero(b, p, x, LLVMTypeOf(i))
                                    : abs_vs_negative(b, p, x, LLVMTypeOf(i));
