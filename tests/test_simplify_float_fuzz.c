@@ -213,7 +213,8 @@ static int64_t int_special(tir_dtype t) {
     case 3: return mx - pick(3);
     case 4: return 0;
     case 5: return u ? 1 : -1;
-    case 6: return (int64_t)(rnd() >> (64 - t.bits)) + mn;
+    /* in uint64: a 64-bit draw plus INT64_MIN wraps (as intended) */
+    case 6: return (int64_t)((rnd() >> (64 - t.bits)) + (uint64_t)mn);
     case 7: return t.bits == 64 ? (int64_t)(0x1p53) + pick(5) - 2 : pick(20) - (u ? 0 : 10);
     case 8: return t.bits >= 32 ? (INT64_C(1) << 24) + pick(5) - 2 : pick(7);
     default: return pick(20) - (u ? 0 : 10);
