@@ -117,6 +117,13 @@ fv("x*x > -1 (f64)", "  cvt.f64.f32 %d1, %f1;\n  mul.f64 %d2, %d1, %d1;\n  setp.
 fv("x*x > -1 (f16)", "  cvt.rn.f16.f32 %h2, %f1;\n  mul.f16 %h3, %h2, %h2;\n  mov.b16 %h4, 0xBC00;\n  setp.gt.f16 %p3, %h3, %h4;\n" + stp(0, "%p3"), NAN, [0])
 fv("selp(|x|, 1) > -1", "  abs.f32 %f2, %f1;\n  selp.f32 %f3, 0f3F800000, %f2, %p2;\n  setp.gt.f32 %p3, %f3, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
 fv("cvt.f32.f16(|h|) > -1", "  cvt.rn.f16.f32 %h2, %f1;\n  abs.f16 %h3, %h2;\n  cvt.f32.f16 %f2, %h3;\n  setp.gt.f32 %p3, %f2, 0fBF800000;\n" + stp(0, "%p3"), NAN, [0])
+# run 119's open case (seed 1930200005 case 672): NVPTX's x / -2 is -((x + (x >>> 31)) >> 1);
+# for x = INT32_MIN the value is 1073741824; the GPU's min-reduction gave -1073741824, as if
+# ptxas divided -x (which overflows) instead.  a = INT32_MIN at run time; c = INT32_MAX
+dv = "  shr.u32 %r4, %r1, 31;\n  add.s32 %r5, %r1, %r4;\n  shr.s32 %r6, %r5, 1;\n  neg.s32 %r7, %r6;\n"
+V.append(("x/-2 expanded (a=INT32_MIN)", dv + st32(0, "%r7"), (-2**31, 0.0, 2**31 - 1), [1073741824]))
+V.append(("x/-2 expanded, min with c/-2 (a=INT32_MIN, c=INT32_MAX)", dv + "  shr.u32 %r8, %r2, 31;\n  add.s32 %r9, %r2, %r8;\n  shr.s32 %r10, %r9, 1;\n  neg.s32 %r11, %r10;\n  min.s32 %r12, %r7, %r11;\n" + st32(0, "%r12"), (-2**31, 0.0, 2**31 - 1), [-1073741823]))
+V.append(("div.s32 a, -2 (a=INT32_MIN)", "  div.s32 %r7, %r1, -2;\n" + st32(0, "%r7"), (-2**31, 0.0, 0), [1073741824]))
 
 def main():
     rows = V + [(n, b, (struct.unpack("<i", struct.pack("<f", -55.5))[0], x, 0), e) for n, b, x, e in F]
