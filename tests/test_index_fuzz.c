@@ -41,6 +41,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fuzz_args.h"
+
 #include "minitir/ir.h"
 
 static long g_cases = 10000;
@@ -966,11 +968,7 @@ static void test_index_fuzz(void **st) {
 }
 
 int main(int argc, char **argv) {
-    const char *e = getenv("MINITIR_FUZZ_CASES");
-    if (argc > 1) e = argv[1];
-    if (e && atol(e) > 0) g_cases = atol(e);
-    const char *sd = getenv("MINITIR_FUZZ_SEED");
-    if (sd) g_seed = strtoull(sd, NULL, 10);
+    fuzz_args(argc, argv, &g_cases, &g_seed);
     const char *rx = getenv("MINITIR_FUZZ_RELAX_STRICT");
     g_relax_strict = rx && atoi(rx) > 0;
     const char *so = getenv("MINITIR_FUZZ_SHOW_OVERFLOW");

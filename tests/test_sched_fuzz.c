@@ -38,6 +38,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fuzz_args.h"
+
 #include "sched_check.h"
 
 static long g_cases = 5000;
@@ -871,11 +873,7 @@ static void test_layout_counts(void **st) {
 }
 
 int main(int argc, char **argv) {
-    const char *e = getenv("MINITIR_FUZZ_CASES");
-    if (argc > 1) e = argv[1];
-    if (e && atol(e) > 0) g_cases = atol(e);
-    const char *sd = getenv("MINITIR_FUZZ_SEED");
-    if (sd) g_seed = strtoull(sd, NULL, 10);
+    fuzz_args(argc, argv, &g_cases, &g_seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fuzz_matmul),
         cmocka_unit_test(test_fuzz_batch_matmul),

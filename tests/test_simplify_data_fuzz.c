@@ -26,6 +26,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fuzz_args.h"
+
 #include "minitir/ir.h"
 
 static long g_cases = 20000;
@@ -222,11 +224,7 @@ static void test_simplify_data(void **st) {
 }
 
 int main(int argc, char **argv) {
-    const char *e = getenv("MINITIR_FUZZ_CASES");
-    if (argc > 1) e = argv[1];
-    if (e && atol(e) > 0) g_cases = atol(e);
-    const char *sd = getenv("MINITIR_FUZZ_SEED");
-    if (sd) g_seed = strtoull(sd, NULL, 10);
+    fuzz_args(argc, argv, &g_cases, &g_seed);
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_simplify_data)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
