@@ -422,6 +422,55 @@ static void test_fabs16(void **st) {
             }
 }
 
+/* Pattern 4: a signed division by a negative power of two (the fuzzer's
+ * seed 1930200005 case 672: truncdiv(x, -2) of INT32_MIN, inside a min
+ * reduction) reaches ptxas as `div.sN q, x, -2^k`, not as NVPTX's
+ * -((x + (x >>> (N - 1))) >> k), in 8 (as 16), 32 and 64 bits, scalar and
+ * vectorised; the host JIT (which keeps LLVM's sdiv) agrees with the
+ * interpreter on the extremes. */
+static void test_neg_pow2_div(void **st) {
+    (void)st;
+    const struct {
+        const char *d;
+        int bits;
+    } ts[] = {{"int8", 8}, {"int32", 32}, {"int64", 64}}; /* int8 as div.s16 */
+    const char *divs[] = {"-2", "-4", "-64"};
+    for (int k = 0; k < 3; k++)
+        for (int dv = 0; dv < 3; dv++)
+            for (int vec = 0; vec < 2; vec++) {
+                char text[900];
+                const char *ix = vec ? "t * 4 + v" : "t + v";
+                snprintf(text, sizeof text,
+                         "@T.prim_func\n"
+                         "def f(X: T.Buffer((%d,), \"%s\"), Y: T.Buffer((%d,), \"%s\")):\n"
+                         "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                         "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
+                         "            for v in T.vectorized(%d):\n"
+                         "                Y[%s] = T.truncdiv(X[%s], T.%s(%s))\n",
+                         N, ts[k].d, N, ts[k].d, vec ? 4 : 16, vec ? 4 : 1, ix, ix, ts[k].d,
+                         divs[dv]);
+                tir_ctx *ctx = tir_ctx_create();
+                const tir_prim_func *f = parse(ctx, text);
+                int nb = ts[k].bits / 8;
+                unsigned char *x = zbuf((size_t)(nb * N));
+                for (int i = 0; i < N; i++) { /* the minimum, the maximum, odd, even, small */
+                    int64_t v = i == 0 ? INT64_MIN : i == 1 ? INT64_MAX : (i - 8) * 12345 + i;
+                    if (ts[k].bits == 32) v = i == 0 ? INT32_MIN : i == 1 ? INT32_MAX : v;
+                    if (ts[k].bits == 8) v = i == 0 ? INT8_MIN : i == 1 ? INT8_MAX : v % 100;
+                    memcpy(x + i * nb, &v, (size_t)nb); /* little-endian: the low bytes */
+                }
+                void *in = x;
+                const char *ptx = check_and_ptx(ctx, f, 1, &in, (size_t)(nb * N), text);
+                char want[40];
+                snprintf(want, sizeof want, "div.s%d", ts[k].bits == 8 ? 16 : ts[k].bits);
+                if (!strstr(ptx, want) || strstr(ptx, "neg.s"))
+                    fail_msg("no %s by %s (or a neg) in the PTX of\n%s\n%s", want, divs[dv], text,
+                             ptx);
+                free(x);
+                tir_ctx_destroy(ctx);
+            }
+}
+
 /* cg_emit: an `if` condition that reads a buffer wraps (no nsw), on each of
  * its three paths (branches; a zero-filling copy; a predicated float32
  * store, GPU only): the simplifier turns A + (0 - (8 + B)) < 5 into
@@ -478,6 +527,7 @@ int main(void) {
                                        cmocka_unit_test(test_minmax_widened),
                                        cmocka_unit_test(test_minmax_reduction),
                                        cmocka_unit_test(test_fabs16),
+                                       cmocka_unit_test(test_neg_pow2_div),
                                        cmocka_unit_test(test_data_condition_wraps)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

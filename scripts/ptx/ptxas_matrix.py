@@ -125,6 +125,17 @@ V.append(("x/-2 expanded (a=INT32_MIN)", dv + st32(0, "%r7"), (-2**31, 0.0, 2**3
 V.append(("x/-2 expanded, min with c/-2 (a=INT32_MIN, c=INT32_MAX)", dv + "  shr.u32 %r8, %r2, 31;\n  add.s32 %r9, %r2, %r8;\n  shr.s32 %r10, %r9, 1;\n  neg.s32 %r11, %r10;\n  min.s32 %r12, %r7, %r11;\n" + st32(0, "%r12"), (-2**31, 0.0, 2**31 - 1), [-1073741823]))
 V.append(("div.s32 a, -2 (a=INT32_MIN)", "  div.s32 %r7, %r1, -2;\n" + st32(0, "%r7"), (-2**31, 0.0, 0), [1073741824]))
 
+# the twenty-first session's rewrite candidate (cg_ptxas.c pattern 4: inline div.sN by -2^k), in
+# 16 and 64 bits too, with and without the min of the case, and NVPTX's expansions in those widths
+V.append(("div.s32 a, -2, min with c/-2 (a=INT32_MIN, c=INT32_MAX)", "  div.s32 %r7, %r1, -2;\n  div.s32 %r8, %r2, -2;\n  min.s32 %r9, %r7, %r8;\n" + st32(0, "%r9"), (-2**31, 0.0, 2**31 - 1), [-1073741823]))
+V.append(("div.s32 a, -4 (a=INT32_MIN)", "  div.s32 %r7, %r1, -4;\n" + st32(0, "%r7"), (-2**31, 0.0, 0), [536870912]))
+V.append(("div.s32 a, INT32_MIN (a=INT32_MIN)", "  div.s32 %r7, %r1, -2147483648;\n" + st32(0, "%r7"), (-2**31, 0.0, 0), [1]))
+d64 = "  cvt.s64.s32 %rd3, %r1;\n  shl.b64 %rd3, %rd3, 32;\n"
+V.append(("div.s64 INT64_MIN, -2", d64 + "  div.s64 %rd3, %rd3, -2;\n  mov.b64 {%r4, %r5}, %rd3;\n" + st32(0, "%r4") + st32(1, "%r5"), (-2**31, 0.0, 0), [0, 1073741824]))
+V.append(("x/-2 expanded in 64 bits (INT64_MIN)", d64 + "  shr.u64 %rd1, %rd3, 63;\n  add.s64 %rd1, %rd3, %rd1;\n  shr.s64 %rd1, %rd1, 1;\n  neg.s64 %rd1, %rd1;\n  mov.b64 {%r4, %r5}, %rd1;\n" + st32(0, "%r4") + st32(1, "%r5"), (-2**31, 0.0, 0), [0, 1073741824]))
+V.append(("div.s16 a, -2 (a=INT16_MIN)", "  div.s16 %h2, %h1, -2;\n" + st16(0, "%h2"), (-32768, 0.0, 0), [16384]))
+V.append(("x/-2 expanded in 16 bits (INT16_MIN)", "  shr.u16 %h2, %h1, 15;\n  add.s16 %h3, %h1, %h2;\n  shr.s16 %h4, %h3, 1;\n  neg.s16 %h5, %h4;\n" + st16(0, "%h5"), (-32768, 0.0, 0), [16384]))
+
 def main():
     rows = V + [(n, b, (struct.unpack("<i", struct.pack("<f", -55.5))[0], x, 0), e) for n, b, x, e in F]
     for name, body, inp, exp in rows:

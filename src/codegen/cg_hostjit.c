@@ -107,7 +107,7 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
         if (e) s = llvm_err(ctx, "optimisation failed", e);
         /* as for PTX, so that the host JIT's comparison with the
          * interpreter checks the rewrites too */
-        else cg_ptxas_guard(mod);
+        else cg_ptxas_guard(mod, true);
     }
     if (s != TIR_OK) {
         LLVMDisposeModule(mod);

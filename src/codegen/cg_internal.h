@@ -120,8 +120,9 @@ LLVMValueRef cg_tf32_round_ints(LLVMBuilderRef b, LLVMValueRef x);
 
 /* Rewrites the patterns the PTX assembler's optimiser miscompiles into
  * equivalent ones (cg_ptxas.c), on an optimised module; returns how many
- * instructions it replaced. */
-int cg_ptxas_guard(LLVMModuleRef mod);
+ * instructions it replaced.  host: the module runs on the host (the host
+ * JIT), which leaves out the rewrites into inline PTX. */
+int cg_ptxas_guard(LLVMModuleRef mod, bool host);
 
 /* Hooks of cg_emit.c for cg_tensor.c. */
 LLVMBuilderRef cg_builder(cg *g);

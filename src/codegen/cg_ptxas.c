@@ -280,6 +280,81 @@ static bool widen_fabs16(LLVMBuilderRef b, LLVMModuleRef mod, LLVMValueRef i, un
     return true;
 }
 
+/* The negative power of two c (-2^k, k >= 1) that i divides by, as
+ * `sdiv x, c` on integers of 8, 16, 32 or 64 bits (or a vector of them,
+ * every lane the same c); 0 when i is not such a division. */
+static long long neg_pow2_divisor(LLVMValueRef i) {
+    if (LLVMGetInstructionOpcode(i) != LLVMSDiv) return 0;
+    LLVMValueRef c = LLVMGetOperand(i, 1);
+    LLVMTypeRef t = LLVMTypeOf(c);
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+        LLVMValueRef e0 = LLVMGetAggregateElement(c, 0);
+        unsigned n = LLVMGetVectorSize(t);
+        for (unsigned q = 1; q < n; q++)
+            if (!e0 || LLVMGetAggregateElement(c, q) != e0) return 0;
+        c = e0;
+        t = LLVMGetElementType(t);
+    }
+    if (!c || !LLVMIsAConstantInt(c)) return 0;
+    unsigned w = LLVMGetIntTypeWidth(t);
+    if (w != 8 && w != 16 && w != 32 && w != 64) return 0;
+    long long v = LLVMConstIntGetSExtValue(c);
+    if (v >= -1) return 0;
+    unsigned long long m = 0ULL - (unsigned long long)v; /* 2^k, also for the minimum */
+    return (m & (m - 1)) ? 0 : v;
+}
+
+/* A call of the inline PTX fn on x that touches no memory and returns
+ * (memory(none), nounwind, willreturn: without them the load/store
+ * vectoriser does not join the loads around it). */
+static LLVMValueRef pure_call(LLVMBuilderRef b, LLVMTypeRef ft, LLVMValueRef fn, LLVMValueRef x) {
+    LLVMValueRef c = LLVMBuildCall2(b, ft, fn, &x, 1, "");
+    LLVMContextRef lc = LLVMGetTypeContext(ft);
+    static const char *const attrs[] = {"memory", "nounwind", "willreturn"};
+    for (int q = 0; q < 3; q++) {
+        unsigned k = LLVMGetEnumAttributeKindForName(attrs[q], strlen(attrs[q]));
+        LLVMAddCallSiteAttribute(c, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(lc, k, 0));
+    }
+    return c;
+}
+
+/* Pattern 4 at i, `sdiv x, c` with c = -2^k: each lane's quotient by
+ * inline `div.sN q, x, c` (8 bits: in 16, as NVPTX computes them), which
+ * ptxas expands itself; whether it was replaced. */
+static bool inline_neg_pow2_div(LLVMBuilderRef b, LLVMValueRef i) {
+    long long c = neg_pow2_divisor(i);
+    if (!c) return false;
+    LLVMValueRef x = LLVMGetOperand(i, 0);
+    LLVMTypeRef t = LLVMTypeOf(x), et = t;
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    if (vec) et = LLVMGetElementType(t);
+    LLVMContextRef lc = LLVMGetTypeContext(t);
+    unsigned w = LLVMGetIntTypeWidth(et);
+    LLVMTypeRef at = w == 8 ? LLVMInt16TypeInContext(lc) : et; /* the asm's type */
+    unsigned aw = w == 8 ? 16 : w;
+    char text[48], cons[8];
+    int n = snprintf(text, sizeof text, "div.s%u $0, $1, %lld;", aw, c);
+    char r = aw == 16 ? 'h' : aw == 32 ? 'r' : 'l';
+    int nc = snprintf(cons, sizeof cons, "=%c,%c", r, r);
+    LLVMTypeRef ft = LLVMFunctionType(at, &at, 1, 0);
+    LLVMValueRef fn = LLVMGetInlineAsm(ft, text, (size_t)n, cons, (size_t)nc, 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    LLVMPositionBuilderBefore(b, i);
+    unsigned lanes = vec ? LLVMGetVectorSize(t) : 1;
+    LLVMValueRef v = vec ? LLVMGetPoison(t) : NULL;
+    for (unsigned q = 0; q < lanes; q++) {
+        LLVMValueRef lane = LLVMConstInt(LLVMInt32TypeInContext(lc), q, 0);
+        LLVMValueRef e = vec ? LLVMBuildExtractElement(b, x, lane, "") : x;
+        if (w == 8) e = LLVMBuildSExt(b, e, at, "");
+        LLVMValueRef d = pure_call(b, ft, fn, e);
+        if (w == 8) d = LLVMBuildTrunc(b, d, et, "");
+        v = vec ? LLVMBuildInsertElement(b, v, d, lane, "") : d;
+    }
+    LLVMReplaceAllUsesWith(i, v);
+    LLVMInstructionEraseFromParent(i);
+    return true;
+}
+
 /* Which min/max intrinsic i calls (MM_N: none). */
 static int minmax_kind(LLVMValueRef i, const unsigned ids[MM_N]) {
     if (!LLVMIsACallInst(i)) return MM_N;
@@ -291,7 +366,7 @@ static int minmax_kind(LLVMValueRef i, const unsigned ids[MM_N]) {
     return MM_N;
 }
 
-int cg_ptxas_guard(LLVMModuleRef mod) {
+int cg_ptxas_guard(LLVMModuleRef mod, bool host) {
     unsigned fabs_id = LLVMLookupIntrinsicID("llvm.fabs", strlen("llvm.fabs"));
     unsigned mm_ids[MM_N];
     for (int k = 0; k < MM_N; k++)
@@ -312,6 +387,8 @@ int cg_ptxas_guard(LLVMModuleRef mod) {
                         n += rewrite_abs_cmp(b, i, fabs_id);
                     else if ((k = minmax_kind(i, mm_ids)) < MM_N)
                         n += widen_minmax(b, mod, i, k);
+                    else if (!host && neg_pow2_divisor(i))
+                        n += inline_neg_pow2_div(b, i);
                 }
     LLVMDisposeBuilder(b);
     return n;

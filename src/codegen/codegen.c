@@ -270,7 +270,7 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     double t1 = ir_now_ms();
     m->build_ms = t1 - t0;
     if (s == TIR_OK) s = optimise(ctx, kernel, o, &facts, mod, tm, m);
-    if (s == TIR_OK) cg_ptxas_guard(mod); /* after the passes, which could re-form a pattern */
+    if (s == TIR_OK) cg_ptxas_guard(mod, false); /* after the passes, which could re-form a pattern */
     double t2 = ir_now_ms();
     m->opt_ms = t2 - t1;
     if (s == TIR_OK) {
