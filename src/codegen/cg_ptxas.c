@@ -37,7 +37,18 @@
  * (|floor(8 / y)| in bfloat16, the fuzzer's seed 1930000013 case 2075)
  * ptxas left the sign set: -1 where the answer is 1.  Each such fabs is
  * computed in float32 instead (extend, fabs, truncate: the same value, as
- * both conversions are exact on it), which ptxas gets right. */
+ * both conversions are exact on it), which ptxas gets right.
+ *
+ * Pattern 4: a signed division by a negative power of two.  NVPTX expands
+ * x / -2 as -((x + (x >>> 31)) >> 1); in an int32 min-reduction of such
+ * quotients with INT32_MIN among the x (the fuzzer's seed 1930200005 case
+ * 672) ptxas gave -1073741824 where 1073741824 is the quotient, as if it
+ * divided -x, which overflows.  Each such division reaches ptxas as inline
+ * `div.sN q, x, c` instead (8 bits in 16), which ptxas expands itself; an
+ * `sdiv` by a negative constant is rare in kernels (index arithmetic
+ * divides by positive extents), so the cost does not matter.  LLVM would
+ * re-form the expansion from any IR, so the rewrite is inline PTX; the host
+ * JIT keeps LLVM's sdiv. */
 #include <stdbool.h>
 #include <string.h>
 
