@@ -1003,10 +1003,10 @@ const eg_regression eg_regressions[] = {
     {1922900003, 7410, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
     /* ptxas: |floor(8 / y)| in bfloat16 (and.b16 0x7fff) kept its sign */
     {1930000013, 2075, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
-    /* OPEN (run 119): ptxas, an int32 min-reduction of truncdiv(x, -2) with
+    /* run 119: ptxas, an int32 min-reduction of truncdiv(x, -2) with
      * INT32_MIN among x gave -1073741824 where -1073741823 is right (right
-     * at JIT level 0); not yet isolated, so the GPU replay fails until a
-     * rewrite in cg_ptxas.c steers round it */
+     * at JIT level 0); cg_ptxas.c pattern 4 (inline div.s32) is meant to
+     * steer round it, not yet run on the GPU (docs/reliability.md) */
     {1930200005, 672, true, EG_GATHER | EG_REDUCE | EG_LOCALS | EG_SCHED},
 };
 const int eg_nregressions = (int)(sizeof eg_regressions / sizeof eg_regressions[0]);
