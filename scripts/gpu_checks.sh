@@ -9,7 +9,8 @@
 # the verdicts and the logs come back as files:
 #   - the GPU tests (runtime, codegen, the seed's steps, the GPU fuzzer,
 #     the expression fuzzer's replayed cases and a slice of new ones);
-#   - the PTX assembler's pattern matrix (scripts/ptx/ptxas_matrix.py);
+#   - the PTX assembler's pattern matrix (scripts/ptx/ptxas_matrix.py) and
+#     the open case 672's candidate forms (scripts/ptx/probe672.py);
 #   - the expression fuzzer on 14 seeds from SEED (scripts/gpu_expr_fuzz.sh);
 #   - benchmarks against cuBLAS: Step 8 at 4096^3, 4095^3 and 1000x520x333,
 #     the fused matmul + bias + ReLU (Step 6) at 4096^3, bf16 at 4096^3
@@ -43,6 +44,7 @@ for t in gpu-pack/tests/test_*gpu*; do
     check "$(basename "$t")" 300 "$t"
 done
 check ptxas_matrix 120 python3 scripts/ptx/ptxas_matrix.py
+check probe672 120 python3 scripts/ptx/probe672.py
 [ -z "$quick" ] && [ -z "${GPU_CHECKS_NO_EXPR:-}" ] && check expr_fuzz_gpu 600 scripts/gpu_expr_fuzz.sh "$seed" 14 4000
 tirc=gpu-pack/tools/tirc
 if [ -n "$quick" ]; then
