@@ -48,6 +48,7 @@ def wrap(v): return (v + 2**31) % 2**32 - 2**31
 def main():
     names = ["as emitted", "sub 0", "not(q-1)", "div.s32 -2", "64-bit", "unsigned", "mul -1"]
     print("pattern matches in the case's PTX:", len(EXP.findall(base)))
+    wrong = {}
     for vn in names:
         ptx = variant(vn).encode()
         for iname, x in inputs():
@@ -62,4 +63,6 @@ def main():
             mark = "OK " if res[0] == exp and res[1] == exp else ("PTXAS" if res[0] == exp else "???")
             bad = "" if mark == "OK " else f" expected {exp} O0 {res[0]} O4 {res[1]}"
             print(f"{mark:5s} {vn:12s} {iname:18s}{bad}")
+            if mark != "OK ": wrong[vn] = wrong.get(vn, 0) + 1
+    print("summary: " + ", ".join(f"{vn} {'right' if vn not in wrong else f'{wrong[vn]} wrong'}" for vn in names))
 main()
