@@ -80,6 +80,33 @@ static const char blk_shifted[] =
     BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi + 1, vj]", "B[vi + 1, vj] = A[vi, vj]")
     BLK_ELEM("C", "i1", "j1", "B[vi + 1, vj]", "C[vi, vj]", "C[vi, vj] = B[vi + 1, vj] * T.float32(2)");
 
+/* Strided writers: B writes Y[2 * vi] (Y of 15: its box is all of Y, its
+ * odd elements never written); T[2 * vi] likewise, read by C. */
+static const char blk_strided[] =
+    "@T.prim_func\n"
+    "def strided(X: T.Buffer((8,), \"float32\"), Y: T.Buffer((15,), \"float32\"), "
+    "Z: T.Buffer((8,), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        T0 = T.alloc_buffer((15,), \"float32\")\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(X[vi])\n"
+    "                T.writes(Y[vi * 2])\n"
+    "                Y[vi * 2] = X[vi] + T.float32(1)\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"T\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(X[vi])\n"
+    "                T.writes(T0[vi * 2])\n"
+    "                T0[vi * 2] = X[vi] * T.float32(3)\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(T0[vi * 2])\n"
+    "                T.writes(Z[vi])\n"
+    "                Z[vi] = T0[vi * 2] + T.float32(1)\n";
+
 /* Block B stores B and E; C = B + E. */
 static const char blk_two_stores[] =
     BLK_HDR("two_stores", "A: " BLK_BUF ", C: " BLK_BUF)

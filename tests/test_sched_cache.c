@@ -340,18 +340,35 @@ static void test_cache_write_preconditions(void **st) {
         tir_block_rv h8 = sched_block(s, "pad");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_write",
                           tir_sched_cache_write(s, h8, 0, "shared", 0, NULL, &x));
-        expect_in_msg(ctx, "cache the write before compute_at");
+        expect_in_msg(ctx, "cache it before compute_at");
         /* cache_read's precondition 8, the same writer: its copy would
          * read the eighth column too */
         tir_block_rv cv = sched_block(s, "conv");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_read",
                           tir_sched_cache_read(s, cv, 0, "shared", 0, NULL, &x));
-        expect_in_msg(ctx, "cache the read before compute_at");
+        expect_in_msg(ctx, "cache it before compute_at");
     }
     sched_check_all(s);
     tir_sched_destroy(s);
     s = sched_new(ctx, tir_def_conv2d_nchw(ctx, 1, 1, 4, 6, 2, 2, 3, 2, 1, TIR_F32));
     SCHED_OK(s, tir_sched_cache_write(s, sched_block(s, "pad"), 0, "shared", 0, NULL, &x));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 8, a strided writer: B writes Y[2 * i] for 8 i into Y of 15, a
+     * bounding box of the whole buffer with the odd elements never
+     * written; the write-back would copy the cache's garbage over them.
+     * Over 16 elements the box already fails; over 15 the count does. */
+    s = sched_new(ctx, blk_parse(ctx, blk_strided));
+    {
+        tir_block_rv sb = sched_block(s, "B"), sc = sched_block(s, "C");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_write",
+                          tir_sched_cache_write(s, sb, 0, "local", 0, NULL, &x));
+        expect_in_msg(ctx, "a strided write leaves holes");
+        /* cache_read of the intermediate T0 that a strided block writes */
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_read",
+                          tir_sched_cache_read(s, sc, 0, "shared", 0, NULL, &x));
+        expect_in_msg(ctx, "a strided write leaves holes");
+    }
     sched_check_all(s);
     tir_sched_destroy(s);
 }

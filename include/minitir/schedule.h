@@ -336,10 +336,12 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *      whole-buffer copy would read elements the producers, computed at a
  *      tile, never write (TIR_ERR_SCHED_DIFFERENT_SCOPE; checked after 3);
  *   8. what the buffer's writer writes over all the loops of the scope
- *      spans the whole buffer (its bounding box, by relaxation): a writer
- *      that compute_at narrowed to what its consumers read leaves elements
- *      the copy would read unwritten (TIR_ERR_SCHED_REGION_NOT_COVERED;
- *      make the cache before compute_at). */
+ *      spans the whole buffer (its bounding box, by relaxation), and it
+ *      writes at least as many elements as the buffer has (constant
+ *      extents): a writer that compute_at narrowed to what its consumers
+ *      read (make the cache before compute_at), or a strided one
+ *      (`T[2 * i]`), leaves elements the copy would read unwritten
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);
@@ -367,10 +369,12 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *      would copy elements never written (TIR_ERR_SCHED_DIFFERENT_SCOPE;
  *      checked after 3);
  *   8. what the block writes over all the loops of the scope spans the
- *      whole buffer (its bounding box, by relaxation): compute_at narrows a
- *      producer to what its consumers read, and the write-back would copy
- *      elements never written (TIR_ERR_SCHED_REGION_NOT_COVERED; make the
- *      cache before compute_at). */
+ *      whole buffer (its bounding box, by relaxation), and it writes at
+ *      least as many elements as the buffer has (constant extents):
+ *      compute_at narrows a producer to what its consumers read (make the
+ *      cache before compute_at), and a strided block (`Y[2 * i]`) skips
+ *      elements; the write-back would copy elements never written over
+ *      the buffer (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
                                          const char *scope, int nconsumers,
                                          const tir_block_rv *consumers, tir_block_rv *out);

@@ -62,13 +62,14 @@ tir_status sch_prim_cache_write(sch_call *c) {
     /* 8: the write-back copies the whole cache, so the block must have
        written all of it (compute_at leaves a producer writing the region
        its consumers read: the schedule fuzzer's seed 1930500022 case 568
-       copied back a column of pad nobody wrote) */
-    if (!sch_writes_whole(s, bi, sc, buf))
+       copied back a column of pad nobody wrote; a strided writer, Y[2 * i]
+       into 15 elements, left the odd ones to garbage) */
+    const char *why = sch_writes_whole(s, bi, sc, buf);
+    if (why)
         return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
-                        "block \"%s\" writes only part of %s over its loops (compute_at "
-                        "narrows a producer to what its consumers read), and the write-back "
-                        "copies the whole cache; cache the write before compute_at",
-                        b->name, buf->name);
+                        "block \"%s\" writes only part of %s over its loops, and the "
+                        "write-back copies the whole cache (%s)",
+                        b->name, buf->name, why);
     const tir_block *scope_b = sch_sref_block(s, sc);
     const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
     const char *name = sch_unique_block_name(s, cache->name);
