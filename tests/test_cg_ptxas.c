@@ -374,6 +374,19 @@ static void test_minmax_reduction(void **st) {
         }
 }
 
+/* Y[i] = value (which reads X[i]) over N elements of dtype d, one per
+ * thread or vectorised by 4 (i = t * 4 + v). */
+static void unary_text(char *text, size_t n, const char *d, int vec, const char *value) {
+    snprintf(text, n,
+             "@T.prim_func\n"
+             "def f(X: T.Buffer((%d,), \"%s\"), Y: T.Buffer((%d,), \"%s\")):\n"
+             "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
+             "            for v in T.vectorized(%d):\n"
+             "                Y[%s] = %s\n",
+             N, d, N, d, vec ? 4 : 16, vec ? 4 : 1, vec ? "t * 4 + v" : "t + v", value);
+}
+
 /* Pattern 3: |x| of float16 and bfloat16 (scalar and vectorised, of a
  * load and of a floor division, the fuzzer's seed 1930000013 case
  * 2075) is computed in float32: the host JIT agrees with the interpreter
@@ -396,14 +409,7 @@ static void test_fabs16(void **st) {
                                                          vec ? "t * 4 + v" : "t + v")
                                   : *q == '@' ? snprintf(ex + o, sizeof ex - o, "%s", ds[d])
                                               : snprintf(ex + o, sizeof ex - o, "%c", *q));
-                snprintf(text, sizeof text,
-                         "@T.prim_func\n"
-                         "def f(X: T.Buffer((%d,), \"%s\"), Y: T.Buffer((%d,), \"%s\")):\n"
-                         "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
-                         "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
-                         "            for v in T.vectorized(%d):\n"
-                         "                Y[%s] = %s\n",
-                         N, ds[d], N, ds[d], vec ? 4 : 16, vec ? 4 : 1, vec ? "t * 4 + v" : "t + v", ex);
+                unary_text(text, sizeof text, ds[d], vec, ex);
                 tir_ctx *ctx = tir_ctx_create();
                 const tir_prim_func *f = parse(ctx, text);
                 uint16_t *x = zbuf(2 * N);
@@ -438,17 +444,10 @@ static void test_neg_pow2_div(void **st) {
     for (int k = 0; k < 3; k++)
         for (int dv = 0; dv < 3; dv++)
             for (int vec = 0; vec < 2; vec++) {
-                char text[900];
-                const char *ix = vec ? "t * 4 + v" : "t + v";
-                snprintf(text, sizeof text,
-                         "@T.prim_func\n"
-                         "def f(X: T.Buffer((%d,), \"%s\"), Y: T.Buffer((%d,), \"%s\")):\n"
-                         "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
-                         "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
-                         "            for v in T.vectorized(%d):\n"
-                         "                Y[%s] = T.truncdiv(X[%s], T.%s(%s))\n",
-                         N, ts[k].d, N, ts[k].d, vec ? 4 : 16, vec ? 4 : 1, ix, ix, ts[k].d,
-                         divs[dv]);
+                char text[900], ex[200];
+                snprintf(ex, sizeof ex, "T.truncdiv(X[%s], T.%s(%s))",
+                         vec ? "t * 4 + v" : "t + v", ts[k].d, divs[dv]);
+                unary_text(text, sizeof text, ts[k].d, vec, ex);
                 tir_ctx *ctx = tir_ctx_create();
                 const tir_prim_func *f = parse(ctx, text);
                 int nb = ts[k].bits / 8;
