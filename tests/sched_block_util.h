@@ -80,32 +80,33 @@ static const char blk_shifted[] =
     BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi + 1, vj]", "B[vi + 1, vj] = A[vi, vj]")
     BLK_ELEM("C", "i1", "j1", "B[vi + 1, vj]", "C[vi, vj]", "C[vi, vj] = B[vi + 1, vj] * T.float32(2)");
 
-/* Strided writers: B writes Y[2 * vi] (Y of 15: its box is all of Y, its
- * odd elements never written); T[2 * vi] likewise, read by C. */
+/* Strided writers, a format: B writes Y[f(vi)] and T writes T0[f(vi)]
+ * for vi over n (Y and T0 of len), C reads T0[f(vi)]; the arguments are
+ * n, len, n, len, n, f, f, n, f, f, n, f, f (test_sched_cache). */
 static const char blk_strided[] =
     "@T.prim_func\n"
-    "def strided(X: T.Buffer((8,), \"float32\"), Y: T.Buffer((15,), \"float32\"), "
-    "Z: T.Buffer((8,), \"float32\")):\n"
+    "def strided(X: T.Buffer((%d,), \"float32\"), Y: T.Buffer((%d,), \"float32\"), "
+    "Z: T.Buffer((%d,), \"float32\")):\n"
     "    with T.block(\"root\"):\n"
-    "        T0 = T.alloc_buffer((15,), \"float32\")\n"
-    "        for i in range(8):\n"
+    "        T0 = T.alloc_buffer((%d,), \"float32\")\n"
+    "        for i in range(%d):\n"
     "            with T.block(\"B\"):\n"
     "                vi = T.axis.remap(\"S\", [i])\n"
     "                T.reads(X[vi])\n"
-    "                T.writes(Y[vi * 2])\n"
-    "                Y[vi * 2] = X[vi] + T.float32(1)\n"
-    "        for i in range(8):\n"
+    "                T.writes(Y[%s])\n"
+    "                Y[%s] = X[vi] + T.float32(1)\n"
+    "        for i in range(%d):\n"
     "            with T.block(\"T\"):\n"
     "                vi = T.axis.remap(\"S\", [i])\n"
     "                T.reads(X[vi])\n"
-    "                T.writes(T0[vi * 2])\n"
-    "                T0[vi * 2] = X[vi] * T.float32(3)\n"
-    "        for i in range(8):\n"
+    "                T.writes(T0[%s])\n"
+    "                T0[%s] = X[vi] * T.float32(3)\n"
+    "        for i in range(%d):\n"
     "            with T.block(\"C\"):\n"
     "                vi = T.axis.remap(\"S\", [i])\n"
-    "                T.reads(T0[vi * 2])\n"
+    "                T.reads(T0[%s])\n"
     "                T.writes(Z[vi])\n"
-    "                Z[vi] = T0[vi * 2] + T.float32(1)\n";
+    "                Z[vi] = T0[%s] + T.float32(1)\n";
 
 /* Block B stores B and E; C = B + E. */
 static const char blk_two_stores[] =

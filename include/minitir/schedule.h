@@ -335,13 +335,14 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *   7. the scope is the root block: inside a block made by blockize the
  *      whole-buffer copy would read elements the producers, computed at a
  *      tile, never write (TIR_ERR_SCHED_DIFFERENT_SCOPE; checked after 3);
- *   8. what the buffer's writer writes over all the loops of the scope
- *      spans the whole buffer (its bounding box, by relaxation), and it
- *      writes at least as many elements as the buffer has (constant
- *      extents): a writer that compute_at narrowed to what its consumers
- *      read (make the cache before compute_at), or a strided one
- *      (`T[2 * i]`), leaves elements the copy would read unwritten
- *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
+ *   8. the buffer's writer writes every element of it over all the loops
+ *      of the scope: its bounding box (by relaxation) spans the buffer,
+ *      and, with constant extents, every element is written (instances
+ *      enumerated up to 2^16; past that, at least as many elements
+ *      written as the buffer has): a writer that compute_at narrowed to
+ *      what its consumers read (make the cache before compute_at), or a
+ *      strided one (`T[2 * i]`), leaves elements the copy would read
+ *      unwritten (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);
@@ -368,9 +369,8 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *      instance writes part of the buffer, and the whole-cache write-back
  *      would copy elements never written (TIR_ERR_SCHED_DIFFERENT_SCOPE;
  *      checked after 3);
- *   8. what the block writes over all the loops of the scope spans the
- *      whole buffer (its bounding box, by relaxation), and it writes at
- *      least as many elements as the buffer has (constant extents):
+ *   8. the block writes every element of the buffer over all the loops
+ *      of the scope, as precondition 8 of cache_read asks of a writer:
  *      compute_at narrows a producer to what its consumers read (make the
  *      cache before compute_at), and a strided block (`Y[2 * i]`) skips
  *      elements; the write-back would copy elements never written over

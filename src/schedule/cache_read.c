@@ -7,7 +7,6 @@
  * The copy covers the whole buffer so the result is correct wherever it
  * stands; compute_at then shrinks it to the tile a loop needs.
  */
-#include <stdint.h>
 #include <string.h>
 
 #include "sched_internal.h"
@@ -39,62 +38,6 @@ tir_status sch_cache_args(sch_call *c, bool is_read, sch_cache_target *t) {
                         "scope (\"frag.a\", \"frag.b\", \"frag.acc\")",
                         scope_name);
     return TIR_OK;
-}
-
-/* Whether block sref bi's write of buf over the loops up to its scope sc
- * surely leaves holes: fewer (loop iterations) x (elements of one
- * instance's region) than buf has elements (pigeonhole; constant extents
- * only, else false).  `Y[2 * i]` over 8 iterations into 15 elements has a
- * bounding box of the whole buffer and writes 8 of its 15 elements. */
-static bool writes_too_few(const tir_schedule *s, int bi, int sc, const tir_buffer_region *reg,
-                           const tir_buffer *buf) {
-    int64_t have = 1, need = 1, e;
-    for (int d = 0; d < reg->ndim; d++) {
-        if (!tir_expr_const_int(reg->ranges[d].extent, &e) || e < 0) return false;
-        have = have > INT64_MAX / (e ? e : 1) ? INT64_MAX : have * e;
-    }
-    for (int p = s->srefs[bi].parent; p >= 0 && p != sc; p = s->srefs[p].parent) {
-        const tir_for *f = sch_sref_for(s, p);
-        if (!f) continue;
-        if (!tir_expr_const_int(f->extent, &e) || e < 0) return false;
-        have = have > INT64_MAX / (e ? e : 1) ? INT64_MAX : have * e;
-    }
-    for (int d = 0; d < buf->ndim; d++) {
-        if (!tir_expr_const_int(buf->shape[d], &e) || e < 0) return false;
-        need = need > INT64_MAX / (e ? e : 1) ? INT64_MAX : need * e;
-    }
-    return have < need;
-}
-
-/* Precondition 8 of cache_read and cache_write: the bounding box of what
- * block sref bi writes of buf over all the loops of its scope sc spans the
- * whole buffer, and it writes at least as many elements as buf has.  A box
- * is what relaxation can prove (sch_writer_box's exact instance sets fail
- * on the tiling rules' fused thread loops); it catches a block that
- * compute_at narrowed to the region its consumers read, and the count a
- * strided writer (holes inside its box).  A writer that writes some
- * elements twice and so misses others inside its box (`Y[2 * (i // 2)]`)
- * passes both and is left to the fuzzers. */
-const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf) {
-    tir_ctx *ctx = s->ctx;
-    const tir_block *o = sch_sref_block(s, bi);
-    int w = 0;
-    while (o->writes[w].buffer != buf) w++;
-    sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
-    tir_analyzer *a = tir_analyzer_create(ctx);
-    sch_bind_ancestors(s, a, s->srefs[bi].parent);
-    bool ok = sch_relax_access(s, a, bi, sc, sc, &o->writes[w], TIR_SCOPE_LOCAL, acc);
-    for (int d = 0; d < buf->ndim && ok; d++) {
-        const tir_expr *zero = tir_int(ctx, buf->shape[d]->dtype, 0);
-        ok = sch_prove_le(ctx, a, acc[d].lo, zero) && sch_prove_le(ctx, a, buf->shape[d], acc[d].hi);
-    }
-    tir_analyzer_destroy(a);
-    if (!ok)
-        return "compute_at narrows a producer to what its consumers read; cache it before "
-               "compute_at";
-    if (writes_too_few(s, bi, sc, &o->writes[w], buf))
-        return "it writes fewer elements than the buffer has: a strided write leaves holes";
-    return NULL;
 }
 
 tir_status sch_cache_consumers(sch_call *c, uint32_t rv, int bi, int scope,

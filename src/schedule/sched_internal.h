@@ -367,10 +367,10 @@ const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const
 /* A loop nest copying all of src into dst, block `name`. */
 const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
                               const tir_buffer *dst);
-/* cache_read's and cache_write's precondition 8: the bounding box of what
- * block sref bi writes of buf over the loops of its scope sc spans the
- * whole buffer, and it writes at least as many elements as buf has
- * (cache_read.c).  NULL when it holds, else why not (for the message). */
+/* cache_read's and cache_write's precondition 8: block sref bi writes
+ * every element of buf over the loops of its scope sc, as far as
+ * writes_whole.c can tell.  NULL when it holds, else why not (for the
+ * message). */
 const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf);
 /* A compact buffer like b, named <b>_<scope>, in that scope. */
 const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope scope);

@@ -1,0 +1,248 @@
+/* writes_whole.c: whether a block writes every element of a buffer over
+ * the loops of its scope: cache_read's and cache_write's precondition 8,
+ * whose whole-buffer copies read every element.
+ *
+ * Three tests, the first that decides wins.  Where the loops and the
+ * buffer are small and constant, the instances are enumerated and the
+ * elements they write marked: exact (a strided writer, `Y[2 * i]`, and
+ * one that writes some elements twice and so misses others,
+ * `Y[2 * (i // 2)]`, both fail).  Otherwise the bounding box of the
+ * writes, by relaxation, must span the buffer (it catches a block that
+ * compute_at narrowed to what its consumers read; exact instance sets,
+ * sch_writer_box, fail on the tiling rules' fused thread loops), and the
+ * number of elements written, counted with repeats, must reach the
+ * buffer's (pigeonhole: it catches a strided writer of any size).  Only a
+ * writer with repeats over a large or symbolic domain passes unproved.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "sched_internal.h"
+
+/* Enumeration limits: instances and buffer elements (the bitmap). */
+#define ENUM_POINTS ((int64_t)1 << 16)
+#define ENUM_ELEMS ((int64_t)1 << 16)
+/* ... and elements marked, repeats counted */
+#define ENUM_MARKS ((int64_t)1 << 20)
+
+/* The loops from block sref bi up to (not including) sref top. */
+typedef struct loop_nest {
+    int n;
+    const tir_var **vars;
+    int64_t *mins, *exts;
+    int64_t points; /* product of exts, saturating */
+} loop_nest;
+
+/* The loops of bi under top; false where a bound is not constant. */
+static bool nest_of(const tir_schedule *s, int bi, int top, loop_nest *ln) {
+    ln->n = 0;
+    ln->points = 1;
+    ln->vars = IR_NEWN(s->ctx, const tir_var *, s->nsrefs + 1);
+    ln->mins = IR_NEWN(s->ctx, int64_t, s->nsrefs + 1);
+    ln->exts = IR_NEWN(s->ctx, int64_t, s->nsrefs + 1);
+    for (int p = s->srefs[bi].parent; p >= 0 && p != top; p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (!f) continue;
+        int64_t mn, ex;
+        if (!tir_expr_const_int(f->min, &mn) || !tir_expr_const_int(f->extent, &ex) || ex < 0)
+            return false;
+        ln->vars[ln->n] = f->var, ln->mins[ln->n] = mn, ln->exts[ln->n] = ex;
+        ln->n++;
+        ln->points = ln->points > INT64_MAX / (ex ? ex : 1) ? INT64_MAX : ln->points * ex;
+    }
+    return true;
+}
+
+/* Elements of buf (saturating), or -1 for a symbolic shape. */
+static int64_t elements(const tir_buffer *buf) {
+    int64_t n = 1, e;
+    for (int d = 0; d < buf->ndim; d++) {
+        if (!tir_expr_const_int(buf->shape[d], &e) || e < 0) return -1;
+        n = n > INT64_MAX / (e ? e : 1) ? INT64_MAX : n * e;
+    }
+    return n;
+}
+
+/* The integer value of e with vars[i] = vals[i]; false where e holds
+ * anything else (a load, a float) or a step overflows e's type. */
+static bool eval(const tir_expr *e, int nv, const tir_var *const *vars, const int64_t *vals,
+                 int64_t *out) {
+    int64_t a, b, r = 0;
+    tir_kind k = (tir_kind)e->kind;
+    if (!tir_dtype_is_int(e->dtype) && !tir_dtype_is_bool(e->dtype)) return false;
+    if (e->dtype.lanes != 1) return false;
+    if (k == TIR_KIND_INT_IMM) return *out = tir_as_tir_int_imm(e)->value, true;
+    if (k == TIR_KIND_VAR) {
+        for (int i = 0; i < nv; i++)
+            if (&vars[i]->base == e) return *out = vals[i], true;
+        return false;
+    }
+    if (k == TIR_KIND_NOT) {
+        if (!eval(tir_as_tir_not(e)->a, nv, vars, vals, &a)) return false;
+        return *out = !a, true;
+    }
+    if (k == TIR_KIND_SELECT) {
+        const tir_select *sl = tir_as_tir_select(e);
+        if (!eval(sl->cond, nv, vars, vals, &a)) return false;
+        return eval(a ? sl->t : sl->f, nv, vars, vals, out);
+    }
+    if (k == TIR_KIND_CAST) {
+        if (!eval(tir_as_tir_cast(e)->value, nv, vars, vals, &a)) return false;
+        r = a;
+    } else {
+        if (!tir_kind_is_binop(k)) return false;
+        const tir_binop *bo = tir_as_tir_binop(e);
+        if (!eval(bo->a, nv, vars, vals, &a) || !eval(bo->b, nv, vars, vals, &b)) return false;
+        bool bad = false, divide = k == TIR_KIND_DIV || k == TIR_KIND_MOD ||
+                                   k == TIR_KIND_FLOORDIV || k == TIR_KIND_FLOORMOD;
+        if (divide && (b == 0 || (a == INT64_MIN && b == -1))) return false;
+        switch (k) {
+        case TIR_KIND_ADD: bad = __builtin_add_overflow(a, b, &r); break;
+        case TIR_KIND_SUB: bad = __builtin_sub_overflow(a, b, &r); break;
+        case TIR_KIND_MUL: bad = __builtin_mul_overflow(a, b, &r); break;
+        case TIR_KIND_DIV: r = a / b; break;
+        case TIR_KIND_MOD: r = a % b; break;
+        case TIR_KIND_FLOORDIV: r = a / b - (a % b != 0 && (a % b < 0) != (b < 0)); break;
+        case TIR_KIND_FLOORMOD: r = a % b + (a % b != 0 && (a % b < 0) != (b < 0) ? b : 0); break;
+        case TIR_KIND_MIN: r = a < b ? a : b; break;
+        case TIR_KIND_MAX: r = a > b ? a : b; break;
+        case TIR_KIND_EQ: r = a == b; break;
+        case TIR_KIND_NE: r = a != b; break;
+        case TIR_KIND_LT: r = a < b; break;
+        case TIR_KIND_LE: r = a <= b; break;
+        case TIR_KIND_GT: r = a > b; break;
+        case TIR_KIND_GE: r = a >= b; break;
+        case TIR_KIND_AND: r = a && b; break;
+        case TIR_KIND_OR: r = a || b; break;
+        default: return false;
+        }
+        if (bad) return false;
+    }
+    /* a value its type cannot hold: a cast wraps, which index arithmetic
+     * does not mean; give up rather than guess */
+    int bits = e->dtype.bits;
+    if (tir_dtype_is_bool(e->dtype)) return *out = r != 0, true;
+    if (bits < 64) {
+        bool uns = e->dtype.code == TIR_TYPE_UINT;
+        int64_t lo = uns ? 0 : -((int64_t)1 << (bits - 1));
+        int64_t hi = uns ? ((int64_t)1 << bits) - 1 : ((int64_t)1 << (bits - 1)) - 1;
+        if (r < lo || r > hi) return false;
+    }
+    return *out = r, true;
+}
+
+/* Marks in seen (row-major over shape) the elements of the box [lo, lo +
+ * ext) that lie inside the buffer. */
+static void mark(unsigned char *seen, int nd, const int64_t *lo, const int64_t *ext,
+                 const int64_t *shape) {
+    int64_t idx[8], total = 1; /* nd <= 8: enumerate's limit */
+    for (int d = 0; d < nd; d++) total = ext[d] > 0 ? total * ext[d] : 0; /* <= ENUM_MARKS */
+    for (int64_t q = 0; q < total; q++) {
+        int64_t rest = q, flat = 0;
+        bool in = true;
+        for (int d = nd - 1; d >= 0; d--) {
+            idx[d] = lo[d] + rest % ext[d];
+            rest /= ext[d];
+            in = in && idx[d] >= 0 && idx[d] < shape[d];
+        }
+        if (!in) continue;
+        for (int d = 0; d < nd; d++) flat = flat * shape[d] + idx[d];
+        seen[flat] = 1;
+    }
+}
+
+/* Whether the instances of block sref bi under the loops ln write every
+ * element of buf through region reg (per elements an instance): 1 yes,
+ * 0 no, -1 not decided here (too large, or an index this evaluator does
+ * not take). */
+static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
+                     const tir_buffer_region *reg, const tir_buffer *buf, int64_t nelem,
+                     int64_t per) {
+    if (ln->points > ENUM_POINTS || nelem > ENUM_ELEMS || buf->ndim > 8 || per > ENUM_MARKS ||
+        ln->points * per > ENUM_MARKS)
+        return -1;
+    tir_ctx *ctx = s->ctx;
+    const tir_block_realize *r = s->srefs[bi].realize;
+    const tir_block *b = r->block;
+    const tir_var **iv = IR_NEWN(ctx, const tir_var *, b->niters + 1);
+    for (int k = 0; k < b->niters; k++) iv[k] = b->iters[k].var;
+    int nd = buf->ndim;
+    const tir_expr **mins = IR_NEWN(ctx, const tir_expr *, nd + 1);
+    int64_t *ext = IR_NEWN(ctx, int64_t, nd + 1), *shape = IR_NEWN(ctx, int64_t, nd + 1);
+    for (int d = 0; d < nd; d++) {
+        mins[d] = (const tir_expr *)tir_substitute(ctx, reg->ranges[d].min, b->niters, iv,
+                                                   r->values);
+        if (!tir_expr_const_int(reg->ranges[d].extent, &ext[d]) || ext[d] < 0) return -1;
+        tir_expr_const_int(buf->shape[d], &shape[d]); /* constant: nelem >= 0 */
+    }
+    int64_t *at = IR_NEWN(ctx, int64_t, ln->n + 1), *lo = IR_NEWN(ctx, int64_t, nd + 1);
+    unsigned char *seen = calloc((size_t)nelem + 1, 1); /* not the arena: 64 KiB per call */
+    if (!seen) return -1;
+    int whole = 1;
+    for (int64_t p = 0; p < ln->points && whole > 0; p++) {
+        int64_t rest = p; /* p's mixed-radix digits */
+        for (int i = 0; i < ln->n; i++) {
+            at[i] = ln->mins[i] + rest % ln->exts[i];
+            rest /= ln->exts[i];
+        }
+        int64_t run = 1;
+        if (r->predicate && !eval(r->predicate, ln->n, ln->vars, at, &run)) whole = -1;
+        for (int d = 0; d < nd && whole > 0 && run; d++)
+            if (!eval(mins[d], ln->n, ln->vars, at, &lo[d])) whole = -1;
+        if (whole > 0 && run) mark(seen, nd, lo, ext, shape);
+    }
+    for (int64_t i = 0; i < nelem && whole > 0; i++)
+        if (!seen[i]) whole = 0;
+    free(seen);
+    return whole;
+}
+
+/* Elements of one instance's region, or -1 where an extent is symbolic. */
+static int64_t region_elements(const tir_buffer_region *reg) {
+    int64_t n = 1, e;
+    for (int d = 0; d < reg->ndim; d++) {
+        if (!tir_expr_const_int(reg->ranges[d].extent, &e) || e < 0) return -1;
+        n = n > INT64_MAX / (e ? e : 1) ? INT64_MAX : n * e;
+    }
+    return n;
+}
+
+/* Whether the bounding box of what block sref bi writes through reg over
+ * the loops of its scope sc spans buf (relaxation). */
+static bool box_spans(const tir_schedule *s, int bi, int sc, const tir_buffer_region *reg,
+                      const tir_buffer *buf) {
+    tir_ctx *ctx = s->ctx;
+    sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    bool ok = sch_relax_access(s, a, bi, sc, sc, reg, TIR_SCOPE_LOCAL, acc);
+    for (int d = 0; d < buf->ndim && ok; d++) {
+        const tir_expr *zero = tir_int(ctx, buf->shape[d]->dtype, 0);
+        ok = sch_prove_le(ctx, a, acc[d].lo, zero) && sch_prove_le(ctx, a, buf->shape[d], acc[d].hi);
+    }
+    tir_analyzer_destroy(a);
+    return ok;
+}
+
+const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf) {
+    const tir_block *o = sch_sref_block(s, bi);
+    int w = 0;
+    while (o->writes[w].buffer != buf) w++;
+    const tir_buffer_region *reg = &o->writes[w];
+    if (!box_spans(s, bi, sc, reg, buf))
+        return "compute_at narrows a producer to what its consumers read; cache it before "
+               "compute_at";
+    loop_nest ln;
+    int64_t nelem = elements(buf), per = region_elements(reg);
+    if (nelem < 0 || per < 0 || !nest_of(s, bi, sc, &ln)) return NULL; /* the box alone */
+    int whole = enumerate(s, bi, &ln, reg, buf, nelem, per);
+    if (whole == 0)
+        return "it leaves elements inside its bounding box unwritten: a strided write, or one "
+               "that writes some elements twice";
+    /* too large to enumerate: fewer elements written, with repeats, than
+     * the buffer has leave holes (pigeonhole) */
+    int64_t have = ln.points > INT64_MAX / (per ? per : 1) ? INT64_MAX : ln.points * per;
+    if (whole < 0 && have < nelem)
+        return "it writes fewer elements than the buffer has: a strided write leaves holes";
+    return NULL;
+}
