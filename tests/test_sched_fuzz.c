@@ -81,6 +81,48 @@ static const tir_prim_func *make_bias(tir_ctx *ctx, uint64_t *r) {
                         : tir_def_matmul_bias_relu(ctx, M, N, K, TIR_F32);
 }
 
+/* Strided writers (twenty-first session): T0[s * i + o] = X[i] * 3 over
+ * n i, Z[i] = T0[s * i + o] + 1, and Y[s * i + o] = X[i] + 1 (an output
+ * written with holes where s > 1, its other elements left as they were);
+ * T0 and Y of s * (n - 1) + o + 1 elements, or one more.  cache_read and
+ * cache_write must refuse where a copy would read never-written
+ * elements (precondition 8), and every schedule they accept must compute
+ * what the definition does. */
+static const tir_prim_func *make_strided(tir_ctx *ctx, uint64_t *r) {
+    int64_t n = rnd(r, 1, 9), st = rnd(r, 1, 3), o = rnd(r, 0, 1);
+    int64_t len = st * (n - 1) + o + 1 + rnd(r, 0, 1);
+    char idx[64], text[2400];
+    snprintf(idx, sizeof idx, "vi * %lld + %lld", (long long)st, (long long)o);
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def strided(X: T.Buffer((%lld,), \"float32\"), Y: T.Buffer((%lld,), \"float32\"), "
+             "Z: T.Buffer((%lld,), \"float32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        T0 = T.alloc_buffer((%lld,), \"float32\")\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"T\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(X[vi])\n"
+             "                T.writes(T0[%s])\n"
+             "                T0[%s] = X[vi] * T.float32(3)\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"C\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(T0[%s])\n"
+             "                T.writes(Z[vi])\n"
+             "                Z[vi] = T0[%s] + T.float32(1)\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"B\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(X[vi])\n"
+             "                T.writes(Y[%s])\n"
+             "                Y[%s] = X[vi] + T.float32(1)\n",
+             (long long)n, (long long)len, (long long)n, (long long)len, (long long)n, idx, idx,
+             (long long)n, idx, idx, (long long)n, idx, idx);
+    const tir_prim_func *f = NULL;
+    return tir_parse_func(ctx, text, strlen(text), &f) == TIR_OK ? f : NULL;
+}
+
 typedef struct {
     tir_ctx *ctx;
     tir_schedule *s;
@@ -845,14 +887,16 @@ static void test_fuzz_loop_nests(void **st) {
 /* The compute-location family: half block steps (cache_read/write,
  * compute_at, reverse_compute_at, the inlines, transform_layout, mostly
  * aimed at a producer's or consumer's loop), half loop steps, up to 16,
- * over the definitions with several blocks: where a block's instances are
- * computed, and over which region, is what these primitives prove. */
+ * over the definitions with several blocks (strided writers among them):
+ * where a block's instances are computed, and over which region, is what
+ * these primitives prove. */
 static void test_fuzz_locations(void **st) {
     (void)st;
     g_family = FAM_LOCATIONS;
     run_cases(make_bias, "locations_matmul_bias", g_cases / 8, g_seed + 8);
     run_cases(make_conv, "locations_conv2d", g_cases / 8, g_seed + 9);
     run_cases(make_chain, "locations_chain", g_cases / 8, g_seed + 10);
+    run_cases(make_strided, "locations_strided", g_cases / 8, g_seed + 11);
     g_family = FAM_ALL;
 }
 
