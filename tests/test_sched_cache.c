@@ -291,13 +291,13 @@ static void test_cache_write_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
     tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), x;
-    /* 1 */
+    /* 2 */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_write",
                       tir_sched_cache_write(s, b, 1, "local", 0, NULL, &x));
-    /* 2 */
+    /* 3 */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_SCOPE, "cache_write",
                       tir_sched_cache_write(s, b, 0, "global", 0, NULL, &x));
-    /* 3 */
+    /* 1: the root block has no scope */
     {
         tir_block_rv h4 = sched_block(s, "root");
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_write",
@@ -307,6 +307,19 @@ static void test_cache_write_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "cache_write",
                       tir_sched_cache_write(s, c, 0, "local", 1, &b, &x));
     sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 1 (second half): a consumer given in another scope (C, inside
+       block "outer", reads B; the writer B lies in the root's scope) */
+    s = sched_new(ctx, blk_parse(ctx, blk_nested));
+    {
+        tir_block_rv bb = sched_block(s, "B"), cc = sched_block(s, "C");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_DIFFERENT_SCOPE, "cache_write",
+                          tir_sched_cache_write(s, bb, 0, "local", 1, &cc, &x));
+        assert_non_null(strstr(tir_ctx_error(ctx), "consumer block \"C\""));
+        /* without it the write is cached (D and "outer" keep reading B) */
+        SCHED_OK(s, tir_sched_cache_write(s, bb, 0, "local", 0, NULL, &x));
+        sched_check_all(s);
+    }
     tir_sched_destroy(s);
     /* 5 */
     s = sched_new(ctx, blk_parse(ctx, blk_two_writers));
