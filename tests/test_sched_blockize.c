@@ -284,6 +284,40 @@ static void test_blockize_sim(void **st) {
     tir_sched_destroy(s);
 }
 
+/* Precondition 7: the predicate i1 + j < 10 uses j (from the blockized
+ * loop down) and i1, which feeds vi together with i0 (not bound alone),
+ * so the inner block could not read it. */
+static const char pred_above_text[] =
+    "@T.prim_func\n"
+    "def pred_above(A: T.Buffer((8, 8), \"float32\"), B: T.Buffer((8, 8), \"float32\")):\n"
+    "    for i0, i1, j in T.grid(2, 4, 8):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(8, i0 * 4 + i1)\n"
+    "            vj = T.axis.spatial(8, j)\n"
+    "            T.where(i1 + j < 10)\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(B[vi, vj])\n"
+    "            B[vi, vj] = A[vi, vj] * T.float32(2)\n";
+
+/* Precondition 8: A is read at I[vi], a region no relaxation over vi
+ * bounds. */
+static const char gather_text[] =
+    "@T.prim_func\n"
+    "def gather(A: T.Buffer((8,), \"float32\"), I: T.Buffer((8,), \"int32\"), B: T.Buffer((8,), \"float32\")):\n"
+    "    for i in T.serial(8):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(8, i)\n"
+    "            T.reads(I[vi], A[I[vi]])\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = A[I[vi]]\n";
+
+static const tir_prim_func *parse_text(tir_ctx *ctx, const char *text) {
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
+        fail_msg("parse: %s", tir_ctx_error(ctx));
+    return f;
+}
+
 /* Expects blockize of loop li of block `name` of f to fail with want. */
 static void expect_fail(tir_ctx *ctx, const tir_prim_func *f, const char *name, int li,
                         tir_status want) {
@@ -303,6 +337,13 @@ static void test_blockize_preconditions(void **st) {
     expect_fail(ctx, tf_branching(ctx), "B", 0, TIR_ERR_SCHED_BLOCKIZE_NEST);
     expect_fail(ctx, tf_branching(ctx), "B", 1, TIR_ERR_SCHED_BLOCKIZE_NEST);
     expect_fail(ctx, tf_opaque_stmt(ctx), "B", 1, TIR_ERR_SCHED_BLOCKIZE_NEST);
+    /* 7: a conjunct over j and i1, i1 not bound alone to an iterator */
+    expect_fail(ctx, parse_text(ctx, pred_above_text), "B", 2, TIR_ERR_SCHED_BLOCKIZE_BINDING);
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"B\""));
+    assert_non_null(strstr(tir_ctx_error(ctx), "i1 + j < 10"));
+    /* 8: a gather's region is unbounded over the inner iterator */
+    expect_fail(ctx, parse_text(ctx, gather_text), "B", 0, TIR_ERR_SCHED_REGION_UNBOUNDED);
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"B\""));
     /* 3-5: W1-W3 */
     expect_fail(ctx, tf_opaque_in_block(ctx), "B", 0, TIR_ERR_SCHED_OPAQUE_USE);
     expect_fail(ctx, tf_nonaffine(ctx), "B", 0, TIR_ERR_SCHED_NON_AFFINE_BINDING);
