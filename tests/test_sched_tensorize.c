@@ -340,6 +340,28 @@ static void test_tensorize_preconditions(void **st) {
                                "                    with T.block(\"init\")"),
                     "init_o", "frag_fill_f32", TIR_ERR_SCHED_TENSORIZE_MISMATCH,
                     "index 1 of Cf is vjo * 8 + vj, the intrinsic's is vjo * 4 + vj");
+    /* ... that is a mismatch (4); with the body at the same origin the
+       fill matches, and 6 refuses the origin vjo * 4, not a multiple of
+       the 16x8 tile's 8 columns */
+    {
+        const char *edits[] = {
+            "Cf[vio * 16:vio * 16 + 16, vjo * 8:vjo * 8 + 8])\n"
+            "                for ii, jj in T.grid(16, 8):\n"
+            "                    with T.block(\"init\")",
+            "Cf[vio * 16:vio * 16 + 16, vjo * 4:vjo * 4 + 8])\n"
+            "                for ii, jj in T.grid(16, 8):\n"
+            "                    with T.block(\"init\")",
+            "T.writes(Cf[vio * 16 + vi, vjo * 8 + vj])\n"
+            "                        Cf[vio * 16 + vi, vjo * 8 + vj] = T.float32(0)",
+            "T.writes(Cf[vio * 16 + vi, vjo * 4 + vj])\n"
+            "                        Cf[vio * 16 + vi, vjo * 4 + vj] = T.float32(0)",
+            NULL, NULL};
+        expect_mismatch(ctx, parse_edits(ctx, edits), "init_o", "frag_fill_f32",
+                        TIR_ERR_SCHED_FRAG_TILE,
+                        "fragment Cf is accessed from vjo * 4 in dimension 1, which is not "
+                        "provably a multiple of its 16x8 tile");
+        assert_non_null(strstr(tir_ctx_error(ctx), "init_o"));
+    }
 }
 
 /* A description that is not loops around a block, and a user intrinsic
