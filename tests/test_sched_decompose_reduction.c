@@ -297,6 +297,20 @@ static void test_decompose_preconditions(void **st) {
                       tir_sched_decompose_reduction(s, c, lc[0], &out));
     sched_check_all(s);
     tir_sched_destroy(s);
+    /* 2: the loop encloses the block, but block "C_o" lies in between
+       (blockize at j keeps k inside, so C keeps its init) */
+    s = sched_new(ctx, tir_def_matmul(ctx, 6, 5, 4, TIR_F32));
+    sched_loops(s, "C", lc);
+    c = sched_block(s, "C");
+    tir_block_rv co;
+    SCHED_OK(s, tir_sched_blockize(s, lc[1], &co));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_ANCESTOR, "decompose_reduction",
+                      tir_sched_decompose_reduction(s, c, lc[0], &out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "\"C\""));
+    /* ... while j, inside C_o, is fine */
+    SCHED_OK(s, tir_sched_decompose_reduction(s, c, lc[1], &out));
+    sched_check_all(s);
+    tir_sched_destroy(s);
     /* 4: W1, a loop variable used inside the block */
     s = sched_new(ctx, parse(ctx, opaque_red));
     sched_loops(s, "C", lc);
