@@ -358,7 +358,9 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *      its scope (checked after 2-3) (TIR_ERR_SCHED_DIFFERENT_SCOPE);
  *   2. 0 <= write_index < the block's number of writes
  *      (TIR_ERR_SCHED_INDEX_OUT_OF_RANGE);
- *   3. scope is "shared" or "local" (TIR_ERR_SCHED_BAD_SCOPE);
+ *   3. scope is "shared", "local" or a fragment scope "frag.a", "frag.b",
+ *      "frag.acc" (the accumulator of a tensor-core schedule:
+ *      docs/tensor-cores.md) (TIR_ERR_SCHED_BAD_SCOPE);
  *   4. every consumer given reads the buffer and does not write it
  *      (TIR_ERR_SCHED_NOT_CONSUMER);
  *   5. no other block of the scope writes the buffer
