@@ -303,6 +303,36 @@ static const char repeated_red[] =
     "                C[vi] = T.float32(0)\n"
     "            C[vi] = C[vi] + A[vi, vk]\n";
 
+/* f feeds both vi and vk (a spatial and a reduce loop fused). */
+static const char mixed_red[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 8), \"float32\"), C: T.Buffer((4,), \"float32\")):\n"
+    "    for f, k1 in T.grid(16, 2):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(4, f // 4)\n"
+    "            vk = T.axis.reduce(8, f % 4 * 2 + k1)\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(C[vi])\n"
+    "            with T.init():\n"
+    "                C[vi] = T.float32(0)\n"
+    "            C[vi] = C[vi] + A[vi, vk]\n";
+
+/* k0, feeding vk with k1, runs n times: not a constant bound. */
+static const char var_bound_red[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 8), \"float32\"), C: T.Buffer((4,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(4):\n"
+    "        for k0 in T.serial(n):\n"
+    "            for k1 in T.serial(2):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi = T.axis.spatial(4, i)\n"
+    "                    vk = T.axis.reduce(8, k0 * 2 + k1)\n"
+    "                    T.reads(A[vi, vk])\n"
+    "                    T.writes(C[vi])\n"
+    "                    with T.init():\n"
+    "                        C[vi] = T.float32(0)\n"
+    "                    C[vi] = C[vi] + A[vi, vk]\n";
+
 /* The init is not the identity of +. */
 static const char bad_init[] =
     "@T.prim_func\n"
@@ -382,6 +412,12 @@ static void test_rfactor_preconditions(void **st) {
     expect_fail(ctx, parse(ctx, nonaffine_red), "C", 1, 0, TIR_ERR_SCHED_NON_AFFINE_BINDING);
     /* 9: a loop feeding nothing */
     expect_fail(ctx, parse(ctx, repeated_red), "C", 2, 0, TIR_ERR_SCHED_MIXED_LOOP);
+    /* 9: a loop feeding both kinds */
+    expect_fail(ctx, parse(ctx, mixed_red), "C", 1, 0, TIR_ERR_SCHED_MIXED_LOOP);
+    assert_non_null(strstr(tir_ctx_error(ctx), "loop f feeds both spatial and reduce"));
+    /* 8: a loop feeding vk with the rfactor loop k1 has no constant extent */
+    expect_fail(ctx, parse(ctx, var_bound_red), "C", 2, 0, TIR_ERR_SCHED_RFACTOR_LOOP);
+    assert_non_null(strstr(tir_ctx_error(ctx), "loop k0 feeds reduce iterator vk"));
     /* 10: the combiner and its identity */
     expect_fail(ctx, parse(ctx, bad_init), "C", 1, 0, TIR_ERR_SCHED_REDUCER_PATTERN);
     expect_fail(ctx, parse(ctx, sub_red), "C", 1, 0, TIR_ERR_SCHED_REDUCER_PATTERN);
