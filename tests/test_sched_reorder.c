@@ -128,6 +128,21 @@ static void test_reorder_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_NESTED, "reorder",
                       tir_sched_reorder(s, 2, (const tir_loop_rv[]){b[1], c[0]}));
     tir_sched_destroy(s);
+    /* 3: one path, but block "C_o" (blockize at j) lies between i and k */
+    s = sched_new(ctx, tir_def_matmul(ctx, 4, 5, 6, TIR_F32));
+    {
+        tir_loop_rv m[16];
+        tir_block_rv co;
+        sched_loops(s, "C", m);
+        SCHED_OK(s, tir_sched_blockize(s, m[1], &co));
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_NESTED, "reorder",
+                          tir_sched_reorder(s, 2, (const tir_loop_rv[]){m[2], m[0]}));
+        assert_non_null(strstr(tir_ctx_error(ctx), "block \"C_o\" lies between the loops"));
+        /* the loops inside C_o still reorder */
+        SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){m[2], m[1]}));
+        sched_check_all(s);
+    }
+    tir_sched_destroy(s);
     /* 4: a single branch */
     s = sched_new(ctx, tf_branching(ctx));
     tir_loop_rv l[16];
