@@ -552,6 +552,77 @@ static const char intervening[] =
     "                T.writes(D[vi, vj])\n"
     "                D[vi, vj] = C[vi, vj] + W[vi, vj]\n";
 
+/* Precondition 5: W, between C and D, reads D (which C would then write
+ * before W reads it). */
+static const char intervening_reads_d[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 4), \"float32\"), D: T.Buffer((4, 4), \"float32\"), E: T.Buffer((4, 4), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        C = T.alloc_buffer((4, 4), \"float32\")\n"
+    "        for i, j, k in T.grid(4, 4, 4):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C[vi, vj] = T.float32(0)\n"
+    "                C[vi, vj] = C[vi, vj] + A[vi, vk]\n"
+    "        for i, j in T.grid(4, 4):\n"
+    "            with T.block(\"W\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(D[vi, vj])\n"
+    "                T.writes(E[vi, vj])\n"
+    "                E[vi, vj] = D[vi, vj]\n"
+    "        for i, j in T.grid(4, 4):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(C[vi, vj], A[vi, vj])\n"
+    "                T.writes(D[vi, vj])\n"
+    "                D[vi, vj] = C[vi, vj] + A[vi, vj]\n";
+
+/* Precondition 5: the reduction itself reads D, which the epilogue
+ * writes. */
+static const char reduction_reads_d[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 4), \"float32\"), D: T.Buffer((4, 4), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        C = T.alloc_buffer((4, 4), \"float32\")\n"
+    "        for i, j, k in T.grid(4, 4, 4):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                T.reads(A[vi, vk], D[vi, vk])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C[vi, vj] = T.float32(0)\n"
+    "                C[vi, vj] = C[vi, vj] + A[vi, vk] * D[vi, vk]\n"
+    "        for i, j in T.grid(4, 4):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(C[vi, vj], A[vi, vj])\n"
+    "                T.writes(D[vi, vj])\n"
+    "                D[vi, vj] = C[vi, vj] + A[vi, vj]\n";
+
+/* Precondition 4: the epilogue covers 2 of the reduction's 4 rows. */
+static const char half_epilogue[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 4), \"float32\"), B: T.Buffer((4, 4), \"float32\"), D: T.Buffer((2, 4), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        C = T.alloc_buffer((4, 4), \"float32\")\n"
+    "        for i, j, k in T.grid(4, 4, 4):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                with T.init():\n"
+    "                    C[vi, vj] = T.float32(0)\n"
+    "                C[vi, vj] = C[vi, vj] + A[vi, vk]\n"
+    "        for i, j in T.grid(2, 4):\n"
+    "            with T.block(\"D\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(C[vi, vj], B[vi, vj])\n"
+    "                T.writes(D[vi, vj])\n"
+    "                D[vi, vj] = C[vi, vj] + B[vi, vj]\n";
+
 static const char not_a_sum[] =
     "@T.prim_func\n"
     "def g(A: T.Buffer((4, 4), \"float32\"), D: T.Buffer((4,), \"float32\")):\n"
@@ -636,6 +707,21 @@ static void test_fre_preconditions(void **st) {
     s = sched_new(ctx, parse(ctx, intervening));
     expect_fail(s, TIR_ERR_SCHED_INTERVENING_ACCESS, "C", "D");
     assert_non_null(strstr(tir_ctx_error(ctx), "\"W\""));
+    tir_sched_destroy(s);
+    /* 5: a block in between reads D */
+    s = sched_new(ctx, parse(ctx, intervening_reads_d));
+    expect_fail(s, TIR_ERR_SCHED_INTERVENING_ACCESS, "C", "D");
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"W\", between \"C\" and \"D\", accesses D"));
+    tir_sched_destroy(s);
+    /* 5: the reduction itself reads D */
+    s = sched_new(ctx, parse(ctx, reduction_reads_d));
+    expect_fail(s, TIR_ERR_SCHED_INTERVENING_ACCESS, "C", "D");
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"C\" itself accesses D"));
+    tir_sched_destroy(s);
+    /* 4: the epilogue's domain does not cover the reduction's */
+    s = sched_new(ctx, parse(ctx, half_epilogue));
+    expect_fail(s, TIR_ERR_SCHED_INDEX_MAP, "C", "D");
+    assert_non_null(strstr(tir_ctx_error(ctx), "domain differs"));
     tir_sched_destroy(s);
 }
 
