@@ -167,6 +167,20 @@ static void expect_in_msg(tir_ctx *ctx, const char *want) {
     if (!strstr(msg, want)) fail_msg("no \"%s\" in the message:\n%s", want, msg);
 }
 
+/* C updates B in place between B's writer and the reader D. */
+static const char blk_in_place[] =
+    BLK_HDR("in_place", "A: " BLK_BUF ", D: " BLK_BUF)
+    "        B = T.alloc_buffer((6, 5), \"float32\")\n"
+    BLK_ELEM("B", "i", "j", "A[vi, vj]", "B[vi, vj]", "B[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("C", "i1", "j1", "B[vi, vj]", "B[vi, vj]", "B[vi, vj] = B[vi, vj] + T.float32(1)")
+    BLK_ELEM("D", "i2", "j2", "B[vi, vj]", "D[vi, vj]", "D[vi, vj] = B[vi, vj] * T.float32(3)");
+
+/* R reads the parameter A before W writes it. */
+static const char blk_read_before_write[] =
+    BLK_HDR("read_before_write", "A: " BLK_BUF ", C: " BLK_BUF ", D: " BLK_BUF)
+    BLK_ELEM("R", "i", "j", "A[vi, vj]", "C[vi, vj]", "C[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("W", "i1", "j1", "D[vi, vj]", "A[vi, vj]", "A[vi, vj] = D[vi, vj] + T.float32(1)");
+
 static void test_cache_read_preconditions(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched_new(ctx, blk_parse(ctx, blk_two_readers));
@@ -189,6 +203,20 @@ static void test_cache_read_preconditions(void **st) {
                       tir_sched_cache_read(s, c, 0, "shared", 1, &b, &x));
     (void)d;
     sched_check_all(s);
+    tir_sched_destroy(s);
+    /* 4: with the default consumers too: C reads B but also writes it */
+    s = sched_new(ctx, blk_parse(ctx, blk_in_place));
+    d = sched_block(s, "D");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "cache_read",
+                      tir_sched_cache_read(s, d, 0, "shared", 0, NULL, &x));
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"C\" reads B but also writes it"));
+    tir_sched_destroy(s);
+    /* 6: the consumer R comes before the writer W of A */
+    s = sched_new(ctx, blk_parse(ctx, blk_read_before_write));
+    d = sched_block(s, "R");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "cache_read",
+                      tir_sched_cache_read(s, d, 0, "shared", 0, NULL, &x));
+    assert_non_null(strstr(tir_ctx_error(ctx), "consumer \"R\" does not come after the writer \"W\""));
     tir_sched_destroy(s);
     /* 1: a consumer in another scope (inside block "outer") */
     s = sched_new(ctx, blk_parse(ctx, blk_nested));
