@@ -371,6 +371,14 @@ static void test_perfect_tile_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_DECISION, "sample_perfect_tile",
                       tir_sched_sample_perfect_tile(s, l[0], 2, 4, 2,
                                                     (const int64_t[]){-4, -6}, v));
+    /* sample_tile: n factors, each positive */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_DECISION, "sample_tile",
+                      tir_sched_sample_tile(s, l[1], 2, 8, 100, 3, (const int64_t[]){1, 2, 8},
+                                            v));
+    assert_non_null(strstr(tir_ctx_error(ctx), "it has 3 factors, not 2"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_DECISION, "sample_tile",
+                      tir_sched_sample_tile(s, l[1], 2, 8, 100, 2, (const int64_t[]){13, 0}, v));
+    assert_non_null(strstr(tir_ctx_error(ctx), "factor 1 is not in [1, 2^31)"));
     /* sample_tile: outer not ceildiv, innermost too large, waste */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_DECISION, "sample_tile",
                       tir_sched_sample_tile(s, l[1], 2, 8, 100, 2, (const int64_t[]){3, 8}, v));
