@@ -362,6 +362,21 @@ static void test_tensorize_preconditions(void **st) {
                         "provably a multiple of its 16x8 tile");
         assert_non_null(strstr(tir_ctx_error(ctx), "init_o"));
     }
+    /* 6: a fragment parameter (M = 30) does not hold whole tiles, and
+       padding it would change the function's signature */
+    {
+        const char *edits[] = {
+            "C: T.Buffer((MM, 16), \"float32\")):",
+            "C: T.Buffer((MM, 16), \"float32\"), Cf: T.Buffer((MM, 16), \"float32\", "
+            "scope=\"frag.acc\")):",
+            "        Cf = T.alloc_buffer((MM, 16), \"float32\", scope=\"frag.acc\")\n", "",
+            WHERE(AXIS_IJ, "vio * 16 + ii < 30"),
+            "MM", "30", NULL, NULL};
+        expect_mismatch(ctx, parse_edits(ctx, edits), "init_o", "frag_fill_f32",
+                        TIR_ERR_SCHED_FRAG_TILE,
+                        "fragment parameter Cf does not hold whole 16x8 tiles");
+        assert_non_null(strstr(tir_ctx_error(ctx), "init_o"));
+    }
 }
 
 /* A description that is not loops around a block, and a user intrinsic
