@@ -255,6 +255,21 @@ static void test_reorder_tangled(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
                       tir_sched_reorder(s, 2, (const tir_loop_rv[]){f, q[0]}));
     tir_sched_destroy(s);
+
+    /* two pure loops of one group, neither of them mixed: i_0 feeds vi
+       and k_0 vk, both with the mixed loop i_1_k_1_fused below them */
+    s = sched_new(ctx, tir_def_matmul(ctx, 4, 1, 4, TIR_F32));
+    assert_int_equal(sched_loops(s, "C", l), 3);
+    SCHED_OK(s, tir_sched_split(s, l[0], 2, (const int64_t[]){2, 2}, q));
+    SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){2, 2}, p));
+    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){q[0], p[0], q[1], p[1]}));
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){q[1], p[1]}, &f));
+    sched_check_all(s);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MIXED_LOOP, "reorder",
+                      tir_sched_reorder(s, 2, (const tir_loop_rv[]){p[0], q[0]}));
+    assert_non_null(strstr(tir_ctx_error(ctx), "loops i_0 and k_0 of block \"C\" would swap, "
+                                               "and both are tied to loop i_1_k_1_fused"));
+    tir_sched_destroy(s);
 }
 
 /* 10: r feeds no iterator of C, so it repeats every instance (compute_at
