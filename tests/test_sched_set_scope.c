@@ -109,6 +109,14 @@ static void test_set_scope_preconditions(void **st) {
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_UNKNOWN_SCOPE, "set_scope",
                       tir_sched_set_scope(s, b, 0, "warp"));
     assert_non_null(strstr(tir_ctx_error(tir_sched_ctx(s)), "\"warp\""));
+    /* ... and not a fragment scope, which the parser knows: a 4x4 float32
+       frag.a buffer would hold no whole tile of a type frag.a takes */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_UNKNOWN_SCOPE, "set_scope",
+                      tir_sched_set_scope(s, b, 0, "frag.a"));
+    assert_non_null(strstr(tir_ctx_error(tir_sched_ctx(s)), "\"frag.a\""));
+    assert_non_null(strstr(tir_ctx_error(tir_sched_ctx(s)), "block \"B\""));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_UNKNOWN_SCOPE, "set_scope",
+                      tir_sched_set_scope(s, b, 0, "frag.acc"));
     /* 3: a parameter keeps its scope */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, "set_scope",
                       tir_sched_set_scope(s, d, 0, "shared"));

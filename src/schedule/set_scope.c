@@ -30,7 +30,10 @@ tir_status sch_prim_set_scope(sch_call *c) {
                         "buffer index %lld is out of range: block \"%s\" writes %d buffer%s",
                         (long long)idx, b->name, b->nwrites, b->nwrites == 1 ? "" : "s");
     tir_scope sc;
-    if (!tir_scope_parse(scope, strlen(scope), &sc))
+    /* 2 names three scopes: the parser also knows the fragment scopes,
+       whose buffers cache_read / cache_write make for tensorize
+       (docs/tensor-cores.md), not a change of scope. */
+    if (!tir_scope_parse(scope, strlen(scope), &sc) || tir_scope_is_frag(sc))
         return sch_fail(c, TIR_ERR_SCHED_UNKNOWN_SCOPE, rv, b,
                         "unknown scope \"%s\" (use \"global\", \"shared\" or \"local\")", scope);
     const tir_buffer *buf = b->writes[idx].buffer;
