@@ -214,6 +214,15 @@ static void test_split_preconditions(void **st) {
     /* 7: the product covers the extent */
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
                       tir_sched_split(s, l[2], 2, (const int64_t[]){3, 3}, out));
+    /* 8: each factor below 2^31 (here with an inferred one, which 7 does
+     * not check), and their product in range */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[2], 2, (const int64_t[]){(int64_t)1 << 31, I}, out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "overflows"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[2], 3,
+                                      (const int64_t[]){INT32_MAX, INT32_MAX, INT32_MAX}, out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "overflows"));
     /* a split loop's handle is stale */
     SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){5, 2}, out));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "split",

@@ -170,7 +170,10 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *      TIR_SPLIT_INFER are refused (0 no longer means "infer")
  *      (TIR_ERR_SCHED_NONPOSITIVE_FACTOR);
  *   7. without an inferred factor, the product is provably >= the extent
- *      (TIR_ERR_SCHED_FACTOR_MISMATCH). */
+ *      (TIR_ERR_SCHED_FACTOR_MISMATCH);
+ *   8. every given factor is below 2^31 and their product below 2^61
+ *      (TIR_ERR_SCHED_FACTOR_MISMATCH, "the factors' product overflows";
+ *      checked before 7). */
 TIR_API tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfactors,
                                    const int64_t *factors, tir_loop_rv *out);
 
