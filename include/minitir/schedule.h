@@ -600,7 +600,9 @@ TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv b
  *      that block in its scope holds no other block
  *      (TIR_ERR_SCHED_RFACTOR_NEST);
  *   4. the block is a reduction with an init (TIR_ERR_SCHED_NOT_REDUCTION);
- *   5.-7. the blocks under that outermost loop satisfy W1-W3;
+ *   5.-7. the blocks under that outermost loop satisfy W1-W3 (7, the
+ *      block is complete or a reduction, follows from 3 and 4: a
+ *      defence, with no input that reaches it);
  *   8. the loop has a constant extent and feeds reduce iterators of the
  *      block and no spatial one, and every loop feeding a reduce iterator
  *      with it has constant bounds (TIR_ERR_SCHED_RFACTOR_LOOP);
