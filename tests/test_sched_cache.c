@@ -427,6 +427,51 @@ static void test_cache_write_preconditions(void **st) {
         if (k < 2) sched_check_all(s);
         tir_sched_destroy(s);
     }
+    /* 8 with two write regions of one buffer: B writes B[2 * i] and
+     * B[min(2 * i + 1, 16)], every element of B between them (odd from
+     * the second), so both caches are made; the first region alone has
+     * the whole box but not the odd elements, and was refused.  With
+     * min(2 * i + 2, 16) the odd elements stay unwritten: refused. */
+    for (int k = 0; k < 2; k++) {
+        char text[1600];
+        const char *odd = k ? "T.min(vi * 2 + 2, 16)" : "T.min(vi * 2 + 1, 16)";
+        snprintf(text, sizeof text,
+                 "@T.prim_func\n"
+                 "def two_regions(A: T.Buffer((17,), \"float32\"), C: T.Buffer((17,), \"float32\")):\n"
+                 "    with T.block(\"root\"):\n"
+                 "        B = T.alloc_buffer((17,), \"float32\")\n"
+                 "        for i in range(9):\n"
+                 "            with T.block(\"B\"):\n"
+                 "                vi = T.axis.remap(\"S\", [i])\n"
+                 "                T.reads(A[vi * 2], A[%s])\n"
+                 "                T.writes(B[vi * 2], B[%s])\n"
+                 "                B[vi * 2] = A[vi * 2]\n"
+                 "                B[%s] = A[%s]\n"
+                 "        for i in range(17):\n"
+                 "            with T.block(\"C\"):\n"
+                 "                vi = T.axis.remap(\"S\", [i])\n"
+                 "                T.reads(B[vi])\n"
+                 "                T.writes(C[vi])\n"
+                 "                C[vi] = B[vi]\n",
+                 odd, odd, odd, odd);
+        for (int rd = 0; rd < 2; rd++) {
+            s = sched_new(ctx, blk_parse(ctx, text));
+            tir_block_rv sb = sched_block(s, "B"), sc = sched_block(s, "C");
+#define TWO_REGIONS_CALL                                                 \
+    (rd ? tir_sched_cache_read(s, sc, 0, "shared", 0, NULL, &x) \
+        : tir_sched_cache_write(s, sb, 0, "local", 0, NULL, &x))
+            if (k == 0) {
+                SCHED_OK(s, TWO_REGIONS_CALL);
+            } else {
+                SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED,
+                                  rd ? "cache_read" : "cache_write", TWO_REGIONS_CALL);
+                expect_in_msg(ctx, "unwritten: a strided write");
+            }
+#undef TWO_REGIONS_CALL
+            if (k == 0) sched_check_all(s); /* k = 1's C reads the holes */
+            tir_sched_destroy(s);
+        }
+    }
 }
 
 /* cache_read after compute_at: an input's cache goes first in the scope

@@ -152,11 +152,12 @@ static void mark(unsigned char *seen, int nd, const int64_t *lo, const int64_t *
 }
 
 /* Whether the instances of block sref bi under the loops ln write every
- * element of buf through region reg (per elements an instance): 1 yes,
+ * element of buf through its write regions regs of buf (a block may name
+ * buf in several; per elements an instance, over all of them): 1 yes,
  * 0 no, -1 not decided here (too large, or an index this evaluator does
  * not take). */
 static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
-                     const tir_buffer_region *reg, const tir_buffer *buf, int64_t nelem,
+                     const tir_buffer_region *regs, const tir_buffer *buf, int64_t nelem,
                      int64_t per) {
     if (ln->points > ENUM_POINTS || nelem > ENUM_ELEMS || buf->ndim > 8 || per > ENUM_MARKS ||
         ln->points * per > ENUM_MARKS)
@@ -166,14 +167,20 @@ static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
     const tir_block *b = r->block;
     const tir_var **iv = IR_NEWN(ctx, const tir_var *, b->niters + 1);
     for (int k = 0; k < b->niters; k++) iv[k] = b->iters[k].var;
-    int nd = buf->ndim;
-    const tir_expr **mins = IR_NEWN(ctx, const tir_expr *, nd + 1);
-    int64_t *ext = IR_NEWN(ctx, int64_t, nd + 1), *shape = IR_NEWN(ctx, int64_t, nd + 1);
-    for (int d = 0; d < nd; d++) {
-        mins[d] = (const tir_expr *)tir_substitute(ctx, reg->ranges[d].min, b->niters, iv,
-                                                   r->values);
-        if (!tir_expr_const_int(reg->ranges[d].extent, &ext[d]) || ext[d] < 0) return -1;
+    int nd = buf->ndim, nr = 0; /* the block's write regions of buf, nr of them */
+    for (int w = 0; w < b->nwrites; w++) nr += b->writes[w].buffer == buf;
+    const tir_expr **mins = IR_NEWN(ctx, const tir_expr *, nr * nd + 1);
+    int64_t *ext = IR_NEWN(ctx, int64_t, nr * nd + 1), *shape = IR_NEWN(ctx, int64_t, nd + 1);
+    for (int d = 0; d < nd; d++)
         tir_expr_const_int(buf->shape[d], &shape[d]); /* constant: nelem >= 0 */
+    for (int w = 0, q = 0; w < b->nwrites; w++) {
+        const tir_buffer_region *reg = &regs[w];
+        if (reg->buffer != buf) continue;
+        for (int d = 0; d < nd; d++, q++) {
+            mins[q] = (const tir_expr *)tir_substitute(ctx, reg->ranges[d].min, b->niters, iv,
+                                                       r->values);
+            if (!tir_expr_const_int(reg->ranges[d].extent, &ext[q]) || ext[q] < 0) return -1;
+        }
     }
     int64_t *at = IR_NEWN(ctx, int64_t, ln->n + 1), *lo = IR_NEWN(ctx, int64_t, nd + 1);
     unsigned char *seen = calloc((size_t)nelem + 1, 1); /* not the arena: 64 KiB per call */
@@ -187,9 +194,11 @@ static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
         }
         int64_t run = 1;
         if (r->predicate && !eval(r->predicate, ln->n, ln->vars, at, &run)) whole = -1;
-        for (int d = 0; d < nd && whole > 0 && run; d++)
-            if (!eval(mins[d], ln->n, ln->vars, at, &lo[d])) whole = -1;
-        if (whole > 0 && run) mark(seen, nd, lo, ext, shape);
+        for (int q = 0; q < nr && whole > 0 && run; q++) {
+            for (int d = 0; d < nd && whole > 0; d++)
+                if (!eval(mins[q * nd + d], ln->n, ln->vars, at, &lo[d])) whole = -1;
+            if (whole > 0) mark(seen, nd, lo, ext + q * nd, shape);
+        }
     }
     for (int64_t i = 0; i < nelem && whole > 0; i++)
         if (!seen[i]) whole = 0;
@@ -207,35 +216,47 @@ static int64_t region_elements(const tir_buffer_region *reg) {
     return n;
 }
 
-/* Whether the bounding box of what block sref bi writes through reg over
- * the loops of its scope sc spans buf (relaxation). */
-static bool box_spans(const tir_schedule *s, int bi, int sc, const tir_buffer_region *reg,
-                      const tir_buffer *buf) {
+/* Whether the bounding box of the union of the block's write regions of
+ * buf spans it: in each dimension some region reaches 0 and some the
+ * extent (a block may name buf in several write regions, `T.writes(Y[2 *
+ * i], Y[2 * i + 1])`, and need all of them). */
+static bool boxes_span(const tir_schedule *s, int bi, int sc, const tir_block *o,
+                       const tir_buffer *buf) {
     tir_ctx *ctx = s->ctx;
-    sch_bound *acc = IR_NEWN(ctx, sch_bound, buf->ndim + 1);
-    tir_analyzer *a = tir_analyzer_create(ctx);
-    sch_bind_ancestors(s, a, s->srefs[bi].parent);
-    bool ok = sch_relax_access(s, a, bi, sc, sc, reg, TIR_SCOPE_LOCAL, acc);
-    for (int d = 0; d < buf->ndim && ok; d++) {
-        const tir_expr *zero = tir_int(ctx, buf->shape[d]->dtype, 0);
-        ok = sch_prove_le(ctx, a, acc[d].lo, zero) && sch_prove_le(ctx, a, buf->shape[d], acc[d].hi);
+    int nd = buf->ndim;
+    bool *lo_ok = IR_NEWN(ctx, bool, nd + 1), *hi_ok = IR_NEWN(ctx, bool, nd + 1);
+    sch_bound *acc = IR_NEWN(ctx, sch_bound, nd + 1);
+    for (int w = 0; w < o->nwrites; w++) {
+        if (o->writes[w].buffer != buf) continue;
+        tir_analyzer *a = tir_analyzer_create(ctx);
+        sch_bind_ancestors(s, a, s->srefs[bi].parent);
+        if (sch_relax_access(s, a, bi, sc, sc, &o->writes[w], TIR_SCOPE_LOCAL, acc))
+            for (int d = 0; d < nd; d++) {
+                const tir_expr *zero = tir_int(ctx, buf->shape[d]->dtype, 0);
+                lo_ok[d] = lo_ok[d] || sch_prove_le(ctx, a, acc[d].lo, zero);
+                hi_ok[d] = hi_ok[d] || sch_prove_le(ctx, a, buf->shape[d], acc[d].hi);
+            }
+        tir_analyzer_destroy(a);
     }
-    tir_analyzer_destroy(a);
-    return ok;
+    for (int d = 0; d < nd; d++)
+        if (!lo_ok[d] || !hi_ok[d]) return false;
+    return true;
 }
 
 const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf) {
     const tir_block *o = sch_sref_block(s, bi);
-    int w = 0;
-    while (o->writes[w].buffer != buf) w++;
-    const tir_buffer_region *reg = &o->writes[w];
-    if (!box_spans(s, bi, sc, reg, buf))
+    if (!boxes_span(s, bi, sc, o, buf))
         return "compute_at narrows a producer to what its consumers read; cache it before "
                "compute_at";
     loop_nest ln;
-    int64_t nelem = elements(buf), per = region_elements(reg);
+    /* per: elements of one instance's regions of buf, all of them */
+    int64_t nelem = elements(buf), per = 0;
+    for (int w = 0; w < o->nwrites && per >= 0; w++) {
+        int64_t e = o->writes[w].buffer == buf ? region_elements(&o->writes[w]) : 0;
+        per = e < 0 ? -1 : per > INT64_MAX - e ? INT64_MAX : per + e;
+    }
     if (nelem < 0 || per < 0 || !nest_of(s, bi, sc, &ln)) return NULL; /* the box alone */
-    int whole = enumerate(s, bi, &ln, reg, buf, nelem, per);
+    int whole = enumerate(s, bi, &ln, o->writes, buf, nelem, per);
     if (whole == 0)
         return "it leaves elements inside its bounding box unwritten: a strided write, or one "
                "that writes some elements twice";
