@@ -510,6 +510,44 @@ static void test_one_element_per_thread_fetch(void **state) {
         }
 }
 
+/* A shared element whose index does not depend on the thread (a row's
+ * scalar, written by one thread and read by all): thread_sync took the
+ * write S[0] and the read S[0], the same expression, for the same element
+ * of the same thread and placed no barrier, so race_check refused the
+ * kernel of a valid schedule (layer norm's mean in shared memory). */
+static void test_uniform_shared_index_gets_barrier(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def bcsh(A: T.Buffer((4, 16), \"float32\"), O: T.Buffer((4, 16), \"float32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        S = T.alloc_buffer((4,), \"float32\", scope=\"shared\")\n"
+        "        for i in T.thread_binding(0, 4, thread=\"blockIdx.x\"):\n"
+        "            for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"S\"):\n"
+        "                    vi = T.axis.spatial(4, i)\n"
+        "                    T.where(t < 1)\n"
+        "                    T.reads(A[vi, 0:16])\n"
+        "                    T.writes(S[vi])\n"
+        "                    S[vi] = A[vi, 0] + A[vi, 15]\n"
+        "            for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"O\"):\n"
+        "                    vi, vj = T.axis.remap(\"SS\", [i, t])\n"
+        "                    T.reads(A[vi, vj], S[vi])\n"
+        "                    T.writes(O[vi, vj])\n"
+        "                    O[vi, vj] = A[vi, vj] - S[vi]\n";
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    const tir_prim_func *k = lower(f);
+    assert_int_equal(count(k).syncs, 1);
+    float a[64], o_ref[64], o_sim[64];
+    for (int i = 0; i < 64; i++) a[i] = (float)(i % 7) - 3.0f;
+    tir_arg ra[2] = {{.data = a}, {.data = o_ref}}, sa[2] = {{.data = a}, {.data = o_sim}};
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2};
+    OK(tir_sim_run(ctx, k, 2, sa, &so, NULL));
+    assert_memory_equal(o_ref, o_sim, sizeof o_ref);
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -983,6 +1021,7 @@ int main(void) {
         cmocka_unit_test(test_step5_async),
         cmocka_unit_test(test_one_element_per_thread_fetch),
         cmocka_unit_test(test_race_check_missing_barrier),
+        cmocka_unit_test(test_uniform_shared_index_gets_barrier),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

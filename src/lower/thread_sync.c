@@ -81,6 +81,7 @@ typedef struct ts {
     lower_inflight inflight; /* the copies that may land at each wait */
     const tir_var *tvars[8]; /* enclosing threadIdx loop vars */
     int ntvars;
+    ir_vec allt; /* every threadIdx loop var of the kernel */
     int nbarriers;
     tir_analyzer *an; /* every enclosing loop's range, and lane's */
     const tir_var *lane; /* stands for lane_id() in element ranges: [0, 32) */
@@ -173,6 +174,11 @@ static bool disjoint_at(ts *t, const acc *a, const acc *b, const sloop *l, int64
     return true;
 }
 
+static bool thread_dependent(const ts *t, const tir_expr *idx) {
+    return lower_uses_lane(idx) ||
+           lower_uses_any(idx, t->allt.n, (const tir_var *const *)t->allt.items);
+}
+
 /* May x and y (access sets) conflict?  The first nfixed enclosing serial
  * loops are in the same iteration for both; next, if not NULL, is a loop
  * whose next iteration y is in (x in the current one). */
@@ -183,7 +189,10 @@ static bool conflict_in(ts *t, const ir_vec *x, const ir_vec *y, int nfixed,
             const acc *a = x->items[i], *b = y->items[j];
             if (a->buf != b->buf || a->write == b->write) continue;
             if (!a->idx || !b->idx) return true;
-            if (ir_text_expr_same(a->idx, b->idx)) continue;
+            /* The same expression is the same element of the same thread
+               only when it depends on the thread: Mean[0], written by one
+               thread and read by all, is one element of every thread. */
+            if (ir_text_expr_same(a->idx, b->idx) && thread_dependent(t, a->idx)) continue;
             if (a->bounded && b->bounded && (a->hi < b->lo || b->hi < a->lo)) continue;
             bool apart = next && disjoint_at(t, a, b, next, 1);
             for (int l = 0; !apart && l < nfixed; l++)
@@ -548,6 +557,8 @@ static bool bind_pre(tir_visitor *v, const tir_node *n) {
     if (n->kind == TIR_KIND_FOR) {
         const tir_for *f = (const tir_for *)n;
         ts_bind(t, f->var, f->min, f->extent);
+        if (f->kind == TIR_FOR_THREAD_BINDING && lower_is_thread_loop(f))
+            ir_vec_push(&t->allt, (void *)f->var);
     }
     return true;
 }
@@ -566,6 +577,7 @@ tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir
     tir_analyzer_destroy(t.an);
     for (int i = 0; i < t.allocs.n; i++) free((void *)t.allocs.items[i]);
     ir_vec_free(&t.allocs);
+    ir_vec_free(&t.allt);
     ir_ptr_map_free(&t.binds);
     ir_ptr_map_free(&t.ranges);
     *out = lower_with_body(st->ctx, in, body);
