@@ -548,6 +548,53 @@ static void test_uniform_shared_index_gets_barrier(void **state) {
     assert_memory_equal(o_ref, o_sim, sizeof o_ref);
 }
 
+/* A local (or shared) buffer of the root block written by one kernel of a
+ * kernel set and read by a later one: tir_lower_kernels cut the kernels at
+ * the workspace G and lowered each, so the second kernel read a fresh,
+ * never written L (garbage on the GPU).  Refused, naming the buffer. */
+static void test_kernels_local_across_kernels(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def lk(A: T.Buffer((8,), \"float32\"), O: T.Buffer((8,), \"float32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        G = T.alloc_buffer((8,), \"float32\")\n"
+        "        L = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n"
+        "        for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "            for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"L\"):\n"
+        "                    vi = T.axis.spatial(8, t)\n"
+        "                    T.reads(A[vi])\n"
+        "                    T.writes(L[vi])\n"
+        "                    L[vi] = A[vi]\n"
+        "                with T.block(\"G\"):\n"
+        "                    vi = T.axis.spatial(8, t)\n"
+        "                    T.reads(A[vi])\n"
+        "                    T.writes(G[vi])\n"
+        "                    G[vi] = A[vi] * T.float32(2)\n"
+        "        for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "            for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"O\"):\n"
+        "                    vi = T.axis.spatial(8, t)\n"
+        "                    T.reads(G[7 - vi], L[vi])\n"
+        "                    T.writes(O[vi])\n"
+        "                    O[vi] = G[7 - vi] + L[vi]\n";
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    tir_kernel_set ks;
+    assert_int_equal(tir_lower_kernels(ctx, f, NULL, &ks), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "local buffer 'L' is stored in kernel 0"));
+    /* L global instead: two kernels, as before */
+    const char *g = strstr(src, ", scope=\"local\"");
+    char *src2 = malloc(strlen(src) + 1);
+    size_t pre = (size_t)(g - src);
+    memcpy(src2, src, pre);
+    strcpy(src2 + pre, g + strlen(", scope=\"local\""));
+    OK(tir_parse_func(ctx, src2, strlen(src2), &f));
+    free(src2);
+    OK(tir_lower_kernels(ctx, f, NULL, &ks));
+    assert_int_equal(ks.nkernels, 2);
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1022,6 +1069,7 @@ int main(void) {
         cmocka_unit_test(test_one_element_per_thread_fetch),
         cmocka_unit_test(test_race_check_missing_barrier),
         cmocka_unit_test(test_uniform_shared_index_gets_barrier),
+        cmocka_unit_test(test_kernels_local_across_kernels),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

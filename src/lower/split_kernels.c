@@ -137,6 +137,32 @@ tir_status tir_lower_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
     int *start = tir_ctx_alloc(ctx, sizeof *start * (size_t)(n + 1));
     int nk = plan_kernels(&ks, n, stmts, atomic, start);
     start[nk] = n;
+    /* A shared or local buffer of the root lives in one kernel: what an
+       earlier kernel stored there is gone when a later one loads it. */
+    for (int i = 0; rr && nk > 1 && i < rr->block->nallocs; i++) {
+        const tir_buffer *b = rr->block->allocs[i];
+        if (b->scope == TIR_SCOPE_GLOBAL) continue;
+        int stored = -1;
+        for (int k = 0; k < nk; k++) {
+            lower_use u = {false, false, false};
+            for (int j = start[k]; j < start[k + 1]; j++) {
+                lower_use v = lower_buffer_use(stmts[j], b);
+                u.load |= v.load;
+                u.store |= v.store;
+            }
+            if (u.load && stored >= 0)
+                return tir_ctx_fail(
+                    ctx, TIR_ERR_LOWER,
+                    "tir_lower_kernels: %s: %s buffer '%s' is stored in kernel %d (top-level "
+                    "statements %d to %d of the root block) and loaded in kernel %d (statements "
+                    "%d to %d), but %s memory does not outlive a kernel: make it global, or "
+                    "keep its writers and readers in one kernel",
+                    scheduled->name, tir_scope_name(b->scope), b->name, stored, start[stored],
+                    start[stored + 1] - 1, k, start[k], start[k + 1] - 1,
+                    tir_scope_name(b->scope));
+            if (u.store && stored < 0) stored = k;
+        }
+    }
     const tir_prim_func **kernels = tir_ctx_alloc(ctx, sizeof *kernels * (size_t)nk);
     for (int k = 0; k < nk; k++) {
         const char *name = nk == 1 ? scheduled->name
