@@ -177,6 +177,23 @@ tir_status tir_lower_kernels(tir_ctx *ctx, const tir_prim_func *scheduled,
                                 k, nk, name, start[k], start[k + 1] - 1, msg);
         }
     }
+    /* The caller allocates the workspace by its shape: a workspace
+       buffer with padded strides (storage_align) spans more elements than
+       its shape holds, so hand out the flattened parameter the kernels
+       index (its footprint) instead. */
+    for (int w = 0; w < ks.nworkspace; w++) {
+        int64_t need = tir_buffer_const_size(ks.workspace[w]);
+        for (int k = 0; k < nk; k++) {
+            const tir_buffer *b = kernels[k]->nparams > scheduled->nparams + w
+                                      ? kernels[k]->buffer_map[scheduled->nparams + w]
+                                      : NULL;
+            int64_t n = b ? tir_buffer_const_size(b) : -1;
+            if (b && !b->strides && n > need) {
+                need = n;
+                ((const tir_buffer **)ks.workspace)[w] = b;
+            }
+        }
+    }
     ks.nkernels = nk;
     ks.kernels = kernels;
     *out = ks;
