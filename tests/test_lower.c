@@ -595,6 +595,78 @@ static void test_kernels_local_across_kernels(void **state) {
     assert_int_equal(ks.nkernels, 2);
 }
 
+/* A workspace buffer with padded strides (storage_align on a global
+ * intermediate): the kernels index 2 * 8 + 5 = 21 elements, but the kernel
+ * set handed out the buffer of shape (3, 5), so tir_sim_run_kernels (and
+ * the runtime) allocated 15 and the kernels wrote past the end (heap
+ * corruption).  The workspace entry is now the flattened footprint. */
+static void test_kernels_strided_workspace(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def sw(A: T.Buffer((3, 5), \"float32\"), O: T.Buffer((3, 5), \"float32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        P = T.alloc_buffer((3, 5), \"float32\", strides=(8, 1))\n"
+        "        for b in T.thread_binding(0, 3, thread=\"blockIdx.x\"):\n"
+        "            for t in T.thread_binding(0, 5, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"P\"):\n"
+        "                    vb, vt = T.axis.remap(\"SS\", [b, t])\n"
+        "                    T.reads(A[vb, vt])\n"
+        "                    T.writes(P[vb, vt])\n"
+        "                    P[vb, vt] = A[vb, vt] * T.float32(2)\n"
+        "        for b in T.thread_binding(0, 3, thread=\"blockIdx.x\"):\n"
+        "            for t in T.thread_binding(0, 5, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"O\"):\n"
+        "                    vb, vt = T.axis.remap(\"SS\", [b, t])\n"
+        "                    T.reads(P[2 - vb, 4 - vt])\n"
+        "                    T.writes(O[vb, vt])\n"
+        "                    O[vb, vt] = P[2 - vb, 4 - vt] + T.float32(1)\n";
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    tir_kernel_set ks;
+    OK(tir_lower_kernels(ctx, f, NULL, &ks));
+    assert_int_equal(ks.nkernels, 2);
+    assert_int_equal(ks.nworkspace, 1);
+    assert_true(tir_buffer_const_size(ks.workspace[0]) >= 21);
+    float a[15], o_ref[15], o_sim[15];
+    for (int i = 0; i < 15; i++) a[i] = (float)i;
+    tir_arg ra[2] = {{.data = a}, {.data = o_ref}}, sa[2] = {{.data = a}, {.data = o_sim}};
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2};
+    OK(tir_sim_run_kernels(ctx, &ks, 2, sa, &so, NULL));
+    assert_memory_equal(o_ref, o_sim, sizeof o_ref);
+}
+
+/* decompose_reduction's init left outside the loop later bound to
+ * threadIdx.y: every thread along y zeroed the whole row of C while the
+ * others accumulated into it (a race; wrong sums on the GPU).  Refused. */
+static void test_repeated_global_store_refused(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def rs(A: T.Buffer((8, 4), \"float32\"), B: T.Buffer((4, 3), \"float32\"), "
+        "C: T.Buffer((8, 3), \"float32\")):\n"
+        "    for i in T.thread_binding(0, 8, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+        "            for j in T.serial(3):\n"
+        "                with T.block(\"C_init\"):\n"
+        "                    vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "                    T.reads()\n"
+        "                    T.writes(C[vi, vj])\n"
+        "                    C[vi, vj] = T.float32(0)\n"
+        "            for j in T.thread_binding(0, 3, thread=\"threadIdx.y\"):\n"
+        "                for k in T.serial(4):\n"
+        "                    with T.block(\"C\"):\n"
+        "                        vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+        "                        T.reads(C[vi, vj], A[vi, vk], B[vk, vj])\n"
+        "                        T.writes(C[vi, vj])\n"
+        "                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    const tir_prim_func *k = NULL;
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "block 'C_init' stores global buffer 'C' outside "
+                                               "every loop bound to threadIdx.y"));
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1070,6 +1142,8 @@ int main(void) {
         cmocka_unit_test(test_race_check_missing_barrier),
         cmocka_unit_test(test_uniform_shared_index_gets_barrier),
         cmocka_unit_test(test_kernels_local_across_kernels),
+        cmocka_unit_test(test_kernels_strided_workspace),
+        cmocka_unit_test(test_repeated_global_store_refused),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

@@ -190,6 +190,124 @@ static void vec_post(tir_visitor *v, const tir_node *n) {
     if (n->kind == TIR_KIND_BLOCK_REALIZE) ((vec_find *)v->user)->n--;
 }
 
+/* ---- global stores repeated along a launch axis
+ *
+ * A store outside every loop bound to a launch axis that the kernel uses
+ * with more than one index runs once per index of that axis (every block,
+ * or every thread, repeats it).  That is harmless for a pure store of the
+ * same value, but not when the repeated store reads the buffer it writes
+ * (each repetition adds again) or when the buffer is also stored under
+ * that axis: decompose_reduction's init, left outside the loop later bound
+ * to threadIdx.y or blockIdx.y, zeroed C in every thread or block while
+ * the others accumulated into it (a race the sequential meaning has not). */
+typedef struct rep_store {
+    const tir_buffer_store *st;
+    const tir_stmt *mark;
+    const char *block;
+    unsigned mask; /* enclosing launch axes */
+} rep_store;
+
+typedef struct rep {
+    ir_vec stores; /* rep_store* */
+    int depth[NTAGS];
+    const tir_stmt *block_stmt;
+    const char *block;
+} rep;
+
+static void rep_walk(rep *r, const tir_stmt *s) {
+    if (!s) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = (const tir_for *)s;
+        int t = f->kind == TIR_FOR_THREAD_BINDING ? tir_launch_axis(f->thread_tag) : -1;
+        if (t >= 0) r->depth[t]++;
+        rep_walk(r, f->body);
+        if (t >= 0) r->depth[t]--;
+        return;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) rep_walk(r, q->stmts[i]);
+        return;
+    }
+    case TIR_KIND_IF:
+        rep_walk(r, ((const tir_if *)s)->then_s);
+        rep_walk(r, ((const tir_if *)s)->else_s);
+        return;
+    case TIR_KIND_ALLOCATE: rep_walk(r, ((const tir_allocate *)s)->body); return;
+    case TIR_KIND_BLOCK_REALIZE: {
+        const tir_block *b = ((const tir_block_realize *)s)->block;
+        const tir_stmt *os = r->block_stmt;
+        const char *ob = r->block;
+        r->block_stmt = s;
+        r->block = b->name;
+        rep_walk(r, b->init);
+        rep_walk(r, b->body);
+        r->block_stmt = os;
+        r->block = ob;
+        return;
+    }
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *st = (const tir_buffer_store *)s;
+        if (st->buffer->scope != TIR_SCOPE_GLOBAL) return;
+        rep_store *e = ir_xcalloc(1, sizeof *e);
+        e->st = st;
+        e->mark = r->block_stmt ? r->block_stmt : s;
+        e->block = r->block;
+        for (int t = 0; t < NTAGS; t++)
+            if (r->depth[t]) e->mask |= 1u << t;
+        ir_vec_push(&r->stores, e);
+        return;
+    }
+    default: return;
+    }
+}
+
+static tir_status check_repeated(gc *c, const tir_prim_func *in) {
+    unsigned used = 0;
+    for (int t = 0; t < NTAGS; t++) {
+        int64_t v;
+        if (c->first[t] && !(tir_expr_const_int(c->first[t]->extent, &v) && v == 1))
+            used |= 1u << t;
+    }
+    rep r = {.stores = {0}};
+    rep_walk(&r, in->body);
+    tir_status s = TIR_OK;
+    for (int i = 0; i < r.stores.n && s == TIR_OK; i++) {
+        const rep_store *a = r.stores.items[i];
+        unsigned missing = used & ~a->mask;
+        for (int t = 0; t < NTAGS && missing && s == TIR_OK; t++) {
+            if (!(missing >> t & 1)) continue;
+            const rep_store *other = NULL;
+            if (lower_reads_buffer(a->st->value, a->st->buffer)) other = a;
+            for (int j = 0; j < r.stores.n && !other; j++) {
+                const rep_store *b = r.stores.items[j];
+                if (b->st->buffer == a->st->buffer && (b->mask >> t & 1)) other = b;
+            }
+            if (!other) continue;
+            const tir_for *axis = c->first[t];
+            s = lower_fail_marked(
+                c->st, in, other == a ? 1 : 2, (const void *[]){a->mark, other->mark},
+                "gpu_check: block '%s' stores global buffer '%s' outside every loop bound to "
+                "%s (loop '%s'), so each %s repeats the store, %s; bind or move that "
+                "block's loops under the %s loop too (e.g. decompose_reduction after the "
+                "binds, or at a loop inside it)",
+                a->block ? a->block : "?", a->st->buffer->name, axis->thread_tag,
+                axis->var->name,
+                tir_thread_axis_kind(t) == TIR_AXIS_KIND_THREAD ? "thread" : "thread block",
+                other == a ? "adding its value again each time"
+                           : tir_ctx_sprintf(c->st->ctx,
+                                             "racing with block '%s', which stores it under %s",
+                                             other->block ? other->block : "?",
+                                             axis->thread_tag),
+                axis->thread_tag);
+        }
+    }
+    for (int i = 0; i < r.stores.n; i++) free((void *)r.stores.items[i]);
+    ir_vec_free(&r.stores);
+    return s;
+}
+
 tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
     gc c = {.st = st, .f = in};
     vec_find vf = {.n = 0};
@@ -237,6 +355,7 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
                                  "zero-fills what it guards); a function given to tir_lower "
                                  "cannot contain it: write the condition itself");
     TIR_TRY(check(&c, in->body));
+    TIR_TRY(check_repeated(&c, in));
     int64_t threads = 1;
     for (int t = TIR_AXIS_THREAD_X; t < NTAGS; t++) {
         int64_t v;
