@@ -667,6 +667,49 @@ static void test_repeated_global_store_refused(void **state) {
                                                "every loop bound to threadIdx.y"));
 }
 
+/* A shared intermediate written by one blockIdx nest and read by another
+ * with another block mapping (set_scope "shared", each nest bound on its
+ * own): every thread block has its own copy, so block 0 read B[63..48],
+ * which only block 3's copy held (garbage on the GPU).  Refused; the same
+ * mapping in both nests stays accepted. */
+static void test_shared_across_block_nests(void **state) {
+    static const char *fmt =
+        "@T.prim_func\n"
+        "def sb(A: T.Buffer((64,), \"float32\"), C: T.Buffer((64,), \"float32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        B = T.alloc_buffer((64,), \"float32\", scope=\"shared\")\n"
+        "        for i0 in T.thread_binding(0, 4, thread=\"blockIdx.x\"):\n"
+        "            for i1 in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"B\"):\n"
+        "                    vi = T.axis.spatial(64, i0 * 16 + i1)\n"
+        "                    T.reads(A[vi])\n"
+        "                    T.writes(B[vi])\n"
+        "                    B[vi] = A[vi] * T.float32(2)\n"
+        "        for i0 in T.thread_binding(0, 4, thread=\"blockIdx.x\"):\n"
+        "            for i1 in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"C\"):\n"
+        "                    vi = T.axis.spatial(64, i0 * 16 + i1)\n"
+        "                    T.reads(B[%s])\n"
+        "                    T.writes(C[vi])\n"
+        "                    C[vi] = B[%s] + T.float32(1)\n";
+    char src[4096];
+    snprintf(src, sizeof src, fmt, "63 - vi", "63 - vi");
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "buffer 'B' is shared (one copy per thread block)"));
+    snprintf(src, sizeof src, fmt, "vi", "vi");
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    k = lower(f);
+    float a[64], c_ref[64], c_sim[64];
+    for (int i = 0; i < 64; i++) a[i] = (float)(i % 9);
+    tir_arg ra[2] = {{.data = a}, {.data = c_ref}}, sa[2] = {{.data = a}, {.data = c_sim}};
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2};
+    OK(tir_sim_run(ctx, k, 2, sa, &so, NULL));
+    assert_memory_equal(c_ref, c_sim, sizeof c_ref);
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1144,6 +1187,7 @@ int main(void) {
         cmocka_unit_test(test_kernels_local_across_kernels),
         cmocka_unit_test(test_kernels_strided_workspace),
         cmocka_unit_test(test_repeated_global_store_refused),
+        cmocka_unit_test(test_shared_across_block_nests),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

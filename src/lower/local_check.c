@@ -133,7 +133,7 @@ static void walk(lc *c, const tir_stmt *s) {
     }
     case TIR_KIND_ALLOCATE: {
         const tir_allocate *a = (const tir_allocate *)s;
-        if (a->buffer->scope == TIR_SCOPE_LOCAL) {
+        if (a->buffer->scope == TIR_SCOPE_LOCAL || a->buffer->scope == TIR_SCOPE_SHARED) {
             ir_vec_push(&c->locals, a->buffer);
             for (int i = 0; i < c->loops.n; i++) {
                 const tir_for *f = c->loops.items[i];
@@ -332,27 +332,40 @@ static const char *describe(lc *c, const access *a) {
     return ir_sb_finish(&sb, c->st->ctx);
 }
 
+/* "local (one copy per thread)" or "shared (one copy per thread block)". */
+static const char *copy_kind(const tir_buffer *b) {
+    return b->scope == TIR_SCOPE_SHARED ? "shared (one copy per thread block)"
+                                        : "local (one copy per thread)";
+}
+static const char *other_scope(const tir_buffer *b) {
+    return b->scope == TIR_SCOPE_SHARED ? "global" : "shared";
+}
+static const char *who(const tir_buffer *b) {
+    return b->scope == TIR_SCOPE_SHARED ? "thread block" : "thread";
+}
+
 static tir_status fail_mapping(lc *c, const access *w, const access *r, const tir_for *t) {
     const char *how = r->write ? "also written" : "read";
     return lower_fail_marked(
         c->st, c->f, 2, (const void *[]){w->stmt, r->stmt},
-        "local_check: buffer '%s' is local (one copy per thread) but is written and %s under "
+        "local_check: buffer '%s' is %s but is written and %s under "
         "different thread mappings: written as %s, %s as %s; %s ('%s') cannot be told from "
-        "the element the same way in both, so a thread would read elements another thread "
+        "the element the same way in both, so a %s would read elements another %s "
         "wrote.  Map threads onto the buffer the same way in both stages (the same loop "
-        "order before fuse/split/bind) or make the buffer shared",
-        w->buf->name, how, describe(c, w), how, describe(c, r), t->thread_tag, t->var->name);
+        "order before fuse/split/bind) or make the buffer %s",
+        w->buf->name, copy_kind(w->buf), how, describe(c, w), how, describe(c, r),
+        t->thread_tag, t->var->name, who(w->buf), who(w->buf), other_scope(w->buf));
 }
 
 static tir_status fail_guard(lc *c, const access *w, const tir_expr *guard, const tir_for *t) {
     return lower_fail_marked(
         c->st, c->f, 1, (const void *[]){w->stmt},
-        "local_check: buffer '%s' is local (one copy per thread); it is written as %s only "
+        "local_check: buffer '%s' is %s; it is written as %s only "
         "where '%s', which depends on %s ('%s') while the element does not, so threads "
         "for which it is false would read elements they never wrote.  Bind the writer's "
-        "loops so that %s picks its elements, or make the buffer shared",
-        w->buf->name, describe(c, w), tir_print(c->st->ctx, guard), t->thread_tag,
-        t->var->name, t->thread_tag);
+        "loops so that %s picks its elements, or make the buffer %s",
+        w->buf->name, copy_kind(w->buf), describe(c, w), tir_print(c->st->ctx, guard),
+        t->thread_tag, t->var->name, t->thread_tag, other_scope(w->buf));
 }
 
 /* Whether b's Allocate sits inside the loop of thread variable t, and no
@@ -371,11 +384,12 @@ static bool own_copy(const lc *c, const tir_buffer *b, const tir_var *t) {
 static tir_status fail_value(lc *c, const access *w, const tir_for *t) {
     return lower_fail_marked(
         c->st, c->f, 1, (const void *[]){w->stmt},
-        "local_check: buffer '%s' is local (one copy per thread); it is written as %s with "
+        "local_check: buffer '%s' is %s; it is written as %s with "
         "the same element in every thread of %s ('%s') but a value that depends on it (or "
         "reads the buffer itself), so each copy would hold another value than the one the "
-        "function means.  Index the buffer by %s, or make it shared",
-        w->buf->name, describe(c, w), t->thread_tag, t->var->name, t->thread_tag);
+        "function means.  Index the buffer by %s, or make it %s",
+        w->buf->name, copy_kind(w->buf), describe(c, w), t->thread_tag, t->var->name,
+        t->thread_tag, other_scope(w->buf));
 }
 
 /* ---- the proof, per buffer and thread variable */
@@ -638,6 +652,25 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
     return fail_mapping(c, accs->items[w0], accs->items[bad], t);
 }
 
+/* Whether the accesses run under different loops of blockIdx variable t
+ * (sibling nests that unify_threads gave one variable).  Within one loop
+ * nest, compute_at proved that each block computes the tile it reads
+ * (overlapping halos included); across nests nothing did: a block would
+ * read shared elements that another block's copy of the buffer holds. */
+static bool across_nests(const ir_vec *accs, const tir_var *t) {
+    const tir_for *first = NULL;
+    for (int i = 0; i < accs->n; i++) {
+        const access *a = accs->items[i];
+        const tir_for *l = NULL;
+        for (int j = 0; j < a->nloops && !l; j++)
+            if (a->loops[j]->var == t) l = a->loops[j];
+        if (!l) return true; /* outside t's loops: every block runs it */
+        if (!first) first = l;
+        if (l != first) return true;
+    }
+    return false;
+}
+
 static tir_status check_buffer(lc *c, tir_analyzer *an, const tir_buffer *b) {
     ir_vec accs = {0};
     bool written = false;
@@ -648,8 +681,12 @@ static tir_status check_buffer(lc *c, tir_analyzer *an, const tir_buffer *b) {
         written |= a->write;
     }
     tir_status s = TIR_OK;
+    /* a shared buffer has one copy per thread block: only blockIdx
+       matters (its threads share it; thread_sync orders them) */
     for (int t = 0; t < c->nthreads && s == TIR_OK && written; t++)
-        s = check_thread(c, an, &accs, c->threads[t]);
+        if (b->scope != TIR_SCOPE_SHARED ||
+            (lower_is_block_loop(c->threads[t]) && across_nests(&accs, c->threads[t]->var)))
+            s = check_thread(c, an, &accs, c->threads[t]);
     ir_vec_free(&accs);
     return s;
 }
