@@ -16,6 +16,7 @@
 #include "minitir/lower.h"
 #include "minitir/sim.h"
 #include "minitir/runtime.h"
+#include "minitir/tune.h"
 #include "sched_check.h"
 #include "seed.h"
 
@@ -322,6 +323,24 @@ static int64_t divisor(int64_t n) {
     return n;
 }
 
+/* A shared tile that a tensorized frag_load reads by address: the
+ * intrinsic reads a row-major 16 x 16 region from the tile's origin, which
+ * a map would not follow, so transform_layout refuses the buffer (it was
+ * accepted, and the k-major A tile was read as a row-major one: C wrong in
+ * the interpreter and the simulator alike). */
+static void test_tile_address_refused(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, tir_def_matmul_mixed(ctx, 32, 32, 32, TIR_BF16, TIR_F32));
+    tir_tc_config cfg;
+    SCHED_OK(s, tir_tc_config_parse(ctx, "tile=32x32x32 warps=2x2 stages=1 async=0 pad=0", &cfg));
+    SCHED_OK(s, tir_tune_tc_tiling(s, "C", &cfg, NULL, NULL));
+    tir_block_rv a_sh = sched_block(s, "A_shared");
+    FAIL(s, TIR_ERR_SCHED_LAYOUT_BUFFER,
+         tir_sched_transform_layout(s, a_sh, 0, true, "lambda d0, d1: (d1, d0)"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "frag_load"));
+    tir_sched_destroy(s);
+}
+
 static void test_sim(void **st) {
     (void)st;
     static const int64_t sizes[][3] = {{37, 45, 29}, {33, 31, 40}, {5, 7, 3}, {34, 9, 6}};
@@ -344,6 +363,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_maps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_region, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tile_address_refused, setup, teardown),
         cmocka_unit_test(test_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

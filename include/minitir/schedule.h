@@ -853,7 +853,12 @@ TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
  *      and the image's box at most 2^26 (TIR_ERR_SCHED_LAYOUT_LIMIT);
  *   7. the map is injective on the domain, checked at every point
  *      (TIR_ERR_SCHED_MAP_NOT_INJECTIVE);
- *   8. the image fills its box (TIR_ERR_SCHED_LAYOUT_PADDING). */
+ *   8. the image fills its box (TIR_ERR_SCHED_LAYOUT_PADDING);
+ *   9. no call but atomic_add takes the address of one of its elements
+ *      (a tensorized frag_load / frag_store / mma_sync / frag_fill, or a
+ *      cp_async, accesses a row-major region from that address, which the
+ *      map would not follow: transform the layout before tensorize)
+ *      (TIR_ERR_SCHED_LAYOUT_BUFFER). */
 TIR_API tir_status tir_sched_transform_layout(tir_schedule *s, tir_block_rv block,
                                               int64_t buffer_index, bool is_write,
                                               const char *index_map);

@@ -385,6 +385,35 @@ static tir_status lay_prove(sch_call *c, const tir_block *b, const tir_buffer *b
     return TIR_OK;
 }
 
+/* Precondition 9: no call takes the buffer's address (address_of of one
+ * of its elements) other than atomic_add's: the tile intrinsics
+ * (frag_load, frag_store, mma_sync, frag_fill) and cp_async read or write
+ * a region laid out row-major from that address, which the map would not
+ * follow (a k-major or swizzled tile read as a row-major one). */
+typedef struct lay_addr {
+    const tir_buffer *buf;
+    const tir_call *hit;
+} lay_addr;
+
+static bool lay_addr_pre(tir_visitor *v, const tir_node *n) {
+    lay_addr *a = v->user;
+    if (a->hit || n->kind != TIR_KIND_CALL) return !a->hit;
+    const tir_call *call = (const tir_call *)n;
+    if (call->op == TIR_INTRIN_ATOMIC_ADD) return true;
+    for (int i = 0; i < call->nargs; i++) {
+        const tir_call *ad = tir_as_tir_call(call->args[i]);
+        const tir_buffer_load *l =
+            ad && ad->op == TIR_INTRIN_ADDRESS_OF && ad->nargs == 1
+                ? tir_as_tir_buffer_load(ad->args[0])
+                : NULL;
+        if (l && l->buffer == a->buf) {
+            a->hit = call;
+            return false;
+        }
+    }
+    return true;
+}
+
 tir_status sch_prim_transform_layout(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -399,6 +428,15 @@ tir_status sch_prim_transform_layout(sch_call *c) {
                     .at = IR_NEWN(ctx, int64_t, m.nvars + 1),
                     .at2 = IR_NEWN(ctx, int64_t, m.nvars + 1)};
     if ((st = lay_prove(c, b, buf, &m, ext, &im)) != TIR_OK) return st;
+    lay_addr la = {buf, NULL};
+    tir_visitor av = {.pre = lay_addr_pre, .user = &la};
+    tir_visit(&av, s->func);
+    if (la.hit)
+        return sch_fail(c, TIR_ERR_SCHED_LAYOUT_BUFFER, c->args[0].rv, b,
+                        "buffer %s is passed by address to %s, which accesses a row-major "
+                        "region from that address that index map \"%s\" would not follow "
+                        "(transform the layout before tensorize)",
+                        buf->name, tir_print(ctx, la.hit), c->args[3].s);
 
     tir_dtype dt = lay_index_dtype(buf);
     const tir_expr **shape = IR_NEWN(ctx, const tir_expr *, m.nouts);
