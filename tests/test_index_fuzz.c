@@ -42,18 +42,12 @@
 #include <cmocka.h>
 
 #include "fuzz_args.h"
+#include "fuzz_xorshift.h"
 
 #include "minitir/ir.h"
 
 static long g_cases = 10000;
 static uint64_t g_seed = 20261205;
-
-static uint64_t rs;
-static uint64_t rnd(void) {
-    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
-    return rs;
-}
-static int pick(int n) { return (int)(rnd() % (uint64_t)n); }
 
 static tir_ctx *C;
 
@@ -950,7 +944,7 @@ static void test_index_fuzz(void **st) {
                 VAR64[k] = tir_var_new(C, n64[k], TIR_I64);
             }
         }
-        rs = g_seed * 0x9e3779b97f4a7c15ull + (uint64_t)c * 0xbf58476d1ce4e5b9ull + 1;
+        fuzz_seed_case(g_seed, c);
         one_case(c);
     }
     tir_ctx_destroy(C);

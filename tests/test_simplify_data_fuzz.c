@@ -27,18 +27,12 @@
 #include <cmocka.h>
 
 #include "fuzz_args.h"
+#include "fuzz_xorshift.h"
 
 #include "minitir/ir.h"
 
 static long g_cases = 20000;
 static uint64_t g_seed = 20261205;
-
-static uint64_t rs;
-static uint64_t rnd(void) {
-    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
-    return rs;
-}
-static int pick(int n) { return (int)(rnd() % (uint64_t)n); }
 
 static tir_ctx *C;
 static tir_dtype DT[4];
@@ -183,7 +177,7 @@ static void test_simplify_data(void **st) {
     long changed = 0, evals = 0, failures = 0;
     for (long c = 0; c < g_cases && failures < 5; c++) {
         if (c % 200 == 0) new_ctx(); /* the arena grows with every case */
-        rs = g_seed * 0x9e3779b97f4a7c15ull + (uint64_t)c * 0xbf58476d1ce4e5b9ull + 1;
+        fuzz_seed_case(g_seed, c);
         tir_dtype t = DT[pick(4)];
         const int64_t one = 1;
         const tir_buffer *y = tir_buffer_simple(C, "Y", t, 1, &one, TIR_SCOPE_GLOBAL);

@@ -44,19 +44,13 @@
 #include <cmocka.h>
 
 #include "fuzz_args.h"
+#include "fuzz_xorshift.h"
 
 #include "minitir/ir.h"
 
 static long g_cases = 12000;
 static uint64_t g_seed = 20261205;
 static bool g_trace; /* MINITIR_FUZZ_TRACE: each case's expression, to stderr */
-
-static uint64_t rs;
-static uint64_t rnd(void) {
-    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
-    return rs;
-}
-static int pick(int n) { return (int)(rnd() % (uint64_t)n); }
 
 static tir_ctx *C;
 
@@ -494,7 +488,7 @@ static void test_simplify_float(void **st) {
     long changed = 0, evals = 0, failures = 0, nvec = 0, nloop = 0;
     for (long c = 0; c < g_cases && failures < 5; c++) {
         if (c % 200 == 0) new_ctx(); /* the arena grows with every case */
-        rs = g_seed * 0x9e3779b97f4a7c15ull + (uint64_t)c * 0xbf58476d1ce4e5b9ull + 1;
+        fuzz_seed_case(g_seed, c);
         /* mostly a float result; now and then an int one of floats */
         tir_dtype t = pick(5) ? FT(pick(4)) : IT(pick(4));
         int shape = pick(8); /* 0: a vector of 4 lanes, 1: a loop, else scalar */
