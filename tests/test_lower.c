@@ -19,6 +19,7 @@
 #include "lower_kernels.h"
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
+#include "minitir/schedule.h"
 #include "minitir/sim.h"
 #include "ptxas_check.h"
 
@@ -154,7 +155,7 @@ static void sim64_equals_interp(const tir_prim_func *f, const tir_prim_func *k, 
     for (int i = 0; i < 64; i++) a[i] = (float)(i % m + off);
     tir_arg ra[2] = {{.data = a}, {.data = o_ref}}, sa[2] = {{.data = a}, {.data = o_sim}};
     OK(tir_interp_run(ctx, f, 2, ra, NULL));
-    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2};
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2, .check_global_races = true};
     OK(tir_sim_run(ctx, k, 2, sa, &so, NULL));
     assert_memory_equal(o_ref, o_sim, sizeof o_ref);
 }
@@ -711,6 +712,127 @@ static void test_shared_across_block_nests(void **state) {
     sim64_equals_interp(f, k, 9, 0);
 }
 
+/* A global intermediate B (a parameter here; a root allocation becomes
+ * one, the kernel set's workspace) written by one thread mapping and read by
+ * another under the same blockIdx loop (reverse_compute_at at the block
+ * loop, the consumer's loop split and fused differently): thread_sync
+ * and race_check looked at shared buffers only, so the kernel had no
+ * barrier between B's stores and C's loads by other threads of the block
+ * (the simulator: "load of B[8]: the element was never written").  Now
+ * global_share names B and it gets its barrier; a read of another
+ * block's elements is refused (no barrier orders blocks); the same
+ * mapping on both sides needs no barrier at all. */
+static void test_global_intermediate_in_one_kernel(void **state) {
+    static const char *fmt =
+        "@T.prim_func\n"
+        "def ew(A: T.Buffer((64,), \"float32\"), C: T.Buffer((64,), \"float32\"),\n"
+        "       B: T.Buffer((64,), \"float32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        for i0 in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+        "            for i1 in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"B\"):\n"
+        "                    vi = T.axis.spatial(64, i0 * 32 + i1)\n"
+        "                    T.reads(A[vi])\n"
+        "                    T.writes(B[vi])\n"
+        "                    B[vi] = A[vi] * T.float32(2)\n"
+        "            for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"C\"):\n"
+        "                    vi = T.axis.spatial(64, %s)\n"
+        "                    T.reads(B[%s])\n"
+        "                    T.writes(C[vi])\n"
+        "                    C[vi] = B[%s] + T.float32(1)\n";
+    static const struct {
+        const char *bind, *idx;
+        int syncs; /* -1: refused */
+    } cases[] = {
+        {"i0 * 32 + t % 4 * 8 + t // 4", "vi", 1}, /* the new user's schedule */
+        {"i0 * 32 + (31 - t)", "vi", 1},
+        {"i0 * 32 + t", "vi", 0},                /* the same thread: no barrier */
+        {"i0 * 32 + t", "63 - vi", -1},          /* the other block's elements */
+        {"i0 * 32 + t", "(vi + 32) % 64", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[4096];
+        snprintf(src, sizeof src, fmt, cases[i].bind, cases[i].idx, cases[i].idx);
+        const tir_prim_func *f = NULL, *k = NULL;
+        OK(tir_parse_func(ctx, src, strlen(src), &f));
+        if (cases[i].syncs < 0) {
+            assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+            assert_non_null(strstr(tir_ctx_error(ctx), "global buffer B"));
+            assert_non_null(strstr(tir_ctx_error(ctx), "different thread blocks"));
+            continue;
+        }
+        k = lower(f);
+        if (count(k).syncs != cases[i].syncs)
+            fail_msg("case %zu: %d barriers, want %d\n%s", i, count(k).syncs, cases[i].syncs,
+                     tir_print(ctx, k));
+        if (i == 0) assert_non_null(strstr(compile(k)->ptx, "bar.sync"));
+        float a[64], b[2][64], o[2][64];
+        for (int j = 0; j < 64; j++) a[j] = (float)(j % 9 + 1);
+        tir_arg ra[3] = {{.data = a}, {.data = o[0]}, {.data = b[0]}};
+        tir_arg sa[3] = {{.data = a}, {.data = o[1]}, {.data = b[1]}};
+        OK(tir_interp_run(ctx, f, 3, ra, NULL));
+        tir_sim_opts so = {.check_uninit = true, .uninit_params = 6, .check_global_races = true};
+        OK(tir_sim_run(ctx, k, 3, sa, &so, NULL));
+        assert_memory_equal(o[0], o[1], sizeof o[0]);
+    }
+}
+
+/* The new user's own schedule (docs/reliability.md): B allocated in the
+ * root block, so through tir_lower_kernels, B the kernel's workspace. */
+static void test_global_intermediate_user_schedule(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def ew(A: T.Buffer((64,), \"float32\"), C: T.Buffer((64,), \"float32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        B = T.alloc_buffer((64,), \"float32\")\n"
+        "        for i in range(64):\n"
+        "            with T.block(\"B\"):\n"
+        "                vi = T.axis.remap(\"S\", [i])\n"
+        "                T.reads(A[vi])\n"
+        "                T.writes(B[vi])\n"
+        "                B[vi] = A[vi] * T.float32(2)\n"
+        "        for i_1 in range(64):\n"
+        "            with T.block(\"C\"):\n"
+        "                vi_1 = T.axis.remap(\"S\", [i_1])\n"
+        "                T.reads(B[vi_1])\n"
+        "                T.writes(C[vi_1])\n"
+        "                C[vi_1] = B[vi_1] + T.float32(1)\n";
+    const tir_prim_func *f = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, f, &s));
+    tir_block_rv b0, b1;
+    const tir_loop_rv *l;
+    int n;
+    tir_loop_rv l12[2], l56[2], l7;
+    OK(tir_sched_get_block(s, "B", &b0));
+    OK(tir_sched_get_block(s, "C", &b1));
+    OK(tir_sched_get_loops(s, b0, &l, &n));
+    OK(tir_sched_split(s, l[0], 2, (const int64_t[]){TIR_SPLIT_INFER, 32}, l12));
+    OK(tir_sched_bind(s, l12[0], "blockIdx.x"));
+    OK(tir_sched_bind(s, l12[1], "threadIdx.x"));
+    OK(tir_sched_reverse_compute_at(s, b1, l12[0], false));
+    OK(tir_sched_get_loops(s, b1, &l, &n));
+    assert_int_equal(n, 2);
+    OK(tir_sched_split(s, l[1], 2, (const int64_t[]){4, 8}, l56));
+    OK(tir_sched_reorder(s, 2, (const tir_loop_rv[]){l56[1], l56[0]}));
+    OK(tir_sched_fuse(s, 2, (const tir_loop_rv[]){l56[1], l56[0]}, &l7));
+    OK(tir_sched_bind(s, l7, "threadIdx.x"));
+    tir_kernel_set ks;
+    OK(tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks));
+    assert_int_equal(ks.nkernels, 1);
+    assert_int_equal(count(ks.kernels[0]).syncs, 1);
+    float a[64], o[2][64];
+    for (int j = 0; j < 64; j++) a[j] = (float)(j % 7 - 3);
+    tir_arg ra[2] = {{.data = a}, {.data = o[0]}}, sa[2] = {{.data = a}, {.data = o[1]}};
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2, .check_global_races = true};
+    OK(tir_sim_run_kernels(ctx, &ks, 2, sa, &so, NULL));
+    assert_memory_equal(o[0], o[1], sizeof o[0]);
+    tir_sched_destroy(s);
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1189,6 +1311,8 @@ int main(void) {
         cmocka_unit_test(test_kernels_strided_workspace),
         cmocka_unit_test(test_repeated_global_store_refused),
         cmocka_unit_test(test_shared_across_block_nests),
+        cmocka_unit_test(test_global_intermediate_in_one_kernel),
+        cmocka_unit_test(test_global_intermediate_user_schedule),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

@@ -215,6 +215,7 @@ static const pass_case cases[] = {
     {"compact_alloc_dim_align", "compact_alloc", true, in_aligned, false},
     {"relax_guards", "relax_guards", true, in_shared_ragged, false},
     {"lower_fragments", "lower_fragments", true, in_tc_ragged, false},
+    {"global_share", "global_share", false, in_shared_plain, false},
     {"flatten", "flatten", true, in_shared_plain, false},
     {"vectorize", "vectorize", true, in_shared_vec, false},
     {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline, false},
@@ -427,7 +428,7 @@ static void test_hand_written_dim_align(void **state) {
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
-    assert_int_equal(NCASES, 22);
+    assert_int_equal(NCASES, 23);
     for (int p = 0; p < tir_lower_num_passes(); p++) {
         bool found = false;
         for (int i = 0; i < NCASES && !found; i++)

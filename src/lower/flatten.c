@@ -237,6 +237,9 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
     const tir_buffer **bm = IR_NEWN(ctx, const tir_buffer *, in->nparams);
     for (int i = 0; i < in->nparams; i++)
         bm[i] = in->buffer_map[i] ? flat_buffer(&c, in->buffer_map[i]) : NULL;
+    for (int i = 0; i < st->nsync_globals; i++) /* global_share's, now flat */
+        for (int j = 0; j < c.olds.n; j++)
+            if (c.olds.items[j] == st->sync_globals[i]) st->sync_globals[i] = c.news.items[j];
     ir_vec_free(&c.olds);
     ir_vec_free(&c.news);
     ir_vec_free(&c.swizzled);

@@ -32,6 +32,11 @@ typedef struct lower_state {
     const tir_buffer **lost_buf;
     const tir_var **lost_var;
     int nlost;
+    /* Set by global_share (flatten maps them to the flat buffers): the
+     * global buffers of the kernel that thread_sync and race_check treat
+     * like shared ones, since threads may share their elements. */
+    const tir_buffer **sync_globals;
+    int nsync_globals;
 } lower_state;
 
 typedef tir_status (*lower_pass_fn)(lower_state *st, const tir_prim_func *in,
@@ -57,6 +62,10 @@ const tir_stmt *lower_guard_predicate(tir_ctx *ctx, const tir_block_realize *r,
 /* Warp fragments -> per-lane local arrays, tile ops -> per-lane code
  * (lower_fragments.c). */
 tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_global_share(lower_state *st, const tir_prim_func *in,
+                              const tir_prim_func **out);
+/* Is b a global buffer of st->sync_globals (global_share.c)? */
+bool lower_sync_global(const lower_state *st, const tir_buffer *b);
 tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 /* The column flatten stores element (i, j) of a swizzled shared tile of
  * eb-byte elements at (its 16-byte chunk moved within its 128-byte

@@ -22,6 +22,7 @@ static const struct {
     {"compact_alloc", lower_compact_alloc}, /* shrink to the region used */
     {"relax_guards", lower_relax_guards},   /* ragged tiles: unguarded, zero fill */
     {"lower_fragments", lower_fragments},   /* warp fragments -> per-lane registers */
+    {"global_share", lower_global_share}, /* global buffers threads share */
     {"flatten", lower_flatten},             /* 1-D buffers */
     {"vectorize", lower_vectorize},         /* Ramp/Broadcast accesses */
     {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */

@@ -66,7 +66,7 @@ enum { RC_MAX_FIXED = 256, RC_FIXED_ELEMS = 1 << 24 };
 typedef struct rloop {
     const tir_var *var;
     int64_t lo, hi; /* inclusive; lo > hi: no constant range */
-    int dim;        /* 0..2 for threadIdx.x/y/z, else -1 */
+    int dim;        /* 0..2 for threadIdx.x/y/z, 3..5 for blockIdx.x/y/z, else -1 */
 } rloop;
 
 typedef struct racc {
@@ -85,7 +85,9 @@ typedef struct racc {
     bool landed;    /* a cp_async landing at a wait (its index: the issue's) */
     const tir_call *issue; /* the cp_async call of an issue (NULL otherwise) */
     bool borrowed;  /* owner is another access's (see owner_twin): not freed */
-    int64_t otext[3]; /* the threadIdx extents owner was computed with */
+    int64_t otext[6]; /* the threadIdx and blockIdx extents owner was computed with */
+    bool global;      /* a global buffer of global_share's: blocks own elements too */
+    bool second;      /* from the second walk (the cross-block check's accesses) */
 } racc;
 
 typedef struct summ {
@@ -101,12 +103,14 @@ typedef struct rc {
     const tir_expr *conds[RC_MAX_CONDS];
     bool neg[RC_MAX_CONDS];
     int nconds;
-    int64_t text[3]; /* threadIdx extents */
+    int64_t text[6]; /* threadIdx extents, then blockIdx extents */
+    bool blockwise;  /* owners are blocks, not threads (cross_block) */
     ir_vec all;      /* every racc, freed at the end */
     ir_vec async;    /* cp_async issues, copied at each wait they may land at */
     lower_inflight inflight;
     bool collect;    /* first walk: only the cp_async issues */
     const racc *bad[2];
+    bool cross; /* bad[] meet across thread blocks */
     const tir_stmt *cur;
     const tir_for *odd_thread; /* a threadIdx loop not understood */
     const tir_call *odd_copy;  /* a cp_async without a shared destination */
@@ -123,7 +127,7 @@ static const tir_var lane_key;
 typedef struct env {
     const tir_var *vars[RC_MAX_VARS];
     int64_t val[RC_MAX_VARS], lo[RC_MAX_VARS], hi[RC_MAX_VARS];
-    int dim[RC_MAX_VARS];     /* threadIdx axis or -1 */
+    int dim[RC_MAX_VARS];     /* owner axis (0..5, see rloop) or -1 */
     bool capped[RC_MAX_VARS]; /* one period only (see period) */
     int n;
     int64_t points; /* product of the ranges, times the lanes */
@@ -438,7 +442,17 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
  * when one has no constant range in a's context, there are too many, or
  * the points would exceed `budget`.  idx: e is the index, whose periodic
  * variables (see period) need only one period. */
-static bool add_vars(const racc *a, const tir_expr *e, bool idx, int64_t budget, env *en) {
+/* The owner axis of loop l for a's elements: a thread axis (not when
+ * blocks own them), a block axis for a global buffer; -1 for a variable
+ * that is free (every value on both sides). */
+static int owner_dim(const rc *c, const racc *a, const rloop *l) {
+    if (l->dim < 0) return -1;
+    if (l->dim < 3) return c->blockwise ? -1 : l->dim;
+    return a->global ? l->dim : -1;
+}
+
+static bool add_vars(const rc *c, const racc *a, const tir_expr *e, bool idx, int64_t budget,
+                     env *en) {
     ir_vec vars = {0};
     lower_collect_vars(e, &vars);
     if (lower_uses_lane(e)) ir_vec_push(&vars, &lane_key);
@@ -454,13 +468,14 @@ static bool add_vars(const racc *a, const tir_expr *e, bool idx, int64_t budget,
         const rloop *l = loop_of(a, vars.items[i]);
         ok = l && l->lo <= l->hi && t.n < RC_MAX_VARS;
         if (!ok) break;
-        int64_t hi = l->hi, p = idx && l->dim < 0 ? period(e, l->var, 0) : -1;
+        int dim = owner_dim(c, a, l);
+        int64_t hi = l->hi, p = idx && dim < 0 ? period(e, l->var, 0) : -1;
         t.capped[t.n] = p > 0 && l->lo + p - 1 < hi;
         if (t.capped[t.n]) hi = l->lo + p - 1;
         t.vars[t.n] = l->var;
         t.lo[t.n] = t.val[t.n] = l->lo;
         t.hi[t.n] = hi;
-        t.dim[t.n] = l->dim;
+        t.dim[t.n] = dim;
         t.points *= hi - l->lo + 1;
         ok = t.points <= budget;
         t.n++;
@@ -499,7 +514,7 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
         en.capped[0] = false;
         en.n = 1;
     }
-    if (!add_vars(a, a->idx, true, RC_MAX_POINTS, &en)) return false;
+    if (!add_vars(c, a, a->idx, true, RC_MAX_POINTS, &en)) return false;
     /* first the conditions over the index's variables (free), then others */
     int keep[RC_MAX_CONDS], nk = 0;
     bool kept[RC_MAX_CONDS] = {false};
@@ -507,14 +522,15 @@ static bool fill_owner(const rc *c, const racc *a, int64_t *own, int64_t base, i
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < a->nconds; i++)
             if (!kept[i] && !(drop_fix_conds && tir_uses_var(a->conds[i], fix->var)) &&
-                add_vars(a, a->conds[i], false, pass ? RC_COND_POINTS : free_points, &en))
+                add_vars(c, a, a->conds[i], false, pass ? RC_COND_POINTS : free_points, &en))
                 kept[i] = true, keep[nk++] = i;
-    bool dim_used[3] = {false, false, false};
+    bool dim_used[6] = {false};
     for (int i = 0; i < en.n; i++)
         if (en.dim[i] >= 0) dim_used[en.dim[i]] = true;
-    /* a thread axis the index ignores: every element has several owners */
+    /* an owner axis the index ignores: every element has several owners */
     bool shared = false;
-    for (int d = 0; d < 3; d++) shared |= !dim_used[d] && c->text[d] > 1;
+    for (int d = 0; d < 6; d++)
+        shared |= !dim_used[d] && c->text[d] > 1 && (d < 3 ? !c->blockwise : a->global);
     static _Thread_local rc_prog prog; /* 6 KB: not on the stack */
     prog.n = 0;
     bool compiled = prog_add(&prog, a->idx, &en, 0);
@@ -586,11 +602,11 @@ static bool fill_points(const rc *c, const racc *a, const env *start, const int 
  * equal fields, equal owners.  A cp_async landing at a wait is its
  * issue's index, loops and conditions again (one issue lands at up to six
  * waits in Step 9: two thirds of the accesses). */
-static bool same_owner(const racc *a, const racc *b, const int64_t text[3]) {
+static bool same_owner(const racc *a, const racc *b, const int64_t text[6]) {
     if (a->buf != b->buf || a->idx != b->idx || a->span != b->span ||
         a->nloops != b->nloops || a->nconds != b->nconds)
         return false;
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 6; d++)
         if (b->otext[d] != text[d]) return false;
     for (int i = 0; i < a->nloops; i++) {
         const rloop *x = &a->loops[i], *y = &b->loops[i];
@@ -725,7 +741,7 @@ static bool collide(rc *c, racc *a, racc *b) {
     if (!a->idx || !b->idx || a->landed || b->landed) return true;
     for (int i = c->nstack - 1; i >= 0; i--) {
         const rloop *l = &c->stack[i];
-        if (l->dim < 0 && l->lo <= l->hi && tir_uses_var(a->idx, l->var) &&
+        if ((l->dim < 0 || l->dim >= 3) && l->lo <= l->hi && tir_uses_var(a->idx, l->var) &&
             tir_uses_var(b->idx, l->var) && apart_fixed(c, a, b, l, size))
             return false;
     }
@@ -736,6 +752,39 @@ static void check_pair(rc *c, racc *a, racc *b) {
     if (!c->bad[0] && !c->collect && collide(c, a, b)) {
         c->bad[0] = a;
         c->bad[1] = b;
+    }
+}
+
+/* May a and b (global, one a write) touch one element from two thread
+ * blocks?  No barrier orders blocks, so this holds whatever the paths. */
+static bool blocks_meet(rc *c, const racc *a, const racc *b) {
+    int64_t size = tir_buffer_const_size(a->buf);
+    if (size < 0 || size > RC_MAX_ELEMS || !a->idx || !b->idx) return true;
+    int64_t *x = ir_xmalloc(sizeof(int64_t) * (size_t)size * 2), *y = x + size;
+    for (int64_t i = 0; i < 2 * size; i++) x[i] = OWN_NONE;
+    int64_t xlo = size, xhi = -1, ylo = size, yhi = -1;
+    c->blockwise = true;
+    bool meet = !fill_owner(c, a, x, 0, size, NULL, 0, false, &xlo, &xhi) ||
+                !fill_owner(c, b, y, 0, size, NULL, 0, false, &ylo, &yhi);
+    c->blockwise = false;
+    int64_t lo = xlo > ylo ? xlo : ylo, hi = xhi < yhi ? xhi : yhi;
+    meet = meet || owners_meet(x + lo, y + lo, lo, hi);
+    free(x);
+    return meet;
+}
+
+/* Every write of a global buffer of global_share's against every access
+ * of it in the kernel: one element in two blocks is a race no barrier
+ * fixes (the first such pair goes to c->bad, c->cross set). */
+static void cross_block(rc *c) {
+    for (int i = 0; i < c->all.n && !c->bad[0]; i++) {
+        racc *a = (racc *)c->all.items[i];
+        if (!a->global || !a->second || !a->write) continue;
+        for (int j = 0; j < c->all.n && !c->bad[0]; j++) {
+            racc *b = (racc *)c->all.items[j];
+            if (b->buf != a->buf || !b->second || b->landed) continue;
+            if (blocks_meet(c, a, b)) c->bad[0] = a, c->bad[1] = b, c->cross = true;
+        }
     }
 }
 
@@ -760,8 +809,12 @@ typedef struct leafc {
 
 /* A buffer that is not flat (not a lowered kernel): any element (idx NULL). */
 static void add_acc(leafc *l, const tir_buffer *b, bool write, const tir_expr *idx) {
-    if (b->scope != TIR_SCOPE_SHARED) return;
-    ir_vec_push(l->out, new_acc(l->c, b, write, b->ndim == 1 ? idx : NULL));
+    bool global = lower_sync_global(l->c->st, b);
+    if (b->scope != TIR_SCOPE_SHARED && !global) return;
+    racc *a = new_acc(l->c, b, write, b->ndim == 1 ? idx : NULL);
+    a->global = global;
+    a->second = !l->c->collect;
+    ir_vec_push(l->out, a);
 }
 
 static bool leaf_pre(tir_visitor *v, const tir_node *n) {
@@ -804,6 +857,12 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
                 ((racc *)l->out->items[n0])->span = lower_ldmatrix_row(ld->buffer->dtype);
             return false;
         }
+        if (call->op == TIR_INTRIN_ATOMIC_ADD) { /* a write of a global's element */
+            const tir_buffer_load *ld = lower_addressed(call, 0);
+            if (ld) add_acc(l, ld->buffer, true, ld->indices[0]);
+            tir_visit(v, call->args[1]);
+            return false;
+        }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
             const tir_call *dst = tir_as_tir_call(call->args[0]);
             const tir_buffer_load *ld =
@@ -824,7 +883,14 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
                 a->issue = call;
                 if (l->c->collect) ir_vec_push(&l->c->async, a);
             }
+            int n1 = l->out->n;
             tir_visit(v, call->args[1]);
+            for (int i = n1; i < l->out->n; i++) { /* a global source: its bytes */
+                racc *s = (racc *)l->out->items[i];
+                if (s->global && bytes > 0 && s->idx && s->idx->dtype.lanes <= 1)
+                    s->span = bytes / tir_dtype_bytes(s->buf->dtype) > 1
+                                  ? bytes / tir_dtype_bytes(s->buf->dtype) : 1;
+            }
             return false;
         }
     }
@@ -903,6 +969,9 @@ static void walk_for(rc *c, const tir_for *f, summ *r) {
                 c->odd_thread = f;
             else
                 c->text[dim] = b.max - b.min + 1, l->dim = dim;
+        } else if (lower_is_block_loop(f) && bounded) {
+            int dim = tir_thread_axis_dim(tir_thread_axis_lookup(f->thread_tag));
+            if (dim >= 0 && dim <= 2) c->text[3 + dim] = b.max - b.min + 1, l->dim = 3 + dim;
         }
     }
     walk(c, f->body, r);
@@ -983,7 +1052,8 @@ static const char *stmt_text(tir_ctx *ctx, const tir_stmt *s) {
 }
 
 tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_prim_func **out) {
-    rc c = {.st = st, .an = tir_analyzer_create(st->ctx), .text = {1, 1, 1}, .collect = true};
+    rc c = {.st = st, .an = tir_analyzer_create(st->ctx), .text = {1, 1, 1, 1, 1, 1},
+            .collect = true};
     summ r = {{0}, {0}, false};
     lower_inflight_compute(in->body, &c.inflight);
     bool lane = lower_uses_lane(in->body);
@@ -996,6 +1066,7 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
     summ r2 = {{0}, {0}, false};
     walk(&c, in->body, &r2);
     summ_free(&r2);
+    if (!c.bad[0] && st->nsync_globals) cross_block(&c);
     tir_status s = TIR_OK;
     if (c.odd_thread)
         s = lower_fail_marked(st, in, 1, (const void *const[]){c.odd_thread},
@@ -1007,7 +1078,21 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
                          "race_check: %s is not a cp_async of the lowered form "
                          "(address_of a shared element, a source, a byte count, optionally the source bytes)",
                          tir_print(st->ctx, c.odd_copy));
-    else if (c.bad[0]) {
+    else if (c.bad[0] && c.bad[0]->global) {
+        const racc *a = c.bad[0], *b = c.bad[1];
+        const void *marks[2] = {a->stmt, b->stmt};
+        s = lower_fail_marked(
+            st, in, a->stmt == b->stmt ? 1 : 2, marks,
+            "race_check: global buffer %s, written and read in this kernel: %s (%s) and %s (%s) "
+            "may touch one element from %s; compute the consumer in its own kernel (at the "
+            "root block) or keep the intermediate in shared or local memory",
+            a->buf->name, stmt_text(st->ctx, a->stmt), a->write ? "write" : "read",
+            a->stmt == b->stmt ? "itself" : stmt_text(st->ctx, b->stmt),
+            b->write ? "write" : "read",
+            c.cross ? "different thread blocks, which nothing orders within a kernel"
+                    : "different threads with no syncthreads between them (or more elements "
+                      "than the check enumerates)");
+    } else if (c.bad[0]) {
         const racc *a = c.bad[0], *b = c.bad[1];
         const void *marks[2] = {a->stmt, b->stmt};
         s = lower_fail_marked(

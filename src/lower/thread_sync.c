@@ -307,7 +307,7 @@ static bool elem_range(ts *t, const tir_expr *idx, const tir_var *k, krange *out
 /* span: elements from each index value (an ldmatrix row: 16 bytes). */
 static void add_access_span(coll *c, const tir_buffer *b, bool write, const tir_expr *idx,
                             int64_t span) {
-    if (b->scope != TIR_SCOPE_SHARED) return;
+    if (b->scope != TIR_SCOPE_SHARED && !lower_sync_global(c->t->st, b)) return;
     ts *t = c->t;
     acc *a = IR_NEW(t->st->ctx, acc);
     *a = (acc){.buf = b, .write = write, .idx = idx};
