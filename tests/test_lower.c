@@ -833,6 +833,24 @@ static void test_global_intermediate_user_schedule(void **state) {
     tir_sched_destroy(s);
 }
 
+/* C accumulated in global memory (an init in its own loops, then C[i, j]
+ * = C[i, j] + ...: the seed's Steps 1-3) is written and read by the
+ * kernel, so global_share must prove it race-free: otherwise race_check
+ * would enumerate C and refuse it past 2^20 elements.  Big and ragged. */
+static void test_global_accumulation_proved(void **state) {
+    static const int64_t sizes[][3] = {{4096, 4096, 64}, {4095, 4095, 40}, {1000, 520, 333}};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const tir_prim_func *k = NULL;
+        const tir_prim_func *f = lk_shared(ctx, sizes[z][0], sizes[z][1], sizes[z][2], 0);
+        if (tir_lower(ctx, f, NULL, &k) != TIR_OK)
+            fail_msg("%lldx%lldx%lld: %s", (long long)sizes[z][0], (long long)sizes[z][1],
+                     (long long)sizes[z][2], tir_ctx_error(ctx));
+        assert_int_equal(count(k).syncs, 2); /* the shared tiles' two, none for C */
+        OK(tir_lower(ctx, lk_step1(ctx, sizes[z][0] / 8, 1000, sizes[z][2]), NULL, &k));
+        assert_int_equal(count(k).syncs, 0);
+    }
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1313,6 +1331,7 @@ int main(void) {
         cmocka_unit_test(test_shared_across_block_nests),
         cmocka_unit_test(test_global_intermediate_in_one_kernel),
         cmocka_unit_test(test_global_intermediate_user_schedule),
+        cmocka_unit_test(test_global_accumulation_proved),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

@@ -31,7 +31,8 @@ typedef struct tir_lower_opts {
     /* Stop after the pass of this name (NULL: run all), for tests and
      * debugging; the result is then not a finished kernel. */
     const char *stop_after;
-    /* Skip the static shared-memory race check (the last pass). */
+    /* Skip the static race check (the last pass: shared buffers, and the
+     * global buffers a kernel both writes and reads). */
     bool no_race_check;
     /* Keep the global->shared copies of a software pipeline without
      * "software_pipeline_async_stages" synchronous.  By default a stage
@@ -137,7 +138,9 @@ TIR_API tir_status tir_lower_kernels(tir_ctx *ctx, const tir_prim_func *schedule
  * to one shared buffer, one a write, may touch one element from different
  * threads with no syncthreads between them on some path (loop back edges
  * included); the message names the buffer and both statements.  Sound,
- * conservative: see docs/lowering.md (race_check). */
+ * conservative: see docs/lowering.md (race_check).  Alone, it checks
+ * shared buffers only; within tir_lower it also checks the global buffers
+ * global_share lists (written and read by the kernel's threads). */
 TIR_API tir_status tir_lower_check_races(tir_ctx *ctx, const tir_prim_func *kernel);
 
 /* The passes in pipeline order: their number and names ("gpu_check",
