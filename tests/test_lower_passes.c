@@ -824,6 +824,64 @@ static void test_pipeline_hazards(void **st) {
 }
 #undef HZ
 
+/* A guard decided by one operand of `and` / `or` while the other names a
+ * variable the walk leaves unnamed (bx, k): a ragged tile's mma guard
+ * `i_0 * 2 + i_2 < 3 and j_2 < 3` around fragments loaded for j_2 < 3
+ * only (N = 24, warp tiles of 104+ columns).  Undecided, the walk read
+ * S[2] at j = 2 and refused the pipeline ("reads it before writing it");
+ * now the first three lower and compute what the interpreter does.  The
+ * others read S[2], which the body writes after the read: at k > 0 the
+ * previous iteration's value (with S versioned, another iteration's), so
+ * they stay refused: `and` with its decided operand true, `or` with it
+ * false or true, and a condition of k. */
+static const char decided_fmt[] =
+    "@T.prim_func\n"
+    "def dg(A: T.Buffer((8, 4), \"float32\"), C: T.Buffer((2, 8, 4), \"float32\")):\n"
+    "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+    "            S = T.allocate((4,), \"float32\", scope=\"local\")\n"
+    "            for k in T.serial(8, annotations={\"software_pipeline_stage\": [0, 1, 1], "
+    "\"software_pipeline_order\": [0, 1, 2]}):\n"
+    "                for j in T.unroll(2):\n"
+    "                    S[j] = A[k, j]\n"
+    "                for j in T.unroll(4):\n"
+    "                    if %s:\n"
+    "                        C[bx, k, j] = S[j]\n"
+    "                S[2] = A[k, 2]\n";
+
+static void test_pipeline_decided_guard(void **st) {
+    (void)st;
+    static const struct {
+        const char *cond;
+        bool refused;
+    } cases[] = {
+        {"bx * 2 + j < 3 and j < 2", false},
+        {"j < 2 and bx * 2 + j < 3", false},
+        {"not (j >= 2 or bx * 2 + j >= 3)", false},
+        {"bx * 2 + j < 3 and j < 3", true},
+        {"bx < 1 or j < 2", true},
+        {"j >= 1 or bx < 1", true},
+        {"k > 0 and j < 3", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tir_ctx *ctx = tir_ctx_create();
+        char text[2048];
+        snprintf(text, sizeof text, decided_fmt, cases[i].cond);
+        const tir_prim_func *f, *k = NULL;
+        OK(tir_parse_func(ctx, text, strlen(text), &f));
+        tir_status r = tir_lower(ctx, f, NULL, &k);
+        if (cases[i].refused) {
+            if (r != TIR_ERR_LOWER || k || !strstr(tir_ctx_error(ctx), "reads it before writing it") ||
+                !strstr(tir_ctx_error(ctx), "'S'"))
+                fail_msg("case %zu: %s: %s", i, tir_status_name(r), tir_ctx_error(ctx));
+        } else {
+            if (r != TIR_OK) fail_msg("case %zu refused: %s", i, tir_ctx_error(ctx));
+            if (lk_interp_sim_equal(ctx, f, k) != 0) fail_msg("case %zu: wrong result", i);
+        }
+        tir_ctx_destroy(ctx);
+    }
+}
+
 /* plan_alloc keeps a buffer's Allocate outside a loop whose body reads it
  * before writing it: moved inside, a running sum kept in a local (first
  * value under k == 0) started unwritten in every iteration (found by the
@@ -1422,6 +1480,7 @@ int main(void) {
                                               cmocka_unit_test(test_tile_prefetch_rotate_loop_var),
                                               cmocka_unit_test(test_vector_index_2d),
                                               cmocka_unit_test(test_pipeline_hazards),
+                                              cmocka_unit_test(test_pipeline_decided_guard),
                                               cmocka_unit_test(test_plan_alloc_carried),
                                               cmocka_unit_test(test_carried_invariant_condition),
                                               cmocka_unit_test(test_vectorize_lane_order),

@@ -7,8 +7,10 @@
  * Elements we can name are followed one by one: constant indices, or
  * indices of the variables of loops inside the body of constant bounds
  * (the walk steps through such a loop value by value, up to MAXWALKS
- * walks of a body, and decides conditions of those variables), a Ramp
- * lane by lane.  A pre-pass notes, for each element the body writes, the
+ * walks of a body, and decides conditions of those variables, also an
+ * `and` one operand of which is false, or an `or` one is true, whatever
+ * the other names: a block index, the loop's own variable), a Ramp lane
+ * by lane.  A pre-pass notes, for each element the body writes, the
  * position of its last write and whether some write of it sits under a
  * condition (or in a loop) that may differ between iterations or between
  * runs of the loop: one that reads memory or uses a variable bound
@@ -106,6 +108,25 @@ static int64_t fdiv(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool *ok);
+
+/* `a and b`, `a or b`: decided by one operand alone when it is false (and)
+ * or true (or), whatever the other's value.  A ragged tile's mma guard
+ * `i_0 * 2 + i_2 < 3 and j_2 < 3` (i_0 a block index) is false for every
+ * block at j_2 = 3; left undecided, the walk read the fragment elements
+ * of j_2 = 3.. that no load writes (a false refusal of the fragment
+ * pipeline).  The other operand must read no memory: a decided If's
+ * condition is not walked, and its reads would go unseen. */
+static int64_t eval_logic(const cwalk *c, const int64_t *vals, const tir_binop *b, bool *ok) {
+    bool oka = true, okb = true, dom = b->base.kind == TIR_KIND_OR;
+    bool x = eval(c, vals, b->a, &oka) != 0, y = eval(c, vals, b->b, &okb) != 0;
+    if (oka && okb) return dom ? x || y : x && y;
+    if ((oka && x == dom && !tir_reads_buffer(b->b)) || (okb && y == dom && !tir_reads_buffer(b->a)))
+        return dom;
+    *ok = false;
+    return 0;
+}
+
 /* The value of integer expression e with the variables of c's stepped
  * loops at vals; *ok cleared for anything else. */
 static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool *ok) {
@@ -126,8 +147,9 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
         if (((const tir_call *)e)->op == TIR_INTRIN_DOMAIN_GUARD)
             return eval(c, vals, ((const tir_call *)e)->args[0], ok);
         break;
+    case TIR_KIND_AND: case TIR_KIND_OR: return eval_logic(c, vals, (const tir_binop *)e, ok);
     case TIR_KIND_EQ: case TIR_KIND_NE: case TIR_KIND_LT: case TIR_KIND_LE: case TIR_KIND_GT:
-    case TIR_KIND_GE: case TIR_KIND_AND: case TIR_KIND_OR: {
+    case TIR_KIND_GE: {
         const tir_binop *b = (const tir_binop *)e;
         int64_t x = eval(c, vals, b->a, ok), y = eval(c, vals, b->b, ok);
         switch ((tir_kind)e->kind) {
@@ -136,9 +158,7 @@ static int64_t eval(const cwalk *c, const int64_t *vals, const tir_expr *e, bool
         case TIR_KIND_LT: return x < y;
         case TIR_KIND_LE: return x <= y;
         case TIR_KIND_GT: return x > y;
-        case TIR_KIND_GE: return x >= y;
-        case TIR_KIND_AND: return x && y;
-        default: return x || y;
+        default: return x >= y;
         }
     }
     case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: case TIR_KIND_FLOORDIV:
