@@ -45,6 +45,17 @@ static void affine(const draw *d, char *out, size_t n, int64_t *max) {
     }
     *max = c[0] + (int64_t)c[1] * (d->nb - 1) + (int64_t)c[2] * (d->nt - 1) +
            (int64_t)c[3] * (d->nj - 1);
+    int sp = 2 << pick(2); /* t split into digits t // sp, t % sp (a fused thread index) */
+    if (pick(3) == 0 && d->nt > sp) {
+        int hi = pick(3), lo = pick(2) ? c[2] : pick(9); /* swapped, scaled or merged digits */
+        if (hi == 0) hi = c[2] * sp;
+        else hi = pick(2) ? c[2] * sp + pick(3) : pick(9);
+        *max = c[0] + (int64_t)c[1] * (d->nb - 1) + (int64_t)hi * ((d->nt - 1) / sp) +
+               (int64_t)lo * (sp - 1) + (int64_t)c[3] * (d->nj - 1);
+        snprintf(out, n, "%d + b * %d + t // %d * %d + t %% %d * %d + j * %d", c[0], c[1], sp, hi,
+                 sp, lo, c[3]);
+        return;
+    }
     snprintf(out, n, "%d + b * %d + t * %d + j * %d", c[0], c[1], c[2], c[3]);
 }
 
@@ -68,6 +79,7 @@ static void make(draw *d, char *src, size_t n) {
     }
     if (ndim == 1) d->cols = d->rows, d->rows = 0;
     char shape[64], fi[340], gi[420];
+    const char *bprm = "B";
     if (ndim == 1) {
         snprintf(shape, sizeof shape, "(%d,)", d->cols);
         snprintf(fi, sizeof fi, "%s", d->f[0]);
@@ -78,6 +90,8 @@ static void make(draw *d, char *src, size_t n) {
         snprintf(gi, sizeof gi, "%s, %s", d->g[0], d->g[1]);
     }
     int nc = d->nb * d->nt * d->nj;
+    if (pick(5) == 0) /* B only written: two threads storing one element race too */
+        snprintf(gi, sizeof gi, "b * %d + t * %d + j", d->nt * d->nj, d->nj), bprm = "A";
     snprintf(src, n,
              "@T.prim_func\n"
              "def gs(A: T.Buffer((%d,), \"float32\"), B: T.Buffer(%s, \"float32\"),\n"
@@ -88,9 +102,9 @@ static void make(draw *d, char *src, size_t n) {
              "                B[%s] = A[b * %d + t * %d + j] + T.float32(1)\n"
              "        for t in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n"
              "            for j in T.serial(%d):\n"
-             "                C[b * %d + t * %d + j] = B[%s]\n",
+             "                C[b * %d + t * %d + j] = %s[%s]\n",
              nc, shape, nc, d->nb, d->nt, d->nj, fi, d->nt * d->nj, d->nj, d->nt, d->nj,
-             d->nt * d->nj, d->nj, gi);
+             d->nt * d->nj, d->nj, bprm, gi);
 }
 
 typedef struct tally {

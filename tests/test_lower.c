@@ -776,6 +776,18 @@ static void test_global_intermediate_in_one_kernel(void **state) {
         OK(tir_sim_run(ctx, k, 3, sa, &so, NULL));
         assert_memory_equal(o[0], o[1], sizeof o[0]);
     }
+    /* two threads storing one element of an output (never read): the
+     * function means the last thread's value, the GPU keeps any */
+    static const char *wo =
+        "@T.prim_func\n"
+        "def wo(A: T.Buffer((64,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+        "    for i0 in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            B[i0 * 2 + t // 16] = A[i0 * 32 + t]\n";
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, wo, strlen(wo), &f));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "global buffer B"));
 }
 
 /* The new user's own schedule (docs/reliability.md): B allocated in the

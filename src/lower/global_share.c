@@ -1,49 +1,50 @@
 /* global_share.c: which global buffers do the threads of a kernel share?
  *
- * A global buffer that a kernel both writes and reads (an intermediate
- * computed at a block loop, or an output accumulated in place) is shared
- * memory too: when one thread writes an element that another thread reads
- * or writes, the two need a barrier between them (threads of one block)
- * or cannot be ordered at all (different blocks: only the end of a launch
- * orders them).  thread_sync and race_check treat shared buffers so; this
- * pass names the global buffers they must treat so as well, in
- * lower_state.sync_globals, and leaves out those it proves race-free, so
- * that an output accumulated in place (C[i, j] = C[i, j] + ..., after an
- * init C[i, j] = 0 in other loops) costs neither a barrier nor an
- * enumeration of its millions of elements.
+ * A global buffer that a kernel writes is shared memory too: when one
+ * thread writes an element that another thread reads or writes, the two
+ * need a barrier between them (threads of one block) or cannot be ordered
+ * at all (different blocks: only the end of a launch orders them), and
+ * two stores of one element by two threads leave either value where the
+ * function means the last.  thread_sync and race_check treat shared
+ * buffers so; this pass names the global buffers they must treat so as
+ * well, in lower_state.sync_globals, and leaves out those it proves
+ * race-free, so that an output (or one accumulated in place, C[i, j] =
+ * C[i, j] + ... after an init in other loops) costs neither a barrier nor
+ * an enumeration of its millions of elements.
  *
- * The proof, per pair of a write and another access of the buffer: every
- * element both touch is touched by one (block, thread) only.  It runs on
- * the multi-dimensional indices (before flatten), so that a ragged
- * tile's columns stay a dimension of their own.  Each index must be
- * affine in loop variables of constant range (lane_id() and a Ramp's lane
- * count as such variables).  In dimension d, a shared element means
- *     sum_x c_x (t1_x - t2_x) + sum (the loop terms of a) - sum (those of b) + k = 0,
- * t1, t2 the two (block, thread) coordinates, one slot per launch axis x
- * with the same coefficient on both sides.  Loop terms of equal
- * coefficient pair up into one slot (i1 - i2).  A slot whose coefficient
- * exceeds, in absolute value, everything the other slots and k can add
- * up to must be zero there; a forced slot is zero in every dimension, so
- * this repeats until nothing changes.  When every launch axis of more
- * than one index is forced, the two coordinates are equal; when a
- * dimension cannot reach zero, the two never meet.  Anything else (a
- * floordiv, a symbolic range, an access through an address, a different
- * coefficient for an axis) leaves the buffer to thread_sync's barriers
- * and race_check's enumeration, which refuses what it cannot enumerate.
- *
- * Limits: a global buffer written but never read in the kernel is not
- * looked at (two threads storing one element of an output is gpu_check's
- * repeated-store rule, or a race left to the simulator).
+ * The proof, per pair of a write and another access of the buffer (the
+ * write itself included): every element both touch is touched by one
+ * (block, thread) only.  It runs on the multi-dimensional indices (before
+ * flatten), so that a ragged tile's columns stay a dimension of their own;
+ * two dimensions indexed (e // c, e % c), a fused loop's bindings, count
+ * as one, e.  Each index must be affine in the digits of loop variables of
+ * constant range: a variable used as v // d, v % m or v // d % m splits at
+ * those boundaries (each dividing the next) into digits, each a variable
+ * of its own (a fused thread index, lane_id() % 4, a swizzled block
+ * index); lane_id() is threadIdx.x's variable and a Ramp's lane one more.
+ * In dimension d, a shared element means
+ *     sum c (x1 - x2) + (a's other terms) - (b's other terms) + k = 0
+ * with one slot c (x1 - x2) per digit of a launch axis that both sides
+ * have with one coefficient, and per pair of loop digits of equal
+ * coefficient.  A slot whose coefficient exceeds, in absolute value,
+ * everything the other slots and k can add up to must be zero; a forced
+ * slot is zero in every dimension, so this repeats until nothing changes.
+ * When every digit of every launch axis of more than one index is forced,
+ * the two (block, thread)s are equal; when a dimension cannot reach zero,
+ * the two never meet.  Anything else (a division of a sum, a symbolic
+ * range, an access through an address, different splits or coefficients
+ * of an axis on the two sides) leaves the buffer to thread_sync's
+ * barriers and race_check's enumeration, which refuses what it cannot
+ * enumerate.  The 19 benchmark kernels' outputs, the split-K workspaces
+ * and sums, and Steps 1-3's C accumulated in place are all proved.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/text_internal.h"
 #include "lower_internal.h"
 
-enum { GS_MAX_TERMS = 24, GS_MAX_LOOPS = 32, GS_MAX_SLOTS = 64 };
-
-/* The pseudo variable lane_id() stands for (only its address is used). */
-static const tir_var gs_lane;
+enum { GS_MAX_TERMS = 24, GS_MAX_LOOPS = 32, GS_MAX_SLOTS = 64, GS_MAX_DIGITS = 8 };
 
 typedef struct gs_loop {
     const tir_var *var;
@@ -152,10 +153,144 @@ static void coll_post(tir_visitor *v, const tir_node *n) {
     else g->nstack--;
 }
 
+/* --------------------------------------------------------------- digits */
+
+/* A variable's values split at boundaries 1 = b[0] < b[1] < ..., each
+ * dividing the next: digit i is (v / b[i]) % (b[i + 1] / b[i]), the last
+ * v / b[n - 1], so that v, v / b[j], v % b[j] and (v / b[j]) % (b[k] /
+ * b[j]) are sums of digits times constants (a fused thread index
+ * `f // 4 % 8`, lane_id() % 4, a swizzled block index).  A launch axis has
+ * one entry for all its variables, so that both sides split it alike;
+ * the address of b[i] names digit i. */
+typedef struct dvar {
+    const void *var; /* a loop variable (axis < 0), or NULL */
+    int axis;
+    int64_t lo, hi;
+    int64_t b[GS_MAX_DIGITS];
+    int nb;
+} dvar;
+
+typedef struct digits {
+    dvar d[GS_MAX_TERMS];
+    int n;
+    bool bad; /* too many, a split of a variable not starting at 0, ... */
+} digits;
+
+/* The pseudo variable of a Ramp's lanes has no loop: its range comes
+ * with it. */
+static const gs_loop *loop_of(const gs_acc *a, const tir_var *v) {
+    for (int i = a->nloops - 1; i >= 0; i--)
+        if (a->loops[i].var == v) return &a->loops[i];
+    return NULL;
+}
+
+/* The entry of e (a Var or lane_id()) in a's context, made if new. */
+static dvar *entry(digits *dg, const gs_acc *a, const tir_expr *e) {
+    const void *var = e;
+    int64_t lo = 0, hi = 31;
+    int axis = tir_launch_axis("threadIdx.x");
+    if (e->kind == TIR_KIND_VAR) {
+        const gs_loop *lp = loop_of(a, (const tir_var *)e);
+        if (!lp || lp->lo > lp->hi) return NULL;
+        lo = lp->lo, hi = lp->hi, axis = lp->axis;
+    } else if (!(e->kind == TIR_KIND_CALL && ((const tir_call *)e)->op == TIR_INTRIN_LANE_ID)) {
+        return NULL;
+    }
+    if (axis >= 0) var = NULL;
+    for (int i = 0; i < dg->n; i++) {
+        dvar *d = &dg->d[i];
+        if (d->var == var && d->axis == axis) {
+            if (d->lo != lo || d->hi != hi) dg->bad = true; /* two ranges of one axis */
+            return d;
+        }
+    }
+    if (dg->n == GS_MAX_TERMS) return NULL;
+    dvar *d = &dg->d[dg->n++];
+    *d = (dvar){.var = var, .axis = axis, .lo = lo, .hi = hi, .b = {1}, .nb = 1};
+    return d;
+}
+
+static void add_boundary(digits *dg, dvar *d, int64_t v) {
+    if (!d || v < 1) {
+        dg->bad = true;
+        return;
+    }
+    int i = 0;
+    while (i < d->nb && d->b[i] < v) i++;
+    if (i < d->nb && d->b[i] == v) return;
+    if (d->nb == GS_MAX_DIGITS) {
+        dg->bad = true;
+        return;
+    }
+    memmove(&d->b[i + 1], &d->b[i], sizeof d->b[0] * (size_t)(d->nb - i));
+    d->b[i] = v;
+    d->nb++;
+}
+
+static bool is_atom(const tir_expr *e) {
+    return e->kind == TIR_KIND_VAR ||
+           (e->kind == TIR_KIND_CALL && ((const tir_call *)e)->op == TIR_INTRIN_LANE_ID);
+}
+
+/* The boundaries the divisions of variables in an index ask for. */
+typedef struct split_note {
+    digits *dg;
+    const gs_acc *a;
+} split_note;
+
+static bool note_pre(tir_visitor *v, const tir_node *n) {
+    split_note *sn = v->user;
+    const tir_expr *e = (const tir_expr *)n;
+    int64_t c, m;
+    if (n->kind == TIR_KIND_FLOORDIV || n->kind == TIR_KIND_FLOORMOD) {
+        const tir_binop *bo = (const tir_binop *)n;
+        if (!tir_expr_const_int(bo->b, &c)) return true;
+        if (is_atom(bo->a)) {
+            add_boundary(sn->dg, entry(sn->dg, sn->a, bo->a), c);
+            return false;
+        }
+        const tir_binop *in = bo->a->kind == TIR_KIND_FLOORDIV ? (const tir_binop *)bo->a : NULL;
+        if (n->kind == TIR_KIND_FLOORMOD && in && is_atom(in->a) &&
+            tir_expr_const_int(in->b, &m) && !__builtin_mul_overflow(m, c, &c)) {
+            dvar *d = entry(sn->dg, sn->a, in->a);
+            add_boundary(sn->dg, d, m);
+            add_boundary(sn->dg, d, c);
+            return false;
+        }
+        return true;
+    }
+    if (is_atom(e)) entry(sn->dg, sn->a, e);
+    return true;
+}
+
+static void note_splits(digits *dg, const gs_acc *a, const tir_expr *e) {
+    split_note sn = {dg, a};
+    tir_visitor v = {.pre = note_pre, .user = &sn};
+    tir_visit(&v, e);
+}
+
+/* Every boundary divides the next; a split variable starts at 0. */
+static bool digits_ok(const digits *dg) {
+    if (dg->bad) return false;
+    for (int i = 0; i < dg->n; i++) {
+        const dvar *d = &dg->d[i];
+        if (d->nb > 1 && d->lo != 0) return false;
+        for (int j = 0; j + 1 < d->nb; j++)
+            if (d->b[j + 1] % d->b[j]) return false;
+    }
+    return true;
+}
+
+/* Digit i's largest value. */
+static int64_t digit_hi(const dvar *d, int i) {
+    if (i + 1 < d->nb) return d->b[i + 1] / d->b[i] - 1;
+    return d->nb == 1 ? d->hi : d->hi / d->b[i];
+}
+
 /* --------------------------------------------------------------- affine */
 
 typedef struct term {
-    const void *var;
+    const void *key; /* a digit: &dvar.b[i] */
     int64_t coef, lo, hi;
     int axis;
 } term;
@@ -166,60 +301,84 @@ typedef struct lin {
     int64_t k;
 } lin;
 
-static const gs_loop *loop_of(const gs_acc *a, const tir_var *v) {
-    for (int i = a->nloops - 1; i >= 0; i--)
-        if (a->loops[i].var == v) return &a->loops[i];
-    return NULL;
-}
-
-static bool add_term(lin *l, const void *var, int64_t coef, int64_t lo, int64_t hi, int axis) {
+static bool add_term(lin *l, const void *key, int64_t coef, int64_t lo, int64_t hi, int axis) {
     for (int i = 0; i < l->n; i++)
-        if (l->t[i].var == var) return !__builtin_add_overflow(l->t[i].coef, coef, &l->t[i].coef);
+        if (l->t[i].key == key) return !__builtin_add_overflow(l->t[i].coef, coef, &l->t[i].coef);
     if (l->n == GS_MAX_TERMS) return false;
-    l->t[l->n++] = (term){var, coef, lo, hi, axis};
+    l->t[l->n++] = (term){key, coef, lo, hi, axis};
     return true;
 }
 
-/* l += scale * e; false when e is not affine in variables of constant
- * range, or a product overflows. */
-static bool lin_add(const gs *g, const gs_acc *a, const tir_expr *e, int64_t scale, lin *l) {
-    int64_t c;
+/* l += scale * (sum of d's digits from `from` up to `to` (excluded), each
+ * times b[i] / b[from]). */
+static bool add_digits(lin *l, const dvar *d, int from, int to, int64_t scale) {
+    for (int i = from; i < to; i++) {
+        int64_t c;
+        if (__builtin_mul_overflow(d->b[i] / d->b[from], scale, &c)) return false;
+        int64_t lo = d->nb == 1 ? d->lo : 0;
+        if (!add_term(l, &d->b[i], c, lo, digit_hi(d, i), d->axis)) return false;
+    }
+    return true;
+}
+
+static int boundary(const dvar *d, int64_t v) {
+    for (int i = 0; i < d->nb; i++)
+        if (d->b[i] == v) return i;
+    return -1;
+}
+
+/* l += scale * e; false when e is not affine in the digits of variables
+ * of constant range, or a product overflows. */
+static bool lin_add(digits *dg, const gs_acc *a, const tir_expr *e, int64_t scale, lin *l) {
+    int64_t c, m;
     switch ((tir_kind)e->kind) {
     case TIR_KIND_INT_IMM:
         return !__builtin_mul_overflow(((const tir_int_imm *)e)->value, scale, &c) &&
                !__builtin_add_overflow(l->k, c, &l->k);
-    case TIR_KIND_VAR: {
-        const gs_loop *lp = loop_of(a, (const tir_var *)e);
-        if (!lp || lp->lo > lp->hi) return false;
-        return add_term(l, e, scale, lp->lo, lp->hi, lp->axis);
+    case TIR_KIND_VAR: case TIR_KIND_CALL: {
+        const dvar *d = is_atom(e) ? entry(dg, a, e) : NULL;
+        return d && add_digits(l, d, 0, d->nb, scale);
     }
     case TIR_KIND_CAST: {
         const tir_expr *v = ((const tir_cast *)e)->value;
         return tir_dtype_is_int(v->dtype) && tir_dtype_is_int(e->dtype) &&
-               e->dtype.bits >= v->dtype.bits && lin_add(g, a, v, scale, l);
+               e->dtype.bits >= v->dtype.bits && lin_add(dg, a, v, scale, l);
     }
     case TIR_KIND_ADD: case TIR_KIND_SUB: {
         const tir_binop *b = (const tir_binop *)e;
-        return lin_add(g, a, b->a, scale, l) &&
-               lin_add(g, a, b->b, e->kind == TIR_KIND_SUB ? -scale : scale, l);
+        return lin_add(dg, a, b->a, scale, l) &&
+               lin_add(dg, a, b->b, e->kind == TIR_KIND_SUB ? -scale : scale, l);
     }
     case TIR_KIND_MUL: {
         const tir_binop *b = (const tir_binop *)e;
         if (tir_expr_const_int(b->b, &c))
-            return !__builtin_mul_overflow(c, scale, &c) && lin_add(g, a, b->a, c, l);
+            return !__builtin_mul_overflow(c, scale, &c) && lin_add(dg, a, b->a, c, l);
         if (tir_expr_const_int(b->a, &c))
-            return !__builtin_mul_overflow(c, scale, &c) && lin_add(g, a, b->b, c, l);
+            return !__builtin_mul_overflow(c, scale, &c) && lin_add(dg, a, b->b, c, l);
         return false;
     }
-    case TIR_KIND_BROADCAST: return lin_add(g, a, ((const tir_broadcast *)e)->value, scale, l);
+    case TIR_KIND_FLOORDIV: case TIR_KIND_FLOORMOD: {
+        const tir_binop *b = (const tir_binop *)e;
+        if (!tir_expr_const_int(b->b, &c)) return false;
+        const dvar *d = is_atom(b->a) ? entry(dg, a, b->a) : NULL;
+        int j = d ? boundary(d, c) : -1;
+        if (j >= 0) /* v / b[j]: digits j..; v % b[j]: digits ..j */
+            return e->kind == TIR_KIND_FLOORDIV ? add_digits(l, d, j, d->nb, scale)
+                                                 : add_digits(l, d, 0, j, scale);
+        const tir_binop *in = b->a->kind == TIR_KIND_FLOORDIV ? (const tir_binop *)b->a : NULL;
+        if (e->kind != TIR_KIND_FLOORMOD || !in || !is_atom(in->a) ||
+            !tir_expr_const_int(in->b, &m) || __builtin_mul_overflow(m, c, &c))
+            return false;
+        d = entry(dg, a, in->a);
+        int lo = d ? boundary(d, m) : -1, hi = d ? boundary(d, c) : -1;
+        return lo >= 0 && hi > lo && add_digits(l, d, lo, hi, scale);
+    }
+    case TIR_KIND_BROADCAST: return lin_add(dg, a, ((const tir_broadcast *)e)->value, scale, l);
     case TIR_KIND_RAMP: { /* start + lane * stride, the lane a variable of its own */
         const tir_ramp *r = (const tir_ramp *)e;
         return tir_expr_const_int(r->stride, &c) && !__builtin_mul_overflow(c, scale, &c) &&
-               lin_add(g, a, r->start, scale, l) && add_term(l, r, c, 0, r->lanes - 1, -1);
+               lin_add(dg, a, r->start, scale, l) && add_term(l, r, c, 0, r->lanes - 1, -1);
     }
-    case TIR_KIND_CALL:
-        if (((const tir_call *)e)->op != TIR_INTRIN_LANE_ID) return false;
-        return add_term(l, &gs_lane, scale, 0, 31, tir_launch_axis("threadIdx.x"));
     default: return false;
     }
 }
@@ -227,32 +386,28 @@ static bool lin_add(const gs *g, const gs_acc *a, const tir_expr *e, int64_t sca
 /* ---------------------------------------------------------------- proof */
 
 /* A slot of one dimension's equation: coef * d with d in [dlo, dhi];
- * key names it across dimensions (a launch axis, or a pair of loop
- * variables), NULL for a term that is never forced. */
+ * (key1, key2) name it across dimensions: one digit of a launch axis
+ * (key1 == key2), or a pair of loop digits of equal coefficient; a term
+ * without a partner has key1 NULL and is never forced. */
 typedef struct slot {
     int64_t coef, dlo, dhi;
-    int axis; /* the launch axis (key2 NULL), or -1 */
     const void *key1, *key2;
 } slot;
 
 typedef struct forced {
-    bool axis[TIR_NLAUNCH_AXES];
     const void *k1[GS_MAX_SLOTS], *k2[GS_MAX_SLOTS];
     int n;
 } forced;
 
-static bool is_forced(const forced *f, const slot *s) {
-    if (s->axis >= 0) return f->axis[s->axis];
-    for (int i = 0; s->key1 && i < f->n; i++)
-        if (f->k1[i] == s->key1 && f->k2[i] == s->key2) return true;
+static bool is_forced(const forced *f, const void *k1, const void *k2) {
+    for (int i = 0; k1 && i < f->n; i++)
+        if (f->k1[i] == k1 && f->k2[i] == k2) return true;
     return false;
 }
 
 static void force(forced *f, const slot *s) {
-    if (s->axis >= 0) f->axis[s->axis] = true;
-    else if (f->n < GS_MAX_SLOTS) f->k1[f->n] = s->key1, f->k2[f->n++] = s->key2;
+    if (f->n < GS_MAX_SLOTS) f->k1[f->n] = s->key1, f->k2[f->n++] = s->key2;
 }
-
 /* Sums of slots in 128 bits: 64 products of two int64 cannot overflow. */
 typedef __int128 wide;
 
@@ -269,32 +424,31 @@ static bool push_slot(slot *s, int *n, slot v) {
     return true;
 }
 
-/* The slots of dimension la = lb (a's terms minus b's); false when there
- * are too many. */
-static bool slots_of(const lin *la, const lin *lb, bool *used_b, slot *s, int *n) {
+/* The slots of dimension la = lb (a's terms minus b's): a launch axis's
+ * digit pairs with the same digit, a loop digit with any loop digit of
+ * equal coefficient; false when there are too many. */
+static bool slots_of(const lin *la, const lin *lb, slot *s, int *n) {
+    bool used[GS_MAX_TERMS] = {false};
     *n = 0;
-    memset(used_b, 0, sizeof(bool) * GS_MAX_TERMS);
     for (int i = 0; i < la->n; i++) {
         const term *x = &la->t[i];
-        int j = 0; /* the partner: the same axis, or a loop term of equal coefficient */
+        int j = 0;
         for (; j < lb->n; j++) {
             const term *y = &lb->t[j];
-            if (used_b[j] || y->coef != x->coef) continue;
-            if (x->axis >= 0 ? y->axis == x->axis : y->axis < 0) break;
+            if (used[j] || y->coef != x->coef) continue;
+            if (x->axis >= 0 ? y->key == x->key : y->axis < 0) break;
         }
+        slot v = {x->coef, x->lo, x->hi, NULL, NULL};
         if (j < lb->n) {
             const term *y = &lb->t[j];
-            used_b[j] = true;
-            slot v = {x->coef, x->lo - y->hi, x->hi - y->lo, x->axis, x->var, y->var};
-            if (x->axis >= 0) v.key1 = v.key2 = NULL;
-            if (!push_slot(s, n, v)) return false;
-        } else if (!push_slot(s, n, (slot){x->coef, x->lo, x->hi, -1, NULL, NULL})) {
-            return false;
+            used[j] = true;
+            v = (slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->key, y->key};
         }
+        if (!push_slot(s, n, v)) return false;
     }
     for (int j = 0; j < lb->n; j++) {
         const term *y = &lb->t[j];
-        if (!used_b[j] && !push_slot(s, n, (slot){-y->coef, y->lo, y->hi, -1, NULL, NULL}))
+        if (!used[j] && !push_slot(s, n, (slot){-y->coef, y->lo, y->hi, NULL, NULL}))
             return false;
     }
     return true;
@@ -308,7 +462,7 @@ static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
         again = false;
         wide lo = k, hi = k; /* the sum of every unforced slot */
         for (int i = 0; i < n; i++) {
-            if (is_forced(f, &s[i]) && (s[i].key1 || s[i].axis >= 0)) {
+            if (is_forced(f, s[i].key1, s[i].key2)) {
                 if (s[i].dlo > 0 || s[i].dhi < 0) *never = true; /* zero out of its range */
                 continue;
             }
@@ -319,7 +473,7 @@ static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
         if (lo > 0 || hi < 0) *never = true;
         if (*never) return changed;
         for (int i = 0; i < n && !again; i++) {
-            if ((!s[i].key1 && s[i].axis < 0) || is_forced(f, &s[i])) continue;
+            if (!s[i].key1 || is_forced(f, s[i].key1, s[i].key2)) continue;
             wide x, y, c = s[i].coef < 0 ? -(wide)s[i].coef : s[i].coef;
             scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
             wide rlo = lo - x, rhi = hi - y; /* the others */
@@ -332,33 +486,111 @@ static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
     return changed;
 }
 
+/* Is every digit of launch axis x that can differ forced (the two
+ * coordinates equal)?  An axis no index mentions is not. */
+static bool axis_forced(const digits *dg, const forced *f, int x) {
+    for (int i = 0; i < dg->n; i++) {
+        const dvar *d = &dg->d[i];
+        if (d->axis != x) continue;
+        for (int j = 0; j < d->nb; j++) {
+            int64_t lo = d->nb == 1 ? d->lo : 0;
+            if (digit_hi(d, j) > lo && !is_forced(f, &d->b[j], &d->b[j])) return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Is (x, y) (floordiv(e, c), floormod(e, c)) for a constant c > 0? */
+static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e, int64_t *c) {
+    if (x->kind != TIR_KIND_FLOORDIV || y->kind != TIR_KIND_FLOORMOD) return false;
+    const tir_binop *p = (const tir_binop *)x, *q = (const tir_binop *)y;
+    int64_t c2;
+    if (!tir_expr_const_int(p->b, c) || !tir_expr_const_int(q->b, &c2) || *c != c2 || *c < 1 ||
+        !ir_text_expr_same(p->a, q->a))
+        return false;
+    *e = p->a;
+    return true;
+}
+
+/* The values l takes lie in [lo, hi]. */
+static void lin_range(const lin *l, wide *lo, wide *hi) {
+    *lo = *hi = l->k;
+    for (int i = 0; i < l->n; i++) {
+        wide x, y;
+        scaled(l->t[i].coef, l->t[i].lo, l->t[i].hi, &x, &y);
+        *lo += x, *hi += y;
+    }
+}
+
+/* Dimensions d and d + 1 as one, when one side indexes them (e // c,
+ * e % c) (a fused loop's bindings): the element is then e on that side,
+ * and on the other either its own such e or x * c + y with y in [0, c).
+ * 1 when merged into *la, *lb; 0 when not; -1 when not affine. */
+static int merged_dims(digits *dg, const gs_acc *a, const gs_acc *b, int d, lin *la, lin *lb) {
+    if (d + 1 >= a->nidx) return 0;
+    const tir_expr *ea, *eb;
+    int64_t ca, cb;
+    bool pa = divmod_pair(a->idx[d], a->idx[d + 1], &ea, &ca);
+    bool pb = divmod_pair(b->idx[d], b->idx[d + 1], &eb, &cb);
+    if (!pa && !pb) return 0;
+    if (pa && pb) {
+        if (ca != cb) return 0;
+        return lin_add(dg, a, ea, 1, la) && lin_add(dg, b, eb, 1, lb) ? 1 : -1;
+    }
+    const gs_acc *p = pa ? a : b, *o = pa ? b : a; /* the pair's side, the other */
+    lin *lp = pa ? la : lb, *lo = pa ? lb : la;
+    int64_t c = pa ? ca : cb;
+    lin y = {.n = 0};
+    wide ylo, yhi;
+    if (!lin_add(dg, o, o->idx[d + 1], 1, &y)) return -1;
+    lin_range(&y, &ylo, &yhi);
+    if (ylo < 0 || yhi >= c) return 0;
+    return lin_add(dg, p, pa ? ea : eb, 1, lp) && lin_add(dg, o, o->idx[d], c, lo) &&
+                   lin_add(dg, o, o->idx[d + 1], 1, lo)
+               ? 1
+               : -1;
+}
+
 /* Does every element that a and b both touch have one (block, thread)? */
 static bool same_thread(const gs *g, const gs_acc *a, const gs_acc *b) {
-    if (a->odd || b->odd || a->nidx != b->nidx) return false;
-    lin la[8], lb[8];
-    if (a->nidx > 8) return false;
+    if (a->odd || b->odd || a->nidx != b->nidx || a->nidx > 8) return false;
+    digits dg;
+    memset(&dg, 0, sizeof dg);
     for (int d = 0; d < a->nidx; d++) {
-        la[d] = (lin){.n = 0}, lb[d] = (lin){.n = 0};
-        if (!lin_add(g, a, a->idx[d], 1, &la[d]) || !lin_add(g, b, b->idx[d], 1, &lb[d]))
+        note_splits(&dg, a, a->idx[d]);
+        note_splits(&dg, b, b->idx[d]);
+    }
+    if (!digits_ok(&dg)) return false;
+    lin la[8], lb[8];
+    int nd = 0;
+    for (int d = 0; d < a->nidx; d++, nd++) {
+        la[nd] = (lin){.n = 0}, lb[nd] = (lin){.n = 0};
+        int m = merged_dims(&dg, a, b, d, &la[nd], &lb[nd]);
+        if (m < 0) return false;
+        if (m) {
+            d++;
+            continue;
+        }
+        if (!lin_add(&dg, a, a->idx[d], 1, &la[nd]) || !lin_add(&dg, b, b->idx[d], 1, &lb[nd]))
             return false;
     }
+    if (dg.bad) return false;
     forced f;
     memset(&f, 0, sizeof f);
-    for (int x = 0; x < TIR_NLAUNCH_AXES; x++) f.axis[x] = g->ext[x] == 0 || g->ext[x] == 1;
     bool changed = true, never = false;
     while (changed && !never) {
         changed = false;
-        for (int d = 0; d < a->nidx && !never; d++) {
+        for (int d = 0; d < nd && !never; d++) {
             slot s[GS_MAX_SLOTS];
-            bool used[GS_MAX_TERMS];
             int n;
-            if (!slots_of(&la[d], &lb[d], used, s, &n)) return false;
+            if (!slots_of(&la[d], &lb[d], s, &n)) return false;
             changed |= force_dim(s, n, (wide)la[d].k - lb[d].k, &f, &never);
         }
     }
     if (never) return true;
     for (int x = 0; x < TIR_NLAUNCH_AXES; x++)
-        if (!f.axis[x]) return false;
+        if (g->ext[x] != 0 && g->ext[x] != 1 && !axis_forced(&dg, &f, x)) return false;
     return true;
 }
 
@@ -370,8 +602,8 @@ static bool listed(const lower_state *st, const tir_buffer *b) {
     return false;
 }
 
-/* Is b written and read (or touched through an address) in the kernel,
- * with some write not proven to meet the other accesses in one thread? */
+/* Is b written in the kernel, with some write not proven to meet the
+ * other accesses (itself included) in one thread? */
 static bool needs_sync(const gs *g, const tir_buffer *b) {
     bool w = false, r = false;
     for (int i = 0; i < g->accs.n; i++) {
@@ -380,7 +612,7 @@ static bool needs_sync(const gs *g, const tir_buffer *b) {
         w |= a->write;
         r |= !a->write || a->odd;
     }
-    if (!w || !r) return false;
+    if (!w) return false;
     for (int i = 0; i < g->accs.n; i++) {
         const gs_acc *a = g->accs.items[i];
         if (a->buf != b || !a->write) continue;

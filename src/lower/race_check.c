@@ -1083,9 +1083,10 @@ tir_status lower_race_check(lower_state *st, const tir_prim_func *in, const tir_
         const void *marks[2] = {a->stmt, b->stmt};
         s = lower_fail_marked(
             st, in, a->stmt == b->stmt ? 1 : 2, marks,
-            "race_check: global buffer %s, written and read in this kernel: %s (%s) and %s (%s) "
-            "may touch one element from %s; compute the consumer in its own kernel (at the "
-            "root block) or keep the intermediate in shared or local memory",
+            "race_check: global buffer %s: %s (%s) and %s (%s) may touch one element from %s; "
+            "give each element one thread (bind the loops its index uses), compute a consumer "
+            "in its own kernel (at the root block), or keep an intermediate in shared or local "
+            "memory",
             a->buf->name, stmt_text(st->ctx, a->stmt), a->write ? "write" : "read",
             a->stmt == b->stmt ? "itself" : stmt_text(st->ctx, b->stmt),
             b->write ? "write" : "read",
