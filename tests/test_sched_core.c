@@ -65,6 +65,108 @@ static void test_create(void **st) {
     tir_sched_destroy(s);
 }
 
+/* tir_sched_create refuses a block that accesses what its T.reads /
+ * T.writes do not declare: primitives trust the regions.  Without T.writes
+ * on X1 (TVM's parser would infer it), compute_inline of B moved B's read
+ * of X past X1's write (C 8 of 8 wrong); a T.reads one element short made
+ * cache_read + compute_at copy one element where C read three. */
+static const char regions_missing[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((8,), \"float32\")\n"
+    "        X = T.alloc_buffer((8,), \"float32\")\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"X0\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(A[vi])\n"
+    "                T.writes(X[vi])\n"
+    "                X[vi] = A[vi]\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(X[vi])\n"
+    "                T.writes(B[vi])\n"
+    "                B[vi] = X[vi] * T.float32(2)\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"X1\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                X[vi] = T.float32(100)\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(B[vi], X[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] + X[vi]\n";
+static const char regions_short[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((66,), \"float32\"), C: T.Buffer((64,), \"float32\")):\n"
+    "    for i in range(64):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.remap(\"S\", [i])\n"
+    "            T.reads(A[vi])\n"
+    "            T.writes(C[vi])\n"
+    "            C[vi] = A[vi] + A[vi + 2] * T.float32(2)\n";
+/* The same with the whole window declared, and a block only wrapping
+ * others (software_pipeline's wrapper), are fine. */
+static const char regions_window[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((66,), \"float32\"), C: T.Buffer((64,), \"float32\")):\n"
+    "    for i in range(64):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.remap(\"S\", [i])\n"
+    "            T.reads(A[vi:vi + 3])\n"
+    "            T.writes(C[vi])\n"
+    "            C[vi] = A[vi] + A[vi + 2] * T.float32(2)\n";
+static const char regions_wrapper[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((6,), \"float32\"), C: T.Buffer((6,), \"float32\")):\n"
+    "    for k in range(6):\n"
+    "        with T.block(\"wrap\"):\n"
+    "            with T.block(\"C\"):\n"
+    "                vk = T.axis.remap(\"S\", [k])\n"
+    "                T.reads(A[vk])\n"
+    "                T.writes(C[vk])\n"
+    "                C[vk] = A[vk] + T.float32(1)\n";
+/* A nested block's regions must lie inside its parent's. */
+static const char regions_nested[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+    "    for io in range(2):\n"
+    "        with T.block(\"C_o\"):\n"
+    "            vio = T.axis.remap(\"S\", [io])\n"
+    "            T.reads(A[vio * 4:vio * 4 + 4])\n"
+    "            T.writes(C[vio * 4:vio * 4 + 3])\n"
+    "            for ii in range(4):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi = T.axis.remap(\"S\", [ii])\n"
+    "                    T.reads(A[vio * 4 + vi])\n"
+    "                    T.writes(C[vio * 4 + vi])\n"
+    "                    C[vio * 4 + vi] = A[vio * 4 + vi]\n";
+
+static void test_create_regions(void **st) {
+    tir_ctx *ctx = *st;
+    const char *bad[] = {regions_missing, regions_short, regions_nested};
+    const char *why[] = {"block \"X1\" stores to a buffer missing from its T.writes: X",
+                         "block \"C\" loads outside its T.reads / T.writes regions of A",
+                         "block \"C_o\" stores outside its T.writes regions of C"};
+    for (int t = 0; t < 3; t++) {
+        const tir_prim_func *f = NULL;
+        assert_int_equal(tir_parse_func(ctx, bad[t], strlen(bad[t]), &f), TIR_OK);
+        tir_schedule *s = (tir_schedule *)1;
+        assert_int_equal(tir_sched_create(ctx, f, &s), TIR_ERR_VERIFY);
+        assert_null(s);
+        if (!strstr(tir_ctx_error(ctx), why[t]))
+            fail_msg("no \"%s\" in:\n%s", why[t], tir_ctx_error(ctx));
+    }
+    const char *good[] = {regions_window, regions_wrapper};
+    for (int t = 0; t < 2; t++) {
+        const tir_prim_func *f = NULL;
+        assert_int_equal(tir_parse_func(ctx, good[t], strlen(good[t]), &f), TIR_OK);
+        tir_sched_destroy(sched(ctx, f));
+    }
+}
+
 static void test_queries(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 5, 6, 7, TIR_F32));
@@ -479,6 +581,7 @@ static void test_error_message_shape(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_regions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_handles, setup, teardown),

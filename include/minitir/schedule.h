@@ -72,7 +72,16 @@ typedef struct tir_value_rv {
 /* ------------------------------------------------------------- lifecycle */
 
 /* Creates a schedule of f.  Fails with TIR_ERR_VERIFY if f is ill formed
- * and TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME if two blocks share a name.  The
+ * or a block (the root aside) accesses anything its T.reads / T.writes do
+ * not declare (primitives trust the regions; the text parser, unlike
+ * TVM's, infers none: a block without them accesses nothing), and
+ * TIR_ERR_SCHED_DUPLICATE_BLOCK_NAME if two blocks share a name.  Each
+ * load must lie in a read or write region of its buffer, each store in a
+ * write region, and the regions of a nested block in its parent's, as the
+ * analyzer proves over the iterators' domains and the loops' ranges; an
+ * index that reads memory, calls or binds a Let needs only its buffer
+ * declared, and a block with no iterators and no regions that only wraps
+ * blocks is not checked itself.  The
  * schedule allocates IR in ctx, which must outlive it. */
 TIR_API tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out);
 TIR_API void tir_sched_destroy(tir_schedule *s); /* NULL is fine */

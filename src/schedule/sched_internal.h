@@ -418,6 +418,11 @@ bool sch_exec_box(const tir_schedule *s, tir_analyzer *a, int bi, int loop, sch_
  * box hold one entry per iterator of the block. */
 bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
                     const tir_buffer *buf, int *pdim, sch_bound *box);
+/* regions_declared.c: NULL when every block of f (the root aside) accesses
+ * only inside its declared T.reads / T.writes regions (loads: read or
+ * write regions), else a message naming the block (*bad) and buffer. */
+const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const tir_block **bad);
+
 /* True when provably the loops inside sref `loop` (a loop, or the scope
  * block for all of them) run no instance of block sref bi twice: the
  * bindings form a dense box as in sch_exec_box (the predicate, which only

@@ -269,6 +269,13 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
     if (!tir_as_tir_block_realize(f->body))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tir_sched_create: the body of %s is not a root block", f->name);
+    const tir_block *bad = NULL;
+    const char *why = sch_undeclared_access(ctx, f, &bad);
+    if (why) {
+        const void *mark = bad;
+        return tir_ctx_fail(ctx, TIR_ERR_VERIFY, "tir_sched_create: %s\n%s", why,
+                            tir_print_marked(ctx, f, 1, &mark));
+    }
     tir_schedule *s = calloc(1, sizeof *s);
     if (!s) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_sched_create: out of memory");
     s->ctx = ctx;

@@ -1,0 +1,318 @@
+/* regions_declared.c: tir_sched_create's check that every block accesses
+ * only what its T.reads / T.writes regions declare.
+ *
+ * The primitives trust the declared regions: compute_inline asks "does a
+ * later block write what it reads" of the regions, cache_read copies the
+ * declared region, compute_at computes what the consumer's regions name.
+ * The text parser takes a block without T.reads / T.writes as one that
+ * accesses nothing (TVM's parser infers them), so a TVM user's natural
+ * text, or a region written one element short, gave silently wrong
+ * schedules (compute_inline moved a read past a write it did not see;
+ * cache_read + compute_at copied one element where the block read
+ * three).  Here each access of a block (a load or store in its body or
+ * init, and the regions of a block nested in it, at its bindings) must
+ * name a buffer the block declares (a load: a read or write region, since
+ * a reduction's update reads what it writes; a store: a write region) and
+ * lie inside one such region, proved with the analyzer over the block's
+ * iterator domains and the loops inside it.  Buffers allocated in the
+ * block (or inside it) are the block's own.  An index the analyzer cannot
+ * reason about (it reads memory, calls a function or binds a Let) only
+ * needs its buffer declared.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sched_internal.h"
+
+typedef struct rd_state {
+    tir_ctx *ctx;
+    tir_analyzer *a;
+    const tir_block *b;
+    ir_vec own; /* const tir_buffer *: allocated in b */
+    bool wrapper; /* no iterators and no regions: nested blocks not checked */
+    const tir_buffer *bad_buf;
+    const char *why;
+} rd_state;
+
+static bool is_own(const rd_state *st, const tir_buffer *buf) {
+    return ir_vec_has(&st->own, buf);
+}
+
+/* True when e reads memory, calls something or binds a Let: the analyzer
+ * proves nothing useful about it. */
+typedef struct opaque_v {
+    tir_visitor v;
+    bool found;
+} opaque_v;
+static bool opaque_pre(tir_visitor *v, const tir_node *n) {
+    opaque_v *o = (opaque_v *)v;
+    if (n->kind == TIR_KIND_BUFFER_LOAD || n->kind == TIR_KIND_CALL || n->kind == TIR_KIND_LET)
+        o->found = true;
+    return !o->found;
+}
+static bool is_opaque(const tir_expr *e) {
+    opaque_v o = {{opaque_pre, NULL, NULL}, false};
+    tir_visit(&o.v, e);
+    return o.found;
+}
+
+/* The scalar ends of an index: itself, a ramp's first and last lanes, a
+ * broadcast's value.  False for other vector forms. */
+static bool index_ends(tir_ctx *ctx, const tir_expr *e, const tir_expr **lo, const tir_expr **hi) {
+    if (e->dtype.lanes == 1) {
+        *lo = *hi = e;
+        return true;
+    }
+    const tir_ramp *r = tir_as_tir_ramp(e);
+    if (r && r->start->dtype.lanes == 1) {
+        *lo = r->start;
+        *hi = tir_add(ctx, r->start,
+                      tir_mul(ctx, r->stride, tir_int(ctx, r->stride->dtype, e->dtype.lanes - 1)));
+        return true;
+    }
+    const tir_broadcast *bc = tir_as_tir_broadcast(e);
+    if (bc && bc->value->dtype.lanes == 1) {
+        *lo = *hi = bc->value;
+        return true;
+    }
+    return false;
+}
+
+static const tir_expr *as_dtype(tir_ctx *ctx, const tir_expr *e, tir_dtype t) {
+    if (e->dtype.code == t.code && e->dtype.bits == t.bits) return e;
+    return tir_cast_new(ctx, t, e);
+}
+
+/* lo..hi (one dimension of an access) inside r's range d. */
+static bool dim_inside(rd_state *st, const tir_range *r, const tir_expr *lo, const tir_expr *hi) {
+    int64_t ext;
+    if (lo == hi && tir_expr_const_int(r->extent, &ext) && ext == 1 && tir_struct_equal(lo, r->min))
+        return true;
+    if (!tir_dtype_is_int(lo->dtype) || !tir_dtype_is_int(hi->dtype) ||
+        !tir_dtype_is_int(r->min->dtype) || !tir_dtype_is_int(r->extent->dtype))
+        return false;
+    tir_dtype t = TIR_I64;
+    const tir_expr *mn = as_dtype(st->ctx, r->min, t);
+    const tir_expr *end = tir_add(st->ctx, mn, as_dtype(st->ctx, r->extent, t));
+    return tir_analyzer_can_prove(st->a, tir_le(st->ctx, mn, as_dtype(st->ctx, lo, t))) &&
+           tir_analyzer_can_prove(st->a, tir_lt(st->ctx, as_dtype(st->ctx, hi, t), end));
+}
+
+/* One access of buf: per dimension the ends [lo, hi] (NULL: not known). */
+static void check_access(rd_state *st, const tir_buffer *buf, int n, const tir_expr *const *lo,
+                         const tir_expr *const *hi, bool is_store) {
+    if (st->bad_buf || is_own(st, buf)) return;
+    const tir_block *b = st->b;
+    bool declared = false;
+    for (int pass = 0; pass < 2; pass++) {
+        int nr = pass == 0 ? b->nwrites : (is_store ? 0 : b->nreads);
+        const tir_buffer_region *rs = pass == 0 ? b->writes : b->reads;
+        for (int i = 0; i < nr; i++) {
+            if (rs[i].buffer != buf || rs[i].ndim != n) continue;
+            declared = true;
+            bool in = true;
+            for (int d = 0; d < n && in; d++)
+                in = !lo[d] || dim_inside(st, &rs[i].ranges[d], lo[d], hi[d]);
+            if (in) return;
+        }
+    }
+    st->bad_buf = buf;
+    st->why = declared ? (is_store ? "stores outside its T.writes regions of"
+                                   : "loads outside its T.reads / T.writes regions of")
+                       : (is_store ? "stores to a buffer missing from its T.writes:"
+                                   : "loads a buffer missing from its T.reads:");
+}
+
+static void check_indices(rd_state *st, const tir_buffer *buf, int n,
+                          const tir_expr *const *idx, bool is_store) {
+    const tir_expr **lo = IR_NEWN(st->ctx, const tir_expr *, n + 1);
+    const tir_expr **hi = IR_NEWN(st->ctx, const tir_expr *, n + 1);
+    for (int d = 0; d < n; d++)
+        if (is_opaque(idx[d]) || !index_ends(st->ctx, idx[d], &lo[d], &hi[d]))
+            lo[d] = hi[d] = NULL;
+    check_access(st, buf, n, lo, hi, is_store);
+}
+
+static void walk_stmt(rd_state *st, const tir_stmt *s);
+
+typedef struct expr_v {
+    tir_visitor v;
+    rd_state *st;
+} expr_v;
+static bool expr_pre(tir_visitor *v, const tir_node *n) {
+    rd_state *st = ((expr_v *)v)->st;
+    const tir_buffer_load *l = tir_as_tir_buffer_load((const tir_expr *)n);
+    if (n->kind == TIR_KIND_BUFFER_LOAD && l)
+        check_indices(st, l->buffer, l->nidx, l->indices, false);
+    return !st->bad_buf;
+}
+static void walk_expr(rd_state *st, const tir_expr *e) {
+    if (!e) return;
+    expr_v v = {{expr_pre, NULL, NULL}, st};
+    tir_visit(&v.v, e);
+}
+
+/* A block nested in st->b: its regions at its bindings are accesses of
+ * st->b; its body is checked on its own. */
+static void walk_nested(rd_state *st, const tir_block_realize *r) {
+    const tir_block *nb = r->block;
+    if (st->wrapper) return;
+    const tir_var **vars = IR_NEWN(st->ctx, const tir_var *, nb->niters + 1);
+    for (int i = 0; i < nb->niters; i++) vars[i] = nb->iters[i].var;
+    for (int i = 0; i < r->nvalues; i++) walk_expr(st, r->values[i]);
+    walk_expr(st, r->predicate);
+    for (int i = 0; i < nb->nallocs; i++) ir_vec_push(&st->own, nb->allocs[i]);
+    for (int pass = 0; pass < 2 && !st->bad_buf; pass++) {
+        int nr = pass == 0 ? nb->nreads : nb->nwrites;
+        const tir_buffer_region *rs = pass == 0 ? nb->reads : nb->writes;
+        for (int i = 0; i < nr && !st->bad_buf; i++) {
+            int n = rs[i].ndim;
+            const tir_expr **lo = IR_NEWN(st->ctx, const tir_expr *, n + 1);
+            const tir_expr **hi = IR_NEWN(st->ctx, const tir_expr *, n + 1);
+            for (int d = 0; d < n; d++) {
+                const tir_range *g = &rs[i].ranges[d];
+                const tir_expr *mn = (const tir_expr *)tir_substitute(
+                    st->ctx, g->min, nb->niters, vars, r->values);
+                const tir_expr *ex = (const tir_expr *)tir_substitute(
+                    st->ctx, g->extent, nb->niters, vars, r->values);
+                if (is_opaque(mn) || is_opaque(ex) || mn->dtype.lanes != 1) {
+                    lo[d] = hi[d] = NULL;
+                    continue;
+                }
+                lo[d] = mn;
+                hi[d] = tir_sub(st->ctx, tir_add(st->ctx, mn, as_dtype(st->ctx, ex, mn->dtype)),
+                                tir_int(st->ctx, mn->dtype, 1));
+            }
+            check_access(st, rs[i].buffer, n, lo, hi, pass == 1);
+        }
+    }
+}
+
+static void walk_stmt(rd_state *st, const tir_stmt *s) {
+    if (!s || st->bad_buf) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = tir_as_tir_for(s);
+        walk_expr(st, f->min);
+        walk_expr(st, f->extent);
+        tir_analyzer_bind(st->a, f->var, f->min, f->extent);
+        walk_stmt(st, f->body);
+        tir_analyzer_unbind(st->a, f->var);
+        return;
+    }
+    case TIR_KIND_BLOCK_REALIZE: walk_nested(st, tir_as_tir_block_realize(s)); return;
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *u = tir_as_tir_buffer_store(s);
+        for (int d = 0; d < u->nidx; d++) walk_expr(st, u->indices[d]);
+        walk_expr(st, u->value);
+        check_indices(st, u->buffer, u->nidx, u->indices, true);
+        return;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++) walk_stmt(st, q->stmts[i]);
+        return;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = tir_as_tir_if(s);
+        walk_expr(st, i->cond);
+        walk_stmt(st, i->then_s);
+        walk_stmt(st, i->else_s);
+        return;
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *al = tir_as_tir_allocate(s);
+        ir_vec_push(&st->own, al->buffer);
+        walk_stmt(st, al->body);
+        return;
+    }
+    case TIR_KIND_EVALUATE: walk_expr(st, tir_as_tir_evaluate(s)->value); return;
+    default: return;
+    }
+}
+
+/* Checks block realize r (not the root), with a holding the ranges of
+ * the loops and iterators around it.  NULL when every access is declared,
+ * else a message. */
+static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r) {
+    const tir_block *b = r->block;
+    /* A block with no iterators and no regions that only wraps blocks (the
+       software pipeline's wrapper) is opaque: its blocks declare what they
+       access, and a direct access in it still has to be declared. */
+    rd_state st = {.ctx = ctx, .a = a, .b = b,
+                   .wrapper = b->niters == 0 && b->nreads == 0 && b->nwrites == 0};
+    for (int i = 0; i < b->niters; i++)
+        tir_analyzer_bind(a, b->iters[i].var, b->iters[i].dom.min, b->iters[i].dom.extent);
+    for (int i = 0; i < b->nallocs; i++) ir_vec_push(&st.own, b->allocs[i]);
+    walk_stmt(&st, b->init);
+    walk_stmt(&st, b->body);
+    const char *msg = NULL;
+    if (st.bad_buf) {
+        ir_strbuf sb;
+        ir_sb_init(&sb);
+        ir_sb_printf(&sb,
+                     "block \"%s\" %s %s (schedules trust a block's declared regions: write "
+                     "T.reads and T.writes naming everything the block accesses)",
+                     b->name, st.why, st.bad_buf->name);
+        msg = ir_sb_finish(&sb, ctx);
+    }
+    ir_vec_free(&st.own);
+    return msg;
+}
+
+typedef struct all_state {
+    tir_ctx *ctx;
+    tir_analyzer *a;
+    const tir_stmt *root;
+    const char *msg;
+    const tir_block *bad;
+} all_state;
+
+/* Every block under s, binding loops and iterators on the way down. */
+static void walk_all(all_state *w, const tir_stmt *s) {
+    if (!s || w->msg) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = tir_as_tir_for(s);
+        tir_analyzer_bind(w->a, f->var, f->min, f->extent);
+        walk_all(w, f->body);
+        tir_analyzer_unbind(w->a, f->var);
+        return;
+    }
+    case TIR_KIND_BLOCK_REALIZE: {
+        const tir_block_realize *r = tir_as_tir_block_realize(s);
+        const tir_block *b = r->block;
+        if (s != w->root && (w->msg = check_block(w->ctx, w->a, r))) {
+            w->bad = b;
+            return;
+        }
+        for (int i = 0; i < b->niters; i++)
+            tir_analyzer_bind(w->a, b->iters[i].var, b->iters[i].dom.min, b->iters[i].dom.extent);
+        walk_all(w, b->init);
+        walk_all(w, b->body);
+        for (int i = 0; i < b->niters; i++) tir_analyzer_unbind(w->a, b->iters[i].var);
+        return;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++) walk_all(w, q->stmts[i]);
+        return;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *i = tir_as_tir_if(s);
+        walk_all(w, i->then_s);
+        walk_all(w, i->else_s);
+        return;
+    }
+    case TIR_KIND_ALLOCATE: walk_all(w, tir_as_tir_allocate(s)->body); return;
+    default: return;
+    }
+}
+
+const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const tir_block **bad) {
+    all_state w = {ctx, tir_analyzer_create(ctx), f->body, NULL, NULL};
+    walk_all(&w, f->body);
+    tir_analyzer_destroy(w.a);
+    *bad = w.bad;
+    return w.msg;
+}
