@@ -475,6 +475,68 @@ static void expect_names(tir_ctx *ctx, int n, const char *const *names) {
         if (!strstr(msg, names[i])) fail_msg("no \"%s\" in the message:\n%s", names[i], msg);
 }
 
+/* reverse_compute_at 13: moved under P's loop, Q's instances run before W
+ * (between the loop and Q), which read the old C (8 of 8 of W's outputs
+ * wrong before the check); a loop after Q holds a writer of what Q read
+ * before it wrote it (X a parameter). */
+static const char rca_war[] =
+    BLK_HDR("war", "A: " BLK_BUF ", Z: " BLK_BUF ", C: " BLK_BUF)
+    "        X = T.alloc_buffer((6, 5), \"float32\")\n"
+    BLK_ELEM("P", "i", "j", "A[vi, vj]", "X[vi, vj]", "X[vi, vj] = A[vi, vj] * T.float32(2)")
+    BLK_ELEM("W", "i1", "j1", "C[vi, vj]", "Z[vi, vj]", "Z[vi, vj] = C[vi, vj]")
+    BLK_ELEM("Q", "i2", "j2", "X[vi, vj]", "C[vi, vj]", "C[vi, vj] = X[vi, vj] + T.float32(1)");
+static const char rca_late[] =
+    BLK_HDR("late", "X: " BLK_BUF ", C: " BLK_BUF)
+    BLK_ELEM("Q", "i2", "j2", "X[vi, vj]", "C[vi, vj]", "C[vi, vj] = X[vi, vj] + T.float32(1)")
+    BLK_ELEM("P", "i", "j", "", "X[vi, vj]", "X[vi, vj] = T.float32(7)");
+
+static void test_reverse_compute_at_order(void **st) {
+    tir_ctx *ctx = *st;
+    const char *texts[] = {rca_war, rca_late};
+    const char *names[][2] = {{"\"W\"", "C"}, {"loop i", "comes after"}};
+    for (int t = 0; t < 2; t++) {
+        tir_schedule *s = sched_new(ctx, blk_parse(ctx, texts[t]));
+        tir_block_rv q = sched_block(s, "Q");
+        tir_loop_rv i = blk_loop(s, "P", 0);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_at",
+                          tir_sched_reverse_compute_at(s, q, i, false));
+        expect_names(ctx, 2, names[t]);
+        tir_sched_destroy(s);
+    }
+}
+
+/* compute_at 8: W, under Q's loop, writes A after P read it; moved under
+ * the loop, P was placed after W and read W's values (8 of 8 of C wrong
+ * before the check). */
+static const char ca_writer_under[] =
+    BLK_HDR("writer_under", "A: " BLK_BUF ", C: " BLK_BUF)
+    "        X = T.alloc_buffer((6, 5), \"float32\")\n"
+    BLK_ELEM("P", "i", "j", "A[vi, vj]", "X[vi, vj]", "X[vi, vj] = A[vi, vj] * T.float32(2)")
+    "        for i1, j1 in T.grid(6, 5):\n"
+    "            with T.block(\"W\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
+    "                T.reads()\n"
+    "                T.writes(A[vi, vj])\n"
+    "                A[vi, vj] = T.float32(100)\n"
+    "            with T.block(\"Q\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i1, j1])\n"
+    "                T.reads(X[vi, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                C[vi, vj] = X[vi, vj] + T.float32(1)\n";
+
+static void test_compute_at_writer_under_loop(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, ca_writer_under));
+    tir_block_rv p = sched_block(s, "P");
+    for (int l = 0; l < 2; l++) {
+        tir_loop_rv loop = blk_loop(s, "Q", l);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "compute_at",
+                          tir_sched_compute_at(s, p, loop, false));
+        expect_names(ctx, 2, (const char *const[]){"\"W\"", "after it, under"});
+    }
+    tir_sched_destroy(s);
+}
+
 /* The issue's case: after split(B.j, [_, 4]) and reorder(j_1, j_0), B
  * writes columns j_1, j_1 + 4, j_1 + 8 under j_1, not their bounding
  * interval, which C would read. */
@@ -811,6 +873,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_accumulator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_at_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute_at_writer_under_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_strided, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_at_fuzz_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_at_not_covered, setup, teardown),

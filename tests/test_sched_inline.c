@@ -282,6 +282,54 @@ static void test_reverse_compute_inline_preconditions(void **st) {
     tir_sched_destroy(s);
 }
 
+/* reverse_compute_inline 11: Q's work moves to P's place, past the blocks
+ * between them.  P = X (A * 2), W, Q: C = X + 1; W reads C (it saw the old
+ * C, 8 of 8 wrong when inlined), W writes C (Q's values were overwritten
+ * by W's), P itself reads C at another element (an in-place update whose
+ * order inlining changed), P after Q. */
+#define RCI_ORDER(name, wreads, wwrites, wbody, preads, pbody)                            \
+    BLK_HDR(name, "A: " BLK_BUF ", Z: " BLK_BUF ", C: " BLK_BUF)                          \
+    "        X = T.alloc_buffer((6, 5), \"float32\")\n"                                   \
+    BLK_ELEM("P", "i", "j", preads, "X[vi, vj]", pbody)                                   \
+    BLK_ELEM("W", "i1", "j1", wreads, wwrites, wbody)                                     \
+    BLK_ELEM("Q", "i2", "j2", "X[vi, vj]", "C[vi, vj]", "C[vi, vj] = X[vi, vj] + T.float32(1)")
+static const char rci_war[] = RCI_ORDER("war", "C[vi, vj]", "Z[vi, vj]",
+                                        "Z[vi, vj] = C[vi, vj]", "A[vi, vj]",
+                                        "X[vi, vj] = A[vi, vj] * T.float32(2)");
+static const char rci_waw[] = RCI_ORDER("waw", "A[vi, vj]", "C[vi, vj]",
+                                        "C[vi, vj] = A[vi, vj]", "A[vi, vj]",
+                                        "X[vi, vj] = A[vi, vj] * T.float32(2)");
+static const char rci_inplace[] = RCI_ORDER("inplace", "A[vi, vj]", "Z[vi, vj]",
+                                            "Z[vi, vj] = A[vi, vj]", "C[vi, T.max(vj - 1, 0)]",
+                                            "X[vi, vj] = C[vi, T.max(vj - 1, 0)]");
+static const char rci_late[] =
+    BLK_HDR("late", "A: " BLK_BUF ", C: " BLK_BUF)
+    "        X = T.alloc_buffer((6, 5), \"float32\")\n"
+    BLK_ELEM("Q", "i2", "j2", "X[vi, vj]", "C[vi, vj]", "C[vi, vj] = X[vi, vj] + T.float32(1)")
+    BLK_ELEM("P", "i", "j", "A[vi, vj]", "X[vi, vj]", "X[vi, vj] = A[vi, vj] * T.float32(2)");
+/* ... and W touching only other buffers is fine. */
+static const char rci_other[] = RCI_ORDER("other", "A[vi, vj]", "Z[vi, vj]",
+                                          "Z[vi, vj] = A[vi, vj]", "A[vi, vj]",
+                                          "X[vi, vj] = A[vi, vj] * T.float32(2)");
+
+static void test_reverse_compute_inline_order(void **st) {
+    tir_ctx *ctx = *st;
+    const char *bad[] = {rci_war, rci_waw, rci_inplace, rci_late};
+    const char *who[] = {"\"W\"", "\"W\"", "\"P\"", "comes after"};
+    for (int t = 0; t < 4; t++) {
+        tir_schedule *s = sched_new(ctx, blk_parse(ctx, bad[t]));
+        tir_block_rv q = sched_block(s, "Q");
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_inline",
+                          tir_sched_reverse_compute_inline(s, q));
+        assert_non_null(strstr(tir_ctx_error(ctx), who[t]));
+        tir_sched_destroy(s);
+    }
+    tir_schedule *s = sched_new(ctx, blk_parse(ctx, rci_other));
+    SCHED_OK(s, tir_sched_reverse_compute_inline(s, sched_block(s, "Q")));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_compute_inline_chain, setup, teardown),
@@ -290,6 +338,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reverse_compute_inline_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reverse_compute_inline_preconditions, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_compute_inline_order, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

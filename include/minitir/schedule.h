@@ -419,8 +419,9 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *   6. every consumer of the block lies under the loop
  *      (TIR_ERR_SCHED_CONSUMER_OUTSIDE);
  *   7. it has at least one consumer (TIR_ERR_SCHED_NO_CONSUMER);
- *   8. no block outside the loop that comes after the block writes
- *      what it reads, and under the loop no producer of the block comes
+ *   8. no block that comes after the block writes what it reads, outside
+ *      the loop or under it (the moved block would run after it and read
+ *      its values), and under the loop no producer of the block comes
  *      in the same or a later statement than its first consumer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
  *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
@@ -508,7 +509,11 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *      (TIR_ERR_SCHED_REGION_NOT_COVERED);
  *  12. as compute_at 13 for the moved block itself: each conjunct of its
  *      predicate using a loop that feeds a reduce iterator only bounds a
- *      binding (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
+ *      binding (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *  13. the loop comes before the block, and no block under the loop or
+ *      between it and the block reads what the block writes (it read the
+ *      old values, and would see the new ones)
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 
@@ -548,7 +553,11 @@ TIR_API tir_status tir_sched_compute_inline(tir_schedule *s, tir_block_rv block)
  *   8. X is not a function parameter (TIR_ERR_SCHED_OUTPUT_BUFFER);
  *   9. no block other than P and Q reads X (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
  *  10. Q's iterators run over exactly X's shape
- *      (TIR_ERR_SCHED_DOMAIN_MISMATCH). */
+ *      (TIR_ERR_SCHED_DOMAIN_MISMATCH);
+ *  11. P comes before Q, and no block from P's place up to Q (P itself,
+ *      the blocks after it, those in loops it shares with them) reads or
+ *      writes what Q writes, since Q's stores move to P's place
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
 TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_rv block);
 
 /* Moves a reduction block's init into a new block "<name>_init" (fresh

@@ -288,19 +288,22 @@ tir_status sch_prim_compute_at(sch_call *c) {
             if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer) && ch > last_prod)
                 last_prod = ch;
     }
-    /* Writers of its inputs outside the loop must already precede it
-       (srefs are in program order): moving it past one would change what
-       it reads. */
+    /* Writers of its inputs must already precede it (srefs are in program
+       order): moving it past one would change what it reads, whether the
+       writer lies between its place and the loop or under the loop (where
+       the block would be placed after it). */
     for (int k = 0; k < na; k++) {
         const tir_block *o = sch_sref_block(s, all[k]);
-        if (all[k] <= bi || sch_is_ancestor(s, li, all[k])) continue;
+        if (all[k] <= bi) continue;
         for (int r = 0; r < b->nreads; r++)
             if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer)) {
                 const void *marks[2] = {b, o};
                 return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, 2, marks,
-                                      "block \"%s\" writes %s, which \"%s\" reads, between "
-                                      "its place and loop %s",
+                                      "block \"%s\" writes %s, which \"%s\" reads, %s "
+                                      "loop %s",
                                       o->name, b->reads[r].buffer->name, b->name,
+                                      sch_is_ancestor(s, li, all[k]) ? "after it, under"
+                                                                     : "between its place and",
                                       loop->var->name);
             }
     }

@@ -228,6 +228,28 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                         "the predicate of block \"%s\" masks reduction steps inside its "
                         "domain, which moving it would drop",
                         b->name);
+    /* 13: the move changes the order of the block's instances only against
+       the blocks under the loop and between it and the block, which must
+       then not read what it writes (they saw the old values); the loop
+       must precede the block (its writers there ran after the block read). */
+    if (li > bi)
+        return sch_fail(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, loop,
+                        "loop %s comes after block \"%s\": the block read what the "
+                        "blocks under it write before they wrote it",
+                        loop->var->name, b->name);
+    for (int k = 0; k < na; k++) {
+        const tir_block *o = sch_sref_block(s, all[k]);
+        if (all[k] <= li || all[k] >= bi) continue;
+        for (int w = 0; w < b->nwrites; w++)
+            if (sch_region_has(o->nreads, o->reads, b->writes[w].buffer)) {
+                const void *marks[2] = {b, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, brv, 2, marks,
+                                      "block \"%s\" reads %s before \"%s\" writes it; "
+                                      "under loop %s it would read the new values",
+                                      o->name, b->writes[w].buffer->name, b->name,
+                                      loop->var->name);
+            }
+    }
     const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
     c->func = sch_move_block(c, bi, li, pos, moved);
     return TIR_OK;

@@ -172,7 +172,39 @@ static tir_status check_buffer(sch_call *c, uint32_t rv, const rci_plan *P) {
     return TIR_OK;
 }
 
-/* Preconditions 1 to 10 (see schedule.h); fills P. */
+/* 11: q's work moves to p's place: p must come first, and nothing that
+   runs from p's place up to q (p itself included) may read or write what q
+   writes, since it would then see q's values, or have its own overwritten
+   by q's. */
+static tir_status check_order(sch_call *c, uint32_t rv, int sc, const rci_plan *P) {
+    const tir_schedule *s = c->sch;
+    const tir_block *q = P->q;
+    if (P->pi > P->qi)
+        return sch_fail(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, q,
+                        "producer \"%s\" comes after block \"%s\"", P->p->name, q->name);
+    /* The outermost statement holding p but not q. */
+    int start = P->pi;
+    while (s->srefs[start].parent >= 0 && !sch_is_ancestor(s, s->srefs[start].parent, P->qi))
+        start = s->srefs[start].parent;
+    int *all;
+    int na = sch_scope_blocks(s, sc, &all);
+    for (int k = 0; k < na; k++) {
+        if (all[k] < start || all[k] >= P->qi) continue;
+        const tir_block *o = sch_sref_block(s, all[k]);
+        for (int w = 0; w < q->nwrites; w++)
+            if (sch_region_has(o->nreads, o->reads, q->writes[w].buffer) ||
+                sch_region_has(o->nwrites, o->writes, q->writes[w].buffer)) {
+                const void *marks[2] = {q, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
+                                      "block \"%s\" accesses %s, which \"%s\" writes, "
+                                      "between the producer's place and its own",
+                                      o->name, q->writes[w].buffer->name, q->name);
+            }
+    }
+    return TIR_OK;
+}
+
+/* Preconditions 1 to 11 (see schedule.h); fills P. */
 static tir_status rci_check(sch_call *c, rci_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t rv = c->args[0].rv;
@@ -185,7 +217,8 @@ static tir_status rci_check(sch_call *c, rci_plan *P) {
     TIR_TRY(check_consumer(c, rv, P));
     TIR_TRY(find_producer(c, rv, sc, P));
     TIR_TRY(check_producer(c, rv, P));
-    return check_buffer(c, rv, P);
+    TIR_TRY(check_buffer(c, rv, P));
+    return check_order(c, rv, sc, P);
 }
 
 /* The producer block rewritten: it stores q's value, with X's loads
