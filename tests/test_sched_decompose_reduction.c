@@ -391,6 +391,67 @@ static void test_decompose_after_overlapping_compute_at(void **st) {
     tir_sched_destroy(s);
 }
 
+/* 8: the init moved before loop i ran before R1, which (under i, before
+ * the reduction) read C's old values: D 8 of 8 wrong before the check; the
+ * same after the reduction reading C[(vi + 1) % 8], a parameter, saw the
+ * init where it read the old values; an internal buffer read after the
+ * reduction (the write-back of a cache_write) is fine. */
+#define DR_SIBLING(name, cbuf, alloc, before, after)                                      \
+    "@T.prim_func\n"                                                                      \
+    "def " name "(A: T.Buffer((8, 4), \"float32\"), " cbuf "D: T.Buffer((8,), "          \
+    "\"float32\")):\n"                                                                    \
+    "    with T.block(\"root\"):\n" alloc                                                 \
+    "        for i in range(8):\n" before                                                 \
+    "            for k in range(4):\n"                                                    \
+    "                with T.block(\"C\"):\n"                                              \
+    "                    vi, vk = T.axis.remap(\"SR\", [i, k])\n"                         \
+    "                    T.reads(A[vi, vk])\n"                                            \
+    "                    T.writes(C[vi])\n"                                               \
+    "                    with T.init():\n"                                                \
+    "                        C[vi] = T.float32(0)\n"                                      \
+    "                    C[vi] = C[vi] + A[vi, vk]\n" after
+#define DR_READER(idx)                                                                    \
+    "            with T.block(\"R1\"):\n"                                                 \
+    "                vi = T.axis.remap(\"S\", [i])\n"                                     \
+    "                T.reads(C[" idx "])\n"                                               \
+    "                T.writes(D[vi])\n"                                                   \
+    "                D[vi] = C[" idx "] + T.float32(1)\n"
+#define DR_PARAM "C: T.Buffer((8,), \"float32\"), "
+#define DR_ALLOC "        C = T.alloc_buffer((8,), \"float32\")\n"
+static const char dr_before[] = DR_SIBLING("before", DR_PARAM, "", DR_READER("vi"), "");
+static const char dr_after_param[] =
+    DR_SIBLING("after_param", DR_PARAM, "", "", DR_READER("(vi + 1) % 8"));
+static const char dr_after_internal[] =
+    DR_SIBLING("after_internal", "", DR_ALLOC, "", DR_READER("vi"));
+
+static void test_decompose_sibling_access(void **st) {
+    tir_ctx *ctx = *st;
+    const char *bad[] = {dr_before, dr_after_param};
+    const char *why[] = {"reads C before the reduction", "whose old values it may read"};
+    for (int t = 0; t < 2; t++) {
+        tir_schedule *s = sched_new(ctx, parse(ctx, bad[t]));
+        tir_loop_rv l[4];
+        assert_int_equal(sched_loops(s, "C", l), 2);
+        tir_block_rv c = sched_block(s, "C"), init;
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "decompose_reduction",
+                          tir_sched_decompose_reduction(s, c, l[0], &init));
+        if (!strstr(tir_ctx_error(ctx), why[t]))
+            fail_msg("no \"%s\" in:\n%s", why[t], tir_ctx_error(ctx));
+        /* at the reduction's own loop the init stays inside loop i (the
+           equivalence checker leaves parameters it takes for outputs
+           unwritten, so the reading of C's old values is not run here) */
+        SCHED_OK(s, tir_sched_decompose_reduction(s, c, l[1], &init));
+        tir_sched_destroy(s);
+    }
+    tir_schedule *s = sched_new(ctx, parse(ctx, dr_after_internal));
+    tir_loop_rv l[4];
+    sched_loops(s, "C", l);
+    tir_block_rv init;
+    SCHED_OK(s, tir_sched_decompose_reduction(s, sched_block(s, "C"), l[0], &init));
+    sched_check_all(s);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_decompose_golden, setup, teardown),
@@ -400,6 +461,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_decompose_bound_and_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_repeated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decompose_sibling_access, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decompose_after_overlapping_compute_at, setup,
                                         teardown),
     };

@@ -591,7 +591,13 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  *      mixed radix of strides, as in reverse_compute_at 11 (the predicate,
  *      which only drops instances, aside), and each of the loops of extent
  *      above 1 feeds an iterator or is held at its first value by a
- *      predicate conjunct (TIR_ERR_SCHED_REPEATED_INSTANCES). */
+ *      predicate conjunct (TIR_ERR_SCHED_REPEATED_INSTANCES);
+ *   8. the init, now run before the whole loop, is seen early by no other
+ *      block under the loop: none writes what the block writes, none reads
+ *      it before the block, and none reads it after the block when its old
+ *      values mean something (a parameter, or a buffer another block of
+ *      the scope writes: elements of later iterations now hold the init)
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
 TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
                                                  tir_loop_rv loop, tir_block_rv *out);
 

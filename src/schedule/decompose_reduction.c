@@ -72,7 +72,7 @@ static void loop_path(tir_ctx *ctx, const tir_schedule *s, int li, int bi, dr_pl
     for (k = 0; k < np; k++) P->pv[k] = P->path[k]->var;
 }
 
-/* Preconditions 1 to 7 (see schedule.h); fills P. */
+/* Preconditions 1 to 8 (see schedule.h); fills P. */
 static tir_status dr_check(sch_call *c, dr_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t brv = c->args[0].rv, lrv = c->args[1].rv;
@@ -119,6 +119,40 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
                         "make): a repeated instance would accumulate twice without its "
                         "init",
                         loop->var->name, b->name);
+    /* 8: the init now runs before the whole loop, so the other blocks
+       under it must not see the early init: none writes what the block
+       writes, none reads it before the block, and none reads it after the
+       block where its old values mean something (a parameter, or a buffer
+       another block writes), since elements of later iterations now hold
+       the init. */
+    int sc = sch_scope_of(s, bi), *all;
+    int na = sch_scope_blocks(s, sc, &all);
+    for (int w = 0; w < b->nwrites; w++) {
+        const tir_buffer *buf = b->writes[w].buffer;
+        bool old_values = sch_is_param_buffer(s->func, buf);
+        for (int k = 0; k < na && !old_values; k++) {
+            const tir_block *o = sch_sref_block(s, all[k]);
+            old_values = all[k] != bi && sch_region_has(o->nwrites, o->writes, buf);
+        }
+        for (int k = 0; k < na; k++) {
+            const tir_block *o = sch_sref_block(s, all[k]);
+            if (all[k] == bi || !sch_is_ancestor(s, li, all[k])) continue;
+            bool writes = sch_region_has(o->nwrites, o->writes, buf);
+            bool reads = sch_region_has(o->nreads, o->reads, buf);
+            if (writes || (reads && (all[k] < bi || old_values))) {
+                const void *marks[2] = {b, o};
+                return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, lrv, 2, marks,
+                                      "block \"%s\" under loop %s %s %s%s, so the init of "
+                                      "\"%s\" cannot run before the loop",
+                                      o->name, loop->var->name, writes ? "writes" : "reads",
+                                      buf->name,
+                                      writes ? ""
+                                      : all[k] < bi ? " before the reduction"
+                                                    : ", whose old values it may read",
+                                      b->name);
+            }
+        }
+    }
     return TIR_OK;
 }
 
