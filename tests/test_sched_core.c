@@ -144,13 +144,38 @@ static const char regions_nested[] =
     "                    T.writes(C[vio * 4 + vi])\n"
     "                    C[vio * 4 + vi] = A[vio * 4 + vi]\n";
 
+/* A spatial block writing one element from two instances (the last one
+ * wins): reorder of its loops, reverse_compute_inline into a producer
+ * running in another order and bind all changed which instance is last
+ * (9 of 11 of C wrong after reverse_compute_inline). */
+static const char spatial_collision[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((6, 6), \"float32\"), C: T.Buffer((11,), \"float32\")):\n"
+    "    for j, i in T.grid(6, 6):\n"
+    "        with T.block(\"C\"):\n"
+    "            vj, vi = T.axis.remap(\"SS\", [j, i])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(C[vi + vj])\n"
+    "            C[vi + vj] = A[vi, vj] + T.float32(1)\n";
+/* ... while a transpose, a shifted or strided store is fine. */
+static const char spatial_injective[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((6, 6), \"float32\"), C: T.Buffer((6, 13), \"float32\")):\n"
+    "    for j, i in T.grid(6, 6):\n"
+    "        with T.block(\"C\"):\n"
+    "            vj, vi = T.axis.remap(\"SS\", [j, i])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(C[vj, vi * 2 + 1])\n"
+    "            C[vj, vi * 2 + 1] = A[vi, vj] + T.float32(1)\n";
+
 static void test_create_regions(void **st) {
     tir_ctx *ctx = *st;
-    const char *bad[] = {regions_missing, regions_short, regions_nested};
+    const char *bad[] = {regions_missing, regions_short, regions_nested, spatial_collision};
     const char *why[] = {"block \"X1\" stores to a buffer missing from its T.writes: X",
                          "block \"C\" loads outside its T.reads / T.writes regions of A",
-                         "block \"C_o\" stores outside its T.writes regions of C"};
-    for (int t = 0; t < 3; t++) {
+                         "block \"C_o\" stores outside its T.writes regions of C",
+                         "block \"C\" stores C from two instances of its spatial iterators"};
+    for (int t = 0; t < 4; t++) {
         const tir_prim_func *f = NULL;
         assert_int_equal(tir_parse_func(ctx, bad[t], strlen(bad[t]), &f), TIR_OK);
         tir_schedule *s = (tir_schedule *)1;
@@ -159,8 +184,8 @@ static void test_create_regions(void **st) {
         if (!strstr(tir_ctx_error(ctx), why[t]))
             fail_msg("no \"%s\" in:\n%s", why[t], tir_ctx_error(ctx));
     }
-    const char *good[] = {regions_window, regions_wrapper};
-    for (int t = 0; t < 2; t++) {
+    const char *good[] = {regions_window, regions_wrapper, spatial_injective};
+    for (int t = 0; t < 3; t++) {
         const tir_prim_func *f = NULL;
         assert_int_equal(tir_parse_func(ctx, good[t], strlen(good[t]), &f), TIR_OK);
         tir_sched_destroy(sched(ctx, f));

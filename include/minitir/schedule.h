@@ -81,7 +81,14 @@ typedef struct tir_value_rv {
  * analyzer proves over the iterators' domains and the loops' ranges; an
  * index that reads memory, calls or binds a Let needs only its buffer
  * declared, and a block with no iterators and no regions that only wraps
- * blocks is not checked itself.  The
+ * blocks is not checked itself.  Likewise TIR_ERR_VERIFY for a block with
+ * only spatial iterators whose one store writes an element from two
+ * instances (`C[vi + vj]`: "the last one wins", an order that reorder,
+ * bind and the inlines change), proved by enumerating the instances where
+ * its domains are constant (at most 2^16 points), it has no predicate and
+ * its indices use only its iterators; iterators no index uses (a staging
+ * copy's step, rewriting its buffer for a consumer of the same step) may
+ * repeat, and other blocks are not checked.  The
  * schedule allocates IR in ctx, which must outlive it. */
 TIR_API tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out);
 TIR_API void tir_sched_destroy(tir_schedule *s); /* NULL is fine */
@@ -153,7 +160,9 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *   W3. each block is complete (only spatial iters, no init, reads no
  *       buffer it writes) or a reduction (reduce iters do not index its
  *       written regions) (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE).  Dominance
- *       (the only writer of its buffers) is not checked.
+ *       (the only writer of its buffers) is not checked; that a complete
+ *       block's instances write distinct elements is checked only where
+ *       tir_sched_create can enumerate them.
  *
  * The primitives come in families: loops (split .. unroll), annotations,
  * blocks (cache_read .. reverse_compute_inline, decompose_reduction, rfactor),

@@ -422,6 +422,9 @@ bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
  * only inside its declared T.reads / T.writes regions (loads: read or
  * write regions), else a message naming the block (*bad) and buffer. */
 const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const tir_block **bad);
+/* writes_whole.c: NULL unless two instances of block realize r, whose
+ * iterators are all spatial, provably store one element (see there). */
+const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r);
 
 /* True when provably the loops inside sref `loop` (a loop, or the scope
  * block for all of them) run no instance of block sref bi twice: the

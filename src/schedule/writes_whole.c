@@ -16,6 +16,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sched_internal.h"
 
@@ -266,4 +267,98 @@ const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_bu
     if (whole < 0 && have < nelem)
         return "it writes fewer elements than the buffer has: a strided write leaves holes";
     return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * tir_sched_create's check that a spatial block writes each element once.
+ * Primitives take a block whose iterators are all spatial as one whose
+ * instances are independent: reorder, bind, reverse_compute_inline run
+ * them in any order.  A block storing C[vi + vj] (or C[vi // 2]) from
+ * several instances means "the last one wins", which any reordering
+ * changes silently.  Where the block's body is one store, its iterator
+ * domains are constant and small, there is no predicate and the indices
+ * evaluate over the iterators alone, the instances are enumerated (over
+ * the iterators the indices use) and two writing one element refused;
+ * anything else passes unchecked. */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The store as one line (the printer ends a statement with a newline). */
+static const char *store_text(tir_ctx *ctx, const tir_buffer_store *st) {
+    const char *t = tir_print(ctx, &st->base);
+    size_t n = strlen(t);
+    while (n > 0 && t[n - 1] == '\n') n--;
+    char *c = IR_NEWN(ctx, char, n + 1);
+    memcpy(c, t, n);
+    c[n] = 0;
+    return c;
+}
+
+const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r) {
+    const tir_block *b = r->block;
+    const tir_buffer_store *st = tir_as_tir_buffer_store(b->body);
+    int64_t pv;
+    if (!st || b->init || b->niters == 0 || b->niters > 8 ||
+        (r->predicate && !(tir_expr_const_int(r->predicate, &pv) && pv)))
+        return NULL;
+    int n = b->niters;
+    const tir_var *vars[8];
+    int64_t mins[8], exts[8], vals[8], points = 1;
+    for (int i = 0; i < n; i++) {
+        if (b->iters[i].kind != TIR_ITER_SPATIAL) return NULL;
+        vars[i] = b->iters[i].var;
+        if (!tir_expr_const_int(b->iters[i].dom.min, &mins[i]) ||
+            !tir_expr_const_int(b->iters[i].dom.extent, &exts[i]) || exts[i] <= 0)
+            return NULL;
+        /* an iterator no index uses (a staging copy's k, rewriting its
+           buffer on each step for a consumer of the same step) is held at
+           its first value: only those the indices use must be told apart */
+        bool used = false;
+        for (int d = 0; d < st->nidx && !used; d++) used = tir_uses_var(st->indices[d], vars[i]);
+        if (!used) exts[i] = 1;
+        if (points > ENUM_POINTS / exts[i]) return NULL;
+        points *= exts[i];
+    }
+    int nd = st->nidx;
+    int64_t *flat = malloc(sizeof *flat * (size_t)points);
+    if (!flat) return NULL;
+    const char *msg = NULL;
+    bool ok = true;
+    for (int64_t q = 0; q < points && ok; q++) {
+        int64_t rest = q, f = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            vals[i] = mins[i] + rest % exts[i];
+            rest /= exts[i];
+        }
+        /* the indices as one key, 20 bits each (at most 3 indices, each
+           in [-2^19, 2^19), else the block is not checked): equal keys
+           are equal elements */
+        for (int d = 0; d < nd && ok; d++) {
+            int64_t v = 0;
+            ok = eval(st->indices[d], n, vars, vals, &v) && v >= -(1 << 19) && v < (1 << 19);
+            f = f * ((int64_t)1 << 20) + v + (1 << 19);
+            ok = ok && d < 3; /* 3 x 20 bits */
+        }
+        flat[q] = f;
+    }
+    if (ok && points > 1) {
+        qsort(flat, (size_t)points, sizeof *flat, cmp_i64);
+        for (int64_t q = 1; q < points && !msg; q++)
+            if (flat[q] == flat[q - 1]) {
+                ir_strbuf sb;
+                ir_sb_init(&sb);
+                ir_sb_printf(&sb,
+                             "block \"%s\" stores %s from two instances of its spatial "
+                             "iterators, at %s: each instance of a spatial block must write its "
+                             "own elements (schedules run a spatial block's instances in any "
+                             "order, which would change the one that writes last)",
+                             b->name, st->buffer->name, store_text(ctx, st));
+                msg = ir_sb_finish(&sb, ctx);
+            }
+    }
+    free(flat);
+    return msg;
 }
