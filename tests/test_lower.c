@@ -863,6 +863,179 @@ static void test_global_accumulation_proved(void **state) {
     }
 }
 
+/* Found by review: global_share's proof records at most 64 forced pairs
+ * of loop variables; a 65th slot to force was counted as a change but not
+ * recorded, so force_dim forced it again forever (lowering hung).  Here
+ * B[x, tx] = B[x', tx] + ..., three dimensions of 22 loops of extent 2
+ * with coefficients 2^i, the reader's loops rotated by one per dimension:
+ * 66 pairs, each forced.  A full list now gives up the proof (B is left
+ * to race_check). */
+static void test_global_share_forced_pairs_full(void **state) {
+    enum { NV = 22, ND = 3 };
+    char *src = malloc(1 << 16);
+    assert_non_null(src);
+    int n = snprintf(src, 1 << 16,
+                     "@T.prim_func\n"
+                     "def gs(A: T.Buffer((4,), \"float32\"), B: T.Buffer((8, 8, 8, 4), \"float32\")):\n"
+                     "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                     "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n");
+    for (int i = 0; i < NV; i++)
+        n += snprintf(src + n, (size_t)(1 << 16) - (size_t)n, "%*sfor x%d in T.serial(2):\n",
+                      12 + 4 * i, "", i);
+    n += snprintf(src + n, (size_t)(1 << 16) - (size_t)n, "%*s", 12 + 4 * NV, "");
+    for (int side = 0; side < 2; side++) {
+        n += snprintf(src + n, (size_t)(1 << 16) - (size_t)n, side ? " = B[" : "B[");
+        for (int d = 0; d < ND; d++)
+            for (int i = 0; i < NV; i++)
+                n += snprintf(src + n, (size_t)(1 << 16) - (size_t)n, "%sx%d * %d",
+                              i ? " + " : "", (i + side * d) % NV, 1 << i),
+                n += i == NV - 1 ? snprintf(src + n, (size_t)(1 << 16) - (size_t)n, ", ") : 0;
+        n += snprintf(src + n, (size_t)(1 << 16) - (size_t)n, "tx]");
+    }
+    snprintf(src + n, (size_t)(1 << 16) - (size_t)n, " + A[tx]\n");
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    tir_lower_opts o;
+    tir_lower_opts_init(&o);
+    o.stop_after = "global_share";
+    OK(tir_lower(ctx, f, &o, &k));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "global buffer B"));
+    free(src);
+}
+
+/* Found by review: a thread loop under 32 others (past global_share's
+ * and race_check's loop stacks) was not counted: global_share took its
+ * axis as absent (extent 0, so every thread one) and proved B[0], stored
+ * by all 32 threads, race-free; race_check left the axis at extent 1, so
+ * a shared S[0] stored by all threads had one owner.  Both were accepted
+ * and race in the simulator (n = 1).  The axis now counts however deep. */
+static void test_deep_thread_loop_counted(void **state) {
+    for (int shared = 0; shared < 2; shared++) {
+        char src[8192];
+        int n = snprintf(src, sizeof src,
+                         "@T.prim_func\n"
+                         "def gs(A: T.Buffer((32,), \"float32\"), %sC: T.Buffer((32,), \"float32\"), "
+                         "n: T.int32):\n"
+                         "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+                         "%s",
+                         shared ? "" : "B: T.Buffer((1,), \"float32\"), ",
+                         shared ? "        B = T.allocate((1,), \"float32\", scope=\"shared\")\n"
+                                : "");
+        for (int i = 0; i < 31; i++)
+            n += snprintf(src + n, sizeof src - (size_t)n, "%*sfor i%d in T.serial(n):\n",
+                          8 + 4 * i, "", i);
+        snprintf(src + n, sizeof src - (size_t)n,
+                 "%*sfor tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+                 "%*sB[0] = A[tx] + T.float32(1)\n"
+                 "%*sC[tx] = B[0]\n",
+                 8 + 4 * 31, "", 12 + 4 * 31, "", 12 + 4 * 31, "");
+        const tir_prim_func *f = NULL, *k = NULL;
+        OK(tir_parse_func(ctx, src, strlen(src), &f));
+        if (tir_lower(ctx, f, NULL, &k) != TIR_ERR_LOWER)
+            fail_msg("%s B: accepted\n%s", shared ? "shared" : "global", tir_print(ctx, k));
+        assert_non_null(strstr(tir_ctx_error(ctx), "B[0] = A[tx] + T.float32(1) (write) and itself"));
+    }
+}
+
+/* Found by review: global_share proved in-place accumulation only with
+ * affine indices, so C[bx * 16 + t // 16, by * 16 + t % 16] (a fused
+ * thread loop) went to race_check, which refuses a buffer of more than
+ * 2^20 elements: a race-free matmul that lowered before global_share was
+ * refused at 2048 x 1024.  floordiv(t, c) and floormod(t, c) are now
+ * digits of t (both forced: t forced).  Digits of two different c do not
+ * prove one thread (t // 16 with t % 8: t and t + 8 share elements). */
+static void test_global_share_digits(void **state) {
+    static const char *fmt =
+        "@T.prim_func\n"
+        "def mm(A: T.Buffer((%d, 8), \"float32\"), B: T.Buffer((8, %d), \"float32\"),\n"
+        "       C: T.Buffer((%d, %d), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, %d, thread=\"blockIdx.x\"):\n"
+        "        for by in T.thread_binding(0, %d, thread=\"blockIdx.y\"):\n"
+        "            for t in T.thread_binding(0, 256, thread=\"threadIdx.x\"):\n"
+        "                for k in T.serial(8):\n"
+        "                    if k == 0:\n"
+        "                        C[bx * 16 + t // 16, by * 16 + t %% %d] = T.float32(0)\n"
+        "                    C[bx * 16 + t // 16, by * 16 + t %% %d] = C[bx * 16 + t // 16, "
+        "by * 16 + t %% %d] + A[bx * 16 + t // 16, k] * B[k, by * 16 + t %% %d]\n";
+    static const struct {
+        int m, n, mod;
+        bool ok;
+    } cases[] = {{2048, 1024, 16, true}, {32, 32, 16, true}, {32, 32, 8, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int m = cases[i].m, n = cases[i].n, d = cases[i].mod;
+        char src[2048];
+        snprintf(src, sizeof src, fmt, m, n, m, n, m / 16, n / 16, d, d, d, d);
+        const tir_prim_func *f = NULL, *k = NULL;
+        OK(tir_parse_func(ctx, src, strlen(src), &f));
+        if (!cases[i].ok) {
+            assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+            assert_non_null(strstr(tir_ctx_error(ctx), "global buffer C"));
+            continue;
+        }
+        k = lower(f);
+        assert_int_equal(count(k).syncs, 0);
+        if (m * n > 1024) continue;
+        float a[32 * 8], b[8 * 32], c[2][32 * 32];
+        for (int j = 0; j < 32 * 8; j++) a[j] = (float)(j % 7 - 3), b[j] = (float)(j % 5 - 2);
+        tir_arg ra[3] = {{.data = a}, {.data = b}, {.data = c[0]}};
+        tir_arg sa[3] = {{.data = a}, {.data = b}, {.data = c[1]}};
+        OK(tir_interp_run(ctx, f, 3, ra, &(tir_interp_opts){.uninit_params = 4}));
+        tir_sim_opts so = {.check_uninit = true, .uninit_params = 4, .check_global_races = true};
+        OK(tir_sim_run(ctx, k, 3, sa, &so, NULL));
+        assert_memory_equal(c[0], c[1], sizeof c[0]);
+    }
+}
+
+/* Found by review: a loop of no constant range (a symbolic grid, a
+ * dynamic M) stopped global_share's proof, and race_check cannot
+ * enumerate such a buffer, so the in-place accumulation of a matmul with
+ * a symbolic M was refused where it lowered before global_share.  A
+ * variable of no constant range now takes any value: its slot can still
+ * be forced when the others are bounded (bx here, by the 16 > 15 of t);
+ * nothing is forced while another slot is unbounded.  Every block writing
+ * B[tx] is still refused. */
+static void test_global_share_symbolic_range(void **state) {
+    static const char *mm =
+        "@T.prim_func\n"
+        "def mm(A: T.Buffer((n, 8), \"float32\"), B: T.Buffer((8, 64), \"float32\"),\n"
+        "       C: T.Buffer((n, 64), \"float32\"), n: T.int32):\n"
+        "    for bx in T.thread_binding(0, (n + 15) // 16, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "            for j in T.thread_binding(0, 64, thread=\"threadIdx.y\"):\n"
+        "                for k in T.serial(8):\n"
+        "                    if bx * 16 + t < n:\n"
+        "                        if k == 0:\n"
+        "                            C[bx * 16 + t, j] = T.float32(0)\n"
+        "                        C[bx * 16 + t, j] = C[bx * 16 + t, j] + A[bx * 16 + t, k] * B[k, j]\n";
+    static const char *every_block =
+        "@T.prim_func\n"
+        "def gs(A: T.Buffer((64,), \"float32\"), B: T.Buffer((32,), \"float32\"),\n"
+        "       C: T.Buffer((64,), \"float32\"), n: T.int32):\n"
+        "    for bx in T.thread_binding(0, n, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            B[tx] = A[bx * 32 + tx] + T.float32(1)\n"
+        "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            C[bx * 32 + tx] = B[tx]\n";
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, mm, strlen(mm), &f));
+    k = lower(f);
+    assert_int_equal(count(k).syncs, 0);
+    enum { N = 37 };
+    float a[N * 8], b[8 * 64], c[2][N * 64];
+    for (int j = 0; j < N * 8; j++) a[j] = (float)(j % 7 - 3);
+    for (int j = 0; j < 8 * 64; j++) b[j] = (float)(j % 5 - 2);
+    tir_arg ra[4] = {{.data = a}, {.data = b}, {.data = c[0]}, {.scalar = N}};
+    tir_arg sa[4] = {{.data = a}, {.data = b}, {.data = c[1]}, {.scalar = N}};
+    OK(tir_interp_run(ctx, f, 4, ra, &(tir_interp_opts){.uninit_params = 4}));
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 4, .check_global_races = true};
+    OK(tir_sim_run(ctx, k, 4, sa, &so, NULL));
+    assert_memory_equal(c[0], c[1], sizeof c[0]);
+    OK(tir_parse_func(ctx, every_block, strlen(every_block), &f));
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_ERR_LOWER);
+    assert_non_null(strstr(tir_ctx_error(ctx), "global buffer B"));
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1344,6 +1517,10 @@ int main(void) {
         cmocka_unit_test(test_global_intermediate_in_one_kernel),
         cmocka_unit_test(test_global_intermediate_user_schedule),
         cmocka_unit_test(test_global_accumulation_proved),
+        cmocka_unit_test(test_global_share_forced_pairs_full),
+        cmocka_unit_test(test_deep_thread_loop_counted),
+        cmocka_unit_test(test_global_share_digits),
+        cmocka_unit_test(test_global_share_symbolic_range),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

@@ -17,8 +17,10 @@
  * (block, thread) only.  It runs on the multi-dimensional indices (before
  * flatten), so that a ragged tile's columns stay a dimension of their own;
  * two dimensions indexed (e // c, e % c), a fused loop's bindings, count
- * as one, e.  Each index must be affine in the digits of loop variables of
- * constant range: a variable used as v // d, v % m or v // d % m splits at
+ * as one, e.  Each index must be affine in the digits of loop variables
+ * (of a constant range, or of any value: a symbolic grid or a dynamic M,
+ * whose slot is forced only while every other slot is bounded): a
+ * variable used as v // d, v % m or v // d % m splits at
  * those boundaries (each dividing the next) into digits, each a variable
  * of its own (a fused thread index, lane_id() % 4, a swizzled block
  * index); lane_id() is threadIdx.x's variable and a Ramp's lane one more.
@@ -31,8 +33,9 @@
  * slot is zero in every dimension, so this repeats until nothing changes.
  * When every digit of every launch axis of more than one index is forced,
  * the two (block, thread)s are equal; when a dimension cannot reach zero,
- * the two never meet.  Anything else (a division of a sum, a symbolic
- * range, an access through an address, different splits or coefficients
+ * the two never meet; more than GS_MAX_SLOTS forced pairs give up.
+ * Anything else (a division of a sum, an access through an address,
+ * different splits or coefficients
  * of an axis on the two sides) leaves the buffer to thread_sync's
  * barriers and race_check's enumeration, which refuses what it cannot
  * enumerate.  The 19 benchmark kernels' outputs, the split-K workspaces
@@ -96,17 +99,20 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
     switch ((tir_kind)n->kind) {
     case TIR_KIND_FOR: {
         const tir_for *f = (const tir_for *)n;
-        if (g->nstack == GS_MAX_LOOPS) {
-            g->deep++;
-            return true;
-        }
         int64_t min, ext;
         /* ranges within 2^40, so that a slot's difference of two fits */
         bool c = tir_expr_const_int(f->min, &min) && tir_expr_const_int(f->extent, &ext) &&
                  ext > 0 && ext < (INT64_C(1) << 40) && min > -(INT64_C(1) << 40) &&
                  min < (INT64_C(1) << 40);
         int axis = f->kind == TIR_FOR_THREAD_BINDING ? tir_launch_axis(f->thread_tag) : -1;
-        if (axis >= 0) g->ext[axis] = !c ? -1 : g->ext[axis] > ext ? g->ext[axis] : ext;
+        /* every launch loop counts, a deep one too (an axis left at 0 is
+           absent, its threads one); no constant extent (-1) stays so */
+        if (axis >= 0)
+            g->ext[axis] = !c || g->ext[axis] < 0 ? -1 : g->ext[axis] > ext ? g->ext[axis] : ext;
+        if (g->nstack == GS_MAX_LOOPS) {
+            g->deep++;
+            return true;
+        }
         g->stack[g->nstack++] = (gs_loop){f->var, c ? min : 1, c ? min + ext - 1 : 0, axis};
         return true;
     }
@@ -189,9 +195,9 @@ static dvar *entry(digits *dg, const gs_acc *a, const tir_expr *e) {
     const void *var = e;
     int64_t lo = 0, hi = 31;
     int axis = tir_launch_axis("threadIdx.x");
-    if (e->kind == TIR_KIND_VAR) {
+    if (e->kind == TIR_KIND_VAR) { /* lo > hi: a loop of no constant range, any value */
         const gs_loop *lp = loop_of(a, (const tir_var *)e);
-        if (!lp || lp->lo > lp->hi) return NULL;
+        if (!lp) return NULL;
         lo = lp->lo, hi = lp->hi, axis = lp->axis;
     } else if (!(e->kind == TIR_KIND_CALL && ((const tir_call *)e)->op == TIR_INTRIN_LANE_ID)) {
         return NULL;
@@ -269,29 +275,38 @@ static void note_splits(digits *dg, const gs_acc *a, const tir_expr *e) {
     tir_visit(&v, e);
 }
 
-/* Every boundary divides the next; a split variable starts at 0. */
+/* Every boundary divides the next. */
 static bool digits_ok(const digits *dg) {
     if (dg->bad) return false;
     for (int i = 0; i < dg->n; i++) {
         const dvar *d = &dg->d[i];
-        if (d->nb > 1 && d->lo != 0) return false;
         for (int j = 0; j + 1 < d->nb; j++)
             if (d->b[j + 1] % d->b[j]) return false;
     }
     return true;
 }
 
-/* Digit i's largest value. */
-static int64_t digit_hi(const dvar *d, int i) {
-    if (i + 1 < d->nb) return d->b[i + 1] / d->b[i] - 1;
-    return d->nb == 1 ? d->hi : d->hi / d->b[i];
+static int64_t fdiv(int64_t a, int64_t b) {
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/* Digit i's range [*lo, *hi] (lo > hi: any value).  Floor division keeps
+ * the lower digits in [0, b[i + 1] / b[i]) for any v, negative too. */
+static void digit_range(const dvar *d, int i, int64_t *lo, int64_t *hi) {
+    if (i + 1 < d->nb) {
+        *lo = 0, *hi = d->b[i + 1] / d->b[i] - 1;
+    } else if (d->lo > d->hi) {
+        *lo = 1, *hi = 0;
+    } else {
+        *lo = fdiv(d->lo, d->b[i]), *hi = fdiv(d->hi, d->b[i]);
+    }
 }
 
 /* --------------------------------------------------------------- affine */
 
 typedef struct term {
     const void *key; /* a digit: &dvar.b[i] */
-    int64_t coef, lo, hi;
+    int64_t coef, lo, hi; /* lo > hi: any value */
     int axis;
 } term;
 
@@ -315,8 +330,9 @@ static bool add_digits(lin *l, const dvar *d, int from, int to, int64_t scale) {
     for (int i = from; i < to; i++) {
         int64_t c;
         if (__builtin_mul_overflow(d->b[i] / d->b[from], scale, &c)) return false;
-        int64_t lo = d->nb == 1 ? d->lo : 0;
-        if (!add_term(l, &d->b[i], c, lo, digit_hi(d, i), d->axis)) return false;
+        int64_t lo, hi;
+        digit_range(d, i, &lo, &hi);
+        if (!add_term(l, &d->b[i], c, lo, hi, d->axis)) return false;
     }
     return true;
 }
@@ -391,12 +407,14 @@ static bool lin_add(digits *dg, const gs_acc *a, const tir_expr *e, int64_t scal
  * without a partner has key1 NULL and is never forced. */
 typedef struct slot {
     int64_t coef, dlo, dhi;
+    bool any; /* d of any value (a term of no constant range) */
     const void *key1, *key2;
 } slot;
 
 typedef struct forced {
     const void *k1[GS_MAX_SLOTS], *k2[GS_MAX_SLOTS];
     int n;
+    bool full; /* one more did not fit: the proof gives up */
 } forced;
 
 static bool is_forced(const forced *f, const void *k1, const void *k2) {
@@ -406,7 +424,8 @@ static bool is_forced(const forced *f, const void *k1, const void *k2) {
 }
 
 static void force(forced *f, const slot *s) {
-    if (f->n < GS_MAX_SLOTS) f->k1[f->n] = s->key1, f->k2[f->n++] = s->key2;
+    if (f->n == GS_MAX_SLOTS) f->full = true;
+    else f->k1[f->n] = s->key1, f->k2[f->n++] = s->key2;
 }
 /* Sums of slots in 128 bits: 64 products of two int64 cannot overflow. */
 typedef __int128 wide;
@@ -438,17 +457,19 @@ static bool slots_of(const lin *la, const lin *lb, slot *s, int *n) {
             if (used[j] || y->coef != x->coef) continue;
             if (x->axis >= 0 ? y->key == x->key : y->axis < 0) break;
         }
-        slot v = {x->coef, x->lo, x->hi, NULL, NULL};
+        slot v = {x->coef, x->lo, x->hi, x->lo > x->hi, NULL, NULL};
         if (j < lb->n) {
             const term *y = &lb->t[j];
             used[j] = true;
-            v = (slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->key, y->key};
+            v = (slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->lo > x->hi || y->lo > y->hi,
+                       x->key, y->key};
         }
         if (!push_slot(s, n, v)) return false;
     }
     for (int j = 0; j < lb->n; j++) {
         const term *y = &lb->t[j];
-        if (!used[j] && !push_slot(s, n, (slot){-y->coef, y->lo, y->hi, NULL, NULL}))
+        if (!used[j] &&
+            !push_slot(s, n, (slot){-y->coef, y->lo, y->hi, y->lo > y->hi, NULL, NULL}))
             return false;
     }
     return true;
@@ -460,25 +481,33 @@ static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
     bool changed = false, again = true;
     while (again) {
         again = false;
-        wide lo = k, hi = k; /* the sum of every unforced slot */
+        wide lo = k, hi = k; /* the sum of every unforced slot of a range */
+        int nany = 0;        /* and the unforced slots of any value */
         for (int i = 0; i < n; i++) {
             if (is_forced(f, s[i].key1, s[i].key2)) {
-                if (s[i].dlo > 0 || s[i].dhi < 0) *never = true; /* zero out of its range */
+                if (!s[i].any && (s[i].dlo > 0 || s[i].dhi < 0))
+                    *never = true; /* zero out of its range */
+                continue;
+            }
+            if (s[i].any) {
+                nany += s[i].coef != 0;
                 continue;
             }
             wide x, y;
             scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
             lo += x, hi += y;
         }
-        if (lo > 0 || hi < 0) *never = true;
+        if (!nany && (lo > 0 || hi < 0)) *never = true;
         if (*never) return changed;
         for (int i = 0; i < n && !again; i++) {
             if (!s[i].key1 || is_forced(f, s[i].key1, s[i].key2)) continue;
-            wide x, y, c = s[i].coef < 0 ? -(wide)s[i].coef : s[i].coef;
-            scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
+            if (nany - (s[i].any && s[i].coef != 0) > 0) continue; /* another of any value */
+            wide x = 0, y = 0, c = s[i].coef < 0 ? -(wide)s[i].coef : s[i].coef;
+            if (!s[i].any) scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
             wide rlo = lo - x, rhi = hi - y; /* the others */
             if (c > 0 && rlo > -c && rhi < c) {
                 force(f, &s[i]);
+                if (f->full) return false;
                 changed = again = true;
             }
         }
@@ -493,8 +522,9 @@ static bool axis_forced(const digits *dg, const forced *f, int x) {
         const dvar *d = &dg->d[i];
         if (d->axis != x) continue;
         for (int j = 0; j < d->nb; j++) {
-            int64_t lo = d->nb == 1 ? d->lo : 0;
-            if (digit_hi(d, j) > lo && !is_forced(f, &d->b[j], &d->b[j])) return false;
+            int64_t lo, hi;
+            digit_range(d, j, &lo, &hi);
+            if (lo != hi && !is_forced(f, &d->b[j], &d->b[j])) return false;
         }
         return true;
     }
@@ -586,6 +616,7 @@ static bool same_thread(const gs *g, const gs_acc *a, const gs_acc *b) {
             int n;
             if (!slots_of(&la[d], &lb[d], s, &n)) return false;
             changed |= force_dim(s, n, (wide)la[d].k - lb[d].k, &f, &never);
+            if (f.full) return false;
         }
     }
     if (never) return true;

@@ -960,20 +960,28 @@ static void walk_for(rc *c, const tir_for *f, summ *r) {
     tir_int_bound b = tir_analyzer_const_bound(c->an, (const tir_expr *)f->var);
     bool bounded = b.min > INT32_MIN && b.max < INT32_MAX;
     bool push = c->nstack < RC_MAX_LOOPS;
-    if (push) {
-        rloop *l = &c->stack[c->nstack++];
-        *l = (rloop){f->var, bounded ? b.min : 1, bounded ? b.max : 0, -1};
-        if (lower_is_thread_loop(f)) {
-            int dim = tir_thread_axis_dim(tir_thread_axis_lookup(f->thread_tag));
-            if (dim < 0 || dim > 2 || !bounded || b.max - b.min + 1 > RC_MAX_THREADS)
-                c->odd_thread = f;
-            else
-                c->text[dim] = b.max - b.min + 1, l->dim = dim;
-        } else if (lower_is_block_loop(f) && bounded) {
-            int dim = tir_thread_axis_dim(tir_thread_axis_lookup(f->thread_tag));
-            if (dim >= 0 && dim <= 2) c->text[3 + dim] = b.max - b.min + 1, l->dim = 3 + dim;
+    /* a launch axis's extent even when the loop is not pushed (deeper
+       than RC_MAX_LOOPS): an axis left at extent 1 would make its threads
+       (blocks) one owner; a block axis of no constant extent counts as
+       several blocks (its variable has no range, so an index using it
+       conflicts; one ignoring it has several owners) */
+    int odim = -1;
+    if (lower_is_thread_loop(f)) {
+        int dim = tir_thread_axis_dim(tir_thread_axis_lookup(f->thread_tag));
+        if (dim < 0 || dim > 2 || !bounded || b.max - b.min + 1 > RC_MAX_THREADS)
+            c->odd_thread = f;
+        else
+            c->text[dim] = b.max - b.min + 1, odim = dim;
+    } else if (lower_is_block_loop(f)) {
+        int dim = tir_thread_axis_dim(tir_thread_axis_lookup(f->thread_tag));
+        int64_t e = bounded ? b.max - b.min + 1 : 2;
+        if (dim >= 0 && dim <= 2) {
+            if (c->text[3 + dim] < e) c->text[3 + dim] = e;
+            odim = 3 + dim;
         }
     }
+    if (push)
+        c->stack[c->nstack++] = (rloop){f->var, bounded ? b.min : 1, bounded ? b.max : 0, odim};
     walk(c, f->body, r);
     if (push) c->nstack--;
     int64_t ext = 0;
