@@ -23,6 +23,7 @@
 
 #include "lower_kernels.h"
 #include "minitir/lower.h"
+#include "minitir/schedule.h"
 #include "minitir/sim.h"
 
 #define OK(ctx, x)                                                                                 \
@@ -306,6 +307,53 @@ static void test_user_domain_guard_refused(void **state) {
     }
 }
 
+/* Block blk's innermost loop split [None, 1, f], the 1 bound to
+ * threadIdx.x. */
+static void one_thread(tir_ctx *ctx, tir_schedule *s, tir_block_rv blk, int64_t f,
+                       tir_loop_rv *parts) {
+    const tir_loop_rv *ls;
+    int n;
+    OK(ctx, tir_sched_get_loops(s, blk, &ls, &n));
+    OK(ctx, tir_sched_split(s, ls[n - 1], 3, (const int64_t[]){TIR_SPLIT_INFER, 1, f}, parts));
+    OK(ctx, tir_sched_bind(s, parts[1], "threadIdx.x"));
+}
+
+/* GPU-path fuzzer, seed 2220000000 case 10473 (minimised): the chain
+ * B -> C -> D at 1x1, all three at B's block tile, B's j split by 3, C's
+ * by 2 and D's by 1, B and C shared.  B's guard became a zero fill
+ * (written over [0, 3)), and C's was relaxed because B writes past the
+ * shape too, but C's extra instances read B[3], which nothing wrote (an
+ * uninitialised read; a wrong C[3] that only extra instances of D would
+ * read).  A scalar reader's range must now be spanned by the writers', as
+ * a tile reader's was: C keeps its guard. */
+static void test_scalar_reader_past_writer(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = tir_def_elementwise_chain(ctx, 1, 1, TIR_F32), *k = NULL;
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    tir_block_rv b, c, d;
+    const tir_loop_rv *ls;
+    int n;
+    tir_loop_rv bp[3], cp[3], dp[3];
+    OK(ctx, tir_sched_get_block(s, "B", &b));
+    OK(ctx, tir_sched_get_block(s, "C", &c));
+    OK(ctx, tir_sched_get_block(s, "D", &d));
+    OK(ctx, tir_sched_get_loops(s, b, &ls, &n));
+    OK(ctx, tir_sched_bind(s, ls[0], "blockIdx.x"));
+    one_thread(ctx, s, b, 3, bp);
+    OK(ctx, tir_sched_reverse_compute_at(s, c, bp[0], false));
+    one_thread(ctx, s, c, 2, cp);
+    OK(ctx, tir_sched_reverse_compute_at(s, d, bp[0], false));
+    one_thread(ctx, s, d, 1, dp);
+    OK(ctx, tir_sched_set_scope(s, b, 0, "shared"));
+    OK(ctx, tir_sched_set_scope(s, c, 0, "shared"));
+    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &k));
+    assert_int_equal(lk_interp_sim_equal(ctx, f, k), 0);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step4_ragged),
@@ -316,6 +364,7 @@ int main(void) {
         cmocka_unit_test(test_tile_review_cases),
         cmocka_unit_test(test_tile_malformed_operand),
         cmocka_unit_test(test_user_domain_guard_refused),
+        cmocka_unit_test(test_scalar_reader_past_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,7 @@
  * statement's accesses to shared and local buffers stay inside the
  * allocations for every value of the enclosing loops, and that what a
  * relaxed block reads was written unguarded (or zero-filled) everywhere,
+ * as far past the shape as it reads (the elements noted per guard),
  * then drops the guard, adds the zero-filling else, or keeps the plain
  * `if` (unmarked) when a check fails.
  */
@@ -407,11 +408,15 @@ static void check_access(rg *c, const tir_buffer *b, int nidx, const tir_expr *c
     }
 }
 
+static void note_scalar(rg *c, const tir_buffer *b, int n, const tir_expr *const *idx,
+                        bool write);
+
 static bool inb_expr_pre(tir_visitor *v, const tir_node *n) {
     rg *c = v->user;
     if (n->kind == TIR_KIND_BUFFER_LOAD) {
         const tir_buffer_load *l = (const tir_buffer_load *)n;
         check_access(c, l->buffer, l->nidx, l->indices);
+        note_scalar(c, l->buffer, l->nidx, l->indices, false);
     }
     return c->inb;
 }
@@ -451,6 +456,16 @@ static void note_range(rg *c, const tir_buffer *buf, int n, const tir_expr *cons
         if (b.min < t->lo[d]) t->lo[d] = b.min;
         if (b.max + ext - 1 > t->hi[d]) t->hi[d] = b.max + ext - 1;
     }
+}
+
+/* The element a scalar load or store of a shared or local buffer
+ * touches, into the guard's ranges: a reader past the shape must find
+ * what it reads written by the others past it as far (spans); ranks
+ * above TR_DIMS are left unnoted, so such a reader keeps its guard. */
+static void note_scalar(rg *c, const tir_buffer *b, int n, const tir_expr *const *idx,
+                        bool write) {
+    if (b->scope != TIR_SCOPE_GLOBAL && n >= 1 && n <= TR_DIMS)
+        note_range(c, b, n, idx, write, 1, 1);
 }
 
 /* Tile operand a, a rows x cols tile at its index: both corners within
@@ -521,8 +536,7 @@ static void in_bounds(rg *c, const tir_stmt *s) {
     case TIR_KIND_BUFFER_STORE: {
         const tir_buffer_store *st = (const tir_buffer_store *)s;
         check_access(c, st->buffer, st->nidx, st->indices);
-        if (st->buffer->scope != TIR_SCOPE_GLOBAL && st->nidx >= 2)
-            note_range(c, st->buffer, st->nidx, st->indices, true, 1, 1);
+        note_scalar(c, st->buffer, st->nidx, st->indices, true);
         tir_visit(&v, s);
         break;
     }
@@ -866,27 +880,32 @@ static const trange *find_range(const guard *g, const tir_buffer *b, bool write)
     return NULL;
 }
 
-/* A tile reader's extra tiles must read what other blocks' extra tiles
- * wrote: where r noted the elements it reads of l's buffer (tile calls),
- * the elements the other writers noted (every one must have) span them
- * in each dimension in which r may read past the shape.  (A fill of 4
- * tiles and an mma of 5 under the same bound fail; the two halves of a B
- * pair together span the mma's columns.) */
+/* A reader's extra instances must read what other blocks' extra
+ * instances wrote: where r noted the elements it reads of l's buffer
+ * (tile calls and scalar loads), the elements the other writers noted
+ * (every one must have) span them in each dimension in which r may read
+ * past the shape.  (A fill of 4 tiles and an mma of 5 under the same
+ * bound fail; the two halves of a B pair together span the mma's
+ * columns; a relaxed C reading B[0..3] of a B zero-filled over [0..2]
+ * fails: GPU-path fuzzer, seed 2220000000 case 10473.) */
 static bool spans(const readck *r, const tir_buffer_load *l) {
     const trange *rd = find_range(r->g, l->buffer, false);
-    if (!rd) return true; /* a scalar reader: writes_past suffices */
+    if (!rd) return l->nidx <= TR_DIMS; /* unnoted: a global load, or too high a rank */
     int64_t lo[TR_DIMS], hi[TR_DIMS];
+    int others = 0;
     for (int d = 0; d < TR_DIMS; d++) lo[d] = INT64_MAX, hi[d] = INT64_MIN;
     for (int i = 0; i < r->w->stores.n; i++) {
         const wstore *x = r->w->stores.items[i];
         if (x->buf != l->buffer || x->owner == r->g) continue;
         const trange *wr = find_range(x->owner, l->buffer, true);
         if (!wr) return false;
+        others++;
         for (int d = 0; d < TR_DIMS; d++) {
             if (wr->lo[d] < lo[d]) lo[d] = wr->lo[d];
             if (wr->hi[d] > hi[d]) hi[d] = wr->hi[d];
         }
     }
+    if (!others) return true; /* only r's own instances write it (an accumulator) */
     for (int d = 0; d < l->nidx && d < TR_DIMS; d++)
         if (uses_any(l->indices[d], &r->vars) && (lo[d] > rd->lo[d] || hi[d] < rd->hi[d]))
             return false;
