@@ -2,7 +2,9 @@
  * (tir_lower_check_races, the last pass of tir_lower) against the SIMT
  * simulator.  Each case draws a shared-memory matmul schedule (the seed's
  * Steps 3-6 with or without a fused epilogue, lk_shared_sched with a random
- * set of flags, or the one-element-per-thread fetch with a random k tile)
+ * set of flags, the one-element-per-thread fetch with a random k tile, or
+ * an elementwise chain whose shared intermediates cross thread mappings
+ * under one blockIdx loop)
  * at random sizes, lowers it and checks that
  *   - the kernel as lowered passes the check and runs in the simulator
  *     without error (no false reject of a race-free kernel), and
@@ -57,12 +59,69 @@ static const tir_prim_func *remove_sync(tir_ctx *ctx, const tir_prim_func *k, in
                              k->attrs);
 }
 
+/* An intermediate in shared memory produced and consumed under one
+ * blockIdx loop by different thread mappings (twenty-second session):
+ * the elementwise chain B -> C -> D, B's i and j split over blocks and
+ * threads; C and D placed at the block tile (reverse_compute_at), each
+ * nest fused and split over the same thread extents in another order (C:
+ * threads inside a serial loop; D: threads outermost), B and C shared.
+ * Every element of B and C crosses threads, so each barrier between the
+ * nests matters.  NULL when a primitive refuses. */
+static const tir_prim_func *chain_shared(tir_ctx *ctx, unsigned *s, int64_t M, int64_t N,
+                                         char *desc, size_t n) {
+    int64_t ti = 1 + rnd(s) % 4, tj = 1 + rnd(s) % 4, ei = 1 + rnd(s) % 3, ej = 1 + rnd(s) % 3;
+    snprintf(desc, n, "chain_shared threads %lldx%lld tile %lldx%lld, %lldx%lld", (long long)ti,
+             (long long)tj, (long long)ei, (long long)ej, (long long)M, (long long)N);
+    const tir_prim_func *f = tir_def_elementwise_chain(ctx, M, N, TIR_F32), *r = NULL;
+    tir_schedule *sc = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &sc), TIR_OK);
+    tir_block_rv b, c, d;
+    const tir_loop_rv *ls;
+    int nl;
+    tir_loop_rv ip[3], jp[3], fused, parts[3];
+    bool ok = tir_sched_get_block(sc, "B", &b) == TIR_OK &&
+              tir_sched_get_block(sc, "C", &c) == TIR_OK &&
+              tir_sched_get_block(sc, "D", &d) == TIR_OK &&
+              tir_sched_get_loops(sc, b, &ls, &nl) == TIR_OK && nl == 2;
+    tir_loop_rv l0 = ok ? ls[0] : (tir_loop_rv){0}, l1 = ok ? ls[1] : (tir_loop_rv){0};
+    ok = ok &&
+         tir_sched_split(sc, l0, 3, (const int64_t[]){TIR_SPLIT_INFER, ti, ei}, ip) == TIR_OK &&
+         tir_sched_split(sc, l1, 3, (const int64_t[]){TIR_SPLIT_INFER, tj, ej}, jp) == TIR_OK &&
+         tir_sched_reorder(sc, 6, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], ip[2], jp[2]}) ==
+             TIR_OK &&
+         tir_sched_bind(sc, ip[0], "blockIdx.x") == TIR_OK &&
+         tir_sched_bind(sc, jp[0], "blockIdx.y") == TIR_OK &&
+         tir_sched_bind(sc, ip[1], "threadIdx.x") == TIR_OK &&
+         tir_sched_bind(sc, jp[1], "threadIdx.y") == TIR_OK;
+    for (int k = 0; k < 2 && ok; k++) {
+        tir_block_rv blk = k ? d : c;
+        ok = tir_sched_reverse_compute_at(sc, blk, jp[0], false) == TIR_OK &&
+             tir_sched_get_loops(sc, blk, &ls, &nl) == TIR_OK && nl == 4;
+        tir_loop_rv own[2] = {ok ? ls[2] : (tir_loop_rv){0}, ok ? ls[3] : (tir_loop_rv){0}};
+        const int64_t *fac = k ? (const int64_t[]){tj, ti, TIR_SPLIT_INFER}
+                               : (const int64_t[]){TIR_SPLIT_INFER, tj, ti};
+        ok = ok && tir_sched_fuse(sc, 2, own, &fused) == TIR_OK &&
+             tir_sched_split(sc, fused, 3, fac, parts) == TIR_OK &&
+             tir_sched_bind(sc, parts[k ? 0 : 1], "threadIdx.y") == TIR_OK &&
+             tir_sched_bind(sc, parts[k ? 1 : 2], "threadIdx.x") == TIR_OK;
+    }
+    ok = ok && tir_sched_set_scope(sc, b, 0, "shared") == TIR_OK &&
+         tir_sched_set_scope(sc, c, 0, "shared") == TIR_OK;
+    if (ok) r = tir_sched_func(sc);
+    tir_sched_destroy(sc);
+    return r;
+}
+
 /* One random schedule; NULL when the draw has no schedule (a seed step
  * that does not apply). */
 static const tir_prim_func *draw(tir_ctx *ctx, unsigned *s, int *nargs, char *desc, size_t n) {
     int64_t M = 1 + rnd(s) % 80, N = 1 + rnd(s) % 80, K = 1 + rnd(s) % 100;
-    int kind = (int)(rnd(s) % 3);
+    int kind = (int)(rnd(s) % 4);
     *nargs = 3;
+    if (kind == 3) {
+        *nargs = 2;
+        return chain_shared(ctx, s, 1 + M % 24, 1 + N % 24, desc, n);
+    }
     if (kind == 0) {
         int step = 3 + (int)(rnd(s) % 4), epi = (int)(rnd(s) % 4) - 1;
         const tir_prim_func *f = epi < 0 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
@@ -103,6 +162,7 @@ static int64_t param_elems(const tir_prim_func *k, int i) {
 
 typedef struct tally {
     int kernels, removed, sim_races, refused_clean;
+    int chain; /* kernels from chain_shared */
 } tally;
 
 static void one_case(unsigned seed, tally *t) {
@@ -119,6 +179,7 @@ static void one_case(unsigned seed, tally *t) {
     tir_status st = tir_lower(ctx, f, NULL, &k);
     if (st != TIR_OK) fail_msg("seed %u (%s): tir_lower: %s", seed, desc, tir_ctx_error(ctx));
     t->kernels++;
+    t->chain += !strncmp(desc, "chain_shared", 12);
     float *bufs[4];
     tir_arg args[4];
     for (int i = 0; i < nargs; i++) {
@@ -159,9 +220,9 @@ static void test_race_check_vs_simulator(void **state) {
     unsigned first = sd ? (unsigned)strtoul(sd, NULL, 10) : 0;
     tally t = {0};
     for (int i = 0; i < cases; i++) one_case(first + (unsigned)i, &t);
-    printf("# %d cases from seed %u: %d kernels, %d barriers removed, %d races found by the "
-           "simulator (all refused), %d refused without a simulated race\n",
-           cases, first, t.kernels, t.removed, t.sim_races, t.refused_clean);
+    printf("# %d cases from seed %u: %d kernels (%d chain_shared), %d barriers removed, %d "
+           "races found by the simulator (all refused), %d refused without a simulated race\n",
+           cases, first, t.kernels, t.chain, t.removed, t.sim_races, t.refused_clean);
     assert_true(t.kernels > 0 && t.sim_races > 0);
 }
 
