@@ -338,9 +338,9 @@ const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r
            are equal elements */
         for (int d = 0; d < nd && ok; d++) {
             int64_t v = 0;
-            ok = eval(st->indices[d], n, vars, vals, &v) && v >= -(1 << 19) && v < (1 << 19);
-            f = f * ((int64_t)1 << 20) + v + (1 << 19);
-            ok = ok && d < 3; /* 3 x 20 bits */
+            ok = d < 3 && /* 3 x 20 bits */
+                 eval(st->indices[d], n, vars, vals, &v) && v >= -(1 << 19) && v < (1 << 19);
+            if (ok) f = f * ((int64_t)1 << 20) + v + (1 << 19);
         }
         flat[q] = f;
     }
