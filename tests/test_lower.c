@@ -1036,6 +1036,29 @@ static void test_global_share_symbolic_range(void **state) {
     assert_non_null(strstr(tir_ctx_error(ctx), "global buffer B"));
 }
 
+/* Found by review (the digit fuzzer of test_global_fuzz.c): race_check's
+ * check across blocks leaves thread axes free, and a free variable that
+ * occurs only under floormod needs one period; lane_id() (a pseudo
+ * variable, not a Var) looked absent from every index, so its period was
+ * 1 and only lane 0 was enumerated.  B[b * 32 + 31 - lane_id()] (lane 31
+ * of block 0 writes B[0]) and B[32 - b * 32] (block 1 reads B[0]) were
+ * accepted and race in the simulator; lane_id() now counts as the
+ * variable, and the pair is refused as one across blocks. */
+static void test_race_check_lane_across_blocks(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def gs(A: T.Buffer((64,), \"float32\"), B: T.Buffer((64,), \"float32\"),\n"
+        "       C: T.Buffer((64,), \"float32\")):\n"
+        "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            B[b * 32 + 31 - T.lane_id()] = A[b * 32 + t]\n"
+        "            C[b * 32 + t] = B[32 - b * 32]\n";
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    if (tir_lower(ctx, f, NULL, &k) != TIR_ERR_LOWER) fail_msg("accepted\n%s", tir_print(ctx, k));
+    assert_non_null(strstr(tir_ctx_error(ctx), "different thread blocks"));
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1521,6 +1544,7 @@ int main(void) {
         cmocka_unit_test(test_deep_thread_loop_counted),
         cmocka_unit_test(test_global_share_digits),
         cmocka_unit_test(test_global_share_symbolic_range),
+        cmocka_unit_test(test_race_check_lane_across_blocks),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),
         cmocka_unit_test(test_pipeline_errors),

@@ -42,7 +42,9 @@
  *
  * Warp fragments.  lane_id() (lower_fragments' per-lane code) is
  * threadIdx.x, which is the lane in a kernel with fragments: it stands
- * for a pseudo loop variable of range [0, 32) on threadIdx.x's axis.  An
+ * for a pseudo loop variable of range [0, 32) on threadIdx.x's axis (free,
+ * like every thread axis, in the check across blocks: period() counts
+ * lane_id() as that variable, not as a constant).  An
  * ldmatrix reads 16 bytes of shared memory from its address (the row
  * this lane gives); mma_sync touches registers only.
  */
@@ -406,6 +408,10 @@ static const rloop *loop_of(const racc *a, const void *v) {
 static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
     switch ((tir_kind)e->kind) {
     case TIR_KIND_VAR: return (const tir_var *)e != v ? 1 : mod > 0 ? mod : -1;
+    case TIR_KIND_CALL: /* lane_id() is the variable lane_key */
+        if (((const tir_call *)e)->op == TIR_INTRIN_LANE_ID)
+            return v != &lane_key ? 1 : mod > 0 ? mod : -1;
+        break;
     case TIR_KIND_INT_IMM: return 1;
     case TIR_KIND_CAST: return period(((const tir_cast *)e)->value, v, mod);
     case TIR_KIND_FLOORMOD: case TIR_KIND_ADD: case TIR_KIND_SUB: case TIR_KIND_MUL: {
@@ -418,10 +424,12 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
         int64_t l = x / ir_gcd64(x, y) * y;
         return l <= RC_MAX_POINTS ? l : -1;
     }
-    default: {
+    default: break;
+    }
+    {
         ir_vec vars = {0};
         lower_collect_vars(e, &vars);
-        bool uses = false;
+        bool uses = v == &lane_key && lower_uses_lane(e);
         for (int i = 0; i < vars.n; i++) uses |= vars.items[i] == v;
         ir_vec_free(&vars);
         if (!uses) return 1;
@@ -434,7 +442,6 @@ static int64_t period(const tir_expr *e, const tir_var *v, int64_t mod) {
             return x < 0 || y < 0 ? -1 : x / ir_gcd64(x, y) * y;
         }
         return -1;
-    }
     }
 }
 
