@@ -239,6 +239,7 @@ static int print_form(const form2 *f, const nest2 *ns, char *o, size_t n) {
 }
 
 static const int divs2[] = {1, 2, 3, 4, 6, 8, 16, 32};
+static bool clean2; /* forms one element per point, the reader's often the writer's */
 static int pick_div(void) { return pick(4) ? 1 << pick(5) : divs2[pick(8)]; }
 
 /* The values of atom kind on v of range [lo, lo + ext) : its range. */
@@ -261,12 +262,12 @@ static void gen_form(form2 *f, const nest2 *ns) {
     int vars[NV2], nvar = 0;
     for (int v = 0; v < NV2; v++)
         if (ns->ext[v]) vars[nvar++] = v;
-    if (pick(3)) { /* structured */
+    if (clean2 || pick(3)) { /* structured */
         atom2 at[8];
         int na = 0;
         for (int i = 0; i < nvar && na < 6; i++) {
             int v = vars[i];
-            if (pick(5) == 0) continue; /* dropped: many points per element */
+            if (!clean2 && pick(5) == 0) continue; /* dropped: many points per element */
             int s = pick(4);
             int d = pick_div(), m = pick_div();
             if (s == 0 || ns->ext[v] == 1) at[na++] = (atom2){v, 0, 1, 1};
@@ -287,11 +288,11 @@ static void gen_form(form2 *f, const nest2 *ns) {
             atom_range(&at[i], ns->lo[at[i].var], ns->ext[at[i].var], &mn, &mx);
             f->a[f->n] = at[i];
             int64_t c = stride;
-            if (pick(8) == 0) c += pick(3) - 1; /* a near miss */
+            if (!clean2 && pick(8) == 0) c += pick(3) - 1; /* a near miss */
             if (pick(10) == 0) c = -c;
             f->c[f->n++] = c;
             stride = stride * (mx - mn + 1);
-            if (pick(6) == 0) stride += pick(3);
+            if (!clean2 && pick(6) == 0) stride += pick(3);
         }
         f->k = pick(3);
         return;
@@ -375,6 +376,7 @@ static int print_id(const nest2 *ns, bool symj, char *o, size_t n) {
 
 static void make2(draw2 *d, char *src, size_t n) {
     memset(d, 0, sizeof *d);
+    clean2 = pick(3) == 0;
     nest2 wn = {0}, rn;
     wn.ext[V_B] = 1 + pick(3);
     if (pick(4) == 0) wn.ext[V_BY] = 1 + pick(2);
@@ -409,8 +411,7 @@ static void make2(draw2 *d, char *src, size_t n) {
     if (mode <= 1) {
         for (int k = 0; k < nd; k++) {
             gen_form(&fw[k], &wn);
-            int r = pick(3);
-            if (r == 0) fr[k] = fw[k];
+            if (clean2 ? pick(3) != 0 : pick(3) == 0) fr[k] = fw[k];
             else gen_form(&fr[k], &rn);
             int64_t a0, a1, b0, b1;
             form_bounds(&fw[k], &wn, &a0, &a1);
@@ -468,7 +469,7 @@ static void make2(draw2 *d, char *src, size_t n) {
         if (mode == 3) {
             bool ok = true;
             for (int i = 0; i < e.n; i++) ok &= on->ext[e.a[i].var] != 0;
-            if (ok && pick(3) == 0) e2 = e;
+            if (ok && (clean2 ? pick(3) != 0 : pick(3) == 0)) e2 = e;
             else gen_form(&e2, on);
             int64_t l2, h2;
             form_bounds(&e2, on, &l2, &h2);
