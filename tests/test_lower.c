@@ -1059,6 +1059,35 @@ static void test_race_check_lane_across_blocks(void **state) {
     assert_non_null(strstr(tir_ctx_error(ctx), "different thread blocks"));
 }
 
+/* A tensor-core kernel's clipped C store (gpu_fuzz tc, seed 1933400003):
+ * the warp index f is used as f % 2 in the index and as f // 2 in the
+ * clipping condition.  race_check's check across blocks took f (a free
+ * thread variable there) over one period of the index, 2 values, and so
+ * dropped both conditions that use it; without the column bound block
+ * 1's columns past 96 wrapped into row 1, which block 0 writes: a false
+ * refusal.  Thread variables are never cut to one period. */
+static void test_race_check_thread_conds_across_blocks(void **state) {
+    static const char *src =
+        "@T.prim_func\n"
+        "def cb(A: T.Buffer((192,), \"float32\"), C: T.Buffer((192,), \"float32\")):\n"
+        "    for j0 in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+        "        for f in T.thread_binding(0, 6, thread=\"threadIdx.y\"):\n"
+        "            for l in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+        "                if f // 2 < 1 and j0 * 64 + f % 2 * 32 + l % 4 * 8 < 96:\n"
+        "                    C[l // 4 * 96 + j0 * 64 + f % 2 * 32 + l % 4 * 8] = "
+        "A[l // 4 * 96 + j0 * 64 + f % 2 * 32 + l % 4 * 8] + T.float32(1)\n";
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    if (tir_lower(ctx, f, NULL, &k) != TIR_OK) fail_msg("refused: %s", tir_ctx_error(ctx));
+    float a[192], c[2][192];
+    for (int j = 0; j < 192; j++) a[j] = (float)(j % 9), c[0][j] = c[1][j] = -1;
+    tir_arg ra[2] = {{.data = a}, {.data = c[0]}}, sa[2] = {{.data = a}, {.data = c[1]}};
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    tir_sim_opts so = {.check_global_races = true};
+    OK(tir_sim_run(ctx, k, 2, sa, &so, NULL));
+    assert_memory_equal(c[0], c[1], sizeof c[0]);
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1544,6 +1573,7 @@ int main(void) {
         cmocka_unit_test(test_deep_thread_loop_counted),
         cmocka_unit_test(test_global_share_digits),
         cmocka_unit_test(test_global_share_symbolic_range),
+        cmocka_unit_test(test_race_check_thread_conds_across_blocks),
         cmocka_unit_test(test_race_check_lane_across_blocks),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),

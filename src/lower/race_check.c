@@ -475,8 +475,12 @@ static bool add_vars(const rc *c, const racc *a, const tir_expr *e, bool idx, in
         const rloop *l = loop_of(a, vars.items[i]);
         ok = l && l->lo <= l->hi && t.n < RC_MAX_VARS;
         if (!ok) break;
+        /* a thread variable is never cut to one period: free in the
+           check across blocks, its conditions (a ragged tile's clipping
+           by warp) must stay */
         int dim = owner_dim(c, a, l);
-        int64_t hi = l->hi, p = idx && dim < 0 ? period(e, l->var, 0) : -1;
+        bool thread = l->dim >= 0 && l->dim < 3;
+        int64_t hi = l->hi, p = idx && dim < 0 && !thread ? period(e, l->var, 0) : -1;
         t.capped[t.n] = p > 0 && l->lo + p - 1 < hi;
         if (t.capped[t.n]) hi = l->lo + p - 1;
         t.vars[t.n] = l->var;
