@@ -616,36 +616,31 @@ static void one_case2(uint64_t seed, long c, tally *t) {
     tir_ctx_destroy(ctx);
 }
 
-static void test_global_share_vs_simulator(void **state) {
-    (void)state;
+/* MINITIR_FUZZ_CASES cases (default 300) of one generator from
+ * MINITIR_FUZZ_SEED (default 17), with its tally line. */
+static void run_cases(void (*one)(uint64_t, long, tally *), const char *name) {
     const char *e = getenv("MINITIR_FUZZ_CASES");
     const char *sd = getenv("MINITIR_FUZZ_SEED");
     long cases = e ? atol(e) : 300;
     uint64_t seed = sd ? strtoull(sd, NULL, 10) : 17;
     tally t = {0};
-    for (long c = 0; c < cases; c++) one_case(seed, c, &t);
-    printf("# %d cases from seed %llu: %d lowered (%d with a barrier), %d refused across "
+    for (long c = 0; c < cases; c++) one(seed, c, &t);
+    printf("# %s%d cases from seed %llu: %d lowered (%d with a barrier), %d refused across "
            "blocks, %d refused otherwise\n",
-           t.cases, (unsigned long long)seed, t.lowered, t.barriers, t.refused_cross,
+           name, t.cases, (unsigned long long)seed, t.lowered, t.barriers, t.refused_cross,
            t.refused_other);
     assert_true(t.lowered > 0 && t.barriers > 0 && t.refused_cross > 0);
 }
 
-/* The second generator's cases, MINITIR_FUZZ_CASES of them (default 300)
- * from MINITIR_FUZZ_SEED (default 17). */
+static void test_global_share_vs_simulator(void **state) {
+    (void)state;
+    run_cases(one_case, "");
+}
+
+/* The second generator's cases. */
 static void test_global_share_digits_vs_simulator(void **state) {
     (void)state;
-    const char *e = getenv("MINITIR_FUZZ_CASES");
-    const char *sd = getenv("MINITIR_FUZZ_SEED");
-    long cases = e ? atol(e) : 300;
-    uint64_t seed = sd ? strtoull(sd, NULL, 10) : 17;
-    tally t = {0};
-    for (long c = 0; c < cases; c++) one_case2(seed, c, &t);
-    printf("# digits: %d cases from seed %llu: %d lowered (%d with a barrier), %d refused "
-           "across blocks, %d refused otherwise\n",
-           t.cases, (unsigned long long)seed, t.lowered, t.barriers, t.refused_cross,
-           t.refused_other);
-    assert_true(t.lowered > 0 && t.barriers > 0 && t.refused_cross > 0);
+    run_cases(one_case2, "digits: ");
 }
 
 int main(void) {

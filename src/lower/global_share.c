@@ -182,8 +182,7 @@ typedef struct digits {
     bool bad; /* too many, a split of a variable not starting at 0, ... */
 } digits;
 
-/* The pseudo variable of a Ramp's lanes has no loop: its range comes
- * with it. */
+/* The innermost enclosing loop of v in a's context, or NULL. */
 static const gs_loop *loop_of(const gs_acc *a, const tir_var *v) {
     for (int i = a->nloops - 1; i >= 0; i--)
         if (a->loops[i].var == v) return &a->loops[i];
