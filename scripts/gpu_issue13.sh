@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Issue 13's "done when" table in as few device calls as the device tool's
+# 10-minute limit allows: tunes each shape for MIN minutes into one
+# database, then benchmarks Step 8 with that database against cuBLAS in one
+# process (and the untuned default at the square sizes).  From the
+# repository root on the GPU machine, after scripts/gpu_pack.sh here, with
+# the device tool's carry ["gpu-pack"]; the database lives in DIR, which
+# must survive between the calls (the GPU machine keeps files while warm):
+#   scripts/gpu_issue13.sh tune1 DIR MIN   512, 1024, 2048, 4095 cubed
+#   scripts/gpu_issue13.sh tune2 DIR MIN   1000x520x333, 1024x1024x4096,
+#                                          batch 16x512^3, fused 4096^3
+#   scripts/gpu_issue13.sh bench DIR       Step 8 with the database, and
+#                                          the default at the square sizes
+# (the fused and batch figures are tune2's: tirc tune compares its best
+# with cuBLAS GEMM + the epilogue kernel, or strided-batched GEMM).  DIR
+# should be an ignored path such as build-gpu13, kept on the warm machine.
+# Every command's output goes to DIR/<part>.log as well as to stdout.
+set -u
+part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|bench DIR [MIN]}
+dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|bench DIR [MIN]}
+min=${3:-1}
+tirc=gpu-pack/tools/tirc
+[ -x "$tirc" ] || { echo "no gpu-pack: run scripts/gpu_pack.sh first" >&2; exit 2; }
+export MINITIR_TEST_DATA=$PWD/tests/data
+mkdir -p "$dir"
+db=$dir/issue13.db
+tune() { "$tirc" tune "$@" --minutes "$min" --threads 16 --db "$db"; }
+case $part in
+tune1)
+    for s in 512x512x512 1024x1024x1024 2048x2048x2048 4095x4095x4095; do
+        tune matmul --size "$s"
+    done ;;
+tune2)
+    tune matmul --size 1000x520x333
+    tune matmul --size 1024x1024x4096
+    tune matmul --size 512x512x512 --batch 16
+    tune fused --size 4096x4096x4096 ;;
+bench)
+    "$tirc" bench matmul --runs 20 --steps 8 --db "$db" \
+        --sizes 512,1024,2048,4096,8192,4095,1000x520x333,1024x1024x4096
+    "$tirc" bench matmul --runs 20 --steps 8 --sizes 512,1024,2048,4096,8192 ;;
+*) echo "unknown part $part" >&2; exit 2 ;;
+esac 2>&1 | tee "$dir/$part.log"
