@@ -192,6 +192,131 @@ static void test_create_regions(void **st) {
     }
 }
 
+/* A block that only wraps blocks (no iterators, no regions: software
+ * pipeline components in TVM's form) looked, in its parent's scope, as if
+ * it accessed nothing.  cache_read put its copy of A before such a
+ * wrapper whose block writes A, so C read the old A (8 of 8 wrong);
+ * reverse_compute_inline moved Q's write of C before a wrapper whose
+ * block reads C (Z 8 of 8 wrong); decompose_reduction moved the init
+ * before a wrapper under the loop that reads C (D[7] wrong).  A
+ * wrapper now gets its nested blocks' regions at tir_sched_create. */
+#define WR_HEAD(params)                                                                \
+    "@T.prim_func\n"                                                                   \
+    "def f(" params "):\n"                                                             \
+    "    with T.block(\"root\"):\n"
+static const char wrap_writer[] =
+    WR_HEAD("A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")")
+    "        with T.block(\"W\"):\n"
+    "            for i in range(8):\n"
+    "                with T.block(\"X1\"):\n"
+    "                    vi = T.axis.remap(\"S\", [i])\n"
+    "                    T.writes(A[vi])\n"
+    "                    A[vi] = T.float32(100)\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(A[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = A[vi]\n";
+static const char wrap_reader[] =
+    WR_HEAD("A: T.Buffer((8,), \"float32\"), Z: T.Buffer((8,), \"float32\"), "
+            "C: T.Buffer((8,), \"float32\")")
+    "        B = T.alloc_buffer((8,), \"float32\")\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"P\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(A[vi])\n"
+    "                T.writes(B[vi])\n"
+    "                B[vi] = A[vi] * T.float32(2)\n"
+    "        with T.block(\"W\"):\n"
+    "            for i in range(8):\n"
+    "                with T.block(\"R\"):\n"
+    "                    vi = T.axis.remap(\"S\", [i])\n"
+    "                    T.reads(C[vi])\n"
+    "                    T.writes(Z[vi])\n"
+    "                    Z[vi] = C[vi]\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"Q\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(B[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] + T.float32(1)\n";
+static const char wrap_sibling[] =
+    WR_HEAD("A: T.Buffer((8, 8), \"float32\"), D: T.Buffer((8,), \"float32\"), "
+            "C: T.Buffer((8,), \"float32\")")
+    "        for i in range(8):\n"
+    "            with T.block(\"W\"):\n"
+    "                with T.block(\"R\"):\n"
+    "                    T.reads(C[0:8])\n"
+    "                    T.writes(D[0:8])\n"
+    "                    for j in range(8):\n"
+    "                        D[j] = C[j]\n"
+    "            for k in range(8):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                    T.reads(A[vi, vk])\n"
+    "                    T.writes(C[vi])\n"
+    "                    with T.init():\n"
+    "                        C[vi] = T.float32(0)\n"
+    "                    C[vi] = C[vi] + A[vi, vk]\n";
+/* A wrapper inside a block declaring less than the wrapped block writes
+ * (C_o writes 3 elements, C 4): the nested block went unchecked. */
+static const char wrap_in_short_parent[] =
+    WR_HEAD("A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")")
+    "        for io in range(2):\n"
+    "            with T.block(\"C_o\"):\n"
+    "                vio = T.axis.remap(\"S\", [io])\n"
+    "                T.reads(A[vio * 4:vio * 4 + 4])\n"
+    "                T.writes(C[vio * 4:vio * 4 + 3])\n"
+    "                with T.block(\"W\"):\n"
+    "                    for ii in range(4):\n"
+    "                        with T.block(\"C\"):\n"
+    "                            vi = T.axis.remap(\"S\", [ii])\n"
+    "                            T.reads(A[vio * 4 + vi])\n"
+    "                            T.writes(C[vio * 4 + vi])\n"
+    "                            C[vio * 4 + vi] = A[vio * 4 + vi]\n";
+
+static void test_wrapper_regions(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = NULL;
+    assert_int_equal(tir_parse_func(ctx, wrap_writer, strlen(wrap_writer), &f), TIR_OK);
+    tir_schedule *s = sched(ctx, f);
+    tir_block_rv cache;
+    SCHED_OK(s, tir_sched_cache_read(s, sched_block(s, "C"), 0, "shared", 0, NULL, &cache));
+    sched_check_all(s); /* the copy after W */
+    tir_sched_destroy(s);
+
+    assert_int_equal(tir_parse_func(ctx, wrap_reader, strlen(wrap_reader), &f), TIR_OK);
+    s = sched(ctx, f);
+    tir_block_rv q = sched_block(s, "Q");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "reverse_compute_inline",
+                      tir_sched_reverse_compute_inline(s, q));
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"W\" accesses C"));
+    tir_sched_destroy(s);
+
+    assert_int_equal(tir_parse_func(ctx, wrap_sibling, strlen(wrap_sibling), &f), TIR_OK);
+    s = sched(ctx, f);
+    tir_loop_rv l[16];
+    sched_loops(s, "C", l);
+    tir_block_rv c = sched_block(s, "C"), init;
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, "decompose_reduction",
+                      tir_sched_decompose_reduction(s, c, l[0], &init));
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"W\" under loop i reads C"));
+    /* the filled regions print, and the text parses back to the same */
+    assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)),
+                           "with T.block(\"W\"):\n            T.reads(C[0:8])\n"));
+    sched_check_roundtrip(s);
+    tir_sched_destroy(s);
+
+    assert_int_equal(tir_parse_func(ctx, wrap_in_short_parent, strlen(wrap_in_short_parent), &f),
+                     TIR_OK);
+    s = (tir_schedule *)1;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_ERR_VERIFY);
+    assert_null(s);
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"C_o\" stores outside its T.writes "
+                                               "regions of C"));
+}
+
 static void test_queries(void **st) {
     tir_ctx *ctx = *st;
     tir_schedule *s = sched(ctx, tir_def_matmul(ctx, 5, 6, 7, TIR_F32));
@@ -607,6 +732,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_regions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_regions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_handles, setup, teardown),

@@ -80,8 +80,12 @@ typedef struct tir_value_rv {
  * write region, and the regions of a nested block in its parent's, as the
  * analyzer proves over the iterators' domains and the loops' ranges; an
  * index that reads memory, calls or binds a Let needs only its buffer
- * declared, and a block with no iterators and no regions that only wraps
- * blocks is not checked itself.  Likewise TIR_ERR_VERIFY for a block with
+ * declared.  A block with no iterators, no init and no regions that only
+ * wraps blocks (software_pipeline's wrapper) is given, in the schedule's
+ * function (tir_sched_func; tir_sched_orig_func stays f), the regions of
+ * the blocks it wraps, relaxed over the loops between, so that the
+ * primitives see what it accesses; those must lie in its parent's like
+ * any nested block's.  Likewise TIR_ERR_VERIFY for a block with
  * only spatial iterators whose one store writes an element from two
  * instances (`C[vi + vj]`: "the last one wins", an order that reorder,
  * bind and the inlines change), proved by enumerating the instances where

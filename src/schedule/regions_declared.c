@@ -17,7 +17,8 @@
  * iterator domains and the loops inside it.  Buffers allocated in the
  * block (or inside it) are the block's own.  An index the analyzer cannot
  * reason about (it reads memory, calls a function or binds a Let) only
- * needs its buffer declared.
+ * needs its buffer declared.  A block that only wraps blocks gets their
+ * regions first (sch_fill_wrapper_regions, at the end).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,8 +238,10 @@ static void walk_stmt(rd_state *st, const tir_stmt *s) {
 static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_realize *r) {
     const tir_block *b = r->block;
     /* A block with no iterators and no regions that only wraps blocks (the
-       software pipeline's wrapper) is opaque: its blocks declare what they
-       access, and a direct access in it still has to be declared. */
+       software pipeline's wrapper, before sch_fill_wrapper_regions gives it
+       its blocks' regions, or after when they access nothing) is opaque:
+       its blocks declare what they access, and a direct access in it
+       still has to be declared. */
     rd_state st = {.ctx = ctx, .a = a, .b = b,
                    .wrapper = b->niters == 0 && b->nreads == 0 && b->nwrites == 0};
     for (int i = 0; i < b->niters; i++)
@@ -316,4 +319,145 @@ const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const ti
     tir_analyzer_destroy(w.a);
     *bad = w.bad;
     return w.msg;
+}
+
+/* ---- wrappers' regions
+ *
+ * A wrapper (a block other than the root with no iterators, no init and no
+ * regions) declares nothing, so in its parent's scope it looked as if it
+ * accessed nothing: cache_read copied a buffer before a wrapper whose
+ * nested block wrote it, reverse_compute_inline and decompose_reduction
+ * moved writes past a wrapper whose nested block read them.  The
+ * primitives ask a block's regions what it touches, so a wrapper gets the
+ * regions of the blocks it wraps, relaxed over the loops between (the
+ * variables above it stay: the nested bindings use them already, so the
+ * loop primitives refuse those loops either way).  Buffers allocated in
+ * the wrapper are its own and left out. */
+
+typedef struct wfill {
+    tir_ctx *ctx;
+    tir_analyzer *a;
+    ir_vec path;  /* const tir_var *: the loops between the wrapper and here */
+    ir_vec own;   /* const tir_buffer *: allocated in the wrapper */
+    ir_vec reads, writes; /* tir_buffer_region * (arena) */
+} wfill;
+
+/* Dimension d of region g at the nested block's bindings, relaxed over
+ * the path's loops (the whole dimension where that is unbounded). */
+static tir_range relax_dim(wfill *w, const tir_buffer_region *g, int d, int n,
+                           const tir_var *const *vars, const tir_expr *const *vals) {
+    tir_ctx *ctx = w->ctx;
+    const tir_range *r = &g->ranges[d];
+    const tir_expr *mn = (const tir_expr *)tir_substitute(ctx, r->min, n, vars, vals);
+    const tir_expr *ex = (const tir_expr *)tir_substitute(ctx, r->extent, n, vars, vals);
+    tir_range lo, hi;
+    const tir_var *const *pv = (const tir_var *const *)w->path.items;
+    if (!is_opaque(mn) && !is_opaque(ex) && mn->dtype.lanes == 1 && tir_dtype_is_int(mn->dtype) &&
+        tir_dtype_is_int(ex->dtype)) {
+        const tir_expr *last = tir_sub(ctx, tir_add(ctx, mn, as_dtype(ctx, ex, mn->dtype)),
+                                       tir_int(ctx, mn->dtype, 1));
+        if (tir_analyzer_relax(w->a, mn, w->path.n, pv, &lo) &&
+            tir_analyzer_relax(w->a, last, w->path.n, pv, &hi)) {
+            const tir_expr *end = tir_add(ctx, hi.min, as_dtype(ctx, hi.extent, hi.min->dtype));
+            const tir_expr *m = as_dtype(ctx, lo.min, end->dtype);
+            return (tir_range){tir_analyzer_simplify(w->a, m),
+                               tir_analyzer_simplify(w->a, tir_sub(ctx, end, m))};
+        }
+    }
+    return (tir_range){tir_int(ctx, g->buffer->shape[d]->dtype, 0), g->buffer->shape[d]};
+}
+
+static void add_regions(wfill *w, ir_vec *out, int nr, const tir_buffer_region *rs,
+                        const tir_block_realize *r) {
+    const tir_block *nb = r->block;
+    const tir_var **vars = IR_NEWN(w->ctx, const tir_var *, nb->niters + 1);
+    for (int i = 0; i < nb->niters; i++) vars[i] = nb->iters[i].var;
+    for (int i = 0; i < nr; i++) {
+        if (ir_vec_has(&w->own, rs[i].buffer)) continue;
+        tir_range *rg = IR_NEWN(w->ctx, tir_range, rs[i].ndim + 1);
+        for (int d = 0; d < rs[i].ndim; d++)
+            rg[d] = relax_dim(w, &rs[i], d, r->nvalues, vars, r->values);
+        tir_buffer_region *x = IR_NEW(w->ctx, tir_buffer_region);
+        *x = tir_region_new(w->ctx, rs[i].buffer, rs[i].ndim, rg);
+        ir_vec_push(out, x);
+    }
+}
+
+/* The regions of the blocks directly under s (not inside blocks). */
+static void gather(wfill *w, const tir_stmt *s) {
+    if (!s) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: {
+        const tir_for *f = tir_as_tir_for(s);
+        tir_analyzer_bind(w->a, f->var, f->min, f->extent);
+        ir_vec_push(&w->path, f->var);
+        gather(w, f->body);
+        w->path.n--;
+        tir_analyzer_unbind(w->a, f->var);
+        return;
+    }
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++) gather(w, q->stmts[i]);
+        return;
+    }
+    case TIR_KIND_IF:
+        gather(w, tir_as_tir_if(s)->then_s);
+        gather(w, tir_as_tir_if(s)->else_s);
+        return;
+    case TIR_KIND_ALLOCATE:
+        ir_vec_push(&w->own, tir_as_tir_allocate(s)->buffer);
+        gather(w, tir_as_tir_allocate(s)->body);
+        return;
+    case TIR_KIND_BLOCK_REALIZE: {
+        const tir_block_realize *r = tir_as_tir_block_realize(s);
+        add_regions(w, &w->reads, r->block->nreads, r->block->reads, r);
+        add_regions(w, &w->writes, r->block->nwrites, r->block->writes, r);
+        return;
+    }
+    default: return;
+    }
+}
+
+static tir_buffer_region *region_array(tir_ctx *ctx, const ir_vec *v) {
+    tir_buffer_region *a = IR_NEWN(ctx, tir_buffer_region, v->n + 1);
+    for (int i = 0; i < v->n; i++) a[i] = *(const tir_buffer_region *)v->items[i];
+    return a;
+}
+
+/* Block realize n with its nested wrappers filled first; itself too when
+ * it is a wrapper (m->user: the root realize, never filled). */
+static const tir_node *fill_realize(tir_mutator *m, const tir_node *n) {
+    const tir_block_realize *r = (const tir_block_realize *)tir_mutate_default(m, n);
+    const tir_block *b = r->block;
+    if (n == m->user || b->niters || b->init || b->nreads || b->nwrites) return (const tir_node *)r;
+    wfill w = {.ctx = m->ctx, .a = tir_analyzer_create(m->ctx)};
+    for (int i = 0; i < b->nallocs; i++) ir_vec_push(&w.own, b->allocs[i]);
+    gather(&w, b->body);
+    const tir_node *out = (const tir_node *)r;
+    if (w.reads.n || w.writes.n) {
+        tir_block_desc d;
+        tir_block_describe(b, &d);
+        d.nreads = w.reads.n;
+        d.reads = region_array(m->ctx, &w.reads);
+        d.nwrites = w.writes.n;
+        d.writes = region_array(m->ctx, &w.writes);
+        out = (const tir_node *)tir_block_realize_new(m->ctx, r->nvalues, r->values, r->predicate,
+                                                      tir_block_new(m->ctx, &d));
+    }
+    tir_analyzer_destroy(w.a);
+    ir_vec_free(&w.path);
+    ir_vec_free(&w.own);
+    ir_vec_free(&w.reads);
+    ir_vec_free(&w.writes);
+    return out;
+}
+
+const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func *f) {
+    tir_mutator m = {.ctx = ctx, .user = (void *)f->body};
+    m.on[TIR_KIND_BLOCK_REALIZE] = fill_realize;
+    const tir_stmt *body = tir_mutate_stmt(&m, f->body);
+    if (body == f->body) return f;
+    return tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, body, f->nattrs,
+                             f->attrs);
 }

@@ -422,6 +422,10 @@ bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
  * only inside its declared T.reads / T.writes regions (loads: read or
  * write regions), else a message naming the block (*bad) and buffer. */
 const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const tir_block **bad);
+/* f with each wrapper (a block other than the root with no iterators, no
+ * init and no regions) given the regions of the blocks it wraps, relaxed
+ * over the loops between; f itself when nothing changes. */
+const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func *f);
 /* writes_whole.c: NULL unless two instances of block realize r, whose
  * iterators are all spatial, provably store one element (see there). */
 const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r);

@@ -271,16 +271,21 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
                             "tir_sched_create: the body of %s is not a root block", f->name);
     const tir_block *bad = NULL;
     const char *why = sch_undeclared_access(ctx, f, &bad);
+    /* the primitives ask a wrapper what it accesses too: its nested blocks'
+       regions, checked against its parent's like any nested block's */
+    const tir_prim_func *g = why ? f : sch_fill_wrapper_regions(ctx, f);
+    if (g != f) why = sch_undeclared_access(ctx, g, &bad);
     if (why) {
         const void *mark = bad;
         return tir_ctx_fail(ctx, TIR_ERR_VERIFY, "tir_sched_create: %s\n%s", why,
-                            tir_print_marked(ctx, f, 1, &mark));
+                            tir_print_marked(ctx, g, 1, &mark));
     }
     tir_schedule *s = calloc(1, sizeof *s);
     if (!s) return tir_ctx_fail(ctx, TIR_ERR_NOMEM, "tir_sched_create: out of memory");
     s->ctx = ctx;
     s->serial = atomic_fetch_add(&next_serial, 1);
-    s->orig = s->func = f;
+    s->orig = f;
+    s->func = g;
     s->rng = TIR_SCHED_DEFAULT_SEED;
     rebuild_srefs(s);
     const char *dup = duplicate_block_name(s);
