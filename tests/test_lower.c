@@ -1088,6 +1088,122 @@ static void test_race_check_thread_conds_across_blocks(void **state) {
     assert_memory_equal(c[0], c[1], sizeof c[0]);
 }
 
+/* A hand-written cp_async copies bytes from each address: 16 bytes into
+ * S[tx * 4] are S[tx * 4 .. tx * 4 + 3].  compact_alloc shrank S to the
+ * elements indexed (61 of 64 floats: the simulator's "past the end of a
+ * buffer", a shared overflow on a GPU), and thread_sync saw one element
+ * written per copy, so a read of S[61 + tx % 3] (the last copy's other
+ * elements) got no barrier and race_check refused the kernel.  Both count
+ * the span now. */
+#define CP_KERNEL(salloc, copy, read)                                                   \
+    "@T.prim_func\n"                                                                    \
+    "def cp(A: T.Buffer((64,), \"float32\"), O: T.Buffer((64,), \"float32\")):\n"      \
+    "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"                   \
+    "        S = T.allocate(" salloc ", scope=\"shared\")\n"                              \
+    "        for tx in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"             \
+    "            " copy "\n"                                                            \
+    "            T.cp_async_commit()\n"                                                \
+    "            T.cp_async_wait(0)\n"                                                 \
+    "        for tx in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"             \
+    "            for i in T.serial(4):\n"                                              \
+    "                O[tx * 4 + i] = " read "\n"
+#define CP_COPY16 "T.cp_async(T.address_of(S[tx * 4]), T.address_of(A[tx * 4]), 16)"
+
+static void test_cp_async_span(void **state) {
+    static const char *const ok[] = {
+        CP_KERNEL("(64,), \"float32\"", CP_COPY16, "S[tx * 4] + T.float32(i)"),
+        CP_KERNEL("(64,), \"float32\"", CP_COPY16, "S[61 + tx % 3] + T.float32(i)"),
+        /* rebased by the 2 floats below S[4] the copies were misaligned:
+         * a buffer a copy addresses is only cut at its end */
+        CP_KERNEL("(70,), \"float32\"",
+                  "T.cp_async(T.address_of(S[4 + tx * 4]), T.address_of(A[tx * 4]), 16)\n"
+                  "            if tx == 0:\n"
+                  "                S[2] = T.float32(7)",
+                  "S[4 + tx * 4 + i] + S[2]"),
+    };
+    static const char *const alloc[] = {"T.allocate((64,)", "T.allocate((64,)",
+                                        "T.allocate((68,)"};
+    for (int t = 0; t < 3; t++) {
+        const tir_prim_func *f = NULL, *k = NULL;
+        OK(tir_parse_func(ctx, ok[t], strlen(ok[t]), &f));
+        OK(tir_lower(ctx, f, NULL, &k));
+        if (!strstr(tir_print(ctx, k), alloc[t]))
+            fail_msg("case %d: no %s in\n%s", t, alloc[t], tir_print(ctx, k));
+        sim64_equals_interp(f, k, 64, 1);
+    }
+    /* ldmatrix x2 of 32-bit rows writes two registers from its address:
+     * L read at L[0] only went (1,), the second register past it */
+    static const char ldm[] =
+        "@T.prim_func\n"
+        "def ldm(A: T.Buffer((64,), \"float32\"), B: T.Buffer((32,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        S = T.allocate((16, 4), \"float32\", scope=\"shared\")\n"
+        "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            if tx < 16:\n"
+        "                T.cp_async(T.address_of(S[tx, 0]), T.address_of(A[tx * 4]), 16)\n"
+        "            T.cp_async_commit()\n"
+        "            T.cp_async_wait(0)\n"
+        "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            L = T.allocate((2,), \"float32\", scope=\"local\")\n"
+        "            T.ldmatrix(0, 2, T.address_of(L[0]), T.address_of(S[tx % 16, 0]))\n"
+        "            B[tx] = L[0]\n";
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, ldm, strlen(ldm), &f));
+    OK(tir_lower(ctx, f, NULL, &k));
+    float a[64], b[32];
+    for (int i = 0; i < 64; i++) a[i] = (float)(i * 3 + 1);
+    for (int i = 0; i < 32; i++) b[i] = -1;
+    tir_arg args[2] = {{.data = a}, {.data = b}};
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2};
+    if (tir_sim_run(ctx, k, 2, args, &so, NULL) != TIR_OK)
+        fail_msg("simulator: %s\n%s", tir_ctx_error(ctx), tir_print(ctx, k));
+    assert_memory_equal(a, b, sizeof b); /* lane l: row l / 4, column l % 4 of matrix 0 */
+    /* sizes that are not whole elements or 4, 8, 16 bytes, operands in the
+     * wrong scope, a span past the buffer: errors, not silent overflows */
+    static const char *const bad[] = {
+        CP_KERNEL("(64,), \"float32\"",
+                  "T.cp_async(T.address_of(S[tx * 4]), T.address_of(A[tx * 4]), 6)", "S[tx * 4]"),
+        CP_KERNEL("(64,), \"float64\"",
+                  "T.cp_async(T.address_of(S[tx * 4]), T.address_of(A[tx * 4]), 4)",
+                  "T.Cast(\"float32\", S[tx * 4])"),
+        CP_KERNEL("(64,), \"float32\"",
+                  "T.cp_async(T.address_of(O[tx * 4]), T.address_of(A[tx * 4]), 16)",
+                  "A[tx * 4]"),
+        CP_KERNEL("(64,), \"float32\"",
+                  "T.cp_async(T.address_of(S[tx * 4]), T.address_of(A[tx * 4]), 16, 6)",
+                  "S[tx * 4]"),
+        CP_KERNEL("(64,), \"float32\"",
+                  "T.cp_async(T.address_of(S[T.Ramp(tx * 4, 1, 2)]), "
+                  "T.address_of(A[tx * 4]), 16)",
+                  "S[tx * 4]"),
+        CP_KERNEL("(62,), \"float32\"", CP_COPY16, "S[tx * 4]"),
+        CP_KERNEL("(64,), \"float32\"",
+                  "T.cp_async(T.address_of(S[tx * 4]), T.address_of(A[(15 - tx) * 4]), 16)",
+                  "S[tx * 4]"),
+    };
+    static const char *const why[] = {
+        "its size must be the constant 4, 8 or 16",
+        "4 bytes are not whole elements of its destination 'S' (8 bytes each)",
+        "its destination 'O' is global, not shared",
+        "its src_bytes 6 must be whole source elements from 0 to 16",
+        "a vector destination index must be a T.Ramp of stride 1 over the 4 elements",
+        "T.cp_async writes 4 elements of 'S' from index tx * 4, past the end of its last "
+        "dimension (extent 62) where that index is 60",
+        NULL,
+    };
+    for (int t = 0; t < 7; t++) {
+        OK(tir_parse_func(ctx, bad[t], strlen(bad[t]), &f));
+        tir_status st = tir_lower(ctx, f, NULL, &k);
+        if (!why[t]) { /* a control: the source reversed */
+            OK(st);
+            continue;
+        }
+        if (st != TIR_ERR_LOWER) fail_msg("case %d accepted:\n%s", t, tir_print(ctx, k));
+        if (!strstr(tir_ctx_error(ctx), why[t]))
+            fail_msg("case %d: no \"%s\" in\n%s", t, why[t], tir_ctx_error(ctx));
+    }
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1574,6 +1690,7 @@ int main(void) {
         cmocka_unit_test(test_global_share_digits),
         cmocka_unit_test(test_global_share_symbolic_range),
         cmocka_unit_test(test_race_check_thread_conds_across_blocks),
+        cmocka_unit_test(test_cp_async_span),
         cmocka_unit_test(test_race_check_lane_across_blocks),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),

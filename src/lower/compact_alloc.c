@@ -5,8 +5,12 @@
  * every threadIdx loop (the threads of a block share one copy, so a
  * cooperative fetch covers the union of all threads' parts), never over
  * blockIdx loops; local buffers are per thread, so thread loops are never
- * relaxed.  A dimension keeps its full extent when the relaxed extent has
- * no constant bound below it.  The LOWER_DIM_ALIGN annotation lower_blocks
+ * relaxed.  A copy through an address (a tile operand, cp_async, ldmatrix)
+ * counts every element it covers, and a buffer a cp_async or ldmatrix
+ * addresses is only cut at its end (those need aligned addresses;
+ * lower_fragments, later, checks its own).  A dimension
+ * keeps its full extent when the relaxed extent has no constant bound
+ * below it.  The LOWER_DIM_ALIGN annotation lower_blocks
  * put on an Allocate (storage_align) turns into padded strides here and is
  * dropped, the strides now saying it.  Finally shared Allocates
  * move out of the threadIdx loops to the thread-block level, where the
@@ -27,10 +31,13 @@ typedef struct entry {
     const tir_expr **mins; /* rebase offsets per dim (NULL: unchanged) */
     bool covered;          /* every access in bounds for all loop values */
     bool guarded;          /* accessed under a domain_guard (relax_guards) */
+    bool addressed;        /* a copy's operand (cp_async, ldmatrix): its addresses stay */
 } entry;
 
 typedef struct cs {
     lower_state *st;
+    const tir_prim_func *f;
+    tir_status err; /* the first span past its dimension (check_span) */
     tir_analyzer *an;
     ir_vec entries; /* entry* (heap) */
     ir_vec loops; /* tir_for*, outermost first: text nests loops ~200 deep */
@@ -124,6 +131,62 @@ static void walk_tile_op(cs *c, const tir_call *call) {
     }
 }
 
+/* A copy whose element is inside the last dimension of its declared
+ * buffer for every loop value but whose span is not (a cp_async of 16
+ * bytes into S[tx * 4] of a 126-float S) would write or read past it on a
+ * GPU: an error.  An element that may itself lie outside is the
+ * interpreter's to report, as for a plain store; a guard around the copy
+ * is not taken into account (the bound is over the loops' ranges). */
+static void check_span(cs *c, const tir_stmt *s, const tir_call *call, int i,
+                       const tir_buffer_load *l, int64_t span) {
+    int64_t ext, sb;
+    const tir_expr *x = l->indices[l->nidx - 1];
+    if (c->err != TIR_OK || !tir_expr_const_int(l->buffer->shape[l->nidx - 1], &ext)) return;
+    /* a source of src_bytes reads only those (a ragged tile's zero fill) */
+    if (call->op == TIR_INTRIN_CP_ASYNC && i == 1 && call->nargs == 4) {
+        if (!tir_expr_const_int(call->args[3], &sb)) return;
+        span = sb / tir_dtype_bytes(l->buffer->dtype);
+    }
+    tir_int_bound b = tir_analyzer_const_bound(c->an, x);
+    if (span < 1 || b.max >= ext || b.max + span <= ext) return;
+    bool rmw;
+    c->err = lower_fail_marked(
+        c->st, c->f, 1, (const void *[]){s},
+        "compact_alloc: T.%s %s %lld elements of '%s' from index %s, past the end of its last "
+        "dimension (extent %lld) where that index is %lld; a copy must stay within the "
+        "buffer's row (the bound is over the loops' ranges: a guard around the copy is not "
+        "taken into account)",
+        tir_intrin_name(call->op), lower_dest_arg(call, &rmw) == i ? "writes" : "reads",
+        (long long)span, l->buffer->name, tir_print(c->st->ctx, x), (long long)ext,
+        (long long)b.max);
+}
+
+/* An operand copying span elements from address_of(S[.., i]) (cp_async's
+ * destination and source, ldmatrix's row and registers:
+ * lower_span_operand) touches S[.., i + span - 1] too, recorded besides
+ * the element the plain walk records; a count that is not a constant
+ * keeps the whole buffer. */
+static void walk_span_op(cs *c, const tir_stmt *s, const tir_call *call) {
+    for (int i = 0; call && i < call->nargs; i++) {
+        const tir_buffer_load *l;
+        int64_t span = lower_span_operand(call, i, &l);
+        entry *e = l ? find_entry(c, l->buffer) : NULL;
+        if (e && span != 0) e->addressed = true;
+        if (span == 0 || span == 1) continue;
+        if (span < 0) {
+            if (e) e->bad = true;
+            continue;
+        }
+        check_span(c, s, call, i, l, span);
+        tir_ctx *ctx = c->st->ctx;
+        const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, l->nidx);
+        memcpy(idx, l->indices, sizeof idx[0] * (size_t)l->nidx);
+        const tir_expr **q = &idx[l->nidx - 1];
+        *q = tir_add(ctx, *q, tir_int(ctx, (*q)->dtype, span - 1));
+        record(c, l->buffer, l->nidx, idx);
+    }
+}
+
 static void walk_expr(cs *c, const tir_expr *e) {
     if (!e) return;
     tir_visitor v = {.pre = load_pre, .user = c};
@@ -181,11 +244,28 @@ static void walk(cs *c, const tir_stmt *s) {
     case TIR_KIND_EVALUATE: {
         const tir_expr *v = ((const tir_evaluate *)s)->value;
         walk_tile_op(c, tir_as_tir_call(v));
+        walk_span_op(c, s, tir_as_tir_call(v));
         walk_expr(c, v);
         break;
     }
     default: break;
     }
+}
+
+/* Dimension d of a buffer a copy addresses (e->addressed): cp_async and
+ * ldmatrix need their addresses 4-16 byte aligned, and a rebase (or a
+ * shorter row, a narrower middle dimension) moves them: a copy into
+ * S[4 + tx * 4] rebased by 2 floats became misaligned.  Only the end of
+ * dimension 0 is cut, which moves no address.  Whether d changed. */
+static bool trim_end(cs *c, entry *e, int d, int64_t full, const tir_expr **shape) {
+    tir_ctx *ctx = c->st->ctx;
+    tir_int_bound lo = tir_analyzer_const_bound(c->an, e->region[d].min);
+    tir_int_bound hi =
+        tir_analyzer_const_bound(c->an, tir_add(ctx, e->region[d].min, e->region[d].extent));
+    e->covered &= lo.min >= 0 && hi.max <= full;
+    if (d > 0 || lo.min < 0 || hi.max >= full || hi.max <= 0) return false;
+    shape[d] = tir_int(ctx, e->buf->shape[d]->dtype, hi.max);
+    return true;
 }
 
 /* The new buffer of e: compacted shape, padded strides. */
@@ -206,6 +286,10 @@ static void make_buffer(cs *c, entry *e) {
             continue;
         }
         tir_int_bound eb = tir_analyzer_const_bound(c->an, e->region[d].extent);
+        if (e->addressed) {
+            changed |= trim_end(c, e, d, full, shape);
+            continue;
+        }
         /* A tile larger than the buffer (a 64-row tile of 33 rows) whose
          * accesses relax_guards may unguard: allocate the whole tile, so
          * that the elements past the shape exist (at most 4x the shape). */
@@ -392,8 +476,15 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     tir_visitor v = {.pre = check_align_pre, .user = &k};
     tir_visit(&v, in->body);
     if (k.status != TIR_OK) return k.status;
-    cs c = {.st = st, .an = tir_analyzer_create(st->ctx)};
+    cs c = {.st = st, .f = in, .an = tir_analyzer_create(st->ctx)};
     walk(&c, in->body);
+    if (c.err != TIR_OK) {
+        for (int i = 0; i < c.entries.n; i++) free((void *)c.entries.items[i]);
+        ir_vec_free(&c.entries);
+        ir_vec_free(&c.loops);
+        tir_analyzer_destroy(c.an);
+        return c.err;
+    }
     st->covered = IR_NEWN(st->ctx, const tir_buffer *, c.entries.n);
     st->ncovered = 0;
     for (int i = 0; i < c.entries.n; i++) {

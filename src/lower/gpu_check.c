@@ -11,7 +11,9 @@
  * and race_check take no gathers there (they aborted on one before this
  * check); global memory takes any.  T.domain_guard, lowering's own mark
  * of a ragged tile's guard, is refused in the input, and so is an index
- * of another type than int32 or int64.
+ * of another type than int32 or int64.  A hand-written cp_async copies 4,
+ * 8 or 16 bytes, whole elements of both sides, from a global element into
+ * a shared one.
  */
 
 #include "lower_internal.h"
@@ -190,6 +192,73 @@ static void vec_post(tir_visitor *v, const tir_node *n) {
     if (n->kind == TIR_KIND_BLOCK_REALIZE) ((vec_find *)v->user)->n--;
 }
 
+/* ---- hand-written cp_async
+ *
+ * The passes take a cp_async's operands in the form sw_pipeline makes
+ * them: thread_sync asserted an address as destination, and compact_alloc,
+ * thread_sync and race_check count bytes / element size elements from
+ * each address.  A size of 6 bytes between float32 buffers copied one
+ * element and a half, silently on a GPU (codegen took any 4, 8 or 16, the
+ * interpreter and the simulator report it when they run). */
+typedef struct copy_find {
+    lower_state *st;
+    const tir_prim_func *f;
+    tir_status err;
+} copy_find;
+
+/* Why operand i of copy k is wrong, or NULL. */
+static const char *copy_operand_err(tir_ctx *ctx, const tir_call *k, int i, int64_t bytes) {
+    const tir_buffer_load *l = lower_addressed(k, i);
+    const char *what = i == 0 ? "destination" : "source";
+    tir_scope want = i == 0 ? TIR_SCOPE_SHARED : TIR_SCOPE_GLOBAL;
+    if (!l) return tir_ctx_sprintf(ctx, "its %s must be T.address_of(an element)", what);
+    if (l->buffer->scope != want)
+        return tir_ctx_sprintf(ctx, "its %s '%s' is %s, not %s", what, l->buffer->name,
+                               tir_scope_name(l->buffer->scope), tir_scope_name(want));
+    int64_t eb = tir_dtype_bytes(l->buffer->dtype), st;
+    if (bytes % eb)
+        return tir_ctx_sprintf(ctx, "%lld bytes are not whole elements of its %s '%s' (%lld "
+                               "bytes each)",
+                               (long long)bytes, what, l->buffer->name, (long long)eb);
+    const tir_expr *x = l->nidx ? l->indices[l->nidx - 1] : NULL;
+    const tir_ramp *r = x ? tir_as_tir_ramp(x) : NULL;
+    if (x && x->dtype.lanes > 1 &&
+        !(r && tir_expr_const_int(r->stride, &st) && st == 1 && x->dtype.lanes * eb == bytes))
+        return tir_ctx_sprintf(ctx, "a vector %s index must be a T.Ramp of stride 1 over the "
+                               "%lld elements copied",
+                               what, (long long)(bytes / eb));
+    return NULL;
+}
+
+static bool copy_pre(tir_visitor *v, const tir_node *n) {
+    copy_find *k = v->user;
+    const tir_evaluate *ev = tir_as_tir_evaluate(n);
+    const tir_call *cp = ev ? tir_as_tir_call(ev->value) : NULL;
+    if (k->err != TIR_OK) return false;
+    if (!cp || cp->op != TIR_INTRIN_CP_ASYNC) return true;
+    tir_ctx *ctx = k->st->ctx;
+    int64_t bytes = 0, sb;
+    const char *why = NULL;
+    if (!tir_expr_const_int(cp->args[2], &bytes) || (bytes != 4 && bytes != 8 && bytes != 16))
+        why = "its size must be the constant 4, 8 or 16 (bytes)";
+    for (int i = 0; i < 2 && !why; i++) why = copy_operand_err(ctx, cp, i, bytes);
+    if (!why && cp->nargs == 4) {
+        int64_t eb = tir_dtype_bytes(lower_addressed(cp, 1)->buffer->dtype);
+        if (!tir_dtype_eq(cp->args[3]->dtype, TIR_I32))
+            why = "its src_bytes must be int32";
+        else if (tir_expr_const_int(cp->args[3], &sb) && (sb < 0 || sb > bytes || sb % eb))
+            why = tir_ctx_sprintf(ctx, "its src_bytes %lld must be whole source elements "
+                                       "from 0 to %lld",
+                                  (long long)sb, (long long)bytes);
+    }
+    if (why)
+        k->err = lower_fail_marked(k->st, k->f, 1, (const void *[]){n},
+                                   "gpu_check: T.cp_async copies bytes from a global element "
+                                   "into a shared one, but %s",
+                                   why);
+    return false;
+}
+
 /* ---- global stores repeated along a launch axis
  *
  * A store outside every loop bound to a launch axis that the kernel uses
@@ -354,6 +423,10 @@ tir_status lower_gpu_check(lower_state *st, const tir_prim_func *in, const tir_p
                                  "tile's guard (lower_blocks makes it, relax_guards drops or "
                                  "zero-fills what it guards); a function given to tir_lower "
                                  "cannot contain it: write the condition itself");
+    copy_find cf = {st, in, TIR_OK};
+    tir_visitor cv = {.pre = copy_pre, .user = &cf};
+    tir_visit(&cv, in->body);
+    TIR_TRY(cf.err);
     TIR_TRY(check(&c, in->body));
     TIR_TRY(check_repeated(&c, in));
     int64_t threads = 1;

@@ -139,6 +139,14 @@ bool lower_access(const tir_node *n, const tir_buffer **b, int *nidx,
  * as 32-bit), the span lower_fragments addresses and race_check and
  * thread_sync see read (lower_util.c). */
 int lower_ldmatrix_row(tir_dtype dtype);
+/* Operand i of call when it is address_of(*load) of the first of several
+ * elements the call copies (cp_async's destination and source, ldmatrix's
+ * row and registers): how many, along the last dimension from *load's
+ * index (1 for a vector index, whose lanes count them); -1 when the count
+ * is not a constant the call allows; 0 (*load may be set) for any other
+ * operand or call (lower_util.c).  A tile operand of frag_fill,
+ * frag_load, frag_store or mma_sync is lower_tile_operand's. */
+int64_t lower_span_operand(const tir_call *call, int i, const tir_buffer_load **load);
 
 /* Operand i of a tile operation (frag_fill, frag_load, frag_store,
  * mma_sync) that is address_of(*load): true with the tile it covers from

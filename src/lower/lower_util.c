@@ -97,6 +97,29 @@ int lower_dest_arg(const tir_call *c, bool *rmw) {
 
 int lower_ldmatrix_row(tir_dtype dtype) { return 16 / tir_dtype_bytes(dtype); }
 
+int64_t lower_span_operand(const tir_call *call, int i, const tir_buffer_load **load) {
+    const tir_buffer_load *l = call ? lower_addressed(call, i) : NULL;
+    *load = l;
+    if (!l || l->nidx < 1) return 0;
+    int64_t eb = tir_dtype_bytes(l->buffer->dtype), n = 0;
+    bool vec = l->indices[l->nidx - 1]->dtype.lanes > 1; /* its lanes say it */
+    switch (call->op) {
+    case TIR_INTRIN_CP_ASYNC:
+        /* the source reads src_bytes of them (bytes bounds it) */
+        if (i > 1 || call->nargs < 3) return 0;
+        if (vec) return 1;
+        return tir_expr_const_int(call->args[2], &n) && n > 0 && n % eb == 0 ? n / eb : -1;
+    case TIR_INTRIN_LDMATRIX: {
+        if (call->nargs != 4 || i < 2) return 0;
+        if (i == 3) return eb == 2 || eb == 4 ? lower_ldmatrix_row(l->buffer->dtype) : -1;
+        /* each matrix gives a lane two 16-bit elements or one 32-bit one */
+        if (!tir_expr_const_int(call->args[1], &n) || n < 1 || n > 4) return -1;
+        return eb == 4 ? n : 2 * n;
+    }
+    default: return 0;
+    }
+}
+
 bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
                         int *cols) {
     if (!call || (call->op != TIR_INTRIN_FRAG_FILL && call->op != TIR_INTRIN_FRAG_LOAD &&

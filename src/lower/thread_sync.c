@@ -329,11 +329,17 @@ static void add_access(coll *c, const tir_buffer *b, bool write, const tir_expr 
     add_access_span(c, b, write, idx, 1);
 }
 
-/* The shared element a cp_async writes. */
-static const tir_buffer_load *copy_dst(const tir_call *cp) {
-    const tir_call *dst = tir_as_tir_call(cp->args[0]);
-    const tir_buffer_load *l = dst ? tir_as_tir_buffer_load(dst->args[0]) : NULL;
-    TIR_ASSERT(l);
+/* Operand i of a cp_async (0: the shared element it writes, 1: the
+ * source) and in *span the elements it copies from that index: a
+ * hand-written scalar destination of 16 bytes is 4 floats (seen as one,
+ * no barrier went between it and a read of the other three, and
+ * race_check refused the kernel).  The source may be no address (NULL);
+ * the destination is one (gpu_check). */
+static const tir_buffer_load *copy_operand(const tir_call *cp, int i, int64_t *span) {
+    const tir_buffer_load *l;
+    *span = lower_span_operand(cp, i, &l);
+    if (*span < 1) *span = 1; /* a constant 4, 8 or 16 bytes: gpu_check */
+    TIR_ASSERT(l || i == 1);
     return l;
 }
 
@@ -356,8 +362,9 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
             const ir_vec *land = lower_inflight_at(&c->t->inflight, call);
             c->landing = true;
             for (int i = 0; land && i < land->n; i++) {
-                const tir_buffer_load *l = copy_dst(land->items[i]);
-                add_access(c, l->buffer, true, l->indices[0]);
+                int64_t span;
+                const tir_buffer_load *l = copy_operand(land->items[i], 0, &span);
+                add_access_span(c, l->buffer, true, l->indices[0], span);
             }
             c->landing = false;
             return false;
@@ -370,9 +377,16 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
             return false;
         }
         if (call->op == TIR_INTRIN_CP_ASYNC) {
-            const tir_buffer_load *l = copy_dst(call);
-            add_access(c, l->buffer, true, l->indices[0]);
-            tir_visit(v, call->args[1]);
+            int64_t span;
+            const tir_buffer_load *l = copy_operand(call, 0, &span);
+            add_access_span(c, l->buffer, true, l->indices[0], span);
+            const tir_buffer_load *src = copy_operand(call, 1, &span);
+            if (src) { /* a global written in this kernel (global_share) */
+                add_access_span(c, src->buffer, false, src->indices[0], span);
+                for (int d = 0; d < src->nidx; d++) tir_visit(v, src->indices[d]);
+            } else {
+                tir_visit(v, call->args[1]);
+            }
             return false;
         }
     }
