@@ -276,6 +276,26 @@ static const char wrap_in_short_parent[] =
     "                            T.writes(C[vio * 4 + vi])\n"
     "                            C[vio * 4 + vi] = A[vio * 4 + vi]\n";
 
+/* ... while a block inside a wrapper still inlines into a consumer
+ * outside it (its wrapper is no second writer of B), and the wrapper's
+ * regions follow what it wraps (none left). */
+static const char wrap_producer[] =
+    WR_HEAD("A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")")
+    "        B = T.alloc_buffer((8,), \"float32\")\n"
+    "        with T.block(\"W\"):\n"
+    "            for i in range(8):\n"
+    "                with T.block(\"P\"):\n"
+    "                    vi = T.axis.remap(\"S\", [i])\n"
+    "                    T.reads(A[vi])\n"
+    "                    T.writes(B[vi])\n"
+    "                    B[vi] = A[vi] * T.float32(2)\n"
+    "        for i in range(8):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(B[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] + T.float32(1)\n";
+
 static void test_wrapper_regions(void **st) {
     tir_ctx *ctx = *st;
     const tir_prim_func *f = NULL;
@@ -306,6 +326,14 @@ static void test_wrapper_regions(void **st) {
     assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)),
                            "with T.block(\"W\"):\n            T.reads(C[0:8])\n"));
     sched_check_roundtrip(s);
+    tir_sched_destroy(s);
+
+    assert_int_equal(tir_parse_func(ctx, wrap_producer, strlen(wrap_producer), &f), TIR_OK);
+    s = sched(ctx, f);
+    assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)), "T.writes(B[0:8])"));
+    SCHED_OK(s, tir_sched_compute_inline(s, sched_block(s, "P")));
+    sched_check_all(s);
+    assert_null(strstr(tir_print(ctx, tir_sched_func(s)), "T.writes(B"));
     tir_sched_destroy(s);
 
     assert_int_equal(tir_parse_func(ctx, wrap_in_short_parent, strlen(wrap_in_short_parent), &f),

@@ -85,7 +85,7 @@ typedef struct tir_value_rv {
  * function (tir_sched_func; tir_sched_orig_func stays f), the regions of
  * the blocks it wraps, relaxed over the loops between, so that the
  * primitives see what it accesses; those must lie in its parent's like
- * any nested block's.  Likewise TIR_ERR_VERIFY for a block with
+ * any nested block's, and every primitive recomputes them.  Likewise TIR_ERR_VERIFY for a block with
  * only spatial iterators whose one store writes an element from two
  * instances (`C[vi + vj]`: "the last one wins", an order that reorder,
  * bind and the inlines change), proved by enumerating the instances where

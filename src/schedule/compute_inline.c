@@ -47,9 +47,11 @@ static tir_status check(sch_call *c, uint32_t rv, int bi, const tir_buffer_store
         return sch_fail(c, TIR_ERR_SCHED_OUTPUT_BUFFER, rv, b,
                         "%s is a parameter of the function; its block cannot be inlined",
                         x->buffer->name);
+    /* (a wrapper's regions are its blocks', each of them scanned here) */
     for (int i = 0; i < s->nsrefs; i++) {
         const tir_block *o = sch_sref_block(s, i);
-        if (o && i != bi && sch_region_has(o->nwrites, o->writes, x->buffer)) {
+        if (o && i != bi && !sch_is_wrapper(s, o) &&
+            sch_region_has(o->nwrites, o->writes, x->buffer)) {
             const void *marks[2] = {b, o};
             return sch_fail_marks(c, TIR_ERR_SCHED_MULTIPLE_WRITERS, rv, 2, marks,
                                   "%s is also written by block \"%s\"", x->buffer->name,
@@ -60,6 +62,7 @@ static tir_status check(sch_call *c, uint32_t rv, int bi, const tir_buffer_store
        write them after the block (srefs are in program order). */
     for (int i = bi + 1; i < s->nsrefs; i++) {
         const tir_block *o = sch_sref_block(s, i);
+        if (sch_is_wrapper(s, o)) continue;
         for (int r = 0; o && r < b->nreads; r++)
             if (sch_region_has(o->nwrites, o->writes, b->reads[r].buffer)) {
                 const void *marks[2] = {b, o};

@@ -428,7 +428,7 @@ static void find_temp_use(const tir_schedule *s, fre_plan *P) {
     for (int i = 0; i < s->func->nparams; i++) keep |= s->func->buffer_map[i] == temp;
     for (int j = 0; j < s->nsrefs && !keep; j++) {
         const tir_block *o = sch_sref_block(s, j);
-        if (!o || o == P->R || o == P->E) continue;
+        if (!o || o == P->R || o == P->E || sch_is_wrapper(s, o)) continue; /* its blocks count */
         for (int k = 0; k < o->nreads; k++) keep |= o->reads[k].buffer == temp;
         for (int k = 0; k < o->nwrites; k++) keep |= o->writes[k].buffer == temp;
     }

@@ -22,6 +22,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sched_internal.h"
 
@@ -332,7 +333,9 @@ const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const ti
  * regions of the blocks it wraps, relaxed over the loops between (the
  * variables above it stay: the nested bindings use them already, so the
  * loop primitives refuse those loops either way).  Buffers allocated in
- * the wrapper are its own and left out. */
+ * the wrapper are its own and left out.  sch_run recomputes them after
+ * every primitive (by the names found here), and the scans over every
+ * block skip wrappers (sch_is_wrapper): their nested blocks are scanned. */
 
 typedef struct wfill {
     tir_ctx *ctx;
@@ -425,17 +428,34 @@ static tir_buffer_region *region_array(tir_ctx *ctx, const ir_vec *v) {
     return a;
 }
 
+typedef struct fill_env {
+    const tir_stmt *root; /* never filled */
+    const char **names;   /* the wrappers' (refill), or NULL (first fill) */
+    int n;
+    ir_vec found; /* const char *: the wrappers met (first fill) */
+} fill_env;
+
+static bool is_wrapper(fill_env *env, const tir_node *n, const tir_block *b) {
+    if (n == (const tir_node *)env->root) return false;
+    if (!env->names) return !b->niters && !b->init && !b->nreads && !b->nwrites;
+    for (int i = 0; i < env->n; i++)
+        if (strcmp(env->names[i], b->name) == 0) return true;
+    return false;
+}
+
 /* Block realize n with its nested wrappers filled first; itself too when
- * it is a wrapper (m->user: the root realize, never filled). */
+ * it is a wrapper. */
 static const tir_node *fill_realize(tir_mutator *m, const tir_node *n) {
+    fill_env *env = m->user;
     const tir_block_realize *r = (const tir_block_realize *)tir_mutate_default(m, n);
     const tir_block *b = r->block;
-    if (n == m->user || b->niters || b->init || b->nreads || b->nwrites) return (const tir_node *)r;
+    if (!is_wrapper(env, n, b)) return (const tir_node *)r;
+    if (!env->names) ir_vec_push(&env->found, b->name);
     wfill w = {.ctx = m->ctx, .a = tir_analyzer_create(m->ctx)};
     for (int i = 0; i < b->nallocs; i++) ir_vec_push(&w.own, b->allocs[i]);
     gather(&w, b->body);
     const tir_node *out = (const tir_node *)r;
-    if (w.reads.n || w.writes.n) {
+    if (w.reads.n || w.writes.n || b->nreads || b->nwrites) {
         tir_block_desc d;
         tir_block_describe(b, &d);
         d.nreads = w.reads.n;
@@ -453,11 +473,26 @@ static const tir_node *fill_realize(tir_mutator *m, const tir_node *n) {
     return out;
 }
 
-const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func *f) {
-    tir_mutator m = {.ctx = ctx, .user = (void *)f->body};
+const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func *f,
+                                              const char ***names, int *n) {
+    fill_env env = {f->body, names ? *names : NULL, n ? *n : 0, {0}};
+    if (env.names && env.n == 0) return f;
+    tir_mutator m = {.ctx = ctx, .user = &env};
     m.on[TIR_KIND_BLOCK_REALIZE] = fill_realize;
     const tir_stmt *body = tir_mutate_stmt(&m, f->body);
+    if (!env.names && names) {
+        *names = IR_NEWN(ctx, const char *, env.found.n + 1);
+        for (int i = 0; i < env.found.n; i++) (*names)[i] = env.found.items[i];
+        *n = env.found.n;
+    }
+    ir_vec_free(&env.found);
     if (body == f->body) return f;
     return tir_prim_func_new(ctx, f->name, f->nparams, f->params, f->buffer_map, body, f->nattrs,
                              f->attrs);
+}
+
+bool sch_is_wrapper(const tir_schedule *s, const tir_block *b) {
+    for (int i = 0; b && i < s->nwrappers; i++)
+        if (strcmp(s->wrappers[i], b->name) == 0) return true;
+    return false;
 }

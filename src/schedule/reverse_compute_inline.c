@@ -150,9 +150,10 @@ static tir_status check_buffer(sch_call *c, uint32_t rv, const rci_plan *P) {
     if (sch_is_param_buffer(s->func, x))
         return sch_fail(c, TIR_ERR_SCHED_OUTPUT_BUFFER, rv, q,
                         "%s is a parameter of the function and must stay written", x->name);
-    for (int i = 0; i < s->nsrefs; i++) {
+    for (int i = 0; i < s->nsrefs; i++) { /* a wrapper: its blocks are scanned */
         const tir_block *o = sch_sref_block(s, i);
-        if (o && i != P->qi && i != P->pi && sch_region_has(o->nreads, o->reads, x)) {
+        if (o && i != P->qi && i != P->pi && !sch_is_wrapper(s, o) &&
+            sch_region_has(o->nreads, o->reads, x)) {
             const void *marks[2] = {q, o};
             return sch_fail_marks(c, TIR_ERR_SCHED_NOT_STAGE_PIPELINE, rv, 2, marks,
                                   "%s is also read by block \"%s\", which would lose it",

@@ -82,6 +82,10 @@ struct tir_schedule {
     sch_sref *srefs; /* heap, rebuilt on every commit */
     int nsrefs, capsrefs;
     uint64_t rng; /* splitmix64 state of the sampling instructions */
+    /* The blocks that only wrap blocks (sch_fill_wrapper_regions): their
+       regions are their nested blocks', recomputed on every commit. */
+    const char **wrappers; /* arena */
+    int nwrappers;
 };
 
 /* An output handle a primitive declares: a loop variable or block name,
@@ -422,10 +426,17 @@ bool sch_writer_box(const tir_schedule *s, tir_analyzer *a, int wi, int loop,
  * only inside its declared T.reads / T.writes regions (loads: read or
  * write regions), else a message naming the block (*bad) and buffer. */
 const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const tir_block **bad);
-/* f with each wrapper (a block other than the root with no iterators, no
- * init and no regions) given the regions of the blocks it wraps, relaxed
- * over the loops between; f itself when nothing changes. */
-const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func *f);
+/* f with each wrapper given the regions of the blocks it wraps, relaxed
+ * over the loops between (inner wrappers first); f itself when nothing
+ * changes.  With names NULL a wrapper is a block other than the root with
+ * no iterators, no init and no regions, and *names / *n (when not NULL)
+ * get their names (arena); else the n blocks named (whose regions are
+ * recomputed: a primitive may have changed what they wrap). */
+const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func *f,
+                                              const char ***names, int *n);
+/* Whether b is one of s's wrappers: its regions only sum up blocks that a
+ * scan of every block visits anyway. */
+bool sch_is_wrapper(const tir_schedule *s, const tir_block *b);
 /* writes_whole.c: NULL unless two instances of block realize r, whose
  * iterators are all spatial, provably store one element (see there). */
 const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r);

@@ -273,7 +273,9 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
     const char *why = sch_undeclared_access(ctx, f, &bad);
     /* the primitives ask a wrapper what it accesses too: its nested blocks'
        regions, checked against its parent's like any nested block's */
-    const tir_prim_func *g = why ? f : sch_fill_wrapper_regions(ctx, f);
+    const char **wrappers = NULL;
+    int nwrappers = 0;
+    const tir_prim_func *g = why ? f : sch_fill_wrapper_regions(ctx, f, &wrappers, &nwrappers);
     if (g != f) why = sch_undeclared_access(ctx, g, &bad);
     if (why) {
         const void *mark = bad;
@@ -286,6 +288,8 @@ tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule *
     s->serial = atomic_fetch_add(&next_serial, 1);
     s->orig = f;
     s->func = g;
+    s->wrappers = wrappers;
+    s->nwrappers = nwrappers;
     s->rng = TIR_SCHED_DEFAULT_SEED;
     rebuild_srefs(s);
     const char *dup = duplicate_block_name(s);
@@ -552,6 +556,8 @@ tir_status sch_run(tir_schedule *s, sch_inst_kind k, const sch_arg *args,
     }
 
     if (c.func && c.func != s->func) {
+        /* what a wrapper wraps may have changed: its regions follow */
+        c.func = sch_fill_wrapper_regions(s->ctx, c.func, &s->wrappers, &s->nwrappers);
         /* A primitive that builds ill-formed IR has a bug; refusing the
            result keeps the schedule usable and says where it went wrong. */
         tir_status v = tir_verify(s->ctx, c.func);
