@@ -343,6 +343,152 @@ static void test_wrapper_regions(void **st) {
     assert_null(s);
     assert_non_null(strstr(tir_ctx_error(ctx), "block \"C_o\" stores outside its T.writes "
                                                "regions of C"));
+/* tir_sched_create's proof that a spatial block's instances write
+ * distinct elements, past what enumeration reaches: one block "B" per
+ * case, its loops, iterators, predicate and stores given. */
+#define SPATIAL_FN(PARAMS, LOOPS, AXES, EXTRA, STORES)                                      \
+    "@T.prim_func\n"                                                                       \
+    "def f(" PARAMS "):\n"                                                                 \
+    "    for " LOOPS ":\n"                                                                 \
+    "        with T.block(\"B\"):\n"                                                       \
+    "            " AXES "\n" EXTRA STORES
+
+typedef struct spatial_case {
+    const char *text, *why; /* why: NULL for accepted */
+} spatial_case;
+
+static const spatial_case spatial_cases[] = {
+    /* refused: two instances write B[k] (past 2^16 instances) */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((50000,), \"float32\")",
+                "i in range(100000)", "vi = T.axis.spatial(100000, i)",
+                "            T.reads(A[vi])\n            T.writes(B[vi // 2])\n",
+                "            B[vi // 2] = A[vi]\n"),
+     "block \"B\" stores B from two instances of its spatial iterators, (vi = 0) and (vi = 1), "
+     "at B[vi // 2] = A[vi]"},
+    /* ... over a symbolic domain */
+    {SPATIAL_FN("A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32",
+                "i in range(n)", "vi = T.axis.spatial(n, i)",
+                "            T.reads(A[vi])\n            T.writes(B[vi // 2])\n",
+                "            B[vi // 2] = A[vi]\n"),
+     "(vi = 0) and (vi = 1) whenever n >= 2, at B[vi // 2]"},
+    /* ... two iterators of proportional coefficients, under a T.where */
+    {SPATIAL_FN("A: T.Buffer((300, 300), \"float32\"), B: T.Buffer((900,), \"float32\")",
+                "i, j in T.grid(300, 300)", "vi, vj = T.axis.remap(\"SS\", [i, j])",
+                "            T.where(i < 299)\n"
+                "            T.reads(A[vi, vj])\n            T.writes(B[vi * 2 + vj * 3])\n",
+                "            B[vi * 2 + vj * 3] = A[vi, vj]\n"),
+     "(vi = 0, vj = 2) and (vi = 3, vj = 0)"},
+    /* ... a T.where that keeps the first witness out: enumerated */
+    {SPATIAL_FN("A: T.Buffer((16,), \"float32\"), B: T.Buffer((8,), \"float32\")",
+                "i in range(16)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.where(2 <= i)\n"
+                "            T.reads(A[vi])\n            T.writes(B[vi // 2])\n",
+                "            B[vi // 2] = A[vi]\n"),
+     "(vi = 2) and (vi = 3)"},
+    /* ... an iterator no index uses */
+    {SPATIAL_FN("A: T.Buffer((1000, 1000), \"float32\"), B: T.Buffer((1000,), \"float32\")",
+                "i, j in T.grid(1000, 1000)", "vi, vj = T.axis.remap(\"SS\", [i, j])",
+                "            T.reads(A[vi, vj])\n            T.writes(B[vi])\n",
+                "            B[vi] = A[vi, vj]\n"),
+     "(vi = 0, vj = 0) and (vi = 0, vj = 1)"},
+    /* ... several stores: the second collides with itself */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((100000,), \"float32\"), "
+                "C: T.Buffer((50000,), \"float32\")",
+                "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi])\n            T.writes(B[vi], C[vi // 2])\n",
+                "            B[vi] = A[vi]\n            C[vi // 2] = A[vi]\n"),
+     "stores C from two instances"},
+    /* ... two stores of one buffer, each injective, overlapping */
+    {SPATIAL_FN("A: T.Buffer((16,), \"float32\"), B: T.Buffer((17,), \"float32\")",
+                "i in range(16)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi])\n            T.writes(B[vi:vi + 2])\n",
+                "            B[vi] = A[vi]\n            B[vi + 1] = A[vi]\n"),
+     "(vi = 0) and (vi = 1)"},
+    /* accepted: a transpose over a symbolic domain */
+    {SPATIAL_FN("A: T.Buffer((n, m), \"float32\"), B: T.Buffer((m, n), \"float32\"), n: T.int32, "
+                "m: T.int32",
+                "i, j in T.grid(n, m)", "vi, vj = T.axis.remap(\"SS\", [i, j])",
+                "            T.reads(A[vi, vj])\n            T.writes(B[vj, vi])\n",
+                "            B[vj, vi] = A[vi, vj]\n"),
+     NULL},
+    /* ... a reshape, a flattened 2-D store, a strided one */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((25000, 4), \"float32\")",
+                "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi])\n            T.writes(B[vi // 4, vi % 4])\n",
+                "            B[vi // 4, vi % 4] = A[vi]\n"),
+     NULL},
+    {SPATIAL_FN("A: T.Buffer((1000, 512), \"float32\"), B: T.Buffer((512000,), \"float32\")",
+                "i, j in T.grid(1000, 512)", "vi, vj = T.axis.remap(\"SS\", [i, j])",
+                "            T.reads(A[vi, vj])\n            T.writes(B[vi * 512 + vj])\n",
+                "            B[vi * 512 + vj] = A[vi, vj]\n"),
+     NULL},
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((200001,), \"float32\")",
+                "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi])\n            T.writes(B[vi * 2 + 1])\n",
+                "            B[vi * 2 + 1] = A[vi]\n"),
+     NULL},
+    /* ... a symbolic row count over a constant row */
+    {SPATIAL_FN("A: T.Buffer((n, 128), \"float32\"), B: T.Buffer((n * 128,), \"float32\"), "
+                "n: T.int32",
+                "i, j in T.grid(n, 128)", "vi, vj = T.axis.remap(\"SS\", [i, j])",
+                "            T.reads(A[vi, vj])\n            T.writes(B[vi * 128 + vj])\n",
+                "            B[vi * 128 + vj] = A[vi, vj]\n"),
+     NULL},
+    /* ... im2col's columns */
+    {SPATIAL_FN("A: T.Buffer((2, 3, 32, 32), \"float32\"), B: T.Buffer((1800, 27), \"float32\")",
+                "n, c, oh, ow, kh, kw in T.grid(2, 3, 30, 30, 3, 3)",
+                "vn, vc, voh, vow, vkh, vkw = T.axis.remap(\"SSSSSS\", [n, c, oh, ow, kh, kw])",
+                "            T.reads(A[vn, vc, voh + vkh, vow + vkw])\n"
+                "            T.writes(B[vn * 900 + voh * 30 + vow, vc * 9 + vkh * 3 + vkw])\n",
+                "            B[vn * 900 + voh * 30 + vow, vc * 9 + vkh * 3 + vkw] = "
+                "A[vn, vc, voh + vkh, vow + vkw]\n"),
+     NULL},
+    /* ... a reshape of a sum (e // c, e % c) */
+    {SPATIAL_FN("A: T.Buffer((1000, 8), \"float32\"), B: T.Buffer((500, 16), \"float32\")",
+                "i, j in T.grid(1000, 8)", "vi, vj = T.axis.remap(\"SS\", [i, j])",
+                "            T.reads(A[vi, vj])\n"
+                "            T.writes(B[(vi * 8 + vj) // 16, (vi * 8 + vj) % 16])\n",
+                "            B[(vi * 8 + vj) // 16, (vi * 8 + vj) % 16] = A[vi, vj]\n"),
+     NULL},
+    /* ... two stores of one buffer that never meet, under a T.where */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((200000,), \"float32\")",
+                "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.where(i < 99999)\n"
+                "            T.reads(A[vi])\n            T.writes(B[vi * 2:vi * 2 + 2])\n",
+                "            B[vi * 2] = A[vi]\n            B[vi * 2 + 1] = A[vi]\n"),
+     NULL},
+    /* ... a loop inside the block: a row of its own per instance */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((100000, 4), \"float32\")",
+                "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi])\n            T.writes(B[vi, 0:4])\n",
+                "            for k in range(4):\n                B[vi, k] = A[vi]\n"),
+     NULL},
+    /* ... a scatter: neither proved nor refuted, the author's promise */
+    {SPATIAL_FN("A: T.Buffer((100,), \"float32\"), I: T.Buffer((100,), \"int32\"), "
+                "B: T.Buffer((100,), \"float32\")",
+                "i in range(100)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi], I[vi])\n            T.writes(B[0:100])\n",
+                "            B[I[vi]] = A[vi]\n"),
+     NULL},
+};
+
+static void test_create_spatial_writes(void **st) {
+    tir_ctx *ctx = *st;
+    for (size_t t = 0; t < sizeof spatial_cases / sizeof spatial_cases[0]; t++) {
+        const spatial_case *c = &spatial_cases[t];
+        const tir_prim_func *f = NULL;
+        if (tir_parse_func(ctx, c->text, strlen(c->text), &f) != TIR_OK)
+            fail_msg("case %zu: %s\n%s", t, tir_ctx_error(ctx), c->text);
+        tir_schedule *s = NULL;
+        tir_status rc = tir_sched_create(ctx, f, &s);
+        if (!c->why && rc != TIR_OK)
+            fail_msg("case %zu refused: %s", t, tir_ctx_error(ctx));
+        if (c->why && rc != TIR_ERR_VERIFY)
+            fail_msg("case %zu accepted (status %d), want \"%s\"", t, (int)rc, c->why);
+        if (c->why && !strstr(tir_ctx_error(ctx), c->why))
+            fail_msg("case %zu: no \"%s\" in:\n%s", t, c->why, tir_ctx_error(ctx));
+        if (s) tir_sched_destroy(s);
+    }
 }
 
 static void test_queries(void **st) {
@@ -761,6 +907,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_regions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_regions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_spatial_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_handles, setup, teardown),

@@ -270,6 +270,9 @@ typedef struct all_state {
     const tir_stmt *root;
     const char *msg;
     const tir_block *bad;
+    const tir_for *loops[64]; /* the loops around the walk, outermost first */
+    int nloops;               /* (deeper ones are left out) */
+    int deep;
 } all_state;
 
 /* Every block under s, binding loops and iterators on the way down. */
@@ -279,7 +282,11 @@ static void walk_all(all_state *w, const tir_stmt *s) {
     case TIR_KIND_FOR: {
         const tir_for *f = tir_as_tir_for(s);
         tir_analyzer_bind(w->a, f->var, f->min, f->extent);
+        if (w->nloops < 64) w->loops[w->nloops++] = f;
+        else w->deep++;
         walk_all(w, f->body);
+        if (w->deep) w->deep--;
+        else w->nloops--;
         tir_analyzer_unbind(w->a, f->var);
         return;
     }
@@ -287,7 +294,7 @@ static void walk_all(all_state *w, const tir_stmt *s) {
         const tir_block_realize *r = tir_as_tir_block_realize(s);
         const tir_block *b = r->block;
         if (s != w->root && ((w->msg = check_block(w->ctx, w->a, r)) ||
-                             (w->msg = sch_spatial_write_collision(w->ctx, r)))) {
+                             (w->msg = sch_spatial_write_collision(w->ctx, r, w->loops, w->nloops)))) {
             w->bad = b;
             return;
         }
@@ -315,7 +322,7 @@ static void walk_all(all_state *w, const tir_stmt *s) {
 }
 
 const char *sch_undeclared_access(tir_ctx *ctx, const tir_prim_func *f, const tir_block **bad) {
-    all_state w = {ctx, tir_analyzer_create(ctx), f->body, NULL, NULL};
+    all_state w = {ctx, tir_analyzer_create(ctx), f->body, NULL, NULL, {NULL}, 0, 0};
     walk_all(&w, f->body);
     tir_analyzer_destroy(w.a);
     *bad = w.bad;

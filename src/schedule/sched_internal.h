@@ -437,9 +437,15 @@ const tir_prim_func *sch_fill_wrapper_regions(tir_ctx *ctx, const tir_prim_func 
 /* Whether b is one of s's wrappers: its regions only sum up blocks that a
  * scan of every block visits anyway. */
 bool sch_is_wrapper(const tir_schedule *s, const tir_block *b);
-/* writes_whole.c: NULL unless two instances of block realize r, whose
- * iterators are all spatial, provably store one element (see there). */
-const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r);
+/* spatial_writes.c: NULL unless two instances of block realize r, whose
+ * iterators are all spatial, provably store one element (see there);
+ * loops[0..nloops) are the loops around r, outermost first. */
+const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r,
+                                        const tir_for *const *loops, int nloops);
+/* writes_whole.c: the integer value of e with vars[i] = vals[i]; false
+ * where e holds anything else (a load, a float) or a step overflows. */
+bool sch_eval_int(const tir_expr *e, int nv, const tir_var *const *vars, const int64_t *vals,
+                  int64_t *out);
 
 /* True when provably the loops inside sref `loop` (a loop, or the scope
  * block for all of them) run no instance of block sref bi twice: the

@@ -12,11 +12,12 @@
  * sch_writer_box, fail on the tiling rules' fused thread loops), and the
  * number of elements written, counted with repeats, must reach the
  * buffer's (pigeonhole: it catches a strided writer of any size).  Only a
- * writer with repeats over a large or symbolic domain passes unproved.
+ * writer with repeats over a large or symbolic domain passes unproved (a
+ * spatial one tir_sched_create mostly refuses already: spatial_writes.c).
+ * Its integer evaluator serves spatial_writes.c's witnesses too.
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "sched_internal.h"
 
@@ -65,9 +66,10 @@ static int64_t elements(const tir_buffer *buf) {
 }
 
 /* The integer value of e with vars[i] = vals[i]; false where e holds
- * anything else (a load, a float) or a step overflows e's type. */
-static bool eval(const tir_expr *e, int nv, const tir_var *const *vars, const int64_t *vals,
-                 int64_t *out) {
+ * anything else (a load, a float) or a step overflows e's type (also
+ * spatial_writes.c's, for its witnesses). */
+bool sch_eval_int(const tir_expr *e, int nv, const tir_var *const *vars, const int64_t *vals,
+                  int64_t *out) {
     int64_t a, b, r = 0;
     tir_kind k = (tir_kind)e->kind;
     if (!tir_dtype_is_int(e->dtype) && !tir_dtype_is_bool(e->dtype)) return false;
@@ -79,21 +81,22 @@ static bool eval(const tir_expr *e, int nv, const tir_var *const *vars, const in
         return false;
     }
     if (k == TIR_KIND_NOT) {
-        if (!eval(tir_as_tir_not(e)->a, nv, vars, vals, &a)) return false;
+        if (!sch_eval_int(tir_as_tir_not(e)->a, nv, vars, vals, &a)) return false;
         return *out = !a, true;
     }
     if (k == TIR_KIND_SELECT) {
         const tir_select *sl = tir_as_tir_select(e);
-        if (!eval(sl->cond, nv, vars, vals, &a)) return false;
-        return eval(a ? sl->t : sl->f, nv, vars, vals, out);
+        if (!sch_eval_int(sl->cond, nv, vars, vals, &a)) return false;
+        return sch_eval_int(a ? sl->t : sl->f, nv, vars, vals, out);
     }
     if (k == TIR_KIND_CAST) {
-        if (!eval(tir_as_tir_cast(e)->value, nv, vars, vals, &a)) return false;
+        if (!sch_eval_int(tir_as_tir_cast(e)->value, nv, vars, vals, &a)) return false;
         r = a;
     } else {
         if (!tir_kind_is_binop(k)) return false;
         const tir_binop *bo = tir_as_tir_binop(e);
-        if (!eval(bo->a, nv, vars, vals, &a) || !eval(bo->b, nv, vars, vals, &b)) return false;
+        if (!sch_eval_int(bo->a, nv, vars, vals, &a) || !sch_eval_int(bo->b, nv, vars, vals, &b))
+            return false;
         bool bad = false, divide = k == TIR_KIND_DIV || k == TIR_KIND_MOD ||
                                    k == TIR_KIND_FLOORDIV || k == TIR_KIND_FLOORMOD;
         if (divide && (b == 0 || (a == INT64_MIN && b == -1))) return false;
@@ -194,10 +197,10 @@ static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
             rest /= ln->exts[i];
         }
         int64_t run = 1;
-        if (r->predicate && !eval(r->predicate, ln->n, ln->vars, at, &run)) whole = -1;
+        if (r->predicate && !sch_eval_int(r->predicate, ln->n, ln->vars, at, &run)) whole = -1;
         for (int q = 0; q < nr && whole > 0 && run; q++) {
             for (int d = 0; d < nd && whole > 0; d++)
-                if (!eval(mins[q * nd + d], ln->n, ln->vars, at, &lo[d])) whole = -1;
+                if (!sch_eval_int(mins[q * nd + d], ln->n, ln->vars, at, &lo[d])) whole = -1;
             if (whole > 0) mark(seen, nd, lo, ext + q * nd, shape);
         }
     }
@@ -267,98 +270,4 @@ const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_bu
     if (whole < 0 && have < nelem)
         return "it writes fewer elements than the buffer has: a strided write leaves holes";
     return NULL;
-}
-
-/* ------------------------------------------------------------------------
- * tir_sched_create's check that a spatial block writes each element once.
- * Primitives take a block whose iterators are all spatial as one whose
- * instances are independent: reorder, bind, reverse_compute_inline run
- * them in any order.  A block storing C[vi + vj] (or C[vi // 2]) from
- * several instances means "the last one wins", which any reordering
- * changes silently.  Where the block's body is one store, its iterator
- * domains are constant and small, there is no predicate and the indices
- * evaluate over the iterators alone, the instances are enumerated (over
- * the iterators the indices use) and two writing one element refused;
- * anything else passes unchecked. */
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The store as one line (the printer ends a statement with a newline). */
-static const char *store_text(tir_ctx *ctx, const tir_buffer_store *st) {
-    const char *t = tir_print(ctx, &st->base);
-    size_t n = strlen(t);
-    while (n > 0 && t[n - 1] == '\n') n--;
-    char *c = IR_NEWN(ctx, char, n + 1);
-    memcpy(c, t, n);
-    c[n] = 0;
-    return c;
-}
-
-const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r) {
-    const tir_block *b = r->block;
-    const tir_buffer_store *st = tir_as_tir_buffer_store(b->body);
-    int64_t pv;
-    if (!st || b->init || b->niters == 0 || b->niters > 8 ||
-        (r->predicate && !(tir_expr_const_int(r->predicate, &pv) && pv)))
-        return NULL;
-    int n = b->niters;
-    const tir_var *vars[8];
-    int64_t mins[8], exts[8], vals[8], points = 1;
-    for (int i = 0; i < n; i++) {
-        if (b->iters[i].kind != TIR_ITER_SPATIAL) return NULL;
-        vars[i] = b->iters[i].var;
-        if (!tir_expr_const_int(b->iters[i].dom.min, &mins[i]) ||
-            !tir_expr_const_int(b->iters[i].dom.extent, &exts[i]) || exts[i] <= 0)
-            return NULL;
-        /* an iterator no index uses (a staging copy's k, rewriting its
-           buffer on each step for a consumer of the same step) is held at
-           its first value: only those the indices use must be told apart */
-        bool used = false;
-        for (int d = 0; d < st->nidx && !used; d++) used = tir_uses_var(st->indices[d], vars[i]);
-        if (!used) exts[i] = 1;
-        if (points > ENUM_POINTS / exts[i]) return NULL;
-        points *= exts[i];
-    }
-    int nd = st->nidx;
-    int64_t *flat = malloc(sizeof *flat * (size_t)points);
-    if (!flat) return NULL;
-    const char *msg = NULL;
-    bool ok = true;
-    for (int64_t q = 0; q < points && ok; q++) {
-        int64_t rest = q, f = 0;
-        for (int i = n - 1; i >= 0; i--) {
-            vals[i] = mins[i] + rest % exts[i];
-            rest /= exts[i];
-        }
-        /* the indices as one key, 20 bits each (at most 3 indices, each
-           in [-2^19, 2^19), else the block is not checked): equal keys
-           are equal elements */
-        for (int d = 0; d < nd && ok; d++) {
-            int64_t v = 0;
-            ok = d < 3 && /* 3 x 20 bits */
-                 eval(st->indices[d], n, vars, vals, &v) && v >= -(1 << 19) && v < (1 << 19);
-            if (ok) f = f * ((int64_t)1 << 20) + v + (1 << 19);
-        }
-        flat[q] = f;
-    }
-    if (ok && points > 1) {
-        qsort(flat, (size_t)points, sizeof *flat, cmp_i64);
-        for (int64_t q = 1; q < points && !msg; q++)
-            if (flat[q] == flat[q - 1]) {
-                ir_strbuf sb;
-                ir_sb_init(&sb);
-                ir_sb_printf(&sb,
-                             "block \"%s\" stores %s from two instances of its spatial "
-                             "iterators, at %s: each instance of a spatial block must write its "
-                             "own elements (schedules run a spatial block's instances in any "
-                             "order, which would change the one that writes last)",
-                             b->name, st->buffer->name, store_text(ctx, st));
-                msg = ir_sb_finish(&sb, ctx);
-            }
-    }
-    free(flat);
-    return msg;
 }

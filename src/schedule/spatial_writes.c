@@ -1,0 +1,837 @@
+/* spatial_writes.c: tir_sched_create's check that the instances of a
+ * spatial block write distinct elements.
+ *
+ * Primitives take a block whose iterators are all spatial as one whose
+ * instances are independent: reorder, bind and reverse_compute_inline run
+ * them in any order.  A block storing C[vi + vj] (or C[vi // 2]) from
+ * several instances means "the last one wins", which any reordering
+ * changes silently (on a GPU, threads race on the element).  Per block,
+ * three outcomes:
+ *
+ * - proved injective (accepted): each store's indices are affine in the
+ *   "digits" of the block's iterators (v // c and v % c split an iterator
+ *   at c, as global_share.c does for loop variables), and for two
+ *   instances x1, x2 writing one element every digit difference is
+ *   forced to zero: in each dimension, sum c (x1 - x2) + (the rest) = 0,
+ *   and a slot whose coefficient exceeds what all other slots can add up
+ *   to must be zero; forced slots are zero in every dimension, so this
+ *   repeats.  It needs no enumeration and takes symbolic extents (a slot
+ *   of unknown range is forced only when all others are bounded).  Two
+ *   stores to one buffer are proved the same way: they never meet, or
+ *   only from one instance.  A predicate only drops instances, so a proof
+ *   over the whole domain holds under it;
+ * - proved colliding (refused): a witness, two distinct instances storing
+ *   one element, found from the affine form (a digit no index uses, or
+ *   two whose coefficient columns are proportional, vi + vj) and checked
+ *   by evaluation (indices, the predicate and the body's conditions), or
+ *   found by enumerating small constant domains (<= 2^16 points).  A
+ *   witness needs instances that surely run: every iterator bound to a
+ *   loop of its own (T.axis.remap), its values taken from the loop's
+ *   range;
+ * - an iterator whose loop also runs other statements (a hand-written
+ *   staging copy `AS[vi] = A[vk, vi]` under k, rewriting AS on each step
+ *   for a consumer of the same step: software_pipeline's tests) is held at
+ *   one value: the instances must write distinct elements within one step
+ *   of that loop;
+ * - neither (accepted, the documented rule of docs/text-format.md): an
+ *   index through memory (a scatter), a symbolic coefficient, a division
+ *   of a sum that no dimension pair undoes, with no witness found (past
+ *   2^16 instances, or an iterator bound to anything but a loop of its
+ *   own); a spatial block is then the author's promise that its
+ *   instances write distinct elements, as in TVM.
+ *
+ * Stores to a buffer allocated inside the block (each instance has its
+ * own) and those of nested blocks (checked as blocks of their own) are
+ * left out; writes through calls (a tensor intrinsic) are not seen.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/text_internal.h"
+#include "sched_internal.h"
+
+/* Enumeration limit: instances of the block. */
+#define ENUM_POINTS ((int64_t)1 << 16)
+
+enum { SW_STORES = 8, SW_VARS = 24, SW_DIGITS = 8, SW_TERMS = 32, SW_DIMS = 8,
+       SW_SLOTS = 64, SW_NEST = 8 };
+
+/* A variable of the indices: one of the block's iterators (its digits
+ * must be told apart), a loop inside the block's body (free within one
+ * instance) or anything else (a parameter: one value for both). */
+typedef enum { V_ITER, V_INNER, V_FIXED } vkind;
+
+/* A variable split at boundaries 1 = b[0] < b[1] < ..., each dividing the
+ * next: digit i is (v // b[i]) % (b[i + 1] // b[i]), the last v // b[nb -
+ * 1]; the address of b[i] names digit i. */
+typedef struct dvar {
+    const tir_var *var;
+    vkind kind;
+    int it; /* the iterator's index (V_ITER) */
+    int64_t lo, hi;
+    bool any; /* no constant range */
+    int64_t b[SW_DIGITS];
+    int nb;
+} dvar;
+
+typedef struct term {
+    const int64_t *key; /* a digit: &dvar.b[i] */
+    const dvar *d;
+    int64_t coef, lo, hi;
+    bool any;
+} term;
+
+typedef struct lin {
+    term t[SW_TERMS];
+    int n;
+    int64_t k;
+} lin;
+
+/* One store of the block's body, with the loops and conditions inside the
+ * block around it. */
+typedef struct wstore {
+    const tir_buffer_store *st;
+    const tir_for *loops[SW_NEST];
+    const tir_expr *conds[SW_NEST]; /* NULL: below the else of an if (not evaluated) */
+    const tir_buffer *allocs[SW_NEST]; /* allocated inside the block (while collecting) */
+    int nloops, nconds, nallocs;
+    int nd; /* dimensions after merging (e // c, e % c) pairs */
+    lin dims[SW_DIMS];
+    bool affine;
+} wstore;
+
+typedef struct sw {
+    tir_ctx *ctx;
+    const tir_block_realize *r;
+    const tir_block *b;
+    const tir_for *run[8]; /* iterator i's loop (a witness's instances run) */
+    bool held[8];          /* iterator i's loop holds other statements too */
+    dvar d[SW_VARS];
+    int nd;
+    bool bad; /* too many variables, digits or stores */
+    wstore s[SW_STORES];
+    int ns;
+    const wstore *cur;
+} sw;
+
+/* ---------------------------------------------------------------- stores */
+
+static void collect(sw *w, const tir_stmt *s, wstore *at) {
+    if (!s || w->bad) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_BUFFER_STORE:
+        for (int i = 0; i < w->b->nallocs; i++) /* each instance has its own */
+            if (w->b->allocs[i] == tir_as_tir_buffer_store(s)->buffer) return;
+        for (int i = 0; i < at->nallocs; i++)
+            if (at->allocs[i] == tir_as_tir_buffer_store(s)->buffer) return;
+        if (w->ns == SW_STORES) {
+            w->bad = true;
+            return;
+        }
+        w->s[w->ns] = *at;
+        w->s[w->ns++].st = tir_as_tir_buffer_store(s);
+        return;
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++) collect(w, q->stmts[i], at);
+        return;
+    }
+    case TIR_KIND_FOR: case TIR_KIND_IF: {
+        if (at->nloops == SW_NEST || at->nconds == SW_NEST) {
+            w->bad = true;
+            return;
+        }
+        wstore in = *at;
+        if (s->kind == TIR_KIND_FOR) {
+            in.loops[in.nloops++] = tir_as_tir_for(s);
+            collect(w, tir_as_tir_for(s)->body, &in);
+            return;
+        }
+        const tir_if *f = tir_as_tir_if(s);
+        in.conds[in.nconds++] = f->cond;
+        collect(w, f->then_s, &in);
+        in.conds[in.nconds - 1] = NULL;
+        collect(w, f->else_s, &in);
+        return;
+    }
+    case TIR_KIND_ALLOCATE: {
+        if (at->nallocs == SW_NEST) {
+            w->bad = true;
+            return;
+        }
+        wstore in = *at;
+        in.allocs[in.nallocs++] = tir_as_tir_allocate(s)->buffer;
+        collect(w, tir_as_tir_allocate(s)->body, &in);
+        return;
+    }
+    default: return; /* a nested block checks its own stores */
+    }
+}
+
+/* ---------------------------------------------------------------- digits */
+
+/* The entry of variable v, made if new. */
+static dvar *entry(sw *w, const tir_var *v) {
+    for (int i = 0; i < w->nd; i++)
+        if (w->d[i].var == v) return &w->d[i];
+    if (w->nd == SW_VARS) {
+        w->bad = true;
+        return NULL;
+    }
+    dvar *d = &w->d[w->nd];
+    *d = (dvar){.var = v, .kind = V_FIXED, .it = -1, .any = true, .b = {1}, .nb = 1};
+    int64_t mn, ex;
+    const tir_expr *emin = NULL, *eext = NULL;
+    for (int i = 0; i < w->b->niters; i++)
+        if (w->b->iters[i].var == v && !w->held[i]) {
+            d->kind = V_ITER, d->it = i;
+            emin = w->b->iters[i].dom.min, eext = w->b->iters[i].dom.extent;
+        }
+    for (int i = 0; w->cur && d->kind == V_FIXED && i < w->cur->nloops; i++)
+        if (w->cur->loops[i]->var == v) {
+            d->kind = V_INNER;
+            emin = w->cur->loops[i]->min, eext = w->cur->loops[i]->extent;
+        }
+    /* ranges within 2^40, so that sums of products stay in 128 bits */
+    if (emin && tir_expr_const_int(emin, &mn) && tir_expr_const_int(eext, &ex) && ex > 0 &&
+        ex < (INT64_C(1) << 40) && mn > -(INT64_C(1) << 40) && mn < (INT64_C(1) << 40))
+        d->lo = mn, d->hi = mn + ex - 1, d->any = false;
+    w->nd++;
+    return d;
+}
+
+static void add_boundary(sw *w, dvar *d, int64_t v) {
+    if (!d || v < 1) {
+        w->bad = true;
+        return;
+    }
+    int i = 0;
+    while (i < d->nb && d->b[i] < v) i++;
+    if (i < d->nb && d->b[i] == v) return;
+    if (d->nb == SW_DIGITS) {
+        w->bad = true;
+        return;
+    }
+    memmove(&d->b[i + 1], &d->b[i], sizeof d->b[0] * (size_t)(d->nb - i));
+    d->b[i] = v;
+    d->nb++;
+}
+
+/* e as ((v % H) // L) (H == 0: no modulus) for a variable v and constants
+ * L, H: v, v // c, v % c, (v // m) % c, (v % m) // c, ... */
+static bool dpat(const tir_expr *e, const tir_var **v, int64_t *L, int64_t *H) {
+    if (e->kind == TIR_KIND_VAR) {
+        *v = tir_as_tir_var(e), *L = 1, *H = 0;
+        return true;
+    }
+    int64_t c, l0, h0;
+    if (e->kind != TIR_KIND_FLOORDIV && e->kind != TIR_KIND_FLOORMOD) return false;
+    const tir_binop *bo = tir_as_tir_binop(e);
+    if (!tir_expr_const_int(bo->b, &c) || c < 1 || !dpat(bo->a, v, &l0, &h0)) return false;
+    if (e->kind == TIR_KIND_FLOORDIV) { /* ((v % h0) // l0) // c = (v % h0) // (l0 c) */
+        if (__builtin_mul_overflow(l0, c, L) || (h0 && (*L >= h0 || h0 % *L))) return false;
+        *H = h0;
+        return true;
+    }
+    /* ((v % h0) // l0) % c = (v % (l0 c)) // l0 */
+    if (__builtin_mul_overflow(l0, c, H)) return false;
+    if (h0 && *H >= h0) *H = h0; /* the value is below c already */
+    else if (h0 && h0 % *H) return false;
+    *L = l0;
+    return true;
+}
+
+static bool note_pre(tir_visitor *v, const tir_node *n) {
+    sw *w = v->user;
+    const tir_var *var;
+    int64_t L, H;
+    if (dpat((const tir_expr *)n, &var, &L, &H)) {
+        dvar *d = entry(w, var);
+        add_boundary(w, d, L);
+        if (H) add_boundary(w, d, H);
+        return false;
+    }
+    return true;
+}
+
+/* Every boundary divides the next, and an iterator split at a boundary
+ * starts at 0 (its digits then are what a witness changes). */
+static bool digits_ok(const sw *w) {
+    if (w->bad) return false;
+    for (int i = 0; i < w->nd; i++) {
+        const dvar *d = &w->d[i];
+        for (int j = 0; j + 1 < d->nb; j++)
+            if (d->b[j + 1] % d->b[j]) return false;
+    }
+    return true;
+}
+
+static int64_t fdiv(int64_t a, int64_t b) {
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/* Digit i's range (*any: no bound above or below).  Floor division keeps
+ * the lower digits in [0, b[i + 1] / b[i]) for any v. */
+static void digit_range(const dvar *d, int i, int64_t *lo, int64_t *hi, bool *any) {
+    *any = false;
+    if (i + 1 < d->nb) *lo = 0, *hi = d->b[i + 1] / d->b[i] - 1;
+    else if (d->any) *lo = 0, *hi = 0, *any = true;
+    else *lo = fdiv(d->lo, d->b[i]), *hi = fdiv(d->hi, d->b[i]);
+}
+
+/* ---------------------------------------------------------------- affine */
+
+static bool add_term(lin *l, const dvar *d, int i, int64_t coef) {
+    for (int j = 0; j < l->n; j++)
+        if (l->t[j].key == &d->b[i])
+            return !__builtin_add_overflow(l->t[j].coef, coef, &l->t[j].coef);
+    if (l->n == SW_TERMS) return false;
+    term *t = &l->t[l->n++];
+    t->key = &d->b[i], t->d = d, t->coef = coef;
+    digit_range(d, i, &t->lo, &t->hi, &t->any);
+    return true;
+}
+
+/* l += scale * (digits from..to of d, each times b[i] / b[from]). */
+static bool add_digits(lin *l, const dvar *d, int from, int to, int64_t scale) {
+    for (int i = from; i < to; i++) {
+        int64_t c;
+        if (__builtin_mul_overflow(d->b[i] / d->b[from], scale, &c) || !add_term(l, d, i, c))
+            return false;
+    }
+    return true;
+}
+
+static int boundary(const dvar *d, int64_t v) {
+    for (int i = 0; i < d->nb; i++)
+        if (d->b[i] == v) return i;
+    return v == 0 ? d->nb : -1;
+}
+
+/* l += scale * e; false when e is not affine in the digits. */
+static bool lin_add(sw *w, const tir_expr *e, int64_t scale, lin *l) {
+    int64_t c, L, H;
+    const tir_var *var;
+    if (dpat(e, &var, &L, &H)) {
+        const dvar *d = entry(w, var);
+        int from = d ? boundary(d, L) : -1, to = d ? boundary(d, H) : -1;
+        return from >= 0 && to > from && add_digits(l, d, from, to, scale);
+    }
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM:
+        return !__builtin_mul_overflow(tir_as_tir_int_imm(e)->value, scale, &c) &&
+               !__builtin_add_overflow(l->k, c, &l->k);
+    case TIR_KIND_CAST: {
+        const tir_expr *v = tir_as_tir_cast(e)->value;
+        return tir_dtype_is_int(v->dtype) && tir_dtype_is_int(e->dtype) &&
+               e->dtype.bits >= v->dtype.bits && lin_add(w, v, scale, l);
+    }
+    case TIR_KIND_ADD: case TIR_KIND_SUB: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        return lin_add(w, b->a, scale, l) &&
+               lin_add(w, b->b, e->kind == TIR_KIND_SUB ? -scale : scale, l);
+    }
+    case TIR_KIND_MUL: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        if (tir_expr_const_int(b->b, &c))
+            return !__builtin_mul_overflow(c, scale, &c) && lin_add(w, b->a, c, l);
+        if (tir_expr_const_int(b->a, &c))
+            return !__builtin_mul_overflow(c, scale, &c) && lin_add(w, b->b, c, l);
+        return false;
+    }
+    default: return false;
+    }
+}
+
+/* Is (x, y) (e // c, e % c) for one e and a constant c > 0? */
+static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e) {
+    int64_t c, c2;
+    if (x->kind != TIR_KIND_FLOORDIV || y->kind != TIR_KIND_FLOORMOD) return false;
+    const tir_binop *p = tir_as_tir_binop(x), *q = tir_as_tir_binop(y);
+    if (!tir_expr_const_int(p->b, &c) || !tir_expr_const_int(q->b, &c2) || c != c2 || c < 1 ||
+        !ir_text_expr_same(p->a, q->a))
+        return false;
+    *e = p->a;
+    return true;
+}
+
+/* The store's dimensions as affine forms; a pair (e // c, e % c) (a
+ * reshape of a sum) is one dimension e, the same element exactly when e
+ * is. */
+static void store_forms(sw *w, wstore *s) {
+    const tir_buffer_store *st = s->st;
+    w->cur = s;
+    s->affine = true, s->nd = 0;
+    for (int d = 0; d < st->nidx && s->affine; d++) {
+        const tir_expr *e = st->indices[d];
+        if (d + 1 < st->nidx && divmod_pair(st->indices[d], st->indices[d + 1], &e)) d++;
+        if (s->nd == SW_DIMS || e->dtype.lanes != 1) {
+            s->affine = false;
+            break;
+        }
+        lin *l = &s->dims[s->nd++];
+        l->n = 0, l->k = 0;
+        s->affine = lin_add(w, e, 1, l);
+    }
+    w->cur = NULL;
+}
+
+/* ----------------------------------------------------------------- proof */
+
+/* A slot of one dimension's equation: coef * x with x in [dlo, dhi]; key
+ * names a digit both sides have with one coefficient (x its difference),
+ * NULL a term of one side only (never forced). */
+typedef struct slot {
+    int64_t coef, dlo, dhi;
+    bool any;
+    const int64_t *key;
+} slot;
+
+typedef struct forced {
+    const int64_t *k[SW_SLOTS];
+    int n;
+} forced;
+
+static bool is_forced(const forced *f, const int64_t *k) {
+    for (int i = 0; k && i < f->n; i++)
+        if (f->k[i] == k) return true;
+    return false;
+}
+
+typedef __int128 wide;
+
+static void scaled(int64_t c, int64_t lo, int64_t hi, wide *rlo, wide *rhi) {
+    wide x = (wide)c * lo, y = (wide)c * hi;
+    *rlo = x < y ? x : y;
+    *rhi = x < y ? y : x;
+}
+
+/* The slots of la = lb; false when there are too many.  A fixed variable
+ * (a parameter) has one value on both sides: with one coefficient it
+ * cancels. */
+static bool slots_of(const lin *la, const lin *lb, slot *s, int *n) {
+    bool used[SW_TERMS] = {false};
+    *n = 0;
+    for (int i = 0; i < la->n + lb->n; i++) {
+        bool left = i < la->n;
+        const term *x = left ? &la->t[i] : &lb->t[i - la->n];
+        if (!left && used[i - la->n]) continue;
+        slot v = {left ? x->coef : -x->coef, x->lo, x->hi, x->any, NULL};
+        for (int j = 0; left && j < lb->n; j++) {
+            const term *y = &lb->t[j];
+            if (used[j] || y->key != x->key || y->coef != x->coef) continue;
+            used[j] = true;
+            v = (slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->any, x->key};
+            break;
+        }
+        if (v.key && x->d->kind == V_FIXED) continue;
+        if (*n == SW_SLOTS) return false;
+        s[(*n)++] = v;
+    }
+    return true;
+}
+
+/* Forces what the dimension can; *never when it cannot be zero. */
+static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
+    bool changed = false, again = true;
+    while (again) {
+        again = false;
+        wide lo = k, hi = k; /* the sum of the unforced slots of a range */
+        int nany = 0;        /* and the unforced slots of any value */
+        for (int i = 0; i < n; i++) {
+            if (is_forced(f, s[i].key) || s[i].coef == 0) continue;
+            if (s[i].any) {
+                nany++;
+                continue;
+            }
+            wide x, y;
+            scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
+            lo += x, hi += y;
+        }
+        if (!nany && (lo > 0 || hi < 0)) *never = true;
+        if (*never) return changed;
+        for (int i = 0; i < n && !again; i++) {
+            if (!s[i].key || is_forced(f, s[i].key) || s[i].coef == 0) continue;
+            if (nany - s[i].any > 0) continue; /* another of any value */
+            wide x = 0, y = 0, c = s[i].coef < 0 ? -(wide)s[i].coef : s[i].coef;
+            if (!s[i].any) scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
+            if (lo - x > -c && hi - y < c) { /* the others cannot reach c */
+                if (f->n == SW_SLOTS) return changed;
+                f->k[f->n++] = s[i].key;
+                changed = again = true;
+            }
+        }
+    }
+    return changed;
+}
+
+/* Is every digit of every iterator that can vary forced? */
+static bool iters_forced(const sw *w, const forced *f) {
+    for (int i = 0; i < w->nd; i++) {
+        const dvar *d = &w->d[i];
+        for (int j = 0; d->kind == V_ITER && j < d->nb; j++) {
+            int64_t lo, hi;
+            bool any;
+            digit_range(d, j, &lo, &hi, &any);
+            if ((any || lo != hi) && !is_forced(f, &d->b[j])) return false;
+        }
+    }
+    /* an iterator no index mentions has no entry: it is not forced */
+    for (int i = 0; i < w->b->niters; i++) {
+        int64_t e;
+        bool seen = false;
+        for (int j = 0; j < w->nd; j++) seen = seen || w->d[j].it == i;
+        if (!seen && !w->held[i] && !(tir_expr_const_int(w->b->iters[i].dom.extent, &e) && e <= 1)) return false;
+    }
+    return true;
+}
+
+/* 1: stores a and b (a == b: one store) meet only from one instance, or
+ * never; 0: not proved. */
+static int pair_proved(const sw *w, const wstore *a, const wstore *b) {
+    if (!a->affine || !b->affine || a->nd != b->nd) return 0;
+    slot sl[SW_DIMS][SW_SLOTS];
+    int ns[SW_DIMS];
+    for (int d = 0; d < a->nd; d++)
+        if (!slots_of(&a->dims[d], &b->dims[d], sl[d], &ns[d])) return 0;
+    forced f = {.n = 0};
+    bool never = false, changed = true;
+    while (changed && !never) {
+        changed = false;
+        for (int d = 0; d < a->nd && !never; d++)
+            changed |= force_dim(sl[d], ns[d], (wide)a->dims[d].k - b->dims[d].k, &f, &never);
+    }
+    return never || iters_forced(w, &f);
+}
+
+/* --------------------------------------------------------------- witness */
+
+/* Iterator values of two instances and what they store. */
+typedef struct pointpair {
+    int64_t v1[8], v2[8];
+    int64_t need[8]; /* > 0: iterator i's extent, not constant, must reach it */
+} pointpair;
+
+/* Whether loop f, one of loops, runs the block alone: each loop from f
+ * down is the whole body of the one above, the block the innermost's. */
+static bool exclusive(const sw *w, const tir_for *f, const tir_for *const *loops, int nloops) {
+    int j = 0;
+    while (j < nloops && loops[j] != f) j++;
+    for (; j < nloops; j++)
+        if (loops[j]->body != (j + 1 < nloops ? &loops[j + 1]->base : &w->r->base)) return false;
+    return true;
+}
+
+/* Whether every iterator is bound to a loop of its own (w->run), so that
+ * every point of the loops' ranges is an instance; *pred is then the
+ * predicate over the iterators. */
+static bool remapped(sw *w, const tir_for *const *loops, int nloops, const tir_expr **pred) {
+    const tir_block_realize *r = w->r;
+    const tir_block *b = r->block;
+    const tir_var *lv[8];
+    const tir_expr *iv[8];
+    for (int i = 0; i < b->niters; i++) {
+        const tir_expr *x = r->values[i];
+        const tir_for *f = NULL;
+        for (int j = 0; x->kind == TIR_KIND_VAR && j < nloops; j++)
+            if (&loops[j]->var->base == x) f = loops[j];
+        if (!f) return false;
+        w->run[i] = f;
+        for (int j = 0; j < i; j++)
+            if (lv[j] == f->var) return false;
+        lv[i] = f->var, iv[i] = &b->iters[i].var->base;
+    }
+    for (int i = 0; i < b->niters; i++) w->held[i] = !exclusive(w, w->run[i], loops, nloops);
+    *pred = r->predicate ? (const tir_expr *)tir_substitute(w->ctx, r->predicate, b->niters, lv, iv)
+                         : NULL;
+    return true;
+}
+
+/* The indices of store s at iterator values v (inner loops at their first
+ * value), its conditions and pred all true there; false where something
+ * does not evaluate or is false. */
+static bool store_at(const sw *w, const wstore *s, const tir_expr *pred, const int64_t *v,
+                     int64_t *idx) {
+    const tir_block *b = w->b;
+    const tir_var *vars[8 + SW_NEST];
+    int64_t vals[8 + SW_NEST], t;
+    int n = 0;
+    for (int i = 0; i < b->niters; i++) vars[n] = b->iters[i].var, vals[n++] = v[i];
+    for (int i = 0; i < s->nloops; i++) {
+        int64_t ex;
+        if (!tir_expr_const_int(s->loops[i]->extent, &ex) || ex < 1 ||
+            !tir_expr_const_int(s->loops[i]->min, &vals[n]))
+            return false;
+        vars[n++] = s->loops[i]->var;
+    }
+    if (pred && !(sch_eval_int(pred, n, vars, vals, &t) && t)) return false;
+    for (int i = 0; i < s->nconds; i++)
+        if (!s->conds[i] || !(sch_eval_int(s->conds[i], n, vars, vals, &t) && t)) return false;
+    for (int d = 0; d < s->st->nidx; d++)
+        if (!sch_eval_int(s->st->indices[d], n, vars, vals, &idx[d])) return false;
+    return true;
+}
+
+/* Instances differing by z[k] in digit dig[k] of dv[k], from the loops'
+ * first values: both run (a loop's extent not constant: pp->need is the
+ * least it must reach), both store one element. */
+static bool witness_from(const sw *w, const wstore *s, const tir_expr *pred, const dvar *const *dv,
+                         const int *dig, const int64_t *z, int nz, pointpair *pp) {
+    const tir_block *b = w->b;
+    int64_t delta[8] = {0}, i1[SW_DIMS * 2], i2[SW_DIMS * 2], step;
+    for (int k = 0; k < nz; k++)
+        if (__builtin_mul_overflow(z[k], dv[k]->b[dig[k]], &step) ||
+            __builtin_add_overflow(delta[dv[k]->it], step, &delta[dv[k]->it]))
+            return false;
+    bool differ = false;
+    for (int i = 0; i < b->niters; i++) {
+        int64_t mn, ex;
+        pp->need[i] = 0;
+        if (!tir_expr_const_int(w->run[i]->min, &mn)) return false;
+        pp->v1[i] = mn + (delta[i] < 0 ? -delta[i] : 0);
+        pp->v2[i] = pp->v1[i] + delta[i];
+        differ = differ || delta[i];
+        int64_t top = (pp->v1[i] > pp->v2[i] ? pp->v1[i] : pp->v2[i]) - mn + 1;
+        if (tir_expr_const_int(w->run[i]->extent, &ex)) {
+            if (top > ex) return false;
+        } else {
+            pp->need[i] = top > 1 ? top : 0;
+        }
+    }
+    if (!differ || !store_at(w, s, pred, pp->v1, i1) || !store_at(w, s, pred, pp->v2, i2))
+        return false;
+    for (int d = 0; d < s->st->nidx; d++)
+        if (i1[d] != i2[d]) return false;
+    return true;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a < 0 ? -a : a;
+}
+
+/* The coefficient of digit (d, i) in each dimension of s. */
+static void column(const wstore *s, const dvar *d, int i, int64_t *c) {
+    for (int k = 0; k < s->nd; k++) {
+        c[k] = 0;
+        for (int j = 0; j < s->dims[k].n; j++)
+            if (s->dims[k].t[j].key == &d->b[i]) c[k] = s->dims[k].t[j].coef;
+    }
+}
+
+typedef struct digit_ref {
+    const dvar *d;
+    int i;
+} digit_ref;
+
+/* The iterators' digits, and iterators no index mentions (digit 0 of a
+ * made entry). */
+static int iter_digits(sw *w, digit_ref *out, int max) {
+    int n = 0;
+    for (int k = 0; k < w->b->niters; k++) entry(w, w->b->iters[k].var);
+    for (int i = 0; i < w->nd; i++)
+        for (int j = 0; w->d[i].kind == V_ITER && j < w->d[i].nb && n < max; j++)
+            out[n++] = (digit_ref){&w->d[i], j};
+    return n;
+}
+
+/* A witness for store s from its affine form: a digit absent from every
+ * dimension, or two whose columns are proportional (vi + vj). */
+static bool affine_witness(sw *w, const wstore *s, const tir_expr *pred, pointpair *pp) {
+    digit_ref dr[SW_VARS * 2];
+    int n = iter_digits(w, dr, SW_VARS * 2);
+    if (w->bad) return false;
+    int64_t ca[SW_DIMS], cb[SW_DIMS];
+    for (int x = 0; x < n; x++) {
+        column(s, dr[x].d, dr[x].i, ca);
+        bool zero = true;
+        for (int k = 0; k < s->nd; k++) zero = zero && !ca[k];
+        const dvar *dv[2] = {dr[x].d, NULL};
+        int dig[2] = {dr[x].i, 0};
+        int64_t z[2] = {1, 0};
+        if (zero && witness_from(w, s, pred, dv, dig, z, 1, pp)) return true;
+        for (int y = x + 1; !zero && y < n; y++) {
+            column(s, dr[y].d, dr[y].i, cb);
+            int k0 = 0;
+            while (k0 < s->nd && !ca[k0] && !cb[k0]) k0++;
+            if (k0 == s->nd || !ca[k0] || !cb[k0]) continue;
+            int64_t g = gcd64(ca[k0], cb[k0]), p = cb[k0] / g, q = ca[k0] / g;
+            bool prop = true; /* ca p = cb q in every dimension */
+            for (int k = 0; k < s->nd && prop; k++) {
+                wide l = (wide)ca[k] * p, r = (wide)cb[k] * q;
+                prop = l == r;
+            }
+            dv[1] = dr[y].d, dig[1] = dr[y].i, z[0] = p, z[1] = -q;
+            if (prop && witness_from(w, s, pred, dv, dig, z, 2, pp)) return true;
+        }
+    }
+    return false;
+}
+
+/* ----------------------------------------------------------- enumeration */
+
+typedef struct hit {
+    int store, buf;
+    int64_t idx[SW_DIMS];
+    int64_t inst;
+} hit;
+
+static int cmp_hit(const void *a, const void *b) {
+    const hit *x = a, *y = b;
+    if (x->buf != y->buf) return x->buf < y->buf ? -1 : 1;
+    for (int d = 0; d < SW_DIMS; d++)
+        if (x->idx[d] != y->idx[d]) return x->idx[d] < y->idx[d] ? -1 : 1;
+    return (x->inst > y->inst) - (x->inst < y->inst);
+}
+
+/* Small constant domains: every instance's stores, sorted; two of one
+ * element from different instances are a witness.  1 found, 0 none, -1
+ * not decided (too large, a store under a loop or a condition, an index
+ * that does not evaluate). */
+static int enumerate(const sw *w, const tir_expr *pred, pointpair *pp, int *store) {
+    const tir_block *b = w->b;
+    int64_t mins[8], exts[8], points = 1;
+    for (int i = 0; i < b->niters; i++) {
+        if (!tir_expr_const_int(w->run[i]->min, &mins[i]) ||
+            !tir_expr_const_int(w->run[i]->extent, &exts[i]) || exts[i] <= 0 ||
+            points > ENUM_POINTS / exts[i])
+            return -1;
+        if (w->held[i]) exts[i] = 1; /* one step of its loop */
+        points *= exts[i];
+    }
+    if (points * w->ns > 2 * ENUM_POINTS) return -1;
+    for (int k = 0; k < w->ns; k++)
+        if (w->s[k].nloops || w->s[k].nconds || w->s[k].st->nidx > SW_DIMS) return -1;
+    hit *h = malloc(sizeof *h * (size_t)(points * w->ns)); /* not the arena: large, short */
+    if (!h) return -1;
+    int64_t nh = 0, v[8];
+    int res = 0;
+    for (int64_t q = 0; q < points && res == 0; q++) {
+        int64_t rest = q, t;
+        for (int i = b->niters - 1; i >= 0; i--) v[i] = mins[i] + rest % exts[i], rest /= exts[i];
+        const tir_var *vars[8];
+        for (int i = 0; i < b->niters; i++) vars[i] = b->iters[i].var;
+        if (pred && !sch_eval_int(pred, b->niters, vars, v, &t)) res = -1;
+        if (res || (pred && !t)) continue;
+        for (int k = 0; k < w->ns && !res; k++) {
+            hit *x = &h[nh++];
+            memset(x, 0, sizeof *x);
+            x->store = k, x->inst = q;
+            for (int j = 0; j < w->ns; j++) /* the first store of its buffer */
+                if (w->s[j].st->buffer == w->s[k].st->buffer) {
+                    x->buf = j;
+                    break;
+                }
+            for (int d = 0; d < w->s[k].st->nidx && !res; d++)
+                if (!sch_eval_int(w->s[k].st->indices[d], b->niters, vars, v, &x->idx[d]))
+                    res = -1;
+        }
+    }
+    if (res == 0) qsort(h, (size_t)nh, sizeof *h, cmp_hit);
+    for (int64_t q = 1; q < nh && res == 0; q++) {
+        const hit *x = &h[q - 1], *y = &h[q];
+        if (x->buf != y->buf || memcmp(x->idx, y->idx, sizeof x->idx) || x->inst == y->inst)
+            continue;
+        int64_t i1 = x->inst, i2 = y->inst;
+        for (int i = b->niters - 1; i >= 0; i--) {
+            pp->v1[i] = mins[i] + i1 % exts[i], i1 /= exts[i];
+            pp->v2[i] = mins[i] + i2 % exts[i], i2 /= exts[i];
+            pp->need[i] = 0;
+        }
+        *store = y->store;
+        res = 1;
+    }
+    free(h);
+    return res;
+}
+
+/* --------------------------------------------------------------- message */
+
+/* The store as one line (the printer ends a statement with a newline). */
+static const char *store_text(tir_ctx *ctx, const tir_buffer_store *st) {
+    const char *t = tir_print(ctx, &st->base);
+    size_t n = strlen(t);
+    while (n > 0 && t[n - 1] == '\n') n--;
+    char *c = IR_NEWN(ctx, char, n + 1);
+    memcpy(c, t, n);
+    c[n] = 0;
+    return c;
+}
+
+static void put_point(ir_strbuf *sb, const tir_block *b, const int64_t *v) {
+    for (int i = 0; i < b->niters; i++)
+        ir_sb_printf(sb, "%s%s = %lld", i ? ", " : "(", b->iters[i].var->name, (long long)v[i]);
+    ir_sb_printf(sb, ")");
+}
+
+static const char *refusal(const sw *w, const wstore *s, const pointpair *pp) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_printf(&sb, "block \"%s\" stores %s from two instances of its spatial iterators, ",
+                 w->b->name, s->st->buffer->name);
+    put_point(&sb, w->b, pp->v1);
+    ir_sb_printf(&sb, " and ");
+    put_point(&sb, w->b, pp->v2);
+    const char *sep = " whenever ";
+    for (int i = 0; i < w->b->niters; i++)
+        if (pp->need[i] > 0) {
+            ir_sb_printf(&sb, "%s%s >= %lld", sep, tir_print(w->ctx, w->run[i]->extent),
+                         (long long)pp->need[i]);
+            sep = " and ";
+        }
+    ir_sb_printf(&sb,
+                 ", at %s: each instance of a spatial block must write its own elements "
+                 "(schedules run a spatial block's instances in any order, which would change "
+                 "the one that writes last)",
+                 store_text(w->ctx, s->st));
+    return ir_sb_finish(&sb, w->ctx);
+}
+
+/* ------------------------------------------------------------------ entry */
+
+/* Every store (and pair of stores of one buffer) proved. */
+static bool all_proved(const sw *w) {
+    for (int i = 0; i < w->ns; i++)
+        for (int j = i; j < w->ns; j++)
+            if (w->s[i].st->buffer == w->s[j].st->buffer && !pair_proved(w, &w->s[i], &w->s[j]))
+                return false;
+    return true;
+}
+
+const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r,
+                                        const tir_for *const *loops, int nloops) {
+    const tir_block *b = r->block;
+    if (b->init || b->niters == 0 || b->niters > 8) return NULL;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != TIR_ITER_SPATIAL) return NULL;
+    sw *w = IR_NEWN(ctx, sw, 1);
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx, w->r = r, w->b = b;
+    const tir_expr *pred = NULL;
+    bool runs = remapped(w, loops, nloops, &pred);
+    wstore top = {0};
+    collect(w, b->body, &top);
+    if (w->bad || w->ns == 0) return NULL;
+    tir_visitor nv = {.pre = note_pre, .user = w};
+    for (int k = 0; k < w->ns; k++) {
+        w->cur = &w->s[k];
+        for (int d = 0; d < w->s[k].st->nidx; d++) tir_visit(&nv, w->s[k].st->indices[d]);
+    }
+    w->cur = NULL;
+    bool digits = digits_ok(w);
+    for (int k = 0; digits && k < w->ns; k++) store_forms(w, &w->s[k]);
+    if (digits && !w->bad && all_proved(w)) return NULL;
+    /* not proved: look for two instances storing one element */
+    if (!runs) return NULL;
+    pointpair pp;
+    memset(&pp, 0, sizeof pp);
+    int k = 0;
+    for (k = 0; digits && !w->bad && k < w->ns; k++)
+        if (w->s[k].affine && affine_witness(w, &w->s[k], pred, &pp))
+            return refusal(w, &w->s[k], &pp);
+    if (enumerate(w, pred, &pp, &k) == 1) return refusal(w, &w->s[k], &pp);
+    return NULL; /* neither: the author's promise (see the head of this file) */
+}
