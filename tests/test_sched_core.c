@@ -404,6 +404,12 @@ static const spatial_case spatial_cases[] = {
                 "            T.reads(A[vi])\n            T.writes(B[vi:vi + 2])\n",
                 "            B[vi] = A[vi]\n            B[vi + 1] = A[vi]\n"),
      "(vi = 0) and (vi = 1)"},
+    /* ... the same past 2^16 instances */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((100001,), \"float32\")",
+                "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
+                "            T.reads(A[vi])\n            T.writes(B[vi:vi + 2])\n",
+                "            B[vi] = A[vi]\n            B[vi + 1] = A[vi]\n"),
+     "(vi = 0) and (vi = 1), at B[vi + 1] = A[vi] and B[vi] = A[vi]"},
     /* accepted: a transpose over a symbolic domain */
     {SPATIAL_FN("A: T.Buffer((n, m), \"float32\"), B: T.Buffer((m, n), \"float32\"), n: T.int32, "
                 "m: T.int32",

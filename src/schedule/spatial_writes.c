@@ -22,9 +22,11 @@
  *   over the whole domain holds under it;
  * - proved colliding (refused): a witness, two distinct instances storing
  *   one element, found from the affine form (a digit no index uses, or
- *   two whose coefficient columns are proportional, vi + vj) and checked
- *   by evaluation (indices, the predicate and the body's conditions), or
- *   found by enumerating small constant domains (<= 2^16 points).  A
+ *   two whose coefficient columns are proportional, vi + vj; for two
+ *   stores whose forms differ in their constants only, B[vi] and B[vi +
+ *   1], a digit making up the difference) and checked by evaluation
+ *   (indices, the predicate and the body's conditions), or found by
+ *   enumerating small constant domains (<= 2^16 points).  A
  *   witness needs instances that surely run: every iterator bound to a
  *   loop of its own (T.axis.remap), its values taken from the loop's
  *   range;
@@ -37,7 +39,8 @@
  *   index through memory (a scatter), a symbolic coefficient, a division
  *   of a sum that no dimension pair undoes, with no witness found (past
  *   2^16 instances, or an iterator bound to anything but a loop of its
- *   own); a spatial block is then the author's promise that its
+ *   own; two stores of different forms that meet); a spatial block is
+ *   then the author's promise that its
  *   instances write distinct elements, as in TVM.
  *
  * Stores to a buffer allocated inside the block (each instance has its
@@ -574,9 +577,11 @@ static bool store_at(const sw *w, const wstore *s, const tir_expr *pred, const i
 
 /* Instances differing by z[k] in digit dig[k] of dv[k], from the loops'
  * first values: both run (a loop's extent not constant: pp->need is the
- * least it must reach), both store one element. */
-static bool witness_from(const sw *w, const wstore *s, const tir_expr *pred, const dvar *const *dv,
-                         const int *dig, const int64_t *z, int nz, pointpair *pp) {
+ * least it must reach), store sa of the first and sb of the second store
+ * one element. */
+static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const tir_expr *pred,
+                         const dvar *const *dv, const int *dig, const int64_t *z, int nz,
+                         pointpair *pp) {
     const tir_block *b = w->b;
     int64_t delta[8] = {0}, i1[SW_DIMS * 2], i2[SW_DIMS * 2], step;
     for (int k = 0; k < nz; k++)
@@ -598,9 +603,9 @@ static bool witness_from(const sw *w, const wstore *s, const tir_expr *pred, con
             pp->need[i] = top > 1 ? top : 0;
         }
     }
-    if (!differ || !store_at(w, s, pred, pp->v1, i1) || !store_at(w, s, pred, pp->v2, i2))
+    if (!differ || !store_at(w, sa, pred, pp->v1, i1) || !store_at(w, sb, pred, pp->v2, i2))
         return false;
-    for (int d = 0; d < s->st->nidx; d++)
+    for (int d = 0; d < sa->st->nidx; d++)
         if (i1[d] != i2[d]) return false;
     return true;
 }
@@ -652,7 +657,7 @@ static bool affine_witness(sw *w, const wstore *s, const tir_expr *pred, pointpa
         const dvar *dv[2] = {dr[x].d, NULL};
         int dig[2] = {dr[x].i, 0};
         int64_t z[2] = {1, 0};
-        if (zero && witness_from(w, s, pred, dv, dig, z, 1, pp)) return true;
+        if (zero && witness_from(w, s, s, pred, dv, dig, z, 1, pp)) return true;
         for (int y = x + 1; !zero && y < n; y++) {
             column(s, dr[y].d, dr[y].i, cb);
             int k0 = 0;
@@ -665,8 +670,51 @@ static bool affine_witness(sw *w, const wstore *s, const tir_expr *pred, pointpa
                 prop = l == r;
             }
             dv[1] = dr[y].d, dig[1] = dr[y].i, z[0] = p, z[1] = -q;
-            if (prop && witness_from(w, s, pred, dv, dig, z, 2, pp)) return true;
+            if (prop && witness_from(w, s, s, pred, dv, dig, z, 2, pp)) return true;
         }
+    }
+    return false;
+}
+
+/* Whether la and lb have the same terms (constants aside). */
+static bool same_terms(const lin *la, const lin *lb) {
+    if (la->n != lb->n) return false;
+    for (int i = 0; i < la->n; i++) {
+        bool found = false;
+        for (int j = 0; j < lb->n && !found; j++)
+            found = lb->t[j].key == la->t[i].key && lb->t[j].coef == la->t[i].coef;
+        if (!found) return false;
+    }
+    return true;
+}
+
+/* A witness for two stores a and b of one buffer whose forms differ in
+ * their constants only (B[vi] and B[vi + 1]): one digit's column times t
+ * makes up the difference, and instance x of a meets x - t of b. */
+static bool pair_witness(sw *w, const wstore *a, const wstore *b, const tir_expr *pred,
+                         pointpair *pp) {
+    if (!a->affine || !b->affine || a->nd != b->nd) return false;
+    for (int d = 0; d < a->nd; d++)
+        if (!same_terms(&a->dims[d], &b->dims[d])) return false;
+    digit_ref dr[SW_VARS * 2];
+    int n = iter_digits(w, dr, SW_VARS * 2);
+    int64_t c[SW_DIMS];
+    for (int x = 0; x < n && !w->bad; x++) {
+        column(a, dr[x].d, dr[x].i, c);
+        int64_t t = 0;
+        bool ok = true;
+        for (int d = 0; d < a->nd && ok; d++) {
+            int64_t delta;
+            if (__builtin_sub_overflow(b->dims[d].k, a->dims[d].k, &delta)) return false;
+            if (!c[d]) ok = delta == 0;
+            else if (delta % c[d]) ok = false;
+            else if (t && delta / c[d] != t) ok = false;
+            else t = delta / c[d];
+        }
+        const dvar *dv[1] = {dr[x].d};
+        int dig[1] = {dr[x].i};
+        int64_t z[1] = {-t};
+        if (ok && t && witness_from(w, a, b, pred, dv, dig, z, 1, pp)) return true;
     }
     return false;
 }
@@ -691,7 +739,7 @@ static int cmp_hit(const void *a, const void *b) {
  * element from different instances are a witness.  1 found, 0 none, -1
  * not decided (too large, a store under a loop or a condition, an index
  * that does not evaluate). */
-static int enumerate(const sw *w, const tir_expr *pred, pointpair *pp, int *store) {
+static int enumerate(const sw *w, const tir_expr *pred, pointpair *pp, int *store, int *store0) {
     const tir_block *b = w->b;
     int64_t mins[8], exts[8], points = 1;
     for (int i = 0; i < b->niters; i++) {
@@ -741,7 +789,7 @@ static int enumerate(const sw *w, const tir_expr *pred, pointpair *pp, int *stor
             pp->v2[i] = mins[i] + i2 % exts[i], i2 /= exts[i];
             pp->need[i] = 0;
         }
-        *store = y->store;
+        *store0 = x->store, *store = y->store;
         res = 1;
     }
     free(h);
@@ -767,7 +815,7 @@ static void put_point(ir_strbuf *sb, const tir_block *b, const int64_t *v) {
     ir_sb_printf(sb, ")");
 }
 
-static const char *refusal(const sw *w, const wstore *s, const pointpair *pp) {
+static const char *refusal(const sw *w, const wstore *s, const wstore *s2, const pointpair *pp) {
     ir_strbuf sb;
     ir_sb_init(&sb);
     ir_sb_printf(&sb, "block \"%s\" stores %s from two instances of its spatial iterators, ",
@@ -782,11 +830,12 @@ static const char *refusal(const sw *w, const wstore *s, const pointpair *pp) {
                          (long long)pp->need[i]);
             sep = " and ";
         }
+    ir_sb_printf(&sb, ", at %s", store_text(w->ctx, s->st));
+    if (s2 != s) ir_sb_printf(&sb, " and %s", store_text(w->ctx, s2->st));
     ir_sb_printf(&sb,
-                 ", at %s: each instance of a spatial block must write its own elements "
+                 ": each instance of a spatial block must write its own elements "
                  "(schedules run a spatial block's instances in any order, which would change "
-                 "the one that writes last)",
-                 store_text(w->ctx, s->st));
+                 "the one that writes last)");
     return ir_sb_finish(&sb, w->ctx);
 }
 
@@ -828,10 +877,15 @@ const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r
     if (!runs) return NULL;
     pointpair pp;
     memset(&pp, 0, sizeof pp);
-    int k = 0;
+    int k = 0, k0 = 0;
     for (k = 0; digits && !w->bad && k < w->ns; k++)
         if (w->s[k].affine && affine_witness(w, &w->s[k], pred, &pp))
-            return refusal(w, &w->s[k], &pp);
-    if (enumerate(w, pred, &pp, &k) == 1) return refusal(w, &w->s[k], &pp);
+            return refusal(w, &w->s[k], &w->s[k], &pp);
+    for (k = 0; digits && !w->bad && k < w->ns; k++)
+        for (k0 = 0; k0 < w->ns; k0++)
+            if (k0 != k && w->s[k0].st->buffer == w->s[k].st->buffer &&
+                pair_witness(w, &w->s[k0], &w->s[k], pred, &pp))
+                return refusal(w, &w->s[k0], &w->s[k], &pp);
+    if (enumerate(w, pred, &pp, &k, &k0) == 1) return refusal(w, &w->s[k0], &w->s[k], &pp);
     return NULL; /* neither: the author's promise (see the head of this file) */
 }
