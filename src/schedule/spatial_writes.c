@@ -850,15 +850,9 @@ static bool all_proved(const sw *w) {
     return true;
 }
 
-const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r,
-                                        const tir_for *const *loops, int nloops) {
-    const tir_block *b = r->block;
-    if (b->init || b->niters == 0 || b->niters > 8) return NULL;
-    for (int i = 0; i < b->niters; i++)
-        if (b->iters[i].kind != TIR_ITER_SPATIAL) return NULL;
-    sw *w = IR_NEWN(ctx, sw, 1);
-    memset(w, 0, sizeof *w);
-    w->ctx = ctx, w->r = r, w->b = b;
+/* The decision for the block of w (see the head of this file). */
+static const char *decide(sw *w, const tir_for *const *loops, int nloops) {
+    const tir_block *b = w->b;
     const tir_expr *pred = NULL;
     bool runs = remapped(w, loops, nloops, &pred);
     wstore top = {0};
@@ -887,5 +881,19 @@ const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r
                 pair_witness(w, &w->s[k0], &w->s[k], pred, &pp))
                 return refusal(w, &w->s[k0], &w->s[k], &pp);
     if (enumerate(w, pred, &pp, &k, &k0) == 1) return refusal(w, &w->s[k0], &w->s[k], &pp);
-    return NULL; /* neither: the author's promise (see the head of this file) */
+    return NULL; /* neither: the author's promise */
+}
+
+const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r,
+                                        const tir_for *const *loops, int nloops) {
+    const tir_block *b = r->block;
+    if (b->init || b->niters == 0 || b->niters > 8) return NULL;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != TIR_ITER_SPATIAL) return NULL;
+    sw *w = calloc(1, sizeof *w); /* not the arena: ~100 KiB per block, each create */
+    if (!w) return NULL;
+    w->ctx = ctx, w->r = r, w->b = b;
+    const char *msg = decide(w, loops, nloops);
+    free(w);
+    return msg;
 }
