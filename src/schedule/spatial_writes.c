@@ -98,7 +98,8 @@ typedef struct wstore {
     const tir_expr *conds[SW_NEST]; /* NULL: below the else of an if (not evaluated) */
     const tir_buffer *allocs[SW_NEST]; /* allocated inside the block (while collecting) */
     int nloops, nconds, nallocs;
-    int nd; /* dimensions after merging (e // c, e % c) pairs */
+    int nd;          /* dimensions after merging (e // c, e % c) pairs */
+    unsigned merged; /* bit d: indices d and d + 1 were merged */
     lin dims[SW_DIMS];
     bool affine;
 } wstore;
@@ -364,10 +365,11 @@ static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e
 static void store_forms(sw *w, wstore *s) {
     const tir_buffer_store *st = s->st;
     w->cur = s;
-    s->affine = true, s->nd = 0;
+    s->affine = true, s->nd = 0, s->merged = 0;
     for (int d = 0; d < st->nidx && s->affine; d++) {
         const tir_expr *e = st->indices[d];
-        if (d + 1 < st->nidx && divmod_pair(st->indices[d], st->indices[d + 1], &e)) d++;
+        if (d + 1 < st->nidx && divmod_pair(st->indices[d], st->indices[d + 1], &e))
+            s->merged |= 1u << d++;
         if (s->nd == SW_DIMS || e->dtype.lanes != 1) {
             s->affine = false;
             break;
@@ -492,7 +494,7 @@ static bool iters_forced(const sw *w, const forced *f) {
 /* 1: stores a and b (a == b: one store) meet only from one instance, or
  * never; 0: not proved. */
 static int pair_proved(const sw *w, const wstore *a, const wstore *b) {
-    if (!a->affine || !b->affine || a->nd != b->nd) return 0;
+    if (!a->affine || !b->affine || a->nd != b->nd || a->merged != b->merged) return 0;
     slot sl[SW_DIMS][SW_SLOTS];
     int ns[SW_DIMS];
     for (int d = 0; d < a->nd; d++)
@@ -559,6 +561,7 @@ static bool store_at(const sw *w, const wstore *s, const tir_expr *pred, const i
     const tir_var *vars[8 + SW_NEST];
     int64_t vals[8 + SW_NEST], t;
     int n = 0;
+    if (s->st->nidx > 2 * SW_DIMS) return false; /* idx's room */
     for (int i = 0; i < b->niters; i++) vars[n] = b->iters[i].var, vals[n++] = v[i];
     for (int i = 0; i < s->nloops; i++) {
         int64_t ex;
@@ -693,7 +696,7 @@ static bool same_terms(const lin *la, const lin *lb) {
  * makes up the difference, and instance x of a meets x - t of b. */
 static bool pair_witness(sw *w, const wstore *a, const wstore *b, const tir_expr *pred,
                          pointpair *pp) {
-    if (!a->affine || !b->affine || a->nd != b->nd) return false;
+    if (!a->affine || !b->affine || a->nd != b->nd || a->merged != b->merged) return false;
     for (int d = 0; d < a->nd; d++)
         if (!same_terms(&a->dims[d], &b->dims[d])) return false;
     digit_ref dr[SW_VARS * 2];
