@@ -410,6 +410,21 @@ static const spatial_case spatial_cases[] = {
                 "            T.reads(A[vi])\n            T.writes(B[vi:vi + 2])\n",
                 "            B[vi] = A[vi]\n            B[vi + 1] = A[vi]\n"),
      "(vi = 0) and (vi = 1), at B[vi + 1] = A[vi] and B[vi] = A[vi]"},
+    /* ... an iterator bound to split loops (a printed schedule's text),
+       under a T.where of the loops */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((50000,), \"float32\")",
+                "i0, i1 in T.grid(3125, 32)", "vi = T.axis.spatial(100000, i0 * 32 + i1)",
+                "            T.where(i0 * 32 + i1 < 99999)\n"
+                "            T.reads(A[vi])\n            T.writes(B[vi // 2])\n",
+                "            B[vi // 2] = A[vi]\n"),
+     "(vi = 0) and (vi = 1), at B[vi // 2]"},
+    /* ... the same over a symbolic count of rows */
+    {SPATIAL_FN("A: T.Buffer((n * 32,), \"float32\"), B: T.Buffer((64,), \"float32\"), "
+                "n: T.int32",
+                "i0, i1 in T.grid(n, 32)", "vi = T.axis.spatial(n * 32, i0 * 32 + i1)",
+                "            T.reads(A[vi])\n            T.writes(B[vi % 64])\n",
+                "            B[vi % 64] = A[vi]\n"),
+     "(vi = 0) and (vi = 64) whenever n >= 3, at B[vi % 64]"},
     /* accepted: a transpose over a symbolic domain */
     {SPATIAL_FN("A: T.Buffer((n, m), \"float32\"), B: T.Buffer((m, n), \"float32\"), n: T.int32, "
                 "m: T.int32",
@@ -468,6 +483,12 @@ static const spatial_case spatial_cases[] = {
                 "i in range(100000)", "vi = T.axis.remap(\"S\", [i])",
                 "            T.reads(A[vi])\n            T.writes(B[vi, 0:4])\n",
                 "            for k in range(4):\n                B[vi, k] = A[vi]\n"),
+     NULL},
+    /* ... split loops, each element once */
+    {SPATIAL_FN("A: T.Buffer((100000,), \"float32\"), B: T.Buffer((25000, 4), \"float32\")",
+                "i0, i1 in T.grid(3125, 32)", "vi = T.axis.spatial(100000, i0 * 32 + i1)",
+                "            T.reads(A[vi])\n            T.writes(B[vi // 4, vi % 4])\n",
+                "            B[vi // 4, vi % 4] = A[vi]\n"),
      NULL},
     /* ... a scatter: neither proved nor refuted, the author's promise */
     {SPATIAL_FN("A: T.Buffer((100,), \"float32\"), I: T.Buffer((100,), \"int32\"), "

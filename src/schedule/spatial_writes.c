@@ -27,9 +27,10 @@
  *   1], a digit making up the difference) and checked by evaluation
  *   (indices, the predicate and the body's conditions), or found by
  *   enumerating small constant domains (<= 2^16 points).  A
- *   witness needs instances that surely run: every iterator bound to a
- *   loop of its own (T.axis.remap), its values taken from the loop's
- *   range;
+ *   witness needs instances that surely run: every iterator bound to
+ *   loops of its own as densely as mixed radix digits (vi = i, vi = i_0 *
+ *   32 + i_1), its values those the loops give (the predicate is
+ *   evaluated at the loops' values);
  * - an iterator whose loop also runs other statements (a hand-written
  *   staging copy `AS[vi] = A[vk, vi]` under k, rewriting AS on each step
  *   for a consumer of the same step: software_pipeline's tests) is held at
@@ -38,8 +39,9 @@
  * - neither (accepted, the documented rule of docs/text-format.md): an
  *   index through memory (a scatter), a symbolic coefficient, a division
  *   of a sum that no dimension pair undoes, with no witness found (past
- *   2^16 instances, or an iterator bound to anything but a loop of its
- *   own; two stores of different forms that meet); a spatial block is
+ *   2^16 instances, an iterator bound otherwise (f // 4, a loop shared
+ *   by two iterators), two stores of different forms that meet); a
+ *   spatial block is
  *   then the author's promise that its
  *   instances write distinct elements, as in TVM.
  *
@@ -104,12 +106,25 @@ typedef struct wstore {
     bool affine;
 } wstore;
 
+/* An iterator bound to sum c[j] * loop j + k over loops of its own, as
+ * dense as mixed radix digits: sorted by c, c[0] = 1 and c[j + 1] = c[j]
+ * times loop j's extent (vi = i, vi = i_0 * 32 + i_1).  Its values are
+ * then exactly [base, base + span) (span -1: the outermost loop's extent
+ * is not constant). */
+enum { SW_BLOOPS = 4 };
+typedef struct binding {
+    const tir_for *l[SW_BLOOPS];
+    int64_t c[SW_BLOOPS];
+    int nl;
+    int64_t base, span;
+} binding;
+
 typedef struct sw {
     tir_ctx *ctx;
     const tir_block_realize *r;
     const tir_block *b;
-    const tir_for *run[8]; /* iterator i's loop (a witness's instances run) */
-    bool held[8];          /* iterator i's loop holds other statements too */
+    binding bind[8]; /* iterator i's binding (a witness's instances run) */
+    bool held[8];    /* one of iterator i's loops holds other statements too */
     dvar d[SW_VARS];
     int nd;
     bool bad; /* too many variables, digits or stores */
@@ -527,41 +542,121 @@ static bool exclusive(const sw *w, const tir_for *f, const tir_for *const *loops
     return true;
 }
 
-/* Whether every iterator is bound to a loop of its own (w->run), so that
- * every point of the loops' ranges is an instance; *pred is then the
- * predicate over the iterators. */
-static bool remapped(sw *w, const tir_for *const *loops, int nloops, const tir_expr **pred) {
-    const tir_block_realize *r = w->r;
-    const tir_block *b = r->block;
-    const tir_var *lv[8];
-    const tir_expr *iv[8];
-    for (int i = 0; i < b->niters; i++) {
-        const tir_expr *x = r->values[i];
+/* bd += scale * e over the loops; false where e is not such a sum. */
+static bool bind_add(const tir_expr *e, int64_t scale, binding *bd, const tir_for *const *loops,
+                     int nloops) {
+    int64_t c;
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM:
+        return !__builtin_mul_overflow(tir_as_tir_int_imm(e)->value, scale, &c) &&
+               !__builtin_add_overflow(bd->base, c, &bd->base);
+    case TIR_KIND_VAR: {
         const tir_for *f = NULL;
-        for (int j = 0; x->kind == TIR_KIND_VAR && j < nloops; j++)
-            if (&loops[j]->var->base == x) f = loops[j];
-        if (!f) return false;
-        w->run[i] = f;
-        for (int j = 0; j < i; j++)
-            if (lv[j] == f->var) return false;
-        lv[i] = f->var, iv[i] = &b->iters[i].var->base;
+        for (int j = 0; j < nloops; j++)
+            if (&loops[j]->var->base == e) f = loops[j];
+        for (int j = 0; f && j < bd->nl; j++)
+            if (bd->l[j] == f) return !__builtin_add_overflow(bd->c[j], scale, &bd->c[j]);
+        if (!f || bd->nl == SW_BLOOPS) return false;
+        bd->l[bd->nl] = f, bd->c[bd->nl++] = scale;
+        return true;
     }
-    for (int i = 0; i < b->niters; i++) w->held[i] = !exclusive(w, w->run[i], loops, nloops);
-    *pred = r->predicate ? (const tir_expr *)tir_substitute(w->ctx, r->predicate, b->niters, lv, iv)
-                         : NULL;
+    case TIR_KIND_ADD: case TIR_KIND_SUB: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        return bind_add(b->a, scale, bd, loops, nloops) &&
+               bind_add(b->b, e->kind == TIR_KIND_SUB ? -scale : scale, bd, loops, nloops);
+    }
+    case TIR_KIND_MUL: {
+        const tir_binop *b = tir_as_tir_binop(e);
+        const tir_expr *x = tir_expr_const_int(b->b, &c) ? b->a : b->b;
+        return (x == b->a || tir_expr_const_int(b->a, &c)) &&
+               !__builtin_mul_overflow(c, scale, &c) && bind_add(x, c, bd, loops, nloops);
+    }
+    default: return false;
+    }
+}
+
+/* Whether binding e is dense (see binding) and fills bd. */
+static bool dense(const tir_expr *e, binding *bd, const tir_for *const *loops, int nloops) {
+    *bd = (binding){.nl = 0, .base = 0, .span = 1};
+    if (!bind_add(e, 1, bd, loops, nloops)) return false;
+    for (int j = 1; j < bd->nl; j++) /* sort by coefficient */
+        for (int k = j; k > 0 && bd->c[k] < bd->c[k - 1]; k--) {
+            const tir_for *f = bd->l[k];
+            int64_t c = bd->c[k];
+            bd->l[k] = bd->l[k - 1], bd->c[k] = bd->c[k - 1];
+            bd->l[k - 1] = f, bd->c[k - 1] = c;
+        }
+    for (int j = 0; j < bd->nl; j++) {
+        int64_t mn, ex, m;
+        if (!tir_expr_const_int(bd->l[j]->min, &mn) || bd->c[j] != (j ? bd->span : 1) ||
+            __builtin_mul_overflow(bd->c[j], mn, &m) || __builtin_add_overflow(bd->base, m, &bd->base))
+            return false;
+        if (!tir_expr_const_int(bd->l[j]->extent, &ex) || ex < 1 || ex >= (INT64_C(1) << 40)) {
+            if (j + 1 < bd->nl) return false;
+            bd->span = -1; /* the outermost of no constant extent */
+        } else if (__builtin_mul_overflow(bd->span, ex, &bd->span) || bd->span >= (INT64_C(1) << 40)) {
+            return false;
+        }
+    }
     return true;
 }
 
+/* Whether every iterator's binding is dense over loops of its own, so
+ * that every value in [base, base + span) is an instance's. */
+static bool bindings_dense(sw *w, const tir_for *const *loops, int nloops) {
+    const tir_block *b = w->b;
+    for (int i = 0; i < b->niters; i++) {
+        binding *bd = &w->bind[i];
+        if (!dense(w->r->values[i], bd, loops, nloops)) return false;
+        for (int j = 0; j < bd->nl; j++)
+            for (int k = 0; k < i; k++)
+                for (int q = 0; q < w->bind[k].nl; q++)
+                    if (w->bind[k].l[q] == bd->l[j]) return false;
+    }
+    for (int i = 0; i < b->niters; i++)
+        for (int j = 0; j < w->bind[i].nl; j++)
+            w->held[i] = w->held[i] || !exclusive(w, w->bind[i].l[j], loops, nloops);
+    return true;
+}
+
+/* The loops' values giving iterator values v (appended to vars, vals at
+ * *n); false where a value is no instance's. */
+static bool loop_values(const sw *w, const int64_t *v, const tir_var **vars, int64_t *vals,
+                        int *n) {
+    for (int i = 0; i < w->b->niters; i++) {
+        const binding *bd = &w->bind[i];
+        int64_t r = v[i] - bd->base;
+        if (r < 0 || (bd->span >= 0 && r >= bd->span)) return false;
+        for (int j = 0; j < bd->nl; j++) {
+            int64_t mn, ex, d = r / bd->c[j];
+            tir_expr_const_int(bd->l[j]->min, &mn); /* constant: dense */
+            if (j + 1 < bd->nl && tir_expr_const_int(bd->l[j]->extent, &ex)) d %= ex;
+            vars[*n] = bd->l[j]->var, vals[(*n)++] = mn + d;
+        }
+    }
+    return true;
+}
+
+/* The block's predicate at iterator values v: 1 true, 0 false or no
+ * instance's values, -1 not evaluated. */
+static int pred_at(const sw *w, const int64_t *v) {
+    const tir_var *vars[8 * SW_BLOOPS];
+    int64_t vals[8 * SW_BLOOPS], t;
+    int n = 0;
+    if (!loop_values(w, v, vars, vals, &n)) return 0;
+    if (!w->r->predicate) return 1;
+    return sch_eval_int(w->r->predicate, n, vars, vals, &t) ? t != 0 : -1;
+}
+
 /* The indices of store s at iterator values v (inner loops at their first
- * value), its conditions and pred all true there; false where something
- * does not evaluate or is false. */
-static bool store_at(const sw *w, const wstore *s, const tir_expr *pred, const int64_t *v,
-                     int64_t *idx) {
+ * value), its conditions and the predicate all true there; false where
+ * something does not evaluate or is false. */
+static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *idx) {
     const tir_block *b = w->b;
     const tir_var *vars[8 + SW_NEST];
     int64_t vals[8 + SW_NEST], t;
     int n = 0;
-    if (s->st->nidx > 2 * SW_DIMS) return false; /* idx's room */
+    if (s->st->nidx > 2 * SW_DIMS || pred_at(w, v) != 1) return false; /* idx's room */
     for (int i = 0; i < b->niters; i++) vars[n] = b->iters[i].var, vals[n++] = v[i];
     for (int i = 0; i < s->nloops; i++) {
         int64_t ex;
@@ -570,7 +665,6 @@ static bool store_at(const sw *w, const wstore *s, const tir_expr *pred, const i
             return false;
         vars[n++] = s->loops[i]->var;
     }
-    if (pred && !(sch_eval_int(pred, n, vars, vals, &t) && t)) return false;
     for (int i = 0; i < s->nconds; i++)
         if (!s->conds[i] || !(sch_eval_int(s->conds[i], n, vars, vals, &t) && t)) return false;
     for (int d = 0; d < s->st->nidx; d++)
@@ -579,12 +673,11 @@ static bool store_at(const sw *w, const wstore *s, const tir_expr *pred, const i
 }
 
 /* Instances differing by z[k] in digit dig[k] of dv[k], from the loops'
- * first values: both run (a loop's extent not constant: pp->need is the
- * least it must reach), store sa of the first and sb of the second store
- * one element. */
-static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const tir_expr *pred,
-                         const dvar *const *dv, const int *dig, const int64_t *z, int nz,
-                         pointpair *pp) {
+ * first values: both run (the outermost loop's extent not constant:
+ * pp->need is the least it must reach), store sa of the first and sb of
+ * the second store one element. */
+static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const dvar *const *dv,
+                         const int *dig, const int64_t *z, int nz, pointpair *pp) {
     const tir_block *b = w->b;
     int64_t delta[8] = {0}, i1[SW_DIMS * 2], i2[SW_DIMS * 2], step;
     for (int k = 0; k < nz; k++)
@@ -593,20 +686,17 @@ static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const 
             return false;
     bool differ = false;
     for (int i = 0; i < b->niters; i++) {
-        int64_t mn, ex;
+        const binding *bd = &w->bind[i];
         pp->need[i] = 0;
-        if (!tir_expr_const_int(w->run[i]->min, &mn)) return false;
-        pp->v1[i] = mn + (delta[i] < 0 ? -delta[i] : 0);
+        pp->v1[i] = bd->base + (delta[i] < 0 ? -delta[i] : 0);
         pp->v2[i] = pp->v1[i] + delta[i];
         differ = differ || delta[i];
-        int64_t top = (pp->v1[i] > pp->v2[i] ? pp->v1[i] : pp->v2[i]) - mn + 1;
-        if (tir_expr_const_int(w->run[i]->extent, &ex)) {
-            if (top > ex) return false;
-        } else {
-            pp->need[i] = top > 1 ? top : 0;
-        }
+        int64_t top = (pp->v1[i] > pp->v2[i] ? pp->v1[i] : pp->v2[i]) - bd->base;
+        if (bd->span < 0 && top / bd->c[bd->nl - 1] + 1 > 1)
+            pp->need[i] = top / bd->c[bd->nl - 1] + 1; /* the outermost loop's count */
     }
-    if (!differ || !store_at(w, sa, pred, pp->v1, i1) || !store_at(w, sb, pred, pp->v2, i2))
+    /* (the instances' loop values are checked in store_at, a need aside) */
+    if (!differ || !store_at(w, sa, pp->v1, i1) || !store_at(w, sb, pp->v2, i2))
         return false;
     for (int d = 0; d < sa->st->nidx; d++)
         if (i1[d] != i2[d]) return false;
@@ -648,7 +738,7 @@ static int iter_digits(sw *w, digit_ref *out, int max) {
 
 /* A witness for store s from its affine form: a digit absent from every
  * dimension, or two whose columns are proportional (vi + vj). */
-static bool affine_witness(sw *w, const wstore *s, const tir_expr *pred, pointpair *pp) {
+static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
     digit_ref dr[SW_VARS * 2];
     int n = iter_digits(w, dr, SW_VARS * 2);
     if (w->bad) return false;
@@ -660,7 +750,7 @@ static bool affine_witness(sw *w, const wstore *s, const tir_expr *pred, pointpa
         const dvar *dv[2] = {dr[x].d, NULL};
         int dig[2] = {dr[x].i, 0};
         int64_t z[2] = {1, 0};
-        if (zero && witness_from(w, s, s, pred, dv, dig, z, 1, pp)) return true;
+        if (zero && witness_from(w, s, s, dv, dig, z, 1, pp)) return true;
         for (int y = x + 1; !zero && y < n; y++) {
             column(s, dr[y].d, dr[y].i, cb);
             int k0 = 0;
@@ -673,7 +763,7 @@ static bool affine_witness(sw *w, const wstore *s, const tir_expr *pred, pointpa
                 prop = l == r;
             }
             dv[1] = dr[y].d, dig[1] = dr[y].i, z[0] = p, z[1] = -q;
-            if (prop && witness_from(w, s, s, pred, dv, dig, z, 2, pp)) return true;
+            if (prop && witness_from(w, s, s, dv, dig, z, 2, pp)) return true;
         }
     }
     return false;
@@ -694,8 +784,7 @@ static bool same_terms(const lin *la, const lin *lb) {
 /* A witness for two stores a and b of one buffer whose forms differ in
  * their constants only (B[vi] and B[vi + 1]): one digit's column times t
  * makes up the difference, and instance x of a meets x - t of b. */
-static bool pair_witness(sw *w, const wstore *a, const wstore *b, const tir_expr *pred,
-                         pointpair *pp) {
+static bool pair_witness(sw *w, const wstore *a, const wstore *b, pointpair *pp) {
     if (!a->affine || !b->affine || a->nd != b->nd || a->merged != b->merged) return false;
     for (int d = 0; d < a->nd; d++)
         if (!same_terms(&a->dims[d], &b->dims[d])) return false;
@@ -717,7 +806,7 @@ static bool pair_witness(sw *w, const wstore *a, const wstore *b, const tir_expr
         const dvar *dv[1] = {dr[x].d};
         int dig[1] = {dr[x].i};
         int64_t z[1] = {-t};
-        if (ok && t && witness_from(w, a, b, pred, dv, dig, z, 1, pp)) return true;
+        if (ok && t && witness_from(w, a, b, dv, dig, z, 1, pp)) return true;
     }
     return false;
 }
@@ -742,14 +831,12 @@ static int cmp_hit(const void *a, const void *b) {
  * element from different instances are a witness.  1 found, 0 none, -1
  * not decided (too large, a store under a loop or a condition, an index
  * that does not evaluate). */
-static int enumerate(const sw *w, const tir_expr *pred, pointpair *pp, int *store, int *store0) {
+static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
     const tir_block *b = w->b;
     int64_t mins[8], exts[8], points = 1;
     for (int i = 0; i < b->niters; i++) {
-        if (!tir_expr_const_int(w->run[i]->min, &mins[i]) ||
-            !tir_expr_const_int(w->run[i]->extent, &exts[i]) || exts[i] <= 0 ||
-            points > ENUM_POINTS / exts[i])
-            return -1;
+        mins[i] = w->bind[i].base, exts[i] = w->bind[i].span;
+        if (exts[i] <= 0 || points > ENUM_POINTS / exts[i]) return -1;
         if (w->held[i]) exts[i] = 1; /* one step of its loop */
         points *= exts[i];
     }
@@ -761,12 +848,13 @@ static int enumerate(const sw *w, const tir_expr *pred, pointpair *pp, int *stor
     int64_t nh = 0, v[8];
     int res = 0;
     for (int64_t q = 0; q < points && res == 0; q++) {
-        int64_t rest = q, t;
+        int64_t rest = q;
         for (int i = b->niters - 1; i >= 0; i--) v[i] = mins[i] + rest % exts[i], rest /= exts[i];
         const tir_var *vars[8];
         for (int i = 0; i < b->niters; i++) vars[i] = b->iters[i].var;
-        if (pred && !sch_eval_int(pred, b->niters, vars, v, &t)) res = -1;
-        if (res || (pred && !t)) continue;
+        int run = pred_at(w, v);
+        if (run < 0) res = -1;
+        if (run != 1) continue;
         for (int k = 0; k < w->ns && !res; k++) {
             hit *x = &h[nh++];
             memset(x, 0, sizeof *x);
@@ -829,7 +917,8 @@ static const char *refusal(const sw *w, const wstore *s, const wstore *s2, const
     const char *sep = " whenever ";
     for (int i = 0; i < w->b->niters; i++)
         if (pp->need[i] > 0) {
-            ir_sb_printf(&sb, "%s%s >= %lld", sep, tir_print(w->ctx, w->run[i]->extent),
+            const binding *bd = &w->bind[i];
+            ir_sb_printf(&sb, "%s%s >= %lld", sep, tir_print(w->ctx, bd->l[bd->nl - 1]->extent),
                          (long long)pp->need[i]);
             sep = " and ";
         }
@@ -856,8 +945,7 @@ static bool all_proved(const sw *w) {
 /* The decision for the block of w (see the head of this file). */
 static const char *decide(sw *w, const tir_for *const *loops, int nloops) {
     const tir_block *b = w->b;
-    const tir_expr *pred = NULL;
-    bool runs = remapped(w, loops, nloops, &pred);
+    bool runs = bindings_dense(w, loops, nloops);
     wstore top = {0};
     collect(w, b->body, &top);
     if (w->bad || w->ns == 0) return NULL;
@@ -876,14 +964,14 @@ static const char *decide(sw *w, const tir_for *const *loops, int nloops) {
     memset(&pp, 0, sizeof pp);
     int k = 0, k0 = 0;
     for (k = 0; digits && !w->bad && k < w->ns; k++)
-        if (w->s[k].affine && affine_witness(w, &w->s[k], pred, &pp))
+        if (w->s[k].affine && affine_witness(w, &w->s[k], &pp))
             return refusal(w, &w->s[k], &w->s[k], &pp);
     for (k = 0; digits && !w->bad && k < w->ns; k++)
         for (k0 = 0; k0 < w->ns; k0++)
             if (k0 != k && w->s[k0].st->buffer == w->s[k].st->buffer &&
-                pair_witness(w, &w->s[k0], &w->s[k], pred, &pp))
+                pair_witness(w, &w->s[k0], &w->s[k], &pp))
                 return refusal(w, &w->s[k0], &w->s[k], &pp);
-    if (enumerate(w, pred, &pp, &k, &k0) == 1) return refusal(w, &w->s[k0], &w->s[k], &pp);
+    if (enumerate(w, &pp, &k, &k0) == 1) return refusal(w, &w->s[k0], &w->s[k], &pp);
     return NULL; /* neither: the author's promise */
 }
 
