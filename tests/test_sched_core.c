@@ -490,6 +490,12 @@ static const spatial_case spatial_cases[] = {
                 "            T.reads(A[vi])\n            T.writes(B[vi // 4, vi % 4])\n",
                 "            B[vi // 4, vi % 4] = A[vi]\n"),
      NULL},
+    /* ... a collision in a nest that never runs (no witness instance) */
+    {SPATIAL_FN("A: T.Buffer((64,), \"float32\"), B: T.Buffer((64,), \"float32\")",
+                "i0, i1 in T.grid(0, 32)", "vi = T.axis.spatial(64, i0 * 32 + i1)",
+                "            T.reads(A[vi])\n            T.writes(B[vi // 2])\n",
+                "            B[vi // 2] = A[vi]\n"),
+     NULL},
     /* ... a scatter: neither proved nor refuted, the author's promise */
     {SPATIAL_FN("A: T.Buffer((100,), \"float32\"), I: T.Buffer((100,), \"int32\"), "
                 "B: T.Buffer((100,), \"float32\")",

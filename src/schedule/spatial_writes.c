@@ -591,7 +591,9 @@ static bool dense(const tir_expr *e, binding *bd, const tir_for *const *loops, i
         if (!tir_expr_const_int(bd->l[j]->min, &mn) || bd->c[j] != (j ? bd->span : 1) ||
             __builtin_mul_overflow(bd->c[j], mn, &m) || __builtin_add_overflow(bd->base, m, &bd->base))
             return false;
-        if (!tir_expr_const_int(bd->l[j]->extent, &ex) || ex < 1 || ex >= (INT64_C(1) << 40)) {
+        bool known = tir_expr_const_int(bd->l[j]->extent, &ex);
+        if (known && ex < 1) return false; /* never runs */
+        if (!known || ex >= (INT64_C(1) << 40)) {
             if (j + 1 < bd->nl) return false;
             bd->span = -1; /* the outermost of no constant extent */
         } else if (__builtin_mul_overflow(bd->span, ex, &bd->span) || bd->span >= (INT64_C(1) << 40)) {
