@@ -293,8 +293,9 @@ static void walk_all(all_state *w, const tir_stmt *s) {
     case TIR_KIND_BLOCK_REALIZE: {
         const tir_block_realize *r = tir_as_tir_block_realize(s);
         const tir_block *b = r->block;
-        if (s != w->root && ((w->msg = check_block(w->ctx, w->a, r)) ||
-                             (w->msg = sch_spatial_write_collision(w->ctx, r, w->loops, w->nloops)))) {
+        if (s != w->root &&
+            ((w->msg = check_block(w->ctx, w->a, r)) ||
+             (w->msg = sch_spatial_write_collision(w->ctx, r, w->loops, w->nloops)))) {
             w->bad = b;
             return;
         }

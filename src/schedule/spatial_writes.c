@@ -501,7 +501,9 @@ static bool iters_forced(const sw *w, const forced *f) {
         int64_t e;
         bool seen = false;
         for (int j = 0; j < w->nd; j++) seen = seen || w->d[j].it == i;
-        if (!seen && !w->held[i] && !(tir_expr_const_int(w->b->iters[i].dom.extent, &e) && e <= 1)) return false;
+        if (!seen && !w->held[i] &&
+            !(tir_expr_const_int(w->b->iters[i].dom.extent, &e) && e <= 1))
+            return false;
     }
     return true;
 }
@@ -589,14 +591,16 @@ static bool dense(const tir_expr *e, binding *bd, const tir_for *const *loops, i
     for (int j = 0; j < bd->nl; j++) {
         int64_t mn, ex, m;
         if (!tir_expr_const_int(bd->l[j]->min, &mn) || bd->c[j] != (j ? bd->span : 1) ||
-            __builtin_mul_overflow(bd->c[j], mn, &m) || __builtin_add_overflow(bd->base, m, &bd->base))
+            __builtin_mul_overflow(bd->c[j], mn, &m) ||
+            __builtin_add_overflow(bd->base, m, &bd->base))
             return false;
         bool known = tir_expr_const_int(bd->l[j]->extent, &ex);
         if (known && ex < 1) return false; /* never runs */
         if (!known || ex >= (INT64_C(1) << 40)) {
             if (j + 1 < bd->nl) return false;
             bd->span = -1; /* the outermost of no constant extent */
-        } else if (__builtin_mul_overflow(bd->span, ex, &bd->span) || bd->span >= (INT64_C(1) << 40)) {
+        } else if (__builtin_mul_overflow(bd->span, ex, &bd->span) ||
+                   bd->span >= (INT64_C(1) << 40)) {
             return false;
         }
     }
