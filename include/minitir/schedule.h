@@ -85,29 +85,20 @@ typedef struct tir_value_rv {
  * function (tir_sched_func; tir_sched_orig_func stays f), the regions of
  * the blocks it wraps, relaxed over the loops between, so that the
  * primitives see what it accesses; those must lie in its parent's like
- * any nested block's, and every primitive recomputes them.  Likewise TIR_ERR_VERIFY for a block with
- * only spatial iterators whose one store writes an element from two
- * instances (`C[vi + vj]`: "the last one wins", an order that reorder,
- * bind and the inlines change), proved by enumerating the instances where
- * its domains are constant (at most 2^16 points), it has no predicate and
- * its indices use only its iterators; iterators no index uses (a staging
+ * any nested block's, and every primitive recomputes them.  Likewise
+ * TIR_ERR_VERIFY for a block with only spatial iterators where two
+ * instances provably store one element (`C[vi + vj]`, `C[vi // 2]`,
+ * `B[vi]` and `B[vi + 1]`: "the last one wins", an order that reorder,
+ * bind and the inlines change), at any size and under a T.where: a witness
+ * pair from the indices' affine form in the iterators' `// c` and `% c`
+ * digits, checked by evaluation, or the enumeration of at most 2^16
+ * instances; what that form proves injective is accepted, and so, as in
+ * TVM, is what is neither proved nor refuted (a scatter `B[I[vi]]`, a
+ * symbolic coefficient, an iterator not bound densely to loops of its
+ * own).  An iterator whose loop also runs other statements (a staging
  * copy's step, rewriting its buffer for a consumer of the same step) may
- * repeat, and other blocks are not checked.  The
- * schedule allocates IR in ctx, which must outlive it. */
- * declared, and a block with no iterators and no regions that only wraps
- * blocks is not checked itself.  Likewise TIR_ERR_VERIFY for a block with
- * only spatial iterators where two instances provably store one element
- * (`C[vi + vj]`, `C[vi // 2]`, `B[vi]` and `B[vi + 1]`: "the last one
- * wins", an order that reorder, bind and the inlines change), at any size
- * and under a T.where: a witness pair from the indices' affine form in
- * the iterators' `// c` and `% c` digits, checked by evaluation, or the
- * enumeration of at most 2^16 instances; what that form proves injective
- * is accepted, and so, as in TVM, is what is neither proved nor refuted
- * (a scatter `B[I[vi]]`, a symbolic coefficient, an iterator not bound
- * densely to loops of its own).  An iterator whose loop also runs other
- * statements (a staging copy's step, rewriting its buffer for a consumer
- * of the same step) may repeat.  src/schedule/spatial_writes.c has the
- * details.  The schedule allocates IR in ctx, which must outlive it. */
+ * repeat.  src/schedule/spatial_writes.c has the details.  The schedule
+ * allocates IR in ctx, which must outlive it. */
 TIR_API tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out);
 TIR_API void tir_sched_destroy(tir_schedule *s); /* NULL is fine */
 TIR_API tir_ctx *tir_sched_ctx(const tir_schedule *s);
