@@ -66,6 +66,9 @@ static tir_status chain_sched(tir_schedule *s) {
     TRY(tir_sched_annotate_block_int(s, kids[nk - 1], "priority", -9000000000LL));
     TRY(tir_sched_annotate_block_ints(s, kids[0], "empty", 0, NULL));
     TRY(tir_sched_annotate_loop_str(s, parts[1], "tag", ""));
+    /* Trigraphs: "??=" printed as is in C compiles to "#", and "??/" to a
+       backslash escaping the closing quote; "/ *" opens a comment in one. */
+    TRY(tir_sched_annotate_loop_str(s, parts[2], "trigraphs", "a?\?=b?\?/c?\?!/*d?"));
     TRY(tir_sched_unannotate_block(s, kids[0], "empty"));
     const tir_block_rv *under;
     int nu;

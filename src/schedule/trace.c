@@ -28,10 +28,15 @@
 
 /* ------------------------------------------------------------- printing */
 
-static void put_string(ir_strbuf *sb, const char *s) {
+/* A string literal, in text (c = false) or C.  In C every '?' is written
+ * \? : ISO C11 reads "??=" as '#' and "??/" as a backslash (trigraphs),
+ * so an annotation value holding them would compile to another string or
+ * not at all. */
+static void put_string(ir_strbuf *sb, const char *s, bool c) {
     ir_sb_putc(sb, '"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
+        case '?': ir_sb_puts(sb, c ? "\\?" : "?"); break;
         case '"': ir_sb_puts(sb, "\\\""); break;
         case '\\': ir_sb_puts(sb, "\\\\"); break;
         case '\n': ir_sb_puts(sb, "\\n"); break;
@@ -103,7 +108,7 @@ static void put_args(ir_strbuf *sb, const tir_schedule *s, const sch_inst *in, b
         case 'l':
         case 'v': put_rv(sb, s, a->rv); break;
         case 'i': put_int(sb, a->i, c); break;
-        case 's': put_string(sb, a->s); break;
+        case 's': put_string(sb, a->s, c); break;
         case 'D': put_doubles(sb, in->args[i - 1].n, a->dbls, c); break;
         case 'L':
         case 'B':
@@ -206,11 +211,15 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
         sch_sig sig;
         sch_sig_parse(in->kind, &sig);
         const char *name = sch_inst_table[in->kind].name;
-        /* The text form as a comment; a "*" "/" inside a string would end it. */
+        /* The text form as a comment; a "*" "/" inside a string would end
+           it, a "/" "*" is an error under -Werror=comment, and "??" could
+           start a trigraph: each pair is split by a space. */
         ir_sb_puts(&sb, "    /* ");
         for (const char *t = sch_inst_text(s, i); *t; t++) {
             ir_sb_putc(&sb, *t);
-            if (t[0] == '*' && t[1] == '/') ir_sb_putc(&sb, ' ');
+            if ((t[0] == '*' && t[1] == '/') || (t[0] == '/' && t[1] == '*') ||
+                (t[0] == '?' && t[1] == '?'))
+                ir_sb_putc(&sb, ' ');
         }
         ir_sb_puts(&sb, " */\n");
         switch (sig.out) {
