@@ -359,6 +359,9 @@ static void test_jsonl_malformed(void **st) {
         {"[1]\n", "expected '{'"},
         {"{\"workload\":\"\",\"gpu\":\"g\",\"arch\":\"a\",\"driver\":1,\"trace\":\"t\"}\n",
          "import line 4: a record needs a workload"},
+        {"{\"workload\":\"w\",\"gpu\":\"g\",\"arch\":\"a\",\"driver\":1,\"trace\":\"t\","
+         "\"median_ms\":-1}\n",
+         "import line 4: a record's median_ms is -1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[512];
@@ -375,6 +378,40 @@ static void test_jsonl_malformed(void **st) {
     int64_t added = 0;
     OK(fx->ctx, import_from(fx, db, in, &added, NULL));
     assert_int_equal(added, 2);
+    tir_tune_db_close(db);
+}
+
+/* A measure is NAN (not measured) or finite and >= 0: a negative or -inf
+ * median was the best of every query (and of the search's replay), and an
+ * infinite one exported as null, so the file imported back had another
+ * best. */
+static void test_bad_measures(void **st) {
+    fixture *fx = *st;
+    tir_tune_db *db = open_db(fx, fx->path);
+    static const struct {
+        double median, gflops, compile;
+        const char *msg;
+    } bad[] = {
+        {-1.0, NAN, NAN, "median_ms is -1"},
+        {-INFINITY, NAN, NAN, "median_ms is -inf"},
+        {INFINITY, NAN, NAN, "median_ms is inf"},
+        {1.0, -2.0, NAN, "gflops is -2"},
+        {1.0, NAN, INFINITY, "compile_ms is inf"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tir_tune_record r = rec("w", "t", bad[i].median, NULL);
+        r.gflops = bad[i].gflops;
+        r.compile_ms = bad[i].compile;
+        FAILS(fx->ctx, TIR_ERR_INVALID_ARG, bad[i].msg, tir_tune_db_add(fx->ctx, db, &r, NULL));
+    }
+    assert_int_equal(count_all(fx, db), 0);
+    /* Not measured, and a zero, are records. */
+    tir_tune_record r = rec("w", "t", NAN, "failed");
+    OK(fx->ctx, tir_tune_db_add(fx->ctx, db, &r, NULL));
+    r = rec("w", "t0", 0.0, NULL);
+    r.gflops = NAN; /* rec's 1 / 0 */
+    OK(fx->ctx, tir_tune_db_add(fx->ctx, db, &r, NULL));
+    assert_int_equal(count_all(fx, db), 2);
     tir_tune_db_close(db);
 }
 
@@ -669,6 +706,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_add_best_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonl_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonl_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_measures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_openers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),

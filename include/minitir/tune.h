@@ -110,7 +110,8 @@ TIR_API tir_status tir_tune_db_check(tir_ctx *ctx, tir_tune_db *db);
 /* Adds one record in its own transaction.  *added (may be NULL) is false
  * when a record with the same workload, target, trace and decisions was
  * already there; that one is kept as it was.  Errors: TIR_ERR_INVALID_ARG
- * for a NULL or empty workload or trace, an empty GPU name or arch;
+ * for a NULL or empty workload or trace, an empty GPU name or arch, a
+ * measure (median_ms, gflops, compile_ms) that is negative or infinite;
  * TIR_ERR_TUNE_DB when SQLite fails (also when another writer holds the
  * file longer than the busy timeout). */
 TIR_API tir_status tir_tune_db_add(tir_ctx *ctx, tir_tune_db *db, const tir_tune_record *r,

@@ -171,6 +171,24 @@ tir_status tir_tune_db_check(tir_ctx *ctx, tir_tune_db *db) {
 
 /* ------------------------------------------------------------------ add */
 
+/* Each measure is NAN (not measured) or finite and >= 0.  A negative or
+ * -inf median would be the best of every query and of a search's replay,
+ * and an infinite measure is written null by the export, so the file
+ * imported back would rank its records otherwise. */
+static tir_status check_measures(tir_ctx *ctx, const tir_tune_record *r, const char *where) {
+    const struct {
+        const char *name;
+        double v;
+    } m[] = {{"median_ms", r->median_ms}, {"gflops", r->gflops}, {"compile_ms", r->compile_ms}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (!isnan(m[i].v) && (isinf(m[i].v) || m[i].v < 0))
+            return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                                "tune db: %sa record's %s is %g; a measure is finite and >= 0 "
+                                "(NAN: not measured)",
+                                where, m[i].name, m[i].v);
+    return TIR_OK;
+}
+
 tir_status tune_check_record(tir_ctx *ctx, const tir_tune_record *r, const char *where) {
     const char *missing = !r                          ? "record"
                           : !r->workload || !*r->workload ? "workload"
@@ -181,7 +199,7 @@ tir_status tune_check_record(tir_ctx *ctx, const tir_tune_record *r, const char 
     if (missing)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune db: %sa record needs a %s", where,
                             missing);
-    return TIR_OK;
+    return check_measures(ctx, r, where);
 }
 
 /* A workload's or target's key columns: one string, or two and an int. */
