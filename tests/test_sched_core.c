@@ -875,6 +875,21 @@ static void test_replay_errors(void **st) {
     replay_fails(s, "b0 = get_block(\"C\"\n", TIR_ERR_PARSE, "1:19: expected ')'");
     replay_fails(s, "\n  b0 = get_block(\"C)\n", TIR_ERR_PARSE, "2:18: unterminated string");
     replay_fails(s, "b0 = get_block(C)\n", TIR_ERR_PARSE, "expected a string");
+    /* Strings hold no NUL and only the escapes the printer writes: "C\000x"
+       once named block "C", and "\r" read as 'r'. */
+    replay_fails(s, "b0 = get_block(\"C\\000junk\")\n", TIR_ERR_PARSE,
+                 "1:16: invalid escape in string");
+    replay_fails(s, "b0 = get_block(\"C\\r\")\n", TIR_ERR_PARSE, "1:16: invalid escape");
+    replay_fails(s, "b0 = get_block(\"C\\777\")\n", TIR_ERR_PARSE, "1:16: invalid escape");
+    {
+        static const char nul[] = "b0 = get_block(\"C\0junk\")\n";
+        sched_snap snap;
+        sched_snap_take(s, &snap);
+        assert_int_equal(tir_sched_replay(s, nul, sizeof nul - 1), TIR_ERR_PARSE);
+        assert_non_null(strstr(tir_ctx_error(ctx), "1:16: a NUL byte in string"));
+        char why[4096];
+        if (!sched_snap_same(s, &snap, why, sizeof why)) fail_msg("replay changed s: %s", why);
+    }
     replay_fails(s, "b0 = get_block(\"C\") x\n", TIR_ERR_PARSE, "expected the end of the line");
     replay_fails(s, "get_block(\"C\")\n", TIR_ERR_PARSE, "get_block has one output");
     replay_fails(s, "b0 = get_loops(b0)\n", TIR_ERR_PARSE, "list of outputs");

@@ -337,6 +337,58 @@ static bool lex_float(lexer *lx) {
     return true;
 }
 
+/* The byte an escape stands for (lx->p after the backslash), or -1.  Only
+ * what put_string writes: \n, \t, \", \\, octal \1 to \377, and \? (C
+ * traces write it; a line copied from one reads the same).  Anything else
+ * was once read as the letter itself ("\r" as 'r'), and \000 as a NUL that
+ * cut the string short ("C\000junk" named block "C"). */
+static int lex_escape(lexer *lx) {
+    if (lx->p >= lx->end) return -1;
+    char e = *lx->p++;
+    if (e == 'n') return '\n';
+    if (e == 't') return '\t';
+    if (e == '"' || e == '\\' || e == '?') return e;
+    if (e < '0' || e > '7') return -1;
+    int v = e - '0';
+    for (int k = 0; k < 2 && lx->p < lx->end && *lx->p >= '0' && *lx->p <= '7'; k++)
+        v = v * 8 + (*lx->p++ - '0');
+    return v >= 1 && v <= 0377 ? v : -1;
+}
+
+/* A string literal (lx->p at its quote) as T_STR; T_EOF after an error. */
+static void lex_string(lexer *lx) {
+    lx->p++;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    const char *err = NULL;
+    for (;;) {
+        if (lx->p >= lx->end || *lx->p == '\n') {
+            err = "unterminated string";
+            break;
+        }
+        char d = *lx->p++;
+        if (d == '"') break;
+        int v = d == '\\' ? lex_escape(lx) : d;
+        if (d == '\0' || v < 0) {
+            err = d == '\0' ? "a NUL byte in string"
+                            : "invalid escape in string (\\n, \\t, \\\", \\\\, \\? and octal "
+                              "\\1 to \\377 only)";
+            break;
+        }
+        ir_sb_putc(&sb, (char)v);
+    }
+    if (err) {
+        ir_sb_free(&sb);
+        lex_fail(lx, "%s", err);
+        lx->kind = T_EOF;
+        return;
+    }
+    ir_sb_putc(&sb, '\0');
+    lx->sval = tir_intern(lx->ctx, sb.data);
+    ir_sb_free(&sb);
+    lx->kind = T_STR;
+}
+
 static void next(lexer *lx) {
     /* Skip blanks and comments, but not newlines. */
     for (;;) {
@@ -389,40 +441,7 @@ static void next(lexer *lx) {
         return;
     }
     if (ch == '"') {
-        lx->p++;
-        ir_strbuf sb;
-        ir_sb_init(&sb);
-        for (;;) {
-            if (lx->p >= lx->end || *lx->p == '\n') {
-                ir_sb_free(&sb);
-                lex_fail(lx, "unterminated string%s", "");
-                lx->kind = T_EOF;
-                return;
-            }
-            char d = *lx->p++;
-            if (d == '"') break;
-            if (d != '\\') {
-                ir_sb_putc(&sb, d);
-                continue;
-            }
-            if (lx->p >= lx->end) continue;
-            char e = *lx->p++;
-            if (e == 'n')
-                ir_sb_putc(&sb, '\n');
-            else if (e == 't')
-                ir_sb_putc(&sb, '\t');
-            else if (e >= '0' && e <= '7') {
-                int v = e - '0';
-                for (int k = 0; k < 2 && lx->p < lx->end && *lx->p >= '0' && *lx->p <= '7'; k++)
-                    v = v * 8 + (*lx->p++ - '0');
-                ir_sb_putc(&sb, (char)v);
-            } else
-                ir_sb_putc(&sb, e);
-        }
-        ir_sb_putc(&sb, '\0');
-        lx->sval = tir_intern(lx->ctx, sb.data);
-        ir_sb_free(&sb);
-        lx->kind = T_STR;
+        lex_string(lx);
         return;
     }
     if (strchr("[](),=", ch)) {
