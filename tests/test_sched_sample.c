@@ -296,6 +296,13 @@ static void test_override(void **st) {
     tir_decision twice[2] = {{6, NULL, 1, (const int64_t[]){0}}, {6, NULL, 0, NULL}};
     REPLAY_FAIL(x, TIR_ERR_SCHED_TRACE, "replay_with_decisions",
                       tir_sched_replay_with_decisions(x, text, len, 2, twice));
+    /* A negative count with values was reported as "values are NULL". */
+    tir_decision negative = {6, NULL, -1, (const int64_t[]){0}};
+    REPLAY_FAIL(x, TIR_ERR_INVALID_ARG, "override 0 has -1 values",
+                tir_sched_replay_with_decisions(x, text, len, 1, &negative));
+    tir_decision null_values = {6, NULL, 1, NULL};
+    REPLAY_FAIL(x, TIR_ERR_INVALID_ARG, "override 0 has 1 values at NULL",
+                tir_sched_replay_with_decisions(x, text, len, 1, &null_values));
     assert_int_equal(tir_sched_trace_len(x), 0);
     tir_sched_destroy(a);
     tir_sched_destroy(b);

@@ -778,7 +778,10 @@ static tir_status apply_overrides(tir_schedule *s, parsed_inst *insts, int n, in
                                 j, i, insts[i].line, name,
                                 d < 0 ? "takes no decision" : "is overridden twice");
         if (ov[j].n < 0 || (ov[j].n > 0 && !ov[j].values))
-            return sch_bad_arg(s, "replay_with_decisions", "an override's values are NULL");
+            return tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG,
+                                "replay_with_decisions: override %d has %d values%s (n >= 0; "
+                                "0 samples anew)",
+                                j, ov[j].n, ov[j].values ? "" : " at NULL");
         seen[i] = true;
         insts[i].args[d].n = ov[j].n;
         insts[i].args[d].ints = ov[j].values;
