@@ -200,6 +200,19 @@ static void test_text(void **st) {
                                            &d),
                      TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "field 13 of 13"));
+    /* knobs out of range: a replay's pool or --config took them, and the
+       cost model's prior multiplied 65536 x 65536 in int (overflow) */
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=65536x65536 bk=8 vec=4 "
+                                           "staging=1 pad=4 splitk=1 lsr=1 stages=0",
+                                           &d),
+                     TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "out of range"));
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=0 vec=0 staging=1 "
+                                           "pad=4 splitk=1 lsr=1 stages=0",
+                                           &d),
+                     TIR_ERR_PARSE);
     /* the switches that are not in the text (splitk_atomic, guard_tail,
      * no_swizzle) are the defaults', whatever *c held: tune replay
      * (src/tune/replay.c) parses into an uninitialised struct and tiles

@@ -186,6 +186,18 @@ static void test_valid(void **st) {
     tir_tc_config narrow = cfg(64, 16, 16, 2, 1, 1, 8);
     OK(ctx, tir_tune_tc_tiling(s, "C", &narrow, NULL, NULL));
     tir_sched_destroy(s);
+    /* Knobs read from a record's decisions text are any int: 16 * 2^28
+       warps overflowed to 0 and bm % 0 divided by zero (a crash), and
+       2^28 x 16 warps to 0 warps in the space's check. */
+    OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+    tir_tc_config huge = cfg(128, 128, 32, 1 << 28, 4, 2, 8);
+    assert_int_equal(tir_tune_tc_tiling(s, "C", &huge, NULL, NULL), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "tiles and warps are 1..4096"));
+    assert_ptr_equal(tir_sched_func(s), tir_sched_orig_func(s)); /* refused before any rewrite */
+    tir_sched_destroy(s);
+    huge.warps_n = 16;
+    assert_false(tir_tune_tc_config_valid(&t, sm90(), &huge));
+    assert_int_equal(tir_tc_config_threads(&huge), INT32_MAX); /* saturated */
     tir_ctx_destroy(ctx);
 }
 
@@ -203,6 +215,9 @@ static void test_text(void **st) {
     assert_string_equal(again, buf);
     assert_int_equal(tir_tc_config_parse(ctx, "tile=128x128x64 warps=2", &d), TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "(warps)"));
+    assert_int_equal(tir_tc_config_parse(ctx, "tile=128x128x64 warps=268435456x16 stages=2 "
+                                              "async=1 pad=8", &d),
+                     TIR_ERR_PARSE); /* knobs out of range */
     assert_int_equal(tir_tc_config_parse(ctx, "tile=1x2x3 warps=1x1 stages=2 async=1 pad=0 x", &d),
                      TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "text after the pad"));

@@ -419,6 +419,22 @@ static void test_refusals(void **st) {
     refused(ctx, mm, "C", &c, "stages = 5 with staging = 0: stages is 0 or 1");
     c.stages = -1;
     refused(ctx, mm, "C", &c, "stages = -1 with staging = 0");
+    /* Knobs from a record's decisions text are anything: 0x40000001 x 32
+       lanes multiplied in int overflowed (undefined) to 32, a warp, and a
+       vec of 0 divided by zero in tir_tune_config_valid. */
+    c = small_config();
+    c.threads_m = 0x40000001, c.threads_n = 32;
+    refused(ctx, mm, "C", &c, "block C: each knob is at most 4096");
+    tir_tune_task t = {TIR_TUNE_MATMUL, 0, 32, 32, 32, TIR_RT_GEMM_F32};
+    const tir_target_limits *lim = &tir_target_default()->limits;
+    assert_false(tir_tune_config_valid(&t, lim, &c));
+    c = small_config();
+    c.vec = 0;
+    assert_false(tir_tune_config_valid(&t, lim, &c));
+    c = small_config();
+    c.warps_m = INT32_MAX;
+    assert_int_equal(tir_tile_config_threads(&c), INT32_MAX); /* saturated, no overflow */
+    assert_false(tir_tune_config_valid(&t, lim, &c));
 }
 
 int main(void) {

@@ -459,7 +459,9 @@ TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limi
  * the text without " stages=N" (records written before the field existed)
  * as stages 0.  The switches not in the text (splitk_atomic, guard_tail,
  * no_swizzle) are tir_tile_config_default()'s; *c is written only on
- * success.  Parse errors: TIR_ERR_PARSE naming the field. */
+ * success.  Parse errors: TIR_ERR_PARSE naming the field, or a knob out
+ * of range (1..4096, pad 0..4096: a record's text can hold any number,
+ * and the rule and the cost model multiply the knobs). */
 TIR_API int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c);
 /* The tiling rule with its knobs as sampling instructions: one
@@ -492,7 +494,8 @@ TIR_API bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_l
 /* The decisions of c as text, "tile=128x128x32 warps=2x4 stages=2 async=1
  * pad=8", with " splitk=S" after it when c->splitk > 1 (so records from
  * before split-K read the same), snprintf's return; and back.  Parse
- * errors: TIR_ERR_PARSE naming the field. */
+ * errors: TIR_ERR_PARSE naming the field, or a knob out of range (tiles
+ * and warps 1..4096, stages 1..64, pad 0..4096). */
 TIR_API int tir_tc_config_text(const tir_tc_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c);
 /* The tensor-core rule with its knobs as sampling instructions, as

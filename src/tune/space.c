@@ -61,6 +61,7 @@ const char *tir_tune_op_name(tir_tune_op op) {
 /* Whether c fits task t on limits lim (see the file comment). */
 bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                            const tir_tile_config *c) {
+    if (!tune_knobs_in_range(c)) return false; /* no product below overflows, no vec of 0 */
     int threads = tir_tile_config_threads(c);
     int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
     int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
@@ -229,6 +230,10 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
                             "tune: \"%s\" is not a tiling configuration (field %d of 13 is "
                             "missing or malformed)",
                             text, n < 0 ? 1 : n < 13 ? n + 1 : 13);
+    if (!tune_knobs_in_range(&p))
+        return tir_ctx_fail(ctx, TIR_ERR_PARSE,
+                            "tune: \"%s\": a knob is out of range (1..%d; pad 0..%d)", text,
+                            TUNE_KNOB_MAX, TUNE_KNOB_MAX);
     p.staging = st != 0, p.lsr = lsr != 0;
     *c = p;
     return TIR_OK;

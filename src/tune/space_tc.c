@@ -57,7 +57,11 @@ bool tune_tc_task_ok(tir_ctx *ctx, const tir_tune_task *t) {
     return true;
 }
 
-int tir_tc_config_threads(const tir_tc_config *c) { return 32 * c->warps_m * c->warps_n; }
+/* In 64 bits, saturated (a configuration read from text may hold any int). */
+int tir_tc_config_threads(const tir_tc_config *c) {
+    int64_t t = 32 * (int64_t)c->warps_m * c->warps_n;
+    return t > INT32_MAX ? INT32_MAX : t < INT32_MIN ? INT32_MIN : (int)t;
+}
 
 /* A row of len elements padded by pad, as the rule pads it (only a pad
  * below the row). */
@@ -84,6 +88,7 @@ bool tune_tc_copies_whole(const tir_tc_config *c, int elem_bytes) {
 bool tir_tune_tc_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                               const tir_tc_config *c) {
     if (!tir_tune_task_tc(t) || t->op != TIR_TUNE_MATMUL) return false;
+    if (!tune_tc_knobs_in_range(c)) return false; /* no product below overflows */
     int mk, eb;
     kind_shape(t->kind, &mk, &eb);
     if (c->bm < 16 || c->bn < 8 || c->warps_m < 1 || c->warps_n < 1) return false;
@@ -200,6 +205,11 @@ tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c)
                             n == NTEXT ? "text after the pad (only \" splitk=S\", S >= 2)"
                                        : fields[n < 0 ? 0 : n]);
     p.splitk = split;
+    if (!tune_tc_knobs_in_range(&p))
+        return tir_ctx_fail(ctx, TIR_ERR_PARSE,
+                            "tune: \"%s\": a knob is out of range (tiles and warps 1..%d, "
+                            "stages 1..64, pad 0..%d)",
+                            text, TUNE_KNOB_MAX, TUNE_KNOB_MAX);
     p.async_copy = async != 0;
     *c = p;
     return TIR_OK;

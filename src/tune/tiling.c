@@ -67,8 +67,24 @@ tir_tile_config tir_tile_config_default(void) {
     return c;
 }
 
+/* In 64 bits, saturated: a configuration read from text may hold any
+ * int, and an int product overflowing is undefined. */
 int tir_tile_config_threads(const tir_tile_config *c) {
-    return c->warps_m * c->warps_n * c->threads_m * c->threads_n;
+    int64_t t = 1;
+    const int k[] = {c->warps_m, c->warps_n, c->threads_m, c->threads_n};
+    for (int i = 0; i < 4; i++) {
+        t *= k[i];
+        if (t > INT32_MAX || t < INT32_MIN) return t > 0 ? INT32_MAX : INT32_MIN;
+    }
+    return (int)t;
+}
+
+bool tune_knobs_in_range(const tir_tile_config *c) {
+    const int k[] = {c->warps_m, c->warps_n, c->threads_m, c->threads_n,
+                     c->tm,      c->tn,      c->bk,        c->vec,       c->splitk};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (k[i] < 1 || k[i] > TUNE_KNOB_MAX) return false;
+    return c->pad >= 0 && c->pad <= TUNE_KNOB_MAX;
 }
 
 int64_t tir_tile_config_shared_bytes(const tir_tile_config *c, int dtype_bytes) {
@@ -476,6 +492,10 @@ static tir_status check_config(tir_ctx *ctx, const tir_tile_config *c, const nes
         c->tm < 1 || c->tn < 1 || c->bk < 1 || c->vec < 1 || c->splitk < 1 || c->pad < 0)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tiling rule: block %s: every tile size must be positive", nb->name);
+    if (!tune_knobs_in_range(c))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tiling rule: block %s: each knob is at most %d", nb->name,
+                            TUNE_KNOB_MAX);
     if (c->threads_m * c->threads_n != 32)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
                             "tiling rule: block %s: threads_m x threads_n = %d x %d is not a warp "

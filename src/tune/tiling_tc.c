@@ -220,7 +220,24 @@ static tir_status kind_of(tir_schedule *s, tir_block_rv c, int a_read, tc_kind *
     return TIR_OK;
 }
 
+bool tune_tc_knobs_in_range(const tir_tc_config *c) {
+    const int k[] = {c->bm, c->bn, c->bk, c->warps_m, c->warps_n};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (k[i] < 1 || k[i] > TUNE_KNOB_MAX) return false;
+    return c->stages >= 1 && c->stages <= 64 && c->pad >= 0 && c->pad <= TUNE_KNOB_MAX &&
+           c->splitk >= 0 && c->splitk <= 65535; /* the text's bound */
+}
+
 static tir_status check_config(tir_ctx *ctx, const tir_tc_config *c, int mk) {
+    /* A configuration parsed from a record can hold any int; the products
+       below (16 * warps_m, ...) must not overflow. */
+    if (!tune_tc_knobs_in_range(c))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "tensor cores: %dx%dx%d with %dx%d warps, %d stages, pad %d, splitk "
+                            "%d: tiles and warps are 1..%d, stages 1..64, pad 0..%d, splitk "
+                            "0..65535",
+                            c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->pad,
+                            c->splitk, TUNE_KNOB_MAX, TUNE_KNOB_MAX);
     if (c->bm < 1 || c->bn < 1 || c->warps_m < 1 || c->warps_n < 1 || c->bm % (16 * c->warps_m) ||
         c->bn % (8 * c->warps_n) || c->bk < mk || c->bk % mk || c->stages < 1 || c->pad < 0)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
@@ -251,8 +268,8 @@ static bool swizzled_row(const tir_tc_config *c, int64_t elems, int elem_bytes) 
 int tir_tc_pad_a(const tir_tc_config *c, int elem_bytes) {
     int pad = c->pad, step = 16 / elem_bytes;
     if (pad <= 0 || pad >= c->bk || swizzled_row(c, c->bk, elem_bytes)) return 0;
-    if (c->same_pad || ((int64_t)(c->bk + pad) * elem_bytes / 16) % 2) return pad;
-    return pad > step ? pad - step : pad + step < c->bk ? pad + step : pad;
+    if (c->same_pad || (((int64_t)c->bk + pad) * elem_bytes / 16) % 2) return pad;
+    return pad > step ? pad - step : (int64_t)pad + step < c->bk ? pad + step : pad;
 }
 
 int tir_tc_pad_b(const tir_tc_config *c, int elem_bytes) {

@@ -75,6 +75,17 @@ bool tune_tc_task_ok(tir_ctx *ctx, const tir_tune_task *t);
 tir_status tune_tc_space_make(tir_ctx *ctx, const tir_tune_task *t, const tir_target_limits *lim,
                               tir_tune_space *out);
 
+/* Whether every size knob of c (warps, lanes, thread tile, bk, vec,
+ * splitk, pad) is within [1, TUNE_KNOB_MAX] ([0, ..] for pad), so that
+ * their products fit an int (tiling.c).  A configuration parsed from a
+ * record's decisions text can hold anything. */
+#define TUNE_KNOB_MAX 4096
+bool tune_knobs_in_range(const tir_tile_config *c);
+/* The same for the tensor-core rule's knobs (tiling_tc.c): the tiles and
+ * warps in [1, TUNE_KNOB_MAX], stages in [1, 64], pad in
+ * [0, TUNE_KNOB_MAX], splitk in [0, 65535] (what the text takes). */
+bool tune_tc_knobs_in_range(const tir_tc_config *c);
+
 /* The tiling rules (tiling.c, tiling_tc.c): their hook, and CALL, which
  * returns a failing schedule call's status and reports a successful one
  * to the hook (a function with `s`, `hook` and `user` in scope). */
