@@ -343,6 +343,8 @@ static void test_wrapper_regions(void **st) {
     assert_null(s);
     assert_non_null(strstr(tir_ctx_error(ctx), "block \"C_o\" stores outside its T.writes "
                                                "regions of C"));
+}
+
 /* tir_sched_create's proof that a spatial block's instances write
  * distinct elements, past what enumeration reaches: one block "B" per
  * case, its loops, iterators, predicate and stores given. */
