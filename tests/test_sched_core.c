@@ -850,6 +850,15 @@ static void test_trace_c(void **st) {
         "    return st;\n"
         "}\n";
     assert_string_equal(tir_sched_trace_c(s, "apply"), want);
+    /* a name that is not a C identifier would be pasted into the code:
+       "f(void); int g" declared another function, "int" did not compile */
+    static const char *const bad[] = {"", "f(void); int g", "9f", "int", "a-b", "_Bool"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_string_equal(tir_sched_trace_c(s, bad[i]), "");
+        assert_int_equal(tir_ctx_error_code(tir_sched_ctx(s)), TIR_ERR_INVALID_ARG);
+        assert_non_null(strstr(tir_ctx_error(tir_sched_ctx(s)), "not a C identifier"));
+    }
+    assert_non_null(strstr(tir_sched_trace_c(s, "_apply2"), "tir_status _apply2("));
     tir_sched_destroy(s);
 }
 

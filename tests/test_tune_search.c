@@ -213,6 +213,25 @@ static void test_text(void **st) {
                                            "pad=4 splitk=1 lsr=1 stages=0",
                                            &d),
                      TIR_ERR_PARSE);
+    /* a number past INT_MAX: sscanf's %d is undefined for it (glibc
+       saturates), so the text is refused before sscanf reads it; so is a
+       long run of leading zeros (whose value would fit) */
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=99999999999 vec=4 "
+                                           "staging=1 pad=4 splitk=1 lsr=1 stages=0",
+                                           &d),
+                     TIR_ERR_PARSE);
+    assert_non_null(strstr(tir_ctx_error(ctx), "more than 9 digits"));
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=0000000008 vec=4 "
+                                           "staging=1 pad=4 splitk=1 lsr=1 stages=0",
+                                           &d),
+                     TIR_ERR_PARSE);
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=000000008 vec=4 "
+                                           "staging=1 pad=4 splitk=1 lsr=1 stages=0",
+                                           &d),
+                     TIR_OK);
     /* the switches that are not in the text (splitk_atomic, guard_tail,
      * no_swizzle) are the defaults', whatever *c held: tune replay
      * (src/tune/replay.c) parses into an uninitialised struct and tiles

@@ -218,6 +218,10 @@ static void test_text(void **st) {
     assert_int_equal(tir_tc_config_parse(ctx, "tile=128x128x64 warps=268435456x16 stages=2 "
                                               "async=1 pad=8", &d),
                      TIR_ERR_PARSE); /* knobs out of range */
+    assert_int_equal(tir_tc_config_parse(ctx, "tile=128x128x64 warps=2x4294967298 stages=2 "
+                                              "async=1 pad=8", &d),
+                     TIR_ERR_PARSE); /* past INT_MAX: sscanf's %d undefined */
+    assert_non_null(strstr(tir_ctx_error(ctx), "more than 9 digits"));
     assert_int_equal(tir_tc_config_parse(ctx, "tile=1x2x3 warps=1x1 stages=2 async=1 pad=0 x", &d),
                      TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "text after the pad"));

@@ -1150,7 +1150,8 @@ TIR_API int tir_sched_trace_len(const tir_schedule *s);
 TIR_API const char *tir_sched_trace_text(const tir_schedule *s);
 /* The trace as a C function `tir_status <fn_name>(tir_schedule *sch)` that
  * makes the same calls; it needs only "minitir/schedule.h".  Owned by the
- * ctx. */
+ * ctx.  fn_name NULL is "apply_schedule"; one that is not a C identifier
+ * (or is a C11 keyword) gives "" and TIR_ERR_INVALID_ARG in the ctx. */
 TIR_API const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name);
 /* Parses a text trace and applies it to s.  Names in the text are local to
  * it (outputs bind names, inputs must be bound earlier).  All or nothing:

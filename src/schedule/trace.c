@@ -178,9 +178,36 @@ const char *sch_inst_text(const tir_schedule *s, int i) {
     return ir_sb_finish(&sb, s->ctx);
 }
 
+/* Whether name can name the C function (an identifier, not a C11
+ * keyword): pasted as given, anything else would not compile, or compile
+ * to something else ("f(void); int g"). */
+static bool c_identifier(const char *name) {
+    static const char *const kw[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+        "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+        "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+        "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas",
+        "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
+        "_Static_assert", "_Thread_local"};
+    size_t n = strlen(name);
+    if (n == 0 || n > 255 || isdigit((unsigned char)name[0])) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_') return false;
+    for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
+        if (strcmp(name, kw[i]) == 0) return false;
+    return true;
+}
+
 const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
     if (!s) return "";
     if (!fn_name) fn_name = "apply_schedule";
+    if (!c_identifier(fn_name)) {
+        tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG,
+                     "tir_sched_trace_c: \"%.80s\" is not a C identifier (letters, digits "
+                     "and '_', not a digit first, not a keyword)",
+                     fn_name);
+        return "";
+    }
     ir_strbuf sb;
     ir_sb_init(&sb);
     ir_sb_puts(&sb, "/* Schedule trace printed by minitir (tir_sched_trace_c). */\n"

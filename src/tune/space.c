@@ -195,6 +195,15 @@ int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap) {
                     c->gvec ? " gvec=1" : "");
 }
 
+bool tune_text_numbers_fit(const char *text) {
+    for (const char *q = text; *q;) {
+        size_t n = strspn(q, "0123456789");
+        if (n > 9) return false;
+        q += n ? n : 1;
+    }
+    return true;
+}
+
 /* The text of the 12 fields before stages was added (databases hold
  * records of it) parses with stages 0; after them only " stages=N" may
  * follow, then only " gvec=0|1". */
@@ -204,6 +213,11 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
        text: the defaults' (tune replay parses into an uninitialised
        struct); *c is written only on success */
     tir_tile_config p = tir_tile_config_default();
+    if (!tune_text_numbers_fit(text))
+        return tir_ctx_fail(ctx, TIR_ERR_PARSE,
+                            "tune: \"%s\": a number has more than 9 digits (knobs are "
+                            "1..%d)",
+                            text, TUNE_KNOB_MAX);
     int n = sscanf(text,
                    "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
                    "splitk=%d lsr=%d%n",

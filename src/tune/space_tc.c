@@ -193,6 +193,11 @@ tir_status tir_tc_config_parse(tir_ctx *ctx, const char *text, tir_tc_config *c)
     /* the switches (no_*, guard_tail, same_pad) are not in the text: the
        defaults' */
     tir_tc_config p = tir_tc_config_default();
+    if (!tune_text_numbers_fit(text))
+        return tir_ctx_fail(ctx, TIR_ERR_PARSE,
+                            "tune: \"%s\": a number has more than 9 digits (knobs are "
+                            "1..%d)",
+                            text, TUNE_KNOB_MAX);
     int n = sscanf(text, "tile=%dx%dx%d warps=%dx%d stages=%d async=%d pad=%d%n", &p.bm, &p.bn,
                    &p.bk, &p.warps_m, &p.warps_n, &p.stages, &async, &p.pad, &end);
     int split = 1, end2 = -1;

@@ -85,6 +85,10 @@ bool tune_knobs_in_range(const tir_tile_config *c);
  * warps in [1, TUNE_KNOB_MAX], stages in [1, 64], pad in
  * [0, TUNE_KNOB_MAX], splitk in [0, 65535] (what the text takes). */
 bool tune_tc_knobs_in_range(const tir_tc_config *c);
+/* Whether every number in a configuration's text has at most 9 digits,
+ * so that sscanf's %d, undefined in C for a value past INT_MAX, reads it
+ * exactly; the knobs' ranges are checked after (space.c). */
+bool tune_text_numbers_fit(const char *text);
 
 /* The tiling rules (tiling.c, tiling_tc.c): their hook, and CALL, which
  * returns a failing schedule call's status and reports a successful one
