@@ -654,13 +654,28 @@ static void test_apply_best(void **st) {
     FAILS(ctx, TIR_ERR_TUNE_NO_RECORD, "no error-free record",
           tir_tune_apply_best(ctx, db, &other, fresh, NULL));
     assert_int_equal(tir_sched_trace_len(fresh), 0);
-    /* A best record whose trace no longer replays leaves s as it was. */
+    /* A best record whose trace no longer replays (a minitir whose
+       primitives refused less wrote it) falls back to the next one... */
     tir_tune_record broken = rec(w, "b0 = get_block(\"gone\")\n", 0.01, NULL);
     OK(ctx, tir_tune_db_add(ctx, db, &broken, NULL));
-    FAILS(ctx, TIR_ERR_SCHED_BLOCK_NOT_FOUND, "does not replay",
+    OK(ctx, tir_tune_apply_best(ctx, db, &t, fresh, &used));
+    assert_string_equal(used.trace, tir_sched_trace_text(fast));
+    assert_true(tir_struct_equal(tir_sched_func(fresh), tir_sched_func(fast)));
+    tir_sched_destroy(fresh);
+    /* ... and where none replays, the first's failure is the error and s
+       stays as it was */
+    const tir_prim_func *g = tir_def_matmul(ctx, 48, 32, 16, TIR_F32);
+    const char *wg = NULL;
+    OK(ctx, tir_tune_workload_key(ctx, g, &wg));
+    tir_tune_record gone[] = {rec(wg, "b0 = get_block(\"gone\")\n", 0.01, NULL),
+                              rec(wg, "b0 = get_block(\"lost\")\n", 0.02, NULL)};
+    for (size_t i = 0; i < 2; i++) OK(ctx, tir_tune_db_add(ctx, db, &gone[i], NULL));
+    fresh = sched_new(ctx, g);
+    FAILS(ctx, TIR_ERR_SCHED_BLOCK_NOT_FOUND, "none of the 2 best records applies",
           tir_tune_apply_best(ctx, db, &t, fresh, NULL));
+    assert_non_null(strstr(tir_ctx_error(ctx), "\"gone\""));
     assert_int_equal(tir_sched_trace_len(fresh), 0);
-    assert_ptr_equal(tir_sched_func(fresh), f);
+    assert_ptr_equal(tir_sched_func(fresh), g);
     /* Another workload's schedule finds nothing. */
     tir_schedule *big = sched_new(ctx, tir_def_matmul(ctx, 64, 32, 16, TIR_F32));
     FAILS(ctx, TIR_ERR_TUNE_NO_RECORD, "float32[64,16]", tir_tune_apply_best(ctx, db, &t, big, NULL));

@@ -626,6 +626,67 @@ static void test_tune_fake_bf16(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* A TF32 record filed under the plain float32 key (an edited or
+ * misfiled import) replays on the float32 function, and its tensorize
+ * rounds the inputs to TF32: apply_best skips it and applies the next
+ * record, and fails when none is left, naming why and leaving s fresh. */
+static void test_apply_best_tf32_key(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(TIR_RT_GEMM_TF32, 64, 64, 64);
+    const tir_prim_func *f = tir_tune_task_func(ctx, &t);
+    const char *f32_key, *tf32_key;
+    OK(ctx, tir_tune_workload_key(ctx, f, &f32_key));
+    OK(ctx, tir_tune_task_key(ctx, &t, &tf32_key));
+    assert_string_not_equal(f32_key, tf32_key);
+    tir_schedule *tc = NULL, *plain = NULL;
+    OK(ctx, tir_sched_create(ctx, f, &tc));
+    tir_tc_config c = tir_tune_tc_default(&t, 132);
+    OK(ctx, tir_tune_tc_tiling(tc, "C", &c, NULL, NULL));
+    assert_non_null(strstr(tir_sched_trace_text(tc), "\"mma_m16n8k8_tf32\""));
+    OK(ctx, tir_sched_create(ctx, f, &plain));
+    const tir_loop_rv *l = NULL;
+    tir_loop_rv i2[2];
+    tir_block_rv b;
+    OK(ctx, tir_sched_get_block(plain, "C", &b));
+    int n = 0;
+    OK(ctx, tir_sched_get_loops(plain, b, &l, &n));
+    OK(ctx, tir_sched_split(plain, l[0], 2, (int64_t[]){TIR_SPLIT_INFER, 8}, i2));
+    char path[32];
+    temp_db(path);
+    tir_tune_db *db = NULL;
+    OK(ctx, tir_tune_db_open(ctx, path, &db));
+    tir_tune_target tg = {.gpu = "NVIDIA H200", .arch = "sm_90", .driver_version = 13000};
+    tir_tune_record r;
+    tir_tune_record_init(&r);
+    r.workload = f32_key, r.target = tg, r.trace = tir_sched_trace_text(tc), r.median_ms = 0.5;
+    OK(ctx, tir_tune_db_add(ctx, db, &r, NULL));
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    assert_int_equal(tir_tune_apply_best(ctx, db, &tg, s, NULL), TIR_ERR_TUNE_DB);
+    assert_non_null(strstr(tir_ctx_error(ctx), "TF32 rounding does not match"));
+    assert_int_equal(tir_sched_trace_len(s), 0);
+    r.trace = tir_sched_trace_text(plain), r.median_ms = 2.0; /* slower, but float32 */
+    OK(ctx, tir_tune_db_add(ctx, db, &r, NULL));
+    tir_tune_record used;
+    OK(ctx, tir_tune_apply_best(ctx, db, &tg, s, &used));
+    assert_string_equal(used.trace, tir_sched_trace_text(plain));
+    assert_null(strstr(tir_sched_trace_text(s), "tf32"));
+    tir_sched_destroy(s);
+    /* under the TF32 key the TF32 record is the one */
+    r.workload = tf32_key, r.trace = tir_sched_trace_text(tc), r.median_ms = 0.5;
+    OK(ctx, tir_tune_db_add(ctx, db, &r, NULL));
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, tir_tune_apply_best_key(ctx, db, &tg, tf32_key, s, &used));
+    assert_non_null(strstr(tir_sched_trace_text(s), "mma_m16n8k8_tf32"));
+    tir_sched_destroy(s);
+    tir_sched_destroy(plain);
+    tir_sched_destroy(tc);
+    tir_tune_db_close(db);
+    unlink(path);
+    tir_ctx_destroy(ctx);
+}
+
 /* The rule without tuning (tir_tune_tc_default) on 132 SMs: from half a
  * wave of 128 x 256 blocks, 128 x 256 in 4 stages unless a badly filled
  * last wave makes 128 x 192 (N a multiple of 192) or 128 x 128 in 3
@@ -753,6 +814,7 @@ int main(void) {
         cmocka_unit_test(test_swizzle_trace),
         cmocka_unit_test(test_swizzle_ragged),
         cmocka_unit_test(test_tune_fake_bf16),
+        cmocka_unit_test(test_apply_best_tf32_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,11 +149,17 @@ TIR_API tir_status tir_tune_db_top(tir_ctx *ctx, tir_tune_db *db, const char *wo
 
 /* Replays the trace of the best record of s's workload (the key of
  * tir_sched_orig_func(s)) on target into s, which must be fresh (an empty
- * trace).  *used (may be NULL) receives the record, its strings owned by
+ * trace).  A record that does not replay (written by a minitir whose
+ * trace language or preconditions differ), or whose trace rounds to TF32
+ * (tensorize with "mma_m16n8k8_tf32") where the key does not ask for TF32
+ * or the other way round (a misfiled record: it would change the
+ * kernel's arithmetic), is passed over for the next fastest, up to 32.
+ * *used (may be NULL) receives the record applied, its strings owned by
  * ctx.  All or nothing: on any error s is unchanged.  Errors:
  * TIR_ERR_INVALID_ARG when s has a trace already, TIR_ERR_TUNE_NO_RECORD,
- * TIR_ERR_TUNE_DB, or the replay's own status (a record written by a
- * minitir whose trace language differs), its message naming the record. */
+ * TIR_ERR_TUNE_DB, or, when no record applies, the first one's status
+ * (its replay's, or TIR_ERR_TUNE_DB for a TF32 mismatch), the message
+ * naming it. */
 TIR_API tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db,
                                        const tir_tune_target *target, tir_schedule *s,
                                        tir_tune_record *used);

@@ -147,6 +147,36 @@ tir_status tir_tune_db_best(tir_ctx *ctx, tir_tune_db *db, const char *workload,
     return TIR_OK;
 }
 
+/* The records apply_best tries, fastest first: a best record that no
+ * longer replays (written by a minitir whose primitives refused less)
+ * falls back to the next instead of leaving the workload untuned. */
+enum { APPLY_TRIES = 32 };
+
+typedef struct collect {
+    tir_ctx *ctx;
+    tir_tune_record recs[APPLY_TRIES];
+    int n;
+} collect;
+
+static bool collect_record(void *user, const tir_tune_record *r) {
+    collect *c = user;
+    copy_out one = {c->ctx, &c->recs[c->n], false};
+    copy_record(&one, r);
+    return ++c->n < APPLY_TRIES;
+}
+
+/* Whether record r's trace rounds float32 inputs to TF32 (the one
+ * tensorize intrinsic that changes the arithmetic) exactly when its
+ * workload key asks for TF32: the keys keep the two apart, but a record
+ * imported or edited under the other key would otherwise give a float32
+ * workload a TF32 kernel. */
+static bool tf32_matches(const char *workload, const tir_tune_record *r) {
+    size_t n = strlen(workload);
+    bool want = n >= 5 && strcmp(workload + n - 5, "+tf32") == 0;
+    bool has = strstr(r->trace, "\"mma_m16n8k8_tf32\"") != NULL;
+    return want == has;
+}
+
 tir_status tir_tune_apply_best_key(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
                                    const char *workload, tir_schedule *s,
                                    tir_tune_record *used) {
@@ -156,17 +186,41 @@ tir_status tir_tune_apply_best_key(tir_ctx *ctx, tir_tune_db *db, const tir_tune
                             "%d instructions)",
                             s ? tir_sched_trace_len(s) : 0);
     if (!workload) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune db: apply_best: no workload");
-    tir_tune_record best;
-    tir_status st = tir_tune_db_best(ctx, db, workload, target, &best);
+    if (!target) return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "tune db: apply_best: no target");
+    collect c = {.ctx = ctx};
+    tir_status st = tune_query(ctx, db, workload, target, TUNE_OK_BY_SPEED, APPLY_TRIES,
+                               collect_record, &c);
     if (st != TIR_OK) return st;
-    /* Replay reports into the schedule's ctx, which may not be ctx. */
+    if (c.n == 0)
+        return tir_ctx_fail(ctx, TIR_ERR_TUNE_NO_RECORD,
+                            "tune db %s: no error-free record of workload %s on %s %s (driver %d)",
+                            db->path, workload, target->gpu, target->arch,
+                            target->driver_version);
+    /* Replay reports into the schedule's ctx, which may not be ctx; a
+     * failed replay leaves s as it was, so the next record starts fresh. */
     tir_ctx *sctx = tir_sched_ctx(s);
-    st = tir_sched_replay(s, best.trace, strlen(best.trace));
-    if (st != TIR_OK)
-        return tir_ctx_fail(ctx, st, "tune db %s: record %lld of %s does not replay: %s",
-                            db->path, (long long)best.id, workload, tir_ctx_error(sctx));
-    if (used) *used = best;
-    return TIR_OK;
+    tir_status first = TIR_OK;
+    const char *why = NULL;
+    for (int i = 0; i < c.n; i++) {
+        const tir_tune_record *r = &c.recs[i];
+        tir_status rs = TIR_ERR_TUNE_DB;
+        const char *msg = "its trace's TF32 rounding does not match the workload key";
+        if (tf32_matches(workload, r)) {
+            rs = tir_sched_replay(s, r->trace, strlen(r->trace));
+            if (rs == TIR_OK) {
+                if (used) *used = *r;
+                return TIR_OK;
+            }
+            msg = tir_ctx_sprintf(ctx, "%s", tir_ctx_error(sctx));
+        }
+        if (!why) {
+            first = rs;
+            why = tir_ctx_sprintf(ctx, "record %lld of %s does not replay: %s", (long long)r->id,
+                                  workload, msg);
+        }
+    }
+    return tir_ctx_fail(ctx, first, "tune db %s: none of the %d best records applies; the best, %s",
+                        db->path, c.n, why);
 }
 
 tir_status tir_tune_apply_best(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
