@@ -345,6 +345,66 @@ static void test_wrapper_regions(void **st) {
                                                "regions of C"));
 }
 
+/* A wrapper around a loop of symbolic extent: its filled regions, A[0:n]
+ * and B[0:n], were then checked against what it wraps, and the analyzer
+ * (constant bounds only) did not prove i < n under `for i in range(n)`:
+ * tir_sched_create refused the function ("block \"W\" loads outside its
+ * T.reads"), which it accepted before wrappers had regions.  The same
+ * holds for a block that declares such a region itself. */
+static const char wrap_symbolic[] =
+    WR_HEAD("A: T.Buffer((n,), \"float32\"), C: T.Buffer((n,), \"float32\"), n: T.int32")
+    "        B = T.alloc_buffer((n,), \"float32\")\n"
+    "        with T.block(\"W\"):\n"
+    "            for i in range(n):\n"
+    "                with T.block(\"P\"):\n"
+    "                    vi = T.axis.remap(\"S\", [i])\n"
+    "                    T.reads(A[vi])\n"
+    "                    T.writes(B[vi])\n"
+    "                    B[vi] = A[vi] * T.float32(2)\n"
+    "        for i in range(n):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                T.reads(B[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] + T.float32(1)\n";
+static const char block_symbolic[] =
+    WR_HEAD("A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32")
+    "        for o in range(1):\n"
+    "            with T.block(\"W\"):\n"
+    "                vo = T.axis.remap(\"S\", [o])\n"
+    "                T.reads(A[0:n])\n"
+    "                T.writes(B[0:n])\n"
+    "                for i in range(n):\n"
+    "                    B[i] = A[i] * T.float32(2)\n";
+/* ... still refused: a region one element short */
+static const char block_symbolic_short[] =
+    WR_HEAD("A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32")
+    "        with T.block(\"W\"):\n"
+    "            T.reads(A[0:n - 1])\n"
+    "            T.writes(B[0:n])\n"
+    "            for i in range(n):\n"
+    "                B[i] = A[i] * T.float32(2)\n";
+
+static void test_wrapper_symbolic(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = NULL;
+    assert_int_equal(tir_parse_func(ctx, wrap_symbolic, strlen(wrap_symbolic), &f), TIR_OK);
+    tir_schedule *s = sched(ctx, f);
+    assert_non_null(strstr(tir_print(ctx, tir_sched_func(s)),
+                           "T.reads(A[0:n])\n            T.writes(B[0:n])"));
+    SCHED_OK(s, tir_sched_compute_inline(s, sched_block(s, "P")));
+    assert_null(strstr(tir_print(ctx, tir_sched_func(s)), "T.writes(B"));
+    tir_sched_destroy(s);
+    assert_int_equal(tir_parse_func(ctx, block_symbolic, strlen(block_symbolic), &f), TIR_OK);
+    tir_sched_destroy(sched(ctx, f));
+    assert_int_equal(tir_parse_func(ctx, block_symbolic_short, strlen(block_symbolic_short), &f),
+                     TIR_OK);
+    s = (tir_schedule *)1;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_ERR_VERIFY);
+    assert_null(s);
+    assert_non_null(strstr(tir_ctx_error(ctx), "block \"W\" loads outside its T.reads"));
+}
+
 /* tir_sched_create's proof that a spatial block's instances write
  * distinct elements, past what enumeration reaches: one block "B" per
  * case, its loops, iterators, predicate and stores given. */
@@ -966,6 +1026,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_regions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_regions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_symbolic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_spatial_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),

@@ -31,6 +31,7 @@ typedef struct rd_state {
     tir_analyzer *a;
     const tir_block *b;
     ir_vec own; /* const tir_buffer *: allocated in b */
+    ir_vec vars; /* const tir_var *: b's iterators and the loops around the walk in b */
     bool wrapper; /* no iterators and no regions: nested blocks not checked */
     const tir_buffer *bad_buf;
     const char *why;
@@ -85,6 +86,26 @@ static const tir_expr *as_dtype(tir_ctx *ctx, const tir_expr *e, tir_dtype t) {
     return tir_cast_new(ctx, t, e);
 }
 
+/* lo..hi inside [mn, end), relaxed over the block's iterators and the
+ * loops in it first.  The analyzer proves with constant bounds only, so
+ * an access A[i] under `for i in range(n)` was not proved inside A[0:n]
+ * (a wrapper around such a loop, given that region, was refused); the
+ * relaxed range [0, n) is, its ends compared symbolically.  Relaxing
+ * only widens the access, so a proof still holds for every value. */
+static bool relaxed_inside(rd_state *st, const tir_expr *mn, const tir_expr *end,
+                           const tir_expr *lo, const tir_expr *hi) {
+    tir_ctx *ctx = st->ctx;
+    const tir_var *const *vs = (const tir_var *const *)st->vars.items;
+    tir_range a, b;
+    if (!st->vars.n || !tir_analyzer_relax(st->a, lo, st->vars.n, vs, &a) ||
+        !tir_analyzer_relax(st->a, hi, st->vars.n, vs, &b))
+        return false;
+    const tir_expr *bend = tir_add(ctx, as_dtype(ctx, b.min, TIR_I64),
+                                   as_dtype(ctx, b.extent, TIR_I64));
+    return tir_analyzer_can_prove(st->a, tir_le(ctx, mn, as_dtype(ctx, a.min, TIR_I64))) &&
+           tir_analyzer_can_prove(st->a, tir_le(ctx, bend, end));
+}
+
 /* lo..hi (one dimension of an access) inside r's range d. */
 static bool dim_inside(rd_state *st, const tir_range *r, const tir_expr *lo, const tir_expr *hi) {
     int64_t ext;
@@ -96,8 +117,9 @@ static bool dim_inside(rd_state *st, const tir_range *r, const tir_expr *lo, con
     tir_dtype t = TIR_I64;
     const tir_expr *mn = as_dtype(st->ctx, r->min, t);
     const tir_expr *end = tir_add(st->ctx, mn, as_dtype(st->ctx, r->extent, t));
-    return tir_analyzer_can_prove(st->a, tir_le(st->ctx, mn, as_dtype(st->ctx, lo, t))) &&
-           tir_analyzer_can_prove(st->a, tir_lt(st->ctx, as_dtype(st->ctx, hi, t), end));
+    return (tir_analyzer_can_prove(st->a, tir_le(st->ctx, mn, as_dtype(st->ctx, lo, t))) &&
+            tir_analyzer_can_prove(st->a, tir_lt(st->ctx, as_dtype(st->ctx, hi, t), end))) ||
+           relaxed_inside(st, mn, end, lo, hi);
 }
 
 /* One access of buf: per dimension the ends [lo, hi] (NULL: not known). */
@@ -198,7 +220,9 @@ static void walk_stmt(rd_state *st, const tir_stmt *s) {
         walk_expr(st, f->min);
         walk_expr(st, f->extent);
         tir_analyzer_bind(st->a, f->var, f->min, f->extent);
+        ir_vec_push(&st->vars, f->var);
         walk_stmt(st, f->body);
+        st->vars.n--;
         tir_analyzer_unbind(st->a, f->var);
         return;
     }
@@ -245,8 +269,10 @@ static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_re
        still has to be declared. */
     rd_state st = {.ctx = ctx, .a = a, .b = b,
                    .wrapper = b->niters == 0 && b->nreads == 0 && b->nwrites == 0};
-    for (int i = 0; i < b->niters; i++)
+    for (int i = 0; i < b->niters; i++) {
         tir_analyzer_bind(a, b->iters[i].var, b->iters[i].dom.min, b->iters[i].dom.extent);
+        ir_vec_push(&st.vars, b->iters[i].var);
+    }
     for (int i = 0; i < b->nallocs; i++) ir_vec_push(&st.own, b->allocs[i]);
     walk_stmt(&st, b->init);
     walk_stmt(&st, b->body);
@@ -261,6 +287,7 @@ static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_re
         msg = ir_sb_finish(&sb, ctx);
     }
     ir_vec_free(&st.own);
+    ir_vec_free(&st.vars);
     return msg;
 }
 
