@@ -178,6 +178,27 @@ const char *sch_inst_text(const tir_schedule *s, int i) {
     return ir_sb_finish(&sb, s->ctx);
 }
 
+/* Whether identifier name (n characters) may be declared by the header
+ * the generated code includes, minitir/schedule.h, and what it includes
+ * (<stdbool.h>, <stddef.h>, <stdint.h>): a function of that name then
+ * does not compile ("bool", "size_t", "NULL", "INT32_MAX", "TIR_OK",
+ * "tir_status", "tir_sched_split").  The library's prefixes, names
+ * reserved to the implementation, *_t and the standard headers' macros. */
+static bool header_name(const char *name, size_t n) {
+    static const char *const std[] = {"bool", "true", "false", "NULL", "offsetof"};
+    for (size_t i = 0; i < sizeof std / sizeof std[0]; i++)
+        if (strcmp(name, std[i]) == 0) return true;
+    if (strncmp(name, "tir_", 4) == 0 || strncmp(name, "TIR_", 4) == 0 ||
+        (name[0] == '_' && (name[1] == '_' || isupper((unsigned char)name[1]))) ||
+        (n > 2 && strcmp(name + n - 2, "_t") == 0))
+        return true;
+    bool upper = true; /* INT32_MAX, UINT64_C, SIZE_MAX, PTRDIFF_MIN, ... */
+    for (size_t i = 0; i < n; i++) upper = upper && !islower((unsigned char)name[i]);
+    return upper && ((n > 4 && (strcmp(name + n - 4, "_MAX") == 0 ||
+                                strcmp(name + n - 4, "_MIN") == 0)) ||
+                     (n > 2 && strcmp(name + n - 2, "_C") == 0));
+}
+
 /* Whether name can name the C function (an identifier, not a C11
  * keyword): pasted as given, anything else would not compile, or compile
  * to something else ("f(void); int g"). */
@@ -195,7 +216,7 @@ static bool c_identifier(const char *name) {
         if (!isalnum((unsigned char)name[i]) && name[i] != '_') return false;
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
         if (strcmp(name, kw[i]) == 0) return false;
-    return true;
+    return !header_name(name, n);
 }
 
 const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
@@ -204,7 +225,8 @@ const char *tir_sched_trace_c(const tir_schedule *s, const char *fn_name) {
     if (!c_identifier(fn_name)) {
         tir_ctx_fail(s->ctx, TIR_ERR_INVALID_ARG,
                      "tir_sched_trace_c: \"%.80s\" is not a C identifier (letters, digits "
-                     "and '_', not a digit first, not a keyword)",
+                     "and '_', not a digit first, not a keyword) that minitir/schedule.h "
+                     "leaves free (not tir_* or TIR_*, *_t, bool, NULL, INT32_MAX, ...)",
                      fn_name);
         return "";
     }
