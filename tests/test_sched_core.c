@@ -558,6 +558,84 @@ static const spatial_case spatial_cases[] = {
                 "            T.reads(A[vi])\n            T.writes(B[vi // 2])\n",
                 "            B[vi // 2] = A[vi]\n"),
      NULL},
+    /* reduction blocks: instances that differ in a spatial iterator must
+       not store one element (a mislabelled reduction; bind would race),
+       those that differ in reduce iterators only may: C[vi // 2] += ...
+       past enumeration */
+    {SPATIAL_FN("A: T.Buffer((100000, 64), \"float32\"), C: T.Buffer((50000,), \"float32\")",
+                "i, k in T.grid(100000, 64)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk])\n            T.writes(C[vi // 2])\n"
+                "            with T.init():\n                C[vi // 2] = T.float32(0)\n",
+                "            C[vi // 2] = C[vi // 2] + A[vi, vk]\n"),
+     "stores C from two instances that differ in a spatial iterator, (vi = 0, vk = 0) and "
+     "(vi = 1, vk = 0), at C[vi // 2] = C[vi // 2] + A[vi, vk]: a reduction's"},
+    /* ... a spatial iterator no index uses, its loop holding only this
+       block */
+    {SPATIAL_FN("A: T.Buffer((64, 4, 32), \"float32\"), C: T.Buffer((64,), \"float32\")",
+                "i, j, k in T.grid(64, 4, 32)", "vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])",
+                "            T.reads(A[vi, vj, vk])\n            T.writes(C[vi])\n"
+                "            with T.init():\n                C[vi] = T.float32(0)\n",
+                "            C[vi] = C[vi] + A[vi, vj, vk]\n"),
+     "(vi = 0, vj = 0, vk = 0) and (vi = 0, vj = 1, vk = 0)"},
+    /* ... symbolic extents: the instances need both loops to run */
+    {SPATIAL_FN("A: T.Buffer((n, m), \"float32\"), C: T.Buffer((n,), \"float32\"), n: T.int32, "
+                "m: T.int32",
+                "i, k in T.grid(n, m)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk])\n            T.writes(C[vi // 2])\n",
+                "            C[vi // 2] = C[vi // 2] + A[vi, vk]\n"),
+     "(vi = 0, vk = 0) and (vi = 1, vk = 0) whenever n >= 2 and m >= 1"},
+    /* ... only the init collides: vi = 1 zeroes C[0] while vi = 0 sums into it */
+    {SPATIAL_FN("A: T.Buffer((100000, 64), \"float32\"), C: T.Buffer((100000,), \"float32\")",
+                "i, k in T.grid(100000, 64)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk])\n            T.writes(C[0:100000])\n"
+                "            with T.init():\n                C[vi // 2 * 2] = T.float32(0)\n",
+                "            C[vi] = C[vi] + A[vi, vk]\n"),
+     "(vi = 0, vk = 0) and (vi = 1, vk = 0), at C[vi // 2 * 2] = "},
+    /* ... a reduce iterator in the index: C[vi + vk] meets from vi = 0 and 1 */
+    {SPATIAL_FN("A: T.Buffer((16, 16), \"float32\"), C: T.Buffer((31,), \"float32\")",
+                "i, k in T.grid(16, 16)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk])\n            T.writes(C[vi:vi + 16])\n",
+                "            C[vi + vk] = C[vi + vk] + A[vi, vk]\n"),
+     "(vi = 0, vk = 1) and (vi = 1, vk = 0)"},
+    /* ... the same, enumerated (a T.min no affine form takes) */
+    {SPATIAL_FN("A: T.Buffer((16, 16), \"float32\"), C: T.Buffer((8,), \"float32\")",
+                "i, k in T.grid(16, 16)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk])\n            T.writes(C[0:8])\n",
+                "            C[T.min(vi, 7)] = C[T.min(vi, 7)] + A[vi, vk]\n"),
+     "(vi = 7, vk = 0) and (vi = 8, vk = 0)"},
+    /* accepted: a matmul over symbolic extents, with its init */
+    {SPATIAL_FN("A: T.Buffer((n, l), \"float32\"), B: T.Buffer((l, m), \"float32\"), "
+                "C: T.Buffer((n, m), \"float32\"), n: T.int32, m: T.int32, l: T.int32",
+                "i, j, k in T.grid(n, m, l)", "vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])",
+                "            T.reads(A[vi, vk], B[vk, vj])\n            T.writes(C[vi, vj])\n"
+                "            with T.init():\n                C[vi, vj] = T.float32(0)\n",
+                "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n"),
+     NULL},
+    /* ... an rfactor block (vk_1 spatial, vk_0 reduce) over split loops */
+    {SPATIAL_FN("A: T.Buffer((1000, 1024), \"float32\"), rf: T.Buffer((1000, 32), \"float32\")",
+                "i, k0, k1 in T.grid(1000, 32, 32)",
+                "vi, vk0, vk1 = T.axis.remap(\"SRS\", [i, k0, k1])",
+                "            T.reads(A[vi, vk0 * 32 + vk1])\n            T.writes(rf[vi, vk1])\n"
+                "            with T.init():\n                rf[vi, vk1] = T.float32(0)\n",
+                "            rf[vi, vk1] = rf[vi, vk1] + A[vi, vk0 * 32 + vk1]\n"),
+     NULL},
+    /* ... an argmax: two buffers, each indexed by the spatial iterator */
+    {SPATIAL_FN("A: T.Buffer((100000, 64), \"float32\"), V: T.Buffer((100000,), \"float32\"), "
+                "I: T.Buffer((100000,), \"int32\")",
+                "i, k in T.grid(100000, 64)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk], V[vi], I[vi])\n            T.writes(V[vi], I[vi])\n"
+                "            with T.init():\n                V[vi] = T.float32(-3.0e38)\n"
+                "                I[vi] = -1\n",
+                "            I[vi] = T.Select(V[vi] < A[vi, vk], vk, I[vi])\n"
+                "            V[vi] = T.max(V[vi], A[vi, vk])\n"),
+     NULL},
+    /* ... a reduce iterator in the index (not a reduction for the
+       primitives, but no two instances of distinct vi meet) */
+    {SPATIAL_FN("A: T.Buffer((100000, 64), \"float32\"), C: T.Buffer((100000, 64), \"float32\")",
+                "i, k in T.grid(100000, 64)", "vi, vk = T.axis.remap(\"SR\", [i, k])",
+                "            T.reads(A[vi, vk])\n            T.writes(C[vi, vk])\n",
+                "            C[vi, vk] = C[vi, vk] + A[vi, vk]\n"),
+     NULL},
     /* ... a scatter: neither proved nor refuted, the author's promise */
     {SPATIAL_FN("A: T.Buffer((100,), \"float32\"), I: T.Buffer((100,), \"int32\"), "
                 "B: T.Buffer((100,), \"float32\")",

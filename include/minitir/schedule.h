@@ -97,7 +97,12 @@ typedef struct tir_value_rv {
  * symbolic coefficient, an iterator not bound densely to loops of its
  * own).  An iterator whose loop also runs other statements (a staging
  * copy's step, rewriting its buffer for a consumer of the same step) may
- * repeat.  src/schedule/spatial_writes.c has the details.  The schedule
+ * repeat.  A block with reduce iterators is held to the same rule along
+ * its spatial iterators, its init's stores included: instances that
+ * differ only in reduce iterators may store one element (they accumulate),
+ * two that differ in a spatial iterator may not (`C[vi // 2] += A[vi,
+ * vk]` with vi spatial, a spatial iterator no index uses, `C[vi + vk]`).
+ * src/schedule/spatial_writes.c has the details.  The schedule
  * allocates IR in ctx, which must outlive it. */
 TIR_API tir_status tir_sched_create(tir_ctx *ctx, const tir_prim_func *f, tir_schedule **out);
 TIR_API void tir_sched_destroy(tir_schedule *s); /* NULL is fine */
@@ -169,9 +174,10 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *   W3. each block is complete (only spatial iters, no init, reads no
  *       buffer it writes) or a reduction (reduce iters do not index its
  *       written regions) (TIR_ERR_SCHED_BLOCK_NOT_COMPLETE).  Dominance
- *       (the only writer of its buffers) is not checked; that a complete
- *       block's instances write distinct elements is checked only where
- *       tir_sched_create can enumerate them.
+ *       (the only writer of its buffers) is not checked; that a block's
+ *       instances (those differing in a spatial iterator) write distinct
+ *       elements is tir_sched_create's check, which accepts what it can
+ *       neither prove nor refute.
  *
  * The primitives come in families: loops (split .. unroll), annotations,
  * blocks (cache_read .. reverse_compute_inline, decompose_reduction, rfactor),

@@ -1,12 +1,19 @@
 /* spatial_writes.c: tir_sched_create's check that the instances of a
- * spatial block write distinct elements.
+ * block that differ in a spatial iterator write distinct elements.
  *
  * Primitives take a block whose iterators are all spatial as one whose
  * instances are independent: reorder, bind and reverse_compute_inline run
  * them in any order.  A block storing C[vi + vj] (or C[vi // 2]) from
  * several instances means "the last one wins", which any reordering
- * changes silently (on a GPU, threads race on the element).  Per block,
- * three outcomes:
+ * changes silently (on a GPU, threads race on the element).  A reduction
+ * is the same along its spatial iterators: instances that differ only in
+ * reduce iterators accumulate into one element (they may store it, and
+ * the proof leaves their digits free), but C[vi // 2] += A[vi, vk] with vi
+ * spatial is a mislabelled reduction that bind and parallel race on.  The
+ * init's stores count as the block's (at the reduce iterators' minimum,
+ * where the init runs).  A reduce iterator in an output index is taken as
+ * it is (C[vi, vk] proved, C[vi + vk] refused); the primitives that need a
+ * reduction refuse such a block anyway.  Per block, three outcomes:
  *
  * - proved injective (accepted): each store's indices are affine in the
  *   "digits" of the block's iterators (v // c and v % c split an iterator
@@ -20,14 +27,15 @@
  *   stores to one buffer are proved the same way: they never meet, or
  *   only from one instance.  A predicate only drops instances, so a proof
  *   over the whole domain holds under it;
- * - proved colliding (refused): a witness, two distinct instances storing
- *   one element, found from the affine form (a digit no index uses, or
- *   two whose coefficient columns are proportional, vi + vj; for two
- *   stores whose forms differ in their constants only, B[vi] and B[vi +
- *   1], a digit making up the difference) and checked by evaluation
- *   (indices, the predicate and the body's conditions), or found by
- *   enumerating small constant domains (<= 2^16 points).  A
- *   witness needs instances that surely run: every iterator bound to
+ * - proved colliding (refused): a witness, two instances that differ in a
+ *   spatial iterator storing one element, found from the affine form (a
+ *   spatial digit no index uses, or two digits whose coefficient columns
+ *   are proportional, vi + vj, vi + vk; for two stores whose forms differ
+ *   in their constants only, B[vi] and B[vi + 1], a digit making up the
+ *   difference) and checked by evaluation (indices, the predicate and the
+ *   body's conditions), or found by enumerating small constant domains
+ *   (<= 2^16 points; a reduce iterator no index uses held at one value).
+ *   A witness needs instances that surely run: every iterator bound to
  *   loops of its own as densely as mixed radix digits (vi = i, vi = i_0 *
  *   32 + i_1), its values those the loops give (the predicate is
  *   evaluated at the loops' values);
@@ -40,10 +48,9 @@
  *   index through memory (a scatter), a symbolic coefficient, a division
  *   of a sum that no dimension pair undoes, with no witness found (past
  *   2^16 instances, an iterator bound otherwise (f // 4, a loop shared
- *   by two iterators), two stores of different forms that meet); a
- *   spatial block is
- *   then the author's promise that its
- *   instances write distinct elements, as in TVM.
+ *   by two iterators), two stores of different forms that meet); the
+ *   block is then the author's promise that its instances (those that
+ *   differ in a spatial iterator) write distinct elements, as in TVM.
  *
  * Stores to a buffer allocated inside the block (each instance has its
  * own) and those of nested blocks (checked as blocks of their own) are
@@ -104,6 +111,7 @@ typedef struct wstore {
     unsigned merged; /* bit d: indices d and d + 1 were merged */
     lin dims[SW_DIMS];
     bool affine;
+    bool init; /* a store of the block's T.init() (runs with the reduce iterators at their min) */
 } wstore;
 
 /* An iterator bound to sum c[j] * loop j + k over loops of its own, as
@@ -188,6 +196,12 @@ static void collect(sw *w, const tir_stmt *s, wstore *at) {
 }
 
 /* ---------------------------------------------------------------- digits */
+
+/* Whether iterator i is a reduce iterator: its instances may store one
+ * element (they accumulate into it), so no proof or witness is about it. */
+static bool reduce_iter(const sw *w, int i) {
+    return i >= 0 && w->b->iters[i].kind == TIR_ITER_REDUCE;
+}
 
 /* The entry of variable v, made if new. */
 static dvar *entry(sw *w, const tir_var *v) {
@@ -485,11 +499,12 @@ static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
     return changed;
 }
 
-/* Is every digit of every iterator that can vary forced? */
+/* Is every digit of every spatial iterator that can vary forced?  (The
+ * reduce iterators' digits may differ: those instances accumulate.) */
 static bool iters_forced(const sw *w, const forced *f) {
     for (int i = 0; i < w->nd; i++) {
         const dvar *d = &w->d[i];
-        for (int j = 0; d->kind == V_ITER && j < d->nb; j++) {
+        for (int j = 0; d->kind == V_ITER && !reduce_iter(w, d->it) && j < d->nb; j++) {
             int64_t lo, hi;
             bool any;
             digit_range(d, j, &lo, &hi, &any);
@@ -501,7 +516,7 @@ static bool iters_forced(const sw *w, const forced *f) {
         int64_t e;
         bool seen = false;
         for (int j = 0; j < w->nd; j++) seen = seen || w->d[j].it == i;
-        if (!seen && !w->held[i] &&
+        if (!seen && !w->held[i] && !reduce_iter(w, i) &&
             !(tir_expr_const_int(w->b->iters[i].dom.extent, &e) && e <= 1))
             return false;
     }
@@ -654,15 +669,29 @@ static int pred_at(const sw *w, const int64_t *v) {
     return sch_eval_int(w->r->predicate, n, vars, vals, &t) ? t != 0 : -1;
 }
 
+/* Whether the init runs at iterator values v: every reduce iterator at
+ * its domain's min (the interpreter's rule); false where a min is not
+ * constant. */
+static bool init_runs(const sw *w, const int64_t *v) {
+    for (int i = 0; i < w->b->niters; i++) {
+        int64_t mn;
+        if (reduce_iter(w, i) && !(tir_expr_const_int(w->b->iters[i].dom.min, &mn) && v[i] == mn))
+            return false;
+    }
+    return true;
+}
+
 /* The indices of store s at iterator values v (inner loops at their first
- * value), its conditions and the predicate all true there; false where
- * something does not evaluate or is false. */
+ * value), its conditions and the predicate all true there (and, for the
+ * init's, the init running); false where something does not evaluate or
+ * is false. */
 static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *idx) {
     const tir_block *b = w->b;
     const tir_var *vars[8 + SW_NEST];
     int64_t vals[8 + SW_NEST], t;
     int n = 0;
     if (s->st->nidx > 2 * SW_DIMS || pred_at(w, v) != 1) return false; /* idx's room */
+    if (s->init && !init_runs(w, v)) return false;
     for (int i = 0; i < b->niters; i++) vars[n] = b->iters[i].var, vals[n++] = v[i];
     for (int i = 0; i < s->nloops; i++) {
         int64_t ex;
@@ -679,9 +708,9 @@ static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *id
 }
 
 /* Instances differing by z[k] in digit dig[k] of dv[k], from the loops'
- * first values: both run (the outermost loop's extent not constant:
- * pp->need is the least it must reach), store sa of the first and sb of
- * the second store one element. */
+ * first values, and in a spatial iterator: both run (the outermost loop's
+ * extent not constant: pp->need is the count it must reach, at least 1),
+ * store sa of the first and sb of the second store one element. */
 static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const dvar *const *dv,
                          const int *dig, const int64_t *z, int nz, pointpair *pp) {
     const tir_block *b = w->b;
@@ -696,10 +725,10 @@ static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const 
         pp->need[i] = 0;
         pp->v1[i] = bd->base + (delta[i] < 0 ? -delta[i] : 0);
         pp->v2[i] = pp->v1[i] + delta[i];
-        differ = differ || delta[i];
+        differ = differ || (delta[i] && !reduce_iter(w, i)); /* a spatial iterator */
         int64_t top = (pp->v1[i] > pp->v2[i] ? pp->v1[i] : pp->v2[i]) - bd->base;
-        if (bd->span < 0 && top / bd->c[bd->nl - 1] + 1 > 1)
-            pp->need[i] = top / bd->c[bd->nl - 1] + 1; /* the outermost loop's count */
+        if (bd->span < 0) /* the outermost loop's count (>= 1: the instances run) */
+            pp->need[i] = top / bd->c[bd->nl - 1] + 1;
     }
     /* (the instances' loop values are checked in store_at, a need aside) */
     if (!differ || !store_at(w, sa, pp->v1, i1) || !store_at(w, sb, pp->v2, i2))
@@ -742,8 +771,9 @@ static int iter_digits(sw *w, digit_ref *out, int max) {
     return n;
 }
 
-/* A witness for store s from its affine form: a digit absent from every
- * dimension, or two whose columns are proportional (vi + vj). */
+/* A witness for store s from its affine form: a spatial iterator's digit
+ * absent from every dimension, or two digits whose columns are
+ * proportional (vi + vj; vi + vk with vk a reduce iterator). */
 static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
     digit_ref dr[SW_VARS * 2];
     int n = iter_digits(w, dr, SW_VARS * 2);
@@ -756,7 +786,8 @@ static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
         const dvar *dv[2] = {dr[x].d, NULL};
         int dig[2] = {dr[x].i, 0};
         int64_t z[2] = {1, 0};
-        if (zero && witness_from(w, s, s, dv, dig, z, 1, pp)) return true;
+        if (zero && !reduce_iter(w, dr[x].d->it) && witness_from(w, s, s, dv, dig, z, 1, pp))
+            return true;
         for (int y = x + 1; !zero && y < n; y++) {
             column(s, dr[y].d, dr[y].i, cb);
             int k0 = 0;
@@ -822,6 +853,7 @@ static bool pair_witness(sw *w, const wstore *a, const wstore *b, pointpair *pp)
 typedef struct hit {
     int store, buf;
     int64_t idx[SW_DIMS];
+    int64_t spatial; /* the instance's spatial iterators, numbered */
     int64_t inst;
 } hit;
 
@@ -830,18 +862,30 @@ static int cmp_hit(const void *a, const void *b) {
     if (x->buf != y->buf) return x->buf < y->buf ? -1 : 1;
     for (int d = 0; d < SW_DIMS; d++)
         if (x->idx[d] != y->idx[d]) return x->idx[d] < y->idx[d] ? -1 : 1;
+    if (x->spatial != y->spatial) return x->spatial < y->spatial ? -1 : 1;
     return (x->inst > y->inst) - (x->inst < y->inst);
 }
 
+/* Whether some store's index uses iterator i. */
+static bool indexed_by(const sw *w, int i) {
+    for (int k = 0; k < w->ns; k++)
+        for (int d = 0; d < w->s[k].st->nidx; d++)
+            if (tir_uses_var(w->s[k].st->indices[d], w->b->iters[i].var)) return true;
+    return false;
+}
+
 /* Small constant domains: every instance's stores, sorted; two of one
- * element from different instances are a witness.  1 found, 0 none, -1
- * not decided (too large, a store under a loop or a condition, an index
- * that does not evaluate). */
+ * element from instances differing in a spatial iterator are a witness (a
+ * reduce iterator no index uses is held at its first value; the init's
+ * stores count where the init runs).  1 found, 0 none, -1 not decided (too large, a store under a loop or a condition,
+ * an index that does not evaluate). */
 static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
     const tir_block *b = w->b;
     int64_t mins[8], exts[8], points = 1;
     for (int i = 0; i < b->niters; i++) {
         mins[i] = w->bind[i].base, exts[i] = w->bind[i].span;
+        if (reduce_iter(w, i) && exts[i] > 0 && !indexed_by(w, i))
+            exts[i] = 1; /* its value changes no index */
         if (exts[i] <= 0 || points > ENUM_POINTS / exts[i]) return -1;
         if (w->held[i]) exts[i] = 1; /* one step of its loop */
         points *= exts[i];
@@ -861,10 +905,14 @@ static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
         int run = pred_at(w, v);
         if (run < 0) res = -1;
         if (run != 1) continue;
+        int64_t spatial = 0;
+        for (int i = 0; i < b->niters; i++)
+            if (!reduce_iter(w, i)) spatial = spatial * exts[i] + (v[i] - mins[i]);
         for (int k = 0; k < w->ns && !res; k++) {
+            if (w->s[k].init && !init_runs(w, v)) continue;
             hit *x = &h[nh++];
             memset(x, 0, sizeof *x);
-            x->store = k, x->inst = q;
+            x->store = k, x->inst = q, x->spatial = spatial;
             for (int j = 0; j < w->ns; j++) /* the first store of its buffer */
                 if (w->s[j].st->buffer == w->s[k].st->buffer) {
                     x->buf = j;
@@ -878,7 +926,8 @@ static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
     if (res == 0) qsort(h, (size_t)nh, sizeof *h, cmp_hit);
     for (int64_t q = 1; q < nh && res == 0; q++) {
         const hit *x = &h[q - 1], *y = &h[q];
-        if (x->buf != y->buf || memcmp(x->idx, y->idx, sizeof x->idx) || x->inst == y->inst)
+        if (x->buf != y->buf || memcmp(x->idx, y->idx, sizeof x->idx) ||
+            x->spatial == y->spatial)
             continue;
         int64_t i1 = x->inst, i2 = y->inst;
         for (int i = b->niters - 1; i >= 0; i--) {
@@ -912,11 +961,19 @@ static void put_point(ir_strbuf *sb, const tir_block *b, const int64_t *v) {
     ir_sb_printf(sb, ")");
 }
 
+static bool has_reduce(const tir_block *b) {
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == TIR_ITER_REDUCE) return true;
+    return false;
+}
+
 static const char *refusal(const sw *w, const wstore *s, const wstore *s2, const pointpair *pp) {
     ir_strbuf sb;
     ir_sb_init(&sb);
-    ir_sb_printf(&sb, "block \"%s\" stores %s from two instances of its spatial iterators, ",
-                 w->b->name, s->st->buffer->name);
+    bool red = has_reduce(w->b);
+    ir_sb_printf(&sb, "block \"%s\" stores %s from two instances %s, ", w->b->name,
+                 s->st->buffer->name,
+                 red ? "that differ in a spatial iterator" : "of its spatial iterators");
     put_point(&sb, w->b, pp->v1);
     ir_sb_printf(&sb, " and ");
     put_point(&sb, w->b, pp->v2);
@@ -930,10 +987,17 @@ static const char *refusal(const sw *w, const wstore *s, const wstore *s2, const
         }
     ir_sb_printf(&sb, ", at %s", store_text(w->ctx, s->st));
     if (s2 != s) ir_sb_printf(&sb, " and %s", store_text(w->ctx, s2->st));
-    ir_sb_printf(&sb,
-                 ": each instance of a spatial block must write its own elements "
-                 "(schedules run a spatial block's instances in any order, which would change "
-                 "the one that writes last)");
+    if (red)
+        ir_sb_printf(&sb, ": a reduction's instances that differ in a spatial iterator must "
+                          "write their own elements, only those differing in reduce iterators "
+                          "accumulate into one (bind, parallel and reorder run the spatial "
+                          "iterators' instances at once or in any order; label an iterator "
+                          "that accumulates T.axis.reduce)");
+    else
+        ir_sb_printf(&sb,
+                     ": each instance of a spatial block must write its own elements "
+                     "(schedules run a spatial block's instances in any order, which would "
+                     "change the one that writes last)");
     return ir_sb_finish(&sb, w->ctx);
 }
 
@@ -954,6 +1018,8 @@ static const char *decide(sw *w, const tir_for *const *loops, int nloops) {
     bool runs = bindings_dense(w, loops, nloops);
     wstore top = {0};
     collect(w, b->body, &top);
+    top.init = true;
+    collect(w, b->init, &top);
     if (w->bad || w->ns == 0) return NULL;
     tir_visitor nv = {.pre = note_pre, .user = w};
     for (int k = 0; k < w->ns; k++) {
@@ -984,9 +1050,7 @@ static const char *decide(sw *w, const tir_for *const *loops, int nloops) {
 const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r,
                                         const tir_for *const *loops, int nloops) {
     const tir_block *b = r->block;
-    if (b->init || b->niters == 0 || b->niters > 8) return NULL;
-    for (int i = 0; i < b->niters; i++)
-        if (b->iters[i].kind != TIR_ITER_SPATIAL) return NULL;
+    if (b->niters == 0 || b->niters > 8) return NULL;
     sw *w = calloc(1, sizeof *w); /* not the arena: ~100 KiB per block, each create */
     if (!w) return NULL;
     w->ctx = ctx, w->r = r, w->b = b;
