@@ -23,18 +23,26 @@
  *   and a slot whose coefficient exceeds what all other slots can add up
  *   to must be zero; forced slots are zero in every dimension, so this
  *   repeats.  It needs no enumeration and takes symbolic extents (a slot
- *   of unknown range is forced only when all others are bounded).  Two
- *   stores to one buffer are proved the same way: they never meet, or
- *   only from one instance.  A predicate only drops instances, so a proof
- *   over the whole domain holds under it;
+ *   of unknown range is forced only when all others are bounded).  A
+ *   Ramp index (a vector store) is start + stride * lane, the lane a
+ *   variable of [0, lanes) free within one instance, like a loop inside
+ *   the block.  Two stores to one buffer are proved the same way: they
+ *   never meet, or only from one instance; only when their merged (e //
+ *   c, e % c) pairs are at the same places with the same c (pairs of
+ *   different c, e1 // 4 and e2 // 8, meet where e1 != e2).  A predicate
+ *   only drops instances, so a proof over the whole domain holds under
+ *   it;
  * - proved colliding (refused): a witness, two instances that differ in a
  *   spatial iterator storing one element, found from the affine form (a
  *   spatial digit no index uses, or two digits whose coefficient columns
  *   are proportional, vi + vj, vi + vk; for two stores whose forms differ
  *   in their constants only, B[vi] and B[vi + 1], a digit making up the
  *   difference) and checked by evaluation (indices, the predicate and the
- *   body's conditions), or found by enumerating small constant domains
- *   (<= 2^16 points; a reduce iterator no index uses held at one value).
+ *   body's conditions), or found by enumerating constant domains (every
+ *   instance when there are at most 2^16 (fewer with many stores or
+ *   lanes), else a corner: the first values of each iterator; every lane
+ *   of a vector store; a reduce iterator no index uses held at one
+ *   value).
  *   A witness needs instances that surely run: every iterator bound to
  *   loops of its own as densely as mixed radix digits (vi = i, vi = i_0 *
  *   32 + i_1), its values those the loops give (the predicate is
@@ -47,8 +55,10 @@
  * - neither (accepted, the documented rule of docs/text-format.md): an
  *   index through memory (a scatter), a symbolic coefficient, a division
  *   of a sum that no dimension pair undoes, with no witness found (past
- *   2^16 instances, an iterator bound otherwise (f // 4, a loop shared
- *   by two iterators), two stores of different forms that meet); the
+ *   2^16 instances, when the corner holds none, an iterator bound
+ *   otherwise (f // 4, a loop shared by two iterators), a store under a
+ *   loop or a condition inside the block, more than SW_STORES (256)
+ *   stores); the
  *   block is then the author's promise that its instances (those that
  *   differ in a spatial iterator) write distinct elements, as in TVM.
  *
@@ -65,7 +75,7 @@
 /* Enumeration limit: instances of the block. */
 #define ENUM_POINTS ((int64_t)1 << 16)
 
-enum { SW_STORES = 8, SW_VARS = 24, SW_DIGITS = 8, SW_TERMS = 32, SW_DIMS = 8,
+enum { SW_STORES = 256, SW_VARS = 24, SW_DIGITS = 8, SW_TERMS = 32, SW_DIMS = 8,
        SW_SLOTS = 64, SW_NEST = 8 };
 
 /* A variable of the indices: one of the block's iterators (its digits
@@ -109,6 +119,7 @@ typedef struct wstore {
     int nloops, nconds, nallocs;
     int nd;          /* dimensions after merging (e // c, e % c) pairs */
     unsigned merged; /* bit d: indices d and d + 1 were merged */
+    int64_t mdiv[SW_DIMS]; /* dimension k merged from (e // c, e % c): c, else 0 */
     lin dims[SW_DIMS];
     bool affine;
     bool init; /* a store of the block's T.init() (runs with the reduce iterators at their min) */
@@ -136,8 +147,8 @@ typedef struct sw {
     dvar d[SW_VARS];
     int nd;
     bool bad; /* too many variables, digits or stores */
-    wstore s[SW_STORES];
-    int ns;
+    wstore *s; /* on the heap, grown as stores are found (at most SW_STORES) */
+    int ns, cap;
     const wstore *cur;
 } sw;
 
@@ -151,9 +162,14 @@ static void collect(sw *w, const tir_stmt *s, wstore *at) {
             if (w->b->allocs[i] == tir_as_tir_buffer_store(s)->buffer) return;
         for (int i = 0; i < at->nallocs; i++)
             if (at->allocs[i] == tir_as_tir_buffer_store(s)->buffer) return;
-        if (w->ns == SW_STORES) {
-            w->bad = true;
-            return;
+        if (w->ns == w->cap) {
+            int cap = w->cap ? 2 * w->cap : 8;
+            wstore *ns = w->ns < SW_STORES ? realloc(w->s, sizeof *ns * (size_t)cap) : NULL;
+            if (!ns) {
+                w->bad = true;
+                return;
+            }
+            w->s = ns, w->cap = cap;
         }
         w->s[w->ns] = *at;
         w->s[w->ns++].st = tir_as_tir_buffer_store(s);
@@ -230,6 +246,23 @@ static dvar *entry(sw *w, const tir_var *v) {
         ex < (INT64_C(1) << 40) && mn > -(INT64_C(1) << 40) && mn < (INT64_C(1) << 40))
         d->lo = mn, d->hi = mn + ex - 1, d->any = false;
     w->nd++;
+    return d;
+}
+
+/* The lane of a Ramp index (start + stride * lane): a variable of one
+ * instance, like a loop inside the block, of range [0, lanes); the ramp
+ * node names it. */
+static dvar *lane_entry(sw *w, const tir_ramp *ramp) {
+    const tir_var *key = (const tir_var *)(const void *)ramp; /* compared, never read */
+    for (int i = 0; i < w->nd; i++)
+        if (w->d[i].var == key) return &w->d[i];
+    if (w->nd == SW_VARS) {
+        w->bad = true;
+        return NULL;
+    }
+    dvar *d = &w->d[w->nd++];
+    *d = (dvar){.var = key, .kind = V_INNER, .it = -1, .lo = 0, .hi = ramp->lanes - 1,
+                .any = false, .b = {1}, .nb = 1};
     return d;
 }
 
@@ -377,14 +410,15 @@ static bool lin_add(sw *w, const tir_expr *e, int64_t scale, lin *l) {
 }
 
 /* Is (x, y) (e // c, e % c) for one e and a constant c > 0? */
-static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e) {
+static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e,
+                        int64_t *div) {
     int64_t c, c2;
     if (x->kind != TIR_KIND_FLOORDIV || y->kind != TIR_KIND_FLOORMOD) return false;
     const tir_binop *p = tir_as_tir_binop(x), *q = tir_as_tir_binop(y);
     if (!tir_expr_const_int(p->b, &c) || !tir_expr_const_int(q->b, &c2) || c != c2 || c < 1 ||
         !ir_text_expr_same(p->a, q->a))
         return false;
-    *e = p->a;
+    *e = p->a, *div = c;
     return true;
 }
 
@@ -397,15 +431,26 @@ static void store_forms(sw *w, wstore *s) {
     s->affine = true, s->nd = 0, s->merged = 0;
     for (int d = 0; d < st->nidx && s->affine; d++) {
         const tir_expr *e = st->indices[d];
-        if (d + 1 < st->nidx && divmod_pair(st->indices[d], st->indices[d + 1], &e))
+        int64_t div = 0;
+        if (d + 1 < st->nidx && divmod_pair(st->indices[d], st->indices[d + 1], &e, &div))
             s->merged |= 1u << d++;
-        if (s->nd == SW_DIMS || e->dtype.lanes != 1) {
+        int64_t stride;
+        const tir_ramp *ramp = e->kind == TIR_KIND_RAMP ? tir_as_tir_ramp(e) : NULL;
+        if (s->nd == SW_DIMS ||
+            (ramp ? !(tir_expr_const_int(ramp->stride, &stride) && ramp->lanes >= 1 &&
+                      ramp->start->dtype.lanes == 1)
+                  : e->dtype.lanes != 1)) {
             s->affine = false;
             break;
         }
+        s->mdiv[s->nd] = div;
         lin *l = &s->dims[s->nd++];
         l->n = 0, l->k = 0;
-        s->affine = lin_add(w, e, 1, l);
+        s->affine = lin_add(w, ramp ? ramp->start : e, 1, l);
+        if (ramp && s->affine) { /* + stride * lane, lane free in [0, lanes) */
+            dvar *lane = lane_entry(w, ramp);
+            s->affine = lane && add_digits(l, lane, 0, 1, stride);
+        }
     }
     w->cur = NULL;
 }
@@ -523,10 +568,21 @@ static bool iters_forced(const sw *w, const forced *f) {
     return true;
 }
 
+/* Whether stores a and b have the same dimensions: merged pairs at the
+ * same places and of the same divisor, so that an element is the same
+ * exactly when every merged form is ((e1 // 4, e1 % 4) and (e2 // 8, e2 %
+ * 8) meet at e1 = 8, e2 = 16). */
+static bool same_dims(const wstore *a, const wstore *b) {
+    if (!a->affine || !b->affine || a->nd != b->nd || a->merged != b->merged) return false;
+    for (int d = 0; d < a->nd; d++)
+        if (a->mdiv[d] != b->mdiv[d]) return false;
+    return true;
+}
+
 /* 1: stores a and b (a == b: one store) meet only from one instance, or
  * never; 0: not proved. */
 static int pair_proved(const sw *w, const wstore *a, const wstore *b) {
-    if (!a->affine || !b->affine || a->nd != b->nd || a->merged != b->merged) return 0;
+    if (!same_dims(a, b)) return 0;
     slot sl[SW_DIMS][SW_SLOTS];
     int ns[SW_DIMS];
     for (int d = 0; d < a->nd; d++)
@@ -685,6 +741,31 @@ static bool init_runs(const sw *w, const int64_t *v) {
  * value), its conditions and the predicate all true there (and, for the
  * init's, the init running); false where something does not evaluate or
  * is false. */
+/* Index e of a store at lane `lane` (a Ramp's start + stride * lane, a
+ * Broadcast's value); false where it does not evaluate. */
+static bool index_at(const tir_expr *e, int lane, int n, const tir_var *const *vars,
+                     const int64_t *vals, int64_t *out) {
+    int64_t a, st;
+    if (e->kind == TIR_KIND_RAMP) {
+        const tir_ramp *r = tir_as_tir_ramp(e);
+        return lane < r->lanes && sch_eval_int(r->start, n, vars, vals, &a) &&
+               sch_eval_int(r->stride, n, vars, vals, &st) &&
+               !__builtin_mul_overflow(st, (int64_t)lane, &st) &&
+               !__builtin_add_overflow(a, st, out);
+    }
+    if (e->kind == TIR_KIND_BROADCAST)
+        return sch_eval_int(tir_as_tir_broadcast(e)->value, n, vars, vals, out);
+    return e->dtype.lanes == 1 && sch_eval_int(e, n, vars, vals, out);
+}
+
+/* The lanes of store s (1 for a scalar store). */
+static int store_lanes(const wstore *s) {
+    int l = 1;
+    for (int d = 0; d < s->st->nidx; d++)
+        if (s->st->indices[d]->dtype.lanes > l) l = s->st->indices[d]->dtype.lanes;
+    return l;
+}
+
 static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *idx) {
     const tir_block *b = w->b;
     const tir_var *vars[8 + SW_NEST];
@@ -702,8 +783,8 @@ static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *id
     }
     for (int i = 0; i < s->nconds; i++)
         if (!s->conds[i] || !(sch_eval_int(s->conds[i], n, vars, vals, &t) && t)) return false;
-    for (int d = 0; d < s->st->nidx; d++)
-        if (!sch_eval_int(s->st->indices[d], n, vars, vals, &idx[d])) return false;
+    for (int d = 0; d < s->st->nidx; d++) /* lane 0 of a vector store */
+        if (!index_at(s->st->indices[d], 0, n, vars, vals, &idx[d])) return false;
     return true;
 }
 
@@ -822,7 +903,7 @@ static bool same_terms(const lin *la, const lin *lb) {
  * their constants only (B[vi] and B[vi + 1]): one digit's column times t
  * makes up the difference, and instance x of a meets x - t of b. */
 static bool pair_witness(sw *w, const wstore *a, const wstore *b, pointpair *pp) {
-    if (!a->affine || !b->affine || a->nd != b->nd || a->merged != b->merged) return false;
+    if (!same_dims(a, b)) return false;
     for (int d = 0; d < a->nd; d++)
         if (!same_terms(&a->dims[d], &b->dims[d])) return false;
     digit_ref dr[SW_VARS * 2];
@@ -881,19 +962,35 @@ static bool indexed_by(const sw *w, int i) {
  * an index that does not evaluate). */
 static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
     const tir_block *b = w->b;
-    int64_t mins[8], exts[8], points = 1;
+    int64_t mins[8], exts[8], points = 1, lanes = 0;
+    for (int k = 0; k < w->ns; k++) {
+        if (w->s[k].nloops || w->s[k].nconds || w->s[k].st->nidx > SW_DIMS) return -1;
+        lanes += store_lanes(&w->s[k]);
+    }
+    if (lanes > ENUM_POINTS) return -1;
+    /* the instances to look at: all of them, or a corner of the domain
+     * (the first values of each iterator: a collision among them is one,
+     * none is no proof) */
+    int64_t limit = 2 * ENUM_POINTS / lanes;
+    if (limit > ENUM_POINTS) limit = ENUM_POINTS;
+    bool whole = true;
     for (int i = 0; i < b->niters; i++) {
         mins[i] = w->bind[i].base, exts[i] = w->bind[i].span;
-        if (reduce_iter(w, i) && exts[i] > 0 && !indexed_by(w, i))
-            exts[i] = 1; /* its value changes no index */
-        if (exts[i] <= 0 || points > ENUM_POINTS / exts[i]) return -1;
-        if (w->held[i]) exts[i] = 1; /* one step of its loop */
-        points *= exts[i];
+        if (exts[i] <= 0) return -1;
+        if ((reduce_iter(w, i) && !indexed_by(w, i)) || w->held[i])
+            exts[i] = 1; /* its value changes no index; one step of its loop */
     }
-    if (points * w->ns > 2 * ENUM_POINTS) return -1;
-    for (int k = 0; k < w->ns; k++)
-        if (w->s[k].nloops || w->s[k].nconds || w->s[k].st->nidx > SW_DIMS) return -1;
-    hit *h = malloc(sizeof *h * (size_t)(points * w->ns)); /* not the arena: large, short */
+    for (;;) {
+        int big = 0;
+        points = 1;
+        for (int i = 0; i < b->niters; i++) {
+            if (exts[i] > exts[big]) big = i;
+            points = points > limit / exts[i] ? limit + 1 : points * exts[i];
+        }
+        if (points <= limit) break;
+        exts[big] = (exts[big] + 1) / 2, whole = false;
+    }
+    hit *h = malloc(sizeof *h * (size_t)(points * lanes)); /* not the arena: large, short */
     if (!h) return -1;
     int64_t nh = 0, v[8];
     int res = 0;
@@ -910,17 +1007,19 @@ static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
             if (!reduce_iter(w, i)) spatial = spatial * exts[i] + (v[i] - mins[i]);
         for (int k = 0; k < w->ns && !res; k++) {
             if (w->s[k].init && !init_runs(w, v)) continue;
-            hit *x = &h[nh++];
-            memset(x, 0, sizeof *x);
-            x->store = k, x->inst = q, x->spatial = spatial;
-            for (int j = 0; j < w->ns; j++) /* the first store of its buffer */
-                if (w->s[j].st->buffer == w->s[k].st->buffer) {
-                    x->buf = j;
-                    break;
-                }
-            for (int d = 0; d < w->s[k].st->nidx && !res; d++)
-                if (!sch_eval_int(w->s[k].st->indices[d], b->niters, vars, v, &x->idx[d]))
-                    res = -1;
+            for (int lane = 0, nl = store_lanes(&w->s[k]); lane < nl && !res; lane++) {
+                hit *x = &h[nh++]; /* every lane of a vector store */
+                memset(x, 0, sizeof *x);
+                x->store = k, x->inst = q, x->spatial = spatial;
+                for (int j = 0; j < w->ns; j++) /* the first store of its buffer */
+                    if (w->s[j].st->buffer == w->s[k].st->buffer) {
+                        x->buf = j;
+                        break;
+                    }
+                for (int d = 0; d < w->s[k].st->nidx && !res; d++)
+                    if (!index_at(w->s[k].st->indices[d], lane, b->niters, vars, v, &x->idx[d]))
+                        res = -1;
+            }
         }
     }
     if (res == 0) qsort(h, (size_t)nh, sizeof *h, cmp_hit);
@@ -939,7 +1038,7 @@ static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
         res = 1;
     }
     free(h);
-    return res;
+    return res == 0 && !whole ? -1 : res;
 }
 
 /* --------------------------------------------------------------- message */
@@ -1051,10 +1150,11 @@ const char *sch_spatial_write_collision(tir_ctx *ctx, const tir_block_realize *r
                                         const tir_for *const *loops, int nloops) {
     const tir_block *b = r->block;
     if (b->niters == 0 || b->niters > 8) return NULL;
-    sw *w = calloc(1, sizeof *w); /* not the arena: ~100 KiB per block, each create */
+    sw *w = calloc(1, sizeof *w); /* not the arena: freed per block, each create */
     if (!w) return NULL;
     w->ctx = ctx, w->r = r, w->b = b;
     const char *msg = decide(w, loops, nloops);
+    free(w->s);
     free(w);
     return msg;
 }
