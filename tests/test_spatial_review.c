@@ -145,12 +145,41 @@ static void test_nested_block_writes(void **st) {
                      "                    B[vt] = A[vo, vt]\n");
 }
 
+/* A blockized matmul tile (the outer block's reduce iterator vko, an init
+ * block and an update block nested): the nested stores in the outer
+ * block's terms, C[vio * 16 + vi, vjo * 16 + vj] with vi, vj inner loops,
+ * are proved distinct across vio, vjo; accepted. */
+static void test_nested_tile_accepted(void **st) {
+    expect_accepted(*st,
+                    "@T.prim_func\n"
+                    "def f(A: T.Buffer((64, 64), \"float32\"), B: T.Buffer((64, 64), \"float32\"), C: T.Buffer((64, 64), \"float32\")):\n"
+                    "    for io, jo, ko in T.grid(4, 4, 4):\n"
+                    "        with T.block(\"C_o\"):\n"
+                    "            vio, vjo, vko = T.axis.remap(\"SSR\", [io, jo, ko])\n"
+                    "            T.reads(A[vio * 16:vio * 16 + 16, vko * 16:vko * 16 + 16], B[vko * 16:vko * 16 + 16, vjo * 16:vjo * 16 + 16])\n"
+                    "            T.writes(C[vio * 16:vio * 16 + 16, vjo * 16:vjo * 16 + 16])\n"
+                    "            with T.init():\n"
+                    "                for ii, jj in T.grid(16, 16):\n"
+                    "                    with T.block(\"C_init\"):\n"
+                    "                        vi, vj = T.axis.remap(\"SS\", [ii, jj])\n"
+                    "                        T.reads()\n"
+                    "                        T.writes(C[vio * 16 + vi, vjo * 16 + vj])\n"
+                    "                        C[vio * 16 + vi, vjo * 16 + vj] = T.float32(0)\n"
+                    "            for ii, jj, kk in T.grid(16, 16, 16):\n"
+                    "                with T.block(\"C\"):\n"
+                    "                    vi, vj, vk = T.axis.remap(\"SSR\", [ii, jj, kk])\n"
+                    "                    T.reads(C[vio * 16 + vi, vjo * 16 + vj], A[vio * 16 + vi, vko * 16 + vk], B[vko * 16 + vk, vjo * 16 + vj])\n"
+                    "                    T.writes(C[vio * 16 + vi, vjo * 16 + vj])\n"
+                    "                    C[vio * 16 + vi, vjo * 16 + vj] = C[vio * 16 + vi, vjo * 16 + vj] + A[vio * 16 + vi, vko * 16 + vk] * B[vko * 16 + vk, vjo * 16 + vj]\n");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pairs_of_different_divisors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlapping_ramps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_stores, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested_block_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_tile_accepted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

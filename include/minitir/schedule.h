@@ -91,8 +91,11 @@ typedef struct tir_value_rv {
  * `B[vi]` and `B[vi + 1]`: "the last one wins", an order that reorder,
  * bind and the inlines change), at any size and under a T.where: a witness
  * pair from the indices' affine form in the iterators' `// c` and `% c`
- * digits, checked by evaluation, or the enumeration of at most 2^16
- * instances; what that form proves injective is accepted, and so, as in
+ * digits, checked by evaluation, or an enumeration of at most 2^16
+ * instances (past that, a corner of the domain); every lane of a vector
+ * store, and the stores of nested blocks (their iterators replaced by
+ * their bindings) count as the block's; what that form proves injective
+ * is accepted, and so, as in
  * TVM, is what is neither proved nor refuted (a scatter `B[I[vi]]`, a
  * symbolic coefficient, an iterator not bound densely to loops of its
  * own).  An iterator whose loop also runs other statements (a staging

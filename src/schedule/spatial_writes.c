@@ -62,9 +62,14 @@
  *   block is then the author's promise that its instances (those that
  *   differ in a spatial iterator) write distinct elements, as in TVM.
  *
- * Stores to a buffer allocated inside the block (each instance has its
- * own) and those of nested blocks (checked as blocks of their own) are
- * left out; writes through calls (a tensor intrinsic) are not seen.
+ * A nested block's stores are the block's too (each nested block is also
+ * checked on its own): its iterators replaced by their bindings, so the
+ * loops between the blocks are inner variables, free within one instance
+ * of the outer block, the nested block's predicate a condition and its
+ * init's stores under a condition not evaluated (seen by the proof, never
+ * a witness).  Stores to a buffer allocated inside the block or a nested
+ * one (each instance has its own) are left out; writes through calls (a
+ * tensor intrinsic) are not seen.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +81,7 @@
 #define ENUM_POINTS ((int64_t)1 << 16)
 
 enum { SW_STORES = 256, SW_VARS = 24, SW_DIGITS = 8, SW_TERMS = 32, SW_DIMS = 8,
-       SW_SLOTS = 64, SW_NEST = 8 };
+       SW_SLOTS = 64, SW_NEST = 8, SW_SUBS = 32 };
 
 /* A variable of the indices: one of the block's iterators (its digits
  * must be told apart), a loop inside the block's body (free within one
@@ -116,7 +121,11 @@ typedef struct wstore {
     const tir_for *loops[SW_NEST];
     const tir_expr *conds[SW_NEST]; /* NULL: below the else of an if (not evaluated) */
     const tir_buffer *allocs[SW_NEST]; /* allocated inside the block (while collecting) */
-    int nloops, nconds, nallocs;
+ /* (while collecting) nested blocks' iterators and their bindings, in
+     * the outer block's terms */
+    const tir_var *sub_v[SW_SUBS];
+    const tir_expr *sub_e[SW_SUBS];
+    int nloops, nconds, nallocs, nsub;
     int nd;          /* dimensions after merging (e // c, e % c) pairs */
     unsigned merged; /* bit d: indices d and d + 1 were merged */
     int64_t mdiv[SW_DIMS]; /* dimension k merged from (e // c, e % c): c, else 0 */
@@ -172,7 +181,10 @@ static void collect(sw *w, const tir_stmt *s, wstore *at) {
             w->s = ns, w->cap = cap;
         }
         w->s[w->ns] = *at;
-        w->s[w->ns++].st = tir_as_tir_buffer_store(s);
+        /* a nested block's store in the outer block's terms */
+        w->s[w->ns++].st = at->nsub ? tir_as_tir_buffer_store(tir_substitute(
+                                          w->ctx, s, at->nsub, at->sub_v, at->sub_e))
+                                    : tir_as_tir_buffer_store(s);
         return;
     case TIR_KIND_SEQ: {
         const tir_seq *q = tir_as_tir_seq(s);
@@ -191,7 +203,9 @@ static void collect(sw *w, const tir_stmt *s, wstore *at) {
             return;
         }
         const tir_if *f = tir_as_tir_if(s);
-        in.conds[in.nconds++] = f->cond;
+        in.conds[in.nconds++] = in.nsub ? (const tir_expr *)tir_substitute(
+                                              w->ctx, f->cond, in.nsub, in.sub_v, in.sub_e)
+                                        : f->cond;
         collect(w, f->then_s, &in);
         in.conds[in.nconds - 1] = NULL;
         collect(w, f->else_s, &in);
@@ -207,7 +221,38 @@ static void collect(sw *w, const tir_stmt *s, wstore *at) {
         collect(w, tir_as_tir_allocate(s)->body, &in);
         return;
     }
-    default: return; /* a nested block checks its own stores */
+    case TIR_KIND_BLOCK_REALIZE: {
+        /* A nested block's stores are the outer instance's too: its
+         * iterators replaced by their bindings (in the loops inside the
+         * outer block, free within one outer instance), its predicate a
+         * condition, its allocations its own; its init's stores under a
+         * condition not evaluated (they run at its reduce iterators'
+         * minimum), so only the proof sees them. */
+        const tir_block_realize *r = tir_as_tir_block_realize(s);
+        const tir_block *nb = r->block;
+        if (at->nconds + 2 > SW_NEST || at->nallocs + nb->nallocs > SW_NEST ||
+            at->nsub + nb->niters > SW_SUBS) {
+            w->bad = true;
+            return;
+        }
+        wstore in = *at;
+        for (int i = 0; i < nb->niters; i++) {
+            const tir_expr *v = r->values[i];
+            if (at->nsub) v = (const tir_expr *)tir_substitute(w->ctx, v, at->nsub, at->sub_v, at->sub_e);
+            in.sub_v[in.nsub] = nb->iters[i].var, in.sub_e[in.nsub++] = v;
+        }
+        for (int i = 0; i < nb->nallocs; i++) in.allocs[in.nallocs++] = nb->allocs[i];
+        if (r->predicate)
+            in.conds[in.nconds++] = at->nsub ? (const tir_expr *)tir_substitute(
+                                                   w->ctx, r->predicate, at->nsub, at->sub_v,
+                                                   at->sub_e)
+                                             : r->predicate;
+        collect(w, nb->body, &in);
+        in.conds[in.nconds++] = NULL;
+        collect(w, nb->init, &in);
+        return;
+    }
+    default: return;
     }
 }
 
