@@ -35,14 +35,17 @@
  * - proved colliding (refused): a witness, two instances that differ in a
  *   spatial iterator storing one element, found from the affine form (a
  *   spatial digit no index uses, or two digits whose coefficient columns
- *   are proportional, vi + vj, vi + vk; for two stores whose forms differ
- *   in their constants only, B[vi] and B[vi + 1], a digit making up the
- *   difference) and checked by evaluation (indices, the predicate and the
- *   body's conditions), or found by enumerating constant domains (every
- *   instance when there are at most 2^16 (fewer with many stores or
- *   lanes), else a corner: the first values of each iterator; every lane
- *   of a vector store; a reduce iterator no index uses held at one
- *   value).
+ *   are proportional, vi + vj, vi + vk, or an iterator's and a loop's
+ *   inside the block, vi + t, the loop moved the other way in the second
+ *   instance; for two stores whose forms differ in their constants only,
+ *   B[vi] and B[vi + 1], a digit making up the difference) and checked by
+ *   evaluation (indices, the loops' ranges, the predicate and the body's
+ *   conditions), or found by enumerating constant domains (every instance
+ *   when there are at most 2^16 (fewer with many stores, lanes or inner
+ *   iterations), else a corner: the first values of each iterator; every
+ *   lane of a vector store; every value of the loops inside the block,
+ *   of constant ranges, where the store's conditions hold; a reduce
+ *   iterator no index uses held at one value).
  *   A witness needs instances that surely run: every iterator bound to
  *   loops of its own as densely as mixed radix digits (vi = i, vi = i_0 *
  *   32 + i_1), its values those the loops give (the predicate is
@@ -56,9 +59,9 @@
  *   index through memory (a scatter), a symbolic coefficient, a division
  *   of a sum that no dimension pair undoes, with no witness found (past
  *   2^16 instances, when the corner holds none, an iterator bound
- *   otherwise (f // 4, a loop shared by two iterators), a store under a
- *   loop or a condition inside the block, more than SW_STORES (256)
- *   stores); the
+ *   otherwise (f // 4, a loop shared by two iterators), a store under an
+ *   else or an inner loop of no constant range past the affine witness,
+ *   more than SW_STORES (256) stores); the
  *   block is then the author's promise that its instances (those that
  *   differ in a spatial iterator) write distinct elements, as in TVM.
  *
@@ -782,10 +785,6 @@ static bool init_runs(const sw *w, const int64_t *v) {
     return true;
 }
 
-/* The indices of store s at iterator values v (inner loops at their first
- * value), its conditions and the predicate all true there (and, for the
- * init's, the init running); false where something does not evaluate or
- * is false. */
 /* Index e of a store at lane `lane` (a Ramp's start + stride * lane, a
  * Broadcast's value); false where it does not evaluate. */
 static bool index_at(const tir_expr *e, int lane, int n, const tir_var *const *vars,
@@ -811,7 +810,13 @@ static int store_lanes(const wstore *s) {
     return l;
 }
 
-static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *idx) {
+/* The indices of store s at iterator values v and inner loop i at its
+ * first value plus in[i] (in NULL: every inner loop at its first value),
+ * its conditions and the predicate all true there (and, for the init's,
+ * the init running); false where something does not evaluate, is false or
+ * an inner value is past its loop's range. */
+static bool store_at(const sw *w, const wstore *s, const int64_t *v, const int64_t *in,
+                     int64_t *idx) {
     const tir_block *b = w->b;
     const tir_var *vars[8 + SW_NEST];
     int64_t vals[8 + SW_NEST], t;
@@ -819,10 +824,11 @@ static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *id
     if (s->st->nidx > 2 * SW_DIMS || pred_at(w, v) != 1) return false; /* idx's room */
     if (s->init && !init_runs(w, v)) return false;
     for (int i = 0; i < b->niters; i++) vars[n] = b->iters[i].var, vals[n++] = v[i];
-    for (int i = 0; i < s->nloops; i++) {
-        int64_t ex;
-        if (!tir_expr_const_int(s->loops[i]->extent, &ex) || ex < 1 ||
-            !tir_expr_const_int(s->loops[i]->min, &vals[n]))
+    for (int i = 0; i < s->nloops; i++) { /* inner loop i at its min + in[i], in its range */
+        int64_t ex, off = in ? in[i] : 0;
+        if (!tir_expr_const_int(s->loops[i]->extent, &ex) || off < 0 || off >= ex ||
+            !tir_expr_const_int(s->loops[i]->min, &vals[n]) ||
+            __builtin_add_overflow(vals[n], off, &vals[n]))
             return false;
         vars[n++] = s->loops[i]->var;
     }
@@ -833,18 +839,59 @@ static bool store_at(const sw *w, const wstore *s, const int64_t *v, int64_t *id
     return true;
 }
 
-/* Instances differing by z[k] in digit dig[k] of dv[k], from the loops'
+/* Whether store sa of instance pp->v1 and sb of pp->v2 store one element
+ * with the inner loops of the second (sa == sb) at the first's plus
+ * din[j]: the first's inner values from the loops' first values (shifted
+ * by -din[j] where that is negative), or, for a store under a condition
+ * (which may hold elsewhere only: `if t >= 2`), every combination of the
+ * inner loops' values while there are at most SW_INNER_TRIES.  Different
+ * stores are compared at their inner loops' first values. */
+enum { SW_INNER_TRIES = 256 };
+static bool inner_pair(const sw *w, const wstore *sa, const wstore *sb, const pointpair *pp,
+                       const int64_t *din) {
+    int64_t i1[SW_DIMS * 2], i2[SW_DIMS * 2], u1[SW_NEST] = {0}, u2[SW_NEST] = {0};
+    int64_t ex[SW_NEST], tries = 1;
+    int nl = sa == sb ? sa->nloops : 0;
+    for (int j = 0; j < nl; j++) {
+        if (!tir_expr_const_int(sa->loops[j]->extent, &ex[j]) || ex[j] < 1) return false;
+        tries = tries > SW_INNER_TRIES / ex[j] ? SW_INNER_TRIES + 1 : tries * ex[j];
+    }
+    if (!nl || !sa->nconds || tries > SW_INNER_TRIES) tries = 1;
+    for (int64_t q = 0; q < tries; q++) {
+        int64_t rest = q;
+        for (int j = 0; j < nl; j++) {
+            u1[j] = tries == 1 ? (din[j] < 0 ? -din[j] : 0) : rest % ex[j];
+            rest /= ex[j];
+            if (__builtin_add_overflow(u1[j], din[j], &u2[j])) return false;
+        }
+        if (!store_at(w, sa, pp->v1, nl ? u1 : NULL, i1) ||
+            !store_at(w, sb, pp->v2, nl ? u2 : NULL, i2))
+            continue;
+        bool same = true;
+        for (int d = 0; d < sa->st->nidx && same; d++) same = i1[d] == i2[d];
+        if (same) return true;
+    }
+    return false;
+}
+
+/* Instances differing by z[k] in digit dig[k] of dv[k] (an iterator's, or
+ * an inner loop's of sa == sb, the second instance's loop moved), from the loops'
  * first values, and in a spatial iterator: both run (the outermost loop's
  * extent not constant: pp->need is the count it must reach, at least 1),
  * store sa of the first and sb of the second store one element. */
 static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const dvar *const *dv,
                          const int *dig, const int64_t *z, int nz, pointpair *pp) {
     const tir_block *b = w->b;
-    int64_t delta[8] = {0}, i1[SW_DIMS * 2], i2[SW_DIMS * 2], step;
-    for (int k = 0; k < nz; k++)
-        if (__builtin_mul_overflow(z[k], dv[k]->b[dig[k]], &step) ||
-            __builtin_add_overflow(delta[dv[k]->it], step, &delta[dv[k]->it]))
+    int64_t delta[8] = {0}, din[SW_NEST] = {0}, step;
+    for (int k = 0; k < nz; k++) {
+        int64_t *at = NULL;
+        if (dv[k]->kind == V_ITER) at = &delta[dv[k]->it];
+        for (int j = 0; dv[k]->kind == V_INNER && sa == sb && j < sa->nloops; j++)
+            if (sa->loops[j]->var == dv[k]->var) at = &din[j];
+        if (!at || __builtin_mul_overflow(z[k], dv[k]->b[dig[k]], &step) ||
+            __builtin_add_overflow(*at, step, at))
             return false;
+    }
     bool differ = false;
     for (int i = 0; i < b->niters; i++) {
         const binding *bd = &w->bind[i];
@@ -857,11 +904,7 @@ static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const 
             pp->need[i] = top / bd->c[bd->nl - 1] + 1;
     }
     /* (the instances' loop values are checked in store_at, a need aside) */
-    if (!differ || !store_at(w, sa, pp->v1, i1) || !store_at(w, sb, pp->v2, i2))
-        return false;
-    for (int d = 0; d < sa->st->nidx; d++)
-        if (i1[d] != i2[d]) return false;
-    return true;
+    return differ && inner_pair(w, sa, sb, pp, din);
 }
 
 static int64_t gcd64(int64_t a, int64_t b) {
@@ -899,13 +942,23 @@ static int iter_digits(sw *w, digit_ref *out, int max) {
 
 /* A witness for store s from its affine form: a spatial iterator's digit
  * absent from every dimension, or two digits whose columns are
- * proportional (vi + vj; vi + vk with vk a reduce iterator). */
+ * proportional (vi + vj; vi + vk with vk a reduce iterator; vi + t with t
+ * a loop inside the block, moved the other way in the second instance). */
 static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
-    digit_ref dr[SW_VARS * 2];
+    digit_ref dr[SW_VARS * 3];
     int n = iter_digits(w, dr, SW_VARS * 2);
     if (w->bad) return false;
+    /* the digits of the loops inside the block around s, after the
+     * iterators': paired with an iterator's (vi + t: vi = 0, t = 1 and vi
+     * = 1, t = 0), never with each other (one instance) */
+    int ni = n;
+    for (int i = 0; i < w->nd; i++)
+        for (int l = 0; w->d[i].kind == V_INNER && l < s->nloops; l++)
+            for (int j = 0; s->loops[l]->var == w->d[i].var && j < w->d[i].nb &&
+                            n < SW_VARS * 3; j++)
+                dr[n++] = (digit_ref){&w->d[i], j};
     int64_t ca[SW_DIMS], cb[SW_DIMS];
-    for (int x = 0; x < n; x++) {
+    for (int x = 0; x < ni; x++) {
         column(s, dr[x].d, dr[x].i, ca);
         bool zero = true;
         for (int k = 0; k < s->nd; k++) zero = zero && !ca[k];
@@ -1003,14 +1056,29 @@ static bool indexed_by(const sw *w, int i) {
 /* Small constant domains: every instance's stores, sorted; two of one
  * element from instances differing in a spatial iterator are a witness (a
  * reduce iterator no index uses is held at its first value; the init's
- * stores count where the init runs).  1 found, 0 none, -1 not decided (too large, a store under a loop or a condition,
- * an index that does not evaluate). */
+ * stores count where the init runs; a store under loops inside the block
+ * at every value of them, of constant ranges, where its conditions hold,
+ * so that one instance may store an element twice).  1 found, 0 none, -1
+ * not decided (too large, an inner loop of no constant range, a store
+ * below an else, a condition or an index that does not evaluate). */
 static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
     const tir_block *b = w->b;
     int64_t mins[8], exts[8], points = 1, lanes = 0;
-    for (int k = 0; k < w->ns; k++) {
-        if (w->s[k].nloops || w->s[k].nconds || w->s[k].st->nidx > SW_DIMS) return -1;
-        lanes += store_lanes(&w->s[k]);
+    for (int k = 0; k < w->ns; k++) { /* lanes: the hits of one instance */
+        const wstore *s = &w->s[k];
+        if (s->st->nidx > SW_DIMS || s->nloops + b->niters > 8 + SW_NEST) return -1;
+        for (int c = 0; c < s->nconds; c++)
+            if (!s->conds[c]) return -1; /* below an else: not evaluated */
+        int64_t iters = 1, mn, ex;
+        for (int j = 0; j < s->nloops; j++) {
+            if (!tir_expr_const_int(s->loops[j]->min, &mn) ||
+                !tir_expr_const_int(s->loops[j]->extent, &ex) || ex < 1 || ex > ENUM_POINTS)
+                return -1;
+            iters *= ex;
+            if (iters > ENUM_POINTS) return -1;
+        }
+        lanes += store_lanes(s) * iters;
+        if (lanes > ENUM_POINTS) return -1;
     }
     if (lanes > ENUM_POINTS) return -1;
     /* the instances to look at: all of them, or a corner of the domain
@@ -1042,8 +1110,9 @@ static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
     for (int64_t q = 0; q < points && res == 0; q++) {
         int64_t rest = q;
         for (int i = b->niters - 1; i >= 0; i--) v[i] = mins[i] + rest % exts[i], rest /= exts[i];
-        const tir_var *vars[8];
-        for (int i = 0; i < b->niters; i++) vars[i] = b->iters[i].var;
+        const tir_var *vars[8 + SW_NEST];
+        int64_t vals[8 + SW_NEST], t = 0;
+        for (int i = 0; i < b->niters; i++) vars[i] = b->iters[i].var, vals[i] = v[i];
         int run = pred_at(w, v);
         if (run < 0) res = -1;
         if (run != 1) continue;
@@ -1051,19 +1120,42 @@ static int enumerate(const sw *w, pointpair *pp, int *store, int *store0) {
         for (int i = 0; i < b->niters; i++)
             if (!reduce_iter(w, i)) spatial = spatial * exts[i] + (v[i] - mins[i]);
         for (int k = 0; k < w->ns && !res; k++) {
-            if (w->s[k].init && !init_runs(w, v)) continue;
-            for (int lane = 0, nl = store_lanes(&w->s[k]); lane < nl && !res; lane++) {
-                hit *x = &h[nh++]; /* every lane of a vector store */
-                memset(x, 0, sizeof *x);
-                x->store = k, x->inst = q, x->spatial = spatial;
-                for (int j = 0; j < w->ns; j++) /* the first store of its buffer */
-                    if (w->s[j].st->buffer == w->s[k].st->buffer) {
-                        x->buf = j;
-                        break;
-                    }
-                for (int d = 0; d < w->s[k].st->nidx && !res; d++)
-                    if (!index_at(w->s[k].st->indices[d], lane, b->niters, vars, v, &x->idx[d]))
-                        res = -1;
+            const wstore *s = &w->s[k];
+            if (s->init && !init_runs(w, v)) continue;
+            /* every value of the loops inside the block around s (constant
+             * ranges, checked above) where its conditions hold */
+            int n = b->niters + s->nloops;
+            int64_t iters = 1, mn, ex;
+            for (int j = 0; j < s->nloops; j++) {
+                tir_expr_const_int(s->loops[j]->extent, &ex);
+                iters *= ex;
+                vars[b->niters + j] = s->loops[j]->var;
+            }
+            for (int64_t u = 0; u < iters && !res; u++) {
+                int64_t r = u;
+                for (int j = s->nloops - 1; j >= 0; j--) {
+                    tir_expr_const_int(s->loops[j]->min, &mn);
+                    tir_expr_const_int(s->loops[j]->extent, &ex);
+                    vals[b->niters + j] = mn + r % ex, r /= ex;
+                }
+                bool on = true;
+                for (int c = 0; c < s->nconds && on && !res; c++) {
+                    if (!sch_eval_int(s->conds[c], n, vars, vals, &t)) res = -1;
+                    on = t != 0;
+                }
+                for (int lane = 0, nl = store_lanes(s); on && lane < nl && !res; lane++) {
+                    hit *x = &h[nh++]; /* every lane of a vector store */
+                    memset(x, 0, sizeof *x);
+                    x->store = k, x->inst = q, x->spatial = spatial;
+                    for (int j = 0; j < w->ns; j++) /* the first store of its buffer */
+                        if (w->s[j].st->buffer == s->st->buffer) {
+                            x->buf = j;
+                            break;
+                        }
+                    for (int d = 0; d < s->st->nidx && !res; d++)
+                        if (!index_at(s->st->indices[d], lane, n, vars, vals, &x->idx[d]))
+                            res = -1;
+                }
             }
         }
     }
