@@ -334,8 +334,11 @@ static void test_tensorize_preconditions(void **st) {
        block's region moved to vjo * 4, the inner block writes outside it:
        tir_sched_create refuses that function (a block's accesses must lie
        in its declared regions; this once reached tensorize as a mismatch,
-       4).  With the body at the same origin the fill matches, and 6
-       refuses the origin vjo * 4, not a multiple of the 16x8 tile's 8
+       4).  With the body at vjo * 4 too, instances vjo = 0 and 1 both fill
+       columns 4..7 (jj = 4 and jj = 0): tir_sched_create refuses that as
+       two instances storing one element.  At vjo * 8 + 4 (Cf widened to 24
+       columns) the instances fill their own columns, the fill matches,
+       and 6 refuses the origin, not a multiple of the 16x8 tile's 8
        columns */
     {
         const tir_prim_func *f =
@@ -363,9 +366,27 @@ static void test_tensorize_preconditions(void **st) {
             "T.writes(Cf[vio * 16 + vi, vjo * 4 + vj])\n"
             "                        Cf[vio * 16 + vi, vjo * 4 + vj] = T.float32(0)",
             NULL, NULL};
+        tir_schedule *s = NULL;
+        assert_int_equal(tir_sched_create(ctx, parse_edits(ctx, edits), &s), TIR_ERR_VERIFY);
+        assert_non_null(strstr(tir_ctx_error(ctx), "block \"init_o\" stores Cf from two instances"));
+    }
+    {
+        const char *edits[] = {
+            "Cf[vio * 16:vio * 16 + 16, vjo * 8:vjo * 8 + 8])\n"
+            "                for ii, jj in T.grid(16, 8):\n"
+            "                    with T.block(\"init\")",
+            "Cf[vio * 16:vio * 16 + 16, vjo * 8 + 4:vjo * 8 + 12])\n"
+            "                for ii, jj in T.grid(16, 8):\n"
+            "                    with T.block(\"init\")",
+            "T.writes(Cf[vio * 16 + vi, vjo * 8 + vj])\n"
+            "                        Cf[vio * 16 + vi, vjo * 8 + vj] = T.float32(0)",
+            "T.writes(Cf[vio * 16 + vi, vjo * 8 + 4 + vj])\n"
+            "                        Cf[vio * 16 + vi, vjo * 8 + 4 + vj] = T.float32(0)",
+            "Cf = T.alloc_buffer((MM, 16)", "Cf = T.alloc_buffer((MM, 24)",
+            NULL, NULL};
         expect_mismatch(ctx, parse_edits(ctx, edits), "init_o", "frag_fill_f32",
                         TIR_ERR_SCHED_FRAG_TILE,
-                        "fragment Cf is accessed from vjo * 4 in dimension 1, which is not "
+                        "fragment Cf is accessed from vjo * 8 + 4 in dimension 1, which is not "
                         "provably a multiple of its 16x8 tile");
         assert_non_null(strstr(tir_ctx_error(ctx), "init_o"));
     }
