@@ -207,9 +207,8 @@ static bool c_identifier(const char *name) {
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
         "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
         "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
-        "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas",
-        "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
-        "_Static_assert", "_Thread_local"};
+        "switch", "typedef", "union", "unsigned", "void", "volatile", "while"};
+    /* the _Keywords are reserved names, which header_name refuses */
     size_t n = strlen(name);
     if (n == 0 || n > 255 || isdigit((unsigned char)name[0])) return false;
     for (size_t i = 0; i < n; i++)
