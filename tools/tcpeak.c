@@ -276,12 +276,111 @@ static void gen_wgmma_check(ptx_kernel *k, int n, int trans_b) {
     k->len = len;
 }
 
+/* TF32 with A from registers (wgmma's "RS" form).  wgmma reads TF32
+ * operands from shared memory only K-major, and a row-major B tile is
+ * N-major; but C = A B is also C^T = B^T A^T, whose B operand (A^T) is A's
+ * tile as stored (K-major) and whose A operand (B^T) may come from
+ * registers, loaded per lane from B's tile as the mma.sync swap of
+ * lower_fragments does.  So the TF32 path needs no transposing copy if
+ * the RS form runs at wgmma's rate and the registers are laid out as we
+ * assume: register i of thread t holds A[16 (t / 32) + (t % 32) / 4 +
+ * 8 (i % 2)][t % 4 + 4 (i / 2)], mma.sync.m16n8k8's A fragment per warp
+ * (xreg_row, xreg_col).  These kernels measure that rate and check that
+ * layout, and the SS form's TF32 K-major encodings, k slices included. */
+#define XREGS "{%%x0, %%x1, %%x2, %%x3}"
+
+static void ptx_x_decls(FILE *f) { fprintf(f, "  .reg .b32 %%x<16>;\n"); }
+
+/* RS peak: like gen_wgmma_peak, B in the 128-byte-swizzled tile at
+ * PEAK_A_BYTES, A from 16 registers of masked TF32 values (four per k
+ * slice, as a kernel holding a 64 x 32 tile of A would). */
+static void gen_wgmma_rs_peak(ptx_kernel *k, int n) {
+    size_t len;
+    snprintf(k->name, sizeof k->name, "wgmma_rs_peak_tf32_n%d", n);
+    FILE *f = ptx_begin(k, &len);
+    fprintf(f, ".visible .entry %s(.param .u64 out, .param .u64 src, .param .u32 iters)\n{\n",
+            k->name);
+    fprintf(f, "  .shared .align 1024 .b8 tile[%d];\n", PEAK_SMEM);
+    ptx_wg_decls(f, n);
+    ptx_x_decls(f);
+    fprintf(f, "  mov.u32 %%r1, %%tid.x;\n  mov.u32 %%r2, %%ctaid.x;\n"
+               "  mad.lo.u32 %%r1, %%r2, 40503, %%r1;\n");
+    for (int j = 0; j < 16; j++)
+        fprintf(f, "  mul.lo.u32 %%x%d, %%r1, %u;\n  and.b32 %%x%d, %%x%d, 0x%08X;\n"
+                   "  or.b32 %%x%d, %%x%d, 0x%08X;\n",
+                j, 2654435761u * (2 * j + 1), j, j, dt_mask[DT_TF32], j, j, dt_one[DT_TF32]);
+    fprintf(f, "  mov.u32 %%n, %d;\n  mov.u64 %%rd3, tile;\n", PEAK_SMEM);
+    ptx_stage(f);
+    char tmpl[32], boff[16];
+    snprintf(tmpl, sizeof tmpl, "0x%016llX", (unsigned long long)SW128_TMPL);
+    snprintf(boff, sizeof boff, "%d", PEAK_A_BYTES);
+    ptx_desc(f, "%db", boff, tmpl);
+    fprintf(f, "  ld.param.u32 %%n, [iters];\n  mov.u32 %%i, 0;\nLOOP:\n"
+               "  wgmma.fence.sync.aligned;\n");
+    for (int s = 0; s < 4; s++) {
+        fprintf(f, "  add.u64 %%rd6, %%db, %d;\n"
+                   "  wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 ", 2 * s, n);
+        ptx_regs(f, 0, n / 2);
+        fprintf(f, ", {%%x%d, %%x%d, %%x%d, %%x%d}, %%rd6, %%ps, 1, 1;\n", 4 * s, 4 * s + 1,
+                4 * s + 2, 4 * s + 3);
+    }
+    fprintf(f, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 1;\n"
+               "  add.u32 %%i, %%i, 1;\n  setp.lt.u32 %%p, %%i, %%n;\n  @%%p bra LOOP;\n"
+               "  wgmma.wait_group.sync.aligned 0;\n");
+    ptx_sum(f, n / 2);
+    ptx_store_sum(f);
+    fprintf(f, "  ret;\n}\n");
+    fclose(f);
+    k->len = len;
+}
+
+/* TF32 check: one warpgroup computes D = A(64x8) B(8xN) from the host's
+ * image (A at byte a_off of it, SS form only; B^T, N rows K-major, at
+ * b_off), A from registers in the RS form (xsrc[t * 4 + i] is register i
+ * of thread t); register i of thread t goes to out[t * n/2 + i]. */
+static void gen_tf32_check(ptx_kernel *k, int n, int rs) {
+    size_t len;
+    snprintf(k->name, sizeof k->name, "wgmma_check_tf32_%s_n%d", rs ? "rs" : "ss", n);
+    FILE *f = ptx_begin(k, &len);
+    fprintf(f, ".extern .shared .align 1024 .b8 dsmem[];\n\n");
+    fprintf(f, ".visible .entry %s(.param .u64 out, .param .u64 src, .param .u32 bytes,\n"
+               "    .param .u64 tmpl_a, .param .u64 tmpl_b, .param .u32 a_off,\n"
+               "    .param .u32 b_off, .param .u64 xsrc)\n{\n",
+            k->name);
+    ptx_wg_decls(f, n);
+    ptx_x_decls(f);
+    fprintf(f, "  ld.param.u32 %%n, [bytes];\n  mov.u64 %%rd3, dsmem;\n"
+               "  add.u64 %%rd3, %%rd3, 1023;\n  and.b64 %%rd3, %%rd3, -1024;\n");
+    ptx_stage(f);
+    fprintf(f, "  ld.param.u64 %%rd5, [tmpl_a];\n  ld.param.u64 %%rd6, [tmpl_b];\n"
+               "  ld.param.u32 %%r3, [a_off];\n  cvt.u64.u32 %%rd4, %%r3;\n");
+    ptx_desc(f, "%da", "%rd4", "%rd5");
+    fprintf(f, "  ld.param.u32 %%r3, [b_off];\n  cvt.u64.u32 %%rd4, %%r3;\n");
+    ptx_desc(f, "%db", "%rd4", "%rd6");
+    fprintf(f, "  ld.param.u64 %%rd1, [xsrc];\n  mov.u32 %%r1, %%tid.x;\n"
+               "  mul.wide.u32 %%rd2, %%r1, 16;\n  add.u64 %%rd1, %%rd1, %%rd2;\n"
+               "  ld.global.v4.u32 " XREGS ", [%%rd1];\n");
+    fprintf(f, "  wgmma.fence.sync.aligned;\n"
+               "  wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 ", n);
+    ptx_regs(f, 0, n / 2);
+    fprintf(f, rs ? ", " XREGS ", %%db, %%ps, 1, 1;\n" : ", %%da, %%db, %%ps, 1, 1;\n");
+    fprintf(f, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n");
+    fprintf(f, "  mov.u32 %%r1, %%tid.x;\n  mul.lo.u32 %%r1, %%r1, %d;\n"
+               "  ld.param.u64 %%rd1, [out];\n  mul.wide.u32 %%rd2, %%r1, 4;\n"
+               "  add.u64 %%rd1, %%rd1, %%rd2;\n", n / 2);
+    for (int i = 0; i < n / 2; i++)
+        fprintf(f, "  st.global.f32 [%%rd1+%d], %%d%d;\n", 4 * i, i);
+    fprintf(f, "  ret;\n}\n");
+    fclose(f);
+    k->len = len;
+}
+
 /* The kernels of one run, generated once. */
 enum { NACC_N = 3, WG_N = 2 };
 static const int nacc_list[NACC_N] = {4, 8, 16};
 static const int wg_n_list[WG_N] = {128, 256};
 static const int check_n[2] = {8, 256};
-#define NKERNELS (3 * NACC_N + 3 * WG_N + 4)
+#define NKERNELS (3 * NACC_N + 4 * WG_N + 4 + 4)
 static ptx_kernel kernels[NKERNELS];
 
 static void gen_all(void) {
@@ -292,6 +391,9 @@ static void gen_all(void) {
         for (int n = 0; n < WG_N; n++) gen_wgmma_peak(&kernels[i++], (dt)t, wg_n_list[n]);
     for (int n = 0; n < 2; n++)
         for (int tb = 0; tb < 2; tb++) gen_wgmma_check(&kernels[i++], check_n[n], tb);
+    for (int n = 0; n < WG_N; n++) gen_wgmma_rs_peak(&kernels[i++], wg_n_list[n]);
+    for (int n = 0; n < 2; n++)
+        for (int rs = 0; rs < 2; rs++) gen_tf32_check(&kernels[i++], check_n[n], rs);
 }
 
 static const ptx_kernel *find_kernel(const char *name) {
@@ -360,7 +462,7 @@ typedef struct {
     tir_rt_kernel *k;
     unsigned grid[3], block[3], smem;
     int nargs;
-    tir_rt_arg args[6];
+    tir_rt_arg args[8];
 } launch;
 
 static tir_status launch_fn(tir_ctx *c, void *user, int set) {
@@ -481,6 +583,39 @@ static void peak_wgmma(int sms, tir_rt_ptr out, tir_rt_ptr img) {
         printf("PEAK wgmma %s %.1f TFLOP/s (best of the lines above)\n", dt_name[t], best);
     }
     free(h);
+}
+
+/* The RS form's rate (TF32 only), as peak_wgmma measures the SS form's. */
+static void peak_wgmma_rs(int sms, tir_rt_ptr out, tir_rt_ptr img) {
+    static const int wgs[] = {1, 2}, per_sm[] = {1, 2};
+    uint32_t *h = xmalloc(PEAK_SMEM);
+    fill_peak_image(h, DT_TF32);
+    CHECK(tir_rt_copy_h2d(ctx, dev, img, h, PEAK_SMEM));
+    free(h);
+    double best = 0;
+    for (int n = 0; n < WG_N; n++) {
+        char name[64];
+        snprintf(name, sizeof name, "wgmma_rs_peak_tf32_n%d", wg_n_list[n]);
+        tir_rt_kernel *k = load_kernel(name);
+        for (int w = 0; w < 2; w++)
+            for (int g = 0; g < 2; g++) {
+                launch l = {k, {(unsigned)(sms * per_sm[g]), 1, 1},
+                            {(unsigned)(128 * wgs[w]), 1, 1}, 0, 3, {{0}}};
+                double flop_it = 4 * 2.0 * 64 * wg_n_list[n] * 8;
+                double groups = (double)l.grid[0] * wgs[w];
+                unsigned it = iters_for(flop_it * groups);
+                l.args[0] = tir_rt_arg_ptr(out);
+                l.args[1] = tir_rt_arg_ptr(img);
+                l.args[2] = tir_rt_arg_i32((int32_t)it);
+                double ms = time_launch(&l, out, (size_t)l.grid[0] * l.block[0]);
+                double tf = flop_it * groups * it / (ms * 1e-3) / 1e12;
+                printf("wgmma RS tf32 m64n%dk8 warpgroups/block=%d grid=%-4u iters=%-7u "
+                       "median %.3f ms  %.1f TFLOP/s\n",
+                       wg_n_list[n], wgs[w], l.grid[0], it, ms, tf);
+                best = tf > best ? tf : best;
+            }
+    }
+    printf("PEAK wgmma RS (A from registers) tf32 %.1f TFLOP/s (best of the lines above)\n", best);
 }
 
 /* ------------------------------------------------ wgmma layout checks */
@@ -762,6 +897,130 @@ static void check_wgmma(void) {
     }
 }
 
+/* ------------------------------------------------ TF32 layout checks */
+
+/* Register i of thread t of the RS form's A operand (see gen_tf32_check). */
+static int xreg_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * (i % 2); }
+static int xreg_col(int t, int i) { return t % 4 + 4 * (i / 2); }
+
+/* A TF32 candidate: the layout of both shared operands (TF32 element k
+ * of a row is the 16-bit layouts' elements 2k and 2k + 1, so elem_offset
+ * serves), LBO/SBO, swizzle, and the k slice: the image holds 32 k per
+ * row (a BK 32 tile) and the instruction reads k 8 slice .. 8 slice + 7,
+ * its descriptors advanced by 32 bytes a slice as a mainloop does. */
+typedef struct {
+    layout l;
+    int lbo, sbo, swizzle, slice;
+} tf32_candidate;
+
+static const tf32_candidate tf32_candidates[] = {
+    {L_K_KADJ, 128, 256, 0, 0},
+    {L_K_SW128, 16, 1024, 1, 0},
+    {L_K_SW128, 16, 1024, 1, 3},
+    {L_K_ROW128, 16, 1024, 1, 1}, /* control: must not compute A B */
+};
+#define NTF32 ((int)(sizeof tf32_candidates / sizeof tf32_candidates[0]))
+
+/* Writes operand rows x 8 (value(r, k)) into img at base; false when two
+ * elements would share bytes or leave the `limit` bytes (a bug here). */
+static bool put_tf32(uint8_t *img, uint8_t *seen, int base, int limit, const tf32_candidate *c,
+                     int rows, const float *v, int stride_r, int stride_k) {
+    bool ok = true;
+    for (int r = 0; r < rows; r++)
+        for (int k = 0; k < 8; k++) {
+            int off = base + elem_offset(c->l, rows, r, 2 * (8 * c->slice + k));
+            ok &= off >= base && off + 4 <= limit && !seen[off] && !seen[off + 3];
+            if (!ok) return false;
+            memset(seen + off, 1, 4);
+            memcpy(img + off, &v[r * stride_r + k * stride_k], 4);
+        }
+    return true;
+}
+
+static void check_tf32_one(const tf32_candidate *c, int n, int rs, const float *A,
+                           const float *B, const double *ref, tir_rt_ptr out, tir_rt_ptr dimg,
+                           tir_rt_ptr dx) {
+    int rows_b = n, a_bytes = (reach(64, c->lbo, c->sbo) + 1023) / 1024 * 1024;
+    int bytes = a_bytes + (reach(rows_b, c->lbo, c->sbo) + 1023) / 1024 * 1024;
+    uint8_t *img = xmalloc((size_t)bytes), *seen = xmalloc((size_t)bytes);
+    bool built = put_tf32(img, seen, 0, a_bytes, c, 64, A, 8, 1) &&
+                 put_tf32(img, seen, a_bytes, bytes, c, n, B, 1, n);
+    uint32_t x[128 * 4];
+    for (int t = 0; t < 128; t++)
+        for (int i = 0; i < 4; i++) memcpy(&x[t * 4 + i], &A[xreg_row(t, i) * 8 + xreg_col(t, i)], 4);
+    bool predicted = canonical(c->l, 64, c->lbo, c->sbo, c->swizzle, 0) &&
+                     canonical(c->l, n, c->lbo, c->sbo, c->swizzle, 0);
+    printf("CHECK wgmma m64n%dk8 tf32 %s | %s, LBO=%d SBO=%d, swizzle %s, k slice %d: ", n,
+           rs ? "RS (A from registers)" : "SS", layout_name[c->l], c->lbo, c->sbo,
+           c->swizzle ? "128B" : "none", c->slice);
+    fflush(stdout);
+    if (!built) {
+        printf("self-check FAILED (image)\n");
+        failures++;
+        free(img), free(seen);
+        return;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "wgmma_check_tf32_%s_n%d", rs ? "rs" : "ss", n);
+    tir_rt_kernel *k = load_kernel(name);
+    CHECK(tir_rt_kernel_set_max_dynamic_smem(ctx, k, bytes + 1024));
+    CHECK(tir_rt_copy_h2d(ctx, dev, dimg, img, (size_t)bytes));
+    CHECK(tir_rt_copy_h2d(ctx, dev, dx, x, sizeof x));
+    CHECK(tir_rt_memset8(ctx, dev, out, 0xff, (size_t)64 * n * 4));
+    launch l = {k, {1, 1, 1}, {128, 1, 1}, (unsigned)bytes + 1024, 8, {{0}}};
+    l.args[0] = tir_rt_arg_ptr(out);
+    l.args[1] = tir_rt_arg_ptr(dimg);
+    l.args[2] = tir_rt_arg_i32(bytes);
+    l.args[3] = tir_rt_arg_i64((int64_t)desc_tmpl(c->lbo, c->sbo, c->swizzle));
+    l.args[4] = tir_rt_arg_i64((int64_t)desc_tmpl(c->lbo, c->sbo, c->swizzle));
+    l.args[5] = tir_rt_arg_i32(32 * c->slice);
+    l.args[6] = tir_rt_arg_i32(a_bytes + 32 * c->slice);
+    l.args[7] = tir_rt_arg_ptr(dx);
+    CHECK(launch_fn(ctx, &l, 0));
+    float *got = xmalloc((size_t)64 * n * 4);
+    CHECK(tir_rt_copy_d2h(ctx, dev, got, out, (size_t)64 * n * 4));
+    check_data cd = {n, NULL, NULL, ref, 0, 0};
+    bool same;
+    int wrong = compare_acc(&cd, got, &same);
+    bool ok = (wrong == 0) == predicted;
+    printf("%s", wrong ? "MISMATCH" : "MATCH");
+    if (wrong)
+        printf(" (%d of %d wrong; same values elsewhere: %s)", wrong, 64 * n, same ? "yes" : "no");
+    printf("  [predicted %s: %s]\n", predicted ? "MATCH" : "MISMATCH",
+           ok ? "as predicted" : "NOT AS PREDICTED");
+    failures += !ok;
+    free(got), free(img), free(seen);
+}
+
+static void check_tf32(void) {
+    for (int ni = 0; ni < 2; ni++) {
+        int n = check_n[ni];
+        float *A = xmalloc(64 * 8 * 4), *B = xmalloc((size_t)8 * n * 4);
+        double *ref = xmalloc((size_t)64 * n * 8);
+        tir_rt_rng r = tir_rt_rng_seed(4321 + n);
+        /* Small integers: exact in TF32, and every sum exact in f32. */
+        for (int i = 0; i < 64 * 8; i++) A[i] = (float)((int)(tir_rt_rng_next(&r) % 7) - 3);
+        for (int i = 0; i < 8 * n; i++) B[i] = (float)((int)(tir_rt_rng_next(&r) % 7) - 3);
+        for (int i = 0; i < 64; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int k = 0; k < 8; k++) s += (double)A[i * 8 + k] * B[k * n + j];
+                ref[i * n + j] = s;
+            }
+        tir_rt_ptr out, img, x;
+        CHECK(tir_rt_alloc(ctx, dev, (size_t)64 * n * 4, &out));
+        CHECK(tir_rt_alloc(ctx, dev, 224 * 1024, &img));
+        CHECK(tir_rt_alloc(ctx, dev, 128 * 4 * 4, &x));
+        for (int c = 0; c < NTF32; c++)
+            for (int rs = 0; rs < 2; rs++)
+                check_tf32_one(&tf32_candidates[c], n, rs, A, B, ref, out, img, x);
+        CHECK(tir_rt_free(ctx, dev, out));
+        CHECK(tir_rt_free(ctx, dev, img));
+        CHECK(tir_rt_free(ctx, dev, x));
+        free(A), free(B), free(ref);
+    }
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: tcpeak [--ordinal N] [--only peak|check] [--quick]\n"
                     "       tcpeak --emit DIR [--ptxas PATH]\n");
@@ -800,8 +1059,12 @@ int main(int argc, char **argv) {
     if (!only || !strcmp(only, "peak")) {
         peak_mma(p->sm_count, out);
         peak_wgmma(p->sm_count, out, img);
+        peak_wgmma_rs(p->sm_count, out, img);
     }
-    if (!only || !strcmp(only, "check")) check_wgmma();
+    if (!only || !strcmp(only, "check")) {
+        check_wgmma();
+        check_tf32();
+    }
     printf("tcpeak: %s (%d failed)\n", failures ? "FAIL" : "OK", failures);
     tir_rt_device_destroy(dev);
     tir_ctx_destroy(ctx);
