@@ -687,6 +687,104 @@ static void test_apply_best_tf32_key(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* A user's copy of the built-in TF32 mma under another name: apply_best
+ * must see that its kernel rounds to TF32 from the kernel itself, not from
+ * the intrinsic's name in the trace. */
+static const tir_prim_func *desc_user_tf32(tir_ctx *ctx) {
+    static const char text[] =
+        "@T.prim_func\n"
+        "def user_mma_tf32(A: T.Buffer((16, 8), \"float32\", scope=\"frag.a\"), "
+        "B: T.Buffer((8, 8), \"float32\", scope=\"frag.b\"), "
+        "C: T.Buffer((16, 8), \"float32\", scope=\"frag.acc\")):\n"
+        "    for i, j, k in T.grid(16, 8, 8):\n"
+        "        with T.block(\"update\"):\n"
+        "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+        "            T.reads(C[vi, vj], A[vi, vk], B[vk, vj])\n"
+        "            T.writes(C[vi, vj])\n"
+        "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+    const tir_prim_func *f = NULL;
+    return tir_parse_func(ctx, text, strlen(text), &f) == TIR_OK ? f : NULL;
+}
+
+static const tir_expr *user_tile(tir_ctx *ctx, const tir_buffer *b, const tir_expr *const *o) {
+    const tir_expr *load = tir_load(ctx, b, b->ndim, o);
+    return tir_call_new(ctx, TIR_HANDLE, TIR_INTRIN_ADDRESS_OF, 1, &load);
+}
+
+static const tir_stmt *impl_user_tf32(tir_ctx *ctx, const tir_buffer *const *bufs,
+                                      const tir_expr *const *const *origins) {
+    const tir_expr *args[3] = {user_tile(ctx, bufs[2], origins[2]),
+                               user_tile(ctx, bufs[0], origins[0]),
+                               user_tile(ctx, bufs[1], origins[1])};
+    return tir_evaluate_new(ctx, tir_call_new(ctx, TIR_VOID, TIR_INTRIN_MMA_SYNC, 3, args));
+}
+
+/* Every "mma_m16n8k8_tf32" of text renamed "user_mma_tf32" (same length
+ * or shorter, so the copy fits). */
+static char *renamed_trace(const char *text) {
+    const char *from = "\"mma_m16n8k8_tf32\"", *to = "\"user_mma_tf32\"";
+    char *out = malloc(strlen(text) + 1), *w = out;
+    for (const char *r = text; *r;) {
+        if (strncmp(r, from, strlen(from)) == 0) {
+            strcpy(w, to), w += strlen(to), r += strlen(from);
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+    return out;
+}
+
+static void test_apply_best_tf32_user_intrin(void **st) {
+    (void)st;
+    assert_int_equal(tir_tensor_intrin_register("user_mma_tf32", desc_user_tf32, impl_user_tf32),
+                     TIR_OK);
+    tir_ctx *ctx = tir_ctx_create();
+    tir_tune_task t = tc_task(TIR_RT_GEMM_TF32, 64, 64, 64);
+    const tir_prim_func *f = tir_tune_task_func(ctx, &t);
+    const char *f32_key, *tf32_key;
+    OK(ctx, tir_tune_workload_key(ctx, f, &f32_key));
+    OK(ctx, tir_tune_task_key(ctx, &t, &tf32_key));
+    tir_schedule *tc = NULL;
+    OK(ctx, tir_sched_create(ctx, f, &tc));
+    tir_tc_config c = tir_tune_tc_default(&t, 132);
+    OK(ctx, tir_tune_tc_tiling(tc, "C", &c, NULL, NULL));
+    char *trace = renamed_trace(tir_sched_trace_text(tc));
+    assert_null(strstr(trace, "mma_m16n8k8_tf32"));
+    assert_non_null(strstr(trace, "\"user_mma_tf32\""));
+    /* the renamed trace replays: the user's intrinsic tensorizes alike */
+    tir_schedule *s = NULL;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, tir_sched_replay(s, trace, strlen(trace)));
+    tir_sched_destroy(s);
+    char path[32];
+    temp_db(path);
+    tir_tune_db *db = NULL;
+    OK(ctx, tir_tune_db_open(ctx, path, &db));
+    tir_tune_target tg = {.gpu = "NVIDIA H200", .arch = "sm_90", .driver_version = 13000};
+    tir_tune_record r;
+    tir_tune_record_init(&r);
+    r.workload = f32_key, r.target = tg, r.trace = trace, r.median_ms = 0.5;
+    OK(ctx, tir_tune_db_add(ctx, db, &r, NULL));
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    assert_int_equal(tir_tune_apply_best(ctx, db, &tg, s, NULL), TIR_ERR_TUNE_DB);
+    assert_non_null(strstr(tir_ctx_error(ctx), "TF32 rounding does not match"));
+    assert_int_equal(tir_sched_trace_len(s), 0);
+    tir_sched_destroy(s);
+    /* under the TF32 key it applies */
+    r.workload = tf32_key;
+    OK(ctx, tir_tune_db_add(ctx, db, &r, NULL));
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, tir_tune_apply_best_key(ctx, db, &tg, tf32_key, s, NULL));
+    assert_non_null(strstr(tir_sched_trace_text(s), "user_mma_tf32"));
+    tir_sched_destroy(s);
+    tir_sched_destroy(tc);
+    free(trace);
+    tir_tune_db_close(db);
+    unlink(path);
+    tir_ctx_destroy(ctx);
+}
+
 /* The rule without tuning (tir_tune_tc_default) on 132 SMs: from half a
  * wave of 128 x 256 blocks, 128 x 256 in 4 stages unless a badly filled
  * last wave makes 128 x 192 (N a multiple of 192) or 128 x 128 in 3
@@ -815,6 +913,7 @@ int main(void) {
         cmocka_unit_test(test_swizzle_ragged),
         cmocka_unit_test(test_tune_fake_bf16),
         cmocka_unit_test(test_apply_best_tf32_key),
+        cmocka_unit_test(test_apply_best_tf32_user_intrin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,10 +150,12 @@ TIR_API tir_status tir_tune_db_top(tir_ctx *ctx, tir_tune_db *db, const char *wo
 /* Replays the trace of the best record of s's workload (the key of
  * tir_sched_orig_func(s)) on target into s, which must be fresh (an empty
  * trace).  A record that does not replay (written by a minitir whose
- * trace language or preconditions differ), or whose trace rounds to TF32
- * (tensorize with "mma_m16n8k8_tf32") where the key does not ask for TF32
- * or the other way round (a misfiled record: it would change the
- * kernel's arithmetic), is passed over for the next fastest, up to 32.
+ * trace language or preconditions differ), or whose kernel rounds to
+ * TF32 (holds a float32 frag.a buffer, whichever intrinsic tensorized it:
+ * read from a scratch replay, not from the trace's names) where the key
+ * does not ask for TF32 or the other way round (a misfiled record: it
+ * would change the kernel's arithmetic), is passed over for the next
+ * fastest, up to 32.
  * *used (may be NULL) receives the record applied, its strings owned by
  * ctx.  All or nothing: on any error s is unchanged.  Errors:
  * TIR_ERR_INVALID_ARG when s has a trace already, TIR_ERR_TUNE_NO_RECORD,

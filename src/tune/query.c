@@ -165,16 +165,59 @@ static bool collect_record(void *user, const tir_tune_record *r) {
     return ++c->n < APPLY_TRIES;
 }
 
-/* Whether record r's trace rounds float32 inputs to TF32 (the one
- * tensorize intrinsic that changes the arithmetic) exactly when its
- * workload key asks for TF32: the keys keep the two apart, but a record
- * imported or edited under the other key would otherwise give a float32
- * workload a TF32 kernel. */
-static bool tf32_matches(const char *workload, const tir_tune_record *r) {
+/* Whether f rounds float32 inputs to TF32: it holds a float32 frag.a
+ * buffer, which only the m16n8k8 TF32 mma reads (tir_frag_layout_of), so
+ * this holds whichever intrinsic, built-in or registered by the user,
+ * tensorized the kernel. */
+static bool alloc_rounds_tf32(const tir_buffer *b) {
+    return b->scope == TIR_SCOPE_FRAG_A && b->dtype.code == TIR_TYPE_FLOAT && b->dtype.bits == 32;
+}
+
+static bool tf32_pre(tir_visitor *v, const tir_node *n) {
+    bool *found = v->user;
+    if (n->kind == TIR_KIND_BLOCK) {
+        const tir_block *b = (const tir_block *)n;
+        for (int i = 0; i < b->nallocs; i++) *found |= alloc_rounds_tf32(b->allocs[i]);
+    } else if (n->kind == TIR_KIND_ALLOCATE) {
+        *found |= alloc_rounds_tf32(((const tir_allocate *)n)->buffer);
+    }
+    return !*found;
+}
+
+static bool rounds_tf32(const tir_prim_func *f) {
+    bool found = false;
+    tir_visitor v = {.pre = tf32_pre, .user = &found};
+    tir_visit(&v, f->body);
+    return found;
+}
+
+/* Replays record r into s when its kernel's TF32 rounding is what the
+ * workload key asks for: the keys keep float32 and TF32 apart, but a
+ * record imported or edited under the other key would otherwise give a
+ * float32 workload a TF32 kernel.  The kernel is read from a scratch
+ * replay, not the trace's text, so no intrinsic name is trusted.  On
+ * failure s is as it was and *msg says why. */
+static tir_status replay_checked(tir_ctx *ctx, const char *workload, const tir_tune_record *r,
+                                 tir_schedule *s, const char **msg) {
     size_t n = strlen(workload);
     bool want = n >= 5 && strcmp(workload + n - 5, "+tf32") == 0;
-    bool has = strstr(r->trace, "\"mma_m16n8k8_tf32\"") != NULL;
-    return want == has;
+    tir_ctx *sctx = tir_sched_ctx(s);
+    tir_schedule *scratch = NULL;
+    tir_status st = tir_sched_create(sctx, tir_sched_orig_func(s), &scratch);
+    if (st == TIR_OK) st = tir_sched_replay(scratch, r->trace, strlen(r->trace));
+    if (st != TIR_OK) {
+        *msg = tir_ctx_sprintf(ctx, "%s", tir_ctx_error(sctx));
+    } else if (rounds_tf32(tir_sched_func(scratch)) != want) {
+        st = TIR_ERR_TUNE_DB;
+        *msg = want ? "its kernel does not round to TF32 as the workload key asks"
+                    : "its kernel rounds to TF32 (the workload key is float32): its TF32 rounding "
+                      "does not match the workload key";
+    } else {
+        st = tir_sched_replay(s, r->trace, strlen(r->trace));
+        TIR_ASSERT(st == TIR_OK); /* the same trace on the same function */
+    }
+    tir_sched_destroy(scratch);
+    return st;
 }
 
 tir_status tir_tune_apply_best_key(tir_ctx *ctx, tir_tune_db *db, const tir_tune_target *target,
@@ -196,22 +239,16 @@ tir_status tir_tune_apply_best_key(tir_ctx *ctx, tir_tune_db *db, const tir_tune
                             "tune db %s: no error-free record of workload %s on %s %s (driver %d)",
                             db->path, workload, target->gpu, target->arch,
                             target->driver_version);
-    /* Replay reports into the schedule's ctx, which may not be ctx; a
-     * failed replay leaves s as it was, so the next record starts fresh. */
-    tir_ctx *sctx = tir_sched_ctx(s);
+    /* A failed record leaves s as it was, so the next starts fresh. */
     tir_status first = TIR_OK;
     const char *why = NULL;
     for (int i = 0; i < c.n; i++) {
         const tir_tune_record *r = &c.recs[i];
-        tir_status rs = TIR_ERR_TUNE_DB;
-        const char *msg = "its trace's TF32 rounding does not match the workload key";
-        if (tf32_matches(workload, r)) {
-            rs = tir_sched_replay(s, r->trace, strlen(r->trace));
-            if (rs == TIR_OK) {
-                if (used) *used = *r;
-                return TIR_OK;
-            }
-            msg = tir_ctx_sprintf(ctx, "%s", tir_ctx_error(sctx));
+        const char *msg = NULL;
+        tir_status rs = replay_checked(ctx, workload, r, s, &msg);
+        if (rs == TIR_OK) {
+            if (used) *used = *r;
+            return TIR_OK;
         }
         if (!why) {
             first = rs;
