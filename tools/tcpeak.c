@@ -15,7 +15,8 @@
  *    and stored at the end so nothing is dead.
  *  - wgmma peak (sm_90a): m64nNk16 (bf16, f16) and m64nNk8 (tf32) on the
  *    same 128-byte-swizzled shared tiles in a loop, fence / commit /
- *    wait_group as the PTX ISA requires, one or two warpgroups per block.
+ *    wait_group as the PTX ISA requires, one or two warpgroups per block;
+ *    and TF32's RS form (A from registers), which the TF32 path needs.
  *  - wgmma check: one warpgroup computes D = A(64x16) B(16xN), N = 8 and
  *    256, bf16, from a shared-memory image the host built in one of several
  *    layouts, with one of several descriptor encodings (LBO/SBO as the PTX
@@ -23,6 +24,9 @@
  *    swizzle and 128-byte swizzle).  Every register of every thread comes
  *    back and is compared, through the accumulator lane layout we assume
  *    (acc_row, acc_col), with an exact CPU product of small integers.
+ *  - TF32 check: the same for m64nNk8 tf32, SS and RS (the register layout
+ *    of A we assume: xreg_row, xreg_col), K-major with and without the
+ *    128-byte swizzle, at k slices 0 and 3 of a 32-deep tile.
  * Each measurement or check prints one line.  The exit status is 0 when
  * every check came out as the PTX ISA predicts and every peak kernel's
  * result was finite, 1 otherwise, 77 when there is no GPU.
@@ -203,12 +207,44 @@ static void ptx_desc(FILE *f, const char *reg, const char *off, const char *tmpl
             off, reg, tmpl);
 }
 
+/* The check kernels' end: register i of thread t to out[t * n/2 + i]. */
+static void ptx_store_regs(FILE *f, int n) {
+    fprintf(f, "  mov.u32 %%r1, %%tid.x;\n  mul.lo.u32 %%r1, %%r1, %d;\n"
+               "  ld.param.u64 %%rd1, [out];\n  mul.wide.u32 %%rd2, %%r1, 4;\n"
+               "  add.u64 %%rd1, %%rd1, %%rd2;\n", n / 2);
+    for (int i = 0; i < n / 2; i++)
+        fprintf(f, "  st.global.f32 [%%rd1+%d], %%d%d;\n", 4 * i, i);
+    fprintf(f, "  ret;\n}\n");
+}
+
+/* The check kernels' start: the image (param bytes) into dynamic shared
+ * memory at the first 1024-byte boundary (swizzled tiles start on one). */
+static void ptx_stage_dsmem(FILE *f) {
+    fprintf(f, "  ld.param.u32 %%n, [bytes];\n  mov.u64 %%rd3, dsmem;\n"
+               "  add.u64 %%rd3, %%rd3, 1023;\n  and.b64 %%rd3, %%rd3, -1024;\n");
+    ptx_stage(f);
+}
+
 /* 128-byte swizzle, K-major: SBO 1024 B between 8-row groups, LBO unused
  * (1), mode 1 in bits 62-63 (PTX ISA "Matrix Descriptor Format"). */
 #define SW128_TMPL ((1ull << 62) | (64ull << 32) | (1ull << 16))
 /* Shared tiles of the peak kernel: A 64 rows, B 256 rows of 128 B each. */
 #define PEAK_A_BYTES (64 * 128)
 #define PEAK_SMEM (PEAK_A_BYTES + 256 * 128)
+
+/* A peak kernel's entry, its static shared tile and registers. */
+static void ptx_peak_head(FILE *f, const ptx_kernel *k, int n) {
+    fprintf(f, ".visible .entry %s(.param .u64 out, .param .u64 src, .param .u32 iters)\n{\n",
+            k->name);
+    fprintf(f, "  .shared .align 1024 .b8 tile[%d];\n", PEAK_SMEM);
+    ptx_wg_decls(f, n);
+}
+
+/* The peak tiles' descriptor template and B's offset, as PTX immediates. */
+static void peak_desc_fields(char tmpl[32], char boff[16]) {
+    snprintf(tmpl, 32, "0x%016llX", (unsigned long long)SW128_TMPL);
+    snprintf(boff, 16, "%d", PEAK_A_BYTES);
+}
 
 /* wgmma peak: A (64 x 64 bf16, or 64 x 32 tf32) and B (n rows) K-major in
  * 128-byte-swizzled shared tiles; each iteration runs the tile's four k
@@ -218,15 +254,11 @@ static void gen_wgmma_peak(ptx_kernel *k, dt t, int n) {
     size_t len;
     snprintf(k->name, sizeof k->name, "wgmma_peak_%s_n%d", dt_name[t], n);
     FILE *f = ptx_begin(k, &len);
-    fprintf(f, ".visible .entry %s(.param .u64 out, .param .u64 src, .param .u32 iters)\n{\n",
-            k->name);
-    fprintf(f, "  .shared .align 1024 .b8 tile[%d];\n", PEAK_SMEM);
-    ptx_wg_decls(f, n);
+    ptx_peak_head(f, k, n);
     fprintf(f, "  mov.u32 %%n, %d;\n  mov.u64 %%rd3, tile;\n", PEAK_SMEM);
     ptx_stage(f);
     char tmpl[32], boff[16];
-    snprintf(tmpl, sizeof tmpl, "0x%016llX", (unsigned long long)SW128_TMPL);
-    snprintf(boff, sizeof boff, "%d", PEAK_A_BYTES);
+    peak_desc_fields(tmpl, boff);
     ptx_desc(f, "%da", "0", tmpl);
     ptx_desc(f, "%db", boff, tmpl);
     fprintf(f, "  ld.param.u32 %%n, [iters];\n  mov.u32 %%i, 0;\nLOOP:\n"
@@ -256,9 +288,7 @@ static void gen_wgmma_check(ptx_kernel *k, int n, int trans_b) {
                "    .param .u64 tmpl_a, .param .u64 tmpl_b, .param .u32 b_off)\n{\n",
             k->name);
     ptx_wg_decls(f, n);
-    fprintf(f, "  ld.param.u32 %%n, [bytes];\n  mov.u64 %%rd3, dsmem;\n"
-               "  add.u64 %%rd3, %%rd3, 1023;\n  and.b64 %%rd3, %%rd3, -1024;\n");
-    ptx_stage(f);
+    ptx_stage_dsmem(f);
     fprintf(f, "  ld.param.u64 %%rd5, [tmpl_a];\n  ld.param.u64 %%rd6, [tmpl_b];\n"
                "  ld.param.u32 %%r3, [b_off];\n  cvt.u64.u32 %%rd4, %%r3;\n");
     ptx_desc(f, "%da", "0", "%rd5");
@@ -266,12 +296,7 @@ static void gen_wgmma_check(ptx_kernel *k, int n, int trans_b) {
     fprintf(f, "  wgmma.fence.sync.aligned;\n");
     ptx_wgmma(f, DT_BF16, n, 0, trans_b);
     fprintf(f, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n");
-    fprintf(f, "  mov.u32 %%r1, %%tid.x;\n  mul.lo.u32 %%r1, %%r1, %d;\n"
-               "  ld.param.u64 %%rd1, [out];\n  mul.wide.u32 %%rd2, %%r1, 4;\n"
-               "  add.u64 %%rd1, %%rd1, %%rd2;\n", n / 2);
-    for (int i = 0; i < n / 2; i++)
-        fprintf(f, "  st.global.f32 [%%rd1+%d], %%d%d;\n", 4 * i, i);
-    fprintf(f, "  ret;\n}\n");
+    ptx_store_regs(f, n);
     fclose(f);
     k->len = len;
 }
@@ -298,10 +323,7 @@ static void gen_wgmma_rs_peak(ptx_kernel *k, int n) {
     size_t len;
     snprintf(k->name, sizeof k->name, "wgmma_rs_peak_tf32_n%d", n);
     FILE *f = ptx_begin(k, &len);
-    fprintf(f, ".visible .entry %s(.param .u64 out, .param .u64 src, .param .u32 iters)\n{\n",
-            k->name);
-    fprintf(f, "  .shared .align 1024 .b8 tile[%d];\n", PEAK_SMEM);
-    ptx_wg_decls(f, n);
+    ptx_peak_head(f, k, n);
     ptx_x_decls(f);
     fprintf(f, "  mov.u32 %%r1, %%tid.x;\n  mov.u32 %%r2, %%ctaid.x;\n"
                "  mad.lo.u32 %%r1, %%r2, 40503, %%r1;\n");
@@ -312,8 +334,7 @@ static void gen_wgmma_rs_peak(ptx_kernel *k, int n) {
     fprintf(f, "  mov.u32 %%n, %d;\n  mov.u64 %%rd3, tile;\n", PEAK_SMEM);
     ptx_stage(f);
     char tmpl[32], boff[16];
-    snprintf(tmpl, sizeof tmpl, "0x%016llX", (unsigned long long)SW128_TMPL);
-    snprintf(boff, sizeof boff, "%d", PEAK_A_BYTES);
+    peak_desc_fields(tmpl, boff);
     ptx_desc(f, "%db", boff, tmpl);
     fprintf(f, "  ld.param.u32 %%n, [iters];\n  mov.u32 %%i, 0;\nLOOP:\n"
                "  wgmma.fence.sync.aligned;\n");
@@ -349,9 +370,7 @@ static void gen_tf32_check(ptx_kernel *k, int n, int rs) {
             k->name);
     ptx_wg_decls(f, n);
     ptx_x_decls(f);
-    fprintf(f, "  ld.param.u32 %%n, [bytes];\n  mov.u64 %%rd3, dsmem;\n"
-               "  add.u64 %%rd3, %%rd3, 1023;\n  and.b64 %%rd3, %%rd3, -1024;\n");
-    ptx_stage(f);
+    ptx_stage_dsmem(f);
     fprintf(f, "  ld.param.u64 %%rd5, [tmpl_a];\n  ld.param.u64 %%rd6, [tmpl_b];\n"
                "  ld.param.u32 %%r3, [a_off];\n  cvt.u64.u32 %%rd4, %%r3;\n");
     ptx_desc(f, "%da", "%rd4", "%rd5");
@@ -365,12 +384,7 @@ static void gen_tf32_check(ptx_kernel *k, int n, int rs) {
     ptx_regs(f, 0, n / 2);
     fprintf(f, rs ? ", " XREGS ", %%db, %%ps, 1, 1;\n" : ", %%da, %%db, %%ps, 1, 1;\n");
     fprintf(f, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n");
-    fprintf(f, "  mov.u32 %%r1, %%tid.x;\n  mul.lo.u32 %%r1, %%r1, %d;\n"
-               "  ld.param.u64 %%rd1, [out];\n  mul.wide.u32 %%rd2, %%r1, 4;\n"
-               "  add.u64 %%rd1, %%rd1, %%rd2;\n", n / 2);
-    for (int i = 0; i < n / 2; i++)
-        fprintf(f, "  st.global.f32 [%%rd1+%d], %%d%d;\n", 4 * i, i);
-    fprintf(f, "  ret;\n}\n");
+    ptx_store_regs(f, n);
     fclose(f);
     k->len = len;
 }
@@ -551,57 +565,22 @@ static void fill_peak_image(uint32_t *w, dt t) {
         w[i] = ((uint32_t)tir_rt_rng_next(&r) & dt_mask[t]) | dt_one[t];
 }
 
-static void peak_wgmma(int sms, tir_rt_ptr out, tir_rt_ptr img) {
+/* Times the wgmma peak kernels "<prefix>_<dtype>_n<N>" of dtype t over
+ * warpgroups per block and blocks per SM, prints a line each (the form
+ * named by `form`) and returns the best TFLOP/s. */
+static double time_wgmma(int sms, tir_rt_ptr out, tir_rt_ptr img, dt t, const char *prefix,
+                         const char *form) {
     static const int wgs[] = {1, 2}, per_sm[] = {1, 2};
-    uint32_t *h = xmalloc(PEAK_SMEM);
-    for (int t = 0; t < 3; t++) {
-        fill_peak_image(h, (dt)t);
-        CHECK(tir_rt_copy_h2d(ctx, dev, img, h, PEAK_SMEM));
-        double best = 0;
-        for (int n = 0; n < WG_N; n++) {
-            char name[64];
-            snprintf(name, sizeof name, "wgmma_peak_%s_n%d", dt_name[t], wg_n_list[n]);
-            tir_rt_kernel *k = load_kernel(name);
-            for (int w = 0; w < 2; w++)
-                for (int g = 0; g < 2; g++) {
-                    launch l = {k, {(unsigned)(sms * per_sm[g]), 1, 1},
-                                {(unsigned)(128 * wgs[w]), 1, 1}, 0, 3, {{0}}};
-                    double flop_it = 4 * 2.0 * 64 * wg_n_list[n] * dt_k[t];
-                    double groups = (double)l.grid[0] * wgs[w];
-                    unsigned it = iters_for(flop_it * groups);
-                    l.args[0] = tir_rt_arg_ptr(out);
-                    l.args[1] = tir_rt_arg_ptr(img);
-                    l.args[2] = tir_rt_arg_i32((int32_t)it);
-                    double ms = time_launch(&l, out, (size_t)l.grid[0] * l.block[0]);
-                    double tf = flop_it * groups * it / (ms * 1e-3) / 1e12;
-                    printf("wgmma    %-4s m64n%dk%d warpgroups/block=%d grid=%-4u iters=%-7u "
-                           "median %.3f ms  %.1f TFLOP/s\n",
-                           dt_name[t], wg_n_list[n], dt_k[t], wgs[w], l.grid[0], it, ms, tf);
-                    best = tf > best ? tf : best;
-                }
-        }
-        printf("PEAK wgmma %s %.1f TFLOP/s (best of the lines above)\n", dt_name[t], best);
-    }
-    free(h);
-}
-
-/* The RS form's rate (TF32 only), as peak_wgmma measures the SS form's. */
-static void peak_wgmma_rs(int sms, tir_rt_ptr out, tir_rt_ptr img) {
-    static const int wgs[] = {1, 2}, per_sm[] = {1, 2};
-    uint32_t *h = xmalloc(PEAK_SMEM);
-    fill_peak_image(h, DT_TF32);
-    CHECK(tir_rt_copy_h2d(ctx, dev, img, h, PEAK_SMEM));
-    free(h);
     double best = 0;
     for (int n = 0; n < WG_N; n++) {
         char name[64];
-        snprintf(name, sizeof name, "wgmma_rs_peak_tf32_n%d", wg_n_list[n]);
+        snprintf(name, sizeof name, "%s_%s_n%d", prefix, dt_name[t], wg_n_list[n]);
         tir_rt_kernel *k = load_kernel(name);
         for (int w = 0; w < 2; w++)
             for (int g = 0; g < 2; g++) {
                 launch l = {k, {(unsigned)(sms * per_sm[g]), 1, 1},
                             {(unsigned)(128 * wgs[w]), 1, 1}, 0, 3, {{0}}};
-                double flop_it = 4 * 2.0 * 64 * wg_n_list[n] * 8;
+                double flop_it = 4 * 2.0 * 64 * wg_n_list[n] * dt_k[t];
                 double groups = (double)l.grid[0] * wgs[w];
                 unsigned it = iters_for(flop_it * groups);
                 l.args[0] = tir_rt_arg_ptr(out);
@@ -609,13 +588,30 @@ static void peak_wgmma_rs(int sms, tir_rt_ptr out, tir_rt_ptr img) {
                 l.args[2] = tir_rt_arg_i32((int32_t)it);
                 double ms = time_launch(&l, out, (size_t)l.grid[0] * l.block[0]);
                 double tf = flop_it * groups * it / (ms * 1e-3) / 1e12;
-                printf("wgmma RS tf32 m64n%dk8 warpgroups/block=%d grid=%-4u iters=%-7u "
+                printf("wgmma %-2s %-4s m64n%dk%d warpgroups/block=%d grid=%-4u iters=%-7u "
                        "median %.3f ms  %.1f TFLOP/s\n",
-                       wg_n_list[n], wgs[w], l.grid[0], it, ms, tf);
+                       form, dt_name[t], wg_n_list[n], dt_k[t], wgs[w], l.grid[0], it, ms, tf);
                 best = tf > best ? tf : best;
             }
     }
-    printf("PEAK wgmma RS (A from registers) tf32 %.1f TFLOP/s (best of the lines above)\n", best);
+    return best;
+}
+
+/* The SS form (both operands from shared memory) for every dtype, then
+ * the RS form (A from registers) for TF32. */
+static void peak_wgmma(int sms, tir_rt_ptr out, tir_rt_ptr img) {
+    uint32_t *h = xmalloc(PEAK_SMEM);
+    for (int t = 0; t < 3; t++) {
+        fill_peak_image(h, (dt)t);
+        CHECK(tir_rt_copy_h2d(ctx, dev, img, h, PEAK_SMEM));
+        double best = time_wgmma(sms, out, img, (dt)t, "wgmma_peak", "SS");
+        printf("PEAK wgmma %s %.1f TFLOP/s (best of the lines above)\n", dt_name[t], best);
+    }
+    /* the image still holds TF32 values (t = 2 last) */
+    double best = time_wgmma(sms, out, img, DT_TF32, "wgmma_rs_peak", "RS");
+    printf("PEAK wgmma RS (A from registers) tf32 %.1f TFLOP/s (best of the lines above)\n",
+           best);
+    free(h);
 }
 
 /* ------------------------------------------------ wgmma layout checks */
@@ -1059,7 +1055,6 @@ int main(int argc, char **argv) {
     if (!only || !strcmp(only, "peak")) {
         peak_mma(p->sm_count, out);
         peak_wgmma(p->sm_count, out, img);
-        peak_wgmma_rs(p->sm_count, out, img);
     }
     if (!only || !strcmp(only, "check")) {
         check_wgmma();
