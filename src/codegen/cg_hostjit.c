@@ -58,6 +58,52 @@ static void build_wrapper(LLVMModuleRef mod, LLVMValueRef kernel, const tir_prim
     free(pts);
 }
 
+/* Whether i calls a float16 fma or fmuladd, scalar or vector. */
+static bool is_f16_fma(LLVMValueRef i) {
+    if (!LLVMIsACallInst(i)) return false;
+    LLVMValueRef callee = LLVMGetCalledValue(i);
+    if (!callee || !LLVMIsAFunction(callee)) return false;
+    size_t len;
+    const char *name = LLVMGetValueName2(callee, &len);
+    if (strncmp(name, "llvm.fma.", 9) && strncmp(name, "llvm.fmuladd.", 13)) return false;
+    LLVMTypeRef t = LLVMTypeOf(i);
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) t = LLVMGetElementType(t);
+    return LLVMGetTypeKind(t) == LLVMHalfTypeKind;
+}
+
+/* x86 without AVX512-FP16 has no float16 fma: LLVM computes it in float32
+ * and rounds again to float16, a double rounding (fma(92.625, 2.5, 2^-24)
+ * is 231.5625 in float32, a float16 tie, 231.5 instead of 231.625).  The
+ * GPU's fma.rn.f16 and the interpreter round once, so on the host each
+ * float16 fma becomes fptrunc(fma(double a, b, c)): the product of two
+ * float16 is exact in double and the sum of anything inside float16's
+ * range too, so that is the one rounding.  fmuladd (fused or not, as the
+ * target likes) is taken fused, as NVPTX does.  Host JIT only: the PTX
+ * path is untouched.  Returns the number of calls rewritten. */
+static int exact_f16_fma(LLVMModuleRef mod) {
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
+    LLVMTypeRef dbl = LLVMDoubleTypeInContext(LLVMGetModuleContext(mod));
+    int n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb), next; i; i = next) {
+                next = LLVMGetNextInstruction(i);
+                if (!is_f16_fma(i)) continue;
+                LLVMTypeRef t = LLVMTypeOf(i), wide = dbl;
+                if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
+                    wide = LLVMVectorType(dbl, LLVMGetVectorSize(t));
+                LLVMPositionBuilderBefore(b, i);
+                LLVMValueRef a[3];
+                for (int k = 0; k < 3; k++) a[k] = LLVMBuildFPExt(b, LLVMGetOperand(i, k), wide, "");
+                LLVMValueRef r = cg_call_intrinsic(mod, b, "llvm.fma", &wide, 1, a, 3);
+                LLVMReplaceAllUsesWith(i, LLVMBuildFPTrunc(b, r, t, ""));
+                LLVMInstructionEraseFromParent(i);
+                n++;
+            }
+    LLVMDisposeBuilder(b);
+    return n;
+}
+
 tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codegen_opts *opts,
                           cg_jit **out) {
     *out = NULL;
@@ -108,6 +154,7 @@ tir_status cg_jit_compile(tir_ctx *ctx, const tir_prim_func *f, const tir_codege
         /* as for PTX, so that the host JIT's comparison with the
          * interpreter checks the rewrites too */
         else cg_ptxas_guard(mod, true);
+        if (s == TIR_OK) exact_f16_fma(mod);
     }
     if (s != TIR_OK) {
         LLVMDisposeModule(mod);
