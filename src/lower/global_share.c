@@ -33,10 +33,12 @@
  * slot is zero in every dimension, so this repeats until nothing changes.
  * When every digit of every launch axis of more than one index is forced,
  * the two (block, thread)s are equal; when a dimension cannot reach zero,
- * the two never meet; more than GS_MAX_SLOTS forced pairs give up.
- * Anything else (a division of a sum, an access through an address,
- * different splits or coefficients
- * of an axis on the two sides) leaves the buffer to thread_sync's
+ * the two never meet; more than IR_FORCED_MAX forced pairs give up.
+ * The digits, the affine forms and the forcing step are ir/digits.c's,
+ * shared with the schedule's spatial_writes.c; what a variable is and
+ * which terms pair into a slot are this pass's.  Anything else (a
+ * division of a sum, an access through an address, different splits or
+ * coefficients of an axis on the two sides) leaves the buffer to thread_sync's
  * barriers and race_check's enumeration, which refuses what it cannot
  * enumerate.  The 19 benchmark kernels' outputs, the split-K workspaces
  * and sums, and Steps 1-3's C accumulated in place are all proved.
@@ -44,10 +46,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/text_internal.h"
+#include "ir/digits_internal.h"
 #include "lower_internal.h"
 
-enum { GS_MAX_TERMS = 24, GS_MAX_LOOPS = 32, GS_MAX_SLOTS = 64, GS_MAX_DIGITS = 8 };
+/* GS_MAX_TERMS: variables of one pair of accesses, and terms of one
+ * index's affine form; GS_MAX_SLOTS: slots of one dimension's equation. */
+enum { GS_MAX_TERMS = 24, GS_MAX_LOOPS = 32, GS_MAX_SLOTS = 64 };
 
 typedef struct gs_loop {
     const tir_var *var;
@@ -161,19 +165,15 @@ static void coll_post(tir_visitor *v, const tir_node *n) {
 
 /* --------------------------------------------------------------- digits */
 
-/* A variable's values split at boundaries 1 = b[0] < b[1] < ..., each
- * dividing the next: digit i is (v / b[i]) % (b[i + 1] / b[i]), the last
- * v / b[n - 1], so that v, v / b[j], v % b[j] and (v / b[j]) % (b[k] /
- * b[j]) are sums of digits times constants (a fused thread index
- * `f // 4 % 8`, lane_id() % 4, a swizzled block index).  A launch axis has
- * one entry for all its variables, so that both sides split it alike;
- * the address of b[i] names digit i. */
+/* A variable's digits (ir/digits.c): a loop variable, or a launch axis
+ * with one entry for all its variables, so that both sides split it
+ * alike (a fused thread index `f // 4 % 8`, lane_id() % 4, a swizzled
+ * block index).  dv's range is the loop's (lo > hi: no constant range, any
+ * value), its tag the launch axis, so that a term knows it. */
 typedef struct dvar {
     const void *var; /* a loop variable (axis < 0), or NULL */
     int axis;
-    int64_t lo, hi;
-    int64_t b[GS_MAX_DIGITS];
-    int nb;
+    ir_digit_var dv;
 } dvar;
 
 typedef struct digits {
@@ -205,39 +205,29 @@ static dvar *entry(digits *dg, const gs_acc *a, const tir_expr *e) {
     for (int i = 0; i < dg->n; i++) {
         dvar *d = &dg->d[i];
         if (d->var == var && d->axis == axis) {
-            if (d->lo != lo || d->hi != hi) dg->bad = true; /* two ranges of one axis */
+            if (d->dv.lo != lo || d->dv.hi != hi) dg->bad = true; /* two ranges of one axis */
             return d;
         }
     }
     if (dg->n == GS_MAX_TERMS) return NULL;
     dvar *d = &dg->d[dg->n++];
-    *d = (dvar){.var = var, .axis = axis, .lo = lo, .hi = hi, .b = {1}, .nb = 1};
+    *d = (dvar){.var = var, .axis = axis, .dv = ir_digit_var_make(lo, hi, lo > hi, axis)};
     return d;
 }
 
 static void add_boundary(digits *dg, dvar *d, int64_t v) {
-    if (!d || v < 1) {
-        dg->bad = true;
-        return;
-    }
-    int i = 0;
-    while (i < d->nb && d->b[i] < v) i++;
-    if (i < d->nb && d->b[i] == v) return;
-    if (d->nb == GS_MAX_DIGITS) {
-        dg->bad = true;
-        return;
-    }
-    memmove(&d->b[i + 1], &d->b[i], sizeof d->b[0] * (size_t)(d->nb - i));
-    d->b[i] = v;
-    d->nb++;
+    if (!d || !ir_digit_split(&d->dv, v)) dg->bad = true;
 }
 
+/* The variables of this pass: loop variables and lane_id(). */
 static bool is_atom(const tir_expr *e) {
     return e->kind == TIR_KIND_VAR ||
            (e->kind == TIR_KIND_CALL && ((const tir_call *)e)->op == TIR_INTRIN_LANE_ID);
 }
 
-/* The boundaries the divisions of variables in an index ask for. */
+/* The boundaries the divisions of variables in an index ask for: v // c,
+ * v % c and (v // m) % c of an atom v (spatial_writes.c takes nested
+ * divisions more generally; this pass never did). */
 typedef struct split_note {
     digits *dg;
     const gs_acc *a;
@@ -277,166 +267,75 @@ static void note_splits(digits *dg, const gs_acc *a, const tir_expr *e) {
 /* Every boundary divides the next. */
 static bool digits_ok(const digits *dg) {
     if (dg->bad) return false;
-    for (int i = 0; i < dg->n; i++) {
-        const dvar *d = &dg->d[i];
-        for (int j = 0; j + 1 < d->nb; j++)
-            if (d->b[j + 1] % d->b[j]) return false;
-    }
+    for (int i = 0; i < dg->n; i++)
+        if (!ir_digits_nested(&dg->d[i].dv)) return false;
     return true;
-}
-
-static int64_t fdiv(int64_t a, int64_t b) {
-    return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
-/* Digit i's range [*lo, *hi] (lo > hi: any value).  Floor division keeps
- * the lower digits in [0, b[i + 1] / b[i]) for any v, negative too. */
-static void digit_range(const dvar *d, int i, int64_t *lo, int64_t *hi) {
-    if (i + 1 < d->nb) {
-        *lo = 0, *hi = d->b[i + 1] / d->b[i] - 1;
-    } else if (d->lo > d->hi) {
-        *lo = 1, *hi = 0;
-    } else {
-        *lo = fdiv(d->lo, d->b[i]), *hi = fdiv(d->hi, d->b[i]);
-    }
 }
 
 /* --------------------------------------------------------------- affine */
 
-typedef struct term {
-    const void *key; /* a digit: &dvar.b[i] */
-    int64_t coef, lo, hi; /* lo > hi: any value */
-    int axis;
-} term;
+/* l += scale * e, the atoms and their divisions of one side (a's). */
+typedef struct lin_ctx {
+    digits *dg;
+    const gs_acc *a;
+} lin_ctx;
 
-typedef struct lin {
-    term t[GS_MAX_TERMS];
-    int n;
-    int64_t k;
-} lin;
+static bool lin_add(digits *dg, const gs_acc *a, const tir_expr *e, int64_t scale, ir_lin *l);
 
-static bool add_term(lin *l, const void *key, int64_t coef, int64_t lo, int64_t hi, int axis) {
-    for (int i = 0; i < l->n; i++)
-        if (l->t[i].key == key) return !__builtin_add_overflow(l->t[i].coef, coef, &l->t[i].coef);
-    if (l->n == GS_MAX_TERMS) return false;
-    l->t[l->n++] = (term){key, coef, lo, hi, axis};
-    return true;
-}
-
-/* l += scale * (sum of d's digits from `from` up to `to` (excluded), each
- * times b[i] / b[from]). */
-static bool add_digits(lin *l, const dvar *d, int from, int to, int64_t scale) {
-    for (int i = from; i < to; i++) {
-        int64_t c;
-        if (__builtin_mul_overflow(d->b[i] / d->b[from], scale, &c)) return false;
-        int64_t lo, hi;
-        digit_range(d, i, &lo, &hi);
-        if (!add_term(l, &d->b[i], c, lo, hi, d->axis)) return false;
-    }
-    return true;
-}
-
-static int boundary(const dvar *d, int64_t v) {
-    for (int i = 0; i < d->nb; i++)
-        if (d->b[i] == v) return i;
-    return -1;
-}
-
-/* l += scale * e; false when e is not affine in the digits of variables
- * of constant range, or a product overflows. */
-static bool lin_add(digits *dg, const gs_acc *a, const tir_expr *e, int64_t scale, lin *l) {
+/* ir_lin_add's leaf: an atom, its v // c, v % c or (v // m) % c, a
+ * Broadcast's value, or a Ramp (start + lane * stride, the lane a
+ * variable of its own). */
+static bool lin_leaf(void *user, const tir_expr *e, int64_t scale, ir_lin *l) {
+    const lin_ctx *lc = user;
+    digits *dg = lc->dg;
+    const gs_acc *a = lc->a;
     int64_t c, m;
     switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM:
-        return !__builtin_mul_overflow(((const tir_int_imm *)e)->value, scale, &c) &&
-               !__builtin_add_overflow(l->k, c, &l->k);
     case TIR_KIND_VAR: case TIR_KIND_CALL: {
         const dvar *d = is_atom(e) ? entry(dg, a, e) : NULL;
-        return d && add_digits(l, d, 0, d->nb, scale);
-    }
-    case TIR_KIND_CAST: {
-        const tir_expr *v = ((const tir_cast *)e)->value;
-        return tir_dtype_is_int(v->dtype) && tir_dtype_is_int(e->dtype) &&
-               e->dtype.bits >= v->dtype.bits && lin_add(dg, a, v, scale, l);
-    }
-    case TIR_KIND_ADD: case TIR_KIND_SUB: {
-        const tir_binop *b = (const tir_binop *)e;
-        return lin_add(dg, a, b->a, scale, l) &&
-               lin_add(dg, a, b->b, e->kind == TIR_KIND_SUB ? -scale : scale, l);
-    }
-    case TIR_KIND_MUL: {
-        const tir_binop *b = (const tir_binop *)e;
-        if (tir_expr_const_int(b->b, &c))
-            return !__builtin_mul_overflow(c, scale, &c) && lin_add(dg, a, b->a, c, l);
-        if (tir_expr_const_int(b->a, &c))
-            return !__builtin_mul_overflow(c, scale, &c) && lin_add(dg, a, b->b, c, l);
-        return false;
+        return d && ir_lin_add_digits(l, &d->dv, 0, d->dv.nb, scale);
     }
     case TIR_KIND_FLOORDIV: case TIR_KIND_FLOORMOD: {
         const tir_binop *b = (const tir_binop *)e;
         if (!tir_expr_const_int(b->b, &c)) return false;
         const dvar *d = is_atom(b->a) ? entry(dg, a, b->a) : NULL;
-        int j = d ? boundary(d, c) : -1;
+        int j = d ? ir_digit_at(&d->dv, c) : -1;
         if (j >= 0) /* v / b[j]: digits j..; v % b[j]: digits ..j */
-            return e->kind == TIR_KIND_FLOORDIV ? add_digits(l, d, j, d->nb, scale)
-                                                 : add_digits(l, d, 0, j, scale);
+            return e->kind == TIR_KIND_FLOORDIV ? ir_lin_add_digits(l, &d->dv, j, d->dv.nb, scale)
+                                                 : ir_lin_add_digits(l, &d->dv, 0, j, scale);
         const tir_binop *in = b->a->kind == TIR_KIND_FLOORDIV ? (const tir_binop *)b->a : NULL;
         if (e->kind != TIR_KIND_FLOORMOD || !in || !is_atom(in->a) ||
             !tir_expr_const_int(in->b, &m) || __builtin_mul_overflow(m, c, &c))
             return false;
         d = entry(dg, a, in->a);
-        int lo = d ? boundary(d, m) : -1, hi = d ? boundary(d, c) : -1;
-        return lo >= 0 && hi > lo && add_digits(l, d, lo, hi, scale);
+        int lo = d ? ir_digit_at(&d->dv, m) : -1, hi = d ? ir_digit_at(&d->dv, c) : -1;
+        return lo >= 0 && hi > lo && ir_lin_add_digits(l, &d->dv, lo, hi, scale);
     }
     case TIR_KIND_BROADCAST: return lin_add(dg, a, ((const tir_broadcast *)e)->value, scale, l);
     case TIR_KIND_RAMP: { /* start + lane * stride, the lane a variable of its own */
         const tir_ramp *r = (const tir_ramp *)e;
         return tir_expr_const_int(r->stride, &c) && !__builtin_mul_overflow(c, scale, &c) &&
-               lin_add(dg, a, r->start, scale, l) && add_term(l, r, c, 0, r->lanes - 1, -1);
+               lin_add(dg, a, r->start, scale, l) &&
+               ir_lin_add_term(l, r, c, 0, r->lanes - 1, false, -1);
     }
     default: return false;
     }
 }
 
+/* l += scale * e; false when e is not affine in the digits of variables
+ * of constant range, or a product overflows. */
+static bool lin_add(digits *dg, const gs_acc *a, const tir_expr *e, int64_t scale, ir_lin *l) {
+    lin_ctx lc = {dg, a};
+    return ir_lin_add(e, scale, l, lin_leaf, &lc);
+}
+
 /* ---------------------------------------------------------------- proof */
 
-/* A slot of one dimension's equation: coef * d with d in [dlo, dhi];
- * (key1, key2) name it across dimensions: one digit of a launch axis
- * (key1 == key2), or a pair of loop digits of equal coefficient; a term
- * without a partner has key1 NULL and is never forced. */
-typedef struct slot {
-    int64_t coef, dlo, dhi;
-    bool any; /* d of any value (a term of no constant range) */
-    const void *key1, *key2;
-} slot;
+/* A slot (ir_slot) here: (key1, key2) is one digit of a launch axis
+ * (key1 == key2), or a pair of loop digits of equal coefficient.  A full
+ * table of forced slots (ir_forced.full) gives the proof up. */
 
-typedef struct forced {
-    const void *k1[GS_MAX_SLOTS], *k2[GS_MAX_SLOTS];
-    int n;
-    bool full; /* one more did not fit: the proof gives up */
-} forced;
-
-static bool is_forced(const forced *f, const void *k1, const void *k2) {
-    for (int i = 0; k1 && i < f->n; i++)
-        if (f->k1[i] == k1 && f->k2[i] == k2) return true;
-    return false;
-}
-
-static void force(forced *f, const slot *s) {
-    if (f->n == GS_MAX_SLOTS) f->full = true;
-    else f->k1[f->n] = s->key1, f->k2[f->n++] = s->key2;
-}
-/* Sums of slots in 128 bits: 64 products of two int64 cannot overflow. */
-typedef __int128 wide;
-
-/* c * [lo, hi] as an interval. */
-static void scaled(int64_t c, int64_t lo, int64_t hi, wide *rlo, wide *rhi) {
-    wide x = (wide)c * lo, y = (wide)c * hi;
-    *rlo = x < y ? x : y;
-    *rhi = x < y ? y : x;
-}
-
-static bool push_slot(slot *s, int *n, slot v) {
+static bool push_slot(ir_slot *s, int *n, ir_slot v) {
     if (*n == GS_MAX_SLOTS) return false;
     s[(*n)++] = v;
     return true;
@@ -445,109 +344,61 @@ static bool push_slot(slot *s, int *n, slot v) {
 /* The slots of dimension la = lb (a's terms minus b's): a launch axis's
  * digit pairs with the same digit, a loop digit with any loop digit of
  * equal coefficient; false when there are too many. */
-static bool slots_of(const lin *la, const lin *lb, slot *s, int *n) {
-    bool used[GS_MAX_TERMS] = {false};
+static bool slots_of(const ir_lin *la, const ir_lin *lb, ir_slot *s, int *n) {
+    bool used[IR_LIN_TERMS] = {false};
     *n = 0;
     for (int i = 0; i < la->n; i++) {
-        const term *x = &la->t[i];
+        const ir_lin_term *x = &la->t[i];
         int j = 0;
         for (; j < lb->n; j++) {
-            const term *y = &lb->t[j];
+            const ir_lin_term *y = &lb->t[j];
             if (used[j] || y->coef != x->coef) continue;
-            if (x->axis >= 0 ? y->key == x->key : y->axis < 0) break;
+            if (x->tag >= 0 ? y->key == x->key : y->tag < 0) break; /* tag: the axis */
         }
-        slot v = {x->coef, x->lo, x->hi, x->lo > x->hi, NULL, NULL};
+        ir_slot v = {x->coef, x->lo, x->hi, x->any, NULL, NULL};
         if (j < lb->n) {
-            const term *y = &lb->t[j];
+            const ir_lin_term *y = &lb->t[j];
             used[j] = true;
-            v = (slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->lo > x->hi || y->lo > y->hi,
-                       x->key, y->key};
+            v = (ir_slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->any || y->any, x->key, y->key};
         }
         if (!push_slot(s, n, v)) return false;
     }
     for (int j = 0; j < lb->n; j++) {
-        const term *y = &lb->t[j];
-        if (!used[j] &&
-            !push_slot(s, n, (slot){-y->coef, y->lo, y->hi, y->lo > y->hi, NULL, NULL}))
+        const ir_lin_term *y = &lb->t[j];
+        if (!used[j] && !push_slot(s, n, (ir_slot){-y->coef, y->lo, y->hi, y->any, NULL, NULL}))
             return false;
     }
     return true;
 }
 
-/* One pass over a dimension: forces what it can; *never when the
- * dimension cannot be zero. */
-static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
-    bool changed = false, again = true;
-    while (again) {
-        again = false;
-        wide lo = k, hi = k; /* the sum of every unforced slot of a range */
-        int nany = 0;        /* and the unforced slots of any value */
-        for (int i = 0; i < n; i++) {
-            if (is_forced(f, s[i].key1, s[i].key2)) {
-                if (!s[i].any && (s[i].dlo > 0 || s[i].dhi < 0))
-                    *never = true; /* zero out of its range */
-                continue;
-            }
-            if (s[i].any) {
-                nany += s[i].coef != 0;
-                continue;
-            }
-            wide x, y;
-            scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
-            lo += x, hi += y;
-        }
-        if (!nany && (lo > 0 || hi < 0)) *never = true;
-        if (*never) return changed;
-        for (int i = 0; i < n && !again; i++) {
-            if (!s[i].key1 || is_forced(f, s[i].key1, s[i].key2)) continue;
-            if (nany - (s[i].any && s[i].coef != 0) > 0) continue; /* another of any value */
-            wide x = 0, y = 0, c = s[i].coef < 0 ? -(wide)s[i].coef : s[i].coef;
-            if (!s[i].any) scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
-            wide rlo = lo - x, rhi = hi - y; /* the others */
-            if (c > 0 && rlo > -c && rhi < c) {
-                force(f, &s[i]);
-                if (f->full) return false;
-                changed = again = true;
-            }
-        }
-    }
-    return changed;
-}
-
 /* Is every digit of launch axis x that can differ forced (the two
  * coordinates equal)?  An axis no index mentions is not. */
-static bool axis_forced(const digits *dg, const forced *f, int x) {
+static bool axis_forced(const digits *dg, const ir_forced *f, int x) {
     for (int i = 0; i < dg->n; i++) {
         const dvar *d = &dg->d[i];
         if (d->axis != x) continue;
-        for (int j = 0; j < d->nb; j++) {
+        for (int j = 0; j < d->dv.nb; j++) {
             int64_t lo, hi;
-            digit_range(d, j, &lo, &hi);
-            if (lo != hi && !is_forced(f, &d->b[j], &d->b[j])) return false;
+            bool any;
+            ir_digit_range(&d->dv, j, &lo, &hi, &any);
+            if ((any || lo != hi) && !ir_forced_has(f, &d->dv.b[j], &d->dv.b[j])) return false;
         }
         return true;
     }
     return false;
 }
 
-/* Is (x, y) (floordiv(e, c), floormod(e, c)) for a constant c > 0? */
-static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e, int64_t *c) {
-    if (x->kind != TIR_KIND_FLOORDIV || y->kind != TIR_KIND_FLOORMOD) return false;
-    const tir_binop *p = (const tir_binop *)x, *q = (const tir_binop *)y;
-    int64_t c2;
-    if (!tir_expr_const_int(p->b, c) || !tir_expr_const_int(q->b, &c2) || *c != c2 || *c < 1 ||
-        !ir_text_expr_same(p->a, q->a))
-        return false;
-    *e = p->a;
-    return true;
-}
-
-/* The values l takes lie in [lo, hi]. */
-static void lin_range(const lin *l, wide *lo, wide *hi) {
+/* The values l takes lie in [lo, hi], but for its terms of any value:
+ * such a term counts as its coefficient times [0, 1] here, as it has since
+ * this pass marked it lo = 1 > hi = 0 (merged_dims asks only whether y
+ * stays in [0, c), which decides where a pair merges, not whether the
+ * proof holds: e // c = x and e % c = y give e = x c + y either way). */
+static void lin_range(const ir_lin *l, ir_wide *lo, ir_wide *hi) {
     *lo = *hi = l->k;
     for (int i = 0; i < l->n; i++) {
-        wide x, y;
-        scaled(l->t[i].coef, l->t[i].lo, l->t[i].hi, &x, &y);
+        const ir_lin_term *t = &l->t[i];
+        ir_wide x, y;
+        ir_wide_scaled(t->coef, t->any ? 0 : t->lo, t->any ? 1 : t->hi, &x, &y);
         *lo += x, *hi += y;
     }
 }
@@ -556,22 +407,24 @@ static void lin_range(const lin *l, wide *lo, wide *hi) {
  * e % c) (a fused loop's bindings): the element is then e on that side,
  * and on the other either its own such e or x * c + y with y in [0, c).
  * 1 when merged into *la, *lb; 0 when not; -1 when not affine. */
-static int merged_dims(digits *dg, const gs_acc *a, const gs_acc *b, int d, lin *la, lin *lb) {
+static int merged_dims(digits *dg, const gs_acc *a, const gs_acc *b, int d, ir_lin *la,
+                       ir_lin *lb) {
     if (d + 1 >= a->nidx) return 0;
     const tir_expr *ea, *eb;
     int64_t ca, cb;
-    bool pa = divmod_pair(a->idx[d], a->idx[d + 1], &ea, &ca);
-    bool pb = divmod_pair(b->idx[d], b->idx[d + 1], &eb, &cb);
+    bool pa = ir_divmod_pair(a->idx[d], a->idx[d + 1], &ea, &ca);
+    bool pb = ir_divmod_pair(b->idx[d], b->idx[d + 1], &eb, &cb);
     if (!pa && !pb) return 0;
     if (pa && pb) {
         if (ca != cb) return 0;
         return lin_add(dg, a, ea, 1, la) && lin_add(dg, b, eb, 1, lb) ? 1 : -1;
     }
     const gs_acc *p = pa ? a : b, *o = pa ? b : a; /* the pair's side, the other */
-    lin *lp = pa ? la : lb, *lo = pa ? lb : la;
+    ir_lin *lp = pa ? la : lb, *lo = pa ? lb : la;
     int64_t c = pa ? ca : cb;
-    lin y = {.n = 0};
-    wide ylo, yhi;
+    ir_lin y;
+    ir_wide ylo, yhi;
+    ir_lin_init(&y, GS_MAX_TERMS);
     if (!lin_add(dg, o, o->idx[d + 1], 1, &y)) return -1;
     lin_range(&y, &ylo, &yhi);
     if (ylo < 0 || yhi >= c) return 0;
@@ -591,10 +444,10 @@ static bool same_thread(const gs *g, const gs_acc *a, const gs_acc *b) {
         note_splits(&dg, b, b->idx[d]);
     }
     if (!digits_ok(&dg)) return false;
-    lin la[8], lb[8];
+    ir_lin la[8], lb[8];
     int nd = 0;
     for (int d = 0; d < a->nidx; d++, nd++) {
-        la[nd] = (lin){.n = 0}, lb[nd] = (lin){.n = 0};
+        ir_lin_init(&la[nd], GS_MAX_TERMS), ir_lin_init(&lb[nd], GS_MAX_TERMS);
         int m = merged_dims(&dg, a, b, d, &la[nd], &lb[nd]);
         if (m < 0) return false;
         if (m) {
@@ -605,17 +458,17 @@ static bool same_thread(const gs *g, const gs_acc *a, const gs_acc *b) {
             return false;
     }
     if (dg.bad) return false;
-    forced f;
+    ir_forced f;
     memset(&f, 0, sizeof f);
     bool changed = true, never = false;
     while (changed && !never) {
         changed = false;
         for (int d = 0; d < nd && !never; d++) {
-            slot s[GS_MAX_SLOTS];
+            ir_slot s[GS_MAX_SLOTS];
             int n;
             if (!slots_of(&la[d], &lb[d], s, &n)) return false;
-            changed |= force_dim(s, n, (wide)la[d].k - lb[d].k, &f, &never);
-            if (f.full) return false;
+            changed |= ir_force_dim(s, n, (ir_wide)la[d].k - lb[d].k, &f, &never);
+            if (f.full) return false; /* more forced pairs than it keeps: give up */
         }
     }
     if (never) return true;

@@ -17,7 +17,8 @@
  *
  * - proved injective (accepted): each store's indices are affine in the
  *   "digits" of the block's iterators (v // c and v % c split an iterator
- *   at c, as global_share.c does for loop variables), and for two
+ *   at c, as global_share.c does for loop variables; the digits, affine
+ *   forms and forcing step are ir/digits.c's, shared with it), and for two
  *   instances x1, x2 writing one element every digit difference is
  *   forced to zero: in each dimension, sum c (x1 - x2) + (the rest) = 0,
  *   and a slot whose coefficient exceeds what all other slots can add up
@@ -77,45 +78,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/text_internal.h"
+#include "ir/digits_internal.h"
 #include "sched_internal.h"
 
 /* Enumeration limit: instances of the block. */
 #define ENUM_POINTS ((int64_t)1 << 16)
 
-enum { SW_STORES = 256, SW_VARS = 24, SW_DIGITS = 8, SW_TERMS = 32, SW_DIMS = 8,
-       SW_SLOTS = 64, SW_NEST = 8, SW_SUBS = 32 };
+enum { SW_STORES = 256, SW_VARS = 24, SW_TERMS = 32, SW_DIMS = 8, SW_SLOTS = 64, SW_NEST = 8,
+       SW_SUBS = 32 };
 
 /* A variable of the indices: one of the block's iterators (its digits
  * must be told apart), a loop inside the block's body (free within one
  * instance) or anything else (a parameter: one value for both). */
 typedef enum { V_ITER, V_INNER, V_FIXED } vkind;
 
-/* A variable split at boundaries 1 = b[0] < b[1] < ..., each dividing the
- * next: digit i is (v // b[i]) % (b[i + 1] // b[i]), the last v // b[nb -
- * 1]; the address of b[i] names digit i. */
+/* A variable and its digits (ir/digits.c): dv's range is its domain's or
+ * loop's (any: no constant range), its tag the kind, so that a term of
+ * its digits tells whether it is fixed. */
 typedef struct dvar {
     const tir_var *var;
     vkind kind;
     int it; /* the iterator's index (V_ITER) */
-    int64_t lo, hi;
-    bool any; /* no constant range */
-    int64_t b[SW_DIGITS];
-    int nb;
+    ir_digit_var dv;
 } dvar;
-
-typedef struct term {
-    const int64_t *key; /* a digit: &dvar.b[i] */
-    const dvar *d;
-    int64_t coef, lo, hi;
-    bool any;
-} term;
-
-typedef struct lin {
-    term t[SW_TERMS];
-    int n;
-    int64_t k;
-} lin;
 
 /* One store of the block's body, with the loops and conditions inside the
  * block around it. */
@@ -132,7 +117,7 @@ typedef struct wstore {
     int nd;          /* dimensions after merging (e // c, e % c) pairs */
     unsigned merged; /* bit d: indices d and d + 1 were merged */
     int64_t mdiv[SW_DIMS]; /* dimension k merged from (e // c, e % c): c, else 0 */
-    lin dims[SW_DIMS];
+    ir_lin dims[SW_DIMS];
     bool affine;
     bool init; /* a store of the block's T.init() (runs with the reduce iterators at their min) */
 } wstore;
@@ -276,8 +261,9 @@ static dvar *entry(sw *w, const tir_var *v) {
         return NULL;
     }
     dvar *d = &w->d[w->nd];
-    *d = (dvar){.var = v, .kind = V_FIXED, .it = -1, .any = true, .b = {1}, .nb = 1};
-    int64_t mn, ex;
+    *d = (dvar){.var = v, .kind = V_FIXED, .it = -1};
+    int64_t mn, ex, lo = 0, hi = 0;
+    bool any = true;
     const tir_expr *emin = NULL, *eext = NULL;
     for (int i = 0; i < w->b->niters; i++)
         if (w->b->iters[i].var == v && !w->held[i]) {
@@ -292,7 +278,8 @@ static dvar *entry(sw *w, const tir_var *v) {
     /* ranges within 2^40, so that sums of products stay in 128 bits */
     if (emin && tir_expr_const_int(emin, &mn) && tir_expr_const_int(eext, &ex) && ex > 0 &&
         ex < (INT64_C(1) << 40) && mn > -(INT64_C(1) << 40) && mn < (INT64_C(1) << 40))
-        d->lo = mn, d->hi = mn + ex - 1, d->any = false;
+        lo = mn, hi = mn + ex - 1, any = false;
+    d->dv = ir_digit_var_make(lo, hi, any, d->kind);
     w->nd++;
     return d;
 }
@@ -309,30 +296,19 @@ static dvar *lane_entry(sw *w, const tir_ramp *ramp) {
         return NULL;
     }
     dvar *d = &w->d[w->nd++];
-    *d = (dvar){.var = key, .kind = V_INNER, .it = -1, .lo = 0, .hi = ramp->lanes - 1,
-                .any = false, .b = {1}, .nb = 1};
+    *d = (dvar){.var = key, .kind = V_INNER, .it = -1,
+                .dv = ir_digit_var_make(0, ramp->lanes - 1, false, V_INNER)};
     return d;
 }
 
 static void add_boundary(sw *w, dvar *d, int64_t v) {
-    if (!d || v < 1) {
-        w->bad = true;
-        return;
-    }
-    int i = 0;
-    while (i < d->nb && d->b[i] < v) i++;
-    if (i < d->nb && d->b[i] == v) return;
-    if (d->nb == SW_DIGITS) {
-        w->bad = true;
-        return;
-    }
-    memmove(&d->b[i + 1], &d->b[i], sizeof d->b[0] * (size_t)(d->nb - i));
-    d->b[i] = v;
-    d->nb++;
+    if (!d || !ir_digit_split(&d->dv, v)) w->bad = true;
 }
 
-/* e as ((v % H) // L) (H == 0: no modulus) for a variable v and constants
- * L, H: v, v // c, v % c, (v // m) % c, (v % m) // c, ... */
+/* The variables of this check and their divisions, nested any way that
+ * stays digits (global_share.c takes v // c, v % c and (v // m) % c of a
+ * variable only): e as ((v % H) // L) (H == 0: no modulus) for a variable
+ * v and constants L, H: v, v // c, v % c, (v // m) % c, (v % m) // c, ... */
 static bool dpat(const tir_expr *e, const tir_var **v, int64_t *L, int64_t *H) {
     if (e->kind == TIR_KIND_VAR) {
         *v = tir_as_tir_var(e), *L = 1, *H = 0;
@@ -368,106 +344,32 @@ static bool note_pre(tir_visitor *v, const tir_node *n) {
     return true;
 }
 
-/* Every boundary divides the next, and an iterator split at a boundary
- * starts at 0 (its digits then are what a witness changes). */
+/* Every boundary divides the next. */
 static bool digits_ok(const sw *w) {
     if (w->bad) return false;
-    for (int i = 0; i < w->nd; i++) {
-        const dvar *d = &w->d[i];
-        for (int j = 0; j + 1 < d->nb; j++)
-            if (d->b[j + 1] % d->b[j]) return false;
-    }
+    for (int i = 0; i < w->nd; i++)
+        if (!ir_digits_nested(&w->d[i].dv)) return false;
     return true;
-}
-
-static int64_t fdiv(int64_t a, int64_t b) {
-    return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
-/* Digit i's range (*any: no bound above or below).  Floor division keeps
- * the lower digits in [0, b[i + 1] / b[i]) for any v. */
-static void digit_range(const dvar *d, int i, int64_t *lo, int64_t *hi, bool *any) {
-    *any = false;
-    if (i + 1 < d->nb) *lo = 0, *hi = d->b[i + 1] / d->b[i] - 1;
-    else if (d->any) *lo = 0, *hi = 0, *any = true;
-    else *lo = fdiv(d->lo, d->b[i]), *hi = fdiv(d->hi, d->b[i]);
 }
 
 /* ---------------------------------------------------------------- affine */
 
-static bool add_term(lin *l, const dvar *d, int i, int64_t coef) {
-    for (int j = 0; j < l->n; j++)
-        if (l->t[j].key == &d->b[i])
-            return !__builtin_add_overflow(l->t[j].coef, coef, &l->t[j].coef);
-    if (l->n == SW_TERMS) return false;
-    term *t = &l->t[l->n++];
-    t->key = &d->b[i], t->d = d, t->coef = coef;
-    digit_range(d, i, &t->lo, &t->hi, &t->any);
-    return true;
-}
-
-/* l += scale * (digits from..to of d, each times b[i] / b[from]). */
-static bool add_digits(lin *l, const dvar *d, int from, int to, int64_t scale) {
-    for (int i = from; i < to; i++) {
-        int64_t c;
-        if (__builtin_mul_overflow(d->b[i] / d->b[from], scale, &c) || !add_term(l, d, i, c))
-            return false;
-    }
-    return true;
-}
-
-static int boundary(const dvar *d, int64_t v) {
-    for (int i = 0; i < d->nb; i++)
-        if (d->b[i] == v) return i;
-    return v == 0 ? d->nb : -1;
+/* ir_lin_add's leaf: ((v % H) // L) of a variable (dpat), digits L up to
+ * H of v (H == 0: up to the last). */
+static bool lin_leaf(void *user, const tir_expr *e, int64_t scale, ir_lin *l) {
+    sw *w = user;
+    int64_t L, H;
+    const tir_var *var;
+    if (!dpat(e, &var, &L, &H)) return false;
+    const dvar *d = entry(w, var);
+    int from = d ? ir_digit_at(&d->dv, L) : -1;
+    int to = !d ? -1 : H ? ir_digit_at(&d->dv, H) : d->dv.nb;
+    return from >= 0 && to > from && ir_lin_add_digits(l, &d->dv, from, to, scale);
 }
 
 /* l += scale * e; false when e is not affine in the digits. */
-static bool lin_add(sw *w, const tir_expr *e, int64_t scale, lin *l) {
-    int64_t c, L, H;
-    const tir_var *var;
-    if (dpat(e, &var, &L, &H)) {
-        const dvar *d = entry(w, var);
-        int from = d ? boundary(d, L) : -1, to = d ? boundary(d, H) : -1;
-        return from >= 0 && to > from && add_digits(l, d, from, to, scale);
-    }
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM:
-        return !__builtin_mul_overflow(tir_as_tir_int_imm(e)->value, scale, &c) &&
-               !__builtin_add_overflow(l->k, c, &l->k);
-    case TIR_KIND_CAST: {
-        const tir_expr *v = tir_as_tir_cast(e)->value;
-        return tir_dtype_is_int(v->dtype) && tir_dtype_is_int(e->dtype) &&
-               e->dtype.bits >= v->dtype.bits && lin_add(w, v, scale, l);
-    }
-    case TIR_KIND_ADD: case TIR_KIND_SUB: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        return lin_add(w, b->a, scale, l) &&
-               lin_add(w, b->b, e->kind == TIR_KIND_SUB ? -scale : scale, l);
-    }
-    case TIR_KIND_MUL: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        if (tir_expr_const_int(b->b, &c))
-            return !__builtin_mul_overflow(c, scale, &c) && lin_add(w, b->a, c, l);
-        if (tir_expr_const_int(b->a, &c))
-            return !__builtin_mul_overflow(c, scale, &c) && lin_add(w, b->b, c, l);
-        return false;
-    }
-    default: return false;
-    }
-}
-
-/* Is (x, y) (e // c, e % c) for one e and a constant c > 0? */
-static bool divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e,
-                        int64_t *div) {
-    int64_t c, c2;
-    if (x->kind != TIR_KIND_FLOORDIV || y->kind != TIR_KIND_FLOORMOD) return false;
-    const tir_binop *p = tir_as_tir_binop(x), *q = tir_as_tir_binop(y);
-    if (!tir_expr_const_int(p->b, &c) || !tir_expr_const_int(q->b, &c2) || c != c2 || c < 1 ||
-        !ir_text_expr_same(p->a, q->a))
-        return false;
-    *e = p->a, *div = c;
-    return true;
+static bool lin_add(sw *w, const tir_expr *e, int64_t scale, ir_lin *l) {
+    return ir_lin_add(e, scale, l, lin_leaf, w);
 }
 
 /* The store's dimensions as affine forms; a pair (e // c, e % c) (a
@@ -480,7 +382,7 @@ static void store_forms(sw *w, wstore *s) {
     for (int d = 0; d < st->nidx && s->affine; d++) {
         const tir_expr *e = st->indices[d];
         int64_t div = 0;
-        if (d + 1 < st->nidx && divmod_pair(st->indices[d], st->indices[d + 1], &e, &div))
+        if (d + 1 < st->nidx && ir_divmod_pair(st->indices[d], st->indices[d + 1], &e, &div))
             s->merged |= 1u << d++;
         int64_t stride;
         const tir_ramp *ramp = e->kind == TIR_KIND_RAMP ? tir_as_tir_ramp(e) : NULL;
@@ -492,12 +394,12 @@ static void store_forms(sw *w, wstore *s) {
             break;
         }
         s->mdiv[s->nd] = div;
-        lin *l = &s->dims[s->nd++];
-        l->n = 0, l->k = 0;
+        ir_lin *l = &s->dims[s->nd++];
+        ir_lin_init(l, SW_TERMS);
         s->affine = lin_add(w, ramp ? ramp->start : e, 1, l);
         if (ramp && s->affine) { /* + stride * lane, lane free in [0, lanes) */
             dvar *lane = lane_entry(w, ramp);
-            s->affine = lane && add_digits(l, lane, 0, 1, stride);
+            s->affine = lane && ir_lin_add_digits(l, &lane->dv, 0, 1, stride);
         }
     }
     w->cur = NULL;
@@ -505,103 +407,46 @@ static void store_forms(sw *w, wstore *s) {
 
 /* ----------------------------------------------------------------- proof */
 
-/* A slot of one dimension's equation: coef * x with x in [dlo, dhi]; key
- * names a digit both sides have with one coefficient (x its difference),
- * NULL a term of one side only (never forced). */
-typedef struct slot {
-    int64_t coef, dlo, dhi;
-    bool any;
-    const int64_t *key;
-} slot;
-
-typedef struct forced {
-    const int64_t *k[SW_SLOTS];
-    int n;
-} forced;
-
-static bool is_forced(const forced *f, const int64_t *k) {
-    for (int i = 0; k && i < f->n; i++)
-        if (f->k[i] == k) return true;
-    return false;
-}
-
-typedef __int128 wide;
-
-static void scaled(int64_t c, int64_t lo, int64_t hi, wide *rlo, wide *rhi) {
-    wide x = (wide)c * lo, y = (wide)c * hi;
-    *rlo = x < y ? x : y;
-    *rhi = x < y ? y : x;
-}
+/* A slot (ir_slot) here: key1 == key2 names a digit both sides have with
+ * one coefficient (x its difference), NULL a term of one side only (never
+ * forced).  A full table of forced slots (ir_forced.full) only stops the
+ * forcing: what is forced by then still counts. */
 
 /* The slots of la = lb; false when there are too many.  A fixed variable
  * (a parameter) has one value on both sides: with one coefficient it
  * cancels. */
-static bool slots_of(const lin *la, const lin *lb, slot *s, int *n) {
+static bool slots_of(const ir_lin *la, const ir_lin *lb, ir_slot *s, int *n) {
     bool used[SW_TERMS] = {false};
     *n = 0;
     for (int i = 0; i < la->n + lb->n; i++) {
         bool left = i < la->n;
-        const term *x = left ? &la->t[i] : &lb->t[i - la->n];
+        const ir_lin_term *x = left ? &la->t[i] : &lb->t[i - la->n];
         if (!left && used[i - la->n]) continue;
-        slot v = {left ? x->coef : -x->coef, x->lo, x->hi, x->any, NULL};
+        ir_slot v = {left ? x->coef : -x->coef, x->lo, x->hi, x->any, NULL, NULL};
         for (int j = 0; left && j < lb->n; j++) {
-            const term *y = &lb->t[j];
+            const ir_lin_term *y = &lb->t[j];
             if (used[j] || y->key != x->key || y->coef != x->coef) continue;
             used[j] = true;
-            v = (slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->any, x->key};
+            v = (ir_slot){x->coef, x->lo - y->hi, x->hi - y->lo, x->any, x->key, x->key};
             break;
         }
-        if (v.key && x->d->kind == V_FIXED) continue;
+        if (v.key1 && x->tag == V_FIXED) continue; /* tag: the variable's kind */
         if (*n == SW_SLOTS) return false;
         s[(*n)++] = v;
     }
     return true;
 }
 
-/* Forces what the dimension can; *never when it cannot be zero. */
-static bool force_dim(const slot *s, int n, wide k, forced *f, bool *never) {
-    bool changed = false, again = true;
-    while (again) {
-        again = false;
-        wide lo = k, hi = k; /* the sum of the unforced slots of a range */
-        int nany = 0;        /* and the unforced slots of any value */
-        for (int i = 0; i < n; i++) {
-            if (is_forced(f, s[i].key) || s[i].coef == 0) continue;
-            if (s[i].any) {
-                nany++;
-                continue;
-            }
-            wide x, y;
-            scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
-            lo += x, hi += y;
-        }
-        if (!nany && (lo > 0 || hi < 0)) *never = true;
-        if (*never) return changed;
-        for (int i = 0; i < n && !again; i++) {
-            if (!s[i].key || is_forced(f, s[i].key) || s[i].coef == 0) continue;
-            if (nany - s[i].any > 0) continue; /* another of any value */
-            wide x = 0, y = 0, c = s[i].coef < 0 ? -(wide)s[i].coef : s[i].coef;
-            if (!s[i].any) scaled(s[i].coef, s[i].dlo, s[i].dhi, &x, &y);
-            if (lo - x > -c && hi - y < c) { /* the others cannot reach c */
-                if (f->n == SW_SLOTS) return changed;
-                f->k[f->n++] = s[i].key;
-                changed = again = true;
-            }
-        }
-    }
-    return changed;
-}
-
 /* Is every digit of every spatial iterator that can vary forced?  (The
  * reduce iterators' digits may differ: those instances accumulate.) */
-static bool iters_forced(const sw *w, const forced *f) {
+static bool iters_forced(const sw *w, const ir_forced *f) {
     for (int i = 0; i < w->nd; i++) {
         const dvar *d = &w->d[i];
-        for (int j = 0; d->kind == V_ITER && !reduce_iter(w, d->it) && j < d->nb; j++) {
+        for (int j = 0; d->kind == V_ITER && !reduce_iter(w, d->it) && j < d->dv.nb; j++) {
             int64_t lo, hi;
             bool any;
-            digit_range(d, j, &lo, &hi, &any);
-            if ((any || lo != hi) && !is_forced(f, &d->b[j])) return false;
+            ir_digit_range(&d->dv, j, &lo, &hi, &any);
+            if ((any || lo != hi) && !ir_forced_has(f, &d->dv.b[j], &d->dv.b[j])) return false;
         }
     }
     /* an iterator no index mentions has no entry: it is not forced */
@@ -631,16 +476,17 @@ static bool same_dims(const wstore *a, const wstore *b) {
  * never; 0: not proved. */
 static int pair_proved(const sw *w, const wstore *a, const wstore *b) {
     if (!same_dims(a, b)) return 0;
-    slot sl[SW_DIMS][SW_SLOTS];
+    ir_slot sl[SW_DIMS][SW_SLOTS];
     int ns[SW_DIMS];
     for (int d = 0; d < a->nd; d++)
         if (!slots_of(&a->dims[d], &b->dims[d], sl[d], &ns[d])) return 0;
-    forced f = {.n = 0};
+    ir_forced f = {.n = 0};
     bool never = false, changed = true;
     while (changed && !never) {
         changed = false;
         for (int d = 0; d < a->nd && !never; d++)
-            changed |= force_dim(sl[d], ns[d], (wide)a->dims[d].k - b->dims[d].k, &f, &never);
+            changed |=
+                ir_force_dim(sl[d], ns[d], (ir_wide)a->dims[d].k - b->dims[d].k, &f, &never);
     }
     return never || iters_forced(w, &f);
 }
@@ -888,7 +734,7 @@ static bool witness_from(const sw *w, const wstore *sa, const wstore *sb, const 
         if (dv[k]->kind == V_ITER) at = &delta[dv[k]->it];
         for (int j = 0; dv[k]->kind == V_INNER && sa == sb && j < sa->nloops; j++)
             if (sa->loops[j]->var == dv[k]->var) at = &din[j];
-        if (!at || __builtin_mul_overflow(z[k], dv[k]->b[dig[k]], &step) ||
+        if (!at || __builtin_mul_overflow(z[k], dv[k]->dv.b[dig[k]], &step) ||
             __builtin_add_overflow(*at, step, at))
             return false;
     }
@@ -920,7 +766,7 @@ static void column(const wstore *s, const dvar *d, int i, int64_t *c) {
     for (int k = 0; k < s->nd; k++) {
         c[k] = 0;
         for (int j = 0; j < s->dims[k].n; j++)
-            if (s->dims[k].t[j].key == &d->b[i]) c[k] = s->dims[k].t[j].coef;
+            if (s->dims[k].t[j].key == &d->dv.b[i]) c[k] = s->dims[k].t[j].coef;
     }
 }
 
@@ -935,7 +781,7 @@ static int iter_digits(sw *w, digit_ref *out, int max) {
     int n = 0;
     for (int k = 0; k < w->b->niters; k++) entry(w, w->b->iters[k].var);
     for (int i = 0; i < w->nd; i++)
-        for (int j = 0; w->d[i].kind == V_ITER && j < w->d[i].nb && n < max; j++)
+        for (int j = 0; w->d[i].kind == V_ITER && j < w->d[i].dv.nb && n < max; j++)
             out[n++] = (digit_ref){&w->d[i], j};
     return n;
 }
@@ -954,7 +800,7 @@ static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
     int ni = n;
     for (int i = 0; i < w->nd; i++)
         for (int l = 0; w->d[i].kind == V_INNER && l < s->nloops; l++)
-            for (int j = 0; s->loops[l]->var == w->d[i].var && j < w->d[i].nb &&
+            for (int j = 0; s->loops[l]->var == w->d[i].var && j < w->d[i].dv.nb &&
                             n < SW_VARS * 3; j++)
                 dr[n++] = (digit_ref){&w->d[i], j};
     int64_t ca[SW_DIMS], cb[SW_DIMS];
@@ -975,7 +821,7 @@ static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
             int64_t g = gcd64(ca[k0], cb[k0]), p = cb[k0] / g, q = ca[k0] / g;
             bool prop = true; /* ca p = cb q in every dimension */
             for (int k = 0; k < s->nd && prop; k++) {
-                wide l = (wide)ca[k] * p, r = (wide)cb[k] * q;
+                ir_wide l = (ir_wide)ca[k] * p, r = (ir_wide)cb[k] * q;
                 prop = l == r;
             }
             dv[1] = dr[y].d, dig[1] = dr[y].i, z[0] = p, z[1] = -q;
@@ -986,7 +832,7 @@ static bool affine_witness(sw *w, const wstore *s, pointpair *pp) {
 }
 
 /* Whether la and lb have the same terms (constants aside). */
-static bool same_terms(const lin *la, const lin *lb) {
+static bool same_terms(const ir_lin *la, const ir_lin *lb) {
     if (la->n != lb->n) return false;
     for (int i = 0; i < la->n; i++) {
         bool found = false;
