@@ -143,7 +143,30 @@ typedef struct uo_opts {
     data_kind data;
     double rtol; /* 0: bit-exact */
     uint64_t seed;
+    int64_t scalar; /* the value of every scalar parameter (0: 1) */
 } uo_opts;
+
+/* Elements of b (a parameter of f) with every scalar parameter taken as
+ * `scalar`. */
+static int64_t buf_count(tir_ctx *ctx, const tir_prim_func *f, const tir_buffer *b,
+                         int64_t scalar) {
+    const tir_var *vars[16];
+    const tir_expr *vals[16];
+    int nv = 0;
+    for (int p = 0; p < f->nparams && nv < 16; p++)
+        if (!f->buffer_map[p]) {
+            vars[nv] = f->params[p];
+            vals[nv++] = tir_int(ctx, f->params[p]->base.dtype, scalar);
+        }
+    int64_t c = 1;
+    for (int d = 0; d < b->ndim; d++) {
+        int64_t e;
+        const tir_expr *x = (const tir_expr *)tir_substitute(ctx, b->shape[d], nv, vars, vals);
+        if (!tir_expr_const_int(tir_simplify(ctx, x), &e)) return -1;
+        c *= e;
+    }
+    return c;
+}
 
 /* Runs the original function of s in the interpreter and s's function,
  * lowered by tir_lower_kernels, in the simulator (uninitialised reads and
@@ -151,12 +174,13 @@ typedef struct uo_opts {
  * function start unwritten in both.  Every parameter must then agree.
  * Returns false with the reason in why; a lowering refusal returns false
  * with "lower:" first and *refused set. */
-static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n, bool *refused) {
+static bool run_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n, bool *refused,
+                   bool interp_only) {
     tir_ctx *ctx = tir_sched_ctx(s);
     const tir_prim_func *f0 = tir_sched_orig_func(s), *f1 = tir_sched_func(s);
     if (refused) *refused = false;
     tir_kernel_set ks = {0};
-    if (tir_lower_kernels(ctx, f1, NULL, &ks) != TIR_OK) {
+    if (!interp_only && tir_lower_kernels(ctx, f1, NULL, &ks) != TIR_OK) {
         snprintf(why, n, "lower: %s", tir_ctx_error(ctx));
         if (refused) *refused = true;
         return false;
@@ -172,7 +196,7 @@ static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n,
     const char *txt = tir_print(ctx, f0);
     for (int i = 0; i < np; i++) {
         const tir_buffer *b = f0->buffer_map[i];
-        a0[i] = a1[i] = (tir_arg){NULL, 1};
+        a0[i] = a1[i] = (tir_arg){NULL, o->scalar ? o->scalar : 1};
         if (!b) continue;
         char pat[300];
         snprintf(pat, sizeof pat, "T.writes(%s[", b->name);
@@ -186,7 +210,8 @@ static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n,
             if (p && (!e || p < e)) written |= 1ull << i;
             w += 9;
         }
-        count[i] = tir_buffer_const_size(b);
+        count[i] = buf_count(ctx, f0, b, o->scalar ? o->scalar : 1);
+        if (count[i] < 0) return snprintf(why, n, "shape of %s", b->name), false;
         bytes[i] = (size_t)count[i] * tir_dtype_bytes(b->dtype);
         a0[i].data = malloc(bytes[i] ? bytes[i] : 1);
         a1[i].data = malloc(bytes[i] ? bytes[i] : 1);
@@ -201,7 +226,10 @@ static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n,
     if ((st = tir_interp_run(ctx, f0, np, a0, &io)) != TIR_OK) {
         snprintf(why, n, "interpreter on the original: %s", tir_ctx_error(ctx));
         ok = false;
-    } else if ((st = tir_sim_run_kernels(ctx, &ks, np, a1, &so, NULL)) != TIR_OK) {
+    } else if (interp_only && (st = tir_interp_run(ctx, f1, np, a1, &io)) != TIR_OK) {
+        snprintf(why, n, "interpreter on the scheduled function: %s", tir_ctx_error(ctx));
+        ok = false;
+    } else if (!interp_only && (st = tir_sim_run_kernels(ctx, &ks, np, a1, &so, NULL)) != TIR_OK) {
         snprintf(why, n, "simulator: %s: %s\nkernel 0:\n%s", tir_status_name(st),
                  tir_ctx_error(ctx), tir_print(ctx, ks.kernels[0]));
         ok = false;
@@ -220,7 +248,7 @@ static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n,
                      "buffer %s flat element %lld: interpreter %.9g, simulator %.9g\n"
                      "scheduled:\n%s\nkernel 0 of %d:\n%s",
                      b->name, (long long)e, x, y, tir_print(ctx, f1), ks.nkernels,
-                     tir_print(ctx, ks.kernels[0]));
+                     ks.nkernels ? tir_print(ctx, ks.kernels[0]) : "(interpreter)");
             ok = false;
         }
     }
@@ -231,10 +259,19 @@ static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n,
     return ok;
 }
 
+static bool lower_sim_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n, bool *refused) {
+    return run_ok(s, o, why, n, refused, false);
+}
+
+/* The scheduled function in the interpreter against the original. */
+static bool interp_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n) {
+    return run_ok(s, o, why, n, NULL, true);
+}
+
 /* The cmocka form: the schedule must lower and match. */
 static void check_sim(tir_schedule *s, const uo_opts *o) {
     static char why[1 << 16];
-    uo_opts d = {DATA_SMALL_INT, 0, 7};
+    uo_opts d = {DATA_SMALL_INT, 0, 7, 0};
     if (!o) o = &d;
     if (!lower_sim_ok(s, o, why, sizeof why, NULL)) FAILF("%s", why);
     /* and the interpreter on the scheduled function agrees too */
@@ -426,7 +463,7 @@ static void test_row_reduction(void **state) {
     rowred_thread_per_row(33, 17, "int32", sum_op, "0", 32, true, true);
     rowred_thread_per_row(5, 33, "float16", sum_op, "T.float16(0)", 2, true, true);
     rowred_thread_per_row(5, 33, "bfloat16", max_op, "T.bfloat16(\"-inf\")", 2, true, true);
-    uo_opts fl = {DATA_FLOAT, 1e-5, 3};
+    uo_opts fl = {DATA_FLOAT, 1e-5, 3, 0};
     rowred_rfactor(7, 1000, "float32", sum_op, zero32, 32, 0, &fl);
     rowred_rfactor(7, 1000, "float32", max_op, ninf32, 32, 0, NULL);
     rowred_rfactor(3, 33, "int32", sum_op, "0", 8, 0, NULL);
@@ -659,7 +696,7 @@ static void softmax_sched(int m, int n, int variant, int64_t t) {
     tir_loop_rv l[16], ip[2];
     tir_block_rv bm = sched_block(s, "M"), be = sched_block(s, "E"), bs = sched_block(s, "S"),
                  bo = sched_block(s, "O");
-    uo_opts o = {DATA_FLOAT, 2e-6, 11};
+    uo_opts o = {DATA_FLOAT, 2e-6, 11, 0};
     if (variant == 0) {
         const char *names[4] = {"M", "E", "S", "O"};
         for (int b = 0; b < 4; b++) {
@@ -1104,6 +1141,309 @@ static void test_vectorize(void **state) {
     transpose_vec(33, 17, 4, false);
 }
 
+/* ----------------------------------------------------- symbolic extents */
+
+static const char *sym_rowsum_text =
+    "@T.prim_func\n"
+    "def rowsum(A: T.Buffer((n, n), \"float32\"), C: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((n,), \"float32\")\n"
+    "        for i, k in T.grid(n, n):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(B[vi])\n"
+    "                with T.init():\n"
+    "                    B[vi] = T.float32(0)\n"
+    "                B[vi] = B[vi] + A[vi, vk]\n"
+    "        for i in T.serial(n):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.spatial(n, i)\n"
+    "                T.reads(B[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] * T.float32(0.5)\n";
+
+static const char *sym_rowsum_param_text =
+    "@T.prim_func\n"
+    "def rowsum(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
+    "           m: T.int32):\n"
+    "    for i, k in T.grid(n, m):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(B[vi])\n"
+    "            with T.init():\n"
+    "                B[vi] = T.float32(0)\n"
+    "            B[vi] = B[vi] + A[vi, vk]\n";
+
+/* Dynamic shapes: schedules over loops of symbolic extent.  compute_at,
+ * reverse_compute_at and decompose_reduction of a reduction under such
+ * loops were refused (region_cover's dense radix took only constant
+ * extents); GPU kernels with intermediates of symbolic shape are refused
+ * by gpu_check (a documented limit), so these run in the interpreter, and
+ * the one without intermediates in the simulator too. */
+static void test_symbolic(void **state) {
+    (void)state;
+    int64_t sizes[] = {1, 7, 33, 100};
+    static char why[1 << 16];
+    for (int variant = 0; variant < 3; variant++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            tir_ctx *ctx = tir_ctx_create();
+            tir_schedule *s = sched_new(ctx, parse(ctx, sym_rowsum_text));
+            tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), bl, bi;
+            tir_loop_rv l[16], ip[2];
+            if (variant == 0) {
+                /* B in a register, computed at C's thread loop */
+                loops(s, "C", l);
+                split2(s, l[0], 8, ip);
+                SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+                SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+                SCHED_OK(s, tir_sched_set_scope(s, b, 0, "local"));
+                SCHED_OK(s, tir_sched_compute_at(s, b, ip[1], false));
+                loops(s, "B", l);
+                SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[2], &bi));
+            } else if (variant == 1) {
+                /* the reduction's own nest, its accumulator local */
+                loops(s, "B", l);
+                split2(s, l[0], 4, ip);
+                SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+                SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+                SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+                SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+                SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[1], &bi));
+            } else {
+                /* C under B's thread loop, B in a register */
+                tir_loop_rv bp[2];
+                loops(s, "B", l);
+                split2(s, l[0], 16, bp);
+                SCHED_OK(s, tir_sched_bind(s, bp[0], "blockIdx.x"));
+                SCHED_OK(s, tir_sched_bind(s, bp[1], "threadIdx.x"));
+                SCHED_OK(s, tir_sched_set_scope(s, b, 0, "local"));
+                SCHED_OK(s, tir_sched_reverse_compute_at(s, c, bp[1], false));
+                SCHED_OK(s, tir_sched_unroll(s, l[1]));
+            }
+            uo_opts o = {DATA_SMALL_INT, 0, 5, sizes[z]};
+            if (!interp_ok(s, &o, why, sizeof why))
+                FAILF("variant %d n = %lld: %s", variant, (long long)sizes[z], why);
+            bool refused;
+            assert_false(lower_sim_ok(s, &o, why, sizeof why, &refused));
+            assert_true(refused);
+            assert_non_null(strstr(why, "has a symbolic shape; GPU kernels need static sizes"));
+            tir_sched_destroy(s);
+            tir_ctx_destroy(ctx);
+        }
+    /* the symbolic loop must be the largest stride: t + kk * 8 over t <
+     * m repeats instances once m > 8, so decompose_reduction (which
+     * needs each update instance once) must still refuse */
+    {
+        static const char *txt =
+            "@T.prim_func\n"
+            "def rep(A: T.Buffer((m + 24,), \"float32\"), B: T.Buffer((1,), \"float32\"), m: T.int32):\n"
+            "    for t, kk in T.grid(m, 4):\n"
+            "        with T.block(\"B\"):\n"
+            "            v0 = T.axis.spatial(1, 0)\n"
+            "            vk = T.axis.reduce(m + 24, t + kk * 8)\n"
+            "            T.reads(A[vk])\n"
+            "            T.writes(B[v0])\n"
+            "            with T.init():\n"
+            "                B[v0] = T.float32(0)\n"
+            "            B[v0] = B[v0] + A[vk]\n";
+        tir_ctx *ctx = tir_ctx_create();
+        tir_schedule *s = sched_new(ctx, parse(ctx, txt));
+        tir_block_rv b = sched_block(s, "B"), bi;
+        tir_loop_rv l[16];
+        loops(s, "B", l);
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REPEATED_INSTANCES, "decompose_reduction",
+                          tir_sched_decompose_reduction(s, b, l[0], &bi));
+        /* with the strides the other way round it is a box */
+        tir_sched_destroy(s);
+        static const char *txt2 =
+            "@T.prim_func\n"
+            "def box(A: T.Buffer((m * 8,), \"float32\"), B: T.Buffer((1,), \"float32\"), m: T.int32):\n"
+            "    for t, kk in T.grid(m, 8):\n"
+            "        with T.block(\"B\"):\n"
+            "            v0 = T.axis.spatial(1, 0)\n"
+            "            vk = T.axis.reduce(m * 8, t * 8 + kk)\n"
+            "            T.reads(A[vk])\n"
+            "            T.writes(B[v0])\n"
+            "            with T.init():\n"
+            "                B[v0] = T.float32(0)\n"
+            "            B[v0] = B[v0] + A[vk]\n";
+        s = sched_new(ctx, parse(ctx, txt2));
+        b = sched_block(s, "B");
+        loops(s, "B", l);
+        SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[0], &bi));
+        uo_opts o = {DATA_SMALL_INT, 0, 5, 5};
+        if (!interp_ok(s, &o, why, sizeof why)) FAILF("%s", why);
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+    }
+    /* no intermediate: lowered and simulated at several n and m */
+    for (int variant = 0; variant < 2; variant++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            tir_ctx *ctx = tir_ctx_create();
+            tir_schedule *s = sched_new(ctx, parse(ctx, sym_rowsum_param_text));
+            tir_block_rv b = sched_block(s, "B"), bi;
+            tir_loop_rv l[16], ip[2], kp[2];
+            loops(s, "B", l);
+            split2(s, l[0], 4, ip);
+            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+            if (variant == 1) {
+                split2(s, l[1], 4, kp);
+                SCHED_OK(s, tir_sched_unroll(s, kp[1]));
+                SCHED_OK(s, tir_sched_decompose_reduction(s, b, kp[0], &bi));
+            } else {
+                SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[1], &bi));
+            }
+            uo_opts o = {DATA_SMALL_INT, 0, 5, sizes[z]};
+            if (!lower_sim_ok(s, &o, why, sizeof why, NULL))
+                FAILF("no intermediate, variant %d n = %lld: %s", variant, (long long)sizes[z],
+                      why);
+            if (!interp_ok(s, &o, why, sizeof why))
+                FAILF("no intermediate, variant %d n = %lld: %s", variant, (long long)sizes[z],
+                      why);
+            tir_sched_destroy(s);
+            tir_ctx_destroy(ctx);
+        }
+}
+
+/* -------------------------------------------------- reverse_compute_inline */
+
+static const char *scale_sum_text =
+    "@T.prim_func\n"
+    "def scale_sum(A: T.Buffer((33, 20), \"float32\"), D: T.Buffer((33, 20), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        C = T.alloc_buffer((33, 20), \"float32\")\n"
+    "        for i, j in T.grid(33, 20):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(A[vi, vj])\n"
+    "                T.writes(C[vi, vj])\n"
+    "                C[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "        for j, i in T.grid(20, 33):\n"
+    "            with T.block(\"D\"):\n"
+    "                vj, vi = T.axis.remap(\"SS\", [j, i])\n"
+    "                T.reads(C[vi, vj])\n"
+    "                T.writes(D[vi, vj])\n"
+    "                D[vi, vj] = C[vi, vj] + T.float32(1)\n";
+
+static void test_reverse_inline(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, scale_sum_text));
+    tir_block_rv d = sched_block(s, "D");
+    SCHED_OK(s, tir_sched_reverse_compute_inline(s, d));
+    tir_loop_rv l[16], ip[2];
+    loops(s, "C", l);
+    split2(s, l[1], 8, ip);
+    SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------ integer dtypes */
+
+static const char *int_text(const char *in, const char *acc) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def dot(A: T.Buffer((9, 37), \"%s\"), W: T.Buffer((37,), \"%s\"), B: T.Buffer((9,), \"%s\")):\n"
+             "    for i, k in T.grid(9, 37):\n"
+             "        with T.block(\"B\"):\n"
+             "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+             "            T.reads(A[vi, vk], W[vk])\n"
+             "            T.writes(B[vi])\n"
+             "            with T.init():\n"
+             "                B[vi] = T.%s(0)\n"
+             "            B[vi] = B[vi] + T.Cast(\"%s\", A[vi, vk]) * T.Cast(\"%s\", W[vk]) // T.%s(2)\n",
+             in, in, acc, acc, acc, acc, acc);
+    return buf;
+}
+
+static void int_dot(const char *in, const char *acc, bool rf) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, int_text(in, acc)));
+    tir_block_rv b = sched_block(s, "B"), ws, bl, rfb;
+    tir_loop_rv l[16], ip[2], kp[2], wl[16];
+    loops(s, "B", l);
+    if (rf) {
+        split2(s, l[1], 8, kp);
+        SCHED_OK(s, tir_sched_rfactor(s, kp[1], -1, &rfb));
+        SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
+        SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
+        loops(s, "B", l);
+        split2(s, l[0], 4, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    } else {
+        split2(s, l[0], 4, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_cache_read(s, b, 1, "shared", 0, NULL, &ws));
+        SCHED_OK(s, tir_sched_compute_at(s, ws, ip[0], false));
+        int nw = loops(s, "W_shared", wl);
+        tir_loop_rv wp[2];
+        split2(s, wl[nw - 1], 4, wp);
+        SCHED_OK(s, tir_sched_bind(s, wp[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+    }
+    uo_opts o = {DATA_SMALL_INT, 0, 9, 0};
+    check_sim(s, &o);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_int_dtypes(void **state) {
+    (void)state;
+    int_dot("int8", "int32", false);
+    int_dot("uint8", "int32", false);
+    int_dot("int8", "int64", false);
+    int_dot("int8", "int32", true);
+    int_dot("int32", "int64", true);
+}
+
+static void test_scratch(void **state) {
+    (void)state;
+    const char *txt =
+    "@T.prim_func\n"
+    "def rowsum(A: T.Buffer((33, 33), \"float32\"), C: T.Buffer((33,), \"float32\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((33,), \"float32\")\n"
+    "        for i, k in T.grid(33, 33):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(B[vi])\n"
+    "                with T.init():\n"
+    "                    B[vi] = T.float32(0)\n"
+    "                B[vi] = B[vi] + A[vi, vk]\n"
+    "        for i in T.serial(33):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.spatial(33, i)\n"
+    "                T.reads(B[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] * T.float32(0.5)\n";
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, txt));
+    tir_block_rv b = sched_block(s, "B");
+    tir_loop_rv l[16], ip[2];
+    loops(s, "C", l);
+    split2(s, l[0], 8, ip);
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_set_scope(s, b, 0, "local"));
+    SCHED_OK(s, tir_sched_compute_at(s, b, ip[1], false));
+    fprintf(stderr, "%s\n", tir_print(ctx, tir_sched_func(s)));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transpose),
@@ -1115,6 +1455,11 @@ int main(void) {
         cmocka_unit_test(test_batched),
         cmocka_unit_test(test_halo_producer),
         cmocka_unit_test(test_vectorize),
+        cmocka_unit_test(test_symbolic),
+        cmocka_unit_test(test_reverse_inline),
+        cmocka_unit_test(test_int_dtypes),
+        cmocka_unit_test(test_scratch),
     };
+    if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,7 +175,8 @@ bool sch_pred_keeps_writes(const tir_schedule *s, int bi) {
 }
 
 /* The loops inside the target loop, as variables with a min and a
- * constant extent (-1: not constant).  A fused loop f of extent E that the
+ * constant extent (-1: not constant; ext_e keeps every extent as an
+ * expression).  A fused loop f of extent E that the
  * bindings use only as floordiv(f, c) and floormod(f, c), c dividing E,
  * is replaced by two digit variables of extents E / c and c: fuse then
  * leaves a box too. */
@@ -184,6 +185,7 @@ typedef struct inner_loops {
     const tir_var **vars;
     const tir_expr **mins;
     int64_t *exts;
+    const tir_expr **ext_e;
     int64_t *digit;        /* per original loop: c, 0 none, -1 not splittable */
     const tir_var **q, **r; /* its digit variables */
 } inner_loops;
@@ -229,9 +231,11 @@ static bool add_digits(tir_ctx *ctx, inner_loops *in, int nv, const tir_expr *co
         const tir_expr *zero = tir_int(ctx, in->q[i]->base.dtype, 0);
         in->vars[in->n] = in->q[i];
         in->mins[in->n] = zero;
+        in->ext_e[in->n] = tir_int(ctx, zero->dtype, in->exts[i] / in->digit[i]);
         in->exts[in->n++] = in->exts[i] / in->digit[i];
         in->vars[in->n] = in->r[i];
         in->mins[in->n] = zero;
+        in->ext_e[in->n] = tir_int(ctx, zero->dtype, in->digit[i]);
         in->exts[in->n++] = in->digit[i];
     }
     return true;
@@ -240,14 +244,18 @@ static bool add_digits(tir_ctx *ctx, inner_loops *in, int nv, const tir_expr *co
 /* One iterator's binding = rest + sum coef[i] * in->vars[i]: checks that
  * the coefficients form a dense mixed radix and sets *box.  owner[i]
  * records which iterator uses variable i (one feeding two iterators runs
- * a diagonal, not a box). */
+ * a diagonal, not a box).  A loop of symbolic extent (a dynamic shape's
+ * row loop, `(n + 7) // 8` blocks) may be the last digit, the one of the
+ * largest stride: nothing above it needs its extent, and the box ends at
+ * rest + stride * extent. */
 static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, const inner_loops *in,
                   const int64_t *coef, int *owner, const tir_expr *rest, sch_bound *box) {
     int nv = in->n, left = 0;
     bool *done = IR_NEWN(ctx, bool, nv + 1);
     for (int i = 0; i < nv; i++) {
         if (coef[i] == 0) continue;
-        if (coef[i] < 0 || owner[i] >= 0 || in->exts[i] < 1) return false;
+        if (coef[i] < 0 || owner[i] >= 0 || (in->exts[i] < 1 && in->exts[i] != -1))
+            return false;
         owner[i] = k;
         left++;
         /* The variable runs min .. min + ext - 1: fold min into the rest. */
@@ -261,7 +269,17 @@ static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, const inner_loops *in,
             if (pick >= 0) return false; /* two variables, one stride: overlap */
             pick = i;
         }
-        if (pick < 0 || in->exts[pick] > COEF_LIMIT / want) return false; /* a hole */
+        if (pick < 0) return false; /* a hole */
+        if (in->exts[pick] < 0) {
+            /* symbolic: only as the last digit */
+            const tir_expr *e = in->ext_e[pick];
+            if (left != 1 || !e || !tir_dtype_eq(e->dtype, rest->dtype)) return false;
+            box->lo = tir_analyzer_simplify(a, rest);
+            box->hi = tir_analyzer_simplify(
+                a, tir_add(ctx, rest, tir_mul(ctx, e, tir_int(ctx, rest->dtype, want))));
+            return true;
+        }
+        if (in->exts[pick] > COEF_LIMIT / want) return false;
         done[pick] = true;
         want *= in->exts[pick];
         left--;
@@ -277,6 +295,7 @@ static void collect_inner(const tir_schedule *s, int bi, int loop, inner_loops *
     in->vars = IR_NEWN(ctx, const tir_var *, cap);
     in->mins = IR_NEWN(ctx, const tir_expr *, cap);
     in->exts = IR_NEWN(ctx, int64_t, cap);
+    in->ext_e = IR_NEWN(ctx, const tir_expr *, cap);
     in->digit = IR_NEWN(ctx, int64_t, cap);
     in->q = IR_NEWN(ctx, const tir_var *, cap);
     in->r = IR_NEWN(ctx, const tir_var *, cap);
@@ -286,6 +305,7 @@ static void collect_inner(const tir_schedule *s, int bi, int loop, inner_loops *
         if (!f) continue;
         in->vars[in->n] = f->var;
         in->mins[in->n] = f->min;
+        in->ext_e[in->n] = f->extent;
         if (!tir_expr_const_int(f->extent, &in->exts[in->n])) in->exts[in->n] = -1;
         in->n++;
     }
