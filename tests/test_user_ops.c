@@ -1407,6 +1407,253 @@ static void test_int_dtypes(void **state) {
     int_dot("int32", "int64", true);
 }
 
+/* ----------------------------------------- masked (triangular) reductions */
+
+static const char *tri_text(int n) {
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def tri(A: T.Buffer((%d, %d), \"float32\"), B: T.Buffer((%d,), \"float32\")):\n"
+             "    for i, k in T.grid(%d, %d):\n"
+             "        with T.block(\"B\"):\n"
+             "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+             "            T.where(k <= i)\n"
+             "            T.reads(A[vi, vk])\n"
+             "            T.writes(B[vi])\n"
+             "            with T.init():\n"
+             "                B[vi] = T.float32(0)\n"
+             "            B[vi] = B[vi] + A[vi, vk]\n",
+             n, n, n, n, n);
+    return buf;
+}
+
+/* A causal (lower-triangular) row sum: the user's own T.where masks
+ * reduction steps.  Each schedule must keep the mask. */
+static void tri_sched(int n, int variant) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, tri_text(n)));
+    tir_block_rv b = sched_block(s, "B"), bl, bi, rf;
+    tir_loop_rv l[16], ip[2], kp[2];
+    loops(s, "B", l);
+    tir_status st = TIR_OK;
+    if (variant == 0) {
+        split2(s, l[0], 4, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        st = tir_sched_decompose_reduction(s, b, l[1], &bi);
+    } else if (variant == 1) {
+        split2(s, l[1], 4, kp);
+        /* refused: row 0 runs no k_1 > 0, leaving B_rf slices unwritten */
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_RFACTOR_EMPTY_SLICE, "rfactor",
+                          tir_sched_rfactor(s, kp[1], 0, &rf));
+        expect_msg(s, "loop k_1");
+        /* over the rows instead, the k loop serial per thread */
+        split2(s, l[0], 4, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        if (false) {
+            SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
+            SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+            SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
+            loops(s, "B", l);
+            split2(s, l[0], 4, ip);
+            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        }
+    } else if (variant == 2) {
+        /* rows over threads, k split and reordered, unrolled inner */
+        split2(s, l[0], 8, ip);
+        split2(s, l[1], 3, kp);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_unroll(s, kp[1]));
+        st = tir_sched_decompose_reduction(s, b, kp[0], &bi);
+    } else {
+        /* the reduction computed at a consumer's thread loop */
+        split2(s, l[0], 4, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        loops(s, "B", l);
+        split2(s, l[2], 2, kp);
+        SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
+        st = tir_sched_decompose_reduction(s, b, kp[1], &bi);
+    }
+    if (st != TIR_OK) fprintf(stderr, "# tri variant %d refused: %.300s\n", variant, tir_ctx_error(ctx));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_masked_reduction(void **state) {
+    (void)state;
+    for (int v = 0; v < 4; v++) {
+        tri_sched(7, v);
+        tri_sched(33, v);
+    }
+}
+
+/* ----------------------------------------------- two reduction axes, mean */
+
+static const char *mean_text(int m, int r1, int r2) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def mean(A: T.Buffer((%d, %d, %d), \"float32\"), D: T.Buffer((%d,), \"float32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        S = T.alloc_buffer((%d,), \"float32\")\n"
+             "        for i, k1, k2 in T.grid(%d, %d, %d):\n"
+             "            with T.block(\"S\"):\n"
+             "                vi, vk1, vk2 = T.axis.remap(\"SRR\", [i, k1, k2])\n"
+             "                T.reads(A[vi, vk1, vk2])\n"
+             "                T.writes(S[vi])\n"
+             "                with T.init():\n"
+             "                    S[vi] = T.float32(0)\n"
+             "                S[vi] = S[vi] + A[vi, vk1, vk2]\n"
+             "        for i in T.serial(%d):\n"
+             "            with T.block(\"D\"):\n"
+             "                vi = T.axis.spatial(%d, i)\n"
+             "                T.reads(S[vi])\n"
+             "                T.writes(D[vi])\n"
+             "                D[vi] = (S[vi] + T.float32(1)) * T.float32(0.25)\n",
+             m, r1, r2, m, m, m, r1, r2, m, m);
+    return buf;
+}
+
+static void mean_sched(int m, int r1, int r2, int variant) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, mean_text(m, r1, r2)));
+    tir_block_rv bs = sched_block(s, "S"), bd = sched_block(s, "D"), rf, bi;
+    tir_loop_rv l[16], ip[2], kp[2], fu;
+    bool changed = false;
+    if (variant == 0) {
+        /* the epilogue fused (the + 1 into the init), rows over threads */
+        SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, bs, bd, &changed));
+        assert_true(changed);
+        loops(s, "S", l);
+        split2(s, l[0], 4, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), ip[1], false));
+        SCHED_OK(s, tir_sched_decompose_reduction(s, bs, l[1], &bi));
+    } else if (variant == 1) {
+        /* the two reduce loops fused, split, rfactor over the inner part */
+        loops(s, "S", l);
+        SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &fu));
+        split2(s, fu, 8, kp);
+        SCHED_OK(s, tir_sched_rfactor(s, kp[1], 1, &rf));
+        SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
+        SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
+        loops(s, "S", l);
+        split2(s, l[0], 2, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_reverse_compute_at(s, bd, ip[1], false));
+    } else {
+        /* S computed at D's thread loop, the reduce loops reordered */
+        loops(s, "D", l);
+        split2(s, l[0], 2, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
+        SCHED_OK(s, tir_sched_compute_at(s, bs, ip[1], false));
+        tir_loop_rv sl[16];
+        int ns = loops(s, "S", sl);
+        if (ns == 4) {
+            SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){sl[3], sl[2]}));
+            SCHED_OK(s, tir_sched_decompose_reduction(s, bs, sl[3], &bi));
+            SCHED_OK(s, tir_sched_unroll(s, sl[2]));
+        } else {
+            SCHED_OK(s, tir_sched_decompose_reduction(s, bs, sl[ns - 1], &bi));
+        }
+    }
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_mean(void **state) {
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        mean_sched(7, 3, 8, v);
+        mean_sched(4, 1, 16, v);
+        mean_sched(1, 8, 1, v);
+    }
+}
+
+/* ---------------------------------------- register halo: cache_read local */
+
+static void stencil1d_local(int n, int64_t t) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
+    tir_block_rv b = sched_block(s, "B"), al;
+    tir_loop_rv l[16], ip[2];
+    loops(s, "B", l);
+    split2(s, l[0], t, ip);
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "local", 0, NULL, &al));
+    SCHED_OK(s, tir_sched_compute_at(s, al, ip[1], false));
+    static char why[1 << 16];
+    bool refused;
+    if (!lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused)) {
+        if (!refused) FAILF("%s", why);
+        fprintf(stderr, "# local halo refused: %.300s\n", why);
+    }
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_register_halo(void **state) {
+    (void)state;
+    stencil1d_local(100, 32);
+    stencil1d_local(7, 1);
+}
+
+/* ------------------------------------- pipelined staging of a column sum */
+
+static void colred_pipelined(int m, int n, int64_t threads, int64_t rows, bool async) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, "float32")));
+    tir_block_rv b = sched_block(s, "B"), as, bl;
+    tir_loop_rv l[16], jp[2], ip[2], al[16], fp[2];
+    loops(s, "B", l);
+    split2(s, l[0], threads, jp);
+    split2(s, l[1], rows, ip);
+    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], false));
+    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
+    SCHED_OK(s, tir_sched_compute_at(s, as, ip[0], false));
+    int na = loops(s, "A_shared", al);
+    tir_loop_rv fu;
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){al[na - 2], al[na - 1]}, &fu));
+    split2(s, fu, threads, fp);
+    SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+    /* components of ip[0]: the fetch, the compute */
+    SCHED_OK(s, tir_sched_software_pipeline(s, ip[0], 2, (const int64_t[]){0, 1}, 2,
+                                            (const int64_t[]){0, 1}, async ? 1 : 0,
+                                            (const int64_t[]){0}));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_pipeline(void **state) {
+    (void)state;
+    colred_pipelined(64, 32, 16, 8, false);
+    colred_pipelined(64, 32, 16, 8, true);
+    colred_pipelined(37, 33, 8, 4, false);
+    colred_pipelined(37, 33, 8, 4, true);
+    colred_pipelined(5, 7, 4, 2, true);
+}
+
 static void test_scratch(void **state) {
     (void)state;
     const char *txt =
@@ -1458,6 +1705,10 @@ int main(void) {
         cmocka_unit_test(test_symbolic),
         cmocka_unit_test(test_reverse_inline),
         cmocka_unit_test(test_int_dtypes),
+        cmocka_unit_test(test_masked_reduction),
+        cmocka_unit_test(test_mean),
+        cmocka_unit_test(test_register_halo),
+        cmocka_unit_test(test_pipeline),
         cmocka_unit_test(test_scratch),
     };
     if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
