@@ -1663,6 +1663,97 @@ static void test_pipeline(void **state) {
     colred_pipelined(5, 7, 4, 2, true);
 }
 
+/* ------------------------------------------------------------- refusals */
+
+/* Schedules a user gets wrong on these computations: each is refused
+ * with its status, a message naming the primitive and the loop or block,
+ * and the schedule exactly as it was (SCHED_EXPECT_FAIL). */
+static void test_refusals(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    /* a row sum */
+    tir_schedule *s = sched_new(ctx, parse(ctx, rowred_text(7, 33, "float32", sum_op,
+                                                            "T.float32(0)")));
+    tir_block_rv b = sched_block(s, "B"), out;
+    tir_loop_rv l[16], kp[2];
+    loops(s, "B", l);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REDUCTION_LOOP, "bind",
+                      tir_sched_bind(s, l[1], "threadIdx.x"));
+    expect_msg(s, "loop k");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REDUCTION_LOOP, "vectorize", tir_sched_vectorize(s, l[1]));
+    expect_msg(s, "loop k");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REDUCTION_LOOP, "parallel", tir_sched_parallel(s, l[1]));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "split",
+                      tir_sched_split(s, l[1], 2, (const int64_t[]){0, 4}, kp));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[1], 2, (const int64_t[]){4, 8}, kp));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_RFACTOR_LOOP, "rfactor", tir_sched_rfactor(s, l[0], 0, &out));
+    expect_msg(s, "i");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_AXIS, "rfactor", tir_sched_rfactor(s, l[1], 2, &out));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "compute_inline",
+                      tir_sched_compute_inline(s, b));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_THREAD_AXIS, "bind",
+                      tir_sched_bind(s, l[0], "threadIdx.w"));
+    tir_sched_destroy(s);
+
+    /* softmax: the reductions and their consumers */
+    s = sched_new(ctx, parse(ctx, softmax_text(5, 9)));
+    tir_block_rv bm = sched_block(s, "M"), bs = sched_block(s, "S"), be = sched_block(s, "E"),
+                 bo = sched_block(s, "O");
+    tir_loop_rv sl[16], ol[16];
+    loops(s, "S", sl);
+    loops(s, "O", ol);
+    /* M is read by E; E by S and O: computing E at S's loop leaves O
+     * outside */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_CONSUMER_OUTSIDE, "compute_at",
+                      tir_sched_compute_at(s, be, sl[0], false));
+    expect_msg(s, "\"E\"");
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "compute_inline",
+                      tir_sched_compute_inline(s, bm));
+    expect_msg(s, "\"M\"");
+    /* O reads E and S: two producers, not one */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MULTIPLE_WRITERS, "reverse_compute_inline",
+                      tir_sched_reverse_compute_inline(s, bo));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSECUTIVE, "fuse",
+                      tir_sched_fuse(s, 2, (const tir_loop_rv[]){sl[0], ol[1]}, &kp[0]));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_NESTED, "reorder",
+                      tir_sched_reorder(s, 2, (const tir_loop_rv[]){sl[1], ol[0]}));
+    /* S read by O at the thread loop: S after its consumer */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_LOOP_IS_ANCESTOR, "compute_at",
+                      tir_sched_compute_at(s, bs, sl[0], false));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_UNKNOWN_SCOPE, "set_scope",
+                      tir_sched_set_scope(s, bs, 0, "texture"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_OUTPUT_BUFFER, "set_scope",
+                      tir_sched_set_scope(s, bo, 0, "shared"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_ALIGNMENT, "storage_align",
+                      tir_sched_storage_align(s, bs, 0, 0, 0, 0));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MAP_NOT_INJECTIVE, "transform_layout",
+                      tir_sched_transform_layout(s, be, 0, true, "lambda i, k: (i, k % 3)"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_MAP_ARITY, "transform_layout",
+                      tir_sched_transform_layout(s, be, 0, true, "lambda i: (i,)"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_PIPELINE_COUNT, "software_pipeline",
+                      tir_sched_software_pipeline(s, sl[0], 3, (const int64_t[]){0, 0, 1}, 3,
+                                                  (const int64_t[]){0, 1, 2}, 0, NULL));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BAD_SCOPE, "cache_read",
+                      tir_sched_cache_read(s, bs, 0, "global", 0, NULL, &out));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_INDEX_OUT_OF_RANGE, "cache_write",
+                      tir_sched_cache_write(s, bs, 1, "local", 0, NULL, &out));
+    /* cache of E for O only, O not a reader of M */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "cache_read",
+                      tir_sched_cache_read(s, be, 1, "shared", 1,
+                                           (const tir_block_rv[]){bo}, &out));
+    tir_sched_destroy(s);
+
+    /* a transpose bound twice to one axis with different extents */
+    s = sched_new(ctx, parse(ctx, transpose_text(8, 16, "float32")));
+    loops(s, "B", l);
+    SCHED_OK(s, tir_sched_bind(s, l[0], "threadIdx.x"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_AXIS_REBOUND, "bind", tir_sched_bind(s, l[1], "threadIdx.x"));
+    expect_msg(s, "j");
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_scratch(void **state) {
     (void)state;
     const char *txt =
@@ -1718,6 +1809,7 @@ int main(void) {
         cmocka_unit_test(test_mean),
         cmocka_unit_test(test_register_halo),
         cmocka_unit_test(test_pipeline),
+        cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_scratch),
     };
     if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
