@@ -1754,6 +1754,240 @@ static void test_refusals(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* ---------------------------------------- layouts and caches of a transpose */
+
+/* The transposed tile read through shared memory with its layout changed
+ * (k-major, or a rotation swizzle) or padded, the fetch vectorized. */
+static void transpose_layout(int m, int n, int64_t tile, int variant) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, transpose_text(m, n, "float32")));
+    tir_block_rv b = sched_block(s, "B"), as;
+    tir_loop_rv l[16], ip[2], jp[2], al[16];
+    loops(s, "B", l);
+    split2(s, l[0], tile, ip);
+    split2(s, l[1], tile, jp);
+    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], jp[1], ip[1]}));
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
+    char map[128];
+    snprintf(map, sizeof map, "lambda i, j: (i, (j + i) %% %d + j // %d * %d)", n, n, n);
+    if (variant == 0) {
+        /* a permutation before compute_at: the cache is still written at
+         * its iterators */
+        SCHED_OK(s, tir_sched_transform_layout(s, as, 0, true, "lambda i, j: (j, i)"));
+    } else if (variant == 1) {
+        /* a swizzle before compute_at: compute_at needs the cache written
+         * at its iterators, one each, and refuses */
+        SCHED_OK(s, tir_sched_transform_layout(s, as, 0, true, map));
+        SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "compute_at",
+                          tir_sched_compute_at(s, as, jp[0], false));
+        expect_msg(s, "\"A_shared\"");
+        tir_sched_destroy(s);
+        s = sched_new(ctx, parse(ctx, transpose_text(m, n, "float32")));
+        b = sched_block(s, "B");
+        loops(s, "B", l);
+        split2(s, l[0], tile, ip);
+        split2(s, l[1], tile, jp);
+        SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], jp[1], ip[1]}));
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
+        SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.y"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
+    }
+    SCHED_OK(s, tir_sched_compute_at(s, as, jp[0], false));
+    int na = loops(s, "A_shared", al);
+    assert_int_equal(na, 4);
+    tir_loop_rv fu, fp[3];
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){al[2], al[3]}, &fu));
+    SCHED_OK(s, tir_sched_split(s, fu, 3, (const int64_t[]){tile, tile, TIR_SPLIT_INFER}, fp));
+    SCHED_OK(s, tir_sched_bind(s, fp[0], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_vectorize(s, fp[2]));
+    if (variant == 1) {
+        SCHED_OK(s, tir_sched_transform_layout(s, as, 0, true, map));
+    } else if (variant == 2) {
+        SCHED_OK(s, tir_sched_storage_align(s, as, 0, 0, 32, 1));
+    }
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_transpose_layouts(void **state) {
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        transpose_layout(32, 32, 8, v);
+        transpose_layout(64, 16, 4, v);
+    }
+    transpose_layout(33, 17, 4, 2);
+}
+
+/* ------------------------------------------------------------ blockize */
+
+static void test_blockize_elementwise(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, bias_relu_text(32, 24, "float32")));
+    tir_block_rv bc = sched_block(s, "C"), outer;
+    SCHED_OK(s, tir_sched_compute_inline(s, bc));
+    tir_loop_rv l[16], ip[2], jp[2];
+    loops(s, "D", l);
+    split2(s, l[0], 4, ip);
+    split2(s, l[1], 8, jp);
+    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
+    SCHED_OK(s, tir_sched_blockize(s, ip[1], &outer));
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, jp[0], "threadIdx.x"));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------ cache for one reader */
+
+static const char *two_readers_text =
+    "@T.prim_func\n"
+    "def two(A: T.Buffer((16, 12), \"float32\"), C: T.Buffer((16, 12), \"float32\"),\n"
+    "        D: T.Buffer((12, 16), \"float32\")):\n"
+    "    for i, j in T.grid(16, 12):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            C[vi, vj] = A[vi, vj] + T.float32(1)\n"
+    "    for j, i in T.grid(12, 16):\n"
+    "        with T.block(\"D\"):\n"
+    "            vj, vi = T.axis.remap(\"SS\", [j, i])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(D[vj, vi])\n"
+    "            D[vj, vi] = A[vi, vj] * T.float32(2)\n";
+
+static void test_cache_one_reader(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, two_readers_text));
+    tir_block_rv bc = sched_block(s, "C"), bd = sched_block(s, "D"), as;
+    tir_loop_rv l[16], al[16];
+    /* D reads A through shared memory, C directly */
+    SCHED_OK(s, tir_sched_cache_read(s, bd, 0, "shared", 1, (const tir_block_rv[]){bd}, &as));
+    loops(s, "C", l);
+    SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.x"));
+    loops(s, "D", l);
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[1], l[0]}));
+    SCHED_OK(s, tir_sched_bind(s, l[1], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, l[0], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_compute_at(s, as, l[1], true));
+    int na = loops(s, "A_shared", al);
+    SCHED_OK(s, tir_sched_bind(s, al[na - 1], "threadIdx.x"));
+    (void)bc;
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------ gather */
+
+static const char *gather_text =
+    "@T.prim_func\n"
+    "def gather(A: T.Buffer((50, 8), \"float32\"), I: T.Buffer((37,), \"int32\"),\n"
+    "           B: T.Buffer((37, 8), \"float32\")):\n"
+    "    for i, j in T.grid(37, 8):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(A[0:50, vj], I[vi])\n"
+    "            T.writes(B[vi, vj])\n"
+    "            B[vi, vj] = A[T.floormod(I[vi] * 7, 50), vj] + T.float32(1)\n";
+
+static void test_gather(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, gather_text));
+    tir_block_rv b = sched_block(s, "B"), is, bl;
+    tir_loop_rv l[16], ip[2], il[16];
+    loops(s, "B", l);
+    split2(s, l[0], 4, ip);
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_read(s, b, 1, "shared", 0, NULL, &is));
+    SCHED_OK(s, tir_sched_compute_at(s, is, ip[0], false));
+    int ni = loops(s, "I_shared", il);
+    tir_loop_rv fp[2];
+    SCHED_OK(s, tir_sched_split(s, il[ni - 1], 2, (const int64_t[]){4, 8}, fp));
+    SCHED_OK(s, tir_sched_bind(s, fp[0], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, l[1], false));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* ----------------------------------- float16 in, float32 sum, float16 out */
+
+static const char *half_sum_text =
+    "@T.prim_func\n"
+    "def hsum(A: T.Buffer((13, 40), \"float16\"), O: T.Buffer((13,), \"float16\")):\n"
+    "    with T.block(\"root\"):\n"
+    "        S = T.alloc_buffer((13,), \"float32\")\n"
+    "        for i, k in T.grid(13, 40):\n"
+    "            with T.block(\"S\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(S[vi])\n"
+    "                with T.init():\n"
+    "                    S[vi] = T.float32(0)\n"
+    "                S[vi] = S[vi] + T.Cast(\"float32\", A[vi, vk]) * T.Cast(\"float32\", A[vi, vk])\n"
+    "        for i in T.serial(13):\n"
+    "            with T.block(\"O\"):\n"
+    "                vi = T.axis.spatial(13, i)\n"
+    "                T.reads(S[vi])\n"
+    "                T.writes(O[vi])\n"
+    "                O[vi] = T.Cast(\"float16\", T.sqrt(S[vi]))\n";
+
+static void test_half_sum(void **state) {
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        tir_ctx *ctx = tir_ctx_create();
+        tir_schedule *s = sched_new(ctx, parse(ctx, half_sum_text));
+        tir_block_rv bs = sched_block(s, "S"), bo = sched_block(s, "O"), rf, bi;
+        tir_loop_rv l[16], ip[2], kp[2];
+        if (variant == 0) {
+            loops(s, "O", l);
+            split2(s, l[0], 4, ip);
+            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+            SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
+            SCHED_OK(s, tir_sched_compute_at(s, bs, ip[1], false));
+            loops(s, "S", l);
+            split2(s, l[2], 8, kp);
+            SCHED_OK(s, tir_sched_unroll(s, kp[1]));
+            SCHED_OK(s, tir_sched_decompose_reduction(s, bs, kp[0], &bi));
+            check_sim(s, NULL);
+        } else {
+            loops(s, "S", l);
+            split2(s, l[1], 8, kp);
+            SCHED_OK(s, tir_sched_rfactor(s, kp[1], 0, &rf));
+            SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
+            SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+            SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
+            loops(s, "S", l);
+            split2(s, l[0], 4, ip);
+            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+            SCHED_OK(s, tir_sched_reverse_compute_at(s, bo, ip[1], false));
+            check_sim(s, &(uo_opts){DATA_FLOAT, 1e-3, 13, 0});
+        }
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+    }
+}
+
 static void test_scratch(void **state) {
     (void)state;
     const char *txt =
@@ -1810,6 +2044,11 @@ int main(void) {
         cmocka_unit_test(test_register_halo),
         cmocka_unit_test(test_pipeline),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_transpose_layouts),
+        cmocka_unit_test(test_blockize_elementwise),
+        cmocka_unit_test(test_cache_one_reader),
+        cmocka_unit_test(test_gather),
+        cmocka_unit_test(test_half_sum),
         cmocka_unit_test(test_scratch),
     };
     if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
