@@ -1988,6 +1988,240 @@ static void test_half_sum(void **state) {
     }
 }
 
+/* ------------------------------------------------ a scan (carried values) */
+
+static const char *scan_text =
+    "@T.prim_func\n"
+    "def scan(A: T.Buffer((6, 10), \"float32\"), B: T.Buffer((6, 10), \"float32\")):\n"
+    "    for i in T.serial(6):\n"
+    "        with T.block(\"B0\"):\n"
+    "            vi = T.axis.spatial(6, i)\n"
+    "            T.reads(A[vi, 0])\n"
+    "            T.writes(B[vi, 0])\n"
+    "            B[vi, 0] = A[vi, 0]\n"
+    "    for i, j in T.grid(6, 9):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(B[vi, vj], A[vi, vj + 1])\n"
+    "            T.writes(B[vi, vj + 1])\n"
+    "            B[vi, vj + 1] = B[vi, vj] + A[vi, vj + 1]\n";
+
+/* A running sum along rows: block B reads what an earlier instance wrote.
+ * Primitives that run its instances in another order or keep its values
+ * elsewhere must refuse or keep the meaning. */
+static void test_scan(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, scan_text));
+    tir_block_rv b = sched_block(s, "B"), out;
+    tir_loop_rv l[16], jp[2];
+    loops(s, "B", l);
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "bind",
+                      tir_sched_bind(s, l[1], "threadIdx.x"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "vectorize", tir_sched_vectorize(s, l[1]));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_BLOCK_NOT_COMPLETE, "parallel", tir_sched_parallel(s, l[0]));
+    /* legal: split, unroll, the rows' order */
+    split2(s, l[1], 4, jp);
+    SCHED_OK(s, tir_sched_unroll(s, jp[1]));
+    sched_check_all(s);
+    /* a cache of B's writes: the block reads B too */
+    tir_status st = tir_sched_cache_write(s, b, 0, "local", 0, NULL, &out);
+    if (st == TIR_OK) {
+        char why[1 << 14];
+        if (!sched_equiv_ok(ctx, tir_sched_orig_func(s), tir_sched_func(s), 3, why, sizeof why))
+            FAILF("cache_write of a scan accepted and wrong: %s", why);
+    } else {
+        fprintf(stderr, "# cache_write of the scan: %s\n", tir_status_name(st));
+    }
+    tir_sched_destroy(s);
+    /* the scan alone, in place in B (B[:, 0] given) */
+    static const char *inplace =
+        "@T.prim_func\n"
+        "def scan(A: T.Buffer((6, 10), \"float32\"), B: T.Buffer((6, 10), \"float32\")):\n"
+        "    for i, j in T.grid(6, 9):\n"
+        "        with T.block(\"B\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            T.reads(B[vi, vj], A[vi, vj + 1])\n"
+        "            T.writes(B[vi, vj + 1])\n"
+        "            B[vi, vj + 1] = B[vi, vj] + A[vi, vj + 1]\n";
+    for (int k = 0; k < 3; k++) {
+        s = sched_new(ctx, parse(ctx, inplace));
+        b = sched_block(s, "B");
+        const char *scope = k == 2 ? "shared" : "local";
+        st = k == 0 ? tir_sched_cache_write(s, b, 0, scope, 0, NULL, &out)
+                    : tir_sched_cache_read(s, b, 0, scope, 0, NULL, &out);
+        if (st == TIR_OK) {
+            char why[1 << 14];
+            if (!sched_equiv_ok(ctx, tir_sched_orig_func(s), tir_sched_func(s), 3, why,
+                                sizeof why))
+                FAILF("cache %d of an in-place scan accepted and wrong: %s", k, why);
+            fprintf(stderr, "# in-place scan cache %d accepted:\n%s\n", k, tir_print(ctx, tir_sched_func(s)));
+        } else {
+            fprintf(stderr, "# in-place scan cache %d: %s\n", k, tir_status_name(st));
+        }
+        tir_sched_destroy(s);
+    }
+    s = sched_new(ctx, parse(ctx, scan_text));
+    b = sched_block(s, "B");
+    st = tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &out);
+    if (st == TIR_OK) {
+        char why[1 << 14];
+        if (!sched_equiv_ok(ctx, tir_sched_orig_func(s), tir_sched_func(s), 3, why, sizeof why))
+            FAILF("cache_read of a scan accepted and wrong: %s", why);
+    } else {
+        fprintf(stderr, "# cache_read of the scan: %s\n", tir_status_name(st));
+    }
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* ------------------------------- a vectorized spatial loop inside a reduction */
+
+static void colred_vec(int m, int n, int64_t v) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, "float32")));
+    tir_block_rv b = sched_block(s, "B"), bl, bi;
+    tir_loop_rv l[16], jp[3];
+    loops(s, "B", l);
+    SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, 4, v}, jp));
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[1], jp[2]}));
+    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], false));
+    SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[1], &bi));
+    SCHED_OK(s, tir_sched_vectorize(s, jp[2]));
+    tir_loop_rv il[16];
+    int ni = loops(s, "B_init", il);
+    SCHED_OK(s, tir_sched_vectorize(s, il[ni - 1]));
+    int nb = loops(s, "B_local", il);
+    SCHED_OK(s, tir_sched_vectorize(s, il[nb - 1]));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_vector_in_reduction(void **state) {
+    (void)state;
+    colred_vec(9, 64, 4);
+    colred_vec(9, 66, 4);
+    colred_vec(1, 7, 2);
+}
+
+/* -------------------- a halo producer in shared memory under a thread loop */
+
+static void test_halo_shared_per_thread(void **state) {
+    (void)state;
+    const char *scopes[2] = {"shared", "global"};
+    for (int sc = 0; sc < 2; sc++) {
+        tir_ctx *ctx = tir_ctx_create();
+        tir_schedule *s = sched_new(ctx, parse(ctx, chain3_text(33, "float32")));
+        tir_block_rv bb = sched_block(s, "B");
+        tir_loop_rv l[16], ip[2];
+        loops(s, "C", l);
+        split2(s, l[0], 8, ip);
+        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        if (sc == 0) SCHED_OK(s, tir_sched_set_scope(s, bb, 0, scopes[sc]));
+        tir_status st = tir_sched_compute_at(s, bb, ip[1], false);
+        if (st != TIR_OK) {
+            fprintf(stderr, "# halo %s at the thread loop: %.200s\n", scopes[sc], tir_ctx_error(ctx));
+        } else {
+            static char why[1 << 16];
+            bool refused;
+            uo_opts o = {DATA_SMALL_INT, 0, 3, 0};
+            if (!lower_sim_ok(s, &o, why, sizeof why, &refused)) {
+                if (!refused) FAILF("%s", why);
+                fprintf(stderr, "# halo %s at the thread loop, lowering: %.300s\n", scopes[sc], why);
+            }
+        }
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+    }
+}
+
+/* ------------------------------------------- padded conv1d, pad computed */
+
+static const char *conv1d_text(int n, int k) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def conv1d(A: T.Buffer((%d,), \"float32\"), W: T.Buffer((%d,), \"float32\"),\n"
+             "           C: T.Buffer((%d,), \"float32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        P = T.alloc_buffer((%d,), \"float32\")\n"
+             "        for i in T.serial(%d):\n"
+             "            with T.block(\"P\"):\n"
+             "                vi = T.axis.spatial(%d, i)\n"
+             "                T.reads(A[0:%d])\n"
+             "                T.writes(P[vi])\n"
+             "                P[vi] = T.Select(%d <= vi and vi < %d, A[T.max(T.min(vi - %d, %d), 0)], T.float32(0))\n"
+             "        for i, r in T.grid(%d, %d):\n"
+             "            with T.block(\"C\"):\n"
+             "                vi, vr = T.axis.remap(\"SR\", [i, r])\n"
+             "                T.reads(P[vi + vr], W[vr])\n"
+             "                T.writes(C[vi])\n"
+             "                with T.init():\n"
+             "                    C[vi] = T.float32(0)\n"
+             "                C[vi] = C[vi] + P[vi + vr] * W[vr]\n",
+             n, k, n, n + k - 1, n + k - 1, n + k - 1, n, k / 2, n + k / 2, k / 2, n - 1, n, k);
+    return buf;
+}
+
+/* variant 0: P inlined (a select in C); 1: P in shared at C's block loop,
+ * spread over the threads; 2: P in registers at C's thread loop (a
+ * neighbourhood per thread: local_check refuses, as for the stencils) */
+static void conv1d_sched(int n, int k, int variant) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, conv1d_text(n, k)));
+    tir_block_rv bp = sched_block(s, "P"), bc = sched_block(s, "C"), bl, bi;
+    tir_loop_rv l[16], ip[2], pl[16], fp[2];
+    loops(s, "C", l);
+    split2(s, l[0], 8, ip);
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_write(s, bc, 0, "local", 0, NULL, &bl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+    SCHED_OK(s, tir_sched_decompose_reduction(s, bc, l[1], &bi));
+    if (variant == 0) {
+        SCHED_OK(s, tir_sched_compute_inline(s, bp));
+    } else if (variant == 1) {
+        SCHED_OK(s, tir_sched_set_scope(s, bp, 0, "shared"));
+        SCHED_OK(s, tir_sched_compute_at(s, bp, ip[0], false));
+        int np = loops(s, "P", pl);
+        split2(s, pl[np - 1], 8, fp);
+        SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+    } else {
+        SCHED_OK(s, tir_sched_set_scope(s, bp, 0, "local"));
+        SCHED_OK(s, tir_sched_compute_at(s, bp, ip[1], false));
+        static char why[1 << 16];
+        bool refused;
+        /* accepted where each thread needs one element (k = 1) */
+        if (!lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused)) {
+            if (!refused) FAILF("%s", why);
+            assert_true(k > 1);
+            assert_non_null(strstr(why, "local_check: buffer 'P' is local"));
+        } else {
+            assert_true(k == 1);
+        }
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+        return;
+    }
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_conv1d_pad(void **state) {
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        conv1d_sched(30, 3, v);
+        conv1d_sched(7, 5, v);
+        conv1d_sched(64, 1, v);
+    }
+}
+
 static void test_scratch(void **state) {
     (void)state;
     const char *txt =
@@ -2049,6 +2283,10 @@ int main(void) {
         cmocka_unit_test(test_cache_one_reader),
         cmocka_unit_test(test_gather),
         cmocka_unit_test(test_half_sum),
+        cmocka_unit_test(test_scan),
+        cmocka_unit_test(test_vector_in_reduction),
+        cmocka_unit_test(test_halo_shared_per_thread),
+        cmocka_unit_test(test_conv1d_pad),
         cmocka_unit_test(test_scratch),
     };
     if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
