@@ -2222,6 +2222,89 @@ static void test_conv1d_pad(void **state) {
     }
 }
 
+/* ------------------------------------------------------- argmax, max pool */
+
+static const char *argmax_text =
+    "@T.prim_func\n"
+    "def argmax(A: T.Buffer((11, 37), \"float32\"), V: T.Buffer((11,), \"float32\"),\n"
+    "           I: T.Buffer((11,), \"int32\")):\n"
+    "    for i, k in T.grid(11, 37):\n"
+    "        with T.block(\"R\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk], V[vi], I[vi])\n"
+    "            T.writes(V[vi], I[vi])\n"
+    "            with T.init():\n"
+    "                V[vi] = T.float32(\"-inf\")\n"
+    "                I[vi] = -1\n"
+    "            I[vi] = T.Select(A[vi, vk] > V[vi], vk, I[vi])\n"
+    "            V[vi] = T.max(V[vi], A[vi, vk])\n";
+
+static void test_argmax(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, argmax_text));
+    tir_block_rv r = sched_block(s, "R"), vl, il, ri;
+    tir_loop_rv l[16], ip[2];
+    loops(s, "R", l);
+    split2(s, l[0], 4, ip);
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_write(s, r, 0, "local", 0, NULL, &vl));
+    SCHED_OK(s, tir_sched_cache_write(s, r, 1, "local", 0, NULL, &il));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, vl, ip[1], false));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, il, ip[1], false));
+    SCHED_OK(s, tir_sched_decompose_reduction(s, r, l[1], &ri));
+    /* rfactor: the nest holds the caches too */
+    tir_loop_rv kp[2];
+    split2(s, l[1], 4, kp);
+    tir_block_rv rf;
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_RFACTOR_NEST, "rfactor", tir_sched_rfactor(s, kp[1], 0, &rf));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+static const char *pool_text =
+    "@T.prim_func\n"
+    "def pool(A: T.Buffer((2, 15, 17), \"float32\"), B: T.Buffer((2, 7, 8), \"float32\")):\n"
+    "    for c, h, w, rh, rw in T.grid(2, 7, 8, 3, 3):\n"
+    "        with T.block(\"B\"):\n"
+    "            vc, vh, vw, vrh, vrw = T.axis.remap(\"SSSRR\", [c, h, w, rh, rw])\n"
+    "            T.reads(A[vc, vh * 2 + vrh, vw * 2 + vrw])\n"
+    "            T.writes(B[vc, vh, vw])\n"
+    "            with T.init():\n"
+    "                B[vc, vh, vw] = T.float32(\"-inf\")\n"
+    "            B[vc, vh, vw] = T.max(B[vc, vh, vw], A[vc, vh * 2 + vrh, vw * 2 + vrw])\n";
+
+/* 3x3 max pool, stride 2: channels over blocks, (h, w) over threads, the
+ * strided window through shared memory */
+static void test_maxpool(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, pool_text));
+    tir_block_rv b = sched_block(s, "B"), as, bl;
+    tir_loop_rv l[16], al[16];
+    loops(s, "B", l);
+    SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, l[2], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, l[2], false));
+    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
+    SCHED_OK(s, tir_sched_compute_at(s, as, l[0], false));
+    int na = loops(s, "A_shared", al);
+    assert_int_equal(na, 3);
+    tir_loop_rv fu, fp[3];
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){al[1], al[2]}, &fu));
+    SCHED_OK(s, tir_sched_split(s, fu, 3, (const int64_t[]){TIR_SPLIT_INFER, 7, 8}, fp));
+    SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, fp[2], "threadIdx.x"));
+    SCHED_OK(s, tir_sched_unroll(s, l[3]));
+    check_sim(s, NULL);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_scratch(void **state) {
     (void)state;
     const char *txt =
@@ -2287,6 +2370,8 @@ int main(void) {
         cmocka_unit_test(test_vector_in_reduction),
         cmocka_unit_test(test_halo_shared_per_thread),
         cmocka_unit_test(test_conv1d_pad),
+        cmocka_unit_test(test_argmax),
+        cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_scratch),
     };
     if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
