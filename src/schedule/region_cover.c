@@ -14,7 +14,8 @@
  * floormod(f, c) of one divisor c of its extent; any other floordiv or
  * floormod of them, as fuse then split leaves, fails), each feeds one
  * iterator only, and per iterator the coefficients and constant extents
- * form a dense mixed radix (1, e1, e1*e2, ...), so the iterator runs over
+ * form a dense mixed radix (1, e1, e1*e2, ...; the last, largest digit may
+ * be a loop of symbolic extent), so the iterator runs over
  * one interval with no hole.  With a predicate that only bounds bindings
  * to their domains, the instances run are then that box intersected with
  * the block's domain (schedules run every instance of a block once).
@@ -273,7 +274,10 @@ static bool dense(tir_ctx *ctx, tir_analyzer *a, int k, const inner_loops *in,
         if (in->exts[pick] < 0) {
             /* symbolic: only as the last digit */
             const tir_expr *e = in->ext_e[pick];
-            if (left != 1 || !e || !tir_dtype_eq(e->dtype, rest->dtype)) return false;
+            int64_t neg;
+            if (left != 1 || !e || tir_expr_const_int(e, &neg) ||
+                !tir_dtype_eq(e->dtype, rest->dtype))
+                return false;
             box->lo = tir_analyzer_simplify(a, rest);
             box->hi = tir_analyzer_simplify(
                 a, tir_add(ctx, rest, tir_mul(ctx, e, tir_int(ctx, rest->dtype, want))));
