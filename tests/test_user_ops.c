@@ -2377,6 +2377,36 @@ static void test_stencil_chunks(void **state) {
         }
 }
 
+/* ----------------------------------- decompose at a loop above the threads */
+
+static void test_decompose_placements(void **state) {
+    (void)state;
+    for (int at = 0; at < 3; at++) {
+        tir_ctx *ctx = tir_ctx_create();
+        tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(21, 24, "float32")));
+        tir_block_rv b = sched_block(s, "B"), bi, bl;
+        tir_loop_rv l[16], jp[2], kp[2];
+        loops(s, "B", l);
+        split2(s, l[0], 8, jp);
+        split2(s, l[1], 4, kp);
+        SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
+        SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
+        if (at == 2) {
+            SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+            SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], true));
+        }
+        /* the init above the block loop (refused), at the thread loop, at
+         * the reduction's outer loop */
+        tir_loop_rv where = at == 0 ? jp[0] : at == 1 ? jp[1] : kp[0];
+        tir_status st = tir_sched_decompose_reduction(s, b, where, &bi);
+        assert_int_equal(st, TIR_OK);
+        SCHED_OK(s, tir_sched_unroll(s, kp[1]));
+        check_sim(s, NULL);
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transpose),
@@ -2409,6 +2439,7 @@ int main(void) {
         cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_batched_reduction),
         cmocka_unit_test(test_stencil_chunks),
+        cmocka_unit_test(test_decompose_placements),
     };
     /* UO_FILTER=test_name runs one test */
     if (getenv("UO_FILTER")) cmocka_set_test_filter(getenv("UO_FILTER"));
