@@ -1204,6 +1204,41 @@ static void test_cp_async_span(void **state) {
     }
 }
 
+/* A guarded copy into a 2-D S whose last row index the loops do not bound
+ * (tx * 4 over 4 threads passes the 6 columns, so compact_alloc's span
+ * check leaves the element to the interpreter) crosses from row 0 into
+ * row 1, which the interpreter runs (the copy is flat): compact_alloc
+ * kept row 0 only, S of 6 floats, and thread 1's 16 bytes at S[4] went
+ * 2 floats past it (the simulator: "past the end of a buffer"; on a GPU a
+ * shared overflow).  Found by test_copy_fuzz (seed 1, case 15707). */
+static void test_cp_async_span_guarded_row(void **state) {
+    static const char src[] =
+        "@T.prim_func\n"
+        "def rx(A: T.Buffer((16,), \"float32\"), O: T.Buffer((4,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        S = T.allocate((2, 6), \"float32\", scope=\"shared\")\n"
+        "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            if tx < 2:\n"
+        "                T.cp_async(T.address_of(S[0, tx * 4]), T.address_of(A[tx * 4]), 16)\n"
+        "            T.cp_async_commit()\n"
+        "            T.cp_async_wait(0)\n"
+        "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            O[tx] = S[0, tx]\n";
+    const tir_prim_func *f = NULL, *k = NULL;
+    OK(tir_parse_func(ctx, src, strlen(src), &f));
+    OK(tir_lower(ctx, f, NULL, &k));
+    if (!strstr(tir_print(ctx, k), "S = T.allocate((12,)")) /* both rows kept */
+        fail_msg("S cut:\n%s", tir_print(ctx, k));
+    float a[16], o_ref[4], o_sim[4];
+    for (int i = 0; i < 16; i++) a[i] = (float)(i + 1);
+    tir_arg ra[2] = {{.data = a}, {.data = o_ref}}, sa[2] = {{.data = a}, {.data = o_sim}};
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    tir_sim_opts so = {.check_uninit = true, .uninit_params = 2};
+    if (tir_sim_run(ctx, k, 2, sa, &so, NULL) != TIR_OK)
+        fail_msg("simulator: %s\n%s", tir_ctx_error(ctx), tir_print(ctx, k));
+    assert_memory_equal(o_ref, o_sim, sizeof o_ref);
+}
+
 static void test_step4_local_vec(void **state) {
     const tir_prim_func *k = lower(lk_shared(ctx, 64, 64, 64, LK_LOCAL_ACC | LK_VEC_FETCH));
     counts c = count(k);
@@ -1691,6 +1726,7 @@ int main(void) {
         cmocka_unit_test(test_global_share_symbolic_range),
         cmocka_unit_test(test_race_check_thread_conds_across_blocks),
         cmocka_unit_test(test_cp_async_span),
+        cmocka_unit_test(test_cp_async_span_guarded_row),
         cmocka_unit_test(test_race_check_lane_across_blocks),
         cmocka_unit_test(test_steps_with_primitives),
         cmocka_unit_test(test_register_double_buffer),

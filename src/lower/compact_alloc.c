@@ -136,7 +136,12 @@ static void walk_tile_op(cs *c, const tir_call *call) {
  * bytes into S[tx * 4] of a 126-float S) would write or read past it on a
  * GPU: an error.  An element that may itself lie outside is the
  * interpreter's to report, as for a plain store; a guard around the copy
- * is not taken into account (the bound is over the loops' ranges). */
+ * is not taken into account (the bound is over the loops' ranges).  Where
+ * the guard keeps it inside, the span may still run on into the next
+ * rows, which the interpreter takes (a copy is flat): a buffer of more
+ * than one dimension then keeps its shape (S[0, tx * 4] of a (2, 6) S
+ * under `if tx < 2` of 4 threads kept row 0 only, and thread 1's copy
+ * passed its end). */
 static void check_span(cs *c, const tir_stmt *s, const tir_call *call, int i,
                        const tir_buffer_load *l, int64_t span) {
     int64_t ext, sb;
@@ -148,7 +153,13 @@ static void check_span(cs *c, const tir_stmt *s, const tir_call *call, int i,
         span = sb / tir_dtype_bytes(l->buffer->dtype);
     }
     tir_int_bound b = tir_analyzer_const_bound(c->an, x);
-    if (span < 1 || b.max >= ext || b.max + span <= ext) return;
+    if (span < 1) return;
+    if (b.max >= ext) {
+        entry *e = l->nidx > 1 ? find_entry(c, l->buffer) : NULL;
+        if (e) e->bad = true;
+        return;
+    }
+    if (b.max + span <= ext) return;
     bool rmw;
     c->err = lower_fail_marked(
         c->st, c->f, 1, (const void *[]){s},
