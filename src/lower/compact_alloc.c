@@ -8,7 +8,9 @@
  * relaxed.  A copy through an address (a tile operand, cp_async, ldmatrix)
  * counts every element it covers, and a buffer a cp_async or ldmatrix
  * addresses is only cut at its end (those need aligned addresses;
- * lower_fragments, later, checks its own).  A dimension
+ * lower_fragments, later, checks its own), or not at all where it has
+ * several dimensions and a copy's span may run past a row (check_span).
+ * A dimension
  * keeps its full extent when the relaxed extent has no constant bound
  * below it.  The LOWER_DIM_ALIGN annotation lower_blocks
  * put on an Allocate (storage_align) turns into padded strides here and is
