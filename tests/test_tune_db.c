@@ -687,6 +687,71 @@ static void test_apply_best(void **st) {
     tir_tune_db_close(db);
 }
 
+/* A record whose trace samples without a written decision (imported or
+ * edited by hand: replay then draws from the schedule's random state).
+ * apply_best checks a record on a scratch replay before replaying it into
+ * s; the scratch schedule must draw what s draws, else the check passes
+ * on one draw and s takes another: here s's draw is a split factor of 0,
+ * and the second replay failed the TIR_ASSERT that it cannot fail
+ * (review of the twenty-fourth session). */
+static void test_apply_best_undecided_sample(void **st) {
+    fixture *fx = *st;
+    tir_ctx *ctx = fx->ctx;
+    const tir_prim_func *f = tir_def_matmul(ctx, 32, 32, 16, TIR_F32);
+    const char *w = NULL;
+    OK(ctx, tir_tune_workload_key(ctx, f, &w));
+    /* the index a fresh schedule (the default seed) draws, and a seed
+       that draws the other one */
+    tir_value_rv v;
+    int64_t pick_default = -1, x;
+    tir_schedule *t = sched_new(ctx, f);
+    SCHED_OK(t, tir_sched_sample_categorical(t, 2, (const int64_t[]){0, 1},
+                                             (const double[]){0.5, 0.5}, 0, NULL, &v));
+    OK(ctx, tir_sched_value(t, v, &pick_default));
+    tir_sched_destroy(t);
+    uint64_t seed = 0;
+    for (uint64_t k = 1; k < 1000 && !seed; k++) {
+        t = sched_new(ctx, f);
+        tir_sched_seed(t, k);
+        SCHED_OK(t, tir_sched_sample_categorical(t, 2, (const int64_t[]){0, 1},
+                                                 (const double[]){0.5, 0.5}, 0, NULL, &v));
+        OK(ctx, tir_sched_value(t, v, &x));
+        if (x != pick_default) seed = k;
+        tir_sched_destroy(t);
+    }
+    assert_true(seed != 0);
+    /* the default seed's pick is a good factor (8), the other 0 */
+    char trace[512];
+    snprintf(trace, sizeof trace,
+             "b0 = get_block(\"C\")\n"
+             "[l1, l2, l3] = get_loops(b0)\n"
+             "v4 = sample_categorical([%d, %d], [0.5, 0.5])\n"
+             "v5 = sample_categorical([4], [1])\n"
+             "[l6, l7] = split_rv(l1, [v5, v4])\n",
+             pick_default == 0 ? 8 : 0, pick_default == 0 ? 0 : 8);
+    tir_tune_db *db = open_db(fx, fx->path);
+    tir_tune_record r = rec(w, trace, 1.0, NULL);
+    OK(ctx, tir_tune_db_add(ctx, db, &r, NULL));
+    tir_tune_target tg = h200();
+    tir_schedule *s = sched_new(ctx, f);
+    tir_sched_seed(s, seed);
+    uint64_t before = tir_sched_rand_state(s);
+    /* s draws the 0: the record does not apply, s stays as it was */
+    FAILS(ctx, TIR_ERR_SCHED_NONPOSITIVE_FACTOR, "none of the 1 best records applies",
+          tir_tune_apply_best(ctx, db, &tg, s, NULL));
+    assert_int_equal(tir_sched_trace_len(s), 0);
+    assert_ptr_equal(tir_sched_func(s), f);
+    assert_true(tir_sched_rand_state(s) == before);
+    tir_sched_destroy(s);
+    /* a fresh schedule draws the 8: it applies */
+    s = sched_new(ctx, f);
+    OK(ctx, tir_tune_apply_best(ctx, db, &tg, s, NULL));
+    assert_int_equal(tir_sched_trace_len(s), 5);
+    sched_check_equiv(ctx, f, tir_sched_func(s), 7);
+    tir_sched_destroy(s);
+    tir_tune_db_close(db);
+}
+
 /* ----------------------------------------------------------- open errors */
 
 static void test_open_errors(void **st) {
@@ -726,6 +791,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_many_openers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_best, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_best_undecided_sample, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -203,8 +203,15 @@ static tir_status replay_checked(tir_ctx *ctx, const char *workload, const tir_t
     bool want = n >= 5 && strcmp(workload + n - 5, "+tf32") == 0;
     tir_ctx *sctx = tir_sched_ctx(s);
     tir_schedule *scratch = NULL;
-    tir_status st = tir_sched_create(sctx, tir_sched_orig_func(s), &scratch);
-    if (st == TIR_OK) st = tir_sched_replay(scratch, r->trace, strlen(r->trace));
+    /* The scratch replay must take what s's will: the same function and
+     * the same random state, which a sampling line without a decision
+     * draws from (a seeded s drew another split factor than a fresh
+     * schedule, and the replay into s failed the assertion below). */
+    tir_status st = tir_sched_create(sctx, tir_sched_func(s), &scratch);
+    if (st == TIR_OK) {
+        tir_sched_seed(scratch, tir_sched_rand_state(s));
+        st = tir_sched_replay(scratch, r->trace, strlen(r->trace));
+    }
     if (st != TIR_OK) {
         *msg = tir_ctx_sprintf(ctx, "%s", tir_ctx_error(sctx));
     } else if (rounds_tf32(tir_sched_func(scratch)) != want) {
@@ -214,7 +221,7 @@ static tir_status replay_checked(tir_ctx *ctx, const char *workload, const tir_t
                       "does not match the workload key";
     } else {
         st = tir_sched_replay(s, r->trace, strlen(r->trace));
-        TIR_ASSERT(st == TIR_OK); /* the same trace on the same function */
+        TIR_ASSERT(st == TIR_OK); /* the same trace, function and random state */
     }
     tir_sched_destroy(scratch);
     return st;
