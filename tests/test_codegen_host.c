@@ -860,12 +860,85 @@ static void test_math_half_vector(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* float16 fma on the host rounds once, scalar and vector (review of the
+ * twenty-fourth session: exact_f16_fma rewrites both; x86 without
+ * AVX512-FP16 rounds through float32 twice otherwise).  92.625 * 2.5 +
+ * 2^-24 is just above the tie 231.5625: 231.625 (0x5b3d), not 231.5; the
+ * rest random, against fma in double rounded once to float16 (exact: the
+ * product of two float16 and its sum with a third fit in double but for
+ * parts far below float16's rounding point). */
+static uint16_t d2h(double d) {
+    /* round to nearest even on the float16 grid (normal and subnormal) */
+    double a = fabs(d);
+    uint16_t sgn = signbit(d) ? 0x8000 : 0;
+    if (isnan(d)) return 0x7e00;
+    if (a >= 65520.0) return (uint16_t)(sgn | 0x7c00);
+    int e;
+    frexp(a, &e); /* a in [2^(e-1), 2^e) */
+    int q = e - 11 < -24 ? -24 : e - 11; /* the ulp's exponent */
+    double m = nearbyint(ldexp(a, -q));  /* ties to even (default rounding) */
+    return (uint16_t)(sgn | f2h((float)ldexp(m, q)));
+}
+
+static void test_half_fma(void **st) {
+    (void)st;
+    for (int lanes = 1; lanes <= 4; lanes *= 4) {
+        tir_ctx *ctx = tir_ctx_create();
+        int64_t n = 4096;
+        const tir_buffer *B[4];
+        const char *names[4] = {"X", "Y", "Z", "E"};
+        for (int k = 0; k < 4; k++)
+            B[k] = tir_buffer_simple(ctx, names[k], TIR_F16, 1, &n, TIR_SCOPE_GLOBAL);
+        const tir_var *i = tir_var_new(ctx, "i", TIR_I32);
+        const tir_expr *r =
+            lanes == 1 ? &i->base
+                       : tir_ramp_new(ctx, tir_mul(ctx, &i->base, tir_i32(ctx, lanes)),
+                                      tir_i32(ctx, 1), lanes);
+        const tir_expr *a[3];
+        for (int k = 0; k < 3; k++) a[k] = tir_load(ctx, B[k], 1, &r);
+        const tir_expr *e = tir_call_new(ctx, a[0]->dtype, TIR_INTRIN_FMA, 3, a);
+        const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, n / lanes),
+                                        TIR_FOR_SERIAL, NULL, 0, NULL, tir_store(ctx, B[3], e, 1, &r));
+        const tir_var *params[4];
+        for (int k = 0; k < 4; k++) params[k] = tir_var_new(ctx, names[k], TIR_HANDLE);
+        cg_jit *j = jit(ctx, tir_prim_func_new(ctx, "hfma", 4, params, B, s, 0, NULL), false);
+        uint16_t *v[4];
+        for (int k = 0; k < 4; k++) v[k] = buf(2 * (size_t)n);
+        for (int m = 0; m < n; m++) {
+            if (m < 8) { /* the tie case in every lane */
+                v[0][m] = f2h(92.625f), v[1][m] = f2h(2.5f), v[2][m] = 0x0001;
+                continue;
+            }
+            for (int k = 0; k < 3; k++) {
+                uint16_t h;
+                do h = (uint16_t)next_rand();
+                while (((h >> 10) & 31) == 31);
+                v[k][m] = h;
+            }
+        }
+        void *args[] = {v[0], v[1], v[2], v[3]};
+        cg_jit_call(j, args);
+        for (int m = 0; m < n; m++) {
+            uint16_t want = d2h(fma((double)h2f(v[0][m]), (double)h2f(v[1][m]),
+                                    (double)h2f(v[2][m])));
+            if (m < 8) assert_int_equal(want, 0x5b3d);
+            if (v[3][m] != want && !(isnan(h2f(v[3][m])) && isnan(h2f(want))))
+                fail_msg("lanes %d, %d: fma(%#x, %#x, %#x) = %#x, want %#x", lanes, m, v[0][m],
+                         v[1][m], v[2][m], v[3][m], want);
+        }
+        cg_jit_free(j);
+        for (int k = 0; k < 4; k++) free(v[k]);
+        tir_ctx_destroy(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vector_add),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_vec4),
         cmocka_unit_test(test_half),
+        cmocka_unit_test(test_half_fma),
         cmocka_unit_test(test_floor),
         cmocka_unit_test(test_misc),
         cmocka_unit_test(test_select_lazy),
