@@ -1237,6 +1237,28 @@ static void test_cp_async_span_guarded_row(void **state) {
     if (tir_sim_run(ctx, k, 2, sa, &so, NULL) != TIR_OK)
         fail_msg("simulator: %s\n%s", tir_ctx_error(ctx), tir_print(ctx, k));
     assert_memory_equal(o_ref, o_sim, sizeof o_ref);
+    /* a 3-D S (review of the twenty-fourth session): thread 0's copy to
+       S[0, 1, 3] (16-byte aligned) runs on into S[1, 0, 0..1], past the
+       rows the reads keep; S keeps its shape */
+    static const char src3[] =
+        "@T.prim_func\n"
+        "def rx3(A: T.Buffer((16,), \"float32\"), O: T.Buffer((4,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        S = T.allocate((3, 2, 5), \"float32\", scope=\"shared\")\n"
+        "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            if tx < 1:\n"
+        "                T.cp_async(T.address_of(S[0, 1, tx * 4 + 3]), T.address_of(A[tx * 4]), 16)\n"
+        "            T.cp_async_commit()\n"
+        "            T.cp_async_wait(0)\n"
+        "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            O[tx] = S[0, 1, tx % 2 + 3]\n";
+    OK(tir_parse_func(ctx, src3, strlen(src3), &f));
+    OK(tir_lower(ctx, f, NULL, &k));
+    if (!strstr(tir_print(ctx, k), "S = T.allocate((30,)")) fail_msg("S cut:\n%s", tir_print(ctx, k));
+    OK(tir_interp_run(ctx, f, 2, ra, NULL));
+    if (tir_sim_run(ctx, k, 2, sa, &so, NULL) != TIR_OK)
+        fail_msg("simulator: %s\n%s", tir_ctx_error(ctx), tir_print(ctx, k));
+    assert_memory_equal(o_ref, o_sim, sizeof o_ref);
 }
 
 static void test_step4_local_vec(void **state) {
