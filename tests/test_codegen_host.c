@@ -897,8 +897,9 @@ static void test_half_fma(void **st) {
         const tir_expr *a[3];
         for (int k = 0; k < 3; k++) a[k] = tir_load(ctx, B[k], 1, &r);
         const tir_expr *e = tir_call_new(ctx, a[0]->dtype, TIR_INTRIN_FMA, 3, a);
+        const tir_stmt *st = tir_store(ctx, B[3], e, 1, &r);
         const tir_stmt *s = tir_for_new(ctx, i, tir_i32(ctx, 0), tir_i32(ctx, n / lanes),
-                                        TIR_FOR_SERIAL, NULL, 0, NULL, tir_store(ctx, B[3], e, 1, &r));
+                                        TIR_FOR_SERIAL, NULL, 0, NULL, st);
         const tir_var *params[4];
         for (int k = 0; k < 4; k++) params[k] = tir_var_new(ctx, names[k], TIR_HANDLE);
         cg_jit *j = jit(ctx, tir_prim_func_new(ctx, "hfma", 4, params, B, s, 0, NULL), false);

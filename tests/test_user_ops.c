@@ -1183,6 +1183,72 @@ static const char *sym_rowsum_param_text =
     "                B[vi] = T.float32(0)\n"
     "            B[vi] = B[vi] + A[vi, vk]\n";
 
+static const char *triangle_text =
+    "@T.prim_func\n"
+    "def tri(A: T.Buffer((m, 4, 4), \"float32\"), C: T.Buffer((m, 4, 4), \"float32\"), m: T.int32):\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((m, 4, 4), \"float32\")\n"
+    "        for o, i in T.grid(m, 4):\n"
+    "            for j in T.serial(i + 1):\n"
+    "                with T.block(\"B\"):\n"
+    "                    vo = T.axis.spatial(m, o)\n"
+    "                    vi = T.axis.spatial(4, i)\n"
+    "                    vj = T.axis.spatial(4, j)\n"
+    "                    T.reads(A[vo, vi, vj])\n"
+    "                    T.writes(B[vo, vi, vj])\n"
+    "                    B[vo, vi, vj] = A[vo, vi, vj] * T.float32(2)\n"
+    "        for o, i in T.grid(m, 4):\n"
+    "            for j in T.serial(i + 1):\n"
+    "                with T.block(\"C\"):\n"
+    "                    vo = T.axis.spatial(m, o)\n"
+    "                    vi = T.axis.spatial(4, i)\n"
+    "                    vj = T.axis.spatial(4, j)\n"
+    "                    T.reads(B[vo, vi, vj])\n"
+    "                    T.writes(C[vo, vi, vj])\n"
+    "                    C[vo, vi, vj] = B[vo, vi, vj] + T.float32(1)\n";
+
+/* A triangular nest under a dynamic shape (review of the twenty-fourth
+ * session's symbolic last digit): j's extent i + 1 is symbolic.  Under
+ * loop i it is the target loop's value and the box [0, i + 1) is exact:
+ * reverse_compute_at and compute_at there, and compute_at at o (which
+ * recomputes B's bounding box), compute what the interpreter computes.
+ * Under loop o the extent names i, a loop inside the target, and the box
+ * would name it too: reverse_compute_at at o is refused. */
+static void test_triangular(void **state) {
+    (void)state;
+    static char why[1 << 16];
+    for (int v = 0; v < 4; v++)
+        for (int64_t m = 1; m <= 3; m += 2) {
+            tir_ctx *ctx = tir_ctx_create();
+            tir_schedule *s = sched_new(ctx, parse(ctx, triangle_text));
+            tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C");
+            tir_loop_rv l[16];
+            if (v == 0) {
+                loops(s, "B", l);
+                SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
+                                  tir_sched_reverse_compute_at(s, c, l[0], false));
+                tir_sched_destroy(s);
+                tir_ctx_destroy(ctx);
+                continue;
+            }
+            if (v == 1) {
+                loops(s, "C", l);
+                SCHED_OK(s, tir_sched_compute_at(s, b, l[0], false));
+            } else if (v == 2) {
+                loops(s, "B", l);
+                SCHED_OK(s, tir_sched_reverse_compute_at(s, c, l[1], false));
+            } else {
+                loops(s, "C", l);
+                SCHED_OK(s, tir_sched_compute_at(s, b, l[1], false));
+            }
+            uo_opts o = {DATA_SMALL_INT, 0, 5, m};
+            if (!interp_ok(s, &o, why, sizeof why))
+                FAILF("variant %d m = %lld: %s", v, (long long)m, why);
+            tir_sched_destroy(s);
+            tir_ctx_destroy(ctx);
+        }
+}
+
 /* Dynamic shapes: schedules over loops of symbolic extent.  compute_at,
  * reverse_compute_at and decompose_reduction of a reduction under such
  * loops were refused (region_cover's dense radix took only constant
@@ -2419,6 +2485,7 @@ int main(void) {
         cmocka_unit_test(test_halo_producer),
         cmocka_unit_test(test_vectorize),
         cmocka_unit_test(test_symbolic),
+        cmocka_unit_test(test_triangular),
         cmocka_unit_test(test_reverse_inline),
         cmocka_unit_test(test_int_dtypes),
         cmocka_unit_test(test_masked_reduction),
