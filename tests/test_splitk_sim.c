@@ -130,6 +130,23 @@ static void test_splitk_atomic_large(void **st) {
     run_atomic_case(*st, 1000, 520, 333, 2);
 }
 
+/* An output of more than 2^20 elements lowers: the zero fill's proof that
+ * each thread zeroes its own element (global_share) must hold, since
+ * race_check's enumeration gives up past 2^20 elements (it used to be
+ * refused from 2048 x 2048 up: the fill indexed C[(bx * 256 + tx) //
+ * (1 * 2048), ...], which the proof does not take for (e // c, e % c)).
+ * Lowered only: simulating it would take minutes. */
+static void test_splitk_atomic_big_output(void **st) {
+    tir_ctx *ctx = *st;
+    step8 = atomic = true;
+    int64_t sizes[3][3] = {{2048, 2048, 64}, {4095, 4095, 32}, {2048, 1000, 16}};
+    for (int i = 0; i < 3; i++) {
+        tir_kernel_set ks = lowered(ctx, sizes[i][0], sizes[i][1], sizes[i][2], 2);
+        assert_int_equal(ks.nkernels, 2);
+    }
+    step8 = atomic = false;
+}
+
 /* ------------------------------------------------ atomic_reduction misuse */
 
 static const char max_red[] =
@@ -416,6 +433,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_splitk_sim_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_step8_odd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_odd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_big_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_misuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_negative_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
