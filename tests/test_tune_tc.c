@@ -687,6 +687,31 @@ static void test_apply_best_tf32_key(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* K not a multiple of the mma's k: refused before any primitive, naming K
+ * (tensorize used to refuse it deep in the schedule, about a loop the user
+ * never wrote), the schedule left as it was. */
+static void test_tc_ragged_k(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const struct { tir_rt_gemm_kind kind; int64_t K; } cases[] = {
+        {TIR_RT_GEMM_BF16, 41}, {TIR_RT_GEMM_F16, 24}, {TIR_RT_GEMM_TF32, 36}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tir_tune_task t = tc_task(cases[i].kind, 64, 64, cases[i].K);
+        tir_schedule *s = NULL;
+        OK(ctx, tir_sched_create(ctx, tir_tune_task_func(ctx, &t), &s));
+        const tir_prim_func *before = tir_sched_func(s);
+        tir_tc_config c = tir_tune_tc_default(&t, 132);
+        assert_int_equal(tir_tune_tc_tiling(s, "C", &c, NULL, NULL), TIR_ERR_INVALID_ARG);
+        char want[32];
+        snprintf(want, sizeof want, "K = %lld,", (long long)cases[i].K);
+        assert_non_null(strstr(tir_ctx_error(ctx), want));
+        assert_non_null(strstr(tir_ctx_error(ctx), "pad K"));
+        assert_ptr_equal(tir_sched_func(s), before);
+        tir_sched_destroy(s);
+    }
+    tir_ctx_destroy(ctx);
+}
+
 /* A user's copy of the built-in TF32 mma under another name: apply_best
  * must see that its kernel rounds to TF32 from the kernel itself, not from
  * the intrinsic's name in the trace. */
@@ -913,6 +938,7 @@ int main(void) {
         cmocka_unit_test(test_swizzle_ragged),
         cmocka_unit_test(test_tune_fake_bf16),
         cmocka_unit_test(test_apply_best_tf32_key),
+        cmocka_unit_test(test_tc_ragged_k),
         cmocka_unit_test(test_apply_best_tf32_user_intrin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,7 +156,7 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     int64_t half_wave = nsm / 2 > 0 ? nsm / 2 : 1;
     int64_t big = blocks_of(t, 128, 256), mid = blocks_of(t, 64, 128);
     int bk = k_tile(t->K, mk, 4 * mk);
-    c.bk = bk ? bk : mk; /* K not a multiple of mk: the rule says why it refuses */
+    c.bk = bk ? bk : mk; /* K not a multiple of mk: the rule says why it refuses (check_k) */
     c.warps_m = c.warps_n = 2, c.stages = 3;
     if (big >= half_wave) {
         const tc_cand *best = NULL;
@@ -422,6 +422,28 @@ static tir_status split_k(tir_schedule *s, const tir_tc_config *cfg, tir_block_r
     return tune_split_write_back(s, cfg->splitk, tir_tc_config_threads(cfg), wb, hook, user);
 }
 
+/* tensorize takes whole k tiles only (it refuses a predicate on the
+ * reduce iterator), so a constant K must be a multiple of BK: said here,
+ * before any primitive runs, naming K, rather than by tensorize deep in the
+ * schedule (`tirc run matmul --dtype bf16 --size 100x72x41` used to end in
+ * "split that loop by a factor dividing its extent", about a loop the
+ * user never wrote). */
+static tir_status check_k(tir_schedule *s, tir_block_rv c, const tir_tc_config *cfg) {
+    const tir_block *b;
+    tir_status st = tir_sched_get_block_node(s, c, &b);
+    if (st != TIR_OK || b->niters < 1 || cfg->bk < 1) return st; /* check_config says why */
+    int64_t K;
+    const tir_iter_var *kv = &b->iters[b->niters - 1];
+    if (kv->kind != TIR_ITER_REDUCE || !tir_expr_const_int(kv->dom.extent, &K) || K % cfg->bk == 0)
+        return TIR_OK;
+    return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                        "tensor cores: block %s reduces over K = %lld, which is not a multiple of "
+                        "the k tile BK = %d: tensorize takes whole k tiles (BK a multiple of the "
+                        "mma's k: 16 for float16 and bfloat16, 8 for TF32), so pad K with zeros "
+                        "to a multiple of it or compute in float32",
+                        b->name, (long long)K, cfg->bk);
+}
+
 tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_config *cfg,
                               hook_fn hook, void *user) {
     tir_block_rv c, store, as, bs, af, bf;
@@ -431,6 +453,7 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     tc_kind k = {0};
     tir_loop_rv kz = {0};
     bool split = cfg->splitk > 1;
+    if (st == TIR_OK) st = check_k(s, c, cfg);
     if (st == TIR_OK && split) st = split_k(s, cfg, &c, &kz, hook, user);
     if (st == TIR_OK) st = inputs(s, c, &ia, &ib, a_sh, b_sh);
     if (st == TIR_OK) st = kind_of(s, c, ia, &k);
