@@ -470,6 +470,78 @@ static void test_neg_pow2_div(void **st) {
             }
 }
 
+/* Pattern 5: a negation that a min or max reads (the fuzzer's seed
+ * 1936300006 case 1080: an int32 min-reduction of x // -1, wrong on the
+ * H100 above JIT level 0) reaches ptxas as `not` + `add 1`, never as
+ * `neg`: the case itself, and elementwise min/max of two negations in 32
+ * and 64 bits, scalar and vectorised; the host JIT (which keeps LLVM's
+ * sub) agrees with the interpreter on the extremes. */
+static void test_neg_minmax(void **st) {
+    (void)st;
+    const char *red =
+        "@T.prim_func\n"
+        "def reduce(X0: T.Buffer((64,), \"int64\"), X1: T.Buffer((64,), \"uint8\"), "
+        "X2: T.Buffer((64,), \"int32\"), Y: T.Buffer((16,), \"int32\")):\n"
+        "    with T.block(\"root\"):\n"
+        "        Y_local = T.alloc_buffer((16,), \"int32\", scope=\"local\")\n"
+        "        for i_0 in T.thread_binding(0, 16, thread=\"blockIdx.x\"):\n"
+        "            for i_1 in T.thread_binding(0, 1, thread=\"threadIdx.x\"):\n"
+        "                with T.block(\"Y_init\"):\n"
+        "                    vi = T.axis.remap(\"S\", [i_0])\n"
+        "                    T.writes(Y_local[vi])\n"
+        "                    Y_local[vi] = 2147483647\n"
+        "                for k in T.serial(4):\n"
+        "                    with T.block(\"Y\"):\n"
+        "                        vi_1, vk = T.axis.remap(\"SR\", [i_0, k])\n"
+        "                        T.reads(X2[vi_1 * 4 + vk])\n"
+        "                        T.writes(Y_local[vi_1])\n"
+        "                        Y_local[vi_1] = T.min(Y_local[vi_1], X2[vi_1 * 4 + vk] // -1)\n"
+        "                with T.block(\"Y_local\"):\n"
+        "                    v0 = T.axis.remap(\"S\", [i_0])\n"
+        "                    T.reads(Y_local[v0])\n"
+        "                    T.writes(Y[v0])\n"
+        "                    Y[v0] = Y_local[v0]\n";
+    tir_ctx *ctx = tir_ctx_create();
+    int32_t x2[64];
+    for (int i = 0; i < 64; i++) x2[i] = i == 5 ? INT32_MIN : i == 9 ? INT32_MAX : (i % 7 - 3) * 4;
+    void *in[3] = {zbuf(64 * 8), zbuf(64), x2};
+    const char *ptx = check_and_ptx(ctx, parse(ctx, red), 3, in, 16 * 4, red);
+    if (strstr(ptx, "neg.s") || !strstr(ptx, "not.b32"))
+        fail_msg("a neg (or no not) in the PTX of\n%s\n%s", red, ptx);
+    free(in[0]), free(in[1]);
+    tir_ctx_destroy(ctx);
+    const struct {
+        const char *d;
+        int bits;
+    } ts[] = {{"int32", 32}, {"int64", 64}};
+    const char *ops[] = {"min", "max"};
+    for (int k = 0; k < 2; k++)
+        for (int o = 0; o < 2; o++)
+            for (int vec = 0; vec < 2; vec++) {
+                char text[900], ex[300];
+                const char *i = vec ? "t * 4 + v" : "t + v";
+                snprintf(ex, sizeof ex, "T.%s(T.%s(0) - X[%s], T.%s(0) - X[15 - (%s)])", ops[o],
+                         ts[k].d, i, ts[k].d, i);
+                unary_text(text, sizeof text, ts[k].d, vec, ex);
+                ctx = tir_ctx_create();
+                int nb = ts[k].bits / 8;
+                unsigned char *x = zbuf((size_t)(nb * N));
+                for (int q = 0; q < N; q++) {
+                    int64_t v = q == 0 ? INT64_MIN : q == 1 ? INT64_MAX : (q - 8) * 12345 + q;
+                    if (ts[k].bits == 32) v = q == 0 ? INT32_MIN : q == 1 ? INT32_MAX : v;
+                    memcpy(x + q * nb, &v, (size_t)nb);
+                }
+                void *xin = x;
+                ptx = check_and_ptx(ctx, parse(ctx, text), 1, &xin, (size_t)(nb * N), text);
+                char want[16];
+                snprintf(want, sizeof want, "not.b%d", ts[k].bits);
+                if (strstr(ptx, "neg.s") || !strstr(ptx, want))
+                    fail_msg("a neg (or no %s) in the PTX of\n%s\n%s", want, text, ptx);
+                free(x);
+                tir_ctx_destroy(ctx);
+            }
+}
+
 /* cg_emit: an `if` condition that reads a buffer wraps (no nsw), on each of
  * its three paths (branches; a zero-filling copy; a predicated float32
  * store, GPU only): the simplifier turns A + (0 - (8 + B)) < 5 into
@@ -527,6 +599,7 @@ int main(void) {
                                        cmocka_unit_test(test_minmax_reduction),
                                        cmocka_unit_test(test_fabs16),
                                        cmocka_unit_test(test_neg_pow2_div),
+                                       cmocka_unit_test(test_neg_minmax),
                                        cmocka_unit_test(test_data_condition_wraps)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

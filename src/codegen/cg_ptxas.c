@@ -48,7 +48,19 @@
  * `sdiv` by a negative constant is rare in kernels (index arithmetic
  * divides by positive extents), so the cost does not matter.  LLVM would
  * re-form the expansion from any IR, so the rewrite is inline PTX; the host
- * JIT keeps LLVM's sdiv. */
+ * JIT keeps LLVM's sdiv.
+ *
+ * Pattern 5: a negation feeding an integer min or max.  In an int32
+ * min-reduction of x // -1 (the fuzzer's seed 1936300006 case 1080, on an
+ * H100), NVPTX's `neg.s32` of each of four loaded values into a chain of
+ * `min.s32` gave min(x) or another operand's value, not min(-x), for
+ * ordinary values (x = 0, -4, -1, -4: 0 wanted, -4 got); scripts/ptx/
+ * probe1080.py found `sub.s32 0, x` and `mul.lo.s32 x, -1` wrong the same
+ * way and `not.b32` + `add.s32 1` right at every level.  Probably the
+ * same optimisation as pattern 4's, whose expansion ends in a neg.  So
+ * each `sub 0, x` (32 or 64 bits, scalar or per lane) that a min or max
+ * (or a min/max reduction) reads reaches ptxas as inline `not` + `add 1`,
+ * the same value; the host JIT keeps LLVM's sub. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -366,6 +378,53 @@ static bool inline_neg_pow2_div(LLVMBuilderRef b, LLVMValueRef i) {
     return true;
 }
 
+/* Pattern 5: x when v is `sub 0, x` of 32- or 64-bit integers (or a
+ * vector of them), else NULL. */
+static LLVMValueRef negated(LLVMValueRef v) {
+    if (!LLVMIsAInstruction(v) || LLVMGetInstructionOpcode(v) != LLVMSub ||
+        !LLVMIsNull(LLVMGetOperand(v, 0)))
+        return NULL;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) t = LLVMGetElementType(t);
+    if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) return NULL;
+    unsigned w = LLVMGetIntTypeWidth(t);
+    return w == 32 || w == 64 ? LLVMGetOperand(v, 1) : NULL;
+}
+
+/* Pattern 5 at a min/max call i: each operand that is `sub 0, x` becomes
+ * inline `not.bN t, x; add.sN t, t, 1` (per lane for a vector), built
+ * before i; whether any was. */
+static bool inline_neg_operands(LLVMBuilderRef b, LLVMValueRef i, int k) {
+    int nops = k >= MM_RED_SMIN ? 1 : 2, done = 0;
+    for (int q = 0; q < nops; q++) {
+        LLVMValueRef v = LLVMGetOperand(i, (unsigned)q), x = negated(v);
+        if (!x) continue;
+        LLVMTypeRef t = LLVMTypeOf(x), et = t;
+        bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+        if (vec) et = LLVMGetElementType(t);
+        LLVMContextRef lc = LLVMGetTypeContext(t);
+        unsigned w = LLVMGetIntTypeWidth(et);
+        char text[64];
+        int n = snprintf(text, sizeof text, "not.b%u $0, $1;\n\tadd.s%u $0, $0, 1;", w, w);
+        const char *cons = w == 32 ? "=r,r" : "=l,l";
+        LLVMTypeRef ft = LLVMFunctionType(et, &et, 1, 0);
+        LLVMValueRef fn = LLVMGetInlineAsm(ft, text, (size_t)n, cons, strlen(cons), 0, 0,
+                                           LLVMInlineAsmDialectATT, 0);
+        LLVMPositionBuilderBefore(b, i);
+        unsigned lanes = vec ? LLVMGetVectorSize(t) : 1;
+        LLVMValueRef r = vec ? LLVMGetPoison(t) : NULL;
+        for (unsigned l = 0; l < lanes; l++) {
+            LLVMValueRef lane = LLVMConstInt(LLVMInt32TypeInContext(lc), l, 0);
+            LLVMValueRef e = vec ? LLVMBuildExtractElement(b, x, lane, "") : x;
+            LLVMValueRef d = pure_call(b, ft, fn, e);
+            r = vec ? LLVMBuildInsertElement(b, r, d, lane, "") : d;
+        }
+        LLVMSetOperand(i, (unsigned)q, r);
+        done++;
+    }
+    return done > 0;
+}
+
 /* Which min/max intrinsic i calls (MM_N: none). */
 static int minmax_kind(LLVMValueRef i, const unsigned ids[MM_N]) {
     if (!LLVMIsACallInst(i)) return MM_N;
@@ -397,7 +456,8 @@ int cg_ptxas_guard(LLVMModuleRef mod, bool host) {
                     else if (LLVMGetInstructionOpcode(i) == LLVMFCmp)
                         n += rewrite_abs_cmp(b, i, fabs_id);
                     else if ((k = minmax_kind(i, mm_ids)) < MM_N)
-                        n += widen_minmax(b, mod, i, k);
+                        n += widen_minmax(b, mod, i, k) ||
+                             (!host && inline_neg_operands(b, i, k));
                     else if (!host && neg_pow2_divisor(i))
                         n += inline_neg_pow2_div(b, i);
                 }
