@@ -298,6 +298,112 @@ static void split2(tir_schedule *s, tir_loop_rv l, int64_t inner, tir_loop_rv *o
     SCHED_OK(s, tir_sched_split(s, l, 2, (const int64_t[]){TIR_SPLIT_INFER, inner}, out));
 }
 
+/* The usual one-dimensional GPU mapping: l split by t, the outer part over
+ * blockIdx.x, the inner t over threadIdx.x. */
+static void split_bind(tir_schedule *s, tir_loop_rv l, int64_t t, tir_loop_rv *out) {
+    split2(s, l, t, out);
+    SCHED_OK(s, tir_sched_bind(s, out[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, out[1], "threadIdx.x"));
+}
+
+/* b's output through a register cache, written back under `at`. */
+static void write_via_local(tir_schedule *s, tir_block_rv b, tir_loop_rv at) {
+    tir_block_rv bl;
+    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
+    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, at, false));
+}
+
+/* Producer b's output buffer moved to `scope`, b computed at `at`. */
+static void place_at(tir_schedule *s, tir_block_rv b, const char *scope, tir_loop_rv at) {
+    SCHED_OK(s, tir_sched_set_scope(s, b, 0, scope));
+    SCHED_OK(s, tir_sched_compute_at(s, b, at, false));
+}
+
+/* b's input `i` read through a cache in `scope` (for every reader),
+ * computed at `at`; returns the cache's block. */
+static tir_block_rv cache_read_at(tir_schedule *s, tir_block_rv b, int i, const char *scope,
+                                  tir_loop_rv at) {
+    tir_block_rv c;
+    SCHED_OK(s, tir_sched_cache_read(s, b, i, scope, 0, NULL, &c));
+    SCHED_OK(s, tir_sched_compute_at(s, c, at, false));
+    return c;
+}
+
+/* A 2-D tiling: l0 by ti into ip, l1 by tj into jp, the tiles over
+ * (blockIdx.y, blockIdx.x) and the elements of a tile over (threadIdx.y,
+ * threadIdx.x).  tx_outer: the tile's loops ordered jp[1], ip[1] (the
+ * transposes: ip[1] over threadIdx.x, so consecutive threads read
+ * consecutive A elements); otherwise ip[1], jp[1] as written. */
+static void tile2d_bind(tir_schedule *s, tir_loop_rv l0, tir_loop_rv l1, int64_t ti, int64_t tj,
+                        bool tx_outer, tir_loop_rv *ip, tir_loop_rv *jp) {
+    split2(s, l0, ti, ip);
+    split2(s, l1, tj, jp);
+    tir_loop_rv ty = tx_outer ? jp[1] : ip[1], tx = tx_outer ? ip[1] : jp[1];
+    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], ty, tx}));
+    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, ty, "threadIdx.y"));
+    SCHED_OK(s, tir_sched_bind(s, tx, "threadIdx.x"));
+}
+
+/* Split-K over threads by rfactor: k split by `threads`, the inner part
+ * rfactored (the partials at `axis`) and moved outermost in the partials'
+ * nest, row over blockIdx.x and the slices over threadIdx.x; then the
+ * final reduction `block` rows split by `rows` over blocks and threads
+ * (its row split left in ip). */
+static void rfactor_threads(tir_schedule *s, const char *block, tir_loop_rv row, tir_loop_rv k,
+                            int64_t threads, int axis, int64_t rows, tir_loop_rv *ip) {
+    tir_loop_rv kp[2], l[16];
+    tir_block_rv rf;
+    split2(s, k, threads, kp);
+    SCHED_OK(s, tir_sched_rfactor(s, kp[1], axis, &rf));
+    SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
+    SCHED_OK(s, tir_sched_bind(s, row, "blockIdx.x"));
+    SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
+    loops(s, block, l);
+    split_bind(s, l[0], rows, ip);
+}
+
+/* Lowers s and runs it in the simulator against the interpreter (o NULL:
+ * zeroed options).  Returns true where lowering refused it with a
+ * message containing `msg`, false where it lowered and matched; anything
+ * else (a wrong result, a simulator failure, a refusal for another
+ * reason) fails the test.  For schedules that a known false refusal may
+ * or may not hit. */
+static bool refused_with(tir_schedule *s, const uo_opts *o, const char *msg) {
+    static char why[1 << 16];
+    bool refused;
+    if (lower_sim_ok(s, o ? o : &(uo_opts){0}, why, sizeof why, &refused)) return false;
+    if (!refused) FAILF("%s", why);
+    if (!strstr(why, msg)) FAILF("refusal does not name \"%s\":\n%s", msg, why);
+    return true;
+}
+
+/* Lowering s must refuse it, with a message containing `msg`. */
+static void expect_refusal(tir_schedule *s, const uo_opts *o, const char *msg) {
+    if (!refused_with(s, o, msg))
+        FAILF("lowered and simulated; expected a refusal naming \"%s\"", msg);
+}
+
+/* Frees a schedule and its context (in this order: s lives in ctx). */
+static void free_all(tir_schedule *s, tir_ctx *ctx) {
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
+/* The ends of most schedule functions: s checked by check_sim (or, below,
+ * refused by lowering with `msg`), then s and ctx freed.  A failed check
+ * leaves them to the process: cmocka's fail() does not return. */
+static void check_and_free(tir_schedule *s, tir_ctx *ctx, const uo_opts *o) {
+    check_sim(s, o);
+    free_all(s, ctx);
+}
+
+static void refusal_and_free(tir_schedule *s, tir_ctx *ctx, const uo_opts *o, const char *msg) {
+    expect_refusal(s, o, msg);
+    free_all(s, ctx);
+}
+
 /* ------------------------------------------------------------ transpose */
 
 static const char *transpose_text(int m, int n, const char *dt) {
@@ -323,15 +429,8 @@ static void transpose_tiled(int m, int n, const char *dt, int64_t tile, bool ali
     tir_block_rv b = sched_block(s, "B"), as;
     tir_loop_rv l[16], ip[2], jp[2];
     loops(s, "B", l);
-    split2(s, l[0], tile, ip);
-    split2(s, l[1], tile, jp);
-    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], jp[1], ip[1]}));
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
-    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.y"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-    SCHED_OK(s, tir_sched_compute_at(s, as, jp[0], false));
+    tile2d_bind(s, l[0], l[1], tile, tile, true, ip, jp);
+    as = cache_read_at(s, b, 0, "shared", jp[0]);
     tir_loop_rv al[16];
     int na = loops(s, "A_shared", al);
     assert_int_equal(na, 4);
@@ -339,9 +438,7 @@ static void transpose_tiled(int m, int n, const char *dt, int64_t tile, bool ali
     SCHED_OK(s, tir_sched_bind(s, al[2], "threadIdx.y"));
     SCHED_OK(s, tir_sched_bind(s, al[3], "threadIdx.x"));
     if (align) SCHED_OK(s, tir_sched_storage_align(s, as, 0, 0, 32, 1));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_transpose(void **state) {
@@ -381,21 +478,16 @@ static void rowred_thread_per_row(int m, int n, const char *dt, const char *op, 
                                   int64_t threads, bool local, bool decompose) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, rowred_text(m, n, dt, op, init)));
-    tir_block_rv b = sched_block(s, "B"), bl, bi;
+    tir_block_rv b = sched_block(s, "B"), bi;
     tir_loop_rv l[16], ip[2];
     loops(s, "B", l);
-    split2(s, l[0], threads, ip);
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    split_bind(s, l[0], threads, ip);
     if (local) {
-        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        write_via_local(s, b, ip[1]);
     }
     if (decompose) SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[1], &bi));
     SCHED_OK(s, tir_sched_unroll(s, l[1]));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* Split-K over threads by rfactor: the partials in B_rf (global, a
@@ -419,9 +511,7 @@ static void rowred_rfactor(int m, int n, const char *dt, const char *op, const c
         int nc = loops(s, "B", c);
         assert_int_equal(nc, 2);
         tir_loop_rv cp[2];
-        split2(s, c[0], 4, cp);
-        SCHED_OK(s, tir_sched_bind(s, cp[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, cp[1], "threadIdx.x"));
+        split_bind(s, c[0], 4, cp);
     } else {
         /* shared partials computed at the final sum's row loop (bound to
          * blockIdx.x), one per thread; the final sum serial in the block */
@@ -436,28 +526,18 @@ static void rowred_rfactor(int m, int n, const char *dt, const char *op, const c
         SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){r[2], r[1]}));
         SCHED_OK(s, tir_sched_bind(s, r[2], "threadIdx.x"));
         /* the final sum needs a thread: lowering refuses it outside one */
-        bool refused;
-        static char why[1 << 16];
-        assert_false(lower_sim_ok(s, o ? o : &(uo_opts){0}, why, sizeof why, &refused));
-        assert_true(refused);
-        assert_non_null(strstr(why, "block 'B' runs outside threadIdx-bound loops"));
+        expect_refusal(s, o, "block 'B' runs outside threadIdx-bound loops");
         /* one thread of extent 1 for it: threadIdx.x of another extent
          * is refused, threadIdx.y leaves every x thread storing B */
         tir_loop_rv c1[2];
         loops(s, "B", c);
         SCHED_OK(s, tir_sched_split(s, c[1], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, c1));
         SCHED_OK(s, tir_sched_bind(s, c1[0], "threadIdx.x"));
-        assert_false(lower_sim_ok(s, o ? o : &(uo_opts){0}, why, sizeof why, &refused));
-        assert_true(refused);
-        assert_non_null(strstr(why, "threadIdx.x is bound with two different extents"));
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        refusal_and_free(s, ctx, o, "threadIdx.x is bound with two different extents");
         return;
     }
     (void)b;
-    check_sim(s, o);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, o);
 }
 
 static void test_row_reduction(void **state) {
@@ -497,34 +577,38 @@ static const char *colred_text(int m, int n, const char *dt) {
 }
 
 /* Columns over threads, rows in tiles of `rows` staged in shared memory by
- * a cooperative fetch at the row-tile loop; the sum in a register. */
-static void colred_staged(int m, int n, const char *dt, int64_t threads, int64_t rows,
-                          bool unroll) {
-    tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, dt)));
-    tir_block_rv b = sched_block(s, "B"), as, bl, bi;
-    tir_loop_rv l[16], jp[2], ip[2], al[16], fp[2];
+ * a cooperative fetch at the row-tile loop (its loops `na` deep where na >
+ * 0); the sum in a register.  The row split is left in ip. */
+static void colred_stage(tir_schedule *s, int64_t threads, int64_t rows, int na,
+                         tir_loop_rv *ip) {
+    tir_block_rv b = sched_block(s, "B");
+    tir_loop_rv l[16], jp[2], al[16], fp[2];
     loops(s, "B", l);
     split2(s, l[0], threads, jp);
     split2(s, l[1], rows, ip);
     SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], false));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-    SCHED_OK(s, tir_sched_compute_at(s, as, ip[0], false));
+    write_via_local(s, b, jp[1]);
+    cache_read_at(s, b, 0, "shared", ip[0]);
     /* the fetch of rows x threads elements: fused, split by the threads */
-    int na = loops(s, "A_shared", al);
-    assert_int_equal(na, 5);
+    int n = loops(s, "A_shared", al);
+    if (na > 0) assert_int_equal(n, na);
     tir_loop_rv fu;
-    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){al[3], al[4]}, &fu));
+    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){al[n - 2], al[n - 1]}, &fu));
     split2(s, fu, threads, fp);
     SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+}
+
+static void colred_staged(int m, int n, const char *dt, int64_t threads, int64_t rows,
+                          bool unroll) {
+    tir_ctx *ctx = tir_ctx_create();
+    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, dt)));
+    tir_block_rv b = sched_block(s, "B"), bi;
+    tir_loop_rv ip[2];
+    colred_stage(s, threads, rows, 5, ip);
     SCHED_OK(s, tir_sched_decompose_reduction(s, b, ip[0], &bi));
     if (unroll) SCHED_OK(s, tir_sched_unroll(s, ip[1]));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_column_reduction(void **state) {
@@ -557,26 +641,20 @@ static const char *stencil1d_text(int n) {
 static void stencil1d_shared(int n, int64_t t, bool local_out) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
-    tir_block_rv b = sched_block(s, "B"), as, bl;
+    tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2], al[16], fp[2];
     loops(s, "B", l);
-    split2(s, l[0], t, ip);
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-    SCHED_OK(s, tir_sched_compute_at(s, as, ip[0], false));
+    split_bind(s, l[0], t, ip);
+    cache_read_at(s, b, 0, "shared", ip[0]);
     int na = loops(s, "A_shared", al);
     assert_int_equal(na, 2);
     assert_int_equal(sched_extent(s, al[1]), t + 2);
     split2(s, al[1], t, fp);
     SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
     if (local_out) {
-        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        write_via_local(s, b, ip[1]);
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* 3x3 convolution (valid), one channel: B[i, j] = sum A[i + di, j + dj] * W[di, dj]. */
@@ -601,18 +679,11 @@ static const char *conv2d_text(int h, int w) {
 static void conv2d_tiled(int h, int w, int64_t ti, int64_t tj) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, conv2d_text(h, w)));
-    tir_block_rv b = sched_block(s, "B"), as, ws, bl, bi;
+    tir_block_rv b = sched_block(s, "B"), as, ws, bi;
     tir_loop_rv l[16], ip[2], jp[2], al[16];
     loops(s, "B", l);
-    split2(s, l[0], ti, ip);
-    split2(s, l[1], tj, jp);
-    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
-    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.y"));
-    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], false));
+    tile2d_bind(s, l[0], l[1], ti, tj, false, ip, jp);
+    write_via_local(s, b, jp[1]);
     SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
     SCHED_OK(s, tir_sched_cache_read(s, b, 1, "shared", 0, NULL, &ws));
     SCHED_OK(s, tir_sched_compute_at(s, as, jp[0], false));
@@ -631,9 +702,7 @@ static void conv2d_tiled(int h, int w, int64_t ti, int64_t tj) {
     loops(s, "B", l);
     SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[4], &bi));
     SCHED_OK(s, tir_sched_unroll(s, l[5]));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_stencil(void **state) {
@@ -707,16 +776,12 @@ static void softmax_sched(int m, int n, int variant, int64_t t) {
         const char *names[4] = {"M", "E", "S", "O"};
         for (int b = 0; b < 4; b++) {
             loops(s, names[b], l);
-            split2(s, l[0], t, ip);
-            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+            split_bind(s, l[0], t, ip);
         }
     } else if (variant == 1) {
         SCHED_OK(s, tir_sched_compute_inline(s, be));
         loops(s, "O", l);
-        split2(s, l[0], t, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        split_bind(s, l[0], t, ip);
         /* global S computed at a thread loop is relaxed over every
          * thread: each thread would run every row, repeating the
          * reduction: refused, naming the loop and the block */
@@ -726,8 +791,7 @@ static void softmax_sched(int m, int n, int variant, int64_t t) {
             expect_msg(s, "under loop i_1 the reduction \"S\"");
         }
         SCHED_OK(s, tir_sched_set_scope(s, bm, 0, "local"));
-        SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
-        SCHED_OK(s, tir_sched_compute_at(s, bs, ip[1], false));
+        place_at(s, bs, "local", ip[1]);
         SCHED_OK(s, tir_sched_compute_at(s, bm, ip[1], false));
     } else {
         SCHED_OK(s, tir_sched_compute_inline(s, be));
@@ -740,21 +804,13 @@ static void softmax_sched(int m, int n, int variant, int64_t t) {
         SCHED_OK(s, tir_sched_compute_at(s, bm, l[0], false));
         SCHED_OK(s, tir_sched_set_scope(s, bm, 0, "shared"));
         SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "shared"));
-        static char why[1 << 16];
-        bool refused;
         /* M and S run in the block, outside the column threads: there
          * is no cross-thread reduction, so lowering refuses */
-        assert_false(lower_sim_ok(s, &o, why, sizeof why, &refused));
-        if (!refused) FAILF("%s", why);
-        assert_non_null(strstr(why, "block 'M' runs outside threadIdx-bound loops"));
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        refusal_and_free(s, ctx, &o, "block 'M' runs outside threadIdx-bound loops");
         return;
     }
     (void)bo;
-    check_sim(s, &o);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, &o);
 }
 
 static void test_softmax(void **state) {
@@ -813,47 +869,26 @@ static void bias_relu_sched(int m, int n, const char *dt, int variant, int64_t t
     } else if (variant == 1 || variant == 3) {
         loops(s, "D", l);
         tir_loop_rv ip[2], jp[2];
-        split2(s, l[0], t, ip);
-        split2(s, l[1], v, jp);
-        SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
-        SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.y"));
-        SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
-        SCHED_OK(s, tir_sched_set_scope(s, bc, 0, "local"));
-        SCHED_OK(s, tir_sched_compute_at(s, bc, jp[1], false));
+        tile2d_bind(s, l[0], l[1], t, v, false, ip, jp);
+        place_at(s, bc, "local", jp[1]);
         if (variant == 3) {
-            tir_block_rv ss;
             tir_loop_rv al[16];
-            SCHED_OK(s, tir_sched_cache_read(s, bc, 1, "shared", 0, NULL, &ss));
-            SCHED_OK(s, tir_sched_compute_at(s, ss, jp[0], false));
+            cache_read_at(s, bc, 1, "shared", jp[0]);
             int na = loops(s, "s_shared", al);
             assert_int_equal(na, 3);
             /* bound to threadIdx.x alone, every threadIdx.y thread
              * would store the same elements: a race, refused */
             SCHED_OK(s, tir_sched_bind(s, al[2], "threadIdx.x"));
-            static char why[1 << 16];
-            bool refused;
-            assert_false(lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused));
-            if (!refused) FAILF("%s", why);
-            assert_non_null(strstr(why, "race_check: shared buffer s_shared"));
+            expect_refusal(s, NULL, "race_check: shared buffer s_shared");
             tir_sched_destroy(s);
             /* again, the v elements over both thread axes (split past
              * the extent: threadIdx.y > 0 masked) */
             s = sched_new(ctx, parse(ctx, bias_relu_text(m, n, dt)));
             bc = sched_block(s, "C");
             loops(s, "D", l);
-            split2(s, l[0], t, ip);
-            split2(s, l[1], v, jp);
-            SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
-            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
-            SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.y"));
-            SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
-            SCHED_OK(s, tir_sched_set_scope(s, bc, 0, "local"));
-            SCHED_OK(s, tir_sched_compute_at(s, bc, jp[1], false));
-            SCHED_OK(s, tir_sched_cache_read(s, bc, 1, "shared", 0, NULL, &ss));
-            SCHED_OK(s, tir_sched_compute_at(s, ss, jp[0], false));
+            tile2d_bind(s, l[0], l[1], t, v, false, ip, jp);
+            place_at(s, bc, "local", jp[1]);
+            cache_read_at(s, bc, 1, "shared", jp[0]);
             loops(s, "s_shared", al);
             tir_loop_rv fp[2];
             SCHED_OK(s, tir_sched_split(s, al[2], 2, (const int64_t[]){t, v}, fp));
@@ -863,17 +898,13 @@ static void bias_relu_sched(int m, int n, const char *dt, int variant, int64_t t
     } else {
         loops(s, "C", l);
         tir_loop_rv ip[2];
-        split2(s, l[0], t, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        split_bind(s, l[0], t, ip);
         SCHED_OK(s, tir_sched_reverse_compute_at(s, bd, ip[1], false));
         SCHED_OK(s, tir_sched_set_scope(s, bc, 0, "local"));
         loops(s, "D", l);
         SCHED_OK(s, tir_sched_unroll(s, l[2]));
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_bias_relu(void **state) {
@@ -914,9 +945,7 @@ static void nchw_sched(int n, int c, int h, int w, const char *dt, int variant, 
     if (variant == 0) {
         tir_loop_rv fu, fp[2];
         SCHED_OK(s, tir_sched_fuse(s, 4, l, &fu));
-        split2(s, fu, t, fp);
-        SCHED_OK(s, tir_sched_bind(s, fp[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+        split_bind(s, fu, t, fp);
     } else {
         /* n -> blockIdx.z, (h, w) fused -> blockIdx.x / threadIdx.y, c ->
          * threadIdx.x: consecutive threads write consecutive B elements */
@@ -928,9 +957,8 @@ static void nchw_sched(int n, int c, int h, int w, const char *dt, int variant, 
         SCHED_OK(s, tir_sched_bind(s, hp[0], "blockIdx.x"));
         SCHED_OK(s, tir_sched_bind(s, hp[1], "threadIdx.y"));
         SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.x"));
-        tir_block_rv b = sched_block(s, "B"), as;
-        SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-        SCHED_OK(s, tir_sched_compute_at(s, as, hp[0], false));
+        tir_block_rv b = sched_block(s, "B");
+        cache_read_at(s, b, 0, "shared", hp[0]);
         tir_loop_rv al[16];
         int na = loops(s, "A_shared", al);
         assert_true(na >= 3);
@@ -938,18 +966,10 @@ static void nchw_sched(int n, int c, int h, int w, const char *dt, int variant, 
         /* binding the channel loop alone leaves the 4 threadIdx.y
          * threads all copying the tile: a race, refused */
         SCHED_OK(s, tir_sched_bind(s, al[na - 3], "threadIdx.x"));
-        static char why[1 << 16];
-        bool refused;
-        assert_false(lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused));
-        if (!refused) FAILF("%s", why);
-        assert_non_null(strstr(why, "race_check: shared buffer A_shared"));
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        refusal_and_free(s, ctx, NULL, "race_check: shared buffer A_shared");
         return;
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_batched(void **state) {
@@ -997,49 +1017,35 @@ static void chain3_sched(int n, const char *dt, int variant, int64_t t) {
     tir_loop_rv l[16], ip[2], bl[16], fp[2];
     if (variant == 2) {
         loops(s, "B", l);
-        split2(s, l[0], t, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        split_bind(s, l[0], t, ip);
         SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_TRIVIAL_ACCESS, "reverse_compute_at",
                           tir_sched_reverse_compute_at(s, bc, ip[1], false));
         expect_msg(s, "\"C\"");
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        free_all(s, ctx);
         return;
     }
     loops(s, "C", l);
-    split2(s, l[0], t, ip);
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    split_bind(s, l[0], t, ip);
     if (variant == 0) {
-        SCHED_OK(s, tir_sched_set_scope(s, bb, 0, "shared"));
-        SCHED_OK(s, tir_sched_compute_at(s, bb, ip[0], false));
+        place_at(s, bb, "shared", ip[0]);
         int nb = loops(s, "B", bl);
         assert_int_equal(nb, 2);
         split2(s, bl[1], t, fp);
         SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
     } else {
-        SCHED_OK(s, tir_sched_set_scope(s, bb, 0, "local"));
-        SCHED_OK(s, tir_sched_compute_at(s, bb, ip[1], false));
+        place_at(s, bb, "local", ip[1]);
         int nb = loops(s, "B", bl);
         assert_int_equal(nb, 3);
         SCHED_OK(s, tir_sched_unroll(s, bl[2]));
         /* each thread computes B at its three elements and reads only
          * those; local_check cannot read the thread back from the element
          * (neighbours write overlapping elements): a false refusal */
-        static char why[1 << 16];
-        bool refused;
-        if (!lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused)) {
-            if (!refused) FAILF("%s", why);
-            assert_non_null(strstr(why, "local_check: buffer 'B' is local"));
-            tir_sched_destroy(s);
-            tir_ctx_destroy(ctx);
+        if (refused_with(s, NULL, "local_check: buffer 'B' is local")) {
+            free_all(s, ctx);
             return;
         }
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_halo_producer(void **state) {
@@ -1075,24 +1081,21 @@ static const char *axpy_text(int n, const char *dt) {
 static void axpy_vec(int n, const char *dt, int64_t t, int64_t v, int cache) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, axpy_text(n, dt)));
-    tir_block_rv b = sched_block(s, "Z"), xc, zl;
+    tir_block_rv b = sched_block(s, "Z");
     tir_loop_rv l[16], fp[3], cl[16];
     loops(s, "Z", l);
     SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, t, v}, fp));
     SCHED_OK(s, tir_sched_bind(s, fp[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
     if (cache == 1) {
-        SCHED_OK(s, tir_sched_cache_read(s, b, 0, "local", 0, NULL, &xc));
-        SCHED_OK(s, tir_sched_compute_at(s, xc, fp[1], false));
+        cache_read_at(s, b, 0, "local", fp[1]);
         int nc = loops(s, "X_local", cl);
         SCHED_OK(s, tir_sched_vectorize(s, cl[nc - 1]));
-        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &zl));
-        SCHED_OK(s, tir_sched_reverse_compute_at(s, zl, fp[1], false));
+        write_via_local(s, b, fp[1]);
         nc = loops(s, "Z_local", cl);
         SCHED_OK(s, tir_sched_vectorize(s, cl[nc - 1]));
     } else if (cache == 2) {
-        SCHED_OK(s, tir_sched_cache_read(s, b, 1, "shared", 0, NULL, &xc));
-        SCHED_OK(s, tir_sched_compute_at(s, xc, fp[0], false));
+        cache_read_at(s, b, 1, "shared", fp[0]);
         int nc = loops(s, "Y_shared", cl);
         assert_int_equal(nc, 2);
         tir_loop_rv cp[3];
@@ -1101,9 +1104,7 @@ static void axpy_vec(int n, const char *dt, int64_t t, int64_t v, int cache) {
         SCHED_OK(s, tir_sched_vectorize(s, cp[2]));
     }
     SCHED_OK(s, tir_sched_vectorize(s, fp[2]));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* A transpose whose store is vectorized along the stored row (the load is
@@ -1125,9 +1126,7 @@ static void transpose_vec(int m, int n, int64_t v, bool along_store) {
         SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
         SCHED_OK(s, tir_sched_vectorize(s, jp[1]));
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_vectorize(void **state) {
@@ -1227,8 +1226,7 @@ static void test_triangular(void **state) {
                 loops(s, "B", l);
                 SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "reverse_compute_at",
                                   tir_sched_reverse_compute_at(s, c, l[0], false));
-                tir_sched_destroy(s);
-                tir_ctx_destroy(ctx);
+                free_all(s, ctx);
                 continue;
             }
             if (v == 1) {
@@ -1244,8 +1242,7 @@ static void test_triangular(void **state) {
             uo_opts o = {DATA_SMALL_INT, 0, 5, m};
             if (!interp_ok(s, &o, why, sizeof why))
                 FAILF("variant %d m = %lld: %s", v, (long long)m, why);
-            tir_sched_destroy(s);
-            tir_ctx_destroy(ctx);
+            free_all(s, ctx);
         }
 }
 
@@ -1263,34 +1260,26 @@ static void test_symbolic(void **state) {
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             tir_ctx *ctx = tir_ctx_create();
             tir_schedule *s = sched_new(ctx, parse(ctx, sym_rowsum_text));
-            tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), bl, bi;
+            tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), bi;
             tir_loop_rv l[16], ip[2];
             if (variant == 0) {
                 /* B in a register, computed at C's thread loop */
                 loops(s, "C", l);
-                split2(s, l[0], 8, ip);
-                SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-                SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-                SCHED_OK(s, tir_sched_set_scope(s, b, 0, "local"));
-                SCHED_OK(s, tir_sched_compute_at(s, b, ip[1], false));
+                split_bind(s, l[0], 8, ip);
+                place_at(s, b, "local", ip[1]);
                 loops(s, "B", l);
                 SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[2], &bi));
             } else if (variant == 1) {
                 /* the reduction's own nest, its accumulator local */
                 loops(s, "B", l);
-                split2(s, l[0], 4, ip);
-                SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-                SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-                SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-                SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+                split_bind(s, l[0], 4, ip);
+                write_via_local(s, b, ip[1]);
                 SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[1], &bi));
             } else {
                 /* C under B's thread loop, B in a register */
                 tir_loop_rv bp[2];
                 loops(s, "B", l);
-                split2(s, l[0], 16, bp);
-                SCHED_OK(s, tir_sched_bind(s, bp[0], "blockIdx.x"));
-                SCHED_OK(s, tir_sched_bind(s, bp[1], "threadIdx.x"));
+                split_bind(s, l[0], 16, bp);
                 SCHED_OK(s, tir_sched_set_scope(s, b, 0, "local"));
                 SCHED_OK(s, tir_sched_reverse_compute_at(s, c, bp[1], false));
                 SCHED_OK(s, tir_sched_unroll(s, l[1]));
@@ -1298,12 +1287,7 @@ static void test_symbolic(void **state) {
             uo_opts o = {DATA_SMALL_INT, 0, 5, sizes[z]};
             if (!interp_ok(s, &o, why, sizeof why))
                 FAILF("variant %d n = %lld: %s", variant, (long long)sizes[z], why);
-            bool refused;
-            assert_false(lower_sim_ok(s, &o, why, sizeof why, &refused));
-            assert_true(refused);
-            assert_non_null(strstr(why, "has a symbolic shape; GPU kernels need static sizes"));
-            tir_sched_destroy(s);
-            tir_ctx_destroy(ctx);
+            refusal_and_free(s, ctx, &o, "has a symbolic shape; GPU kernels need static sizes");
         }
     /* the symbolic loop must be the largest stride: t + kk * 8 over t <
      * m repeats instances once m > 8, so decompose_reduction (which
@@ -1348,8 +1332,7 @@ static void test_symbolic(void **state) {
         SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[0], &bi));
         uo_opts o = {DATA_SMALL_INT, 0, 5, 5};
         if (!interp_ok(s, &o, why, sizeof why)) FAILF("%s", why);
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        free_all(s, ctx);
     }
     /* no intermediate: lowered and simulated at several n and m */
     for (int variant = 0; variant < 2; variant++)
@@ -1359,9 +1342,7 @@ static void test_symbolic(void **state) {
             tir_block_rv b = sched_block(s, "B"), bi;
             tir_loop_rv l[16], ip[2], kp[2];
             loops(s, "B", l);
-            split2(s, l[0], 4, ip);
-            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+            split_bind(s, l[0], 4, ip);
             if (variant == 1) {
                 split2(s, l[1], 4, kp);
                 SCHED_OK(s, tir_sched_unroll(s, kp[1]));
@@ -1376,8 +1357,7 @@ static void test_symbolic(void **state) {
             if (!interp_ok(s, &o, why, sizeof why))
                 FAILF("no intermediate, variant %d n = %lld: %s", variant, (long long)sizes[z],
                       why);
-            tir_sched_destroy(s);
-            tir_ctx_destroy(ctx);
+            free_all(s, ctx);
         }
 }
 
@@ -1412,9 +1392,7 @@ static void test_reverse_inline(void **state) {
     split2(s, l[1], 8, ip);
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* ------------------------------------------------------ integer dtypes */
@@ -1439,36 +1417,22 @@ static const char *int_text(const char *in, const char *acc) {
 static void int_dot(const char *in, const char *acc, bool rf) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, int_text(in, acc)));
-    tir_block_rv b = sched_block(s, "B"), ws, bl, rfb;
-    tir_loop_rv l[16], ip[2], kp[2], wl[16];
+    tir_block_rv b = sched_block(s, "B");
+    tir_loop_rv l[16], ip[2], wl[16];
     loops(s, "B", l);
     if (rf) {
-        split2(s, l[1], 8, kp);
-        SCHED_OK(s, tir_sched_rfactor(s, kp[1], -1, &rfb));
-        SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
-        SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
-        loops(s, "B", l);
-        split2(s, l[0], 4, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        rfactor_threads(s, "B", l[0], l[1], 8, -1, 4, ip);
     } else {
-        split2(s, l[0], 4, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-        SCHED_OK(s, tir_sched_cache_read(s, b, 1, "shared", 0, NULL, &ws));
-        SCHED_OK(s, tir_sched_compute_at(s, ws, ip[0], false));
+        split_bind(s, l[0], 4, ip);
+        cache_read_at(s, b, 1, "shared", ip[0]);
         int nw = loops(s, "W_shared", wl);
         tir_loop_rv wp[2];
         split2(s, wl[nw - 1], 4, wp);
         SCHED_OK(s, tir_sched_bind(s, wp[1], "threadIdx.x"));
-        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        write_via_local(s, b, ip[1]);
     }
     uo_opts o = {DATA_SMALL_INT, 0, 9, 0};
-    check_sim(s, &o);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, &o);
 }
 
 static void test_int_dtypes(void **state) {
@@ -1505,16 +1469,13 @@ static const char *tri_text(int n) {
 static void tri_sched(int n, int variant) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, tri_text(n)));
-    tir_block_rv b = sched_block(s, "B"), bl, bi, rf;
+    tir_block_rv b = sched_block(s, "B"), bi, rf;
     tir_loop_rv l[16], ip[2], kp[2];
     loops(s, "B", l);
     tir_status st = TIR_OK;
     if (variant == 0) {
-        split2(s, l[0], 4, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        split_bind(s, l[0], 4, ip);
+        write_via_local(s, b, ip[1]);
         st = tir_sched_decompose_reduction(s, b, l[1], &bi);
     } else if (variant == 1) {
         split2(s, l[1], 4, kp);
@@ -1523,18 +1484,7 @@ static void tri_sched(int n, int variant) {
                           tir_sched_rfactor(s, kp[1], 0, &rf));
         expect_msg(s, "loop k_1");
         /* over the rows instead, the k loop serial per thread */
-        split2(s, l[0], 4, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-        if (false) {
-            SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
-            SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
-            loops(s, "B", l);
-            split2(s, l[0], 4, ip);
-            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-        }
+        split_bind(s, l[0], 4, ip);
     } else if (variant == 2) {
         /* rows over threads, k split and reordered, unrolled inner */
         split2(s, l[0], 8, ip);
@@ -1545,11 +1495,8 @@ static void tri_sched(int n, int variant) {
         st = tir_sched_decompose_reduction(s, b, kp[0], &bi);
     } else {
         /* the reduction computed at a consumer's thread loop */
-        split2(s, l[0], 4, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-        SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-        SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+        split_bind(s, l[0], 4, ip);
+        write_via_local(s, b, ip[1]);
         loops(s, "B", l);
         split2(s, l[2], 2, kp);
         SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
@@ -1557,9 +1504,7 @@ static void tri_sched(int n, int variant) {
     }
     if (st != TIR_OK) FAILF("tri variant %d: %s", variant, tir_ctx_error(ctx));
     /* variant 3 reorders the reduction's loops: the float order changes */
-    check_sim(s, variant == 3 ? &(uo_opts){DATA_FLOAT, 1e-5, 13, 0} : NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, variant == 3 ? &(uo_opts){DATA_FLOAT, 1e-5, 13, 0} : NULL);
 }
 
 static void test_masked_reduction(void **state) {
@@ -1600,17 +1545,15 @@ static const char *mean_text(int m, int r1, int r2) {
 static void mean_sched(int m, int r1, int r2, int variant) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, mean_text(m, r1, r2)));
-    tir_block_rv bs = sched_block(s, "S"), bd = sched_block(s, "D"), rf, bi;
-    tir_loop_rv l[16], ip[2], kp[2], fu;
+    tir_block_rv bs = sched_block(s, "S"), bd = sched_block(s, "D"), bi;
+    tir_loop_rv l[16], ip[2], fu;
     bool changed = false;
     if (variant == 0) {
         /* the epilogue fused (the + 1 into the init), rows over threads */
         SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, bs, bd, &changed));
         assert_true(changed);
         loops(s, "S", l);
-        split2(s, l[0], 4, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        split_bind(s, l[0], 4, ip);
         SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
         SCHED_OK(s, tir_sched_reverse_compute_at(s, sched_block(s, "D"), ip[1], false));
         SCHED_OK(s, tir_sched_decompose_reduction(s, bs, l[1], &bi));
@@ -1618,24 +1561,13 @@ static void mean_sched(int m, int r1, int r2, int variant) {
         /* the two reduce loops fused, split, rfactor over the inner part */
         loops(s, "S", l);
         SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){l[1], l[2]}, &fu));
-        split2(s, fu, 8, kp);
-        SCHED_OK(s, tir_sched_rfactor(s, kp[1], 1, &rf));
-        SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
-        SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
-        loops(s, "S", l);
-        split2(s, l[0], 2, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        rfactor_threads(s, "S", l[0], fu, 8, 1, 2, ip);
         SCHED_OK(s, tir_sched_reverse_compute_at(s, bd, ip[1], false));
     } else {
         /* S computed at D's thread loop, the reduce loops reordered */
         loops(s, "D", l);
-        split2(s, l[0], 2, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-        SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
-        SCHED_OK(s, tir_sched_compute_at(s, bs, ip[1], false));
+        split_bind(s, l[0], 2, ip);
+        place_at(s, bs, "local", ip[1]);
         tir_loop_rv sl[16];
         int ns = loops(s, "S", sl);
         if (ns == 4) {
@@ -1648,9 +1580,7 @@ static void mean_sched(int m, int r1, int r2, int variant) {
     }
     /* each variant reassociates: the + 1 moved into the init, rfactor,
      * the reduce loops reordered */
-    check_sim(s, &(uo_opts){DATA_FLOAT, 1e-5, 13, 0});
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, &(uo_opts){DATA_FLOAT, 1e-5, 13, 0});
 }
 
 static void test_mean(void **state) {
@@ -1667,24 +1597,15 @@ static void test_mean(void **state) {
 static void stencil1d_local(int n, int64_t t) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
-    tir_block_rv b = sched_block(s, "B"), al;
+    tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2];
     loops(s, "B", l);
-    split2(s, l[0], t, ip);
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "local", 0, NULL, &al));
-    SCHED_OK(s, tir_sched_compute_at(s, al, ip[1], false));
-    static char why[1 << 16];
-    bool refused;
+    split_bind(s, l[0], t, ip);
+    cache_read_at(s, b, 0, "local", ip[1]);
     /* each thread loads its three inputs into registers; neighbours load
      * overlapping elements, and local_check, which must read the thread
      * back from the element, refuses (a false refusal, docs/reliability.md) */
-    assert_false(lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused));
-    if (!refused) FAILF("%s", why);
-    assert_non_null(strstr(why, "local_check: buffer 'A_local' is local"));
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    refusal_and_free(s, ctx, NULL, "local_check: buffer 'A_local' is local");
 }
 
 static void test_register_halo(void **state) {
@@ -1698,29 +1619,13 @@ static void test_register_halo(void **state) {
 static void colred_pipelined(int m, int n, int64_t threads, int64_t rows, bool async) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, "float32")));
-    tir_block_rv b = sched_block(s, "B"), as, bl;
-    tir_loop_rv l[16], jp[2], ip[2], al[16], fp[2];
-    loops(s, "B", l);
-    split2(s, l[0], threads, jp);
-    split2(s, l[1], rows, ip);
-    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], false));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-    SCHED_OK(s, tir_sched_compute_at(s, as, ip[0], false));
-    int na = loops(s, "A_shared", al);
-    tir_loop_rv fu;
-    SCHED_OK(s, tir_sched_fuse(s, 2, (const tir_loop_rv[]){al[na - 2], al[na - 1]}, &fu));
-    split2(s, fu, threads, fp);
-    SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
+    tir_loop_rv ip[2];
+    colred_stage(s, threads, rows, 0, ip);
     /* components of ip[0]: the fetch, the compute */
     SCHED_OK(s, tir_sched_software_pipeline(s, ip[0], 2, (const int64_t[]){0, 1}, 2,
                                             (const int64_t[]){0, 1}, async ? 1 : 0,
                                             (const int64_t[]){0}));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_pipeline(void **state) {
@@ -1819,8 +1724,7 @@ static void test_refusals(void **state) {
     SCHED_OK(s, tir_sched_bind(s, l[0], "threadIdx.x"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_AXIS_REBOUND, "bind", tir_sched_bind(s, l[1], "threadIdx.x"));
     expect_msg(s, "j");
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    free_all(s, ctx);
 }
 
 /* ---------------------------------------- layouts and caches of a transpose */
@@ -1833,13 +1737,7 @@ static void transpose_layout(int m, int n, int64_t tile, int variant) {
     tir_block_rv b = sched_block(s, "B"), as;
     tir_loop_rv l[16], ip[2], jp[2], al[16];
     loops(s, "B", l);
-    split2(s, l[0], tile, ip);
-    split2(s, l[1], tile, jp);
-    SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], jp[1], ip[1]}));
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
-    SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.y"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    tile2d_bind(s, l[0], l[1], tile, tile, true, ip, jp);
     SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
     char map[128];
     snprintf(map, sizeof map, "lambda i, j: (i, (j + i) %% %d + j // %d * %d)", n, n, n);
@@ -1858,13 +1756,7 @@ static void transpose_layout(int m, int n, int64_t tile, int variant) {
         s = sched_new(ctx, parse(ctx, transpose_text(m, n, "float32")));
         b = sched_block(s, "B");
         loops(s, "B", l);
-        split2(s, l[0], tile, ip);
-        split2(s, l[1], tile, jp);
-        SCHED_OK(s, tir_sched_reorder(s, 4, (const tir_loop_rv[]){ip[0], jp[0], jp[1], ip[1]}));
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.y"));
-        SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.y"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        tile2d_bind(s, l[0], l[1], tile, tile, true, ip, jp);
         SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
     }
     SCHED_OK(s, tir_sched_compute_at(s, as, jp[0], false));
@@ -1881,9 +1773,7 @@ static void transpose_layout(int m, int n, int64_t tile, int variant) {
     } else if (variant == 2) {
         SCHED_OK(s, tir_sched_storage_align(s, as, 0, 0, 32, 1));
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_transpose_layouts(void **state) {
@@ -1911,9 +1801,7 @@ static void test_blockize_elementwise(void **state) {
     SCHED_OK(s, tir_sched_blockize(s, ip[1], &outer));
     SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, jp[0], "threadIdx.x"));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* ------------------------------------------------------ cache for one reader */
@@ -1954,9 +1842,7 @@ static void test_cache_one_reader(void **state) {
     int na = loops(s, "A_shared", al);
     SCHED_OK(s, tir_sched_bind(s, al[na - 1], "threadIdx.x"));
     (void)bc;
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* ------------------------------------------------------------ gather */
@@ -1976,25 +1862,21 @@ static void test_gather(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, gather_text));
-    tir_block_rv b = sched_block(s, "B"), is, bl;
+    tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2], il[16];
     loops(s, "B", l);
     split2(s, l[0], 4, ip);
     SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.y"));
     SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 1, "shared", 0, NULL, &is));
-    SCHED_OK(s, tir_sched_compute_at(s, is, ip[0], false));
+    cache_read_at(s, b, 1, "shared", ip[0]);
     int ni = loops(s, "I_shared", il);
     tir_loop_rv fp[2];
     SCHED_OK(s, tir_sched_split(s, il[ni - 1], 2, (const int64_t[]){4, 8}, fp));
     SCHED_OK(s, tir_sched_bind(s, fp[0], "threadIdx.y"));
     SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, l[1], false));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    write_via_local(s, b, l[1]);
+    check_and_free(s, ctx, NULL);
 }
 
 /* ----------------------------------- float16 in, float32 sum, float16 out */
@@ -2024,15 +1906,12 @@ static void test_half_sum(void **state) {
     for (int variant = 0; variant < 2; variant++) {
         tir_ctx *ctx = tir_ctx_create();
         tir_schedule *s = sched_new(ctx, parse(ctx, half_sum_text));
-        tir_block_rv bs = sched_block(s, "S"), bo = sched_block(s, "O"), rf, bi;
+        tir_block_rv bs = sched_block(s, "S"), bo = sched_block(s, "O"), bi;
         tir_loop_rv l[16], ip[2], kp[2];
         if (variant == 0) {
             loops(s, "O", l);
-            split2(s, l[0], 4, ip);
-            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-            SCHED_OK(s, tir_sched_set_scope(s, bs, 0, "local"));
-            SCHED_OK(s, tir_sched_compute_at(s, bs, ip[1], false));
+            split_bind(s, l[0], 4, ip);
+            place_at(s, bs, "local", ip[1]);
             loops(s, "S", l);
             split2(s, l[2], 8, kp);
             SCHED_OK(s, tir_sched_unroll(s, kp[1]));
@@ -2040,20 +1919,11 @@ static void test_half_sum(void **state) {
             check_sim(s, NULL);
         } else {
             loops(s, "S", l);
-            split2(s, l[1], 8, kp);
-            SCHED_OK(s, tir_sched_rfactor(s, kp[1], 0, &rf));
-            SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
-            SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, kp[1], "threadIdx.x"));
-            loops(s, "S", l);
-            split2(s, l[0], 4, ip);
-            SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-            SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+            rfactor_threads(s, "S", l[0], l[1], 8, 0, 4, ip);
             SCHED_OK(s, tir_sched_reverse_compute_at(s, bo, ip[1], false));
             check_sim(s, &(uo_opts){DATA_FLOAT, 1e-3, 13, 0});
         }
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        free_all(s, ctx);
     }
 }
 
@@ -2118,8 +1988,7 @@ static void test_scan(void **state) {
                       tir_sched_cache_write(s, b, 0, "local", 0, NULL, &out));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_NOT_CONSUMER, "cache_read",
                       tir_sched_cache_read(s, b, 0, "local", 0, NULL, &out));
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    free_all(s, ctx);
 }
 
 /* ------------------------------- a vectorized spatial loop inside a reduction */
@@ -2127,15 +1996,14 @@ static void test_scan(void **state) {
 static void colred_vec(int m, int n, int64_t v) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, "float32")));
-    tir_block_rv b = sched_block(s, "B"), bl, bi;
+    tir_block_rv b = sched_block(s, "B"), bi;
     tir_loop_rv l[16], jp[3];
     loops(s, "B", l);
     SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, 4, v}, jp));
     SCHED_OK(s, tir_sched_reorder(s, 2, (const tir_loop_rv[]){l[1], jp[2]}));
     SCHED_OK(s, tir_sched_bind(s, jp[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, jp[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, jp[1], false));
+    write_via_local(s, b, jp[1]);
     SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[1], &bi));
     SCHED_OK(s, tir_sched_vectorize(s, jp[2]));
     tir_loop_rv il[16];
@@ -2143,9 +2011,7 @@ static void colred_vec(int m, int n, int64_t v) {
     SCHED_OK(s, tir_sched_vectorize(s, il[ni - 1]));
     int nb = loops(s, "B_local", il);
     SCHED_OK(s, tir_sched_vectorize(s, il[nb - 1]));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_vector_in_reduction(void **state) {
@@ -2166,21 +2032,12 @@ static void test_halo_shared_per_thread(void **state) {
         tir_block_rv bb = sched_block(s, "B");
         tir_loop_rv l[16], ip[2];
         loops(s, "C", l);
-        split2(s, l[0], 8, ip);
-        SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-        SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+        split_bind(s, l[0], 8, ip);
         if (sc == 0) SCHED_OK(s, tir_sched_set_scope(s, bb, 0, scopes[sc]));
         /* accepted, but neighbouring threads then store the same B
          * elements: a race, which lowering refuses */
         SCHED_OK(s, tir_sched_compute_at(s, bb, ip[1], false));
-        static char why[1 << 16];
-        bool refused;
-        uo_opts o = {DATA_SMALL_INT, 0, 3, 0};
-        assert_false(lower_sim_ok(s, &o, why, sizeof why, &refused));
-        if (!refused) FAILF("%s", why);
-        assert_non_null(strstr(why, "race_check"));
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        refusal_and_free(s, ctx, &(uo_opts){DATA_SMALL_INT, 0, 3, 0}, "race_check");
     }
 }
 
@@ -2218,43 +2075,30 @@ static const char *conv1d_text(int n, int k) {
 static void conv1d_sched(int n, int k, int variant) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, conv1d_text(n, k)));
-    tir_block_rv bp = sched_block(s, "P"), bc = sched_block(s, "C"), bl, bi;
+    tir_block_rv bp = sched_block(s, "P"), bc = sched_block(s, "C"), bi;
     tir_loop_rv l[16], ip[2], pl[16], fp[2];
     loops(s, "C", l);
-    split2(s, l[0], 8, ip);
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, bc, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, ip[1], false));
+    split_bind(s, l[0], 8, ip);
+    write_via_local(s, bc, ip[1]);
     SCHED_OK(s, tir_sched_decompose_reduction(s, bc, l[1], &bi));
     if (variant == 0) {
         SCHED_OK(s, tir_sched_compute_inline(s, bp));
     } else if (variant == 1) {
-        SCHED_OK(s, tir_sched_set_scope(s, bp, 0, "shared"));
-        SCHED_OK(s, tir_sched_compute_at(s, bp, ip[0], false));
+        place_at(s, bp, "shared", ip[0]);
         int np = loops(s, "P", pl);
         split2(s, pl[np - 1], 8, fp);
         SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.x"));
     } else {
-        SCHED_OK(s, tir_sched_set_scope(s, bp, 0, "local"));
-        SCHED_OK(s, tir_sched_compute_at(s, bp, ip[1], false));
-        static char why[1 << 16];
-        bool refused;
+        place_at(s, bp, "local", ip[1]);
         /* accepted where each thread needs one element (k = 1) */
-        if (!lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused)) {
-            if (!refused) FAILF("%s", why);
+        if (refused_with(s, NULL, "local_check: buffer 'P' is local"))
             assert_true(k > 1);
-            assert_non_null(strstr(why, "local_check: buffer 'P' is local"));
-        } else {
+        else
             assert_true(k == 1);
-        }
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        free_all(s, ctx);
         return;
     }
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static void test_conv1d_pad(void **state) {
@@ -2290,9 +2134,7 @@ static void test_argmax(void **state) {
     tir_block_rv r = sched_block(s, "R"), vl, il, ri;
     tir_loop_rv l[16], ip[2];
     loops(s, "R", l);
-    split2(s, l[0], 4, ip);
-    SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
-    SCHED_OK(s, tir_sched_bind(s, ip[1], "threadIdx.x"));
+    split_bind(s, l[0], 4, ip);
     SCHED_OK(s, tir_sched_cache_write(s, r, 0, "local", 0, NULL, &vl));
     SCHED_OK(s, tir_sched_cache_write(s, r, 1, "local", 0, NULL, &il));
     SCHED_OK(s, tir_sched_reverse_compute_at(s, vl, ip[1], false));
@@ -2303,9 +2145,7 @@ static void test_argmax(void **state) {
     split2(s, l[1], 4, kp);
     tir_block_rv rf;
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_RFACTOR_NEST, "rfactor", tir_sched_rfactor(s, kp[1], 0, &rf));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 static const char *pool_text =
@@ -2326,16 +2166,14 @@ static void test_maxpool(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, pool_text));
-    tir_block_rv b = sched_block(s, "B"), as, bl;
+    tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], al[16];
     loops(s, "B", l);
     SCHED_OK(s, tir_sched_bind(s, l[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, l[1], "threadIdx.y"));
     SCHED_OK(s, tir_sched_bind(s, l[2], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_write(s, b, 0, "local", 0, NULL, &bl));
-    SCHED_OK(s, tir_sched_reverse_compute_at(s, bl, l[2], false));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-    SCHED_OK(s, tir_sched_compute_at(s, as, l[0], false));
+    write_via_local(s, b, l[2]);
+    cache_read_at(s, b, 0, "shared", l[0]);
     int na = loops(s, "A_shared", al);
     assert_int_equal(na, 3);
     tir_loop_rv fu, fp[3];
@@ -2344,9 +2182,7 @@ static void test_maxpool(void **state) {
     SCHED_OK(s, tir_sched_bind(s, fp[1], "threadIdx.y"));
     SCHED_OK(s, tir_sched_bind(s, fp[2], "threadIdx.x"));
     SCHED_OK(s, tir_sched_unroll(s, l[3]));
-    check_sim(s, NULL);
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    check_and_free(s, ctx, NULL);
 }
 
 /* -------------------------------------------- batched row reductions */
@@ -2384,9 +2220,7 @@ static void test_batched_reduction(void **state) {
         SCHED_OK(s, tir_sched_bind(s, c[0], "blockIdx.x"));
         SCHED_OK(s, tir_sched_bind(s, c[1], "threadIdx.x"));
         (void)b;
-        check_sim(s, &(uo_opts){DATA_FLOAT, 1e-5, 13, 0});
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        check_and_free(s, ctx, &(uo_opts){DATA_FLOAT, 1e-5, 13, 0});
     }
 }
 
@@ -2399,14 +2233,13 @@ static void test_batched_reduction(void **state) {
 static void stencil_chunks(int n, int64_t chunks, int64_t t, int64_t v, bool pipe, bool async) {
     tir_ctx *ctx = tir_ctx_create();
     tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
-    tir_block_rv b = sched_block(s, "B"), as;
+    tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[3], al[16], fp[3];
     loops(s, "B", l);
     SCHED_OK(s, tir_sched_split(s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, chunks, t}, ip));
     SCHED_OK(s, tir_sched_bind(s, ip[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, ip[2], "threadIdx.x"));
-    SCHED_OK(s, tir_sched_cache_read(s, b, 0, "shared", 0, NULL, &as));
-    SCHED_OK(s, tir_sched_compute_at(s, as, ip[1], false));
+    cache_read_at(s, b, 0, "shared", ip[1]);
     int na = loops(s, "A_shared", al);
     assert_int_equal(na, 3);
     SCHED_OK(s, tir_sched_split(s, al[2], 3, (const int64_t[]){TIR_SPLIT_INFER, t, v}, fp));
@@ -2420,16 +2253,11 @@ static void stencil_chunks(int n, int64_t chunks, int64_t t, int64_t v, bool pip
         /* one thread: the fetch's index names no thread, and carried.c,
          * which cannot name A_shared[i_1 + ax0_2], takes the chunk loop as
          * reading A_shared before writing it: the pipeline is refused */
-        static char why[1 << 16];
-        bool refused;
-        assert_false(lower_sim_ok(s, &(uo_opts){0}, why, sizeof why, &refused));
-        if (!refused) FAILF("%s", why);
-        assert_non_null(strstr(why, "sw_pipeline: loop 'i_1': the loop body reads it before"));
+        expect_refusal(s, NULL, "sw_pipeline: loop 'i_1': the loop body reads it before");
     } else {
         check_sim(s, NULL);
     }
-    tir_sched_destroy(s);
-    tir_ctx_destroy(ctx);
+    free_all(s, ctx);
 }
 
 static void test_stencil_chunks(void **state) {
@@ -2467,9 +2295,7 @@ static void test_decompose_placements(void **state) {
         tir_status st = tir_sched_decompose_reduction(s, b, where, &bi);
         assert_int_equal(st, TIR_OK);
         SCHED_OK(s, tir_sched_unroll(s, kp[1]));
-        check_sim(s, NULL);
-        tir_sched_destroy(s);
-        tir_ctx_destroy(ctx);
+        check_and_free(s, ctx, NULL);
     }
 }
 
