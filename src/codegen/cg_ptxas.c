@@ -344,23 +344,21 @@ static LLVMValueRef pure_call(LLVMBuilderRef b, LLVMTypeRef ft, LLVMValueRef fn,
 /* Pattern 4 at i, `sdiv x, c` with c = -2^k: each lane's quotient by
  * inline `div.sN q, x, c` (8 bits: in 16, as NVPTX computes them), which
  * ptxas expands itself; whether it was replaced. */
-static bool inline_neg_pow2_div(LLVMBuilderRef b, LLVMValueRef i) {
-    long long c = neg_pow2_divisor(i);
-    if (!c) return false;
-    LLVMValueRef x = LLVMGetOperand(i, 0);
+/* Inline PTX `text` ($0 from $1, registers of x's element type; 8-bit
+ * elements as 16-bit, sign-extended) applied to x, per lane for a vector,
+ * built before instruction i (patterns 4 and 5). */
+static LLVMValueRef asm_per_lane(LLVMBuilderRef b, LLVMValueRef i, LLVMValueRef x,
+                                 const char *text) {
     LLVMTypeRef t = LLVMTypeOf(x), et = t;
     bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
     if (vec) et = LLVMGetElementType(t);
     LLVMContextRef lc = LLVMGetTypeContext(t);
-    unsigned w = LLVMGetIntTypeWidth(et);
+    unsigned w = LLVMGetIntTypeWidth(et), aw = w == 8 ? 16 : w;
     LLVMTypeRef at = w == 8 ? LLVMInt16TypeInContext(lc) : et; /* the asm's type */
-    unsigned aw = w == 8 ? 16 : w;
-    char text[48], cons[8];
-    int n = snprintf(text, sizeof text, "div.s%u $0, $1, %lld;", aw, c);
-    char r = aw == 16 ? 'h' : aw == 32 ? 'r' : 'l';
+    char r = aw == 16 ? 'h' : aw == 32 ? 'r' : 'l', cons[8];
     int nc = snprintf(cons, sizeof cons, "=%c,%c", r, r);
     LLVMTypeRef ft = LLVMFunctionType(at, &at, 1, 0);
-    LLVMValueRef fn = LLVMGetInlineAsm(ft, text, (size_t)n, cons, (size_t)nc, 0, 0,
+    LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), cons, (size_t)nc, 0, 0,
                                        LLVMInlineAsmDialectATT, 0);
     LLVMPositionBuilderBefore(b, i);
     unsigned lanes = vec ? LLVMGetVectorSize(t) : 1;
@@ -373,7 +371,19 @@ static bool inline_neg_pow2_div(LLVMBuilderRef b, LLVMValueRef i) {
         if (w == 8) d = LLVMBuildTrunc(b, d, et, "");
         v = vec ? LLVMBuildInsertElement(b, v, d, lane, "") : d;
     }
-    LLVMReplaceAllUsesWith(i, v);
+    return v;
+}
+
+static bool inline_neg_pow2_div(LLVMBuilderRef b, LLVMValueRef i) {
+    long long c = neg_pow2_divisor(i);
+    if (!c) return false;
+    LLVMValueRef x = LLVMGetOperand(i, 0);
+    LLVMTypeRef t = LLVMTypeOf(x), et = t;
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) et = LLVMGetElementType(t);
+    unsigned w = LLVMGetIntTypeWidth(et);
+    char text[48];
+    snprintf(text, sizeof text, "div.s%u $0, $1, %lld;", w == 8 ? 16 : w, c);
+    LLVMReplaceAllUsesWith(i, asm_per_lane(b, i, x, text));
     LLVMInstructionEraseFromParent(i);
     return true;
 }
@@ -397,29 +407,14 @@ static LLVMValueRef negated(LLVMValueRef v) {
 static bool inline_neg_operands(LLVMBuilderRef b, LLVMValueRef i, int k) {
     int nops = k >= MM_RED_SMIN ? 1 : 2, done = 0;
     for (int q = 0; q < nops; q++) {
-        LLVMValueRef v = LLVMGetOperand(i, (unsigned)q), x = negated(v);
+        LLVMValueRef x = negated(LLVMGetOperand(i, (unsigned)q));
         if (!x) continue;
-        LLVMTypeRef t = LLVMTypeOf(x), et = t;
-        bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
-        if (vec) et = LLVMGetElementType(t);
-        LLVMContextRef lc = LLVMGetTypeContext(t);
+        LLVMTypeRef et = LLVMTypeOf(x);
+        if (LLVMGetTypeKind(et) == LLVMVectorTypeKind) et = LLVMGetElementType(et);
         unsigned w = LLVMGetIntTypeWidth(et);
         char text[64];
-        int n = snprintf(text, sizeof text, "not.b%u $0, $1;\n\tadd.s%u $0, $0, 1;", w, w);
-        const char *cons = w == 32 ? "=r,r" : "=l,l";
-        LLVMTypeRef ft = LLVMFunctionType(et, &et, 1, 0);
-        LLVMValueRef fn = LLVMGetInlineAsm(ft, text, (size_t)n, cons, strlen(cons), 0, 0,
-                                           LLVMInlineAsmDialectATT, 0);
-        LLVMPositionBuilderBefore(b, i);
-        unsigned lanes = vec ? LLVMGetVectorSize(t) : 1;
-        LLVMValueRef r = vec ? LLVMGetPoison(t) : NULL;
-        for (unsigned l = 0; l < lanes; l++) {
-            LLVMValueRef lane = LLVMConstInt(LLVMInt32TypeInContext(lc), l, 0);
-            LLVMValueRef e = vec ? LLVMBuildExtractElement(b, x, lane, "") : x;
-            LLVMValueRef d = pure_call(b, ft, fn, e);
-            r = vec ? LLVMBuildInsertElement(b, r, d, lane, "") : d;
-        }
-        LLVMSetOperand(i, (unsigned)q, r);
+        snprintf(text, sizeof text, "not.b%u $0, $1;\n\tadd.s%u $0, $0, 1;", w, w);
+        LLVMSetOperand(i, (unsigned)q, asm_per_lane(b, i, x, text));
         done++;
     }
     return done > 0;
