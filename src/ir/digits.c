@@ -101,9 +101,9 @@ bool ir_lin_add(const tir_expr *e, int64_t scale, ir_lin *l, ir_lin_leaf_fn leaf
     }
     case TIR_KIND_MUL: {
         const tir_binop *b = tir_as_tir_binop(e);
-        if (tir_expr_const_int(b->b, &c))
+        if (ir_const_int(b->b, &c))
             return !__builtin_mul_overflow(c, scale, &c) && ir_lin_add(b->a, c, l, leaf, user);
-        if (tir_expr_const_int(b->a, &c))
+        if (ir_const_int(b->a, &c))
             return !__builtin_mul_overflow(c, scale, &c) && ir_lin_add(b->b, c, l, leaf, user);
         return false;
     }
@@ -111,11 +111,23 @@ bool ir_lin_add(const tir_expr *e, int64_t scale, ir_lin *l, ir_lin_leaf_fn leaf
     }
 }
 
+bool ir_const_int(const tir_expr *e, int64_t *out) {
+    if (tir_expr_const_int(e, out)) return true;
+    if (e->kind != TIR_KIND_ADD && e->kind != TIR_KIND_SUB && e->kind != TIR_KIND_MUL)
+        return false;
+    const tir_binop *b = tir_as_tir_binop(e);
+    int64_t x, y;
+    if (!ir_const_int(b->a, &x) || !ir_const_int(b->b, &y)) return false;
+    return e->kind == TIR_KIND_ADD   ? !__builtin_add_overflow(x, y, out)
+           : e->kind == TIR_KIND_SUB ? !__builtin_sub_overflow(x, y, out)
+                                     : !__builtin_mul_overflow(x, y, out);
+}
+
 bool ir_divmod_pair(const tir_expr *x, const tir_expr *y, const tir_expr **e, int64_t *c) {
     int64_t c1, c2;
     if (x->kind != TIR_KIND_FLOORDIV || y->kind != TIR_KIND_FLOORMOD) return false;
     const tir_binop *p = tir_as_tir_binop(x), *q = tir_as_tir_binop(y);
-    if (!tir_expr_const_int(p->b, &c1) || !tir_expr_const_int(q->b, &c2) || c1 != c2 || c1 < 1 ||
+    if (!ir_const_int(p->b, &c1) || !ir_const_int(q->b, &c2) || c1 != c2 || c1 < 1 ||
         !ir_text_expr_same(p->a, q->a))
         return false;
     *e = p->a, *c = c1;

@@ -99,6 +99,12 @@ typedef bool (*ir_lin_leaf_fn)(void *user, const tir_expr *e, int64_t scale, ir_
  * leaf; false when e is not affine or a product or sum overflows. */
 bool ir_lin_add(const tir_expr *e, int64_t scale, ir_lin *l, ir_lin_leaf_fn leaf, void *user);
 
+/* Whether e is an integer constant, folded: literals and +, -, * of
+ * constants (a builder's `1 * 2048` stride, which tir_mul leaves
+ * unfolded), without overflow.  The proofs take divisors and coefficients
+ * through it, so an unfolded constant is no reason to give up. */
+bool ir_const_int(const tir_expr *e, int64_t *out);
+
 /* Is (x, y) (e // c, e % c) for one e and a constant c > 0?  Two such
  * index dimensions are the one dimension e (a fused loop's bindings, a
  * reshape of a sum). */

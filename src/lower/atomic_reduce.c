@@ -251,17 +251,6 @@ static const tir_node *rw_block(tir_mutator *m, const tir_node *n) {
 
 /* ------------------------------------------------------------ zero nest */
 
-/* a * b, a constant when both are: global_share's proof that each thread
- * zeroes its own element matches (e // c, e % c) only for a constant c,
- * and `1 * 2048` is none (the zero fill of a 2048 x 2048 output fell back
- * to race_check's enumeration, which gives up past 2^20 elements). */
-static const tir_expr *mul_folded(tir_ctx *ctx, const tir_expr *a, const tir_expr *b) {
-    int64_t x, y, p;
-    if (tir_expr_const_int(a, &x) && tir_expr_const_int(b, &y) && !__builtin_mul_overflow(x, y, &p))
-        return tir_int(ctx, a->dtype, p);
-    return tir_mul(ctx, a, b);
-}
-
 /* C[...] = 0 over all of out, one element per thread, 256 threads per
  * block (fewer for a smaller constant size), blockIdx.x over the rest. */
 static const tir_stmt *zero_nest(tir_ctx *ctx, const tir_buffer *out, const tir_expr *zero) {
@@ -284,7 +273,7 @@ static const tir_stmt *zero_nest(tir_ctx *ctx, const tir_buffer *out, const tir_
         iters[d] = (tir_iter_var){v, {tir_int(ctx, it, 0), out->shape[d]}, TIR_ITER_SPATIAL};
         const tir_expr *q = d == nd - 1 ? flat : tir_floordiv(ctx, flat, stride);
         values[d] = d == 0 ? q : tir_floormod(ctx, q, out->shape[d]);
-        stride = mul_folded(ctx, stride, out->shape[d]);
+        stride = tir_mul(ctx, stride, out->shape[d]);
         idx[d] = &v->base;
         pt[d] = (tir_range){&v->base, tir_int(ctx, it, 1)};
     }

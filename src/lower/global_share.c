@@ -239,14 +239,14 @@ static bool note_pre(tir_visitor *v, const tir_node *n) {
     int64_t c, m;
     if (n->kind == TIR_KIND_FLOORDIV || n->kind == TIR_KIND_FLOORMOD) {
         const tir_binop *bo = (const tir_binop *)n;
-        if (!tir_expr_const_int(bo->b, &c)) return true;
+        if (!ir_const_int(bo->b, &c)) return true;
         if (is_atom(bo->a)) {
             add_boundary(sn->dg, entry(sn->dg, sn->a, bo->a), c);
             return false;
         }
         const tir_binop *in = bo->a->kind == TIR_KIND_FLOORDIV ? (const tir_binop *)bo->a : NULL;
         if (n->kind == TIR_KIND_FLOORMOD && in && is_atom(in->a) &&
-            tir_expr_const_int(in->b, &m) && !__builtin_mul_overflow(m, c, &c)) {
+            ir_const_int(in->b, &m) && !__builtin_mul_overflow(m, c, &c)) {
             dvar *d = entry(sn->dg, sn->a, in->a);
             add_boundary(sn->dg, d, m);
             add_boundary(sn->dg, d, c);
@@ -297,7 +297,7 @@ static bool lin_leaf(void *user, const tir_expr *e, int64_t scale, ir_lin *l) {
     }
     case TIR_KIND_FLOORDIV: case TIR_KIND_FLOORMOD: {
         const tir_binop *b = (const tir_binop *)e;
-        if (!tir_expr_const_int(b->b, &c)) return false;
+        if (!ir_const_int(b->b, &c)) return false;
         const dvar *d = is_atom(b->a) ? entry(dg, a, b->a) : NULL;
         int j = d ? ir_digit_at(&d->dv, c) : -1;
         if (j >= 0) /* v / b[j]: digits j..; v % b[j]: digits ..j */
@@ -305,7 +305,7 @@ static bool lin_leaf(void *user, const tir_expr *e, int64_t scale, ir_lin *l) {
                                                  : ir_lin_add_digits(l, &d->dv, 0, j, scale);
         const tir_binop *in = b->a->kind == TIR_KIND_FLOORDIV ? (const tir_binop *)b->a : NULL;
         if (e->kind != TIR_KIND_FLOORMOD || !in || !is_atom(in->a) ||
-            !tir_expr_const_int(in->b, &m) || __builtin_mul_overflow(m, c, &c))
+            !ir_const_int(in->b, &m) || __builtin_mul_overflow(m, c, &c))
             return false;
         d = entry(dg, a, in->a);
         int lo = d ? ir_digit_at(&d->dv, m) : -1, hi = d ? ir_digit_at(&d->dv, c) : -1;
@@ -314,7 +314,7 @@ static bool lin_leaf(void *user, const tir_expr *e, int64_t scale, ir_lin *l) {
     case TIR_KIND_BROADCAST: return lin_add(dg, a, ((const tir_broadcast *)e)->value, scale, l);
     case TIR_KIND_RAMP: { /* start + lane * stride, the lane a variable of its own */
         const tir_ramp *r = (const tir_ramp *)e;
-        return tir_expr_const_int(r->stride, &c) && !__builtin_mul_overflow(c, scale, &c) &&
+        return ir_const_int(r->stride, &c) && !__builtin_mul_overflow(c, scale, &c) &&
                lin_add(dg, a, r->start, scale, l) &&
                ir_lin_add_term(l, r, c, 0, r->lanes - 1, false, -1);
     }

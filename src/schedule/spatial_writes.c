@@ -317,7 +317,7 @@ static bool dpat(const tir_expr *e, const tir_var **v, int64_t *L, int64_t *H) {
     int64_t c, l0, h0;
     if (e->kind != TIR_KIND_FLOORDIV && e->kind != TIR_KIND_FLOORMOD) return false;
     const tir_binop *bo = tir_as_tir_binop(e);
-    if (!tir_expr_const_int(bo->b, &c) || c < 1 || !dpat(bo->a, v, &l0, &h0)) return false;
+    if (!ir_const_int(bo->b, &c) || c < 1 || !dpat(bo->a, v, &l0, &h0)) return false;
     if (e->kind == TIR_KIND_FLOORDIV) { /* ((v % h0) // l0) // c = (v % h0) // (l0 c) */
         if (__builtin_mul_overflow(l0, c, L) || (h0 && (*L >= h0 || h0 % *L))) return false;
         *H = h0;
