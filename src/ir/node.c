@@ -53,6 +53,7 @@ int tir_intrin_nargs(tir_intrin op) {
 
 bool tir_intrin_nargs_ok(tir_intrin op, int n) {
     int want = tir_intrin_nargs(op);
+    if (op == TIR_INTRIN_WGMMA_SYNC) return n >= 5 && n % 5 == 0; /* groups of 5 */
     return want < 0 || n == want || (op == TIR_INTRIN_CP_ASYNC && n == 4);
 }
 tir_intrin tir_intrin_lookup(const char *name, size_t len) {
