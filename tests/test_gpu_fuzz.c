@@ -1269,6 +1269,17 @@ static int tc_right_intrin(tir_rt_gemm_kind kind, const hgemm_config *c, int i) 
     }
 }
 
+/* The name of the intrinsic the rule gives tc_blocks[i] (wgmma: the C
+ * block's is wgmma_tf32_r<bm>). */
+static const char *tc_right_name(const tc_case *tc, int i) {
+    static _Thread_local char wg[32];
+    if (i == 0 && tc->cfg.wgmma) {
+        snprintf(wg, sizeof wg, "wgmma_tf32_r%d", tc->cfg.bm);
+        return wg;
+    }
+    return tc_intrins[tc_right_intrin(tc->kind, &tc->cfg, i)];
+}
+
 /* A refused call (prim: the primitive the message must name) must leave
  * s as in snap, with the same trace length and printed function (before,
  * len).  Frees snap. */
@@ -1375,6 +1386,11 @@ static void tc_wrong_intrin(tc_case *tc) {
     if (outer && in == tc_right_intrin(tc->kind, &tc->cfg, bi)) in = TC_NINTRIN - 1;
     char name[64];
     snprintf(name, sizeof name, "%s%s", tc_blocks[bi], outer ? "_o" : "");
+    /* a wgmma intrinsic in 20% (a stream of its own: the draws above stay
+     * as they were): wrong for every block but the wgmma rule's C_o, which
+     * is tensorized already then */
+    uint64_t rw = *gc->r ^ 0x7f4a7c15u;
+    const char *intrin = chance(&rw, 20) ? "wgmma_tf32_r128" : tc_intrins[in];
     tir_block_rv b;
     if (tir_sched_get_block(gc->s, name, &b) != TIR_OK) return;
     tc->t->wrong_intrin++;
@@ -1382,10 +1398,10 @@ static void tc_wrong_intrin(tc_case *tc) {
     sched_snap_take(gc->s, &snap);
     const char *before = tir_print(gc->ctx, tir_sched_func(gc->s));
     int len = tir_sched_trace_len(gc->s);
-    tir_status st = tir_sched_tensorize(gc->s, b, tc_intrins[in]);
+    tir_status st = tir_sched_tensorize(gc->s, b, intrin);
     if (st == TIR_OK) {
         snprintf(gc->why, sizeof gc->why, "tensorize(%s, \"%s\") accepted an intrinsic that does "
-                 "not fit", name, tc_intrins[in]);
+                 "not fit", name, intrin);
         sched_snap_free(&snap);
         gc->bad = true;
         return;
@@ -1453,7 +1469,7 @@ static void tc_fork_perturb(tc_case *tc) {
         if (bi == 0 && node->init) tc->t->no_decompose++;
         else tc->t->wrong_loop++;
         bool lowered;
-        if (tc_carve(tc, fk, l, tc_intrins[tc_right_intrin(tc->kind, &tc->cfg, bi)]) && !gc->bad) {
+        if (tc_carve(tc, fk, l, tc_right_name(tc, bi)) && !gc->bad) {
             tc->t->pert_accepted++;
             (void)tc_check_func(tc, tir_sched_func(fk), "the perturbed schedule", &lowered);
         }
@@ -1553,6 +1569,26 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
             tc->K = unit * rnd(&r6, 1, 96 / unit > 0 ? 96 / unit : 1);
         }
     }
+    /* wgmma (tir_tc_config.wgmma) in a quarter of the TF32 cases, its own
+     * stream: warpgroups of whole-row warps, M, N multiples of the tile in
+     * 85% (else refused), a configuration the rule refuses in 10% */
+    uint64_t r8 = *r ^ 0x3c6ef372u;
+    if (tc->kind == TIR_RT_GEMM_TF32 && !g_tc_replaying && chance(&r8, 25)) {
+        c->wgmma = true, c->warps_m = 1, c->warps_n = chance(&r8, 70) ? 4 : 8;
+        c->bm = chance(&r8, 10) ? 256 : chance(&r8, 50) ? 64 : 128;
+        c->bn = 16 * c->warps_n * (int)rnd(&r8, 1, 2);
+        c->bk = 32;
+        int wbad = chance(&r8, 10) ? (int)rnd(&r8, 0, 2) : -1;
+        if (wbad == 0) c->bk = 16;
+        if (wbad == 1) c->warps_m = 2, c->bm = 128;
+        if (wbad == 2) c->warps_n = 2, c->bn = 64;
+        if (chance(&r8, 85)) {
+            tc->M = c->bm * rnd(&r8, 1, c->bm > 64 ? 1 : 2);
+            tc->N = c->bn * rnd(&r8, 1, c->bn > 128 ? 1 : 2);
+        }
+        tc->K = 32 * rnd(&r8, 1, 3);
+        if (c->splitk > 1) c->splitk = chance(&r8, 50) ? c->splitk : 1; /* else refused */
+    }
     if (tc->lower.vector_acc_store && chance(&r3, 50) && c->bm > 0 && c->bn > 0) {
         tc->M = tc->M < c->bm ? c->bm : tc->M / c->bm * c->bm;
         tc->N = tc->N < c->bn ? c->bn : tc->N / c->bn * c->bn;
@@ -1560,14 +1596,14 @@ static void tc_draw(tc_case *tc, hgemm_config *c) {
     snprintf(tc->gc.def, sizeof tc->gc.def,
              "tir_def_matmul_mixed(ctx, %lld, %lld, %lld, %s, TIR_F32), hgemm_config {bm %d, bn "
              "%d, bk %d, warps %dx%d, stages %d, async %d, pad %d%s, no_b_pairs %d, "
-             "no_frag_pipeline %d, guard_tail %d, clamp_tail %d, splitk %d}, mistake after call %d%s%s%s%s%s%s%s%s",
+             "no_frag_pipeline %d, guard_tail %d, clamp_tail %d, splitk %d%s}, mistake after call %d%s%s%s%s%s%s%s%s",
              (long long)tc->M, (long long)tc->N, (long long)tc->K,
              tc->kind == TIR_RT_GEMM_BF16 ? "TIR_BF16" : tc->kind == TIR_RT_GEMM_F16 ? "TIR_F16"
                                                                                  : "TIR_F32",
              c->bm, c->bn, c->bk, c->warps_m, c->warps_n, c->stages, c->async_copy, c->pad,
              c->same_pad ? " (same_pad)" : "",
              c->no_b_pairs, c->no_frag_pipeline, c->guard_tail, c->clamp_tail, c->splitk,
-             tc->perturb_at,
+             c->wgmma ? ", wgmma" : "", tc->perturb_at,
              tc->lower.pipeline_peel_tail ? ", lowered with pipeline_peel_tail" : "",
              tc->lower.no_copy_interleave ? ", lowered with no_copy_interleave" : "",
              tc->lower.no_tile_prefetch ? ", lowered with no_tile_prefetch" : "",

@@ -186,6 +186,19 @@ static const tir_prim_func *in_tc_pipeline(void) {
 static const tir_prim_func *in_tc_pipeline4(void) {
     return tc_pipeline_k(4, 256);
 }
+/* TF32 through wgmma (tir_tc_config.wgmma) at 64x64x64: one warpgroup of
+ * 64x16 strips, k tiles of 32 without a pipeline; wgmma_group makes each
+ * k tile's four unrolled wgmma_sync (its k steps) one call of four groups. */
+static const tir_prim_func *in_wgmma(void) {
+    tir_schedule *s = NULL;
+    OK(tir_sched_create(ctx, tir_def_matmul_mixed(ctx, 64, 64, 64, TIR_F32, TIR_F32), &s));
+    tir_tc_config c = tir_tc_config_default();
+    c.wgmma = true, c.bm = c.bn = 64, c.bk = 32, c.warps_m = 1, c.warps_n = 4, c.stages = 1;
+    OK(tir_tune_tc_tiling(s, "C", &c, NULL, NULL));
+    const tir_prim_func *f = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return f;
+}
 /* ------------------------------------------------------------------- cases */
 
 typedef struct pass_case {
@@ -221,6 +234,7 @@ static const pass_case cases[] = {
     {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline, false},
     {"sw_pipeline_guard_tail", "sw_pipeline", true, in_pipeline_guard_tail, true},
     {"unroll", "unroll", true, in_unroll_pragma, false},
+    {"wgmma_group", "wgmma_group", true, in_wgmma, false},
     {"interleave", "interleave", true, in_tc_pipeline, true},
     {"tile_prefetch", "tile_prefetch", true, in_tc_pipeline4, true},
     {"thread_sync", "thread_sync", true, in_shared_plain, false},
@@ -428,7 +442,7 @@ static void test_hand_written_dim_align(void **state) {
 /* Adding a pass without a case here fails. */
 static void test_every_pass_has_a_case(void **state) {
     (void)state;
-    assert_int_equal(NCASES, 23);
+    assert_int_equal(NCASES, 24);
     for (int p = 0; p < tir_lower_num_passes(); p++) {
         bool found = false;
         for (int i = 0; i < NCASES && !found; i++)

@@ -345,6 +345,15 @@ typedef struct tir_tc_config {
      * blockIdx.z (rfactor into a float32 C_rf[splitk, M, N]) and a second
      * kernel summing them into C; 0 or 1: none. */
     int splitk;
+    /* wgmma: TF32 through Hopper's warpgroup MMA (wgmma.mma_async m64nRk8,
+     * A from registers, operands swapped: docs/tensor-cores.md "wgmma")
+     * instead of mma.sync: every warp covers all bm rows (warps_m 1,
+     * warps_n a multiple of 4: whole warpgroups), A's shared tile is read
+     * by the instruction itself (bk 32: rows of one 128-byte segment, the
+     * hardware's swizzle), bm 64, 128 or 256, M and N multiples of the
+     * block tile, no split-K.  Needs an sm_90a target.  Not a tuner knob
+     * and not in the text. */
+    bool wgmma;
 } tir_tc_config;
 
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,

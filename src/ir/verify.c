@@ -191,10 +191,10 @@ static bool update_pre(tir_visitor *v, const tir_node *n) {
     if (st && has_self_load(st->value, st)) f->found = true;
     const tir_block *b = tir_as_tir_block(n);
     if (b && b->init) f->found = true;
-    /* mma_sync accumulates in place: a tensorized reduction's update. */
+    /* mma_sync and wgmma accumulate in place: a tensorized reduction's update. */
     const tir_evaluate *ev = tir_as_tir_evaluate(n);
     const tir_call *call = ev ? tir_as_tir_call(ev->value) : NULL;
-    if (call && call->op == TIR_INTRIN_MMA_SYNC) f->found = true;
+    if (call && (call->op == TIR_INTRIN_MMA_SYNC || call->op == TIR_INTRIN_WGMMA)) f->found = true;
     return !f->found && (tir_kind_is_stmt((tir_kind)n->kind));
 }
 

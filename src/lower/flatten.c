@@ -20,6 +20,14 @@
  * map is applied to every access of the buffer, each by its own indices,
  * so it is a bijection of each row that nothing before flatten sees:
  * copies, ldmatrix's per-lane row addresses and single loads alike.
+ *
+ * A shared tile that wgmma_sync reads (rows of 32 floats, lower_fragments
+ * checked) is swizzled the hardware's way instead: the descriptor's
+ * 128-byte mode reads chunk c of row i at chunk c ^ (i % 8).  The IR has
+ * no xor, so the chunk is the sum over bits b < 3 of ((c >> b) + (i >> b))
+ * % 2 << b.  The hardware applies it to address bits, so such a buffer
+ * must start 1024-byte aligned (codegen allocates it so) and its pipeline
+ * versions stay 1024-byte multiples apart (8n rows of 128 bytes).
  */
 #include "lower_internal.h"
 
@@ -28,6 +36,7 @@ typedef struct fl {
     ir_vec olds, news;
     ir_vec swizzled; /* the buffers (unflattened) whose chunks are swizzled */
     ir_vec vector_indexed; /* buffers accessed at a vector index (not swizzled) */
+    ir_vec xor_swizzled;   /* wgmma_sync's shared tiles (the hardware's swizzle) */
 } fl;
 
 /* Chunks of 16 bytes per 128-byte segment, and the swizzle's period in
@@ -73,6 +82,35 @@ static bool find_ldmatrix(tir_visitor *v, const tir_node *n) {
         return true;
     ir_vec_push(&c->swizzled, src->buffer);
     return true;
+}
+
+/* wgmma_sync's shared operands (every group's fourth argument). */
+static bool find_wgmma(tir_visitor *v, const tir_node *n) {
+    if (n->kind != TIR_KIND_CALL || ((const tir_call *)n)->op != TIR_INTRIN_WGMMA_SYNC) return true;
+    const tir_call *call = (const tir_call *)n;
+    fl *c = v->user;
+    for (int g = 0; g + 4 < call->nargs; g += 5) {
+        const tir_buffer_load *a = lower_addressed(call, g + 3);
+        if (a && !ir_vec_has(&c->xor_swizzled, a->buffer)) ir_vec_push(&c->xor_swizzled, a->buffer);
+    }
+    return true;
+}
+
+/* Column j of row i of a wgmma tile (32 floats a row): chunk j / 4 at
+ * (j / 4) ^ (i % 8), as three bits. */
+static const tir_expr *xor_swizzle_col(tir_ctx *ctx, const tir_expr *i, const tir_expr *j) {
+    tir_dtype t = j->dtype;
+    if (!tir_dtype_eq(i->dtype, t)) i = tir_cast_new(ctx, t, i);
+    const tir_expr *four = tir_int(ctx, t, 4), *two = tir_int(ctx, t, 2);
+    const tir_expr *ch = tir_floordiv(ctx, j, four), *nc = NULL;
+    for (int b = 0; b < 3; b++) {
+        const tir_expr *p = tir_int(ctx, t, 1 << b);
+        const tir_expr *bit = tir_floormod(
+            ctx, tir_add(ctx, tir_floordiv(ctx, ch, p), tir_floordiv(ctx, i, p)), two);
+        bit = b ? tir_mul(ctx, bit, p) : bit;
+        nc = nc ? tir_add(ctx, nc, bit) : bit;
+    }
+    return tir_add(ctx, tir_mul(ctx, nc, four), tir_floormod(ctx, j, four));
 }
 
 /* Column j of row i of a swizzled buffer of element size eb: the chunk
@@ -163,7 +201,10 @@ static const tir_expr *flat_index(const fl *c, tir_ctx *ctx, const tir_buffer *b
         idx = wide;
     }
     const tir_expr *sw[2];
-    if (nidx == 2 && ir_vec_has(&c->swizzled, b)) {
+    if (nidx == 2 && ir_vec_has(&c->xor_swizzled, b)) {
+        sw[0] = idx[0], sw[1] = xor_swizzle_col(ctx, idx[0], idx[1]);
+        idx = sw;
+    } else if (nidx == 2 && ir_vec_has(&c->swizzled, b)) {
         sw[0] = idx[0], sw[1] = lower_swizzle_col(ctx, idx[0], idx[1], tir_dtype_bytes(b->dtype));
         idx = sw;
     }
@@ -227,11 +268,27 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
     m.on[TIR_KIND_BUFFER_LOAD] = on_load;
     m.on[TIR_KIND_BUFFER_STORE] = on_store;
     m.on[TIR_KIND_ALLOCATE] = on_alloc;
+    tir_visitor vi = {.pre = find_vector_index, .user = &c};
+    tir_visit(&vi, in->body);
     if (!st->opts.no_smem_swizzle) {
-        tir_visitor vi = {.pre = find_vector_index, .user = &c};
-        tir_visit(&vi, in->body);
         tir_visitor v = {.pre = find_ldmatrix, .user = &c};
         tir_visit(&v, in->body);
+    }
+    tir_visitor vw = {.pre = find_wgmma, .user = &c};
+    tir_visit(&vw, in->body);
+    for (int i = 0; i < c.xor_swizzled.n; i++) {
+        const tir_buffer *b = c.xor_swizzled.items[i];
+        if (ir_vec_has(&c.swizzled, b) || ir_vec_has(&c.vector_indexed, b)) {
+            tir_status s = lower_fail_marked(st, in, 0, NULL, "flatten: shared buffer %s is read by wgmma_sync "
+                                              "and also %s, which needs another layout",
+                                      b->name, ir_vec_has(&c.swizzled, b)
+                                                   ? "by ldmatrix"
+                                                   : "at a vector index");
+            ir_vec_free(&c.swizzled);
+            ir_vec_free(&c.vector_indexed);
+            ir_vec_free(&c.xor_swizzled);
+            return s;
+        }
     }
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     const tir_buffer **bm = IR_NEWN(ctx, const tir_buffer *, in->nparams);
@@ -244,6 +301,7 @@ tir_status lower_flatten(lower_state *st, const tir_prim_func *in, const tir_pri
     ir_vec_free(&c.news);
     ir_vec_free(&c.swizzled);
     ir_vec_free(&c.vector_indexed);
+    ir_vec_free(&c.xor_swizzled);
     *out =
         tir_prim_func_new(ctx, in->name, in->nparams, in->params, bm, body, in->nattrs, in->attrs);
     return TIR_OK;

@@ -65,6 +65,8 @@ typedef struct lf {
     ir_vec bufs;         /* fbuf* (arena) */
     const tir_var *lane; /* lane_id() while simplifying */
     int in_tx;           /* threadIdx.x loops around */
+    int in_if;           /* ifs around (a wgmma must run in every warp) */
+    ir_vec warp_vars;    /* threadIdx.y / z loop variables around */
     const tir_for *tx;   /* some threadIdx.x loop of the kernel */
     bool any;            /* a fragment or tensor intrinsic occurs */
     tir_status err;
@@ -72,7 +74,7 @@ typedef struct lf {
 
 static bool is_tile_op(tir_intrin op) {
     return op == TIR_INTRIN_FRAG_FILL || op == TIR_INTRIN_FRAG_LOAD ||
-           op == TIR_INTRIN_FRAG_STORE || op == TIR_INTRIN_MMA_SYNC;
+           op == TIR_INTRIN_FRAG_STORE || op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_WGMMA;
 }
 
 static bool is_tensor_op(tir_intrin op) {
@@ -682,8 +684,36 @@ static sbuf *operand_sbuf(const lf *c, const tir_call *call, int i) {
     return l ? find_sbuf(c, l->buffer) : NULL;
 }
 
+/* wgmma: C and B must swap (its registers are the swapped layout's), and
+ * it handles whole units by itself: C's and B's columns multiples of 16. */
+static void swap_wgmma(sscan *g, const tir_call *call, sbuf *x) {
+    sbuf *b = operand_sbuf(g->c, call, 2);
+    const tir_buffer_load *lc = addr_load(call, 0), *lb = addr_load(call, 2);
+    tir_ctx *ctx = g->c->st->ctx;
+    bool ok = x && b && x->kind == TIR_FRAG_ACC && b->kind == TIR_FRAG_K8_B;
+    for (int i = 0; ok && i < 2; i++) {
+        const tir_buffer_load *l = i ? lb : lc;
+        const tir_expr *col = i32(g->c, l->indices[l->nidx - 1]);
+        ok = !reads_memory(col) &&
+             tir_analyzer_can_prove(g->an, tir_eq(ctx, tir_floormod(ctx, col, k32(g->c, 16)),
+                                                  k32(g->c, 0)));
+    }
+    sbuf *two[2] = {x, b};
+    for (int i = 0; i < 2; i++)
+        if (two[i]) two[i]->linked = true, two[i]->bad |= !ok;
+    if (x && b) {
+        ir_vec_push(&g->links, x);
+        ir_vec_push(&g->links, b);
+        ir_vec_push(&g->links, b);
+    }
+}
+
 static void swap_op(sscan *g, const tir_call *call, bool direct) {
     sbuf *x = operand_sbuf(g->c, call, 0);
+    if (call->op == TIR_INTRIN_WGMMA) {
+        swap_wgmma(g, call, x);
+        return;
+    }
     if (call->op == TIR_INTRIN_MMA_SYNC) {
         sbuf *a = operand_sbuf(g->c, call, 1), *b = operand_sbuf(g->c, call, 2);
         bool ok = x && a && b && x->kind == TIR_FRAG_ACC && a->kind == TIR_FRAG_K8_A &&
@@ -845,7 +875,8 @@ static const tir_stmt *split_unit_loop(lf *c, const tir_for *f) {
     const tir_buffer_load *x = call ? addr_load(call, 0) : NULL;
     const fbuf *fx = x ? find_fbuf(c, x->buffer) : NULL;
     int64_t ext = 0;
-    if (!fx || !fx->swap || fx->lay.kind == TIR_FRAG_K8_A || !tir_expr_const_int(f->extent, &ext))
+    if (!fx || !fx->swap || fx->lay.kind == TIR_FRAG_K8_A || call->op == TIR_INTRIN_WGMMA ||
+        !tir_expr_const_int(f->extent, &ext))
         return NULL;
     tir_ctx *ctx = c->st->ctx;
     tir_dtype vt = f->var->base.dtype;
@@ -890,10 +921,121 @@ static const tir_stmt *vector_group(lf *c, const tir_for *q) {
     return tir_seq_new(ctx, n, out);
 }
 
+/* ------------------------------------------------------------ wgmma */
+
+/* The four warps of a warpgroup issue one wgmma together, with one shared
+ * tile: so it must run in every warp (no `if` around it) and its tile's
+ * origin must not depend on the warp (threadIdx.y / z). */
+static bool wgmma_uniform(lf *c, const tir_stmt *s, const tir_buffer_load *a) {
+    tir_ctx *ctx = c->st->ctx;
+    if (c->in_if) {
+        LF_FAIL(c, c->in, s,
+                "lower_fragments: wgmma under an if: the four warps of a warpgroup issue it "
+                "together, so it must run unconditionally (a ragged tile needs its guard "
+                "outside the k loop, or mma_sync)");
+        return false;
+    }
+    for (int d = 0; d < a->nidx; d++)
+        for (int w = 0; w < c->warp_vars.n; w++)
+            if (tir_uses_var(a->indices[d], c->warp_vars.items[w])) {
+                LF_FAIL(c, c->in, s,
+                        "lower_fragments: wgmma reads %s at %s, which depends on the warp (%s): "
+                        "the four warps of a warpgroup read one shared tile",
+                        a->buffer->name, tir_print(ctx, a->indices[d]),
+                        ((const tir_var *)c->warp_vars.items[w])->name);
+                return false;
+            }
+    return true;
+}
+
+/* wgmma's shared operand a = S[.., i0, k0]: S float32 of (rows, 32) with
+ * rows a multiple of 8 (flatten swizzles it for the descriptor's 128-byte
+ * mode: 8-row groups of 1024 bytes), i0 a multiple of 8, k0 of 8, and the
+ * R rows inside S. */
+static bool wgmma_tile_ok(lf *c, const tir_stmt *s, const tir_buffer_load *a, int64_t R) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_buffer *b = a->buffer;
+    int64_t rows = 0, cols = 0;
+    const char *why = NULL;
+    if (b->scope != TIR_SCOPE_SHARED || !tir_dtype_eq(b->dtype, TIR_F32))
+        why = "a float32 buffer in shared memory";
+    else if (b->ndim != 2 || b->strides || !tir_expr_const_int(b->shape[0], &rows) ||
+             !tir_expr_const_int(b->shape[1], &cols) || cols != 32 || rows % 8)
+        why = "of shape (8n, 32) without padding (rows of one 128-byte segment, swizzled for "
+              "the descriptor)";
+    else {
+        const tir_expr *i0 = i32(c, a->indices[0]), *k0 = i32(c, a->indices[1]);
+        if (!provable(c, tir_eq(ctx, tir_floormod(ctx, i0, k32(c, 8)), k32(c, 0))) ||
+            !provable(c, tir_eq(ctx, tir_floormod(ctx, k0, k32(c, 8)), k32(c, 0))))
+            why = "read from a row and a column that are multiples of 8";
+        else if (!provable(c, tir_le(ctx, tir_add(ctx, i0, k32(c, R)), k32(c, rows))) ||
+                 !provable(c, tir_le(ctx, k32(c, 0), i0)))
+            why = "large enough for the R rows the wgmma reads";
+    }
+    if (!why) return true;
+    LF_FAIL(c, c->in, s, "lower_fragments: wgmma's shared operand %s (shape %s) must be %s",
+            b->name, shape_str(ctx, b), why);
+    return false;
+}
+
+/* wgmma(C[r0, c0], S[i0, k0], B[q0, c1], R) as wgmma_sync(address_of(L[o]),
+ * cs, address_of(F[p]), address_of(S[i0, k0]), R): the R/16 accumulator
+ * units of rows r0 .. r0 + R at register offsets o + u cs (swapped
+ * layout: the wgmma's result registers of a 16-row unit are the unit's 8
+ * registers in order, docs/tensor-cores.md), B's 8x16 unit at p. */
+static const tir_stmt *expand_wgmma(lf *c, const tir_stmt *s, const tir_call *call) {
+    tir_ctx *ctx = c->st->ctx;
+    const tir_buffer_load *x = operand(c, s, call, 0, 1, TIR_SCOPE_FRAG_ACC);
+    const tir_buffer_load *a = operand(c, s, call, 1, 0, 0);
+    const tir_buffer_load *z = operand(c, s, call, 2, 1, TIR_SCOPE_FRAG_B);
+    int64_t R = 0;
+    if (!x || !a || !z || c->err != TIR_OK) return s;
+    const fbuf *f = find_fbuf(c, x->buffer), *fb = find_fbuf(c, z->buffer);
+    if (!tir_expr_const_int(call->args[3], &R) || R < 16 || R > 256 || R % 16) {
+        LF_FAIL(c, c->in, s, "lower_fragments: wgmma of %s rows: this lowering takes 16 to 256 "
+                             "rows in steps of 16",
+                tir_print(ctx, call->args[3]));
+        return s;
+    }
+    if (!f->swap || !fb->swap || !tir_dtype_eq(fb->frag->dtype, TIR_F32)) {
+        LF_FAIL(c, c->in, s,
+                "lower_fragments: wgmma's accumulator %s and operand %s must be float32 "
+                "fragments in the swapped TF32 layout: every tile operation on them must "
+                "handle whole 16-column units (tir_lower_opts.no_tf32_swap unset)",
+                x->buffer->name, z->buffer->name);
+        return s;
+    }
+    if (!wgmma_uniform(c, s, a) || !wgmma_tile_ok(c, s, a, R)) return s;
+    const tir_expr *o = tile_offset(c, s, f, x), *ob = o ? tile_offset(c, s, fb, z) : NULL;
+    if (!ob) return s;
+    /* unit u's offset, o + u cs with one constant cs */
+    int64_t cs = 8;
+    for (int u = 1; u < R / 16; u++) {
+        const tir_expr **idx = IR_NEWN(ctx, const tir_expr *, x->nidx);
+        memcpy(idx, x->indices, sizeof *idx * (size_t)x->nidx);
+        idx[x->nidx - 2] = tir_add(ctx, i32(c, idx[x->nidx - 2]), k32(c, 16 * u));
+        const tir_expr *ou =
+            tile_offset(c, s, f, (const tir_buffer_load *)tir_load(ctx, x->buffer, x->nidx, idx));
+        const tir_expr *d = ou ? tir_analyzer_simplify(c->an, tir_sub(ctx, ou, o)) : NULL;
+        int64_t dv = 0;
+        if (!d || !tir_expr_const_int(d, &dv) || (u > 1 && dv != u * cs) || dv < 8) {
+            LF_FAIL(c, c->in, s, "lower_fragments: wgmma's accumulator %s: the units of its "
+                                 "rows are not at one constant register stride",
+                    x->buffer->name);
+            return s;
+        }
+        if (u == 1) cs = dv;
+    }
+    const tir_expr *args[5] = {reg_addr(c, f, o), k32(c, cs), reg_addr(c, fb, ob),
+                               addr(c, a->buffer, a->nidx, a->indices), k32(c, R)};
+    return lower_intrin_stmt(ctx, TIR_INTRIN_WGMMA_SYNC, 5, args);
+}
+
 /* One tile operation: operands checked, then its per-lane form. */
 static const tir_stmt *expand(lf *c, const tir_stmt *s, const tir_call *call) {
     const fbuf *f = NULL;
     const tir_buffer_load *x = NULL, *y = NULL, *z = NULL;
+    if (call->op == TIR_INTRIN_WGMMA) return expand_wgmma(c, s, call);
     switch (call->op) {
     case TIR_INTRIN_FRAG_FILL: x = operand(c, s, call, 0, 1, TIR_SCOPE_GLOBAL); break;
     case TIR_INTRIN_FRAG_LOAD:
@@ -1011,12 +1153,24 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     if (split) return (const tir_node *)tir_mutate_stmt(m, split);
     tir_analyzer_bind(c->an, f->var, f->min, f->extent);
     bool tx = lower_is_thread_loop(f) && strcmp(f->thread_tag, "threadIdx.x") == 0;
+    bool warp = lower_is_thread_loop(f) && (strcmp(f->thread_tag, "threadIdx.y") == 0 ||
+                                            strcmp(f->thread_tag, "threadIdx.z") == 0);
     const tir_for *outer = c->tx;
     if (tx) c->in_tx++, c->tx = f;
+    if (warp) ir_vec_push(&c->warp_vars, (void *)f->var);
     const tir_node *r = tir_mutate_default(m, n);
+    if (warp) c->warp_vars.n--;
     if (tx) c->in_tx--, c->tx = outer;
     if (f->var == c->group_q && r != n && c->err == TIR_OK)
         return (const tir_node *)vector_group(c, (const tir_for *)r);
+    return r;
+}
+
+static const tir_node *on_if(tir_mutator *m, const tir_node *n) {
+    lf *c = m->user;
+    c->in_if++;
+    const tir_node *r = tir_mutate_default(m, n);
+    c->in_if--;
     return r;
 }
 
@@ -1099,12 +1253,14 @@ tir_status lower_fragments(lower_state *st, const tir_prim_func *in, const tir_p
     m.on[TIR_KIND_ALLOCATE] = on_alloc;
     m.on[TIR_KIND_EVALUATE] = on_eval;
     m.on[TIR_KIND_SEQ] = on_seq;
+    m.on[TIR_KIND_IF] = on_if;
     m.on[TIR_KIND_BUFFER_LOAD] = on_access;
     m.on[TIR_KIND_BUFFER_STORE] = on_access;
     const tir_stmt *body = tir_mutate_stmt(&m, in->body);
     tir_analyzer_destroy(c.an);
     ir_vec_free(&c.bufs);
     ir_vec_free(&c.swaps);
+    ir_vec_free(&c.warp_vars);
     if (c.err != TIR_OK) return c.err;
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;

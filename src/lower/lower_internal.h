@@ -74,6 +74,7 @@ const tir_expr *lower_swizzle_col(tir_ctx *ctx, const tir_expr *i, const tir_exp
 tir_status lower_vectorize(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_sw_pipeline(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_unroll(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
+tir_status lower_wgmma_group(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_interleave(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_tile_prefetch(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
 tir_status lower_thread_sync(lower_state *st, const tir_prim_func *in, const tir_prim_func **out);
@@ -152,6 +153,11 @@ int64_t lower_span_operand(const tir_call *call, int i, const tir_buffer_load **
  * mma_sync) that is address_of(*load): true with the tile it covers from
  * there, rows x cols (the fragment's tile, also for the other buffer of a
  * frag_load / frag_store); false for anything else (lower_util.c). */
+/* Group g's shared tile of a flat wgmma_sync: its buffer access, and in
+ * *lo / *span the elements it reads (whole rows of 32 floats, the
+ * swizzle moves chunks within a row), or NULL when not of that form. */
+const tir_buffer_load *lower_wgmma_tile(tir_ctx *ctx, const tir_call *call, int g,
+                                        const tir_expr **lo, int64_t *span);
 bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
                         int *cols);
 

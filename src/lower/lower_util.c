@@ -82,8 +82,11 @@ const tir_buffer_load *lower_addressed(const tir_call *call, int i) {
 }
 
 int lower_dest_arg(const tir_call *c, bool *rmw) {
-    *rmw = c->op == TIR_INTRIN_MMA_SYNC || c->op == TIR_INTRIN_ATOMIC_ADD;
+    *rmw = c->op == TIR_INTRIN_MMA_SYNC || c->op == TIR_INTRIN_ATOMIC_ADD ||
+           c->op == TIR_INTRIN_WGMMA || c->op == TIR_INTRIN_WGMMA_SYNC;
     switch (c->op) {
+    case TIR_INTRIN_WGMMA:
+    case TIR_INTRIN_WGMMA_SYNC: /* its first group's accumulator (all groups': wgmma_regions) */
     case TIR_INTRIN_FRAG_FILL:
     case TIR_INTRIN_FRAG_LOAD:
     case TIR_INTRIN_CP_ASYNC:
@@ -96,6 +99,17 @@ int lower_dest_arg(const tir_call *c, bool *rmw) {
 }
 
 int lower_ldmatrix_row(tir_dtype dtype) { return 16 / tir_dtype_bytes(dtype); }
+
+const tir_buffer_load *lower_wgmma_tile(tir_ctx *ctx, const tir_call *call, int g,
+                                        const tir_expr **lo, int64_t *span) {
+    const tir_buffer_load *l = 5 * g + 4 < call->nargs ? lower_addressed(call, 5 * g + 3) : NULL;
+    int64_t R = 0;
+    if (!l || l->nidx != 1 || !tir_expr_const_int(call->args[5 * g + 4], &R) || R < 1) return NULL;
+    const tir_expr *x = l->indices[0];
+    *lo = tir_simplify(ctx, tir_sub(ctx, x, tir_floormod(ctx, x, tir_int(ctx, x->dtype, 32))));
+    *span = 32 * R;
+    return l;
+}
 
 int64_t lower_span_operand(const tir_call *call, int i, const tir_buffer_load **load) {
     const tir_buffer_load *l = call ? lower_addressed(call, i) : NULL;
@@ -120,8 +134,22 @@ int64_t lower_span_operand(const tir_call *call, int i, const tir_buffer_load **
     }
 }
 
+/* wgmma(c, a, b, R): C's region R x 16, A's R x 8, B's 8 x 16. */
+static bool wgmma_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
+                          int *cols) {
+    int64_t R = 0;
+    const tir_buffer_load *l = i < 3 ? lower_addressed(call, i) : NULL;
+    if (!l || call->nargs != 4 || !tir_expr_const_int(call->args[3], &R) || R < 1 || R > 256)
+        return false;
+    *load = l;
+    *rows = i == 2 ? 8 : (int)R;
+    *cols = i == 1 ? 8 : 16;
+    return true;
+}
+
 bool lower_tile_operand(const tir_call *call, int i, const tir_buffer_load **load, int *rows,
                         int *cols) {
+    if (call && call->op == TIR_INTRIN_WGMMA) return wgmma_operand(call, i, load, rows, cols);
     if (!call || (call->op != TIR_INTRIN_FRAG_FILL && call->op != TIR_INTRIN_FRAG_LOAD &&
                   call->op != TIR_INTRIN_FRAG_STORE && call->op != TIR_INTRIN_MMA_SYNC))
         return false;

@@ -27,6 +27,7 @@ static const struct {
     {"vectorize", lower_vectorize},         /* Ramp/Broadcast accesses */
     {"sw_pipeline", lower_sw_pipeline},     /* software pipelines, cp.async */
     {"unroll", lower_unroll},               /* unroll pragmas */
+    {"wgmma_group", lower_wgmma_group},     /* runs of wgmma_sync as one */
     {"interleave", lower_interleave},       /* async copies among the mma */
     {"tile_prefetch", lower_tile_prefetch}, /* next k tile's fragments early */
     {"thread_sync", lower_thread_sync},     /* syncthreads */

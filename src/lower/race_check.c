@@ -868,6 +868,18 @@ static bool leaf_pre(tir_visitor *v, const tir_node *n) {
                 ((racc *)l->out->items[n0])->span = lower_ldmatrix_row(ld->buffer->dtype);
             return false;
         }
+        if (call->op == TIR_INTRIN_WGMMA_SYNC) { /* the warpgroup reads whole rows */
+            for (int g = 0; g * 5 < call->nargs; g++) {
+                const tir_expr *lo;
+                int64_t span;
+                const tir_buffer_load *ld = lower_wgmma_tile(l->c->st->ctx, call, g, &lo, &span);
+                if (!ld) continue; /* check_kernel refuses it */
+                int n0 = l->out->n;
+                add_acc(l, ld->buffer, false, lo);
+                if (l->out->n > n0) ((racc *)l->out->items[n0])->span = span;
+            }
+            return false;
+        }
         if (call->op == TIR_INTRIN_ATOMIC_ADD) { /* a write of a global's element */
             const tir_buffer_load *ld = lower_addressed(call, 0);
             if (ld) add_acc(l, ld->buffer, true, ld->indices[0]);

@@ -369,6 +369,16 @@ static bool coll_pre(tir_visitor *v, const tir_node *n) {
             c->landing = false;
             return false;
         }
+        if (call->op == TIR_INTRIN_WGMMA_SYNC) { /* the warpgroup reads whole rows */
+            for (int g = 0; g * 5 < call->nargs; g++) {
+                const tir_expr *lo;
+                int64_t span;
+                const tir_buffer_load *l = lower_wgmma_tile(c->t->st->ctx, call, g, &lo, &span);
+                TIR_ASSERT(l); /* lower_fragments' form, flattened */
+                add_access_span(c, l->buffer, false, lo, span);
+            }
+            return false;
+        }
         if (call->op == TIR_INTRIN_LDMATRIX) {
             const tir_call *src = tir_as_tir_call(call->args[3]);
             const tir_buffer_load *l = src ? tir_as_tir_buffer_load(src->args[0]) : NULL;

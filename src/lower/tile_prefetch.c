@@ -141,6 +141,9 @@ static bool on_call(facts *x, const tir_call *c) {
         add_operand(x, c, 1, 4 * per_reg(c, 1), false);
         add_operand(x, c, 2, 2 * per_reg(c, 2), false);
         return false;
+    case TIR_INTRIN_WGMMA_SYNC: /* warpgroup-wide, reads shared memory: never moved */
+        x->overflow = true;
+        return false;
     case TIR_INTRIN_LDMATRIX: {
         int64_t num = 0;
         if (!tir_expr_const_int(c->args[1], &num)) x->overflow = true;

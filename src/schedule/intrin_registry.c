@@ -84,6 +84,26 @@ static const tir_prim_func *desc_fill_f32(tir_ctx *ctx) {
                                 "            C[vi, vj] = T.float32(0)\n");
 }
 
+/* Hopper's wgmma for TF32, one warp's share (intrinsics.def, "wgmma"):
+ * C[R, 16] += A[R, 8] B[8, 16] with A a shared tile (the instruction reads
+ * it from shared memory: scope "shared", not a fragment) and B and C
+ * fragments of the swapped TF32 layout.  One description per R the tiling
+ * rule uses (the block's rows). */
+#define WGMMA_TEXT(R)                                                                          \
+    HEAD "def wgmma_tf32_r" #R "(" BUF("A", "(" #R ", 8)", "float32", "shared") ", " BUF(      \
+        "B", "(8, 16)", "float32", "frag.b") ", " BUF("C", "(" #R ", 16)", "float32",         \
+                                                       "frag.acc") "):\n"                      \
+        "    for i, j, k in T.grid(" #R ", 16, 8):\n"                                          \
+        "        with T.block(\"update\"):\n"                                                  \
+        "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"                          \
+        "            T.reads(C[vi, vj], A[vi, vk], B[vk, vj])\n"                               \
+        "            T.writes(C[vi, vj])\n"                                                    \
+        "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n"
+
+static const tir_prim_func *desc_wgmma_64(tir_ctx *ctx) { return parse_desc(ctx, WGMMA_TEXT(64)); }
+static const tir_prim_func *desc_wgmma_128(tir_ctx *ctx) { return parse_desc(ctx, WGMMA_TEXT(128)); }
+static const tir_prim_func *desc_wgmma_256(tir_ctx *ctx) { return parse_desc(ctx, WGMMA_TEXT(256)); }
+
 /* F[R, C] = S[R, C]: a fragment load (S "global": any non-fragment scope). */
 #define LOAD_TEXT(name, R, C, dt, sc)                                                          \
     HEAD "def " name "(" BUF("S", "(" #R ", " #C ")", dt, "global") ", " BUF(                  \
@@ -206,6 +226,24 @@ static const tir_stmt *impl_store(tir_ctx *ctx, const tir_buffer *const *bufs,
     return call_stmt(ctx, TIR_INTRIN_FRAG_STORE, 2, args);
 }
 
+/* A, B, C: wgmma(address_of(C), address_of(A), address_of(B), R), R the
+ * rows of the description's C (the matched buffers are the program's). */
+static const tir_stmt *wgmma_call(tir_ctx *ctx, const tir_buffer *const *bufs,
+                                  const tir_expr *const *const *origins, int rows) {
+    const tir_expr *args[4] = {tile_ptr(ctx, bufs[2], origins[2]),
+                               tile_ptr(ctx, bufs[0], origins[0]),
+                               tile_ptr(ctx, bufs[1], origins[1]), tir_i32(ctx, rows)};
+    return call_stmt(ctx, TIR_INTRIN_WGMMA, 4, args);
+}
+#define IMPL_WGMMA(R)                                                                          \
+    static const tir_stmt *impl_wgmma_##R(tir_ctx *ctx, const tir_buffer *const *bufs,        \
+                                          const tir_expr *const *const *origins) {             \
+        return wgmma_call(ctx, bufs, origins, R);                                              \
+    }
+IMPL_WGMMA(64)
+IMPL_WGMMA(128)
+IMPL_WGMMA(256)
+
 /* ------------------------------------------------------------- the table */
 
 /* Appends an entry; the caller holds the lock.  An identical entry is
@@ -240,6 +278,9 @@ static void register_builtins(void) {
     add_locked("frag_load_a_16x8_tf32", desc_load_a_tf32, impl_load);
     add_locked("frag_load_b_8x8_tf32", desc_load_b_tf32, impl_load);
     add_locked("frag_store_16x8", desc_store, impl_store);
+    add_locked("wgmma_tf32_r64", desc_wgmma_64, impl_wgmma_64);
+    add_locked("wgmma_tf32_r128", desc_wgmma_128, impl_wgmma_128);
+    add_locked("wgmma_tf32_r256", desc_wgmma_256, impl_wgmma_256);
     pthread_mutex_unlock(&g_lock);
 }
 

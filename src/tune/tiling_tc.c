@@ -444,6 +444,135 @@ static tir_status check_k(tir_schedule *s, tir_block_rv c, const tir_tc_config *
                         b->name, (long long)K, cfg->bk);
 }
 
+/* ------------------------------------------------------------ wgmma */
+
+/* cfg->wgmma's conditions (tune.h), said up front. */
+static tir_status check_wgmma(tir_schedule *s, tir_block_rv c, const tir_tc_config *cfg,
+                              const tc_kind *k) {
+    const tir_block *b;
+    tir_status st = tir_sched_get_block_node(s, c, &b);
+    if (st != TIR_OK) return st;
+    int64_t M = 0, N = 0;
+    bool mn = b->niters >= 3 && tir_expr_const_int(b->iters[0].dom.extent, &M) &&
+              tir_expr_const_int(b->iters[1].dom.extent, &N);
+    const char *why = NULL;
+    if (k->mk != 8) why = "it is for TF32 (float32 inputs) only";
+    else if (cfg->warps_m != 1 || cfg->warps_n % 4)
+        why = "every warp covers all rows (warps_m 1) and warps_n is whole warpgroups of 4";
+    else if (cfg->bm != 64 && cfg->bm != 128 && cfg->bm != 256)
+        why = "bm (the instruction's n) is 64, 128 or 256";
+    else if (cfg->bn % (16 * cfg->warps_n)) why = "each warp's columns are whole 16-column strips";
+    else if (cfg->bk != 32) why = "bk is 32 (A's shared rows are one swizzled 128-byte segment)";
+    else if (!mn || M % cfg->bm || N % cfg->bn)
+        why = "M and N are constant multiples of the block tile (a ragged tile would put the "
+              "instruction under a guard some warps of a warpgroup do not pass)";
+    if (!why) return TIR_OK;
+    return tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                        "tensor cores: wgmma for block %s with %dx%dx%d, %dx%d warps: %s",
+                        b->name, cfg->bm, cfg->bn, cfg->bk, cfg->warps_m, cfg->warps_n, why);
+}
+
+/* The zero fill (decomposed init) per 16 x 8 tile, the strips' loops
+ * unrolled: ..., w, [j2,] i3 (bm), j3 (16). */
+static tir_status wg_fill(tir_schedule *s, tir_block_rv init, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_loop_rv p[2], q[2];
+    LOOPS(init);
+    tir_loop_rv i = loops[n - 2], j = loops[n - 1];
+    const tir_for *f;
+    if (n >= 3 && tir_sched_get_for(s, loops[n - 3], &f) == TIR_OK && f->kind == TIR_FOR_SERIAL)
+        CALL(tir_sched_unroll(s, loops[n - 3]));
+    CALL(tir_sched_split(s, i, 2, (const int64_t[]){TIR_SPLIT_INFER, 16}, p));
+    CALL(tir_sched_split(s, j, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, q));
+    CALL(tir_sched_reorder(s, 4, (const tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
+    CALL(tir_sched_unroll(s, p[0]));
+    CALL(tir_sched_unroll(s, q[0]));
+    return carve(s, p[1], "frag_fill_f32", hook, user);
+}
+
+/* B's fragments of a whole k tile (bk x wn) in 8 x 8 tiles, loaded before
+ * the k steps so that the k tile's wgmma run back to back (one group). */
+static tir_status wg_frag_b(tir_schedule *s, tir_block_rv bf, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_loop_rv r[2], q[2];
+    LOOPS(bf);
+    tir_loop_rv rows = loops[n - 2], cols = loops[n - 1];
+    CALL(tir_sched_split(s, rows, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, r));
+    CALL(tir_sched_split(s, cols, 2, (const int64_t[]){TIR_SPLIT_INFER, 8}, q));
+    CALL(tir_sched_reorder(s, 4, (const tir_loop_rv[]){r[0], q[0], r[1], q[1]}));
+    CALL(tir_sched_unroll(s, r[0]));
+    CALL(tir_sched_unroll(s, q[0]));
+    return carve(s, r[1], "frag_load_b_8x8_tf32", hook, user);
+}
+
+/* The C block under the warp: ..., k0, k1, j2, i3 (bm), j3 (16), k2 (8):
+ * the init decomposed and filled, k1 and j2 unrolled, (i3, j3, k2) one
+ * wgmma. */
+static tir_status wg_compute(tir_schedule *s, const tir_tc_config *cfg, tir_block_rv c,
+                             tir_loop_rv k0, hook_fn hook, void *user) {
+    const tir_loop_rv *loops;
+    int n;
+    tir_block_rv init;
+    CALL(tir_sched_decompose_reduction(s, c, k0, &init));
+    tir_status st = wg_fill(s, init, hook, user);
+    if (st != TIR_OK) return st;
+    LOOPS(c);
+    CALL(tir_sched_unroll(s, loops[n - 5]));
+    CALL(tir_sched_unroll(s, loops[n - 4]));
+    char name[32];
+    snprintf(name, sizeof name, "wgmma_tf32_r%d", cfg->bm);
+    return carve(s, loops[n - 3], name, hook, user);
+}
+
+/* TF32 by wgmma (cfg->wgmma): A's shared tile is the instruction's
+ * operand, so no frag.a; every warp takes all bm rows and wn / 16 strips
+ * of 16 columns. */
+static tir_status tc_tiling_wgmma(tir_schedule *s, tir_block_rv c, const tir_tc_config *cfg,
+                                  int ia, int ib, const char *b_sh, hook_fn hook, void *user) {
+    tir_block_rv store, as, bs, bf;
+    tir_status st;
+    CALL(tir_sched_cache_write(s, c, 0, "frag.acc", 0, NULL, &store));
+    CALL(tir_sched_cache_read(s, c, ia, "shared", 0, NULL, &as));
+    CALL(tir_sched_cache_read(s, c, ib, "shared", 0, NULL, &bs));
+    if ((st = tune_read_index(s, c, b_sh, &ib)) != TIR_OK) return st;
+    CALL(tir_sched_cache_read(s, c, ib, "frag.b", 0, NULL, &bf));
+    const tir_loop_rv *loops;
+    int n;
+    LOOPS(c); /* i, j, k */
+    tir_loop_rv is[2], js[4], ks[3];
+    int wn = cfg->bn / cfg->warps_n;
+    CALL(tir_sched_split(s, loops[0], 2, (const int64_t[]){TIR_SPLIT_INFER, cfg->bm}, is));
+    CALL(tir_sched_split(s, loops[1], 4, (const int64_t[]){TIR_SPLIT_INFER, cfg->warps_n, wn / 16, 16},
+                         js));
+    CALL(tir_sched_split(s, loops[2], 3, (const int64_t[]){TIR_SPLIT_INFER, cfg->bk / 8, 8}, ks));
+    CALL(tir_sched_reorder(s, 9, (const tir_loop_rv[]){is[0], js[0], js[1], ks[0], ks[1], js[2],
+                                                       is[1], js[3], ks[2]}));
+    if ((st = tune_bind_blocks(s, !cfg->no_swizzle, is[0], js[0], hook, user)) != TIR_OK)
+        return st;
+    CALL(tir_sched_bind(s, js[1], "threadIdx.y"));
+    CALL(tir_sched_compute_at(s, bf, ks[0], false));
+    CALL(tir_sched_compute_at(s, as, ks[0], false));
+    CALL(tir_sched_compute_at(s, bs, ks[0], false));
+    CALL(tir_sched_reverse_compute_at(s, store, js[1], false));
+    if ((st = wg_compute(s, cfg, c, ks[0], hook, user)) != TIR_OK) return st;
+    if ((st = wg_frag_b(s, bf, hook, user)) != TIR_OK) return st;
+    if ((st = store_tiles(s, store, hook, user)) != TIR_OK) return st;
+    if ((st = copy_tile(s, cfg, as, cfg->bk, 0, 4, hook, user)) != TIR_OK) return st;
+    if ((st = copy_tile(s, cfg, bs, cfg->bn, tir_tc_pad_b(cfg, 4), 4, hook, user)) != TIR_OK)
+        return st;
+    /* k0's body, each block before its first reader (compute_at): B_shared,
+       B's fragments, A_shared, the k1 loop; the copies in stage 0, issued
+       first */
+    int last = cfg->stages - 1;
+    if (cfg->stages >= 2)
+        CALL(tir_sched_software_pipeline(s, ks[0], 4, (const int64_t[]){0, last, 0, last}, 4,
+                                         (const int64_t[]){0, 2, 1, 3}, cfg->async_copy ? 1 : 0,
+                                         (const int64_t[]){0}));
+    return TIR_OK;
+}
+
 tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_config *cfg,
                               hook_fn hook, void *user) {
     tir_block_rv c, store, as, bs, af, bf;
@@ -454,11 +583,17 @@ tir_status tir_tune_tc_tiling(tir_schedule *s, const char *block, const tir_tc_c
     tir_loop_rv kz = {0};
     bool split = cfg->splitk > 1;
     if (st == TIR_OK) st = check_k(s, c, cfg);
+    if (st == TIR_OK && split && cfg->wgmma) /* before split_k changes anything */
+        st = tir_ctx_fail(tir_sched_ctx(s), TIR_ERR_INVALID_ARG,
+                          "tensor cores: wgmma for block %s: split-K is not supported with it",
+                          block);
     if (st == TIR_OK && split) st = split_k(s, cfg, &c, &kz, hook, user);
     if (st == TIR_OK) st = inputs(s, c, &ia, &ib, a_sh, b_sh);
     if (st == TIR_OK) st = kind_of(s, c, ia, &k);
     if (st == TIR_OK) st = check_config(tir_sched_ctx(s), cfg, k.mk);
+    if (st == TIR_OK && cfg->wgmma) st = check_wgmma(s, c, cfg, &k);
     if (st != TIR_OK) return st;
+    if (cfg->wgmma) return tc_tiling_wgmma(s, c, cfg, ia, ib, b_sh, hook, user);
     int eb = k.mk == 8 ? 4 : 2;
     CALL(tir_sched_cache_write(s, c, 0, "frag.acc", 0, NULL, &store));
     CALL(tir_sched_cache_read(s, c, ia, "shared", 0, NULL, &as));

@@ -56,10 +56,12 @@ static const char *const examples_help =
     "instruction's A operand, two ld.shared.v2 instead of four loads; lowering);\n"
     "smemswz: every shared row padded as before instead of the rows of whole\n"
     "128-byte segments that ldmatrix reads left unpadded and swizzled by lowering.\n"
-    "--tc-on vecstore (Step 9): turns on options that are off by default, for A/B\n"
-    "runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
+    "--tc-on vecstore,wgmma (Step 9): turns on options that are off by default, for\n"
+    "A/B runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
     "lane after a warp shuffle instead of two 8-byte stores (lowering; tiles\n"
-    "inside C only, the others as before).\n";
+    "inside C only, the others as before). wgmma: TF32 through Hopper's warpgroup\n"
+    "MMA (wgmma.mma_async, sm_90a) instead of mma.sync, 128x256x32 tiles of 1x8\n"
+    "warps unless --tile says otherwise; M and N multiples of the tile.\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
@@ -142,7 +144,8 @@ static const flag_name tc_off_names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
                                          {"tf32swap", TIRC_TC_OFF_TF32SWAP},
                                          {"smemswz", TIRC_TC_OFF_SMEMSWZ}};
 /* --tc-on: names of Step 9 options to turn on. */
-static const flag_name tc_on_names[] = {{"vecstore", TIRC_TC_ON_VECSTORE}};
+static const flag_name tc_on_names[] = {{"vecstore", TIRC_TC_ON_VECSTORE},
+                                        {"wgmma", TIRC_TC_ON_WGMMA}};
 
 /* A comma-separated list of the nn names into *bits. */
 static bool parse_flags(const char *v, const flag_name *names, size_t nn, unsigned *bits) {
@@ -307,7 +310,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--tc-on")) {
             if (!(v = value(argc, argv, &i)) ||
                 !parse_flags(v, tc_on_names, sizeof tc_on_names / sizeof *tc_on_names, &o->tc_on))
-                return tirc_usage_error("--tc-on wants a comma-separated list of: vecstore");
+                return tirc_usage_error("--tc-on wants a comma-separated list of: vecstore, wgmma");
         } else if (!strcmp(a, "--dtype")) {
             if (!(v = value(argc, argv, &i)) || !parse_dtype(v, &o->kind))
                 return tirc_usage_error("--dtype wants f32, tf32, f16 or bf16");

@@ -33,7 +33,8 @@ const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles :
 const tir_tile_config *tirc_config(const opts *o) { return o->config_given ? &o->config : NULL; }
 
 unsigned tirc_tc_off(const opts *o) {
-    return o->tc_off | o->tail | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0);
+    return o->tc_off | o->tail | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0) |
+           (o->tc_on & TIRC_TC_ON_WGMMA ? TIRC_TC_WGMMA : 0);
 }
 
 /* Step 7 or 8 with a given configuration (NULL: sgemm_config_for's, with
@@ -65,6 +66,9 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
             hgemm_config cfg = hgemm_config_for(f->buffer_map[0]->dtype, M, N, K, 132);
+            if (tc_off & TIRC_TC_WGMMA) /* 128 x 256, two warpgroups (docs/tensor-cores.md) */
+                cfg.wgmma = true, cfg.bm = 128, cfg.bn = 256, cfg.bk = 32, cfg.warps_m = 1,
+                cfg.warps_n = 8, cfg.splitk = 1;
             if (tiles)
                 cfg.bm = tiles->bm, cfg.bn = tiles->bn, cfg.bk = tiles->bk,
                 cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;

@@ -100,10 +100,12 @@ enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAV
        TIRC_TC_OFF_SMEMSWZ = 256u,
        /* --tail (Steps 7-8's float32 rule): not speed-ups turned off, but
         * carried with them to tirc_schedule */
-       TIRC_TAIL_GUARD = 1u << 12, TIRC_TAIL_CLAMP = 1u << 13 };
+       TIRC_TAIL_GUARD = 1u << 12, TIRC_TAIL_CLAMP = 1u << 13,
+       /* --tc-on wgmma, carried to tirc_schedule likewise */
+       TIRC_TC_WGMMA = 1u << 14 };
 /* --tc-on vecstore: Step 9 options that are off by default, for A/B runs
  * (vecstore: tir_lower_opts.vector_acc_store). */
-enum { TIRC_TC_ON_VECSTORE = 1u };
+enum { TIRC_TC_ON_VECSTORE = 1u, TIRC_TC_ON_WGMMA = 2u };
 
 /* Step 9: tensor cores (examples/hgemm.c), the only step of --dtype
  * tf32 / f16 / bf16. */
