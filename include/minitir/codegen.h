@@ -105,7 +105,7 @@ typedef struct tir_launch_dim {
 /* A compiled kernel.  Everything is owned by the ctx. */
 typedef struct tir_module {
     const char *kernel_name; /* the .entry name */
-    const char *arch;        /* "sm_90" */
+    const char *arch;        /* "sm_90" (what the PTX targets, see tir_codegen) */
     const char *ptx;         /* NUL-terminated PTX text */
     size_t ptx_len;
     const char *llvm_ir; /* the optimised LLVM IR (for debugging), NULL unless
@@ -136,8 +136,11 @@ typedef struct tir_module {
 /* Compiles kernel to PTX.  opts may be NULL (defaults).  On success sets
  * *out.  Errors: TIR_ERR_UNSUPPORTED for constructs outside the lowered form
  * (the message names the node), an unsupported arch, or shared memory past
- * the arch's opt-in maximum (the message names the buffers), TIR_ERR_LLVM when
- * LLVM rejects the module (with LLVM's message), TIR_ERR_INVALID_ARG. */
+ * the arch's opt-in maximum (the message names the buffers), TIR_ERR_ARCH
+ * for an intrinsic the arch lacks, TIR_ERR_LLVM when LLVM rejects the
+ * module (with LLVM's message), TIR_ERR_INVALID_ARG.  A kernel that uses
+ * wgmma_sync is emitted for sm_90a when opts ask for sm_90 (out->arch says
+ * "sm_90a"); every other kernel for opts' arch. */
 TIR_API tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel,
                                const tir_codegen_opts *opts, const tir_module **out);
 

@@ -20,6 +20,7 @@ typedef struct chk {
     ir_vec vars;          /* defined variables in scope */
     ir_vec bufs;          /* buffers in scope */
     ir_vec shared;        /* distinct shared buffers, in first-Allocate order */
+    ir_vec wgmma_shared;  /* the shared buffers wgmma_sync reads (distinct) */
 } chk;
 
 static bool in_vec(const ir_vec *v, const void *p) {
@@ -163,7 +164,8 @@ static tir_status chk_frag_operand(chk *c, const char *op, const tir_expr *e, co
 
 /* The n registers from o of a fragment operand address_of(L[o]) lie in
  * L, when o is a constant (a variable o is the lowering's to keep in). */
-static tir_status chk_regs(chk *c, const char *op, const tir_expr *e, const char *which, int n) {
+static tir_status chk_regs(chk *c, const char *op, const tir_expr *e, const char *which,
+                          int64_t n) {
     const tir_buffer_load *ld = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0]);
     int64_t o, size = tir_buffer_const_size(ld->buffer);
     if (tir_expr_const_int(ld->indices[0], &o) && (o < 0 || o + n > size))
@@ -265,8 +267,107 @@ static tir_status chk_shfl_xor(chk *c, const tir_call *call) {
     return chk_collective(c, call->op);
 }
 
+/* ------------------------------------------------- wgmma_sync */
+
+/* A float32 local array operand of wgmma_sync, address_of(L[o]) (*buf). */
+static tir_status chk_wg_local(chk *c, const tir_expr *e, const char *which, int g,
+                               const tir_buffer **buf) {
+    TIR_TRY(chk_frag_operand(c, "wgmma_sync", e, which, buf));
+    if (tir_dtype_eq((*buf)->dtype, TIR_F32)) return TIR_OK;
+    return unsupported(c, "codegen: wgmma_sync: the %s '%s' of group %d is %s (want float32)",
+                       which, (*buf)->name, g, dstr(c->ctx, (*buf)->dtype));
+}
+
+/* An int constant argument of group g (cs or rows). */
+static tir_status chk_wg_const(chk *c, const tir_expr *e, const char *which, int g, int64_t *v) {
+    if (tir_dtype_is_int(e->dtype) && tir_expr_const_int(e, v)) return TIR_OK;
+    return unsupported(c, "codegen: wgmma_sync: the %s of group %d must be an int constant", which,
+                       g);
+}
+
+/* The shared tile of group g: address_of(S[x]) of a float32 shared
+ * buffer, recorded for the 1024-byte alignment of its start. */
+static tir_status chk_wg_tile(chk *c, const tir_expr *e, int g) {
+    TIR_TRY(chk_address_of(c, "wgmma_sync", e, TIR_SCOPE_SHARED, "tile"));
+    const tir_buffer *s = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0])->buffer;
+    if (!tir_dtype_eq(s->dtype, TIR_F32))
+        return unsupported(c, "codegen: wgmma_sync: the tile '%s' of group %d is %s (want float32)",
+                           s->name, g, dstr(c->ctx, s->dtype));
+    if (!in_vec(&c->wgmma_shared, s)) ir_vec_push(&c->wgmma_shared, s);
+    return TIR_OK;
+}
+
+/* Group g of wgmma_sync (args[0..5)): c, cs, b, a, rows as intrinsics.def
+ * describes them; the R/2 accumulators lie in their array at distinct
+ * elements (cs >= 8 when there are several units of 8). */
+static tir_status chk_wg_group(chk *c, const tir_expr *const *args, int g) {
+    const tir_buffer *acc, *regs;
+    int64_t cs, rows;
+    TIR_TRY(chk_wg_local(c, args[0], "accumulator", g, &acc));
+    TIR_TRY(chk_wg_const(c, args[1], "accumulator stride", g, &cs));
+    TIR_TRY(chk_wg_local(c, args[2], "A operand", g, &regs));
+    TIR_TRY(chk_wg_tile(c, args[3], g));
+    TIR_TRY(chk_wg_const(c, args[4], "row count", g, &rows));
+    if (rows < 8 || rows > 256 || rows % 8)
+        return unsupported(c,
+                           "codegen: wgmma_sync: the row count of group %d is %lld (want a "
+                           "multiple of 8 in 8 .. 256)",
+                           g, (long long)rows);
+    /* R/2 registers in units of 8 (the last one 4 when R % 16 == 8) */
+    int64_t units = (rows + 8) / 16, last = rows % 16 ? 4 : 8;
+    if (units > 1 && cs < 8)
+        return unsupported(c,
+                           "codegen: wgmma_sync: the accumulator stride of group %d is %lld "
+                           "(want at least 8: units of 8 registers must not overlap)",
+                           g, (long long)cs);
+    /* the span fits the array whatever o is (and cs cannot overflow it) */
+    int64_t size = tir_buffer_const_size(acc);
+    if (units > 1 && cs > size)
+        return unsupported(c,
+                           "codegen: wgmma_sync: the accumulator stride %lld of group %d is past "
+                           "the %lld elements of '%s'",
+                           (long long)cs, g, (long long)size, acc->name);
+    int64_t span = (units - 1) * cs + last;
+    if (span > size)
+        return unsupported(c,
+                           "codegen: wgmma_sync: the accumulator registers of group %d span %lld "
+                           "elements, more than the %lld of '%s'",
+                           g, (long long)span, (long long)size, acc->name);
+    TIR_TRY(chk_regs(c, "wgmma_sync", args[0], "accumulator", span));
+    return chk_regs(c, "wgmma_sync", args[2], "A operand", 4);
+}
+
+/* wgmma_sync needs sm_90a (codegen.c emits it for an sm_90 target) and
+ * whole warpgroups: its .sync.aligned instructions are executed by the
+ * four warps of a warpgroup together. */
+static tir_status chk_wg_target(chk *c) {
+    if (!cg_arch_has_wgmma(c->target->arch))
+        return tir_ctx_fail(c->ctx, TIR_ERR_ARCH,
+                            "codegen: wgmma_sync needs sm_90a; the target is %s (build for sm_90 "
+                            "or sm_90a, or schedule without wgmma)",
+                            c->target->arch);
+    int64_t n = cg_threads_per_block(c->info);
+    if (n % 128 == 0) return TIR_OK;
+    return unsupported(c,
+                       "codegen: wgmma_sync is warpgroup-collective, but kernel '%s' has %lld "
+                       "threads per block, not a multiple of 128",
+                       c->f->name, (long long)n);
+}
+
+/* wgmma_sync(c, cs, b, a, rows, ...): groups of 5 arguments. */
+static tir_status chk_wgmma_sync(chk *c, const tir_call *call) {
+    for (int g = 0; g < call->nargs / 5; g++) TIR_TRY(chk_wg_group(c, call->args + 5 * g, g));
+    c->info->wgmma = true;
+    return chk_wg_target(c);
+}
+
 static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
     const char *name = tir_intrin_name(call->op);
+    if (call->op == TIR_INTRIN_WGMMA_SYNC && (call->nargs < 5 || call->nargs % 5))
+        return unsupported(c,
+                           "codegen: wgmma_sync takes groups of 5 arguments (c, cs, b, a, "
+                           "rows); it has %d",
+                           call->nargs);
     if (!tir_intrin_nargs_ok(call->op, call->nargs))
         return unsupported(c, "codegen: call of %s with a wrong number of arguments", name);
     if (is_float_math(call->op)) {
@@ -295,11 +396,13 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
         break;
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
+    case TIR_INTRIN_WGMMA_SYNC:
         if (!top_of_evaluate)
             return unsupported(c,
                                "codegen: %s() is a statement: it may only appear directly "
                                "under Evaluate",
                                name);
+        if (call->op == TIR_INTRIN_WGMMA_SYNC) return chk_wgmma_sync(c, call);
         return call->op == TIR_INTRIN_MMA_SYNC ? chk_mma_sync(c, call) : chk_ldmatrix(c, call);
     case TIR_INTRIN_SHFL_XOR: return chk_shfl_xor(c, call);
     case TIR_INTRIN_LANE_ID:
@@ -309,7 +412,7 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
         return TIR_OK;
     case TIR_INTRIN_ADDRESS_OF:
         return unsupported(c, "codegen: address_of is only supported as an argument of "
-                              "cp_async, atomic_add, mma_sync and ldmatrix");
+                              "cp_async, atomic_add, mma_sync, ldmatrix and wgmma_sync");
     default: return unsupported(c, "codegen: intrinsic %s is not supported", name);
     }
     if (call->op == TIR_INTRIN_CP_ASYNC) {
@@ -608,17 +711,29 @@ static tir_status chk_launch(chk *c, const tir_target_limits *lim) {
     return TIR_OK;
 }
 
+int64_t cg_shared_align(const cg_info *info, const tir_buffer *b) {
+    int64_t al = b->align > 16 ? b->align : 16;
+    for (int i = 0; i < info->nwgmma_shared; i++)
+        if (info->wgmma_shared[i] == b) return al > 1024 ? al : 1024;
+    return al;
+}
+
 /* The shared-memory layout emission will use (cg_emit.c allocate): each
- * buffer at the next multiple of max(16, its align), so 16-byte cp.async
- * and float4 accesses stay aligned in the static and the dynamic layout. */
+ * buffer at the next multiple of cg_shared_align (max(16, its align), so
+ * 16-byte cp.async and float4 accesses stay aligned in the static and the
+ * dynamic layout; 1024 for wgmma tiles). */
 static void shared_layout(chk *c) {
+    cg_info *info = c->info;
+    info->nwgmma_shared = c->wgmma_shared.n;
+    info->wgmma_shared = IR_NEWN(c->ctx, const tir_buffer *, c->wgmma_shared.n);
+    for (int i = 0; i < c->wgmma_shared.n; i++) info->wgmma_shared[i] = c->wgmma_shared.items[i];
     ir_strbuf sb;
     ir_sb_init(&sb);
     int64_t t = 0, maxal = 16;
     for (int i = 0; i < c->shared.n; i++) {
         const tir_buffer *b = c->shared.items[i];
         int64_t bytes = tir_buffer_const_size(b) * (int64_t)tir_dtype_bytes(b->dtype);
-        int64_t al = b->align > 16 ? b->align : 16;
+        int64_t al = cg_shared_align(info, b);
         if (al > maxal) maxal = al;
         t = (t + al - 1) / al * al + bytes;
         ir_sb_printf(&sb, "%s%s (%lld bytes)", i ? ", " : "", b->name, (long long)bytes);
@@ -641,5 +756,6 @@ tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target *t, c
     ir_vec_free(&c.vars);
     ir_vec_free(&c.bufs);
     ir_vec_free(&c.shared);
+    ir_vec_free(&c.wgmma_shared);
     return s;
 }

@@ -93,6 +93,7 @@ struct cg {
     tir_ctx *ctx;
     const tir_prim_func *f;
     const tir_codegen_opts *opts;
+    const cg_info *info; /* cg_check's findings (the shared layout) */
     LLVMContextRef lc;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
@@ -1144,6 +1145,15 @@ bool cg_local_store(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef v) {
     return cb != NULL;
 }
 
+LLVMValueRef cg_local_index(cg *g, const tir_expr *addr, int64_t k) {
+    LLVMValueRef i;
+    return local_elem(g, addr, k, &i) ? i : NULL;
+}
+
+LLVMValueRef cg_fail_unsupported(cg *g, const char *msg) {
+    return fail(g, TIR_ERR_UNSUPPORTED, "%s", msg);
+}
+
 /* atomic_add: a relaxed (monotonic) atomicrmw fadd; its result unused, the
  * NVPTX backend emits atom.global.add.f32, which ptxas turns into a RED
  * (no return trip); on the host LLVM expands it to a cmpxchg loop.  No
@@ -1159,7 +1169,8 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     if (g->host && (c->op == TIR_INTRIN_SYNCTHREADS || c->op == TIR_INTRIN_CP_ASYNC ||
                     c->op == TIR_INTRIN_CP_ASYNC_COMMIT || c->op == TIR_INTRIN_CP_ASYNC_WAIT ||
                     c->op == TIR_INTRIN_LANE_ID || c->op == TIR_INTRIN_MMA_SYNC ||
-                    c->op == TIR_INTRIN_LDMATRIX || c->op == TIR_INTRIN_SHFL_XOR))
+                    c->op == TIR_INTRIN_LDMATRIX || c->op == TIR_INTRIN_SHFL_XOR ||
+                    c->op == TIR_INTRIN_WGMMA_SYNC))
         return fail(g, TIR_ERR_UNSUPPORTED, "codegen: %s cannot run on the host",
                     tir_intrin_name(c->op));
     switch (c->op) {
@@ -1195,7 +1206,8 @@ static LLVMValueRef call_expr(cg *g, const tir_call *c) {
     case TIR_INTRIN_LANE_ID:
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
-    case TIR_INTRIN_SHFL_XOR: return cg_tensor_call(g, c);
+    case TIR_INTRIN_SHFL_XOR:
+    case TIR_INTRIN_WGMMA_SYNC: return cg_tensor_call(g, c);
     default: return math_call(g, c);
     }
 }
@@ -1413,6 +1425,8 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
         LLVMTypeRef et = mem_ty(g, b->dtype);
         LLVMTypeRef at = LLVMArrayType2(et, (uint64_t)n);
         unsigned align = b->align > 16 ? (unsigned)b->align : 16;
+        /* wgmma tiles start on 1024-byte boundaries (cg_shared_align) */
+        if (b->scope == TIR_SCOPE_SHARED && !g->host) align = (unsigned)cg_shared_align(g->info, b);
         char name[128];
         snprintf(name, sizeof name, "%s_%s", b->name,
                  b->scope == TIR_SCOPE_SHARED ? "shared" : "local");
@@ -1624,6 +1638,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
             .ctx = ctx,
             .f = f,
             .opts = opts,
+            .info = info,
             .mod = mod,
             .dyn_shared = info->dyn_shared && !host,
             .dyn_align = info->shared_align > 16 ? info->shared_align : 16,

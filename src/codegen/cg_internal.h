@@ -32,7 +32,18 @@ typedef struct cg_info {
     /* Set by tir_codegen before emission: the shared buffers live in one
      * dynamic (extern) shared array instead of static ones. */
     bool dyn_shared;
+    /* wgmma_sync: the kernel uses it (codegen.c then emits for sm_90a),
+     * and the shared buffers it reads through matrix descriptors, which
+     * cg_shared_align places on 1024-byte boundaries (arena) */
+    bool wgmma;
+    const tir_buffer **wgmma_shared;
+    int nwgmma_shared;
 } cg_info;
+
+/* The alignment of shared buffer b in the layout of info: max(16, its
+ * align), and 1024 for an operand of wgmma_sync (the 128-byte swizzle
+ * works on absolute shared address bits 4-9). */
+int64_t cg_shared_align(const cg_info *info, const tir_buffer *b);
 
 /* Checks f against docs/lowered-ir.md and the target t (its limits; its
  * arch for the instructions it has).  TIR_ERR_UNSUPPORTED (naming the
@@ -92,7 +103,8 @@ LLVMValueRef cg_call_intrinsic(LLVMModuleRef mod, LLVMBuilderRef b, const char *
 
 /* --------------------------------------------- tensor cores (cg_tensor.c)
  *
- * Emission of lane_id, mma_sync and ldmatrix (docs/lowered-ir.md) works on
+ * Emission of lane_id, mma_sync, ldmatrix, shfl_xor and wgmma_sync
+ * (docs/lowered-ir.md) works on
  * cg_emit.c's state through the hooks below, so that fragment registers
  * go through the ordinary local-array path (and stay SSA values with
  * tir_codegen_opts.ssa_locals). */
@@ -103,9 +115,17 @@ typedef struct cg cg;
 int cg_arch_sm(const char *arch);
 /* The oldest compute capability that has intrinsic op (0: any). */
 int cg_tensor_min_sm(tir_intrin op);
-/* Emits a tensor-core call (lane_id, mma_sync, ldmatrix, shfl_xor) checked by
+/* Emits a tensor-core call (lane_id, mma_sync, ldmatrix, shfl_xor, wgmma_sync) checked by
  * cg_check; NULL on failure (the ctx has the error). */
 LLVMValueRef cg_tensor_call(cg *g, const tir_call *c);
+/* The PTX ISA version an LLVM NVPTX feature string asks for ("+ptx78" ->
+ * 78; the last "+ptxNN" wins, as in LLVM), 0 when it names none. */
+int cg_ptx_version(const char *features);
+/* The PTX ISA version wgmma needs (8.0) and whether arch has wgmma
+ * (sm_90 and sm_90a: codegen emits sm_90a for kernels that use it; later
+ * architectures dropped it). */
+enum { CG_WGMMA_PTX = 80 };
+bool cg_arch_has_wgmma(const char *arch);
 /* Whether PTX's cvt.rn.tf32.f32 is valid for arch with LLVM NVPTX
  * features (sm_90 and later, PTX ISA 7.8 and later: "+ptx78" or above). */
 bool cg_has_cvt_rn_tf32(const char *arch, const char *features);
@@ -141,5 +161,12 @@ LLVMValueRef cg_expr(cg *g, const tir_expr *e);
  * be.  NULL / false on failure. */
 LLVMValueRef cg_local_load(cg *g, const tir_expr *addr, int64_t k);
 bool cg_local_store(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef v);
+/* The index of element o + k of the local array of addr = address_of(L[o])
+ * as emitted (a ConstantInt where o folds to a constant, for instance in
+ * a loop unrolled at emission); NULL on failure. */
+LLVMValueRef cg_local_index(cg *g, const tir_expr *addr, int64_t k);
+/* Records a user error (TIR_ERR_UNSUPPORTED with msg) found during
+ * emission; returns NULL. */
+LLVMValueRef cg_fail_unsupported(cg *g, const char *msg);
 
 #endif

@@ -13,6 +13,9 @@
  * (a float32 destination: each i32 is one float).
  * shfl_xor(value, lane_mask) is llvm.nvvm.shfl.sync.bfly.f32 over the
  * whole warp (member mask 0xffffffff, clamp 31: a 32-lane segment).
+ * wgmma_sync (Hopper's warpgroup MMA, TF32 with A in registers) is one
+ * inline-PTX statement per call: fence, the groups' wgmma.mma_async,
+ * commit and wait, accumulators as tied operands (see below).
  * cg_check has checked the operands and that the target has the
  * instructions (LLVM would abort with "Cannot select" on an older one), so
  * a surprise here is a bug.  The warp-collective calls are marked
@@ -55,9 +58,7 @@ static tir_dtype frag_dtype(const tir_expr *addr) {
     return tir_as_tir_buffer_load(tir_as_tir_call(addr)->args[0])->buffer->dtype;
 }
 
-/* The PTX ISA version in an LLVM NVPTX feature string ("+ptx78" -> 78;
- * the last "+ptxNN" wins, as in LLVM), 0 when it names none. */
-static int ptx_version(const char *features) {
+int cg_ptx_version(const char *features) {
     int v = 0;
     for (const char *p = features ? strstr(features, "+ptx") : NULL; p; p = strstr(p + 1, "+ptx")) {
         int n = 0;
@@ -68,8 +69,12 @@ static int ptx_version(const char *features) {
     return v;
 }
 
+bool cg_arch_has_wgmma(const char *arch) {
+    return arch && (strcmp(arch, "sm_90") == 0 || strcmp(arch, "sm_90a") == 0);
+}
+
 bool cg_has_cvt_rn_tf32(const char *arch, const char *features) {
-    return cg_arch_sm(arch) >= 90 && ptx_version(features) >= 78;
+    return cg_arch_sm(arch) >= 90 && cg_ptx_version(features) >= 78;
 }
 
 LLVMValueRef cg_tf32_round_ints(LLVMBuilderRef b, LLVMValueRef x) {
@@ -214,12 +219,218 @@ static LLVMValueRef shfl_xor(cg *g, const tir_call *c) {
     return r;
 }
 
+/* ------------------------------------------------------------ wgmma_sync
+ *
+ * One inline-PTX statement per call (LLVM 19 has no wgmma intrinsics):
+ * the fence that makes the kernel's shared stores visible to the async
+ * proxy, wgmma.fence, one wgmma.mma_async per group in order, commit and
+ * wait 0, so that no accumulator register is touched while a wgmma is in
+ * flight.  Each distinct accumulator element is one "+f" operand (an
+ * output with a tied input), however many groups (k steps) accumulate
+ * into it; the A registers are TF32 "r" operands, each descriptor an "l"
+ * operand computed here. */
+
+/* One distinct accumulator element: element o + k of the array of addr =
+ * address_of(L[o]), at index idx of L. */
+typedef struct wg_acc {
+    const tir_buffer *buf;
+    int64_t idx;
+    const tir_expr *addr;
+    int64_t k;
+} wg_acc;
+
+/* The accumulators of one wgmma_sync and each group's registers in them. */
+typedef struct wg_accs {
+    wg_acc *acc;
+    int n;
+    int *reg; /* group g's register r is acc[reg[first[g] + r]] */
+    int *first;
+} wg_accs;
+
+static int64_t wg_rows(const tir_call *c, int grp) {
+    int64_t r = 0;
+    bool k = tir_expr_const_int(c->args[5 * grp + 4], &r);
+    TIR_ASSERT(k); /* cg_check */
+    return r;
+}
+
+/* The element of register r of a group whose unit stride is cs:
+ * register 8u + e is element u * cs + e from the group's start. */
+static int64_t wg_reg_elem(int64_t cs, int r) { return (r / 8) * cs + r % 8; }
+
+/* The slot of element k of addr's array in a (added when new); -1 on
+ * failure (the ctx has the error).  The element must be at a constant
+ * index: only then are two groups' registers known to be one element
+ * (or not), as the tied operands need; and inside the array (cg_check
+ * could not see an index that only unrolling made constant). */
+static int wg_slot(cg *g, wg_accs *a, const tir_expr *addr, int64_t k) {
+    const tir_buffer *b = tir_as_tir_buffer_load(tir_as_tir_call(addr)->args[0])->buffer;
+    LLVMValueRef i = cg_local_index(g, addr, k);
+    if (!i) return -1;
+    if (!LLVMIsAConstantInt(i)) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "codegen: wgmma_sync: the accumulator registers in '%s' are not at constant "
+                 "indices (unroll the loops their offset depends on)",
+                 b->name);
+        cg_fail_unsupported(g, msg);
+        return -1;
+    }
+    int64_t idx = LLVMConstIntGetSExtValue(i), size = tir_buffer_const_size(b);
+    if (idx < 0 || idx >= size) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "codegen: wgmma_sync: the accumulator register %s[%lld] lies outside the "
+                 "array of %lld elements",
+                 b->name, (long long)idx, (long long)size);
+        cg_fail_unsupported(g, msg);
+        return -1;
+    }
+    for (int j = 0; j < a->n; j++)
+        if (a->acc[j].buf == b && a->acc[j].idx == idx) return j;
+    a->acc[a->n] = (wg_acc){.buf = b, .idx = idx, .addr = addr, .k = k};
+    return a->n++;
+}
+
+/* Collects the distinct accumulators of c (a's arrays sized by the
+ * caller: nregs registers in all). */
+static bool wg_collect(cg *g, const tir_call *c, wg_accs *a) {
+    int ngroups = c->nargs / 5, at = 0;
+    for (int grp = 0; grp < ngroups; grp++) {
+        int64_t cs = 0;
+        bool k = tir_expr_const_int(c->args[5 * grp + 1], &cs);
+        TIR_ASSERT(k); /* cg_check */
+        a->first[grp] = at;
+        for (int r = 0; r < wg_rows(c, grp) / 2; r++) {
+            int j = wg_slot(g, a, c->args[5 * grp], wg_reg_elem(cs, r));
+            if (j < 0) return false;
+            a->reg[at++] = j;
+        }
+    }
+    return true;
+}
+
+/* The matrix descriptor of the tile at addr (address_of(S[x]), shared):
+ * bits 0-13 the address (& 0x3FFFF) >> 4; LBO 1 (unused with the
+ * swizzle), SBO 64 (1024 bytes between 8-row groups), 128-byte swizzle
+ * (mode 1 in bits 62-63): tools/tcpeak.c's SW128_TMPL, validated there on
+ * the GPU. */
+static LLVMValueRef wg_desc(cg *g, const tir_expr *addr) {
+    LLVMValueRef p = cg_address_of(g, addr);
+    if (!p) return NULL;
+    LLVMBuilderRef b = cg_builder(g);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetModuleContext(cg_module(g)));
+    LLVMValueRef v = LLVMBuildPtrToInt(b, p, i64, "");
+    v = LLVMBuildAnd(b, v, LLVMConstInt(i64, 0x3FFFF, 0), "");
+    v = LLVMBuildLShr(b, v, LLVMConstInt(i64, 4, 0), "");
+    unsigned long long tmpl = (1ull << 62) | (64ull << 32) | (1ull << 16);
+    return LLVMBuildOr(b, v, LLVMConstInt(i64, tmpl, 0), "");
+}
+
+/* The PTX text: outputs $0 .. $(nacc - 1) are the accumulators, then
+ * group g's A registers at nacc + 4g .., its descriptor at nacc + 4G + g;
+ * the tied inputs follow, unnamed in the text. */
+static char *wg_text(const tir_call *c, const wg_accs *a) {
+    int ngroups = c->nargs / 5;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_puts(&sb, "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n\t"
+                    "fence.proxy.async.shared::cta;\n\twgmma.fence.sync.aligned;\n\t");
+    for (int grp = 0; grp < ngroups; grp++) {
+        int64_t rows = wg_rows(c, grp);
+        ir_sb_printf(&sb, "wgmma.mma_async.sync.aligned.m64n%lldk8.f32.tf32.tf32 {",
+                     (long long)rows);
+        for (int r = 0; r < rows / 2; r++)
+            ir_sb_printf(&sb, "%s$%d", r ? ", " : "", a->reg[a->first[grp] + r]);
+        int ra = a->n + 4 * grp;
+        ir_sb_printf(&sb, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1;\n\t", ra, ra + 1, ra + 2, ra + 3,
+                     a->n + 4 * ngroups + grp);
+    }
+    ir_sb_puts(&sb, "wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0; }");
+    return sb.data;
+}
+
+/* "=f" per accumulator, "r" per A register, "l" per descriptor, the tied
+ * inputs ("0" ..), and a memory clobber: the asm reads shared memory. */
+static char *wg_constraints(int nacc, int ngroups) {
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    for (int j = 0; j < nacc; j++) ir_sb_puts(&sb, j ? ",=f" : "=f");
+    for (int j = 0; j < 4 * ngroups; j++) ir_sb_puts(&sb, ",r");
+    for (int j = 0; j < ngroups; j++) ir_sb_puts(&sb, ",l");
+    for (int j = 0; j < nacc; j++) ir_sb_printf(&sb, ",%d", j);
+    ir_sb_puts(&sb, ",~{memory}");
+    return sb.data;
+}
+
+/* The operands in the order of wg_constraints' inputs; false on failure. */
+static bool wg_operands(cg *g, const tir_call *c, const wg_accs *a, LLVMValueRef *ops) {
+    int ngroups = c->nargs / 5;
+    for (int grp = 0; grp < ngroups; grp++) {
+        for (int i = 0; i < 4; i++) {
+            LLVMValueRef x = cg_local_load(g, c->args[5 * grp + 2], i);
+            if (!x || !(ops[4 * grp + i] = tf32_round(g, x))) return false;
+        }
+        if (!(ops[4 * ngroups + grp] = wg_desc(g, c->args[5 * grp + 3]))) return false;
+    }
+    for (int j = 0; j < a->n; j++)
+        if (!(ops[5 * ngroups + j] = cg_local_load(g, a->acc[j].addr, a->acc[j].k))) return false;
+    return true;
+}
+
+/* The inline asm call of c with its operands (nacc accumulators). */
+static LLVMValueRef wg_call(cg *g, const tir_call *c, const wg_accs *a, LLVMValueRef *ops) {
+    int ngroups = c->nargs / 5, nin = 5 * ngroups + a->n;
+    LLVMContextRef lc = LLVMGetModuleContext(cg_module(g));
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(lc);
+    LLVMTypeRef *ts = ir_xmalloc(sizeof *ts * (size_t)(nin > a->n ? nin : a->n));
+    for (int j = 0; j < a->n; j++) ts[j] = f32;
+    LLVMTypeRef rt = LLVMStructTypeInContext(lc, ts, (unsigned)a->n, 0);
+    for (int j = 0; j < nin; j++) ts[j] = LLVMTypeOf(ops[j]);
+    LLVMTypeRef ft = LLVMFunctionType(rt, ts, (unsigned)nin, 0);
+    free(ts);
+    char *text = wg_text(c, a), *cons = wg_constraints(a->n, ngroups);
+    LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    free(text);
+    free(cons);
+    LLVMValueRef r = LLVMBuildCall2(cg_builder(g), ft, fn, ops, (unsigned)nin, "");
+    set_convergent(r);
+    return r;
+}
+
+/* wgmma_sync(c, cs, b, a, rows, ...) (intrinsics.def): the accumulators'
+ * values in, the asm, the new values stored back. */
+static LLVMValueRef wgmma_sync(cg *g, const tir_call *c) {
+    int ngroups = c->nargs / 5, nregs = 0;
+    for (int grp = 0; grp < ngroups; grp++) nregs += (int)(wg_rows(c, grp) / 2);
+    wg_accs a = {.acc = ir_xmalloc(sizeof *a.acc * (size_t)nregs),
+                 .reg = ir_xmalloc(sizeof *a.reg * (size_t)nregs),
+                 .first = ir_xmalloc(sizeof *a.first * (size_t)ngroups)};
+    LLVMValueRef *ops = ir_xmalloc(sizeof *ops * (size_t)(5 * ngroups + nregs));
+    LLVMValueRef r = NULL;
+    if (wg_collect(g, c, &a) && wg_operands(g, c, &a, ops)) {
+        r = wg_call(g, c, &a, ops);
+        LLVMBuilderRef b = cg_builder(g);
+        for (int j = 0; r && j < a.n; j++)
+            if (!cg_local_store(g, a.acc[j].addr, a.acc[j].k,
+                                LLVMBuildExtractValue(b, r, (unsigned)j, "")))
+                r = NULL;
+    }
+    free(a.acc);
+    free(a.reg);
+    free(a.first);
+    free(ops);
+    return r;
+}
+
 LLVMValueRef cg_tensor_call(cg *g, const tir_call *c) {
     switch (c->op) {
     case TIR_INTRIN_LANE_ID: return cg_entry_intrinsic(g, "llvm.nvvm.read.ptx.sreg.laneid");
     case TIR_INTRIN_MMA_SYNC: return mma_sync(g, c);
     case TIR_INTRIN_LDMATRIX: return ldmatrix(g, c);
     case TIR_INTRIN_SHFL_XOR: return shfl_xor(g, c);
+    case TIR_INTRIN_WGMMA_SYNC: return wgmma_sync(g, c);
     default: TIR_UNREACHABLE();
     }
 }

@@ -326,6 +326,25 @@ static tir_status shared_placement(tir_ctx *ctx, const tir_prim_func *kernel,
     return TIR_OK;
 }
 
+/* A kernel with wgmma_sync (cg_check: the target is sm_90 or sm_90a) is
+ * emitted for sm_90a, whose PTX (`.target sm_90a`, PTX ISA 8.0) has
+ * wgmma; the driver's JIT runs it on compute capability 9.0 devices only,
+ * which is what an sm_90 target means.  Every other kernel keeps its
+ * target.  Features given in o that ask for a PTX ISA before 8.0 are a
+ * user error (LLVM would print PTX that ptxas rejects). */
+static tir_status wgmma_target(tir_ctx *ctx, const tir_prim_func *kernel, tir_codegen_opts *o,
+                               const tir_target **target) {
+    if (strcmp(o->arch, "sm_90") == 0) o->arch = "sm_90a";
+    *target = tir_target_find(o->arch);
+    TIR_ASSERT(*target);
+    const char *features = cg_features(o);
+    if (cg_ptx_version(features) >= CG_WGMMA_PTX) return TIR_OK;
+    return tir_ctx_fail(ctx, TIR_ERR_ARCH,
+                        "codegen: kernel '%s' uses wgmma_sync, which needs PTX ISA 8.0 or later; "
+                        "the features '%s' ask for an older one",
+                        kernel->name, features ? features : "");
+}
+
 tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *opts,
                        const tir_module **out) {
     double t0 = ir_now_ms();
@@ -351,6 +370,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     const tir_target *target = tir_target_find(o.arch);
     TIR_ASSERT(target); /* tir_codegen_check_arch accepted it */
     TIR_TRY(cg_check(ctx, kernel, target, &info));
+    if (info.wgmma) TIR_TRY(wgmma_target(ctx, kernel, &o, &target));
     TIR_TRY(shared_placement(ctx, kernel, &o, target, &info));
     cg_llvm_init();
 
