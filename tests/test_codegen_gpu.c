@@ -16,7 +16,9 @@
 #include "cg_kernels.h"
 #include "cg_tc_kernels.h"
 #include "minitir/codegen.h"
+#include "minitir/lower.h"
 #include "minitir/runtime.h"
+#include "minitir/tune.h"
 
 static tir_rt_device *dev;
 
@@ -248,6 +250,66 @@ static void test_tc_kernels(void **st) {
     }
 }
 
+/* TF32 by wgmma (tir_tc_config.wgmma): the rule's kernel on the GPU
+ * against the interpreter's run of the tensorized function, whose wgmma
+ * truncates the shared operand and rounds the register one as the tensor
+ * core does: a relative 1e-4 of max(|ref|, 1) leaves room for the GPU's
+ * float32 sums and none for a lane or layout mistake (an O(1) error) or
+ * for rounding A to nearest instead (about 1e-3 at K = 96).  Skipped on a
+ * GPU before sm_90. */
+static void test_wgmma_kernels(void **st) {
+    (void)st;
+    const tir_rt_props *pr = tir_rt_device_props(dev);
+    if (pr->cc_major != 9) {
+        printf("# wgmma: sm_%d%d is not sm_90, skipped\n", pr->cc_major, pr->cc_minor);
+        return;
+    }
+    static const struct {
+        int64_t M, N, K;
+        int bm, bn, warps_n, stages;
+    } v[] = {{128, 128, 96, 128, 128, 4, 3}, {128, 256, 64, 64, 256, 8, 2},
+             {256, 128, 96, 256, 64, 4, 2}};
+    for (size_t e = 0; e < sizeof v / sizeof v[0]; e++) {
+        tir_ctx *ctx = tir_ctx_create();
+        const tir_prim_func *f = tir_def_matmul_mixed(ctx, v[e].M, v[e].N, v[e].K, TIR_F32, TIR_F32);
+        tir_schedule *s;
+        assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+        tir_tc_config c = tir_tc_config_default();
+        c.wgmma = true, c.bm = v[e].bm, c.bn = v[e].bn, c.bk = 32, c.warps_m = 1;
+        c.warps_n = v[e].warps_n, c.stages = v[e].stages;
+        if (tir_tune_tc_tiling(s, "C", &c, NULL, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+        const tir_prim_func *k;
+        if (tir_lower(ctx, tir_sched_func(s), NULL, &k) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+        size_t na = (size_t)(v[e].M * v[e].K), nb = (size_t)(v[e].K * v[e].N);
+        size_t nc = (size_t)(v[e].M * v[e].N);
+        float *a = malloc(4 * na), *b = malloc(4 * nb), *want = malloc(4 * nc);
+        float *ga = malloc(4 * na), *gb = malloc(4 * nb), *gc = malloc(4 * nc);
+        tir_rt_rng rng = tir_rt_rng_seed(900 + (uint64_t)e);
+        fill(&rng, TIR_F32, a, (int64_t)na);
+        fill(&rng, TIR_F32, b, (int64_t)nb);
+        tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
+        tir_interp_opts io = {.uninit_params = 4};
+        if (tir_interp_run(ctx, tir_sched_func(s), 3, args, &io) != TIR_OK)
+            fail_msg("%s", tir_ctx_error(ctx));
+        void *in[3] = {a, b, want}, *out[3] = {ga, gb, gc};
+        double ms = 0, worst = 0;
+        int64_t scalar[3] = {0};
+        run_gpu(ctx, k, in, scalar, out, &ms);
+        for (size_t i = 0; i < nc; i++) {
+            double err = fabs((double)want[i] - gc[i]) / fmax(fabs(want[i]), 1.0);
+            if (!(err <= 1e-4))
+                fail_msg("wgmma case %zu: C[%zu] = %.9g on the GPU, %.9g interpreted", e, i,
+                         (double)gc[i], (double)want[i]);
+            if (err > worst) worst = err;
+        }
+        printf("# wgmma case %zu (%lldx%lldx%lld, %dx%d tiles): max rel err %.3g\n", e,
+               (long long)v[e].M, (long long)v[e].N, (long long)v[e].K, v[e].bm, v[e].bn, worst);
+        free(a), free(b), free(want), free(ga), free(gb), free(gc);
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+    }
+}
+
 int main(void) {
     tir_ctx *ctx = tir_ctx_create();
     tir_status s = tir_rt_device_create(ctx, 0, &dev);
@@ -257,7 +319,8 @@ int main(void) {
         return 0;
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_kernels),
-                                       cmocka_unit_test(test_tc_kernels)};
+                                       cmocka_unit_test(test_tc_kernels),
+                                       cmocka_unit_test(test_wgmma_kernels)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tir_rt_device_destroy(dev);
     tir_ctx_destroy(ctx);

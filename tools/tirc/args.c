@@ -60,8 +60,9 @@ static const char *const examples_help =
     "A/B runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
     "lane after a warp shuffle instead of two 8-byte stores (lowering; tiles\n"
     "inside C only, the others as before). wgmma: TF32 through Hopper's warpgroup\n"
-    "MMA (wgmma.mma_async, sm_90a) instead of mma.sync, 128x256x32 tiles of 1x8\n"
-    "warps unless --tile says otherwise; M and N multiples of the tile.\n";
+    "MMA (wgmma.mma_async, sm_90a) instead of mma.sync, 128x128x32 tiles of 1x4\n"
+    "warps in 3 stages unless --tile / --stages say otherwise; M and N multiples of\n"
+    "the tile.\n";
 
 int tirc_usage_error(const char *fmt, ...) {
     va_list ap;
