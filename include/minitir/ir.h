@@ -838,9 +838,11 @@ TIR_API const tir_expr *tir_simplify(tir_ctx *ctx, const tir_expr *e);
  * never written are errors (TIR_ERR_OUT_OF_BOUNDS / TIR_ERR_UNINIT_READ)
  * whose message names the buffer, the indices and shows the statement.
  * The logical tensor-core intrinsics (frag_fill, frag_load, frag_store,
- * mma_sync on fragment buffers) run at tile level (intrinsics.def); misuse
- * (not a tile origin, wrong scope or dtype) is TIR_ERR_EVAL, and the
- * lowered-only lane_id and ldmatrix are TIR_ERR_UNSUPPORTED.
+ * mma_sync, wgmma on fragment buffers) run at tile level (intrinsics.def);
+ * misuse (not a tile origin, wrong scope or dtype) is TIR_ERR_EVAL, a
+ * wgmma region outside its buffer TIR_ERR_OUT_OF_BOUNDS, and the
+ * lowered-only lane_id, ldmatrix, shfl_xor and wgmma_sync are
+ * TIR_ERR_UNSUPPORTED.
  */
 typedef struct tir_arg {
     void *data;     /* buffer parameters */

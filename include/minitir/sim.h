@@ -21,7 +21,10 @@ extern "C" {
  * same barrier they all go on.  The tensor-core intrinsics mma_sync and
  * ldmatrix are warp collectives: the 32 lanes of a warp (linear thread id
  * / 32; lane = id % 32, lane_id()) must all reach the same call, which is
- * then performed with every lane's operands (docs/lowered-ir.md).  Blocks run one after the other, threads of
+ * then performed with every lane's operands (docs/lowered-ir.md).
+ * wgmma_sync is a warpgroup collective: the 128 threads 128q .. 128q +
+ * 127 of the block (linear id) must all reach the same call, with the
+ * same shared tile and row count (intrinsics.def).  Blocks run one after the other, threads of
  * a block in order of their linear id (x fastest), so runs are
  * deterministic.
  *
@@ -42,7 +45,9 @@ extern "C" {
  *                              the block (threads waiting at different
  *                              syncthreads, or finished while others wait),
  *                              or a warp collective not reached by all 32
- *                              lanes of a warp (divergent warp);
+ *                              lanes of a warp (divergent warp), or a
+ *                              wgmma_sync not reached by all 128 threads
+ *                              of a warpgroup (divergent warpgroup);
  *   TIR_ERR_SIM_CP_ASYNC_PENDING  a load or store of a shared element whose
  *                              cp_async has not completed (no matching
  *                              cp_async_wait yet), or bad cp_async operands
@@ -53,12 +58,17 @@ extern "C" {
  *   TIR_ERR_SIM_LAUNCH         launch dimensions that cannot be determined
  *                              or are out of limits, or warp intrinsics
  *                              (lane_id, mma_sync, ldmatrix) in blocks that
- *                              are not whole warps;
+ *                              are not whole warps, wgmma_sync in blocks
+ *                              that are not whole warpgroups;
  *   TIR_ERR_UNSUPPORTED        the logical frag_fill / frag_load /
- *                              frag_store (lowering expands them).
+ *                              frag_store / wgmma (lowering expands them).
  * ldmatrix's rows are shared reads of the lane that supplies the row (race
  * and uninitialised checks); a row address must be 16-byte aligned in a
- * shared buffer of 16-bit elements (TIR_ERR_EVAL otherwise).
+ * shared buffer of 16-bit elements (TIR_ERR_EVAL otherwise).  wgmma_sync
+ * reads its shared tile as the warpgroup's first thread; a tile whose
+ * start is not a k slice of an 8-row group (4x % 1024 not 0, 32, 64 or
+ * 96), or warps passing different tiles, are TIR_ERR_EVAL, a tile or a
+ * result register outside its buffer TIR_ERR_OUT_OF_BOUNDS.
  * The first error stops the run. */
 typedef struct tir_sim_opts {
     /* Bit i: parameter i's buffer starts unwritten (as tir_interp_opts). */
@@ -89,7 +99,8 @@ typedef struct tir_sim_report {
     int64_t cp_async_copies;   /* completed copies */
     int64_t atomic_adds;       /* atomic_add calls executed */
     int64_t shared_bytes;      /* shared memory of one block */
-    int64_t warp_ops;          /* warp collectives (mma_sync, ldmatrix) performed */
+    int64_t warp_ops;          /* warp collectives (mma_sync, ldmatrix, shfl_xor) performed,
+                                  and wgmma_sync, once per warpgroup */
     bool coroutines;           /* false: no syncthreads or warp collectives, threads ran plainly */
     /* When the run failed in a thread: which one. */
     bool has_thread;

@@ -515,7 +515,7 @@ static const ir_cexpr *cexpr(comp *c, const tir_expr *e) {
             x->u.call.args = a;
             return x;
         }
-        if (call->nargs > 8) {
+        if (call->nargs > (call->op == TIR_INTRIN_WGMMA_SYNC ? IR_MAX_CALL_ARGS : 8)) {
             cfail(c, TIR_ERR_UNSUPPORTED, "interpreter: call to %s with %d arguments",
                   tir_intrin_name(call->op), call->nargs);
             return x;
@@ -1391,16 +1391,20 @@ static void atomic_add(ir_env *e, const ir_val *args) {
 }
 
 /* Tensor-core intrinsics.  A simulator's hook gets the lowered per-lane
- * forms (lane_id, mma_sync, ldmatrix, shfl_xor: warp collectives) with evaluated
+ * forms (lane_id, mma_sync, ldmatrix, shfl_xor: warp collectives; wgmma_sync:
+ * a warpgroup collective) with evaluated
  * operands.  Otherwise the logical tile forms read their operands'
  * indices themselves (interp_tc.c): a clipped frag_load / frag_store
- * origin may lie outside its buffer, so address_of is not evaluated. */
-static ir_val tc_call(ir_env *e, const ir_cexpr *x) {
+ * origin may lie outside its buffer, so address_of is not evaluated.
+ * Not inlined: wgmma_sync's argument array stays out of call_s's frame,
+ * which every nested call expression repeats on a simulator thread's
+ * small stack. */
+static __attribute__((noinline)) ir_val tc_call(ir_env *e, const ir_cexpr *x) {
     tir_intrin op = x->u.call.op;
-    ir_val args[8], r = {0};
+    ir_val args[IR_MAX_CALL_ARGS], r = {0};
     if (e->hooks && e->hooks->intrin &&
         (op == TIR_INTRIN_LANE_ID || op == TIR_INTRIN_MMA_SYNC || op == TIR_INTRIN_LDMATRIX ||
-         op == TIR_INTRIN_SHFL_XOR)) {
+         op == TIR_INTRIN_SHFL_XOR || op == TIR_INTRIN_WGMMA_SYNC)) {
         for (int i = 0; i < x->u.call.nargs; i++) args[i] = ir_eval(e, x->u.call.args[i]);
         if (e->status || e->hooks->intrin(e, x, args, &r)) return r;
     }
@@ -1415,6 +1419,8 @@ static ir_val call_s(ir_env *e, const ir_cexpr *x) {
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
     case TIR_INTRIN_SHFL_XOR:
+    case TIR_INTRIN_WGMMA:
+    case TIR_INTRIN_WGMMA_SYNC:
     case TIR_INTRIN_FRAG_FILL:
     case TIR_INTRIN_FRAG_LOAD:
     case TIR_INTRIN_FRAG_STORE: return tc_call(e, x);

@@ -52,6 +52,9 @@
 
 #define IR_MAX_LANES 64 /* masks are uint64_t */
 #define IR_MAX_DIMS 16
+/* Arguments of a call: 8, except wgmma_sync's groups of 5 (up to 8 of
+ * them, one call of a warpgroup's k step). */
+#define IR_MAX_CALL_ARGS 40
 
 /* One scalar value: `i` for bool / int / uint (bool as 0/1, unsigned
  * zero-extended, signed sign-extended, always wrapped to the width), `f`
@@ -289,9 +292,9 @@ ir_mbuf *ir_need_buf(ir_env *e, int slot, const tir_buffer *b);
 ir_val ir_cast_val(int from, int to, ir_val v);
 
 /* Tensor cores (interp_tc.c).  The interpreter's semantics of the logical
- * tile intrinsics frag_fill / frag_load / frag_store / mma_sync on
- * fragment buffers, and the error for the lowered-only lane_id and
- * ldmatrix; call x is one of these (after hooks->intrin declined). */
+ * tile intrinsics frag_fill / frag_load / frag_store / mma_sync / wgmma
+ * on fragment buffers, and the error for the lowered-only lane_id,
+ * ldmatrix, shfl_xor and wgmma_sync; call x is one of these (after hooks->intrin declined). */
 ir_val ir_tc_call(ir_env *e, const ir_cexpr *x);
 /* One mma.sync tile: d (16x8) += a (16 x k) . b (k x 8) with k = 16
  * (m16n8k16) or 8 (m16n8k8); with tf32 the inputs are first rounded to
@@ -303,5 +306,17 @@ void ir_mma_tile(float d[16][8], const float a[16][16], const float b[16][8], in
  * cvt.rn.tf32.f32 (and codegen's emulation of it before sm_90); Inf and
  * NaN unchanged, a finite x past the largest TF32 value becomes Inf. */
 float ir_tf32_round(float x);
+/* x truncated to TF32 (the low 13 mantissa bits cleared: toward zero),
+ * what the tensor core does to a float32 operand it reads from shared
+ * memory; Inf and NaN unchanged. */
+float ir_tf32_trunc(float x);
+/* d + sum over q < k of a[q] b[q] (inputs already rounded to the mma's
+ * precision, so the products are exact in double), summed in double in q
+ * order and rounded once to float32: ir_mma_tile's and wgmma's sum. */
+float ir_mma_dot(float d, const float *a, const float *b, int k);
+/* One element of a wgmma: c + sum over k < 8 of trunc(s[k]) rn(b[k])
+ * (ir_tf32_trunc, ir_tf32_round; ir_mma_dot).  The interpreter's wgmma
+ * and the simulator's wgmma_sync share it so they agree bit for bit. */
+float ir_wgmma_elem(float c, const float s[8], const float b[8]);
 
 #endif

@@ -9,20 +9,28 @@
  *   frag_store(F, D)  D[.., i0 + r, j0 + c] = tile (r, c) inside D only
  *   mma_sync(C, A, B) C += A . B, m16n8k16 (16-bit A, B) or m16n8k8
  *                     (float32 A, B rounded to TF32)
+ *   wgmma(C, S, B, R) C (R x 16, frag.acc) += S (R x 8, a shared float32
+ *                     tile, truncated to TF32) . B (8 x 16, frag.b, two
+ *                     tiles, rounded to TF32): one warp's share of
+ *                     Hopper's warpgroup MMA (intrinsics.def), whose
+ *                     regions span several tiles and must lie inside
+ *                     their buffers (no clipping)
  * Each operand is address_of(BufferLoad) and is read here from the
  * compiled load (buffer slot and indices), not from the evaluated
  * pointer, since a clipped frag_load / frag_store origin may lie outside
  * its buffer.  Element accesses go through the interpreter's checked
  * paths (bounds, unwritten elements, a simulator's watch hook).  lane_id,
- * ldmatrix and shfl_xor exist only per lane, after lower_fragments: the interpreter
- * refuses them (the simulator executes them as warp collectives).
+ * ldmatrix, shfl_xor and wgmma_sync exist only per lane, after
+ * lower_fragments: the interpreter refuses them (the simulator executes
+ * them as warp and warpgroup collectives).
  *
  * The arithmetic of one mma tile, ir_mma_tile, is shared with the
  * simulator so both oracles round alike: products are exact in double
  * (16-bit and TF32 inputs have at most 11 significant bits), the sum
  * D + sum_k A[i,k] B[k,j] is accumulated in double in k order and rounded
- * once to float32.  The GPU's internal order and precision differ within
- * the verification tolerance.
+ * once to float32; ir_wgmma_elem is the same sum for one element of a
+ * wgmma, which the simulator's wgmma_sync shares.  The GPU's internal
+ * order and precision differ within the verification tolerance.
  */
 #include <string.h>
 
@@ -41,20 +49,40 @@ float ir_tf32_round(float x) {
     return x;
 }
 
+float ir_tf32_trunc(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x; /* Inf, NaN: as they are */
+    u &= 0xffffe000u; /* keep 10 mantissa bits, toward zero */
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+float ir_mma_dot(float d, const float *a, const float *b, int k) {
+    double s = d;
+    for (int q = 0; q < k; q++) s += (double)a[q] * (double)b[q];
+    return (float)s;
+}
+
 void ir_mma_tile(float d[16][8], const float a[16][16], const float b[16][8], int k, bool tf32) {
     for (int i = 0; i < 16; i++)
         for (int j = 0; j < 8; j++) {
-            double s = d[i][j];
+            float x[16], y[16];
             for (int q = 0; q < k; q++) {
-                float x = a[i][q], y = b[q][j];
-                if (tf32) {
-                    x = ir_tf32_round(x);
-                    y = ir_tf32_round(y);
-                }
-                s += (double)x * (double)y;
+                x[q] = tf32 ? ir_tf32_round(a[i][q]) : a[i][q];
+                y[q] = tf32 ? ir_tf32_round(b[q][j]) : b[q][j];
             }
-            d[i][j] = (float)s;
+            d[i][j] = ir_mma_dot(d[i][j], x, y, k);
         }
+}
+
+float ir_wgmma_elem(float c, const float s[8], const float b[8]) {
+    float x[8], y[8];
+    for (int k = 0; k < 8; k++) {
+        x[k] = ir_tf32_trunc(s[k]);
+        y[k] = ir_tf32_round(b[k]);
+    }
+    return ir_mma_dot(c, x, y, 8);
 }
 
 /* ================================================================ operands */
@@ -265,6 +293,92 @@ static void mma_sync(ir_env *e, const ir_cexpr *x) {
         }
 }
 
+/* ================================================================ wgmma */
+
+/* Operand i of wgmma: a float32 buffer of `scope`. */
+static bool wg_operand(ir_env *e, const ir_cexpr *x, int i, tir_scope scope, tc_ref *out) {
+    if (!operand(e, x, i, out)) return false;
+    const tir_buffer *b = out->m->buffer;
+    if (b->scope == scope && tir_dtype_eq(b->dtype, TIR_F32)) return true;
+    char dt[32];
+    ir_env_fail(e, TIR_ERR_EVAL, "wgmma: operand %d (%s) must be a float32 buffer of scope %s, "
+                "but is %s of scope %s",
+                i, b->name, tir_scope_name(scope), tir_dtype_str(b->dtype, dt, sizeof dt),
+                tir_scope_name(b->scope));
+    return false;
+}
+
+/* ref's region of rows x cols elements from its origin: inside the
+ * buffer (no clipping: a wgmma reads whole tiles), the origin's row a
+ * multiple of ra and its column of ca (whole fragment tiles). */
+static bool wg_region(ir_env *e, int i, const tc_ref *ref, int64_t rows, int64_t cols, int ra,
+                      int ca) {
+    int nd = ref->m->ndim;
+    const int64_t *sh = ref->m->shape;
+    int64_t r0 = ref->idx[nd - 2], c0 = ref->idx[nd - 1];
+    const char *name = ref->m->buffer->name;
+    bool lead_ok = true;
+    for (int d = 0; d < nd - 2; d++) lead_ok &= (uint64_t)ref->idx[d] < (uint64_t)sh[d];
+    if (!lead_ok || r0 < 0 || c0 < 0 || r0 + rows > sh[nd - 2] || c0 + cols > sh[nd - 1]) {
+        ir_env_fail(e, TIR_ERR_OUT_OF_BOUNDS,
+                    "wgmma: operand %d: the %lldx%lld region from %s[.., %lld, %lld] does not lie "
+                    "inside %s (shape [.., %lld, %lld])",
+                    i, (long long)rows, (long long)cols, name, (long long)r0, (long long)c0, name,
+                    (long long)sh[nd - 2], (long long)sh[nd - 1]);
+        return false;
+    }
+    if (r0 % ra || c0 % ca) {
+        ir_env_fail(e, TIR_ERR_EVAL,
+                    "wgmma: operand %d (%s[.., %lld, %lld], %lld rows) must start at a row that is "
+                    "a multiple of %d and a column that is a multiple of %d (whole fragment tiles)",
+                    i, name, (long long)r0, (long long)c0, (long long)rows, ra, ca);
+        return false;
+    }
+    return true;
+}
+
+/* Element (r, c) of ref's region (inside it: wg_region). */
+static float wg_load(ir_env *e, const tc_ref *ref, int r, int c) {
+    int64_t idx[IR_MAX_DIMS];
+    at(ref, r, c, idx);
+    return ir_load_idx(e, ref->m, idx).f;
+}
+
+/* wgmma(c, a, b, rows): C[r0+i, c0+j] += sum_k trunc(S[i0+i, k0+k]) *
+ * rn(B[q0+k, c1+j]), i < R, j < 16, k < 8 (intrinsics.def).  C's row
+ * origin is a multiple of 16 unless R is an odd multiple of 8 (a half
+ * tile at the end), then of 8. */
+static void wgmma(ir_env *e, const ir_cexpr *x) {
+    tc_ref c, s, b;
+    if (!wg_operand(e, x, 0, TIR_SCOPE_FRAG_ACC, &c) ||
+        !wg_operand(e, x, 1, TIR_SCOPE_SHARED, &s) || !wg_operand(e, x, 2, TIR_SCOPE_FRAG_B, &b))
+        return;
+    const ir_cexpr *rx = x->u.call.args[3];
+    int64_t R = rx->lanes == 1 && rx->tc <= IR_TC_U8 ? ir_eval(e, rx).i : 0;
+    if (e->status) return;
+    if (R < 8 || R > 256 || R % 8) {
+        ir_env_fail(e, TIR_ERR_EVAL, "wgmma: rows must be a multiple of 8 from 8 to 256, not %lld",
+                    (long long)R);
+        return;
+    }
+    if (!wg_region(e, 0, &c, R, 16, R % 16 ? 8 : 16, 16) || !wg_region(e, 1, &s, R, 8, 1, 1) ||
+        !wg_region(e, 2, &b, 8, 16, 8, 16))
+        return;
+    float sv[256][8], bt[16][8]; /* S's rows, B's columns */
+    for (int i = 0; i < R && !e->status; i++)
+        for (int k = 0; k < 8; k++) sv[i][k] = wg_load(e, &s, i, k);
+    for (int k = 0; k < 8; k++)
+        for (int j = 0; j < 16; j++) bt[j][k] = wg_load(e, &b, k, j);
+    int64_t idx[IR_MAX_DIMS];
+    for (int i = 0; i < R && !e->status; i++)
+        for (int j = 0; j < 16 && !e->status; j++) {
+            ir_val v;
+            v.f = ir_wgmma_elem(wg_load(e, &c, i, j), sv[i], bt[j]);
+            at(&c, i, j, idx);
+            if (!e->status) ir_store_idx(e, c.m, idx, v);
+        }
+}
+
 ir_val ir_tc_call(ir_env *e, const ir_cexpr *x) {
     ir_val r = {0};
     switch (x->u.call.op) {
@@ -272,11 +386,13 @@ ir_val ir_tc_call(ir_env *e, const ir_cexpr *x) {
     case TIR_INTRIN_FRAG_LOAD: frag_load(e, x); break;
     case TIR_INTRIN_FRAG_STORE: frag_store(e, x); break;
     case TIR_INTRIN_MMA_SYNC: mma_sync(e, x); break;
+    case TIR_INTRIN_WGMMA: wgmma(e, x); break;
     default:
         ir_env_fail(e, TIR_ERR_UNSUPPORTED,
-                    "%s is an intrinsic of lowered kernels (per lane of a warp): the interpreter "
-                    "runs the logical tile intrinsics (frag_fill, frag_load, frag_store, "
-                    "mma_sync on fragments); run a lowered kernel in the simulator (tir_sim_run)",
+                    "%s is an intrinsic of lowered kernels (per lane of a warp or warpgroup): the "
+                    "interpreter runs the logical tile intrinsics (frag_fill, frag_load, "
+                    "frag_store, mma_sync, wgmma on fragments); run a lowered kernel in the "
+                    "simulator (tir_sim_run)",
                     op_name(x));
         break;
     }

@@ -174,6 +174,8 @@ tir_dtype ir_text_call_dtype(tir_intrin op, int nargs, const tir_expr *const *ar
     case TIR_INTRIN_ATOMIC_ADD:
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
+    case TIR_INTRIN_WGMMA:
+    case TIR_INTRIN_WGMMA_SYNC:
     case TIR_INTRIN_FRAG_FILL:
     case TIR_INTRIN_FRAG_LOAD:
     case TIR_INTRIN_FRAG_STORE:

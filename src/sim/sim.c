@@ -143,7 +143,7 @@ typedef struct sim_thread {
     tir_status status;
     const ir_cexpr *barrier; /* the syncthreads or warp collective it waits at */
     const tir_stmt *barrier_stmt;
-    ir_val wargs[4]; /* the collective's evaluated operands */
+    ir_val wargs[IR_MAX_CALL_ARGS]; /* the collective's evaluated operands */
     ir_val *wresult; /* where a value-returning collective's result goes (on its stack) */
     ucontext_t uc;
     unsigned char *map; /* guard page + stack */
@@ -667,14 +667,16 @@ static bool sim_intrin(ir_env *e, const ir_cexpr *call, const ir_val *args, ir_v
     case TIR_INTRIN_MMA_SYNC:
     case TIR_INTRIN_LDMATRIX:
     case TIR_INTRIN_SHFL_XOR:
-        /* Wait for the other 31 lanes; the scheduler performs the op
-         * (run_warps), writes a result through wresult (this frame stays
-         * live while the coroutine waits) and resumes the warp. */
-        TIR_ASSERT(t->s->fibers);
+    case TIR_INTRIN_WGMMA_SYNC:
+        /* Wait for the other 31 lanes (127 threads of the warpgroup for
+         * wgmma_sync); the scheduler performs the op (run_warps), writes
+         * a result through wresult (this frame stays live while the
+         * coroutine waits) and resumes the warp. */
+        TIR_ASSERT(t->s->fibers && call->u.call.nargs <= IR_MAX_CALL_ARGS);
         t->state = TH_WARP;
         t->barrier = call;
         t->barrier_stmt = e->cur_stmt;
-        memcpy(t->wargs, args, sizeof t->wargs);
+        memcpy(t->wargs, args, sizeof(ir_val) * (size_t)call->u.call.nargs);
         t->wresult = result;
         to_scheduler(t);
         return true;
@@ -742,8 +744,9 @@ static tir_status find_dims(sim *s, const tir_prim_func *f) {
 }
 
 #define OP_BIT(op) (1ull << TIR_INTRIN_##op)
-/* The warp collectives: the scheduler performs them (run_warps). */
-#define WARP_OPS (OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX) | OP_BIT(SHFL_XOR))
+/* The warp and warpgroup collectives: the scheduler performs them
+ * (run_warps). */
+#define WARP_OPS (OP_BIT(MMA_SYNC) | OP_BIT(LDMATRIX) | OP_BIT(SHFL_XOR) | OP_BIT(WGMMA_SYNC))
 
 /* The intrinsics an expression calls (a bit each), anywhere inside it. */
 static uint64_t expr_ops(const ir_cexpr *x) {
@@ -788,11 +791,12 @@ static uint64_t stmt_ops(const ir_cstmt *c) {
 
 /* Refuses what a lowered kernel cannot contain for the simulator: the
  * logical fragment intrinsics (lower_fragments expands them), and warp
- * intrinsics in a block that is not whole warps. */
+ * intrinsics in a block that is not whole warps, wgmma_sync in one that
+ * is not whole warpgroups. */
 static tir_status check_ops(sim *s) {
-    static const tir_intrin logical[3] = {TIR_INTRIN_FRAG_FILL, TIR_INTRIN_FRAG_LOAD,
-                                          TIR_INTRIN_FRAG_STORE};
-    for (int i = 0; i < 3; i++)
+    static const tir_intrin logical[4] = {TIR_INTRIN_FRAG_FILL, TIR_INTRIN_FRAG_LOAD,
+                                          TIR_INTRIN_FRAG_STORE, TIR_INTRIN_WGMMA};
+    for (int i = 0; i < 4; i++)
         if (s->ops >> logical[i] & 1)
             return tir_ctx_fail(s->ctx, TIR_ERR_UNSUPPORTED,
                                 "kernel '%s' calls %s, a logical tile intrinsic: the simulator "
@@ -808,6 +812,11 @@ static tir_status check_ops(sim *s) {
                                 "threads, not a multiple of %d (whole warps)",
                                 s->prog->func->name, tir_intrin_name(warp[i]), s->nthreads,
                                 SIM_WARP);
+    if ((s->ops >> TIR_INTRIN_WGMMA_SYNC & 1) && s->nthreads % SIM_WARPGROUP)
+        return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                            "kernel '%s' calls wgmma_sync, a warpgroup intrinsic, but its blocks "
+                            "have %d threads, not a multiple of %d (whole warpgroups)",
+                            s->prog->func->name, s->nthreads, SIM_WARPGROUP);
     return TIR_OK;
 }
 
@@ -1025,13 +1034,73 @@ static tir_status warp_error(sim *s, sim_thread *lane, sim_thread *w, sim_thread
     return sync_fail(s, &sb, w->barrier_stmt, other, odd);
 }
 
+/* Warpgroup `q` (its threads from `first`) has thread w at a wgmma_sync
+ * and thread odd not at the same one. */
+static tir_status group_error(sim *s, int q, sim_thread *first, sim_thread *w, sim_thread *odd) {
+    int nat = 0;
+    for (int i = 0; i < SIM_WARPGROUP; i++)
+        nat += first[i].state == TH_WARP && first[i].barrier == w->barrier;
+    ir_strbuf sb;
+    ir_sb_init(&sb);
+    ir_sb_printf(&sb, "blockIdx (%lld, %lld, %lld): divergent warpgroup: %d of the 128 threads of "
+                 "warpgroup %d (from ",
+                 (long long)s->bidx[0], (long long)s->bidx[1], (long long)s->bidx[2], nat, q);
+    put_tid(&sb, s, first->tid);
+    ir_sb_puts(&sb, ") wait at wgmma_sync, a warpgroup collective that all 128 threads must "
+                    "reach together, but ");
+    put_tid(&sb, s, odd->tid);
+    ir_sb_puts(&sb, odd->state == TH_DONE      ? " finished without reaching it"
+                    : odd->state == TH_BARRIER ? " waits at a syncthreads"
+                    : odd->state == TH_WARP    ? " waits at another collective"
+                                               : " did not reach it");
+    put_stmt_line(&sb, s->ctx, "collective", w->barrier_stmt);
+    const tir_stmt *other = odd->state == TH_DONE ? NULL : odd->barrier_stmt;
+    put_stmt_line(&sb, s->ctx, "other thread", other);
+    return sync_fail(s, &sb, w->barrier_stmt, other, odd);
+}
+
+/* Performs the wgmma_sync of every warpgroup whose 128 threads all wait
+ * at the same one (*moved: some did).  One with only some threads there
+ * is an error unless *moved says that another collective of this round
+ * has let threads go on, which may still bring the others. */
+static tir_status run_groups(sim *s, bool *moved) {
+    bool progressed = *moved;
+    for (int base = 0; base < s->nthreads; base += SIM_WARPGROUP) {
+        sim_thread *th = &s->th[base], *w = NULL;
+        for (int i = 0; i < SIM_WARPGROUP && !w; i++)
+            if (th[i].state == TH_WARP && th[i].barrier->u.call.op == TIR_INTRIN_WGMMA_SYNC)
+                w = &th[i];
+        if (!w) continue;
+        ir_env *envs[SIM_WARPGROUP];
+        const ir_val *args[SIM_WARPGROUP];
+        sim_thread *odd = NULL;
+        for (int i = 0; i < SIM_WARPGROUP; i++) {
+            if (!odd && (th[i].state != TH_WARP || th[i].barrier != w->barrier)) odd = &th[i];
+            envs[i] = th[i].env;
+            args[i] = th[i].wargs;
+        }
+        if (odd) {
+            if (progressed) continue;
+            return group_error(s, base / SIM_WARPGROUP, th, w, odd);
+        }
+        int bad = simw_wgmma(envs, args, w->barrier->u.call.nargs, base / SIM_WARPGROUP);
+        if (bad >= 0) return thread_error(s, &th[bad], th[bad].env->status);
+        s->rep.warp_ops++;
+        for (int i = 0; i < SIM_WARPGROUP; i++) th[i].state = TH_READY;
+        *moved = true;
+    }
+    return TIR_OK;
+}
+
 /* Performs the collective of every warp whose 32 lanes all wait at the
  * same one (*moved: some did), and resumes them; a warp with some lanes
- * at a collective and others elsewhere is an error.  Runs when no thread
- * of the block can go on. */
+ * at a collective and others elsewhere is an error.  Then the warpgroup
+ * collectives (run_groups): a warp at a wgmma_sync waits for the other
+ * warps of its group.  Runs when no thread of the block can go on. */
 static tir_status run_warps(sim *s, bool *moved) {
     *moved = false;
     if (!(s->ops & WARP_OPS)) return TIR_OK;
+    bool groups = false;
     for (int base = 0; base < s->nthreads; base += SIM_WARP) {
         sim_thread *lane = &s->th[base], *w = NULL;
         for (int l = 0; l < SIM_WARP && !w; l++)
@@ -1048,6 +1117,10 @@ static tir_status run_warps(sim *s, bool *moved) {
             results[l] = lane[l].wresult;
         }
         tir_intrin op = w->barrier->u.call.op;
+        if (op == TIR_INTRIN_WGMMA_SYNC) {
+            groups = true;
+            continue;
+        }
         int bad = op == TIR_INTRIN_MMA_SYNC   ? simw_mma(envs, args)
                   : op == TIR_INTRIN_LDMATRIX ? simw_ldmatrix(envs, args)
                                               : simw_shfl_xor(envs, args, results);
@@ -1056,7 +1129,7 @@ static tir_status run_warps(sim *s, bool *moved) {
         for (int l = 0; l < SIM_WARP; l++) lane[l].state = TH_READY;
         *moved = true;
     }
-    return TIR_OK;
+    return groups ? run_groups(s, moved) : TIR_OK;
 }
 
 static tir_status run_block(sim *s) {

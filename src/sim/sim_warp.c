@@ -15,6 +15,14 @@
  *     + j), j = 0, 1, of matrix i (of its transpose with trans) in
  *     dst[2i + j]; of 32-bit ones (4 a row, each a pair of the hardware's
  *     16-bit elements; no trans) element (l/4, l%4) of matrix i in dst[i].
+ *   wgmma_sync(c, cs, b, a, rows, ...): a warpgroup collective (128
+ *     threads, four warps).  Per group of 5, in order: the shared tile S
+ *     (a, rows: the same in every thread) is read once, unswizzled, as
+ *     the instruction's B (k x rows); each warp gathers its A (16 x 8)
+ *     from its lanes' 4 registers and its D (16 x rows) from their
+ *     rows / 2 result registers, computes D += A.B per element with the
+ *     interpreter's ir_wgmma_elem (A to nearest, B truncated to TF32) and
+ *     scatters D back.  S is read as the warpgroup's first thread.
  *   shfl_xor(value, lane_mask): lane l's result is the value lane
  *     l ^ lane_mask passed.  The values were loaded by each lane before it
  *     reached the call, so an unwritten register it passes was already
@@ -24,6 +32,8 @@
  * uninitialised-read checks see the shared rows ldmatrix reads as reads
  * by the lane that supplied the row, and errors name that lane.
  */
+#include <stdio.h>
+
 #include "sim_warp.h"
 
 /* A lane's operand: the buffer and storage element an address points at. */
@@ -245,5 +255,172 @@ int simw_shfl_xor(ir_env *const *lanes, const ir_val *const *args, ir_val *const
     ir_val v[SIM_WARP];
     for (int lane = 0; lane < SIM_WARP; lane++) v[lane] = args[lane][0];
     for (int lane = 0; lane < SIM_WARP; lane++) *results[lane] = v[lane ^ mask];
+    return -1;
+}
+
+/* ========================================================== wgmma_sync */
+
+/* "S[12]" for an address, or where it is not in a buffer. */
+static const char *addr_str(ir_env *e, const void *p, char *out, size_t n) {
+    int64_t byte = 0;
+    ir_mbuf *m = ir_resolve_addr(e, p, &byte);
+    if (!m) snprintf(out, n, "an address outside every buffer");
+    else snprintf(out, n, "%s[%lld]", m->buffer->name,
+                  (long long)(byte / m->elem_bytes - m->elem_offset));
+    return out;
+}
+
+/* A lane's float32 local array operand `which` (need elements). */
+static bool wg_local(ir_env *e, int which, const void *p, int64_t need, lane_ref *r) {
+    if (!lane_operand(e, "wgmma_sync", which, p, TIR_SCOPE_LOCAL, need, r)) return false;
+    if (tir_dtype_eq(r->m->buffer->dtype, TIR_F32)) return true;
+    char b[32];
+    ir_env_fail(e, TIR_ERR_EVAL, "wgmma_sync: operand %d (%s) has dtype %s, not float32", which,
+                r->m->buffer->name, dts(r->m->buffer->dtype, b));
+    return false;
+}
+
+/* Group g's shared tile: a and rows the same in all 128 threads, rows a
+ * multiple of 8 up to 256, a a float32 shared element at a k slice of an
+ * 8-row group (4x % 1024 = 0, 32, 64, 96).  Sets *s (x: s->off) and *R. */
+static int wg_tile(ir_env *const *th, const ir_val *const *args, int g, int q, lane_ref *s,
+                   int *R) {
+    const ir_val *a0 = &args[0][5 * g];
+    char b1[64], b2[64];
+    for (int i = 1; i < SIM_WARPGROUP; i++) {
+        const ir_val *ai = &args[i][5 * g];
+        if (ai[3].p == a0[3].p && ai[4].i == a0[4].i) continue;
+        ir_env_fail(th[i], TIR_ERR_EVAL,
+                    "wgmma_sync: the warps of warpgroup %d pass different shared tiles (group %d: "
+                    "this thread passes %s with %lld rows, the warpgroup's first thread %s with "
+                    "%lld rows)",
+                    q, g, addr_str(th[i], ai[3].p, b1, sizeof b1), (long long)ai[4].i,
+                    addr_str(th[0], a0[3].p, b2, sizeof b2), (long long)a0[4].i);
+        return i;
+    }
+    int64_t rows = a0[4].i;
+    if (rows < 8 || rows > 256 || rows % 8) {
+        ir_env_fail(th[0], TIR_ERR_EVAL,
+                    "wgmma_sync: group %d: rows must be a multiple of 8 from 8 to 256, not %lld", g,
+                    (long long)rows);
+        return 0;
+    }
+    *R = (int)rows;
+    if (!lane_operand(th[0], "wgmma_sync", 5 * g + 3, a0[3].p, TIR_SCOPE_SHARED, 1, s)) return 0;
+    int64_t x = s->off - s->m->elem_offset;
+    if (!tir_dtype_eq(s->m->buffer->dtype, TIR_F32) || x < 0 || (4 * x) % 1024 % 32 ||
+        (4 * x) % 1024 > 96) {
+        ir_env_fail(th[0], TIR_ERR_EVAL,
+                    "wgmma_sync: group %d: the shared tile %s[%lld] (%s) must be a float32 element "
+                    "whose byte offset 4x = %lld is 0, 32, 64 or 96 past a multiple of 1024 (a k "
+                    "slice of an 8-row group of swizzled 128-byte rows)",
+                    g, s->m->buffer->name, (long long)x, dts(s->m->buffer->dtype, b1),
+                    (long long)(4 * x));
+        return 0;
+    }
+    return -1;
+}
+
+/* The instruction's B (k < 8, n < R) from S at element x: B[k][n] is the
+ * float at byte y = 4x + 1024 (n / 8) + 128 (n % 8) + 4k of S before the
+ * 128-byte swizzle, which puts it at y ^ (((y >> 7) & 7) << 4) from S's
+ * start.  Read as thread e; bt[n][k]. */
+static bool wg_read_s(ir_env *e, const lane_ref *s, int R, float bt[][8]) {
+    int64_t x = s->off - s->m->elem_offset;
+    for (int n = 0; n < R; n++)
+        for (int k = 0; k < 8; k++) {
+            int64_t y = 4 * x + 1024 * (n / 8) + 128 * (n % 8) + 4 * k;
+            int64_t off = s->m->elem_offset + ((y ^ (((y >> 7) & 7) << 4)) >> 2);
+            if (off >= s->m->size) {
+                ir_env_fail(e, TIR_ERR_OUT_OF_BOUNDS,
+                            "wgmma_sync: the shared tile %s[%lld] with %d rows reads (row %d, k "
+                            "%d) at %s[%lld], past its end (%lld elements)",
+                            s->m->buffer->name, (long long)x, R, n, k, s->m->buffer->name,
+                            (long long)(off - s->m->elem_offset),
+                            (long long)(s->m->size - s->m->elem_offset));
+                return false;
+            }
+            bt[n][k] = ir_load_off(e, s->m, off).f;
+            if (e->status) return false;
+        }
+    return true;
+}
+
+/* Storage element of result register r of a lane: L[o + u cs + e] for
+ * r = 8u + e, or -1 after an error (outside L). */
+static int64_t wg_reg(ir_env *e, const lane_ref *c, int64_t cs, int r) {
+    int u = r / 8, v = r % 8;
+    int64_t off = c->off + u * cs + v;
+    if (off >= c->m->elem_offset && off < c->m->size) return off;
+    ir_env_fail(e, TIR_ERR_OUT_OF_BOUNDS,
+                "wgmma_sync: result register %d is %s[%lld + %d * %lld + %d], outside %s (%lld "
+                "elements)",
+                r, c->m->buffer->name, (long long)(c->off - c->m->elem_offset), u, (long long)cs, v,
+                c->m->buffer->name, (long long)(c->m->size - c->m->elem_offset));
+    return -1;
+}
+
+/* Lane l's result register r holds D[m][n]: r = 4 (n / 8) + 2 (m / 8) +
+ * n % 2 with g = m % 8, t = (n % 8) / 2. */
+static int wg_m(int l, int r) { return l / 4 + 8 * (r / 2 % 2); }
+static int wg_n(int l, int r) { return 8 * (r / 4) + 2 * (l % 4) + r % 2; }
+
+/* One warp's share of group g (lanes th[0..32)): gathers A and D from
+ * the lanes' registers, D += A.B (bt: B's columns), scatters D. */
+static int wg_warp(ir_env *const *th, const ir_val *const *args, int g, int R,
+                   const float bt[][8]) {
+    float a[16][8], d[16][256];
+    lane_ref c[SIM_WARP];
+    int64_t cs[SIM_WARP];
+    for (int l = 0; l < SIM_WARP; l++) {
+        ir_env *e = th[l];
+        const ir_val *ga = &args[l][5 * g];
+        lane_ref b;
+        cs[l] = ga[1].i;
+        if (!wg_local(e, 5 * g, ga[0].p, 1, &c[l]) || !wg_local(e, 5 * g + 2, ga[2].p, 4, &b))
+            return l;
+        if (R > 16 && cs[l] < 8) {
+            ir_env_fail(e, TIR_ERR_EVAL,
+                        "wgmma_sync: group %d: the unit stride cs is %lld; with %d rows (%d "
+                        "registers) it must be at least 8, so that registers do not overlap",
+                        g, (long long)cs[l], R, R / 2);
+            return l;
+        }
+        /* A[m][k] is register i with m = g + 8 (i % 2), k = t + 4 (i / 2) */
+        for (int i = 0; i < 4; i++) {
+            a[l / 4 + 8 * (i % 2)][l % 4 + 4 * (i / 2)] = ir_load_off(e, b.m, b.off + i).f;
+            if (e->status) return l;
+        }
+        for (int r = 0; r < R / 2; r++) {
+            int64_t off = wg_reg(e, &c[l], cs[l], r);
+            if (off < 0) return l;
+            d[wg_m(l, r)][wg_n(l, r)] = ir_load_off(e, c[l].m, off).f;
+            if (e->status) return l;
+        }
+    }
+    for (int m = 0; m < 16; m++)
+        for (int n = 0; n < R; n++) d[m][n] = ir_wgmma_elem(d[m][n], bt[n], a[m]);
+    for (int l = 0; l < SIM_WARP; l++)
+        for (int r = 0; r < R / 2; r++) {
+            ir_val v;
+            v.f = d[wg_m(l, r)][wg_n(l, r)];
+            if (ir_store_off(th[l], c[l].m, wg_reg(th[l], &c[l], cs[l], r), v)) return l;
+        }
+    return -1;
+}
+
+int simw_wgmma(ir_env *const *th, const ir_val *const *args, int nargs, int q) {
+    for (int g = 0; g < nargs / 5; g++) {
+        lane_ref s;
+        int R = 0;
+        float bt[256][8];
+        int bad = wg_tile(th, args, g, q, &s, &R);
+        if (bad >= 0) return bad;
+        if (!wg_read_s(th[0], &s, R, bt)) return 0;
+        for (int w = 0; w < SIM_WARPGROUP / SIM_WARP; w++) {
+            bad = wg_warp(th + SIM_WARP * w, args + SIM_WARP * w, g, R, (const float(*)[8])bt);
+            if (bad >= 0) return SIM_WARP * w + bad;
+        }
+    }
     return -1;
 }
