@@ -234,7 +234,7 @@ static const pass_case cases[] = {
     {"sw_pipeline", "sw_pipeline", true, in_shared_pipeline, false},
     {"sw_pipeline_guard_tail", "sw_pipeline", true, in_pipeline_guard_tail, true},
     {"unroll", "unroll", true, in_unroll_pragma, false},
-    {"wgmma_group", "wgmma_group", true, in_wgmma, false},
+    {"wgmma_group", "wgmma_group", true, in_wgmma, true},
     {"interleave", "interleave", true, in_tc_pipeline, true},
     {"tile_prefetch", "tile_prefetch", true, in_tc_pipeline4, true},
     {"thread_sync", "thread_sync", true, in_shared_plain, false},

@@ -178,9 +178,7 @@ tir_dtype ir_text_call_dtype(tir_intrin op, int nargs, const tir_expr *const *ar
     case TIR_INTRIN_WGMMA_SYNC:
     case TIR_INTRIN_FRAG_FILL:
     case TIR_INTRIN_FRAG_LOAD:
-    case TIR_INTRIN_FRAG_STORE:
-    case TIR_INTRIN_WGMMA:
-    case TIR_INTRIN_WGMMA_SYNC: return TIR_VOID;
+    case TIR_INTRIN_FRAG_STORE: return TIR_VOID;
     case TIR_INTRIN_LANE_ID: return TIR_I32;
     case TIR_INTRIN_ADDRESS_OF: return TIR_HANDLE;
     default: return nargs > 0 ? args[0]->dtype : TIR_VOID;
