@@ -1211,6 +1211,7 @@ typedef struct tc_totals {
     long swapped;    /* simulated TF32 kernels with the operands swapped */
     long swizzled;   /* simulated kernels with shared rows the rule leaves to the swizzle */
     long split;      /* simulated split-K kernel pairs (partial sums, then their sum) */
+    long wgmma;      /* simulated kernels with wgmma_sync */
 } tc_totals;
 
 /* Does lowered kernel text pass a B fragment as some mma_sync's A operand
@@ -1358,6 +1359,7 @@ static const char *tc_check_func(tc_case *tc, const tir_prim_func *fn, const cha
             tc->t->vec_stores++;
         if (st == TIR_OK && tc->kind == TIR_RT_GEMM_TF32 && tf32_swapped(tir_print(ctx, k)))
             tc->t->swapped++;
+        if (st == TIR_OK && strstr(tir_print(ctx, k), "wgmma_sync(")) tc->t->wgmma++;
         int eb = tir_dtype_bytes(tir_rt_gemm_kind_input(tc->kind));
         if (st == TIR_OK && !tc->lower.no_smem_swizzle && !tc->cfg.no_smem_swizzle &&
             ((int64_t)tc->cfg.bk * eb % 128 == 0 || (eb == 2 && tc->cfg.bn * 2 % 128 == 0)))
@@ -1659,7 +1661,8 @@ static void tc_refused(tc_case *tc, tir_status st) {
         gc->bad = true;
         return;
     }
-    if (getenv("MINITIR_GPU_FUZZ_TC_VERBOSE")) fprintf(stderr, "# tc refused: %.200s\n", msg);
+    if (getenv("MINITIR_GPU_FUZZ_TC_VERBOSE"))
+        fprintf(stderr, "# tc refused: %.200s\n#   %s\n", msg, gc->def);
     if (!strcmp(prim, "hgemm")) {
         /* the configuration, refused before any primitive (after get_block) */
         if (st != TIR_ERR_INVALID_ARG || tir_sched_func(gc->s) != tc->last.func) {
@@ -1767,10 +1770,10 @@ static void test_gpu_fuzz_tc(void **state) {
            "half-tensorized schedule reading fragment padding; of them %ld refused by tir_lower, "
            "%ld simulated right with the padding poisoned); %ld simulated with "
            "vector_acc_store's shuffles, %ld TF32 with the operands swapped, %ld with shared rows "
-           "left to the swizzle, %ld split-K; %ld failures\n",
+           "left to the swizzle, %ld split-K, %ld wgmma; %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.lower_refused,
            t.wrong_intrin, t.wrong_loop, t.no_decompose, t.pert_refused, t.pert_accepted,
-           t.known, t.known_refused, t.known_simulated, t.vec_stores, t.swapped, t.swizzled, t.split, t.failures);
+           t.known, t.known_refused, t.known_simulated, t.vec_stores, t.swapped, t.swizzled, t.split, t.wgmma, t.failures);
     if (t.failures) fail_msg("%ld of %ld tensor-core fuzz cases failed (see above)", t.failures,
                              t.cases);
     assert_true(t.lowered > 0); /* it reaches the simulator */

@@ -539,6 +539,13 @@ TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block
  * that divides K (tensorize refuses a ragged k tile; when K is not a
  * multiple of the mma's k, bk is that k and the rule refuses the shape). */
 TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
+/* The default for a target: tir_tune_tc_default's, except TF32 on sm_90 /
+ * sm_90a (arch as tir_codegen_opts names it) where wgmma fits and fills the
+ * GPU: M and N multiples of 128, K of 32 and at least nsm 128 x 128
+ * blocks: then wgmma (tir_tc_config.wgmma) with 128 x 128 x 32 tiles of
+ * 1 x 4 warps in 3 stages, two blocks an SM (run 129, H100: 0.656x cuBLAS
+ * at 4096^3 where mma.sync's default ran 0.561x). */
+TIR_API tir_tc_config tir_tune_tc_default_arch(const tir_tune_task *t, int nsm, const char *arch);
 
 /* -------------------------------------------------------------- search */
 

@@ -37,7 +37,8 @@ static const char *const examples_help =
     "--stages N (Step 8, float32, not with --db): a multistage pipeline of N = 2..4\n"
     "stages (cp.async copies of N - 1 k tiles in flight) instead of register\n"
     "staging, on the default or --config; with --dtype: Step 9's pipeline depth.\n"
-    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle,ldm32,oddpad,tf32swap,smemswz\n"
+    "--tc-off bpairs,fragpipe,interleave,prefetch,swizzle,ldm32,oddpad,tf32swap,smemswz,\n"
+    "wgmma\n"
     "(Step 9; bpairs, fragpipe, swizzle, oddpad and smemswz not with --db): turns\n"
     "speed-ups off for\n"
     "A/B runs. bpairs:\n"
@@ -55,7 +56,11 @@ static const char *const examples_help =
     "A and B as the schedule wrote them instead of swapped (B's 16 columns as the\n"
     "instruction's A operand, two ld.shared.v2 instead of four loads; lowering);\n"
     "smemswz: every shared row padded as before instead of the rows of whole\n"
-    "128-byte segments that ldmatrix reads left unpadded and swizzled by lowering.\n"
+    "128-byte segments that ldmatrix reads left unpadded and swizzled by lowering;\n"
+    "wgmma: TF32 by mma.sync on sm_90, where the default is wgmma when M and N are\n"
+    "multiples of 128, K of 32 and 128x128 blocks fill the GPU (tir_tune_tc_default_arch;\n"
+    "any of bpairs, fragpipe, ldm32, oddpad, tf32swap, smemswz, --tile or --splitk also\n"
+    "keeps mma.sync).\n"
     "--tc-on vecstore,wgmma (Step 9): turns on options that are off by default, for\n"
     "A/B runs. vecstore: each 16x8 accumulator tile written with one 16-byte store per\n"
     "lane after a warp shuffle instead of two 8-byte stores (lowering; tiles\n"
@@ -142,6 +147,7 @@ static const flag_name tc_off_names[] = {{"bpairs", TIRC_TC_OFF_BPAIRS},
                                          {"swizzle", TIRC_TC_OFF_SWIZZLE},
                                          {"ldm32", TIRC_TC_OFF_LDM32},
                                          {"oddpad", TIRC_TC_OFF_ODDPAD},
+                                         {"wgmma", TIRC_TC_OFF_WGMMA},
                                          {"tf32swap", TIRC_TC_OFF_TF32SWAP},
                                          {"smemswz", TIRC_TC_OFF_SMEMSWZ}};
 /* --tc-on: names of Step 9 options to turn on. */
@@ -307,7 +313,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                              &o->tc_off))
                 return tirc_usage_error(
                     "--tc-off wants a comma-separated list of: bpairs, fragpipe, interleave, prefetch, "
-                    "swizzle, ldm32, oddpad, tf32swap, smemswz");
+                    "swizzle, ldm32, oddpad, tf32swap, smemswz, wgmma");
         } else if (!strcmp(a, "--tc-on")) {
             if (!(v = value(argc, argv, &i)) ||
                 !parse_flags(v, tc_on_names, sizeof tc_on_names / sizeof *tc_on_names, &o->tc_on))

@@ -33,8 +33,9 @@ const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles :
 const tir_tile_config *tirc_config(const opts *o) { return o->config_given ? &o->config : NULL; }
 
 unsigned tirc_tc_off(const opts *o) {
+    bool sm90 = o->arch && (!strcmp(o->arch, "sm_90") || !strcmp(o->arch, "sm_90a"));
     return o->tc_off | o->tail | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0) |
-           (o->tc_on & TIRC_TC_ON_WGMMA ? TIRC_TC_WGMMA : 0);
+           (o->tc_on & TIRC_TC_ON_WGMMA ? TIRC_TC_WGMMA : 0) | (sm90 ? TIRC_TC_SM90 : 0);
 }
 
 /* Step 7 or 8 with a given configuration (NULL: sgemm_config_for's, with
@@ -66,6 +67,17 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         int64_t M, N, K;
         if ((st = sgemm_shape(*out, &M, &N, &K)) == TIR_OK) {
             hgemm_config cfg = hgemm_config_for(f->buffer_map[0]->dtype, M, N, K, 132);
+            /* on sm_90, TF32 by wgmma where it fits (tir_tune_tc_default_arch),
+               unless the command line shapes the mma.sync kernel */
+            const unsigned mma_only = TIRC_TC_OFF_BPAIRS | TIRC_TC_OFF_FRAGPIPE |
+                                      TIRC_TC_OFF_LDM32 | TIRC_TC_OFF_ODDPAD |
+                                      TIRC_TC_OFF_TF32SWAP | TIRC_TC_OFF_SMEMSWZ |
+                                      TIRC_TC_OFF_WGMMA;
+            if ((tc_off & TIRC_TC_SM90) && !(tc_off & mma_only) && !tiles && splitk <= 1 &&
+                tir_dtype_eq(f->buffer_map[0]->dtype, TIR_F32)) {
+                tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, TIR_RT_GEMM_TF32};
+                cfg = tir_tune_tc_default_arch(&t, 132, "sm_90");
+            }
             /* 128 x 128, one warpgroup, 3 stages: two blocks an SM (run 129,
                H100: 0.656x cuBLAS at 4096^3 against 0.583x for 128 x 256 in
                4 stages, one block an SM; docs/tensor-cores.md) */

@@ -97,12 +97,14 @@ typedef struct opts {
 enum { TIRC_TC_OFF_BPAIRS = 1u, TIRC_TC_OFF_FRAGPIPE = 2u, TIRC_TC_OFF_INTERLEAVE = 4u,
        TIRC_TC_OFF_PREFETCH = 8u, TIRC_TC_OFF_SWIZZLE = 16u, TIRC_TC_OFF_LDM32 = 32u,
        TIRC_TC_OFF_ODDPAD = 64u, TIRC_TC_OFF_TF32SWAP = 128u,
-       TIRC_TC_OFF_SMEMSWZ = 256u,
+       TIRC_TC_OFF_SMEMSWZ = 256u, TIRC_TC_OFF_WGMMA = 512u,
        /* --tail (Steps 7-8's float32 rule): not speed-ups turned off, but
         * carried with them to tirc_schedule */
        TIRC_TAIL_GUARD = 1u << 12, TIRC_TAIL_CLAMP = 1u << 13,
-       /* --tc-on wgmma, carried to tirc_schedule likewise */
-       TIRC_TC_WGMMA = 1u << 14 };
+       /* --tc-on wgmma, carried to tirc_schedule likewise; and whether
+        * --arch is sm_90 / sm_90a (tir_tune_tc_default_arch: TF32 by
+        * wgmma where it fits, unless --tc-off wgmma) */
+       TIRC_TC_WGMMA = 1u << 14, TIRC_TC_SM90 = 1u << 15 };
 /* --tc-on vecstore: Step 9 options that are off by default, for A/B runs
  * (vecstore: tir_lower_opts.vector_acc_store). */
 enum { TIRC_TC_ON_VECSTORE = 1u, TIRC_TC_ON_WGMMA = 2u };
