@@ -205,6 +205,10 @@ static void test_lowering_refusals(void **st) {
     /* only the first warpgroup's warps run it */
     refused_lowering("T.wgmma(", "if j_1 < 4:\n                                        T.wgmma(",
                      "wgmma under an if");
+    /* odd warps run it twice */
+    refused_lowering("T.wgmma(",
+                     "for q in range(j_1 % 2 + 1):\n                                        T.wgmma(",
+                     "loop whose bounds depend on the warp");
     /* the shared tile's row depends on the warp (threadIdx.y is j_1) */
     refused_lowering("T.address_of(A_shared[0, ", "T.address_of(A_shared[j_1 // 8 * 8, ",
                      "depends on the warp");

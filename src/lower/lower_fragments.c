@@ -66,6 +66,7 @@ typedef struct lf {
     const tir_var *lane; /* lane_id() while simplifying */
     int in_tx;           /* threadIdx.x loops around */
     int in_if;           /* ifs around (a wgmma must run in every warp) */
+    int in_wloop;        /* loops around whose bounds depend on the warp */
     ir_vec warp_vars;    /* threadIdx.y / z loop variables around */
     const tir_for *tx;   /* some threadIdx.x loop of the kernel */
     bool any;            /* a fragment or tensor intrinsic occurs */
@@ -928,11 +929,12 @@ static const tir_stmt *vector_group(lf *c, const tir_for *q) {
  * origin must not depend on the warp (threadIdx.y / z). */
 static bool wgmma_uniform(lf *c, const tir_stmt *s, const tir_buffer_load *a) {
     tir_ctx *ctx = c->st->ctx;
-    if (c->in_if) {
+    if (c->in_if || c->in_wloop) {
         LF_FAIL(c, c->in, s,
-                "lower_fragments: wgmma under an if: the four warps of a warpgroup issue it "
-                "together, so it must run unconditionally (a ragged tile needs its guard "
-                "outside the k loop, or mma_sync)");
+                "lower_fragments: wgmma %s: the four warps of a warpgroup issue it together, so "
+                "it must run unconditionally, as often in every warp (a ragged tile needs its "
+                "guard outside the k loop, or mma_sync)",
+                c->in_if ? "under an if" : "in a loop whose bounds depend on the warp");
         return false;
     }
     for (int d = 0; d < a->nidx; d++)
@@ -1157,8 +1159,14 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
                                             strcmp(f->thread_tag, "threadIdx.z") == 0);
     const tir_for *outer = c->tx;
     if (tx) c->in_tx++, c->tx = f;
+    bool wloop = false;
+    for (int w = 0; w < c->warp_vars.n; w++)
+        wloop |= tir_uses_var(f->min, c->warp_vars.items[w]) ||
+                 tir_uses_var(f->extent, c->warp_vars.items[w]);
     if (warp) ir_vec_push(&c->warp_vars, (void *)f->var);
+    c->in_wloop += wloop;
     const tir_node *r = tir_mutate_default(m, n);
+    c->in_wloop -= wloop;
     if (warp) c->warp_vars.n--;
     if (tx) c->in_tx--, c->tx = outer;
     if (f->var == c->group_q && r != n && c->err == TIR_OK)
