@@ -254,6 +254,25 @@ static void ptx(void **state) {
     assert_int_equal(tirc_run(NULL, cmd), 0);
     assert_int_equal(count(out, "ldmatrix"), 0);
     assert_non_null(strstr(err, "151552 bytes shared"));
+    /* TF32 on sm_90 where wgmma fits (2048^3: 256 blocks of 128 x 128):
+       wgmma.mma_async for sm_90a, 4 k steps a k tile, 64 k tiles (a k
+       tile's body once in the loop, twice in the peeled epilogue: some
+       multiple of 4); mma.sync with --tc-off wgmma; wgmma asked for sm_80
+       is refused naming the target */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype tf32 --size 2048"), 0);
+    assert_true(count(out, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32") > 0);
+    assert_int_equal(count(out, "wgmma.mma_async") % 4, 0);
+    assert_int_equal(count(out, "mma.sync"), 0);
+    assert_non_null(strstr(out, ".target sm_90a"));
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype tf32 --size 2048 --tc-off wgmma"), 0);
+    assert_int_equal(count(out, "wgmma"), 0);
+    assert_true(count(out, "mma.sync.aligned.m16n8k8") > 0);
+    /* a shape wgmma does not fit keeps mma.sync */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --dtype tf32 --size 1000x520x336"), 0);
+    assert_int_equal(count(out, "wgmma"), 0);
+    assert_int_not_equal(
+        tirc_run(NULL, "ptx matmul --dtype tf32 --size 256 --tc-on wgmma --arch sm_80"), 0);
+    assert_non_null(strstr(err, "wgmma_sync needs sm_90a; the target is sm_80"));
     /* --no-swizzle: Step 8 at 4096^3 in raster order (other PTX), the
        seed's Step 6 or --db refused with a usage error */
     assert_int_equal(tirc_run(NULL, "ptx matmul --step 8 --size 4096"), 0);
