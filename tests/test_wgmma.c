@@ -143,6 +143,16 @@ static void test_one_warpgroup_stages(void **st) {
     assert_true(run_case(&c, 256, 128, 64) > 0);
 }
 
+/* Four strips a warp: a k tile's 16 wgmma, more than one wgmma_sync holds
+ * (IR_WGMMA_MAX_GROUPS, the oracles' argument arrays): wgmma_group made
+ * one call of 80 arguments, which the interpreter refused in the
+ * simulator ("call to wgmma_sync with 80 arguments"); now two of 8. */
+static void test_many_strips(void **st) {
+    (void)st;
+    hgemm_config c = wg_config(64, 256, 4, 2);
+    assert_int_equal(run_case(&c, 64, 256, 64), 32);
+}
+
 /* The rule's conditions, said before any primitive runs. */
 static void refused_cfg(const hgemm_config *c, int64_t M, int64_t N, int64_t K, tir_dtype in,
                         const char *why) {
@@ -212,6 +222,10 @@ static void test_lowering_refusals(void **st) {
     /* the shared tile's row depends on the warp (threadIdx.y is j_1) */
     refused_lowering("T.address_of(A_shared[0, ", "T.address_of(A_shared[j_1 // 8 * 8, ",
                      "depends on the warp");
+    /* the k slice past the tile's 32 columns at the last k step (K = 32:
+     * A_shared is (128, 32)); was lowered, reading the next row's start */
+    refused_lowering("T.address_of(A_shared[0, vk_o * 8])",
+                     "T.address_of(A_shared[0, vk_o * 8 + 8])", "inside its 32");
     /* the swapped layout off: wgmma has no other */
     tir_ctx *ctx = tir_ctx_create();
     hgemm_config c = wg_config(128, 256, 8, 1);
@@ -224,10 +238,74 @@ static void test_lowering_refusals(void **st) {
     tir_ctx_destroy(ctx);
 }
 
+/* Two wgmma of different shapes (m64n128, m64n64) on the same
+ * accumulators, one after the other: merged into one wgmma_sync, the
+ * second's accumulator registers are the first's while it is in flight,
+ * which the hardware orders only between wgmma of one shape (PTX ISA,
+ * wgmma.fence).  Codegen waits and fences between them; the simulator
+ * agrees with the interpreter either way. */
+static void test_mixed_shapes(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    hgemm_config c = wg_config(128, 64, 4, 1);
+    const int64_t M = 128, N = 64, K = 32;
+    const tir_prim_func *f = tir_def_matmul_mixed(ctx, M, N, K, TIR_F32, TIR_F32), *g, *kernel;
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    OK(ctx, hgemm_schedule(s, &c, NULL, NULL));
+    const char *text = tir_print(ctx, tir_sched_func(s));
+    const char *w = "T.wgmma(T.address_of(C_frag_acc[0, vj_o_1 * 16]), "
+                    "T.address_of(A_shared[0, vk_o * 8]), "
+                    "T.address_of(B_shared_frag_b[vk_o * 8, vj_o_1 * 16]), 128)";
+    const char *at = strstr(text, w);
+    if (!at) fail_msg("no \"%s\" in\n%s", w, text);
+    const char *line = at;
+    while (line > text && line[-1] == ' ') line--;
+    size_t wl = strlen(w), n = strlen(text) + wl + (size_t)(at - line) + 2;
+    char *edited = malloc(n);
+    /* the call, then the same with 64 rows on the line below */
+    snprintf(edited, n, "%.*s\n%.*s%.*s64)%s", (int)(at - text + wl), text, (int)(at - line), line,
+             (int)(wl - 4), w, at + wl);
+    OK(ctx, tir_parse_func(ctx, edited, strlen(edited), &g));
+    OK(ctx, tir_lower(ctx, g, NULL, &kernel));
+
+    float *a = malloc(4 * M * K), *b = malloc(4 * K * N), *want = malloc(4 * M * N),
+          *out = malloc(4 * M * N);
+    OK(ctx, tir_rt_fill_random(ctx, TIR_F32, a, (size_t)(M * K), 11));
+    OK(ctx, tir_rt_fill_random(ctx, TIR_F32, b, (size_t)(K * N), 12));
+    tir_arg args[3] = {{a, 0}, {b, 0}, {want, 0}};
+    tir_interp_opts io = {.uninit_params = 4};
+    OK(ctx, tir_interp_run(ctx, g, 3, args, &io));
+    tir_rt_poison(out, 4 * (size_t)(M * N));
+    args[2].data = out;
+    tir_sim_opts so = {.uninit_params = 4, .check_uninit = true};
+    tir_sim_report rep;
+    OK(ctx, tir_sim_run(ctx, kernel, 3, args, &so, &rep));
+    assert_memory_equal(out, want, 4 * (size_t)(M * N));
+
+    tir_codegen_opts co;
+    tir_codegen_opts_init(&co);
+    co.arch = "sm_90a";
+    const tir_module *m;
+    OK(ctx, tir_codegen(ctx, kernel, &co, &m));
+    assert_int_equal(count(m->ptx, "wgmma.mma_async.sync.aligned.m64n128k8"), 4);
+    assert_int_equal(count(m->ptx, "wgmma.mma_async.sync.aligned.m64n64k8"), 4);
+    /* every m64n64 after an m64n128, and the reverse, behind a wait and a
+     * fence: 7 changes of shape in the one group of 8 */
+    assert_int_equal(count(m->ptx, "wgmma.wait_group.sync.aligned 0;\n\twgmma.fence.sync.aligned;\n\t"
+                                   "wgmma.mma_async"),
+                     7);
+    free(a), free(b), free(want), free(out), free(edited);
+    tir_sched_destroy(s);
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_warpgroups),
         cmocka_unit_test(test_one_warpgroup_stages),
+        cmocka_unit_test(test_many_strips),
+        cmocka_unit_test(test_mixed_shapes),
         cmocka_unit_test(test_rule_refusals),
         cmocka_unit_test(test_lowering_refusals),
     };

@@ -225,7 +225,8 @@ static LLVMValueRef shfl_xor(cg *g, const tir_call *c) {
  * the fence that makes the kernel's shared stores visible to the async
  * proxy, wgmma.fence, one wgmma.mma_async per group in order, commit and
  * wait 0, so that no accumulator register is touched while a wgmma is in
- * flight.  Each distinct accumulator element is one "+f" operand (an
+ * flight (and a wait and a fence between groups of different shapes,
+ * whose accumulators the hardware does not order).  Each distinct accumulator element is one "+f" operand (an
  * output with a tied input), however many groups (k steps) accumulate
  * into it; the A registers are TF32 "r" operands, each descriptor an "l"
  * operand computed here. */
@@ -338,6 +339,12 @@ static char *wg_text(const tir_call *c, const wg_accs *a) {
                     "fence.proxy.async.shared::cta;\n\twgmma.fence.sync.aligned;\n\t");
     for (int grp = 0; grp < ngroups; grp++) {
         int64_t rows = wg_rows(c, grp);
+        /* in flight, the accumulators are ordered only between wgmma of
+         * one shape (PTX ISA, wgmma.fence): before one of another shape,
+         * the earlier ones are waited for and the registers fenced */
+        if (grp > 0 && rows != wg_rows(c, grp - 1))
+            ir_sb_puts(&sb, "wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned "
+                            "0;\n\twgmma.fence.sync.aligned;\n\t");
         ir_sb_printf(&sb, "wgmma.mma_async.sync.aligned.m64n%lldk8.f32.tf32.tf32 {",
                      (long long)rows);
         for (int r = 0; r < rows / 2; r++)

@@ -52,9 +52,9 @@
 
 #define IR_MAX_LANES 64 /* masks are uint64_t */
 #define IR_MAX_DIMS 16
-/* Arguments of a call: 8, except wgmma_sync's groups of 5 (up to 8 of
- * them, one call of a warpgroup's k step). */
-#define IR_MAX_CALL_ARGS 40
+/* Arguments of a call: 8, except wgmma_sync's groups of 5 (up to
+ * IR_WGMMA_MAX_GROUPS of them: wgmma_group merges no more). */
+#define IR_MAX_CALL_ARGS (5 * IR_WGMMA_MAX_GROUPS)
 
 /* One scalar value: `i` for bool / int / uint (bool as 0/1, unsigned
  * zero-extended, signed sign-extended, always wrapped to the width), `f`

@@ -41,6 +41,11 @@ char *ir_xstrdup(const char *s);
 #define IR_NEW(ctx, T) ((T *)tir_ctx_alloc((ctx), sizeof(T)))
 #define IR_NEWN(ctx, T, n) ((T *)tir_ctx_alloc((ctx), sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
 
+/* The most groups (of 5 arguments) one wgmma_sync may have: the
+ * interpreter and the simulator evaluate a call's arguments into arrays
+ * of IR_MAX_CALL_ARGS (interp_internal.h); wgmma_group merges no more. */
+#define IR_WGMMA_MAX_GROUPS 8
+
 /* The alignment a buffer gets when none is given: 64 bytes (like TVM's
  * kAllocAlignment), so that 16-byte vector accesses and cp.async copies can
  * be proven aligned; cudaMalloc and the runtime's allocations give 256. */

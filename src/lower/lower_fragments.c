@@ -953,7 +953,7 @@ static bool wgmma_uniform(lf *c, const tir_stmt *s, const tir_buffer_load *a) {
 /* wgmma's shared operand a = S[.., i0, k0]: S float32 of (rows, 32) with
  * rows a multiple of 8 (flatten swizzles it for the descriptor's 128-byte
  * mode: 8-row groups of 1024 bytes), i0 a multiple of 8, k0 of 8, and the
- * R rows inside S. */
+ * R rows and 8 columns inside S. */
 static bool wgmma_tile_ok(lf *c, const tir_stmt *s, const tir_buffer_load *a, int64_t R) {
     tir_ctx *ctx = c->st->ctx;
     const tir_buffer *b = a->buffer;
@@ -973,6 +973,9 @@ static bool wgmma_tile_ok(lf *c, const tir_stmt *s, const tir_buffer_load *a, in
         else if (!provable(c, tir_le(ctx, tir_add(ctx, i0, k32(c, R)), k32(c, rows))) ||
                  !provable(c, tir_le(ctx, k32(c, 0), i0)))
             why = "large enough for the R rows the wgmma reads";
+        else if (!provable(c, tir_le(ctx, tir_add(ctx, k0, k32(c, 8)), k32(c, cols))) ||
+                 !provable(c, tir_le(ctx, k32(c, 0), k0)))
+            why = "read at a column k0 with k0 .. k0 + 7 inside its 32 (the 8 k of one wgmma)";
     }
     if (!why) return true;
     LF_FAIL(c, c->in, s, "lower_fragments: wgmma's shared operand %s (shape %s) must be %s",

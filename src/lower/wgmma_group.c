@@ -12,7 +12,9 @@
  * so a loop nest marked unrolled (constant bounds) whose body is one
  * wgmma_sync is expanded here into one wgmma_sync of a group per
  * iteration, in iteration order; nested sequences are flattened, so a run
- * crosses them.
+ * crosses them.  A merged call has at most IR_WGMMA_MAX_GROUPS groups (the
+ * interpreter's and the simulator's argument arrays): a longer run is
+ * several calls of that many, in order.
  */
 #include "lower_internal.h"
 
@@ -33,8 +35,25 @@ static void flat_stmts(const tir_stmt *s, ir_vec *out) {
     for (int i = 0; i < q->n; i++) flat_stmts(q->stmts[i], out);
 }
 
-/* One wgmma_sync of the arguments of items[i .. j). */
-static const tir_stmt *merged(tir_ctx *ctx, const void *const *items, int i, int j) {
+/* The n arguments (whole groups) as wgmma_sync calls of at most
+ * IR_WGMMA_MAX_GROUPS groups each, in order, pushed to out. */
+static void push_calls(tir_ctx *ctx, const tir_expr **args, int n, ir_vec *out) {
+    for (int at = 0; at < n; at += 5 * IR_WGMMA_MAX_GROUPS) {
+        int k = n - at < 5 * IR_WGMMA_MAX_GROUPS ? n - at : 5 * IR_WGMMA_MAX_GROUPS;
+        ir_vec_push(out, lower_intrin_stmt(ctx, TIR_INTRIN_WGMMA_SYNC, k, args + at));
+    }
+}
+
+/* The statement of the calls in out (one, or a sequence); frees out. */
+static const tir_stmt *calls_stmt(tir_ctx *ctx, ir_vec *out) {
+    const tir_stmt *r = out->n == 1 ? out->items[0]
+                                    : tir_seq_new(ctx, out->n, (const tir_stmt *const *)out->items);
+    ir_vec_free(out);
+    return r;
+}
+
+/* The arguments of items[i .. j) as calls (push_calls). */
+static void merged(tir_ctx *ctx, const void *const *items, int i, int j, ir_vec *out) {
     int n = 0;
     for (int k = i; k < j; k++) n += wgmma_of(items[k])->nargs;
     const tir_expr **args = IR_NEWN(ctx, const tir_expr *, n);
@@ -43,11 +62,12 @@ static const tir_stmt *merged(tir_ctx *ctx, const void *const *items, int i, int
         const tir_call *c = wgmma_of(items[k]);
         for (int a = 0; a < c->nargs; a++) args[n++] = c->args[a];
     }
-    return lower_intrin_stmt(ctx, TIR_INTRIN_WGMMA_SYNC, n, args);
+    push_calls(ctx, args, n, out);
 }
 
-/* `for v in T.unroll(lo, lo + E): wgmma_sync(args(v))` as one
- * wgmma_sync(args(lo), ..., args(lo + E - 1)); other loops as they are. */
+/* `for v in T.unroll(lo, lo + E): wgmma_sync(args(v))` as
+ * wgmma_sync(args(lo), ..., args(lo + E - 1)) (push_calls); other loops as
+ * they are. */
 static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
     const tir_for *f = (const tir_for *)tir_mutate_default(m, n);
     const tir_call *c = wgmma_of(f->body);
@@ -62,8 +82,9 @@ static const tir_node *on_for(tir_mutator *m, const tir_node *n) {
             args[i * c->nargs + a] =
                 tir_simplify(m->ctx, (const tir_expr *)tir_substitute(m->ctx, c->args[a], 1, &f->var, &v));
     }
-    return (const tir_node *)lower_intrin_stmt(m->ctx, TIR_INTRIN_WGMMA_SYNC,
-                                               (int)(c->nargs * ext), args);
+    ir_vec out = {0};
+    push_calls(m->ctx, args, (int)(c->nargs * ext), &out);
+    return (const tir_node *)calls_stmt(m->ctx, &out);
 }
 
 static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
@@ -75,7 +96,8 @@ static const tir_node *on_seq(tir_mutator *m, const tir_node *n) {
         int j = i + 1;
         if (wgmma_of(all.items[i]))
             while (j < all.n && wgmma_of(all.items[j])) j++;
-        ir_vec_push(&out, j - i > 1 ? (const void *)merged(m->ctx, all.items, i, j) : all.items[i]);
+        if (j - i > 1) merged(m->ctx, all.items, i, j, &out);
+        else ir_vec_push(&out, all.items[i]);
         changed |= j - i > 1;
         i = j;
     }
