@@ -172,6 +172,17 @@ static void test_rule_refusals(void **st) {
     (void)st;
     hgemm_config c = wg_config(128, 256, 8, 2);
     refused_cfg(&c, 128, 256, 64, TIR_BF16, "TF32 (float32 inputs) only");
+    { /* a batch matmul (its block's first iterator is the batch) */
+        tir_ctx *ctx = tir_ctx_create();
+        tir_schedule *s;
+        OK(ctx, tir_sched_create(ctx, tir_def_batch_matmul(ctx, 2, 128, 256, 64, TIR_F32), &s));
+        const tir_prim_func *before = tir_sched_func(s);
+        assert_int_not_equal(hgemm_schedule(s, &c, NULL, NULL), TIR_OK);
+        assert_non_null(strstr(tir_ctx_error(ctx), "no batch"));
+        assert_true(tir_struct_equal(tir_sched_func(s), before));
+        tir_sched_destroy(s);
+        tir_ctx_destroy(ctx);
+    }
     refused_cfg(&c, 100, 256, 64, TIR_F32, "multiples of the block tile");
     refused_cfg(&c, 128, 264, 64, TIR_F32, "multiples of the block tile");
     hgemm_config w = c;
@@ -215,6 +226,10 @@ static void test_lowering_refusals(void **st) {
     /* only the first warpgroup's warps run it */
     refused_lowering("T.wgmma(", "if j_1 < 4:\n                                        T.wgmma(",
                      "wgmma under an if");
+    /* a column origin inside a strip */
+    refused_lowering("T.wgmma(T.address_of(C_frag_acc[0, vj_o_1 * 16]",
+                     "T.wgmma(T.address_of(C_frag_acc[0, vj_o_1 * 16 + 8]",
+                     "not provably a multiple of 16");
     /* odd warps run it twice */
     refused_lowering("T.wgmma(",
                      "for q in range(j_1 % 2 + 1):\n                                        T.wgmma(",

@@ -1002,6 +1002,16 @@ static const tir_stmt *expand_wgmma(lf *c, const tir_stmt *s, const tir_call *ca
                 tir_print(ctx, call->args[3]));
         return s;
     }
+    for (int i = 0; i < 2; i++) { /* whole 16-column strips, said as such */
+        const tir_buffer_load *l = i ? z : x;
+        const tir_expr *col = i32(c, l->indices[l->nidx - 1]);
+        if (!provable(c, tir_eq(ctx, tir_floormod(ctx, col, k32(c, 16)), k32(c, 0)))) {
+            LF_FAIL(c, c->in, s, "lower_fragments: wgmma's %s %s is read from column %s, which is "
+                                 "not provably a multiple of 16 (a whole 16-column strip)",
+                    i ? "operand" : "accumulator", l->buffer->name, tir_print(ctx, col));
+            return s;
+        }
+    }
     if (!f->swap || !fb->swap || !tir_dtype_eq(fb->frag->dtype, TIR_F32)) {
         LF_FAIL(c, c->in, s,
                 "lower_fragments: wgmma's accumulator %s and operand %s must be float32 "

@@ -464,10 +464,11 @@ static tir_status check_wgmma(tir_schedule *s, tir_block_rv c, const tir_tc_conf
     tir_status st = tir_sched_get_block_node(s, c, &b);
     if (st != TIR_OK) return st;
     int64_t M = 0, N = 0;
-    bool mn = b->niters >= 3 && tir_expr_const_int(b->iters[0].dom.extent, &M) &&
+    bool mn = b->niters == 3 && tir_expr_const_int(b->iters[0].dom.extent, &M) &&
               tir_expr_const_int(b->iters[1].dom.extent, &N);
     const char *why = NULL;
     if (k->mk != 8) why = "it is for TF32 (float32 inputs) only";
+    else if (b->niters != 3) why = "it takes a plain matmul C[i, j] += A[i, k] B[k, j] (no batch)";
     else if (cfg->warps_m != 1 || cfg->warps_n % 4)
         why = "every warp covers all rows (warps_m 1) and warps_n is whole warpgroups of 4";
     else if (cfg->bm != 64 && cfg->bm != 128 && cfg->bm != 256)
