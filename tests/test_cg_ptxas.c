@@ -476,6 +476,37 @@ static void test_neg_pow2_div(void **st) {
  * `neg`: the case itself, and elementwise min/max of two negations in 32
  * and 64 bits, scalar and vectorised; the host JIT (which keeps LLVM's
  * sub) agrees with the interpreter on the extremes. */
+static int count_of(const char *s, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+/* Pattern 6: float16 x + 0 (min/max + 0 feeding fma, as in the fuzzer's
+ * seed 1936400003 case 775) reaches the PTX as the inline float32 add,
+ * no add.rn.f16 left; -0 + 0 = +0 and NaN, inf stay as the interpreter has
+ * them (the host JIT keeps LLVM's fadd: check_and_ptx compares it). */
+static void test_f16_plus_zero(void **st) {
+    (void)st;
+    const char *k =
+        "@T.prim_func\n"
+        "def f(X: T.Buffer((16,), \"float16\"), Y: T.Buffer((16,), \"float16\")):\n"
+        "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "      for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "        Y[t] = T.fma(T.max(X[t], X[15 - t]) + T.float16(0), T.min(X[t], X[(t + 3) % 16]) "
+        "+ T.float16(0), T.float16(65.625))\n";
+    tir_ctx *ctx = tir_ctx_create();
+    static const uint16_t xs[16] = {0xFC00, 0x7C00, 0x7E00, 0x8000, 0x0000, 0x3C00, 0xC100, 0x7BFF,
+                                    0xFC00, 0x8000, 0x3C00, 0x0000, 0xC100, 0x7C00, 0x1234, 0x9234};
+    uint16_t x[16];
+    memcpy(x, xs, sizeof x);
+    void *in[1] = {x};
+    const char *ptx = check_and_ptx(ctx, parse(ctx, k), 1, in, 16 * 2, k);
+    if (strstr(ptx, "add.rn.f16") || count_of(ptx, "add.rn.f32 t, t, 0f00000000") != 2)
+        fail_msg("a float16 add (or not two float32 ones) in the PTX of\n%s\n%s", k, ptx);
+    tir_ctx_destroy(ctx);
+}
+
 static void test_neg_minmax(void **st) {
     (void)st;
     const char *red =
@@ -600,6 +631,7 @@ int main(void) {
                                        cmocka_unit_test(test_fabs16),
                                        cmocka_unit_test(test_neg_pow2_div),
                                        cmocka_unit_test(test_neg_minmax),
+                                       cmocka_unit_test(test_f16_plus_zero),
                                        cmocka_unit_test(test_data_condition_wraps)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,7 +60,18 @@
  * same optimisation as pattern 4's, whose expansion ends in a neg.  So
  * each `sub 0, x` (32 or 64 bits, scalar or per lane) that a min or max
  * (or a min/max reduction) reads reaches ptxas as inline `not` + `add 1`,
- * the same value; the host JIT keeps LLVM's sub. */
+ * the same value; the host JIT keeps LLVM's sub.
+ *
+ * Pattern 6: a float16 x + 0.  In the fuzzer's seed 1936400003 case 775
+ * (an H100) `add.rn.f16 y, x, 0x0000` of min/max results feeding fma.rn.f16
+ * and a subtraction gave finite values or inf where NaN is right, and NaN
+ * where inf is, at JIT levels 1-4; scripts/ptx/probe775.py found the same
+ * PTX right at every level with only those two adds done in float32 (the
+ * fma, the comparisons and the subtraction in float32 changed nothing).
+ * So each float16 `fadd x, +0.0` (per lane for a vector) reaches ptxas as
+ * inline cvt.f32.f16, add.rn.f32 0, cvt.rn.f16.f32: the same value (x + 0
+ * is exact; -0 + 0 = +0 in both types).  Only +0: LLVM folds x + -0 to x.
+ * The host JIT keeps LLVM's fadd. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -374,6 +385,38 @@ static LLVMValueRef asm_per_lane(LLVMBuilderRef b, LLVMValueRef i, LLVMValueRef 
     return v;
 }
 
+/* Pattern 6: x when i is a float16 `fadd x, +0.0` (either operand order,
+ * every lane +0 for a vector), else NULL. */
+static LLVMValueRef f16_plus_zero(LLVMValueRef i) {
+    if (LLVMGetInstructionOpcode(i) != LLVMFAdd) return NULL;
+    LLVMTypeRef t = LLVMTypeOf(i);
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) t = LLVMGetElementType(t);
+    if (LLVMGetTypeKind(t) != LLVMHalfTypeKind) return NULL;
+    for (unsigned q = 0; q < 2; q++) /* LLVMIsNull: +0 only, not -0 */
+        if (LLVMIsConstant(LLVMGetOperand(i, q)) && LLVMIsNull(LLVMGetOperand(i, q)))
+            return LLVMGetOperand(i, 1 - q);
+    return NULL;
+}
+
+/* Pattern 6 at i: the sum by inline PTX in float32 on x's bits. */
+static bool inline_f16_plus_zero(LLVMBuilderRef b, LLVMValueRef i) {
+    LLVMValueRef x = f16_plus_zero(i);
+    if (!x) return false;
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMContextRef lc = LLVMGetTypeContext(t);
+    bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    LLVMTypeRef it = vec ? LLVMVectorType(LLVMInt16TypeInContext(lc), LLVMGetVectorSize(t))
+                         : LLVMInt16TypeInContext(lc);
+    LLVMPositionBuilderBefore(b, i);
+    LLVMValueRef bits = LLVMBuildBitCast(b, x, it, "");
+    LLVMValueRef sum = asm_per_lane(b, i, bits,
+                                    "{ .reg .f32 t; cvt.f32.f16 t, $1; add.rn.f32 t, t, "
+                                    "0f00000000; cvt.rn.f16.f32 $0, t; }");
+    LLVMReplaceAllUsesWith(i, LLVMBuildBitCast(b, sum, t, ""));
+    LLVMInstructionEraseFromParent(i);
+    return true;
+}
+
 static bool inline_neg_pow2_div(LLVMBuilderRef b, LLVMValueRef i) {
     long long c = neg_pow2_divisor(i);
     if (!c) return false;
@@ -455,6 +498,8 @@ int cg_ptxas_guard(LLVMModuleRef mod, bool host) {
                              (!host && inline_neg_operands(b, i, k));
                     else if (!host && neg_pow2_divisor(i))
                         n += inline_neg_pow2_div(b, i);
+                    else if (!host && f16_plus_zero(i))
+                        n += inline_f16_plus_zero(b, i);
                 }
     LLVMDisposeBuilder(b);
     return n;
