@@ -21,6 +21,10 @@ TIR_API const char *tir_llvm_version(void);
  * LLVM can generate code for.  Returns TIR_OK, or TIR_ERR_UNSUPPORTED with a
  * message listing what is supported. */
 TIR_API tir_status tir_codegen_check_arch(tir_ctx *ctx, const char *arch);
+/* Whether codegen emits wgmma_sync for `arch` ("sm_90" or "sm_90a": such
+ * kernels are built for sm_90a); the tensor-core rule's default and tirc
+ * ask it before choosing wgmma. */
+TIR_API bool tir_codegen_arch_has_wgmma(const char *arch);
 
 /* ------------------------------------------------------------------ codegen
  *

@@ -359,6 +359,11 @@ typedef struct tir_tc_config {
 /* 128 x 128 x 32, 2 x 4 warps (64 x 32 each), double-buffered cp.async,
  * pad 8. */
 TIR_API tir_tc_config tir_tc_config_default(void);
+/* TF32 by wgmma (wgmma set): 128 x 128 x 32 tiles of 1 x 4 warps (one
+ * warpgroup) in 3 stages, two blocks an SM (run 129, H100: 0.656x cuBLAS
+ * at 4096^3 against 0.583x for 128 x 256 with two warpgroups, one block
+ * an SM). */
+TIR_API tir_tc_config tir_tc_config_wgmma(void);
 /* The elements the rule pads each shared row of A by (elem_bytes per
  * element): 0 when the row is a whole number of 128-byte segments
  * (lowering swizzles it instead; unless c->no_smem_swizzle); else c->pad,
@@ -539,12 +544,11 @@ TIR_API tir_status tir_tune_tc_tiling_sampled(tir_schedule *s, const char *block
  * that divides K (tensorize refuses a ragged k tile; when K is not a
  * multiple of the mma's k, bk is that k and the rule refuses the shape). */
 TIR_API tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm);
-/* The default for a target: tir_tune_tc_default's, except TF32 on sm_90 /
- * sm_90a (arch as tir_codegen_opts names it) where wgmma fits and fills the
- * GPU: M and N multiples of 128, K of 32 and at least nsm 128 x 128
- * blocks: then wgmma (tir_tc_config.wgmma) with 128 x 128 x 32 tiles of
- * 1 x 4 warps in 3 stages, two blocks an SM (run 129, H100: 0.656x cuBLAS
- * at 4096^3 where mma.sync's default ran 0.561x). */
+/* The default for a target: tir_tune_tc_default's, except TF32 where
+ * codegen has wgmma for arch (tir_codegen_arch_has_wgmma) and it fits and
+ * fills the GPU: M and N multiples of 128, K of 32 and at least nsm
+ * 128 x 128 blocks: then tir_tc_config_wgmma() (run 129, H100: 0.656x
+ * cuBLAS at 4096^3 where mma.sync's default ran 0.561x). */
 TIR_API tir_tc_config tir_tune_tc_default_arch(const tir_tune_task *t, int nsm, const char *arch);
 
 /* -------------------------------------------------------------- search */

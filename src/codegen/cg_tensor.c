@@ -73,6 +73,8 @@ bool cg_arch_has_wgmma(const char *arch) {
     return arch && (strcmp(arch, "sm_90") == 0 || strcmp(arch, "sm_90a") == 0);
 }
 
+bool tir_codegen_arch_has_wgmma(const char *arch) { return cg_arch_has_wgmma(arch); }
+
 bool cg_has_cvt_rn_tf32(const char *arch, const char *features) {
     return cg_arch_sm(arch) >= 90 && cg_ptx_version(features) >= 78;
 }

@@ -86,7 +86,7 @@ int lower_dest_arg(const tir_call *c, bool *rmw) {
            c->op == TIR_INTRIN_WGMMA || c->op == TIR_INTRIN_WGMMA_SYNC;
     switch (c->op) {
     case TIR_INTRIN_WGMMA:
-    case TIR_INTRIN_WGMMA_SYNC: /* its first group's accumulator (all groups': wgmma_regions) */
+    case TIR_INTRIN_WGMMA_SYNC: /* its first group's accumulator (the rule's groups share one) */
     case TIR_INTRIN_FRAG_FILL:
     case TIR_INTRIN_FRAG_LOAD:
     case TIR_INTRIN_CP_ASYNC:

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "minitir/codegen.h"
 #include "tune_internal.h"
 
 tir_tc_config tir_tc_config_default(void) {
@@ -191,15 +192,19 @@ tir_tc_config tir_tune_tc_default(const tir_tune_task *t, int nsm) {
     return c;
 }
 
-tir_tc_config tir_tune_tc_default_arch(const tir_tune_task *t, int nsm, const char *arch) {
-    tir_tc_config c = tir_tune_tc_default(t, nsm);
-    bool sm90 = arch && (!strcmp(arch, "sm_90") || !strcmp(arch, "sm_90a"));
-    if (!sm90 || t->kind != TIR_RT_GEMM_TF32 || t->op != TIR_TUNE_MATMUL || t->M % 128 ||
-        t->N % 128 || t->K % 32 || t->K < 32 || blocks_of(t, 128, 128) < nsm)
-        return c;
-    c = tir_tc_config_default();
+tir_tc_config tir_tc_config_wgmma(void) {
+    tir_tc_config c = tir_tc_config_default();
     c.wgmma = true, c.bm = c.bn = 128, c.bk = 32, c.warps_m = 1, c.warps_n = 4, c.stages = 3;
     return c;
+}
+
+tir_tc_config tir_tune_tc_default_arch(const tir_tune_task *t, int nsm, const char *arch) {
+    tir_tc_config w = tir_tc_config_wgmma();
+    if (!tir_codegen_arch_has_wgmma(arch) || t->kind != TIR_RT_GEMM_TF32 ||
+        t->op != TIR_TUNE_MATMUL || t->M % w.bm || t->N % w.bn || t->K % w.bk || t->K < w.bk ||
+        blocks_of(t, w.bm, w.bn) < nsm)
+        return tir_tune_tc_default(t, nsm);
+    return w;
 }
 
 /* The instruction's shapes and intrinsic names for the operand type. */

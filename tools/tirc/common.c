@@ -33,7 +33,7 @@ const seed_tiles *tirc_tiles(const opts *o) { return o->tile_given ? &o->tiles :
 const tir_tile_config *tirc_config(const opts *o) { return o->config_given ? &o->config : NULL; }
 
 unsigned tirc_tc_off(const opts *o) {
-    bool sm90 = o->arch && (!strcmp(o->arch, "sm_90") || !strcmp(o->arch, "sm_90a"));
+    bool sm90 = tir_codegen_arch_has_wgmma(o->arch);
     return o->tc_off | o->tail | (o->no_swizzle ? TIRC_TC_OFF_SWIZZLE : 0) |
            (o->tc_on & TIRC_TC_ON_WGMMA ? TIRC_TC_WGMMA : 0) | (sm90 ? TIRC_TC_SM90 : 0);
 }
@@ -78,12 +78,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
                 tir_tune_task t = {TIR_TUNE_MATMUL, 1, M, N, K, TIR_RT_GEMM_TF32};
                 cfg = tir_tune_tc_default_arch(&t, 132, "sm_90");
             }
-            /* 128 x 128, one warpgroup, 3 stages: two blocks an SM (run 129,
-               H100: 0.656x cuBLAS at 4096^3 against 0.583x for 128 x 256 in
-               4 stages, one block an SM; docs/tensor-cores.md) */
-            if (tc_off & TIRC_TC_WGMMA)
-                cfg.wgmma = true, cfg.bm = 128, cfg.bn = 128, cfg.bk = 32, cfg.warps_m = 1,
-                cfg.warps_n = 4, cfg.stages = 3, cfg.splitk = 1;
+            if (tc_off & TIRC_TC_WGMMA) cfg = tir_tc_config_wgmma();
             if (tiles)
                 cfg.bm = tiles->bm, cfg.bn = tiles->bn, cfg.bk = tiles->bk,
                 cfg.warps_m = tiles->tm, cfg.warps_n = tiles->tn;
