@@ -74,6 +74,7 @@
 #include <cmocka.h>
 
 #include "hgemm.h"
+#include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "minitir/tune.h"
 #include "minitir/sim.h"
@@ -815,11 +816,36 @@ static const char *kernels_text(gpu_case *gc, const tir_prim_func *k, const tir_
     return buf;
 }
 
+/* The codegen cache keys a kernel by its printed text
+ * (src/codegen/cg_cache.c): a hit gives the PTX of another kernel with
+ * the same text.  That is sound when the text means what the kernel
+ * means, so every lowered kernel's text must read back, and (one case in
+ * four, single kernels) the kernel read back must simulate to the same
+ * bits (run_and_compare_set).  Structural equality is not the test: the
+ * parser makes one object per definition, where lowering reuses a
+ * variable for sibling loops or a local buffer for a loop and its peeled
+ * tail; the printer names objects apart, so the text still tells them. */
+static const tir_prim_func *kernel_read_back(gpu_case *gc, const tir_prim_func *k) {
+    const char *t = tir_print(gc->ctx, k);
+    const tir_prim_func *back = NULL;
+    if (t && tir_parse_func(gc->ctx, t, strlen(t), &back) == TIR_OK) return back;
+    snprintf(gc->why, sizeof gc->why,
+             "the lowered kernel's text (the codegen cache's key) does not read back: "
+             "%s\nkernel:\n%s",
+             tir_ctx_error(gc->ctx), t ? t : "(no text)");
+    tir_ctx_clear_error(gc->ctx);
+    gc->bad = true;
+    return NULL;
+}
+
 /* Runs f0 in the interpreter and the kernel k (or, with ks, its kernels
  * in order; k is then the one printed in a report) in the simulator on the
  * same small-integer inputs; the last parameter is the output. */
 static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
                                 const tir_kernel_set *ks, uint64_t seed) {
+    const tir_prim_func *back = NULL;
+    for (int i = 0; i < (ks ? ks->nkernels : 1); i++)
+        if (!(back = kernel_read_back(gc, ks ? ks->kernels[i] : k))) return;
     int np = f0->nparams;
     tir_arg ref[8], sim[8];
     size_t bytes[8] = {0};
@@ -862,6 +888,16 @@ static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir
                  "output mismatch at flat element %zu: interpreter %g, simulator %g\nkernel:\n%s",
                  e, (double)a[e], (double)b[e], kernels_text(gc, k, ks));
         gc->bad = true;
+    } else if (!ks && seed % 4 == 0) { /* the kernel read back from its text, the same bits */
+        tir_rt_poison(sim[np - 1].data, bytes[np - 1]);
+        if (tir_sim_run(gc->ctx, back, np, sim, &so, &rep) != TIR_OK ||
+            memcmp(ref[np - 1].data, sim[np - 1].data, bytes[np - 1])) {
+            snprintf(gc->why, sizeof gc->why,
+                     "the kernel read back from its text (the codegen cache's key) simulates "
+                     "otherwise: %s\nkernel:\n%s",
+                     tir_ctx_error(gc->ctx), tir_print(gc->ctx, k));
+            gc->bad = true;
+        }
     }
     for (int i = 0; i < np; i++) {
         free(ref[i].data);

@@ -186,6 +186,27 @@ static void ptx(void **state) {
     assert_non_null(strstr(err, "schedule "));
     assert_non_null(strstr(err, ", LLVM optimisation "));
     assert_non_null(strstr(err, ", PTX emission "));
+    /* --repeat: the second compile finds the PTX in the codegen cache, and
+     * gets the same PTX; --no-cache compiles each time; MINITIR_CACHE_DIR
+     * keeps the entry for the next process */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 50x40x30 --step 4 -v --repeat 2"), 0);
+    assert_int_equal(count(err, "(0 of 1 kernels from memory, 0 from disk)"), 1);
+    assert_int_equal(count(err, "(1 of 1 kernels from memory, 0 from disk)"), 1);
+    char *first = strdup(out);
+    assert_int_equal(
+        tirc_run(NULL, "ptx matmul --size 50x40x30 --step 4 -v --repeat 2 --no-cache"), 0);
+    assert_int_equal(count(err, "(0 of 1 kernels from memory, 0 from disk)"), 2);
+    assert_string_equal(out, first);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(tirc_run("MINITIR_CACHE_DIR=cgcache",
+                                  "ptx matmul --size 50x40x30 --step 4 -v"), 0);
+        assert_int_equal(count(err, r ? "(0 of 1 kernels from memory, 1 from disk)"
+                                      : "(0 of 1 kernels from memory, 0 from disk)"), 1);
+        assert_string_equal(out, first);
+    }
+    free(first);
+    assert_int_equal(tirc_run(NULL, "tune matmul --size 64 --no-cache"), 2);
+    assert_non_null(strstr(err, "--no-cache belongs to"));
     free(buf);
     /* Default step 6 to stdout, another arch. */
     assert_int_equal(tirc_run(NULL, "ptx fused --size 33 --arch sm_80"), 0);

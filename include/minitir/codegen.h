@@ -80,6 +80,16 @@ typedef struct tir_codegen_opts {
                             * address, start), load, select(guard, value, 0)
                             * instead of the default predicated load
                             * (`@p ld.global.nc.f32`, inline PTX) */
+    /* The codegen cache (tir_codegen_cache_clear): a kernel compiled before
+     * with the same options gets the PTX LLVM made then.  no_cache: neither
+     * look up nor store (default false; for measuring a cold compile).
+     * keep_llvm_ir, dump_llvm and TIR_DUMP=llvm bypass it too. */
+    bool no_cache;
+    /* A directory for the cache's disk entries, created if missing (one
+     * level), shared by processes and threads; NULL: the environment's
+     * MINITIR_CACHE_DIR; NULL or "": memory only.  A library without a
+     * GNU build id keeps no disk entries (tir_codegen_cache_stats). */
+    const char *cache_dir;
 } tir_codegen_opts;
 
 /* Fills o with the defaults. */
@@ -105,6 +115,13 @@ typedef struct tir_launch_dim {
     bool is_const;
     int64_t value; /* the constant when is_const */
 } tir_launch_dim;
+
+/* Where tir_codegen's PTX came from (tir_module.cache_hit). */
+typedef enum tir_cg_cache_hit {
+    TIR_CG_CACHE_MISS = 0, /* compiled by LLVM (and stored, unless no_cache) */
+    TIR_CG_CACHE_MEMORY,   /* this process's cache */
+    TIR_CG_CACHE_DISK,     /* a disk entry (tir_codegen_opts.cache_dir) */
+} tir_cg_cache_hit;
 
 /* A compiled kernel.  Everything is owned by the ctx. */
 typedef struct tir_module {
@@ -135,6 +152,10 @@ typedef struct tir_module {
      * TIR_CG_PIPELINE_SHORT gives TIR_CG_PIPELINE_FAST (default<On>) for
      * a kernel that does not qualify or an opt_level other than 3. */
     tir_cg_pipeline pipeline;
+    /* Where the PTX came from: LLVM (TIR_CG_CACHE_MISS; the LLVM phases
+     * above are then its times, else 0) or the codegen cache. */
+    tir_cg_cache_hit cache_hit;
+    double cache_ms; /*   the cache's key (the kernel printed), look-up and store */
 } tir_module;
 
 /* Compiles kernel to PTX.  opts may be NULL (defaults).  On success sets
@@ -147,6 +168,35 @@ typedef struct tir_module {
  * "sm_90a"); every other kernel for opts' arch. */
 TIR_API tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel,
                                const tir_codegen_opts *opts, const tir_module **out);
+
+/* ----------------------------------------------------------- codegen cache
+ *
+ * LLVM's part of tir_codegen (nearly all of a compile: ~25-30 ms for Step
+ * 8's tuned kernel) is a function of the lowered kernel and the options
+ * alone, so tir_codegen keeps its result: in memory for the process (all
+ * threads), and on disk where tir_codegen_opts.cache_dir or
+ * MINITIR_CACHE_DIR names a directory.  A look-up costs printing the
+ * kernel (its key, with the options and the library's build id) and a
+ * comparison; an entry is used only when its whole key is equal, so a
+ * rebuilt library, another LLVM or another option never gets an older
+ * PTX.  A corrupt or foreign disk entry is a miss (and is replaced); disk
+ * errors never fail a compile.  src/codegen/cg_cache.c has the details. */
+
+/* Counters since the process started (the entries and bytes: now). */
+typedef struct tir_codegen_cache_stats {
+    long entries;      /* in memory */
+    size_t bytes;      /* in memory (keys, PTX, bookkeeping) */
+    size_t limit;      /* tir_codegen_cache_set_limit (default 64 MiB) */
+    long memory_hits, disk_hits, misses, stores;
+    bool disk_enabled; /* the library has a build id, so disk entries are kept */
+} tir_codegen_cache_stats;
+
+/* Forgets the in-memory entries (disk entries stay). */
+TIR_API void tir_codegen_cache_clear(void);
+/* Caps the in-memory cache at `bytes` (the oldest entries go first; 0 keeps
+ * nothing in memory). */
+TIR_API void tir_codegen_cache_set_limit(size_t bytes);
+TIR_API void tir_codegen_cache_get_stats(tir_codegen_cache_stats *s);
 
 /* Lowers a scheduled function with the default lowering options
  * (tir_lower, minitir/lower.h) and compiles the kernel (tir_codegen).

@@ -169,4 +169,27 @@ LLVMValueRef cg_local_index(cg *g, const tir_expr *addr, int64_t k);
  * emission; returns NULL. */
 LLVMValueRef cg_fail_unsupported(cg *g, const char *msg);
 
+/* The codegen cache (cg_cache.c).  A key: the text of everything the PTX
+ * depends on (in ctx's arena), its hash, and the disk directory (NULL:
+ * memory only). */
+typedef struct cg_cache_key_t {
+    const char *text;
+    size_t len;
+    uint64_t hash;
+    const char *dir;
+} cg_cache_key_t;
+/* What an entry gives back: the PTX (NUL-terminated) and the pipeline. */
+typedef struct cg_cache_value {
+    const char *ptx;
+    size_t ptx_len;
+    tir_cg_pipeline pipeline;
+} cg_cache_value;
+/* Fills key for kernel under o (after tir_codegen's adjustments of o);
+ * false when o bypasses the cache (no_cache, LLVM IR asked for). */
+bool cg_cache_key(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *o,
+                  cg_cache_key_t *key);
+/* Looks key up (memory, then disk); a hit's PTX is copied into ctx's arena. */
+tir_cg_cache_hit cg_cache_find(tir_ctx *ctx, const cg_cache_key_t *key, cg_cache_value *v);
+void cg_cache_store(const cg_cache_key_t *key, const cg_cache_value *v);
+
 #endif

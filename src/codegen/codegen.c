@@ -308,6 +308,33 @@ static tir_status run_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_i
     return s;
 }
 
+/* run_llvm through the codegen cache (cg_cache.c): a hit gives the PTX
+ * and pipeline LLVM gave before; the shared bytes are the layout's, as
+ * run_llvm checks. */
+static tir_status cached_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
+                              const tir_codegen_opts *o, tir_module *m) {
+    double t0 = ir_now_ms();
+    cg_cache_key_t key;
+    cg_cache_value v;
+    bool use = cg_cache_key(ctx, kernel, o, &key);
+    m->cache_hit = use ? cg_cache_find(ctx, &key, &v) : TIR_CG_CACHE_MISS;
+    m->cache_ms = ir_now_ms() - t0;
+    if (m->cache_hit != TIR_CG_CACHE_MISS) {
+        m->ptx = v.ptx;
+        m->ptx_len = v.ptx_len;
+        m->pipeline = v.pipeline;
+        *(info->dyn_shared ? &m->dyn_shared_bytes : &m->shared_bytes) = info->shared_bytes;
+        return TIR_OK;
+    }
+    TIR_TRY(run_llvm(ctx, kernel, info, o, m->kernel_name, m));
+    if (use) {
+        double t1 = ir_now_ms();
+        cg_cache_store(&key, &(cg_cache_value){m->ptx, m->ptx_len, m->pipeline});
+        m->cache_ms += ir_now_ms() - t1;
+    }
+    return TIR_OK;
+}
+
 /* Static shared arrays up to the target's 48 KiB, which is what a launch
  * gets without opting in; past it (or with opts->dynamic_shared) one
  * dynamic array, for which the runtime raises the kernel's limit and
@@ -377,7 +404,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     tir_module *m = IR_NEW(ctx, tir_module);
     m->kernel_name = entry_name(ctx, kernel->name);
     m->arch = tir_intern(ctx, o.arch);
-    TIR_TRY(run_llvm(ctx, kernel, &info, &o, m->kernel_name, m));
+    TIR_TRY(cached_llvm(ctx, kernel, &info, &o, m));
 
     tir_kernel_param *ps = IR_NEWN(ctx, tir_kernel_param, kernel->nparams);
     for (int i = 0; i < kernel->nparams; i++) {

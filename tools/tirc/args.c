@@ -342,6 +342,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->opt_given = true;
         } else if (!strcmp(a, "--peel-tail")) {
             o->peel_tail = true;
+        } else if (!strcmp(a, "--no-cache")) {
+            o->no_cache = true;
         } else if (!strcmp(a, "--no-swizzle")) {
             o->no_swizzle = true;
         } else if (!strcmp(a, "--tail")) {
@@ -461,7 +463,8 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
-               "                          [-v] [--opt short|fast|O3] [--repeat N] [--peel-tail]\n"
+               "                          [-v] [--opt short|fast|O3] [--repeat N] [--no-cache]\n"
+               "                          [--peel-tail]\n"
                "                          [--config C] [--stages N] [--tail T]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
                "the file (default standard output); launch shape and compile time go to\n"
@@ -472,8 +475,10 @@ int tirc_help(const char *cmd) {
                "O3 (backend at O3); see tir_cg_pipeline and docs/performance.md.\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n"
                "--repeat N compiles N times in one process (-v: each compile's phases;\n"
-               "the first pays the process's one-time costs, the others show what a\n"
-               "long-running tuner pays per kernel).\n"
+               "the first pays the process's one-time costs; the others find the PTX in\n"
+               "the codegen cache, or with --no-cache show what a long-running tuner pays\n"
+               "per new kernel).  --no-cache: no codegen cache (tir_codegen_opts.no_cache;\n"
+               "MINITIR_CACHE_DIR=dir keeps its entries on disk, for later processes).\n"
                "--peel-tail: pipelines peel their epilogue (the last k tiles' compute\n"
                "emitted again after the loop) instead of running it in the loop with the\n"
                "copies guarded (software_pipeline_guard_tail, set by Steps 8-9's rules;\n"

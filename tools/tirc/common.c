@@ -154,6 +154,7 @@ tir_status tirc_compile(tir_ctx *ctx, const opts *o, const tir_prim_func *f, boo
     tir_codegen_opts_init(&cg);
     cg.arch = o->arch;
     if (o->opt_given) cg.pipeline = o->pipeline;
+    cg.no_cache = o->no_cache;
     tir_lower_opts lo;
     tirc_lower_opts(o, &lo);
     st = tir_build_kernels_with(ctx, tir_sched_func(s), &lo, &cg, m);

@@ -44,6 +44,8 @@ static int check_options(opts *o) {
     if (o->out && strcmp(o->cmd, "ptx")) return tirc_usage_error("-o belongs to `tirc ptx`");
     if (o->peel_tail && strcmp(o->cmd, "ptx") && strcmp(o->cmd, "run") && strcmp(o->cmd, "bench"))
         return tirc_usage_error("--peel-tail belongs to `tirc ptx`, `tirc run` and `tirc bench`");
+    if (o->no_cache && strcmp(o->cmd, "ptx") && strcmp(o->cmd, "run") && strcmp(o->cmd, "bench"))
+        return tirc_usage_error("--no-cache belongs to `tirc ptx`, `tirc run` and `tirc bench`");
     bool tune = !strcmp(o->cmd, "tune");
     if ((o->trials_given || o->minutes > 0 || o->threads_given || o->batch || o->gpus_given) &&
         !tune)

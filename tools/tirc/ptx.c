@@ -52,16 +52,21 @@ static int write_module(const opts *o, const tir_module *m, int i, int nm, doubl
 /* -v: where the compile time went, per phase (the driver's JIT is not
  * run by `ptx`; `tirc bench` reports the whole compile time). */
 static void print_phases(const tir_module_set *ms, double total, double sched, double codegen) {
-    double build = 0, opt = 0, text = 0, ptx = 0;
+    double build = 0, opt = 0, text = 0, ptx = 0, cache = 0;
+    int hits[3] = {0};
     for (int i = 0; i < ms->nmodules; i++) {
         const tir_module *m = ms->modules[i];
         build += m->build_ms, opt += m->opt_ms, text += m->ir_text_ms, ptx += m->ptx_ms;
+        cache += m->cache_ms;
+        hits[m->cache_hit]++;
     }
     fprintf(stderr,
             "tirc: compile time %.1f ms: schedule %.1f, lower %.1f, LLVM module %.1f, "
-            "LLVM optimisation %.1f, LLVM IR text %.1f, PTX emission %.1f, other codegen %.1f\n",
-            total, sched, total - sched - codegen, build, opt, text, ptx,
-            codegen - build - opt - text - ptx);
+            "LLVM optimisation %.1f, LLVM IR text %.1f, PTX emission %.1f, codegen cache %.1f "
+            "(%d of %d kernels from memory, %d from disk), other codegen %.1f\n",
+            total, sched, total - sched - codegen, build, opt, text, ptx, cache,
+            hits[TIR_CG_CACHE_MEMORY], ms->nmodules, hits[TIR_CG_CACHE_DISK],
+            codegen - build - opt - text - ptx - cache);
 }
 
 int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {

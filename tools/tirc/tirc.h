@@ -54,6 +54,7 @@ typedef struct opts {
     tir_cg_pipeline pipeline; /* --opt fast|O3|short: _FAST, _OPT, _SHORT */
     bool opt_given;      /* --opt given (else the library default) */
     bool peel_tail;      /* --peel-tail: tir_lower_opts.pipeline_peel_tail */
+    bool no_cache;       /* --no-cache: tir_codegen_opts.no_cache */
     bool no_swizzle;     /* --no-swizzle: the rules' no_swizzle (tirc_schedule's
                             TIRC_TC_OFF_SWIZZLE bit) */
     int repeat;          /* ptx --repeat: compiles in one process (default 1) */

@@ -1,0 +1,363 @@
+/* cg_cache.c: the codegen cache, so that a kernel compiled before costs a
+ * look-up instead of LLVM's ~25-30 ms (Step 8's tuned kernel).
+ *
+ * A program that builds its kernels at run time (as a Triton user's does)
+ * compiles the same kernel in every process, and often several times in
+ * one.  LLVM's part of tir_codegen, which is nearly all of a compile, is a
+ * pure function of the lowered kernel and the options, so its result (the
+ * PTX and the pipeline that ran) is kept: in this process's memory, and
+ * on disk in a directory (tir_codegen_opts.cache_dir, else the environment
+ * MINITIR_CACHE_DIR).  The driver keeps its JIT's cubins the same way
+ * (CUDA's compute cache), so a program's second run loads its kernels in
+ * a few ms.
+ *
+ * The key is the text of everything the PTX depends on: the library's
+ * build id (LLVM is linked into the library, so its version is in it too,
+ * and a rebuilt library never reads an older one's entries), the options,
+ * and the kernel as printed (docs/text-format.md).  Two kernels with one
+ * text mean the same: the printer is lossless, and it names distinct
+ * objects apart, so a variable or local buffer that lowering reuses
+ * (sibling loops, a loop and its peeled tail) prints differently from two
+ * of one name.  Their PTX can differ only in names (a shared array's, or
+ * LLVM's register numbering); tests/test_codegen_cache.c and the GPU-path
+ * fuzzer (kernels read back from their text simulate alike) check the
+ * premise.  An entry holds its whole key and
+ * is used only when the key is equal byte for byte; the hash only names
+ * the entry.  A disk entry also carries a checksum: a file that is short,
+ * corrupt, another key's or another format's is a miss, and the compile
+ * that follows replaces it.  Entries are written to a temporary file and
+ * renamed into place, so readers never see half an entry and processes
+ * writing one entry at once leave one whole entry.  Disk errors are never
+ * the compile's errors: the cache only ever saves time.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#endif
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cg_internal.h"
+
+enum { CACHE_FORMAT = 1 };
+static const char magic[] = "minitir codegen cache";
+/* an entry's key or PTX past this is a corrupt file, not a kernel */
+enum { CACHE_MAX_PART = 1 << 28 };
+
+/* ------------------------------------------------------------ build id */
+
+typedef struct bid_search {
+    const void *addr;
+    char hex[2 * 64 + 1];
+} bid_search;
+
+/* The GNU build id of the loaded object that holds s->addr, from its
+ * PT_NOTE segments. */
+static int bid_phdr(struct dl_phdr_info *info, size_t size, void *user) {
+    (void)size;
+    bid_search *s = user;
+    uintptr_t a = (uintptr_t)s->addr;
+    bool here = false;
+    for (int i = 0; i < info->dlpi_phnum && !here; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + p->p_vaddr;
+        here = p->p_type == PT_LOAD && a >= lo && a < lo + p->p_memsz;
+    }
+    if (!here) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type != PT_NOTE) continue;
+        const unsigned char *n = (const unsigned char *)(info->dlpi_addr + p->p_vaddr);
+        const unsigned char *end = n + p->p_memsz;
+        while (n + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *h = (const ElfW(Nhdr) *)n;
+            size_t name = (h->n_namesz + 3u) & ~3u, desc = (h->n_descsz + 3u) & ~3u;
+            const unsigned char *d = n + sizeof *h + name;
+            if (d + desc > end) break;
+            if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 &&
+                memcmp(n + sizeof *h, "GNU", 4) == 0 && h->n_descsz > 0 && h->n_descsz <= 64) {
+                for (size_t k = 0; k < h->n_descsz; k++)
+                    snprintf(s->hex + 2 * k, 3, "%02x", d[k]);
+                return 1;
+            }
+            n = d + desc;
+        }
+    }
+    return 1; /* our object, without a build id */
+}
+
+static bid_search build_id;
+static pthread_once_t build_id_once = PTHREAD_ONCE_INIT;
+
+static void build_id_find(void) {
+    build_id.addr = (const void *)&tir_codegen;
+    dl_iterate_phdr(bid_phdr, &build_id);
+}
+
+/* The library's build id in hex, "" when it has none (the disk cache is
+ * then off: nothing would tell a stale entry from a current one). */
+static const char *cg_build_id(void) {
+    pthread_once(&build_id_once, build_id_find);
+    return build_id.hex;
+}
+
+/* ------------------------------------------------------------------ key */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
+static const uint64_t fnv_basis = 14695981039346656037ull;
+
+/* The options that reach LLVM (o after tir_codegen's adjustments: arch,
+ * and features as cg_features resolves them). */
+static int opts_text(char *buf, size_t n, const tir_codegen_opts *o) {
+    const char *f = cg_features(o);
+    return snprintf(buf, n,
+                    "arch %s\nfeatures %s\nfma_contract %d\nopt_level %d\npipeline %d\n"
+                    "dynamic_shared %d\nssa_locals %d\nselect_zero_fill %d\n",
+                    o->arch, f ? f : "-", o->fma_contract, o->opt_level, (int)o->pipeline,
+                    o->dynamic_shared, o->ssa_locals, o->select_zero_fill);
+}
+
+bool cg_cache_key(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_opts *o,
+                  cg_cache_key_t *key) {
+    memset(key, 0, sizeof *key);
+    if (o->no_cache || o->keep_llvm_ir || o->dump_llvm || ir_dump_wanted("llvm", false))
+        return false; /* what those ask for comes from LLVM itself */
+    const char *text = tir_print(ctx, kernel);
+    if (!text) {
+        tir_ctx_clear_error(ctx);
+        return false;
+    }
+    char head[1024];
+    int hn = snprintf(head, sizeof head, "%s %d\nlibrary %s\nllvm %s\n", magic, CACHE_FORMAT,
+                      cg_build_id(), tir_llvm_version());
+    int on = opts_text(head + hn, sizeof head - (size_t)hn, o);
+    if (hn < 0 || on < 0 || (size_t)(hn + on) >= sizeof head) return false;
+    size_t tn = strlen(text), len = (size_t)(hn + on) + tn;
+    char *k = tir_ctx_alloc(ctx, len + 1);
+    memcpy(k, head, (size_t)(hn + on));
+    memcpy(k + hn + on, text, tn + 1);
+    key->text = k;
+    key->len = len;
+    key->hash = fnv(fnv_basis, k, len);
+    const char *dir = o->cache_dir ? o->cache_dir : getenv("MINITIR_CACHE_DIR");
+    key->dir = dir && *dir && *cg_build_id() ? dir : NULL;
+    return true;
+}
+
+/* --------------------------------------------------------------- memory */
+
+typedef struct entry {
+    struct entry *next; /* in insertion order, oldest first */
+    uint64_t hash;
+    char *key;
+    size_t key_len;
+    char *ptx;
+    size_t ptx_len;
+    tir_cg_pipeline pipeline;
+} entry;
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static entry *mem_head, *mem_tail;
+static size_t mem_bytes;
+/* 64 MiB: ~400 tuned kernels of ~150 KiB of PTX each */
+static size_t mem_limit = (size_t)64 << 20;
+static atomic_long stat_hits[3], stat_misses, stat_stores;
+
+static void entry_free(entry *e) {
+    free(e->key);
+    free(e->ptx);
+    free(e);
+}
+
+static size_t entry_bytes(const entry *e) {
+    return e->key_len + e->ptx_len + sizeof *e;
+}
+
+/* Drops the oldest entries until the cache holds at most limit bytes
+ * (mem_lock held). */
+static void mem_trim(size_t limit) {
+    while (mem_head && mem_bytes > limit) {
+        entry *e = mem_head;
+        mem_head = e->next;
+        if (!mem_head) mem_tail = NULL;
+        mem_bytes -= entry_bytes(e);
+        entry_free(e);
+    }
+}
+
+static bool mem_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v) {
+    bool found = false;
+    pthread_mutex_lock(&mem_lock);
+    for (entry *e = mem_head; e && !found; e = e->next) {
+        if (e->hash != key->hash || e->key_len != key->len || memcmp(e->key, key->text, key->len))
+            continue;
+        char *p = tir_ctx_alloc(ctx, e->ptx_len + 1);
+        memcpy(p, e->ptx, e->ptx_len + 1);
+        *v = (cg_cache_value){p, e->ptx_len, e->pipeline};
+        found = true;
+    }
+    pthread_mutex_unlock(&mem_lock);
+    return found;
+}
+
+static void mem_put(const cg_cache_key_t *key, const cg_cache_value *v) {
+    entry *e = calloc(1, sizeof *e);
+    char *k = malloc(key->len + 1), *p = malloc(v->ptx_len + 1);
+    if (!e || !k || !p) {
+        free(e), free(k), free(p);
+        return;
+    }
+    memcpy(k, key->text, key->len + 1);
+    memcpy(p, v->ptx, v->ptx_len);
+    p[v->ptx_len] = 0;
+    *e = (entry){NULL, key->hash, k, key->len, p, v->ptx_len, v->pipeline};
+    pthread_mutex_lock(&mem_lock);
+    bool dup = false; /* another thread stored it first */
+    for (entry *x = mem_head; x && !dup; x = x->next)
+        dup = x->hash == e->hash && x->key_len == e->key_len && !memcmp(x->key, k, e->key_len);
+    if (!dup && entry_bytes(e) <= mem_limit) {
+        if (mem_tail)
+            mem_tail->next = e;
+        else
+            mem_head = e;
+        mem_tail = e;
+        mem_bytes += entry_bytes(e);
+        mem_trim(mem_limit);
+        e = NULL;
+    }
+    pthread_mutex_unlock(&mem_lock);
+    if (e) entry_free(e);
+}
+
+/* ----------------------------------------------------------------- disk */
+
+static char *disk_path(const cg_cache_key_t *key, const char *suffix) {
+    size_t n = strlen(key->dir) + 64;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%016llx%s", key->dir, (unsigned long long)key->hash, suffix);
+    return p;
+}
+
+static uint64_t entry_sum(const char *k, size_t kn, const char *p, size_t pn, int pipeline) {
+    uint64_t h = fnv(fnv_basis, k, kn);
+    h = fnv(h, p, pn);
+    return fnv(h, &pipeline, sizeof pipeline);
+}
+
+/* Reads the entry of key from disk into ctx's arena: false for a missing,
+ * short, corrupt or foreign file. */
+static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v) {
+    char *path = disk_path(key, ".ptx");
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    free(path);
+    if (!f) return false;
+    char line[160];
+    int fmt, pipe;
+    unsigned long long kn, pn, sum;
+    char *k = NULL, *p = NULL;
+    bool ok = fgets(line, sizeof line, f) &&
+              sscanf(line, "minitir codegen cache %d %llu %llu %d %llx", &fmt, &kn, &pn, &pipe,
+                     &sum) == 5 &&
+              fmt == CACHE_FORMAT && kn == key->len && pn > 0 && pn < CACHE_MAX_PART &&
+              pipe >= TIR_CG_PIPELINE_OPT && pipe <= TIR_CG_PIPELINE_SHORT;
+    if (ok) {
+        k = malloc(kn);
+        p = tir_ctx_alloc(ctx, pn + 1);
+        ok = k && fread(k, 1, kn, f) == kn && fread(p, 1, pn, f) == pn && fgetc(f) == EOF &&
+             memcmp(k, key->text, kn) == 0 && entry_sum(k, kn, p, pn, pipe) == sum;
+    }
+    free(k);
+    fclose(f);
+    if (!ok) return false;
+    p[pn] = 0;
+    *v = (cg_cache_value){p, (size_t)pn, (tir_cg_pipeline)pipe};
+    return true;
+}
+
+static atomic_uint tmp_counter;
+
+static void disk_put(const cg_cache_key_t *key, const cg_cache_value *v) {
+    if (mkdir(key->dir, 0777) != 0 && errno != EEXIST) return;
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, ".tmp%ld.%u", (long)getpid(),
+             atomic_fetch_add(&tmp_counter, 1));
+    char *tmp = disk_path(key, suffix), *path = disk_path(key, ".ptx");
+    FILE *f = tmp && path ? fopen(tmp, "wb") : NULL;
+    bool ok = f != NULL;
+    if (f) {
+        int pipe = (int)v->pipeline;
+        ok = fprintf(f, "%s %d %llu %llu %d %016llx\n", magic, CACHE_FORMAT,
+                     (unsigned long long)key->len, (unsigned long long)v->ptx_len, pipe,
+                     (unsigned long long)entry_sum(key->text, key->len, v->ptx, v->ptx_len,
+                                                   pipe)) > 0 &&
+             fwrite(key->text, 1, key->len, f) == key->len &&
+             fwrite(v->ptx, 1, v->ptx_len, f) == v->ptx_len;
+        ok = fclose(f) == 0 && ok;
+        ok = ok && rename(tmp, path) == 0;
+        if (!ok) remove(tmp);
+    }
+    free(tmp);
+    free(path);
+}
+
+/* -------------------------------------------------------------- the API */
+
+tir_cg_cache_hit cg_cache_find(tir_ctx *ctx, const cg_cache_key_t *key, cg_cache_value *v) {
+    tir_cg_cache_hit hit = TIR_CG_CACHE_MISS;
+    if (mem_find(key, ctx, v))
+        hit = TIR_CG_CACHE_MEMORY;
+    else if (key->dir && disk_find(key, ctx, v)) {
+        hit = TIR_CG_CACHE_DISK;
+        mem_put(key, v);
+    }
+    if (hit)
+        atomic_fetch_add(&stat_hits[hit], 1);
+    else
+        atomic_fetch_add(&stat_misses, 1);
+    return hit;
+}
+
+void cg_cache_store(const cg_cache_key_t *key, const cg_cache_value *v) {
+    atomic_fetch_add(&stat_stores, 1);
+    mem_put(key, v);
+    if (key->dir) disk_put(key, v);
+}
+
+void tir_codegen_cache_clear(void) {
+    pthread_mutex_lock(&mem_lock);
+    mem_trim(0);
+    pthread_mutex_unlock(&mem_lock);
+}
+
+void tir_codegen_cache_set_limit(size_t bytes) {
+    pthread_mutex_lock(&mem_lock);
+    mem_limit = bytes;
+    mem_trim(mem_limit);
+    pthread_mutex_unlock(&mem_lock);
+}
+
+void tir_codegen_cache_get_stats(tir_codegen_cache_stats *s) {
+    if (!s) return;
+    pthread_mutex_lock(&mem_lock);
+    s->entries = 0;
+    for (entry *e = mem_head; e; e = e->next) s->entries++;
+    s->bytes = mem_bytes;
+    s->limit = mem_limit;
+    pthread_mutex_unlock(&mem_lock);
+    s->memory_hits = atomic_load(&stat_hits[TIR_CG_CACHE_MEMORY]);
+    s->disk_hits = atomic_load(&stat_hits[TIR_CG_CACHE_DISK]);
+    s->misses = atomic_load(&stat_misses);
+    s->stores = atomic_load(&stat_stores);
+    s->disk_enabled = *cg_build_id() != 0;
+}
