@@ -318,6 +318,53 @@ static void test_fre_zero_sign(void **st) {
     }
 }
 
+/* The sign of a zero through an epilogue h: with every product -0.0 and
+ * bias[j] = +-0.0, the fused D equals the unfused one bit for bit for each
+ * h, and the init is bias[j] alone exactly where h ignores the sign of a
+ * zero (max(x, k >= 0), min(x, k <= 0)); elsewhere (k < 0 for max, k > 0
+ * for min, k NaN, k first) it stays 0 + bias[j], which the test shows is
+ * needed: a -0.0 bias there gives -0.0 where the unfused D is +0.0. */
+static void test_fre_zero_sign_epilogue(void **st) {
+    tir_ctx *ctx = *st;
+    static const struct {
+        const char *h; /* the epilogue's value */
+        bool alone;    /* the init is bias[vj] alone */
+    } hs[] = {
+        {"T.max(C[vi_1, vj_1] + bias[vj_1], T.float32(0))", true},
+        {"T.max(C[vi_1, vj_1] + bias[vj_1], T.float32(-0.0))", true},
+        {"T.max(C[vi_1, vj_1] + bias[vj_1], T.float32(0.5))", true},
+        {"T.min(C[vi_1, vj_1] + bias[vj_1], T.float32(0))", true},
+        {"T.min(C[vi_1, vj_1] + bias[vj_1], T.float32(-2))", true},
+        {"T.max(C[vi_1, vj_1] + bias[vj_1], T.float32(-1))", false},
+        {"T.min(C[vi_1, vj_1] + bias[vj_1], T.float32(1))", false},
+        {"T.max(C[vi_1, vj_1] + bias[vj_1], T.float32(\"nan\"))", false},
+        {"T.max(T.float32(0.5), C[vi_1, vj_1] + bias[vj_1])", false},
+        {"(C[vi_1, vj_1] + bias[vj_1]) * T.float32(2)", false},
+    };
+    for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) {
+        for (int neg = 1; neg >= 0; neg--) {
+            char *text = replace1(tir_print(ctx, tir_def_matmul_bias(ctx, 4, 4, 4, TIR_F32)),
+                                  "C[vi_1, vj_1] + bias[vj_1]", hs[i].h);
+            const tir_prim_func *f = parse(ctx, text);
+            free(text);
+            float want[16], got[16];
+            zero_sign_run(ctx, f, neg ? -0.0f : 0.0f, want);
+            tir_schedule *s = sched_new(ctx, f);
+            SCHED_OK(s, tir_sched_fuse_reduction_epilogue(s, sched_block(s, "C"),
+                                                          sched_block(s, "D"), NULL));
+            zero_sign_run(ctx, tir_sched_func(s), neg ? -0.0f : 0.0f, got);
+            if (memcmp(want, got, sizeof want) != 0)
+                fail_msg("h %s, bias %s0.0: D[0] %g fused, %g before", hs[i].h, neg ? "-" : "+",
+                         got[0], want[0]);
+            const char *after = tir_print(ctx, tir_sched_func(s));
+            const char *init = hs[i].alone ? "C[vi, vj] = bias[vj]\n"
+                                           : "C[vi, vj] = T.float32(0) + bias[vj]\n";
+            if (!strstr(after, init)) fail_msg("h %s: no \"%s\" in\n%s", hs[i].h, init, after);
+            tir_sched_destroy(s);
+        }
+    }
+}
+
 static const char relu_after[] =
     "@T.prim_func\n"
     "def matmul_bias_relu(A: T.Buffer((5, 7), \"float32\"), B: T.Buffer((7, 3), \"float32\"), bias: T.Buffer((3,), \"float32\"), D: T.Buffer((5, 3), \"float32\")):\n"
@@ -330,7 +377,7 @@ static const char relu_after[] =
     "                T.reads(bias[vj], A[vi, vk], B[vk, vj])\n"
     "                T.writes(C[vi, vj])\n"
     "                with T.init():\n"
-    "                    C[vi, vj] = T.float32(0) + bias[vj]\n"
+    "                    C[vi, vj] = bias[vj]\n"
     "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n"
     "        for i_1, j_1 in T.grid(5, 3):\n"
     "            with T.block(\"D\"):\n"
@@ -728,6 +775,7 @@ static void test_fre_preconditions(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fre_bias, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fre_zero_sign_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_zero_sign, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_bias_relu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fre_epilogues, setup, teardown),
