@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -535,6 +536,45 @@ static void test_disk_unwritable(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* Names that the writer could choose for its temporary file, taken by
+ * links to another file (as anyone who can write to a shared cache
+ * directory could plant them): storing the entry never writes through
+ * one. */
+static void test_disk_tmp_symlink(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    char *dir = temp_dir();
+    tir_codegen_cache_clear();
+    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
+    const tir_module *ref = compile_dir(ctx, k, dir);
+    char *path = NULL;
+    dir_entries(dir, NULL, &path);
+    assert_non_null(path);
+    assert_int_equal(remove(path), 0);
+    char victim[300];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    write_file(victim, "precious", 8);
+    /* <hash>.tmp<pid>.<n>: this process's next names */
+    size_t pl = strlen(path) - 4;
+    for (int i = 0; i < 512; i++) {
+        char link[512];
+        snprintf(link, sizeof link, "%.*s.tmp%ld.%d", (int)pl, path, (long)getpid(), i);
+        assert_int_equal(symlink(victim, link), 0);
+    }
+    tir_codegen_cache_clear();
+    const tir_module *m = compile_dir(ctx, k, dir);
+    assert_int_equal(m->cache_hit, TIR_CG_CACHE_MISS);
+    assert_same_module(ref, m);
+    size_t vn;
+    char *v = read_file(victim, &vn);
+    assert_int_equal(vn, 8);
+    assert_memory_equal(v, "precious", 8);
+    free(v);
+    free(path);
+    rm_dir(dir);
+    tir_ctx_destroy(ctx);
+}
+
 /* ----------------------------------------------------------------- threads */
 
 enum { NTHREADS = 4, NROUNDS = 6 };
@@ -610,6 +650,7 @@ int main(void) {
         cmocka_unit_test(test_disk_corrupt),
         cmocka_unit_test(test_disk_foreign_entry),
         cmocka_unit_test(test_disk_unwritable),
+        cmocka_unit_test(test_disk_tmp_symlink),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

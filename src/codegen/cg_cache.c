@@ -34,6 +34,7 @@
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -287,22 +288,50 @@ static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v
 
 static atomic_uint tmp_counter;
 
+/* Creates a temporary file for key's entry beside it, under a name no one
+ * else has used: O_EXCL, so that the writer never opens a file another
+ * process is writing (processes in other PID namespaces can share a pid)
+ * nor follows a link planted in a shared directory.  0666: the umask
+ * decides who may read the entries, as for any file the process makes.
+ * Returns the stream and sets *tmp (malloc), or NULL. */
+static FILE *disk_create_tmp(const cg_cache_key_t *key, char **tmp) {
+    for (int tries = 0; tries < 16; tries++) {
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, ".tmp%ld.%u", (long)getpid(),
+                 atomic_fetch_add(&tmp_counter, 1));
+        *tmp = disk_path(key, suffix);
+        if (!*tmp) return NULL;
+        int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            FILE *f = fdopen(fd, "wb");
+            if (f) return f;
+            close(fd);
+            remove(*tmp);
+        }
+        bool taken = fd < 0 && errno == EEXIST;
+        free(*tmp);
+        *tmp = NULL;
+        if (!taken) return NULL;
+    }
+    return NULL;
+}
+
+/* Writes key's entry to a temporary file and renames it into place:
+ * rename is atomic, so a reader sees the old entry or the new one whole,
+ * and of two processes storing one entry the last rename wins.  Any
+ * failure leaves no temporary file and no error. */
 static void disk_put(const cg_cache_key_t *key, const cg_cache_value *v) {
     if (mkdir(key->dir, 0777) != 0 && errno != EEXIST) return;
-    char suffix[64];
-    snprintf(suffix, sizeof suffix, ".tmp%ld.%u", (long)getpid(),
-             atomic_fetch_add(&tmp_counter, 1));
-    char *tmp = disk_path(key, suffix), *path = disk_path(key, ".ptx");
-    FILE *f = tmp && path ? fopen(tmp, "wb") : NULL;
-    bool ok = f != NULL;
+    char *tmp = NULL, *path = disk_path(key, ".ptx");
+    FILE *f = path ? disk_create_tmp(key, &tmp) : NULL;
     if (f) {
         int pipe = (int)v->pipeline;
-        ok = fprintf(f, "%s %d %llu %llu %d %016llx\n", magic, CACHE_FORMAT,
-                     (unsigned long long)key->len, (unsigned long long)v->ptx_len, pipe,
-                     (unsigned long long)entry_sum(key->text, key->len, v->ptx, v->ptx_len,
-                                                   pipe)) > 0 &&
-             fwrite(key->text, 1, key->len, f) == key->len &&
-             fwrite(v->ptx, 1, v->ptx_len, f) == v->ptx_len;
+        bool ok = fprintf(f, "%s %d %llu %llu %d %016llx\n", magic, CACHE_FORMAT,
+                          (unsigned long long)key->len, (unsigned long long)v->ptx_len, pipe,
+                          (unsigned long long)entry_sum(key->text, key->len, v->ptx, v->ptx_len,
+                                                        pipe)) > 0 &&
+                  fwrite(key->text, 1, key->len, f) == key->len &&
+                  fwrite(v->ptx, 1, v->ptx_len, f) == v->ptx_len;
         ok = fclose(f) == 0 && ok;
         ok = ok && rename(tmp, path) == 0;
         if (!ok) remove(tmp);
