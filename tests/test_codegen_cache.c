@@ -536,6 +536,44 @@ static void test_disk_unwritable(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* The entry's path taken by something that is not an entry file: a
+ * directory, a FIFO (opening one for reading blocks until a writer
+ * comes: the look-up must not wait), a link to a device.  Each is a miss
+ * that compiles as without the cache, and nothing is stored over it. */
+static void test_disk_special_files(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    char *dir = temp_dir();
+    tir_codegen_cache_clear();
+    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
+    const tir_module *ref = compile_dir(ctx, k, dir);
+    char *path = NULL;
+    dir_entries(dir, NULL, &path);
+    assert_non_null(path);
+    for (int v = 0; v < 3; v++) {
+        assert_int_equal(remove(path), 0);
+        switch (v) {
+        case 0: assert_int_equal(mkdir(path, 0700), 0); break;
+        case 1: assert_int_equal(mkfifo(path, 0600), 0); break;
+        case 2: assert_int_equal(symlink("/dev/zero", path), 0); break;
+        }
+        tir_codegen_cache_clear();
+        alarm(60); /* a blocked look-up fails the test instead of hanging it */
+        const tir_module *m = compile_dir(ctx, k, dir);
+        alarm(0);
+        assert_int_equal(m->cache_hit, TIR_CG_CACHE_MISS);
+        assert_same_module(ref, m);
+        struct stat st;
+        assert_int_equal(lstat(path, &st), 0);
+        int tmp;
+        assert_int_equal(dir_entries(dir, &tmp, NULL), 1);
+        assert_int_equal(tmp, 0);
+    }
+    free(path);
+    rm_dir(dir);
+    tir_ctx_destroy(ctx);
+}
+
 /* Names that the writer could choose for its temporary file, taken by
  * links to another file (as anyone who can write to a shared cache
  * directory could plant them): storing the entry never writes through
@@ -650,6 +688,7 @@ int main(void) {
         cmocka_unit_test(test_disk_corrupt),
         cmocka_unit_test(test_disk_foreign_entry),
         cmocka_unit_test(test_disk_unwritable),
+        cmocka_unit_test(test_disk_special_files),
         cmocka_unit_test(test_disk_tmp_symlink),
         cmocka_unit_test(test_threads),
     };

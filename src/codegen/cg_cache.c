@@ -256,11 +256,25 @@ static uint64_t entry_sum(const char *k, size_t kn, const char *p, size_t pn, in
     return fnv(h, &pipeline, sizeof pipeline);
 }
 
+/* Opens the entry file for reading: a regular file only.  O_NONBLOCK
+ * because a FIFO in its place would block open() until a writer came;
+ * anything but a regular file (a FIFO, a directory, a device a link
+ * points to) is refused before a byte is read. */
+static FILE *disk_open(const char *path, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    FILE *f = NULL;
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode)) f = fdopen(fd, "rb");
+    if (!f) close(fd);
+    return f;
+}
+
 /* Reads the entry of key from disk into ctx's arena: false for a missing,
  * short, corrupt or foreign file. */
 static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v) {
     char *path = disk_path(key, ".ptx");
-    FILE *f = path ? fopen(path, "rb") : NULL;
+    struct stat st;
+    FILE *f = path ? disk_open(path, &st) : NULL;
     free(path);
     if (!f) return false;
     char line[160];
