@@ -574,6 +574,63 @@ static void test_disk_special_files(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* This process's resident memory in bytes (/proc/self/statm). */
+static size_t resident_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    assert_non_null(f);
+    unsigned long size = 0, res = 0;
+    assert_int_equal(fscanf(f, "%lu %lu", &size, &res), 2);
+    fclose(f);
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A header whose PTX length is far past the file's end (as corruption or
+ * a hostile file could write it) is a miss that costs no memory for the
+ * length it claims: the caller's ctx keeps what is allocated in it, so
+ * each look-up would keep that much. */
+static void test_disk_huge_length(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    char *dir = temp_dir();
+    tir_codegen_cache_clear();
+    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
+    const tir_module *ref = compile_dir(ctx, k, dir);
+    char *path = NULL;
+    dir_entries(dir, NULL, &path);
+    assert_non_null(path);
+    size_t n;
+    char *good = read_file(path, &n);
+    const char *nl = memchr(good, '\n', n);
+    assert_non_null(nl);
+    /* "minitir codegen cache <format> <key length> <PTX length> ..." */
+    char magic[32];
+    int fmt, pipe;
+    unsigned long long kn, pn, sum;
+    assert_int_equal(sscanf(good, "%21c %d %llu %llu %d %llx", magic, &fmt, &kn, &pn, &pipe, &sum),
+                     6);
+    char head[160];
+    int hn = snprintf(head, sizeof head, "minitir codegen cache %d %llu %llu %d %016llx\n", fmt, kn,
+                      (1ull << 28) - 1, pipe, sum);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(head, 1, (size_t)hn, f), (size_t)hn);
+    assert_int_equal(fwrite(nl + 1, 1, n - (size_t)(nl + 1 - good), f), n - (size_t)(nl + 1 - good));
+    fclose(f);
+    free(good);
+    size_t before = resident_bytes();
+    tir_codegen_cache_clear();
+    const tir_module *m = compile_dir(ctx, k, dir);
+    assert_int_equal(m->cache_hit, TIR_CG_CACHE_MISS);
+    assert_same_module(ref, m);
+    size_t after = resident_bytes();
+    if (after > before + ((size_t)128 << 20))
+        fail_msg("a look-up of a corrupt entry grew the process by %zu MiB",
+                 (after - before) >> 20);
+    free(path);
+    rm_dir(dir);
+    tir_ctx_destroy(ctx);
+}
+
 /* Names that the writer could choose for its temporary file, taken by
  * links to another file (as anyone who can write to a shared cache
  * directory could plant them): storing the entry never writes through
@@ -689,6 +746,7 @@ int main(void) {
         cmocka_unit_test(test_disk_foreign_entry),
         cmocka_unit_test(test_disk_unwritable),
         cmocka_unit_test(test_disk_special_files),
+        cmocka_unit_test(test_disk_huge_length),
         cmocka_unit_test(test_disk_tmp_symlink),
         cmocka_unit_test(test_threads),
     };

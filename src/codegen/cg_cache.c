@@ -243,6 +243,8 @@ static void mem_put(const cg_cache_key_t *key, const cg_cache_value *v) {
 
 /* ----------------------------------------------------------------- disk */
 
+/* dir/<hash><suffix> (malloc; NULL when out of memory).  The suffixes
+ * are ".ptx" and ".tmp<pid>.<n>", well under the 64 bytes added. */
 static char *disk_path(const cg_cache_key_t *key, const char *suffix) {
     size_t n = strlen(key->dir) + 64;
     char *p = malloc(n);
@@ -250,6 +252,8 @@ static char *disk_path(const cg_cache_key_t *key, const char *suffix) {
     return p;
 }
 
+/* The checksum a disk entry carries: of the key, the PTX and the
+ * pipeline, so that a damaged byte anywhere after the header is a miss. */
 static uint64_t entry_sum(const char *k, size_t kn, const char *p, size_t pn, int pipeline) {
     uint64_t h = fnv(fnv_basis, k, kn);
     h = fnv(h, p, pn);
@@ -270,7 +274,10 @@ static FILE *disk_open(const char *path, struct stat *st) {
 }
 
 /* Reads the entry of key from disk into ctx's arena: false for a missing,
- * short, corrupt or foreign file. */
+ * short, corrupt or foreign file.  The lengths in the header must add up
+ * to the file's size before anything is allocated, and the key and PTX
+ * are read into the heap and reach the arena (which keeps all it is
+ * given) only once the whole entry checks. */
 static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v) {
     char *path = disk_path(key, ".ptx");
     struct stat st;
@@ -280,24 +287,27 @@ static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v
     char line[160];
     int fmt, pipe;
     unsigned long long kn, pn, sum;
-    char *k = NULL, *p = NULL;
-    bool ok = fgets(line, sizeof line, f) &&
+    char *buf = NULL;
+    bool ok = fgets(line, sizeof line, f) && strchr(line, '\n') &&
               sscanf(line, "minitir codegen cache %d %llu %llu %d %llx", &fmt, &kn, &pn, &pipe,
                      &sum) == 5 &&
               fmt == CACHE_FORMAT && kn == key->len && pn > 0 && pn < CACHE_MAX_PART &&
-              pipe >= TIR_CG_PIPELINE_OPT && pipe <= TIR_CG_PIPELINE_SHORT;
+              pipe >= TIR_CG_PIPELINE_OPT && pipe <= TIR_CG_PIPELINE_SHORT &&
+              (unsigned long long)st.st_size == strlen(line) + kn + pn;
     if (ok) {
-        k = malloc(kn);
-        p = tir_ctx_alloc(ctx, pn + 1);
-        ok = k && fread(k, 1, kn, f) == kn && fread(p, 1, pn, f) == pn && fgetc(f) == EOF &&
-             memcmp(k, key->text, kn) == 0 && entry_sum(k, kn, p, pn, pipe) == sum;
+        buf = malloc(kn + pn);
+        ok = buf && fread(buf, 1, kn + pn, f) == kn + pn && fgetc(f) == EOF &&
+             memcmp(buf, key->text, kn) == 0 && entry_sum(buf, kn, buf + kn, pn, pipe) == sum;
     }
-    free(k);
     fclose(f);
-    if (!ok) return false;
-    p[pn] = 0;
-    *v = (cg_cache_value){p, (size_t)pn, (tir_cg_pipeline)pipe};
-    return true;
+    if (ok) {
+        char *p = tir_ctx_alloc(ctx, pn + 1);
+        memcpy(p, buf + kn, pn);
+        p[pn] = 0;
+        *v = (cg_cache_value){p, (size_t)pn, (tir_cg_pipeline)pipe};
+    }
+    free(buf);
+    return ok;
 }
 
 static atomic_uint tmp_counter;
