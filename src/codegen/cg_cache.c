@@ -96,8 +96,13 @@ static int bid_phdr(struct dl_phdr_info *info, size_t size, void *user) {
 static bid_search build_id;
 static pthread_once_t build_id_once = PTHREAD_ONCE_INIT;
 
+/* The object is found by the address of a variable of this file, not of
+ * a public function: in a non-PIE program that takes tir_codegen's
+ * address, the library's own references to it resolve to the program's
+ * PLT stub (the function's canonical address), and the program's build
+ * id would key the entries: a rebuilt library would read the old one's. */
 static void build_id_find(void) {
-    build_id.addr = (const void *)&tir_codegen;
+    build_id.addr = (const void *)&build_id;
     dl_iterate_phdr(bid_phdr, &build_id);
 }
 
