@@ -559,6 +559,10 @@ int main(int argc, char **argv) {
     replay_db = argv[3];
     snprintf(dir, sizeof dir, "/tmp/tirc_cli_XXXXXX");
     if (!mkdtemp(dir)) return 1;
+    /* The codegen cache's counts that `ptx -v` prints are checked: a
+     * cache directory of the user's would give disk hits (tirc_run sets
+     * one where a test wants it). */
+    unsetenv("MINITIR_CACHE_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(usage_errors), cmocka_unit_test(tune_tc_fake), cmocka_unit_test(help),    cmocka_unit_test(show),
         cmocka_unit_test(ptx),          cmocka_unit_test(run_sim), cmocka_unit_test(no_gpu),
