@@ -147,8 +147,9 @@ bool cg_cache_key(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_o
     char head[1024];
     int hn = snprintf(head, sizeof head, "%s %d\nlibrary %s\nllvm %s\n", magic, CACHE_FORMAT,
                       cg_build_id(), tir_llvm_version());
+    if (hn < 0 || (size_t)hn >= sizeof head) return false;
     int on = opts_text(head + hn, sizeof head - (size_t)hn, o);
-    if (hn < 0 || on < 0 || (size_t)(hn + on) >= sizeof head) return false;
+    if (on < 0 || (size_t)(hn + on) >= sizeof head) return false; /* long features: no cache */
     size_t tn = strlen(text), len = (size_t)(hn + on) + tn;
     char *k = tir_ctx_alloc(ctx, len + 1);
     memcpy(k, head, (size_t)(hn + on));
@@ -156,8 +157,10 @@ bool cg_cache_key(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_o
     key->text = k;
     key->len = len;
     key->hash = fnv(fnv_basis, k, len);
+    /* copied: the store comes after LLVM's run, by when another thread's
+     * setenv may have freed getenv's string */
     const char *dir = o->cache_dir ? o->cache_dir : getenv("MINITIR_CACHE_DIR");
-    key->dir = dir && *dir && *cg_build_id() ? dir : NULL;
+    key->dir = dir && *dir && *cg_build_id() ? tir_ctx_sprintf(ctx, "%s", dir) : NULL;
     return true;
 }
 
