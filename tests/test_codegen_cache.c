@@ -285,7 +285,7 @@ static void test_options_in_key(void **state) {
     const tir_prim_func *k = kernel_of(ctx, 8, 256, 256, 256);
     const tir_module *base = compile(ctx, k);
     assert_int_equal(base->cache_hit, TIR_CG_CACHE_MISS);
-    for (int v = 0; v < 7; v++) {
+    for (int v = 0; v < 8; v++) {
         tir_codegen_opts o;
         tir_codegen_opts_init(&o);
         o.cache_dir = "";
@@ -298,6 +298,7 @@ static void test_options_in_key(void **state) {
         case 4: o.opt_level = 2; differs = false; break;
         case 5: o.dynamic_shared = true; break;
         case 6: o.ssa_locals = false; differs = false; break;
+        case 7: o.select_zero_fill = true; differs = false; break;
         }
         const tir_module *a = compile_with(ctx, k, &o), *b = compile_with(ctx, k, &o);
         assert_int_equal(a->cache_hit, TIR_CG_CACHE_MISS);

@@ -57,6 +57,9 @@ typedef enum tir_cg_pipeline {
     TIR_CG_PIPELINE_SHORT,
 } tir_cg_pipeline;
 
+/* tir_codegen's options.  Every field that can change the PTX is part of
+ * the codegen cache's key (src/codegen/cg_cache.c, opts_text): a new one
+ * must be added there, or a cached kernel would get another option's PTX. */
 typedef struct tir_codegen_opts {
     const char *arch;     /* "sm_80", "sm_90" (default), ... see check_arch */
     const char *features; /* LLVM NVPTX features; NULL: "+ptx78" ("+ptx80" for sm_90a) */
@@ -88,7 +91,10 @@ typedef struct tir_codegen_opts {
     /* A directory for the cache's disk entries, created if missing (one
      * level), shared by processes and threads; NULL: the environment's
      * MINITIR_CACHE_DIR; NULL or "": memory only.  A library without a
-     * GNU build id keeps no disk entries (tir_codegen_cache_stats). */
+     * GNU build id keeps no disk entries (tir_codegen_cache_stats).  An
+     * entry is trusted: whoever can write the directory chooses the PTX
+     * that kernels compiled from it run, so it should be the user's own
+     * (as CUDA's compute cache is), not a world-writable one. */
     const char *cache_dir;
 } tir_codegen_opts;
 
@@ -155,7 +161,8 @@ typedef struct tir_module {
     /* Where the PTX came from: LLVM (TIR_CG_CACHE_MISS; the LLVM phases
      * above are then its times, else 0) or the codegen cache. */
     tir_cg_cache_hit cache_hit;
-    double cache_ms; /*   the cache's key (the kernel printed), look-up and store */
+    double cache_ms; /* the codegen cache: its key (the kernel printed), look-up
+                      * and store */
 } tir_module;
 
 /* Compiles kernel to PTX.  opts may be NULL (defaults).  On success sets
@@ -191,11 +198,13 @@ typedef struct tir_codegen_cache_stats {
     bool disk_enabled; /* the library has a build id, so disk entries are kept */
 } tir_codegen_cache_stats;
 
-/* Forgets the in-memory entries (disk entries stay). */
+/* Forgets the in-memory entries (disk entries stay): what a new process
+ * would find, for tests and measurements. */
 TIR_API void tir_codegen_cache_clear(void);
 /* Caps the in-memory cache at `bytes` (the oldest entries go first; 0 keeps
- * nothing in memory). */
+ * nothing in memory).  An entry larger than the cap is not kept. */
 TIR_API void tir_codegen_cache_set_limit(size_t bytes);
+/* Fills s with the cache's counters and size (s may be NULL: nothing). */
 TIR_API void tir_codegen_cache_get_stats(tir_codegen_cache_stats *s);
 
 /* Lowers a scheduled function with the default lowering options

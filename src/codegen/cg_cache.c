@@ -124,7 +124,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 static const uint64_t fnv_basis = 14695981039346656037ull;
 
 /* The options that reach LLVM (o after tir_codegen's adjustments: arch,
- * and features as cg_features resolves them). */
+ * and features as cg_features resolves them): every field of
+ * tir_codegen_opts but those that bypass the cache (keep_llvm_ir,
+ * dump_llvm, no_cache) and cache_dir, which says where, not what. */
 static int opts_text(char *buf, size_t n, const tir_codegen_opts *o) {
     const char *f = cg_features(o);
     return snprintf(buf, n,
@@ -183,6 +185,10 @@ static size_t mem_bytes;
 static size_t mem_limit = (size_t)64 << 20;
 static atomic_long stat_hits[3], stat_misses, stat_stores;
 
+/* The memory cache: a list in insertion order, so that trimming drops
+ * the oldest first (FIFO: cheaper than LRU, and a tuner's kernels are
+ * mostly compiled once), searched by hash and then the whole key.  A few
+ * hundred entries at most, so a list is enough. */
 static void entry_free(entry *e) {
     free(e->key);
     free(e->ptx);
@@ -205,6 +211,8 @@ static void mem_trim(size_t limit) {
     }
 }
 
+/* Copies key's PTX into ctx's arena: the entry may be evicted once the
+ * lock is released, and a module's strings live in its ctx. */
 static bool mem_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v) {
     bool found = false;
     pthread_mutex_lock(&mem_lock);
@@ -220,6 +228,9 @@ static bool mem_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v)
     return found;
 }
 
+/* Adds a heap copy of key and v, unless another thread added the key
+ * first or the entry alone is past the limit.  Allocation failures only
+ * cost the entry. */
 static void mem_put(const cg_cache_key_t *key, const cg_cache_value *v) {
     entry *e = calloc(1, sizeof *e);
     char *k = malloc(key->len + 1), *p = malloc(v->ptx_len + 1);
@@ -318,6 +329,7 @@ static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v
     return ok;
 }
 
+/* Numbers this process's temporary file names. */
 static atomic_uint tmp_counter;
 
 /* Creates a temporary file for key's entry beside it, under a name no one

@@ -190,6 +190,8 @@ bool cg_cache_key(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_o
                   cg_cache_key_t *key);
 /* Looks key up (memory, then disk); a hit's PTX is copied into ctx's arena. */
 tir_cg_cache_hit cg_cache_find(tir_ctx *ctx, const cg_cache_key_t *key, cg_cache_value *v);
+/* Keeps v under key (a copy: in memory, and on disk when key->dir is set);
+ * failures only cost the entry. */
 void cg_cache_store(const cg_cache_key_t *key, const cg_cache_value *v);
 
 #endif
