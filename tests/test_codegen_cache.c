@@ -10,6 +10,8 @@
  * temporary file.  Compile only (no GPU).
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -672,6 +674,100 @@ static void test_disk_tmp_symlink(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* An entry file's modification time, seconds ago. */
+static void age(const char *path, int seconds) {
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= seconds;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/* The disk cache's size: tir_codegen_cache_trim removes the least recently
+ * used entries past the limit (a hit counts as a use), temporary files
+ * older than an hour, and nothing else. */
+static void test_disk_trim(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    char *dir = temp_dir();
+    setenv("MINITIR_CACHE_MAX_MB", "1024", 1);
+    const tir_prim_func *k[3] = {kernel_of(ctx, 3, 64, 64, 64), kernel_of(ctx, 3, 64, 64, 96),
+                                 kernel_of(ctx, 3, 64, 64, 128)};
+    char *path[3] = {NULL, NULL, NULL};
+    size_t size[3];
+    for (int i = 0; i < 3; i++) {
+        tir_codegen_cache_clear();
+        compile_dir(ctx, k[i], dir);
+        char *p = NULL;
+        assert_int_equal(dir_entries(dir, NULL, NULL), i + 1);
+        /* the new entry is the one not seen yet */
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            char full[512];
+            snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+            bool seen = false;
+            for (int j = 0; j < i; j++) seen |= !strcmp(path[j], full);
+            if (!seen) p = strdup(full);
+        }
+        closedir(d);
+        path[i] = p;
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        size[i] = (size_t)st.st_size;
+        age(p, 300 - 100 * i); /* k[0] oldest */
+    }
+    /* a hit makes k[0] the most recent */
+    tir_codegen_cache_clear();
+    assert_int_equal(compile_dir(ctx, k[0], dir)->cache_hit, TIR_CG_CACHE_DISK);
+    /* foreign files and fresh and stale temporary files */
+    char other[512], fresh[512], stale[512];
+    snprintf(other, sizeof other, "%s/notes.txt", dir);
+    snprintf(fresh, sizeof fresh, "%s/0123456789abcdef.tmp1.1", dir);
+    snprintf(stale, sizeof stale, "%s/0123456789abcdef.tmp2.1", dir);
+    write_file(other, "x", 1);
+    write_file(fresh, "x", 1);
+    write_file(stale, "x", 1);
+    age(stale, 7200);
+    age(other, 7200);
+    /* room for two entries: k[1] (least recently used) goes */
+    assert_int_equal(tir_codegen_cache_trim(dir, size[0] + size[2] + 1), 2); /* k[1], stale */
+    struct stat st;
+    assert_int_equal(stat(path[0], &st), 0);
+    assert_int_not_equal(stat(path[1], &st), 0);
+    assert_int_equal(stat(path[2], &st), 0);
+    assert_int_equal(stat(fresh, &st), 0);
+    assert_int_not_equal(stat(stale, &st), 0);
+    assert_int_equal(stat(other, &st), 0);
+    /* under the limit: nothing goes */
+    assert_int_equal(tir_codegen_cache_trim(dir, (size_t)1 << 30), 0);
+    /* limit 0: every entry goes, the others stay */
+    assert_int_equal(tir_codegen_cache_trim(dir, 0), 2);
+    assert_int_equal(dir_entries(dir, NULL, NULL), 2); /* notes.txt and the fresh tmp */
+    /* eight entries of 100 bytes, ages in no particular order: room for
+     * four keeps the four most recent */
+    static const int ages[8] = {50, 700, 20, 400, 90, 800, 10, 300};
+    char names[8][512];
+    char body[100];
+    memset(body, 'x', sizeof body);
+    for (int i = 0; i < 8; i++) {
+        snprintf(names[i], sizeof names[i], "%s/%016x.ptx", dir, 0xabc00 + i * 7919);
+        write_file(names[i], body, sizeof body);
+        age(names[i], ages[i]);
+    }
+    assert_int_equal(tir_codegen_cache_trim(dir, 400), 4);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(stat(names[i], &st) == 0, ages[i] <= 90);
+    assert_int_equal(tir_codegen_cache_trim(dir, 0), 4);
+    assert_int_equal(tir_codegen_cache_trim("/proc/minitir-no-such-dir", 0), -1);
+    assert_int_equal(tir_codegen_cache_trim(NULL, 0), -1);
+    for (int i = 0; i < 3; i++) free(path[i]);
+    unsetenv("MINITIR_CACHE_MAX_MB");
+    rm_dir(dir);
+    tir_ctx_destroy(ctx);
+}
+
 /* ----------------------------------------------------------------- threads */
 
 enum { NTHREADS = 4, NROUNDS = 6 };
@@ -750,6 +846,7 @@ int main(void) {
         cmocka_unit_test(test_disk_special_files),
         cmocka_unit_test(test_disk_huge_length),
         cmocka_unit_test(test_disk_tmp_symlink),
+        cmocka_unit_test(test_disk_trim),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -205,6 +205,13 @@ static void ptx(void **state) {
         assert_string_equal(out, first);
     }
     free(first);
+    /* a process's first store trims the directory to MINITIR_CACHE_MAX_MB:
+     * with 0 nothing stays, so the next process misses again */
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(tirc_run("MINITIR_CACHE_DIR=cgcache0 MINITIR_CACHE_MAX_MB=0",
+                                  "ptx matmul --size 50x40x30 --step 4 -v"), 0);
+        assert_int_equal(count(err, "(0 of 1 kernels from memory, 0 from disk)"), 1);
+    }
     assert_int_equal(tirc_run(NULL, "tune matmul --size 64 --no-cache"), 2);
     assert_non_null(strstr(err, "--no-cache belongs to"));
     free(buf);

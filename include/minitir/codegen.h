@@ -206,6 +206,15 @@ TIR_API void tir_codegen_cache_clear(void);
 TIR_API void tir_codegen_cache_set_limit(size_t bytes);
 /* Fills s with the cache's counters and size (s may be NULL: nothing). */
 TIR_API void tir_codegen_cache_get_stats(tir_codegen_cache_stats *s);
+/* Trims the disk cache in dir to at most max_bytes of entries, the least
+ * recently used first (a hit refreshes an entry's time), and removes
+ * temporary files older than an hour (left by a killed writer).  Only the
+ * cache's own files (16 hex digits and .ptx or .tmp...) are touched.
+ * tir_codegen does this itself on a process's first store to disk and
+ * every 64th after, with the limit MINITIR_CACHE_MAX_MB (MiB, default
+ * 1024).  Returns the number of files removed, or -1 when dir cannot be
+ * read. */
+TIR_API int tir_codegen_cache_trim(const char *dir, size_t max_bytes);
 
 /* Lowers a scheduled function with the default lowering options
  * (tir_lower, minitir/lower.h) and compiles the kernel (tir_codegen).

@@ -33,6 +33,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -42,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cg_internal.h"
@@ -318,6 +320,7 @@ static bool disk_find(const cg_cache_key_t *key, tir_ctx *ctx, cg_cache_value *v
         ok = buf && fread(buf, 1, kn + pn, f) == kn + pn && fgetc(f) == EOF &&
              memcmp(buf, key->text, kn) == 0 && entry_sum(buf, kn, buf + kn, pn, pipe) == sum;
     }
+    if (ok) futimens(fileno(f), NULL); /* recently used: trimmed last */
     fclose(f);
     if (ok) {
         char *p = tir_ctx_alloc(ctx, pn + 1);
@@ -364,6 +367,89 @@ static FILE *disk_create_tmp(const cg_cache_key_t *key, char **tmp) {
  * rename is atomic, so a reader sees the old entry or the new one whole,
  * and of two processes storing one entry the last rename wins.  Any
  * failure leaves no temporary file and no error. */
+/* ------------------------------------------------------------ disk size */
+
+/* Whether name is one of the cache's files: 16 hex digits and ".ptx" (an
+ * entry) or ".tmp..." (a temporary one, *tmp set).  Nothing else in the
+ * directory is ever removed. */
+static bool cache_file(const char *name, bool *tmp) {
+    for (int i = 0; i < 16; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return false;
+    *tmp = strncmp(name + 16, ".tmp", 4) == 0;
+    return *tmp || strcmp(name + 16, ".ptx") == 0;
+}
+
+typedef struct dfile {
+    char *path;
+    struct timespec mtime;
+    off_t size;
+} dfile;
+
+static int older_first(const void *a, const void *b) {
+    const struct timespec *x = &((const dfile *)a)->mtime, *y = &((const dfile *)b)->mtime;
+    return x->tv_sec != y->tv_sec ? (x->tv_sec < y->tv_sec ? -1 : 1)
+                                  : (x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec);
+}
+
+/* A temporary file this old was left by a killed writer (a write takes
+ * milliseconds). */
+enum { STALE_TMP_S = 3600 };
+
+int tir_codegen_cache_trim(const char *dir, size_t max_bytes) {
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) return -1;
+    dfile *fs = NULL;
+    size_t n = 0, cap = 0, total = 0;
+    int removed = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        bool tmp;
+        struct stat st;
+        size_t pn = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = cache_file(e->d_name, &tmp) ? malloc(pn) : NULL;
+        if (!path) continue;
+        snprintf(path, pn, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(path);
+        } else if (tmp) {
+            removed += now - st.st_mtime > STALE_TMP_S && unlink(path) == 0;
+            free(path);
+        } else if (n == cap && !(fs = realloc(fs, (cap = cap ? 2 * cap : 64) * sizeof *fs))) {
+            free(path);
+            break;
+        } else {
+            fs[n++] = (dfile){path, st.st_mtim, st.st_size};
+            total += (size_t)st.st_size;
+        }
+    }
+    closedir(d);
+    if (fs) qsort(fs, n, sizeof *fs, older_first);
+    for (size_t i = 0; i < n; i++) {
+        if (total > max_bytes && unlink(fs[i].path) == 0) {
+            total -= (size_t)fs[i].size;
+            removed++;
+        }
+        free(fs[i].path);
+    }
+    free(fs);
+    return removed;
+}
+
+/* The disk cache's size limit: MINITIR_CACHE_MAX_MB (whole MiB, 0 keeps
+ * nothing), default 1 GiB. */
+static size_t disk_limit(void) {
+    const char *s = getenv("MINITIR_CACHE_MAX_MB");
+    char *end;
+    unsigned long long mb = s && *s ? strtoull(s, &end, 10) : 1024;
+    if (s && *s && (*end || mb > ((size_t)-1 >> 20))) mb = 1024;
+    return (size_t)mb << 20;
+}
+
+/* Stores counted by this process: the first and every 64th trim the
+ * directory (a listing costs ~1 ms per thousand entries). */
+static atomic_uint disk_stores;
+
 static void disk_put(const cg_cache_key_t *key, const cg_cache_value *v) {
     if (mkdir(key->dir, 0777) != 0 && errno != EEXIST) return;
     char *tmp = NULL, *path = disk_path(key, ".ptx");
@@ -379,6 +465,8 @@ static void disk_put(const cg_cache_key_t *key, const cg_cache_value *v) {
         ok = fclose(f) == 0 && ok;
         ok = ok && rename(tmp, path) == 0;
         if (!ok) remove(tmp);
+        if (ok && atomic_fetch_add(&disk_stores, 1) % 64 == 0)
+            tir_codegen_cache_trim(key->dir, disk_limit());
     }
     free(tmp);
     free(path);
