@@ -378,6 +378,27 @@ static void test_limit(void **state) {
 
 /* -------------------------------------------------------------------- disk */
 
+/* A fresh directory holding one kernel's entry, for the tests that damage
+ * or replace it: the kernel, its module as compiled (the reference) and
+ * the entry's path (malloc; the directory and ctx are the test's to free). */
+typedef struct one_entry {
+    tir_ctx *ctx;
+    char *dir, *path;
+    const tir_prim_func *k;
+    const tir_module *ref;
+} one_entry;
+
+static one_entry one_entry_make(void) {
+    one_entry e = {tir_ctx_create(), temp_dir(), NULL, NULL, NULL};
+    tir_codegen_cache_clear();
+    e.k = kernel_of(e.ctx, 3, 64, 64, 64);
+    e.ref = compile_dir(e.ctx, e.k, e.dir);
+    dir_entries(e.dir, NULL, &e.path);
+    assert_non_null(e.path);
+    return e;
+}
+
+
 static void test_disk_roundtrip(void **state) {
     (void)state;
     assert_true(stats().disk_enabled); /* meson links the library with a build id */
@@ -436,14 +457,11 @@ static void test_env_dir(void **state) {
  * replaced by a good one. */
 static void test_disk_corrupt(void **state) {
     (void)state;
-    tir_ctx *ctx = tir_ctx_create();
-    char *dir = temp_dir();
-    tir_codegen_cache_clear();
-    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
-    const tir_module *ref = compile_dir(ctx, k, dir);
-    char *path = NULL;
-    dir_entries(dir, NULL, &path);
-    assert_non_null(path);
+    one_entry e = one_entry_make();
+    tir_ctx *ctx = e.ctx;
+    char *dir = e.dir, *path = e.path;
+    const tir_prim_func *k = e.k;
+    const tir_module *ref = e.ref;
     size_t n;
     char *good = read_file(path, &n);
     const char *nl = memchr(good, '\n', n);
@@ -545,14 +563,11 @@ static void test_disk_unwritable(void **state) {
  * that compiles as without the cache, and nothing is stored over it. */
 static void test_disk_special_files(void **state) {
     (void)state;
-    tir_ctx *ctx = tir_ctx_create();
-    char *dir = temp_dir();
-    tir_codegen_cache_clear();
-    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
-    const tir_module *ref = compile_dir(ctx, k, dir);
-    char *path = NULL;
-    dir_entries(dir, NULL, &path);
-    assert_non_null(path);
+    one_entry e = one_entry_make();
+    tir_ctx *ctx = e.ctx;
+    char *dir = e.dir, *path = e.path;
+    const tir_prim_func *k = e.k;
+    const tir_module *ref = e.ref;
     for (int v = 0; v < 3; v++) {
         assert_int_equal(remove(path), 0);
         switch (v) {
@@ -593,14 +608,11 @@ static size_t resident_bytes(void) {
  * each look-up would keep that much. */
 static void test_disk_huge_length(void **state) {
     (void)state;
-    tir_ctx *ctx = tir_ctx_create();
-    char *dir = temp_dir();
-    tir_codegen_cache_clear();
-    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
-    const tir_module *ref = compile_dir(ctx, k, dir);
-    char *path = NULL;
-    dir_entries(dir, NULL, &path);
-    assert_non_null(path);
+    one_entry e = one_entry_make();
+    tir_ctx *ctx = e.ctx;
+    char *dir = e.dir, *path = e.path;
+    const tir_prim_func *k = e.k;
+    const tir_module *ref = e.ref;
     size_t n;
     char *good = read_file(path, &n);
     const char *nl = memchr(good, '\n', n);
@@ -641,14 +653,11 @@ static void test_disk_huge_length(void **state) {
  * one. */
 static void test_disk_tmp_symlink(void **state) {
     (void)state;
-    tir_ctx *ctx = tir_ctx_create();
-    char *dir = temp_dir();
-    tir_codegen_cache_clear();
-    const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
-    const tir_module *ref = compile_dir(ctx, k, dir);
-    char *path = NULL;
-    dir_entries(dir, NULL, &path);
-    assert_non_null(path);
+    one_entry e = one_entry_make();
+    tir_ctx *ctx = e.ctx;
+    char *dir = e.dir, *path = e.path;
+    const tir_prim_func *k = e.k;
+    const tir_module *ref = e.ref;
     assert_int_equal(remove(path), 0);
     char victim[300];
     snprintf(victim, sizeof victim, "%s/victim", dir);
