@@ -207,11 +207,15 @@ static void fill_random(void *data, const tir_buffer *b, int64_t count, uint64_t
     tir_dtype t = b->dtype;
     for (int64_t i = 0; i < count; i++) {
         /* Small integers: every sum order gives the same float. */
-        int64_t v = (int64_t)(sched_rand(rng) % 7) - 3;
+        uint64_t r = sched_rand(rng);
+        int64_t v = (int64_t)(r % 7) - 3;
+        /* floats: a zero is -0.0 half the time (r's high bit), so that
+         * what a schedule does to the sign of a zero is compared too */
+        double z = v == 0 && (r >> 63) ? -0.0 : (double)v;
         if (t.code == TIR_TYPE_FLOAT && t.bits == 32)
-            ((float *)data)[i] = (float)v;
+            ((float *)data)[i] = (float)z;
         else if (t.code == TIR_TYPE_FLOAT && t.bits == 64)
-            ((double *)data)[i] = (double)v;
+            ((double *)data)[i] = z;
         else if (t.code == TIR_TYPE_INT && t.bits == 32)
             ((int32_t *)data)[i] = (int32_t)v;
         else if (t.code == TIR_TYPE_INT && t.bits == 64)
