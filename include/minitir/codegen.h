@@ -124,7 +124,8 @@ typedef struct tir_launch_dim {
 
 /* Where tir_codegen's PTX came from (tir_module.cache_hit). */
 typedef enum tir_cg_cache_hit {
-    TIR_CG_CACHE_MISS = 0, /* compiled by LLVM (and stored, unless no_cache) */
+    TIR_CG_CACHE_MISS = 0, /* compiled by LLVM (and stored, unless the cache is
+                            * bypassed: no_cache, LLVM IR asked for) */
     TIR_CG_CACHE_MEMORY,   /* this process's cache */
     TIR_CG_CACHE_DISK,     /* a disk entry (tir_codegen_opts.cache_dir) */
 } tir_cg_cache_hit;

@@ -825,7 +825,8 @@ TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop
  * ends at -0.0, while one from bias[j] = -0.0 can; c alone also where
  * init is a float zero and h ignores the sign of a zero, h = max(x, k)
  * with k >= 0 (ReLU) or min(x, k) with k <= 0, k a number, since the two
- * sums differ only there; a subtracted term
+ * sums are equal or both zeros, in any order of additions or fused
+ * multiply-adds; a subtracted term
  * enters as -0.0 - x, which is -x exactly); for max and min
  * reductions nothing moves (adding
  * after a max does not commute with it) and c stays in h.  Then:

@@ -391,6 +391,16 @@ static int older_first(const void *a, const void *b) {
                                   : (x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec);
 }
 
+/* Doubles *fs's room (keeping it as it was when there is no memory). */
+static bool grow(dfile **fs, size_t *cap) {
+    size_t c = *cap ? 2 * *cap : 64;
+    dfile *g = realloc(*fs, c * sizeof *g);
+    if (!g) return false;
+    *fs = g;
+    *cap = c;
+    return true;
+}
+
 /* A temporary file this old was left by a killed writer (a write takes
  * milliseconds). */
 enum { STALE_TMP_S = 3600 };
@@ -415,7 +425,7 @@ int tir_codegen_cache_trim(const char *dir, size_t max_bytes) {
         } else if (tmp) {
             removed += now - st.st_mtime > STALE_TMP_S && unlink(path) == 0;
             free(path);
-        } else if (n == cap && !(fs = realloc(fs, (cap = cap ? 2 * cap : 64) * sizeof *fs))) {
+        } else if (n == cap && !grow(&fs, &cap)) {
             free(path);
             break;
         } else {

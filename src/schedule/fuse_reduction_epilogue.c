@@ -517,10 +517,11 @@ static fre_acc choose_acc(tir_ctx *ctx, const fre_plan *P, bool identity) {
 /* The new reduction block: it accumulates into X from init_val (and into
  * temp as before when temp keeps its values).  The init is init + c, or c
  * alone where init is the exact identity (-0.0) or, with sign_free (h
- * ignores the sign of a zero), a zero: a sum from c is then the one from
- * 0 + c but for the sign of a zero result (the latter is the former +
- * 0.0), which h maps to one value.  ReLU's kernels then start from
- * bias[j] itself (Step 8 fused: 127 registers instead of 128). */
+ * ignores the sign of a zero), a zero: a sum from c and one from 0 + c,
+ * added or fused-multiply-added in any order, are equal or both zeros
+ * (they differ only while both are zeros), which h maps to one value.
+ * The tiling rule's fused matmul + bias + ReLU kernel then starts from
+ * bias[j] itself (4096^3: 127 registers instead of 128). */
 static const tir_stmt *new_reduction(tir_ctx *ctx, const fre_plan *P, const fre_acc *a,
                                      const tir_expr *cR, bool sign_free) {
     const tir_block *R = P->R;
