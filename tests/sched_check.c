@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "minitir/runtime.h"
 #include "sched_check.h"
 
 /* cmocka's print_error truncates long messages; the IR in ours matters. */
@@ -203,28 +204,17 @@ static bool written_pre(tir_visitor *v, const tir_node *n) {
     return !tir_kind_is_expr((tir_kind)n->kind);
 }
 
-/* The float16 (or bfloat16) bits of z, a small integer or -0.0: exact in
- * both. */
-static uint16_t half_bits(double z, bool bf16) {
-    float f = (float)z;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if (bf16) return (uint16_t)(u >> 16); /* exact: the low 16 bits are 0 */
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-    if (f == 0) return sign;
-    int e = (int)((u >> 23) & 0xff) - 127;           /* |z| in 1..3: e is 0 or 1 */
-    return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)((u >> 13) & 0x3ff));
+double sched_rand_value(uint64_t *rng) {
+    uint64_t r = sched_rand(rng);
+    int64_t v = (int64_t)(r % 7) - 3;
+    return v == 0 && (r >> 63) ? -0.0 : (double)v;
 }
 
 static void fill_random(void *data, const tir_buffer *b, int64_t count, uint64_t *rng) {
     tir_dtype t = b->dtype;
     for (int64_t i = 0; i < count; i++) {
-        /* Small integers: every sum order gives the same float. */
-        uint64_t r = sched_rand(rng);
-        int64_t v = (int64_t)(r % 7) - 3;
-        /* floats: a zero is -0.0 half the time (r's high bit), so that
-         * what a schedule does to the sign of a zero is compared too */
-        double z = v == 0 && (r >> 63) ? -0.0 : (double)v;
+        double z = sched_rand_value(rng);
+        int64_t v = (int64_t)z;
         if (t.code == TIR_TYPE_FLOAT && t.bits == 32)
             ((float *)data)[i] = (float)z;
         else if (t.code == TIR_TYPE_FLOAT && t.bits == 64)
@@ -240,7 +230,8 @@ static void fill_random(void *data, const tir_buffer *b, int64_t count, uint64_t
         else if (t.code == TIR_TYPE_BOOL)
             ((uint8_t *)data)[i] = (uint8_t)(v & 1);
         else if (t.bits == 16 && (t.code == TIR_TYPE_FLOAT || t.code == TIR_TYPE_BFLOAT))
-            ((uint16_t *)data)[i] = half_bits(z, t.code == TIR_TYPE_BFLOAT);
+            ((uint16_t *)data)[i] = t.code == TIR_TYPE_BFLOAT ? tir_rt_f32_to_bf16((float)z)
+                                                              : tir_rt_f32_to_f16((float)z);
         else
             memset((char *)data + (size_t)i * tir_dtype_bytes(t), 0, tir_dtype_bytes(t));
     }

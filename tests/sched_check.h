@@ -102,5 +102,10 @@ int64_t sched_extent(tir_schedule *s, tir_loop_rv l);
 
 /* Deterministic PRNG for tests. */
 uint64_t sched_rand(uint64_t *state);
+/* A test input from the stream: a small integer in -3..3 (every sum order
+ * of such values gives the same float), with a zero -0.0 half the time,
+ * so that what a schedule does to the sign of a zero is compared too.
+ * One draw of sched_rand. */
+double sched_rand_value(uint64_t *rng);
 
 #endif

@@ -48,7 +48,7 @@
 
 #include "cg_internal.h"
 
-enum { CACHE_FORMAT = 1 };
+enum { CACHE_FORMAT = 2 }; /* 2: the checksum is ir_hash_more's */
 static const char magic[] = "minitir codegen cache";
 /* an entry's key or PTX past this is a corrupt file, not a kernel */
 enum { CACHE_MAX_PART = 1 << 28 };
@@ -117,13 +117,6 @@ static const char *cg_build_id(void) {
 
 /* ------------------------------------------------------------------ key */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
-    return h;
-}
-
-static const uint64_t fnv_basis = 14695981039346656037ull;
 
 /* The options that reach LLVM (o after tir_codegen's adjustments: arch,
  * and features as cg_features resolves them): every field of
@@ -160,7 +153,7 @@ bool cg_cache_key(tir_ctx *ctx, const tir_prim_func *kernel, const tir_codegen_o
     memcpy(k + hn + on, text, tn + 1);
     key->text = k;
     key->len = len;
-    key->hash = fnv(fnv_basis, k, len);
+    key->hash = ir_str_hash(k, len);
     /* copied: the store comes after LLVM's run, by when another thread's
      * setenv may have freed getenv's string */
     const char *dir = o->cache_dir ? o->cache_dir : getenv("MINITIR_CACHE_DIR");
@@ -276,9 +269,9 @@ static char *disk_path(const cg_cache_key_t *key, const char *suffix) {
 /* The checksum a disk entry carries: of the key, the PTX and the
  * pipeline, so that a damaged byte anywhere after the header is a miss. */
 static uint64_t entry_sum(const char *k, size_t kn, const char *p, size_t pn, int pipeline) {
-    uint64_t h = fnv(fnv_basis, k, kn);
-    h = fnv(h, p, pn);
-    return fnv(h, &pipeline, sizeof pipeline);
+    uint64_t h = ir_str_hash(k, kn);
+    h = ir_hash_more(h, p, pn);
+    return ir_hash_more(h, &pipeline, sizeof pipeline);
 }
 
 /* Opens the entry file for reading: a regular file only.  O_NONBLOCK

@@ -120,11 +120,20 @@ static inline size_t ir_ptr_hash(const void *p) {
     return (size_t)x;
 }
 
+/* An FNV-1a style hash of n bytes of p, continuing from h (chains hash
+ * several pieces as one). */
+static inline uint64_t ir_hash_more(uint64_t h, const void *p, size_t n) {
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* ir_hash_more's start. */
+#define IR_HASH_INIT 1469598103934665603ull
+
 /* An FNV-1a style hash of n bytes of s (string sets, structural hashes). */
 static inline uint64_t ir_str_hash(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    return ir_hash_more(IR_HASH_INIT, s, n);
 }
 
 /* Pointer -> pointer on the heap, open addressing; keys are non-NULL and
