@@ -13,7 +13,10 @@
 #                                          the default at the square sizes
 # (the fused and batch figures are tune2's: tirc tune compares its best
 # with cuBLAS GEMM + the epilogue kernel, or strided-batched GEMM).  DIR
-# should be an ignored path such as build-gpu13, kept on the warm machine.
+# should be an ignored path such as build-gpu13, kept on the warm machine;
+# the machine goes back after a short idle, so bring the database back
+# through $OUT (gzip it: the device tool carries at most 64 MiB with the
+# pack) and carry it to the next call.
 # Every command's output goes to DIR/<part>.log as well as to stdout.
 set -u
 part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|bench DIR [MIN]}
@@ -24,7 +27,10 @@ tirc=gpu-pack/tools/tirc
 export MINITIR_TEST_DATA=$PWD/tests/data
 mkdir -p "$dir"
 db=$dir/issue13.db
-tune() { "$tirc" tune "$@" --minutes "$min" --threads 16 --db "$db"; }
+# --trials: a cap above what MIN minutes allow, so that MIN decides (tirc
+# tune's default cap of 200 trials stopped 1.25-minute runs after 41-75 s,
+# run 136).
+tune() { "$tirc" tune "$@" --trials 100000 --minutes "$min" --threads 16 --db "$db"; }
 case $part in
 tune1)
     for s in 512x512x512 1024x1024x1024 2048x2048x2048 4095x4095x4095; do
