@@ -21,6 +21,21 @@ for l in libxgboost.so.0 libdmlc.so.0 libgomp.so.1; do
     f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
     [ -n "$f" ] && cp -L "$f" gpu-pack/$l
 done
+# libminitir's run path finds libxgboost.so.0 here, but a library's run
+# path does not reach its own dependencies: the dlopen'ed libxgboost looks
+# for libdmlc.so.0 in the system's paths only, and the GPU machine has none,
+# so `auto` fell back to kNN there (runs 122-139 say "model knn").  Give the
+# carried copies a run path of their own (patchelf, a Debian package).
+if [ -f gpu-pack/libxgboost.so.0 ]; then
+    if command -v patchelf >/dev/null; then
+        for l in libxgboost.so.0 libdmlc.so.0; do
+            [ -f gpu-pack/$l ] && chmod u+w gpu-pack/$l && patchelf --set-rpath '$ORIGIN' gpu-pack/$l
+        done
+    else
+        echo "gpu_pack: no patchelf (apt-get install patchelf): the pack's libxgboost finds" \
+             "libdmlc only with LD_LIBRARY_PATH=gpu-pack on the GPU machine" >&2
+    fi
+fi
 for t in "$b"/tests/test_*gpu*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" gpu-pack/tests/; done
 # The CPU fuzzers too: the GPU machine's many cores run long fuzzing
 # campaigns in minutes (scripts/fuzz_parallel.sh).

@@ -471,6 +471,12 @@ static void tune_replay(void **state) {
     snprintf(args, sizeof args, "tune matmul --size 512 --replay '%s' --model xgb", replay_db);
     assert_int_equal(tirc_run("MINITIR_XGBOOST_LIB=/nonexistent/libxgboost.so", args), 5);
     assert_non_null(strstr(err, "the xgb cost model needs libxgboost"));
+    /* the default model says when it falls back to kNN, and why */
+    snprintf(args, sizeof args, "tune matmul --size 512 --replay '%s' --trials 5", replay_db);
+    assert_int_equal(tirc_run("MINITIR_XGBOOST_LIB=/nonexistent/libxgboost.so", args), 0);
+    assert_non_null(strstr(err, "cost model kNN, not XGBoost"));
+    assert_non_null(strstr(err, "/nonexistent/libxgboost.so"));
+    assert_non_null(strstr(out, "model knn"));
     /* a shape the database has no record of */
     snprintf(args, sizeof args, "tune matmul --size 256 --replay '%s'", replay_db);
     assert_int_equal(tirc_run(nogpu, args), 5);

@@ -104,7 +104,20 @@ static int cmd_replay(tir_ctx *ctx, const opts *o) {
     return EXIT_OK;
 }
 
+/* The default model (auto) is XGBoost where libxgboost loads and kNN
+ * otherwise; say so when it will be kNN, and why, since the two do not
+ * search alike (docs/tuning.md; the GPU runs 122-139 fell back unseen,
+ * their pack's libxgboost lacking its libdmlc). */
+static void note_auto_model(const opts *o) {
+    if (o->model != TIR_TUNE_MODEL_AUTO) return;
+    tir_ctx *c = tir_ctx_create();
+    if (c && tir_tune_xgb_available(c) != TIR_OK)
+        fprintf(stderr, "tirc: tune: cost model kNN, not XGBoost (%s)\n", tir_ctx_error(c));
+    tir_ctx_destroy(c);
+}
+
 int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
+    note_auto_model(o);
     if (o->replay) return cmd_replay(ctx, o);
     gpu g;
     int rc = tirc_gpu_open(ctx, &g, true);
