@@ -126,6 +126,12 @@ static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_
                             "codegen: %s: the %s buffer '%s' has scope %s (want %s)", op, which,
                             ld->buffer->name, tir_scope_name(ld->buffer->scope),
                             tir_scope_name(scope));
+    /* a T.Ramp of stride 1 stands for the elements a cp_async copies
+     * (gpu_check takes it): its address is its first element's */
+    const tir_ramp *r = ld->nidx == 1 ? tir_as_tir_ramp(ld->indices[0]) : NULL;
+    int64_t stride = 0;
+    if (r && tir_expr_const_int(r->stride, &stride) && stride == 1)
+        return chk_buffer_use(c, ld->buffer, 1, &r->start, op);
     if (ld->base.dtype.lanes != 1)
         return unsupported(c, "codegen: %s: the %s address_of(%s[...]) must have a scalar index",
                            op, which, ld->buffer->name);
@@ -233,17 +239,19 @@ static tir_status chk_ldmatrix(chk *c, const tir_call *call) {
     TIR_TRY(chk_frag_operand(c, op, call->args[2], "destination", &d));
     TIR_TRY(chk_address_of(c, op, call->args[3], TIR_SCOPE_SHARED, "source"));
     const tir_buffer *s = tir_as_tir_buffer_load(tir_as_tir_call(call->args[3])->args[0])->buffer;
-    bool f32 = tir_dtype_eq(d->dtype, TIR_F32);
-    if (!tir_dtype_eq(d->dtype, TIR_F16) && !tir_dtype_eq(d->dtype, TIR_BF16) && !f32)
+    /* ldmatrix moves bits: any 16- or 32-bit element type (the simulator
+     * and tir_lower take them all; integers too) */
+    bool f32 = d->dtype.bits == 32;
+    if ((d->dtype.bits != 16 && !f32) || d->dtype.lanes != 1 || tir_dtype_is_bool(d->dtype))
         return unsupported(c,
-                           "codegen: ldmatrix: the destination '%s' is %s (want float16, "
-                           "bfloat16 or float32)",
+                           "codegen: ldmatrix: the destination '%s' is %s (want a 16- or "
+                           "32-bit element type)",
                            d->name, dstr(c->ctx, d->dtype));
     if (f32 && trans)
         return unsupported(c,
-                           "codegen: ldmatrix: .trans of float32 '%s': the transpose moves "
+                           "codegen: ldmatrix: .trans of %s '%s': the transpose moves "
                            "16-bit elements, so a 32-bit matrix has no .trans form",
-                           d->name);
+                           dstr(c->ctx, d->dtype), d->name);
     if (!tir_dtype_eq(s->dtype, d->dtype))
         return unsupported(c,
                            "codegen: ldmatrix: the source '%s' is %s but the destination '%s' "

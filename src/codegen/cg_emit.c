@@ -1080,7 +1080,9 @@ static LLVMValueRef address_of_at(cg *g, const tir_expr *e) {
     const tir_buffer_load *l = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0]);
     cg_buf *cb = find_buf(g, l->buffer);
     TIR_ASSERT(cb);
-    LLVMValueRef i = expr(g, l->indices[0]);
+    /* a stride-1 Ramp (a cp_async's elements, cg_check): its first one */
+    const tir_ramp *r = tir_as_tir_ramp(l->indices[0]);
+    LLVMValueRef i = expr(g, r ? r->start : l->indices[0]);
     return i ? elem_ptr(g, cb, i) : NULL;
 }
 
@@ -1100,6 +1102,7 @@ LLVMModuleRef cg_module(cg *g) { return g->mod; }
 const tir_codegen_opts *cg_opts(cg *g) { return g->opts; }
 LLVMValueRef cg_address_of(cg *g, const tir_expr *addr) { return address_of(g, addr); }
 LLVMValueRef cg_expr(cg *g, const tir_expr *e) { return expr(g, e); }
+LLVMTypeRef cg_scalar_ty(cg *g, tir_dtype t) { return scalar_ty(g, t); }
 
 /* Read in the entry block, the value dominates the whole kernel; one
  * value (rather than a call per use) also lets binop share the index

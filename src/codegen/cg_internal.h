@@ -161,6 +161,7 @@ LLVMValueRef cg_expr(cg *g, const tir_expr *e);
  * be.  NULL / false on failure. */
 LLVMValueRef cg_local_load(cg *g, const tir_expr *addr, int64_t k);
 bool cg_local_store(cg *g, const tir_expr *addr, int64_t k, LLVMValueRef v);
+LLVMTypeRef cg_scalar_ty(cg *g, tir_dtype t);
 /* The index of element o + k of the local array of addr = address_of(L[o])
  * as emitted (a ConstantInt where o folds to a constant, for instance in
  * a loop unrolled at emission); NULL on failure. */

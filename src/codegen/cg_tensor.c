@@ -164,8 +164,8 @@ static LLVMValueRef mma_sync(cg *g, const tir_call *c) {
 
 /* ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16: matrix i's two
  * elements of this lane (an i32) go to dst[2i] (low half), dst[2i + 1];
- * with a float32 dst (TF32 A: rows of 4 floats) the i32 is one float,
- * dst[i]. */
+ * with a 32-bit dst (float32: TF32 A, rows of 4 floats; int32, uint32)
+ * the i32 is one element, dst[i]. */
 static LLVMValueRef ldmatrix(cg *g, const tir_call *c) {
     int64_t trans = 0, num = 0;
     bool consts = tir_expr_const_int(c->args[0], &trans) && tir_expr_const_int(c->args[1], &num);
@@ -186,12 +186,11 @@ static LLVMValueRef ldmatrix(cg *g, const tir_call *c) {
     LLVMContextRef lc = LLVMGetModuleContext(cg_module(g));
     LLVMTypeRef i32 = LLVMInt32TypeInContext(lc);
     tir_dtype dt = frag_dtype(c->args[2]);
-    LLVMTypeRef et = tir_dtype_eq(dt, TIR_F16) ? LLVMHalfTypeInContext(lc)
-                                               : LLVMBFloatTypeInContext(lc);
+    LLVMTypeRef et = cg_scalar_ty(g, dt); /* 16 or 32 bits (cg_check) */
     for (int i = 0; i < num; i++) {
         LLVMValueRef w = num == 1 ? r : LLVMBuildExtractValue(b, r, (unsigned)i, "");
-        if (tir_dtype_eq(dt, TIR_F32)) {
-            if (!cg_local_store(g, c->args[2], i, LLVMBuildBitCast(b, w, LLVMFloatTypeInContext(lc), "")))
+        if (dt.bits == 32) {
+            if (!cg_local_store(g, c->args[2], i, LLVMBuildBitCast(b, w, et, "")))
                 return NULL;
             continue;
         }
