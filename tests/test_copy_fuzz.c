@@ -45,6 +45,35 @@
  * interpreter's to report: lowering may take it, and then nothing is
  * checked.  A refusal must be a clean status with a message, never an
  * internal error.
+ *
+ * Added in the twenty-fifth session, each from a stream of its own
+ * (draw_features), so a case without them is the kernel it was before:
+ *   - a hand-written multi-stage pipeline (a quarter of the cases,
+ *     make_pipe): S holds 2-4 stages of the copies' rows, a prologue
+ *     commits one group per stage, a serial k loop issues the chunk
+ *     `pre` ahead into its stage, commits (empty groups at the end),
+ *     waits with cp_async_wait(wn) and reads a stage.  Mistakes: wn one
+ *     more than `pre` (the stage read is still in flight), a prefetch
+ *     distance equal to the stages (the copy overwrites the stage being
+ *     read, maybe in flight), reading another stage (in flight,
+ *     uninitialised or defined).  The barriers between the wait and the
+ *     reads and at the end of the body (the next copy overwrites the
+ *     stage read) are thread_sync's to place: minitir puts them, so a
+ *     missing one is a lowering bug the simulator's race check finds;
+ *   - a threadIdx.y axis (a quarter): the thread id in every index is
+ *     ty * nx + tx; ldmatrix over 2-4 warps on threadIdx.y;
+ *   - a run-time src_bytes (a sixth from the thread index and copy,
+ *     `(tid * a + j * b + c) % m * es`, and a seventh of the rest loaded
+ *     from an int32 buffer B), now and then past the size or not whole
+ *     elements: the simulator and the interpreter must report it;
+ *   - PTX (an eighth): tir_codegen (sm_80) on an accepted kernel must
+ *     succeed and emit cp.async (and commit_group, wait_group, ldmatrix
+ *     where the kernel has them); one that fails at run time may instead
+ *     be refused with a clean message.
+ * The interpreter does not run pipelines (it runs one thread's loop at a
+ * time, so reads of other threads' copies in one thread loop are unwritten
+ * to it); the simulator is their oracle.
+ *
  * MINITIR_FUZZ_CASES=N (or argv[1]) runs N cases (default 1000),
  * MINITIR_FUZZ_SEED picks the seed (default 23); CF_VERBOSE=1 prints each
  * refusal and run-time failure, CF_SHOW=N prints case N's text,
@@ -63,6 +92,7 @@
 
 #include "fuzz_args.h"
 #include "fuzz_xorshift.h"
+#include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "minitir/sim.h"
 
@@ -147,7 +177,21 @@ typedef struct draw {
     bool ldm_span;                /* a lane's row passes S's row (maybe a lane whose row
                                    * ldmatrix does not read): compact_alloc may refuse */
     int opb, off_own, off_rd[2], off_ldm, no;
+    /* Drawn from a stream of their own (feature_stream), so that a case
+     * without them is the draw it was before they were added: */
+    int ny;                       /* threadIdx.y's extent (1: threadIdx.x only) */
+    char tid[40];                 /* the linear thread id in the text: tx, (ty * nx + tx) */
+    bool pipe;                    /* a multi-stage pipeline (make_pipe) */
+    int stages, pre, kn, wn, roff, cs; /* stages, prefetch distance, iterations, the wait's
+                                        * count, the stage read (kk + roff), A per chunk */
+    int srows, scols;             /* S's shape as allocated (stages of rows x cols) */
+    int rsb;                      /* run-time src_bytes: RSB_NONE, RSB_THREAD, RSB_LOADED */
+    int rsa, rsb_j, rsc, rsm, rse; /* RSB_THREAD: (tid * rsa + j * rsb_j + rsc) % rsm * rse */
+    int sbtab[512];               /* RSB_LOADED: B[tid * nj + j] */
+    bool ptx;                     /* compiled to PTX when accepted */
 } draw;
+
+enum { RSB_NONE, RSB_THREAD, RSB_LOADED };
 
 static int form_at(const form *f, int t, int j) { return f->k0 + t * f->kt + j * f->kj; }
 
@@ -335,11 +379,90 @@ static void draw_layout(draw *d) {
     int per = d->ldm ? (dts[d->dt].bytes == 4 ? 1 : 2) * d->num : 0;
     d->off_rd[1] = d->off_ldm + d->nt * per;
     d->opb = d->off_rd[1] + (d->round2 ? d->nt * d->rd[1].r : 0);
+    if (d->pipe) d->opb = d->kn * d->nt * d->rd[0].r; /* iteration kk's reads at kk * nt * r */
     d->no = d->nb * d->opb;
 }
 
-static void draw_case(draw *d) {
+/* The features added after the first version, from a stream of their
+ * own: threadIdx.y, a pipeline, run-time src_bytes, PTX. */
+static void draw_features(draw *d) {
+    d->ny = pick(4) == 0 ? 2 + pick(3) : 1;
+    d->pipe = pick(4) == 0;
+    d->rsb = pick(6) == 0 ? RSB_THREAD : pick(6) == 0 ? RSB_LOADED : RSB_NONE;
+    d->ptx = pick(8) == 0;
+}
+
+/* Run-time src_bytes: whole source elements from 0 to the size, from the
+ * thread and the copy, or loaded from B; now and then (a mistake the
+ * simulator and the interpreter must report) past the size or not whole
+ * elements. */
+static void draw_rt_sb(draw *d) {
+    int es = dts[d->st].bytes, m = d->bytes / es + 1;
+    bool bad = pick(8) == 0;
+    if (d->rsb == RSB_THREAD) {
+        d->rsa = 1 + pick(3), d->rsb_j = pick(3), d->rsc = pick(4), d->rsm = m, d->rse = es;
+        if (bad && es > 1 && pick(2)) d->rsm = d->bytes + 1, d->rse = 1;
+        else if (bad) d->rsm = m + 1;
+        return;
+    }
+    int nv = d->nt * d->nj;
+    for (int i = 0; i < nv; i++) d->sbtab[i] = es * pick(m);
+    if (bad) d->sbtab[pick(nv)] = es > 1 && pick(2) ? es + 1 : d->bytes + es;
+}
+
+/* Copy (t, j)'s src_bytes. */
+static int copy_sb(const draw *d, int t, int j) {
+    if (d->rsb == RSB_THREAD) return (t * d->rsa + j * d->rsb_j + d->rsc) % d->rsm * d->rse;
+    if (d->rsb == RSB_LOADED) return d->sbtab[t * d->nj + j];
+    return d->sb < 0 ? d->bytes : d->sb;
+}
+
+/* A multi-stage pipeline of the copies: S holds `stages` versions of the
+ * copies' rows x cols; a prologue issues chunks 0 .. pre-1 of A into
+ * stages 0 .. pre-1, one group each; iteration kk of a serial loop issues
+ * chunk kk + pre (while there is one) into its stage, commits (a group,
+ * maybe empty), waits with wait(wn) and reads stage kk + roff.  wn <= pre
+ * leaves chunk kk complete; wn = pre + 1 (a mistake) reads it in flight;
+ * pre = stages (a mistake) overwrites the stage being read, maybe in
+ * flight; roff != 0 reads another stage (uninitialised, in flight or
+ * defined).  The stage of chunk kk + pre is the one read in iteration
+ * kk + pre - stages: the barrier before the copies' issue is thread_sync's
+ * to place (back edge), as is the one between the wait and the reads.
+ * Every thread's copies fit in a stage (S grown to fit), so a race is two
+ * threads' copies meeting in one stage.  One round, no store, no ldmatrix. */
+static void make_pipe(draw *d) {
+    static draw before; /* restored when S's stages do not fit */
+    before = *d;
+    d->round2 = d->own_read = d->ldm = d->ldm_span = d->guard_span = false;
+    d->store_t = -1;
+    if (d->rd[0].kind == RD_STORED) d->rd[0].kind = RD_SLOTS;
+    int mr, mc, eb = dts[d->dt].bytes;
+    dst_max(d, d->nt, &mr, &mc);
+    if (d->two_d && d->rows < mr + 1) d->rows = mr + 1;
+    if (d->cols < mc + d->n) d->cols = mc + d->n;
+    if (pick(20)) d->cols = (d->cols + d->n - 1) / d->n * d->n; /* else stages may misalign */
+    d->stages = 2 + pick(3);
+    while (d->stages > 2 && d->stages * d->rows * d->cols * eb > 32768) d->stages--;
+    if (d->stages * d->rows * d->cols * eb > 32768) { /* the one-round draw as it was */
+        *d = before;
+        d->pipe = false;
+        return;
+    }
+    d->pre = pick(15) == 0 ? d->stages : 1 + pick(d->stages - 1);
+    d->kn = 1 + pick(6);
+    d->wn = pick(8) == 0 ? d->pre + 1 : pick(d->pre + 1);
+    d->roff = pick(6) == 0 ? pick(d->stages) : 0;
+    d->cs = d->pb;
+    d->pb = (d->pre > d->kn ? d->pre : d->kn) * d->cs;
+    d->na = d->nb * d->pb;
+}
+
+static void draw_case(draw *d, uint64_t seed, long c) {
     memset(d, 0, sizeof *d);
+    fuzz_seed_case(seed ^ 0x5eed0f7ea7u, c);
+    draw_features(d);
+    uint64_t feat = rs;
+    fuzz_seed_case(seed, c);
     d->dt = pick(NDT);
     d->st = is_int(d->dt) && pick(3) == 0 ? (int[]){0, 1, 2, 3}[pick(4)] : d->dt;
     bool want_ldm = (dts[d->dt].bytes == 2 || dts[d->dt].bytes == 4) && pick(2) == 0;
@@ -347,7 +470,10 @@ static void draw_case(draw *d) {
     if (want_ldm && d->st == d->dt && !d->malformed && pick(2)) /* a row per copy */
         d->bytes = 16, d->n = 16 / dts[d->dt].bytes, d->ns = d->n;
     d->nb = 1 + pick(2), d->nj = 1 + pick(3);
-    d->nt = want_ldm ? 32 : 1 + pick(40); /* lower_fragments: threadIdx.x is the lane */
+    /* lower_fragments: threadIdx.x is the lane; warps on threadIdx.y */
+    d->nt = want_ldm ? 32 * d->ny : (1 + pick(40) + d->ny - 1) / d->ny * d->ny;
+    if (d->ny > 1) snprintf(d->tid, sizeof d->tid, "(ty * %d + tx)", d->nt / d->ny);
+    else snprintf(d->tid, sizeof d->tid, "tx");
     d->k = pick(3) == 0 ? 1 + pick(d->nt) : d->nt;
     d->ramp_d = d->n > 1 && pick(6) == 0, d->ramp_s = d->ns > 1 && pick(6) == 0;
     draw_source(d);
@@ -360,6 +486,12 @@ static void draw_case(draw *d) {
     draw_reader(d, &d->rd[1]);
     if (want_ldm) draw_ldm(d);
     d->ldm_span = d->ldm && ldm_passes_row(d);
+    rs = feat;
+    if (d->pipe) make_pipe(d);
+    if (d->malformed) d->rsb = RSB_NONE;
+    if (d->rsb) draw_rt_sb(d);
+    d->srows = d->pipe && d->two_d ? d->stages * d->rows : d->rows;
+    d->scols = d->pipe && !d->two_d ? d->stages * d->cols : d->cols;
     draw_layout(d);
 }
 
@@ -385,60 +517,93 @@ static void form_str(const form *f, const char *t, const char *j, char *o, size_
     snprintf(o, n, "%d + %s * %d + %s * %d", f->k0, t, f->kt, j, f->kj);
 }
 
+/* The stage the text's S indices are in (NULL: not a pipeline): set while
+ * a pipeline's copies and reads are printed. */
+static const char *stage_of;
+
 /* S's index of copy (t, j), plus k (NULL: none), as a Ramp of `lanes`
- * when lanes > 1. */
+ * when lanes > 1; in stage stage_of of a pipeline. */
 static void dst_str(const draw *d, const char *t, const char *j, const char *k, int lanes,
                     char *o, size_t n) {
-    char c[512], r[256], lz[16];
+    char c[640], r[384], lz[16], sr[96] = "", sc[96] = "";
+    if (stage_of)
+        snprintf(d->two_d ? sr : sc, sizeof sr, "%s * %d + ", stage_of,
+                 d->two_d ? d->rows : d->cols);
     form_str(&d->dc, t, j, c, sizeof c);
     if (k) snprintf(c + strlen(c), sizeof c - strlen(c), " + %s", k);
     snprintf(lz, sizeof lz, ", 1, %d)", lanes);
     form_str(&d->dr, t, j, r, sizeof r);
-    snprintf(o, n, "%s%s%s%s%s", d->two_d ? r : "", d->two_d ? ", " : "",
-             lanes > 1 ? "T.Ramp(" : "", c, lanes > 1 ? lz : "");
+    snprintf(o, n, "%s%s%s%s%s%s%s", d->two_d ? sr : "", d->two_d ? r : "",
+             d->two_d ? ", " : "", lanes > 1 ? "T.Ramp(" : "", sc, c, lanes > 1 ? lz : "");
+}
+
+/* The thread loops (threadIdx.y when drawn, threadIdx.x) at indent in;
+ * returns their body's indent. */
+static int put_threads(const draw *d, text *x, int in) {
+    if (d->ny > 1) put(x, in++, "for ty in T.thread_binding(0, %d, thread=\"threadIdx.y\"):\n", d->ny);
+    put(x, in, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n", d->nt / d->ny);
+    return in + 1;
+}
+
+/* Copy j's src_bytes argument (", N", "" for none). */
+static void sb_str(const draw *d, char *o, size_t n) {
+    if (d->rsb == RSB_THREAD)
+        snprintf(o, n, ", (%s * %d + j * %d + %d) %% %d * %d", d->tid, d->rsa, d->rsb_j, d->rsc,
+                 d->rsm, d->rse);
+    else if (d->rsb == RSB_LOADED) snprintf(o, n, ", B[%s * %d + j]", d->tid, d->nj);
+    else if (d->sb >= 0) snprintf(o, n, ", %d", d->sb);
+    else *o = 0;
+}
+
+/* The copies of one thread (the j loop, guarded) at indent in; chunk is
+ * the source's offset (an expression). */
+static void put_copies(const draw *d, text *x, int in, const char *chunk) {
+    char dst[1024], src[640], sz[16], sb[96], tt[64], sf[256];
+    dst_str(d, d->tid, "j", NULL, d->ramp_d ? d->n : 1, dst, sizeof dst);
+    if (d->rev) snprintf(tt, sizeof tt, "(%d - 1 - %s)", d->nt, d->tid);
+    else snprintf(tt, sizeof tt, "%s", d->tid);
+    form_str(&d->src, tt, "j", sf, sizeof sf);
+    snprintf(sz, sizeof sz, ", 1, %d)", d->ns);
+    snprintf(src, sizeof src, "%sbx * %d + %s + %s%s", d->ramp_s ? "T.Ramp(" : "", d->pb, chunk,
+             sf, d->ramp_s ? sz : "");
+    sb_str(d, sb, sizeof sb);
+    put(x, in, "for j in T.serial(%d):\n", d->nj);
+    if (d->k < d->nt) put(x, ++in, "if %s < %d:\n", d->tid, d->k);
+    put(x, in + 1, "T.cp_async(T.address_of(S[%s]), T.address_of(A[%s]), %d%s)\n", dst, src,
+        d->bytes, sb);
 }
 
 static void print_copy_loop(const draw *d, text *x, int round) {
     int m = d->mode[round];
-    char dst[1024], src[512], sz[16], sb[32] = "";
-    dst_str(d, "tx", "j", NULL, d->ramp_d ? d->n : 1, dst, sizeof dst);
-    char tt[32], sf[256];
-    snprintf(tt, sizeof tt, d->rev ? "(%d - 1 - tx)" : "tx", d->nt);
-    form_str(&d->src, tt, "j", sf, sizeof sf);
-    snprintf(sz, sizeof sz, ", 1, %d)", d->ns);
-    snprintf(src, sizeof src, "%sbx * %d + %d + %s%s", d->ramp_s ? "T.Ramp(" : "", d->pb,
-             round ? d->shift2 : 0, sf, d->ramp_s ? sz : "");
-    if (d->sb >= 0) snprintf(sb, sizeof sb, ", %d", d->sb);
-    put(x, 2, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n", d->nt);
+    char dst[1024], chunk[16];
+    int in = put_threads(d, x, 2);
     if (round == 0 && d->store_t >= 0) {
-        put(x, 3, "if tx == %d:\n", d->store_t);
+        put(x, in, "if %s == %d:\n", d->tid, d->store_t);
         if (d->two_d)
-            put(x, 4, "S[%d, %d] = T.%s(%d)\n", d->store_r, d->store_c, dts[d->dt].name,
+            put(x, in + 1, "S[%d, %d] = T.%s(%d)\n", d->store_r, d->store_c, dts[d->dt].name,
                 d->store_v);
-        else put(x, 4, "S[%d] = T.%s(%d)\n", d->store_c, dts[d->dt].name, d->store_v);
+        else put(x, in + 1, "S[%d] = T.%s(%d)\n", d->store_c, dts[d->dt].name, d->store_v);
     }
-    put(x, 3, "for j in T.serial(%d):\n", d->nj);
-    int in = 4;
-    if (d->k < d->nt) put(x, 4, "if tx < %d:\n", d->k), in = 5;
-    put(x, in, "T.cp_async(T.address_of(S[%s]), T.address_of(A[%s]), %d%s)\n", dst, src, d->bytes,
-        sb);
-    if (m == GM_EACH || m == GM_EACH_WAIT || m == GM_WAIT1) put(x, 4, "T.cp_async_commit()\n");
-    if (m == GM_EACH_WAIT) put(x, 4, "T.cp_async_wait(0)\n");
-    if (m == GM_END || m == GM_NO_WAIT || m == GM_WAIT_READER) put(x, 3, "T.cp_async_commit()\n");
-    if (m == GM_END || m == GM_EACH || m == GM_NO_COMMIT) put(x, 3, "T.cp_async_wait(0)\n");
-    if (m == GM_WAIT1) put(x, 3, "T.cp_async_wait(1)\n");
+    snprintf(chunk, sizeof chunk, "%d", round ? d->shift2 : 0);
+    put_copies(d, x, in, chunk);
+    if (m == GM_EACH || m == GM_EACH_WAIT || m == GM_WAIT1) put(x, in + 1, "T.cp_async_commit()\n");
+    if (m == GM_EACH_WAIT) put(x, in + 1, "T.cp_async_wait(0)\n");
+    if (m == GM_END || m == GM_NO_WAIT || m == GM_WAIT_READER) put(x, in, "T.cp_async_commit()\n");
+    if (m == GM_END || m == GM_EACH || m == GM_NO_COMMIT) put(x, in, "T.cp_async_wait(0)\n");
+    if (m == GM_WAIT1) put(x, in, "T.cp_async_wait(1)\n");
     if (round || !d->own_read) return;
     char last[16];
     snprintf(last, sizeof last, "%d", d->nj - 1);
-    dst_str(d, "tx", last, "i", 1, dst, sizeof dst);
-    put(x, 3, "if tx < %d:\n", d->k);
-    put(x, 4, "for i in T.serial(%d):\n", d->n);
-    put(x, 5, "O[bx * %d + %d + tx * %d + i] = S[%s]\n", d->opb, d->off_own, d->n, dst);
+    dst_str(d, d->tid, last, "i", 1, dst, sizeof dst);
+    put(x, in, "if %s < %d:\n", d->tid, d->k);
+    put(x, in + 1, "for i in T.serial(%d):\n", d->n);
+    put(x, in + 2, "O[bx * %d + %d + %s * %d + i] = S[%s]\n", d->opb, d->off_own, d->tid, d->n,
+        dst);
 }
 
-/* The S index reader r reads at (tx, i). */
+/* The S index reader r reads at (tid, i). */
 static void reader_index(const draw *d, const reader *r, char *o, size_t n) {
-    char q[128], t[160], j[160], k[160];
+    char q[160], t[200], j[200], k[200];
     int nw = d->k * d->nj * d->n;
     if (r->kind == RD_STORED) {
         if (d->two_d) snprintf(o, n, "%d, %d", d->store_r, d->store_c);
@@ -450,42 +615,72 @@ static void reader_index(const draw *d, const reader *r, char *o, size_t n) {
         last_slot(d, &lt, &lj);
         snprintf(t, sizeof t, "%d", lt);
         snprintf(j, sizeof j, "%d", lj);
-        snprintf(k, sizeof k, "1 + (tx * %d + i) %% %d", r->r, d->n - 1);
+        snprintf(k, sizeof k, "1 + (%s * %d + i) %% %d", d->tid, r->r, d->n - 1);
         dst_str(d, t, j, k, 1, o, n);
         return;
     }
     if (r->kind == RD_AFFINE) {
-        char c[256];
-        form_str(&r->raw_c, "tx", "i", c, sizeof c);
-        if (d->two_d) snprintf(o, n, "%d + tx * %d, %s", r->raw_r.k0, r->raw_r.kt, c);
-        else snprintf(o, n, "%s", c);
+        char c[256], st[96] = "";
+        if (stage_of)
+            snprintf(st, sizeof st, "%s * %d + ", stage_of, d->two_d ? d->rows : d->cols);
+        form_str(&r->raw_c, d->tid, "i", c, sizeof c);
+        if (d->two_d) snprintf(o, n, "%s%d + %s * %d, %s", st, r->raw_r.k0, d->tid, r->raw_r.kt, c);
+        else snprintf(o, n, "%s%s", st, c);
         return;
     }
     int per = r->kind == RD_TAIL ? d->n - 1 : d->n;
-    snprintf(q, sizeof q, "(tx * %d + i + %d) %% %d", r->r, r->rot, nw / d->n * per);
+    snprintf(q, sizeof q, "(%s * %d + i + %d) %% %d", d->tid, r->r, r->rot, nw / d->n * per);
     snprintf(t, sizeof t, "(%s // %d)", q, d->nj * per);
     snprintf(j, sizeof j, "(%s // %d %% %d)", q, per, d->nj);
     snprintf(k, sizeof k, "%s%s %% %d", r->kind == RD_TAIL ? "1 + " : "", q, per);
     dst_str(d, t, j, k, 1, o, n);
 }
 
-static void print_reader(const draw *d, text *x, int round) {
-    const reader *r = &d->rd[round];
-    char idx[1024];
+/* Reader r's loop (guarded) at indent in, into O from `at` on. */
+static void put_reads(const draw *d, const reader *r, text *x, int in, const char *at) {
+    char idx[1200];
     reader_index(d, r, idx, sizeof idx);
-    put(x, 2, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n", d->nt);
-    if (d->mode[round] == GM_WAIT_READER) put(x, 3, "T.cp_async_wait(0)\n");
-    int in = 3;
-    if (r->k2 < d->nt) put(x, 3, "if tx < %d:\n", r->k2), in = 4;
+    if (r->k2 < d->nt) put(x, in++, "if %s < %d:\n", d->tid, r->k2);
     put(x, in, "for i in T.serial(%d):\n", r->r);
-    put(x, in + 1, "O[bx * %d + %d + tx * %d + i] = S[%s]\n", d->opb, d->off_rd[round], r->r,
-        idx);
+    put(x, in + 1, "O[%s + %s * %d + i] = S[%s]\n", at, d->tid, r->r, idx);
 }
 
-/* Lane tx's ldmatrix row: chunk c of the copied rows. */
+static void print_reader(const draw *d, text *x, int round) {
+    char at[64];
+    int in = put_threads(d, x, 2);
+    if (d->mode[round] == GM_WAIT_READER) put(x, in, "T.cp_async_wait(0)\n");
+    snprintf(at, sizeof at, "bx * %d + %d", d->opb, d->off_rd[round]);
+    put_reads(d, &d->rd[round], x, in, at);
+}
+
+/* The pipeline (make_pipe): prologue, then the serial loop over chunks. */
+static void print_pipe(const draw *d, text *x) {
+    char stage[64], chunk[64], at[96];
+    int in = put_threads(d, x, 2);
+    put(x, in, "for s in T.serial(%d):\n", d->pre);
+    stage_of = "s";
+    snprintf(chunk, sizeof chunk, "s * %d", d->cs);
+    put_copies(d, x, in + 1, chunk);
+    put(x, in + 1, "T.cp_async_commit()\n");
+    put(x, in, "for kk in T.serial(%d):\n", d->kn);
+    put(x, in + 1, "if kk + %d < %d:\n", d->pre, d->kn);
+    snprintf(stage, sizeof stage, "(kk + %d) %% %d", d->pre, d->stages);
+    stage_of = stage;
+    snprintf(chunk, sizeof chunk, "(kk + %d) * %d", d->pre, d->cs);
+    put_copies(d, x, in + 2, chunk);
+    put(x, in + 1, "T.cp_async_commit()\n");
+    put(x, in + 1, "T.cp_async_wait(%d)\n", d->wn);
+    snprintf(stage, sizeof stage, "(kk + %d) %% %d", d->roff, d->stages);
+    snprintf(at, sizeof at, "bx * %d + kk * %d", d->opb, d->nt * d->rd[0].r);
+    put_reads(d, &d->rd[0], x, in + 1, at);
+    stage_of = NULL;
+}
+
+/* Lane tid's ldmatrix row: chunk c of the copied rows. */
 static void ldm_index(const draw *d, char *o, size_t n) {
     char c[128], t[160], j[160], k[200];
-    snprintf(c, sizeof c, "(tx %% 32 + tx // 32 * 5 + %d) %% %d", d->lrot, d->nchunk);
+    snprintf(c, sizeof c, "(%s %% 32 + %s // 32 * 5 + %d) %% %d", d->tid, d->tid, d->lrot,
+             d->nchunk);
     if (!d->cgroups) {
         snprintf(t, sizeof t, "(%s // %d)", c, d->nj);
         snprintf(j, sizeof j, "(%s %% %d)", c, d->nj);
@@ -501,24 +696,30 @@ static void print_ldm(const draw *d, text *x) {
     int per = (dts[d->dt].bytes == 4 ? 1 : 2) * d->num;
     char row[1024];
     ldm_index(d, row, sizeof row);
-    put(x, 2, "for tx in T.thread_binding(0, %d, thread=\"threadIdx.x\"):\n", d->nt);
-    put(x, 3, "L = T.allocate((%d,), \"%s\", scope=\"local\")\n", per, dts[d->dt].name);
-    put(x, 3, "T.ldmatrix(%d, %d, T.address_of(L[0]), T.address_of(S[%s]))\n", d->trans, d->num,
+    int in = put_threads(d, x, 2);
+    put(x, in, "L = T.allocate((%d,), \"%s\", scope=\"local\")\n", per, dts[d->dt].name);
+    put(x, in, "T.ldmatrix(%d, %d, T.address_of(L[0]), T.address_of(S[%s]))\n", d->trans, d->num,
         row);
-    put(x, 3, "for i in T.serial(%d):\n", d->lread);
-    put(x, 4, "O[bx * %d + %d + tx * %d + i] = L[i]\n", d->opb, d->off_ldm, per);
+    put(x, in, "for i in T.serial(%d):\n", d->lread);
+    put(x, in + 1, "O[bx * %d + %d + %s * %d + i] = L[i]\n", d->opb, d->off_ldm, d->tid, per);
 }
 
 static void print_case(const draw *d, char *buf, size_t n) {
     text x = {buf, n, 0};
-    char shape[64];
-    if (d->two_d) snprintf(shape, sizeof shape, "(%d, %d)", d->rows, d->cols);
-    else snprintf(shape, sizeof shape, "(%d,)", d->cols);
+    char shape[64], sbuf[64] = "";
+    if (d->two_d) snprintf(shape, sizeof shape, "(%d, %d)", d->srows, d->scols);
+    else snprintf(shape, sizeof shape, "(%d,)", d->scols);
+    if (d->rsb == RSB_LOADED)
+        snprintf(sbuf, sizeof sbuf, ", B: T.Buffer((%d,), \"int32\")", d->nt * d->nj);
     put(&x, 0, "@T.prim_func\n");
-    put(&x, 0, "def cpf(A: T.Buffer((%d,), \"%s\"), O: T.Buffer((%d,), \"%s\")):\n", d->na,
-        dts[d->st].name, d->no, dts[d->dt].name);
+    put(&x, 0, "def cpf(A: T.Buffer((%d,), \"%s\"), O: T.Buffer((%d,), \"%s\")%s):\n", d->na,
+        dts[d->st].name, d->no, dts[d->dt].name, sbuf);
     put(&x, 1, "for bx in T.thread_binding(0, %d, thread=\"blockIdx.x\"):\n", d->nb);
     put(&x, 2, "S = T.allocate(%s, \"%s\", scope=\"shared\")\n", shape, dts[d->dt].name);
+    if (d->pipe) {
+        print_pipe(d, &x);
+        return;
+    }
     print_copy_loop(d, &x, 0);
     print_reader(d, &x, 0);
     if (d->ldm) print_ldm(d, &x);
@@ -549,6 +750,8 @@ typedef struct model {
     uint8_t *s, *a, *o;
     bool *w, *fl; /* element written; element's copy still in flight */
     int *wr;      /* this phase's writer: -1 none, a thread, -2 several */
+    int *grp;     /* a pipeline's element in flight: the group of its copy */
+    int ng;       /* a pipeline's groups committed so far (the next copy's group) */
     unsigned flags;
 } model;
 
@@ -559,13 +762,19 @@ static void note_write(model *m, int e, int t, bool copy_again) {
     m->wr[e] = m->wr[e] == -1 || m->wr[e] == t ? t : -2;
 }
 
-/* Copy (t, j) of block bx in round `round`. */
-static void model_copy(model *m, int bx, int round, int t, int j, bool in_flight) {
+/* Copy (t, j) from A[src0 + ...] into S[dst0 + ...] (dst0: a pipeline's
+ * stage); `again`: a second copy of the thread into an element in this
+ * phase has no defined result (both may be in flight). */
+static void model_copy(model *m, int src0, int dst0, int t, int j, bool in_flight, bool again) {
     const draw *d = m->d;
     int row = form_at(&d->dr, t, j), col = form_at(&d->dc, t, j);
-    int flat = row * d->cols + col, es = dts[d->st].bytes;
-    int sidx = bx * d->pb + (round ? d->shift2 : 0) + form_at(&d->src, d->rev ? d->nt - 1 - t : t, j);
-    int sb = d->sb < 0 ? d->bytes : d->sb;
+    int flat = dst0 + row * d->cols + col, es = dts[d->st].bytes;
+    int sidx = src0 + form_at(&d->src, d->rev ? d->nt - 1 - t : t, j);
+    int sb = copy_sb(d, t, j);
+    if (sb < 0 || sb > d->bytes || sb % es) { /* a run-time src_bytes the intrinsic refuses */
+        m->flags |= F_INTERP | F_RUNTIME;
+        return;
+    }
     if ((flat * m->eb) % d->bytes || (sidx * es) % d->bytes) {
         m->flags |= F_INTERP | F_RUNTIME;
         return;
@@ -580,11 +789,11 @@ static void model_copy(model *m, int bx, int round, int t, int j, bool in_flight
     uint8_t *p = m->s + (size_t)flat * (size_t)m->eb;
     memset(p, 0, (size_t)d->bytes);
     memcpy(p, m->a + (size_t)sidx * (size_t)es, (size_t)sb);
-    bool again = d->mode[round] != GM_EACH_WAIT;
     for (int e = flat; e < flat + d->n; e++) {
         note_write(m, e, t, again && m->wr[e] == t);
         m->w[e] = true;
         m->fl[e] = in_flight;
+        m->grp[e] = m->ng;
     }
 }
 
@@ -597,12 +806,12 @@ static bool left_in_flight(int mode, int j, int nj) {
 /* Reads S[row, col] into O[at]; flags what fails. */
 static void model_read(model *m, int row, int col, int at) {
     const draw *d = m->d;
-    int e = row * d->cols + col;
+    int e = row * d->scols + col;
     if (e < 0 || e >= m->size) {
         m->flags |= F_INTERP | F_RUNTIME;
         return;
     }
-    if (row < 0 || row >= d->rows || col < 0 || col >= d->cols) m->flags |= F_INTERP | F_FLAT;
+    if (row < 0 || row >= d->srows || col < 0 || col >= d->scols) m->flags |= F_INTERP | F_FLAT;
     if (!m->w[e]) m->flags |= F_INTERP | F_RUNTIME;
     if (m->fl[e]) m->flags |= F_RUNTIME;
     memcpy(m->o + (size_t)at * (size_t)m->eb, m->s + (size_t)e * (size_t)m->eb, (size_t)m->eb);
@@ -632,18 +841,17 @@ static void model_copy_loop(model *m, int bx, int round) {
             m->w[e] = true;
         }
         for (int j = 0; j < d->nj && t < d->k; j++)
-            model_copy(m, bx, round, t, j, left_in_flight(d->mode[round], j, d->nj));
+            model_copy(m, bx * d->pb + (round ? d->shift2 : 0), 0, t, j,
+                       left_in_flight(d->mode[round], j, d->nj), d->mode[round] != GM_EACH_WAIT);
     }
     /* own reads after the wait: other threads' copies race with them */
     for (int t = 0; t < d->nt && round == 0; t++) model_own_read(m, bx, t);
 }
 
-static void model_reader(model *m, int bx, int round) {
+/* Reader r's reads of stage `stage` (0: not a pipeline) into O[at + ...]. */
+static void model_reads(model *m, const reader *r, int stage, int at) {
     const draw *d = m->d;
-    const reader *r = &d->rd[round];
     int nw = d->k * d->nj * d->n;
-    if (d->mode[round] == GM_WAIT_READER || round == 1) /* every group waited for */
-        memset(m->fl, 0, (size_t)m->size);
     for (int t = 0; t < r->k2; t++)
         for (int i = 0; i < r->r; i++) {
             int row = d->store_r, col = d->store_c, per = d->n - (r->kind == RD_TAIL);
@@ -661,8 +869,46 @@ static void model_reader(model *m, int bx, int round) {
                 row = form_at(&d->dr, tt, jj);
                 col = form_at(&d->dc, tt, jj) + (r->kind == RD_TAIL) + q % per;
             }
-            model_read(m, row, col, bx * d->opb + d->off_rd[round] + t * r->r + i);
+            if (d->two_d) row += stage * d->rows;
+            else col += stage * d->cols;
+            model_read(m, row, col, at + t * r->r + i);
         }
+}
+
+static void model_reader(model *m, int bx, int round) {
+    const draw *d = m->d;
+    if (d->mode[round] == GM_WAIT_READER || round == 1) /* every group waited for */
+        memset(m->fl, 0, (size_t)m->size);
+    model_reads(m, &d->rd[round], 0, bx * d->opb + d->off_rd[round]);
+}
+
+/* A pipeline's copies of chunk c into stage c % stages (one issue: a
+ * phase of its own, see make_pipe), committed as group m->ng. */
+static void model_pipe_issue(model *m, int bx, int c) {
+    const draw *d = m->d;
+    int stage = c % d->stages, dst0 = stage * (d->two_d ? d->rows * d->cols : d->cols);
+    for (int e = 0; e < m->size; e++) m->wr[e] = -1;
+    for (int t = 0; t < d->k; t++)
+        for (int j = 0; j < d->nj; j++) model_copy(m, bx * d->pb + c * d->cs, dst0, t, j, true, true);
+}
+
+/* cp_async_wait(n) with m->ng groups committed: the older ones land. */
+static void model_pipe_wait(model *m, int n) {
+    for (int e = 0; e < m->size; e++)
+        if (m->fl[e] && m->grp[e] < m->ng - n) m->fl[e] = false;
+}
+
+static void model_pipe(model *m, int bx) {
+    const draw *d = m->d;
+    m->ng = 0;
+    for (int s = 0; s < d->pre; s++, m->ng++) model_pipe_issue(m, bx, s);
+    for (int kk = 0; kk < d->kn; kk++) {
+        if (kk + d->pre < d->kn) model_pipe_issue(m, bx, kk + d->pre);
+        m->ng++;
+        model_pipe_wait(m, d->wn);
+        model_reads(m, &d->rd[0], (kk + d->roff) % d->stages,
+                    bx * d->opb + kk * d->nt * d->rd[0].r);
+    }
 }
 
 /* Lane tid's row address: S[*r, *col]. */
@@ -720,6 +966,10 @@ static void model_block(model *m, int bx) {
     const draw *d = m->d;
     memset(m->w, 0, (size_t)m->size);
     memset(m->fl, 0, (size_t)m->size);
+    if (d->pipe) {
+        model_pipe(m, bx);
+        return;
+    }
     model_copy_loop(m, bx, 0);
     model_reader(m, bx, 0);
     for (int w = 0; d->ldm && w < d->nt / 32; w++) model_ldm_warp(m, bx, w);
@@ -736,6 +986,7 @@ static void model_run(model *m) {
 
 typedef struct tally {
     int cases, lowered, compared, interp_compared, ldm, barriers;
+    int pipes, pipes_compared, ty_compared, rsb_compared, rsb_failed, ptx;
     int refused[5], sim_failed;
 } tally;
 static const char *const why_name[5] = {"malformed", "race", "run-time", "undefined",
@@ -797,24 +1048,34 @@ static void check_refusal(const draw *d, unsigned fl, const char *e, long c, con
     t->refused[k]++;
 }
 
-static bool run_interp(tir_ctx *ctx, const tir_prim_func *f, const model *m, uint8_t *o) {
+/* The arguments: A, O (0x5a bytes) and, for loaded src_bytes, B. */
+static int case_args(const model *m, uint8_t *o, tir_arg *args) {
     memset(o, 0x5a, (size_t)m->d->no * (size_t)m->eb);
-    tir_arg args[2] = {{.data = m->a}, {.data = o}};
-    return tir_interp_run(ctx, f, 2, args, NULL) == TIR_OK;
+    args[0] = (tir_arg){.data = m->a}, args[1] = (tir_arg){.data = o};
+    args[2] = (tir_arg){.data = (void *)m->d->sbtab};
+    return m->d->rsb == RSB_LOADED ? 3 : 2;
+}
+
+static bool run_interp(tir_ctx *ctx, const tir_prim_func *f, const model *m, uint8_t *o) {
+    tir_arg args[3];
+    int n = case_args(m, o, args);
+    return tir_interp_run(ctx, f, n, args, NULL) == TIR_OK;
 }
 
 static bool run_sim(tir_ctx *ctx, const tir_prim_func *k, const model *m, uint8_t *o) {
-    memset(o, 0x5a, (size_t)m->d->no * (size_t)m->eb);
-    tir_arg args[2] = {{.data = m->a}, {.data = o}};
+    tir_arg args[3];
+    int n = case_args(m, o, args);
     tir_sim_opts so = {.check_uninit = true, .check_global_races = true};
-    return tir_sim_run(ctx, k, 2, args, &so, NULL) == TIR_OK;
+    return tir_sim_run(ctx, k, n, args, &so, NULL) == TIR_OK;
 }
 
 /* The interpreter on the unlowered function, where it can run it: as the
  * computation says. */
 static void check_interp(tir_ctx *ctx, const tir_prim_func *f, const model *m, long c,
                          const char *src, tally *t) {
-    if (m->d->ldm || (m->flags & (F_MALFORMED | F_RACE | F_UNDEF))) return;
+    /* a pipeline's reads of other threads' copies need the barriers
+     * lowering places: the interpreter runs one thread's loop at a time */
+    if (m->d->ldm || m->d->pipe || (m->flags & (F_MALFORMED | F_RACE | F_UNDEF))) return;
     size_t ob = (size_t)m->d->no * (size_t)m->eb;
     uint8_t *o = malloc(ob);
     bool ok = run_interp(ctx, f, m, o);
@@ -846,6 +1107,7 @@ static void check_lowered(tir_ctx *ctx, const tir_prim_func *k, const model *m, 
             case_fail(c, src, tir_print(ctx, k), "accepted and simulated, but it fails at run "
                       "time (flags %u)", fl);
         t->sim_failed++;
+        t->rsb_failed += m->d->rsb != RSB_NONE;
         if (getenv("CF_VERBOSE")) printf("# case %ld: simulator %.200s\n", c, tir_ctx_error(ctx));
     } else if (!(fl & (F_UNDEF | F_FLAT))) {
         if (!ok)
@@ -855,23 +1117,54 @@ static void check_lowered(tir_ctx *ctx, const tir_prim_func *k, const model *m, 
             case_fail(c, src, tir_print(ctx, k), "the simulator and the computation differ");
         t->compared++;
         t->ldm += m->d->ldm;
+        t->pipes_compared += m->d->pipe;
+        t->ty_compared += m->d->ny > 1;
+        t->rsb_compared += m->d->rsb != RSB_NONE;
     }
     free(o);
 }
 
+/* PTX of an accepted kernel (d->ptx: an eighth of the cases): codegen
+ * must take it and emit the copies, commits, waits and ldmatrix it has.
+ * One that fails at run time may be refused instead (cleanly: .trans of
+ * 32-bit rows), or compiled (a misaligned copy is the GPU's to meet). */
+static void check_ptx(tir_ctx *ctx, const tir_prim_func *k, const model *m, long c,
+                      const char *src, tally *t) {
+    const draw *d = m->d;
+    if (!d->ptx) return;
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.arch = "sm_80", o.no_cache = true; /* cp.async and ldmatrix: sm_80 on */
+    const tir_module *mod = NULL;
+    if (tir_codegen(ctx, k, &o, &mod) != TIR_OK) {
+        const char *e = tir_ctx_error(ctx);
+        if (!(m->flags & F_RUNTIME) || !e || !strstr(e, "codegen: ") ||
+            strstr(e, "internal error"))
+            case_fail(c, src, tir_print(ctx, k), "codegen: %s", e ? e : "(no message)");
+        return;
+    }
+    bool waits = strstr(src, "T.cp_async_wait("), commits = strstr(src, "T.cp_async_commit(");
+    if (!strstr(mod->ptx, "cp.async.c") || (waits && !strstr(mod->ptx, "cp.async.wait_group")) ||
+        (commits && !strstr(mod->ptx, "cp.async.commit_group")))
+        case_fail(c, src, tir_print(ctx, k), "the PTX lacks a cp.async copy, commit or wait:\n%s",
+                  mod->ptx);
+    if (d->ldm && !strstr(mod->ptx, "ldmatrix.sync"))
+        case_fail(c, src, tir_print(ctx, k), "the PTX has no ldmatrix:\n%s", mod->ptx);
+    t->ptx++;
+}
+
 static void one_case(uint64_t seed, long c, tally *t) {
-    fuzz_seed_case(seed, c);
-    draw d;
-    draw_case(&d);
+    static draw d;
+    draw_case(&d, seed, c);
     static char src[32768];
     print_case(&d, src, sizeof src);
     const char *show = getenv("CF_SHOW");
     if (show && atol(show) == c) printf("%s", src);
-    model m = {.d = &d, .size = d.rows * d.cols, .eb = dts[d.dt].bytes};
+    model m = {.d = &d, .size = d.srows * d.scols, .eb = dts[d.dt].bytes};
     m.s = pattern((size_t)m.size * (size_t)m.eb, 0), m.o = pattern((size_t)d.no * (size_t)m.eb, 0x5a);
     m.a = pattern((size_t)d.na * (size_t)dts[d.st].bytes, 0);
     m.w = calloc((size_t)m.size, 1), m.fl = calloc((size_t)m.size, 1);
-    m.wr = calloc((size_t)m.size, sizeof(int));
+    m.wr = calloc((size_t)m.size, sizeof(int)), m.grp = calloc((size_t)m.size, sizeof(int));
     for (int i = 0; i < d.na; i++)
         put_val(d.st, dts[d.st].kind == K_UINT ? (i * 37 + 11) % 97 : (i * 37 + 11) % 97 - 48,
                 m.a + (size_t)i * (size_t)dts[d.st].bytes);
@@ -890,9 +1183,11 @@ static void one_case(uint64_t seed, long c, tally *t) {
         t->lowered++;
         t->barriers += count_syncs(tir_print(ctx, k)) > 0;
         check_lowered(ctx, k, &m, c, src, t);
+        check_ptx(ctx, k, &m, c, src, t);
     }
+    t->pipes += d.pipe;
     tir_ctx_destroy(ctx);
-    free(m.s), free(m.o), free(m.a), free(m.w), free(m.fl), free(m.wr);
+    free(m.s), free(m.o), free(m.a), free(m.w), free(m.fl), free(m.wr), free(m.grp);
 }
 
 static void test_copy_spans_vs_simulator(void **state) {
@@ -913,7 +1208,9 @@ static void test_copy_spans_vs_simulator(void **state) {
            t.cases, (unsigned long long)seed_wanted, t.lowered, t.barriers, t.compared, t.ldm,
            t.interp_compared, t.sim_failed);
     for (int i = 0; i < 5; i++) printf(" %d %s", t.refused[i], why_name[i]);
-    printf("\n");
+    printf("\n# %d pipelines (%d compared), %d compared with threadIdx.y, run-time src_bytes: "
+           "%d compared, %d failing as they should; %d compiled to PTX\n",
+           t.pipes, t.pipes_compared, t.ty_compared, t.rsb_compared, t.rsb_failed, t.ptx);
     if (failed) fail_msg("%d of %ld cases failed (CF_KEEP_GOING)", failed, cases_wanted);
     assert_true(t.compared > 0 && t.barriers > 0 && t.refused[0] + t.refused[1] > 0);
 }
