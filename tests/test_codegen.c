@@ -244,7 +244,7 @@ static void test_cp_async(void **st) {
 /* A hand-written cp_async whose operands are T.Ramp(b, 1, n) over the
  * copied elements (gpu_check takes them; tir_lower and the simulator run
  * them) was refused by codegen ("must have a scalar index"): found by the
- * copy fuzzer's PTX check (twenty-fifth session).  The address is the
+ * copy fuzzer's PTX check (twenty-seventh session).  The address is the
  * Ramp's first element's. */
 static void test_cp_async_ramp(void **st) {
     (void)st;

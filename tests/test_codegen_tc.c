@@ -340,7 +340,7 @@ static void test_bad_ldmatrix(void **st) {
     refused(ctx, one_ldmatrix(ctx, 1, 4, TIR_F32, TIR_F32, S), ".trans of float32 'L'", NULL);
     /* ldmatrix moves bits: integer rows too, which tir_lower and the
      * simulator take (refused here before: found by the copy fuzzer's
-     * PTX check, twenty-fifth session) */
+     * PTX check, twenty-seventh session) */
     compiles(ctx, one_ldmatrix(ctx, 0, 4, TIR_I32, TIR_I32, S));
     refused(ctx, one_ldmatrix(ctx, 1, 4, TIR_I32, TIR_I32, S), ".trans of int32 'L'", NULL);
     refused(ctx, one_ldmatrix(ctx, 0, 4, TIR_I64, TIR_I64, S), "'L' is int64",
