@@ -76,10 +76,11 @@
  * (`dim_align`) and buffers of three or more dimensions; pipelines with
  * ldmatrix, a second round or a store.
  * Seen failing at the default 1,000 cases (seed 23), each break undone
- * after (the fuzzer before these draws passed every one):
+ * after (the fuzzer before these draws passed the first four):
  *   - the simulator's cp_async_wait(n) completing one group too many for
  *     n >= 2: 27 cases, all pipelines ("accepted and simulated, but it
- *     fails at run time"); for n >= 1: 52 (29 pipelines);
+ *     fails at run time"); for n >= 1: 52 (29 pipelines; the older draws'
+ *     wait(1) mistake meets this one too);
  *   - thread_sync's barrier at the end of a loop body with a barrier (the
  *     back edge) never placed: 108, all pipelines (race_check refuses the
  *     well-formed kernel);
