@@ -53,6 +53,14 @@ static const tir_module *compile(tir_ctx *ctx, const tir_prim_func *f) {
     return m;
 }
 
+/* compile() of the text's function after tir_lower. */
+static const tir_module *compile_lowered(tir_ctx *ctx, const char *text) {
+    const tir_prim_func *f, *k;
+    assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
+    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_OK);
+    return compile(ctx, k);
+}
+
 static int count(const char *s, const char *what) {
     int n = 0;
     for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
@@ -262,10 +270,7 @@ static void test_cp_async_ramp(void **st) {
         "            for i in T.serial(4):\n"
         "                B[bx * 128 + tx * 4 + i] = S[(31 - tx) * 4 + i]\n";
     tir_ctx *ctx = tir_ctx_create();
-    const tir_prim_func *f, *k;
-    assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
-    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_OK);
-    const tir_module *m = compile(ctx, k);
+    const tir_module *m = compile_lowered(ctx, text);
     assert_int_equal(count(m->ptx, "cp.async.cg.shared.global"), 1);
     assert_has(m, ", 16;");
     tir_ctx_destroy(ctx);
@@ -782,10 +787,7 @@ static void test_unroll_budget(void **st) {
         "                    for l in T.unroll(1000):\n"
         "                        C[0] = C[0] + A[(i + j + l) % 8]\n";
     tir_ctx *ctx = tir_ctx_create();
-    const tir_prim_func *f, *k;
-    assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
-    assert_int_equal(tir_lower(ctx, f, NULL, &k), TIR_OK);
-    const tir_module *m = compile(ctx, k);
+    const tir_module *m = compile_lowered(ctx, text);
     assert_null(strstr(m->llvm_ir, "llvm.loop.unroll.full"));
     /* the inner loops stayed loops: a small kernel */
     assert_true(count(m->ptx, "bra") >= 2);
