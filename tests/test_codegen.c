@@ -414,6 +414,24 @@ static void expect_error(tir_ctx *ctx, const tir_prim_func *f, const tir_codegen
     if (needle2 && !strstr(msg, needle2)) fail_msg("message lacks \"%s\": %s", needle2, msg);
 }
 
+/* Only a cp_async's address may index a T.Ramp (the elements it copies,
+ * as gpu_check takes them): an atomic_add into address_of(C[Ramp]) would
+ * add into one element of the four it names, and stays refused. */
+static void test_ramp_address_refused(void **st) {
+    (void)st;
+    static const char text[] =
+        "@T.prim_func\n"
+        "def ar(A: T.Buffer((64,), \"float32\"), C: T.Buffer((4,), \"float32\")):\n"
+        "    for bx in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+        "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+        "            T.atomic_add(T.address_of(C[T.Ramp(0, 1, 4)]), A[bx * 32 + tx])\n";
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f;
+    assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
+    expect_error(ctx, f, NULL, TIR_ERR_UNSUPPORTED, "atomic_add", "must have a scalar index");
+    tir_ctx_destroy(ctx);
+}
+
 /* for i in threadIdx.x(32): body */
 static const tir_prim_func *one_buf_func(tir_ctx *ctx, const tir_buffer *A, const tir_stmt *body) {
     const tir_var *p = tir_var_new(ctx, "A", TIR_HANDLE);
@@ -892,6 +910,7 @@ int main(void) {
         BOTH(test_vector_add),      BOTH(test_symbolic_grid),
         BOTH(test_matmul_naive),    BOTH(test_matmul_tiled),
         BOTH(test_vec4),            BOTH(test_cp_async), BOTH(test_cp_async_ramp),
+        BOTH(test_ramp_address_refused),
         BOTH(test_half),            BOTH(test_floor),
         BOTH(test_math),            BOTH(test_unroll_pragma),
         BOTH(test_dump_llvm),       BOTH(test_errors),

@@ -117,7 +117,6 @@ static const char *cg_build_id(void) {
 
 /* ------------------------------------------------------------------ key */
 
-
 /* The options that reach LLVM (o after tir_codegen's adjustments: arch,
  * and features as cg_features resolves them): every field of
  * tir_codegen_opts but those that bypass the cache (keep_llvm_ir,

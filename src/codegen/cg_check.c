@@ -112,9 +112,11 @@ static bool is_float_math(tir_intrin op) {
 }
 
 /* address_of(load) whose buffer has the given scope, an operand of
- * intrinsic `op` (cp_async, atomic_add). */
-static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_scope scope,
-                                 const char *which) {
+ * intrinsic `op`; ramp_ok: a cp_async's, which may index the copied
+ * elements as a T.Ramp of stride 1 (gpu_check's form; the other
+ * intrinsics' operands are one element's address). */
+static tir_status chk_address(chk *c, const char *op, const tir_expr *e, tir_scope scope,
+                              const char *which, bool ramp_ok) {
     const tir_call *a = tir_as_tir_call(e);
     const tir_buffer_load *ld = a && a->op == TIR_INTRIN_ADDRESS_OF && a->nargs == 1
                                     ? tir_as_tir_buffer_load(a->args[0])
@@ -126,9 +128,8 @@ static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_
                             "codegen: %s: the %s buffer '%s' has scope %s (want %s)", op, which,
                             ld->buffer->name, tir_scope_name(ld->buffer->scope),
                             tir_scope_name(scope));
-    /* a T.Ramp of stride 1 stands for the elements a cp_async copies
-     * (gpu_check takes it): its address is its first element's */
-    const tir_ramp *r = ld->nidx == 1 ? tir_as_tir_ramp(ld->indices[0]) : NULL;
+    /* the Ramp's address is its first element's */
+    const tir_ramp *r = ramp_ok && ld->nidx == 1 ? tir_as_tir_ramp(ld->indices[0]) : NULL;
     int64_t stride = 0;
     if (r && tir_expr_const_int(r->stride, &stride) && stride == 1)
         return chk_buffer_use(c, ld->buffer, 1, &r->start, op);
@@ -136,6 +137,11 @@ static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_
         return unsupported(c, "codegen: %s: the %s address_of(%s[...]) must have a scalar index",
                            op, which, ld->buffer->name);
     return chk_buffer_use(c, ld->buffer, ld->nidx, ld->indices, op);
+}
+
+static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_scope scope,
+                                 const char *which) {
+    return chk_address(c, op, e, scope, which, false);
 }
 
 /* atomic_add(address_of(global float32 element), float32 value). */
@@ -434,8 +440,8 @@ static tir_status chk_call(chk *c, const tir_call *call, bool top_of_evaluate) {
                                    dstr(c->ctx, call->args[3]->dtype));
             TIR_TRY(chk_expr(c, call->args[3], false));
         }
-        TIR_TRY(chk_address_of(c, "cp_async", call->args[0], TIR_SCOPE_SHARED, "destination"));
-        return chk_address_of(c, "cp_async", call->args[1], TIR_SCOPE_GLOBAL, "source");
+        TIR_TRY(chk_address(c, "cp_async", call->args[0], TIR_SCOPE_SHARED, "destination", true));
+        return chk_address(c, "cp_async", call->args[1], TIR_SCOPE_GLOBAL, "source", true);
     }
     if (call->op == TIR_INTRIN_ATOMIC_ADD) return chk_atomic_add(c, call);
     if (call->op == TIR_INTRIN_CP_ASYNC_WAIT) {

@@ -1080,7 +1080,8 @@ static LLVMValueRef address_of_at(cg *g, const tir_expr *e) {
     const tir_buffer_load *l = tir_as_tir_buffer_load(tir_as_tir_call(e)->args[0]);
     cg_buf *cb = find_buf(g, l->buffer);
     TIR_ASSERT(cb);
-    /* a stride-1 Ramp (a cp_async's elements, cg_check): its first one */
+    /* a cp_async's stride-1 Ramp (cg_check takes it there only): its
+     * first element */
     const tir_ramp *r = tir_as_tir_ramp(l->indices[0]);
     LLVMValueRef i = expr(g, r ? r->start : l->indices[0]);
     return i ? elem_ptr(g, cb, i) : NULL;
