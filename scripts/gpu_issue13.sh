@@ -9,6 +9,7 @@
 #   scripts/gpu_issue13.sh tune1 DIR MIN   512, 1024, 2048, 4095 cubed
 #   scripts/gpu_issue13.sh tune2 DIR MIN   1000x520x333, 1024x1024x4096,
 #                                          batch 16x512^3, fused 4096^3
+#   scripts/gpu_issue13.sh tune3 DIR MIN   4096 and 8192 cubed
 #   scripts/gpu_issue13.sh bench DIR       Step 8 with the database, and
 #                                          the default at the square sizes
 # (the fused and batch figures are tune2's: tirc tune compares its best
@@ -19,8 +20,8 @@
 # pack) and carry it to the next call.
 # Every command's output goes to DIR/<part>.log as well as to stdout.
 set -u
-part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|bench DIR [MIN]}
-dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|bench DIR [MIN]}
+part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bench DIR [MIN]}
+dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bench DIR [MIN]}
 min=${3:-1}
 tirc=gpu-pack/tools/tirc
 [ -x "$tirc" ] || { echo "no gpu-pack: run scripts/gpu_pack.sh first" >&2; exit 2; }
@@ -41,6 +42,10 @@ tune2)
     tune matmul --size 1024x1024x4096
     tune matmul --size 512x512x512 --batch 16
     tune fused --size 4096x4096x4096 ;;
+tune3)
+    for s in 4096x4096x4096 8192x8192x8192; do
+        tune matmul --size "$s"
+    done ;;
 bench)
     "$tirc" bench matmul --runs 20 --steps 8 --db "$db" \
         --sizes 512,1024,2048,4096,8192,4095,1000x520x333,1024x1024x4096
