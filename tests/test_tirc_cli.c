@@ -126,6 +126,11 @@ static void usage_errors(void **state) {
         "ptx matmul --dtype bf16 --tail clamp",          /* float32's rule */
         "ptx matmul --step 8 --splitk 2 --tail guard",   /* not with split-K */
         "ptx matmul --step 8 --stages 3 --tail guard",   /* register staging only */
+        "tune matmul --size 64 --trials 0",              /* 1..1000000 */
+        "tune matmul --size 64 --trials 1000001",        /* 1..1000000 */
+        "bench matmul --runs 19",                        /* 20..1000000 */
+        "run matmul --size 65537",                       /* a dimension: 1..65536 */
+        "tune matmul --size 64 --batch 65537",           /* 1..65536 */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -477,6 +482,12 @@ static void tune_replay(void **state) {
     assert_non_null(strstr(err, "cost model kNN, not XGBoost"));
     assert_non_null(strstr(err, "/nonexistent/libxgboost.so"));
     assert_non_null(strstr(out, "model knn"));
+    /* --trials takes its whole stated range (a cap shared with the sizes
+     * once refused 65537..1000000): the replay ends at its pool of 150 */
+    snprintf(args, sizeof args, "tune matmul --size 512 --replay '%s' --trials 1000000 "
+             "--model random --no-default", replay_db);
+    if ((rc = tirc_run(nogpu, args)) != 0) fail_msg("--trials 1000000 exited %d: %s", rc, err);
+    assert_non_null(strstr(out, "pool 150, 150 trials"));
     /* a shape the database has no record of */
     snprintf(args, sizeof args, "tune matmul --size 256 --replay '%s'", replay_db);
     assert_int_equal(tirc_run(nogpu, args), 5);

@@ -79,11 +79,13 @@ int tirc_usage_error(const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
-static bool parse_i64(const char *s, int64_t *v) {
+/* A whole decimal number in lo..hi: each option states its own range (a
+ * shared cap once refused --trials 100000 that its message allowed). */
+static bool parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v) {
     char *end;
     errno = 0;
     long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || x < 1 || x > 65536) return false;
+    if (errno || end == s || *end || x < lo || x > hi) return false;
     *v = x;
     return true;
 }
@@ -103,7 +105,7 @@ static bool parse_size(const char *s, int64_t out[3]) {
         }
     if (n == 2) return false;
     for (int i = 0; i < n; i++)
-        if (!parse_i64(p[i], &out[i])) return false;
+        if (!parse_count(p[i], 1, 65536, &out[i])) return false;
     if (n == 1) out[1] = out[2] = out[0];
     return true;
 }
@@ -249,29 +251,29 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->tile_given = true;
         } else if (!strcmp(a, "--splitk")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 65535)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 65535, &k))
                 return tirc_usage_error("--splitk wants a split count 1..65535");
             o->splitk = (int)k;
         } else if (!strcmp(a, "--db")) {
             if (!(o->db = value(argc, argv, &i))) return tirc_usage_error("--db wants a file name");
         } else if (!strcmp(a, "--trials")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000000)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 1000000, &k))
                 return tirc_usage_error("--trials wants a count 1..1000000");
             o->trials = (int)k, o->trials_given = true;
         } else if (!strcmp(a, "--gpus")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > TIR_TUNE_MAX_GPUS)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, TIR_TUNE_MAX_GPUS, &k))
                 return tirc_usage_error("--gpus wants a count 1..%d", TIR_TUNE_MAX_GPUS);
             o->gpus = (int)k, o->gpus_given = true;
         } else if (!strcmp(a, "--threads")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 64)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 64, &k))
                 return tirc_usage_error("--threads wants a count 1..64");
             o->threads = (int)k, o->threads_given = true;
         } else if (!strcmp(a, "--batch")) {
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &o->batch) || o->batch < 1)
-                return tirc_usage_error("--batch wants a positive batch count");
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 65536, &o->batch))
+                return tirc_usage_error("--batch wants a batch count 1..65536");
         } else if (!strcmp(a, "--no-default")) {
             o->no_default = true;
         } else if (!strcmp(a, "--replay")) {
@@ -283,7 +285,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->model_given = true;
         } else if (!strcmp(a, "--nsm")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 100000)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 100000, &k))
                 return tirc_usage_error("--nsm wants a multiprocessor count");
             o->replay_nsm = (int)k;
         } else if (!strcmp(a, "--minutes")) {
@@ -294,7 +296,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->atomic = true;
         } else if (!strcmp(a, "--stages")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 8)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 8, &k))
                 return tirc_usage_error("--stages wants a pipeline depth 1..8");
             o->stages = (int)k;
         } else if (!strcmp(a, "--config")) {
@@ -352,7 +354,7 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             o->tail = !strcmp(v, "guard") ? TIRC_TAIL_GUARD : TIRC_TAIL_CLAMP;
         } else if (!strcmp(a, "--repeat")) {
             int64_t k;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &k) || k < 1 || k > 1000)
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 1000, &k))
                 return tirc_usage_error("--repeat wants a count 1..1000");
             o->repeat = (int)k;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -373,8 +375,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--plot wants a .png or .svg file name");
         } else if (!strcmp(a, "--runs")) {
             int64_t r;
-            if (!(v = value(argc, argv, &i)) || !parse_i64(v, &r) || r < 20)
-                return tirc_usage_error("--runs wants a count >= 20");
+            if (!(v = value(argc, argv, &i)) || !parse_count(v, 20, 1000000, &r))
+                return tirc_usage_error("--runs wants a count 20..1000000");
             o->runs = (int)r;
         } else if (!strcmp(a, "--seed")) {
             if (!(v = value(argc, argv, &i))) return tirc_usage_error("--seed wants a number");
