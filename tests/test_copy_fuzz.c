@@ -72,9 +72,38 @@
  *     be refused with a clean message.
  * The interpreter does not run pipelines (it runs one thread's loop at a
  * time, so reads of other threads' copies in one thread loop are unwritten
- * to it); the simulator is their oracle.  Not drawn: storage_align
- * (`dim_align`) and buffers of three or more dimensions; pipelines with
- * ldmatrix, a second round or a store.
+ * to it); the simulator is their oracle.
+ *
+ * Added in the twenty-eighth session, from a third stream (draw_more), so
+ * that a case without them is the kernel it was (checked: the 11,668 such
+ * cases of the first 20,000 at seed 23 print the same text as before):
+ *   - a 3-D S (a third of the 2-D ones, make_s3): planes of rows x cols,
+ *     the destination's plane an affine form (a constant, or by thread or
+ *     copy), a pipeline's stages in planes; the copies, the reads, the
+ *     store and the ldmatrix rows index it in three dimensions;
+ *   - a 3-D A (a quarter, make_a3): A[bx, row, col], the source's row a
+ *     form of its own and its column the drawn one or a tile fetch's
+ *     (a row per thread, or per copy); chunks and shifts in whole rows;
+ *   - in a pipeline (pipe_extras), each at random: an ldmatrix of the
+ *     stage read, mostly instead of the plain reads (which otherwise meet
+ *     every landing element first and force every barrier), before or
+ *     after them; a store of thread p into the stage read after the wait
+ *     (value 100 + kk, maybe read); a second round in the body after the
+ *     reads: chunk kk shifted, copied into the stage just read, with its
+ *     own commits and waits (the mistakes too: copies in flight when
+ *     read), and its reads.  The groups are counted copy by copy (an
+ *     uncommitted copy joins the next commit's group, as in PTX).  Some
+ *     ldmatrix cases are made pipelines for it (they were rare).
+ *   A store over an element another thread copied earlier in the same
+ *   thread loop (F_WAW) may be refused: thread_sync orders only a read
+ *   and a write, as TVM's ThreadSync, and race_check refuses the two
+ *   writes where no read between put a barrier; accepted, it must be
+ *   right.
+ * Not drawn: storage_align (`dim_align`), buffers of four or more
+ * dimensions, hand-written barriers, an ldmatrix or a store of the
+ * non-pipelined draw's second round, a second round after a pipeline's
+ * loop.
+ *
  * Seen failing at the default 1,000 cases (seed 23), each break undone
  * after (the fuzzer before these draws passed the first four):
  *   - the simulator's cp_async_wait(n) completing one group too many for
@@ -91,6 +120,22 @@
  *   - and the PTX check found, before eea0925, 22: codegen refused a
  *     cp_async operand T.Ramp(b, 1, n) (21) and ldmatrix into int32 (1),
  *     both accepted by tir_lower and run by the simulator.
+ * And with the twenty-eighth session's draws (the fuzzer before them
+ * passed the first six, and failed 18 on the last):
+ *   - flatten's row-major stride of dimension d the next dimension's
+ *     extent only (right for 2-D), for shared buffers: 52 (all 3-D S, 5
+ *     of them ldmatrix rows); for global ones: 128 (all 3-D A);
+ *   - thread_sync not counting an ldmatrix row as a read: 25, all
+ *     pipelines with ldmatrix (race_check refuses them); the row counted
+ *     as one element instead of 16 bytes: 2 in 5,000, both such;
+ *   - thread_sync's "same expression, same thread's element" rule also
+ *     for an index no thread variable is in (S[36] stored by one thread,
+ *     read by all): 11, 9 of them pipeline stores;
+ *   - thread_sync taking two accesses indexed by a loop's variable as
+ *     different versions without comparing them: 51, 44 with a pipeline
+ *     second round (the stage read, then copied into), 7 with a store;
+ *   - thread_sync not counting a cp_async as a write at its issue (only
+ *     where it lands): 60, 40 with a pipeline second round (18 before).
  *
  * MINITIR_FUZZ_CASES=N (or argv[1]) runs N cases (default 1000),
  * MINITIR_FUZZ_SEED picks the seed (default 23); CF_VERBOSE=1 prints each
@@ -173,6 +218,7 @@ typedef struct form {
 typedef struct reader {
     int kind, r, k2, rot; /* r reads per thread, threads below k2 read */
     form raw_r, raw_c;    /* RD_AFFINE: row and column in (tx, i) */
+    int raw_p;            /* RD_AFFINE of a 3-D S: the plane */
 } reader;
 
 typedef struct draw {
@@ -207,11 +253,37 @@ typedef struct draw {
     int rsa, rsb_j, rsc, rsm, rse; /* RSB_THREAD: (tid * rsa + j * rsb_j + rsc) % rsm * rse */
     int sbtab[512];               /* RSB_LOADED: B[tid * nj + j] */
     bool ptx;                     /* compiled to PTX when accepted */
+    /* Drawn from a third stream (draw_more), so that a case without them
+     * is the draw it was before they were added: */
+    bool s3;                      /* S of 3 dimensions: planes of rows x cols (from a 2-D S) */
+    int planes;                   /* S's planes (1 unless s3) */
+    form dp;                      /* s3: the destination's plane */
+    bool a3;                      /* A of 3 dimensions: (blocks, rows, acols) */
+    form sr;                      /* a3: the source's row (src is then its column) */
+    int acols;                    /* a3: A's columns */
+    bool pipe_ldm, pipe_store, pipe_r2; /* a pipeline's ldmatrix, store, second round */
+    bool ldm_pipe;                /* an ldmatrix case made a pipeline (with pipe_ldm) */
+    bool ldm_first;               /* a pipeline's ldmatrix before its reads */
+    bool ldm_only;                /* a pipeline's ldmatrix instead of its plain reads */
+    int pit;                      /* a pipeline iteration's elements of O */
 } draw;
 
 enum { RSB_NONE, RSB_THREAD, RSB_LOADED };
 
 static int form_at(const form *f, int t, int j) { return f->k0 + t * f->kt + j * f->kj; }
+
+/* Copy (t, j)'s row of S, counted over the planes (plane * rows + row). */
+static int crow(const draw *d, int t, int j) {
+    return form_at(&d->dp, t, j) * d->rows + form_at(&d->dr, t, j);
+}
+
+/* The rows of S (one stage of a pipeline), over its planes. */
+static int prows(const draw *d) { return d->planes * d->rows; }
+
+/* Copy (t, j)'s source element, from its block's (or chunk's) first. */
+static int src_at(const draw *d, int t, int j) {
+    return (d->a3 ? form_at(&d->sr, t, j) * d->acols : 0) + form_at(&d->src, t, j);
+}
 
 static const int widths[] = {4, 8, 16};
 
@@ -315,16 +387,15 @@ static void draw_dest(draw *d) {
     draw_shape(d);
 }
 
-/* Thread p stores one element, where no copy lands when there is one. */
-static void draw_store(draw *d) {
-    d->store_t = -1;
-    if (pick(3)) return;
-    int size = d->rows * d->cols;
+/* Thread p's store of one element, where no copy lands when there is one
+ * (store_r counts rows over S's planes). */
+static void place_store(draw *d) {
+    int size = prows(d) * d->cols;
     bool *hit = calloc((size_t)size, 1);
     for (int t = 0; t < d->k; t++)
         for (int j = 0; j < d->nj; j++)
             for (int e = 0; e < d->n; e++) {
-                int f = form_at(&d->dr, t, j) * d->cols + form_at(&d->dc, t, j) + e;
+                int f = crow(d, t, j) * d->cols + form_at(&d->dc, t, j) + e;
                 if (f >= 0 && f < size) hit[f] = true;
             }
     int at = pick(size);
@@ -334,12 +405,19 @@ static void draw_store(draw *d) {
     d->store_v = 100 + pick(20);
 }
 
+/* Thread p stores one element (a third of the cases). */
+static void draw_store(draw *d) {
+    d->store_t = -1;
+    if (pick(3)) return;
+    place_store(d);
+}
+
 /* The copy (of a thread that copies) that starts furthest into S. */
 static void last_slot(const draw *d, int *lt, int *lj) {
     int best = -1;
     for (int t = 0; t < d->k; t++)
         for (int j = 0; j < d->nj; j++) {
-            int f = form_at(&d->dr, t, j) * d->cols + form_at(&d->dc, t, j);
+            int f = crow(d, t, j) * d->cols + form_at(&d->dc, t, j);
             if (f > best) best = f, *lt = t, *lj = j;
         }
 }
@@ -397,7 +475,12 @@ static void draw_layout(draw *d) {
     int per = d->ldm ? (dts[d->dt].bytes == 4 ? 1 : 2) * d->num : 0;
     d->off_rd[1] = d->off_ldm + d->nt * per;
     d->opb = d->off_rd[1] + (d->round2 ? d->nt * d->rd[1].r : 0);
-    if (d->pipe) d->opb = d->kn * d->nt * d->rd[0].r; /* iteration kk's reads at kk * nt * r */
+    if (d->pipe) { /* iteration kk's at kk * pit: reads, ldmatrix, the second round's reads */
+        d->off_rd[0] = 0, d->off_ldm = d->ldm_only ? 0 : d->nt * d->rd[0].r;
+        d->off_rd[1] = d->off_ldm + d->nt * per;
+        d->pit = d->off_rd[1] + (d->round2 ? d->nt * d->rd[1].r : 0);
+        d->opb = d->kn * d->pit;
+    }
     d->no = d->nb * d->opb;
 }
 
@@ -408,6 +491,62 @@ static void draw_features(draw *d) {
     d->pipe = pick(4) == 0;
     d->rsb = pick(6) == 0 ? RSB_THREAD : pick(6) == 0 ? RSB_LOADED : RSB_NONE;
     d->ptx = pick(8) == 0;
+}
+
+/* The features of the third stream (each case draws them; draw_case
+ * drops those its case cannot have): a 3-D S (of a 2-D one), a 3-D A,
+ * a pipeline's ldmatrix, store and second round. */
+static void draw_more(draw *d) {
+    d->s3 = pick(3) == 0;
+    d->a3 = pick(4) == 0;
+    d->pipe_ldm = pick(2) == 0;
+    d->pipe_store = pick(3) == 0;
+    d->pipe_r2 = pick(3) == 0;
+    d->ldm_pipe = pick(2) == 0;
+    d->ldm_first = pick(2) == 0;
+    d->ldm_only = pick(3) != 0;
+}
+
+/* S of three dimensions: the 2-D draw's rows become a plane's, the
+ * destination's plane an affine form (often a constant, or by thread or
+ * copy: then maybe two copies meet, a race).  The store moves to a random
+ * plane, RD_AFFINE readers read one.  Dropped where S would pass 32 KB. */
+static void make_s3(draw *d) {
+    d->dp = (form){pick(2), pick(3) == 0 ? 1 + pick(2) : 0, pick(3) == 0};
+    int mp = 0;
+    for (int t = 0; t < d->nt; t++)
+        for (int j = 0; j < d->nj; j++)
+            if (form_at(&d->dp, t, j) > mp) mp = form_at(&d->dp, t, j);
+    d->planes = mp + 1 + pick(2);
+    if (d->planes * d->rows * d->cols * dts[d->dt].bytes > 32768) {
+        d->s3 = false, d->planes = 1, d->dp = (form){0, 0, 0};
+        return;
+    }
+    if (d->store_t >= 0) d->store_r += pick(d->planes) * d->rows;
+    for (int i = 0; i < 2; i++) d->rd[i].raw_p = pick(d->planes);
+}
+
+/* A of three dimensions, A[bx, row, col]: the source's column is the
+ * drawn form's or, as a tile fetch would, contiguous in a row per thread
+ * or per copy; its row another form.  The second round's shift (and a
+ * pipeline's chunks) are whole rows; A's columns a multiple of the copy's
+ * elements, so rows keep the alignment. */
+static void make_a3(draw *d) {
+    int ns = d->ns, k0 = d->src.k0 % ns + ns * pick(2), w = pick(3);
+    if (w == 0) d->sr = (form){pick(2), 1, 0}, d->src = (form){k0, 0, ns};
+    else if (w == 1) d->sr = (form){pick(2), 0, 1}, d->src = (form){k0, ns, 0};
+    else d->sr = (form){pick(2), pick(2), pick(2)};
+    int mr = 0, mc = 0;
+    for (int t = 0; t < d->nt; t++)
+        for (int j = 0; j < d->nj; j++) {
+            if (form_at(&d->sr, t, j) > mr) mr = form_at(&d->sr, t, j);
+            if (form_at(&d->src, t, j) > mc) mc = form_at(&d->src, t, j);
+        }
+    d->acols = (mc + ns + ns - 1) / ns * ns + ns * pick(2);
+    int shift = 1 + pick(2);
+    d->shift2 = shift * d->acols;
+    d->pb = (mr + 1 + shift) * d->acols;
+    d->na = d->nb * d->pb;
 }
 
 /* Run-time src_bytes: whole source elements from 0 to the size, from the
@@ -447,21 +586,31 @@ static int copy_sb(const draw *d, int t, int j) {
  * kk + pre - stages: the barrier before the copies' issue is thread_sync's
  * to place (back edge), as is the one between the wait and the reads.
  * Every thread's copies fit in a stage (S grown to fit), so a race is two
- * threads' copies meeting in one stage.  One round, no store, no ldmatrix. */
+ * threads' copies meeting in one stage.  Since the twenty-eighth session
+ * (draw_more's flags, pipe_extras) the body may also store into the stage
+ * read, ldmatrix it and copy into it again. */
 static void make_pipe(draw *d) {
     static draw before; /* restored when S's stages do not fit */
     before = *d;
-    d->round2 = d->own_read = d->ldm = d->ldm_span = d->guard_span = false;
-    d->store_t = -1;
-    if (d->rd[0].kind == RD_STORED) d->rd[0].kind = RD_SLOTS;
+    d->round2 = d->pipe_r2;
+    d->ldm = d->ldm && d->pipe_ldm;
+    d->own_read = d->ldm_span = d->guard_span = false;
+    if (!d->pipe_store) {
+        d->store_t = -1;
+        if (d->rd[0].kind == RD_STORED) d->rd[0].kind = RD_SLOTS;
+    }
     int mr, mc, eb = dts[d->dt].bytes;
     dst_max(d, d->nt, &mr, &mc);
-    if (d->two_d && d->rows < mr + 1) d->rows = mr + 1;
+    if (d->two_d && d->rows < mr + 1) {
+        if (d->s3 && d->store_t >= 0) /* store_r counts rows over the planes */
+            d->store_r = d->store_r / d->rows * (mr + 1) + d->store_r % d->rows;
+        d->rows = mr + 1;
+    }
     if (d->cols < mc + d->n) d->cols = mc + d->n;
     if (pick(20)) d->cols = (d->cols + d->n - 1) / d->n * d->n; /* else stages may misalign */
     d->stages = 2 + pick(3);
-    while (d->stages > 2 && d->stages * d->rows * d->cols * eb > 32768) d->stages--;
-    if (d->stages * d->rows * d->cols * eb > 32768) { /* the one-round draw as it was */
+    while (d->stages > 2 && d->stages * prows(d) * d->cols * eb > 32768) d->stages--;
+    if (d->stages * prows(d) * d->cols * eb > 32768) { /* the one-round draw as it was */
         *d = before;
         d->pipe = false;
         return;
@@ -475,11 +624,57 @@ static void make_pipe(draw *d) {
     d->na = d->nb * d->pb;
 }
 
+/* A pipeline's features of the third stream: a store where none was
+ * drawn (maybe read), a second round's group mode with its mistakes
+ * (copies in flight when read), ldmatrix rows that may pass a row. */
+static void pipe_extras(draw *d) {
+    if (d->pipe_store && d->store_t < 0) {
+        place_store(d);
+        if (pick(3) == 0) d->rd[pick(2)].kind = RD_STORED;
+    }
+    if (d->round2 && pick(8) == 0) d->mode[1] = (int[]){GM_NO_WAIT, GM_WAIT1, GM_NO_COMMIT}[pick(3)];
+    d->ldm_span = d->ldm && ldm_passes_row(d);
+}
+
+/* The draws after the first stream's, each from its own stream (rs at
+ * feat and more): the third's 3-D shapes, the feature stream's pipeline
+ * and src_bytes as before, the third's pipeline extras; then S's
+ * extents and O's layout. */
+static void draw_rest(draw *d, uint64_t feat, uint64_t more) {
+    rs = more;
+    d->s3 &= d->two_d;
+    if (d->s3) make_s3(d);
+    if (d->a3) make_a3(d);
+    more = rs;
+    rs = feat;
+    /* pipelines with ldmatrix are rare: some ldmatrix cases become one
+     * (where S's stages do not fit, the feature stream is as it was) */
+    bool forced = !d->pipe && d->ldm && d->pipe_ldm && d->ldm_pipe;
+    uint64_t fs = rs;
+    d->pipe |= forced;
+    if (d->pipe) make_pipe(d);
+    if (forced && !d->pipe) rs = fs;
+    if (d->malformed) d->rsb = RSB_NONE;
+    if (d->rsb) draw_rt_sb(d);
+    rs = more;
+    if (d->pipe) pipe_extras(d);
+    else d->pipe_ldm = d->pipe_store = d->pipe_r2 = false;
+    d->pipe_ldm &= d->ldm, d->pipe_store &= d->store_t >= 0;
+    d->ldm_only &= d->pipe_ldm;
+    d->srows = (d->pipe && d->two_d ? d->stages : 1) * prows(d);
+    d->scols = d->pipe && !d->two_d ? d->stages * d->cols : d->cols;
+    draw_layout(d);
+}
+
 static void draw_case(draw *d, uint64_t seed, long c) {
     memset(d, 0, sizeof *d);
+    d->planes = 1;
     fuzz_seed_case(seed ^ 0x5eed0f7ea7u, c);
     draw_features(d);
     uint64_t feat = rs;
+    fuzz_seed_case(seed ^ 0x3d0b1ec75u, c);
+    draw_more(d);
+    uint64_t more = rs;
     fuzz_seed_case(seed, c);
     d->dt = pick(NDT);
     d->st = is_int(d->dt) && pick(3) == 0 ? (int[]){0, 1, 2, 3}[pick(4)] : d->dt;
@@ -504,13 +699,7 @@ static void draw_case(draw *d, uint64_t seed, long c) {
     draw_reader(d, &d->rd[1]);
     if (want_ldm) draw_ldm(d);
     d->ldm_span = d->ldm && ldm_passes_row(d);
-    rs = feat;
-    if (d->pipe) make_pipe(d);
-    if (d->malformed) d->rsb = RSB_NONE;
-    if (d->rsb) draw_rt_sb(d);
-    d->srows = d->pipe && d->two_d ? d->stages * d->rows : d->rows;
-    d->scols = d->pipe && !d->two_d ? d->stages * d->cols : d->cols;
-    draw_layout(d);
+    draw_rest(d, feat, more);
 }
 
 /* ------------------------------------------------ the text */
@@ -539,20 +728,42 @@ static void form_str(const form *f, const char *t, const char *j, char *o, size_
  * a pipeline's copies and reads are printed. */
 static const char *stage_of;
 
+/* A pipeline's stage offset of S's first index ("" outside one): in
+ * rows when 2-D, planes when 3-D, columns when 1-D. */
+static void stage_str(const draw *d, char *o, size_t n) {
+    *o = 0;
+    if (stage_of)
+        snprintf(o, n, "%s * %d + ", stage_of,
+                 d->s3 ? d->planes : d->two_d ? d->rows : d->cols);
+}
+
 /* S's index of copy (t, j), plus k (NULL: none), as a Ramp of `lanes`
  * when lanes > 1; in stage stage_of of a pipeline. */
 static void dst_str(const draw *d, const char *t, const char *j, const char *k, int lanes,
                     char *o, size_t n) {
-    char c[640], r[384], lz[16], sr[96] = "", sc[96] = "";
-    if (stage_of)
-        snprintf(d->two_d ? sr : sc, sizeof sr, "%s * %d + ", stage_of,
-                 d->two_d ? d->rows : d->cols);
+    char c[640], r[384], p[384] = "", f[320], lz[16], st[96], sr[96] = "", sc[96] = "";
+    stage_str(d, st, sizeof st);
+    if (d->s3) { /* the stage is in planes */
+        form_str(&d->dp, t, j, f, sizeof f);
+        snprintf(p, sizeof p, "%s%s, ", st, f);
+    } else snprintf(d->two_d ? sr : sc, sizeof sr, "%s", st);
     form_str(&d->dc, t, j, c, sizeof c);
     if (k) snprintf(c + strlen(c), sizeof c - strlen(c), " + %s", k);
     snprintf(lz, sizeof lz, ", 1, %d)", lanes);
     form_str(&d->dr, t, j, r, sizeof r);
-    snprintf(o, n, "%s%s%s%s%s%s%s", d->two_d ? sr : "", d->two_d ? r : "",
+    snprintf(o, n, "%s%s%s%s%s%s%s%s", p, d->two_d ? sr : "", d->two_d ? r : "",
              d->two_d ? ", " : "", lanes > 1 ? "T.Ramp(" : "", sc, c, lanes > 1 ? lz : "");
+}
+
+/* The stored element's index (store_r over S's planes), in stage
+ * stage_of of a pipeline. */
+static void store_str(const draw *d, char *o, size_t n) {
+    char st[96];
+    stage_str(d, st, sizeof st);
+    if (d->s3)
+        snprintf(o, n, "%s%d, %d, %d", st, d->store_r / d->rows, d->store_r % d->rows, d->store_c);
+    else if (d->two_d) snprintf(o, n, "%s%d, %d", st, d->store_r, d->store_c);
+    else snprintf(o, n, "%s%d", st, d->store_c);
 }
 
 /* The thread loops (threadIdx.y when drawn, threadIdx.x) at indent in;
@@ -582,8 +793,14 @@ static void put_copies(const draw *d, text *x, int in, const char *chunk) {
     else snprintf(tt, sizeof tt, "%s", d->tid);
     form_str(&d->src, tt, "j", sf, sizeof sf);
     snprintf(sz, sizeof sz, ", 1, %d)", d->ns);
-    snprintf(src, sizeof src, "%sbx * %d + %s + %s%s", d->ramp_s ? "T.Ramp(" : "", d->pb, chunk,
-             sf, d->ramp_s ? sz : "");
+    if (d->a3) { /* chunk counts rows */
+        char rf[256];
+        form_str(&d->sr, tt, "j", rf, sizeof rf);
+        snprintf(src, sizeof src, "bx, %s + %s, %s%s%s", chunk, rf, d->ramp_s ? "T.Ramp(" : "",
+                 sf, d->ramp_s ? sz : "");
+    } else
+        snprintf(src, sizeof src, "%sbx * %d + %s + %s%s", d->ramp_s ? "T.Ramp(" : "", d->pb,
+                 chunk, sf, d->ramp_s ? sz : "");
     sb_str(d, sb, sizeof sb);
     put(x, in, "for j in T.serial(%d):\n", d->nj);
     if (d->k < d->nt) put(x, ++in, "if %s < %d:\n", d->tid, d->k);
@@ -591,24 +808,33 @@ static void put_copies(const draw *d, text *x, int in, const char *chunk) {
         d->bytes, sb);
 }
 
-static void print_copy_loop(const draw *d, text *x, int round) {
-    int m = d->mode[round];
-    char dst[1024], chunk[16];
-    int in = put_threads(d, x, 2);
-    if (round == 0 && d->store_t >= 0) {
-        put(x, in, "if %s == %d:\n", d->tid, d->store_t);
-        if (d->two_d)
-            put(x, in + 1, "S[%d, %d] = T.%s(%d)\n", d->store_r, d->store_c, dts[d->dt].name,
-                d->store_v);
-        else put(x, in + 1, "S[%d] = T.%s(%d)\n", d->store_c, dts[d->dt].name, d->store_v);
-    }
-    snprintf(chunk, sizeof chunk, "%d", round ? d->shift2 : 0);
-    put_copies(d, x, in, chunk);
+/* Thread p's store at indent in (the value plus `plus`, an expression or
+ * NULL), in stage stage_of of a pipeline. */
+static void put_store(const draw *d, text *x, int in, const char *plus) {
+    char idx[160];
+    store_str(d, idx, sizeof idx);
+    put(x, in, "if %s == %d:\n", d->tid, d->store_t);
+    put(x, in + 1, "S[%s] = T.%s(%d%s%s)\n", idx, dts[d->dt].name, d->store_v, plus ? " + " : "",
+        plus ? plus : "");
+}
+
+/* The commits and waits of group mode m after put_copies at indent in
+ * (GM_WAIT_READER's wait is the reader's). */
+static void put_groups(text *x, int in, int m) {
     if (m == GM_EACH || m == GM_EACH_WAIT || m == GM_WAIT1) put(x, in + 1, "T.cp_async_commit()\n");
     if (m == GM_EACH_WAIT) put(x, in + 1, "T.cp_async_wait(0)\n");
     if (m == GM_END || m == GM_NO_WAIT || m == GM_WAIT_READER) put(x, in, "T.cp_async_commit()\n");
     if (m == GM_END || m == GM_EACH || m == GM_NO_COMMIT) put(x, in, "T.cp_async_wait(0)\n");
     if (m == GM_WAIT1) put(x, in, "T.cp_async_wait(1)\n");
+}
+
+static void print_copy_loop(const draw *d, text *x, int round) {
+    char dst[1024], chunk[16];
+    int in = put_threads(d, x, 2);
+    if (round == 0 && d->store_t >= 0) put_store(d, x, in, NULL);
+    snprintf(chunk, sizeof chunk, "%d", round ? d->shift2 / (d->a3 ? d->acols : 1) : 0);
+    put_copies(d, x, in, chunk);
+    put_groups(x, in, d->mode[round]);
     if (round || !d->own_read) return;
     char last[16];
     snprintf(last, sizeof last, "%d", d->nj - 1);
@@ -624,8 +850,7 @@ static void reader_index(const draw *d, const reader *r, char *o, size_t n) {
     char q[160], t[200], j[200], k[200];
     int nw = d->k * d->nj * d->n;
     if (r->kind == RD_STORED) {
-        if (d->two_d) snprintf(o, n, "%d, %d", d->store_r, d->store_c);
-        else snprintf(o, n, "%d", d->store_c);
+        store_str(d, o, n);
         return;
     }
     if (r->kind == RD_LAST) {
@@ -638,11 +863,14 @@ static void reader_index(const draw *d, const reader *r, char *o, size_t n) {
         return;
     }
     if (r->kind == RD_AFFINE) {
-        char c[256], st[96] = "";
-        if (stage_of)
-            snprintf(st, sizeof st, "%s * %d + ", stage_of, d->two_d ? d->rows : d->cols);
+        char c[256], st[96];
+        stage_str(d, st, sizeof st);
         form_str(&r->raw_c, d->tid, "i", c, sizeof c);
-        if (d->two_d) snprintf(o, n, "%s%d + %s * %d, %s", st, r->raw_r.k0, d->tid, r->raw_r.kt, c);
+        if (d->s3)
+            snprintf(o, n, "%s%d, %d + %s * %d, %s", st, r->raw_p, r->raw_r.k0, d->tid,
+                     r->raw_r.kt, c);
+        else if (d->two_d)
+            snprintf(o, n, "%s%d + %s * %d, %s", st, r->raw_r.k0, d->tid, r->raw_r.kt, c);
         else snprintf(o, n, "%s%s", st, c);
         return;
     }
@@ -671,26 +899,49 @@ static void print_reader(const draw *d, text *x, int round) {
     put_reads(d, &d->rd[round], x, in, at);
 }
 
+static void put_ldm(const draw *d, text *x, int in, const char *at);
+
+/* After a pipeline iteration's wait, in the stage it reads (stage_of):
+ * thread p's store, the reads, an ldmatrix, and a second round of copies
+ * (chunk kk shifted, into the stage read) with its reads. */
+static void put_pipe_body(const draw *d, text *x, int in) {
+    char at[96], chunk[64];
+    if (d->pipe_store) put_store(d, x, in, "kk");
+    snprintf(at, sizeof at, "bx * %d + kk * %d + %d", d->opb, d->pit, d->off_ldm);
+    if (d->ldm && d->ldm_first) put_ldm(d, x, in, at);
+    snprintf(at, sizeof at, "bx * %d + kk * %d", d->opb, d->pit); /* off_rd[0] is 0 */
+    if (!d->ldm_only) put_reads(d, &d->rd[0], x, in, at);
+    snprintf(at, sizeof at, "bx * %d + kk * %d + %d", d->opb, d->pit, d->off_ldm);
+    if (d->ldm && !d->ldm_first) put_ldm(d, x, in, at);
+    if (!d->round2) return;
+    int u = d->a3 ? d->acols : 1;
+    snprintf(chunk, sizeof chunk, "kk * %d + %d", d->cs / u, d->shift2 / u);
+    put_copies(d, x, in, chunk);
+    put_groups(x, in, d->mode[1]);
+    if (d->mode[1] == GM_WAIT_READER) put(x, in, "T.cp_async_wait(0)\n");
+    snprintf(at, sizeof at, "bx * %d + kk * %d + %d", d->opb, d->pit, d->off_rd[1]);
+    put_reads(d, &d->rd[1], x, in, at);
+}
+
 /* The pipeline (make_pipe): prologue, then the serial loop over chunks. */
 static void print_pipe(const draw *d, text *x) {
-    char stage[64], chunk[64], at[96];
-    int in = put_threads(d, x, 2);
+    char stage[64], chunk[64];
+    int in = put_threads(d, x, 2), u = d->a3 ? d->acols : 1; /* chunks of A in rows when 3-D */
     put(x, in, "for s in T.serial(%d):\n", d->pre);
     stage_of = "s";
-    snprintf(chunk, sizeof chunk, "s * %d", d->cs);
+    snprintf(chunk, sizeof chunk, "s * %d", d->cs / u);
     put_copies(d, x, in + 1, chunk);
     put(x, in + 1, "T.cp_async_commit()\n");
     put(x, in, "for kk in T.serial(%d):\n", d->kn);
     put(x, in + 1, "if kk + %d < %d:\n", d->pre, d->kn);
     snprintf(stage, sizeof stage, "(kk + %d) %% %d", d->pre, d->stages);
     stage_of = stage;
-    snprintf(chunk, sizeof chunk, "(kk + %d) * %d", d->pre, d->cs);
+    snprintf(chunk, sizeof chunk, "(kk + %d) * %d", d->pre, d->cs / u);
     put_copies(d, x, in + 2, chunk);
     put(x, in + 1, "T.cp_async_commit()\n");
     put(x, in + 1, "T.cp_async_wait(%d)\n", d->wn);
     snprintf(stage, sizeof stage, "(kk + %d) %% %d", d->roff, d->stages);
-    snprintf(at, sizeof at, "bx * %d + kk * %d", d->opb, d->nt * d->rd[0].r);
-    put_reads(d, &d->rd[0], x, in + 1, at);
+    put_pipe_body(d, x, in + 1);
     stage_of = NULL;
 }
 
@@ -710,27 +961,39 @@ static void ldm_index(const draw *d, char *o, size_t n) {
     dst_str(d, t, "0", k, 1, o, n);
 }
 
-static void print_ldm(const draw *d, text *x) {
+/* The ldmatrix at indent in (in stage stage_of of a pipeline), its
+ * registers read into O from `at` on. */
+static void put_ldm(const draw *d, text *x, int in, const char *at) {
     int per = (dts[d->dt].bytes == 4 ? 1 : 2) * d->num;
     char row[1024];
     ldm_index(d, row, sizeof row);
-    int in = put_threads(d, x, 2);
     put(x, in, "L = T.allocate((%d,), \"%s\", scope=\"local\")\n", per, dts[d->dt].name);
     put(x, in, "T.ldmatrix(%d, %d, T.address_of(L[0]), T.address_of(S[%s]))\n", d->trans, d->num,
         row);
     put(x, in, "for i in T.serial(%d):\n", d->lread);
-    put(x, in + 1, "O[bx * %d + %d + %s * %d + i] = L[i]\n", d->opb, d->off_ldm, d->tid, per);
+    put(x, in + 1, "O[%s + %s * %d + i] = L[i]\n", at, d->tid, per);
+}
+
+static void print_ldm(const draw *d, text *x) {
+    char at[64];
+    snprintf(at, sizeof at, "bx * %d + %d", d->opb, d->off_ldm);
+    put_ldm(d, x, put_threads(d, x, 2), at);
 }
 
 static void print_case(const draw *d, char *buf, size_t n) {
     text x = {buf, n, 0};
-    char shape[64], sbuf[64] = "";
-    if (d->two_d) snprintf(shape, sizeof shape, "(%d, %d)", d->srows, d->scols);
+    char shape[64], ashape[64], sbuf[64] = "";
+    if (d->s3)
+        snprintf(shape, sizeof shape, "(%d, %d, %d)", d->srows / d->rows, d->rows, d->scols);
+    else if (d->two_d) snprintf(shape, sizeof shape, "(%d, %d)", d->srows, d->scols);
     else snprintf(shape, sizeof shape, "(%d,)", d->scols);
+    if (d->a3)
+        snprintf(ashape, sizeof ashape, "(%d, %d, %d)", d->nb, d->pb / d->acols, d->acols);
+    else snprintf(ashape, sizeof ashape, "(%d,)", d->na);
     if (d->rsb == RSB_LOADED)
         snprintf(sbuf, sizeof sbuf, ", B: T.Buffer((%d,), \"int32\")", d->nt * d->nj);
     put(&x, 0, "@T.prim_func\n");
-    put(&x, 0, "def cpf(A: T.Buffer((%d,), \"%s\"), O: T.Buffer((%d,), \"%s\")%s):\n", d->na,
+    put(&x, 0, "def cpf(A: T.Buffer(%s, \"%s\"), O: T.Buffer((%d,), \"%s\")%s):\n", ashape,
         dts[d->st].name, d->no, dts[d->dt].name, sbuf);
     put(&x, 1, "for bx in T.thread_binding(0, %d, thread=\"blockIdx.x\"):\n", d->nb);
     put(&x, 2, "S = T.allocate(%s, \"%s\", scope=\"shared\")\n", shape, dts[d->dt].name);
@@ -760,6 +1023,10 @@ enum {
     F_FLAT = 64,     /* an index outside its dimension, inside S: the interpreter reports
                       * it; lowering may refuse it or not, the flattened kernel is not
                       * checked (a race there need not be refused either) */
+    F_WAW = 128,     /* a write, in a later statement of the same thread loop, of an element
+                      * another thread wrote: thread_sync orders only a read and a write
+                      * (as TVM's ThreadSync), so race_check may refuse it where no read
+                      * between put a barrier; accepted, it must be right */
 };
 
 typedef struct model {
@@ -769,12 +1036,15 @@ typedef struct model {
     bool *w, *fl; /* element written; element's copy still in flight */
     int *wr;      /* this phase's writer: -1 none, a thread, -2 several */
     int *grp;     /* a pipeline's element in flight: the group of its copy */
+    int *lw;      /* the last thread that wrote the element in this thread loop (-1 none) */
     int ng;       /* a pipeline's groups committed so far (the next copy's group) */
     unsigned flags;
 } model;
 
 static void note_write(model *m, int e, int t, bool copy_again) {
     if (m->wr[e] >= 0 && m->wr[e] != t) m->flags |= F_RACE;
+    if (m->wr[e] == -1 && m->lw[e] >= 0 && m->lw[e] != t) m->flags |= F_WAW;
+    m->lw[e] = t;
     if (m->wr[e] == t && copy_again) m->flags |= F_UNDEF;
     if (m->fl[e]) m->flags |= F_UNDEF;
     m->wr[e] = m->wr[e] == -1 || m->wr[e] == t ? t : -2;
@@ -785,9 +1055,9 @@ static void note_write(model *m, int e, int t, bool copy_again) {
  * phase has no defined result (both may be in flight). */
 static void model_copy(model *m, int src0, int dst0, int t, int j, bool in_flight, bool again) {
     const draw *d = m->d;
-    int row = form_at(&d->dr, t, j), col = form_at(&d->dc, t, j);
+    int row = crow(d, t, j), col = form_at(&d->dc, t, j);
     int flat = dst0 + row * d->cols + col, es = dts[d->st].bytes;
-    int sidx = src0 + form_at(&d->src, d->rev ? d->nt - 1 - t : t, j);
+    int sidx = src0 + src_at(d, d->rev ? d->nt - 1 - t : t, j);
     int sb = copy_sb(d, t, j);
     if (sb < 0 || sb > d->bytes || sb % es) { /* a run-time src_bytes the intrinsic refuses */
         m->flags |= F_INTERP | F_RUNTIME;
@@ -845,14 +1115,14 @@ static void model_own_read(model *m, int bx, int t) {
      * here wrongly classified a store read back past a misaligned copy:
      * seed 2512052301 case 27423.) */
     for (int i = 0; i < d->n; i++) {
-        int row = form_at(&d->dr, t, d->nj - 1), col = form_at(&d->dc, t, d->nj - 1) + i;
+        int row = crow(d, t, d->nj - 1), col = form_at(&d->dc, t, d->nj - 1) + i;
         model_read(m, row, col, bx * d->opb + d->off_own + t * d->n + i);
     }
 }
 
 static void model_copy_loop(model *m, int bx, int round) {
     const draw *d = m->d;
-    for (int e = 0; e < m->size; e++) m->wr[e] = -1;
+    for (int e = 0; e < m->size; e++) m->wr[e] = m->lw[e] = -1; /* a thread loop of its own */
     for (int t = 0; t < d->nt; t++) {
         if (round == 0 && t == d->store_t) {
             int e = d->store_r * d->cols + d->store_c;
@@ -876,20 +1146,23 @@ static void model_reads(model *m, const reader *r, int stage, int at) {
         for (int i = 0; i < r->r; i++) {
             int row = d->store_r, col = d->store_c, per = d->n - (r->kind == RD_TAIL);
             int q = (t * r->r + i + r->rot) % (nw / d->n * per);
-            if (r->kind == RD_AFFINE)
+            if (r->kind == RD_AFFINE) {
                 row = d->two_d ? form_at(&r->raw_r, t, 0) : 0, col = form_at(&r->raw_c, t, i);
+                if (d->s3 && row >= d->rows) m->flags |= F_INTERP | F_FLAT; /* past its plane */
+                row += r->raw_p * d->rows;
+            }
             if (r->kind == RD_LAST) {
                 int lt, lj;
                 last_slot(d, &lt, &lj);
-                row = form_at(&d->dr, lt, lj);
+                row = crow(d, lt, lj);
                 col = form_at(&d->dc, lt, lj) + 1 + (t * r->r + i) % (d->n - 1);
             }
             if (r->kind == RD_SLOTS || r->kind == RD_TAIL) {
                 int tt = q / (d->nj * per), jj = q / per % d->nj;
-                row = form_at(&d->dr, tt, jj);
+                row = crow(d, tt, jj);
                 col = form_at(&d->dc, tt, jj) + (r->kind == RD_TAIL) + q % per;
             }
-            if (d->two_d) row += stage * d->rows;
+            if (d->two_d) row += stage * prows(d);
             else col += stage * d->cols;
             model_read(m, row, col, at + t * r->r + i);
         }
@@ -902,11 +1175,16 @@ static void model_reader(model *m, int bx, int round) {
     model_reads(m, &d->rd[round], 0, bx * d->opb + d->off_rd[round]);
 }
 
+/* Where stage `stage` of a pipeline's S begins (flat). */
+static int stage_base(const draw *d, int stage) {
+    return stage * (d->two_d ? prows(d) * d->cols : d->cols);
+}
+
 /* A pipeline's copies of chunk c into stage c % stages (one issue: a
  * phase of its own, see make_pipe), committed as group m->ng. */
 static void model_pipe_issue(model *m, int bx, int c) {
     const draw *d = m->d;
-    int stage = c % d->stages, dst0 = stage * (d->two_d ? d->rows * d->cols : d->cols);
+    int dst0 = stage_base(d, c % d->stages);
     for (int e = 0; e < m->size; e++) m->wr[e] = -1;
     for (int t = 0; t < d->k; t++)
         for (int j = 0; j < d->nj; j++) model_copy(m, bx * d->pb + c * d->cs, dst0, t, j, true, true);
@@ -918,16 +1196,55 @@ static void model_pipe_wait(model *m, int n) {
         if (m->fl[e] && m->grp[e] < m->ng - n) m->fl[e] = false;
 }
 
+/* Thread p's store into stage `stage` of a pipeline in iteration kk,
+ * after the wait (a phase of its own: thread_sync's barrier). */
+static void model_pipe_store(model *m, int stage, int kk) {
+    const draw *d = m->d;
+    int e = stage_base(d, stage) + d->store_r * d->cols + d->store_c;
+    for (int i = 0; i < m->size; i++) m->wr[i] = -1;
+    note_write(m, e, d->store_t, false);
+    put_val(d->dt, d->store_v + kk, m->s + (size_t)e * (size_t)m->eb);
+    m->w[e] = true;
+}
+
+/* A pipeline's second round in iteration kk: chunk kk shifted into the
+ * stage read (a phase of its own), its groups counted as they are
+ * committed (an uncommitted copy joins the next commit's group). */
+static void model_pipe_round2(model *m, int bx, int kk, int stage) {
+    const draw *d = m->d;
+    int md = d->mode[1], src0 = bx * d->pb + kk * d->cs + d->shift2;
+    for (int e = 0; e < m->size; e++) m->wr[e] = -1;
+    for (int j = 0; j < d->nj; j++) {
+        for (int t = 0; t < d->k; t++) model_copy(m, src0, stage_base(d, stage), t, j, true, false);
+        if (md == GM_EACH || md == GM_EACH_WAIT || md == GM_WAIT1) m->ng++;
+        if (md == GM_EACH_WAIT) model_pipe_wait(m, 0);
+    }
+    if (md == GM_END || md == GM_NO_WAIT || md == GM_WAIT_READER) m->ng++;
+    if (md == GM_END || md == GM_EACH || md == GM_NO_COMMIT || md == GM_WAIT_READER)
+        model_pipe_wait(m, 0);
+    if (md == GM_WAIT1) model_pipe_wait(m, 1);
+}
+
+static void model_ldm_warp(model *m, int w, int stage, int at0);
+
 static void model_pipe(model *m, int bx) {
     const draw *d = m->d;
     m->ng = 0;
     for (int s = 0; s < d->pre; s++, m->ng++) model_pipe_issue(m, bx, s);
     for (int kk = 0; kk < d->kn; kk++) {
+        int stage = (kk + d->roff) % d->stages, at = bx * d->opb + kk * d->pit;
         if (kk + d->pre < d->kn) model_pipe_issue(m, bx, kk + d->pre);
         m->ng++;
         model_pipe_wait(m, d->wn);
-        model_reads(m, &d->rd[0], (kk + d->roff) % d->stages,
-                    bx * d->opb + kk * d->nt * d->rd[0].r);
+        if (d->pipe_store) model_pipe_store(m, stage, kk);
+        for (int w = 0; d->ldm && d->ldm_first && w < d->nt / 32; w++)
+            model_ldm_warp(m, w, stage, at + d->off_ldm);
+        if (!d->ldm_only) model_reads(m, &d->rd[0], stage, at + d->off_rd[0]);
+        for (int w = 0; d->ldm && !d->ldm_first && w < d->nt / 32; w++)
+            model_ldm_warp(m, w, stage, at + d->off_ldm);
+        if (!d->round2) continue;
+        model_pipe_round2(m, bx, kk, stage);
+        model_reads(m, &d->rd[1], stage, at + d->off_rd[1]);
     }
 }
 
@@ -935,36 +1252,41 @@ static void model_pipe(model *m, int bx) {
 static void ldm_addr(const draw *d, int tid, int *r, int *col) {
     int c = (tid % 32 + tid / 32 * 5 + d->lrot) % d->nchunk;
     if (!d->cgroups) {
-        *r = form_at(&d->dr, c / d->nj, c % d->nj), *col = form_at(&d->dc, c / d->nj, c % d->nj);
+        *r = crow(d, c / d->nj, c % d->nj), *col = form_at(&d->dc, c / d->nj, c % d->nj);
         return;
     }
     int t = c / d->cgroups;
-    *r = form_at(&d->dr, t, 0), *col = form_at(&d->dc, t, 0) + c % d->cgroups * d->chunk_n;
+    *r = crow(d, t, 0), *col = form_at(&d->dc, t, 0) + c % d->cgroups * d->chunk_n;
 }
 
-/* Lane tid's row (16 bytes) into row[]; false (flagged) when it fails. */
-static bool ldm_row(model *m, int tid, uint8_t *row) {
+/* Lane tid's row (16 bytes) of stage `stage` (0 outside a pipeline) into
+ * row[]; false (flagged) when it fails. */
+static bool ldm_row(model *m, int tid, int stage, uint8_t *row) {
     const draw *d = m->d;
     int r, col;
     ldm_addr(d, tid, &r, &col);
-    int flat = r * d->cols + col;
+    int flat = stage_base(d, stage) + r * d->cols + col;
     if (flat < 0 || flat + d->chunk_n > m->size || flat * m->eb % 16) {
         m->flags |= F_RUNTIME;
         return false;
     }
-    if (r >= d->rows || col + d->chunk_n > d->cols) m->flags |= F_FLAT;
+    /* outside its dimension (a 1-D pipeline's row may run on into the next stage) */
+    if (r >= prows(d) || (d->two_d ? col + d->chunk_n > d->cols
+                                   : stage * d->cols + col + d->chunk_n > d->scols))
+        m->flags |= F_FLAT;
     for (int e = flat; e < flat + d->chunk_n; e++)
         if (!m->w[e] || m->fl[e]) m->flags |= F_RUNTIME;
     memcpy(row, m->s + (size_t)flat * (size_t)m->eb, 16);
     return true;
 }
 
-/* One warp's ldmatrix (the simulator's simw_ldmatrix, on bytes). */
-static void model_ldm_warp(model *m, int bx, int w) {
+/* One warp's ldmatrix (the simulator's simw_ldmatrix, on bytes) of stage
+ * `stage`, its registers into O from at0 on. */
+static void model_ldm_warp(model *m, int w, int stage, int at0) {
     const draw *d = m->d;
     uint8_t rows[32][16];
     for (int l = 0; l < 8 * d->num; l++)
-        if (!ldm_row(m, 32 * w + l, rows[l])) return;
+        if (!ldm_row(m, 32 * w + l, stage, rows[l])) return;
     bool w32 = m->eb == 4;
     if (w32 && d->trans) {
         m->flags |= F_RUNTIME;
@@ -977,7 +1299,7 @@ static void model_ldm_warp(model *m, int bx, int w) {
                 int r = l / 4, c = w32 ? l % 4 : 2 * (l % 4) + j;
                 const uint8_t *src = d->trans ? &rows[8 * i + c][r * m->eb]
                                               : &rows[8 * i + r][c * m->eb];
-                int at = bx * d->opb + d->off_ldm + (32 * w + l) * per * d->num + per * i + j;
+                int at = at0 + (32 * w + l) * per * d->num + per * i + j;
                 memcpy(m->o + (size_t)at * (size_t)m->eb, src, (size_t)m->eb);
             }
 }
@@ -986,13 +1308,15 @@ static void model_block(model *m, int bx) {
     const draw *d = m->d;
     memset(m->w, 0, (size_t)m->size);
     memset(m->fl, 0, (size_t)m->size);
+    for (int e = 0; e < m->size; e++) m->lw[e] = -1;
     if (d->pipe) {
         model_pipe(m, bx);
         return;
     }
     model_copy_loop(m, bx, 0);
     model_reader(m, bx, 0);
-    for (int w = 0; d->ldm && w < d->nt / 32; w++) model_ldm_warp(m, bx, w);
+    for (int w = 0; d->ldm && w < d->nt / 32; w++)
+        model_ldm_warp(m, w, 0, bx * d->opb + d->off_ldm);
     if (!d->round2) return;
     model_copy_loop(m, bx, 1);
     model_reader(m, bx, 1);
@@ -1007,10 +1331,12 @@ static void model_run(model *m) {
 typedef struct tally {
     int cases, lowered, compared, interp_compared, ldm, barriers;
     int pipes, pipes_compared, ty_compared, rsb_compared, rsb_failed, ptx;
-    int refused[5], sim_failed;
+    int s3_compared, a3_compared, pldm_compared, pstore_compared, pr2_compared, pr2_failed;
+    int waw_compared;
+    int refused[6], sim_failed;
 } tally;
-static const char *const why_name[5] = {"malformed", "race", "run-time", "undefined",
-                                        "guard span"};
+static const char *const why_name[6] = {"malformed", "race", "run-time", "undefined",
+                                        "guard span", "write after write"};
 
 static long cases_wanted = 1000;
 static uint64_t seed_wanted = 23;
@@ -1063,7 +1389,10 @@ static void check_refusal(const draw *d, unsigned fl, const char *e, long c, con
      * loops' ranges (not the guard's) */
     bool span = ((d->guard_span || (fl & F_ROWX)) && strstr(e, "compact_alloc: T.cp_async")) ||
                 (d->ldm_span && strstr(e, "compact_alloc: T.ldmatrix"));
-    int k = fl & F_RACE ? 1 : fl & (F_RUNTIME | F_FLAT) ? 2 : fl & F_UNDEF ? 3 : span ? 4 : -1;
+    bool waw = (fl & F_WAW) && strstr(e, "race_check: ") && strstr(e, "(write) and ") &&
+               strstr(e, ") (write) may touch");
+    int k = fl & F_RACE ? 1 : fl & (F_RUNTIME | F_FLAT) ? 2 : fl & F_UNDEF ? 3 : span ? 4
+          : waw ? 5 : -1;
     if (k < 0) case_fail(c, src, NULL, "a well-formed, race-free kernel refused: %s", e);
     t->refused[k]++;
 }
@@ -1128,6 +1457,7 @@ static void check_lowered(tir_ctx *ctx, const tir_prim_func *k, const model *m, 
                       "time (flags %u)", fl);
         t->sim_failed++;
         t->rsb_failed += m->d->rsb != RSB_NONE;
+        t->pr2_failed += m->d->pipe_r2;
         if (getenv("CF_VERBOSE")) printf("# case %ld: simulator %.200s\n", c, tir_ctx_error(ctx));
     } else if (!(fl & (F_UNDEF | F_FLAT))) {
         if (!ok)
@@ -1140,6 +1470,10 @@ static void check_lowered(tir_ctx *ctx, const tir_prim_func *k, const model *m, 
         t->pipes_compared += m->d->pipe;
         t->ty_compared += m->d->ny > 1;
         t->rsb_compared += m->d->rsb != RSB_NONE;
+        t->s3_compared += m->d->s3, t->a3_compared += m->d->a3;
+        t->pldm_compared += m->d->pipe_ldm, t->pstore_compared += m->d->pipe_store;
+        t->pr2_compared += m->d->pipe_r2;
+        t->waw_compared += (fl & F_WAW) != 0;
     }
     free(o);
 }
@@ -1185,6 +1519,7 @@ static void one_case(uint64_t seed, long c, tally *t) {
     m.a = pattern((size_t)d.na * (size_t)dts[d.st].bytes, 0);
     m.w = calloc((size_t)m.size, 1), m.fl = calloc((size_t)m.size, 1);
     m.wr = calloc((size_t)m.size, sizeof(int)), m.grp = calloc((size_t)m.size, sizeof(int));
+    m.lw = calloc((size_t)m.size, sizeof(int));
     for (int i = 0; i < d.na; i++)
         put_val(d.st, dts[d.st].kind == K_UINT ? (i * 37 + 11) % 97 : (i * 37 + 11) % 97 - 48,
                 m.a + (size_t)i * (size_t)dts[d.st].bytes);
@@ -1207,7 +1542,7 @@ static void one_case(uint64_t seed, long c, tally *t) {
     }
     t->pipes += d.pipe;
     tir_ctx_destroy(ctx);
-    free(m.s), free(m.o), free(m.a), free(m.w), free(m.fl), free(m.wr), free(m.grp);
+    free(m.s), free(m.o), free(m.a), free(m.w), free(m.fl), free(m.wr), free(m.grp), free(m.lw);
 }
 
 static void test_copy_spans_vs_simulator(void **state) {
@@ -1227,10 +1562,15 @@ static void test_copy_spans_vs_simulator(void **state) {
            "simulator as they should; refused:",
            t.cases, (unsigned long long)seed_wanted, t.lowered, t.barriers, t.compared, t.ldm,
            t.interp_compared, t.sim_failed);
-    for (int i = 0; i < 5; i++) printf(" %d %s", t.refused[i], why_name[i]);
+    for (int i = 0; i < 6; i++) printf(" %d %s", t.refused[i], why_name[i]);
     printf("\n# %d pipelines (%d compared), %d compared with threadIdx.y, run-time src_bytes: "
            "%d compared, %d failing as they should; %d compiled to PTX\n",
            t.pipes, t.pipes_compared, t.ty_compared, t.rsb_compared, t.rsb_failed, t.ptx);
+    printf("# compared: %d with a 3-D S, %d with a 3-D A; pipelines with ldmatrix %d, with a "
+           "store %d (%d writing after another thread), with a second round %d (%d failing in "
+           "the simulator as they should)\n",
+           t.s3_compared, t.a3_compared, t.pldm_compared, t.pstore_compared, t.waw_compared,
+           t.pr2_compared, t.pr2_failed);
     if (failed) fail_msg("%d of %ld cases failed (CF_KEEP_GOING)", failed, cases_wanted);
     assert_true(t.compared > 0 && t.barriers > 0 && t.refused[0] + t.refused[1] > 0);
 }
