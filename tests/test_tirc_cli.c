@@ -441,6 +441,14 @@ static void tune_tc_fake(void **state) {
     if (rc != 0) fail_msg("tune exited %d: %s", rc, err);
     assert_non_null(strstr(out, "task matmul 64x48x64 batch 1 bf16"));
     assert_non_null(strstr(out, "decisions: tile="));
+    /* the ETA is the time left when --minutes ends the search first */
+    rc = tirc_run(env, "tune matmul --size 64x48x64 --dtype bf16 --trials 1000000 "
+                       "--minutes 0.02 --threads 2 --seed 1");
+    if (rc != 0) fail_msg("tune --minutes exited %d: %s", rc, err);
+    int etas = 0;
+    for (const char *e = strstr(err, "ETA <= "); e; e = strstr(e + 1, "ETA <= "), etas++)
+        if (atof(e + 7) > 1.2) fail_msg("ETA past the 1.2 s limit: %.40s", e);
+    assert_true(etas > 0);
     rc = tirc_run(env, "bench matmul --dtype bf16 --sizes 64x48x64 --runs 20 --db tc.db");
     if (rc != 0) fail_msg("bench exited %d: %s", rc, err);
     assert_non_null(strstr(err, "tuned record"));
