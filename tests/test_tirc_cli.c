@@ -131,6 +131,21 @@ static void usage_errors(void **state) {
         "bench matmul --runs 19",                        /* 20..1000000 */
         "run matmul --size 65537",                       /* a dimension: 1..65536 */
         "tune matmul --size 64 --batch 65537",           /* 1..65536 */
+        /* values read whole: sscanf and strtoull once took the leading
+           part, wrapped or took nothing */
+        "ptx matmul --step 2 --tile 16x16x16q",          /* trailing text */
+        "ptx matmul --step 2 --tile 16x16x16x",          /* an empty thread tile */
+        "ptx matmul --step 4294967298",                  /* not step 2 */
+        "ptx matmul --size +16",                         /* digits only */
+        "tune matmul --size 64 --trials ' 5'",           /* digits only */
+        "run matmul --sim --seed abc",                   /* not seed 0 */
+        "run matmul --sim --seed 1x",                    /* not seed 1 */
+        "run matmul --sim --seed -1",                    /* not 2^64 - 1 */
+        "run matmul --sim --seed 18446744073709551616",  /* 0..2^64-1 */
+        "tune matmul --size 64 --minutes nan",           /* a positive number */
+        "tune matmul --size 64 --minutes inf",           /* a finite one */
+        "bench matmul --sizes 16,,32",                   /* an empty size */
+        "bench matmul --sizes 16,",                      /* an empty size */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -139,6 +154,16 @@ static void usage_errors(void **state) {
     }
     assert_int_equal(tirc_run(NULL, "run conv"), 2);
     assert_non_null(strstr(err, "use matmul or fused"));
+    /* a list past 1023 characters once lost its tail to a fixed buffer:
+       57 sizes of 18 characters, the last cut to 65536x65536x655, and the
+       bad 58th never read */
+    char args[1200] = "bench matmul --sizes ";
+    for (int i = 0; i < 57; i++) strcat(args, "65536x65536x65536,");
+    strcat(args, "0");
+    assert_int_equal(tirc_run(NULL, args), 2);
+    assert_non_null(strstr(err, "--sizes: '0' is not N or MxNxK"));
+    assert_int_equal(tirc_run(NULL, "run matmul --sim --seed 1x"), 2);
+    assert_non_null(strstr(err, "--seed wants a whole number"));
 }
 
 static void help(void **state) {

@@ -1,7 +1,9 @@
 /* args.c: tirc's command line: the options of every command into an opts
  * (parse_args), usage errors and the help texts.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,10 +81,12 @@ int tirc_usage_error(const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
-/* A whole decimal number in lo..hi: each option states its own range (a
- * shared cap once refused --trials 100000 that its message allowed). */
+/* A whole decimal number in lo..hi: digits only (no sign, space or
+ * trailing text), each option stating its own range (a shared cap once
+ * refused --trials 100000 that its message allowed). */
 static bool parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v) {
     char *end;
+    if (*s < '0' || *s > '9') return false;
     errno = 0;
     long long x = strtoll(s, &end, 10);
     if (errno || end == s || *end || x < lo || x > hi) return false;
@@ -90,49 +94,77 @@ static bool parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v) {
     return true;
 }
 
-/* "N" (square) or "MxNxK". */
+/* The fields of s separated by sep into f[0..max-1], each a count in
+ * lo..hi; *n their number.  False on an empty field, more than max
+ * fields or a field that is no count in range ("64x64x32q" and
+ * "4294967298" once passed as 64x64x32 and step 2, read by sscanf). */
+static bool parse_counts(const char *s, char sep, int max, int64_t lo, int64_t hi, int64_t *f,
+                         int *n) {
+    *n = 0;
+    for (;;) {
+        size_t len = strcspn(s, (char[]){sep, 0});
+        char buf[32];
+        if (*n == max || len == 0 || len >= sizeof buf) return false;
+        memcpy(buf, s, len);
+        buf[len] = 0;
+        if (!parse_count(buf, lo, hi, &f[(*n)++])) return false;
+        if (!s[len]) return true;
+        s += len + 1;
+    }
+}
+
+/* "N" (square) or "MxNxK" ('X' too). */
 static bool parse_size(const char *s, int64_t out[3]) {
     char buf[64];
+    int64_t f[3];
+    int n;
     if (strlen(s) >= sizeof buf) return false;
-    strcpy(buf, s);
-    char *p[3] = {buf, NULL, NULL};
-    int n = 1;
-    for (char *c = buf; *c; c++)
-        if (*c == 'x' || *c == 'X') {
-            if (n == 3) return false;
-            *c = 0;
-            p[n++] = c + 1;
-        }
-    if (n == 2) return false;
-    for (int i = 0; i < n; i++)
-        if (!parse_count(p[i], 1, 65536, &out[i])) return false;
-    if (n == 1) out[1] = out[2] = out[0];
+    for (size_t i = 0; i <= strlen(s); i++) buf[i] = s[i] == 'X' ? 'x' : s[i];
+    if (!parse_counts(buf, 'x', 3, 1, 65536, f, &n) || n == 2) return false;
+    for (int i = 0; i < 3; i++) out[i] = f[n == 1 ? 0 : i];
     return true;
 }
 
 /* "BMxBNxBK" or "BMxBNxBKxTMxTN" (thread tile default 8x4). */
 static bool parse_tile(const char *s, seed_tiles *t) {
-    int v[5] = {0, 0, 0, 8, 4};
-    char extra;
-    int n = sscanf(s, "%dx%dx%dx%dx%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &extra);
-    if (n != 3 && n != 5) return false;
-    for (int i = 0; i < 5; i++)
-        if (v[i] < 1 || v[i] > 1024) return false;
-    *t = (seed_tiles){.bm = v[0], .bn = v[1], .bk = v[2], .tm = v[3], .tn = v[4]};
+    int64_t v[5] = {0, 0, 0, 8, 4};
+    int n;
+    if (!parse_counts(s, 'x', 5, 1, 1024, v, &n) || (n != 3 && n != 5)) return false;
+    *t = (seed_tiles){.bm = (int)v[0], .bn = (int)v[1], .bk = (int)v[2], .tm = (int)v[3],
+                      .tn = (int)v[4]};
     return true;
 }
 
+/* "N" or "A-B". */
 static bool parse_steps(const char *s, int *lo, int *hi) {
-    int a, b;
-    char extra;
-    if (sscanf(s, "%d-%d%c", &a, &b, &extra) == 2) {
-    } else if (sscanf(s, "%d%c", &a, &extra) == 1) {
-        b = a;
-    } else {
-        return false;
-    }
-    if (a < 1 || b > TIRC_STEP_TC || a > b) return false;
-    *lo = a, *hi = b;
+    int64_t f[2];
+    int n;
+    if (!parse_counts(s, '-', 2, 1, TIRC_STEP_TC, f, &n) || f[0] > f[n - 1]) return false;
+    *lo = (int)f[0], *hi = (int)f[n - 1];
+    return true;
+}
+
+/* --seed: a whole number 0..2^64-1, decimal (as tirc prints it) or 0x hex. */
+static bool parse_seed(const char *s, uint64_t *v) {
+    bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const char *d = hex ? s + 2 : s;
+    if (!(hex ? isxdigit((unsigned char)*d) : isdigit((unsigned char)*d))) return false;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(d, &end, hex ? 16 : 10);
+    if (errno || *end) return false;
+    *v = x;
+    return true;
+}
+
+/* --minutes: a positive finite number. */
+static bool parse_minutes(const char *s, double *v) {
+    if (!isdigit((unsigned char)s[0]) && s[0] != '.') return false;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || *end || !isfinite(x) || x <= 0) return false;
+    *v = x;
     return true;
 }
 
@@ -234,14 +266,20 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             if (!(v = value(argc, argv, &i)))
                 return tirc_usage_error(
                     "--sizes wants a comma-separated list, e.g. 256,512,1000x520x333");
-            char buf[1024];
-            snprintf(buf, sizeof buf, "%s", v);
+            /* each item in place (a copy of 1024 bytes once cut a long list
+               short, and strtok skipped empty items) */
             o->nsizes = 0;
-            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            for (const char *t = v;; t++) {
+                size_t len = strcspn(t, ",");
+                char item[64];
                 if (o->nsizes == 64) return tirc_usage_error("--sizes: at most 64 sizes");
-                if (!parse_size(t, o->sizes[o->nsizes]))
-                    return tirc_usage_error("--sizes: '%s' is not N or MxNxK", t);
+                snprintf(item, sizeof item, "%.*s", (int)len, t);
+                if (len >= sizeof item || !parse_size(item, o->sizes[o->nsizes]))
+                    return tirc_usage_error("--sizes: '%.*s' is not N or MxNxK (each 1..65536)",
+                                            (int)len, t);
                 o->nsizes++;
+                t += len;
+                if (!*t) break;
             }
             if (o->nsizes == 0) return tirc_usage_error("--sizes: empty list");
         } else if (!strcmp(a, "--tile")) {
@@ -286,12 +324,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--nsm")) {
             int64_t k;
             if (!(v = value(argc, argv, &i)) || !parse_count(v, 1, 100000, &k))
-                return tirc_usage_error("--nsm wants a multiprocessor count");
+                return tirc_usage_error("--nsm wants a multiprocessor count 1..100000");
             o->replay_nsm = (int)k;
         } else if (!strcmp(a, "--minutes")) {
-            char *end = NULL;
-            if (!(v = value(argc, argv, &i)) || (o->minutes = strtod(v, &end)) <= 0 || *end)
-                return tirc_usage_error("--minutes wants a positive number");
+            if (!(v = value(argc, argv, &i)) || !parse_minutes(v, &o->minutes))
+                return tirc_usage_error("--minutes wants a positive number, e.g. 1.5");
         } else if (!strcmp(a, "--atomic")) {
             o->atomic = true;
         } else if (!strcmp(a, "--stages")) {
@@ -379,8 +416,9 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--runs wants a count 20..1000000");
             o->runs = (int)r;
         } else if (!strcmp(a, "--seed")) {
-            if (!(v = value(argc, argv, &i))) return tirc_usage_error("--seed wants a number");
-            o->seed = strtoull(v, NULL, 0);
+            if (!(v = value(argc, argv, &i)) || !parse_seed(v, &o->seed))
+                return tirc_usage_error("--seed wants a whole number 0..%llu (or 0x hex)",
+                                        (unsigned long long)UINT64_MAX);
             o->seed_given = true;
         } else {
             return tirc_usage_error("unknown option '%s'", a);
