@@ -146,6 +146,24 @@ static void usage_errors(void **state) {
         "tune matmul --size 64 --minutes inf",           /* a finite one */
         "bench matmul --sizes 16,,32",                   /* an empty size */
         "bench matmul --sizes 16,",                      /* an empty size */
+        /* options the command would ignore (they once ran as if absent) */
+        "ptx matmul --seed 3",                           /* no inputs */
+        "ptx matmul --trace",                            /* show's and tune's */
+        "ptx matmul --each",                             /* show's */
+        "show matmul --opt O3",                          /* no LLVM */
+        "show matmul --repeat 2",                        /* ptx's */
+        "run matmul --sim --runs 40",                    /* run times nothing */
+        "bench matmul --size 512",                       /* bench takes --sizes */
+        "tune matmul --size 64 --step 8",                /* tune tunes the rules */
+        "tune matmul --size 64 --tile 32x32x32",         /* tune samples them */
+        "tune matmul --size 64 --splitk 2",              /* tune samples them */
+        "tune matmul --size 64 --arch sm_80",            /* the GPU's arch */
+        "tune matmul --size 64 --opt O3",                /* run, bench and ptx's */
+        "tune matmul --size 64 --dtype bf16 --tc-off bpairs", /* tune samples them */
+        "tune matmul --size 512 --replay x.db --threads 2", /* nothing compiled */
+        "tune matmul --size 512 --replay x.db --runs 30",   /* nothing measured */
+        "tune matmul --size 512 --replay x.db --plot r.png", /* no chart */
+        "tune matmul --size 512 --replay x.db --trace",     /* no trace */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);
@@ -164,6 +182,9 @@ static void usage_errors(void **state) {
     assert_non_null(strstr(err, "--sizes: '0' is not N or MxNxK"));
     assert_int_equal(tirc_run(NULL, "run matmul --sim --seed 1x"), 2);
     assert_non_null(strstr(err, "--seed wants a whole number"));
+    assert_int_equal(tirc_run(NULL, "tune matmul --size 64 --tile 32x32x32"), 2);
+    assert_non_null(strstr(err, "--tile belongs to `tirc show`, `tirc ptx`, `tirc run` and "
+                                "`tirc bench`; `tirc tune` samples the tiles"));
 }
 
 static void help(void **state) {

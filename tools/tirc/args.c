@@ -220,7 +220,105 @@ static const char *value(int argc, char **argv, int *i) {
     return argv[++*i];
 }
 
+/* Which commands take each option: an option a command would ignore is
+ * a usage error (`tirc ptx --seed 3`, `tirc tune --tile ...`, `tirc bench
+ * --size 512` once ran as if it were not there).  no_replay: not with
+ * tune --replay, which searches recorded measurements (no GPU, no
+ * records, no chart); hint: said after the commands. */
+enum { C_SHOW = 1, C_PTX = 2, C_RUN = 4, C_BENCH = 8, C_TUNE = 16, C_ALL = 31 };
+typedef struct option_use {
+    const char *name, *alias;
+    unsigned cmds;
+    bool no_replay;
+    const char *hint;
+} option_use;
+static const option_use option_uses[] = {
+    {"--step", "--steps", C_SHOW | C_PTX | C_RUN | C_BENCH, false,
+     "`tirc tune` tunes the tiling rules"},
+    {"--size", NULL, C_SHOW | C_PTX | C_RUN | C_TUNE, false, "`tirc bench` takes --sizes"},
+    {"--sizes", NULL, C_BENCH, false, NULL},
+    {"--tile", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, "`tirc tune` samples the tiles"},
+    {"--splitk", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, "`tirc tune` samples split-K"},
+    {"--atomic", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--db", NULL, C_BENCH | C_TUNE, true, NULL},
+    {"--trials", NULL, C_TUNE, false, NULL},
+    {"--gpus", NULL, C_TUNE, true, NULL},
+    {"--threads", NULL, C_TUNE, true, NULL},
+    {"--batch", NULL, C_TUNE, false, NULL},
+    {"--no-default", NULL, C_TUNE, false, NULL},
+    {"--replay", NULL, C_TUNE, false, NULL},
+    {"--model", NULL, C_TUNE, false, NULL},
+    {"--nsm", NULL, C_TUNE, false, NULL},
+    {"--minutes", NULL, C_TUNE, true, NULL},
+    {"--stages", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, "`tirc tune` samples them"},
+    {"--config", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, "`tirc tune` samples it"},
+    {"--tc-off", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--tc-on", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--dtype", NULL, C_ALL, false, NULL},
+    {"--epilogue", NULL, C_ALL, false, NULL},
+    {"--arch", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false,
+     "`tirc tune` compiles for the GPU it measures on"},
+    {"--opt", NULL, C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--peel-tail", NULL, C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--no-cache", NULL, C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--no-swizzle", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--tail", NULL, C_SHOW | C_PTX | C_RUN | C_BENCH, false, NULL},
+    {"--repeat", NULL, C_PTX, false, NULL},
+    {"-v", "--verbose", C_PTX, false, NULL},
+    {"-o", "--output", C_PTX, false, NULL},
+    {"--csv", NULL, C_BENCH, false, NULL},
+    {"--json", NULL, C_BENCH, false, NULL},
+    {"--plot", NULL, C_BENCH | C_TUNE, true, NULL},
+    {"--runs", NULL, C_BENCH | C_TUNE, true, NULL},
+    {"--seed", NULL, C_RUN | C_BENCH | C_TUNE, false, NULL},
+    {"--trace", NULL, C_SHOW | C_TUNE, true, NULL},
+    {"--each", NULL, C_SHOW, false, NULL},
+    {"--sim", NULL, C_RUN, false, NULL},
+    {"--gpu", NULL, C_RUN, false, NULL},
+};
+enum { NOPTION_USES = sizeof option_uses / sizeof *option_uses };
+
+/* The option_uses index of option a, or -1. */
+static int option_use_of(const char *a) {
+    for (int k = 0; k < NOPTION_USES; k++)
+        if (!strcmp(a, option_uses[k].name) ||
+            (option_uses[k].alias && !strcmp(a, option_uses[k].alias)))
+            return k;
+    return -1;
+}
+
+/* Every option given is one that o->cmd (a known command) takes. */
+static int check_option_uses(const opts *o, const char *const *given) {
+    static const char *const cmd_names[] = {"show", "ptx", "run", "bench", "tune"};
+    unsigned cmd = 0;
+    for (int c = 0; c < 5; c++)
+        if (!strcmp(o->cmd, cmd_names[c])) cmd = 1u << c;
+    if (!cmd) return EXIT_OK; /* main says the command is unknown */
+    for (int k = 0; k < NOPTION_USES; k++) {
+        const option_use *u = &option_uses[k];
+        if (!given[k]) continue;
+        if (o->replay && u->no_replay)
+            return tirc_usage_error("%s is not for --replay, which searches recorded "
+                                    "measurements (no --db, --minutes, --gpus, --threads, "
+                                    "--runs, --plot or --trace)",
+                                    given[k]);
+        if (u->cmds & cmd) continue;
+        char list[128] = "";
+        int n = 0, total = __builtin_popcount(u->cmds);
+        for (int c = 0; c < 5; c++)
+            if (u->cmds & (1u << c)) {
+                n++;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s`tirc %s`",
+                         n == 1 ? "" : n == total ? " and " : ", ", cmd_names[c]);
+            }
+        return tirc_usage_error("%s belongs to %s%s%s", given[k], list, u->hint ? "; " : "",
+                                u->hint ? u->hint : "");
+    }
+    return EXIT_OK;
+}
+
 int tirc_parse_args(int argc, char **argv, opts *o) {
+    const char *given[NOPTION_USES] = {0}; /* as spelled */
     memset(o, 0, sizeof *o);
     o->epi = -1;
     o->splitk = 1;
@@ -233,6 +331,8 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
     o->kind = TIR_RT_GEMM_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        int use = option_use_of(a);
+        if (use >= 0) given[use] = a;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             o->help = true;
         } else if (a[0] != '-') {
@@ -424,6 +524,10 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             return tirc_usage_error("unknown option '%s'", a);
         }
     }
+    if (o->cmd && !o->help) {
+        int rc = check_option_uses(o, given);
+        if (rc != EXIT_OK) return rc;
+    }
     /* Step 9 (tensor cores) is the --dtype tf32/f16/bf16 matmul, and only it. */
     bool tc = o->kind != TIR_RT_GEMM_F32;
     if (tc && o->example && strcmp(o->example, "matmul"))
@@ -489,7 +593,8 @@ int tirc_help(const char *cmd) {
                "          simulator against the interpreter (--sim; default without GPU)\n"
                "  bench   the Step 7 table: our GFLOPS against cuBLAS per size and step\n"
                "  tune    search the tiling rule's design space on the GPU (tir_tune)\n"
-               "  help    this text; `tirc <command> --help` for a command's options\n\n"
+               "  help    this text; `tirc <command> --help` for a command's options\n"
+               "          (an option the command would not use is a usage error)\n\n"
                "%s\n%s",
                examples_help, exit_help);
     } else if (!strcmp(cmd, "show")) {

@@ -3,8 +3,9 @@
  * shows their IR and traces, writes their PTX, runs and verifies them on
  * the GPU against cuBLAS or in the SIMT simulator against the reference
  * interpreter, and benchmarks them against cuBLAS (the seed's Step 7
- * table), using only the public API.  This file checks which options go
- * with which command and dispatches to the command's file (tirc.h).
+ * table), using only the public API.  This file checks the example and
+ * the options that depend on each other (args.c: which command takes
+ * which option) and dispatches to the command's file (tirc.h).
  *
  * Exit codes (also in `tirc --help`): 0 ok, 1 verification failure,
  * 2 usage error, 3 no GPU where one is required, 4 compile error
@@ -15,7 +16,7 @@
 
 #include "tirc.h"
 
-/* The example, which options go with which command, and the defaults that
+/* The example, options that depend on each other, and the defaults that
  * depend on the command.  Returns EXIT_OK or (after the message)
  * EXIT_USAGE. */
 static int check_options(opts *o) {
@@ -33,32 +34,9 @@ static int check_options(opts *o) {
                                 "matmul's)",
                                 last);
     if (o->sim && o->gpu) return tirc_usage_error("--sim and --gpu exclude each other");
-    if ((o->sim || o->gpu) && strcmp(o->cmd, "run"))
-        return tirc_usage_error("--sim and --gpu belong to `tirc run`");
-    if (o->nsizes && strcmp(o->cmd, "bench"))
-        return tirc_usage_error("--sizes belongs to `tirc bench`");
-    if ((o->csv || o->json) && strcmp(o->cmd, "bench"))
-        return tirc_usage_error("--csv and --json belong to `tirc bench`");
-    if (o->plot && strcmp(o->cmd, "bench") && strcmp(o->cmd, "tune"))
-        return tirc_usage_error("--plot belongs to `tirc bench` and `tirc tune`");
-    if (o->out && strcmp(o->cmd, "ptx")) return tirc_usage_error("-o belongs to `tirc ptx`");
-    if (o->peel_tail && strcmp(o->cmd, "ptx") && strcmp(o->cmd, "run") && strcmp(o->cmd, "bench"))
-        return tirc_usage_error("--peel-tail belongs to `tirc ptx`, `tirc run` and `tirc bench`");
-    if (o->no_cache && strcmp(o->cmd, "ptx") && strcmp(o->cmd, "run") && strcmp(o->cmd, "bench"))
-        return tirc_usage_error("--no-cache belongs to `tirc ptx`, `tirc run` and `tirc bench`");
+    /* which command takes which option: tirc_parse_args */
     bool tune = !strcmp(o->cmd, "tune");
-    if ((o->trials_given || o->minutes > 0 || o->threads_given || o->batch || o->gpus_given) &&
-        !tune)
-        return tirc_usage_error(
-            "--trials, --minutes, --threads, --gpus and --batch belong to `tirc tune`");
-    if ((o->replay || o->model_given || o->replay_nsm || o->no_default) && !tune)
-        return tirc_usage_error("--replay, --model, --nsm and --no-default belong to `tirc tune`");
     if (o->replay_nsm && !o->replay) return tirc_usage_error("--nsm belongs to --replay");
-    if (o->replay && (o->db || o->minutes > 0 || o->gpus_given))
-        return tirc_usage_error("--replay searches recorded measurements: no --db, --minutes "
-                                "or --gpus");
-    if (o->db && !tune && strcmp(o->cmd, "bench"))
-        return tirc_usage_error("--db belongs to `tirc tune` and `tirc bench`");
     if (tune && o->epi >= 0 && o->epi != SEED_EPI_RELU)
         return tirc_usage_error("tirc tune fused tunes the bias+relu epilogue only");
     if (tune && o->batch && tirc_is_fused(o))
@@ -66,9 +44,6 @@ static int check_options(opts *o) {
     bool tc = o->kind != TIR_RT_GEMM_F32;
     if (tune && tc && o->batch)
         return tirc_usage_error("--batch is float32 only: tensor cores tune the plain matmul");
-    if (tune && (o->stages || o->config_given))
-        return tirc_usage_error("--stages and --config are for run, bench and ptx: tune samples "
-                                "them");
     int mk = o->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
     if (tune && tc && o->K % mk)
         return tirc_usage_error("tune --dtype %s needs K a multiple of %d (tensorize refuses a "
