@@ -164,6 +164,16 @@ static void usage_errors(void **state) {
         "tune matmul --size 512 --replay x.db --runs 30",   /* nothing measured */
         "tune matmul --size 512 --replay x.db --plot r.png", /* no chart */
         "tune matmul --size 512 --replay x.db --trace",     /* no trace */
+        "bench matmul --arch sm_5",                      /* checked before any work */
+        "run matmul --sim --arch sm_5 --step 1 --size 4", /* every command checks it */
+        "ptx matmul --tile 64x64x32",                    /* Step 8 takes the rule's tiles */
+        "run matmul --sim --steps 7-8 --size 8 --tile 64x64x32", /* the rule's tiles */
+        "bench matmul --dtype bf16 --db t.db --tile 64x64x32x2x2", /* the record's tiles */
+        "bench matmul --steps 1-6 --db t.db",            /* Steps 8-9 read records */
+        "bench fused --db t.db",                         /* the matmul's records */
+        "bench matmul --step 8 --splitk 2 --db t.db",    /* split-K has no records */
+        "bench matmul --dtype bf16 --db t.db --tc-off bpairs", /* the record's schedule */
+        "bench matmul --dtype tf32 --db t.db --tc-on wgmma",   /* the record's schedule */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tirc_run(NULL, bad[i]);

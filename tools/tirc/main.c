@@ -37,11 +37,41 @@ static int check_options(opts *o) {
     /* which command takes which option: tirc_parse_args */
     bool tune = !strcmp(o->cmd, "tune");
     if (o->replay_nsm && !o->replay) return tirc_usage_error("--nsm belongs to --replay");
+    bool tc = o->kind != TIR_RT_GEMM_F32;
+    /* --arch before any work: bench once compiled every step of every
+       size for an unknown arch, each row n/a, and exited 4 at the end */
+    if (!tune) {
+        tir_ctx *c = tir_ctx_create();
+        tir_status st = c ? tir_codegen_check_arch(c, o->arch) : TIR_ERR_NOMEM;
+        if (st != TIR_OK) {
+            int rc = c ? tirc_usage_error("--arch: %s", tir_ctx_error(c)) : EXIT_RUNTIME;
+            tir_ctx_destroy(c);
+            return rc;
+        }
+        tir_ctx_destroy(c);
+    }
+    /* --tile and --db where no step of the command uses them (they once
+       ran as if absent): Steps 7-8 take sgemm.c's tiles; --db is read by
+       the matmul's Step 8 (Step 9 with --dtype) without --splitk, whose
+       schedule is the record's */
+    bool rule_steps_only = o->step_lo >= 7;
+    if (o->tile_given && ((!tc && rule_steps_only) || (tc && o->db)))
+        return tirc_usage_error("--tile is for Steps 1-6 and Step 9 (--dtype), not with --db: "
+                                "Steps 7-8 take the tiling rule's tiles (--config)");
+    if (o->db && !tune &&
+        (tirc_is_fused(o) || o->splitk > 1 || o->step_hi < (tc ? TIRC_STEP_TC : 8)))
+        return tirc_usage_error("--db is for Step 8 (Step 9 with --dtype) of the matmul example, "
+                                "not with --splitk: no other step reads tuned records");
+    const unsigned sched_bits = TIRC_TC_OFF_BPAIRS | TIRC_TC_OFF_FRAGPIPE | TIRC_TC_OFF_SWIZZLE |
+                                TIRC_TC_OFF_ODDPAD | TIRC_TC_OFF_SMEMSWZ | TIRC_TC_OFF_WGMMA;
+    if (o->db && ((o->tc_off & sched_bits) || (o->tc_on & TIRC_TC_ON_WGMMA)))
+        return tirc_usage_error("--tc-off bpairs, fragpipe, swizzle, oddpad, smemswz and wgmma "
+                                "and --tc-on wgmma are not for --db (a record has its "
+                                "schedule)");
     if (tune && o->epi >= 0 && o->epi != SEED_EPI_RELU)
         return tirc_usage_error("tirc tune fused tunes the bias+relu epilogue only");
     if (tune && o->batch && tirc_is_fused(o))
         return tirc_usage_error("--batch is for the matmul example");
-    bool tc = o->kind != TIR_RT_GEMM_F32;
     if (tune && tc && o->batch)
         return tirc_usage_error("--batch is float32 only: tensor cores tune the plain matmul");
     int mk = o->kind == TIR_RT_GEMM_TF32 ? 8 : 16;
