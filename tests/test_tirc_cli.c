@@ -497,6 +497,8 @@ static void tune_tc_fake(void **state) {
     if (rc != 0) fail_msg("tune exited %d: %s", rc, err);
     assert_non_null(strstr(out, "task matmul 64x48x64 batch 1 bf16"));
     assert_non_null(strstr(out, "decisions: tile="));
+    /* the limits as given: "0.0 min" once stood for no limit (and for 0.02) */
+    assert_non_null(strstr(err, "at most 3 trials, no time limit, 2 threads, seed 1\n"));
     /* the ETA is the time left when --minutes ends the search first */
     rc = tirc_run(env, "tune matmul --size 64x48x64 --dtype bf16 --trials 1000000 "
                        "--minutes 0.02 --threads 2 --seed 1");
@@ -505,6 +507,29 @@ static void tune_tc_fake(void **state) {
     for (const char *e = strstr(err, "ETA <= "); e; e = strstr(e + 1, "ETA <= "), etas++)
         if (atof(e + 7) > 1.2) fail_msg("ETA past the 1.2 s limit: %.40s", e);
     assert_true(etas > 0);
+    assert_non_null(strstr(err, "at most 1000000 trials, at most 0.02 min"));
+    /* the progress counts to the space's 2784 points, not the cap */
+    assert_non_null(strstr(err, "[1/2784 trials"));
+    assert_null(strstr(err, "/1000000 trials"));
+    /* --plot: an SVG chart is SVG (pngcairo once wrote PNG data into it),
+       and a path that cannot be written is a usage error before tuning */
+    rc = tirc_run(env, "tune matmul --size 64x48x64 --dtype bf16 --trials 2 --threads 2 "
+                       "--seed 1 --plot curve.svg");
+    if (rc != 0) fail_msg("tune --plot exited %d: %s", rc, err);
+    char p[512], buf[4096];
+    snprintf(p, sizeof p, "%s/curve.gp", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, "set terminal svg"));
+    snprintf(p, sizeof p, "%s/curve.csv", dir);
+    slurp(p, buf, sizeof buf);
+    assert_non_null(strstr(buf, "trial,best_ms,best_x_cublas\n1,"));
+    assert_int_equal(tirc_run(env, "tune matmul --size 64x48x64 --dtype bf16 --trials 2 "
+                                   "--plot /nonexistent/c.png"), 2);
+    assert_non_null(strstr(err, "--plot: cannot write /nonexistent/c.png"));
+    assert_null(strstr(err, "tirc: tuning"));
+    assert_int_equal(tirc_run(env, "tune matmul --size 64x48x64 --dtype bf16 --trials 2 "
+                                   "--db /nonexistent/t.db"), 2);
+    assert_non_null(strstr(err, "--db: cannot write /nonexistent/t.db"));
     rc = tirc_run(env, "bench matmul --dtype bf16 --sizes 64x48x64 --runs 20 --db tc.db");
     if (rc != 0) fail_msg("bench exited %d: %s", rc, err);
     assert_non_null(strstr(err, "tuned record"));
@@ -552,6 +577,13 @@ static void tune_replay(void **state) {
              "--model random --no-default", replay_db);
     if ((rc = tirc_run(nogpu, args)) != 0) fail_msg("--trials 1000000 exited %d: %s", rc, err);
     assert_non_null(strstr(out, "pool 150, 150 trials"));
+    /* a database that does not exist is a usage error, not an empty one
+       created (it once left nothere.db behind and said "no record") */
+    assert_int_equal(tirc_run(nogpu, "tune matmul --size 512 --replay nothere.db"), 2);
+    assert_non_null(strstr(err, "--replay nothere.db: No such file or directory"));
+    char p[512];
+    snprintf(p, sizeof p, "%s/nothere.db", dir);
+    assert_int_equal(access(p, F_OK), -1);
     /* a shape the database has no record of */
     snprintf(args, sizeof args, "tune matmul --size 256 --replay '%s'", replay_db);
     assert_int_equal(tirc_run(nogpu, args), 5);
@@ -605,6 +637,17 @@ static void fake_gpu(void **state) {
     snprintf(p, sizeof p, "%s/t.dat", dir);
     slurp(p, buf, sizeof buf);
     assert_non_null(strstr(buf, "\"20x17x9\""));
+    /* a file that cannot be written is a usage error before the bench
+       (the whole table once ran first), and so is a --db to read that
+       does not exist (opening it created an empty one) */
+    assert_int_equal(tirc_run(env, "bench matmul --sizes 16 --steps 1 --runs 20 "
+                                   "--csv /nonexistent/t.csv"), 2);
+    assert_non_null(strstr(err, "--csv: cannot write /nonexistent/t.csv"));
+    assert_null(strstr(err, "[1/1"));
+    assert_int_equal(tirc_run(env, "bench matmul --sizes 16 --steps 8 --runs 20 --db none.db"), 2);
+    assert_non_null(strstr(err, "--db none.db: No such file or directory"));
+    snprintf(p, sizeof p, "%s/none.db", dir);
+    assert_int_equal(access(p, F_OK), -1);
     /* Step 1 cannot launch 1100 threads per block: n/a, not a failure. */
     assert_int_equal(tirc_run(env, "bench matmul --sizes 8x1100x8 --steps 1 --runs 20 --csv n.csv"), 0);
     assert_non_null(strstr(err, "more than the limit 1024"));

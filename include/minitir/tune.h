@@ -563,7 +563,8 @@ typedef struct tir_tune_progress {
     double best_gflops;   /* 0 before the first success */
     double cublas_gflops; /* of the GPU that measured the best (before one: the first GPU) */
     double elapsed_s;
-    int max_trials;
+    int max_trials;       /* the most it can measure: opts.trials, or the size of the
+                           * space (a replay's pool) where smaller */
     int ngpus;                           /* measuring GPUs */
     int gpu_trials[TIR_TUNE_MAX_GPUS];   /* candidates each measured, as in res->gpus */
 } tir_tune_progress;

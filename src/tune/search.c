@@ -388,6 +388,14 @@ static void record(state *S, gpu_worker *w, const job *j, const tune_meas *m, co
 /* Under the lock: a measured candidate (err NULL: it ran; x its speed
  * against its GPU's cuBLAS) joins the samples, the curve and the
  * counts, and the progress callback hears of it. */
+/* The most candidates the search can measure: the trial cap, or the
+ * space where smaller (each point is measured once): the progress's
+ * max_trials, from which tirc's ETA is drawn (a cap of 100000 on a space
+ * of 1096 once showed an ETA for 100000 trials). */
+static int max_trials(const state *S) {
+    return S->sp.n < S->o->trials ? S->sp.n : S->o->trials;
+}
+
 static void merge(state *S, gpu_worker *w, const job *j, int idx, const tune_meas *m,
                   const char *err) {
     tir_tune_result *res = S->res;
@@ -404,7 +412,7 @@ static void merge(state *S, gpu_worker *w, const job *j, int idx, const tune_mea
     res->best_gflops = isfinite(res->best_ms) ? gflops_of(S->task, res->best_ms) : 0;
     if (S->o->progress) {
         tir_tune_progress p = {S->done, res->failed, res->best_gflops, res->cublas_gflops,
-                               (ir_now_ms() - S->t0) / 1e3, S->o->trials, S->nw, {0}};
+                               (ir_now_ms() - S->t0) / 1e3, max_trials(S), S->nw, {0}};
         for (int k = 0; k < S->nw; k++) p.gpu_trials[k] = res->gpus[k].trials;
         S->o->progress(S->o->user, &p);
     }
@@ -682,7 +690,7 @@ static void replay_round(state *S, const int *idx, int n) {
         res->trials = S->done, res->gpus[0].trials = S->done, res->gpus[0].failed = res->failed;
         if (S->o->progress) {
             tir_tune_progress pr = {S->done, res->failed, res->best_gflops, NAN,
-                                    (ir_now_ms() - S->t0) / 1e3, S->o->trials, 1, {S->done}};
+                                    (ir_now_ms() - S->t0) / 1e3, max_trials(S), 1, {S->done}};
             S->o->progress(S->o->user, &pr);
         }
     }

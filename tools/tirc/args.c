@@ -641,7 +641,7 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "tune")) {
         printf("usage: tirc tune <example> --size MxNxK [--batch B | --dtype D] [--trials N]\n"
                "                           [--minutes M] [--threads T] [--gpus G] [--db file]\n"
-               "                           [--plot file.png] [--runs R] [--seed S] [--trace]\n"
+               "                           [--plot file.png|svg] [--runs R] [--seed S] [--trace]\n"
                "                           [--model auto|knn|xgb|random] [--no-default]\n"
                "       tirc tune <example> --size MxNxK --replay file.db [--model M] [--trials N]\n"
                "                           [--seed S] [--nsm SMS] [--no-default]\n\n"

@@ -11,10 +11,30 @@
  * 2 usage error, 3 no GPU where one is required, 4 compile error
  * (schedule, lowering or codegen), 5 other runtime (CUDA) error.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tirc.h"
+
+/* Whether the file at path can be written (created in its directory, or
+ * replaced): "" if so, else why. */
+static const char *cannot_write(const char *path) {
+    struct stat sb;
+    if (!*path) return strerror(ENOENT);
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return strerror(EISDIR);
+        return access(path, W_OK) ? strerror(errno) : "";
+    }
+    if (errno != ENOENT) return strerror(errno);
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) return access(".", W_OK | X_OK) ? strerror(errno) : "";
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return access(dir, W_OK | X_OK) ? strerror(errno) : "";
+}
 
 /* The example, options that depend on each other, and the defaults that
  * depend on the command.  Returns EXIT_OK or (after the message)
@@ -68,6 +88,21 @@ static int check_options(opts *o) {
         return tirc_usage_error("--tc-off bpairs, fragpipe, swizzle, oddpad, smemswz and wgmma "
                                 "and --tc-on wgmma are not for --db (a record has its "
                                 "schedule)");
+    /* files, before any work: a database to read must exist (opening
+       creates one: a mistyped --replay or bench --db left an empty file
+       behind and ran on as if it had no records), and the files to write
+       must be writable (bench once ran its whole table before saying it
+       could not write --csv, and tune's --plot failed silently) */
+    const char *in = o->replay ? o->replay : o->db && !tune ? o->db : NULL;
+    if (in && access(in, R_OK))
+        return tirc_usage_error("%s %s: %s (a database `tirc tune --db` wrote)",
+                                o->replay ? "--replay" : "--db", in, strerror(errno));
+    const char *outs[][2] = {{"--csv", o->csv}, {"--json", o->json}, {"--plot", o->plot},
+                             {"--db", tune ? o->db : NULL}};
+    for (int i = 0; i < 4; i++)
+        if (outs[i][1] && *cannot_write(outs[i][1]))
+            return tirc_usage_error("%s: cannot write %s: %s", outs[i][0], outs[i][1],
+                                    cannot_write(outs[i][1]));
     if (tune && o->epi >= 0 && o->epi != SEED_EPI_RELU)
         return tirc_usage_error("tirc tune fused tunes the bias+relu epilogue only");
     if (tune && o->batch && tirc_is_fused(o))

@@ -5,6 +5,7 @@
  * of the best time against trials; every candidate goes to --db.  Also
  * the database side of `tirc bench --db`: the tuned schedule of a size.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,33 +46,50 @@ static void progress(void *user, const tir_tune_progress *p) {
             eta);
 }
 
-/* The chart of best time against trials: a CSV, and a gnuplot PNG when
- * gnuplot exists. */
-static void write_curve(const opts *o, const tir_tune_result *r) {
-    if (!o->plot) return;
+/* The chart of best time against trials: a CSV, and a gnuplot chart
+ * (PNG or SVG, as --plot's name says) when gnuplot exists.  False (after
+ * the message) when a file cannot be written or gnuplot fails: a .svg
+ * once got PNG data, and an unwritable path went unsaid. */
+static bool write_curve(const opts *o, const tir_tune_result *r) {
+    if (!o->plot) return true;
     char dat[1100], gp[1100], cmd[2300];
     size_t len = strlen(o->plot);
     snprintf(dat, sizeof dat, "%.*s.csv", (int)(len - 4), o->plot);
     snprintf(gp, sizeof gp, "%.*s.gp", (int)(len - 4), o->plot);
     FILE *f = fopen(dat, "w");
-    if (!f) return;
+    if (!f) {
+        fprintf(stderr, "tirc: cannot write %s: %s\n", dat, strerror(errno));
+        return false;
+    }
     fprintf(f, "trial,best_ms,best_x_cublas\n");
     for (int i = 0; i < r->trials && i < r->curve_cap; i++)
         fprintf(f, "%d,%.6f,%.4f\n", i + 1, r->curve[i], r->cublas_ms / r->curve[i]);
-    fclose(f);
-    if (!(f = fopen(gp, "w"))) return;
+    if (fclose(f) != 0) {
+        fprintf(stderr, "tirc: cannot write %s: %s\n", dat, strerror(errno));
+        return false;
+    }
+    if (!(f = fopen(gp, "w"))) {
+        fprintf(stderr, "tirc: cannot write %s: %s\n", gp, strerror(errno));
+        return false;
+    }
+    bool svg = !strcmp(o->plot + len - 4, ".svg");
     fprintf(f,
-            "set terminal pngcairo size 800,480\nset output '%s'\nset datafile separator ','\n"
+            "set terminal %s size 800,480\nset output '%s'\nset datafile separator ','\n"
             "set xlabel 'trials'\nset ylabel 'best so far, x cuBLAS'\nset key off\nset grid\n"
             "plot '%s' every ::1 using 1:3 with steps lw 2\n",
-            o->plot, dat);
+            svg ? "svg" : "pngcairo", o->plot, dat);
     fclose(f);
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
         fprintf(stderr, "tirc: gnuplot is not installed: wrote %s and %s\n", dat, gp);
-        return;
+        return true;
     }
     snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
-    if (system(cmd) == 0) fprintf(stderr, "tirc: wrote %s (data %s)\n", o->plot, dat);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "tirc: gnuplot failed on %s (data in %s)\n", gp, dat);
+        return false;
+    }
+    fprintf(stderr, "tirc: wrote %s (data %s)\n", o->plot, dat);
+    return true;
 }
 
 /* tune --replay: the search over the database's recorded measurements of
@@ -138,13 +156,15 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
                         .runs = o->runs, .seed = o->seed_given ? o->seed : (uint64_t)time(NULL),
                         .db = db, .progress = progress, .user = &seconds, .ngpus = o->gpus,
                         .model = o->model, .no_default = o->no_default};
-    char ngpus[16] = "all";
+    char ngpus[16] = "all", limit[48] = "no time limit";
     if (o->gpus_given) snprintf(ngpus, sizeof ngpus, "%d", o->gpus);
-    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s %s on %s (GPUs: %s): %d trials, %.1f min, "
-            "%d threads\n",
+    /* "%.1f min" once said "0.0 min" both without --minutes and for 0.02 */
+    if (o->minutes > 0) snprintf(limit, sizeof limit, "at most %g min", o->minutes);
+    fprintf(stderr, "tirc: tuning %s %lldx%lldx%lld%s %s on %s (GPUs: %s): at most %d trials, "
+            "%s, %d threads, seed %llu\n",
             tir_tune_op_name(t.op), (long long)t.M, (long long)t.N, (long long)t.K,
             t.op == TIR_TUNE_BATCH_MATMUL ? " (batched)" : "", tir_rt_gemm_kind_name(t.kind),
-            g.props->name, ngpus, to.trials, o->minutes, to.threads);
+            g.props->name, ngpus, to.trials, limit, to.threads, (unsigned long long)to.seed);
     tir_tune_result r;
     tir_status st = tir_tune(ctx, g.dev, &t, &to, &r);
     fprintf(stderr, "\n");
@@ -179,7 +199,7 @@ int tirc_cmd_tune(tir_ctx *ctx, const opts *o) {
                    k == r.best_gpu ? ", measured the best" : "");
         if (o->trace) printf("trace:\n%s\n", r.best_trace);
         if (r.db_error[0]) fprintf(stderr, "tirc: database: %s\n", r.db_error);
-        write_curve(o, &r);
+        if (!write_curve(o, &r)) rc = EXIT_USAGE;
     }
     tir_tune_result_free(&r);
     tir_tune_db_close(db);
