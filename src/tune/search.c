@@ -385,9 +385,6 @@ static void record(state *S, gpu_worker *w, const job *j, const tune_meas *m, co
     tir_ctx_clear_error(w->ctx);
 }
 
-/* Under the lock: a measured candidate (err NULL: it ran; x its speed
- * against its GPU's cuBLAS) joins the samples, the curve and the
- * counts, and the progress callback hears of it. */
 /* The most candidates the search can measure: the trial cap, or the
  * space where smaller (each point is measured once): the progress's
  * max_trials, from which tirc's ETA is drawn (a cap of 100000 on a space
@@ -396,6 +393,9 @@ static int max_trials(const state *S) {
     return S->sp.n < S->o->trials ? S->sp.n : S->o->trials;
 }
 
+/* Under the lock: a measured candidate (err NULL: it ran; x its speed
+ * against its GPU's cuBLAS) joins the samples, the curve and the
+ * counts, and the progress callback hears of it. */
 static void merge(state *S, gpu_worker *w, const job *j, int idx, const tune_meas *m,
                   const char *err) {
     tir_tune_result *res = S->res;
