@@ -10,6 +10,10 @@
 #   scripts/gpu_issue13.sh tune2 DIR MIN   1000x520x333, 1024x1024x4096,
 #                                          batch 16x512^3, fused 4096^3
 #   scripts/gpu_issue13.sh tune3 DIR MIN   4096 and 8192 cubed
+#   scripts/gpu_issue13.sh bigtile DIR     Step 8 at 2048, 4096, 8192 cubed with
+#                                          the default and 128-accumulator
+#                                          thread tiles (8x16, 16x8), which the
+#                                          space leaves out (at most 64)
 #   scripts/gpu_issue13.sh bench DIR       Step 8 with the database, and
 #                                          the default at the square sizes
 # (the fused and batch figures are tune2's: tirc tune compares its best
@@ -20,8 +24,8 @@
 # pack) and carry it to the next call.
 # Every command's output goes to DIR/<part>.log as well as to stdout.
 set -u
-part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bench DIR [MIN]}
-dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bench DIR [MIN]}
+part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bigtile|bench DIR [MIN]}
+dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bigtile|bench DIR [MIN]}
 min=${3:-1}
 tirc=gpu-pack/tools/tirc
 [ -x "$tirc" ] || { echo "no gpu-pack: run scripts/gpu_pack.sh first" >&2; exit 2; }
@@ -45,6 +49,18 @@ tune2)
 tune3)
     for s in 4096x4096x4096 8192x8192x8192; do
         tune matmul --size "$s"
+    done ;;
+bigtile)
+    # An A/B before widening the space: 195-220 registers, no spills
+    # (ptxas 13 here), one block of 256 threads per SM instead of two.
+    for c in "" \
+        "warps=2x4 lanes=8x4 thread=8x16 bk=8 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=2x4 lanes=8x4 thread=8x16 bk=16 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=2x4 lanes=8x4 thread=16x8 bk=16 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=2x4 lanes=4x8 thread=16x8 bk=8 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=2x4 lanes=8x4 thread=8x16 bk=16 vec=4 staging=0 pad=4 splitk=1 lsr=1 stages=3"; do
+        echo "== config: ${c:-the default}"
+        "$tirc" bench matmul --runs 20 --steps 8 --sizes 2048,4096,8192 ${c:+--config "$c"}
     done ;;
 bench)
     "$tirc" bench matmul --runs 20 --steps 8 --db "$db" \
