@@ -741,7 +741,7 @@ static void stage_str(const draw *d, char *o, size_t n) {
  * when lanes > 1; in stage stage_of of a pipeline. */
 static void dst_str(const draw *d, const char *t, const char *j, const char *k, int lanes,
                     char *o, size_t n) {
-    char c[640], r[384], p[384] = "", f[320], lz[16], st[96], sr[96] = "", sc[96] = "";
+    char c[640], r[384], p[448] = "", f[320], lz[16], st[96], sr[96] = "", sc[96] = "";
     stage_str(d, st, sizeof st);
     if (d->s3) { /* the stage is in planes */
         form_str(&d->dp, t, j, f, sizeof f);
