@@ -126,6 +126,8 @@ static void usage_errors(void **state) {
         "ptx matmul --dtype bf16 --tail clamp",          /* float32's rule */
         "ptx matmul --step 8 --splitk 2 --tail guard",   /* not with split-K */
         "ptx matmul --step 8 --stages 3 --tail guard",   /* register staging only */
+        "bench matmul --plot \"it's.png\"",              /* a quote reaches gnuplot */
+        "tune matmul --size 64 --plot 'a\\b.svg'",       /* so does a backslash */
         "tune matmul --size 64 --trials 0",              /* 1..1000000 */
         "tune matmul --size 64 --trials 1000001",        /* 1..1000000 */
         "bench matmul --runs 19",                        /* 20..1000000 */

@@ -510,6 +510,11 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
             size_t n = strlen(o->plot);
             if (n < 5 || (strcmp(o->plot + n - 4, ".png") && strcmp(o->plot + n - 4, ".svg")))
                 return tirc_usage_error("--plot wants a .png or .svg file name");
+            /* The name goes quoted into gnuplot's command line and script,
+             * and into fixed buffers for the .csv/.dat and .gp beside it. */
+            if (strpbrk(o->plot, "'\"\\\n\r") || n > 1000)
+                return tirc_usage_error("--plot wants a file name of at most 1000 characters "
+                                        "without quotes, backslashes or line breaks");
         } else if (!strcmp(a, "--runs")) {
             int64_t r;
             if (!(v = value(argc, argv, &i)) || !parse_count(v, 20, 1000000, &r))
