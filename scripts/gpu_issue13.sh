@@ -13,7 +13,8 @@
 #   scripts/gpu_issue13.sh bigtile DIR     Step 8 at 2048, 4096, 8192 cubed with
 #                                          the default and 128-accumulator
 #                                          thread tiles (8x16, 16x8), which the
-#                                          space leaves out (at most 64)
+#                                          space leaves out (at most 64);
+#                                          run 144: all slower, the cap stays
 #   scripts/gpu_issue13.sh bench DIR       Step 8 with the database, and
 #                                          the default at the square sizes
 # (the fused and batch figures are tune2's: tirc tune compares its best
