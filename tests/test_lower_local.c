@@ -589,6 +589,75 @@ static void test_warp_lane_digits(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* ---- a copy spread over more threads than it has elements
+ *
+ * 128 threads copy 8 x 8 elements per k step, guarded by `t < G`; the
+ * row k * 8 + t // 8 of threads past 64 would be the next step's rows of
+ * other threads, so B's element tells t apart only for the threads the
+ * guard lets through.  Both blocks are guarded the same way; rows past
+ * the buffer are never touched (24 rows, G at most 72). */
+static const tir_prim_func *spread_text(tir_ctx *ctx, int g) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def spread(A: T.Buffer((24, 8), \"float32\"), D: T.Buffer((24, 8), "
+             "\"float32\")):\n"
+             "    T.func_attr({\"global_symbol\": \"spread\", \"tir.noalias\": 1})\n"
+             "    with T.block(\"root\"):\n"
+             "        B = T.alloc_buffer((24, 8), \"float32\", scope=\"local\")\n"
+             "        for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+             "            for t in T.thread_binding(0, 128, thread=\"threadIdx.x\"):\n"
+             "                for k in T.serial(0, 2):\n"
+             "                    with T.block(\"B\"):\n"
+             "                        vi = T.axis.spatial(24, k * 8 + t // 8)\n"
+             "                        vj = T.axis.spatial(8, t %% 8)\n"
+             "                        T.where(t < %d)\n"
+             "                        T.reads(A[vi, vj])\n"
+             "                        T.writes(B[vi, vj])\n"
+             "                        B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+             "                    with T.block(\"D\"):\n"
+             "                        vi = T.axis.spatial(24, k * 8 + t // 8)\n"
+             "                        vj = T.axis.spatial(8, t %% 8)\n"
+             "                        T.where(t < %d)\n"
+             "                        T.reads(B[vi, vj])\n"
+             "                        T.writes(D[vi, vj])\n"
+             "                        D[vi, vj] = B[vi, vj] + T.float32(1)\n",
+             g, g);
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    return f;
+}
+
+static void test_spread_copy(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    /* t < 64: threads 0..63 each own 16 elements, the element tells t as
+     * (row * 8 + col) mod 64; refused before the guard's bound was used */
+    const tir_prim_func *f = spread_text(ctx, 64);
+    const tir_prim_func *k = lower_ok(ctx, f);
+    /* D's rows 16..23 are never written: compare the first 16 */
+    int np = 2;
+    float *a = calloc(192, sizeof(float)), *d0 = calloc(192, sizeof(float)),
+          *d1 = calloc(192, sizeof(float));
+    fill(a, 192, 5u);
+    tir_arg ra[2] = {{a, 0}, {d0, 0}}, ka[2] = {{a, 0}, {d1, 0}};
+    OK(ctx, tir_interp_run(ctx, f, np, ra, NULL));
+    tir_sim_opts so = {.check_uninit = true, .check_global_races = true};
+    tir_sim_report rep;
+    OK(ctx, tir_sim_run(ctx, k, np, ka, &so, &rep));
+    assert_int_equal(memcmp(d0, d1, 128 * sizeof(float)), 0);
+    for (int i = 0; i < 128; i++) assert_true(d1[i] == a[i] * 2 + 1);
+    free(a), free(d0), free(d1);
+    /* t < 72: thread 64 + x at k = 0 and thread x at k = 1 share row 8, so
+     * the element does not tell them apart (the function is still right,
+     * each reads what it wrote in the same step, but this pass does not
+     * reason about steps): the bound is 72, not rounded up to 128 or down
+     * to 64 */
+    refused(ctx, spread_text(ctx, 72),
+            (const char *[]){"buffer 'B' is local", "threadIdx.x", NULL});
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_staged_fetch_same_order),
@@ -601,6 +670,7 @@ int main(void) {
         cmocka_unit_test(test_malformed_input),
         cmocka_unit_test(test_fused_split_write_back),
         cmocka_unit_test(test_warp_lane_digits),
+        cmocka_unit_test(test_spread_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,6 +339,32 @@ static void test_multistage(void **st) {
     assert_int_equal(check(ctx, tir_def_matmul(ctx, 100, 52, 33, TIR_F32), &c), 1);
 }
 
+/* Copy tiles that are not whole rounds of the block's threads x vec run
+ * guarded (`t * 4 + v < 1024`: threads past the tile copy nothing), and
+ * with staging their register buffers were refused by local_check: a
+ * 512-thread block's B tile row `k * 8 + t // 32` wraps into the next k
+ * tile's rows for t >= 256, and A_local[b * 64 + t, ...] tells the block
+ * b from the element only for t < 64; both hold only for threads the
+ * guard lets through (twenty-ninth session).  Each now lowers and
+ * computes the product, ragged sizes included. */
+static void test_partial_copy_rounds(void **st) {
+    tir_ctx *ctx = *st;
+    tir_tile_config c = tir_tile_config_default();
+    /* 256 x 128 blocks of 4 x 4 warps, 8 x 8 each, bk 8: B's 8 x 128 tile
+     * is half a round of 512 threads x 4 */
+    c.warps_m = 4, c.warps_n = 4, c.threads_m = 8, c.threads_n = 4;
+    c.tm = 8, c.tn = 8, c.bk = 8, c.vec = 4;
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 256, 128, 24, TIR_F32), &c), 1);
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 260, 130, 21, TIR_F32), &c), 1);
+    /* 64 x 64 blocks of 2 x 4 warps, 4 x 4 each, bk 4: a quarter round */
+    c.warps_m = 2, c.tm = 4, c.tn = 4, c.bk = 4;
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 128, 64, 16, TIR_F32), &c), 1);
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 100, 70, 13, TIR_F32), &c), 1);
+    /* one warp, 32 x 16 blocks, bk 2, vec 4: half a round */
+    c.warps_m = 1, c.warps_n = 1, c.bk = 2;
+    assert_int_equal(check(ctx, tir_def_matmul(ctx, 64, 32, 8, TIR_F32), &c), 1);
+}
+
 /* c on an M x N x K matmul compiled to PTX (assembled where ptxas is). */
 static const tir_module *build_ptx(tir_ctx *ctx, const tir_tile_config *c, int64_t M, int64_t N,
                                    int64_t K) {
@@ -449,6 +475,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_gvec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gvec_annotation_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multistage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_copy_rounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multistage_cp_async, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,9 @@
  *     in every access, c * t + low + high with the same c > 0, low in
  *     [0, c) and high a multiple of c * n; then t = floormod(floordiv(X,
  *     c), n) is a function of the element, the same for writer and reader.
+ *     Where every access runs under a condition that keeps t below some
+ *     n' < n (a copy spread over more threads than it has elements), n'
+ *     may stand for n.
  * Either way the element a thread reads was written by the reading thread.
  * Neither is needed for a t whose loop holds the buffer's Allocate: then
  * the function itself has one copy per thread.
@@ -42,9 +45,10 @@ typedef struct access {
     bool write;
     int nidx;
     const tir_expr *const *idx;
-    int nloops, nconds;
+    int nloops, nconds, nfacts;
     const tir_for **loops;  /* enclosing loops, outermost first */
     const tir_expr **conds; /* enclosing conditions */
+    const tir_expr **facts; /* the conditions of the enclosing then branches (true here) */
 } access;
 
 typedef struct lc {
@@ -56,6 +60,7 @@ typedef struct lc {
     int nthreads;
     ir_vec loops; /* enclosing loops, outermost first (any depth: user input) */
     ir_vec conds; /* enclosing conditions */
+    ir_vec facts; /* enclosing then branches' conditions */
     const tir_stmt *cur; /* statement being walked */
     /* (buffer, thread variable) pairs: the buffer's Allocate sits inside
      * that thread loop, so each thread has its own copy in the function's
@@ -77,10 +82,11 @@ static void record(lc *c, const tir_buffer *b, bool write, int nidx,
     tir_ctx *ctx = c->st->ctx;
     access *a = IR_NEWN(ctx, access, 1);
     *a = (access){.stmt = c->cur, .buf = b, .write = write, .nidx = nidx, .idx = idx,
-                  .nloops = c->loops.n, .nconds = c->conds.n};
+                  .nloops = c->loops.n, .nconds = c->conds.n, .nfacts = c->facts.n};
     /* ir_copy_array: an empty list (items NULL) copies to NULL */
     a->loops = ir_copy_array(ctx, c->loops.items, sizeof(const tir_for *), c->loops.n);
     a->conds = ir_copy_array(ctx, c->conds.items, sizeof(const tir_expr *), c->conds.n);
+    a->facts = ir_copy_array(ctx, c->facts.items, sizeof(const tir_expr *), c->facts.n);
     ir_vec_push(&c->accesses, a);
 }
 
@@ -126,7 +132,9 @@ static void walk(lc *c, const tir_stmt *s) {
         const tir_if *i = (const tir_if *)s;
         walk_expr(c, i->cond);
         ir_vec_push(&c->conds, i->cond); /* the else branch depends on it as much */
+        ir_vec_push(&c->facts, i->cond); /* ... but only the then branch may assume it */
         walk(c, i->then_s);
+        c->facts.n--;
         walk(c, i->else_s);
         c->conds.n--;
         break;
@@ -297,17 +305,119 @@ static void bind_loops(tir_analyzer *an, const access *a) {
         tir_analyzer_bind(an, a->loops[i]->var, a->loops[i]->min, a->loops[i]->extent);
 }
 
+/* ---- threads that never touch the buffer
+ *
+ * A copy fused and split over more threads than it has elements runs
+ * under a guard such as `t * 4 + v < 1024` (t of extent 512, v in
+ * [0, 4)), so threads 256..511 neither write nor read the buffer, and a
+ * staged tile's row `k * 8 + t // 32` then wraps into the next k tile's
+ * rows only for threads that never run.  When every access runs only
+ * where t < n' for some n' below t's extent, t may be read back modulo n'
+ * instead (the tiling rule's 16-warp blocks with 8-deep staged tiles were
+ * refused; twenty-ninth session).  Only the conditions of enclosing then
+ * branches count: an else branch runs where its condition is false. */
+
+/* The least n such that e, true where the access runs (its loops bound
+ * in an), implies t < n; ext when it implies nothing tighter, 0 when it
+ * holds for no t >= 0. */
+static int64_t cond_limit(tir_ctx *ctx, tir_analyzer *an, const tir_expr *e, const tir_var *t,
+                          int64_t ext) {
+    e = lower_unmark_guard(e);
+    const tir_binop *b = (const tir_binop *)e;
+    const tir_expr *lhs, *rhs;
+    int64_t slack; /* lhs - rhs <= -slack */
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_AND: {
+        int64_t x = cond_limit(ctx, an, b->a, t, ext), y = cond_limit(ctx, an, b->b, t, ext);
+        return x < y ? x : y;
+    }
+    case TIR_KIND_LT: lhs = b->a, rhs = b->b, slack = 1; break;
+    case TIR_KIND_LE: lhs = b->a, rhs = b->b, slack = 0; break;
+    case TIR_KIND_GT: lhs = b->b, rhs = b->a, slack = 1; break;
+    case TIR_KIND_GE: lhs = b->b, rhs = b->a, slack = 0; break;
+    default: return ext;
+    }
+    if (!tir_dtype_is_int(lhs->dtype) || !tir_uses_var(e, t)) return ext;
+    term terms[MAXTERMS];
+    int n = 0;
+    if (!split_terms(lhs, 1, terms, &n) || !split_terms(rhs, -1, terms, &n)) return ext;
+    int64_t ct = 0;
+    const tir_expr *rest = tir_int(ctx, lhs->dtype, 0);
+    for (int i = 0; i < n; i++) {
+        const term *m = &terms[i];
+        if (m->atom == &t->base)
+            ct += m->coef;
+        else if (m->atom && tir_uses_var(m->atom, t))
+            return ext;
+        else
+            rest = tir_add(ctx, rest,
+                           m->atom ? tir_mul(ctx, m->atom, tir_int(ctx, lhs->dtype, m->coef))
+                                   : tir_int(ctx, lhs->dtype, m->coef));
+    }
+    if (ct <= 0) return ext; /* no upper bound on t */
+    tir_int_bound bd = tir_analyzer_const_bound(an, rest);
+    if (bd.min <= INT32_MIN || bd.min >= INT32_MAX) return ext; /* unknown, or no room to reason */
+    int64_t hi = -slack - bd.min; /* ct * t <= -slack - rest <= hi */
+    if (hi < 0) return 0;
+    int64_t lim = hi / ct + 1;
+    return lim < ext ? lim : ext;
+}
+
+/* The number of values of t (extent ext) for which some access may run:
+ * the largest limit the accesses' then-branch conditions put on t. */
+static int64_t threads_touching(tir_ctx *ctx, tir_analyzer *an, const ir_vec *accs,
+                                const tir_var *t, int64_t ext) {
+    int64_t most = 1;
+    for (int i = 0; i < accs->n && most < ext; i++) {
+        const access *a = accs->items[i];
+        bind_loops(an, a);
+        int64_t lim = ext;
+        for (int j = 0; j < a->nfacts; j++) {
+            int64_t x = cond_limit(ctx, an, a->facts[j], t, ext);
+            if (x < lim) lim = x;
+        }
+        if (lim > most) most = lim;
+    }
+    return most;
+}
+
+/* Narrows, in an, the range of each thread variable around access a to
+ * the threads for which a's then-branch conditions may hold (a guard
+ * `t * 4 + v < 256` keeps t < 64, which then bounds the `low` of another
+ * thread variable's read-back: `A_local[b * 64 + t, ...]` tells b from
+ * the element only where t < 64). */
+static void bind_facts(tir_ctx *ctx, tir_analyzer *an, const access *a) {
+    for (int i = 0; i < a->nloops; i++) {
+        const tir_for *f = a->loops[i];
+        int64_t lo, ext;
+        if (f->kind != TIR_FOR_THREAD_BINDING || !tir_expr_const_int(f->min, &lo) || lo != 0 ||
+            !tir_expr_const_int(f->extent, &ext) || ext <= 1)
+            continue;
+        int64_t lim = ext;
+        for (int j = 0; j < a->nfacts; j++) {
+            int64_t x = cond_limit(ctx, an, a->facts[j], f->var, ext);
+            if (x < lim) lim = x;
+        }
+        if (lim < ext) tir_analyzer_bind_const(an, f->var, 0, lim > 0 ? lim : 1);
+    }
+}
+
 /* code[i * cs->n + k]: decode of thread t from candidate k in access i. */
 static int64_t *decode_all(lc *c, tir_analyzer *an, const ir_vec *accs, const cands *cs,
                            const tir_var *tv, int64_t ext) {
     int64_t *code = ir_xcalloc((size_t)(accs->n * cs->n), sizeof *code);
     for (int i = 0; i < accs->n; i++) {
         const access *a = accs->items[i];
+        const tir_expr *x[MAXCANDS];
         bind_loops(an, a);
-        for (int k = 0; k < cs->n; k++) {
-            const tir_expr *x = cand_expr(c->st->ctx, an, a, cs->k[k]);
-            code[i * cs->n + k] = x ? decode(c->st->ctx, an, x, tv, ext) : -1;
-        }
+        for (int k = 0; k < cs->n; k++) x[k] = cand_expr(c->st->ctx, an, a, cs->k[k]);
+        /* the guards' ranges bound `low` only: simplifying under them
+           would drop a thread variable the guard pins to one value from
+           this access's X and not from the others' */
+        bind_facts(c->st->ctx, an, a);
+        for (int k = 0; k < cs->n; k++)
+            code[i * cs->n + k] = x[k] ? decode(c->st->ctx, an, x[k], tv, ext) : -1;
+        bind_loops(an, a); /* the loops' own ranges again, for whoever simplifies next */
     }
     return code;
 }
@@ -555,6 +665,11 @@ static ir_vec rewrite_accesses(lc *c, tir_analyzer *an, const ir_vec *accs, cons
             conds[j] = tir_analyzer_simplify(
                 an, (const tir_expr *)tir_substitute(ctx, a->conds[j], 1, &t, &value));
         b->conds = conds;
+        const tir_expr **facts = IR_NEWN(ctx, const tir_expr *, a->nfacts);
+        for (int j = 0; j < a->nfacts; j++)
+            facts[j] = tir_analyzer_simplify(
+                an, (const tir_expr *)tir_substitute(ctx, a->facts[j], 1, &t, &value));
+        b->facts = facts;
         ir_vec_push(&out, b);
     }
     return out;
@@ -605,7 +720,9 @@ static bool digits_readable(lc *c, tir_analyzer *an, const ir_vec *accs, const t
                                    same_value(c, an, a, t->var, nd, digit, base, k));
             }
         } else {
-            ok = readable(c, an, &subs, digit[k], radix_of[k], w0, &bad);
+            int64_t used = threads_touching(c->st->ctx, an, &subs, digit[k], radix_of[k]);
+            ok = readable(c, an, &subs, digit[k], radix_of[k], w0, &bad) ||
+                 (used < radix_of[k] && readable(c, an, &subs, digit[k], used, w0, &bad));
         }
     }
     for (int k = 0; k < nd; k++) tir_analyzer_unbind(an, digit[k]);
@@ -646,7 +763,10 @@ static tir_status check_thread(lc *c, tir_analyzer *an, const ir_vec *accs, cons
         return TIR_OK;
     }
     int bad = -1;
-    if (readable(c, an, accs, t->var, const_extent(t), w0, &bad) ||
+    int64_t n = const_extent(t);
+    int64_t used = n > 1 ? threads_touching(c->st->ctx, an, accs, t->var, n) : n;
+    if (readable(c, an, accs, t->var, n, w0, &bad) ||
+        (used < n && readable(c, an, accs, t->var, used, w0, &bad)) ||
         digits_readable(c, an, accs, t))
         return TIR_OK;
     return fail_mapping(c, accs->items[w0], accs->items[bad], t);
@@ -702,6 +822,7 @@ tir_status lower_local_check(lower_state *st, const tir_prim_func *in, const tir
     ir_vec_free(&c.accesses);
     ir_vec_free(&c.loops);
     ir_vec_free(&c.conds);
+    ir_vec_free(&c.facts);
     ir_vec_free(&c.own_buf);
     ir_vec_free(&c.own_var);
     if (s == TIR_OK) *out = in;
