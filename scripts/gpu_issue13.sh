@@ -15,6 +15,9 @@
 #                                          thread tiles (8x16, 16x8), which the
 #                                          space leaves out (at most 64);
 #                                          run 144: all slower, the cap stays
+#   scripts/gpu_issue13.sh wide DIR        the same with blocks of 16 warps (the
+#                                          space has at most 8); run 145: all
+#                                          slower
 #   scripts/gpu_issue13.sh bench DIR       Step 8 with the database, and
 #                                          the default at the square sizes
 # (the fused and batch figures are tune2's: tirc tune compares its best
@@ -25,8 +28,8 @@
 # pack) and carry it to the next call.
 # Every command's output goes to DIR/<part>.log as well as to stdout.
 set -u
-part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bigtile|bench DIR [MIN]}
-dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bigtile|bench DIR [MIN]}
+part=${1:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bigtile|wide|bench DIR [MIN]}
+dir=${2:?usage: scripts/gpu_issue13.sh tune1|tune2|tune3|bigtile|wide|bench DIR [MIN]}
 min=${3:-1}
 tirc=gpu-pack/tools/tirc
 [ -x "$tirc" ] || { echo "no gpu-pack: run scripts/gpu_pack.sh first" >&2; exit 2; }
@@ -60,6 +63,19 @@ bigtile)
         "warps=2x4 lanes=8x4 thread=16x8 bk=16 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
         "warps=2x4 lanes=4x8 thread=16x8 bk=8 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
         "warps=2x4 lanes=8x4 thread=8x16 bk=16 vec=4 staging=0 pad=4 splitk=1 lsr=1 stages=3"; do
+        echo "== config: ${c:-the default}"
+        "$tirc" bench matmul --runs 20 --steps 8 --sizes 2048,4096,8192 ${c:+--config "$c"}
+    done ;;
+wide)
+    # 512 threads of 8x8 (124-128 registers): 256x128 or 128x256 blocks,
+    # one per SM; bk 8 with staging copies half rounds of B (local_check
+    # took it from the twenty-ninth session).
+    for c in "" \
+        "warps=4x4 lanes=8x4 thread=8x8 bk=8 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=4x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=4x4 lanes=4x8 thread=8x8 bk=16 vec=4 staging=1 pad=4 splitk=1 lsr=1 stages=0" \
+        "warps=4x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 pad=4 splitk=1 lsr=1 stages=3" \
+        "warps=4x4 lanes=8x4 thread=8x8 bk=8 vec=4 staging=0 pad=4 splitk=1 lsr=1 stages=4"; do
         echo "== config: ${c:-the default}"
         "$tirc" bench matmul --runs 20 --steps 8 --sizes 2048,4096,8192 ${c:+--config "$c"}
     done ;;
