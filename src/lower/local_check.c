@@ -337,7 +337,10 @@ static int64_t cond_limit(tir_ctx *ctx, tir_analyzer *an, const tir_expr *e, con
     case TIR_KIND_GE: lhs = b->b, rhs = b->a, slack = 0; break;
     default: return ext;
     }
-    if (!tir_dtype_is_int(lhs->dtype) || !tir_uses_var(e, t)) return ext;
+    /* signed scalars only: an unsigned difference wraps, and the linear
+       reading below would bound t where the condition does not */
+    if (lhs->dtype.code != TIR_TYPE_INT || lhs->dtype.lanes != 1 || !tir_uses_var(e, t))
+        return ext;
     term terms[MAXTERMS];
     int n = 0;
     if (!split_terms(lhs, 1, terms, &n) || !split_terms(rhs, -1, terms, &n)) return ext;
