@@ -658,6 +658,166 @@ static void test_spread_copy(void **state) {
     tir_ctx_destroy(ctx);
 }
 
+/* ---- guards that local_check may and may not use (review of the
+ * twenty-ninth session's guarded read-back)
+ *
+ * Plain kernels (no blocks): a writer nest and a reader nest, each under
+ * blockIdx.x bx (extent <nbx>), threadIdx.y s (<ny>) and threadIdx.x t
+ * (128), around a local B of shape <shape>; <w> and <r> are the nests'
+ * bodies (12 spaces deep).  U is uint8 data for data-dependent guards. */
+static const tir_prim_func *guard_text(tir_ctx *ctx, const char *shape, int nbx, int ny,
+                                       const char *w, const char *r) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def g(A: T.Buffer((512,), \"float32\"), U: T.Buffer((4,), \"uint8\"), "
+             "D: T.Buffer((512,), \"float32\")):\n"
+             "    T.func_attr({\"global_symbol\": \"g\", \"tir.noalias\": 1})\n"
+             "    B = T.allocate(%s, \"float32\", scope=\"local\")\n"
+             "    for bx in T.thread_binding(0, %d, thread=\"blockIdx.x\"):\n"
+             "        for s in T.thread_binding(0, %d, thread=\"threadIdx.y\"):\n"
+             "          for t in T.thread_binding(0, 128, thread=\"threadIdx.x\"):\n"
+             "%s\n"
+             "        for s in T.thread_binding(0, %d, thread=\"threadIdx.y\"):\n"
+             "          for t in T.thread_binding(0, 128, thread=\"threadIdx.x\"):\n"
+             "%s\n",
+             shape, nbx, ny, w, ny, r);
+    const tir_prim_func *f = NULL;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &f));
+    return f;
+}
+
+#define G_IF(c) "            if " c ":\n"
+#define G_ELSE "            else:\n"
+#define G_W(i) "                B[" i "] = A[" i "] * T.float32(2)"
+/* reads what thread t + 64 wrote: right only where the writer runs there */
+#define G_R64 G_IF("t < 64") "                D[s * 128 + t] = B[t + 64] + T.float32(1)"
+
+static void test_guard_kinds_refused(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    /* Each writer runs for some t >= 64 (so the function is right: reader
+     * t reads what thread t + 64 wrote), but under a condition that a
+     * careless reading would take as t < 64, the modulus the read-back
+     * would then use (B[t + 64] read back as t). */
+    const struct {
+        const char *w, *r; /* r NULL: G_R64 */
+    } cases[] = {
+        /* the else branch runs where the condition is false */
+        {G_IF("t < 64") G_W("t") "\n" G_ELSE G_W("t"), NULL},
+        {G_IF("t < 64") "                D[t] = A[t]\n" G_ELSE G_W("t"), NULL},
+        /* after the if, not in it */
+        {G_IF("t < 64") "                D[t] = A[t]\n" "            B[t] = A[t] * T.float32(2)",
+         NULL},
+        /* nested: 64 <= t < 100 */
+        {G_IF("t < 100") "                if t >= 64:\n    " G_W("t"), NULL},
+        /* not, or, ==, select, max, floordiv: no linear bound read */
+        {G_IF("not (t < 64)") G_W("t"), NULL},
+        {G_IF("t < 64 or t >= 64") G_W("t"), NULL},
+        {G_IF("t == 0 or t >= 64") G_W("t"), NULL},
+        {G_IF("T.Select(t < 64, 0, 1) == 1") G_W("t"), NULL},
+        {G_IF("64 <= T.max(t, 0)") G_W("t"), NULL},
+        {G_IF("t // 64 >= 1") G_W("t"), NULL},
+        /* two thread variables: with s >= 0 the bound is t < 128, not 64
+         * (s is read back from B[s * 128 + t] whole) */
+        {G_IF("t + s * 64 < 128") G_W("s * 128 + t"),
+         G_IF("t < 64") "                D[s * 64 + t] = B[s * 128 + t + 64]"},
+        /* a sum that reads data wraps (docs/lowered-ir.md): t * 2^30 is 0
+         * for t = 64 and the guard holds there (and at t = 0), while its
+         * linear reading says t < 1; accepted before, the simulator then
+         * read B[64], which thread 0 never wrote */
+        {G_IF("t * 1073741824 + T.Cast(\"int32\", U[0]) < 256") G_W("t"),
+         G_IF("t < 1") "                D[s * 128 + t] = B[t + 64] + T.float32(1)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        refused(ctx, guard_text(ctx, "(256,)", 1, 2, cases[i].w, cases[i].r ? cases[i].r : G_R64),
+                (const char *[]){"buffer 'B' is local", "threadIdx.x ('t') cannot be told", NULL});
+    /* The bound of t (t < 64) lets B[s * 64 + t] tell s apart in the
+     * writer, but the reader's t < 65 lets thread (0, 64) read B[64],
+     * which thread (1, 0) wrote. */
+    refused(ctx,
+            guard_text(ctx, "(256,)", 1, 2, G_IF("t < 64") G_W("s * 64 + t"),
+                       G_IF("t < 65") "                D[s * 64 + t] = B[s * 64 + t]"),
+            (const char *[]){"buffer 'B' is local", NULL});
+    /* Digits (B[t % 32, k * 2 + t // 32]) with the reader's t < 96: digit
+     * t // 32 reaches 2, and row k * 2 + 2 at k = 0 is row 2 of k = 1. */
+    refused(ctx,
+            guard_text(ctx, "(32, 4)", 1, 1,
+                       "            for k in range(2):\n"
+                       "                if t < 64:\n"
+                       "                    B[t % 32, k * 2 + t // 32] = A[t * 2 + k]",
+                       "            for k in range(2):\n"
+                       "                if t < 96:\n"
+                       "                    D[t * 2 + k] = B[t % 32, k * 2 + t // 32]"),
+            (const char *[]){"buffer 'B' is local", NULL});
+    tir_ctx_destroy(ctx);
+}
+
+static void test_guard_kinds_accepted(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const int64_t n[] = {512, 4, 512};
+    const struct {
+        const char *shape;
+        int nbx, ny;
+        const char *w, *r;
+    } ok[] = {
+        /* B[k * 64 + t] under t < 64: t modulo 64 */
+        {"(256,)", 1, 1,
+         "            for k in range(2):\n"
+         "                if t < 64:\n"
+         "                    B[k * 64 + t] = A[k * 64 + t]",
+         "            for k in range(2):\n"
+         "                if t < 64:\n"
+         "                    D[k * 64 + t] = B[k * 64 + t] + T.float32(1)"},
+        /* a serial loop variable in the guard; the reader reads the other
+         * k's elements, which the same thread wrote */
+        {"(512,)", 1, 1,
+         "            for k in range(2):\n"
+         "                for v in range(4):\n"
+         "                    if t * 4 + v < 256:\n"
+         "                        B[k * 256 + t * 4 + v] = A[k * 256 + t * 4 + v]",
+         "            for k in range(2):\n"
+         "                for v in range(4):\n"
+         "                    if t * 4 + v < 256:\n"
+         "                        D[k * 256 + t * 4 + v] = B[(1 - k) * 256 + t * 4 + v]"},
+        /* the guard on t bounds the low part of s's read-back */
+        {"(256,)", 1, 2, G_IF("t < 64") G_W("s * 64 + t"),
+         G_IF("t < 64") "                D[s * 64 + t] = B[s * 64 + t] + T.float32(1)"},
+        /* a guard on blockIdx; B is replicated along t and s */
+        {"(4,)", 4, 1,
+         "            for k in range(2):\n"
+         "                if bx < 2:\n"
+         "                    B[k * 2 + bx] = A[k * 2 + bx]",
+         "            for k in range(2):\n"
+         "                if bx < 2:\n"
+         "                    D[(k * 2 + bx) * 128 + t] = B[k * 2 + bx] + T.float32(1)"},
+        /* a guard that reads data but cannot wrap (at most 127 * 4 + 255);
+         * D by (t, k): race_check does not bound t through the data */
+        {"(256,)", 1, 1,
+         "            for k in range(2):\n"
+         "                if t * 4 + T.Cast(\"int32\", U[0]) < 256:\n"
+         "                    B[k * 64 + t] = A[k * 64 + t]",
+         "            for k in range(2):\n"
+         "                if t * 4 + T.Cast(\"int32\", U[0]) < 256:\n"
+         "                    D[t * 2 + k] = B[k * 64 + t] + T.float32(1)"},
+        /* digits: column k * 2 + t // 32 tells t // 32 modulo 2, which
+         * t < 64 keeps below 2 */
+        {"(32, 4)", 1, 1,
+         "            for k in range(2):\n"
+         "                if t < 64:\n"
+         "                    B[t % 32, k * 2 + t // 32] = A[t * 2 + k]",
+         "            for k in range(2):\n"
+         "                if t < 64:\n"
+         "                    D[t * 2 + k] = B[t % 32, k * 2 + t // 32] + T.float32(1)"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        const tir_prim_func *f = guard_text(ctx, ok[i].shape, ok[i].nbx, ok[i].ny, ok[i].w, ok[i].r);
+        sim_matches(ctx, f, lower_ok(ctx, f), n);
+    }
+    tir_ctx_destroy(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_staged_fetch_same_order),
@@ -671,6 +831,8 @@ int main(void) {
         cmocka_unit_test(test_fused_split_write_back),
         cmocka_unit_test(test_warp_lane_digits),
         cmocka_unit_test(test_spread_copy),
+        cmocka_unit_test(test_guard_kinds_refused),
+        cmocka_unit_test(test_guard_kinds_accepted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

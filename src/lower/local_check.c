@@ -22,7 +22,8 @@
  *     c), n) is a function of the element, the same for writer and reader.
  *     Where every access runs under a condition that keeps t below some
  *     n' < n (a copy spread over more threads than it has elements), n'
- *     may stand for n.
+ *     may stand for n; only then-branch conditions count, read as linear
+ *     comparisons of signed scalars neither side of which can wrap.
  * Either way the element a thread reads was written by the reading thread.
  * Neither is needed for a t whose loop holds the buffer's Allocate: then
  * the function itself has one copy per thread.
@@ -317,6 +318,16 @@ static void bind_loops(tir_analyzer *an, const access *a) {
  * refused; twenty-ninth session).  Only the conditions of enclosing then
  * branches count: an else branch runs where its condition is false. */
 
+/* Whether every value of e (its variables bound in an) lies strictly
+ * inside its dtype's range (the analyzer gives the whole range for a sum
+ * that may leave it, so the ends do not count). */
+static bool fits_dtype(tir_analyzer *an, const tir_expr *e) {
+    if (e->dtype.bits < 2 || e->dtype.bits > 64) return false;
+    int64_t hi = e->dtype.bits == 64 ? INT64_MAX : ((int64_t)1 << (e->dtype.bits - 1)) - 1;
+    tir_int_bound bd = tir_analyzer_const_bound(an, e);
+    return bd.min > -hi - 1 && bd.max < hi;
+}
+
 /* The least n such that e, true where the access runs (its loops bound
  * in an), implies t < n; ext when it implies nothing tighter, 0 when it
  * holds for no t >= 0. */
@@ -341,6 +352,14 @@ static int64_t cond_limit(tir_ctx *ctx, tir_analyzer *an, const tir_expr *e, con
        reading below would bound t where the condition does not */
     if (lhs->dtype.code != TIR_TYPE_INT || lhs->dtype.lanes != 1 || !tir_uses_var(e, t))
         return ext;
+    /* ... and only where neither side can wrap: a sum that reads data
+       wraps (docs/lowered-ir.md), so `t * 1073741824 + int32(U[0]) < 1`
+       holds for t = 0, 2 and 3 of 4, where the linear reading below says
+       t < 1 (review of the twenty-ninth session: accepted, the reader
+       read an element it never wrote).  Adds, subtracts and constant
+       multiples wrap modulo 2^bits, so a side whose value stays in the
+       dtype has its unwrapped value whatever its partial sums do. */
+    if (!fits_dtype(an, lhs) || !fits_dtype(an, rhs)) return ext;
     term terms[MAXTERMS];
     int n = 0;
     if (!split_terms(lhs, 1, terms, &n) || !split_terms(rhs, -1, terms, &n)) return ext;
