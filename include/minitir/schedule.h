@@ -257,7 +257,14 @@ TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv
  *      none of that block's iterators (compute_at can leave such a loop:
  *      it repeats every instance, which is harmless only while each
  *      repetition runs the whole reduction from its init)
- *      (TIR_ERR_SCHED_REPEATED_INSTANCES). */
+ *      (TIR_ERR_SCHED_REPEATED_INSTANCES);
+ *  11. no two loops of extent other than 1 that feed reduce iterators of
+ *      a block whose update does not commute swap: an update other than
+ *      C = C op x (op +, -, *, min or max, or a chain of one of them, with
+ *      the accumulator once and not subtracted, x not reading C), such as
+ *      Horner's C = C * 3 + A[k], a hash or an argmax with two stores,
+ *      depends on the order of its steps (a commutative one only rounds
+ *      differently, as rfactor makes it) (TIR_ERR_SCHED_REDUCTION_ORDER). */
 TIR_API tir_status tir_sched_reorder(tir_schedule *s, int nloops, const tir_loop_rv *loops);
 
 /* Binds a loop to a GPU thread axis: "blockIdx.x/y/z", "threadIdx.x/y/z"
@@ -484,7 +491,13 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      the predicate is dropped and reduce iterators run over their whole
  *      domain, so a conjunct masking points inside it (rfactor's C_rf after
  *      a split that does not divide the reduction) would be lost
- *      (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *  14. a reduction whose update does not commute (reorder 11) already
+ *      runs its steps in the order of its reduce iterators (outer
+ *      iterators first, each increasing), the order of the regenerated
+ *      loops: proved by enumerating its loops' steps (up to 2^16) or, past
+ *      that, from bindings linear in the loops whose strides nest
+ *      (TIR_ERR_SCHED_REDUCTION_ORDER). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -540,7 +553,9 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *  13. the loop comes before the block, and no block under the loop or
  *      between it and the block reads what the block writes (it read the
  *      old values, and would see the new ones)
- *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *  14. as compute_at 14 for the moved block
+ *      (TIR_ERR_SCHED_REDUCTION_ORDER). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 

@@ -168,6 +168,34 @@ static tir_status check_tangled(sch_call *c, const uint32_t *rv_of, const tir_bl
     return TIR_OK;
 }
 
+/* 11: a reduction whose update does not commute (reduce_order.c) runs
+ * its steps for one spatial point in the nesting order of the loops
+ * feeding its reduce iterators; two of them (of extent other than 1)
+ * swapping would run the recurrence in another order. */
+static tir_status check_reduce_order(sch_call *c, const uint32_t *rv_of,
+                                     const tir_block_realize *r, int m,
+                                     const tir_for *const *chain, const tir_for *const *order) {
+    if (sch_reduction_commutes(r->block)) return TIR_OK;
+    for (int k = 0; k < m; k++)
+        for (int j = k + 1; j < m; j++) {
+            bool rk = false, rj = false;
+            feeds(r, chain[k]->var, &rk);
+            feeds(r, chain[j]->var, &rj);
+            if (!rk || !rj || sch_is_const(chain[k]->extent, 1) ||
+                sch_is_const(chain[j]->extent, 1) ||
+                pos_in(order, chain[k]) < pos_in(order, chain[j]))
+                continue;
+            const void *marks[2] = {chain[k], chain[j]};
+            return sch_fail_marks(c, TIR_ERR_SCHED_REDUCTION_ORDER, rv_of[j], 2, marks,
+                                  "loops %s and %s feed reduce iterators of block \"%s\" "
+                                  "and would swap; its update is not C = C op x with a "
+                                  "commutative op (+, *, min, max) and x not reading C, so "
+                                  "running its steps in another order changes the result",
+                                  chain[k]->var->name, chain[j]->var->name, r->block->name);
+        }
+    return TIR_OK;
+}
+
 tir_status sch_prim_reorder(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -259,6 +287,9 @@ tir_status sch_prim_reorder(sch_call *c) {
     /* 10 */
     for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
         mixed = check_repeat_above_reduce(c, rvs[top], rs.items[b], m, order);
+    /* 11 */
+    for (int b = 0; b < rs.n && mixed == TIR_OK; b++)
+        mixed = check_reduce_order(c, rv_of, rs.items[b], m, chain, order);
     ir_vec_free(&rs);
     ir_vec_free(&below);
     TIR_TRY(mixed);

@@ -456,6 +456,18 @@ bool sch_runs_once(const tir_schedule *s, tir_analyzer *a, int bi, int loop);
 /* True when x <= y is proven (false for NULL or mixed dtypes). */
 bool sch_prove_le(tir_ctx *ctx, tir_analyzer *a, const tir_expr *x, const tir_expr *y);
 
+/* reduce_order.c: true when block b's update commutes (C = C op x with
+ * op +/-, *, min or max, chains of them, x not reading C; a tensorized
+ * tile operation; blocks it holds that all commute) or b has no reduce
+ * iterator: its steps may run in any order. */
+bool sch_reduction_commutes(const tir_block *b);
+/* True when block sref bi's steps may be run in lexicographic order of its
+ * reduce iterators (the order compute_at's regenerated loops run them):
+ * its update commutes, or its loops up to its scope already run them in
+ * that order (enumerated up to 2^16 steps; past that, linear bindings
+ * whose strides nest). */
+bool sch_reduce_steps_in_order(const tir_schedule *s, int bi);
+
 /* cache_read.c: what cache_read and cache_write share. */
 typedef struct sch_cache_target {
     uint32_t rv;           /* the block handle */
