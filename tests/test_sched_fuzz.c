@@ -123,6 +123,181 @@ static const tir_prim_func *make_strided(tir_ctx *ctx, uint64_t *r) {
     return tir_parse_func(ctx, text, strlen(text), &f) == TIR_OK ? f : NULL;
 }
 
+/* Workloads of the sixth new-user review (tests/test_user_workloads.c),
+ * two dependent row reductions and halo stencils whose producer is a
+ * block of its own, drawn here too so that every primitive meets them
+ * (the definitions above have one reduction and no halo but conv2d's
+ * pad).  Every value stays a small integer where order matters: the
+ * interpreter compares bit for bit. */
+static const tir_prim_func *parse_or_null(tir_ctx *ctx, const char *text) {
+    const tir_prim_func *f = NULL;
+    return tir_parse_func(ctx, text, strlen(text), &f) == TIR_OK ? f : NULL;
+}
+
+/* Layer norm: S = sum A, V = sum (n A - S)^2, O = (n A - S) / sqrt(V + 1). */
+static const tir_prim_func *make_layernorm(tir_ctx *ctx, uint64_t *r) {
+    long long m = rnd(r, 1, 9), n = rnd(r, 1, 13);
+    char text[3000];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def layernorm(A: T.Buffer((%lld, %lld), \"float32\"), O: T.Buffer((%lld, %lld), \"float32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        S = T.alloc_buffer((%lld,), \"float32\")\n"
+             "        V = T.alloc_buffer((%lld,), \"float32\")\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"S\"):\n"
+             "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+             "                T.reads(A[vi, vk])\n"
+             "                T.writes(S[vi])\n"
+             "                with T.init():\n"
+             "                    S[vi] = T.float32(0)\n"
+             "                S[vi] = S[vi] + A[vi, vk]\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"V\"):\n"
+             "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+             "                T.reads(A[vi, vk], S[vi])\n"
+             "                T.writes(V[vi])\n"
+             "                with T.init():\n"
+             "                    V[vi] = T.float32(0)\n"
+             "                V[vi] = V[vi] + (A[vi, vk] * T.float32(%lld) - S[vi]) * (A[vi, vk] * T.float32(%lld) - S[vi])\n"
+             "        for i, j in T.grid(%lld, %lld):\n"
+             "            with T.block(\"O\"):\n"
+             "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+             "                T.reads(A[vi, vj], S[vi], V[vi])\n"
+             "                T.writes(O[vi, vj])\n"
+             "                O[vi, vj] = (A[vi, vj] * T.float32(%lld) - S[vi]) / T.sqrt(V[vi] + T.float32(1))\n",
+             m, n, m, n, m, m, m, n, m, n, n, n, m, n, n);
+    return parse_or_null(ctx, text);
+}
+
+/* Softmax's shape with exact arithmetic: M = max A, E = A - M, S = sum E,
+ * O = E * S. */
+static const tir_prim_func *make_softmax_like(tir_ctx *ctx, uint64_t *r) {
+    long long m = rnd(r, 1, 9), n = rnd(r, 1, 13);
+    char text[3000];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def softmax_like(A: T.Buffer((%lld, %lld), \"float32\"), O: T.Buffer((%lld, %lld), \"float32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        M = T.alloc_buffer((%lld,), \"float32\")\n"
+             "        E = T.alloc_buffer((%lld, %lld), \"float32\")\n"
+             "        S = T.alloc_buffer((%lld,), \"float32\")\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"M\"):\n"
+             "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+             "                T.reads(A[vi, vk])\n"
+             "                T.writes(M[vi])\n"
+             "                with T.init():\n"
+             "                    M[vi] = T.float32(\"-inf\")\n"
+             "                M[vi] = T.max(M[vi], A[vi, vk])\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"E\"):\n"
+             "                vi, vk = T.axis.remap(\"SS\", [i, k])\n"
+             "                T.reads(A[vi, vk], M[vi])\n"
+             "                T.writes(E[vi, vk])\n"
+             "                E[vi, vk] = A[vi, vk] - M[vi]\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"S\"):\n"
+             "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+             "                T.reads(E[vi, vk])\n"
+             "                T.writes(S[vi])\n"
+             "                with T.init():\n"
+             "                    S[vi] = T.float32(0)\n"
+             "                S[vi] = S[vi] + E[vi, vk]\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"O\"):\n"
+             "                vi, vk = T.axis.remap(\"SS\", [i, k])\n"
+             "                T.reads(E[vi, vk], S[vi])\n"
+             "                T.writes(O[vi, vk])\n"
+             "                O[vi, vk] = E[vi, vk] * S[vi]\n",
+             m, n, m, n, m, m, n, m, m, n, m, n, m, n, m, n);
+    return parse_or_null(ctx, text);
+}
+
+/* A 2-D blur whose producer P = 2 A + 1 is a block of its own: spelled
+ * out (five taps of a 3x3 window) or as a reduction over the window. */
+static const tir_prim_func *make_blur(tir_ctx *ctx, uint64_t *r) {
+    long long h = rnd(r, 1, 9), w = rnd(r, 1, 9);
+    bool red = rnd(r, 0, 1);
+    char text[3000];
+    int k = snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def blur(A: T.Buffer((%lld, %lld), \"float32\"), W: T.Buffer((3, 3), \"float32\"), "
+             "B: T.Buffer((%lld, %lld), \"float32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        P = T.alloc_buffer((%lld, %lld), \"float32\")\n"
+             "        for i, j in T.grid(%lld, %lld):\n"
+             "            with T.block(\"P\"):\n"
+             "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+             "                T.reads(A[vi, vj])\n"
+             "                T.writes(P[vi, vj])\n"
+             "                P[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n",
+             h + 2, w + 2, h, w, h + 2, w + 2, h + 2, w + 2);
+    if (red)
+        snprintf(text + k, sizeof text - (size_t)k,
+                 "        for i, j, di, dj in T.grid(%lld, %lld, 3, 3):\n"
+                 "            with T.block(\"B\"):\n"
+                 "                vi, vj, vdi, vdj = T.axis.remap(\"SSRR\", [i, j, di, dj])\n"
+                 "                T.reads(P[vi + vdi, vj + vdj], W[vdi, vdj])\n"
+                 "                T.writes(B[vi, vj])\n"
+                 "                with T.init():\n"
+                 "                    B[vi, vj] = T.float32(0)\n"
+                 "                B[vi, vj] = B[vi, vj] + P[vi + vdi, vj + vdj] * W[vdi, vdj]\n",
+                 h, w);
+    else
+        snprintf(text + k, sizeof text - (size_t)k,
+                 "        for i, j in T.grid(%lld, %lld):\n"
+                 "            with T.block(\"B\"):\n"
+                 "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+                 "                T.reads(P[vi:vi + 3, vj:vj + 3], W[1, 1])\n"
+                 "                T.writes(B[vi, vj])\n"
+                 "                B[vi, vj] = P[vi, vj + 1] + P[vi + 1, vj] + P[vi + 1, vj + 1] * "
+                 "W[1, 1] + P[vi + 1, vj + 2] + P[vi + 2, vj + 1]\n",
+                 h, w);
+    return parse_or_null(ctx, text);
+}
+
+/* A reduction whose update does not commute (Horner's rule over two
+ * reduce iterators, int32 wrapping), after an elementwise producer and
+ * before a consumer: no primitive may run its steps in another order
+ * (reorder 11, compute_at 14, reverse_compute_at 14). */
+static const tir_prim_func *make_recurrence(tir_ctx *ctx, uint64_t *r) {
+    long long m = rnd(r, 1, 7), k1 = rnd(r, 1, 5), k2 = rnd(r, 1, 5);
+    bool swapped = rnd(r, 0, 1);
+    char grid[96], text[3000];
+    snprintf(grid, sizeof grid, swapped ? "for i, k2, k1 in T.grid(%lld, %lld, %lld):\n"
+                                        : "for i, k1, k2 in T.grid(%lld, %lld, %lld):\n",
+             m, swapped ? k2 : k1, swapped ? k1 : k2);
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def recurrence(A: T.Buffer((%lld, %lld), \"int32\"), Y: T.Buffer((%lld,), \"int32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        P = T.alloc_buffer((%lld, %lld), \"int32\")\n"
+             "        C = T.alloc_buffer((%lld,), \"int32\")\n"
+             "        for i, k in T.grid(%lld, %lld):\n"
+             "            with T.block(\"P\"):\n"
+             "                vi, vk = T.axis.remap(\"SS\", [i, k])\n"
+             "                T.reads(A[vi, vk])\n"
+             "                T.writes(P[vi, vk])\n"
+             "                P[vi, vk] = A[vi, vk] * 2 + 1\n"
+             "        %s"
+             "            with T.block(\"C\"):\n"
+             "                vi, vk1, vk2 = T.axis.remap(\"SRR\", [i, k1, k2])\n"
+             "                T.reads(P[vi, vk1 * %lld + vk2])\n"
+             "                T.writes(C[vi])\n"
+             "                with T.init():\n"
+             "                    C[vi] = 7\n"
+             "                C[vi] = C[vi] * 3 + P[vi, vk1 * %lld + vk2]\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"Y\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(C[vi])\n"
+             "                T.writes(Y[vi])\n"
+             "                Y[vi] = C[vi] - 1\n",
+             m, k1 * k2, m, m, k1 * k2, m, m, k1 * k2, grid, k2, k2, m);
+    return parse_or_null(ctx, text);
+}
+
 typedef struct {
     tir_ctx *ctx;
     tir_schedule *s;
@@ -900,6 +1075,22 @@ static void test_fuzz_locations(void **st) {
     g_family = FAM_ALL;
 }
 
+/* The sixth new-user review's workloads, in the general mix and in the
+ * compute-location family. */
+static void test_fuzz_workloads(void **st) {
+    (void)st;
+    run_cases(make_layernorm, "layernorm", g_cases / 16, g_seed + 12);
+    run_cases(make_softmax_like, "softmax_like", g_cases / 16, g_seed + 13);
+    run_cases(make_blur, "blur", g_cases / 16, g_seed + 14);
+    run_cases(make_recurrence, "recurrence", g_cases / 16, g_seed + 18);
+    g_family = FAM_LOCATIONS;
+    run_cases(make_layernorm, "locations_layernorm", g_cases / 16, g_seed + 15);
+    run_cases(make_softmax_like, "locations_softmax_like", g_cases / 16, g_seed + 16);
+    run_cases(make_blur, "locations_blur", g_cases / 16, g_seed + 17);
+    run_cases(make_recurrence, "locations_recurrence", g_cases / 16, g_seed + 19);
+    g_family = FAM_ALL;
+}
+
 /* After the others: transform_layout, rfactor and blockize were called
  * and sometimes succeeded. */
 static void test_layout_counts(void **st) {
@@ -926,6 +1117,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fuzz_matmul_bias),
         cmocka_unit_test(test_fuzz_loop_nests),
         cmocka_unit_test(test_fuzz_locations),
+        cmocka_unit_test(test_fuzz_workloads),
         cmocka_unit_test(test_layout_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
