@@ -1280,6 +1280,205 @@ static void test_recurrences(void **state) {
     report("recurrences", &c);
 }
 
+/* ------------------------------------------------------------ offset loops */
+
+/* Loops and iterators that do not start at 0, as a user writes an
+ * interior: rows over threads, P = 2 A + 1 and, for j in range(1, n - 1),
+ * B[r, j] = P[r, j - 1] + 2 P[r, j] + P[r, j + 1] (B's border columns are
+ * never written); form 1 a reduction over a window (2, 5) instead. */
+static const char *offset_text(int rows, int n, int form) {
+    static char buf[4096];
+    int k = snprintf(buf, sizeof buf,
+                     "@T.prim_func\n"
+                     "def offset(A: T.Buffer((%d, %d), \"float32\"), B: T.Buffer((%d, %d), "
+                     "\"float32\")):\n"
+                     "    with T.block(\"root\"):\n"
+                     "        P = T.alloc_buffer((%d, %d), \"float32\")\n"
+                     "        for r, j in T.grid(%d, %d):\n"
+                     "            with T.block(\"P\"):\n"
+                     "                vr, vj = T.axis.remap(\"SS\", [r, j])\n"
+                     "                T.reads(A[vr, vj])\n"
+                     "                T.writes(P[vr, vj])\n"
+                     "                P[vr, vj] = A[vr, vj] * T.float32(2) + T.float32(1)\n",
+                     rows, n, rows, n, rows, n, rows, n);
+    if (form == 0)
+        snprintf(buf + k, sizeof buf - (size_t)k,
+                 "        for r in range(%d):\n"
+                 "            for j in T.serial(1, %d):\n"
+                 "                with T.block(\"B\"):\n"
+                 "                    vr = T.axis.spatial(%d, r)\n"
+                 "                    vj = T.axis.spatial((1, %d), j)\n"
+                 "                    T.reads(P[vr, vj - 1:vj + 2])\n"
+                 "                    T.writes(B[vr, vj])\n"
+                 "                    B[vr, vj] = P[vr, vj - 1] + P[vr, vj] * T.float32(2) + "
+                 "P[vr, vj + 1]\n",
+                 rows, n - 1, rows, n - 1);
+    else
+        snprintf(buf + k, sizeof buf - (size_t)k,
+                 "        for r in range(%d):\n"
+                 "            for j in T.serial(1, %d):\n"
+                 "                for w in T.serial(2, 5):\n"
+                 "                    with T.block(\"B\"):\n"
+                 "                        vr = T.axis.spatial(%d, r)\n"
+                 "                        vj = T.axis.spatial((1, %d), j)\n"
+                 "                        vw = T.axis.reduce((2, 5), w)\n"
+                 "                        T.reads(P[vr, vj - 1 + vw - 2:vj + vw])\n"
+                 "                        T.writes(B[vr, vj])\n"
+                 "                        with T.init():\n"
+                 "                            B[vr, vj] = T.float32(0)\n"
+                 "                        B[vr, vj] = B[vr, vj] + P[vr, vj - 1 + vw - 2] * "
+                 "T.float32(3)\n",
+                 rows, n - 1, rows, n - 1);
+    return buf;
+}
+
+/* Rows over blocks and threads (r split by t); then, by `v`:
+ *   0  P computed at B's j loop (min 1), in registers or global;
+ *   1  P computed at B's row thread loop, local; j unrolled;
+ *   2  (form 1) decompose_reduction at j, or at w; P inlined;
+ *   3  B cached in a register and written back at j (reverse_compute_at);
+ *   4  P's loops tiled, B moved under P's row loop (reverse_compute_at). */
+static void offset_variant(uw_counts *c, int rows, int n, int form, int v, int64_t t, int flags) {
+    char label[128];
+    snprintf(label, sizeof label, "offset %dx%d form %d v%d t%lld f%d", rows, n, form, v,
+             (long long)t, flags);
+    tir_ctx *ctx = tir_ctx_create();
+    uw u;
+    uw_start(&u, ctx, parse(ctx, offset_text(rows, n, form)), label, 0);
+    tir_block_rv bp = uw_block(&u, "P"), bb = uw_block(&u, "B"), x;
+    tir_loop_rv l[16], rp[2];
+    if (v == 4) {
+        uw_loops(&u, "P", l);
+        split_bind(&u, l[0], t, rp);
+        if (flags & 1) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "local"));
+        TRY(&u, "reverse_compute_at",
+            tir_sched_reverse_compute_at(u.s, bb, rp[1], (flags & 2) != 0));
+        uw_finish(&u, c);
+        tir_ctx_destroy(ctx);
+        return;
+    }
+    uw_loops(&u, "B", l);
+    split_bind(&u, l[0], t, rp);
+    if (v == 0) {
+        if (flags & 1) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "local"));
+        TRY(&u, "compute_at", tir_sched_compute_at(u.s, bp, l[1], (flags & 2) != 0));
+        if (flags & 4) TRY(&u, "unroll", tir_sched_unroll(u.s, l[1]));
+    } else if (v == 1) {
+        TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "local"));
+        TRY(&u, "compute_at", tir_sched_compute_at(u.s, bp, rp[1], (flags & 2) != 0));
+        TRY(&u, "unroll", tir_sched_unroll(u.s, l[1]));
+        if (flags & 1) {
+            int np = uw_loops(&u, "P", l);
+            if (np) TRY(&u, "vectorize", tir_sched_vectorize(u.s, l[np - 1]));
+        }
+    } else if (v == 2) {
+        if (form != 1) goto done;
+        if (flags & 1)
+            TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, bp));
+        else {
+            uw_loops(&u, "P", l);
+            tir_loop_rv pp[2];
+            split_bind(&u, l[0], t, pp);
+        }
+        int nb = uw_loops(&u, "B", l);
+        if (nb == 4)
+            TRY(&u, "decompose_reduction",
+                tir_sched_decompose_reduction(u.s, bb, l[(flags & 2) ? 3 : 2], &x));
+        if (flags & 4) TRY(&u, "unroll", tir_sched_unroll(u.s, l[3]));
+    } else {
+        tir_block_rv bl;
+        TRY(&u, "cache_write", tir_sched_cache_write(u.s, bb, 0, "local", 0, NULL, &bl));
+        TRY(&u, "reverse_compute_at",
+            tir_sched_reverse_compute_at(u.s, bl, (flags & 1) ? rp[1] : l[1], (flags & 2) != 0));
+        TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, bp));
+    }
+done:
+    uw_finish(&u, c);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_offset_loops(void **state) {
+    (void)state;
+    uw_counts c = {0};
+    static const int sizes[][2] = {{5, 9}, {1, 3}, {8, 33}};
+    for (int z = 0; z < 3; z++)
+        for (int form = 0; form < 2; form++)
+            for (int v = 0; v < 5; v++)
+                for (int f = 0; f < 8; f++)
+                    offset_variant(&c, sizes[z][0], sizes[z][1], form, v, z == 2 ? 4 : 2, f);
+    report("offset loops", &c);
+}
+
+/* ------------------------------------------------------------ pipelined blur */
+
+/* A 2-D blur in chunks: each thread block runs `chunks` row tiles of ti
+ * rows in a serial loop, the producer P (not a plain copy: 2 A + 1, or
+ * the reduction form's) computed for each tile in shared memory and
+ * software-pipelined against B (stages [0, 1]; flags: 1 async stage 0,
+ * 2 B through a register cache, 4 A cached in shared too, as a third
+ * statement). */
+static void pipelined_blur(uw_counts *c, int h, int w, int form, int64_t ti, int64_t tj,
+                           int64_t chunks, int flags) {
+    char label[160];
+    snprintf(label, sizeof label, "pipelined blur %dx%d form %d %lldx%lld chunks %lld f%d", h, w,
+             form, (long long)ti, (long long)tj, (long long)chunks, flags);
+    tir_ctx *ctx = tir_ctx_create();
+    uw u;
+    uw_start(&u, ctx, parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
+    tir_block_rv bp = uw_block(&u, "P"), bb = uw_block(&u, "B");
+    tir_loop_rv l[16], ip[3], jp[2];
+    uw_loops(&u, "B", l);
+    TRY(&u, "split",
+        tir_sched_split(u.s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, chunks, ti}, ip));
+    uw_split(&u, l[1], tj, jp);
+    TRY(&u, "reorder",
+        tir_sched_reorder(u.s, 5, (const tir_loop_rv[]){ip[0], jp[0], ip[1], ip[2], jp[1]}));
+    TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.x"));
+    TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.y"));
+    TRY(&u, "bind", tir_sched_bind(u.s, ip[2], "threadIdx.y"));
+    TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
+    if (flags & 2) {
+        tir_block_rv bl;
+        TRY(&u, "cache_write", tir_sched_cache_write(u.s, bb, 0, "local", 0, NULL, &bl));
+        TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, bl, jp[1], false));
+    }
+    tir_block_rv as = {0, 0};
+    if (flags & 4) TRY(&u, "cache_read", tir_sched_cache_read(u.s, bp, 0, "shared", 0, NULL, &as));
+    TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "shared"));
+    TRY(&u, "compute_at", tir_sched_compute_at(u.s, bp, ip[1], false));
+    if (flags & 4) TRY(&u, "compute_at", tir_sched_compute_at(u.s, as, ip[1], false));
+    const char *names[2] = {"P", "A_shared"};
+    for (int k = 0; k < ((flags & 4) ? 2 : 1); k++) {
+        tir_loop_rv pl[16], fu, fp[3];
+        int np = uw_loops(&u, names[k], pl);
+        if (np < 5) continue;
+        TRY(&u, "fuse", tir_sched_fuse(u.s, np - 3, pl + 3, &fu));
+        TRY(&u, "split",
+            tir_sched_split(u.s, fu, 3, (const int64_t[]){TIR_SPLIT_INFER, ti, tj}, fp));
+        TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.y"));
+        TRY(&u, "bind", tir_sched_bind(u.s, fp[2], "threadIdx.x"));
+    }
+    int n = (flags & 4) ? 3 : 2;
+    int64_t st[3] = {0, 0, 1}, ord[3] = {0, 1, 2}, as0[1] = {0};
+    if (n == 2) st[1] = 1;
+    TRY(&u, "software_pipeline",
+        tir_sched_software_pipeline(u.s, ip[1], n, st, n, ord, (flags & 1) ? 1 : 0, as0));
+    uw_finish(&u, c);
+    tir_ctx_destroy(ctx);
+}
+
+static void test_pipelined_blur(void **state) {
+    (void)state;
+    uw_counts c = {0};
+    for (int form = 0; form < 2; form++)
+        for (int f = 0; f < 8; f++) {
+            pipelined_blur(&c, 16, 16, form, 4, 8, 2, f);
+            pipelined_blur(&c, 13, 7, form, 2, 4, 3, f);
+            pipelined_blur(&c, 5, 9, form, 2, 4, 4, f);
+        }
+    report("pipelined blur", &c);
+}
+
 /* ------------------------------------------------------------ random GPU schedules */
 
 /* A random GPU schedule of a multi-stage workload, drawn the way a user
@@ -1332,6 +1531,59 @@ static const tir_prim_func *mk_bsoftmax(tir_ctx *ctx, uint64_t *r) {
     return parse(ctx, bsoftmax_text((int)rnd(r, 1, 3), (int)rnd(r, 1, 9), (int)rnd(r, 1, 20)));
 }
 
+/* A transpose through an elementwise producer, B[j, i] = P[i, j], P = A
+ * * 3 + 1, in float32, float16, int8 or int32 at ragged sizes. */
+static const char *const dtypes[] = {"float32", "float16", "int8", "int32"};
+static const tir_prim_func *mk_transpose(tir_ctx *ctx, uint64_t *r) {
+    static char buf[4096];
+    int m = (int)rnd(r, 1, 40), n = (int)rnd(r, 1, 40);
+    const char *dt = dtypes[rnd(r, 0, 3)];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def transpose(A: T.Buffer((%d, %d), \"%s\"), B: T.Buffer((%d, %d), \"%s\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        P = T.alloc_buffer((%d, %d), \"%s\")\n"
+             "        for i, j in T.grid(%d, %d):\n"
+             "            with T.block(\"P\"):\n"
+             "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+             "                T.reads(A[vi, vj])\n"
+             "                T.writes(P[vi, vj])\n"
+             "                P[vi, vj] = A[vi, vj] * T.%s(3) + T.%s(1)\n"
+             "        for j, i in T.grid(%d, %d):\n"
+             "            with T.block(\"B\"):\n"
+             "                vj, vi = T.axis.remap(\"SS\", [j, i])\n"
+             "                T.reads(P[vi, vj])\n"
+             "                T.writes(B[vj, vi])\n"
+             "                B[vj, vi] = P[vi, vj]\n",
+             m, n, dt, n, m, dt, m, n, dt, m, n, dt, dt, n, m);
+    return parse(ctx, buf);
+}
+/* A 3-D elementwise pair over fused loops of different extents. */
+static const tir_prim_func *mk_fused3d(tir_ctx *ctx, uint64_t *r) {
+    static char buf[4096];
+    int a = (int)rnd(r, 1, 5), b = (int)rnd(r, 1, 37), c = (int)rnd(r, 1, 9);
+    const char *dt = dtypes[rnd(r, 0, 3)];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def fused3d(A: T.Buffer((%d, %d, %d), \"%s\"), E: T.Buffer((%d, %d, %d), \"%s\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        P = T.alloc_buffer((%d, %d, %d), \"%s\")\n"
+             "        for x, y, z in T.grid(%d, %d, %d):\n"
+             "            with T.block(\"P\"):\n"
+             "                vx, vy, vz = T.axis.remap(\"SSS\", [x, y, z])\n"
+             "                T.reads(A[vx, vy, vz])\n"
+             "                T.writes(P[vx, vy, vz])\n"
+             "                P[vx, vy, vz] = A[vx, vy, vz] * T.%s(3)\n"
+             "        for x, y, z in T.grid(%d, %d, %d):\n"
+             "            with T.block(\"E\"):\n"
+             "                vx, vy, vz = T.axis.remap(\"SSS\", [x, y, z])\n"
+             "                T.reads(P[vx, vy, vz])\n"
+             "                T.writes(E[vx, vy, vz])\n"
+             "                E[vx, vy, vz] = P[vx, vy, vz] + T.%s(1)\n",
+             a, b, c, dt, a, b, c, dt, a, b, c, dt, a, b, c, dt, a, b, c, dt);
+    return parse(ctx, buf);
+}
+
 static const wl_def wl_defs[] = {
     {"layernorm", mk_layernorm, 3, {{"S", 1, 1}, {"V", 1, 1}, {"O", 2, 0}}, 1e-5},
     {"blur", mk_blur0, 2, {{"P", 2, 0}, {"B", 2, 0}}, 0},
@@ -1339,6 +1591,8 @@ static const wl_def wl_defs[] = {
     {"conv2d", mk_conv, 2, {{"pad", 4, 0}, {"conv", 4, 3}}, 1e-5},
     {"chain", mk_chain, 3, {{"B", 2, 0}, {"C", 2, 0}, {"D", 2, 0}}, 0},
     {"bsoftmax", mk_bsoftmax, 4, {{"M", 2, 1}, {"E", 3, 0}, {"S", 2, 1}, {"O", 3, 0}}, 1e-5},
+    {"transpose", mk_transpose, 2, {{"P", 2, 0}, {"B", 2, 0}}, 0},
+    {"fused3d", mk_fused3d, 2, {{"P", 3, 0}, {"E", 3, 0}}, 0},
 };
 
 typedef struct rg {
@@ -1465,6 +1719,24 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
         TRY(u, "cache_write", tir_sched_cache_write(u->s, ab, 0, "local", 0, NULL, &al));
         rg_tile(&g, an->name, an->nsp, true);
         TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, al, g.thr, rnd(r, 0, 1)));
+    } else if (rnd(r, 0, 5) == 0) {
+        /* the output staged in shared memory, written back by the
+           threads at the block loop */
+        tir_block_rv ab = uw_block(u, an->name), as;
+        TRY(u, "cache_write", tir_sched_cache_write(u->s, ab, 0, "shared", 0, NULL, &as));
+        rg_tile(&g, an->name, an->nsp, true);
+        TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, as, g.blk, rnd(r, 0, 1)));
+        if (u->st == TIR_OK) {
+            const tir_block *bn;
+            tir_sched_get_block_node(u->s, as, &bn);
+            char nm[128];
+            snprintf(nm, sizeof nm, "%s", bn->name);
+            tir_loop_rv l[16];
+            int n = uw_loops(u, nm, l), skip = 0;
+            for (int k = 0; k < n; k++)
+                if (tir_sched_same_loop(u->s, l[k], g.blk)) skip = k + 1;
+            rg_fetch(&g, nm, skip);
+        }
     } else {
         rg_tile(&g, an->name, an->nsp, true);
     }
@@ -1478,6 +1750,9 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
             /* at the block loop, shared (or global), fetched by the threads */
             TRY(u, "set_scope",
                 tir_sched_set_scope(u->s, bb, 0, rnd(r, 0, 3) ? "shared" : "global"));
+            if (wb->nsp == 2 && rnd(r, 0, 3) == 0)
+                TRY(u, "transform_layout",
+                    tir_sched_transform_layout(u->s, bb, 0, true, "lambda a, b: (b, a)"));
             TRY(u, "compute_at", tir_sched_compute_at(u->s, bb, g.blk, rnd(r, 0, 1)));
             tir_loop_rv l[16];
             int n = uw_loops(u, wb->name, l), skip = 0;
@@ -1497,8 +1772,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
                 rg_fetch(&g, wb->name, skip);
             }
             if (rnd(r, 0, 2) == 0)
-                TRY(u, "storage_align",
-                    tir_sched_storage_align(u->s, bb, 0, 0, rnd(r, 1, 16), 0));
+                TRY(u, "storage_align", tir_sched_storage_align(u->s, bb, 0, 0, rnd(r, 1, 16), 0));
         } else if (how == 3) {
             TRY(u, "set_scope",
                 tir_sched_set_scope(u->s, bb, 0, rnd(r, 0, 3) ? "local" : "global"));
@@ -1612,9 +1886,10 @@ int main(void) {
     const char *v = getenv("MINITIR_UW_VERBOSE");
     verbose = v && *v && strcmp(v, "0") != 0;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layernorm), cmocka_unit_test(test_blur),
-        cmocka_unit_test(test_conv2d),    cmocka_unit_test(test_chain),
-        cmocka_unit_test(test_bsoftmax),  cmocka_unit_test(test_recurrences),
+        cmocka_unit_test(test_layernorm),    cmocka_unit_test(test_blur),
+        cmocka_unit_test(test_conv2d),       cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_bsoftmax),     cmocka_unit_test(test_recurrences),
+        cmocka_unit_test(test_offset_loops), cmocka_unit_test(test_pipelined_blur),
         cmocka_unit_test(test_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
