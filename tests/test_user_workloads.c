@@ -1251,6 +1251,7 @@ static void recur_case(uw_counts *c, int m, int k1n, int k2n, int order, int upd
         c->refused++;
         tir_sched_destroy(u.s);
     } else {
+        sched_snap_free(&snap);
         uw_finish(&u, c);
     }
     tir_ctx_destroy(ctx);
