@@ -170,8 +170,10 @@ static const tir_prim_func *make_layernorm(tir_ctx *ctx, uint64_t *r) {
     return parse_or_null(ctx, text);
 }
 
-/* Softmax's shape with exact arithmetic: M = max A, E = A - M, S = sum E,
- * O = E * S. */
+/* Softmax's shape with exact arithmetic: M = max (A + 0.5), E = A - M,
+ * S = sum E, O = E * S.  The 0.5 keeps zeros out of the max: of +0 and -0
+ * it returns the second (docs/lowered-ir.md), so a reordered max of
+ * signed zeros may differ in the sign of a zero, as documented. */
 static const tir_prim_func *make_softmax_like(tir_ctx *ctx, uint64_t *r) {
     long long m = rnd(r, 1, 9), n = rnd(r, 1, 13);
     char text[3000];
@@ -189,7 +191,7 @@ static const tir_prim_func *make_softmax_like(tir_ctx *ctx, uint64_t *r) {
              "                T.writes(M[vi])\n"
              "                with T.init():\n"
              "                    M[vi] = T.float32(\"-inf\")\n"
-             "                M[vi] = T.max(M[vi], A[vi, vk])\n"
+             "                M[vi] = T.max(M[vi], A[vi, vk] + T.float32(0.5))\n"
              "        for i, k in T.grid(%lld, %lld):\n"
              "            with T.block(\"E\"):\n"
              "                vi, vk = T.axis.remap(\"SS\", [i, k])\n"

@@ -15,7 +15,6 @@
  * iterator order, silently computing something else (sixth new-user
  * review); these checks refuse that instead.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "sched_internal.h"
@@ -150,14 +149,15 @@ static bool linear(const tir_expr *e, int nv, const tir_var *const *vars, int64_
 /* The odometer over the loops (constant ranges) in nesting order: each
  * step's reduce iterator values, compared with the last in iterator
  * order, must never decrease. */
-static bool enumerate_increasing(const tir_block_realize *r, int nf, const tir_for *const *f,
-                                 int nfix, const tir_var *const *fix, const int64_t *fixv) {
+static bool enumerate_increasing(tir_ctx *ctx, const tir_block_realize *r, int nf,
+                                 const tir_for *const *f, int nfix, const tir_var *const *fix,
+                                 const int64_t *fixv) {
     int nv = nf + nfix;
-    const tir_var **vars = calloc((size_t)nv, sizeof *vars);
-    int64_t *vals = calloc((size_t)nv, sizeof *vals), *ext = calloc((size_t)nf, sizeof *ext);
-    int64_t *prev = calloc((size_t)r->nvalues, sizeof *prev);
-    int64_t *cur = calloc((size_t)r->nvalues, sizeof *cur);
-    bool ok = vars && vals && ext && prev && cur, first = true;
+    const tir_var **vars = IR_NEWN(ctx, const tir_var *, nv + 1);
+    int64_t *vals = IR_NEWN(ctx, int64_t, nv + 1), *ext = IR_NEWN(ctx, int64_t, nf + 1);
+    int64_t *prev = IR_NEWN(ctx, int64_t, r->nvalues + 1);
+    int64_t *cur = IR_NEWN(ctx, int64_t, r->nvalues + 1);
+    bool ok = true, first = true;
     for (int i = 0; ok && i < nf; i++) {
         vars[i] = f[i]->var;
         ok = tir_expr_const_int(f[i]->min, &vals[i]) && tir_expr_const_int(f[i]->extent, &ext[i]);
@@ -186,7 +186,6 @@ static bool enumerate_increasing(const tir_block_realize *r, int nf, const tir_f
         }
         if (d < 0) break;
     }
-    free(vars), free(vals), free(ext), free(prev), free(cur);
     return ok;
 }
 
@@ -194,11 +193,12 @@ static bool enumerate_increasing(const tir_block_realize *r, int nf, const tir_f
  * coefficient positive and larger than the span of the loops inside it
  * that feed the same iterator (so each iterator increases), and the
  * loops of iterator i above those of any later iterator. */
-static bool affine_increasing(const tir_block_realize *r, int nf, const tir_for *const *f) {
-    const tir_var **vars = calloc((size_t)nf, sizeof *vars);
-    int64_t *coef = calloc((size_t)nf, sizeof *coef);
-    int *owner = calloc((size_t)nf, sizeof *owner);
-    bool ok = vars && coef && owner;
+static bool affine_increasing(tir_ctx *ctx, const tir_block_realize *r, int nf,
+                              const tir_for *const *f) {
+    const tir_var **vars = IR_NEWN(ctx, const tir_var *, nf + 1);
+    int64_t *coef = IR_NEWN(ctx, int64_t, nf + 1);
+    int *owner = IR_NEWN(ctx, int, nf + 1);
+    bool ok = true;
     for (int i = 0; ok && i < nf; i++) vars[i] = f[i]->var, owner[i] = -1;
     for (int k = 0; ok && k < r->nvalues; k++) {
         if (r->block->iters[k].kind != TIR_ITER_REDUCE) continue;
@@ -223,7 +223,6 @@ static bool affine_increasing(const tir_block_realize *r, int nf, const tir_for 
         ok = owner[i] >= last;
         last = owner[i];
     }
-    free(vars), free(coef), free(owner);
     return ok;
 }
 
@@ -233,11 +232,11 @@ bool sch_reduce_steps_in_order(const tir_schedule *s, int bi) {
     if (sch_reduction_commutes(b)) return true;
     int sc = sch_scope_of(s, bi), np = 0;
     for (int p = s->srefs[bi].parent; p != sc && p >= 0; p = s->srefs[p].parent) np++;
-    const tir_for **path = calloc((size_t)(np ? np : 1), sizeof *path);
-    const tir_for **f = calloc((size_t)(np ? np : 1), sizeof *f);
-    const tir_var **fix = calloc((size_t)(np ? np : 1), sizeof *fix);
-    int64_t *fixv = calloc((size_t)(np ? np : 1), sizeof *fixv);
-    bool ok = path && f && fix && fixv;
+    const tir_for **path = IR_NEWN(s->ctx, const tir_for *, np + 1);
+    const tir_for **f = IR_NEWN(s->ctx, const tir_for *, np + 1);
+    const tir_var **fix = IR_NEWN(s->ctx, const tir_var *, np + 1);
+    int64_t *fixv = IR_NEWN(s->ctx, int64_t, np + 1);
+    bool ok = true;
     int k = np, nf = 0, nfix = 0;
     for (int p = s->srefs[bi].parent; ok && p != sc && p >= 0; p = s->srefs[p].parent)
         path[--k] = sch_sref_for(s, p);
@@ -268,8 +267,7 @@ bool sch_reduce_steps_in_order(const tir_schedule *s, int bi) {
             steps *= e;
     }
     if (ok)
-        ok = steps <= (1 << 16) ? enumerate_increasing(r, nf, f, nfix, fix, fixv)
-                                : affine_increasing(r, nf, f);
-    free(path), free(f), free(fix), free(fixv);
+        ok = steps <= (1 << 16) ? enumerate_increasing(s->ctx, r, nf, f, nfix, fix, fixv)
+                                : affine_increasing(s->ctx, r, nf, f);
     return ok;
 }
