@@ -369,13 +369,7 @@ tir_status sch_prim_compute_at(sch_call *c) {
                               loop->var->name);
     }
     /* 14 */
-    if (!sch_reduce_steps_in_order(s, bi))
-        return sch_fail(c, TIR_ERR_SCHED_REDUCTION_ORDER, brv, b,
-                        "block \"%s\" would get one loop per iterator, running its reduction "
-                        "steps in the order of its reduce iterators, which its loops do not "
-                        "follow; its update is not C = C op x with a commutative op (+, *, "
-                        "min, max) and x not reading C, so that would change the result",
-                        b->name);
+    TIR_TRY(sch_check_reduce_order(c, brv, bi));
     const tir_stmt *moved = sch_regen_loops(c, li, b, rng, preserve);
     const tir_prim_func *out = sch_move_block(c, bi, li, pos, moved);
     /* 12 */

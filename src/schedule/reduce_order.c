@@ -271,3 +271,14 @@ bool sch_reduce_steps_in_order(const tir_schedule *s, int bi) {
                                 : affine_increasing(s->ctx, r, nf, f);
     return ok;
 }
+
+tir_status sch_check_reduce_order(sch_call *c, uint32_t brv, int bi) {
+    if (sch_reduce_steps_in_order(c->sch, bi)) return TIR_OK;
+    const tir_block *b = sch_sref_block(c->sch, bi);
+    return sch_fail(c, TIR_ERR_SCHED_REDUCTION_ORDER, brv, b,
+                    "block \"%s\" would get one loop per iterator, running its reduction "
+                    "steps in the order of its reduce iterators, which its loops do not "
+                    "follow; its update is not C = C op x with a commutative op (+, *, "
+                    "min, max) and x not reading C, so that would change the result",
+                    b->name);
+}

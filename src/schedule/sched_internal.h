@@ -467,6 +467,10 @@ bool sch_reduction_commutes(const tir_block *b);
  * that order (enumerated up to 2^16 steps; past that, linear bindings
  * whose strides nest). */
 bool sch_reduce_steps_in_order(const tir_schedule *s, int bi);
+/* compute_at's and reverse_compute_at's precondition 14: TIR_OK when
+ * sch_reduce_steps_in_order holds for block sref bi (handle brv), else
+ * TIR_ERR_SCHED_REDUCTION_ORDER naming the block. */
+tir_status sch_check_reduce_order(sch_call *c, uint32_t brv, int bi);
 
 /* cache_read.c: what cache_read and cache_write share. */
 typedef struct sch_cache_target {
