@@ -59,43 +59,13 @@ static bool verbose;
 
 /* ------------------------------------------------------------ data */
 
-static uint16_t f32_to_f16(float x) {
-    union {
-        float f;
-        uint32_t u;
-    } v = {x};
-    uint32_t sign = (v.u >> 16) & 0x8000u;
-    int32_t exp = (int32_t)((v.u >> 23) & 0xff) - 127 + 15;
-    uint32_t man = v.u & 0x7fffffu;
-    if (((v.u >> 23) & 0xff) == 0 || exp <= 0) return (uint16_t)sign; /* inputs are not tiny */
-    if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
-    uint32_t h = ((uint32_t)exp << 10) | (man >> 13), rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-}
-
-static float f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu;
-    union {
-        uint32_t u;
-        float f;
-    } v;
-    if (e == 0) {
-        float f = ldexpf((float)m, -24);
-        return sign ? -f : f;
-    }
-    if (e == 31)
-        v.u = sign | 0x7f800000u | (m << 13);
-    else
-        v.u = sign | ((e - 15 + 127) << 23) | (m << 13);
-    return v.f;
-}
-
+/* float16 elements through the runtime's conversions (round to nearest
+ * even), as the GPU's reference does. */
 static void store_elem(void *data, tir_dtype t, int64_t i, double v) {
     if (t.code == TIR_TYPE_FLOAT && t.bits == 32)
         ((float *)data)[i] = (float)v;
     else if (t.code == TIR_TYPE_FLOAT && t.bits == 16)
-        ((uint16_t *)data)[i] = f32_to_f16((float)v);
+        ((uint16_t *)data)[i] = tir_rt_f32_to_f16((float)v);
     else if (t.code == TIR_TYPE_INT && t.bits == 32)
         ((int32_t *)data)[i] = (int32_t)v;
     else if (t.code == TIR_TYPE_INT && t.bits == 8)
@@ -106,7 +76,7 @@ static void store_elem(void *data, tir_dtype t, int64_t i, double v) {
 
 static double load_elem(const void *data, tir_dtype t, int64_t i) {
     if (t.code == TIR_TYPE_FLOAT && t.bits == 32) return ((const float *)data)[i];
-    if (t.code == TIR_TYPE_FLOAT && t.bits == 16) return f16_to_f32(((const uint16_t *)data)[i]);
+    if (t.code == TIR_TYPE_FLOAT && t.bits == 16) return tir_rt_f16_to_f32(((const uint16_t *)data)[i]);
     if (t.code == TIR_TYPE_INT && t.bits == 32) return ((const int32_t *)data)[i];
     if (t.code == TIR_TYPE_INT && t.bits == 8) return ((const int8_t *)data)[i];
     return 0;
