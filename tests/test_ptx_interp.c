@@ -1,0 +1,402 @@
+/* test_ptx_interp.c: the PTX interpreter (ptx_interp.c) as an oracle.
+ * Real kernels: the seed matmul schedules (Steps 1-8, ragged sizes, a
+ * dynamic-shared-memory tile, the multistage cp.async pipeline, split-K
+ * with a workspace and with atomic adds, fused epilogues) are built with
+ * minitir's API, compiled to PTX by tir_codegen (LLVM), run in the
+ * interpreter at the module's launch dimensions and compared bit for bit
+ * with the reference interpreter (tir_interp_run) on small-integer inputs,
+ * where every summation order gives the same floats; the output starts as
+ * NaN, so an element never written fails.  Hand-written PTX checks the
+ * edge semantics (NaN min/max, cvt saturation and rounding, shifts,
+ * div/rem, fma, denormals, predication, vectors, shared/local/dynamic
+ * memory, cp.async zero fill) and the errors (barriers, bounds,
+ * alignment, division by zero, unsupported instructions, step limit).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "minitir/codegen.h"
+#include "minitir/lower.h"
+#include "ptx_interp.h"
+#include "seed.h"
+#include "sgemm.h"
+
+#define OK(ctx, call)                                                                     \
+    do {                                                                                  \
+        tir_status st_ = (call);                                                          \
+        if (st_ != TIR_OK) fail_msg("%s: %s", #call, tir_ctx_error(ctx));                 \
+    } while (0)
+
+/* ------------------------------------------------------------ real kernels */
+
+typedef struct kcase {
+    int step;              /* 1..8 */
+    int64_t M, N, K;
+    int epi;               /* -1: the plain matmul; else a seed_epi (fused) */
+    int splitk;            /* > 1: Step 8 split-K */
+    bool atomic;           /* split-K summed by atomic adds */
+    int stages;            /* >= 2: Step 8's multistage cp.async pipeline */
+    const seed_tiles *tiles;
+} kcase;
+
+static const seed_tiles big_tiles = {128, 128, 32, 8, 8}; /* 64 KiB: dynamic shared */
+
+/* Schedules c's program f (as tirc does, tools/tirc/common.c). */
+static const tir_prim_func *schedule(tir_ctx *ctx, const kcase *c, const tir_prim_func *f) {
+    tir_schedule *s;
+    OK(ctx, tir_sched_create(ctx, f, &s));
+    if (c->epi >= 0) {
+        OK(ctx, seed_fused(s, c->step, NULL, NULL));
+    } else if (c->splitk > 1 || c->stages >= 2) {
+        int nsm = c->splitk > 1 ? (132 + c->splitk - 1) / c->splitk : 132;
+        sgemm_config cfg = sgemm_config_for(c->M, c->N, c->K, nsm);
+        cfg.staging = c->splitk > 1;
+        if (c->splitk > 1) cfg.splitk = c->splitk, cfg.bk = 16, cfg.splitk_atomic = c->atomic;
+        if (c->stages >= 2) cfg.stages = c->stages;
+        OK(ctx, sgemm_schedule(s, &cfg, NULL, NULL));
+    } else {
+        OK(ctx, seed_schedule_tiles(s, c->step, c->tiles, NULL, NULL));
+    }
+    const tir_prim_func *out = tir_sched_func(s);
+    tir_sched_destroy(s);
+    return out;
+}
+
+/* Small integers in [-3, 3]: exact sums in any order. */
+static void fill_ints(float *x, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((int)(seed >> 24) % 7 - 3);
+    }
+}
+
+/* Runs module m of a set in the interpreter: the function's buffers, then
+ * the workspace buffers. */
+static void run_module(tir_ctx *ctx, const tir_module *m, void *const *bufs, const size_t *bytes,
+                       int nbufs, ptx_interp_stats *st) {
+    tir_arg targs[8];
+    ptx_arg pargs[8];
+    assert_true(m->nparams <= 8 && m->nparams <= nbufs);
+    for (int i = 0; i < m->nparams; i++) {
+        assert_int_equal(m->params[i].kind, TIR_PARAM_BUFFER);
+        targs[i] = (tir_arg){bufs[i], 0};
+        pargs[i] = (ptx_arg){true, bufs[i], bytes[i], 0};
+    }
+    int64_t grid[3], block[3];
+    OK(ctx, tir_module_launch_dims(ctx, m, m->nparams, targs, grid, block));
+    char err[512];
+    int rc = ptx_interp_run_ex(m->ptx, m->kernel_name, grid, block, pargs, m->nparams,
+                               m->dyn_shared_bytes, NULL, st, err, sizeof err);
+    if (rc != 0) fail_msg("kernel %s: %s", m->kernel_name, err);
+    assert_int_equal(st->blocks, grid[0] * grid[1] * grid[2]);
+}
+
+/* One case: PTX through the interpreter equals tir_interp_run bit for bit. */
+static void run_case(const kcase *c) {
+    tir_ctx *ctx = tir_ctx_create();
+    int64_t M = c->M, N = c->N, K = c->K;
+    const tir_prim_func *f = c->epi < 0 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
+                                        : seed_def_fused(ctx, (seed_epi)c->epi, M, N, K);
+    assert_non_null(f);
+    tir_module_set ms;
+    OK(ctx, tir_build_kernels(ctx, schedule(ctx, c, f), NULL, &ms));
+    int np = c->epi < 0 ? 3 : 4, nb = np + ms.nworkspace;
+    size_t bytes[8] = {4 * (size_t)(M * K), 4 * (size_t)(K * N), 4 * (size_t)N, 4 * (size_t)(M * N)};
+    if (c->epi < 0) bytes[2] = bytes[3];
+    for (int i = 0; i < ms.nworkspace; i++) bytes[np + i] = 4 * (size_t)tir_buffer_const_size(ms.workspace[i]);
+    void *bufs[8];
+    for (int i = 0; i < nb; i++) bufs[i] = malloc(bytes[i]), memset(bufs[i], 0xff, bytes[i]);
+    float *want = malloc(bytes[np - 1]);
+    for (int i = 0; i < np - 1; i++) fill_ints(bufs[i], bytes[i] / 4, 7u + (uint32_t)i);
+    tir_arg rargs[4];
+    for (int i = 0; i < np; i++) rargs[i] = (tir_arg){bufs[i], 0};
+    rargs[np - 1].data = want;
+    tir_interp_opts io = {.uninit_params = 1ull << (np - 1)};
+    OK(ctx, tir_interp_run(ctx, f, np, rargs, &io));
+    ptx_interp_stats st;
+    int64_t barriers = 0;
+    for (int k = 0; k < ms.nmodules; k++) {
+        assert_int_equal(ms.modules[k]->nparams, nb);
+        run_module(ctx, ms.modules[k], bufs, bytes, nb, &st);
+        barriers += st.barriers;
+    }
+    if (c->step >= 3) assert_true(barriers > 0);
+    const float *got = bufs[np - 1];
+    for (int64_t i = 0; i < M * N; i++)
+        if (memcmp(&got[i], &want[i], 4))
+            fail_msg("step %d %lldx%lldx%lld: element %lld is %g, want %g", c->step, (long long)M,
+                     (long long)N, (long long)K, (long long)i, got[i], want[i]);
+    for (int i = 0; i < nb; i++) free(bufs[i]);
+    free(want);
+    tir_ctx_destroy(ctx);
+}
+
+static void matmul_steps(void **state) {
+    (void)state;
+    for (int step = 1; step <= SEED_NSTEPS; step++) {
+        run_case(&(kcase){step, 64, 64, 32, -1, 0, false, 0, NULL});
+        run_case(&(kcase){step, 65, 33, 17, -1, 0, false, 0, NULL});
+    }
+    run_case(&(kcase){8, 128, 128, 16, -1, 0, false, 0, NULL});
+}
+
+/* 128x128x32 tiles: a 64 KiB double buffer in dynamic shared memory. */
+static void dynamic_shared(void **state) {
+    (void)state;
+    run_case(&(kcase){5, 130, 128, 40, -1, 0, false, 0, &big_tiles});
+}
+
+/* Step 8 with a 3-stage pipeline: cp.async with zero-filling src-size. */
+static void multistage(void **state) {
+    (void)state;
+    run_case(&(kcase){8, 128, 128, 64, -1, 0, false, 3, NULL});
+    run_case(&(kcase){8, 65, 33, 17, -1, 0, false, 3, NULL});
+}
+
+/* Split-K: two kernels and a workspace; atomic: a zeroing kernel and
+ * atom.add of the partial sums. */
+static void splitk(void **state) {
+    (void)state;
+    run_case(&(kcase){8, 128, 128, 64, -1, 2, false, 0, NULL});
+    run_case(&(kcase){8, 65, 33, 70, -1, 3, false, 0, NULL});
+    run_case(&(kcase){8, 65, 33, 70, -1, 2, true, 0, NULL});
+}
+
+static void fused(void **state) {
+    (void)state;
+    for (int e = 0; e < SEED_NEPI; e++) {
+        run_case(&(kcase){6, 65, 33, 17, e, 0, false, 0, NULL});
+        run_case(&(kcase){2, 40, 36, 9, e, 0, false, 0, NULL});
+    }
+}
+
+/* ------------------------------------------------------------- snippets */
+
+static const char *snippet_head =
+    ".version 7.8\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1, .param .u32 k_param_2)\n"
+    ".maxntid 64, 1, 1\n{\n"
+    ".reg .pred %p<8>;\n.reg .b32 %r<32>;\n.reg .f32 %f<32>;\n.reg .b64 %rd<32>;\n"
+    "ld.param.u64 %rd1, [k_param_0];\nld.param.u64 %rd2, [k_param_1];\n"
+    "ld.param.u32 %r30, [k_param_2];\n"
+    "mov.u32 %r31, %tid.x;\n";
+
+/* Runs body (after the head, from line 15) on block threads with out[64]
+ * and in[]; returns ptx_interp_run's value, the error in err. */
+static int snippet(const char *body, int64_t block, uint32_t *out, const uint32_t *in, size_t nin,
+                   int64_t dyn, char *err) {
+    char *text = malloc(strlen(snippet_head) + strlen(body) + 16);
+    sprintf(text, "%s%s\nret;\n}\n", snippet_head, body);
+    ptx_arg args[3] = {{true, out, 64 * 4, 0}, {true, (void *)in, nin * 4, 0}, {false, NULL, 0, 5}};
+    int64_t g[3] = {1, 1, 1}, b[3] = {block, 1, 1};
+    ptx_interp_opts o = {.max_steps_per_thread = 10000};
+    err[0] = 0;
+    int rc = ptx_interp_run_ex(text, "k", g, b, args, 3, dyn, &o, NULL, err, 512);
+    free(text);
+    return rc;
+}
+
+/* Runs body on one thread and checks out[0..n) against want. */
+static void expect_out(const char *body, const uint32_t *in, size_t nin, const uint32_t *want, int n) {
+    _Alignas(16) uint32_t out[64] = {0};
+    char err[512];
+    if (snippet(body, 1, out, in, nin, 0, err) != 0) fail_msg("%s\n%s", err, body);
+    for (int i = 0; i < n; i++)
+        if (out[i] != want[i]) fail_msg("out[%d] = 0x%08x, want 0x%08x in\n%s", i, out[i], want[i], body);
+}
+
+static void expect_error(const char *body, int64_t block, const char *what) {
+    _Alignas(16) uint32_t out[64] = {0}, in[64] = {0};
+    char err[512];
+    if (snippet(body, block, out, in, 64, 0, err) == 0) fail_msg("no error for\n%s", body);
+    if (!strstr(err, what)) fail_msg("error '%s' lacks '%s'", err, what);
+}
+
+static uint32_t fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static void minmax_nan(void **state) {
+    (void)state;
+    _Alignas(16) uint32_t in[] = {0x7fc00000u, fbits(1.0f), fbits(-0.0f), fbits(0.0f), 0xffc00001u};
+    const char *body =
+        "ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd2];\nld.global.f32 %f5, [%rd2+16];\n"
+        "min.f32 %f6, %f1, %f2;\nst.global.f32 [%rd1], %f6;\n"
+        "max.f32 %f6, %f2, %f1;\nst.global.f32 [%rd1+4], %f6;\n"
+        "min.f32 %f6, %f1, %f5;\nst.global.f32 [%rd1+8], %f6;\n"
+        "min.f32 %f6, %f4, %f3;\nst.global.f32 [%rd1+12], %f6;\n"
+        "max.f32 %f6, %f3, %f4;\nst.global.f32 [%rd1+16], %f6;\n"
+        "add.rn.f32 %f6, %f5, %f2;\nst.global.f32 [%rd1+20], %f6;\n"
+        "max.f32 %f6, %f2, 0f40000000;\nst.global.f32 [%rd1+24], %f6;\n";
+    uint32_t want[] = {fbits(1), fbits(1), 0x7fffffffu, fbits(-0.0f), fbits(0.0f), 0x7fffffffu, fbits(2)};
+    expect_out(body, in, 5, want, 7);
+}
+
+static void cvt_semantics(void **state) {
+    (void)state;
+    _Alignas(16) uint32_t in[] = {fbits(3e9f), fbits(-3e9f), 0x7fc00000u, fbits(-2.7f), fbits(5e9f), fbits(2.5f),
+                     16777217u, 0xffffffffu, (uint32_t)-5};
+    const char *body =
+        "ld.global.f32 %f1, [%rd2];\ncvt.rzi.s32.f32 %r1, %f1;\nst.global.u32 [%rd1], %r1;\n"
+        "ld.global.f32 %f1, [%rd2+4];\ncvt.rzi.s32.f32 %r1, %f1;\nst.global.u32 [%rd1+4], %r1;\n"
+        "ld.global.f32 %f1, [%rd2+8];\ncvt.rzi.s32.f32 %r1, %f1;\nst.global.u32 [%rd1+8], %r1;\n"
+        "ld.global.f32 %f1, [%rd2+12];\ncvt.rzi.s32.f32 %r1, %f1;\nst.global.u32 [%rd1+12], %r1;\n"
+        "cvt.rzi.u32.f32 %r1, %f1;\nst.global.u32 [%rd1+16], %r1;\n"
+        "ld.global.f32 %f1, [%rd2+16];\ncvt.rzi.u32.f32 %r1, %f1;\nst.global.u32 [%rd1+20], %r1;\n"
+        "ld.global.f32 %f1, [%rd2+20];\ncvt.rni.s32.f32 %r1, %f1;\nst.global.u32 [%rd1+24], %r1;\n"
+        "ld.global.u32 %r2, [%rd2+24];\ncvt.rn.f32.s32 %f2, %r2;\nst.global.f32 [%rd1+28], %f2;\n"
+        "ld.global.u32 %r2, [%rd2+28];\ncvt.rn.f32.u32 %f2, %r2;\nst.global.f32 [%rd1+32], %f2;\n"
+        "ld.global.s32 %r2, [%rd2+32];\ncvt.s64.s32 %rd3, %r2;\nst.global.u64 [%rd1+40], %rd3;\n"
+        "cvt.u64.u32 %rd3, %r2;\nst.global.u64 [%rd1+48], %rd3;\n"
+        "ld.global.s8 %r3, [%rd2+32];\nst.global.u32 [%rd1+56], %r3;\n"
+        "ld.global.u16 %r3, [%rd2+32];\nst.global.u32 [%rd1+60], %r3;\n";
+    uint32_t want[] = {0x7fffffffu, 0x80000000u, 0, (uint32_t)-2, 0, 0xffffffffu, 2,
+                       fbits(16777216.0f), fbits(4294967296.0f), 0, 0xfffffffbu, 0xffffffffu,
+                       0xfffffffbu, 0, 0xfffffffbu, 0xfffbu};
+    expect_out(body, in, 9, want, 16);
+}
+
+static void int_semantics(void **state) {
+    (void)state;
+    _Alignas(16) uint32_t in[] = {1, (uint32_t)-8, 0x80000000u, (uint32_t)-7, 2, 0xffffffffu, 33, 40};
+    const char *body =
+        "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd2];\nld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd2+16];\n"
+        "shl.b32 %r10, %r1, %r7;\nst.global.u32 [%rd1], %r10;\n"      /* 1 << 33 = 0 */
+        "shr.s32 %r10, %r2, %r8;\nst.global.u32 [%rd1+4], %r10;\n"    /* -8 >> 40 = -1 */
+        "shr.u32 %r10, %r3, 31;\nst.global.u32 [%rd1+8], %r10;\n"     /* 1 */
+        "shr.s32 %r10, %r2, 1;\nst.global.u32 [%rd1+12], %r10;\n"     /* -4 */
+        "shr.b32 %r10, %r2, 1;\nst.global.u32 [%rd1+16], %r10;\n"     /* 0x7ffffffc */
+        "div.s32 %r10, %r4, %r5;\nst.global.u32 [%rd1+20], %r10;\n"   /* -3 */
+        "rem.s32 %r10, %r4, %r5;\nst.global.u32 [%rd1+24], %r10;\n"   /* -1 */
+        "div.u32 %r10, %r6, %r5;\nst.global.u32 [%rd1+28], %r10;\n"   /* 0x7fffffff */
+        "mul.wide.s32 %rd3, %r4, %r5;\nst.global.u64 [%rd1+32], %rd3;\n" /* -14 */
+        "mul.wide.u32 %rd3, %r6, %r5;\nst.global.u64 [%rd1+40], %rd3;\n" /* 0x1fffffffe */
+        "mul.hi.s32 %r10, %r3, %r5;\nst.global.u32 [%rd1+48], %r10;\n"   /* -1 */
+        "mul.hi.u32 %r10, %r3, %r5;\nst.global.u32 [%rd1+52], %r10;\n"   /* 1 */
+        "add.s32 %r10, %r6, %r5;\nst.global.u32 [%rd1+56], %r10;\n"      /* wraps: 1 */
+        "bfe.u32 %r10, %r2, 2, 3;\nst.global.u32 [%rd1+60], %r10;\n"     /* (-8 >> 2) & 7 = 6 */
+        "bfe.s32 %r10, %r2, 2, 3;\nst.global.u32 [%rd1+64], %r10;\n"     /* -2 */
+        "mad.lo.s32 %r10, %r4, %r5, %r1;\nst.global.u32 [%rd1+68], %r10;\n" /* -13 */
+        "min.s32 %r10, %r2, %r1;\nst.global.u32 [%rd1+72], %r10;\n"      /* -8 */
+        "min.u32 %r10, %r2, %r1;\nst.global.u32 [%rd1+76], %r10;\n"      /* 1 */
+        "setp.lt.s32 %p1, %r2, %r1;\nsetp.lo.u32 %p2, %r2, %r1;\n"
+        "selp.b32 %r10, 10, 20, %p1;\nst.global.u32 [%rd1+80], %r10;\n"  /* 10 */
+        "selp.b32 %r10, 10, 20, %p2;\nst.global.u32 [%rd1+84], %r10;\n"  /* 20 */
+        "setp.gt.and.s32 %p3|%p4, %r1, 0, %p1;\nselp.b32 %r10, 1, 0, %p3;\nst.global.u32 [%rd1+88], %r10;\n"
+        "selp.b32 %r10, 1, 0, %p4;\nst.global.u32 [%rd1+92], %r10;\n"    /* !(1>0) and p1 = 0 */
+        "mov.b64 %rd4, {%r1, %r2};\nmov.b64 {%r11, %r12}, %rd4;\nst.global.v2.u32 [%rd1+96], {%r12, %r11};\n"
+        "mul.lo.s32 %r10, %r30, 3;\nst.global.u32 [%rd1+104], %r10;\n";   /* scalar param 5 */
+    uint32_t want[] = {0, 0xffffffffu, 1, (uint32_t)-4, 0x7ffffffcu, (uint32_t)-3, (uint32_t)-1,
+                       0x7fffffffu, (uint32_t)-14, 0xffffffffu, 0xfffffffeu, 1, 0xffffffffu, 1, 1,
+                       6, (uint32_t)-2, (uint32_t)-13, (uint32_t)-8, 1, 10, 20, 1, 0,
+                       (uint32_t)-8, 1, 15};
+    expect_out(body, in, 8, want, 27);
+}
+
+static void float_semantics(void **state) {
+    (void)state;
+    float a = 1.0f + 0x1p-12f;
+    _Alignas(16) uint32_t in[] = {fbits(a), fbits(-(1.0f + 0x1p-11f)), fbits(0x1p-126f), 0x7fc00000u, fbits(2.0f)};
+    const char *body =
+        "ld.global.v2.f32 {%f1, %f2}, [%rd2];\nld.global.v2.f32 {%f3, %f4}, [%rd2+8];\n"
+        "fma.rn.f32 %f5, %f1, %f1, %f2;\nst.global.f32 [%rd1], %f5;\n"       /* 2^-24 */
+        "mul.rn.f32 %f5, %f1, %f1;\nadd.rn.f32 %f5, %f5, %f2;\nst.global.f32 [%rd1+4], %f5;\n" /* 0 */
+        "mul.rn.f32 %f5, %f3, 0f3F000000;\nst.global.f32 [%rd1+8], %f5;\n"   /* denormal 2^-127 */
+        "setp.lt.f32 %p1, %f4, %f1;\nselp.u32 %r1, 1, 0, %p1;\nst.global.u32 [%rd1+12], %r1;\n"
+        "setp.ltu.f32 %p1, %f4, %f1;\nselp.u32 %r1, 1, 0, %p1;\nst.global.u32 [%rd1+16], %r1;\n"
+        "setp.nan.f32 %p1, %f4, %f1;\nselp.u32 %r1, 1, 0, %p1;\nst.global.u32 [%rd1+20], %r1;\n"
+        "neg.f32 %f5, %f3;\nst.global.f32 [%rd1+24], %f5;\n"
+        "ld.global.f32 %f6, [%rd2+16];\ndiv.rn.f32 %f5, 0f3F800000, %f6;\nst.global.f32 [%rd1+28], %f5;\n"
+        "sqrt.rn.f32 %f5, %f6;\nst.global.f32 [%rd1+32], %f5;\n"
+        "abs.f32 %f5, %f2;\nst.global.f32 [%rd1+36], %f5;\n";
+    uint32_t want[] = {fbits(0x1p-24f), 0, 0x00400000u, 0, 1, 1, fbits(-0x1p-126f), fbits(0.5f),
+                       fbits(1.41421353816986083984375f), fbits(1.0f + 0x1p-11f)};
+    expect_out(body, in, 5, want, 10);
+}
+
+/* Predication, shared (static + dynamic) and local memory, cp.async. */
+static void memory_semantics(void **state) {
+    (void)state;
+    _Alignas(16) uint32_t out[64] = {0}, in[64];
+    for (int i = 0; i < 64; i++) in[i] = 100u + (uint32_t)i;
+    char err[512];
+    const char *body =
+        ".shared .align 4 .b8 sa[256];\n.extern .shared .align 16 .b8 dyn[];\n"
+        ".local .align 8 .b8 depot[16];\n"
+        "mul.wide.u32 %rd3, %r31, 4;\nmov.u64 %rd4, sa;\nadd.s64 %rd5, %rd4, %rd3;\n"
+        "st.shared.u32 [%rd5], %r31;\n"
+        "mov.u64 %rd6, dyn;\nadd.s64 %rd7, %rd6, %rd3;\nadd.s64 %rd8, %rd2, %rd3;\n"
+        "setp.eq.s32 %p1, %r31, 0;\n"
+        "@%p1 cp.async.ca.shared.global [%rd6+256], [%rd2], 16, 8;\ncp.async.commit_group;\n"
+        "cp.async.wait_group 0;\n"
+        "cp.async.ca.shared.global [%rd7], [%rd8], 4;\ncp.async.wait_all;\n"
+        "bar.sync 0;\n"
+        "add.s32 %r1, %r31, 1;\nrem.u32 %r1, %r1, 64;\nmul.wide.u32 %rd9, %r1, 4;\n"
+        "add.s64 %rd10, %rd4, %rd9;\nld.shared.u32 %r2, [%rd10];\n"
+        "add.s64 %rd10, %rd6, %rd9;\nld.shared.u32 %r3, [%rd10];\n"
+        "mov.u64 %rd11, depot;\nst.local.u32 [%rd11+4], %r3;\nld.local.u32 %r4, [%rd11+4];\n"
+        "add.s32 %r5, %r2, %r4;\n"
+        "add.s64 %rd12, %rd1, %rd3;\nst.global.u32 [%rd12], %r5;\n"
+        "@!%p1 bra $L_end;\n"
+        "ld.shared.v4.u32 {%r6, %r7, %r8, %r9}, [dyn+256];\n"
+        "add.s32 %r6, %r6, %r7;\nadd.s32 %r6, %r6, %r8;\nadd.s32 %r6, %r6, %r9;\n"
+        "st.global.u32 [%rd1], %r6;\n"
+        "$L_end:\n"
+        "@%p1 st.global.u32 [%rd1+4096], %r6;\n";  /* predicated off except thread 0: */
+    /* thread 0 would store out of bounds: expect the error, then run without it */
+    assert_int_equal(snippet(body, 64, out, in, 64, 512, err), -1);
+    assert_non_null(strstr(err, "out-of-bounds"));
+    char *b2 = strdup(body);
+    *strstr(b2, "@%p1 st.global.u32 [%rd1+4096]") = 0;
+    memset(out, 0, sizeof out);
+    if (snippet(b2, 64, out, in, 64, 512, err) != 0) fail_msg("%s", err);
+    for (uint32_t t = 1; t < 64; t++) assert_int_equal(out[t], (t + 1) % 64 + 100 + (t + 1) % 64);
+    assert_int_equal(out[0], 100u + 101u); /* cp.async zero-filled the last 8 bytes */
+    free(b2);
+}
+
+static void errors(void **state) {
+    (void)state;
+    expect_error("setp.eq.s32 %p1, %r31, 0;\n@%p1 ret;\nbar.sync 0;\n", 4, "exited without reaching");
+    expect_error("setp.eq.s32 %p1, %r31, 0;\n@%p1 bra $L_a;\nbar.sync 0;\nbra.uni $L_b;\n"
+                 "$L_a:\nbar.sync 0;\n$L_b:\n", 4, "divergent barriers");
+    /* small absolute addresses: inside no buffer wherever the stack is */
+    expect_error("mov.u64 %rd3, 64;\nst.global.u32 [%rd3], %r31;\n", 1, "out-of-bounds");
+    expect_error("ld.global.u32 %r1, [%rd2+2];\n", 1, "misaligned");
+    expect_error("mov.u64 %rd3, 64;\nld.global.u32 %r1, [%rd3+-4];\n", 1, "out-of-bounds");
+    expect_error("ld.global.v2.u32 {%r1, %r2}, [16];\n", 1, "out-of-bounds");
+    expect_error("ld.shared.u32 %r1, [%rd2];\n", 1, "out-of-bounds");
+    expect_error("mov.u32 %r1, 0;\ndiv.s32 %r2, %r31, %r1;\n", 1, "division by zero");
+    expect_error("mov.u32 %r1, -1;\nmov.u32 %r2, 0x80000000;\ndiv.s32 %r2, %r2, %r1;\n", 1, "overflow");
+    expect_error("shfl.sync.idx.b32 %r1, %r31, 0, 31, -1;\n", 1, "line 15: unsupported instruction");
+    expect_error("add.ftz.f32 %f1, %f2, %f3;\n", 1, "unsupported modifier '.ftz'");
+    expect_error("ex2.approx.f32 %f1, %f2;\n", 1, "unsupported instruction");
+    expect_error("div.f32 %f1, %f2, %f3;\n", 1, "rounding");
+    expect_error("bar.sync 0, 32;\n", 1, "thread count");
+    expect_error("add.s32 %r1, %r2\n", 1, "expected");
+    expect_error("add.s32 %r1, %r2, %q9;\n", 1, "undeclared register");
+    expect_error("$L_x:\nbra.uni $L_x;\n", 1, "step limit");
+    expect_error("bra $L_nowhere;\n", 1, "undefined label");
+    expect_error("mov.u32 %r1, %clock;\n", 1, "special register");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(minmax_nan),     cmocka_unit_test(cvt_semantics),
+        cmocka_unit_test(int_semantics),  cmocka_unit_test(float_semantics),
+        cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
+        cmocka_unit_test(matmul_steps),   cmocka_unit_test(dynamic_shared),
+        cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
+        cmocka_unit_test(fused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
