@@ -949,6 +949,9 @@ static int parse_insn(parser *p) {
             if (!is_punct(s, ',')) return perr(p, s->line, "expected ',' or ';', not '%.*s'", s->len, s->s);
         }
     if (in->op == OP_BRA && in->nops == 1 && in->o[0].kind == O_SYM) in->o[0].kind = O_LABEL;
+    for (int i = 0; i < in->nops; i++) /* as ptxas: [123] only for .local */
+        if (in->o[i].kind == O_ADDR && in->o[i].base == AB_ABS && in->space != SP_LOCAL)
+            return perr(p, in->line, "immediate addresses are allowed only for .local");
     if (check_insn(p, in, &m) < 0 || type_operands(p, in) < 0) return -1;
     e->ncode++;
     return 0;
@@ -972,10 +975,8 @@ static int parse_body_directive(parser *p) {
     if (tok_is(t, ".reg")) return parse_reg_decl(p, t->line);
     if (tok_is(t, ".shared")) return parse_var(p, SP_SHARED, false, t->line, &e->syms, &e->nsyms, &p->esymcap);
     if (tok_is(t, ".local")) return parse_var(p, SP_LOCAL, false, t->line, &e->syms, &e->nsyms, &p->esymcap);
-    if (tok_is(t, ".extern")) {
-        if (!tok_is(next(p), ".shared")) return perr(p, t->line, "only .extern .shared is supported");
-        return parse_var(p, SP_SHARED, true, t->line, &e->syms, &e->nsyms, &p->esymcap);
-    }
+    if (tok_is(t, ".extern")) /* ptxas refuses it there too */
+        return perr(p, t->line, ".extern inside a function (declare it at module scope)");
     if (tok_is(t, ".pragma")) {
         while (!is_punct(peek(p), ';') && peek(p)->kind != TK_EOF) next(p);
         return expect(p, ';');
@@ -1332,7 +1333,7 @@ static int exec_ld(run *r, uint64_t *R, const insn *in, int t) {
     int eb = ty_bytes[in->t], n = in->vec;
     const opnd *d = &in->o[0], *a = &in->o[1];
     if (in->space == SP_PARAM) {
-        if (a->imm + (uint64_t)eb > 8) return rerr(r, t, in->line, "ld.param past its parameter");
+        if (a->imm > (uint64_t)(8 - eb)) return rerr(r, t, in->line, "ld.param past its parameter");
         uint64_t v = r->pvals[a->reg] >> (8 * a->imm);
         wreg(r, R, d->reg, norm(v, in->t));
         return 0;

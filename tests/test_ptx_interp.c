@@ -10,7 +10,9 @@
  * edge semantics (NaN min/max, cvt saturation and rounding, shifts,
  * div/rem, fma, denormals, predication, vectors, shared/local/dynamic
  * memory, cp.async zero fill) and the errors (barriers, bounds,
- * alignment, division by zero, unsupported instructions, step limit).
+ * alignment, division by zero, unsupported instructions, step limit);
+ * where ptxas is installed, the valid snippets are assembled by it too, so
+ * that the semantics are checked on PTX the real assembler takes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,7 @@
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
 #include "ptx_interp.h"
+#include "ptxas_check.h"
 #include "seed.h"
 #include "sgemm.h"
 
@@ -181,6 +184,7 @@ static void fused(void **state) {
 
 static const char *snippet_head =
     ".version 7.8\n.target sm_90\n.address_size 64\n"
+    ".extern .shared .align 16 .b8 dyn[];\n"
     ".visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1, .param .u32 k_param_2)\n"
     ".maxntid 64, 1, 1\n{\n"
     ".reg .pred %p<8>;\n.reg .b32 %r<32>;\n.reg .f32 %f<32>;\n.reg .b64 %rd<32>;\n"
@@ -188,12 +192,16 @@ static const char *snippet_head =
     "ld.param.u32 %r30, [k_param_2];\n"
     "mov.u32 %r31, %tid.x;\n";
 
-/* Runs body (after the head, from line 15) on block threads with out[64]
+/* Runs body (after the head, from line 16) on block threads with out[64]
  * and in[]; returns ptx_interp_run's value, the error in err. */
 static int snippet(const char *body, int64_t block, uint32_t *out, const uint32_t *in, size_t nin,
-                   int64_t dyn, char *err) {
+                   int64_t dyn, bool assemble, char *err) {
     char *text = malloc(strlen(snippet_head) + strlen(body) + 16);
     sprintf(text, "%s%s\nret;\n}\n", snippet_head, body);
+    if (assemble) { /* the valid snippets are PTX that ptxas takes, where installed */
+        tir_module m = {.kernel_name = "k", .arch = "sm_90", .ptx = text, .ptx_len = strlen(text)};
+        ptxas_check(&m);
+    }
     ptx_arg args[3] = {{true, out, 64 * 4, 0}, {true, (void *)in, nin * 4, 0}, {false, NULL, 0, 5}};
     int64_t g[3] = {1, 1, 1}, b[3] = {block, 1, 1};
     ptx_interp_opts o = {.max_steps_per_thread = 10000};
@@ -207,7 +215,7 @@ static int snippet(const char *body, int64_t block, uint32_t *out, const uint32_
 static void expect_out(const char *body, const uint32_t *in, size_t nin, const uint32_t *want, int n) {
     _Alignas(16) uint32_t out[64] = {0};
     char err[512];
-    if (snippet(body, 1, out, in, nin, 0, err) != 0) fail_msg("%s\n%s", err, body);
+    if (snippet(body, 1, out, in, nin, 0, true, err) != 0) fail_msg("%s\n%s", err, body);
     for (int i = 0; i < n; i++)
         if (out[i] != want[i]) fail_msg("out[%d] = 0x%08x, want 0x%08x in\n%s", i, out[i], want[i], body);
 }
@@ -215,7 +223,7 @@ static void expect_out(const char *body, const uint32_t *in, size_t nin, const u
 static void expect_error(const char *body, int64_t block, const char *what) {
     _Alignas(16) uint32_t out[64] = {0}, in[64] = {0};
     char err[512];
-    if (snippet(body, block, out, in, 64, 0, err) == 0) fail_msg("no error for\n%s", body);
+    if (snippet(body, block, out, in, 64, 0, false, err) == 0) fail_msg("no error for\n%s", body);
     if (!strstr(err, what)) fail_msg("error '%s' lacks '%s'", err, what);
 }
 
@@ -330,7 +338,7 @@ static void memory_semantics(void **state) {
     for (int i = 0; i < 64; i++) in[i] = 100u + (uint32_t)i;
     char err[512];
     const char *body =
-        ".shared .align 4 .b8 sa[256];\n.extern .shared .align 16 .b8 dyn[];\n"
+        ".shared .align 4 .b8 sa[256];\n"
         ".local .align 8 .b8 depot[16];\n"
         "mul.wide.u32 %rd3, %r31, 4;\nmov.u64 %rd4, sa;\nadd.s64 %rd5, %rd4, %rd3;\n"
         "st.shared.u32 [%rd5], %r31;\n"
@@ -353,12 +361,12 @@ static void memory_semantics(void **state) {
         "$L_end:\n"
         "@%p1 st.global.u32 [%rd1+4096], %r6;\n";  /* predicated off except thread 0: */
     /* thread 0 would store out of bounds: expect the error, then run without it */
-    assert_int_equal(snippet(body, 64, out, in, 64, 512, err), -1);
+    assert_int_equal(snippet(body, 64, out, in, 64, 512, false, err), -1);
     assert_non_null(strstr(err, "out-of-bounds"));
     char *b2 = strdup(body);
     *strstr(b2, "@%p1 st.global.u32 [%rd1+4096]") = 0;
     memset(out, 0, sizeof out);
-    if (snippet(b2, 64, out, in, 64, 512, err) != 0) fail_msg("%s", err);
+    if (snippet(b2, 64, out, in, 64, 512, true, err) != 0) fail_msg("%s", err);
     for (uint32_t t = 1; t < 64; t++) assert_int_equal(out[t], (t + 1) % 64 + 100 + (t + 1) % 64);
     assert_int_equal(out[0], 100u + 101u); /* cp.async zero-filled the last 8 bytes */
     free(b2);
@@ -373,11 +381,12 @@ static void errors(void **state) {
     expect_error("mov.u64 %rd3, 64;\nst.global.u32 [%rd3], %r31;\n", 1, "out-of-bounds");
     expect_error("ld.global.u32 %r1, [%rd2+2];\n", 1, "misaligned");
     expect_error("mov.u64 %rd3, 64;\nld.global.u32 %r1, [%rd3+-4];\n", 1, "out-of-bounds");
-    expect_error("ld.global.v2.u32 {%r1, %r2}, [16];\n", 1, "out-of-bounds");
+    expect_error("ld.global.v2.u32 {%r1, %r2}, [16];\n", 1, "only for .local");
+    expect_error(".extern .shared .b8 d2[];\n", 1, ".extern inside a function");
     expect_error("ld.shared.u32 %r1, [%rd2];\n", 1, "out-of-bounds");
     expect_error("mov.u32 %r1, 0;\ndiv.s32 %r2, %r31, %r1;\n", 1, "division by zero");
     expect_error("mov.u32 %r1, -1;\nmov.u32 %r2, 0x80000000;\ndiv.s32 %r2, %r2, %r1;\n", 1, "overflow");
-    expect_error("shfl.sync.idx.b32 %r1, %r31, 0, 31, -1;\n", 1, "line 15: unsupported instruction");
+    expect_error("shfl.sync.idx.b32 %r1, %r31, 0, 31, -1;\n", 1, "line 16: unsupported instruction");
     expect_error("add.ftz.f32 %f1, %f2, %f3;\n", 1, "unsupported modifier '.ftz'");
     expect_error("ex2.approx.f32 %f1, %f2;\n", 1, "unsupported instruction");
     expect_error("div.f32 %f1, %f2, %f3;\n", 1, "rounding");
