@@ -27,6 +27,29 @@
  * (.ftz is refused), NaN results of f32 arithmetic are the canonical
  * 0x7fffffff as on NVIDIA GPUs.  min/max.f32 return the non-NaN operand,
  * and order -0 below +0.
+ *
+ * The subset.  Directives: .version .target .address_size 64, .visible
+ * .entry with .param .u/.s/.b 8-64 and .f32/.f64 (.ptr .global .align
+ * allowed), .maxntid .reqntid (checked against the launch) .minnctapersm
+ * .maxnctapersm .maxnreg, .reg (any scalar type, %r<N> or single names,
+ * scoped by { }), .shared / .local arrays with .align, .extern .shared at
+ * module scope, .pragma, .loc/.file.  Instructions (any may be guarded by
+ * @%p or @!%p): ld (.param .global .shared .local or generic, .nc and
+ * cache hints, .v2 .v4, 8-64-bit and f32/f64 elements) and st; mov
+ * (registers, immediates, special registers %tid %ntid %ctaid %nctaid
+ * .x/.y/.z, %laneid, %warpid, array addresses, vector pack/unpack); cvta
+ * (identity); integer add sub mul.lo/hi/wide mad.lo/hi/wide div rem neg
+ * abs min max not cnot and or xor shl shr bfe popc clz; float add sub mul
+ * (.rn or none) fma/mad/div/sqrt/rcp .rn, neg abs min max (f32, f64);
+ * setp (all comparisons, .and/.or/.xor with a predicate, p|q); selp slct;
+ * cvt between integers, integer <-> float (.rn; .rni/.rzi/.rmi/.rpi,
+ * saturating, NaN -> 0), f32 <-> f64, float rounding to integral; bra
+ * (.uni) ret exit; bar.sync / barrier.sync(.aligned) with a constant id
+ * and no thread count; cp.async.ca/.cg.shared.global (with src-size),
+ * commit_group, wait_group, wait_all; membar/fence (no-ops); atom.add
+ * (f32, 32/64-bit integers), atom.exch, red.add.  Not: .ftz .sat .approx
+ * and other rounding modes, .func and calls, .global/.const variables,
+ * shfl/vote/mma/tex and the rest.
  */
 #include "ptx_interp.h"
 
@@ -503,9 +526,10 @@ static int opcode_mod(parser *p, insn *in, mods *m, const char *s, int len, int 
         if (seq(s, len, "ca") || seq(s, len, "cg")) return m->cg = s[1] == 'g', m->cache = true, 0;
         if (seq(s, len, "commit_group")) return in->cpk = CP_COMMIT, 0;
         if (seq(s, len, "wait_group") || seq(s, len, "wait_all")) return in->cpk = CP_WAIT, 0;
-        if (seq(s, len, "L2::64B") || seq(s, len, "L2::128B") || seq(s, len, "L2::256B"))
-            return m->l2size = true, 0;
     }
+    if ((in->op == OP_CPASYNC || in->op == OP_LD) &&
+        (seq(s, len, "L2::64B") || seq(s, len, "L2::128B") || seq(s, len, "L2::256B")))
+        return m->l2size = true, 0; /* a prefetch hint */
     if (seq(s, len, "uni") && in->op == OP_BRA) return m->uni = true, 0;
     if (seq(s, len, "sync") && in->op == OP_BAR) return m->sync = true, 0;
     if (seq(s, len, "aligned") && in->op == OP_BAR) return 0;
