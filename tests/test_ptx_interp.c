@@ -101,15 +101,29 @@ static void run_module(tir_ctx *ctx, const tir_module *m, void *const *bufs, con
     assert_int_equal(st->blocks, grid[0] * grid[1] * grid[2]);
 }
 
-/* One case: PTX through the interpreter equals tir_interp_run bit for bit. */
-static void run_case(const kcase *c) {
+/* One case compiled by one pipeline: PTX through the interpreter equals
+ * tir_interp_run bit for bit.  With TIR_CG_PIPELINE_DIRECT (and small
+ * loops allowed), the direct emitter (src/codegen/cg_direct.c) must take
+ * every kernel of Steps 7 and 8 (the seed's float32 kernels are all in its
+ * subset except the atomic split-K's). */
+static void run_case_with(const kcase *c, tir_cg_pipeline pipeline) {
     tir_ctx *ctx = tir_ctx_create();
     int64_t M = c->M, N = c->N, K = c->K;
     const tir_prim_func *f = c->epi < 0 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
                                         : seed_def_fused(ctx, (seed_epi)c->epi, M, N, K);
     assert_non_null(f);
     tir_module_set ms;
-    OK(ctx, tir_build_kernels(ctx, schedule(ctx, c, f), NULL, &ms));
+    tir_codegen_opts cg;
+    tir_codegen_opts_init(&cg);
+    cg.pipeline = pipeline;
+    cg.direct_all_loops = true;
+    OK(ctx, tir_build_kernels_with(ctx, schedule(ctx, c, f), NULL, &cg, &ms));
+    for (int k = 0; k < ms.nmodules && pipeline == TIR_CG_PIPELINE_DIRECT; k++) {
+        const tir_module *m = ms.modules[k];
+        if (m->pipeline != TIR_CG_PIPELINE_DIRECT && c->step >= 7 && !c->atomic)
+            fail_msg("step %d: the direct emitter left %s to LLVM: %s", c->step, m->kernel_name,
+                     m->direct_refusal);
+    }
     int np = c->epi < 0 ? 3 : 4, nb = np + ms.nworkspace;
     size_t bytes[8] = {4 * (size_t)(M * K), 4 * (size_t)(K * N), 4 * (size_t)N, 4 * (size_t)(M * N)};
     if (c->epi < 0) bytes[2] = bytes[3];
@@ -139,6 +153,12 @@ static void run_case(const kcase *c) {
     for (int i = 0; i < nb; i++) free(bufs[i]);
     free(want);
     tir_ctx_destroy(ctx);
+}
+
+/* Both code generators: LLVM's (the short pipeline) and the direct one. */
+static void run_case(const kcase *c) {
+    run_case_with(c, TIR_CG_PIPELINE_SHORT);
+    run_case_with(c, TIR_CG_PIPELINE_DIRECT);
 }
 
 static void matmul_steps(void **state) {

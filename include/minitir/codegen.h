@@ -55,6 +55,15 @@ typedef enum tir_cg_pipeline {
      * Steps 1-6 do not.  See docs/performance.md for the rule's measures
      * and the PTX comparison. */
     TIR_CG_PIPELINE_SHORT,
+    /* No LLVM: the PTX printed directly from the kernel (src/codegen/
+     * cg_direct.c) for kernels in that emitter's subset (int32/int64
+     * indices, float32 and int32 data without float comparisons or math
+     * calls, local arrays indexed by constants after unrolling, dense
+     * vector accesses, ragged tiles' guarded copies, syncthreads,
+     * cp_async; docs/lowered-ir.md), in a few ms; any other kernel gets
+     * SHORT, and tir_module.direct_refusal says why.  The PTX assembler
+     * then does the optimisation LLVM would have done. */
+    TIR_CG_PIPELINE_DIRECT,
 } tir_cg_pipeline;
 
 /* tir_codegen's options.  Every field that can change the PTX is part of
@@ -96,6 +105,11 @@ typedef struct tir_codegen_opts {
      * that kernels compiled from it run, so it should be the user's own
      * (as CUDA's compute cache is), not a world-writable one. */
     const char *cache_dir;
+    /* For tests of the direct emitter (TIR_CG_PIPELINE_DIRECT): it also
+     * takes kernels with small loops, which it otherwise leaves to LLVM
+     * (whose O3 pipeline unrolls them); the environment's
+     * MINITIR_CG_PIPELINE=direct-all sets it with DIRECT. */
+    bool direct_all_loops;
 } tir_codegen_opts;
 
 /* Fills o with the defaults. */
@@ -157,8 +171,15 @@ typedef struct tir_module {
     double ptx_ms;           /*   PTX emission by the NVPTX backend */
     /* The optimisation pipeline that ran: as asked, except that
      * TIR_CG_PIPELINE_SHORT gives TIR_CG_PIPELINE_FAST (default<On>) for
-     * a kernel that does not qualify or an opt_level other than 3. */
+     * a kernel that does not qualify or an opt_level other than 3, and
+     * TIR_CG_PIPELINE_DIRECT gives SHORT's choice for a kernel outside the
+     * direct emitter's subset.  DIRECT: no LLVM phase ran (their times are
+     * 0 and ptx_ms is the printing). */
     tir_cg_pipeline pipeline;
+    /* Why the direct emitter (TIR_CG_PIPELINE_DIRECT) left the kernel to
+     * LLVM ("a float32 comparison, ..."), NULL when it was not asked or
+     * took the kernel. */
+    const char *direct_refusal;
     /* Where the PTX came from: LLVM (TIR_CG_CACHE_MISS; the LLVM phases
      * above are then its times, else 0) or the codegen cache. */
     tir_cg_cache_hit cache_hit;

@@ -22,9 +22,6 @@
 #include "cg_internal.h"
 
 /* value == base (mod coeff); coeff 0: the value is exactly base. */
-typedef struct cg_mod {
-    int64_t coeff, base;
-} cg_mod;
 
 typedef struct cg_var {
     const tir_var *var;
@@ -86,7 +83,6 @@ typedef struct cg_cse {
 /* At most this many copies of a body unrolled at emission (the product of
  * the extents of the unrolled loops around it); the seed's kernels make at
  * most a few hundred. */
-enum { CG_MAX_UNROLLED = 4096 };
 
 struct cg {
     int64_t unrolled; /* the product of the extents unrolled around the emission point */
@@ -241,100 +237,17 @@ LLVMValueRef cg_call_intrinsic(LLVMModuleRef mod, LLVMBuilderRef b, const char *
 
 /* ------------------------------------------------------- modular analysis */
 
-static int64_t floordiv64(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a % b < 0) != (b < 0))) ? q - 1 : q;
+static cg_mod var_mod(void *env, const tir_var *v) {
+    const cg_var *x = find_var(env, v);
+    return x ? x->mod : CG_MOD_ANY;
 }
 
-static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * b; }
-
-static const cg_mod MOD_ANY = {1, 0};
-
-static cg_mod mod_norm(int64_t coeff, int64_t base) {
-    if (coeff < 0) coeff = -coeff;
-    if (coeff > 0) base = floormod64(base, coeff);
-    return (cg_mod){coeff, base};
-}
-
-/* The set {c1*k + b1} united with {c2*k + b2}. */
-static cg_mod mod_union(cg_mod x, cg_mod y) {
-    int64_t d;
-    if (__builtin_sub_overflow(x.base, y.base, &d)) return MOD_ANY;
-    return mod_norm(ir_gcd64(ir_gcd64(x.coeff, y.coeff), d), x.base);
-}
-
-static cg_mod mod_of(cg *g, const tir_expr *e) {
-    if (!tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1) return MOD_ANY;
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM: return (cg_mod){0, tir_as_tir_int_imm(e)->value};
-    case TIR_KIND_VAR: {
-        const cg_var *v = find_var(g, tir_as_tir_var(e));
-        return v ? v->mod : MOD_ANY;
-    }
-    case TIR_KIND_ADD:
-    case TIR_KIND_SUB: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        cg_mod x = mod_of(g, b->a), y = mod_of(g, b->b);
-        int64_t s;
-        bool ovf = e->kind == TIR_KIND_ADD ? __builtin_add_overflow(x.base, y.base, &s)
-                                           : __builtin_sub_overflow(x.base, y.base, &s);
-        return ovf ? MOD_ANY : mod_norm(ir_gcd64(x.coeff, y.coeff), s);
-    }
-    case TIR_KIND_MUL: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        cg_mod x = mod_of(g, b->a), y = mod_of(g, b->b);
-        int64_t p, c1, c2, c3;
-        if (__builtin_mul_overflow(x.base, y.base, &p) ||
-            __builtin_mul_overflow(x.coeff, y.coeff, &c1) ||
-            __builtin_mul_overflow(x.coeff, y.base, &c2) ||
-            __builtin_mul_overflow(y.coeff, x.base, &c3))
-            return MOD_ANY;
-        return mod_norm(ir_gcd64(c1, ir_gcd64(c2, c3)), p);
-    }
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        int64_t k;
-        if (!tir_expr_const_int(b->b, &k) || k <= 0) return MOD_ANY;
-        cg_mod x = mod_of(g, b->a);
-        if (e->kind == TIR_KIND_FLOORDIV)
-            return x.coeff % k == 0 ? mod_norm(x.coeff / k, floordiv64(x.base, k)) : MOD_ANY;
-        if (x.coeff % k == 0) return (cg_mod){0, floormod64(x.base, k)};
-        int64_t d = ir_gcd64(x.coeff, k);
-        return mod_norm(d, x.base);
-    }
-    case TIR_KIND_MIN:
-    case TIR_KIND_MAX: {
-        const tir_binop *b = tir_as_tir_binop(e);
-        return mod_union(mod_of(g, b->a), mod_of(g, b->b));
-    }
-    case TIR_KIND_SELECT: {
-        const tir_select *s = tir_as_tir_select(e);
-        return mod_union(mod_of(g, s->t), mod_of(g, s->f));
-    }
-    case TIR_KIND_CAST: {
-        const tir_cast *c = tir_as_tir_cast(e);
-        /* Only widening keeps the value. */
-        if (tir_dtype_is_int(c->value->dtype) && c->value->dtype.bits <= e->dtype.bits &&
-            (c->value->dtype.code == e->dtype.code || c->value->dtype.bits < e->dtype.bits))
-            return mod_of(g, c->value);
-        return MOD_ANY;
-    }
-    default: return MOD_ANY;
-    }
-}
+static cg_mod mod_of(cg *g, const tir_expr *e) { return cg_mod_of(e, var_mod, g); }
 
 /* The alignment in bytes of element `index` (+ elem_offset) of cb. */
 static unsigned access_align(cg *g, const cg_buf *cb, const tir_expr *index) {
-    unsigned elem = (unsigned)tir_dtype_bytes(cb->buf->dtype);
-    cg_mod m = mod_of(g, index), o = mod_of(g, cb->buf->elem_offset);
-    int64_t s;
-    if (__builtin_add_overflow(m.base, o.base, &s)) return elem < cb->align ? elem : cb->align;
-    int64_t v = ir_gcd64(ir_gcd64(m.coeff, o.coeff), s);
-    uint64_t pow2 = v == 0 ? 4096 : ((uint64_t)v & (~(uint64_t)v + 1));
-    if (pow2 > 4096) pow2 = 4096;
-    uint64_t a = pow2 * elem;
-    return a < cb->align ? (unsigned)a : cb->align;
+    return cg_access_align(mod_of(g, index), mod_of(g, cb->buf->elem_offset),
+                           (unsigned)tir_dtype_bytes(cb->buf->dtype), cb->align);
 }
 
 /* The alignment of any element of cb. */
@@ -1297,7 +1210,7 @@ static tir_status thread_loop(cg *g, const tir_for *f) {
     tir_dtype vt = f->var->base.dtype;
     if (vt.bits > 32) v = LLVMBuildZExt(g->b, v, ty(g, vt), "");
     if (vt.bits < 32) v = LLVMBuildTrunc(g->b, v, ty(g, vt), "");
-    push_var(g, f->var, v, MOD_ANY);
+    push_var(g, f->var, v, CG_MOD_ANY);
     tir_status s = stmt(g, f->body);
     g->nvars--;
     return s;
@@ -1333,7 +1246,7 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
             LLVMValueRef kv = LLVMConstInt(ty(g, vt), (unsigned long long)k, 1);
             LLVMValueRef v = cmin ? LLVMConstInt(ty(g, vt), (unsigned long long)(mn + k), 1)
                                   : LLVMBuildNSWAdd(g->b, minv, kv, "");
-            push_var(g, f->var, v, mod_norm(mm.coeff, mm.base + k));
+            push_var(g, f->var, v, cg_mod_norm(mm.coeff, mm.base + k));
             tir_status s = stmt(g, f->body);
             g->nvars--;
             if (s != TIR_OK) g->unrolled = outer;
@@ -1358,7 +1271,7 @@ static tir_status serial_loop(cg *g, const tir_for *f) {
     LLVMValueRef cond = LLVMBuildICmp(g->b, sg ? LLVMIntSLT : LLVMIntULT, i, end, "");
     condbr(g, cond, body, exit);
     LLVMPositionBuilderAtEnd(g->b, body);
-    push_var(g, f->var, i, MOD_ANY);
+    push_var(g, f->var, i, CG_MOD_ANY);
     int64_t n0 = ninsts(g);
     tir_status s = stmt(g, f->body);
     g->nvars--;
@@ -1696,7 +1609,7 @@ tir_status cg_emit_kernel(tir_ctx *ctx, const tir_prim_func *f, const cg_info *i
             add_buf(&g, f->buffer_map[i], p, (unsigned)f->buffer_map[i]->align)->readonly =
                 !host && !info->written[i];
         else
-            push_var(&g, f->params[i], p, MOD_ANY);
+            push_var(&g, f->params[i], p, CG_MOD_ANY);
     }
     tir_status s = stmt(&g, f->body);
     if (s == TIR_OK) {

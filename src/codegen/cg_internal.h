@@ -75,6 +75,55 @@ typedef struct cg_emit_facts {
                             * indices: only unrolling can put it in registers */
 } cg_emit_facts;
 
+/* At most this many copies of a body are unrolled at emission (the
+ * product of the extents of the unrolled loops around it); the seed's
+ * kernels make at most a few hundred (docs/lowered-ir.md). */
+enum { CG_MAX_UNROLLED = 4096 };
+
+/* The smallest loop body, in emitted LLVM instructions, of a kernel that
+ * gets the short pipeline.  default<O3> on NVPTX unrolls a loop fully
+ * when trip count x body size stays under 300 (up to 4x that where it
+ * predicts simplification) and partially when the body is under 75; a
+ * body of 600 or more with a trip count of 2 or more is past both, so
+ * O3 leaves it rolled and the short pipeline loses no unrolling.  The
+ * seed's kernels have either bodies of at most ~60 (Steps 1-6) or at
+ * least ~750 (Steps 7-9). */
+enum { CG_SHORT_MIN_BODY = 600 };
+/* ... and the least trip count x body of a loop with a constant trip
+ * count: O3 fully unrolled a 2-trip k loop of ~700 instructions (a Step 9
+ * kernel at K = 2 k tiles: its "up to 4x" where it predicts
+ * simplification), so a loop must be well past 4 x 300 to stay rolled;
+ * and one of 1,248 (test_cg_pipeline's 64x64x96 bf16 kernel once
+ * flatten swizzles its B tile: the swizzle's address arithmetic, which
+ * folds, took it from 1,163), which left rolled spills. */
+enum { CG_SHORT_MIN_WORK = 3000 };
+
+/* The modular analysis of index expressions (cg_mod.c): value == base
+ * (mod coeff); coeff 0: the value is exactly base. */
+typedef struct cg_mod {
+    int64_t coeff, base;
+} cg_mod;
+extern const cg_mod CG_MOD_ANY;
+/* Floor division and its remainder (b != 0). */
+int64_t cg_floordiv64(int64_t a, int64_t b);
+int64_t cg_floormod64(int64_t a, int64_t b);
+/* {coeff * k + base} with coeff >= 0 and base reduced modulo it. */
+cg_mod cg_mod_norm(int64_t coeff, int64_t base);
+/* The set of a variable's values in the caller's environment env. */
+typedef cg_mod (*cg_var_mod_fn)(void *env, const tir_var *v);
+/* The values of the scalar integer expression e (CG_MOD_ANY otherwise). */
+cg_mod cg_mod_of(const tir_expr *e, cg_var_mod_fn var_mod, void *env);
+/* The alignment in bytes of an element at index m (+ elem_offset o) of a
+ * buffer of elem-byte elements whose data pointer is aligned to align. */
+unsigned cg_access_align(cg_mod m, cg_mod o, unsigned elem, unsigned align);
+
+/* Prints f's PTX into m (ptx, ptx_len, shared bytes, ptx_ms) without LLVM
+ * (cg_direct.c) when f lies in that emitter's subset; otherwise returns
+ * false with the reason in m->direct_refusal and nothing else changed.
+ * name is the entry name; info is cg_check's (shared placement done). */
+bool cg_direct_ptx(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info,
+                   const tir_codegen_opts *o, const char *name, tir_module *m);
+
 /* Emits the kernel function `name` for f into mod.  Adds the shared memory
  * it allocates (static, or with info->dyn_shared dynamic) to *shared_bytes.
  *

@@ -33,6 +33,13 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
      * emission time; SHORT: FAST with less optimisation time where the
      * kernel allows, with the same PTX counts for the seed's Steps 7-9 */
     o->pipeline = TIR_CG_PIPELINE_SHORT;
+    /* MINITIR_CG_PIPELINE=opt|fast|short|direct|direct-all: another default, so that
+     * whole test suites and benchmarks run with one pipeline (A/B runs) */
+    const char *env = getenv("MINITIR_CG_PIPELINE");
+    if (env && !strcmp(env, "opt")) o->pipeline = TIR_CG_PIPELINE_OPT;
+    if (env && !strcmp(env, "fast")) o->pipeline = TIR_CG_PIPELINE_FAST;
+    if (env && !strncmp(env, "direct", 6)) o->pipeline = TIR_CG_PIPELINE_DIRECT;
+    o->direct_all_loops = env && !strcmp(env, "direct-all");
     o->ssa_locals = true;
 }
 
@@ -168,24 +175,6 @@ static const char short_passes[] =
     CG_SIMPLIFYCFG("switch-range-to-icmp;" CG_NO_HOIST_SINK) ","
     CG_INSTCOMBINE ",loop(indvars),vector-combine,early-cse<memssa>,"
     CG_SIMPLIFYCFG("switch-range-to-icmp;hoist-common-insts;sink-common-insts") ")";
-
-/* The smallest loop body, in emitted LLVM instructions, of a kernel that
- * gets the short pipeline.  default<O3> on NVPTX unrolls a loop fully
- * when trip count x body size stays under 300 (up to 4x that where it
- * predicts simplification) and partially when the body is under 75; a
- * body of 600 or more with a trip count of 2 or more is past both, so
- * O3 leaves it rolled and the short pipeline loses no unrolling.  The
- * seed's kernels have either bodies of at most ~60 (Steps 1-6) or at
- * least ~750 (Steps 7-9). */
-enum { CG_SHORT_MIN_BODY = 600 };
-/* ... and the least trip count x body of a loop with a constant trip
- * count: O3 fully unrolled a 2-trip k loop of ~700 instructions (a Step 9
- * kernel at K = 2 k tiles: its "up to 4x" where it predicts
- * simplification), so a loop must be well past 4 x 300 to stay rolled;
- * and one of 1,248 (test_cg_pipeline's 64x64x96 bf16 kernel once
- * flatten swizzles its B tile: the swizzle's address arithmetic, which
- * folds, took it from 1,163), which left rolled spills. */
-enum { CG_SHORT_MIN_WORK = 3000 };
 
 /* Whether a kernel may get the short pipeline (tir_cg_pipeline). */
 static bool short_ok(const cg_emit_facts *f) {
@@ -335,6 +324,20 @@ static tir_status cached_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const c
     return TIR_OK;
 }
 
+/* The direct emitter where it is asked for and takes the kernel (not when
+ * LLVM IR is asked for), else LLVM with SHORT's choice of pipeline. */
+static tir_status direct_or_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
+                                 tir_codegen_opts *o, tir_module *m) {
+    if (o->pipeline != TIR_CG_PIPELINE_DIRECT) return cached_llvm(ctx, kernel, info, o, m);
+    o->pipeline = TIR_CG_PIPELINE_SHORT;
+    if (o->keep_llvm_ir || dump_wanted(o)) return cached_llvm(ctx, kernel, info, o, m);
+    if (cg_direct_ptx(ctx, kernel, info, o, m->kernel_name, m)) {
+        m->pipeline = TIR_CG_PIPELINE_DIRECT;
+        return TIR_OK;
+    }
+    return cached_llvm(ctx, kernel, info, o, m);
+}
+
 /* Static shared arrays up to the target's 48 KiB, which is what a launch
  * gets without opting in; past it (or with opts->dynamic_shared) one
  * dynamic array, for which the runtime raises the kernel's limit and
@@ -390,7 +393,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: opt_level %d is not in 0..3",
                             o.opt_level);
     if (o.pipeline != TIR_CG_PIPELINE_OPT && o.pipeline != TIR_CG_PIPELINE_FAST &&
-        o.pipeline != TIR_CG_PIPELINE_SHORT)
+        o.pipeline != TIR_CG_PIPELINE_SHORT && o.pipeline != TIR_CG_PIPELINE_DIRECT)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "codegen: pipeline %d is not a tir_cg_pipeline",
                             (int)o.pipeline);
     cg_info info;
@@ -404,7 +407,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
     tir_module *m = IR_NEW(ctx, tir_module);
     m->kernel_name = entry_name(ctx, kernel->name);
     m->arch = tir_intern(ctx, o.arch);
-    TIR_TRY(cached_llvm(ctx, kernel, &info, &o, m));
+    TIR_TRY(direct_or_llvm(ctx, kernel, &info, &o, m));
 
     tir_kernel_param *ps = IR_NEWN(ctx, tir_kernel_param, kernel->nparams);
     for (int i = 0; i < kernel->nparams; i++) {

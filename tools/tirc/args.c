@@ -472,12 +472,14 @@ int tirc_parse_args(int argc, char **argv, opts *o) {
                 return tirc_usage_error("--arch wants e.g. sm_90");
         } else if (!strcmp(a, "--opt")) {
             if (!(v = value(argc, argv, &i)) ||
-                (strcmp(v, "fast") && strcmp(v, "O3") && strcmp(v, "short")))
-                return tirc_usage_error("--opt wants fast, O3 or short (LLVM pipelines, see "
+                (strcmp(v, "fast") && strcmp(v, "O3") && strcmp(v, "short") &&
+                 strcmp(v, "direct")))
+                return tirc_usage_error("--opt wants direct, fast, O3 or short (pipelines, see "
                                         "tir_cg_pipeline)");
-            o->pipeline = !strcmp(v, "fast")    ? TIR_CG_PIPELINE_FAST
-                          : !strcmp(v, "short") ? TIR_CG_PIPELINE_SHORT
-                                                : TIR_CG_PIPELINE_OPT;
+            o->pipeline = !strcmp(v, "fast")     ? TIR_CG_PIPELINE_FAST
+                          : !strcmp(v, "short")  ? TIR_CG_PIPELINE_SHORT
+                          : !strcmp(v, "direct") ? TIR_CG_PIPELINE_DIRECT
+                                                 : TIR_CG_PIPELINE_OPT;
             o->opt_given = true;
         } else if (!strcmp(a, "--peel-tail")) {
             o->peel_tail = true;
@@ -613,7 +615,8 @@ int tirc_help(const char *cmd) {
     } else if (!strcmp(cmd, "ptx")) {
         printf("usage: tirc ptx <example> [--step N] [--size MxNxK] [--arch sm_90] [-o file]\n"
                "                          [--epilogue E] [--tile T] [--splitk S [--atomic]]\n"
-               "                          [-v] [--opt short|fast|O3] [--repeat N] [--no-cache]\n"
+               "                          [-v] [--opt short|fast|O3|direct] [--repeat N]\n"
+               "                          [--no-cache]\n"
                "                          [--peel-tail]\n"
                "                          [--config C] [--stages N] [--tail T]\n\n"
                "Schedules one step (default 8; fused: 6), lowers it and writes its PTX to\n"
@@ -622,7 +625,8 @@ int tirc_help(const char *cmd) {
                "optimisation, LLVM IR text, PTX emission).  --opt picks the LLVM pipeline:\n"
                "short (default: a short pass pipeline for kernels without loops for LLVM to\n"
                "unroll, such as Steps 7-9, else fast), fast (default<O3>, backend at O2) or\n"
-               "O3 (backend at O3); see tir_cg_pipeline and docs/performance.md.\n"
+               "O3 (backend at O3); direct prints the PTX without LLVM where the kernel\n"
+               "allows (-v says why not); see tir_cg_pipeline and docs/performance.md.\n"
                "fused takes one epilogue (default bias+relu).  Default size 1024.\n"
                "--repeat N compiles N times in one process (-v: each compile's phases;\n"
                "the first pays the process's one-time costs; the others find the PTX in\n"

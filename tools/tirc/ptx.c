@@ -67,6 +67,14 @@ static void print_phases(const tir_module_set *ms, double total, double sched, d
             total, sched, total - sched - codegen, build, opt, text, ptx, cache,
             hits[TIR_CG_CACHE_MEMORY], ms->nmodules, hits[TIR_CG_CACHE_DISK],
             codegen - build - opt - text - ptx - cache);
+    for (int i = 0; i < ms->nmodules; i++) {
+        const tir_module *m = ms->modules[i];
+        if (m->pipeline == TIR_CG_PIPELINE_DIRECT)
+            fprintf(stderr, "tirc: %s: PTX printed without LLVM (--opt direct)\n", m->kernel_name);
+        else if (m->direct_refusal)
+            fprintf(stderr, "tirc: %s: through LLVM, outside the direct emitter's subset: %s\n",
+                    m->kernel_name, m->direct_refusal);
+    }
 }
 
 int tirc_cmd_ptx(tir_ctx *ctx, const opts *o) {
