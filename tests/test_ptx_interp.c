@@ -168,6 +168,11 @@ static void matmul_steps(void **state) {
         run_case(&(kcase){step, 65, 33, 17, -1, 0, false, 0, NULL});
     }
     run_case(&(kcase){8, 128, 128, 16, -1, 0, false, 0, NULL});
+    /* k loops of several iterations: the direct emitter's induction
+     * pointers (loop strength reduction) and hoisted addresses */
+    run_case(&(kcase){8, 128, 128, 72, -1, 0, false, 0, NULL});
+    run_case(&(kcase){8, 130, 66, 70, -1, 0, false, 0, NULL});
+    run_case(&(kcase){7, 128, 128, 96, -1, 0, false, 0, NULL});
 }
 
 /* 128x128x32 tiles: a 64 KiB double buffer in dynamic shared memory. */

@@ -90,12 +90,34 @@ typedef struct dcse {
 } dcse;
 enum { DCSE_SIZE = 2039 };
 
+/* A serial loop being emitted: what is hoisted out of it goes to its
+ * preheader, valid in the region around it. */
+enum { DL_MAXIND = 16 };
+typedef struct dind {
+    dop p, base, x;
+    bool has_x;
+    int64_t coeff, step;
+} dind;
+typedef struct dloop {
+    dtext hoist;
+    uint32_t region;
+    const tir_var *var; /* its variable, from min */
+    dop min;
+    /* induction pointers (loop strength reduction): p advances by step
+     * bytes per iteration; key: buffer base, invariant index x, coeff */
+    int nind;
+    dind ind[DL_MAXIND];
+} dloop;
+
 typedef struct dg {
     tir_ctx *ctx;
     const tir_prim_func *f;
     const cg_info *info;
     const tir_codegen_opts *opts;
     dtext pro, body; /* the entry's parameter loads, and everything else */
+    dtext *out;      /* where instructions go: body, a loop's body or preheader */
+    dloop *loops;    /* per serial loop around the emission point, outermost first */
+    int caploops;
     int nreg[RC_N];
     dvar *vars;
     int nvars, capvars;
@@ -110,6 +132,7 @@ typedef struct dg {
     dcse *cse;
     uint32_t region, nregions, capregions;
     bool *open;  /* per region: still open */
+    int *rlevel; /* per region: its nesting */
     int depth;   /* serial loops around the emission point */
     tir_analyzer *an; /* the ranges of loop and thread variables here */
     const char *why; /* the first construct outside the subset */
@@ -163,19 +186,19 @@ static const char *ot(dop o, char *s) {
 
 static void ins2(dg *d, const char *op, dop r, dop a) {
     char s0[24], s1[24];
-    put(&d->body, "\t%s \t%s, %s;\n", op, ot(r, s0), ot(a, s1));
+    put(d->out, "\t%s \t%s, %s;\n", op, ot(r, s0), ot(a, s1));
 }
 static void ins3(dg *d, const char *op, dop r, dop a, dop b) {
     char s0[24], s1[24], s2[24];
-    put(&d->body, "\t%s \t%s, %s, %s;\n", op, ot(r, s0), ot(a, s1), ot(b, s2));
+    put(d->out, "\t%s \t%s, %s, %s;\n", op, ot(r, s0), ot(a, s1), ot(b, s2));
 }
 static void ins4(dg *d, const char *op, dop r, dop a, dop b, dop c) {
     char s0[24], s1[24], s2[24], s3[24];
-    put(&d->body, "\t%s \t%s, %s, %s, %s;\n", op, ot(r, s0), ot(a, s1), ot(b, s2), ot(c, s3));
+    put(d->out, "\t%s \t%s, %s, %s, %s;\n", op, ot(r, s0), ot(a, s1), ot(b, s2), ot(c, s3));
 }
 
 static int label(dg *d) { return d->nlabels++; }
-static void place(dg *d, int l) { put(&d->body, "$L__D%d:\n", l); }
+static void place(dg *d, int l) { put(d->out, "$L__D%d:\n", l); }
 
 /* Opens a region (a loop body or a branch); returns the enclosing one,
  * for leave.  What is built inside is reused only inside. */
@@ -183,10 +206,12 @@ static uint32_t enter(dg *d) {
     if (d->nregions + 1 >= d->capregions) {
         d->capregions = d->capregions ? 2 * d->capregions : 64;
         d->open = ir_xrealloc(d->open, sizeof *d->open * d->capregions);
+        d->rlevel = ir_xrealloc(d->rlevel, sizeof *d->rlevel * d->capregions);
     }
     uint32_t outer = d->region;
     d->region = ++d->nregions;
     d->open[d->region] = true;
+    d->rlevel[d->region] = d->rlevel[outer] + 1;
     return outer;
 }
 
@@ -278,7 +303,10 @@ static dop cse_op(dg *d, int op, const char *opc, int rc, dop a, dop b, bool mut
                      1000003u +
                  (uint64_t)(b.imm ? b.i : b.reg) * 7u + (uint64_t)b.imm + (uint64_t)b.rc * 3u;
     dcse *c = &d->cse[h % DCSE_SIZE];
-    if (!mutable_in && d->open[c->region] && c->op == op && dop_eq(c->a, a) && dop_eq(c->b, b))
+    /* open and around the current region (code hoisted into a loop's
+     * preheader must not use what the loop's body built) */
+    if (!mutable_in && d->open[c->region] && d->rlevel[c->region] <= d->rlevel[d->region] &&
+        c->op == op && dop_eq(c->a, a) && dop_eq(c->b, b))
         return c->r;
     dop r = reg(d, rc);
     ins3(d, opc, r, a, b);
@@ -597,7 +625,7 @@ static int level_of(const dg *d, const tir_expr *e) {
     case TIR_KIND_FLOAT_IMM: return 0;
     case TIR_KIND_VAR: {
         const dvar *v = find_var(d, tir_as_tir_var(e));
-        return v ? v->level : d->depth;
+        return !v ? d->depth : v->val.imm ? 0 : v->level; /* an unrolled copy's constant: none */
     }
     case TIR_KIND_CAST: return level_of(d, tir_as_tir_cast(e)->value);
     default:
@@ -629,37 +657,114 @@ static void terms(const dg *d, const tir_expr *e, bool neg, dterm *t, int *n) {
     t[(*n)++] = (dterm){e, neg, level_of(d, e)};
 }
 
-/* An index as x + c, c the sum of its constant terms (*has_x false: the
- * index is the constant c): the constant becomes the access's immediate
- * offset, so that neighbouring elements share one address register, as
- * LLVM's addressing does.  The other terms are added outer loops' first,
- * so that the partial sum that does not change in a loop is built once
- * and reused (and the PTX assembler hoists it).  The sum is reassociated,
- * which index arithmetic allows (it does not overflow,
- * docs/lowered-ir.md). */
-static bool index_sum(dg *d, const tir_expr *e, int64_t *c, bool *has_x, dop *x) {
-    dterm t[DT_MAX];
-    int n = 0, rc = rc_of(e->dtype);
-    terms(d, e, false, t, &n);
+/* The sum of terms t[0..n) of level at most maxlv as x + c, c the sum of
+ * the constant ones (*has_x false: no other); *xlevel is the deepest
+ * level among the others.  The terms are added outer loops' first, each
+ * loop's share in the preheader of the loop inside it (loops[lv]), so
+ * that the partial sum a loop does not change is built once, before it. */
+static bool sum_terms(dg *d, const dterm *t, int n, int rc, int maxlv, int64_t *c, bool *has_x,
+                      dop *x, int *xlevel) {
     *c = 0;
     *has_x = false;
-    for (int lv = 0; lv <= d->depth; lv++)
-        for (int i = 0; i < n; i++) {
+    *xlevel = 0;
+    dtext *out = d->out;
+    uint32_t region = d->region;
+    bool ok = true;
+    for (int lv = 0; ok && lv <= maxlv; lv++) {
+        if (lv < d->depth) d->out = &d->loops[lv].hoist, d->region = d->loops[lv].region;
+        for (int i = 0; ok && i < n; i++) {
             if (t[i].level != lv && !(lv == d->depth && t[i].level > lv)) continue;
             dop v;
-            if (!ex1(d, t[i].e, &v)) return false;
+            if (!(ok = ex1(d, t[i].e, &v))) break;
             if (v.imm) {
                 *c = wrap_to(rc, t[i].neg ? *c - v.i : *c + v.i);
                 continue;
             }
-            if (!*has_x && !t[i].neg) {
+            if (!*has_x && !t[i].neg)
                 *x = v;
-            } else if (!int_binop(d, t[i].neg ? TIR_KIND_SUB : TIR_KIND_ADD, rc,
-                                  *has_x ? *x : imm(rc, 0), v, x)) {
-                return false;
-            }
+            else
+                ok = int_binop(d, t[i].neg ? TIR_KIND_SUB : TIR_KIND_ADD, rc, *has_x ? *x : imm(rc, 0), v, x);
             *has_x = true;
+            *xlevel = lv;
         }
+        d->out = out, d->region = region;
+    }
+    return ok;
+}
+
+/* An index as x + c, c the sum of its constant terms (*has_x false: the
+ * index is the constant c): the constant becomes the access's immediate
+ * offset, so that neighbouring elements share one address register, as
+ * LLVM's addressing does.  The sum is reassociated, which index
+ * arithmetic allows (it does not overflow, docs/lowered-ir.md). */
+static bool index_sum(dg *d, const tir_expr *e, int64_t *c, bool *has_x, dop *x) {
+    dterm t[DT_MAX];
+    int n = 0, xlevel;
+    terms(d, e, false, t, &n);
+    return sum_terms(d, t, n, rc_of(e->dtype), d->depth, c, has_x, x, &xlevel);
+}
+
+/* The coefficient of the innermost serial loop's variable when term t is
+ * that variable or it times a constant, else 0. */
+static int64_t loop_coeff(const dg *d, const dterm *t) {
+    const tir_var *v = d->loops[d->depth - 1].var;
+    if (t->neg || t->e->dtype.bits != 32) return 0;
+    if (t->e->kind == TIR_KIND_VAR) return tir_as_tir_var(t->e) == v;
+    const tir_binop *m = t->e->kind == TIR_KIND_MUL ? tir_as_tir_binop(t->e) : NULL;
+    int64_t k;
+    if (m && m->a->kind == TIR_KIND_VAR && tir_as_tir_var(m->a) == v && tir_expr_const_int(m->b, &k)) return k;
+    if (m && m->b->kind == TIR_KIND_VAR && tir_as_tir_var(m->b) == v && tir_expr_const_int(m->a, &k)) return k;
+    return 0;
+}
+
+/* Loop strength reduction (the kernel's loop_strength_reduction, as LLVM
+ * does it): an access whose index is x + k * coeff + c in the innermost
+ * serial loop k, x invariant, goes through a pointer made in the loop's
+ * preheader and advanced at its end (ptxas keeps such kernels in fewer
+ * registers than an index recomputed each iteration: Step 8 4096^3, 127
+ * instead of 128).  False (nothing emitted) when the index is not so. */
+static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t *off, bool *ok) {
+    *ok = true;
+    if (d->depth == 0 || !d->info->lsr || !d->loops[d->depth - 1].var) return false;
+    int at = -1;
+    for (int i = 0; i < n; i++) {
+        if (t[i].level < d->depth) continue;
+        if (at >= 0 || !loop_coeff(d, &t[i])) return false;
+        at = i;
+    }
+    dloop *lp = &d->loops[d->depth - 1];
+    if (at < 0 || lp->nind == DL_MAXIND) return false;
+    int64_t coeff = loop_coeff(d, &t[at]), c;
+    bool has;
+    dop x;
+    int xlevel;
+    dterm rest[DT_MAX];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (i != at) rest[m++] = t[i];
+    if (!(*ok = sum_terms(d, rest, m, RC_R, d->depth - 1, &c, &has, &x, &xlevel))) return true;
+    const char *ty;
+    int eb = elem_bytes(b->buf, &ty);
+    *off = c * eb;
+    for (int i = 0; i < lp->nind; i++)
+        if (dop_eq(lp->ind[i].base, b->base) && lp->ind[i].has_x == has && lp->ind[i].coeff == coeff &&
+            (!has || dop_eq(lp->ind[i].x, x)))
+            return *base = lp->ind[i].p, true;
+    dtext *out = d->out;
+    uint32_t region = d->region;
+    d->out = &lp->hoist, d->region = lp->region;
+    dop p = reg(d, RC_RD), start = lp->min;
+    if (has)
+        ins4(d, "mad.wide.s32", p, x, imm(RC_R, eb), b->base);
+    else
+        ins2(d, "mov.b64", p, b->base);
+    if (!start.imm)
+        ins4(d, "mad.wide.s32", p, start, imm(RC_R, coeff * eb), p);
+    else if (start.i != 0)
+        ins3(d, "add.s64", p, p, imm(RC_RD, start.i * coeff * eb));
+    d->out = out, d->region = region;
+    lp->ind[lp->nind++] = (dind){p, b->base, x, has, coeff, coeff * eb};
+    *base = p;
     return true;
 }
 
@@ -668,15 +773,25 @@ static bool index_sum(dg *d, const tir_expr *e, int64_t *c, bool *has_x, dop *x)
 static bool address(dg *d, dbuf *b, const tir_expr *idx, dop *base, int64_t *off) {
     const char *ty;
     int eb = elem_bytes(b->buf, &ty);
+    dterm t[DT_MAX];
+    int n = 0, xlevel;
+    terms(d, idx, false, t, &n);
+    bool ok;
+    if (induction(d, b, t, n, base, off, &ok)) return ok;
     int64_t c;
     bool has;
     dop i;
-    if (!index_sum(d, idx, &c, &has, &i)) return false;
+    if (!sum_terms(d, t, n, rc_of(idx->dtype), d->depth, &c, &has, &i, &xlevel)) return false;
     *off = c * eb;
     if (!has) return *base = b->base, true;
+    /* an invariant address is made where its index is */
+    dtext *out = d->out;
+    uint32_t region = d->region;
+    if (xlevel < d->depth) d->out = &d->loops[xlevel].hoist, d->region = d->loops[xlevel].region;
     dop w = i.rc == RC_R ? cse_op(d, 200, "mul.wide.s32", RC_RD, i, imm(RC_R, eb), is_mutable(d, i))
                          : cse_op(d, 201, "mul.lo.s64", RC_RD, i, imm(RC_RD, eb), is_mutable(d, i));
     *base = cse_op(d, 202, "add.s64", RC_RD, b->base, w, is_mutable(d, w));
+    d->out = out, d->region = region;
     return true;
 }
 
@@ -757,12 +872,12 @@ static bool mem_load(dg *d, dbuf *b, const tir_expr *idx, int lanes, const dop *
     if (lanes > 1 && vec_aligned(d, b, start, lanes, eb)) {
         addr_text(base, off, a);
         vec_list(out->l, lanes, v);
-        put(&d->body, "\t%sld.%s.v%d.%s \t%s, %s;\n", pr, sp, lanes, ty, v, a);
+        put(d->out, "\t%sld.%s.v%d.%s \t%s, %s;\n", pr, sp, lanes, ty, v, a);
         return true;
     }
     for (int j = 0; j < lanes; j++) {
         addr_text(base, off + j * eb, a);
-        put(&d->body, "\t%sld.%s.%s \t%s, %s;\n", pr, sp, ty, ot(out->l[j], s0), a);
+        put(d->out, "\t%sld.%s.%s \t%s, %s;\n", pr, sp, ty, ot(out->l[j], s0), a);
     }
     return true;
 }
@@ -869,12 +984,12 @@ static bool mem_store(dg *d, dbuf *b, const tir_expr *idx, dval v, const dop *pr
     if (v.lanes > 1 && vec_aligned(d, b, start, v.lanes, eb)) {
         addr_text(base, off, a);
         vec_list(v.l, v.lanes, l);
-        put(&d->body, "\t%sst.%s.v%d.%s \t%s, %s;\n", pr, sp, v.lanes, ty, a, l);
+        put(d->out, "\t%sst.%s.v%d.%s \t%s, %s;\n", pr, sp, v.lanes, ty, a, l);
         return true;
     }
     for (int j = 0; j < v.lanes; j++) {
         addr_text(base, off + j * eb, a);
-        put(&d->body, "\t%sst.%s.%s \t%s, %s;\n", pr, sp, ty, a, ot(v.l[j], s0));
+        put(d->out, "\t%sst.%s.%s \t%s, %s;\n", pr, sp, ty, a, ot(v.l[j], s0));
     }
     return true;
 }
@@ -989,13 +1104,13 @@ static bool if_stmt(dg *d, const tir_if *f) {
     if (c.imm) return c.i ? stmt(d, f->then_s) : !f->else_s || stmt(d, f->else_s);
     char s0[24];
     int le = label(d), lend = f->else_s ? label(d) : le;
-    put(&d->body, "\t@!%s bra \t$L__D%d;\n", ot(c, s0), le);
+    put(d->out, "\t@!%s bra \t$L__D%d;\n", ot(c, s0), le);
     uint32_t outer = enter(d);
     bool ok = stmt(d, f->then_s);
     leave(d, outer);
     if (!ok) return false;
     if (f->else_s) {
-        put(&d->body, "\tbra.uni \t$L__D%d;\n", lend);
+        put(d->out, "\tbra.uni \t$L__D%d;\n", lend);
         place(d, le);
         outer = enter(d);
         ok = stmt(d, f->else_s);
@@ -1012,7 +1127,7 @@ static bool thread_loop(dg *d, const tir_for *f) {
     int rc = rc_of(f->var->base.dtype);
     if (rc != RC_R && rc != RC_RD) return refuse(d, "a thread index of another dtype than int32 or int64");
     dop r = reg(d, RC_R);
-    put(&d->body, "\tmov.u32 \t%%r%d, %%%s.%c;\n", r.reg,
+    put(d->out, "\tmov.u32 \t%%r%d, %%%s.%c;\n", r.reg,
         tir_thread_axis_kind(axis) == TIR_AXIS_KIND_BLOCK ? "ctaid" : "tid",
         "xyz"[tir_thread_axis_dim(axis)]);
     if (rc == RC_RD) {
@@ -1067,42 +1182,57 @@ static bool serial_loop(dg *d, const tir_for *f) {
     if (!ex1(d, f->extent, &ext) || !int_binop(d, TIR_KIND_ADD, rc, mn, ext, &end)) return false;
     if (mn.imm && end.imm && mn.i >= end.i) return true; /* no iteration */
     char opc[32], s0[24];
+    if (d->depth == d->caploops) {
+        d->caploops = d->caploops ? 2 * d->caploops : 4;
+        d->loops = ir_xrealloc(d->loops, sizeof *d->loops * (size_t)d->caploops);
+    }
+    dloop *lp = &d->loops[d->depth];
+    *lp = (dloop){.region = d->region, .var = rc == RC_R ? f->var : NULL, .min = mn};
+    dtext loop_text = {0}, *around = d->out;
+    d->out = &loop_text;
     dop v = reg(d, rc), p = reg(d, RC_P);
     ins2(d, mov_of(rc), v, mn);
     int top = label(d), out = label(d);
     if (!(mn.imm && end.imm)) {
         snprintf(opc, sizeof opc, "setp.ge.s%s", sfx(rc));
         ins3(d, opc, p, v, end);
-        put(&d->body, "\t@%s bra \t$L__D%d;\n", ot(p, s0), out);
+        put(d->out, "\t@%s bra \t$L__D%d;\n", ot(p, s0), out);
     }
     place(d, top);
     uint32_t outer = enter(d);
     d->depth++;
     push_var(d, f->var, v, CG_MOD_ANY);
     tir_analyzer_bind(d->an, f->var, f->min, f->extent);
-    size_t b0 = d->body.n;
+    size_t b0 = loop_text.n;
     bool ok = stmt(d, f->body);
     tir_analyzer_unbind(d->an, f->var);
     d->nvars--;
     d->depth--;
     int64_t nbody = 0;
-    for (size_t i = b0; i < d->body.n; i++) nbody += d->body.s[i] == '\n';
+    for (size_t i = b0; i < loop_text.n; i++) nbody += loop_text.s[i] == '\n';
     /* a loop LLVM's O3 pipeline would unroll (codegen.c, short_ok): its
      * unrolling is worth more than the compile time */
     if (ok && !d->opts->direct_all_loops &&
         (nbody < DIRECT_MIN_BODY || (cext && n * nbody < CG_SHORT_MIN_WORK)))
         ok = refuse(d, "a loop small enough for LLVM to unroll");
     if (ok) {
+        lp = &d->loops[d->depth];
+        for (int i = 0; i < lp->nind; i++)
+            ins3(d, "add.s64", lp->ind[i].p, lp->ind[i].p, imm(RC_RD, lp->ind[i].step));
         snprintf(opc, sizeof opc, "add.s%s", sfx(rc));
         ins3(d, opc, v, v, imm(rc, 1));
         snprintf(opc, sizeof opc, "setp.lt.s%s", sfx(rc));
         ins3(d, opc, p, v, end);
-        put(&d->body, "\t@%s bra \t$L__D%d;\n", ot(p, s0), top);
+        put(d->out, "\t@%s bra \t$L__D%d;\n", ot(p, s0), top);
     }
     leave(d, outer);
-    if (!ok) return false;
-    place(d, out);
-    return true;
+    if (ok) place(d, out);
+    d->out = around;
+    lp = &d->loops[d->depth]; /* (the array may have grown) */
+    if (ok) put(around, "%s%s", lp->hoist.s ? lp->hoist.s : "", loop_text.s ? loop_text.s : "");
+    free(lp->hoist.s);
+    free(loop_text.s);
+    return ok;
 }
 
 static void sanitize(char *s) {
@@ -1181,12 +1311,12 @@ static bool evaluate(dg *d, const tir_evaluate *ev) {
     if (!c) return true; /* other expressions are ignored */
     char dst[64], src[64], s0[24];
     switch (c->op) {
-    case TIR_INTRIN_SYNCTHREADS: put(&d->body, "\tbar.sync \t0;\n"); return true;
-    case TIR_INTRIN_CP_ASYNC_COMMIT: put(&d->body, "\tcp.async.commit_group;\n"); return true;
+    case TIR_INTRIN_SYNCTHREADS: put(d->out, "\tbar.sync \t0;\n"); return true;
+    case TIR_INTRIN_CP_ASYNC_COMMIT: put(d->out, "\tcp.async.commit_group;\n"); return true;
     case TIR_INTRIN_CP_ASYNC_WAIT: {
         int64_t n = 0;
         tir_expr_const_int(c->args[0], &n);
-        put(&d->body, "\tcp.async.wait_group \t%lld;\n", (long long)n);
+        put(d->out, "\tcp.async.wait_group \t%lld;\n", (long long)n);
         return true;
     }
     case TIR_INTRIN_CP_ASYNC: {
@@ -1200,9 +1330,9 @@ static bool evaluate(dg *d, const tir_evaluate *ev) {
             dop n;
             if (!ex1(d, c->args[3], &n)) return false;
             if (n.rc != RC_R) return refuse(d, "a cp_async source size of another dtype than int32");
-            put(&d->body, "\tcp.async.%s.shared.global \t%s, %s, %lld, %s;\n", kind, dst, src, (long long)bytes, ot(n, s0));
+            put(d->out, "\tcp.async.%s.shared.global \t%s, %s, %lld, %s;\n", kind, dst, src, (long long)bytes, ot(n, s0));
         } else {
-            put(&d->body, "\tcp.async.%s.shared.global \t%s, %s, %lld;\n", kind, dst, src, (long long)bytes);
+            put(d->out, "\tcp.async.%s.shared.global \t%s, %s, %lld;\n", kind, dst, src, (long long)bytes);
         }
         return true;
     }
@@ -1294,7 +1424,9 @@ bool cg_direct_ptx(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info, co
     d.cse = ir_xcalloc(DCSE_SIZE, sizeof *d.cse);
     d.capregions = 64;
     d.open = ir_xcalloc(d.capregions, sizeof *d.open);
+    d.rlevel = ir_xcalloc(d.capregions, sizeof *d.rlevel);
     d.open[0] = true;
+    d.out = &d.body;
     d.an = tir_analyzer_create(ctx);
     double t0 = ir_now_ms();
     bool ok = params(&d, name) && stmt(&d, f->body);
@@ -1323,6 +1455,8 @@ bool cg_direct_ptx(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info, co
     free(d.bufs);
     free(d.cse);
     free(d.open);
+    free(d.rlevel);
+    free(d.loops);
     tir_analyzer_destroy(d.an);
     return ok;
 }
