@@ -74,7 +74,9 @@ typedef struct tir_codegen_opts {
     const char *features; /* LLVM NVPTX features; NULL: "+ptx78" ("+ptx80" for sm_90a) */
     bool fma_contract;    /* let a*b+c on floats fuse into fma (default true) */
     int opt_level;        /* 0..3 (default 3): pipeline default<On> */
-    tir_cg_pipeline pipeline; /* default TIR_CG_PIPELINE_SHORT (docs/performance.md) */
+    tir_cg_pipeline pipeline; /* default TIR_CG_PIPELINE_DIRECT (docs/performance.md);
+                               * MINITIR_CG_PIPELINE=opt|fast|short|direct
+                               * changes the default */
     bool keep_llvm_ir;    /* keep the optimised LLVM IR in tir_module.llvm_ir
                            * (default false: printing it costs ~3 ms for a
                            * tuned kernel) */

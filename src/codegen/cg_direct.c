@@ -717,12 +717,20 @@ static int64_t loop_coeff(const dg *d, const dterm *t) {
     return 0;
 }
 
+/* The least step, in bytes per iteration, of an induction pointer.  Step
+ * 8 4096^3 (docs/performance.md, runs 149-150): with the index of every
+ * loop-carried access recomputed each iteration ptxas needs 128
+ * registers and the kernel is 0.9% slower than LLVM's; with pointers for
+ * both the A column (32 bytes a k tile) and the B row (128 KiB) 2.2%
+ * slower (ptxas issues the global loads later); with a pointer for B only,
+ * the choice LLVM's strength reduction makes there, within 0.3%. */
+enum { DIRECT_MIN_IND_STEP = 4096 };
+
 /* Loop strength reduction (the kernel's loop_strength_reduction, as LLVM
  * does it): an access whose index is x + k * coeff + c in the innermost
- * serial loop k, x invariant, goes through a pointer made in the loop's
- * preheader and advanced at its end (ptxas keeps such kernels in fewer
- * registers than an index recomputed each iteration: Step 8 4096^3, 127
- * instead of 128).  False (nothing emitted) when the index is not so. */
+ * serial loop k, x invariant, and whose step is large (DIRECT_MIN_IND_STEP)
+ * goes through a pointer made in the loop's preheader and advanced at its
+ * end.  False (nothing emitted) when the index is not so. */
 static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t *off, bool *ok) {
     *ok = true;
     if (d->depth == 0 || !d->info->lsr || !d->loops[d->depth - 1].var) return false;
@@ -733,7 +741,10 @@ static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t 
         at = i;
     }
     dloop *lp = &d->loops[d->depth - 1];
-    if (at < 0 || lp->nind == DL_MAXIND) return false;
+    const char *ty;
+    int eb = elem_bytes(b->buf, &ty);
+    if (at < 0 || lp->nind == DL_MAXIND || llabs(loop_coeff(d, &t[at]) * eb) < DIRECT_MIN_IND_STEP)
+        return false;
     int64_t coeff = loop_coeff(d, &t[at]), c;
     bool has;
     dop x;
@@ -743,8 +754,6 @@ static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t 
     for (int i = 0; i < n; i++)
         if (i != at) rest[m++] = t[i];
     if (!(*ok = sum_terms(d, rest, m, RC_R, d->depth - 1, &c, &has, &x, &xlevel))) return true;
-    const char *ty;
-    int eb = elem_bytes(b->buf, &ty);
     *off = c * eb;
     for (int i = 0; i < lp->nind; i++)
         if (dop_eq(lp->ind[i].base, b->base) && lp->ind[i].has_x == has && lp->ind[i].coeff == coeff &&
@@ -833,7 +842,9 @@ static bool local_range(dg *d, dbuf *b, const tir_expr *start, int lanes, int64_
 static bool vec_aligned(dg *d, const dbuf *b, const tir_expr *start, int lanes, int eb) {
     cg_mod m = cg_mod_of(start, var_mod, d);
     unsigned a = cg_access_align(m, (cg_mod){0, 0}, (unsigned)eb, b->align);
-    return a % (unsigned)(lanes * eb) == 0 && (lanes == 2 || lanes == 4);
+    /* PTX vectors of 2 or 4 elements, at most 16 bytes (256-bit accesses
+     * need sm_100 and PTX 8.8) */
+    return a % (unsigned)(lanes * eb) == 0 && (lanes == 2 || lanes == 4) && lanes * eb <= 16;
 }
 
 static char vec_list(const dop *l, int lanes, char *s) {

@@ -31,13 +31,17 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
     /* FAST: the same kernel speed at 4095^3, 4096^3 and 1000x520x333 for
      * Steps 4-8 on the H200 (docs/performance.md, 2026-12-03), less
      * emission time; SHORT: FAST with less optimisation time where the
-     * kernel allows, with the same PTX counts for the seed's Steps 7-9 */
-    o->pipeline = TIR_CG_PIPELINE_SHORT;
+     * kernel allows, with the same PTX counts for the seed's Steps 7-9;
+     * DIRECT: no LLVM for the kernels the direct emitter takes, the same
+     * kernel speed for Step 8 at the sizes of issue 13 (within 0.3%, run
+     * 153) in a tenth of the compile time; SHORT for the others */
+    o->pipeline = TIR_CG_PIPELINE_DIRECT;
     /* MINITIR_CG_PIPELINE=opt|fast|short|direct|direct-all: another default, so that
      * whole test suites and benchmarks run with one pipeline (A/B runs) */
     const char *env = getenv("MINITIR_CG_PIPELINE");
     if (env && !strcmp(env, "opt")) o->pipeline = TIR_CG_PIPELINE_OPT;
     if (env && !strcmp(env, "fast")) o->pipeline = TIR_CG_PIPELINE_FAST;
+    if (env && !strcmp(env, "short")) o->pipeline = TIR_CG_PIPELINE_SHORT;
     if (env && !strncmp(env, "direct", 6)) o->pipeline = TIR_CG_PIPELINE_DIRECT;
     o->direct_all_loops = env && !strcmp(env, "direct-all");
     o->ssa_locals = true;
