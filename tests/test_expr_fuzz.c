@@ -2,11 +2,17 @@
  *
  * Random elementwise functions over every dtype and expression kind run in
  * the interpreter (the reference), and, lowered by tir_lower (simplifier,
- * vectorize, flatten, ...), in the SIMT simulator and through codegen's
- * LLVM IR on the host (cg_hostjit, fma contraction off).  All must give
- * the same bits (any NaN equals any NaN).  test_expr_fuzz_gpu runs the same
- * cases through PTX on a GPU.  MINITIR_EXPR_FUZZ_CASES (or the first
- * argument) and MINITIR_FUZZ_SEED run longer.
+ * vectorize, flatten, ...), in the SIMT simulator, through codegen's
+ * LLVM IR on the host (cg_hostjit, fma contraction off), and, for the
+ * kernels the direct PTX emitter takes (src/codegen/cg_direct.c: int32,
+ * int64, float32 and bool conditions without float comparisons or math
+ * calls, ...; direct_all_loops, fma contraction off as on the host), as
+ * its PTX in the PTX interpreter (tests/ptx_interp.c, direct_check.c).
+ * All must give the same bits (any NaN equals any NaN).  The summary line
+ * counts the kernels the direct emitter took and its reasons for the
+ * others.  test_expr_fuzz_gpu runs the same cases through PTX on a GPU.
+ * MINITIR_EXPR_FUZZ_CASES (or the first argument) and MINITIR_FUZZ_SEED
+ * run longer; MINITIR_EXPR_FUZZ_NO_DIRECT=1 leaves the direct emitter out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +23,7 @@
 #include <cmocka.h>
 
 #include "cg_hostjit.h"
+#include "direct_check.h"
 #include "expr_gen.h"
 #include "minitir/lower.h"
 #include "minitir/sim.h"
@@ -28,7 +35,10 @@ static uint64_t seed = 20261204;
 typedef struct counts {
     long run, lowered, refused, host_skipped, failures;
     eg_tally kinds;
+    dc_tally direct; /* the direct PTX emitter's kernels and refusals */
 } counts;
+
+static bool no_direct; /* MINITIR_EXPR_FUZZ_NO_DIRECT */
 
 static void poison(void *p, size_t n) { memset(p, 0xa5, n); }
 
@@ -38,8 +48,9 @@ static bool one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
     eg_make(ctx, sd, index, flags, &c);
     eg_tally_add(&k->kinds, &c);
     size_t ob = (size_t)c.nout * (size_t)eg_bytes(c.out_t);
-    void *ref = eg_alloc(ob), *sim = eg_alloc(ob), *jit = eg_alloc(ob);
-    poison(ref, ob), poison(sim, ob), poison(jit, ob);
+    void *ref = eg_alloc(ob), *sim = eg_alloc(ob), *jit = eg_alloc(ob), *dir = eg_alloc(ob);
+    poison(ref, ob), poison(sim, ob), poison(jit, ob), poison(dir, ob);
+    bool direct_ran = false;
     tir_arg args[EG_MAX_IN + 1];
     void *ptrs[EG_MAX_IN + 1];
     for (int q = 0; q < c.nin; q++) args[q].data = ptrs[q] = c.in[q];
@@ -88,6 +99,37 @@ static bool one_case(uint64_t sd, uint64_t index, unsigned flags, counts *k) {
         ok = false;
         goto done;
     }
+    if (!no_direct) { /* the direct emitter, where it takes the kernel */
+        const tir_module *m;
+        const char *err = NULL;
+        int rc = dc_compile(ctx, &low, 1, false, &m, &k->direct, &err);
+        if (rc < 0) {
+            printf("# seed %llu case %llu: direct emitter: codegen error: %s\n",
+                   (unsigned long long)sd, (unsigned long long)index, err);
+            stage = NULL;
+            ok = false;
+            goto done;
+        }
+        if (rc == 1) {
+            tir_arg da[EG_MAX_IN + 1];
+            size_t db[EG_MAX_IN + 1];
+            for (int q = 0; q < c.nin; q++)
+                da[q] = (tir_arg){c.in[q], 0}, db[q] = (size_t)EG_N * (size_t)eg_bytes(c.in_t[q]);
+            da[c.nin] = (tir_arg){dir, 0}, db[c.nin] = ob;
+            char e[600];
+            k->direct.runs++;
+            if (dc_run(ctx, m, da, db, e, sizeof e) != 0) {
+                printf("# seed %llu case %llu: direct PTX: %s\n%s\n# lowered:\n%s\n# PTX:\n%s\n",
+                       (unsigned long long)sd, (unsigned long long)index, e,
+                       tir_print(ctx, c.func), tir_print(ctx, low), m->ptx);
+                stage = NULL;
+                ok = false;
+                goto done;
+            }
+            direct_ran = true;
+            if (only >= 0) printf("# direct PTX:\n%s\n", m->ptx);
+        }
+    }
     if (eg_uses_bf16(&c)) {
         /* x86 has no bfloat16 arithmetic: LLVM's host lowering flushes its
          * subnormals and calls soft conversions the JIT lacks
@@ -121,13 +163,15 @@ compare:;
     int bad = eg_diff(&c, ref, sim, c.nout);
     if (bad >= 0) stage = "simulator differs";
     else if ((bad = eg_diff(&c, ref, jit, c.nout)) >= 0) stage = "host codegen differs";
+    else if (direct_ran && (bad = eg_diff(&c, ref, dir, c.nout)) >= 0)
+        stage = "direct PTX (PTX interpreter) differs";
     if (bad >= 0) {
         ok = false;
         printf("# seed %llu case %llu: %s at element %d\n%s\n", (unsigned long long)sd,
                (unsigned long long)index, stage, bad, tir_print(ctx, c.func ? c.func : c.ref));
-        const char *names[] = {"interpreter", "simulator", "host codegen"};
-        void *outs[] = {ref, sim, jit};
-        eg_report(&c, bad, 3, names, outs);
+        const char *names[] = {"interpreter", "simulator", "host codegen", "direct PTX"};
+        void *outs[] = {ref, sim, jit, dir};
+        eg_report(&c, bad, direct_ran ? 4 : 3, names, outs);
         stage = NULL;
     }
 done:
@@ -135,7 +179,7 @@ done:
         printf("# seed %llu case %llu: %s failed: %s\n%s\n", (unsigned long long)sd,
                (unsigned long long)index, stage, tir_ctx_error(ctx), tir_print(ctx, c.func ? c.func : c.ref));
     k->failures += !ok;
-    free(ref), free(sim), free(jit);
+    free(ref), free(sim), free(jit), free(dir);
     eg_free(&c);
     tir_ctx_destroy(ctx);
     return ok;
@@ -157,6 +201,9 @@ static void test_expr_fuzz(void **st) {
            "%ld on the host (bfloat16 ones not), %ld failures\n",
            (unsigned long long)seed, ncases, kinds, k.run, k.lowered, k.refused,
            k.lowered - k.host_skipped, k.failures);
+    char dt[2048];
+    dc_tally_text(&k.direct, 6, dt, sizeof dt);
+    printf("# expr fuzz direct PTX: %s\n", dt);
     assert_int_equal(k.failures, 0);
     /* the generator must not make the interpreter refuse (undefined input) */
     assert_true(k.run == ncases);
@@ -177,6 +224,7 @@ int main(int argc, char **argv) {
     if (e) ncases = atol(e);
     if ((e = getenv("MINITIR_EXPR_FUZZ_CASE"))) only = atol(e);
     if ((e = getenv("MINITIR_FUZZ_SEED"))) seed = strtoull(e, NULL, 10);
+    no_direct = getenv("MINITIR_EXPR_FUZZ_NO_DIRECT") != NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expr_fuzz),
         cmocka_unit_test(test_expr_fuzz_regressions),

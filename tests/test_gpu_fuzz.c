@@ -79,6 +79,7 @@
 #include "minitir/tune.h"
 #include "minitir/sim.h"
 #include "minitir/runtime.h"
+#include "direct_check.h"
 #include "sched_check.h"
 
 /* The CI slice: seed 1, 1500 cases (about 15 s under ASan). */
@@ -113,6 +114,7 @@ typedef struct gpu_case {
      * ext is off when the regression cases replay. */
     uint64_t *x;
     bool ext;
+    bool direct_bad; /* the failure is the direct emitter's PTX (direct_check) */
 } gpu_case;
 
 /* Global intermediates produced and consumed in one kernel (the
@@ -838,9 +840,78 @@ static const tir_prim_func *kernel_read_back(gpu_case *gc, const tir_prim_func *
     return NULL;
 }
 
+/* The direct PTX emitter (src/codegen/cg_direct.c) on the CPU: every
+ * lowered kernel is also compiled by it alone (direct_all_loops, no LLVM
+ * fallback) and, where it took every kernel of the set, the set runs in
+ * the PTX interpreter (tests/ptx_interp.c) on the inputs the simulator
+ * got, its output starting poisoned, the workspace all bits set; the
+ * output must equal the interpreter's bit for bit, as the simulator's
+ * must: the inputs are small integers, so every sum is exact in any order
+ * and an fma (fma_contract, on as by default) rounds as a product and an
+ * add do.  The kernels it refused are counted by reason (g_direct).
+ * MINITIR_GPU_FUZZ_NO_DIRECT=1 leaves it out; MINITIR_GPU_FUZZ_PTX=1
+ * prints the PTX of a failing set. */
+static dc_tally g_direct;
+
+static void direct_check(gpu_case *gc, const tir_prim_func *k, const tir_kernel_set *ks, int np,
+                         void *const *in, const size_t *bytes, const void *want) {
+    static int off = -1;
+    if (off < 0) off = getenv("MINITIR_GPU_FUZZ_NO_DIRECT") != NULL;
+    if (off) return;
+    int n = ks ? ks->nkernels : 1, nw = ks ? ks->nworkspace : 0;
+    const tir_prim_func *const *kernels = ks ? ks->kernels : &k;
+    const tir_module *mods[16];
+    const char *err = NULL;
+    if (n > 16 || np + nw > 16) return;
+    for (int i = 0; i < n; i++)
+        if (kernels[i]->nparams != np + nw) return;
+    int rc = dc_compile(gc->ctx, kernels, n, true, mods, &g_direct, &err);
+    if (rc < 0) {
+        snprintf(gc->why, sizeof gc->why, "direct emitter: codegen error: %s\nkernel:\n%s", err,
+                 kernels_text(gc, k, ks));
+        gc->bad = gc->direct_bad = true;
+        return;
+    }
+    if (rc == 0) return;
+    tir_arg args[16];
+    size_t nbytes[16];
+    for (int i = 0; i < np + nw; i++) {
+        nbytes[i] = i < np ? bytes[i]
+                           : (size_t)tir_buffer_const_size(ks->workspace[i - np]) *
+                                 (size_t)tir_dtype_bytes(ks->workspace[i - np]->dtype);
+        args[i] = (tir_arg){malloc(nbytes[i] ? nbytes[i] : 1), 0};
+        if (i < np - 1) memcpy(args[i].data, in[i], nbytes[i]);
+        else if (i == np - 1) tir_rt_poison(args[i].data, nbytes[i]);
+        else memset(args[i].data, 0xff, nbytes[i]);
+    }
+    char e[1024] = "";
+    int bad = -1; /* -1: ran; -2: the interpreter failed; else the first element that differs */
+    for (int i = 0; i < n && bad == -1; i++)
+        if (dc_run(gc->ctx, mods[i], args, nbytes, e, sizeof e) != 0) bad = -2;
+    if (bad == -1 && memcmp(want, args[np - 1].data, bytes[np - 1])) {
+        const float *a = want, *b = args[np - 1].data;
+        int el = 0;
+        while (!memcmp(&a[el], &b[el], sizeof *a)) el++;
+        bad = el;
+        snprintf(e, sizeof e, "output mismatch at flat element %d: interpreter %g, direct PTX %g",
+                 el, (double)a[el], (double)b[el]);
+    }
+    g_direct.runs++;
+    if (bad != -1) {
+        snprintf(gc->why, sizeof gc->why,
+                 "direct emitter (TIR_CG_PIPELINE_DIRECT, direct_all_loops) in the PTX "
+                 "interpreter: %s\nkernel:\n%s", e, kernels_text(gc, k, ks));
+        gc->bad = gc->direct_bad = true;
+        if (getenv("MINITIR_GPU_FUZZ_PTX"))
+            for (int i = 0; i < n; i++) fprintf(stderr, "# PTX of %s:\n%s\n", mods[i]->kernel_name, mods[i]->ptx);
+    }
+    for (int i = 0; i < np + nw; i++) free(args[i].data);
+}
+
 /* Runs f0 in the interpreter and the kernel k (or, with ks, its kernels
  * in order; k is then the one printed in a report) in the simulator on the
- * same small-integer inputs; the last parameter is the output. */
+ * same small-integer inputs; the last parameter is the output; then the
+ * direct emitter's PTX in the PTX interpreter (direct_check). */
 static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir_prim_func *k,
                                 const tir_kernel_set *ks, uint64_t seed) {
     const tir_prim_func *back = NULL;
@@ -864,6 +935,11 @@ static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir
         for (int64_t e = 0; e < count; e++)
             ((float *)ref[i].data)[e] = (float)sched_rand_value(&rng);
         memcpy(sim[i].data, ref[i].data, bytes[i]);
+    }
+    void *inputs[8] = {NULL};
+    for (int i = 0; i < np - 1; i++) { /* the inputs as the simulator gets them */
+        inputs[i] = malloc(bytes[i]);
+        memcpy(inputs[i], ref[i].data, bytes[i]);
     }
     uint64_t out = 1ull << (np - 1);
     tir_rt_poison(sim[np - 1].data, bytes[np - 1]);
@@ -899,9 +975,11 @@ static void run_and_compare_set(gpu_case *gc, const tir_prim_func *f0, const tir
             gc->bad = true;
         }
     }
+    if (!gc->bad) direct_check(gc, k, ks, np, inputs, bytes, ref[np - 1].data);
     for (int i = 0; i < np; i++) {
         free(ref[i].data);
         free(sim[i].data);
+        free(inputs[i]);
     }
 }
 
@@ -1101,7 +1179,7 @@ static const char *lower_and_check(gpu_case *gc, const tir_prim_func *f, uint64_
         if (gc->bad && gc->peel_tail)
             strncat(gc->why, " (lowered with pipeline_peel_tail)",
                     sizeof gc->why - strlen(gc->why) - 1);
-        return "simulation";
+        return gc->direct_bad ? "direct PTX" : "simulation";
     }
     if (st == TIR_OK || st == TIR_ERR_VERIFY || !msg || !*msg || strstr(msg, "internal error")) {
         snprintf(gc->why, sizeof gc->why, "tir_lower refused uncleanly: %s: %s",
@@ -1155,9 +1233,18 @@ static void one_case(uint64_t seed, long ci, totals *t) {
     tir_ctx_destroy(ctx);
 }
 
+/* The direct emitter's tally of a family, printed after its summary. */
+static void print_direct(const char *family) {
+    char text[2048];
+    dc_tally_text(&g_direct, 6, text, sizeof text);
+    printf("# gpu_fuzz%s direct PTX: %s\n", family, text);
+    memset(&g_direct, 0, sizeof g_direct);
+}
+
 static void test_gpu_fuzz(void **state) {
     (void)state;
     totals t = {0};
+    memset(&g_direct, 0, sizeof g_direct);
     signal(SIGABRT, on_abort);
     for (long ci = 0; ci < g_cases; ci++) one_case(g_seed, ci, &t);
     signal(SIGABRT, SIG_DFL);
@@ -1166,6 +1253,7 @@ static void test_gpu_fuzz(void **state) {
            "(%ld by tir_lower for a workspace stored repeatedly), %d failures\n",
            (unsigned long long)g_seed, t.cases, t.calls, t.refused, t.lowered, t.multi,
            t.lower_refused, t.known, (int)t.failures);
+    print_direct("");
     print_prim_stats();
     if (t.failures) fail_msg("%ld of %ld GPU fuzz cases failed (see above)", t.failures, t.cases);
     /* The run must reach the simulator, or it tests little. */
@@ -1918,7 +2006,7 @@ static const char *f32_accepted(gpu_case *gc, const tir_prim_func *f, uint64_t s
     }
     t->lowered++;
     run_and_compare_set(gc, f, ks.kernels[0], ks.nkernels > 1 ? &ks : NULL, seed);
-    return "simulation";
+    return gc->direct_bad ? "direct PTX" : "simulation";
 }
 
 static void f32_one_case(uint64_t seed, long ci, f32_totals *t) {
@@ -1982,6 +2070,7 @@ static long g_f32_cases = 24;
 static void test_gpu_fuzz_f32(void **state) {
     (void)state;
     f32_totals t = {0};
+    memset(&g_direct, 0, sizeof g_direct);
     signal(SIGABRT, on_abort);
     for (long ci = 0; ci < g_f32_cases; ci++) f32_one_case(g_seed, ci, &t);
     signal(SIGABRT, SIG_DFL);
@@ -1990,6 +2079,7 @@ static void test_gpu_fuzz_f32(void **state) {
            "refused by tir_lower_kernels, %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.refused, t.lowered, t.multistage,
            t.lower_refused, t.failures);
+    print_direct(" f32");
     if (t.failures) fail_msg("%ld of %ld float32-rule fuzz cases failed (see above)", t.failures,
                              t.cases);
     assert_true(t.lowered > 0); /* it reaches the simulator */
@@ -2465,6 +2555,31 @@ static void pipe_one_case(uint64_t seed, long ci, pipe_totals *t) {
                bad ? tir_ctx_error(ctx) : "D or C differs from the interpreter", text,
                tir_print(ctx, k));
         t->failures++;
+    } else if (!getenv("MINITIR_GPU_FUZZ_NO_DIRECT")) {
+        /* the direct emitter's PTX in the PTX interpreter (direct_check) */
+        const tir_module *m;
+        const char *err = NULL;
+        int rc = dc_compile(ctx, &k, 1, true, &m, &g_direct, &err);
+        float d2[4], c2[16];
+        for (int i = 0; i < 4; i++) d2[i] = (float)(i - 1);
+        for (int i = 0; i < 16; i++) c2[i] = -7.0f;
+        tir_arg pa[3] = {{a, 0}, {d2, 0}, {c2, 0}};
+        size_t pb[3] = {sizeof a, sizeof d2, sizeof c2};
+        char e[600] = "";
+        if (rc == 1) {
+            g_direct.runs++;
+            if (dc_run(ctx, m, pa, pb, e, sizeof e) == 0 &&
+                (memcmp(d0, d2, sizeof d0) || memcmp(c0, c2, sizeof c0)))
+                snprintf(e, sizeof e, "D or C differs from the interpreter");
+        } else if (rc < 0) {
+            snprintf(e, sizeof e, "codegen error: %s", err);
+        }
+        if (*e) {
+            printf("# pipe seed %llu case %ld: direct PTX: %s\n%s\nlowered:\n%s\n",
+                   (unsigned long long)seed, ci, e, text, tir_print(ctx, k));
+            if (rc == 1 && getenv("MINITIR_GPU_FUZZ_PTX")) printf("# PTX:\n%s\n", m->ptx);
+            t->failures++;
+        }
     }
     t->compared++;
     tir_ctx_destroy(ctx);
@@ -2473,6 +2588,7 @@ static void pipe_one_case(uint64_t seed, long ci, pipe_totals *t) {
 static void test_gpu_fuzz_pipe(void **state) {
     (void)state;
     pipe_totals t = {0};
+    memset(&g_direct, 0, sizeof g_direct);
     signal(SIGABRT, on_abort);
     for (long ci = 0; ci < g_pipe_cases; ci++) pipe_one_case(g_seed, ci, &t);
     signal(SIGABRT, SIG_DFL);
@@ -2480,6 +2596,7 @@ static void test_gpu_fuzz_pipe(void **state) {
            "refused by the interpreter, %ld refused by tir_lower, %ld compared, %ld failures\n",
            (unsigned long long)g_seed, t.cases, t.source_refused, t.lower_refused, t.compared,
            t.failures);
+    print_direct(" pipe");
     if (t.failures) fail_msg("%ld of %ld pipeline fuzz cases failed (see above)", t.failures, t.cases);
     assert_true(t.cases < 50 || t.compared > 0);
 }

@@ -112,6 +112,13 @@ typedef struct tir_codegen_opts {
      * (whose O3 pipeline unrolls them); the environment's
      * MINITIR_CG_PIPELINE=direct-all sets it with DIRECT. */
     bool direct_all_loops;
+    /* For tests of the direct emitter (TIR_CG_PIPELINE_DIRECT): no LLVM
+     * for a kernel outside its subset; tir_codegen fails with
+     * TIR_ERR_UNSUPPORTED and the message "codegen: the direct emitter
+     * refuses kernel '<name>': <tir_module.direct_refusal's reason>", so
+     * that a fuzzer pays nothing for the kernels it cannot check.  LLVM
+     * never runs with it, so it is not part of the codegen cache's key. */
+    bool direct_only;
 } tir_codegen_opts;
 
 /* Fills o with the defaults. */

@@ -329,16 +329,20 @@ static tir_status cached_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const c
 }
 
 /* The direct emitter where it is asked for and takes the kernel (not when
- * LLVM IR is asked for), else LLVM with SHORT's choice of pipeline. */
+ * LLVM IR is asked for, unless direct_only), else LLVM with SHORT's choice
+ * of pipeline (direct_only: an error with the emitter's reason). */
 static tir_status direct_or_llvm(tir_ctx *ctx, const tir_prim_func *kernel, const cg_info *info,
                                  tir_codegen_opts *o, tir_module *m) {
     if (o->pipeline != TIR_CG_PIPELINE_DIRECT) return cached_llvm(ctx, kernel, info, o, m);
     o->pipeline = TIR_CG_PIPELINE_SHORT;
-    if (o->keep_llvm_ir || dump_wanted(o)) return cached_llvm(ctx, kernel, info, o, m);
+    if (!o->direct_only && (o->keep_llvm_ir || dump_wanted(o))) return cached_llvm(ctx, kernel, info, o, m);
     if (cg_direct_ptx(ctx, kernel, info, o, m->kernel_name, m)) {
         m->pipeline = TIR_CG_PIPELINE_DIRECT;
         return TIR_OK;
     }
+    if (o->direct_only)
+        return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED, "codegen: the direct emitter refuses kernel '%s': %s",
+                            kernel->name, m->direct_refusal);
     return cached_llvm(ctx, kernel, info, o, m);
 }
 
