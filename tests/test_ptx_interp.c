@@ -13,6 +13,9 @@
  * alignment, division by zero, unsupported instructions, step limit);
  * where ptxas is installed, the valid snippets are assembled by it too, so
  * that the semantics are checked on PTX the real assembler takes.
+ * direct_edges: lowered kernels (as text) at the edges of the direct
+ * emitter's subset that the fuzzers found or could reach, compiled by it
+ * alone and run in the interpreter against the SIMT simulator.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +29,8 @@
 
 #include "minitir/codegen.h"
 #include "minitir/lower.h"
+#include "minitir/sim.h"
+#include "direct_check.h"
 #include "ptx_interp.h"
 #include "ptxas_check.h"
 #include "seed.h"
@@ -423,6 +428,65 @@ static void errors(void **state) {
     expect_error("mov.u32 %r1, %clock;\n", 1, "special register");
 }
 
+/* ----------------------------------------- the direct emitter's edges */
+
+/* Lowered kernels of X (64 elements in, int32/int64/float32) and Y (64
+ * out): each must be taken by the direct emitter (src/codegen/cg_direct.c)
+ * and its PTX must compute what the SIMT simulator computes, bit for bit,
+ * on two sets of inputs. */
+static const char *const direct_kernels[] = {
+    /* an overlapping copy within one local array: the lanes were moved
+       one by one, so lane 1 read lane 0's new value */
+    "@T.prim_func\n"
+    "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+    "    for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+    "        L = T.allocate((8,), \"int32\", scope=\"local\")\n"
+    "        L[T.Ramp(0, 1, 4)] = X[T.Ramp(t * 8, 1, 4)]\n"
+    "        L[T.Ramp(4, 1, 4)] = X[T.Ramp(t * 8 + 4, 1, 4)]\n"
+    "        L[T.Ramp(1, 1, 4)] = L[T.Ramp(0, 1, 4)]\n"
+    "        L[T.Ramp(4, 1, 4)] = L[T.Ramp(3, 1, 4)]\n"
+    "        Y[T.Ramp(t * 8, 1, 4)] = L[T.Ramp(1, 1, 4)]\n"
+    "        Y[T.Ramp(t * 8 + 4, 1, 4)] = L[T.Ramp(4, 1, 4)]\n",
+    /* an index comparison moved its constants to one side, whose new sum
+       wrapped for t >= 15 where neither of the program's did */
+    "@T.prim_func\n"
+    "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+    "    for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+    "        Y[t] = T.Select(t * 33000000 - 1500000000 < t * 10000000 + 500000000, 1, 0) + "
+    "T.Select(t * 10000000 + 500000000 > t * 33000000 - 1500000000, 2, 0)\n",
+};
+
+static void direct_edges(void **state) {
+    (void)state;
+    for (size_t c = 0; c < sizeof direct_kernels / sizeof *direct_kernels; c++)
+        for (int v = 0; v < 2; v++) {
+            tir_ctx *ctx = tir_ctx_create();
+            const tir_prim_func *k;
+            OK(ctx, tir_parse_func(ctx, direct_kernels[c], strlen(direct_kernels[c]), &k));
+            _Alignas(16) int64_t x[64], want[64], got[64];
+            for (int i = 0; i < 64; i++)
+                x[i] = v ? (int64_t)((uint64_t)i * 0x9E3779B97F4A7C15ull) : (int64_t)i * 3 - 20;
+            memset(want, 0xa5, sizeof want);
+            memset(got, 0xa5, sizeof got);
+            tir_arg sa[2] = {{x, 0}, {want, 0}}, da[2] = {{x, 0}, {got, 0}};
+            OK(ctx, tir_sim_run(ctx, k, 2, sa, NULL, NULL));
+            dc_tally t = {0};
+            const tir_module *m;
+            const char *err = NULL;
+            if (dc_compile(ctx, &k, 1, true, &m, &t, &err) != 1)
+                fail_msg("kernel %zu: not taken by the direct emitter: %s", c,
+                         err ? err : t.reasons[0].text);
+            size_t bytes[2] = {sizeof x, sizeof got};
+            char e[512];
+            if (dc_run(ctx, m, da, bytes, e, sizeof e)) fail_msg("kernel %zu: %s", c, e);
+            for (int i = 0; i < 64; i++)
+                if (want[i] != got[i])
+                    fail_msg("kernel %zu inputs %d: Y at byte %d: 0x%llx, the simulator 0x%llx\n%s", c, v,
+                             8 * i, (unsigned long long)got[i], (unsigned long long)want[i], m->ptx);
+            tir_ctx_destroy(ctx);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(minmax_nan),     cmocka_unit_test(cvt_semantics),
@@ -430,7 +494,7 @@ int main(void) {
         cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
         cmocka_unit_test(matmul_steps),   cmocka_unit_test(dynamic_shared),
         cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
-        cmocka_unit_test(fused),
+        cmocka_unit_test(fused),          cmocka_unit_test(direct_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

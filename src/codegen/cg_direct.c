@@ -467,11 +467,22 @@ static bool compare_int(dg *d, tir_kind k, int rc, dop a, dop b, dop *out) {
 
 static bool index_sum(dg *d, const tir_expr *e, int64_t *c, bool *has_x, dop *x);
 
+/* Whether [lo - c, hi - c] lies inside the range of class rc. */
+static bool fits_shifted(int rc, int64_t lo, int64_t hi, int64_t c) {
+    int64_t a, b;
+    if (__builtin_sub_overflow(lo, c, &a) || __builtin_sub_overflow(hi, c, &b)) return false;
+    return wrap_to(rc, a) == a && wrap_to(rc, b) == b;
+}
+
 /* A comparison of index sums, xa + ca < xb + cb, as xa < xb + (cb - ca):
  * the guards of a ragged tile's elements then share xa (LLVM's
- * InstCombine does the same).  Only for comparisons that read no data:
- * index arithmetic does not overflow, user data wraps
- * (docs/lowered-ir.md). */
+ * InstCombine does the same where no new sum can overflow).  Only for
+ * comparisons that read no data: index arithmetic does not overflow, user
+ * data wraps (docs/lowered-ir.md); and only where the variables' ranges
+ * keep xa and xb + (cb - ca) inside the dtype, since the program's sums
+ * not overflowing does not make the new ones safe (t * 33000000 -
+ * 1500000000 < t * 10000000 + 500000000 became t * 33000000 < t *
+ * 10000000 + 2000000000, which wraps for t >= 15). */
 static bool compare_index(dg *d, const tir_binop *e, int rc, dop *out) {
     /* decided by the variables' ranges (a ragged tile's guards that an
      * unrolled index keeps in range), as LLVM's range analysis does */
@@ -490,7 +501,8 @@ static bool compare_index(dg *d, const tir_binop *e, int rc, dop *out) {
     bool ha, hb;
     dop xa, xb;
     if (!index_sum(d, e->a, &ca, &ha, &xa) || !index_sum(d, e->b, &cb, &hb, &xb)) return false;
-    if (__builtin_sub_overflow(cb, ca, &c) || wrap_to(rc, c) != c) {
+    if (__builtin_sub_overflow(cb, ca, &c) || wrap_to(rc, c) != c ||
+        !fits_shifted(rc, la.min, la.max, ca) || !fits_shifted(rc, lb.min, lb.max, ca)) {
         if (!int_binop(d, TIR_KIND_ADD, rc, ha ? xa : imm(rc, 0), imm(rc, ca), &xa) ||
             !int_binop(d, TIR_KIND_ADD, rc, hb ? xb : imm(rc, 0), imm(rc, cb), &xb))
             return false;
@@ -1020,6 +1032,17 @@ static bool store(dg *d, const tir_buffer_store *s, const dop *pred) {
     dop dst[DV_MAX] = {{0}};
     for (int j = 0; j < lanes; j++) dst[j] = home(d, b, k + j);
     if (!ex(d, s->value, dst, &v)) return false;
+    /* the lanes are moved one after the other: a lane whose source is an
+     * earlier lane's destination (an overlapping copy within one local
+     * array, L[1:5] = L[0:4]) is read into a register of its own first */
+    for (int j = 1; j < lanes; j++)
+        for (int i = 0; i < j; i++)
+            if (dop_eq(v.l[j], dst[i])) {
+                dop t = reg(d, b->rc);
+                ins2(d, mov_of(b->rc), t, v.l[j]);
+                v.l[j] = t;
+                break;
+            }
     for (int j = 0; j < lanes; j++)
         if (!dop_eq(v.l[j], dst[j])) ins2(d, mov_of(b->rc), dst[j], v.l[j]);
     return true;
