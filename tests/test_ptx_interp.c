@@ -454,6 +454,14 @@ static const char *const direct_kernels[] = {
     "    for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
     "        Y[t] = T.Select(t * 33000000 - 1500000000 < t * 10000000 + 500000000, 1, 0) + "
     "T.Select(t * 10000000 + 500000000 > t * 33000000 - 1500000000, 2, 0)\n",
+    /* a guarded store made a predicated store whose index, read from X,
+       was loaded unguarded: past X's end in block 1 */
+    "@T.prim_func\n"
+    "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+    "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+    "        for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+    "            if b * 64 + t < 64:\n"
+    "                Y[T.floormod(X[b * 64 + t], 64)] = 7\n",
 };
 
 static void direct_edges(void **state) {
@@ -476,7 +484,10 @@ static void direct_edges(void **state) {
             if (dc_compile(ctx, &k, 1, true, &m, &t, &err) != 1)
                 fail_msg("kernel %zu: not taken by the direct emitter: %s", c,
                          err ? err : t.reasons[0].text);
-            size_t bytes[2] = {sizeof x, sizeof got};
+            size_t bytes[2]; /* the buffers' own sizes: an access past them fails */
+            for (int i = 0; i < 2; i++)
+                bytes[i] = (size_t)tir_buffer_const_size(k->buffer_map[i]) *
+                           (size_t)tir_dtype_bytes(k->buffer_map[i]->dtype);
             char e[512];
             if (dc_run(ctx, m, da, bytes, e, sizeof e)) fail_msg("kernel %zu: %s", c, e);
             for (int i = 0; i < 64; i++)

@@ -1115,13 +1115,17 @@ static bool zero_fill(dg *d, const tir_if *f, const tir_buffer_load *l) {
     return local || mem_store(d, sb, t->indices[0], v, NULL);
 }
 
-/* A guarded scalar store to a global buffer whose value reads no memory:
- * a predicated store (cg_emit.c's masked_store), no branch. */
+/* A guarded scalar store to a global buffer whose value and index read no
+ * memory: a predicated store (cg_emit.c's masked_store), no branch.  Both
+ * are computed whether or not the guard holds, so a load in either (an
+ * index read from a buffer, Y[X[i]], where the guard keeps i in X's
+ * range) would run unguarded. */
 static bool predicated_store(dg *d, const tir_if *f) {
     const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
     const dbuf *b = t ? find_buf(d, t->buffer) : NULL;
     return !f->else_s && b && b->space == SP_GLOBAL && t->value->dtype.lanes == 1 &&
-           f->cond->dtype.lanes == 1 && !reads_memory(d, t->value);
+           f->cond->dtype.lanes == 1 && !reads_memory(d, t->value) &&
+           !reads_memory(d, t->indices[0]);
 }
 
 static bool if_stmt(dg *d, const tir_if *f) {
