@@ -634,7 +634,7 @@ static int parse_simple(parser *p, opnd *o) {
     if (is_punct(t, '-')) {
         if (parse_simple(p, o) < 0) return -1;
         if (o->kind != O_IMM) return perr(p, t->line, "'-' before a non-number");
-        if (o->lit == L_INT) o->imm = (uint64_t)-(int64_t)o->imm;
+        if (o->lit == L_INT) o->imm = 0 - o->imm; /* -9223372036854775808: no signed overflow */
         else o->imm ^= o->lit == L_F32 ? 0x80000000ull : 0x8000000000000000ull;
         return 0;
     }

@@ -340,6 +340,17 @@ static void int_semantics(void **state) {
     expect_out(body, in, 8, want, 27);
 }
 
+/* The int64 minimum as a negative literal (the direct emitter prints
+ * int64 immediates in decimal): its negation wraps, not overflows. */
+static void int64_min_literal(void **state) {
+    (void)state;
+    const char *body =
+        "mov.b64 %rd3, -9223372036854775808;\nst.global.u64 [%rd1], %rd3;\n"
+        "add.s64 %rd4, %rd3, -9223372036854775807;\nst.global.u64 [%rd1+8], %rd4;\n";
+    uint32_t want[] = {0, 0x80000000u, 1, 0};
+    expect_out(body, NULL, 0, want, 4);
+}
+
 static void float_semantics(void **state) {
     (void)state;
     float a = 1.0f + 0x1p-12f;
@@ -501,7 +512,8 @@ static void direct_edges(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(minmax_nan),     cmocka_unit_test(cvt_semantics),
-        cmocka_unit_test(int_semantics),  cmocka_unit_test(float_semantics),
+        cmocka_unit_test(int_semantics),  cmocka_unit_test(int64_min_literal),
+        cmocka_unit_test(float_semantics),
         cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
         cmocka_unit_test(matmul_steps),   cmocka_unit_test(dynamic_shared),
         cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
