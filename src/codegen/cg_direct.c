@@ -20,8 +20,10 @@
  * comparisons, 8/16-bit types and math calls are outside it, which keeps
  * the PTX assembler patterns cg_ptxas.c works around out of it.  The
  * semantics are docs/lowered-ir.md's, operation by operation as cg_emit.c
- * gives them to LLVM; tests/test_cg_direct.c runs both through a PTX
- * interpreter and ptxas.
+ * gives them to LLVM; tests/test_ptx_interp.c runs both through a PTX
+ * interpreter (and ptxas where installed), and test_gpu_fuzz and
+ * test_expr_fuzz run every kernel this emitter takes through it
+ * (tests/direct_check.c).
  */
 #include <math.h>
 #include <stdarg.h>
