@@ -612,6 +612,7 @@ static const tir_prim_func *occ_kernel(tir_ctx *ctx, tir_schedule *s) {
 static const tir_module *compile_dyn(tir_ctx *ctx, const tir_prim_func *f) {
     tir_codegen_opts o;
     tir_codegen_opts_init(&o);
+    o.pipeline = test_pipeline;
     o.dynamic_shared = true;
     const tir_module *m = NULL;
     if (tir_codegen(ctx, f, &o, &m) != TIR_OK)

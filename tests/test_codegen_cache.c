@@ -55,6 +55,13 @@ static const tir_prim_func *renamed(tir_ctx *ctx, const tir_prim_func *k, const 
                              k->attrs);
 }
 
+/* The defaults, but through LLVM: the cache keeps LLVM's PTX (the direct
+ * emitter, the default pipeline, needs no cache). */
+static void cache_opts_init(tir_codegen_opts *o) {
+    tir_codegen_opts_init(o);
+    o->pipeline = TIR_CG_PIPELINE_SHORT;
+}
+
 static const tir_module *compile_with(tir_ctx *ctx, const tir_prim_func *k,
                                       const tir_codegen_opts *o) {
     const tir_module *m = NULL;
@@ -65,7 +72,7 @@ static const tir_module *compile_with(tir_ctx *ctx, const tir_prim_func *k,
 
 static const tir_module *compile_dir(tir_ctx *ctx, const tir_prim_func *k, const char *dir) {
     tir_codegen_opts o;
-    tir_codegen_opts_init(&o);
+    cache_opts_init(&o);
     o.cache_dir = dir;
     return compile_with(ctx, k, &o);
 }
@@ -200,7 +207,7 @@ static void test_text_fixes_ptx(void **state) {
     ks[n++] = tc_kernel_of(ctx, TIR_F32, false, 256, 256, 64);
     ks[n++] = tc_kernel_of(ctx, TIR_F32, true, 256, 256, 64);
     tir_codegen_opts o;
-    tir_codegen_opts_init(&o);
+    cache_opts_init(&o);
     o.no_cache = true;
     for (int i = 0; i < n; i++) {
         const char *t = tir_print(ctx, ks[i]);
@@ -259,7 +266,7 @@ static void test_no_cache(void **state) {
     tir_codegen_cache_clear();
     const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
     tir_codegen_opts o;
-    tir_codegen_opts_init(&o);
+    cache_opts_init(&o);
     o.no_cache = true;
     tir_codegen_cache_stats s0 = stats();
     const tir_module *a = compile_with(ctx, k, &o);
@@ -289,7 +296,7 @@ static void test_options_in_key(void **state) {
     assert_int_equal(base->cache_hit, TIR_CG_CACHE_MISS);
     for (int v = 0; v < 8; v++) {
         tir_codegen_opts o;
-        tir_codegen_opts_init(&o);
+        cache_opts_init(&o);
         o.cache_dir = "";
         bool differs = true; /* LLVM's output differs from base's */
         switch (v) {
@@ -310,7 +317,7 @@ static void test_options_in_key(void **state) {
     }
     /* the target's features spelt out are the default's: the same entry */
     tir_codegen_opts o;
-    tir_codegen_opts_init(&o);
+    cache_opts_init(&o);
     o.features = "+ptx78";
     assert_int_equal(compile_with(ctx, k, &o)->cache_hit, TIR_CG_CACHE_MEMORY);
     tir_ctx_destroy(ctx);
@@ -342,7 +349,7 @@ static void test_llvm_ir_bypasses(void **state) {
     const tir_prim_func *k = kernel_of(ctx, 3, 64, 64, 64);
     const tir_module *a = compile(ctx, k);
     tir_codegen_opts o;
-    tir_codegen_opts_init(&o);
+    cache_opts_init(&o);
     o.keep_llvm_ir = true;
     const tir_module *b = compile_with(ctx, k, &o);
     assert_int_equal(b->cache_hit, TIR_CG_CACHE_MISS);
@@ -801,7 +808,7 @@ static void *worker(void *arg) {
         }
         (void)m;
         tir_codegen_opts o;
-        tir_codegen_opts_init(&o);
+        cache_opts_init(&o);
         o.cache_dir = j->dir;
         if (tir_codegen(ctx, k[r % 2], &o, &m) != TIR_OK || m->ptx_len != j->ref_len[r % 2] ||
             memcmp(m->ptx, j->ref[r % 2], m->ptx_len + 1))
@@ -817,7 +824,7 @@ static void test_threads(void **state) {
     char *dir = temp_dir();
     tir_codegen_cache_clear();
     tir_codegen_opts o;
-    tir_codegen_opts_init(&o);
+    cache_opts_init(&o);
     o.no_cache = true;
     const tir_module *r0 = compile_with(ctx, kernel_of(ctx, 3, 64, 64, 64), &o);
     const tir_module *r1 = compile_with(ctx, kernel_of(ctx, 3, 64, 64, 128), &o);
