@@ -1075,14 +1075,6 @@ static bool reads_memory(dg *d, const tir_expr *e) {
     }
 }
 
-static bool is_zero(const tir_expr *e) {
-    const tir_broadcast *b = tir_as_tir_broadcast(e);
-    if (b) e = b->value;
-    const tir_float_imm *f = tir_as_tir_float_imm(e);
-    int64_t k;
-    return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
-}
-
 /* relax_guards' zero-filling copy `if c: S[i] = G[j] else: S[i] = 0` of a
  * read-only float32 parameter: a predicated load after a move of zero, no
  * branch (as cg_emit.c's masked_load). */
@@ -1090,7 +1082,7 @@ static const tir_buffer_load *zero_fill_load(dg *d, const tir_if *f) {
     const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
     const tir_buffer_store *e = f->else_s ? tir_as_tir_buffer_store(f->else_s) : NULL;
     if (!t || !e || t->buffer != e->buffer || !tir_struct_equal(t->indices[0], e->indices[0]) ||
-        !is_zero(e->value) || f->cond->dtype.lanes != 1)
+        !ir_is_zero_bits(e->value) || f->cond->dtype.lanes != 1)
         return NULL;
     const tir_buffer_load *l = tir_as_tir_buffer_load(t->value);
     const dbuf *b = l ? find_buf(d, l->buffer) : NULL;

@@ -1372,16 +1372,6 @@ static tir_status allocate(cg *g, const tir_allocate *a) {
     return stmt(g, a->body);
 }
 
-/* A constant whose bits are all zero: LLVMConstNull stands for it.  -0.0
- * is not (seed 1922400001 case 175 stored +0 for `else: Y[i] = -0.0`). */
-static bool is_zero(const tir_expr *e) {
-    const tir_broadcast *b = tir_as_tir_broadcast(e);
-    if (b) e = b->value;
-    int64_t k;
-    const tir_float_imm *f = tir_as_tir_float_imm(e);
-    return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
-}
-
 /* An `if` condition.  One over data wraps as a stored value does (see
  * cg.wrap): the simplifier may have reordered its sums, and its values are
  * the user's, anywhere in the dtype.  Guards over indices keep nsw, whose
@@ -1400,7 +1390,7 @@ static const tir_buffer_load *zero_fill_load(const tir_if *f) {
     const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
     const tir_buffer_store *e = f->else_s ? tir_as_tir_buffer_store(f->else_s) : NULL;
     if (!t || !e || t->buffer != e->buffer || t->nidx != 1 || e->nidx != 1 ||
-        !tir_struct_equal(t->indices[0], e->indices[0]) || !is_zero(e->value) ||
+        !tir_struct_equal(t->indices[0], e->indices[0]) || !ir_is_zero_bits(e->value) ||
         f->cond->dtype.lanes != 1)
         return NULL;
     const tir_buffer_load *l = tir_as_tir_buffer_load(t->value);

@@ -110,6 +110,11 @@ void *ir_arena_alloc(ir_arena *a, size_t size);
 void ir_arena_rewind(ir_arena *a);
 void ir_arena_free(ir_arena *a);
 
+/* Whether e is a zero whose bits are all 0, a scalar constant or a
+ * Broadcast of one (so -0.0 is not): what a zero fill writes (cp.async's
+ * source size 0, codegen's predicated loads). */
+bool ir_is_zero_bits(const tir_expr *e);
+
 /* A pointer hash (murmur3's finaliser): mixes the low bits that
  * alignment leaves at zero. */
 static inline size_t ir_ptr_hash(const void *p) {

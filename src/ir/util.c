@@ -139,6 +139,14 @@ double ir_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+bool ir_is_zero_bits(const tir_expr *e) {
+    const tir_broadcast *b = tir_as_tir_broadcast(e);
+    if (b) e = b->value;
+    const tir_float_imm *f = tir_as_tir_float_imm(e);
+    int64_t k;
+    return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
+}
+
 bool ir_list_has(const char *list, const char *name) {
     if (!list) return false;
     size_t n = strlen(name);

@@ -286,16 +286,6 @@ static bool same_index(pl *p, const tir_expr *a, const tir_expr *b) {
            d == 0;
 }
 
-/* Whether e is a zero of its type with all bits 0 (a scalar or broadcast
- * constant): what cp.async's zero fill writes, so -0.0 does not count. */
-static bool is_zero(const tir_expr *e) {
-    const tir_broadcast *b = tir_as_tir_broadcast(e);
-    if (b) e = b->value;
-    const tir_float_imm *f = tir_as_tir_float_imm(e);
-    int64_t k;
-    return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
-}
-
 /* relax_guards' zero fill, `if c: S[i] = G[j] else: S[i] = 0`, as one
  * cp_async whose source size is 0 where c is false (the PTX zero fill):
  * a ragged tile's copies stay asynchronous. */
@@ -304,7 +294,7 @@ static const tir_node *async_zero_fill(tir_mutator *m, const tir_node *n) {
     const tir_buffer_store *a = tir_as_tir_buffer_store(i->then_s),
                            *z = i->else_s ? tir_as_tir_buffer_store(i->else_s) : NULL;
     if (a && z && a->buffer == z->buffer && a->nidx == 1 && z->nidx == 1 &&
-        same_index(m->user, a->indices[0], z->indices[0]) && is_zero(z->value)) {
+        same_index(m->user, a->indices[0], z->indices[0]) && ir_is_zero_bits(z->value)) {
         const tir_stmt *s = async_copy(m->user, a, i->cond);
         if (s) return (const tir_node *)s;
     }
