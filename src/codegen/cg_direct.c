@@ -1050,31 +1050,6 @@ static bool store(dg *d, const tir_buffer_store *s, const dop *pred) {
     return true;
 }
 
-/* Whether e reads a buffer other than a local array. */
-static bool reads_memory(dg *d, const tir_expr *e) {
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM:
-    case TIR_KIND_FLOAT_IMM:
-    case TIR_KIND_VAR: return false;
-    case TIR_KIND_BUFFER_LOAD: {
-        const tir_buffer_load *l = tir_as_tir_buffer_load(e);
-        const dbuf *b = find_buf(d, l->buffer);
-        return !b || b->space != SP_LOCAL || reads_memory(d, l->indices[0]);
-    }
-    case TIR_KIND_NOT: return reads_memory(d, tir_as_tir_not(e)->a);
-    case TIR_KIND_CAST: return reads_memory(d, tir_as_tir_cast(e)->value);
-    case TIR_KIND_BROADCAST: return reads_memory(d, tir_as_tir_broadcast(e)->value);
-    case TIR_KIND_SELECT: {
-        const tir_select *s = tir_as_tir_select(e);
-        return reads_memory(d, s->cond) || reads_memory(d, s->t) || reads_memory(d, s->f);
-    }
-    default:
-        if (tir_kind_is_binop((tir_kind)e->kind))
-            return reads_memory(d, tir_as_tir_binop(e)->a) || reads_memory(d, tir_as_tir_binop(e)->b);
-        return true;
-    }
-}
-
 /* relax_guards' zero-filling copy `if c: S[i] = G[j] else: S[i] = 0` of a
  * read-only float32 parameter: a predicated load after a move of zero, no
  * branch (as cg_emit.c's masked_load). */
@@ -1118,8 +1093,8 @@ static bool predicated_store(dg *d, const tir_if *f) {
     const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
     const dbuf *b = t ? find_buf(d, t->buffer) : NULL;
     return !f->else_s && b && b->space == SP_GLOBAL && t->value->dtype.lanes == 1 &&
-           f->cond->dtype.lanes == 1 && !reads_memory(d, t->value) &&
-           !reads_memory(d, t->indices[0]);
+           f->cond->dtype.lanes == 1 && !ir_reads_memory(t->value) &&
+           !ir_reads_memory(t->indices[0]);
 }
 
 static bool if_stmt(dg *d, const tir_if *f) {

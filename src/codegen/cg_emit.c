@@ -1412,12 +1412,16 @@ static tir_status zero_fill(cg *g, const tir_if *f, const tir_buffer_load *l) {
 }
 
 /* A guarded scalar float32 store to a global buffer (a ragged tile's
- * write-back), emitted as a predicated store (masked_store). */
+ * write-back), emitted as a predicated store (masked_store).  Its value
+ * and index are computed unguarded, so they must read no memory but the
+ * thread's local arrays: `if i < n: Y[i] = X[i]` read X past its end
+ * (found in review of the direct emitter, which had the same rule). */
 static bool predicated_store(const cg *g, const tir_if *f) {
     const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
     return !g->host && !f->else_s && t && t->buffer->scope == TIR_SCOPE_GLOBAL &&
            t->value->dtype.lanes == 1 && tir_dtype_eq(t->value->dtype, TIR_F32) &&
-           t->nidx == 1 && t->indices[0]->dtype.lanes == 1 && f->cond->dtype.lanes == 1;
+           t->nidx == 1 && t->indices[0]->dtype.lanes == 1 && f->cond->dtype.lanes == 1 &&
+           !ir_reads_memory(t->value) && !ir_reads_memory(t->indices[0]);
 }
 
 static tir_status stmt(cg *g, const tir_stmt *s) {

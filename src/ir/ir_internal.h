@@ -115,6 +115,12 @@ void ir_arena_free(ir_arena *a);
  * source size 0, codegen's predicated loads). */
 bool ir_is_zero_bits(const tir_expr *e);
 
+/* Whether evaluating e may read memory other than a thread's local arrays
+ * (a load of a global or shared buffer, a call, anything unknown): what a
+ * guard must keep from running where it is false (codegen's predicated
+ * stores compute value and address unguarded). */
+bool ir_reads_memory(const tir_expr *e);
+
 /* A pointer hash (murmur3's finaliser): mixes the low bits that
  * alignment leaves at zero. */
 static inline size_t ir_ptr_hash(const void *p) {

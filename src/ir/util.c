@@ -147,6 +147,33 @@ bool ir_is_zero_bits(const tir_expr *e) {
     return f ? f->value == 0 && !signbit(f->value) : tir_expr_const_int(e, &k) && k == 0;
 }
 
+bool ir_reads_memory(const tir_expr *e) {
+    switch ((tir_kind)e->kind) {
+    case TIR_KIND_INT_IMM:
+    case TIR_KIND_FLOAT_IMM:
+    case TIR_KIND_VAR: return false;
+    case TIR_KIND_BUFFER_LOAD: {
+        const tir_buffer_load *l = tir_as_tir_buffer_load(e);
+        for (int i = 0; i < l->nidx; i++)
+            if (ir_reads_memory(l->indices[i])) return true;
+        return l->buffer->scope != TIR_SCOPE_LOCAL;
+    }
+    case TIR_KIND_NOT: return ir_reads_memory(tir_as_tir_not(e)->a);
+    case TIR_KIND_CAST: return ir_reads_memory(tir_as_tir_cast(e)->value);
+    case TIR_KIND_BROADCAST: return ir_reads_memory(tir_as_tir_broadcast(e)->value);
+    case TIR_KIND_RAMP:
+        return ir_reads_memory(tir_as_tir_ramp(e)->start) || ir_reads_memory(tir_as_tir_ramp(e)->stride);
+    case TIR_KIND_SELECT: {
+        const tir_select *s = tir_as_tir_select(e);
+        return ir_reads_memory(s->cond) || ir_reads_memory(s->t) || ir_reads_memory(s->f);
+    }
+    default:
+        if (tir_kind_is_binop((tir_kind)e->kind))
+            return ir_reads_memory(tir_as_tir_binop(e)->a) || ir_reads_memory(tir_as_tir_binop(e)->b);
+        return true;
+    }
+}
+
 bool ir_list_has(const char *list, const char *name) {
     if (!list) return false;
     size_t n = strlen(name);
