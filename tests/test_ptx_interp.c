@@ -441,76 +441,191 @@ static void errors(void **state) {
 
 /* ----------------------------------------- the direct emitter's edges */
 
-/* Lowered kernels of X (64 elements in, int32/int64/float32) and Y (64
- * out): each must be taken by the direct emitter (src/codegen/cg_direct.c)
- * and its PTX must compute what the SIMT simulator computes, bit for bit,
- * on two sets of inputs. */
-static const char *const direct_kernels[] = {
+/* Lowered kernels at the edges of the direct emitter's subset (src/
+ * codegen/cg_direct.c), with the int32/int64 scalar arguments they take
+ * in order: each must be taken by the direct emitter, ptxas (where
+ * installed) must take its PTX, and run in the PTX interpreter it must
+ * leave every buffer as the SIMT simulator does, bit for bit, on two sets
+ * of inputs (every buffer starts with them: int32, int64 or float32
+ * elements, with gaps between the buffers so that an access past one is
+ * in none). */
+typedef struct dkernel {
+    const char *text;
+    int64_t scalars[4];
+} dkernel;
+
+static const dkernel direct_kernels[] = {
     /* an overlapping copy within one local array: the lanes were moved
        one by one, so lane 1 read lane 0's new value */
-    "@T.prim_func\n"
-    "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
-    "    for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
-    "        L = T.allocate((8,), \"int32\", scope=\"local\")\n"
-    "        L[T.Ramp(0, 1, 4)] = X[T.Ramp(t * 8, 1, 4)]\n"
-    "        L[T.Ramp(4, 1, 4)] = X[T.Ramp(t * 8 + 4, 1, 4)]\n"
-    "        L[T.Ramp(1, 1, 4)] = L[T.Ramp(0, 1, 4)]\n"
-    "        L[T.Ramp(4, 1, 4)] = L[T.Ramp(3, 1, 4)]\n"
-    "        Y[T.Ramp(t * 8, 1, 4)] = L[T.Ramp(1, 1, 4)]\n"
-    "        Y[T.Ramp(t * 8 + 4, 1, 4)] = L[T.Ramp(4, 1, 4)]\n",
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+     "        L = T.allocate((8,), \"int32\", scope=\"local\")\n"
+     "        L[T.Ramp(0, 1, 4)] = X[T.Ramp(t * 8, 1, 4)]\n"
+     "        L[T.Ramp(4, 1, 4)] = X[T.Ramp(t * 8 + 4, 1, 4)]\n"
+     "        L[T.Ramp(1, 1, 4)] = L[T.Ramp(0, 1, 4)]\n"
+     "        L[T.Ramp(4, 1, 4)] = L[T.Ramp(3, 1, 4)]\n"
+     "        Y[T.Ramp(t * 8, 1, 4)] = L[T.Ramp(1, 1, 4)]\n"
+     "        Y[T.Ramp(t * 8 + 4, 1, 4)] = L[T.Ramp(4, 1, 4)]\n",
+     {0}},
     /* an index comparison moved its constants to one side, whose new sum
        wrapped for t >= 15 where neither of the program's did */
-    "@T.prim_func\n"
-    "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
-    "    for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
-    "        Y[t] = T.Select(t * 33000000 - 1500000000 < t * 10000000 + 500000000, 1, 0) + "
-    "T.Select(t * 10000000 + 500000000 > t * 33000000 - 1500000000, 2, 0)\n",
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+     "        Y[t] = T.Select(t * 33000000 - 1500000000 < t * 10000000 + 500000000, 1, 0) + "
+     "T.Select(t * 10000000 + 500000000 > t * 33000000 - 1500000000, 2, 0)\n",
+     {0}},
     /* a guarded store made a predicated store whose index, read from X,
        was loaded unguarded: past X's end in block 1 */
-    "@T.prim_func\n"
-    "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
-    "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
-    "        for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
-    "            if b * 64 + t < 64:\n"
-    "                Y[T.floormod(X[b * 64 + t], 64)] = 7\n",
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+     "        for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+     "            if b * 64 + t < 64:\n"
+     "                Y[T.floormod(X[b * 64 + t], 64)] = 7\n",
+     {0}},
+    /* a serial loop's end, L[0], was the local register itself, so the
+       loop saw the body's writes to L[0] (min and extent are evaluated
+       once); the unrolled loop's copies took u from L[1] as the body
+       had changed it */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for t in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+     "        L = T.allocate((3,), \"int32\", scope=\"local\")\n"
+     "        L[0] = 3\n"
+     "        L[1] = t\n"
+     "        L[2] = 0\n"
+     "        for i in T.serial(0, L[0]):\n"
+     "            L[0] = L[0] + 1\n"
+     "            L[2] = L[2] + 1\n"
+     "            if L[2] > 20:\n"
+     "                L[0] = 0\n"
+     "        Y[t * 8] = L[2]\n"
+     "        for u in T.unroll(L[1], L[1] + 2):\n"
+     "            L[1] = L[1] + 10\n"
+     "            Y[t * 8 + 1 + u - t] = L[1]\n",
+     {0}},
+    /* a zero-filling copy became a predicated load whose index, read
+       from I, was loaded unguarded: past I's end in block 1 */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"float32\"), I: T.Buffer((64,), \"int32\"), Y: T.Buffer((128,), \"float32\")):\n"
+     "    for b in T.thread_binding(0, 2, thread=\"blockIdx.x\"):\n"
+     "        for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+     "            if b * 64 + t < 64:\n"
+     "                Y[b * 64 + t] = X[T.floormod(I[b * 64 + t], 64)]\n"
+     "            else:\n"
+     "                Y[b * 64 + t] = T.float32(0)\n",
+     {0}},
+    /* an index split into its constant (the immediate offset) and the
+       rest, whose sum wraps though the program's do not: 20 at t = 1,
+       the rest t * 2147483658; and the same with the rest of an
+       induction pointer (loop_strength_reduction), t * 2400000000 in a
+       loop from -1953125 */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\"), m: T.int32):\n"
+     "    T.func_attr({\"loop_strength_reduction\": 1})\n"
+     "    for t in T.thread_binding(0, 2, thread=\"threadIdx.x\"):\n"
+     "        if t == 1:\n"
+     "            Y[t * 1073741829 + -2147483648 + t * 1073741829 + 10] = 5\n"
+     "            for k in T.serial(m, m + 1):\n"
+     "                X[t * 1200000000 + k * 1024 + t * 1200000000 - 399999980] = 6\n",
+     {-1953125}},
+    /* a shared buffer in a branch that folds (t < 100) or a loop without
+       iterations was never placed, and the layout assertion aborted */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"float32\"), Y: T.Buffer((64,), \"float32\")):\n"
+     "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+     "        for i in T.serial(0, 0):\n"
+     "            S0 = T.allocate((64,), \"float32\", scope=\"shared\")\n"
+     "            S0[t] = X[t]\n"
+     "            Y[t] = S0[t]\n"
+     "        if t < 100:\n"
+     "            S = T.allocate((64,), \"float32\", scope=\"shared\")\n"
+     "            S[t] = X[t]\n"
+     "            Y[t] = S[t] + 1.0\n"
+     "        else:\n"
+     "            S2 = T.allocate((64,), \"float32\", scope=\"shared\")\n"
+     "            S2[t] = X[t]\n"
+     "            Y[t] = S2[t]\n",
+     {0}},
+    /* two shared buffers of one name: ptxas rejected the second
+       definition of S_shared */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+     "        if X[t] > 0:\n"
+     "            S = T.allocate((64,), \"int32\", scope=\"shared\")\n"
+     "            S[t] = X[t]\n"
+     "            Y[t] = S[t]\n"
+     "        else:\n"
+     "            S = T.allocate((64,), \"int32\", scope=\"shared\")\n"
+     "            S[t] = X[t] + 1\n"
+     "            Y[t] = S[t]\n",
+     {0}},
 };
+
+/* Element i of input set v of a buffer of dtype t. */
+static void direct_fill(void *p, tir_dtype t, int64_t n, int v) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x = v ? (int64_t)((uint64_t)i * 0x9E3779B97F4A7C15ull) : i * 3 - 20;
+        if (t.code == TIR_TYPE_FLOAT)
+            ((float *)p)[i] = v ? (float)(x % 1000) / 8 : (float)x;
+        else if (t.bits == 32)
+            ((int32_t *)p)[i] = (int32_t)x;
+        else
+            ((int64_t *)p)[i] = x;
+    }
+}
 
 static void direct_edges(void **state) {
     (void)state;
-    for (size_t c = 0; c < sizeof direct_kernels / sizeof *direct_kernels; c++)
+    enum { MAXP = 6 };
+    for (size_t c = 0; c < sizeof direct_kernels / sizeof *direct_kernels; c++) {
+        const dkernel *dk = &direct_kernels[c];
         for (int v = 0; v < 2; v++) {
             tir_ctx *ctx = tir_ctx_create();
             const tir_prim_func *k;
-            OK(ctx, tir_parse_func(ctx, direct_kernels[c], strlen(direct_kernels[c]), &k));
-            /* gaps between the buffers: a read past X's end is in none */
-            _Alignas(16) int64_t mem[64 * 5];
-            int64_t *x = mem, *want = mem + 128, *got = mem + 256;
-            for (int i = 0; i < 64; i++)
-                x[i] = v ? (int64_t)((uint64_t)i * 0x9E3779B97F4A7C15ull) : (int64_t)i * 3 - 20;
-            memset(want, 0xa5, 64 * sizeof *want);
-            memset(got, 0xa5, 64 * sizeof *got);
-            tir_arg sa[2] = {{x, 0}, {want, 0}}, da[2] = {{x, 0}, {got, 0}};
-            OK(ctx, tir_sim_run(ctx, k, 2, sa, NULL, NULL));
+            OK(ctx, tir_parse_func(ctx, dk->text, strlen(dk->text), &k));
+            assert_true(k->nparams <= MAXP);
+            /* per buffer: the simulator's copy and the PTX's, gaps between */
+            void *want[MAXP] = {NULL}, *got[MAXP] = {NULL};
+            size_t bytes[MAXP] = {0};
+            tir_arg sa[MAXP], da[MAXP];
+            for (int i = 0, ns = 0; i < k->nparams; i++) {
+                const tir_buffer *b = k->buffer_map[i];
+                if (!b) {
+                    sa[i] = da[i] = (tir_arg){NULL, dk->scalars[ns++]};
+                    continue;
+                }
+                /* the buffers' own sizes: an access past them fails */
+                bytes[i] = (size_t)tir_buffer_const_size(b) * (size_t)tir_dtype_bytes(b->dtype);
+                want[i] = aligned_alloc(256, bytes[i] + 256), got[i] = aligned_alloc(256, bytes[i] + 256);
+                direct_fill(want[i], b->dtype, tir_buffer_const_size(b), v);
+                memcpy(got[i], want[i], bytes[i]);
+                sa[i] = (tir_arg){want[i], 0}, da[i] = (tir_arg){got[i], 0};
+            }
+            OK(ctx, tir_sim_run(ctx, k, k->nparams, sa, NULL, NULL));
             dc_tally t = {0};
             const tir_module *m;
             const char *err = NULL;
             if (dc_compile(ctx, &k, 1, true, &m, &t, &err) != 1)
                 fail_msg("kernel %zu: not taken by the direct emitter: %s", c,
                          err ? err : t.reasons[0].text);
-            size_t bytes[2]; /* the buffers' own sizes: an access past them fails */
-            for (int i = 0; i < 2; i++)
-                bytes[i] = (size_t)tir_buffer_const_size(k->buffer_map[i]) *
-                           (size_t)tir_dtype_bytes(k->buffer_map[i]->dtype);
+            if (v == 0) ptxas_check(m);
             char e[512];
-            if (dc_run(ctx, m, da, bytes, e, sizeof e)) fail_msg("kernel %zu: %s", c, e);
-            for (int i = 0; i < 64; i++)
-                if (want[i] != got[i])
-                    fail_msg("kernel %zu inputs %d: Y at byte %d: 0x%llx, the simulator 0x%llx\n%s", c, v,
-                             8 * i, (unsigned long long)got[i], (unsigned long long)want[i], m->ptx);
+            if (dc_run(ctx, m, da, bytes, e, sizeof e)) fail_msg("kernel %zu: %s\n%s", c, e, m->ptx);
+            for (int i = 0; i < k->nparams; i++)
+                for (size_t j = 0; j < bytes[i]; j += 4)
+                    if (memcmp((char *)got[i] + j, (char *)want[i] + j, 4))
+                        fail_msg("kernel %zu inputs %d: %s at byte %zu: 0x%08x, the simulator 0x%08x\n%s", c, v,
+                                 k->buffer_map[i]->name, j, *(uint32_t *)((char *)got[i] + j),
+                                 *(uint32_t *)((char *)want[i] + j), m->ptx);
+            for (int i = 0; i < k->nparams; i++) free(want[i]), free(got[i]);
             tir_ctx_destroy(ctx);
         }
+    }
 }
-
 /* LLVM's emitter had the direct emitter's rule too late: a guarded float32
  * store became a predicated store (cg_emit.c, masked_store) whose value,
  * a load of X, ran unguarded, past X's end in block 1.  Now only values

@@ -81,6 +81,7 @@ typedef struct dbuf {
     int64_t n;     /* local: elements */
     int32_t *home; /* local: each element's register, -1 before its first use */
     int rc;        /* local: the elements' class */
+    const char *sym; /* static shared: its PTX symbol */
 } dbuf;
 
 /* Integer operations built once and reused where they dominate: an entry
@@ -197,6 +198,16 @@ static void ins3(dg *d, const char *op, dop r, dop a, dop b) {
 static void ins4(dg *d, const char *op, dop r, dop a, dop b, dop c) {
     char s0[24], s1[24], s2[24], s3[24];
     put(d->out, "\t%s \t%s, %s, %s, %s;\n", op, ot(r, s0), ot(a, s1), ot(b, s2), ot(c, s3));
+}
+
+/* o, or a copy of it where it is a register written in place (a local
+ * array's element): a value that must not follow later writes. */
+static dop frozen(dg *d, dop o) {
+    if (!o.mut) return o;
+    dop r = reg(d, o.rc);
+    ins2(d, o.rc == RC_F ? "mov.f32" : o.rc == RC_RD ? "mov.b64" : o.rc == RC_P ? "mov.pred" : "mov.b32",
+         r, o);
+    return r;
 }
 
 static int label(dg *d) { return d->nlabels++; }
@@ -718,6 +729,22 @@ static bool index_sum(dg *d, const tir_expr *e, int64_t *c, bool *has_x, dop *x)
     return sum_terms(d, t, n, rc_of(e->dtype), d->depth, c, has_x, x, &xlevel);
 }
 
+/* Whether an int32 index idx split as x + k + c (c the constant terms'
+ * sum as emitted, wrapped; k in [klo, khi] the induction pointer's term,
+ * 0 without one) has a part x that fits int32, so that the address
+ * sext(x) * eb + k * eb + c * eb is the index's.  The program's own sums
+ * not overflowing does not make x safe: Y[(t * 1073741829 - 2147483648) +
+ * t * 1073741829 + 10] is 20 at t = 1, but x = t * 2147483658 wraps.  An
+ * accessed index lies in [0, INT32_MAX], so a constant c >= 0 without k
+ * is always safe; else the analyzer's bounds of idx must show it. */
+static bool split_fits(dg *d, const tir_expr *idx, int64_t c, int64_t klo, int64_t khi) {
+    if (c >= 0 && klo == 0 && khi == 0) return true;
+    tir_int_bound b = tir_analyzer_const_bound(d->an, idx);
+    int64_t lo = b.min > 0 ? b.min : 0, hi = b.max < INT32_MAX ? b.max : INT32_MAX, a, z;
+    return !__builtin_sub_overflow(lo, khi, &a) && !__builtin_sub_overflow(a, c, &a) && a >= INT32_MIN &&
+           !__builtin_sub_overflow(hi, klo, &z) && !__builtin_sub_overflow(z, c, &z) && z <= INT32_MAX;
+}
+
 /* The coefficient of the innermost serial loop's variable when term t is
  * that variable or it times a constant, else 0. */
 static int64_t loop_coeff(const dg *d, const dterm *t) {
@@ -745,7 +772,8 @@ enum { DIRECT_MIN_IND_STEP = 4096 };
  * serial loop k, x invariant, and whose step is large (DIRECT_MIN_IND_STEP)
  * goes through a pointer made in the loop's preheader and advanced at its
  * end.  False (nothing emitted) when the index is not so. */
-static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t *off, bool *ok) {
+static bool induction(dg *d, dbuf *b, const tir_expr *idx, const dterm *t, int n, dop *base, int64_t *off,
+                      bool *ok) {
     *ok = true;
     if (d->depth == 0 || !d->info->lsr || !d->loops[d->depth - 1].var) return false;
     int at = -1;
@@ -760,6 +788,8 @@ static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t 
     if (at < 0 || lp->nind == DL_MAXIND || llabs(loop_coeff(d, &t[at]) * eb) < DIRECT_MIN_IND_STEP)
         return false;
     int64_t coeff = loop_coeff(d, &t[at]), c;
+    /* the preheader's mad.wide.s32 takes coeff * eb as a 32-bit immediate */
+    if (coeff * eb != (int32_t)(coeff * eb)) return false;
     bool has;
     dop x;
     int xlevel;
@@ -768,6 +798,8 @@ static bool induction(dg *d, dbuf *b, const dterm *t, int n, dop *base, int64_t 
     for (int i = 0; i < n; i++)
         if (i != at) rest[m++] = t[i];
     if (!(*ok = sum_terms(d, rest, m, RC_R, d->depth - 1, &c, &has, &x, &xlevel))) return true;
+    tir_int_bound kb = tir_analyzer_const_bound(d->an, t[at].e);
+    if (has && !split_fits(d, idx, c, kb.min, kb.max)) return false;
     *off = c * eb;
     for (int i = 0; i < lp->nind; i++)
         if (dop_eq(lp->ind[i].base, b->base) && lp->ind[i].has_x == has && lp->ind[i].coeff == coeff &&
@@ -800,17 +832,22 @@ static bool address(dg *d, dbuf *b, const tir_expr *idx, dop *base, int64_t *off
     int n = 0, xlevel;
     terms(d, idx, false, t, &n);
     bool ok;
-    if (induction(d, b, t, n, base, off, &ok)) return ok;
+    if (induction(d, b, idx, t, n, base, off, &ok)) return ok;
     int64_t c;
     bool has;
     dop i;
     if (!sum_terms(d, t, n, rc_of(idx->dtype), d->depth, &c, &has, &i, &xlevel)) return false;
-    *off = c * eb;
-    if (!has) return *base = b->base, true;
+    if (!has) return *off = c * eb, *base = b->base, true;
     /* an invariant address is made where its index is */
     dtext *out = d->out;
     uint32_t region = d->region;
     if (xlevel < d->depth) d->out = &d->loops[xlevel].hoist, d->region = d->loops[xlevel].region;
+    /* the constant goes back into the sum where the rest alone may wrap */
+    if (i.rc == RC_R && !split_fits(d, idx, c, 0, 0)) {
+        if (!int_binop(d, TIR_KIND_ADD, RC_R, i, imm(RC_R, c), &i)) return d->out = out, d->region = region, false;
+        c = 0;
+    }
+    *off = c * eb;
     dop w = i.rc == RC_R ? cse_op(d, 200, "mul.wide.s32", RC_RD, i, imm(RC_R, eb), is_mutable(d, i))
                          : cse_op(d, 201, "mul.lo.s64", RC_RD, i, imm(RC_RD, eb), is_mutable(d, i));
     *base = cse_op(d, 202, "add.s64", RC_RD, b->base, w, is_mutable(d, w));
@@ -1052,7 +1089,9 @@ static bool store(dg *d, const tir_buffer_store *s, const dop *pred) {
 
 /* relax_guards' zero-filling copy `if c: S[i] = G[j] else: S[i] = 0` of a
  * read-only float32 parameter: a predicated load after a move of zero, no
- * branch (as cg_emit.c's masked_load). */
+ * branch (as cg_emit.c's masked_load).  The load's index is computed
+ * whether or not c holds, so it must read no memory but local arrays: a
+ * load in it (G[I[k]], where c keeps k in I's range) would run unguarded. */
 static const tir_buffer_load *zero_fill_load(dg *d, const tir_if *f) {
     const tir_buffer_store *t = tir_as_tir_buffer_store(f->then_s);
     const tir_buffer_store *e = f->else_s ? tir_as_tir_buffer_store(f->else_s) : NULL;
@@ -1060,6 +1099,7 @@ static const tir_buffer_load *zero_fill_load(dg *d, const tir_if *f) {
         !ir_is_zero_bits(e->value) || f->cond->dtype.lanes != 1)
         return NULL;
     const tir_buffer_load *l = tir_as_tir_buffer_load(t->value);
+    if (l && ir_reads_memory(l->indices[0])) return NULL;
     const dbuf *b = l ? find_buf(d, l->buffer) : NULL;
     return b && b->space == SP_GLOBAL && b->readonly && is_f32(b->buf->dtype) ? l : NULL;
 }
@@ -1179,6 +1219,11 @@ static bool serial_loop(dg *d, const tir_for *f) {
     if (rc != RC_R && rc != RC_RD) return refuse(d, "a loop variable of another dtype than int32 or int64");
     dop mn, ext, end;
     if (!ex1(d, f->min, &mn)) return false;
+    /* min and extent are evaluated once, before the first iteration: a
+     * local array's element (a register the body may write) is copied,
+     * else the unrolled copies' variable or the loop's end would read
+     * the body's writes (`for i in range(L[0]): L[0] = ...`) */
+    mn = frozen(d, mn);
     int64_t n;
     bool cext = tir_expr_const_int(f->extent, &n);
     if (f->kind == TIR_FOR_UNROLLED) {
@@ -1187,6 +1232,7 @@ static bool serial_loop(dg *d, const tir_for *f) {
         return refuse(d, "an unrolled loop past the unroll budget");
     }
     if (!ex1(d, f->extent, &ext) || !int_binop(d, TIR_KIND_ADD, rc, mn, ext, &end)) return false;
+    end = frozen(d, end);
     if (mn.imm && end.imm && mn.i >= end.i) return true; /* no iteration */
     char opc[32], s0[24];
     if (d->depth == d->caploops) {
@@ -1248,6 +1294,12 @@ static void sanitize(char *s) {
             *s = '_';
 }
 
+static bool shared_sym_used(const dg *d, const char *name) {
+    for (int i = 0; i < d->nbufs; i++)
+        if (d->bufs[i].sym && !strcmp(d->bufs[i].sym, name)) return true;
+    return false;
+}
+
 /* A shared buffer at its place in cg_check's layout (info->shared_bytes). */
 static bool shared_buf(dg *d, const tir_buffer *b, int64_t n) {
     const char *ty;
@@ -1270,12 +1322,46 @@ static bool shared_buf(dg *d, const tir_buffer *b, int64_t n) {
         put(&d->pro, "\tadd.s64 \t%s, %s, %lld;\n", ot(x->base, s0), ot(d->dyn_base, s1), (long long)start);
         return true;
     }
+    /* one symbol per buffer: two buffers may share a name (S allocated in
+     * both branches of an if), and ptxas rejects a second definition */
     char name[160];
-    snprintf(name, sizeof name, "%s_shared", b->name);
+    snprintf(name, sizeof name, "%s%s_shared", b->name[0] >= '0' && b->name[0] <= '9' ? "_" : "", b->name);
     sanitize(name);
+    size_t len = strlen(name);
+    for (int k = 1; shared_sym_used(d, name); k++) snprintf(name + len, sizeof name - len, "_%d", k);
+    x->sym = tir_intern(d->ctx, name);
     put(&d->shared_decl, "\t.shared .align %lld .b8 %s[%lld];\n", (long long)align, name, (long long)(n * eb));
     put(&d->pro, "\tmov.u64 \t%s, %s;\n", ot(x->base, s0), name);
     return true;
+}
+
+/* The shared buffers in first-Allocate order, placed before emission as
+ * cg_check's layout has them: emission skips a branch whose condition
+ * folds, a loop without iterations and an unrolled loop of extent 0, so
+ * placing them as it reached them left out those buffers (and the layout
+ * assertion aborted the process). */
+static bool layout_shared(dg *d, const tir_stmt *s) {
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: return layout_shared(d, tir_as_tir_for(s)->body);
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = tir_as_tir_seq(s);
+        for (int i = 0; i < q->n; i++)
+            if (!layout_shared(d, q->stmts[i])) return false;
+        return true;
+    }
+    case TIR_KIND_IF: {
+        const tir_if *f = tir_as_tir_if(s);
+        return layout_shared(d, f->then_s) && (!f->else_s || layout_shared(d, f->else_s));
+    }
+    case TIR_KIND_ALLOCATE: {
+        const tir_allocate *a = tir_as_tir_allocate(s);
+        if (a->buffer->scope == TIR_SCOPE_SHARED && !find_buf(d, a->buffer) &&
+            !shared_buf(d, a->buffer, tir_buffer_const_size(a->buffer)))
+            return false;
+        return layout_shared(d, a->body);
+    }
+    default: return true;
+    }
 }
 
 static bool allocate(dg *d, const tir_allocate *a) {
@@ -1283,7 +1369,7 @@ static bool allocate(dg *d, const tir_allocate *a) {
     if (!find_buf(d, b)) {
         int64_t n = tir_buffer_const_size(b);
         if (b->scope == TIR_SCOPE_SHARED) {
-            if (!shared_buf(d, b, n)) return false;
+            TIR_ASSERT(!"layout_shared placed every shared buffer");
         } else {
             int rc = rc_of(b->dtype);
             if (rc != RC_R && rc != RC_RD && rc != RC_F) return refuse(d, "a local array of another dtype than int32, int64 and float32");
@@ -1436,7 +1522,7 @@ bool cg_direct_ptx(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info, co
     d.out = &d.body;
     d.an = tir_analyzer_create(ctx);
     double t0 = ir_now_ms();
-    bool ok = params(&d, name) && stmt(&d, f->body);
+    bool ok = params(&d, name) && layout_shared(&d, f->body) && stmt(&d, f->body);
     if (ok) {
         /* emission places the buffers as cg_check's layout says */
         TIR_ASSERT(d.shared_bytes == info->shared_bytes);

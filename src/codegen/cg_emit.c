@@ -1394,7 +1394,10 @@ static const tir_buffer_load *zero_fill_load(const tir_if *f) {
         f->cond->dtype.lanes != 1)
         return NULL;
     const tir_buffer_load *l = tir_as_tir_buffer_load(t->value);
-    return l && l->buffer->scope == TIR_SCOPE_GLOBAL ? l : NULL;
+    /* the load's address is computed where the guard is false too: an
+     * index that reads memory (G[I[k]], the guard keeping k in I's range)
+     * would read it unguarded */
+    return l && l->buffer->scope == TIR_SCOPE_GLOBAL && !ir_reads_memory(l->indices[0]) ? l : NULL;
 }
 
 /* A zero-filling copy without branches: the load reads the buffer's first
