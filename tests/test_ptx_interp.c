@@ -563,6 +563,14 @@ static const dkernel direct_kernels[] = {
      "            S[t] = X[t] + 1\n"
      "            Y[t] = S[t]\n",
      {0}},
+    /* 5 < n + 5 is emitted as n + 5 > 5, but its predicate was kept under
+       the key of n + 5 < 5, which then reused it */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\"), n: T.int32):\n"
+     "    for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+     "        Y[t] = T.Select(5 < n + 5, 1, 0) + T.Select(n + 5 < 5, 2, 0) + "
+     "T.Select(7 <= n + 5, 4, 0) + T.Select(n + 5 <= 7, 8, 0)\n",
+     {3}},
 };
 
 /* Element i of input set v of a buffer of dtype t. */

@@ -459,21 +459,22 @@ static bool has_negation(const tir_expr *e) {
 
 static bool compare_int(dg *d, tir_kind k, int rc, dop a, dop b, dop *out) {
     static const char *const cmp[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    static const char *const swp[] = {"eq", "ne", "gt", "ge", "lt", "le"};
     int i = k - TIR_KIND_EQ;
     if (a.imm && b.imm) {
         int64_t x = a.i, y = b.i;
         bool v = i == 0 ? x == y : i == 1 ? x != y : i == 2 ? x < y : i == 3 ? x <= y : i == 4 ? x > y : x >= y;
         return *out = imm(RC_P, v), true;
     }
-    const char *c = cmp[i];
+    static const int swapped[] = {0, 1, 4, 5, 2, 3}; /* a op b is b swapped[op] a */
     if (a.imm) {
         dop t = a;
         a = b, b = t;
-        c = swp[i];
+        i = swapped[i];
     }
     char opc[32];
-    snprintf(opc, sizeof opc, "setp.%s.s%s", c, sfx(rc));
+    snprintf(opc, sizeof opc, "setp.%s.s%s", cmp[i], sfx(rc));
+    /* keyed by the comparison emitted: 5 < x (setp.gt x, 5) under the
+     * key of x < 5 made a later x < 5 reuse its predicate */
     *out = cse_op(d, 100 + i, opc, RC_P, a, b, is_mutable(d, a) || is_mutable(d, b));
     return true;
 }
