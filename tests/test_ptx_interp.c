@@ -571,6 +571,25 @@ static const dkernel direct_kernels[] = {
      "        Y[t] = T.Select(5 < n + 5, 1, 0) + T.Select(n + 5 < 5, 2, 0) + "
      "T.Select(7 <= n + 5, 4, 0) + T.Select(n + 5 <= 7, 8, 0)\n",
      {3}},
+    /* an induction pointer without an invariant part: the constants'
+       sum, 2147483668, wrapped to -2147483628 and went into the offset
+       while the loop term kept k * 1024 = -2^31 exact */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\"), m: T.int32):\n"
+     "    T.func_attr({\"loop_strength_reduction\": 1})\n"
+     "    for t in T.thread_binding(0, 2, thread=\"threadIdx.x\"):\n"
+     "        for k in T.serial(m, m + 1):\n"
+     "            Y[2147483647 + k * 1024 + 21] = 5\n",
+     {-2097152}},
+    /* int64 constants whose sum overflows (in a branch that never runs):
+       signed overflow in the emitter itself (UBSan) */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int64\"), Y: T.Buffer((64,), \"int64\")):\n"
+     "    for t in T.thread_binding(0, 64, thread=\"threadIdx.x\"):\n"
+     "        if X[t] == T.int64(12345678):\n"
+     "            Y[T.Cast(\"int64\", t) + T.int64(-9223372036854775807) + "
+     "T.int64(-9223372036854775807)] = X[t]\n",
+     {0}},
 };
 
 /* Element i of input set v of a buffer of dtype t. */

@@ -703,7 +703,7 @@ static bool sum_terms(dg *d, const dterm *t, int n, int rc, int maxlv, int64_t *
             dop v;
             if (!(ok = ex1(d, t[i].e, &v))) break;
             if (v.imm) {
-                *c = wrap_to(rc, t[i].neg ? *c - v.i : *c + v.i);
+                *c = wrap_to(rc, (int64_t)(t[i].neg ? (uint64_t)*c - (uint64_t)v.i : (uint64_t)*c + (uint64_t)v.i));
                 continue;
             }
             if (!*has_x && !t[i].neg)
@@ -800,8 +800,8 @@ static bool induction(dg *d, dbuf *b, const tir_expr *idx, const dterm *t, int n
         if (i != at) rest[m++] = t[i];
     if (!(*ok = sum_terms(d, rest, m, RC_R, d->depth - 1, &c, &has, &x, &xlevel))) return true;
     tir_int_bound kb = tir_analyzer_const_bound(d->an, t[at].e);
-    if (has && !split_fits(d, idx, c, kb.min, kb.max)) return false;
-    *off = c * eb;
+    if (!split_fits(d, idx, c, kb.min, kb.max)) return false;
+    *off = c * eb; /* c is an int32 */
     for (int i = 0; i < lp->nind; i++)
         if (dop_eq(lp->ind[i].base, b->base) && lp->ind[i].has_x == has && lp->ind[i].coeff == coeff &&
             (!has || dop_eq(lp->ind[i].x, x)))
@@ -817,7 +817,7 @@ static bool induction(dg *d, dbuf *b, const tir_expr *idx, const dterm *t, int n
     if (!start.imm)
         ins4(d, "mad.wide.s32", p, start, imm(RC_R, coeff * eb), p);
     else if (start.i != 0)
-        ins3(d, "add.s64", p, p, imm(RC_RD, start.i * coeff * eb));
+        ins3(d, "add.s64", p, p, imm(RC_RD, start.i * (coeff * eb)));
     d->out = out, d->region = region;
     lp->ind[lp->nind++] = (dind){p, b->base, x, has, coeff, coeff * eb};
     *base = p;
@@ -838,7 +838,8 @@ static bool address(dg *d, dbuf *b, const tir_expr *idx, dop *base, int64_t *off
     bool has;
     dop i;
     if (!sum_terms(d, t, n, rc_of(idx->dtype), d->depth, &c, &has, &i, &xlevel)) return false;
-    if (!has) return *off = c * eb, *base = b->base, true;
+    /* (addresses wrap at 64 bits: an int64 index's c * eb too) */
+    if (!has) return *off = (int64_t)((uint64_t)c * (uint64_t)eb), *base = b->base, true;
     /* an invariant address is made where its index is */
     dtext *out = d->out;
     uint32_t region = d->region;
@@ -848,7 +849,7 @@ static bool address(dg *d, dbuf *b, const tir_expr *idx, dop *base, int64_t *off
         if (!int_binop(d, TIR_KIND_ADD, RC_R, i, imm(RC_R, c), &i)) return d->out = out, d->region = region, false;
         c = 0;
     }
-    *off = c * eb;
+    *off = (int64_t)((uint64_t)c * (uint64_t)eb);
     dop w = i.rc == RC_R ? cse_op(d, 200, "mul.wide.s32", RC_RD, i, imm(RC_R, eb), is_mutable(d, i))
                          : cse_op(d, 201, "mul.lo.s64", RC_RD, i, imm(RC_RD, eb), is_mutable(d, i));
     *base = cse_op(d, 202, "add.s64", RC_RD, b->base, w, is_mutable(d, w));
@@ -939,7 +940,7 @@ static bool mem_load(dg *d, dbuf *b, const tir_expr *idx, int lanes, const dop *
         return true;
     }
     for (int j = 0; j < lanes; j++) {
-        addr_text(base, off + j * eb, a);
+        addr_text(base, (int64_t)((uint64_t)off + (uint64_t)(j * eb)), a);
         put(d->out, "\t%sld.%s.%s \t%s, %s;\n", pr, sp, ty, ot(out->l[j], s0), a);
     }
     return true;
@@ -1051,7 +1052,7 @@ static bool mem_store(dg *d, dbuf *b, const tir_expr *idx, dval v, const dop *pr
         return true;
     }
     for (int j = 0; j < v.lanes; j++) {
-        addr_text(base, off + j * eb, a);
+        addr_text(base, (int64_t)((uint64_t)off + (uint64_t)(j * eb)), a);
         put(d->out, "\t%sst.%s.%s \t%s, %s;\n", pr, sp, ty, a, ot(v.l[j], s0));
     }
     return true;
