@@ -581,6 +581,18 @@ static const dkernel direct_kernels[] = {
      "        for k in T.serial(m, m + 1):\n"
      "            Y[2147483647 + k * 1024 + 21] = 5\n",
      {-2097152}},
+    /* index comparisons whose constant moves to the nearest member of
+       the index's class mod 8 (class_bound): every operator, constants
+       below, above and inside the class, a negative one */
+    {"@T.prim_func\n"
+     "def k(X: T.Buffer((64,), \"int32\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+     "        for j in T.unroll(0, 4):\n"
+     "            Y[t * 4 + j] = T.Select(t * 8 + 3 + j < 61, 1, 0) + T.Select(t * 8 + j <= 50, 2, 0) + "
+     "T.Select(t * 8 + 5 + j > 44, 4, 0) + T.Select(t * 8 + j >= 27, 8, 0) + "
+     "T.Select(t * 8 - 3 + j < -2, 16, 0) + T.Select(t * 8 + j >= 40, 32, 0) + "
+     "T.Select(t * 8 + 6 + j <= 70, 64, 0) + T.Select(t * 8 + 1 + j > 88, 128, 0)\n",
+     {0}},
     /* int64 constants whose sum overflows (in a branch that never runs):
        signed overflow in the emitter itself (UBSan) */
     {"@T.prim_func\n"
