@@ -37,16 +37,18 @@
         if (st_ != TIR_OK) fail_msg("%s: %s", #call, tir_ctx_error(ctx));                 \
     } while (0)
 
-/* The seed's Step `step` of the float32 matmul at M x N x K, lowered. */
+/* The seed's Step `step` of the float32 matmul at M x N x K, lowered: its
+ * first kernel (Step 8's default splits K at small sizes, then a second
+ * kernel sums the slices). */
 static const tir_prim_func *kernel_of(tir_ctx *ctx, int step, int64_t M, int64_t N, int64_t K) {
     const tir_prim_func *f = tir_def_matmul(ctx, M, N, K, TIR_F32);
     tir_schedule *s;
     OK(ctx, tir_sched_create(ctx, f, &s));
     OK(ctx, seed_schedule(s, step, NULL, NULL));
-    const tir_prim_func *kernel;
-    OK(ctx, tir_lower(ctx, tir_sched_func(s), NULL, &kernel));
+    tir_kernel_set ks;
+    OK(ctx, tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks));
     tir_sched_destroy(s);
-    return kernel;
+    return ks.kernels[0];
 }
 
 /* k under another name (the .entry's). */

@@ -445,8 +445,9 @@ static void ptx(void **state) {
     assert_true(count(out, "cp.async.ca.shared.global") > 0);
     assert_int_equal(count(out, "ld.global"), 0);
     assert_non_null(strstr(err, "block 128x1x1, 13824 bytes shared"));
-    /* --stages on the default configuration (256^3: 32 x 32 tiles, vec 2) */
-    assert_int_equal(tirc_run(NULL, "ptx matmul --size 256 --step 8 --stages 4"), 0);
+    /* --stages on the default configuration (1000x520x333: 32 x 32 tiles,
+     * vec 2, not split) */
+    assert_int_equal(tirc_run(NULL, "ptx matmul --size 1000x520x333 --step 8 --stages 4"), 0);
     assert_true(count(out, "cp.async.ca.shared.global") > 0);
     assert_non_null(strstr(err, "block 128x1x1, 18432 bytes shared"));
     assert_int_equal(count(out, "ld.global"), 0);

@@ -45,7 +45,9 @@ static void test_space(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     static const int64_t shapes[][3] = {{512, 512, 512},   {1024, 1024, 1024}, {4096, 4096, 4096},
                                         {4095, 4095, 4095}, {1000, 520, 333},   {1024, 1024, 4096},
-                                        {256, 256, 16384}, {33, 1000, 45}};
+                                        {256, 256, 16384}, {33, 1000, 45},  {1, 4096, 4096},
+                                        {8, 4096, 4096},   {4096, 8, 4096},   {64, 4096, 4096},
+                                        {1536, 1536, 1536}};
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         tir_tune_task t = {TIR_TUNE_MATMUL, 1, shapes[k][0], shapes[k][1], shapes[k][2], TIR_RT_GEMM_F32};
         tir_tune_space sp;
@@ -139,6 +141,42 @@ static void test_default(void **st) {
     c = tir_tune_default(&t, 132);
     assert_int_equal(c.warps_m * c.threads_m * c.tm, 32);
     assert_int_equal(c.warps_n * c.threads_n * c.tn, 32);
+    assert_int_equal(c.splitk, 1);
+    t.M = t.N = t.K = 128; /* 32x32 tiles, split 4 (at most 4) */
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 32);
+    assert_int_equal(c.splitk, 4);
+    t.M = t.N = t.K = 768; /* 64x64, split towards 3 waves */
+    assert_int_equal(tir_tune_default(&t, 132).splitk, 4);
+    /* skinny: 16 x 128 tiles split 16 (slices of 256), and transposed */
+    t.M = 8, t.N = t.K = 4096;
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 16);
+    assert_int_equal(c.warps_n * c.threads_n * c.tn, 128);
+    assert_int_equal(c.splitk, 16);
+    t.M = 4096, t.N = 8;
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 128);
+    assert_int_equal(c.warps_n * c.threads_n * c.tn, 16);
+    t.M = 64, t.N = 4096; /* 32 x 128, split 8 */
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 32);
+    assert_int_equal(c.splitk, 8);
+    t.M = 64, t.N = 64, t.K = 65536; /* both small: 64x64 split 64 */
+    assert_int_equal(tir_tune_default(&t, 132).splitk, 64);
+    /* 64 x 128 tiles where the last wave is lighter (1536³: 2 of
+     * 128 x 128 or 3 of 64 x 128 on an SM) or ties on a ragged,
+     * vectorisable shape; 128 x 128 on other ties */
+    t.M = t.N = t.K = 1536;
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.warps_m * c.threads_m * c.tm, 64);
+    assert_int_equal(tir_tile_config_threads(&c), 128);
+    t.M = 2000, t.N = 3000, t.K = 500;
+    assert_int_equal(tir_tune_default(&t, 132).warps_m, 1);
+    t.M = t.N = t.K = 4095;
+    assert_int_equal(tir_tune_default(&t, 132).warps_m, 2);
+    t.M = t.N = t.K = 2048;
+    assert_int_equal(tir_tune_default(&t, 132).warps_m, 2);
 }
 
 static void test_text(void **st) {

@@ -6,7 +6,8 @@
  * The design space is every tir_tile_config the rule accepts for the
  * task on a target, generated from the shape: block tiles of 16..256 rows
  * and columns made of 1..8 warps of 8 x 4 or 4 x 8 lanes with 2..8
- * outputs per lane and dimension (no tile past twice the rounded-up extent),
+ * outputs per lane and dimension (no tile past twice the rounded-up extent
+ * or 16, the smallest),
  * k tiles of 8, 16 and 32, with register staging, without a pipeline, or
  * with a multistage pipeline of 3 or 4 stages (cp.async copies, those of
  * a ragged tile's edge with a source size of 0; only without staging,
@@ -132,7 +133,10 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
     /* the pipelines: {staging, stages} */
     static const int pipes[4][2] = {{0, 0}, {1, 0}, {0, 3}, {0, 4}};
     int sk[8], nsk = splits(t, sk);
+    /* (at least 16: the smallest tile, which M or N of 1..8 needs) */
     int64_t mcap = 2 * tune_pow2_ceil(t->M), ncap = 2 * tune_pow2_ceil(t->N);
+    if (mcap < 16) mcap = 16;
+    if (ncap < 16) ncap = 16;
     grow g = {0};
     for (int l = 0; l < 2; l++)
         for (int wm = 0; wm < 4; wm++)
@@ -261,22 +265,78 @@ static int split_for(int64_t blocks, int nsm, int64_t K, int64_t min_slice) {
     return s;
 }
 
+/* The smallest power-of-two split (at most 64) that brings `blocks`
+ * blocks to `want`, keeping slices of at least min_slice of k. */
+static int split_to(int64_t blocks, int64_t want, int64_t K, int64_t min_slice) {
+    int s = 1;
+    while (s < 64 && blocks * s < want && K / (2 * s) >= min_slice) s *= 2;
+    return s;
+}
+
+/* A skinny matmul (one of M, N at most 64, the other at least 256):
+ * tiles of 16 or 32 rows (columns) by 128 of 128 threads, split along K
+ * towards four blocks per SM with slices of at least 256.  128 x 128
+ * tiles computed 16 times the output for M = 8 (0.06x cuBLAS at
+ * 8x4096x4096); these reach 1.26x there, 0.83-1.39x at M of 1-32 and
+ * 0.81x at 64 (docs/performance.md, run 157). */
+static bool skinny(const tir_tune_task *t, int nsm, tir_tile_config *c) {
+    bool rows = t->M <= 64 && t->N >= 256, cols = t->N <= 64 && t->M >= 256;
+    if (t->op == TIR_TUNE_BATCH_MATMUL || !(rows || cols)) return false;
+    /* {warps, lanes, thread tile} along the small side, then the long one */
+    bool narrow = (rows ? t->M : t->N) <= 32;
+    int w[2] = {1, 4}, l[2] = {narrow ? 4 : 8, narrow ? 8 : 4}, th[2] = {4, narrow ? 4 : 8};
+    int i = rows ? 0 : 1; /* the index of M's entry */
+    c->warps_m = w[i], c->warps_n = w[1 - i];
+    c->threads_m = l[i], c->threads_n = l[1 - i];
+    c->tm = th[i], c->tn = th[1 - i];
+    c->bk = narrow ? 32 : 16, c->vec = 4, c->lsr = true;
+    int64_t bm = (int64_t)c->warps_m * c->threads_m * c->tm;
+    int64_t bn = (int64_t)c->warps_n * c->threads_n * c->tn;
+    int64_t blocks = ((t->M + bm - 1) / bm) * ((t->N + bn - 1) / bn);
+    c->splitk = split_to(blocks, (narrow ? 4 : 3) * (int64_t)nsm, t->K, 256);
+    while (c->splitk > 1 && t->K < (int64_t)c->splitk * c->bk * 2) c->splitk /= 2;
+    return true;
+}
+
+/* The most output elements one SM computes (tiles of bm x bn, blocks
+ * dealt round-robin): what the last wave costs. */
+static int64_t sm_load(const tir_tune_task *t, int nsm, int64_t bm, int64_t bn) {
+    int64_t nb = t->op == TIR_TUNE_BATCH_MATMUL ? t->batch : 1;
+    int64_t blocks = nb * ((t->M + bm - 1) / bm) * ((t->N + bn - 1) / bn);
+    return (blocks + nsm - 1) / nsm * bm * bn;
+}
+
 /* The default without tuning, by shape, distilled from the tuner's
- * results on the H200 (docs/performance.md, 2026-12-03): 128 x 128 tiles
- * when they give about a wave of blocks (LSR off when they do not divide
- * M and N); when they do not, the same tiles split along K towards 1.5
- * waves (slices of at least 256, k tiles of 16), if that reaches 0.8 of a
- * wave; else 64 x 64 tiles of 256 threads with 4 x 4 outputs each (k
- * tiles of 32), split towards 1.5 waves with slices of at least 128 when
- * K >= 512; when that leaves fewer than two waves and K is short, 32 x 32
- * tiles of 128 threads with 4 x 2 outputs each (k tiles of 16). */
+ * results on the H200 (docs/performance.md, 2026-12-03) and the
+ * candidates measured per shape on an H100 (run 157): a skinny shape
+ * gets skinny tiles (skinny above); 128 x 128 tiles when they give about
+ * a wave of blocks (LSR off when they do not divide M and N), or 64 x 128
+ * tiles of 128 threads where those leave an SM less to do in the last
+ * wave (1536³: 0.90x instead of 0.70x, 3000³: 0.99x instead of 0.83x);
+ * when 128 x 128 tiles give under a wave, the same tiles split along K
+ * towards 1.5 waves (slices of at least 256, k tiles of 16), if that
+ * reaches 0.8 of a wave; else 64 x 64 tiles of 256 threads with 4 x 4
+ * outputs each (k tiles of 32), split towards 1.5 waves with slices of
+ * at least 128 when K >= 512; when that leaves fewer than two waves and
+ * K is short, 32 x 32 tiles of 128 threads with 4 x 2 outputs each (k
+ * tiles of 16), split towards 1.5 waves while two k tiles a slice remain
+ * (128³: 1.25x instead of 0.57x). */
 tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
     tir_tile_config c = tir_tile_config_default();
+    if (skinny(t, nsm, &c)) return c;
     bool batch = t->op == TIR_TUNE_BATCH_MATMUL;
     int64_t nb = batch ? t->batch : 1;
     int64_t blocks = nb * ((t->M + 127) / 128) * ((t->N + 127) / 128);
     c.lsr = t->M % 128 == 0 && t->N % 128 == 0;
-    if (blocks * 5 >= (int64_t)nsm * 4) return c;
+    if (blocks * 5 >= (int64_t)nsm * 4) {
+        int64_t l64 = sm_load(t, nsm, 64, 128), l128 = sm_load(t, nsm, 128, 128);
+        /* on a tie, where 128 x 128 tiles are ragged too, unless the
+         * accesses are scalar: 4095³ took 139 registers, so 3 blocks an
+         * SM, and 0.88x against 0.92x (2000x3000x500: 0.87x against 0.75x) */
+        if (l64 < l128 || (l64 == l128 && !c.lsr && t->M % 4 == 0 && t->N % 4 == 0))
+            c.warps_m = 1, c.lsr = true; /* 64 x 128, 128 threads */
+        return c;
+    }
     int s = batch ? 1 : split_for(blocks, nsm, t->K, 256);
     if (blocks * s * 5 >= (int64_t)nsm * 4) {
         c.splitk = s, c.bk = 16;
@@ -284,9 +344,13 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
     }
     c.tm = 4, c.tn = 4, c.bk = 32, c.lsr = true; /* 64 x 64, 256 threads */
     blocks = nb * ((t->M + 63) / 64) * ((t->N + 63) / 64);
-    c.splitk = batch || t->K < 512 ? 1 : split_for(blocks, nsm, t->K, 128);
+    c.splitk = batch || t->K < 512 ? 1 : split_to(blocks, 3 * (int64_t)nsm, t->K, 128);
     if (blocks * c.splitk >= 2 * (int64_t)nsm || t->K >= 512) return c;
     c.warps_m = 1, c.warps_n = 4, c.tm = 4, c.tn = 2, c.bk = 16, c.vec = 2; /* 32 x 32 */
+    blocks = nb * ((t->M + 31) / 32) * ((t->N + 31) / 32);
+    /* (at most 4 slices: the summing kernel costs as much as these) */
+    c.splitk = batch ? 1 : split_to(blocks, 4 * (int64_t)nsm, t->K, 2 * c.bk);
+    if (c.splitk > 4) c.splitk = 4;
     return c;
 }
 
