@@ -65,7 +65,7 @@ static const tir_prim_func *schedule(tir_ctx *ctx, const kcase *c, const tir_pri
     } else if (c->splitk > 1 || c->stages >= 2) {
         int nsm = c->splitk > 1 ? (132 + c->splitk - 1) / c->splitk : 132;
         sgemm_config cfg = sgemm_config_for(c->M, c->N, c->K, nsm);
-        cfg.staging = c->splitk > 1;
+        cfg.staging = c->splitk > 1 && cfg.stages < 2; /* (the default may pick stages) */
         if (c->splitk > 1) cfg.splitk = c->splitk, cfg.bk = 16, cfg.splitk_atomic = c->atomic;
         if (c->stages >= 2) cfg.stages = c->stages;
         OK(ctx, sgemm_schedule(s, &cfg, NULL, NULL));

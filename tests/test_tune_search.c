@@ -47,7 +47,7 @@ static void test_space(void **st) {
                                         {4095, 4095, 4095}, {1000, 520, 333},   {1024, 1024, 4096},
                                         {256, 256, 16384}, {33, 1000, 45},  {1, 4096, 4096},
                                         {8, 4096, 4096},   {4096, 8, 4096},   {64, 4096, 4096},
-                                        {1536, 1536, 1536}};
+                                        {1536, 1536, 1536}, {64, 64, 65536}};
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         tir_tune_task t = {TIR_TUNE_MATMUL, 1, shapes[k][0], shapes[k][1], shapes[k][2], TIR_RT_GEMM_F32};
         tir_tune_space sp;
@@ -162,8 +162,13 @@ static void test_default(void **st) {
     c = tir_tune_default(&t, 132);
     assert_int_equal(c.warps_m * c.threads_m * c.tm, 32);
     assert_int_equal(c.splitk, 8);
-    t.M = 64, t.N = 64, t.K = 65536; /* both small: 64x64 split 64 */
-    assert_int_equal(tir_tune_default(&t, 132).splitk, 64);
+    t.M = 64, t.N = 64, t.K = 65536; /* both small: 64x64 split 64, 3 stages */
+    c = tir_tune_default(&t, 132);
+    assert_int_equal(c.splitk, 64);
+    assert_true(!c.staging && c.stages == 3);
+    t.M = t.N = t.K = 512; /* slices of 128: register staging */
+    c = tir_tune_default(&t, 132);
+    assert_true(c.staging && c.stages == 0);
     /* 64 x 128 tiles where the last wave is lighter (1536³: 2 of
      * 128 x 128 or 3 of 64 x 128 on an SM) or ties on a ragged,
      * vectorisable shape; 128 x 128 on other ties */
