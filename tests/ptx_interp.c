@@ -1667,7 +1667,9 @@ static uint64_t f2i(double x, int rnd, int t) {
 
 static uint64_t cvt_val(const insn *in, uint64_t a) {
     int d = in->t, s = in->t2;
-    if (ty_int(d) && ty_int(s)) return norm(a, s);
+    /* to the destination type: cvt.s8.s32 of 248 is -8 (sign-extended to
+     * a wider register), not 248 */
+    if (ty_int(d) && ty_int(s)) return norm(norm(a, s), d);
     if (ty_int(d)) return f2i(as_double(a, s), in->rnd, d);
     if (ty_int(s)) { /* correctly rounded by the C conversions */
         int64_t sv = (int64_t)norm(a, s);

@@ -303,6 +303,23 @@ static void cvt_semantics(void **state) {
     expect_out(body, in, 9, want, 16);
 }
 
+
+/* An integer cvt to a narrower type truncates to it and then sign- or
+ * zero-extends to the register (LLVM's 8-bit code: cvt.s8.s32 into a
+ * 16-bit register, then div.s16); the interpreter kept the source value
+ * (248 for -8), seventh new-user review. */
+static void cvt_narrow(void **state) {
+    (void)state;
+    _Alignas(16) uint32_t in[] = {248u, 0x1f8u, 0x18000u};
+    const char *body =
+        "ld.global.u32 %r2, [%rd2];\ncvt.s8.s32 %r1, %r2;\nst.global.u32 [%rd1], %r1;\n"
+        "ld.global.u32 %r2, [%rd2+4];\ncvt.u8.s32 %r1, %r2;\nst.global.u32 [%rd1+4], %r1;\n"
+        "ld.global.u32 %r2, [%rd2+8];\ncvt.s16.u32 %r1, %r2;\nst.global.u32 [%rd1+8], %r1;\n"
+        "cvt.u16.u32 %r1, %r2;\nst.global.u32 [%rd1+12], %r1;\n";
+    uint32_t want[] = {0xfffffff8u, 0xf8u, 0xffff8000u, 0x8000u};
+    expect_out(body, in, 3, want, 4);
+}
+
 static void int_semantics(void **state) {
     (void)state;
     _Alignas(16) uint32_t in[] = {1, (uint32_t)-8, 0x80000000u, (uint32_t)-7, 2, 0xffffffffu, 33, 40};
@@ -703,6 +720,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(llvm_guarded_store),
         cmocka_unit_test(minmax_nan),     cmocka_unit_test(cvt_semantics),
+        cmocka_unit_test(cvt_narrow),
         cmocka_unit_test(int_semantics),  cmocka_unit_test(int64_min_literal),
         cmocka_unit_test(float_semantics),
         cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
