@@ -186,6 +186,76 @@ static void test_fuse_odd_shapes(void **st) {
     tir_sched_destroy(s);
 }
 
+
+/* Two loops of symbolic extents n and m that are both negative run no
+ * iteration, but the product n * m is positive: fused over n * m, a
+ * schedule ran n * m instances where the function runs none (seventh
+ * new-user review: n = -1 gave one iteration, and lowered to a GPU
+ * kernel the reduction below then summed A[t, 0, 0] where the function
+ * leaves 0).  An extent not provably >= 0 enters the product as
+ * max(e, 0) where another factor may be negative too. */
+static const char sym_fuse_text[] =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4, 8, 8), \"float32\"), Y: T.Buffer((4,), \"float32\"), n: T.int32, "
+    "m: T.int32):\n"
+    "    with T.block(\"root\"):\n"
+    "        acc = T.alloc_buffer((4,), \"float32\")\n"
+    "        for t in range(4):\n"
+    "            with T.block(\"Z\"):\n"
+    "                vt = T.axis.remap(\"S\", [t])\n"
+    "                T.writes(acc[vt])\n"
+    "                acc[vt] = T.float32(0)\n"
+    "        for t, i, j in T.grid(4, n, m):\n"
+    "            with T.block(\"S\"):\n"
+    "                vt, vi, vj = T.axis.remap(\"SRR\", [t, i, j])\n"
+    "                T.reads(acc[vt], A[vt, vi, vj])\n"
+    "                T.writes(acc[vt])\n"
+    "                with T.init():\n"
+    "                    acc[vt] = T.float32(0)\n"
+    "                acc[vt] = acc[vt] + A[vt, vi, vj]\n"
+    "        for t in range(4):\n"
+    "            with T.block(\"Y\"):\n"
+    "                vt = T.axis.remap(\"S\", [t])\n"
+    "                T.reads(acc[vt])\n"
+    "                T.writes(Y[vt])\n"
+    "                Y[vt] = acc[vt] + T.float32(1)\n";
+
+/* Y of f (n, m given) in the interpreter. */
+static void run_sym(tir_ctx *ctx, const tir_prim_func *f, int64_t n, int64_t m, float *y) {
+    float a[4 * 8 * 8];
+    for (int i = 0; i < 4 * 8 * 8; i++) a[i] = (float)(i % 7 + 1);
+    tir_arg args[4] = {{a, 0}, {y, 0}, {NULL, n}, {NULL, m}};
+    if (tir_interp_run(ctx, f, 4, args, NULL) != TIR_OK)
+        fail_msg("n = %lld, m = %lld: %s", (long long)n, (long long)m, tir_ctx_error(ctx));
+}
+
+static void test_fuse_negative_extents(void **st) {
+    tir_ctx *ctx = *st;
+    const tir_prim_func *f = NULL;
+    assert_int_equal(tir_parse_func(ctx, sym_fuse_text, strlen(sym_fuse_text), &f), TIR_OK);
+    tir_schedule *s = sched_new(ctx, f);
+    tir_loop_rv l[16], fl;
+    sched_loops(s, "S", l);
+    SCHED_OK(s, tir_sched_fuse(s, 2, &l[1], &fl));
+    const int64_t ext[][2] = {{-1, -1}, {-2, -3}, {-1, 3}, {0, -2}, {3, 5}, {8, 8}};
+    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
+        float want[4], got[4];
+        run_sym(ctx, f, ext[k][0], ext[k][1], want);
+        run_sym(ctx, tir_sched_func(s), ext[k][0], ext[k][1], got);
+        for (int i = 0; i < 4; i++)
+            if (want[i] != got[i])
+                fail_msg("n = %lld, m = %lld: Y[%d] %g, fused %g", (long long)ext[k][0],
+                         (long long)ext[k][1], i, (double)want[i], (double)got[i]);
+    }
+    /* one factor that may be negative needs no clamp: the product's sign is its */
+    tir_schedule *s2 = sched_new(ctx, f);
+    sched_loops(s2, "S", l);
+    SCHED_OK(s2, tir_sched_fuse(s2, 2, l, &fl));
+    assert_null(strstr(tir_print(ctx, sched_for(s2, fl)->extent), "max"));
+    tir_sched_destroy(s2);
+    tir_sched_destroy(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fuse_two, setup, teardown),
@@ -193,6 +263,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_fuse_after_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fuse_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fuse_odd_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fuse_negative_extents, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

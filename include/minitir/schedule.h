@@ -215,7 +215,10 @@ TIR_API tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfacto
 
 /* Fuses directly nested loops (outermost first) into one loop named
  * <v1>_<v2>_..._fused whose extent is the product; each old variable is
- * recovered with floordiv/floormod.
+ * recovered with floordiv/floormod.  Where two or more extents are not
+ * provably >= 0 (symbolic), each of those enters the product as
+ * max(e, 0): loops of negative extents run nothing, their product may be
+ * positive.
  * Preconditions:
  *   1. nloops >= 2 (TIR_ERR_SCHED_LOOP_COUNT);
  *   2. no loop is given twice (TIR_ERR_SCHED_DUPLICATE_LOOP);

@@ -9,6 +9,30 @@
 
 #include "sched_internal.h"
 
+/* The fused extent.  A loop of negative extent runs no iteration, but two
+ * negative extents multiply to a positive one (n = m = -1 fused ran one
+ * instance where the loops run none), so where two or more factors are
+ * not provably >= 0 each of those enters as max(e, 0).  One such factor
+ * alone needs no clamp: the product then has its sign. */
+static const tir_expr *fused_extent(tir_ctx *ctx, tir_analyzer *a, const tir_for *const *loops,
+                                    int n) {
+    bool *maybe_neg = IR_NEWN(ctx, bool, n);
+    int nneg = 0;
+    for (int i = 0; i < n; i++) {
+        const tir_expr *e = loops[i]->extent;
+        const tir_expr *zero = tir_int(ctx, e->dtype, 0);
+        maybe_neg[i] = !tir_analyzer_can_prove(a, tir_binop_new(ctx, TIR_KIND_GE, e, zero));
+        nneg += maybe_neg[i];
+    }
+    const tir_expr *total = NULL;
+    for (int i = 0; i < n; i++) {
+        const tir_expr *e = loops[i]->extent;
+        if (nneg > 1 && maybe_neg[i]) e = tir_max(ctx, e, tir_int(ctx, e->dtype, 0));
+        total = total ? tir_mul(ctx, total, e) : e;
+    }
+    return tir_analyzer_simplify(a, total);
+}
+
 tir_status sch_prim_fuse(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -69,9 +93,7 @@ tir_status sch_prim_fuse(sch_call *c) {
     const tir_var *fv = tir_var_new(ctx, name.data, dt);
     ir_sb_free(&name);
 
-    const tir_expr *total = loops[0]->extent;
-    for (int i = 1; i < n; i++) total = tir_mul(ctx, total, loops[i]->extent);
-    total = tir_analyzer_simplify(a, total);
+    const tir_expr *total = fused_extent(ctx, a, loops, n);
     tir_analyzer_bind(a, fv, tir_int(ctx, dt, 0), total);
 
     const tir_var **olds = IR_NEWN(ctx, const tir_var *, n);
