@@ -686,6 +686,52 @@ static void direct_edges(void **state) {
  * store became a predicated store (cg_emit.c, masked_store) whose value,
  * a load of X, ran unguarded, past X's end in block 1.  Now only values
  * and indices that read no memory but local arrays are predicated. */
+
+/* A zero-filling copy (relax_guards' `if c: S = G else: S = 0`) whose
+ * load is a strided vector (a transposing fetch vectorized along the
+ * global buffer's rows): LLVM's emitter loaded its lanes one by one with
+ * neither the guard on their addresses nor the zero where the guard is
+ * false, so the copy stored G's elements, or read past G's end, where it
+ * must store 0 (found by the seventh new-user review running
+ * test_user_workloads' kernels through LLVM's PTX in the interpreter:
+ * a 35 x 31 transpose read past P's end). */
+static void llvm_strided_zero_fill(void **state) {
+    (void)state;
+    static const char text[] =
+        "@T.prim_func\n"
+        "def k(X: T.Buffer((64,), \"float32\"), Y: T.Buffer((64,), \"float32\")):\n"
+        "    for b in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+        "        for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+        "            if t < 12:\n"
+        "                Y[T.Ramp(t * 4, 1, 4)] = X[T.Ramp(t, 16, 4)]\n"
+        "            else:\n"
+        "                Y[T.Ramp(t * 4, 1, 4)] = T.Broadcast(T.float32(0), 4)\n";
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *k;
+    OK(ctx, tir_parse_func(ctx, text, strlen(text), &k));
+    for (int pl = 0; pl < 2; pl++) {
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.pipeline = pl ? TIR_CG_PIPELINE_SHORT : TIR_CG_PIPELINE_OPT;
+        const tir_module *m;
+        OK(ctx, tir_codegen(ctx, k, &o, &m));
+        _Alignas(16) float x[64], y[64];
+        for (int i = 0; i < 64; i++) x[i] = (float)i + 1, y[i] = -1;
+        tir_arg a[2] = {{x, 0}, {y, 0}};
+        size_t bytes[2] = {sizeof x, sizeof y};
+        char e[512];
+        if (dc_run(ctx, m, a, bytes, e, sizeof e)) fail_msg("%s\n%s", e, m->ptx);
+        for (int t = 0; t < 16; t++)
+            for (int l = 0; l < 4; l++) {
+                float want = t < 12 ? x[t + 16 * l] : 0.0f;
+                if (y[t * 4 + l] != want)
+                    fail_msg("Y[%d] = %g, want %g\n%s", t * 4 + l, (double)y[t * 4 + l],
+                             (double)want, m->ptx);
+            }
+    }
+    tir_ctx_destroy(ctx);
+}
+
 static void llvm_guarded_store(void **state) {
     (void)state;
     static const char text[] =
@@ -719,6 +765,7 @@ static void llvm_guarded_store(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(llvm_guarded_store),
+        cmocka_unit_test(llvm_strided_zero_fill),
         cmocka_unit_test(minmax_nan),     cmocka_unit_test(cvt_semantics),
         cmocka_unit_test(cvt_narrow),
         cmocka_unit_test(int_semantics),  cmocka_unit_test(int64_min_literal),

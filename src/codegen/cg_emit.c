@@ -867,10 +867,16 @@ static LLVMValueRef load_expr_at(cg *g, const tir_buffer_load *l) {
             LLVMValueRef lane = LLVMConstInt(g->t_i32, (unsigned)j, 0);
             LLVMValueRef p = elem_ptr(g, cb, LLVMBuildExtractElement(g->b, iv, lane, ""));
             if (!p) return NULL;
+            /* a zero-filling copy's strided lanes: as the dense form, the
+             * first element where the guard is false, then 0 (unguarded,
+             * the lanes read past the buffer and stored what they read) */
+            if (l == g->masked) p = LLVMBuildSelect(g->b, g->mask, p, cb->ptr, "");
             LLVMValueRef x = LLVMBuildLoad2(g->b, cb->elem, p, "");
             LLVMSetAlignment(x, align);
             v = LLVMBuildInsertElement(g->b, v, x, lane, "");
         }
+        if (l == g->masked)
+            v = LLVMBuildSelect(g->b, g->mask, v, LLVMConstNull(LLVMTypeOf(v)), "");
     }
     return is_bool ? LLVMBuildTrunc(g->b, v, ty(g, l->base.dtype), "") : v;
 }
