@@ -29,7 +29,12 @@
  * on small-integer inputs (every summation order is exact) and within a
  * relative tolerance on inputs with fractions where the schedule
  * reassociates.  The interpreter on the scheduled function is checked
- * too.  MINITIR_UW_VERBOSE=1 prints every variant's outcome.
+ * too.  Since the seventh new-user review every accepted variant's
+ * kernels also run as PTX in the PTX interpreter (tests/ptx_interp.c):
+ * the direct emitter's, and every fourth variant's LLVM's (ptx_check;
+ * MINITIR_UW_PTX=0 off, =all LLVM on every variant), and the random
+ * composer draws two more workloads (a block whose body is a loop, an
+ * int32 conv1d).  MINITIR_UW_VERBOSE=1 prints every variant's outcome.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -46,6 +51,8 @@
 #include "minitir/runtime.h"
 #include "minitir/schedule.h"
 #include "minitir/sim.h"
+#include "direct_check.h"
+#include "minitir/codegen.h"
 #include "sched_check.h"
 
 #define FAILF(...)                                                                                 \
@@ -248,6 +255,132 @@ static bool compare(uw *u, const tir_prim_func *f1, const tir_kernel_set *ks, bo
     return ok;
 }
 
+
+/* The PTX of both emitters in the PTX interpreter (seventh new-user
+ * review).  The simulator runs the lowered kernels, not their PTX; the
+ * direct emitter's PTX was run only by the GPU-path and expression
+ * fuzzers, and a kernel it refuses (a strided vector, a select of loads,
+ * a local array indexed by a variable) goes to LLVM, whose PTX no CPU
+ * check ran: a transposing fetch's strided zero fill loaded its lanes
+ * unguarded and stored them where it must store 0 (cg_emit.c).  Every
+ * accepted variant's kernels go through the direct emitter where it takes
+ * them all, and every fourth through LLVM (slower to compile); the
+ * outputs must equal the interpreter's on the original, on small integers
+ * (rtol where the workload has one).  MINITIR_UW_PTX=0 turns this off,
+ * =all runs LLVM on every variant. */
+static int ptx_llvm_every = 4;
+static long ptx_variants, ptx_direct_runs, ptx_llvm_runs;
+
+/* Compiles ks with one emitter into mods; false (nothing to run) where the
+ * direct emitter refuses a kernel or the PTX interpreter's subset does not
+ * hold it. */
+static bool ptx_compile(tir_ctx *ctx, const tir_kernel_set *ks, bool direct,
+                        const tir_module **mods) {
+    for (int k = 0; k < ks->nkernels; k++) {
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.pipeline = direct ? TIR_CG_PIPELINE_DIRECT : TIR_CG_PIPELINE_OPT;
+        o.direct_all_loops = o.direct_only = direct;
+        if (tir_codegen(ctx, ks->kernels[k], &o, &mods[k]) != TIR_OK) {
+            const char *m = tir_ctx_error(ctx);
+            if (!direct || !strstr(m, "the direct emitter refuses"))
+                FAILF("codegen (%s): %s", direct ? "direct" : "LLVM", m);
+            tir_ctx_clear_error(ctx);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runs the kernels in the PTX interpreter on a1 (parameters, then the
+ * workspace); NULL, or why it failed.  An error before any thread runs is
+ * PTX outside the interpreter's subset (LLVM's float16 arithmetic, its
+ * scoped `{ .reg .b32 tmp; ... }`): *unrun is set.  A read of a local
+ * array past its end is LLVM's predicated store (`@p st.global [..],
+ * L[i]`, its value loaded whether or not p holds, as cg_emit.c's
+ * predicated_store allows for local arrays) at a thread whose guard is
+ * false: the value is never stored. */
+static const char *ptx_run(tir_ctx *ctx, const tir_kernel_set *ks, const tir_module **mods,
+                           tir_arg *a1, const size_t *bytes, bool *unrun) {
+    static char e[1024];
+    *unrun = false;
+    for (int k = 0; k < ks->nkernels; k++)
+        if (dc_run(ctx, mods[k], a1, bytes, e, sizeof e)) {
+            *unrun = !strstr(e, "block (") || strstr(e, "out-of-bounds .local");
+            return e;
+        }
+    return NULL;
+}
+
+/* The kernel set by one emitter in the PTX interpreter against the
+ * interpreter on the original (small integers); false with why. */
+static bool ptx_compare(uw *u, const tir_kernel_set *ks, bool direct, char *why, size_t n) {
+    tir_ctx *ctx = u->ctx;
+    const tir_prim_func *f0 = tir_sched_orig_func(u->s);
+    int np = f0->nparams, nw = ks->nworkspace;
+    const tir_module *mods[16];
+    if (np + nw > 16 || ks->nkernels > 16 || !ptx_compile(ctx, ks, direct, mods)) return true;
+    tir_arg a0[16], a1[16];
+    size_t bytes[16] = {0};
+    uint64_t rng = 7, written = written_params(ctx, f0);
+    for (int i = 0; i < np + nw; i++) {
+        const tir_buffer *b = i < np ? f0->buffer_map[i] : ks->workspace[i - np];
+        a0[i] = a1[i] = (tir_arg){NULL, 1};
+        if (!b) continue;
+        int64_t cnt = tir_buffer_const_size(b);
+        bytes[i] = (size_t)cnt * tir_dtype_bytes(b->dtype);
+        a0[i].data = malloc(bytes[i] + 1);
+        a1[i].data = malloc(bytes[i] + 1);
+        assert_true(a0[i].data && a1[i].data);
+        memset(a1[i].data, 0xff, bytes[i]); /* a workspace starts as garbage */
+        if (i >= np) continue;
+        for (int64_t e = 0; e < cnt; e++) store_elem(a0[i].data, b->dtype, e, draw(&rng, false));
+        if (written >> i & 1) tir_rt_poison(a0[i].data, bytes[i]);
+        memcpy(a1[i].data, a0[i].data, bytes[i]);
+    }
+    tir_interp_opts io = {.uninit_params = written};
+    bool ok = tir_interp_run(ctx, f0, np, a0, &io) == TIR_OK, unrun = false;
+    if (!ok) snprintf(why, n, "interpreter on the original: %s", tir_ctx_error(ctx));
+    const char *err = ok ? ptx_run(ctx, ks, mods, a1, bytes, &unrun) : NULL;
+    if (err && !unrun) {
+        snprintf(why, n, "%s PTX in the PTX interpreter: %s\n%s", direct ? "direct" : "LLVM", err,
+                 mods[0]->ptx);
+        ok = false;
+    }
+    if (ok && !err) *(direct ? &ptx_direct_runs : &ptx_llvm_runs) += 1;
+    for (int i = 0; i < np && ok && !err; i++) {
+        const tir_buffer *b = f0->buffer_map[i];
+        if (!b || !memcmp(a0[i].data, a1[i].data, bytes[i])) continue;
+        size_t eb = tir_dtype_bytes(b->dtype);
+        for (size_t e = 0; e * eb < bytes[i] && ok; e++) {
+            if (!memcmp((char *)a0[i].data + e * eb, (char *)a1[i].data + e * eb, eb)) continue;
+            double x = load_elem(a0[i].data, b->dtype, (int64_t)e);
+            double y = load_elem(a1[i].data, b->dtype, (int64_t)e);
+            if (u->rtol > 0 && fabs(x - y) <= u->rtol * (1 + fabs(x))) continue;
+            snprintf(why, n, "%s PTX: buffer %s flat element %zu: interpreter %.9g, PTX %.9g",
+                     direct ? "direct" : "LLVM", b->name, e, x, y);
+            ok = false;
+        }
+    }
+    for (int i = 0; i < np + nw; i++) {
+        free(a0[i].data);
+        free(a1[i].data);
+    }
+    return ok;
+}
+
+/* The accepted variant's kernels through the emitters (see above). */
+static void ptx_check(uw *u, const tir_prim_func *f1, const tir_kernel_set *ks) {
+    static char why[1 << 16];
+    if (ptx_llvm_every < 0) return;
+    bool llvm = ptx_llvm_every > 0 && ptx_variants++ % ptx_llvm_every == 0;
+    for (int dr = 1; dr >= (llvm ? 0 : 1); dr--)
+        if (!ptx_compare(u, ks, dr, why, sizeof why))
+            FAILF("%s: %s\nscheduled:\n%s\ntrace:\n%s\nkernel 0 of %d:\n%s", u->label, why,
+                  tir_print(u->ctx, f1), tir_sched_trace_text(u->s), ks->nkernels,
+                  tir_print(u->ctx, ks->kernels[0]));
+}
+
 /* Ends a variant: a refusal is counted; an accepted schedule must give the
  * original's outputs in the interpreter and, once lowered (or refused by
  * lowering with a message), in the simulator.  Frees the schedule. */
@@ -277,6 +410,7 @@ static void uw_finish(uw *u, uw_counts *c) {
                 FAILF("%s: %s\nscheduled:\n%s\ntrace:\n%s\nkernel 0 of %d:\n%s", u->label, why,
                       tir_print(ctx, f1), tir_sched_trace_text(u->s), ks.nkernels,
                       tir_print(ctx, ks.kernels[0]));
+            ptx_check(u, f1, &ks);
             if (verbose) fprintf(stderr, "  %s: ok (%d kernels)\n", u->label, ks.nkernels);
             c->accepted++;
         }
@@ -1555,6 +1689,77 @@ static const tir_prim_func *mk_fused3d(tir_ctx *ctx, uint64_t *r) {
     return parse(ctx, buf);
 }
 
+/* The seventh new-user review's workloads: a block whose body is a loop
+ * of its own (Horner's rule written out, a second output), and an int32
+ * conv1d with stride, dilation and channels whose reduction is a max
+ * from a non-identity init or a sum, with a transposing epilogue. */
+static const tir_prim_func *make_p_inner(tir_ctx *ctx, uint64_t *r) {
+    long long m = rnd(r, 1, 11), k = rnd(r, 1, 6);
+    char text[3000];
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def p_inner(A: T.Buffer((%lld, %lld), \"int32\"), Y: T.Buffer((%lld,), \"int32\"), Z: T.Buffer((%lld,), \"int32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        C = T.alloc_buffer((%lld,), \"int32\")\n"
+             "        D = T.alloc_buffer((%lld,), \"int32\")\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"C\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(A[vi, 0:%lld])\n"
+             "                T.writes(C[vi], D[vi])\n"
+             "                C[vi] = 5\n"
+             "                for kk in range(%lld):\n"
+             "                    C[vi] = C[vi] * 3 + A[vi, kk]\n"
+             "                D[vi] = A[vi, 0] - 2\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"Y\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(C[vi], D[%lld - 1 - vi])\n"
+             "                T.writes(Y[vi])\n"
+             "                Y[vi] = C[vi] - D[%lld - 1 - vi]\n"
+             "        for i in range(%lld):\n"
+             "            with T.block(\"Z\"):\n"
+             "                vi = T.axis.remap(\"S\", [i])\n"
+             "                T.reads(D[vi])\n"
+             "                T.writes(Z[vi])\n"
+             "                Z[vi] = D[vi] * 7\n",
+             m, k, m, m, m, m, m, k, k, m, m, m, m);
+    return parse(ctx, text);
+}
+
+/* int32 max-reduction with a non-identity init, transposed output, a
+ * strided/dilated read, and an epilogue. */
+static const tir_prim_func *make_p_conv1d(tir_ctx *ctx, uint64_t *r) {
+    long long n = rnd(r, 1, 9), k = rnd(r, 1, 5), st = rnd(r, 1, 3), dl = rnd(r, 1, 2), c = rnd(r, 1, 3);
+    long long len = (n - 1) * st + (k - 1) * dl + 1;
+    bool mx = rnd(r, 0, 1);
+    char text[3000], upd[200];
+    if (mx) snprintf(upd, sizeof upd, "T.max(C[vc, vi], A[vc, vi * %lld + vk * %lld] * W[vk])", st, dl);
+    else snprintf(upd, sizeof upd, "C[vc, vi] + A[vc, vi * %lld + vk * %lld] * W[vk]", st, dl);
+    snprintf(text, sizeof text,
+             "@T.prim_func\n"
+             "def p_conv1d(A: T.Buffer((%lld, %lld), \"int32\"), W: T.Buffer((%lld,), \"int32\"), b: T.Buffer((%lld,), \"int32\"), Y: T.Buffer((%lld, %lld), \"int32\")):\n"
+             "    with T.block(\"root\"):\n"
+             "        C = T.alloc_buffer((%lld, %lld), \"int32\")\n"
+             "        for c, i, k in T.grid(%lld, %lld, %lld):\n"
+             "            with T.block(\"C\"):\n"
+             "                vc, vi, vk = T.axis.remap(\"SSR\", [c, i, k])\n"
+             "                T.reads(A[vc, vi * %lld + vk * %lld], W[vk])\n"
+             "                T.writes(C[vc, vi])\n"
+             "                with T.init():\n"
+             "                    C[vc, vi] = %s\n"
+             "                C[vc, vi] = %s\n"
+             "        for i, c in T.grid(%lld, %lld):\n"
+             "            with T.block(\"Y\"):\n"
+             "                vi, vc = T.axis.remap(\"SS\", [i, c])\n"
+             "                T.reads(C[vc, vi], b[vi])\n"
+             "                T.writes(Y[vi, vc])\n"
+             "                Y[vi, vc] = C[vc, vi] + b[vi]\n",
+             c, len, k, n, n, c, c, n, c, n, k, st, dl, mx ? (rnd(r, 0, 1) ? "-2147483648" : "0") : (rnd(r,0,1) ? "0" : "3"), upd, n, c);
+    return parse(ctx, text);
+}
+
+
 static const wl_def wl_defs[] = {
     {"layernorm", mk_layernorm, 3, {{"S", 1, 1}, {"V", 1, 1}, {"O", 2, 0}}, 1e-5},
     {"blur", mk_blur0, 2, {{"P", 2, 0}, {"B", 2, 0}}, 0},
@@ -1564,6 +1769,8 @@ static const wl_def wl_defs[] = {
     {"bsoftmax", mk_bsoftmax, 4, {{"M", 2, 1}, {"E", 3, 0}, {"S", 2, 1}, {"O", 3, 0}}, 1e-5},
     {"transpose", mk_transpose, 2, {{"P", 2, 0}, {"B", 2, 0}}, 0},
     {"fused3d", mk_fused3d, 2, {{"P", 3, 0}, {"E", 3, 0}}, 0},
+    {"inner_loop", make_p_inner, 3, {{"C", 1, 0}, {"Y", 1, 0}, {"Z", 1, 0}}, 0},
+    {"conv1d_i32", make_p_conv1d, 2, {{"C", 2, 1}, {"Y", 2, 0}}, 0},
 };
 
 typedef struct rg {
@@ -1851,11 +2058,15 @@ static void test_random(void **state) {
                 "primitive, %d by lowering\n",
                 wl_defs[d].name, cases, c.accepted, c.refused, c.lower_refused);
     }
+    fprintf(stderr, "# PTX in the PTX interpreter: %ld variants, %ld direct, %ld LLVM\n",
+            ptx_variants, ptx_direct_runs, ptx_llvm_runs);
 }
 
 int main(void) {
     const char *v = getenv("MINITIR_UW_VERBOSE");
     verbose = v && *v && strcmp(v, "0") != 0;
+    const char *px = getenv("MINITIR_UW_PTX");
+    if (px && *px) ptx_llvm_every = !strcmp(px, "all") ? 1 : !strcmp(px, "0") ? -1 : atoi(px);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layernorm),    cmocka_unit_test(test_blur),
         cmocka_unit_test(test_conv2d),       cmocka_unit_test(test_chain),
