@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "minitir/codegen.h"
 #include "minitir/sim.h"
 #include "sgemm.h"
 #include "splitk.h"
@@ -249,6 +250,40 @@ static void test_splitk_atomic_negative_zero(void **st) {
     free(a), free(b), free(ref), free(out);
 }
 
+
+/* Every kernel that writes C says so in its parameters: the atomic
+ * kernel writes C only through atomic_add(address_of(C[..]), ..), which
+ * codegen did not count as a write, so C was read_only there (the public
+ * tir_kernel_param.read_only: "a buffer the kernel never writes") and
+ * LLVM's kernel declared it `readonly` (a write through it is then
+ * undefined in LLVM IR); seventh new-user review. */
+static void test_splitk_atomic_params_written(void **st) {
+    tir_ctx *ctx = *st;
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32), &s), TIR_OK);
+    sgemm_config cfg = sgemm_default_config();
+    cfg.splitk = 2;
+    cfg.splitk_atomic = true;
+    if (sgemm_schedule(s, &cfg, NULL, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    tir_kernel_set ks;
+    if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
+        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
+    tir_sched_destroy(s);
+    assert_int_equal(ks.nkernels, 2);
+    for (int pl = 0; pl < 2; pl++)
+        for (int k = 0; k < ks.nkernels; k++) {
+            tir_codegen_opts o;
+            tir_codegen_opts_init(&o);
+            o.pipeline = pl ? TIR_CG_PIPELINE_OPT : TIR_CG_PIPELINE_DIRECT;
+            const tir_module *m;
+            if (tir_codegen(ctx, ks.kernels[k], &o, &m) != TIR_OK)
+                fail_msg("codegen: %s", tir_ctx_error(ctx));
+            for (int i = 0; i < m->nparams; i++)
+                if (!strcmp(m->params[i].name, "C") && m->params[i].read_only)
+                    fail_msg("kernel %d (%s): C is read_only", k, pl ? "LLVM" : "direct");
+        }
+}
+
 static void test_splitk_atomic_misuse(void **st) {
     tir_ctx *ctx = *st;
     /* 1. not a reduction block: a cache_read copy */
@@ -436,6 +471,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_splitk_atomic_big_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_misuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_atomic_negative_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_splitk_atomic_params_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_sim_uninit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lower_kernels_single, setup, teardown),
         cmocka_unit_test_setup_teardown(test_splitk_golden, setup, teardown),

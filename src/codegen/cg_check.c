@@ -144,10 +144,15 @@ static tir_status chk_address_of(chk *c, const char *op, const tir_expr *e, tir_
     return chk_address(c, op, e, scope, which, false);
 }
 
-/* atomic_add(address_of(global float32 element), float32 value). */
+/* atomic_add(address_of(global float32 element), float32 value).  Its
+ * target is written: a parameter counted as read-only would be declared
+ * `readonly` to LLVM, loaded through the non-coherent cache and reported
+ * read_only (tir_kernel_param). */
 static tir_status chk_atomic_add(chk *c, const tir_call *call) {
     TIR_TRY(chk_address_of(c, "atomic_add", call->args[0], TIR_SCOPE_GLOBAL, "target"));
     const tir_buffer *b = tir_as_tir_buffer_load(tir_as_tir_call(call->args[0])->args[0])->buffer;
+    int pi;
+    if (param_index_of(c->f, b, &pi)) c->info->written[pi] = true;
     if (!tir_dtype_eq(b->dtype, TIR_F32) || !tir_dtype_eq(call->args[1]->dtype, TIR_F32))
         return unsupported(c, "codegen: atomic_add on '%s' (%s) of a %s value: float32 only",
                            b->name, dstr(c->ctx, b->dtype), dstr(c->ctx, call->args[1]->dtype));
