@@ -223,6 +223,20 @@ static void test_split_preconditions(void **st) {
                       tir_sched_split(s, l[2], 3,
                                       (const int64_t[]){INT32_MAX, INT32_MAX, INT32_MAX}, out));
     assert_non_null(strstr(tir_ctx_error(ctx), "overflows"));
+    /* ... and the new loops' values in the loop's int32: [None, 3, 2^30]
+     * of 10 ran i_1 * 1073741824 for i_1 = 2 (seventh new-user review);
+     * [None, 2^30] and [1, 2, 2^30] stay within */
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[2], 3, (const int64_t[]){I, 3, 1 << 30}, out));
+    assert_non_null(strstr(tir_ctx_error(ctx), "past its int32"));
+    SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_FACTOR_MISMATCH, "split",
+                      tir_sched_split(s, l[2], 3, (const int64_t[]){3, 1 << 30, 2}, out));
+    tir_schedule *s2 = sched_new(ctx, tir_def_matmul(ctx, 16, 12, 10, TIR_F32));
+    tir_loop_rv l2[16];
+    sched_loops(s2, "C", l2);
+    SCHED_OK(s2, tir_sched_split(s2, l2[2], 2, (const int64_t[]){I, 1 << 30}, out));
+    SCHED_OK(s2, tir_sched_split(s2, l2[0], 3, (const int64_t[]){1, 2, 1 << 30}, out));
+    tir_sched_destroy(s2);
     /* a split loop's handle is stale */
     SCHED_OK(s, tir_sched_split(s, l[2], 2, (const int64_t[]){5, 2}, out));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_STALE_HANDLE, "split",

@@ -209,7 +209,9 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  *      (TIR_ERR_SCHED_FACTOR_MISMATCH);
  *   8. every given factor is below 2^31 and their product below 2^61
  *      (TIR_ERR_SCHED_FACTOR_MISMATCH, "the factors' product overflows";
- *      checked before 7). */
+ *      checked before 7), and, where the extents are constant, the
+ *      product of all the new loops' extents fits the loop variable's
+ *      dtype (its values reach that product minus 1). */
 TIR_API tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfactors,
                                    const int64_t *factors, tir_loop_rv *out);
 

@@ -88,6 +88,20 @@ tir_status sch_prim_split(sch_call *c) {
         }
     }
 
+    /* The new loops' mixed-radix value runs to the product of their
+     * extents minus 1, which must stay in the loop variable's dtype:
+     * [None, 3, 2^30] of an int32 loop of 10 made i_1 * 1073741824 wrap
+     * at i_1 = 2, a negative index under a guard it passes. */
+    int64_t all = prod, outer;
+    if (infer >= 0 && tir_expr_const_int(ext[infer], &outer)) all = outer > 0 ? prod * outer : 0;
+    if (dt.bits < 64 && all - 1 > (int64_t)(((uint64_t)1 << (dt.bits - 1)) - 1)) {
+        tir_analyzer_destroy(a);
+        return sch_fail(c, TIR_ERR_SCHED_FACTOR_MISMATCH, rv, loop,
+                        "the split loops of %s would reach %lld, past its int%d dtype: the "
+                        "factors' product overflows",
+                        loop->var->name, (long long)(all - 1), dt.bits);
+    }
+
     /* New variables, outermost first, and the mixed-radix substitute. */
     const tir_var **vars = IR_NEWN(ctx, const tir_var *, nf);
     const tir_expr *sum = NULL;
