@@ -200,15 +200,20 @@ static void ins4(dg *d, const char *op, dop r, dop a, dop b, dop c) {
     put(d->out, "\t%s \t%s, %s, %s, %s;\n", op, ot(r, s0), ot(a, s1), ot(b, s2), ot(c, s3));
 }
 
-/* o, or a copy of it where it is a register written in place (a local
- * array's element): a value that must not follow later writes. */
-static dop frozen(dg *d, dop o) {
-    if (!o.mut) return o;
+static const char *mov_of(int rc) {
+    return rc == RC_F ? "mov.f32" : rc == RC_RD ? "mov.b64" : rc == RC_P ? "mov.pred" : "mov.b32";
+}
+
+/* A new register holding o's value now. */
+static dop copied(dg *d, dop o) {
     dop r = reg(d, o.rc);
-    ins2(d, o.rc == RC_F ? "mov.f32" : o.rc == RC_RD ? "mov.b64" : o.rc == RC_P ? "mov.pred" : "mov.b32",
-         r, o);
+    ins2(d, mov_of(o.rc), r, o);
     return r;
 }
+
+/* o, or a copy of it where it is a register written in place (a local
+ * array's element): a value that must not follow later writes. */
+static dop frozen(dg *d, dop o) { return o.mut ? copied(d, o) : o; }
 
 static int label(dg *d) { return d->nlabels++; }
 static void place(dg *d, int l) { put(d->out, "$L__D%d:\n", l); }
@@ -234,13 +239,7 @@ static void leave(dg *d, uint32_t outer) {
 }
 
 /* A register holding o (an immediate is moved into one). */
-static dop in_reg(dg *d, dop o) {
-    if (!o.imm) return o;
-    dop r = reg(d, o.rc);
-    ins2(d, o.rc == RC_F ? "mov.f32" : o.rc == RC_RD ? "mov.b64" : o.rc == RC_P ? "mov.pred" : "mov.b32",
-         r, o);
-    return r;
-}
+static dop in_reg(dg *d, dop o) { return o.imm ? copied(d, o) : o; }
 
 /* --------------------------------------------------------------- types */
 
@@ -1050,10 +1049,6 @@ static bool ex(dg *d, const tir_expr *e, const dop *dst, dval *out) {
 /* ------------------------------------------------------------- statements */
 
 static bool stmt(dg *d, const tir_stmt *s);
-
-static const char *mov_of(int rc) {
-    return rc == RC_F ? "mov.f32" : rc == RC_RD ? "mov.b64" : rc == RC_P ? "mov.pred" : "mov.b32";
-}
 
 /* Stores v (lanes wide) to b at idx; pred guards a global store. */
 static bool mem_store(dg *d, dbuf *b, const tir_expr *idx, dval v, const dop *pred) {
