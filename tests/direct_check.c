@@ -26,11 +26,13 @@ int dc_compile(tir_ctx *ctx, const tir_prim_func *const *kernels, int n, bool fm
     tir_codegen_opts o;
     tir_codegen_opts_init(&o);
     o.pipeline = TIR_CG_PIPELINE_DIRECT;
-    o.direct_all_loops = true;
+    o.direct_all_loops = t->rolled;
     o.direct_only = true;
     o.fma_contract = fma_contract;
     int all = 1;
     t->sets++;
+    t->sets_rolled += t->rolled;
+    t->rolled = !t->rolled;
     for (int i = 0; i < n; i++) {
         mods[i] = NULL;
         t->kernels++;
@@ -94,9 +96,9 @@ int dc_run(tir_ctx *ctx, const tir_module *m, const tir_arg *args, const size_t 
 void dc_tally_text(const dc_tally *t, int top, char *buf, size_t n) {
     size_t k = 0;
     k += (size_t)snprintf(buf, n,
-                          "%ld kernels, %ld direct (%ld of %ld sets whole, %ld run and compared), "
-                          "%ld refused",
-                          t->kernels, t->taken, t->sets_taken, t->sets, t->runs,
+                          "%ld kernels, %ld direct (%ld of %ld sets whole, %ld with loops all rolled, "
+                          "%ld run and compared), %ld refused",
+                          t->kernels, t->taken, t->sets_taken, t->sets, t->sets_rolled, t->runs,
                           t->kernels - t->taken - t->errors);
     bool used[DC_MAX_REASONS] = {false};
     for (int r = 0; r < top && k < n; r++) {

@@ -1,9 +1,11 @@
 /* direct_check.h: the direct PTX emitter (src/codegen/cg_direct.c, no
  * LLVM) checked on the CPU, for the fuzzers: lowered kernels compiled by
- * it alone (TIR_CG_PIPELINE_DIRECT with direct_all_loops and direct_only,
- * so that a kernel outside its subset costs no LLVM compile) and run in
- * the PTX interpreter (ptx_interp.c), with a tally of the kernels it took
- * and of its reasons for the others. */
+ * it alone (TIR_CG_PIPELINE_DIRECT with direct_only, so that a kernel
+ * outside its subset costs no LLVM compile) and run in the PTX interpreter
+ * (ptx_interp.c), with a tally of the kernels it took and of its reasons
+ * for the others.  Its serial loops are unrolled as LLVM's O3 would
+ * (cg_direct.c, partial_count) in one set and all left rolled
+ * (direct_all_loops) in the next, so that both kinds of loop code run. */
 #ifndef MINITIR_TESTS_DIRECT_CHECK_H
 #define MINITIR_TESTS_DIRECT_CHECK_H
 
@@ -26,10 +28,14 @@ typedef struct dc_tally {
         long n;
     } reasons[DC_MAX_REASONS];
     long other_reasons; /* refusals past DC_MAX_REASONS distinct texts */
+    bool rolled;        /* the next set: every loop rolled (direct_all_loops) */
+    long sets_rolled;   /* sets compiled so */
 } dc_tally;
 
 /* Compiles the n lowered kernels with the direct emitter alone
- * (fma_contract as given) into mods[0..n) and counts them in t (a set).
+ * (fma_contract as given; loops unrolled as LLVM would, or all rolled
+ * where t->rolled, which then flips) into mods[0..n) and counts them in t
+ * (a set).
  * Returns 1 when it took every kernel, 0 when it refused one (counted by
  * its reason; the later kernels are still compiled and counted), -1 on
  * another codegen error (the message in *err, which points into ctx). */
@@ -43,7 +49,8 @@ int dc_compile(tir_ctx *ctx, const tir_prim_func *const *kernels, int n, bool fm
 int dc_run(tir_ctx *ctx, const tir_module *m, const tir_arg *args, const size_t *bytes, char *err,
            size_t errlen);
 
-/* "K kernels, D direct (S of N sets whole, R run), F refused: n reason;
+/* "K kernels, D direct (S of N sets whole, L with loops all rolled, R
+ * run), F refused: n reason;
  * ... (the top `top` reasons)". */
 void dc_tally_text(const dc_tally *t, int top, char *buf, size_t n);
 

@@ -107,11 +107,14 @@ static void run_module(tir_ctx *ctx, const tir_module *m, void *const *bufs, con
 }
 
 /* One case compiled by one pipeline: PTX through the interpreter equals
- * tir_interp_run bit for bit.  With TIR_CG_PIPELINE_DIRECT (and small
- * loops allowed), the direct emitter (src/codegen/cg_direct.c) must take
- * every kernel of Steps 7 and 8 (the seed's float32 kernels are all in its
- * subset except the atomic split-K's). */
-static void run_case_with(const kcase *c, tir_cg_pipeline pipeline) {
+ * tir_interp_run bit for bit.  With TIR_CG_PIPELINE_DIRECT, the direct
+ * emitter (src/codegen/cg_direct.c) must take every kernel of Steps 7-8
+ * and, with its loops unrolled as LLVM's O3 would (not all_loops, which
+ * leaves every loop rolled: direct_all_loops), the plain matmul's Steps
+ * 1-3 (the seed's float32 kernels are all in its subset except the atomic
+ * split-K's and those whose local arrays are indexed by loops that LLVM
+ * too leaves rolled: Steps 4-6, the fused epilogue's Step 2). */
+static void run_case_with(const kcase *c, tir_cg_pipeline pipeline, bool all_loops) {
     tir_ctx *ctx = tir_ctx_create();
     int64_t M = c->M, N = c->N, K = c->K;
     const tir_prim_func *f = c->epi < 0 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
@@ -121,11 +124,12 @@ static void run_case_with(const kcase *c, tir_cg_pipeline pipeline) {
     tir_codegen_opts cg;
     tir_codegen_opts_init(&cg);
     cg.pipeline = pipeline;
-    cg.direct_all_loops = true;
+    cg.direct_all_loops = all_loops;
     OK(ctx, tir_build_kernels_with(ctx, schedule(ctx, c, f), NULL, &cg, &ms));
     for (int k = 0; k < ms.nmodules && pipeline == TIR_CG_PIPELINE_DIRECT; k++) {
         const tir_module *m = ms.modules[k];
-        if (m->pipeline != TIR_CG_PIPELINE_DIRECT && c->step >= 7 && !c->atomic)
+        if (m->pipeline != TIR_CG_PIPELINE_DIRECT && (c->step >= 7 || (c->step <= 3 && c->epi < 0 && !all_loops)) &&
+            !c->atomic)
             fail_msg("step %d: the direct emitter left %s to LLVM: %s", c->step, m->kernel_name,
                      m->direct_refusal);
     }
@@ -162,8 +166,9 @@ static void run_case_with(const kcase *c, tir_cg_pipeline pipeline) {
 
 /* Both code generators: LLVM's (the short pipeline) and the direct one. */
 static void run_case(const kcase *c) {
-    run_case_with(c, TIR_CG_PIPELINE_SHORT);
-    run_case_with(c, TIR_CG_PIPELINE_DIRECT);
+    run_case_with(c, TIR_CG_PIPELINE_SHORT, false);
+    run_case_with(c, TIR_CG_PIPELINE_DIRECT, true);
+    run_case_with(c, TIR_CG_PIPELINE_DIRECT, false);
 }
 
 static void matmul_steps(void **state) {
@@ -634,54 +639,224 @@ static void direct_fill(void *p, tir_dtype t, int64_t n, int v) {
     }
 }
 
-static void direct_edges(void **state) {
-    (void)state;
+/* The rolled loops (back edges) in the direct emitter's PTX. */
+static int back_edges(const char *ptx) {
+    int n = 0;
+    for (const char *p = ptx; (p = strstr(p, "bra \t$L__D")) != NULL; p++) {
+        int l = atoi(p + strlen("bra \t$L__D"));
+        char def[32];
+        snprintf(def, sizeof def, "$L__D%d:", l);
+        const char *at = strstr(ptx, def);
+        n += at && at < p; /* its label before it: a loop */
+    }
+    return n;
+}
+
+/* Kernel text dk compiled by the direct emitter alone (its loops all
+ * rolled, or unrolled as LLVM would) and run in the PTX interpreter on two
+ * input sets against the SIMT simulator; loops >= 0: the rolled loops its
+ * PTX must have (unrolled). */
+static void direct_kernel(const dkernel *dk, size_t c, bool rolled, int loops) {
     enum { MAXP = 6 };
-    for (size_t c = 0; c < sizeof direct_kernels / sizeof *direct_kernels; c++) {
-        const dkernel *dk = &direct_kernels[c];
-        for (int v = 0; v < 2; v++) {
-            tir_ctx *ctx = tir_ctx_create();
-            const tir_prim_func *k;
-            OK(ctx, tir_parse_func(ctx, dk->text, strlen(dk->text), &k));
-            assert_true(k->nparams <= MAXP);
-            /* per buffer: the simulator's copy and the PTX's, gaps between */
-            void *want[MAXP] = {NULL}, *got[MAXP] = {NULL};
-            size_t bytes[MAXP] = {0};
-            tir_arg sa[MAXP], da[MAXP];
-            for (int i = 0, ns = 0; i < k->nparams; i++) {
-                const tir_buffer *b = k->buffer_map[i];
-                if (!b) {
-                    sa[i] = da[i] = (tir_arg){NULL, dk->scalars[ns++]};
-                    continue;
-                }
-                /* the buffers' own sizes: an access past them fails */
-                bytes[i] = (size_t)tir_buffer_const_size(b) * (size_t)tir_dtype_bytes(b->dtype);
-                want[i] = aligned_alloc(256, bytes[i] + 256), got[i] = aligned_alloc(256, bytes[i] + 256);
-                direct_fill(want[i], b->dtype, tir_buffer_const_size(b), v);
-                memcpy(got[i], want[i], bytes[i]);
-                sa[i] = (tir_arg){want[i], 0}, da[i] = (tir_arg){got[i], 0};
+    for (int v = 0; v < 2; v++) {
+        tir_ctx *ctx = tir_ctx_create();
+        const tir_prim_func *k;
+        OK(ctx, tir_parse_func(ctx, dk->text, strlen(dk->text), &k));
+        assert_true(k->nparams <= MAXP);
+        /* per buffer: the simulator's copy and the PTX's, gaps between */
+        void *want[MAXP] = {NULL}, *got[MAXP] = {NULL};
+        size_t bytes[MAXP] = {0};
+        tir_arg sa[MAXP], da[MAXP];
+        for (int i = 0, ns = 0; i < k->nparams; i++) {
+            const tir_buffer *b = k->buffer_map[i];
+            if (!b) {
+                sa[i] = da[i] = (tir_arg){NULL, dk->scalars[ns++]};
+                continue;
             }
-            OK(ctx, tir_sim_run(ctx, k, k->nparams, sa, NULL, NULL));
-            dc_tally t = {0};
-            const tir_module *m;
-            const char *err = NULL;
-            if (dc_compile(ctx, &k, 1, true, &m, &t, &err) != 1)
-                fail_msg("kernel %zu: not taken by the direct emitter: %s", c,
-                         err ? err : t.reasons[0].text);
-            if (v == 0) ptxas_check(m);
-            char e[512];
-            if (dc_run(ctx, m, da, bytes, e, sizeof e)) fail_msg("kernel %zu: %s\n%s", c, e, m->ptx);
-            for (int i = 0; i < k->nparams; i++)
-                for (size_t j = 0; j < bytes[i]; j += 4)
-                    if (memcmp((char *)got[i] + j, (char *)want[i] + j, 4))
-                        fail_msg("kernel %zu inputs %d: %s at byte %zu: 0x%08x, the simulator 0x%08x\n%s", c, v,
-                                 k->buffer_map[i]->name, j, *(uint32_t *)((char *)got[i] + j),
-                                 *(uint32_t *)((char *)want[i] + j), m->ptx);
-            for (int i = 0; i < k->nparams; i++) free(want[i]), free(got[i]);
-            tir_ctx_destroy(ctx);
+            /* the buffers' own sizes: an access past them fails */
+            bytes[i] = (size_t)tir_buffer_const_size(b) * (size_t)tir_dtype_bytes(b->dtype);
+            want[i] = aligned_alloc(256, bytes[i] + 256), got[i] = aligned_alloc(256, bytes[i] + 256);
+            direct_fill(want[i], b->dtype, tir_buffer_const_size(b), v);
+            memcpy(got[i], want[i], bytes[i]);
+            sa[i] = (tir_arg){want[i], 0}, da[i] = (tir_arg){got[i], 0};
         }
+        OK(ctx, tir_sim_run(ctx, k, k->nparams, sa, NULL, NULL));
+        dc_tally t = {.rolled = rolled};
+        const tir_module *m;
+        const char *err = NULL;
+        if (dc_compile(ctx, &k, 1, true, &m, &t, &err) != 1)
+            fail_msg("kernel %zu: not taken by the direct emitter: %s", c, err ? err : t.reasons[0].text);
+        if (v == 0) ptxas_check(m);
+        if (!rolled && loops >= 0 && back_edges(m->ptx) != loops)
+            fail_msg("kernel %zu: %d rolled loops, want %d\n%s", c, back_edges(m->ptx), loops, m->ptx);
+        char e[512];
+        if (dc_run(ctx, m, da, bytes, e, sizeof e)) fail_msg("kernel %zu: %s\n%s", c, e, m->ptx);
+        for (int i = 0; i < k->nparams; i++)
+            for (size_t j = 0; j < bytes[i]; j += 4)
+                if (memcmp((char *)got[i] + j, (char *)want[i] + j, 4))
+                    fail_msg("kernel %zu inputs %d%s: %s at byte %zu: 0x%08x, the simulator 0x%08x\n%s", c, v,
+                             rolled ? " (rolled)" : "", k->buffer_map[i]->name, j,
+                             *(uint32_t *)((char *)got[i] + j), *(uint32_t *)((char *)want[i] + j), m->ptx);
+        for (int i = 0; i < k->nparams; i++) free(want[i]), free(got[i]);
+        tir_ctx_destroy(ctx);
     }
 }
+
+static void direct_edges(void **state) {
+    (void)state;
+    for (size_t c = 0; c < sizeof direct_kernels / sizeof *direct_kernels; c++) {
+        direct_kernel(&direct_kernels[c], c, true, -1);
+        direct_kernel(&direct_kernels[c], c, false, -1);
+    }
+}
+
+/* Serial loops unrolled as LLVM's O3 would (cg_direct.c, partial_count):
+ * each kernel with the rolled loops its PTX keeps.  A body of ~7 PTX
+ * instructions (a load, an fma, a store and their addresses) gets 4
+ * copies an iteration, so 37 iterations leave a remainder of 1. */
+static const struct {
+    dkernel k;
+    int loops;
+    bool local; /* a local array indexed by the loops: never all rolled */
+} unroll_kernels[] = {
+    /* full: 8 x 7 instructions, its guard folded in each copy */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((512,), \"float32\"), Y: T.Buffer((512,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, 8):\n"
+      "            if i < 5:\n"
+      "                Y[t * 32 + i] = X[t * 32 + i] * 2.0 + 1.0\n",
+      {0}},
+     0,
+     false},
+    /* partial, 4 copies, and one unrolled after the loop */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, 37):\n"
+      "            Y[t * 64 + i] = X[t * 64 + i] * 2.0 + Y[t * 64 + i]\n",
+      {0}},
+     1,
+     false},
+    /* partial from a non-zero min, a variable one (t - 3) and a negative one */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(3, 3 + 37):\n"
+      "            Y[t * 64 + i] = X[t * 64 + i] * 2.0 + Y[t * 64 + i]\n"
+      "        for j in T.serial(t - 3, t - 3 + 38):\n"
+      "            X[t * 64 + j + 3] = Y[t * 64 + j + 3] * 3.0 + X[t * 64 + j + 3]\n"
+      "        for u in T.serial(-5, -5 + 39):\n"
+      "            Y[t * 64 + u + 5] = X[t * 64 + u + 5] * 0.5 + Y[t * 64 + u + 5]\n",
+      {0}},
+     3,
+     false},
+    /* runtime unrolling (the trip count n a parameter): 4 copies, then a
+       rolled remainder loop; at n = 0, 1, 4, 13 and -3 (no iteration),
+       from a variable min m */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\"), n: T.int32):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, n):\n"
+      "            Y[t * 64 + i] = X[t * 64 + i] * 2.0 + Y[t * 64 + i]\n",
+      {13}},
+     2,
+     false},
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\"), n: T.int32):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, n):\n"
+      "            Y[t * 64 + i] = X[t * 64 + i] * 2.0 + Y[t * 64 + i]\n",
+      {0}},
+     2,
+     false},
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\"), n: T.int32):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, n):\n"
+      "            Y[t * 64 + i] = X[t * 64 + i] * 2.0 + Y[t * 64 + i]\n",
+      {-3}},
+     2,
+     false},
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\"), n: T.int32, "
+      "m: T.int32):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(m + t, m + t + n):\n"
+      "            Y[t * 64 + i - m - t] = X[t * 64 + i - m - t] * 2.0 + Y[t * 64 + i - m - t]\n"
+      "        for j in T.serial(m, m + n + 3):\n"
+      "            X[t * 64 + j - m] = Y[t * 64 + j - m] + 1.0\n",
+      {1, -7}},
+     4,
+     false},
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\"), n: T.int32):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, n):\n"
+      "            Y[t * 64 + i] = X[t * 64 + i] * 2.0 + Y[t * 64 + i]\n",
+      {4}},
+     2,
+     false},
+    /* zero trips: no code */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((64,), \"float32\"), Y: T.Buffer((64,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(5, 5):\n"
+      "            Y[t] = X[t]\n"
+      "        Y[t + 16] = X[t] + 1.0\n",
+      {0}},
+     0,
+     false},
+    /* nested: the outer loop (3 x the inner's ~50 instructions)
+       unrolled, each inner one partially (with its remainder unrolled) */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((4096,), \"float32\"), Y: T.Buffer((4096,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        for i in T.serial(0, 3):\n"
+      "            for j in T.serial(0, 37):\n"
+      "                Y[t * 256 + i * 64 + j] = X[t * 256 + i * 64 + j] * 2.0 + Y[t * 256 + i * 64 + j]\n",
+      {0}},
+     3,
+     false},
+    /* a local array indexed by both loops of a nest, which must unroll
+       for it to live in registers */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        L = T.allocate((32,), \"float32\", scope=\"local\")\n"
+      "        for i in T.serial(0, 8):\n"
+      "            for j in T.serial(0, 4):\n"
+      "                L[i * 4 + j] = X[t * 64 + i * 4 + j] * 2.0\n"
+      "        for i2 in T.serial(0, 8):\n"
+      "            for j2 in T.serial(0, 4):\n"
+      "                Y[t * 64 + j2 * 8 + i2] = L[i2 * 4 + j2] + 1.0\n",
+      {0}},
+     0,
+     true},
+    /* a barrier in the body: LLVM gives a convergent loop no remainder, so
+       37 iterations stay rolled */
+    {{"@T.prim_func\n"
+      "def k(X: T.Buffer((1024,), \"float32\"), Y: T.Buffer((1024,), \"float32\")):\n"
+      "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+      "        S = T.allocate((16,), \"float32\", scope=\"shared\")\n"
+      "        for i in T.serial(0, 37):\n"
+      "            S[t] = X[t * 64 + i]\n"
+      "            T.syncthreads()\n"
+      "            Y[t * 64 + i] = S[15 - t]\n"
+      "            T.syncthreads()\n",
+      {0}},
+     1,
+     false},
+};
+
+static void direct_unrolling(void **state) {
+    (void)state;
+    for (size_t c = 0; c < sizeof unroll_kernels / sizeof *unroll_kernels; c++) {
+        direct_kernel(&unroll_kernels[c].k, c, false, unroll_kernels[c].loops);
+        if (!unroll_kernels[c].local) direct_kernel(&unroll_kernels[c].k, c, true, -1);
+    }
+}
+
 /* LLVM's emitter had the direct emitter's rule too late: a guarded float32
  * store became a predicated store (cg_emit.c, masked_store) whose value,
  * a load of X, ran unguarded, past X's end in block 1.  Now only values
@@ -774,6 +949,7 @@ int main(void) {
         cmocka_unit_test(matmul_steps),   cmocka_unit_test(dynamic_shared),
         cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
         cmocka_unit_test(fused),          cmocka_unit_test(direct_edges),
+        cmocka_unit_test(direct_unrolling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

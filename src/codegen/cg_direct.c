@@ -47,13 +47,7 @@ typedef struct dop {
     uint32_t f; /* float32 immediates: the bits */
 } dop;
 
-enum { DV_MAX = 4 };
-/* The fewest PTX instructions in the body of a loop this emitter leaves
- * rolled: fewer, and LLVM's O3 unroller might have unrolled it (it unrolls
- * bodies under ~75 of its instructions partially), which is worth more
- * than the compile time.  The seed's Steps 1-6 have loop bodies of 17-42
- * PTX instructions, the tiling rule's k loops 570 or more. */
-enum { DIRECT_MIN_BODY = 300 }; /* lanes of a vector value (16 bytes of float32) */
+enum { DV_MAX = 4 }; /* lanes of a vector value (16 bytes of float32) */
 typedef struct dval {
     int lanes;
     dop l[DV_MAX];
@@ -139,7 +133,20 @@ typedef struct dg {
     int depth;   /* serial loops around the emission point */
     tir_analyzer *an; /* the ranges of loop and thread variables here */
     const char *why; /* the first construct outside the subset */
+    int nloops;       /* rolled loops emitted so far */
+    int trials;       /* open trial emissions (dsnap) */
+    struct dundo *undo; /* while one is open: what restore must put back */
+    int nundo, capundo;
 } dg;
+
+/* A change a trial emission made outside the text it wrote: a CSE entry
+ * overwritten (cse >= 0) or a local element's register assigned. */
+typedef struct dundo {
+    int cse;
+    dcse old;
+    int buf;
+    int64_t k;
+} dundo;
 
 /* ------------------------------------------------------------- text */
 
@@ -161,6 +168,15 @@ static void put(dtext *t, const char *fmt, ...) {
         t->s = ir_xrealloc(t->s, cap);
         t->cap = cap;
     }
+}
+
+static void log_undo(dg *d, dundo u) {
+    if (!d->trials) return;
+    if (d->nundo == d->capundo) {
+        d->capundo = d->capundo ? 2 * d->capundo : 64;
+        d->undo = ir_xrealloc(d->undo, sizeof *d->undo * (size_t)d->capundo);
+    }
+    d->undo[d->nundo++] = u;
 }
 
 static bool refuse(dg *d, const char *why) {
@@ -322,7 +338,10 @@ static dop cse_op(dg *d, int op, const char *opc, int rc, dop a, dop b, bool mut
         return c->r;
     dop r = reg(d, rc);
     ins3(d, opc, r, a, b);
-    if (!mutable_in) *c = (dcse){d->region, op, a, b, r};
+    if (!mutable_in) {
+        log_undo(d, (dundo){.cse = (int)(c - d->cse), .old = *c});
+        *c = (dcse){d->region, op, a, b, r};
+    }
     return r;
 }
 
@@ -890,7 +909,10 @@ static void addr_text(dop base, int64_t off, char *s) {
 
 /* A local element's register (made at its first use). */
 static dop home(dg *d, dbuf *b, int64_t k) {
-    if (b->home[k] < 0) b->home[k] = d->nreg[b->rc]++;
+    if (b->home[k] < 0) {
+        log_undo(d, (dundo){.cse = -1, .buf = (int)(b - d->bufs), .k = k});
+        b->home[k] = d->nreg[b->rc]++;
+    }
     return (dop){.mut = true, .rc = (int8_t)b->rc, .reg = b->home[k]};
 }
 
@@ -904,11 +926,13 @@ static const tir_expr *access_start(dg *d, const tir_expr *idx, int lanes, bool 
     return r ? r->start : idx;
 }
 
+static const char why_local_var[] = "a local array indexed by a variable";
+
 /* Local elements [k, k + lanes) of b, which must be constant indices. */
 static bool local_range(dg *d, dbuf *b, const tir_expr *start, int lanes, int64_t *k) {
     dop s;
     if (!ex1(d, start, &s)) return false;
-    if (!s.imm) return refuse(d, "a local array indexed by a variable");
+    if (!s.imm) return refuse(d, why_local_var);
     if (s.i < 0 || s.i + lanes > b->n) return refuse(d, "a local array indexed out of range");
     *k = s.i;
     return true;
@@ -1211,12 +1235,77 @@ static bool thread_loop(dg *d, const tir_for *f) {
     return ok;
 }
 
-static bool unrolled_loop(dg *d, const tir_for *f, int rc, dop mn, int64_t ext) {
+/* ------------------------------------------------------- trial emission */
+
+/* What a trial emission may change, to undo it (restore) or keep it
+ * (commit): the text around it and the preheaders of the loops around it,
+ * the induction pointers of those loops, registers, labels, local arrays
+ * and (through the undo log) CSE entries and local elements' registers. */
+typedef struct dsnap {
+    dtext *out;
+    size_t out_n;
+    int depth, nreg[RC_N], nlabels, nbufs, nloops, nundo;
+    size_t *hoist_n;
+    int *nind;
+    const char *why;
+} dsnap;
+
+static void snap(dg *d, dsnap *s) {
+    *s = (dsnap){.out = d->out, .out_n = d->out->n, .depth = d->depth, .nlabels = d->nlabels,
+                 .nbufs = d->nbufs, .nloops = d->nloops, .nundo = d->nundo, .why = d->why};
+    memcpy(s->nreg, d->nreg, sizeof s->nreg);
+    s->hoist_n = ir_xrealloc(NULL, sizeof *s->hoist_n * (size_t)(d->depth + 1));
+    s->nind = ir_xrealloc(NULL, sizeof *s->nind * (size_t)(d->depth + 1));
+    for (int lv = 0; lv < d->depth; lv++) s->hoist_n[lv] = d->loops[lv].hoist.n, s->nind[lv] = d->loops[lv].nind;
+    d->trials++;
+}
+
+static void cut(dtext *t, size_t n) {
+    t->n = n;
+    if (t->s) t->s[n] = 0;
+}
+
+static void commit(dg *d, dsnap *s) {
+    free(s->hoist_n);
+    free(s->nind);
+    if (--d->trials == 0) d->nundo = 0;
+}
+
+static void restore(dg *d, dsnap *s) {
+    while (d->nundo > s->nundo) {
+        dundo *u = &d->undo[--d->nundo];
+        if (u->cse >= 0)
+            d->cse[u->cse] = u->old;
+        else if (u->buf < s->nbufs)
+            d->bufs[u->buf].home[u->k] = -1;
+    }
+    cut(s->out, s->out_n);
+    for (int lv = 0; lv < s->depth; lv++) cut(&d->loops[lv].hoist, s->hoist_n[lv]), d->loops[lv].nind = s->nind[lv];
+    memcpy(d->nreg, s->nreg, sizeof s->nreg);
+    d->nlabels = s->nlabels, d->nbufs = s->nbufs, d->nloops = s->nloops, d->why = s->why;
+    commit(d, s);
+}
+
+static int64_t lines_from(const dtext *t, size_t from) {
+    int64_t n = 0;
+    for (size_t i = from; i < t->n; i++) n += t->s[i] == '\n';
+    return n;
+}
+
+/* ---------------------------------------------------------------- loops */
+
+/* Copies [first, first + count) of f's body with its variable the
+ * constant mn + first + k each (a fully unrolled loop, or a partially
+ * unrolled one's remainder), so that guards and local indices fold.
+ * cap > 0 (a trial): gives up, false without a reason, once the copies
+ * pass cap instructions. */
+static bool unrolled_loop(dg *d, const tir_for *f, int rc, dop mn, int64_t first, int64_t count, int64_t cap) {
     cg_mod mm = cg_mod_of(f->min, var_mod, d);
     int64_t outer = d->unrolled;
-    d->unrolled *= ext > 1 ? ext : 1;
+    d->unrolled *= count > 1 ? count : 1;
+    size_t from = d->out->n;
     bool ok = true;
-    for (int64_t k = 0; ok && k < ext; k++) {
+    for (int64_t k = first; ok && k < first + count; k++) {
         dop v;
         ok = int_binop(d, TIR_KIND_ADD, rc, mn, imm(rc, k), &v);
         if (!ok) break;
@@ -1228,8 +1317,171 @@ static bool unrolled_loop(dg *d, const tir_for *f, int rc, dop mn, int64_t ext) 
         ok = stmt(d, f->body);
         tir_analyzer_unbind(d->an, f->var);
         d->nvars--;
+        if (ok && cap && lines_from(d->out, from) > cap) ok = false;
     }
     d->unrolled = outer;
+    return ok;
+}
+
+/* f as a rolled loop over v = start, start + copies, ... while v < lim,
+ * its body `copies` times an iteration with f's variable v + k (copies >
+ * 1: partially unrolled; its accesses then get no induction pointers, as
+ * a pointer per copy would cost what it saves), guarded at the top unless
+ * it runs at least once.  *nbody: one copy's instructions; *inner: the
+ * body has a rolled loop of its own. */
+static bool rolled_loop(dg *d, const tir_for *f, int rc, dop start, dop lim, int copies, bool guard,
+                        int64_t *nbody, bool *inner) {
+    char opc[32], s0[24];
+    if (d->depth == d->caploops) {
+        d->caploops = d->caploops ? 2 * d->caploops : 4;
+        d->loops = ir_xrealloc(d->loops, sizeof *d->loops * (size_t)d->caploops);
+    }
+    dloop *lp = &d->loops[d->depth];
+    *lp = (dloop){.region = d->region, .var = rc == RC_R && copies == 1 ? f->var : NULL, .min = start};
+    dtext loop_text = {0}, *around = d->out;
+    d->out = &loop_text;
+    dop v = reg(d, rc), p = reg(d, RC_P);
+    ins2(d, mov_of(rc), v, start);
+    int top = label(d), out = label(d);
+    if (guard) {
+        snprintf(opc, sizeof opc, "setp.ge.s%s", sfx(rc));
+        ins3(d, opc, p, v, lim);
+        put(d->out, "\t@%s bra \t$L__D%d;\n", ot(p, s0), out);
+    }
+    place(d, top);
+    uint32_t outer = enter(d);
+    d->depth++;
+    int nloops = d->nloops;
+    tir_analyzer_bind(d->an, f->var, f->min, f->extent);
+    size_t b0 = loop_text.n;
+    bool ok = true;
+    for (int k = 0; ok && k < copies; k++) {
+        dop x = v;
+        if (k && !(ok = int_binop(d, TIR_KIND_ADD, rc, v, imm(rc, k), &x))) break;
+        push_var(d, f->var, x, CG_MOD_ANY);
+        ok = stmt(d, f->body);
+        d->nvars--;
+    }
+    tir_analyzer_unbind(d->an, f->var);
+    d->depth--;
+    *inner = d->nloops != nloops;
+    d->nloops++;
+    *nbody = lines_from(&loop_text, b0) / copies;
+    if (ok) {
+        lp = &d->loops[d->depth]; /* (the array may have grown) */
+        for (int i = 0; i < lp->nind; i++)
+            ins3(d, "add.s64", lp->ind[i].p, lp->ind[i].p, imm(RC_RD, lp->ind[i].step));
+        snprintf(opc, sizeof opc, "add.s%s", sfx(rc));
+        ins3(d, opc, v, v, imm(rc, copies));
+        snprintf(opc, sizeof opc, "setp.lt.s%s", sfx(rc));
+        ins3(d, opc, p, v, lim);
+        put(d->out, "\t@%s bra \t$L__D%d;\n", ot(p, s0), top);
+    }
+    leave(d, outer);
+    if (ok) place(d, out);
+    d->out = around;
+    lp = &d->loops[d->depth];
+    if (ok) put(around, "%s%s", lp->hoist.s ? lp->hoist.s : "", loop_text.s ? loop_text.s : "");
+    free(lp->hoist.s);
+    free(loop_text.s);
+    return ok;
+}
+
+/* LLVM's O3 loop unroller as NVPTX configures it (NVPTXTTIImpl::
+ * getUnrollingPreferences: Partial and Runtime on, PartialThreshold =
+ * Threshold / 4), the choice whose kernels the direct emitter must match:
+ *   - full unrolling of a constant trip count n when n x body stays under
+ *     Threshold (300 IR instructions), or, for an innermost loop and n <=
+ *     10 (its UnrollMaxIterationsCountToAnalyze), when the unrolled loop after
+ *     constant folding stays under Threshold x min(4, rolled / unrolled
+ *     cost) (its "up to 4x" boost where it predicts simplification);
+ *   - else partial unrolling of an innermost loop by the most copies whose
+ *     body stays under PartialThreshold (75), for a constant trip count
+ *     the most that divide it, else a power of two up to 8 with a
+ *     remainder; for another trip count (runtime unrolling) a power of
+ *     two up to 8 with a remainder loop; a loop with a barrier (convergent)
+ *     gets no remainder, so neither a count that does not divide n nor
+ *     runtime unrolling.
+ * In this emitter's PTX instructions, which are fewer than LLVM's IR ones
+ * (its index arithmetic is folded and hoisted as it goes): the seed's
+ * Steps 1-3, whose copy loops (10 instructions) LLVM unrolls by 4 and
+ * compute loops (15) by 2, put PartialThreshold near 50 and so Threshold
+ * near 200. */
+enum {
+    DIRECT_FULL_UNROLL = 200,
+    DIRECT_PARTIAL_UNROLL = 50,
+    DIRECT_LATCH = 3,          /* a rolled loop's own instructions: add, setp, bra */
+    DIRECT_UNROLL_ANALYZE = 10, /* the trip counts whose folding is measured */
+    DIRECT_UNROLL_BOOST = 4,
+    DIRECT_RUNTIME_UNROLL = 8,
+};
+
+/* The copies an iteration of a loop LLVM would partially unroll gets
+ * (1: it stays rolled). */
+static int partial_count(bool cext, int64_t n, int64_t nbody, bool inner, bool sync) {
+    if (inner || nbody <= 0) return 1;
+    int64_t c = (DIRECT_PARTIAL_UNROLL - DIRECT_LATCH) / nbody;
+    if (cext) {
+        if (c > n) c = n;
+        while (c > 1 && n % c) c--;
+        if (c > 1 || sync) return c > 1 ? (int)c : 1;
+    } else if (sync) {
+        return 1;
+    }
+    c = DIRECT_RUNTIME_UNROLL;
+    while (c > 1 && c * nbody + DIRECT_LATCH > DIRECT_PARTIAL_UNROLL) c >>= 1;
+    return (int)c;
+}
+
+/* f partially unrolled, c copies an iteration: for a constant trip count
+ * n the remainder's n % c copies unrolled after the loop; else (runtime
+ * unrolling) a rolled remainder loop after one that runs
+ * max(extent, 0) & -c iterations (c a power of two; ext the extent). */
+static bool partial_loop(dg *d, const tir_for *f, int rc, dop mn, dop ext, dop end, bool cext, int64_t n,
+                         int c) {
+    int64_t nbody;
+    bool inner;
+    if (cext) {
+        int64_t r = n % c;
+        dop lim = end;
+        if (r && !int_binop(d, TIR_KIND_ADD, rc, end, imm(rc, -r), &lim)) return false;
+        if (n >= c && !rolled_loop(d, f, rc, mn, lim, c, false, &nbody, &inner)) return false;
+        return !r || unrolled_loop(d, f, rc, mn, n - r, r, 0);
+    }
+    char opc[32];
+    dop e = reg(d, rc), q = reg(d, rc), lim = reg(d, rc);
+    snprintf(opc, sizeof opc, "max.s%s", sfx(rc));
+    ins3(d, opc, e, in_reg(d, ext), imm(rc, 0));
+    snprintf(opc, sizeof opc, "and.b%s", sfx(rc));
+    ins3(d, opc, q, e, imm(rc, -c));
+    snprintf(opc, sizeof opc, "add.s%s", sfx(rc));
+    ins3(d, opc, lim, in_reg(d, mn), q);
+    return rolled_loop(d, f, rc, mn, lim, c, true, &nbody, &inner) &&
+           rolled_loop(d, f, rc, lim, end, 1, true, &nbody, &inner);
+}
+
+/* A trial of f fully unrolled (n copies, within the unroll budget), kept
+ * where LLVM would unroll it so; else nothing emitted and false, with
+ * *why the reason where a copy was outside the subset (NULL: too large).
+ * rolled: the rolled body's instructions x n (0: unknown). */
+static bool try_full(dg *d, const tir_for *f, int rc, dop mn, int64_t n, int64_t rolled, const char **why) {
+    *why = NULL;
+    if (n > 1 && d->unrolled > CG_MAX_UNROLLED / n) return false;
+    int64_t cap = n <= DIRECT_UNROLL_ANALYZE ? DIRECT_FULL_UNROLL * DIRECT_UNROLL_BOOST : DIRECT_FULL_UNROLL;
+    dsnap s;
+    snap(d, &s);
+    size_t from = d->out->n;
+    bool ok = unrolled_loop(d, f, rc, mn, 0, n, cap);
+    if (!ok) *why = d->why;
+    int64_t u = lines_from(d->out, from);
+    /* LLVM's boost: Threshold x rolled / unrolled cost, at most 4x */
+    if (ok && rolled && n <= DIRECT_UNROLL_ANALYZE && u >= DIRECT_FULL_UNROLL)
+        ok = u * u < (int64_t)DIRECT_FULL_UNROLL * rolled;
+    if (ok && !rolled && n > DIRECT_UNROLL_ANALYZE) ok = u < DIRECT_FULL_UNROLL;
+    if (ok)
+        commit(d, &s);
+    else
+        restore(d, &s);
     return ok;
 }
 
@@ -1249,64 +1501,55 @@ static bool serial_loop(dg *d, const tir_for *f) {
     bool cext = tir_expr_const_int(f->extent, &n);
     if (f->kind == TIR_FOR_UNROLLED) {
         if (cext && n <= 1024 && (n <= 1 || d->unrolled <= CG_MAX_UNROLLED / n))
-            return unrolled_loop(d, f, rc, mn, n);
+            return unrolled_loop(d, f, rc, mn, 0, n, 0);
         return refuse(d, "an unrolled loop past the unroll budget");
     }
-    if (!ex1(d, f->extent, &ext) || !int_binop(d, TIR_KIND_ADD, rc, mn, ext, &end)) return false;
+    if (!ex1(d, f->extent, &ext)) return false;
+    ext = frozen(d, ext);
+    if (!int_binop(d, TIR_KIND_ADD, rc, mn, ext, &end)) return false;
     end = frozen(d, end);
-    if (mn.imm && end.imm && mn.i >= end.i) return true; /* no iteration */
-    char opc[32], s0[24];
-    if (d->depth == d->caploops) {
-        d->caploops = d->caploops ? 2 * d->caploops : 4;
-        d->loops = ir_xrealloc(d->loops, sizeof *d->loops * (size_t)d->caploops);
+    if ((mn.imm && end.imm && mn.i >= end.i) || (cext && n <= 0)) return true; /* no iteration */
+    bool guard = !cext && !(mn.imm && end.imm); /* else it runs at least once */
+    int64_t nbody;
+    bool inner;
+    if (d->opts->direct_all_loops) return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
+    /* LLVM's choice (partial_count) needs the rolled body's size: a trial */
+    dsnap s;
+    snap(d, &s);
+    if (!rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner)) {
+        /* a local array indexed by this loop's variable: unrolled as
+         * LLVM would unroll it (its registers need that too); a loop
+         * LLVM leaves rolled keeps the array in local memory, outside
+         * the subset */
+        if (!cext || d->why != why_local_var) {
+            commit(d, &s);
+            return false;
+        }
+        restore(d, &s);
+        const char *why;
+        if (try_full(d, f, rc, mn, n, 0, &why)) return true;
+        /* (an outer loop's variable in the index: that loop may unroll) */
+        return refuse(d, why ? why : "a local array indexed by a loop LLVM would not fully unroll");
     }
-    dloop *lp = &d->loops[d->depth];
-    *lp = (dloop){.region = d->region, .var = rc == RC_R ? f->var : NULL, .min = mn};
-    dtext loop_text = {0}, *around = d->out;
-    d->out = &loop_text;
-    dop v = reg(d, rc), p = reg(d, RC_P);
-    ins2(d, mov_of(rc), v, mn);
-    int top = label(d), out = label(d);
-    if (!(mn.imm && end.imm)) {
-        snprintf(opc, sizeof opc, "setp.ge.s%s", sfx(rc));
-        ins3(d, opc, p, v, end);
-        put(d->out, "\t@%s bra \t$L__D%d;\n", ot(p, s0), out);
+    bool sync = strstr(s.out->s + s.out_n, "bar.sync") != NULL;
+    int c = partial_count(cext, n, nbody, inner, sync);
+    /* LLVM measures the folding of innermost loops only; a trial whose
+     * copies would have to fold more than half away is not worth it */
+    bool full = cext && n * nbody < DIRECT_FULL_UNROLL,
+         analyze = cext && !inner && n <= DIRECT_UNROLL_ANALYZE &&
+                   n * nbody < DIRECT_FULL_UNROLL * DIRECT_UNROLL_BOOST;
+    if (!full && !analyze && c <= 1) { /* rolled, as emitted */
+        commit(d, &s);
+        return true;
     }
-    place(d, top);
-    uint32_t outer = enter(d);
-    d->depth++;
-    push_var(d, f->var, v, CG_MOD_ANY);
-    tir_analyzer_bind(d->an, f->var, f->min, f->extent);
-    size_t b0 = loop_text.n;
-    bool ok = stmt(d, f->body);
-    tir_analyzer_unbind(d->an, f->var);
-    d->nvars--;
-    d->depth--;
-    int64_t nbody = 0;
-    for (size_t i = b0; i < loop_text.n; i++) nbody += loop_text.s[i] == '\n';
-    /* a loop LLVM's O3 pipeline would unroll (codegen.c, short_ok): its
-     * unrolling is worth more than the compile time */
-    if (ok && !d->opts->direct_all_loops &&
-        (nbody < DIRECT_MIN_BODY || (cext && n * nbody < CG_SHORT_MIN_WORK)))
-        ok = refuse(d, "a loop small enough for LLVM to unroll");
-    if (ok) {
-        lp = &d->loops[d->depth];
-        for (int i = 0; i < lp->nind; i++)
-            ins3(d, "add.s64", lp->ind[i].p, lp->ind[i].p, imm(RC_RD, lp->ind[i].step));
-        snprintf(opc, sizeof opc, "add.s%s", sfx(rc));
-        ins3(d, opc, v, v, imm(rc, 1));
-        snprintf(opc, sizeof opc, "setp.lt.s%s", sfx(rc));
-        ins3(d, opc, p, v, end);
-        put(d->out, "\t@%s bra \t$L__D%d;\n", ot(p, s0), top);
-    }
-    leave(d, outer);
-    if (ok) place(d, out);
-    d->out = around;
-    lp = &d->loops[d->depth]; /* (the array may have grown) */
-    if (ok) put(around, "%s%s", lp->hoist.s ? lp->hoist.s : "", loop_text.s ? loop_text.s : "");
-    free(lp->hoist.s);
-    free(loop_text.s);
-    return ok;
+    restore(d, &s);
+    if (full)
+        return n <= 1 || d->unrolled <= CG_MAX_UNROLLED / n ? unrolled_loop(d, f, rc, mn, 0, n, 0)
+                                                            : refuse(d, "a loop LLVM would unroll past the unroll budget");
+    const char *why;
+    if (analyze && try_full(d, f, rc, mn, n, n * nbody, &why)) return true;
+    if (c > 1) return partial_loop(d, f, rc, mn, ext, end, cext, n, c);
+    return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
 }
 
 static void sanitize(char *s) {
@@ -1571,6 +1814,7 @@ bool cg_direct_ptx(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info, co
     free(d.open);
     free(d.rlevel);
     free(d.loops);
+    free(d.undo);
     tir_analyzer_destroy(d.an);
     return ok;
 }
