@@ -107,10 +107,11 @@ typedef struct tir_codegen_opts {
      * that kernels compiled from it run, so it should be the user's own
      * (as CUDA's compute cache is), not a world-writable one. */
     const char *cache_dir;
-    /* For tests of the direct emitter (TIR_CG_PIPELINE_DIRECT): it also
-     * takes kernels with small loops, which it otherwise leaves to LLVM
-     * (whose O3 pipeline unrolls them); the environment's
-     * MINITIR_CG_PIPELINE=direct-all sets it with DIRECT. */
+    /* For tests and A/B runs of the direct emitter
+     * (TIR_CG_PIPELINE_DIRECT): every serial loop left rolled, where it
+     * otherwise unrolls small ones as LLVM's O3 unroller would
+     * (docs/lowered-ir.md); the environment's MINITIR_CG_PIPELINE=direct-all
+     * sets it with DIRECT. */
     bool direct_all_loops;
     /* For tests of the direct emitter (TIR_CG_PIPELINE_DIRECT): no LLVM
      * for a kernel outside its subset; tir_codegen fails with

@@ -7,9 +7,14 @@
  * (ptxas: CSE, LICM, strength reduction, scheduling, register allocation).
  * So for the kernels it covers, this emitter prints PTX in one walk: index
  * arithmetic folded where it is constant and built once per basic block,
- * unrolled loops unrolled, local arrays as one virtual register per element
- * (every index must be a constant after unrolling), addresses as a register
- * plus a constant offset, and a*b + c on float32 as one fma.rn.f32.
+ * unrolled loops unrolled, small serial loops unrolled as LLVM's O3
+ * unroller would unroll them for NVPTX (fully, or partially by 2-8 copies
+ * with a remainder; partial_count), deciding on the size of a trial
+ * emission that a snapshot undoes (dsnap), local arrays as one virtual
+ * register per element (every index must be a constant after unrolling),
+ * addresses as a register plus a constant offset, and a*b + c on float32
+ * as one fma.rn.f32.  MINITIR_CG_PIPELINE=direct-all (direct_all_loops)
+ * leaves every serial loop rolled instead.
  *
  * The subset (everything else makes tir_codegen fall back to LLVM, with the
  * reason in tir_module.direct_refusal): int32/int64 index arithmetic,
@@ -18,7 +23,9 @@
  * zero-filling and predicated copies of ragged tiles, shared and local
  * arrays, syncthreads and cp.async.  Integer min/max of a negation, float
  * comparisons, 8/16-bit types and math calls are outside it, which keeps
- * the PTX assembler patterns cg_ptxas.c works around out of it.  The
+ * the PTX assembler patterns cg_ptxas.c works around out of it; so are
+ * local arrays indexed by a loop that LLVM would leave rolled (it keeps
+ * them in local memory, which this emitter has no form for).  The
  * semantics are docs/lowered-ir.md's, operation by operation as cg_emit.c
  * gives them to LLVM; tests/test_ptx_interp.c runs both through a PTX
  * interpreter (and ptxas where installed), and test_gpu_fuzz and

@@ -624,7 +624,7 @@ int tirc_help(const char *cmd) {
                "stderr, with -v split by phase (schedule, lower, LLVM module, LLVM\n"
                "optimisation, LLVM IR text, PTX emission).  --opt picks the pipeline:\n"
                "direct (default: the PTX printed without LLVM where the kernel allows, such\n"
-               "as Steps 7-8 at most sizes; -v says why not; else short), short (a short\n"
+               "as Steps 1-3 and 7-8; -v says why not; else short), short (a short\n"
                "LLVM pass pipeline for kernels without loops for LLVM to unroll, else fast),\n"
                "fast (default<O3>, backend at O2) or O3 (backend at O3); see tir_cg_pipeline\n"
                "and docs/performance.md.\n"
