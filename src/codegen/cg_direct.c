@@ -1263,7 +1263,10 @@ static void snap(dg *d, dsnap *s) {
     memcpy(s->nreg, d->nreg, sizeof s->nreg);
     s->hoist_n = ir_xrealloc(NULL, sizeof *s->hoist_n * (size_t)(d->depth + 1));
     s->nind = ir_xrealloc(NULL, sizeof *s->nind * (size_t)(d->depth + 1));
-    for (int lv = 0; lv < d->depth; lv++) s->hoist_n[lv] = d->loops[lv].hoist.n, s->nind[lv] = d->loops[lv].nind;
+    for (int lv = 0; lv < d->depth; lv++) {
+        s->hoist_n[lv] = d->loops[lv].hoist.n;
+        s->nind[lv] = d->loops[lv].nind;
+    }
     d->trials++;
 }
 
@@ -1287,7 +1290,10 @@ static void restore(dg *d, dsnap *s) {
             d->bufs[u->buf].home[u->k] = -1;
     }
     cut(s->out, s->out_n);
-    for (int lv = 0; lv < s->depth; lv++) cut(&d->loops[lv].hoist, s->hoist_n[lv]), d->loops[lv].nind = s->nind[lv];
+    for (int lv = 0; lv < s->depth; lv++) {
+        cut(&d->loops[lv].hoist, s->hoist_n[lv]);
+        d->loops[lv].nind = s->nind[lv];
+    }
     memcpy(d->nreg, s->nreg, sizeof s->nreg);
     d->nlabels = s->nlabels, d->nbufs = s->nbufs, d->nloops = s->nloops, d->why = s->why;
     commit(d, s);
@@ -1306,7 +1312,8 @@ static int64_t lines_from(const dtext *t, size_t from) {
  * unrolled one's remainder), so that guards and local indices fold.
  * cap > 0 (a trial): gives up, false without a reason, once the copies
  * pass cap instructions. */
-static bool unrolled_loop(dg *d, const tir_for *f, int rc, dop mn, int64_t first, int64_t count, int64_t cap) {
+static bool unrolled_loop(dg *d, const tir_for *f, int rc, dop mn, int64_t first, int64_t count,
+                          int64_t cap) {
     cg_mod mm = cg_mod_of(f->min, var_mod, d);
     int64_t outer = d->unrolled;
     d->unrolled *= count > 1 ? count : 1;
@@ -1492,34 +1499,13 @@ static bool try_full(dg *d, const tir_for *f, int rc, dop mn, int64_t n, int64_t
     return ok;
 }
 
-static bool serial_loop(dg *d, const tir_for *f) {
-    if (tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP))
-        return refuse(d, "a loop with pragma_unroll_max_step");
-    int rc = rc_of(f->var->base.dtype);
-    if (rc != RC_R && rc != RC_RD) return refuse(d, "a loop variable of another dtype than int32 or int64");
-    dop mn, ext, end;
-    if (!ex1(d, f->min, &mn)) return false;
-    /* min and extent are evaluated once, before the first iteration: a
-     * local array's element (a register the body may write) is copied,
-     * else the unrolled copies' variable or the loop's end would read
-     * the body's writes (`for i in range(L[0]): L[0] = ...`) */
-    mn = frozen(d, mn);
-    int64_t n;
-    bool cext = tir_expr_const_int(f->extent, &n);
-    if (f->kind == TIR_FOR_UNROLLED) {
-        if (cext && n <= 1024 && (n <= 1 || d->unrolled <= CG_MAX_UNROLLED / n))
-            return unrolled_loop(d, f, rc, mn, 0, n, 0);
-        return refuse(d, "an unrolled loop past the unroll budget");
-    }
-    if (!ex1(d, f->extent, &ext)) return false;
-    ext = frozen(d, ext);
-    if (!int_binop(d, TIR_KIND_ADD, rc, mn, ext, &end)) return false;
-    end = frozen(d, end);
-    if ((mn.imm && end.imm && mn.i >= end.i) || (cext && n <= 0)) return true; /* no iteration */
-    bool guard = !cext && !(mn.imm && end.imm); /* else it runs at least once */
+/* f (min mn, extent ext, end mn + ext; n the extent where cext; guard:
+ * whether it may run no iteration) unrolled as LLVM's O3 would unroll it
+ * (partial_count). */
+static bool llvm_unrolled(dg *d, const tir_for *f, int rc, dop mn, dop ext, dop end, bool cext, int64_t n,
+                          bool guard) {
     int64_t nbody;
     bool inner;
-    if (d->opts->direct_all_loops) return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
     /* LLVM's choice (partial_count) needs the rolled body's size: a trial */
     dsnap s;
     snap(d, &s);
@@ -1550,13 +1536,44 @@ static bool serial_loop(dg *d, const tir_for *f) {
         return true;
     }
     restore(d, &s);
-    if (full)
-        return n <= 1 || d->unrolled <= CG_MAX_UNROLLED / n ? unrolled_loop(d, f, rc, mn, 0, n, 0)
-                                                            : refuse(d, "a loop LLVM would unroll past the unroll budget");
+    if (full && n > 1 && d->unrolled > CG_MAX_UNROLLED / n)
+        return refuse(d, "a loop LLVM would unroll past the unroll budget");
+    if (full) return unrolled_loop(d, f, rc, mn, 0, n, 0);
     const char *why;
     if (analyze && try_full(d, f, rc, mn, n, n * nbody, &why)) return true;
     if (c > 1) return partial_loop(d, f, rc, mn, ext, end, cext, n, c);
     return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
+}
+
+static bool serial_loop(dg *d, const tir_for *f) {
+    if (tir_annots_get(f->nannots, f->annots, TIR_ANN_PRAGMA_UNROLL_MAX_STEP))
+        return refuse(d, "a loop with pragma_unroll_max_step");
+    int rc = rc_of(f->var->base.dtype);
+    if (rc != RC_R && rc != RC_RD) return refuse(d, "a loop variable of another dtype than int32 or int64");
+    dop mn, ext, end;
+    if (!ex1(d, f->min, &mn)) return false;
+    /* min and extent are evaluated once, before the first iteration: a
+     * local array's element (a register the body may write) is copied,
+     * else the unrolled copies' variable or the loop's end would read
+     * the body's writes (`for i in range(L[0]): L[0] = ...`) */
+    mn = frozen(d, mn);
+    int64_t n;
+    bool cext = tir_expr_const_int(f->extent, &n);
+    if (f->kind == TIR_FOR_UNROLLED) {
+        if (cext && n <= 1024 && (n <= 1 || d->unrolled <= CG_MAX_UNROLLED / n))
+            return unrolled_loop(d, f, rc, mn, 0, n, 0);
+        return refuse(d, "an unrolled loop past the unroll budget");
+    }
+    if (!ex1(d, f->extent, &ext)) return false;
+    ext = frozen(d, ext);
+    if (!int_binop(d, TIR_KIND_ADD, rc, mn, ext, &end)) return false;
+    end = frozen(d, end);
+    if ((mn.imm && end.imm && mn.i >= end.i) || (cext && n <= 0)) return true; /* no iteration */
+    bool guard = !cext && !(mn.imm && end.imm); /* else it runs at least once */
+    int64_t nbody;
+    bool inner;
+    if (d->opts->direct_all_loops) return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
+    return llvm_unrolled(d, f, rc, mn, ext, end, cext, n, guard);
 }
 
 static void sanitize(char *s) {
