@@ -144,7 +144,19 @@ typedef struct dg {
     int trials;       /* open trial emissions (dsnap) */
     struct dundo *undo; /* while one is open: what restore must put back */
     int nundo, capundo;
+    struct dmemo *memo; /* the unrolling chosen per serial loop (llvm_unrolled) */
+    int nmemo, capmemo;
 } dg;
+
+/* A serial loop's unrolling, chosen once: a loop inside one that a trial
+ * emits and then emits again (unrolled) keeps it, as LLVM unrolls inner
+ * loops before it looks at the outer ones; else a nest of small loops
+ * would cost 2^depth trials. */
+enum { DM_ROLLED, DM_FULL, DM_PARTIAL };
+typedef struct dmemo {
+    const tir_for *f;
+    int kind, copies;
+} dmemo;
 
 /* A change a trial emission made outside the text it wrote: a CSE entry
  * overwritten (cse >= 0) or a local element's register assigned. */
@@ -1499,6 +1511,41 @@ static bool try_full(dg *d, const tir_for *f, int rc, dop mn, int64_t n, int64_t
     return ok;
 }
 
+/* The slot of f's choice in d->memo (open addressing; f NULL: none yet). */
+static dmemo *memo_slot(dg *d, const tir_for *f) {
+    if (2 * (d->nmemo + 1) > d->capmemo) {
+        dmemo *old = d->memo;
+        int cap = d->capmemo;
+        d->capmemo = cap ? 2 * cap : 64;
+        d->memo = ir_xcalloc((size_t)d->capmemo, sizeof *d->memo);
+        d->nmemo = 0;
+        for (int i = 0; i < cap; i++)
+            if (old[i].f) *memo_slot(d, old[i].f) = old[i], d->nmemo++;
+        free(old);
+    }
+    size_t h = ((uintptr_t)f >> 4) * 2654435761u;
+    for (size_t i = h & (size_t)(d->capmemo - 1);; i = (i + 1) & (size_t)(d->capmemo - 1))
+        if (!d->memo[i].f || d->memo[i].f == f) return &d->memo[i];
+}
+
+static bool chosen(dg *d, const tir_for *f, int kind, int copies) {
+    dmemo *m = memo_slot(d, f);
+    if (!m->f) d->nmemo++;
+    *m = (dmemo){f, kind, copies};
+    return true;
+}
+
+/* f emitted as chosen before (m, a copy: emission may grow d->memo). */
+static bool as_chosen(dg *d, dmemo m, int rc, dop mn, dop ext, dop end, bool cext, int64_t n, bool guard) {
+    int64_t nbody;
+    bool inner;
+    if (m.kind == DM_FULL && n > 1 && d->unrolled > CG_MAX_UNROLLED / n)
+        return refuse(d, "a loop LLVM would unroll past the unroll budget");
+    if (m.kind == DM_FULL) return unrolled_loop(d, m.f, rc, mn, 0, n, 0);
+    if (m.kind == DM_PARTIAL) return partial_loop(d, m.f, rc, mn, ext, end, cext, n, m.copies);
+    return rolled_loop(d, m.f, rc, mn, end, 1, guard, &nbody, &inner);
+}
+
 /* f (min mn, extent ext, end mn + ext; n the extent where cext; guard:
  * whether it may run no iteration) unrolled as LLVM's O3 would unroll it
  * (partial_count). */
@@ -1506,6 +1553,12 @@ static bool llvm_unrolled(dg *d, const tir_for *f, int rc, dop mn, dop ext, dop 
                           bool guard) {
     int64_t nbody;
     bool inner;
+    if (memo_slot(d, f)->f) return as_chosen(d, *memo_slot(d, f), rc, mn, ext, end, cext, n, guard);
+    /* a single iteration: its copy, as LLVM's (no trial) */
+    if (cext && n == 1) {
+        chosen(d, f, DM_FULL, 1);
+        return unrolled_loop(d, f, rc, mn, 0, 1, 0);
+    }
     /* LLVM's choice (partial_count) needs the rolled body's size: a trial */
     dsnap s;
     snap(d, &s);
@@ -1520,7 +1573,7 @@ static bool llvm_unrolled(dg *d, const tir_for *f, int rc, dop mn, dop ext, dop 
         }
         restore(d, &s);
         const char *why;
-        if (try_full(d, f, rc, mn, n, 0, &why)) return true;
+        if (try_full(d, f, rc, mn, n, 0, &why)) return chosen(d, f, DM_FULL, (int)n);
         /* (an outer loop's variable in the index: that loop may unroll) */
         return refuse(d, why ? why : "a local array indexed by a loop LLVM would not fully unroll");
     }
@@ -1533,16 +1586,13 @@ static bool llvm_unrolled(dg *d, const tir_for *f, int rc, dop mn, dop ext, dop 
                    n * nbody < DIRECT_FULL_UNROLL * DIRECT_UNROLL_BOOST;
     if (!full && !analyze && c <= 1) { /* rolled, as emitted */
         commit(d, &s);
-        return true;
+        return chosen(d, f, DM_ROLLED, 1);
     }
     restore(d, &s);
-    if (full && n > 1 && d->unrolled > CG_MAX_UNROLLED / n)
-        return refuse(d, "a loop LLVM would unroll past the unroll budget");
-    if (full) return unrolled_loop(d, f, rc, mn, 0, n, 0);
     const char *why;
-    if (analyze && try_full(d, f, rc, mn, n, n * nbody, &why)) return true;
-    if (c > 1) return partial_loop(d, f, rc, mn, ext, end, cext, n, c);
-    return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
+    if (!full && analyze && try_full(d, f, rc, mn, n, n * nbody, &why)) return chosen(d, f, DM_FULL, (int)n);
+    chosen(d, f, full ? DM_FULL : c > 1 ? DM_PARTIAL : DM_ROLLED, c);
+    return as_chosen(d, *memo_slot(d, f), rc, mn, ext, end, cext, n, guard);
 }
 
 static bool serial_loop(dg *d, const tir_for *f) {
@@ -1839,6 +1889,7 @@ bool cg_direct_ptx(tir_ctx *ctx, const tir_prim_func *f, const cg_info *info, co
     free(d.rlevel);
     free(d.loops);
     free(d.undo);
+    free(d.memo);
     tir_analyzer_destroy(d.an);
     return ok;
 }
