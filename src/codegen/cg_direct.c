@@ -1203,6 +1203,8 @@ static bool predicated_store(dg *d, const tir_if *f) {
 
 static bool if_stmt(dg *d, const tir_if *f) {
     const tir_buffer_load *zl = zero_fill_load(d, f);
+    /* select_zero_fill asks for cg_emit.c's selects (an A/B form) */
+    if (zl && d->opts->select_zero_fill) return refuse(d, "a zero-filling copy with select_zero_fill");
     if (zl) return zero_fill(d, f, zl);
     if (f->cond->dtype.lanes != 1) return refuse(d, "a vector condition");
     dop c;
