@@ -18,6 +18,11 @@ sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm) {
     return tir_tune_default(&t, nsm);
 }
 
+void sgemm_config_step(sgemm_config *c, int step) {
+    if (step == 7) c->staging = false, c->stages = 0;
+    else c->staging = c->stages < 2;
+}
+
 tir_status sgemm_shape(tir_schedule *s, int64_t *M, int64_t *N, int64_t *K) {
     tir_block_rv c;
     const tir_block *b;

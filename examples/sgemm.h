@@ -47,6 +47,11 @@ sgemm_config sgemm_default_config(void);
  * K, else 64 x 64).  (Choosing by measurement is tir_tune's job.) */
 sgemm_config sgemm_config_for(int64_t M, int64_t N, int64_t K, int nsm);
 
+/* c made the seed's Step `step` (7 or 8): Step 7 without a pipeline,
+ * Step 8 with c's own (register staging, or the multistage pipeline the
+ * default picks for long split-K slices). */
+void sgemm_config_step(sgemm_config *c, int step);
+
 /* The M x N x K of block "C" of s (from the buffer it writes and its
  * reduce iterator), for sgemm_config_for. */
 tir_status sgemm_shape(tir_schedule *s, int64_t *M, int64_t *N, int64_t *K);

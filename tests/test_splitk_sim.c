@@ -201,6 +201,23 @@ static void expect_refused(tir_ctx *ctx, tir_schedule *s, const char *block, con
     tir_sched_destroy(s);
 }
 
+/* f scheduled as split-K in 2 slices with atomic adds, lowered: the
+ * zeroing kernel and the atomic one. */
+static tir_kernel_set atomic_kernels(tir_ctx *ctx, const tir_prim_func *f) {
+    tir_schedule *s = NULL;
+    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+    sgemm_config cfg = sgemm_default_config();
+    cfg.splitk = 2;
+    cfg.splitk_atomic = true;
+    if (sgemm_schedule(s, &cfg, NULL, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    tir_kernel_set ks;
+    if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
+        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
+    tir_sched_destroy(s);
+    assert_int_equal(ks.nkernels, 2);
+    return ks;
+}
+
 /* An init of -0.0 (the additive identity, every bit of it): the zero
  * kernel stores -0.0, not +0.0, so that a C whose products are all -0.0
  * stays -0.0 as in the interpreter (it once stored a plain 0). */
@@ -218,17 +235,7 @@ static void test_splitk_atomic_negative_zero(void **st) {
     const tir_prim_func *f = NULL;
     assert_int_equal(tir_parse_func(ctx, neg, strlen(neg), &f), TIR_OK);
     free(neg);
-    tir_schedule *s = NULL;
-    assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
-    sgemm_config cfg = sgemm_default_config();
-    cfg.splitk = 2;
-    cfg.splitk_atomic = true;
-    if (sgemm_schedule(s, &cfg, NULL, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
-    tir_kernel_set ks;
-    if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
-        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
-    tir_sched_destroy(s);
-    assert_int_equal(ks.nkernels, 2);
+    tir_kernel_set ks = atomic_kernels(ctx, f);
     assert_non_null(strstr(tir_print(ctx, ks.kernels[0]), "T.float32(-0)"));
     size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
     float *a = malloc(na * 4), *b = malloc(nb * 4), *ref = malloc(nc * 4), *out = malloc(nc * 4);
@@ -259,17 +266,7 @@ static void test_splitk_atomic_negative_zero(void **st) {
  * undefined in LLVM IR); seventh new-user review. */
 static void test_splitk_atomic_params_written(void **st) {
     tir_ctx *ctx = *st;
-    tir_schedule *s = NULL;
-    assert_int_equal(tir_sched_create(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32), &s), TIR_OK);
-    sgemm_config cfg = sgemm_default_config();
-    cfg.splitk = 2;
-    cfg.splitk_atomic = true;
-    if (sgemm_schedule(s, &cfg, NULL, NULL) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
-    tir_kernel_set ks;
-    if (tir_lower_kernels(ctx, tir_sched_func(s), NULL, &ks) != TIR_OK)
-        fail_msg("tir_lower_kernels: %s", tir_ctx_error(ctx));
-    tir_sched_destroy(s);
-    assert_int_equal(ks.nkernels, 2);
+    tir_kernel_set ks = atomic_kernels(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32));
     for (int pl = 0; pl < 2; pl++)
         for (int k = 0; k < ks.nkernels; k++) {
             tir_codegen_opts o;

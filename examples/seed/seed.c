@@ -199,10 +199,7 @@ tir_status seed_schedule_tiles(tir_schedule *s, int step, const seed_tiles *sz, 
         /* 132: the H200's multiprocessors (the schedule does not see the
          * device; the autotuner will measure instead) */
         sgemm_config cfg = sgemm_config_for(M, N, K, 132);
-        /* Step 7 without a pipeline; Step 8 with the default's: register
-         * staging, or the multistage one it picks for long split-K slices */
-        if (step == 7) cfg.staging = false, cfg.stages = 0;
-        else cfg.staging = cfg.stages < 2;
+        sgemm_config_step(&cfg, step);
         return sgemm_schedule(s, &cfg, hook, user);
     }
     tiles t = {.sz = sz ? *sz : seed_tiles_default};

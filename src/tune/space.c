@@ -258,14 +258,6 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
 }
 
 /* The smallest power-of-two split (at most 64) that brings `blocks`
- * blocks to 1.5 waves of nsm, keeping slices of at least min_slice of k. */
-static int split_for(int64_t blocks, int nsm, int64_t K, int64_t min_slice) {
-    int s = 1;
-    while (s < 64 && blocks * s * 2 < 3 * (int64_t)nsm && K / (2 * s) >= min_slice) s *= 2;
-    return s;
-}
-
-/* The smallest power-of-two split (at most 64) that brings `blocks`
  * blocks to `want`, keeping slices of at least min_slice of k. */
 static int split_to(int64_t blocks, int64_t want, int64_t K, int64_t min_slice) {
     int s = 1;
@@ -338,7 +330,7 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
             c.warps_m = 1, c.lsr = true; /* 64 x 128, 128 threads */
         return c;
     }
-    int s = batch ? 1 : split_for(blocks, nsm, t->K, 256);
+    int s = batch ? 1 : split_to(blocks, (3 * (int64_t)nsm + 1) / 2, t->K, 256); /* 1.5 waves */
     if (blocks * s * 5 >= (int64_t)nsm * 4) {
         c.splitk = s, c.bk = 16;
         return c;

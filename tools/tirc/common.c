@@ -47,8 +47,7 @@ static tir_status step78_config(tir_schedule *s, int step, const tir_tile_config
     tir_status st = sgemm_shape(s, &M, &N, &K);
     if (st != TIR_OK) return st;
     sgemm_config cfg = config ? *config : sgemm_config_for(M, N, K, 132);
-    if (!config && step == 7) cfg.staging = false, cfg.stages = 0; /* as seed.c's */
-    else if (!config) cfg.staging = cfg.stages < 2;
+    if (!config) sgemm_config_step(&cfg, step); /* as seed.c's */
     if (stages >= 2) cfg.stages = stages, cfg.staging = false;
     cfg.no_swizzle = tc_off & TIRC_TC_OFF_SWIZZLE;
     cfg.guard_tail = tc_off & TIRC_TAIL_GUARD;
@@ -109,8 +108,7 @@ tir_status tirc_schedule(tir_ctx *ctx, const tir_prim_func *f, bool fused, int s
         }
         /* the tiles for the blocks of all splits (132: the H200's SMs) */
         sgemm_config cfg = sgemm_config_for(M, N, K, (132 + splitk - 1) / splitk);
-        if (step == 7) cfg.staging = false, cfg.stages = 0; /* as seed.c's */
-        else cfg.staging = cfg.stages < 2;
+        sgemm_config_step(&cfg, step); /* as seed.c's */
         cfg.splitk = splitk;
         cfg.bk = 16; /* fine slices (whole k tiles), valid for both tile shapes */
         cfg.splitk_atomic = atomic;
