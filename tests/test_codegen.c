@@ -142,9 +142,16 @@ static void test_symbolic_grid(void **st) {
     args[3].scalar = 1025;
     assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_OK);
     assert_int_equal(grid[0], 5);
-    args[3].scalar = 0; /* no blocks: an error, not a launch */
+    /* n = 0: every statement is under bx, so 0 blocks means an empty
+     * tensor (the runtime launches nothing), not an error */
+    assert_true(m->grid[0].zero_ok);
+    assert_false(m->grid[1].zero_ok);
+    args[3].scalar = 0;
+    assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_OK);
+    assert_int_equal(grid[0], 0);
+    args[3].scalar = -300; /* -1 blocks: an error, not a launch */
     assert_int_equal(tir_module_launch_dims(ctx, m, 4, args, grid, block), TIR_ERR_INVALID_ARG);
-    assert_non_null(strstr(tir_ctx_error(ctx), "grid.x"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "grid.x is -1"));
     assert_int_equal(tir_module_launch_dims(ctx, m, 3, args, grid, block), TIR_ERR_INVALID_ARG);
     assert_non_null(strstr(tir_ctx_error(ctx), "too few arguments"));
     tir_ctx_destroy(ctx);

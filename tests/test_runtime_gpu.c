@@ -367,6 +367,67 @@ static void *fake_lib(void) {
     return h && dlsym(h, "fake_cuda_nlaunches") ? h : NULL;
 }
 
+/* An empty tensor: vector add over n elements at n = 0 launches nothing
+ * (CUDA refuses 0 blocks) and returns TIR_OK, as a loop nest of 0
+ * iterations does; n = 1000 launches 4 blocks; -1 blocks is an error.
+ * On the stand-in driver its launch log shows that nothing was launched. */
+static const char *vadd_n_tir =
+    "@T.prim_func\n"
+    "def vadd_n(A: T.Buffer((1024,), \"float32\"), B: T.Buffer((1024,), \"float32\"), "
+    "n: T.int32):\n"
+    "    for bx in T.thread_binding(0, (n + 255) // 256, thread=\"blockIdx.x\"):\n"
+    "        for tx in T.thread_binding(0, 256, thread=\"threadIdx.x\"):\n"
+    "            if bx * 256 + tx < n:\n"
+    "                B[bx * 256 + tx] = A[bx * 256 + tx] + T.float32(1)\n";
+
+static void test_program_empty(void **st) {
+    (void)st;
+    const tir_prim_func *f;
+    EXPECT(tir_parse_func(ctx, vadd_n_tir, strlen(vadd_n_tir), &f), TIR_OK);
+    const tir_module *m;
+    EXPECT(tir_codegen(ctx, f, NULL, &m), TIR_OK);
+    assert_true(m->grid[0].zero_ok);
+    enum { N = 1024 };
+    float *in = xmalloc(N * 4), *out = xmalloc(N * 4);
+    for (int i = 0; i < N; i++) in[i] = (float)i;
+    tir_rt_ptr din, dout;
+    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &din), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &dout), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, din, in, N * 4), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, dout, 0xff, N * 4), TIR_OK);
+    tir_rt_program *p;
+    EXPECT(tir_rt_program_create(ctx, dev, m, &p), TIR_OK);
+    void *fake = fake_lib();
+    nlaunches_fn nl = fake ? (nlaunches_fn)dlsym(fake, "fake_cuda_nlaunches") : NULL;
+    int from = nl ? nl() : 0;
+    tir_rt_arg args[] = {tir_rt_arg_ptr(din), tir_rt_arg_ptr(dout), tir_rt_arg_i32(0)};
+    EXPECT(tir_rt_program_launch(ctx, p, 3, args), TIR_OK);
+    if (nl) assert_int_equal(nl(), from);
+    args[2] = tir_rt_arg_i32(-300); /* -1 blocks */
+    EXPECT(tir_rt_program_launch(ctx, p, 3, args), TIR_ERR_INVALID_ARG);
+    assert_non_null(strstr(tir_ctx_error(ctx), "grid.x is -1"));
+    EXPECT(tir_rt_sync(ctx, dev), TIR_OK);
+    EXPECT(tir_rt_copy_d2h(ctx, dev, out, dout, N * 4), TIR_OK);
+    int untouched = 0;
+    for (int i = 0; i < N; i++) untouched += isnan(out[i]);
+    args[2] = tir_rt_arg_i32(1000);
+    EXPECT(tir_rt_program_launch(ctx, p, 3, args), TIR_OK);
+    if (nl) assert_int_equal(nl(), from + 1);
+    EXPECT(tir_rt_sync(ctx, dev), TIR_OK);
+    EXPECT(tir_rt_copy_d2h(ctx, dev, out, dout, N * 4), TIR_OK);
+    int good = 0;
+    for (int i = 0; i < 1000; i++) good += out[i] == (float)i + 1.0f;
+    row(untouched == N && (fake || good == 1000), "program, n = 0 (empty) then n = 1000",
+        "%d/%d untouched after n = 0, %d/1000 right after n = 1000", untouched, N, good);
+    assert_int_equal(untouched, N);
+    if (!fake) assert_int_equal(good, 1000); /* the stand-in runs no kernel */
+    tir_rt_program_destroy(p);
+    EXPECT(tir_rt_free(ctx, dev, din), TIR_OK);
+    EXPECT(tir_rt_free(ctx, dev, dout), TIR_OK);
+    free(in);
+    free(out);
+}
+
 /* Split-K (examples/splitk) at 33x20x70, split 3, compiled to a module
  * set. */
 static void splitk_modules(int64_t M, int64_t N, int64_t K, int split, tir_module_set *ms) {
@@ -1019,6 +1080,7 @@ int main(void) {
         cmocka_unit_test(test_vadd),
         cmocka_unit_test(test_dynamic_smem),
         cmocka_unit_test(test_program_dyn_smem),
+        cmocka_unit_test(test_program_empty),
         cmocka_unit_test(test_program_set),
         cmocka_unit_test(test_program_set_no_memory),
         cmocka_unit_test(test_bad_ptx),

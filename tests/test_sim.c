@@ -813,11 +813,18 @@ static void test_launch_errors(void **state) {
         "    for bx in T.thread_binding(0, n // 32, thread=\"blockIdx.x\"):\n"
         "        for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
         "            A[bx * 32 + tx] = T.float32(1)\n";
-    const char *s2[] = {"blockIdx.x loop over bx has extent 0", NULL};
+    /* n = 0: an empty tensor, every store under bx: no blocks, nothing
+     * written, no error (the sequential meaning) */
+    tir_sim_report rep;
+    for (int i = 0; i < 64; i++) a[i] = -1.0f;
+    assert_int_equal(tir_sim_run(ctx, parse(ctx, t2), 2, args, NULL, &rep), TIR_OK);
+    assert_int_equal(rep.grid[0], 0);
+    for (int i = 0; i < 64; i++) assert_true(a[i] == -1.0f);
+    args[1].scalar = -32; /* -1 blocks */
+    const char *s2[] = {"blockIdx.x loop over bx has extent -1", NULL};
     expect_error(ctx, tir_sim_run(ctx, parse(ctx, t2), 2, args, NULL, NULL), TIR_ERR_SIM_LAUNCH,
                  s2);
     args[1].scalar = 64;
-    tir_sim_report rep;
     assert_int_equal(tir_sim_run(ctx, parse(ctx, t2), 2, args, NULL, &rep), TIR_OK);
     assert_int_equal(rep.grid[0], 2);
     const char *t3 =

@@ -227,6 +227,17 @@ static void test_launch_ok(void **state) {
     assert_int_equal(block[0], 32);
     assert_int_equal(block[1], 2);
     assert_int_equal(block[2], 1);
+    /* n = 0: an empty tensor.  Every store lies under blockIdx.x, so 0
+     * blocks is the sequential meaning (nothing runs), not an error */
+    assert_int_equal(l.empty_ok, 1u << TIR_AXIS_BLOCK_X);
+    args[1].scalar = 0;
+    assert_int_equal(tir_sim_launch_dims(ctx, f, 2, args, grid, block), TIR_OK);
+    assert_int_equal(grid[0], 0);
+    args[1].scalar = -63; /* (n + 63) // 64 = 0 too */
+    assert_int_equal(tir_sim_launch_dims(ctx, f, 2, args, grid, block), TIR_OK);
+    args[1].scalar = -65; /* -1 blocks */
+    assert_int_equal(tir_sim_launch_dims(ctx, f, 2, args, grid, block), TIR_ERR_SIM_LAUNCH);
+    assert_non_null(strstr(tir_ctx_error(ctx), "extent -1"));
     /* not a parameter, division by zero, overflow */
     assert_false(tir_launch_eval_extent(l.extent[TIR_AXIS_BLOCK_X], 0, NULL, NULL, &v, &why));
     assert_non_null(strstr(why, "not a parameter"));
@@ -240,6 +251,37 @@ static void test_launch_ok(void **state) {
     assert_false(tir_launch_eval_extent(tir_add(c2, x, tir_int(c2, TIR_I64, 1)), 1, &xv, &big, &v, &why));
     assert_non_null(strstr(why, "overflow"));
     tir_ctx_destroy(c2);
+    tir_ctx_destroy(ctx);
+}
+
+/* A store outside the blockIdx.y loop: the sequential meaning runs it
+ * once per bx whatever n is, so 0 blocks along y (which would skip it) is
+ * refused, while x's extent may not be 0 (it is constant here). */
+static const char *k_outside =
+    "@T.prim_func\n"
+    "def outside(A: T.Buffer((4096,), \"float32\"), n: T.int32):\n"
+    "    for bx in T.thread_binding(0, 4, thread=\"blockIdx.x\"):\n"
+    "        for by in T.thread_binding(0, n, thread=\"blockIdx.y\"):\n"
+    "            for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                A[by * 128 + bx * 32 + tx] = T.float32(1)\n"
+    "        for tx2 in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "            A[4000 + bx * 32 + tx2] = T.float32(2)\n";
+
+static void test_launch_empty(void **state) {
+    (void)state;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *f = parse(ctx, k_outside);
+    tir_launch l;
+    assert_int_equal(tir_launch_check(ctx, f, NULL, &l), TIR_OK);
+    assert_int_equal(l.empty_ok, 1u << TIR_AXIS_BLOCK_X);
+    float a[4096];
+    tir_arg args[2] = {{a, 0}, {NULL, 3}};
+    int64_t grid[3], block[3];
+    assert_int_equal(tir_sim_launch_dims(ctx, f, 2, args, grid, block), TIR_OK);
+    assert_int_equal(grid[1], 3);
+    args[1].scalar = 0;
+    assert_int_equal(tir_sim_launch_dims(ctx, f, 2, args, grid, block), TIR_ERR_SIM_LAUNCH);
+    assert_non_null(strstr(tir_ctx_error(ctx), "a statement lies outside it"));
     tir_ctx_destroy(ctx);
 }
 
@@ -340,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_lower_opts_from_target),
         cmocka_unit_test(test_limits_from_props),
         cmocka_unit_test(test_launch_ok),
+        cmocka_unit_test(test_launch_empty),
         cmocka_unit_test(test_launch_errors),
         cmocka_unit_test(test_launch_limits),
     };

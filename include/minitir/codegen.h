@@ -144,6 +144,11 @@ typedef struct tir_launch_dim {
     const tir_expr *extent; /* IntImm 1 for an axis the kernel does not use */
     bool is_const;
     int64_t value; /* the constant when is_const */
+    /* Grid axes: every statement of the kernel lies inside this axis's
+     * loop (tir_launch.empty_ok), so an extent of 0 at run time means there
+     * is nothing to do: tir_module_launch_dims gives 0, and the runtime
+     * launches nothing. */
+    bool zero_ok;
 } tir_launch_dim;
 
 /* Where tir_codegen's PTX came from (tir_module.cache_hit). */
@@ -299,7 +304,10 @@ TIR_API tir_status tir_build_kernels_with(tir_ctx *ctx, const tir_prim_func *sch
 /* Evaluates the grid and block sizes for the given arguments (args as for
  * tir_interp_run: args[i].scalar for scalar params; buffer entries are
  * ignored).  Fails with TIR_ERR_INVALID_ARG when a size is not positive or
- * not computable (division by zero, nargs too small). */
+ * not computable (division by zero, nargs too small); a grid size of 0 is
+ * given (TIR_OK) on an axis whose tir_launch_dim.zero_ok is set: the
+ * kernel has nothing to do (an empty tensor), and tir_rt_program_launch
+ * then launches nothing. */
 TIR_API tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs,
                                           const tir_arg *args, int64_t grid[3],
                                           int64_t block[3]);

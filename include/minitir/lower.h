@@ -156,6 +156,12 @@ TIR_API const char *tir_lower_pass_name(int i);
 typedef struct tir_launch {
     const tir_expr *extent[TIR_NLAUNCH_AXES];
     const tir_for *loop[TIR_NLAUNCH_AXES];
+    /* Bit i (a blockIdx axis the kernel binds): every statement that does
+     * something (a store, an evaluated call) lies inside the loop bound to
+     * axis i, so a run-time extent of 0 there means the kernel has nothing
+     * to do.  Where a statement lies outside that loop, the sequential
+     * meaning runs it once while a launch of 0 blocks would not. */
+    unsigned empty_ok;
 } tir_launch;
 
 /* The one check of a lowered kernel's thread-binding loops, used by

@@ -554,8 +554,11 @@ TIR_API tir_rt_kernel *tir_rt_program_kernel(const tir_rt_program *p);
  * (buffers as TIR_RT_ARG_PTR, scalars as TIR_RT_ARG_I32 or I64).  The grid
  * is evaluated from the scalar arguments; the launch requests the module's
  * dyn_shared_bytes of dynamic shared memory.  Returns without waiting.
+ * A grid of 0 blocks on an axis every statement lies under (an empty
+ * tensor, tir_launch_dim.zero_ok) launches nothing and returns TIR_OK.
  * Errors: TIR_ERR_INVALID_ARG (count or kinds do not match the
- * parameters, a non-positive grid), TIR_ERR_CUDA. */
+ * parameters, a negative grid, or 0 where a statement lies outside that
+ * axis's loop), TIR_ERR_CUDA. */
 TIR_API tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
                                          const tir_rt_arg *args);
 

@@ -727,6 +727,7 @@ static tir_status chk_launch(chk *c, const tir_target_limits *lim) {
     /* (tir_ctx_fail formats before it drops the old message) */
     if (s != TIR_OK) return tir_ctx_fail(c->ctx, s, "codegen: %s", tir_ctx_error(c->ctx));
     for (int i = 0; i < CG_NAXES; i++) c->info->dims[i] = l.extent[i];
+    c->info->empty_ok = l.empty_ok;
     return TIR_OK;
 }
 

@@ -434,6 +434,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         d->extent = info.dims[i] ? info.dims[i] : tir_i32(ctx, 1);
         d->is_const = tir_expr_const_int(d->extent, &d->value);
         if (!d->is_const) d->value = 0;
+        d->zero_ok = (info.empty_ok >> i) & 1u;
     }
     m->compile_ms = ir_now_ms() - t0;
     *out = m;
@@ -454,11 +455,15 @@ static tir_status eval_one(tir_ctx *ctx, const tir_module *m, int i, int n, cons
     if (why || !tir_launch_eval_extent(ld->extent, n, vars, values, out, &why))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
                             m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], why);
-    if (*out <= 0)
+    if (*out < 0 || (*out == 0 && !ld->zero_ok))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
-                            "launch dims of '%s': %s.%c is %lld (must be positive)",
+                            "launch dims of '%s': %s.%c is %lld (must be positive%s)",
                             m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3],
-                            (long long)*out);
+                            (long long)*out,
+                            *out == 0 ? ": a statement of the kernel lies outside that axis's "
+                                        "loop, so 0 blocks would skip what the loop nest runs "
+                                        "once"
+                                      : "");
     return TIR_OK;
 }
 

@@ -20,6 +20,7 @@ typedef struct lc {
     const tir_target_limits *lim;
     tir_launch *out;
     unsigned active; /* bit i: inside a loop bound to launch axis i */
+    unsigned leaves; /* the axes every statement seen so far lies inside */
     tir_status status; /* the first error */
 } lc;
 
@@ -142,6 +143,7 @@ static const tir_for *bound_loop(const tir_node *n) {
 static bool launch_pre(tir_visitor *v, const tir_node *n) {
     lc *c = v->user;
     if (c->status != TIR_OK || tir_kind_is_expr((tir_kind)n->kind)) return false;
+    if (n->kind == TIR_KIND_BUFFER_STORE || n->kind == TIR_KIND_EVALUATE) c->leaves &= c->active;
     const tir_for *f = bound_loop(n);
     if (f) c->status = enter_loop(c, f);
     return c->status == TIR_OK;
@@ -160,10 +162,12 @@ tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
     if (!kernel || !out)
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch check: no kernel or no output");
     memset(out, 0, sizeof *out);
-    lc c = {ctx, kernel, lim ? lim : &tir_target_default()->limits, out, 0, TIR_OK};
+    lc c = {ctx, kernel, lim ? lim : &tir_target_default()->limits, out, 0, ~0u, TIR_OK};
     tir_visitor vis = {launch_pre, launch_post, &c};
     tir_visit(&vis, kernel->body);
     if (c.status != TIR_OK) return c.status;
+    for (int i = TIR_AXIS_BLOCK_X; i <= TIR_AXIS_BLOCK_Z; i++)
+        if (out->loop[i] && (c.leaves & (1u << i))) out->empty_ok |= 1u << i;
     int64_t threads = 1, v;
     for (int i = TIR_AXIS_THREAD_X; i < TIR_NLAUNCH_AXES; i++)
         if (out->extent[i] && tir_expr_const_int(out->extent[i], &v)) threads *= v;

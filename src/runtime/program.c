@@ -93,6 +93,9 @@ tir_status tir_rt_program_launch(tir_ctx *ctx, tir_rt_program *p, int nargs,
     tir_status s = tir_module_launch_dims(ctx, m, nargs, sargs, grid, block);
     free(sargs);
     if (s != TIR_OK) return s;
+    /* 0 blocks on a zero_ok axis: an empty tensor, nothing to run (CUDA
+     * refuses a launch of 0 blocks) */
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return TIR_OK;
     unsigned g[3], b[3];
     for (int d = 0; d < 3; d++) {
         if (grid[d] < 1 || grid[d] > p->limits.max_grid_dim[d] || block[d] < 1 ||

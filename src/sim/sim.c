@@ -733,10 +733,13 @@ static tir_status find_dims(sim *s, const tir_prim_func *f) {
             st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
                               "the extent of the %s loop over %s cannot be evaluated: %s",
                               loop->thread_tag, loop->var->name, why);
-        else if (*slot <= 0)
+        else if (*slot < 0 || (*slot == 0 && !(l.empty_ok & (1u << ax))))
             st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                              "the %s loop over %s has extent %lld (must be positive)",
-                              loop->thread_tag, loop->var->name, (long long)*slot);
+                              "the %s loop over %s has extent %lld (must be positive%s)",
+                              loop->thread_tag, loop->var->name, (long long)*slot,
+                              *slot == 0 ? ": a statement lies outside it, which 0 blocks "
+                                           "would skip"
+                                         : "");
     }
     free(vars);
     free(values);
