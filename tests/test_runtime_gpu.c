@@ -315,12 +315,18 @@ static const char *dyn_reverse_tir =
     "            for k2 in T.serial(64):\n"
     "                B[k2 * 256 + t] = S[16383 - (k2 * 256 + t)]\n";
 
-static void test_program_dyn_smem(void **st) {
-    (void)st;
+/* The kernel of TIR text, compiled with the default options. */
+static const tir_module *compile_text(const char *text) {
     const tir_prim_func *f;
-    EXPECT(tir_parse_func(ctx, dyn_reverse_tir, strlen(dyn_reverse_tir), &f), TIR_OK);
+    EXPECT(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
     const tir_module *m;
     EXPECT(tir_codegen(ctx, f, NULL, &m), TIR_OK);
+    return m;
+}
+
+static void test_program_dyn_smem(void **st) {
+    (void)st;
+    const tir_module *m = compile_text(dyn_reverse_tir);
     assert_int_equal(m->dyn_shared_bytes, 65536);
     enum { N = 16384 };
     float *in = xmalloc(N * 4), *out = xmalloc(N * 4);
@@ -382,10 +388,7 @@ static const char *vadd_n_tir =
 
 static void test_program_empty(void **st) {
     (void)st;
-    const tir_prim_func *f;
-    EXPECT(tir_parse_func(ctx, vadd_n_tir, strlen(vadd_n_tir), &f), TIR_OK);
-    const tir_module *m;
-    EXPECT(tir_codegen(ctx, f, NULL, &m), TIR_OK);
+    const tir_module *m = compile_text(vadd_n_tir);
     assert_true(m->grid[0].zero_ok);
     enum { N = 1024 };
     float *in = xmalloc(N * 4), *out = xmalloc(N * 4);
