@@ -9,10 +9,12 @@
 #   scripts/gpu_direct.sh OUT [tests|bench|all|unroll]
 # One log per part goes to OUT; a line per part is printed.
 # unroll: the direct emitter's unrolling of small serial loops (as LLVM's
-# O3 would): Steps 1-8 at 512, 1024 and 1000x520x333 checked against
-# cuBLAS with MINITIR_CG_PIPELINE=direct, then benchmarked with LLVM
-# (short: Steps 1-6 get default<O3>), direct (loops unrolled as LLVM would)
-# and direct-all (every loop rolled), twice, in alternation.  Steps 4-6
+# O3 would; direct_unroll): Steps 1-8 at 512 and 1000x520x333 checked
+# against cuBLAS with MINITIR_CG_PIPELINE=direct-unroll, then benchmarked
+# at 512, 1024 and 1000x520x333 with LLVM (short: Steps 1-6 get
+# default<O3>), direct (the default: a kernel with a small loop goes to
+# LLVM), direct-unroll (such loops unrolled as LLVM would) and direct-all
+# (every loop rolled), twice, in alternation (run 160).  Steps 4-6
 # stay with LLVM in all three (their local arrays), Step 7 and Step 8 at
 # 1024 are the direct emitter's in all but short: controls.
 set -u
@@ -37,11 +39,11 @@ sizes=512,1024,2048,4096,8192,4095,1000x520x333,1024x1024x4096
 if [ "$what" = unroll ]; then
     for st in 1 2 3 4 5 6 7 8; do
         for s in 512 1000x520x333; do
-            check "run-$st-$s" 120 env MINITIR_CG_PIPELINE=direct "$tirc" run matmul --step "$st" --size "$s"
+            check "run-$st-$s" 120 env MINITIR_CG_PIPELINE=direct-unroll "$tirc" run matmul --step "$st" --size "$s"
         done
     done
     for pass in 1 2; do
-        for p in short direct direct-all; do
+        for p in short direct direct-unroll direct-all; do
             check "bench-$p-$pass" 300 env MINITIR_CG_PIPELINE=$p "$tirc" bench matmul --runs 20 \
                 --steps 1-8 --sizes 512,1024,1000x520x333
         done

@@ -27,6 +27,7 @@ int dc_compile(tir_ctx *ctx, const tir_prim_func *const *kernels, int n, bool fm
     tir_codegen_opts_init(&o);
     o.pipeline = TIR_CG_PIPELINE_DIRECT;
     o.direct_all_loops = t->rolled;
+    o.direct_unroll = !t->rolled; /* the emitter's own unrolling, else LLVM's kernels */
     o.direct_only = true;
     o.fma_contract = fma_contract;
     int all = 1;

@@ -108,10 +108,16 @@ typedef struct tir_codegen_opts {
      * (as CUDA's compute cache is), not a world-writable one. */
     const char *cache_dir;
     /* For tests and A/B runs of the direct emitter
-     * (TIR_CG_PIPELINE_DIRECT): every serial loop left rolled, where it
-     * otherwise unrolls small ones as LLVM's O3 unroller would
-     * (docs/lowered-ir.md); the environment's MINITIR_CG_PIPELINE=direct-all
-     * sets it with DIRECT. */
+     * (TIR_CG_PIPELINE_DIRECT).  By default it refuses a kernel with a
+     * serial loop small enough for LLVM's O3 unroller to unroll (a body
+     * under 300 PTX instructions, or under 3000 of work), which LLVM then
+     * compiles: its kernels ran faster (docs/performance.md, run 160).
+     * direct_unroll: such loops unrolled by the emitter itself as LLVM's
+     * O3 unroller would (full, partial, runtime; docs/lowered-ir.md);
+     * MINITIR_CG_PIPELINE=direct-unroll sets it with DIRECT.
+     * direct_all_loops (over direct_unroll): every serial loop left
+     * rolled; MINITIR_CG_PIPELINE=direct-all sets it with DIRECT. */
+    bool direct_unroll;
     bool direct_all_loops;
     /* For tests of the direct emitter (TIR_CG_PIPELINE_DIRECT): no LLVM
      * for a kernel outside its subset; tir_codegen fails with

@@ -7,14 +7,16 @@
  * (ptxas: CSE, LICM, strength reduction, scheduling, register allocation).
  * So for the kernels it covers, this emitter prints PTX in one walk: index
  * arithmetic folded where it is constant and built once per basic block,
- * unrolled loops unrolled, small serial loops unrolled as LLVM's O3
- * unroller would unroll them for NVPTX (fully, or partially by 2-8 copies
- * with a remainder; partial_count), deciding on the size of a trial
- * emission that a snapshot undoes (dsnap), local arrays as one virtual
+ * unrolled loops unrolled, serial loops rolled (a kernel with a loop
+ * small enough for LLVM's O3 unroller to unroll goes to LLVM, whose
+ * kernels ran faster; with direct_unroll such loops are unrolled here as
+ * that unroller would for NVPTX: fully, or partially by 2-8 copies with a
+ * remainder, partial_count, deciding on the size of a trial emission
+ * that a snapshot undoes, dsnap), local arrays as one virtual
  * register per element (every index must be a constant after unrolling),
  * addresses as a register plus a constant offset, and a*b + c on float32
  * as one fma.rn.f32.  MINITIR_CG_PIPELINE=direct-all (direct_all_loops)
- * leaves every serial loop rolled instead.
+ * leaves every serial loop of any size rolled instead.
  *
  * The subset (everything else makes tir_codegen fall back to LLVM, with the
  * reason in tir_module.direct_refusal): int32/int64 index arithmetic,
@@ -1435,6 +1437,13 @@ static bool rolled_loop(dg *d, const tir_for *f, int rc, dop start, dop lim, int
  * Steps 1-3, whose copy loops (10 instructions) LLVM unrolls by 4 and
  * compute loops (15) by 2, put PartialThreshold near 50 and so Threshold
  * near 200. */
+/* The fewest PTX instructions in the body of a loop this emitter leaves
+ * rolled by default: fewer, and LLVM's O3 unroller might unroll it, which
+ * is worth more than the compile time.  The seed's Steps 1-6 have loop
+ * bodies of 17-42 PTX instructions, the tiling rule's k loops 570 or
+ * more. */
+enum { DIRECT_MIN_BODY = 300 };
+
 enum {
     DIRECT_FULL_UNROLL = 200,
     DIRECT_PARTIAL_UNROLL = 50,
@@ -1625,7 +1634,15 @@ static bool serial_loop(dg *d, const tir_for *f) {
     int64_t nbody;
     bool inner;
     if (d->opts->direct_all_loops) return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
-    return llvm_unrolled(d, f, rc, mn, ext, end, cext, n, guard);
+    if (d->opts->direct_unroll) return llvm_unrolled(d, f, rc, mn, ext, end, cext, n, guard);
+    if (!rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner)) return false;
+    /* a loop LLVM's O3 pipeline would unroll (codegen.c, short_ok) goes to
+     * LLVM: this emitter's own unrolling of such loops (direct_unroll) ran
+     * Steps 1-3 35-65% and Step 8 at 1000x520x333 18% slower than LLVM's
+     * kernels on the H100 (docs/performance.md, run 160) */
+    if (nbody < DIRECT_MIN_BODY || (cext && n * nbody < CG_SHORT_MIN_WORK))
+        return refuse(d, "a loop small enough for LLVM to unroll");
+    return true;
 }
 
 static void sanitize(char *s) {

@@ -36,7 +36,7 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
      * kernel speed for Step 8 at the sizes of issue 13 (within 0.3%, run
      * 153) in a tenth of the compile time; SHORT for the others */
     o->pipeline = TIR_CG_PIPELINE_DIRECT;
-    /* MINITIR_CG_PIPELINE=opt|fast|short|direct|direct-all: another default, so that
+    /* MINITIR_CG_PIPELINE=opt|fast|short|direct|direct-unroll|direct-all: another default, so that
      * whole test suites and benchmarks run with one pipeline (A/B runs) */
     const char *env = getenv("MINITIR_CG_PIPELINE");
     if (env && !strcmp(env, "opt")) o->pipeline = TIR_CG_PIPELINE_OPT;
@@ -44,6 +44,7 @@ void tir_codegen_opts_init(tir_codegen_opts *o) {
     if (env && !strcmp(env, "short")) o->pipeline = TIR_CG_PIPELINE_SHORT;
     if (env && !strncmp(env, "direct", 6)) o->pipeline = TIR_CG_PIPELINE_DIRECT;
     o->direct_all_loops = env && !strcmp(env, "direct-all");
+    o->direct_unroll = env && !strcmp(env, "direct-unroll");
     o->ssa_locals = true;
 }
 
