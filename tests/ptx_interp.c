@@ -103,7 +103,7 @@ static const char *const sp_name[] = {"generic", "global", "shared", "local", "p
 enum { OP_NONE, OP_MOV, OP_LD, OP_ST, OP_CVTA, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV,
        OP_REM, OP_NEG, OP_ABS, OP_MIN, OP_MAX, OP_NOT, OP_CNOT, OP_AND, OP_OR, OP_XOR, OP_SHL,
        OP_SHR, OP_SETP, OP_SELP, OP_SLCT, OP_CVT, OP_BFE, OP_POPC, OP_CLZ, OP_SQRT, OP_RCP,
-       OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_NOPS };
+       OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_LDMATRIX, OP_MMA, OP_NOPS };
 
 static const struct { const char *name; int op; } op_table[] = {
     {"mov", OP_MOV},   {"ld", OP_LD},       {"st", OP_ST},     {"cvta", OP_CVTA},
@@ -116,7 +116,7 @@ static const struct { const char *name; int op; } op_table[] = {
     {"clz", OP_CLZ},   {"sqrt", OP_SQRT},   {"rcp", OP_RCP},   {"bra", OP_BRA},
     {"ret", OP_RET},   {"exit", OP_RET},    {"bar", OP_BAR},   {"barrier", OP_BAR},
     {"cp", OP_CPASYNC}, {"membar", OP_NOP}, {"fence", OP_NOP}, {"atom", OP_ATOM},
-    {"red", OP_RED},
+    {"red", OP_RED},   {"ldmatrix", OP_LDMATRIX}, {"mma", OP_MMA},
 };
 
 /* Modifiers: rounding, comparisons, multiply halves, atomics. */
@@ -132,6 +132,9 @@ enum { B_NONE, B_AND, B_OR, B_XOR };
 enum { A_NONE, A_ADD, A_EXCH };
 /* cp.async kinds */
 enum { CP_COPY, CP_COMMIT, CP_WAIT };
+/* mma: the shape (K) and the element type of A and B */
+enum { MT_NONE, MT_F32, MT_BF16, MT_F16, MT_TF32 };
+static const char *const mt_name[] = {"", "f32", "bf16", "f16", "tf32"};
 
 /* ---------------------------------------------------------------- operands */
 
@@ -158,6 +161,7 @@ typedef struct opnd {
 typedef struct insn {
     uint8_t op, t, t2, space, vec, rnd, cmp, mode, boolop, aop, cpk;
     uint8_t nops, gneg;
+    uint8_t num, trans, mk, mab; /* ldmatrix: .xN, .trans; mma: K (16 or 8), A/B type */
     int32_t guard; /* predicate slot, 0: none */
     int line;
     opnd o[MAX_OPS];
@@ -476,7 +480,8 @@ static int parse_var(parser *p, int space, bool ext, int line, sym **arr, int *n
 
 typedef struct mods {
     int types[3], ntypes;
-    bool cache, cg, uni, sync, to, aligned, l2size;
+    bool cache, cg, uni, sync, to, aligned, l2size, m8n8, row, col;
+    int mt[4], nmt; /* mma's types in order: D, A, B, C */
 } mods;
 
 static bool in_list(const char *s, int len, const char *const *list) {
@@ -489,8 +494,31 @@ static const char *const cache_mods[] = {"nc", "ca", "cg", "cs", "lu", "cv", "wb
                                          "volatile", "relaxed", "acquire", "release", "weak",
                                          "sys", "gpu", "cta", "acq_rel", "sc", "gl", NULL};
 
+/* A modifier of ldmatrix or mma: 1 taken, 0 not theirs. */
+static int warp_mod(insn *in, mods *m, const char *s, int len) {
+    if (seq(s, len, "sync")) return m->sync = true, 1;
+    if (seq(s, len, "aligned")) return m->aligned = true, 1;
+    if (in->op == OP_LDMATRIX) {
+        if (seq(s, len, "m8n8")) return m->m8n8 = true, 1;
+        if (seq(s, len, "x1") || seq(s, len, "x2") || seq(s, len, "x4"))
+            return in->num = (uint8_t)(s[1] - '0'), 1;
+        if (seq(s, len, "trans")) return in->trans = 1, 1;
+        return 0;
+    }
+    if (seq(s, len, "m16n8k16") || seq(s, len, "m16n8k8")) return in->mk = len == 8 ? 16 : 8, 1;
+    if (seq(s, len, "row")) return m->row = !m->col, 1; /* .row.col in that order */
+    if (seq(s, len, "col")) return m->col = true, 1;
+    for (int k = MT_F32; k <= MT_TF32; k++)
+        if (seq(s, len, mt_name[k])) {
+            if (m->nmt < 4) m->mt[m->nmt] = k;
+            return m->nmt++, 1;
+        }
+    return 0;
+}
+
 /* One modifier of the opcode; unknown ones are errors. */
 static int opcode_mod(parser *p, insn *in, mods *m, const char *s, int len, int line) {
+    if ((in->op == OP_LDMATRIX || in->op == OP_MMA) && warp_mod(in, m, s, len)) return 0;
     for (int t = 1; t < T_NTY; t++)
         if (seq(s, len, ty_name[t])) {
             if (m->ntypes == 3) break;
@@ -618,7 +646,10 @@ static int parse_vec(parser *p, opnd *o) {
         e->pool[e->npool++] = el;
         o->n++;
         tok *t = next(p);
-        if (is_punct(t, '}')) return o->n == 2 || o->n == 4 ? 0 : perr(p, t->line, "a vector of %d", o->n);
+        if (is_punct(t, '}')) { /* {%r1}: ldmatrix.x1's one register */
+            bool one = o->n == 1 && e->code[e->ncode].op == OP_LDMATRIX;
+            return o->n == 2 || o->n == 4 || one ? 0 : perr(p, t->line, "a vector of %d", o->n);
+        }
         if (!is_punct(t, ',')) return perr(p, t->line, "expected ',' or '}' in a vector");
     }
 }
@@ -892,6 +923,49 @@ static int check_cp(parser *p, insn *in, const mods *m) {
     return 0;
 }
 
+/* Operand o is a vector of n 32-bit registers (imm: f32 immediates too;
+ * n == 1: a plain register also). */
+static int check_regs(parser *p, const insn *in, const opnd *o, int n, bool imm, const char *what) {
+    const opnd *v = o->kind == O_VEC ? &p->e->pool[o->reg] : o;
+    if (o->kind == O_VEC ? o->n != n : !(n == 1 && o->kind == O_REG))
+        return perr(p, in->line, "%s: want {} of %d registers", what, n);
+    for (int k = 0; k < n; k++) {
+        if (v[k].kind == O_IMM && imm) continue;
+        if (v[k].kind != O_REG || v[k].neg || p->e->rmask[v[k].reg] != 0xffffffffu)
+            return perr(p, in->line, "%s: element %d is not a 32-bit register", what, k + 1);
+    }
+    return 0;
+}
+
+/* ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans][.shared].b16 {r..}, [a]. */
+static int check_ldm(parser *p, insn *in, const mods *m) {
+    if (!m->sync || !m->aligned || !m->m8n8 || !in->num || in->t != T_B16 || in->t2 || in->vec != 1)
+        return perr(p, in->line, "only ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16");
+    if (in->space != SP_SHARED && in->space != SP_NONE)
+        return perr(p, in->line, "ldmatrix reads .shared (or a generic address into it)");
+    if (check_ops(p, in, "va") < 0) return -1;
+    return check_regs(p, in, &in->o[0], in->num, false, "ldmatrix destination");
+}
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32 and
+ * m16n8k8 ... .f32.tf32.tf32.f32: d, a, b, c. */
+static int check_mma(parser *p, insn *in, const mods *m) {
+    int ab = m->nmt == 4 ? m->mt[1] : MT_NONE;
+    bool types = m->nmt == 4 && m->mt[0] == MT_F32 && m->mt[3] == MT_F32 && m->mt[2] == ab &&
+                 (in->mk == 16 ? ab == MT_BF16 || ab == MT_F16 : ab == MT_TF32);
+    if (!m->sync || !m->aligned || !m->row || !m->col || !types || m->ntypes || in->space ||
+        in->vec != 1 || in->rnd)
+        return perr(p, in->line, "only mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.same.f32 "
+                    "and m16n8k8.row.col.f32.tf32.tf32.f32");
+    in->mab = (uint8_t)ab, in->t = T_F32; /* the type of C's immediates */
+    if (in->nops != 4) return perr(p, in->line, "mma takes d, a, b, c");
+    if (check_regs(p, in, &in->o[0], 4, false, "mma d") < 0 ||
+        check_regs(p, in, &in->o[1], 4, false, "mma a") < 0 ||
+        check_regs(p, in, &in->o[2], 2, false, "mma b") < 0)
+        return -1;
+    return check_regs(p, in, &in->o[3], 4, true, "mma c");
+}
+
 static int check_insn(parser *p, insn *in, const mods *m) {
     switch (in->op) {
     case OP_MOV: return check_mov(p, in);
@@ -923,6 +997,8 @@ static int check_insn(parser *p, insn *in, const mods *m) {
         if (in->nops == 2) return perr(p, in->line, "bar.sync with a thread count is not supported");
         return check_ops(p, in, "i");
     case OP_CPASYNC: return check_cp(p, in, m);
+    case OP_LDMATRIX: return check_ldm(p, in, m);
+    case OP_MMA: return check_mma(p, in, m);
     case OP_NOP: return check_ops(p, in, "");
     case OP_ATOM:
     case OP_RED:
@@ -1241,7 +1317,7 @@ typedef struct gbuf {
     uint8_t *p;
 } gbuf;
 
-enum { TS_RUN, TS_BAR, TS_EXIT };
+enum { TS_RUN, TS_BAR, TS_EXIT, TS_WARP }; /* TS_WARP: at a warp-collective instruction */
 
 typedef struct run {
     const entry *e;
@@ -1713,11 +1789,15 @@ static int run_thread(run *r, int t) {
             rc = rerr(r, t, in->line, "step limit exceeded (%lld instructions)", (long long)r->max_steps);
             break;
         }
-        if (in->guard && (R[in->guard] & 1) == in->gneg) continue;
+        /* a warp-collective stops its thread even when predicated off:
+         * warp_step checks that the whole warp agrees */
+        if (in->guard && (R[in->guard] & 1) == in->gneg && in->op < OP_LDMATRIX) continue;
         switch (in->op) {
         case OP_BRA: pc = in->o[0].reg - 1; continue;
         case OP_RET: rc = TS_EXIT; break;
         case OP_BAR: rc = TS_BAR; break;
+        case OP_LDMATRIX:
+        case OP_MMA: rc = TS_WARP; break;
         case OP_NOP: continue;
         case OP_CPASYNC: rc = in->cpk == CP_COPY ? exec_cp(r, R, in, t) : 0; break;
         case OP_LD: rc = exec_ld(r, R, in, t); break;
@@ -1761,6 +1841,169 @@ static int barrier_check(run *r) {
     return 1;
 }
 
+/* ------------------------------------------------- warp-collective ops */
+
+/* The 32-bit register v[k] of lane thread t (an f32 immediate of mma's c). */
+static uint32_t lane_reg(const run *r, int t, const opnd *o, int k) {
+    const opnd *v = o->kind == O_VEC ? &r->e->pool[o->reg + k] : o;
+    if (v->kind == O_IMM) return (uint32_t)v->imm;
+    return (uint32_t)r->regs[(size_t)t * (size_t)r->nregs + (size_t)v->reg];
+}
+
+static void lane_wreg(run *r, int t, const opnd *o, int k, uint32_t x) {
+    const opnd *v = o->kind == O_VEC ? &r->e->pool[o->reg + k] : o;
+    wreg(r, r->regs + (size_t)t * (size_t)r->nregs, v->reg, x);
+}
+
+/* ldmatrix over the warp of threads w0 .. w0 + n - 1 (PTX ISA, "Warp-level
+ * matrix load instruction: ldmatrix"): lane l < 8 num gives the address
+ * of row l % 8 of matrix l / 8, 16 bytes, 16-byte aligned, in shared
+ * memory; lane l gets, of each matrix i, the b16 pair at row l / 4,
+ * columns 2 (l % 4) and 2 (l % 4) + 1 (the first in the low half), or
+ * with .trans the pair at rows 2 (l % 4), 2 (l % 4) + 1 of column l / 4.
+ * All rows are read before any register is written (a destination may
+ * be an address register). */
+static int exec_ldmatrix(run *r, int w0, int n, const insn *in) {
+    int nrows = 8 * in->num;
+    uint16_t rows[32][8];
+    if (n < nrows)
+        return rerr(r, w0, in->line, "ldmatrix.x%d needs the row addresses of lanes 0-%d, the warp "
+                    "has %d threads", in->num, nrows - 1, n);
+    for (int l = 0; l < nrows; l++) {
+        uint64_t a = eff_addr(r->regs + (size_t)(w0 + l) * (size_t)r->nregs, &in->o[1]);
+        if (a % 16)
+            return rerr(r, w0 + l, in->line, "ldmatrix: lane %d's row address 0x%llx is not 16-byte "
+                        "aligned", l, (unsigned long long)a);
+        uint8_t *p = in_window(r->shared, r->shared_size, SHARED_BASE, a, 16);
+        if (!p)
+            return rerr(r, w0 + l, in->line, "ldmatrix: lane %d's row (16 bytes at 0x%llx) is not "
+                        "in shared memory", l, (unsigned long long)a);
+        memcpy(rows[l], p, 16);
+    }
+    for (int l = 0; l < n; l++)
+        for (int i = 0; i < in->num; i++) {
+            int g = l / 4, c = 2 * (l % 4);
+            const uint16_t *m = rows[8 * i];
+            uint32_t lo = in->trans ? m[8 * c + g] : m[8 * g + c];
+            uint32_t hi = in->trans ? m[8 * (c + 1) + g] : m[8 * g + c + 1];
+            lane_wreg(r, w0 + l, &in->o[0], i, lo | hi << 16);
+        }
+    return 0;
+}
+
+static float half_float(uint32_t h) {
+    int e = (int)(h >> 10 & 0x1f);
+    uint32_t mant = h & 0x3ff;
+    float v = e == 0 ? ldexpf((float)mant, -24)
+            : e == 31 ? (mant ? NAN : INFINITY)
+                      : ldexpf((float)(mant | 0x400), e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* An element of mma's A or B as a float: b16 halves of a register, or the
+ * register as tf32.  A tf32 register must have its low 13 bits clear (as
+ * cvt.rn.tf32.f32 and codegen's rounding leave them): what the hardware
+ * makes of others is not the oracle's to guess.  false: such a register. */
+static bool mma_elem(int ab, uint32_t reg, int half, float *x) {
+    uint32_t b = reg >> (16 * half) & 0xffff;
+    if (ab == MT_BF16) *x = bits_f32(b << 16);
+    else if (ab == MT_F16) *x = half_float(b);
+    else *x = bits_f32(reg);
+    return ab != MT_TF32 || !(reg & 0x1fffu);
+}
+
+/* The tile rows and columns of lane l's fragment elements (PTX ISA,
+ * "Matrix Fragments for mma.m16n8k16 / mma.m16n8k8", as src/ir/frag.c):
+ * g = l / 4, t = l % 4; element v of A, B and C/D. */
+static void frag_a(int k, int g, int t, int v, int *row, int *col) {
+    if (k == 16) *row = g + 8 * (v / 2 % 2), *col = 2 * t + v % 2 + 8 * (v / 4);
+    else *row = g + 8 * (v % 2), *col = t + 4 * (v / 2);
+}
+static void frag_b(int k, int g, int t, int v, int *row, int *col) {
+    if (k == 16) *row = 2 * t + v % 2 + 8 * (v / 2), *col = g;
+    else *row = t + 4 * v, *col = g;
+}
+
+/* mma over a full warp: D = A B + C on a 16 x 8 tile, A 16 x K, B K x 8,
+ * computed in float as d = c, then d = fmaf(a[i][q], b[q][j], d) for q =
+ * 0 .. K-1 in order (the hardware's order of the sum is unspecified; the
+ * products of bf16, f16 and tf32 are exact in float).  A NaN result is
+ * the canonical one. */
+static int exec_mma(run *r, int w0, int n, const insn *in) {
+    int K = in->mk, per = in->mab == MT_TF32 ? 1 : 2; /* elements per register */
+    float a[16][16], b[16][8], c[16][8];
+    if (n != 32) return rerr(r, w0, in->line, "mma needs a full warp, this one has %d threads", n);
+    for (int l = 0; l < 32; l++) {
+        int g = l / 4, t = l % 4, row, col;
+        bool ok = true;
+        for (int v = 0; v < 4 * per; v++) {
+            frag_a(K, g, t, v, &row, &col);
+            ok &= mma_elem(in->mab, lane_reg(r, w0 + l, &in->o[1], v / per), v % per, &a[row][col]);
+        }
+        for (int v = 0; v < 2 * per; v++) {
+            frag_b(K, g, t, v, &row, &col);
+            ok &= mma_elem(in->mab, lane_reg(r, w0 + l, &in->o[2], v / per), v % per, &b[row][col]);
+        }
+        if (!ok) return rerr(r, w0 + l, in->line, "mma: a .tf32 operand with its low 13 bits set");
+        for (int v = 0; v < 4; v++)
+            c[g + 8 * (v / 2)][2 * t + v % 2] = bits_f32(lane_reg(r, w0 + l, &in->o[3], v));
+    }
+    for (int l = 0; l < 32; l++)
+        for (int v = 0; v < 4; v++) {
+            int i = l / 4 + 8 * (v / 2), j = 2 * (l % 4) + v % 2;
+            float d = c[i][j];
+            for (int q = 0; q < K; q++) d = fmaf(a[i][q], b[q][j], d);
+            lane_wreg(r, w0 + l, &in->o[0], v, (uint32_t)f32_bits(d));
+        }
+    return 0;
+}
+
+/* Why the warp of threads w0 .. w0 + n - 1 cannot run the collective at
+ * thread t0's pc: -1 with the error, or 0. */
+static int warp_converged(run *r, int w0, int n, int t0) {
+    const insn *in = &r->e->code[r->pc[t0]];
+    for (int t = w0; t < w0 + n; t++) {
+        if (r->state[t] == TS_EXIT)
+            return rerr(r, t0, in->line, "a warp-collective instruction that lane %d of the warp "
+                        "exited without reaching", t - w0);
+        if (r->state[t] != TS_WARP || r->pc[t] != r->pc[t0])
+            return rerr(r, t, r->e->code[r->pc[t]].line, "lane %d waits at another instruction "
+                        "than lane %d's warp-collective (line %d): a divergent warp", t - w0,
+                        t0 - w0, in->line);
+    }
+    bool on = !in->guard || (r->regs[(size_t)t0 * (size_t)r->nregs + (size_t)in->guard] & 1) != in->gneg;
+    for (int t = w0; t < w0 + n; t++) {
+        bool o = !in->guard || (r->regs[(size_t)t * (size_t)r->nregs + (size_t)in->guard] & 1) != in->gneg;
+        if (o != on)
+            return rerr(r, t, in->line, "the guard of a warp-collective instruction differs across "
+                        "the warp (lane %d: %d, lane %d: %d)", t - w0, o, t0 - w0, on);
+    }
+    return 0;
+}
+
+/* After a round: each warp with a thread at a warp-collective instruction
+ * must have all its threads there (a warp: 32 consecutive linear thread
+ * ids; the last may be partial); it runs once for the warp and they go
+ * on.  Returns 1 if a warp went on, 0 if none waits, -1 on an error. */
+static int warp_step(run *r) {
+    int moved = 0;
+    for (int w0 = 0; w0 < r->nthreads; w0 += 32) {
+        int n = r->nthreads - w0 < 32 ? r->nthreads - w0 : 32, t0 = -1;
+        for (int t = w0; t < w0 + n && t0 < 0; t++)
+            if (r->state[t] == TS_WARP) t0 = t;
+        if (t0 < 0) continue;
+        if (warp_converged(r, w0, n, t0) < 0) return -1;
+        const insn *in = &r->e->code[r->pc[t0]];
+        bool on = !in->guard || (r->regs[(size_t)t0 * (size_t)r->nregs + (size_t)in->guard] & 1) != in->gneg;
+        int rc = !on ? 0 : in->op == OP_LDMATRIX ? exec_ldmatrix(r, w0, n, in) : exec_mma(r, w0, n, in);
+        if (rc < 0) return -1;
+        r->st.warp_ops += on;
+        for (int t = w0; t < w0 + n; t++) r->pc[t]++, r->state[t] = TS_RUN;
+        moved = 1;
+    }
+    return moved;
+}
+
 static int run_block(run *r) {
     memset(r->regs, 0, sizeof(uint64_t) * (size_t)r->nthreads * (size_t)r->nregs);
     memset(r->shared, r->fill, (size_t)r->shared_size);
@@ -1772,6 +2015,9 @@ static int run_block(run *r) {
             if (s < 0) return -1;
             r->state[t] = (uint8_t)s;
         }
+        int ws = warp_step(r);
+        if (ws < 0) return -1;
+        if (ws) continue;
         int rel = barrier_check(r);
         if (rel <= 0) return rel;
         for (int t = 0; t < r->nthreads; t++) r->pc[t]++, r->state[t] = TS_RUN;

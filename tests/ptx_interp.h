@@ -45,6 +45,7 @@ typedef struct ptx_interp_opts {
 typedef struct ptx_interp_stats {
     int64_t insns;        /* instructions executed (predicated-off ones too) */
     int64_t barriers;     /* barrier releases, summed over blocks */
+    int64_t warp_ops;     /* warp-collective instructions (ldmatrix, mma) run, per warp */
     int64_t blocks;       /* thread blocks run */
     int64_t shared_bytes; /* shared memory per block, static + dynamic */
     int64_t local_bytes;  /* local memory per thread */

@@ -17,6 +17,7 @@
  * emitter's subset that the fuzzers found or could reach, compiled by it
  * alone and run in the interpreter against the SIMT simulator.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,6 +299,12 @@ static uint32_t fbits(float f) {
     return u;
 }
 
+static float bits_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 static void minmax_nan(void **state) {
     (void)state;
     _Alignas(16) uint32_t in[] = {0x7fc00000u, fbits(1.0f), fbits(-0.0f), fbits(0.0f), 0xffc00001u};
@@ -489,6 +496,269 @@ static void errors(void **state) {
     expect_error("$L_x:\nbra.uni $L_x;\n", 1, "step limit");
     expect_error("bra $L_nowhere;\n", 1, "undefined label");
     expect_error("mov.u32 %r1, %clock;\n", 1, "special register");
+}
+
+/* ----------------------------------------------- warp-collective ops */
+
+/* ldmatrix and mma run once per warp with every lane's operands.  The
+ * expected values come from the PTX ISA's fragment figures, written out
+ * here independently of the interpreter's formulas. */
+static const char *warp_head =
+    ".version 7.8\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)\n"
+    ".maxntid 64, 1, 1\n{\n"
+    ".reg .pred %p<8>;\n.reg .b32 %r<48>;\n.reg .f32 %f<16>;\n.reg .b64 %rd<32>;\n"
+    ".shared .align 16 .b8 sm[512];\n"
+    "ld.param.u64 %rd1, [k_param_0];\nld.param.u64 %rd2, [k_param_1];\n"
+    "mov.u32 %r31, %tid.x;\n";
+
+/* Runs body on `block` threads with out[256] and in[nin] (words). */
+static int warp_run(const char *body, int64_t block, uint32_t *out, const uint32_t *in, size_t nin,
+                    bool assemble, char *err) {
+    char *text = malloc(strlen(warp_head) + strlen(body) + 16);
+    sprintf(text, "%s%s\nret;\n}\n", warp_head, body);
+    if (assemble) {
+        tir_module m = {.kernel_name = "k", .arch = "sm_90", .ptx = text, .ptx_len = strlen(text)};
+        ptxas_check(&m);
+    }
+    ptx_arg args[2] = {{true, out, 256 * 4, 0}, {true, (void *)in, nin * 4, 0}};
+    int64_t g[3] = {1, 1, 1}, b[3] = {block, 1, 1};
+    ptx_interp_opts o = {.max_steps_per_thread = 10000};
+    ptx_interp_stats st;
+    err[0] = 0;
+    int rc = ptx_interp_run_ex(text, "k", g, b, args, 2, 0, &o, &st, err, 512);
+    free(text);
+    if (rc == 0 && st.warp_ops < 1) snprintf(err, 512, "no warp-collective ran");
+    return rc == 0 && st.warp_ops < 1 ? -1 : rc;
+}
+
+/* The shared tile: 32 rows of 8 b16 elements, element j the half j of
+ * in[] (little-endian words); thread t < 32 copies row t. */
+static const char *ldm_fill =
+    "setp.lt.u32 %p7, %r31, 32;\n"
+    "mul.wide.u32 %rd3, %r31, 16;\nadd.s64 %rd4, %rd2, %rd3;\nmov.u64 %rd5, sm;\n"
+    "add.s64 %rd6, %rd5, %rd3;\n"
+    "@%p7 ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd4];\n"
+    "@%p7 st.shared.v4.u32 [%rd6], {%r1, %r2, %r3, %r4};\nbar.sync 0;\n"
+    /* the row of thread t: (5 t + 3 + t / 32) % 32, so rows are scattered */
+    "mul.lo.s32 %r5, %r31, 5;\nadd.s32 %r5, %r5, 3;\nshr.u32 %r6, %r31, 5;\n"
+    "add.s32 %r5, %r5, %r6;\nand.b32 %r5, %r5, 31;\n"
+    "mul.wide.u32 %rd7, %r5, 16;\nadd.s64 %rd8, %rd5, %rd7;\n";
+
+static int ldm_row_of(int t) { return (5 * t + 3 + t / 32) % 32; }
+
+static uint16_t half_of_in(const uint32_t *in, int j) { return (uint16_t)(in[j / 2] >> (16 * (j % 2))); }
+
+/* The body: fill, ldmatrix .x{num}[.trans] (extra: text before it), each
+ * lane's registers to out[4 t + i]. */
+static void ldm_body(char *b, size_t n, int num, bool trans, const char *extra, const char *addr) {
+    char regs[64] = "", st[256] = "";
+    for (int i = 0; i < num; i++) {
+        size_t k = strlen(regs), q = strlen(st);
+        snprintf(regs + k, sizeof regs - k, "%s%%r%d", i ? ", " : "", 10 + i);
+        snprintf(st + q, sizeof st - q, "st.global.u32 [%%rd10+%d], %%r%d;\n", 4 * i, 10 + i);
+    }
+    snprintf(b, n, "%s%sldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [%s];\n"
+             "mul.wide.u32 %%rd9, %%r31, 16;\nadd.s64 %%rd10, %%rd1, %%rd9;\n%s",
+             ldm_fill, extra, num, trans ? ".trans" : "", regs, addr, st);
+}
+
+static void ldm_input(uint32_t *in) {
+    for (int w = 0; w < 128; w++) {
+        uint32_t lo = (uint32_t)(w * 2 * 37 + 5) & 0xffff, hi = (uint32_t)((w * 2 + 1) * 37 + 5) & 0xffff;
+        in[w] = lo | hi << 16;
+    }
+}
+
+/* x1, x2, x4, with and without .trans, on one warp and on two. */
+static void ldmatrix_forms(void **state) {
+    (void)state;
+    uint32_t in[128];
+    ldm_input(in);
+    static const int nums[] = {1, 2, 4};
+    for (int k = 0; k < 3; k++)
+        for (int trans = 0; trans < 2; trans++)
+            for (int block = 32; block <= 64; block += 32) {
+                int num = nums[k];
+                char body[4096], err[512];
+                _Alignas(16) uint32_t out[256];
+                memset(out, 0xee, sizeof out);
+                ldm_body(body, sizeof body, num, trans, "", "%rd8");
+                if (warp_run(body, block, out, in, 128, true, err) != 0) fail_msg("%s\n%s", err, body);
+                for (int t = 0; t < block; t++) {
+                    int w0 = t / 32 * 32, l = t % 32;
+                    for (int i = 0; i < num; i++) {
+                        /* matrix i's row r is at the address of lane 8 i + r */
+                        int r0 = l / 4, c0 = 2 * (l % 4);
+                        uint32_t want = 0;
+                        for (int h = 0; h < 2; h++) {
+                            int row = trans ? c0 + h : r0, col = trans ? r0 : c0 + h;
+                            int srow = ldm_row_of(w0 + 8 * i + row);
+                            want |= (uint32_t)half_of_in(in, 8 * srow + col) << (16 * h);
+                        }
+                        if (out[4 * t + i] != want)
+                            fail_msg("x%d%s block %d: thread %d register %d = 0x%08x, want 0x%08x", num,
+                                     trans ? ".trans" : "", block, t, i, out[4 * t + i], want);
+                    }
+                    for (int i = num; i < 4; i++) assert_int_equal(out[4 * t + i], 0xeeeeeeeeu);
+                }
+            }
+}
+
+static void ldm_error(int num, const char *extra, const char *addr, int64_t block, const char *what) {
+    uint32_t in[128];
+    ldm_input(in);
+    char body[4096], err[512];
+    _Alignas(16) uint32_t out[256];
+    ldm_body(body, sizeof body, num, false, extra, addr);
+    if (warp_run(body, block, out, in, 128, false, err) == 0) fail_msg("no error for\n%s", body);
+    if (!strstr(err, what) || !strstr(err, "line ")) fail_msg("error '%s' lacks '%s'", err, what);
+}
+
+static void ldmatrix_errors(void **state) {
+    (void)state;
+    /* a lane that branches past the instruction and exits, or waits at a barrier */
+    ldm_error(4, "setp.eq.u32 %p1, %r31, 3;\n@%p1 ret;\n", "%rd8", 32, "exited without reaching");
+    ldm_error(4, "setp.eq.u32 %p1, %r31, 3;\n@%p1 bar.sync 0;\n", "%rd8", 32, "divergent warp");
+    ldm_error(4, "setp.eq.u32 %p1, %r31, 40;\n@%p1 ret;\n", "%rd8", 64, "exited without reaching");
+    /* misaligned rows, a row outside shared memory (a global address; the
+     * last row past the array's end) */
+    ldm_error(4, "add.s64 %rd8, %rd8, 8;\n", "%rd8", 32, "not 16-byte aligned");
+    ldm_error(1, "", "%rd2", 32, "not in shared memory");
+    ldm_error(2, "add.s64 %rd8, %rd8, 512;\n", "%rd8", 32, "not in shared memory");
+    /* .x4 on a partial warp; a guard that differs across the warp */
+    ldm_error(4, "", "%rd8", 16, "needs the row addresses of lanes 0-31");
+    ldm_error(1, "setp.lt.u32 %p2, %r31, 16;\n@%p2 ", "%rd8", 32, "differs across the warp");
+    /* all lanes predicated off: skipped, the registers keep their values */
+    uint32_t in[128];
+    ldm_input(in);
+    char body[4096], err[512];
+    _Alignas(16) uint32_t out[256];
+    ldm_body(body, sizeof body, 1, false, "mov.u32 %r10, 7;\nsetp.gt.u32 %p2, %r31, 99;\n@%p2 ", "%rd8");
+    ptx_arg args[2] = {{true, out, sizeof out, 0}, {true, in, sizeof in, 0}};
+    char *text = malloc(strlen(warp_head) + strlen(body) + 16);
+    sprintf(text, "%s%s\nret;\n}\n", warp_head, body);
+    int64_t g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
+    ptx_interp_stats st;
+    if (ptx_interp_run_ex(text, "k", g, b, args, 2, 0, NULL, &st, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(st.warp_ops, 0);
+    for (int t = 0; t < 32; t++) assert_int_equal(out[4 * t], 7);
+    free(text);
+    expect_error("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [%rd1];\n", 32,
+                 "want {} of 4 registers");
+    expect_error("ldmatrix.sync.aligned.m8n8.x2.shared.b32 {%r1, %r2}, [%rd1];\n", 32,
+                 "only ldmatrix");
+    expect_error("ldmatrix.sync.aligned.m8n8.x2.global.b16 {%r1, %r2}, [%rd1];\n", 32, "reads .shared");
+}
+
+/* f16 bits of v, a value exact in f16 (normal or zero). */
+static uint16_t f16_bits(float v) {
+    if (v == 0) return 0;
+    uint16_t s = v < 0 ? 0x8000 : 0;
+    int e;
+    float m = frexpf(fabsf(v), &e); /* v = m 2^e, m in [0.5, 1) */
+    return (uint16_t)(s | (uint32_t)(e - 1 + 15) << 10 | (uint32_t)((m * 2 - 1) * 1024));
+}
+
+/* The PTX ISA's fragments, element by element: m16n8k16 A (a0..a7), B
+ * (b0..b3), C/D (c0..c3); m16n8k8 .tf32 A (a0..a3), B (b0, b1).  g: lane
+ * / 4, t: lane % 4. */
+static void figure_a16(int g, int t, int v, int *r, int *c) {
+    static const int dr[8] = {0, 0, 8, 8, 0, 0, 8, 8}, dc[8] = {0, 1, 0, 1, 8, 9, 8, 9};
+    *r = g + dr[v], *c = 2 * t + dc[v];
+}
+static void figure_b16(int g, int t, int v, int *r, int *c) {
+    static const int dr[4] = {0, 1, 8, 9};
+    *r = 2 * t + dr[v], *c = g;
+}
+static void figure_a8(int g, int t, int v, int *r, int *c) {
+    static const int dr[4] = {0, 8, 0, 8}, dc[4] = {0, 0, 4, 4};
+    *r = g + dr[v], *c = t + dc[v];
+}
+static void figure_b8(int g, int t, int v, int *r, int *c) { *r = t + 4 * v, *c = g; }
+
+/* D = A B + C over a warp: ab 0 bf16, 1 f16, 2 tf32; frac: values with
+ * fractions (then the sum is checked in the documented order: d = c,
+ * then fmaf over k in order). */
+static void mma_case(int ab, bool frac) {
+    int K = ab == 2 ? 8 : 16;
+    float A[16][16], B[16][8], C[16][8];
+    uint32_t seed = 12345u + (uint32_t)ab * 7u + frac;
+    for (int i = 0; i < 16 * 16 + 16 * 8 * 2; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int v = (int)(seed >> 16) % 15 - 7;
+        float x = frac ? (float)v / 8.0f + (float)((seed >> 8) % 3) * 0.001953125f : (float)v;
+        /* A and B exact in their type (bf16: 8 significant bits, tf32 11) */
+        if (ab != 1 && i < 384) x = bits_float(fbits(x) & (ab == 0 ? 0xffff0000u : 0xffffe000u));
+        if (i < 256) A[i / 16][i % 16] = x;
+        else if (i < 384) B[(i - 256) / 8][(i - 256) % 8] = x;
+        else C[(i - 384) / 8][(i - 384) % 8] = frac ? x * 3.1f : x;
+    }
+    _Alignas(16) uint32_t in[384] = {0}; /* per lane: a0-3, b0-1, (pad), c0-3 */
+    for (int l = 0; l < 32; l++) {
+        int g = l / 4, t = l % 4, r, c;
+        uint32_t *w = in + 12 * l;
+        for (int v = 0; v < (K == 16 ? 8 : 4); v++) {
+            K == 16 ? figure_a16(g, t, v, &r, &c) : figure_a8(g, t, v, &r, &c);
+            uint32_t bits = ab == 0 ? fbits(A[r][c]) >> 16 : ab == 1 ? f16_bits(A[r][c]) : fbits(A[r][c]);
+            w[K == 16 ? v / 2 : v] |= K == 16 ? bits << (16 * (v % 2)) : bits;
+        }
+        for (int v = 0; v < (K == 16 ? 4 : 2); v++) {
+            K == 16 ? figure_b16(g, t, v, &r, &c) : figure_b8(g, t, v, &r, &c);
+            uint32_t bits = ab == 0 ? fbits(B[r][c]) >> 16 : ab == 1 ? f16_bits(B[r][c]) : fbits(B[r][c]);
+            w[4 + (K == 16 ? v / 2 : v)] |= K == 16 ? bits << (16 * (v % 2)) : bits;
+        }
+        for (int v = 0; v < 4; v++) w[8 + v] = fbits(C[g + 8 * (v / 2)][2 * t + v % 2]);
+    }
+    static const char *const ty[3] = {"m16n8k16.row.col.f32.bf16.bf16.f32",
+                                      "m16n8k16.row.col.f32.f16.f16.f32",
+                                      "m16n8k8.row.col.f32.tf32.tf32.f32"};
+    char body[2048], err[512];
+    snprintf(body, sizeof body,
+             "mul.wide.u32 %%rd3, %%r31, 48;\nadd.s64 %%rd4, %%rd2, %%rd3;\n"
+             "ld.global.v4.u32 {%%r1, %%r2, %%r3, %%r4}, [%%rd4];\n"
+             "ld.global.v2.u32 {%%r5, %%r6}, [%%rd4+16];\n"
+             "ld.global.v4.f32 {%%f1, %%f2, %%f3, %%f4}, [%%rd4+32];\n"
+             "mma.sync.aligned.%s {%%f5, %%f6, %%f7, %%f8}, {%%r1, %%r2, %%r3, %%r4}, {%%r5, %%r6}, "
+             "{%%f1, %%f2, %%f3, %%f4};\n"
+             "mul.wide.u32 %%rd5, %%r31, 16;\nadd.s64 %%rd6, %%rd1, %%rd5;\n"
+             "st.global.v4.f32 [%%rd6], {%%f5, %%f6, %%f7, %%f8};\n", ty[ab]);
+    _Alignas(16) uint32_t out[256];
+    memset(out, 0, sizeof out);
+    if (warp_run(body, 32, out, in, 384, true, err) != 0) fail_msg("%s\n%s", err, body);
+    for (int l = 0; l < 32; l++)
+        for (int v = 0; v < 4; v++) {
+            int i = l / 4 + 8 * (v / 2), j = 2 * (l % 4) + v % 2;
+            float d = C[i][j];
+            for (int q = 0; q < K; q++) d = fmaf(A[i][q], B[q][j], d);
+            if (out[4 * l + v] != fbits(d))
+                fail_msg("%s%s: lane %d d%d = %g, want %g", ty[ab], frac ? " (fractions)" : "", l, v,
+                         (double)bits_float(out[4 * l + v]), (double)d);
+        }
+}
+
+static void mma_forms(void **state) {
+    (void)state;
+    for (int ab = 0; ab < 3; ab++)
+        for (int frac = 0; frac < 2; frac++) mma_case(ab, frac);
+    char err[512];
+    _Alignas(16) uint32_t out[256];
+    uint32_t in[320] = {1};
+    const char *half =
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f5, %f6, %f7, %f8}, "
+        "{%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};\n";
+    assert_int_equal(warp_run(half, 16, out, in, 320, false, err), -1);
+    assert_non_null(strstr(err, "full warp"));
+    const char *tf =
+        "ld.global.u32 %r1, [%rd2];\n"
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f5, %f6, %f7, %f8}, "
+        "{%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};\n";
+    assert_int_equal(warp_run(tf, 32, out, in, 320, false, err), -1);
+    assert_non_null(strstr(err, "low 13 bits"));
+    expect_error("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r1, %r2}, {%r1, %r2, %r3, %r4}, "
+                 "{%r5, %r6}, {%r7, %r8};\n", 32, "only mma");
+    expect_error("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f5, %f6, %f7, %f8}, "
+                 "{%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2};\n", 32, "want {} of 4");
 }
 
 /* ----------------------------------------- the direct emitter's edges */
@@ -976,6 +1246,8 @@ int main(void) {
         cmocka_unit_test(int_semantics),  cmocka_unit_test(int64_min_literal),
         cmocka_unit_test(float_semantics),
         cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
+        cmocka_unit_test(ldmatrix_forms), cmocka_unit_test(ldmatrix_errors),
+        cmocka_unit_test(mma_forms),
         cmocka_unit_test(matmul_steps),   cmocka_unit_test(dynamic_shared),
         cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
         cmocka_unit_test(fused),          cmocka_unit_test(direct_edges),
