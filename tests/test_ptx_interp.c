@@ -777,6 +777,22 @@ typedef struct dkernel {
 } dkernel;
 
 static const dkernel direct_kernels[] = {
+    /* a cp_async from a uint8 buffer (outside the emitter's load/store
+     * dtypes): its addresses were scaled by 0 bytes an element, every
+     * copy read A[0..16) (the copy fuzzer's PTX run, seed 23 case 26) */
+    {"@T.prim_func\n"
+     "def k(A: T.Buffer((256,), \"uint8\"), Y: T.Buffer((64,), \"int32\")):\n"
+     "    for bx in T.thread_binding(0, 1, thread=\"blockIdx.x\"):\n"
+     "        S = T.allocate((64,), \"int32\", scope=\"shared\")\n"
+     "        for tx in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+     "            for j in T.serial(2):\n"
+     "                T.cp_async(T.address_of(S[tx * 8 + j * 4]), T.address_of(A[tx * 32 + j * 16]), 16)\n"
+     "            T.cp_async_commit()\n"
+     "            T.cp_async_wait(0)\n"
+     "        T.syncthreads()\n"
+     "        for tx in T.thread_binding(0, 8, thread=\"threadIdx.x\"):\n"
+     "            for i in T.serial(8):\n"
+     "                Y[tx * 8 + i] = S[(tx * 8 + i + 3) % 64]\n", {0}},
     /* an overlapping copy within one local array: the lanes were moved
        one by one, so lane 1 read lane 0's new value */
     {"@T.prim_func\n"
@@ -934,6 +950,8 @@ static void direct_fill(void *p, tir_dtype t, int64_t n, int v) {
             ((float *)p)[i] = v ? (float)(x % 1000) / 8 : (float)x;
         else if (t.bits == 32)
             ((int32_t *)p)[i] = (int32_t)x;
+        else if (t.bits == 8)
+            ((uint8_t *)p)[i] = (uint8_t)x;
         else
             ((int64_t *)p)[i] = x;
     }

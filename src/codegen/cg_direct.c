@@ -707,6 +707,11 @@ static int elem_bytes(const tir_buffer *b, const char **ty) {
     return 0;
 }
 
+/* The bytes of one element of b for its addresses: any dtype (a
+ * cp_async's global source may be of one elem_bytes refuses, its bytes
+ * are only copied); loads, stores and shared arrays refuse those first. */
+static int addr_bytes(const tir_buffer *b) { return (int)tir_dtype_bytes(b->dtype); }
+
 /* The deepest serial loop whose variable e reads (0: none). */
 static int level_of(const dg *d, const tir_expr *e) {
     switch ((tir_kind)e->kind) {
@@ -847,8 +852,7 @@ static bool induction(dg *d, dbuf *b, const tir_expr *idx, const dterm *t, int n
         at = i;
     }
     dloop *lp = &d->loops[d->depth - 1];
-    const char *ty;
-    int eb = elem_bytes(b->buf, &ty);
+    int eb = addr_bytes(b->buf);
     if (at < 0 || lp->nind == DL_MAXIND || llabs(loop_coeff(d, &t[at]) * eb) < DIRECT_MIN_IND_STEP)
         return false;
     int64_t coeff = loop_coeff(d, &t[at]), c;
@@ -890,8 +894,7 @@ static bool induction(dg *d, dbuf *b, const tir_expr *idx, const dterm *t, int n
 /* The address of element idx of a global or shared buffer: a b64 register
  * and a byte offset. */
 static bool address(dg *d, dbuf *b, const tir_expr *idx, dop *base, int64_t *off) {
-    const char *ty;
-    int eb = elem_bytes(b->buf, &ty);
+    int eb = addr_bytes(b->buf);
     dterm t[DT_MAX];
     int n = 0, xlevel;
     terms(d, idx, false, t, &n);
