@@ -103,7 +103,8 @@ static const char *const sp_name[] = {"generic", "global", "shared", "local", "p
 enum { OP_NONE, OP_MOV, OP_LD, OP_ST, OP_CVTA, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV,
        OP_REM, OP_NEG, OP_ABS, OP_MIN, OP_MAX, OP_NOT, OP_CNOT, OP_AND, OP_OR, OP_XOR, OP_SHL,
        OP_SHR, OP_SETP, OP_SELP, OP_SLCT, OP_CVT, OP_BFE, OP_POPC, OP_CLZ, OP_SQRT, OP_RCP,
-       OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_LDMATRIX, OP_MMA, OP_NOPS };
+       OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_BFI,
+       OP_LDMATRIX, OP_MMA, OP_NOPS }; /* the warp-collectives last (run_thread) */
 
 static const struct { const char *name; int op; } op_table[] = {
     {"mov", OP_MOV},   {"ld", OP_LD},       {"st", OP_ST},     {"cvta", OP_CVTA},
@@ -116,7 +117,8 @@ static const struct { const char *name; int op; } op_table[] = {
     {"clz", OP_CLZ},   {"sqrt", OP_SQRT},   {"rcp", OP_RCP},   {"bra", OP_BRA},
     {"ret", OP_RET},   {"exit", OP_RET},    {"bar", OP_BAR},   {"barrier", OP_BAR},
     {"cp", OP_CPASYNC}, {"membar", OP_NOP}, {"fence", OP_NOP}, {"atom", OP_ATOM},
-    {"red", OP_RED},   {"ldmatrix", OP_LDMATRIX}, {"mma", OP_MMA},
+    {"red", OP_RED},   {"bfi", OP_BFI},
+    {"ldmatrix", OP_LDMATRIX}, {"mma", OP_MMA},
 };
 
 /* Modifiers: rounding, comparisons, multiply halves, atomics. */
@@ -736,6 +738,7 @@ static int opnd_type(const insn *in, int i) {
     case OP_SHL:
     case OP_SHR: return i == 2 ? T_U32 : in->t;
     case OP_BFE: return i >= 2 ? T_U32 : in->t;
+    case OP_BFI: return i >= 3 ? T_U32 : in->t;
     case OP_MAD: return i == 3 && in->mode == M_WIDE ? ty_wide(in->t) : in->t;
     case OP_SETP: return i == 3 ? T_PRED : in->t;
     case OP_SELP: return i == 3 ? T_PRED : in->t;
@@ -848,8 +851,9 @@ static int check_logic(parser *p, insn *in) {
     if (in->op == OP_SHR) bits = ty_int(in->t);
     if (in->op == OP_SHL) bits = in->t >= T_B8 && in->t <= T_B64;
     if (in->op == OP_BFE) bits = in->t == T_U32 || in->t == T_S32 || in->t == T_U64 || in->t == T_S64;
+    if (in->op == OP_BFI) bits = in->t == T_B32 || in->t == T_B64;
     if (need_type(p, in, bits) < 0) return -1;
-    return check_ops(p, in, in->op == OP_BFE ? "dsss" : "dss");
+    return check_ops(p, in, in->op == OP_BFE ? "dsss" : in->op == OP_BFI ? "dssss" : "dss");
 }
 
 static int check_setp(parser *p, insn *in) {
@@ -982,7 +986,7 @@ static int check_insn(parser *p, insn *in, const mods *m) {
     case OP_SQRT: case OP_RCP:
         return check_unary(p, in);
     case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
-    case OP_BFE:
+    case OP_BFE: case OP_BFI:
         return check_logic(p, in);
     case OP_SETP: return check_setp(p, in);
     case OP_SELP: return need_type(p, in, in->t > T_PRED) < 0 ? -1 : check_ops(p, in, "dsss");
@@ -1566,6 +1570,16 @@ static uint64_t bfe(uint64_t a, uint64_t pos, uint64_t len, int t) {
     return d;
 }
 
+/* bfi: b with its bits pos .. pos + len - 1 (those below the width) the
+ * low bits of a. */
+static uint64_t bfi(uint64_t a, uint64_t b, uint64_t pos, uint64_t len, int t) {
+    int w = ty_bits(t);
+    pos &= 0xff, len &= 0xff;
+    for (uint64_t i = 0; i < len && pos + i < (uint64_t)w; i++)
+        b = (b & ~(1ull << (pos + i))) | ((a >> i) & 1) << (pos + i);
+    return b;
+}
+
 static int exec_int(run *r, uint64_t *R, const insn *in, int t) {
     int ty = in->t;
     uint64_t a = norm(sval(r, R, &in->o[1], t), ty), v = 0;
@@ -1593,6 +1607,9 @@ static int exec_int(run *r, uint64_t *R, const insn *in, int t) {
     case OP_SHL:
     case OP_SHR: v = shift(in, a, b); break;
     case OP_BFE: v = bfe(a, b, norm(sval(r, R, &in->o[3], t), T_U32), ty); break;
+    case OP_BFI:
+        v = bfi(a, b, norm(sval(r, R, &in->o[3], t), T_U32), norm(sval(r, R, &in->o[4], t), T_U32), ty);
+        break;
     case OP_POPC: v = (uint64_t)__builtin_popcountll(a); break;
     case OP_CLZ: v = a ? (uint64_t)(__builtin_clzll(a) - (64 - ty_bits(ty))) : (uint64_t)ty_bits(ty); break;
     default: return rerr(r, t, in->line, "internal: integer op %d", in->op);

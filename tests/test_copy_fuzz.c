@@ -153,6 +153,7 @@
 
 #include <cmocka.h>
 
+#include "direct_check.h"
 #include "fuzz_args.h"
 #include "fuzz_xorshift.h"
 #include "minitir/codegen.h"
@@ -1334,6 +1335,10 @@ typedef struct tally {
     int s3_compared, a3_compared, pldm_compared, pstore_compared, pr2_compared, pr2_failed;
     int waw_compared;
     int refused[6], sim_failed;
+    /* the PTX in the PTX interpreter: compared with the computation (with
+     * ldmatrix), failing as they should, run-time failures it does not
+     * see (run, not compared), undefined or ill-formed (not run) */
+    int ptx_compared, ptx_ldm, ptx_failed, ptx_unseen, ptx_skipped;
 } tally;
 static const char *const why_name[6] = {"malformed", "race", "run-time", "undefined",
                                         "guard span", "write after write"};
@@ -1478,10 +1483,56 @@ static void check_lowered(tir_ctx *ctx, const tir_prim_func *k, const model *m, 
     free(o);
 }
 
+/* The PTX of an accepted kernel in the PTX interpreter (tests/
+ * ptx_interp.c: cp.async copies at issue, ldmatrix per warp) on the
+ * simulator's inputs (A, O as 0x5a bytes, B): a well-formed case must run
+ * and leave O as the computation does, byte for byte.  One that fails at
+ * run time is counted as failing there too, or, where the interpreter
+ * runs it, as unseen: copying at issue and filling shared memory with
+ * 0xff, it cannot tell a read of an unwritten element or of a copy in
+ * flight (misaligned and out-of-bounds accesses it reports).  Undefined
+ * (overlapping copies in flight) and ill-formed (F_FLAT) cases are not
+ * run.  CF_PTX=1 prints the PTX of a failing case. */
+static void run_ptx(tir_ctx *ctx, const tir_prim_func *k, const tir_module *mod, const model *m,
+                    long c, const char *src, tally *t) {
+    if (m->flags & (F_UNDEF | F_FLAT)) {
+        t->ptx_skipped++;
+        return;
+    }
+    const draw *d = m->d;
+    size_t ob = (size_t)d->no * (size_t)m->eb;
+    uint8_t *o = malloc(ob);
+    tir_arg args[3];
+    int n = case_args(m, o, args);
+    size_t bytes[3] = {(size_t)d->na * (size_t)dts[d->st].bytes, ob, (size_t)d->nt * (size_t)d->nj * 4};
+    char e[1024] = "";
+    if (mod->nparams != n) snprintf(e, sizeof e, "the module has %d parameters, not %d", mod->nparams, n);
+    bool ok = !e[0] && dc_run(ctx, mod, args, bytes, e, sizeof e) == 0;
+    if (getenv("CF_VERBOSE")) printf("# case %ld: PTX interpreter %s\n", c, ok ? "ok" : e);
+    if (m->flags & F_RUNTIME) {
+        if (ok) t->ptx_unseen++;
+        else t->ptx_failed++;
+    } else {
+        for (size_t i = 0; ok && !e[0] && i < ob; i++)
+            if (o[i] != m->o[i])
+                snprintf(e, sizeof e, "O differs from the computation at byte %zu (element %zu): "
+                         "0x%02x, want 0x%02x", i, i / (size_t)m->eb, o[i], m->o[i]);
+        if (!ok || e[0]) {
+            if (getenv("CF_PTX")) fprintf(stderr, "# PTX:\n%s\n", mod->ptx);
+            free(o);
+            case_fail(c, src, tir_print(ctx, k), "the PTX in the PTX interpreter: %s", e);
+        }
+        t->ptx_compared++;
+        t->ptx_ldm += d->ldm;
+    }
+    free(o);
+}
+
 /* PTX of an accepted kernel (d->ptx: an eighth of the cases): codegen
- * must take it and emit the copies, commits, waits and ldmatrix it has.
- * One that fails at run time may be refused instead (cleanly: .trans of
- * 32-bit rows), or compiled (a misaligned copy is the GPU's to meet). */
+ * must take it and emit the copies, commits, waits and ldmatrix it has,
+ * and it runs in the PTX interpreter (run_ptx).  One that fails at run
+ * time may be refused instead (cleanly: .trans of 32-bit rows), or
+ * compiled (a misaligned copy is the GPU's to meet). */
 static void check_ptx(tir_ctx *ctx, const tir_prim_func *k, const model *m, long c,
                       const char *src, tally *t) {
     const draw *d = m->d;
@@ -1505,6 +1556,7 @@ static void check_ptx(tir_ctx *ctx, const tir_prim_func *k, const model *m, long
     if (d->ldm && !strstr(mod->ptx, "ldmatrix.sync"))
         case_fail(c, src, tir_print(ctx, k), "the PTX has no ldmatrix:\n%s", mod->ptx);
     t->ptx++;
+    run_ptx(ctx, k, mod, m, c, src, t);
 }
 
 static void one_case(uint64_t seed, long c, tally *t) {
@@ -1566,6 +1618,10 @@ static void test_copy_spans_vs_simulator(void **state) {
     printf("\n# %d pipelines (%d compared), %d compared with threadIdx.y, run-time src_bytes: "
            "%d compared, %d failing as they should; %d compiled to PTX\n",
            t.pipes, t.pipes_compared, t.ty_compared, t.rsb_compared, t.rsb_failed, t.ptx);
+    printf("# PTX interpreter: %d runs compared with the computation (%d with ldmatrix), %d failing "
+           "as they should, %d run-time failures it does not see (unwritten or in-flight reads), "
+           "%d undefined or ill-formed not run\n",
+           t.ptx_compared, t.ptx_ldm, t.ptx_failed, t.ptx_unseen, t.ptx_skipped);
     printf("# compared: %d with a 3-D S, %d with a 3-D A; pipelines with ldmatrix %d, with a "
            "store %d (%d writing after another thread), with a second round %d (%d failing in "
            "the simulator as they should)\n",

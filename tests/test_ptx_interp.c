@@ -391,12 +391,14 @@ static void int_semantics(void **state) {
         "setp.gt.and.s32 %p3|%p4, %r1, 0, %p1;\nselp.b32 %r10, 1, 0, %p3;\nst.global.u32 [%rd1+88], %r10;\n"
         "selp.b32 %r10, 1, 0, %p4;\nst.global.u32 [%rd1+92], %r10;\n"    /* !(1>0) and p1 = 0 */
         "mov.b64 %rd4, {%r1, %r2};\nmov.b64 {%r11, %r12}, %rd4;\nst.global.v2.u32 [%rd1+96], {%r12, %r11};\n"
-        "mul.lo.s32 %r10, %r30, 3;\nst.global.u32 [%rd1+104], %r10;\n";   /* scalar param 5 */
+        "mul.lo.s32 %r10, %r30, 3;\nst.global.u32 [%rd1+104], %r10;\n"    /* scalar param 5 */
+        "bfi.b32 %r10, %r4, %r6, 4, 8;\nst.global.u32 [%rd1+108], %r10;\n" /* 0xf9 into bits 4-11 */
+        "bfi.b32 %r10, %r6, %r5, 28, 8;\nst.global.u32 [%rd1+112], %r10;\n"; /* bits 28-31 only */
     uint32_t want[] = {0, 0xffffffffu, 1, (uint32_t)-4, 0x7ffffffcu, (uint32_t)-3, (uint32_t)-1,
                        0x7fffffffu, (uint32_t)-14, 0xffffffffu, 0xfffffffeu, 1, 0xffffffffu, 1, 1,
                        6, (uint32_t)-2, (uint32_t)-13, (uint32_t)-8, 1, 10, 20, 1, 0,
-                       (uint32_t)-8, 1, 15};
-    expect_out(body, in, 8, want, 27);
+                       (uint32_t)-8, 1, 15, 0xffffff9fu, 0xf0000002u};
+    expect_out(body, in, 8, want, 29);
 }
 
 /* The int64 minimum as a negative literal (the direct emitter prints
