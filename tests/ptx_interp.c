@@ -69,12 +69,12 @@
 
 typedef enum ty {
     T_NONE, T_PRED, T_B8, T_B16, T_B32, T_B64, T_U8, T_U16, T_U32, T_U64,
-    T_S8, T_S16, T_S32, T_S64, T_F32, T_F64, T_NTY
+    T_S8, T_S16, T_S32, T_S64, T_F32, T_F64, T_F16, T_BF16, T_NTY /* f16, bf16: bits, cvt */
 } ty;
 static const char *const ty_name[T_NTY] = {"",    "pred", "b8",  "b16", "b32", "b64",
                                            "u8",  "u16",  "u32", "u64", "s8",  "s16",
-                                           "s32", "s64",  "f32", "f64"};
-static const uint8_t ty_bytes[T_NTY] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+                                           "s32", "s64",  "f32", "f64", "f16", "bf16"};
+static const uint8_t ty_bytes[T_NTY] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2, 2};
 
 static bool ty_signed(int t) { return t >= T_S8 && t <= T_S64; }
 static bool ty_float(int t) { return t == T_F32 || t == T_F64; }
@@ -103,7 +103,7 @@ static const char *const sp_name[] = {"generic", "global", "shared", "local", "p
 enum { OP_NONE, OP_MOV, OP_LD, OP_ST, OP_CVTA, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV,
        OP_REM, OP_NEG, OP_ABS, OP_MIN, OP_MAX, OP_NOT, OP_CNOT, OP_AND, OP_OR, OP_XOR, OP_SHL,
        OP_SHR, OP_SETP, OP_SELP, OP_SLCT, OP_CVT, OP_BFE, OP_POPC, OP_CLZ, OP_SQRT, OP_RCP,
-       OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_BFI,
+       OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_BFI, OP_PRMT,
        OP_LDMATRIX, OP_MMA, OP_NOPS }; /* the warp-collectives last (run_thread) */
 
 static const struct { const char *name; int op; } op_table[] = {
@@ -117,7 +117,7 @@ static const struct { const char *name; int op; } op_table[] = {
     {"clz", OP_CLZ},   {"sqrt", OP_SQRT},   {"rcp", OP_RCP},   {"bra", OP_BRA},
     {"ret", OP_RET},   {"exit", OP_RET},    {"bar", OP_BAR},   {"barrier", OP_BAR},
     {"cp", OP_CPASYNC}, {"membar", OP_NOP}, {"fence", OP_NOP}, {"atom", OP_ATOM},
-    {"red", OP_RED},   {"bfi", OP_BFI},
+    {"red", OP_RED},   {"bfi", OP_BFI},   {"prmt", OP_PRMT},
     {"ldmatrix", OP_LDMATRIX}, {"mma", OP_MMA},
 };
 
@@ -407,8 +407,8 @@ static int parse_reg_decl(parser *p, int line) {
     int t = parse_type_word(next(p));
     if (t == T_NONE) return perr(p, line, "bad .reg type");
     for (;;) {
-        tok *name = next(p);
-        if (name->kind != TK_WORD || name->s[0] != '%')
+        tok *name = next(p); /* %r, or a plain name: LLVM's `{ .reg .b16 tmp; ... }` */
+        if (name->kind != TK_WORD || name->s[0] == '.' || isdigit((unsigned char)name->s[0]))
             return perr(p, line, "bad register name '%.*s'", name->len, name->s);
         int64_t count = 0;
         if (is_punct(peek(p), '<')) {
@@ -679,6 +679,8 @@ static int parse_simple(parser *p, opnd *o) {
         return o->kind = O_IMM, o->lit = (uint8_t)lit, 0;
     }
     if (seq(t->s, t->len, "_")) return o->kind = O_SINK, 0;
+    int r = find_reg(p, t->s, t->len); /* a register declared with a plain name */
+    if (r >= 0) return o->kind = O_REG, o->reg = r, 0;
     o->kind = O_SYM, o->reg = (int32_t)(t - p->toks);
     return 0;
 }
@@ -852,8 +854,9 @@ static int check_logic(parser *p, insn *in) {
     if (in->op == OP_SHL) bits = in->t >= T_B8 && in->t <= T_B64;
     if (in->op == OP_BFE) bits = in->t == T_U32 || in->t == T_S32 || in->t == T_U64 || in->t == T_S64;
     if (in->op == OP_BFI) bits = in->t == T_B32 || in->t == T_B64;
+    if (in->op == OP_PRMT) bits = in->t == T_B32;
     if (need_type(p, in, bits) < 0) return -1;
-    return check_ops(p, in, in->op == OP_BFE ? "dsss" : in->op == OP_BFI ? "dssss" : "dss");
+    return check_ops(p, in, in->op == OP_BFE || in->op == OP_PRMT ? "dsss" : in->op == OP_BFI ? "dssss" : "dss");
 }
 
 static int check_setp(parser *p, insn *in) {
@@ -868,6 +871,9 @@ static int check_setp(parser *p, insn *in) {
 
 static int check_cvt(parser *p, insn *in) {
     int d = in->t, s = in->t2;
+    bool h16 = d == T_F16 || d == T_BF16, s16 = s == T_F16 || s == T_BF16;
+    if ((h16 && s == T_F32 && in->rnd == R_RN) || (s16 && d == T_F32 && in->rnd == R_NONE))
+        return check_ops(p, in, "ds"); /* cvt.rn.{f16,bf16}.f32, cvt.f32.{f16,bf16} */
     if (!(ty_int(d) || ty_float(d)) || !(ty_int(s) || ty_float(s)))
         return perr(p, in->line, "cvt needs two integer or float types");
     bool ok;
@@ -986,7 +992,7 @@ static int check_insn(parser *p, insn *in, const mods *m) {
     case OP_SQRT: case OP_RCP:
         return check_unary(p, in);
     case OP_MIN: case OP_MAX: case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
-    case OP_BFE: case OP_BFI:
+    case OP_BFE: case OP_BFI: case OP_PRMT:
         return check_logic(p, in);
     case OP_SETP: return check_setp(p, in);
     case OP_SELP: return need_type(p, in, in->t > T_PRED) < 0 ? -1 : check_ops(p, in, "dsss");
@@ -1580,6 +1586,20 @@ static uint64_t bfi(uint64_t a, uint64_t b, uint64_t pos, uint64_t len, int t) {
     return b;
 }
 
+/* prmt.b32 (the default mode): byte i of d is byte c[4i+2:4i] of the
+ * eight bytes b:a (a the low four), or with c[4i+3] set that byte's sign
+ * bit replicated. */
+static uint64_t prmt(uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t src = (b & 0xffffffffu) << 32 | (a & 0xffffffffu), d = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned sel = (unsigned)(c >> (4 * i)) & 0xf;
+        uint64_t byte = src >> (8 * (sel & 7)) & 0xff;
+        if (sel & 8) byte = byte & 0x80 ? 0xff : 0;
+        d |= byte << (8 * i);
+    }
+    return d;
+}
+
 static int exec_int(run *r, uint64_t *R, const insn *in, int t) {
     int ty = in->t;
     uint64_t a = norm(sval(r, R, &in->o[1], t), ty), v = 0;
@@ -1607,6 +1627,7 @@ static int exec_int(run *r, uint64_t *R, const insn *in, int t) {
     case OP_SHL:
     case OP_SHR: v = shift(in, a, b); break;
     case OP_BFE: v = bfe(a, b, norm(sval(r, R, &in->o[3], t), T_U32), ty); break;
+    case OP_PRMT: v = prmt(a, b, sval(r, R, &in->o[3], t)); break;
     case OP_BFI:
         v = bfi(a, b, norm(sval(r, R, &in->o[3], t), T_U32), norm(sval(r, R, &in->o[4], t), T_U32), ty);
         break;
@@ -1758,8 +1779,24 @@ static uint64_t f2i(double x, int rnd, int t) {
     return (uint64_t)x;
 }
 
+static float half_float(uint32_t h);
+
+/* f32 to f16 or bf16 bits, to nearest even; NaN: the canonical 0x7fff. */
+static uint64_t f32_to_16(uint64_t v, int d) {
+    uint32_t u = (uint32_t)v, sign = u >> 16 & 0x8000, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return 0x7fff;
+    if (d == T_BF16) return (u + 0x7fffu + (u >> 16 & 1)) >> 16; /* Inf stays, overflow carries to it */
+    if (a >= 0x477ff000u) return sign | 0x7c00;                     /* from 65520 on: Inf */
+    if (a < 0x38800000u) /* below 2^-14: a subnormal, in units of 2^-24 (exact scaling) */
+        return sign | (uint32_t)nearbyintf(bits_f32(a) * 16777216.0f);
+    return sign | (((a + 0xfffu + (a >> 13 & 1)) >> 13) - (112u << 10));
+}
+
 static uint64_t cvt_val(const insn *in, uint64_t a) {
     int d = in->t, s = in->t2;
+    if (d == T_F16 || d == T_BF16) return f32_to_16(a, d);
+    if (s == T_BF16) return (a & 0xffff) << 16;
+    if (s == T_F16) return f32_bits(half_float((uint32_t)a & 0xffff));
     /* to the destination type: cvt.s8.s32 of 248 is -8 (sign-extended to
      * a wider register), not 248 */
     if (ty_int(d) && ty_int(s)) return norm(norm(a, s), d);

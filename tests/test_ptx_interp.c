@@ -321,6 +321,33 @@ static void minmax_nan(void **state) {
     expect_out(body, in, 5, want, 7);
 }
 
+/* f32 to and from the 16-bit floats (LLVM's bf16 and f16 stores and
+ * loads): to nearest even, ties both ways, overflow, subnormals, NaN. */
+static void cvt_16bit(void **state) {
+    (void)state;
+    _Alignas(16) uint32_t in[] = {0x3f808000u, 0x3f818000u, fbits(65520.0f), fbits(65519.0f),
+                                  fbits(0x1p-25f), fbits(0x3p-25f), fbits(1.0f / 3), 0x7fc00001u,
+                                  0x0001u, 0xc0a0u, fbits(-0x1p-14f), 0x7f7fffffu};
+    static const char *const op[12] = {"bf16", "bf16", "f16", "f16", "f16", "f16", "f16", "bf16",
+                                       "f16", "bf16", "f16", "bf16"};
+    char body[4096] = "";
+    for (int i = 0; i < 12; i++) {
+        size_t k = strlen(body);
+        if (i == 8 || i == 9) /* from 16 bits */
+            snprintf(body + k, sizeof body - k, "ld.global.b16 %%rs1, [%%rd2+%d];\n"
+                     "cvt.f32.%s %%f1, %%rs1;\nst.global.f32 [%%rd1+%d], %%f1;\n", 4 * i, op[i], 4 * i);
+        else
+            snprintf(body + k, sizeof body - k, "ld.global.f32 %%f1, [%%rd2+%d];\n"
+                     "cvt.rn.%s.f32 %%rs1, %%f1;\ncvt.u32.u16 %%r1, %%rs1;\nst.global.u32 [%%rd1+%d], %%r1;\n",
+                     4 * i, op[i], 4 * i);
+    }
+    char full[4200];
+    snprintf(full, sizeof full, ".reg .b16 %%rs<2>;\n%s", body);
+    uint32_t want[] = {0x3f80, 0x3f82, 0x7c00, 0x7bff, 0, 2, 0x3555, 0x7fff,
+                       fbits(0x1p-24f), 0xc0a00000u, 0x8400, 0x7f80};
+    expect_out(full, in, 12, want, 12);
+}
+
 static void cvt_semantics(void **state) {
     (void)state;
     _Alignas(16) uint32_t in[] = {fbits(3e9f), fbits(-3e9f), 0x7fc00000u, fbits(-2.7f), fbits(5e9f), fbits(2.5f),
@@ -393,12 +420,17 @@ static void int_semantics(void **state) {
         "mov.b64 %rd4, {%r1, %r2};\nmov.b64 {%r11, %r12}, %rd4;\nst.global.v2.u32 [%rd1+96], {%r12, %r11};\n"
         "mul.lo.s32 %r10, %r30, 3;\nst.global.u32 [%rd1+104], %r10;\n"    /* scalar param 5 */
         "bfi.b32 %r10, %r4, %r6, 4, 8;\nst.global.u32 [%rd1+108], %r10;\n" /* 0xf9 into bits 4-11 */
-        "bfi.b32 %r10, %r6, %r5, 28, 8;\nst.global.u32 [%rd1+112], %r10;\n"; /* bits 28-31 only */
+        "bfi.b32 %r10, %r6, %r5, 28, 8;\nst.global.u32 [%rd1+112], %r10;\n" /* bits 28-31 only */
+        /* bytes of b:a = 0x00000002:0xfffffff9 picked 4, 0, 3 (sign: ff), 1 (sign of f9: ff) */
+        "prmt.b32 %r10, %r4, %r5, 0x9b04;\nst.global.u32 [%rd1+116], %r10;\n"
+        /* LLVM's scoped temporary with a plain name */
+        "{ .reg .b16 tmp, %rs1; mov.b32 {tmp, %rs1}, %r4; cvt.u32.u16 %r10, %rs1; }\n"
+        "st.global.u32 [%rd1+120], %r10;\n";
     uint32_t want[] = {0, 0xffffffffu, 1, (uint32_t)-4, 0x7ffffffcu, (uint32_t)-3, (uint32_t)-1,
                        0x7fffffffu, (uint32_t)-14, 0xffffffffu, 0xfffffffeu, 1, 0xffffffffu, 1, 1,
                        6, (uint32_t)-2, (uint32_t)-13, (uint32_t)-8, 1, 10, 20, 1, 0,
-                       (uint32_t)-8, 1, 15, 0xffffff9fu, 0xf0000002u};
-    expect_out(body, in, 8, want, 29);
+                       (uint32_t)-8, 1, 15, 0xffffff9fu, 0xf0000002u, 0xfffff902u, 0xffffu};
+    expect_out(body, in, 8, want, 31);
 }
 
 /* The int64 minimum as a negative literal (the direct emitter prints
@@ -1262,7 +1294,7 @@ int main(void) {
         cmocka_unit_test(llvm_guarded_store),
         cmocka_unit_test(llvm_strided_zero_fill),
         cmocka_unit_test(minmax_nan),     cmocka_unit_test(cvt_semantics),
-        cmocka_unit_test(cvt_narrow),
+        cmocka_unit_test(cvt_narrow),     cmocka_unit_test(cvt_16bit),
         cmocka_unit_test(int_semantics),  cmocka_unit_test(int64_min_literal),
         cmocka_unit_test(float_semantics),
         cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
