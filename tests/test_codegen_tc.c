@@ -9,7 +9,13 @@
  * which JIT-compiled for the host gives ir_tf32_round's bits on every
  * tie pattern and 2^20 random ones.  Links the static library for
  * cg_check with a target that minitir does not build for (sm_75).  The
- * results are checked on a GPU by tests/test_codegen_gpu.c. */
+ * results are checked on a GPU by tests/test_codegen_gpu.c, and on the
+ * CPU by running the sm_80 PTX in the PTX interpreter (tests/
+ * ptx_interp.c: mma and ldmatrix per warp) against tcg_reference: bit for
+ * bit on small integers (every sum exact), within a relative 1e-5 of
+ * max(|ref|, 1) on fractions (the interpreter sums in float32, the
+ * reference in double). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +34,8 @@
 #include "cg_internal.h"
 #include "ir/interp_internal.h"
 #include "cg_tc_kernels.h"
+#include "minitir/runtime.h"
+#include "ptx_interp.h"
 #include "ptxas_check.h"
 
 static int count(const char *hay, const char *needle) {
@@ -70,7 +78,56 @@ static void check_tf32_rounding(const char *ptx, bool tf32, const char *arch) {
             fail_msg("%s: the constant '%s' is%s in the PTX", arch, consts[i], ints ? " not" : "");
 }
 
-/* The PTX of one variant for sm_80 and sm_90, ssa_locals on and off. */
+/* Element k of a buffer of dtype t (bf16, f16 or float32) set to x, which
+ * it holds exactly; x back. */
+static float put_elem(tir_dtype t, void *p, int64_t k, float x) {
+    if (tir_dtype_eq(t, TIR_F32)) return ((float *)p)[k] = x;
+    uint16_t h = tir_dtype_eq(t, TIR_F16) ? tir_rt_f32_to_f16(x) : tir_rt_f32_to_bf16(x);
+    ((uint16_t *)p)[k] = h;
+    return tir_dtype_eq(t, TIR_F16) ? tir_rt_f16_to_f32(h) : tir_rt_bf16_to_f32(h);
+}
+
+/* m's PTX in the PTX interpreter on A, B, C of f (ints: small integers,
+ * else fractions) against tcg_reference. */
+static void run_in_interp(tir_ctx *ctx, const tcg_opts *o, const tir_prim_func *f,
+                          const tir_module *m, bool ints) {
+    void *buf[3];
+    float *val[3];
+    size_t bytes[3];
+    tir_rt_rng rng = tir_rt_rng_seed(99 + (uint64_t)o->K + (uint64_t)ints);
+    for (int i = 0; i < 3; i++) {
+        const tir_buffer *b = f->buffer_map[i];
+        int64_t n = tir_buffer_const_size(b);
+        bytes[i] = (size_t)n * tir_dtype_bytes(b->dtype);
+        buf[i] = malloc(bytes[i]), val[i] = malloc((size_t)n * sizeof(float));
+        for (int64_t k = 0; k < n; k++) {
+            float u = tir_rt_rng_uniform(&rng); /* [-1, 1) */
+            val[i][k] = put_elem(b->dtype, buf[i], k, ints ? (float)(int)(u * 8) : u * 4);
+        }
+    }
+    tcg_reference(o, val[0], val[1], val[2]);
+    ptx_arg pa[3];
+    tir_arg ta[3];
+    for (int i = 0; i < 3; i++) pa[i] = (ptx_arg){true, buf[i], bytes[i], 0}, ta[i] = (tir_arg){buf[i], 0};
+    int64_t grid[3], block[3];
+    if (tir_module_launch_dims(ctx, m, 3, ta, grid, block) != TIR_OK) fail_msg("%s", tir_ctx_error(ctx));
+    char err[512];
+    ptx_interp_stats st;
+    if (ptx_interp_run_ex(m->ptx, m->kernel_name, grid, block, pa, 3, m->dyn_shared_bytes, NULL, &st,
+                          err, sizeof err))
+        fail_msg("PTX interpreter: %s\n%s", err, m->ptx);
+    assert_true(st.warp_ops >= o->K / (tir_dtype_eq(o->in, TIR_F32) ? 8 : 16));
+    const float *c = buf[2];
+    for (int64_t k = 0; k < tir_buffer_const_size(f->buffer_map[2]); k++) {
+        double e = fabs((double)val[2][k] - c[k]) / fmax(fabs(val[2][k]), 1.0);
+        if (ints ? c[k] != val[2][k] : !(e <= 1e-5))
+            fail_msg("PTX interpreter: C[%lld] = %.9g, the reference %.9g", (long long)k, c[k], val[2][k]);
+    }
+    for (int i = 0; i < 3; i++) free(buf[i]), free(val[i]);
+}
+
+/* The PTX of one variant for sm_80 and sm_90, ssa_locals on and off; the
+ * sm_80 PTX also runs in the PTX interpreter. */
 static void check_variant(const tcg_opts *o) {
     static const char *const arches[2] = {"sm_80", "sm_90"};
     for (int a = 0; a < 2; a++)
@@ -111,6 +168,10 @@ static void check_variant(const tcg_opts *o) {
             /* the fragments stay in registers: no local memory */
             assert_null(strstr(ptx, "ld.local"));
             assert_null(strstr(ptx, "st.local"));
+            if (a == 0) {
+                run_in_interp(ctx, o, tcg_mma(ctx, o), m, true);
+                run_in_interp(ctx, o, tcg_mma(ctx, o), m, false);
+            }
             ptxas_info pi;
             if (ptxas_assemble(m, &pi)) {
                 assert_int_equal(pi.spill_stores, 0);
