@@ -9,9 +9,18 @@
  * offset, vector operand lists); labels become instruction indices.  A
  * run gives each thread of a block a file of 64-bit register slots (f32
  * as its bits) and runs the threads one after the other, each until it
- * reaches a barrier or exits; when every thread waits at the same barrier
- * instruction they are all released.  Any construct outside the subset is
- * an error that names its line: an oracle must never guess.
+ * reaches a barrier, a warp-collective instruction or exits.  A warp (32
+ * consecutive linear thread ids; the last one may be partial) whose
+ * threads all wait at one warp-collective instruction (ldmatrix, mma) runs
+ * it once for the whole warp with every lane's operands, and they go on;
+ * a warp with some threads there and others elsewhere (another
+ * instruction, a barrier, exited) or with a guard that differs across it
+ * is an error (PTX: .aligned, undefined).  A thread that goes around the
+ * instruction and reaches it later is not told from one that waited (the
+ * interpreter does not track dynamic instances).  When every thread waits
+ * at the same barrier instruction they are all released.  Any construct
+ * outside the subset is an error that names its line: an oracle must
+ * never guess.
  *
  * Memory: global addresses are host pointers and must fall inside one
  * buffer argument; shared memory is a per-block array seen at the window
@@ -32,24 +41,37 @@
  * .entry with .param .u/.s/.b 8-64 and .f32/.f64 (.ptr .global .align
  * allowed), .maxntid .reqntid (checked against the launch) .minnctapersm
  * .maxnctapersm .maxnreg, .reg (any scalar type, %r<N> or single names,
- * scoped by { }), .shared / .local arrays with .align, .extern .shared at
+ * plain ones such as LLVM's `tmp` too, scoped by { }), .shared / .local arrays with .align, .extern .shared at
  * module scope, .pragma, .loc/.file.  Instructions (any may be guarded by
  * @%p or @!%p): ld (.param .global .shared .local or generic, .nc and
  * cache hints, .v2 .v4, 8-64-bit and f32/f64 elements) and st; mov
  * (registers, immediates, special registers %tid %ntid %ctaid %nctaid
  * .x/.y/.z, %laneid, %warpid, array addresses, vector pack/unpack); cvta
  * (identity); integer add sub mul.lo/hi/wide mad.lo/hi/wide div rem neg
- * abs min max not cnot and or xor shl shr bfe popc clz; float add sub mul
+ * abs min max not cnot and or xor shl shr bfe bfi prmt (default mode)
+ * popc clz; float add sub mul
  * (.rn or none) fma/mad/div/sqrt/rcp .rn, neg abs min max (f32, f64);
  * setp (all comparisons, .and/.or/.xor with a predicate, p|q); selp slct;
  * cvt between integers, integer <-> float (.rn; .rni/.rzi/.rmi/.rpi,
- * saturating, NaN -> 0), f32 <-> f64, float rounding to integral; bra
+ * saturating, NaN -> 0), f32 <-> f64, cvt.rn.{f16,bf16}.f32 and
+ * cvt.f32.{f16,bf16} (f16 and bf16 are otherwise bits: ld, st, mov),
+ * float rounding to integral; bra
  * (.uni) ret exit; bar.sync / barrier.sync(.aligned) with a constant id
  * and no thread count; cp.async.ca/.cg.shared.global (with src-size),
  * commit_group, wait_group, wait_all; membar/fence (no-ops); atom.add
- * (f32, 32/64-bit integers), atom.exch, red.add.  Not: .ftz .sat .approx
- * and other rounding modes, .func and calls, .global/.const variables,
- * shfl/vote/mma/tex and the rest.
+ * (f32, 32/64-bit integers), atom.exch, red.add.  Warp-collective:
+ * ldmatrix.sync.aligned.m8n8.x1/.x2/.x4[.trans][.shared].b16 (rows of 16
+ * bytes, 16-byte aligned, in shared memory, from lanes 0 .. 8 num - 1 as
+ * on sm_80 on; the others' addresses are not read) and
+ * mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.same.f32 and
+ * m16n8k8.row.col.f32.tf32.tf32.f32 (a full warp; the PTX ISA's fragment
+ * layouts, as src/ir/frag.c; d = c, then d = fmaf(a[i][k], b[k][j], d)
+ * for k in order, in float, where the hardware's order is unspecified;
+ * a tf32 register must have its low 13 bits clear).  Not: .ftz .sat
+ * .approx and other rounding modes, .func and calls, .global/.const
+ * variables, f16/bf16 arithmetic, cvt with .tf32, mma with f16
+ * accumulators or other shapes, ldmatrix .b8 and other shapes,
+ * shfl/vote/wgmma/tex and the rest.
  */
 #include "ptx_interp.h"
 

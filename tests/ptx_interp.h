@@ -5,7 +5,9 @@
  * (a global address is the host pointer; every access must lie inside one
  * of them), shared memory is per block (static .shared arrays and the
  * dynamic .extern .shared array), local memory per thread.  The threads
- * of a block run one after the other up to each bar.sync.  Everything
+ * of a block run one after the other up to each bar.sync or
+ * warp-collective instruction (ldmatrix, mma: run once per warp when all
+ * its threads are there; divergence is an error).  Everything
  * outside the subset (see ptx_interp.c) is an error naming the line,
  * never a silent wrong result.  No LLVM, no CUDA headers.
  */
@@ -58,8 +60,11 @@ typedef struct ptx_interp_stats {
  * (errlen bytes, may be 0): a parse error or an unsupported instruction
  * or directive (with its line), an access outside every buffer or shared
  * or local array, a misaligned access, a barrier that not every thread of
- * a block reaches at the same instruction, division by zero, the step
- * limit.  Reads of never-written registers give 0. */
+ * a block reaches at the same instruction, a warp-collective instruction
+ * that not all threads of a warp reach together (or with a guard that
+ * differs across it), an ldmatrix row that is misaligned or outside shared
+ * memory, division by zero, the step limit.  Reads of never-written
+ * registers give 0. */
 int ptx_interp_run(const char *ptx, const char *entry, const int64_t grid[3],
                    const int64_t block[3], const ptx_arg *args, int nargs, int64_t dyn_shared,
                    char *err, size_t errlen);

@@ -69,7 +69,10 @@
  *   - PTX (an eighth): tir_codegen (sm_80) on an accepted kernel must
  *     succeed and emit cp.async (and commit_group, wait_group, ldmatrix
  *     where the kernel has them); one that fails at run time may instead
- *     be refused with a clean message.
+ *     be refused with a clean message.  Since the seventh review's follow-up
+ *     the PTX also runs in the PTX interpreter (tests/ptx_interp.c, with
+ *     ldmatrix per warp) on the simulator's inputs and must leave O as
+ *     the computation does, byte for byte (run_ptx).
  * The interpreter does not run pipelines (it runs one thread's loop at a
  * time, so reads of other threads' copies in one thread loop are unwritten
  * to it); the simulator is their oracle.

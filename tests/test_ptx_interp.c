@@ -9,8 +9,14 @@
  * NaN, so an element never written fails.  Hand-written PTX checks the
  * edge semantics (NaN min/max, cvt saturation and rounding, shifts,
  * div/rem, fma, denormals, predication, vectors, shared/local/dynamic
- * memory, cp.async zero fill) and the errors (barriers, bounds,
- * alignment, division by zero, unsupported instructions, step limit);
+ * memory, cp.async zero fill, bfi, prmt, f16/bf16 cvt) and the errors
+ * (barriers, bounds, alignment, division by zero, unsupported
+ * instructions, step limit).  The warp-collectives: ldmatrix x1, x2, x4,
+ * with and without .trans, on one and two warps with scattered rows, and
+ * mma (bf16, f16, tf32) against the PTX ISA's fragment figures written
+ * out here, and their errors (a lane exited or at a barrier, a guard
+ * that differs in the warp, misaligned rows, rows outside shared memory,
+ * a partial warp);
  * where ptxas is installed, the valid snippets are assembled by it too, so
  * that the semantics are checked on PTX the real assembler takes.
  * direct_edges: lowered kernels (as text) at the edges of the direct
