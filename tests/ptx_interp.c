@@ -894,8 +894,8 @@ static int check_setp(parser *p, insn *in) {
 static int check_cvt(parser *p, insn *in) {
     int d = in->t, s = in->t2;
     bool h16 = d == T_F16 || d == T_BF16, s16 = s == T_F16 || s == T_BF16;
-    if ((h16 && s == T_F32 && in->rnd == R_RN) || (s16 && d == T_F32 && in->rnd == R_NONE))
-        return check_ops(p, in, "ds"); /* cvt.rn.{f16,bf16}.f32, cvt.f32.{f16,bf16} */
+    if ((h16 && (s == T_F32 || ty_int(s)) && in->rnd == R_RN) || (s16 && d == T_F32 && in->rnd == R_NONE))
+        return check_ops(p, in, "ds"); /* cvt.rn.{f16,bf16}.{f32,int}, cvt.f32.{f16,bf16} */
     if (!(ty_int(d) || ty_float(d)) || !(ty_int(s) || ty_float(s)))
         return perr(p, in->line, "cvt needs two integer or float types");
     bool ok;
@@ -1814,8 +1814,25 @@ static uint64_t f32_to_16(uint64_t v, int d) {
     return sign | (((a + 0xfffu + (a >> 13 & 1)) >> 13) - (112u << 10));
 }
 
+/* An integer of type s to f16 or bf16 bits, to nearest even: its
+ * magnitude rounded to the format's significant bits (11, 8) first, which
+ * float then holds exactly (no double rounding). */
+static uint64_t int_to_16(uint64_t a, int s, int d) {
+    int64_t v = (int64_t)norm(a, s);
+    uint64_t u = ty_signed(s) && v < 0 ? 0 - (uint64_t)v : norm(a, s) & mask_bits(ty_bits(s));
+    int p = u ? 63 - __builtin_clzll(u) : 0, keep = d == T_F16 ? 11 : 8, sh = 0;
+    if (p >= keep) {
+        sh = p - keep + 1;
+        uint64_t rem = u & ((1ull << sh) - 1), half = 1ull << (sh - 1);
+        u = (u >> sh) + (rem > half || (rem == half && (u >> sh & 1)));
+    }
+    float f = ldexpf((float)u, sh); /* exact: at most keep + 1 significant bits, below 2^65 */
+    return f32_to_16(f32_bits(ty_signed(s) && v < 0 ? -f : f), d);
+}
+
 static uint64_t cvt_val(const insn *in, uint64_t a) {
     int d = in->t, s = in->t2;
+    if ((d == T_F16 || d == T_BF16) && ty_int(s)) return int_to_16(a, s, d);
     if (d == T_F16 || d == T_BF16) return f32_to_16(a, d);
     if (s == T_BF16) return (a & 0xffff) << 16;
     if (s == T_F16) return f32_bits(half_float((uint32_t)a & 0xffff));

@@ -347,11 +347,26 @@ static void cvt_16bit(void **state) {
                      "cvt.rn.%s.f32 %%rs1, %%f1;\ncvt.u32.u16 %%r1, %%rs1;\nst.global.u32 [%%rd1+%d], %%r1;\n",
                      4 * i, op[i], 4 * i);
     }
+    /* from integers: ties to even at 2049, 2051 (f16) and 257 (bf16),
+     * -65520 to -Inf, 2^64 - 1 up to 2^64 */
+    size_t k = strlen(body);
+    snprintf(body + k, sizeof body - k,
+             "mov.u32 %%r1, 2049;\ncvt.rn.f16.u32 %%rs1, %%r1;\ncvt.u32.u16 %%r2, %%rs1;\n"
+             "st.global.u32 [%%rd1+48], %%r2;\n"
+             "mov.u32 %%r1, 2051;\ncvt.rn.f16.u32 %%rs1, %%r1;\ncvt.u32.u16 %%r2, %%rs1;\n"
+             "st.global.u32 [%%rd1+52], %%r2;\n"
+             "mov.u32 %%r1, -65520;\ncvt.rn.f16.s32 %%rs1, %%r1;\ncvt.u32.u16 %%r2, %%rs1;\n"
+             "st.global.u32 [%%rd1+56], %%r2;\n"
+             "mov.u32 %%r1, 257;\ncvt.rn.bf16.s32 %%rs1, %%r1;\ncvt.u32.u16 %%r2, %%rs1;\n"
+             "st.global.u32 [%%rd1+60], %%r2;\n"
+             "mov.u64 %%rd3, -1;\ncvt.rn.bf16.u64 %%rs1, %%rd3;\ncvt.u32.u16 %%r2, %%rs1;\n"
+             "st.global.u32 [%%rd1+64], %%r2;\n");
     char full[4200];
     snprintf(full, sizeof full, ".reg .b16 %%rs<2>;\n%s", body);
     uint32_t want[] = {0x3f80, 0x3f82, 0x7c00, 0x7bff, 0, 2, 0x3555, 0x7fff,
-                       fbits(0x1p-24f), 0xc0a00000u, 0x8400, 0x7f80};
-    expect_out(full, in, 12, want, 12);
+                       fbits(0x1p-24f), 0xc0a00000u, 0x8400, 0x7f80,
+                       0x6800, 0x6802, 0xfc00, 0x4380, 0x5f80};
+    expect_out(full, in, 12, want, 17);
 }
 
 static void cvt_semantics(void **state) {
