@@ -41,8 +41,9 @@
  * .entry with .param .u/.s/.b 8-64 and .f32/.f64 (.ptr .global .align
  * allowed), .maxntid .reqntid (checked against the launch) .minnctapersm
  * .maxnctapersm .maxnreg, .reg (any scalar type, %r<N> or single names,
- * plain ones such as LLVM's `tmp` too, scoped by { }), .shared / .local arrays with .align, .extern .shared at
- * module scope, .pragma, .loc/.file.  Instructions (any may be guarded by
+ * plain ones such as LLVM's `tmp` too, scoped by { }), .shared / .local
+ * arrays with .align, .extern .shared at module scope, .pragma,
+ * .loc/.file.  Instructions (any may be guarded by
  * @%p or @!%p): ld (.param .global .shared .local or generic, .nc and
  * cache hints, .v2 .v4, 8-64-bit and f32/f64 elements) and st; mov
  * (registers, immediates, special registers %tid %ntid %ctaid %nctaid
@@ -878,7 +879,8 @@ static int check_logic(parser *p, insn *in) {
     if (in->op == OP_BFI) bits = in->t == T_B32 || in->t == T_B64;
     if (in->op == OP_PRMT) bits = in->t == T_B32;
     if (need_type(p, in, bits) < 0) return -1;
-    return check_ops(p, in, in->op == OP_BFE || in->op == OP_PRMT ? "dsss" : in->op == OP_BFI ? "dssss" : "dss");
+    bool three = in->op == OP_BFE || in->op == OP_PRMT;
+    return check_ops(p, in, three ? "dsss" : in->op == OP_BFI ? "dssss" : "dss");
 }
 
 static int check_setp(parser *p, insn *in) {
