@@ -269,6 +269,7 @@ static const char *snippet_head =
 static int snippet(const char *body, int64_t block, uint32_t *out, const uint32_t *in, size_t nin,
                    int64_t dyn, bool assemble, char *err) {
     char *text = malloc(strlen(snippet_head) + strlen(body) + 16);
+    if (!text) abort();
     sprintf(text, "%s%s\nret;\n}\n", snippet_head, body);
     if (assemble) { /* the valid snippets are PTX that ptxas takes, where installed */
         tir_module m = {.kernel_name = "k", .arch = "sm_90", .ptx = text, .ptx_len = strlen(text)};
@@ -571,6 +572,7 @@ static const char *warp_head =
 static int warp_run(const char *body, int64_t block, uint32_t *out, const uint32_t *in, size_t nin,
                     bool assemble, char *err) {
     char *text = malloc(strlen(warp_head) + strlen(body) + 16);
+    if (!text) abort();
     sprintf(text, "%s%s\nret;\n}\n", warp_head, body);
     if (assemble) {
         tir_module m = {.kernel_name = "k", .arch = "sm_90", .ptx = text, .ptx_len = strlen(text)};
@@ -692,6 +694,7 @@ static void ldmatrix_errors(void **state) {
     ldm_body(body, sizeof body, 1, false, "mov.u32 %r10, 7;\nsetp.gt.u32 %p2, %r31, 99;\n@%p2 ", "%rd8");
     ptx_arg args[2] = {{true, out, sizeof out, 0}, {true, in, sizeof in, 0}};
     char *text = malloc(strlen(warp_head) + strlen(body) + 16);
+    if (!text) abort();
     sprintf(text, "%s%s\nret;\n}\n", warp_head, body);
     int64_t g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
     ptx_interp_stats st;
