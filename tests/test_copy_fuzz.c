@@ -1632,6 +1632,8 @@ static void test_copy_spans_vs_simulator(void **state) {
            t.pr2_compared, t.pr2_failed);
     if (failed) fail_msg("%d of %ld cases failed (CF_KEEP_GOING)", failed, cases_wanted);
     assert_true(t.compared > 0 && t.barriers > 0 && t.refused[0] + t.refused[1] > 0);
+    /* the PTX runs must not all have gone to the uncompared counts */
+    if (t.ptx >= 20) assert_true(t.ptx_compared > 0);
 }
 
 int main(int argc, char **argv) {
