@@ -9,6 +9,12 @@
  * the mma.sync and ldmatrix instructions (B pairs as ldmatrix.x4.trans;
  * two k steps of fragment loads before the first mma with the fragment
  * pipeline; assembled by ptxas, 0 spills, where ptxas is installed).
+ * The PTX also runs in the PTX interpreter (tests/ptx_interp.c: ldmatrix
+ * and mma per warp, in float) on the same inputs, its output starting as
+ * NaN, within the same tolerance of the reference; PTX outside the
+ * interpreter's subset (a parse-time refusal: cvt.rn.tf32.f32 of sm_90's
+ * TF32 kernels, shfl of the vector accumulator store) is counted, not
+ * run; the other bf16 and f16 kernels must run.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -26,6 +32,7 @@
 #include "minitir/lower.h"
 #include "minitir/runtime.h"
 #include "minitir/sim.h"
+#include "ptx_interp.h"
 #include "ptxas_check.h"
 
 #define OK(ctx, call)                                                                     \
@@ -49,6 +56,38 @@ typedef struct epi_counts {
 
 /* The PTX of the last run_case_lo (heap). */
 static char *last_ptx;
+static int ptx_runs, ptx_unrun; /* Step 9 PTX run in the PTX interpreter; outside its subset */
+
+/* m's PTX in the PTX interpreter on a and b against ref (tol, as the
+ * simulator); false: outside the interpreter's subset (refused before any
+ * thread ran), counted. */
+static bool ptx_check(tir_ctx *ctx, const tir_module *m, void *a, void *b, size_t es, int64_t M,
+                      int64_t N, int64_t K, const double *ref, double tol) {
+    size_t nc = (size_t)(M * N);
+    float *out = malloc(4 * nc);
+    tir_rt_poison(out, 4 * nc);
+    ptx_arg pa[3] = {{true, a, es * (size_t)(M * K), 0}, {true, b, es * (size_t)(K * N), 0},
+                     {true, out, 4 * nc, 0}};
+    tir_arg ta[3] = {{a, 0}, {b, 0}, {out, 0}};
+    int64_t grid[3], block[3];
+    OK(ctx, tir_module_launch_dims(ctx, m, 3, ta, grid, block));
+    char err[512];
+    ptx_interp_stats st;
+    bool ran = ptx_interp_run_ex(m->ptx, m->kernel_name, grid, block, pa, 3, m->dyn_shared_bytes,
+                                 NULL, &st, err, sizeof err) == 0;
+    if (!ran && strstr(err, "block (")) fail_msg("PTX interpreter: %s", err);
+    if (ran) {
+        assert_true(st.warp_ops > 0);
+        OK(ctx, tir_rt_check(ctx, "Step 9's PTX in the PTX interpreter", TIR_F32, out, ref, M, N,
+                             tol, NULL));
+        ptx_runs++;
+    } else {
+        printf("# PTX outside the interpreter's subset: %s\n", err);
+        ptx_unrun++;
+    }
+    free(out);
+    return ran;
+}
 
 /* How many of ptx's bar.sync with an mma.sync after them are not
  * followed by `what` before that mma.sync. */
@@ -155,6 +194,9 @@ static int run_case_lo(tir_rt_gemm_kind kind, const hgemm_config *cfg, int64_t M
         bool pipelined = !cfg->no_frag_pipeline && cfg->bk / 16 >= 2;
         assert_int_equal(before, (pipelined ? 2 : 1) * per_step);
     }
+    bool ran = ptx_check(ctx, m, a, b, es, M, N, K, ref, tol);
+    if (b16 && !ran && !strstr(m->ptx, "shfl.sync"))
+        fail_msg("a 16-bit Step 9 kernel's PTX did not run in the PTX interpreter");
     int hits = what ? count(m->ptx, what) : 0;
     free(last_ptx);
     last_ptx = strdup(m->ptx);
@@ -245,6 +287,13 @@ static void test_ragged_tiles_unguarded(void **st) {
         tir_ctx_destroy(ctx);
         run_case(cases[i].kind, &c, cases[i].M, cases[i].N, cases[i].K);
     }
+}
+
+/* After the other tests: how many kernels' PTX ran in the PTX interpreter. */
+static void test_ptx_runs(void **st) {
+    (void)st;
+    printf("# Step 9 PTX: %d run in the PTX interpreter, %d outside its subset\n", ptx_runs, ptx_unrun);
+    assert_true(ptx_runs > 0);
 }
 
 static void test_bf16(void **st) {
@@ -530,6 +579,7 @@ int main(void) {
         cmocka_unit_test(test_b_pairs),       cmocka_unit_test(test_frag_pipeline),
         cmocka_unit_test(test_small_shared_tiles), cmocka_unit_test(test_vector_acc_store),
         cmocka_unit_test(test_tf32_ldmatrix), cmocka_unit_test(test_tf32_swap),
+        cmocka_unit_test(test_ptx_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
