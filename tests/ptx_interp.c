@@ -11,8 +11,9 @@
  * as its bits) and runs the threads one after the other, each until it
  * reaches a barrier, a warp-collective instruction or exits.  A warp (32
  * consecutive linear thread ids; the last one may be partial) whose
- * threads all wait at one warp-collective instruction (ldmatrix, mma) runs
- * it once for the whole warp with every lane's operands, and they go on;
+ * threads all wait at one warp-collective instruction (ldmatrix, mma,
+ * shfl) runs it once for the whole warp with every lane's operands, and
+ * they go on;
  * a warp with some threads there and others elsewhere (another
  * instruction, a barrier, exited) or with a guard that differs across it
  * is an error (PTX: .aligned, undefined).  A thread that goes around the
@@ -68,11 +69,12 @@
  * m16n8k8.row.col.f32.tf32.tf32.f32 (a full warp; the PTX ISA's fragment
  * layouts, as src/ir/frag.c; d = c, then d = fmaf(a[i][k], b[k][j], d)
  * for k in order, in float, where the hardware's order is unspecified;
- * a tf32 register must have its low 13 bits clear).  Not: .ftz .sat
- * .approx and other rounding modes, .func and calls, .global/.const
- * variables, f16/bf16 arithmetic, cvt with .tf32, mma with f16
- * accumulators or other shapes, ldmatrix .b8 and other shapes,
- * shfl/vote/wgmma/tex and the rest.
+ * a tf32 register must have its low 13 bits clear), and
+ * shfl.sync.{up,down,bfly,idx}.b32 (d|p too; the member mask must be the
+ * warp's threads, and the warp converged at it).  Not: .ftz .sat .approx
+ * and other rounding modes, .func and calls, .global/.const variables,
+ * f16/bf16 arithmetic, cvt with .tf32, mma with f16 accumulators or other
+ * shapes, ldmatrix .b8 and other shapes, vote/wgmma/tex and the rest.
  */
 #include "ptx_interp.h"
 
@@ -127,7 +129,7 @@ enum { OP_NONE, OP_MOV, OP_LD, OP_ST, OP_CVTA, OP_ADD, OP_SUB, OP_MUL, OP_MAD, O
        OP_REM, OP_NEG, OP_ABS, OP_MIN, OP_MAX, OP_NOT, OP_CNOT, OP_AND, OP_OR, OP_XOR, OP_SHL,
        OP_SHR, OP_SETP, OP_SELP, OP_SLCT, OP_CVT, OP_BFE, OP_POPC, OP_CLZ, OP_SQRT, OP_RCP,
        OP_BRA, OP_RET, OP_BAR, OP_CPASYNC, OP_NOP, OP_ATOM, OP_RED, OP_BFI, OP_PRMT,
-       OP_LDMATRIX, OP_MMA, OP_NOPS }; /* the warp-collectives last (run_thread) */
+       OP_LDMATRIX, OP_MMA, OP_SHFL, OP_NOPS }; /* the warp-collectives last (run_thread) */
 
 static const struct { const char *name; int op; } op_table[] = {
     {"mov", OP_MOV},   {"ld", OP_LD},       {"st", OP_ST},     {"cvta", OP_CVTA},
@@ -141,7 +143,7 @@ static const struct { const char *name; int op; } op_table[] = {
     {"ret", OP_RET},   {"exit", OP_RET},    {"bar", OP_BAR},   {"barrier", OP_BAR},
     {"cp", OP_CPASYNC}, {"membar", OP_NOP}, {"fence", OP_NOP}, {"atom", OP_ATOM},
     {"red", OP_RED},   {"bfi", OP_BFI},   {"prmt", OP_PRMT},
-    {"ldmatrix", OP_LDMATRIX}, {"mma", OP_MMA},
+    {"ldmatrix", OP_LDMATRIX}, {"mma", OP_MMA}, {"shfl", OP_SHFL},
 };
 
 /* Modifiers: rounding, comparisons, multiply halves, atomics. */
@@ -157,6 +159,9 @@ enum { B_NONE, B_AND, B_OR, B_XOR };
 enum { A_NONE, A_ADD, A_EXCH };
 /* cp.async kinds */
 enum { CP_COPY, CP_COMMIT, CP_WAIT };
+/* shfl.sync modes */
+enum { SH_NONE, SH_UP, SH_DOWN, SH_BFLY, SH_IDX };
+static const char *const sh_name[] = {"", "up", "down", "bfly", "idx"};
 /* mma: the shape (K) and the element type of A and B */
 enum { MT_NONE, MT_F32, MT_BF16, MT_F16, MT_TF32 };
 static const char *const mt_name[] = {"", "f32", "bf16", "f16", "tf32"};
@@ -186,7 +191,8 @@ typedef struct opnd {
 typedef struct insn {
     uint8_t op, t, t2, space, vec, rnd, cmp, mode, boolop, aop, cpk;
     uint8_t nops, gneg;
-    uint8_t num, trans, mk, mab; /* ldmatrix: .xN, .trans; mma: K (16 or 8), A/B type */
+    uint8_t num, trans, mk, mab; /* ldmatrix: .xN, .trans; mma: K (16 or 8), A/B type;
+                                  * shfl: the mode in mk (SH_*) */
     int32_t guard; /* predicate slot, 0: none */
     int line;
     opnd o[MAX_OPS];
@@ -523,6 +529,11 @@ static const char *const cache_mods[] = {"nc", "ca", "cg", "cs", "lu", "cv", "wb
 static int warp_mod(insn *in, mods *m, const char *s, int len) {
     if (seq(s, len, "sync")) return m->sync = true, 1;
     if (seq(s, len, "aligned")) return m->aligned = true, 1;
+    if (in->op == OP_SHFL) {
+        for (int k = SH_UP; k <= SH_IDX; k++)
+            if (seq(s, len, sh_name[k])) return in->mk = (uint8_t)k, 1;
+        return 0;
+    }
     if (in->op == OP_LDMATRIX) {
         if (seq(s, len, "m8n8")) return m->m8n8 = true, 1;
         if (seq(s, len, "x1") || seq(s, len, "x2") || seq(s, len, "x4"))
@@ -543,7 +554,7 @@ static int warp_mod(insn *in, mods *m, const char *s, int len) {
 
 /* One modifier of the opcode; unknown ones are errors. */
 static int opcode_mod(parser *p, insn *in, mods *m, const char *s, int len, int line) {
-    if ((in->op == OP_LDMATRIX || in->op == OP_MMA) && warp_mod(in, m, s, len)) return 0;
+    if (in->op >= OP_LDMATRIX && warp_mod(in, m, s, len)) return 0;
     for (int t = 1; t < T_NTY; t++)
         if (seq(s, len, ty_name[t])) {
             if (m->ntypes == 3) break;
@@ -1000,6 +1011,13 @@ static int check_mma(parser *p, insn *in, const mods *m) {
     return check_regs(p, in, &in->o[3], 4, true, "mma c");
 }
 
+/* shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask. */
+static int check_shfl(parser *p, insn *in, const mods *m) {
+    if (!m->sync || m->aligned || !in->mk || in->t != T_B32 || in->t2 || in->vec != 1)
+        return perr(p, in->line, "only shfl.sync.{up,down,bfly,idx}.b32");
+    return check_ops(p, in, "dssss");
+}
+
 static int check_insn(parser *p, insn *in, const mods *m) {
     switch (in->op) {
     case OP_MOV: return check_mov(p, in);
@@ -1033,6 +1051,7 @@ static int check_insn(parser *p, insn *in, const mods *m) {
     case OP_CPASYNC: return check_cp(p, in, m);
     case OP_LDMATRIX: return check_ldm(p, in, m);
     case OP_MMA: return check_mma(p, in, m);
+    case OP_SHFL: return check_shfl(p, in, m);
     case OP_NOP: return check_ops(p, in, "");
     case OP_ATOM:
     case OP_RED:
@@ -1892,7 +1911,8 @@ static int run_thread(run *r, int t) {
         case OP_RET: rc = TS_EXIT; break;
         case OP_BAR: rc = TS_BAR; break;
         case OP_LDMATRIX:
-        case OP_MMA: rc = TS_WARP; break;
+        case OP_MMA:
+        case OP_SHFL: rc = TS_WARP; break;
         case OP_NOP: continue;
         case OP_CPASYNC: rc = in->cpk == CP_COPY ? exec_cp(r, R, in, t) : 0; break;
         case OP_LD: rc = exec_ld(r, R, in, t); break;
@@ -2053,6 +2073,38 @@ static int exec_mma(run *r, int w0, int n, const insn *in) {
     return 0;
 }
 
+/* shfl.sync over the warp of threads w0 .. w0 + n - 1 (PTX ISA, shfl.sync):
+ * lane l reads a from lane j of its mode (bfly: l ^ b; idx: b within l's
+ * segment; up: l - b; down: l + b), clamped by c (c[4:0] the bound,
+ * c[12:8] the segment mask): out of range, its own a, and p false.  The
+ * member mask must be the warp's threads, all of them here (a lane that
+ * is not there to read from is undefined). */
+static int exec_shfl(run *r, int w0, int n, const insn *in) {
+    uint32_t a[32], want = n == 32 ? 0xffffffffu : (1u << n) - 1;
+    for (int l = 0; l < n; l++)
+        a[l] = (uint32_t)sval(r, r->regs + (size_t)(w0 + l) * (size_t)r->nregs, &in->o[1], w0 + l);
+    for (int l = 0; l < n; l++) {
+        int t = w0 + l;
+        uint64_t *R = r->regs + (size_t)t * (size_t)r->nregs;
+        uint32_t b = (uint32_t)sval(r, R, &in->o[2], t) & 0x1f, c = (uint32_t)sval(r, R, &in->o[3], t);
+        uint32_t mask = (uint32_t)sval(r, R, &in->o[4], t);
+        if (mask != want)
+            return rerr(r, t, in->line, "shfl.sync's member mask 0x%x is not the warp's %d threads "
+                        "(0x%x)", mask, n, want);
+        int seg = (int)(c >> 8 & 0x1f), maxl = (l & seg) | ((int)(c & 0x1f) & ~seg), minl = l & seg;
+        int j = in->mk == SH_BFLY ? l ^ (int)b : in->mk == SH_IDX ? minl | ((int)b & ~seg)
+              : in->mk == SH_UP ? l - (int)b : l + (int)b;
+        bool p = in->mk == SH_UP ? j >= maxl : j <= maxl;
+        if (!p) j = l;
+        if (j < 0 || j >= n)
+            return rerr(r, t, in->line, "shfl.sync reads lane %d, which the warp of %d threads "
+                        "does not have", j, n);
+        wreg(r, R, in->o[0].reg, a[j]);
+        if (in->o[0].n) wreg(r, R, in->o[0].n, p);
+    }
+    return 0;
+}
+
 /* Why the warp of threads w0 .. w0 + n - 1 cannot run the collective at
  * thread t0's pc: -1 with the error, or 0. */
 static int warp_converged(run *r, int w0, int n, int t0) {
@@ -2090,7 +2142,10 @@ static int warp_step(run *r) {
         if (warp_converged(r, w0, n, t0) < 0) return -1;
         const insn *in = &r->e->code[r->pc[t0]];
         bool on = !in->guard || (r->regs[(size_t)t0 * (size_t)r->nregs + (size_t)in->guard] & 1) != in->gneg;
-        int rc = !on ? 0 : in->op == OP_LDMATRIX ? exec_ldmatrix(r, w0, n, in) : exec_mma(r, w0, n, in);
+        int rc = !on                     ? 0
+               : in->op == OP_LDMATRIX ? exec_ldmatrix(r, w0, n, in)
+               : in->op == OP_SHFL     ? exec_shfl(r, w0, n, in)
+                                       : exec_mma(r, w0, n, in);
         if (rc < 0) return -1;
         r->st.warp_ops += on;
         for (int t = w0; t < w0 + n; t++) r->pc[t]++, r->state[t] = TS_RUN;

@@ -6,7 +6,7 @@
  * of them), shared memory is per block (static .shared arrays and the
  * dynamic .extern .shared array), local memory per thread.  The threads
  * of a block run one after the other up to each bar.sync or
- * warp-collective instruction (ldmatrix, mma: run once per warp when all
+ * warp-collective instruction (ldmatrix, mma, shfl: run once per warp when all
  * its threads are there; divergence is an error).  Everything
  * outside the subset (see ptx_interp.c) is an error naming the line,
  * never a silent wrong result.  No LLVM, no CUDA headers.

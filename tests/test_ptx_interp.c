@@ -14,7 +14,7 @@
  * instructions, step limit).  The warp-collectives: ldmatrix x1, x2, x4,
  * with and without .trans, on one and two warps with scattered rows, and
  * mma (bf16, f16, tf32) against the PTX ISA's fragment figures written
- * out here, and their errors (a lane exited or at a barrier, a guard
+ * out here, shfl.sync's four modes, and their errors (a lane exited or at a barrier, a guard
  * that differs in the warp, misaligned rows, rows outside shared memory,
  * a partial warp);
  * where ptxas is installed, the valid snippets are assembled by it too, so
@@ -542,7 +542,7 @@ static void errors(void **state) {
     expect_error("ld.shared.u32 %r1, [%rd2];\n", 1, "out-of-bounds");
     expect_error("mov.u32 %r1, 0;\ndiv.s32 %r2, %r31, %r1;\n", 1, "division by zero");
     expect_error("mov.u32 %r1, -1;\nmov.u32 %r2, 0x80000000;\ndiv.s32 %r2, %r2, %r1;\n", 1, "overflow");
-    expect_error("shfl.sync.idx.b32 %r1, %r31, 0, 31, -1;\n", 1, "line 16: unsupported instruction");
+    expect_error("vote.sync.all.pred %p1, %p2, -1;\n", 1, "line 16: unsupported instruction");
     expect_error("add.ftz.f32 %f1, %f2, %f3;\n", 1, "unsupported modifier '.ftz'");
     expect_error("ex2.approx.f32 %f1, %f2;\n", 1, "unsupported instruction");
     expect_error("div.f32 %f1, %f2, %f3;\n", 1, "rounding");
@@ -707,6 +707,42 @@ static void ldmatrix_errors(void **state) {
     expect_error("ldmatrix.sync.aligned.m8n8.x2.shared.b32 {%r1, %r2}, [%rd1];\n", 32,
                  "only ldmatrix");
     expect_error("ldmatrix.sync.aligned.m8n8.x2.global.b16 {%r1, %r2}, [%rd1];\n", 32, "reads .shared");
+}
+
+/* shfl.sync in its four modes, with the clamp and a segment mask, and
+ * the out-of-range predicate; a member mask that is not the warp, a lane
+ * the warp does not have. */
+static void shfl_forms(void **state) {
+    (void)state;
+    uint32_t in[32];
+    for (int l = 0; l < 32; l++) in[l] = 1000u + 7u * (uint32_t)l;
+    const char *body =
+        "mul.wide.u32 %rd3, %r31, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u32 %r1, [%rd4];\n"
+        "shfl.sync.bfly.b32 %r10, %r1, 5, 31, -1;\n"
+        "shfl.sync.down.b32 %r11|%p1, %r1, 3, 31, -1;\nselp.u32 %r12, 1, 0, %p1;\n"
+        "shfl.sync.up.b32 %r13|%p2, %r1, 2, 0, -1;\nselp.u32 %r14, 1, 0, %p2;\n"
+        "shfl.sync.idx.b32 %r15, %r1, 3, 0x181f, -1;\n"
+        "mul.wide.u32 %rd5, %r31, 32;\nadd.s64 %rd6, %rd1, %rd5;\n"
+        "st.global.v4.u32 [%rd6], {%r10, %r11, %r12, %r13};\nst.global.v2.u32 [%rd6+16], {%r14, %r15};\n";
+    _Alignas(16) uint32_t out[256];
+    char err[512];
+    if (warp_run(body, 32, out, in, 32, true, err) != 0) fail_msg("%s\n%s", err, body);
+    for (int l = 0; l < 32; l++) {
+        /* the PTX ISA's source lanes: bfly l ^ 5; down l + 3 up to 31;
+         * up l - 2 from 0 on (c = 0); idx the segment of 8's lane 3 */
+        int dn = l + 3 <= 31 ? l + 3 : l, up = l - 2 >= 0 ? l - 2 : l;
+        uint32_t want[6] = {in[l ^ 5], in[dn], l + 3 <= 31, in[up], l - 2 >= 0, in[(l & ~7) | 3]};
+        for (int i = 0; i < 6; i++)
+            if (out[8 * l + i] != want[i])
+                fail_msg("lane %d value %d: %u, want %u", l, i, out[8 * l + i], want[i]);
+    }
+    assert_int_equal(warp_run("shfl.sync.bfly.b32 %r10, %r31, 1, 31, 0xffff;\n", 32, out, in, 32,
+                              false, err), -1);
+    assert_non_null(strstr(err, "member mask"));
+    assert_int_equal(warp_run("shfl.sync.bfly.b32 %r10, %r31, 16, 31, 0xffff;\n", 16, out, in, 32,
+                              false, err), -1);
+    assert_non_null(strstr(err, "does not have"));
+    expect_error("shfl.sync.bfly.aligned.b32 %r10, %r31, 1, 31, -1;\n", 32, "only shfl.sync");
 }
 
 /* f16 bits of v, a value exact in f16 (normal or zero). */
@@ -1323,7 +1359,7 @@ int main(void) {
         cmocka_unit_test(float_semantics),
         cmocka_unit_test(memory_semantics), cmocka_unit_test(errors),
         cmocka_unit_test(ldmatrix_forms), cmocka_unit_test(ldmatrix_errors),
-        cmocka_unit_test(mma_forms),
+        cmocka_unit_test(mma_forms),      cmocka_unit_test(shfl_forms),
         cmocka_unit_test(matmul_steps),   cmocka_unit_test(dynamic_shared),
         cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
         cmocka_unit_test(fused),          cmocka_unit_test(direct_edges),
