@@ -405,6 +405,45 @@ static void test_wrapper_symbolic(void **st) {
     assert_non_null(strstr(tir_ctx_error(ctx), "block \"W\" loads outside its T.reads"));
 }
 
+/* A stencil of dynamic shape (eighth new-user review): `A[vi + 2]` under
+ * vi < n, declared as `A[vi:vi + 3]` or `A[0:n + 2]`, was refused at
+ * create: the proof compared the ends in int64, where `int64(vi + 2)` is
+ * an atom (the int32 sum might have wrapped, as far as the analyzer
+ * knows).  Both regions are now proved in the index dtype; a region one
+ * element short is still refused, at either end. */
+static const char *stencil_region_fmt =
+    "@T.prim_func\n"
+    "def st(A: T.Buffer((n + 2,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(n):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(n, i)\n"
+    "            T.reads(%s)\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = A[vi] + A[vi + 1] * T.float32(2) + A[vi + 2]\n";
+
+static void test_region_symbolic_stencil(void **st) {
+    tir_ctx *ctx = *st;
+    static const char *ok[] = {"A[vi:vi + 3]", "A[0:n + 2]", "A[vi], A[vi + 1], A[vi + 2]",
+                               "A[vi:vi + 4]"};
+    static const char *bad[] = {"A[vi:vi + 2]", "A[vi + 1:vi + 3]", "A[0:n + 1]", "A[1:n + 2]"};
+    char text[1024];
+    for (int i = 0; i < 8; i++) {
+        snprintf(text, sizeof text, stencil_region_fmt, i < 4 ? ok[i] : bad[i - 4]);
+        const tir_prim_func *f = NULL;
+        assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
+        tir_schedule *s = NULL;
+        tir_status got = tir_sched_create(ctx, f, &s);
+        if (i < 4) {
+            if (got != TIR_OK) fprintf(stderr, "%s: %s\n", ok[i], tir_ctx_error(ctx));
+            assert_int_equal(got, TIR_OK);
+            tir_sched_destroy(s);
+        } else {
+            assert_int_equal(got, TIR_ERR_VERIFY);
+            assert_non_null(strstr(tir_ctx_error(ctx), "block \"B\" loads outside its T.reads"));
+        }
+    }
+}
+
 /* tir_sched_create's proof that a spatial block's instances write
  * distinct elements, past what enumeration reaches: one block "B" per
  * case, its loops, iterators, predicate and stores given. */
@@ -1109,6 +1148,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_create_regions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_regions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_symbolic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_region_symbolic_stencil, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_spatial_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handles_follow_and_go_stale, setup, teardown),

@@ -92,7 +92,7 @@ static const tir_expr *as_dtype(tir_ctx *ctx, const tir_expr *e, tir_dtype t) {
  * (a wrapper around such a loop, given that region, was refused); the
  * relaxed range [0, n) is, its ends compared symbolically.  Relaxing
  * only widens the access, so a proof still holds for every value. */
-static bool relaxed_inside(rd_state *st, const tir_expr *mn, const tir_expr *end,
+static bool relaxed_inside(rd_state *st, tir_dtype t, const tir_expr *mn, const tir_expr *end,
                            const tir_expr *lo, const tir_expr *hi) {
     tir_ctx *ctx = st->ctx;
     const tir_var *const *vs = (const tir_var *const *)st->vars.items;
@@ -100,10 +100,19 @@ static bool relaxed_inside(rd_state *st, const tir_expr *mn, const tir_expr *end
     if (!st->vars.n || !tir_analyzer_relax(st->a, lo, st->vars.n, vs, &a) ||
         !tir_analyzer_relax(st->a, hi, st->vars.n, vs, &b))
         return false;
-    const tir_expr *bend = tir_add(ctx, as_dtype(ctx, b.min, TIR_I64),
-                                   as_dtype(ctx, b.extent, TIR_I64));
-    return tir_analyzer_can_prove(st->a, tir_le(ctx, mn, as_dtype(ctx, a.min, TIR_I64))) &&
+    const tir_expr *bend = tir_add(ctx, as_dtype(ctx, b.min, t), as_dtype(ctx, b.extent, t));
+    return tir_analyzer_can_prove(st->a, tir_le(ctx, mn, as_dtype(ctx, a.min, t))) &&
            tir_analyzer_can_prove(st->a, tir_le(ctx, bend, end));
+}
+
+/* lo..hi inside [r.min, r.min + r.extent), compared in dtype t. */
+static bool inside_as(rd_state *st, tir_dtype t, const tir_range *r, const tir_expr *lo,
+                      const tir_expr *hi) {
+    const tir_expr *mn = as_dtype(st->ctx, r->min, t);
+    const tir_expr *end = tir_add(st->ctx, mn, as_dtype(st->ctx, r->extent, t));
+    return (tir_analyzer_can_prove(st->a, tir_le(st->ctx, mn, as_dtype(st->ctx, lo, t))) &&
+            tir_analyzer_can_prove(st->a, tir_lt(st->ctx, as_dtype(st->ctx, hi, t), end))) ||
+           relaxed_inside(st, t, mn, end, lo, hi);
 }
 
 /* lo..hi (one dimension of an access) inside r's range d. */
@@ -114,12 +123,21 @@ static bool dim_inside(rd_state *st, const tir_range *r, const tir_expr *lo, con
     if (!tir_dtype_is_int(lo->dtype) || !tir_dtype_is_int(hi->dtype) ||
         !tir_dtype_is_int(r->min->dtype) || !tir_dtype_is_int(r->extent->dtype))
         return false;
-    tir_dtype t = TIR_I64;
-    const tir_expr *mn = as_dtype(st->ctx, r->min, t);
-    const tir_expr *end = tir_add(st->ctx, mn, as_dtype(st->ctx, r->extent, t));
-    return (tir_analyzer_can_prove(st->a, tir_le(st->ctx, mn, as_dtype(st->ctx, lo, t))) &&
-            tir_analyzer_can_prove(st->a, tir_lt(st->ctx, as_dtype(st->ctx, hi, t), end))) ||
-           relaxed_inside(st, mn, end, lo, hi);
+    /* Mixed dtypes are compared in int64.  Where the access and the
+       region share one index dtype they are compared in it as well: in
+       int64 a cast of a symbolic sum (`int64(vi + 2)`, `int64(n + 2)`)
+       stays an atom, since the analyzer cannot rule out that the int32
+       sum wrapped, so `A[vi + 2]` was not proved inside `A[vi:vi + 3]` nor
+       inside `A[0:n + 2]` once vi's bound was symbolic (every stencil of
+       dynamic shape was refused at create).  In the index dtype the sums
+       are index arithmetic, whose overflow the contract leaves undefined
+       (docs/lowered-ir.md), as the simplifier does everywhere else. */
+    tir_dtype d = lo->dtype;
+    d.lanes = 1;
+    if (tir_dtype_eq(hi->dtype, lo->dtype) && tir_dtype_eq(r->min->dtype, d) &&
+        tir_dtype_eq(r->extent->dtype, d) && inside_as(st, d, r, lo, hi))
+        return true;
+    return inside_as(st, TIR_I64, r, lo, hi);
 }
 
 /* One access of buf: per dimension the ends [lo, hi] (NULL: not known). */
