@@ -410,7 +410,9 @@ static void test_wrapper_symbolic(void **st) {
  * create: the proof compared the ends in int64, where `int64(vi + 2)` is
  * an atom (the int32 sum might have wrapped, as far as the analyzer
  * knows).  Both regions are now proved in the index dtype; a region one
- * element short is still refused, at either end. */
+ * element short is still refused, at either end.  A clamp to the edge
+ * (`A[T.max(vi - 1, 0)]` inside `A[0:n]`) was refused too: its relaxed
+ * range has no end and `0 < n` needs n >= 1. */
 static const char *stencil_region_fmt =
     "@T.prim_func\n"
     "def st(A: T.Buffer((n + 2,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
@@ -440,6 +442,38 @@ static void test_region_symbolic_stencil(void **st) {
         } else {
             assert_int_equal(got, TIR_ERR_VERIFY);
             assert_non_null(strstr(tir_ctx_error(ctx), "block \"B\" loads outside its T.reads"));
+        }
+    }
+    /* clamp to the edge inside A[0:n]: each end of a min / max proved on
+     * its own, and n >= 1 wherever the block runs; the first four are in
+     * A, the others one past an end */
+    static const char *clamp_fmt =
+        "@T.prim_func\n"
+        "def cl(A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+        "    for i in T.serial(n):\n"
+        "        with T.block(\"B\"):\n"
+        "            vi = T.axis.spatial(n, i)\n"
+        "            T.reads(A[0:n])\n"
+        "            T.writes(B[vi])\n"
+        "            B[vi] = %s\n";
+    static const char *clamps[] = {"A[T.max(vi - 1, 0)]", "A[T.min(vi + 1, n - 1)]",
+                                   "A[T.min(T.max(vi - 1, 0), n - 1)]",
+                                   "A[T.max(vi - 1, 0)] + A[T.min(vi + 1, n - 1)]",
+                                   "A[T.min(vi + 1, n)]", "A[T.max(vi - 2, -1)]",
+                                   "A[T.max(vi + 1, 0)]", "A[T.min(vi - 1, n - 1)]"};
+    for (int i = 0; i < 8; i++) {
+        snprintf(text, sizeof text, clamp_fmt, clamps[i]);
+        const tir_prim_func *f = NULL;
+        assert_int_equal(tir_parse_func(ctx, text, strlen(text), &f), TIR_OK);
+        tir_schedule *s = NULL;
+        tir_status got = tir_sched_create(ctx, f, &s);
+        if (i < 4) {
+            if (got != TIR_OK) fprintf(stderr, "%s: %s\n", clamps[i], tir_ctx_error(ctx));
+            assert_int_equal(got, TIR_OK);
+            tir_sched_destroy(s);
+        } else {
+            if (got != TIR_ERR_VERIFY) fprintf(stderr, "%s accepted\n", clamps[i]);
+            assert_int_equal(got, TIR_ERR_VERIFY);
         }
     }
 }

@@ -86,23 +86,37 @@ static const tir_expr *as_dtype(tir_ctx *ctx, const tir_expr *e, tir_dtype t) {
     return tir_cast_new(ctx, t, e);
 }
 
-/* lo..hi inside [mn, end), relaxed over the block's iterators and the
- * loops in it first.  The analyzer proves with constant bounds only, so
- * an access A[i] under `for i in range(n)` was not proved inside A[0:n]
- * (a wrapper around such a loop, given that region, was refused); the
- * relaxed range [0, n) is, its ends compared symbolically.  Relaxing
- * only widens the access, so a proof still holds for every value. */
-static bool relaxed_inside(rd_state *st, tir_dtype t, const tir_expr *mn, const tir_expr *end,
-                           const tir_expr *lo, const tir_expr *hi) {
+/* One end of an access inside [mn, end): e >= mn (upper false) or e <
+ * end (upper true), compared in dtype t, directly or relaxed over the
+ * block's iterators and the loops in it first.  The analyzer proves with
+ * constant bounds only, so an access A[i] under `for i in range(n)` was
+ * not proved inside A[0:n] (a wrapper around such a loop, given that
+ * region, was refused); the relaxed range [0, n) is, its ends compared
+ * symbolically.  Relaxing only widens the access, so a proof still holds
+ * for every value.  A min or max is taken apart first (a clamp to the
+ * edge, `A[T.max(vi - 1, 0)]`, whose relaxed range over a symbolic vi has
+ * no end): max(x, y) >= mn where either is, < end where both are; min the
+ * other way round.  The two ends are proved separately: each proof holds
+ * for every value, so both together do. */
+static bool end_inside(rd_state *st, tir_dtype t, const tir_expr *mn, const tir_expr *end,
+                       const tir_expr *e, bool upper) {
     tir_ctx *ctx = st->ctx;
+    if (e->kind == TIR_KIND_MAX || e->kind == TIR_KIND_MIN) {
+        const tir_binop *m = (const tir_binop *)e;
+        bool both = (e->kind == TIR_KIND_MAX) == upper;
+        bool x = end_inside(st, t, mn, end, m->a, upper);
+        if (both ? !x : x) return x;
+        return end_inside(st, t, mn, end, m->b, upper);
+    }
+    const tir_expr *et = as_dtype(ctx, e, t);
+    if (tir_analyzer_can_prove(st->a, upper ? tir_lt(ctx, et, end) : tir_le(ctx, mn, et)))
+        return true;
     const tir_var *const *vs = (const tir_var *const *)st->vars.items;
-    tir_range a, b;
-    if (!st->vars.n || !tir_analyzer_relax(st->a, lo, st->vars.n, vs, &a) ||
-        !tir_analyzer_relax(st->a, hi, st->vars.n, vs, &b))
-        return false;
-    const tir_expr *bend = tir_add(ctx, as_dtype(ctx, b.min, t), as_dtype(ctx, b.extent, t));
-    return tir_analyzer_can_prove(st->a, tir_le(ctx, mn, as_dtype(ctx, a.min, t))) &&
-           tir_analyzer_can_prove(st->a, tir_le(ctx, bend, end));
+    tir_range r;
+    if (!st->vars.n || !tir_analyzer_relax(st->a, e, st->vars.n, vs, &r)) return false;
+    if (!upper) return tir_analyzer_can_prove(st->a, tir_le(ctx, mn, as_dtype(ctx, r.min, t)));
+    const tir_expr *rend = tir_add(ctx, as_dtype(ctx, r.min, t), as_dtype(ctx, r.extent, t));
+    return tir_analyzer_can_prove(st->a, tir_le(ctx, rend, end));
 }
 
 /* lo..hi inside [r.min, r.min + r.extent), compared in dtype t. */
@@ -110,9 +124,7 @@ static bool inside_as(rd_state *st, tir_dtype t, const tir_range *r, const tir_e
                       const tir_expr *hi) {
     const tir_expr *mn = as_dtype(st->ctx, r->min, t);
     const tir_expr *end = tir_add(st->ctx, mn, as_dtype(st->ctx, r->extent, t));
-    return (tir_analyzer_can_prove(st->a, tir_le(st->ctx, mn, as_dtype(st->ctx, lo, t))) &&
-            tir_analyzer_can_prove(st->a, tir_lt(st->ctx, as_dtype(st->ctx, hi, t), end))) ||
-           relaxed_inside(st, t, mn, end, lo, hi);
+    return end_inside(st, t, mn, end, lo, false) && end_inside(st, t, mn, end, hi, true);
 }
 
 /* lo..hi (one dimension of an access) inside r's range d. */
@@ -287,6 +299,26 @@ static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_re
        still has to be declared. */
     rd_state st = {.ctx = ctx, .a = a, .b = b,
                    .wrapper = b->niters == 0 && b->nreads == 0 && b->nwrites == 0};
+    /* An iterator's extent that is a variable nothing bounds (a scalar
+       parameter n: `T.axis.spatial(n, i)`) is at least 1 wherever the
+       block runs, and accesses matter only there: a clamp to the edge,
+       `A[T.min(vi + 1, n - 1)]` or `A[T.max(vi - 1, 0)]` inside
+       `A[0:n]`, holds only for n >= 1 and was refused at create.  Such a
+       variable is bound to [1, the dtype's max] while the block is
+       checked. */
+    const tir_var *ge1[16];
+    int nge1 = 0;
+    for (int i = 0; i < b->niters && nge1 < 16; i++) {
+        const tir_var *n = tir_as_tir_var(b->iters[i].dom.extent);
+        if (!n || !tir_dtype_is_int(n->base.dtype) || n->base.dtype.lanes != 1) continue;
+        tir_int_bound nb = tir_analyzer_const_bound(a, (const tir_expr *)n);
+        int64_t hi = n->base.dtype.bits >= 64 ? INT64_MAX : (INT64_C(1) << (n->base.dtype.bits - 1)) - 1;
+        bool seen = false;
+        for (int j = 0; j < nge1; j++) seen = seen || ge1[j] == n;
+        if (seen || nb.min > -hi - 1 || nb.max < hi) continue; /* bounded already */
+        tir_analyzer_bind_const(a, n, 1, hi);
+        ge1[nge1++] = n;
+    }
     for (int i = 0; i < b->niters; i++) {
         tir_analyzer_bind(a, b->iters[i].var, b->iters[i].dom.min, b->iters[i].dom.extent);
         ir_vec_push(&st.vars, b->iters[i].var);
@@ -304,6 +336,7 @@ static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_re
                      b->name, st.why, st.bad_buf->name);
         msg = ir_sb_finish(&sb, ctx);
     }
+    for (int i = 0; i < nge1; i++) tir_analyzer_unbind(a, ge1[i]);
     ir_vec_free(&st.own);
     ir_vec_free(&st.vars);
     return msg;
