@@ -294,8 +294,24 @@ static void make_buffer(cs *c, entry *e) {
         shape[d] = b->shape[d];
         e->mins[d] = NULL;
         int64_t full;
-        if (!e->seen || e->bad || !tir_expr_const_int(b->shape[d], &full)) {
+        if (!e->seen || e->bad) {
             e->covered = false;
+            continue;
+        }
+        if (!tir_expr_const_int(b->shape[d], &full)) {
+            /* A symbolic dimension (an intermediate of dynamic shape, a
+               cache of `A[0:n]`) shrinks to the constant bound of the
+               region its accesses touch where there is one (a row per
+               thread: 1; a tile of 8: 8), which is all that a kernel
+               allocates; without one it stays symbolic and is refused
+               below.  Whether every access lies inside the shape is not
+               decided (covered stays false). */
+            e->covered = false;
+            tir_int_bound eb = tir_analyzer_const_bound(c->an, e->region[d].extent);
+            if (e->addressed || eb.max <= 0 || eb.max > (INT64_C(1) << 31)) continue;
+            shape[d] = tir_int(ctx, b->shape[d]->dtype, eb.max);
+            e->mins[d] = e->region[d].min;
+            changed = true;
             continue;
         }
         tir_int_bound eb = tir_analyzer_const_bound(c->an, e->region[d].extent);
@@ -324,6 +340,12 @@ static void make_buffer(cs *c, entry *e) {
         shape[d] = tir_int(ctx, b->shape[d]->dtype, eb.max);
         e->mins[d] = e->region[d].min;
         changed = true;
+    }
+    bool symbolic = false;
+    for (int d = 0; d < nd; d++) symbolic |= !tir_expr_const_int(shape[d], &(int64_t){0});
+    if (symbolic) { /* refused below (symbolic_alloc) */
+        e->nbuf = b;
+        return;
     }
     const tir_expr **strides = NULL;
     if (e->align) {
@@ -483,6 +505,20 @@ static const tir_node *hoist_for(tir_mutator *m, const tir_node *n) {
     return (const tir_node *)s;
 }
 
+typedef struct sym_find {
+    tir_visitor v;
+    const tir_allocate *alloc; /* the first Allocate of symbolic size */
+} sym_find;
+
+static bool sym_find_pre(tir_visitor *v, const tir_node *n) {
+    sym_find *f = v->user;
+    if (f->alloc) return false;
+    if (n->kind == TIR_KIND_ALLOCATE &&
+        tir_buffer_const_size(((const tir_allocate *)n)->buffer) < 0)
+        f->alloc = (const tir_allocate *)n;
+    return !f->alloc;
+}
+
 tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
                                const tir_prim_func **out) {
     align_check k = {st, in, TIR_OK};
@@ -515,6 +551,22 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     ir_vec_free(&c.loops);
     tir_analyzer_destroy(c.an);
 
+    /* An intermediate of symbolic shape that compaction left symbolic:
+       a kernel allocates its shared and local memory at a size fixed at
+       compile time. */
+    sym_find sf = {{.pre = sym_find_pre}, NULL};
+    sf.v.user = &sf;
+    tir_visit(&sf.v, body);
+    if (sf.alloc) {
+        const tir_buffer *b = sf.alloc->buffer;
+        return lower_fail_marked(st, lower_with_body(st->ctx, in, body), 1,
+                                 (const void *[]){sf.alloc},
+                                 "gpu_check: buffer '%s' (scope %s) has a symbolic shape that "
+                                 "compaction to the region its accesses touch leaves symbolic; "
+                                 "GPU kernels need static sizes (compute it at a loop inside "
+                                 "which the region has a constant bound, e.g. a tile)",
+                                 b->name, tir_scope_name(b->scope));
+    }
     hoist h = {{0}, 0};
     tir_mutator hm = {.ctx = st->ctx, .user = &h};
     hm.on[TIR_KIND_ALLOCATE] = hoist_alloc;
@@ -524,3 +576,4 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }
+

@@ -107,7 +107,9 @@ static tir_status check(gc *c, const tir_stmt *s) {
         const tir_block *b = r->block;
         for (int i = 0; i < b->nallocs; i++) {
             const tir_buffer *buf = b->allocs[i];
-            if (tir_buffer_const_size(buf) < 0)
+            /* a shared or local buffer of symbolic shape may still
+               compact to a constant one: compact_alloc decides */
+            if (tir_buffer_const_size(buf) < 0 && buf->scope == TIR_SCOPE_GLOBAL)
                 return lower_fail_marked(st, c->f, 1, (const void *[]){s},
                                          "gpu_check: buffer '%s' allocated in block '%s' has "
                                          "a symbolic shape; GPU kernels need static sizes",
