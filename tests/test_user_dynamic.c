@@ -1,0 +1,1175 @@
+/* test_user_dynamic.c: workloads of symbolic (dynamic) shape, scheduled
+ * for the GPU as a user would, lowered once and run at many sizes (the
+ * eighth new-user review).
+ *
+ * Earlier reviews drew mostly constant shapes; here every buffer's shape
+ * names scalar parameters (`A: T.Buffer((n, m), "float32")`), and each
+ * accepted schedule is one kernel set that must be right at every size it
+ * is run at, the edges included: 0 (an empty tensor, a no-op where every
+ * statement lies under the zero-extent blockIdx loop), 1, 2, primes, one
+ * less and one more than each split factor.  Workloads: an elementwise
+ * map, row sum and row max, a matmul of symbolic M, N and K, a transpose,
+ * a 1-D stencil (spelled out and with its producer computed at the
+ * consumer's tile), a clamp-to-edge stencil, a lower triangle (a select,
+ * and a triangular loop), softmax rows (two reductions and their
+ * consumers).  Schedules use split by factors that do not divide, fuse,
+ * reorder, bind, cache_read / cache_write, compute_at /
+ * reverse_compute_at, compute_inline, vectorize, unroll, rfactor,
+ * decompose_reduction, storage_align and parallel.
+ *
+ * Each size runs four oracles against the interpreter on the unscheduled
+ * function: the interpreter on the scheduled function, the lowered kernels
+ * in the SIMT simulator (uninitialised reads and global races checked),
+ * and their PTX from the direct emitter and from LLVM in the PTX
+ * interpreter.  Small-integer inputs make every summation order exact, so
+ * the comparison is bit-exact but for T.exp (a relative tolerance).  A
+ * primitive's refusal must be clean (sched_fail_ok), a lowering refusal
+ * must carry a message; an oracle's run-time error is a failure unless the
+ * original also fails at that size.  test_split_overflow checks what a
+ * symbolic split does near the int32 limit without running 2^31
+ * iterations.  MINITIR_UD_VERBOSE=1 prints every variant's outcome.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "minitir/codegen.h"
+#include "minitir/ir.h"
+#include "minitir/lower.h"
+#include "minitir/runtime.h"
+#include "minitir/schedule.h"
+#include "minitir/sim.h"
+#include "direct_check.h"
+#include "sched_check.h"
+
+#define FAILF(...)                                                                                 \
+    do {                                                                                           \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        fail();                                                                                    \
+    } while (0)
+
+static bool verbose;
+
+/* Counts over the file, printed at the end of each test when verbose. */
+static long n_variants, n_refused, n_lower_refused, n_accepted, n_size_runs, n_sim_runs,
+    n_direct_runs, n_llvm_runs, n_direct_refused, n_empty_reports;
+
+/* ------------------------------------------------------------ data */
+
+static void store_elem(void *data, tir_dtype t, int64_t i, double v) {
+    if (t.code == TIR_TYPE_FLOAT && t.bits == 32)
+        ((float *)data)[i] = (float)v;
+    else if (t.code == TIR_TYPE_INT && t.bits == 32)
+        ((int32_t *)data)[i] = (int32_t)v;
+    else
+        memset((char *)data + (size_t)i * tir_dtype_bytes(t), 0, tir_dtype_bytes(t));
+}
+
+static double load_elem(const void *data, tir_dtype t, int64_t i) {
+    if (t.code == TIR_TYPE_FLOAT && t.bits == 32) return ((const float *)data)[i];
+    if (t.code == TIR_TYPE_INT && t.bits == 32) return ((const int32_t *)data)[i];
+    return 0;
+}
+
+/* ------------------------------------------------------------ a variant */
+
+typedef struct dw {
+    tir_ctx *ctx;
+    tir_schedule *s;
+    const char *label;
+    int variant;
+    tir_status st;
+    const char *where;
+    double rtol; /* T.exp: a relative tolerance; else bit-exact */
+} dw;
+
+static void dw_refused(dw *u, sched_snap *snap, tir_status st, const char *prim,
+                       const char *call) {
+    static char why[1 << 16];
+    if (!sched_fail_ok(u->s, snap, st, st, prim, why, sizeof why))
+        FAILF("%s/%d: %s refused uncleanly: %s", u->label, u->variant, call, why);
+    u->st = st;
+    u->where = call;
+    if (verbose)
+        fprintf(stderr, "  %s/%d: %s refused: %.300s\n", u->label, u->variant, call,
+                tir_ctx_error(u->ctx));
+}
+
+#define TRY(u, prim, call)                                                                         \
+    do {                                                                                           \
+        if ((u)->st != TIR_OK) break;                                                              \
+        sched_snap snap_;                                                                          \
+        sched_snap_take((u)->s, &snap_);                                                           \
+        tir_status st_ = (call);                                                                   \
+        if (st_ != TIR_OK)                                                                         \
+            dw_refused((u), &snap_, st_, (prim), #call);                                           \
+        else                                                                                       \
+            sched_snap_free(&snap_);                                                               \
+    } while (0)
+
+static int dw_loops(dw *u, const char *block, tir_loop_rv *out) {
+    memset(out, 0, 16 * sizeof *out);
+    if (u->st != TIR_OK) return 0;
+    tir_block_rv b;
+    const tir_loop_rv *l;
+    int n;
+    if (tir_sched_get_block(u->s, block, &b) != TIR_OK ||
+        tir_sched_get_loops(u->s, b, &l, &n) != TIR_OK)
+        FAILF("%s: loops of %s: %s", u->label, block, tir_ctx_error(u->ctx));
+    if (n > 16) FAILF("%s: %d loops", u->label, n);
+    memcpy(out, l, (size_t)n * sizeof *l);
+    return n;
+}
+
+static tir_block_rv dw_block(dw *u, const char *name) {
+    tir_block_rv b = {0, 0};
+    if (u->st != TIR_OK) return b;
+    if (tir_sched_get_block(u->s, name, &b) != TIR_OK)
+        FAILF("%s: block %s: %s", u->label, name, tir_ctx_error(u->ctx));
+    return b;
+}
+
+static void dw_split(dw *u, tir_loop_rv l, int64_t inner, tir_loop_rv *out) {
+    out[0] = out[1] = (tir_loop_rv){0, 0};
+    TRY(u, "split", tir_sched_split(u->s, l, 2, (const int64_t[]){TIR_SPLIT_INFER, inner}, out));
+}
+
+static void dw_split3(dw *u, tir_loop_rv l, int64_t mid, int64_t inner, tir_loop_rv *out) {
+    out[0] = out[1] = out[2] = (tir_loop_rv){0, 0};
+    TRY(u, "split",
+        tir_sched_split(u->s, l, 3, (const int64_t[]){TIR_SPLIT_INFER, mid, inner}, out));
+}
+
+/* l split by t: outer over blockIdx.x, inner over threadIdx.x. */
+static void dw_split_bind(dw *u, tir_loop_rv l, int64_t t, tir_loop_rv *out) {
+    dw_split(u, l, t, out);
+    TRY(u, "bind", tir_sched_bind(u->s, out[0], "blockIdx.x"));
+    TRY(u, "bind", tir_sched_bind(u->s, out[1], "threadIdx.x"));
+}
+
+static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
+    const tir_prim_func *f = NULL;
+    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
+        FAILF("parse: %s\n%s", tir_ctx_error(ctx), text);
+    return f;
+}
+
+/* ------------------------------------------------------------ running */
+
+enum { MAXP = 12, NORACLE = 5 };
+static const char *oracle_name[NORACLE] = {"interpreter (original)", "interpreter (scheduled)",
+                                           "simulator", "direct PTX", "LLVM PTX"};
+
+/* Which parameters the original function writes: a block's T.writes names
+ * them. */
+static uint64_t written_params(tir_ctx *ctx, const tir_prim_func *f) {
+    const char *txt = tir_print(ctx, f);
+    uint64_t w = 0;
+    for (int i = 0; i < f->nparams && i < 64; i++) {
+        const tir_buffer *b = f->buffer_map[i];
+        if (!b) continue;
+        char pat[200];
+        for (const char *p = strstr(txt, "T.writes("); p; p = strstr(p + 9, "T.writes(")) {
+            const char *e = strchr(p, '\n');
+            snprintf(pat, sizeof pat, "%s[", b->name);
+            for (const char *q = strstr(p, pat); q && (!e || q < e); q = strstr(q + 1, pat))
+                if (q[-1] == '(' || q[-1] == ' ') w |= 1ull << i;
+        }
+    }
+    return w;
+}
+
+/* Elements of buffer b with the scalar parameters of f at vals; -1 when a
+ * dimension is not a constant then. */
+static int64_t buf_count(tir_ctx *ctx, const tir_prim_func *f, const tir_buffer *b,
+                         const int64_t *scalars) {
+    const tir_var *vars[MAXP];
+    const tir_expr *vals[MAXP];
+    int nv = 0, k = 0;
+    for (int p = 0; p < f->nparams && nv < MAXP; p++)
+        if (!f->buffer_map[p]) {
+            vars[nv] = f->params[p];
+            vals[nv++] = tir_int(ctx, f->params[p]->base.dtype, scalars[k++]);
+        }
+    int64_t c = 1;
+    for (int d = 0; d < b->ndim; d++) {
+        int64_t e;
+        const tir_expr *x = (const tir_expr *)tir_substitute(ctx, b->shape[d], nv, vars, vals);
+        if (!tir_expr_const_int(tir_simplify(ctx, x), &e)) return -1;
+        if (e < 0) return -1;
+        c *= e;
+    }
+    return c;
+}
+
+/* A compiled kernel set by one emitter; n = 0 where it was not compiled
+ * (the direct emitter refuses a kernel, or nothing was lowered). */
+typedef struct compiled {
+    const tir_module *mods[16];
+    int n;
+} compiled;
+
+static void compile_set(dw *u, const tir_kernel_set *ks, bool direct, compiled *c) {
+    c->n = 0;
+    if (ks->nkernels > 16) return;
+    for (int k = 0; k < ks->nkernels; k++) {
+        tir_codegen_opts o;
+        tir_codegen_opts_init(&o);
+        o.pipeline = direct ? TIR_CG_PIPELINE_DIRECT : TIR_CG_PIPELINE_OPT;
+        o.direct_all_loops = o.direct_only = direct;
+        if (tir_codegen(u->ctx, ks->kernels[k], &o, &c->mods[k]) != TIR_OK) {
+            const char *m = tir_ctx_error(u->ctx);
+            if (!direct || !strstr(m, "the direct emitter refuses"))
+                FAILF("%s/%d: codegen (%s): %s\nkernel %d:\n%s", u->label, u->variant,
+                      direct ? "direct" : "LLVM", m, k, tir_print(u->ctx, ks->kernels[k]));
+            if (verbose)
+                fprintf(stderr, "  %s/%d: direct emitter refuses: %.200s\n", u->label,
+                        u->variant, m);
+            tir_ctx_clear_error(u->ctx);
+            n_direct_refused++;
+            return;
+        }
+    }
+    c->n = ks->nkernels;
+}
+
+/* One size: every oracle against the interpreter on the original.  Returns
+ * false (with why) on a disagreement or an oracle's error where the
+ * original ran. */
+static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks,
+                     const compiled *cd, const compiled *cl, const int64_t *scalars, char *why,
+                     size_t n) {
+    tir_ctx *ctx = u->ctx;
+    const tir_prim_func *f0 = tir_sched_orig_func(u->s);
+    int np = f0->nparams, nw = ks ? ks->nworkspace : 0;
+    assert_true(np + nw <= MAXP);
+    tir_arg a[NORACLE][MAXP];
+    size_t bytes[MAXP] = {0};
+    int64_t count[MAXP] = {0};
+    uint64_t rng = 11, written = written_params(ctx, f0);
+    int k = 0;
+    for (int i = 0; i < np + nw; i++) {
+        const tir_buffer *b = i < np ? f0->buffer_map[i] : ks->workspace[i - np];
+        int64_t sc = 0;
+        if (i < np && !b) sc = scalars[k++];
+        for (int o = 0; o < NORACLE; o++) a[o][i] = (tir_arg){NULL, sc};
+    }
+    for (int i = 0; i < np + nw; i++) {
+        const tir_buffer *b = i < np ? f0->buffer_map[i] : ks->workspace[i - np];
+        if (!b) continue;
+        count[i] = buf_count(ctx, f0, b, scalars);
+        if (count[i] < 0) {
+            snprintf(why, n, "shape of %s is not constant at this size", b->name);
+            for (int j = 0; j < i; j++)
+                for (int o = 0; o < NORACLE; o++) free(a[o][j].data);
+            return false;
+        }
+        bytes[i] = (size_t)count[i] * tir_dtype_bytes(b->dtype);
+        for (int o = 0; o < NORACLE; o++) {
+            a[o][i].data = malloc(bytes[i] + 1);
+            assert_non_null(a[o][i].data);
+        }
+        for (int64_t e = 0; e < count[i]; e++)
+            store_elem(a[0][i].data, b->dtype, e, (double)((int64_t)(sched_rand(&rng) % 7) - 3));
+        if (i >= np || written >> i & 1) tir_rt_poison(a[0][i].data, bytes[i]);
+        for (int o = 1; o < NORACLE; o++) memcpy(a[o][i].data, a[0][i].data, bytes[i]);
+    }
+    bool ok = true, ran[NORACLE] = {false};
+    tir_interp_opts io = {.uninit_params = written};
+    tir_sim_opts so = {.uninit_params = written, .check_uninit = true, .check_global_races = true};
+    char e[1024];
+    if (tir_interp_run(ctx, f0, np, a[0], &io) != TIR_OK) {
+        /* the original itself stops here: nothing to compare */
+        snprintf(why, n, "original: %s", tir_ctx_error(ctx));
+        tir_ctx_clear_error(ctx);
+        ok = false;
+        goto done;
+    }
+    ran[0] = true;
+    /* An element the original leaves unwritten (0xff bytes, as poisoned):
+       a reduction over an empty domain (K = 0) runs no init, so its output
+       keeps whatever it held (docs/reliability.md, seventh review's
+       "Left"); a schedule may then copy an unwritten cache there, which
+       the interpreter and simulator report.  Such elements are not
+       compared, and such a report is taken where they exist. */
+    bool empty_out = false;
+    for (int i = 0; i < np && !empty_out; i++) {
+        const tir_buffer *b = f0->buffer_map[i];
+        if (!b || !(written >> i & 1)) continue;
+        size_t eb = tir_dtype_bytes(b->dtype);
+        for (int64_t x = 0; x < count[i] && !empty_out; x++) {
+            const unsigned char *p0 = (const unsigned char *)a[0][i].data + (size_t)x * eb;
+            bool all = true;
+            for (size_t q = 0; q < eb; q++) all = all && p0[q] == 0xff;
+            empty_out = all;
+        }
+    }
+    if (tir_interp_run(ctx, f1, np, a[1], &io) != TIR_OK) {
+        if (empty_out && strstr(tir_ctx_error(ctx), "never written")) {
+            n_empty_reports++;
+            tir_ctx_clear_error(ctx);
+            goto done;
+        }
+        snprintf(why, n, "interpreter on the scheduled function: %s", tir_ctx_error(ctx));
+        ok = false;
+        goto done;
+    }
+    ran[1] = true;
+    if (ks) {
+        if (tir_sim_run_kernels(ctx, ks, np, a[2], &so, NULL) != TIR_OK) {
+            if (empty_out && (strstr(tir_ctx_error(ctx), "never written") ||
+                              strstr(tir_ctx_error(ctx), "uninitiali"))) {
+                n_empty_reports++;
+                tir_ctx_clear_error(ctx);
+                goto done;
+            }
+            snprintf(why, n, "simulator: %s", tir_ctx_error(ctx));
+            ok = false;
+            goto done;
+        }
+        ran[2] = true;
+        n_sim_runs++;
+    }
+    for (int o = 3; o < NORACLE; o++) {
+        const compiled *c = o == 3 ? cd : cl;
+        if (!c || !c->n) continue;
+        for (int kk = 0; kk < c->n; kk++)
+            if (dc_run(ctx, c->mods[kk], a[o], bytes, e, sizeof e)) {
+                snprintf(why, n, "%s: %s\n%s", oracle_name[o], e, c->mods[kk]->ptx);
+                ok = false;
+                goto done;
+            }
+        ran[o] = true;
+        *(o == 3 ? &n_direct_runs : &n_llvm_runs) += 1;
+    }
+    for (int o = 1; o < NORACLE && ok; o++) {
+        if (!ran[o]) continue;
+        for (int i = 0; i < np && ok; i++) {
+            const tir_buffer *b = f0->buffer_map[i];
+            if (!b || !memcmp(a[0][i].data, a[o][i].data, bytes[i])) continue;
+            size_t eb = tir_dtype_bytes(b->dtype);
+            for (int64_t x = 0; x < count[i] && ok; x++) {
+                const char *p0 = (const char *)a[0][i].data + (size_t)x * eb;
+                const char *p1 = (const char *)a[o][i].data + (size_t)x * eb;
+                if (!memcmp(p0, p1, eb)) continue;
+                bool unwritten = true;
+                for (size_t q = 0; q < eb; q++)
+                    unwritten = unwritten && (unsigned char)p0[q] == 0xff;
+                if (unwritten) continue; /* the original left it (above) */
+                double y0 = load_elem(a[0][i].data, b->dtype, x);
+                double y1 = load_elem(a[o][i].data, b->dtype, x);
+                if (u->rtol > 0 && fabs(y0 - y1) <= u->rtol * (1 + fabs(y0))) continue;
+                snprintf(why, n, "%s: buffer %s flat element %lld: original %.9g, here %.9g",
+                         oracle_name[o], b->name, (long long)x, y0, y1);
+                ok = false;
+            }
+        }
+    }
+done:
+    for (int i = 0; i < np + nw; i++)
+        for (int o = 0; o < NORACLE; o++) free(a[o][i].data);
+    return ok;
+}
+
+/* A list of sizes: up to 4 scalar parameters per tuple. */
+typedef struct sizes {
+    int n;
+    int64_t v[64][4];
+} sizes;
+
+/* Ends a variant: a refused one is counted; an accepted one is lowered
+ * (or refused with a message), compiled by both emitters and run at every
+ * size.  Frees the schedule. */
+static void dw_finish(dw *u, const sizes *sz) {
+    static char why[1 << 16];
+    tir_ctx *ctx = u->ctx;
+    n_variants++;
+    if (u->st != TIR_OK) {
+        n_refused++;
+        goto out;
+    }
+    const tir_prim_func *f1 = tir_sched_func(u->s);
+    tir_kernel_set ks;
+    const tir_kernel_set *kp = NULL;
+    compiled cd = {.n = 0}, cl = {.n = 0};
+    if (tir_lower_kernels(ctx, f1, NULL, &ks) != TIR_OK) {
+        const char *m = tir_ctx_error(ctx);
+        if (!m[0]) FAILF("%s/%d: lowering refused without a message", u->label, u->variant);
+        if (verbose) fprintf(stderr, "  %s/%d: lowering refused: %.300s\n", u->label, u->variant, m);
+        tir_ctx_clear_error(ctx);
+        n_lower_refused++;
+    } else {
+        kp = &ks;
+        compile_set(u, &ks, true, &cd);
+        compile_set(u, &ks, false, &cl);
+        n_accepted++;
+    }
+    for (int z = 0; z < sz->n; z++) {
+        n_size_runs++;
+        if (!run_size(u, f1, kp, &cd, &cl, sz->v[z], why, sizeof why)) {
+            if (!strncmp(why, "original:", 9) || strstr(why, "not constant at this size"))
+                continue;
+            FAILF("%s/%d at (%lld, %lld, %lld): %s\nscheduled:\n%s\ntrace:\n%s\nkernel 0 of "
+                  "%d:\n%s",
+                  u->label, u->variant, (long long)sz->v[z][0], (long long)sz->v[z][1],
+                  (long long)sz->v[z][2], why, tir_print(ctx, f1), tir_sched_trace_text(u->s),
+                  kp ? kp->nkernels : 0, kp && kp->nkernels ? tir_print(ctx, kp->kernels[0]) : "");
+        }
+    }
+    if (verbose)
+        fprintf(stderr, "  %s/%d: %s, %d sizes\n", u->label, u->variant,
+                kp ? (cd.n ? "lowered, both emitters" : "lowered, LLVM only")
+                   : "interpreter only",
+                sz->n);
+out:
+    tir_sched_destroy(u->s);
+    u->s = NULL;
+}
+
+static void dw_start(dw *u, tir_ctx *ctx, const char *text, const char *label, int variant,
+                     double rtol) {
+    memset(u, 0, sizeof *u);
+    u->ctx = ctx;
+    u->label = label;
+    u->variant = variant;
+    u->rtol = rtol;
+    if (tir_sched_create(ctx, parse(ctx, text), &u->s) != TIR_OK)
+        FAILF("%s: sched_create: %s", label, tir_ctx_error(ctx));
+}
+
+static void report(const char *name) {
+    if (verbose)
+        fprintf(stderr,
+                "%s (cumulative): %ld variants, %ld refused by a primitive, %ld by lowering, "
+                "%ld lowered; %ld size runs, %ld simulated, %ld direct PTX, %ld LLVM PTX "
+                "(direct emitter refused %ld sets); %ld runs stopped on an empty reduction's output\n",
+                name, n_variants, n_refused, n_lower_refused, n_accepted, n_size_runs,
+                n_sim_runs, n_direct_runs, n_llvm_runs, n_direct_refused, n_empty_reports);
+}
+
+/* The sizes of one symbolic parameter: the edges and around the factors
+ * the schedules split by (2, 3, 4, 7, 8, 16, 32, 64). */
+static const int64_t one_d[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  13, 15, 16,
+                                17, 31, 32, 33, 37, 63, 64, 65, 97, 127, 128, 129, 257};
+
+static sizes sizes_1d(int64_t cap) {
+    sizes s = {0};
+    for (size_t i = 0; i < sizeof one_d / sizeof *one_d && s.n < 64; i++)
+        if (one_d[i] <= cap) s.v[s.n++][0] = one_d[i];
+    return s;
+}
+
+/* Pairs (and triples) from a short list, every combination of the edges
+ * and a few of the rest. */
+static sizes sizes_nd(int dims, int64_t cap) {
+    static const int64_t vals[] = {0, 1, 2, 3, 5, 7, 8, 9, 17, 31, 33};
+    int nv = (int)(sizeof vals / sizeof *vals);
+    sizes s = {0};
+    uint64_t rng = 99;
+    for (int i = 0; i < nv; i++)
+        for (int j = 0; j < nv; j++)
+            for (int k = 0; k < (dims > 2 ? nv : 1); k++) {
+                int64_t t[3] = {vals[i], vals[j], vals[k]};
+                bool edge = t[0] <= 1 || t[1] <= 1 || (dims > 2 && t[2] <= 1);
+                if (t[0] > cap || t[1] > cap || t[2] > cap) continue;
+                /* every tuple with an edge, a third of the others */
+                if (!edge && sched_rand(&rng) % 3) continue;
+                if (dims > 2 && sched_rand(&rng) % 4) continue;
+                if (s.n >= 64) return s;
+                memcpy(s.v[s.n++], t, sizeof t);
+            }
+    return s;
+}
+
+/* ------------------------------------------------------------ workloads */
+
+static const char *ew_text =
+    "@T.prim_func\n"
+    "def ew(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n, m), \"float32\"), n: T.int32,\n"
+    "       m: T.int32):\n"
+    "    for i, j in T.grid(n, m):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(B[vi, vj])\n"
+    "            B[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n";
+
+static const char *ew1_text =
+    "@T.prim_func\n"
+    "def ew1(A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(n):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(n, i)\n"
+    "            T.reads(A[vi])\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = A[vi] * T.float32(3) - T.float32(1)\n";
+
+static const char *rowsum_text =
+    "@T.prim_func\n"
+    "def rowsum(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
+    "           m: T.int32):\n"
+    "    for i, k in T.grid(n, m):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(B[vi])\n"
+    "            with T.init():\n"
+    "                B[vi] = T.float32(0)\n"
+    "            B[vi] = B[vi] + A[vi, vk]\n";
+
+static const char *rowmax_text =
+    "@T.prim_func\n"
+    "def rowmax(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
+    "           m: T.int32):\n"
+    "    for i, k in T.grid(n, m):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(B[vi])\n"
+    "            with T.init():\n"
+    "                B[vi] = T.float32(-100)\n"
+    "            B[vi] = T.max(B[vi], A[vi, vk])\n";
+
+static const char *matmul_text =
+    "@T.prim_func\n"
+    "def mm(A: T.Buffer((M, K), \"float32\"), B: T.Buffer((K, N), \"float32\"),\n"
+    "       C: T.Buffer((M, N), \"float32\"), M: T.int32, N: T.int32, K: T.int32):\n"
+    "    for i, j, k in T.grid(M, N, K):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
+static const char *transpose_text =
+    "@T.prim_func\n"
+    "def tr(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((m, n), \"float32\"), n: T.int32,\n"
+    "       m: T.int32):\n"
+    "    for j, i in T.grid(m, n):\n"
+    "        with T.block(\"B\"):\n"
+    "            vj, vi = T.axis.remap(\"SS\", [j, i])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(B[vj, vi])\n"
+    "            B[vj, vi] = A[vi, vj]\n";
+
+static const char *stencil_text =
+    "@T.prim_func\n"
+    "def st(A: T.Buffer((n + 2,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(n):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(n, i)\n"
+    "            T.reads(A[vi:vi + 3])\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = A[vi] + A[vi + 1] * T.float32(2) + A[vi + 2]\n";
+
+/* The stencil's producer a block of its own, over a symbolic shape. */
+static const char *stencil2_text =
+    "@T.prim_func\n"
+    "def st2(A: T.Buffer((n + 2,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    with T.block(\"root\"):\n"
+    "        P = T.alloc_buffer((n + 2,), \"float32\")\n"
+    "        for i in T.serial(n + 2):\n"
+    "            with T.block(\"P\"):\n"
+    "                vi = T.axis.spatial(n + 2, i)\n"
+    "                T.reads(A[vi])\n"
+    "                T.writes(P[vi])\n"
+    "                P[vi] = A[vi] * T.float32(3)\n"
+    "        for i in T.serial(n):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(n, i)\n"
+    "                T.reads(P[vi:vi + 3])\n"
+    "                T.writes(B[vi])\n"
+    "                B[vi] = P[vi] - P[vi + 1] + P[vi + 2]\n";
+
+static const char *clamp_text =
+    "@T.prim_func\n"
+    "def cl(A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(n):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(n, i)\n"
+    "            T.reads(A[0:n])\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = A[T.max(vi - 1, 0)] + A[vi] * T.float32(2) + A[T.min(vi + 1, n - 1)]\n";
+
+static const char *lower_tri_text =
+    "@T.prim_func\n"
+    "def tril(A: T.Buffer((n, n), \"float32\"), B: T.Buffer((n, n), \"float32\"), n: T.int32):\n"
+    "    for i, j in T.grid(n, n):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(B[vi, vj])\n"
+    "            B[vi, vj] = T.Select(vj <= vi, A[vi, vj], T.float32(0))\n";
+
+/* A triangular loop: row i sums A[i, 0..i]. */
+static const char *tri_loop_text =
+    "@T.prim_func\n"
+    "def trs(A: T.Buffer((n, n), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(n):\n"
+    "        with T.block(\"B0\"):\n"
+    "            vi = T.axis.spatial(n, i)\n"
+    "            T.reads()\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = T.float32(0)\n"
+    "        for k in T.serial(i + 1):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(n, i)\n"
+    "                vk = T.axis.reduce(n, k)\n"
+    "                T.reads(B[vi], A[vi, vk])\n"
+    "                T.writes(B[vi])\n"
+    "                B[vi] = B[vi] + A[vi, vk]\n";
+
+static const char *softmax_text =
+    "@T.prim_func\n"
+    "def sm(A: T.Buffer((n, m), \"float32\"), O: T.Buffer((n, m), \"float32\"), n: T.int32,\n"
+    "       m: T.int32):\n"
+    "    with T.block(\"root\"):\n"
+    "        Mx = T.alloc_buffer((n,), \"float32\")\n"
+    "        S = T.alloc_buffer((n,), \"float32\")\n"
+    "        for i, k in T.grid(n, m):\n"
+    "            with T.block(\"Mx\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(A[vi, vk])\n"
+    "                T.writes(Mx[vi])\n"
+    "                with T.init():\n"
+    "                    Mx[vi] = T.float32(-100)\n"
+    "                Mx[vi] = T.max(Mx[vi], A[vi, vk])\n"
+    "        for i, k in T.grid(n, m):\n"
+    "            with T.block(\"S\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(A[vi, vk], Mx[vi])\n"
+    "                T.writes(S[vi])\n"
+    "                with T.init():\n"
+    "                    S[vi] = T.float32(0)\n"
+    "                S[vi] = S[vi] + T.exp(A[vi, vk] - Mx[vi])\n"
+    "        for i, k in T.grid(n, m):\n"
+    "            with T.block(\"O\"):\n"
+    "                vi, vk = T.axis.remap(\"SS\", [i, k])\n"
+    "                T.reads(A[vi, vk], Mx[vi], S[vi])\n"
+    "                T.writes(O[vi, vk])\n"
+    "                O[vi, vk] = T.exp(A[vi, vk] - Mx[vi]) / S[vi]\n";
+
+/* ------------------------------------------------------------ tests */
+
+static tir_ctx *g_ctx;
+
+static int setup(void **state) {
+    (void)state;
+    g_ctx = tir_ctx_create();
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    tir_ctx_destroy(g_ctx);
+    return 0;
+}
+
+/* Elementwise maps: 1-D and 2-D, split raggedly, fused, vectorized,
+ * unrolled, through caches. */
+static void test_elementwise(void **state) {
+    (void)state;
+    sizes s1 = sizes_1d(1000), s2 = sizes_nd(2, 40);
+    static const int64_t facs[] = {1, 2, 3, 4, 7, 8, 32, 64};
+    int v = 0;
+    for (int fi = 0; fi < 8; fi++) {
+        int64_t f = facs[fi];
+        for (int kind = 0; kind < 6; kind++, v++) {
+            dw u;
+            dw_start(&u, g_ctx, ew1_text, "ew1", v, 0);
+            tir_loop_rv l[16], p[3];
+            tir_block_rv b = dw_block(&u, "B"), c;
+            dw_loops(&u, "B", l);
+            switch (kind) {
+            case 0: /* blocks of f threads */
+                dw_split_bind(&u, l[0], f, p);
+                break;
+            case 1: /* three levels, the innermost vectorized */
+                dw_split3(&u, l[0], f, 4, p);
+                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
+                break;
+            case 2: /* unrolled inner part, output through registers */
+                dw_split3(&u, l[0], f, 3, p);
+                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
+                TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
+                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+                break;
+            case 3: /* input through shared memory at the block loop */
+                dw_split_bind(&u, l[0], f, p);
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, p[0], false));
+                if (u.st == TIR_OK) {
+                    tir_loop_rv cl[16];
+                    int nc = dw_loops(&u, "A_shared", cl);
+                    tir_loop_rv q[2];
+                    dw_split(&u, cl[nc - 1], f, q);
+                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+                }
+                break;
+            case 4: /* vectorized by f directly (symbolic outer) */
+                dw_split(&u, l[0], f, p);
+                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[1]));
+                break;
+            case 5: /* the CPU-side schedule: parallel outer, vector inner */
+                dw_split(&u, l[0], f, p);
+                TRY(&u, "parallel", tir_sched_parallel(u.s, p[0]));
+                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[1]));
+                break;
+            }
+            dw_finish(&u, &s1);
+        }
+    }
+    for (int kind = 0; kind < 8; kind++, v++) {
+        dw u;
+        dw_start(&u, g_ctx, ew_text, "ew", v, 0);
+        tir_loop_rv l[16], p[3], fu = {0, 0};
+        tir_block_rv b = dw_block(&u, "B"), c;
+        dw_loops(&u, "B", l);
+        switch (kind) {
+        case 0: /* fused, then 1-D */
+            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
+            dw_split_bind(&u, fu, 32, p);
+            break;
+        case 1: /* 2-D tiles */
+            {
+                tir_loop_rv q[2];
+                dw_split(&u, l[0], 4, p);
+                dw_split(&u, l[1], 8, q);
+                TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
+                TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.y"));
+                TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+            }
+            break;
+        case 2: /* fused, three levels, vectorized */
+            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
+            dw_split3(&u, fu, 16, 4, p);
+            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
+            break;
+        case 3: /* rows over blocks, columns split, through a shared cache with storage_align */
+            dw_split(&u, l[1], 7, p);
+            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, l[0], false));
+            TRY(&u, "storage_align", tir_sched_storage_align(u.s, c, 0, 0, 8, 1));
+            break;
+        case 4: /* fused, split, unrolled inner, output via local */
+            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
+            dw_split3(&u, fu, 8, 5, p);
+            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
+            TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
+            TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+            break;
+        case 5: /* reorder j outer, then tile */
+            TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (tir_loop_rv[]){l[1], l[0]}));
+            dw_split_bind(&u, l[1], 3, p);
+            {
+                tir_loop_rv q[2];
+                dw_split(&u, l[0], 5, q);
+                TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.y"));
+                TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.y"));
+            }
+            break;
+        case 6: /* one thread per row, columns vectorized by 4 (symbolic outer) */
+            dw_split_bind(&u, l[0], 8, p);
+            {
+                tir_loop_rv q[2];
+                dw_split(&u, l[1], 4, q);
+                TRY(&u, "vectorize", tir_sched_vectorize(u.s, q[1]));
+            }
+            break;
+        case 7: /* vectorize a symbolic extent: refused or right */
+            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
+            TRY(&u, "vectorize", tir_sched_vectorize(u.s, l[1]));
+            break;
+        }
+        dw_finish(&u, &s2);
+    }
+    report("elementwise");
+}
+
+/* Row sum and row max: a thread per row, rfactor across threads,
+ * decompose_reduction, a local accumulator, split k raggedly. */
+static void test_rows(void **state) {
+    (void)state;
+    sizes s2 = sizes_nd(2, 40);
+    for (int w = 0; w < 2; w++)
+        for (int kind = 0; kind < 8; kind++) {
+            dw u;
+            dw_start(&u, g_ctx, w ? rowmax_text : rowsum_text, w ? "rowmax" : "rowsum", kind, 0);
+            tir_loop_rv l[16], p[3], q[3];
+            tir_block_rv b = dw_block(&u, "B"), c, rf;
+            dw_loops(&u, "B", l);
+            switch (kind) {
+            case 0: /* a thread per row */
+                dw_split_bind(&u, l[0], 8, p);
+                break;
+            case 1: /* k split, inner unrolled, init decomposed, local accumulator */
+                dw_split_bind(&u, l[0], 4, p);
+                dw_split(&u, l[1], 3, q);
+                TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
+                TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
+                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+                TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, q[0], &rf));
+                break;
+            case 2: /* rfactor over the inner k split: partial sums per lane */
+                dw_split(&u, l[1], 8, q);
+                TRY(&u, "rfactor", tir_sched_rfactor(u.s, q[1], 0, &rf));
+                if (u.st == TIR_OK) {
+                    tir_loop_rv r[16];
+                    dw_loops(&u, "B_rf", r);
+                    TRY(&u, "bind", tir_sched_bind(u.s, r[0], "blockIdx.x"));
+                    TRY(&u, "bind", tir_sched_bind(u.s, r[1], "threadIdx.x"));
+                    TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, b, r[0], false));
+                }
+                break;
+            case 3: /* rfactor over the outer k split */
+                dw_split(&u, l[1], 5, q);
+                TRY(&u, "rfactor", tir_sched_rfactor(u.s, q[0], 0, &rf));
+                if (u.st == TIR_OK) {
+                    tir_loop_rv r[16];
+                    dw_loops(&u, "B_rf", r);
+                    TRY(&u, "fuse", tir_sched_fuse(u.s, 2, r, &p[0]));
+                    dw_split_bind(&u, p[0], 16, q);
+                    dw_loops(&u, "B", r);
+                    dw_split_bind(&u, r[0], 4, p);
+                }
+                break;
+            case 4: /* the input row through shared memory at the block loop */
+                TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, l[0], false));
+                break;
+            case 5: /* k split three ways, the middle reordered outside the row */
+                dw_split3(&u, l[1], 4, 2, q);
+                TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (tir_loop_rv[]){q[0], l[0]}));
+                dw_split_bind(&u, l[0], 8, p);
+                break;
+            case 6: /* decompose at the row loop, init and update in one kernel */
+                dw_split_bind(&u, l[0], 16, p);
+                TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, l[1], &rf));
+                break;
+            case 7: /* parallel rows (a CPU schedule) */
+                TRY(&u, "parallel", tir_sched_parallel(u.s, l[0]));
+                dw_split(&u, l[1], 4, q);
+                TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
+                break;
+            }
+            dw_finish(&u, &s2);
+        }
+    report("rows");
+}
+
+/* Matmul of symbolic M, N, K: tiles over blocks and threads, a local
+ * accumulator, shared caches of A and B at the k tile loop. */
+static void test_matmul(void **state) {
+    (void)state;
+    sizes s3 = sizes_nd(3, 33);
+    for (int kind = 0; kind < 6; kind++) {
+        dw u;
+        dw_start(&u, g_ctx, matmul_text, "mm", kind, 0);
+        tir_loop_rv l[16], ip[3], jp[3], kp[2];
+        tir_block_rv b = dw_block(&u, "C"), c, ca, cb, bi;
+        dw_loops(&u, "C", l);
+        int64_t ti = kind == 3 ? 3 : 4, tj = kind == 3 ? 5 : 8, tk = kind == 3 ? 7 : 4;
+        dw_split(&u, l[0], ti, ip);
+        dw_split(&u, l[1], tj, jp);
+        if (kind == 0) {
+            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
+            TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
+        } else {
+            dw_split(&u, l[2], tk, kp);
+            TRY(&u, "reorder", tir_sched_reorder(u.s, 6, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], kp[0], kp[1]}));
+            TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
+            TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
+            TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, jp[1], false));
+            if (kind >= 2) {
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &ca));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, ca, kp[0], false));
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 1, "shared", 0, NULL, &cb));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, cb, kp[0], false));
+                if (kind >= 4 && u.st == TIR_OK) {
+                    /* cooperative fetch over the threads */
+                    const char *nm[2] = {"A_shared", "B_shared"};
+                    for (int t = 0; t < 2; t++) {
+                        tir_loop_rv fl[16], fu, fp[3];
+                        int nf = dw_loops(&u, nm[t], fl);
+                        TRY(&u, "fuse", tir_sched_fuse(u.s, 2, fl + nf - 2, &fu));
+                        dw_split3(&u, fu, ti, tj, fp);
+                        TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.y"));
+                        TRY(&u, "bind", tir_sched_bind(u.s, fp[2], "threadIdx.x"));
+                    }
+                    if (kind == 5)
+                        TRY(&u, "storage_align", tir_sched_storage_align(u.s, ca, 0, 0, 16, 1));
+                }
+            }
+            TRY(&u, "unroll", tir_sched_unroll(u.s, kp[1]));
+            TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, kp[0], &bi));
+        }
+        dw_finish(&u, &s3);
+    }
+    report("matmul");
+}
+
+/* Transpose: through a shared tile, with storage_align; fused. */
+static void test_transpose(void **state) {
+    (void)state;
+    sizes s2 = sizes_nd(2, 40);
+    for (int kind = 0; kind < 4; kind++) {
+        dw u;
+        dw_start(&u, g_ctx, transpose_text, "tr", kind, 0);
+        tir_loop_rv l[16], jp[2], ip[2], fu;
+        tir_block_rv b = dw_block(&u, "B"), c;
+        dw_loops(&u, "B", l);
+        if (kind == 3) {
+            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
+            dw_split_bind(&u, fu, 7, jp);
+        } else {
+            dw_split(&u, l[0], 8, jp);
+            dw_split(&u, l[1], 4, ip);
+            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){jp[0], ip[0], jp[1], ip[1]}));
+            TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.x"));
+            if (kind >= 1) {
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, ip[0], false));
+                if (kind == 2)
+                    TRY(&u, "storage_align", tir_sched_storage_align(u.s, c, 0, 0, 8, 1));
+                if (u.st == TIR_OK) {
+                    tir_loop_rv fl[16], fp[2];
+                    int nf = dw_loops(&u, "A_shared", fl);
+                    TRY(&u, "fuse", tir_sched_fuse(u.s, 2, fl + nf - 2, &fu));
+                    dw_split(&u, fu, 32, fp);
+                    TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.x"));
+                }
+            }
+        }
+        dw_finish(&u, &s2);
+    }
+    report("transpose");
+}
+
+/* Stencils: spelled out, with a producer computed at the tile (its region
+ * n + 2 wide, the tile's 3 more than its width), and clamp-to-edge. */
+static void test_stencils(void **state) {
+    (void)state;
+    sizes s1 = sizes_1d(300);
+    static const int64_t facs[] = {2, 3, 8, 32};
+    int v = 0;
+    for (int fi = 0; fi < 4; fi++)
+        for (int kind = 0; kind < 7; kind++, v++) {
+            int64_t f = facs[fi];
+            dw u;
+            const char *txt = kind <= 1 ? stencil_text : kind <= 4 ? stencil2_text : clamp_text;
+            dw_start(&u, g_ctx, txt, kind <= 1 ? "stencil" : kind <= 4 ? "stencil2" : "clamp", v, 0);
+            tir_loop_rv l[16], p[3];
+            tir_block_rv b = dw_block(&u, "B"), c;
+            dw_loops(&u, "B", l);
+            switch (kind) {
+            case 0:
+                dw_split_bind(&u, l[0], f, p);
+                break;
+            case 1: /* the input through shared memory at the block */
+                dw_split_bind(&u, l[0], f, p);
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, p[0], false));
+                if (u.st == TIR_OK) {
+                    tir_loop_rv cl[16], q[2];
+                    int nc = dw_loops(&u, "A_shared", cl);
+                    dw_split(&u, cl[nc - 1], f, q);
+                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+                }
+                break;
+            case 2: /* P inlined */
+                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, dw_block(&u, "P")));
+                dw_split_bind(&u, l[0], f, p);
+                break;
+            case 3: /* P in shared memory at the block, fetched by the threads */
+                dw_split_bind(&u, l[0], f, p);
+                if (u.st == TIR_OK) {
+                    tir_block_rv pb = dw_block(&u, "P");
+                    TRY(&u, "set_scope", tir_sched_set_scope(u.s, pb, 0, "shared"));
+                    TRY(&u, "compute_at", tir_sched_compute_at(u.s, pb, p[0], false));
+                    tir_loop_rv cl[16], q[2];
+                    int nc = dw_loops(&u, "P", cl);
+                    dw_split(&u, cl[nc - 1], f, q);
+                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+                }
+                break;
+            case 4: /* P in registers at the thread, unrolled */
+                dw_split_bind(&u, l[0], f, p);
+                if (u.st == TIR_OK) {
+                    tir_block_rv pb = dw_block(&u, "P");
+                    TRY(&u, "set_scope", tir_sched_set_scope(u.s, pb, 0, "local"));
+                    TRY(&u, "compute_at", tir_sched_compute_at(u.s, pb, p[1], false));
+                    tir_loop_rv cl[16];
+                    int nc = dw_loops(&u, "P", cl);
+                    TRY(&u, "unroll", tir_sched_unroll(u.s, cl[nc - 1]));
+                }
+                break;
+            case 5: /* clamp, split and bound */
+                dw_split_bind(&u, l[0], f, p);
+                break;
+            case 6: /* clamp, vectorized inner */
+                dw_split3(&u, l[0], f, 4, p);
+                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
+                break;
+            }
+            dw_finish(&u, &s1);
+        }
+    report("stencils");
+}
+
+/* Triangles: a select on vj <= vi, and a triangular loop. */
+static void test_triangles(void **state) {
+    (void)state;
+    sizes s1 = sizes_1d(40);
+    for (int kind = 0; kind < 6; kind++) {
+        dw u;
+        dw_start(&u, g_ctx, kind < 3 ? lower_tri_text : tri_loop_text, kind < 3 ? "tril" : "trs",
+                 kind, 0);
+        tir_loop_rv l[16], p[3], q[3], fu;
+        dw_loops(&u, kind < 3 ? "B" : "B0", l);
+        switch (kind) {
+        case 0:
+            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
+            dw_split_bind(&u, fu, 9, p);
+            break;
+        case 1:
+            dw_split(&u, l[0], 3, p);
+            dw_split(&u, l[1], 4, q);
+            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.y"));
+            TRY(&u, "vectorize", tir_sched_vectorize(u.s, q[1]));
+            break;
+        case 2:
+            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
+            dw_split(&u, l[1], 2, q);
+            TRY(&u, "bind", tir_sched_bind(u.s, q[0], "threadIdx.x"));
+            TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
+            break;
+        case 3:
+            dw_split_bind(&u, l[0], 4, p);
+            break;
+        case 4:
+            dw_split_bind(&u, l[0], 3, p);
+            if (u.st == TIR_OK) {
+                tir_loop_rv r[16];
+                int nr = dw_loops(&u, "B", r);
+                dw_split(&u, r[nr - 1], 2, q);
+                TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
+            }
+            break;
+        case 5:
+            TRY(&u, "parallel", tir_sched_parallel(u.s, l[0]));
+            break;
+        }
+        dw_finish(&u, &s1);
+    }
+    report("triangles");
+}
+
+/* Softmax rows: two reductions and their consumer (intermediates of
+ * symbolic shape: the GPU refuses those not compacted to a tile). */
+static void test_softmax(void **state) {
+    (void)state;
+    sizes s2 = sizes_nd(2, 33);
+    for (int kind = 0; kind < 5; kind++) {
+        dw u;
+        dw_start(&u, g_ctx, softmax_text, "softmax", kind, 1e-5);
+        tir_loop_rv l[16], p[3];
+        tir_block_rv mx = dw_block(&u, "Mx"), sb = dw_block(&u, "S");
+        dw_loops(&u, "O", l);
+        switch (kind) {
+        case 0: /* a block per row, reductions at it in shared memory */
+            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
+            dw_split(&u, l[1], 8, p);
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            TRY(&u, "set_scope", tir_sched_set_scope(u.s, sb, 0, "shared"));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
+            TRY(&u, "set_scope", tir_sched_set_scope(u.s, mx, 0, "shared"));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, l[0], false));
+            break;
+        case 1: /* a thread per row, reductions in registers */
+            dw_split_bind(&u, l[0], 4, p);
+            TRY(&u, "set_scope", tir_sched_set_scope(u.s, sb, 0, "local"));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, p[1], false));
+            TRY(&u, "set_scope", tir_sched_set_scope(u.s, mx, 0, "local"));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, p[1], false));
+            break;
+        case 2: /* interpreter only: reorder and decompose in place */
+            {
+                tir_loop_rv m[16], bi;
+                (void)bi;
+                dw_loops(&u, "S", m);
+                dw_split(&u, m[1], 3, p);
+                tir_block_rv ib;
+                TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, sb, p[0], &ib));
+            }
+            break;
+        case 3: /* Mx at S's row loop, S at O's row loop */
+            {
+                tir_loop_rv m[16];
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
+                dw_loops(&u, "S", m);
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, m[0], false));
+            }
+            break;
+        case 4: /* O's row loop split, the reductions at the inner row loop */
+            dw_split(&u, l[0], 3, p);
+            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            TRY(&u, "set_scope", tir_sched_set_scope(u.s, sb, 0, "local"));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, p[1], false));
+            TRY(&u, "set_scope", tir_sched_set_scope(u.s, mx, 0, "local"));
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, p[1], false));
+            break;
+        }
+        dw_finish(&u, &s2);
+    }
+    report("softmax");
+}
+
+int main(void) {
+    const char *v = getenv("MINITIR_UD_VERBOSE");
+    verbose = v && v[0] == '1';
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_elementwise), cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_matmul),      cmocka_unit_test(test_transpose),
+        cmocka_unit_test(test_stencils),    cmocka_unit_test(test_triangles),
+        cmocka_unit_test(test_softmax),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
