@@ -511,6 +511,25 @@ static const char *ew1_text =
     "            T.writes(B[vi])\n"
     "            B[vi] = A[vi] * T.float32(3) - T.float32(1)\n";
 
+/* Two stages over a symbolic n: B an intermediate of shape (n,). */
+static const char *chain_text =
+    "@T.prim_func\n"
+    "def ch(A: T.Buffer((n,), \"float32\"), C: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    with T.block(\"root\"):\n"
+    "        B = T.alloc_buffer((n,), \"float32\")\n"
+    "        for i in T.serial(n):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(n, i)\n"
+    "                T.reads(A[vi])\n"
+    "                T.writes(B[vi])\n"
+    "                B[vi] = A[vi] * T.float32(2)\n"
+    "        for i in T.serial(n):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.spatial(n, i)\n"
+    "                T.reads(B[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = B[vi] + T.float32(1)\n";
+
 static const char *rowsum_text =
     "@T.prim_func\n"
     "def rowsum(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
@@ -733,7 +752,7 @@ static void test_elementwise(void **state) {
             dw_finish(&u, &s1);
         }
     }
-    for (int kind = 0; kind < 8; kind++, v++) {
+    for (int kind = 0; kind < 9; kind++, v++) {
         dw u;
         dw_start(&u, g_ctx, ew_text, "ew", v, 0);
         tir_loop_rv l[16], p[3], fu = {0, 0};
@@ -798,6 +817,10 @@ static void test_elementwise(void **state) {
                 TRY(&u, "vectorize", tir_sched_vectorize(u.s, q[1]));
             }
             break;
+        case 8: /* unroll a loop of symbolic extent (m) inside the thread */
+            dw_split_bind(&u, l[0], 8, p);
+            TRY(&u, "unroll", tir_sched_unroll(u.s, l[1]));
+            break;
         case 7: /* vectorize a symbolic extent: refused or right */
             TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
             TRY(&u, "vectorize", tir_sched_vectorize(u.s, l[1]));
@@ -806,6 +829,83 @@ static void test_elementwise(void **state) {
         dw_finish(&u, &s2);
     }
     report("elementwise");
+}
+
+/* A producer and its consumer over a symbolic n: the intermediate in
+ * registers or shared memory at a tile (compaction gives it a constant
+ * size), reverse_compute_at, compute_inline, and an unrolled loop of
+ * symbolic extent. */
+static void test_chain(void **state) {
+    (void)state;
+    sizes s1 = sizes_1d(300);
+    static const int64_t facs[] = {1, 3, 8, 32};
+    int v = 0;
+    for (int fi = 0; fi < 4; fi++)
+        for (int kind = 0; kind < 6; kind++, v++) {
+            int64_t f = facs[fi];
+            dw u;
+            dw_start(&u, g_ctx, chain_text, "chain", v, 0);
+            tir_loop_rv l[16], p[3];
+            tir_block_rv b = dw_block(&u, "B"), c = dw_block(&u, "C");
+            dw_loops(&u, "C", l);
+            switch (kind) {
+            case 0: /* B in a register at C's thread */
+                dw_split_bind(&u, l[0], f, p);
+                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, b, p[1], false));
+                break;
+            case 1: /* B in shared memory at C's block, computed by its threads */
+                dw_split_bind(&u, l[0], f, p);
+                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "shared"));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, b, p[0], false));
+                if (u.st == TIR_OK) {
+                    tir_loop_rv bl[16], q[2];
+                    int nb = dw_loops(&u, "B", bl);
+                    dw_split(&u, bl[nb - 1], f, q);
+                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+                }
+                break;
+            case 2: /* C under B's thread loop, B local */
+                dw_loops(&u, "B", l);
+                dw_split_bind(&u, l[0], f, p);
+                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
+                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+                break;
+            case 3: /* B inlined, three levels, the inner unrolled */
+                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
+                dw_split3(&u, l[0], f, 3, p);
+                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
+                break;
+            case 4: /* B inlined, C's outer loop (of symbolic extent) unrolled inside one
+                       block of f threads (a pragma: refused or right) */
+                {
+                    tir_loop_rv one[2];
+                    dw_split(&u, l[0], f, p);
+                    TRY(&u, "split", tir_sched_split(u.s, p[0], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
+                    TRY(&u, "reorder", tir_sched_reorder(u.s, 3, (tir_loop_rv[]){one[0], p[1], one[1]}));
+                    TRY(&u, "bind", tir_sched_bind(u.s, one[0], "blockIdx.x"));
+                    TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                    TRY(&u, "unroll", tir_sched_unroll(u.s, one[1]));
+                    TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
+                }
+                break;
+            case 5: /* B through a local cache at its own thread, C reverse-computed there */
+                {
+                    tir_block_rv bl;
+                    dw_loops(&u, "B", l);
+                    dw_split_bind(&u, l[0], f, p);
+                    TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
+                    TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "local", 0, NULL, &bl));
+                    TRY(&u, "compute_at", tir_sched_compute_at(u.s, bl, p[1], false));
+                    TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+                }
+                break;
+            }
+            dw_finish(&u, &s1);
+        }
+    report("chain");
 }
 
 /* Row sum and row max: a thread per row, rfactor across threads,
@@ -1162,14 +1262,82 @@ static void test_softmax(void **state) {
     report("softmax");
 }
 
+/* Splits of a symbolic extent near the int32 limit, without running 2^31
+ * iterations.  ew1 split by 3 over blockIdx.x / threadIdx.x launches
+ * (n + 2) // 3 blocks, and the kernel computes the index i_0 * 3 + i_1 in
+ * int32.  tir_launch_eval_extent evaluated the grid in int64 only, so at
+ * n = INT32_MAX it launched 715827883 blocks, and the last one's index
+ * 2147483648 wrapped to INT32_MIN, which passes the guard `< n` (a store
+ * 8 GiB below B on a GPU; the simulator evaluates the grid alike).  The
+ * grid is now refused wherever a value of the extent passes its dtype;
+ * where it is accepted the largest index fits.  Checked through the
+ * module (tir_module_launch_dims: the runtime, dc_run) and the kernel's
+ * launch extents (tir_launch_eval_extent: the simulator) for factors 3,
+ * 7, 8 and 32 at sizes up to INT32_MAX, and an int32 parameter given a
+ * value past INT32_MAX is refused. */
+static void test_split_overflow(void **state) {
+    (void)state;
+    static const int64_t facs[] = {3, 7, 8, 32};
+    for (int fi = 0; fi < 4; fi++) {
+        int64_t f = facs[fi];
+        dw u;
+        dw_start(&u, g_ctx, ew1_text, "ew1-overflow", fi, 0);
+        tir_loop_rv l[16], p[2];
+        dw_loops(&u, "B", l);
+        dw_split_bind(&u, l[0], f, p);
+        assert_int_equal(u.st, TIR_OK);
+        tir_kernel_set ks;
+        if (tir_lower_kernels(g_ctx, tir_sched_func(u.s), NULL, &ks) != TIR_OK)
+            FAILF("lower: %s", tir_ctx_error(g_ctx));
+        compiled cd;
+        compile_set(&u, &ks, true, &cd);
+        assert_int_equal(cd.n, 1);
+        tir_launch ln;
+        if (tir_launch_check(g_ctx, ks.kernels[0], NULL, &ln) != TIR_OK)
+            FAILF("launch_check: %s", tir_ctx_error(g_ctx));
+        const tir_var *nv = ks.kernels[0]->params[2];
+        for (int64_t n = INT32_MAX - 40; n <= (int64_t)INT32_MAX + 1; n++) {
+            tir_arg args[3] = {{NULL, 0}, {NULL, 0}, {NULL, n}};
+            int64_t grid[3], block[3], ext;
+            const char *why = NULL;
+            bool sim_ok = tir_launch_eval_extent(ln.extent[0], 1, &nv, &n, &ext, &why);
+            tir_status st = tir_module_launch_dims(g_ctx, cd.mods[0], 3, args, grid, block);
+            if ((st == TIR_OK) != sim_ok)
+                FAILF("f = %lld, n = %lld: module and kernel disagree", (long long)f,
+                      (long long)n);
+            if (st != TIR_OK) {
+                if (!strstr(tir_ctx_error(g_ctx), "overflow") &&
+                    !strstr(tir_ctx_error(g_ctx), "does not fit"))
+                    FAILF("f = %lld, n = %lld: %s", (long long)f, (long long)n,
+                          tir_ctx_error(g_ctx));
+                tir_ctx_clear_error(g_ctx);
+                continue;
+            }
+            /* the largest index the kernel computes, i_0 * f + i_1 */
+            if (grid[0] * block[0] - 1 > INT32_MAX || grid[0] * block[0] < n)
+                FAILF("f = %lld, n = %lld: grid %lld x %lld blocks: the last index %lld "
+                      "wraps in int32",
+                      (long long)f, (long long)n, (long long)grid[0], (long long)block[0],
+                      (long long)(grid[0] * block[0] - 1));
+        }
+        /* and a modest size still launches */
+        tir_arg args[3] = {{NULL, 0}, {NULL, 0}, {NULL, 1000}};
+        int64_t grid[3], block[3];
+        SCHED_OK(u.s, tir_module_launch_dims(g_ctx, cd.mods[0], 3, args, grid, block));
+        assert_int_equal(grid[0], (1000 + f - 1) / f);
+        dw_finish(&u, &(sizes){0});
+    }
+}
+
 int main(void) {
     const char *v = getenv("MINITIR_UD_VERBOSE");
     verbose = v && v[0] == '1';
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_elementwise), cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_elementwise), cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_rows),
         cmocka_unit_test(test_matmul),      cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_stencils),    cmocka_unit_test(test_triangles),
-        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_softmax),     cmocka_unit_test(test_split_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -202,8 +202,38 @@ static bool div_mod(tir_kind k, int64_t x, int64_t y, int64_t *out, const char *
     return true;
 }
 
+/* True when v is a value of integer dtype t. */
+static bool fits(tir_dtype t, int64_t v) {
+    if (t.bits >= 64) return true;
+    if (t.code == TIR_TYPE_UINT) return v >= 0 && v < (INT64_C(1) << t.bits);
+    return v >= -(INT64_C(1) << (t.bits - 1)) && v < (INT64_C(1) << (t.bits - 1));
+}
+
+static bool eval_in(const tir_expr *e, int nvars, const tir_var *const *vars,
+                    const int64_t *values, int64_t *out, const char **why);
+
+/* Each value is checked against its expression's dtype, not only int64:
+ * the kernel computes its indices in that dtype (int32 for an int32
+ * parameter), so a grid extent `(n + 2) // 3` whose `n + 2` passes
+ * INT32_MAX (n within 2 of it) was evaluated in int64 and launched
+ * ceil(n / 3) blocks, whose last thread's index `i_0 * 3 + i_1` then
+ * wrapped to a negative value that passes the guard `< n` (a store far
+ * below the buffer).  Every value of the extent fitting its dtype bounds
+ * the split's indices, `i_0 * f + i_1 <= n + f - 2`, in the dtype; an
+ * argument that does not fit its parameter's dtype is refused too. */
 bool tir_launch_eval_extent(const tir_expr *e, int nvars, const tir_var *const *vars,
                             const int64_t *values, int64_t *out, const char **why) {
+    if (!eval_in(e, nvars, vars, values, out, why)) return false;
+    if (tir_dtype_is_int(e->dtype) && !fits(e->dtype, *out)) {
+        *why = e->kind == TIR_KIND_VAR ? "an argument that does not fit its parameter's dtype"
+                                       : "an overflow of its dtype";
+        return false;
+    }
+    return true;
+}
+
+static bool eval_in(const tir_expr *e, int nvars, const tir_var *const *vars,
+                    const int64_t *values, int64_t *out, const char **why) {
     switch ((tir_kind)e->kind) {
     case TIR_KIND_INT_IMM: *out = tir_as_tir_int_imm(e)->value; return true;
     case TIR_KIND_VAR:
