@@ -25,9 +25,11 @@
  * the comparison is bit-exact but for T.exp (a relative tolerance).  A
  * primitive's refusal must be clean (sched_fail_ok), a lowering refusal
  * must carry a message; an oracle's run-time error is a failure unless the
- * original also fails at that size.  test_split_overflow checks what a
- * symbolic split does near the int32 limit without running 2^31
- * iterations.  MINITIR_UD_VERBOSE=1 prints every variant's outcome.
+ * original also fails at that size.  test_split_overflow and
+ * test_loop_bound_overflow check what a symbolic split does near the
+ * int32 limit (the launch is refused where a grid extent or a loop bound
+ * of the arguments passes int32) without running 2^31 iterations.
+ * MINITIR_UD_VERBOSE=1 prints every variant's outcome.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -1329,6 +1331,63 @@ static void test_split_overflow(void **state) {
     }
 }
 
+/* The same overflow in a loop the kernel runs: a row sum's k loop split
+ * by 3 is `for k_0 in range((m + 2) // 3)` inside the thread, computed in
+ * int32.  At m = INT32_MAX it wrapped negative and the loop ran nothing:
+ * with n = 1 both emitters' PTX left B at its old value in the PTX
+ * interpreter (the original sums 2^31 - 1 elements), and the grid check
+ * above does not see a serial loop.  The kernel's loop bounds of its
+ * arguments alone are now evaluated at launch (tir_launch_param_bounds),
+ * by tir_module_launch_dims and by the simulator. */
+static void test_loop_bound_overflow(void **state) {
+    (void)state;
+    dw u;
+    dw_start(&u, g_ctx, rowsum_text, "rowsum-overflow", 0, 0);
+    tir_loop_rv l[16], p[2], q[2];
+    dw_loops(&u, "B", l);
+    dw_split_bind(&u, l[0], 4, p);
+    dw_split(&u, l[1], 3, q);
+    assert_int_equal(u.st, TIR_OK);
+    tir_kernel_set ks;
+    if (tir_lower_kernels(g_ctx, tir_sched_func(u.s), NULL, &ks) != TIR_OK)
+        FAILF("lower: %s", tir_ctx_error(g_ctx));
+    for (int dr = 1; dr >= 0; dr--) {
+        compiled c;
+        compile_set(&u, &ks, dr, &c);
+        assert_int_equal(c.n, 1);
+        for (int64_t m = (int64_t)INT32_MAX - 3; m <= INT32_MAX; m++) {
+            float A[4] = {1, 2, 3, 4}, B[1] = {-5};
+            tir_arg args[4] = {{A, 0}, {B, 0}, {NULL, 1}, {NULL, m}};
+            int64_t grid[3], block[3];
+            tir_status st = tir_module_launch_dims(g_ctx, c.mods[0], 4, args, grid, block);
+            bool wraps = m + 2 > INT32_MAX;
+            if (wraps != (st != TIR_OK))
+                FAILF("%s, m = %lld: launch %s (%s)", dr ? "direct" : "LLVM", (long long)m,
+                      st == TIR_OK ? "accepted" : "refused", tir_ctx_error(g_ctx));
+            if (st != TIR_OK) {
+                if (!strstr(tir_ctx_error(g_ctx), "the loop bound"))
+                    FAILF("m = %lld: %s", (long long)m, tir_ctx_error(g_ctx));
+                tir_ctx_clear_error(g_ctx);
+                /* and the PTX is not run (dc_run launches through it) */
+                size_t bytes[4] = {sizeof A, sizeof B, 0, 0};
+                char e[512];
+                assert_int_not_equal(dc_run(g_ctx, c.mods[0], args, bytes, e, sizeof e), 0);
+                assert_true(B[0] == -5);
+                /* the simulator refuses it too, before running anything */
+                if (dr) {
+                    tir_sim_opts so = {0};
+                    if (tir_sim_run_kernels(g_ctx, &ks, 4, args, &so, NULL) == TIR_OK)
+                        FAILF("simulator ran m = %lld", (long long)m);
+                    if (!strstr(tir_ctx_error(g_ctx), "the loop bound"))
+                        FAILF("simulator, m = %lld: %s", (long long)m, tir_ctx_error(g_ctx));
+                    tir_ctx_clear_error(g_ctx);
+                }
+            }
+        }
+    }
+    dw_finish(&u, &(sizes){0});
+}
+
 int main(void) {
     const char *v = getenv("MINITIR_UD_VERBOSE");
     verbose = v && v[0] == '1';
@@ -1338,6 +1397,7 @@ int main(void) {
         cmocka_unit_test(test_matmul),      cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_stencils),    cmocka_unit_test(test_triangles),
         cmocka_unit_test(test_softmax),     cmocka_unit_test(test_split_overflow),
+        cmocka_unit_test(test_loop_bound_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -177,6 +177,11 @@ typedef struct tir_module {
     const tir_kernel_param *params;
     tir_launch_dim grid[3];  /* blockIdx.x, y, z */
     tir_launch_dim block[3]; /* threadIdx.x, y, z (always constant) */
+    /* The kernel's loop bounds of scalar parameters alone
+     * (tir_launch_param_bounds): tir_module_launch_dims refuses a launch
+     * where one passes its dtype (the kernel would loop a wrapped count). */
+    int nparam_bounds;
+    const tir_expr *const *param_bounds;
     int64_t shared_bytes;    /* static shared memory, bytes */
     /* Dynamic shared memory, bytes: a launch must request exactly this many
      * (after raising the kernel's limit past 48 KiB; tir_rt_program does

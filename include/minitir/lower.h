@@ -190,6 +190,16 @@ TIR_API tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
 TIR_API bool tir_launch_eval_extent(const tir_expr *e, int nvars, const tir_var *const *vars,
                                     const int64_t *values, int64_t *out, const char **why);
 
+/* The loop bounds (min, extent) of a lowered kernel that name scalar
+ * parameters and nothing else, each once, in *out (owned by ctx): the
+ * serial loops the kernel computes from its arguments, such as a k loop
+ * split by 3, `for k_0 in range((m + 2) // 3)`.  The kernel computes them
+ * in their dtype, so where one passes it (m within 2 of INT32_MAX) the
+ * loop runs a wrapped count; tir_module_launch_dims and the simulator
+ * evaluate each with tir_launch_eval_extent and refuse such a launch. */
+TIR_API void tir_launch_param_bounds(tir_ctx *ctx, const tir_prim_func *kernel, int *n,
+                                     const tir_expr *const **out);
+
 #ifdef __cplusplus
 }
 #endif

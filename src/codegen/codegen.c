@@ -437,6 +437,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         if (!d->is_const) d->value = 0;
         d->zero_ok = (info.empty_ok >> i) & 1u;
     }
+    tir_launch_param_bounds(ctx, kernel, &m->nparam_bounds, &m->param_bounds);
     m->compile_ms = ir_now_ms() - t0;
     *out = m;
     return TIR_OK;
@@ -485,6 +486,17 @@ tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, 
     }
     for (int i = 0; s == TIR_OK && i < TIR_NLAUNCH_AXES; i++)
         s = eval_one(ctx, m, i, n, vars, values, i < 3 ? &grid[i] : &block[i - 3]);
+    /* a loop bound the kernel computes from its arguments must fit its
+       dtype too, or the loop runs a wrapped count (silently: a k loop of
+       (m + 2) // 3 at m = INT32_MAX ran nothing) */
+    for (int i = 0; s == TIR_OK && i < m->nparam_bounds; i++) {
+        int64_t v;
+        const char *why = NULL;
+        if (!tir_launch_eval_extent(m->param_bounds[i], n, vars, values, &v, &why))
+            s = tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                             "launch dims of '%s': the loop bound %s has %s at these arguments",
+                             m->kernel_name, tir_print(ctx, m->param_bounds[i]), why);
+    }
     free(vars);
     free(values);
     return s;

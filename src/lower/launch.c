@@ -280,3 +280,61 @@ static bool eval_in(const tir_expr *e, int nvars, const tir_var *const *vars,
     }
     return true;
 }
+
+/* ------------------------------------------------------------ loop bounds */
+
+typedef struct pb_state {
+    tir_visitor v;
+    const tir_prim_func *k;
+    ir_vec out;
+    bool other; /* only_params: a variable that is not a scalar parameter */
+} pb_state;
+
+static bool param_pre(tir_visitor *v, const tir_node *n) {
+    pb_state *st = v->user;
+    if (n->kind == TIR_KIND_VAR && !is_scalar_param(st->k, (const tir_var *)n)) st->other = true;
+    if (n->kind == TIR_KIND_BUFFER_LOAD || n->kind == TIR_KIND_CALL) st->other = true;
+    return !st->other;
+}
+
+/* e names scalar parameters of k and nothing else (no loop variable, no
+ * load), and at least one. */
+static bool only_params(const tir_prim_func *k, const tir_expr *e) {
+    if (e->kind == TIR_KIND_INT_IMM || !tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
+        return false;
+    pb_state st = {{.pre = param_pre}, k, {0}, false};
+    st.v.user = &st;
+    tir_visit(&st.v, e);
+    return !st.other;
+}
+
+static void add_bound(pb_state *st, const tir_expr *e) {
+    if (!only_params(st->k, e)) return;
+    /* by identity: tir_struct_equal equates n * 2 and m * 2 (equal up to
+       renaming), and a repeat only costs an evaluation */
+    for (int i = 0; i < st->out.n; i++)
+        if (st->out.items[i] == (const void *)e) return;
+    ir_vec_push(&st->out, e);
+}
+
+static bool bound_pre(tir_visitor *v, const tir_node *n) {
+    pb_state *st = v->user;
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_for *f = (const tir_for *)n;
+        add_bound(st, f->min);
+        add_bound(st, f->extent);
+    }
+    return true;
+}
+
+void tir_launch_param_bounds(tir_ctx *ctx, const tir_prim_func *kernel, int *n,
+                             const tir_expr *const **out) {
+    pb_state st = {{.pre = bound_pre}, kernel, {0}, false};
+    st.v.user = &st;
+    tir_visit(&st.v, kernel->body);
+    const tir_expr **r = IR_NEWN(ctx, const tir_expr *, st.out.n);
+    for (int i = 0; i < st.out.n; i++) r[i] = st.out.items[i];
+    *n = st.out.n;
+    *out = r;
+    ir_vec_free(&st.out);
+}

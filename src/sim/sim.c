@@ -741,6 +741,20 @@ static tir_status find_dims(sim *s, const tir_prim_func *f) {
                                            "would skip"
                                          : "");
     }
+    /* the kernel's loop bounds of its arguments alone, as
+       tir_module_launch_dims checks them: one past its dtype would run a
+       wrapped count */
+    int nb = 0;
+    const tir_expr *const *bounds = NULL;
+    if (st == TIR_OK) tir_launch_param_bounds(s->ctx, f, &nb, &bounds);
+    for (int i = 0; st == TIR_OK && i < nb; i++) {
+        int64_t v;
+        const char *why = NULL;
+        if (!tir_launch_eval_extent(bounds[i], n, vars, values, &v, &why))
+            st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
+                              "the loop bound %s cannot be evaluated at these arguments: %s",
+                              tir_print(s->ctx, bounds[i]), why);
+    }
     free(vars);
     free(values);
     return st;
