@@ -292,13 +292,31 @@ typedef struct pb_state {
 
 static bool param_pre(tir_visitor *v, const tir_node *n) {
     pb_state *st = v->user;
-    if (n->kind == TIR_KIND_VAR && !is_scalar_param(st->k, (const tir_var *)n)) st->other = true;
-    if (n->kind == TIR_KIND_BUFFER_LOAD || n->kind == TIR_KIND_CALL) st->other = true;
+    switch ((tir_kind)n->kind) {
+    case TIR_KIND_VAR:
+        st->other |= !is_scalar_param(st->k, (const tir_var *)n) ||
+                     !tir_dtype_is_int(((const tir_var *)n)->base.dtype);
+        break;
+    /* what tir_launch_eval_extent evaluates; a bound of another form (a
+       Select, a load) is left to the kernel, never refused for its form */
+    case TIR_KIND_INT_IMM:
+    case TIR_KIND_CAST:
+    case TIR_KIND_ADD:
+    case TIR_KIND_SUB:
+    case TIR_KIND_MUL:
+    case TIR_KIND_MIN:
+    case TIR_KIND_MAX:
+    case TIR_KIND_DIV:
+    case TIR_KIND_MOD:
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD: break;
+    default: st->other = true; break;
+    }
     return !st->other;
 }
 
 /* e names scalar parameters of k and nothing else (no loop variable, no
- * load), and at least one. */
+ * load) in integer arithmetic tir_launch_eval_extent evaluates. */
 static bool only_params(const tir_prim_func *k, const tir_expr *e) {
     if (e->kind == TIR_KIND_INT_IMM || !tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
         return false;
