@@ -383,8 +383,13 @@ done:
 /* A list of sizes: up to 4 scalar parameters per tuple. */
 typedef struct sizes {
     int n;
-    int64_t v[64][4];
+    int64_t v[512][4];
 } sizes;
+
+/* MINITIR_UD_WIDE=1: every size 0..300 in 1-D and every pair 0..20 (every
+ * triple 0..7) instead of the lists below (a manual sweep, ~50x the
+ * runs). */
+static bool wide;
 
 /* Ends a variant: a refused one is counted; an accepted one is lowered
  * (or refused with a message), compiled by both emitters and run at every
@@ -463,6 +468,10 @@ static const int64_t one_d[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  13, 15, 
 
 static sizes sizes_1d(int64_t cap) {
     sizes s = {0};
+    if (wide) {
+        for (int64_t n = 0; n <= 300 && n <= cap && s.n < 512; n++) s.v[s.n++][0] = n;
+        return s;
+    }
     for (size_t i = 0; i < sizeof one_d / sizeof *one_d && s.n < 64; i++)
         if (one_d[i] <= cap) s.v[s.n++][0] = one_d[i];
     return s;
@@ -474,6 +483,14 @@ static sizes sizes_nd(int dims, int64_t cap) {
     static const int64_t vals[] = {0, 1, 2, 3, 5, 7, 8, 9, 17, 31, 33};
     int nv = (int)(sizeof vals / sizeof *vals);
     sizes s = {0};
+    if (wide) {
+        int64_t top = dims > 2 ? 7 : 20;
+        for (int64_t i = 0; i <= top; i++)
+            for (int64_t j = 0; j <= top; j++)
+                for (int64_t k = 0; k <= (dims > 2 ? top : 0); k++)
+                    if (s.n < 512) memcpy(s.v[s.n++], (int64_t[4]){i, j, k, 0}, 4 * sizeof(int64_t));
+        return s;
+    }
     uint64_t rng = 99;
     for (int i = 0; i < nv; i++)
         for (int j = 0; j < nv; j++)
@@ -1391,6 +1408,8 @@ static void test_loop_bound_overflow(void **state) {
 int main(void) {
     const char *v = getenv("MINITIR_UD_VERBOSE");
     verbose = v && v[0] == '1';
+    const char *wd = getenv("MINITIR_UD_WIDE");
+    wide = wd && wd[0] == '1';
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_rows),
