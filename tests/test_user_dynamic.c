@@ -92,8 +92,7 @@ typedef struct dw {
     double rtol; /* T.exp: a relative tolerance; else bit-exact */
 } dw;
 
-static void dw_refused(dw *u, sched_snap *snap, tir_status st, const char *prim,
-                       const char *call) {
+static void dw_refused(dw *u, sched_snap *snap, tir_status st, const char *prim, const char *call) {
     static char why[1 << 16];
     if (!sched_fail_ok(u->s, snap, st, st, prim, why, sizeof why))
         FAILF("%s/%d: %s refused uncleanly: %s", u->label, u->variant, call, why);
@@ -232,8 +231,8 @@ static void compile_set(dw *u, const tir_kernel_set *ks, bool direct, compiled *
                 FAILF("%s/%d: codegen (%s): %s\nkernel %d:\n%s", u->label, u->variant,
                       direct ? "direct" : "LLVM", m, k, tir_print(u->ctx, ks->kernels[k]));
             if (verbose)
-                fprintf(stderr, "  %s/%d: direct emitter refuses: %.200s\n", u->label,
-                        u->variant, m);
+                fprintf(stderr, "  %s/%d: direct emitter refuses: %.200s\n", u->label, u->variant,
+                        m);
             tir_ctx_clear_error(u->ctx);
             n_direct_refused++;
             return;
@@ -245,9 +244,8 @@ static void compile_set(dw *u, const tir_kernel_set *ks, bool direct, compiled *
 /* One size: every oracle against the interpreter on the original.  Returns
  * false (with why) on a disagreement or an oracle's error where the
  * original ran. */
-static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks,
-                     const compiled *cd, const compiled *cl, const int64_t *scalars, char *why,
-                     size_t n) {
+static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks, const compiled *cd,
+                     const compiled *cl, const int64_t *scalars, char *why, size_t n) {
     tir_ctx *ctx = u->ctx;
     const tir_prim_func *f0 = tir_sched_orig_func(u->s);
     int np = f0->nparams, nw = ks ? ks->nworkspace : 0;
@@ -409,7 +407,8 @@ static void dw_finish(dw *u, const sizes *sz) {
     if (tir_lower_kernels(ctx, f1, NULL, &ks) != TIR_OK) {
         const char *m = tir_ctx_error(ctx);
         if (!m[0]) FAILF("%s/%d: lowering refused without a message", u->label, u->variant);
-        if (verbose) fprintf(stderr, "  %s/%d: lowering refused: %.300s\n", u->label, u->variant, m);
+        if (verbose)
+            fprintf(stderr, "  %s/%d: lowering refused: %.300s\n", u->label, u->variant, m);
         tir_ctx_clear_error(ctx);
         n_lower_refused++;
     } else {
@@ -421,8 +420,7 @@ static void dw_finish(dw *u, const sizes *sz) {
     for (int z = 0; z < sz->n; z++) {
         n_size_runs++;
         if (!run_size(u, f1, kp, &cd, &cl, sz->v[z], why, sizeof why)) {
-            if (!strncmp(why, "original:", 9) || strstr(why, "not constant at this size"))
-                continue;
+            if (!strncmp(why, "original:", 9) || strstr(why, "not constant at this size")) continue;
             FAILF("%s/%d at (%lld, %lld, %lld): %s\nscheduled:\n%s\ntrace:\n%s\nkernel 0 of "
                   "%d:\n%s",
                   u->label, u->variant, (long long)sz->v[z][0], (long long)sz->v[z][1],
@@ -432,8 +430,7 @@ static void dw_finish(dw *u, const sizes *sz) {
     }
     if (verbose)
         fprintf(stderr, "  %s/%d: %s, %d sizes\n", u->label, u->variant,
-                kp ? (cd.n ? "lowered, both emitters" : "lowered, LLVM only")
-                   : "interpreter only",
+                kp ? (cd.n ? "lowered, both emitters" : "lowered, LLVM only") : "interpreter only",
                 sz->n);
 out:
     tir_sched_destroy(u->s);
@@ -453,17 +450,18 @@ static void dw_start(dw *u, tir_ctx *ctx, const char *text, const char *label, i
 
 static void report(const char *name) {
     if (verbose)
-        fprintf(stderr,
-                "%s (cumulative): %ld variants, %ld refused by a primitive, %ld by lowering, "
-                "%ld lowered; %ld size runs, %ld simulated, %ld direct PTX, %ld LLVM PTX "
-                "(direct emitter refused %ld sets); %ld runs stopped on an empty reduction's output\n",
-                name, n_variants, n_refused, n_lower_refused, n_accepted, n_size_runs,
-                n_sim_runs, n_direct_runs, n_llvm_runs, n_direct_refused, n_empty_reports);
+        fprintf(
+            stderr,
+            "%s (cumulative): %ld variants, %ld refused by a primitive, %ld by lowering, "
+            "%ld lowered; %ld size runs, %ld simulated, %ld direct PTX, %ld LLVM PTX "
+            "(direct emitter refused %ld sets); %ld runs stopped on an empty reduction's output\n",
+            name, n_variants, n_refused, n_lower_refused, n_accepted, n_size_runs, n_sim_runs,
+            n_direct_runs, n_llvm_runs, n_direct_refused, n_empty_reports);
 }
 
 /* The sizes of one symbolic parameter: the edges and around the factors
  * the schedules split by (2, 3, 4, 7, 8, 16, 32, 64). */
-static const int64_t one_d[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  13, 15, 16,
+static const int64_t one_d[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,   13,  15,  16,
                                 17, 31, 32, 33, 37, 63, 64, 65, 97, 127, 128, 129, 257};
 
 static sizes sizes_1d(int64_t cap) {
@@ -488,7 +486,8 @@ static sizes sizes_nd(int dims, int64_t cap) {
         for (int64_t i = 0; i <= top; i++)
             for (int64_t j = 0; j <= top; j++)
                 for (int64_t k = 0; k <= (dims > 2 ? top : 0); k++)
-                    if (s.n < 512) memcpy(s.v[s.n++], (int64_t[4]){i, j, k, 0}, 4 * sizeof(int64_t));
+                    if (s.n < 512)
+                        memcpy(s.v[s.n++], (int64_t[4]){i, j, k, 0}, 4 * sizeof(int64_t));
         return s;
     }
     uint64_t rng = 99;
@@ -783,17 +782,16 @@ static void test_elementwise(void **state) {
             dw_split_bind(&u, fu, 32, p);
             break;
         case 1: /* 2-D tiles */
-            {
-                tir_loop_rv q[2];
-                dw_split(&u, l[0], 4, p);
-                dw_split(&u, l[1], 8, q);
-                TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
-                TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.y"));
-                TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
-            }
-            break;
+        {
+            tir_loop_rv q[2];
+            dw_split(&u, l[0], 4, p);
+            dw_split(&u, l[1], 8, q);
+            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
+            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.y"));
+            TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+        } break;
         case 2: /* fused, three levels, vectorized */
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
             dw_split3(&u, fu, 16, 4, p);
@@ -899,28 +897,28 @@ static void test_chain(void **state) {
                 break;
             case 4: /* B inlined, C's outer loop (of symbolic extent) unrolled inside one
                        block of f threads (a pragma: refused or right) */
-                {
-                    tir_loop_rv one[2];
-                    dw_split(&u, l[0], f, p);
-                    TRY(&u, "split", tir_sched_split(u.s, p[0], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
-                    TRY(&u, "reorder", tir_sched_reorder(u.s, 3, (tir_loop_rv[]){one[0], p[1], one[1]}));
-                    TRY(&u, "bind", tir_sched_bind(u.s, one[0], "blockIdx.x"));
-                    TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-                    TRY(&u, "unroll", tir_sched_unroll(u.s, one[1]));
-                    TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
-                }
-                break;
+            {
+                tir_loop_rv one[2];
+                dw_split(&u, l[0], f, p);
+                TRY(&u, "split",
+                    tir_sched_split(u.s, p[0], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
+                TRY(&u, "reorder",
+                    tir_sched_reorder(u.s, 3, (tir_loop_rv[]){one[0], p[1], one[1]}));
+                TRY(&u, "bind", tir_sched_bind(u.s, one[0], "blockIdx.x"));
+                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                TRY(&u, "unroll", tir_sched_unroll(u.s, one[1]));
+                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
+            } break;
             case 5: /* B through a local cache at its own thread, C reverse-computed there */
-                {
-                    tir_block_rv bl;
-                    dw_loops(&u, "B", l);
-                    dw_split_bind(&u, l[0], f, p);
-                    TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
-                    TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "local", 0, NULL, &bl));
-                    TRY(&u, "compute_at", tir_sched_compute_at(u.s, bl, p[1], false));
-                    TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
-                }
-                break;
+            {
+                tir_block_rv bl;
+                dw_loops(&u, "B", l);
+                dw_split_bind(&u, l[0], f, p);
+                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
+                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "local", 0, NULL, &bl));
+                TRY(&u, "compute_at", tir_sched_compute_at(u.s, bl, p[1], false));
+                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+            } break;
             }
             dw_finish(&u, &s1);
         }
@@ -959,7 +957,8 @@ static void test_rows(void **state) {
                     dw_loops(&u, "B_rf", r);
                     TRY(&u, "bind", tir_sched_bind(u.s, r[0], "blockIdx.x"));
                     TRY(&u, "bind", tir_sched_bind(u.s, r[1], "threadIdx.x"));
-                    TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, b, r[0], false));
+                    TRY(&u, "reverse_compute_at",
+                        tir_sched_reverse_compute_at(u.s, b, r[0], false));
                 }
                 break;
             case 3: /* rfactor over the outer k split */
@@ -1014,14 +1013,17 @@ static void test_matmul(void **state) {
         dw_split(&u, l[0], ti, ip);
         dw_split(&u, l[1], tj, jp);
         if (kind == 0) {
-            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
+            TRY(&u, "reorder",
+                tir_sched_reorder(u.s, 4, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
             TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
             TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.x"));
             TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
             TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
         } else {
             dw_split(&u, l[2], tk, kp);
-            TRY(&u, "reorder", tir_sched_reorder(u.s, 6, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], kp[0], kp[1]}));
+            TRY(&u, "reorder",
+                tir_sched_reorder(u.s, 6,
+                                  (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], kp[0], kp[1]}));
             TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
             TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.x"));
             TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
@@ -1072,7 +1074,8 @@ static void test_transpose(void **state) {
         } else {
             dw_split(&u, l[0], 8, jp);
             dw_split(&u, l[1], 4, ip);
-            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){jp[0], ip[0], jp[1], ip[1]}));
+            TRY(&u, "reorder",
+                tir_sched_reorder(u.s, 4, (tir_loop_rv[]){jp[0], ip[0], jp[1], ip[1]}));
             TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.y"));
             TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.x"));
             TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.y"));
@@ -1108,7 +1111,11 @@ static void test_stencils(void **state) {
             int64_t f = facs[fi];
             dw u;
             const char *txt = kind <= 1 ? stencil_text : kind <= 4 ? stencil2_text : clamp_text;
-            dw_start(&u, g_ctx, txt, kind <= 1 ? "stencil" : kind <= 4 ? "stencil2" : "clamp", v, 0);
+            dw_start(&u, g_ctx, txt,
+                     kind <= 1   ? "stencil"
+                     : kind <= 4 ? "stencil2"
+                                 : "clamp",
+                     v, 0);
             tir_loop_rv l[16], p[3];
             tir_block_rv b = dw_block(&u, "B"), c;
             dw_loops(&u, "B", l);
@@ -1249,23 +1256,21 @@ static void test_softmax(void **state) {
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, p[1], false));
             break;
         case 2: /* interpreter only: reorder and decompose in place */
-            {
-                tir_loop_rv m[16], bi;
-                (void)bi;
-                dw_loops(&u, "S", m);
-                dw_split(&u, m[1], 3, p);
-                tir_block_rv ib;
-                TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, sb, p[0], &ib));
-            }
-            break;
+        {
+            tir_loop_rv m[16], bi;
+            (void)bi;
+            dw_loops(&u, "S", m);
+            dw_split(&u, m[1], 3, p);
+            tir_block_rv ib;
+            TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, sb, p[0], &ib));
+        } break;
         case 3: /* Mx at S's row loop, S at O's row loop */
-            {
-                tir_loop_rv m[16];
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
-                dw_loops(&u, "S", m);
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, m[0], false));
-            }
-            break;
+        {
+            tir_loop_rv m[16];
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
+            dw_loops(&u, "S", m);
+            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, m[0], false));
+        } break;
         case 4: /* O's row loop split, the reductions at the inner row loop */
             dw_split(&u, l[0], 3, p);
             TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
@@ -1322,8 +1327,7 @@ static void test_split_overflow(void **state) {
             bool sim_ok = tir_launch_eval_extent(ln.extent[0], 1, &nv, &n, &ext, &why);
             tir_status st = tir_module_launch_dims(g_ctx, cd.mods[0], 3, args, grid, block);
             if ((st == TIR_OK) != sim_ok)
-                FAILF("f = %lld, n = %lld: module and kernel disagree", (long long)f,
-                      (long long)n);
+                FAILF("f = %lld, n = %lld: module and kernel disagree", (long long)f, (long long)n);
             if (st != TIR_OK) {
                 if (!strstr(tir_ctx_error(g_ctx), "overflow") &&
                     !strstr(tir_ctx_error(g_ctx), "does not fit"))
@@ -1411,12 +1415,11 @@ int main(void) {
     const char *wd = getenv("MINITIR_UD_WIDE");
     wide = wd && wd[0] == '1';
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_elementwise), cmocka_unit_test(test_chain),
-        cmocka_unit_test(test_rows),
-        cmocka_unit_test(test_matmul),      cmocka_unit_test(test_transpose),
-        cmocka_unit_test(test_stencils),    cmocka_unit_test(test_triangles),
-        cmocka_unit_test(test_softmax),     cmocka_unit_test(test_split_overflow),
-        cmocka_unit_test(test_loop_bound_overflow),
+        cmocka_unit_test(test_elementwise),    cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_rows),           cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_transpose),      cmocka_unit_test(test_stencils),
+        cmocka_unit_test(test_triangles),      cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_split_overflow), cmocka_unit_test(test_loop_bound_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

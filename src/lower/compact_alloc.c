@@ -343,7 +343,7 @@ static void make_buffer(cs *c, entry *e) {
     }
     bool symbolic = false;
     for (int d = 0; d < nd; d++) symbolic |= !tir_expr_const_int(shape[d], &(int64_t){0});
-    if (symbolic) { /* refused below (symbolic_alloc) */
+    if (symbolic) { /* refused in lower_compact_alloc (sym_find) */
         e->nbuf = b;
         return;
     }
@@ -561,7 +561,7 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
         const tir_buffer *b = sf.alloc->buffer;
         return lower_fail_marked(st, lower_with_body(st->ctx, in, body), 1,
                                  (const void *[]){sf.alloc},
-                                 "gpu_check: buffer '%s' (scope %s) has a symbolic shape that "
+                                 "compact_alloc: buffer '%s' (scope %s) has a symbolic shape that "
                                  "compaction to the region its accesses touch leaves symbolic; "
                                  "GPU kernels need static sizes (compute it at a loop inside "
                                  "which the region has a constant bound, e.g. a tile)",
@@ -576,4 +576,3 @@ tir_status lower_compact_alloc(lower_state *st, const tir_prim_func *in,
     *out = lower_with_body(st->ctx, in, body);
     return TIR_OK;
 }
-

@@ -312,7 +312,8 @@ static const char *check_block(tir_ctx *ctx, tir_analyzer *a, const tir_block_re
         const tir_var *n = tir_as_tir_var(b->iters[i].dom.extent);
         if (!n || !tir_dtype_is_int(n->base.dtype) || n->base.dtype.lanes != 1) continue;
         tir_int_bound nb = tir_analyzer_const_bound(a, (const tir_expr *)n);
-        int64_t hi = n->base.dtype.bits >= 64 ? INT64_MAX : (INT64_C(1) << (n->base.dtype.bits - 1)) - 1;
+        int bits = n->base.dtype.bits;
+        int64_t hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
         bool seen = false;
         for (int j = 0; j < nge1; j++) seen = seen || ge1[j] == n;
         if (seen || nb.min > -hi - 1 || nb.max < hi) continue; /* bounded already */
