@@ -49,6 +49,7 @@
 #include "minitir/sim.h"
 #include "direct_check.h"
 #include "sched_check.h"
+#include "user_sched.h"
 
 #define FAILF(...)                                                                                 \
     do {                                                                                           \
@@ -82,77 +83,68 @@ static double load_elem(const void *data, tir_dtype t, int64_t i) {
 
 /* ------------------------------------------------------------ a variant */
 
-typedef struct dw {
-    tir_ctx *ctx;
-    tir_schedule *s;
-    const char *label;
-    int variant;
-    tir_status st;
-    const char *where;
-    double rtol; /* T.exp: a relative tolerance; else bit-exact */
-} dw;
-
-static void dw_refused(dw *u, sched_snap *snap, tir_status st, const char *prim, const char *call) {
-    static char why[1 << 16];
-    if (!sched_fail_ok(u->s, snap, st, st, prim, why, sizeof why))
-        FAILF("%s/%d: %s refused uncleanly: %s", u->label, u->variant, call, why);
-    u->st = st;
-    u->where = call;
-    if (verbose)
-        fprintf(stderr, "  %s/%d: %s refused: %.300s\n", u->label, u->variant, call,
-                tir_ctx_error(u->ctx));
-}
-
-#define TRY(u, prim, call)                                                                         \
-    do {                                                                                           \
-        if ((u)->st != TIR_OK) break;                                                              \
-        sched_snap snap_;                                                                          \
-        sched_snap_take((u)->s, &snap_);                                                           \
-        tir_status st_ = (call);                                                                   \
-        if (st_ != TIR_OK)                                                                         \
-            dw_refused((u), &snap_, st_, (prim), #call);                                           \
-        else                                                                                       \
-            sched_snap_free(&snap_);                                                               \
-    } while (0)
-
-static int dw_loops(dw *u, const char *block, tir_loop_rv *out) {
-    memset(out, 0, 16 * sizeof *out);
-    if (u->st != TIR_OK) return 0;
-    tir_block_rv b;
-    const tir_loop_rv *l;
-    int n;
-    if (tir_sched_get_block(u->s, block, &b) != TIR_OK ||
-        tir_sched_get_loops(u->s, b, &l, &n) != TIR_OK)
-        FAILF("%s: loops of %s: %s", u->label, block, tir_ctx_error(u->ctx));
-    if (n > 16) FAILF("%s: %d loops", u->label, n);
-    memcpy(out, l, (size_t)n * sizeof *l);
-    return n;
-}
-
-static tir_block_rv dw_block(dw *u, const char *name) {
-    tir_block_rv b = {0, 0};
-    if (u->st != TIR_OK) return b;
-    if (tir_sched_get_block(u->s, name, &b) != TIR_OK)
-        FAILF("%s: block %s: %s", u->label, name, tir_ctx_error(u->ctx));
-    return b;
-}
-
-static void dw_split(dw *u, tir_loop_rv l, int64_t inner, tir_loop_rv *out) {
-    out[0] = out[1] = (tir_loop_rv){0, 0};
-    TRY(u, "split", tir_sched_split(u->s, l, 2, (const int64_t[]){TIR_SPLIT_INFER, inner}, out));
-}
-
-static void dw_split3(dw *u, tir_loop_rv l, int64_t mid, int64_t inner, tir_loop_rv *out) {
-    out[0] = out[1] = out[2] = (tir_loop_rv){0, 0};
-    TRY(u, "split",
-        tir_sched_split(u->s, l, 3, (const int64_t[]){TIR_SPLIT_INFER, mid, inner}, out));
-}
+/* One schedule variant in progress (user_sched.h), numbered within its
+ * test; rtol: T.exp's relative tolerance, else bit-exact. */
+typedef user_sched dw;
 
 /* l split by t: outer over blockIdx.x, inner over threadIdx.x. */
 static void dw_split_bind(dw *u, tir_loop_rv l, int64_t t, tir_loop_rv *out) {
-    dw_split(u, l, t, out);
+    us_split(u, l, t, out);
     TRY(u, "bind", tir_sched_bind(u->s, out[0], "blockIdx.x"));
     TRY(u, "bind", tir_sched_bind(u->s, out[1], "threadIdx.x"));
+}
+
+/* l split three ways: outer over blockIdx.x, middle over threadIdx.x,
+ * the inner (of extent inner) left to the caller. */
+static void dw_split3_bind(dw *u, tir_loop_rv l, int64_t mid, int64_t inner, tir_loop_rv *out) {
+    us_split3(u, l, mid, inner, out);
+    TRY(u, "bind", tir_sched_bind(u->s, out[0], "blockIdx.x"));
+    TRY(u, "bind", tir_sched_bind(u->s, out[1], "threadIdx.x"));
+}
+
+/* Two split loops a (rows) and b (columns) bound as a 2-D tile: outer
+ * parts over blockIdx.y / .x, inner parts over threadIdx.y / .x. */
+static void dw_bind_tile(dw *u, const tir_loop_rv *a, const tir_loop_rv *b) {
+    TRY(u, "bind", tir_sched_bind(u->s, a[0], "blockIdx.y"));
+    TRY(u, "bind", tir_sched_bind(u->s, b[0], "blockIdx.x"));
+    TRY(u, "bind", tir_sched_bind(u->s, a[1], "threadIdx.y"));
+    TRY(u, "bind", tir_sched_bind(u->s, b[1], "threadIdx.x"));
+}
+
+/* The same, reordered to a0 b0 a1 b1 first. */
+static void dw_tile(dw *u, const tir_loop_rv *a, const tir_loop_rv *b) {
+    TRY(u, "reorder", tir_sched_reorder(u->s, 4, (tir_loop_rv[]){a[0], b[0], a[1], b[1]}));
+    dw_bind_tile(u, a, b);
+}
+
+/* Block b's output in scope, computed at loop. */
+static void dw_scope_at(dw *u, tir_block_rv b, const char *scope, tir_loop_rv loop) {
+    TRY(u, "set_scope", tir_sched_set_scope(u->s, b, 0, scope));
+    TRY(u, "compute_at", tir_sched_compute_at(u->s, b, loop, false));
+}
+
+/* b's read i through a cache in scope (*c), computed at loop. */
+static void dw_read_at(dw *u, tir_block_rv b, int i, const char *scope, tir_loop_rv loop,
+                       tir_block_rv *c) {
+    TRY(u, "cache_read", tir_sched_cache_read(u->s, b, i, scope, 0, NULL, c));
+    TRY(u, "compute_at", tir_sched_compute_at(u->s, *c, loop, false));
+}
+
+/* b's output through a local cache (*c), written back at loop. */
+static void dw_write_local_at(dw *u, tir_block_rv b, tir_loop_rv loop, tir_block_rv *c) {
+    TRY(u, "cache_write", tir_sched_cache_write(u->s, b, 0, "local", 0, NULL, c));
+    TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, *c, loop, false));
+}
+
+/* A block computed at a tile (a cache, a producer) fetched by the tile's
+ * threads: its innermost loop split by f, the inner part over
+ * threadIdx.x. */
+static void dw_fetch(dw *u, const char *block, int64_t f) {
+    if (u->st != TIR_OK) return;
+    tir_loop_rv cl[16], q[2];
+    int nc = us_loops(u, block, cl);
+    us_split(u, cl[nc - 1], f, q);
+    TRY(u, "bind", tir_sched_bind(u->s, q[1], "threadIdx.x"));
 }
 
 static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
@@ -444,6 +436,7 @@ static void dw_start(dw *u, tir_ctx *ctx, const char *text, const char *label, i
     u->label = label;
     u->variant = variant;
     u->rtol = rtol;
+    u->verbose = verbose;
     if (tir_sched_create(ctx, parse(ctx, text), &u->s) != TIR_OK)
         FAILF("%s: sched_create: %s", label, tir_ctx_error(ctx));
 }
@@ -724,45 +717,33 @@ static void test_elementwise(void **state) {
             dw u;
             dw_start(&u, g_ctx, ew1_text, "ew1", v, 0);
             tir_loop_rv l[16], p[3];
-            tir_block_rv b = dw_block(&u, "B"), c;
-            dw_loops(&u, "B", l);
+            tir_block_rv b = us_block(&u, "B"), c;
+            us_loops(&u, "B", l);
             switch (kind) {
             case 0: /* blocks of f threads */
                 dw_split_bind(&u, l[0], f, p);
                 break;
             case 1: /* three levels, the innermost vectorized */
-                dw_split3(&u, l[0], f, 4, p);
-                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                dw_split3_bind(&u, l[0], f, 4, p);
                 TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
                 break;
             case 2: /* unrolled inner part, output through registers */
-                dw_split3(&u, l[0], f, 3, p);
-                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                dw_split3_bind(&u, l[0], f, 3, p);
                 TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
-                TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
-                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+                dw_write_local_at(&u, b, p[1], &c);
                 break;
             case 3: /* input through shared memory at the block loop */
                 dw_split_bind(&u, l[0], f, p);
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, p[0], false));
-                if (u.st == TIR_OK) {
-                    tir_loop_rv cl[16];
-                    int nc = dw_loops(&u, "A_shared", cl);
-                    tir_loop_rv q[2];
-                    dw_split(&u, cl[nc - 1], f, q);
-                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
-                }
+                dw_read_at(&u, b, 0, "shared", p[0], &c);
+                dw_fetch(&u, "A_shared", f);
                 break;
             case 4: /* vectorized by f directly (symbolic outer) */
-                dw_split(&u, l[0], f, p);
+                us_split(&u, l[0], f, p);
                 TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
                 TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[1]));
                 break;
             case 5: /* the CPU-side schedule: parallel outer, vector inner */
-                dw_split(&u, l[0], f, p);
+                us_split(&u, l[0], f, p);
                 TRY(&u, "parallel", tir_sched_parallel(u.s, p[0]));
                 TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[1]));
                 break;
@@ -774,8 +755,8 @@ static void test_elementwise(void **state) {
         dw u;
         dw_start(&u, g_ctx, ew_text, "ew", v, 0);
         tir_loop_rv l[16], p[3], fu = {0, 0};
-        tir_block_rv b = dw_block(&u, "B"), c;
-        dw_loops(&u, "B", l);
+        tir_block_rv b = us_block(&u, "B"), c;
+        us_loops(&u, "B", l);
         switch (kind) {
         case 0: /* fused, then 1-D */
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
@@ -784,44 +765,34 @@ static void test_elementwise(void **state) {
         case 1: /* 2-D tiles */
         {
             tir_loop_rv q[2];
-            dw_split(&u, l[0], 4, p);
-            dw_split(&u, l[1], 8, q);
-            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
+            us_split(&u, l[0], 4, p);
+            us_split(&u, l[1], 8, q);
+            dw_tile(&u, p, q);
         } break;
         case 2: /* fused, three levels, vectorized */
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split3(&u, fu, 16, 4, p);
-            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            dw_split3_bind(&u, fu, 16, 4, p);
             TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
             break;
         case 3: /* rows over blocks, columns split, through a shared cache with storage_align */
-            dw_split(&u, l[1], 7, p);
+            us_split(&u, l[1], 7, p);
             TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
             TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-            TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, l[0], false));
+            dw_read_at(&u, b, 0, "shared", l[0], &c);
             TRY(&u, "storage_align", tir_sched_storage_align(u.s, c, 0, 0, 8, 1));
             break;
         case 4: /* fused, split, unrolled inner, output via local */
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split3(&u, fu, 8, 5, p);
-            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+            dw_split3_bind(&u, fu, 8, 5, p);
             TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
-            TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
-            TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+            dw_write_local_at(&u, b, p[1], &c);
             break;
         case 5: /* reorder j outer, then tile */
             TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (tir_loop_rv[]){l[1], l[0]}));
             dw_split_bind(&u, l[1], 3, p);
             {
                 tir_loop_rv q[2];
-                dw_split(&u, l[0], 5, q);
+                us_split(&u, l[0], 5, q);
                 TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.y"));
                 TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.y"));
             }
@@ -830,7 +801,7 @@ static void test_elementwise(void **state) {
             dw_split_bind(&u, l[0], 8, p);
             {
                 tir_loop_rv q[2];
-                dw_split(&u, l[1], 4, q);
+                us_split(&u, l[1], 4, q);
                 TRY(&u, "vectorize", tir_sched_vectorize(u.s, q[1]));
             }
             break;
@@ -863,43 +834,34 @@ static void test_chain(void **state) {
             dw u;
             dw_start(&u, g_ctx, chain_text, "chain", v, 0);
             tir_loop_rv l[16], p[3];
-            tir_block_rv b = dw_block(&u, "B"), c = dw_block(&u, "C");
-            dw_loops(&u, "C", l);
+            tir_block_rv b = us_block(&u, "B"), c = us_block(&u, "C");
+            us_loops(&u, "C", l);
             switch (kind) {
             case 0: /* B in a register at C's thread */
                 dw_split_bind(&u, l[0], f, p);
-                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, b, p[1], false));
+                dw_scope_at(&u, b, "local", p[1]);
                 break;
             case 1: /* B in shared memory at C's block, computed by its threads */
                 dw_split_bind(&u, l[0], f, p);
-                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "shared"));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, b, p[0], false));
-                if (u.st == TIR_OK) {
-                    tir_loop_rv bl[16], q[2];
-                    int nb = dw_loops(&u, "B", bl);
-                    dw_split(&u, bl[nb - 1], f, q);
-                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
-                }
+                dw_scope_at(&u, b, "shared", p[0]);
+                dw_fetch(&u, "B", f);
                 break;
             case 2: /* C under B's thread loop, B local */
-                dw_loops(&u, "B", l);
+                us_loops(&u, "B", l);
                 dw_split_bind(&u, l[0], f, p);
                 TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
                 TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
                 break;
             case 3: /* B inlined, three levels, the inner unrolled */
                 TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
-                dw_split3(&u, l[0], f, 3, p);
-                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                dw_split3_bind(&u, l[0], f, 3, p);
                 TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
                 break;
             case 4: /* B inlined, C's outer loop (of symbolic extent) unrolled inside one
                        block of f threads (a pragma: refused or right) */
             {
                 tir_loop_rv one[2];
-                dw_split(&u, l[0], f, p);
+                us_split(&u, l[0], f, p);
                 TRY(&u, "split",
                     tir_sched_split(u.s, p[0], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
                 TRY(&u, "reorder",
@@ -912,11 +874,10 @@ static void test_chain(void **state) {
             case 5: /* B through a local cache at its own thread, C reverse-computed there */
             {
                 tir_block_rv bl;
-                dw_loops(&u, "B", l);
+                us_loops(&u, "B", l);
                 dw_split_bind(&u, l[0], f, p);
                 TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "local", 0, NULL, &bl));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, bl, p[1], false));
+                dw_read_at(&u, b, 0, "local", p[1], &bl);
                 TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
             } break;
             }
@@ -935,26 +896,25 @@ static void test_rows(void **state) {
             dw u;
             dw_start(&u, g_ctx, w ? rowmax_text : rowsum_text, w ? "rowmax" : "rowsum", kind, 0);
             tir_loop_rv l[16], p[3], q[3];
-            tir_block_rv b = dw_block(&u, "B"), c, rf;
-            dw_loops(&u, "B", l);
+            tir_block_rv b = us_block(&u, "B"), c, rf;
+            us_loops(&u, "B", l);
             switch (kind) {
             case 0: /* a thread per row */
                 dw_split_bind(&u, l[0], 8, p);
                 break;
             case 1: /* k split, inner unrolled, init decomposed, local accumulator */
                 dw_split_bind(&u, l[0], 4, p);
-                dw_split(&u, l[1], 3, q);
+                us_split(&u, l[1], 3, q);
                 TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
-                TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
-                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
+                dw_write_local_at(&u, b, p[1], &c);
                 TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, q[0], &rf));
                 break;
             case 2: /* rfactor over the inner k split: partial sums per lane */
-                dw_split(&u, l[1], 8, q);
+                us_split(&u, l[1], 8, q);
                 TRY(&u, "rfactor", tir_sched_rfactor(u.s, q[1], 0, &rf));
                 if (u.st == TIR_OK) {
                     tir_loop_rv r[16];
-                    dw_loops(&u, "B_rf", r);
+                    us_loops(&u, "B_rf", r);
                     TRY(&u, "bind", tir_sched_bind(u.s, r[0], "blockIdx.x"));
                     TRY(&u, "bind", tir_sched_bind(u.s, r[1], "threadIdx.x"));
                     TRY(&u, "reverse_compute_at",
@@ -962,24 +922,23 @@ static void test_rows(void **state) {
                 }
                 break;
             case 3: /* rfactor over the outer k split */
-                dw_split(&u, l[1], 5, q);
+                us_split(&u, l[1], 5, q);
                 TRY(&u, "rfactor", tir_sched_rfactor(u.s, q[0], 0, &rf));
                 if (u.st == TIR_OK) {
                     tir_loop_rv r[16];
-                    dw_loops(&u, "B_rf", r);
+                    us_loops(&u, "B_rf", r);
                     TRY(&u, "fuse", tir_sched_fuse(u.s, 2, r, &p[0]));
                     dw_split_bind(&u, p[0], 16, q);
-                    dw_loops(&u, "B", r);
+                    us_loops(&u, "B", r);
                     dw_split_bind(&u, r[0], 4, p);
                 }
                 break;
             case 4: /* the input row through shared memory at the block loop */
                 TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, l[0], false));
+                dw_read_at(&u, b, 0, "shared", l[0], &c);
                 break;
             case 5: /* k split three ways, the middle reordered outside the row */
-                dw_split3(&u, l[1], 4, 2, q);
+                us_split3(&u, l[1], 4, 2, q);
                 TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (tir_loop_rv[]){q[0], l[0]}));
                 dw_split_bind(&u, l[0], 8, p);
                 break;
@@ -989,7 +948,7 @@ static void test_rows(void **state) {
                 break;
             case 7: /* parallel rows (a CPU schedule) */
                 TRY(&u, "parallel", tir_sched_parallel(u.s, l[0]));
-                dw_split(&u, l[1], 4, q);
+                us_split(&u, l[1], 4, q);
                 TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
                 break;
             }
@@ -1007,42 +966,31 @@ static void test_matmul(void **state) {
         dw u;
         dw_start(&u, g_ctx, matmul_text, "mm", kind, 0);
         tir_loop_rv l[16], ip[3], jp[3], kp[2];
-        tir_block_rv b = dw_block(&u, "C"), c, ca, cb, bi;
-        dw_loops(&u, "C", l);
+        tir_block_rv b = us_block(&u, "C"), c, ca, cb, bi;
+        us_loops(&u, "C", l);
         int64_t ti = kind == 3 ? 3 : 4, tj = kind == 3 ? 5 : 8, tk = kind == 3 ? 7 : 4;
-        dw_split(&u, l[0], ti, ip);
-        dw_split(&u, l[1], tj, jp);
+        us_split(&u, l[0], ti, ip);
+        us_split(&u, l[1], tj, jp);
         if (kind == 0) {
-            TRY(&u, "reorder",
-                tir_sched_reorder(u.s, 4, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
-            TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
+            dw_tile(&u, ip, jp);
         } else {
-            dw_split(&u, l[2], tk, kp);
+            us_split(&u, l[2], tk, kp);
             TRY(&u, "reorder",
                 tir_sched_reorder(u.s, 6,
                                   (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], kp[0], kp[1]}));
-            TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
-            TRY(&u, "cache_write", tir_sched_cache_write(u.s, b, 0, "local", 0, NULL, &c));
-            TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, jp[1], false));
+            dw_bind_tile(&u, ip, jp);
+            dw_write_local_at(&u, b, jp[1], &c);
             if (kind >= 2) {
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &ca));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, ca, kp[0], false));
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 1, "shared", 0, NULL, &cb));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, cb, kp[0], false));
+                dw_read_at(&u, b, 0, "shared", kp[0], &ca);
+                dw_read_at(&u, b, 1, "shared", kp[0], &cb);
                 if (kind >= 4 && u.st == TIR_OK) {
                     /* cooperative fetch over the threads */
                     const char *nm[2] = {"A_shared", "B_shared"};
                     for (int t = 0; t < 2; t++) {
                         tir_loop_rv fl[16], fu, fp[3];
-                        int nf = dw_loops(&u, nm[t], fl);
+                        int nf = us_loops(&u, nm[t], fl);
                         TRY(&u, "fuse", tir_sched_fuse(u.s, 2, fl + nf - 2, &fu));
-                        dw_split3(&u, fu, ti, tj, fp);
+                        us_split3(&u, fu, ti, tj, fp);
                         TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.y"));
                         TRY(&u, "bind", tir_sched_bind(u.s, fp[2], "threadIdx.x"));
                     }
@@ -1066,30 +1014,24 @@ static void test_transpose(void **state) {
         dw u;
         dw_start(&u, g_ctx, transpose_text, "tr", kind, 0);
         tir_loop_rv l[16], jp[2], ip[2], fu;
-        tir_block_rv b = dw_block(&u, "B"), c;
-        dw_loops(&u, "B", l);
+        tir_block_rv b = us_block(&u, "B"), c;
+        us_loops(&u, "B", l);
         if (kind == 3) {
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
             dw_split_bind(&u, fu, 7, jp);
         } else {
-            dw_split(&u, l[0], 8, jp);
-            dw_split(&u, l[1], 4, ip);
-            TRY(&u, "reorder",
-                tir_sched_reorder(u.s, 4, (tir_loop_rv[]){jp[0], ip[0], jp[1], ip[1]}));
-            TRY(&u, "bind", tir_sched_bind(u.s, jp[0], "blockIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.x"));
+            us_split(&u, l[0], 8, jp);
+            us_split(&u, l[1], 4, ip);
+            dw_tile(&u, jp, ip);
             if (kind >= 1) {
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, ip[0], false));
+                dw_read_at(&u, b, 0, "shared", ip[0], &c);
                 if (kind == 2)
                     TRY(&u, "storage_align", tir_sched_storage_align(u.s, c, 0, 0, 8, 1));
                 if (u.st == TIR_OK) {
                     tir_loop_rv fl[16], fp[2];
-                    int nf = dw_loops(&u, "A_shared", fl);
+                    int nf = us_loops(&u, "A_shared", fl);
                     TRY(&u, "fuse", tir_sched_fuse(u.s, 2, fl + nf - 2, &fu));
-                    dw_split(&u, fu, 32, fp);
+                    us_split(&u, fu, 32, fp);
                     TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.x"));
                 }
             }
@@ -1117,47 +1059,32 @@ static void test_stencils(void **state) {
                                  : "clamp",
                      v, 0);
             tir_loop_rv l[16], p[3];
-            tir_block_rv b = dw_block(&u, "B"), c;
-            dw_loops(&u, "B", l);
+            tir_block_rv b = us_block(&u, "B"), c;
+            us_loops(&u, "B", l);
             switch (kind) {
             case 0:
                 dw_split_bind(&u, l[0], f, p);
                 break;
             case 1: /* the input through shared memory at the block */
                 dw_split_bind(&u, l[0], f, p);
-                TRY(&u, "cache_read", tir_sched_cache_read(u.s, b, 0, "shared", 0, NULL, &c));
-                TRY(&u, "compute_at", tir_sched_compute_at(u.s, c, p[0], false));
-                if (u.st == TIR_OK) {
-                    tir_loop_rv cl[16], q[2];
-                    int nc = dw_loops(&u, "A_shared", cl);
-                    dw_split(&u, cl[nc - 1], f, q);
-                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
-                }
+                dw_read_at(&u, b, 0, "shared", p[0], &c);
+                dw_fetch(&u, "A_shared", f);
                 break;
             case 2: /* P inlined */
-                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, dw_block(&u, "P")));
+                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, us_block(&u, "P")));
                 dw_split_bind(&u, l[0], f, p);
                 break;
             case 3: /* P in shared memory at the block, fetched by the threads */
                 dw_split_bind(&u, l[0], f, p);
-                if (u.st == TIR_OK) {
-                    tir_block_rv pb = dw_block(&u, "P");
-                    TRY(&u, "set_scope", tir_sched_set_scope(u.s, pb, 0, "shared"));
-                    TRY(&u, "compute_at", tir_sched_compute_at(u.s, pb, p[0], false));
-                    tir_loop_rv cl[16], q[2];
-                    int nc = dw_loops(&u, "P", cl);
-                    dw_split(&u, cl[nc - 1], f, q);
-                    TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.x"));
-                }
+                dw_scope_at(&u, us_block(&u, "P"), "shared", p[0]);
+                dw_fetch(&u, "P", f);
                 break;
             case 4: /* P in registers at the thread, unrolled */
                 dw_split_bind(&u, l[0], f, p);
+                dw_scope_at(&u, us_block(&u, "P"), "local", p[1]);
                 if (u.st == TIR_OK) {
-                    tir_block_rv pb = dw_block(&u, "P");
-                    TRY(&u, "set_scope", tir_sched_set_scope(u.s, pb, 0, "local"));
-                    TRY(&u, "compute_at", tir_sched_compute_at(u.s, pb, p[1], false));
                     tir_loop_rv cl[16];
-                    int nc = dw_loops(&u, "P", cl);
+                    int nc = us_loops(&u, "P", cl);
                     TRY(&u, "unroll", tir_sched_unroll(u.s, cl[nc - 1]));
                 }
                 break;
@@ -1165,9 +1092,7 @@ static void test_stencils(void **state) {
                 dw_split_bind(&u, l[0], f, p);
                 break;
             case 6: /* clamp, vectorized inner */
-                dw_split3(&u, l[0], f, 4, p);
-                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
+                dw_split3_bind(&u, l[0], f, 4, p);
                 TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
                 break;
             }
@@ -1185,15 +1110,15 @@ static void test_triangles(void **state) {
         dw_start(&u, g_ctx, kind < 3 ? lower_tri_text : tri_loop_text, kind < 3 ? "tril" : "trs",
                  kind, 0);
         tir_loop_rv l[16], p[3], q[3], fu;
-        dw_loops(&u, kind < 3 ? "B" : "B0", l);
+        us_loops(&u, kind < 3 ? "B" : "B0", l);
         switch (kind) {
         case 0:
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
             dw_split_bind(&u, fu, 9, p);
             break;
         case 1:
-            dw_split(&u, l[0], 3, p);
-            dw_split(&u, l[1], 4, q);
+            us_split(&u, l[0], 3, p);
+            us_split(&u, l[1], 4, q);
             TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
             TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
             TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
@@ -1202,7 +1127,7 @@ static void test_triangles(void **state) {
             break;
         case 2:
             TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-            dw_split(&u, l[1], 2, q);
+            us_split(&u, l[1], 2, q);
             TRY(&u, "bind", tir_sched_bind(u.s, q[0], "threadIdx.x"));
             TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
             break;
@@ -1213,8 +1138,8 @@ static void test_triangles(void **state) {
             dw_split_bind(&u, l[0], 3, p);
             if (u.st == TIR_OK) {
                 tir_loop_rv r[16];
-                int nr = dw_loops(&u, "B", r);
-                dw_split(&u, r[nr - 1], 2, q);
+                int nr = us_loops(&u, "B", r);
+                us_split(&u, r[nr - 1], 2, q);
                 TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
             }
             break;
@@ -1236,31 +1161,27 @@ static void test_softmax(void **state) {
         dw u;
         dw_start(&u, g_ctx, softmax_text, "softmax", kind, 1e-5);
         tir_loop_rv l[16], p[3];
-        tir_block_rv mx = dw_block(&u, "Mx"), sb = dw_block(&u, "S");
-        dw_loops(&u, "O", l);
+        tir_block_rv mx = us_block(&u, "Mx"), sb = us_block(&u, "S");
+        us_loops(&u, "O", l);
         switch (kind) {
         case 0: /* a block per row, reductions at it in shared memory */
             TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-            dw_split(&u, l[1], 8, p);
+            us_split(&u, l[1], 8, p);
             TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-            TRY(&u, "set_scope", tir_sched_set_scope(u.s, sb, 0, "shared"));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
-            TRY(&u, "set_scope", tir_sched_set_scope(u.s, mx, 0, "shared"));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, l[0], false));
+            dw_scope_at(&u, sb, "shared", l[0]);
+            dw_scope_at(&u, mx, "shared", l[0]);
             break;
         case 1: /* a thread per row, reductions in registers */
             dw_split_bind(&u, l[0], 4, p);
-            TRY(&u, "set_scope", tir_sched_set_scope(u.s, sb, 0, "local"));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, p[1], false));
-            TRY(&u, "set_scope", tir_sched_set_scope(u.s, mx, 0, "local"));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, p[1], false));
+            dw_scope_at(&u, sb, "local", p[1]);
+            dw_scope_at(&u, mx, "local", p[1]);
             break;
         case 2: /* interpreter only: reorder and decompose in place */
         {
             tir_loop_rv m[16], bi;
             (void)bi;
-            dw_loops(&u, "S", m);
-            dw_split(&u, m[1], 3, p);
+            us_loops(&u, "S", m);
+            us_split(&u, m[1], 3, p);
             tir_block_rv ib;
             TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, sb, p[0], &ib));
         } break;
@@ -1268,17 +1189,15 @@ static void test_softmax(void **state) {
         {
             tir_loop_rv m[16];
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
-            dw_loops(&u, "S", m);
+            us_loops(&u, "S", m);
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, m[0], false));
         } break;
         case 4: /* O's row loop split, the reductions at the inner row loop */
-            dw_split(&u, l[0], 3, p);
+            us_split(&u, l[0], 3, p);
             TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
             TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-            TRY(&u, "set_scope", tir_sched_set_scope(u.s, sb, 0, "local"));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, p[1], false));
-            TRY(&u, "set_scope", tir_sched_set_scope(u.s, mx, 0, "local"));
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, p[1], false));
+            dw_scope_at(&u, sb, "local", p[1]);
+            dw_scope_at(&u, mx, "local", p[1]);
             break;
         }
         dw_finish(&u, &s2);
@@ -1307,7 +1226,7 @@ static void test_split_overflow(void **state) {
         dw u;
         dw_start(&u, g_ctx, ew1_text, "ew1-overflow", fi, 0);
         tir_loop_rv l[16], p[2];
-        dw_loops(&u, "B", l);
+        us_loops(&u, "B", l);
         dw_split_bind(&u, l[0], f, p);
         assert_int_equal(u.st, TIR_OK);
         tir_kernel_set ks;
@@ -1365,9 +1284,9 @@ static void test_loop_bound_overflow(void **state) {
     dw u;
     dw_start(&u, g_ctx, rowsum_text, "rowsum-overflow", 0, 0);
     tir_loop_rv l[16], p[2], q[2];
-    dw_loops(&u, "B", l);
+    us_loops(&u, "B", l);
     dw_split_bind(&u, l[0], 4, p);
-    dw_split(&u, l[1], 3, q);
+    us_split(&u, l[1], 3, q);
     assert_int_equal(u.st, TIR_OK);
     tir_kernel_set ks;
     if (tir_lower_kernels(g_ctx, tir_sched_func(u.s), NULL, &ks) != TIR_OK)

@@ -54,6 +54,7 @@
 #include "direct_check.h"
 #include "minitir/codegen.h"
 #include "sched_check.h"
+#include "user_sched.h"
 
 #define FAILF(...)                                                                                 \
     do {                                                                                           \
@@ -98,72 +99,14 @@ static double draw(uint64_t *rng, bool fractions) {
 
 /* ------------------------------------------------------------ a try */
 
-/* One schedule variant in progress: primitives run until one refuses;
- * later ones are skipped (TRY), and the variant ends as refused. */
-typedef struct uw {
-    tir_ctx *ctx;
-    tir_schedule *s;
-    const char *label;
-    tir_status st;     /* the first refusal, or TIR_OK */
-    const char *where; /* the refused call */
-    double rtol;       /* on fractions; 0: bit-exact there too */
-    bool inexact;      /* rtol on small integers too (T.exp) */
-} uw;
+/* One schedule variant in progress (user_sched.h): primitives run until
+ * one refuses; later ones are skipped (TRY), and the variant ends as
+ * refused.  Variants are not numbered here (variant -1). */
+typedef user_sched uw;
 
 typedef struct uw_counts {
     int accepted, refused, lower_refused;
 } uw_counts;
-
-static void uw_refused(uw *u, sched_snap *snap, tir_status st, const char *prim, const char *call) {
-    static char why[1 << 16];
-    if (!sched_fail_ok(u->s, snap, st, st, prim, why, sizeof why))
-        FAILF("%s: %s refused uncleanly: %s", u->label, call, why);
-    u->st = st;
-    u->where = call;
-    if (verbose)
-        fprintf(stderr, "  %s: %s refused: %.300s\n", u->label, call, tir_ctx_error(u->ctx));
-}
-
-#define TRY(u, prim, call)                                                                         \
-    do {                                                                                           \
-        if ((u)->st != TIR_OK) break;                                                              \
-        sched_snap snap_;                                                                          \
-        sched_snap_take((u)->s, &snap_);                                                           \
-        tir_status st_ = (call);                                                                   \
-        if (st_ != TIR_OK)                                                                         \
-            uw_refused((u), &snap_, st_, (prim), #call);                                           \
-        else                                                                                       \
-            sched_snap_free(&snap_);                                                               \
-    } while (0)
-
-/* Handles for the loops of a block (zero handles once refused: every
- * later TRY is skipped). */
-static int uw_loops(uw *u, const char *block, tir_loop_rv *out) {
-    memset(out, 0, 16 * sizeof *out);
-    if (u->st != TIR_OK) return 0;
-    tir_block_rv b;
-    const tir_loop_rv *l;
-    int n;
-    if (tir_sched_get_block(u->s, block, &b) != TIR_OK ||
-        tir_sched_get_loops(u->s, b, &l, &n) != TIR_OK)
-        FAILF("%s: loops of %s: %s", u->label, block, tir_ctx_error(u->ctx));
-    if (n > 16) FAILF("%s: %d loops", u->label, n);
-    memcpy(out, l, (size_t)n * sizeof *l);
-    return n;
-}
-
-static tir_block_rv uw_block(uw *u, const char *name) {
-    tir_block_rv b = {0, 0};
-    if (u->st != TIR_OK) return b;
-    if (tir_sched_get_block(u->s, name, &b) != TIR_OK)
-        FAILF("%s: block %s: %s", u->label, name, tir_ctx_error(u->ctx));
-    return b;
-}
-
-static void uw_split(uw *u, tir_loop_rv l, int64_t inner, tir_loop_rv *out) {
-    out[0] = out[1] = (tir_loop_rv){0, 0};
-    TRY(u, "split", tir_sched_split(u->s, l, 2, (const int64_t[]){TIR_SPLIT_INFER, inner}, out));
-}
 
 /* Which parameters the original function writes: those named in a block's
  * T.writes. */
@@ -424,7 +367,9 @@ static void uw_start(uw *u, tir_ctx *ctx, const tir_prim_func *f, const char *la
     memset(u, 0, sizeof *u);
     u->ctx = ctx;
     u->label = label;
+    u->variant = -1;
     u->rtol = rtol;
+    u->verbose = verbose;
     if (tir_sched_create(ctx, f, &u->s) != TIR_OK)
         FAILF("%s: sched_create: %s", label, tir_ctx_error(ctx));
 }
@@ -444,7 +389,7 @@ static void report(const char *name, const uw_counts *c) {
 
 /* Binds l split by t: outer blockIdx.x, inner threadIdx.x. */
 static void split_bind(uw *u, tir_loop_rv l, int64_t t, tir_loop_rv *out) {
-    uw_split(u, l, t, out);
+    us_split(u, l, t, out);
     TRY(u, "bind", tir_sched_bind(u->s, out[0], "blockIdx.x"));
     TRY(u, "bind", tir_sched_bind(u->s, out[1], "threadIdx.x"));
 }
@@ -508,9 +453,9 @@ static void layernorm_variant(uw_counts *c, int m, int n, int variant, int64_t t
     uw u;
     uw_start(&u, ctx, parse(ctx, layernorm_text(m, n)), label, 1e-5);
     tir_loop_rv l[16], ip[2], jp[2], kp[2];
-    tir_block_rv bs = uw_block(&u, "S"), bv = uw_block(&u, "V"), bo = uw_block(&u, "O"), x;
+    tir_block_rv bs = us_block(&u, "S"), bv = us_block(&u, "V"), bo = us_block(&u, "O"), x;
     if (variant == 0) {
-        uw_loops(&u, "O", l);
+        us_loops(&u, "O", l);
         split_bind(&u, l[0], t, ip);
         tir_block_rv as = {0, 0};
         if (flags & 4)
@@ -523,54 +468,54 @@ static void layernorm_variant(uw_counts *c, int m, int n, int variant, int64_t t
             /* the rows of the block's threads, fetched by them */
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, as, ip[0], false));
             tir_loop_rv al[16];
-            int na = uw_loops(&u, "A_shared", al);
+            int na = us_loops(&u, "A_shared", al);
             if (na >= 3) {
                 tir_loop_rv fu, fp[2];
                 TRY(&u, "fuse",
                     tir_sched_fuse(u.s, 2, (const tir_loop_rv[]){al[na - 2], al[na - 1]}, &fu));
-                uw_split(&u, fu, t, fp);
+                us_split(&u, fu, t, fp);
                 TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.x"));
             }
         }
         if (flags & 1) {
-            int ns = uw_loops(&u, "S", l);
+            int ns = us_loops(&u, "S", l);
             if (ns)
                 TRY(&u, "decompose_reduction",
                     tir_sched_decompose_reduction(u.s, bs, l[ns - 1], &x));
-            int nv = uw_loops(&u, "V", l);
+            int nv = us_loops(&u, "V", l);
             if (nv)
                 TRY(&u, "decompose_reduction",
                     tir_sched_decompose_reduction(u.s, bv, l[nv - 1], &x));
         }
         if (flags & 2) {
-            int no = uw_loops(&u, "O", l);
+            int no = us_loops(&u, "O", l);
             if (no) TRY(&u, "unroll", tir_sched_unroll(u.s, l[no - 1]));
         }
     } else if (variant == 1) {
         const char *names[2] = {"S", "V"};
         for (int r = 0; r < 2; r++) {
-            tir_block_rv b = uw_block(&u, names[r]), rf;
-            uw_loops(&u, names[r], l);
-            uw_split(&u, l[1], t, kp);
+            tir_block_rv b = us_block(&u, names[r]), rf;
+            us_loops(&u, names[r], l);
+            us_split(&u, l[1], t, kp);
             TRY(&u, "rfactor", tir_sched_rfactor(u.s, kp[1], 0, &rf));
             TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (const tir_loop_rv[]){kp[1], kp[0]}));
             TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
             TRY(&u, "bind", tir_sched_bind(u.s, kp[1], "threadIdx.x"));
             if (flags & 1)
                 TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, rf, kp[0], &x));
-            int nf = uw_loops(&u, names[r], l);
+            int nf = us_loops(&u, names[r], l);
             if (nf == 2 && (flags & 2)) {
                 tir_loop_rv fk[2];
-                uw_split(&u, l[1], 3, fk);
+                us_split(&u, l[1], 3, fk);
                 TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (const tir_loop_rv[]){fk[1], fk[0]}));
             }
-            uw_loops(&u, names[r], l);
+            us_loops(&u, names[r], l);
             split_bind(&u, l[0], 4, ip);
             (void)b;
         }
-        uw_loops(&u, "O", l);
-        uw_split(&u, l[0], 4, ip);
-        uw_split(&u, l[1], t, jp);
+        us_loops(&u, "O", l);
+        us_split(&u, l[0], 4, ip);
+        us_split(&u, l[1], t, jp);
         TRY(&u, "reorder",
             tir_sched_reorder(u.s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
         TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
@@ -578,9 +523,9 @@ static void layernorm_variant(uw_counts *c, int m, int n, int variant, int64_t t
         TRY(&u, "bind", tir_sched_bind(u.s, ip[1], "threadIdx.y"));
         TRY(&u, "bind", tir_sched_bind(u.s, jp[1], "threadIdx.x"));
     } else {
-        uw_loops(&u, "O", l);
-        uw_split(&u, l[0], 2, ip);
-        uw_split(&u, l[1], t, jp);
+        us_loops(&u, "O", l);
+        us_split(&u, l[0], 2, ip);
+        us_split(&u, l[1], t, jp);
         TRY(&u, "reorder",
             tir_sched_reorder(u.s, 4, (const tir_loop_rv[]){ip[0], ip[1], jp[0], jp[1]}));
         TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.x"));
@@ -591,7 +536,7 @@ static void layernorm_variant(uw_counts *c, int m, int n, int variant, int64_t t
         TRY(&u, "set_scope", tir_sched_set_scope(u.s, bs, 0, "local"));
         TRY(&u, "compute_at", tir_sched_compute_at(u.s, bs, ip[1], false));
         if (flags & 1) {
-            int ns = uw_loops(&u, "S", l);
+            int ns = us_loops(&u, "S", l);
             if (ns)
                 TRY(&u, "decompose_reduction",
                     tir_sched_decompose_reduction(u.s, bs, l[ns - 1], &x));
@@ -696,10 +641,10 @@ static void blur_variant(uw_counts *c, int h, int w, int form, int variant, int6
     uw u;
     uw_start(&u, ctx, parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
     tir_loop_rv l[16], ip[2], jp[2];
-    tir_block_rv bp = uw_block(&u, "P"), bb = uw_block(&u, "B"), x;
-    uw_loops(&u, "B", l);
-    uw_split(&u, l[0], ti, ip);
-    uw_split(&u, l[1], tj, jp);
+    tir_block_rv bp = us_block(&u, "P"), bb = us_block(&u, "B"), x;
+    us_loops(&u, "B", l);
+    us_split(&u, l[0], ti, ip);
+    us_split(&u, l[1], tj, jp);
     TRY(&u, "reorder",
         tir_sched_reorder(u.s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
     TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
@@ -717,7 +662,7 @@ static void blur_variant(uw_counts *c, int h, int w, int form, int variant, int6
             TRY(&u, "cache_read", tir_sched_cache_read(u.s, bb, 1, "shared", 0, NULL, &ws));
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, ws, jp[0], false));
             tir_loop_rv wl[16];
-            int nw = uw_loops(&u, "W_shared", wl);
+            int nw = us_loops(&u, "W_shared", wl);
             if (nw >= 2) TRY(&u, "bind", tir_sched_bind(u.s, wl[nw - 1], "threadIdx.x"));
         }
         TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "shared"));
@@ -725,7 +670,7 @@ static void blur_variant(uw_counts *c, int h, int w, int form, int variant, int6
         if (variant == 0 && (flags & 2))
             TRY(&u, "storage_align", tir_sched_storage_align(u.s, bp, 0, 0, 16, 1));
         tir_loop_rv pl[16], fu, fp[4];
-        int np = uw_loops(&u, "P", pl);
+        int np = us_loops(&u, "P", pl);
         if (np >= 4) {
             TRY(&u, "fuse",
                 tir_sched_fuse(u.s, 2, (const tir_loop_rv[]){pl[np - 2], pl[np - 1]}, &fu));
@@ -737,7 +682,7 @@ static void blur_variant(uw_counts *c, int h, int w, int form, int variant, int6
             if (vec) TRY(&u, "vectorize", tir_sched_vectorize(u.s, fp[3]));
         }
         if (variant == 3) {
-            int nb = uw_loops(&u, "B", l);
+            int nb = us_loops(&u, "B", l);
             if (nb >= 6) {
                 TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, bb, l[4], &x));
                 if (flags & 2) {
@@ -757,20 +702,20 @@ static void blur_variant(uw_counts *c, int h, int w, int form, int variant, int6
             TRY(&u, "cache_read", tir_sched_cache_read(u.s, bb, 0, "shared", 0, NULL, &as));
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, as, jp[0], false));
             tir_loop_rv al[16];
-            int na = uw_loops(&u, "A_shared", al);
+            int na = us_loops(&u, "A_shared", al);
             if (na >= 4) {
                 TRY(&u, "bind", tir_sched_bind(u.s, al[na - 1], "threadIdx.x"));
             }
         }
         if (flags & 2) {
-            int nb = uw_loops(&u, "B", l);
+            int nb = us_loops(&u, "B", l);
             if (nb > 4) TRY(&u, "unroll", tir_sched_unroll(u.s, l[4]));
         }
     } else {
         if (flags & 1) {
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, bp, jp[0], false));
             tir_loop_rv pl[16];
-            int np = uw_loops(&u, "P", pl);
+            int np = us_loops(&u, "P", pl);
             if (np >= 4) {
                 TRY(&u, "bind", tir_sched_bind(u.s, pl[np - 1], "threadIdx.x"));
             }
@@ -832,15 +777,15 @@ static void conv_variant(uw_counts *c, conv_shape sh, int variant, int64_t t, in
                                  TIR_F32),
              label, 1e-5);
     tir_loop_rv l[16], yx, no, yp[2], rf_l[16];
-    tir_block_rv bp = uw_block(&u, "pad"), bc = uw_block(&u, "conv"), x, rf = {0, 0};
+    tir_block_rv bp = us_block(&u, "pad"), bc = us_block(&u, "conv"), x, rf = {0, 0};
     if (variant == 2) {
-        uw_loops(&u, "conv", l);
+        us_loops(&u, "conv", l);
         TRY(&u, "rfactor", tir_sched_rfactor(u.s, l[4], 0, &rf));
     }
-    uw_loops(&u, variant == 2 ? "conv_rf" : "conv", l);
+    us_loops(&u, variant == 2 ? "conv_rf" : "conv", l);
     TRY(&u, "fuse", tir_sched_fuse(u.s, 2, (const tir_loop_rv[]){l[0], l[1]}, &no));
     TRY(&u, "fuse", tir_sched_fuse(u.s, 2, (const tir_loop_rv[]){l[2], l[3]}, &yx));
-    uw_split(&u, yx, t, yp);
+    us_split(&u, yx, t, yp);
     TRY(&u, "bind", tir_sched_bind(u.s, no, "blockIdx.x"));
     TRY(&u, "bind", tir_sched_bind(u.s, yp[0], "blockIdx.y"));
     TRY(&u, "bind", tir_sched_bind(u.s, yp[1], "threadIdx.x"));
@@ -861,11 +806,11 @@ static void conv_variant(uw_counts *c, conv_shape sh, int variant, int64_t t, in
             TRY(&u, "cache_read", tir_sched_cache_read(u.s, bc, 1, "shared", 0, NULL, &ws));
             TRY(&u, "compute_at", tir_sched_compute_at(u.s, ws, yp[0], false));
             tir_loop_rv wl[16], wf, wp[2];
-            int nw = uw_loops(&u, "W_shared", wl);
+            int nw = us_loops(&u, "W_shared", wl);
             if (nw >= 3) {
                 wf = wl[2];
                 if (nw > 3) TRY(&u, "fuse", tir_sched_fuse(u.s, nw - 2, wl + 2, &wf));
-                uw_split(&u, wf, t, wp);
+                us_split(&u, wf, t, wp);
                 TRY(&u, "bind", tir_sched_bind(u.s, wp[1], "threadIdx.x"));
             }
         }
@@ -878,11 +823,11 @@ static void conv_variant(uw_counts *c, conv_shape sh, int variant, int64_t t, in
         for (int k = 0; k < ((flags & 4) ? 2 : 1); k++) {
             if (k == 1) TRY(&u, "compute_at", tir_sched_compute_at(u.s, is, yp[0], false));
             tir_loop_rv pl[16], pf, pp[2];
-            int np = uw_loops(&u, names[k], pl);
+            int np = us_loops(&u, names[k], pl);
             if (np >= 3) {
                 pf = pl[2];
                 if (np > 3) TRY(&u, "fuse", tir_sched_fuse(u.s, np - 2, pl + 2, &pf));
-                uw_split(&u, pf, t, pp);
+                us_split(&u, pf, t, pp);
                 TRY(&u, "bind", tir_sched_bind(u.s, pp[1], "threadIdx.x"));
             }
         }
@@ -893,7 +838,7 @@ static void conv_variant(uw_counts *c, conv_shape sh, int variant, int64_t t, in
         }
     } else {
         if (flags & 1) TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, bp));
-        int nc = uw_loops(&u, "conv", rf_l);
+        int nc = us_loops(&u, "conv", rf_l);
         if (nc >= 5) {
             tir_loop_rv f1, f2, fp[2];
             TRY(&u, "fuse", tir_sched_fuse(u.s, 2, (const tir_loop_rv[]){rf_l[0], rf_l[1]}, &f1));
@@ -901,11 +846,11 @@ static void conv_variant(uw_counts *c, conv_shape sh, int variant, int64_t t, in
             if (flags & 2) {
                 tir_loop_rv ff;
                 TRY(&u, "fuse", tir_sched_fuse(u.s, 2, (const tir_loop_rv[]){f1, f2}, &ff));
-                uw_split(&u, ff, t, fp);
+                us_split(&u, ff, t, fp);
                 TRY(&u, "bind", tir_sched_bind(u.s, fp[0], "blockIdx.x"));
                 TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.x"));
             } else {
-                uw_split(&u, f2, t, fp);
+                us_split(&u, f2, t, fp);
                 TRY(&u, "bind", tir_sched_bind(u.s, f1, "blockIdx.x"));
                 TRY(&u, "bind", tir_sched_bind(u.s, fp[0], "blockIdx.y"));
                 TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.x"));
@@ -913,10 +858,10 @@ static void conv_variant(uw_counts *c, conv_shape sh, int variant, int64_t t, in
         }
         if (!(flags & 1)) {
             tir_loop_rv pl[16], pf, pp[2];
-            int np = uw_loops(&u, "pad", pl);
+            int np = us_loops(&u, "pad", pl);
             if (np == 4) {
                 TRY(&u, "fuse", tir_sched_fuse(u.s, 4, pl, &pf));
-                uw_split(&u, pf, t, pp);
+                us_split(&u, pf, t, pp);
                 TRY(&u, "bind", tir_sched_bind(u.s, pp[0], "blockIdx.x"));
                 TRY(&u, "bind", tir_sched_bind(u.s, pp[1], "threadIdx.x"));
             }
@@ -967,9 +912,9 @@ static void chain_variant(uw_counts *c, int m, int n, int variant, int64_t t, in
     uw u;
     uw_start(&u, ctx, tir_def_elementwise_chain(ctx, m, n, TIR_F32), label, 0);
     tir_loop_rv l[16], fu, p[4], ip[2], jp[2];
-    tir_block_rv bb = uw_block(&u, "B"), bc = uw_block(&u, "C"), bd = uw_block(&u, "D");
+    tir_block_rv bb = us_block(&u, "B"), bc = us_block(&u, "C"), bd = us_block(&u, "D");
     if (variant == 0) {
-        uw_loops(&u, "D", l);
+        us_loops(&u, "D", l);
         TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
         bool vec = flags & 4;
         TRY(&u, "split",
@@ -982,7 +927,7 @@ static void chain_variant(uw_counts *c, int m, int n, int variant, int64_t t, in
         if (flags & 1) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bb, 0, "local"));
         TRY(&u, "compute_at", tir_sched_compute_at(u.s, bb, p[1], flags & 2));
     } else if (variant == 1) {
-        uw_loops(&u, "B", l);
+        us_loops(&u, "B", l);
         TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
         split_bind(&u, fu, t, p);
         if (flags & 1) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bc, 0, "local"));
@@ -992,7 +937,7 @@ static void chain_variant(uw_counts *c, int m, int n, int variant, int64_t t, in
         if (flags & 2) TRY(&u, "reverse_compute_inline", tir_sched_reverse_compute_inline(u.s, bd));
         TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, bb));
         if (!(flags & 2)) TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, bc));
-        uw_loops(&u, (flags & 2) ? "C" : "D", l);
+        us_loops(&u, (flags & 2) ? "C" : "D", l);
         TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
         TRY(&u, "split", tir_sched_split(u.s, fu, 3, (const int64_t[]){TIR_SPLIT_INFER, t, 4}, p));
         TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
@@ -1002,9 +947,9 @@ static void chain_variant(uw_counts *c, int m, int n, int variant, int64_t t, in
         else
             TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
     } else {
-        uw_loops(&u, "D", l);
-        uw_split(&u, l[0], 4, ip);
-        uw_split(&u, l[1], t, jp);
+        us_loops(&u, "D", l);
+        us_split(&u, l[0], 4, ip);
+        us_split(&u, l[1], t, jp);
         TRY(&u, "reorder",
             tir_sched_reorder(u.s, 4, (const tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1]}));
         TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.y"));
@@ -1022,7 +967,7 @@ static void chain_variant(uw_counts *c, int m, int n, int variant, int64_t t, in
             /* B's elements for C's tile: computed by the thread that
              * computes D's element? no: C is at the block loop */
             tir_loop_rv cl[16];
-            int ncl = uw_loops(&u, "C", cl);
+            int ncl = us_loops(&u, "C", cl);
             if (ncl >= 4) {
                 TRY(&u, "fuse", tir_sched_fuse(u.s, 2, cl + ncl - 2, &fu));
                 TRY(&u, "split",
@@ -1037,7 +982,7 @@ static void chain_variant(uw_counts *c, int m, int n, int variant, int64_t t, in
             const char *names[2] = {"B", "C"};
             for (int k = 0; k < 2; k++) {
                 tir_loop_rv cl[16];
-                int ncl = uw_loops(&u, names[k], cl);
+                int ncl = us_loops(&u, names[k], cl);
                 if (ncl >= 4) {
                     TRY(&u, "fuse", tir_sched_fuse(u.s, 2, cl + ncl - 2, &fu));
                     TRY(&u, "split",
@@ -1128,21 +1073,21 @@ static void bsoftmax_variant(uw_counts *c, int b, int m, int n, int variant, int
     uw_start(&u, ctx, parse(ctx, bsoftmax_text(b, m, n)), label, 1e-5);
     u.inexact = true;
     tir_loop_rv l[16], ip[2], kp[2];
-    tir_block_rv bm = uw_block(&u, "M"), be = uw_block(&u, "E"), bs = uw_block(&u, "S"), x;
+    tir_block_rv bm = us_block(&u, "M"), be = us_block(&u, "E"), bs = us_block(&u, "S"), x;
     if (variant == 0 || variant == 2) {
         if (variant == 2) {
             tir_block_rv rf;
-            uw_loops(&u, "S", l);
-            uw_split(&u, l[2], t, kp);
+            us_loops(&u, "S", l);
+            us_split(&u, l[2], t, kp);
             TRY(&u, "rfactor", tir_sched_rfactor(u.s, kp[1], 1, &rf));
-            int nr = uw_loops(&u, "S_rf", l);
+            int nr = us_loops(&u, "S_rf", l);
             if (nr == 4) {
                 TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (const tir_loop_rv[]){l[3], l[2]}));
                 TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.z"));
                 TRY(&u, "bind", tir_sched_bind(u.s, l[1], "blockIdx.x"));
                 TRY(&u, "bind", tir_sched_bind(u.s, l[3], "threadIdx.x"));
             }
-            int ns = uw_loops(&u, "S", l);
+            int ns = us_loops(&u, "S", l);
             if (ns == 3) {
                 TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.z"));
                 split_bind(&u, l[1], t, ip);
@@ -1150,7 +1095,7 @@ static void bsoftmax_variant(uw_counts *c, int b, int m, int n, int variant, int
         }
         if (!(flags & 4) || variant == 2)
             TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, be));
-        uw_loops(&u, "O", l);
+        us_loops(&u, "O", l);
         TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.z"));
         split_bind(&u, l[1], t, ip);
         if (flags & 2) TRY(&u, "unroll", tir_sched_unroll(u.s, l[2]));
@@ -1162,7 +1107,7 @@ static void bsoftmax_variant(uw_counts *c, int b, int m, int n, int variant, int
                 TRY(&u, "compute_at", tir_sched_compute_at(u.s, be, ip[1], false));
             }
             if (flags & 1) {
-                int ns = uw_loops(&u, "S", l);
+                int ns = us_loops(&u, "S", l);
                 if (ns)
                     TRY(&u, "decompose_reduction",
                         tir_sched_decompose_reduction(u.s, bs, l[ns - 1], &x));
@@ -1177,7 +1122,7 @@ static void bsoftmax_variant(uw_counts *c, int b, int m, int n, int variant, int
     } else {
         const char *names[4] = {"M", "E", "S", "O"};
         for (int k = 0; k < 4; k++) {
-            uw_loops(&u, names[k], l);
+            us_loops(&u, names[k], l);
             if (flags & 1) {
                 tir_loop_rv bi;
                 TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &bi));
@@ -1187,12 +1132,12 @@ static void bsoftmax_variant(uw_counts *c, int b, int m, int n, int variant, int
                 TRY(&u, "bind", tir_sched_bind(u.s, l[1], "blockIdx.x"));
             }
             if (k == 1 || k == 3) {
-                uw_split(&u, l[2], t, kp);
+                us_split(&u, l[2], t, kp);
                 TRY(&u, "bind", tir_sched_bind(u.s, kp[1], "threadIdx.x"));
                 TRY(&u, "bind", tir_sched_bind(u.s, kp[0], "blockIdx.y"));
             } else {
                 tir_loop_rv one[2];
-                int nl = uw_loops(&u, names[k], l);
+                int nl = us_loops(&u, names[k], l);
                 TRY(&u, "split",
                     tir_sched_split(u.s, l[nl - 1], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
                 (void)one;
@@ -1296,28 +1241,28 @@ static void recur_case(uw_counts *c, int m, int k1n, int k2n, int order, int upd
     tir_ctx *ctx = tir_ctx_create();
     uw u;
     uw_start(&u, ctx, parse(ctx, recur_text(m, k1n, k2n, order, upd)), label, 0);
-    tir_block_rv bc = uw_block(&u, "C"), bp = uw_block(&u, "P");
+    tir_block_rv bc = us_block(&u, "C"), bp = us_block(&u, "P");
     tir_loop_rv l[16], ip[2];
     tir_status got = TIR_OK;
     const char *prim = "";
     sched_snap snap;
     if (sched == 0) {
         /* the two reduce loops swapped */
-        uw_loops(&u, "C", l);
+        us_loops(&u, "C", l);
         prim = "reorder";
         sched_snap_take(u.s, &snap);
         got = tir_sched_reorder(u.s, 2, (const tir_loop_rv[]){l[2], l[1]});
     } else if (sched == 1) {
         /* k1 split, its halves swapped */
         tir_loop_rv kp[2];
-        uw_loops(&u, "C", l);
-        uw_split(&u, l[order ? 2 : 1], 2, kp);
+        us_loops(&u, "C", l);
+        us_split(&u, l[order ? 2 : 1], 2, kp);
         prim = "reorder";
         sched_snap_take(u.s, &snap);
         got = tir_sched_reorder(u.s, 2, (const tir_loop_rv[]){kp[1], kp[0]});
     } else if (sched == 2) {
         /* C computed at its consumer's row loop (thread per row), local */
-        uw_loops(&u, "Y", l);
+        us_loops(&u, "Y", l);
         split_bind(&u, l[0], 4, ip);
         TRY(&u, "set_scope", tir_sched_set_scope(u.s, bc, 0, "local"));
         prim = "compute_at";
@@ -1329,14 +1274,14 @@ static void recur_case(uw_counts *c, int m, int k1n, int k2n, int order, int upd
         }
     } else {
         /* C moved under its producer's row loop (thread per row) */
-        uw_loops(&u, "P", l);
+        us_loops(&u, "P", l);
         split_bind(&u, l[0], 4, ip);
         TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "local"));
         prim = "reverse_compute_at";
         sched_snap_take(u.s, &snap);
         got = tir_sched_reverse_compute_at(u.s, bc, ip[1], false);
         if (got == TIR_OK) {
-            tir_block_rv by = uw_block(&u, "Y");
+            tir_block_rv by = us_block(&u, "Y");
             if (upd != 2) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bc, 0, "local"));
             TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, by, ip[1], false));
         }
@@ -1450,10 +1395,10 @@ static void offset_variant(uw_counts *c, int rows, int n, int form, int v, int64
     tir_ctx *ctx = tir_ctx_create();
     uw u;
     uw_start(&u, ctx, parse(ctx, offset_text(rows, n, form)), label, 0);
-    tir_block_rv bp = uw_block(&u, "P"), bb = uw_block(&u, "B"), x;
+    tir_block_rv bp = us_block(&u, "P"), bb = us_block(&u, "B"), x;
     tir_loop_rv l[16], rp[2];
     if (v == 4) {
-        uw_loops(&u, "P", l);
+        us_loops(&u, "P", l);
         split_bind(&u, l[0], t, rp);
         if (flags & 1) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "local"));
         TRY(&u, "reverse_compute_at",
@@ -1462,7 +1407,7 @@ static void offset_variant(uw_counts *c, int rows, int n, int form, int v, int64
         tir_ctx_destroy(ctx);
         return;
     }
-    uw_loops(&u, "B", l);
+    us_loops(&u, "B", l);
     split_bind(&u, l[0], t, rp);
     if (v == 0) {
         if (flags & 1) TRY(&u, "set_scope", tir_sched_set_scope(u.s, bp, 0, "local"));
@@ -1473,7 +1418,7 @@ static void offset_variant(uw_counts *c, int rows, int n, int form, int v, int64
         TRY(&u, "compute_at", tir_sched_compute_at(u.s, bp, rp[1], (flags & 2) != 0));
         TRY(&u, "unroll", tir_sched_unroll(u.s, l[1]));
         if (flags & 1) {
-            int np = uw_loops(&u, "P", l);
+            int np = us_loops(&u, "P", l);
             if (np) TRY(&u, "vectorize", tir_sched_vectorize(u.s, l[np - 1]));
         }
     } else if (v == 2) {
@@ -1481,11 +1426,11 @@ static void offset_variant(uw_counts *c, int rows, int n, int form, int v, int64
         if (flags & 1)
             TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, bp));
         else {
-            uw_loops(&u, "P", l);
+            us_loops(&u, "P", l);
             tir_loop_rv pp[2];
             split_bind(&u, l[0], t, pp);
         }
-        int nb = uw_loops(&u, "B", l);
+        int nb = us_loops(&u, "B", l);
         if (nb == 4)
             TRY(&u, "decompose_reduction",
                 tir_sched_decompose_reduction(u.s, bb, l[(flags & 2) ? 3 : 2], &x));
@@ -1530,12 +1475,12 @@ static void pipelined_blur(uw_counts *c, int h, int w, int form, int64_t ti, int
     tir_ctx *ctx = tir_ctx_create();
     uw u;
     uw_start(&u, ctx, parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
-    tir_block_rv bp = uw_block(&u, "P"), bb = uw_block(&u, "B");
+    tir_block_rv bp = us_block(&u, "P"), bb = us_block(&u, "B");
     tir_loop_rv l[16], ip[3], jp[2];
-    uw_loops(&u, "B", l);
+    us_loops(&u, "B", l);
     TRY(&u, "split",
         tir_sched_split(u.s, l[0], 3, (const int64_t[]){TIR_SPLIT_INFER, chunks, ti}, ip));
-    uw_split(&u, l[1], tj, jp);
+    us_split(&u, l[1], tj, jp);
     TRY(&u, "reorder",
         tir_sched_reorder(u.s, 5, (const tir_loop_rv[]){ip[0], jp[0], ip[1], ip[2], jp[1]}));
     TRY(&u, "bind", tir_sched_bind(u.s, ip[0], "blockIdx.x"));
@@ -1555,7 +1500,7 @@ static void pipelined_blur(uw_counts *c, int h, int w, int form, int64_t ti, int
     const char *names[2] = {"P", "A_shared"};
     for (int k = 0; k < ((flags & 4) ? 2 : 1); k++) {
         tir_loop_rv pl[16], fu, fp[3];
-        int np = uw_loops(&u, names[k], pl);
+        int np = us_loops(&u, names[k], pl);
         if (np < 5) continue;
         TRY(&u, "fuse", tir_sched_fuse(u.s, np - 3, pl + 3, &fu));
         TRY(&u, "split",
@@ -1787,7 +1732,7 @@ typedef struct rg {
 static void rg_fetch(rg *g, const char *name, int skip) {
     uw *u = &g->u;
     tir_loop_rv l[16], fu, p[4];
-    int n = uw_loops(u, name, l);
+    int n = us_loops(u, name, l);
     if (u->st != TIR_OK) return;
     if (n <= skip) {
         TRY(u, "bind", tir_sched_bind(u->s, (tir_loop_rv){0, 0}, "threadIdx.x"));
@@ -1814,7 +1759,7 @@ static void rg_fetch(rg *g, const char *name, int skip) {
 static void rg_tile(rg *g, const char *name, int nsp, bool anchor) {
     uw *u = &g->u;
     tir_loop_rv l[16];
-    uw_loops(u, name, l);
+    us_loops(u, name, l);
     if (u->st != TIR_OK) return;
     /* rows: only the first loop over blocks and threads, the rest serial
      * (a row per thread, what row reductions computed at the thread loop
@@ -1861,7 +1806,7 @@ static void rg_tile(rg *g, const char *name, int nsp, bool anchor) {
         if (g->ty > 1) {
             /* a threadIdx.x loop of extent tx: the row's reduction split */
             tir_loop_rv in[16];
-            int n = uw_loops(u, name, in);
+            int n = us_loops(u, name, in);
             if (n > 2) {
                 tir_loop_rv c[2];
                 TRY(u, "split",
@@ -1893,14 +1838,14 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
     if (g.rows) g.ty = 1;
     const wl_block *an = &d->blocks[d->nblocks - 1];
     if (an->nred && rnd(r, 0, 3) == 0) {
-        tir_block_rv ab = uw_block(u, an->name), al;
+        tir_block_rv ab = us_block(u, an->name), al;
         TRY(u, "cache_write", tir_sched_cache_write(u->s, ab, 0, "local", 0, NULL, &al));
         rg_tile(&g, an->name, an->nsp, true);
         TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, al, g.thr, rnd(r, 0, 1)));
     } else if (rnd(r, 0, 5) == 0) {
         /* the output staged in shared memory, written back by the
            threads at the block loop */
-        tir_block_rv ab = uw_block(u, an->name), as;
+        tir_block_rv ab = us_block(u, an->name), as;
         TRY(u, "cache_write", tir_sched_cache_write(u->s, ab, 0, "shared", 0, NULL, &as));
         rg_tile(&g, an->name, an->nsp, true);
         TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, as, g.blk, rnd(r, 0, 1)));
@@ -1910,7 +1855,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
             char nm[128];
             snprintf(nm, sizeof nm, "%s", bn->name);
             tir_loop_rv l[16];
-            int n = uw_loops(u, nm, l), skip = 0;
+            int n = us_loops(u, nm, l), skip = 0;
             for (int k = 0; k < n; k++)
                 if (tir_sched_same_loop(u->s, l[k], g.blk)) skip = k + 1;
             rg_fetch(&g, nm, skip);
@@ -1920,7 +1865,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
     }
     for (int b = d->nblocks - 2; b >= 0 && u->st == TIR_OK; b--) {
         const wl_block *wb = &d->blocks[b];
-        tir_block_rv bb = uw_block(u, wb->name), x;
+        tir_block_rv bb = us_block(u, wb->name), x;
         int how = (int)rnd(r, 0, 5);
         if (how == 0) {
             TRY(u, "compute_inline", tir_sched_compute_inline(u->s, bb));
@@ -1933,7 +1878,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
                     tir_sched_transform_layout(u->s, bb, 0, true, "lambda a, b: (b, a)"));
             TRY(u, "compute_at", tir_sched_compute_at(u->s, bb, g.blk, rnd(r, 0, 1)));
             tir_loop_rv l[16];
-            int n = uw_loops(u, wb->name, l), skip = 0;
+            int n = us_loops(u, wb->name, l), skip = 0;
             for (int k = 0; k < n; k++)
                 if (tir_sched_same_loop(u->s, l[k], g.blk)) skip = k + 1;
             if (wb->nred) {
@@ -1957,13 +1902,13 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
             TRY(u, "compute_at", tir_sched_compute_at(u->s, bb, g.thr, rnd(r, 0, 1)));
         } else if (how == 4 && wb->nred) {
             tir_loop_rv l[16], kp[2];
-            int n = uw_loops(u, wb->name, l);
+            int n = us_loops(u, wb->name, l);
             if (n == wb->nsp + wb->nred) {
                 tir_block_rv rf;
-                uw_split(u, l[wb->nsp], g.tx, kp);
+                us_split(u, l[wb->nsp], g.tx, kp);
                 TRY(u, "rfactor", tir_sched_rfactor(u->s, kp[1], (int)rnd(r, -1, 0), &rf));
                 /* the partial sums: spatial loops then kp[1] */
-                int nr = uw_loops(u, tir_ctx_sprintf(ctx, "%s_rf", wb->name), l);
+                int nr = us_loops(u, tir_ctx_sprintf(ctx, "%s_rf", wb->name), l);
                 if (nr > 0) {
                     tir_loop_rv fu = l[0];
                     if (wb->nsp > 1) TRY(u, "fuse", tir_sched_fuse(u->s, wb->nsp, l, &fu));
@@ -1988,7 +1933,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
         }
         if (wb->nred && rnd(r, 0, 2) == 0) {
             tir_loop_rv l[16];
-            int n = uw_loops(u, wb->name, l);
+            int n = us_loops(u, wb->name, l);
             if (n >= wb->nred)
                 TRY(u, "decompose_reduction",
                     tir_sched_decompose_reduction(u->s, bb, l[n - wb->nred], &x));
@@ -1996,7 +1941,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
     }
     /* an input through shared memory at the block loop */
     if (rnd(r, 0, 3) == 0) {
-        tir_block_rv ab = uw_block(u, an->name), cs;
+        tir_block_rv ab = us_block(u, an->name), cs;
         TRY(u, "cache_read", tir_sched_cache_read(u->s, ab, 0, "shared", 0, NULL, &cs));
         if (u->st == TIR_OK) {
             const tir_block *bn;
@@ -2009,7 +1954,7 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
                 TRY(u, "storage_align",
                     tir_sched_storage_align(u->s, cs, 0, 0, factor, factor > 1 ? 1 : 0));
             tir_loop_rv l[16];
-            int n = uw_loops(u, nm, l);
+            int n = us_loops(u, nm, l);
             int skip = 0;
             for (int k = 0; k < n; k++)
                 if (tir_sched_same_loop(u->s, l[k], g.blk)) skip = k + 1;
@@ -2020,16 +1965,16 @@ static void rg_case(const wl_def *d, uint64_t seed, long index, uw_counts *c) {
     if (u->st == TIR_OK && an->nred && rnd(r, 0, 1)) {
         tir_loop_rv l[16];
         tir_block_rv x;
-        int n = uw_loops(u, an->name, l);
+        int n = us_loops(u, an->name, l);
         if (n >= an->nred) {
             int at = (int)rnd(r, n - an->nred, n - 1);
-            tir_block_rv ab = uw_block(u, an->name);
+            tir_block_rv ab = us_block(u, an->name);
             TRY(u, "decompose_reduction", tir_sched_decompose_reduction(u->s, ab, l[at], &x));
         }
     }
     if (u->st == TIR_OK && rnd(r, 0, 1)) {
         tir_loop_rv l[16];
-        int n = uw_loops(u, an->name, l);
+        int n = us_loops(u, an->name, l);
         if (n > 0) {
             if (rnd(r, 0, 1))
                 TRY(u, "unroll", tir_sched_unroll(u->s, l[n - 1]));
