@@ -704,118 +704,146 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* A test's variants: for each factor of facs (one pass with f = 0 where
+ * nfacs is 0), kinds 0..nkinds-1, numbered from v0 in that order; each
+ * started on text (texts[kind] where given) labelled label (labels[kind]),
+ * scheduled by sched and run at the sizes sz.  Returns the next number. */
+typedef struct dw_variants {
+    const char *text, *label;
+    const char *const *texts, *const *labels;
+    const int64_t *facs;
+    int nfacs, nkinds;
+    double rtol;
+    void (*sched)(dw *u, int kind, int64_t f);
+} dw_variants;
+
+static int dw_sweep(const dw_variants *w, int v0, const sizes *sz) {
+    int v = v0;
+    for (int fi = 0; fi < (w->nfacs ? w->nfacs : 1); fi++)
+        for (int kind = 0; kind < w->nkinds; kind++, v++) {
+            dw u;
+            dw_start(&u, g_ctx, w->texts ? w->texts[kind] : w->text,
+                     w->labels ? w->labels[kind] : w->label, v, w->rtol);
+            w->sched(&u, kind, w->nfacs ? w->facs[fi] : 0);
+            dw_finish(&u, sz);
+        }
+    return v;
+}
+
 /* Elementwise maps: 1-D and 2-D, split raggedly, fused, vectorized,
- * unrolled, through caches. */
+ * unrolled, through caches: ew1 (1-D) split by f in six ways. */
+static void ew1_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3];
+    tir_block_rv b = us_block(u, "B"), c;
+    us_loops(u, "B", l);
+    switch (kind) {
+    case 0: /* blocks of f threads */
+        dw_split_bind(u, l[0], f, p);
+        break;
+    case 1: /* three levels, the innermost vectorized */
+        dw_split3_bind(u, l[0], f, 4, p);
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, p[2]));
+        break;
+    case 2: /* unrolled inner part, output through registers */
+        dw_split3_bind(u, l[0], f, 3, p);
+        TRY(u, "unroll", tir_sched_unroll(u->s, p[2]));
+        dw_write_local_at(u, b, p[1], &c);
+        break;
+    case 3: /* input through shared memory at the block loop */
+        dw_split_bind(u, l[0], f, p);
+        dw_read_at(u, b, 0, "shared", p[0], &c);
+        dw_fetch(u, "A_shared", f);
+        break;
+    case 4: /* vectorized by f directly (symbolic outer) */
+        us_split(u, l[0], f, p);
+        TRY(u, "bind", tir_sched_bind(u->s, p[0], "blockIdx.x"));
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, p[1]));
+        break;
+    case 5: /* the CPU-side schedule: parallel outer, vector inner */
+        us_split(u, l[0], f, p);
+        TRY(u, "parallel", tir_sched_parallel(u->s, p[0]));
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, p[1]));
+        break;
+    }
+}
+
+/* ew (2-D) in nine ways. */
+static void ew_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3], fu = {0, 0};
+    tir_block_rv b = us_block(u, "B"), c;
+    us_loops(u, "B", l);
+    switch (kind) {
+    case 0: /* fused, then 1-D */
+        TRY(u, "fuse", tir_sched_fuse(u->s, 2, l, &fu));
+        dw_split_bind(u, fu, 32, p);
+        break;
+    case 1: /* 2-D tiles */
+    {
+        tir_loop_rv q[2];
+        us_split(u, l[0], 4, p);
+        us_split(u, l[1], 8, q);
+        dw_tile(u, p, q);
+    } break;
+    case 2: /* fused, three levels, vectorized */
+        TRY(u, "fuse", tir_sched_fuse(u->s, 2, l, &fu));
+        dw_split3_bind(u, fu, 16, 4, p);
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, p[2]));
+        break;
+    case 3: /* rows over blocks, columns split, through a shared cache with storage_align */
+        us_split(u, l[1], 7, p);
+        TRY(u, "bind", tir_sched_bind(u->s, l[0], "blockIdx.x"));
+        TRY(u, "bind", tir_sched_bind(u->s, p[1], "threadIdx.x"));
+        dw_read_at(u, b, 0, "shared", l[0], &c);
+        TRY(u, "storage_align", tir_sched_storage_align(u->s, c, 0, 0, 8, 1));
+        break;
+    case 4: /* fused, split, unrolled inner, output via local */
+        TRY(u, "fuse", tir_sched_fuse(u->s, 2, l, &fu));
+        dw_split3_bind(u, fu, 8, 5, p);
+        TRY(u, "unroll", tir_sched_unroll(u->s, p[2]));
+        dw_write_local_at(u, b, p[1], &c);
+        break;
+    case 5: /* reorder j outer, then tile */
+        TRY(u, "reorder", tir_sched_reorder(u->s, 2, (tir_loop_rv[]){l[1], l[0]}));
+        dw_split_bind(u, l[1], 3, p);
+        {
+            tir_loop_rv q[2];
+            us_split(u, l[0], 5, q);
+            TRY(u, "bind", tir_sched_bind(u->s, q[0], "blockIdx.y"));
+            TRY(u, "bind", tir_sched_bind(u->s, q[1], "threadIdx.y"));
+        }
+        break;
+    case 6: /* one thread per row, columns vectorized by 4 (symbolic outer) */
+        dw_split_bind(u, l[0], 8, p);
+        {
+            tir_loop_rv q[2];
+            us_split(u, l[1], 4, q);
+            TRY(u, "vectorize", tir_sched_vectorize(u->s, q[1]));
+        }
+        break;
+    case 8: /* unroll a loop of symbolic extent (m) inside the thread */
+        dw_split_bind(u, l[0], 8, p);
+        TRY(u, "unroll", tir_sched_unroll(u->s, l[1]));
+        break;
+    case 7: /* vectorize a symbolic extent: refused or right */
+        TRY(u, "bind", tir_sched_bind(u->s, l[0], "blockIdx.x"));
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, l[1]));
+        break;
+    }
+}
+
 static void test_elementwise(void **state) {
     (void)state;
     sizes s1 = sizes_1d(1000), s2 = sizes_nd(2, 40);
     static const int64_t facs[] = {1, 2, 3, 4, 7, 8, 32, 64};
-    int v = 0;
-    for (int fi = 0; fi < 8; fi++) {
-        int64_t f = facs[fi];
-        for (int kind = 0; kind < 6; kind++, v++) {
-            dw u;
-            dw_start(&u, g_ctx, ew1_text, "ew1", v, 0);
-            tir_loop_rv l[16], p[3];
-            tir_block_rv b = us_block(&u, "B"), c;
-            us_loops(&u, "B", l);
-            switch (kind) {
-            case 0: /* blocks of f threads */
-                dw_split_bind(&u, l[0], f, p);
-                break;
-            case 1: /* three levels, the innermost vectorized */
-                dw_split3_bind(&u, l[0], f, 4, p);
-                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
-                break;
-            case 2: /* unrolled inner part, output through registers */
-                dw_split3_bind(&u, l[0], f, 3, p);
-                TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
-                dw_write_local_at(&u, b, p[1], &c);
-                break;
-            case 3: /* input through shared memory at the block loop */
-                dw_split_bind(&u, l[0], f, p);
-                dw_read_at(&u, b, 0, "shared", p[0], &c);
-                dw_fetch(&u, "A_shared", f);
-                break;
-            case 4: /* vectorized by f directly (symbolic outer) */
-                us_split(&u, l[0], f, p);
-                TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[1]));
-                break;
-            case 5: /* the CPU-side schedule: parallel outer, vector inner */
-                us_split(&u, l[0], f, p);
-                TRY(&u, "parallel", tir_sched_parallel(u.s, p[0]));
-                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[1]));
-                break;
-            }
-            dw_finish(&u, &s1);
-        }
-    }
-    for (int kind = 0; kind < 9; kind++, v++) {
-        dw u;
-        dw_start(&u, g_ctx, ew_text, "ew", v, 0);
-        tir_loop_rv l[16], p[3], fu = {0, 0};
-        tir_block_rv b = us_block(&u, "B"), c;
-        us_loops(&u, "B", l);
-        switch (kind) {
-        case 0: /* fused, then 1-D */
-            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split_bind(&u, fu, 32, p);
-            break;
-        case 1: /* 2-D tiles */
-        {
-            tir_loop_rv q[2];
-            us_split(&u, l[0], 4, p);
-            us_split(&u, l[1], 8, q);
-            dw_tile(&u, p, q);
-        } break;
-        case 2: /* fused, three levels, vectorized */
-            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split3_bind(&u, fu, 16, 4, p);
-            TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
-            break;
-        case 3: /* rows over blocks, columns split, through a shared cache with storage_align */
-            us_split(&u, l[1], 7, p);
-            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-            dw_read_at(&u, b, 0, "shared", l[0], &c);
-            TRY(&u, "storage_align", tir_sched_storage_align(u.s, c, 0, 0, 8, 1));
-            break;
-        case 4: /* fused, split, unrolled inner, output via local */
-            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split3_bind(&u, fu, 8, 5, p);
-            TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
-            dw_write_local_at(&u, b, p[1], &c);
-            break;
-        case 5: /* reorder j outer, then tile */
-            TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (tir_loop_rv[]){l[1], l[0]}));
-            dw_split_bind(&u, l[1], 3, p);
-            {
-                tir_loop_rv q[2];
-                us_split(&u, l[0], 5, q);
-                TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.y"));
-                TRY(&u, "bind", tir_sched_bind(u.s, q[1], "threadIdx.y"));
-            }
-            break;
-        case 6: /* one thread per row, columns vectorized by 4 (symbolic outer) */
-            dw_split_bind(&u, l[0], 8, p);
-            {
-                tir_loop_rv q[2];
-                us_split(&u, l[1], 4, q);
-                TRY(&u, "vectorize", tir_sched_vectorize(u.s, q[1]));
-            }
-            break;
-        case 8: /* unroll a loop of symbolic extent (m) inside the thread */
-            dw_split_bind(&u, l[0], 8, p);
-            TRY(&u, "unroll", tir_sched_unroll(u.s, l[1]));
-            break;
-        case 7: /* vectorize a symbolic extent: refused or right */
-            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-            TRY(&u, "vectorize", tir_sched_vectorize(u.s, l[1]));
-            break;
-        }
-        dw_finish(&u, &s2);
-    }
+    int v = dw_sweep(&(dw_variants){.text = ew1_text,
+                                    .label = "ew1",
+                                    .facs = facs,
+                                    .nfacs = 8,
+                                    .nkinds = 6,
+                                    .sched = ew1_sched},
+                     0, &s1);
+    dw_sweep(&(dw_variants){.text = ew_text, .label = "ew", .nkinds = 9, .sched = ew_sched}, v,
+             &s2);
     report("elementwise");
 }
 
@@ -823,385 +851,395 @@ static void test_elementwise(void **state) {
  * registers or shared memory at a tile (compaction gives it a constant
  * size), reverse_compute_at, compute_inline, and an unrolled loop of
  * symbolic extent. */
+static void chain_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3];
+    tir_block_rv b = us_block(u, "B"), c = us_block(u, "C");
+    us_loops(u, "C", l);
+    switch (kind) {
+    case 0: /* B in a register at C's thread */
+        dw_split_bind(u, l[0], f, p);
+        dw_scope_at(u, b, "local", p[1]);
+        break;
+    case 1: /* B in shared memory at C's block, computed by its threads */
+        dw_split_bind(u, l[0], f, p);
+        dw_scope_at(u, b, "shared", p[0]);
+        dw_fetch(u, "B", f);
+        break;
+    case 2: /* C under B's thread loop, B local */
+        us_loops(u, "B", l);
+        dw_split_bind(u, l[0], f, p);
+        TRY(u, "set_scope", tir_sched_set_scope(u->s, b, 0, "local"));
+        TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, c, p[1], false));
+        break;
+    case 3: /* B inlined, three levels, the inner unrolled */
+        TRY(u, "compute_inline", tir_sched_compute_inline(u->s, b));
+        dw_split3_bind(u, l[0], f, 3, p);
+        TRY(u, "unroll", tir_sched_unroll(u->s, p[2]));
+        break;
+    case 4: /* B inlined, C's outer loop (of symbolic extent) unrolled inside one
+               block of f threads (a pragma: refused or right) */
+    {
+        tir_loop_rv one[2];
+        us_split(u, l[0], f, p);
+        TRY(u, "split", tir_sched_split(u->s, p[0], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
+        TRY(u, "reorder", tir_sched_reorder(u->s, 3, (tir_loop_rv[]){one[0], p[1], one[1]}));
+        TRY(u, "bind", tir_sched_bind(u->s, one[0], "blockIdx.x"));
+        TRY(u, "bind", tir_sched_bind(u->s, p[1], "threadIdx.x"));
+        TRY(u, "unroll", tir_sched_unroll(u->s, one[1]));
+        TRY(u, "compute_inline", tir_sched_compute_inline(u->s, b));
+    } break;
+    case 5: /* B through a local cache at its own thread, C reverse-computed there */
+    {
+        tir_block_rv bl;
+        us_loops(u, "B", l);
+        dw_split_bind(u, l[0], f, p);
+        TRY(u, "set_scope", tir_sched_set_scope(u->s, b, 0, "local"));
+        dw_read_at(u, b, 0, "local", p[1], &bl);
+        TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, c, p[1], false));
+    } break;
+    }
+}
+
 static void test_chain(void **state) {
     (void)state;
     sizes s1 = sizes_1d(300);
     static const int64_t facs[] = {1, 3, 8, 32};
-    int v = 0;
-    for (int fi = 0; fi < 4; fi++)
-        for (int kind = 0; kind < 6; kind++, v++) {
-            int64_t f = facs[fi];
-            dw u;
-            dw_start(&u, g_ctx, chain_text, "chain", v, 0);
-            tir_loop_rv l[16], p[3];
-            tir_block_rv b = us_block(&u, "B"), c = us_block(&u, "C");
-            us_loops(&u, "C", l);
-            switch (kind) {
-            case 0: /* B in a register at C's thread */
-                dw_split_bind(&u, l[0], f, p);
-                dw_scope_at(&u, b, "local", p[1]);
-                break;
-            case 1: /* B in shared memory at C's block, computed by its threads */
-                dw_split_bind(&u, l[0], f, p);
-                dw_scope_at(&u, b, "shared", p[0]);
-                dw_fetch(&u, "B", f);
-                break;
-            case 2: /* C under B's thread loop, B local */
-                us_loops(&u, "B", l);
-                dw_split_bind(&u, l[0], f, p);
-                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
-                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
-                break;
-            case 3: /* B inlined, three levels, the inner unrolled */
-                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
-                dw_split3_bind(&u, l[0], f, 3, p);
-                TRY(&u, "unroll", tir_sched_unroll(u.s, p[2]));
-                break;
-            case 4: /* B inlined, C's outer loop (of symbolic extent) unrolled inside one
-                       block of f threads (a pragma: refused or right) */
-            {
-                tir_loop_rv one[2];
-                us_split(&u, l[0], f, p);
-                TRY(&u, "split",
-                    tir_sched_split(u.s, p[0], 2, (const int64_t[]){1, TIR_SPLIT_INFER}, one));
-                TRY(&u, "reorder",
-                    tir_sched_reorder(u.s, 3, (tir_loop_rv[]){one[0], p[1], one[1]}));
-                TRY(&u, "bind", tir_sched_bind(u.s, one[0], "blockIdx.x"));
-                TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-                TRY(&u, "unroll", tir_sched_unroll(u.s, one[1]));
-                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, b));
-            } break;
-            case 5: /* B through a local cache at its own thread, C reverse-computed there */
-            {
-                tir_block_rv bl;
-                us_loops(&u, "B", l);
-                dw_split_bind(&u, l[0], f, p);
-                TRY(&u, "set_scope", tir_sched_set_scope(u.s, b, 0, "local"));
-                dw_read_at(&u, b, 0, "local", p[1], &bl);
-                TRY(&u, "reverse_compute_at", tir_sched_reverse_compute_at(u.s, c, p[1], false));
-            } break;
-            }
-            dw_finish(&u, &s1);
-        }
+    dw_sweep(&(dw_variants){.text = chain_text,
+                            .label = "chain",
+                            .facs = facs,
+                            .nfacs = 4,
+                            .nkinds = 6,
+                            .sched = chain_sched},
+             0, &s1);
     report("chain");
 }
 
 /* Row sum and row max: a thread per row, rfactor across threads,
  * decompose_reduction, a local accumulator, split k raggedly. */
+static void rows_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3], q[3];
+    tir_block_rv b = us_block(u, "B"), c, rf;
+    us_loops(u, "B", l);
+    switch (kind) {
+    case 0: /* a thread per row */
+        dw_split_bind(u, l[0], 8, p);
+        break;
+    case 1: /* k split, inner unrolled, init decomposed, local accumulator */
+        dw_split_bind(u, l[0], 4, p);
+        us_split(u, l[1], 3, q);
+        TRY(u, "unroll", tir_sched_unroll(u->s, q[1]));
+        dw_write_local_at(u, b, p[1], &c);
+        TRY(u, "decompose_reduction", tir_sched_decompose_reduction(u->s, b, q[0], &rf));
+        break;
+    case 2: /* rfactor over the inner k split: partial sums per lane */
+        us_split(u, l[1], 8, q);
+        TRY(u, "rfactor", tir_sched_rfactor(u->s, q[1], 0, &rf));
+        if (u->st == TIR_OK) {
+            tir_loop_rv r[16];
+            us_loops(u, "B_rf", r);
+            TRY(u, "bind", tir_sched_bind(u->s, r[0], "blockIdx.x"));
+            TRY(u, "bind", tir_sched_bind(u->s, r[1], "threadIdx.x"));
+            TRY(u, "reverse_compute_at", tir_sched_reverse_compute_at(u->s, b, r[0], false));
+        }
+        break;
+    case 3: /* rfactor over the outer k split */
+        us_split(u, l[1], 5, q);
+        TRY(u, "rfactor", tir_sched_rfactor(u->s, q[0], 0, &rf));
+        if (u->st == TIR_OK) {
+            tir_loop_rv r[16];
+            us_loops(u, "B_rf", r);
+            TRY(u, "fuse", tir_sched_fuse(u->s, 2, r, &p[0]));
+            dw_split_bind(u, p[0], 16, q);
+            us_loops(u, "B", r);
+            dw_split_bind(u, r[0], 4, p);
+        }
+        break;
+    case 4: /* the input row through shared memory at the block loop */
+        TRY(u, "bind", tir_sched_bind(u->s, l[0], "blockIdx.x"));
+        dw_read_at(u, b, 0, "shared", l[0], &c);
+        break;
+    case 5: /* k split three ways, the middle reordered outside the row */
+        us_split3(u, l[1], 4, 2, q);
+        TRY(u, "reorder", tir_sched_reorder(u->s, 2, (tir_loop_rv[]){q[0], l[0]}));
+        dw_split_bind(u, l[0], 8, p);
+        break;
+    case 6: /* decompose at the row loop, init and update in one kernel */
+        dw_split_bind(u, l[0], 16, p);
+        TRY(u, "decompose_reduction", tir_sched_decompose_reduction(u->s, b, l[1], &rf));
+        break;
+    case 7: /* parallel rows (a CPU schedule) */
+        TRY(u, "parallel", tir_sched_parallel(u->s, l[0]));
+        us_split(u, l[1], 4, q);
+        TRY(u, "unroll", tir_sched_unroll(u->s, q[1]));
+        break;
+    }
+}
+
 static void test_rows(void **state) {
     (void)state;
     sizes s2 = sizes_nd(2, 40);
-    for (int w = 0; w < 2; w++)
-        for (int kind = 0; kind < 8; kind++) {
-            dw u;
-            dw_start(&u, g_ctx, w ? rowmax_text : rowsum_text, w ? "rowmax" : "rowsum", kind, 0);
-            tir_loop_rv l[16], p[3], q[3];
-            tir_block_rv b = us_block(&u, "B"), c, rf;
-            us_loops(&u, "B", l);
-            switch (kind) {
-            case 0: /* a thread per row */
-                dw_split_bind(&u, l[0], 8, p);
-                break;
-            case 1: /* k split, inner unrolled, init decomposed, local accumulator */
-                dw_split_bind(&u, l[0], 4, p);
-                us_split(&u, l[1], 3, q);
-                TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
-                dw_write_local_at(&u, b, p[1], &c);
-                TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, q[0], &rf));
-                break;
-            case 2: /* rfactor over the inner k split: partial sums per lane */
-                us_split(&u, l[1], 8, q);
-                TRY(&u, "rfactor", tir_sched_rfactor(u.s, q[1], 0, &rf));
-                if (u.st == TIR_OK) {
-                    tir_loop_rv r[16];
-                    us_loops(&u, "B_rf", r);
-                    TRY(&u, "bind", tir_sched_bind(u.s, r[0], "blockIdx.x"));
-                    TRY(&u, "bind", tir_sched_bind(u.s, r[1], "threadIdx.x"));
-                    TRY(&u, "reverse_compute_at",
-                        tir_sched_reverse_compute_at(u.s, b, r[0], false));
-                }
-                break;
-            case 3: /* rfactor over the outer k split */
-                us_split(&u, l[1], 5, q);
-                TRY(&u, "rfactor", tir_sched_rfactor(u.s, q[0], 0, &rf));
-                if (u.st == TIR_OK) {
-                    tir_loop_rv r[16];
-                    us_loops(&u, "B_rf", r);
-                    TRY(&u, "fuse", tir_sched_fuse(u.s, 2, r, &p[0]));
-                    dw_split_bind(&u, p[0], 16, q);
-                    us_loops(&u, "B", r);
-                    dw_split_bind(&u, r[0], 4, p);
-                }
-                break;
-            case 4: /* the input row through shared memory at the block loop */
-                TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-                dw_read_at(&u, b, 0, "shared", l[0], &c);
-                break;
-            case 5: /* k split three ways, the middle reordered outside the row */
-                us_split3(&u, l[1], 4, 2, q);
-                TRY(&u, "reorder", tir_sched_reorder(u.s, 2, (tir_loop_rv[]){q[0], l[0]}));
-                dw_split_bind(&u, l[0], 8, p);
-                break;
-            case 6: /* decompose at the row loop, init and update in one kernel */
-                dw_split_bind(&u, l[0], 16, p);
-                TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, l[1], &rf));
-                break;
-            case 7: /* parallel rows (a CPU schedule) */
-                TRY(&u, "parallel", tir_sched_parallel(u.s, l[0]));
-                us_split(&u, l[1], 4, q);
-                TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
-                break;
-            }
-            dw_finish(&u, &s2);
-        }
+    dw_sweep(
+        &(dw_variants){.text = rowsum_text, .label = "rowsum", .nkinds = 8, .sched = rows_sched}, 0,
+        &s2);
+    dw_sweep(
+        &(dw_variants){.text = rowmax_text, .label = "rowmax", .nkinds = 8, .sched = rows_sched}, 0,
+        &s2);
     report("rows");
 }
 
 /* Matmul of symbolic M, N, K: tiles over blocks and threads, a local
  * accumulator, shared caches of A and B at the k tile loop. */
+static void matmul_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], ip[3], jp[3], kp[2];
+    tir_block_rv b = us_block(u, "C"), c, ca, cb, bi;
+    us_loops(u, "C", l);
+    int64_t ti = kind == 3 ? 3 : 4, tj = kind == 3 ? 5 : 8, tk = kind == 3 ? 7 : 4;
+    us_split(u, l[0], ti, ip);
+    us_split(u, l[1], tj, jp);
+    if (kind == 0) {
+        dw_tile(u, ip, jp);
+    } else {
+        us_split(u, l[2], tk, kp);
+        TRY(u, "reorder",
+            tir_sched_reorder(u->s, 6, (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], kp[0], kp[1]}));
+        dw_bind_tile(u, ip, jp);
+        dw_write_local_at(u, b, jp[1], &c);
+        if (kind >= 2) {
+            dw_read_at(u, b, 0, "shared", kp[0], &ca);
+            dw_read_at(u, b, 1, "shared", kp[0], &cb);
+            if (kind >= 4 && u->st == TIR_OK) {
+                /* cooperative fetch over the threads */
+                const char *nm[2] = {"A_shared", "B_shared"};
+                for (int t = 0; t < 2; t++) {
+                    tir_loop_rv fl[16], fu, fp[3];
+                    int nf = us_loops(u, nm[t], fl);
+                    TRY(u, "fuse", tir_sched_fuse(u->s, 2, fl + nf - 2, &fu));
+                    us_split3(u, fu, ti, tj, fp);
+                    TRY(u, "bind", tir_sched_bind(u->s, fp[1], "threadIdx.y"));
+                    TRY(u, "bind", tir_sched_bind(u->s, fp[2], "threadIdx.x"));
+                }
+                if (kind == 5)
+                    TRY(u, "storage_align", tir_sched_storage_align(u->s, ca, 0, 0, 16, 1));
+            }
+        }
+        TRY(u, "unroll", tir_sched_unroll(u->s, kp[1]));
+        TRY(u, "decompose_reduction", tir_sched_decompose_reduction(u->s, b, kp[0], &bi));
+    }
+}
+
 static void test_matmul(void **state) {
     (void)state;
     sizes s3 = sizes_nd(3, 33);
-    for (int kind = 0; kind < 6; kind++) {
-        dw u;
-        dw_start(&u, g_ctx, matmul_text, "mm", kind, 0);
-        tir_loop_rv l[16], ip[3], jp[3], kp[2];
-        tir_block_rv b = us_block(&u, "C"), c, ca, cb, bi;
-        us_loops(&u, "C", l);
-        int64_t ti = kind == 3 ? 3 : 4, tj = kind == 3 ? 5 : 8, tk = kind == 3 ? 7 : 4;
-        us_split(&u, l[0], ti, ip);
-        us_split(&u, l[1], tj, jp);
-        if (kind == 0) {
-            dw_tile(&u, ip, jp);
-        } else {
-            us_split(&u, l[2], tk, kp);
-            TRY(&u, "reorder",
-                tir_sched_reorder(u.s, 6,
-                                  (tir_loop_rv[]){ip[0], jp[0], ip[1], jp[1], kp[0], kp[1]}));
-            dw_bind_tile(&u, ip, jp);
-            dw_write_local_at(&u, b, jp[1], &c);
-            if (kind >= 2) {
-                dw_read_at(&u, b, 0, "shared", kp[0], &ca);
-                dw_read_at(&u, b, 1, "shared", kp[0], &cb);
-                if (kind >= 4 && u.st == TIR_OK) {
-                    /* cooperative fetch over the threads */
-                    const char *nm[2] = {"A_shared", "B_shared"};
-                    for (int t = 0; t < 2; t++) {
-                        tir_loop_rv fl[16], fu, fp[3];
-                        int nf = us_loops(&u, nm[t], fl);
-                        TRY(&u, "fuse", tir_sched_fuse(u.s, 2, fl + nf - 2, &fu));
-                        us_split3(&u, fu, ti, tj, fp);
-                        TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.y"));
-                        TRY(&u, "bind", tir_sched_bind(u.s, fp[2], "threadIdx.x"));
-                    }
-                    if (kind == 5)
-                        TRY(&u, "storage_align", tir_sched_storage_align(u.s, ca, 0, 0, 16, 1));
-                }
-            }
-            TRY(&u, "unroll", tir_sched_unroll(u.s, kp[1]));
-            TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, b, kp[0], &bi));
-        }
-        dw_finish(&u, &s3);
-    }
+    dw_sweep(&(dw_variants){.text = matmul_text, .label = "mm", .nkinds = 6, .sched = matmul_sched},
+             0, &s3);
     report("matmul");
 }
 
 /* Transpose: through a shared tile, with storage_align; fused. */
+static void transpose_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], jp[2], ip[2], fu;
+    tir_block_rv b = us_block(u, "B"), c;
+    us_loops(u, "B", l);
+    if (kind == 3) {
+        TRY(u, "fuse", tir_sched_fuse(u->s, 2, l, &fu));
+        dw_split_bind(u, fu, 7, jp);
+    } else {
+        us_split(u, l[0], 8, jp);
+        us_split(u, l[1], 4, ip);
+        dw_tile(u, jp, ip);
+        if (kind >= 1) {
+            dw_read_at(u, b, 0, "shared", ip[0], &c);
+            if (kind == 2) TRY(u, "storage_align", tir_sched_storage_align(u->s, c, 0, 0, 8, 1));
+            if (u->st == TIR_OK) {
+                tir_loop_rv fl[16], fp[2];
+                int nf = us_loops(u, "A_shared", fl);
+                TRY(u, "fuse", tir_sched_fuse(u->s, 2, fl + nf - 2, &fu));
+                us_split(u, fu, 32, fp);
+                TRY(u, "bind", tir_sched_bind(u->s, fp[1], "threadIdx.x"));
+            }
+        }
+    }
+}
+
 static void test_transpose(void **state) {
     (void)state;
     sizes s2 = sizes_nd(2, 40);
-    for (int kind = 0; kind < 4; kind++) {
-        dw u;
-        dw_start(&u, g_ctx, transpose_text, "tr", kind, 0);
-        tir_loop_rv l[16], jp[2], ip[2], fu;
-        tir_block_rv b = us_block(&u, "B"), c;
-        us_loops(&u, "B", l);
-        if (kind == 3) {
-            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split_bind(&u, fu, 7, jp);
-        } else {
-            us_split(&u, l[0], 8, jp);
-            us_split(&u, l[1], 4, ip);
-            dw_tile(&u, jp, ip);
-            if (kind >= 1) {
-                dw_read_at(&u, b, 0, "shared", ip[0], &c);
-                if (kind == 2)
-                    TRY(&u, "storage_align", tir_sched_storage_align(u.s, c, 0, 0, 8, 1));
-                if (u.st == TIR_OK) {
-                    tir_loop_rv fl[16], fp[2];
-                    int nf = us_loops(&u, "A_shared", fl);
-                    TRY(&u, "fuse", tir_sched_fuse(u.s, 2, fl + nf - 2, &fu));
-                    us_split(&u, fu, 32, fp);
-                    TRY(&u, "bind", tir_sched_bind(u.s, fp[1], "threadIdx.x"));
-                }
-            }
-        }
-        dw_finish(&u, &s2);
-    }
+    dw_sweep(
+        &(dw_variants){
+            .text = transpose_text, .label = "tr", .nkinds = 4, .sched = transpose_sched},
+        0, &s2);
     report("transpose");
 }
 
 /* Stencils: spelled out, with a producer computed at the tile (its region
  * n + 2 wide, the tile's 3 more than its width), and clamp-to-edge. */
+static void stencils_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3];
+    tir_block_rv b = us_block(u, "B"), c;
+    us_loops(u, "B", l);
+    switch (kind) {
+    case 0:
+        dw_split_bind(u, l[0], f, p);
+        break;
+    case 1: /* the input through shared memory at the block */
+        dw_split_bind(u, l[0], f, p);
+        dw_read_at(u, b, 0, "shared", p[0], &c);
+        dw_fetch(u, "A_shared", f);
+        break;
+    case 2: /* P inlined */
+        TRY(u, "compute_inline", tir_sched_compute_inline(u->s, us_block(u, "P")));
+        dw_split_bind(u, l[0], f, p);
+        break;
+    case 3: /* P in shared memory at the block, fetched by the threads */
+        dw_split_bind(u, l[0], f, p);
+        dw_scope_at(u, us_block(u, "P"), "shared", p[0]);
+        dw_fetch(u, "P", f);
+        break;
+    case 4: /* P in registers at the thread, unrolled */
+        dw_split_bind(u, l[0], f, p);
+        dw_scope_at(u, us_block(u, "P"), "local", p[1]);
+        if (u->st == TIR_OK) {
+            tir_loop_rv cl[16];
+            int nc = us_loops(u, "P", cl);
+            TRY(u, "unroll", tir_sched_unroll(u->s, cl[nc - 1]));
+        }
+        break;
+    case 5: /* clamp, split and bound */
+        dw_split_bind(u, l[0], f, p);
+        break;
+    case 6: /* clamp, vectorized inner */
+        dw_split3_bind(u, l[0], f, 4, p);
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, p[2]));
+        break;
+    }
+}
+
 static void test_stencils(void **state) {
     (void)state;
     sizes s1 = sizes_1d(300);
     static const int64_t facs[] = {2, 3, 8, 32};
-    int v = 0;
-    for (int fi = 0; fi < 4; fi++)
-        for (int kind = 0; kind < 7; kind++, v++) {
-            int64_t f = facs[fi];
-            dw u;
-            const char *txt = kind <= 1 ? stencil_text : kind <= 4 ? stencil2_text : clamp_text;
-            dw_start(&u, g_ctx, txt,
-                     kind <= 1   ? "stencil"
-                     : kind <= 4 ? "stencil2"
-                                 : "clamp",
-                     v, 0);
-            tir_loop_rv l[16], p[3];
-            tir_block_rv b = us_block(&u, "B"), c;
-            us_loops(&u, "B", l);
-            switch (kind) {
-            case 0:
-                dw_split_bind(&u, l[0], f, p);
-                break;
-            case 1: /* the input through shared memory at the block */
-                dw_split_bind(&u, l[0], f, p);
-                dw_read_at(&u, b, 0, "shared", p[0], &c);
-                dw_fetch(&u, "A_shared", f);
-                break;
-            case 2: /* P inlined */
-                TRY(&u, "compute_inline", tir_sched_compute_inline(u.s, us_block(&u, "P")));
-                dw_split_bind(&u, l[0], f, p);
-                break;
-            case 3: /* P in shared memory at the block, fetched by the threads */
-                dw_split_bind(&u, l[0], f, p);
-                dw_scope_at(&u, us_block(&u, "P"), "shared", p[0]);
-                dw_fetch(&u, "P", f);
-                break;
-            case 4: /* P in registers at the thread, unrolled */
-                dw_split_bind(&u, l[0], f, p);
-                dw_scope_at(&u, us_block(&u, "P"), "local", p[1]);
-                if (u.st == TIR_OK) {
-                    tir_loop_rv cl[16];
-                    int nc = us_loops(&u, "P", cl);
-                    TRY(&u, "unroll", tir_sched_unroll(u.s, cl[nc - 1]));
-                }
-                break;
-            case 5: /* clamp, split and bound */
-                dw_split_bind(&u, l[0], f, p);
-                break;
-            case 6: /* clamp, vectorized inner */
-                dw_split3_bind(&u, l[0], f, 4, p);
-                TRY(&u, "vectorize", tir_sched_vectorize(u.s, p[2]));
-                break;
-            }
-            dw_finish(&u, &s1);
-        }
+    const char *texts[] = {stencil_text,  stencil_text, stencil2_text, stencil2_text,
+                           stencil2_text, clamp_text,   clamp_text};
+    const char *labels[] = {"stencil",  "stencil", "stencil2", "stencil2",
+                            "stencil2", "clamp",   "clamp"};
+    dw_sweep(&(dw_variants){.texts = texts,
+                            .labels = labels,
+                            .facs = facs,
+                            .nfacs = 4,
+                            .nkinds = 7,
+                            .sched = stencils_sched},
+             0, &s1);
     report("stencils");
 }
 
 /* Triangles: a select on vj <= vi, and a triangular loop. */
+static void triangles_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3], q[3], fu;
+    us_loops(u, kind < 3 ? "B" : "B0", l);
+    switch (kind) {
+    case 0:
+        TRY(u, "fuse", tir_sched_fuse(u->s, 2, l, &fu));
+        dw_split_bind(u, fu, 9, p);
+        break;
+    case 1:
+        us_split(u, l[0], 3, p);
+        us_split(u, l[1], 4, q);
+        TRY(u, "reorder", tir_sched_reorder(u->s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
+        TRY(u, "bind", tir_sched_bind(u->s, p[0], "blockIdx.y"));
+        TRY(u, "bind", tir_sched_bind(u->s, q[0], "blockIdx.x"));
+        TRY(u, "bind", tir_sched_bind(u->s, p[1], "threadIdx.y"));
+        TRY(u, "vectorize", tir_sched_vectorize(u->s, q[1]));
+        break;
+    case 2:
+        TRY(u, "bind", tir_sched_bind(u->s, l[0], "blockIdx.x"));
+        us_split(u, l[1], 2, q);
+        TRY(u, "bind", tir_sched_bind(u->s, q[0], "threadIdx.x"));
+        TRY(u, "unroll", tir_sched_unroll(u->s, q[1]));
+        break;
+    case 3:
+        dw_split_bind(u, l[0], 4, p);
+        break;
+    case 4:
+        dw_split_bind(u, l[0], 3, p);
+        if (u->st == TIR_OK) {
+            tir_loop_rv r[16];
+            int nr = us_loops(u, "B", r);
+            us_split(u, r[nr - 1], 2, q);
+            TRY(u, "unroll", tir_sched_unroll(u->s, q[1]));
+        }
+        break;
+    case 5:
+        TRY(u, "parallel", tir_sched_parallel(u->s, l[0]));
+        break;
+    }
+}
+
 static void test_triangles(void **state) {
     (void)state;
     sizes s1 = sizes_1d(40);
-    for (int kind = 0; kind < 6; kind++) {
-        dw u;
-        dw_start(&u, g_ctx, kind < 3 ? lower_tri_text : tri_loop_text, kind < 3 ? "tril" : "trs",
-                 kind, 0);
-        tir_loop_rv l[16], p[3], q[3], fu;
-        us_loops(&u, kind < 3 ? "B" : "B0", l);
-        switch (kind) {
-        case 0:
-            TRY(&u, "fuse", tir_sched_fuse(u.s, 2, l, &fu));
-            dw_split_bind(&u, fu, 9, p);
-            break;
-        case 1:
-            us_split(&u, l[0], 3, p);
-            us_split(&u, l[1], 4, q);
-            TRY(&u, "reorder", tir_sched_reorder(u.s, 4, (tir_loop_rv[]){p[0], q[0], p[1], q[1]}));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.y"));
-            TRY(&u, "bind", tir_sched_bind(u.s, q[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.y"));
-            TRY(&u, "vectorize", tir_sched_vectorize(u.s, q[1]));
-            break;
-        case 2:
-            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-            us_split(&u, l[1], 2, q);
-            TRY(&u, "bind", tir_sched_bind(u.s, q[0], "threadIdx.x"));
-            TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
-            break;
-        case 3:
-            dw_split_bind(&u, l[0], 4, p);
-            break;
-        case 4:
-            dw_split_bind(&u, l[0], 3, p);
-            if (u.st == TIR_OK) {
-                tir_loop_rv r[16];
-                int nr = us_loops(&u, "B", r);
-                us_split(&u, r[nr - 1], 2, q);
-                TRY(&u, "unroll", tir_sched_unroll(u.s, q[1]));
-            }
-            break;
-        case 5:
-            TRY(&u, "parallel", tir_sched_parallel(u.s, l[0]));
-            break;
-        }
-        dw_finish(&u, &s1);
-    }
+    const char *texts[] = {lower_tri_text, lower_tri_text, lower_tri_text,
+                           tri_loop_text,  tri_loop_text,  tri_loop_text};
+    const char *labels[] = {"tril", "tril", "tril", "trs", "trs", "trs"};
+    dw_sweep(
+        &(dw_variants){.texts = texts, .labels = labels, .nkinds = 6, .sched = triangles_sched}, 0,
+        &s1);
     report("triangles");
 }
 
 /* Softmax rows: two reductions and their consumer (intermediates of
  * symbolic shape: the GPU refuses those not compacted to a tile). */
+static void softmax_sched(dw *u, int kind, int64_t f) {
+    tir_loop_rv l[16], p[3];
+    tir_block_rv mx = us_block(u, "Mx"), sb = us_block(u, "S");
+    us_loops(u, "O", l);
+    switch (kind) {
+    case 0: /* a block per row, reductions at it in shared memory */
+        TRY(u, "bind", tir_sched_bind(u->s, l[0], "blockIdx.x"));
+        us_split(u, l[1], 8, p);
+        TRY(u, "bind", tir_sched_bind(u->s, p[1], "threadIdx.x"));
+        dw_scope_at(u, sb, "shared", l[0]);
+        dw_scope_at(u, mx, "shared", l[0]);
+        break;
+    case 1: /* a thread per row, reductions in registers */
+        dw_split_bind(u, l[0], 4, p);
+        dw_scope_at(u, sb, "local", p[1]);
+        dw_scope_at(u, mx, "local", p[1]);
+        break;
+    case 2: /* interpreter only: reorder and decompose in place */
+    {
+        tir_loop_rv m[16], bi;
+        (void)bi;
+        us_loops(u, "S", m);
+        us_split(u, m[1], 3, p);
+        tir_block_rv ib;
+        TRY(u, "decompose_reduction", tir_sched_decompose_reduction(u->s, sb, p[0], &ib));
+    } break;
+    case 3: /* Mx at S's row loop, S at O's row loop */
+    {
+        tir_loop_rv m[16];
+        TRY(u, "compute_at", tir_sched_compute_at(u->s, sb, l[0], false));
+        us_loops(u, "S", m);
+        TRY(u, "compute_at", tir_sched_compute_at(u->s, mx, m[0], false));
+    } break;
+    case 4: /* O's row loop split, the reductions at the inner row loop */
+        us_split(u, l[0], 3, p);
+        TRY(u, "bind", tir_sched_bind(u->s, p[0], "blockIdx.x"));
+        TRY(u, "bind", tir_sched_bind(u->s, p[1], "threadIdx.x"));
+        dw_scope_at(u, sb, "local", p[1]);
+        dw_scope_at(u, mx, "local", p[1]);
+        break;
+    }
+}
+
 static void test_softmax(void **state) {
     (void)state;
     sizes s2 = sizes_nd(2, 33);
-    for (int kind = 0; kind < 5; kind++) {
-        dw u;
-        dw_start(&u, g_ctx, softmax_text, "softmax", kind, 1e-5);
-        tir_loop_rv l[16], p[3];
-        tir_block_rv mx = us_block(&u, "Mx"), sb = us_block(&u, "S");
-        us_loops(&u, "O", l);
-        switch (kind) {
-        case 0: /* a block per row, reductions at it in shared memory */
-            TRY(&u, "bind", tir_sched_bind(u.s, l[0], "blockIdx.x"));
-            us_split(&u, l[1], 8, p);
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-            dw_scope_at(&u, sb, "shared", l[0]);
-            dw_scope_at(&u, mx, "shared", l[0]);
-            break;
-        case 1: /* a thread per row, reductions in registers */
-            dw_split_bind(&u, l[0], 4, p);
-            dw_scope_at(&u, sb, "local", p[1]);
-            dw_scope_at(&u, mx, "local", p[1]);
-            break;
-        case 2: /* interpreter only: reorder and decompose in place */
-        {
-            tir_loop_rv m[16], bi;
-            (void)bi;
-            us_loops(&u, "S", m);
-            us_split(&u, m[1], 3, p);
-            tir_block_rv ib;
-            TRY(&u, "decompose_reduction", tir_sched_decompose_reduction(u.s, sb, p[0], &ib));
-        } break;
-        case 3: /* Mx at S's row loop, S at O's row loop */
-        {
-            tir_loop_rv m[16];
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, sb, l[0], false));
-            us_loops(&u, "S", m);
-            TRY(&u, "compute_at", tir_sched_compute_at(u.s, mx, m[0], false));
-        } break;
-        case 4: /* O's row loop split, the reductions at the inner row loop */
-            us_split(&u, l[0], 3, p);
-            TRY(&u, "bind", tir_sched_bind(u.s, p[0], "blockIdx.x"));
-            TRY(&u, "bind", tir_sched_bind(u.s, p[1], "threadIdx.x"));
-            dw_scope_at(&u, sb, "local", p[1]);
-            dw_scope_at(&u, mx, "local", p[1]);
-            break;
-        }
-        dw_finish(&u, &s2);
-    }
+    dw_sweep(&(dw_variants){.text = softmax_text,
+                            .label = "softmax",
+                            .nkinds = 5,
+                            .rtol = 1e-5,
+                            .sched = softmax_sched},
+             0, &s2);
     report("softmax");
 }
 
