@@ -51,13 +51,6 @@
 #include "sched_check.h"
 #include "user_sched.h"
 
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fputc('\n', stderr);                                                                       \
-        fail();                                                                                    \
-    } while (0)
-
 static bool verbose;
 
 /* Counts over the file, printed at the end of each test when verbose. */
@@ -65,21 +58,6 @@ static long n_variants, n_refused, n_lower_refused, n_accepted, n_size_runs, n_s
     n_direct_runs, n_llvm_runs, n_direct_refused, n_empty_reports;
 
 /* ------------------------------------------------------------ data */
-
-static void store_elem(void *data, tir_dtype t, int64_t i, double v) {
-    if (t.code == TIR_TYPE_FLOAT && t.bits == 32)
-        ((float *)data)[i] = (float)v;
-    else if (t.code == TIR_TYPE_INT && t.bits == 32)
-        ((int32_t *)data)[i] = (int32_t)v;
-    else
-        memset((char *)data + (size_t)i * tir_dtype_bytes(t), 0, tir_dtype_bytes(t));
-}
-
-static double load_elem(const void *data, tir_dtype t, int64_t i) {
-    if (t.code == TIR_TYPE_FLOAT && t.bits == 32) return ((const float *)data)[i];
-    if (t.code == TIR_TYPE_INT && t.bits == 32) return ((const int32_t *)data)[i];
-    return 0;
-}
 
 /* ------------------------------------------------------------ a variant */
 
@@ -147,60 +125,11 @@ static void dw_fetch(dw *u, const char *block, int64_t f) {
     TRY(u, "bind", tir_sched_bind(u->s, q[1], "threadIdx.x"));
 }
 
-static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
-    const tir_prim_func *f = NULL;
-    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
-        FAILF("parse: %s\n%s", tir_ctx_error(ctx), text);
-    return f;
-}
-
 /* ------------------------------------------------------------ running */
 
 enum { MAXP = 12, NORACLE = 5 };
 static const char *oracle_name[NORACLE] = {"interpreter (original)", "interpreter (scheduled)",
                                            "simulator", "direct PTX", "LLVM PTX"};
-
-/* Which parameters the original function writes: a block's T.writes names
- * them. */
-static uint64_t written_params(tir_ctx *ctx, const tir_prim_func *f) {
-    const char *txt = tir_print(ctx, f);
-    uint64_t w = 0;
-    for (int i = 0; i < f->nparams && i < 64; i++) {
-        const tir_buffer *b = f->buffer_map[i];
-        if (!b) continue;
-        char pat[200];
-        for (const char *p = strstr(txt, "T.writes("); p; p = strstr(p + 9, "T.writes(")) {
-            const char *e = strchr(p, '\n');
-            snprintf(pat, sizeof pat, "%s[", b->name);
-            for (const char *q = strstr(p, pat); q && (!e || q < e); q = strstr(q + 1, pat))
-                if (q[-1] == '(' || q[-1] == ' ') w |= 1ull << i;
-        }
-    }
-    return w;
-}
-
-/* Elements of buffer b with the scalar parameters of f at vals; -1 when a
- * dimension is not a constant then. */
-static int64_t buf_count(tir_ctx *ctx, const tir_prim_func *f, const tir_buffer *b,
-                         const int64_t *scalars) {
-    const tir_var *vars[MAXP];
-    const tir_expr *vals[MAXP];
-    int nv = 0, k = 0;
-    for (int p = 0; p < f->nparams && nv < MAXP; p++)
-        if (!f->buffer_map[p]) {
-            vars[nv] = f->params[p];
-            vals[nv++] = tir_int(ctx, f->params[p]->base.dtype, scalars[k++]);
-        }
-    int64_t c = 1;
-    for (int d = 0; d < b->ndim; d++) {
-        int64_t e;
-        const tir_expr *x = (const tir_expr *)tir_substitute(ctx, b->shape[d], nv, vars, vals);
-        if (!tir_expr_const_int(tir_simplify(ctx, x), &e)) return -1;
-        if (e < 0) return -1;
-        c *= e;
-    }
-    return c;
-}
 
 /* A compiled kernel set by one emitter; n = 0 where it was not compiled
  * (the direct emitter refuses a kernel, or nothing was lowered). */
@@ -245,7 +174,7 @@ static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks, c
     tir_arg a[NORACLE][MAXP];
     size_t bytes[MAXP] = {0};
     int64_t count[MAXP] = {0};
-    uint64_t rng = 11, written = written_params(ctx, f0);
+    uint64_t rng = 11, written = us_written_params(ctx, f0);
     int k = 0;
     for (int i = 0; i < np + nw; i++) {
         const tir_buffer *b = i < np ? f0->buffer_map[i] : ks->workspace[i - np];
@@ -256,7 +185,7 @@ static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks, c
     for (int i = 0; i < np + nw; i++) {
         const tir_buffer *b = i < np ? f0->buffer_map[i] : ks->workspace[i - np];
         if (!b) continue;
-        count[i] = buf_count(ctx, f0, b, scalars);
+        count[i] = us_buf_count(ctx, f0, b, scalars);
         if (count[i] < 0) {
             snprintf(why, n, "shape of %s is not constant at this size", b->name);
             for (int j = 0; j < i; j++)
@@ -269,7 +198,7 @@ static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks, c
             assert_non_null(a[o][i].data);
         }
         for (int64_t e = 0; e < count[i]; e++)
-            store_elem(a[0][i].data, b->dtype, e, (double)((int64_t)(sched_rand(&rng) % 7) - 3));
+            us_store_elem(a[0][i].data, b->dtype, e, (double)((int64_t)(sched_rand(&rng) % 7) - 3));
         if (i >= np || written >> i & 1) tir_rt_poison(a[0][i].data, bytes[i]);
         for (int o = 1; o < NORACLE; o++) memcpy(a[o][i].data, a[0][i].data, bytes[i]);
     }
@@ -355,8 +284,8 @@ static bool run_size(dw *u, const tir_prim_func *f1, const tir_kernel_set *ks, c
                 for (size_t q = 0; q < eb; q++)
                     unwritten = unwritten && (unsigned char)p0[q] == 0xff;
                 if (unwritten) continue; /* the original left it (above) */
-                double y0 = load_elem(a[0][i].data, b->dtype, x);
-                double y1 = load_elem(a[o][i].data, b->dtype, x);
+                double y0 = us_load_elem(a[0][i].data, b->dtype, x);
+                double y1 = us_load_elem(a[o][i].data, b->dtype, x);
                 if (u->rtol > 0 && fabs(y0 - y1) <= u->rtol * (1 + fabs(y0))) continue;
                 snprintf(why, n, "%s: buffer %s flat element %lld: original %.9g, here %.9g",
                          oracle_name[o], b->name, (long long)x, y0, y1);
@@ -437,7 +366,7 @@ static void dw_start(dw *u, tir_ctx *ctx, const char *text, const char *label, i
     u->variant = variant;
     u->rtol = rtol;
     u->verbose = verbose;
-    if (tir_sched_create(ctx, parse(ctx, text), &u->s) != TIR_OK)
+    if (tir_sched_create(ctx, us_parse(ctx, text), &u->s) != TIR_OK)
         FAILF("%s: sched_create: %s", label, tir_ctx_error(ctx));
 }
 
@@ -541,31 +470,8 @@ static const char *chain_text =
     "                T.writes(C[vi])\n"
     "                C[vi] = B[vi] + T.float32(1)\n";
 
-static const char *rowsum_text =
-    "@T.prim_func\n"
-    "def rowsum(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
-    "           m: T.int32):\n"
-    "    for i, k in T.grid(n, m):\n"
-    "        with T.block(\"B\"):\n"
-    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
-    "            T.reads(A[vi, vk])\n"
-    "            T.writes(B[vi])\n"
-    "            with T.init():\n"
-    "                B[vi] = T.float32(0)\n"
-    "            B[vi] = B[vi] + A[vi, vk]\n";
-
-static const char *rowmax_text =
-    "@T.prim_func\n"
-    "def rowmax(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
-    "           m: T.int32):\n"
-    "    for i, k in T.grid(n, m):\n"
-    "        with T.block(\"B\"):\n"
-    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
-    "            T.reads(A[vi, vk])\n"
-    "            T.writes(B[vi])\n"
-    "            with T.init():\n"
-    "                B[vi] = T.float32(-100)\n"
-    "            B[vi] = T.max(B[vi], A[vi, vk])\n";
+/* The row sum and row max (filled in by setup). */
+static char rowsum_text[1024], rowmax_text[1024];
 
 static const char *matmul_text =
     "@T.prim_func\n"
@@ -695,6 +601,8 @@ static tir_ctx *g_ctx;
 static int setup(void **state) {
     (void)state;
     g_ctx = tir_ctx_create();
+    us_rowred_text(rowsum_text, "rowsum", "0", "B[vi] + A[vi, vk]");
+    us_rowred_text(rowmax_text, "rowmax", "-100", "T.max(B[vi], A[vi, vk])");
     return 0;
 }
 

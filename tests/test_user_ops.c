@@ -27,22 +27,9 @@
 #include "minitir/schedule.h"
 #include "minitir/sim.h"
 #include "sched_check.h"
+#include "user_sched.h"
 
 /* ------------------------------------------------------------- helpers */
-
-#define FAILF(...)                                                                        \
-    do {                                                                                  \
-        fprintf(stderr, __VA_ARGS__);                                                     \
-        fputc('\n', stderr);                                                              \
-        fail();                                                                           \
-    } while (0)
-
-static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
-    const tir_prim_func *f = NULL;
-    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
-        FAILF("parse: %s\n%s", tir_ctx_error(ctx), text);
-    return f;
-}
 
 /* float <-> float16 bits (round to nearest even; the values used here are
  * exact). */
@@ -146,28 +133,6 @@ typedef struct uo_opts {
     int64_t scalar; /* the value of every scalar parameter (0: 1) */
 } uo_opts;
 
-/* Elements of b (a parameter of f) with every scalar parameter taken as
- * `scalar`. */
-static int64_t buf_count(tir_ctx *ctx, const tir_prim_func *f, const tir_buffer *b,
-                         int64_t scalar) {
-    const tir_var *vars[16];
-    const tir_expr *vals[16];
-    int nv = 0;
-    for (int p = 0; p < f->nparams && nv < 16; p++)
-        if (!f->buffer_map[p]) {
-            vars[nv] = f->params[p];
-            vals[nv++] = tir_int(ctx, f->params[p]->base.dtype, scalar);
-        }
-    int64_t c = 1;
-    for (int d = 0; d < b->ndim; d++) {
-        int64_t e;
-        const tir_expr *x = (const tir_expr *)tir_substitute(ctx, b->shape[d], nv, vars, vals);
-        if (!tir_expr_const_int(tir_simplify(ctx, x), &e)) return -1;
-        c *= e;
-    }
-    return c;
-}
-
 /* Runs the original function of s in the interpreter and s's function,
  * lowered by tir_lower_kernels, in the simulator (uninitialised reads and
  * global races checked) on the same inputs; parameters written by the
@@ -210,7 +175,9 @@ static bool run_ok(tir_schedule *s, const uo_opts *o, char *why, size_t n, bool 
             if (p && (!e || p < e)) written |= 1ull << i;
             w += 9;
         }
-        count[i] = buf_count(ctx, f0, b, o->scalar ? o->scalar : 1);
+        int64_t sc[16]; /* every scalar parameter at o->scalar (0: 1) */
+        for (int k = 0; k < 16; k++) sc[k] = o->scalar ? o->scalar : 1;
+        count[i] = us_buf_count(ctx, f0, b, sc);
         if (count[i] < 0) return snprintf(why, n, "shape of %s", b->name), false;
         bytes[i] = (size_t)count[i] * tir_dtype_bytes(b->dtype);
         a0[i].data = malloc(bytes[i] ? bytes[i] : 1);
@@ -425,7 +392,7 @@ static const char *transpose_text(int m, int n, const char *dt) {
  * cooperative fetch of A's tile, the store by threads. */
 static void transpose_tiled(int m, int n, const char *dt, int64_t tile, bool align) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, transpose_text(m, n, dt)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, transpose_text(m, n, dt)));
     tir_block_rv b = sched_block(s, "B"), as;
     tir_loop_rv l[16], ip[2], jp[2];
     loops(s, "B", l);
@@ -477,7 +444,7 @@ static const char *max_op = "T.max(B[vi], A[vi, vk])";
 static void rowred_thread_per_row(int m, int n, const char *dt, const char *op, const char *init,
                                   int64_t threads, bool local, bool decompose) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, rowred_text(m, n, dt, op, init)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, rowred_text(m, n, dt, op, init)));
     tir_block_rv b = sched_block(s, "B"), bi;
     tir_loop_rv l[16], ip[2];
     loops(s, "B", l);
@@ -496,7 +463,7 @@ static void rowred_thread_per_row(int m, int n, const char *dt, const char *op, 
 static void rowred_rfactor(int m, int n, const char *dt, const char *op, const char *init,
                            int64_t threads, int rf_scope, const uo_opts *o) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, rowred_text(m, n, dt, op, init)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, rowred_text(m, n, dt, op, init)));
     tir_block_rv b = sched_block(s, "B"), rf;
     tir_loop_rv l[16], kp[2], c[16];
     loops(s, "B", l);
@@ -602,7 +569,7 @@ static void colred_stage(tir_schedule *s, int64_t threads, int64_t rows, int na,
 static void colred_staged(int m, int n, const char *dt, int64_t threads, int64_t rows,
                           bool unroll) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, dt)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, colred_text(m, n, dt)));
     tir_block_rv b = sched_block(s, "B"), bi;
     tir_loop_rv ip[2];
     colred_stage(s, threads, rows, 5, ip);
@@ -640,7 +607,7 @@ static const char *stencil1d_text(int n) {
  * fetched into shared by t threads (a second round for the halo). */
 static void stencil1d_shared(int n, int64_t t, bool local_out) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, stencil1d_text(n)));
     tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2], al[16], fp[2];
     loops(s, "B", l);
@@ -678,7 +645,7 @@ static const char *conv2d_text(int h, int w) {
 
 static void conv2d_tiled(int h, int w, int64_t ti, int64_t tj) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, conv2d_text(h, w)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, conv2d_text(h, w)));
     tir_block_rv b = sched_block(s, "B"), as, ws, bi;
     tir_loop_rv l[16], ip[2], jp[2], al[16];
     loops(s, "B", l);
@@ -767,7 +734,7 @@ static const char *softmax_text(int m, int n) {
  * the row's max, refused or correct. */
 static void softmax_sched(int m, int n, int variant, int64_t t) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, softmax_text(m, n)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, softmax_text(m, n)));
     tir_loop_rv l[16], ip[2];
     tir_block_rv bm = sched_block(s, "M"), be = sched_block(s, "E"), bs = sched_block(s, "S"),
                  bo = sched_block(s, "O");
@@ -854,7 +821,7 @@ static const char *bias_relu_text(int m, int n, const char *dt) {
  * cached in shared memory at the block loop. */
 static void bias_relu_sched(int m, int n, const char *dt, int variant, int64_t t, int64_t v) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, bias_relu_text(m, n, dt)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, bias_relu_text(m, n, dt)));
     tir_block_rv bc = sched_block(s, "C"), bd = sched_block(s, "D");
     tir_loop_rv l[16];
     if (variant == 0) {
@@ -883,7 +850,7 @@ static void bias_relu_sched(int m, int n, const char *dt, int variant, int64_t t
             tir_sched_destroy(s);
             /* again, the v elements over both thread axes (split past
              * the extent: threadIdx.y > 0 masked) */
-            s = sched_new(ctx, parse(ctx, bias_relu_text(m, n, dt)));
+            s = sched_new(ctx, us_parse(ctx, bias_relu_text(m, n, dt)));
             bc = sched_block(s, "C");
             loops(s, "D", l);
             tile2d_bind(s, l[0], l[1], t, v, false, ip, jp);
@@ -939,7 +906,7 @@ static const char *nchw_text(int n, int c, int h, int w, const char *dt) {
 
 static void nchw_sched(int n, int c, int h, int w, const char *dt, int variant, int64_t t) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, nchw_text(n, c, h, w, dt)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, nchw_text(n, c, h, w, dt)));
     tir_loop_rv l[16];
     loops(s, "B", l);
     if (variant == 0) {
@@ -1012,7 +979,7 @@ static const char *chain3_text(int n, const char *dt) {
  * reverse_compute_at (refused: C reads B's neighbours' elements). */
 static void chain3_sched(int n, const char *dt, int variant, int64_t t) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, chain3_text(n, dt)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, chain3_text(n, dt)));
     tir_block_rv bb = sched_block(s, "B"), bc = sched_block(s, "C");
     tir_loop_rv l[16], ip[2], bl[16], fp[2];
     if (variant == 2) {
@@ -1080,7 +1047,7 @@ static const char *axpy_text(int n, const char *dt) {
  * cache. */
 static void axpy_vec(int n, const char *dt, int64_t t, int64_t v, int cache) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, axpy_text(n, dt)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, axpy_text(n, dt)));
     tir_block_rv b = sched_block(s, "Z");
     tir_loop_rv l[16], fp[3], cl[16];
     loops(s, "Z", l);
@@ -1111,7 +1078,7 @@ static void axpy_vec(int n, const char *dt, int64_t t, int64_t v, int cache) {
  * strided) and one along the loaded row (the store is strided). */
 static void transpose_vec(int m, int n, int64_t v, bool along_store) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, transpose_text(m, n, "float32")));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, transpose_text(m, n, "float32")));
     tir_loop_rv l[16], ip[2], jp[2];
     loops(s, "B", l);
     split2(s, l[0], v, ip);
@@ -1169,19 +1136,6 @@ static const char *sym_rowsum_text =
     "                T.writes(C[vi])\n"
     "                C[vi] = B[vi] * T.float32(0.5)\n";
 
-static const char *sym_rowsum_param_text =
-    "@T.prim_func\n"
-    "def rowsum(A: T.Buffer((n, m), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32,\n"
-    "           m: T.int32):\n"
-    "    for i, k in T.grid(n, m):\n"
-    "        with T.block(\"B\"):\n"
-    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
-    "            T.reads(A[vi, vk])\n"
-    "            T.writes(B[vi])\n"
-    "            with T.init():\n"
-    "                B[vi] = T.float32(0)\n"
-    "            B[vi] = B[vi] + A[vi, vk]\n";
-
 static const char *triangle_text =
     "@T.prim_func\n"
     "def tri(A: T.Buffer((m, 4, 4), \"float32\"), C: T.Buffer((m, 4, 4), \"float32\"), m: T.int32):\n"
@@ -1219,7 +1173,7 @@ static void test_triangular(void **state) {
     for (int v = 0; v < 4; v++)
         for (int64_t m = 1; m <= 3; m += 2) {
             tir_ctx *ctx = tir_ctx_create();
-            tir_schedule *s = sched_new(ctx, parse(ctx, triangle_text));
+            tir_schedule *s = sched_new(ctx, us_parse(ctx, triangle_text));
             tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C");
             tir_loop_rv l[16];
             if (v == 0) {
@@ -1259,7 +1213,7 @@ static void test_symbolic(void **state) {
     for (int variant = 0; variant < 3; variant++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             tir_ctx *ctx = tir_ctx_create();
-            tir_schedule *s = sched_new(ctx, parse(ctx, sym_rowsum_text));
+            tir_schedule *s = sched_new(ctx, us_parse(ctx, sym_rowsum_text));
             tir_block_rv b = sched_block(s, "B"), c = sched_block(s, "C"), bi;
             tir_loop_rv l[16], ip[2];
             if (variant == 0) {
@@ -1315,7 +1269,7 @@ static void test_symbolic(void **state) {
             "                B[v0] = T.float32(0)\n"
             "            B[v0] = B[v0] + A[vk]\n";
         tir_ctx *ctx = tir_ctx_create();
-        tir_schedule *s = sched_new(ctx, parse(ctx, txt));
+        tir_schedule *s = sched_new(ctx, us_parse(ctx, txt));
         tir_block_rv b = sched_block(s, "B"), bi;
         tir_loop_rv l[16];
         loops(s, "B", l);
@@ -1335,7 +1289,7 @@ static void test_symbolic(void **state) {
             "            with T.init():\n"
             "                B[v0] = T.float32(0)\n"
             "            B[v0] = B[v0] + A[vk]\n";
-        s = sched_new(ctx, parse(ctx, txt2));
+        s = sched_new(ctx, us_parse(ctx, txt2));
         b = sched_block(s, "B");
         loops(s, "B", l);
         SCHED_OK(s, tir_sched_decompose_reduction(s, b, l[0], &bi));
@@ -1347,7 +1301,9 @@ static void test_symbolic(void **state) {
     for (int variant = 0; variant < 2; variant++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             tir_ctx *ctx = tir_ctx_create();
-            tir_schedule *s = sched_new(ctx, parse(ctx, sym_rowsum_param_text));
+            char text[1024]; /* the symbolic row sum (user_sched.h) */
+            us_rowred_text(text, "rowsum", "0", "B[vi] + A[vi, vk]");
+            tir_schedule *s = sched_new(ctx, us_parse(ctx, text));
             tir_block_rv b = sched_block(s, "B"), bi;
             tir_loop_rv l[16], ip[2], kp[2];
             loops(s, "B", l);
@@ -1393,7 +1349,7 @@ static const char *scale_sum_text =
 static void test_reverse_inline(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, scale_sum_text));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, scale_sum_text));
     tir_block_rv d = sched_block(s, "D");
     SCHED_OK(s, tir_sched_reverse_compute_inline(s, d));
     tir_loop_rv l[16], ip[2];
@@ -1425,7 +1381,7 @@ static const char *int_text(const char *in, const char *acc) {
 
 static void int_dot(const char *in, const char *acc, bool rf) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, int_text(in, acc)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, int_text(in, acc)));
     tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2], wl[16];
     loops(s, "B", l);
@@ -1477,7 +1433,7 @@ static const char *tri_text(int n) {
  * reduction steps.  Each schedule must keep the mask. */
 static void tri_sched(int n, int variant) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, tri_text(n)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, tri_text(n)));
     tir_block_rv b = sched_block(s, "B"), bi, rf;
     tir_loop_rv l[16], ip[2], kp[2];
     loops(s, "B", l);
@@ -1553,7 +1509,7 @@ static const char *mean_text(int m, int r1, int r2) {
 
 static void mean_sched(int m, int r1, int r2, int variant) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, mean_text(m, r1, r2)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, mean_text(m, r1, r2)));
     tir_block_rv bs = sched_block(s, "S"), bd = sched_block(s, "D"), bi;
     tir_loop_rv l[16], ip[2], fu;
     bool changed = false;
@@ -1605,7 +1561,7 @@ static void test_mean(void **state) {
 
 static void stencil1d_local(int n, int64_t t) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, stencil1d_text(n)));
     tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2];
     loops(s, "B", l);
@@ -1627,7 +1583,7 @@ static void test_register_halo(void **state) {
 
 static void colred_pipelined(int m, int n, int64_t threads, int64_t rows, bool async) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, "float32")));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, colred_text(m, n, "float32")));
     tir_loop_rv ip[2];
     colred_stage(s, threads, rows, 0, ip);
     /* components of ip[0]: the fetch, the compute */
@@ -1655,7 +1611,7 @@ static void test_refusals(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
     /* a row sum */
-    tir_schedule *s = sched_new(ctx, parse(ctx, rowred_text(7, 33, "float32", sum_op,
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, rowred_text(7, 33, "float32", sum_op,
                                                             "T.float32(0)")));
     tir_block_rv b = sched_block(s, "B"), out;
     tir_loop_rv l[16], kp[2];
@@ -1680,7 +1636,7 @@ static void test_refusals(void **state) {
     tir_sched_destroy(s);
 
     /* softmax: the reductions and their consumers */
-    s = sched_new(ctx, parse(ctx, softmax_text(5, 9)));
+    s = sched_new(ctx, us_parse(ctx, softmax_text(5, 9)));
     tir_block_rv bm = sched_block(s, "M"), bs = sched_block(s, "S"), be = sched_block(s, "E"),
                  bo = sched_block(s, "O");
     tir_loop_rv sl[16], ol[16];
@@ -1728,7 +1684,7 @@ static void test_refusals(void **state) {
     tir_sched_destroy(s);
 
     /* a transpose bound twice to one axis with different extents */
-    s = sched_new(ctx, parse(ctx, transpose_text(8, 16, "float32")));
+    s = sched_new(ctx, us_parse(ctx, transpose_text(8, 16, "float32")));
     loops(s, "B", l);
     SCHED_OK(s, tir_sched_bind(s, l[0], "threadIdx.x"));
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_AXIS_REBOUND, "bind", tir_sched_bind(s, l[1], "threadIdx.x"));
@@ -1742,7 +1698,7 @@ static void test_refusals(void **state) {
  * (k-major, or a rotation swizzle) or padded, the fetch vectorized. */
 static void transpose_layout(int m, int n, int64_t tile, int variant) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, transpose_text(m, n, "float32")));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, transpose_text(m, n, "float32")));
     tir_block_rv b = sched_block(s, "B"), as;
     tir_loop_rv l[16], ip[2], jp[2], al[16];
     loops(s, "B", l);
@@ -1762,7 +1718,7 @@ static void transpose_layout(int m, int n, int64_t tile, int variant) {
                           tir_sched_compute_at(s, as, jp[0], false));
         expect_msg(s, "\"A_shared\"");
         tir_sched_destroy(s);
-        s = sched_new(ctx, parse(ctx, transpose_text(m, n, "float32")));
+        s = sched_new(ctx, us_parse(ctx, transpose_text(m, n, "float32")));
         b = sched_block(s, "B");
         loops(s, "B", l);
         tile2d_bind(s, l[0], l[1], tile, tile, true, ip, jp);
@@ -1799,7 +1755,7 @@ static void test_transpose_layouts(void **state) {
 static void test_blockize_elementwise(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, bias_relu_text(32, 24, "float32")));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, bias_relu_text(32, 24, "float32")));
     tir_block_rv bc = sched_block(s, "C"), outer;
     SCHED_OK(s, tir_sched_compute_inline(s, bc));
     tir_loop_rv l[16], ip[2], jp[2];
@@ -1835,7 +1791,7 @@ static const char *two_readers_text =
 static void test_cache_one_reader(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, two_readers_text));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, two_readers_text));
     tir_block_rv bc = sched_block(s, "C"), bd = sched_block(s, "D"), as;
     tir_loop_rv l[16], al[16];
     /* D reads A through shared memory, C directly */
@@ -1870,7 +1826,7 @@ static const char *gather_text =
 static void test_gather(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, gather_text));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, gather_text));
     tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[2], il[16];
     loops(s, "B", l);
@@ -1914,7 +1870,7 @@ static void test_half_sum(void **state) {
     (void)state;
     for (int variant = 0; variant < 2; variant++) {
         tir_ctx *ctx = tir_ctx_create();
-        tir_schedule *s = sched_new(ctx, parse(ctx, half_sum_text));
+        tir_schedule *s = sched_new(ctx, us_parse(ctx, half_sum_text));
         tir_block_rv bs = sched_block(s, "S"), bo = sched_block(s, "O"), bi;
         tir_loop_rv l[16], ip[2], kp[2];
         if (variant == 0) {
@@ -1960,7 +1916,7 @@ static const char *scan_text =
 static void test_scan(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, scan_text));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, scan_text));
     tir_block_rv b = sched_block(s, "B"), out;
     tir_loop_rv l[16], jp[2];
     loops(s, "B", l);
@@ -1991,7 +1947,7 @@ static void test_scan(void **state) {
         "            T.reads(B[vi, vj], A[vi, vj + 1])\n"
         "            T.writes(B[vi, vj + 1])\n"
         "            B[vi, vj + 1] = B[vi, vj] + A[vi, vj + 1]\n";
-    s = sched_new(ctx, parse(ctx, inplace));
+    s = sched_new(ctx, us_parse(ctx, inplace));
     b = sched_block(s, "B");
     SCHED_EXPECT_FAIL(s, TIR_ERR_SCHED_REGION_NOT_COVERED, "cache_write",
                       tir_sched_cache_write(s, b, 0, "local", 0, NULL, &out));
@@ -2004,7 +1960,7 @@ static void test_scan(void **state) {
 
 static void colred_vec(int m, int n, int64_t v) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(m, n, "float32")));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, colred_text(m, n, "float32")));
     tir_block_rv b = sched_block(s, "B"), bi;
     tir_loop_rv l[16], jp[3];
     loops(s, "B", l);
@@ -2037,7 +1993,7 @@ static void test_halo_shared_per_thread(void **state) {
     const char *scopes[2] = {"shared", "global"};
     for (int sc = 0; sc < 2; sc++) {
         tir_ctx *ctx = tir_ctx_create();
-        tir_schedule *s = sched_new(ctx, parse(ctx, chain3_text(33, "float32")));
+        tir_schedule *s = sched_new(ctx, us_parse(ctx, chain3_text(33, "float32")));
         tir_block_rv bb = sched_block(s, "B");
         tir_loop_rv l[16], ip[2];
         loops(s, "C", l);
@@ -2083,7 +2039,7 @@ static const char *conv1d_text(int n, int k) {
  * neighbourhood per thread: local_check refuses, as for the stencils) */
 static void conv1d_sched(int n, int k, int variant) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, conv1d_text(n, k)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, conv1d_text(n, k)));
     tir_block_rv bp = sched_block(s, "P"), bc = sched_block(s, "C"), bi;
     tir_loop_rv l[16], ip[2], pl[16], fp[2];
     loops(s, "C", l);
@@ -2139,7 +2095,7 @@ static const char *argmax_text =
 static void test_argmax(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, argmax_text));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, argmax_text));
     tir_block_rv r = sched_block(s, "R"), vl, il, ri;
     tir_loop_rv l[16], ip[2];
     loops(s, "R", l);
@@ -2174,7 +2130,7 @@ static const char *pool_text =
 static void test_maxpool(void **state) {
     (void)state;
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, pool_text));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, pool_text));
     tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], al[16];
     loops(s, "B", l);
@@ -2214,7 +2170,7 @@ static void test_batched_reduction(void **state) {
     (void)state;
     for (int axis = -3; axis <= 2; axis++) {
         tir_ctx *ctx = tir_ctx_create();
-        tir_schedule *s = sched_new(ctx, parse(ctx, bsum_text));
+        tir_schedule *s = sched_new(ctx, us_parse(ctx, bsum_text));
         tir_block_rv b = sched_block(s, "B"), rf, bi;
         tir_loop_rv l[16], kp[2];
         loops(s, "B", l);
@@ -2241,7 +2197,7 @@ static void test_batched_reduction(void **state) {
  * pipelined (the fetch one chunk ahead, optionally asynchronous). */
 static void stencil_chunks(int n, int64_t chunks, int64_t t, int64_t v, bool pipe, bool async) {
     tir_ctx *ctx = tir_ctx_create();
-    tir_schedule *s = sched_new(ctx, parse(ctx, stencil1d_text(n)));
+    tir_schedule *s = sched_new(ctx, us_parse(ctx, stencil1d_text(n)));
     tir_block_rv b = sched_block(s, "B");
     tir_loop_rv l[16], ip[3], al[16], fp[3];
     loops(s, "B", l);
@@ -2286,7 +2242,7 @@ static void test_decompose_placements(void **state) {
     (void)state;
     for (int at = 0; at < 3; at++) {
         tir_ctx *ctx = tir_ctx_create();
-        tir_schedule *s = sched_new(ctx, parse(ctx, colred_text(21, 24, "float32")));
+        tir_schedule *s = sched_new(ctx, us_parse(ctx, colred_text(21, 24, "float32")));
         tir_block_rv b = sched_block(s, "B"), bi, bl;
         tir_loop_rv l[16], jp[2], kp[2];
         loops(s, "B", l);

@@ -56,39 +56,9 @@
 #include "sched_check.h"
 #include "user_sched.h"
 
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fputc('\n', stderr);                                                                       \
-        fail();                                                                                    \
-    } while (0)
-
 static bool verbose;
 
 /* ------------------------------------------------------------ data */
-
-/* float16 elements through the runtime's conversions (round to nearest
- * even), as the GPU's reference does. */
-static void store_elem(void *data, tir_dtype t, int64_t i, double v) {
-    if (t.code == TIR_TYPE_FLOAT && t.bits == 32)
-        ((float *)data)[i] = (float)v;
-    else if (t.code == TIR_TYPE_FLOAT && t.bits == 16)
-        ((uint16_t *)data)[i] = tir_rt_f32_to_f16((float)v);
-    else if (t.code == TIR_TYPE_INT && t.bits == 32)
-        ((int32_t *)data)[i] = (int32_t)v;
-    else if (t.code == TIR_TYPE_INT && t.bits == 8)
-        ((int8_t *)data)[i] = (int8_t)v;
-    else
-        memset((char *)data + (size_t)i * tir_dtype_bytes(t), 0, tir_dtype_bytes(t));
-}
-
-static double load_elem(const void *data, tir_dtype t, int64_t i) {
-    if (t.code == TIR_TYPE_FLOAT && t.bits == 32) return ((const float *)data)[i];
-    if (t.code == TIR_TYPE_FLOAT && t.bits == 16) return tir_rt_f16_to_f32(((const uint16_t *)data)[i]);
-    if (t.code == TIR_TYPE_INT && t.bits == 32) return ((const int32_t *)data)[i];
-    if (t.code == TIR_TYPE_INT && t.bits == 8) return ((const int8_t *)data)[i];
-    return 0;
-}
 
 /* Small integers in -3..3 (every float order exact), or fractions in
  * [-4, 4). */
@@ -108,28 +78,6 @@ typedef struct uw_counts {
     int accepted, refused, lower_refused;
 } uw_counts;
 
-/* Which parameters the original function writes: those named in a block's
- * T.writes. */
-static uint64_t written_params(tir_ctx *ctx, const tir_prim_func *f) {
-    const char *txt = tir_print(ctx, f);
-    uint64_t w = 0;
-    for (int i = 0; i < f->nparams && i < 64; i++) {
-        const tir_buffer *b = f->buffer_map[i];
-        if (!b) continue;
-        for (const char *p = strstr(txt, "T.writes("); p; p = strstr(p + 9, "T.writes(")) {
-            const char *e = strchr(p, '\n');
-            size_t nl = strlen(b->name);
-            for (const char *q = p + 9; q && (!e || q < e); q = strstr(q + 1, b->name)) {
-                q = strstr(q, b->name);
-                if (!q || (e && q > e)) break;
-                char before = q[-1], after = q[nl];
-                if ((before == '(' || before == ' ') && after == '[') w |= 1ull << i;
-            }
-        }
-    }
-    return w;
-}
-
 /* Runs the original function in the interpreter and f1 (in the
  * interpreter, or lowered in the simulator with uninitialised reads and
  * global races checked) on the same inputs; written parameters start
@@ -143,7 +91,7 @@ static bool compare(uw *u, const tir_prim_func *f1, const tir_kernel_set *ks, bo
     tir_arg a0[16], a1[16];
     size_t bytes[16] = {0};
     int64_t count[16] = {0};
-    uint64_t rng = seed, written = written_params(ctx, f0);
+    uint64_t rng = seed, written = us_written_params(ctx, f0);
     for (int i = 0; i < np; i++) {
         const tir_buffer *b = f0->buffer_map[i];
         a0[i] = a1[i] = (tir_arg){NULL, 1};
@@ -155,7 +103,7 @@ static bool compare(uw *u, const tir_prim_func *f1, const tir_kernel_set *ks, bo
         a1[i].data = malloc(bytes[i]);
         assert_true(a0[i].data && a1[i].data);
         for (int64_t e = 0; e < count[i]; e++)
-            store_elem(a0[i].data, b->dtype, e, draw(&rng, fractions));
+            us_store_elem(a0[i].data, b->dtype, e, draw(&rng, fractions));
         if (written >> i & 1) tir_rt_poison(a0[i].data, bytes[i]);
         memcpy(a1[i].data, a0[i].data, bytes[i]);
     }
@@ -183,7 +131,7 @@ static bool compare(uw *u, const tir_prim_func *f1, const tir_kernel_set *ks, bo
             const char *x0 = (const char *)a0[i].data + (size_t)e * eb;
             const char *x1 = (const char *)a1[i].data + (size_t)e * eb;
             if (!memcmp(x0, x1, eb)) continue;
-            double x = load_elem(a0[i].data, b->dtype, e), y = load_elem(a1[i].data, b->dtype, e);
+            double x = us_load_elem(a0[i].data, b->dtype, e), y = us_load_elem(a1[i].data, b->dtype, e);
             if (tol > 0 && fabs(x - y) <= tol * (1 + fabs(x))) continue;
             snprintf(why, n, "%s: buffer %s flat element %lld: interpreter %.9g, %s %.9g",
                      fractions ? "fractions" : "small integers", b->name, (long long)e, x,
@@ -265,7 +213,7 @@ static bool ptx_compare(uw *u, const tir_kernel_set *ks, bool direct, char *why,
     if (np + nw > 16 || ks->nkernels > 16 || !ptx_compile(ctx, ks, direct, mods)) return true;
     tir_arg a0[16], a1[16];
     size_t bytes[16] = {0};
-    uint64_t rng = 7, written = written_params(ctx, f0);
+    uint64_t rng = 7, written = us_written_params(ctx, f0);
     for (int i = 0; i < np + nw; i++) {
         const tir_buffer *b = i < np ? f0->buffer_map[i] : ks->workspace[i - np];
         a0[i] = a1[i] = (tir_arg){NULL, 1};
@@ -277,7 +225,7 @@ static bool ptx_compare(uw *u, const tir_kernel_set *ks, bool direct, char *why,
         assert_true(a0[i].data && a1[i].data);
         memset(a1[i].data, 0xff, bytes[i]); /* a workspace starts as garbage */
         if (i >= np) continue;
-        for (int64_t e = 0; e < cnt; e++) store_elem(a0[i].data, b->dtype, e, draw(&rng, false));
+        for (int64_t e = 0; e < cnt; e++) us_store_elem(a0[i].data, b->dtype, e, draw(&rng, false));
         if (written >> i & 1) tir_rt_poison(a0[i].data, bytes[i]);
         memcpy(a1[i].data, a0[i].data, bytes[i]);
     }
@@ -297,8 +245,8 @@ static bool ptx_compare(uw *u, const tir_kernel_set *ks, bool direct, char *why,
         size_t eb = tir_dtype_bytes(b->dtype);
         for (size_t e = 0; e * eb < bytes[i] && ok; e++) {
             if (!memcmp((char *)a0[i].data + e * eb, (char *)a1[i].data + e * eb, eb)) continue;
-            double x = load_elem(a0[i].data, b->dtype, (int64_t)e);
-            double y = load_elem(a1[i].data, b->dtype, (int64_t)e);
+            double x = us_load_elem(a0[i].data, b->dtype, (int64_t)e);
+            double y = us_load_elem(a1[i].data, b->dtype, (int64_t)e);
             if (u->rtol > 0 && fabs(x - y) <= u->rtol * (1 + fabs(x))) continue;
             snprintf(why, n, "%s PTX: buffer %s flat element %zu: interpreter %.9g, PTX %.9g",
                      direct ? "direct" : "LLVM", b->name, e, x, y);
@@ -374,13 +322,6 @@ static void uw_start(uw *u, tir_ctx *ctx, const tir_prim_func *f, const char *la
         FAILF("%s: sched_create: %s", label, tir_ctx_error(ctx));
 }
 
-static const tir_prim_func *parse(tir_ctx *ctx, const char *text) {
-    const tir_prim_func *f = NULL;
-    if (tir_parse_func(ctx, text, strlen(text), &f) != TIR_OK)
-        FAILF("parse: %s\n%s", tir_ctx_error(ctx), text);
-    return f;
-}
-
 static void report(const char *name, const uw_counts *c) {
     if (verbose)
         fprintf(stderr, "%s: %d accepted, %d refused by a primitive, %d by lowering\n", name,
@@ -451,7 +392,7 @@ static void layernorm_variant(uw_counts *c, int m, int n, int variant, int64_t t
              flags);
     tir_ctx *ctx = tir_ctx_create();
     uw u;
-    uw_start(&u, ctx, parse(ctx, layernorm_text(m, n)), label, 1e-5);
+    uw_start(&u, ctx, us_parse(ctx, layernorm_text(m, n)), label, 1e-5);
     tir_loop_rv l[16], ip[2], jp[2], kp[2];
     tir_block_rv bs = us_block(&u, "S"), bv = us_block(&u, "V"), bo = us_block(&u, "O"), x;
     if (variant == 0) {
@@ -639,7 +580,7 @@ static void blur_variant(uw_counts *c, int h, int w, int form, int variant, int6
              (long long)ti, (long long)tj, flags);
     tir_ctx *ctx = tir_ctx_create();
     uw u;
-    uw_start(&u, ctx, parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
+    uw_start(&u, ctx, us_parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
     tir_loop_rv l[16], ip[2], jp[2];
     tir_block_rv bp = us_block(&u, "P"), bb = us_block(&u, "B"), x;
     us_loops(&u, "B", l);
@@ -1070,7 +1011,7 @@ static void bsoftmax_variant(uw_counts *c, int b, int m, int n, int variant, int
              flags);
     tir_ctx *ctx = tir_ctx_create();
     uw u;
-    uw_start(&u, ctx, parse(ctx, bsoftmax_text(b, m, n)), label, 1e-5);
+    uw_start(&u, ctx, us_parse(ctx, bsoftmax_text(b, m, n)), label, 1e-5);
     u.inexact = true;
     tir_loop_rv l[16], ip[2], kp[2];
     tir_block_rv bm = us_block(&u, "M"), be = us_block(&u, "E"), bs = us_block(&u, "S"), x;
@@ -1240,7 +1181,7 @@ static void recur_case(uw_counts *c, int m, int k1n, int k2n, int order, int upd
              order, upd, sched);
     tir_ctx *ctx = tir_ctx_create();
     uw u;
-    uw_start(&u, ctx, parse(ctx, recur_text(m, k1n, k2n, order, upd)), label, 0);
+    uw_start(&u, ctx, us_parse(ctx, recur_text(m, k1n, k2n, order, upd)), label, 0);
     tir_block_rv bc = us_block(&u, "C"), bp = us_block(&u, "P");
     tir_loop_rv l[16], ip[2];
     tir_status got = TIR_OK;
@@ -1394,7 +1335,7 @@ static void offset_variant(uw_counts *c, int rows, int n, int form, int v, int64
              (long long)t, flags);
     tir_ctx *ctx = tir_ctx_create();
     uw u;
-    uw_start(&u, ctx, parse(ctx, offset_text(rows, n, form)), label, 0);
+    uw_start(&u, ctx, us_parse(ctx, offset_text(rows, n, form)), label, 0);
     tir_block_rv bp = us_block(&u, "P"), bb = us_block(&u, "B"), x;
     tir_loop_rv l[16], rp[2];
     if (v == 4) {
@@ -1474,7 +1415,7 @@ static void pipelined_blur(uw_counts *c, int h, int w, int form, int64_t ti, int
              form, (long long)ti, (long long)tj, (long long)chunks, flags);
     tir_ctx *ctx = tir_ctx_create();
     uw u;
-    uw_start(&u, ctx, parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
+    uw_start(&u, ctx, us_parse(ctx, blur_text(h, w, form)), label, form == 1 ? 1e-5 : 0);
     tir_block_rv bp = us_block(&u, "P"), bb = us_block(&u, "B");
     tir_loop_rv l[16], ip[3], jp[2];
     us_loops(&u, "B", l);
@@ -1561,13 +1502,13 @@ static int64_t rnd(uint64_t *r, int64_t lo, int64_t hi) {
 }
 
 static const tir_prim_func *mk_layernorm(tir_ctx *ctx, uint64_t *r) {
-    return parse(ctx, layernorm_text((int)rnd(r, 1, 13), (int)rnd(r, 1, 40)));
+    return us_parse(ctx, layernorm_text((int)rnd(r, 1, 13), (int)rnd(r, 1, 40)));
 }
 static const tir_prim_func *mk_blur0(tir_ctx *ctx, uint64_t *r) {
-    return parse(ctx, blur_text((int)rnd(r, 1, 17), (int)rnd(r, 1, 17), 0));
+    return us_parse(ctx, blur_text((int)rnd(r, 1, 17), (int)rnd(r, 1, 17), 0));
 }
 static const tir_prim_func *mk_blur1(tir_ctx *ctx, uint64_t *r) {
-    return parse(ctx, blur_text((int)rnd(r, 1, 17), (int)rnd(r, 1, 17), 1));
+    return us_parse(ctx, blur_text((int)rnd(r, 1, 17), (int)rnd(r, 1, 17), 1));
 }
 static const tir_prim_func *mk_conv(tir_ctx *ctx, uint64_t *r) {
     int64_t k = rnd(r, 1, 3);
@@ -1578,7 +1519,7 @@ static const tir_prim_func *mk_chain(tir_ctx *ctx, uint64_t *r) {
     return tir_def_elementwise_chain(ctx, rnd(r, 1, 20), rnd(r, 1, 40), TIR_F32);
 }
 static const tir_prim_func *mk_bsoftmax(tir_ctx *ctx, uint64_t *r) {
-    return parse(ctx, bsoftmax_text((int)rnd(r, 1, 3), (int)rnd(r, 1, 9), (int)rnd(r, 1, 20)));
+    return us_parse(ctx, bsoftmax_text((int)rnd(r, 1, 3), (int)rnd(r, 1, 9), (int)rnd(r, 1, 20)));
 }
 
 /* A transpose through an elementwise producer, B[j, i] = P[i, j], P = A
@@ -1606,7 +1547,7 @@ static const tir_prim_func *mk_transpose(tir_ctx *ctx, uint64_t *r) {
              "                T.writes(B[vj, vi])\n"
              "                B[vj, vi] = P[vi, vj]\n",
              m, n, dt, n, m, dt, m, n, dt, m, n, dt, dt, n, m);
-    return parse(ctx, buf);
+    return us_parse(ctx, buf);
 }
 /* A 3-D elementwise pair over fused loops of different extents. */
 static const tir_prim_func *mk_fused3d(tir_ctx *ctx, uint64_t *r) {
@@ -1631,7 +1572,7 @@ static const tir_prim_func *mk_fused3d(tir_ctx *ctx, uint64_t *r) {
              "                T.writes(E[vx, vy, vz])\n"
              "                E[vx, vy, vz] = P[vx, vy, vz] + T.%s(1)\n",
              a, b, c, dt, a, b, c, dt, a, b, c, dt, a, b, c, dt, a, b, c, dt);
-    return parse(ctx, buf);
+    return us_parse(ctx, buf);
 }
 
 /* The seventh new-user review's workloads: a block whose body is a loop
@@ -1669,7 +1610,7 @@ static const tir_prim_func *make_p_inner(tir_ctx *ctx, uint64_t *r) {
              "                T.writes(Z[vi])\n"
              "                Z[vi] = D[vi] * 7\n",
              m, k, m, m, m, m, m, k, k, m, m, m, m);
-    return parse(ctx, text);
+    return us_parse(ctx, text);
 }
 
 /* int32 max-reduction with a non-identity init, transposed output, a
@@ -1701,7 +1642,7 @@ static const tir_prim_func *make_p_conv1d(tir_ctx *ctx, uint64_t *r) {
              "                T.writes(Y[vi, vc])\n"
              "                Y[vi, vc] = C[vc, vi] + b[vi]\n",
              c, len, k, n, n, c, c, n, c, n, k, st, dl, mx ? (rnd(r, 0, 1) ? "-2147483648" : "0") : (rnd(r,0,1) ? "0" : "3"), upd, n, c);
-    return parse(ctx, text);
+    return us_parse(ctx, text);
 }
 
 

@@ -9,15 +9,30 @@
  * give zero handles once refused, and us_split / us_split3 split a loop by
  * constant inner factors (the outer inferred).  The tests start and
  * finish a variant themselves (their oracles differ); each sets verbose,
- * and a variant >= 0 is printed after the label as label/variant. */
+ * and a variant >= 0 is printed after the label as label/variant.  Also
+ * the data helpers the reviews' tests (test_user_ops.c too) share:
+ * parsing, elements by dtype, a buffer's element count at given scalar
+ * parameters, and the symbolic row sum they both schedule. */
 #ifndef MINITIR_TESTS_USER_SCHED_H
 #define MINITIR_TESTS_USER_SCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
+#include "minitir/ir.h"
 #include "minitir/schedule.h"
 #include "sched_check.h"
+
+/* Prints the message and fails the test (cmocka's fail(), which the file
+ * using it includes). */
+#define FAILF(...)                                                                                 \
+    do {                                                                                           \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        fail();                                                                                    \
+    } while (0)
 
 typedef struct user_sched {
     tir_ctx *ctx;
@@ -55,5 +70,29 @@ tir_block_rv us_block(user_sched *u, const char *name);
 void us_split(user_sched *u, tir_loop_rv l, int64_t inner, tir_loop_rv *out);
 /* l split into out[0..3) with the inner extents mid and inner. */
 void us_split3(user_sched *u, tir_loop_rv l, int64_t mid, int64_t inner, tir_loop_rv *out);
+
+/* text parsed (a refusal fails the test). */
+const tir_prim_func *us_parse(tir_ctx *ctx, const char *text);
+
+/* Element i of data in dtype t as a double: float32, float16 (through the
+ * runtime's conversions, round to nearest even, as the GPU's reference
+ * does), int32, int8; other dtypes store zero bytes and load 0. */
+void us_store_elem(void *data, tir_dtype t, int64_t i, double v);
+double us_load_elem(const void *data, tir_dtype t, int64_t i);
+
+/* Elements of buffer b with the scalar parameters of f at scalars (in
+ * order, at most 16); -1 when a dimension is not a constant, or is
+ * negative, then. */
+int64_t us_buf_count(tir_ctx *ctx, const tir_prim_func *f, const tir_buffer *b,
+                     const int64_t *scalars);
+
+/* Which parameters of f the function writes (bit i: parameter i < 64):
+ * those named in a block's T.writes. */
+uint64_t us_written_params(tir_ctx *ctx, const tir_prim_func *f);
+
+/* A row reduction of symbolic shape into buf (1024 bytes), returned:
+ * name(A (n, m), B (n,), n, m) with B[i] = T.float32(init), then
+ * B[vi] = update (of B[vi] and A[vi, vk]) for each k. */
+const char *us_rowred_text(char *buf, const char *name, const char *init, const char *update);
 
 #endif
