@@ -260,6 +260,15 @@ static void test_vadd(void **st) {
     free(ref);
 }
 
+/* Device buffers of bytes for a kernel's input and output: din holding
+ * in, dout filled with 0xff bytes. */
+static void dev_io(const void *in, size_t bytes, tir_rt_ptr *din, tir_rt_ptr *dout) {
+    EXPECT(tir_rt_alloc(ctx, dev, bytes, din), TIR_OK);
+    EXPECT(tir_rt_alloc(ctx, dev, bytes, dout), TIR_OK);
+    EXPECT(tir_rt_copy_h2d(ctx, dev, *din, in, bytes), TIR_OK);
+    EXPECT(tir_rt_memset8(ctx, dev, *dout, 0xff, bytes), TIR_OK);
+}
+
 static void test_dynamic_smem(void **st) {
     (void)st;
     const tir_rt_props *p = tir_rt_device_props(dev);
@@ -272,10 +281,7 @@ static void test_dynamic_smem(void **st) {
     float in[256], out[256];
     tir_rt_fill_random(ctx, TIR_F32, in, 256, 5);
     tir_rt_ptr din, dout;
-    EXPECT(tir_rt_alloc(ctx, dev, sizeof in, &din), TIR_OK);
-    EXPECT(tir_rt_alloc(ctx, dev, sizeof out, &dout), TIR_OK);
-    EXPECT(tir_rt_copy_h2d(ctx, dev, din, in, sizeof in), TIR_OK);
-    EXPECT(tir_rt_memset8(ctx, dev, dout, 0xff, sizeof out), TIR_OK);
+    dev_io(in, sizeof in, &din, &dout); /* sizeof out == sizeof in */
     unsigned grid[3] = {1, 1, 1}, block[3] = {256, 1, 1};
     tir_rt_arg args[] = {tir_rt_arg_ptr(din), tir_rt_arg_ptr(dout), tir_rt_arg_i32(words)};
     EXPECT(tir_rt_launch(ctx, k, grid, block, bytes, 3, args), TIR_ERR_INVALID_ARG);
@@ -332,10 +338,7 @@ static void test_program_dyn_smem(void **st) {
     float *in = xmalloc(N * 4), *out = xmalloc(N * 4);
     tir_rt_fill_random(ctx, TIR_F32, in, N, 7);
     tir_rt_ptr din, dout;
-    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &din), TIR_OK);
-    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &dout), TIR_OK);
-    EXPECT(tir_rt_copy_h2d(ctx, dev, din, in, N * 4), TIR_OK);
-    EXPECT(tir_rt_memset8(ctx, dev, dout, 0xff, N * 4), TIR_OK);
+    dev_io(in, N * 4, &din, &dout);
     tir_rt_program *p;
     EXPECT(tir_rt_program_create(ctx, dev, m, &p), TIR_OK);
     tir_rt_kernel_info info;
@@ -394,10 +397,7 @@ static void test_program_empty(void **st) {
     float *in = xmalloc(N * 4), *out = xmalloc(N * 4);
     for (int i = 0; i < N; i++) in[i] = (float)i;
     tir_rt_ptr din, dout;
-    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &din), TIR_OK);
-    EXPECT(tir_rt_alloc(ctx, dev, N * 4, &dout), TIR_OK);
-    EXPECT(tir_rt_copy_h2d(ctx, dev, din, in, N * 4), TIR_OK);
-    EXPECT(tir_rt_memset8(ctx, dev, dout, 0xff, N * 4), TIR_OK);
+    dev_io(in, N * 4, &din, &dout);
     tir_rt_program *p;
     EXPECT(tir_rt_program_create(ctx, dev, m, &p), TIR_OK);
     void *fake = fake_lib();
