@@ -1,6 +1,8 @@
 /* user_sched.c: the new-user workload tests' scheduling harness (see
- * user_sched.h): a variant's refusal handler, and handles and splits that
- * are skipped once the variant is refused. */
+ * user_sched.h): a variant's refusal handler, handles and splits that are
+ * skipped once the variant is refused, and the data helpers those tests
+ * share (parsing, elements by dtype, element counts, written parameters,
+ * the symbolic row reduction's text). */
 #include "user_sched.h"
 
 #include <setjmp.h>

@@ -11,14 +11,15 @@
  * finish a variant themselves (their oracles differ); each sets verbose,
  * and a variant >= 0 is printed after the label as label/variant.  Also
  * the data helpers the reviews' tests (test_user_ops.c too) share:
- * parsing, elements by dtype, a buffer's element count at given scalar
- * parameters, and the symbolic row sum they both schedule. */
+ * FAILF, parsing, elements by dtype, a buffer's element count at given
+ * scalar parameters, the parameters a function writes, and the text of a
+ * row reduction of symbolic shape (test_user_dynamic's row sum and row
+ * max, test_user_ops's row sum). */
 #ifndef MINITIR_TESTS_USER_SCHED_H
 #define MINITIR_TESTS_USER_SCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
 #include <stdio.h>
 
 #include "minitir/ir.h"
@@ -71,7 +72,7 @@ void us_split(user_sched *u, tir_loop_rv l, int64_t inner, tir_loop_rv *out);
 /* l split into out[0..3) with the inner extents mid and inner. */
 void us_split3(user_sched *u, tir_loop_rv l, int64_t mid, int64_t inner, tir_loop_rv *out);
 
-/* text parsed (a refusal fails the test). */
+/* text parsed (a parse error fails the test). */
 const tir_prim_func *us_parse(tir_ctx *ctx, const char *text);
 
 /* Element i of data in dtype t as a double: float32, float16 (through the
