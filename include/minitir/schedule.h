@@ -427,7 +427,18 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *      compute_at narrows a producer to what its consumers read (make the
  *      cache before compute_at), and a strided block (`Y[2 * i]`) skips
  *      elements; the write-back would copy elements never written over
- *      the buffer (TIR_ERR_SCHED_REGION_NOT_COVERED). */
+ *      the buffer (TIR_ERR_SCHED_REGION_NOT_COVERED);
+ *   9. the block does not read the buffer's old values (it reads the
+ *      buffer only with an init): the cache starts unwritten, so an
+ *      accumulation without init (`C[i] = C[i] + A[i, k]`) or an in-place
+ *      update would read elements nothing wrote
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED);
+ *  10. where the block's reduce domain may be empty (a reduce iterator of
+ *      symbolic extent: K = 0), its extents name only scalar parameters:
+ *      over an empty domain the block runs no instance and the buffer
+ *      keeps its values, so the write-back block is predicated on the
+ *      domain not being empty (`K > 0`) and needs to say where
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
                                          const char *scope, int nconsumers,
                                          const tir_block_rv *consumers, tir_block_rv *out);
@@ -502,7 +513,15 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      iterators first, each increasing), the order of the regenerated
  *      loops: proved by enumerating its loops' steps (up to 2^16) or, past
  *      that, from bindings linear in the loops whose strides nest
- *      (TIR_ERR_SCHED_REDUCTION_ORDER). */
+ *      (TIR_ERR_SCHED_REDUCTION_ORDER);
+ *  15. the conjuncts of the block's predicate other than bounds of its
+ *      bindings (which the new loops regenerate) move with it, a user's
+ *      T.where(i % 2 == 0) or a write-back's K > 0 (cache_write 10): each
+ *      may name scalar parameters, the loop and the loops around it, and
+ *      loops bound alone to an iterator (vi = i, replaced by the
+ *      iterator's new binding); one naming another loop (of a fused or
+ *      split binding) cannot be said at the new place
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -560,7 +579,9 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *      old values, and would see the new ones)
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
  *  14. as compute_at 14 for the moved block
- *      (TIR_ERR_SCHED_REDUCTION_ORDER). */
+ *      (TIR_ERR_SCHED_REDUCTION_ORDER);
+ *  15. as compute_at 15: the other conjuncts of its predicate move with
+ *      it (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 
@@ -604,7 +625,11 @@ TIR_API tir_status tir_sched_compute_inline(tir_schedule *s, tir_block_rv block)
  *  11. P comes before Q, and no block from P's place up to Q (P itself,
  *      the blocks after it, those in loops it shares with them) reads or
  *      writes what Q writes, since Q's stores move to P's place
- *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *  12. Q's predicate only bounds its iterators to their domains: a
+ *      condition beyond that (T.where(i % 2 == 0), n > 0) masks stores
+ *      that P, which keeps its own predicate, would run
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
 TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_rv block);
 
 /* Moves a reduction block's init into a new block "<name>_init" (fresh
@@ -644,7 +669,12 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  *      it before the block, and none reads it after the block when its old
  *      values mean something (a parameter, or a buffer another block of
  *      the scope writes: elements of later iterations now hold the init)
- *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE). */
+ *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
+ *   9. where the reduce domain may be empty (a reduce iterator of symbolic
+ *      extent: K = 0), its extents name only scalar parameters: over an
+ *      empty domain the block runs no instance and no init, so the init
+ *      block is predicated on the domain not being empty (`K > 0`) and
+ *      needs to say where (TIR_ERR_SCHED_NOT_REDUCTION). */
 TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
                                                  tir_loop_rv loop, tir_block_rv *out);
 

@@ -292,8 +292,86 @@ int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_o
     return -1;
 }
 
-const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const sch_bound *rng,
-                                bool preserve_unit_loops) {
+/* Whether variable v may stay in a predicate placed under loop sref
+ * `loop`: a scalar parameter, or the variable of that loop or one around
+ * it. */
+static bool visible_at(const tir_schedule *s, int loop, const tir_var *v) {
+    for (int i = 0; i < s->func->nparams; i++)
+        if (s->func->params[i] == v && !s->func->buffer_map[i]) return true;
+    for (int p = loop; p >= 0; p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (f && f->var == v) return true;
+    }
+    return false;
+}
+
+typedef struct {
+    tir_visitor v;
+    const tir_schedule *s;
+    int loop;
+    const tir_block_realize *r;
+    bool lost;
+} carry_state;
+
+/* Every variable of a conjunct is visible at the new place or is the
+ * whole binding of an iterator (a remap, vi = i_2). */
+static bool carry_pre(tir_visitor *v, const tir_node *n) {
+    carry_state *st = (carry_state *)v;
+    const tir_var *x = tir_as_tir_var(n);
+    if (!x || visible_at(st->s, st->loop, x)) return !st->lost;
+    bool remap = false;
+    for (int k = 0; k < st->r->nvalues; k++) remap |= st->r->values[k] == &x->base;
+    st->lost |= !remap;
+    return !st->lost;
+}
+
+/* The conjuncts of block sref bi's predicate that are not bounds of its
+ * iterators (those the new loops regenerate), for its new place under
+ * loop sref `loop` with bindings vals: a user's T.where(i % 2 == 0), or a
+ * cache_write's write-back over a reduce domain that may be empty, K > 0
+ * (compute_at used to drop them and run instances the original masked).
+ * A remapped loop becomes its iterator's new binding.  NULL: none; a
+ * conjunct naming any other variable (a loop of a fused or split
+ * binding) is returned in *lost. */
+static const tir_expr *carried_pred(sch_call *c, int bi, int loop, const tir_expr *const *vals,
+                                    const tir_expr **lost) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    const tir_block_realize *r = s->srefs[bi].realize;
+    *lost = NULL;
+    if (!r->predicate) return NULL;
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    ir_vec conj = {0};
+    sch_conjuncts(r->predicate, &conj);
+    const tir_var **ov = IR_NEWN(ctx, const tir_var *, r->nvalues + 1);
+    const tir_expr **nv = IR_NEWN(ctx, const tir_expr *, r->nvalues + 1);
+    int nmap = 0;
+    for (int k = 0; k < r->nvalues; k++) {
+        const tir_var *x = tir_as_tir_var(r->values[k]);
+        if (x && !visible_at(s, loop, x)) ov[nmap] = x, nv[nmap++] = vals[k];
+    }
+    const tir_expr *kept = NULL;
+    for (int j = 0; j < conj.n && !*lost; j++) {
+        const tir_expr *e = conj.items[j];
+        if (sch_pred_bounds_only(ctx, a, r, e)) continue;
+        carry_state st = {{.pre = carry_pre}, s, loop, r, false};
+        tir_visit(&st.v, e);
+        if (st.lost) {
+            *lost = e;
+            break;
+        }
+        e = (const tir_expr *)tir_substitute(ctx, e, nmap, ov, nv);
+        kept = kept ? tir_and(ctx, kept, e) : e;
+    }
+    ir_vec_free(&conj);
+    tir_analyzer_destroy(a);
+    return kept;
+}
+
+const tir_stmt *sch_regen_loops(sch_call *c, int loop, int bi, const sch_bound *rng,
+                                bool preserve_unit_loops, const tir_expr **lost) {
+    const tir_block *b = sch_sref_block(c->sch, bi);
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
     tir_analyzer *a = tir_analyzer_create(ctx);
@@ -325,8 +403,11 @@ const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const
         if (!tir_analyzer_can_prove(a, ge)) pred = pred ? tir_and(ctx, pred, ge) : ge;
         if (!tir_analyzer_can_prove(a, lt)) pred = pred ? tir_and(ctx, pred, lt) : lt;
     }
+    const tir_expr *kept = carried_pred(c, bi, loop, vals, lost);
+    if (kept) pred = pred ? tir_and(ctx, pred, kept) : kept;
     if (pred) pred = tir_analyzer_simplify(a, pred);
     tir_analyzer_destroy(a);
+    if (*lost) return NULL;
     const tir_stmt *body = tir_block_realize_new(ctx, n, vals, pred, b);
     for (int k = n - 1; k >= 0; k--)
         if (lv[k])
@@ -336,7 +417,7 @@ const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const
 }
 
 const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
-                              const tir_buffer *dst) {
+                              const tir_buffer *dst, const tir_expr *pred) {
     int nd = src->ndim;
     const tir_var **lv = IR_NEWN(ctx, const tir_var *, nd);
     tir_iter_var *iters = IR_NEWN(ctx, tir_iter_var, nd);
@@ -363,7 +444,7 @@ const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *
     d.nwrites = 1;
     d.writes = &wr;
     d.body = tir_store(ctx, dst, tir_load(ctx, src, nd, idx), nd, idx);
-    const tir_stmt *body = tir_block_realize_new(ctx, nd, vals, NULL, tir_block_new(ctx, &d));
+    const tir_stmt *body = tir_block_realize_new(ctx, nd, vals, pred, tir_block_new(ctx, &d));
     for (int k = nd - 1; k >= 0; k--)
         body = tir_for_new(ctx, lv[k], tir_int(ctx, lv[k]->base.dtype, 0), src->shape[k],
                            TIR_FOR_SERIAL, NULL, 0, NULL, body);

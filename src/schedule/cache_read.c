@@ -182,7 +182,7 @@ tir_status sch_prim_cache_read(sch_call *c) {
 
     const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
     const char *name = sch_unique_block_name(s, cache->name);
-    const tir_stmt *nest = sch_copy_nest(ctx, name, buf, cache);
+    const tir_stmt *nest = sch_copy_nest(ctx, name, buf, cache, NULL);
     const tir_stmt **olds = IR_NEWN(ctx, const tir_stmt *, ncons);
     const tir_stmt **news = IR_NEWN(ctx, const tir_stmt *, ncons);
     for (int k = 0; k < ncons; k++) {

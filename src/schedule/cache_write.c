@@ -7,7 +7,10 @@
  * the original unless listed as consumers, so the block must have written
  * all of it (precondition 8).  The typical use is a register
  * accumulator: cache_write(C, 0, "local"), then reverse_compute_at of the
- * copy-back block under the thread loop.
+ * copy-back block under the thread loop.  Where the block's reduce
+ * domain may be empty (a symbolic K), the write-back is predicated on it
+ * not being so: over an empty domain the block writes nothing and the
+ * buffer keeps its values (precondition 10).
  */
 #include "sched_internal.h"
 
@@ -70,10 +73,30 @@ tir_status sch_prim_cache_write(sch_call *c) {
                         "block \"%s\" writes only part of %s over its loops, and the "
                         "write-back copies the whole cache (%s)",
                         b->name, buf->name, why);
+    /* 9: the cache starts unwritten, so a block that reads the buffer's
+       old values (an accumulation without init, `C[i] = C[i] + A[i, k]`)
+       would read elements nothing wrote */
+    if (!b->init && sch_region_has(b->nreads, b->reads, buf))
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
+                        "block \"%s\" reads the old values of %s (it has no init), and the "
+                        "cache would start unwritten; give it an init, or cache another "
+                        "buffer",
+                        b->name, buf->name);
+    /* 10: over an empty reduce domain (a symbolic K = 0) the block writes
+       nothing and the buffer keeps its values, so the write-back runs only
+       where the domain is not empty; it must be able to say where */
+    bool other;
+    const tir_expr *nonempty = sch_reduce_nonempty(s, bi, &other);
+    if (other)
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
+                        "block \"%s\" may run no instance (its reduce domain, %s, may be "
+                        "empty and names more than the function's scalar parameters), and "
+                        "the write-back would copy a cache nothing wrote",
+                        b->name, tir_print(ctx, nonempty));
     const tir_block *scope_b = sch_sref_block(s, sc);
     const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
     const char *name = sch_unique_block_name(s, cache->name);
-    const tir_stmt *nest = sch_copy_nest(ctx, name, cache, buf);
+    const tir_stmt *nest = sch_copy_nest(ctx, name, cache, buf, nonempty);
     const tir_stmt **olds = IR_NEWN(ctx, const tir_stmt *, ncons + 1);
     const tir_stmt **news = IR_NEWN(ctx, const tir_stmt *, ncons + 1);
     for (int k = 0; k <= ncons; k++) {

@@ -10,6 +10,9 @@
  * feeds a reduce iterator (fused spatial and reduce loops) just repeats
  * the same init store, which is harmless.  Repeated update instances are
  * not: the loops from the given one down must run each instance once.
+ * Where the reduce domain may be empty (a symbolic K), the init block is
+ * predicated on it not being so: the reduction then runs no instance and
+ * no init (precondition 9).
  */
 #include <string.h>
 
@@ -55,6 +58,7 @@ typedef struct {
     int np;              /* loops from `loop` down to the block */
     const tir_for **path; /* [np], outermost first */
     const tir_var **pv;   /* [np], their variables */
+    const tir_expr *nonempty; /* the reduce domain is not empty; NULL: always */
 } dr_plan;
 
 /* The loops from li down to block sref bi, outermost first. */
@@ -72,7 +76,7 @@ static void loop_path(tir_ctx *ctx, const tir_schedule *s, int li, int bi, dr_pl
     for (k = 0; k < np; k++) P->pv[k] = P->path[k]->var;
 }
 
-/* Preconditions 1 to 8 (see schedule.h); fills P. */
+/* Preconditions 1 to 9 (see schedule.h); fills P. */
 static tir_status dr_check(sch_call *c, dr_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t brv = c->args[0].rv, lrv = c->args[1].rv;
@@ -153,6 +157,17 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
             }
         }
     }
+    /* 9: over an empty reduce domain (a symbolic K = 0) the block runs no
+       instance and leaves what it writes as it was, so the init block runs
+       only where the domain is not empty; it must be able to say where. */
+    bool other;
+    P->nonempty = sch_reduce_nonempty(s, bi, &other);
+    if (other)
+        return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, brv, b,
+                        "block \"%s\" may run no instance (its reduce domain, %s, may be "
+                        "empty and names more than the function's scalar parameters), where "
+                        "the init moved out would still run",
+                        b->name, tir_print(c->ctx, P->nonempty));
     return TIR_OK;
 }
 
@@ -322,6 +337,7 @@ static const tir_stmt *init_nest(sch_call *c, const dr_plan *P, const char **ina
     }
     tir_analyzer_destroy(a);
     ir_vec_free(&conj);
+    if (P->nonempty) pred = pred ? tir_and(ctx, P->nonempty, pred) : P->nonempty;
     const tir_stmt *nest = init_block(c, P, &mp, pred, iname);
     for (int k = np - 1; k >= 0; k--) {
         if (!rep[k]) continue;

@@ -205,7 +205,27 @@ static tir_status check_order(sch_call *c, uint32_t rv, int sc, const rci_plan *
     return TIR_OK;
 }
 
-/* Preconditions 1 to 11 (see schedule.h); fills P. */
+/* 12: Q's stores move into P under P's predicate, so Q's own may only
+   bound its iterators to their domains (which 10 makes X's shape, all of
+   which P covers): a condition beyond that, T.where(i % 2 == 0) or n > 0,
+   would be dropped and Q's masked stores run. */
+static tir_status check_predicate(sch_call *c, uint32_t rv, const rci_plan *P) {
+    const tir_schedule *s = c->sch;
+    const tir_block_realize *r = s->srefs[P->qi].realize;
+    if (!r->predicate) return TIR_OK;
+    tir_analyzer *a = tir_analyzer_create(c->ctx);
+    sch_bind_ancestors(s, a, s->srefs[P->qi].parent);
+    bool bounds = sch_pred_bounds_only(c->ctx, a, r, r->predicate);
+    tir_analyzer_destroy(a);
+    if (!bounds)
+        return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, rv, P->q,
+                        "the predicate of block \"%s\", %s, masks stores inside its domain, "
+                        "which inlining it into \"%s\" would drop",
+                        P->q->name, tir_print(c->ctx, r->predicate), P->p->name);
+    return TIR_OK;
+}
+
+/* Preconditions 1 to 12 (see schedule.h); fills P. */
 static tir_status rci_check(sch_call *c, rci_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t rv = c->args[0].rv;
@@ -219,7 +239,8 @@ static tir_status rci_check(sch_call *c, rci_plan *P) {
     TIR_TRY(find_producer(c, rv, sc, P));
     TIR_TRY(check_producer(c, rv, P));
     TIR_TRY(check_buffer(c, rv, P));
-    return check_order(c, rv, sc, P);
+    TIR_TRY(check_order(c, rv, sc, P));
+    return check_predicate(c, rv, P);
 }
 
 /* The producer block rewritten: it stores q's value, with X's loads

@@ -361,21 +361,35 @@ bool sch_relax_access(const tir_schedule *s, tir_analyzer *a, int bi, int loop, 
  * returns -1 and fills dim_of_iter[k] (-1: iterator k not used); else the
  * first offending dimension. */
 int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_of_iter);
-/* Loops (named ax0, ax1, ...) running block b over rng[k] for each
+/* Loops (named ax0, ax1, ...) running block sref bi over rng[k] for each
  * iterator k (its whole domain when rng[k].lo is NULL), placed under loop
  * sref `loop`; the realize's predicate keeps the bindings inside the
- * domains where that is not provable.  Unit loops are dropped unless
- * preserve_unit_loops. */
-const tir_stmt *sch_regen_loops(sch_call *c, int loop, const tir_block *b, const sch_bound *rng,
-                                bool preserve_unit_loops);
-/* A loop nest copying all of src into dst, block `name`. */
+ * domains where that is not provable, and the conjuncts of the block's
+ * predicate that are not such bounds (a remapped loop in them becomes its
+ * iterator's new binding).  Unit loops are dropped unless
+ * preserve_unit_loops.  NULL, with the conjunct in *lost, where one names
+ * a loop the new place cannot express (a fused or split binding's). */
+const tir_stmt *sch_regen_loops(sch_call *c, int loop, int bi, const sch_bound *rng,
+                                bool preserve_unit_loops, const tir_expr **lost);
+/* A loop nest copying all of src into dst, block `name`, its realize
+ * predicated by pred (NULL: none). */
 const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
-                              const tir_buffer *dst);
+                              const tir_buffer *dst, const tir_expr *pred);
 /* cache_read's and cache_write's precondition 8: block sref bi writes
  * every element of buf over the loops of its scope sc, as far as
  * writes_whole.c can tell.  NULL when it holds, else why not (for the
  * message). */
 const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_buffer *buf);
+/* The condition under which block sref bi's reduce domain is non-empty:
+ * NULL where every reduce iterator's extent is provably positive, else
+ * the conjunction of `extent > 0` over the others.  An empty reduce domain
+ * runs no instance and so no init: the function leaves the output as it
+ * was (TVM's semantics, the interpreter's), and a primitive that moves the
+ * init or the writes elsewhere must keep it so (cache_write's write-back,
+ * decompose_reduction's init).  *other is set where the condition names a
+ * variable other than the function's scalar parameters (an extent over an
+ * outer loop), which those primitives do not place. */
+const tir_expr *sch_reduce_nonempty(const tir_schedule *s, int bi, bool *other);
 /* A compact buffer like b, named <b>_<scope>, in that scope. */
 const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope scope);
 /* "shared" or "local". */

@@ -271,3 +271,43 @@ const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_bu
         return "it writes fewer elements than the buffer has: a strided write leaves holes";
     return NULL;
 }
+
+/* Whether every variable in an expression is a scalar parameter of f. */
+typedef struct {
+    tir_visitor v;
+    const tir_prim_func *f;
+    bool other;
+} params_only;
+
+static bool params_pre(tir_visitor *v, const tir_node *n) {
+    params_only *p = (params_only *)v;
+    const tir_var *x = tir_as_tir_var(n);
+    if (x) {
+        bool param = false;
+        for (int i = 0; i < p->f->nparams; i++)
+            param |= p->f->params[i] == x && !p->f->buffer_map[i];
+        p->other |= !param;
+    }
+    return !p->other;
+}
+
+const tir_expr *sch_reduce_nonempty(const tir_schedule *s, int bi, bool *other) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *b = sch_sref_block(s, bi);
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    const tir_expr *cond = NULL;
+    *other = false;
+    for (int i = 0; i < b->niters; i++) {
+        if (b->iters[i].kind != TIR_ITER_REDUCE) continue;
+        const tir_expr *ext = b->iters[i].dom.extent;
+        const tir_expr *pos = tir_gt(ctx, ext, tir_int(ctx, ext->dtype, 0));
+        if (tir_analyzer_can_prove(a, pos)) continue;
+        params_only p = {{.pre = params_pre}, s->func, false};
+        tir_visit(&p.v, ext);
+        *other |= p.other;
+        cond = cond ? tir_and(ctx, cond, pos) : pos;
+    }
+    tir_analyzer_destroy(a);
+    return cond;
+}
