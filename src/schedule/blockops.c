@@ -416,6 +416,20 @@ const tir_stmt *sch_regen_loops(sch_call *c, int loop, int bi, const sch_bound *
     return body;
 }
 
+tir_status sch_regen_moved(sch_call *c, uint32_t brv, int loop, int bi, const sch_bound *rng,
+                           bool preserve_unit_loops, const tir_stmt **out) {
+    const tir_expr *lost;
+    *out = sch_regen_loops(c, loop, bi, rng, preserve_unit_loops, &lost);
+    if (*out) return TIR_OK;
+    const tir_block *b = sch_sref_block(c->sch, bi);
+    return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, b,
+                    "the predicate of block \"%s\" has a condition, %s, over loops that the "
+                    "loops made at the new place cannot express (only bounds of its "
+                    "iterators, parameters, loops around the target and loops bound alone to "
+                    "an iterator can move with it)",
+                    b->name, tir_print(c->ctx, lost));
+}
+
 const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
                               const tir_buffer *dst, const tir_expr *pred) {
     int nd = src->ndim;

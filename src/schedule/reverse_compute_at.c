@@ -252,15 +252,8 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
     }
     /* 14: as compute_at 14 */
     TIR_TRY(sch_check_reduce_order(c, brv, bi));
-    const tir_expr *lost;
-    const tir_stmt *moved = sch_regen_loops(c, li, bi, rng, preserve, &lost);
-    if (!moved)
-        return sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, brv, b,
-                        "the predicate of block \"%s\" has a condition, %s, over loops "
-                        "that the loops made at the new place cannot express (only "
-                        "bounds of its iterators, parameters, loops around the target and "
-                        "loops bound alone to an iterator can move with it)",
-                        b->name, tir_print(ctx, lost));
+    const tir_stmt *moved;
+    TIR_TRY(sch_regen_moved(c, brv, li, bi, rng, preserve, &moved));
     c->func = sch_move_block(c, bi, li, pos, moved);
     return TIR_OK;
 }

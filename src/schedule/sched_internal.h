@@ -371,6 +371,11 @@ int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_o
  * a loop the new place cannot express (a fused or split binding's). */
 const tir_stmt *sch_regen_loops(sch_call *c, int loop, int bi, const sch_bound *rng,
                                 bool preserve_unit_loops, const tir_expr **lost);
+/* sch_regen_loops for compute_at and reverse_compute_at (their
+ * precondition 15): the loops in *out, or the refusal naming the
+ * conjunct that cannot move (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
+tir_status sch_regen_moved(sch_call *c, uint32_t brv, int loop, int bi, const sch_bound *rng,
+                           bool preserve_unit_loops, const tir_stmt **out);
 /* A loop nest copying all of src into dst, block `name`, its realize
  * predicated by pred (NULL: none). */
 const tir_stmt *sch_copy_nest(tir_ctx *ctx, const char *name, const tir_buffer *src,
