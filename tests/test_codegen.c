@@ -5,7 +5,9 @@
  * Occupancy controls (root-block annotations launch_bounds_max_threads,
  * launch_bounds_min_blocks_per_sm, max_registers) on a scheduled matmul
  * must reach the PTX as .maxntid / .minnctapersm / .maxnreg, survive the
- * trace round trip, and bad values must be refused by codegen.
+ * trace round trip, and bad values must be refused by codegen; so must
+ * loop_strength_reduction's and direct_unroll's, whose kernels differ from
+ * those without them (test_direct_unroll: the direct emitter's choice).
  * The values the kernels compute are checked on the host in
  * test_codegen_host.c.
  */
@@ -821,10 +823,10 @@ static void test_unroll_budget(void **st) {
     tir_ctx_destroy(ctx);
 }
 
-/* A 64x64x64 matmul, (i, j) over 32 blocks of 128 threads, k a serial
- * loop; the root block annotated loop_strength_reduction = lsr (-1: not
- * annotated). */
-static const tir_module *lsr_compile(tir_ctx *ctx, int64_t lsr) {
+/* The lowered kernel of a 64x64x64 matmul, (i, j) over 32 blocks of 128
+ * threads, k a serial loop (small: LLVM's O3 unroller would unroll it);
+ * the root block annotated key = v (v = -1: not annotated). */
+static const tir_prim_func *k_loop_kernel(tir_ctx *ctx, const char *key, int64_t v) {
     tir_schedule *s = sched_new(ctx, tir_def_matmul(ctx, 64, 64, 64, TIR_F32));
     tir_loop_rv l[16], f, t[2];
     assert_int_equal(sched_loops(s, "C", l), 3);
@@ -832,12 +834,16 @@ static const tir_module *lsr_compile(tir_ctx *ctx, int64_t lsr) {
     SCHED_OK(s, tir_sched_split(s, f, 2, (const int64_t[]){TIR_SPLIT_INFER, 128}, t));
     SCHED_OK(s, tir_sched_bind(s, t[0], "blockIdx.x"));
     SCHED_OK(s, tir_sched_bind(s, t[1], "threadIdx.x"));
-    if (lsr >= 0)
-        SCHED_OK(s, tir_sched_annotate_block_int(s, sched_block(s, "root"),
-                                                 "loop_strength_reduction", lsr));
-    const tir_module *m = compile(ctx, occ_kernel(ctx, s));
+    if (v >= 0) SCHED_OK(s, tir_sched_annotate_block_int(s, sched_block(s, "root"), key, v));
+    sched_check_roundtrip(s);
+    const tir_prim_func *k = occ_kernel(ctx, s);
     tir_sched_destroy(s);
-    return m;
+    return k;
+}
+
+/* k_loop_kernel annotated loop_strength_reduction = lsr, compiled. */
+static const tir_module *lsr_compile(tir_ctx *ctx, int64_t lsr) {
+    return compile(ctx, k_loop_kernel(ctx, "loop_strength_reduction", lsr));
 }
 
 /* LLVM's loop strength reduction is off unless a kernel asks for it: the
@@ -863,6 +869,85 @@ static void test_loop_strength_reduction(void **st) {
     SCHED_OK(s, tir_sched_annotate_block_str(s, sched_block(s, "root"),
                                              "loop_strength_reduction", "1"));
     occ_refused(ctx, s, "sm_90", "loop_strength_reduction must be the int 0 or 1");
+    tir_ctx_destroy(ctx);
+}
+
+/* k compiled with pipeline pl (whatever test_pipeline is), the direct
+ * emitter's own unrolling of small loops for every kernel (all_unroll) or
+ * every loop rolled (all_rolled). */
+static const tir_module *direct_compile(tir_ctx *ctx, const tir_prim_func *k, tir_cg_pipeline pl,
+                                        bool all_unroll, bool all_rolled) {
+    tir_codegen_opts o;
+    tir_codegen_opts_init(&o);
+    o.pipeline = pl;
+    o.direct_unroll = all_unroll;
+    o.direct_all_loops = all_rolled;
+    const tir_module *m = NULL;
+    if (tir_codegen(ctx, k, &o, &m) != TIR_OK)
+        fail_msg("codegen of %s failed: %s", k->name, tir_ctx_error(ctx));
+    ptxas_info pi;
+    ptxas_assemble(m, &pi);
+    return m;
+}
+
+/* The direct_unroll annotation: a kernel whose k loop is small enough for
+ * LLVM to unroll goes to LLVM by default; annotated 1 (on the root block,
+ * moved to the kernel's attrs), the direct emitter takes it with its own
+ * unrolling, the PTX that tir_codegen_opts.direct_unroll gives for every
+ * kernel; 0 is the default.  direct_all_loops still rolls every loop,
+ * other pipelines never try the direct emitter, and a kernel it refuses
+ * for another reason falls back to LLVM with the PTX of the kernel
+ * without the annotation.  Values other than the int 0 or 1 are refused. */
+static void test_direct_unroll(void **st) {
+    (void)st;
+    tir_ctx *ctx = tir_ctx_create();
+    const tir_prim_func *plain = k_loop_kernel(ctx, "direct_unroll", -1),
+                        *off = k_loop_kernel(ctx, "direct_unroll", 0),
+                        *on = k_loop_kernel(ctx, "direct_unroll", 1);
+    const tir_module *def = direct_compile(ctx, plain, TIR_CG_PIPELINE_DIRECT, false, false);
+    assert_int_not_equal(def->pipeline, TIR_CG_PIPELINE_DIRECT);
+    assert_non_null(def->direct_refusal);
+    assert_non_null(strstr(def->direct_refusal, "small enough for LLVM to unroll"));
+    const tir_module *m = direct_compile(ctx, on, TIR_CG_PIPELINE_DIRECT, false, false);
+    assert_int_equal(m->pipeline, TIR_CG_PIPELINE_DIRECT);
+    assert_string_equal(m->ptx,
+                        direct_compile(ctx, plain, TIR_CG_PIPELINE_DIRECT, true, false)->ptx);
+    assert_true(strcmp(m->ptx, def->ptx) != 0);
+    m = direct_compile(ctx, off, TIR_CG_PIPELINE_DIRECT, false, false);
+    assert_int_equal(m->pipeline, def->pipeline);
+    assert_string_equal(m->ptx, def->ptx);
+    /* direct_all_loops over it; the short pipeline: LLVM, as without */
+    assert_string_equal(direct_compile(ctx, on, TIR_CG_PIPELINE_DIRECT, false, true)->ptx,
+                        direct_compile(ctx, plain, TIR_CG_PIPELINE_DIRECT, false, true)->ptx);
+    m = direct_compile(ctx, on, TIR_CG_PIPELINE_SHORT, false, false);
+    assert_int_not_equal(m->pipeline, TIR_CG_PIPELINE_DIRECT);
+    assert_string_equal(m->ptx, direct_compile(ctx, plain, TIR_CG_PIPELINE_SHORT, false, false)->ptx);
+    /* a math call is outside the direct emitter's subset: LLVM's PTX */
+    static const char text[] = "@T.prim_func\n"
+                               "def k(X: T.Buffer((64,), \"float32\"), Y: T.Buffer((64,), \"float32\")):\n"
+                               "    T.func_attr({\"direct_unroll\": %d})\n"
+                               "    for t in T.thread_binding(0, 16, thread=\"threadIdx.x\"):\n"
+                               "        for i in T.serial(4):\n"
+                               "            Y[t * 4 + i] = T.exp(X[t * 4 + i])\n";
+    const tir_module *mm[2];
+    for (int v = 0; v < 2; v++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, text, v);
+        const tir_prim_func *k;
+        assert_int_equal(tir_parse_func(ctx, buf, strlen(buf), &k), TIR_OK);
+        mm[v] = direct_compile(ctx, k, TIR_CG_PIPELINE_DIRECT, false, false);
+        assert_int_not_equal(mm[v]->pipeline, TIR_CG_PIPELINE_DIRECT);
+        assert_non_null(mm[v]->direct_refusal);
+    }
+    assert_null(strstr(mm[1]->direct_refusal, "small enough"));
+    assert_string_equal(mm[1]->ptx, mm[0]->ptx);
+    /* neither the value 2 nor a string */
+    tir_schedule *s = occ_sched(ctx, 0, 0, 0);
+    SCHED_OK(s, tir_sched_annotate_block_int(s, sched_block(s, "root"), "direct_unroll", 2));
+    occ_refused(ctx, s, "sm_90", "direct_unroll must be the int 0 or 1");
+    s = occ_sched(ctx, 0, 0, 0);
+    SCHED_OK(s, tir_sched_annotate_block_str(s, sched_block(s, "root"), "direct_unroll", "1"));
+    occ_refused(ctx, s, "sm_90", "direct_unroll must be the int 0 or 1");
     tir_ctx_destroy(ctx);
 }
 
@@ -927,6 +1012,7 @@ int main(void) {
         BOTH(test_llvm_ir_on_demand),
         BOTH(test_atomic_add),      BOTH(test_index_overflow),
         BOTH(test_unroll_budget),
+        cmocka_unit_test(test_direct_unroll), /* its own pipelines */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2026,6 +2026,7 @@ static void f32_one_case(uint64_t seed, long ci, f32_totals *t) {
     c.gvec = chance(&r4, 30); /* vector stores of a ragged output */
     c.guard_tail = chance(&r4, 15); /* the pipeline's tail (a body of 512+ FMAs) */
     c.clamp_tail = chance(&r4, 30);
+    c.dunroll = chance(&r4, 30); /* the direct_unroll annotation */
     const tir_prim_func *f = f32_def(&gc, &c, big);
     const char *stage = "setup";
     if (!f || tir_sched_create(ctx, f, &gc.s) != TIR_OK) {

@@ -1,7 +1,8 @@
 /* test_ptx_interp.c: the PTX interpreter (ptx_interp.c) as an oracle.
  * Real kernels: the seed matmul schedules (Steps 1-8, ragged sizes, a
  * dynamic-shared-memory tile, the multistage cp.async pipeline, split-K
- * with a workspace and with atomic adds, fused epilogues) are built with
+ * with a workspace and with atomic adds, fused epilogues, Steps 7-8 with
+ * the direct_unroll annotation) are built with
  * minitir's API, compiled to PTX by tir_codegen (LLVM), run in the
  * interpreter at the module's launch dimensions and compared bit for bit
  * with the reference interpreter (tir_interp_run) on small-integer inputs,
@@ -63,8 +64,11 @@ typedef struct kcase {
 
 static const seed_tiles big_tiles = {128, 128, 32, 8, 8}; /* 64 KiB: dynamic shared */
 
-/* Schedules c's program f (as tirc does, tools/tirc/common.c). */
-static const tir_prim_func *schedule(tir_ctx *ctx, const kcase *c, const tir_prim_func *f) {
+/* Schedules c's program f (as tirc does, tools/tirc/common.c); dunroll:
+ * Step 8's configuration with the tuner's dunroll (the direct_unroll
+ * annotation). */
+static const tir_prim_func *schedule(tir_ctx *ctx, const kcase *c, const tir_prim_func *f,
+                                     bool dunroll) {
     tir_schedule *s;
     OK(ctx, tir_sched_create(ctx, f, &s));
     if (c->epi >= 0) {
@@ -75,6 +79,12 @@ static const tir_prim_func *schedule(tir_ctx *ctx, const kcase *c, const tir_pri
         cfg.staging = c->splitk > 1 && cfg.stages < 2; /* (the default may pick stages) */
         if (c->splitk > 1) cfg.splitk = c->splitk, cfg.bk = 16, cfg.splitk_atomic = c->atomic;
         if (c->stages >= 2) cfg.stages = c->stages;
+        cfg.dunroll = dunroll;
+        OK(ctx, sgemm_schedule(s, &cfg, NULL, NULL));
+    } else if (dunroll) { /* seed_schedule_tiles' Step 7 or 8, annotated */
+        sgemm_config cfg = sgemm_config_for(c->M, c->N, c->K, 132);
+        sgemm_config_step(&cfg, c->step);
+        cfg.dunroll = true;
         OK(ctx, sgemm_schedule(s, &cfg, NULL, NULL));
     } else {
         OK(ctx, seed_schedule_tiles(s, c->step, c->tiles, NULL, NULL));
@@ -120,8 +130,10 @@ static void run_module(tir_ctx *ctx, const tir_module *m, void *const *bufs, con
  * leaves every loop rolled: direct_all_loops), the plain matmul's Steps
  * 1-3 (the seed's float32 kernels are all in its subset except the atomic
  * split-K's and those whose local arrays are indexed by loops that LLVM
- * too leaves rolled: Steps 4-6, the fused epilogue's Step 2). */
-static void run_case_with(const kcase *c, tir_cg_pipeline pipeline, bool all_loops) {
+ * too leaves rolled: Steps 4-6, the fused epilogue's Step 2).  dunroll:
+ * Step 8 unrolled by its kernels' direct_unroll annotation instead of the
+ * option (schedule). */
+static void run_case_with(const kcase *c, tir_cg_pipeline pipeline, bool all_loops, bool dunroll) {
     tir_ctx *ctx = tir_ctx_create();
     int64_t M = c->M, N = c->N, K = c->K;
     const tir_prim_func *f = c->epi < 0 ? tir_def_matmul(ctx, M, N, K, TIR_F32)
@@ -132,8 +144,8 @@ static void run_case_with(const kcase *c, tir_cg_pipeline pipeline, bool all_loo
     tir_codegen_opts_init(&cg);
     cg.pipeline = pipeline;
     cg.direct_all_loops = all_loops;
-    cg.direct_unroll = !all_loops;
-    OK(ctx, tir_build_kernels_with(ctx, schedule(ctx, c, f), NULL, &cg, &ms));
+    cg.direct_unroll = !all_loops && !dunroll;
+    OK(ctx, tir_build_kernels_with(ctx, schedule(ctx, c, f, dunroll), NULL, &cg, &ms));
     for (int k = 0; k < ms.nmodules && pipeline == TIR_CG_PIPELINE_DIRECT; k++) {
         const tir_module *m = ms.modules[k];
         bool must = c->step >= 7 || (c->step <= 3 && c->epi < 0 && !all_loops);
@@ -174,9 +186,9 @@ static void run_case_with(const kcase *c, tir_cg_pipeline pipeline, bool all_loo
 
 /* Both code generators: LLVM's (the short pipeline) and the direct one. */
 static void run_case(const kcase *c) {
-    run_case_with(c, TIR_CG_PIPELINE_SHORT, false);
-    run_case_with(c, TIR_CG_PIPELINE_DIRECT, true);
-    run_case_with(c, TIR_CG_PIPELINE_DIRECT, false);
+    run_case_with(c, TIR_CG_PIPELINE_SHORT, false, false);
+    run_case_with(c, TIR_CG_PIPELINE_DIRECT, true, false);
+    run_case_with(c, TIR_CG_PIPELINE_DIRECT, false, false);
 }
 
 static void matmul_steps(void **state) {
@@ -208,7 +220,7 @@ static void default_direct_choice(void **state) {
         kcase c = {step, n, n, n, -1, 0, false, 0, NULL};
         tir_ctx *ctx = tir_ctx_create();
         tir_module_set ms;
-        OK(ctx, tir_build_kernels(ctx, schedule(ctx, &c, tir_def_matmul(ctx, n, n, n, TIR_F32)), NULL,
+        OK(ctx, tir_build_kernels(ctx, schedule(ctx, &c, tir_def_matmul(ctx, n, n, n, TIR_F32), false), NULL,
                                   &ms));
         const tir_module *m = ms.modules[0];
         if (step <= 3) {
@@ -219,6 +231,37 @@ static void default_direct_choice(void **state) {
             assert_int_equal(m->pipeline, TIR_CG_PIPELINE_DIRECT);
         }
         tir_ctx_destroy(ctx);
+    }
+}
+
+/* Steps 7 and 8 where their configuration (sgemm_config_for) has a k loop
+ * that the direct emitter leaves to LLVM by default (checked first; 100³
+ * is a shape where its own unrolling ran faster, docs/performance.md run
+ * 161): with the direct_unroll annotation it takes every kernel
+ * (run_case_with's check) with its own unrolling, and the PTX equals the
+ * reference interpreter, split-K too; with the short pipeline (LLVM) as
+ * without the annotation. */
+static void direct_unroll_attr(void **state) {
+    (void)state;
+    static const kcase cases[] = {{7, 64, 64, 64, -1, 0, false, 0, NULL},
+                                  {8, 65, 33, 70, -1, 0, false, 0, NULL},
+                                  {8, 65, 33, 70, -1, 2, false, 0, NULL},
+                                  {8, 100, 100, 100, -1, 0, false, 0, NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const kcase *c = &cases[i];
+        tir_ctx *ctx = tir_ctx_create();
+        const tir_prim_func *f = tir_def_matmul(ctx, c->M, c->N, c->K, TIR_F32);
+        tir_codegen_opts o; /* the default, whatever the environment says */
+        tir_codegen_opts_init(&o);
+        o.pipeline = TIR_CG_PIPELINE_DIRECT, o.direct_unroll = o.direct_all_loops = false;
+        tir_module_set ms;
+        OK(ctx, tir_build_kernels(ctx, schedule(ctx, c, f, false), &o, &ms));
+        const char *why = ms.modules[0]->direct_refusal;
+        if (!why || !strstr(why, "small enough for LLVM to unroll"))
+            fail_msg("case %zu: the default's main kernel: %s", i, why ? why : "direct");
+        tir_ctx_destroy(ctx);
+        run_case_with(c, TIR_CG_PIPELINE_DIRECT, false, true);
+        run_case_with(c, TIR_CG_PIPELINE_SHORT, false, true);
     }
 }
 
@@ -1364,6 +1407,7 @@ int main(void) {
         cmocka_unit_test(multistage),     cmocka_unit_test(splitk),
         cmocka_unit_test(fused),          cmocka_unit_test(direct_edges),
         cmocka_unit_test(direct_unrolling),
+        cmocka_unit_test(direct_unroll_attr),
         cmocka_unit_test(default_direct_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

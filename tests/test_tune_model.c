@@ -135,7 +135,7 @@ static void test_auto_model(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     char path[32];
     temp_db(path);
-    make_db(ctx, path, 97);
+    make_db(ctx, path, 151);
     tir_tune_result r;
     tir_tune_opts o = {0};
     assert_int_equal(o.model, TIR_TUNE_MODEL_AUTO);
@@ -157,7 +157,7 @@ static void test_replay_finds_best(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     char path[32];
     temp_db(path);
-    pool_info info = make_db(ctx, path, 97);
+    pool_info info = make_db(ctx, path, 151);
     assert_true(info.n >= 10 && info.n <= 60);
     bool xgb = xgb_or_skip();
     for (int m = TIR_TUNE_MODEL_KNN; m <= TIR_TUNE_MODEL_RANDOM; m++) {
@@ -236,7 +236,7 @@ static void test_replay_errors(void **st) {
     tir_ctx *ctx = tir_ctx_create();
     char path[32];
     temp_db(path);
-    make_db(ctx, path, 97);
+    make_db(ctx, path, 151);
     tir_tune_db *db;
     assert_int_equal(tir_tune_db_open(ctx, path, &db), TIR_OK);
     tir_tune_result r;
@@ -282,7 +282,7 @@ static void test_xgb_missing(void **st) {
     assert_int_equal(tir_tune_xgb_available(NULL), TIR_ERR_UNSUPPORTED);
     char path[32];
     temp_db(path);
-    make_db(ctx, path, 97);
+    make_db(ctx, path, 151);
     tir_tune_result r;
     assert_int_equal(replay(ctx, path, TIR_TUNE_MODEL_XGB, 1, 10, false, &r), TIR_ERR_UNSUPPORTED);
     assert_non_null(strstr(tir_ctx_error(ctx), "the xgb cost model needs libxgboost"));

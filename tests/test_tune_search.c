@@ -32,7 +32,8 @@ static int index_of(const tir_tune_space *sp, const tir_tile_config *c) {
         if (x->warps_m == c->warps_m && x->warps_n == c->warps_n &&
             x->threads_m == c->threads_m && x->tm == c->tm && x->tn == c->tn &&
             x->bk == c->bk && x->vec == c->vec && x->staging == c->staging &&
-            x->splitk == c->splitk && x->lsr == c->lsr && x->stages == c->stages)
+            x->splitk == c->splitk && x->lsr == c->lsr && x->stages == c->stages &&
+            x->dunroll == c->dunroll)
             return i;
     }
     return -1;
@@ -80,6 +81,37 @@ static void test_space(void **st) {
             assert_false(c->staging);
         }
         if (multi == 0) fail_msg("shape %zu: no multistage points", k);
+        /* dunroll: only where it may matter, each such point with its twin
+         * without it just before */
+        int du = 0;
+        for (int i = 0; i < sp.n; i++) {
+            if (!sp.configs[i].dunroll) continue;
+            du++;
+            tir_tile_config twin = sp.configs[i];
+            twin.dunroll = false;
+            char a[256], b[256];
+            assert_true(i > 0);
+            tir_tile_config_text(&sp.configs[i - 1], a, sizeof a);
+            tir_tile_config_text(&twin, b, sizeof b);
+            assert_string_equal(a, b);
+        }
+        if (du == 0 || du == sp.n / 2) fail_msg("shape %zu: %d dunroll points", k, du);
+        tir_tune_space_free(&sp);
+    }
+    /* the default's 32x32 tiles at 1000x520x333 (a k loop the direct
+     * emitter leaves to LLVM: both values), and its 128x128x8 tiles at
+     * 4096³ (570+ instructions a k tile: dunroll 0 only) */
+    static const int64_t du_shapes[2][3] = {{1000, 520, 333}, {4096, 4096, 4096}};
+    for (int k = 0; k < 2; k++) {
+        tir_tune_task t = {TIR_TUNE_MATMUL, 1, du_shapes[k][0], du_shapes[k][1], du_shapes[k][2],
+                           TIR_RT_GEMM_F32};
+        tir_tune_space sp;
+        assert_int_equal(tir_tune_space_make(ctx, &t, sm90(), &sp), TIR_OK);
+        tir_tile_config c = tir_tune_default(&t, 132);
+        assert_int_equal(c.warps_m * c.threads_m * c.tm, k == 0 ? 32 : 128);
+        assert_true(index_of(&sp, &c) >= 0);
+        c.dunroll = true;
+        assert_int_equal(index_of(&sp, &c) >= 0, k == 0);
         tir_tune_space_free(&sp);
     }
     /* a multistage point that lowers, with cp.async copies */
@@ -228,6 +260,47 @@ static void test_text(void **st) {
                                            "pad=4 splitk=8 lsr=0 stages=3 gvec=2",
                                            &d),
                      TIR_ERR_PARSE);
+    /* dunroll ends the text when set, after gvec; without it: 0 */
+    c.dunroll = true;
+    tir_tile_config_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 pad=4 "
+                             "splitk=8 lsr=0 stages=3 dunroll=1");
+    d.gvec = true;
+    assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
+    assert_true(d.dunroll);
+    assert_false(d.gvec);
+    tir_tile_config_text(&d, again, sizeof again);
+    assert_string_equal(again, buf);
+    c.gvec = true;
+    tir_tile_config_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 pad=4 "
+                             "splitk=8 lsr=0 stages=3 gvec=1 dunroll=1");
+    d.gvec = d.dunroll = false;
+    assert_int_equal(tir_tile_config_parse(ctx, buf, &d), TIR_OK);
+    assert_true(d.gvec && d.dunroll);
+    c.gvec = c.dunroll = false;
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 "
+                                           "pad=4 splitk=8 lsr=0 stages=3 dunroll=0",
+                                           &d),
+                     TIR_OK);
+    assert_false(d.dunroll);
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 "
+                                           "pad=4 splitk=8 lsr=0 stages=3",
+                                           &d),
+                     TIR_OK);
+    assert_false(d.dunroll);
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 "
+                                           "pad=4 splitk=8 lsr=0 stages=3 dunroll=2",
+                                           &d),
+                     TIR_ERR_PARSE);
+    assert_int_equal(tir_tile_config_parse(ctx,
+                                           "warps=2x4 lanes=8x4 thread=8x8 bk=16 vec=4 staging=0 "
+                                           "pad=4 splitk=8 lsr=0 stages=3 dunroll=1 gvec=1",
+                                           &d),
+                     TIR_ERR_PARSE);
     assert_int_equal(tir_tile_config_parse(ctx, "warps=2x4 lanes=8", &d), TIR_ERR_PARSE);
     assert_non_null(strstr(tir_ctx_error(ctx), "field 4 of 13"));
     /* after the 12 fields only " stages=N" */
@@ -310,7 +383,7 @@ static void test_sampled(void **st) {
     const tir_decision *dec;
     int nd;
     assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
-    assert_int_equal(nd, 11);
+    assert_int_equal(nd, 12);
     const char *text = tir_sched_trace_text(s);
     assert_non_null(strstr(text, "sample_categorical([1, 2, 3, 4, 8, 16, 32, 64]"));
     assert_non_null(strstr(text, "sample_categorical([0, 1, 2, 3, 4]"));
@@ -326,7 +399,7 @@ static void test_sampled(void **st) {
     assert_int_equal(used.stages, 3);
     assert_false(used.staging);
     assert_int_equal(tir_sched_decisions(s, &dec, &nd), TIR_OK);
-    assert_int_equal(nd, 11);
+    assert_int_equal(nd, 12);
     text = tir_sched_trace_text(s);
     assert_non_null(strstr(text, "software_pipeline"));
     tir_sched_destroy(s);
@@ -344,6 +417,29 @@ static void test_sampled(void **st) {
     assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
     tir_sched_destroy(r);
     tir_sched_destroy(s);
+    /* dunroll: only where set, its decision recorded and the annotation in
+     * the trace; the replayed schedule's kernels carry it */
+    for (int du = 0; du < 2; du++) {
+        c.dunroll = du;
+        assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
+        assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, &used), TIR_OK);
+        assert_int_equal(used.dunroll, du);
+        text = tir_sched_trace_text(s);
+        assert_int_equal(strstr(text, "\"direct_unroll\", 1") != NULL, du);
+        assert_int_equal(tir_sched_create(ctx, f, &r), TIR_OK);
+        assert_int_equal(tir_sched_replay(r, text, strlen(text)), TIR_OK);
+        assert_true(tir_struct_equal(tir_sched_func(r), tir_sched_func(s)));
+        tir_kernel_set ks;
+        assert_int_equal(tir_lower_kernels(ctx, tir_sched_func(r), NULL, &ks), TIR_OK);
+        for (int k = 0; k < ks.nkernels; k++) {
+            const tir_annot *a = tir_annots_get(ks.kernels[k]->nattrs, ks.kernels[k]->attrs,
+                                                TIR_ANN_DIRECT_UNROLL);
+            assert_int_equal(a && a->kind == TIR_ANNOT_INT && a->i == 1, du);
+        }
+        tir_sched_destroy(r);
+        tir_sched_destroy(s);
+    }
+    c.dunroll = false;
     c.stages = 5;
     assert_int_equal(tir_sched_create(ctx, f, &s), TIR_OK);
     assert_int_equal(tir_tune_tiling_sampled(s, "C", &c, NULL), TIR_ERR_INVALID_ARG);

@@ -114,7 +114,9 @@ typedef struct tir_codegen_opts {
      * compiles: its kernels ran faster (docs/performance.md, run 160).
      * direct_unroll: such loops unrolled by the emitter itself as LLVM's
      * O3 unroller would (full, partial, runtime; docs/lowered-ir.md);
-     * MINITIR_CG_PIPELINE=direct-unroll sets it with DIRECT.
+     * MINITIR_CG_PIPELINE=direct-unroll sets it with DIRECT.  A kernel's
+     * direct_unroll attr (root-block annotation, 0 or 1; the tuner's
+     * dunroll) asks for the same for that kernel alone.
      * direct_all_loops (over direct_unroll): every serial loop left
      * rolled; MINITIR_CG_PIPELINE=direct-all sets it with DIRECT. */
     bool direct_unroll;

@@ -228,6 +228,14 @@ typedef struct tir_tile_config {
                                  vectorize_global_guarded annotation); a tuner
                                  knob, drawn where N is ragged, " gvec=1" ends
                                  the text when set */
+    bool dunroll;             /* the direct PTX emitter takes the kernels with
+                                 its own unrolling of serial loops small
+                                 enough for LLVM's O3 unroller (the
+                                 direct_unroll annotation) instead of
+                                 leaving them to LLVM; a tuner knob, drawn
+                                 where the k loop may be such a loop
+                                 (space.c), " dunroll=1" ends the text when
+                                 set */
     bool guard_tail;          /* software_pipeline_guard_tail on the k-tile
                                  pipeline when the body has at least 512 FMAs
                                  per thread: no peeled epilogue, a third less
@@ -476,24 +484,26 @@ TIR_API void tir_tune_space_free(tir_tune_space *sp);
 TIR_API bool tir_tune_config_valid(const tir_tune_task *t, const tir_target_limits *lim,
                                    const tir_tile_config *c);
 /* The decisions of c as text, "warps=2x4 lanes=8x4 thread=8x8 bk=8 vec=4
- * staging=1 pad=4 splitk=1 lsr=1 stages=0" (what the database stores as a
- * record's decisions), snprintf's return; and back.  The parser also takes
- * the text without " stages=N" (records written before the field existed)
- * as stages 0.  The switches not in the text (splitk_atomic, guard_tail,
- * no_swizzle) are tir_tile_config_default()'s; *c is written only on
- * success.  Parse errors: TIR_ERR_PARSE naming the field, or a knob out
- * of range (1..4096, pad 0..4096: a record's text can hold any number,
- * and the rule and the cost model multiply the knobs). */
+ * staging=1 pad=4 splitk=1 lsr=1 stages=0", then " gvec=1" and
+ * " dunroll=1" where set (what the database stores as a record's
+ * decisions), snprintf's return; and back.  The parser also takes the text
+ * without " stages=N" (records written before the field existed) as
+ * stages 0, and without gvec or dunroll as 0.  The switches not in the
+ * text (splitk_atomic, guard_tail, no_swizzle) are
+ * tir_tile_config_default()'s; *c is written only on success.  Parse
+ * errors: TIR_ERR_PARSE naming the field, or a knob out of range
+ * (1..4096, pad 0..4096: a record's text can hold any number, and the rule
+ * and the cost model multiply the knobs). */
 TIR_API int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap);
 TIR_API tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c);
 /* The tiling rule with its knobs as sampling instructions: one
  * sample_categorical per knob (warps_m, warps_n, lanes 8x4 or 4x8, tm, tn,
- * bk, staging, splitk, lsr, stages 0..4; vec is min(tm, tn, 4)), so the trace records
- * the decisions (tir_sched_decisions) and replays them.  With cfg the
- * decisions are cfg's (an error when a value is not a candidate); with
- * NULL they are drawn from the schedule's random state (the result may
- * then be refused by the rule).  *used (may be NULL) gets the
- * configuration applied. */
+ * bk, staging, splitk, lsr, stages 0..4, gvec, dunroll; vec is min(tm,
+ * tn, 4)), so the trace records the decisions (tir_sched_decisions) and
+ * replays them.  With cfg the decisions are cfg's (an error when a value
+ * is not a candidate); with NULL they are drawn from the schedule's random
+ * state (the result may then be refused by the rule).  *used (may be
+ * NULL) gets the configuration applied. */
 TIR_API tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block,
                                            const tir_tile_config *cfg, tir_tile_config *used);
 /* The configuration without tuning: a rule by shape for a GPU of nsm

@@ -9,7 +9,8 @@
  * arithmetic folded where it is constant and built once per basic block,
  * unrolled loops unrolled, serial loops rolled (a kernel with a loop
  * small enough for LLVM's O3 unroller to unroll goes to LLVM, whose
- * kernels ran faster; with direct_unroll such loops are unrolled here as
+ * kernels ran faster; with direct_unroll (the option for every kernel, or
+ * the kernel's direct_unroll attr) such loops are unrolled here as
  * that unroller would for NVPTX: fully, or partially by 2-8 copies with a
  * remainder, partial_count, deciding on the size of a trial emission
  * that a snapshot undoes, dsnap), local arrays as one virtual
@@ -1637,12 +1638,16 @@ static bool serial_loop(dg *d, const tir_for *f) {
     int64_t nbody;
     bool inner;
     if (d->opts->direct_all_loops) return rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner);
-    if (d->opts->direct_unroll) return llvm_unrolled(d, f, rc, mn, ext, end, cext, n, guard);
+    /* the kernel's direct_unroll attr asks for it per kernel (a tuner
+     * decision, cg_occupancy.c) */
+    if (d->opts->direct_unroll || d->info->direct_unroll)
+        return llvm_unrolled(d, f, rc, mn, ext, end, cext, n, guard);
     if (!rolled_loop(d, f, rc, mn, end, 1, guard, &nbody, &inner)) return false;
     /* a loop LLVM's O3 pipeline would unroll (codegen.c, short_ok) goes to
      * LLVM: this emitter's own unrolling of such loops (direct_unroll) ran
      * Steps 1-3 35-65% and Step 8 at 1000x520x333 18% slower than LLVM's
-     * kernels on the H100 (docs/performance.md, run 160) */
+     * kernels on the H100 (docs/performance.md, run 160), though 12-16%
+     * faster for the 32x32 tiles at 100^3, 257^3 and 333^3 (run 161) */
     if (nbody < DIRECT_MIN_BODY || (cext && n * nbody < CG_SHORT_MIN_WORK))
         return refuse(d, "a loop small enough for LLVM to unroll");
     return true;

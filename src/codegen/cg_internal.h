@@ -25,6 +25,9 @@ typedef struct cg_info {
     /* occupancy controls (cg_occupancy.c); 0: not requested */
     int64_t max_threads, min_blocks, max_regs;
     bool lsr; /* run LLVM's loop strength reduction (loop_strength_reduction) */
+    /* the direct emitter unrolls small serial loops itself, as
+     * tir_codegen_opts.direct_unroll (direct_unroll) */
+    bool direct_unroll;
     /* The shared buffers (distinct, in first-Allocate order, as emission
      * places them): their bytes with each start aligned to
      * max(16, buffer align), and the largest such alignment. */
@@ -54,10 +57,11 @@ tir_status cg_check(tir_ctx *ctx, const tir_prim_func *f, const tir_target *t, c
 
 /* Checks f's occupancy attrs (launch_bounds_max_threads,
  * launch_bounds_min_blocks_per_sm, max_registers) against its launch
- * (info->dims, filled) and lim, and records them in info.
+ * (info->dims, filled) and lim, and records them in info, with the
+ * switches loop_strength_reduction and direct_unroll.
  * TIR_ERR_UNSUPPORTED naming the kernel and the attr when one is not an
  * int, not positive, past the target's limit, or (max threads) below the
- * kernel's threads per block. */
+ * kernel's threads per block; or a switch is not the int 0 or 1. */
 tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
                               cg_info *info);
 /* The product of the threadIdx extents of info->dims. */

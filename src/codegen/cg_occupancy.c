@@ -8,7 +8,8 @@
  * threads the kernel is launched with makes every launch fail, so the values
  * are checked here against the kernel's launch and the target's limits.
  * loop_strength_reduction (0 or 1) is read here too: it steers the backend
- * the same way (codegen.c).
+ * the same way (codegen.c); so is direct_unroll (0 or 1), which steers the
+ * direct emitter's choice of small loops (cg_direct.c).
  */
 #include "cg_internal.h"
 
@@ -31,6 +32,19 @@ static tir_status occ_value(tir_ctx *ctx, const tir_prim_func *f, tir_annot_key 
     return TIR_OK;
 }
 
+/* The switch attr `key` in *out: true for 1, false for 0 or absent; an
+ * error naming the kernel for any other value or kind. */
+static tir_status switch_value(tir_ctx *ctx, const tir_prim_func *f, tir_annot_key key,
+                               bool *out) {
+    const tir_annot *a = tir_annots_get(f->nattrs, f->attrs, key);
+    if (a && (a->kind != TIR_ANNOT_INT || (a->i != 0 && a->i != 1)))
+        return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
+                            "codegen: kernel '%s': %s must be the int 0 or 1", f->name,
+                            tir_annot_key_str(key));
+    *out = a && a->i == 1;
+    return TIR_OK;
+}
+
 tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_target_limits *lim,
                               cg_info *info) {
     TIR_TRY(occ_value(ctx, f, TIR_ANN_LAUNCH_BOUNDS_MAX_THREADS, lim->max_threads_per_block,
@@ -39,12 +53,8 @@ tir_status cg_check_occupancy(tir_ctx *ctx, const tir_prim_func *f, const tir_ta
                       "the target's resident blocks per multiprocessor", &info->min_blocks));
     TIR_TRY(occ_value(ctx, f, TIR_ANN_MAX_REGISTERS, lim->max_registers_per_thread,
                       "the target's registers per thread", &info->max_regs));
-    const tir_annot *lsr = tir_annots_get(f->nattrs, f->attrs, TIR_ANN_LOOP_STRENGTH_REDUCTION);
-    if (lsr && (lsr->kind != TIR_ANNOT_INT || (lsr->i != 0 && lsr->i != 1)))
-        return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,
-                            "codegen: kernel '%s': %s must be the int 0 or 1", f->name,
-                            tir_annot_key_str(TIR_ANN_LOOP_STRENGTH_REDUCTION));
-    info->lsr = lsr && lsr->i == 1;
+    TIR_TRY(switch_value(ctx, f, TIR_ANN_LOOP_STRENGTH_REDUCTION, &info->lsr));
+    TIR_TRY(switch_value(ctx, f, TIR_ANN_DIRECT_UNROLL, &info->direct_unroll));
     int64_t threads = cg_threads_per_block(info);
     if (info->max_threads && info->max_threads < threads)
         return tir_ctx_fail(ctx, TIR_ERR_UNSUPPORTED,

@@ -9,7 +9,8 @@
  * gathered over the whole function first, since the writing block need not
  * be the allocating one.  The root block's occupancy annotations
  * (launch_bounds_max_threads, launch_bounds_min_blocks_per_sm,
- * max_registers) describe the whole kernel, so they move to the function's
+ * max_registers) and codegen switches (loop_strength_reduction,
+ * direct_unroll) describe the whole kernel, so they move to the function's
  * attrs, where codegen reads them; a root annotation replaces a function
  * attr of the same key.
  */
@@ -101,7 +102,8 @@ static const tir_node *on_realize(tir_mutator *m, const tir_node *n) {
 static const tir_annot_key occupancy_keys[] = {TIR_ANN_LAUNCH_BOUNDS_MAX_THREADS,
                                                TIR_ANN_LAUNCH_BOUNDS_MIN_BLOCKS_PER_SM,
                                                TIR_ANN_MAX_REGISTERS,
-                                               TIR_ANN_LOOP_STRENGTH_REDUCTION};
+                                               TIR_ANN_LOOP_STRENGTH_REDUCTION,
+                                               TIR_ANN_DIRECT_UNROLL};
 enum { NOCC = sizeof occupancy_keys / sizeof occupancy_keys[0] };
 
 /* f with the root block's occupancy annotations among its attrs. */

@@ -131,7 +131,7 @@ static double prior(const tir_tune_task *t, int nsm, const tir_tune_space *sp, i
     return is_tc(sp) ? prior_tc(t, nsm, &sp->tc_configs[i]) : prior_f32(t, nsm, &sp->configs[i]);
 }
 
-enum { NFEAT = 10 };
+enum { NFEAT = 11 };
 static void features(const tir_tune_space *sp, int i, double *f) {
     if (is_tc(sp)) {
         const tir_tc_config *c = &sp->tc_configs[i];
@@ -139,6 +139,7 @@ static void features(const tir_tune_space *sp, int i, double *f) {
         f[3] = log2((double)c->warps_m), f[4] = log2((double)c->warps_n);
         f[5] = c->stages - 2, f[6] = c->async_copy ? 1 : 0, f[7] = c->pad / 8.0, f[8] = 0;
         f[9] = c->splitk > 1 ? log2((double)c->splitk) : 0; /* 0 without: distances as before */
+        f[10] = 0;
         return;
     }
     const tir_tile_config *c = &sp->configs[i];
@@ -150,6 +151,9 @@ static void features(const tir_tune_space *sp, int i, double *f) {
     /* 0 without a multistage pipeline (so that distances between such
      * points are what they were), 1 at 3 stages, 1.5 at 4 */
     f[9] = c->stages >= 2 ? (c->stages - 1) / 2.0 : 0;
+    /* dunroll: 0.5, as lsr (0 without: the distances between points
+     * without it stay what they were) */
+    f[10] = c->dunroll ? 0.5 : 0;
 }
 
 /* Point i of the space's decisions as text (what a record stores). */
@@ -211,7 +215,7 @@ static int knob_distance(const tir_tile_config *a, const tir_tile_config *b) {
     return (a->warps_m != b->warps_m) + (a->warps_n != b->warps_n) +
            (a->threads_m != b->threads_m) + (a->tm != b->tm) + (a->tn != b->tn) +
            (a->bk != b->bk) + (pipe_of(a) != pipe_of(b)) + (a->splitk != b->splitk) +
-           (a->lsr != b->lsr) + (a->gvec != b->gvec);
+           (a->lsr != b->lsr) + (a->gvec != b->gvec) + (a->dunroll != b->dunroll);
 }
 
 /* How many knobs differ between points a and b of the space. */

@@ -13,7 +13,10 @@
  * a ragged tile's edge with a source size of 0; only without staging,
  * which it replaces, so that the space at most doubles rather than
  * triples), split-K slices of whole k tiles (matmul only), LLVM loop
- * strength reduction on or off.  A configuration is kept when the copies
+ * strength reduction on or off, vector stores of a ragged output on or off
+ * (gvec, where N is ragged), and the direct emitter's own unrolling on or
+ * off (dunroll, where the k loop may be small enough for LLVM to unroll:
+ * dunroll_may_matter).  A configuration is kept when the copies
  * of its A and B tiles are whole rounds of the block's threads (the
  * lowering's local_check needs it), its shared tiles fit the target (one
  * version in static shared memory; a multistage pipeline's versions in
@@ -109,6 +112,34 @@ static bool push(grow *g, const tir_tile_config *c) {
     return true;
 }
 
+/* The direct emitter's thresholds for a serial loop it leaves rolled
+ * (src/codegen/cg_direct.c, DIRECT_MIN_BODY, and CG_SHORT_MIN_WORK of
+ * cg_internal.h): PTX instructions in the body, and trip count times
+ * body. */
+enum { TUNE_DIRECT_MIN_BODY = 300, TUNE_DIRECT_MIN_WORK = 3000 };
+
+/* Whether dunroll can change c's kernels for t: whether the direct
+ * emitter may refuse the main kernel for "a loop small enough for LLVM to
+ * unroll" (dunroll then makes it unroll that loop itself instead of
+ * leaving the kernel to LLVM).  Its k loop's body has at least the
+ * thread's tm x tn x bk FMAs per k tile (S times that where a multistage
+ * pipeline unrolls its steady state by S), and the loop runs the slice's k
+ * tiles less those a pipeline peels (S - 1, or 1 with staging).  Where
+ * these lower bounds clear the thresholds the emitter keeps the kernel
+ * either way, and dunroll would only make twin points of one kernel: on
+ * every point of 100³, 128³, 257³, 333³, 512³, 1000×520×333 and
+ * 33×1000×45 (and samples of 4095³, 4096³, 64×64×65536, 8×4096×4096, a
+ * bias-ReLU and a batch matmul) no point left out here had a kernel the
+ * emitter refuses so, and about half the points kept do.  split-K's
+ * summing kernel never has such a loop. */
+static bool dunroll_may_matter(const tir_tune_task *t, const tir_tile_config *c) {
+    int64_t fmas = (int64_t)c->tm * c->tn * c->bk;
+    int64_t tiles = (t->K + (int64_t)c->splitk * c->bk - 1) / ((int64_t)c->splitk * c->bk);
+    tiles -= c->stages >= 2 ? c->stages - 1 : c->staging ? 1 : 0;
+    int64_t copies = c->stages >= 2 ? c->stages : 1;
+    return fmas * copies < TUNE_DIRECT_MIN_BODY || tiles * fmas < TUNE_DIRECT_MIN_WORK;
+}
+
 /* The split-K choices for t: 1, and when the output alone gives few
  * blocks, slices up to 64. */
 static int splits(const tir_tune_task *t, int *out) {
@@ -164,14 +195,16 @@ tir_status tir_tune_space_make(tir_ctx *ctx, const tir_tune_task *t,
                                         /* a ragged N the vector divides: with and
                                            without vector stores of the output */
                                         bool gv = c.vec > 1 && t->N % bn && t->N % c.vec == 0;
-                                        for (int v = 0; v <= (gv ? 1 : 0); v++) {
-                                            c.gvec = v;
-                                            if (!push(&g, &c)) {
-                                                free(g.v);
-                                                return tir_ctx_fail(ctx, TIR_ERR_NOMEM,
-                                                                    "tune: out of memory");
+                                        int du = dunroll_may_matter(t, &c) ? 1 : 0;
+                                        for (int v = 0; v <= (gv ? 1 : 0); v++)
+                                            for (int u = 0; u <= du; u++) {
+                                                c.gvec = v, c.dunroll = u;
+                                                if (!push(&g, &c)) {
+                                                    free(g.v);
+                                                    return tir_ctx_fail(ctx, TIR_ERR_NOMEM,
+                                                                        "tune: out of memory");
+                                                }
                                             }
-                                        }
                                     }
     if (g.n == 0) {
         free(g.v);
@@ -193,10 +226,10 @@ void tir_tune_space_free(tir_tune_space *sp) {
 int tir_tile_config_text(const tir_tile_config *c, char *buf, size_t cap) {
     return snprintf(buf, cap,
                     "warps=%dx%d lanes=%dx%d thread=%dx%d bk=%d vec=%d staging=%d pad=%d "
-                    "splitk=%d lsr=%d stages=%d%s",
+                    "splitk=%d lsr=%d stages=%d%s%s",
                     c->warps_m, c->warps_n, c->threads_m, c->threads_n, c->tm, c->tn, c->bk,
                     c->vec, c->staging ? 1 : 0, c->pad, c->splitk, c->lsr ? 1 : 0, c->stages,
-                    c->gvec ? " gvec=1" : "");
+                    c->gvec ? " gvec=1" : "", c->dunroll ? " dunroll=1" : "");
 }
 
 bool tune_text_numbers_fit(const char *text) {
@@ -208,9 +241,22 @@ bool tune_text_numbers_fit(const char *text) {
     return true;
 }
 
+/* An optional " NAME=0|1" (fmt " NAME=%d%n") at *r: *out and *r past it
+ * when there, else both as they were. */
+static void text_switch(const char **r, const char *fmt, bool *out) {
+    int v = 0, used = 0;
+    if (sscanf(*r, fmt, &v, &used) != 1 || (v != 0 && v != 1)) return;
+    *out = v == 1;
+    *r += used;
+}
+
+/* Whether only blanks are left at r. */
+static bool text_end(const char *r) { return r[strspn(r, " \t\n")] == '\0'; }
+
 /* The text of the 12 fields before stages was added (databases hold
  * records of it) parses with stages 0; after them only " stages=N" may
- * follow, then only " gvec=0|1". */
+ * follow, then only " gvec=0|1" and " dunroll=0|1", in that order, each
+ * optional (records before them read as 0). */
 tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config *c) {
     int st = 0, lsr = 0, used = 0, tail = 0;
     /* the switches (splitk_atomic, guard_tail, no_swizzle) are not in the
@@ -231,16 +277,13 @@ tir_status tir_tile_config_parse(tir_ctx *ctx, const char *text, tir_tile_config
     bool ok = false;
     if (n == 12) {
         const char *rest = text + used;
-        ok = rest[strspn(rest, " \t\n")] == '\0'; /* the old text */
+        ok = text_end(rest); /* the old text */
         if (!ok && sscanf(rest, " stages=%d%n", &p.stages, &tail) == 1) {
             n = 13;
             const char *r2 = rest + tail;
-            int gv = 0, t2 = 0;
-            ok = r2[strspn(r2, " \t\n")] == '\0';
-            if (!ok && sscanf(r2, " gvec=%d%n", &gv, &t2) == 1 && (gv == 0 || gv == 1)) {
-                p.gvec = gv == 1;
-                ok = r2[t2 + (int)strspn(r2 + t2, " \t\n")] == '\0';
-            }
+            text_switch(&r2, " gvec=%d%n", &p.gvec);
+            text_switch(&r2, " dunroll=%d%n", &p.dunroll);
+            ok = text_end(r2);
         }
     }
     if (!ok)
@@ -353,7 +396,7 @@ tir_tile_config tir_tune_default(const tir_tune_task *t, int nsm) {
 
 /* The knobs as sampling instructions: each knob's candidates, in the
  * order of the trace. */
-enum { NKNOBS = 11 };
+enum { NKNOBS = 12 };
 static const int64_t knob_warps[] = {1, 2, 4, 8}, knob_lanes[] = {0, 1}, knob_thr[] = {2, 4, 8},
                      knob_bk[] = {8, 16, 32}, knob_bool[] = {0, 1},
                      knob_split[] = {1, 2, 3, 4, 8, 16, 32, 64}, knob_stages[] = {0, 1, 2, 3, 4};
@@ -361,12 +404,12 @@ static const tune_knob knobs[NKNOBS] = {
     {"warps_m", knob_warps, 4}, {"warps_n", knob_warps, 4}, {"lanes", knob_lanes, 2},
     {"tm", knob_thr, 3},        {"tn", knob_thr, 3},        {"bk", knob_bk, 3},
     {"staging", knob_bool, 2},  {"splitk", knob_split, 8},  {"lsr", knob_bool, 2},
-    {"stages", knob_stages, 5}, {"gvec", knob_bool, 2}};
+    {"stages", knob_stages, 5}, {"gvec", knob_bool, 2},     {"dunroll", knob_bool, 2}};
 
 static void knob_values(const tir_tile_config *c, int64_t *v) {
     v[0] = c->warps_m, v[1] = c->warps_n, v[2] = c->threads_m == 4 ? 1 : 0;
     v[3] = c->tm, v[4] = c->tn, v[5] = c->bk, v[6] = c->staging, v[7] = c->splitk;
-    v[8] = c->lsr, v[9] = c->stages, v[10] = c->gvec;
+    v[8] = c->lsr, v[9] = c->stages, v[10] = c->gvec, v[11] = c->dunroll;
 }
 
 tir_status tune_sample_knobs(tir_schedule *s, int n, const tune_knob *knobs,
@@ -406,7 +449,7 @@ tir_status tir_tune_tiling_sampled(tir_schedule *s, const char *block, const tir
     c.vec = c.tm < c.tn ? c.tm : c.tn;
     if (c.vec > 4) c.vec = 4;
     c.staging = got[6] != 0, c.splitk = (int)got[7], c.lsr = got[8] != 0;
-    c.stages = (int)got[9], c.gvec = got[10] != 0;
+    c.stages = (int)got[9], c.gvec = got[10] != 0, c.dunroll = got[11] != 0;
     if (cfg) c.pad = cfg->pad;
     if (used) *used = c;
     return tir_tune_tiling(s, block, &c, NULL, NULL);

@@ -555,6 +555,10 @@ tir_status tir_tune_tiling(tir_schedule *s, const char *block, const tir_tile_co
     CALL(tir_sched_annotate_block_int(s, root,
                                       tir_annot_key_str(TIR_ANN_LOOP_STRENGTH_REDUCTION),
                                       cfg->lsr ? 1 : 0));
+    /* only where set: the schedules of configurations without it stay
+     * what they were (a record's trace replays as written) */
+    if (cfg->dunroll)
+        CALL(tir_sched_annotate_block_int(s, root, tir_annot_key_str(TIR_ANN_DIRECT_UNROLL), 1));
     /* At most 128 registers a thread for 8x8 thread tiles in blocks of
      * 256 threads or more, so that two blocks of 256 stay resident per SM:
      * such a tile needs no more (Step 8: 127), but ptxas takes 140-144 for
