@@ -408,7 +408,7 @@ static void test_program_empty(void **st) {
     if (nl) assert_int_equal(nl(), from);
     args[2] = tir_rt_arg_i32(-300); /* -1 blocks */
     EXPECT(tir_rt_program_launch(ctx, p, 3, args), TIR_ERR_INVALID_ARG);
-    assert_non_null(strstr(tir_ctx_error(ctx), "grid.x is -1"));
+    assert_non_null(strstr(tir_ctx_error(ctx), "has extent -1 (grid.x must be positive)"));
     EXPECT(tir_rt_sync(ctx, dev), TIR_OK);
     EXPECT(tir_rt_copy_d2h(ctx, dev, out, dout, N * 4), TIR_OK);
     int untouched = 0;

@@ -11,8 +11,8 @@
  * map, row sum and row max, a matmul of symbolic M, N and K, a transpose,
  * a 1-D stencil (spelled out and with its producer computed at the
  * consumer's tile), a clamp-to-edge stencil, a lower triangle (a select,
- * and a triangular loop), softmax rows (two reductions and their
- * consumers).  Schedules use split by factors that do not divide, fuse,
+ * and a triangular loop), a prefix sum (a triangular loop over a 1-D
+ * input), softmax rows (two reductions and their consumers).  Schedules use split by factors that do not divide, fuse,
  * reorder, bind, cache_read / cache_write, compute_at /
  * reverse_compute_at, compute_inline, vectorize, unroll, rfactor,
  * decompose_reduction, storage_align and parallel.
@@ -25,10 +25,11 @@
  * the comparison is bit-exact but for T.exp (a relative tolerance).  A
  * primitive's refusal must be clean (sched_fail_ok), a lowering refusal
  * must carry a message; an oracle's run-time error is a failure unless the
- * original also fails at that size.  test_split_overflow and
- * test_loop_bound_overflow check what a symbolic split does near the
- * int32 limit (the launch is refused where a grid extent or a loop bound
- * of the arguments passes int32) without running 2^31 iterations.
+ * original also fails at that size.  test_split_overflow,
+ * test_loop_bound_overflow and test_guard_overflow check what a symbolic
+ * split does near the int32 limit (the launch is refused where a grid
+ * extent, a loop bound of the arguments or a guard over a triangular loop
+ * may pass int32) without running 2^31 iterations.
  * MINITIR_UD_VERBOSE=1 prints every variant's outcome.
  */
 #include <math.h>
@@ -535,6 +536,25 @@ static const char *tri_loop_text =
     "                T.reads(B[vi], A[vi, vk])\n"
     "                T.writes(B[vi])\n"
     "                B[vi] = B[vi] + A[vi, vk]\n";
+
+/* A prefix sum: B[i] sums A[0..i] (a triangular loop over a 1-D input, so
+ * that no flattened index of an (n, n) buffer wraps first). */
+static const char *prefix_text =
+    "@T.prim_func\n"
+    "def pfx(A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\"), n: T.int32):\n"
+    "    for i in T.serial(n):\n"
+    "        with T.block(\"B0\"):\n"
+    "            vi = T.axis.spatial(n, i)\n"
+    "            T.reads()\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = T.float32(0)\n"
+    "        for k in T.serial(i + 1):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(n, i)\n"
+    "                vk = T.axis.reduce(n, k)\n"
+    "                T.reads(B[vi], A[vk])\n"
+    "                T.writes(B[vi])\n"
+    "                B[vi] = B[vi] + A[vk]\n";
 
 static const char *softmax_text =
     "@T.prim_func\n"
@@ -1051,17 +1071,26 @@ static void triangles_sched(dw *u, int kind, int64_t f) {
     case 5:
         TRY(u, "parallel", tir_sched_parallel(u->s, l[0]));
         break;
+    case 6: /* a row per block, the triangular k loop split by 3 */
+    case 7: /* rows split by 4 over the threads, k split by 3 */
+        dw_split_bind(u, l[0], kind == 6 ? 1 : 4, p);
+        if (u->st == TIR_OK) {
+            tir_loop_rv r[16];
+            int nr = us_loops(u, "B", r);
+            us_split(u, r[nr - 1], 3, q);
+        }
+        break;
     }
 }
 
 static void test_triangles(void **state) {
     (void)state;
     sizes s1 = sizes_1d(40);
-    const char *texts[] = {lower_tri_text, lower_tri_text, lower_tri_text,
-                           tri_loop_text,  tri_loop_text,  tri_loop_text};
-    const char *labels[] = {"tril", "tril", "tril", "trs", "trs", "trs"};
+    const char *texts[] = {lower_tri_text, lower_tri_text, lower_tri_text, tri_loop_text,
+                           tri_loop_text,  tri_loop_text,  prefix_text,    prefix_text};
+    const char *labels[] = {"tril", "tril", "tril", "trs", "trs", "trs", "pfx", "pfx"};
     dw_sweep(
-        &(dw_variants){.texts = texts, .labels = labels, .nkinds = 6, .sched = triangles_sched}, 0,
+        &(dw_variants){.texts = texts, .labels = labels, .nkinds = 8, .sched = triangles_sched}, 0,
         &s1);
     report("triangles");
 }
@@ -1195,8 +1224,8 @@ static void test_split_overflow(void **state) {
  * with n = 1 both emitters' PTX left B at its old value in the PTX
  * interpreter (the original sums 2^31 - 1 elements), and the grid check
  * above does not see a serial loop.  The kernel's loop bounds of its
- * arguments alone are now evaluated at launch (tir_launch_param_bounds),
- * by tir_module_launch_dims and by the simulator. */
+ * arguments are now evaluated at launch (tir_launch_plan_eval), by
+ * tir_module_launch_dims and by the simulator. */
 static void test_loop_bound_overflow(void **state) {
     (void)state;
     dw u;
@@ -1246,6 +1275,73 @@ static void test_loop_bound_overflow(void **state) {
     dw_finish(&u, &(sizes){0});
 }
 
+/* The same class in a guard: the prefix sum with a row per block and its
+ * triangular k loop split by 3 lowers to
+ *     for i_0 in blockIdx.x(n), k_0 in range(i_0 // 3 + 1), k_1 in range(3):
+ *         if i_0 < n and k_0 * 3 + k_1 < i_0 + 1: B[i_0] += A[k_0 * 3 + k_1]
+ * The grid n fits and the loop bound i_0 // 3 + 1 names a loop variable,
+ * so neither check saw it; at n = INT32_MAX the last row's k_0 * 3 + k_1
+ * reaches 3 * 715827882 + 2 = 2^31, computed in int32: it wraps to
+ * INT32_MIN, passes the guard, and A[INT32_MIN] is added (or, with the
+ * compiler free to assume no overflow, anything).  The launch is now
+ * refused wherever some value of a condition operand may pass its dtype,
+ * over the loop variables' ranges (tir_launch_plan_eval), by the module of
+ * either emitter and by the simulator, with the same message; one less
+ * row is accepted. */
+static void test_guard_overflow(void **state) {
+    (void)state;
+    dw u;
+    dw_start(&u, g_ctx, prefix_text, "prefix-overflow", 0, 0);
+    tir_loop_rv l[16], p[2], q[2];
+    us_loops(&u, "B0", l);
+    dw_split_bind(&u, l[0], 1, p);
+    tir_loop_rv r[16];
+    int nr = us_loops(&u, "B", r);
+    us_split(&u, r[nr - 1], 3, q);
+    assert_int_equal(u.st, TIR_OK);
+    tir_kernel_set ks;
+    if (tir_lower_kernels(g_ctx, tir_sched_func(u.s), NULL, &ks) != TIR_OK)
+        FAILF("lower: %s", tir_ctx_error(g_ctx));
+    assert_int_equal(ks.nkernels, 1);
+    tir_launch ln;
+    if (tir_launch_check(g_ctx, ks.kernels[0], NULL, &ln) != TIR_OK)
+        FAILF("launch_check: %s", tir_ctx_error(g_ctx));
+    const tir_var *nv = ks.kernels[0]->params[2];
+    static char msg[2][1024];
+    for (int dr = 1; dr >= 0; dr--) {
+        compiled c;
+        compile_set(&u, &ks, dr, &c);
+        assert_int_equal(c.n, 1);
+        for (int64_t n = (int64_t)INT32_MAX - 3; n <= INT32_MAX; n++) {
+            float A[4] = {0}, B[4] = {0}; /* never run: refused, or not given to the simulator */
+            tir_arg args[3] = {{A, 0}, {B, 0}, {NULL, n}};
+            int64_t grid[3], block[3], ext;
+            const char *why;
+            /* the grid alone fits: only the guard tells */
+            assert_true(tir_launch_eval_extent(ln.extent[0], 1, &nv, &n, &ext, &why));
+            bool wraps = 3 * ((n - 1) / 3) + 2 > INT32_MAX;
+            tir_status st = tir_module_launch_dims(g_ctx, c.mods[0], 3, args, grid, block);
+            if (wraps != (st != TIR_OK))
+                FAILF("%s, n = %lld: launch %s (%s)", dr ? "direct" : "LLVM", (long long)n,
+                      st == TIR_OK ? "accepted" : "refused", tir_ctx_error(g_ctx));
+            if (st == TIR_OK) continue;
+            snprintf(msg[0], sizeof msg[0], "%s", tir_ctx_error(g_ctx));
+            tir_ctx_clear_error(g_ctx);
+            if (!strstr(msg[0], "launch of 'pfx': the condition") ||
+                !strstr(msg[0], "k_0 * 3 + k_1 (int32) reaches [0, 2147483648]"))
+                FAILF("n = %lld: %s", (long long)n, msg[0]);
+            /* the simulator refuses it with the same message */
+            tir_sim_opts so = {0};
+            if (tir_sim_run_kernels(g_ctx, &ks, 3, args, &so, NULL) == TIR_OK)
+                FAILF("simulator ran n = %lld", (long long)n);
+            snprintf(msg[1], sizeof msg[1], "%s", tir_ctx_error(g_ctx));
+            tir_ctx_clear_error(g_ctx);
+            if (!strstr(msg[1], msg[0])) FAILF("module: %s\nsimulator: %s", msg[0], msg[1]);
+        }
+    }
+    dw_finish(&u, &(sizes){0});
+}
+
 int main(void) {
     const char *v = getenv("MINITIR_UD_VERBOSE");
     verbose = v && v[0] == '1';
@@ -1257,6 +1353,7 @@ int main(void) {
         cmocka_unit_test(test_transpose),      cmocka_unit_test(test_stencils),
         cmocka_unit_test(test_triangles),      cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_split_overflow), cmocka_unit_test(test_loop_bound_overflow),
+        cmocka_unit_test(test_guard_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

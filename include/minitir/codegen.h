@@ -179,11 +179,11 @@ typedef struct tir_module {
     const tir_kernel_param *params;
     tir_launch_dim grid[3];  /* blockIdx.x, y, z */
     tir_launch_dim block[3]; /* threadIdx.x, y, z (always constant) */
-    /* The kernel's loop bounds of scalar parameters alone
-     * (tir_launch_param_bounds): tir_module_launch_dims refuses a launch
-     * where one passes its dtype (the kernel would loop a wrapped count). */
-    int nparam_bounds;
-    const tir_expr *const *param_bounds;
+    /* What a launch checks (tir_launch_plan_build): tir_module_launch_dims
+     * evaluates the launch sizes and refuses a launch where one of the
+     * kernel's loop bounds or conditions may pass its dtype (the kernel
+     * would loop a wrapped count, or let a wrapped index past a guard). */
+    const tir_launch_plan *launch_plan;
     int64_t shared_bytes;    /* static shared memory, bytes */
     /* Dynamic shared memory, bytes: a launch must request exactly this many
      * (after raising the kernel's limit past 48 KiB; tir_rt_program does
@@ -316,11 +316,13 @@ TIR_API tir_status tir_build_kernels_with(tir_ctx *ctx, const tir_prim_func *sch
 
 /* Evaluates the grid and block sizes for the given arguments (args as for
  * tir_interp_run: args[i].scalar for scalar params; buffer entries are
- * ignored).  Fails with TIR_ERR_INVALID_ARG when a size is not positive or
- * not computable (division by zero, nargs too small); a grid size of 0 is
- * given (TIR_OK) on an axis whose tir_launch_dim.zero_ok is set: the
- * kernel has nothing to do (an empty tensor), and tir_rt_program_launch
- * then launches nothing. */
+ * ignored), through the module's launch plan (tir_launch_plan_eval, the
+ * simulator's check too).  Fails with TIR_ERR_INVALID_ARG when a size is
+ * not positive or not computable (division by zero, nargs too small), or
+ * a loop bound or condition of the kernel may pass its dtype at these
+ * arguments; a grid size of 0 is given (TIR_OK) on an axis whose
+ * tir_launch_dim.zero_ok is set: the kernel has nothing to do (an empty
+ * tensor), and tir_rt_program_launch then launches nothing. */
 TIR_API tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs,
                                           const tir_arg *args, int64_t grid[3],
                                           int64_t block[3]);

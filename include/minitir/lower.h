@@ -190,15 +190,60 @@ TIR_API tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
 TIR_API bool tir_launch_eval_extent(const tir_expr *e, int nvars, const tir_var *const *vars,
                                     const int64_t *values, int64_t *out, const char **why);
 
-/* The loop bounds (min, extent) of a lowered kernel that name scalar
- * parameters and nothing else, each once, in *out (owned by ctx): the
- * serial loops the kernel computes from its arguments, such as a k loop
- * split by 3, `for k_0 in range((m + 2) // 3)`.  The kernel computes them
- * in their dtype, so where one passes it (m within 2 of INT32_MAX) the
- * loop runs a wrapped count; tir_module_launch_dims and the simulator
- * evaluate each with tir_launch_eval_extent and refuse such a launch. */
-TIR_API void tir_launch_param_bounds(tir_ctx *ctx, const tir_prim_func *kernel, int *n,
-                                     const tir_expr *const **out);
+/* What a launch of a lowered kernel checks once its scalar arguments are
+ * known, found once per kernel (codegen keeps it in the tir_module; the
+ * simulator builds it per run).  Opaque; owned by the ctx.
+ *
+ * The kernel computes its launch sizes, loop bounds and conditions in
+ * their dtype, so where a value passes it the kernel silently runs a
+ * wrapped count or lets a wrapped index past its guard.  At launch
+ * (tir_launch_plan_eval) each of these is bounded over the ranges of the
+ * loop variables it names, with interval arithmetic (the forms
+ * tir_launch_eval_extent evaluates), and the launch is refused where any
+ * intermediate value may pass its expression's dtype:
+ *   - the extent of each launch axis (exactly: it names arguments only);
+ *   - every loop bound (start, extent, and the end start + extent that
+ *     both emitters compute) that depends on the arguments: one naming
+ *     scalar parameters alone, a k loop split by 3 `range((m + 2) // 3)`,
+ *     and one naming loop variables too, a triangular `range(i + 2)` or a
+ *     tail `range(T.min(bx * 3 + 5, n + 2) - bx * 3)`;
+ *   - every integer operand of a comparison in an if or select condition
+ *     that depends on the arguments (a guard `k_0 * 3 + k_1 <= i`).
+ * A loop variable ranges over its loop's start to start + extent - 1
+ * (blockIdx / threadIdx variables over the launch sizes); a loop whose
+ * extent is at most 0 runs nothing, so what it holds is not checked.  A
+ * range over-approximates where operands are correlated (the guards
+ * around a statement are not used either), so a refusal means a value
+ * may wrap, but where nothing is refused nothing wraps.  A cast wraps by
+ * definition and is not refused (its range becomes the wrapped one), a
+ * divisor of 0 alone is refused ("a division by zero"), a range of
+ * divisors holding 0 is bounded over its other values.  Expressions of
+ * other forms (a load, a select, a Let variable), and anything naming
+ * the variable of a loop with such a bound, are not bounded and never
+ * refused for their form. */
+typedef struct tir_launch_plan tir_launch_plan;
+
+/* The plan of kernel, whose launch sizes l are (tir_launch_check). */
+TIR_API tir_status tir_launch_plan_build(tir_ctx *ctx, const tir_prim_func *kernel,
+                                         const tir_launch *l, const tir_launch_plan **out);
+
+/* The one launch-time check, used by tir_module_launch_dims (the runtime)
+ * and the simulator, with vars[i] (scalar parameters; others are ignored)
+ * set to values[i].  Fills dims (blockIdx.x..z, threadIdx.x..z; 1 for an
+ * unused axis) or returns TIR_ERR_INVALID_ARG with a message naming the
+ * kernel ("launch of 'k': ...") when
+ *   1. an extent cannot be evaluated: a scalar parameter it names is not
+ *      in vars ("too few arguments"), an argument does not fit its
+ *      parameter's dtype, a division by zero, a value past its dtype;
+ *   2. an extent is negative, or 0 on an axis that is not empty_ok;
+ *   3. a loop bound or a condition, as above, may pass its dtype (the
+ *      message prints it, the subexpression, its range and the ranges of
+ *      the loop variables that subexpression names).
+ * Where a grid extent is 0 (an empty tensor) nothing runs and only 1
+ * and 2 are checked. */
+TIR_API tir_status tir_launch_plan_eval(tir_ctx *ctx, const tir_launch_plan *p, int nvars,
+                                        const tir_var *const *vars, const int64_t *values,
+                                        int64_t dims[TIR_NLAUNCH_AXES]);
 
 #ifdef __cplusplus
 }

@@ -728,6 +728,7 @@ static tir_status chk_launch(chk *c, const tir_target_limits *lim) {
     if (s != TIR_OK) return tir_ctx_fail(c->ctx, s, "codegen: %s", tir_ctx_error(c->ctx));
     for (int i = 0; i < CG_NAXES; i++) c->info->dims[i] = l.extent[i];
     c->info->empty_ok = l.empty_ok;
+    c->info->launch = l;
     return TIR_OK;
 }
 

@@ -21,6 +21,7 @@ enum { CG_NAXES = TIR_NLAUNCH_AXES };
 typedef struct cg_info {
     const tir_expr *dims[CG_NAXES]; /* launch extents; NULL: axis unused */
     unsigned empty_ok;              /* tir_launch.empty_ok */
+    tir_launch launch;              /* tir_launch_check's whole result (the launch plan) */
     bool *written;                  /* per param: the kernel stores to it (arena) */
     /* occupancy controls (cg_occupancy.c); 0: not requested */
     int64_t max_threads, min_blocks, max_regs;

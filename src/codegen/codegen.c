@@ -437,7 +437,7 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
         if (!d->is_const) d->value = 0;
         d->zero_ok = (info.empty_ok >> i) & 1u;
     }
-    tir_launch_param_bounds(ctx, kernel, &m->nparam_bounds, &m->param_bounds);
+    TIR_TRY(tir_launch_plan_build(ctx, kernel, &info.launch, &m->launch_plan));
     m->compile_ms = ir_now_ms() - t0;
     *out = m;
     return TIR_OK;
@@ -445,35 +445,17 @@ tir_status tir_codegen(tir_ctx *ctx, const tir_prim_func *kernel, const tir_code
 
 /* ---------------------------------------------------------- launch sizes */
 
-/* The module's launch extents, evaluated by lowering's launch evaluator
- * (tir_launch_eval_extent) with the scalar arguments. */
-static tir_status eval_one(tir_ctx *ctx, const tir_module *m, int i, int n, const tir_var **vars,
-                           const int64_t *values, int64_t *out) {
-    const tir_launch_dim *ld = i < 3 ? &m->grid[i] : &m->block[i - 3];
-    const char *why = NULL;
-    for (int k = n; k < m->nparams && !why; k++)
-        if (m->params[k].var && tir_uses_var(ld->extent, m->params[k].var))
-            why = "too few arguments";
-    if (why || !tir_launch_eval_extent(ld->extent, n, vars, values, out, &why))
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims of '%s': %s.%c has %s",
-                            m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3], why);
-    if (*out < 0 || (*out == 0 && !ld->zero_ok))
-        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
-                            "launch dims of '%s': %s.%c is %lld (must be positive%s)",
-                            m->kernel_name, i < 3 ? "grid" : "block", "xyz"[i % 3],
-                            (long long)*out,
-                            *out == 0 ? ": a statement of the kernel lies outside that axis's "
-                                        "loop, so 0 blocks would skip what the loop nest runs "
-                                        "once"
-                                      : "");
-    return TIR_OK;
-}
-
+/* The module's launch sizes, by lowering's one launch-time check
+ * (tir_launch_plan_eval, the simulator's too) with the scalar arguments. */
 tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, const tir_arg *args,
                                   int64_t grid[3], int64_t block[3]) {
     if (!ctx) return TIR_ERR_INVALID_ARG;
     if (!m || !grid || !block || (nargs > 0 && !args))
         return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch dims: missing argument");
+    if (!m->launch_plan)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "launch dims: module '%s' has no launch plan (not made by tir_codegen)",
+                            m->kernel_name ? m->kernel_name : "?");
     /* Parameters past nargs are left out: using one is "too few arguments". */
     int n = nargs < m->nparams ? nargs : m->nparams;
     const tir_var **vars = calloc((size_t)(n > 0 ? n : 1), sizeof *vars);
@@ -484,18 +466,11 @@ tir_status tir_module_launch_dims(tir_ctx *ctx, const tir_module *m, int nargs, 
         vars[i] = m->params[i].var;
         values[i] = args[i].scalar;
     }
-    for (int i = 0; s == TIR_OK && i < TIR_NLAUNCH_AXES; i++)
-        s = eval_one(ctx, m, i, n, vars, values, i < 3 ? &grid[i] : &block[i - 3]);
-    /* a loop bound the kernel computes from its arguments must fit its
-       dtype too, or the loop runs a wrapped count (silently: a k loop of
-       (m + 2) // 3 at m = INT32_MAX ran nothing) */
-    for (int i = 0; s == TIR_OK && i < m->nparam_bounds; i++) {
-        int64_t v;
-        const char *why = NULL;
-        if (!tir_launch_eval_extent(m->param_bounds[i], n, vars, values, &v, &why))
-            s = tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
-                             "launch dims of '%s': the loop bound %s has %s at these arguments",
-                             m->kernel_name, tir_print(ctx, m->param_bounds[i]), why);
+    int64_t dims[TIR_NLAUNCH_AXES];
+    if (s == TIR_OK) s = tir_launch_plan_eval(ctx, m->launch_plan, n, vars, values, dims);
+    for (int i = 0; s == TIR_OK && i < 3; i++) {
+        grid[i] = dims[i];
+        block[i] = dims[3 + i];
     }
     free(vars);
     free(values);

@@ -1,5 +1,7 @@
 /* launch.c: the launch sizes of a lowered kernel, checked once for every
- * layer that needs them (tir_launch_check, tir_launch_eval_extent).
+ * layer that needs them (tir_launch_check, tir_launch_eval_extent), and
+ * the one check of a launch once its arguments are known
+ * (tir_launch_plan_build, tir_launch_plan_eval).
  *
  * The grid and block of a kernel are the extents of its thread-binding
  * loops (docs/lowered-ir.md).  Lowering (check_kernel), codegen (which
@@ -8,7 +10,12 @@
  * them through this one walk and this one evaluator, with the limits of a
  * tir_target_limits, so that they cannot disagree on what a legal launch
  * is.  Block extents are constants; grid extents may use scalar
- * parameters, evaluated per launch from the arguments.
+ * parameters, evaluated per launch from the arguments.  At that point the
+ * runtime and the simulator also bound, through one helper with one set
+ * of messages, every loop bound and condition of the kernel that depends
+ * on the arguments over the ranges of the loop variables it names, and
+ * refuse the launch where a value the kernel computes may pass its dtype
+ * (a wrapped count or index, silently wrong).
  */
 #include <string.h>
 
@@ -177,14 +184,15 @@ tir_status tir_launch_check(tir_ctx *ctx, const tir_prim_func *kernel,
     return TIR_OK;
 }
 
-/* ------------------------------------------------------------ evaluation */
+/* ------------------------------------------------------------ arithmetic */
 
-static bool cast_value(tir_dtype t, int64_t v, int64_t *out) {
-    *out = t.bits == 64   ? v
-           : t.bits == 32 ? (t.code == TIR_TYPE_UINT ? (int64_t)(uint32_t)v : (int64_t)(int32_t)v)
-           : t.code == TIR_TYPE_UINT ? (int64_t)(uint8_t)v
-                                     : (int64_t)(int8_t)v;
-    return true;
+/* v converted to integer dtype t: truncated to its bits, then extended by
+ * its signedness (any width: int16 is not int8). */
+static int64_t cast_value(tir_dtype t, int64_t v) {
+    if (t.bits >= 64) return v;
+    uint64_t u = (uint64_t)v & ((UINT64_C(1) << t.bits) - 1);
+    if (t.code != TIR_TYPE_UINT && (u >> (t.bits - 1)) & 1) u |= ~((UINT64_C(1) << t.bits) - 1);
+    return (int64_t)u;
 }
 
 static bool div_mod(tir_kind k, int64_t x, int64_t y, int64_t *out, const char **why) {
@@ -209,8 +217,233 @@ static bool fits(tir_dtype t, int64_t v) {
     return v >= -(INT64_C(1) << (t.bits - 1)) && v < (INT64_C(1) << (t.bits - 1));
 }
 
-static bool eval_in(const tir_expr *e, int nvars, const tir_var *const *vars,
-                    const int64_t *values, int64_t *out, const char **why);
+/* ------------------------------------------------------------ intervals */
+
+/* Launch sizes and loop bounds are evaluated over ranges of values: a
+ * scalar argument is the range [v, v], a loop variable the range of its
+ * loop (its start to its start plus its extent, less one, over the ranges
+ * of the variables those name), and each operation the range of its
+ * results over its operands' ranges.  That range holds every value the
+ * kernel computes there, so where it fits the expression's dtype nothing
+ * wraps; where it does not, some value may (the range over-approximates
+ * where operands are correlated: a refusal there is a possible wrap, not a
+ * proved one).  Of arguments alone every range is one value, and this is
+ * the exact evaluation of tir_launch_eval_extent. */
+typedef struct iv {
+    int64_t lo, hi;
+} iv;
+
+typedef enum iv_res {
+    IV_OK,
+    IV_UNKNOWN, /* a form ival does not bound (none the plan lists) */
+    IV_FAIL,    /* a value may pass its dtype (ev.why, ev.at) */
+} iv_res;
+
+/* One evaluation: the arguments, the open loops' variables and ranges,
+ * and the first failure. */
+typedef struct ev {
+    int nvars;
+    const tir_var *const *vars;
+    const int64_t *values;
+    const tir_var *const *params; /* the kernel's scalar parameters, for */
+    int nparams;                  /* "too few arguments" (NULL: none) */
+    bool strict;                  /* an unknown variable fails (exact evaluation) */
+    int nloops;
+    const tir_var **lvar;
+    iv *lrange;
+    bool *lknown; /* false: the loop's range is not bounded here */
+    int *lend;    /* the step past the loop's body */
+    const char *why;
+    const tir_expr *at; /* the subexpression that failed */
+    bool has_range;     /* at_range is its range (else it passed int64) */
+    iv at_range;
+} ev;
+
+/* The range of all values of integer dtype t. */
+static iv full_range(tir_dtype t) {
+    if (t.bits >= 64) return (iv){INT64_MIN, INT64_MAX};
+    if (t.code == TIR_TYPE_UINT) return (iv){0, (INT64_C(1) << t.bits) - 1};
+    return (iv){-(INT64_C(1) << (t.bits - 1)), (INT64_C(1) << (t.bits - 1)) - 1};
+}
+
+static iv_res fail_at(ev *e, const tir_expr *x, const char *why, const iv *r) {
+    e->why = why;
+    e->at = x;
+    e->has_range = r != NULL;
+    if (r) e->at_range = *r;
+    return IV_FAIL;
+}
+
+static iv_res ival(ev *e, const tir_expr *x, iv *out);
+
+static iv_res var_iv(ev *e, const tir_var *v, iv *out) {
+    for (int i = e->nloops - 1; i >= 0; i--)
+        if (e->lvar[i] == v) {
+            /* a loop whose bounds did not evaluate: any value */
+            *out = e->lknown[i] ? e->lrange[i] : full_range(v->base.dtype);
+            return IV_OK;
+        }
+    for (int i = 0; i < e->nvars; i++)
+        if (e->vars[i] == v) {
+            *out = (iv){e->values[i], e->values[i]};
+            if (tir_dtype_is_int(v->base.dtype) && !fits(v->base.dtype, e->values[i]))
+                return fail_at(e, &v->base, "an argument that does not fit its parameter's dtype",
+                               out);
+            return IV_OK;
+        }
+    for (int i = 0; i < e->nparams; i++)
+        if (e->params[i] == v) return fail_at(e, &v->base, "too few arguments", NULL);
+    if (!e->strict) return IV_UNKNOWN;
+    return fail_at(e, &v->base, "a variable that is not a parameter", NULL);
+}
+
+/* A cast wraps by definition (not refused), so a range that does not fit
+ * the target maps to the wrapped ends where they stay in order over fewer
+ * than 2^bits values, else to every value of the target. */
+static iv_res cast_iv(ev *e, const tir_cast *c, iv *out) {
+    iv v;
+    iv_res r = ival(e, c->value, &v);
+    if (r != IV_OK) return r;
+    tir_dtype t = c->base.dtype;
+    if (fits(t, v.lo) && fits(t, v.hi)) {
+        *out = v;
+        return IV_OK;
+    }
+    uint64_t span = (uint64_t)v.hi - (uint64_t)v.lo;
+    int64_t lo = cast_value(t, v.lo), hi = cast_value(t, v.hi);
+    *out = t.bits < 64 && span < (UINT64_C(1) << t.bits) && lo <= hi ? (iv){lo, hi} : full_range(t);
+    return IV_OK;
+}
+
+static int64_t lo4(const int64_t c[4]) {
+    int64_t m = c[0];
+    for (int i = 1; i < 4; i++) m = c[i] < m ? c[i] : m;
+    return m;
+}
+
+static int64_t hi4(const int64_t c[4]) {
+    int64_t m = c[0];
+    for (int i = 1; i < 4; i++) m = c[i] > m ? c[i] : m;
+    return m;
+}
+
+/* a * b or a / b (kind k) at the four corners: the extremes of a product,
+ * and of a quotient by a range without 0 (monotone in each operand). */
+static iv_res corners(ev *e, const tir_expr *x, tir_kind k, iv a, iv b, iv *out) {
+    int64_t c[4], xs[2] = {a.lo, a.hi}, ys[2] = {b.lo, b.hi};
+    const char *why = "an overflow of its dtype";
+    for (int i = 0; i < 4; i++) {
+        bool ok = k == TIR_KIND_MUL ? !__builtin_mul_overflow(xs[i / 2], ys[i % 2], &c[i])
+                                    : div_mod(k, xs[i / 2], ys[i % 2], &c[i], &why);
+        if (!ok) return fail_at(e, x, why, NULL);
+    }
+    *out = (iv){lo4(c), hi4(c)};
+    return IV_OK;
+}
+
+static int64_t magnitude(int64_t v) { return v >= 0 ? v : v == INT64_MIN ? INT64_MAX : -v; }
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* a % b (truncated, k Mod) or floormod(a, b): the exact range where one
+ * divisor gives one quotient over a, else what the remainder's sign and
+ * size allow (|r| < |b|, and a truncated r has a's sign and |r| <= |a|). */
+static iv_res mod_iv(ev *e, const tir_expr *x, tir_kind k, iv a, iv b, iv *out) {
+    const char *why;
+    if (b.lo == b.hi) {
+        tir_kind q = k == TIR_KIND_MOD ? TIR_KIND_DIV : TIR_KIND_FLOORDIV;
+        int64_t q0, q1;
+        if (!div_mod(q, a.lo, b.lo, &q0, &why) || !div_mod(q, a.hi, b.lo, &q1, &why))
+            return fail_at(e, x, why, NULL);
+        if (q0 == q1) { /* r = a - q * b rises with a */
+            div_mod(k, a.lo, b.lo, &out->lo, &why);
+            div_mod(k, a.hi, b.lo, &out->hi, &why);
+            return IV_OK;
+        }
+    }
+    int64_t m = (magnitude(b.lo) > magnitude(b.hi) ? magnitude(b.lo) : magnitude(b.hi)) - 1;
+    if (k == TIR_KIND_FLOORMOD) { /* the sign of b */
+        out->lo = b.lo > 0 ? 0 : -m;
+        out->hi = b.hi < 0 ? 0 : b.lo > 0 && a.lo >= 0 ? min64(a.hi, m) : m;
+        return IV_OK;
+    }
+    out->lo = a.lo >= 0 ? 0 : -min64(magnitude(a.lo), m);
+    out->hi = a.hi <= 0 ? 0 : min64(a.hi, m);
+    return IV_OK;
+}
+
+/* A division by 0 is refused where the divisor is 0 alone; a range of
+ * divisors holding 0 is bounded over its other values: a quotient by a
+ * nonzero integer is at most |a| in size (a remainder as above). */
+static iv_res div_iv(ev *e, const tir_expr *x, tir_kind k, iv a, iv b, iv *out) {
+    if (b.lo == 0 && b.hi == 0) return fail_at(e, x, "a division by zero or an overflow", NULL);
+    bool quot = k == TIR_KIND_DIV || k == TIR_KIND_FLOORDIV;
+    if (b.lo > 0 || b.hi < 0) return quot ? corners(e, x, k, a, b, out) : mod_iv(e, x, k, a, b, out);
+    if (!quot) return mod_iv(e, x, k, a, b, out);
+    if (a.lo == INT64_MIN) return fail_at(e, x, "an overflow of its dtype", NULL);
+    int64_t m = magnitude(a.lo) > magnitude(a.hi) ? magnitude(a.lo) : magnitude(a.hi);
+    *out = (iv){-m, m};
+    return IV_OK;
+}
+
+static iv_res arith_iv(ev *e, const tir_expr *x, iv a, iv b, iv *out) {
+    tir_kind k = (tir_kind)x->kind;
+    bool ovf = false;
+    switch (k) {
+    case TIR_KIND_ADD:
+        ovf = __builtin_add_overflow(a.lo, b.lo, &out->lo) ||
+              __builtin_add_overflow(a.hi, b.hi, &out->hi);
+        break;
+    case TIR_KIND_SUB:
+        ovf = __builtin_sub_overflow(a.lo, b.hi, &out->lo) ||
+              __builtin_sub_overflow(a.hi, b.lo, &out->hi);
+        break;
+    case TIR_KIND_MUL: return corners(e, x, k, a, b, out);
+    case TIR_KIND_MIN: *out = (iv){a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi}; break;
+    case TIR_KIND_MAX: *out = (iv){a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi}; break;
+    case TIR_KIND_DIV:
+    case TIR_KIND_MOD:
+    case TIR_KIND_FLOORDIV:
+    case TIR_KIND_FLOORMOD: return div_iv(e, x, k, a, b, out);
+    default: return e->strict ? fail_at(e, x, "an expression that is not integer arithmetic", NULL)
+                              : IV_UNKNOWN;
+    }
+    return ovf ? fail_at(e, x, "an overflow of its dtype", NULL) : IV_OK;
+}
+
+static iv_res binop_iv(ev *e, const tir_expr *x, iv *out) {
+    const tir_binop *b = tir_as_tir_binop(x);
+    iv u, v;
+    iv_res ru = ival(e, b->a, &u);
+    if (ru == IV_FAIL) return ru;
+    iv_res rv = ival(e, b->b, &v);
+    if (rv == IV_FAIL) return rv;
+    if (ru != IV_OK || rv != IV_OK) return IV_UNKNOWN;
+    return arith_iv(e, x, u, v, out);
+}
+
+/* The range of x; every subexpression's range must fit its dtype (the
+ * kernel computes it in that dtype). */
+static iv_res ival(ev *e, const tir_expr *x, iv *out) {
+    iv_res r;
+    switch ((tir_kind)x->kind) {
+    case TIR_KIND_INT_IMM:
+        out->lo = out->hi = tir_as_tir_int_imm(x)->value;
+        return IV_OK;
+    case TIR_KIND_VAR: return var_iv(e, tir_as_tir_var(x), out);
+    case TIR_KIND_CAST: return cast_iv(e, tir_as_tir_cast(x), out);
+    default:
+        if (!int_arith((tir_kind)x->kind))
+            return e->strict
+                       ? fail_at(e, x, "an expression that is not integer arithmetic", NULL)
+                       : IV_UNKNOWN;
+        r = binop_iv(e, x, out);
+        break;
+    }
+    if (r == IV_OK && tir_dtype_is_int(x->dtype) && (!fits(x->dtype, out->lo) || !fits(x->dtype, out->hi)))
+        return fail_at(e, x, "an overflow of its dtype", out);
+    return r;
+}
 
 /* Each value is checked against its expression's dtype, not only int64:
  * the kernel computes its indices in that dtype (int32 for an int32
@@ -223,136 +456,399 @@ static bool eval_in(const tir_expr *e, int nvars, const tir_var *const *vars,
  * argument that does not fit its parameter's dtype is refused too. */
 bool tir_launch_eval_extent(const tir_expr *e, int nvars, const tir_var *const *vars,
                             const int64_t *values, int64_t *out, const char **why) {
-    if (!eval_in(e, nvars, vars, values, out, why)) return false;
-    if (tir_dtype_is_int(e->dtype) && !fits(e->dtype, *out)) {
-        *why = e->kind == TIR_KIND_VAR ? "an argument that does not fit its parameter's dtype"
-                                       : "an overflow of its dtype";
-        return false;
+    ev x = {.nvars = nvars, .vars = vars, .values = values, .strict = true};
+    iv r;
+    iv_res res = ival(&x, e, &r);
+    /* strict: every variable is an argument, so r is one value */
+    TIR_ASSERT(res != IV_OK || r.lo == r.hi);
+    if (res == IV_OK) {
+        *out = r.lo;
+        return true;
     }
-    return true;
+    *why = res == IV_FAIL ? x.why : "an expression that cannot be evaluated";
+    return false;
 }
 
-static bool eval_in(const tir_expr *e, int nvars, const tir_var *const *vars,
-                    const int64_t *values, int64_t *out, const char **why) {
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_INT_IMM: *out = tir_as_tir_int_imm(e)->value; return true;
-    case TIR_KIND_VAR:
-        for (int i = 0; i < nvars; i++)
-            if (vars[i] == tir_as_tir_var(e)) {
-                *out = values[i];
+/* ------------------------------------------------------------ the plan */
+
+/* What a launch checks beyond the launch sizes, found once per kernel:
+ * the kernel computes its loop bounds and its conditions in their dtype,
+ * and where one passes it the kernel silently runs a wrong count (a k
+ * loop of (m + 2) // 3 at m = INT32_MAX ran nothing) or takes a wrapped
+ * index past its guard.  The steps, in the kernel's order:
+ *   a loop     whose start, extent or end (start + extent, which both
+ *              emitters compute) depend on the arguments: each is
+ *              bounded, and its variable's range is kept for the body;
+ *   a condition operand  of an if or a select, bounded likewise.
+ * Only expressions that depend on the arguments (name a scalar parameter,
+ * or a loop variable whose range does) are checked: the others are the
+ * same at every launch.  Expressions of other forms than those ival
+ * bounds (a load, a select, a Let variable) are left to the kernel, never
+ * refused for their form; so is anything naming a loop variable of such a
+ * loop. */
+enum { CK_MIN = 1, CK_EXT = 2, CK_END = 4 };
+
+typedef struct lp_step {
+    const tir_for *loop;      /* a loop, or NULL: a condition operand */
+    int end;                  /* a loop: the step past its body's */
+    unsigned check;           /* a loop: CK_* */
+    const tir_expr *end_expr; /* CK_END: its start plus its extent, simplified */
+    const tir_expr *expr;     /* a condition: the operand */
+    const tir_expr *cond;     /* a condition: the comparison */
+} lp_step;
+
+struct tir_launch_plan {
+    const char *name; /* the kernel's */
+    tir_launch launch;
+    int nparams; /* its scalar parameters */
+    const tir_var **params;
+    int nsteps;
+    const lp_step *steps;
+    int depth; /* the most loop steps open at once */
+};
+
+typedef struct pbuild {
+    tir_ctx *ctx;
+    const tir_prim_func *k;
+    tir_analyzer *an;
+    lp_step *steps;
+    int n, cap;
+    const tir_var **known; /* the loops in scope that ival bounds */
+    bool *dep;             /* ... and whether their range depends on the arguments */
+    int nknown, capk;
+    int depth, maxdepth;
+    int scope; /* the first step of the innermost open loop's body */
+    bool nomem;
+} pbuild;
+
+/* e is an integer scalar expression of the forms ival bounds, naming
+ * scalar parameters and loops in scope only; *dep is set where it names
+ * a parameter or a loop whose range depends on one. */
+static bool form_ok(const pbuild *b, const tir_expr *e, bool *dep) {
+    if (!tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1) return false;
+    tir_kind k = (tir_kind)e->kind;
+    if (k == TIR_KIND_INT_IMM) return true;
+    if (k == TIR_KIND_CAST) return form_ok(b, tir_as_tir_cast(e)->value, dep);
+    if (k == TIR_KIND_VAR) {
+        const tir_var *v = tir_as_tir_var(e);
+        if (is_scalar_param(b->k, v)) return *dep = true;
+        for (int i = b->nknown - 1; i >= 0; i--)
+            if (b->known[i] == v) {
+                *dep |= b->dep[i];
                 return true;
             }
-        *why = "a variable that is not a parameter";
         return false;
-    case TIR_KIND_CAST: {
-        int64_t v;
-        if (!tir_launch_eval_extent(tir_as_tir_cast(e)->value, nvars, vars, values, &v, why))
+    }
+    if (!int_arith(k)) return false;
+    const tir_binop *x = tir_as_tir_binop(e);
+    bool a = form_ok(b, x->a, dep);
+    return form_ok(b, x->b, dep) && a;
+}
+
+static int push_step(pbuild *b, const lp_step *s) {
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 16;
+        lp_step *p = realloc(b->steps, (size_t)cap * sizeof *p);
+        if (!p) {
+            b->nomem = true;
+            return -1;
+        }
+        b->steps = p;
+        b->cap = cap;
+    }
+    b->steps[b->n] = *s;
+    return b->n++;
+}
+
+static bool push_known(pbuild *b, const tir_var *v, bool dep) {
+    if (b->nknown == b->capk) {
+        int cap = b->capk ? 2 * b->capk : 16;
+        const tir_var **k = realloc(b->known, (size_t)cap * sizeof *k);
+        if (k) b->known = k;
+        bool *d = k ? realloc(b->dep, (size_t)cap * sizeof *d) : NULL;
+        if (!d) {
+            b->nomem = true;
             return false;
-        return cast_value(e->dtype, v, out);
+        }
+        b->dep = d;
+        b->capk = cap;
     }
-    default: break;
-    }
-    const tir_binop *b = tir_as_tir_binop(e);
-    int64_t x, y;
-    if (!b) {
-        *why = "an expression that is not integer arithmetic";
-        return false;
-    }
-    if (!tir_launch_eval_extent(b->a, nvars, vars, values, &x, why) ||
-        !tir_launch_eval_extent(b->b, nvars, vars, values, &y, why))
-        return false;
-    bool ovf = false;
-    switch ((tir_kind)e->kind) {
-    case TIR_KIND_ADD: ovf = __builtin_add_overflow(x, y, out); break;
-    case TIR_KIND_SUB: ovf = __builtin_sub_overflow(x, y, out); break;
-    case TIR_KIND_MUL: ovf = __builtin_mul_overflow(x, y, out); break;
-    case TIR_KIND_MIN: *out = x < y ? x : y; break;
-    case TIR_KIND_MAX: *out = x > y ? x : y; break;
-    case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD: return div_mod((tir_kind)e->kind, x, y, out, why);
-    default: *why = "an expression that is not integer arithmetic"; return false;
-    }
-    if (ovf) {
-        *why = "an overflow";
-        return false;
-    }
+    b->known[b->nknown] = v;
+    b->dep[b->nknown++] = dep;
     return true;
 }
 
-/* ------------------------------------------------------------ loop bounds */
+/* A condition operand, once per loop body: the same guard is often
+ * written before each statement it covers. */
+static void add_operand(pbuild *b, const tir_expr *cond, const tir_expr *e) {
+    bool dep = false;
+    if (e->kind == TIR_KIND_INT_IMM || e->kind == TIR_KIND_VAR || !form_ok(b, e, &dep) || !dep)
+        return;
+    for (int i = b->scope; i < b->n; i = b->steps[i].loop ? b->steps[i].end : i + 1)
+        if (!b->steps[i].loop && same_expr(b->steps[i].expr, e)) return;
+    push_step(b, &(lp_step){.expr = e, .cond = cond});
+}
 
-typedef struct pb_state {
-    tir_visitor v;
-    const tir_prim_func *k;
-    ir_vec out;
-    bool other; /* only_params: a variable that is not a scalar parameter */
-} pb_state;
-
-static bool param_pre(tir_visitor *v, const tir_node *n) {
-    pb_state *st = v->user;
-    switch ((tir_kind)n->kind) {
-    case TIR_KIND_VAR:
-        st->other |= !is_scalar_param(st->k, (const tir_var *)n) ||
-                     !tir_dtype_is_int(((const tir_var *)n)->base.dtype);
-        break;
-    /* what tir_launch_eval_extent evaluates; a bound of another form (a
-       Select, a load) is left to the kernel, never refused for its form */
-    case TIR_KIND_INT_IMM:
-    case TIR_KIND_CAST:
-    case TIR_KIND_ADD:
-    case TIR_KIND_SUB:
-    case TIR_KIND_MUL:
-    case TIR_KIND_MIN:
-    case TIR_KIND_MAX:
-    case TIR_KIND_DIV:
-    case TIR_KIND_MOD:
-    case TIR_KIND_FLOORDIV:
-    case TIR_KIND_FLOORMOD: break;
-    default: st->other = true; break;
+/* The integer comparisons of a condition. */
+static void add_cond(pbuild *b, const tir_expr *c) {
+    tir_kind k = (tir_kind)c->kind;
+    if (k == TIR_KIND_NOT) {
+        add_cond(b, tir_as_tir_not(c)->a);
+    } else if (k == TIR_KIND_AND || k == TIR_KIND_OR) {
+        add_cond(b, tir_as_tir_binop(c)->a);
+        add_cond(b, tir_as_tir_binop(c)->b);
+    } else if (tir_kind_is_compare(k)) {
+        add_operand(b, c, tir_as_tir_binop(c)->a);
+        add_operand(b, c, tir_as_tir_binop(c)->b);
     }
-    return !st->other;
 }
 
-/* e names scalar parameters of k and nothing else (no loop variable, no
- * load) in integer arithmetic tir_launch_eval_extent evaluates. */
-static bool only_params(const tir_prim_func *k, const tir_expr *e) {
-    if (e->kind == TIR_KIND_INT_IMM || !tir_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
-        return false;
-    pb_state st = {{.pre = param_pre}, k, {0}, false};
-    st.v.user = &st;
-    tir_visit(&st.v, e);
-    return !st.other;
-}
-
-static void add_bound(pb_state *st, const tir_expr *e) {
-    if (!only_params(st->k, e)) return;
-    /* by identity: tir_struct_equal equates n * 2 and m * 2 (equal up to
-       renaming), and a repeat only costs an evaluation */
-    for (int i = 0; i < st->out.n; i++)
-        if (st->out.items[i] == (const void *)e) return;
-    ir_vec_push(&st->out, e);
-}
-
-static bool bound_pre(tir_visitor *v, const tir_node *n) {
-    pb_state *st = v->user;
-    if (n->kind == TIR_KIND_FOR) {
-        const tir_for *f = (const tir_for *)n;
-        add_bound(st, f->min);
-        add_bound(st, f->extent);
-    }
+static bool select_pre(tir_visitor *v, const tir_node *n) {
+    if (n->kind == TIR_KIND_SELECT) add_cond(v->user, tir_as_tir_select((const tir_expr *)n)->cond);
     return true;
 }
 
-void tir_launch_param_bounds(tir_ctx *ctx, const tir_prim_func *kernel, int *n,
-                             const tir_expr *const **out) {
-    pb_state st = {{.pre = bound_pre}, kernel, {0}, false};
-    st.v.user = &st;
-    tir_visit(&st.v, kernel->body);
-    const tir_expr **r = IR_NEWN(ctx, const tir_expr *, st.out.n);
-    for (int i = 0; i < st.out.n; i++) r[i] = st.out.items[i];
-    *n = st.out.n;
-    *out = r;
-    ir_vec_free(&st.out);
+/* The conditions of the selects inside e. */
+static void add_selects(pbuild *b, const tir_expr *e) {
+    if (!e) return;
+    tir_visitor vis = {select_pre, NULL, b};
+    tir_visit(&vis, e);
+}
+
+static void walk(pbuild *b, const tir_stmt *s);
+
+/* The start plus the extent, as both emitters compute the loop's end,
+ * simplified: `i + (n - i)` is n, whose range is exact where the sum of
+ * the two ranges is not. */
+static const tir_expr *loop_end(pbuild *b, const tir_for *f) {
+    if (!tir_dtype_eq(f->min->dtype, f->extent->dtype)) return NULL;
+    if (!b->an && !(b->an = tir_analyzer_create(b->ctx))) return NULL;
+    const tir_expr *e = tir_analyzer_simplify(b->an, tir_add(b->ctx, f->min, f->extent));
+    bool dep = false;
+    return e && form_ok(b, e, &dep) && dep ? e : NULL;
+}
+
+static void walk_for(pbuild *b, const tir_for *f) {
+    add_selects(b, f->min);
+    add_selects(b, f->extent);
+    bool md = false, ed = false, bound = f->kind == TIR_FOR_THREAD_BINDING;
+    bool mok = form_ok(b, f->min, &md), eok = form_ok(b, f->extent, &ed);
+    int64_t m0;
+    lp_step st = {.loop = f};
+    if (mok && md) st.check |= CK_MIN;
+    if (eok && ed && !bound) st.check |= CK_EXT; /* a launch size: checked as one */
+    if (mok && eok && (md || ed) && !(tir_expr_const_int(f->min, &m0) && m0 == 0) &&
+        (st.end_expr = loop_end(b, f)))
+        st.check |= CK_END;
+    int at = push_step(b, &st), scope = b->scope;
+    if (at < 0) return;
+    b->scope = at + 1;
+    if (++b->depth > b->maxdepth) b->maxdepth = b->depth;
+    bool known = mok && eok && push_known(b, f->var, md || ed);
+    walk(b, f->body);
+    b->nknown -= known;
+    b->depth--;
+    b->scope = scope;
+    if (b->n == at + 1 && !st.check)
+        b->n = at; /* nothing to check in it */
+    else
+        b->steps[at].end = b->n;
+}
+
+static void walk(pbuild *b, const tir_stmt *s) {
+    if (!s || b->nomem) return;
+    switch ((tir_kind)s->kind) {
+    case TIR_KIND_FOR: walk_for(b, (const tir_for *)s); break;
+    case TIR_KIND_SEQ: {
+        const tir_seq *q = (const tir_seq *)s;
+        for (int i = 0; i < q->n; i++) walk(b, q->stmts[i]);
+    } break;
+    case TIR_KIND_IF: {
+        const tir_if *i = (const tir_if *)s;
+        add_cond(b, i->cond);
+        add_selects(b, i->cond);
+        walk(b, i->then_s);
+        walk(b, i->else_s);
+    } break;
+    case TIR_KIND_ALLOCATE: walk(b, ((const tir_allocate *)s)->body); break;
+    case TIR_KIND_BUFFER_STORE: {
+        const tir_buffer_store *x = (const tir_buffer_store *)s;
+        for (int i = 0; i < x->nidx; i++) add_selects(b, x->indices[i]);
+        add_selects(b, x->value);
+    } break;
+    case TIR_KIND_EVALUATE: add_selects(b, ((const tir_evaluate *)s)->value); break;
+    default: break; /* no blocks in a lowered kernel (lower_blocks) */
+    }
+}
+
+static tir_status build_out(pbuild *b, const tir_prim_func *kernel, const tir_launch *l,
+                            const tir_launch_plan **out) {
+    tir_launch_plan *p = IR_NEW(b->ctx, tir_launch_plan);
+    p->name = kernel->name;
+    p->launch = *l;
+    p->params = IR_NEWN(b->ctx, const tir_var *, kernel->nparams);
+    for (int i = 0; i < kernel->nparams; i++)
+        if (!kernel->buffer_map[i]) p->params[p->nparams++] = kernel->params[i];
+    lp_step *s = IR_NEWN(b->ctx, lp_step, b->n);
+    if (b->n) memcpy(s, b->steps, (size_t)b->n * sizeof *s);
+    p->nsteps = b->n;
+    p->steps = s;
+    p->depth = b->maxdepth;
+    *out = p;
+    return TIR_OK;
+}
+
+tir_status tir_launch_plan_build(tir_ctx *ctx, const tir_prim_func *kernel, const tir_launch *l,
+                                 const tir_launch_plan **out) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!kernel || !l || !out)
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch plan: no kernel, launch or output");
+    pbuild b = {.ctx = ctx, .k = kernel};
+    walk(&b, kernel->body);
+    tir_status s = b.nomem ? tir_ctx_fail(ctx, TIR_ERR_NOMEM, "launch plan: out of memory")
+                           : build_out(&b, kernel, l, out);
+    if (b.an) tir_analyzer_destroy(b.an);
+    free(b.steps);
+    free(b.known);
+    free(b.dep);
+    return s;
+}
+
+/* ------------------------------------------------------------ at launch */
+
+/* ": i_0 * 4 + 5 (int32) reaches [5, 2147483649] with i_0 in [0, 536870911]":
+ * the subexpression that failed, its range and the loop ranges it names. */
+static const char *detail(tir_ctx *ctx, const ev *e, char *buf, size_t n) {
+    buf[0] = 0;
+    if (!e->at || e->at->kind == TIR_KIND_VAR) return buf;
+    char t[32];
+    size_t k = 0;
+    tir_dtype_str(e->at->dtype, t, sizeof t);
+    const char *x = tir_print(ctx, e->at);
+    if (!e->has_range)
+        k = (size_t)snprintf(buf, n, ": %s (%s) passes int64", x, t);
+    else if (e->at_range.lo == e->at_range.hi)
+        k = (size_t)snprintf(buf, n, ": %s (%s) is %lld", x, t, (long long)e->at_range.lo);
+    else
+        k = (size_t)snprintf(buf, n, ": %s (%s) reaches [%lld, %lld]", x, t,
+                             (long long)e->at_range.lo, (long long)e->at_range.hi);
+    const char *sep = " with ";
+    for (int i = 0; i < e->nloops && k < n; i++) {
+        if (!e->lknown[i] || !tir_uses_var(e->at, e->lvar[i])) continue;
+        k += (size_t)snprintf(buf + k, n - k, "%s%s in [%lld, %lld]", sep, e->lvar[i]->name,
+                              (long long)e->lrange[i].lo, (long long)e->lrange[i].hi);
+        sep = ", ";
+    }
+    return buf;
+}
+
+/* "launch of 'k': the loop bound i + 2 (the extent of the loop over k) has
+ * an overflow of its dtype at these arguments: ...". */
+static tir_status refuse_bound(tir_ctx *ctx, const tir_launch_plan *p, const ev *e,
+                               const char *kind, const tir_expr *x, const char *role,
+                               const tir_for *loop) {
+    char buf[512], r[128] = "";
+    if (role) snprintf(r, sizeof r, " (%s %s)", role, loop->var->name);
+    return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch of '%s': %s %s%s has %s at these arguments%s",
+                        p->name, kind, tir_print(ctx, x), r, e->why,
+                        detail(ctx, e, buf, sizeof buf));
+}
+
+/* Launch axis ax's size, which must be positive, or 0 where the kernel
+ * then has nothing to do (empty_ok). */
+static tir_status eval_axis(tir_ctx *ctx, const tir_launch_plan *p, ev *e, int ax, int64_t *out) {
+    const tir_for *f = p->launch.loop[ax];
+    char axis[16];
+    snprintf(axis, sizeof axis, "%s.%c", ax < 3 ? "grid" : "block", "xyz"[ax % 3]);
+    *out = 1;
+    if (!f) return TIR_OK;
+    iv r;
+    iv_res res = ival(e, f->extent, &r);
+    if (res != IV_OK) {
+        char buf[512];
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                            "launch of '%s': the extent %s of the %s loop over %s (%s) has %s%s",
+                            p->name, tir_print(ctx, f->extent), f->thread_tag, f->var->name, axis,
+                            res == IV_FAIL ? e->why : "a form that cannot be evaluated",
+                            detail(ctx, e, buf, sizeof buf));
+    }
+    *out = r.lo;
+    if (r.lo > 0 || (r.lo == 0 && (p->launch.empty_ok >> ax & 1u))) return TIR_OK;
+    return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                        "launch of '%s': the %s loop over %s has extent %lld (%s must be "
+                        "positive%s)",
+                        p->name, f->thread_tag, f->var->name, (long long)r.lo, axis,
+                        r.lo == 0 ? ": a statement lies outside it, which 0 blocks would skip"
+                                  : "");
+}
+
+/* A loop step: its bounds checked as asked, its variable's range opened
+ * (or its body skipped, where it runs no iteration: *next). */
+static tir_status eval_loop(tir_ctx *ctx, const tir_launch_plan *p, ev *e, const lp_step *s,
+                            int *next) {
+    const tir_for *f = s->loop;
+    iv mn, ex, end;
+    iv_res rm = ival(e, f->min, &mn);
+    if (rm == IV_FAIL && (s->check & CK_MIN))
+        return refuse_bound(ctx, p, e, "the loop bound", f->min, "the start of the loop over", f);
+    iv_res re = ival(e, f->extent, &ex);
+    if (re == IV_FAIL && (s->check & CK_EXT))
+        return refuse_bound(ctx, p, e, "the loop bound", f->extent, "the extent of the loop over", f);
+    if ((s->check & CK_END) && ival(e, s->end_expr, &end) == IV_FAIL)
+        return refuse_bound(ctx, p, e, "the loop bound", s->end_expr,
+                            "the end (start plus extent) of the loop over", f);
+    if (re == IV_OK && ex.hi <= 0) {
+        *next = s->end; /* no iteration: nothing in it runs */
+        return TIR_OK;
+    }
+    int i = e->nloops++;
+    e->lvar[i] = f->var;
+    e->lend[i] = s->end;
+    e->lknown[i] = rm == IV_OK && re == IV_OK &&
+                   !__builtin_add_overflow(mn.hi, ex.hi - 1, &e->lrange[i].hi);
+    e->lrange[i].lo = mn.lo;
+    return TIR_OK;
+}
+
+static tir_status eval_steps(tir_ctx *ctx, const tir_launch_plan *p, ev *e) {
+    int d = p->depth > 0 ? p->depth : 1;
+    e->lvar = calloc((size_t)d, sizeof *e->lvar);
+    e->lrange = calloc((size_t)d, sizeof *e->lrange);
+    e->lknown = calloc((size_t)d, sizeof *e->lknown);
+    e->lend = calloc((size_t)d, sizeof *e->lend);
+    tir_status s = e->lvar && e->lrange && e->lknown && e->lend
+                       ? TIR_OK
+                       : tir_ctx_fail(ctx, TIR_ERR_NOMEM, "launch: out of memory");
+    for (int i = 0; s == TIR_OK && i < p->nsteps;) {
+        while (e->nloops && i >= e->lend[e->nloops - 1]) e->nloops--;
+        const lp_step *st = &p->steps[i];
+        int next = i + 1;
+        iv r;
+        if (st->loop)
+            s = eval_loop(ctx, p, e, st, &next);
+        else if (ival(e, st->expr, &r) == IV_FAIL)
+            s = refuse_bound(ctx, p, e, "the condition", st->cond, NULL, NULL);
+        i = next;
+    }
+    free(e->lvar);
+    free(e->lrange);
+    free(e->lknown);
+    free(e->lend);
+    return s;
+}
+
+tir_status tir_launch_plan_eval(tir_ctx *ctx, const tir_launch_plan *p, int nvars,
+                                const tir_var *const *vars, const int64_t *values,
+                                int64_t dims[TIR_NLAUNCH_AXES]) {
+    if (!ctx) return TIR_ERR_INVALID_ARG;
+    if (!p || !dims || (nvars > 0 && (!vars || !values)))
+        return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch: no plan, arguments or output");
+    ev e = {.nvars = nvars, .vars = vars, .values = values, .params = p->params,
+            .nparams = p->nparams, .strict = true};
+    for (int ax = 0; ax < TIR_NLAUNCH_AXES; ax++) TIR_TRY(eval_axis(ctx, p, &e, ax, &dims[ax]));
+    for (int ax = TIR_AXIS_BLOCK_X; ax <= TIR_AXIS_BLOCK_Z; ax++)
+        if (dims[ax] == 0) return TIR_OK; /* 0 blocks: nothing runs, nothing can wrap */
+    if (!p->nsteps) return TIR_OK;
+    e.strict = false;
+    return eval_steps(ctx, p, &e);
 }

@@ -699,8 +699,9 @@ static const ir_hooks sim_hooks = {sim_alloc, sim_release, sim_intrin, sim_acces
 /* ======================================================= launch dims */
 
 /* The launch sizes: lower's one launch check (tir_launch_check) with the
- * simulator's limits, grid extents evaluated with the bound scalar
- * arguments.  Its errors are launch errors here. */
+ * simulator's limits, then its one launch-time check (tir_launch_plan_eval,
+ * tir_module_launch_dims's too) with the bound scalar arguments.  Their
+ * errors are launch errors here. */
 static tir_status launch_fail(sim *s) {
     /* (tir_ctx_fail formats before it drops the old message) */
     return tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH, "%s", tir_ctx_error(s->ctx));
@@ -708,7 +709,10 @@ static tir_status launch_fail(sim *s) {
 
 static tir_status find_dims(sim *s, const tir_prim_func *f) {
     tir_launch l;
-    if (tir_launch_check(s->ctx, f, SIM_LIMITS(s), &l) != TIR_OK) return launch_fail(s);
+    const tir_launch_plan *plan;
+    if (tir_launch_check(s->ctx, f, SIM_LIMITS(s), &l) != TIR_OK ||
+        tir_launch_plan_build(s->ctx, f, &l, &plan) != TIR_OK)
+        return launch_fail(s);
     const ir_prog *p = s->prog;
     const tir_var **vars = calloc((size_t)f->nparams + 1, sizeof *vars);
     int64_t *values = calloc((size_t)f->nparams + 1, sizeof *values);
@@ -723,41 +727,16 @@ static tir_status find_dims(sim *s, const tir_prim_func *f) {
             vars[n] = f->params[i];
             values[n++] = s->master->vars[p->param_slots[i]].i;
         }
-    tir_status st = TIR_OK;
-    for (int ax = 0; st == TIR_OK && ax < TIR_NLAUNCH_AXES; ax++) {
-        int64_t *slot = ax < 3 ? &s->grid[ax] : &s->block[ax - 3];
-        const char *why = NULL;
-        const tir_for *loop = l.loop[ax];
-        if (!loop) continue;
-        if (!tir_launch_eval_extent(l.extent[ax], n, vars, values, slot, &why))
-            st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                              "the extent of the %s loop over %s cannot be evaluated: %s",
-                              loop->thread_tag, loop->var->name, why);
-        else if (*slot < 0 || (*slot == 0 && !(l.empty_ok & (1u << ax))))
-            st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                              "the %s loop over %s has extent %lld (must be positive%s)",
-                              loop->thread_tag, loop->var->name, (long long)*slot,
-                              *slot == 0 ? ": a statement lies outside it, which 0 blocks "
-                                           "would skip"
-                                         : "");
-    }
-    /* the kernel's loop bounds of its arguments alone, as
-       tir_module_launch_dims checks them: one past its dtype would run a
-       wrapped count */
-    int nb = 0;
-    const tir_expr *const *bounds = NULL;
-    if (st == TIR_OK) tir_launch_param_bounds(s->ctx, f, &nb, &bounds);
-    for (int i = 0; st == TIR_OK && i < nb; i++) {
-        int64_t v;
-        const char *why = NULL;
-        if (!tir_launch_eval_extent(bounds[i], n, vars, values, &v, &why))
-            st = tir_ctx_fail(s->ctx, TIR_ERR_SIM_LAUNCH,
-                              "the loop bound %s cannot be evaluated at these arguments: %s",
-                              tir_print(s->ctx, bounds[i]), why);
-    }
+    int64_t dims[TIR_NLAUNCH_AXES];
+    tir_status st = tir_launch_plan_eval(s->ctx, plan, n, vars, values, dims);
     free(vars);
     free(values);
-    return st;
+    if (st != TIR_OK) return launch_fail(s);
+    for (int ax = 0; ax < 3; ax++) {
+        s->grid[ax] = dims[ax];
+        s->block[ax] = dims[3 + ax];
+    }
+    return TIR_OK;
 }
 
 #define OP_BIT(op) (1ull << TIR_INTRIN_##op)
