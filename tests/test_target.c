@@ -3,7 +3,11 @@
  * (lowering's options, codegen's arch check, the simulator's limits, the
  * runtime's driver attributes), and the one launch check of lowered
  * kernels (tir_launch_check, tir_launch_eval_extent) with a negative test
- * per numbered precondition.
+ * per numbered precondition; then the one launch-time check
+ * (tir_launch_plan_eval) on loop bounds and guards that name loop
+ * variables: triangles, tails and guards refused where an int32 (or int8)
+ * value passes its dtype and run right below that, the module and the
+ * simulator with one message, and random bounds against enumeration.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -422,9 +426,9 @@ static const lb_case lb_cases[] = {
      "        B[i] = T.float32(0)\n"
      "        for k in T.serial(T.min(i + 2, n)):\n"
      "            B[i] = B[i] + A[k]\n",
-     "launch of 'tri2': the loop bound T.min(i + 2, n) (the extent of the loop over k) has an overflow of "
-     "its dtype at these arguments: i + 2 (int32) reaches [2, 2147483648] with i in [0, "
-     "2147483646]",
+     "launch of 'tri2': the loop bound T.min(i + 2, n) (the extent of the loop over k) has an "
+     "overflow of its dtype at these arguments: i + 2 (int32) reaches [2, 2147483648] with i in "
+     "[0, 2147483646]",
      INT32_MAX, tri2_expect, len_n, len_n, tri2_ref},
     {"halo",
      "@T.prim_func\n"
@@ -742,7 +746,7 @@ static void test_launch_bounds_brute(void **state) {
         const tir_launch_plan *plan;
         assert_int_equal(tir_launch_check(ctx, f, NULL, &l), TIR_OK);
         assert_int_equal(tir_launch_plan_build(ctx, f, &l, &plan), TIR_OK);
-        bf b = {fd.i->var, fd.j->var, f->params[1], f->params[2], 0, 0, 0, 0, false, false, false, 0};
+        bf b = {.i = fd.i->var, .j = fd.j->var, .n = f->params[1], .m = f->params[2]};
         for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
             b.vn = ns[k];
             b.vm = pick(256) - 128;

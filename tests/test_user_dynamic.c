@@ -12,10 +12,11 @@
  * a 1-D stencil (spelled out and with its producer computed at the
  * consumer's tile), a clamp-to-edge stencil, a lower triangle (a select,
  * and a triangular loop), a prefix sum (a triangular loop over a 1-D
- * input), softmax rows (two reductions and their consumers).  Schedules use split by factors that do not divide, fuse,
- * reorder, bind, cache_read / cache_write, compute_at /
- * reverse_compute_at, compute_inline, vectorize, unroll, rfactor,
- * decompose_reduction, storage_align and parallel.
+ * input), softmax rows (two reductions and their consumers).  Schedules
+ * use split by factors that do not divide, fuse, reorder, bind,
+ * cache_read / cache_write, compute_at / reverse_compute_at,
+ * compute_inline, vectorize, unroll, rfactor, decompose_reduction,
+ * storage_align and parallel.
  *
  * Each size runs four oracles against the interpreter on the unscheduled
  * function: the interpreter on the scheduled function, the lowered kernels

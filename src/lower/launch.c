@@ -378,7 +378,8 @@ static iv_res mod_iv(ev *e, const tir_expr *x, tir_kind k, iv a, iv b, iv *out) 
 static iv_res div_iv(ev *e, const tir_expr *x, tir_kind k, iv a, iv b, iv *out) {
     if (b.lo == 0 && b.hi == 0) return fail_at(e, x, "a division by zero or an overflow", NULL);
     bool quot = k == TIR_KIND_DIV || k == TIR_KIND_FLOORDIV;
-    if (b.lo > 0 || b.hi < 0) return quot ? corners(e, x, k, a, b, out) : mod_iv(e, x, k, a, b, out);
+    if (b.lo > 0 || b.hi < 0)
+        return quot ? corners(e, x, k, a, b, out) : mod_iv(e, x, k, a, b, out);
     if (!quot) return mod_iv(e, x, k, a, b, out);
     if (a.lo == INT64_MIN) return fail_at(e, x, "an overflow of its dtype", NULL);
     int64_t m = magnitude(a.lo) > magnitude(a.hi) ? magnitude(a.lo) : magnitude(a.hi);
@@ -440,7 +441,8 @@ static iv_res ival(ev *e, const tir_expr *x, iv *out) {
         r = binop_iv(e, x, out);
         break;
     }
-    if (r == IV_OK && tir_dtype_is_int(x->dtype) && (!fits(x->dtype, out->lo) || !fits(x->dtype, out->hi)))
+    if (r == IV_OK && tir_dtype_is_int(x->dtype) &&
+        (!fits(x->dtype, out->lo) || !fits(x->dtype, out->hi)))
         return fail_at(e, x, "an overflow of its dtype", out);
     return r;
 }
@@ -749,9 +751,9 @@ static tir_status refuse_bound(tir_ctx *ctx, const tir_launch_plan *p, const ev 
                                const tir_for *loop) {
     char buf[512], r[128] = "";
     if (role) snprintf(r, sizeof r, " (%s %s)", role, loop->var->name);
-    return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG, "launch of '%s': %s %s%s has %s at these arguments%s",
-                        p->name, kind, tir_print(ctx, x), r, e->why,
-                        detail(ctx, e, buf, sizeof buf));
+    return tir_ctx_fail(ctx, TIR_ERR_INVALID_ARG,
+                        "launch of '%s': %s %s%s has %s at these arguments%s", p->name, kind,
+                        tir_print(ctx, x), r, e->why, detail(ctx, e, buf, sizeof buf));
 }
 
 /* Launch axis ax's size, which must be positive, or 0 where the kernel
@@ -787,13 +789,14 @@ static tir_status eval_axis(tir_ctx *ctx, const tir_launch_plan *p, ev *e, int a
 static tir_status eval_loop(tir_ctx *ctx, const tir_launch_plan *p, ev *e, const lp_step *s,
                             int *next) {
     const tir_for *f = s->loop;
-    iv mn, ex, end;
+    iv mn = {0, 0}, ex = {0, 0}, end;
     iv_res rm = ival(e, f->min, &mn);
     if (rm == IV_FAIL && (s->check & CK_MIN))
         return refuse_bound(ctx, p, e, "the loop bound", f->min, "the start of the loop over", f);
     iv_res re = ival(e, f->extent, &ex);
     if (re == IV_FAIL && (s->check & CK_EXT))
-        return refuse_bound(ctx, p, e, "the loop bound", f->extent, "the extent of the loop over", f);
+        return refuse_bound(ctx, p, e, "the loop bound", f->extent, "the extent of the loop over",
+                            f);
     if ((s->check & CK_END) && ival(e, s->end_expr, &end) == IV_FAIL)
         return refuse_bound(ctx, p, e, "the loop bound", s->end_expr,
                             "the end (start plus extent) of the loop over", f);
