@@ -190,6 +190,19 @@ static void test_default(void **st) {
     c = tir_tune_default(&t, 132);
     assert_int_equal(c.warps_m * c.threads_m * c.tm, 128);
     assert_int_equal(c.warps_n * c.threads_n * c.tn, 16);
+    /* a small side of 25-32 in one tile of 32 (the long operand read
+       once), both ways; 24 keeps tiles of 16 */
+    for (int side = 24; side <= 32; side += 8) {
+        t.M = side, t.N = t.K = 4096;
+        c = tir_tune_default(&t, 132);
+        assert_int_equal(c.warps_m * c.threads_m * c.tm, side == 32 ? 32 : 16);
+        assert_int_equal(c.warps_n * c.threads_n * c.tn, 128);
+        t.M = 4096, t.N = side;
+        c = tir_tune_default(&t, 132);
+        assert_int_equal(c.warps_m * c.threads_m * c.tm, 128);
+        assert_int_equal(c.warps_n * c.threads_n * c.tn, side == 32 ? 32 : 16);
+        assert_int_equal(c.splitk, 16);
+    }
     t.M = 64, t.N = 4096; /* 32 x 128, split 8 */
     c = tir_tune_default(&t, 132);
     assert_int_equal(c.warps_m * c.threads_m * c.tm, 32);

@@ -313,13 +313,19 @@ static int split_to(int64_t blocks, int64_t want, int64_t K, int64_t min_slice) 
  * towards four blocks per SM with slices of at least 256.  128 x 128
  * tiles computed 16 times the output for M = 8 (0.06x cuBLAS at
  * 8x4096x4096); these reach 1.26x there, 0.83-1.39x at M of 1-32 and
- * 0.81x at 64 (docs/performance.md, run 157). */
+ * 0.81x at 64 (docs/performance.md, run 157).  A small side of 25 to 32
+ * takes one tile of 32 (8 outputs a thread along it), so that the long
+ * operand is read once, not twice: 4096x32x4096 0.73x -> 0.90x,
+ * 32x4096x4096 0.90x -> 1.01x (run 163; at 24 it gained 7% along N but
+ * spilled along M, and 8 x 8 outputs at 48 and 64 lost 2-15%). */
 static bool skinny(const tir_tune_task *t, int nsm, tir_tile_config *c) {
     bool rows = t->M <= 64 && t->N >= 256, cols = t->N <= 64 && t->M >= 256;
     if (t->op == TIR_TUNE_BATCH_MATMUL || !(rows || cols)) return false;
     /* {warps, lanes, thread tile} along the small side, then the long one */
-    bool narrow = (rows ? t->M : t->N) <= 32;
-    int w[2] = {1, 4}, l[2] = {narrow ? 4 : 8, narrow ? 8 : 4}, th[2] = {4, narrow ? 4 : 8};
+    int64_t small = rows ? t->M : t->N;
+    bool narrow = small <= 32;
+    int w[2] = {1, 4}, l[2] = {narrow ? 4 : 8, narrow ? 8 : 4};
+    int th[2] = {narrow && small > 24 ? 8 : 4, narrow ? 4 : 8};
     int i = rows ? 0 : 1; /* the index of M's entry */
     c->warps_m = w[i], c->warps_n = w[1 - i];
     c->threads_m = l[i], c->threads_n = l[1 - i];
