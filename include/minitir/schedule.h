@@ -195,7 +195,10 @@ TIR_API tir_status tir_sched_get_consumers(tir_schedule *s, tir_block_rv block,
  * becomes ((v0*f1 + v1)*f2 + v2)...  When the factors' product is not
  * provably the extent (1000 split by 32), `substituted < extent` is added
  * to the predicate of the block realizes directly below (statements
- * outside blocks are wrapped in an if), so non-divisible extents work.
+ * outside blocks are wrapped in an if), so non-divisible extents work;
+ * after the existing conjuncts, or before them where they divide by
+ * something that may be 0 (a fused loop's f // i, written for the loop's
+ * own range: the guard masks the extra iterations first).
  * Preconditions:
  *   1. the loop is serial and not thread-bound (TIR_ERR_SCHED_LOOP_NOT_SERIAL);
  *   2. the loop has no annotations (TIR_ERR_SCHED_LOOP_ANNOTATED);
@@ -231,7 +234,12 @@ TIR_API tir_status tir_sched_split(tir_schedule *s, tir_loop_rv loop, int nfacto
  *   6. every loop starts at 0 (TIR_ERR_SCHED_LOOP_MIN_NONZERO);
  *   7. no loop's extent uses another fused loop's variable
  *      (TIR_ERR_SCHED_DEPENDENT_DOMAIN);
- *   8. the loop variables have one dtype (TIR_ERR_TYPE). */
+ *   8. the loop variables have one dtype (TIR_ERR_TYPE);
+ *   9. no loop but the outermost provably never runs (range(x) where x
+ *      is 0): its variable would be recovered dividing by 0, an
+ *      expression later primitives may copy where it runs
+ *      (TIR_ERR_SCHED_DEPENDENT_DOMAIN; checked after 7; fuzzer, helper
+ *      h64). */
 TIR_API tir_status tir_sched_fuse(tir_schedule *s, int nloops, const tir_loop_rv *loops,
                                   tir_loop_rv *out);
 
@@ -393,7 +401,16 @@ TIR_API tir_status tir_sched_unannotate_block(tir_schedule *s, tir_block_rv bloc
  *      written as the buffer has): a writer that compute_at narrowed to
  *      what its consumers read (make the cache before compute_at), or a
  *      strided one (`T[2 * i]`), leaves elements the copy would read
- *      unwritten (TIR_ERR_SCHED_REGION_NOT_COVERED). */
+ *      unwritten (TIR_ERR_SCHED_REGION_NOT_COVERED); predicate conjuncts
+ *      over scalar parameters alone (n > 0) are read as true here (9
+ *      says what they mask);
+ *   9. where the buffer is allocated (not a parameter, whose old values
+ *      are the caller's), its writer, and every block inside it, skips no
+ *      element when it runs: no reduce domain that may be empty (K = 0)
+ *      and a predicate that masks no element nor its init (as cache_write
+ *      11, a scalar's conjunct included: where n > 0 fails nothing is
+ *      written), or the copy would read elements nothing wrote
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED; fuzzer, helper h64). */
 TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int read_index,
                                         const char *scope, int nconsumers,
                                         const tir_block_rv *consumers, tir_block_rv *out);
@@ -428,6 +445,8 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *      cache before compute_at), and a strided block (`Y[2 * i]`) skips
  *      elements; the write-back would copy elements never written over
  *      the buffer (TIR_ERR_SCHED_REGION_NOT_COVERED);
+ * Preconditions 9 to 11 apply to the block and to each block inside it
+ * (blockize's) that writes the buffer, 9 to the block alone:
  *   9. the block does not read the buffer's old values (it reads the
  *      buffer only with an init): the cache starts unwritten, so an
  *      accumulation without init (`C[i] = C[i] + A[i, k]`) or an in-place
@@ -438,7 +457,19 @@ TIR_API tir_status tir_sched_cache_read(tir_schedule *s, tir_block_rv block, int
  *      over an empty domain the block runs no instance and the buffer
  *      keeps its values, so the write-back block is predicated on the
  *      domain not being empty (`K > 0`) and needs to say where
- *      (TIR_ERR_SCHED_REGION_NOT_COVERED). */
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED);
+ *  11. each conjunct of the block's predicate names only scalar
+ *      parameters (T.where(n > 0): the write-back runs under it too), or
+ *      masks no element the block writes nor the init of one: a bound of
+ *      its bindings, or a condition on loops feeding only its reduce
+ *      iterators that holds with them at their min (the reduction's first
+ *      step, which runs the init).  T.where(i % 2 == 0) leaves odd
+ *      elements as they were and T.where(k % 2 == 1) skips the init, and
+ *      the write-back would copy elements of the cache nothing wrote
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED; fuzzer, helper h64);
+ *  12. where the write-back is predicated (10, 11), no consumers are
+ *      given: they would read the cache where the block wrote nothing
+ *      and the buffer kept its values (TIR_ERR_SCHED_REGION_NOT_COVERED). */
 TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, int write_index,
                                          const char *scope, int nconsumers,
                                          const tir_block_rv *consumers, tir_block_rv *out);
@@ -474,7 +505,10 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      its values), and under the loop no producer of the block comes
  *      in the same or a later statement than its first consumer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *   9. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *   9. the region can be bounded, within half its type's range and
+ *      with no division by what may be 0 (a bound over a split of k < n
+ *      relaxed through n's type wraps; f // min(y, 1) of a fused loop
+ *      holds only where that loop runs) (TIR_ERR_SCHED_REGION_UNBOUNDED);
  *  10. the buffer is not a function parameter (the caller reads all of it,
  *      the moved block would write only what the consumers read), and
  *      each consumer provably reads under the loop only elements inside
@@ -521,7 +555,11 @@ TIR_API tir_status tir_sched_cache_write(tir_schedule *s, tir_block_rv block, in
  *      loops bound alone to an iterator (vi = i, replaced by the
  *      iterator's new binding); one naming another loop (of a fused or
  *      split binding) cannot be said at the new place
- *      (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *  16. the block's iterator domains name only scalar parameters: a
+ *      triangle's vk over [0, i), i a loop of its nest, would name a loop
+ *      the new loops do not define (TIR_ERR_SCHED_DEPENDENT_DOMAIN;
+ *      checked after 1-2; fuzzer, helper h64). */
 TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir_loop_rv loop,
                                         bool preserve_unit_loops);
 
@@ -556,7 +594,8 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *   9. under the loop, no consumer of the block comes in the same or an
  *      earlier statement than its last producer
  *      (TIR_ERR_SCHED_NOT_STAGE_PIPELINE);
- *  10. the region can be bounded (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *  10. the region can be bounded, as compute_at 9
+ *      (TIR_ERR_SCHED_REGION_UNBOUNDED);
  *  11. it is provable that every producer writes, during one iteration of
  *      the loop, all the elements the block then reads (TVM's region
  *      cover): each producer writes the buffer at its own iterators; the
@@ -581,7 +620,17 @@ TIR_API tir_status tir_sched_compute_at(tir_schedule *s, tir_block_rv block, tir
  *  14. as compute_at 14 for the moved block
  *      (TIR_ERR_SCHED_REDUCTION_ORDER);
  *  15. as compute_at 15: the other conjuncts of its predicate move with
- *      it (TIR_ERR_SCHED_PREDICATED_PRODUCER). */
+ *      it (TIR_ERR_SCHED_PREDICATED_PRODUCER);
+ *  16. the loop and each loop above it in the scope that feeds no
+ *      spatial iterator of a producer under it provably run at least
+ *      once: a reduce loop of extent min(j, 1) or range(i) completes its
+ *      producer's reduction in one iteration (11), but where it is empty
+ *      the producer still covers its spatial instances (keeping the old
+ *      values) and the block placed in it would run none of its own
+ *      (TIR_ERR_SCHED_REGION_NOT_COVERED; checked after 11; fuzzer,
+ *      helper h64);
+ *  17. as compute_at 16 (TIR_ERR_SCHED_DEPENDENT_DOMAIN; checked after
+ *      1-2). */
 TIR_API tir_status tir_sched_reverse_compute_at(tir_schedule *s, tir_block_rv block,
                                                 tir_loop_rv loop, bool preserve_unit_loops);
 
@@ -639,12 +688,18 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  * update.  The init block keeps the predicate's conjuncts (copying the
  * loops they use) except those that use only loops below `loop` that the
  * init does not copy (the reduction's own split guards), which are
- * dropped.  A kept conjunct `a < b` (or <=) whose other loops below
- * `loop` have constant ranges, appear in no other conjunct or loop range,
- * and enter a affinely and b not at all, becomes `min(a) < b` over them
- * instead (the init runs when some iteration of them would: exact), so
- * split-K's k_0 * 96 + k_1 < 333 copies no k_1 loop; a conjunct that
- * always holds over the loops around the init is dropped.  Returns the
+ * dropped.  The init ran with the reduction's first step (every reduce
+ * iterator at its min) and only where the predicate held there, so a
+ * conjunct over a loop feeding a reduce iterator that is not a bound of
+ * the bindings is taken at that step, the loops feeding only reduce
+ * iterators at their mins (precondition 10): split-K's k_0 * 96 + k_1 <
+ * 333 becomes k_0 * 96 < 333 and copies no k_1 loop, T.where(k % 2 == 1)
+ * becomes False (the init never ran).  A kept bound `a < b` (or <=)
+ * whose other loops below `loop` have constant ranges, appear in no other
+ * conjunct or loop range, and enter a affinely and b not at all, becomes
+ * `min(a) < b` over them instead; a conjunct that always holds over the
+ * loops around the init is dropped, one with no variable (a predicate
+ * simplified to False) kept.  Returns the
  * init block's handle in *out.
  * Preconditions:
  *   1. the block has an init and a reduce iterator, and reduce iterators do
@@ -674,7 +729,14 @@ TIR_API tir_status tir_sched_reverse_compute_inline(tir_schedule *s, tir_block_r
  *      extent: K = 0), its extents name only scalar parameters: over an
  *      empty domain the block runs no instance and no init, so the init
  *      block is predicated on the domain not being empty (`K > 0`) and
- *      needs to say where (TIR_ERR_SCHED_NOT_REDUCTION). */
+ *      needs to say where (TIR_ERR_SCHED_NOT_REDUCTION);
+ *  10. each predicate conjunct using a loop that feeds a reduce iterator
+ *      and is not a bound of the bindings can be taken at the first step:
+ *      with the loops feeding only reduce iterators at their mins every
+ *      reduce binding is provably its domain's min, and the conjunct uses
+ *      no loop feeding both kinds (a fused spatial and reduce loop, whose
+ *      first step differs per element) (TIR_ERR_SCHED_PREDICATED_PRODUCER;
+ *      fuzzer, helper h64). */
 TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv block,
                                                  tir_loop_rv loop, tir_block_rv *out);
 
@@ -704,7 +766,9 @@ TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv b
  *   5.-7. the blocks under that outermost loop satisfy W1-W3 (7, the
  *      block is complete or a reduction, follows from 3 and 4: a
  *      defence, with no input that reaches it);
- *   8. the loop has a constant extent and feeds reduce iterators of the
+ *   8. the loop has a constant extent of at least 1 (0 would give B_rf
+ *      a dimension of 0: a loop range(i) simplified at i = 0) and feeds
+ *      reduce iterators of the
  *      block and no spatial one, and every loop feeding a reduce iterator
  *      with it has constant bounds (TIR_ERR_SCHED_RFACTOR_LOOP);
  *   9. each loop above the block in its scope feeds only spatial or only
@@ -721,7 +785,13 @@ TIR_API tir_status tir_sched_decompose_reduction(tir_schedule *s, tir_block_rv b
  *      using a reduction loop is provably true with the other reduction
  *      loops at their start (otherwise, as after a split [4, None] of a
  *      reduction of 9, a slice of B_rf would stay unwritten and C would
- *      read it) (TIR_ERR_SCHED_RFACTOR_EMPTY_SLICE). */
+ *      read it) (TIR_ERR_SCHED_RFACTOR_EMPTY_SLICE);
+ *  13. where the block's reduce domain may be empty (another reduction
+ *      loop of symbolic extent: K = 0), its extents name only scalar
+ *      parameters: the block then runs no instance and B keeps its
+ *      values, while C_rf writes nothing, so C's nest is predicated on the
+ *      domain not being empty (`K > 0`) and needs to say where
+ *      (TIR_ERR_SCHED_RFACTOR_EMPTY_SLICE; fuzzer, helper h64). */
 TIR_API tir_status tir_sched_rfactor(tir_schedule *s, tir_loop_rv loop, int factor_axis,
                                      tir_block_rv *out);
 
@@ -768,7 +838,17 @@ TIR_API tir_status tir_sched_rfactor(tir_schedule *s, tir_loop_rv loop, int fact
  *      vi_o), since those loops are not visible inside the outer block
  *      (TIR_ERR_SCHED_BLOCKIZE_BINDING);
  *   8. the block's regions relax to bounded regions over its inner
- *      iterators (TIR_ERR_SCHED_REGION_UNBOUNDED). */
+ *      iterators (TIR_ERR_SCHED_REGION_UNBOUNDED);
+ *   9. where the init moves out, the block ran it only with its first
+ *      step (every reduce iterator at its min) and the outer block runs
+ *      it before every inner step: each reduce iterator that does not
+ *      move out has a domain provably not empty, each loop from `loop`
+ *      down feeding only reduce iterators provably runs (for rx in
+ *      range(n): n = 0 ran no init), and each predicate conjunct using
+ *      such a loop is a bound of the bindings or, using no loop from
+ *      `loop` down that feeds a spatial iterator, provably holds with
+ *      those loops at their mins (T.where(k % 2 == 1) skipped the init)
+ *      (TIR_ERR_SCHED_NOT_REDUCTION; fuzzer, helper h64). */
 TIR_API tir_status tir_sched_blockize(tir_schedule *s, tir_loop_rv loop, tir_block_rv *out);
 
 /* ---------------------------------------------------------------- buffers */
@@ -911,7 +991,13 @@ TIR_API tir_status tir_sched_software_pipeline(tir_schedule *s, tir_loop_rv loop
  *      reduction's spatial domain, and the reduction writes temp at its
  *      spatial iterators, one per dimension (TIR_ERR_SCHED_INDEX_MAP);
  *   5. no block between the two writes temp or a buffer the epilogue
- *      reads, or touches D (TIR_ERR_SCHED_INTERVENING_ACCESS). */
+ *      reads, or touches D (TIR_ERR_SCHED_INTERVENING_ACCESS);
+ *   6. where something moves, the reduction runs its first step for
+ *      every element: no reduce domain that may be empty (K = 0) and a
+ *      predicate masking no element nor its first step (as reverse_compute_at
+ *      8): the epilogue ran for every element, from the old values where
+ *      the reduction wrote none, the fused init only with the first step
+ *      (TIR_ERR_SCHED_PREDICATED_PRODUCER; fuzzer, helper h64). */
 TIR_API tir_status tir_sched_fuse_reduction_epilogue(tir_schedule *s,
                                                      tir_block_rv reduction_block,
                                                      tir_block_rv epilogue_block,

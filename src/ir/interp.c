@@ -25,7 +25,8 @@
  *    stage's guarded load (TVM writes T.if_then_else) reads no element out
  *    of bounds.
  *  - A block's iter vars take their bound values; the predicate guards the
- *    block; a binding outside its iter var's domain (when the predicate
+ *    block (bindings included: they are evaluated only where it holds); a
+ *    binding outside its iter var's domain (when the predicate
  *    holds) is TIR_ERR_EVAL, since it means ill-formed IR even where no
  *    access leaves its buffer.  The init runs when every reduce iter var
  *    equals its domain min.
@@ -1709,8 +1710,11 @@ static tir_status exec_store(ir_env *e, const ir_cstmt *s) {
 
 static tir_status exec_block(ir_env *e, const ir_cstmt *s) {
     const ir_cblock *b = &s->u.block;
-    for (int i = 0; i < b->niters; i++) e->vars[b->iter_slots[i]] = ir_eval(e, b->values[i]);
+    /* The predicate first (it names loops, not the iterators): where it
+       masks the block, the bindings are not evaluated, as lowering puts
+       them under the guard (a fused loop's f // i at i = 0, split). */
     if (b->predicate && !ir_eval(e, b->predicate).i) return e->status;
+    for (int i = 0; i < b->niters; i++) e->vars[b->iter_slots[i]] = ir_eval(e, b->values[i]);
     if (e->status) return e->status;
     const tir_block *saved = e->cur_block;
     e->cur_block = b->block;

@@ -47,6 +47,30 @@ static const tir_expr *subst(const rewrite_env *env, const tir_expr *e) {
     return (const tir_expr *)tir_substitute(env->ctx, e, env->n, env->vars, env->values);
 }
 
+/* Whether e divides by something that is not a non-zero constant. */
+typedef struct {
+    tir_visitor v;
+    bool found;
+} div_state;
+
+static bool div_pre(tir_visitor *v, const tir_node *n) {
+    div_state *d = (div_state *)v;
+    tir_kind k = (tir_kind)n->kind;
+    if (k == TIR_KIND_DIV || k == TIR_KIND_MOD || k == TIR_KIND_FLOORDIV ||
+        k == TIR_KIND_FLOORMOD) {
+        int64_t c;
+        const tir_expr *den = ((const tir_binop *)n)->b;
+        d->found |= !tir_expr_const_int(den, &c) || c == 0;
+    }
+    return !d->found;
+}
+
+static bool may_divide_by_zero(const tir_expr *e) {
+    div_state d = {{div_pre, NULL, NULL}, false};
+    tir_visit(&d.v, e);
+    return d.found;
+}
+
 /* Substitutes, and simplifies only what the substitution touched, so
  * bindings the primitive has nothing to do with keep their form. */
 static const tir_expr *subst_simplify(const rewrite_env *env, const tir_expr *e) {
@@ -85,8 +109,15 @@ static const tir_stmt *rewrite(const rewrite_env *env, const tir_stmt *st) {
             changed |= vals[i] != r->values[i];
         }
         const tir_expr *pred = subst(env, r->predicate);
+        /* The guard goes last, unless the predicate divides by something
+           that may be 0: its conjuncts were written for the loop's own
+           range, and And evaluates only what decides it (a fused loop's
+           f // i < 8 divides by 0 where the split's extra iterations meet
+           i = 0; f < i * 10 first masks them). */
         if (env->guard)
-            pred = sch_is_const(pred, 1) ? env->guard : tir_and(ctx, pred, env->guard);
+            pred = sch_is_const(pred, 1)   ? env->guard
+                   : may_divide_by_zero(pred) ? tir_and(ctx, env->guard, pred)
+                                              : tir_and(ctx, pred, env->guard);
         if (pred != r->predicate) {
             pred = tir_analyzer_simplify(env->a, pred);
             changed = true;

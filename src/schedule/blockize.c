@@ -291,6 +291,77 @@ static bool init_moves(const bz_plan *P) {
     return false;
 }
 
+/* Whether inner loop j feeds a reduce (red) or a spatial iterator. */
+static bool inner_feeds(const bz_plan *P, int j, bool red) {
+    for (int k = 0; k < P->b->niters; k++)
+        if ((P->b->iters[k].kind == TIR_ITER_REDUCE) == red &&
+            tir_uses_var(P->r->values[k], P->inv[j]))
+            return true;
+    return false;
+}
+
+/* Precondition 9, where the init moves out: it then runs with the outer
+ * block's first reduce step, before the inner steps, where the original
+ * ran it with the first step of every reduce iterator and only if the
+ * predicate held there.  So the inner part must have a first step (each
+ * reduce iterator that does not move out has a domain provably not
+ * empty, each inner loop feeding only reduce iterators runs), and each
+ * conjunct using an inner loop that feeds a reduce iterator must be a
+ * bound of the bindings, or use no inner loop feeding a spatial iterator
+ * and hold with the inner loops feeding only reduce iterators at their
+ * mins (it then skips later steps only). */
+static tir_status bz_check_init(sch_call *c, uint32_t lrv, const bz_plan *P) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    int bi = 0;
+    while (bi < s->nsrefs && s->srefs[bi].realize != P->r) bi++;
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(s, a, s->srefs[bi].parent);
+    const char *why = NULL;
+    const tir_var **rv = IR_NEWN(ctx, const tir_var *, P->nin);
+    const tir_expr **rmin = IR_NEWN(ctx, const tir_expr *, P->nin);
+    int nr = 0;
+    for (int j = 0; j < P->nin && !why; j++) {
+        if (!inner_feeds(P, j, true) || inner_feeds(P, j, false)) continue;
+        rv[nr] = P->inv[j];
+        rmin[nr++] = P->in[j]->min;
+        const tir_expr *ext = P->in[j]->extent;
+        if (!tir_analyzer_can_prove(a, tir_gt(ctx, ext, tir_int(ctx, ext->dtype, 0))))
+            why = tir_ctx_sprintf(ctx, "its reduce loop %s, of extent %s, may be empty",
+                                  P->inv[j]->name, tir_print(ctx, ext));
+    }
+    for (int k = 0; k < P->b->niters && !why; k++) {
+        const tir_expr *ext = P->b->iters[k].dom.extent;
+        if (P->b->iters[k].kind == TIR_ITER_REDUCE && P->part[k] != BZ_OUTER &&
+            !tir_analyzer_can_prove(a, tir_gt(ctx, ext, tir_int(ctx, ext->dtype, 0))))
+            why = tir_ctx_sprintf(ctx, "reduce iterator %s, of extent %s, may be empty",
+                                  P->b->iters[k].var->name, tir_print(ctx, ext));
+    }
+    ir_vec conj = {0};
+    sch_conjuncts(P->r->predicate, &conj);
+    for (int i = 0; i < conj.n && !why; i++) {
+        const tir_expr *e = conj.items[i];
+        bool red = false, spatial = false;
+        for (int j = 0; j < P->nin; j++) {
+            if (!tir_uses_var(e, P->inv[j])) continue;
+            red |= inner_feeds(P, j, true);
+            spatial |= inner_feeds(P, j, false);
+        }
+        if (!red || sch_pred_bounds_only(ctx, a, P->r, e)) continue;
+        const tir_expr *at_min = (const tir_expr *)tir_substitute(ctx, e, nr, rv, rmin);
+        if (spatial || !tir_analyzer_can_prove(a, at_min))
+            why = tir_ctx_sprintf(ctx, "its predicate %s may decide whether the first step "
+                                  "runs", tir_print(ctx, e));
+    }
+    ir_vec_free(&conj);
+    tir_analyzer_destroy(a);
+    if (!why) return TIR_OK;
+    return sch_fail(c, TIR_ERR_SCHED_NOT_REDUCTION, lrv, P->b,
+                    "the init of block \"%s\" would move to the outer block and run before "
+                    "every inner step, but the block ran it only with its first step, and %s",
+                    P->b->name, why);
+}
+
 /* The inner block: the iterators that do not move out, the body, regions
  * and (unless it moves out) init in v_o * e + v. */
 static const tir_stmt *inner_realize(tir_ctx *ctx, const bz_plan *P, const bz_subst *m,
@@ -529,6 +600,7 @@ static bz_outer outer_iters(const tir_schedule *s, int li, const bz_plan *P, con
 tir_status sch_prim_blockize(sch_call *c) {
     bz_plan P = {0};
     TIR_TRY(bz_check(c, &P));
+    if (P.b->init && init_moves(&P)) TIR_TRY(bz_check_init(c, c->args[0].rv, &P));
     tir_ctx *ctx = c->ctx;
     const tir_schedule *s = c->sch;
     int li = sch_loop_sref(c, c->args[0].rv);

@@ -244,6 +244,59 @@ static bool thread_relaxed(const tir_for *f, tir_scope scope) {
     return true;
 }
 
+/* Whether e holds an integer constant of half its type's range or more.
+ * Relaxing i_0 * ((n + 1) // 2) over i_0 bounds the unknown sign of
+ * (n + 1) // 2 by the range of n's type (-2^30): a true bound, but loops
+ * and bindings built from it (extent (n + 1) // 2 + 2147483647) wrap. */
+typedef struct {
+    tir_visitor v;
+    bool near;
+} limit_state;
+
+static bool limit_pre(tir_visitor *v, const tir_node *n) {
+    limit_state *l = (limit_state *)v;
+    const tir_int_imm *c = tir_as_tir_int_imm(n);
+    if (c && c->base.dtype.bits >= 2 && c->base.dtype.bits < 64) {
+        int64_t half = (int64_t)1 << (c->base.dtype.bits - 2);
+        l->near |= c->value >= half || c->value <= -half;
+    }
+    return !l->near;
+}
+
+static bool near_type_limit(const tir_expr *e) {
+    limit_state l = {{limit_pre, NULL, NULL}, false};
+    tir_visit(&l.v, e);
+    return l.near;
+}
+
+/* Whether e divides by something a cannot prove non-zero.  The loops
+ * relaxed over run at least once wherever the region is read, which a
+ * bound like f // min(y, 1) (a fused loop of extent min(y, 1)) takes for
+ * granted; moved where they may not run, it divides by 0. */
+typedef struct {
+    tir_visitor v;
+    tir_analyzer *a;
+    bool found;
+} zero_div_state;
+
+static bool zero_div_pre(tir_visitor *v, const tir_node *n) {
+    zero_div_state *z = (zero_div_state *)v;
+    tir_kind k = (tir_kind)n->kind;
+    if (k == TIR_KIND_DIV || k == TIR_KIND_MOD || k == TIR_KIND_FLOORDIV ||
+        k == TIR_KIND_FLOORMOD) {
+        const tir_expr *den = ((const tir_binop *)n)->b;
+        tir_int_bound b = tir_analyzer_const_bound(z->a, den);
+        z->found |= b.min <= 0 && b.max >= 0;
+    }
+    return !z->found;
+}
+
+static bool may_divide_by_zero(tir_analyzer *a, const tir_expr *e) {
+    zero_div_state z = {{zero_div_pre, NULL, NULL}, a, false};
+    tir_visit(&z.v, e);
+    return z.found;
+}
+
 bool sch_relax_access(const tir_schedule *s, tir_analyzer *a, int bi, int loop, int scope_sref,
                       const tir_buffer_region *reg, tir_scope buf_scope, sch_bound *acc) {
     tir_ctx *ctx = s->ctx;
@@ -265,7 +318,10 @@ bool sch_relax_access(const tir_schedule *s, tir_analyzer *a, int bi, int loop, 
         const tir_expr *last = tir_sub(ctx, tir_add(ctx, mn, ex), tir_int(ctx, mn->dtype, 1));
         tir_range lo, hi;
         if (!tir_analyzer_relax(a, mn, nv, vars, &lo) ||
-            !tir_analyzer_relax(a, last, nv, vars, &hi))
+            !tir_analyzer_relax(a, last, nv, vars, &hi) || near_type_limit(lo.min) ||
+            near_type_limit(hi.min) || near_type_limit(hi.extent) ||
+            may_divide_by_zero(a, lo.min) || may_divide_by_zero(a, hi.min) ||
+            may_divide_by_zero(a, hi.extent))
             return false;
         const tir_expr *l = lo.min, *h = tir_add(ctx, hi.min, hi.extent);
         if (acc[d].lo) {
@@ -367,6 +423,15 @@ static const tir_expr *carried_pred(sch_call *c, int bi, int loop, const tir_exp
     ir_vec_free(&conj);
     tir_analyzer_destroy(a);
     return kept;
+}
+
+const tir_iter_var *sch_dom_names_loops(const tir_schedule *s, int bi) {
+    const tir_block *b = sch_sref_block(s, bi);
+    for (int k = 0; k < b->niters; k++)
+        if (!sch_params_only(s->func, b->iters[k].dom.min) ||
+            !sch_params_only(s->func, b->iters[k].dom.extent))
+            return &b->iters[k];
+    return NULL;
 }
 
 const tir_stmt *sch_regen_loops(sch_call *c, int loop, int bi, const sch_bound *rng,

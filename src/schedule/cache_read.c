@@ -174,6 +174,17 @@ tir_status sch_prim_cache_read(sch_call *c) {
                         "block \"%s\" writes only part of %s over its loops, and the cache "
                         "copies the whole buffer (%s)",
                         sch_sref_block(s, writer)->name, buf->name, why);
+    /* 9: nor may it skip elements of an allocation (a parameter's are the
+       caller's values): a predicate or an empty reduce domain leaves them
+       unwritten, and the copy would read them where the consumers did not */
+    why = writer >= 0 && !sch_is_param_buffer(s->func, buf)
+              ? sch_may_skip_elements(s, writer, buf)
+              : NULL;
+    if (why)
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, sch_sref_block(s, writer),
+                        "%s may leave elements of %s unwritten (%s), and the cache copies "
+                        "the whole buffer",
+                        sch_sref_block(s, writer)->name, buf->name, why);
     const tir_block *scope_b = sch_sref_block(s, sc);
     int wpos = writer >= 0 ? sch_child_holding(s, sc, writer) : -1;
     for (int k = 0; k < ncons; k++)

@@ -10,9 +10,76 @@
  * copy-back block under the thread loop.  Where the block's reduce
  * domain may be empty (a symbolic K), the write-back is predicated on it
  * not being so: over an empty domain the block writes nothing and the
- * buffer keeps its values (precondition 10).
+ * buffer keeps its values (precondition 10); so is it on the block's
+ * predicate where that names only scalar parameters, and a predicate
+ * masking some of the elements is refused (precondition 11); consumers,
+ * which would read the cache where the write-back does not run, are then
+ * refused (precondition 12).
  */
 #include "sched_internal.h"
+
+/* 11: the block's predicate masks stores.  A conjunct over scalar
+ * parameters alone (n > 0) masks all of them or none, so the write-back
+ * runs under it too (*pred gets it).  One over loops must mask no element
+ * the block writes nor the init of one: a bound of the bindings, or a
+ * condition on the reduction's own loops that holds at its first step
+ * (sch_conj_keeps_writes); otherwise the write-back would copy elements
+ * of the cache nothing wrote over what the block left as it was. */
+static tir_status masked_stores(sch_call *c, uint32_t rv, int bi, const tir_buffer *buf,
+                                const tir_expr **pred) {
+    const tir_schedule *s = c->sch;
+    const tir_block_realize *r = s->srefs[bi].realize;
+    if (!r) return TIR_OK;
+    ir_vec conj = {0};
+    sch_conjuncts(r->predicate, &conj);
+    tir_status st = TIR_OK;
+    for (int j = 0; j < conj.n && st == TIR_OK; j++) {
+        const tir_expr *e = conj.items[j];
+        if (sch_params_only(s->func, e))
+            *pred = *pred ? tir_and(c->ctx, *pred, e) : e;
+        else if (!sch_conj_keeps_writes(s, bi, e))
+            st = sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, r->block,
+                          "block \"%s\" runs under %s, which masks elements of %s it writes "
+                          "(or the init of their reduction), and the write-back would copy "
+                          "elements of the cache nothing wrote",
+                          r->block->name, tir_print(c->ctx, e), buf->name);
+    }
+    ir_vec_free(&conj);
+    return st;
+}
+
+/* Preconditions 9 to 11 for block sref wi, which writes buf: the cached
+ * block bi or a block inside it; conjoins to *pred what the write-back
+ * must run under. */
+static tir_status writer_checks(sch_call *c, uint32_t rv, int bi, int wi,
+                                const tir_buffer *buf, const tir_expr **pred) {
+    const tir_schedule *s = c->sch;
+    tir_ctx *ctx = c->ctx;
+    const tir_block *b = sch_sref_block(s, wi);
+    /* 9: the cache starts unwritten, so a block that reads the buffer's
+       old values (an accumulation without init, `C[i] = C[i] + A[i, k]`)
+       would read elements nothing wrote (a block inside the cached one
+       gets its init from it: blockize of a reduction) */
+    if (wi == bi && !b->init && sch_region_has(b->nreads, b->reads, buf))
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
+                        "block \"%s\" reads the old values of %s (it has no init), and the "
+                        "cache would start unwritten; give it an init, or cache another "
+                        "buffer",
+                        b->name, buf->name);
+    /* 10: over an empty reduce domain (a symbolic K = 0) the block writes
+       nothing and the buffer keeps its values, so the write-back runs only
+       where the domain is not empty; it must be able to say where */
+    bool other;
+    const tir_expr *nonempty = sch_reduce_nonempty(s, wi, &other);
+    if (other)
+        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
+                        "block \"%s\" may run no instance (its reduce domain, %s, may be "
+                        "empty and names more than the function's scalar parameters), and "
+                        "the write-back would copy a cache nothing wrote",
+                        b->name, tir_print(ctx, nonempty));
+    if (nonempty) *pred = *pred ? tir_and(ctx, *pred, nonempty) : nonempty;
+    return masked_stores(c, rv, wi, buf, pred);
+}
 
 tir_status sch_prim_cache_write(sch_call *c) {
     const tir_schedule *s = c->sch;
@@ -73,26 +140,26 @@ tir_status sch_prim_cache_write(sch_call *c) {
                         "block \"%s\" writes only part of %s over its loops, and the "
                         "write-back copies the whole cache (%s)",
                         b->name, buf->name, why);
-    /* 9: the cache starts unwritten, so a block that reads the buffer's
-       old values (an accumulation without init, `C[i] = C[i] + A[i, k]`)
-       would read elements nothing wrote */
-    if (!b->init && sch_region_has(b->nreads, b->reads, buf))
-        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
-                        "block \"%s\" reads the old values of %s (it has no init), and the "
-                        "cache would start unwritten; give it an init, or cache another "
-                        "buffer",
-                        b->name, buf->name);
-    /* 10: over an empty reduce domain (a symbolic K = 0) the block writes
-       nothing and the buffer keeps its values, so the write-back runs only
-       where the domain is not empty; it must be able to say where */
-    bool other;
-    const tir_expr *nonempty = sch_reduce_nonempty(s, bi, &other);
-    if (other)
-        return sch_fail(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, b,
-                        "block \"%s\" may run no instance (its reduce domain, %s, may be "
-                        "empty and names more than the function's scalar parameters), and "
-                        "the write-back would copy a cache nothing wrote",
-                        b->name, tir_print(ctx, nonempty));
+    /* 9-11 for the block and each block inside it (blockize leaves the
+       update and its predicate inside) that writes the buffer */
+    const tir_expr *nonempty = NULL;
+    for (int k = 0; k < s->nsrefs; k++) {
+        const tir_block *w = sch_sref_block(s, k);
+        if (w && (k == bi || sch_is_ancestor(s, bi, k)) &&
+            sch_region_has(w->nwrites, w->writes, buf))
+            TIR_TRY(writer_checks(c, rv, bi, k, buf, &nonempty));
+    }
+    /* 12: where the write-back may not run, the consumers given would read
+       a cache the block did not write */
+    if (nonempty && ncons > 0) {
+        const void *marks[2] = {b, sch_sref_block(s, cons[0])};
+        return sch_fail_marks(c, TIR_ERR_SCHED_REGION_NOT_COVERED, rv, 2, marks,
+                              "block \"%s\" may write nothing (where %s fails), and block "
+                              "\"%s\" would read the cache instead of what %s kept; cache "
+                              "the write without consumers",
+                              b->name, tir_print(ctx, nonempty),
+                              sch_sref_block(s, cons[0])->name, buf->name);
+    }
     const tir_block *scope_b = sch_sref_block(s, sc);
     const tir_buffer *cache = sch_cache_buffer(ctx, buf, scope);
     const char *name = sch_unique_block_name(s, cache->name);

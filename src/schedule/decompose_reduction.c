@@ -28,7 +28,7 @@ typedef struct {
     int np;
     const tir_var *const *pv;
     const bool *rep;
-    bool needed;
+    bool needed, any_var;
 } conj_state;
 
 static bool conj_pre(tir_visitor *v, const tir_node *n) {
@@ -39,14 +39,17 @@ static bool conj_pre(tir_visitor *v, const tir_node *n) {
         for (int k = 0; k < c->np; k++)
             if (c->pv[k] == x) dropped = !c->rep[k];
         if (!dropped) c->needed = true;
+        c->any_var = true;
     }
     return !c->needed;
 }
 
+/* A conjunct with no variable at all (a predicate the simplifier folded
+ * to False) masks the init as much as the update. */
 static bool needs_init(const tir_expr *e, int np, const tir_var *const *pv, const bool *rep) {
-    conj_state c = {{conj_pre, NULL, NULL}, np, pv, rep, false};
+    conj_state c = {{conj_pre, NULL, NULL}, np, pv, rep, false, false};
     tir_visit(&c.v, e);
-    return c.needed;
+    return c.needed || !c.any_var;
 }
 
 /* What the precondition checks find, for the rewrite. */
@@ -59,6 +62,7 @@ typedef struct {
     const tir_for **path; /* [np], outermost first */
     const tir_var **pv;   /* [np], their variables */
     const tir_expr *nonempty; /* the reduce domain is not empty; NULL: always */
+    ir_vec conj;              /* the predicate's conjuncts, at the first step (10) */
 } dr_plan;
 
 /* The loops from li down to block sref bi, outermost first. */
@@ -76,7 +80,70 @@ static void loop_path(tir_ctx *ctx, const tir_schedule *s, int li, int bi, dr_pl
     for (k = 0; k < np; k++) P->pv[k] = P->path[k]->var;
 }
 
-/* Preconditions 1 to 9 (see schedule.h); fills P. */
+/* Whether loop variable v feeds a reduce (red) or a spatial iterator. */
+static bool feeds(const dr_plan *P, const tir_var *v, bool red) {
+    for (int k = 0; k < P->r->nvalues; k++)
+        if ((P->b->iters[k].kind == TIR_ITER_REDUCE) == red && tir_uses_var(P->r->values[k], v))
+            return true;
+    return false;
+}
+
+/* 10: the init ran with the reduction's first step (every reduce
+ * iterator at its min) and only where the predicate held there; the init
+ * block runs before every step, so each conjunct using a loop that feeds
+ * a reduce iterator must say what it said at that step.  A bound of the
+ * bindings holds there (the init keeps or drops it as before); another
+ * (T.where(k % 2 == 1), which skips the init; split-K's
+ * k_0 * 96 + k_1 < 333) is replaced by its value with the loops feeding
+ * only reduce iterators at their mins, where those mins are that step
+ * (the reduce bindings are then their domain mins) and no other loop
+ * feeding a reduce iterator (a fused spatial and reduce loop) is left in
+ * it.  Fills P->conj. */
+static tir_status first_step(sch_call *c, dr_plan *P, int bi) {
+    tir_ctx *ctx = c->ctx;
+    const tir_var **rv = IR_NEWN(ctx, const tir_var *, P->np + 1);
+    const tir_expr **rmin = IR_NEWN(ctx, const tir_expr *, P->np + 1);
+    int nr = 0;
+    for (int k = 0; k < P->np; k++)
+        if (feeds(P, P->pv[k], true) && !feeds(P, P->pv[k], false))
+            rv[nr] = P->pv[k], rmin[nr++] = P->path[k]->min;
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    sch_bind_ancestors(c->sch, a, c->sch->srefs[bi].parent);
+    bool at_first = true;
+    for (int i = 0; i < P->r->nvalues && at_first; i++) {
+        const tir_iter_var *it = &P->b->iters[i];
+        if (it->kind != TIR_ITER_REDUCE) continue;
+        const tir_expr *v0 = (const tir_expr *)tir_substitute(ctx, P->r->values[i], nr, rv, rmin);
+        at_first = tir_analyzer_can_prove(a, tir_eq(ctx, v0, it->dom.min));
+    }
+    sch_conjuncts(P->r->predicate, &P->conj);
+    tir_status st = TIR_OK;
+    for (int j = 0; j < P->conj.n && st == TIR_OK; j++) {
+        const tir_expr *e = P->conj.items[j];
+        bool red = false, other_red = false;
+        for (int k = 0; k < P->np; k++) {
+            if (!tir_uses_var(e, P->pv[k]) || !feeds(P, P->pv[k], true)) continue;
+            red = true;
+            other_red |= feeds(P, P->pv[k], false);
+        }
+        if (!red || sch_pred_bounds_only(ctx, a, P->r, e)) continue;
+        if (at_first && !other_red) {
+            e = (const tir_expr *)tir_substitute(ctx, e, nr, rv, rmin);
+            P->conj.items[j] = tir_analyzer_simplify(a, e);
+            continue;
+        }
+        st = sch_fail(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, c->args[0].rv, P->b,
+                      "block \"%s\" runs under %s, which decides per reduction step whether "
+                      "it runs, and the init of its first step cannot be told apart from the "
+                      "other steps here; the init moved out would run where it did not",
+                      P->b->name, tir_print(ctx, e));
+    }
+    tir_analyzer_destroy(a);
+    if (st != TIR_OK) ir_vec_free(&P->conj);
+    return st;
+}
+
+/* Preconditions 1 to 10 (see schedule.h); fills P. */
 static tir_status dr_check(sch_call *c, dr_plan *P) {
     const tir_schedule *s = c->sch;
     uint32_t brv = c->args[0].rv, lrv = c->args[1].rv;
@@ -168,7 +235,7 @@ static tir_status dr_check(sch_call *c, dr_plan *P) {
                         "empty and names more than the function's scalar parameters), where "
                         "the init moved out would still run",
                         b->name, tir_print(c->ctx, P->nonempty));
-    return TIR_OK;
+    return first_step(c, P, bi);
 }
 
 static bool uses_any(const void *e, int n, const tir_var *const *vars) {
@@ -308,8 +375,7 @@ static const tir_stmt *init_block(sch_call *c, const dr_plan *P, dr_map *mp,
 static const tir_stmt *init_nest(sch_call *c, const dr_plan *P, const char **iname) {
     tir_ctx *ctx = c->ctx;
     int np = P->np, nit = P->b->niters;
-    ir_vec conj = {0};
-    sch_conjuncts(P->r->predicate, &conj);
+    ir_vec conj = P->conj;
     bool *rep = init_loops(ctx, P, &conj);
     dr_map mp = {IR_NEWN(ctx, const tir_var *, np + nit), IR_NEWN(ctx, const tir_expr *, np + nit),
                  0, 0};

@@ -86,6 +86,19 @@ tir_status sch_prim_fuse(sch_call *c) {
     tir_analyzer *a = tir_analyzer_create(ctx);
     int outer = sch_loop_sref(c, rvs[0]);
     sch_bind_ancestors(s, a, s->srefs[outer].parent);
+    /* 9: a loop that provably never runs (range(x) where x is 0) would be
+       recovered dividing by 0 (simplified to 0 // 0), an expression later
+       primitives copy where it runs; nothing runs under it to fuse */
+    for (int i = 1; i < n; i++) {
+        const tir_expr *e = loops[i]->extent;
+        if (tir_analyzer_can_prove(a, tir_le(ctx, e, tir_int(ctx, e->dtype, 0)))) {
+            tir_analyzer_destroy(a);
+            return sch_fail(c, TIR_ERR_SCHED_DEPENDENT_DOMAIN, rvs[i], loops[i],
+                            "loop %s never runs (its extent, %s, is not positive): its "
+                            "variable would be recovered from the fused one dividing by 0",
+                            loops[i]->var->name, tir_print(ctx, e));
+        }
+    }
     ir_strbuf name;
     ir_sb_init(&name);
     for (int i = 0; i < n; i++) ir_sb_printf(&name, "%s_", loops[i]->var->name);

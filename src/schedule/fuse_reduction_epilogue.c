@@ -621,6 +621,30 @@ static void fre_rewrite(sch_call *c, const fre_plan *P, const tir_expr *u,
     TIR_ASSERT(env.hits == want_hits);
 }
 
+/* 6: the epilogue ran for every element; the fused init runs only with
+ * the reduction's first step, so that step must run for every element:
+ * a reduce domain that may be empty (K = 0) or a predicate masking
+ * elements or their first step (T.where(i % 2 == 0), n > 0) would leave
+ * D as it was where the epilogue wrote it. */
+static tir_status first_step_everywhere(sch_call *c, const fre_plan *P) {
+    const tir_schedule *s = c->sch;
+    bool other;
+    const tir_expr *nonempty = sch_reduce_nonempty(s, P->ri, &other);
+    const char *why = NULL;
+    if (nonempty)
+        why = tir_ctx_sprintf(c->ctx, "its reduce domain is empty where %s fails",
+                              tir_print(c->ctx, nonempty));
+    else if (!sch_pred_keeps_writes(s, P->ri))
+        why = tir_ctx_sprintf(c->ctx, "its predicate %s masks elements or their first step",
+                              tir_print(c->ctx, P->Rr->predicate));
+    if (!why) return TIR_OK;
+    const void *marks[2] = {P->R, P->E};
+    return sch_fail_marks(c, TIR_ERR_SCHED_PREDICATED_PRODUCER, c->args[0].rv, 2, marks,
+                          "block \"%s\" may skip elements of %s (%s), which epilogue \"%s\" "
+                          "computes from their old values; fused into the init it would not",
+                          P->R->name, P->temp->name, why, P->E->name);
+}
+
 tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
     fre_plan P = {0};
     TIR_TRY(fre_check(c, &P));
@@ -634,6 +658,7 @@ tir_status sch_prim_fuse_reduction_epilogue(sch_call *c) {
         c->unchanged = true;
         return TIR_OK;
     }
+    TIR_TRY(first_step_everywhere(c, &P));
     fre_rewrite(c, &P, u, cpart);
     return TIR_OK;
 }

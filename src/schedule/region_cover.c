@@ -155,6 +155,10 @@ static bool conj_keeps_writes(const tir_schedule *s, tir_analyzer *a,
 }
 
 bool sch_pred_keeps_writes(const tir_schedule *s, int bi) {
+    return sch_conj_keeps_writes(s, bi, s->srefs[bi].realize->predicate);
+}
+
+bool sch_conj_keeps_writes(const tir_schedule *s, int bi, const tir_expr *e) {
     const tir_block_realize *r = s->srefs[bi].realize;
     int cap = 0;
     for (int p = s->srefs[bi].parent; p >= 0 && sch_sref_for(s, p); p = s->srefs[p].parent) cap++;
@@ -170,7 +174,7 @@ bool sch_pred_keeps_writes(const tir_schedule *s, int bi) {
     }
     tir_analyzer *a = tir_analyzer_create(s->ctx);
     sch_bind_ancestors(s, a, s->srefs[bi].parent);
-    bool ok = conj_keeps_writes(s, a, r, nv, vars, mins, r->predicate);
+    bool ok = conj_keeps_writes(s, a, r, nv, vars, mins, e);
     tir_analyzer_destroy(a);
     return ok;
 }

@@ -86,6 +86,39 @@ static int uncovered_writer(const tir_schedule *s, int li, int *all, int na, int
     return bad;
 }
 
+/* Precondition 16: the loop and the loops above it in the scope that
+ * feed no spatial iterator of a producer under the loop run at least
+ * once.  Region cover (11) proves the producers' elements final in one
+ * iteration of the loop (a reduce loop of extent min(j, 1) completes its
+ * reduction there); where such a loop is empty the producers still ran
+ * their spatial instances, with nothing to reduce, and the block placed
+ * in it would run none of its own.  The first such loop, or NULL. */
+static const tir_for *empty_path_loop(const tir_schedule *s, int li, int sc, int *all, int na,
+                                      int bi) {
+    tir_ctx *ctx = s->ctx;
+    const tir_block *b = sch_sref_block(s, bi);
+    tir_analyzer *a = tir_analyzer_create(ctx);
+    const tir_for *bad = NULL;
+    for (int p = li; p >= 0 && p != sc && !bad; p = s->srefs[p].parent) {
+        const tir_for *f = sch_sref_for(s, p);
+        if (!f) break;
+        bool spatial = false;
+        for (int k = 0; k < na && !spatial; k++) {
+            const tir_block_realize *r = s->srefs[all[k]].realize;
+            if (all[k] == bi || !sch_is_ancestor(s, p, all[k]) || !feeds(r->block, b)) continue;
+            for (int v = 0; v < r->nvalues; v++)
+                spatial |= r->block->iters[v].kind == TIR_ITER_SPATIAL &&
+                           tir_uses_var(r->values[v], f->var);
+        }
+        sch_bind_ancestors(s, a, s->srefs[p].parent);
+        if (!spatial &&
+            !tir_analyzer_can_prove(a, tir_gt(ctx, f->extent, tir_int(ctx, f->extent->dtype, 0))))
+            bad = f;
+    }
+    tir_analyzer_destroy(a);
+    return bad;
+}
+
 tir_status sch_prim_reverse_compute_at(sch_call *c) {
     const tir_schedule *s = c->sch;
     tir_ctx *ctx = c->ctx;
@@ -96,6 +129,15 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
     const tir_for *loop = sch_sref_for(s, li);
     int sc;
     TIR_TRY(sch_check_target_loop(c, brv, lrv, bi, li, &sc));
+    /* 17: the new loops run each iterator over its domain or a part of it */
+    const tir_iter_var *named = sch_dom_names_loops(s, bi);
+    if (named)
+        return sch_fail(c, TIR_ERR_SCHED_DEPENDENT_DOMAIN, brv, b,
+                        "iterator %s of block \"%s\" has a domain (min %s, extent %s) "
+                        "naming loops of its nest, which the loops made at the new place "
+                        "would not define",
+                        named->var->name, b->name, tir_print(ctx, named->dom.min),
+                        tir_print(ctx, named->dom.extent));
     /* 4: the only writer of what it writes. */
     int *all;
     int na = sch_scope_blocks(s, sc, &all);
@@ -221,6 +263,16 @@ tir_status sch_prim_reverse_compute_at(sch_call *c) {
                               "\"%s\" must lie inside its own",
                               o->name, loop->var->name, b->reads[bad_read].buffer->name,
                               b->name, loop->var->name, b->name);
+    }
+    const tir_for *empty = empty_path_loop(s, li, sc, all, na, bi);
+    if (empty) {
+        const void *marks[2] = {empty, b};
+        return sch_fail_marks(c, TIR_ERR_SCHED_REGION_NOT_COVERED, brv, 2, marks,
+                              "loop %s, of extent %s, feeds no spatial iterator of the "
+                              "producers of \"%s\" and may run no iteration, where the block "
+                              "placed under loop %s would run none of its instances",
+                              empty->var->name, tir_print(ctx, empty->extent), b->name,
+                              loop->var->name);
     }
     /* 12 */
     if (!sch_reduce_pred_bounds_only(s, bi))

@@ -16,7 +16,9 @@
  * C_rf by one iterator per loop they use (ko a spatial one), so bindings
  * stay plain loop variables and the body reads the old iterator's value
  * through its binding.  A slice of ko that runs no instance would leave a
- * slice of B_rf unwritten that C then reads, so that is refused (12).
+ * slice of B_rf unwritten that C then reads, so that is refused (12);
+ * where the whole reduce domain may be empty (K = 0), C runs only where it
+ * is not (13).
  */
 #include <math.h>
 #include <string.h>
@@ -40,6 +42,7 @@ typedef struct {
     const tir_expr *init_value;      /* op's identity */
     tir_kind op;
     int axis; /* factor_axis, normalised to [0, ndim] */
+    const tir_expr *nonempty; /* the reduce domain is not empty; NULL: always (13) */
 } rf_plan;
 
 static const tir_expr *var_expr(const tir_var *v) { return &v->base; }
@@ -102,10 +105,12 @@ static tir_status check_loops(sch_call *c, rf_plan *P) {
                 sp = true;
         }
         P->feeds[k] = sp ? 'S' : rd ? 'R' : 0;
-        if (k == P->kloop && (sp || !rd || !tir_as_tir_int_imm(P->loop->extent)))
+        /* (a loop of extent 0 would give B_rf a dimension of 0) */
+        if (k == P->kloop && (sp || !rd || !tir_as_tir_int_imm(P->loop->extent) ||
+                              tir_as_tir_int_imm(P->loop->extent)->value < 1))
             return sch_fail(c, TIR_ERR_SCHED_RFACTOR_LOOP, P->lrv, P->loop,
-                            "loop %s must have a constant extent and feed reduce iterators of "
-                            "block \"%s\" only",
+                            "loop %s must have a constant extent of at least 1 and feed "
+                            "reduce iterators of block \"%s\" only",
                             P->loop->var->name, b->name);
         if (sp && rd)
             return sch_fail(c, TIR_ERR_SCHED_MIXED_LOOP, P->lrv, P->path[k],
@@ -236,7 +241,7 @@ static tir_status check_slices(sch_call *c, rf_plan *P) {
     return TIR_OK;
 }
 
-/* Preconditions 1 to 12 (see schedule.h); fills P. */
+/* Preconditions 1 to 13 (see schedule.h); fills P. */
 static tir_status rf_check(sch_call *c, rf_plan *P) {
     P->lrv = c->args[0].rv;
     P->li = sch_loop_sref(c, P->lrv);
@@ -253,7 +258,20 @@ static tir_status rf_check(sch_call *c, rf_plan *P) {
                         "factor_axis %lld is outside [%d, %d] for buffer %s of rank %d",
                         (long long)ax, -(ndim + 1), ndim, P->buf->name, ndim);
     P->axis = (int)(ax < 0 ? ax + ndim + 1 : ax);
-    return check_slices(c, P);
+    TIR_TRY(check_slices(c, P));
+    /* 13: over an empty reduce domain (another reduction loop of extent
+       K = 0) the block runs no instance and B keeps its values, but C_rf
+       writes nothing and C would reduce its unwritten B_rf: C runs only
+       where the domain is not empty, which must be said over parameters */
+    bool other;
+    P->nonempty = sch_reduce_nonempty(c->sch, P->bi, &other);
+    if (other)
+        return sch_fail(c, TIR_ERR_SCHED_RFACTOR_EMPTY_SLICE, P->lrv, P->b,
+                        "block \"%s\" may run no instance (its reduce domain, %s, may be "
+                        "empty and names more than the function's scalar parameters), and "
+                        "\"%s\" would then reduce a rfactor buffer nothing wrote",
+                        P->b->name, tir_print(c->ctx, P->nonempty), P->b->name);
+    return TIR_OK;
 }
 
 /* ------------------------------------------------------------- rewrite */
@@ -431,7 +449,7 @@ static const tir_stmt *wb_realize(tir_ctx *ctx, const rf_plan *P, const tir_buff
 
 /* The write-back nest: fresh copies of the loops feeding spatial
  * iterators and of the rfactor loop, with the predicate's conjuncts over
- * only those loops. */
+ * only those loops, and the reduce domain's non-emptiness (13). */
 static const tir_stmt *wb_nest(tir_ctx *ctx, const rf_plan *P, const tir_buffer *rfb) {
     int np = P->np, nmp = 0;
     const tir_var **mov = IR_NEWN(ctx, const tir_var *, np);
@@ -454,6 +472,7 @@ static const tir_stmt *wb_nest(tir_ctx *ctx, const rf_plan *P, const tir_buffer 
         pred = pred ? tir_and(ctx, pred, e) : e;
     }
     ir_vec_free(&conj);
+    if (P->nonempty) pred = pred ? tir_and(ctx, P->nonempty, pred) : P->nonempty;
     const tir_stmt *nest = wb_realize(ctx, P, rfb, nmp, mov, mnv, pred);
     for (int k = np - 1; k >= 0; k--) {
         if (!nl[k]) continue;

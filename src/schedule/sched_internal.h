@@ -354,13 +354,22 @@ typedef struct sch_bound {
  * block sref scope_sref) that share a buffer of scope buf_scope: all of
  * them for global, threadIdx/vthread for shared, none for local.  The
  * analyzer must know the ranges of every loop above bi.  False when
- * unbounded. */
+ * unbounded, bounded only through the range of a variable's type (a
+ * constant of half that range or more: a symbolic extent split, whose
+ * loops built from it would wrap), or bounded by a division by what may
+ * be 0 (f // e of a fused loop of extent e: the loops relaxed over run
+ * wherever the region is read, not where it may be moved). */
 bool sch_relax_access(const tir_schedule *s, tir_analyzer *a, int bi, int loop, int scope_sref,
                       const tir_buffer_region *reg, tir_scope buf_scope, sch_bound *acc);
 /* A region indexed by distinct spatial iterators of b, extent 1 each:
  * returns -1 and fills dim_of_iter[k] (-1: iterator k not used); else the
  * first offending dimension. */
 int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_of_iter);
+/* compute_at 16 and reverse_compute_at 17: the first iterator of block
+ * sref bi whose domain names a variable other than the function's scalar
+ * parameters (a triangle's vk over [0, i), i a loop of its nest, which
+ * the loops made at the new place would not define), or NULL. */
+const tir_iter_var *sch_dom_names_loops(const tir_schedule *s, int bi);
 /* Loops (named ax0, ax1, ...) running block sref bi over rng[k] for each
  * iterator k (its whole domain when rng[k].lo is NULL), placed under loop
  * sref `loop`; the realize's predicate keeps the bindings inside the
@@ -395,6 +404,14 @@ const char *sch_writes_whole(const tir_schedule *s, int bi, int sc, const tir_bu
  * variable other than the function's scalar parameters (an extent over an
  * outer loop), which those primitives do not place. */
 const tir_expr *sch_reduce_nonempty(const tir_schedule *s, int bi, bool *other);
+/* Why block sref wi, or a block inside it, may leave elements of buf it
+ * writes unwritten (or their init skipped) when it runs: a reduce domain
+ * that may be empty, or a predicate conjunct other than those
+ * sch_conj_keeps_writes accepts (a scalar's, n > 0, masks them all where
+ * it fails); NULL when neither. */
+const char *sch_may_skip_elements(const tir_schedule *s, int wi, const tir_buffer *buf);
+/* Whether every variable in e is a scalar parameter of f. */
+bool sch_params_only(const tir_prim_func *f, const tir_expr *e);
 /* A compact buffer like b, named <b>_<scope>, in that scope. */
 const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope scope);
 /* "shared" or "local". */
@@ -423,6 +440,8 @@ bool sch_reduce_pred_bounds_only(const tir_schedule *s, int bi);
  * instance of the spatial iterators runs at least that reduction step:
  * rfactor's C_rf after a split of k that does not divide it). */
 bool sch_pred_keeps_writes(const tir_schedule *s, int bi);
+/* The same for e, a part of that predicate (conjuncts of it). */
+bool sch_conj_keeps_writes(const tir_schedule *s, int bi, const tir_expr *e);
 /* When provable, the instances of block sref bi run during one iteration
  * of loop sref `loop` are exactly the box box[k] = [lo, hi) per iterator
  * (intersected with the block's domain): its predicate only bounds the

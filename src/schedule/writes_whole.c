@@ -186,6 +186,17 @@ static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
             if (!tir_expr_const_int(reg->ranges[d].extent, &ext[q]) || ext[q] < 0) return -1;
         }
     }
+    /* The predicate's conjuncts but those over scalar parameters alone
+       (n > 0), which mask every instance or none: where they fail the
+       block writes nothing, which its callers say (cache_write 11,
+       cache_read 9); read as true, the others are enumerated. */
+    ir_vec conj = {0};
+    sch_conjuncts(r->predicate, &conj);
+    const tir_expr *pred = NULL;
+    for (int j = 0; j < conj.n; j++)
+        if (!sch_params_only(s->func, conj.items[j]))
+            pred = pred ? tir_and(ctx, pred, conj.items[j]) : conj.items[j];
+    ir_vec_free(&conj);
     int64_t *at = IR_NEWN(ctx, int64_t, ln->n + 1), *lo = IR_NEWN(ctx, int64_t, nd + 1);
     unsigned char *seen = calloc((size_t)nelem + 1, 1); /* not the arena: 64 KiB per call */
     if (!seen) return -1;
@@ -197,7 +208,7 @@ static int enumerate(const tir_schedule *s, int bi, const loop_nest *ln,
             rest /= ln->exts[i];
         }
         int64_t run = 1;
-        if (r->predicate && !sch_eval_int(r->predicate, ln->n, ln->vars, at, &run)) whole = -1;
+        if (pred && !sch_eval_int(pred, ln->n, ln->vars, at, &run)) whole = -1;
         for (int q = 0; q < nr && whole > 0 && run; q++) {
             for (int d = 0; d < nd && whole > 0; d++)
                 if (!sch_eval_int(mins[q * nd + d], ln->n, ln->vars, at, &lo[d])) whole = -1;
@@ -291,6 +302,12 @@ static bool params_pre(tir_visitor *v, const tir_node *n) {
     return !p->other;
 }
 
+bool sch_params_only(const tir_prim_func *f, const tir_expr *e) {
+    params_only p = {{.pre = params_pre}, f, false};
+    tir_visit(&p.v, e);
+    return !p.other;
+}
+
 const tir_expr *sch_reduce_nonempty(const tir_schedule *s, int bi, bool *other) {
     tir_ctx *ctx = s->ctx;
     const tir_block *b = sch_sref_block(s, bi);
@@ -303,11 +320,34 @@ const tir_expr *sch_reduce_nonempty(const tir_schedule *s, int bi, bool *other) 
         const tir_expr *ext = b->iters[i].dom.extent;
         const tir_expr *pos = tir_gt(ctx, ext, tir_int(ctx, ext->dtype, 0));
         if (tir_analyzer_can_prove(a, pos)) continue;
-        params_only p = {{.pre = params_pre}, s->func, false};
-        tir_visit(&p.v, ext);
-        *other |= p.other;
+        *other |= !sch_params_only(s->func, ext);
         cond = cond ? tir_and(ctx, cond, pos) : pos;
     }
     tir_analyzer_destroy(a);
     return cond;
+}
+
+const char *sch_may_skip_elements(const tir_schedule *s, int wi, const tir_buffer *buf) {
+    tir_ctx *ctx = s->ctx;
+    for (int k = 0; k < s->nsrefs; k++) {
+        const tir_block *w = sch_sref_block(s, k);
+        if (!w || (k != wi && !sch_is_ancestor(s, wi, k)) ||
+            !sch_region_has(w->nwrites, w->writes, buf))
+            continue;
+        bool other;
+        const tir_expr *nonempty = sch_reduce_nonempty(s, k, &other);
+        if (nonempty)
+            return tir_ctx_sprintf(ctx, "block \"%s\" writes nothing where %s fails", w->name,
+                                   tir_print(ctx, nonempty));
+        ir_vec conj = {0};
+        sch_conjuncts(s->srefs[k].realize->predicate, &conj);
+        const char *why = NULL;
+        for (int j = 0; j < conj.n && !why; j++)
+            if (!sch_conj_keeps_writes(s, k, conj.items[j]))
+                why = tir_ctx_sprintf(ctx, "block \"%s\" runs under %s", w->name,
+                                      tir_print(ctx, conj.items[j]));
+        ir_vec_free(&conj);
+        if (why) return why;
+    }
+    return NULL;
 }
