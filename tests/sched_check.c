@@ -237,21 +237,94 @@ static void fill_random(void *data, const tir_buffer *b, int64_t count, uint64_t
     }
 }
 
-bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *f1,
-                    uint64_t seed, char *why, size_t n) {
-    if (f0->nparams != f1->nparams || f0->nparams > 64) {
-        snprintf(why, n, "the functions take different parameters");
-        return false;
+/* Parameters whose old values f reads or may keep: those a block writes
+ * under a predicate, inside a loop or over an iterator domain that is not
+ * constant (a scalar's or a loop's: it may run no instance), or reads
+ * without an init (an accumulation).  Their elements are data the result
+ * depends on, so they start initialised; the other written parameters
+ * start unwritten, and reading one before writing it is an error. */
+typedef struct {
+    tir_visitor v;
+    const tir_prim_func *f;
+    int varying_loops; /* enclosing loops with a bound that is not constant */
+    const tir_buffer *buf;
+    bool found;
+    uint64_t bits;
+} old_state;
+
+static bool loads_pre(tir_visitor *v, const tir_node *n) {
+    old_state *o = (old_state *)v;
+    const tir_buffer_load *l = n->kind == TIR_KIND_BUFFER_LOAD ? (const tir_buffer_load *)n : NULL;
+    if (l && l->buffer == o->buf) o->found = true;
+    return !o->found;
+}
+
+static bool loads_buffer(const tir_stmt *s, const tir_buffer *b) {
+    old_state o = {{loads_pre, NULL, NULL}, NULL, 0, b, false, 0};
+    tir_visit(&o.v, s);
+    return o.found;
+}
+
+static bool block_may_keep(const old_state *o, const tir_block_realize *r, const tir_buffer *w) {
+    const tir_block *b = r->block;
+    int64_t always = 0;
+    if (!tir_expr_const_int(r->predicate, &always) || always != 1 || o->varying_loops)
+        return true;
+    for (int i = 0; i < b->niters; i++)
+        if (!tir_expr_const_int(b->iters[i].dom.min, NULL) ||
+            !tir_expr_const_int(b->iters[i].dom.extent, NULL))
+            return true;
+    return !b->init && loads_buffer(b->body, w);
+}
+
+static bool old_pre(tir_visitor *v, const tir_node *n) {
+    old_state *o = (old_state *)v;
+    if (n->kind == TIR_KIND_FOR) {
+        const tir_for *l = (const tir_for *)n;
+        if (!tir_expr_const_int(l->min, NULL) || !tir_expr_const_int(l->extent, NULL))
+            o->varying_loops++;
+    } else if (n->kind == TIR_KIND_BLOCK_REALIZE) {
+        const tir_block_realize *r = (const tir_block_realize *)n;
+        for (int i = 0; i < r->block->nwrites; i++)
+            for (int p = 0; p < o->f->nparams && p < 64; p++)
+                if (o->f->buffer_map[p] == r->block->writes[i].buffer &&
+                    block_may_keep(o, r, o->f->buffer_map[p]))
+                    o->bits |= 1ull << p;
     }
+    return !tir_kind_is_expr((tir_kind)n->kind);
+}
+
+static void old_post(tir_visitor *v, const tir_node *n) {
+    old_state *o = (old_state *)v;
+    if (n->kind != TIR_KIND_FOR) return;
+    const tir_for *l = (const tir_for *)n;
+    if (!tir_expr_const_int(l->min, NULL) || !tir_expr_const_int(l->extent, NULL))
+        o->varying_loops--;
+}
+
+uint64_t sched_old_values_matter(const tir_prim_func *f) {
+    old_state o = {{old_pre, old_post, NULL}, f, 0, NULL, false, 0};
+    tir_visit(&o.v, f->body);
+    return o.bits;
+}
+
+/* One run of both functions on the same random inputs, the scalar
+ * parameters at `scalars` (one value per parameter, in order). */
+static bool equiv_run(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *f1,
+                      const int64_t *scalars, uint64_t uninit, uint64_t *rng, uint64_t seed,
+                      char *why, size_t n) {
     int np = f0->nparams;
     tir_arg *a0 = calloc((size_t)np + 1, sizeof *a0), *a1 = calloc((size_t)np + 1, sizeof *a1);
     size_t *bytes = calloc((size_t)np + 1, sizeof *bytes);
+    char at[256] = "";
     bool ok = true;
-    uint64_t rng = seed;
-    for (int i = 0; i < np && ok; i++) {
+    for (int i = 0, ns = 0; i < np && ok; i++) {
         const tir_buffer *b = f0->buffer_map[i];
         if (!b) {
-            a0[i].scalar = a1[i].scalar = 1;
+            a0[i].scalar = a1[i].scalar = scalars[ns++];
+            size_t len = strlen(at);
+            snprintf(at + len, sizeof at - len, "%s%s = %lld", len ? ", " : " at ",
+                     f0->params[i]->name, (long long)a0[i].scalar);
             continue;
         }
         int64_t count = tir_buffer_const_size(b);
@@ -263,19 +336,17 @@ bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *
         bytes[i] = (size_t)count * tir_dtype_bytes(b->dtype);
         a0[i].data = malloc(bytes[i] ? bytes[i] : 1);
         a1[i].data = malloc(bytes[i] ? bytes[i] : 1);
-        fill_random(a0[i].data, b, count, &rng);
+        fill_random(a0[i].data, b, count, rng);
         memcpy(a1[i].data, a0[i].data, bytes[i]);
     }
     if (ok) {
-        written_state w = {{written_pre, NULL, NULL}, f0, 0};
-        tir_visit(&w.v, f0->body);
-        tir_interp_opts opts = {w.written};
+        tir_interp_opts opts = {uninit};
         if (tir_interp_run(ctx, f0, np, a0, &opts) != TIR_OK) {
-            snprintf(why, n, "the reference function fails in the interpreter: %s\n%s",
+            snprintf(why, n, "the reference function fails in the interpreter%s: %s\n%s", at,
                      tir_ctx_error(ctx), tir_print(ctx, f0));
             ok = false;
         } else if (tir_interp_run(ctx, f1, np, a1, &opts) != TIR_OK) {
-            snprintf(why, n, "the scheduled function fails in the interpreter: %s\n%s",
+            snprintf(why, n, "the scheduled function fails in the interpreter%s: %s\n%s", at,
                      tir_ctx_error(ctx), tir_print(ctx, f1));
             ok = false;
         }
@@ -285,7 +356,7 @@ bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *
         size_t eb = tir_dtype_bytes(f0->buffer_map[i]->dtype);
         size_t k = 0;
         while (memcmp((char *)a0[i].data + k * eb, (char *)a1[i].data + k * eb, eb) == 0) k++;
-        snprintf(why, n, "outputs differ: buffer %s, flat element %zu (seed %llu)\n%s",
+        snprintf(why, n, "outputs differ%s: buffer %s, flat element %zu (seed %llu)\n%s", at,
                  f0->buffer_map[i]->name, k, (unsigned long long)seed, tir_print(ctx, f1));
         ok = false;
     }
@@ -297,6 +368,39 @@ bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *
     free(a1);
     free(bytes);
     return ok;
+}
+
+/* The values each scalar parameter takes, the first as before scalars
+ * varied (1); 0 empties what a scalar sizes and fails `n > 0`. */
+static const int64_t scalar_values[] = {1, 0, 2, 3};
+enum { NSCALAR_VALUES = sizeof scalar_values / sizeof *scalar_values, MAX_SCALAR_RUNS = 16 };
+
+bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *f1,
+                    uint64_t seed, char *why, size_t n) {
+    if (f0->nparams != f1->nparams || f0->nparams > 64) {
+        snprintf(why, n, "the functions take different parameters");
+        return false;
+    }
+    int ns = 0;
+    for (int i = 0; i < f0->nparams; i++) ns += !f0->buffer_map[i];
+    written_state w = {{written_pre, NULL, NULL}, f0, 0};
+    tir_visit(&w.v, f0->body);
+    uint64_t uninit = w.written & ~sched_old_values_matter(f0), rng = seed;
+    /* Every combination where there are few; else every scalar at each
+       value in turn. */
+    int64_t combos = 1;
+    for (int i = 0; i < ns && combos <= MAX_SCALAR_RUNS; i++) combos *= NSCALAR_VALUES;
+    bool all = combos <= MAX_SCALAR_RUNS;
+    int64_t runs = ns == 0 ? 1 : all ? combos : NSCALAR_VALUES;
+    int64_t scalars[64];
+    for (int64_t run = 0; run < runs; run++) {
+        for (int s = 0, r = (int)run; s < ns; s++) {
+            scalars[s] = scalar_values[all ? r % NSCALAR_VALUES : run];
+            r /= NSCALAR_VALUES;
+        }
+        if (!equiv_run(ctx, f0, f1, scalars, uninit, &rng, seed, why, n)) return false;
+    }
+    return true;
 }
 
 void sched_check_equiv(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *f1,

@@ -56,9 +56,19 @@ bool sched_fail_ok(tir_schedule *s, sched_snap *snap, tir_status got, tir_status
 
 bool sched_roundtrip_ok(tir_schedule *s, char *why, size_t n);
 /* f0 and f1 take the same parameters.  Buffers written by f0's blocks
- * start uninitialised (reading them before writing is an error). */
+ * start uninitialised (reading them before writing is an error), except
+ * those whose old values f0 reads or may keep (sched_old_values_matter),
+ * which start with random data like the inputs; every element of every
+ * buffer is compared.  Scalar parameters take each of 1, 0, 2 and 3 (every
+ * combination of them for up to two scalars; all the same value past
+ * that), one run each: f0 must run without error at all of them. */
 bool sched_equiv_ok(tir_ctx *ctx, const tir_prim_func *f0, const tir_prim_func *f1,
                     uint64_t seed, char *why, size_t n);
+/* Bit p: f writes parameter p under a predicate, inside a loop or over an
+ * iterator domain whose bounds are not constant (where an empty domain
+ * leaves the old values), or reads it in a block with no init (an
+ * accumulation into the old values). */
+uint64_t sched_old_values_matter(const tir_prim_func *f);
 
 /* cmocka forms (fail the current test with the reason). */
 void sched_check_roundtrip(tir_schedule *s);

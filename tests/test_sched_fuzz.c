@@ -26,6 +26,15 @@
  * reorders only, many of them, over the three reductions; a
  * compute-location family (test_fuzz_locations) half block steps, half
  * loop steps over the definitions with several blocks.
+ * In every family, one case in FEATURE_ONE_IN (drawn from a stream of its
+ * own: the other cases are those the seed gave before) gets what users
+ * write and the definitions lack, on one block (sched_features.h): a
+ * predicate (n > c, i % 2 == p, i < c, two of them joined by and), a
+ * reduce extent that may be empty (a scalar n, or a triangle's range(i)),
+ * an accumulation without init; the block's allocated outputs become
+ * parameters.  sched_equiv_ok runs such a case at n = 1, 0, 2 and 3 with
+ * the outputs whose old values matter initialised, comparing every
+ * element.
  * MINITIR_FUZZ_CASES=N (or argv[1]) sets the number of cases (default
  * 5000 over the four definitions: seconds), MINITIR_FUZZ_SEED the seed.
  * A failure prints the seed, the case and the trace to reproduce it.
@@ -41,6 +50,7 @@
 #include "fuzz_args.h"
 
 #include "sched_check.h"
+#include "sched_features.h"
 
 static long g_cases = 5000;
 static uint64_t g_seed = 20250101;
@@ -960,6 +970,24 @@ static void invalid_step(fuzz_case *fc) {
     }
 }
 
+/* One case in FEATURE_ONE_IN gets sched_add_features: a predicate, a
+ * reduce domain that may be empty, an accumulation without init.  They
+ * are drawn from a stream of their own, so that the other cases (and
+ * every case's schedule draws) are those the seed gave before. */
+enum { FEATURE_ONE_IN = 7 };
+static long g_feat_cases, g_feat_bits[5];
+
+static const tir_prim_func *maybe_features(tir_ctx *ctx, const tir_prim_func *f,
+                                           uint64_t case_seed, unsigned *what) {
+    uint64_t fr = case_seed ^ 0x6a09e667f3bcc909ull;
+    *what = 0;
+    if (!f || rnd(&fr, 0, FEATURE_ONE_IN - 1) != 0) return f;
+    f = sched_add_features(ctx, f, &fr, what);
+    if (*what) g_feat_cases++;
+    for (int b = 0; b < 5; b++) g_feat_bits[b] += (*what >> b) & 1;
+    return f;
+}
+
 static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed) {
     int nbad = 0;
     long calls = 0, failed = 0, invalid = 0, same = 0, zeros = 0;
@@ -967,7 +995,9 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
         uint64_t r = seed * 1000003u + (uint64_t)ci;
         tir_ctx *ctx = tir_ctx_create();
         fuzz_case fc = {.ctx = ctx, .r = &r};
+        unsigned what;
         const tir_prim_func *f = make(ctx, &r);
+        f = maybe_features(ctx, f, seed * 1000003u + (uint64_t)ci, &what);
         if (!f || tir_sched_create(ctx, f, &fc.s) != TIR_OK) {
             snprintf(fc.why, sizeof fc.why, "cannot schedule the definition: %s", tir_ctx_error(ctx));
             fc.bad = true;
@@ -1002,9 +1032,12 @@ static void run_cases(make_fn make, const char *name, long ncases, uint64_t seed
         if (fc.bad) {
             if (++nbad <= 3)
                 fprintf(stderr,
-                        "# FUZZ FAILURE %s: MINITIR_FUZZ_SEED=%llu case %ld\n# %s\n# trace:\n%s\n",
+                        "# FUZZ FAILURE %s: MINITIR_FUZZ_SEED=%llu case %ld\n# %s\n# trace:\n%s\n"
+                        "%s%s",
                         name, (unsigned long long)seed, ci, fc.why,
-                        fc.s ? tir_sched_trace_text(fc.s) : "");
+                        fc.s ? tir_sched_trace_text(fc.s) : "",
+                        what && f ? "# the definition, with features:\n" : "",
+                        what && f ? tir_print(ctx, f) : "");
         }
         calls += fc.calls;
         failed += fc.failed_calls;
@@ -1107,19 +1140,32 @@ static void test_layout_counts(void **st) {
            g_sample_calls, g_sample_ok, g_resample_calls, g_resample_ok);
     assert_true((g_sample_ok > 0 && g_sample_ok < g_sample_calls) || g_cases < 50);
     assert_true((g_resample_ok > 0 && g_resample_ok < g_resample_calls) || g_cases < 50);
+    printf("# features: %ld cases (%ld predicates, %ld reduce extents n, %ld triangles, "
+           "%ld accumulations, %ld promoted outputs)\n",
+           g_feat_cases, g_feat_bits[0], g_feat_bits[1], g_feat_bits[2], g_feat_bits[3],
+           g_feat_bits[4]);
+    for (int b = 0; b < 4; b++) assert_true(g_feat_bits[b] > 0 || g_cases < 2000);
+}
+
+/* A family that fails stops its test before it restores the general
+ * mix: the next test starts from it. */
+static int general_mix(void **st) {
+    (void)st;
+    g_family = FAM_ALL;
+    return 0;
 }
 
 int main(int argc, char **argv) {
     fuzz_args(argc, argv, &g_cases, &g_seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fuzz_matmul),
-        cmocka_unit_test(test_fuzz_batch_matmul),
-        cmocka_unit_test(test_fuzz_conv2d),
-        cmocka_unit_test(test_fuzz_chain),
-        cmocka_unit_test(test_fuzz_matmul_bias),
-        cmocka_unit_test(test_fuzz_loop_nests),
-        cmocka_unit_test(test_fuzz_locations),
-        cmocka_unit_test(test_fuzz_workloads),
+        cmocka_unit_test_setup(test_fuzz_matmul, general_mix),
+        cmocka_unit_test_setup(test_fuzz_batch_matmul, general_mix),
+        cmocka_unit_test_setup(test_fuzz_conv2d, general_mix),
+        cmocka_unit_test_setup(test_fuzz_chain, general_mix),
+        cmocka_unit_test_setup(test_fuzz_matmul_bias, general_mix),
+        cmocka_unit_test_setup(test_fuzz_loop_nests, general_mix),
+        cmocka_unit_test_setup(test_fuzz_locations, general_mix),
+        cmocka_unit_test_setup(test_fuzz_workloads, general_mix),
         cmocka_unit_test(test_layout_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
