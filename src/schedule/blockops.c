@@ -434,6 +434,18 @@ const tir_iter_var *sch_dom_names_loops(const tir_schedule *s, int bi) {
     return NULL;
 }
 
+tir_status sch_check_dom_local(sch_call *c, uint32_t brv, int bi) {
+    const tir_iter_var *named = sch_dom_names_loops(c->sch, bi);
+    if (!named) return TIR_OK;
+    const tir_block *b = sch_sref_block(c->sch, bi);
+    return sch_fail(c, TIR_ERR_SCHED_DEPENDENT_DOMAIN, brv, b,
+                    "iterator %s of block \"%s\" has a domain (min %s, extent %s) naming "
+                    "loops of its nest, which the loops made at the new place would not "
+                    "define",
+                    named->var->name, b->name, tir_print(c->ctx, named->dom.min),
+                    tir_print(c->ctx, named->dom.extent));
+}
+
 const tir_stmt *sch_regen_loops(sch_call *c, int loop, int bi, const sch_bound *rng,
                                 bool preserve_unit_loops, const tir_expr **lost) {
     const tir_block *b = sch_sref_block(c->sch, bi);

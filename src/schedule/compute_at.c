@@ -239,14 +239,7 @@ tir_status sch_prim_compute_at(sch_call *c) {
     int sc;
     TIR_TRY(sch_check_target_loop(c, brv, lrv, bi, li, &sc));
     /* 16: the new loops run each iterator over its domain or a part of it */
-    const tir_iter_var *named = sch_dom_names_loops(s, bi);
-    if (named)
-        return sch_fail(c, TIR_ERR_SCHED_DEPENDENT_DOMAIN, brv, b,
-                        "iterator %s of block \"%s\" has a domain (min %s, extent %s) "
-                        "naming loops of its nest, which the loops made at the new place "
-                        "would not define",
-                        named->var->name, b->name, tir_print(ctx, named->dom.min),
-                        tir_print(ctx, named->dom.extent));
+    TIR_TRY(sch_check_dom_local(c, brv, bi));
     /* 4 */
     int *dim_of = IR_NEWN(ctx, int, b->niters);
     if (b->nwrites != 1 || sch_trivial_dim(b, &b->writes[0], dim_of) >= 0)

@@ -370,6 +370,10 @@ int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_o
  * parameters (a triangle's vk over [0, i), i a loop of its nest, which
  * the loops made at the new place would not define), or NULL. */
 const tir_iter_var *sch_dom_names_loops(const tir_schedule *s, int bi);
+/* compute_at 16 and reverse_compute_at 17: refuses (TIR_ERR_SCHED_
+ * DEPENDENT_DOMAIN) a block sref bi whose iterator domain names a loop of
+ * its nest (sch_dom_names_loops). */
+tir_status sch_check_dom_local(sch_call *c, uint32_t brv, int bi);
 /* Loops (named ax0, ax1, ...) running block sref bi over rng[k] for each
  * iterator k (its whole domain when rng[k].lo is NULL), placed under loop
  * sref `loop`; the realize's predicate keeps the bindings inside the
