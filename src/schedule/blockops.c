@@ -352,8 +352,7 @@ int sch_trivial_dim(const tir_block *b, const tir_buffer_region *reg, int *dim_o
  * `loop`: a scalar parameter, or the variable of that loop or one around
  * it. */
 static bool visible_at(const tir_schedule *s, int loop, const tir_var *v) {
-    for (int i = 0; i < s->func->nparams; i++)
-        if (s->func->params[i] == v && !s->func->buffer_map[i]) return true;
+    if (sch_is_scalar_param(s->func, v)) return true;
     for (int p = loop; p >= 0; p = s->srefs[p].parent) {
         const tir_for *f = sch_sref_for(s, p);
         if (f && f->var == v) return true;
@@ -567,5 +566,11 @@ bool sch_parse_scope(const char *name, tir_scope *out) {
 bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b) {
     for (int i = 0; i < f->nparams; i++)
         if (f->buffer_map[i] == b) return true;
+    return false;
+}
+
+bool sch_is_scalar_param(const tir_prim_func *f, const tir_var *v) {
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i] == v && !f->buffer_map[i]) return true;
     return false;
 }

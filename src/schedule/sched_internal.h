@@ -421,6 +421,8 @@ const tir_buffer *sch_cache_buffer(tir_ctx *ctx, const tir_buffer *b, tir_scope 
 /* "shared" or "local". */
 bool sch_parse_scope(const char *name, tir_scope *out);
 bool sch_is_param_buffer(const tir_prim_func *f, const tir_buffer *b);
+/* Whether v is one of f's scalar (non-buffer) parameters. */
+bool sch_is_scalar_param(const tir_prim_func *f, const tir_var *v);
 
 /* region_cover.c: what compute_at and reverse_compute_at prove. */
 /* True when every conjunct of realize r's predicate e is a bound

@@ -293,12 +293,7 @@ typedef struct {
 static bool params_pre(tir_visitor *v, const tir_node *n) {
     params_only *p = (params_only *)v;
     const tir_var *x = tir_as_tir_var(n);
-    if (x) {
-        bool param = false;
-        for (int i = 0; i < p->f->nparams; i++)
-            param |= p->f->params[i] == x && !p->f->buffer_map[i];
-        p->other |= !param;
-    }
+    if (x) p->other |= !sch_is_scalar_param(p->f, x);
     return !p->other;
 }
 
